@@ -1,0 +1,45 @@
+GO ?= go
+DATA ?= ./data
+ADDR ?= 127.0.0.1:8080
+PKGS = ./...
+
+.PHONY: run build test test-short bench lint fuzz deps-check tools
+
+## run: start the service on the embedded defaults (SQLite in $(DATA), in-process bus, in-memory limits)
+run:
+	$(GO) run ./cmd/fleethub serve --addr $(ADDR) --data $(DATA)
+
+build:
+	$(GO) build -o bin/fleethub ./cmd/fleethub
+
+## test: every test, with the race detector; PostgreSQL and Redis tests read
+## FLEETHUB_TEST_DATABASE_URL and FLEETHUB_TEST_REDIS_URL and skip without them
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+
+test-short:
+	$(GO) test -count=1 $(PKGS)
+
+## bench: Go benchmarks of the hot paths
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+## fuzz: a short run of every fuzz target
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 20s ./internal/apikey/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeJSON -fuzztime 20s ./api/
+
+tools:
+	$(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+## lint: gofmt, go vet, staticcheck
+lint: tools
+	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt: files above need formatting" && exit 1)
+	$(GO) vet $(PKGS)
+	$$($(GO) env GOPATH)/bin/staticcheck $(PKGS)
+	$(MAKE) deps-check
+
+## deps-check: dependencies point one way (see docs/architecture.md)
+deps-check:
+	@./.ci/deps-check

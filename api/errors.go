@@ -1,0 +1,123 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+)
+
+// Error is an API error: the one type handlers return to choose a status
+// and code. Anything else a handler returns becomes internal_error.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	Details any
+	Cause   error
+	// RetryAfter, when set, is sent as Retry-After (seconds).
+	RetryAfter int
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Cause)
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Status codes of the error codes (decisions.md).
+var codeStatus = map[string]int{
+	"validation_failed":        http.StatusBadRequest,
+	"invalid_location":         http.StatusBadRequest,
+	"batch_too_large":          http.StatusBadRequest,
+	"invalid_date_range":       http.StatusBadRequest,
+	"invalid_request":          http.StatusBadRequest,
+	"invalid_api_key":          http.StatusUnauthorized,
+	"api_key_not_found":        http.StatusUnauthorized,
+	"api_key_revoked":          http.StatusUnauthorized,
+	"insufficient_permissions": http.StatusForbidden,
+	"trip_not_found":           http.StatusNotFound,
+	"incident_not_found":       http.StatusNotFound,
+	"alert_not_found":          http.StatusNotFound,
+	"stream_not_found":         http.StatusNotFound,
+	"optimization_not_found":   http.StatusNotFound,
+	"key_not_found":            http.StatusNotFound,
+	"geofence_not_found":       http.StatusNotFound,
+	"not_found":                http.StatusNotFound,
+	"method_not_allowed":       http.StatusMethodNotAllowed,
+	"invalid_state_transition": http.StatusConflict,
+	"trip_already_active":      http.StatusConflict,
+	"payload_too_large":        http.StatusRequestEntityTooLarge,
+	"unsupported_media_type":   http.StatusUnsupportedMediaType,
+	"rate_limit_exceeded":      http.StatusTooManyRequests,
+	"internal_error":           http.StatusInternalServerError,
+	"not_implemented":          http.StatusNotImplemented,
+	"service_unavailable":      http.StatusServiceUnavailable,
+}
+
+// Errf returns an Error with the status of code.
+func Errf(code, format string, args ...any) *Error {
+	st, ok := codeStatus[code]
+	if !ok {
+		st = http.StatusInternalServerError
+	}
+	return &Error{Status: st, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithDetails sets details and returns e.
+func (e *Error) WithDetails(d any) *Error { e.Details = d; return e }
+
+// Validation returns validation_failed (or another 400 code) with a map of
+// field path to message.
+func Validation(code string, fields map[string]string) *Error {
+	msg := "request validation failed"
+	if len(fields) == 1 {
+		for k, v := range fields {
+			msg = k + ": " + v
+		}
+	}
+	return Errf(code, "%s", msg).WithDetails(fields)
+}
+
+// Internal wraps an unexpected error.
+func Internal(err error) *Error {
+	return &Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal server error", Cause: err}
+}
+
+// NotImplemented answers an endpoint that is routed but not built.
+func NotImplemented(what string) *Error {
+	return Errf("not_implemented", "%s is not implemented in this release", what)
+}
+
+// AsError converts any error to *Error.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Internal(err)
+}
+
+// ErrorBody is the general error form.
+type ErrorBody struct {
+	Error     ErrorObject `json:"error"`
+	RequestID string      `json:"request_id"`
+}
+
+// ErrorObject is the inner error object.
+type ErrorObject struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Details any    `json:"details,omitempty" schema:"oneOf:string,object"`
+}
+
+// PlainError is the plain error form of history, geocoding and tiles.
+type PlainError struct {
+	Success bool   `json:"success"`
+	Error   string `json:"error"`
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

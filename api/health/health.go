@@ -1,0 +1,285 @@
+// Package health serves GET /v1/trips/health, /healthz, /readyz and
+// /metrics.
+//
+// The trip-service health answer is computed at most once per CacheFor
+// (10 s) and served from a cached encoding in between. Status is the worst
+// of the threshold table of the interface: store probe time, API average
+// latency over the last minute, error rate over the last minute and store
+// connections in use; a degraded dependency (Redis failing over to local
+// limits, the bus) makes the whole degraded at least.
+package health
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+)
+
+// Service identifier reported by health.
+const Service = "fleethub-trip-service"
+
+// Status values.
+const (
+	Healthy   = "healthy"
+	Degraded  = "degraded"
+	Unhealthy = "unhealthy"
+)
+
+// Store is the store as health sees it.
+type Store interface {
+	Ping(ctx context.Context) error
+}
+
+// Dependency reports one dependency's status.
+type Dependency interface {
+	// Health returns healthy, degraded or unhealthy.
+	Health(ctx context.Context) string
+}
+
+// ActiveTrips counts active trips across organizations.
+type ActiveTrips interface {
+	ActiveTripStats(ctx context.Context) (total, orgs int, avgMinutes float64, err error)
+}
+
+// Config of the health service.
+type Config struct {
+	Version      string
+	StoreName    string // sqlite or postgresql
+	CacheFor     time.Duration
+	TripsRefresh time.Duration
+}
+
+// Deps are what health probes.
+type Deps struct {
+	Store       Store
+	Connections func() (open, inUse int)
+	Requests    *api.Stats
+	Trips       ActiveTrips           // may be nil
+	Others      map[string]Dependency // cache, bus, location_service, ...
+	Gatherer    prometheus.Gatherer
+}
+
+// Checker computes and caches the health answer.
+type Checker struct {
+	cfg     Config
+	deps    Deps
+	started time.Time
+	now     func() time.Time
+	ready   atomic.Bool
+
+	mu      sync.Mutex // guards the cache fields
+	body    []byte
+	at      time.Time
+	trips   TripsView
+	tripsAt time.Time
+}
+
+// New makes a Checker.
+func New(cfg Config, deps Deps) *Checker {
+	if cfg.CacheFor == 0 {
+		cfg.CacheFor = 10 * time.Second
+	}
+	if cfg.TripsRefresh == 0 {
+		cfg.TripsRefresh = 30 * time.Second
+	}
+	c := &Checker{cfg: cfg, deps: deps, started: time.Now(), now: time.Now}
+	c.ready.Store(true)
+	return c
+}
+
+// SetReady flips readiness (false while shutting down).
+func (c *Checker) SetReady(v bool) { c.ready.Store(v) }
+
+// Report is the GET /v1/trips/health answer.
+type Report struct {
+	Status        string            `json:"status" enum:"healthy,degraded,unhealthy"`
+	Timestamp     time.Time         `json:"timestamp"`
+	Version       string            `json:"version"`
+	UptimeSeconds int64             `json:"uptime_seconds"`
+	Service       string            `json:"service"`
+	Database      DatabaseView      `json:"database"`
+	ActiveTrips   TripsView         `json:"active_trips"`
+	Performance   PerformanceView   `json:"performance"`
+	Dependencies  map[string]string `json:"dependencies"`
+}
+
+// DatabaseView is the store part of the report.
+type DatabaseView struct {
+	Status            string  `json:"status" enum:"healthy,degraded,unhealthy"`
+	Provider          string  `json:"provider"`
+	ResponseTimeMS    float64 `json:"response_time_ms"`
+	ActiveConnections int     `json:"active_connections"`
+	OpenConnections   int     `json:"open_connections"`
+}
+
+// TripsView counts active trips.
+type TripsView struct {
+	TotalCount         int     `json:"total_count"`
+	OrganizationCount  int     `json:"organization_count"`
+	AvgDurationMinutes float64 `json:"avg_duration_minutes"`
+}
+
+// PerformanceView is the last minute of requests.
+type PerformanceView struct {
+	RequestsPerMinute int64   `json:"requests_per_minute"`
+	AvgResponseTimeMS float64 `json:"avg_response_time_ms"`
+	ErrorRatePercent  float64 `json:"error_rate_percent"`
+}
+
+func rank(s string) int {
+	switch s {
+	case Unhealthy:
+		return 2
+	case Degraded:
+		return 1
+	}
+	return 0
+}
+
+func worst(a, b string) string {
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+func band(v, degradedAt, unhealthyAbove float64) string {
+	switch {
+	case v > unhealthyAbove:
+		return Unhealthy
+	case v >= degradedAt:
+		return Degraded
+	}
+	return Healthy
+}
+
+// Compute builds a fresh report.
+func (c *Checker) Compute(ctx context.Context) Report {
+	now := c.now()
+	r := Report{Timestamp: now.UTC(), Version: c.cfg.Version, UptimeSeconds: int64(now.Sub(c.started).Seconds()), Service: Service,
+		Dependencies: map[string]string{}}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	start := time.Now()
+	err := c.deps.Store.Ping(pctx)
+	probe := time.Since(start)
+	cancel()
+	r.Database.Provider = c.cfg.StoreName
+	r.Database.ResponseTimeMS = round(float64(probe.Microseconds()) / 1000)
+	if c.deps.Connections != nil {
+		r.Database.OpenConnections, r.Database.ActiveConnections = c.deps.Connections()
+	}
+	if err != nil {
+		r.Database.Status = Unhealthy
+	} else {
+		r.Database.Status = band(r.Database.ResponseTimeMS, 100, 500)
+	}
+	r.Dependencies[c.cfg.StoreName] = r.Database.Status
+	status := r.Database.Status
+	status = worst(status, band(float64(r.Database.ActiveConnections), 20, 50))
+	if c.deps.Requests != nil {
+		w := c.deps.Requests.Last()
+		r.Performance = PerformanceView{RequestsPerMinute: w.RequestsPerMin, AvgResponseTimeMS: round(float64(w.AvgLatency.Microseconds()) / 1000), ErrorRatePercent: round(w.ErrorRatePct)}
+		status = worst(status, band(r.Performance.AvgResponseTimeMS, 200, 1000))
+		status = worst(status, band(r.Performance.ErrorRatePercent, 1, 5))
+	}
+	for name, d := range c.deps.Others {
+		st := d.Health(ctx)
+		r.Dependencies[name] = st
+		if st != Healthy {
+			status = worst(status, Degraded)
+		}
+	}
+	r.ActiveTrips = c.activeTrips(ctx, now)
+	r.Status = status
+	return r
+}
+
+func (c *Checker) activeTrips(ctx context.Context, now time.Time) TripsView {
+	if c.deps.Trips == nil {
+		return TripsView{}
+	}
+	c.mu.Lock()
+	if !c.tripsAt.IsZero() && now.Sub(c.tripsAt) < c.cfg.TripsRefresh {
+		v := c.trips
+		c.mu.Unlock()
+		return v
+	}
+	c.mu.Unlock()
+	total, orgs, avg, err := c.deps.Trips.ActiveTripStats(ctx)
+	if err != nil {
+		return TripsView{}
+	}
+	v := TripsView{TotalCount: total, OrganizationCount: orgs, AvgDurationMinutes: round(avg)}
+	c.mu.Lock()
+	c.trips, c.tripsAt = v, now
+	c.mu.Unlock()
+	return v
+}
+
+func round(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
+
+// cached returns the encoded report, recomputing it after CacheFor.
+func (c *Checker) cached(ctx context.Context) ([]byte, error) {
+	now := c.now()
+	c.mu.Lock()
+	if c.body != nil && now.Sub(c.at) < c.cfg.CacheFor {
+		b := c.body
+		c.mu.Unlock()
+		return b, nil
+	}
+	c.mu.Unlock()
+	rep := c.Compute(ctx)
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, '\n')
+	c.mu.Lock()
+	c.body, c.at = b, now
+	c.mu.Unlock()
+	return b, nil
+}
+
+// Live is the /healthz answer; Ready the /readyz one.
+type Live struct {
+	Status string `json:"status" enum:"ok,unavailable"`
+}
+
+// Routes returns the health routes.
+func (c *Checker) Routes() []*api.Route {
+	metrics := fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(c.deps.Gatherer, promhttp.HandlerOpts{}))
+	return []*api.Route{
+		{Method: "GET", Path: "/v1/trips/health", Tag: "health", Summary: "Trip service health (cached 10 s)", Response: Report{},
+			Handler: func(x *api.Ctx) error {
+				b, err := c.cached(x.Context())
+				if err != nil {
+					return api.Internal(err)
+				}
+				x.SetContentType("application/json")
+				x.SetBody(b)
+				return nil
+			}},
+		{Method: "GET", Path: "/healthz", Tag: "health", Summary: "Liveness", Auth: api.AuthNone, Response: Live{},
+			Handler: func(x *api.Ctx) error { return x.JSON(200, Live{Status: "ok"}) }},
+		{Method: "GET", Path: "/readyz", Tag: "health", Summary: "Readiness: the store answers and the server is not shutting down", Auth: api.AuthNone,
+			Response: Live{}, Errors: []int{503},
+			Handler: func(x *api.Ctx) error {
+				ctx, cancel := context.WithTimeout(x.Context(), 2*time.Second)
+				defer cancel()
+				if !c.ready.Load() || c.deps.Store.Ping(ctx) != nil {
+					return x.JSON(503, Live{Status: "unavailable"})
+				}
+				return x.JSON(200, Live{Status: "ok"})
+			}},
+		{Method: "GET", Path: "/metrics", Tag: "health", Summary: "Prometheus metrics", Auth: api.AuthNone, Raw: "text/plain",
+			Handler: func(x *api.Ctx) error { metrics(x.RequestCtx); return nil }},
+	}
+}
+

@@ -1,0 +1,323 @@
+// Package keys manages API keys: creation, listing, revocation, and the
+// authenticator every request goes through.
+//
+// Authentication hashes the presented key (HMAC-SHA-256 under the server
+// secret) and looks the hash up in an in-memory cache filled from the
+// store. A cached entry is re-read from the store after RefreshAfter, so a
+// revocation made on another node without Redis takes effect within that
+// time; with Redis the rate-limit check itself carries a revocation marker
+// and a revocation is seen on the next request on every node.
+package keys
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// Permissions lists every permission a key may hold.
+var Permissions = []string{
+	"trips:read", "trips:write", "locations:write", "analytics:read",
+	"fleet:read", "fleet:write", "devices:manage", "routing:read",
+	"geocoding:read", "maps:read", "emergency:read", "emergency:write",
+	"telemetry:write", "events:write", "streams:read", "streams:manage",
+	"keys:manage",
+}
+
+// Plans and their per-minute rate and burst.
+var plans = map[string][2]int{
+	"starter":      {100, 200},
+	"professional": {500, 1000},
+	"enterprise":   {2000, 5000},
+}
+
+// Limits returns the rate and burst of a key.
+func Limits(env, plan string, rpm int) (rate, burst int) {
+	switch {
+	case rpm > 0:
+		return rpm, 2 * rpm
+	case plan != "" && plan != "custom":
+		p := plans[plan]
+		return p[0], p[1]
+	case env == apikey.EnvTest:
+		return 1000, 2000
+	default:
+		p := plans["starter"]
+		return p[0], p[1]
+	}
+}
+
+// Store is what the service needs of the store.
+type Store interface {
+	CreateKey(ctx context.Context, k store.APIKey) error
+	KeyByHash(ctx context.Context, hash string) (store.APIKey, error)
+	ListKeys(ctx context.Context, s store.Scope) ([]store.APIKey, error)
+	RevokeKey(ctx context.Context, s store.Scope, id string, at time.Time) (store.APIKey, error)
+	TouchKeys(ctx context.Context, used map[string]time.Time) error
+}
+
+// Revoker spreads a revocation to other nodes (the rate limiter).
+type Revoker interface {
+	Revoke(ctx context.Context, keyID string) error
+}
+
+// Config of the service.
+type Config struct {
+	RefreshAfter time.Duration // default 30s
+	TouchEvery   time.Duration // default 10s
+}
+
+// Service creates, lists, revokes and authenticates keys.
+type Service struct {
+	cfg     Config
+	store   Store
+	hasher  *apikey.Hasher
+	revoker Revoker
+	log     *slog.Logger
+	now     func() time.Time
+
+	mu    sync.RWMutex // guards cache
+	cache map[apikey.Hash]*entry
+}
+
+type entry struct {
+	p        *api.Principal
+	revoked  atomic.Bool
+	loaded   time.Time
+	lastUsed atomic.Int64 // unix ms, 0 when not used since last flush
+}
+
+// New makes the service. revoker may be nil.
+func New(cfg Config, st Store, hasher *apikey.Hasher, revoker Revoker, log *slog.Logger) *Service {
+	if cfg.RefreshAfter == 0 {
+		cfg.RefreshAfter = 30 * time.Second
+	}
+	if cfg.TouchEvery == 0 {
+		cfg.TouchEvery = 10 * time.Second
+	}
+	return &Service{cfg: cfg, store: st, hasher: hasher, revoker: revoker, log: log, now: time.Now, cache: map[apikey.Hash]*entry{}}
+}
+
+// Errors of authentication, allocated once.
+var (
+	errNotFound = &api.Error{Status: 401, Code: "api_key_not_found", Message: "API key not found"}
+	errRevoked  = &api.Error{Status: 401, Code: "api_key_revoked", Message: "this API key has been revoked"}
+)
+
+var _ api.Authenticator = (*Service)(nil)
+
+// Authenticate resolves a well-formed key.
+func (s *Service) Authenticate(ctx context.Context, key string) (*api.Principal, error) {
+	h := s.hasher.Sum(key)
+	s.mu.RLock()
+	e := s.cache[h]
+	s.mu.RUnlock()
+	now := s.now()
+	if e == nil || now.Sub(e.loaded) > s.cfg.RefreshAfter {
+		var err error
+		if e, err = s.load(ctx, h); err != nil {
+			return nil, err
+		}
+	}
+	if e.revoked.Load() {
+		return nil, errRevoked
+	}
+	e.lastUsed.Store(now.UnixMilli())
+	return e.p, nil
+}
+
+func (s *Service) load(ctx context.Context, h apikey.Hash) (*entry, error) {
+	k, err := s.store.KeyByHash(ctx, h.Hex())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, api.Internal(fmt.Errorf("keys: load: %w", err))
+	}
+	stored, err := hex.DecodeString(k.Hash)
+	if err != nil || len(stored) != len(h) || !apikey.Equal(apikey.Hash(stored), h) {
+		return nil, errNotFound
+	}
+	e := &entry{p: principal(k), loaded: s.now()}
+	e.revoked.Store(!k.RevokedAt.IsZero())
+	s.mu.Lock()
+	if old := s.cache[h]; old != nil {
+		e.lastUsed.Store(old.lastUsed.Load())
+	}
+	s.cache[h] = e
+	s.mu.Unlock()
+	return e, nil
+}
+
+func principal(k store.APIKey) *api.Principal {
+	rate, burst := Limits(k.Env, k.Plan, k.RPM)
+	return &api.Principal{KeyID: k.ID, Name: k.Name, Org: k.Org, Env: k.Env, Plan: planName(k), Permissions: k.Permissions, Rate: rate, Burst: burst}
+}
+
+func planName(k store.APIKey) string {
+	if k.Plan != "" {
+		return k.Plan
+	}
+	if k.RPM > 0 {
+		return "custom"
+	}
+	if k.Env == apikey.EnvTest {
+		return "test"
+	}
+	return "starter"
+}
+
+// Revoked marks a key revoked in the cache (learned from the limiter).
+func (s *Service) Revoked(keyID string) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, e := range s.cache {
+		if e.p.KeyID == keyID {
+			e.revoked.Store(true)
+		}
+	}
+}
+
+// CreateRequest describes a new key.
+type CreateRequest struct {
+	Org         string
+	Env         string
+	Name        string
+	Permissions []string
+	Plan        string
+	RPM         int
+}
+
+// Created is a new key with its secret, shown once.
+type Created struct {
+	Key    string
+	Record store.APIKey
+}
+
+// Validate checks a create request; fields maps field name to message.
+func (r *CreateRequest) Validate() map[string]string {
+	bad := map[string]string{}
+	if strings.TrimSpace(r.Org) == "" {
+		bad["organization_id"] = "is required"
+	}
+	if r.Env != apikey.EnvTest && r.Env != apikey.EnvLive {
+		bad["environment"] = "must be test or live"
+	}
+	if strings.TrimSpace(r.Name) == "" {
+		bad["name"] = "is required"
+	} else if len(r.Name) > 200 {
+		bad["name"] = "must be at most 200 characters"
+	}
+	if len(r.Permissions) == 0 {
+		bad["permissions"] = "at least one permission is required"
+	}
+	for i, p := range r.Permissions {
+		if p != "all" && !slices.Contains(Permissions, p) {
+			bad[fmt.Sprintf("permissions[%d]", i)] = "unknown permission " + p
+		}
+	}
+	if _, ok := plans[r.Plan]; !ok && r.Plan != "" && r.Plan != "custom" {
+		bad["plan"] = "must be starter, professional, enterprise or custom"
+	}
+	if r.Plan == "custom" && r.RPM <= 0 {
+		bad["rate_limit_rpm"] = "is required for the custom plan"
+	}
+	if r.RPM < 0 || r.RPM > 1_000_000_000 {
+		bad["rate_limit_rpm"] = "must be between 1 and 1000000000"
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return bad
+}
+
+// Create makes and stores a key.
+func (s *Service) Create(ctx context.Context, r CreateRequest) (Created, error) {
+	if bad := r.Validate(); bad != nil {
+		return Created{}, api.Validation("validation_failed", bad)
+	}
+	key, err := apikey.Generate(r.Env)
+	if err != nil {
+		return Created{}, err
+	}
+	var idb [8]byte
+	if _, err := rand.Read(idb[:]); err != nil {
+		return Created{}, fmt.Errorf("keys: id: %w", err)
+	}
+	perms := slices.Clone(r.Permissions)
+	if slices.Contains(perms, "all") {
+		perms = []string{"all"}
+	}
+	rec := store.APIKey{
+		ID: "key_" + hex.EncodeToString(idb[:]), Name: r.Name, Org: r.Org, Env: r.Env, Permissions: perms,
+		Plan: r.Plan, RPM: r.RPM, Hash: s.hasher.Sum(key).Hex(), Hint: key[len(key)-4:], CreatedAt: s.now().UTC().Truncate(time.Millisecond),
+	}
+	if err := s.store.CreateKey(ctx, rec); err != nil {
+		return Created{}, fmt.Errorf("keys: create: %w", err)
+	}
+	return Created{Key: key, Record: rec}, nil
+}
+
+// List lists the keys of a scope.
+func (s *Service) List(ctx context.Context, sc store.Scope) ([]store.APIKey, error) {
+	return s.store.ListKeys(ctx, sc)
+}
+
+// Revoke revokes a key of the scope and spreads it to the other nodes.
+func (s *Service) Revoke(ctx context.Context, sc store.Scope, id string) (store.APIKey, error) {
+	k, err := s.store.RevokeKey(ctx, sc, id, s.now().UTC())
+	if err != nil {
+		return k, err
+	}
+	if s.revoker != nil {
+		if err := s.revoker.Revoke(ctx, id); err != nil {
+			s.log.Warn("revocation not spread to other nodes", "key_id", id, "error", err)
+		}
+	}
+	s.Revoked(id)
+	return k, nil
+}
+
+// Run flushes last-use times every TouchEvery until ctx ends, then once
+// more.
+func (s *Service) Run(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.TouchEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			s.flush(fctx)
+			cancel()
+			return nil
+		case <-t.C:
+			s.flush(ctx)
+		}
+	}
+}
+
+func (s *Service) flush(ctx context.Context) {
+	used := map[string]time.Time{}
+	s.mu.RLock()
+	for _, e := range s.cache {
+		if v := e.lastUsed.Swap(0); v != 0 {
+			used[e.p.KeyID] = time.UnixMilli(v)
+		}
+	}
+	s.mu.RUnlock()
+	if err := s.store.TouchKeys(ctx, used); err != nil {
+		s.log.Warn("recording key use failed", "error", err)
+	}
+}

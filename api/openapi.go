@@ -1,0 +1,279 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Schema is a JSON Schema (OpenAPI 3.1 dialect) as a plain map.
+type Schema = map[string]any
+
+// OpenAPI builds the OpenAPI 3.1 document of every registered route. Body
+// schemas are reflected from the Go types handlers encode, so the document
+// and the responses cannot drift apart: struct fields follow their json
+// tags; tags required:"true", enum:"a,b" and doc:"..." refine them.
+func (s *Server) OpenAPI() map[string]any {
+	g := &schemaGen{defs: map[string]Schema{}, names: map[reflect.Type]string{}}
+	paths := map[string]map[string]any{}
+	errRef := g.ref(reflect.TypeOf(ErrorBody{}))
+	plainRef := g.ref(reflect.TypeOf(PlainError{}))
+	for _, r := range s.routes {
+		op := map[string]any{
+			"summary":     r.Summary,
+			"operationId": opID(r),
+			"tags":        []string{r.Tag},
+		}
+		var params []any
+		for _, p := range r.Params {
+			ps := Schema{"type": p.Type}
+			if len(p.Enum) > 0 {
+				ps["enum"] = p.Enum
+			}
+			pp := map[string]any{"name": p.Name, "in": p.In, "required": p.Required || p.In == "path", "schema": ps}
+			if p.Description != "" {
+				pp["description"] = p.Description
+			}
+			params = append(params, pp)
+		}
+		if len(params) > 0 {
+			op["parameters"] = params
+		}
+		if r.Request != nil {
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+				"application/json": map[string]any{"schema": g.ref(reflect.TypeOf(r.Request))}}}
+		}
+		resp := map[string]any{}
+		success := map[string]any{"description": "success"}
+		switch {
+		case r.Raw != "":
+			success["content"] = map[string]any{r.Raw: map[string]any{"schema": Schema{"type": "string"}}}
+		case r.Response != nil:
+			success["content"] = map[string]any{"application/json": map[string]any{"schema": g.ref(reflect.TypeOf(r.Response))}}
+		}
+		resp[fmt.Sprint(r.Status)] = success
+		eref := errRef
+		if r.Auth == AuthKeyPlain {
+			eref = plainRef
+		}
+		errContent := map[string]any{"application/json": map[string]any{"schema": eref}}
+		codes := append([]int{}, r.Errors...)
+		if r.Auth != AuthNone {
+			codes = append(codes, 401, 429)
+			if r.Permission != "" {
+				codes = append(codes, 403)
+			}
+		}
+		if r.Request != nil {
+			codes = append(codes, 400, 413, 415)
+		}
+		if strings.Contains(r.Path, "{") {
+			codes = append(codes, 404)
+		}
+		codes = append(codes, 500)
+		for _, c := range codes {
+			resp[fmt.Sprint(c)] = map[string]any{"description": httpText(c), "content": errContent}
+		}
+		op["responses"] = resp
+		if r.Auth != AuthNone {
+			sec := []any{map[string]any{"ApiKeyHeader": []string{}}, map[string]any{"BearerAuth": []string{}}}
+			if r.QueryKey {
+				sec = append(sec, map[string]any{"ApiKeyQuery": []string{}})
+			}
+			op["security"] = sec
+			if r.Permission != "" {
+				op["x-permission"] = r.Permission
+			}
+		} else {
+			op["security"] = []any{}
+		}
+		p := paths[r.Path]
+		if p == nil {
+			p = map[string]any{}
+			paths[r.Path] = p
+		}
+		p[strings.ToLower(r.Method)] = op
+	}
+	return map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{"title": "Fleethub API", "version": s.cfg.Version,
+			"description": "Fleet telematics hub: trips and location ingest, analytics, emergency, devices, streaming, routing, optimization, geocoding and tiles."},
+		"servers": []any{map[string]any{"url": "/"}},
+		"paths":   paths,
+		"components": map[string]any{
+			"schemas": g.defs,
+			"securitySchemes": map[string]any{
+				"ApiKeyHeader": map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key"},
+				"BearerAuth":   map[string]any{"type": "http", "scheme": "bearer"},
+				"ApiKeyQuery":  map[string]any{"type": "apiKey", "in": "query", "name": "api_key"},
+			},
+		},
+	}
+}
+
+func opID(r *Route) string {
+	p := strings.NewReplacer("/", "_", "{", "", "}", "", ".", "_", "-", "_").Replace(strings.Trim(r.Path, "/"))
+	return strings.ToLower(r.Method) + "_" + p
+}
+
+func httpText(c int) string {
+	switch c {
+	case 400:
+		return "invalid request"
+	case 401:
+		return "missing, malformed, unknown or revoked API key"
+	case 403:
+		return "permission missing"
+	case 404:
+		return "not found"
+	case 409:
+		return "conflict with the current state"
+	case 413:
+		return "body too large"
+	case 415:
+		return "Content-Type is not application/json"
+	case 429:
+		return "rate limit exceeded"
+	case 501:
+		return "not implemented"
+	case 503:
+		return "unavailable"
+	default:
+		return "server error"
+	}
+}
+
+type schemaGen struct {
+	defs  map[string]Schema
+	names map[reflect.Type]string
+}
+
+var timeType = reflect.TypeOf(time.Time{})
+var rawType = reflect.TypeOf(json.RawMessage{})
+
+func (g *schemaGen) ref(t reflect.Type) Schema {
+	if t.Kind() == reflect.Pointer {
+		return g.schema(t)
+	}
+	if t.Kind() != reflect.Struct || t == timeType {
+		return g.schema(t)
+	}
+	name, ok := g.names[t]
+	if !ok {
+		name = t.Name()
+		if pkg := t.PkgPath(); pkg != "" {
+			name = pkg[strings.LastIndex(pkg, "/")+1:] + "." + name
+		}
+		for _, taken := range g.names {
+			if taken == name {
+				name += fmt.Sprint(len(g.names))
+			}
+		}
+		g.names[t] = name
+		g.defs[name] = Schema{} // placeholder against recursion
+		g.defs[name] = g.schema(t)
+	}
+	return Schema{"$ref": "#/components/schemas/" + name}
+}
+
+func (g *schemaGen) schema(t reflect.Type) Schema {
+	if t == rawType {
+		return Schema{}
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		inner := g.ref(t.Elem())
+		return Schema{"oneOf": []any{inner, Schema{"type": "null"}}}
+	case reflect.Bool:
+		return Schema{"type": "boolean"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return Schema{"type": "integer"}
+	case reflect.Float32, reflect.Float64:
+		return Schema{"type": "number"}
+	case reflect.String:
+		return Schema{"type": "string"}
+	case reflect.Slice, reflect.Array:
+		return Schema{"type": []any{"array", "null"}, "items": g.ref(t.Elem())}
+	case reflect.Map:
+		return Schema{"type": "object", "additionalProperties": g.ref(t.Elem())}
+	case reflect.Interface:
+		return Schema{}
+	case reflect.Struct:
+		if t == timeType {
+			return Schema{"type": "string", "format": "date-time"}
+		}
+		props := Schema{}
+		var required []string
+		g.fields(t, props, &required)
+		s := Schema{"type": "object", "properties": props, "additionalProperties": false}
+		if len(required) > 0 {
+			sort.Strings(required)
+			s["required"] = required
+		}
+		return s
+	}
+	return Schema{}
+}
+
+func (g *schemaGen) fields(t reflect.Type, props Schema, required *[]string) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				g.fields(ft, props, required)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		var fs Schema
+		if sch := f.Tag.Get("schema"); strings.HasPrefix(sch, "oneOf:") {
+			var alts []any
+			for _, ty := range strings.Split(strings.TrimPrefix(sch, "oneOf:"), ",") {
+				alts = append(alts, Schema{"type": ty})
+			}
+			fs = Schema{"oneOf": alts}
+		} else {
+			fs = g.ref(f.Type)
+		}
+		if en := f.Tag.Get("enum"); en != "" {
+			fs = Schema{"allOf": []any{fs}, "enum": toAny(strings.Split(en, ","))}
+		}
+		if d := f.Tag.Get("doc"); d != "" {
+			if _, isRef := fs["$ref"]; isRef {
+				fs = Schema{"allOf": []any{fs}, "description": d}
+			} else {
+				fs["description"] = d
+			}
+		}
+		props[name] = fs
+		if f.Tag.Get("required") == "true" || (!strings.Contains(opts, "omitempty") && f.Tag.Get("required") != "false" && f.Type.Kind() != reflect.Pointer) {
+			*required = append(*required, name)
+		}
+	}
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

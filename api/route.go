@@ -1,0 +1,194 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+)
+
+// AuthMode says how a route authenticates.
+type AuthMode int
+
+const (
+	// AuthKey requires an API key; errors use the general form.
+	AuthKey AuthMode = iota
+	// AuthNone needs no key.
+	AuthNone
+	// AuthKeyPlain requires an API key; errors use the plain form
+	// {success:false, error:"..."}.
+	AuthKeyPlain
+)
+
+// Param documents a path or query parameter.
+type Param struct {
+	Name        string
+	In          string // path or query
+	Type        string // string, integer, number, boolean
+	Required    bool
+	Description string
+	Enum        []string
+}
+
+// Route is one endpoint: what it does, who may call it and what it takes
+// and returns. The OpenAPI document is built from the routes.
+type Route struct {
+	Method     string
+	Path       string
+	Tag        string
+	Summary    string
+	Permission string // "" when any valid key will do
+	Auth       AuthMode
+	// QueryKey lets the key come from the api_key query parameter too
+	// (websocket upgrades from browsers).
+	QueryKey bool
+	Params   []Param
+	// Request and Response are zero values of the body types, for the
+	// document; Status is the success status (default 200).
+	Request  any
+	Response any
+	Status   int
+	// Responses lists extra documented statuses (error statuses are
+	// added from Errors).
+	Errors []int
+	// Raw marks a route whose success body is not JSON (tiles, metrics).
+	Raw         string // content type when not JSON
+	Handler     Handler
+	NoRateLimit bool
+}
+
+// Handler serves a route. Returning a non-nil error writes the error form.
+type Handler func(c *Ctx) error
+
+// Principal is the authenticated caller.
+type Principal struct {
+	KeyID       string
+	Name        string
+	Org         string
+	Env         string
+	Plan        string
+	Permissions []string
+	Rate        int // requests per minute
+	Burst       int
+}
+
+// Has reports whether p holds perm (or "all").
+func (p *Principal) Has(perm string) bool {
+	for _, q := range p.Permissions {
+		if q == perm || q == "all" {
+			return true
+		}
+	}
+	return false
+}
+
+// Ctx is a request in flight. It must not be kept after the handler
+// returns.
+type Ctx struct {
+	*fasthttp.RequestCtx
+	Principal *Principal
+	RequestID string
+	Route     *Route
+	srv       *Server
+}
+
+// Context returns a context for blocking calls made by the handler; it is
+// cancelled when the server shuts down hard.
+func (c *Ctx) Context() context.Context { return c.srv.baseCtx }
+
+// Bind decodes the JSON body into v. The body must be sent with
+// Content-Type application/json; an empty body decodes to nothing when
+// optional is true.
+func (c *Ctx) Bind(v any, optional bool) error {
+	body := c.PostBody()
+	if len(bytes.TrimSpace(body)) == 0 {
+		if optional {
+			return nil
+		}
+		return Errf("invalid_request", "request body is required")
+	}
+	if !IsJSON(c.Request.Header.ContentType()) {
+		return Errf("unsupported_media_type", "Content-Type must be application/json")
+	}
+	return DecodeJSON(body, v)
+}
+
+// IsJSON reports whether a Content-Type names JSON.
+func IsJSON(ct []byte) bool {
+	if i := bytes.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = bytes.TrimSpace(ct)
+	return bytes.EqualFold(ct, []byte("application/json")) || (bytes.HasPrefix(ct, []byte("application/")) && bytes.HasSuffix(ct, []byte("+json")))
+}
+
+// DecodeJSON decodes one JSON value from body into v, turning syntax and
+// type errors into invalid_request with the offending field.
+func DecodeJSON(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if dec.More() {
+		return Errf("invalid_request", "malformed JSON: trailing data after the body")
+	}
+	return nil
+}
+
+func decodeError(err error) *Error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case asErr(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return Errf("invalid_request", "field %s must be %s, got %s", field, te.Type.String(), te.Value).
+			WithDetails(map[string]string{field: "must be " + jsonKind(te.Type.String())})
+	case asErr(err, &se):
+		return Errf("invalid_request", "malformed JSON at offset %d: %v", se.Offset, se)
+	default:
+		return Errf("invalid_request", "malformed JSON: %v", err)
+	}
+}
+
+func jsonKind(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case strings.HasPrefix(goType, "map"), strings.HasPrefix(goType, "struct"), strings.Contains(goType, "."):
+		return "an object"
+	case goType == "string":
+		return "a string"
+	case goType == "bool":
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}
+
+// JSON writes v with status.
+func (c *Ctx) JSON(status int, v any) error {
+	c.SetStatusCode(status)
+	c.SetContentType("application/json")
+	enc := json.NewEncoder(c.Response.BodyWriter())
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		c.Response.ResetBody()
+		return Internal(err)
+	}
+	return nil
+}
+
+// Scope returns the caller's organization and environment.
+func (c *Ctx) Scope() (org, env string) { return c.Principal.Org, c.Principal.Env }
+
+// PathParam returns a path parameter.
+func (c *Ctx) PathParam(name string) string {
+	v, _ := c.UserValue(name).(string)
+	return v
+}

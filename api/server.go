@@ -1,0 +1,364 @@
+// Package api is the HTTP front of Fleethub: the router, the middleware
+// every request goes through (request id, panic recovery, body limits,
+// authentication, permissions, rate limits, metrics) and the one mapping
+// from errors to statuses and codes. Domain handlers live in api/<domain>
+// and register Routes here.
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/ratelimit"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+)
+
+// Defaults.
+const (
+	DefaultMaxBodyBytes = 8 << 20
+	DefaultAddr         = "127.0.0.1:8080"
+)
+
+// Authenticator resolves a well-formed key to its principal. It returns
+// *Error values with the codes api_key_not_found or api_key_revoked.
+type Authenticator interface {
+	Authenticate(ctx context.Context, key string) (*Principal, error)
+}
+
+// Limiter is a per-key rate limiter.
+type Limiter interface {
+	Allow(ctx context.Context, key string, lim ratelimit.Limit) (ratelimit.Result, error)
+}
+
+// RevocationListener learns about revocations found by the limiter.
+type RevocationListener interface {
+	Revoked(keyID string)
+}
+
+// Config of the server.
+type Config struct {
+	Addr         string
+	MaxBodyBytes int
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	IdleTimeout  time.Duration
+	Version      string
+}
+
+// Server is the HTTP server.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	auth    Authenticator
+	limiter Limiter
+	router  *router.Router
+	http    *fasthttp.Server
+	routes  []*Route
+	reqSeq  atomic.Uint64
+	reqPfx  string
+	stats   *Stats
+	metrics *metrics
+
+	baseCtx context.Context
+	cancel  context.CancelFunc
+
+	lnMu sync.Mutex
+	ln   net.Listener
+}
+
+// New makes a server. auth and limiter may be nil only if no route needs a
+// key.
+func New(cfg Config, log *slog.Logger, reg prometheus.Registerer, auth Authenticator, limiter Limiter) *Server {
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = 30 * time.Second
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = 30 * time.Second
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 120 * time.Second
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	s := &Server{cfg: cfg, log: log, auth: auth, limiter: limiter, router: router.New(), reqPfx: "req_" + hex.EncodeToString(b[:]) + "_",
+		stats: NewStats(time.Now), metrics: newMetrics(reg)}
+	s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	s.router.NotFound = s.notFound
+	s.router.MethodNotAllowed = s.methodNotAllowed
+	s.router.HandleMethodNotAllowed = true
+	s.http = &fasthttp.Server{
+		Handler:                       s.serve,
+		Name:                          "fleethub",
+		MaxRequestBodySize:            cfg.MaxBodyBytes,
+		ReadTimeout:                   cfg.ReadTimeout,
+		WriteTimeout:                  cfg.WriteTimeout,
+		IdleTimeout:                   cfg.IdleTimeout,
+		NoDefaultServerHeader:         true,
+		NoDefaultDate:                 true,
+		DisableHeaderNamesNormalizing: false,
+		ErrorHandler:                  s.transportError,
+		CloseOnShutdown:               true,
+		Logger:                        fasthttpLogger{log},
+	}
+	return s
+}
+
+// Stats returns the live request statistics.
+func (s *Server) Stats() *Stats { return s.stats }
+
+// Routes returns every registered route.
+func (s *Server) Routes() []*Route { return s.routes }
+
+// Handle registers routes.
+func (s *Server) Handle(routes ...*Route) {
+	for _, r := range routes {
+		r := r
+		if r.Status == 0 {
+			r.Status = 200
+		}
+		s.routes = append(s.routes, r)
+		s.router.Handle(r.Method, r.Path, func(rc *fasthttp.RequestCtx) { s.run(rc, r) })
+	}
+}
+
+// serve is the entry of every request: request id, then the router.
+func (s *Server) serve(rc *fasthttp.RequestCtx) {
+	start := time.Now()
+	id := rc.Request.Header.Peek("X-Request-Id")
+	var reqID string
+	if len(id) > 0 && len(id) <= 128 && printable(id) {
+		reqID = string(id)
+	} else {
+		reqID = s.reqPfx + strconv.FormatUint(s.reqSeq.Add(1), 36)
+	}
+	rc.SetUserValue(reqIDKey, reqID)
+	rc.Response.Header.Set("X-Request-Id", reqID)
+	s.router.Handler(rc)
+	el := time.Since(start)
+	st := rc.Response.StatusCode()
+	s.stats.Observe(el, st >= 500)
+}
+
+const reqIDKey = "fleethub.request_id"
+
+func printable(b []byte) bool {
+	for _, c := range b {
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) run(rc *fasthttp.RequestCtx, r *Route) {
+	start := time.Now()
+	c := &Ctx{RequestCtx: rc, Route: r, srv: s}
+	c.RequestID, _ = rc.UserValue(reqIDKey).(string)
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("panic in handler", "route", r.Path, "panic", v, "stack", string(debug.Stack()))
+			rc.Response.ResetBody()
+			s.writeError(c, Internal(fmt.Errorf("panic: %v", v)))
+		}
+		s.metrics.observe(r, rc.Response.StatusCode(), time.Since(start))
+	}()
+	if r.Auth != AuthNone {
+		if err := s.authenticate(c); err != nil {
+			s.writeError(c, err)
+			return
+		}
+	}
+	if err := r.Handler(c); err != nil {
+		s.writeError(c, err)
+	}
+}
+
+func (s *Server) authenticate(c *Ctx) error {
+	r := c.Route
+	key := extractKey(c.RequestCtx, r.QueryKey)
+	if key == "" {
+		return &Error{Status: 401, Code: "invalid_api_key", Message: "API key required"}
+	}
+	if _, err := apikey.Parse(key); err != nil {
+		return &Error{Status: 401, Code: "invalid_api_key", Message: "Invalid API key format"}
+	}
+	p, err := s.auth.Authenticate(s.baseCtx, key)
+	if err != nil {
+		return err
+	}
+	c.Principal = p
+	if r.Permission != "" && !p.Has(r.Permission) {
+		return Errf("insufficient_permissions", "this API key lacks the %s permission", r.Permission).
+			WithDetails(map[string]string{"required_permission": r.Permission})
+	}
+	if r.NoRateLimit || s.limiter == nil {
+		return nil
+	}
+	res, err := s.limiter.Allow(s.baseCtx, p.KeyID, ratelimit.Limit{Rate: p.Rate, Burst: p.Burst, Window: time.Minute})
+	if errors.Is(err, ratelimit.ErrRevoked) {
+		if l, ok := s.auth.(RevocationListener); ok {
+			l.Revoked(p.KeyID)
+		}
+		return Errf("api_key_revoked", "this API key has been revoked")
+	}
+	if err != nil {
+		return Internal(err)
+	}
+	SetRateHeaders(c.RequestCtx, res)
+	if !res.Allowed {
+		s.metrics.rateLimited.Inc()
+		e := Errf("rate_limit_exceeded", "rate limit of %d requests per minute exceeded", res.Limit)
+		e.RetryAfter = retrySeconds(res.RetryAfter)
+		return e
+	}
+	return nil
+}
+
+// SetRateHeaders writes the X-RateLimit-* headers of res.
+func SetRateHeaders(rc *fasthttp.RequestCtx, res ratelimit.Result) {
+	h := &rc.Response.Header
+	var buf [20]byte
+	h.SetBytesV("X-RateLimit-Limit", strconv.AppendInt(buf[:0], int64(res.Limit), 10))
+	h.SetBytesV("X-RateLimit-Remaining", strconv.AppendInt(buf[:0], int64(res.Remaining), 10))
+	h.SetBytesV("X-RateLimit-Reset", strconv.AppendInt(buf[:0], res.Reset, 10))
+	h.Set("X-RateLimit-Window", "60")
+}
+
+func retrySeconds(d time.Duration) int {
+	s := int((d + time.Second - 1) / time.Second)
+	if s < 1 {
+		s = 1
+	}
+	return s
+}
+
+func extractKey(rc *fasthttp.RequestCtx, query bool) string {
+	if k := rc.Request.Header.Peek("X-API-Key"); len(k) > 0 {
+		return string(k)
+	}
+	if a := rc.Request.Header.Peek("Authorization"); len(a) > 7 && (string(a[:7]) == "Bearer " || string(a[:7]) == "bearer ") {
+		return string(a[7:])
+	}
+	if query {
+		if k := rc.QueryArgs().Peek("api_key"); len(k) > 0 {
+			return string(k)
+		}
+	}
+	return ""
+}
+
+func (s *Server) writeError(c *Ctx, err error) {
+	e := AsError(err)
+	if e.Status >= 500 {
+		s.log.Error("request failed", "request_id", c.RequestID, "path", string(c.Path()), "error", err)
+	}
+	if e.RetryAfter > 0 {
+		c.Response.Header.Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
+	c.Response.ResetBody()
+	if c.Route != nil && c.Route.Auth == AuthKeyPlain {
+		_ = c.JSON(e.Status, PlainError{Success: false, Error: e.Message})
+		return
+	}
+	_ = c.JSON(e.Status, ErrorBody{Error: ErrorObject{Code: e.Code, Message: e.Message, Details: e.Details}, RequestID: c.RequestID})
+}
+
+func (s *Server) bare(rc *fasthttp.RequestCtx) *Ctx {
+	c := &Ctx{RequestCtx: rc, srv: s}
+	c.RequestID, _ = rc.UserValue(reqIDKey).(string)
+	return c
+}
+
+func (s *Server) notFound(rc *fasthttp.RequestCtx) {
+	s.writeError(s.bare(rc), Errf("not_found", "no endpoint %s %s", rc.Method(), rc.Path()))
+}
+
+func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
+	s.writeError(s.bare(rc), Errf("method_not_allowed", "method %s is not allowed on %s", rc.Method(), rc.Path()))
+}
+
+// transportError answers errors fasthttp finds before routing (body too
+// large, malformed request line).
+func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
+	c := s.bare(rc)
+	if c.RequestID == "" {
+		c.RequestID = s.reqPfx + strconv.FormatUint(s.reqSeq.Add(1), 36)
+		rc.Response.Header.Set("X-Request-Id", c.RequestID)
+	}
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		s.writeError(c, Errf("payload_too_large", "request body exceeds %d bytes", s.cfg.MaxBodyBytes))
+		return
+	}
+	var te interface{ Timeout() bool }
+	if errors.As(err, &te) && te.Timeout() {
+		s.writeError(c, &Error{Status: 408, Code: "request_timeout", Message: "request timed out"})
+		return
+	}
+	s.writeError(c, Errf("invalid_request", "malformed HTTP request: %v", err))
+}
+
+// Listen binds the address; Serve then serves on it. Split so callers and
+// tests learn the bound address before serving.
+func (s *Server) Listen() (net.Addr, error) {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("api: listen %s: %w", s.cfg.Addr, err)
+	}
+	s.lnMu.Lock()
+	s.ln = ln
+	s.lnMu.Unlock()
+	return ln.Addr(), nil
+}
+
+// Serve serves until Shutdown. It returns nil after a clean shutdown.
+func (s *Server) Serve() error {
+	s.lnMu.Lock()
+	ln := s.ln
+	s.lnMu.Unlock()
+	if ln == nil {
+		return errors.New("api: Serve before Listen")
+	}
+	return s.http.Serve(ln)
+}
+
+// Shutdown stops accepting connections and waits for in-flight requests
+// until ctx ends, then cancels the handlers' context.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.http.ShutdownWithContext(ctx)
+	s.cancel()
+	return err
+}
+
+// ActiveConnections returns open HTTP connections.
+func (s *Server) ActiveConnections() int { return int(s.http.GetOpenConnectionsCount()) }
+
+// RouterList returns the method → paths table the router actually serves,
+// so tests can prove the document lists every one.
+func (s *Server) RouterList() map[string][]string { return s.router.List() }
+
+// fasthttpLogger sends fasthttp's own messages to slog at debug level:
+// they repeat what the error handler already answered.
+type fasthttpLogger struct{ log *slog.Logger }
+
+func (l fasthttpLogger) Printf(format string, args ...any) {
+	l.log.Debug(fmt.Sprintf(format, args...), "component", "fasthttp")
+}

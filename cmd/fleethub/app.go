@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/health"
+	"github.com/fleethub/fleethub/api/keys"
+	"github.com/fleethub/fleethub/api/pending"
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/membus"
+	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/ratelimit"
+	"github.com/fleethub/fleethub/internal/store"
+	"github.com/fleethub/fleethub/internal/store/postgres"
+	"github.com/fleethub/fleethub/internal/store/sqlite"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+)
+
+// app is one running node: every component wired together.
+type app struct {
+	cfg     *config
+	log     *slog.Logger
+	store   store.Backend
+	redis   *redis.Client
+	bus     hub.Bus
+	keys    *keys.Service
+	health  *health.Checker
+	server  *api.Server
+	addr    net.Addr
+	limiter interface {
+		api.Limiter
+		keys.Revoker
+	}
+
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+	errs   chan error
+}
+
+// openStore opens the configured backend.
+func openStore(ctx context.Context, c *config) (store.Backend, string, error) {
+	if c.DatabaseURL != "" {
+		s, err := postgres.Open(ctx, postgres.Config{URL: c.DatabaseURL})
+		return s, "postgresql", err
+	}
+	s, err := sqlite.Open(ctx, sqlite.Config{Dir: c.Data})
+	return s, "sqlite", err
+}
+
+func keyHasher(ctx context.Context, c *config, st store.Secrets) (*apikey.Hasher, error) {
+	secret := []byte(c.KeySecret)
+	if len(secret) == 0 {
+		var err error
+		secret, err = st.Secret(ctx, "api_key_hmac", func() ([]byte, error) {
+			b := make([]byte, 32)
+			_, err := rand.Read(b)
+			return b, err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("key secret: %w", err)
+		}
+	}
+	return apikey.NewHasher(secret)
+}
+
+type redisHealth struct{ f *ratelimit.Failover }
+
+func (r redisHealth) Health(context.Context) string {
+	if d, _ := r.f.Degraded(); d {
+		return health.Degraded
+	}
+	return health.Healthy
+}
+
+type staticHealth string
+
+func (s staticHealth) Health(context.Context) string { return string(s) }
+
+// newApp builds a node from cfg; start serves it.
+func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err error) {
+	a = &app{cfg: cfg, log: log, errs: make(chan error, 8)}
+	defer func() {
+		if err != nil {
+			a.closeAll()
+		}
+	}()
+	var storeName string
+	if a.store, storeName, err = openStore(ctx, cfg); err != nil {
+		return nil, err
+	}
+	hasher, err := keyHasher(ctx, cfg, a.store)
+	if err != nil {
+		return nil, err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	others := map[string]health.Dependency{"location_service": staticHealth(health.Healthy)}
+	local := ratelimit.NewMemory(nil)
+	a.limiter = local
+	others["cache"] = staticHealth(health.Healthy)
+	if cfg.RedisURL != "" {
+		opt, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("--redis-url: %w", err)
+		}
+		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, 500*time.Millisecond, 500*time.Millisecond
+		a.redis = redis.NewClient(opt)
+		f := ratelimit.NewFailover(ratelimit.NewRedis(a.redis, ""), local)
+		a.limiter = f
+		delete(others, "cache")
+		others["redis"] = redisHealth{f}
+	}
+	a.bus = membus.New(membus.Config{})
+	others["bus"] = staticHealth(health.Healthy)
+	if hr, ok := a.bus.(hub.HealthReporter); ok {
+		others["bus"] = hr
+	}
+	a.keys = keys.New(keys.Config{}, a.store, hasher, a.limiter, log)
+	a.server = api.New(api.Config{Addr: cfg.Addr, MaxBodyBytes: cfg.MaxBodyBytes, Version: version}, log, reg, a.keys, a.limiter)
+	a.health = health.New(health.Config{Version: version, StoreName: storeName}, health.Deps{
+		Store: a.store,
+		Connections: func() (int, int) {
+			st := a.store.Stats()
+			return st.OpenConnections, st.InUse
+		},
+		Requests: a.server.Stats(),
+		Others:   others,
+		Gatherer: reg,
+	})
+	reg.MustRegister(newStoreCollector(a.store))
+	a.server.Handle(a.keys.Routes()...)
+	a.server.Handle(a.health.Routes()...)
+	built := map[string]bool{}
+	for _, r := range a.server.Routes() {
+		built[r.Method+" "+r.Path] = true
+	}
+	a.server.Handle(pending.Routes(built)...)
+	a.server.Handle(a.openAPIRoute())
+	return a, nil
+}
+
+// start binds the address and runs every component in the background.
+func (a *app) start(ctx context.Context) error {
+	addr, err := a.server.Listen()
+	if err != nil {
+		return err
+	}
+	a.addr = addr
+	ctx, a.cancel = context.WithCancel(ctx)
+	a.goRun(func() error { return a.keys.Run(ctx) })
+	a.goRun(a.server.Serve)
+	return nil
+}
+
+func (a *app) goRun(f func() error) {
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		if err := f(); err != nil {
+			a.errs <- err
+		}
+	}()
+}
+
+// stop shuts down in two phases: stop taking requests and drain them,
+// then stop background work, flush the bus and close the store.
+func (a *app) stop(grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	a.health.SetReady(false)
+	var errs []error
+	if err := a.server.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+	}
+	if a.cancel != nil {
+		a.cancel()
+	}
+	done := make(chan struct{})
+	go func() { a.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, errors.New("shutdown: background work did not stop in time"))
+	}
+	errs = append(errs, a.closeAll())
+	return errors.Join(errs...)
+}
+
+func (a *app) closeAll() error {
+	var errs []error
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if a.bus != nil {
+		errs = append(errs, a.bus.Close(ctx))
+	}
+	if a.redis != nil {
+		errs = append(errs, a.redis.Close())
+	}
+	if a.store != nil {
+		errs = append(errs, a.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (a *app) openAPIRoute() *api.Route {
+	return &api.Route{Method: "GET", Path: "/v1/openapi.json", Tag: "meta", Summary: "This OpenAPI 3.1 document", Auth: api.AuthNone,
+		Response: map[string]any{},
+		Handler:  func(c *api.Ctx) error { return c.JSON(200, a.server.OpenAPI()) }}
+}
+
+// storeCollector exports store pool figures and probe latency.
+type storeCollector struct {
+	st      store.Backend
+	open    *prometheus.Desc
+	inUse   *prometheus.Desc
+	latency *prometheus.Desc
+}
+
+func newStoreCollector(st store.Backend) *storeCollector {
+	return &storeCollector{st: st,
+		open:    prometheus.NewDesc("fleethub_store_open_connections", "Open store connections.", nil, nil),
+		inUse:   prometheus.NewDesc("fleethub_store_in_use_connections", "Store connections in use.", nil, nil),
+		latency: prometheus.NewDesc("fleethub_store_ping_seconds", "Store probe round trip at scrape time.", nil, nil),
+	}
+}
+
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.open
+	ch <- c.inUse
+	ch <- c.latency
+}
+
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.st.Stats()
+	ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(s.OpenConnections))
+	ch <- prometheus.MustNewConstMetric(c.inUse, prometheus.GaugeValue, float64(s.InUse))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := c.st.Ping(ctx); err == nil {
+		ch <- prometheus.MustNewConstMetric(c.latency, prometheus.GaugeValue, time.Since(start).Seconds())
+	}
+}

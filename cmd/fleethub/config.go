@@ -1,0 +1,76 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// config is every serve setting; each flag also reads FLEETHUB_<NAME>.
+type config struct {
+	Addr          string
+	Data          string
+	DatabaseURL   string
+	KafkaBrokers  string
+	RedisURL      string
+	KeySecret     string
+	MaxBodyBytes  int
+	LogLevel      string
+	LogFormat     string
+	ShutdownGrace time.Duration
+}
+
+// envName turns a flag name into its environment variable.
+func envName(flagName string) string {
+	return "FLEETHUB_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parseFlags parses args; flags not given on the command line take their
+// environment variable, then the default.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
+		if v, ok := os.LookupEnv(envName(f.Name)); ok {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", envName(f.Name), v, e)
+			}
+		}
+	})
+	return err
+}
+
+func storeFlags(fs *flag.FlagSet, c *config) {
+	fs.StringVar(&c.Data, "data", "./data", "directory of the embedded SQLite store")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://... switches the store to PostgreSQL")
+	fs.StringVar(&c.KeySecret, "key-secret", "", "server secret for API key hashes (default: generated once and kept in the store)")
+}
+
+func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
+	c := &config{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
+	storeFlags(fs, c)
+	fs.StringVar(&c.KafkaBrokers, "kafka-brokers", "", "comma list of Kafka brokers; switches the bus to Kafka")
+	fs.StringVar(&c.RedisURL, "redis-url", "", "redis://... shares rate limits, dedup and the stream registry across nodes")
+	fs.IntVar(&c.MaxBodyBytes, "max-body-bytes", 8<<20, "largest accepted request body")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 15*time.Second, "how long shutdown waits for in-flight work")
+	fs.Usage = func() {
+		fmt.Fprintln(w, "usage: fleethub serve [flags]\n\nEvery flag can also be set as FLEETHUB_<FLAG> (dashes as underscores).")
+		fs.PrintDefaults()
+	}
+	return fs, c
+}

@@ -1,0 +1,496 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+)
+
+func TestAuthenticationFailures(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	good := n.key("org-a", "test", []string{"trips:read"}, 0)
+	revoked := n.key("org-a", "test", []string{"all"}, 0)
+	admin := n.key("org-a", "test", []string{"keys:manage"}, 0)
+	list := n.do("GET", "/v1/api-keys", admin, nil).json(t)
+	var revokedID string
+	for _, k := range list["api_keys"].([]any) {
+		km := k.(map[string]any)
+		if km["permissions"].([]any)[0] == "all" {
+			revokedID = km["id"].(string)
+		}
+	}
+	if r := n.do("DELETE", "/v1/api-keys/"+revokedID, admin, nil); r.Status != 200 {
+		t.Fatalf("revoke: %d %s", r.Status, r.Body)
+	}
+	unknown := "fhk_test_" + strings.Repeat("ab", 32)
+	cases := []struct {
+		name, key, hdr string
+		status         int
+		code, msg      string
+	}{
+		{"missing", "", "", 401, "invalid_api_key", "API key required"},
+		{"no prefix", "abc_test_" + strings.Repeat("0", 64), "", 401, "invalid_api_key", "Invalid API key format"},
+		{"uppercase hex", "fhk_test_" + strings.Repeat("A", 64), "", 401, "invalid_api_key", "Invalid API key format"},
+		{"bad env", "fhk_prod_" + strings.Repeat("a", 64), "", 401, "invalid_api_key", ""},
+		{"short", "fhk_test_abc", "", 401, "invalid_api_key", ""},
+		{"unknown", unknown, "", 401, "api_key_not_found", ""},
+		{"revoked", revoked, "", 401, "api_key_revoked", ""},
+		{"bearer ok", good, "bearer", 200, "", ""},
+		{"header ok", good, "", 200, "", ""},
+		{"no permission", good, "", 403, "insufficient_permissions", "keys:manage"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := "/v1/trips/health"
+			if c.name == "no permission" {
+				path = "/v1/api-keys"
+			}
+			var r resp
+			if c.hdr == "bearer" {
+				r = n.do("GET", path, "", nil, "Authorization", "Bearer "+c.key)
+			} else {
+				r = n.do("GET", path, c.key, nil)
+			}
+			if r.Status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, c.status, r.Body)
+			}
+			if r.Header.Get("X-Request-Id") == "" {
+				t.Error("no X-Request-Id")
+			}
+			if c.code == "" {
+				return
+			}
+			m := r.json(t)
+			if got := r.errCode(t); got != c.code {
+				t.Fatalf("code %q, want %q: %s", got, c.code, r.Body)
+			}
+			if m["request_id"] != r.Header.Get("X-Request-Id") {
+				t.Errorf("request_id %v differs from header %q", m["request_id"], r.Header.Get("X-Request-Id"))
+			}
+			if c.msg != "" && !strings.Contains(string(r.Body), c.msg) {
+				t.Errorf("body %s does not mention %q", r.Body, c.msg)
+			}
+		})
+	}
+}
+
+func TestPlainFormAuthErrors(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	for _, c := range []struct{ key, msg string }{
+		{"", "API key required"},
+		{"nope_" + strings.Repeat("0", 64), "Invalid API key format"},
+	} {
+		r := n.do("GET", "/v1/autocomplete?q=main", c.key, nil)
+		m := r.json(t)
+		if r.Status != 401 || m["success"] != false || m["error"] != c.msg {
+			t.Errorf("key %q: %d %s, want 401 plain %q", c.key, r.Status, r.Body, c.msg)
+		}
+	}
+}
+
+func TestKeyLifecycleAndScope(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	adminTest := n.key("org-a", "test", []string{"keys:manage", "trips:read"}, 0)
+	adminLive := n.key("org-a", "live", []string{"keys:manage"}, 0)
+	otherOrg := n.key("org-b", "test", []string{"keys:manage"}, 0)
+
+	r := n.do("POST", "/v1/api-keys", adminTest, map[string]any{"name": "ci", "permissions": []string{"trips:read"}, "rate_limit_rpm": 300})
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	created := r.json(t)
+	newKey, _ := created["key"].(string)
+	if !strings.HasPrefix(newKey, "fhk_test_") || len(newKey) != 73 {
+		t.Fatalf("created key %q", newKey)
+	}
+	if created["rate_limit_rpm"].(float64) != 300 || created["environment"] != "test" || created["organization_id"] != "org-a" {
+		t.Errorf("created %s", r.Body)
+	}
+	if r := n.do("GET", "/v1/trips/health", newKey, nil); r.Status != 200 || r.Header.Get("X-RateLimit-Limit") != "300" {
+		t.Fatalf("new key: %d limit %q", r.Status, r.Header.Get("X-RateLimit-Limit"))
+	}
+	// the key is never listed with its secret, and scope separates lists
+	lt := n.do("GET", "/v1/api-keys", adminTest, nil)
+	if strings.Contains(string(lt.Body), newKey) {
+		t.Fatal("listing shows the secret")
+	}
+	if c := lt.json(t)["count"].(float64); c != 2 {
+		t.Errorf("test env of org-a lists %v keys, want 2: %s", c, lt.Body)
+	}
+	if c := n.do("GET", "/v1/api-keys", adminLive, nil).json(t)["count"].(float64); c != 1 {
+		t.Errorf("live env lists %v keys, want 1", c)
+	}
+	id := created["id"].(string)
+	// another org and the other environment cannot revoke it: not found
+	for _, k := range []string{otherOrg, adminLive} {
+		if r := n.do("DELETE", "/v1/api-keys/"+id, k, nil); r.Status != 404 {
+			t.Errorf("foreign revoke: %d %s", r.Status, r.Body)
+		}
+	}
+	// a key cannot grant what it lacks
+	if r := n.do("POST", "/v1/api-keys", adminTest, map[string]any{"name": "x", "permissions": []string{"fleet:write"}}); r.Status != 403 {
+		t.Errorf("escalation: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("POST", "/v1/api-keys", adminTest, map[string]any{"name": "x", "permissions": []string{"bogus"}}); r.Status != 403 && r.Status != 400 {
+		t.Errorf("bogus permission: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("DELETE", "/v1/api-keys/"+id, adminTest, nil); r.Status != 200 || r.json(t)["status"] != "revoked" {
+		t.Fatalf("revoke: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("GET", "/v1/trips/health", newKey, nil); r.errCode(t) != "api_key_revoked" {
+		t.Fatalf("after revoke: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestCreateKeyValidation(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	admin := n.key("org-a", "test", []string{"all"}, 0)
+	for _, c := range []struct {
+		body  any
+		field string
+	}{
+		{map[string]any{"permissions": []string{"trips:read"}}, "name"},
+		{map[string]any{"name": "x"}, "permissions"},
+		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "environment": "prod"}, "environment"},
+		{map[string]any{"name": "x", "permissions": []string{"nope"}}, "permissions[0]"},
+		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "plan": "gold"}, "plan"},
+		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "rate_limit_rpm": -5}, "rate_limit_rpm"},
+	} {
+		r := n.do("POST", "/v1/api-keys", admin, c.body)
+		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+			t.Errorf("%v: %d %s", c.body, r.Status, r.Body)
+			continue
+		}
+		d, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+		if _, ok := d[c.field]; !ok {
+			t.Errorf("%v: details %v lack %s", c.body, d, c.field)
+		}
+	}
+	if c := n.do("GET", "/v1/api-keys", admin, nil).json(t)["count"].(float64); c != 1 {
+		t.Errorf("bad input created keys: count %v", c)
+	}
+}
+
+func TestBodyRules(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.MaxBodyBytes = 4096
+	n := startNode(t, cfg)
+	admin := n.key("org-a", "test", []string{"all"}, 0)
+	big := `{"name":"` + strings.Repeat("x", 8000) + `","permissions":["trips:read"]}`
+	cases := []struct {
+		name   string
+		body   string
+		ct     string
+		status int
+		code   string
+	}{
+		{"too large", big, "application/json", 413, "payload_too_large"},
+		{"malformed", `{"name": "x", "permissions": [`, "application/json", 400, "invalid_request"},
+		{"wrong type", `{"name": 5, "permissions": ["trips:read"]}`, "application/json", 400, "invalid_request"},
+		{"trailing", `{"name":"x","permissions":["trips:read"]} {}`, "application/json", 400, "invalid_request"},
+		{"text/plain", `{"name":"x","permissions":["trips:read"]}`, "text/plain", 415, "unsupported_media_type"},
+		{"no content type", `{"name":"x","permissions":["trips:read"]}`, "", 415, "unsupported_media_type"},
+		{"json with charset", `{"name":"ok","permissions":["trips:read"]}`, "application/json; charset=utf-8", 201, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := n.do("POST", "/v1/api-keys", admin, c.body, "Content-Type", c.ct)
+			if r.Status != c.status {
+				t.Fatalf("status %d want %d: %.200s", r.Status, c.status, r.Body)
+			}
+			if c.code != "" && r.errCode(t) != c.code {
+				t.Fatalf("code %q want %q", r.errCode(t), c.code)
+			}
+			if r.Header.Get("X-Request-Id") == "" {
+				t.Error("no X-Request-Id")
+			}
+		})
+	}
+	if c := n.do("GET", "/v1/api-keys", admin, nil).json(t)["count"].(float64); c != 2 {
+		t.Errorf("rejected bodies changed state: %v keys", c)
+	}
+}
+
+func TestRequestIDEcho(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	r := n.do("GET", "/healthz", "", nil, "X-Request-Id", "client-abc-123")
+	if r.Header.Get("X-Request-Id") != "client-abc-123" {
+		t.Fatalf("echo: %q", r.Header.Get("X-Request-Id"))
+	}
+	a := n.do("GET", "/healthz", "", nil).Header.Get("X-Request-Id")
+	b := n.do("GET", "/nowhere", "", nil)
+	if a == "" || a == b.Header.Get("X-Request-Id") || b.Status != 404 || b.errCode(t) != "not_found" {
+		t.Fatalf("generated ids %q %q, 404 %d %s", a, b.Header.Get("X-Request-Id"), b.Status, b.Body)
+	}
+}
+
+func TestRateLimitBurstAndRefill(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"trips:read"}, 120) // 2/s, burst 240
+	var last resp
+	allowed := 0
+	for i := 0; i < 300; i++ {
+		last = n.do("GET", "/v1/trips/health", k, nil)
+		if last.Status == 200 {
+			allowed++
+			continue
+		}
+		break
+	}
+	if allowed < 239 || allowed > 241 {
+		t.Fatalf("allowed %d before the first rejection, want the burst 240", allowed)
+	}
+	if last.Status != 429 || last.errCode(t) != "rate_limit_exceeded" {
+		t.Fatalf("after burst: %d %s", last.Status, last.Body)
+	}
+	ra, err := strconv.Atoi(last.Header.Get("Retry-After"))
+	if err != nil || ra < 1 {
+		t.Errorf("Retry-After %q", last.Header.Get("Retry-After"))
+	}
+	for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Window"} {
+		if last.Header.Get(h) == "" {
+			t.Errorf("429 lacks %s", h)
+		}
+	}
+	if last.Header.Get("X-RateLimit-Remaining") != "0" || last.Header.Get("X-RateLimit-Limit") != "120" {
+		t.Errorf("headers %v", last.Header)
+	}
+	reset, _ := strconv.ParseInt(last.Header.Get("X-RateLimit-Reset"), 10, 64)
+	if now := time.Now().Unix(); reset < now || reset > now+200 {
+		t.Errorf("reset %d not an epoch in the next window (now %d)", reset, now)
+	}
+	time.Sleep(1100 * time.Millisecond) // two tokens come back
+	if r := n.do("GET", "/v1/trips/health", k, nil); r.Status != 200 {
+		t.Fatalf("after refill: %d", r.Status)
+	}
+}
+
+func TestTwoNodesShareRedisBudget(t *testing.T) {
+	redisURL := requireService(t, "FLEETHUB_TEST_REDIS_URL")
+	cfgA := testConfig(t)
+	cfgA.RedisURL = redisURL
+	a := startNode(t, cfgA)
+	cfgB := testConfig(t)
+	cfgB.Data = cfgA.Data // one store
+	cfgB.RedisURL = redisURL
+	b := startNode(t, cfgB)
+	k := a.key("org-a", "test", []string{"keys:manage"}, 10) // burst 20
+	var ok atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			n := a
+			if i%2 == 1 {
+				n = b
+			}
+			if r := n.do("GET", "/v1/trips/health", k, nil); r.Status == 200 {
+				ok.Add(1)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if got := ok.Load(); got != 20 {
+		t.Fatalf("%d requests allowed across two nodes, want exactly the burst 20", got)
+	}
+	// revocation on node A is seen by node B on its next request
+	admin := a.key("org-a", "test", []string{"keys:manage"}, 0)
+	victim := a.key("org-a", "test", []string{"trips:read"}, 0)
+	if r := b.do("GET", "/v1/trips/health", victim, nil); r.Status != 200 {
+		t.Fatalf("victim before: %d", r.Status)
+	}
+	list := a.do("GET", "/v1/api-keys", admin, nil).json(t)["api_keys"].([]any)
+	var vid string
+	for _, x := range list {
+		m := x.(map[string]any)
+		if strings.HasSuffix(victim, strings.TrimPrefix(m["key_hint"].(string), "...")) && m["permissions"].([]any)[0] == "trips:read" {
+			vid = m["id"].(string)
+		}
+	}
+	if r := a.do("DELETE", "/v1/api-keys/"+vid, admin, nil); r.Status != 200 {
+		t.Fatalf("revoke: %d %s", r.Status, r.Body)
+	}
+	if r := b.do("GET", "/v1/trips/health", victim, nil); r.errCode(t) != "api_key_revoked" {
+		t.Fatalf("node B after revoke on A: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestRedisDownFallsBackAndDegrades(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.RedisURL = "redis://127.0.0.1:1/0"
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"trips:read"}, 0)
+	r := n.do("GET", "/v1/trips/health", k, nil)
+	if r.Status != 200 || r.Header.Get("X-RateLimit-Limit") != "1000" {
+		t.Fatalf("with Redis down: %d %s", r.Status, r.Body)
+	}
+	h := r.json(t)
+	if h["status"] == "healthy" || h["dependencies"].(map[string]any)["redis"] != "degraded" {
+		t.Fatalf("health with Redis down: %s", r.Body)
+	}
+}
+
+func TestHealthReport(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"trips:read"}, 0)
+	r := n.do("GET", "/v1/trips/health", k, nil)
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	h := r.json(t)
+	for _, f := range []string{"status", "timestamp", "version", "uptime_seconds", "service", "database", "active_trips", "performance", "dependencies"} {
+		if _, ok := h[f]; !ok {
+			t.Errorf("health lacks %s", f)
+		}
+	}
+	if h["status"] != "healthy" {
+		t.Errorf("status %v", h["status"])
+	}
+	deps := h["dependencies"].(map[string]any)
+	for _, d := range []string{"sqlite", "cache", "location_service", "bus"} {
+		if deps[d] != "healthy" {
+			t.Errorf("dependency %s = %v", d, deps[d])
+		}
+	}
+	for _, f := range []string{"status", "response_time_ms", "active_connections"} {
+		if _, ok := h["database"].(map[string]any)[f]; !ok {
+			t.Errorf("database lacks %s", f)
+		}
+	}
+	// cached: the same answer within 10 s
+	r2 := n.do("GET", "/v1/trips/health", k, nil)
+	if string(r2.Body) != string(r.Body) {
+		t.Error("health not cached")
+	}
+	for _, p := range []string{"/healthz", "/readyz"} {
+		if r := n.do("GET", p, "", nil); r.Status != 200 || r.json(t)["status"] != "ok" {
+			t.Errorf("%s: %d %s", p, r.Status, r.Body)
+		}
+	}
+	m := n.do("GET", "/metrics", "", nil)
+	for _, want := range []string{"fleethub_http_requests_total{method=\"GET\",route=\"/v1/trips/health\",status=\"200\"}", "fleethub_http_request_duration_seconds_bucket", "fleethub_rate_limit_rejections_total", "fleethub_store_ping_seconds"} {
+		if !strings.Contains(string(m.Body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestPanicIsRecovered(t *testing.T) {
+	n := startNode(t, testConfig(t), func(a *app) {
+		a.server.Handle(&api.Route{Method: "GET", Path: "/test/panic", Auth: api.AuthNone, Tag: "test",
+			Handler: func(c *api.Ctx) error { panic("boom") }})
+	})
+	r := n.do("GET", "/test/panic", "", nil)
+	if r.Status != 500 || r.errCode(t) != "internal_error" {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	if r := n.do("GET", "/healthz", "", nil); r.Status != 200 {
+		t.Fatal("server died after a panic")
+	}
+}
+
+func TestGracefulShutdownDrains(t *testing.T) {
+	started := make(chan struct{})
+	n := startNode(t, testConfig(t), func(a *app) {
+		a.server.Handle(&api.Route{Method: "GET", Path: "/test/slow", Auth: api.AuthNone, Tag: "test",
+			Handler: func(c *api.Ctx) error {
+				close(started)
+				time.Sleep(400 * time.Millisecond)
+				return c.JSON(200, map[string]string{"done": "yes"})
+			}})
+	})
+	got := make(chan resp, 1)
+	go func() { got <- n.do("GET", "/test/slow", "", nil) }()
+	<-started
+	n.stop()
+	r := <-got
+	if r.Status != 200 || !strings.Contains(string(r.Body), "yes") {
+		t.Fatalf("in-flight request: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestRestartKeepsRecords(t *testing.T) {
+	cfg := testConfig(t)
+	n := startNode(t, cfg)
+	admin := n.key("org-a", "test", []string{"keys:manage", "trips:read"}, 0)
+	r := n.do("POST", "/v1/api-keys", admin, map[string]any{"name": "keep", "permissions": []string{"trips:read"}})
+	k := r.json(t)["key"].(string)
+	n.stop()
+	n2 := startNode(t, cfg)
+	if r := n2.do("GET", "/v1/trips/health", k, nil); r.Status != 200 {
+		t.Fatalf("key after restart: %d %s", r.Status, r.Body)
+	}
+	if c := n2.do("GET", "/v1/api-keys", admin, nil).json(t)["count"].(float64); c != 2 {
+		t.Fatalf("keys after restart: %v", c)
+	}
+}
+
+func TestPendingEndpointsAnswer501(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 0)
+	r := n.do("POST", "/v1/routing/sources_to_targets", k, map[string]any{})
+	if r.Status != 501 || r.errCode(t) != "not_implemented" {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	weak := n.key("org-a", "test", []string{"trips:read"}, 0)
+	if r := n.do("POST", "/v1/routing/sources_to_targets", weak, map[string]any{}); r.Status != 403 {
+		t.Fatalf("permission before 501: %d", r.Status)
+	}
+}
+
+func TestKeysCreateCommand(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb strings.Builder
+	code := run(context.Background(), []string{"keys", "create", "--data", dir, "--org", "acme", "--env", "live", "--name", "boot", "--permissions", "all", "--plan", "enterprise"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	key := strings.SplitN(out.String(), "\n", 2)[0]
+	if !strings.HasPrefix(key, "fhk_live_") || len(key) != 73 {
+		t.Fatalf("first line %q", key)
+	}
+	cfg := testConfig(t)
+	cfg.Data = dir
+	n := startNode(t, cfg)
+	r := n.do("GET", "/v1/api-keys", key, nil)
+	if r.Status != 200 || r.Header.Get("X-RateLimit-Limit") != "2000" {
+		t.Fatalf("bootstrap key: %d %s %v", r.Status, r.Body, r.Header)
+	}
+	var bad strings.Builder
+	if code := run(context.Background(), []string{"keys", "create", "--data", dir, "--org", "acme", "--env", "prod", "--name", "x", "--permissions", "all"}, &out, &bad); code == 0 || !strings.Contains(bad.String(), "--env") {
+		t.Fatalf("bad env accepted: %d %s", code, bad.String())
+	}
+	var ver strings.Builder
+	if run(context.Background(), []string{"version"}, &ver, &bad) != 0 || !strings.HasPrefix(ver.String(), "fleethub ") {
+		t.Fatalf("version: %q", ver.String())
+	}
+}
+
+func TestEnvFlags(t *testing.T) {
+	t.Setenv("FLEETHUB_ADDR", "127.0.0.1:9999")
+	t.Setenv("FLEETHUB_MAX_BODY_BYTES", "1234")
+	fs, cfg := serveFlags(&strings.Builder{})
+	if err := parseFlags(fs, []string{"--addr", "127.0.0.1:7777"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:7777" || cfg.MaxBodyBytes != 1234 {
+		t.Fatalf("flag over env, env over default: %+v", cfg)
+	}
+	t.Setenv("FLEETHUB_MAX_BODY_BYTES", "lots")
+	fs, _ = serveFlags(&strings.Builder{})
+	if err := parseFlags(fs, nil); err == nil {
+		t.Fatal("bad env value accepted")
+	}
+}
+
+var _ = json.Marshal
+var _ = fmt.Sprint

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/api/keys"
+)
+
+// node is a running server for a test.
+type node struct {
+	t   *testing.T
+	app *app
+	url string
+}
+
+func testConfig(t *testing.T) *config {
+	return &config{Addr: "127.0.0.1:0", Data: t.TempDir(), MaxBodyBytes: 1 << 20, ShutdownGrace: 5 * time.Second}
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if os.Getenv("FLEETHUB_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// startNode starts a node; prepare may register extra routes first.
+func startNode(t *testing.T, cfg *config, prepare ...func(*app)) *node {
+	t.Helper()
+	ctx := context.Background()
+	a, err := newApp(ctx, cfg, testLogger(t))
+	if err != nil {
+		t.Fatalf("newApp: %v", err)
+	}
+	for _, p := range prepare {
+		p(a)
+	}
+	if err := a.start(ctx); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	n := &node{t: t, app: a, url: "http://" + a.addr.String()}
+	t.Cleanup(func() { n.stop() })
+	return n
+}
+
+func (n *node) stop() {
+	if n.app == nil {
+		return
+	}
+	if err := n.app.stop(5 * time.Second); err != nil {
+		n.t.Errorf("stop: %v", err)
+	}
+	n.app = nil
+}
+
+// key creates a key directly through the service.
+func (n *node) key(org, env string, perms []string, rpm int) string {
+	n.t.Helper()
+	c, err := n.app.keys.Create(context.Background(), keys.CreateRequest{Org: org, Env: env, Name: "test", Permissions: perms, RPM: rpm})
+	if err != nil {
+		n.t.Fatalf("create key: %v", err)
+	}
+	return c.Key
+}
+
+type resp struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func (r resp) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("response is not a JSON object: %v: %s", err, r.Body)
+	}
+	return m
+}
+
+func (r resp) errCode(t *testing.T) string {
+	t.Helper()
+	m := r.json(t)
+	e, _ := m["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+var client = &http.Client{Timeout: 30 * time.Second}
+
+// do sends a request; hdr pairs are header name, value.
+func (n *node) do(method, path, key string, body any, hdr ...string) resp {
+	n.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			n.t.Fatal(err)
+		}
+		rd = bytes.NewReader(buf)
+	}
+	req, err := http.NewRequest(method, n.url+path, rd)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("X-API-Key", key)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i+1] == "" {
+			req.Header.Del(hdr[i])
+		} else {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		n.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return resp{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// requireService returns the URL in env or skips (fails under CI).
+func requireService(t *testing.T, env string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set but CI=true: this test needs the service", env)
+		}
+		t.Skipf("%s not set: skipping", env)
+	}
+	return v
+}

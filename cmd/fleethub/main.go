@@ -1,0 +1,62 @@
+// Command fleethub runs the Fleethub service and its offline tools.
+//
+//	fleethub serve [flags]        start the whole service
+//	fleethub keys create [flags]  create an API key offline (bootstrap)
+//	fleethub version              print the version
+//	fleethub bench ...            load generators (see bench/)
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return cmdServe(ctx, args[1:], stdout, stderr)
+	case "keys":
+		if len(args) < 2 || args[1] != "create" {
+			fmt.Fprintln(stderr, "usage: fleethub keys create --org ORG --env test|live --name N --permissions p1,p2 [--plan P] [--rpm N] [--data DIR | --database-url URL]")
+			return 2
+		}
+		return cmdKeysCreate(ctx, args[2:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "fleethub", version)
+		return 0
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "fleethub: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: fleethub <command> [flags]
+
+commands:
+  serve         start the service (fleethub serve -h for flags)
+  keys create   create an API key offline and print it on the first line
+  version       print the version
+`)
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+)
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text", "":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+}
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, cfg := serveFlags(stderr)
+	if err := parseFlags(fs, args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		fmt.Fprintln(stderr, "fleethub serve:", err)
+		return 2
+	}
+	log, err := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleethub serve:", err)
+		return 2
+	}
+	if cfg.KafkaBrokers != "" {
+		fmt.Fprintln(stderr, "fleethub serve: --kafka-brokers: the Kafka bus is not available in this release; run without it for the in-process bus")
+		return 2
+	}
+	a, err := newApp(ctx, cfg, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleethub serve:", err)
+		return 1
+	}
+	if err := a.start(ctx); err != nil {
+		a.closeAll()
+		fmt.Fprintln(stderr, "fleethub serve:", err)
+		return 1
+	}
+	where := cfg.Data
+	if cfg.DatabaseURL != "" {
+		where = "PostgreSQL"
+	}
+	log.Info("fleethub listening", "addr", a.addr.String(), "version", version, "store", where)
+	fmt.Fprintf(stdout, "fleethub %s listening on http://%s\n", version, a.addr)
+	if cfg.DatabaseURL == "" {
+		fmt.Fprintf(stdout, "create an API key:  go run ./cmd/fleethub keys create --data %s --org my-org --env test --name dev --permissions all\n", shellQuote(cfg.Data))
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-a.errs:
+		log.Error("component failed", "error", err)
+	}
+	log.Info("shutting down")
+	if err := a.stop(cfg.ShutdownGrace); err != nil {
+		log.Error("shutdown", "error", err)
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}
+
+func shellQuote(s string) string {
+	if strings.ContainsAny(s, " '\"$") {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return s
+}

@@ -1,0 +1,76 @@
+// Package hub is the realtime core: the bus contract that carries
+// locations, telemetry and events between ingest and the sinks, and the
+// fan-out to subscribers.
+//
+// Backpressure per boundary: a bus Publish returns once the message is
+// durable in the bus (in memory for membus, acknowledged by the brokers for
+// Kafka); bus → pipeline blocks: a consumer's handler is not given the next
+// batch of a partition before it returned, and the group offset is
+// committed only after the handler returned nil (at-least-once).
+package hub
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Default topic names.
+const (
+	TopicLocations = "fleethub.locations"
+	TopicTelemetry = "fleethub.telemetry"
+	TopicEvents    = "fleethub.events"
+)
+
+// ErrClosed is returned by a closed bus.
+var ErrClosed = errors.New("hub: bus closed")
+
+// Message is one record on the bus. Key is the partition key (the vehicle
+// id), so per-vehicle order holds.
+type Message struct {
+	Topic     string
+	Key       []byte
+	Value     []byte
+	Partition int
+	Offset    int64
+	Time      time.Time
+}
+
+// Handler consumes a batch of messages of one partition, in offset order.
+// Returning an error redelivers the batch after a pause.
+type Handler func(ctx context.Context, msgs []Message) error
+
+// Subscription says what to consume.
+type Subscription struct {
+	Topic string
+	// Group shares the partitions among its members and keeps committed
+	// offsets; "" reads every partition from Start without committing.
+	Group string
+	// Start is where a group without committed offsets (or a groupless
+	// reader) begins: StartLatest or StartEarliest.
+	Start Start
+}
+
+// Start positions.
+type Start int
+
+const (
+	StartLatest Start = iota
+	StartEarliest
+)
+
+// Bus carries messages between ingest and the pipeline.
+type Bus interface {
+	// Publish appends messages; when it returns nil they are durable in
+	// the bus.
+	Publish(ctx context.Context, msgs ...Message) error
+	// Subscribe consumes until ctx ends or the bus closes.
+	Subscribe(ctx context.Context, sub Subscription, h Handler) error
+	// Close flushes pending publishes and stops consumers.
+	Close(ctx context.Context) error
+}
+
+// Health states of a bus (optional ability).
+type HealthReporter interface {
+	Health(ctx context.Context) string
+}

@@ -1,0 +1,177 @@
+// Package postgres is the shared store: PostgreSQL through pgx/v5 and a
+// pgxpool connection pool, for deployments with several nodes.
+//
+// The table layout is the one of store/sqlite: times are unix milliseconds
+// in BIGINT columns, 0 when unset; permissions are JSON text. Migrations
+// are applied by Open, all pending versions in one transaction that first
+// takes a transaction-level advisory lock, so nodes starting at once apply
+// each version exactly once and the others wait, then find nothing to do.
+//
+// Errors: a unique violation (SQLSTATE 23505) wraps store.ErrConflict, no
+// rows wraps store.ErrNotFound, anything else is wrapped as
+// "postgres: <op>: <err>".
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// Config of the PostgreSQL store.
+type Config struct {
+	// URL is a libpq connection string or URL. Empty means the PG*
+	// environment variables, as for psql. Runtime parameters such as
+	// search_path may be set in it.
+	URL string
+	// MaxConns is the pool size. 0 keeps the URL's pool_max_conns or, without
+	// it, pgxpool's default (the greater of 4 and the number of CPUs).
+	MaxConns int32
+}
+
+// Store is the PostgreSQL backend.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ store.Backend = (*Store)(nil)
+
+// Open connects to the database in cfg.URL and applies pending migrations.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	pc, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: config: %w", err)
+	}
+	if cfg.MaxConns > 0 {
+		pc.MaxConns = cfg.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	s := &Store{pool: pool}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Ping checks the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.pool.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		return wrap("ping", err)
+	}
+	return nil
+}
+
+// Stats reports pool figures.
+func (s *Store) Stats() store.Stats {
+	st := s.pool.Stat()
+	return store.Stats{Driver: "postgresql", OpenConnections: int(st.TotalConns()), InUse: int(st.AcquiredConns())}
+}
+
+// Close closes the pool, waiting for acquired connections to be released.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// migrationLock is the pg_advisory_xact_lock key that serializes migrations
+// across nodes: the first eight bytes of "fleethub" read as an int64.
+const migrationLock int64 = 0x666c656574687562
+
+// migrations are applied in order; never edit a released one, append.
+// Version n is migrations[n-1].
+var migrations = []string{
+	`CREATE TABLE api_keys (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		name TEXT NOT NULL,
+		hash TEXT NOT NULL UNIQUE,
+		hint TEXT NOT NULL,
+		permissions TEXT NOT NULL,
+		plan TEXT NOT NULL,
+		rpm INTEGER NOT NULL,
+		created_at BIGINT NOT NULL,
+		last_used_at BIGINT NOT NULL DEFAULT 0,
+		revoked_at BIGINT NOT NULL DEFAULT 0
+	);
+	CREATE INDEX api_keys_scope ON api_keys(org, env, created_at);
+	CREATE TABLE secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL);`,
+}
+
+// migrate applies every pending migration in one transaction. The advisory
+// lock is taken before anything else, including creating schema_migrations:
+// concurrent CREATE TABLE IF NOT EXISTS can itself fail with a unique
+// violation on the catalog.
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return wrap("migrate", err)
+	}
+	defer tx.Rollback(ctx) // no-op after Commit
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrationLock); err != nil {
+		return wrap("migration lock", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+		return wrap("migrations table", err)
+	}
+	var current int
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
+		return wrap("migration version", err)
+	}
+	for v := current + 1; v <= len(migrations); v++ {
+		// No arguments: pgx sends it with the simple protocol, which allows
+		// several statements in one migration.
+		if _, err := tx.Exec(ctx, migrations[v-1]); err != nil {
+			return wrap(fmt.Sprintf("migration %d", v), err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES ($1, $2)`, v, time.Now().UnixMilli()); err != nil {
+			return wrap(fmt.Sprintf("migration %d", v), err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return wrap("migrate", err)
+	}
+	return nil
+}
+
+// uniqueViolation is the SQLSTATE of unique_violation.
+const uniqueViolation = "23505"
+
+// wrap maps err to the store's errors and prefixes the operation.
+func wrap(op string, err error) error {
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("postgres: %s: %w", op, store.ErrNotFound)
+	case errors.As(err, &pgErr) && pgErr.Code == uniqueViolation:
+		return fmt.Errorf("postgres: %s: %w (constraint %s)", op, store.ErrConflict, pgErr.ConstraintName)
+	default:
+		return fmt.Errorf("postgres: %s: %w", op, err)
+	}
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}

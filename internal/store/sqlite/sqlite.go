@@ -1,0 +1,157 @@
+// Package sqlite is the embedded store: modernc.org/sqlite (pure Go) in WAL
+// mode with a busy timeout. All writes go through one connection (SQLite
+// has one writer anyway; a single connection avoids SQLITE_BUSY churn),
+// reads through a small pool.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/store"
+
+	_ "modernc.org/sqlite" // driver "sqlite"
+)
+
+// Config of the embedded store.
+type Config struct {
+	Dir         string        // data directory; created if missing
+	BusyTimeout time.Duration // default 5s
+	Readers     int           // read pool size, default 4
+}
+
+// Store is the SQLite backend.
+type Store struct {
+	w    *sql.DB // one connection: every write
+	r    *sql.DB // read pool
+	path string
+}
+
+var _ store.Backend = (*Store)(nil)
+
+// Open opens (creating if needed) the database in cfg.Dir and applies
+// pending migrations.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Dir == "" {
+		cfg.Dir = "data"
+	}
+	if cfg.BusyTimeout == 0 {
+		cfg.BusyTimeout = 5 * time.Second
+	}
+	if cfg.Readers == 0 {
+		cfg.Readers = 4
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite: data dir: %w", err)
+	}
+	path := filepath.Join(cfg.Dir, "fleethub.db")
+	dsn := fmt.Sprintf("file:%s?_pragma=journal_mode(WAL)&_pragma=busy_timeout(%d)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate",
+		path, cfg.BusyTimeout.Milliseconds())
+	w, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	r, err := sql.Open("sqlite", dsn+"&mode=ro")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open reader: %w", err)
+	}
+	r.SetMaxOpenConns(cfg.Readers)
+	r.SetMaxIdleConns(cfg.Readers)
+	s := &Store{w: w, r: r, path: path}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Ping checks the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
+}
+
+// Stats reports pool figures.
+func (s *Store) Stats() store.Stats {
+	ws, rs := s.w.Stats(), s.r.Stats()
+	return store.Stats{Driver: "sqlite", OpenConnections: ws.OpenConnections + rs.OpenConnections, InUse: ws.InUse + rs.InUse}
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// migrations are applied in order; never edit a released one, append.
+var migrations = []string{
+	`CREATE TABLE api_keys (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		name TEXT NOT NULL,
+		hash TEXT NOT NULL UNIQUE,
+		hint TEXT NOT NULL,
+		permissions TEXT NOT NULL,
+		plan TEXT NOT NULL,
+		rpm INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		last_used_at INTEGER NOT NULL DEFAULT 0,
+		revoked_at INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE INDEX api_keys_scope ON api_keys(org, env, created_at);
+	CREATE TABLE secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);`,
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("sqlite: migrations table: %w", err)
+	}
+	var current int
+	if err := s.w.QueryRowContext(ctx, `SELECT COALESCE(MAX(version),0) FROM schema_migrations`).Scan(&current); err != nil {
+		return fmt.Errorf("sqlite: migration version: %w", err)
+	}
+	for v := current + 1; v <= len(migrations); v++ {
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("sqlite: migration %d: %w", v, err)
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("sqlite: migration %d: %w", v, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`, v, time.Now().UnixMilli()); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("sqlite: migration %d: %w", v, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("sqlite: migration %d: %w", v, err)
+		}
+	}
+	return nil
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
