@@ -14,6 +14,8 @@ import (
 	"github.com/fleethub/fleethub/api/health"
 	"github.com/fleethub/fleethub/api/keys"
 	"github.com/fleethub/fleethub/api/pending"
+	apitrips "github.com/fleethub/fleethub/api/trips"
+	"github.com/fleethub/fleethub/ingest/trips"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/membus"
 	"github.com/fleethub/fleethub/internal/apikey"
@@ -30,6 +32,7 @@ import (
 type app struct {
 	cfg     *config
 	log     *slog.Logger
+	trips   *trips.Service
 	store   store.Backend
 	redis   *redis.Client
 	bus     hub.Bus
@@ -134,11 +137,16 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 			return st.OpenConnections, st.InUse
 		},
 		Requests: a.server.Stats(),
+		Trips:    activeTrips{a.store},
 		Others:   others,
 		Gatherer: reg,
 	})
 	reg.MustRegister(newStoreCollector(a.store))
+	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh}, a.store, a.bus, nil, log); err != nil {
+		return nil, err
+	}
 	a.server.Handle(a.keys.Routes()...)
+	a.server.Handle(apitrips.New(a.trips, a.limiter).Routes()...)
 	a.server.Handle(a.health.Routes()...)
 	built := map[string]bool{}
 	for _, r := range a.server.Routes() {
@@ -250,4 +258,10 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	if err := c.st.Ping(ctx); err == nil {
 		ch <- prometheus.MustNewConstMetric(c.latency, prometheus.GaugeValue, time.Since(start).Seconds())
 	}
+}
+
+type activeTrips struct{ st store.Trips }
+
+func (a activeTrips) ActiveTripStats(ctx context.Context) (int, int, float64, error) {
+	return a.st.ActiveTripStats(ctx, time.Now())
 }

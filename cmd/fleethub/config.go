@@ -21,6 +21,7 @@ type config struct {
 	LogLevel      string
 	LogFormat     string
 	ShutdownGrace time.Duration
+	SpeedLimitKmh float64
 }
 
 // envName turns a flag name into its environment variable.
@@ -67,6 +68,7 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	fs.IntVar(&c.MaxBodyBytes, "max-body-bytes", 8<<20, "largest accepted request body")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
+	fs.Float64Var(&c.SpeedLimitKmh, "speed-limit-kmh", 100, "organization default speed limit for speeding detection when no device setting applies")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 15*time.Second, "how long shutdown waits for in-flight work")
 	fs.Usage = func() {
 		fmt.Fprintln(w, "usage: fleethub serve [flags]\n\nEvery flag can also be set as FLEETHUB_<FLAG> (dashes as underscores).")

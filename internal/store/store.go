@@ -72,6 +72,7 @@ type Stats struct {
 type Backend interface {
 	Keys
 	Secrets
+	Trips
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

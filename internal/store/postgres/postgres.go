@@ -7,6 +7,11 @@
 // takes a transaction-level advisory lock, so nodes starting at once apply
 // each version exactly once and the others wait, then find nothing to do.
 //
+// Trips (trips.go) keep the same layout too: totals are DOUBLE PRECISION,
+// JSON columns are TEXT so the bytes written are the bytes read, point
+// blocks are BYTEA rows keyed by (trip_id, seq), and ids sort in byte
+// order (COLLATE "C") so keyset listings page exactly as on SQLite.
+//
 // Errors: a unique violation (SQLSTATE 23505) wraps store.ErrConflict, no
 // rows wraps store.ErrNotFound, anything else is wrapped as
 // "postgres: <op>: <err>".
@@ -108,6 +113,55 @@ var migrations = []string{
 	);
 	CREATE INDEX api_keys_scope ON api_keys(org, env, created_at);
 	CREATE TABLE secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL);`,
+	// Trips, their point blocks and events: the tables of sqlite's
+	// migration 2. Ids are COLLATE "C" so that listings break ties by id
+	// in byte order, as SQLite does, whatever the database's collation.
+	`CREATE TABLE trips (
+		id TEXT COLLATE "C" PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		vehicle_id TEXT NOT NULL,
+		driver_id TEXT NOT NULL,
+		status TEXT NOT NULL,
+		start_time BIGINT NOT NULL,
+		end_time BIGINT NOT NULL DEFAULT 0,
+		start_location TEXT,
+		end_location TEXT,
+		metadata TEXT NOT NULL,
+		metadata_history TEXT NOT NULL,
+		state TEXT NOT NULL,
+		distance_km DOUBLE PRECISION NOT NULL DEFAULT 0,
+		duration_minutes DOUBLE PRECISION NOT NULL DEFAULT 0,
+		avg_speed_kmh DOUBLE PRECISION NOT NULL DEFAULT 0,
+		max_speed_kmh DOUBLE PRECISION NOT NULL DEFAULT 0,
+		safety_score DOUBLE PRECISION NOT NULL DEFAULT 100,
+		eco_score DOUBLE PRECISION NOT NULL DEFAULT 100,
+		events_count INTEGER NOT NULL DEFAULT 0,
+		locations_count INTEGER NOT NULL DEFAULT 0,
+		version BIGINT NOT NULL,
+		created_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL
+	);
+	CREATE UNIQUE INDEX trips_open_vehicle ON trips(org, env, vehicle_id) WHERE status IN ('active', 'paused');
+	CREATE INDEX trips_scope_start ON trips(org, env, start_time, id);
+	CREATE INDEX trips_status ON trips(status);
+	CREATE TABLE trip_points (
+		trip_id TEXT NOT NULL,
+		seq BIGINT NOT NULL,
+		first_ts BIGINT NOT NULL,
+		last_ts BIGINT NOT NULL,
+		count INTEGER NOT NULL,
+		data BYTEA NOT NULL,
+		PRIMARY KEY (trip_id, seq)
+	);
+	CREATE TABLE trip_events (
+		id TEXT COLLATE "C" PRIMARY KEY,
+		trip_id TEXT NOT NULL,
+		type TEXT NOT NULL,
+		ts BIGINT NOT NULL,
+		data TEXT NOT NULL
+	);
+	CREATE INDEX trip_events_trip ON trip_events(trip_id, ts);`,
 }
 
 // migrate applies every pending migration in one transaction. The advisory

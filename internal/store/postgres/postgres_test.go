@@ -21,7 +21,7 @@ import (
 
 // databaseURL is the server the tests use. Without it the tests skip,
 // except in CI, where a missing database is a failure.
-func databaseURL(t *testing.T) string {
+func databaseURL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv("FLEETHUB_TEST_DATABASE_URL")
 	if u == "" {
@@ -36,7 +36,7 @@ func databaseURL(t *testing.T) string {
 // freshSchema creates a schema with a random name, dropped at cleanup, and
 // returns a connection string whose search_path is that schema, so test
 // runs and subtests never see each other's tables.
-func freshSchema(t *testing.T) string {
+func freshSchema(t testing.TB) string {
 	t.Helper()
 	base := databaseURL(t)
 	name := "fleethub_test_" + hex.EncodeToString(randomBytes(8))
@@ -57,7 +57,7 @@ func randomBytes(n int) []byte {
 	return b
 }
 
-func exec(t *testing.T, ctx context.Context, connString, sql string) {
+func exec(t testing.TB, ctx context.Context, connString, sql string) {
 	t.Helper()
 	conn, err := pgx.Connect(ctx, connString)
 	if err != nil {
@@ -71,7 +71,7 @@ func exec(t *testing.T, ctx context.Context, connString, sql string) {
 
 // withSearchPath sets the search_path runtime parameter of a URL or of a
 // keyword/value connection string.
-func withSearchPath(t *testing.T, connString, schema string) string {
+func withSearchPath(t testing.TB, connString, schema string) string {
 	t.Helper()
 	if !strings.HasPrefix(connString, "postgres://") && !strings.HasPrefix(connString, "postgresql://") {
 		return connString + " search_path=" + schema
@@ -86,7 +86,7 @@ func withSearchPath(t *testing.T, connString, schema string) string {
 	return u.String()
 }
 
-func open(t *testing.T, connString string) *postgres.Store {
+func open(t testing.TB, connString string) *postgres.Store {
 	t.Helper()
 	s, err := postgres.Open(t.Context(), postgres.Config{URL: connString, MaxConns: 4})
 	if err != nil {

@@ -112,6 +112,52 @@ var migrations = []string{
 	);
 	CREATE INDEX api_keys_scope ON api_keys(org, env, created_at);
 	CREATE TABLE secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);`,
+	`CREATE TABLE trips (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		vehicle_id TEXT NOT NULL,
+		driver_id TEXT NOT NULL,
+		status TEXT NOT NULL,
+		start_time INTEGER NOT NULL,
+		end_time INTEGER NOT NULL DEFAULT 0,
+		start_location TEXT,
+		end_location TEXT,
+		metadata TEXT NOT NULL,
+		metadata_history TEXT NOT NULL,
+		state TEXT NOT NULL,
+		distance_km REAL NOT NULL DEFAULT 0,
+		duration_minutes REAL NOT NULL DEFAULT 0,
+		avg_speed_kmh REAL NOT NULL DEFAULT 0,
+		max_speed_kmh REAL NOT NULL DEFAULT 0,
+		safety_score REAL NOT NULL DEFAULT 100,
+		eco_score REAL NOT NULL DEFAULT 100,
+		events_count INTEGER NOT NULL DEFAULT 0,
+		locations_count INTEGER NOT NULL DEFAULT 0,
+		version INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL
+	);
+	CREATE UNIQUE INDEX trips_open_vehicle ON trips(org, env, vehicle_id) WHERE status IN ('active', 'paused');
+	CREATE INDEX trips_scope_start ON trips(org, env, start_time, id);
+	CREATE INDEX trips_status ON trips(status);
+	CREATE TABLE trip_points (
+		trip_id TEXT NOT NULL,
+		seq INTEGER NOT NULL,
+		first_ts INTEGER NOT NULL,
+		last_ts INTEGER NOT NULL,
+		count INTEGER NOT NULL,
+		data BLOB NOT NULL,
+		PRIMARY KEY (trip_id, seq)
+	) WITHOUT ROWID;
+	CREATE TABLE trip_events (
+		id TEXT PRIMARY KEY,
+		trip_id TEXT NOT NULL,
+		type TEXT NOT NULL,
+		ts INTEGER NOT NULL,
+		data TEXT NOT NULL
+	);
+	CREATE INDEX trip_events_trip ON trip_events(trip_id, ts);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

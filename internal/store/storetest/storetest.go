@@ -36,6 +36,7 @@ var suite = []struct {
 	{"Backend", backend},
 	{"Keys", keys},
 	{"Secrets", secrets},
+	{"Trips", trips},
 }
 
 // Run runs the whole contract against backends made by open.

@@ -1,0 +1,427 @@
+package detect
+
+import (
+	"math"
+	"time"
+)
+
+// Detector finds the events of one trip. Create it with New; it is not safe
+// for concurrent use.
+type Detector struct {
+	t                      Thresholds // defaults applied
+	accThr, brkThr, corThr float64    // m/s²
+	spdStart, spdCont      float64    // m/s; 0 when there is no limit
+	idleV                  float64    // m/s
+
+	// ring holds the most recent admitted samples; ring[head] is the newest.
+	ring    [ringSize]sample
+	head, n int
+	jumps   int // consecutive points rejected as jumps
+
+	acc, brk, cor harshEpisode
+	spd           speedingEpisode
+	idle          idleEpisode
+}
+
+// sample is an admitted point with its speed and heading estimates.
+type sample struct {
+	t                time.Time
+	ts               stamp   // t, for cheap differences
+	lat, lon, cosLat float64 // radians
+	latDeg, lonDeg   float64
+	acc              float64 // accuracy, m; unknown → unknownAccuracyM
+	v, sv            float64 // speed and its uncertainty, m/s
+	h, sh            float64 // heading and its uncertainty, rad
+	hasV, hasH       bool
+	reportedV        bool
+	// still: standing still as far as can be told: the reported speed is
+	// at most the idle speed, or the chord is within the combined accuracy.
+	still bool
+}
+
+// at returns the k-th newest sample, k < d.n.
+func (d *Detector) at(k int) *sample {
+	return &d.ring[(d.head-k+ringSize)%ringSize]
+}
+
+func (d *Detector) push(s *sample) {
+	d.head = (d.head + 1) % ringSize
+	d.ring[d.head] = *s
+	if d.n < ringSize {
+		d.n++
+	}
+}
+
+// olderThan returns the newest sample at least span before t, or nil.
+func (d *Detector) olderThan(ts stamp, span time.Duration) *sample {
+	for k := 0; k < d.n; k++ {
+		if s := d.at(k); ts.since(s.ts) >= span {
+			return s
+		}
+	}
+	return nil
+}
+
+// Feed processes the next point of the trip and appends to out the events
+// that complete at it. Points must come in timestamp order; a point not
+// after the previous one is ignored. Feed does not allocate unless out must
+// grow.
+func (d *Detector) Feed(p Point, out []Event) []Event {
+	var s sample
+	if !d.admit(&p, &s) {
+		return out
+	}
+	if d.n > 0 {
+		last := d.at(0)
+		dt := s.ts.since(last.ts)
+		if dt < d.t.MinSampleGap || dt <= 0 {
+			return out
+		}
+		if dt > d.t.MaxEpisodeGap {
+			out = d.closeAll(out)
+			d.resetChain()
+		} else {
+			dist := distanceM(last.lat, last.lon, last.cosLat, s.lat, s.lon, s.cosLat)
+			if (dist-last.acc-s.acc)/dt.Seconds() > maxPlausibleSpeed {
+				d.jumps++
+				if d.jumps < maxJumps {
+					return out
+				}
+				out = d.closeHarsh(out)
+				d.resetChain()
+			}
+		}
+	}
+	d.jumps = 0
+	d.estimate(&s)
+	if !d.t.HarshDisabled {
+		out = d.kinematics(&s, out)
+	}
+	if !d.t.SpeedingDisabled && d.spdStart > 0 {
+		out = d.speeding(&s, out)
+	}
+	if !d.t.IdleDisabled {
+		out = d.idling(&s, out)
+	}
+	d.push(&s)
+	return out
+}
+
+// Flush closes the episodes still open at the end of the trip, appends the
+// events among them that qualify, and resets the Detector for a new trip.
+func (d *Detector) Flush(out []Event) []Event {
+	out = d.closeAll(out)
+	d.resetChain()
+	d.jumps = 0
+	return out
+}
+
+func (d *Detector) resetChain() {
+	d.n = 0
+	d.head = 0
+}
+
+// admit validates p and fills the position and reported values of s.
+func (d *Detector) admit(p *Point, s *sample) bool {
+	if !(p.Lat >= -90 && p.Lat <= 90 && p.Lon >= -180 && p.Lon <= 180) {
+		return false // also rejects NaN
+	}
+	acc := p.Accuracy
+	switch {
+	case acc > d.t.MaxAccuracyM || math.IsInf(acc, 1):
+		return false
+	case !(acc > 0): // unknown, NaN or negative
+		acc = unknownAccuracyM
+	}
+	s.t, s.ts = p.Time, stampOf(p.Time)
+	s.latDeg, s.lonDeg = p.Lat, p.Lon
+	s.lat, s.lon = p.Lat*degree, p.Lon*degree
+	s.cosLat = math.Cos(s.lat)
+	s.acc = acc
+	if p.HasSpeed && p.Speed >= 0 && p.Speed <= maxReportedSpeed {
+		s.v, s.sv, s.hasV, s.reportedV = p.Speed*kmh, reportedSpeedSD, true, true
+		s.still = s.v <= d.idleV
+	}
+	if p.HasHeading && !math.IsNaN(p.Heading) && !math.IsInf(p.Heading, 0) {
+		h := math.Mod(p.Heading, 360)
+		if h < 0 {
+			h += 360
+		}
+		s.h, s.sh, s.hasH = h*degree, reportedHeadingSD, true
+	}
+	return true
+}
+
+// estimate derives the speed and heading that s does not report from the
+// chord to an earlier sample.
+func (d *Detector) estimate(s *sample) {
+	if (s.hasV && s.hasH) || d.n == 0 {
+		return
+	}
+	a := d.olderThan(s.ts, chordSpan)
+	if a == nil {
+		a = d.at(d.n - 1)
+	}
+	dt := s.ts.since(a.ts).Seconds()
+	dist := distanceM(a.lat, a.lon, a.cosLat, s.lat, s.lon, s.cosLat)
+	comb := a.acc + s.acc
+	if !s.hasV {
+		if v := dist / dt; v <= maxPlausibleSpeed {
+			s.v, s.sv, s.hasV = v, comb/dt, true
+			s.still = dist <= comb
+		}
+	}
+	if !s.hasH && dist >= 2*comb {
+		s.h = bearing(a.lat, a.lon, a.cosLat, s.lat, s.lon, s.cosLat)
+		s.sh, s.hasH = comb/dist, true
+	}
+}
+
+// kinematics updates the harsh episodes with the accelerations between s and
+// the newest sample at least kinSpan before it.
+func (d *Detector) kinematics(s *sample, out []Event) []Event {
+	a := d.olderThan(s.ts, kinSpan)
+	if a == nil {
+		return out
+	}
+	span := s.ts.since(a.ts)
+	if span > d.t.MaxSampleGap {
+		return d.closeHarsh(out)
+	}
+	dt := span.Seconds()
+	if s.hasV && a.hasV {
+		lon := (s.v - a.v) / dt
+		sd := (s.sv + a.sv) / dt
+		out = d.acc.update(d, TypeHarshAcceleration, lon, sd, d.accThr, a, s, out)
+		out = d.brk.update(d, TypeHarshBraking, -lon, sd, d.brkThr, a, s, out)
+	} else {
+		out = d.acc.close(d, TypeHarshAcceleration, out)
+		out = d.brk.close(d, TypeHarshBraking, out)
+	}
+	if s.hasV && a.hasV && s.hasH && a.hasH && s.v >= minHeadingSpeed && a.v >= minHeadingSpeed {
+		w := math.Abs(angleDiff(a.h, s.h)) / dt
+		vm := (s.v + a.v) / 2
+		lat := vm * w
+		sd := vm*(s.sh+a.sh)/dt + w*(s.sv+a.sv)/2
+		out = d.cor.update(d, TypeHarshCornering, lat, sd, d.corThr, a, s, out)
+	} else {
+		out = d.cor.close(d, TypeHarshCornering, out)
+	}
+	return out
+}
+
+func (d *Detector) closeHarsh(out []Event) []Event {
+	out = d.acc.close(d, TypeHarshAcceleration, out)
+	out = d.brk.close(d, TypeHarshBraking, out)
+	return d.cor.close(d, TypeHarshCornering, out)
+}
+
+func (d *Detector) closeAll(out []Event) []Event {
+	out = d.closeHarsh(out)
+	out = d.spd.close(d, out)
+	return d.idle.close(d, out)
+}
+
+func (d *Detector) speeding(s *sample, out []Event) []Event {
+	if !s.hasV {
+		return out
+	}
+	v := s.v - s.sv // the speed we are sure of
+	e := &d.spd
+	switch {
+	case !e.active && v > d.spdStart:
+		*e = speedingEpisode{active: true, start: s.t, last: s.t, lat: s.latDeg, lon: s.lonDeg, max: s.v, maxSD: s.sv}
+	case e.active && v > d.spdCont:
+		e.last = s.t
+		if s.v > e.max {
+			e.max, e.maxSD = s.v, s.sv
+		}
+	case e.active:
+		out = e.close(d, out)
+	}
+	return out
+}
+
+func (d *Detector) idling(s *sample, out []Event) []Event {
+	if !s.hasV {
+		return out
+	}
+	e := &d.idle
+	switch {
+	case s.still && !e.active:
+		*e = idleEpisode{active: true, start: s.t, last: s.t, lat: s.latDeg, lon: s.lonDeg}
+		e.count(s.reportedV)
+	case s.still:
+		e.last = s.t
+		e.count(s.reportedV)
+	case e.active:
+		out = e.close(d, out)
+	}
+	return out
+}
+
+// harshEpisode is a run of samples over a harsh threshold along one axis.
+type harshEpisode struct {
+	active     bool
+	start, end time.Time
+	lat, lon   float64 // degrees, where it started
+	v0, v1     float64 // speed at start and at end, m/s
+	peak, sd   float64 // peak magnitude along the axis and its uncertainty, m/s²
+	samples    int
+}
+
+// update feeds the magnitude x (m/s², positive along the axis) with
+// uncertainty sd, measured between samples a and s.
+func (e *harshEpisode) update(d *Detector, typ string, x, sd, thr float64, a, s *sample, out []Event) []Event {
+	sure := x - sd
+	switch {
+	case !e.active && sure >= thr:
+		*e = harshEpisode{active: true, start: a.t, end: s.t, lat: a.latDeg, lon: a.lonDeg,
+			v0: a.v, v1: s.v, peak: x, sd: sd, samples: 1}
+	case e.active && sure >= thr*harshHysteresis:
+		e.end, e.v1 = s.t, s.v
+		if x > e.peak {
+			e.peak, e.sd = x, sd
+		}
+		e.samples++
+	case e.active:
+		out = e.close(d, typ, out)
+	}
+	return out
+}
+
+func (e *harshEpisode) close(d *Detector, typ string, out []Event) []Event {
+	if !e.active {
+		return out
+	}
+	e.active = false
+	dur := e.end.Sub(e.start)
+	if dur < d.t.MinHarshDuration {
+		return out
+	}
+	g := e.peak / gravity
+	conf := 1 - e.sd/e.peak
+	if e.samples < 2 {
+		conf *= 0.8
+	}
+	signed := g
+	if typ == TypeHarshBraking {
+		signed = -g
+	}
+	return append(out, Event{
+		Type: typ, Start: e.start, End: e.end, Lat: e.lat, Lon: e.lon,
+		Severity:   severityOf(typ, g),
+		Confidence: confidence(conf),
+		Metrics: Metrics{
+			AccelerationG:   signed,
+			SpeedChangeKmh:  (e.v1 - e.v0) / kmh,
+			DurationSeconds: dur.Seconds(),
+		},
+	})
+}
+
+// speedingEpisode is a run of samples over the speed limit plus tolerance.
+type speedingEpisode struct {
+	active      bool
+	start, last time.Time
+	lat, lon    float64
+	max, maxSD  float64 // highest speed and its uncertainty, m/s
+}
+
+func (e *speedingEpisode) close(d *Detector, out []Event) []Event {
+	if !e.active {
+		return out
+	}
+	e.active = false
+	dur := e.last.Sub(e.start)
+	if dur < d.t.MinSpeedingDuration {
+		return out
+	}
+	limit := d.t.SpeedLimitKmh
+	actual := e.max / kmh
+	excess := actual - limit
+	conf := 1.0
+	if excess > 0 {
+		conf = 1 - (e.maxSD/kmh)/excess
+	}
+	return append(out, Event{
+		Type: TypeSpeeding, Start: e.start, End: e.last, Lat: e.lat, Lon: e.lon,
+		Severity:   severityOf(TypeSpeeding, excess),
+		Confidence: confidence(conf),
+		Metrics: Metrics{
+			SpeedLimitKmh:   limit,
+			ActualSpeedKmh:  actual,
+			ExcessSpeedKmh:  excess,
+			DurationSeconds: dur.Seconds(),
+		},
+	})
+}
+
+// idleEpisode is a run of samples at or below the idle speed.
+type idleEpisode struct {
+	active           bool
+	start, last      time.Time
+	lat, lon         float64
+	samples, reports int
+}
+
+func (e *idleEpisode) count(reported bool) {
+	e.samples++
+	if reported {
+		e.reports++
+	}
+}
+
+func (e *idleEpisode) close(d *Detector, out []Event) []Event {
+	if !e.active {
+		return out
+	}
+	e.active = false
+	dur := e.last.Sub(e.start)
+	if dur < d.t.MinIdle {
+		return out
+	}
+	return append(out, Event{
+		Type: TypeIdle, Start: e.start, End: e.last, Lat: e.lat, Lon: e.lon,
+		Severity:   severityOf(TypeIdle, dur.Seconds()),
+		Confidence: confidence(0.6 + 0.4*float64(e.reports)/float64(e.samples)),
+		Metrics:    Metrics{DurationSeconds: dur.Seconds()},
+	})
+}
+
+// confidence clamps c to [0, 1] and rounds it to two decimals.
+func confidence(c float64) float64 {
+	if !(c > 0) {
+		return 0
+	}
+	if c > 1 {
+		return 1
+	}
+	return math.Round(c*100) / 100
+}
+
+// stamp is a time as whole seconds and nanoseconds since the Unix epoch.
+// Differences of stamps cost a few integer operations where time.Time.Sub,
+// which checks for overflow with an Add and an Equal, cost 10 ns a call and
+// a fifth of Feed (measured).
+type stamp struct {
+	sec  int64
+	nsec int64
+}
+
+func stampOf(t time.Time) stamp { return stamp{t.Unix(), int64(t.Nanosecond())} }
+
+// maxStampSec bounds differences so that they fit a Duration.
+const maxStampSec = int64(math.MaxInt64/time.Second) - 1
+
+// since is s−u, saturated like time.Time.Sub.
+func (s stamp) since(u stamp) time.Duration {
+	ds := s.sec - u.sec
+	switch {
+	case ds > maxStampSec || (u.sec < 0 && ds < s.sec):
+		return math.MaxInt64
+	case ds < -maxStampSec || (u.sec > 0 && ds > s.sec):
+		return math.MinInt64
+	}
+	return time.Duration(ds)*time.Second + time.Duration(s.nsec-u.nsec)
+}

@@ -1,0 +1,258 @@
+package trips
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// ListQuery is GET /v1/trips after parsing.
+type ListQuery struct {
+	OrganizationID   string
+	VehicleID        string
+	DriverID         string
+	Status           string
+	StartDate        *time.Time
+	EndDate          *time.Time
+	Limit            int
+	Cursor           string
+	Sort             string
+	Order            string
+	IncludeAnalytics bool
+}
+
+// Pagination of a listing.
+type Pagination struct {
+	TotalCount int     `json:"total_count"`
+	Limit      int     `json:"limit"`
+	HasMore    bool    `json:"has_more"`
+	NextCursor *string `json:"next_cursor"`
+	PrevCursor *string `json:"prev_cursor"`
+}
+
+// FiltersApplied echoes the listing's filters.
+type FiltersApplied struct {
+	OrganizationID   string     `json:"organization_id"`
+	VehicleID        *string    `json:"vehicle_id"`
+	DriverID         *string    `json:"driver_id"`
+	Status           *string    `json:"status"`
+	StartDate        *time.Time `json:"start_date"`
+	EndDate          *time.Time `json:"end_date"`
+	Sort             string     `json:"sort"`
+	Order            string     `json:"order"`
+	IncludeAnalytics bool       `json:"include_analytics"`
+}
+
+// SummaryStats aggregates every trip matching the filters.
+type SummaryStats struct {
+	TotalDistanceKm    float64 `json:"total_distance_km"`
+	TotalDurationHours float64 `json:"total_duration_hours"`
+	AvgSafetyScore     float64 `json:"avg_safety_score"`
+	AvgEcoScore        float64 `json:"avg_eco_score"`
+	ActiveTrips        int     `json:"active_trips"`
+	CompletedTrips     int     `json:"completed_trips"`
+}
+
+// ListResult is the answer of GET /v1/trips.
+type ListResult struct {
+	Trips          []ListItem     `json:"trips"`
+	Pagination     Pagination     `json:"pagination"`
+	FiltersApplied FiltersApplied `json:"filters_applied"`
+	SummaryStats   SummaryStats   `json:"summary_stats"`
+}
+
+// ErrBadCursor is a cursor that this listing did not issue.
+var ErrBadCursor = errors.New("trips: invalid cursor")
+
+type cursor struct {
+	V    float64 `json:"v"`
+	ID   string  `json:"i"`
+	Back bool    `json:"b,omitempty"`
+	Sort string  `json:"s"`
+	Desc bool    `json:"d"`
+}
+
+func (c cursor) encode() *string {
+	b, _ := json.Marshal(c)
+	s := base64.RawURLEncoding.EncodeToString(b)
+	return &s
+}
+
+func decodeCursor(s string) (cursor, error) {
+	var c cursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || json.Unmarshal(b, &c) != nil || c.ID == "" {
+		return c, ErrBadCursor
+	}
+	return c, nil
+}
+
+func sortValue(t store.Trip, key string) float64 {
+	switch key {
+	case "end_time":
+		return float64(msOrZero(t.EndTime))
+	case "distance":
+		return t.Totals.DistanceKm
+	case "duration":
+		return t.Totals.DurationMinutes
+	case "safety_score":
+		return t.Totals.SafetyScore
+	default:
+		return float64(t.StartTime.UnixMilli())
+	}
+}
+
+func msOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// List lists trips of the caller's scope.
+func (s *Service) List(ctx context.Context, org, env string, q ListQuery) (ListResult, error) {
+	f := store.TripFilter{Scope: scope(org, env), VehicleID: q.VehicleID, DriverID: q.DriverID, Sort: q.Sort, Desc: q.Order != "asc", Limit: q.Limit + 1}
+	if q.Status != "" {
+		f.Statuses = []string{q.Status}
+	}
+	if q.StartDate != nil {
+		f.StartAfter = *q.StartDate
+	}
+	if q.EndDate != nil {
+		f.StartBefore = *q.EndDate
+	}
+	res := ListResult{Trips: []ListItem{}, Pagination: Pagination{Limit: q.Limit},
+		FiltersApplied: FiltersApplied{OrganizationID: org, StartDate: q.StartDate, EndDate: q.EndDate, Sort: q.Sort, Order: q.Order, IncludeAnalytics: q.IncludeAnalytics}}
+	if q.VehicleID != "" {
+		res.FiltersApplied.VehicleID = &q.VehicleID
+	}
+	if q.DriverID != "" {
+		res.FiltersApplied.DriverID = &q.DriverID
+	}
+	if q.Status != "" {
+		res.FiltersApplied.Status = &q.Status
+	}
+	if q.OrganizationID != "" && q.OrganizationID != org {
+		// another organization's trips are indistinguishable from none
+		res.FiltersApplied.OrganizationID = q.OrganizationID
+		return res, nil
+	}
+	back := false
+	if q.Cursor != "" {
+		c, err := decodeCursor(q.Cursor)
+		if err != nil || c.Sort != q.Sort || c.Desc != f.Desc {
+			return res, ErrBadCursor
+		}
+		ks := &store.Keyset{Value: c.V, ID: c.ID}
+		if c.Back {
+			f.Before, back = ks, true
+		} else {
+			f.After = ks
+		}
+	}
+	trips, err := s.store.ListTrips(ctx, f)
+	if err != nil {
+		return res, err
+	}
+	more := len(trips) > q.Limit
+	if more {
+		if back {
+			trips = trips[1:]
+		} else {
+			trips = trips[:q.Limit]
+		}
+	}
+	for _, t := range trips {
+		res.Trips = append(res.Trips, s.listItem(t, q.IncludeAnalytics))
+	}
+	if len(trips) > 0 {
+		first, last := trips[0], trips[len(trips)-1]
+		hasNext := more || back
+		hasPrev := (q.Cursor != "" && !back) || (back && more)
+		if hasNext {
+			res.Pagination.NextCursor = cursor{V: sortValue(last, q.Sort), ID: last.ID, Sort: q.Sort, Desc: f.Desc}.encode()
+		}
+		if hasPrev {
+			res.Pagination.PrevCursor = cursor{V: sortValue(first, q.Sort), ID: first.ID, Back: true, Sort: q.Sort, Desc: f.Desc}.encode()
+		}
+		res.Pagination.HasMore = hasNext
+	}
+	sf := f
+	sf.After, sf.Before = nil, nil
+	sum, err := s.store.SummarizeTrips(ctx, sf)
+	if err != nil {
+		return res, err
+	}
+	res.Pagination.TotalCount = sum.Count
+	res.SummaryStats = SummaryStats{TotalDistanceKm: round(sum.TotalDistanceKm, 3), TotalDurationHours: round(sum.TotalDurationMin/60, 3),
+		AvgSafetyScore: round(sum.AvgSafetyScore, 1), AvgEcoScore: round(sum.AvgEcoScore, 1), ActiveTrips: sum.Active, CompletedTrips: sum.Completed}
+	return res, nil
+}
+
+func (s *Service) listItem(t store.Trip, withAnalytics bool) ListItem {
+	it := ListItem{TripID: t.ID, OrganizationID: t.Org, VehicleID: t.VehicleID, DriverID: t.DriverID, Status: t.Status, StartTime: t.StartTime,
+		EndTime: timePtr(t.EndTime), StartLocation: locPtr(t.StartLocation), EndLocation: locPtr(t.EndLocation), Metadata: metadataMap(t.Metadata),
+		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+	if withAnalytics {
+		x := t.Totals
+		it.Analytics = &ListAnalytics{DistanceKm: x.DistanceKm, DurationMinutes: x.DurationMinutes, AvgSpeedKmh: x.AvgSpeedKmh,
+			MaxSpeedKmh: x.MaxSpeedKmh, SafetyScore: x.SafetyScore, EcoScore: x.EcoScore, EventsCount: x.EventsCount}
+	}
+	return it
+}
+
+// HistoryTrip is a trip in the organization history shape.
+type HistoryTrip struct {
+	ID              string     `json:"id"`
+	OrgID           string     `json:"org_id"`
+	VehicleID       string     `json:"vehicle_id"`
+	UserID          string     `json:"user_id"`
+	Status          string     `json:"status"`
+	Purpose         string     `json:"purpose"`
+	StartTime       time.Time  `json:"start_time"`
+	EndTime         *time.Time `json:"end_time"`
+	CreatedAt       time.Time  `json:"created_at"`
+	DurationSeconds int64      `json:"duration_seconds"`
+	DistanceMeters  float64    `json:"distance_meters"`
+}
+
+// HistoryData is the data of the organization history answer.
+type HistoryData struct {
+	Trips  []HistoryTrip `json:"trips"`
+	Count  int           `json:"count"`
+	Filter string        `json:"filter"`
+}
+
+// HistoryStatuses maps the history filter to stored statuses.
+var HistoryStatuses = map[string]string{"completed": store.TripCompleted, "cancelled": store.TripCancelled, "recording": store.TripActive, "paused": store.TripPaused}
+
+// MaxHistory is the most trips the history returns.
+const MaxHistory = 100
+
+// History lists up to 100 trips of the organization, newest first.
+func (s *Service) History(ctx context.Context, org, env, orgParam, filter string) (HistoryData, error) {
+	out := HistoryData{Trips: []HistoryTrip{}, Filter: filter}
+	if orgParam != org {
+		return out, nil
+	}
+	trips, err := s.store.ListTrips(ctx, store.TripFilter{Scope: scope(org, env), Statuses: []string{HistoryStatuses[filter]}, Sort: "start_time", Desc: true, Limit: MaxHistory})
+	if err != nil {
+		return out, err
+	}
+	for _, t := range trips {
+		status := t.Status
+		if status == store.TripActive {
+			status = "recording"
+		}
+		purpose, _ := metadataMap(t.Metadata)["purpose"].(string)
+		out.Trips = append(out.Trips, HistoryTrip{ID: t.ID, OrgID: t.Org, VehicleID: t.VehicleID, UserID: t.DriverID, Status: status, Purpose: purpose,
+			StartTime: t.StartTime, EndTime: timePtr(t.EndTime), CreatedAt: t.CreatedAt, DurationSeconds: int64(t.Totals.DurationMinutes*60 + 0.5),
+			DistanceMeters: round(t.Totals.DistanceKm*1000, 1)})
+	}
+	out.Count = len(out.Trips)
+	return out, nil
+}

@@ -1,0 +1,168 @@
+package trips
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// MaxMetadataBytes is the largest metadata object accepted.
+const MaxMetadataBytes = 64 << 10
+
+// ErrMetadataTooLarge is returned for metadata over MaxMetadataBytes.
+var ErrMetadataTooLarge = errors.New("trips: metadata over 64 KB")
+
+// service-managed metadata keys.
+var managedKeys = map[string]bool{"created_by": true, "created_at": true, "updated_by": true, "updated_at": true}
+
+// metadataJSON builds a new stored metadata object from user keys.
+func metadataJSON(m map[string]any, actor string, now time.Time, _ []byte) ([]byte, error) {
+	out := map[string]any{}
+	for k, v := range m {
+		if !managedKeys[k] && v != nil {
+			out[k] = v
+		}
+	}
+	ts := now.UTC().Format(time.RFC3339Nano)
+	out["created_by"], out["created_at"], out["updated_by"], out["updated_at"] = actor, ts, actor, ts
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("not encodable: %w", err)
+	}
+	if len(b) > MaxMetadataBytes {
+		return nil, ErrMetadataTooLarge
+	}
+	return b, nil
+}
+
+// MetadataRequest is PUT /v1/trips/{trip_id}/metadata.
+type MetadataRequest struct {
+	Metadata        map[string]any `json:"metadata" required:"true"`
+	ReplaceMetadata bool           `json:"replace_metadata,omitempty"`
+}
+
+// Changes lists changed keys.
+type Changes struct {
+	Added    []string `json:"added"`
+	Modified []string `json:"modified"`
+	Removed  []string `json:"removed"`
+}
+
+// HistoryEntry is one metadata change.
+type HistoryEntry struct {
+	Timestamp time.Time `json:"timestamp"`
+	ChangedBy string    `json:"changed_by"`
+	Changes   Changes   `json:"changes"`
+}
+
+// MetadataResult is the answer of a metadata update.
+type MetadataResult struct {
+	TripID          string         `json:"trip_id"`
+	Metadata        map[string]any `json:"metadata"`
+	UpdatedAt       time.Time      `json:"updated_at"`
+	MetadataHistory []HistoryEntry `json:"metadata_history"`
+}
+
+// UpdateMetadata merges (or replaces) a trip's metadata; allowed in every
+// status.
+func (s *Service) UpdateMetadata(ctx context.Context, org, env, id, actor string, r MetadataRequest) (MetadataResult, error) {
+	if r.Metadata == nil {
+		return MetadataResult{}, &ValidationError{Code: "validation_failed", Fields: map[string]string{"metadata": "is required and must be an object"}}
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	var hist []HistoryEntry
+	var md map[string]any
+	t, _, err := s.update(ctx, scope(org, env), id, func(t *store.Trip, st *state) error {
+		old := metadataMap(t.Metadata)
+		next := map[string]any{}
+		if !r.ReplaceMetadata {
+			for k, v := range old {
+				next[k] = v
+			}
+		} else {
+			for k := range managedKeys {
+				if v, ok := old[k]; ok {
+					next[k] = v
+				}
+			}
+		}
+		for k, v := range r.Metadata {
+			if managedKeys[k] {
+				continue
+			}
+			if v == nil {
+				delete(next, k)
+				continue
+			}
+			next[k] = v
+		}
+		var ch Changes
+		for k, v := range next {
+			if managedKeys[k] {
+				continue
+			}
+			ov, had := old[k]
+			if !had {
+				ch.Added = append(ch.Added, k)
+			} else if !sameJSON(ov, v) {
+				ch.Modified = append(ch.Modified, k)
+			}
+		}
+		for k := range old {
+			if _, still := next[k]; !still && !managedKeys[k] {
+				ch.Removed = append(ch.Removed, k)
+			}
+		}
+		sort.Strings(ch.Added)
+		sort.Strings(ch.Modified)
+		sort.Strings(ch.Removed)
+		if ch.Added == nil {
+			ch.Added = []string{}
+		}
+		if ch.Modified == nil {
+			ch.Modified = []string{}
+		}
+		if ch.Removed == nil {
+			ch.Removed = []string{}
+		}
+		ts := now.Format(time.RFC3339Nano)
+		if _, ok := next["created_at"]; !ok {
+			next["created_at"], next["created_by"] = ts, actor
+		}
+		next["updated_at"], next["updated_by"] = ts, actor
+		b, err := json.Marshal(next)
+		if err != nil {
+			return &ValidationError{Code: "validation_failed", Fields: map[string]string{"metadata": "is not encodable"}}
+		}
+		if len(b) > MaxMetadataBytes {
+			return ErrMetadataTooLarge
+		}
+		_ = json.Unmarshal(t.MetadataHistory, &hist)
+		hist = append(hist, HistoryEntry{Timestamp: now, ChangedBy: actor, Changes: ch})
+		if len(hist) > 100 {
+			hist = hist[len(hist)-100:]
+		}
+		hb, err := json.Marshal(hist)
+		if err != nil {
+			return err
+		}
+		t.Metadata, t.MetadataHistory = b, hb
+		md = next
+		return nil
+	})
+	if err != nil {
+		return MetadataResult{}, err
+	}
+	return MetadataResult{TripID: t.ID, Metadata: md, UpdatedAt: t.UpdatedAt, MetadataHistory: hist}, nil
+}
+
+func sameJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
