@@ -12,10 +12,10 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	rateLimited prometheus.Counter
-	mu          sync.Mutex
-	byRoute     map[*Route]*routeMetrics
 }
 
+// routeMetrics are resolved once per route at registration, so a request
+// touches no map or lock but the per-status sync.Map read.
 type routeMetrics struct {
 	latency  prometheus.Observer
 	byStatus sync.Map // int -> prometheus.Counter
@@ -33,7 +33,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "fleethub_rate_limit_rejections_total", Help: "Requests rejected by rate limits.",
 		}),
-		byRoute: map[*Route]*routeMetrics{},
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.latency, m.rateLimited)
@@ -42,18 +41,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 }
 
 func (m *metrics) route(r *Route) *routeMetrics {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	rm := m.byRoute[r]
-	if rm == nil {
-		rm = &routeMetrics{latency: m.latency.WithLabelValues(r.Method, r.Path)}
-		m.byRoute[r] = rm
-	}
-	return rm
+	return &routeMetrics{latency: m.latency.WithLabelValues(r.Method, r.Path)}
 }
 
 func (m *metrics) observe(r *Route, status int, d time.Duration) {
-	rm := m.route(r)
+	rm := r.metrics
 	rm.latency.Observe(d.Seconds())
 	c, ok := rm.byStatus.Load(status)
 	if !ok {

@@ -57,6 +57,8 @@ type Route struct {
 	Raw         string // content type when not JSON
 	Handler     Handler
 	NoRateLimit bool
+
+	metrics *routeMetrics // set by Handle
 }
 
 // Handler serves a route. Returning a non-nil error writes the error form.

@@ -135,6 +135,7 @@ func (s *Server) Handle(routes ...*Route) {
 		if r.Status == 0 {
 			r.Status = 200
 		}
+		r.metrics = s.metrics.route(r)
 		s.routes = append(s.routes, r)
 		s.router.Handle(r.Method, r.Path, func(rc *fasthttp.RequestCtx) { s.run(rc, r) })
 	}

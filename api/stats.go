@@ -1,23 +1,25 @@
 package api
 
 import (
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Stats keeps request counts, errors and latency over the last minute in
-// one-second buckets, for the health endpoint.
+// one-second buckets, for the health endpoint. Observe takes no lock: a
+// bucket is claimed for its second with a compare-and-swap and reset by
+// the claimer (a request racing the reset may be counted in the previous
+// second, which the one-minute window does not notice).
 type Stats struct {
 	now func() time.Time
-	mu  sync.Mutex // guards the buckets
 	b   [60]bucket
 }
 
 type bucket struct {
-	sec    int64
-	n      int64
-	errs   int64
-	totalD time.Duration
+	sec    atomic.Int64
+	n      atomic.Int64
+	errs   atomic.Int64
+	totalD atomic.Int64 // nanoseconds
 }
 
 // NewStats makes a Stats on clock now.
@@ -26,17 +28,17 @@ func NewStats(now func() time.Time) *Stats { return &Stats{now: now} }
 // Observe records one request.
 func (s *Stats) Observe(d time.Duration, isErr bool) {
 	sec := s.now().Unix()
-	s.mu.Lock()
 	b := &s.b[sec%60]
-	if b.sec != sec {
-		*b = bucket{sec: sec}
+	if old := b.sec.Load(); old != sec && b.sec.CompareAndSwap(old, sec) {
+		b.n.Store(0)
+		b.errs.Store(0)
+		b.totalD.Store(0)
 	}
-	b.n++
-	b.totalD += d
+	b.n.Add(1)
+	b.totalD.Add(int64(d))
 	if isErr {
-		b.errs++
+		b.errs.Add(1)
 	}
-	s.mu.Unlock()
 }
 
 // Window is the summary of the last minute.
@@ -52,18 +54,17 @@ type Window struct {
 func (s *Stats) Last() Window {
 	now := s.now().Unix()
 	var w Window
-	var total time.Duration
-	s.mu.Lock()
+	var total int64
 	for i := range s.b {
-		if b := s.b[i]; now-b.sec < 60 && b.sec <= now {
-			w.Requests += b.n
-			w.Errors += b.errs
-			total += b.totalD
+		b := &s.b[i]
+		if sec := b.sec.Load(); now-sec < 60 && sec <= now {
+			w.Requests += b.n.Load()
+			w.Errors += b.errs.Load()
+			total += b.totalD.Load()
 		}
 	}
-	s.mu.Unlock()
 	if w.Requests > 0 {
-		w.AvgLatency = total / time.Duration(w.Requests)
+		w.AvgLatency = time.Duration(total / w.Requests)
 		w.ErrorRatePct = float64(w.Errors) * 100 / float64(w.Requests)
 	}
 	w.RequestsPerMin = w.Requests

@@ -38,6 +38,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return cmdKeysCreate(ctx, args[2:], stdout, stderr)
+	case "bench":
+		return cmdBench(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "fleethub", version)
 		return 0
@@ -58,5 +60,6 @@ commands:
   serve         start the service (fleethub serve -h for flags)
   keys create   create an API key offline and print it on the first line
   version       print the version
+  bench         load generators: health, ingest (against a running server)
 `)
 }

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/pprof"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 )
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
@@ -52,6 +55,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "fleethub serve:", err)
 		return 1
 	}
+	if cfg.DebugAddr != "" {
+		go servePprof(cfg.DebugAddr, log)
+	}
 	where := cfg.Data
 	if cfg.DatabaseURL != "" {
 		where = "PostgreSQL"
@@ -80,4 +86,17 @@ func shellQuote(s string) string {
 		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 	}
 	return s
+}
+
+// servePprof serves the Go profiler on its own address, never on the API.
+func servePprof(addr string, log *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.ListenAndServe(); err != nil {
+		log.Warn("pprof server stopped", "error", err)
+	}
 }

@@ -11,7 +11,7 @@ import (
 const benchPrograms = 10_000
 
 // benchIndex returns an index of 10,000 random programs over 2,000
-// vehicles (80% per-vehicle, 19% category- or data-type-only, 1%
+// vehicles (80% per-vehicle, 19.9% category- or data-type-only, 0.1%
 // wildcards; see gen.spec) and 1,024 messages.
 func benchIndex(b *testing.B) (*expr.Index[int], []*expr.Program, []*event.Envelope) {
 	g := &gen{r: rand.New(rand.NewPCG(1, 2)), vehicles: 2000}

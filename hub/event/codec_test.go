@@ -29,3 +29,41 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		t.Fatal("garbage decoded")
 	}
 }
+
+func TestPointsRoundTrip(t *testing.T) {
+	sp := 42.5
+	ts := time.UnixMilli(1_700_000_000_123).UTC()
+	in := &event.Envelope{Org: "o", Env: "live", Kind: event.KindPoints, Points: []event.Point{
+		{TripID: "t", VehicleID: "v", Org: "o", Env: "live", Timestamp: ts, Latitude: 1.5, Longitude: -2.25, SpeedKmh: &sp},
+		{TripID: "t", VehicleID: "v", Timestamp: ts.Add(time.Second), Latitude: 1.6, Longitude: -2.3},
+	}}
+	b, err := event.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := event.Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Points) != 2 || *out.Points[0].SpeedKmh != 42.5 || out.Points[1].SpeedKmh != nil ||
+		!out.Points[1].Timestamp.Equal(ts.Add(time.Second)) || out.Points[0].Longitude != -2.25 || out.Points[0].Env != "live" {
+		t.Fatalf("round trip: %+v", out.Points)
+	}
+}
+
+func BenchmarkPointsCodec(b *testing.B) {
+	sp := 40.0
+	pts := make([]event.Point, 1000)
+	for i := range pts {
+		pts[i] = event.Point{TripID: "trip_0123456789", VehicleID: "veh-1", Org: "org", Env: "test", Timestamp: time.UnixMilli(int64(i) * 1000),
+			Latitude: 40 + float64(i)*1e-4, Longitude: -83, SpeedKmh: &sp}
+	}
+	env := &event.Envelope{Org: "org", Env: "test", Kind: event.KindPoints, Points: pts}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := event.Marshal(env); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(pts))/b.Elapsed().Seconds(), "points/s")
+}

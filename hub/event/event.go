@@ -127,6 +127,8 @@ type Envelope struct {
 	Event     *Event     `json:"event,omitempty" msgpack:"ev,omitempty"`
 	Telemetry *Telemetry `json:"telemetry,omitempty" msgpack:"t,omitempty"`
 	Point     *Point     `json:"point,omitempty" msgpack:"p,omitempty"`
+	// Points carries the accepted points of one upload (KindPoints).
+	Points []Point `json:"points,omitempty" msgpack:"ps,omitempty"`
 	// IngestedAt is when the hub accepted the message (for latency).
 	IngestedAt time.Time `json:"ingested_at" msgpack:"i"`
 }
@@ -136,4 +138,5 @@ const (
 	KindEvent     = "event"
 	KindTelemetry = "telemetry"
 	KindPoint     = "point"
+	KindPoints    = "points"
 )

@@ -28,7 +28,7 @@ const (
 	setupTimeout          = 30 * time.Second // topic creation, when ctx has no deadline
 	healthFresh           = time.Second      // a probe younger than this answers Health
 	healthProbeTimeout    = 2 * time.Second
-	commitTimeout         = 5 * time.Second // a commit outlives the subscription's ctx by at most this
+	coordinatorTimeout    = 5 * time.Second // each group coordinator request, commits included
 	batchLinger           = time.Millisecond
 	handlerRetryPause     = 100 * time.Millisecond
 	fetchErrorPause       = 250 * time.Millisecond
@@ -211,8 +211,12 @@ func (b *Bus) Publish(ctx context.Context, msgs ...hub.Message) error {
 			return err
 		}
 	}
+	now := time.Now()
 	km := make([]kafka.Message, len(msgs))
 	for i, m := range msgs {
+		if m.Time.IsZero() {
+			m.Time = now // as membus; kafka-go would send timestamp 0
+		}
 		km[i] = kafka.Message{Topic: m.Topic, Key: m.Key, Value: m.Value, Time: m.Time}
 	}
 	if err := b.w.WriteMessages(ctx, km...); err != nil {

@@ -34,9 +34,15 @@ func newCluster(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
 // newBus connects a bus to c; it is closed before c.
 func newBus(t testing.TB, c *kfake.Cluster, topics ...string) *kafkabus.Bus {
 	t.Helper()
+	return newBusConfig(t, c, kafkabus.Config{}, topics...)
+}
+
+func newBusConfig(t testing.TB, c *kfake.Cluster, cfg kafkabus.Config, topics ...string) *kafkabus.Bus {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	b, err := kafkabus.New(ctx, kafkabus.Config{Brokers: c.ListenAddrs(), ClientID: t.Name()}, topics)
+	cfg.Brokers, cfg.ClientID = c.ListenAddrs(), t.Name()
+	b, err := kafkabus.New(ctx, cfg, topics)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,6 +450,97 @@ func TestGroupResumesAfterLastCommit(t *testing.T) {
 	t.Logf("A handled %d, saw %d in failed batches; B handled %d (%d of A's uncommitted tail again)", len(okA), len(tailA), len(col.count), tailDups)
 }
 
+func TestGroupRebalanceMidStream(t *testing.T) {
+	t.Parallel()
+	const topic, keys, perKey = "fleethub.locations", 50, 120
+	c := newCluster(t)
+	cfg := kafkabus.Config{MaxBatch: 20} // many small batches, so the join lands mid-stream
+	nodes := []*kafkabus.Bus{newBusConfig(t, c, cfg, topic), newBusConfig(t, c, cfg, topic)}
+	publishKeys(t, nodes[0], topic, keys, perKey, 20)
+
+	var (
+		mu         sync.Mutex
+		count      = map[string]int{}
+		active     = map[int]int{} // partition → handlers running now
+		overlaps   int
+		perMember  [2]int
+		done       = make(chan struct{})
+		secondTime = make(chan struct{})
+	)
+	handler := func(member int) hub.Handler {
+		return func(ctx context.Context, msgs []hub.Message) error {
+			p := msgs[0].Partition
+			mu.Lock()
+			if active[p] > 0 {
+				overlaps++
+			}
+			active[p]++
+			mu.Unlock()
+			time.Sleep(50 * time.Millisecond) // a slow downstream
+			mu.Lock()
+			defer mu.Unlock()
+			active[p]--
+			perMember[member] += len(msgs)
+			for _, m := range msgs {
+				count[string(m.Value)]++
+			}
+			if perMember[0] >= 300 {
+				select {
+				case <-secondTime:
+				default:
+					close(secondTime)
+				}
+			}
+			if len(count) == keys*perKey {
+				select {
+				case <-done:
+				default:
+					close(done)
+				}
+			}
+			return nil
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sub := hub.Subscription{Topic: topic, Group: "pipeline", Start: hub.StartEarliest}
+	errA := subscribe(ctx, nodes[0], sub, handler(0))
+	select {
+	case <-secondTime:
+	case <-time.After(waitLimit):
+		t.Fatal("first member handled nothing")
+	}
+	errB := subscribe(ctx, nodes[1], sub, handler(1))
+	select {
+	case <-done:
+	case <-time.After(waitLimit):
+		mu.Lock()
+		n := len(count)
+		mu.Unlock()
+		t.Fatalf("got %d of %d messages", n, keys*perKey)
+	}
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	awaitReturn(t, errA)
+	awaitReturn(t, errB)
+
+	mu.Lock()
+	defer mu.Unlock()
+	dups := 0
+	for _, n := range count {
+		dups += n - 1
+	}
+	if overlaps > 0 {
+		t.Errorf("a partition was handled by two members at once %d times", overlaps)
+	}
+	if dups > 0 {
+		t.Errorf("%d duplicates across a clean rebalance", dups)
+	}
+	if perMember[1] == 0 {
+		t.Error("the member that joined mid-stream handled nothing")
+	}
+	t.Logf("members handled %v messages, %d duplicates", perMember, dups)
+}
+
 func TestGrouplessReadsFromStart(t *testing.T) {
 	t.Parallel()
 	const topic = "fleethub.events"
@@ -506,6 +603,9 @@ func TestRange(t *testing.T) {
 		col := newCollector(0)
 		col.add(msgs)
 		for i, m := range msgs {
+			if time.Since(m.Time) > time.Minute || time.Until(m.Time) > time.Minute {
+				t.Fatalf("partition %d message %d: time %v", p, i, m.Time)
+			}
 			if m.Offset != int64(i) || m.Partition != p || m.Topic != topic {
 				t.Fatalf("partition %d message %d: %s/%d@%d", p, i, m.Topic, m.Partition, m.Offset)
 			}

@@ -53,82 +53,84 @@ func (b *Bus) Subscribe(ctx context.Context, sub hub.Subscription, h hub.Handler
 	return b.consumePartitions(ctx, sub, n, h)
 }
 
-// consumeGroup runs one group reader; a dispatcher hands each message to
-// the worker of its partition, so handlers of different partitions run
-// concurrently and one partition's batches run one after another.
+// consumeGroup joins the group and, for each generation, reads every
+// assigned partition with its own reader from the committed offset, one
+// goroutine per partition. A generation ends at a rebalance: each
+// goroutine finishes the batch in its handler, commits it and stops before
+// the member rejoins, so a partition is handled by one member at a time.
+// (kafka-go's Reader with a GroupID hides generation boundaries: batches
+// already taken from it keep flowing after their partition moved.)
 func (b *Bus) consumeGroup(ctx context.Context, sub hub.Subscription, h hub.Handler) error {
 	start := kafka.LastOffset
 	if sub.Start == hub.StartEarliest {
 		start = kafka.FirstOffset
 	}
-	r := kafka.NewReader(kafka.ReaderConfig{
+	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
+		ID:                sub.Group,
 		Brokers:           b.cfg.Brokers,
-		GroupID:           sub.Group,
-		Topic:             sub.Topic,
 		Dialer:            b.dialer,
-		QueueCapacity:     readerQueueCapacity,
-		MinBytes:          1,
-		MaxBytes:          readerMaxBytes,
-		MaxWait:           fetchMaxWait,
-		ReadLagInterval:   -1,
+		Topics:            []string{sub.Topic},
 		HeartbeatInterval: heartbeatInterval,
-		CommitInterval:    0, // synchronous: CommitMessages returns once the coordinator stored the offset
 		SessionTimeout:    b.cfg.SessionTimeout,
 		RebalanceTimeout:  rebalanceTimeout,
 		JoinGroupBackoff:  joinGroupBackoff,
 		StartOffset:       start,
+		Timeout:           coordinatorTimeout,
 		ErrorLogger:       b.kafkaLogger(slog.LevelDebug),
 	})
-	var wg sync.WaitGroup
-	workers := map[int]chan kafka.Message{}
-	defer func() {
-		// Workers finish their batch (and its commit) before the reader
-		// leaves the group.
-		wg.Wait()
-		if err := r.Close(); err != nil {
-			b.log.Warn("kafkabus: close group reader", "topic", sub.Topic, "group", sub.Group, "err", err)
-		}
-	}()
+	if err != nil {
+		return fmt.Errorf("kafkabus: consumer group %s: %w", sub.Group, err)
+	}
+	// Close ends the current generation, waits for its partition
+	// goroutines (and their last commits), then leaves the group.
+	defer cg.Close()
 	for {
-		m, err := r.FetchMessage(ctx)
+		gen, err := cg.Next(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed) {
 				return nil
 			}
-			// Joining failed MaxAttempts times; kafka-go keeps trying.
-			b.log.Warn("kafkabus: fetch", "topic", sub.Topic, "group", sub.Group, "err", err)
-			if !pause(ctx, fetchErrorPause) {
-				return nil
-			}
+			// Joining failed; kafka-go backs off and tries again.
+			b.log.Warn("kafkabus: join group", "topic", sub.Topic, "group", sub.Group, "err", err)
 			continue
 		}
-		in := workers[m.Partition]
-		if in == nil {
-			in = make(chan kafka.Message, b.cfg.MaxBatch)
-			workers[m.Partition] = in
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				fetch := func(ctx context.Context) (kafka.Message, error) {
-					select {
-					case m := <-in:
-						return m, nil
-					case <-ctx.Done():
-						return kafka.Message{}, ctx.Err()
-					}
-				}
-				commit := func(ctx context.Context, last kafka.Message) error {
-					return r.CommitMessages(ctx, last)
-				}
-				b.consume(ctx, sub, fetch, commit, h)
-			}()
+		var commitMu sync.Mutex // the generation's commits share one coordinator connection
+		commit := func(last kafka.Message) error {
+			commitMu.Lock()
+			defer commitMu.Unlock()
+			return gen.CommitOffsets(map[string]map[int]int64{sub.Topic: {last.Partition: last.Offset + 1}})
 		}
-		select {
-		case in <- m:
-		case <-ctx.Done():
-			return nil
+		for _, a := range gen.Assignments[sub.Topic] {
+			// A generation ends as soon as one of its functions
+			// returns, so this one returns only when gctx ends.
+			gen.Start(func(gctx context.Context) {
+				r := b.partitionReader(sub.Topic, a.ID)
+				defer r.Close()
+				if err := r.SetOffset(a.Offset); err != nil {
+					b.log.Warn("kafkabus: set offset", "topic", sub.Topic, "partition", a.ID, "err", err)
+					<-gctx.Done()
+					return
+				}
+				b.consume(gctx, ctx, sub, r.FetchMessage, commit, h)
+			})
 		}
 	}
+}
+
+// partitionReader reads one partition, without a group.
+func (b *Bus) partitionReader(topic string, partition int) *kafka.Reader {
+	return kafka.NewReader(kafka.ReaderConfig{
+		Brokers:         b.cfg.Brokers,
+		Topic:           topic,
+		Partition:       partition,
+		Dialer:          b.dialer,
+		QueueCapacity:   readerQueueCapacity,
+		MinBytes:        1,
+		MaxBytes:        readerMaxBytes,
+		MaxWait:         fetchMaxWait,
+		ReadLagInterval: -1,
+		ErrorLogger:     b.kafkaLogger(slog.LevelDebug),
+	})
 }
 
 // consumePartitions reads every partition from sub.Start without a group.
@@ -142,18 +144,7 @@ func (b *Bus) consumePartitions(ctx context.Context, sub hub.Subscription, n int
 	}
 	var wg sync.WaitGroup
 	for p := 0; p < n; p++ {
-		r := kafka.NewReader(kafka.ReaderConfig{
-			Brokers:         b.cfg.Brokers,
-			Topic:           sub.Topic,
-			Partition:       p,
-			Dialer:          b.dialer,
-			QueueCapacity:   readerQueueCapacity,
-			MinBytes:        1,
-			MaxBytes:        readerMaxBytes,
-			MaxWait:         fetchMaxWait,
-			ReadLagInterval: -1,
-			ErrorLogger:     b.kafkaLogger(slog.LevelDebug),
-		})
+		r := b.partitionReader(sub.Topic, p)
 		if err := r.SetOffset(offsets[p]); err != nil {
 			r.Close()
 			return fmt.Errorf("kafkabus: set offset: %w", err)
@@ -162,7 +153,7 @@ func (b *Bus) consumePartitions(ctx context.Context, sub hub.Subscription, n int
 		go func() {
 			defer wg.Done()
 			defer r.Close()
-			b.consume(ctx, sub, r.FetchMessage, nil, h)
+			b.consume(ctx, ctx, sub, r.FetchMessage, nil, h)
 		}()
 	}
 	wg.Wait()
@@ -202,63 +193,49 @@ func (b *Bus) startOffsets(ctx context.Context, sub hub.Subscription, n int) ([]
 	return offsets, nil
 }
 
-// consume is the loop of one partition: gather a batch, call h until it
-// returns nil, then commit (when commit is not nil). In a group, messages
-// below the offset after the last handled batch are dropped: after a
-// rebalance that leaves the partition here, kafka-go restarts from the
-// committed offset and refetches what is already queued or handled.
-func (b *Bus) consume(ctx context.Context, sub hub.Subscription, fetch fetchFunc, commit func(context.Context, kafka.Message) error, h hub.Handler) {
-	next := int64(-1) // offset after the last handled message
+// consume is the loop of one partition: gather a batch, call h with hctx
+// until it returns nil, then commit it (when commit is not nil). It returns
+// once stop ends; a batch whose handler already returned nil is committed
+// even then.
+func (b *Bus) consume(stop, hctx context.Context, sub hub.Subscription, fetch fetchFunc, commit func(kafka.Message) error, h hub.Handler) {
 	buf := make([]kafka.Message, 0, b.cfg.MaxBatch)
 	for {
-		batch, err := gather(ctx, fetch, buf[:0], b.cfg.MaxBatch)
+		batch, err := gather(stop, fetch, buf[:0], b.cfg.MaxBatch)
 		if err != nil {
-			if ctx.Err() != nil {
+			if stop.Err() != nil {
 				return
 			}
 			b.log.Warn("kafkabus: fetch", "topic", sub.Topic, "err", err)
-			if !pause(ctx, fetchErrorPause) {
+			if !pause(stop, fetchErrorPause) {
 				return
 			}
 			continue
-		}
-		if commit != nil && next >= 0 {
-			batch = dropBelow(batch, next)
-			if len(batch) == 0 {
-				continue
-			}
 		}
 		msgs := make([]hub.Message, len(batch))
 		for i, m := range batch {
 			msgs[i] = toHub(m)
 		}
 		for {
-			err := h(ctx, msgs)
+			err := h(hctx, msgs)
 			if err == nil {
 				break
 			}
-			if ctx.Err() != nil {
-				return // not handled: the next owner gets it again
+			if stop.Err() != nil || hctx.Err() != nil {
+				return // not handled: the partition's next reader gets it again
 			}
 			b.log.Debug("kafkabus: handler failed, retrying", "topic", sub.Topic, "partition", msgs[0].Partition, "offset", msgs[0].Offset, "err", err)
-			if !pause(ctx, handlerRetryPause) {
+			if !pause(stop, handlerRetryPause) {
 				return
 			}
 		}
-		last := batch[len(batch)-1]
-		next = last.Offset + 1
 		if commit == nil {
 			continue
 		}
-		// The batch is handled: commit it even when ctx just ended, so a
-		// stopped member leaves no handled tail behind.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
-		err = commit(cctx, last)
-		cancel()
-		if err != nil {
+		last := batch[len(batch)-1]
+		if err := commit(last); err != nil {
 			// A later commit covers this one; if none comes, the batch is
 			// delivered again (at-least-once).
-			b.log.Warn("kafkabus: commit", "topic", sub.Topic, "group", sub.Group, "partition", last.Partition, "offset", next, "err", err)
+			b.log.Warn("kafkabus: commit", "topic", sub.Topic, "group", sub.Group, "partition", last.Partition, "offset", last.Offset+1, "err", err)
 		}
 	}
 }
@@ -283,18 +260,6 @@ func gather(ctx context.Context, fetch fetchFunc, batch []kafka.Message, max int
 		batch = append(batch, m)
 	}
 	return batch, nil
-}
-
-// dropBelow removes the messages before offset next, keeping order.
-func dropBelow(batch []kafka.Message, next int64) []kafka.Message {
-	i := 0
-	for _, m := range batch {
-		if m.Offset >= next {
-			batch[i] = m
-			i++
-		}
-	}
-	return batch[:i]
 }
 
 func toHub(m kafka.Message) hub.Message {

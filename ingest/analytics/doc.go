@@ -18,10 +18,13 @@
 //
 //   - Distance is the haversine length of the track after a jitter filter:
 //     a point adds the distance from the last counted point (the anchor)
-//     only when it lies farther than the sum of both accuracies, so a
-//     parked vehicle adds nothing and slow movement is counted once it
-//     clears the noise, without loss. Points with accuracy worse than 30 m
-//     and jumps over 250 km/h are left out, as in package detect.
+//     only when it lies farther than the sum of both accuracies and the
+//     vehicle is not reported standing at both ends, so a parked vehicle
+//     adds nothing and slow movement is counted once it clears the noise,
+//     without loss. A small move that no reported speed vouches for must
+//     be confirmed by the next point, so that a lone outlier adds nothing.
+//     Points with accuracy worse than 30 m and jumps over 250 km/h are left
+//     out, as in package detect.
 //   - Average speed is distance over the whole trip duration minus pauses
 //     (stops included), so that distance, duration and average speed
 //     reported together agree with each other.

@@ -580,27 +580,16 @@ func (s *Service) publishUpload(ctx context.Context, t store.Trip, pts []Point, 
 		return
 	}
 	now := time.Now().UTC()
-	msgs := make([]hub.Message, 0, len(pts)+len(events))
+	msgs := make([]hub.Message, 0, 1+len(events))
 	key := []byte(t.VehicleID)
-	for _, p := range pts {
-		ep := &event.Point{TripID: t.ID, VehicleID: t.VehicleID, DriverID: t.DriverID, Org: t.Org, Env: t.Env, Timestamp: p.Time(),
-			Latitude: p.Lat, Longitude: p.Lon}
-		if !math.IsNaN(p.Speed) {
-			v := p.Speed
-			ep.SpeedKmh = &v
-		}
-		if !math.IsNaN(p.Heading) {
-			v := p.Heading
-			ep.Heading = &v
-		}
-		if !math.IsNaN(p.Accuracy) {
-			v := p.Accuracy
-			ep.Accuracy = &v
-		}
-		b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindPoint, Point: ep, IngestedAt: now})
-		if err == nil {
-			msgs = append(msgs, hub.Message{Topic: s.cfg.LocationsTopic, Key: key, Value: b})
-		}
+	eps := make([]event.Point, len(pts))
+	for i, p := range pts {
+		ep := &eps[i]
+		*ep = event.Point{TripID: t.ID, VehicleID: t.VehicleID, DriverID: t.DriverID, Org: t.Org, Env: t.Env, Timestamp: p.Time(),
+			Latitude: p.Lat, Longitude: p.Lon, SpeedKmh: nanPtr(p.Speed), Heading: nanPtr(p.Heading), Accuracy: nanPtr(p.Accuracy)}
+	}
+	if b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindPoints, Points: eps, IngestedAt: now}); err == nil {
+		msgs = append(msgs, hub.Message{Topic: s.cfg.LocationsTopic, Key: key, Value: b})
 	}
 	for i, e := range events {
 		data := map[string]any{"duration_seconds": round(e.Metrics.DurationSeconds, 1), "confidence": e.Confidence, "detector_severity": e.Severity}

@@ -155,7 +155,11 @@ const (
 
 // copyMinBlocks is the number of blocks from which AppendPoints writes
 // them with COPY rather than in its batch. COPY costs a round trip of its
-// own but encodes and parses less per row.
+// own but encodes and parses less per row. Measured with
+// BenchmarkAppendPoints (2 KiB blocks) on a 2-core machine whose COMMIT
+// dominates and varies: at 16 blocks both take 0.8-3.5 ms; at 64 both take
+// 4-5.5 ms, the batch allocating 873 KB per append and COPY 291 KB; at 256
+// COPY takes 6.4-9.6 ms and 0.3 MB, the batch 9.8-12.7 ms and 4 MB.
 const copyMinBlocks = 64
 
 // AppendPoints updates the trip, inserts blocks, replaces the trip's events

@@ -11,7 +11,7 @@ import (
 // BenchmarkAppendPoints measures one AppendPoints of a trip: the trip's
 // update, blocks of 2 KiB (about 100 encoded points each) and one event.
 func BenchmarkAppendPoints(b *testing.B) {
-	for _, blocks := range []int{1, 16, 256} {
+	for _, blocks := range []int{1, 16, 64, 256} {
 		b.Run(fmt.Sprintf("%dBlocks", blocks), func(b *testing.B) {
 			s := open(b, freshSchema(b))
 			sc := store.Scope{Org: "org_bench", Env: "live"}

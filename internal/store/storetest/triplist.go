@@ -312,7 +312,7 @@ func tripListing(t *testing.T, open Opener) {
 		f := store.TripFilter{Scope: live, Sort: key, Desc: desc, Limit: limit}
 		var visited []store.Trip
 		inserted := map[string]bool{} // id: whether paging must still reach it
-		for page := 0; page < 10; page++ {
+		for page := 0; page < 20; page++ {
 			got := listTrips(t, s, f)
 			if len(got) == 0 {
 				break
@@ -320,21 +320,31 @@ func tripListing(t *testing.T, open Opener) {
 			visited = append(visited, got...)
 			cursor := got[len(got)-1]
 			f.After = keysetOf(key, cursor)
+			if page >= 3 {
+				continue
+			}
 			// New trips on both sides of the cursor, including ties with
-			// it on both sides of its id.
+			// it on both sides of its id. Ids end in a digit: the cursor's
+			// with its last digit lowered sorts before it.
+			lower := cursor.ID[:len(cursor.ID)-1] + string(cursor.ID[len(cursor.ID)-1]-1)
+			tag := fmt.Sprintf("~new_%d", page)
 			for j, c := range []struct {
-				start  time.Time
-				suffix string
+				start time.Time
+				id    string
+				ahead bool // sorts after the cursor, so paging must reach it
 			}{
-				{base.Add(24 * time.Hour), ""},
-				{base.Add(-24 * time.Hour), ""},
-				{cursor.StartTime, "~"}, // id after the cursor's: already passed
-				{cursor.StartTime, "!"}, // id before the cursor's: still ahead
+				{base.Add(24*time.Hour + time.Duration(page)*time.Minute), "trip_late" + tag, false},
+				{base.Add(-24*time.Hour - time.Duration(page)*time.Minute), "trip_early" + tag, true},
+				{cursor.StartTime, cursor.ID + tag, false},
+				{cursor.StartTime, lower + tag, true},
 			} {
-				tr := newTrip(live, fmt.Sprintf("%s%snew_%d_%d", cursor.ID, c.suffix, page, j), fmt.Sprintf("veh_new_%d_%d", page, j), c.start)
+				tr := newTrip(live, c.id, fmt.Sprintf("veh_new_%d_%d", page, j), c.start)
 				tr.Status, tr.EndTime = store.TripCompleted, c.start.Add(time.Hour)
 				mustCreateTrips(t, s, tr)
-				inserted[tr.ID] = order(tr, cursor) > 0
+				if ahead := order(tr, cursor) > 0; ahead != c.ahead {
+					t.Fatalf("test data: trip %s sorts after cursor %s: %v, want %v", tr.ID, cursor.ID, ahead, c.ahead)
+				}
+				inserted[tr.ID] = c.ahead
 			}
 		}
 		seen := map[string]int{}
@@ -352,8 +362,11 @@ func tripListing(t *testing.T, open Opener) {
 			t.Errorf("paging while inserting visited the original trips\n%q\nwant each once, in order:\n%q", originals, want)
 		}
 		for id, ahead := range inserted {
-			if want := map[bool]int{true: 1, false: 0}[ahead]; seen[id] != want {
-				t.Errorf("trip %s inserted %s the cursor visited %d times, want %d", id, map[bool]string{true: "after", false: "before"}[ahead], seen[id], want)
+			switch {
+			case ahead && seen[id] != 1:
+				t.Errorf("trip %s, inserted after the cursor, visited %d times; want once", id, seen[id])
+			case !ahead && seen[id] != 0:
+				t.Errorf("trip %s, inserted before the cursor, visited %d times; want never", id, seen[id])
 			}
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -472,6 +473,46 @@ func trips(t *testing.T, open Opener) {
 			t.Error("AppendPoints of a stored block succeeded, want an error")
 		}
 		check("after an append of a stored block")
+	})
+
+	t.Run("AppendManyBlocks", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		tr := newTrip(live, "trip_1", "veh_1", base)
+		mustCreateTrips(t, s, tr)
+		const n = 200
+		all := make([]store.PointBlock, n)
+		for i := range all {
+			all[i] = block(int64(i+1), base.UnixMilli()+int64(i)*10_000)
+		}
+		// Enough blocks per append for a backend to write them otherwise
+		// than a few (PostgreSQL copies them). Given newest first, they
+		// read back oldest first.
+		first := slices.Clone(all[:100])
+		slices.Reverse(first)
+		v2 := next(tr, base.Add(time.Minute))
+		if err := s.AppendPoints(t.Context(), v2, tr.Version, first, nil, false); err != nil {
+			t.Fatalf("AppendPoints of 100 blocks: %v", err)
+		}
+		checkBlocks(t, "after appending 100 blocks", readPoints(t, s, live, tr.ID), tr.ID, all[:100]...)
+
+		// The rest, with a block already stored among them, fails whole;
+		// so does the rest at a stale version.
+		v3 := next(v2, base.Add(2*time.Minute))
+		withDup := append(slices.Clone(all[100:]), all[99])
+		if err := s.AppendPoints(t.Context(), v3, v2.Version, withDup, nil, false); err == nil {
+			t.Error("AppendPoints of 101 blocks, one already stored, succeeded; want an error")
+		}
+		if err := s.AppendPoints(t.Context(), v3, tr.Version, all[100:], nil, false); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("AppendPoints of 100 blocks at a stale version: %v, want ErrConflict", err)
+		}
+		checkBlocks(t, "after failed appends", readPoints(t, s, live, tr.ID), tr.ID, all[:100]...)
+		checkTrip(t, "trip after failed appends", getTrip(t, s, live, tr.ID), storedTrip(v2))
+
+		if err := s.AppendPoints(t.Context(), v3, v2.Version, all[100:], nil, false); err != nil {
+			t.Fatalf("AppendPoints of the last 100 blocks: %v", err)
+		}
+		checkBlocks(t, "after appending all", readPoints(t, s, live, tr.ID), tr.ID, all...)
 	})
 
 	tripListing(t, open)

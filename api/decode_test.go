@@ -1,0 +1,61 @@
+package api_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/fleethub/fleethub/api"
+)
+
+type body struct {
+	Name  string   `json:"name"`
+	N     int      `json:"n"`
+	Tags  []string `json:"tags"`
+	Inner *struct {
+		F float64 `json:"f"`
+	} `json:"inner"`
+}
+
+func TestDecodeJSON(t *testing.T) {
+	cases := []struct {
+		in   string
+		ok   bool
+		code string
+	}{
+		{`{"name":"a","n":1,"tags":["x"],"inner":{"f":1.5}}`, true, ""},
+		{`{"name":1}`, false, "invalid_request"},
+		{`{"name":"a"`, false, "invalid_request"},
+		{`{"name":"a"} x`, false, "invalid_request"},
+		{`[1,2]`, false, "invalid_request"},
+		{`{"inner":{"f":"no"}}`, false, "invalid_request"},
+	}
+	for _, c := range cases {
+		var b body
+		err := api.DecodeJSON([]byte(c.in), &b)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: err %v", c.in, err)
+			continue
+		}
+		var e *api.Error
+		if err != nil && (!errors.As(err, &e) || e.Code != c.code || e.Status != 400) {
+			t.Errorf("%s: %v", c.in, err)
+		}
+	}
+}
+
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range []string{`{"name":"a","n":1}`, `{"tags":[1]}`, `{`, `null`, `{"inner":{"f":1e400}}`, "\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var b body
+		err := api.DecodeJSON(in, &b)
+		if err == nil {
+			return
+		}
+		var e *api.Error
+		if !errors.As(err, &e) || e.Status != 400 || e.Code != "invalid_request" {
+			t.Fatalf("decode error %v is not a 400 invalid_request", err)
+		}
+	})
+}

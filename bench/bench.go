@@ -1,0 +1,182 @@
+// Package bench holds Fleethub's end-to-end load generators: they drive a
+// running server over real connections and report throughput and
+// latency. `fleethub bench <name>` runs them; docs/performance.md records
+// their figures with the commands.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Config is common to every generator.
+type Config struct {
+	URL      string        // base address, e.g. http://127.0.0.1:8080
+	Key      string        // API key
+	Duration time.Duration // how long to run (default 10s)
+	Conns    int           // concurrent connections (default 64)
+	Rate     float64       // requests per second in total; 0 = as fast as possible
+}
+
+func (c *Config) defaults() {
+	if c.Duration == 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Conns == 0 {
+		c.Conns = 64
+	}
+}
+
+// Result of a run.
+type Result struct {
+	Name       string
+	Requests   int64
+	Errors     int64
+	Statuses   map[int]int64
+	Elapsed    time.Duration
+	Items      int64 // items carried (points, messages), when relevant
+	Latencies  []time.Duration
+	FirstError string
+}
+
+// Quantile returns the q-quantile latency.
+func (r *Result) Quantile(q float64) time.Duration {
+	if len(r.Latencies) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(r.Latencies)))) - 1
+	return r.Latencies[max(0, min(i, len(r.Latencies)-1))]
+}
+
+// Print writes a summary.
+func (r *Result) Print(w io.Writer) {
+	secs := r.Elapsed.Seconds()
+	fmt.Fprintf(w, "%s: %d requests in %.1fs = %.0f req/s", r.Name, r.Requests, secs, float64(r.Requests)/secs)
+	if r.Items > 0 {
+		fmt.Fprintf(w, ", %d items = %.0f items/s", r.Items, float64(r.Items)/secs)
+	}
+	fmt.Fprintf(w, "\n  latency p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", r.Quantile(.5), r.Quantile(.9), r.Quantile(.99), r.Quantile(.999), r.Quantile(1))
+	fmt.Fprintf(w, "  statuses %v  errors %d", r.Statuses, r.Errors)
+	if r.FirstError != "" {
+		fmt.Fprintf(w, " (first: %s)", r.FirstError)
+	}
+	fmt.Fprintln(w)
+}
+
+// request builds one request for worker w, iteration i, into req; it
+// returns the items it carries.
+type request func(w, i int, req *fasthttp.Request) int
+
+// run drives requests from cfg.Conns workers and gathers the result. ok
+// decides whether a status counts as success.
+func run(ctx context.Context, name string, cfg Config, build request, ok func(int) bool) (*Result, error) {
+	cfg.defaults()
+	uri := fasthttp.AcquireURI()
+	defer fasthttp.ReleaseURI(uri)
+	if err := uri.Parse(nil, []byte(cfg.URL)); err != nil {
+		return nil, fmt.Errorf("bench: url: %w", err)
+	}
+	client := &fasthttp.HostClient{Addr: string(uri.Host()), MaxConns: cfg.Conns, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
+		MaxIdleConnDuration: time.Minute}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+	res := &Result{Name: name, Statuses: map[int]int64{}}
+	var mu sync.Mutex
+	var reqs, errs, items atomic.Int64
+	var interval time.Duration
+	if cfg.Rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(cfg.Conns) / cfg.Rate)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < cfg.Conns; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			lat := make([]time.Duration, 0, 1<<16)
+			statuses := map[int]int64{}
+			next := time.Now().Add(time.Duration(w) * interval / time.Duration(cfg.Conns))
+			for i := 0; ctx.Err() == nil; i++ {
+				if interval > 0 {
+					if d := time.Until(next); d > 0 {
+						select {
+						case <-ctx.Done():
+						case <-time.After(d):
+						}
+						if ctx.Err() != nil {
+							break
+						}
+					}
+					next = next.Add(interval)
+				}
+				req.Reset()
+				req.SetRequestURI(cfg.URL)
+				req.Header.Set("X-API-Key", cfg.Key)
+				n := build(w, i, req)
+				t0 := time.Now()
+				err := client.Do(req, resp)
+				el := time.Since(t0)
+				if interval > 0 {
+					// latency from the scheduled start: coordinated omission
+					if late := t0.Sub(next.Add(-interval)); late > 0 {
+						el += late
+					}
+				}
+				reqs.Add(1)
+				if err != nil {
+					errs.Add(1)
+					mu.Lock()
+					if res.FirstError == "" {
+						res.FirstError = err.Error()
+					}
+					mu.Unlock()
+					continue
+				}
+				st := resp.StatusCode()
+				statuses[st]++
+				if !ok(st) {
+					errs.Add(1)
+					mu.Lock()
+					if res.FirstError == "" {
+						res.FirstError = fmt.Sprintf("status %d: %.200s", st, resp.Body())
+					}
+					mu.Unlock()
+					continue
+				}
+				items.Add(int64(n))
+				lat = append(lat, el)
+			}
+			mu.Lock()
+			res.Latencies = append(res.Latencies, lat...)
+			for k, v := range statuses {
+				res.Statuses[k] += v
+			}
+			mu.Unlock()
+		}(w)
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	res.Requests, res.Errors, res.Items = reqs.Load(), errs.Load(), items.Load()
+	sort.Slice(res.Latencies, func(i, j int) bool { return res.Latencies[i] < res.Latencies[j] })
+	return res, nil
+}
+
+// Health drives authenticated GET /v1/trips/health.
+func Health(ctx context.Context, cfg Config) (*Result, error) {
+	url := cfg.URL + "/v1/trips/health"
+	return run(ctx, "health", cfg, func(w, i int, req *fasthttp.Request) int {
+		req.SetRequestURI(url)
+		return 0
+	}, func(st int) bool { return st == 200 })
+}

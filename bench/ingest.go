@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// IngestConfig drives POST /v1/locations/batch.
+type IngestConfig struct {
+	Config
+	Trips int // trips in parallel (default 256)
+	Batch int // points per batch (default 1000)
+}
+
+// Ingest starts Trips trips and uploads batches of Batch points round
+// robin, each trip's points moving forward in time at 1 Hz.
+func Ingest(ctx context.Context, cfg IngestConfig) (*Result, error) {
+	cfg.defaults()
+	if cfg.Trips == 0 {
+		cfg.Trips = 256
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = 1000
+	}
+	if cfg.Trips < cfg.Conns {
+		cfg.Trips = cfg.Conns
+	}
+	run0 := time.Now().UnixNano()
+	// points start far enough back that a run never passes the server clock
+	start := time.Now().Add(-time.Duration(cfg.Trips) * 0).Add(-48 * time.Hour).UTC()
+	ids := make([]string, cfg.Trips)
+	for i := range ids {
+		body, _ := json.Marshal(map[string]any{"vehicle_id": fmt.Sprintf("bench-%d-%d", run0, i), "start_time": start.Format(time.RFC3339Nano)})
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		req.SetRequestURI(cfg.URL + "/v1/trips")
+		req.Header.SetMethod("POST")
+		req.Header.SetContentType("application/json")
+		req.Header.Set("X-API-Key", cfg.Key)
+		req.SetBody(body)
+		err := fasthttp.DoTimeout(req, resp, 10*time.Second)
+		if err == nil && resp.StatusCode() != 201 {
+			err = fmt.Errorf("status %d: %s", resp.StatusCode(), resp.Body())
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bench: start trip: %w", err)
+		}
+		var t struct {
+			TripID string `json:"trip_id"`
+		}
+		_ = json.Unmarshal(resp.Body(), &t)
+		ids[i] = t.TripID
+		fasthttp.ReleaseRequest(req)
+		fasthttp.ReleaseResponse(resp)
+	}
+	perWorker := cfg.Trips / cfg.Conns
+	// each worker owns trips [w*perWorker, (w+1)*perWorker)
+	next := make([]int, cfg.Trips) // batches sent per trip
+	url := cfg.URL + "/v1/locations/batch"
+	bufs := make([][]byte, cfg.Conns)
+	return run(ctx, "ingest", cfg.Config, func(w, i int, req *fasthttp.Request) int {
+		trip := w*perWorker + i%perWorker
+		k := next[trip]
+		next[trip]++
+		b := bufs[w][:0]
+		b = append(b, `{"trip_id":"`...)
+		b = append(b, ids[trip]...)
+		b = append(b, `","locations":[`...)
+		base := start.Add(time.Duration(k*cfg.Batch) * time.Second)
+		lat := 40.0 + float64(trip%100)*0.01
+		for j := 0; j < cfg.Batch; j++ {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			sec := k*cfg.Batch + j
+			b = append(b, `{"latitude":`...)
+			b = strconv.AppendFloat(b, lat+float64(sec)*0.0001, 'f', 6, 64)
+			b = append(b, `,"longitude":`...)
+			b = strconv.AppendFloat(b, -83.0+0.001*math.Sin(float64(sec)/60), 'f', 6, 64)
+			b = append(b, `,"timestamp":"`...)
+			b = base.Add(time.Duration(j)*time.Second).AppendFormat(b, time.RFC3339)
+			b = append(b, `","speed_kmh":40,"heading":0,"accuracy_meters":5}`...)
+		}
+		b = append(b, "]}"...)
+		bufs[w] = b
+		req.SetRequestURI(url)
+		req.Header.SetMethod("POST")
+		req.Header.SetContentType("application/json")
+		req.SetBodyRaw(b)
+		return cfg.Batch
+	}, func(st int) bool { return st == 200 })
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/fleethub/fleethub/bench"
+)
+
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: fleethub bench health|ingest [flags]")
+		return 2
+	}
+	fs := flag.NewFlagSet("bench "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c bench.Config
+	fs.StringVar(&c.URL, "url", "http://127.0.0.1:8080", "server address")
+	fs.StringVar(&c.Key, "key", os.Getenv("FLEETHUB_BENCH_KEY"), "API key (or FLEETHUB_BENCH_KEY)")
+	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "run time")
+	fs.IntVar(&c.Conns, "conns", 64, "concurrent connections")
+	fs.Float64Var(&c.Rate, "rate", 0, "requests per second in total (0: as fast as possible)")
+	trips := fs.Int("trips", 256, "ingest: trips in parallel")
+	batch := fs.Int("batch", 1000, "ingest: points per batch")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	var res *bench.Result
+	var err error
+	switch args[0] {
+	case "health":
+		res, err = bench.Health(ctx, c)
+	case "ingest":
+		res, err = bench.Ingest(ctx, bench.IngestConfig{Config: c, Trips: *trips, Batch: *batch})
+	default:
+		fmt.Fprintf(stderr, "fleethub bench: unknown generator %q\n", args[0])
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "fleethub bench:", err)
+		return 1
+	}
+	res.Print(stdout)
+	return 0
+}

@@ -1,0 +1,293 @@
+package dedup_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/fleethub/fleethub/filters/dedup"
+)
+
+// seen calls w.Seen and fails the test on an error.
+func seen(t *testing.T, w dedup.Window, id string) bool {
+	t.Helper()
+	dup, err := w.Seen(t.Context(), id)
+	if err != nil {
+		t.Fatalf("Seen(%q): %v", id, err)
+	}
+	return dup
+}
+
+// testWindow runs the behaviour every window shares.
+func testWindow(t *testing.T, w dedup.Window) {
+	if seen(t, w, "evt_1") {
+		t.Error("first evt_1 is a dup")
+	}
+	if !seen(t, w, "evt_1") || !seen(t, w, "evt_1") {
+		t.Error("repeated evt_1 is not a dup")
+	}
+	if seen(t, w, "evt_2") {
+		t.Error("first evt_2 is a dup")
+	}
+	if _, err := w.Seen(t.Context(), ""); !errors.Is(err, dedup.ErrEmptyID) {
+		t.Errorf("Seen(\"\") = %v, want ErrEmptyID", err)
+	}
+	// Exactly one of many concurrent callers sees an id first.
+	var firsts atomic.Int32
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dup, err := w.Seen(context.Background(), "evt_race")
+			if err != nil {
+				t.Error(err)
+			}
+			if !dup {
+				firsts.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := firsts.Load(); n != 1 {
+		t.Errorf("%d callers saw evt_race first, want 1", n)
+	}
+}
+
+type forgetter interface {
+	Forget(ctx context.Context, id string) error
+}
+
+func testForget(t *testing.T, w dedup.Window) {
+	f := w.(forgetter)
+	seen(t, w, "evt_f")
+	if err := f.Forget(t.Context(), "evt_f"); err != nil {
+		t.Fatal(err)
+	}
+	if seen(t, w, "evt_f") {
+		t.Error("evt_f is a dup after Forget")
+	}
+	if !seen(t, w, "evt_f") {
+		t.Error("evt_f is not a dup after Forget and Seen")
+	}
+}
+
+func TestLocal(t *testing.T) {
+	testWindow(t, dedup.NewLocal(0, 0))
+}
+
+func TestLocalForget(t *testing.T) {
+	testForget(t, dedup.NewLocal(10, time.Minute))
+}
+
+func TestLocalTTL(t *testing.T) {
+	w := dedup.NewLocal(10, 300*time.Millisecond)
+	seen(t, w, "a")
+	time.Sleep(100 * time.Millisecond)
+	if !seen(t, w, "a") {
+		t.Fatal("a forgotten before its TTL")
+	}
+	// A repeat does not extend the TTL: 300 ms after the first sighting a
+	// is gone (had the repeat extended it, a would stay until 400 ms).
+	time.Sleep(250 * time.Millisecond)
+	if seen(t, w, "a") {
+		t.Error("a is still a dup after its TTL")
+	}
+	if !seen(t, w, "a") {
+		t.Error("a is not a dup right after it was seen again")
+	}
+}
+
+func TestLocalSize(t *testing.T) {
+	w := dedup.NewLocal(3, time.Minute)
+	for _, id := range []string{"a", "b", "c", "d"} {
+		seen(t, w, id)
+	}
+	if w.Len() != 3 {
+		t.Errorf("Len = %d, want 3", w.Len())
+	}
+	if seen(t, w, "a") {
+		t.Error("a, the oldest, was not evicted")
+	}
+	if !seen(t, w, "d") {
+		t.Error("d was evicted")
+	}
+}
+
+func BenchmarkLocalSeen(b *testing.B) {
+	w := dedup.NewLocal(100_000, time.Minute)
+	ids := make([]string, 200_000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("evt_%08d", i)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := w.Seen(ctx, ids[i%len(ids)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+const redisURLEnv = "FLEETHUB_TEST_REDIS_URL"
+
+// redisClient connects a new client (a "node") to the test Redis,
+// skipping the test when none is configured (failing it under CI=true).
+func redisClient(tb testing.TB) *redis.Client {
+	tb.Helper()
+	url := os.Getenv(redisURLEnv)
+	if url == "" {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("%s is not set but CI=true: Redis tests must run in CI", redisURLEnv)
+		}
+		tb.Skipf("%s is not set; skipping Redis test (e.g. %s=redis://127.0.0.1:6379/0)", redisURLEnv, redisURLEnv)
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		tb.Fatalf("%s: %v", redisURLEnv, err)
+	}
+	c := redis.NewClient(opt)
+	tb.Cleanup(func() { _ = c.Close() })
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		tb.Fatalf("ping %s: %v", opt.Addr, err)
+	}
+	return c
+}
+
+// testPrefix returns a key prefix unique to this test and deletes its keys
+// when the test ends.
+func testPrefix(tb testing.TB, c *redis.Client) string {
+	tb.Helper()
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	prefix := "fleethub:dedup-test:" + hex.EncodeToString(b) + ":"
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+	})
+	return prefix
+}
+
+func TestRedis(t *testing.T) {
+	c := redisClient(t)
+	testWindow(t, dedup.NewRedis(c, testPrefix(t, c), time.Minute))
+}
+
+func TestRedisForget(t *testing.T) {
+	c := redisClient(t)
+	testForget(t, dedup.NewRedis(c, testPrefix(t, c), time.Minute))
+}
+
+func TestRedisKeyAndTTL(t *testing.T) {
+	c := redisClient(t)
+	prefix := testPrefix(t, c)
+	w := dedup.NewRedis(c, prefix, 90*time.Second)
+	seen(t, w, "evt_1")
+	ttl, err := c.PTTL(t.Context(), prefix+"evt_1").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl <= 80*time.Second || ttl > 90*time.Second {
+		t.Errorf("PTTL = %v, want about 90s", ttl)
+	}
+	// A repeat does not extend the TTL.
+	seen(t, w, "evt_1")
+	if again, _ := c.PTTL(t.Context(), prefix+"evt_1").Result(); again > ttl {
+		t.Errorf("PTTL grew from %v to %v on a repeat", ttl, again)
+	}
+}
+
+func TestRedisTTL(t *testing.T) {
+	c := redisClient(t)
+	w := dedup.NewRedis(c, testPrefix(t, c), 100*time.Millisecond)
+	seen(t, w, "a")
+	if !seen(t, w, "a") {
+		t.Fatal("a is not a dup")
+	}
+	time.Sleep(150 * time.Millisecond)
+	if seen(t, w, "a") {
+		t.Error("a is still a dup after its TTL")
+	}
+}
+
+// TestRedisTwoNodes: two nodes, each with its own client and window, share
+// one id space through the prefix; a window with another prefix does not.
+func TestRedisTwoNodes(t *testing.T) {
+	c1, c2 := redisClient(t), redisClient(t)
+	prefix := testPrefix(t, c1)
+	node1, node2 := dedup.NewRedis(c1, prefix, time.Minute), dedup.NewRedis(c2, prefix, time.Minute)
+	if seen(t, node1, "evt_1") {
+		t.Fatal("node1: first evt_1 is a dup")
+	}
+	if !seen(t, node2, "evt_1") {
+		t.Error("node2 did not see node1's evt_1")
+	}
+	if seen(t, node2, "evt_2") || !seen(t, node1, "evt_2") {
+		t.Error("node1 did not see node2's evt_2")
+	}
+	other := dedup.NewRedis(c2, testPrefix(t, c2), time.Minute)
+	if seen(t, other, "evt_1") {
+		t.Error("a window with another prefix saw evt_1")
+	}
+
+	// Both nodes race on the same 200 ids: each id is first exactly once.
+	const ids = 200
+	var firsts [ids]atomic.Int32
+	var wg sync.WaitGroup
+	for _, w := range []dedup.Window{node1, node2, node1, node2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ids {
+				dup, err := w.Seen(context.Background(), fmt.Sprintf("race_%d", i))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !dup {
+					firsts[i].Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range firsts {
+		if n := firsts[i].Load(); n != 1 {
+			t.Errorf("race_%d was first %d times, want 1", i, n)
+		}
+	}
+}
+
+func TestRedisError(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	defer c.Close()
+	w := dedup.NewRedis(c, "", 0)
+	if _, err := w.Seen(t.Context(), "x"); err == nil {
+		t.Error("Seen without a Redis returned no error")
+	}
+}
+
+func BenchmarkRedisSeen(b *testing.B) {
+	c := redisClient(b)
+	w := dedup.NewRedis(c, testPrefix(b, c), time.Minute)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := w.Seen(ctx, fmt.Sprintf("evt_%d", i%1000)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

