@@ -282,4 +282,3 @@ func (c *Checker) Routes() []*api.Route {
 			Handler: func(x *api.Ctx) error { metrics(x.RequestCtx); return nil }},
 	}
 }
-

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"net/http"
-	"net/http/pprof"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 )

@@ -214,7 +214,7 @@ func TestBatchValidationAndIdempotence(t *testing.T) {
 	}
 	// unusable points are skipped and counted
 	mixed := []map[string]any{
-		{"latitude": 40.0, "longitude": -83.0, "timestamp": t0.Add(-time.Hour).Format(time.RFC3339)},       // before start
+		{"latitude": 40.0, "longitude": -83.0, "timestamp": t0.Add(-time.Hour).Format(time.RFC3339)},            // before start
 		{"latitude": 40.0, "longitude": -83.0, "timestamp": time.Now().Add(2 * time.Hour).Format(time.RFC3339)}, // future
 		pts[0], // duplicate
 	}

@@ -95,7 +95,8 @@ type Thresholds struct {
 	SpeedLimitKmh float64
 	// OverLimitKmh is the tolerance above the limit before speeding counts.
 	// Device settings give it in mph (threshold_over_limit): the caller
-	// converts. Zero takes the default; a negative value means no tolerance.
+	// converts. Zero takes the default; a negative value means no tolerance
+	// (and reads back as -1).
 	OverLimitKmh        float64
 	MinSpeedingDuration time.Duration
 
@@ -160,7 +161,7 @@ func (d *Detector) init(t Thresholds) {
 	}
 	switch {
 	case t.OverLimitKmh < 0:
-		t.OverLimitKmh = 0
+		t.OverLimitKmh = -1 // no tolerance; kept negative so New(d.Thresholds()) agrees
 	case t.OverLimitKmh == 0 || math.IsNaN(t.OverLimitKmh) || math.IsInf(t.OverLimitKmh, 0):
 		t.OverLimitKmh = DefaultOverLimitKmh
 	}
@@ -181,7 +182,7 @@ func (d *Detector) init(t Thresholds) {
 	d.corThr = t.CorneringG * gravity
 	d.idleV = t.IdleSpeedKmh * kmh
 	if t.SpeedLimitKmh > 0 {
-		start := t.SpeedLimitKmh + t.OverLimitKmh
+		start := t.SpeedLimitKmh + math.Max(t.OverLimitKmh, 0)
 		d.spdStart = start * kmh
 		d.spdCont = math.Max(t.SpeedLimitKmh, start-speedingHystKmh) * kmh
 	}

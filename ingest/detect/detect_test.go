@@ -367,6 +367,12 @@ func TestThresholds(t *testing.T) {
 	if b := detect.New(detect.Thresholds{BrakingG: -0.6}).Thresholds().BrakingG; b != 0.6 {
 		t.Errorf("device-style braking -0.6 → %v, want 0.6", b)
 	}
+	for _, th := range []detect.Thresholds{{}, {OverLimitKmh: -3, BrakingG: -0.5, SpeedLimitKmh: 80}, {OverLimitKmh: 12, MinIdle: time.Minute}} {
+		first := detect.New(th).Thresholds()
+		if again := detect.New(first).Thresholds(); again != first {
+			t.Errorf("New(Thresholds()) changed %+v into %+v", first, again)
+		}
+	}
 	if b := detect.New(detect.Thresholds{AccelerationG: math.NaN()}).Thresholds().AccelerationG; b != detect.DefaultAccelerationG {
 		t.Errorf("NaN acceleration threshold → %v", b)
 	}

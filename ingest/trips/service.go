@@ -435,7 +435,7 @@ func closePause(st *state, end time.Time) {
 
 // ResumeRequest resumes a paused trip.
 type ResumeRequest struct {
-	Location *Location     `json:"location,omitempty" doc:"defaults to the last known position when absent"`
+	Location *Location      `json:"location,omitempty" doc:"defaults to the last known position when absent"`
 	Reason   string         `json:"reason,omitempty"`
 	Metadata map[string]any `json:"metadata,omitempty"`
 }

@@ -609,7 +609,7 @@ func (s *Service) publishUpload(ctx context.Context, t store.Trip, pts []Point, 
 			pri = "urgent"
 		}
 		ev := &event.Event{EventID: ids[i], EventType: e.Type, Category: cat, Timestamp: e.Start.UTC(), Severity: sev, Priority: pri,
-			Source: event.Source{VehicleID: t.VehicleID, DriverID: t.DriverID, TripID: t.ID},
+			Source:   event.Source{VehicleID: t.VehicleID, DriverID: t.DriverID, TripID: t.ID},
 			Location: &event.Location{Latitude: e.Lat, Longitude: e.Lon}, EventData: data,
 			Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: seqBase + int64(i) + 1, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.trips"}}
 		if cat == event.CategorySafety {
