@@ -698,14 +698,17 @@ func TestClose(t *testing.T) {
 	if err := b.Publish(context.Background(), hub.Message{Topic: topic, Value: []byte("before")}); err != nil {
 		t.Fatal(err)
 	}
-	running := make(chan struct{})
-	var once sync.Once
-	errc := subscribe(context.Background(), b, hub.Subscription{Topic: topic, Start: hub.StartEarliest},
-		func(ctx context.Context, msgs []hub.Message) error { once.Do(func() { close(running) }); return nil })
-	select {
-	case <-running:
-	case <-time.After(waitLimit):
-		t.Fatal("subscriber never ran")
+	var errcs []<-chan error
+	for _, group := range []string{"", "pipeline"} {
+		running := make(chan struct{})
+		var once sync.Once
+		errcs = append(errcs, subscribe(context.Background(), b, hub.Subscription{Topic: topic, Group: group, Start: hub.StartEarliest},
+			func(ctx context.Context, msgs []hub.Message) error { once.Do(func() { close(running) }); return nil }))
+		select {
+		case <-running:
+		case <-time.After(waitLimit):
+			t.Fatalf("subscriber (group %q) never ran", group)
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -713,7 +716,9 @@ func TestClose(t *testing.T) {
 	if err := b.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	awaitReturn(t, errc) // running subscribers stop with the bus
+	for _, errc := range errcs {
+		awaitReturn(t, errc) // running subscribers stop with the bus
+	}
 	if err := b.Close(ctx); err != nil {
 		t.Errorf("second Close: %v", err)
 	}

@@ -9,7 +9,10 @@
 // controller; an existing topic keeps its partition count. Creation comes
 // before any metadata request, because kafka-go's Conn metadata requests
 // allow auto-creation and a broker with auto.create.topics.enable would
-// otherwise create the topic with its own defaults. Topics exist before a
+// otherwise create the topic with its own defaults. The bus then waits
+// until the writer's metadata cache (kafka-go's Transport, refreshed every
+// 6 s) holds the topic: the Writer fails at once, without retrying, for a
+// topic missing from that cache. Topics exist before a
 // reader starts: a consumer group whose topic is missing at join time gets
 // no partitions until the next rebalance. Range never creates a topic.
 //

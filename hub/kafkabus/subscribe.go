@@ -91,7 +91,11 @@ func (b *Bus) consumeGroup(ctx context.Context, sub hub.Subscription, h hub.Hand
 				return nil
 			}
 			// Joining failed; kafka-go backs off and tries again.
-			b.log.Warn("kafkabus: join group", "topic", sub.Topic, "group", sub.Group, "err", err)
+			level := slog.LevelWarn
+			if errors.Is(err, kafka.RebalanceInProgress) {
+				level = slog.LevelDebug // another member joined meanwhile
+			}
+			b.log.Log(ctx, level, "kafkabus: join group", "topic", sub.Topic, "group", sub.Group, "err", err)
 			continue
 		}
 		var commitMu sync.Mutex // the generation's commits share one coordinator connection

@@ -73,6 +73,7 @@ type Backend interface {
 	Keys
 	Secrets
 	Trips
+	Streams
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

@@ -162,6 +162,20 @@ var migrations = []string{
 		data TEXT NOT NULL
 	);
 	CREATE INDEX trip_events_trip ON trip_events(trip_id, ts);`,
+	`CREATE TABLE streams (
+		id TEXT COLLATE "C" PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		state TEXT NOT NULL,
+		config TEXT NOT NULL,
+		secret TEXT NOT NULL,
+		version BIGINT NOT NULL,
+		created_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL,
+		stopped_at BIGINT NOT NULL DEFAULT 0
+	);
+	CREATE INDEX streams_updated ON streams(updated_at);`,
 }
 
 // migrate applies every pending migration in one transaction. The advisory
@@ -207,6 +221,8 @@ const uniqueViolation = "23505"
 func wrap(op string, err error) error {
 	var pgErr *pgconn.PgError
 	switch {
+	case err == nil:
+		return nil
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("postgres: %s: %w", op, store.ErrNotFound)
 	case errors.As(err, &pgErr) && pgErr.Code == uniqueViolation:

@@ -158,6 +158,20 @@ var migrations = []string{
 		data TEXT NOT NULL
 	);
 	CREATE INDEX trip_events_trip ON trip_events(trip_id, ts);`,
+	`CREATE TABLE streams (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		state TEXT NOT NULL,
+		config TEXT NOT NULL,
+		secret TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		stopped_at INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE INDEX streams_updated ON streams(updated_at);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -1,0 +1,153 @@
+package geofence_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/filters/geofence"
+)
+
+func format(ts []geofence.Transition) []string {
+	out := []string{}
+	for _, t := range ts {
+		out = append(out, t.Change.String()+" "+t.AreaID)
+	}
+	return out
+}
+
+func TestTracker(t *testing.T) {
+	depot := geofence.Area{ID: "depot", Polygon: pts(0, 0, 0, 2, 2, 2, 2, 0)}
+	yard := geofence.Area{ID: "yard", Polygon: pts(1, 1, 1, 3, 3, 3, 3, 1)} // overlaps depot
+	customer := circle(10, 10, 50_000)
+	customer.ID = "customer"
+	tr, err := geofence.NewTracker([]geofence.Area{depot, yard, customer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	steps := []struct {
+		lat, lon float64
+		sec      int
+		want     []string
+	}{
+		{0.5, 0.5, 0, nil}, // first point: inside depot, no transition
+		{0.6, 0.6, 1, nil}, // still inside
+		{1.5, 1.5, 2, []string{"enter yard"}},
+		{2.5, 2.5, 3, []string{"exit depot"}},
+		{10, 10, 4, []string{"exit yard", "enter customer"}},
+		{5, 5, 3, nil},       // older than the last point: ignored
+		{10.1, 10.1, 5, nil}, // still at the customer
+		{0.5, 0.5, 6, []string{"exit customer", "enter depot"}},
+		{91, 0.5, 7, nil},  // invalid point: ignored
+		{0.5, 0.5, 7, nil}, // same time as the last point
+		{50, 50, 8, []string{"exit depot"}},
+	}
+	for i, st := range steps {
+		got := tr.Update("veh_1", geofence.Point{Lat: st.lat, Lon: st.lon}, t0.Add(time.Duration(st.sec)*time.Second))
+		want := st.want
+		if want == nil {
+			want = []string{}
+		}
+		if f := format(got); !slices.Equal(f, want) {
+			t.Fatalf("step %d (%v, %v): %v, want %v", i, st.lat, st.lon, f, want)
+		}
+		for _, tr := range got {
+			if tr.VehicleID != "veh_1" || !tr.At.Equal(t0.Add(time.Duration(st.sec)*time.Second)) || tr.Point.Lat != st.lat {
+				t.Errorf("step %d: transition %+v", i, tr)
+			}
+		}
+	}
+	// Vehicles are independent.
+	tr.Update("veh_2", geofence.Point{Lat: 1.5, Lon: 1.5}, t0)
+	if got := tr.Inside("veh_2"); !slices.Equal(got, []string{"depot", "yard"}) {
+		t.Errorf("Inside(veh_2) = %v", got)
+	}
+	if got := tr.Inside("veh_1"); len(got) != 0 {
+		t.Errorf("Inside(veh_1) = %v", got)
+	}
+	tr.Forget("veh_2")
+	if got := tr.Inside("veh_2"); got != nil {
+		t.Errorf("Inside after Forget = %v", got)
+	}
+	if got := tr.Update("veh_2", geofence.Point{Lat: 0.5, Lon: 0.5}, t0); len(got) != 0 {
+		t.Errorf("first point after Forget: %v", format(got))
+	}
+}
+
+func TestTrackerManyAreas(t *testing.T) {
+	// 130 areas: the state spans three words.
+	var areas []geofence.Area
+	for i := range 130 {
+		a := circle(0, float64(i), 1000)
+		a.ID = fmt.Sprint("a", i)
+		areas = append(areas, a)
+	}
+	tr, err := geofence.NewTracker(areas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(0, 0)
+	tr.Update("v", geofence.Point{Lat: 10, Lon: 0}, t0)
+	for i := range 130 {
+		got := tr.Update("v", geofence.Point{Lat: 0, Lon: float64(i)}, t0.Add(time.Duration(i+1)*time.Second))
+		want := []string{fmt.Sprint("enter a", i)}
+		if i > 0 {
+			want = []string{fmt.Sprint("exit a", i-1), fmt.Sprint("enter a", i)}
+		}
+		if f := format(got); !slices.Equal(f, want) {
+			t.Fatalf("at %d: %v, want %v", i, f, want)
+		}
+	}
+}
+
+func TestNewTrackerErrors(t *testing.T) {
+	ok := circle(0, 0, 10)
+	ok.ID = "a"
+	bad := circle(0, 0, -1)
+	bad.ID = "b"
+	anon := circle(0, 0, 10)
+	tests := []struct {
+		areas []geofence.Area
+		field string
+	}{
+		{[]geofence.Area{ok, bad}, "areas[1].radius_meters"},
+		{[]geofence.Area{ok, anon}, "areas[1].id"},
+		{[]geofence.Area{ok, ok}, "areas[1].id"},
+	}
+	for _, tt := range tests {
+		_, err := geofence.NewTracker(tt.areas)
+		var fe *geofence.FieldError
+		if !errors.As(err, &fe) || fe.Field != tt.field {
+			t.Errorf("NewTracker = %v, want a *FieldError on %s", err, tt.field)
+		}
+	}
+}
+
+func BenchmarkTrackerUpdate1000Areas(b *testing.B) {
+	var areas []geofence.Area
+	for i := range 1000 {
+		lat, lon := 30+float64(i%40)*0.5, -120+float64(i/40)*0.5
+		var a geofence.Area
+		if i%2 == 0 {
+			a = circle(lat, lon, 2000)
+		} else {
+			a = geofence.Area{Polygon: pts(lat, lon, lat, lon+0.02, lat+0.02, lon+0.02, lat+0.02, lon)}
+		}
+		a.ID = fmt.Sprint("area_", i)
+		areas = append(areas, a)
+	}
+	tr, err := geofence.NewTracker(areas)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Unix(0, 0)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		th := float64(i) * 0.001
+		tr.Update("veh_1", geofence.Point{Lat: 40 + 5*math.Sin(th), Lon: -110 + 5*math.Cos(th)}, t0.Add(time.Duration(i)*time.Second))
+	}
+}

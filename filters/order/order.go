@@ -1,0 +1,252 @@
+package order
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Defaults of a zero Config.
+const (
+	DefaultMaxBuffered = 1024
+	DefaultMaxWait     = 2 * time.Second
+	DefaultIdleTimeout = 5 * time.Minute
+)
+
+// ErrInvalid is returned by New for negative limits.
+var ErrInvalid = errors.New("order: invalid config")
+
+// Config bounds a Sequencer; zero fields take the defaults.
+type Config struct {
+	// MaxBuffered is the most items buffered per source.
+	MaxBuffered int
+	// MaxWait is how long an item waits for a gap before it to fill.
+	MaxWait time.Duration
+	// IdleTimeout is how long a source with nothing buffered is
+	// remembered after its last Push.
+	IdleTimeout time.Duration
+}
+
+// Item is a released item.
+type Item[T any] struct {
+	Source string
+	Seq    int64
+	Value  T
+	// Late is set on an item whose sequence number was below the next
+	// expected one: it is released out of order.
+	Late bool
+	// Skipped counts the sequence numbers given up on just before this
+	// item.
+	Skipped int64
+}
+
+// Sequencer is a reorder buffer per source.
+type Sequencer[T any] struct {
+	cfg Config
+
+	mu        sync.Mutex
+	sources   map[string]*stream[T] // mu must be held
+	waiting   map[string]*stream[T] // sources with buffered items; mu must be held
+	nextSweep time.Time             // when Expire next looks for idle sources
+}
+
+type stream[T any] struct {
+	next int64        // next expected sequence number
+	buf  []pending[T] // sorted by seq, every seq > next
+	last time.Time    // last Push
+}
+
+type pending[T any] struct {
+	seq int64
+	v   T
+	at  time.Time // when it was pushed
+}
+
+// New returns a Sequencer; zero fields of cfg take the defaults.
+func New[T any](cfg Config) (*Sequencer[T], error) {
+	if cfg.MaxBuffered < 0 || cfg.MaxWait < 0 || cfg.IdleTimeout < 0 {
+		return nil, ErrInvalid
+	}
+	if cfg.MaxBuffered == 0 {
+		cfg.MaxBuffered = DefaultMaxBuffered
+	}
+	if cfg.MaxWait == 0 {
+		cfg.MaxWait = DefaultMaxWait
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	return &Sequencer[T]{cfg: cfg, sources: make(map[string]*stream[T]), waiting: make(map[string]*stream[T])}, nil
+}
+
+// Push adds an item from source and returns the items it releases, in
+// order: the item itself if it is the next expected one (or late), with
+// the buffered items that follow it.
+func (s *Sequencer[T]) Push(source string, seq int64, v T, now time.Time) []Item[T] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.sources[source]
+	if !ok {
+		st = &stream[T]{next: seq}
+		s.sources[source] = st
+	}
+	st.last = now
+	switch {
+	case seq < st.next:
+		return []Item[T]{{Source: source, Seq: seq, Value: v, Late: true}}
+	case seq == st.next:
+		st.next++
+		out := []Item[T]{{Source: source, Seq: seq, Value: v}}
+		return s.drain(source, st, out)
+	}
+	i, found := slices.BinarySearchFunc(st.buf, seq, func(p pending[T], seq int64) int {
+		switch {
+		case p.seq < seq:
+			return -1
+		case p.seq > seq:
+			return 1
+		}
+		return 0
+	})
+	if found {
+		return nil // a duplicate of a buffered item
+	}
+	st.buf = slices.Insert(st.buf, i, pending[T]{seq: seq, v: v, at: now})
+	s.waiting[source] = st
+	var out []Item[T]
+	for len(st.buf) > s.cfg.MaxBuffered {
+		out = s.releaseThrough(source, st, st.buf[0].seq, out)
+	}
+	return out
+}
+
+// Expire gives up on gaps that held an item for MaxWait and returns the
+// items released, in order per source and by source name. It also forgets
+// sources idle for IdleTimeout.
+func (s *Sequencer[T]) Expire(now time.Time) []Item[T] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Item[T]
+	if len(s.waiting) > 0 {
+		cutoff := now.Add(-s.cfg.MaxWait)
+		names := make([]string, 0, len(s.waiting))
+		for name := range s.waiting {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			st := s.waiting[name]
+			// The newest item that has waited MaxWait; everything before
+			// it goes too.
+			through, expired := int64(0), false
+			for _, p := range st.buf {
+				if !p.at.After(cutoff) {
+					through, expired = p.seq, true
+				}
+			}
+			if expired {
+				out = s.releaseThrough(name, st, through, out)
+			}
+		}
+	}
+	if !now.Before(s.nextSweep) {
+		for name, st := range s.sources {
+			if len(st.buf) == 0 && now.Sub(st.last) >= s.cfg.IdleTimeout {
+				delete(s.sources, name)
+			}
+		}
+		s.nextSweep = now.Add(s.cfg.IdleTimeout / 4)
+	}
+	return out
+}
+
+// Deadline returns when Expire will next release something, if anything
+// is buffered.
+func (s *Sequencer[T]) Deadline() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first time.Time
+	for _, st := range s.waiting {
+		for _, p := range st.buf {
+			if first.IsZero() || p.at.Before(first) {
+				first = p.at
+			}
+		}
+	}
+	if first.IsZero() {
+		return time.Time{}, false
+	}
+	return first.Add(s.cfg.MaxWait), true
+}
+
+// Reset releases the source's buffered items in order, skipping gaps, and
+// forgets the source: its next item starts a new sequence (after a device
+// restarted its numbering).
+func (s *Sequencer[T]) Reset(source string) []Item[T] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.sources[source]
+	if !ok {
+		return nil
+	}
+	var out []Item[T]
+	if len(st.buf) > 0 {
+		out = s.releaseThrough(source, st, st.buf[len(st.buf)-1].seq, out)
+	}
+	delete(s.sources, source)
+	return out
+}
+
+// Buffered returns the number of items held.
+func (s *Sequencer[T]) Buffered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, st := range s.waiting {
+		n += len(st.buf)
+	}
+	return n
+}
+
+// releaseThrough releases every buffered item with seq <= through,
+// skipping the gaps, then the items that follow without a gap; s.mu must
+// be held.
+func (s *Sequencer[T]) releaseThrough(source string, st *stream[T], through int64, out []Item[T]) []Item[T] {
+	n := 0
+	for n < len(st.buf) && st.buf[n].seq <= through {
+		p := &st.buf[n]
+		out = append(out, Item[T]{Source: source, Seq: p.seq, Value: p.v, Skipped: p.seq - st.next})
+		st.next = p.seq + 1
+		n++
+	}
+	st.buf = shift(st.buf, n)
+	return s.drain(source, st, out)
+}
+
+// drain releases the buffered items that follow st.next without a gap;
+// s.mu must be held.
+func (s *Sequencer[T]) drain(source string, st *stream[T], out []Item[T]) []Item[T] {
+	n := 0
+	for n < len(st.buf) && st.buf[n].seq == st.next {
+		out = append(out, Item[T]{Source: source, Seq: st.buf[n].seq, Value: st.buf[n].v})
+		st.next++
+		n++
+	}
+	st.buf = shift(st.buf, n)
+	if len(st.buf) == 0 {
+		delete(s.waiting, source)
+	}
+	return out
+}
+
+// shift drops the first n items, zeroing them so released values are not
+// kept alive.
+func shift[T any](buf []pending[T], n int) []pending[T] {
+	if n == 0 {
+		return buf
+	}
+	m := copy(buf, buf[n:])
+	clear(buf[m:])
+	return buf[:m]
+}

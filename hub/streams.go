@@ -1,0 +1,84 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Stream kinds and states.
+const (
+	KindTelemetry = "telemetry"
+	KindEvents    = "events"
+
+	StateActive  = "active"
+	StatePaused  = "paused"
+	StateStopped = "stopped"
+)
+
+// ErrStreamNotFound is returned for a stream missing or outside the scope.
+var ErrStreamNotFound = errors.New("hub: stream not found")
+
+// StreamInfo is what a sink needs to know about a stream.
+type StreamInfo struct {
+	ID    string
+	Org   string
+	Env   string
+	Kind  string // telemetry or events
+	State string // active, paused, stopped
+	// Delivery is websocket or webhook.
+	Delivery string
+	// BatchEvents groups messages into arrays of up to BatchSize, sent
+	// after MaxWait at the latest.
+	BatchEvents bool
+	BatchSize   int
+	MaxWait     time.Duration
+	// Compression asks for permessage-deflate.
+	Compression bool
+	// AtLeastOnce: the client acknowledges offsets; a reconnect without
+	// last_offset resumes after the last acknowledged one.
+	AtLeastOnce bool
+	// Version changes with every configuration change.
+	Version int64
+}
+
+// Streams looks streams up for sinks. Lookups answer from memory.
+type Streams interface {
+	// Stream returns a stream of the scope; ok is false when it does not
+	// exist there (another organization's stream is missing too).
+	Stream(org, env, id string) (StreamInfo, bool)
+}
+
+// Counter records what sinks did with a stream's messages.
+type Counter interface {
+	// Count adds n to the named counter of a stream: delivered,
+	// dropped, failed, dead_lettered, pending.
+	Count(streamID, name string, n int64)
+	// Connected adjusts the number of connected clients of a stream.
+	Connected(streamID string, delta int)
+}
+
+// Entry is one message of a stream's log: the encoded message (JSON of
+// the Event or Telemetry message) and its per-stream offset.
+type Entry struct {
+	Offset int64
+	Time   time.Time // when it was appended
+	Data   []byte    // JSON of the message; shared, never modify
+}
+
+// Log is the per-stream ordered, retained log of matched messages. Its
+// offsets are the per-stream monotonic offsets clients resume from.
+type Log interface {
+	// Append adds messages to a stream and returns the offset of the
+	// last one. Offsets start at 1 and have no gaps.
+	Append(ctx context.Context, streamID string, data [][]byte) (last int64, err error)
+	// Read returns up to max retained entries with Offset >= from, in
+	// order. Entries older than retention are gone: the first returned
+	// may be later than from.
+	Read(ctx context.Context, streamID string, from int64, max int) ([]Entry, error)
+	// Last is the newest offset of a stream, 0 when empty.
+	Last(ctx context.Context, streamID string) (int64, error)
+	// Wait returns a channel closed once the stream has an entry with
+	// Offset >= from (at once if it already has one).
+	Wait(streamID string, from int64) <-chan struct{}
+}

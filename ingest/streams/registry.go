@@ -1,0 +1,282 @@
+// Package streams is the stream registry and the streams service: stream
+// records live in the store (so every node and every restart sees them),
+// compiled filter programs live in a per-tenant index in memory, and each
+// node refreshes its copy from the store every PollEvery (a lookup of an
+// unknown id goes to the store at once, so a stream started on node A is
+// usable on node B immediately; configuration changes reach B within
+// PollEvery).
+package streams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fleethub/fleethub/filters/expr"
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// Store is what the registry needs of the store.
+type Store interface {
+	CreateStream(ctx context.Context, s store.Stream) error
+	GetStream(ctx context.Context, sc store.Scope, id string) (store.Stream, error)
+	UpdateStream(ctx context.Context, s store.Stream, prev int64) error
+	ListStreams(ctx context.Context, since time.Time) ([]store.Stream, error)
+}
+
+// Counter names.
+var counterNames = []string{"matched", "delivered", "dropped", "duplicates_suppressed", "failed", "pending", "dead_lettered", "throttled"}
+
+// Entry is one stream as a node knows it.
+type Entry struct {
+	Rec  store.Stream
+	Cfg  Config
+	Prog *expr.Program
+	Info hub.StreamInfo
+
+	counters  map[string]*atomic.Int64
+	connected atomic.Int64
+	lastMatch atomic.Int64 // unix ms of the last matched message
+	lagMS     atomic.Int64 // ingest to match of the last matched message
+}
+
+// Counter returns a counter of the entry.
+func (e *Entry) Counter(name string) int64 {
+	if c := e.counters[name]; c != nil {
+		return c.Load()
+	}
+	return 0
+}
+
+type scopeKey struct{ org, env string }
+
+// RegistryConfig tunes the registry.
+type RegistryConfig struct {
+	PollEvery        time.Duration // default 1s
+	StoppedRetention time.Duration // how long stopped streams stay readable, default 24h
+}
+
+// Registry is the node's view of every stream.
+type Registry struct {
+	cfg   RegistryConfig
+	store Store
+	log   *slog.Logger
+	now   func() time.Time
+
+	mu      sync.RWMutex // guards streams and indexes
+	streams map[string]*Entry
+	indexes map[scopeKey]*expr.Index[string]
+	since   time.Time
+}
+
+var (
+	_ hub.Streams = (*Registry)(nil)
+	_ hub.Counter = (*Registry)(nil)
+)
+
+// NewRegistry makes a registry; Load fills it.
+func NewRegistry(cfg RegistryConfig, st Store, log *slog.Logger) *Registry {
+	if cfg.PollEvery == 0 {
+		cfg.PollEvery = time.Second
+	}
+	if cfg.StoppedRetention == 0 {
+		cfg.StoppedRetention = 24 * time.Hour
+	}
+	return &Registry{cfg: cfg, store: st, log: log, now: time.Now, streams: map[string]*Entry{}, indexes: map[scopeKey]*expr.Index[string]{}}
+}
+
+func newEntry(rec store.Stream) (*Entry, error) {
+	e := &Entry{Rec: rec, counters: map[string]*atomic.Int64{}}
+	for _, n := range counterNames {
+		e.counters[n] = &atomic.Int64{}
+	}
+	if err := json.Unmarshal(rec.Config, &e.Cfg); err != nil {
+		return nil, fmt.Errorf("streams: config of %s: %w", rec.ID, err)
+	}
+	prog, info, err := Compile(rec.Kind, &e.Cfg)
+	if err != nil {
+		return nil, fmt.Errorf("streams: compile %s: %w", rec.ID, err)
+	}
+	info.ID, info.Org, info.Env, info.State, info.Version = rec.ID, rec.Org, rec.Env, rec.State, rec.Version
+	e.Prog, e.Info = prog, info
+	return e, nil
+}
+
+// put installs or replaces an entry; lock held.
+func (r *Registry) put(rec store.Stream) *Entry {
+	old := r.streams[rec.ID]
+	if old != nil && old.Rec.Version >= rec.Version {
+		return old
+	}
+	e, err := newEntry(rec)
+	if err != nil {
+		r.log.Error("stream not loaded", "stream_id", rec.ID, "error", err)
+		return old
+	}
+	if old != nil {
+		e.counters = old.counters
+		e.connected.Store(old.connected.Load())
+		e.lastMatch.Store(old.lastMatch.Load())
+		e.lagMS.Store(old.lagMS.Load())
+	}
+	r.streams[rec.ID] = e
+	k := scopeKey{rec.Org, rec.Env}
+	ix := r.indexes[k]
+	if ix == nil {
+		ix = &expr.Index[string]{}
+		r.indexes[k] = ix
+	}
+	ix.Remove(rec.ID)
+	if rec.State != hub.StateStopped {
+		ix.Add(rec.ID, e.Prog)
+	}
+	return e
+}
+
+// Load reads every stream from the store.
+func (r *Registry) Load(ctx context.Context) error {
+	return r.refresh(ctx)
+}
+
+func (r *Registry) refresh(ctx context.Context) error {
+	r.mu.RLock()
+	since := r.since
+	r.mu.RUnlock()
+	recs, err := r.store.ListStreams(ctx, since)
+	if err != nil {
+		return err
+	}
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rec := range recs {
+		if rec.State == hub.StateStopped && now.Sub(rec.StoppedAt) > r.cfg.StoppedRetention {
+			continue
+		}
+		r.put(rec)
+		if rec.UpdatedAt.After(r.since) {
+			// a later poll re-reads this millisecond: an update in the
+			// same millisecond is not missed, versions keep it idempotent
+			r.since = rec.UpdatedAt
+		}
+	}
+	for id, e := range r.streams {
+		if e.Rec.State == hub.StateStopped && now.Sub(e.Rec.StoppedAt) > r.cfg.StoppedRetention {
+			delete(r.streams, id)
+		}
+	}
+	return nil
+}
+
+// Run refreshes from the store until ctx ends.
+func (r *Registry) Run(ctx context.Context) error {
+	t := time.NewTicker(r.cfg.PollEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if err := r.refresh(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("stream registry refresh failed", "error", err)
+			}
+		}
+	}
+}
+
+// Get returns a stream of the scope, reading the store on a miss.
+func (r *Registry) Get(ctx context.Context, org, env, id string) (*Entry, error) {
+	r.mu.RLock()
+	e := r.streams[id]
+	r.mu.RUnlock()
+	if e != nil {
+		if e.Rec.Org != org || e.Rec.Env != env {
+			return nil, hub.ErrStreamNotFound
+		}
+		return e, nil
+	}
+	rec, err := r.store.GetStream(ctx, store.Scope{Org: org, Env: env}, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, hub.ErrStreamNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec.State == hub.StateStopped && r.now().Sub(rec.StoppedAt) > r.cfg.StoppedRetention {
+		return nil, hub.ErrStreamNotFound
+	}
+	r.mu.Lock()
+	e = r.put(rec)
+	r.mu.Unlock()
+	if e == nil {
+		return nil, hub.ErrStreamNotFound
+	}
+	return e, nil
+}
+
+// Stream implements hub.Streams from memory (with a store read on a miss).
+func (r *Registry) Stream(org, env, id string) (hub.StreamInfo, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e, err := r.Get(ctx, org, env, id)
+	if err != nil {
+		return hub.StreamInfo{}, false
+	}
+	return e.Info, true
+}
+
+// Count implements hub.Counter.
+func (r *Registry) Count(id, name string, n int64) {
+	r.mu.RLock()
+	e := r.streams[id]
+	r.mu.RUnlock()
+	if e == nil {
+		return
+	}
+	if c := e.counters[name]; c != nil {
+		c.Add(n)
+	}
+}
+
+// Connected implements hub.Counter.
+func (r *Registry) Connected(id string, delta int) {
+	r.mu.RLock()
+	e := r.streams[id]
+	r.mu.RUnlock()
+	if e != nil {
+		e.connected.Add(int64(delta))
+	}
+}
+
+// Match returns the entries whose filters match env, appending to out.
+func (r *Registry) Match(env *event.Envelope, ids []string, out []*Entry) ([]string, []*Entry) {
+	r.mu.RLock()
+	ix := r.indexes[scopeKey{env.Org, env.Env}]
+	r.mu.RUnlock()
+	if ix == nil {
+		return ids, out
+	}
+	ids = ix.Match(env, ids[:0])
+	r.mu.RLock()
+	for _, id := range ids {
+		if e := r.streams[id]; e != nil && e.Rec.State == hub.StateActive {
+			out = append(out, e)
+		}
+	}
+	r.mu.RUnlock()
+	return ids, out
+}
+
+// install puts a record written by this node.
+func (r *Registry) install(rec store.Stream) *Entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.put(rec)
+}
