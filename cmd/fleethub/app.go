@@ -14,7 +14,12 @@ import (
 	"github.com/fleethub/fleethub/api/health"
 	"github.com/fleethub/fleethub/api/keys"
 	"github.com/fleethub/fleethub/api/pending"
+	apistreams "github.com/fleethub/fleethub/api/streams"
 	apitrips "github.com/fleethub/fleethub/api/trips"
+	"github.com/fleethub/fleethub/filters/dedup"
+	"github.com/fleethub/fleethub/hub/memlog"
+	"github.com/fleethub/fleethub/ingest/pipeline"
+	"github.com/fleethub/fleethub/ingest/streams"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/membus"
 	"github.com/fleethub/fleethub/ingest/trips"
@@ -33,6 +38,10 @@ type app struct {
 	cfg     *config
 	log     *slog.Logger
 	trips   *trips.Service
+	streams *streams.Service
+	reg     *streams.Registry
+	slog    hub.Log
+	pipe    *pipeline.Pipeline
 	store   store.Backend
 	redis   *redis.Client
 	bus     hub.Bus
@@ -145,7 +154,19 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh}, a.store, a.bus, nil, log); err != nil {
 		return nil, err
 	}
+	a.reg = streams.NewRegistry(streams.RegistryConfig{}, a.store, log)
+	if err := a.reg.Load(ctx); err != nil {
+		return nil, fmt.Errorf("stream registry: %w", err)
+	}
+	a.slog = memlog.New(memlog.Config{})
+	a.streams = streams.NewService(a.reg, a.store, a.slog)
+	var window dedup.Window = dedup.NewLocal(1_000_000, time.Hour)
+	if a.redis != nil {
+		window = dedup.NewRedis(a.redis, "fleethub:dedup:", time.Hour)
+	}
+	a.pipe = pipeline.New(pipeline.Config{}, a.bus, a.reg, a.slog, window, pipeline.NewStoreEnricher(a.store), nil, log)
 	a.server.Handle(a.keys.Routes()...)
+	a.server.Handle(apistreams.New(a.streams, nil).Routes()...)
 	a.server.Handle(apitrips.New(a.trips, a.limiter).Routes()...)
 	a.server.Handle(a.health.Routes()...)
 	built := map[string]bool{}
@@ -166,6 +187,8 @@ func (a *app) start(ctx context.Context) error {
 	a.addr = addr
 	ctx, a.cancel = context.WithCancel(ctx)
 	a.goRun(func() error { return a.keys.Run(ctx) })
+	a.goRun(func() error { return a.reg.Run(ctx) })
+	a.goRun(func() error { return a.pipe.Run(ctx) })
 	a.goRun(a.server.Serve)
 	return nil
 }

@@ -56,6 +56,9 @@ func (n *node) stop() {
 	if n.app == nil {
 		return
 	}
+	// idle keep-alive connections of the test client would hold the
+	// drain until their own timeout
+	client.CloseIdleConnections()
 	if err := n.app.stop(5 * time.Second); err != nil {
 		n.t.Errorf("stop: %v", err)
 	}

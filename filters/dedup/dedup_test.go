@@ -32,8 +32,10 @@ func testWindow(t *testing.T, w dedup.Window) {
 	if seen(t, w, "evt_1") {
 		t.Error("first evt_1 is a dup")
 	}
-	if !seen(t, w, "evt_1") || !seen(t, w, "evt_1") {
-		t.Error("repeated evt_1 is not a dup")
+	for i := range 2 {
+		if !seen(t, w, "evt_1") {
+			t.Errorf("repeat %d of evt_1 is not a dup", i+1)
+		}
 	}
 	if seen(t, w, "evt_2") {
 		t.Error("first evt_2 is a dup")

@@ -2,6 +2,7 @@ package geofence
 
 import (
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -100,20 +101,15 @@ func (a *Area) ring() []Point {
 	return r
 }
 
+// distinct counts the ring's distinct vertices, up to 3.
 func distinct(ring []Point) int {
+	var seen [3]Point
 	n := 0
-	for i, p := range ring {
-		dup := false
-		for _, q := range ring[:i] {
-			if p == q {
-				dup = true
+	for _, p := range ring {
+		if !slices.Contains(seen[:n], p) {
+			seen[n] = p
+			if n++; n == 3 {
 				break
-			}
-		}
-		if !dup {
-			n++
-			if n == 3 {
-				return n
 			}
 		}
 	}

@@ -267,4 +267,3 @@ func BenchmarkSequencerSwappedPairs(b *testing.B) {
 		s.Push("veh_1", int64(i^1), i, now)
 	}
 }
-

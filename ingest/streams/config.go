@@ -369,4 +369,3 @@ func telemetryFrequency(c *Config) time.Duration {
 	}
 	return 0
 }
-

@@ -280,3 +280,23 @@ func (r *Registry) install(rec store.Stream) *Entry {
 	defer r.mu.Unlock()
 	return r.put(rec)
 }
+
+// MarkMatched records a match time and the ingest-to-match lag.
+func MarkMatched(e *Entry, now, ingested time.Time) {
+	e.lastMatch.Store(now.UnixMilli())
+	if !ingested.IsZero() {
+		e.lagMS.Store(now.Sub(ingested).Milliseconds())
+	}
+}
+
+// Frequency is the minimum spacing of a telemetry stream's messages per
+// vehicle and data type (0: every message).
+func Frequency(e *Entry) time.Duration { return telemetryFrequency(&e.Cfg) }
+
+// ByID returns a known stream by id alone (for internal callers that
+// already hold a stream id from the pipeline).
+func (r *Registry) ByID(id string) *Entry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.streams[id]
+}

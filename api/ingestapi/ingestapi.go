@@ -1,0 +1,161 @@
+// Package ingestapi serves the ingest endpoints POST /v1/telemetry and
+// POST /v1/events over the intake service (ingest/telemetry).
+//
+// A request is answered 202 only after its messages are on the bus
+// (write before acknowledge); when the bus refuses them the answer is 503
+// service_unavailable with Retry-After, and nothing was accepted.
+package ingestapi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/ingest/telemetry"
+	gojson "github.com/goccy/go-json"
+)
+
+// Service is what the handlers need of the intake.
+type Service interface {
+	IngestTelemetry(ctx context.Context, org, env string, msgs []map[string]any) (telemetry.Result, error)
+	IngestEvents(ctx context.Context, org, env string, evs []map[string]any) (telemetry.Result, error)
+}
+
+var _ Service = (*telemetry.Service)(nil)
+
+// Handlers serves the ingest routes.
+type Handlers struct {
+	svc Service
+}
+
+// New makes the handlers.
+func New(svc Service) *Handlers { return &Handlers{svc: svc} }
+
+// Routes returns the ingest routes.
+func (h *Handlers) Routes() []*api.Route {
+	return []*api.Route{
+		{Method: "POST", Path: "/v1/telemetry", Tag: "ingest", Summary: "Ingest up to 1,000 telemetry messages",
+			Permission: "telemetry:write", Request: TelemetryRequest{}, Response: TelemetryAccepted{}, Status: 202,
+			Errors: []int{503}, Handler: h.telemetry},
+		{Method: "POST", Path: "/v1/events", Tag: "ingest", Summary: "Ingest up to 1,000 fleet events from external systems",
+			Permission: "events:write", Request: EventsRequest{}, Response: EventsAccepted{}, Status: 202,
+			Errors: []int{503}, Handler: h.events},
+	}
+}
+
+// TelemetryAccepted is the answer to POST /v1/telemetry.
+type TelemetryAccepted struct {
+	Accepted int     `json:"accepted" doc:"messages accepted (all of the request)"`
+	Sequence []int64 `json:"sequence" doc:"the sequence of each accepted message, in request order"`
+	// GeneratedEventIDs lists the maintenance events the rules raised.
+	GeneratedEventIDs []string  `json:"generated_event_ids,omitempty" doc:"ids of the maintenance_events the rules raised from these messages"`
+	IngestedAt        time.Time `json:"ingested_at"`
+}
+
+// EventsAccepted is the answer to POST /v1/events.
+type EventsAccepted struct {
+	Accepted   int       `json:"accepted" doc:"events accepted (all of the request)"`
+	EventIDs   []string  `json:"event_ids" doc:"the event_id of each accepted event (assigned when absent), in request order"`
+	IngestedAt time.Time `json:"ingested_at"`
+}
+
+// The bodies as decoded: the lists stay generic so that every type
+// mistake is reported under its own field path.
+type telemetryBody struct {
+	Messages []any `json:"messages"`
+}
+
+type eventsBody struct {
+	Events []any `json:"events"`
+}
+
+// decode reads the JSON body with numbers as json.Number. goccy/go-json
+// decodes a 1,000-message request about 2.5 times faster than
+// encoding/json (see BenchmarkDecode); on error encoding/json decodes it
+// again for the precise message.
+func decode[T any](c *api.Ctx, v *T) error {
+	raw := c.PostBody()
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return api.Errf("invalid_request", "request body is required")
+	}
+	if !api.IsJSON(c.Request.Header.ContentType()) {
+		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	}
+	return decodeBody(raw, v)
+}
+
+func decodeBody[T any](raw []byte, v *T) error {
+	dec := gojson.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil || dec.More() {
+		var zero T
+		*v = zero
+		return api.DecodeJSON(raw, v)
+	}
+	return nil
+}
+
+// objects turns the decoded list into objects; an element that is not an
+// object becomes nil, which the service reports under its index.
+func objects(list []any) []map[string]any {
+	if list == nil {
+		return nil
+	}
+	out := make([]map[string]any, len(list))
+	for i, e := range list {
+		out[i], _ = e.(map[string]any)
+	}
+	return out
+}
+
+// mapErr turns service errors into API errors.
+func mapErr(err error) error {
+	var ve *telemetry.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		msg := "request validation failed"
+		if len(ve.Fields) == 1 && ve.More == 0 {
+			for k, v := range ve.Fields {
+				msg = k + ": " + v
+			}
+		}
+		if ve.More > 0 {
+			msg += " (" + strconv.Itoa(ve.More) + " more errors not listed)"
+		}
+		return api.Errf(ve.Code, "%s", msg).WithDetails(ve.Fields)
+	case errors.Is(err, telemetry.ErrUnavailable):
+		e := api.Errf("service_unavailable", "the message bus did not accept the request; nothing was accepted, retry later")
+		e.Cause, e.RetryAfter = err, 1
+		return e
+	}
+	return err
+}
+
+func (h *Handlers) telemetry(c *api.Ctx) error {
+	var b telemetryBody
+	if err := decode(c, &b); err != nil {
+		return err
+	}
+	org, env := c.Scope()
+	res, err := h.svc.IngestTelemetry(c.Context(), org, env, objects(b.Messages))
+	if err != nil {
+		return mapErr(err)
+	}
+	return c.JSON(202, TelemetryAccepted{Accepted: res.Accepted, Sequence: res.Sequences, GeneratedEventIDs: res.Generated, IngestedAt: res.IngestedAt})
+}
+
+func (h *Handlers) events(c *api.Ctx) error {
+	var b eventsBody
+	if err := decode(c, &b); err != nil {
+		return err
+	}
+	org, env := c.Scope()
+	res, err := h.svc.IngestEvents(c.Context(), org, env, objects(b.Events))
+	if err != nil {
+		return mapErr(err)
+	}
+	return c.JSON(202, EventsAccepted{Accepted: res.Accepted, EventIDs: res.EventIDs, IngestedAt: res.IngestedAt})
+}

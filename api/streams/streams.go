@@ -1,0 +1,261 @@
+// Package streams serves the eight /api/v1/streaming endpoints and the
+// websocket upgrade over the stream service (ingest/streams) and a
+// websocket sink declared here.
+package streams
+
+import (
+	"encoding/json"
+	"errors"
+	"net/url"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/hub"
+	domain "github.com/fleethub/fleethub/ingest/streams"
+	"github.com/valyala/fasthttp"
+)
+
+// Websocket serves an authenticated upgrade request.
+type Websocket interface {
+	Serve(rc *fasthttp.RequestCtx, org, env, keyID string) error
+}
+
+// Handlers serves the streaming routes.
+type Handlers struct {
+	svc     *domain.Service
+	ws      Websocket
+	overlap time.Duration
+}
+
+// New makes the handlers; ws may be nil (the upgrade answers 501).
+func New(svc *domain.Service, ws Websocket) *Handlers {
+	return &Handlers{svc: svc, ws: ws, overlap: 24 * time.Hour}
+}
+
+// StreamView is a stream as the API shows it.
+type StreamView struct {
+	Success        bool       `json:"success"`
+	StreamID       string     `json:"stream_id"`
+	StreamType     string     `json:"stream_type" enum:"telemetry,events"`
+	Status         string     `json:"status" enum:"active,paused,stopped"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+	StoppedAt      *time.Time `json:"stopped_at"`
+	DeliveryMethod string     `json:"delivery_method" enum:"websocket,webhook"`
+	WebsocketURL   string     `json:"websocket_url,omitempty"`
+	WebhookURL     string     `json:"webhook_url,omitempty"`
+	// WebhookSecret is shown once: at start and when rotated.
+	WebhookSecret string `json:"webhook_secret,omitempty"`
+	Configuration any    `json:"configuration" doc:"the stream's settings and filters, normalized"`
+}
+
+// Lag describes how far behind a stream is.
+type Lag struct {
+	LastOffset    int64      `json:"last_offset"`
+	LastMessageAt *time.Time `json:"last_message_at"`
+	PipelineLagMS int64      `json:"pipeline_lag_ms" doc:"ingest to match time of the last matched message"`
+}
+
+// StatusView is the status answer.
+type StatusView struct {
+	StreamView
+	ConnectedClients int64            `json:"connected_clients"`
+	Counters         map[string]int64 `json:"counters" doc:"matched, delivered, dropped, duplicates_suppressed, failed, pending, dead_lettered, throttled"`
+	Lag              Lag              `json:"lag"`
+}
+
+// StopBody is the stop request.
+type StopBody struct {
+	StreamID string `json:"stream_id" required:"true"`
+}
+
+// StartTelemetryBody documents the telemetry start body.
+type StartTelemetryBody = domain.TelemetryConfig
+
+// StartEventsBody documents the event start body.
+type StartEventsBody = domain.EventsConfig
+
+// ConfigureTelemetryBody documents configure: any start field plus state
+// and rotate_secret.
+type ConfigureTelemetryBody struct {
+	domain.TelemetryConfig
+	State        string `json:"state,omitempty" enum:"active,paused"`
+	RotateSecret bool   `json:"rotate_secret,omitempty" doc:"webhook streams: issue a new secret; the old one stays valid for 24 hours"`
+}
+
+// ConfigureEventsBody documents configure for event streams.
+type ConfigureEventsBody struct {
+	domain.EventsConfig
+	State        string `json:"state,omitempty" enum:"active,paused"`
+	RotateSecret bool   `json:"rotate_secret,omitempty" doc:"webhook streams: issue a new secret; the old one stays valid for 24 hours"`
+}
+
+func mapErr(err error) error {
+	var fe *domain.FieldError
+	var te *domain.TransitionError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, domain.ErrNotFound):
+		return api.Errf("stream_not_found", "stream not found")
+	case errors.As(err, &fe):
+		return api.Validation("validation_failed", map[string]string{fe.Field: fe.Message})
+	case errors.As(err, &te):
+		return api.Errf("invalid_state_transition", "%s", te.Error()).WithDetails(map[string]string{"status": te.From})
+	}
+	return err
+}
+
+// Routes returns the streaming routes.
+func (h *Handlers) Routes() []*api.Route {
+	var out []*api.Route
+	for _, k := range []struct {
+		kind             string
+		start, configure any
+	}{{hub.KindTelemetry, StartTelemetryBody{}, ConfigureTelemetryBody{}}, {hub.KindEvents, StartEventsBody{}, ConfigureEventsBody{}}} {
+		kind := k.kind
+		base := "/api/v1/streaming/" + kind
+		idParam := []api.Param{{Name: "stream_id", In: "path", Type: "string", Required: true}}
+		out = append(out,
+			&api.Route{Method: "POST", Path: base + "/start", Tag: "streaming", Summary: "Start a " + kind + " stream", Permission: "streams:manage",
+				Request: k.start, Response: StreamView{}, Status: 201, Handler: func(c *api.Ctx) error { return h.start(c, kind) }},
+			&api.Route{Method: "POST", Path: base + "/stop", Tag: "streaming", Summary: "Stop a " + kind + " stream and close its connections", Permission: "streams:manage",
+				Request: StopBody{}, Response: StatusView{}, Errors: []int{404, 409}, Handler: func(c *api.Ctx) error { return h.stop(c, kind) }},
+			&api.Route{Method: "GET", Path: base + "/status/{stream_id}", Tag: "streaming", Summary: "Status, counters and lag of a " + kind + " stream", Permission: "streams:read",
+				Params: idParam, Response: StatusView{}, Handler: func(c *api.Ctx) error { return h.status(c, kind) }},
+			&api.Route{Method: "PUT", Path: base + "/configure/{stream_id}", Tag: "streaming", Summary: "Change filters and settings, pause or resume a " + kind + " stream without reconnecting clients",
+				Permission: "streams:manage", Params: idParam, Request: k.configure, Response: StatusView{}, Errors: []int{409},
+				Handler: func(c *api.Ctx) error { return h.configure(c, kind) }},
+		)
+	}
+	out = append(out, &api.Route{Method: "GET", Path: "/api/v1/streaming/ws", Tag: "streaming", Summary: "Websocket delivery of one or more streams (see docs/websocket.md)",
+		Permission: "streams:read", QueryKey: true, Status: 101, Errors: []int{400, 404, 501},
+		Params: []api.Param{{Name: "stream_id", In: "query", Type: "string", Required: true, Description: "repeatable or comma-separated"},
+			{Name: "encoding", In: "query", Type: "string", Enum: []string{"json", "msgpack"}},
+			{Name: "last_offset", In: "query", Type: "integer", Description: "resume after this offset"},
+			{Name: "api_key", In: "query", Type: "string", Description: "for browsers, which cannot set headers"}},
+		Handler: h.websocket})
+	return out
+}
+
+func wsURL(c *api.Ctx, id string) string {
+	scheme := "ws"
+	if c.IsTLS() || string(c.Request.Header.Peek("X-Forwarded-Proto")) == "https" {
+		scheme = "wss"
+	}
+	return scheme + "://" + string(c.Host()) + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(id)
+}
+
+func (h *Handlers) view(c *api.Ctx, e *domain.Entry) StreamView {
+	v := StreamView{Success: true, StreamID: e.Rec.ID, StreamType: e.Rec.Kind, Status: e.Rec.State, CreatedAt: e.Rec.CreatedAt, UpdatedAt: e.Rec.UpdatedAt,
+		DeliveryMethod: e.Info.Delivery}
+	if !e.Rec.StoppedAt.IsZero() {
+		t := e.Rec.StoppedAt
+		v.StoppedAt = &t
+	}
+	var cfg any
+	if e.Cfg.Telemetry != nil {
+		cfg = e.Cfg.Telemetry
+		v.WebhookURL = e.Cfg.Telemetry.WebhookURL
+	} else if e.Cfg.Events != nil {
+		cfg = e.Cfg.Events
+		v.WebhookURL = e.Cfg.Events.WebhookURL
+	}
+	b, _ := json.Marshal(cfg)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	if m == nil {
+		m = map[string]any{}
+	}
+	v.Configuration = m
+	if e.Info.Delivery == "websocket" {
+		v.WebsocketURL = wsURL(c, e.Rec.ID)
+	}
+	return v
+}
+
+func (h *Handlers) statusView(c *api.Ctx, st domain.Status) StatusView {
+	v := StatusView{StreamView: h.view(c, st.Entry), ConnectedClients: st.Connected, Counters: st.Counters,
+		Lag: Lag{LastOffset: st.LastOffset, PipelineLagMS: st.PipelineLagMS}}
+	if !st.LastMatchAt.IsZero() {
+		t := st.LastMatchAt
+		v.Lag.LastMessageAt = &t
+	}
+	return v
+}
+
+func (h *Handlers) start(c *api.Ctx, kind string) error {
+	if !api.IsJSON(c.Request.Header.ContentType()) {
+		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	}
+	var probe map[string]json.RawMessage
+	if err := api.DecodeJSON(c.PostBody(), &probe); err != nil {
+		return err
+	}
+	org, env := c.Scope()
+	res, err := h.svc.Start(c.Context(), org, env, kind, c.PostBody())
+	if err != nil {
+		return mapErr(err)
+	}
+	v := h.view(c, res.Entry)
+	v.WebhookSecret = res.Secret
+	return c.JSON(201, v)
+}
+
+func (h *Handlers) stop(c *api.Ctx, kind string) error {
+	var b StopBody
+	if err := c.Bind(&b, false); err != nil {
+		return err
+	}
+	if b.StreamID == "" {
+		return api.Validation("validation_failed", map[string]string{"stream_id": "is required"})
+	}
+	org, env := c.Scope()
+	if _, err := h.svc.Stop(c.Context(), org, env, kind, b.StreamID); err != nil {
+		return mapErr(err)
+	}
+	st, err := h.svc.Status(c.Context(), org, env, kind, b.StreamID)
+	if err != nil {
+		return mapErr(err)
+	}
+	return c.JSON(200, h.statusView(c, st))
+}
+
+func (h *Handlers) status(c *api.Ctx, kind string) error {
+	org, env := c.Scope()
+	st, err := h.svc.Status(c.Context(), org, env, kind, c.PathParam("stream_id"))
+	if err != nil {
+		return mapErr(err)
+	}
+	return c.JSON(200, h.statusView(c, st))
+}
+
+func (h *Handlers) configure(c *api.Ctx, kind string) error {
+	if !api.IsJSON(c.Request.Header.ContentType()) {
+		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	}
+	var probe map[string]json.RawMessage
+	if err := api.DecodeJSON(c.PostBody(), &probe); err != nil {
+		return err
+	}
+	org, env := c.Scope()
+	id := c.PathParam("stream_id")
+	res, err := h.svc.Configure(c.Context(), org, env, kind, id, c.PostBody(), h.overlap)
+	if err != nil {
+		return mapErr(err)
+	}
+	st, err := h.svc.Status(c.Context(), org, env, kind, id)
+	if err != nil {
+		return mapErr(err)
+	}
+	v := h.statusView(c, st)
+	v.WebhookSecret = res.Secret
+	return c.JSON(200, v)
+}
+
+func (h *Handlers) websocket(c *api.Ctx) error {
+	if h.ws == nil {
+		return api.NotImplemented("websocket delivery")
+	}
+	return h.ws.Serve(c.RequestCtx, c.Principal.Org, c.Principal.Env, c.Principal.KeyID)
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+)
+
+func (n *node) publishEvent(org, env string, ev *event.Event) {
+	n.t.Helper()
+	b, err := event.Marshal(&event.Envelope{Org: org, Env: env, Kind: event.KindEvent, Event: ev, IngestedAt: time.Now()})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	if err := n.app.bus.Publish(context.Background(), hub.Message{Topic: hub.TopicEvents, Key: []byte(ev.Source.VehicleID), Value: b}); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+func waitFor(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if f() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func TestStreamLifecycle(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"streams:manage", "streams:read"}, 100000)
+	other := n.key("org-b", "test", []string{"streams:manage", "streams:read"}, 100000)
+	body := map[string]any{"fleet_id": "f1", "event_filters": map[string]any{"categories": []string{"safety_events"}, "severity_levels": []string{"high", "critical"},
+		"custom_conditions": []map[string]any{{"field": "event_data.deceleration_g", "operator": ">", "value": 0.5}}},
+		"stream_config": map[string]any{"delivery_method": "websocket", "reliability": "at_least_once"}, "processing_rules": map[string]any{"deduplication": true}}
+	r := n.do("POST", "/api/v1/streaming/events/start", k, body)
+	if r.Status != 201 {
+		t.Fatalf("start: %d %s", r.Status, r.Body)
+	}
+	s := r.json(t)
+	id := s["stream_id"].(string)
+	if s["status"] != "active" || s["websocket_url"] == nil || s["stream_type"] != "events" {
+		t.Fatalf("start: %s", r.Body)
+	}
+	for _, c := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"event_filters": map[string]any{"categories": []string{"gossip"}}}, "event_filters.categories[0]"},
+		{map[string]any{"event_filters": map[string]any{"severity_levels": []string{"meh"}}}, "event_filters.severity_levels[0]"},
+		{map[string]any{"event_filters": map[string]any{"time_filters": map[string]any{"timezone": "Mars/Olympus"}}}, "event_filters.time_filters.timezone"},
+		{map[string]any{"event_filters": map[string]any{"custom_conditions": []map[string]any{{"field": "severity", "operator": "~", "value": 1}}}}, "event_filters.custom_conditions[0].operator"},
+		{map[string]any{"stream_config": map[string]any{"reliability": "sometimes"}}, "stream_config.reliability"},
+		{map[string]any{"bogus": 1}, "bogus"},
+	} {
+		r := n.do("POST", "/api/v1/streaming/events/start", k, c.body)
+		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+			t.Errorf("%v: %d %s", c.body, r.Status, r.Body)
+			continue
+		}
+		if d := r.json(t)["error"].(map[string]any)["details"].(map[string]any); d[c.field] == nil {
+			t.Errorf("%v: details %v lack %s", c.body, d, c.field)
+		}
+	}
+	if r := n.do("POST", "/api/v1/streaming/telemetry/start", k, map[string]any{"data_types": []string{"warp_drive"}}); r.Status != 400 {
+		t.Errorf("bad data type: %d", r.Status)
+	}
+	// matching: one message passes, one fails the condition, a duplicate is suppressed
+	ev := &event.Event{EventID: "e1", EventType: "harsh_braking", Category: "safety_events", Timestamp: time.Now().UTC(), Severity: "high", Priority: "urgent",
+		Source: event.Source{VehicleID: "v1"}, EventData: map[string]any{"deceleration_g": 0.7}}
+	n.publishEvent("org-a", "test", ev)
+	n.publishEvent("org-a", "test", ev)
+	weak := *ev
+	weak.EventID, weak.EventData = "e2", map[string]any{"deceleration_g": 0.2}
+	n.publishEvent("org-a", "test", &weak)
+	n.publishEvent("org-b", "test", &event.Event{EventID: "e3", EventType: "harsh_braking", Category: "safety_events", Timestamp: time.Now(), Severity: "high", Priority: "urgent",
+		Source: event.Source{VehicleID: "v1"}, EventData: map[string]any{"deceleration_g": 0.9}})
+	var st map[string]any
+	waitFor(t, "matched counters", func() bool {
+		st = n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil).json(t)
+		c := st["counters"].(map[string]any)
+		return c["matched"].(float64) == 2 && c["duplicates_suppressed"].(float64) == 1
+	})
+	if st["lag"].(map[string]any)["last_offset"].(float64) != 1 {
+		t.Errorf("log offset %v", st["lag"])
+	}
+	// another organization cannot see it
+	if r := n.do("GET", "/api/v1/streaming/events/status/"+id, other, nil); r.Status != 404 || r.errCode(t) != "stream_not_found" {
+		t.Errorf("foreign status: %d", r.Status)
+	}
+	if r := n.do("GET", "/api/v1/streaming/telemetry/status/"+id, k, nil); r.Status != 404 {
+		t.Errorf("event stream under telemetry: %d", r.Status)
+	}
+	// configure: pause, then change filters
+	r = n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{"state": "paused"})
+	if r.Status != 200 || r.json(t)["status"] != "paused" {
+		t.Fatalf("pause: %d %s", r.Status, r.Body)
+	}
+	r = n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{"state": "active", "event_filters": map[string]any{"severity_levels": []string{"low"}}})
+	cfg := r.json(t)["configuration"].(map[string]any)["event_filters"].(map[string]any)
+	if r.Status != 200 || cfg["severity_levels"].([]any)[0] != "low" || cfg["categories"].([]any)[0] != "safety_events" {
+		t.Fatalf("configure merge: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{"state": "deleted"}); r.Status != 400 {
+		t.Errorf("bad state: %d", r.Status)
+	}
+	if r := n.do("POST", "/api/v1/streaming/events/stop", other, map[string]any{"stream_id": id}); r.Status != 404 {
+		t.Errorf("foreign stop: %d", r.Status)
+	}
+	r = n.do("POST", "/api/v1/streaming/events/stop", k, map[string]any{"stream_id": id})
+	if r.Status != 200 || r.json(t)["status"] != "stopped" {
+		t.Fatalf("stop: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("POST", "/api/v1/streaming/events/stop", k, map[string]any{"stream_id": id}); r.Status != 409 {
+		t.Errorf("stop twice: %d", r.Status)
+	}
+	if r := n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil); r.Status != 200 || r.json(t)["stopped_at"] == nil {
+		t.Errorf("stopped status readable: %d", r.Status)
+	}
+}
+
+func TestStreamsSurviveRestart(t *testing.T) {
+	cfg := testConfig(t)
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	r := n.do("POST", "/api/v1/streaming/telemetry/start", k, map[string]any{"vehicles": []string{"v1"}, "data_types": []string{"engine_diagnostics"},
+		"stream_config": map[string]any{"frequency": "high", "compression": true}})
+	if r.Status != 201 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	id := r.json(t)["stream_id"].(string)
+	n.stop()
+	n2 := startNode(t, cfg)
+	if r := n2.do("GET", "/api/v1/streaming/telemetry/status/"+id, k, nil); r.Status != 200 || r.json(t)["status"] != "active" {
+		t.Fatalf("after restart: %d %s", r.Status, r.Body)
+	}
+}

@@ -1,0 +1,79 @@
+package ws
+
+import (
+	"errors"
+	"net"
+
+	"github.com/fasthttp/websocket"
+)
+
+// Close codes the server sends (the table in doc.go).
+const (
+	CloseNormal        = websocket.CloseNormalClosure    // 1000
+	CloseGoingAway     = websocket.CloseGoingAway        // 1001: server shutdown
+	ClosePolicy        = websocket.ClosePolicyViolation  // 1008: too many malformed frames
+	CloseTooBig        = websocket.CloseMessageTooBig    // 1009: client frame over MaxMessageSize
+	CloseStreamStopped = 4001                            // every followed stream was stopped
+	CloseSlowConsumer  = 4008                            // too far behind, or writes time out
+)
+
+// Close reasons. Every closed connection records one (logged at debug).
+var (
+	ErrShutdown          = errors.New("ws: server shutdown")
+	ErrStreamStopped     = errors.New("ws: stream stopped")
+	ErrSlowConsumer      = errors.New("ws: slow consumer")
+	ErrSlowWrite         = errors.New("ws: slow consumer: write deadline")
+	ErrQueueOverflow     = errors.New("ws: slow consumer: send queue over limit")
+	ErrTooManyInvalid    = errors.New("ws: too many malformed frames")
+	ErrMessageTooBig     = errors.New("ws: client message too big")
+	ErrClientClosed      = errors.New("ws: closed by client")
+	ErrReadTimeout       = errors.New("ws: read timeout")
+	ErrConnectionBroken  = errors.New("ws: connection broken")
+	errUnsubscribedAll   = errors.New("ws: no subscription left") // internal
+	errNotWebsocket      = errors.New("ws: not a websocket handshake")
+	errSubscriptionEnded = errors.New("ws: subscription ended")
+)
+
+// closeFrame is the one mapping from a close reason to the close code and
+// text sent to the client. Reasons that end with a broken or closed
+// socket send no close frame (send is false).
+func closeFrame(err error) (code int, text string, send bool) {
+	switch {
+	case errors.Is(err, ErrShutdown):
+		return CloseGoingAway, "server shutdown", true
+	case errors.Is(err, ErrStreamStopped):
+		return CloseStreamStopped, "stream stopped", true
+	case errors.Is(err, ErrSlowConsumer), errors.Is(err, ErrQueueOverflow):
+		return CloseSlowConsumer, "slow consumer", true
+	case errors.Is(err, ErrSlowWrite):
+		// the socket is stuck: a close frame would not get through
+		return CloseSlowConsumer, "slow consumer", false
+	case errors.Is(err, ErrTooManyInvalid):
+		return ClosePolicy, "too many malformed frames", true
+	case errors.Is(err, ErrMessageTooBig):
+		// gorilla already sent 1009 when it saw the frame header
+		return CloseTooBig, "message too big", false
+	case errors.Is(err, ErrClientClosed), errors.Is(err, ErrConnectionBroken):
+		return CloseNormal, "", false
+	case errors.Is(err, ErrReadTimeout):
+		return ClosePolicy, "read timeout", true
+	default:
+		return CloseNormal, "", true
+	}
+}
+
+// readError classifies an error of the read loop as a close reason.
+func readError(err error) error {
+	var ce *websocket.CloseError
+	switch {
+	case errors.As(err, &ce):
+		return ErrClientClosed
+	case errors.Is(err, websocket.ErrReadLimit):
+		return ErrMessageTooBig
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return ErrReadTimeout
+	}
+	return errors.Join(ErrConnectionBroken, err)
+}

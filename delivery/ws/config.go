@@ -1,0 +1,105 @@
+package ws
+
+import (
+	"time"
+)
+
+// Config of a Server. Zero fields take the defaults below, applied in New.
+type Config struct {
+	QueueBytes     int           // per-connection send queue limit, default 4 MiB
+	WriteTimeout   time.Duration // deadline of every write, default 10s
+	PingInterval   time.Duration // default 20s
+	ReadTimeout    time.Duration // default 60s, extended by any frame or pong
+	MaxMessageSize int64         // largest client frame, default 64 KiB
+	// LagNotice: a subscription this many messages behind the log head
+	// gets a {"type":"lag"} notice (at most one per LagNoticeEvery).
+	LagNotice int64 // default 1000
+	// MaxLag: a subscription further behind than this for longer than
+	// LagGrace closes the connection with 4008 "slow consumer".
+	MaxLag    int64         // default 100,000
+	LagGrace  time.Duration // default 30s
+	ReadBatch int           // entries read from the log per pump step, default 256
+	// MaxSubscriptions bounds the streams one connection follows, in the
+	// query and through subscribe frames together.
+	MaxSubscriptions int // default 100
+	// Acks stores acknowledged offsets per (key, stream). Default: an
+	// in-memory store of this process (NewMemoryAcks); a cluster passes a
+	// shared one.
+	Acks Acks
+}
+
+// Defaults and fixed limits, in one place.
+const (
+	DefaultQueueBytes       = 4 << 20
+	DefaultWriteTimeout     = 10 * time.Second
+	DefaultPingInterval     = 20 * time.Second
+	DefaultReadTimeout      = 60 * time.Second
+	DefaultMaxMessageSize   = 64 << 10
+	DefaultLagNotice        = 1000
+	DefaultMaxLag           = 100_000
+	DefaultLagGrace         = 30 * time.Second
+	DefaultReadBatch        = 256
+	DefaultMaxSubscriptions = 100
+
+	// DefaultBatchSize and DefaultMaxWait apply to a stream with
+	// BatchEvents set and no (or a non-positive) BatchSize or MaxWait.
+	DefaultBatchSize = 100
+	DefaultMaxWait   = time.Second
+
+	// stateCheckEvery: a pump looks at its stream's state (paused,
+	// stopped) and its lag at least this often, even with no new entries.
+	stateCheckEvery = time.Second
+	// lagNoticeEvery: at most one lag notice per subscription per period.
+	lagNoticeEvery = 5 * time.Second
+	// maxInvalidFrames: more malformed client frames than this in a row
+	// close the connection with 1008.
+	maxInvalidFrames = 10
+	// controlSlack: control frames (replies, notices) may take the queue
+	// this far past QueueBytes; beyond it the client is a slow consumer.
+	controlSlack = 64 << 10
+	// closeWait bounds the close handshake: the close frame's write and
+	// the wait for the client's close reply.
+	closeWait = time.Second
+	// acksTimeout bounds one call to the Acks store.
+	acksTimeout = 5 * time.Second
+	// cacheSlots is the number of entries of a stream whose encoded
+	// frames are kept for the subscribers that follow it (power of two).
+	cacheSlots = 2048
+)
+
+func (c Config) withDefaults() Config {
+	if c.QueueBytes <= 0 {
+		c.QueueBytes = DefaultQueueBytes
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.PingInterval <= 0 {
+		c.PingInterval = DefaultPingInterval
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.MaxMessageSize <= 0 {
+		c.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if c.LagNotice <= 0 {
+		c.LagNotice = DefaultLagNotice
+	}
+	if c.MaxLag <= 0 {
+		c.MaxLag = DefaultMaxLag
+	}
+	if c.LagGrace <= 0 {
+		c.LagGrace = DefaultLagGrace
+	}
+	if c.ReadBatch <= 0 {
+		c.ReadBatch = DefaultReadBatch
+	}
+	if c.MaxSubscriptions <= 0 {
+		c.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if c.Acks == nil {
+		c.Acks = NewMemoryAcks()
+	}
+	return c
+}

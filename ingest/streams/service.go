@@ -1,0 +1,326 @@
+package streams
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// ErrNotFound is a stream missing from the caller's scope.
+var ErrNotFound = hub.ErrStreamNotFound
+
+// TransitionError is a state change the stream does not allow.
+type TransitionError struct{ From, To string }
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("streams: cannot move a %s stream to %s", e.From, e.To)
+}
+
+// LastOffsets reports a stream's newest log offset.
+type LastOffsets interface {
+	Last(ctx context.Context, streamID string) (int64, error)
+}
+
+// Service starts, stops, configures and reports streams.
+type Service struct {
+	reg   *Registry
+	store Store
+	log   LastOffsets
+	now   func() time.Time
+}
+
+// NewService makes the service.
+func NewService(reg *Registry, st Store, log LastOffsets) *Service {
+	return &Service{reg: reg, store: st, log: log, now: time.Now}
+}
+
+// Registry returns the registry.
+func (s *Service) Registry() *Registry { return s.reg }
+
+// Started is the result of Start.
+type Started struct {
+	Entry  *Entry
+	Secret string // webhook signing secret, shown once
+}
+
+func newSecret() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return "whsec_" + base64.StdEncoding.EncodeToString(b), nil
+}
+
+// SecretSet is the stored form of a stream's webhook secrets: the current
+// one and, during rotation, the previous one until PreviousUntil.
+type SecretSet struct {
+	Current       string    `json:"current"`
+	Previous      string    `json:"previous,omitempty"`
+	PreviousUntil time.Time `json:"previous_until,omitempty"`
+}
+
+// Start validates body (the JSON start body) and stores an active stream.
+func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte) (Started, error) {
+	var cfg Config
+	var err error
+	switch kind {
+	case hub.KindTelemetry:
+		cfg.Telemetry = &TelemetryConfig{}
+		err = decodeStrict(body, cfg.Telemetry)
+	case hub.KindEvents:
+		cfg.Events = &EventsConfig{}
+		err = decodeStrict(body, cfg.Events)
+	default:
+		return Started{}, fmt.Errorf("streams: unknown kind %q", kind)
+	}
+	if err != nil {
+		return Started{}, bodyError(err)
+	}
+	_, info, err := Compile(kind, &cfg)
+	if err != nil {
+		return Started{}, err
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return Started{}, err
+	}
+	var idb [10]byte
+	_, _ = rand.Read(idb[:])
+	prefix := "tstr_"
+	if kind == hub.KindEvents {
+		prefix = "estr_"
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	rec := store.Stream{ID: prefix + hex.EncodeToString(idb[:]), Org: org, Env: env, Kind: kind, State: hub.StateActive, Config: raw,
+		Version: 1, CreatedAt: now, UpdatedAt: now}
+	var out Started
+	if info.Delivery == "webhook" {
+		if out.Secret, err = newSecret(); err != nil {
+			return Started{}, err
+		}
+		b, _ := json.Marshal(SecretSet{Current: out.Secret})
+		rec.Secret = string(b)
+	}
+	if err := s.store.CreateStream(ctx, rec); err != nil {
+		return Started{}, err
+	}
+	out.Entry = s.reg.install(rec)
+	return out, nil
+}
+
+// bodyError turns a decode error into a field error.
+func bodyError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		f := te.Field
+		if f == "" {
+			f = "body"
+		}
+		return &FieldError{f, "must be " + te.Type.String()}
+	}
+	msg := err.Error()
+	const unknown = "json: unknown field "
+	if len(msg) > len(unknown) && msg[:len(unknown)] == unknown {
+		f := msg[len(unknown):]
+		if len(f) > 1 && f[0] == '"' {
+			f = f[1 : len(f)-1]
+		}
+		return &FieldError{f, "is not a known field"}
+	}
+	return &FieldError{"body", "malformed JSON: " + msg}
+}
+
+// Get returns a stream of the scope (stopped streams stay readable for
+// the retention period).
+func (s *Service) Get(ctx context.Context, org, env, kind, id string) (*Entry, error) {
+	e, err := s.reg.Get(ctx, org, env, id)
+	if err != nil {
+		return nil, err
+	}
+	if e.Rec.Kind != kind {
+		return nil, ErrNotFound
+	}
+	return e, nil
+}
+
+// update changes a stream with optimistic concurrency.
+func (s *Service) update(ctx context.Context, org, env, kind, id string, f func(rec *store.Stream) error) (*Entry, error) {
+	for attempt := 0; ; attempt++ {
+		rec, err := s.store.GetStream(ctx, store.Scope{Org: org, Env: env}, id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && rec.Kind != kind) {
+			return nil, ErrNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		if rec.State == hub.StateStopped && s.now().Sub(rec.StoppedAt) > s.reg.cfg.StoppedRetention {
+			return nil, ErrNotFound
+		}
+		prev := rec.Version
+		if err := f(&rec); err != nil {
+			return nil, err
+		}
+		rec.Version = prev + 1
+		rec.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+		err = s.store.UpdateStream(ctx, rec, prev)
+		if errors.Is(err, store.ErrConflict) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return s.reg.install(rec), nil
+	}
+}
+
+// Stop stops a stream; stopping a stopped stream is a conflict.
+func (s *Service) Stop(ctx context.Context, org, env, kind, id string) (*Entry, error) {
+	return s.update(ctx, org, env, kind, id, func(rec *store.Stream) error {
+		if rec.State == hub.StateStopped {
+			return &TransitionError{From: rec.State, To: hub.StateStopped}
+		}
+		rec.State = hub.StateStopped
+		rec.StoppedAt = s.now().UTC().Truncate(time.Millisecond)
+		return nil
+	})
+}
+
+// Configured is the result of Configure.
+type Configured struct {
+	Entry  *Entry
+	Secret string // the new webhook secret when rotated
+}
+
+// Configure merges patch (a JSON object with any start fields, "state"
+// active|paused, and "rotate_secret") into a running stream.
+func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patch []byte, overlap time.Duration) (Configured, error) {
+	var p map[string]any
+	if err := json.Unmarshal(patch, &p); err != nil || p == nil {
+		return Configured{}, &FieldError{"body", "must be a JSON object"}
+	}
+	state, _ := p["state"].(string)
+	if v, ok := p["state"]; ok {
+		if state != hub.StateActive && state != hub.StatePaused {
+			return Configured{}, &FieldError{"state", "must be active or paused"}
+		}
+		_ = v
+	}
+	rotate, _ := p["rotate_secret"].(bool)
+	if v, ok := p["rotate_secret"]; ok {
+		if _, isBool := v.(bool); !isBool {
+			return Configured{}, &FieldError{"rotate_secret", "must be a boolean"}
+		}
+	}
+	delete(p, "state")
+	delete(p, "rotate_secret")
+	var out Configured
+	e, err := s.update(ctx, org, env, kind, id, func(rec *store.Stream) error {
+		if rec.State == hub.StateStopped {
+			return &TransitionError{From: rec.State, To: "configured"}
+		}
+		var stored Config
+		if err := json.Unmarshal(rec.Config, &stored); err != nil {
+			return err
+		}
+		var cur any = stored.Telemetry
+		if kind == hub.KindEvents {
+			cur = stored.Events
+		}
+		curJSON, _ := json.Marshal(cur)
+		var base map[string]any
+		_ = json.Unmarshal(curJSON, &base)
+		if base == nil {
+			base = map[string]any{}
+		}
+		merged, _ := json.Marshal(mergeJSON(base, p))
+		var next Config
+		var err error
+		if kind == hub.KindEvents {
+			next.Events = &EventsConfig{}
+			err = decodeStrict(merged, next.Events)
+		} else {
+			next.Telemetry = &TelemetryConfig{}
+			err = decodeStrict(merged, next.Telemetry)
+		}
+		if err != nil {
+			return bodyError(err)
+		}
+		_, info, err := Compile(kind, &next)
+		if err != nil {
+			return err
+		}
+		if rec.Config, err = json.Marshal(next); err != nil {
+			return err
+		}
+		if state != "" {
+			rec.State = state
+		}
+		var secrets SecretSet
+		if rec.Secret != "" {
+			_ = json.Unmarshal([]byte(rec.Secret), &secrets)
+		}
+		switch {
+		case info.Delivery == "webhook" && (secrets.Current == "" || rotate):
+			sec, err := newSecret()
+			if err != nil {
+				return err
+			}
+			if secrets.Current != "" {
+				secrets.Previous, secrets.PreviousUntil = secrets.Current, s.now().Add(overlap).UTC()
+			}
+			secrets.Current = sec
+			out.Secret = sec
+		case rotate:
+			return &FieldError{"rotate_secret", "only webhook streams have a signing secret"}
+		}
+		if secrets.Current != "" {
+			b, _ := json.Marshal(secrets)
+			rec.Secret = string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		return Configured{}, err
+	}
+	out.Entry = e
+	return out, nil
+}
+
+// Status is a stream's live figures on this node.
+type Status struct {
+	Entry         *Entry
+	LastOffset    int64
+	Counters      map[string]int64
+	Connected     int64
+	LastMatchAt   time.Time
+	PipelineLagMS int64
+}
+
+// Status reports a stream.
+func (s *Service) Status(ctx context.Context, org, env, kind, id string) (Status, error) {
+	e, err := s.Get(ctx, org, env, kind, id)
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{Entry: e, Counters: map[string]int64{}, Connected: e.connected.Load(), PipelineLagMS: e.lagMS.Load()}
+	for _, n := range counterNames {
+		st.Counters[n] = e.Counter(n)
+	}
+	if ms := e.lastMatch.Load(); ms > 0 {
+		st.LastMatchAt = time.UnixMilli(ms).UTC()
+	}
+	if s.log != nil {
+		if st.LastOffset, err = s.log.Last(ctx, id); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}

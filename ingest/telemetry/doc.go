@@ -1,0 +1,43 @@
+// Package telemetry is the intake of telemetry messages and external fleet
+// events (POST /v1/telemetry and POST /v1/events): it validates them,
+// wraps each in an event.Envelope and publishes them on the bus, runs the
+// maintenance rules over engine diagnostics and watches vehicles for
+// silence.
+//
+// Input is the decoded JSON of each message (objects as map[string]any,
+// numbers as json.Number or float64) rather than a struct: every type
+// mistake, even in the top-level fields, is then reported under its full
+// field path (messages[3].sequence, messages[3].data.engine.rpm), and
+// every error of a request is reported at once, where encoding/json into
+// structs stops at the first error and drops the array index. The service
+// owns the maps it is given: numbers are normalized to float64 in place.
+//
+// Validation decisions the interface leaves open:
+//   - the four documented data types accept only their documented groups
+//     and fields with their documented types; counts (dtc_count, cycles,
+//     engagement_count) are integers ≥ 0 and percentages and scores are
+//     0-100; null is rejected (omit what the device cannot read);
+//   - environmental, maintenance_indicators, gps_enhanced and
+//     driver_behavior carry free-form numeric groups: data.<group>.<field>
+//     is a finite number, names are [A-Za-z][A-Za-z0-9_]* up to 64
+//     characters (they are addressable by stream filters);
+//   - unknown top-level fields are rejected, as the OpenAPI document
+//     (additionalProperties false) says.
+//
+// Backpressure and acknowledgement: a request is published in one
+// Publish call before it is answered (write before acknowledge). If the
+// bus refuses it, the request fails with ErrUnavailable and the caller is
+// told nothing was accepted, so it retries: delivery is at-least-once and
+// downstream dedup (event_id; vehicle, data type and sequence) makes the
+// effects exactly-once. A bus that blocks blocks the request.
+//
+// Rule and watchdog state is kept per vehicle (organization, environment,
+// vehicle id) in a bounded LRU (Config.Vehicles, default 100,000) under
+// one mutex held only for in-memory work, never across Publish. A
+// request's state changes are applied before Publish and rolled back if
+// Publish fails and no later request changed the vehicle since, so a
+// retried request raises its alerts again. State is memory only: after a
+// restart or an eviction the first engine_diagnostics message of a
+// vehicle is the new baseline (a dtc_count rise needs a previous value)
+// and a vehicle is watched again once it speaks.
+package telemetry

@@ -1,0 +1,248 @@
+package telemetry
+
+import (
+	"sort"
+	"time"
+
+	"github.com/fleethub/fleethub/hub/event"
+)
+
+// Event types raised by the hub itself.
+const (
+	TypeDiagnosticAlert   = "diagnostic_alert"
+	TypeEngineOverheating = "engine_overheating"
+	TypeDeviceOffline     = "device_offline"
+	TypeDeviceOnline      = "device_online"
+)
+
+// Source systems of the events the hub raises.
+const (
+	SourceSystemRules    = "fleethub.rules"
+	SourceSystemWatchdog = "fleethub.watchdog"
+)
+
+// vehicle is what the rules and the watchdog remember of one vehicle. It
+// is a plain value so that a request can snapshot and restore it.
+type vehicle struct {
+	org, env, id string
+	gen          uint64 // s.gen when last changed
+
+	lastSeen     time.Time // server time of the last message or event
+	offline      bool      // device_offline raised and not yet cleared
+	offlineSince time.Time // lastSeen when it went offline
+
+	diagAt  time.Time // timestamp of the newest engine_diagnostics message
+	hasDTC  bool
+	dtc     int64
+	codes   []any // pending_codes of the previous message; never mutated
+	milOn   bool
+	hot     bool // engine_overheating raised, not yet cooled below the hysteresis
+	hasDiag bool
+}
+
+// change is a vehicle's state before a request changed it, for rollback.
+type change struct {
+	key     string
+	v       *vehicle
+	prev    vehicle
+	existed bool
+	gen     uint64
+}
+
+// txn records the vehicles one request changed. Lock held while used.
+type txn struct {
+	idx     map[string]int
+	changes []change
+}
+
+func vehicleKey(org, env, id string) string { return org + "\x00" + env + "\x00" + id }
+
+// touch returns the vehicle's state for changing, remembering its
+// previous value once per request; heard marks the vehicle recently used
+// in the LRU (the watchdog's changes do not). Lock must be held.
+func (s *Service) touch(tx *txn, org, env, id string, heard bool) *vehicle {
+	k := vehicleKey(org, env, id)
+	if i, ok := tx.idx[k]; ok {
+		return tx.changes[i].v
+	}
+	var v *vehicle
+	var existed bool
+	if heard {
+		v, existed = s.vehicles.Get(k)
+	} else {
+		v, existed = s.vehicles.Peek(k)
+	}
+	c := change{key: k, existed: existed}
+	if existed {
+		c.prev = *v
+	} else {
+		v = &vehicle{org: org, env: env, id: id}
+		s.vehicles.Add(k, v)
+	}
+	c.v = v
+	if tx.idx == nil {
+		tx.idx = make(map[string]int)
+	}
+	tx.idx[k] = len(tx.changes)
+	tx.changes = append(tx.changes, c)
+	return v
+}
+
+// commit stamps the changed vehicles with a new generation. Lock must be
+// held.
+func (s *Service) commit(tx *txn) {
+	for i := range tx.changes {
+		s.gen++
+		tx.changes[i].v.gen = s.gen
+		tx.changes[i].gen = s.gen
+	}
+}
+
+// rollback restores the vehicles a failed request changed, unless a later
+// request changed them since.
+func (s *Service) rollback(tx *txn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range tx.changes {
+		cur, ok := s.vehicles.Peek(c.key)
+		if !ok || cur != c.v || cur.gen != c.gen {
+			continue
+		}
+		if c.existed {
+			*cur = c.prev
+		} else {
+			s.vehicles.Remove(c.key)
+		}
+	}
+}
+
+// seen records that a vehicle spoke at now; it returns device_online
+// when the vehicle was offline. Lock must be held.
+func (s *Service) seen(v *vehicle, now time.Time) *event.Event {
+	var ev *event.Event
+	if v.offline {
+		ev = s.newEvent(v.id, event.CategorySystem, TypeDeviceOnline, "low", "normal", now, now, SourceSystemWatchdog, map[string]any{
+			"last_seen":       v.offlineSince.Format(time.RFC3339Nano),
+			"offline_seconds": now.Sub(v.offlineSince).Seconds(),
+		})
+		v.offline = false
+		v.offlineSince = time.Time{}
+	}
+	v.lastSeen = now
+	return ev
+}
+
+// diagnostics runs the maintenance rules over the engine_diagnostics
+// messages of one request, per vehicle in timestamp order; messages older
+// than the vehicle's newest one are late and skipped. Lock must be held.
+func (s *Service) diagnostics(tx *txn, org, env string, msgs []event.Telemetry, now time.Time, out []*event.Event) []*event.Event {
+	var idx []int
+	for i := range msgs {
+		if msgs[i].DataType == EngineDiagnostics {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return msgs[idx[a]].Timestamp.Before(msgs[idx[b]].Timestamp) })
+	for _, i := range idx {
+		m := &msgs[i]
+		v := s.touch(tx, org, env, m.VehicleID, true)
+		if v.hasDiag && m.Timestamp.Before(v.diagAt) {
+			continue
+		}
+		v.hasDiag, v.diagAt = true, m.Timestamp
+		out = s.rules(v, m, now, out)
+	}
+	return out
+}
+
+// rules compares one engine_diagnostics message with the vehicle's
+// previous one. Lock must be held.
+func (s *Service) rules(v *vehicle, m *event.Telemetry, now time.Time, out []*event.Event) []*event.Event {
+	status, _ := m.Data["status_codes"].(map[string]any)
+	codes, hasCodes := status["pending_codes"].([]any)
+	if dtc, ok := status["dtc_count"].(float64); ok {
+		cur := int64(dtc)
+		if v.hasDTC && cur > v.dtc {
+			data := map[string]any{
+				"rule": "dtc_count_increase", "previous_dtc_count": v.dtc, "current_dtc_count": cur,
+				"pending_codes": pendingCodes(codes), "new_codes": newCodes(codes, v.codes),
+				"telemetry_timestamp": m.Timestamp.Format(time.RFC3339Nano), "telemetry_sequence": m.Sequence,
+			}
+			ev := s.newEvent(v.id, event.CategoryMaintenance, TypeDiagnosticAlert, "high", "normal", m.Timestamp, now, SourceSystemRules, data)
+			ev.Recommendations = []any{"Read the new diagnostic trouble codes", "Schedule a diagnostic inspection"}
+			ev.PredictiveIndicators = map[string]any{"dtc_trend": "rising", "dtc_increase": cur - v.dtc}
+			out = append(out, ev)
+		}
+		v.hasDTC, v.dtc = true, cur
+	}
+	if hasCodes {
+		v.codes = codes
+	}
+	if mil, ok := status["mil_status"].(bool); ok {
+		if mil && !v.milOn {
+			data := map[string]any{
+				"rule": "mil_on", "message": "check engine light", "mil_status": true,
+				"pending_codes": pendingCodes(codes), "telemetry_timestamp": m.Timestamp.Format(time.RFC3339Nano), "telemetry_sequence": m.Sequence,
+			}
+			if dtc, ok := status["dtc_count"].(float64); ok {
+				data["dtc_count"] = int64(dtc)
+			}
+			ev := s.newEvent(v.id, event.CategoryMaintenance, TypeDiagnosticAlert, "high", "normal", m.Timestamp, now, SourceSystemRules, data)
+			ev.Recommendations = []any{"Check engine light is on: read the diagnostic trouble codes", "Schedule a diagnostic inspection"}
+			out = append(out, ev)
+		}
+		v.milOn = mil
+	}
+	engine, _ := m.Data["engine"].(map[string]any)
+	if temp, ok := engine["coolant_temp"].(float64); ok {
+		limit := s.cfg.CoolantLimit
+		switch {
+		case temp > limit && !v.hot:
+			v.hot = true
+			data := map[string]any{"rule": "coolant_over_limit", "coolant_temp": temp, "threshold": limit,
+				"telemetry_timestamp": m.Timestamp.Format(time.RFC3339Nano), "telemetry_sequence": m.Sequence}
+			ev := s.newEvent(v.id, event.CategoryMaintenance, TypeEngineOverheating, "critical", "urgent", m.Timestamp, now, SourceSystemRules, data)
+			ev.Recommendations = []any{"Stop the vehicle safely and let the engine cool", "Check the coolant level and the cooling system"}
+			ev.PredictiveIndicators = map[string]any{"coolant_excess": temp - limit}
+			out = append(out, ev)
+		case temp < limit-s.cfg.CoolantHysteresis:
+			v.hot = false
+		}
+	}
+	return out
+}
+
+func pendingCodes(codes []any) []any {
+	if codes == nil {
+		return []any{}
+	}
+	return codes
+}
+
+// newCodes lists the codes of cur not in prev.
+func newCodes(cur, prev []any) []any {
+	out := []any{}
+	for _, c := range cur {
+		found := false
+		for _, p := range prev {
+			if p == c {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// newEvent makes an event the hub raises about a vehicle.
+func (s *Service) newEvent(vehicleID, category, typ, severity, priority string, at, now time.Time, system string, data map[string]any) *event.Event {
+	return &event.Event{
+		EventID: newEventID(), EventType: typ, Category: category, Timestamp: at, Severity: severity, Priority: priority,
+		Source:    event.Source{VehicleID: vehicleID},
+		EventData: data,
+		Metadata:  event.Metadata{CorrelationID: vehicleID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: system},
+	}
+}

@@ -1,0 +1,291 @@
+package telemetry
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+)
+
+// Publisher puts messages on the bus.
+type Publisher interface {
+	Publish(ctx context.Context, msgs ...hub.Message) error
+}
+
+// Config of the service. Zero fields take the defaults.
+type Config struct {
+	// MaxFuture rejects timestamps further ahead of the server clock
+	// (default 5 min).
+	MaxFuture time.Duration
+	// CoolantLimit is the coolant temperature in °C above which
+	// engine_overheating is raised (default 110); it is raised again
+	// only after the temperature fell below CoolantLimit -
+	// CoolantHysteresis (default 5).
+	CoolantLimit      float64
+	CoolantHysteresis float64
+	// Vehicles is how many vehicles keep rule and watchdog state
+	// (default 100,000; the least recently heard are forgotten first).
+	Vehicles int
+	// CheckEvery is the watchdog period (default 10 s); SilenceAfter is
+	// how long a vehicle may stay silent before device_offline (default
+	// 5 min).
+	CheckEvery   time.Duration
+	SilenceAfter time.Duration
+	// Topics (default hub.TopicTelemetry and hub.TopicEvents).
+	TelemetryTopic, EventsTopic string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Service is the telemetry and event intake.
+type Service struct {
+	cfg    Config
+	pub    Publisher
+	log    *slog.Logger
+	schema schema
+
+	mu       sync.Mutex // guards vehicles and gen; never held across Publish
+	vehicles *simplelru.LRU[string, *vehicle]
+	gen      uint64
+}
+
+// New makes the service.
+func New(cfg Config, pub Publisher, log *slog.Logger) (*Service, error) {
+	if cfg.MaxFuture <= 0 {
+		cfg.MaxFuture = 5 * time.Minute
+	}
+	if cfg.CoolantLimit == 0 {
+		cfg.CoolantLimit = 110
+	}
+	if cfg.CoolantHysteresis <= 0 {
+		cfg.CoolantHysteresis = 5
+	}
+	if cfg.Vehicles <= 0 {
+		cfg.Vehicles = 100_000
+	}
+	if cfg.CheckEvery <= 0 {
+		cfg.CheckEvery = 10 * time.Second
+	}
+	if cfg.SilenceAfter <= 0 {
+		cfg.SilenceAfter = 5 * time.Minute
+	}
+	if cfg.TelemetryTopic == "" {
+		cfg.TelemetryTopic = hub.TopicTelemetry
+	}
+	if cfg.EventsTopic == "" {
+		cfg.EventsTopic = hub.TopicEvents
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if pub == nil {
+		return nil, fmt.Errorf("telemetry: a publisher is required")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	lru, err := simplelru.NewLRU[string, *vehicle](cfg.Vehicles, nil)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: vehicle cache: %w", err)
+	}
+	return &Service{cfg: cfg, pub: pub, log: log, schema: newSchema(), vehicles: lru}, nil
+}
+
+// Result is what an accepted request did.
+type Result struct {
+	Accepted int
+	// Sequences are the sequence numbers of the accepted telemetry
+	// messages, EventIDs the ids of the accepted events, both in request
+	// order.
+	Sequences []int64
+	EventIDs  []string
+	// Generated are the ids of the events the rules raised.
+	Generated  []string
+	IngestedAt time.Time
+}
+
+// batch checks the size of a request list.
+func batch(n int, isNil bool, list string) error {
+	switch {
+	case isNil:
+		return &ValidationError{Code: CodeValidation, Fields: map[string]string{list: "is required"}}
+	case n == 0:
+		return &ValidationError{Code: CodeValidation, Fields: map[string]string{list: "must carry at least one element"}}
+	case n > MaxBatch:
+		return &ValidationError{Code: CodeBatchSize, Fields: map[string]string{list: fmt.Sprintf("must carry at most %d elements, got %d", MaxBatch, n)}}
+	}
+	return nil
+}
+
+// IngestTelemetry validates telemetry messages (the decoded JSON of each)
+// and publishes them with the events the maintenance rules raise, in one
+// Publish call. Nothing is published if any message is invalid
+// (*ValidationError) or if the bus refuses the request (ErrUnavailable).
+func (s *Service) IngestTelemetry(ctx context.Context, org, env string, msgs []map[string]any) (Result, error) {
+	if err := batch(len(msgs), msgs == nil, "messages"); err != nil {
+		return Result{}, err
+	}
+	now := s.cfg.Now().UTC()
+	var errs fieldErrors
+	out := make([]event.Telemetry, len(msgs))
+	for i, m := range msgs {
+		out[i], _ = s.validateTelemetry(m, at{"messages", i}, now, &errs)
+	}
+	if err := errs.err(CodeValidation); err != nil {
+		return Result{}, err
+	}
+
+	var tx txn
+	var raised []*event.Event
+	s.mu.Lock()
+	for i := range out {
+		if ev := s.seen(s.touch(&tx, org, env, out[i].VehicleID, true), now); ev != nil {
+			raised = append(raised, ev)
+		}
+	}
+	raised = s.diagnostics(&tx, org, env, out, now, raised)
+	s.commit(&tx)
+	s.mu.Unlock()
+
+	pub := make([]hub.Message, 0, len(out)+len(raised))
+	for i := range out {
+		m, err := s.message(s.cfg.TelemetryTopic, out[i].VehicleID, &event.Envelope{Org: org, Env: env, Kind: event.KindTelemetry, Telemetry: &out[i], IngestedAt: now})
+		if err != nil {
+			s.rollback(&tx)
+			return Result{}, err
+		}
+		pub = append(pub, m)
+	}
+	res := Result{Accepted: len(out), Sequences: make([]int64, len(out)), IngestedAt: now}
+	for i := range out {
+		res.Sequences[i] = out[i].Sequence
+	}
+	for _, ev := range raised {
+		m, err := s.message(s.cfg.EventsTopic, ev.Source.VehicleID, &event.Envelope{Org: org, Env: env, Kind: event.KindEvent, Event: ev, IngestedAt: now})
+		if err != nil {
+			s.rollback(&tx)
+			return Result{}, err
+		}
+		pub = append(pub, m)
+		if ev.Category == event.CategoryMaintenance {
+			res.Generated = append(res.Generated, ev.EventID)
+		}
+	}
+	if err := s.publish(ctx, &tx, pub); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// IngestEvents validates external events (the decoded JSON of each),
+// assigns missing event ids, stamps processing_time and publishes them in
+// one Publish call, with the same all-or-nothing rule as IngestTelemetry.
+func (s *Service) IngestEvents(ctx context.Context, org, env string, evs []map[string]any) (Result, error) {
+	if err := batch(len(evs), evs == nil, "events"); err != nil {
+		return Result{}, err
+	}
+	now := s.cfg.Now().UTC()
+	processed := now.Format(time.RFC3339Nano)
+	var errs fieldErrors
+	out := make([]event.Event, len(evs))
+	ids := make(map[string]int, len(evs))
+	for i, m := range evs {
+		a := at{"events", i}
+		e, ok := s.validateEvent(m, a, now, &errs)
+		if ok && e.EventID != "" {
+			if j, dup := ids[e.EventID]; dup {
+				errs.add(a.path("event_id"), fmt.Sprintf("repeats the event_id of events[%d]", j))
+			}
+			ids[e.EventID] = i
+		}
+		out[i] = e
+	}
+	if err := errs.err(CodeValidation); err != nil {
+		return Result{}, err
+	}
+
+	var tx txn
+	var raised []*event.Event
+	s.mu.Lock()
+	for i := range out {
+		if v := out[i].Source.VehicleID; v != "" {
+			if ev := s.seen(s.touch(&tx, org, env, v, true), now); ev != nil {
+				raised = append(raised, ev)
+			}
+		}
+	}
+	s.commit(&tx)
+	s.mu.Unlock()
+
+	pub := make([]hub.Message, 0, len(out)+len(raised))
+	for _, ev := range raised {
+		m, err := s.message(s.cfg.EventsTopic, ev.Source.VehicleID, &event.Envelope{Org: org, Env: env, Kind: event.KindEvent, Event: ev, IngestedAt: now})
+		if err != nil {
+			s.rollback(&tx)
+			return Result{}, err
+		}
+		pub = append(pub, m)
+	}
+	res := Result{Accepted: len(out), EventIDs: make([]string, len(out)), IngestedAt: now}
+	for i := range out {
+		e := &out[i]
+		if e.EventID == "" {
+			e.EventID = newEventID()
+		}
+		e.Metadata.ProcessingTime = processed
+		res.EventIDs[i] = e.EventID
+		m, err := s.message(s.cfg.EventsTopic, eventKey(e), &event.Envelope{Org: org, Env: env, Kind: event.KindEvent, Event: e, IngestedAt: now})
+		if err != nil {
+			s.rollback(&tx)
+			return Result{}, err
+		}
+		pub = append(pub, m)
+	}
+	if err := s.publish(ctx, &tx, pub); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// eventKey is the partition key of an event: the vehicle, else the
+// driver, else the trip.
+func eventKey(e *event.Event) string {
+	switch {
+	case e.Source.VehicleID != "":
+		return e.Source.VehicleID
+	case e.Source.DriverID != "":
+		return e.Source.DriverID
+	}
+	return e.Source.TripID
+}
+
+func (s *Service) message(topic, key string, env *event.Envelope) (hub.Message, error) {
+	b, err := event.Marshal(env)
+	if err != nil {
+		return hub.Message{}, fmt.Errorf("telemetry: %w", err)
+	}
+	return hub.Message{Topic: topic, Key: []byte(key), Value: b, Time: env.IngestedAt}, nil
+}
+
+// publish hands a request to the bus; on failure it undoes the request's
+// state changes.
+func (s *Service) publish(ctx context.Context, tx *txn, msgs []hub.Message) error {
+	if err := s.pub.Publish(ctx, msgs...); err != nil {
+		s.rollback(tx)
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+func newEventID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "evt_" + hex.EncodeToString(b[:])
+}

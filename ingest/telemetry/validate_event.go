@@ -1,0 +1,245 @@
+package telemetry
+
+import (
+	"time"
+
+	"github.com/fleethub/fleethub/hub/event"
+)
+
+// eventFields are the top-level fields an external event may carry.
+// enrichment is not among them: the pipeline adds it.
+var eventFields = map[string]bool{"event_id": true, "event_type": true, "category": true, "timestamp": true,
+	"severity": true, "priority": true, "source": true, "location": true, "event_data": true, "metadata": true,
+	"risk_assessment": true, "automatic_actions": true, "emergency_response": true, "escalation": true,
+	"recommendations": true, "predictive_indicators": true, "performance_metrics": true}
+
+// SourceSystemExternal is the source_system of events sent without one.
+const SourceSystemExternal = "external"
+
+// validateEvent checks one external event and builds it, without its
+// event_id default and processing_time (the caller sets them).
+func (s *Service) validateEvent(m map[string]any, a at, now time.Time, errs *fieldErrors) (e event.Event, ok bool) {
+	before := errs.count()
+	if m == nil {
+		errs.add(a.path(""), "must be an object")
+		return e, false
+	}
+	var msg string
+	for k, v := range m {
+		switch k {
+		case "event_id":
+			if e.EventID, msg = text(v, MaxTextLen); msg == "" && !eventID(e.EventID) {
+				msg = "must be 1 to 100 letters, digits, _, -, . or :"
+			}
+		case "event_type":
+			if e.EventType, msg = text(v, MaxTextLen); msg == "" && !snake(e.EventType) {
+				msg = "must be a snake_case name such as harsh_braking"
+			}
+		case "category":
+			e.Category, msg = oneOf(v, event.Categories)
+		case "timestamp":
+			e.Timestamp, msg = timestamp(v, true, now.Add(s.cfg.MaxFuture), s.cfg.MaxFuture)
+		case "severity":
+			e.Severity, msg = oneOf(v, event.Severities)
+		case "priority":
+			e.Priority, msg = oneOf(v, event.Priorities)
+		case "source":
+			e.Source, msg = source(v, a, errs)
+		case "location":
+			e.Location, msg = location(v, a, errs)
+		case "metadata":
+			e.Metadata, msg = metadata(v, a, errs)
+		case "event_data":
+			e.EventData = object(v, k, a, errs)
+		case "risk_assessment":
+			e.RiskAssessment = object(v, k, a, errs)
+		case "automatic_actions":
+			e.AutomaticActions = object(v, k, a, errs)
+		case "emergency_response":
+			e.EmergencyResponse = object(v, k, a, errs)
+		case "escalation":
+			e.Escalation = object(v, k, a, errs)
+		case "predictive_indicators":
+			e.PredictiveIndicators = object(v, k, a, errs)
+		case "performance_metrics":
+			e.PerformanceMetrics = object(v, k, a, errs)
+		case "recommendations":
+			switch v.(type) {
+			case []any, map[string]any:
+				n, sub, fmsg := freeForm(v, 1)
+				if fmsg != "" {
+					errs.add(a.path(joinPath(k, sub)), fmsg)
+				}
+				e.Recommendations = n
+			default:
+				msg = "must be an array or an object"
+			}
+		default:
+			msg = "unknown field"
+		}
+		if msg != "" {
+			errs.add(a.path(key(k)), msg)
+			msg = ""
+		}
+	}
+	for _, req := range [...]string{"event_type", "category", "timestamp", "severity", "source"} {
+		if v, has := m[req]; !has || v == nil {
+			errs.add(a.path(req), "is required")
+		}
+	}
+	if e.Priority == "" {
+		e.Priority = "normal"
+	}
+	if e.Metadata.SourceSystem == "" {
+		e.Metadata.SourceSystem = SourceSystemExternal
+	}
+	return e, errs.count() == before
+}
+
+// eventID reports whether s is a usable event id.
+func eventID(s string) bool {
+	if s == "" || len(s) > MaxTextLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-', c == '.', c == ':':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// source checks the source object: at least one of its ids.
+func source(v any, a at, errs *fieldErrors) (event.Source, string) {
+	var src event.Source
+	m, ok := v.(map[string]any)
+	if !ok {
+		return src, "must be an object"
+	}
+	for k, e := range m {
+		var dst *string
+		switch k {
+		case "vehicle_id":
+			dst = &src.VehicleID
+		case "driver_id":
+			dst = &src.DriverID
+		case "trip_id":
+			dst = &src.TripID
+		default:
+			errs.add(a.path("source."+key(k)), "unknown field; allowed: driver_id, trip_id or vehicle_id")
+			continue
+		}
+		s, msg := text(e, MaxIDLen)
+		if msg != "" {
+			errs.add(a.path("source."+k), msg)
+			continue
+		}
+		*dst = s
+	}
+	if src.VehicleID == "" && src.DriverID == "" && src.TripID == "" {
+		return src, "must carry at least one of vehicle_id, driver_id or trip_id"
+	}
+	return src, ""
+}
+
+// location checks an event location.
+func location(v any, a at, errs *fieldErrors) (*event.Location, string) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, "must be an object"
+	}
+	l := &event.Location{}
+	for _, req := range [...]string{"latitude", "longitude"} {
+		if _, has := m[req]; !has {
+			errs.add(a.path("location."+req), "is required")
+		}
+	}
+	for k, e := range m {
+		var msg string
+		switch k {
+		case "latitude":
+			if f, ok := number(e); !ok || f < -90 || f > 90 {
+				msg = "must be a number between -90 and 90"
+			} else {
+				l.Latitude = f
+			}
+		case "longitude":
+			if f, ok := number(e); !ok || f < -180 || f > 180 {
+				msg = "must be a number between -180 and 180"
+			} else {
+				l.Longitude = f
+			}
+		case "address":
+			l.Address, msg = text(e, MaxAddressLen)
+		case "geofence":
+			l.Geofence, msg = text(e, MaxIDLen)
+		case "road_type":
+			l.RoadType, msg = text(e, MaxTextLen)
+		case "accuracy", "speed_limit", "emergency_services_distance":
+			f, ok := number(e)
+			if !ok || f < 0 {
+				msg = "must be a number ≥ 0"
+				break
+			}
+			switch k {
+			case "accuracy":
+				l.Accuracy = &f
+			case "speed_limit":
+				l.SpeedLimit = &f
+			default:
+				l.EmergencyServicesDistance = &f
+			}
+		default:
+			msg = "unknown field"
+		}
+		if msg != "" {
+			errs.add(a.path("location."+key(k)), msg)
+		}
+	}
+	return l, ""
+}
+
+// metadata checks the metadata object; processing_time is accepted and
+// replaced by the hub's.
+func metadata(v any, a at, errs *fieldErrors) (event.Metadata, string) {
+	var md event.Metadata
+	m, ok := v.(map[string]any)
+	if !ok {
+		return md, "must be an object"
+	}
+	for k, e := range m {
+		var msg string
+		switch k {
+		case "correlation_id":
+			md.CorrelationID, msg = text(e, MaxIDLen)
+		case "sequence_number":
+			md.SequenceNumber, msg = integer(e)
+		case "source_system":
+			md.SourceSystem, msg = text(e, MaxTextLen)
+		case "processing_time":
+			_, msg = text(e, MaxTextLen)
+		default:
+			msg = "unknown field; allowed: correlation_id, processing_time, sequence_number or source_system"
+		}
+		if msg != "" {
+			errs.add(a.path("metadata."+key(k)), msg)
+		}
+	}
+	return md, ""
+}
+
+// object checks a free-form object field.
+func object(v any, field string, a at, errs *fieldErrors) map[string]any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		errs.add(a.path(field), "must be an object")
+		return nil
+	}
+	if _, sub, msg := freeForm(m, 1); msg != "" {
+		errs.add(a.path(joinPath(field, sub)), msg)
+	}
+	return m
+}

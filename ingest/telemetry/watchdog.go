@@ -1,0 +1,73 @@
+package telemetry
+
+import (
+	"context"
+	"time"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+)
+
+// Run is the connectivity watchdog: every CheckEvery it raises
+// device_offline for the vehicles silent for SilenceAfter (see Check). It
+// returns nil when ctx ends; a failed check is logged and retried at the
+// next tick.
+func (s *Service) Run(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.CheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if err := s.Check(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("telemetry: connectivity check failed; retrying at the next tick", "error", err)
+			}
+		}
+	}
+}
+
+// Check raises one system_events device_offline event (severity medium)
+// for every vehicle that sent telemetry or events before and nothing for
+// SilenceAfter, once per silence; the vehicle's next message raises
+// device_online. The events of one check go to the bus in one Publish
+// call; if it fails the vehicles stay online and the next check raises
+// them again.
+func (s *Service) Check(ctx context.Context) error {
+	now := s.cfg.Now().UTC()
+	var tx txn
+	var msgs []hub.Message
+	var err error
+	s.mu.Lock()
+	for _, v := range s.vehicles.Values() {
+		if v.offline || v.lastSeen.IsZero() || now.Sub(v.lastSeen) < s.cfg.SilenceAfter {
+			continue
+		}
+		v = s.touch(&tx, v.org, v.env, v.id, false)
+		v.offline, v.offlineSince = true, v.lastSeen
+		ev := s.newEvent(v.id, event.CategorySystem, TypeDeviceOffline, "medium", "normal", now, now, SourceSystemWatchdog, map[string]any{
+			"last_seen":             v.lastSeen.Format(time.RFC3339Nano),
+			"silent_seconds":        now.Sub(v.lastSeen).Seconds(),
+			"silence_after_seconds": s.cfg.SilenceAfter.Seconds(),
+		})
+		var m hub.Message
+		if m, err = s.message(s.cfg.EventsTopic, v.id, &event.Envelope{Org: v.org, Env: v.env, Kind: event.KindEvent, Event: ev, IngestedAt: now}); err != nil {
+			break
+		}
+		msgs = append(msgs, m)
+	}
+	s.commit(&tx)
+	s.mu.Unlock()
+	if err != nil {
+		s.rollback(&tx)
+		return err
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	if err := s.publish(ctx, &tx, msgs); err != nil {
+		return err
+	}
+	s.log.Info("telemetry: vehicles went silent", "count", len(msgs), "silence_after", s.cfg.SilenceAfter)
+	return nil
+}
