@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,11 +18,13 @@ import (
 	apistreams "github.com/fleethub/fleethub/api/streams"
 	apitrips "github.com/fleethub/fleethub/api/trips"
 	"github.com/fleethub/fleethub/filters/dedup"
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/kafkabus"
+	"github.com/fleethub/fleethub/hub/membus"
 	"github.com/fleethub/fleethub/hub/memlog"
+	"github.com/fleethub/fleethub/hub/redislog"
 	"github.com/fleethub/fleethub/ingest/pipeline"
 	"github.com/fleethub/fleethub/ingest/streams"
-	"github.com/fleethub/fleethub/hub"
-	"github.com/fleethub/fleethub/hub/membus"
 	"github.com/fleethub/fleethub/ingest/trips"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/ratelimit"
@@ -54,9 +57,10 @@ type app struct {
 		keys.Revoker
 	}
 
-	wg     sync.WaitGroup
-	cancel context.CancelFunc
-	errs   chan error
+	closers []func() error
+	wg      sync.WaitGroup
+	cancel  context.CancelFunc
+	errs    chan error
 }
 
 // openStore opens the configured backend.
@@ -132,7 +136,19 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		delete(others, "cache")
 		others["redis"] = redisHealth{f}
 	}
-	a.bus = membus.New(membus.Config{})
+	if cfg.KafkaBrokers != "" {
+		var brokers []string
+		for _, b := range strings.Split(cfg.KafkaBrokers, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				brokers = append(brokers, b)
+			}
+		}
+		if a.bus, err = kafkabus.New(ctx, kafkabus.Config{Brokers: brokers, Logger: log}, []string{hub.TopicLocations, hub.TopicTelemetry, hub.TopicEvents}); err != nil {
+			return nil, fmt.Errorf("--kafka-brokers: %w", err)
+		}
+	} else {
+		a.bus = membus.New(membus.Config{})
+	}
 	others["bus"] = staticHealth(health.Healthy)
 	if hr, ok := a.bus.(hub.HealthReporter); ok {
 		others["bus"] = hr
@@ -158,7 +174,12 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if err := a.reg.Load(ctx); err != nil {
 		return nil, fmt.Errorf("stream registry: %w", err)
 	}
-	a.slog = memlog.New(memlog.Config{})
+	if a.redis != nil {
+		rl := redislog.New(redislog.Config{}, a.redis, log)
+		a.slog, a.closers = rl, append(a.closers, rl.Close)
+	} else {
+		a.slog = memlog.New(memlog.Config{})
+	}
 	a.streams = streams.NewService(a.reg, a.store, a.slog)
 	var window dedup.Window = dedup.NewLocal(1_000_000, time.Hour)
 	if a.redis != nil {
@@ -231,6 +252,9 @@ func (a *app) closeAll() error {
 	var errs []error
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	for _, c := range a.closers {
+		errs = append(errs, c())
+	}
 	if a.bus != nil {
 		errs = append(errs, a.bus.Close(ctx))
 	}

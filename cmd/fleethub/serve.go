@@ -41,10 +41,6 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "fleethub serve:", err)
 		return 2
 	}
-	if cfg.KafkaBrokers != "" {
-		fmt.Fprintln(stderr, "fleethub serve: --kafka-brokers: the Kafka bus is not available in this release; run without it for the in-process bus")
-		return 2
-	}
 	a, err := newApp(ctx, cfg, log)
 	if err != nil {
 		fmt.Fprintln(stderr, "fleethub serve:", err)

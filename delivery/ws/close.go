@@ -29,36 +29,36 @@ var (
 	ErrClientClosed      = errors.New("ws: closed by client")
 	ErrReadTimeout       = errors.New("ws: read timeout")
 	ErrConnectionBroken  = errors.New("ws: connection broken")
-	errUnsubscribedAll   = errors.New("ws: no subscription left") // internal
-	errNotWebsocket      = errors.New("ws: not a websocket handshake")
-	errSubscriptionEnded = errors.New("ws: subscription ended")
 )
 
-// closeFrame is the one mapping from a close reason to the close code and
-// text sent to the client. Reasons that end with a broken or closed
-// socket send no close frame (send is false).
-func closeFrame(err error) (code int, text string, send bool) {
+// closeFrame is the one mapping from a close reason to the close code
+// and text sent to the client. send is false when the socket is broken or
+// stuck, or the close frame went out already; flush says whether the
+// frames still queued are written before the close frame.
+func closeFrame(err error) (code int, text string, send, flush bool) {
 	switch {
 	case errors.Is(err, ErrShutdown):
-		return CloseGoingAway, "server shutdown", true
+		return CloseGoingAway, "server shutdown", true, true
 	case errors.Is(err, ErrStreamStopped):
-		return CloseStreamStopped, "stream stopped", true
-	case errors.Is(err, ErrSlowConsumer), errors.Is(err, ErrQueueOverflow):
-		return CloseSlowConsumer, "slow consumer", true
-	case errors.Is(err, ErrSlowWrite):
-		// the socket is stuck: a close frame would not get through
-		return CloseSlowConsumer, "slow consumer", false
+		return CloseStreamStopped, "stream stopped", true, true
 	case errors.Is(err, ErrTooManyInvalid):
-		return ClosePolicy, "too many malformed frames", true
+		return ClosePolicy, "too many malformed frames", true, true
+	case errors.Is(err, ErrSlowConsumer), errors.Is(err, ErrQueueOverflow):
+		return CloseSlowConsumer, "slow consumer", true, false
+	case errors.Is(err, ErrSlowWrite):
+		// the socket is stuck (or a frame is half written): a close frame
+		// would not get through
+		return CloseSlowConsumer, "slow consumer", false, false
 	case errors.Is(err, ErrMessageTooBig):
-		// gorilla already sent 1009 when it saw the frame header
-		return CloseTooBig, "message too big", false
-	case errors.Is(err, ErrClientClosed), errors.Is(err, ErrConnectionBroken):
-		return CloseNormal, "", false
+		// gorilla sent 1009 when it read the frame header
+		return CloseTooBig, "message too big", false, false
 	case errors.Is(err, ErrReadTimeout):
-		return ClosePolicy, "read timeout", true
+		return ClosePolicy, "read timeout", true, false
+	case errors.Is(err, ErrClientClosed), errors.Is(err, ErrConnectionBroken):
+		// the client's close was answered by the reader
+		return CloseNormal, "", false, false
 	default:
-		return CloseNormal, "", true
+		return CloseNormal, "", true, true
 	}
 }
 

@@ -89,10 +89,11 @@
 // few small maps and one bucket slice rather than the index.
 //
 // Measured with 10,000 programs over 2,000 vehicles (80% per-vehicle,
-// 19.9% category- or data-type-only, 0.1% wildcards; BenchmarkIndexMatch):
-// about 12 µs and 0 allocations per message, most of it in the roughly
-// 140 programs that do match, against about 350-650 µs for Match on every
-// program (BenchmarkScanMatch). Add plus Remove at that size: about 30 µs.
+// 19.9% category- or data-type-only, 0.1% wildcards; BenchmarkIndexMatch),
+// on a 2-vCPU AMD EPYC VM shared with other work: 5-12 µs and 0
+// allocations per message, most of it in the roughly 130 programs that do
+// match (the category-only ones), against 240-650 µs for Match on every
+// program (BenchmarkScanMatch). Add plus Remove at that size: 10-30 µs.
 //
 // The Index does not know tenants: keep one per organization and
 // environment, or put the tenant in K and check it, since vehicle ids of

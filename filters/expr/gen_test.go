@@ -17,6 +17,14 @@ type gen struct {
 
 func (g *gen) vehicle() string { return fmt.Sprintf("veh_%d", g.r.IntN(g.vehicles)) }
 
+// msgVehicle is a message's vehicle id: now and then none.
+func (g *gen) msgVehicle() string {
+	if g.r.IntN(50) == 0 {
+		return ""
+	}
+	return g.vehicle()
+}
+
 func (g *gen) pick(list []string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -70,8 +78,11 @@ func (g *gen) spec() expr.Spec {
 		if g.r.IntN(10) == 0 {
 			s.AlertThresholds = map[string]float64{"engine_rpm": float64(g.r.IntN(5000))}
 		}
-		if g.r.IntN(10) == 0 {
+		switch g.r.IntN(20) {
+		case 0, 1:
 			s.Conditions = append(s.Conditions, cond("data_type", "in", []any{"fuel_system", "engine_diagnostics"}))
+		case 2:
+			s.Conditions = append(s.Conditions, cond("vehicle_id", "=", ""))
 		}
 	}
 	return s
@@ -91,7 +102,7 @@ func (g *gen) envelope() *event.Envelope {
 	if g.r.IntN(4) == 0 {
 		dt := event.DataTypes[g.r.IntN(len(event.DataTypes))]
 		return &event.Envelope{Kind: event.KindTelemetry, Telemetry: &event.Telemetry{
-			Timestamp: ts, VehicleID: g.vehicle(), DataType: dt,
+			Timestamp: ts, VehicleID: g.msgVehicle(), DataType: dt,
 			Data: map[string]any{"engine": map[string]any{"rpm": float64(g.r.IntN(6000))}},
 		}}
 	}
@@ -101,7 +112,7 @@ func (g *gen) envelope() *event.Envelope {
 		Severity:  event.Severities[g.r.IntN(len(event.Severities))],
 		Priority:  event.Priorities[g.r.IntN(len(event.Priorities))],
 		Timestamp: ts,
-		Source:    event.Source{VehicleID: g.vehicle()},
+		Source:    event.Source{VehicleID: g.msgVehicle()},
 		EventData: map[string]any{"speed": float64(g.r.IntN(120))},
 	}}
 }

@@ -118,10 +118,8 @@ func (ix *Index[K]) Match(env *event.Envelope, out []K) []K {
 }
 
 func (k *kindIndex[K]) match(env *event.Envelope, vehicle, second string, out []K) []K {
-	if vehicle != "" {
-		if shard := k.vehicles[shardOf(vehicle)]; shard != nil {
-			out = matchBucket(shard[vehicle], env, out)
-		}
+	if shard := k.vehicles[shardOf(vehicle)]; shard != nil {
+		out = matchBucket(shard[vehicle], env, out)
 	}
 	out = matchBucket(k.second[second], env, out)
 	return matchBucket(k.wildcard, env, out)

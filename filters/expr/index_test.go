@@ -99,6 +99,13 @@ func TestIndexKinds(t *testing.T) {
 	if !ix.Remove("never") || ix.Remove("never") {
 		t.Error("Remove of a never-matching program")
 	}
+	// A telemetry message without a vehicle id, and a program asking for
+	// exactly that.
+	ix.Add("novehicle", mustCompile(t, expr.Spec{Kind: expr.KindTelemetry,
+		Conditions: []expr.Condition{cond("vehicle_id", "=", "")}}))
+	if got := indexMatch(&ix, engine("", 1, 1)); !slices.Equal(got, []string{"novehicle", "tel"}) {
+		t.Errorf("telemetry without a vehicle matched %v", got)
+	}
 }
 
 func TestIndexMatchDoesNotAllocate(t *testing.T) {

@@ -53,7 +53,15 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string {
-	return "telemetry: invalid input (" + strconv.Itoa(len(e.Fields)+e.More) + " errors)"
+	keys := sortedKeys(e.Fields)
+	if len(keys) == 0 {
+		return "telemetry: invalid input"
+	}
+	msg := "telemetry: invalid input: " + keys[0] + ": " + e.Fields[keys[0]]
+	if n := len(keys) - 1 + e.More; n > 0 {
+		msg += " (and " + strconv.Itoa(n) + " more)"
+	}
+	return msg
 }
 
 // fieldErrors collects the failures of one request.

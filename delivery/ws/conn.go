@@ -1,0 +1,210 @@
+package ws
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/fasthttp/websocket"
+
+	"github.com/fleethub/fleethub/hub"
+)
+
+// conn is one websocket connection. Its goroutines: the reader (fasthttp's
+// hijack goroutine, which owns the rest and returns last), the writer, and
+// one pump per subscription; all of them end when ctx is cancelled.
+type conn struct {
+	s               *Server
+	ws              *websocket.Conn
+	org, env, keyID string
+	bin             bool // encoding=msgpack
+	compress        bool // permessage-deflate negotiated
+
+	q          *queue
+	ctx        context.Context
+	cancel     context.CancelFunc
+	closing    chan struct{} // closed by close
+	closeOnce  sync.Once
+	reason     error         // why the connection closed; set once in close
+	readerDone chan struct{} // closed when the read loop returned
+	wg         sync.WaitGroup
+
+	mu   sync.Mutex // guards subs; wg.Add for a pump only under mu while ctx is live
+	subs map[string]*sub
+
+	invalid int // malformed frames in a row; reader only
+}
+
+// run serves the connection until its end; it is the reader.
+func (c *conn) run(initial []subscription) {
+	c.q = newQueue(c.s.cfg.QueueBytes)
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.closing = make(chan struct{})
+	c.readerDone = make(chan struct{})
+	c.subs = map[string]*sub{}
+
+	c.wg.Add(1)
+	go c.writeLoop()
+	followed := 0
+	for _, sp := range initial {
+		if sp.info.State == hub.StateStopped {
+			c.notice(notice{Type: "error", Code: "stream_stopped", StreamID: sp.info.ID, Message: "the stream was stopped"})
+			continue
+		}
+		c.subscribe(sp.info, sp.next)
+		followed++
+	}
+	if followed == 0 {
+		c.close(ErrStreamStopped)
+	}
+
+	err := c.readLoop()
+	c.close(err)
+	close(c.readerDone)
+	c.wg.Wait()
+
+	c.mu.Lock()
+	subs := c.subs
+	c.subs = nil
+	c.mu.Unlock()
+	for id := range subs {
+		c.s.counter.Connected(id, -1)
+	}
+	_ = c.ws.Close()
+	c.s.logger.Debug("websocket closed", "org", c.org, "env", c.env, "key_id", c.keyID, "reason", c.reason)
+}
+
+// close starts closing the connection for reason err; the first reason
+// wins. It never blocks: the pumps stop, and the writer writes the queue
+// (for the reasons that flush), the close frame, and closes the socket.
+func (c *conn) close(err error) {
+	c.closeOnce.Do(func() {
+		c.reason = err
+		c.cancel()
+		close(c.closing)
+	})
+}
+
+func (c *conn) isClosing() bool {
+	select {
+	case <-c.closing:
+		return true
+	default:
+		return false
+	}
+}
+
+// readLoop reads client frames until an error, which it returns as a
+// close reason.
+func (c *conn) readLoop() error {
+	cfg := &c.s.cfg
+	ws := c.ws
+	ws.SetReadLimit(cfg.MaxMessageSize)
+	extend := func() { _ = ws.SetReadDeadline(time.Now().Add(cfg.ReadTimeout)) }
+	extend()
+	ws.SetPongHandler(func(string) error { extend(); return nil })
+	ping := ws.PingHandler() // the default answers with a pong, best effort
+	ws.SetPingHandler(func(data string) error { extend(); return ping(data) })
+	var buf bytes.Buffer
+	for {
+		typ, r, err := ws.NextReader()
+		if err != nil {
+			return readError(err)
+		}
+		extend()
+		buf.Reset()
+		if _, err := buf.ReadFrom(r); err != nil {
+			return readError(err)
+		}
+		if c.isClosing() {
+			continue // waiting for the client's close frame
+		}
+		if typ != websocket.TextMessage {
+			c.invalidFrame("binary frames are not accepted; control frames are JSON text")
+			continue
+		}
+		c.handle(buf.Bytes())
+		if buf.Cap() > 64<<10 {
+			buf = bytes.Buffer{} // do not keep a large buffer for an idle connection
+		}
+	}
+}
+
+// subscribe follows a stream from offset next, replacing the current
+// subscription of that stream if any. The subscribed notice goes into the
+// queue before the first message of the new pump and after every queued
+// message of the old one.
+func (c *conn) subscribe(info hub.StreamInfo, next int64) bool {
+	sb := &sub{c: c, id: info.ID, done: make(chan struct{})}
+	sb.ctx, sb.cancel = context.WithCancel(c.ctx)
+	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		c.mu.Unlock()
+		sb.cancel()
+		return false
+	}
+	old := c.subs[info.ID]
+	c.subs[info.ID] = sb
+	c.wg.Add(1)
+	c.mu.Unlock()
+	if old != nil {
+		old.cancel()
+		<-old.done
+		c.q.purge(old)
+	} else {
+		c.s.counter.Connected(info.ID, 1)
+	}
+	sb.ring = c.s.acquireRing(info.ID)
+	c.notice(notice{Type: "subscribed", StreamID: info.ID, Offset: next})
+	go sb.run(info, next)
+	return true
+}
+
+// unsubscribe stops following a stream; false when it was not followed.
+func (c *conn) unsubscribe(id string) bool {
+	c.mu.Lock()
+	sb := c.subs[id]
+	delete(c.subs, id)
+	c.mu.Unlock()
+	if sb == nil {
+		return false
+	}
+	sb.cancel()
+	<-sb.done
+	c.q.purge(sb)
+	c.s.counter.Connected(id, -1)
+	return true
+}
+
+// dropStopped ends the subscription sb of a stream that was stopped (its
+// pump calls it); the last subscription to go closes the connection.
+func (c *conn) dropStopped(sb *sub) {
+	c.mu.Lock()
+	mine := c.subs[sb.id] == sb
+	if mine {
+		delete(c.subs, sb.id)
+	}
+	left := len(c.subs)
+	c.mu.Unlock()
+	if !mine {
+		return
+	}
+	c.notice(notice{Type: "error", Code: "stream_stopped", StreamID: sb.id, Message: "the stream was stopped"})
+	c.s.counter.Connected(sb.id, -1)
+	if left == 0 {
+		c.close(ErrStreamStopped)
+	}
+}
+
+func (c *conn) subscriptions() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.subs)
+}
+
+func (c *conn) subscribed(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.subs[id] != nil
+}

@@ -1,0 +1,166 @@
+package ws
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/fleethub/fleethub/hub"
+)
+
+// clientFrame is a control frame from the client.
+type clientFrame struct {
+	Type       string `json:"type"`
+	StreamID   string `json:"stream_id"`
+	Offset     *int64 `json:"offset"`
+	LastOffset *int64 `json:"last_offset"`
+}
+
+// parseControl parses and validates a client control frame: a JSON object
+// with a known type and the fields that type needs.
+func parseControl(b []byte) (clientFrame, error) {
+	var f clientFrame
+	if b = bytes.TrimSpace(b); len(b) == 0 || b[0] != '{' {
+		return f, errors.New("a control frame is a JSON object")
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return f, fmt.Errorf("not a valid control frame: %v", err)
+	}
+	needStream := true
+	switch f.Type {
+	case "ping":
+		needStream = false
+	case "subscribe", "unsubscribe":
+	case "ack":
+		if f.Offset == nil || *f.Offset < 0 {
+			return f, errors.New("ack needs an offset >= 0")
+		}
+	case "resume":
+		if f.LastOffset == nil {
+			return f, errors.New("resume needs last_offset")
+		}
+	case "":
+		return f, errors.New("missing type")
+	default:
+		return f, fmt.Errorf("unknown type %q", f.Type)
+	}
+	if f.LastOffset != nil && *f.LastOffset < 0 {
+		return f, errors.New("last_offset must be >= 0")
+	}
+	if needStream && f.StreamID == "" {
+		return f, fmt.Errorf("%s needs stream_id", f.Type)
+	}
+	return f, nil
+}
+
+// notice is a control frame from the server.
+type notice struct {
+	Type           string `json:"type"` // subscribed, unsubscribed, error, lag, pong
+	Code           string `json:"code,omitempty"`
+	StreamID       string `json:"stream_id,omitempty"`
+	Offset         int64  `json:"offset,omitempty"`
+	Behind         int64  `json:"behind,omitempty"`
+	FirstAvailable int64  `json:"first_available,omitempty"`
+	Message        string `json:"message,omitempty"`
+}
+
+var pongFrame = []byte(`{"type":"pong"}`)
+
+// notice queues a control frame; a client that lets them pile up past
+// the queue's slack is a slow consumer.
+func (c *conn) notice(n notice) {
+	var b []byte
+	if n.Type == "pong" {
+		b = pongFrame
+	} else {
+		b, _ = json.Marshal(n)
+	}
+	if !c.q.pushControl(frame{data: b, size: len(b)}) {
+		c.close(ErrQueueOverflow)
+	}
+}
+
+func (c *conn) invalidFrame(msg string) {
+	c.notice(notice{Type: "error", Code: "invalid_frame", Message: msg})
+	if c.invalid++; c.invalid > maxInvalidFrames {
+		c.close(ErrTooManyInvalid)
+	}
+}
+
+// handle acts on one client text frame; the reader calls it.
+func (c *conn) handle(b []byte) {
+	f, err := parseControl(b)
+	if err != nil {
+		c.invalidFrame(err.Error())
+		return
+	}
+	c.invalid = 0
+	switch f.Type {
+	case "ping":
+		c.notice(notice{Type: "pong"})
+	case "ack":
+		c.ack(f.StreamID, *f.Offset)
+	case "subscribe":
+		if f.LastOffset == nil && c.subscribed(f.StreamID) {
+			c.notice(notice{Type: "error", Code: "already_subscribed", StreamID: f.StreamID, Message: "the stream is followed already; send resume to move"})
+			return
+		}
+		c.follow(f.StreamID, f.LastOffset)
+	case "resume":
+		c.follow(f.StreamID, f.LastOffset)
+	case "unsubscribe":
+		if !c.unsubscribe(f.StreamID) {
+			c.notice(notice{Type: "error", Code: "not_subscribed", StreamID: f.StreamID, Message: "the stream is not followed"})
+			return
+		}
+		c.notice(notice{Type: "unsubscribed", StreamID: f.StreamID})
+	}
+}
+
+// follow (re)subscribes to a stream of the connection's scope, after
+// lastOffset when given.
+func (c *conn) follow(id string, lastOffset *int64) {
+	info, err := c.s.lookup(c.org, c.env, id)
+	if err != nil {
+		var re *RequestError
+		errors.As(err, &re)
+		c.notice(notice{Type: "error", Code: re.Code, StreamID: id, Message: re.Message})
+		return
+	}
+	if info.State == hub.StateStopped {
+		c.notice(notice{Type: "error", Code: "stream_stopped", StreamID: id, Message: "the stream was stopped"})
+		return
+	}
+	if !c.subscribed(id) && c.subscriptions() >= c.s.cfg.MaxSubscriptions {
+		c.notice(notice{Type: "error", Code: "too_many_subscriptions", StreamID: id, Message: fmt.Sprintf("at most %d streams per connection", c.s.cfg.MaxSubscriptions)})
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, acksTimeout)
+	next, err := c.s.position(ctx, c.keyID, info, lastOffset)
+	cancel()
+	if err != nil {
+		c.s.logger.Warn("websocket subscribe failed", "stream_id", id, "error", err)
+		c.notice(notice{Type: "error", Code: "internal_error", StreamID: id, Message: "could not read the stream position"})
+		return
+	}
+	c.subscribe(info, next)
+}
+
+// ack records the highest offset the key acknowledged for a stream.
+func (c *conn) ack(id string, offset int64) {
+	if _, err := c.s.lookup(c.org, c.env, id); err != nil {
+		var re *RequestError
+		errors.As(err, &re)
+		c.notice(notice{Type: "error", Code: re.Code, StreamID: id, Message: re.Message})
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, acksTimeout)
+	err := c.s.acks.Ack(ctx, c.keyID, id, offset)
+	cancel()
+	if err != nil {
+		c.s.logger.Warn("websocket ack failed", "stream_id", id, "error", err)
+		c.notice(notice{Type: "error", Code: "internal_error", StreamID: id, Message: "the ack was not recorded"})
+	}
+}

@@ -1,0 +1,167 @@
+package ws
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fasthttp/websocket"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/fleethub/fleethub/hub"
+)
+
+// ring keeps the encoded frames of a stream's most recent entries, shared
+// by every subscription of that stream on this server: an entry is wrapped
+// once per wire format, however many connections follow the stream.
+//
+// Slot i holds the entry with offset ≡ i (mod cacheSlots). A slot only
+// ever moves forward: a subscription replaying old entries encodes them
+// for itself and does not evict what the subscriptions near the head use.
+// Readers take slots without a lock; two pumps racing on one new entry
+// may both encode it and one result is kept, which is harmless.
+type ring struct {
+	id     string
+	quoted []byte // id as a JSON string
+	refs   int    // subscriptions using the ring; Server.ringsMu must be held
+	off    bool   // no caching (benchmarks measure the cache's worth)
+	slots  [cacheSlots]atomic.Pointer[entryFrames]
+}
+
+func newRing(id string) *ring {
+	q, _ := json.Marshal(id)
+	return &ring{id: id, quoted: q}
+}
+
+// get returns the frames of entry e, from the cache when it holds them.
+func (r *ring) get(e hub.Entry) *entryFrames {
+	slot := &r.slots[e.Offset&(cacheSlots-1)]
+	cur := slot.Load()
+	if cur != nil && cur.off == e.Offset && len(cur.data) == len(e.Data) {
+		return cur
+	}
+	f := &entryFrames{off: e.Offset, data: e.Data, ring: r}
+	if r.off || (cur != nil && cur.off > e.Offset) {
+		return f
+	}
+	if !slot.CompareAndSwap(cur, f) {
+		if won := slot.Load(); won != nil && won.off == e.Offset && len(won.data) == len(e.Data) {
+			return won
+		}
+	}
+	return f
+}
+
+// entryFrames are the wire forms of one entry, each built on first use.
+// The byte slices are immutable once built and are shared by every
+// connection's queue.
+type entryFrames struct {
+	off  int64
+	data []byte
+	ring *ring
+
+	jsonOnce sync.Once
+	json     []byte // {"stream_id":…,"offset":…,"message":…}
+	mpOnce   sync.Once
+	mp       []byte // msgpack map {stream_id, offset, message}
+	pmOnce   [2]sync.Once
+	pm       [2]*websocket.PreparedMessage // [0] text JSON, [1] binary msgpack
+}
+
+var (
+	wrapHead   = []byte(`{"stream_id":`)
+	wrapOffset = []byte(`,"offset":`)
+	wrapMsg    = []byte(`,"message":`)
+	jsonNull   = []byte(`null`)
+)
+
+// wrapper returns the wrapper of the entry in the connection's encoding.
+func (f *entryFrames) wrapper(bin bool) []byte {
+	if bin {
+		return f.msgpack()
+	}
+	return f.jsonWrapper()
+}
+
+// jsonWrapper is built by concatenation: the entry's JSON goes in as is.
+func (f *entryFrames) jsonWrapper() []byte {
+	f.jsonOnce.Do(func() {
+		msg := f.data
+		if len(msg) == 0 {
+			msg = jsonNull
+		}
+		q := f.ring.quoted
+		b := make([]byte, 0, len(wrapHead)+len(q)+len(wrapOffset)+20+len(wrapMsg)+len(msg)+1)
+		b = append(b, wrapHead...)
+		b = append(b, q...)
+		b = append(b, wrapOffset...)
+		b = strconv.AppendInt(b, f.off, 10)
+		b = append(b, wrapMsg...)
+		b = append(b, msg...)
+		f.json = append(b, '}')
+	})
+	return f.json
+}
+
+// msgpack converts the entry's JSON to msgpack once. An entry that is not
+// valid JSON (never expected from the hub) travels as a msgpack string.
+func (f *entryFrames) msgpack() []byte {
+	f.mpOnce.Do(func() {
+		msg, err := jsonToMsgpack(f.data)
+		var buf bytes.Buffer
+		buf.Grow(len(f.data) + len(f.ring.id) + 32)
+		enc := msgpack.NewEncoder(&buf)
+		_ = enc.EncodeMapLen(3)
+		_ = enc.EncodeString("stream_id")
+		_ = enc.EncodeString(f.ring.id)
+		_ = enc.EncodeString("offset")
+		_ = enc.EncodeInt(f.off)
+		_ = enc.EncodeString("message")
+		if err != nil {
+			_ = enc.EncodeString(string(f.data))
+		} else {
+			buf.Write(msg)
+		}
+		f.mp = buf.Bytes()
+	})
+	return f.mp
+}
+
+// prepared returns the wrapper as a websocket.PreparedMessage, which
+// compresses it once for every connection that writes it compressed.
+func (f *entryFrames) prepared(bin bool) *websocket.PreparedMessage {
+	i, typ := 0, websocket.TextMessage
+	if bin {
+		i, typ = 1, websocket.BinaryMessage
+	}
+	f.pmOnce[i].Do(func() {
+		// NewPreparedMessage only fails for a bad message type
+		f.pm[i], _ = websocket.NewPreparedMessage(typ, f.wrapper(bin))
+	})
+	return f.pm[i]
+}
+
+// acquireRing returns the ring of a stream, creating it for the first
+// subscription; releaseRing drops it with the last.
+func (s *Server) acquireRing(id string) *ring {
+	s.ringsMu.Lock()
+	defer s.ringsMu.Unlock()
+	r := s.rings[id]
+	if r == nil {
+		r = newRing(id)
+		r.off = s.noCache
+		s.rings[id] = r
+	}
+	r.refs++
+	return r
+}
+
+func (s *Server) releaseRing(r *ring) {
+	s.ringsMu.Lock()
+	defer s.ringsMu.Unlock()
+	if r.refs--; r.refs == 0 && s.rings[r.id] == r {
+		delete(s.rings, r.id)
+	}
+}

@@ -1,0 +1,201 @@
+package ws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/fleethub/fleethub/hub"
+)
+
+// RequestError is a request Serve refused before the upgrade. Serve has
+// written the response: Status and the general error body
+// {"error":{"code","message"},"request_id"}.
+type RequestError struct {
+	Status  int
+	Code    string // invalid_request, stream_not_found, service_unavailable, internal_error
+	Message string
+	Cause   error
+}
+
+func (e *RequestError) Error() string { return "ws: " + e.Code + ": " + e.Message }
+
+// Unwrap gives hub.ErrStreamNotFound for stream_not_found, else the cause.
+func (e *RequestError) Unwrap() error {
+	if e.Code == "stream_not_found" {
+		return hub.ErrStreamNotFound
+	}
+	return e.Cause
+}
+
+func badRequest(format string, args ...any) *RequestError {
+	return &RequestError{Status: fasthttp.StatusBadRequest, Code: "invalid_request", Message: fmt.Sprintf(format, args...)}
+}
+
+// request is a validated upgrade request.
+type request struct {
+	bin         bool // encoding=msgpack
+	compression bool // a followed stream asks for compression
+	subs        []subscription
+}
+
+// subscription is a stream to follow from offset next.
+type subscription struct {
+	info hub.StreamInfo
+	next int64
+}
+
+// parseRequest validates the query and finds each stream's start offset.
+func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string) (*request, error) {
+	args := rc.QueryArgs()
+	req := &request{}
+	switch enc := string(args.Peek("encoding")); enc {
+	case "", "json":
+	case "msgpack":
+		req.bin = true
+	default:
+		return nil, badRequest("encoding must be json or msgpack, not %q", enc)
+	}
+	var lastOffset *int64
+	if args.Has("last_offset") {
+		n, err := parseOffset(string(args.Peek("last_offset")))
+		if err != nil {
+			return nil, badRequest("last_offset must be an integer >= 0")
+		}
+		lastOffset = &n
+	}
+	var ids []string
+	seen := map[string]bool{}
+	for _, v := range args.PeekMulti("stream_id") {
+		for id := range strings.SplitSeq(string(v), ",") {
+			if id = strings.TrimSpace(id); id != "" && !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil, badRequest("stream_id is required")
+	}
+	if len(ids) > s.cfg.MaxSubscriptions {
+		return nil, badRequest("at most %d streams per connection", s.cfg.MaxSubscriptions)
+	}
+	for _, id := range ids {
+		info, err := s.lookup(org, env, id)
+		if err != nil {
+			return nil, err
+		}
+		sub := subscription{info: info}
+		if info.State != hub.StateStopped {
+			// the start offset is fixed now: whatever is appended after the
+			// 101 response is delivered
+			ctx, cancel := context.WithTimeout(rc, acksTimeout)
+			sub.next, err = s.position(ctx, keyID, info, lastOffset)
+			cancel()
+			if err != nil {
+				return nil, &RequestError{Status: fasthttp.StatusInternalServerError, Code: "internal_error", Message: "could not read the stream position", Cause: err}
+			}
+			req.compression = req.compression || info.Compression
+		}
+		req.subs = append(req.subs, sub)
+	}
+	return req, nil
+}
+
+func parseOffset(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errors.New("ws: bad offset")
+	}
+	return n, nil
+}
+
+// lookup finds a stream of the scope that a websocket may follow.
+func (s *Server) lookup(org, env, id string) (hub.StreamInfo, error) {
+	info, ok := s.streams.Stream(org, env, id)
+	if !ok {
+		return info, &RequestError{Status: fasthttp.StatusNotFound, Code: "stream_not_found", Message: fmt.Sprintf("stream %q not found", id)}
+	}
+	if info.Delivery == "webhook" {
+		return info, badRequest("stream %q delivers by webhook", id)
+	}
+	return info, nil
+}
+
+// position is the first offset a new subscription delivers: after
+// lastOffset when given; for an at_least_once stream after the offset this
+// key acknowledged last; otherwise the next offset appended (live). A
+// position past the log's head is moved back to the head: after a log
+// reset the client gets duplicates rather than a silent gap.
+func (s *Server) position(ctx context.Context, keyID string, info hub.StreamInfo, lastOffset *int64) (int64, error) {
+	last, err := s.log.Last(ctx, info.ID)
+	if err != nil {
+		return 0, err
+	}
+	after := last
+	switch {
+	case lastOffset != nil:
+		after = *lastOffset
+	case info.AtLeastOnce:
+		acked, ok, err := s.acks.Acked(ctx, keyID, info.ID)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			after = acked
+		}
+	}
+	return min(after, last) + 1, nil
+}
+
+// reply writes a refused request's JSON error and returns the error.
+func reply(rc *fasthttp.RequestCtx, err error) error {
+	var re *RequestError
+	if !errors.As(err, &re) {
+		re = &RequestError{Status: fasthttp.StatusInternalServerError, Code: "internal_error", Message: "internal error", Cause: err}
+	}
+	writeError(rc, re.Status, re.Code, re.Message)
+	return re
+}
+
+func writeError(rc *fasthttp.RequestCtx, status int, code, message string) {
+	body, _ := json.Marshal(errorBody{
+		Error:     errorObject{Code: code, Message: message},
+		RequestID: string(rc.Response.Header.Peek("X-Request-Id")),
+	})
+	rc.Response.Header.Del("Sec-WebSocket-Extensions")
+	rc.SetStatusCode(status)
+	rc.SetContentType("application/json")
+	rc.SetBody(body)
+}
+
+type errorBody struct {
+	Error     errorObject `json:"error"`
+	RequestID string      `json:"request_id"`
+}
+
+type errorObject struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// handshakeError is the upgraders' error reply (not a websocket
+// handshake, wrong method).
+func handshakeError(rc *fasthttp.RequestCtx, status int, reason error) {
+	code := "invalid_request"
+	switch status {
+	case fasthttp.StatusMethodNotAllowed:
+		code = "method_not_allowed"
+	case fasthttp.StatusForbidden:
+		code = "insufficient_permissions"
+	case fasthttp.StatusInternalServerError:
+		code = "internal_error"
+	}
+	rc.Response.Header.Set("Sec-WebSocket-Version", "13")
+	writeError(rc, status, code, reason.Error())
+}

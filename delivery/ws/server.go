@@ -1,0 +1,178 @@
+package ws
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fasthttp/websocket"
+	"github.com/valyala/fasthttp"
+
+	"github.com/fleethub/fleethub/hub"
+)
+
+// Server is the websocket sink: it upgrades authenticated requests and
+// runs each connection (one reader, one writer, one pump per followed
+// stream) until the client leaves, the streams stop or Shutdown.
+type Server struct {
+	cfg     Config
+	streams hub.Streams
+	log     hub.Log
+	counter hub.Counter
+	acks    Acks
+	logger  *slog.Logger
+
+	plain   websocket.FastHTTPUpgrader // no compression offered
+	deflate websocket.FastHTTPUpgrader // permessage-deflate negotiated when the client offers it
+
+	mu     sync.Mutex // guards conns and closed; wg.Add only under mu while !closed
+	conns  map[*conn]struct{}
+	closed bool
+	wg     sync.WaitGroup // one per running connection
+
+	ringsMu sync.Mutex // guards rings and ring.refs
+	rings   map[string]*ring
+	noCache bool // set before use by tests and benchmarks only
+}
+
+// New returns a Server; zero Config fields take their defaults. A nil
+// counter counts nothing; a nil logger logs nothing.
+func New(cfg Config, streams hub.Streams, log hub.Log, counter hub.Counter, logger *slog.Logger) *Server {
+	if counter == nil {
+		counter = nopCounter{}
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:     cfg,
+		streams: streams,
+		log:     log,
+		counter: counter,
+		acks:    cfg.Acks,
+		logger:  logger,
+		conns:   map[*conn]struct{}{},
+		rings:   map[string]*ring{},
+	}
+	for _, u := range []*websocket.FastHTTPUpgrader{&s.plain, &s.deflate} {
+		u.HandshakeTimeout = cfg.WriteTimeout
+		// Keys, not cookies, authenticate (header or api_key query), so a
+		// foreign page cannot ride on a browser's credentials: any origin.
+		u.CheckOrigin = func(*fasthttp.RequestCtx) bool { return true }
+		u.Error = handshakeError
+	}
+	s.deflate.EnableCompression = true
+	return s
+}
+
+// Serve upgrades an authenticated request (the API layer checked the key
+// and streams:read) and runs the connection in its own goroutines. It
+// returns once the upgrade is arranged. A bad request is answered before
+// the upgrade with a JSON error and Serve returns a *RequestError; the
+// response is written and the caller writes nothing more.
+func (s *Server) Serve(rc *fasthttp.RequestCtx, org, env, keyID string) error {
+	if s.isClosed() {
+		return reply(rc, &RequestError{Status: fasthttp.StatusServiceUnavailable, Code: "service_unavailable", Message: "server is shutting down"})
+	}
+	req, err := s.parseRequest(rc, org, env, keyID)
+	if err != nil {
+		return reply(rc, err)
+	}
+	c := &conn{
+		s:     s,
+		org:   strings.Clone(org),
+		env:   strings.Clone(env),
+		keyID: strings.Clone(keyID),
+		bin:   req.bin,
+	}
+	up := &s.plain
+	if req.compression {
+		up = &s.deflate
+	}
+	err = up.Upgrade(rc, func(wsc *websocket.Conn) {
+		// runs in fasthttp's hijack goroutine, after Serve returned
+		c.ws = wsc
+		s.run(c, req.subs)
+	})
+	if err != nil {
+		return err
+	}
+	c.compress = len(rc.Response.Header.Peek("Sec-WebSocket-Extensions")) > 0
+	return nil
+}
+
+// run registers a connection and runs it to its end.
+func (s *Server) run(c *conn, subs []subscription) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(CloseGoingAway, "server shutdown"), time.Now().Add(closeWait))
+		_ = c.ws.Close()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
+	c.run(subs)
+}
+
+// Connections is the number of open connections.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Shutdown stops accepting connections, closes every connection with
+// 1001 after writing what its queue holds, and waits for their goroutines.
+// When ctx ends first it cuts the remaining sockets and returns ctx.Err().
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.close(ErrShutdown)
+	}
+	done := make(chan struct{})
+	go func() { // ends with the last connection, which the cut below bounds
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	for _, c := range conns {
+		_ = c.ws.NetConn().Close()
+	}
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+	}
+	return ctx.Err()
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+type nopCounter struct{}
+
+func (nopCounter) Count(string, string, int64) {}
+func (nopCounter) Connected(string, int)       {}
