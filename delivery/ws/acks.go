@@ -19,8 +19,8 @@ type Acks interface {
 // MemoryAcks is the in-process Acks: it lives as long as the process and
 // serves one node.
 type MemoryAcks struct {
-	mu   sync.Mutex // guards m
-	m    map[ackKey]int64
+	mu sync.Mutex // guards m
+	m  map[ackKey]int64
 }
 
 type ackKey struct{ key, stream string }

@@ -9,26 +9,26 @@ import (
 
 // Close codes the server sends (the table in doc.go).
 const (
-	CloseNormal        = websocket.CloseNormalClosure    // 1000
-	CloseGoingAway     = websocket.CloseGoingAway        // 1001: server shutdown
-	ClosePolicy        = websocket.ClosePolicyViolation  // 1008: too many malformed frames
-	CloseTooBig        = websocket.CloseMessageTooBig    // 1009: client frame over MaxMessageSize
-	CloseStreamStopped = 4001                            // every followed stream was stopped
-	CloseSlowConsumer  = 4008                            // too far behind, or writes time out
+	CloseNormal        = websocket.CloseNormalClosure   // 1000
+	CloseGoingAway     = websocket.CloseGoingAway       // 1001: server shutdown
+	ClosePolicy        = websocket.ClosePolicyViolation // 1008: too many malformed frames
+	CloseTooBig        = websocket.CloseMessageTooBig   // 1009: client frame over MaxMessageSize
+	CloseStreamStopped = 4001                           // every followed stream was stopped
+	CloseSlowConsumer  = 4008                           // too far behind, or writes time out
 )
 
 // Close reasons. Every closed connection records one (logged at debug).
 var (
-	ErrShutdown          = errors.New("ws: server shutdown")
-	ErrStreamStopped     = errors.New("ws: stream stopped")
-	ErrSlowConsumer      = errors.New("ws: slow consumer")
-	ErrSlowWrite         = errors.New("ws: slow consumer: write deadline")
-	ErrQueueOverflow     = errors.New("ws: slow consumer: send queue over limit")
-	ErrTooManyInvalid    = errors.New("ws: too many malformed frames")
-	ErrMessageTooBig     = errors.New("ws: client message too big")
-	ErrClientClosed      = errors.New("ws: closed by client")
-	ErrReadTimeout       = errors.New("ws: read timeout")
-	ErrConnectionBroken  = errors.New("ws: connection broken")
+	ErrShutdown         = errors.New("ws: server shutdown")
+	ErrStreamStopped    = errors.New("ws: stream stopped")
+	ErrSlowConsumer     = errors.New("ws: slow consumer")
+	ErrSlowWrite        = errors.New("ws: slow consumer: write deadline")
+	ErrQueueOverflow    = errors.New("ws: slow consumer: send queue over limit")
+	ErrTooManyInvalid   = errors.New("ws: too many malformed frames")
+	ErrMessageTooBig    = errors.New("ws: client message too big")
+	ErrClientClosed     = errors.New("ws: closed by client")
+	ErrReadTimeout      = errors.New("ws: read timeout")
+	ErrConnectionBroken = errors.New("ws: connection broken")
 )
 
 // closeFrame is the one mapping from a close reason to the close code

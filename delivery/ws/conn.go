@@ -34,6 +34,9 @@ type conn struct {
 	subs map[string]*sub
 
 	invalid int // malformed frames in a row; reader only
+
+	deadlineMu sync.Mutex // orders read-deadline extensions with cut
+	cutOff     bool       // set by cut; guarded by deadlineMu
 }
 
 // run serves the connection until its end; it is the reader.
@@ -71,7 +74,6 @@ func (c *conn) run(initial []subscription) {
 	for id := range subs {
 		c.s.counter.Connected(id, -1)
 	}
-	_ = c.ws.Close()
 	c.s.logger.Debug("websocket closed", "org", c.org, "env", c.env, "key_id", c.keyID, "reason", c.reason)
 }
 
@@ -83,7 +85,30 @@ func (c *conn) close(err error) {
 		c.reason = err
 		c.cancel()
 		close(c.closing)
+		if _, _, _, flush := closeFrame(err); !flush {
+			// unblock a write stuck on a full socket; the writer checks
+			// closing before each frame. A write that began in the
+			// instant between that check and this line still runs to
+			// its own deadline (WriteTimeout).
+			_ = c.ws.NetConn().SetWriteDeadline(time.Now())
+		}
 	})
+}
+
+// cut ends the socket's pending and future reads and writes. Closing a
+// hijacked fasthttp connection is left to fasthttp (its Close is a no-op
+// until the hijack handler returns), so deadlines do it.
+func (c *conn) cut() {
+	c.deadlineMu.Lock()
+	c.cutOff = true
+	_ = c.ws.NetConn().SetDeadline(time.Now())
+	c.deadlineMu.Unlock()
+}
+
+func (c *conn) isCut() bool {
+	c.deadlineMu.Lock()
+	defer c.deadlineMu.Unlock()
+	return c.cutOff
 }
 
 func (c *conn) isClosing() bool {
@@ -101,7 +126,13 @@ func (c *conn) readLoop() error {
 	cfg := &c.s.cfg
 	ws := c.ws
 	ws.SetReadLimit(cfg.MaxMessageSize)
-	extend := func() { _ = ws.SetReadDeadline(time.Now().Add(cfg.ReadTimeout)) }
+	extend := func() {
+		c.deadlineMu.Lock()
+		if !c.cutOff {
+			_ = ws.SetReadDeadline(time.Now().Add(cfg.ReadTimeout))
+		}
+		c.deadlineMu.Unlock()
+	}
 	extend()
 	ws.SetPongHandler(func(string) error { extend(); return nil })
 	ping := ws.PingHandler() // the default answers with a pong, best effort

@@ -109,8 +109,8 @@ func (s *Server) run(c *conn, subs []subscription) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		// fasthttp closes the socket when this returns
 		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(CloseGoingAway, "server shutdown"), time.Now().Add(closeWait))
-		_ = c.ws.Close()
 		return
 	}
 	s.conns[c] = struct{}{}
@@ -157,7 +157,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	for _, c := range conns {
-		_ = c.ws.NetConn().Close()
+		c.cut()
 	}
 	select {
 	case <-done:

@@ -32,7 +32,7 @@ func (c *conn) writeLoop() {
 			}
 		case <-ping.C:
 			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.s.cfg.WriteTimeout)); err != nil {
-				c.close(writeError(err))
+				c.close(writeFailure(err))
 			}
 		case <-c.closing:
 			c.finish(buf)
@@ -64,7 +64,7 @@ func (c *conn) finish(buf []frame) {
 		case <-time.After(closeWait):
 		}
 	}
-	_ = c.ws.NetConn().Close() // ends a read loop that still waits
+	c.cut() // ends a read loop that still waits; fasthttp closes the socket
 }
 
 // writeFrames writes frames in order, each under the write deadline, and
@@ -80,7 +80,7 @@ func (c *conn) writeFrames(frames []frame) error {
 	for i = 0; i < len(frames) && err == nil; i++ {
 		f := &frames[i]
 		if c.isClosing() {
-			if _, _, _, flush := closeFrame(c.reason); !flush {
+			if _, _, _, flush := closeFrame(c.reason); !flush || c.isCut() {
 				break
 			}
 		}
@@ -107,7 +107,7 @@ func (c *conn) writeFrames(frames []frame) error {
 		c.q.done(rest)
 	}
 	if err != nil {
-		return writeError(err)
+		return writeFailure(err)
 	}
 	return nil
 }
@@ -159,8 +159,8 @@ func (c *conn) writeFrame(f *frame) error {
 	return err
 }
 
-// writeError turns a failed write into a close reason.
-func writeError(err error) error {
+// writeFailure turns a failed write into a close reason.
+func writeFailure(err error) error {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return errors.Join(ErrSlowWrite, err)

@@ -42,7 +42,7 @@ type vehicle struct {
 
 // change is a vehicle's state before a request changed it, for rollback.
 type change struct {
-	key     string
+	key     vehicleKey
 	v       *vehicle
 	prev    vehicle
 	existed bool
@@ -51,17 +51,18 @@ type change struct {
 
 // txn records the vehicles one request changed. Lock held while used.
 type txn struct {
-	idx     map[string]int
+	idx     map[vehicleKey]int
 	changes []change
 }
 
-func vehicleKey(org, env, id string) string { return org + "\x00" + env + "\x00" + id }
+// vehicleKey names a vehicle in a tenant.
+type vehicleKey struct{ org, env, id string }
 
 // touch returns the vehicle's state for changing, remembering its
 // previous value once per request; heard marks the vehicle recently used
 // in the LRU (the watchdog's changes do not). Lock must be held.
 func (s *Service) touch(tx *txn, org, env, id string, heard bool) *vehicle {
-	k := vehicleKey(org, env, id)
+	k := vehicleKey{org, env, id}
 	if i, ok := tx.idx[k]; ok {
 		return tx.changes[i].v
 	}
@@ -81,7 +82,7 @@ func (s *Service) touch(tx *txn, org, env, id string, heard bool) *vehicle {
 	}
 	c.v = v
 	if tx.idx == nil {
-		tx.idx = make(map[string]int)
+		tx.idx = make(map[vehicleKey]int)
 	}
 	tx.idx[k] = len(tx.changes)
 	tx.changes = append(tx.changes, c)

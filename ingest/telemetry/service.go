@@ -52,7 +52,7 @@ type Service struct {
 	schema schema
 
 	mu       sync.Mutex // guards vehicles and gen; never held across Publish
-	vehicles *simplelru.LRU[string, *vehicle]
+	vehicles *simplelru.LRU[vehicleKey, *vehicle]
 	gen      uint64
 }
 
@@ -91,7 +91,7 @@ func New(cfg Config, pub Publisher, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	lru, err := simplelru.NewLRU[string, *vehicle](cfg.Vehicles, nil)
+	lru, err := simplelru.NewLRU[vehicleKey, *vehicle](cfg.Vehicles, nil)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: vehicle cache: %w", err)
 	}

@@ -66,10 +66,13 @@ func (s *Service) load(ctx context.Context, tr *tracker, sc store.Scope, id, dev
 	}
 	tr.trip, tr.st, tr.thr = t, st, thr
 	tr.det = detect.New(thr)
-	tr.seen = make(map[int64]struct{}, len(pts)+MaxBatch)
+	tr.seen = make(map[int64]struct{}, MaxBatch)
 	var sink []detect.Event
+	bound := st.LastTS - s.cfg.ReorderWindow.Milliseconds()
 	for _, p := range pts {
-		tr.seen[p.TS] = struct{}{}
+		if p.TS >= bound {
+			tr.seen[p.TS] = struct{}{}
+		}
 		sink = tr.det.Feed(detectPoint(p), sink[:0])
 	}
 	tr.loaded = true
@@ -528,6 +531,17 @@ func (s *Service) apply(ctx context.Context, tr *tracker, sc store.Scope, device
 	// durable: commit to memory
 	for _, p := range acc {
 		tr.seen[p.TS] = struct{}{}
+	}
+	// timestamps older than the reorder window are rejected as too_late
+	// before the duplicate check matters: forget them, so memory per trip
+	// is bounded by the window, not the trip's length
+	if len(tr.seen) > 4096 {
+		bound := st.LastTS - s.cfg.ReorderWindow.Milliseconds()
+		for ts := range tr.seen {
+			if ts < bound {
+				delete(tr.seen, ts)
+			}
+		}
 	}
 	tr.trip, tr.st, tr.det = t, st, det
 	res.st, res.trip = st, t

@@ -78,3 +78,6 @@ type Backend interface {
 	Stats() Stats
 	Close() error
 }
+
+// Scope returns the key's scope.
+func (k APIKey) Scope() Scope { return Scope{Org: k.Org, Env: k.Env} }

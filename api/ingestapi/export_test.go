@@ -1,0 +1,8 @@
+package ingestapi
+
+// DecodeTelemetryBody exposes the body decoder to the benchmarks.
+func DecodeTelemetryBody(raw []byte) ([]any, error) {
+	var b telemetryBody
+	err := decodeBody(raw, &b)
+	return b.Messages, err
+}

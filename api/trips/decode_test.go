@@ -1,0 +1,62 @@
+package trips
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	domain "github.com/fleethub/fleethub/ingest/trips"
+	gojson "github.com/goccy/go-json"
+)
+
+func batchBody(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"trip_id":"trip_0123456789abcdef","device_info":{"device_id":"d1"},"locations":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"latitude":%.6f,"longitude":-83.000100,"timestamp":"2026-11-23T10:%02d:%02dZ","speed_kmh":42.5,"heading":87,"accuracy_meters":4.2,"altitude_meters":221.5,"battery_level":88,"network_type":"cellular"}`,
+			40+float64(i)*1e-4, (i/60)%60, i%60)
+	}
+	b.WriteString("]}")
+	return []byte(b.String())
+}
+
+func TestDecodersAgree(t *testing.T) {
+	body := batchBody(50)
+	var a, b domain.BatchRequest
+	if err := json.Unmarshal(body, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := gojson.UnmarshalNoEscape(body, &b); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Locations) != 50 || len(b.Locations) != 50 || *a.Locations[49].Latitude != *b.Locations[49].Latitude ||
+		a.Locations[7].Timestamp != b.Locations[7].Timestamp || a.Locations[3].NetworkType != b.Locations[3].NetworkType {
+		t.Fatal("decoders disagree")
+	}
+}
+
+// BenchmarkDecodeBatch compares the decoders on a 1,000-point body: the
+// choice of goccy/go-json for uploads rests on it.
+func BenchmarkDecodeBatch(b *testing.B) {
+	body := batchBody(1000)
+	for _, c := range []struct {
+		name string
+		dec  func([]byte, any) error
+	}{{"encoding_json", json.Unmarshal}, {"goccy", func(b []byte, v any) error { return gojson.UnmarshalNoEscape(b, v) }}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				var r domain.BatchRequest
+				if err := c.dec(body, &r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "points/s")
+		})
+	}
+}

@@ -1,0 +1,270 @@
+package ws
+
+import (
+	"context"
+	"time"
+
+	"github.com/fleethub/fleethub/hub"
+)
+
+// sub is one followed stream of a connection. Its pump pulls entries from
+// the shared log into the connection's queue: a slow connection only
+// leaves its own pump behind, and loses nothing while the log retains it.
+type sub struct {
+	c      *conn
+	id     string
+	ring   *ring
+	ctx    context.Context // cancelled by unsubscribe, resume or the connection's end
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the pump returned
+}
+
+// pump is the state of a sub's goroutine; only that goroutine touches it.
+type pump struct {
+	sb   *sub
+	c    *conn
+	info hub.StreamInfo
+	next int64       // next offset to read from the log
+	pos  int64       // last offset the queue accepted
+	held []hub.Entry // read, not yet framed
+
+	out    frame // framed, not yet accepted by the queue
+	hasOut bool
+
+	batch      [][]byte // wrappers of the batch being filled
+	batchBytes int
+	batchLast  int64
+	batchDue   time.Time
+
+	lagSince time.Time // since when the sub is beyond MaxLag
+	noticed  time.Time // last lag notice
+
+	tick  *time.Ticker
+	timer *time.Timer // the batch's MaxWait
+}
+
+func (sb *sub) run(info hub.StreamInfo, next int64) {
+	c := sb.c
+	defer c.wg.Done()
+	defer close(sb.done)
+	defer c.s.releaseRing(sb.ring)
+	p := &pump{sb: sb, c: c, info: info, next: next, pos: next - 1}
+	p.tick = time.NewTicker(stateCheckEvery)
+	defer p.tick.Stop()
+	p.timer = time.NewTimer(time.Hour)
+	p.timer.Stop()
+	defer p.timer.Stop()
+	p.loop()
+}
+
+func (p *pump) loop() {
+	ctx := p.sb.ctx
+	s := p.c.s
+	for ctx.Err() == nil {
+		if p.hasOut {
+			ok, space := p.c.q.push(p.out)
+			if ok {
+				p.pos = p.out.last
+				p.out, p.hasOut = frame{}, false
+				continue
+			}
+			// the queue is full: wait for the writer, looking at the
+			// stream and the lag once a second meanwhile
+			select {
+			case <-ctx.Done():
+				return
+			case <-space:
+			case <-p.tick.C:
+				if !p.refresh() || !p.checkLag() {
+					return
+				}
+			}
+			continue
+		}
+		if len(p.held) > 0 {
+			p.frameHeld()
+			continue
+		}
+		if len(p.batch) > 0 && !time.Now().Before(p.batchDue) {
+			p.flushBatch()
+			continue
+		}
+		if !p.refresh() {
+			return
+		}
+		if p.info.State == hub.StatePaused {
+			if len(p.batch) > 0 {
+				p.flushBatch()
+				continue
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-p.tick.C:
+			}
+			continue
+		}
+
+		entries, err := s.log.Read(ctx, p.sb.id, p.next, s.cfg.ReadBatch)
+		if err == nil && len(entries) == 0 {
+			var last int64
+			if last, err = s.log.Last(ctx, p.sb.id); err == nil && last >= p.next {
+				// an append raced the read, or everything from next on
+				// is past retention: read again to tell which
+				if entries, err = s.log.Read(ctx, p.sb.id, p.next, s.cfg.ReadBatch); err == nil && len(entries) == 0 {
+					p.expired(last + 1)
+					p.next = last + 1
+					continue
+				}
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.logger.Warn("websocket stream read failed", "stream_id", p.sb.id, "error", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-p.tick.C:
+			}
+			continue
+		}
+		if len(entries) == 0 {
+			p.lagSince = time.Time{}
+			p.wait()
+			continue
+		}
+		if first := entries[0].Offset; first > p.next {
+			p.expired(first)
+		}
+		p.held = entries
+		p.next = entries[len(entries)-1].Offset + 1
+		if len(entries) >= s.cfg.ReadBatch {
+			if !p.checkLag() {
+				return
+			}
+		} else {
+			p.lagSince = time.Time{}
+		}
+	}
+}
+
+// wait blocks until the log has offset next, the batch is due, a second
+// passed (to look at the stream's state) or the sub ends.
+func (p *pump) wait() {
+	var due <-chan time.Time
+	if len(p.batch) > 0 {
+		p.timer.Reset(time.Until(p.batchDue))
+		due = p.timer.C
+	}
+	select {
+	case <-p.sb.ctx.Done():
+	case <-p.c.s.log.Wait(p.sb.id, p.next):
+	case <-p.tick.C:
+	case <-due:
+	}
+}
+
+// frameHeld turns held entries into frames: one per entry, or batches.
+// It stops at the first frame ready for the queue.
+func (p *pump) frameHeld() {
+	bin := p.c.bin
+	compress := p.c.compress && p.info.Compression
+	for len(p.held) > 0 && !p.hasOut {
+		e := p.held[0]
+		p.held = p.held[1:]
+		ef := p.sb.ring.get(e)
+		w := ef.wrapper(bin)
+		if !p.info.BatchEvents {
+			p.out = frame{sub: p.sb, msgs: 1, last: e.Offset, bin: bin, compress: compress, data: w, size: len(w)}
+			if compress {
+				p.out.pm = ef.prepared(bin)
+			}
+			p.hasOut = true
+			break
+		}
+		if len(p.batch) == 0 {
+			maxWait := p.info.MaxWait
+			if maxWait <= 0 {
+				maxWait = DefaultMaxWait
+			}
+			p.batchDue = time.Now().Add(maxWait)
+		}
+		p.batch = append(p.batch, w)
+		p.batchBytes += len(w)
+		p.batchLast = e.Offset
+		size := p.info.BatchSize
+		if size <= 0 {
+			size = DefaultBatchSize
+		}
+		if len(p.batch) >= size {
+			p.flushBatch()
+		}
+	}
+	if len(p.held) == 0 {
+		p.held = nil // do not pin the log's array
+	}
+}
+
+// flushBatch makes the batch being filled the frame for the queue.
+func (p *pump) flushBatch() {
+	p.out = frame{
+		sub:      p.sb,
+		msgs:     len(p.batch),
+		last:     p.batchLast,
+		bin:      p.c.bin,
+		compress: p.c.compress && p.info.Compression,
+		parts:    p.batch,
+		size:     p.batchBytes + len(p.batch) + 1,
+	}
+	p.hasOut = true
+	p.batch, p.batchBytes = nil, 0
+}
+
+// refresh looks the stream up again; false when it was stopped (or is
+// gone), after dropping the subscription.
+func (p *pump) refresh() bool {
+	info, ok := p.c.s.streams.Stream(p.c.org, p.c.env, p.sb.id)
+	if !ok || info.State == hub.StateStopped {
+		p.c.dropStopped(p.sb)
+		return false
+	}
+	p.info = info
+	return true
+}
+
+// checkLag sends a lag notice (at most one per lagNoticeEvery) when the
+// sub is more than LagNotice behind the head, and closes the connection
+// as a slow consumer when it stayed more than MaxLag behind for longer
+// than LagGrace; false then.
+func (p *pump) checkLag() bool {
+	s := p.c.s
+	last, err := s.log.Last(p.sb.ctx, p.sb.id)
+	if err != nil {
+		return true
+	}
+	behind := last - p.pos
+	now := time.Now()
+	if behind > s.cfg.LagNotice && now.Sub(p.noticed) >= lagNoticeEvery {
+		p.noticed = now
+		p.c.notice(notice{Type: "lag", StreamID: p.sb.id, Behind: behind})
+	}
+	if behind <= s.cfg.MaxLag {
+		p.lagSince = time.Time{}
+		return true
+	}
+	if p.lagSince.IsZero() {
+		p.lagSince = now
+	} else if now.Sub(p.lagSince) > s.cfg.LagGrace {
+		p.c.close(ErrSlowConsumer)
+		return false
+	}
+	return true
+}
+
+// expired tells the client that offsets before first are gone.
+func (p *pump) expired(first int64) {
+	p.c.notice(notice{Type: "error", Code: "offsets_expired", StreamID: p.sb.id, FirstAvailable: first,
+		Message: "offsets before first_available are past retention"})
+}
