@@ -28,6 +28,8 @@ type StreamInfo struct {
 	State string // active, paused, stopped
 	// Delivery is websocket or webhook.
 	Delivery string
+	// WebhookURL is where a webhook stream delivers.
+	WebhookURL string
 	// BatchEvents groups messages into arrays of up to BatchSize, sent
 	// after MaxWait at the latest.
 	BatchEvents bool

@@ -47,9 +47,10 @@ type Enricher interface {
 }
 
 // Sink receives the messages appended for webhook streams (the durable
-// delivery queue); optional.
+// delivery queue); optional. Accept returns once the entries are durable:
+// the bus offset is committed after it.
 type Sink interface {
-	Accept(ctx context.Context, e *streams.Entry, entries []hub.Entry) error
+	Accept(ctx context.Context, info hub.StreamInfo, entries []hub.Entry) error
 }
 
 // Pipeline is the hub's matching pipeline.
@@ -166,7 +167,7 @@ func (p *Pipeline) deliver(ctx context.Context, e *streams.Entry, data [][]byte)
 	if err != nil {
 		return err
 	}
-	return p.sink.Accept(ctx, e, ents)
+	return p.sink.Accept(ctx, e.Info, ents)
 }
 
 // batch collects appends per stream for one bus batch.

@@ -236,7 +236,7 @@ func Compile(kind string, c *Config) (*expr.Program, hub.StreamInfo, error) {
 			return nil, info, fe
 		}
 		if t.DeliveryMethod == "webhook" {
-			info.Delivery = "webhook"
+			info.Delivery, info.WebhookURL = "webhook", t.WebhookURL
 		}
 		prog, err := expr.Compile(spec)
 		if err != nil {
@@ -297,7 +297,7 @@ func Compile(kind string, c *Config) (*expr.Program, hub.StreamInfo, error) {
 			return nil, info, fe
 		}
 		if delivery == "webhook" {
-			info.Delivery = "webhook"
+			info.Delivery, info.WebhookURL = "webhook", e.WebhookURL
 		}
 		if pr := e.ProcessingRules; pr != nil {
 			for i, en := range pr.Enrichment {
