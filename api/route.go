@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/valyala/fasthttp"
 )
 
@@ -57,6 +58,9 @@ type Route struct {
 	Raw         string // content type when not JSON
 	Handler     Handler
 	NoRateLimit bool
+	// EndpointLimit is a per-key limit of this route on top of the key's
+	// plan (the search endpoint: 1,000 per minute).
+	EndpointLimit *ratelimit.Limit
 
 	metrics *routeMetrics // set by Handle
 }

@@ -231,6 +231,18 @@ func (s *Server) authenticate(c *Ctx) error {
 		e.RetryAfter = retrySeconds(res.RetryAfter)
 		return e
 	}
+	if el := r.EndpointLimit; el != nil {
+		res, err := s.limiter.Allow(s.baseCtx, "ep:"+r.Method+r.Path+":"+p.KeyID, *el)
+		if err != nil {
+			return Internal(err)
+		}
+		if !res.Allowed {
+			s.metrics.rateLimited.Inc()
+			e := Errf("rate_limit_exceeded", "this endpoint allows %d requests per minute per key", res.Limit)
+			e.RetryAfter = retrySeconds(res.RetryAfter)
+			return e
+		}
+	}
 	return nil
 }
 

@@ -4,7 +4,12 @@
 // behaviour already. The README lists them.
 package pending
 
-import "github.com/fleethub/fleethub/api"
+import (
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/internal/ratelimit"
+)
 
 type ep struct{ method, path, perm, tag, summary string }
 
@@ -78,7 +83,11 @@ func Routes(built map[string]bool) []*api.Route {
 		for _, seg := range splitParams(e.path) {
 			params = append(params, api.Param{Name: seg, In: "path", Type: "string", Required: true})
 		}
-		out = append(out, &api.Route{Method: e.method, Path: e.path, Permission: e.perm, Tag: e.tag, Auth: auth,
+		var el *ratelimit.Limit
+		if e.path == "/v1/search" {
+			el = &ratelimit.Limit{Rate: 1000, Burst: 1000, Window: time.Minute}
+		}
+		out = append(out, &api.Route{Method: e.method, Path: e.path, Permission: e.perm, Tag: e.tag, Auth: auth, EndpointLimit: el,
 			Summary: e.summary + " (not implemented in this release: answers 501)", Params: params, Errors: []int{501},
 			Handler: func(c *api.Ctx) error { return api.NotImplemented(e.method + " " + e.path) }})
 	}

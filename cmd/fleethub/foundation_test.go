@@ -494,3 +494,17 @@ func TestEnvFlags(t *testing.T) {
 
 var _ = json.Marshal
 var _ = fmt.Sprint
+
+func TestSearchEndpointLimit(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 1_000_000)
+	limited := 0
+	for i := 0; i < 1010; i++ {
+		if r := n.do("GET", "/v1/search?q=main", k, nil); r.Status == 429 {
+			limited++
+		}
+	}
+	if limited != 10 {
+		t.Fatalf("%d of 1010 searches limited, want 10 over the 1,000 per minute", limited)
+	}
+}

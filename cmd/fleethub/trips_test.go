@@ -1,7 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"sync"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+
 	"math"
 	"strings"
 	"testing"
@@ -514,5 +520,72 @@ func TestOrganizationHistory(t *testing.T) {
 	bad := n.do("GET", "/v1/organizations/org-a/trips/history?status=nope", k, nil)
 	if bad.Status != 400 || bad.json(t)["success"] != false {
 		t.Errorf("bad status: %d %s", bad.Status, bad.Body)
+	}
+}
+
+func TestTripEventsPublished(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	t0 := time.Now().Add(-10 * time.Minute).UTC()
+	id := n.startTrip(k, "veh-pub", t0)
+	speeds := append(append(constant(60, 30), 40, 20, 0), constant(0, 5)...)
+	n.batch(k, id, track(t0, 40, -83, speeds))
+	n.do("POST", "/v1/trips/"+id+"/stop", k, nil)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var got []*event.Envelope
+	points := 0
+	go n.app.bus.Subscribe(ctx, hub.Subscription{Topic: hub.TopicEvents, Start: hub.StartEarliest}, func(_ context.Context, msgs []hub.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range msgs {
+			env, err := event.Unmarshal(m.Value)
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			if env.Event.Source.TripID == id {
+				got = append(got, env)
+			}
+		}
+		return nil
+	})
+	go n.app.bus.Subscribe(ctx, hub.Subscription{Topic: hub.TopicLocations, Start: hub.StartEarliest}, func(_ context.Context, msgs []hub.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range msgs {
+			env, _ := event.Unmarshal(m.Value)
+			if env != nil && len(env.Points) > 0 && env.Points[0].TripID == id {
+				points += len(env.Points)
+			}
+		}
+		return nil
+	})
+	waitFor(t, "trip events on the bus", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) >= 3 && points == len(speeds)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	var types []string
+	var last int64
+	for _, e := range got {
+		types = append(types, e.Event.EventType)
+		if e.Event.Metadata.CorrelationID != id || e.Org != "org-a" || e.Env != "test" {
+			t.Errorf("event %s: correlation %q scope %s/%s", e.Event.EventType, e.Event.Metadata.CorrelationID, e.Org, e.Env)
+		}
+		if e.Event.Metadata.SequenceNumber <= last {
+			t.Errorf("sequence %d after %d", e.Event.Metadata.SequenceNumber, last)
+		}
+		last = e.Event.Metadata.SequenceNumber
+	}
+	if fmt.Sprint(types) != "[trip_started harsh_braking trip_completed]" {
+		t.Errorf("events %v", types)
+	}
+	if got[1].Event.Category != "safety_events" || got[0].Event.Category != "trip_lifecycle" {
+		t.Errorf("categories %s %s", got[0].Event.Category, got[1].Event.Category)
 	}
 }

@@ -294,7 +294,7 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 	}
 	sc := scope(org, env)
 	st := state{Running: analytics.Running{}}
-	st.Seq = s.vehicleSeq(ctx, sc, r.VehicleID)
+	st.Seq = s.vehicleSeq(ctx, sc, r.VehicleID) + 1 // trip_started
 	t := store.Trip{ID: newID("trip_"), Org: org, Env: env, VehicleID: r.VehicleID, DriverID: r.DriverID, Status: store.TripActive,
 		StartTime: start, StartLocation: placePtr(r.StartLocation), Metadata: md, MetadataHistory: []byte("[]"),
 		Version: 1, CreatedAt: now, UpdatedAt: now}
@@ -407,6 +407,7 @@ func (s *Service) Pause(ctx context.Context, org, env, id string, r PauseRequest
 			st.PauseLoc = &Location{Latitude: st.Last.Lat, Longitude: st.Last.Lon}
 		}
 		st.PauseCount++
+		st.Seq++ // trip_paused
 		return nil
 	})
 	if err != nil {
@@ -468,6 +469,7 @@ func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeReque
 		st.ResumedAt = now.UnixMilli()
 		st.PauseLoc = nil
 		t.Status = store.TripActive
+		st.Seq++ // trip_resumed
 		return nil
 	})
 	if err != nil {
@@ -515,7 +517,11 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	sc := scope(org, env)
+	var flushed []detect.Event
+	var flushedIDs []string
+	var seqBase int64
 	t, st, err := s.updateWith(ctx, sc, id, func(t *store.Trip, st *state, tr *tracker) ([]store.TripEvent, error) {
+		flushed, flushedIDs = nil, nil
 		if t.Status != store.TripActive && t.Status != store.TripPaused {
 			return nil, &TransitionError{TripID: t.ID, From: t.Status, Action: "stop"}
 		}
@@ -527,9 +533,12 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 			}
 		}
 		var recs []store.TripEvent
+		seqBase = st.Seq
 		for _, e := range tr.det.Flush(nil) {
 			st.Running.AddEvent(e)
 			eid := eventID(t.ID, e)
+			flushed, flushedIDs = append(flushed, e), append(flushedIDs, eid)
+			st.Seq++
 			data, err := json.Marshal(storedEvent{Event: e, ID: eid})
 			if err != nil {
 				return nil, err
@@ -544,10 +553,14 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 		} else if st.Last != nil {
 			t.EndLocation = &store.Place{Latitude: st.Last.Lat, Longitude: st.Last.Lon}
 		}
+		st.Seq++ // trip_completed, _cancelled or _interrupted
 		return recs, nil
 	})
 	if err != nil {
 		return StopResult{}, err
+	}
+	if len(flushed) > 0 {
+		s.publishUpload(ctx, t, nil, flushed, flushedIDs, seqBase)
 	}
 	a := s.analyticsOf(&st)
 	typ := "trip_completed"

@@ -602,8 +602,10 @@ func (s *Service) publishUpload(ctx context.Context, t store.Trip, pts []Point, 
 		*ep = event.Point{TripID: t.ID, VehicleID: t.VehicleID, DriverID: t.DriverID, Org: t.Org, Env: t.Env, Timestamp: p.Time(),
 			Latitude: p.Lat, Longitude: p.Lon, SpeedKmh: nanPtr(p.Speed), Heading: nanPtr(p.Heading), Accuracy: nanPtr(p.Accuracy)}
 	}
-	if b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindPoints, Points: eps, IngestedAt: now}); err == nil {
-		msgs = append(msgs, hub.Message{Topic: s.cfg.LocationsTopic, Key: key, Value: b})
+	if len(eps) > 0 {
+		if b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindPoints, Points: eps, IngestedAt: now}); err == nil {
+			msgs = append(msgs, hub.Message{Topic: s.cfg.LocationsTopic, Key: key, Value: b})
+		}
 	}
 	for i, e := range events {
 		data := map[string]any{"duration_seconds": round(e.Metrics.DurationSeconds, 1), "confidence": e.Confidence, "detector_severity": e.Severity}
@@ -639,13 +641,12 @@ func (s *Service) publishUpload(ctx context.Context, t store.Trip, pts []Point, 
 	}
 }
 
-// lifecycleEvent publishes a trip_lifecycle event and advances the
-// vehicle sequence (stored with the next write of the trip).
+// lifecycleEvent publishes a trip_lifecycle event with the sequence number
+// the transition stored (st.Seq).
 func (s *Service) lifecycleEvent(ctx context.Context, t store.Trip, st *state, typ string, at time.Time, loc *Location, data map[string]any) {
 	if s.pub == nil {
 		return
 	}
-	st.Seq++
 	ev := &event.Event{EventID: newID("evt_"), EventType: typ, Category: event.CategoryTripLifecycle, Timestamp: at, Severity: "low", Priority: "normal",
 		Source: event.Source{VehicleID: t.VehicleID, DriverID: t.DriverID, TripID: t.ID}, EventData: data,
 		Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: st.Seq, ProcessingTime: time.Now().UTC().Format(time.RFC3339Nano), SourceSystem: "fleethub.trips"}}
