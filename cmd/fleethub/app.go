@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -171,6 +172,9 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		return nil, err
 	}
 	a.reg = streams.NewRegistry(streams.RegistryConfig{}, a.store, log)
+	if a.redis != nil {
+		a.reg.ShareCounters(streams.NewRedisCounters(a.redis, nodeID()))
+	}
 	if err := a.reg.Load(ctx); err != nil {
 		return nil, fmt.Errorf("stream registry: %w", err)
 	}
@@ -311,4 +315,12 @@ type activeTrips struct{ st store.Trips }
 
 func (a activeTrips) ActiveTripStats(ctx context.Context) (int, int, float64, error) {
 	return a.st.ActiveTripStats(ctx, time.Now())
+}
+
+// nodeID names this process among the nodes of a deployment.
+func nodeID() string {
+	h, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%x", h, os.Getpid(), b)
 }

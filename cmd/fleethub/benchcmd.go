@@ -13,7 +13,7 @@ import (
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: fleethub bench health|ingest [flags]")
+		fmt.Fprintln(stderr, "usage: fleethub bench health|ingest|fanout [flags]")
 		return 2
 	}
 	fs := flag.NewFlagSet("bench "+args[0], flag.ContinueOnError)
@@ -25,7 +25,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&c.Conns, "conns", 64, "concurrent connections")
 	fs.Float64Var(&c.Rate, "rate", 0, "requests per second in total (0: as fast as possible)")
 	trips := fs.Int("trips", 256, "ingest: trips in parallel")
-	batch := fs.Int("batch", 1000, "ingest: points per batch")
+	batch := fs.Int("batch", 1000, "ingest: points per batch; fanout: events per ingest request (default 50 there)")
+	subs := fs.Int("subscribers", 100, "fanout: websocket subscribers")
+	eps := fs.Int("events-per-sec", 1000, "fanout: events ingested per second")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -34,6 +36,18 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch args[0] {
 	case "health":
 		res, err = bench.Health(ctx, c)
+	case "fanout":
+		b := *batch
+		if b == 1000 {
+			b = 50
+		}
+		fr, err := bench.Fanout(ctx, bench.FanoutConfig{URL: c.URL, Key: c.Key, Subscribers: *subs, Rate: *eps, Duration: c.Duration, Batch: b})
+		if err != nil {
+			fmt.Fprintln(stderr, "fleethub bench:", err)
+			return 1
+		}
+		fr.Print(stdout)
+		return 0
 	case "ingest":
 		res, err = bench.Ingest(ctx, bench.IngestConfig{Config: c, Trips: *trips, Batch: *batch})
 	default:

@@ -70,6 +70,9 @@ type Registry struct {
 	log   *slog.Logger
 	now   func() time.Time
 
+	shared SharedCounters // nil on one node
+	fl     flusher
+
 	mu      sync.RWMutex // guards streams and indexes
 	streams map[string]*Entry
 	indexes map[scopeKey]*expr.Index[string]
@@ -89,8 +92,13 @@ func NewRegistry(cfg RegistryConfig, st Store, log *slog.Logger) *Registry {
 	if cfg.StoppedRetention == 0 {
 		cfg.StoppedRetention = 24 * time.Hour
 	}
-	return &Registry{cfg: cfg, store: st, log: log, now: time.Now, streams: map[string]*Entry{}, indexes: map[scopeKey]*expr.Index[string]{}}
+	return &Registry{cfg: cfg, store: st, log: log, now: time.Now, streams: map[string]*Entry{}, indexes: map[scopeKey]*expr.Index[string]{},
+		fl: flusher{flushed: map[string]map[string]int64{}, conn: map[string]int64{}}}
 }
+
+// ShareCounters makes status report the counters of every node; call
+// before Run.
+func (r *Registry) ShareCounters(s SharedCounters) { r.shared = s }
 
 func newEntry(rec store.Stream) (*Entry, error) {
 	e := &Entry{Rec: rec, counters: map[string]*atomic.Int64{}}
@@ -187,6 +195,7 @@ func (r *Registry) Run(ctx context.Context) error {
 			if err := r.refresh(ctx); err != nil && ctx.Err() == nil {
 				r.log.Warn("stream registry refresh failed", "error", err)
 			}
+			r.flushCounters(ctx)
 		}
 	}
 }

@@ -310,10 +310,8 @@ func (s *Service) Status(ctx context.Context, org, env, kind, id string) (Status
 	if err != nil {
 		return Status{}, err
 	}
-	st := Status{Entry: e, Counters: map[string]int64{}, Connected: e.connected.Load(), PipelineLagMS: e.lagMS.Load()}
-	for _, n := range counterNames {
-		st.Counters[n] = e.Counter(n)
-	}
+	st := Status{Entry: e, PipelineLagMS: e.lagMS.Load()}
+	st.Counters, st.Connected = s.reg.totals(ctx, e)
 	if ms := e.lastMatch.Load(); ms > 0 {
 		st.LastMatchAt = time.UnixMilli(ms).UTC()
 	}

@@ -1,0 +1,159 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// SharedCounters adds up the counters of every node (Redis when several
+// nodes run). The registry flushes its local deltas every second.
+type SharedCounters interface {
+	// Flush adds deltas and records this node's connected clients.
+	Flush(ctx context.Context, streamID string, deltas map[string]int64, connected int64) error
+	// Totals returns the summed counters and connected clients of live nodes.
+	Totals(ctx context.Context, streamID string) (map[string]int64, int64, error)
+}
+
+// RedisCounters keeps stream counters in Redis: a hash of totals per
+// stream and a hash of node → "connected|unix ms" for connected clients
+// (nodes silent for 5 s are not counted).
+type RedisCounters struct {
+	rdb    redis.UniversalClient
+	prefix string
+	node   string
+	now    func() time.Time
+}
+
+// NewRedisCounters makes shared counters for node.
+func NewRedisCounters(rdb redis.UniversalClient, node string) *RedisCounters {
+	return &RedisCounters{rdb: rdb, prefix: "fleethub:streamctr:", node: node, now: time.Now}
+}
+
+// Flush implements SharedCounters.
+func (r *RedisCounters) Flush(ctx context.Context, id string, deltas map[string]int64, connected int64) error {
+	pipe := r.rdb.Pipeline()
+	tot := r.prefix + "{" + id + "}:totals"
+	for k, v := range deltas {
+		if v != 0 {
+			pipe.HIncrBy(ctx, tot, k, v)
+		}
+	}
+	pipe.Expire(ctx, tot, 48*time.Hour)
+	conn := r.prefix + "{" + id + "}:conn"
+	pipe.HSet(ctx, conn, r.node, strconv.FormatInt(connected, 10)+"|"+strconv.FormatInt(r.now().UnixMilli(), 10))
+	pipe.Expire(ctx, conn, time.Hour)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("streams: flush counters: %w", err)
+	}
+	return nil
+}
+
+// Totals implements SharedCounters.
+func (r *RedisCounters) Totals(ctx context.Context, id string) (map[string]int64, int64, error) {
+	tot, err := r.rdb.HGetAll(ctx, r.prefix+"{"+id+"}:totals").Result()
+	if err != nil {
+		return nil, 0, fmt.Errorf("streams: counters: %w", err)
+	}
+	out := map[string]int64{}
+	for k, v := range tot {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		out[k] = n
+	}
+	conns, err := r.rdb.HGetAll(ctx, r.prefix+"{"+id+"}:conn").Result()
+	if err != nil {
+		return nil, 0, fmt.Errorf("streams: counters: %w", err)
+	}
+	var connected int64
+	now := r.now().UnixMilli()
+	for _, v := range conns {
+		c, at, _ := strings.Cut(v, "|")
+		n, _ := strconv.ParseInt(c, 10, 64)
+		ms, _ := strconv.ParseInt(at, 10, 64)
+		if now-ms < 5000 {
+			connected += n
+		}
+	}
+	return out, connected, nil
+}
+
+// flusher remembers what was already flushed per stream.
+type flusher struct {
+	mu      sync.Mutex
+	flushed map[string]map[string]int64
+	conn    map[string]int64
+}
+
+// flushCounters sends every stream's counter deltas to the shared store.
+func (r *Registry) flushCounters(ctx context.Context) {
+	if r.shared == nil {
+		return
+	}
+	r.mu.RLock()
+	entries := make([]*Entry, 0, len(r.streams))
+	for _, e := range r.streams {
+		entries = append(entries, e)
+	}
+	r.mu.RUnlock()
+	r.fl.mu.Lock()
+	defer r.fl.mu.Unlock()
+	for _, e := range entries {
+		id := e.Rec.ID
+		prev := r.fl.flushed[id]
+		if prev == nil {
+			prev = map[string]int64{}
+			r.fl.flushed[id] = prev
+		}
+		deltas := map[string]int64{}
+		changed := false
+		for _, n := range counterNames {
+			cur := e.Counter(n)
+			if d := cur - prev[n]; d != 0 {
+				deltas[n], changed = d, true
+			}
+		}
+		conn := e.connected.Load()
+		if !changed && conn == 0 && r.fl.conn[id] == 0 {
+			continue
+		}
+		if err := r.shared.Flush(ctx, id, deltas, conn); err != nil {
+			r.log.Warn("stream counters not shared", "error", err)
+			return
+		}
+		for k, d := range deltas {
+			prev[k] += d
+		}
+		r.fl.conn[id] = conn
+	}
+}
+
+// totals returns the counters of every node for an entry: the shared
+// totals plus what this node has not flushed yet.
+func (r *Registry) totals(ctx context.Context, e *Entry) (map[string]int64, int64) {
+	local := map[string]int64{}
+	for _, n := range counterNames {
+		local[n] = e.Counter(n)
+	}
+	if r.shared == nil {
+		return local, e.connected.Load()
+	}
+	tot, conn, err := r.shared.Totals(ctx, e.Rec.ID)
+	if err != nil {
+		r.log.Warn("stream counters of other nodes unavailable", "error", err)
+		return local, e.connected.Load()
+	}
+	r.fl.mu.Lock()
+	prev := r.fl.flushed[e.Rec.ID]
+	lastConn := r.fl.conn[e.Rec.ID]
+	r.fl.mu.Unlock()
+	out := map[string]int64{}
+	for _, n := range counterNames {
+		out[n] = tot[n] + local[n] - prev[n]
+	}
+	return out, conn - lastConn + e.connected.Load()
+}
