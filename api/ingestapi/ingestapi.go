@@ -73,9 +73,10 @@ type eventsBody struct {
 }
 
 // decode reads the JSON body with numbers as json.Number. goccy/go-json
-// decodes a 1,000-message request about 2.5 times faster than
-// encoding/json (see BenchmarkDecode); on error encoding/json decodes it
-// again for the precise message.
+// decodes a 1,000-message telemetry body in 4.3 ms with 2.8 MB against
+// 5.2 ms and 3.8 MB for encoding/json (BenchmarkDecode, best of 6 on a
+// shared 2-core EPYC), as the trip uploads do; on error encoding/json
+// decodes it again for the precise message.
 func decode[T any](c *api.Ctx, v *T) error {
 	raw := c.PostBody()
 	if len(bytes.TrimSpace(raw)) == 0 {

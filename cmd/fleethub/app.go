@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/api/health"
+	"github.com/fleethub/fleethub/api/ingestapi"
 	"github.com/fleethub/fleethub/api/keys"
 	"github.com/fleethub/fleethub/api/pending"
 	apistreams "github.com/fleethub/fleethub/api/streams"
@@ -26,6 +27,7 @@ import (
 	"github.com/fleethub/fleethub/hub/redislog"
 	"github.com/fleethub/fleethub/ingest/pipeline"
 	"github.com/fleethub/fleethub/ingest/streams"
+	"github.com/fleethub/fleethub/ingest/telemetry"
 	"github.com/fleethub/fleethub/ingest/trips"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/ratelimit"
@@ -42,6 +44,7 @@ type app struct {
 	cfg     *config
 	log     *slog.Logger
 	trips   *trips.Service
+	intake  *telemetry.Service
 	streams *streams.Service
 	reg     *streams.Registry
 	slog    hub.Log
@@ -190,7 +193,11 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		window = dedup.NewRedis(a.redis, "fleethub:dedup:", time.Hour)
 	}
 	a.pipe = pipeline.New(pipeline.Config{}, a.bus, a.reg, a.slog, window, pipeline.NewStoreEnricher(a.store), nil, log)
+	if a.intake, err = telemetry.New(telemetry.Config{}, a.bus, log); err != nil {
+		return nil, err
+	}
 	a.server.Handle(a.keys.Routes()...)
+	a.server.Handle(ingestapi.New(a.intake).Routes()...)
 	a.server.Handle(apistreams.New(a.streams, nil).Routes()...)
 	a.server.Handle(apitrips.New(a.trips, a.limiter).Routes()...)
 	a.server.Handle(a.health.Routes()...)
@@ -214,6 +221,7 @@ func (a *app) start(ctx context.Context) error {
 	a.goRun(func() error { return a.keys.Run(ctx) })
 	a.goRun(func() error { return a.reg.Run(ctx) })
 	a.goRun(func() error { return a.pipe.Run(ctx) })
+	a.goRun(func() error { return a.intake.Run(ctx) })
 	a.goRun(a.server.Serve)
 	return nil
 }

@@ -139,7 +139,7 @@ func TestEventValidation(t *testing.T) {
 		{"metadata unknown", base(`,"metadata":{"trace":"x"}`), map[string]string{"events[0].metadata.trace": "unknown"}},
 		{"sequence number", base(`,"metadata":{"sequence_number":-1}`), map[string]string{"events[0].metadata.sequence_number": "negative"}},
 		{"event_data array", base(`,"event_data":[1]`), map[string]string{"events[0].event_data": "object"}},
-		{"event_data deep", base(`,"event_data":`+deep), map[string]string{"events[0].event_data.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a": "deeper"}},
+		{"event_data deep", base(`,"event_data":` + deep), map[string]string{"events[0].event_data.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a": "deeper"}},
 		{"event_data overflow", base(`,"event_data":{"x":[1,1e999]}`), map[string]string{"events[0].event_data.x[1]": "finite"}},
 		{"recommendations string", base(`,"recommendations":"rest"`), map[string]string{"events[0].recommendations": "array or an object"}},
 		{"enrichment", base(`,"enrichment":{}`), map[string]string{"events[0].enrichment": "unknown field"}},

@@ -60,10 +60,10 @@ const (
 
 // schema holds the documented groups of the four structured data types
 // (interface.md, Telemetry message). It is built by New and read only.
+// Every other data type of event.DataTypes (environmental,
+// maintenance_indicators, gps_enhanced, driver_behavior) carries
+// free-form numeric groups.
 type schema map[string]map[string]group
-
-// freeFormTypes carry free-form numeric groups.
-var freeFormTypes = map[string]bool{Environmental: true, MaintenanceIndicators: true, GPSEnhanced: true, DriverBehavior: true}
 
 func newSchema() schema {
 	tires := group{}

@@ -6,18 +6,12 @@ import (
 	"github.com/fleethub/fleethub/hub/event"
 )
 
-// eventFields are the top-level fields an external event may carry.
-// enrichment is not among them: the pipeline adds it.
-var eventFields = map[string]bool{"event_id": true, "event_type": true, "category": true, "timestamp": true,
-	"severity": true, "priority": true, "source": true, "location": true, "event_data": true, "metadata": true,
-	"risk_assessment": true, "automatic_actions": true, "emergency_response": true, "escalation": true,
-	"recommendations": true, "predictive_indicators": true, "performance_metrics": true}
-
 // SourceSystemExternal is the source_system of events sent without one.
 const SourceSystemExternal = "external"
 
 // validateEvent checks one external event and builds it, without its
-// event_id default and processing_time (the caller sets them).
+// event_id default and processing_time (the caller sets them). Unknown
+// fields are rejected, enrichment among them: the pipeline adds it.
 func (s *Service) validateEvent(m map[string]any, a at, now time.Time, errs *fieldErrors) (e event.Event, ok bool) {
 	before := errs.count()
 	if m == nil {

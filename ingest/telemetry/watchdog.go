@@ -35,9 +35,12 @@ func (s *Service) Run(ctx context.Context) error {
 // them again.
 func (s *Service) Check(ctx context.Context) error {
 	now := s.cfg.Now().UTC()
+	type raised struct {
+		org, env string
+		ev       *event.Event
+	}
 	var tx txn
-	var msgs []hub.Message
-	var err error
+	var out []raised
 	s.mu.Lock()
 	for _, v := range s.vehicles.Values() {
 		if v.offline || v.lastSeen.IsZero() || now.Sub(v.lastSeen) < s.cfg.SilenceAfter {
@@ -45,25 +48,25 @@ func (s *Service) Check(ctx context.Context) error {
 		}
 		v = s.touch(&tx, v.org, v.env, v.id, false)
 		v.offline, v.offlineSince = true, v.lastSeen
-		ev := s.newEvent(v.id, event.CategorySystem, TypeDeviceOffline, "medium", "normal", now, now, SourceSystemWatchdog, map[string]any{
+		out = append(out, raised{v.org, v.env, s.newEvent(v.id, event.CategorySystem, TypeDeviceOffline, "medium", "normal", now, now, SourceSystemWatchdog, map[string]any{
 			"last_seen":             v.lastSeen.Format(time.RFC3339Nano),
 			"silent_seconds":        now.Sub(v.lastSeen).Seconds(),
 			"silence_after_seconds": s.cfg.SilenceAfter.Seconds(),
-		})
-		var m hub.Message
-		if m, err = s.message(s.cfg.EventsTopic, v.id, &event.Envelope{Org: v.org, Env: v.env, Kind: event.KindEvent, Event: ev, IngestedAt: now}); err != nil {
-			break
-		}
-		msgs = append(msgs, m)
+		})})
 	}
 	s.commit(&tx)
 	s.mu.Unlock()
-	if err != nil {
-		s.rollback(&tx)
-		return err
-	}
-	if len(msgs) == 0 {
+	if len(out) == 0 {
 		return nil
+	}
+	msgs := make([]hub.Message, 0, len(out))
+	for _, r := range out {
+		m, err := s.message(s.cfg.EventsTopic, r.ev.Source.VehicleID, &event.Envelope{Org: r.org, Env: r.env, Kind: event.KindEvent, Event: r.ev, IngestedAt: now})
+		if err != nil {
+			s.rollback(&tx)
+			return err
+		}
+		msgs = append(msgs, m)
 	}
 	if err := s.publish(ctx, &tx, msgs); err != nil {
 		return err
