@@ -13,7 +13,7 @@ import (
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: fleethub bench health|ingest|fanout [flags]")
+		fmt.Fprintln(stderr, "usage: fleethub bench health|ingest|fanout|broker [flags]")
 		return 2
 	}
 	fs := flag.NewFlagSet("bench "+args[0], flag.ContinueOnError)
@@ -27,6 +27,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	trips := fs.Int("trips", 256, "ingest: trips in parallel")
 	batch := fs.Int("batch", 1000, "ingest: points per batch; fanout: events per ingest request (default 50 there)")
 	subs := fs.Int("subscribers", 100, "fanout: websocket subscribers")
+	port := fs.Int("port", 0, "broker: listen port (0: any)")
 	eps := fs.Int("events-per-sec", 1000, "fanout: events ingested per second")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -36,6 +37,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch args[0] {
 	case "health":
 		res, err = bench.Health(ctx, c)
+	case "broker":
+		if err := bench.Broker(ctx, *port, stdout); err != nil {
+			fmt.Fprintln(stderr, "fleethub bench:", err)
+			return 1
+		}
+		return 0
 	case "fanout":
 		b := *batch
 		if b == 1000 {
