@@ -13,7 +13,7 @@ import (
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: fleethub bench health|ingest|fanout|broker [flags]")
+		fmt.Fprintln(stderr, "usage: fleethub bench health|ingest|fanout|idle|broker [flags]")
 		return 2
 	}
 	fs := flag.NewFlagSet("bench "+args[0], flag.ContinueOnError)
@@ -37,6 +37,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch args[0] {
 	case "health":
 		res, err = bench.Health(ctx, c)
+	case "idle":
+		ir, err := bench.Idle(ctx, c.URL, c.Key, *subs, c.Duration)
+		if err != nil {
+			fmt.Fprintln(stderr, "fleethub bench:", err)
+			return 1
+		}
+		ir.Print(stdout)
+		return 0
 	case "broker":
 		if err := bench.Broker(ctx, *port, stdout); err != nil {
 			fmt.Fprintln(stderr, "fleethub bench:", err)
