@@ -257,5 +257,11 @@ func (h *Handlers) websocket(c *api.Ctx) error {
 	if h.ws == nil {
 		return api.NotImplemented("websocket delivery")
 	}
-	return h.ws.Serve(c.RequestCtx, c.Principal.Org, c.Principal.Env, c.Principal.KeyID)
+	if err := h.ws.Serve(c.RequestCtx, c.Principal.Org, c.Principal.Env, c.Principal.KeyID); err != nil {
+		if c.Response.StatusCode() >= 400 {
+			return nil // the sink answered the bad request itself
+		}
+		return err
+	}
+	return nil
 }

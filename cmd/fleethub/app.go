@@ -19,6 +19,7 @@ import (
 	"github.com/fleethub/fleethub/api/pending"
 	apistreams "github.com/fleethub/fleethub/api/streams"
 	apitrips "github.com/fleethub/fleethub/api/trips"
+	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/filters/dedup"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/kafkabus"
@@ -49,6 +50,7 @@ type app struct {
 	reg     *streams.Registry
 	slog    hub.Log
 	pipe    *pipeline.Pipeline
+	ws      *ws.Server
 	store   store.Backend
 	redis   *redis.Client
 	bus     hub.Bus
@@ -198,7 +200,12 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	}
 	a.server.Handle(a.keys.Routes()...)
 	a.server.Handle(ingestapi.New(a.intake).Routes()...)
-	a.server.Handle(apistreams.New(a.streams, nil).Routes()...)
+	wcfg := ws.Config{}
+	if a.redis != nil {
+		wcfg.Acks = ws.NewRedisAcks(a.redis, 0)
+	}
+	a.ws = ws.New(wcfg, a.reg, a.slog, a.reg, log)
+	a.server.Handle(apistreams.New(a.streams, a.ws).Routes()...)
 	a.server.Handle(apitrips.New(a.trips, a.limiter).Routes()...)
 	a.server.Handle(a.health.Routes()...)
 	built := map[string]bool{}
@@ -243,6 +250,9 @@ func (a *app) stop(grace time.Duration) error {
 	defer cancel()
 	a.health.SetReady(false)
 	var errs []error
+	if err := a.ws.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("websocket shutdown: %w", err))
+	}
 	if err := a.server.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 	}

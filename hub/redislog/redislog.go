@@ -142,9 +142,11 @@ func (l *Log) Read(ctx context.Context, id string, from int64, max int) ([]hub.E
 				out = m.entries[i:end:end]
 			}
 			m.mu.RUnlock()
-			if out != nil || from > m.last {
+			if out != nil {
 				return out, nil
 			}
+			// not in the mirror yet (its follower may be behind Redis):
+			// ask Redis, so a reader never sees a gap that is not there
 		} else {
 			m.mu.RUnlock()
 		}
