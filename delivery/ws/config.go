@@ -64,7 +64,7 @@ const (
 	acksTimeout = 5 * time.Second
 	// cacheSlots is the number of entries of a stream whose encoded
 	// frames are kept for the subscribers that follow it (power of two).
-	cacheSlots = 2048
+	cacheSlots = 16384
 )
 
 func (c Config) withDefaults() Config {

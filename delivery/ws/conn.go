@@ -35,18 +35,27 @@ type conn struct {
 
 	invalid int // malformed frames in a row; reader only
 
+	batch       *batcher // the writer's
+	brokenWrite bool     // a write failed midway; the writer's
+
 	deadlineMu sync.Mutex // orders read-deadline extensions with cut
 	cutOff     bool       // set by cut; guarded by deadlineMu
 }
 
-// run serves the connection until its end; it is the reader.
-func (c *conn) run(initial []subscription) {
+// init prepares a connection whose handshake is done, before anything
+// else can see it.
+func (c *conn) init(wsc *websocket.Conn) {
+	c.ws = wsc
+	c.batch = newBatcher(wsc.NetConn())
 	c.q = newQueue(c.s.cfg.QueueBytes)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.closing = make(chan struct{})
 	c.readerDone = make(chan struct{})
 	c.subs = map[string]*sub{}
+}
 
+// run serves the connection until its end; it is the reader.
+func (c *conn) run(initial []subscription) {
 	c.wg.Add(1)
 	go c.writeLoop()
 	followed := 0
@@ -86,11 +95,12 @@ func (c *conn) close(err error) {
 		c.cancel()
 		close(c.closing)
 		if _, _, _, flush := closeFrame(err); !flush {
-			// unblock a write stuck on a full socket; the writer checks
-			// closing before each frame. A write that began in the
-			// instant between that check and this line still runs to
-			// its own deadline (WriteTimeout).
-			_ = c.ws.NetConn().SetWriteDeadline(time.Now())
+			// the writer stops after the frame it is writing: give that
+			// frame closeWait, not WriteTimeout, so a stuck socket ends
+			// soon and a slow reader still gets the close frame. A write
+			// that began in the instant between the writer's look at
+			// closing and this line runs to its own deadline.
+			_ = c.ws.NetConn().SetWriteDeadline(time.Now().Add(closeWait))
 		}
 	})
 }
@@ -135,8 +145,16 @@ func (c *conn) readLoop() error {
 	}
 	extend()
 	ws.SetPongHandler(func(string) error { extend(); return nil })
-	ping := ws.PingHandler() // the default answers with a pong, best effort
-	ws.SetPingHandler(func(data string) error { extend(); return ping(data) })
+	// pongs go through the queue: the writer is the only goroutine that
+	// writes, so its write deadlines hold
+	ws.SetPingHandler(func(data string) error {
+		extend()
+		b := []byte(data)
+		if !c.q.pushControl(frame{ctl: websocket.PongMessage, data: b, size: len(b) + 2}) {
+			c.close(ErrQueueOverflow)
+		}
+		return nil
+	})
 	var buf bytes.Buffer
 	for {
 		typ, r, err := ws.NextReader()

@@ -22,11 +22,16 @@ import (
 // for itself and does not evict what the subscriptions near the head use.
 // Readers take slots without a lock; two pumps racing on one new entry
 // may both encode it and one result is kept, which is harmless.
+//
+// A stream followed by one subscription gains nothing from the cache, so
+// the ring caches only while at least two subscriptions share it, and
+// empties itself when it is down to one.
 type ring struct {
 	id     string
-	quoted []byte // id as a JSON string
-	refs   int    // subscriptions using the ring; Server.ringsMu must be held
-	off    bool   // no caching (benchmarks measure the cache's worth)
+	quoted []byte      // id as a JSON string
+	refs   int         // subscriptions using the ring; Server.ringsMu must be held
+	shared atomic.Bool // refs >= 2 and caching is on
+	off    bool        // no caching (benchmarks measure the cache's worth)
 	slots  [cacheSlots]atomic.Pointer[entryFrames]
 }
 
@@ -43,7 +48,7 @@ func (r *ring) get(e hub.Entry) *entryFrames {
 		return cur
 	}
 	f := &entryFrames{off: e.Offset, data: e.Data, ring: r}
-	if r.off || (cur != nil && cur.off > e.Offset) {
+	if !r.shared.Load() || (cur != nil && cur.off > e.Offset) {
 		return f
 	}
 	if !slot.CompareAndSwap(cur, f) {
@@ -155,13 +160,21 @@ func (s *Server) acquireRing(id string) *ring {
 		s.rings[id] = r
 	}
 	r.refs++
+	r.shared.Store(r.refs >= 2 && !r.off)
 	return r
 }
 
 func (s *Server) releaseRing(r *ring) {
 	s.ringsMu.Lock()
 	defer s.ringsMu.Unlock()
-	if r.refs--; r.refs == 0 && s.rings[r.id] == r {
+	r.refs--
+	r.shared.Store(r.refs >= 2 && !r.off)
+	switch {
+	case r.refs == 0 && s.rings[r.id] == r:
 		delete(s.rings, r.id)
+	case r.refs == 1:
+		for i := range r.slots {
+			r.slots[i].Store(nil)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 // frames reference the shared, immutable wrapper bytes of the ring.
 type frame struct {
 	sub      *sub // the subscription of a data frame; nil for control frames
+	ctl      int  // a websocket control frame (pong): its opcode
 	msgs     int  // messages carried, for the delivered counter
 	last     int64
 	bin      bool // binary (msgpack) rather than text

@@ -94,7 +94,9 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string) (
 		if info.State != hub.StateStopped {
 			// the start offset is fixed now: whatever is appended after the
 			// 101 response is delivered
-			ctx, cancel := context.WithTimeout(rc, acksTimeout)
+			// not rc as the parent: a RequestCtx is recycled after the
+			// handler, and context.WithTimeout would watch it from a goroutine
+			ctx, cancel := context.WithTimeout(context.Background(), acksTimeout)
 			sub.next, err = s.position(ctx, keyID, info, lastOffset)
 			cancel()
 			if err != nil {

@@ -94,7 +94,7 @@ func (s *Server) Serve(rc *fasthttp.RequestCtx, org, env, keyID string) error {
 	}
 	err = up.Upgrade(rc, func(wsc *websocket.Conn) {
 		// runs in fasthttp's hijack goroutine, after Serve returned
-		c.ws = wsc
+		c.init(wsc)
 		s.run(c, req.subs)
 	})
 	if err != nil {
