@@ -23,13 +23,21 @@ import (
 // clients follow one event stream while Rate events per second are
 // ingested through POST /v1/events for Duration.
 type FanoutConfig struct {
-	URL         string
-	Key         string
-	Subscribers int           // default 100
-	Rate        int           // events per second ingested, default 1000
-	Duration    time.Duration // default 10s
-	Batch       int           // events per ingest request, default 50
-	Drain       time.Duration // wait after the last ingest, default 3s
+	URL string
+	Key string
+	// SubscribeURL is the node the websocket clients connect to (default
+	// URL): with two nodes, events are ingested at one and received at
+	// the other.
+	SubscribeURL string
+	Subscribers  int           // default 100
+	Rate         int           // events per second ingested, default 1000
+	Duration     time.Duration // default 10s
+	Batch        int           // events per ingest request, default 50
+	Drain        time.Duration // wait after the last ingest, default 3s
+	// BatchEvents starts the stream with batch_events (frames carry
+	// arrays of up to 100 messages, sent after MaxWaitMS at the latest).
+	BatchEvents bool
+	MaxWaitMS   int
 }
 
 // FanoutResult is what the subscribers saw.
@@ -113,14 +121,19 @@ func serverProcess(ctx context.Context, base string) (cpu, rss float64) {
 	return cpu, rss
 }
 
-type wrapper struct {
-	Offset  int64 `json:"offset"`
-	Message struct {
-		EventData struct {
-			Seq    int64 `json:"seq"`
-			SentNS int64 `json:"sent_ns"`
-		} `json:"event_data"`
-	} `json:"message"`
+var (
+	seqKey  = []byte(`"seq":`)
+	sentKey = []byte(`"sent_ns":`)
+)
+
+func scanInt(b []byte) (int64, []byte) {
+	var n int64
+	i := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		n = n*10 + int64(b[i]-'0')
+		i++
+	}
+	return n, b[i:]
 }
 
 // Fanout runs the fan-out benchmark.
@@ -140,23 +153,38 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 	if cfg.Drain == 0 {
 		cfg.Drain = 3 * time.Second
 	}
-	vehicle := fmt.Sprintf("fanout-%d", time.Now().UnixNano())
+	// senders ingest in parallel, each for its own vehicle, so a slow
+	// ingest round trip (Kafka acks) does not throttle the offered rate;
+	// order is checked per vehicle (seq = sender<<32 | n)
+	const senders = 4
+	run := time.Now().UnixNano()
+	vehicles := make([]string, senders)
+	for i := range vehicles {
+		vehicles[i] = fmt.Sprintf("fanout-%d-%d", run, i)
+	}
 	var st struct {
 		StreamID string `json:"stream_id"`
 	}
-	if err := apiCall(ctx, "POST", cfg.URL+"/api/v1/streaming/events/start", cfg.Key, map[string]any{
-		"event_filters": map[string]any{"vehicle_ids": []string{vehicle}}}, &st); err != nil {
+	body := map[string]any{"event_filters": map[string]any{"vehicle_ids": vehicles}}
+	if cfg.BatchEvents {
+		body["stream_config"] = map[string]any{"batch_events": true, "batch_size": 100, "max_wait_time": max(1, cfg.MaxWaitMS)}
+	}
+	if err := apiCall(ctx, "POST", cfg.URL+"/api/v1/streaming/events/start", cfg.Key, body, &st); err != nil {
 		return nil, fmt.Errorf("bench: start stream: %w", err)
 	}
 	defer apiCall(context.Background(), "POST", cfg.URL+"/api/v1/streaming/events/stop", cfg.Key, map[string]any{"stream_id": st.StreamID}, nil)
 
-	u, _ := url.Parse(cfg.URL)
+	sub0 := cfg.SubscribeURL
+	if sub0 == "" {
+		sub0 = cfg.URL
+	}
+	u, _ := url.Parse(sub0)
 	wsURL := "ws://" + u.Host + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(st.StreamID) + "&api_key=" + url.QueryEscape(cfg.Key)
 	type sub struct {
 		conn *websocket.Conn
 		lat  []time.Duration
 		seen map[int64]bool
-		last int64
+		last [senders]int64
 		dup  int64
 		ooo  int64
 	}
@@ -177,64 +205,97 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 		wg.Add(1)
 		go func(s *sub) {
 			defer wg.Done()
+			buf := make([]byte, 0, 64<<10)
 			for {
-				_, data, err := s.conn.ReadMessage()
+				_, r, err := s.conn.NextReader()
 				if err != nil {
 					return
 				}
-				now := time.Now().UnixNano()
-				var ws []wrapper
-				if len(data) > 0 && data[0] == '[' {
-					_ = json.Unmarshal(data, &ws)
-				} else {
-					var w wrapper
-					if json.Unmarshal(data, &w) == nil && w.Offset > 0 {
-						ws = append(ws, w)
+				buf = buf[:0]
+				for {
+					if len(buf) == cap(buf) {
+						buf = append(buf, 0)[:len(buf)]
+					}
+					n, err := r.Read(buf[len(buf):cap(buf)])
+					buf = buf[:len(buf)+n]
+					if err != nil {
+						break
 					}
 				}
-				for _, w := range ws {
-					seq := w.Message.EventData.Seq
+				now := time.Now().UnixNano()
+				// scan instead of decoding: the generator shares the
+				// machine, and a full JSON decode of a million messages a
+				// second would measure the generator, not the server
+				data := buf
+				for {
+					// event_data keys arrive sorted: sent_ns, then seq
+					i := bytes.Index(data, sentKey)
+					if i < 0 {
+						break
+					}
+					sent, rest := scanInt(data[i+len(sentKey):])
+					j := bytes.Index(rest, seqKey)
+					if j < 0 {
+						break
+					}
+					seq, rest2 := scanInt(rest[j+len(seqKey):])
+					data = rest2
 					if s.seen[seq] {
 						s.dup++
 						continue
 					}
 					s.seen[seq] = true
-					if seq < s.last {
+					src := (seq >> 32) % senders
+					if seq < s.last[src] {
 						s.ooo++
 					}
-					s.last = seq
-					s.lat = append(s.lat, time.Duration(now-w.Message.EventData.SentNS))
+					s.last[src] = seq
+					s.lat = append(s.lat, time.Duration(now-sent))
 				}
 			}
 		}(s)
 	}
 	cpu0, _ := serverProcess(ctx, cfg.URL)
+	cpuB0, _ := serverProcess(ctx, sub0)
 	start := time.Now()
 	var sent, ingestErr atomic.Int64
-	interval := time.Duration(float64(time.Second) * float64(cfg.Batch) / float64(cfg.Rate))
-	var seq int64
-	ticker := time.NewTicker(interval)
+	interval := time.Duration(float64(time.Second) * float64(cfg.Batch) * senders / float64(cfg.Rate))
 	deadline := start.Add(cfg.Duration)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		<-ticker.C
-		evs := make([]map[string]any, cfg.Batch)
-		now := time.Now()
-		for i := range evs {
-			seq++
-			evs[i] = map[string]any{"event_type": "bench_ping", "category": "operational_events", "timestamp": now.UTC().Format(time.RFC3339Nano),
-				"severity": "low", "priority": "normal", "source": map[string]any{"vehicle_id": vehicle},
-				"event_data": map[string]any{"seq": seq, "sent_ns": now.UnixNano()}}
-		}
-		if err := apiCall(ctx, "POST", cfg.URL+"/v1/events", cfg.Key, map[string]any{"events": evs}, nil); err != nil {
-			ingestErr.Add(1)
-			continue
-		}
-		sent.Add(int64(cfg.Batch))
+	var swg sync.WaitGroup
+	for snd := 0; snd < senders; snd++ {
+		swg.Add(1)
+		go func(snd int) {
+			defer swg.Done()
+			ticker := time.NewTicker(interval)
+			defer ticker.Stop()
+			seq := int64(snd) << 32
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				<-ticker.C
+				evs := make([]map[string]any, cfg.Batch)
+				now := time.Now()
+				for i := range evs {
+					seq++
+					evs[i] = map[string]any{"event_type": "bench_ping", "category": "operational_events", "timestamp": now.UTC().Format(time.RFC3339Nano),
+						"severity": "low", "priority": "normal", "source": map[string]any{"vehicle_id": vehicles[snd]},
+						"event_data": map[string]any{"seq": seq, "sent_ns": now.UnixNano()}}
+				}
+				if err := apiCall(ctx, "POST", cfg.URL+"/v1/events", cfg.Key, map[string]any{"events": evs}, nil); err != nil {
+					ingestErr.Add(1)
+					continue
+				}
+				sent.Add(int64(cfg.Batch))
+			}
+		}(snd)
 	}
-	ticker.Stop()
+	swg.Wait()
 	elapsed := time.Since(start)
 	time.Sleep(cfg.Drain)
 	cpu1, rss := serverProcess(ctx, cfg.URL)
+	if sub0 != cfg.URL {
+		cpuB1, rssB := serverProcess(ctx, sub0)
+		cpu1 += cpuB1 - cpuB0
+		rss += rssB
+	}
 	for _, s := range subs {
 		s.conn.Close()
 	}

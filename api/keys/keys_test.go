@@ -41,7 +41,7 @@ func authAndLimit(ctx context.Context, svc *keys.Service, lim *ratelimit.Memory,
 func TestAuthAndLimitDoNotAllocate(t *testing.T) {
 	svc, lim := newService(t)
 	ctx := context.Background()
-	c, err := svc.Create(ctx, keys.CreateRequest{Org: "o", Env: "test", Name: "n", Permissions: []string{"all"}, RPM: 1_000_000_000})
+	c, err := svc.Create(ctx, keys.CreateRequest{Org: "o", Env: "test", Name: "n", Permissions: []string{"all"}, RPM: keys.MaxRPM})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestRevokedAndUnknown(t *testing.T) {
 func BenchmarkAuthAndLimit(b *testing.B) {
 	svc, lim := newService(b)
 	ctx := context.Background()
-	c, _ := svc.Create(ctx, keys.CreateRequest{Org: "o", Env: "test", Name: "n", Permissions: []string{"all"}, RPM: 1_000_000_000})
+	c, _ := svc.Create(ctx, keys.CreateRequest{Org: "o", Env: "test", Name: "n", Permissions: []string{"all"}, RPM: keys.MaxRPM})
 	_ = authAndLimit(ctx, svc, lim, c.Key)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -43,10 +43,15 @@ var plans = map[string][2]int{
 	"enterprise":   {2000, 5000},
 }
 
+// MaxRPM is the highest per-key rate: one request per microsecond, the
+// resolution of the shared (Redis) limiter.
+const MaxRPM = 60_000_000
+
 // Limits returns the rate and burst of a key.
 func Limits(env, plan string, rpm int) (rate, burst int) {
 	switch {
 	case rpm > 0:
+		rpm = min(rpm, MaxRPM)
 		return rpm, 2 * rpm
 	case plan != "" && plan != "custom":
 		p := plans[plan]
@@ -234,8 +239,8 @@ func (r *CreateRequest) Validate() map[string]string {
 	if r.Plan == "custom" && r.RPM <= 0 {
 		bad["rate_limit_rpm"] = "is required for the custom plan"
 	}
-	if r.RPM < 0 || r.RPM > 1_000_000_000 {
-		bad["rate_limit_rpm"] = "must be between 1 and 1000000000"
+	if r.RPM < 0 || r.RPM > MaxRPM {
+		bad["rate_limit_rpm"] = fmt.Sprintf("must be between 1 and %d", MaxRPM)
 	}
 	if len(bad) == 0 {
 		return nil

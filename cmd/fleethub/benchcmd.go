@@ -28,6 +28,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	batch := fs.Int("batch", 1000, "ingest: points per batch; fanout: events per ingest request (default 50 there)")
 	subs := fs.Int("subscribers", 100, "fanout: websocket subscribers")
 	port := fs.Int("port", 0, "broker: listen port (0: any)")
+	batchEvents := fs.Bool("batch-events", false, "fanout: start the stream with batch_events")
+	maxWait := fs.Int("max-wait-ms", 20, "fanout: max_wait_time of batch_events, milliseconds")
+	subURL := fs.String("subscribe-url", "", "fanout: node the websocket clients connect to (default --url)")
 	eps := fs.Int("events-per-sec", 1000, "fanout: events ingested per second")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -56,7 +59,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if b == 1000 {
 			b = 50
 		}
-		fr, err := bench.Fanout(ctx, bench.FanoutConfig{URL: c.URL, Key: c.Key, Subscribers: *subs, Rate: *eps, Duration: c.Duration, Batch: b})
+		fr, err := bench.Fanout(ctx, bench.FanoutConfig{URL: c.URL, Key: c.Key, SubscribeURL: *subURL, Subscribers: *subs, Rate: *eps, Duration: c.Duration, Batch: b,
+			BatchEvents: *batchEvents, MaxWaitMS: *maxWait})
 		if err != nil {
 			fmt.Fprintln(stderr, "fleethub bench:", err)
 			return 1

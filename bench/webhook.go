@@ -1,0 +1,310 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// WebhookConfig drives webhook delivery end to end: events go in through
+// POST /v1/events, match a webhook event stream, and come out as signed
+// deliveries at a receiver this generator runs. The server must run with
+// --allow-private-webhooks (the receiver listens on loopback) and the key
+// needs events:write and streams:manage.
+type WebhookConfig struct {
+	Config
+	Batch int // events per POST /v1/events (default 100); Rate counts events
+	// ReceiverAddr is where the receiver listens (default 127.0.0.1:0).
+	ReceiverAddr string
+	// DeadNeighbour adds a second stream matching the same events whose
+	// receiver accepts connections and never answers.
+	DeadNeighbour bool
+	// BatchSize > 1 turns on batch_events: deliveries carry arrays.
+	BatchSize int
+	// Drain is how long to wait for deliveries after publishing stops
+	// (default 30s).
+	Drain time.Duration
+}
+
+// Webhook publishes events for cfg.Duration and measures the signed
+// deliveries the receiver gets: Requests are webhook requests received,
+// Items the messages they carried, Elapsed runs from the first publish to
+// the last delivery, and Latencies are publish-to-receipt per message (an
+// upper bound of match-to-send: they include the ingest request, the bus
+// and matching). A delivery whose signature does not verify counts as an
+// error.
+func Webhook(ctx context.Context, cfg WebhookConfig) (*Result, error) {
+	cfg.defaults()
+	if cfg.Batch <= 0 {
+		cfg.Batch = 100
+	}
+	if cfg.ReceiverAddr == "" {
+		cfg.ReceiverAddr = "127.0.0.1:0"
+	}
+	if cfg.Drain == 0 {
+		cfg.Drain = 30 * time.Second
+	}
+	var rb [6]byte
+	_, _ = rand.Read(rb[:])
+	runID := "bench-" + hex.EncodeToString(rb[:])
+
+	rcv := &webhookReceiver{}
+	ln, err := net.Listen("tcp", cfg.ReceiverAddr)
+	if err != nil {
+		return nil, fmt.Errorf("bench: receiver: %w", err)
+	}
+	srv := &fasthttp.Server{Handler: rcv.serve, ReadTimeout: time.Minute, NoDefaultServerHeader: true}
+	go srv.Serve(ln)
+	defer srv.Shutdown()
+
+	var deadURL string
+	if cfg.DeadNeighbour {
+		dl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("bench: dead receiver: %w", err)
+		}
+		var conns []net.Conn
+		var cmu sync.Mutex
+		go func() {
+			for {
+				c, err := dl.Accept()
+				if err != nil {
+					return
+				}
+				cmu.Lock()
+				conns = append(conns, c) // held open, never read or answered
+				cmu.Unlock()
+			}
+		}()
+		defer func() {
+			dl.Close()
+			cmu.Lock()
+			for _, c := range conns {
+				c.Close()
+			}
+			cmu.Unlock()
+		}()
+		deadURL = "http://" + dl.Addr().String() + "/dead"
+	}
+
+	id, secret, err := startWebhookStream(cfg, runID, "http://"+ln.Addr().String()+"/hooks")
+	if err != nil {
+		return nil, err
+	}
+	defer stopWebhookStream(cfg, id)
+	key, err := base64.StdEncoding.DecodeString(secret[len("whsec_"):])
+	if err != nil {
+		return nil, fmt.Errorf("bench: webhook secret: %w", err)
+	}
+	rcv.key = key
+	if deadURL != "" {
+		did, _, err := startWebhookStream(cfg, runID, deadURL)
+		if err != nil {
+			return nil, err
+		}
+		defer stopWebhookStream(cfg, did)
+	}
+
+	pub := cfg.Config
+	if pub.Rate > 0 {
+		pub.Rate = cfg.Rate / float64(cfg.Batch)
+	}
+	url := cfg.URL + "/v1/events"
+	bufs := make([][]byte, pub.Conns)
+	start := time.Now()
+	res, err := run(ctx, "webhook-publish", pub, func(w, i int, req *fasthttp.Request) int {
+		b := bufs[w][:0]
+		b = append(b, `{"events":[`...)
+		now := time.Now()
+		ts := now.UTC().Format(time.RFC3339Nano)
+		for j := 0; j < cfg.Batch; j++ {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"event_type":"bench_tick","category":"system_events","severity":"low","timestamp":"`...)
+			b = append(b, ts...)
+			b = append(b, `","source":{"vehicle_id":"`...)
+			b = append(b, runID...)
+			b = append(b, '-')
+			b = strconv.AppendInt(b, int64(w), 10)
+			b = append(b, `"},"event_data":{"bench_run":"`...)
+			b = append(b, runID...)
+			b = append(b, `","sent_ns":`...)
+			b = strconv.AppendInt(b, now.UnixNano(), 10)
+			b = append(b, `}}`...)
+		}
+		b = append(b, "]}"...)
+		bufs[w] = b
+		req.SetRequestURI(url)
+		req.Header.SetMethod("POST")
+		req.Header.SetContentType("application/json")
+		req.SetBodyRaw(b)
+		return cfg.Batch
+	}, func(st int) bool { return st == 202 })
+	if err != nil {
+		return nil, err
+	}
+	published := res.Items
+	deadline := time.Now().Add(cfg.Drain)
+	for rcv.messages.Load() < published && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	out := &Result{Name: "webhook", Statuses: res.Statuses, Errors: res.Errors + rcv.bad.Load(), FirstError: res.FirstError}
+	out.Requests, out.Items = rcv.requests.Load(), rcv.messages.Load()
+	if last := rcv.last.Load(); last > 0 {
+		out.Elapsed = time.Duration(last - start.UnixNano())
+	} else {
+		out.Elapsed = res.Elapsed
+	}
+	rcv.mu.Lock()
+	out.Latencies = rcv.lats
+	if out.FirstError == "" {
+		out.FirstError = rcv.firstErr
+	}
+	rcv.mu.Unlock()
+	sort.Slice(out.Latencies, func(i, j int) bool { return out.Latencies[i] < out.Latencies[j] })
+	if out.Items < published && out.FirstError == "" {
+		out.FirstError = fmt.Sprintf("%d of %d published events delivered within %s of the end", out.Items, published, cfg.Drain)
+	}
+	return out, nil
+}
+
+// webhookReceiver verifies and counts deliveries.
+type webhookReceiver struct {
+	key      []byte
+	requests atomic.Int64
+	messages atomic.Int64
+	bad      atomic.Int64
+	last     atomic.Int64
+
+	mu       sync.Mutex // guards lats and firstErr
+	lats     []time.Duration
+	firstErr string
+}
+
+var sentNSKey = []byte(`"sent_ns":`)
+
+func (r *webhookReceiver) serve(c *fasthttp.RequestCtx) {
+	now := time.Now()
+	body := c.PostBody()
+	if err := r.verify(&c.Request.Header, body); err != nil {
+		r.bad.Add(1)
+		r.mu.Lock()
+		if r.firstErr == "" {
+			r.firstErr = "receiver: " + err.Error()
+		}
+		r.mu.Unlock()
+		c.SetStatusCode(400)
+		return
+	}
+	var lats []time.Duration
+	n := int64(0)
+	for rest := body; ; {
+		i := bytes.Index(rest, sentNSKey)
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len(sentNSKey):]
+		j := 0
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		if ns, err := strconv.ParseInt(string(rest[:j]), 10, 64); err == nil {
+			lats = append(lats, now.Sub(time.Unix(0, ns)))
+		}
+		n++
+	}
+	r.requests.Add(1)
+	r.messages.Add(n)
+	r.last.Store(now.UnixNano())
+	r.mu.Lock()
+	r.lats = append(r.lats, lats...)
+	r.mu.Unlock()
+	c.SetStatusCode(204)
+}
+
+// verify checks the Standard Webhooks signature.
+func (r *webhookReceiver) verify(h *fasthttp.RequestHeader, body []byte) error {
+	id, ts, sigs := h.Peek("webhook-id"), h.Peek("webhook-timestamp"), h.Peek("webhook-signature")
+	if len(id) == 0 || len(ts) == 0 || len(sigs) == 0 {
+		return errors.New("missing webhook headers")
+	}
+	m := hmac.New(sha256.New, r.key)
+	m.Write(id)
+	m.Write([]byte{'.'})
+	m.Write(ts)
+	m.Write([]byte{'.'})
+	m.Write(body)
+	var sum [sha256.Size]byte
+	want := base64.StdEncoding.AppendEncode(nil, m.Sum(sum[:0]))
+	for _, s := range bytes.Fields(sigs) {
+		if v, sig, ok := bytes.Cut(s, []byte{','}); ok && string(v) == "v1" && hmac.Equal(sig, want) {
+			return nil
+		}
+	}
+	return errors.New("signature does not verify")
+}
+
+// startWebhookStream starts an event stream matching this run's events
+// and delivering to url; it returns the stream id and secret.
+func startWebhookStream(cfg WebhookConfig, runID, url string) (string, string, error) {
+	sc := map[string]any{"delivery_method": "webhook"}
+	if cfg.BatchSize > 1 {
+		sc["batch_events"], sc["batch_size"], sc["max_wait_time"] = true, cfg.BatchSize, 100
+	}
+	body, _ := json.Marshal(map[string]any{
+		"event_filters": map[string]any{"categories": []string{"system_events"},
+			"custom_conditions": []map[string]any{{"field": "event_data.bench_run", "operator": "=", "value": runID}}},
+		"stream_config": sc,
+		"webhook_url":   url,
+	})
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(cfg.URL + "/api/v1/streaming/events/start")
+	req.Header.SetMethod("POST")
+	req.Header.SetContentType("application/json")
+	req.Header.Set("X-API-Key", cfg.Key)
+	req.SetBody(body)
+	if err := fasthttp.DoTimeout(req, resp, 10*time.Second); err != nil {
+		return "", "", fmt.Errorf("bench: start stream: %w", err)
+	}
+	if resp.StatusCode() != 201 {
+		return "", "", fmt.Errorf("bench: start stream: status %d: %s", resp.StatusCode(), resp.Body())
+	}
+	var s struct {
+		StreamID      string `json:"stream_id"`
+		WebhookSecret string `json:"webhook_secret"`
+	}
+	if err := json.Unmarshal(resp.Body(), &s); err != nil || s.StreamID == "" || len(s.WebhookSecret) < len("whsec_") {
+		return "", "", fmt.Errorf("bench: start stream: unexpected answer %s", resp.Body())
+	}
+	return s.StreamID, s.WebhookSecret, nil
+}
+
+func stopWebhookStream(cfg WebhookConfig, id string) {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(cfg.URL + "/api/v1/streaming/events/stop")
+	req.Header.SetMethod("POST")
+	req.Header.SetContentType("application/json")
+	req.Header.Set("X-API-Key", cfg.Key)
+	req.SetBodyString(`{"stream_id":"` + id + `"}`)
+	_ = fasthttp.DoTimeout(req, resp, 10*time.Second)
+}
