@@ -1,0 +1,5 @@
+//go:build !race
+
+package apikey_test
+
+const raceEnabled = false
