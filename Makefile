@@ -25,10 +25,10 @@ test-short:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-## fuzz: a short run of every fuzz target
+## fuzz: a short run of every fuzz target (FUZZTIME each, default 10s);
+## seeds live in each package's testdata/fuzz and run with every make test
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 20s ./internal/apikey/
-	$(GO) test -run '^$$' -fuzz FuzzDecodeJSON -fuzztime 20s ./api/
+	./.ci/fuzz
 
 tools:
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
