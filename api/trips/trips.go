@@ -40,6 +40,8 @@ func mapErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, domain.ErrInsufficientData):
+		return api.Errf("trip_not_found", "trip not found or without enough location data")
 	case errors.Is(err, domain.ErrNotFound):
 		return api.Errf("trip_not_found", "trip not found")
 	case errors.Is(err, domain.ErrAlreadyActive):
@@ -84,6 +86,15 @@ func (h *Handlers) Routes() []*api.Route {
 			Params: []api.Param{{Name: "org_id", In: "path", Type: "string", Required: true},
 				{Name: "status", In: "query", Type: "string", Enum: []string{"completed", "cancelled", "recording", "paused"}}},
 			Response: HistoryResponse{}, Handler: h.history},
+		{Method: "GET", Path: "/v1/trips/{trip_id}/route", Tag: "trips", Summary: "Route data of a trip: geometry, analytics, waypoints, traffic", Permission: "trips:read",
+			Params: append(tripParam(), api.Param{Name: "include_waypoints", In: "query", Type: "boolean"}, api.Param{Name: "include_traffic_data", In: "query", Type: "boolean"},
+				api.Param{Name: "include_alternatives", In: "query", Type: "boolean"}, api.Param{Name: "simplify_geometry", In: "query", Type: "boolean"},
+				api.Param{Name: "geometry_precision", In: "query", Type: "integer", Description: "1-8, default 6"}),
+			Response: domain.Route{}, Handler: h.route},
+		{Method: "GET", Path: "/v1/analytics/safety-score/{trip_id}", Tag: "analytics", Summary: "Safety score analysis of a trip (at least 50 points and 10 minutes)",
+			Permission: "analytics:read", Params: append(tripParam(), api.Param{Name: "include_breakdown", In: "query", Type: "boolean"},
+				api.Param{Name: "include_benchmarks", In: "query", Type: "boolean"}),
+			Response: domain.SafetyAnalysis{}, Handler: h.safety},
 		{Method: "POST", Path: "/v1/locations/batch", Tag: "locations", Summary: "Upload up to 1,000 points to an active trip", Permission: "locations:write",
 			Request: domain.BatchRequest{}, Response: domain.BatchResult{}, Errors: conflict, Handler: h.batch},
 		{Method: "POST", Path: "/v1/locations/single", Tag: "locations", Summary: "Upload one point (at most 10 per second per trip)", Permission: "locations:write",
@@ -335,4 +346,53 @@ func (h *Handlers) single(c *api.Ctx) error {
 		return mapErr(err)
 	}
 	return c.JSON(200, res)
+}
+
+// boolParam reads an optional boolean query parameter.
+func boolParam(c *api.Ctx, name string, def bool, bad map[string]string) bool {
+	v := string(c.QueryArgs().Peek(name))
+	if v == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		bad[name] = "must be true or false"
+	}
+	return b
+}
+
+func (h *Handlers) route(c *api.Ctx) error {
+	bad := map[string]string{}
+	q := domain.RouteQuery{IncludeWaypoints: boolParam(c, "include_waypoints", true, bad), IncludeTrafficData: boolParam(c, "include_traffic_data", false, bad),
+		IncludeAlternatives: boolParam(c, "include_alternatives", false, bad), SimplifyGeometry: boolParam(c, "simplify_geometry", true, bad), Precision: 6}
+	if v := c.QueryArgs().Peek("geometry_precision"); len(v) > 0 {
+		n, err := strconv.Atoi(string(v))
+		if err != nil || n < 1 || n > 8 {
+			bad["geometry_precision"] = "must be an integer from 1 to 8"
+		}
+		q.Precision = n
+	}
+	if len(bad) > 0 {
+		return api.Validation("invalid_request", bad)
+	}
+	org, env := c.Scope()
+	r, err := h.svc.Route(c.Context(), org, env, c.PathParam("trip_id"), q)
+	if err != nil {
+		return mapErr(err)
+	}
+	return c.JSON(200, r)
+}
+
+func (h *Handlers) safety(c *api.Ctx) error {
+	bad := map[string]string{}
+	br, bm := boolParam(c, "include_breakdown", true, bad), boolParam(c, "include_benchmarks", true, bad)
+	if len(bad) > 0 {
+		return api.Validation("invalid_request", bad)
+	}
+	org, env := c.Scope()
+	r, err := h.svc.SafetyScore(c.Context(), org, env, c.PathParam("trip_id"), br, bm)
+	if err != nil {
+		return mapErr(err)
+	}
+	return c.JSON(200, r)
 }

@@ -589,3 +589,71 @@ func TestTripEventsPublished(t *testing.T) {
 		t.Errorf("categories %s %s", got[0].Event.Category, got[1].Event.Category)
 	}
 }
+
+func TestRouteAndSafetyScore(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	t0 := time.Now().Add(-40 * time.Minute).UTC().Truncate(time.Second)
+	id := n.startTrip(k, "veh-route", t0)
+	// 15 minutes north at 50 km/h with a hard stop in the middle
+	speeds := append(append(constant(50, 400), 30, 10, 0), constant(0, 20)...)
+	for v := 2.0; v < 50; v += 2 {
+		speeds = append(speeds, v)
+	}
+	speeds = append(speeds, constant(50, 900-len(speeds))...)
+	n.batch(k, id, track(t0, 40, -83, speeds))
+	r := n.do("GET", "/v1/trips/"+id+"/route?include_traffic_data=true&geometry_precision=5", k, nil)
+	if r.Status != 200 {
+		t.Fatalf("route: %d %s", r.Status, r.Body)
+	}
+	rt := r.json(t)
+	g := rt["route_geometry"].(map[string]any)
+	if g["type"] != "LineString" || g["total_points"].(float64) != 900 || g["simplified"] != true {
+		t.Errorf("geometry %v", g["type"])
+	}
+	if c := g["coordinates"].([]any); len(c) < 2 || len(c) > 50 {
+		t.Errorf("a straight track simplifies to a few points, got %d", len(c))
+	}
+	if d := rt["route_analytics"].(map[string]any)["total_distance_km"].(float64); d < 11 || d > 12.5 {
+		t.Errorf("route distance %v", d)
+	}
+	wps := rt["waypoints"].([]any)
+	if wps[0].(map[string]any)["waypoint_type"] != "start" || wps[len(wps)-1].(map[string]any)["waypoint_type"] != "end" {
+		t.Errorf("waypoints %v", wps)
+	}
+	if rt["traffic_analysis"] == nil {
+		t.Error("traffic analysis missing")
+	}
+	if r := n.do("GET", "/v1/trips/"+id+"/route?geometry_precision=9", k, nil); r.Status != 400 {
+		t.Errorf("precision 9: %d", r.Status)
+	}
+	s := n.do("GET", "/v1/analytics/safety-score/"+id, k, nil)
+	if s.Status != 200 {
+		t.Fatalf("safety: %d %s", s.Status, s.Body)
+	}
+	sa := s.json(t)
+	if sa["score_grade"] == nil || sa["score_breakdown"] == nil || sa["benchmarks"] == nil {
+		t.Errorf("safety analysis: %s", s.Body)
+	}
+	rfs := sa["risk_factors"].([]any)
+	if len(rfs) != 1 || rfs[0].(map[string]any)["factor_type"] != "harsh_braking" {
+		t.Errorf("risk factors %v", rfs)
+	}
+	w := sa["score_breakdown"].(map[string]any)["score_weights"].(map[string]any)
+	sum := 0.0
+	for _, v := range w {
+		sum += v.(float64)
+	}
+	if math.Abs(sum-1) > 1e-9 {
+		t.Errorf("weights sum to %v", sum)
+	}
+	// too short a trip: trip_not_found
+	short := n.startTrip(k, "veh-short", t0)
+	n.batch(k, short, track(t0, 40, -83, constant(40, 30)))
+	if r := n.do("GET", "/v1/analytics/safety-score/"+short, k, nil); r.Status != 404 || r.errCode(t) != "trip_not_found" {
+		t.Errorf("short trip: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("GET", "/v1/trips/"+n.startTrip(k, "veh-empty", t0)+"/route", k, nil); r.Status != 404 {
+		t.Errorf("route of a trip without points: %d", r.Status)
+	}
+}
