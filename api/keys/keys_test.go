@@ -48,7 +48,7 @@ func TestAuthAndLimitDoNotAllocate(t *testing.T) {
 	if err := authAndLimit(ctx, svc, lim, c.Key); err != nil {
 		t.Fatal(err)
 	}
-	if n :=  testing.AllocsPerRun(200, func() { _ = authAndLimit(ctx, svc, lim, c.Key) }); n != 0 && !raceEnabled {
+	if n := testing.AllocsPerRun(200, func() { _ = authAndLimit(ctx, svc, lim, c.Key) }); n != 0 && !raceEnabled {
 		t.Fatalf("auth and rate limit allocate %v times per request", n)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -445,5 +444,3 @@ func (s *Service) storedEvents(ctx context.Context, sc store.Scope, id string) (
 	}
 	return out, nil
 }
-
-
