@@ -9,7 +9,7 @@ type Config struct {
 	QueueBytes     int           // per-connection send queue limit, default 4 MiB
 	WriteTimeout   time.Duration // deadline of every write, default 10s
 	PingInterval   time.Duration // default 20s
-	ReadTimeout    time.Duration // default 60s, extended by any frame or pong
+	ReadTimeout    time.Duration // default 60s, extended by any frame or pong; keep it above PingInterval
 	MaxMessageSize int64         // largest client frame, default 64 KiB
 	// LagNotice: a subscription this many messages behind the log head
 	// gets a {"type":"lag"} notice (at most one per LagNoticeEvery).
@@ -63,7 +63,9 @@ const (
 	// acksTimeout bounds one call to the Acks store.
 	acksTimeout = 5 * time.Second
 	// cacheSlots is the number of entries of a stream whose encoded
-	// frames are kept for the subscribers that follow it (power of two).
+	// frames are kept while several subscriptions follow it (power of
+	// two): a 128 KiB table plus the frames, per shared stream. It covers
+	// the spread of pumps that each run up to a 4 MiB queue ahead (doc.go).
 	cacheSlots = 16384
 )
 

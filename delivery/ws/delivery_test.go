@@ -1,12 +1,12 @@
 package ws_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"reflect"
 	"strings"
 	"sync"
@@ -450,7 +450,7 @@ func TestMaxLagCloses(t *testing.T) {
 	slow := f.mustDial("stream_id=s1")
 	time.Sleep(50 * time.Millisecond)
 	start := time.Now()
-	for range 50 {
+	for range 200 { // 20 MB: far more than loopback socket buffers hold
 		f.appendN("s1", 100, 1000)
 	}
 	// closed well before the 10 s write deadline
@@ -658,4 +658,128 @@ func TestMemoryAcks(t *testing.T) {
 	}
 }
 
-var _ = bytes.Equal
+// Frames of every header size, single and batched, JSON and msgpack,
+// are framed correctly by the coalescing writer.
+func TestFrameSizes(t *testing.T) {
+	sizes := []int{0, 10, 200, 70_000, 300}
+	for _, tc := range []struct {
+		name  string
+		info  hub.StreamInfo
+		query string
+	}{
+		{"json", hub.StreamInfo{ID: "s1"}, ""},
+		{"msgpack", hub.StreamInfo{ID: "s1"}, "&encoding=msgpack"},
+		{"batch", hub.StreamInfo{ID: "s1", BatchEvents: true, BatchSize: 2, MaxWait: 10 * time.Millisecond}, ""},
+		{"msgpack-batch", hub.StreamInfo{ID: "s1", BatchEvents: true, BatchSize: 20, MaxWait: 10 * time.Millisecond}, "&encoding=msgpack"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, ws.Config{}, tc.info)
+			c := f.mustDial("stream_id=s1" + tc.query)
+			expectControl(t, c, "subscribed", "")
+			for _, n := range sizes {
+				if _, err := f.log.Append(context.Background(), "s1", [][]byte{message(n, n)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got [][]byte
+			for len(got) < len(sizes) {
+				fr, err := read(t, c, 5*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case fr.typ == websocket.BinaryMessage && tc.info.BatchEvents:
+					var arr []map[string]any
+					if err := msgpack.Unmarshal(fr.raw, &arr); err != nil {
+						t.Fatal(err)
+					}
+					for _, m := range arr {
+						got = append(got, mustJSON(t, m["message"]))
+					}
+				case fr.typ == websocket.BinaryMessage:
+					var m map[string]any
+					if err := msgpack.Unmarshal(fr.raw, &m); err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, mustJSON(t, m["message"]))
+				default:
+					for _, w := range fr.msgs {
+						got = append(got, w.Message)
+					}
+				}
+			}
+			for i, n := range sizes {
+				var a, b any
+				_ = json.Unmarshal(got[i], &a)
+				_ = json.Unmarshal(message(n, n), &b)
+				if !reflect.DeepEqual(a, b) {
+					t.Fatalf("message %d (%d bytes) differs", i, n)
+				}
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestPingKeepsAlive(t *testing.T) {
+	f := newFixture(t, ws.Config{PingInterval: 50 * time.Millisecond, ReadTimeout: 300 * time.Millisecond}, hub.StreamInfo{ID: "s1"})
+	c := f.mustDial("stream_id=s1")
+	pongs := make(chan string, 1)
+	c.SetPongHandler(func(s string) error {
+		select {
+		case pongs <- s:
+		default:
+		}
+		return nil
+	})
+	expectControl(t, c, "subscribed", "") // starts the reading goroutine, which answers pings
+	time.Sleep(time.Second)               // three read timeouts: the pongs keep it open
+	if err := c.WriteControl(websocket.PingMessage, []byte("hi"), time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-pongs:
+		if s != "hi" {
+			t.Fatalf("pong %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no pong")
+	}
+	f.appendN("s1", 1, 0)
+	readOffsets(t, c, "s1", 1, 1)
+
+	// a client that answers nothing is closed after ReadTimeout
+	f.mustDial("stream_id=s1")
+	eventually(t, "silent client closed", func() bool { return f.srv.Connections() == 1 })
+}
+
+func TestPlainHTTPAndLimits(t *testing.T) {
+	f := newFixture(t, ws.Config{MaxSubscriptions: 2},
+		hub.StreamInfo{ID: "s1"}, hub.StreamInfo{ID: "s2"}, hub.StreamInfo{ID: "s3"})
+	resp, err := http.Get("http" + strings.TrimPrefix(f.url, "ws") + "?stream_id=s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), `"invalid_request"`) || !strings.Contains(string(b), `"req-1"`) {
+		t.Fatalf("plain GET: %d %s", resp.StatusCode, b)
+	}
+	if _, resp, err := f.dial("stream_id=s1,s2,s3", false); err == nil || resp.StatusCode != 400 {
+		t.Fatalf("three streams over the limit: %v", err)
+	}
+	c := f.mustDial("stream_id=s1,s2")
+	expectControl(t, c, "subscribed", "")
+	expectControl(t, c, "subscribed", "")
+	send(t, c, `{"type":"subscribe","stream_id":"s3"}`)
+	expectControl(t, c, "error", "too_many_subscriptions")
+	send(t, c, `{"type":"resume","stream_id":"s2","last_offset":0}`) // a move is not a new subscription
+	expectControl(t, c, "subscribed", "")
+}

@@ -1,14 +1,12 @@
 package ws
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/fasthttp/websocket"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/fleethub/fleethub/hub"
 )
@@ -24,16 +22,18 @@ import (
 // may both encode it and one result is kept, which is harmless.
 //
 // A stream followed by one subscription gains nothing from the cache, so
-// the ring caches only while at least two subscriptions share it, and
-// empties itself when it is down to one.
+// a ring has its table (128 KiB of slots, then the frames they hold) only
+// while at least two subscriptions on this node share it; it drops the
+// table when it is down to one.
 type ring struct {
 	id     string
-	quoted []byte      // id as a JSON string
-	refs   int         // subscriptions using the ring; Server.ringsMu must be held
-	shared atomic.Bool // refs >= 2 and caching is on
-	off    bool        // no caching (benchmarks measure the cache's worth)
-	slots  [cacheSlots]atomic.Pointer[entryFrames]
+	quoted []byte // id as a JSON string
+	refs   int    // subscriptions using the ring; Server.ringsMu must be held
+	off    bool   // no caching (benchmarks measure the cache's worth)
+	table  atomic.Pointer[slots]
 }
+
+type slots [cacheSlots]atomic.Pointer[entryFrames]
 
 func newRing(id string) *ring {
 	q, _ := json.Marshal(id)
@@ -42,13 +42,17 @@ func newRing(id string) *ring {
 
 // get returns the frames of entry e, from the cache when it holds them.
 func (r *ring) get(e hub.Entry) *entryFrames {
-	slot := &r.slots[e.Offset&(cacheSlots-1)]
+	t := r.table.Load()
+	if t == nil {
+		return &entryFrames{off: e.Offset, data: e.Data, ring: r}
+	}
+	slot := &t[e.Offset&(cacheSlots-1)]
 	cur := slot.Load()
 	if cur != nil && cur.off == e.Offset && len(cur.data) == len(e.Data) {
 		return cur
 	}
 	f := &entryFrames{off: e.Offset, data: e.Data, ring: r}
-	if !r.shared.Load() || (cur != nil && cur.off > e.Offset) {
+	if cur != nil && cur.off > e.Offset {
 		return f
 	}
 	if !slot.CompareAndSwap(cur, f) {
@@ -57,6 +61,19 @@ func (r *ring) get(e hub.Entry) *entryFrames {
 		}
 	}
 	return f
+}
+
+// shared reports whether the ring caches.
+func (r *ring) shared() bool { return r.table.Load() != nil }
+
+// resize gives the ring its table when shared, or drops it; ringsMu held.
+func (r *ring) resize() {
+	switch {
+	case r.refs >= 2 && !r.off && r.table.Load() == nil:
+		r.table.Store(new(slots))
+	case r.refs < 2:
+		r.table.Store(nil)
+	}
 }
 
 // entryFrames are the wire forms of one entry, each built on first use.
@@ -115,21 +132,17 @@ func (f *entryFrames) jsonWrapper() []byte {
 func (f *entryFrames) msgpack() []byte {
 	f.mpOnce.Do(func() {
 		msg, err := jsonToMsgpack(f.data)
-		var buf bytes.Buffer
-		buf.Grow(len(f.data) + len(f.ring.id) + 32)
-		enc := msgpack.NewEncoder(&buf)
-		_ = enc.EncodeMapLen(3)
-		_ = enc.EncodeString("stream_id")
-		_ = enc.EncodeString(f.ring.id)
-		_ = enc.EncodeString("offset")
-		_ = enc.EncodeInt(f.off)
-		_ = enc.EncodeString("message")
 		if err != nil {
-			_ = enc.EncodeString(string(f.data))
-		} else {
-			buf.Write(msg)
+			msg = appendStr(nil, string(f.data))
 		}
-		f.mp = buf.Bytes()
+		b := make([]byte, 0, len(msg)+len(f.ring.id)+40)
+		b = append(b, 0x83) // a map of three
+		b = appendStr(b, "stream_id")
+		b = appendStr(b, f.ring.id)
+		b = appendStr(b, "offset")
+		b = appendInt(b, f.off)
+		b = appendStr(b, "message")
+		f.mp = append(b, msg...)
 	})
 	return f.mp
 }
@@ -160,7 +173,7 @@ func (s *Server) acquireRing(id string) *ring {
 		s.rings[id] = r
 	}
 	r.refs++
-	r.shared.Store(r.refs >= 2 && !r.off)
+	r.resize()
 	return r
 }
 
@@ -168,13 +181,8 @@ func (s *Server) releaseRing(r *ring) {
 	s.ringsMu.Lock()
 	defer s.ringsMu.Unlock()
 	r.refs--
-	r.shared.Store(r.refs >= 2 && !r.off)
-	switch {
-	case r.refs == 0 && s.rings[r.id] == r:
+	r.resize()
+	if r.refs == 0 && s.rings[r.id] == r {
 		delete(s.rings, r.id)
-	case r.refs == 1:
-		for i := range r.slots {
-			r.slots[i].Store(nil)
-		}
 	}
 }

@@ -178,7 +178,9 @@ func (p *pump) frameHeld() {
 		w := ef.wrapper(bin)
 		if !p.info.BatchEvents {
 			p.out = frame{sub: p.sb, msgs: 1, last: e.Offset, bin: bin, compress: compress, data: w, size: len(w)}
-			if compress {
+			if compress && p.sb.ring.shared() {
+				// compressed once for every connection of the stream; a
+				// stream followed once compresses in place instead
 				p.out.pm = ef.prepared(bin)
 			}
 			p.hasOut = true

@@ -31,17 +31,24 @@ var (
 
 // batcher gathers frames for one writev; the writer goroutine owns it.
 type batcher struct {
-	raw   net.Conn // the socket under fasthttp's hijack wrapper (writev)
-	bufs  [][]byte
-	heads []byte // frame headers; never grown past its capacity, as bufs point into it
-	size  int
+	raw    net.Conn // the socket under fasthttp's hijack wrapper
+	writev bool     // raw writes net.Buffers with one writev (TCP, Unix)
+	flat   []byte   // otherwise the frames are copied here for one Write
+	bufs   [][]byte
+	heads  []byte // frame headers; never grown past its capacity, as bufs point into it
+	size   int
 }
 
 func newBatcher(nc net.Conn) *batcher {
 	if u, ok := nc.(interface{ UnsafeConn() net.Conn }); ok {
 		nc = u.UnsafeConn()
 	}
-	return &batcher{raw: nc, heads: make([]byte, 0, 16<<10)}
+	b := &batcher{raw: nc, heads: make([]byte, 0, 16<<10)}
+	switch nc.(type) {
+	case *net.TCPConn, *net.UnixConn:
+		b.writev = true
+	}
+	return b
 }
 
 func (b *batcher) full() bool {
@@ -108,13 +115,31 @@ func (b *batcher) flush(timeout time.Duration) error {
 		return nil
 	}
 	err := b.raw.SetWriteDeadline(time.Now().Add(timeout))
-	if err == nil {
+	switch {
+	case err != nil:
+	case b.writev:
 		bufs := net.Buffers(b.bufs)
 		_, err = bufs.WriteTo(b.raw)
+	default:
+		// a TLS connection, say: net.Buffers would write buffer by
+		// buffer, so one frame could be split around another writer's
+		b.flat = b.flat[:0]
+		for _, p := range b.bufs {
+			b.flat = append(b.flat, p...)
+		}
+		_, err = b.raw.Write(b.flat)
+		if cap(b.flat) > 2*coalesceBytes {
+			b.flat = nil
+		}
 	}
+	b.reset()
+	return err
+}
+
+// reset forgets the gathered frames.
+func (b *batcher) reset() {
 	clear(b.bufs)
 	b.bufs, b.heads, b.size = b.bufs[:0], b.heads[:0], 0
-	return err
 }
 
 // writeLoop is the connection's one writer: it drains the queue, pings,
@@ -185,7 +210,8 @@ func (c *conn) writeFrames(frames []frame) (err error) {
 	for i := range frames {
 		if c.isClosing() {
 			if _, _, _, flush := closeFrame(c.reason); !flush || c.isCut() {
-				break
+				b.reset() // gathered, never written
+				return nil
 			}
 		}
 		f := &frames[i]
@@ -193,12 +219,13 @@ func (c *conn) writeFrames(frames []frame) (err error) {
 			if err = b.flush(c.s.cfg.WriteTimeout); err != nil {
 				return err
 			}
-			err = c.writeOne(f)
-			c.account(frames[done:i+1], err == nil)
-			done = i + 1
-			if err != nil {
+			c.account(frames[done:i], true)
+			done = i
+			if err = c.writeOne(f); err != nil {
 				return err
 			}
+			c.account(frames[i:i+1], true)
+			done = i + 1
 			continue
 		}
 		if b.full() {
