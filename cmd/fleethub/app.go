@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/devices"
 	"github.com/fleethub/fleethub/api/health"
 	"github.com/fleethub/fleethub/api/ingestapi"
 	"github.com/fleethub/fleethub/api/keys"
@@ -173,7 +174,8 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		Gatherer: reg,
 	})
 	reg.MustRegister(newStoreCollector(a.store))
-	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh}, a.store, a.bus, nil, log); err != nil {
+	devs := devices.New(a.store)
+	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh}, a.store, a.bus, devs, log); err != nil {
 		return nil, err
 	}
 	a.reg = streams.NewRegistry(streams.RegistryConfig{}, a.store, log)
@@ -199,6 +201,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		return nil, err
 	}
 	a.server.Handle(a.keys.Routes()...)
+	a.server.Handle(devs.Routes()...)
 	a.server.Handle(ingestapi.New(a.intake).Routes()...)
 	wcfg := ws.Config{}
 	if a.redis != nil {

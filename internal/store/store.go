@@ -74,6 +74,7 @@ type Backend interface {
 	Secrets
 	Trips
 	Streams
+	Devices
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

@@ -176,6 +176,50 @@ var migrations = []string{
 		stopped_at BIGINT NOT NULL DEFAULT 0
 	);
 	CREATE INDEX streams_updated ON streams(updated_at);`,
+	// Webhook deliveries (deliveries.go): the tables of sqlite's
+	// migration 4.
+	`CREATE TABLE deliveries (
+		seq BIGSERIAL PRIMARY KEY,
+		id TEXT COLLATE "C" NOT NULL UNIQUE,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		stream_id TEXT COLLATE "C" NOT NULL,
+		msg_offset BIGINT NOT NULL,
+		payload BYTEA NOT NULL,
+		status TEXT NOT NULL,
+		attempts INTEGER NOT NULL DEFAULT 0,
+		next_attempt_at BIGINT NOT NULL,
+		queued_at BIGINT NOT NULL,
+		last_status_code INTEGER NOT NULL DEFAULT 0,
+		last_error TEXT NOT NULL DEFAULT '',
+		last_latency_ms BIGINT NOT NULL DEFAULT 0,
+		created_at BIGINT NOT NULL,
+		delivered_at BIGINT NOT NULL DEFAULT 0,
+		lease_owner TEXT NOT NULL DEFAULT '',
+		lease_until BIGINT NOT NULL DEFAULT 0
+	);
+	CREATE INDEX deliveries_due ON deliveries(stream_id, next_attempt_at) WHERE status IN ('pending', 'failed');
+	CREATE INDEX deliveries_stream ON deliveries(stream_id, seq);
+	CREATE INDEX deliveries_stream_status ON deliveries(stream_id, status, seq);
+	CREATE INDEX deliveries_created ON deliveries(created_at);
+	CREATE TABLE delivery_endpoints (
+		stream_id TEXT COLLATE "C" PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		disabled_at BIGINT NOT NULL DEFAULT 0,
+		url TEXT NOT NULL DEFAULT '',
+		reason TEXT NOT NULL DEFAULT ''
+	);`,
+	`CREATE TABLE device_settings (
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		device_id TEXT NOT NULL,
+		settings TEXT NOT NULL,
+		record TEXT NOT NULL,
+		version BIGINT NOT NULL,
+		applied_at BIGINT NOT NULL,
+		PRIMARY KEY (org, env, device_id)
+	);`,
 }
 
 // migrate applies every pending migration in one transaction. The advisory

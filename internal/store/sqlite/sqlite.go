@@ -172,6 +172,49 @@ var migrations = []string{
 		stopped_at INTEGER NOT NULL DEFAULT 0
 	);
 	CREATE INDEX streams_updated ON streams(updated_at);`,
+	// Webhook deliveries (deliveries.go): the durable queue and its log.
+	`CREATE TABLE deliveries (
+		seq INTEGER PRIMARY KEY AUTOINCREMENT,
+		id TEXT NOT NULL UNIQUE,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		stream_id TEXT NOT NULL,
+		msg_offset INTEGER NOT NULL,
+		payload BLOB NOT NULL,
+		status TEXT NOT NULL,
+		attempts INTEGER NOT NULL DEFAULT 0,
+		next_attempt_at INTEGER NOT NULL,
+		queued_at INTEGER NOT NULL,
+		last_status_code INTEGER NOT NULL DEFAULT 0,
+		last_error TEXT NOT NULL DEFAULT '',
+		last_latency_ms INTEGER NOT NULL DEFAULT 0,
+		created_at INTEGER NOT NULL,
+		delivered_at INTEGER NOT NULL DEFAULT 0,
+		lease_owner TEXT NOT NULL DEFAULT '',
+		lease_until INTEGER NOT NULL DEFAULT 0
+	);
+	CREATE INDEX deliveries_due ON deliveries(stream_id, next_attempt_at) WHERE status IN ('pending', 'failed');
+	CREATE INDEX deliveries_stream ON deliveries(stream_id, seq);
+	CREATE INDEX deliveries_stream_status ON deliveries(stream_id, status, seq);
+	CREATE INDEX deliveries_created ON deliveries(created_at);
+	CREATE TABLE delivery_endpoints (
+		stream_id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		disabled_at INTEGER NOT NULL DEFAULT 0,
+		url TEXT NOT NULL DEFAULT '',
+		reason TEXT NOT NULL DEFAULT ''
+	);`,
+	`CREATE TABLE device_settings (
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		device_id TEXT NOT NULL,
+		settings TEXT NOT NULL,
+		record TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		applied_at INTEGER NOT NULL,
+		PRIMARY KEY (org, env, device_id)
+	);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

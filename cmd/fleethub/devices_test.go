@@ -1,0 +1,93 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDeviceSettings(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	other := n.key("org-b", "test", []string{"all"}, 100000)
+	if r := n.do("GET", "/v1/devices/dev-1/settings", k, nil); r.Status != 404 {
+		t.Fatalf("no settings yet: %d", r.Status)
+	}
+	body := map[string]any{"telemetry_settings": map[string]any{"collection_interval_seconds": 30, "data_types": []string{"location", "obd_data"}},
+		"safety_features": map[string]any{"harsh_event_detection": map[string]any{"enabled": true, "braking_threshold": -0.3},
+			"speeding_alerts": map[string]any{"enabled": true, "threshold_over_limit": 5, "alert_frequency": "immediate"}}}
+	r := n.do("PUT", "/v1/devices/dev-1/settings", k, body)
+	if r.Status != 200 {
+		t.Fatalf("put: %d %s", r.Status, r.Body)
+	}
+	a := r.json(t)
+	if a["settings_version"] != "v1" || a["effective_immediately"] != true || a["estimated_impact"].(map[string]any)["alert_frequency_change"] != "increased" {
+		t.Errorf("applied %s", r.Body)
+	}
+	// merge: a second PUT of one group keeps the others
+	r = n.do("PUT", "/v1/devices/dev-1/settings", k, map[string]any{"power_management": map[string]any{"sleep_mode_enabled": true, "sleep_delay_minutes": 5}})
+	a = r.json(t)
+	sa := a["settings_applied"].(map[string]any)
+	if a["settings_version"] != "v2" || sa["telemetry_settings"] == nil || sa["power_management"] == nil {
+		t.Errorf("merge: %s", r.Body)
+	}
+	if g := n.do("GET", "/v1/devices/dev-1/settings", k, nil).json(t); g["settings_version"] != "v2" {
+		t.Errorf("get: %v", g["settings_version"])
+	}
+	if r := n.do("GET", "/v1/devices/dev-1/settings", other, nil); r.Status != 404 {
+		t.Errorf("another org: %d", r.Status)
+	}
+	for _, c := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"telemetry_settings": map[string]any{"collection_interval_seconds": 5}}, "telemetry_settings.collection_interval_seconds"},
+		{map[string]any{"telemetry_settings": map[string]any{"data_types": []string{"radar"}}}, "telemetry_settings.data_types[0]"},
+		{map[string]any{"safety_features": map[string]any{"harsh_event_detection": map[string]any{"braking_threshold": 0.5}}}, "safety_features.harsh_event_detection.braking_threshold"},
+		{map[string]any{"power_management": map[string]any{"low_power_threshold": 80}}, "power_management.low_power_threshold"},
+		{map[string]any{"safety_features": map[string]any{"speeding_alerts": map[string]any{"alert_frequency": "hourly"}}}, "safety_features.speeding_alerts.alert_frequency"},
+		{map[string]any{"turbo_mode": true}, "turbo_mode"},
+	} {
+		r := n.do("PUT", "/v1/devices/dev-1/settings", k, c.body)
+		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+			t.Errorf("%v: %d %s", c.body, r.Status, r.Body)
+			continue
+		}
+		if d := r.json(t)["error"].(map[string]any)["details"].(map[string]any); d[c.field] == nil {
+			t.Errorf("%v: details %v", c.body, d)
+		}
+	}
+	if g := n.do("GET", "/v1/devices/dev-1/settings", k, nil).json(t); g["settings_version"] != "v2" {
+		t.Errorf("bad input changed the version: %v", g["settings_version"])
+	}
+}
+
+// TestDeviceSettingsDriveDetection: a device that disables speeding
+// alerts gets no speeding events; a lower braking threshold catches a
+// gentler stop.
+func TestDeviceSettingsDriveDetection(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.SpeedLimitKmh = 80
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	n.do("PUT", "/v1/devices/quiet/settings", k, map[string]any{"safety_features": map[string]any{"speeding_alerts": map[string]any{"enabled": false}}})
+	t0 := time.Now().Add(-30 * time.Minute).UTC()
+	sp := constant(70, 30)
+	for v := 72.0; v < 100; v += 2 {
+		sp = append(sp, v)
+	}
+	sp = append(sp, constant(100, 120)...)
+	for v := 98.0; v > 70; v -= 2 {
+		sp = append(sp, v)
+	}
+	sp = append(sp, constant(70, 30)...)
+	id := n.startTrip(k, "veh-q", t0)
+	r := n.do("POST", "/v1/locations/batch", k, map[string]any{"trip_id": id, "locations": track(t0, 40, -83, sp), "device_info": map[string]any{"device_id": "quiet"}})
+	if ev := r.json(t)["events_detected"].([]any); len(ev) != 0 {
+		t.Errorf("speeding alerts disabled, got %v", ev)
+	}
+	id2 := n.startTrip(k, "veh-l", t0)
+	r = n.do("POST", "/v1/locations/batch", k, map[string]any{"trip_id": id2, "locations": track(t0, 40, -83, sp), "device_info": map[string]any{"device_id": "loud"}})
+	if ev := r.json(t)["events_detected"].([]any); len(ev) != 1 {
+		t.Errorf("default settings: %v", ev)
+	}
+}
