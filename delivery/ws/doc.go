@@ -135,6 +135,9 @@
 //	100   2.6–3.6 M          280–380      105–210: about one per delivery, the client's
 //	1000  1.7–2.5 M          400–590      ~1015: idem
 //
+// With the machine busier (load average 3–4 on its 2 vCPUs) the same runs
+// gave 0.84–1.5 M, 1.05–2.2 M and 1.1–1.2 M msgs/s.
+//
 // Without the shared ring (BenchmarkFanoutUncached_*) every delivery
 // costs the server two allocations more: 100 subs 1.8–2.2 M msgs/s and
 // 300 allocs/op (80 KB), 1000 subs 1.7–1.9 M and 3,015 allocs/op (1 MB,
