@@ -57,7 +57,7 @@ func TestGenerateAndHash(t *testing.T) {
 	if _, err := apikey.NewHasher([]byte("short")); err == nil {
 		t.Fatal("short secret accepted")
 	}
-	if n :=  testing.AllocsPerRun(100, func() { h.Sum(k1) }); n != 0 && !raceEnabled {
+	if n := testing.AllocsPerRun(100, func() { h.Sum(k1) }); n != 0 && !raceEnabled {
 		t.Errorf("Sum allocates %v", n)
 	}
 }
