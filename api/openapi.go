@@ -73,6 +73,12 @@ func (s *Server) OpenAPI() map[string]any {
 		if strings.Contains(r.Path, "{") {
 			codes = append(codes, 404)
 		}
+		for _, p := range r.Params {
+			if p.In == "query" {
+				codes = append(codes, 400)
+				break
+			}
+		}
 		codes = append(codes, 500)
 		for _, c := range codes {
 			resp[fmt.Sprint(c)] = map[string]any{"description": httpText(c), "content": errContent}

@@ -95,3 +95,45 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Result, error) {
 		return cfg.Batch
 	}, func(st int) bool { return st == 200 })
 }
+
+// Telemetry drives POST /v1/telemetry with batches of engine_diagnostics
+// messages over Trips vehicles.
+func Telemetry(ctx context.Context, cfg IngestConfig) (*Result, error) {
+	cfg.defaults()
+	if cfg.Trips == 0 {
+		cfg.Trips = 256
+	}
+	if cfg.Batch == 0 || cfg.Batch > 1000 {
+		cfg.Batch = 500
+	}
+	run0 := time.Now().UnixNano()
+	url := cfg.URL + "/v1/telemetry"
+	bufs := make([][]byte, cfg.Conns)
+	start := time.Now().Add(-24 * time.Hour).UTC()
+	return run(ctx, "telemetry", cfg.Config, func(w, i int, req *fasthttp.Request) int {
+		b := bufs[w][:0]
+		b = append(b, `{"messages":[`...)
+		for j := 0; j < cfg.Batch; j++ {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			seq := i*cfg.Batch + j
+			b = append(b, `{"vehicle_id":"tbench-`...)
+			b = strconv.AppendInt(b, run0, 10)
+			b = append(b, '-')
+			b = strconv.AppendInt(b, int64((w*7919+j)%cfg.Trips), 10)
+			b = append(b, `","timestamp":"`...)
+			b = start.Add(time.Duration(seq)*time.Millisecond).AppendFormat(b, time.RFC3339Nano)
+			b = append(b, `","data_type":"engine_diagnostics","sequence":`...)
+			b = strconv.AppendInt(b, int64(seq), 10)
+			b = append(b, `,"data":{"engine":{"rpm":2100,"load_percentage":41.5,"coolant_temp":91,"oil_pressure":44},"status_codes":{"dtc_count":0,"mil_status":false}}}`...)
+		}
+		b = append(b, "]}"...)
+		bufs[w] = b
+		req.SetRequestURI(url)
+		req.Header.SetMethod("POST")
+		req.Header.SetContentType("application/json")
+		req.SetBodyRaw(b)
+		return cfg.Batch
+	}, func(st int) bool { return st == 202 })
+}

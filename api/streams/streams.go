@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/fleethub/fleethub/api"
@@ -128,6 +129,11 @@ func (h *Handlers) Routes() []*api.Route {
 				Handler: func(c *api.Ctx) error { return h.configure(c, kind) }},
 		)
 	}
+	out = append(out, &api.Route{Method: "GET", Path: "/api/v1/streaming/events/correlations/{stream_id}", Tag: "streaming",
+		Summary: "Retained messages of an event stream sharing a correlation id (correlation_enabled tags them)", Permission: "streams:read",
+		Params: []api.Param{{Name: "stream_id", In: "path", Type: "string", Required: true}, {Name: "correlation_id", In: "query", Type: "string", Required: true},
+			{Name: "limit", In: "query", Type: "integer", Description: "1-1000, default 100"}},
+		Response: CorrelationView{}, Handler: h.correlations})
 	out = append(out, &api.Route{Method: "GET", Path: "/api/v1/streaming/ws", Tag: "streaming", Summary: "Websocket delivery of one or more streams (see docs/websocket.md)",
 		Permission: "streams:read", QueryKey: true, Status: 101, Errors: []int{400, 404, 501},
 		Params: []api.Param{{Name: "stream_id", In: "query", Type: "string", Required: true, Description: "repeatable or comma-separated"},
@@ -264,4 +270,46 @@ func (h *Handlers) websocket(c *api.Ctx) error {
 		return err
 	}
 	return nil
+}
+
+// CorrelatedMessage is one message of a correlation.
+type CorrelatedMessage struct {
+	Offset  int64           `json:"offset"`
+	Message json.RawMessage `json:"message"`
+}
+
+// CorrelationView is the correlation answer.
+type CorrelationView struct {
+	Success       bool                `json:"success"`
+	StreamID      string              `json:"stream_id"`
+	CorrelationID string              `json:"correlation_id"`
+	Count         int                 `json:"count"`
+	Messages      []CorrelatedMessage `json:"messages"`
+}
+
+func (h *Handlers) correlations(c *api.Ctx) error {
+	corr := string(c.QueryArgs().Peek("correlation_id"))
+	if corr == "" || len(corr) > 200 {
+		return api.Validation("invalid_request", map[string]string{"correlation_id": "is required (at most 200 characters)"})
+	}
+	limit := 100
+	if v := c.QueryArgs().Peek("limit"); len(v) > 0 {
+		n, err := strconv.Atoi(string(v))
+		if err != nil || n < 1 || n > 1000 {
+			return api.Validation("invalid_request", map[string]string{"limit": "must be an integer from 1 to 1000"})
+		}
+		limit = n
+	}
+	org, env := c.Scope()
+	id := c.PathParam("stream_id")
+	ents, err := h.svc.Correlated(c.Context(), org, env, id, corr, limit)
+	if err != nil {
+		return mapErr(err)
+	}
+	out := CorrelationView{Success: true, StreamID: id, CorrelationID: corr, Messages: []CorrelatedMessage{}}
+	for _, e := range ents {
+		out.Messages = append(out.Messages, CorrelatedMessage{Offset: e.Offset, Message: json.RawMessage(e.Data)})
+	}
+	out.Count = len(out.Messages)
+	return c.JSON(200, out)
 }

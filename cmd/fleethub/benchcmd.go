@@ -27,6 +27,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	trips := fs.Int("trips", 256, "ingest: trips in parallel")
 	batch := fs.Int("batch", 1000, "ingest: points per batch; fanout: events per ingest request (default 50 there)")
 	subs := fs.Int("subscribers", 100, "fanout: websocket subscribers")
+	kind := fs.String("kind", "locations", "ingest: locations (POST /v1/locations/batch) or telemetry (POST /v1/telemetry; --batch at most 1000, default 500 there)")
 	port := fs.Int("port", 0, "broker: listen port (0: any)")
 	batchEvents := fs.Bool("batch-events", false, "fanout: start the stream with batch_events")
 	maxWait := fs.Int("max-wait-ms", 20, "fanout: max_wait_time of batch_events, milliseconds")
@@ -68,7 +69,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fr.Print(stdout)
 		return 0
 	case "ingest":
-		res, err = bench.Ingest(ctx, bench.IngestConfig{Config: c, Trips: *trips, Batch: *batch})
+		if *kind == "telemetry" {
+			res, err = bench.Telemetry(ctx, bench.IngestConfig{Config: c, Trips: *trips, Batch: *batch})
+		} else {
+			res, err = bench.Ingest(ctx, bench.IngestConfig{Config: c, Trips: *trips, Batch: *batch})
+		}
 	default:
 		fmt.Fprintf(stderr, "fleethub bench: unknown generator %q\n", args[0])
 		return 2

@@ -141,3 +141,34 @@ func TestStreamsSurviveRestart(t *testing.T) {
 		t.Fatalf("after restart: %d %s", r.Status, r.Body)
 	}
 }
+
+func TestCorrelatedEvents(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	r := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{"event_filters": map[string]any{"vehicle_ids": []string{"veh-c"}},
+		"processing_rules": map[string]any{"correlation_enabled": true}})
+	id := r.json(t)["stream_id"].(string)
+	var evs []map[string]any
+	for i, corr := range []string{"trip-1", "trip-2", "trip-1", "trip-1", "trip-2"} {
+		evs = append(evs, map[string]any{"event_type": "waypoint_reached", "category": "operational_events", "timestamp": time.Now().UTC().Format(time.RFC3339),
+			"severity": "low", "priority": "normal", "source": map[string]any{"vehicle_id": "veh-c"},
+			"metadata": map[string]any{"correlation_id": corr, "sequence_number": i + 1}})
+	}
+	if r := n.do("POST", "/v1/events", k, map[string]any{"events": evs}); r.Status != 202 {
+		t.Fatalf("ingest: %d %s", r.Status, r.Body)
+	}
+	var got map[string]any
+	waitFor(t, "correlated messages", func() bool {
+		got = n.do("GET", "/api/v1/streaming/events/correlations/"+id+"?correlation_id=trip-1", k, nil).json(t)
+		return got["count"] == 3.0
+	})
+	msgs := got["messages"].([]any)
+	last := msgs[2].(map[string]any)["message"].(map[string]any)
+	tag := last["enrichment"].(map[string]any)["correlation"].(map[string]any)
+	if tag["correlation_id"] != "trip-1" || tag["position"] != 3.0 || tag["related_events"] != 2.0 {
+		t.Errorf("correlation tag %v", tag)
+	}
+	if r := n.do("GET", "/api/v1/streaming/events/correlations/"+id, k, nil); r.Status != 400 {
+		t.Errorf("without correlation_id: %d", r.Status)
+	}
+}

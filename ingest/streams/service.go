@@ -322,3 +322,52 @@ func (s *Service) Status(ctx context.Context, org, env, kind, id string) (Status
 	}
 	return st, nil
 }
+
+// LogReader reads a stream's retained log.
+type LogReader interface {
+	Read(ctx context.Context, streamID string, from int64, max int) ([]hub.Entry, error)
+	Last(ctx context.Context, streamID string) (int64, error)
+}
+
+// MaxCorrelationScan bounds how many retained messages a correlation
+// lookup reads.
+const MaxCorrelationScan = 100_000
+
+// Correlated returns the retained messages of an event stream that share
+// a correlation id, in offset order (at most limit).
+func (s *Service) Correlated(ctx context.Context, org, env, id, correlationID string, limit int) ([]hub.Entry, error) {
+	if _, err := s.Get(ctx, org, env, hub.KindEvents, id); err != nil {
+		return nil, err
+	}
+	lr, ok := s.log.(LogReader)
+	if !ok {
+		return nil, fmt.Errorf("streams: the stream log cannot be read")
+	}
+	last, err := lr.Last(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	key, _ := json.Marshal(correlationID)
+	needle := append([]byte(`"correlation_id":`), key...)
+	var out []hub.Entry
+	from := max(int64(1), last-MaxCorrelationScan+1)
+	for from <= last && len(out) < limit {
+		ents, err := lr.Read(ctx, id, from, 1000)
+		if err != nil {
+			return nil, err
+		}
+		if len(ents) == 0 {
+			break
+		}
+		for _, e := range ents {
+			if bytesContains(e.Data, needle) {
+				out = append(out, e)
+				if len(out) == limit {
+					break
+				}
+			}
+		}
+		from = ents[len(ents)-1].Offset + 1
+	}
+	return out, nil
+}
