@@ -32,8 +32,11 @@ type WebhookConfig struct {
 	// ReceiverAddr is where the receiver listens (default 127.0.0.1:0).
 	ReceiverAddr string
 	// DeadNeighbour adds a second stream matching the same events whose
-	// receiver accepts connections and never answers.
-	DeadNeighbour bool
+	// receiver accepts connections and never answers; HealthyNeighbour
+	// adds one whose receiver answers at once (the cost of a neighbour as
+	// such, for comparison).
+	DeadNeighbour    bool
+	HealthyNeighbour bool
 	// BatchSize > 1 turns on batch_events: deliveries carry arrays.
 	BatchSize int
 	// Drain is how long to wait for deliveries after publishing stops
@@ -102,6 +105,20 @@ func Webhook(ctx context.Context, cfg WebhookConfig) (*Result, error) {
 		deadURL = "http://" + dl.Addr().String() + "/dead"
 	}
 
+	if cfg.HealthyNeighbour {
+		hl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("bench: neighbour receiver: %w", err)
+		}
+		hs := &fasthttp.Server{Handler: func(c *fasthttp.RequestCtx) { c.SetStatusCode(204) }, NoDefaultServerHeader: true}
+		go hs.Serve(hl)
+		defer hs.Shutdown()
+		hid, _, err := startWebhookStream(cfg, runID, "http://"+hl.Addr().String()+"/neighbour")
+		if err != nil {
+			return nil, err
+		}
+		defer stopWebhookStream(cfg, hid)
+	}
 	id, secret, err := startWebhookStream(cfg, runID, "http://"+ln.Addr().String()+"/hooks")
 	if err != nil {
 		return nil, err

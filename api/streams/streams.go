@@ -4,6 +4,7 @@
 package streams
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
+	apiwebhooks "github.com/fleethub/fleethub/api/webhooks"
 	"github.com/fleethub/fleethub/hub"
 	domain "github.com/fleethub/fleethub/ingest/streams"
 	"github.com/valyala/fasthttp"
@@ -21,16 +23,23 @@ type Websocket interface {
 	Serve(rc *fasthttp.RequestCtx, org, env, keyID string) error
 }
 
+// DeliveryStatus reports a webhook stream's endpoint and delivery counts.
+type DeliveryStatus interface {
+	Status(ctx context.Context, org, env, streamID string) (apiwebhooks.EndpointStatus, error)
+}
+
 // Handlers serves the streaming routes.
 type Handlers struct {
 	svc     *domain.Service
 	ws      Websocket
+	hooks   DeliveryStatus
 	overlap time.Duration
 }
 
-// New makes the handlers; ws may be nil (the upgrade answers 501).
-func New(svc *domain.Service, ws Websocket) *Handlers {
-	return &Handlers{svc: svc, ws: ws, overlap: 24 * time.Hour}
+// New makes the handlers; ws may be nil (the upgrade answers 501), hooks
+// too (status shows no webhook block).
+func New(svc *domain.Service, ws Websocket, hooks DeliveryStatus) *Handlers {
+	return &Handlers{svc: svc, ws: ws, hooks: hooks, overlap: 24 * time.Hour}
 }
 
 // StreamView is a stream as the API shows it.
@@ -63,6 +72,9 @@ type StatusView struct {
 	ConnectedClients int64            `json:"connected_clients"`
 	Counters         map[string]int64 `json:"counters" doc:"matched, delivered, dropped, duplicates_suppressed, failed, pending, dead_lettered, throttled"`
 	Lag              Lag              `json:"lag"`
+	// Webhook is the endpoint state of a webhook stream: circuit,
+	// disabled (410), and deliveries per status across nodes.
+	Webhook *apiwebhooks.EndpointStatus `json:"webhook,omitempty"`
 }
 
 // StopBody is the stop request.
@@ -186,6 +198,14 @@ func (h *Handlers) statusView(c *api.Ctx, st domain.Status) StatusView {
 	if !st.LastMatchAt.IsZero() {
 		t := st.LastMatchAt
 		v.Lag.LastMessageAt = &t
+	}
+	if h.hooks != nil && st.Entry.Info.Delivery == "webhook" {
+		if ws, err := h.hooks.Status(c.Context(), st.Entry.Rec.Org, st.Entry.Rec.Env, st.Entry.Rec.ID); err == nil {
+			v.Webhook = &ws
+			for _, k := range []string{"pending", "failed", "dead_lettered"} {
+				v.Counters[k] = ws.Counts[k]
+			}
+		}
 	}
 	return v
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/fleethub/fleethub/api/pending"
 	apistreams "github.com/fleethub/fleethub/api/streams"
 	apitrips "github.com/fleethub/fleethub/api/trips"
+	apiwebhooks "github.com/fleethub/fleethub/api/webhooks"
+	"github.com/fleethub/fleethub/delivery/webhook"
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/filters/dedup"
 	"github.com/fleethub/fleethub/hub"
@@ -52,6 +54,7 @@ type app struct {
 	slog    hub.Log
 	pipe    *pipeline.Pipeline
 	ws      *ws.Server
+	hooks   *webhook.Dispatcher
 	store   store.Backend
 	redis   *redis.Client
 	bus     hub.Bus
@@ -196,7 +199,14 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.redis != nil {
 		window = dedup.NewRedis(a.redis, "fleethub:dedup:", time.Hour)
 	}
-	a.pipe = pipeline.New(pipeline.Config{}, a.bus, a.reg, a.slog, window, pipeline.NewStoreEnricher(a.store), nil, log)
+	deliveries, ok := a.store.(store.Deliveries)
+	if !ok {
+		return nil, fmt.Errorf("the %s store keeps no webhook deliveries", storeName)
+	}
+	if a.hooks, err = webhook.New(webhook.Config{AllowPrivate: cfg.AllowPrivateWebhooks}, deliveries, a.reg, a.store, a.reg, log); err != nil {
+		return nil, err
+	}
+	a.pipe = pipeline.New(pipeline.Config{}, a.bus, a.reg, a.slog, window, pipeline.NewStoreEnricher(a.store), a.hooks, log)
 	if a.intake, err = telemetry.New(telemetry.Config{}, a.bus, log); err != nil {
 		return nil, err
 	}
@@ -208,7 +218,9 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		wcfg.Acks = ws.NewRedisAcks(a.redis, 0)
 	}
 	a.ws = ws.New(wcfg, a.reg, a.slog, a.reg, log)
-	a.server.Handle(apistreams.New(a.streams, a.ws).Routes()...)
+	wh := apiwebhooks.New(deliveries, a.reg, a.hooks)
+	a.server.Handle(apistreams.New(a.streams, a.ws, wh).Routes()...)
+	a.server.Handle(wh.Routes()...)
 	a.server.Handle(apitrips.New(a.trips, a.limiter).Routes()...)
 	a.server.Handle(a.health.Routes()...)
 	built := map[string]bool{}
@@ -231,6 +243,7 @@ func (a *app) start(ctx context.Context) error {
 	a.goRun(func() error { return a.keys.Run(ctx) })
 	a.goRun(func() error { return a.reg.Run(ctx) })
 	a.goRun(func() error { return a.pipe.Run(ctx) })
+	a.goRun(func() error { return a.hooks.Run(ctx) })
 	a.goRun(func() error { return a.intake.Run(ctx) })
 	a.goRun(a.server.Serve)
 	return nil

@@ -13,7 +13,7 @@ import (
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: fleethub bench health|ingest|fanout|idle|broker [flags]")
+		fmt.Fprintln(stderr, "usage: fleethub bench health|ingest|fanout|webhook|idle|broker [flags]")
 		return 2
 	}
 	fs := flag.NewFlagSet("bench "+args[0], flag.ContinueOnError)
@@ -27,6 +27,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	trips := fs.Int("trips", 256, "ingest: trips in parallel")
 	batch := fs.Int("batch", 1000, "ingest: points per batch; fanout: events per ingest request (default 50 there)")
 	subs := fs.Int("subscribers", 100, "fanout: websocket subscribers")
+	dead := fs.Bool("dead-neighbour", false, "webhook: add a stream whose receiver never answers")
+	healthy := fs.Bool("healthy-neighbour", false, "webhook: add a stream whose receiver answers at once")
+	whBatch := fs.Int("batch-size", 0, "webhook: batch_events size (deliveries carry arrays)")
 	kind := fs.String("kind", "locations", "ingest: locations (POST /v1/locations/batch) or telemetry (POST /v1/telemetry; --batch at most 1000, default 500 there)")
 	port := fs.Int("port", 0, "broker: listen port (0: any)")
 	batchEvents := fs.Bool("batch-events", false, "fanout: start the stream with batch_events")
@@ -41,6 +44,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch args[0] {
 	case "health":
 		res, err = bench.Health(ctx, c)
+	case "webhook":
+		b := *batch
+		if b == 1000 {
+			b = 100
+		}
+		res, err = bench.Webhook(ctx, bench.WebhookConfig{Config: c, Batch: b, DeadNeighbour: *dead, HealthyNeighbour: *healthy, BatchSize: *whBatch})
 	case "idle":
 		ir, err := bench.Idle(ctx, c.URL, c.Key, *subs, c.Duration)
 		if err != nil {

@@ -37,6 +37,7 @@ var suite = []struct {
 	{"Keys", keys},
 	{"Secrets", secrets},
 	{"Trips", trips},
+	{"Deliveries", deliveries},
 }
 
 // Run runs the whole contract against backends made by open.

@@ -1,0 +1,281 @@
+// Package webhooks serves the webhook delivery log of streams: the
+// deliveries of a stream with their attempts, answers and errors (dead
+// letters among them), and replay. It reads the delivery store and the
+// stream registry through the small interfaces below; the stream's
+// endpoint state (circuit, disabled) comes from the dispatcher.
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// Limits of the endpoints.
+const (
+	DefaultLimit  = 50
+	MaxLimit      = 200
+	MaxReplayIDs  = 1000
+	MaxReplaySpan = 31 * 24 * time.Hour
+)
+
+// Store is what the handlers need of the delivery store.
+type Store interface {
+	ListDeliveries(ctx context.Context, sc store.Scope, streamID string, q store.DeliveryQuery) ([]store.Delivery, int64, error)
+	RequeueDeliveries(ctx context.Context, sc store.Scope, streamID string, r store.DeliveryRequeue) (int64, error)
+	CountDeliveries(ctx context.Context, sc store.Scope, streamID string) (map[string]int64, error)
+}
+
+// Endpoints reports a stream's endpoint state (the webhook dispatcher).
+type Endpoints interface {
+	EndpointState(streamID string) (circuit string, disabled bool)
+}
+
+// Handlers serves the delivery routes.
+type Handlers struct {
+	st      Store
+	streams hub.Streams
+	eps     Endpoints
+	now     func() time.Time
+}
+
+// New makes the handlers. streams resolves a caller's stream (another
+// organization's is missing); eps may be nil (the circuit then reads
+// closed and disabled comes from the store's counts).
+func New(st Store, streams hub.Streams, eps Endpoints) *Handlers {
+	return &Handlers{st: st, streams: streams, eps: eps, now: time.Now}
+}
+
+// DeliveryView is one delivery as the API shows it.
+type DeliveryView struct {
+	ID             string          `json:"id" doc:"the webhook-id sent with it; stable across retries and replays"`
+	StreamID       string          `json:"stream_id"`
+	Offset         int64           `json:"offset" doc:"the message's offset in the stream"`
+	Status         string          `json:"status" enum:"pending,failed,delivered,dead_lettered,disabled" doc:"failed: the last attempt failed and another is scheduled at next_attempt_at"`
+	Attempts       int             `json:"attempts"`
+	LastStatusCode *int            `json:"last_status_code" doc:"HTTP status of the last answer; null when there was none (timeout, connection error)"`
+	LastError      string          `json:"last_error,omitempty"`
+	LastLatencyMS  *int64          `json:"last_latency_ms" doc:"duration of the last attempt"`
+	NextAttemptAt  *time.Time      `json:"next_attempt_at" doc:"pending and failed deliveries only"`
+	CreatedAt      time.Time       `json:"created_at"`
+	DeliveredAt    *time.Time      `json:"delivered_at"`
+	Payload        json.RawMessage `json:"payload" doc:"the body sent: {stream_id, offset, message}"`
+}
+
+// EndpointStatus is the delivery state of a stream's endpoint.
+type EndpointStatus struct {
+	Circuit  string           `json:"circuit" enum:"closed,open,half_open" doc:"on the answering node"`
+	Disabled bool             `json:"disabled" doc:"the receiver answered 410 Gone; a replay or a new webhook_url enables it"`
+	Counts   map[string]int64 `json:"counts" doc:"deliveries per status: pending, failed, delivered, dead_lettered, disabled (all nodes)"`
+}
+
+// ListResponse is the answer of the delivery listing.
+type ListResponse struct {
+	Success    bool           `json:"success"`
+	StreamID   string         `json:"stream_id"`
+	Deliveries []DeliveryView `json:"deliveries" doc:"newest first"`
+	NextCursor *string        `json:"next_cursor" doc:"pass as cursor for the next page; null on the last"`
+	Endpoint   EndpointStatus `json:"endpoint"`
+}
+
+// ReplayBody selects deliveries to send again: ids, or a time range of
+// creation.
+type ReplayBody struct {
+	DeliveryIDs []string   `json:"delivery_ids,omitempty" doc:"up to 1,000 ids"`
+	From        *time.Time `json:"from,omitempty" doc:"RFC 3339; with to: deliveries created in [from, to), at most 31 days"`
+	To          *time.Time `json:"to,omitempty"`
+}
+
+// ReplayResponse is the answer of a replay.
+type ReplayResponse struct {
+	Success  bool   `json:"success"`
+	StreamID string `json:"stream_id"`
+	Requeued int64  `json:"requeued" doc:"deliveries made pending again (ones being sent at this moment are left alone)"`
+}
+
+// Routes returns the delivery routes for telemetry and event streams.
+func (h *Handlers) Routes() []*api.Route {
+	var out []*api.Route
+	for _, kind := range []string{hub.KindTelemetry, hub.KindEvents} {
+		base := "/api/v1/streaming/" + kind + "/deliveries/{stream_id}"
+		id := api.Param{Name: "stream_id", In: "path", Type: "string", Required: true}
+		out = append(out,
+			&api.Route{Method: "GET", Path: base, Tag: "streaming", Summary: "Webhook deliveries of a " + kind + " stream: attempts, answers, errors, dead letters",
+				Permission: "streams:read", Response: ListResponse{}, Errors: []int{400, 404},
+				Params: []api.Param{id,
+					{Name: "status", In: "query", Type: "string", Enum: store.DeliveryStatuses},
+					{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},
+					{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page"}},
+				Handler: func(c *api.Ctx) error { return h.list(c, kind) }},
+			&api.Route{Method: "POST", Path: base + "/replay", Tag: "streaming", Summary: "Send webhook deliveries of a " + kind + " stream again, by ids or time range (same webhook-ids)",
+				Permission: "streams:manage", Params: []api.Param{id}, Request: ReplayBody{}, Response: ReplayResponse{}, Errors: []int{400, 404},
+				Handler: func(c *api.Ctx) error { return h.replay(c, kind) }},
+		)
+	}
+	return out
+}
+
+// stream resolves the caller's stream of kind or answers stream_not_found.
+func (h *Handlers) stream(c *api.Ctx, kind string) (hub.StreamInfo, error) {
+	org, env := c.Scope()
+	info, ok := h.streams.Stream(org, env, c.PathParam("stream_id"))
+	if !ok || info.Kind != kind {
+		return info, api.Errf("stream_not_found", "stream not found")
+	}
+	return info, nil
+}
+
+// Status reports the delivery state of a stream's endpoint, for the
+// stream status view.
+func (h *Handlers) Status(ctx context.Context, org, env, streamID string) (EndpointStatus, error) {
+	counts, err := h.st.CountDeliveries(ctx, store.Scope{Org: org, Env: env}, streamID)
+	if err != nil {
+		return EndpointStatus{}, err
+	}
+	st := EndpointStatus{Circuit: "closed", Counts: counts}
+	if h.eps != nil {
+		st.Circuit, st.Disabled = h.eps.EndpointState(streamID)
+	}
+	return st, nil
+}
+
+func view(d store.Delivery) DeliveryView {
+	v := DeliveryView{ID: d.ID, StreamID: d.StreamID, Offset: d.Offset, Status: d.Status, Attempts: d.Attempts, LastError: d.LastError,
+		CreatedAt: d.CreatedAt, Payload: json.RawMessage(d.Payload)}
+	if d.LastStatusCode != 0 {
+		code := d.LastStatusCode
+		v.LastStatusCode = &code
+	}
+	if d.Attempts > 0 {
+		lat := d.LastLatencyMS
+		v.LastLatencyMS = &lat
+	}
+	if (d.Status == store.DeliveryPending || d.Status == store.DeliveryFailed) && !d.NextAttemptAt.IsZero() {
+		t := d.NextAttemptAt
+		v.NextAttemptAt = &t
+	}
+	if !d.DeliveredAt.IsZero() {
+		t := d.DeliveredAt
+		v.DeliveredAt = &t
+	}
+	if !json.Valid(v.Payload) {
+		v.Payload = json.RawMessage("null")
+	}
+	return v
+}
+
+// cursor encodes a listing position; it is opaque to clients.
+func encodeCursor(seq int64) string { return "d" + strconv.FormatInt(seq, 36) }
+
+func decodeCursor(s string) (int64, bool) {
+	rest, ok := strings.CutPrefix(s, "d")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(rest, 36, 64)
+	return n, err == nil && n > 0
+}
+
+func (h *Handlers) list(c *api.Ctx, kind string) error {
+	a := c.QueryArgs()
+	q := store.DeliveryQuery{Status: string(a.Peek("status")), Limit: DefaultLimit}
+	bad := map[string]string{}
+	if q.Status != "" && !slices.Contains(store.DeliveryStatuses, q.Status) {
+		bad["status"] = "must be " + strings.Join(store.DeliveryStatuses, ", ")
+	}
+	if v := a.Peek("limit"); len(v) > 0 {
+		n, err := strconv.Atoi(string(v))
+		if err != nil || n < 1 || n > MaxLimit {
+			bad["limit"] = "must be an integer from 1 to 200"
+		}
+		q.Limit = n
+	}
+	if v := string(a.Peek("cursor")); v != "" {
+		var ok bool
+		if q.Before, ok = decodeCursor(v); !ok {
+			bad["cursor"] = "is not a cursor of this listing"
+		}
+	}
+	if len(bad) > 0 {
+		return api.Validation("invalid_request", bad)
+	}
+	info, err := h.stream(c, kind)
+	if err != nil {
+		return err
+	}
+	sc := store.Scope{Org: info.Org, Env: info.Env}
+	ds, next, err := h.st.ListDeliveries(c.Context(), sc, info.ID, q)
+	if err != nil {
+		return api.Internal(err)
+	}
+	st, err := h.Status(c.Context(), info.Org, info.Env, info.ID)
+	if err != nil {
+		return api.Internal(err)
+	}
+	res := ListResponse{Success: true, StreamID: info.ID, Deliveries: make([]DeliveryView, len(ds)), Endpoint: st}
+	for i, d := range ds {
+		res.Deliveries[i] = view(d)
+	}
+	if next > 0 {
+		s := encodeCursor(next)
+		res.NextCursor = &s
+	}
+	return c.JSON(200, res)
+}
+
+func (h *Handlers) replay(c *api.Ctx, kind string) error {
+	var b ReplayBody
+	if err := c.Bind(&b, false); err != nil {
+		return err
+	}
+	byIDs, byTime := len(b.DeliveryIDs) > 0, b.From != nil || b.To != nil
+	switch {
+	case byIDs && byTime:
+		return api.Validation("validation_failed", map[string]string{"delivery_ids": "give delivery_ids or from and to, not both"})
+	case !byIDs && !byTime:
+		return api.Validation("validation_failed", map[string]string{"delivery_ids": "give delivery_ids, or from and to"})
+	case byIDs && len(b.DeliveryIDs) > MaxReplayIDs:
+		return api.Validation("validation_failed", map[string]string{"delivery_ids": "at most 1000 ids"})
+	case byTime && (b.From == nil || b.To == nil):
+		f := "from"
+		if b.To == nil {
+			f = "to"
+		}
+		return api.Validation("validation_failed", map[string]string{f: "is required with a time range"})
+	}
+	for i, id := range b.DeliveryIDs {
+		if id == "" || len(id) > 200 {
+			return api.Validation("validation_failed", map[string]string{"delivery_ids[" + strconv.Itoa(i) + "]": "must be a delivery id"})
+		}
+	}
+	if byTime {
+		if !b.From.Before(*b.To) {
+			return api.Errf("invalid_date_range", "from must be before to").
+				WithDetails(map[string]string{"from": b.From.Format(time.RFC3339), "to": b.To.Format(time.RFC3339)})
+		}
+		if b.To.Sub(*b.From) > MaxReplaySpan {
+			return api.Errf("invalid_date_range", "a replay spans at most 31 days").
+				WithDetails(map[string]string{"from": b.From.Format(time.RFC3339), "to": b.To.Format(time.RFC3339)})
+		}
+	}
+	info, err := h.stream(c, kind)
+	if err != nil {
+		return err
+	}
+	r := store.DeliveryRequeue{IDs: b.DeliveryIDs, Now: h.now()}
+	if byTime {
+		r.From, r.To = *b.From, *b.To
+	}
+	n, err := h.st.RequeueDeliveries(c.Context(), store.Scope{Org: info.Org, Env: info.Env}, info.ID, r)
+	if err != nil {
+		return api.Internal(err)
+	}
+	return c.JSON(200, ReplayResponse{Success: true, StreamID: info.ID, Requeued: n})
+}

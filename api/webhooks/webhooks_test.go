@@ -1,0 +1,262 @@
+package webhooks_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/webhooks"
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/store"
+	"github.com/fleethub/fleethub/internal/store/sqlite"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// auth maps keys to principals.
+type auth map[string]*api.Principal
+
+func (a auth) Authenticate(_ context.Context, key string) (*api.Principal, error) {
+	if p := a[key]; p != nil {
+		return p, nil
+	}
+	return nil, api.Errf("api_key_not_found", "unknown key")
+}
+
+type streams map[string]hub.StreamInfo
+
+func (s streams) Stream(org, env, id string) (hub.StreamInfo, bool) {
+	i, ok := s[id]
+	return i, ok && i.Org == org && i.Env == env
+}
+
+type endpoints struct{}
+
+func (endpoints) EndpointState(string) (string, bool) { return "open", false }
+
+type fixture struct {
+	t   *testing.T
+	url string
+	st  *sqlite.Store
+}
+
+var reader, manager, foreign = genKey(), genKey(), genKey()
+
+func genKey() string {
+	k, err := apikey.Generate("test")
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+func start(t *testing.T) *fixture {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), sqlite.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a := auth{
+		reader:  {KeyID: "k1", Org: "org-a", Env: "test", Permissions: []string{"streams:read"}, Rate: 1e6, Burst: 1e6},
+		manager: {KeyID: "k2", Org: "org-a", Env: "test", Permissions: []string{"streams:read", "streams:manage"}, Rate: 1e6, Burst: 1e6},
+		foreign: {KeyID: "k3", Org: "org-b", Env: "test", Permissions: []string{"all"}, Rate: 1e6, Burst: 1e6},
+	}
+	reg := streams{
+		"estr_1": {ID: "estr_1", Org: "org-a", Env: "test", Kind: hub.KindEvents, Delivery: "webhook"},
+		"tstr_1": {ID: "tstr_1", Org: "org-a", Env: "test", Kind: hub.KindTelemetry, Delivery: "webhook"},
+	}
+	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), a, nil)
+	srv.Handle(webhooks.New(st, reg, endpoints{}).Routes()...)
+	addr, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+	})
+	return &fixture{t: t, url: "http://" + addr.String(), st: st}
+}
+
+type reply struct {
+	status int
+	body   map[string]any
+}
+
+func (r reply) code() string {
+	e, _ := r.body["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+func (f *fixture) do(method, path, key string, body any) reply {
+	f.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, f.url+path, rd)
+	req.Header.Set("X-API-Key", key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	r := reply{status: res.StatusCode}
+	if err := json.Unmarshal(raw, &r.body); err != nil {
+		f.t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, raw)
+	}
+	return r
+}
+
+// seed stores n deliveries of estr_1, the first two dead-lettered.
+func (f *fixture) seed(n int) []store.Delivery {
+	f.t.Helper()
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var ds []store.Delivery
+	for i := range n {
+		at := base.Add(time.Duration(i) * time.Minute)
+		ds = append(ds, store.Delivery{ID: fmt.Sprintf("msg_%02d", i), Org: "org-a", Env: "test", StreamID: "estr_1", Offset: int64(i + 1),
+			Payload: fmt.Appendf(nil, `{"stream_id":"estr_1","offset":%d,"message":{"event_id":"e%d"}}`, i+1, i), NextAttemptAt: at, QueuedAt: at, CreatedAt: at})
+	}
+	ctx := context.Background()
+	if _, err := f.st.EnqueueDeliveries(ctx, ds); err != nil {
+		f.t.Fatal(err)
+	}
+	got, err := f.st.ClaimDeliveries(ctx, store.DeliveryClaim{Owner: "n", StreamIDs: []string{"estr_1"}, Now: base.Add(time.Hour), Until: base.Add(time.Hour), Limit: 2})
+	if err != nil || len(got) != 2 {
+		f.t.Fatal(err)
+	}
+	if err := f.st.RecordDeliveries(ctx, "n", []store.DeliveryResult{
+		{ID: got[0].ID, Status: store.DeliveryDeadLettered, Attempted: true, StatusCode: 400, Error: "HTTP 400: bad", LatencyMS: 7},
+		{ID: got[1].ID, Status: store.DeliveryDeadLettered, Attempted: true, Error: "timeout", LatencyMS: 10000},
+	}); err != nil {
+		f.t.Fatal(err)
+	}
+	return ds
+}
+
+func TestListDeliveries(t *testing.T) {
+	f := start(t)
+	f.seed(5)
+	r := f.do("GET", "/api/v1/streaming/events/deliveries/estr_1?limit=2", reader, nil)
+	if r.status != 200 || r.body["success"] != true {
+		t.Fatalf("list: %d %v", r.status, r.body)
+	}
+	ds := r.body["deliveries"].([]any)
+	first := ds[0].(map[string]any)
+	if len(ds) != 2 || first["id"] != "msg_04" || first["status"] != "pending" || first["last_status_code"] != nil || first["next_attempt_at"] == nil {
+		t.Errorf("page 1: %v", ds)
+	}
+	if p := first["payload"].(map[string]any); p["offset"] != float64(5) || p["stream_id"] != "estr_1" {
+		t.Errorf("payload %v", p)
+	}
+	ep := r.body["endpoint"].(map[string]any)
+	if ep["circuit"] != "open" || ep["counts"].(map[string]any)["dead_lettered"] != float64(2) || ep["counts"].(map[string]any)["pending"] != float64(3) {
+		t.Errorf("endpoint %v", ep)
+	}
+	var ids []string
+	cursor := ""
+	for range 5 {
+		r := f.do("GET", "/api/v1/streaming/events/deliveries/estr_1?limit=2&cursor="+url.QueryEscape(cursor), reader, nil)
+		for _, d := range r.body["deliveries"].([]any) {
+			ids = append(ids, d.(map[string]any)["id"].(string))
+		}
+		next, _ := r.body["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if fmt.Sprint(ids) != "[msg_04 msg_03 msg_02 msg_01 msg_00]" {
+		t.Errorf("paged ids %v", ids)
+	}
+	r = f.do("GET", "/api/v1/streaming/events/deliveries/estr_1?status=dead_lettered", reader, nil)
+	dl := r.body["deliveries"].([]any)
+	if len(dl) != 2 {
+		t.Fatalf("dead letters %v", dl)
+	}
+	d0, d1 := dl[0].(map[string]any), dl[1].(map[string]any)
+	if d0["last_status_code"] != nil || d0["last_error"] != "timeout" || d0["last_latency_ms"] != float64(10000) || d0["attempts"] != float64(1) {
+		t.Errorf("timed-out dead letter %v", d0)
+	}
+	if d1["last_status_code"] != float64(400) || d1["last_error"] != "HTTP 400: bad" || d1["next_attempt_at"] != nil {
+		t.Errorf("400 dead letter %v", d1)
+	}
+	for _, c := range []struct{ q, field string }{{"status=lost", "status"}, {"limit=0", "limit"}, {"limit=201", "limit"}, {"cursor=zzz", "cursor"}} {
+		r := f.do("GET", "/api/v1/streaming/events/deliveries/estr_1?"+c.q, reader, nil)
+		if r.status != 400 || r.code() != "invalid_request" || r.body["error"].(map[string]any)["details"].(map[string]any)[c.field] == nil {
+			t.Errorf("%s: %d %v", c.q, r.status, r.body)
+		}
+	}
+	for _, c := range []struct{ path, key string }{
+		{"/api/v1/streaming/events/deliveries/estr_1", foreign},      // another organization's stream
+		{"/api/v1/streaming/telemetry/deliveries/estr_1", reader},    // an event stream under telemetry
+		{"/api/v1/streaming/events/deliveries/estr_missing", reader}, // none at all
+	} {
+		if r := f.do("GET", c.path, c.key, nil); r.status != 404 || r.code() != "stream_not_found" {
+			t.Errorf("%s as %s: %d %v", c.path, c.key, r.status, r.body)
+		}
+	}
+	if r := f.do("GET", "/api/v1/streaming/telemetry/deliveries/tstr_1", reader, nil); r.status != 200 || len(r.body["deliveries"].([]any)) != 0 {
+		t.Errorf("empty telemetry listing: %d %v", r.status, r.body)
+	}
+}
+
+func TestReplay(t *testing.T) {
+	f := start(t)
+	ds := f.seed(5)
+	path := "/api/v1/streaming/events/deliveries/estr_1/replay"
+	if r := f.do("POST", path, reader, map[string]any{"delivery_ids": []string{"msg_00"}}); r.status != 403 {
+		t.Errorf("replay with streams:read only: %d", r.status)
+	}
+	r := f.do("POST", path, manager, map[string]any{"delivery_ids": []string{"msg_00", "msg_01", "msg_unknown"}})
+	if r.status != 200 || r.body["requeued"] != float64(2) {
+		t.Fatalf("replay by ids: %d %v", r.status, r.body)
+	}
+	c, _ := f.st.CountDeliveries(context.Background(), store.Scope{Org: "org-a", Env: "test"}, "estr_1")
+	if c[store.DeliveryPending] != 5 || c[store.DeliveryDeadLettered] != 0 {
+		t.Errorf("counts after replay %v", c)
+	}
+	from, to := ds[1].CreatedAt, ds[3].CreatedAt
+	r = f.do("POST", path, manager, map[string]any{"from": from.Format(time.RFC3339), "to": to.Format(time.RFC3339)})
+	if r.status != 200 || r.body["requeued"] != float64(2) {
+		t.Errorf("replay by range: %d %v", r.status, r.body)
+	}
+	for _, c := range []struct {
+		body any
+		code string
+	}{
+		{map[string]any{}, "validation_failed"},
+		{map[string]any{"delivery_ids": []string{"a"}, "from": from}, "validation_failed"},
+		{map[string]any{"from": from}, "validation_failed"},
+		{map[string]any{"from": to, "to": from}, "invalid_date_range"},
+		{map[string]any{"from": from, "to": from.Add(40 * 24 * time.Hour)}, "invalid_date_range"},
+		{map[string]any{"delivery_ids": "msg_00"}, "invalid_request"},
+	} {
+		if r := f.do("POST", path, manager, c.body); r.status != 400 || r.code() != c.code {
+			t.Errorf("%v: %d %v, want %s", c.body, r.status, r.body, c.code)
+		}
+	}
+	if r := f.do("POST", path, foreign, map[string]any{"delivery_ids": []string{"msg_00"}}); r.status != 404 || r.code() != "stream_not_found" {
+		t.Errorf("foreign replay: %d %v", r.status, r.body)
+	}
+}

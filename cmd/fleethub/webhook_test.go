@@ -1,0 +1,177 @@
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/delivery/webhook"
+	"github.com/fleethub/fleethub/hub/event"
+)
+
+// signedHit is a received webhook request.
+type signedHit struct {
+	header http.Header
+	body   []byte
+}
+
+// verifyWebhook checks a Standard Webhooks signature as a receiver
+// would: HMAC-SHA256 of "id.timestamp.body" under the base64 key after
+// whsec_, base64, one of the space-separated "v1,…" values.
+func verifyWebhook(secret string, h http.Header, body []byte) error {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil {
+		return err
+	}
+	id, ts := h.Get("webhook-id"), h.Get("webhook-timestamp")
+	if id == "" || ts == "" {
+		return fmt.Errorf("missing webhook-id or webhook-timestamp")
+	}
+	mac := hmac.New(sha256.New, key)
+	fmt.Fprintf(mac, "%s.%s.", id, ts)
+	mac.Write(body)
+	want := base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	for _, s := range strings.Fields(h.Get("webhook-signature")) {
+		if v, sig, _ := strings.Cut(s, ","); v == "v1" && hmac.Equal([]byte(sig), []byte(want)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("no signature of %q verifies", h.Get("webhook-signature"))
+}
+
+func TestWebhookStreamEndToEnd(t *testing.T) {
+	var mu sync.Mutex
+	var hits []signedHit
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		hits = append(hits, signedHit{r.Header.Clone(), b})
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer rc.Close()
+	received := func() []signedHit {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]signedHit(nil), hits...)
+	}
+
+	cfg := testConfig(t)
+	cfg.AllowPrivateWebhooks = true
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"streams:manage", "streams:read"}, 100000)
+	other := n.key("org-b", "test", []string{"streams:manage", "streams:read"}, 100000)
+	r := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{
+		"event_filters": map[string]any{"categories": []string{"safety_events"}},
+		"stream_config": map[string]any{"delivery_method": "webhook"},
+		"webhook_url":   rc.URL + "/hooks/fleet",
+	})
+	if r.Status != 201 {
+		t.Fatalf("start: %d %s", r.Status, r.Body)
+	}
+	s := r.json(t)
+	id, secret := s["stream_id"].(string), s["webhook_secret"].(string)
+	if !strings.HasPrefix(secret, "whsec_") || s["delivery_method"] != "webhook" {
+		t.Fatalf("start answer %s", r.Body)
+	}
+	for i := range 5 {
+		n.publishEvent("org-a", "test", &event.Event{EventID: fmt.Sprintf("ev-%d", i), EventType: "harsh_braking", Category: "safety_events",
+			Timestamp: time.Now().UTC(), Severity: "high", Priority: "urgent", Source: event.Source{VehicleID: "v1"}})
+	}
+	n.publishEvent("org-a", "test", &event.Event{EventID: "ev-x", EventType: "refuel", Category: "operational_events", Timestamp: time.Now().UTC(),
+		Severity: "low", Source: event.Source{VehicleID: "v1"}}) // not matched
+	waitFor(t, "five signed deliveries", func() bool { return len(received()) >= 5 })
+	ids := map[string]bool{}
+	events := map[string]bool{}
+	for _, h := range received() {
+		if err := verifyWebhook(secret, h.header, h.body); err != nil {
+			t.Errorf("signature: %v", err)
+		}
+		var p struct {
+			StreamID string      `json:"stream_id"`
+			Offset   int64       `json:"offset"`
+			Message  event.Event `json:"message"`
+		}
+		if err := json.Unmarshal(h.body, &p); err != nil || p.StreamID != id || p.Offset < 1 {
+			t.Errorf("payload %s: %v", h.body, err)
+		}
+		ids[h.header.Get("webhook-id")] = true
+		events[p.Message.EventID] = true
+	}
+	if len(ids) != 5 || len(events) != 5 || events["ev-x"] {
+		t.Errorf("received webhook-ids %v, events %v", ids, events)
+	}
+
+	// the delivery log, and the status counters
+	path := "/api/v1/streaming/events/deliveries/" + id
+	var list map[string]any
+	waitFor(t, "five delivered in the log", func() bool {
+		list = n.do("GET", path+"?status=delivered", k, nil).json(t)
+		return len(list["deliveries"].([]any)) == 5
+	})
+	d0 := list["deliveries"].([]any)[0].(map[string]any)
+	if d0["attempts"] != float64(1) || d0["last_status_code"] != float64(204) || !ids[d0["id"].(string)] {
+		t.Errorf("delivery %v", d0)
+	}
+	if ep := list["endpoint"].(map[string]any); ep["circuit"] != "closed" || ep["disabled"] != false {
+		t.Errorf("endpoint %v", ep)
+	}
+	waitFor(t, "delivered counter", func() bool {
+		c := n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil).json(t)["counters"].(map[string]any)
+		return c["delivered"] == float64(5)
+	})
+	if r := n.do("GET", path, other, nil); r.Status != 404 || r.errCode(t) != "stream_not_found" {
+		t.Errorf("another organization's deliveries: %d %s", r.Status, r.Body)
+	}
+
+	// rotation: both secrets sign during the overlap
+	r = n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{"rotate_secret": true})
+	fresh, _ := r.json(t)["webhook_secret"].(string)
+	if r.Status != 200 || fresh == "" || fresh == secret {
+		t.Fatalf("rotate: %d %s", r.Status, r.Body)
+	}
+	time.Sleep(webhook.DefaultSecretTTL + 100*time.Millisecond) // the signer's cache
+	n.publishEvent("org-a", "test", &event.Event{EventID: "ev-rotated", EventType: "harsh_braking", Category: "safety_events",
+		Timestamp: time.Now().UTC(), Severity: "high", Source: event.Source{VehicleID: "v1"}})
+	waitFor(t, "a delivery after rotation", func() bool { return len(received()) >= 6 })
+	last := received()[5]
+	if err := verifyWebhook(fresh, last.header, last.body); err != nil {
+		t.Errorf("new secret: %v", err)
+	}
+	if err := verifyWebhook(secret, last.header, last.body); err != nil {
+		t.Errorf("old secret during the overlap: %v", err)
+	}
+
+	// replay: the same webhook-ids come again
+	var some []string
+	for id := range ids {
+		some = append(some, id)
+	}
+	some = some[:2]
+	r = n.do("POST", path+"/replay", k, map[string]any{"delivery_ids": some})
+	if r.Status != 200 || r.json(t)["requeued"] != float64(2) {
+		t.Fatalf("replay: %d %s", r.Status, r.Body)
+	}
+	waitFor(t, "replayed deliveries", func() bool { return len(received()) >= 8 })
+	again := map[string]bool{}
+	for _, h := range received()[6:] {
+		again[h.header.Get("webhook-id")] = true
+		if err := verifyWebhook(fresh, h.header, h.body); err != nil {
+			t.Errorf("replayed signature: %v", err)
+		}
+	}
+	for _, id := range some {
+		if !again[id] {
+			t.Errorf("replayed %s not received under its webhook-id (got %v)", id, again)
+		}
+	}
+}

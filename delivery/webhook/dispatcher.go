@@ -1,0 +1,379 @@
+package webhook
+
+import (
+	"context"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// ErrRunning is returned by a second Run.
+var ErrRunning = errors.New("webhook: dispatcher already running")
+
+// Dispatcher is the webhook sink and the senders behind it: Accept makes
+// matched messages durable deliveries, Run sends them.
+type Dispatcher struct {
+	cfg     Config
+	q       store.Deliveries
+	streams hub.Streams
+	secrets *secretCache
+	counter hub.Counter
+	log     *slog.Logger
+
+	mu        sync.Mutex // guards endpoints and disabled
+	endpoints map[string]*endpoint
+	disabled  map[string]store.DeliveryStream
+
+	// accept is read-locked by Accept while it may hand deliveries to
+	// endpoints; shutdown write-locks it to close that door.
+	accept sync.RWMutex
+	live   bool // Run is sending; guarded by accept
+
+	started    atomic.Bool
+	closing    chan struct{}   // closed by Close
+	closeCtx   context.Context // Close's context: the drain deadline
+	closeOnce  sync.Once
+	stopping   chan struct{} // closed when workers must stop taking jobs
+	sendCtx    context.Context
+	sendCancel context.CancelFunc // aborts requests in flight
+	workers    sync.WaitGroup
+	results    chan result
+	done       chan struct{} // closed when Run has returned
+
+	// group commit of Accept: concurrent calls (one per bus partition)
+	// share one store transaction
+	enqMu    sync.Mutex // guards enqBusy and enqQueue
+	enqBusy  bool
+	enqQueue []*enqueueReq
+
+	wake      chan struct{}        // a hungry endpoint wants a refill
+	hungryMu  sync.Mutex           // guards hungrySet
+	hungrySet map[string]*endpoint // endpoints waiting for a refill
+}
+
+// result is an outcome waiting for the recorder.
+type result struct {
+	r      store.DeliveryResult
+	stream string
+	final  bool // it left the queue (delivered, dead-lettered, disabled)
+}
+
+// New makes a dispatcher. q is the delivery queue (the store), streams
+// resolves stream ids (hub.Streams: the stream registry), secrets reads
+// signing secrets (the store), counter may be nil.
+func New(cfg Config, q store.Deliveries, streams hub.Streams, secrets StreamStore, counter hub.Counter, log *slog.Logger) (*Dispatcher, error) {
+	if q == nil || streams == nil || secrets == nil {
+		return nil, errors.New("webhook: New needs a queue, a stream lookup and a secret store")
+	}
+	if cfg.Node == "" {
+		host, _ := osHostname()
+		var b [4]byte
+		_, _ = crand.Read(b[:])
+		cfg.Node = host + "-" + hex.EncodeToString(b[:])
+	}
+	cfg.defaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	d := &Dispatcher{cfg: cfg, q: q, streams: streams, counter: counter, log: log,
+		secrets:   newSecretCache(secrets, cfg.SecretTTL, cfg.Now),
+		endpoints: map[string]*endpoint{}, disabled: map[string]store.DeliveryStream{},
+		closing: make(chan struct{}), stopping: make(chan struct{}), done: make(chan struct{}),
+		results: make(chan result, 2*cfg.RecordBatch),
+		wake:    make(chan struct{}, 1), hungrySet: map[string]*endpoint{}}
+	d.sendCtx, d.sendCancel = context.WithCancel(context.Background())
+	return d, nil
+}
+
+// Node returns the name this dispatcher leases deliveries under.
+func (d *Dispatcher) Node() string { return d.cfg.Node }
+
+func (d *Dispatcher) count(stream, name string, n int64) {
+	if d.counter != nil && n != 0 {
+		d.counter.Count(stream, name, n)
+	}
+}
+
+// payload wraps a log entry as {"stream_id","offset","message"}.
+func payload(quotedID []byte, e hub.Entry) []byte {
+	b := make([]byte, 0, len(quotedID)+len(e.Data)+48)
+	b = append(b, `{"stream_id":`...)
+	b = append(b, quotedID...)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, e.Offset, 10)
+	b = append(b, `,"message":`...)
+	b = append(b, e.Data...)
+	return append(b, '}')
+}
+
+// deliveryID is the webhook-id of a payload: derived from its bytes
+// (which hold the stream id and offset), so enqueueing the same entry
+// again is recognised, while a log that restarts its offsets (the
+// in-memory log after a restart) does not collide with old deliveries.
+func deliveryID(p []byte) string {
+	sum := sha256.Sum256(p)
+	return "msg_" + base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+// Accept stores entries of a webhook stream as deliveries and returns
+// once they are durable (the bus offset is committed after it). While
+// Run is sending, the deliveries are leased to this node and handed to
+// the stream's endpoint at once, with no store read in between.
+func (d *Dispatcher) Accept(ctx context.Context, info hub.StreamInfo, entries []hub.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	now := d.cfg.Now()
+	quoted, _ := json.Marshal(info.ID)
+	d.accept.RLock()
+	defer d.accept.RUnlock()
+	var ep *endpoint
+	room := 0
+	if d.live && info.WebhookURL != "" {
+		ep = d.endpoint(info)
+		room = ep.room(now)
+	}
+	ds := make([]store.Delivery, len(entries))
+	until := now.Add(d.cfg.Lease)
+	for i, e := range entries {
+		p := payload(quoted, e)
+		ds[i] = store.Delivery{ID: deliveryID(p), Org: info.Org, Env: info.Env, StreamID: info.ID, Offset: e.Offset, Payload: p,
+			NextAttemptAt: now, QueuedAt: now, CreatedAt: now}
+		if i < room {
+			ds[i].LeaseOwner, ds[i].LeaseUntil = d.cfg.Node, until
+		}
+	}
+	ins, err := d.enqueue(ctx, ds)
+	if err != nil {
+		return err
+	}
+	var hand []store.Delivery
+	pending := 0
+	for _, x := range ins {
+		if x.Status != store.DeliveryPending {
+			continue
+		}
+		pending++
+		if x.LeaseOwner == d.cfg.Node {
+			hand = append(hand, x)
+		}
+	}
+	d.count(info.ID, "pending", int64(pending))
+	if ep != nil && (len(hand) > 0 || pending > len(hand)) {
+		if refused := ep.add(hand, pending > len(hand), now); len(refused) > 0 {
+			d.release(refused, now)
+		}
+	}
+	return nil
+}
+
+// hungry asks the poller to refill e from the store now.
+func (d *Dispatcher) hungry(e *endpoint) {
+	d.hungryMu.Lock()
+	d.hungrySet[e.id] = e
+	d.hungryMu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueueReq is one Accept waiting for a group commit.
+type enqueueReq struct {
+	ds   []store.Delivery
+	ins  []store.Delivery
+	err  error
+	done chan struct{}
+}
+
+// enqueue writes ds durably, in one transaction with whatever other
+// Accepts are waiting meanwhile (group commit): the first caller writes,
+// and keeps writing the groups that queued up behind it; the others wait
+// for their group. The bus partitions call Accept concurrently with a few
+// entries each, and one commit per call made the commit itself the
+// largest cost (45 % of the store's time in a server profile at 12,000
+// messages/s).
+func (d *Dispatcher) enqueue(ctx context.Context, ds []store.Delivery) ([]store.Delivery, error) {
+	req := &enqueueReq{ds: ds, done: make(chan struct{})}
+	d.enqMu.Lock()
+	d.enqQueue = append(d.enqQueue, req)
+	if d.enqBusy {
+		d.enqMu.Unlock()
+		<-req.done // the outcome decides durability: wait for it whatever ctx says
+		return req.ins, req.err
+	}
+	d.enqBusy = true
+	// the group outlives a caller that gives up: others wait on it
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	for len(d.enqQueue) > 0 {
+		group := d.enqQueue
+		d.enqQueue = nil
+		d.enqMu.Unlock()
+		d.writeGroup(wctx, group)
+		d.enqMu.Lock()
+	}
+	d.enqBusy = false
+	d.enqMu.Unlock()
+	return req.ins, req.err
+}
+
+// writeGroup enqueues the deliveries of several Accepts in one call and
+// hands each its inserted rows.
+func (d *Dispatcher) writeGroup(ctx context.Context, group []*enqueueReq) {
+	if len(group) == 1 {
+		r := group[0]
+		r.ins, r.err = d.q.EnqueueDeliveries(ctx, r.ds)
+		close(r.done)
+		return
+	}
+	n := 0
+	for _, r := range group {
+		n += len(r.ds)
+	}
+	all := make([]store.Delivery, 0, n)
+	owner := make(map[string]*enqueueReq, n)
+	for _, r := range group {
+		all = append(all, r.ds...)
+		for _, x := range r.ds {
+			owner[x.ID] = r
+		}
+	}
+	ins, err := d.q.EnqueueDeliveries(ctx, all)
+	for _, x := range ins {
+		if r := owner[x.ID]; r != nil {
+			r.ins = append(r.ins, x)
+		}
+	}
+	for _, r := range group {
+		r.err = err
+		close(r.done)
+	}
+}
+
+// endpoint returns the stream's endpoint, made on first use.
+func (d *Dispatcher) endpoint(info hub.StreamInfo) *endpoint {
+	d.mu.Lock()
+	e := d.endpoints[info.ID]
+	if e == nil {
+		e = newEndpoint(d, info)
+		if _, off := d.disabled[info.ID]; off {
+			e.disabled = true
+		}
+		d.endpoints[info.ID] = e
+		d.mu.Unlock()
+		return e
+	}
+	d.mu.Unlock()
+	e.update(info)
+	return e
+}
+
+// EndpointState reports a stream's circuit (closed, open, half_open) and
+// whether its endpoint is disabled (it answered 410 Gone), as this node
+// knows them.
+func (d *Dispatcher) EndpointState(streamID string) (circuit string, disabled bool) {
+	d.mu.Lock()
+	e := d.endpoints[streamID]
+	_, off := d.disabled[streamID]
+	d.mu.Unlock()
+	if e == nil {
+		return CircuitClosed, off
+	}
+	c, dis := e.state(d.cfg.Now())
+	return c, dis || off
+}
+
+// release gives deliveries back to the store unattempted, due at next.
+func (d *Dispatcher) release(ids []string, next time.Time) {
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.q.ReleaseDeliveries(ctx, d.cfg.Node, ids, next); err != nil {
+		// the leases run out on their own: at most a delay
+		d.log.Warn("releasing webhook deliveries failed", "count", len(ids), "error", err)
+	}
+}
+
+// record turns an outcome into a delivery's new state and queues it for
+// the recorder.
+func (d *Dispatcher) record(x store.Delivery, o outcome, now time.Time) {
+	r := store.DeliveryResult{ID: x.ID, Attempted: o.kind != skipped, StatusCode: o.code, Error: o.err, LatencyMS: o.latency.Milliseconds(), At: now}
+	final := true
+	switch o.kind {
+	case delivered:
+		r.Status = store.DeliveryDelivered
+		d.count(x.StreamID, "delivered", 1)
+	case dead:
+		r.Status = store.DeliveryDeadLettered
+		d.count(x.StreamID, "dead_lettered", 1)
+	default: // retry, skipped
+		if now.Sub(x.QueuedAt) >= d.cfg.RetryFor {
+			r.Status = store.DeliveryDeadLettered
+			r.Error = "retries exhausted: " + r.Error
+			d.count(x.StreamID, "failed", 1)
+			d.count(x.StreamID, "dead_lettered", 1)
+			break
+		}
+		final = false
+		r.Status = store.DeliveryFailed
+		r.NextAttemptAt = now.Add(d.backoff(x.Attempts+1, o.retryAfter))
+		d.count(x.StreamID, "failed", 1)
+	}
+	if final {
+		d.count(x.StreamID, "pending", -1)
+	}
+	d.results <- result{r: r, stream: x.StreamID, final: final}
+}
+
+// backoff is the wait before attempt n+1 after n failed ones: full
+// jitter over the n-th step of the schedule, at least Retry-After.
+func (d *Dispatcher) backoff(n int, after time.Duration) time.Duration {
+	s := d.cfg.Schedule
+	step := s[min(max(n, 1), len(s))-1]
+	wait := time.Duration(rand.Int64N(int64(step) + 1))
+	if after > 0 {
+		wait = max(wait, min(after, d.cfg.MaxRetryAfter))
+	}
+	return wait
+}
+
+// disable handles a 410 Gone: the job's deliveries are recorded as
+// disabled, the endpoint is marked disabled in the store (every pending
+// and failed delivery of the stream with it) and here.
+func (d *Dispatcher) disable(e *endpoint, info hub.StreamInfo, j job, o outcome, now time.Time) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rs := make([]store.DeliveryResult, len(j.items))
+	for i, it := range j.items {
+		rs[i] = store.DeliveryResult{ID: it.d.ID, Status: store.DeliveryDisabled, Attempted: true, StatusCode: o.code, Error: o.err,
+			LatencyMS: o.latency.Milliseconds(), At: now}
+	}
+	if err := d.q.RecordDeliveries(ctx, d.cfg.Node, rs); err != nil {
+		d.log.Error("recording a 410 Gone failed", "stream_id", info.ID, "error", err)
+	}
+	n, err := d.q.DisableDeliveries(ctx, store.Scope{Org: info.Org, Env: info.Env}, info.ID, info.WebhookURL, o.err, now)
+	if err != nil {
+		d.log.Error("disabling a webhook endpoint failed", "stream_id", info.ID, "error", err)
+	}
+	d.count(info.ID, "pending", -int64(len(rs))-n)
+	d.mu.Lock()
+	d.disabled[info.ID] = store.DeliveryStream{StreamID: info.ID, Org: info.Org, Env: info.Env, Disabled: true, DisabledAt: now, URL: info.WebhookURL, Reason: o.err}
+	d.mu.Unlock()
+	e.setDisabled(true)
+	d.log.Warn("webhook endpoint disabled: it answered 410 Gone", "stream_id", info.ID, "url", info.WebhookURL, "moved", n)
+}

@@ -1,0 +1,99 @@
+// Package webhook is the webhook sink: durable, signed, retried delivery
+// of the messages matched for webhook streams, isolated per endpoint.
+//
+// # Flow
+//
+// The pipeline calls Accept with the entries it appended to a webhook
+// stream's log. Accept wraps each as {"stream_id","offset","message"},
+// derives its webhook-id from those bytes, and inserts the deliveries in
+// one store transaction; it returns once they are durable, and only then
+// does the pipeline commit the bus offset. A crash at any point loses
+// nothing: before the insert the bus redelivers, after it the store has
+// the delivery.
+//
+// While Run is sending, Accept inserts the deliveries already leased to
+// this node (lease_owner, lease_until) and hands them to the stream's
+// endpoint in memory: the hot path has one store write per batch of
+// entries and no read. Everything else (retries that come due, deliveries
+// accepted while an endpoint had no room, those left by a node that
+// stopped) is claimed by the poller every PollEvery under a lease, with
+// FOR UPDATE SKIP LOCKED on PostgreSQL, so two nodes never hold the same
+// delivery at once in normal running; held leases are renewed every
+// Lease/3. Outcomes are written by one recorder goroutine in batches
+// (group commit: whatever queued up during the previous write), each row
+// only while its lease is still this node's.
+//
+// # Backpressure
+//
+// pipeline → webhook goes through a durable, bounded queue per endpoint:
+// the store is the queue (Accept blocks only on the store write, never on
+// a receiver) and each endpoint holds at most QueueLimit deliveries in
+// memory; beyond that, deliveries wait in the store for the poller.
+//
+// # Isolation
+//
+// An endpoint is one stream's webhook URL: its own workers (at most
+// Concurrency requests in flight), its own token-bucket rate limit, its
+// own circuit breaker and its own HTTP connection pool. Two streams with
+// the same URL are two endpoints: one tenant's limits and failures are
+// never another's. A dead receiver costs its own workers a timeout each,
+// then its circuit opens and its deliveries go back to the store until a
+// single probe succeeds; the others never wait for it. The shared parts
+// are the store (one write per accepted batch, one per batch of
+// outcomes) and the poller (one indexed query per due stream).
+//
+// # Retries
+//
+// A 2xx acknowledges. Timeouts, connection errors, 408, 429 and 5xx are
+// retried after a random wait between zero and the step of the schedule
+// (full jitter; DefaultSchedule: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h,
+// 2 h, 4 h, 8 h, then 8 h), never sooner than Retry-After, until
+// RetryFor (24 h) has passed since the delivery was queued; the attempt
+// that fails after that dead-letters it. 410 Gone disables the stream's
+// endpoint (its pending deliveries become disabled) until a replay or a
+// new webhook_url. A 3xx (redirects are not followed), any other 4xx and
+// a refused address dead-letter at once.
+//
+// # Batches
+//
+// With batch_events (batch_processing for telemetry) a request carries a
+// JSON array of up to BatchSize payloads, sent as soon as BatchSize are
+// waiting or MaxWait after the oldest joined the queue. Each message is
+// still its own delivery row; the request's webhook-id is derived from
+// the ids of the deliveries it carries ("msg_batch_…"), so the same
+// deliveries batched again get the same webhook-id, and a webhook-id
+// never names two different contents.
+//
+// # Safety
+//
+// Without AllowPrivate, connections to loopback, private, link-local,
+// CGNAT, metadata and other special addresses are refused in the
+// dialer's Control function, which sees the address actually dialled
+// after name resolution (DNS rebinding cannot slip past a check made
+// earlier). No proxy is used (the proxy would be the address checked).
+//
+// # Decisions
+//
+//   - webhook-ids are derived from the payload bytes, not from
+//     (stream_id, offset) alone: the embedded stream log restarts its
+//     offsets with the process, and an offset-keyed id would silently
+//     swallow new messages as duplicates of old ones. Enqueueing the same
+//     entry twice still makes one delivery.
+//   - Accept group-commits: concurrent calls (the bus partitions) share
+//     one store transaction. One commit per call made the commit the
+//     largest cost of a server at 12,000 messages/s (45 % of the store's
+//     CPU, WAL checkpoints included); with group commit the end-to-end
+//     ceiling on this 2-core machine rose from about 9,000 to 12,000 to
+//     13,000 signed deliveries/s (bench webhook, receiver included).
+//   - Outcomes are written by one recorder in batches, not per request:
+//     the store side of a delivery (enqueue plus outcome) costs about
+//     19 µs of the single SQLite writer (BenchmarkQueue).
+//   - net/http, not fasthttp, for the client: HTTP/2 and TLS to arbitrary
+//     receivers, and a per-dial Control hook for the address check.
+//     BenchmarkDispatch measures the whole path against a local receiver:
+//     12,000–16,000 deliveries/s in one process, p50 about 1 ms from Accept
+//     to the receiver at 5,000 messages/s.
+//   - The store interface taken is store.Deliveries whole (more than the
+//     house's four methods): the dispatcher uses nearly all of it, and a
+//     narrower copy would only repeat it.
+package webhook

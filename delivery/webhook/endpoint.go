@@ -1,0 +1,407 @@
+package webhook
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// endpoint is one stream's webhook receiver: the deliveries this node
+// holds for it (leased in the store), the workers that send them, its
+// rate limit, circuit breaker and connection pool. Nothing here is shared
+// with another endpoint, which is what keeps a dead or slow receiver from
+// delaying the others.
+type endpoint struct {
+	d      *Dispatcher
+	id     string
+	client *http.Client
+
+	mu       sync.Mutex // guards the fields below
+	info     hub.StreamInfo
+	queue    []item              // held, waiting to be sent, oldest first
+	held     map[string]struct{} // ids leased by this node: queued or in flight
+	workers  int
+	stopping bool
+	disabled bool
+	br       breaker
+	bucket   bucket
+	changed  chan struct{} // closed and replaced when queue or circuit change
+	active   time.Time     // last time it held anything
+	// backlog: the store may hold due deliveries this endpoint had no
+	// room for; when its queue runs half empty it asks for a refill
+	// instead of waiting for the next poll.
+	backlog bool
+}
+
+// item is a held delivery and when it joined the queue.
+type item struct {
+	d  store.Delivery
+	at time.Time
+}
+
+// job is what one request carries: one delivery, or a batch.
+type job struct {
+	items []item
+	probe bool
+}
+
+func newEndpoint(d *Dispatcher, info hub.StreamInfo) *endpoint {
+	c := d.cfg
+	return &endpoint{d: d, id: info.ID, info: info, client: newClient(c.Concurrency, c.Timeout, c.AllowPrivate),
+		held: map[string]struct{}{}, changed: make(chan struct{}),
+		br:     breaker{threshold: c.BreakerThreshold, cooldown: c.BreakerCooldown},
+		bucket: newBucket(c.Rate, c.Burst), active: c.Now()}
+}
+
+// signal wakes waiting workers; lock held.
+func (e *endpoint) signal() {
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// update takes a newer view of the stream; a new URL resets the circuit.
+func (e *endpoint) update(info hub.StreamInfo) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if info.Version < e.info.Version {
+		return
+	}
+	if info.WebhookURL != e.info.WebhookURL {
+		e.br.reset()
+		e.signal()
+	}
+	e.info = info
+}
+
+// room is how many more deliveries the endpoint takes at now: none while
+// the circuit is open or the endpoint disabled, one batch while
+// half-open, else up to the queue limit.
+func (e *endpoint) room(now time.Time) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopping || e.disabled {
+		return 0
+	}
+	free := e.d.cfg.QueueLimit - len(e.held)
+	switch e.br.state(now) {
+	case CircuitOpen:
+		return 0
+	case CircuitHalfOpen:
+		if len(e.held) > 0 {
+			return 0
+		}
+		return min(free, e.batchSize())
+	}
+	return free
+}
+
+// batchSize is the most deliveries one request carries; lock held.
+func (e *endpoint) batchSize() int {
+	if e.info.BatchEvents && e.info.BatchSize > 1 {
+		return e.info.BatchSize
+	}
+	return 1
+}
+
+// add holds deliveries leased to this node and starts workers for them;
+// more says the store may hold more for it. It returns the ids it did not
+// take (already held, or stopping).
+func (e *endpoint) add(ds []store.Delivery, more bool, now time.Time) (refused []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if more {
+		e.backlog = true
+	}
+	if e.stopping || e.disabled {
+		for _, d := range ds {
+			refused = append(refused, d.ID)
+		}
+		return refused
+	}
+	for _, d := range ds {
+		if _, ok := e.held[d.ID]; ok {
+			continue
+		}
+		e.held[d.ID] = struct{}{}
+		e.queue = append(e.queue, item{d: d, at: now})
+	}
+	e.active = now
+	bs := e.batchSize()
+	want := min(e.d.cfg.Concurrency, (len(e.queue)+bs-1)/bs)
+	for e.workers < want {
+		e.workers++
+		e.d.workers.Add(1)
+		go e.work()
+	}
+	e.signal()
+	return nil
+}
+
+// work sends jobs until there are none.
+func (e *endpoint) work() {
+	defer e.d.workers.Done()
+	for {
+		j, ok := e.take()
+		if !ok {
+			return
+		}
+		e.run(j)
+	}
+}
+
+// take returns the next job, waiting while a batch fills (at most
+// MaxWait from its oldest delivery) or a half-open probe is out. It
+// returns false when the worker should exit.
+func (e *endpoint) take() (job, bool) {
+	e.mu.Lock()
+	for {
+		if e.stopping || len(e.queue) == 0 || e.disabled {
+			e.workers--
+			e.mu.Unlock()
+			return job{}, false
+		}
+		now := e.d.cfg.Now()
+		state := e.br.state(now)
+		if state == CircuitOpen {
+			// give what waits back to the store, due when the circuit
+			// half-opens, so a long cool-down never outlives a lease
+			var ids []string
+			for _, it := range e.queue {
+				ids = append(ids, it.d.ID)
+				delete(e.held, it.d.ID)
+			}
+			e.queue = nil
+			reopen := e.br.reopenAt
+			e.workers--
+			e.mu.Unlock()
+			e.d.release(ids, reopen)
+			return job{}, false
+		}
+		bs := e.batchSize()
+		waitProbe := state == CircuitHalfOpen && e.br.probing
+		var wait time.Duration
+		if !waitProbe && bs > 1 && len(e.queue) < bs {
+			wait = e.queue[0].at.Add(e.info.MaxWait).Sub(now)
+		}
+		if waitProbe || wait > 0 {
+			ch := e.changed
+			e.mu.Unlock()
+			var t *time.Timer
+			var tc <-chan time.Time
+			if wait > 0 {
+				t = time.NewTimer(wait)
+				tc = t.C
+			}
+			select {
+			case <-ch:
+			case <-tc:
+			case <-e.d.stopping:
+			}
+			if t != nil {
+				t.Stop()
+			}
+			e.mu.Lock()
+			continue
+		}
+		n := min(bs, len(e.queue))
+		j := job{items: make([]item, n)}
+		copy(j.items, e.queue[:n])
+		e.queue = e.queue[n:]
+		if len(e.queue) == 0 {
+			e.queue = nil
+		}
+		if e.backlog && len(e.queue) <= e.d.cfg.QueueLimit/2 {
+			e.backlog = false
+			e.d.hungry(e)
+		}
+		if state == CircuitHalfOpen {
+			e.br.probing, j.probe = true, true
+		}
+		delay := e.bucket.reserve(now)
+		e.mu.Unlock()
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-e.d.stopping:
+			}
+			t.Stop()
+		}
+		return j, true
+	}
+}
+
+// run sends a job and hands its outcome on.
+func (e *endpoint) run(j job) {
+	d := e.d
+	e.mu.Lock()
+	info := e.info
+	e.mu.Unlock()
+	first := j.items[0].d
+	id, body := first.ID, first.Payload
+	if len(j.items) > 1 {
+		id, body = batchBody(j.items)
+	}
+	var o outcome
+	keys, err := d.secrets.get(d.sendCtx, store.Scope{Org: first.Org, Env: first.Env}, first.StreamID)
+	now := d.cfg.Now()
+	switch {
+	case d.sendCtx.Err() != nil:
+		o = outcome{kind: aborted}
+	case err != nil:
+		o = outcome{kind: skipped, err: err.Error()}
+	default:
+		ts := now.Unix()
+		o = send(d.sendCtx, e.client, request{url: info.WebhookURL, id: id, timestamp: ts, signature: Sign(keys.at(now), id, ts, body),
+			body: body, userAgent: d.cfg.UserAgent}, d.cfg.Now)
+	}
+	e.finish(j, o, info)
+}
+
+// finish updates the circuit, lets go of the job's deliveries and passes
+// their outcomes to the recorder.
+func (e *endpoint) finish(j job, o outcome, info hub.StreamInfo) {
+	d := e.d
+	now := d.cfg.Now()
+	e.mu.Lock()
+	opened := false
+	if o.kind != aborted && o.kind != skipped {
+		opened = e.br.result(o.breakerFailure(), j.probe, now)
+	} else if j.probe {
+		e.br.probing = false
+	}
+	for _, it := range j.items {
+		delete(e.held, it.d.ID)
+	}
+	if o.kind == gone {
+		e.disabled = true
+	}
+	e.active = now
+	e.signal()
+	e.mu.Unlock()
+	if opened {
+		d.log.Warn("webhook circuit opened", "stream_id", e.id, "url", info.WebhookURL, "error", o.err, "cooldown", d.cfg.BreakerCooldown)
+	}
+	ids := make([]string, len(j.items))
+	for i, it := range j.items {
+		ids[i] = it.d.ID
+	}
+	switch o.kind {
+	case aborted:
+		d.log.Debug("webhook request cut by shutdown; deliveries released", "stream_id", e.id, "count", len(ids))
+		d.release(ids, now)
+		return
+	case gone:
+		d.disable(e, info, j, o, now)
+		return
+	}
+	for _, it := range j.items {
+		d.record(it.d, o, now)
+	}
+}
+
+// lease ids held for renewal.
+func (e *endpoint) heldIDs(dst []string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id := range e.held {
+		dst = append(dst, id)
+	}
+	return dst
+}
+
+// drop forgets deliveries whose lease this node lost (queued ones only;
+// a request in flight finishes and its outcome is refused by the store).
+func (e *endpoint) drop(lost map[string]bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	kept := e.queue[:0]
+	for _, it := range e.queue {
+		if lost[it.d.ID] {
+			delete(e.held, it.d.ID)
+			continue
+		}
+		kept = append(kept, it)
+	}
+	e.queue = kept
+}
+
+// stop makes workers exit after their current request and returns the
+// ids still queued.
+func (e *endpoint) stop() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stopping = true
+	var ids []string
+	for _, it := range e.queue {
+		ids = append(ids, it.d.ID)
+		delete(e.held, it.d.ID)
+	}
+	e.queue = nil
+	e.signal()
+	return ids
+}
+
+// setDisabled marks the endpoint disabled or enabled; disabling drops
+// the queue (the store moved those deliveries to disabled).
+func (e *endpoint) setDisabled(v bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.disabled == v {
+		return
+	}
+	e.disabled = v
+	if v {
+		for _, it := range e.queue {
+			delete(e.held, it.d.ID)
+		}
+		e.queue = nil
+	} else {
+		e.br.reset()
+	}
+	e.signal()
+}
+
+// state reports the circuit state and whether the endpoint is disabled.
+func (e *endpoint) state(now time.Time) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.br.state(now), e.disabled
+}
+
+// idle reports whether the endpoint can be forgotten at now.
+func (e *endpoint) idle(now time.Time, after time.Duration) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.held) == 0 && e.workers == 0 && !e.br.open && !e.disabled && now.Sub(e.active) > after
+}
+
+// batchBody returns the webhook-id and body of a batch: a JSON array of
+// the payloads. The id is derived from the deliveries' ids, so the same
+// deliveries batched again get the same webhook-id, and different
+// contents never share one.
+func batchBody(items []item) (string, []byte) {
+	n := 2
+	h := sha256.New()
+	for _, it := range items {
+		n += len(it.d.Payload) + 1
+		h.Write([]byte(it.d.ID))
+		h.Write([]byte{0})
+	}
+	body := make([]byte, 0, n)
+	body = append(body, '[')
+	for i, it := range items {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, it.d.Payload...)
+	}
+	body = append(body, ']')
+	var sum [sha256.Size]byte
+	return "msg_batch_" + base64.RawURLEncoding.EncodeToString(h.Sum(sum[:0])[:16]), body
+}

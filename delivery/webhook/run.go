@@ -1,0 +1,335 @@
+package webhook
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+var osHostname = os.Hostname
+
+// idleAfter is how long an endpoint with nothing to do is kept.
+const idleAfter = 10 * time.Minute
+
+// purgeBatch bounds the rows one purge statement deletes.
+const purgeBatch = 5_000
+
+// Run sends deliveries until ctx ends or Close is called, then shuts down
+// in two phases: workers stop taking deliveries and requests in flight
+// get Drain (or Close's deadline) to finish before they are cut; what is
+// still held goes back to the store and the last outcomes are written.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	if !d.started.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer close(d.done)
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		d.recordLoop()
+	}()
+	d.accept.Lock()
+	d.live = true
+	d.accept.Unlock()
+
+	t := time.NewTicker(d.cfg.PollEvery)
+	defer t.Stop()
+	var lastRenew, lastPurge time.Time
+	for {
+		now := d.cfg.Now()
+		if err := d.poll(ctx, now); err != nil && ctx.Err() == nil {
+			d.log.Warn("webhook poll failed", "error", err)
+		}
+		if now.Sub(lastRenew) >= d.cfg.Lease/3 {
+			lastRenew = now
+			d.renew(ctx, now)
+		}
+		if now.Sub(lastPurge) >= d.cfg.PurgeEvery {
+			lastPurge = now
+			d.purge(ctx, now)
+		}
+		d.sweep(now)
+		select {
+		case <-ctx.Done():
+			d.shutdown(nil)
+			<-recorded
+			return nil
+		case <-d.closing:
+			d.shutdown(d.closeCtx)
+			<-recorded
+			return nil
+		case <-t.C:
+		case <-d.wake:
+			d.refill(ctx)
+			continue
+		}
+	}
+}
+
+// refill claims due deliveries for the endpoints that ran low while the
+// store held more for them.
+func (d *Dispatcher) refill(ctx context.Context) {
+	d.hungryMu.Lock()
+	eps := make([]*endpoint, 0, len(d.hungrySet))
+	for id, e := range d.hungrySet {
+		eps = append(eps, e)
+		delete(d.hungrySet, id)
+	}
+	d.hungryMu.Unlock()
+	now := d.cfg.Now()
+	for _, e := range eps {
+		if err := d.claimFor(ctx, e, now); err != nil && ctx.Err() == nil {
+			d.log.Warn("webhook refill failed", "stream_id", e.id, "error", err)
+		}
+	}
+}
+
+// claimFor claims what e has room for.
+func (d *Dispatcher) claimFor(ctx context.Context, e *endpoint, now time.Time) error {
+	room := e.room(now)
+	if room <= 0 {
+		return nil
+	}
+	ds, err := d.q.ClaimDeliveries(ctx, store.DeliveryClaim{Owner: d.cfg.Node, StreamIDs: []string{e.id}, Now: now, Until: now.Add(d.cfg.Lease), Limit: room})
+	if err != nil {
+		return err
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	if refused := e.add(ds, len(ds) == room, now); len(refused) > 0 {
+		d.release(refused, now)
+	}
+	return nil
+}
+
+// Close stops Run, waiting for requests in flight until ctx ends (then
+// they are cut and their deliveries released unattempted).
+func (d *Dispatcher) Close(ctx context.Context) error {
+	d.closeOnce.Do(func() {
+		d.closeCtx = ctx
+		close(d.closing)
+	})
+	if !d.started.Load() {
+		return nil
+	}
+	<-d.done
+	return nil
+}
+
+// shutdown: stop taking work, drain, release, flush.
+func (d *Dispatcher) shutdown(ctx context.Context) {
+	d.accept.Lock()
+	d.live = false
+	d.accept.Unlock()
+	d.mu.Lock()
+	eps := make([]*endpoint, 0, len(d.endpoints))
+	for _, e := range d.endpoints {
+		eps = append(eps, e)
+	}
+	d.mu.Unlock()
+	var queued []string
+	for _, e := range eps {
+		queued = append(queued, e.stop()...)
+	}
+	close(d.stopping)
+	d.release(queued, d.cfg.Now())
+	drained := make(chan struct{})
+	go func() {
+		d.workers.Wait()
+		close(drained)
+	}()
+	var deadline <-chan struct{}
+	if ctx != nil {
+		deadline = ctx.Done()
+	}
+	timer := time.NewTimer(d.cfg.Drain)
+	defer timer.Stop()
+	select {
+	case <-drained:
+	case <-timer.C:
+	case <-deadline:
+	}
+	d.sendCancel() // cut what is still in flight: released as aborted
+	<-drained
+	close(d.results)
+}
+
+// recordLoop writes outcomes in batches: it takes whatever has queued up
+// while the previous write ran (group commit), so the batch grows with
+// the load and a quiet stream's outcome is written at once.
+func (d *Dispatcher) recordLoop() {
+	batch := make([]store.DeliveryResult, 0, d.cfg.RecordBatch)
+	for r := range d.results {
+		batch = append(batch[:0], r.r)
+	fill:
+		for len(batch) < d.cfg.RecordBatch {
+			select {
+			case r, ok := <-d.results:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, r.r)
+			default:
+				break fill
+			}
+		}
+		for attempt := 0; ; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := d.q.RecordDeliveries(ctx, d.cfg.Node, batch)
+			cancel()
+			if err == nil {
+				break
+			}
+			if attempt >= 5 {
+				// the leases run out and the deliveries are sent again:
+				// at-least-once holds, the outcomes are lost
+				d.log.Error("recording webhook outcomes failed; they will be retried after their leases expire", "count", len(batch), "error", err)
+				break
+			}
+			d.log.Warn("recording webhook outcomes failed; retrying", "count", len(batch), "error", err)
+			time.Sleep(time.Duration(50<<attempt) * time.Millisecond)
+		}
+	}
+}
+
+// poll claims due deliveries for every endpoint with room, and follows
+// disabled endpoints: a stream disabled elsewhere is disabled here, a
+// disabled stream whose webhook_url changed is enabled again.
+func (d *Dispatcher) poll(ctx context.Context, now time.Time) error {
+	streams, err := d.q.DeliveryStreams(ctx, now)
+	if err != nil {
+		return err
+	}
+	disabled := map[string]store.DeliveryStream{}
+	for _, s := range streams {
+		sc := store.Scope{Org: s.Org, Env: s.Env}
+		info, ok := d.streams.Stream(s.Org, s.Env, s.StreamID)
+		if s.Disabled {
+			if ok && info.WebhookURL != "" && info.WebhookURL != s.URL {
+				if _, err := d.q.EnableDeliveries(ctx, sc, s.StreamID, now); err != nil {
+					return err
+				}
+				d.log.Info("webhook endpoint enabled: its webhook_url changed", "stream_id", s.StreamID)
+				continue
+			}
+			disabled[s.StreamID] = s
+			if s.Due { // enqueued while another node was disabling it
+				if _, err := d.q.DisableDeliveries(ctx, sc, s.StreamID, s.URL, s.Reason, s.DisabledAt); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if !ok || info.Delivery != "webhook" || info.WebhookURL == "" {
+			if err := d.abandon(ctx, s, now); err != nil {
+				return err
+			}
+			continue
+		}
+		e := d.endpoint(info)
+		e.setDisabled(false)
+		if err := d.claimFor(ctx, e, now); err != nil {
+			return err
+		}
+	}
+	d.mu.Lock()
+	d.disabled = disabled
+	eps := make([]*endpoint, 0, len(disabled))
+	for id := range disabled {
+		if e := d.endpoints[id]; e != nil {
+			eps = append(eps, e)
+		}
+	}
+	d.mu.Unlock()
+	for _, e := range eps {
+		e.setDisabled(true)
+	}
+	return nil
+}
+
+// abandon dead-letters the due deliveries of a stream that no longer
+// exists or no longer delivers by webhook.
+func (d *Dispatcher) abandon(ctx context.Context, s store.DeliveryStream, now time.Time) error {
+	ds, err := d.q.ClaimDeliveries(ctx, store.DeliveryClaim{Owner: d.cfg.Node, StreamIDs: []string{s.StreamID}, Now: now, Until: now.Add(d.cfg.Lease), Limit: 1000})
+	if err != nil || len(ds) == 0 {
+		return err
+	}
+	rs := make([]store.DeliveryResult, len(ds))
+	for i, x := range ds {
+		rs[i] = store.DeliveryResult{ID: x.ID, Status: store.DeliveryDeadLettered, Error: "the stream no longer exists or no longer delivers by webhook", At: now}
+	}
+	d.count(s.StreamID, "dead_lettered", int64(len(rs)))
+	return d.q.RecordDeliveries(ctx, d.cfg.Node, rs)
+}
+
+// renew extends the leases of everything held, and forgets what another
+// node took over.
+func (d *Dispatcher) renew(ctx context.Context, now time.Time) {
+	d.mu.Lock()
+	eps := make([]*endpoint, 0, len(d.endpoints))
+	for _, e := range d.endpoints {
+		eps = append(eps, e)
+	}
+	d.mu.Unlock()
+	var ids []string
+	for _, e := range eps {
+		ids = e.heldIDs(ids)
+	}
+	if len(ids) == 0 {
+		return
+	}
+	lost, err := d.q.RenewDeliveryLeases(ctx, d.cfg.Node, ids, now.Add(d.cfg.Lease))
+	if err != nil {
+		d.log.Warn("renewing webhook leases failed", "error", err)
+		return
+	}
+	if len(lost) == 0 {
+		return
+	}
+	m := make(map[string]bool, len(lost))
+	for _, id := range lost {
+		m[id] = true
+	}
+	for _, e := range eps {
+		e.drop(m)
+	}
+}
+
+// purge deletes delivered rows past DeliveredRetention and dead-lettered
+// or disabled rows past DeadLetterRetention.
+func (d *Dispatcher) purge(ctx context.Context, now time.Time) {
+	for _, p := range []struct {
+		statuses []string
+		keep     time.Duration
+	}{
+		{[]string{store.DeliveryDelivered}, d.cfg.DeliveredRetention},
+		{[]string{store.DeliveryDeadLettered, store.DeliveryDisabled}, d.cfg.DeadLetterRetention},
+	} {
+		for ctx.Err() == nil {
+			n, err := d.q.PurgeDeliveries(ctx, p.statuses, now.Add(-p.keep), purgeBatch)
+			if err != nil {
+				d.log.Warn("purging webhook deliveries failed", "error", err)
+				return
+			}
+			if n < purgeBatch {
+				break
+			}
+		}
+	}
+}
+
+// sweep forgets endpoints idle for idleAfter, closing their connections.
+func (d *Dispatcher) sweep(now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for id, e := range d.endpoints {
+		if e.idle(now, idleAfter) {
+			delete(d.endpoints, id)
+			d.secrets.forget(id)
+			e.client.CloseIdleConnections()
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Delivery statuses.
+const (
+	// DeliveryPending: not attempted yet (or requeued), due at NextAttemptAt.
+	DeliveryPending = "pending"
+	// DeliveryFailed: the last attempt failed; another is due at
+	// NextAttemptAt.
+	DeliveryFailed = "failed"
+	// DeliveryDelivered: a 2xx acknowledged it.
+	DeliveryDelivered = "delivered"
+	// DeliveryDeadLettered: retries ran out or the receiver refused it
+	// for good; kept for reading and replay.
+	DeliveryDeadLettered = "dead_lettered"
+	// DeliveryDisabled: the stream's endpoint answered 410 Gone; nothing
+	// is sent until a replay or a new webhook_url enables it again.
+	DeliveryDisabled = "disabled"
+)
+
+// DeliveryStatuses lists every status.
+var DeliveryStatuses = []string{DeliveryPending, DeliveryFailed, DeliveryDelivered, DeliveryDeadLettered, DeliveryDisabled}
+
+// Delivery is one webhook message of a stream: the message at Offset of
+// the stream's log, wrapped as Payload. ID is stable for the life of the
+// row (it is the webhook-id). A delivery is claimable when its status is
+// pending or failed, NextAttemptAt has come and its lease has expired.
+type Delivery struct {
+	ID             string
+	Org            string
+	Env            string
+	StreamID       string
+	Offset         int64
+	Payload        []byte // JSON {"stream_id","offset","message"}
+	Status         string
+	Attempts       int
+	NextAttemptAt  time.Time
+	QueuedAt       time.Time // start of the retry window: enqueue or last requeue
+	LastStatusCode int       // 0: no HTTP answer
+	LastError      string
+	LastLatencyMS  int64
+	CreatedAt      time.Time
+	DeliveredAt    time.Time // zero until delivered
+	LeaseOwner     string    // node holding it, "" when none
+	LeaseUntil     time.Time // zero when not leased
+	Seq            int64     // insertion order, set by the store; the listing cursor
+}
+
+// DeliveryClaim asks for due deliveries of some streams.
+type DeliveryClaim struct {
+	Owner     string
+	StreamIDs []string
+	Now       time.Time
+	Until     time.Time // lease end
+	Limit     int
+}
+
+// DeliveryResult is the outcome of an attempt (or of a decision made
+// without one, such as dead-lettering the deliveries of a vanished
+// stream).
+type DeliveryResult struct {
+	ID            string
+	Status        string // the new status
+	Attempted     bool   // adds one to Attempts
+	NextAttemptAt time.Time
+	StatusCode    int
+	Error         string
+	LatencyMS     int64
+	At            time.Time // DeliveredAt when delivered
+}
+
+// DeliveryQuery pages a stream's deliveries, newest first.
+type DeliveryQuery struct {
+	Status string // "" for any
+	Limit  int
+	Before int64 // Seq cursor: only rows with a smaller Seq; 0 for the first page
+}
+
+// DeliveryRequeue selects deliveries of a stream to send again: by ids,
+// or by creation time in [From, To).
+type DeliveryRequeue struct {
+	IDs      []string
+	From, To time.Time
+	Now      time.Time
+}
+
+// DeliveryStream is a stream with deliveries due, or a disabled one.
+type DeliveryStream struct {
+	StreamID   string
+	Org        string
+	Env        string
+	Due        bool // it has a claimable delivery
+	Disabled   bool
+	DisabledAt time.Time
+	URL        string // the webhook URL that was disabled
+	Reason     string
+}
+
+// Deliveries is the durable webhook delivery queue and its log.
+//
+// Several nodes share it: deliveries are handed out under a lease
+// (owner, until), and every write of an outcome is conditional on the
+// lease still being the writer's, so a node whose lease was taken over
+// cannot overwrite what the new holder did.
+type Deliveries interface {
+	// EnqueueDeliveries inserts deliveries (Status, Seq and attempts
+	// are set by the store; LeaseOwner and LeaseUntil are kept, so the
+	// caller may hold what it inserts). A delivery whose ID exists is
+	// left untouched: enqueueing is idempotent. A delivery of a stream
+	// whose endpoint is disabled is stored disabled. It returns the rows
+	// inserted, with their status.
+	EnqueueDeliveries(ctx context.Context, ds []Delivery) ([]Delivery, error)
+	// ClaimDeliveries leases up to Limit claimable deliveries of the
+	// streams, oldest due first. Concurrent claimers never get the same
+	// row.
+	ClaimDeliveries(ctx context.Context, c DeliveryClaim) ([]Delivery, error)
+	// RenewDeliveryLeases extends the leases owner still holds and
+	// returns the ids it no longer holds.
+	RenewDeliveryLeases(ctx context.Context, owner string, ids []string, until time.Time) (lost []string, err error)
+	// ReleaseDeliveries gives back unattempted leased deliveries, due
+	// again at next.
+	ReleaseDeliveries(ctx context.Context, owner string, ids []string, next time.Time) error
+	// RecordDeliveries writes outcomes of deliveries leased by owner and
+	// ends their leases; rows no longer leased by owner are skipped.
+	RecordDeliveries(ctx context.Context, owner string, rs []DeliveryResult) error
+	// DeliveryStreams returns the streams with a claimable delivery at
+	// now, and every disabled stream.
+	DeliveryStreams(ctx context.Context, now time.Time) ([]DeliveryStream, error)
+	// ListDeliveries pages a stream's deliveries, newest first; next is
+	// the cursor of the following page, 0 at the end.
+	ListDeliveries(ctx context.Context, sc Scope, streamID string, q DeliveryQuery) (ds []Delivery, next int64, err error)
+	// RequeueDeliveries makes the selected deliveries pending and due at
+	// r.Now with attempts reset (ids unchanged), skipping rows leased at
+	// r.Now; it enables a disabled endpoint. It returns how many.
+	RequeueDeliveries(ctx context.Context, sc Scope, streamID string, r DeliveryRequeue) (int64, error)
+	// CountDeliveries counts a stream's deliveries per status.
+	CountDeliveries(ctx context.Context, sc Scope, streamID string) (map[string]int64, error)
+	// DisableDeliveries marks a stream's endpoint disabled (recording
+	// url and reason) and moves its pending and failed deliveries to
+	// disabled, returning how many moved.
+	DisableDeliveries(ctx context.Context, sc Scope, streamID, url, reason string, at time.Time) (int64, error)
+	// EnableDeliveries clears the disabled mark and makes the stream's
+	// disabled deliveries pending, due at now.
+	EnableDeliveries(ctx context.Context, sc Scope, streamID string, now time.Time) (int64, error)
+	// PurgeDeliveries deletes up to limit deliveries in one of statuses
+	// created before before, returning how many.
+	PurgeDeliveries(ctx context.Context, statuses []string, before time.Time, limit int) (int64, error)
+}
