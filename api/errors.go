@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 )
 
 // Error is an API error: the one type handlers return to choose a status
@@ -119,5 +118,3 @@ type PlainError struct {
 	Success bool   `json:"success"`
 	Error   string `json:"error"`
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -30,7 +30,7 @@ func TestDecodersAgree(t *testing.T) {
 	if err := json.Unmarshal(body, &a); err != nil {
 		t.Fatal(err)
 	}
-	if err := gojson.UnmarshalNoEscape(body, &b); err != nil {
+	if err := gojson.Unmarshal(body, &b); err != nil {
 		t.Fatal(err)
 	}
 	if len(a.Locations) != 50 || len(b.Locations) != 50 || *a.Locations[49].Latitude != *b.Locations[49].Latitude ||
@@ -46,7 +46,7 @@ func BenchmarkDecodeBatch(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		dec  func([]byte, any) error
-	}{{"encoding_json", json.Unmarshal}, {"goccy", func(b []byte, v any) error { return gojson.UnmarshalNoEscape(b, v) }}} {
+	}{{"encoding_json", json.Unmarshal}, {"goccy", func(b []byte, v any) error { return gojson.Unmarshal(b, v) }}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))

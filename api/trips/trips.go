@@ -304,7 +304,7 @@ func decodeFast(c *api.Ctx, v any) error {
 	if !api.IsJSON(c.Request.Header.ContentType()) {
 		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
 	}
-	if err := gojson.UnmarshalNoEscape(body, v); err != nil {
+	if err := gojson.Unmarshal(body, v); err != nil {
 		return api.DecodeJSON(body, v)
 	}
 	return nil

@@ -53,7 +53,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		d.sweep(now)
 		select {
 		case <-ctx.Done():
-			d.shutdown(nil)
+			d.shutdown(context.Background())
 			<-recorded
 			return nil
 		case <-d.closing:

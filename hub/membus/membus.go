@@ -30,7 +30,6 @@ type Bus struct {
 	topics map[string]*topic
 	closed bool
 	done   chan struct{}
-	wg     sync.WaitGroup
 }
 
 var _ hub.Bus = (*Bus)(nil)
