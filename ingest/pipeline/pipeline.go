@@ -20,6 +20,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -207,12 +208,46 @@ func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
 		}
 		p.process(ctx, env, matched, &b, now)
 	}
+	// append every stream's matches, then hand the webhook streams' entries
+	// to the sink concurrently: its group commit stores them in one
+	// transaction, so a neighbour stream costs no extra commit
+	type hand struct {
+		e    *streams.Entry
+		ents []hub.Entry
+	}
+	var hands []hand
 	for _, id := range b.order {
-		if err := p.deliver(ctx, b.entries[id], b.data[id]); err != nil {
+		e, data := b.entries[id], b.data[id]
+		last, err := p.log.Append(ctx, id, data)
+		if err != nil {
 			return err
 		}
+		if p.sink == nil || e.Info.Delivery != "webhook" {
+			continue
+		}
+		ents, err := p.log.Read(ctx, id, last-int64(len(data))+1, len(data))
+		if err != nil {
+			return err
+		}
+		hands = append(hands, hand{e, ents})
 	}
-	return nil
+	switch len(hands) {
+	case 0:
+		return nil
+	case 1:
+		return p.sink.Accept(ctx, hands[0].e.Info, hands[0].ents)
+	}
+	errs := make([]error, len(hands))
+	var wg sync.WaitGroup
+	for i, h := range hands {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = p.sink.Accept(ctx, h.e.Info, h.ents)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (p *Pipeline) process(ctx context.Context, env *event.Envelope, matched []*streams.Entry, b *batch, now time.Time) {
