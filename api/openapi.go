@@ -179,7 +179,7 @@ func (g *schemaGen) ref(t reflect.Type) Schema {
 			}
 		}
 		g.names[t] = name
-		g.defs[name] = Schema{} // placeholder against recursion
+		g.defs[name] = Schema{} // reserved first: a recursive type refers to its own name
 		g.defs[name] = g.schema(t)
 	}
 	return Schema{"$ref": "#/components/schemas/" + name}
