@@ -123,8 +123,11 @@ func toEntries(msgs []redis.XMessage) ([]hub.Entry, error) {
 	return out, nil
 }
 
-// Read returns entries from offset from, from the local mirror when it
-// holds them.
+// Read returns entries from offset from. A followed stream answers from
+// its local mirror, the node's view of the log: entries not mirrored yet
+// are simply not there yet (Wait fires when they are), so a thousand
+// readers of one stream cost no Redis call; offsets older than the mirror
+// are read from Redis.
 func (l *Log) Read(ctx context.Context, id string, from int64, max int) ([]hub.Entry, error) {
 	if from < 1 {
 		from = 1
@@ -134,22 +137,16 @@ func (l *Log) Read(ctx context.Context, id string, from int64, max int) ([]hub.E
 	l.mu.Unlock()
 	if m != nil {
 		m.mu.RLock()
-		if from >= m.base && len(m.entries) > 0 {
-			i := int(from - m.base)
+		if from >= m.base {
 			var out []hub.Entry
-			if i < len(m.entries) {
+			if i := int(from - m.base); i < len(m.entries) {
 				end := min(len(m.entries), i+max)
 				out = m.entries[i:end:end]
 			}
 			m.mu.RUnlock()
-			if out != nil {
-				return out, nil
-			}
-			// not in the mirror yet (its follower may be behind Redis):
-			// ask Redis, so a reader never sees a gap that is not there
-		} else {
-			m.mu.RUnlock()
+			return out, nil
 		}
+		m.mu.RUnlock()
 	}
 	_, key := l.keys(id)
 	msgs, err := l.rdb.XRangeN(ctx, key, strconv.FormatInt(from, 10)+"-0", "+", int64(max)).Result()
@@ -159,8 +156,21 @@ func (l *Log) Read(ctx context.Context, id string, from int64, max int) ([]hub.E
 	return toEntries(msgs)
 }
 
-// Last returns the newest offset.
+// Last returns the newest offset: the mirror's for a followed stream (so
+// Read and Last agree on this node), else Redis's.
 func (l *Log) Last(ctx context.Context, id string) (int64, error) {
+	l.mu.Lock()
+	m := l.mirrors[id]
+	l.mu.Unlock()
+	if m != nil {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		return m.last, nil
+	}
+	return l.remoteLast(ctx, id)
+}
+
+func (l *Log) remoteLast(ctx context.Context, id string) (int64, error) {
 	seq, _ := l.keys(id)
 	n, err := l.rdb.Get(ctx, seq).Int64()
 	if errors.Is(err, redis.Nil) {
@@ -194,7 +204,7 @@ func (l *Log) follow(id string) *mirror {
 	if m := l.mirrors[id]; m != nil {
 		return m
 	}
-	last, err := l.Last(l.ctx, id)
+	last, err := l.remoteLast(l.ctx, id)
 	if err != nil {
 		l.logger.Warn("redislog: follow", "stream_id", id, "error", err)
 	}

@@ -92,7 +92,8 @@ func TestFollowerSeesEveryAppend(t *testing.T) {
 }
 
 // TestReadWhileMirrorBehind: entries appended by another node are
-// readable at once, before this node's follower mirrored them.
+// readable once this node's follower mirrored them, Wait says when, and
+// Last never runs ahead of what Read returns.
 func TestReadWhileMirrorBehind(t *testing.T) {
 	p := fmt.Sprintf("fleethub:test:%d:", time.Now().UnixNano())
 	writer, reader := newLog(t, p), newLog(t, p)
@@ -100,15 +101,34 @@ func TestReadWhileMirrorBehind(t *testing.T) {
 	if _, err := writer.Append(ctx, "s", [][]byte{[]byte("a"), []byte("b")}); err != nil {
 		t.Fatal(err)
 	}
-	<-reader.Wait("s", 1) // starts the follower at offset 2
+	<-reader.Wait("s", 1) // starts the follower after offset 2
 	if _, err := writer.Append(ctx, "s", [][]byte{[]byte("c"), []byte("d"), []byte("e")}); err != nil {
 		t.Fatal(err)
 	}
-	ents, err := reader.Read(ctx, "s", 3, 10)
-	if err != nil || len(ents) != 3 || ents[0].Offset != 3 || string(ents[2].Data) != "e" {
-		t.Fatalf("read behind the mirror: %v %+v", err, ents)
+	for {
+		last, _ := reader.Last(ctx, "s")
+		ents, err := reader.Read(ctx, "s", 3, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(ents)) != max(0, last-2) {
+			t.Fatalf("last %d but read %d entries from 3", last, len(ents))
+		}
+		if last == 5 {
+			if string(ents[2].Data) != "e" || ents[0].Offset != 3 {
+				t.Fatalf("entries %+v", ents)
+			}
+			break
+		}
+		select {
+		case <-reader.Wait("s", last+1):
+		case <-time.After(5 * time.Second):
+			t.Fatal("follower never caught up")
+		}
 	}
-	if last, _ := reader.Last(ctx, "s"); last != 5 {
-		t.Fatalf("last %d", last)
+	// offsets older than the mirror come from Redis
+	old, err := reader.Read(ctx, "s", 1, 10)
+	if err != nil || len(old) != 5 || string(old[0].Data) != "a" {
+		t.Fatalf("old entries: %v %d", err, len(old))
 	}
 }
