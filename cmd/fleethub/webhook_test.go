@@ -129,6 +129,10 @@ func TestWebhookStreamEndToEnd(t *testing.T) {
 		c := n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil).json(t)["counters"].(map[string]any)
 		return c["delivered"] == float64(5)
 	})
+	st := n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil).json(t)
+	if wh, _ := st["webhook"].(map[string]any); wh == nil || wh["circuit"] != "closed" || wh["counts"].(map[string]any)["delivered"] != float64(5) {
+		t.Errorf("status webhook block: %v", st["webhook"])
+	}
 	if r := n.do("GET", path, other, nil); r.Status != 404 || r.errCode(t) != "stream_not_found" {
 		t.Errorf("another organization's deliveries: %d %s", r.Status, r.Body)
 	}
