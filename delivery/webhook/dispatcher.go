@@ -132,48 +132,78 @@ func deliveryID(p []byte) string {
 // Run is sending, the deliveries are leased to this node and handed to
 // the stream's endpoint at once, with no store read in between.
 func (d *Dispatcher) Accept(ctx context.Context, info hub.StreamInfo, entries []hub.Entry) error {
-	if len(entries) == 0 {
-		return nil
-	}
+	return d.AcceptMany(ctx, []hub.StreamInfo{info}, [][]hub.Entry{entries})
+}
+
+// accepted is one stream's part of an AcceptMany.
+type accepted struct {
+	info hub.StreamInfo
+	ep   *endpoint
+	from int // index of its first delivery in the combined slice
+	n    int
+}
+
+// AcceptMany stores the entries of several streams in one group commit
+// (a bus batch matching two webhook streams costs one transaction) and
+// hands them to their endpoints; it returns once they are durable.
+func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, entries [][]hub.Entry) error {
 	now := d.cfg.Now()
-	quoted, _ := json.Marshal(info.ID)
+	until := now.Add(d.cfg.Lease)
 	d.accept.RLock()
 	defer d.accept.RUnlock()
-	var ep *endpoint
-	room := 0
-	if d.live && info.WebhookURL != "" {
-		ep = d.endpoint(info)
-		room = ep.room(now)
-	}
-	ds := make([]store.Delivery, len(entries))
-	until := now.Add(d.cfg.Lease)
-	for i, e := range entries {
-		p := payload(quoted, e)
-		ds[i] = store.Delivery{ID: deliveryID(p), Org: info.Org, Env: info.Env, StreamID: info.ID, Offset: e.Offset, Payload: p,
-			NextAttemptAt: now, QueuedAt: now, CreatedAt: now}
-		if i < room {
-			ds[i].LeaseOwner, ds[i].LeaseUntil = d.cfg.Node, until
+	var ds []store.Delivery
+	parts := make([]accepted, 0, len(infos))
+	for k, info := range infos {
+		if len(entries[k]) == 0 {
+			continue
 		}
+		quoted, _ := json.Marshal(info.ID)
+		var ep *endpoint
+		room := 0
+		if d.live && info.WebhookURL != "" {
+			ep = d.endpoint(info)
+			room = ep.room(now)
+		}
+		part := accepted{info: info, ep: ep, from: len(ds), n: len(entries[k])}
+		for i, e := range entries[k] {
+			p := payload(quoted, e)
+			x := store.Delivery{ID: deliveryID(p), Org: info.Org, Env: info.Env, StreamID: info.ID, Offset: e.Offset, Payload: p,
+				NextAttemptAt: now, QueuedAt: now, CreatedAt: now}
+			if i < room {
+				x.LeaseOwner, x.LeaseUntil = d.cfg.Node, until
+			}
+			ds = append(ds, x)
+		}
+		parts = append(parts, part)
+	}
+	if len(ds) == 0 {
+		return nil
 	}
 	ins, err := d.enqueue(ctx, ds)
 	if err != nil {
 		return err
 	}
-	var hand []store.Delivery
-	pending := 0
+	byStream := make(map[string][]store.Delivery, len(parts))
 	for _, x := range ins {
-		if x.Status != store.DeliveryPending {
-			continue
-		}
-		pending++
-		if x.LeaseOwner == d.cfg.Node {
-			hand = append(hand, x)
-		}
+		byStream[x.StreamID] = append(byStream[x.StreamID], x)
 	}
-	d.count(info.ID, "pending", int64(pending))
-	if ep != nil && (len(hand) > 0 || pending > len(hand)) {
-		if refused := ep.add(hand, pending > len(hand), now); len(refused) > 0 {
-			d.release(refused, now)
+	for _, part := range parts {
+		var hand []store.Delivery
+		pending := 0
+		for _, x := range byStream[part.info.ID] {
+			if x.Status != store.DeliveryPending {
+				continue
+			}
+			pending++
+			if x.LeaseOwner == d.cfg.Node {
+				hand = append(hand, x)
+			}
+		}
+		d.count(part.info.ID, "pending", int64(pending))
+		if part.ep != nil && (len(hand) > 0 || pending > len(hand)) {
+			if refused := part.ep.add(hand, pending > len(hand), now); len(refused) > 0 {
+				d.release(refused, now)
+			}
 		}
 	}
 	return nil

@@ -54,6 +54,12 @@ type Sink interface {
 	Accept(ctx context.Context, info hub.StreamInfo, entries []hub.Entry) error
 }
 
+// manySink is the optional ability to store several streams' entries
+// at once (one transaction for a whole bus batch).
+type manySink interface {
+	AcceptMany(ctx context.Context, infos []hub.StreamInfo, entries [][]hub.Entry) error
+}
+
 // Pipeline is the hub's matching pipeline.
 type Pipeline struct {
 	cfg    Config
@@ -208,9 +214,8 @@ func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
 		}
 		p.process(ctx, env, matched, &b, now)
 	}
-	// append every stream's matches, then hand the webhook streams' entries
-	// to the sink concurrently: its group commit stores them in one
-	// transaction, so a neighbour stream costs no extra commit
+	// append every stream's matches, then hand all webhook streams' entries
+	// to the sink at once, so a neighbour stream costs no extra commit
 	type hand struct {
 		e    *streams.Entry
 		ents []hub.Entry
@@ -236,6 +241,14 @@ func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
 		return nil
 	case 1:
 		return p.sink.Accept(ctx, hands[0].e.Info, hands[0].ents)
+	}
+	if ms, ok := p.sink.(manySink); ok {
+		infos := make([]hub.StreamInfo, len(hands))
+		ents := make([][]hub.Entry, len(hands))
+		for i, h := range hands {
+			infos[i], ents[i] = h.e.Info, h.ents
+		}
+		return ms.AcceptMany(ctx, infos, ents)
 	}
 	errs := make([]error, len(hands))
 	var wg sync.WaitGroup
