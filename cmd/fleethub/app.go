@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/api/devices"
+	"github.com/fleethub/fleethub/api/geofences"
 	"github.com/fleethub/fleethub/api/health"
 	"github.com/fleethub/fleethub/api/ingestapi"
 	"github.com/fleethub/fleethub/api/keys"
@@ -29,6 +30,7 @@ import (
 	"github.com/fleethub/fleethub/hub/membus"
 	"github.com/fleethub/fleethub/hub/memlog"
 	"github.com/fleethub/fleethub/hub/redislog"
+	"github.com/fleethub/fleethub/ingest/geofencing"
 	"github.com/fleethub/fleethub/ingest/pipeline"
 	"github.com/fleethub/fleethub/ingest/streams"
 	"github.com/fleethub/fleethub/ingest/telemetry"
@@ -55,6 +57,7 @@ type app struct {
 	pipe    *pipeline.Pipeline
 	ws      *ws.Server
 	hooks   *webhook.Dispatcher
+	fences  *geofencing.Watcher
 	store   store.Backend
 	redis   *redis.Client
 	bus     hub.Bus
@@ -212,6 +215,8 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	}
 	a.server.Handle(a.keys.Routes()...)
 	a.server.Handle(devs.Routes()...)
+	a.server.Handle(geofences.New(a.store).Routes()...)
+	a.fences = geofencing.New(geofencing.Config{}, a.bus, a.store, log)
 	a.server.Handle(ingestapi.New(a.intake).Routes()...)
 	wcfg := ws.Config{}
 	if a.redis != nil {
@@ -244,6 +249,7 @@ func (a *app) start(ctx context.Context) error {
 	a.goRun(func() error { return a.reg.Run(ctx) })
 	a.goRun(func() error { return a.pipe.Run(ctx) })
 	a.goRun(func() error { return a.hooks.Run(ctx) })
+	a.goRun(func() error { return a.fences.Run(ctx) })
 	a.goRun(func() error { return a.intake.Run(ctx) })
 	a.goRun(a.server.Serve)
 	return nil

@@ -75,6 +75,7 @@ type Backend interface {
 	Trips
 	Streams
 	Devices
+	Geofences
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

@@ -220,6 +220,18 @@ var migrations = []string{
 		applied_at BIGINT NOT NULL,
 		PRIMARY KEY (org, env, device_id)
 	);`,
+	`CREATE TABLE geofences (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		name TEXT NOT NULL,
+		type TEXT NOT NULL,
+		area TEXT NOT NULL,
+		metadata TEXT NOT NULL,
+		created_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL
+	);
+	CREATE INDEX geofences_scope ON geofences(org, env, created_at);`,
 }
 
 // migrate applies every pending migration in one transaction. The advisory

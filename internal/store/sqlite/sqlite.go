@@ -215,6 +215,18 @@ var migrations = []string{
 		applied_at INTEGER NOT NULL,
 		PRIMARY KEY (org, env, device_id)
 	);`,
+	`CREATE TABLE geofences (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		name TEXT NOT NULL,
+		type TEXT NOT NULL,
+		area TEXT NOT NULL,
+		metadata TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL
+	);
+	CREATE INDEX geofences_scope ON geofences(org, env, created_at);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

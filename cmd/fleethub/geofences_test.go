@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestGeofencesAndEvents(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	other := n.key("org-b", "test", []string{"all"}, 100000)
+	// a circle 300 m around a point 1 km north of the start
+	r := n.do("POST", "/v1/geofences", k, map[string]any{"name": "Depot", "type": "circle", "center": map[string]any{"latitude": 40.009, "longitude": -83.0}, "radius_m": 300})
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	id := r.json(t)["geofence_id"].(string)
+	poly := n.do("POST", "/v1/geofences", k, map[string]any{"name": "Yard", "type": "polygon", "polygon": []map[string]any{
+		{"latitude": 41, "longitude": -83}, {"latitude": 41, "longitude": -82.99}, {"latitude": 41.01, "longitude": -82.99}}})
+	if poly.Status != 201 {
+		t.Fatalf("polygon: %d %s", poly.Status, poly.Body)
+	}
+	for _, c := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"name": "x", "type": "circle", "center": map[string]any{"latitude": 40, "longitude": -83}}, "radius_m"},
+		{map[string]any{"name": "x", "type": "circle", "center": map[string]any{"latitude": 40, "longitude": -83}, "radius_m": -5}, "radius_m"},
+		{map[string]any{"name": "x", "type": "square"}, "type"},
+		{map[string]any{"name": "x", "type": "polygon", "polygon": []map[string]any{{"latitude": 1, "longitude": 1}}}, "polygon"},
+		{map[string]any{"type": "circle", "center": map[string]any{"latitude": 40, "longitude": -83}, "radius_m": 5}, "name"},
+	} {
+		r := n.do("POST", "/v1/geofences", k, c.body)
+		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+			t.Errorf("%v: %d %s", c.body, r.Status, r.Body)
+			continue
+		}
+		d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+		found := false
+		for f := range d {
+			if len(f) >= len(c.field) && f[:len(c.field)] == c.field {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%v: details %v lack %s", c.body, d, c.field)
+		}
+	}
+	if l := n.do("GET", "/v1/geofences", k, nil).json(t); l["count"].(float64) != 2 {
+		t.Errorf("list %v", l)
+	}
+	if r := n.do("GET", "/v1/geofences/"+id, other, nil); r.Status != 404 || r.errCode(t) != "geofence_not_found" {
+		t.Errorf("another org: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("PUT", "/v1/geofences/"+id, k, map[string]any{"name": "Depot 2", "type": "circle", "center": map[string]any{"latitude": 40.009, "longitude": -83.0}, "radius_m": 300}); r.Status != 200 || r.json(t)["name"] != "Depot 2" {
+		t.Errorf("put: %d %s", r.Status, r.Body)
+	}
+	// an event stream of geofence events, and a drive through the circle
+	s := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{"event_filters": map[string]any{"categories": []string{"geofence_events"}}})
+	sid := s.json(t)["stream_id"].(string)
+	c := n.dial(t, k, "stream_id="+sid)
+	time.Sleep(300 * time.Millisecond)
+	t0 := time.Now().Add(-10 * time.Minute).UTC().Truncate(time.Second)
+	trip := n.startTrip(k, "veh-gf", t0)
+	n.batch(k, trip, track(t0, 40, -83, constant(36, 200))) // 2 km north: in at ~0.7 km, out at ~1.3 km
+	got := readEvents(t, c, 2)
+	var types []string
+	for _, d := range got {
+		var m struct {
+			EventType string         `json:"event_type"`
+			EventData map[string]any `json:"event_data"`
+			Source    map[string]any `json:"source"`
+		}
+		if err := jsonUnmarshal(d.Message, &m); err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, m.EventType)
+		if m.EventData["geofence_id"] != id || m.Source["trip_id"] != trip {
+			t.Errorf("event %+v", m)
+		}
+		if m.EventType == "geofence_exit" {
+			if d, _ := m.EventData["duration_inside"].(float64); d < 50 || d > 70 {
+				t.Errorf("duration inside %v, want about 60 s", m.EventData["duration_inside"])
+			}
+		}
+	}
+	if fmt.Sprint(types) != "[geofence_entry geofence_exit]" {
+		t.Errorf("events %v", types)
+	}
+	if r := n.do("DELETE", "/v1/geofences/"+id, k, nil); r.Status != 200 {
+		t.Errorf("delete: %d", r.Status)
+	}
+	if r := n.do("DELETE", "/v1/geofences/"+id, k, nil); r.Status != 404 {
+		t.Errorf("delete twice: %d", r.Status)
+	}
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
