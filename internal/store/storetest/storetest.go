@@ -38,6 +38,8 @@ var suite = []struct {
 	{"Secrets", secrets},
 	{"Trips", trips},
 	{"Deliveries", deliveries},
+	{"Devices", devices},
+	{"Geofences", geofences},
 }
 
 // Run runs the whole contract against backends made by open.

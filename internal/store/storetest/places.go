@@ -1,0 +1,96 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// devices is the contract of store.Devices.
+func devices(t *testing.T, open Opener) {
+	t.Run("VersionsAndScope", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := t.Context()
+		sc := store.Scope{Org: "o1", Env: "test"}
+		if _, err := s.GetDeviceSettings(ctx, sc, "d1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("missing device: %v", err)
+		}
+		at := time.UnixMilli(1_800_000_000_123).UTC()
+		d := store.DeviceSettings{Org: sc.Org, Env: sc.Env, DeviceID: "d1", Settings: []byte(`{"a":1}`), Record: []byte(`{"v":1}`), AppliedAt: at}
+		if err := s.PutDeviceSettings(ctx, d, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutDeviceSettings(ctx, d, 0); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("second create: %v", err)
+		}
+		d.Settings = []byte(`{"a":2}`)
+		if err := s.PutDeviceSettings(ctx, d, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutDeviceSettings(ctx, d, 1); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("stale version: %v", err)
+		}
+		got, err := s.GetDeviceSettings(ctx, sc, "d1")
+		if err != nil || got.Version != 2 || string(got.Settings) != `{"a":2}` || !got.AppliedAt.Equal(at) {
+			t.Fatalf("got %+v %v", got, err)
+		}
+		if _, err := s.GetDeviceSettings(ctx, store.Scope{Org: "o2", Env: "test"}, "d1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("another org: %v", err)
+		}
+		if _, err := s.GetDeviceSettings(ctx, store.Scope{Org: "o1", Env: "live"}, "d1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("another env: %v", err)
+		}
+	})
+}
+
+// geofences is the contract of store.Geofences.
+func geofences(t *testing.T, open Opener) {
+	t.Run("CRUDAndScope", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := t.Context()
+		sc := store.Scope{Org: "o1", Env: "test"}
+		now := time.UnixMilli(1_800_000_000_000).UTC()
+		g := store.Geofence{ID: "gf1", Org: sc.Org, Env: sc.Env, Name: "Depot", Type: "circle", Area: []byte(`{"radius_m":5}`), Metadata: []byte(`{}`), CreatedAt: now, UpdatedAt: now}
+		if err := s.CreateGeofence(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+		g2 := g
+		g2.ID, g2.CreatedAt = "gf2", now.Add(time.Second)
+		if err := s.CreateGeofence(ctx, g2); err != nil {
+			t.Fatal(err)
+		}
+		list, err := s.ListGeofences(ctx, sc)
+		if err != nil || len(list) != 2 || list[0].ID != "gf1" {
+			t.Fatalf("list %v %v", list, err)
+		}
+		if l, _ := s.ListGeofences(ctx, store.Scope{Org: "o2", Env: "test"}); len(l) != 0 {
+			t.Fatalf("another org lists %d", len(l))
+		}
+		g.Name, g.UpdatedAt = "Depot 2", now.Add(time.Minute)
+		if err := s.UpdateGeofence(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetGeofence(ctx, sc, "gf1")
+		if err != nil || got.Name != "Depot 2" || !got.UpdatedAt.Equal(g.UpdatedAt) || string(got.Area) != `{"radius_m":5}` {
+			t.Fatalf("get %+v %v", got, err)
+		}
+		other := g
+		other.Org = "o2"
+		if err := s.UpdateGeofence(ctx, other); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("foreign update: %v", err)
+		}
+		if err := s.DeleteGeofence(ctx, store.Scope{Org: "o2", Env: "test"}, "gf1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("foreign delete: %v", err)
+		}
+		if err := s.DeleteGeofence(ctx, sc, "gf1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetGeofence(ctx, sc, "gf1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("after delete: %v", err)
+		}
+	})
+}
