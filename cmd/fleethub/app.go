@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/api/devices"
+	"github.com/fleethub/fleethub/api/emergency"
 	"github.com/fleethub/fleethub/api/geofences"
 	"github.com/fleethub/fleethub/api/health"
 	"github.com/fleethub/fleethub/api/ingestapi"
@@ -216,6 +217,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	a.server.Handle(a.keys.Routes()...)
 	a.server.Handle(devs.Routes()...)
 	a.server.Handle(geofences.New(a.store).Routes()...)
+	a.server.Handle(emergency.New(a.store, a.store, a.bus, log).Routes()...)
 	a.fences = geofencing.New(geofencing.Config{}, a.bus, a.store, log)
 	a.server.Handle(ingestapi.New(a.intake).Routes()...)
 	wcfg := ws.Config{}

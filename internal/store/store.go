@@ -76,6 +76,7 @@ type Backend interface {
 	Streams
 	Devices
 	Geofences
+	Incidents
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

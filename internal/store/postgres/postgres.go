@@ -232,6 +232,21 @@ var migrations = []string{
 		updated_at BIGINT NOT NULL
 	);
 	CREATE INDEX geofences_scope ON geofences(org, env, created_at);`,
+	`CREATE TABLE incidents (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		status TEXT NOT NULL,
+		severity TEXT NOT NULL,
+		event_type TEXT NOT NULL,
+		fleet_id TEXT NOT NULL,
+		driver_id TEXT NOT NULL,
+		doc TEXT NOT NULL,
+		version BIGINT NOT NULL,
+		created_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL
+	);
+	CREATE INDEX incidents_scope ON incidents(org, env, created_at);`,
 }
 
 // migrate applies every pending migration in one transaction. The advisory
