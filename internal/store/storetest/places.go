@@ -94,3 +94,55 @@ func geofences(t *testing.T, open Opener) {
 		}
 	})
 }
+
+// incidents is the contract of store.Incidents.
+func incidents(t *testing.T, open Opener) {
+	t.Run("CRUDFilterPage", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := t.Context()
+		sc := store.Scope{Org: "o1", Env: "test"}
+		base := time.UnixMilli(1_800_000_000_000).UTC()
+		for i := 0; i < 5; i++ {
+			in := store.Incident{ID: "inc" + string(rune('a'+i)), Org: sc.Org, Env: sc.Env, Status: "active", Severity: "high", EventType: "crash",
+				FleetID: "f1", DriverID: "d1", Doc: []byte(`{"n":1}`), Version: 1, CreatedAt: base.Add(time.Duration(i) * time.Minute), UpdatedAt: base}
+			if i%2 == 1 {
+				in.EventType = "breakdown"
+			}
+			if err := s.CreateIncident(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		page, total, err := s.ListIncidents(ctx, store.IncidentFilter{Scope: sc, Limit: 2, Offset: 1})
+		if err != nil || total != 5 || len(page) != 2 || page[0].ID != "incd" {
+			t.Fatalf("page %v total %d err %v", page, total, err)
+		}
+		if _, total, _ := s.ListIncidents(ctx, store.IncidentFilter{Scope: sc, EventType: "breakdown", Limit: 10}); total != 2 {
+			t.Fatalf("filtered total %d", total)
+		}
+		if _, total, _ := s.ListIncidents(ctx, store.IncidentFilter{Scope: sc, From: base.Add(2 * time.Minute), Limit: 10}); total != 3 {
+			t.Fatalf("from total %d", total)
+		}
+		if _, total, _ := s.ListIncidents(ctx, store.IncidentFilter{Scope: store.Scope{Org: "o2", Env: "test"}, Limit: 10}); total != 0 {
+			t.Fatalf("another org total %d", total)
+		}
+		in, err := s.GetIncident(ctx, sc, "inca")
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Status, in.Version, in.Doc = "resolved", 2, []byte(`{"n":2}`)
+		if err := s.UpdateIncident(ctx, in, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.UpdateIncident(ctx, in, 1); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("stale update: %v", err)
+		}
+		got, _ := s.GetIncident(ctx, sc, "inca")
+		if got.Status != "resolved" || string(got.Doc) != `{"n":2}` || got.Version != 2 {
+			t.Fatalf("after update %+v", got)
+		}
+		if _, err := s.GetIncident(ctx, store.Scope{Org: "o1", Env: "live"}, "inca"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("another env: %v", err)
+		}
+	})
+}

@@ -40,6 +40,7 @@ var suite = []struct {
 	{"Deliveries", deliveries},
 	{"Devices", devices},
 	{"Geofences", geofences},
+	{"Incidents", incidents},
 }
 
 // Run runs the whole contract against backends made by open.
