@@ -1,0 +1,65 @@
+package memlog_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/hub/memlog"
+)
+
+func TestAppendReadWait(t *testing.T) {
+	l := memlog.New(memlog.Config{})
+	ctx := context.Background()
+	if last, _ := l.Last(ctx, "s"); last != 0 {
+		t.Fatalf("empty last %d", last)
+	}
+	w := l.Wait("s", 1)
+	select {
+	case <-w:
+		t.Fatal("wait fired before any append")
+	default:
+	}
+	last, err := l.Append(ctx, "s", [][]byte{[]byte("a"), []byte("b"), []byte("c")})
+	if err != nil || last != 3 {
+		t.Fatalf("append: %d %v", last, err)
+	}
+	select {
+	case <-w:
+	case <-time.After(time.Second):
+		t.Fatal("wait did not fire")
+	}
+	ents, _ := l.Read(ctx, "s", 2, 10)
+	if len(ents) != 2 || ents[0].Offset != 2 || string(ents[1].Data) != "c" {
+		t.Fatalf("read %+v", ents)
+	}
+	if ents, _ := l.Read(ctx, "s", 4, 10); len(ents) != 0 {
+		t.Fatalf("read past the head: %+v", ents)
+	}
+	if ents, _ := l.Read(ctx, "other", 1, 10); len(ents) != 0 {
+		t.Fatal("streams share entries")
+	}
+}
+
+func TestTrimKeepsOffsets(t *testing.T) {
+	l := memlog.New(memlog.Config{MaxEntries: 10})
+	ctx := context.Background()
+	for i := 0; i < 25; i++ {
+		if _, err := l.Append(ctx, "s", [][]byte{[]byte(fmt.Sprint(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ents, _ := l.Read(ctx, "s", 1, 100)
+	if len(ents) != 10 || ents[0].Offset != 16 || ents[9].Offset != 25 || string(ents[0].Data) != "15" {
+		t.Fatalf("after trim: %d entries from %d", len(ents), ents[0].Offset)
+	}
+	// a reader's slice stays valid while appends go on
+	held, _ := l.Read(ctx, "s", 20, 3)
+	for i := 0; i < 50; i++ {
+		l.Append(ctx, "s", [][]byte{[]byte("x")})
+	}
+	if held[0].Offset != 20 || string(held[0].Data) != "19" {
+		t.Fatalf("held entries changed: %+v", held[0])
+	}
+}
