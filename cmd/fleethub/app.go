@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -218,6 +219,11 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	a.server.Handle(devs.Routes()...)
 	a.server.Handle(geofences.New(a.store).Routes()...)
 	a.server.Handle(emergency.New(a.store, a.store, a.bus, log).Routes()...)
+	var notifier emergency.Notifier
+	if cfg.NotifyURL != "" {
+		notifier = &emergency.HTTPNotifier{URL: cfg.NotifyURL, Client: &http.Client{Timeout: 5 * time.Second}}
+	}
+	a.server.Handle(emergency.NewAlerts(a.store, a.store, notifier, a.bus).Routes()...)
 	a.fences = geofencing.New(geofencing.Config{}, a.bus, a.store, log)
 	a.server.Handle(ingestapi.New(a.intake).Routes()...)
 	wcfg := ws.Config{}

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -59,5 +64,88 @@ func TestIncidents(t *testing.T) {
 	}
 	if l := n.do("GET", "/v1/emergency/incidents", other, nil).json(t); l["pagination"].(map[string]any)["total_count"] != 0.0 {
 		t.Errorf("another org lists %v", l["pagination"])
+	}
+}
+
+func TestAlerts(t *testing.T) {
+	var mu sync.Mutex
+	var got []map[string]any
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		json.NewDecoder(r.Body).Decode(&m)
+		mu.Lock()
+		got = append(got, m)
+		mu.Unlock()
+		if m["channel"] == "voice_call" {
+			w.WriteHeader(503) // the voice provider is down
+			return
+		}
+		w.WriteHeader(202)
+	}))
+	defer gw.Close()
+	cfg := testConfig(t)
+	cfg.NotifyURL = gw.URL
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	t0 := time.Now().Add(-5 * time.Minute).UTC()
+	in := n.startTrip(k, "veh-in", t0) // near the center
+	n.batch(k, in, track(t0, 40.0, -83.0, constant(30, 10)))
+	out := n.startTrip(k, "veh-out", t0) // 100 km away
+	n.batch(k, out, track(t0, 41.0, -83.0, constant(30, 10)))
+	body := map[string]any{"alert_type": "severe_weather_warning", "severity": "high", "title": "Tornado warning", "message": "Seek shelter now",
+		"affected_area": map[string]any{"type": "radius", "center": map[string]any{"latitude": 40.0, "longitude": -83.0}, "radius_km": 10},
+		"target_audience": map[string]any{"include": []string{"active_drivers"}, "specific_drivers": []string{"d-extra"}},
+		"delivery_channels": []map[string]any{{"channel": "sms", "priority": "immediate"}, {"channel": "voice_call"}, {"channel": "in_app_alert"}},
+		"expiration": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "acknowledgment_required": true,
+		"escalation_policy": map[string]any{"enabled": true, "escalation_levels": []map[string]any{{"delay_minutes": 15, "action": "notify_supervisors"}}},
+		"automated_actions": []string{"enable_emergency_tracking"}}
+	r := n.do("POST", "/v1/emergency/alerts", k, body)
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	a := r.json(t)
+	ds := a["delivery_status"].(map[string]any)
+	if ds["total_recipients"] != 2.0 { // the driver in the area and d-extra
+		t.Fatalf("recipients %v", a["recipients"])
+	}
+	bd := ds["delivery_breakdown"].(map[string]any)
+	if bd["sms"].(map[string]any)["delivered"] != 2.0 || bd["voice_call"].(map[string]any)["failed"] != 2.0 || bd["in_app_alert"].(map[string]any)["delivered"] != 2.0 {
+		t.Errorf("breakdown %v", bd)
+	}
+	mu.Lock()
+	if len(got) != 4 { // sms and voice for two recipients; in-app goes on the bus
+		t.Errorf("gateway got %d notifications", len(got))
+	}
+	mu.Unlock()
+	if aa := a["affected_area_analysis"].(map[string]any); aa["total_vehicles_in_area"] != 1.0 {
+		t.Errorf("area analysis %v", aa)
+	}
+	id := a["alert_id"].(string)
+	if r := n.do("POST", "/v1/emergency/alerts/"+id+"/acknowledge", k, map[string]any{"recipient_id": "nobody"}); r.Status != 400 {
+		t.Errorf("ack by a non-recipient: %d", r.Status)
+	}
+	r = n.do("POST", "/v1/emergency/alerts/"+id+"/acknowledge", k, map[string]any{"recipient_id": "d-extra", "recipient_type": "driver", "note": "safe"})
+	ack := r.json(t)["acknowledgment_status"].(map[string]any)
+	if r.Status != 200 || ack["received"] != 1.0 || ack["pending"] != 1.0 || ack["acknowledgment_rate"] != 0.5 {
+		t.Errorf("ack: %d %v", r.Status, ack)
+	}
+	if r := n.do("DELETE", "/v1/emergency/alerts/"+id, k, nil); r.Status != 200 || r.json(t)["status"] != "cancelled" {
+		t.Errorf("cancel: %d", r.Status)
+	}
+	if r := n.do("DELETE", "/v1/emergency/alerts/"+id, k, nil); r.Status != 409 {
+		t.Errorf("cancel twice: %d", r.Status)
+	}
+	if r := n.do("GET", "/v1/emergency/alerts/"+id, n.key("org-b", "test", []string{"all"}, 1000), nil); r.Status != 404 || r.errCode(t) != "alert_not_found" {
+		t.Errorf("another org: %d", r.Status)
+	}
+	bad := map[string]any{"alert_type": "alien_invasion", "severity": "high", "title": strings.Repeat("x", 101), "message": "m",
+		"affected_area": map[string]any{"type": "state", "state": "ohio"}, "target_audience": map[string]any{"include": []string{"everyone"}},
+		"delivery_channels": []map[string]any{{"channel": "pigeon"}}, "expiration": "2001-01-01T00:00:00Z"}
+	r = n.do("POST", "/v1/emergency/alerts", k, bad)
+	d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+	for _, f := range []string{"alert_type", "title", "affected_area.state", "delivery_channels[0].channel", "expiration"} {
+		if d[f] == nil {
+			t.Errorf("details lack %s: %v", f, d)
+		}
 	}
 }

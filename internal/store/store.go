@@ -77,6 +77,7 @@ type Backend interface {
 	Devices
 	Geofences
 	Incidents
+	Alerts
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

@@ -146,3 +146,32 @@ func incidents(t *testing.T, open Opener) {
 		}
 	})
 }
+
+// alerts is the contract of store.Alerts.
+func alerts(t *testing.T, open Opener) {
+	t.Run("VersionsAndScope", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := t.Context()
+		sc := store.Scope{Org: "o1", Env: "test"}
+		now := time.UnixMilli(1_800_000_000_000).UTC()
+		a := store.Alert{ID: "al1", Org: sc.Org, Env: sc.Env, Status: "active", Doc: []byte(`{"x":1}`), Version: 1, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
+		if err := s.CreateAlert(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		a.Status, a.Version = "cancelled", 2
+		if err := s.UpdateAlert(ctx, a, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.UpdateAlert(ctx, a, 1); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("stale: %v", err)
+		}
+		got, err := s.GetAlert(ctx, sc, "al1")
+		if err != nil || got.Status != "cancelled" || got.Version != 2 || !got.ExpiresAt.Equal(a.ExpiresAt) {
+			t.Fatalf("got %+v %v", got, err)
+		}
+		if _, err := s.GetAlert(ctx, store.Scope{Org: "o2", Env: "test"}, "al1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("another org: %v", err)
+		}
+	})
+}

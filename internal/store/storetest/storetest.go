@@ -41,6 +41,7 @@ var suite = []struct {
 	{"Devices", devices},
 	{"Geofences", geofences},
 	{"Incidents", incidents},
+	{"Alerts", alerts},
 }
 
 // Run runs the whole contract against backends made by open.
