@@ -93,10 +93,10 @@ func TestAlerts(t *testing.T) {
 	out := n.startTrip(k, "veh-out", t0) // 100 km away
 	n.batch(k, out, track(t0, 41.0, -83.0, constant(30, 10)))
 	body := map[string]any{"alert_type": "severe_weather_warning", "severity": "high", "title": "Tornado warning", "message": "Seek shelter now",
-		"affected_area": map[string]any{"type": "radius", "center": map[string]any{"latitude": 40.0, "longitude": -83.0}, "radius_km": 10},
-		"target_audience": map[string]any{"include": []string{"active_drivers"}, "specific_drivers": []string{"d-extra"}},
+		"affected_area":     map[string]any{"type": "radius", "center": map[string]any{"latitude": 40.0, "longitude": -83.0}, "radius_km": 10},
+		"target_audience":   map[string]any{"include": []string{"active_drivers"}, "specific_drivers": []string{"d-extra"}},
 		"delivery_channels": []map[string]any{{"channel": "sms", "priority": "immediate"}, {"channel": "voice_call"}, {"channel": "in_app_alert"}},
-		"expiration": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "acknowledgment_required": true,
+		"expiration":        time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "acknowledgment_required": true,
 		"escalation_policy": map[string]any{"enabled": true, "escalation_levels": []map[string]any{{"delay_minutes": 15, "action": "notify_supervisors"}}},
 		"automated_actions": []string{"enable_emergency_tracking"}}
 	r := n.do("POST", "/v1/emergency/alerts", k, body)
