@@ -16,6 +16,7 @@ import (
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/api/devices"
 	"github.com/fleethub/fleethub/api/emergency"
+	"github.com/fleethub/fleethub/api/geocoding"
 	"github.com/fleethub/fleethub/api/geofences"
 	"github.com/fleethub/fleethub/api/health"
 	"github.com/fleethub/fleethub/api/ingestapi"
@@ -218,6 +219,14 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	a.server.Handle(a.keys.Routes()...)
 	a.server.Handle(devs.Routes()...)
 	a.server.Handle(geofences.New(a.store).Routes()...)
+	var addrs *geocoding.Index
+	if cfg.Addresses != "" {
+		if addrs, err = geocoding.Load(strings.Split(cfg.Addresses, ",")...); err != nil {
+			return nil, fmt.Errorf("--addresses: %w", err)
+		}
+		log.Info("addresses loaded", "count", addrs.Len())
+	}
+	a.server.Handle(geocoding.New(addrs).Routes()...)
 	a.server.Handle(emergency.New(a.store, a.store, a.bus, log).Routes()...)
 	var notifier emergency.Notifier
 	if cfg.NotifyURL != "" {
