@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -38,6 +39,7 @@ type Index struct {
 	addrs    []Address
 	postings map[string][]int32
 	tokens   []string // sorted distinct tokens
+	grid     map[[2]int32][]int32
 }
 
 var abbrev = map[string]string{
@@ -83,6 +85,7 @@ func Load(paths ...string) (*Index, error) {
 		ix.tokens = append(ix.tokens, t)
 	}
 	sort.Strings(ix.tokens)
+	ix.buildGrid()
 	return ix, nil
 }
 
@@ -280,4 +283,47 @@ func (ix *Index) Search(q string, limit int, prefix bool) []Match {
 		out = out[:limit]
 	}
 	return out
+}
+
+// cellKey is a 0.01° grid cell (about 1.1 km of latitude).
+func cellKey(lat, lon float64) [2]int32 {
+	return [2]int32{int32(math.Floor(lat * 100)), int32(math.Floor(lon * 100))}
+}
+
+// buildGrid indexes addresses by grid cell for Nearest.
+func (ix *Index) buildGrid() {
+	ix.grid = make(map[[2]int32][]int32, len(ix.addrs)/8+1)
+	for i, a := range ix.addrs {
+		k := cellKey(a.Latitude, a.Longitude)
+		ix.grid[k] = append(ix.grid[k], int32(i))
+	}
+}
+
+// Nearest returns the standardized address nearest to a point, within
+// maxM meters (reverse geocoding for location_names enrichment).
+func (ix *Index) Nearest(lat, lon, maxM float64) (string, bool) {
+	c := cellKey(lat, lon)
+	best, bestD := -1, maxM
+	for dy := int32(-1); dy <= 1; dy++ {
+		for dx := int32(-1); dx <= 1; dx++ {
+			for _, i := range ix.grid[[2]int32{c[0] + dy, c[1] + dx}] {
+				a := &ix.addrs[i]
+				if d := distanceM(lat, lon, a.Latitude, a.Longitude); d <= bestD {
+					best, bestD = int(i), d
+				}
+			}
+		}
+	}
+	if best < 0 {
+		return "", false
+	}
+	return ix.addrs[best].Text, true
+}
+
+func distanceM(lat1, lon1, lat2, lon2 float64) float64 {
+	const r = 6371008.8
+	rad := math.Pi / 180
+	dLat, dLon := (lat2-lat1)*rad, (lon2-lon1)*rad
+	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
+	return 2 * r * math.Asin(math.Min(1, math.Sqrt(a)))
 }

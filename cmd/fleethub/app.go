@@ -130,6 +130,15 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.store, storeName, err = openStore(ctx, cfg); err != nil {
 		return nil, err
 	}
+	var addrs *geocoding.Index
+	var namer pipeline.Namer
+	if cfg.Addresses != "" {
+		if addrs, err = geocoding.Load(strings.Split(cfg.Addresses, ",")...); err != nil {
+			return nil, fmt.Errorf("--addresses: %w", err)
+		}
+		namer = addrs
+		log.Info("addresses loaded", "count", addrs.Len())
+	}
 	hasher, err := keyHasher(ctx, cfg, a.store)
 	if err != nil {
 		return nil, err
@@ -212,20 +221,13 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.hooks, err = webhook.New(webhook.Config{AllowPrivate: cfg.AllowPrivateWebhooks}, deliveries, a.reg, a.store, a.reg, log); err != nil {
 		return nil, err
 	}
-	a.pipe = pipeline.New(pipeline.Config{}, a.bus, a.reg, a.slog, window, pipeline.NewStoreEnricher(a.store), a.hooks, log)
+	a.pipe = pipeline.New(pipeline.Config{}, a.bus, a.reg, a.slog, window, pipeline.NewStoreEnricher(a.store, namer), a.hooks, log)
 	if a.intake, err = telemetry.New(telemetry.Config{}, a.bus, log); err != nil {
 		return nil, err
 	}
 	a.server.Handle(a.keys.Routes()...)
 	a.server.Handle(devs.Routes()...)
 	a.server.Handle(geofences.New(a.store).Routes()...)
-	var addrs *geocoding.Index
-	if cfg.Addresses != "" {
-		if addrs, err = geocoding.Load(strings.Split(cfg.Addresses, ",")...); err != nil {
-			return nil, fmt.Errorf("--addresses: %w", err)
-		}
-		log.Info("addresses loaded", "count", addrs.Len())
-	}
 	a.server.Handle(geocoding.New(addrs).Routes()...)
 	a.server.Handle(emergency.New(a.store, a.store, a.bus, log).Routes()...)
 	var notifier emergency.Notifier

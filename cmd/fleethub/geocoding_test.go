@@ -59,3 +59,29 @@ func TestGeocoding(t *testing.T) {
 		t.Errorf("non-US country: %v", s)
 	}
 }
+
+func TestLocationNamesEnrichment(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Addresses = addressData(t)
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	r := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{"event_filters": map[string]any{"vehicle_ids": []string{"veh-dc"}},
+		"processing_rules": map[string]any{"enrichment": []string{"location_names"}}})
+	id := r.json(t)["stream_id"].(string)
+	c := n.dial(t, k, "stream_id="+id)
+	ev := map[string]any{"event_type": "harsh_braking", "category": "safety_events", "timestamp": "2026-11-23T10:00:00Z", "severity": "high", "priority": "urgent",
+		"source": map[string]any{"vehicle_id": "veh-dc"}, "location": map[string]any{"latitude": 38.86705, "longitude": -76.97925}}
+	if r := n.do("POST", "/v1/events", k, map[string]any{"events": []any{ev}}); r.Status != 202 {
+		t.Fatalf("ingest: %d %s", r.Status, r.Body)
+	}
+	got := readEvents(t, c, 1)
+	var m struct {
+		Enrichment map[string]any `json:"enrichment"`
+	}
+	if err := jsonUnmarshal(got[0].Message, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Enrichment["location_name"] != "1745 T Street Southeast, Washington, DC 20020" {
+		t.Errorf("enrichment %v", m.Enrichment)
+	}
+}

@@ -14,18 +14,24 @@ type TripLister interface {
 	ListTrips(ctx context.Context, f store.TripFilter) ([]store.Trip, error)
 }
 
+// Namer names the nearest known address of a point (reverse geocoding).
+type Namer interface {
+	Nearest(lat, lon, maxM float64) (string, bool)
+}
+
 // StoreEnricher answers driver_info and vehicle_details from the trips of
-// the store, cached for a few seconds per vehicle and driver.
-// location_names needs geocoding, which this release does not build: it
-// is accepted and adds nothing.
+// the store, cached for a few seconds per vehicle and driver, and
+// location_names from the nearest indexed address within 250 m (when the
+// server loaded address data).
 type StoreEnricher struct {
 	trips TripLister
+	names Namer
 	cache *expirable.LRU[string, map[string]any]
 }
 
-// NewStoreEnricher makes an enricher.
-func NewStoreEnricher(trips TripLister) *StoreEnricher {
-	return &StoreEnricher{trips: trips, cache: expirable.NewLRU[string, map[string]any](50_000, nil, 5*time.Second)}
+// NewStoreEnricher makes an enricher; names may be nil.
+func NewStoreEnricher(trips TripLister, names Namer) *StoreEnricher {
+	return &StoreEnricher{trips: trips, names: names, cache: expirable.NewLRU[string, map[string]any](50_000, nil, 5*time.Second)}
 }
 
 // Enrich implements Enricher.
@@ -36,6 +42,12 @@ func (s *StoreEnricher) Enrich(ctx context.Context, org, env string, ev *event.E
 		case "vehicle_details":
 			if v := ev.Source.VehicleID; v != "" {
 				out["vehicle_details"] = s.lookup(ctx, org, env, "vehicle", v)
+			}
+		case "location_names":
+			if s.names != nil && ev.Location != nil {
+				if name, ok := s.names.Nearest(ev.Location.Latitude, ev.Location.Longitude, 250); ok {
+					out["location_name"] = name
+				}
 			}
 		case "driver_info":
 			if d := ev.Source.DriverID; d != "" {
