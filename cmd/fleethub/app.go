@@ -23,6 +23,7 @@ import (
 	"github.com/fleethub/fleethub/api/keys"
 	"github.com/fleethub/fleethub/api/pending"
 	apistreams "github.com/fleethub/fleethub/api/streams"
+	"github.com/fleethub/fleethub/api/tiles"
 	apitrips "github.com/fleethub/fleethub/api/trips"
 	apiwebhooks "github.com/fleethub/fleethub/api/webhooks"
 	"github.com/fleethub/fleethub/delivery/webhook"
@@ -229,6 +230,14 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	a.server.Handle(devs.Routes()...)
 	a.server.Handle(geofences.New(a.store).Routes()...)
 	a.server.Handle(geocoding.New(addrs).Routes()...)
+	var archive *tiles.Archive
+	if cfg.Tiles != "" {
+		if archive, err = tiles.Open(cfg.Tiles); err != nil {
+			return nil, fmt.Errorf("--tiles: %w", err)
+		}
+		a.closers = append(a.closers, archive.Close)
+	}
+	a.server.Handle(tiles.New(archive).Routes()...)
 	a.server.Handle(emergency.New(a.store, a.store, a.bus, log).Routes()...)
 	var notifier emergency.Notifier
 	if cfg.NotifyURL != "" {

@@ -1,0 +1,112 @@
+package tiles
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/fleethub/fleethub/api"
+)
+
+// HeaderView is the header as the metadata endpoint shows it.
+type HeaderView struct {
+	SpecVersion  int     `json:"specVersion"`
+	MinZoom      int     `json:"minZoom"`
+	MaxZoom      int     `json:"maxZoom"`
+	MinLon       float64 `json:"minLon"`
+	MinLat       float64 `json:"minLat"`
+	MaxLon       float64 `json:"maxLon"`
+	MaxLat       float64 `json:"maxLat"`
+	CenterZoom   int     `json:"centerZoom"`
+	CenterLon    float64 `json:"centerLon"`
+	CenterLat    float64 `json:"centerLat"`
+	TileType     string  `json:"tileType"`
+	Compression  string  `json:"compression"`
+	TileDataSize uint64  `json:"tileDataSize"`
+	MetadataSize uint64  `json:"metadataSize"`
+}
+
+// MetadataResponse answers the metadata endpoint.
+type MetadataResponse struct {
+	Success  bool        `json:"success"`
+	File     string      `json:"file"`
+	URL      string      `json:"url"`
+	Header   *HeaderView `json:"header,omitempty"`
+	Metadata string      `json:"metadata" doc:"JSON text: vector_layers, name, description, attribution"`
+	Error    string      `json:"error,omitempty"`
+}
+
+var tileTypes = map[uint8]string{0: "unknown", 1: "mvt", 2: "png", 3: "jpeg", 4: "webp", 5: "avif"}
+var compressions = map[uint8]string{0: "unknown", 1: "none", 2: "gzip", 3: "brotli", 4: "zstd"}
+
+// Handlers serves one archive; a nil archive answers 501.
+type Handlers struct {
+	a    *Archive
+	name string
+}
+
+// New makes the handlers.
+func New(a *Archive) *Handlers {
+	h := &Handlers{a: a}
+	if a != nil {
+		h.name = a.Path[strings.LastIndex(a.Path, "/")+1:]
+	}
+	return h
+}
+
+// Routes returns the tile routes (plain error form).
+func (h *Handlers) Routes() []*api.Route {
+	return []*api.Route{
+		{Method: "GET", Path: "/v1/api/tiles/buildings/metadata", Tag: "tiles", Summary: "Header and metadata of the building tile archive", Permission: "maps:read",
+			Auth: api.AuthKeyPlain, Response: MetadataResponse{}, Errors: []int{501}, Handler: h.metadata},
+		{Method: "GET", Path: "/v1/api/tiles/buildings/{z}/{x}/{y}.mvt", Tag: "tiles", Summary: "One tile of the building archive", Permission: "maps:read",
+			Auth: api.AuthKeyPlain, Raw: "application/vnd.mapbox-vector-tile", Errors: []int{400, 404, 501},
+			Params: []api.Param{{Name: "z", In: "path", Type: "integer"}, {Name: "x", In: "path", Type: "integer"}, {Name: "y", In: "path", Type: "integer"}},
+			Handler: h.tile},
+	}
+}
+
+func (h *Handlers) metadata(c *api.Ctx) error {
+	if h.a == nil {
+		return &api.Error{Status: 501, Code: "not_implemented", Message: "no tile archive loaded (start with --tiles)"}
+	}
+	hd := h.a.Header
+	out := MetadataResponse{Success: true, File: h.name, URL: "/v1/api/tiles/buildings/{z}/{x}/{y}.mvt", Metadata: string(h.a.Metadata),
+		Header: &HeaderView{SpecVersion: hd.SpecVersion, MinZoom: int(hd.MinZoom), MaxZoom: int(hd.MaxZoom), MinLon: hd.MinLon, MinLat: hd.MinLat,
+			MaxLon: hd.MaxLon, MaxLat: hd.MaxLat, CenterZoom: int(hd.CenterZoom), CenterLon: hd.CenterLon, CenterLat: hd.CenterLat,
+			TileType: tileTypes[hd.TileType], Compression: compressions[hd.TileCompression], TileDataSize: hd.TileDataLength, MetadataSize: hd.MetadataLength}}
+	if !json.Valid(h.a.Metadata) {
+		out.Metadata = "{}"
+	}
+	return c.JSON(200, out)
+}
+
+func (h *Handlers) tile(c *api.Ctx) error {
+	if h.a == nil {
+		return &api.Error{Status: 501, Code: "not_implemented", Message: "no tile archive loaded (start with --tiles)"}
+	}
+	z, ez := strconv.ParseUint(c.PathParam("z"), 10, 8)
+	x, ex := strconv.ParseUint(c.PathParam("x"), 10, 32)
+	yv := strings.TrimSuffix(c.PathParam("y"), ".mvt")
+	y, ey := strconv.ParseUint(yv, 10, 32)
+	if ez != nil || ex != nil || ey != nil || z > 30 {
+		return &api.Error{Status: 400, Code: "invalid_request", Message: "z, x and y must be tile coordinates"}
+	}
+	b, ok, err := h.a.Tile(uint8(z), uint32(x), uint32(y))
+	if err != nil {
+		return &api.Error{Status: 500, Code: "internal_error", Message: "Failed to fetch tile", Cause: err}
+	}
+	if !ok {
+		return &api.Error{Status: 404, Code: "not_found", Message: "no such tile"}
+	}
+	c.SetContentType("application/vnd.mapbox-vector-tile")
+	if enc := compressions[h.a.Header.TileCompression]; enc == "gzip" || enc == "brotli" || enc == "zstd" {
+		if enc == "brotli" {
+			enc = "br"
+		}
+		c.Response.Header.Set("Content-Encoding", enc)
+	}
+	c.SetStatusCode(200)
+	c.SetBody(b)
+	return nil
+}
