@@ -61,7 +61,7 @@ func (h *Handlers) Routes() []*api.Route {
 			Auth: api.AuthKeyPlain, Response: MetadataResponse{}, Errors: []int{501}, Handler: h.metadata},
 		{Method: "GET", Path: "/v1/api/tiles/buildings/{z}/{x}/{y}.mvt", Tag: "tiles", Summary: "One tile of the building archive", Permission: "maps:read",
 			Auth: api.AuthKeyPlain, Raw: "application/vnd.mapbox-vector-tile", Errors: []int{400, 404, 501},
-			Params: []api.Param{{Name: "z", In: "path", Type: "integer"}, {Name: "x", In: "path", Type: "integer"}, {Name: "y", In: "path", Type: "integer"}},
+			Params:  []api.Param{{Name: "z", In: "path", Type: "integer"}, {Name: "x", In: "path", Type: "integer"}, {Name: "y", In: "path", Type: "integer"}},
 			Handler: h.tile},
 	}
 }
