@@ -22,6 +22,7 @@ import (
 	"github.com/fleethub/fleethub/api/ingestapi"
 	"github.com/fleethub/fleethub/api/keys"
 	"github.com/fleethub/fleethub/api/pending"
+	"github.com/fleethub/fleethub/api/routing"
 	apistreams "github.com/fleethub/fleethub/api/streams"
 	"github.com/fleethub/fleethub/api/tiles"
 	apitrips "github.com/fleethub/fleethub/api/trips"
@@ -238,6 +239,14 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		a.closers = append(a.closers, archive.Close)
 	}
 	a.server.Handle(tiles.New(archive).Routes()...)
+	var roads *routing.Graph
+	if cfg.OSM != "" {
+		if roads, err = routing.Load(cfg.OSM); err != nil {
+			return nil, fmt.Errorf("--osm: %w", err)
+		}
+		log.Info("road graph loaded", "nodes", roads.Nodes())
+	}
+	a.server.Handle(routing.New(roads).Routes()...)
 	a.server.Handle(emergency.New(a.store, a.store, a.bus, log).Routes()...)
 	var notifier emergency.Notifier
 	if cfg.NotifyURL != "" {

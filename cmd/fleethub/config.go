@@ -28,6 +28,7 @@ type config struct {
 	NotifyURL            string
 	Addresses            string
 	Tiles                string
+	OSM                  string
 }
 
 // envName turns a flag name into its environment variable.
@@ -77,6 +78,7 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	fs.Float64Var(&c.SpeedLimitKmh, "speed-limit-kmh", 100, "organization default speed limit for speeding detection when no device setting applies")
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", false, "let webhooks reach loopback, private, link-local, CGNAT and metadata addresses (tests and local use only)")
 	fs.StringVar(&c.Addresses, "addresses", "", "comma list of OpenAddresses-layout CSV files (LON,LAT,NUMBER,STREET,UNIT,CITY,DISTRICT,REGION,POSTCODE,ID,HASH) for geocoding; without it geocoding answers 501")
+	fs.StringVar(&c.OSM, "osm", "", "OpenStreetMap .osm.pbf extract whose roads the distance matrix routes over (without it the matrix answers 501)")
 	fs.StringVar(&c.Tiles, "tiles", "", "PMTiles v3 archive served as the building tiles (without it the tile endpoints answer 501)")
 	fs.StringVar(&c.NotifyURL, "notify-url", "", "notification gateway for emergency alerts: each SMS, e-mail, push and voice notification is POSTed there as JSON")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "if set, serve Go pprof profiles on this address (e.g. 127.0.0.1:6060)")
