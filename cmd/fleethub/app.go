@@ -21,6 +21,7 @@ import (
 	"github.com/fleethub/fleethub/api/health"
 	"github.com/fleethub/fleethub/api/ingestapi"
 	"github.com/fleethub/fleethub/api/keys"
+	"github.com/fleethub/fleethub/api/optimization"
 	"github.com/fleethub/fleethub/api/pending"
 	"github.com/fleethub/fleethub/api/routing"
 	apistreams "github.com/fleethub/fleethub/api/streams"
@@ -247,6 +248,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		log.Info("road graph loaded", "nodes", roads.Nodes())
 	}
 	a.server.Handle(routing.New(roads).Routes()...)
+	a.server.Handle(optimization.New(a.store, a.bus).Routes()...)
 	a.server.Handle(emergency.New(a.store, a.store, a.bus, log).Routes()...)
 	var notifier emergency.Notifier
 	if cfg.NotifyURL != "" {

@@ -78,6 +78,7 @@ type Backend interface {
 	Geofences
 	Incidents
 	Alerts
+	Optimizations
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

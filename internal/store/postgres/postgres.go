@@ -258,6 +258,16 @@ var migrations = []string{
 		updated_at BIGINT NOT NULL,
 		expires_at BIGINT NOT NULL
 	);`,
+	`CREATE TABLE optimizations (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		status TEXT NOT NULL,
+		doc TEXT NOT NULL,
+		version BIGINT NOT NULL,
+		created_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL
+	);`,
 }
 
 // migrate applies every pending migration in one transaction. The advisory

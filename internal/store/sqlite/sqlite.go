@@ -253,6 +253,16 @@ var migrations = []string{
 		updated_at INTEGER NOT NULL,
 		expires_at INTEGER NOT NULL
 	);`,
+	`CREATE TABLE optimizations (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		status TEXT NOT NULL,
+		doc TEXT NOT NULL,
+		version INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL
+	);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {
