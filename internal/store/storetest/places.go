@@ -175,3 +175,32 @@ func alerts(t *testing.T, open Opener) {
 		}
 	})
 }
+
+// optimizations is the contract of store.Optimizations.
+func optimizations(t *testing.T, open Opener) {
+	t.Run("VersionsAndScope", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := t.Context()
+		sc := store.Scope{Org: "o1", Env: "test"}
+		now := time.UnixMilli(1_800_000_000_000).UTC()
+		o := store.Optimization{ID: "op1", Org: sc.Org, Env: sc.Env, Status: "completed", Doc: []byte(`{"a":1}`), Version: 1, CreatedAt: now, UpdatedAt: now}
+		if err := s.CreateOptimization(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		o.Status, o.Version = "applied", 2
+		if err := s.UpdateOptimization(ctx, o, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.UpdateOptimization(ctx, o, 1); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("stale: %v", err)
+		}
+		got, err := s.GetOptimization(ctx, sc, "op1")
+		if err != nil || got.Status != "applied" || got.Version != 2 || !got.CreatedAt.Equal(now) {
+			t.Fatalf("got %+v %v", got, err)
+		}
+		if _, err := s.GetOptimization(ctx, store.Scope{Org: "o1", Env: "live"}, "op1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("another env: %v", err)
+		}
+	})
+}

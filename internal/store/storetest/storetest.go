@@ -42,6 +42,7 @@ var suite = []struct {
 	{"Geofences", geofences},
 	{"Incidents", incidents},
 	{"Alerts", alerts},
+	{"Optimizations", optimizations},
 }
 
 // Run runs the whole contract against backends made by open.
