@@ -34,6 +34,23 @@ type problem struct {
 	stops     []stop
 	vehicles  []fleetVehicle
 	allowLate bool
+	// planar: coordinates are plane units and travel time equals
+	// distance (the Solomon benchmark convention)
+	planar bool
+}
+
+func (pr *problem) dist(lat1, lon1, lat2, lon2 float64) float64 {
+	if pr.planar {
+		return math.Hypot(lat1-lat2, lon1-lon2)
+	}
+	return km(lat1, lon1, lat2, lon2)
+}
+
+func (pr *problem) travel(d float64) float64 {
+	if pr.planar {
+		return d
+	}
+	return minutes(d)
 }
 
 const detour, kmh = 1.3, 40.0
@@ -65,9 +82,9 @@ func (pr *problem) eval(v *fleetVehicle, route []int) schedule {
 	var w, vol, pk float64
 	for i, si := range route {
 		st := &pr.stops[si]
-		d := km(lat, lon, st.lat, st.lon)
+		d := pr.dist(lat, lon, st.lat, st.lon)
 		s.km += d
-		t += minutes(d)
+		t += pr.travel(d)
 		s.arrive[i] = t
 		if t < st.early {
 			t = st.early
@@ -88,9 +105,9 @@ func (pr *problem) eval(v *fleetVehicle, route []int) schedule {
 		s.ok, s.why = false, "capacity"
 		return s
 	}
-	d := km(lat, lon, v.eLat, v.eLon)
+	d := pr.dist(lat, lon, v.eLat, v.eLon)
 	s.km += d
-	t += minutes(d)
+	t += pr.travel(d)
 	s.mins = t - v.shiftStart
 	if t > v.shiftEnd {
 		s.ok, s.why = false, "shift_end"
