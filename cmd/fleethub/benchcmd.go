@@ -13,7 +13,7 @@ import (
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: fleethub bench health|ingest|fanout|webhook|idle|broker [flags]")
+		fmt.Fprintln(stderr, "usage: fleethub bench health|ingest|fanout|webhook|matrix|optimize|idle|broker [flags]")
 		return 2
 	}
 	fs := flag.NewFlagSet("bench "+args[0], flag.ContinueOnError)
@@ -50,6 +50,10 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			b = 100
 		}
 		res, err = bench.Webhook(ctx, bench.WebhookConfig{Config: c, Batch: b, DeadNeighbour: *dead, HealthyNeighbour: *healthy, BatchSize: *whBatch})
+	case "matrix":
+		res, err = bench.Matrix(ctx, c, 39.96, -83.0)
+	case "optimize":
+		res, err = bench.Optimize(ctx, c)
 	case "idle":
 		ir, err := bench.Idle(ctx, c.URL, c.Key, *subs, c.Duration)
 		if err != nil {
