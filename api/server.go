@@ -75,8 +75,9 @@ type Server struct {
 	baseCtx context.Context
 	cancel  context.CancelFunc
 
-	lnMu sync.Mutex
-	ln   net.Listener
+	lnMu     sync.Mutex // guards ln and shutdown
+	ln       net.Listener
+	shutdown bool
 }
 
 // New makes a server. auth and limiter may be nil only if no route needs a
@@ -345,18 +346,39 @@ func (s *Server) Listen() (net.Addr, error) {
 // Serve serves until Shutdown. It returns nil after a clean shutdown.
 func (s *Server) Serve() error {
 	s.lnMu.Lock()
-	ln := s.ln
+	ln, down := s.ln, s.shutdown
 	s.lnMu.Unlock()
 	if ln == nil {
 		return errors.New("api: Serve before Listen")
 	}
-	return s.http.Serve(ln)
+	if down {
+		return nil
+	}
+	err := s.http.Serve(ln)
+	s.lnMu.Lock()
+	down = s.shutdown
+	s.lnMu.Unlock()
+	if down {
+		return nil // the listener was closed by Shutdown
+	}
+	return err
 }
 
 // Shutdown stops accepting connections and waits for in-flight requests
 // until ctx ends, then cancels the handlers' context.
 func (s *Server) Shutdown(ctx context.Context) error {
+	// a Shutdown that comes before Serve started must still stop it:
+	// close the listener here too, and Serve returns at once
+	s.lnMu.Lock()
+	s.shutdown = true
+	if s.ln != nil {
+		_ = s.ln.Close()
+	}
+	s.lnMu.Unlock()
 	err := s.http.ShutdownWithContext(ctx)
+	if errors.Is(err, net.ErrClosed) {
+		err = nil // the listener closed above
+	}
 	s.cancel()
 	return err
 }
