@@ -3,10 +3,10 @@
 package trips
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/fleethub/fleethub/api"
@@ -298,7 +298,7 @@ func parseDate(v string) (time.Time, error) {
 // the precise message.
 func decodeFast(c *api.Ctx, v any) error {
 	body := c.PostBody()
-	if len(strings.TrimSpace(string(body))) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return api.Errf("invalid_request", "request body is required")
 	}
 	if !api.IsJSON(c.Request.Header.ContentType()) {

@@ -22,7 +22,6 @@ import (
 	"github.com/fleethub/fleethub/api/ingestapi"
 	"github.com/fleethub/fleethub/api/keys"
 	"github.com/fleethub/fleethub/api/optimization"
-	"github.com/fleethub/fleethub/api/pending"
 	"github.com/fleethub/fleethub/api/routing"
 	apistreams "github.com/fleethub/fleethub/api/streams"
 	"github.com/fleethub/fleethub/api/tiles"
@@ -267,11 +266,6 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	a.server.Handle(wh.Routes()...)
 	a.server.Handle(apitrips.New(a.trips, a.limiter).Routes()...)
 	a.server.Handle(a.health.Routes()...)
-	built := map[string]bool{}
-	for _, r := range a.server.Routes() {
-		built[r.Method+" "+r.Path] = true
-	}
-	a.server.Handle(pending.Routes(built)...)
 	a.server.Handle(a.openAPIRoute())
 	return a, nil
 }

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -360,7 +361,7 @@ func (s *Service) Correlated(ctx context.Context, org, env, id, correlationID st
 			break
 		}
 		for _, e := range ents {
-			if bytesContains(e.Data, needle) {
+			if bytes.Contains(e.Data, needle) {
 				out = append(out, e)
 				if len(out) == limit {
 					break

@@ -157,5 +157,3 @@ func (r *Registry) totals(ctx context.Context, e *Entry) (map[string]int64, int6
 	}
 	return out, conn - lastConn + e.connected.Load()
 }
-
-func bytesContains(b, sub []byte) bool { return strings.Contains(string(b), string(sub)) }
