@@ -15,6 +15,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"github.com/fleethub/fleethub/filters/geofence"
 	"io"
 	"math"
 	"os"
@@ -321,9 +322,5 @@ func (ix *Index) Nearest(lat, lon, maxM float64) (string, bool) {
 }
 
 func distanceM(lat1, lon1, lat2, lon2 float64) float64 {
-	const r = 6371008.8
-	rad := math.Pi / 180
-	dLat, dLon := (lat2-lat1)*rad, (lon2-lon1)*rad
-	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
-	return 2 * r * math.Asin(math.Min(1, math.Sqrt(a)))
+	return geofence.Distance(geofence.Point{Lat: lat1, Lon: lon1}, geofence.Point{Lat: lat2, Lon: lon2})
 }

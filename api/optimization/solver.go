@@ -6,6 +6,7 @@
 package optimization
 
 import (
+	"github.com/fleethub/fleethub/filters/geofence"
 	"math"
 	"sort"
 	"time"
@@ -56,11 +57,7 @@ func (pr *problem) travel(d float64) float64 {
 const detour, kmh = 1.3, 40.0
 
 func km(lat1, lon1, lat2, lon2 float64) float64 {
-	const r = 6371.0088
-	rad := math.Pi / 180
-	dLat, dLon := (lat2-lat1)*rad, (lon2-lon1)*rad
-	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
-	return 2 * r * math.Asin(math.Min(1, math.Sqrt(a))) * detour
+	return geofence.Distance(geofence.Point{Lat: lat1, Lon: lon1}, geofence.Point{Lat: lat2, Lon: lon2}) / 1000 * detour
 }
 
 func minutes(k float64) float64 { return k / kmh * 60 }

@@ -3,6 +3,7 @@ package routing
 import (
 	"container/heap"
 	"fmt"
+	"github.com/fleethub/fleethub/filters/geofence"
 	"math"
 )
 
@@ -155,11 +156,7 @@ func cell(lat, lon float64) [2]int32 {
 }
 
 func haversineM(lat1, lon1, lat2, lon2 float64) float64 {
-	const r = 6371008.8
-	rad := math.Pi / 180
-	dLat, dLon := (lat2-lat1)*rad, (lon2-lon1)*rad
-	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
-	return 2 * r * math.Asin(math.Min(1, math.Sqrt(a)))
+	return geofence.Distance(geofence.Point{Lat: lat1, Lon: lon1}, geofence.Point{Lat: lat2, Lon: lon2})
 }
 
 // usable reports whether edge e can be driven with costing c.

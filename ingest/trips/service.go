@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fleethub/fleethub/filters/geofence"
 	"log/slog"
 	"math"
 	"sort"
@@ -590,12 +591,7 @@ func checkLocation(bad map[string]string, field string, l *Location) {
 }
 
 func haversineKm(lat1, lon1, lat2, lon2 float64) float64 {
-	const r = 6371.0088
-	rad := math.Pi / 180
-	dLat := (lat2 - lat1) * rad
-	dLon := (lon2 - lon1) * rad
-	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
-	return 2 * r * math.Asin(math.Min(1, math.Sqrt(a)))
+	return geofence.Distance(geofence.Point{Lat: lat1, Lon: lon1}, geofence.Point{Lat: lat2, Lon: lon2}) / 1000
 }
 
 // sortPoints orders points by timestamp, stable.
