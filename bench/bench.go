@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -168,7 +168,7 @@ func run(ctx context.Context, name string, cfg Config, build request, ok func(in
 	wg.Wait()
 	res.Elapsed = time.Since(start)
 	res.Requests, res.Errors, res.Items = reqs.Load(), errs.Load(), items.Load()
-	sort.Slice(res.Latencies, func(i, j int) bool { return res.Latencies[i] < res.Latencies[j] })
+	slices.Sort(res.Latencies)
 	return res, nil
 }
 

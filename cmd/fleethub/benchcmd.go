@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/fleethub/fleethub/bench"
@@ -36,8 +37,22 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	maxWait := fs.Int("max-wait-ms", 20, "fanout: max_wait_time of batch_events, milliseconds")
 	subURL := fs.String("subscribe-url", "", "fanout: node the websocket clients connect to (default --url)")
 	eps := fs.Int("events-per-sec", 1000, "fanout: events ingested per second")
+	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "fleethub bench:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "fleethub bench:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var res *bench.Result
 	var err error

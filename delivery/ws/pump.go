@@ -41,6 +41,17 @@ type pump struct {
 
 	tick  *time.Ticker
 	timer *time.Timer // the batch's MaxWait
+
+	unwoken bool // frames were pushed without waking the writer
+}
+
+// wakeWriter wakes the writer for frames pushed without waking it; the
+// pump calls it before it blocks.
+func (p *pump) wakeWriter() {
+	if p.unwoken {
+		p.unwoken = false
+		p.c.q.wake()
+	}
 }
 
 func (sb *sub) run(info hub.StreamInfo, next int64) {
@@ -55,6 +66,7 @@ func (sb *sub) run(info hub.StreamInfo, next int64) {
 	p.timer.Stop()
 	defer p.timer.Stop()
 	p.loop()
+	p.wakeWriter()
 }
 
 func (p *pump) loop() {
@@ -62,8 +74,12 @@ func (p *pump) loop() {
 	s := p.c.s
 	for ctx.Err() == nil {
 		if p.hasOut {
-			ok, space := p.c.q.push(p.out)
+			// with entries still held, the next frame follows at once:
+			// the writer is woken by the last one
+			more := len(p.held) > 0
+			ok, space := p.c.q.push(p.out, more)
 			if ok {
+				p.unwoken = more
 				p.pos = p.out.last
 				p.out, p.hasOut = frame{}, false
 				continue
@@ -97,6 +113,7 @@ func (p *pump) loop() {
 				p.flushBatch()
 				continue
 			}
+			p.wakeWriter()
 			select {
 			case <-ctx.Done():
 				return
@@ -123,6 +140,7 @@ func (p *pump) loop() {
 				return
 			}
 			s.logger.Warn("websocket stream read failed", "stream_id", p.sb.id, "error", err)
+			p.wakeWriter()
 			select {
 			case <-ctx.Done():
 				return
@@ -153,6 +171,7 @@ func (p *pump) loop() {
 // wait blocks until the log has offset next, the batch is due, a second
 // passed (to look at the stream's state) or the sub ends.
 func (p *pump) wait() {
+	p.wakeWriter()
 	var due <-chan time.Time
 	if len(p.batch) > 0 {
 		p.timer.Reset(time.Until(p.batchDue))

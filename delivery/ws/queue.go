@@ -41,8 +41,11 @@ func newQueue(limit int) *queue {
 }
 
 // push adds a data frame while the queue is under its limit. Otherwise it
-// returns false and a channel closed when there is room again.
-func (q *queue) push(f frame) (bool, <-chan struct{}) {
+// wakes the writer and returns false and a channel closed when there is
+// room again. With more set, the pump has further frames to push at once
+// and the writer is not woken yet: it then takes them all for one writev
+// instead of waking for the first.
+func (q *queue) push(f frame, more bool) (bool, <-chan struct{}) {
 	q.mu.Lock()
 	if q.bytes >= q.limit {
 		if q.space == nil {
@@ -50,12 +53,15 @@ func (q *queue) push(f frame) (bool, <-chan struct{}) {
 		}
 		ch := q.space
 		q.mu.Unlock()
+		q.wake()
 		return false, ch
 	}
 	q.items = append(q.items, f)
 	q.bytes += f.size
 	q.mu.Unlock()
-	q.wake()
+	if !more {
+		q.wake()
+	}
 	return true, nil
 }
 

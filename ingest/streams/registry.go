@@ -232,6 +232,17 @@ func (r *Registry) Get(ctx context.Context, org, env, id string) (*Entry, error)
 
 // Stream implements hub.Streams from memory (with a store read on a miss).
 func (r *Registry) Stream(org, env, id string) (hub.StreamInfo, bool) {
+	// every websocket pump asks on every wake-up: answer from memory
+	// without the miss path's context and timer
+	r.mu.RLock()
+	e := r.streams[id]
+	r.mu.RUnlock()
+	if e != nil {
+		if e.Rec.Org != org || e.Rec.Env != env {
+			return hub.StreamInfo{}, false
+		}
+		return e.Info, true
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	e, err := r.Get(ctx, org, env, id)
