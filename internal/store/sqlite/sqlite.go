@@ -2,6 +2,16 @@
 // mode with a busy timeout. All writes go through one connection (SQLite
 // has one writer anyway; a single connection avoids SQLITE_BUSY churn),
 // reads through a small pool.
+//
+// Checkpoints run beside the writer: a third connection copies the WAL
+// into the database every CheckpointEvery (a passive checkpoint, which
+// never blocks the writer or readers). The writer's own automatic
+// checkpoint stays as the bound on the WAL's size, at walAutoCheckpoint
+// pages, and finds almost nothing left to copy when it comes. With the
+// default automatic checkpoint every 1,000 pages, the commit that crossed
+// the mark did the copying and the fsync itself: a webhook delivery's
+// p99 was 18 ms against 7–8 ms with checkpoints beside the writer
+// (BenchmarkDispatch/Paced/Alone in delivery/webhook).
 package sqlite
 
 import (
@@ -23,13 +33,25 @@ type Config struct {
 	Dir         string        // data directory; created if missing
 	BusyTimeout time.Duration // default 5s
 	Readers     int           // read pool size, default 4
+	// CheckpointEvery is the period of the background checkpoint,
+	// default 250ms.
+	CheckpointEvery time.Duration
 }
+
+// walAutoCheckpoint is the writer's own checkpoint mark in pages (about
+// 40 MB of WAL): a bound, reached only when the background checkpoints
+// fall behind.
+const walAutoCheckpoint = 10_000
 
 // Store is the SQLite backend.
 type Store struct {
 	w    *sql.DB // one connection: every write
 	r    *sql.DB // read pool
+	c    *sql.DB // one connection: background checkpoints
 	path string
+
+	stopCheckpoints context.CancelFunc
+	checkpoints     chan struct{} // closed when the checkpoint loop returned
 }
 
 var _ store.Backend = (*Store)(nil)
@@ -46,12 +68,15 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Readers == 0 {
 		cfg.Readers = 4
 	}
+	if cfg.CheckpointEvery <= 0 {
+		cfg.CheckpointEvery = 250 * time.Millisecond
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("sqlite: data dir: %w", err)
 	}
 	path := filepath.Join(cfg.Dir, "fleethub.db")
-	dsn := fmt.Sprintf("file:%s?_pragma=journal_mode(WAL)&_pragma=busy_timeout(%d)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate",
-		path, cfg.BusyTimeout.Milliseconds())
+	dsn := fmt.Sprintf("file:%s?_pragma=journal_mode(WAL)&_pragma=busy_timeout(%d)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(%d)&_pragma=foreign_keys(1)&_txlock=immediate",
+		path, cfg.BusyTimeout.Milliseconds(), walAutoCheckpoint)
 	w, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
@@ -66,12 +91,44 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	r.SetMaxOpenConns(cfg.Readers)
 	r.SetMaxIdleConns(cfg.Readers)
-	s := &Store{w: w, r: r, path: path}
+	c, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
+	}
+	c.SetMaxOpenConns(1)
+	c.SetMaxIdleConns(1)
+	c.SetConnMaxLifetime(0)
+	s := &Store{w: w, r: r, c: c, path: path, checkpoints: make(chan struct{})}
 	if err := s.migrate(ctx); err != nil {
+		close(s.checkpoints)
 		s.Close()
 		return nil, err
 	}
+	cctx, cancel := context.WithCancel(context.Background())
+	s.stopCheckpoints = cancel
+	go s.checkpointLoop(cctx, cfg.CheckpointEvery)
 	return s, nil
+}
+
+// checkpointLoop copies the WAL into the database every period until ctx
+// ends. A passive checkpoint copies what no reader still needs and never
+// waits; what it leaves is copied next time.
+func (s *Store) checkpointLoop(ctx context.Context, period time.Duration) {
+	defer close(s.checkpoints)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		// errors (SQLITE_BUSY while another checkpoint runs, say) only
+		// mean this round copied nothing; the next one tries again
+		_, _ = s.c.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	}
 }
 
 // Ping checks the database answers.
@@ -91,7 +148,11 @@ func (s *Store) Stats() store.Stats {
 
 // Close closes both pools.
 func (s *Store) Close() error {
-	return errors.Join(s.r.Close(), s.w.Close())
+	if s.stopCheckpoints != nil {
+		s.stopCheckpoints()
+	}
+	<-s.checkpoints
+	return errors.Join(s.c.Close(), s.r.Close(), s.w.Close())
 }
 
 // migrations are applied in order; never edit a released one, append.

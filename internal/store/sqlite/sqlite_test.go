@@ -3,6 +3,8 @@ package sqlite_test
 import (
 	"bytes"
 	"database/sql"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -126,4 +128,42 @@ func equalKey(a, b store.APIKey) bool {
 		slices.Equal(a.Permissions, b.Permissions) && a.Plan == b.Plan && a.RPM == b.RPM &&
 		a.Hash == b.Hash && a.Hint == b.Hint &&
 		a.CreatedAt.Equal(b.CreatedAt) && a.LastUsedAt.Equal(b.LastUsedAt) && a.RevokedAt.Equal(b.RevokedAt)
+}
+
+// Writes reach the database file without waiting for the WAL to grow to
+// the writer's own checkpoint mark: the background checkpoint copies them.
+func TestBackgroundCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	s, err := sqlite.Open(t.Context(), sqlite.Config{Dir: dir, CheckpointEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	dbFile := filepath.Join(dir, "fleethub.db")
+	size := func() int64 {
+		fi, err := os.Stat(dbFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	time.Sleep(100 * time.Millisecond) // the migrations' pages are copied
+	before := size()
+	now := time.Now()
+	payload := bytes.Repeat([]byte("x"), 4000)
+	ds := make([]store.Delivery, 500) // about 2 MB, far below the writer's mark
+	for i := range ds {
+		ds[i] = store.Delivery{ID: fmt.Sprintf("msg_%d", i), Org: "o", Env: "e", StreamID: "s", Offset: int64(i + 1), Payload: payload,
+			NextAttemptAt: now, QueuedAt: now, CreatedAt: now}
+	}
+	if _, err := s.EnqueueDeliveries(t.Context(), ds); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for size()-before < 1<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("database file grew by %d bytes after 2 MB of writes; the WAL was not checkpointed", size()-before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
