@@ -139,20 +139,24 @@ func (d *Dispatcher) Accept(ctx context.Context, info hub.StreamInfo, entries []
 type accepted struct {
 	info hub.StreamInfo
 	ep   *endpoint
-	from int // index of its first delivery in the combined slice
-	n    int
 }
 
 // AcceptMany stores the entries of several streams in one group commit
 // (a bus batch matching two webhook streams costs one transaction) and
 // hands them to their endpoints; it returns once they are durable.
+//
+// Streams whose endpoints take deliveries now are written and handed over
+// first; those that cannot send (circuit open, endpoint disabled, not
+// running) follow in a second write. A dead receiver's deliveries are
+// just as durable, but the healthy streams of the batch never wait for
+// them: one commit per group instead of one, off the healthy path.
 func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, entries [][]hub.Entry) error {
 	now := d.cfg.Now()
 	until := now.Add(d.cfg.Lease)
 	d.accept.RLock()
 	defer d.accept.RUnlock()
-	var ds []store.Delivery
-	parts := make([]accepted, 0, len(infos))
+	var ready, parked []accepted
+	var readyDs, parkedDs []store.Delivery
 	for k, info := range infos {
 		if len(entries[k]) == 0 {
 			continue
@@ -164,7 +168,13 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 			ep = d.endpoint(info)
 			room = ep.room(now)
 		}
-		part := accepted{info: info, ep: ep, from: len(ds), n: len(entries[k])}
+		ds := &parkedDs
+		if room > 0 {
+			ds = &readyDs
+			ready = append(ready, accepted{info: info, ep: ep})
+		} else {
+			parked = append(parked, accepted{info: info, ep: ep})
+		}
 		for i, e := range entries[k] {
 			p := payload(quoted, e)
 			x := store.Delivery{ID: deliveryID(p), Org: info.Org, Env: info.Env, StreamID: info.ID, Offset: e.Offset, Payload: p,
@@ -172,13 +182,23 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 			if i < room {
 				x.LeaseOwner, x.LeaseUntil = d.cfg.Node, until
 			}
-			ds = append(ds, x)
+			*ds = append(*ds, x)
 		}
-		parts = append(parts, part)
 	}
-	if len(ds) == 0 {
-		return nil
+	if len(readyDs) > 0 {
+		if err := d.persist(ctx, now, ready, readyDs); err != nil {
+			return err
+		}
 	}
+	if len(parkedDs) > 0 {
+		return d.persist(ctx, now, parked, parkedDs)
+	}
+	return nil
+}
+
+// persist enqueues the deliveries of parts durably, then hands each
+// endpoint the ones leased to this node.
+func (d *Dispatcher) persist(ctx context.Context, now time.Time, parts []accepted, ds []store.Delivery) error {
 	ins, err := d.enqueue(ctx, ds)
 	if err != nil {
 		return err
