@@ -77,32 +77,12 @@ func Webhook(ctx context.Context, cfg WebhookConfig) (*Result, error) {
 
 	var deadURL string
 	if cfg.DeadNeighbour {
-		dl, err := net.Listen("tcp", "127.0.0.1:0")
+		u, stop, err := deadReceiver()
 		if err != nil {
-			return nil, fmt.Errorf("bench: dead receiver: %w", err)
+			return nil, err
 		}
-		var conns []net.Conn
-		var cmu sync.Mutex
-		go func() {
-			for {
-				c, err := dl.Accept()
-				if err != nil {
-					return
-				}
-				cmu.Lock()
-				conns = append(conns, c) // held open, never read or answered
-				cmu.Unlock()
-			}
-		}()
-		defer func() {
-			dl.Close()
-			cmu.Lock()
-			for _, c := range conns {
-				c.Close()
-			}
-			cmu.Unlock()
-		}()
-		deadURL = "http://" + dl.Addr().String() + "/dead"
+		defer stop()
+		deadURL = u
 	}
 
 	if cfg.HealthyNeighbour {
@@ -137,42 +117,8 @@ func Webhook(ctx context.Context, cfg WebhookConfig) (*Result, error) {
 		defer stopWebhookStream(cfg, did)
 	}
 
-	pub := cfg.Config
-	if pub.Rate > 0 {
-		pub.Rate = cfg.Rate / float64(cfg.Batch)
-	}
-	url := cfg.URL + "/v1/events"
-	bufs := make([][]byte, pub.Conns)
 	start := time.Now()
-	res, err := run(ctx, "webhook-publish", pub, func(w, i int, req *fasthttp.Request) int {
-		b := bufs[w][:0]
-		b = append(b, `{"events":[`...)
-		now := time.Now()
-		ts := now.UTC().Format(time.RFC3339Nano)
-		for j := 0; j < cfg.Batch; j++ {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"event_type":"bench_tick","category":"system_events","severity":"low","timestamp":"`...)
-			b = append(b, ts...)
-			b = append(b, `","source":{"vehicle_id":"`...)
-			b = append(b, runID...)
-			b = append(b, '-')
-			b = strconv.AppendInt(b, int64(w), 10)
-			b = append(b, `"},"event_data":{"bench_run":"`...)
-			b = append(b, runID...)
-			b = append(b, `","sent_ns":`...)
-			b = strconv.AppendInt(b, now.UnixNano(), 10)
-			b = append(b, `}}`...)
-		}
-		b = append(b, "]}"...)
-		bufs[w] = b
-		req.SetRequestURI(url)
-		req.Header.SetMethod("POST")
-		req.Header.SetContentType("application/json")
-		req.SetBodyRaw(b)
-		return cfg.Batch
-	}, func(st int) bool { return st == 202 })
+	res, err := publishEvents(ctx, cfg, runID, cfg.Duration)
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +147,78 @@ func Webhook(ctx context.Context, cfg WebhookConfig) (*Result, error) {
 	return out, nil
 }
 
+// deadReceiver listens on loopback, accepts connections and never reads
+// or answers them; it returns its URL and a function that closes it all.
+func deadReceiver() (string, func(), error) {
+	dl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("bench: dead receiver: %w", err)
+	}
+	var conns []net.Conn
+	var cmu sync.Mutex
+	go func() {
+		for {
+			c, err := dl.Accept()
+			if err != nil {
+				return
+			}
+			cmu.Lock()
+			conns = append(conns, c) // held open, never read or answered
+			cmu.Unlock()
+		}
+	}()
+	stop := func() {
+		dl.Close()
+		cmu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		cmu.Unlock()
+	}
+	return "http://" + dl.Addr().String() + "/dead", stop, nil
+}
+
+// publishEvents posts this run's events to POST /v1/events at cfg.Rate
+// for d; each event carries its send time as event_data.sent_ns.
+func publishEvents(ctx context.Context, cfg WebhookConfig, runID string, d time.Duration) (*Result, error) {
+	pub := cfg.Config
+	pub.Duration = d
+	if pub.Rate > 0 {
+		pub.Rate = cfg.Rate / float64(cfg.Batch)
+	}
+	url := cfg.URL + "/v1/events"
+	bufs := make([][]byte, pub.Conns)
+	return run(ctx, "webhook-publish", pub, func(w, i int, req *fasthttp.Request) int {
+		b := bufs[w][:0]
+		b = append(b, `{"events":[`...)
+		now := time.Now()
+		ts := now.UTC().Format(time.RFC3339Nano)
+		for j := 0; j < cfg.Batch; j++ {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"event_type":"bench_tick","category":"system_events","severity":"low","timestamp":"`...)
+			b = append(b, ts...)
+			b = append(b, `","source":{"vehicle_id":"`...)
+			b = append(b, runID...)
+			b = append(b, '-')
+			b = strconv.AppendInt(b, int64(w), 10)
+			b = append(b, `"},"event_data":{"bench_run":"`...)
+			b = append(b, runID...)
+			b = append(b, `","sent_ns":`...)
+			b = strconv.AppendInt(b, now.UnixNano(), 10)
+			b = append(b, `}}`...)
+		}
+		b = append(b, "]}"...)
+		bufs[w] = b
+		req.SetRequestURI(url)
+		req.Header.SetMethod("POST")
+		req.Header.SetContentType("application/json")
+		req.SetBodyRaw(b)
+		return cfg.Batch
+	}, func(st int) bool { return st == 202 })
+}
+
 // webhookReceiver verifies and counts deliveries.
 type webhookReceiver struct {
 	key      []byte
@@ -209,8 +227,9 @@ type webhookReceiver struct {
 	bad      atomic.Int64
 	last     atomic.Int64
 
-	mu       sync.Mutex // guards lats and firstErr
+	mu       sync.Mutex // guards lats, sents and firstErr
 	lats     []time.Duration
+	sents    []int64 // send time of each latency, unix ns
 	firstErr string
 }
 
@@ -230,6 +249,7 @@ func (r *webhookReceiver) serve(c *fasthttp.RequestCtx) {
 		return
 	}
 	var lats []time.Duration
+	var sents []int64
 	n := int64(0)
 	for rest := body; ; {
 		i := bytes.Index(rest, sentNSKey)
@@ -243,6 +263,7 @@ func (r *webhookReceiver) serve(c *fasthttp.RequestCtx) {
 		}
 		if ns, err := strconv.ParseInt(string(rest[:j]), 10, 64); err == nil {
 			lats = append(lats, now.Sub(time.Unix(0, ns)))
+			sents = append(sents, ns)
 		}
 		n++
 	}
@@ -251,6 +272,7 @@ func (r *webhookReceiver) serve(c *fasthttp.RequestCtx) {
 	r.last.Store(now.UnixNano())
 	r.mu.Lock()
 	r.lats = append(r.lats, lats...)
+	r.sents = append(r.sents, sents...)
 	r.mu.Unlock()
 	c.SetStatusCode(204)
 }

@@ -30,6 +30,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	subs := fs.Int("subscribers", 100, "fanout: websocket subscribers")
 	dead := fs.Bool("dead-neighbour", false, "webhook: add a stream whose receiver never answers")
 	healthy := fs.Bool("healthy-neighbour", false, "webhook: add a stream whose receiver answers at once")
+	isolation := fs.Int("isolation", 0, "webhook: run this many rounds of two phases of --duration each, alone then beside a dead neighbour, in one server process, and compare")
 	whBatch := fs.Int("batch-size", 0, "webhook: batch_events size (deliveries carry arrays)")
 	kind := fs.String("kind", "locations", "ingest: locations (POST /v1/locations/batch) or telemetry (POST /v1/telemetry; --batch at most 1000, default 500 there)")
 	port := fs.Int("port", 0, "broker: listen port (0: any)")
@@ -64,7 +65,17 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if b == 1000 {
 			b = 100
 		}
-		res, err = bench.Webhook(ctx, bench.WebhookConfig{Config: c, Batch: b, DeadNeighbour: *dead, HealthyNeighbour: *healthy, BatchSize: *whBatch})
+		wc := bench.WebhookConfig{Config: c, Batch: b, DeadNeighbour: *dead, HealthyNeighbour: *healthy, BatchSize: *whBatch}
+		if *isolation > 0 {
+			ir, err := bench.WebhookIsolation(ctx, wc, *isolation)
+			if err != nil {
+				fmt.Fprintln(stderr, "fleethub bench:", err)
+				return 1
+			}
+			ir.Print(stdout)
+			return 0
+		}
+		res, err = bench.Webhook(ctx, wc)
 	case "matrix":
 		res, err = bench.Matrix(ctx, c, 39.96, -83.0)
 	case "optimize":

@@ -137,26 +137,30 @@ func (d *Dispatcher) Accept(ctx context.Context, info hub.StreamInfo, entries []
 
 // accepted is one stream's part of an AcceptMany.
 type accepted struct {
-	info hub.StreamInfo
-	ep   *endpoint
+	info   hub.StreamInfo
+	ep     *endpoint
+	parked bool // its deliveries were parked
+	n      int
 }
 
 // AcceptMany stores the entries of several streams in one group commit
 // (a bus batch matching two webhook streams costs one transaction) and
 // hands them to their endpoints; it returns once they are durable.
 //
-// Streams whose endpoints take deliveries now are written and handed over
-// first; those that cannot send (circuit open, endpoint disabled, not
-// running) follow in a second write. A dead receiver's deliveries are
-// just as durable, but the healthy streams of the batch never wait for
-// them: one commit per group instead of one, off the healthy path.
+// A stream whose endpoint takes nothing now (circuit open, probe in
+// flight, or queue full: a receiver that stopped answering fills it
+// before its first timeout) has its deliveries parked (store.Delivery
+// Park: on SQLite one page per commit instead of one per index of the
+// queue), and the poller, or a refill, moves them into the queue. A dead
+// receiver's deliveries are just as durable, but writing them adds
+// little to the commit that carries its healthy neighbours'.
 func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, entries [][]hub.Entry) error {
 	now := d.cfg.Now()
 	until := now.Add(d.cfg.Lease)
 	d.accept.RLock()
 	defer d.accept.RUnlock()
-	var ready, parked []accepted
-	var readyDs, parkedDs []store.Delivery
+	var ds []store.Delivery
+	parts := make([]accepted, 0, len(infos))
 	for k, info := range infos {
 		if len(entries[k]) == 0 {
 			continue
@@ -164,36 +168,28 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 		quoted, _ := json.Marshal(info.ID)
 		var ep *endpoint
 		room := 0
+		disabled := false
 		if d.live && info.WebhookURL != "" {
 			ep = d.endpoint(info)
 			room = ep.room(now)
+			_, disabled = ep.state(now)
 		}
-		ds := &parkedDs
-		if room > 0 {
-			ds = &readyDs
-			ready = append(ready, accepted{info: info, ep: ep})
-		} else {
-			parked = append(parked, accepted{info: info, ep: ep})
-		}
+		park := ep != nil && room == 0 && !disabled
+		parts = append(parts, accepted{info: info, ep: ep, parked: park, n: len(entries[k])})
 		for i, e := range entries[k] {
 			p := payload(quoted, e)
 			x := store.Delivery{ID: deliveryID(p), Org: info.Org, Env: info.Env, StreamID: info.ID, Offset: e.Offset, Payload: p,
-				NextAttemptAt: now, QueuedAt: now, CreatedAt: now}
+				NextAttemptAt: now, QueuedAt: now, CreatedAt: now, Park: park}
 			if i < room {
 				x.LeaseOwner, x.LeaseUntil = d.cfg.Node, until
 			}
-			*ds = append(*ds, x)
+			ds = append(ds, x)
 		}
 	}
-	if len(readyDs) > 0 {
-		if err := d.persist(ctx, now, ready, readyDs); err != nil {
-			return err
-		}
+	if len(ds) == 0 {
+		return nil
 	}
-	if len(parkedDs) > 0 {
-		return d.persist(ctx, now, parked, parkedDs)
-	}
-	return nil
+	return d.persist(ctx, now, parts, ds)
 }
 
 // persist enqueues the deliveries of parts durably, then hands each
@@ -208,6 +204,11 @@ func (d *Dispatcher) persist(ctx context.Context, now time.Time, parts []accepte
 		byStream[x.StreamID] = append(byStream[x.StreamID], x)
 	}
 	for _, part := range parts {
+		if part.parked {
+			d.count(part.info.ID, "pending", int64(part.n))
+			part.ep.add(nil, true, now) // the store holds more for it
+			continue
+		}
 		var hand []store.Delivery
 		pending := 0
 		for _, x := range byStream[part.info.ID] {

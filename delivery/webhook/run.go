@@ -39,6 +39,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	var lastRenew, lastPurge time.Time
 	for {
 		now := d.cfg.Now()
+		d.unpark(ctx, now)
 		if err := d.poll(ctx, now); err != nil && ctx.Err() == nil {
 			d.log.Warn("webhook poll failed", "error", err)
 		}
@@ -68,6 +69,57 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 }
 
+// unparkBatch bounds the parked deliveries moved in one transaction, so
+// that the move never holds the store's writer for long; unparkRound
+// bounds what one poll moves per stream.
+const (
+	unparkBatch = 250
+	unparkRound = 10_000
+)
+
+// unpark moves parked deliveries into the queue, where the poll that
+// follows finds them: those of every stream but the ones whose endpoint
+// on this node takes nothing now (circuit open, queue full), which stay
+// parked, counted as pending, until it does (claimFor moves them then).
+func (d *Dispatcher) unpark(ctx context.Context, now time.Time) {
+	ids, err := d.q.ParkedStreams(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.log.Warn("webhook parked streams", "error", err)
+		}
+		return
+	}
+	for _, id := range ids {
+		d.mu.Lock()
+		e := d.endpoints[id]
+		d.mu.Unlock()
+		if e != nil && e.room(now) == 0 {
+			if _, disabled := e.state(now); !disabled {
+				continue
+			}
+		}
+		d.unparkStream(ctx, id, unparkRound)
+	}
+}
+
+// unparkStream moves up to max of a stream's parked deliveries, in
+// transactions of unparkBatch.
+func (d *Dispatcher) unparkStream(ctx context.Context, id string, max int) {
+	for moved := 0; moved < max && ctx.Err() == nil; {
+		n, err := d.q.UnparkDeliveries(ctx, id, min(unparkBatch, max-moved))
+		if err != nil {
+			if ctx.Err() == nil {
+				d.log.Warn("webhook unpark failed", "stream_id", id, "error", err)
+			}
+			return
+		}
+		if n == 0 {
+			return
+		}
+		moved += int(n)
+	}
+}
+
 // refill claims due deliveries for the endpoints that ran low while the
 // store held more for them.
 func (d *Dispatcher) refill(ctx context.Context) {
@@ -92,6 +144,7 @@ func (d *Dispatcher) claimFor(ctx context.Context, e *endpoint, now time.Time) e
 	if room <= 0 {
 		return nil
 	}
+	d.unparkStream(ctx, e.id, room) // what was parked while it took nothing
 	ds, err := d.q.ClaimDeliveries(ctx, store.DeliveryClaim{Owner: d.cfg.Node, StreamIDs: []string{e.id}, Now: now, Until: now.Add(d.cfg.Lease), Limit: room})
 	if err != nil {
 		return err

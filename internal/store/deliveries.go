@@ -48,6 +48,8 @@ type Delivery struct {
 	LeaseOwner     string    // node holding it, "" when none
 	LeaseUntil     time.Time // zero when not leased
 	Seq            int64     // insertion order, set by the store; the listing cursor
+	// Park asks EnqueueDeliveries to park it: see UnparkDeliveries.
+	Park bool
 }
 
 // DeliveryClaim asks for due deliveries of some streams.
@@ -113,7 +115,20 @@ type Deliveries interface {
 	// left untouched: enqueueing is idempotent. A delivery of a stream
 	// whose endpoint is disabled is stored disabled. It returns the rows
 	// inserted, with their status.
+	//
+	// A delivery with Park set is one nobody can send now (its endpoint's
+	// circuit is open, or its queue is full): the backend may store it
+	// as cheaply as it can, durable at return but listed and claimable
+	// only once UnparkDeliveries moved it (counted as pending meanwhile);
+	// it is not among the rows returned then. Duplicates of known ids are
+	// dropped by the move.
 	EnqueueDeliveries(ctx context.Context, ds []Delivery) ([]Delivery, error)
+	// ParkedStreams lists the streams with parked deliveries.
+	ParkedStreams(ctx context.Context) ([]string, error)
+	// UnparkDeliveries moves up to limit of a stream's parked
+	// deliveries, oldest first, into the queue as EnqueueDeliveries would,
+	// and returns how many it moved (0 on a backend that does not park).
+	UnparkDeliveries(ctx context.Context, streamID string, limit int) (int64, error)
 	// ClaimDeliveries leases up to Limit claimable deliveries of the
 	// streams, oldest due first. Concurrent claimers never get the same
 	// row.
@@ -137,7 +152,8 @@ type Deliveries interface {
 	// r.Now with attempts reset (ids unchanged), skipping rows leased at
 	// r.Now; it enables a disabled endpoint. It returns how many.
 	RequeueDeliveries(ctx context.Context, sc Scope, streamID string, r DeliveryRequeue) (int64, error)
-	// CountDeliveries counts a stream's deliveries per status.
+	// CountDeliveries counts a stream's deliveries per status, parked
+	// ones as pending.
 	CountDeliveries(ctx context.Context, sc Scope, streamID string) (map[string]int64, error)
 	// DisableDeliveries marks a stream's endpoint disabled (recording
 	// url and reason) and moves its pending and failed deliveries to

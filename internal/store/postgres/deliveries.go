@@ -332,6 +332,15 @@ func (s *Store) RequeueDeliveries(ctx context.Context, sc store.Scope, streamID 
 	return total, nil
 }
 
+// UnparkDeliveries has nothing to move: EnqueueDeliveries enqueues
+// deliveries marked Park like any other (on PostgreSQL an insert costs
+// the same in either table, and the queue's rows are what other nodes
+// see).
+func (s *Store) UnparkDeliveries(context.Context, string, int) (int64, error) { return 0, nil }
+
+// ParkedStreams is empty: nothing is parked on PostgreSQL.
+func (s *Store) ParkedStreams(context.Context) ([]string, error) { return nil, nil }
+
 // CountDeliveries counts a stream's deliveries per status.
 func (s *Store) CountDeliveries(ctx context.Context, sc store.Scope, streamID string) (map[string]int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT status, COUNT(*) FROM deliveries WHERE stream_id = $1 AND org = $2 AND env = $3 GROUP BY status`, streamID, sc.Org, sc.Env)

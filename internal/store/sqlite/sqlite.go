@@ -324,6 +324,21 @@ var migrations = []string{
 		created_at INTEGER NOT NULL,
 		updated_at INTEGER NOT NULL
 	);`,
+	// Parked deliveries (deliveries.go): one index besides the rowid, so
+	// a parking insert writes two pages.
+	`CREATE TABLE parked_deliveries (
+		seq INTEGER PRIMARY KEY,
+		id TEXT NOT NULL,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		stream_id TEXT NOT NULL,
+		msg_offset INTEGER NOT NULL,
+		payload BLOB NOT NULL,
+		next_attempt_at INTEGER NOT NULL,
+		queued_at INTEGER NOT NULL,
+		created_at INTEGER NOT NULL
+	);
+	CREATE INDEX parked_stream ON parked_deliveries(stream_id, seq);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -112,6 +112,70 @@ func deliveries(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("ParkThenUnpark", func(t *testing.T) {
+		t.Parallel()
+		s := deliveriesOf(t, open)
+		known := newDelivery(dscope, "s1", 1)
+		enqueue(t, s, known)
+		parked := []store.Delivery{known, newDelivery(dscope, "s1", 2), newDelivery(dscope, "s1", 3), newDelivery(dscope, "s2", 4)}
+		for i := range parked {
+			parked[i].Park = true
+		}
+		if _, err := s.EnqueueDeliveries(t.Context(), append(parked, newDelivery(dscope, "s3", 5))); err != nil {
+			t.Fatalf("EnqueueDeliveries: %v", err)
+		}
+		if got := listAll(t, s, dscope, "s3", ""); len(got) != 1 {
+			t.Fatalf("s3 lists %d deliveries, want its one unparked delivery at once", len(got))
+		}
+		// durable and counted as pending at once (known ids aside, on a
+		// backend that enqueues directly)
+		if n := counts(t, s, dscope, "s1")[store.DeliveryPending]; n != 3 && n != 4 {
+			t.Fatalf("s1 counts %d pending after parking, want 3 (enqueued directly) or 4 (parked, not yet deduplicated)", n)
+		}
+		// s2's endpoint is disabled meanwhile: its parked delivery arrives disabled
+		if _, err := s.DisableDeliveries(t.Context(), dscope, "s2", "https://example.com/gone", "410 Gone", base); err != nil {
+			t.Fatalf("DisableDeliveries: %v", err)
+		}
+		streams, err := s.ParkedStreams(t.Context())
+		if err != nil {
+			t.Fatalf("ParkedStreams: %v", err)
+		}
+		if len(streams) != 0 && (len(streams) != 2 || !slices.Contains(streams, "s1") || !slices.Contains(streams, "s2")) {
+			t.Fatalf("ParkedStreams = %v, want s1 and s2 (or none on a backend that does not park)", streams)
+		}
+		for _, id := range streams {
+			for {
+				n, err := s.UnparkDeliveries(t.Context(), id, 2)
+				if err != nil {
+					t.Fatalf("UnparkDeliveries: %v", err)
+				}
+				if n == 0 {
+					break
+				}
+			}
+		}
+		if streams, err := s.ParkedStreams(t.Context()); err != nil || len(streams) != 0 {
+			t.Fatalf("ParkedStreams after unparking = %v, %v; want none", streams, err)
+		}
+		got := listAll(t, s, dscope, "s1", "")
+		if ids := deliveryIDs(got); len(ids) != 3 || !slices.Contains(ids, parked[1].ID) || !slices.Contains(ids, parked[2].ID) {
+			t.Fatalf("s1 lists %v after unparking, want %s once and both parked ones", ids, known.ID)
+		}
+		if n := counts(t, s, dscope, "s1"); n[store.DeliveryPending] != 3 {
+			t.Errorf("s1 counts %v, want 3 pending", n)
+		}
+		d := byID(t, s, dscope, "s1", parked[2].ID)
+		if d.Status != store.DeliveryPending || d.Offset != 3 || string(d.Payload) != string(parked[2].Payload) || d.LeaseOwner != "" {
+			t.Errorf("unparked %+v, want pending, unleased, offset 3 and its payload", d)
+		}
+		if c := claim(t, s, "n1", base.Add(time.Hour), 10, "s1"); len(c) != 3 {
+			t.Errorf("claimed %d of s1's 3 deliveries", len(c))
+		}
+		if got := listAll(t, s, dscope, "s2", ""); len(got) != 1 || got[0].Status != store.DeliveryDisabled {
+			t.Errorf("s2 lists %+v, want its one delivery disabled", got)
+		}
+	})
+
 	t.Run("ClaimLeasesDueRows", func(t *testing.T) {
 		t.Parallel()
 		s := deliveriesOf(t, open)
