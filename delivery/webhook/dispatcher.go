@@ -152,10 +152,11 @@ type accepted struct {
 // flight, or queue full: a receiver that stopped answering fills it
 // before its first timeout) has its deliveries parked (store.Delivery
 // Park: on SQLite one page per commit instead of one per index of the
-// queue), and the poller, or a refill, moves them into the queue. They
-// are written after the other streams' deliveries were handed over, so a
-// dead receiver's deliveries, just as durable, never wait in front of a
-// healthy neighbour's, and cost the machine two pages a commit.
+// queue, in a file of its own), and the poller, or a refill, moves them
+// into the queue. They are written beside the other streams' deliveries,
+// in a write of their own: a dead receiver's deliveries, just as
+// durable, never make a healthy neighbour's wait, and cost the machine
+// two pages a commit.
 func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, entries [][]hub.Entry) error {
 	now := d.cfg.Now()
 	until := now.Add(d.cfg.Lease)
@@ -191,9 +192,8 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 	if len(ds) == 0 {
 		return nil
 	}
-	// the parked deliveries go in a write of their own, after the others
-	// were handed over: the healthy streams' commit is no larger than
-	// without them
+	// the parked deliveries go in a write of their own: the healthy
+	// streams' commit is no larger than without them
 	var parkedDs []store.Delivery
 	if i := slices.IndexFunc(ds, func(x store.Delivery) bool { return x.Park }); i >= 0 {
 		kept := make([]store.Delivery, 0, len(ds))
@@ -206,17 +206,22 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 		}
 		ds = kept
 	}
-	if len(ds) > 0 {
-		if err := d.persist(ctx, now, parts, ds); err != nil {
-			return err
-		}
-	}
+	// parked deliveries are written beside the others, not after them:
+	// on SQLite they have their own file and writer (parked.db)
+	parkedErr := make(chan error, 1)
 	if len(parkedDs) > 0 {
-		if _, err := d.enqueue(ctx, parkedDs); err != nil {
-			return err
-		}
+		go func() {
+			_, err := d.q.EnqueueDeliveries(context.WithoutCancel(ctx), parkedDs)
+			parkedErr <- err
+		}()
+	} else {
+		parkedErr <- nil
 	}
-	return nil
+	var err error
+	if len(ds) > 0 {
+		err = d.persist(ctx, now, parts, ds)
+	}
+	return errors.Join(err, <-parkedErr)
 }
 
 // persist enqueues the deliveries of parts durably, then hands each

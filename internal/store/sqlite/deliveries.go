@@ -20,6 +20,22 @@ import (
 
 var _ store.Deliveries = (*Store)(nil)
 
+// parkedSchema is parked.db's: the parked deliveries, with one index
+// besides the rowid, so parking writes two pages per commit.
+const parkedSchema = `CREATE TABLE IF NOT EXISTS parked_deliveries (
+		seq INTEGER PRIMARY KEY,
+		id TEXT NOT NULL,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		stream_id TEXT NOT NULL,
+		msg_offset INTEGER NOT NULL,
+		payload BLOB NOT NULL,
+		next_attempt_at INTEGER NOT NULL,
+		queued_at INTEGER NOT NULL,
+		created_at INTEGER NOT NULL
+	);
+	CREATE INDEX IF NOT EXISTS parked_stream ON parked_deliveries(stream_id, seq);`
+
 const deliveryCols = `seq, id, org, env, stream_id, msg_offset, payload, status, attempts, next_attempt_at, queued_at,
 	last_status_code, last_error, last_latency_ms, created_at, delivered_at, lease_owner, lease_until`
 
@@ -85,6 +101,20 @@ func anys(ids []string, extra ...any) []any {
 // multi-row UPDATE … FROM (VALUES …) for RecordDeliveries was slower
 // than a prepared UPDATE per row (16 µs against 7 µs a row).
 func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]store.Delivery, error) {
+	if slices.ContainsFunc(ds, func(d store.Delivery) bool { return d.Park }) {
+		var park, kept []store.Delivery
+		for _, d := range ds {
+			if d.Park {
+				park = append(park, d)
+			} else {
+				kept = append(kept, d)
+			}
+		}
+		if err := s.park(ctx, park); err != nil {
+			return nil, err
+		}
+		ds = kept
+	}
 	if len(ds) == 0 {
 		return nil, nil
 	}
@@ -93,27 +123,6 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 		return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
 	}
 	defer tx.Rollback()
-	var park []store.Delivery
-	if slices.ContainsFunc(ds, func(d store.Delivery) bool { return d.Park }) {
-		kept := make([]store.Delivery, 0, len(ds))
-		for _, d := range ds {
-			if d.Park {
-				park = append(park, d)
-			} else {
-				kept = append(kept, d)
-			}
-		}
-		ds = kept
-		if err := parkIn(ctx, tx, park); err != nil {
-			return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
-		}
-		if len(ds) == 0 {
-			if err := tx.Commit(); err != nil {
-				return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
-			}
-			return nil, nil
-		}
-	}
 	disabled := map[string]bool{}
 	for _, d := range ds {
 		if _, ok := disabled[d.StreamID]; ok {
@@ -168,27 +177,34 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 	return out, nil
 }
 
-// parkIn appends deliveries to parked_deliveries, a table with no index
-// but its rowid: one page written per commit instead of one per index of
-// deliveries (six), for deliveries that cannot be sent anyway.
-func parkIn(ctx context.Context, tx *sql.Tx, ds []store.Delivery) error {
+// park appends deliveries to parked.db: its own file and writer, two
+// pages a commit, for deliveries that cannot be sent anyway.
+func (s *Store) park(ctx context.Context, ds []store.Delivery) error {
+	tx, err := s.p.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: park deliveries: %w", err)
+	}
+	defer tx.Rollback()
 	st, err := tx.PrepareContext(ctx, `INSERT INTO parked_deliveries(id, org, env, stream_id, msg_offset, payload, next_attempt_at, queued_at, created_at)
 		VALUES (?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
-		return err
+		return fmt.Errorf("sqlite: park deliveries: %w", err)
 	}
 	defer st.Close()
 	for _, d := range ds {
 		if _, err := st.ExecContext(ctx, d.ID, d.Org, d.Env, d.StreamID, d.Offset, d.Payload, ms(d.NextAttemptAt), ms(d.QueuedAt), ms(d.CreatedAt)); err != nil {
-			return err
+			return fmt.Errorf("sqlite: park deliveries: %w", err)
 		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: park deliveries: %w", err)
 	}
 	return nil
 }
 
 // ParkedStreams lists the streams with parked deliveries.
 func (s *Store) ParkedStreams(ctx context.Context) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT stream_id FROM parked_deliveries`)
+	rows, err := s.p.QueryContext(ctx, `SELECT DISTINCT stream_id FROM parked_deliveries`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: parked streams: %w", err)
 	}
@@ -207,43 +223,42 @@ func (s *Store) ParkedStreams(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// UnparkDeliveries moves a stream's oldest parked deliveries into
-// deliveries in one transaction: known ids are skipped, a disabled
-// stream's arrive disabled.
+// UnparkDeliveries moves a stream's oldest parked deliveries into the
+// queue: they are enqueued (known ids skipped, a disabled stream's stored
+// disabled), then deleted from parked.db. A crash in between moves them
+// again, and the enqueue skips what it already has.
 func (s *Store) UnparkDeliveries(ctx context.Context, streamID string, limit int) (int64, error) {
-	tx, err := s.w.BeginTx(ctx, nil)
+	rows, err := s.p.QueryContext(ctx, `SELECT seq, id, org, env, stream_id, msg_offset, payload, next_attempt_at, queued_at, created_at
+		FROM parked_deliveries WHERE stream_id = ? ORDER BY seq LIMIT ?`, streamID, limit)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
 	}
-	defer tx.Rollback()
-	var hi sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM (SELECT seq FROM parked_deliveries WHERE stream_id = ? ORDER BY seq LIMIT ?)`,
-		streamID, limit).Scan(&hi); err != nil {
+	var ds []store.Delivery
+	var hi int64
+	for rows.Next() {
+		var d store.Delivery
+		var next, queued, created int64
+		if err := rows.Scan(&hi, &d.ID, &d.Org, &d.Env, &d.StreamID, &d.Offset, &d.Payload, &next, &queued, &created); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
+		}
+		d.NextAttemptAt, d.QueuedAt, d.CreatedAt = fromMS(next), fromMS(queued), fromMS(created)
+		ds = append(ds, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
 	}
-	if !hi.Valid {
+	if len(ds) == 0 {
 		return 0, nil
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_endpoints(stream_id, org, env)
-		SELECT stream_id, org, env FROM parked_deliveries WHERE stream_id = ? AND seq <= ? LIMIT 1 ON CONFLICT(stream_id) DO NOTHING`, streamID, hi.Int64); err != nil {
+	if _, err := s.EnqueueDeliveries(ctx, ds); err != nil {
+		return 0, err
+	}
+	if _, err := s.p.ExecContext(ctx, `DELETE FROM parked_deliveries WHERE stream_id = ? AND seq <= ?`, streamID, hi); err != nil {
 		return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO deliveries(id, org, env, stream_id, msg_offset, payload, status, next_attempt_at, queued_at, created_at)
-		SELECT p.id, p.org, p.env, p.stream_id, p.msg_offset, p.payload,
-			CASE WHEN e.disabled_at > 0 THEN 'disabled' ELSE 'pending' END, p.next_attempt_at, p.queued_at, p.created_at
-		FROM parked_deliveries p JOIN delivery_endpoints e ON e.stream_id = p.stream_id
-		WHERE p.stream_id = ? AND p.seq <= ? ORDER BY p.seq ON CONFLICT(id) DO NOTHING`, streamID, hi.Int64); err != nil {
-		return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
-	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM parked_deliveries WHERE stream_id = ? AND seq <= ?`, streamID, hi.Int64)
-	if err != nil {
-		return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
-	}
-	return n, nil
+	return int64(len(ds)), nil
 }
 
 // ClaimDeliveries leases due deliveries of some streams.
@@ -460,14 +475,13 @@ func (s *Store) RequeueDeliveries(ctx context.Context, sc store.Scope, streamID 
 
 // CountDeliveries counts a stream's deliveries per status.
 func (s *Store) CountDeliveries(ctx context.Context, sc store.Scope, streamID string) (map[string]int64, error) {
-	// one read transaction: a move from parked to the queue between two
-	// statements would count its rows twice or not at all
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
+	// parked first: a move from parked.db to the queue while counting
+	// (between its two commits) counts its rows twice rather than not
+	var parked int64
+	if err := s.p.QueryRowContext(ctx, `SELECT COUNT(*) FROM parked_deliveries WHERE stream_id = ? AND org = ? AND env = ?`, streamID, sc.Org, sc.Env).Scan(&parked); err != nil {
 		return nil, fmt.Errorf("sqlite: count deliveries: %w", err)
 	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `SELECT status, COUNT(*) FROM deliveries WHERE stream_id = ? AND org = ? AND env = ? GROUP BY status`, streamID, sc.Org, sc.Env)
+	rows, err := s.r.QueryContext(ctx, `SELECT status, COUNT(*) FROM deliveries WHERE stream_id = ? AND org = ? AND env = ? GROUP BY status`, streamID, sc.Org, sc.Env)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: count deliveries: %w", err)
 	}
@@ -487,12 +501,7 @@ func (s *Store) CountDeliveries(ctx context.Context, sc store.Scope, streamID st
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: count deliveries: %w", err)
 	}
-	// parked ones are pending (the table holds at most a poll's worth)
-	var parked int64
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM parked_deliveries WHERE stream_id = ? AND org = ? AND env = ?`, streamID, sc.Org, sc.Env).Scan(&parked); err != nil {
-		return nil, fmt.Errorf("sqlite: count deliveries: %w", err)
-	}
-	out[store.DeliveryPending] += parked
+	out[store.DeliveryPending] += parked // parked ones are pending
 	return out, nil
 }
 

@@ -48,6 +48,8 @@ type Store struct {
 	w    *sql.DB // one connection: every write
 	r    *sql.DB // read pool
 	c    *sql.DB // one connection: background checkpoints
+	p    *sql.DB // one connection: parked.db, every access (deliveries.go)
+	pc   *sql.DB // one connection: parked.db's background checkpoints
 	path string
 
 	stopCheckpoints context.CancelFunc
@@ -75,32 +77,30 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: data dir: %w", err)
 	}
 	path := filepath.Join(cfg.Dir, "fleethub.db")
-	dsn := fmt.Sprintf("file:%s?_pragma=journal_mode(WAL)&_pragma=busy_timeout(%d)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(%d)&_pragma=foreign_keys(1)&_txlock=immediate",
-		path, cfg.BusyTimeout.Milliseconds(), walAutoCheckpoint)
-	w, err := sql.Open("sqlite", dsn)
+	main := dsn(path, cfg)
+	w, err := single(main)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
 	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
-	r, err := sql.Open("sqlite", dsn+"&mode=ro")
+	r, err := sql.Open("sqlite", main+"&mode=ro")
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open reader: %w", err)
 	}
 	r.SetMaxOpenConns(cfg.Readers)
 	r.SetMaxIdleConns(cfg.Readers)
-	c, err := sql.Open("sqlite", dsn)
+	c, err := single(main)
 	if err != nil {
 		w.Close()
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
 	}
-	c.SetMaxOpenConns(1)
-	c.SetMaxIdleConns(1)
-	c.SetConnMaxLifetime(0)
 	s := &Store{w: w, r: r, c: c, path: path, checkpoints: make(chan struct{})}
+	if err := s.openParked(ctx, cfg); err != nil {
+		close(s.checkpoints)
+		s.Close()
+		return nil, err
+	}
 	if err := s.migrate(ctx); err != nil {
 		close(s.checkpoints)
 		s.Close()
@@ -128,7 +128,44 @@ func (s *Store) checkpointLoop(ctx context.Context, period time.Duration) {
 		// errors (SQLITE_BUSY while another checkpoint runs, say) only
 		// mean this round copied nothing; the next one tries again
 		_, _ = s.c.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		_, _ = s.pc.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 	}
+}
+
+// dsn is the connection string of a database file.
+func dsn(path string, cfg Config) string {
+	return fmt.Sprintf("file:%s?_pragma=journal_mode(WAL)&_pragma=busy_timeout(%d)&_pragma=synchronous(NORMAL)&_pragma=wal_autocheckpoint(%d)&_pragma=foreign_keys(1)&_txlock=immediate",
+		path, cfg.BusyTimeout.Milliseconds(), walAutoCheckpoint)
+}
+
+// single opens a pool of one connection.
+func single(dsn string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	return db, nil
+}
+
+// openParked opens parked.db, the file of parked webhook deliveries: a
+// database of its own, so that parking one stream's deliveries never
+// waits for the main writer and the main writer never waits for it.
+func (s *Store) openParked(ctx context.Context, cfg Config) error {
+	d := dsn(filepath.Join(cfg.Dir, "parked.db"), cfg)
+	var err error
+	if s.p, err = single(d); err != nil {
+		return fmt.Errorf("sqlite: open parked: %w", err)
+	}
+	if s.pc, err = single(d); err != nil {
+		return fmt.Errorf("sqlite: open parked: %w", err)
+	}
+	if _, err := s.p.ExecContext(ctx, parkedSchema); err != nil {
+		return fmt.Errorf("sqlite: parked schema: %w", err)
+	}
+	return nil
 }
 
 // Ping checks the database answers.
@@ -152,7 +189,13 @@ func (s *Store) Close() error {
 		s.stopCheckpoints()
 	}
 	<-s.checkpoints
-	return errors.Join(s.c.Close(), s.r.Close(), s.w.Close())
+	errs := []error{s.c.Close(), s.r.Close(), s.w.Close()}
+	for _, db := range []*sql.DB{s.p, s.pc} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // migrations are applied in order; never edit a released one, append.
@@ -324,21 +367,6 @@ var migrations = []string{
 		created_at INTEGER NOT NULL,
 		updated_at INTEGER NOT NULL
 	);`,
-	// Parked deliveries (deliveries.go): one index besides the rowid, so
-	// a parking insert writes two pages.
-	`CREATE TABLE parked_deliveries (
-		seq INTEGER PRIMARY KEY,
-		id TEXT NOT NULL,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		stream_id TEXT NOT NULL,
-		msg_offset INTEGER NOT NULL,
-		payload BLOB NOT NULL,
-		next_attempt_at INTEGER NOT NULL,
-		queued_at INTEGER NOT NULL,
-		created_at INTEGER NOT NULL
-	);
-	CREATE INDEX parked_stream ON parked_deliveries(stream_id, seq);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {
