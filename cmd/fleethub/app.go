@@ -220,7 +220,10 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if !ok {
 		return nil, fmt.Errorf("the %s store keeps no webhook deliveries", storeName)
 	}
-	if a.hooks, err = webhook.New(webhook.Config{AllowPrivate: cfg.AllowPrivateWebhooks}, deliveries, a.reg, a.store, a.reg, log); err != nil {
+	if cfg.WebhookConcurrency < 1 {
+		return nil, fmt.Errorf("--webhook-concurrency must be at least 1, not %d", cfg.WebhookConcurrency)
+	}
+	if a.hooks, err = webhook.New(webhook.Config{AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency}, deliveries, a.reg, a.store, a.reg, log); err != nil {
 		return nil, err
 	}
 	a.pipe = pipeline.New(pipeline.Config{}, a.bus, a.reg, a.slog, window, pipeline.NewStoreEnricher(a.store, namer), a.hooks, log)

@@ -17,7 +17,7 @@ var DefaultSchedule = []time.Duration{
 
 // Named limits and defaults, in one place.
 const (
-	DefaultConcurrency      = 16               // requests in flight per endpoint
+	DefaultConcurrency      = 32               // requests in flight per endpoint
 	DefaultRate             = 20_000           // requests per second per endpoint
 	DefaultTimeout          = 10 * time.Second // one request, connect to last byte
 	DefaultQueueLimit       = 2_000            // deliveries held in memory per endpoint
