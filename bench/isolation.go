@@ -38,9 +38,10 @@ type IsolationPhase struct {
 // IsolationResult compares the healthy stream alone and beside a dead
 // neighbour, phase by phase, in one server process.
 type IsolationResult struct {
-	Phases []IsolationPhase
-	Errors int64
-	First  string
+	Phases     []IsolationPhase
+	Duplicates int64 // requests whose webhook-id had arrived before
+	Errors     int64
+	First      string
 }
 
 // Pooled returns the latencies of every phase with or without the dead
@@ -86,6 +87,7 @@ func (r *IsolationResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "dead neighbour: %.0f/s  p50 %s  p90 %s  p99 %s\n", td, quantile(ld, .5), quantile(ld, .9), quantile(ld, .99))
 	fmt.Fprintf(w, "change:         throughput %+.1f%%  p50 %+.1f%%  p90 %+.1f%%\n", pct(ta, td),
 		pct(float64(quantile(la, .5)), float64(quantile(ld, .5))), pct(float64(quantile(la, .9)), float64(quantile(ld, .9))))
+	fmt.Fprintf(w, "duplicates:     %d\n", r.Duplicates)
 	if r.Errors > 0 {
 		fmt.Fprintf(w, "errors %d: %s\n", r.Errors, r.First)
 	}
@@ -204,6 +206,7 @@ func WebhookIsolation(ctx context.Context, cfg WebhookConfig, rounds int) (*Isol
 		}
 	}
 	out.Errors += rcv.bad.Load()
+	out.Duplicates = rcv.dups.Load()
 	if out.First == "" {
 		out.First = rcv.firstErr
 	}

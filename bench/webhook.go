@@ -227,7 +227,10 @@ type webhookReceiver struct {
 	bad      atomic.Int64
 	last     atomic.Int64
 
-	mu       sync.Mutex // guards lats, sents and firstErr
+	dups atomic.Int64 // requests whose webhook-id arrived before
+
+	mu       sync.Mutex // guards lats, sents, ids and firstErr
+	ids      map[string]struct{}
 	lats     []time.Duration
 	sents    []int64 // send time of each latency, unix ns
 	firstErr string
@@ -267,13 +270,28 @@ func (r *webhookReceiver) serve(c *fasthttp.RequestCtx) {
 		}
 		n++
 	}
+	id := string(c.Request.Header.Peek("webhook-id"))
+	r.mu.Lock()
+	if r.ids == nil {
+		r.ids = map[string]struct{}{}
+	}
+	_, dup := r.ids[id]
+	r.ids[id] = struct{}{}
+	r.mu.Unlock()
 	r.requests.Add(1)
-	r.messages.Add(n)
-	r.last.Store(now.UnixNano())
+	if dup {
+		r.dups.Add(1)
+		c.SetStatusCode(204)
+		return // counted once: the receiver deduplicates by webhook-id
+	}
 	r.mu.Lock()
 	r.lats = append(r.lats, lats...)
 	r.sents = append(r.sents, sents...)
 	r.mu.Unlock()
+	// counted after the latencies are in: a reader that sees the count
+	// finds them
+	r.last.Store(now.UnixNano())
+	r.messages.Add(n)
 	c.SetStatusCode(204)
 }
 
