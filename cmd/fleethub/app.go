@@ -123,9 +123,10 @@ func (s staticHealth) Health(context.Context) string { return string(s) }
 // newApp builds a node from cfg; start serves it.
 func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err error) {
 	a = &app{cfg: cfg, log: log, errs: make(chan error, 8)}
+	built := a // an error return sets a to nil; what was opened still closes
 	defer func() {
 		if err != nil {
-			a.closeAll()
+			built.closeAll()
 		}
 	}()
 	var storeName string
@@ -220,8 +221,8 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if !ok {
 		return nil, fmt.Errorf("the %s store keeps no webhook deliveries", storeName)
 	}
-	if cfg.WebhookConcurrency < 1 {
-		return nil, fmt.Errorf("--webhook-concurrency must be at least 1, not %d", cfg.WebhookConcurrency)
+	if cfg.WebhookConcurrency < 0 {
+		return nil, fmt.Errorf("--webhook-concurrency must be positive (0: the default, %d), not %d", webhook.DefaultConcurrency, cfg.WebhookConcurrency)
 	}
 	if a.hooks, err = webhook.New(webhook.Config{AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency}, deliveries, a.reg, a.store, a.reg, log); err != nil {
 		return nil, err

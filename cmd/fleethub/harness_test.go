@@ -155,3 +155,20 @@ func requireService(t *testing.T, env string) string {
 	}
 	return v
 }
+
+// A setting newApp refuses is an error, and what it had opened is closed.
+func TestNewAppRefusesNegativeWebhookConcurrency(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.WebhookConcurrency = -1
+	a, err := newApp(context.Background(), cfg, testLogger(t))
+	if err == nil || a != nil || !strings.Contains(err.Error(), "--webhook-concurrency") {
+		t.Fatalf("newApp = %v, %v; want an error naming --webhook-concurrency", a, err)
+	}
+	// the store it opened was closed: the same directory opens again
+	cfg.WebhookConcurrency = 0
+	b, err := newApp(context.Background(), cfg, testLogger(t))
+	if err != nil {
+		t.Fatalf("newApp after the refusal: %v", err)
+	}
+	b.closeAll()
+}
