@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -129,16 +128,11 @@ func WebhookIsolation(ctx context.Context, cfg WebhookConfig, rounds int) (*Isol
 	}
 	defer stopDead()
 
-	id, secret, err := startWebhookStream(cfg, runID, "http://"+ln.Addr().String()+"/hooks")
+	id, err := rcv.follow(cfg, runID, "http://"+ln.Addr().String()+"/hooks")
 	if err != nil {
 		return nil, err
 	}
 	defer stopWebhookStream(cfg, id)
-	key, err := base64.StdEncoding.DecodeString(secret[len("whsec_"):])
-	if err != nil {
-		return nil, fmt.Errorf("bench: webhook secret: %w", err)
-	}
-	rcv.key = key
 	did, _, err := startWebhookStream(cfg, runID, deadURL)
 	if err != nil {
 		return nil, err

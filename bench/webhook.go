@@ -99,16 +99,11 @@ func Webhook(ctx context.Context, cfg WebhookConfig) (*Result, error) {
 		}
 		defer stopWebhookStream(cfg, hid)
 	}
-	id, secret, err := startWebhookStream(cfg, runID, "http://"+ln.Addr().String()+"/hooks")
+	id, err := rcv.follow(cfg, runID, "http://"+ln.Addr().String()+"/hooks")
 	if err != nil {
 		return nil, err
 	}
 	defer stopWebhookStream(cfg, id)
-	key, err := base64.StdEncoding.DecodeString(secret[len("whsec_"):])
-	if err != nil {
-		return nil, fmt.Errorf("bench: webhook secret: %w", err)
-	}
-	rcv.key = key
 	if deadURL != "" {
 		did, _, err := startWebhookStream(cfg, runID, deadURL)
 		if err != nil {
@@ -293,6 +288,22 @@ func (r *webhookReceiver) serve(c *fasthttp.RequestCtx) {
 	r.last.Store(now.UnixNano())
 	r.messages.Add(n)
 	c.SetStatusCode(204)
+}
+
+// follow starts this run's webhook stream delivering to url, and
+// verifies what arrives with its secret.
+func (r *webhookReceiver) follow(cfg WebhookConfig, runID, url string) (string, error) {
+	id, secret, err := startWebhookStream(cfg, runID, url)
+	if err != nil {
+		return "", err
+	}
+	key, err := base64.StdEncoding.DecodeString(secret[len("whsec_"):])
+	if err != nil {
+		stopWebhookStream(cfg, id)
+		return "", fmt.Errorf("bench: webhook secret: %w", err)
+	}
+	r.key = key
+	return id, nil
 }
 
 // verify checks the Standard Webhooks signature.
