@@ -221,7 +221,16 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 	if len(ds) > 0 {
 		err = d.persist(ctx, now, parts, ds)
 	}
-	return errors.Join(err, <-parkedErr)
+	if perr := <-parkedErr; perr != nil || err != nil {
+		return errors.Join(err, perr)
+	}
+	for _, part := range parts {
+		if part.parked {
+			d.count(part.info.ID, "pending", int64(part.n))
+			part.ep.add(nil, true, now) // the store holds more for it
+		}
+	}
+	return nil
 }
 
 // persist enqueues the deliveries of parts durably, then hands each
@@ -237,9 +246,7 @@ func (d *Dispatcher) persist(ctx context.Context, now time.Time, parts []accepte
 	}
 	for _, part := range parts {
 		if part.parked {
-			d.count(part.info.ID, "pending", int64(part.n))
-			part.ep.add(nil, true, now) // the store holds more for it
-			continue
+			continue // AcceptMany accounts for them once they are written
 		}
 		var hand []store.Delivery
 		pending := 0

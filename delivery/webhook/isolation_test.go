@@ -51,11 +51,18 @@ func TestOpenCircuitParksItsDeliveries(t *testing.T) {
 		t.Errorf("dead stream's log holds %d deliveries while its circuit is open, want the 5 from before it opened", n)
 	}
 
+	// a batch of the dead stream alone is parked and counted too
+	pending := f.cnt.get(dead.ID, "pending")
+	accept(t, d, dead, entries(26, 3))
+	if got := f.cnt.get(dead.ID, "pending"); got != pending+3 {
+		t.Errorf("pending counter %d after 3 parked deliveries, want %d", got, pending+3)
+	}
+
 	back := newReceiver(t, nil)
 	dead.WebhookURL, dead.Version = back.URL, dead.Version+1
 	f.reg.put(dead)
-	accept(t, d, dead, entries(26, 1)) // the next message carries the new address
-	waitFor(t, "every dead-stream delivery at its new address", func() bool { return countOf(t, f.st, dead, store.DeliveryDelivered) == 26 })
+	accept(t, d, dead, entries(29, 1)) // the next message carries the new address
+	waitFor(t, "every dead-stream delivery at its new address", func() bool { return countOf(t, f.st, dead, store.DeliveryDelivered) == 29 })
 	seen := map[int64]bool{}
 	for _, h := range back.all() {
 		var w wrapped
@@ -63,7 +70,7 @@ func TestOpenCircuitParksItsDeliveries(t *testing.T) {
 			seen[w.Offset] = true
 		}
 	}
-	if len(seen) != 26 {
-		t.Errorf("new receiver got %d distinct offsets, want 26", len(seen))
+	if len(seen) != 29 {
+		t.Errorf("new receiver got %d distinct offsets, want 29", len(seen))
 	}
 }
