@@ -10,7 +10,6 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -162,7 +161,9 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 	until := now.Add(d.cfg.Lease)
 	d.accept.RLock()
 	defer d.accept.RUnlock()
-	var ds []store.Delivery
+	// parked deliveries go in a write of their own, beside the others:
+	// the healthy streams' commit is no larger than without them
+	var ds, parkedDs []store.Delivery
 	parts := make([]accepted, 0, len(infos))
 	for k, info := range infos {
 		if len(entries[k]) == 0 {
@@ -179,6 +180,10 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 		}
 		park := ep != nil && room == 0 && !disabled
 		parts = append(parts, accepted{info: info, ep: ep, parked: park, n: len(entries[k])})
+		into := &ds
+		if park {
+			into = &parkedDs
+		}
 		for i, e := range entries[k] {
 			p := payload(quoted, e)
 			x := store.Delivery{ID: deliveryID(p), Org: info.Org, Env: info.Env, StreamID: info.ID, Offset: e.Offset, Payload: p,
@@ -186,28 +191,10 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 			if i < room {
 				x.LeaseOwner, x.LeaseUntil = d.cfg.Node, until
 			}
-			ds = append(ds, x)
+			*into = append(*into, x)
 		}
 	}
-	if len(ds) == 0 {
-		return nil
-	}
-	// the parked deliveries go in a write of their own: the healthy
-	// streams' commit is no larger than without them
-	var parkedDs []store.Delivery
-	if i := slices.IndexFunc(ds, func(x store.Delivery) bool { return x.Park }); i >= 0 {
-		kept := make([]store.Delivery, 0, len(ds))
-		for _, x := range ds {
-			if x.Park {
-				parkedDs = append(parkedDs, x)
-			} else {
-				kept = append(kept, x)
-			}
-		}
-		ds = kept
-	}
-	// parked deliveries are written beside the others, not after them:
-	// on SQLite they have their own file and writer (parked.db)
+	// on SQLite parked deliveries have their own file and writer (parked.db)
 	parkedErr := make(chan error, 1)
 	if len(parkedDs) > 0 {
 		go func() {
