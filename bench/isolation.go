@@ -65,10 +65,7 @@ func (r *IsolationResult) Pooled(kind PhaseKind) ([]time.Duration, float64) {
 }
 
 func quantile(l []time.Duration, q float64) time.Duration {
-	if len(l) == 0 {
-		return 0
-	}
-	return l[max(0, min(int(q*float64(len(l))+0.5)-1, len(l)-1))]
+	return (&Result{Latencies: l}).Quantile(q)
 }
 
 // Print writes each phase and the pooled comparison.
