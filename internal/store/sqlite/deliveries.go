@@ -20,27 +20,21 @@ import (
 
 var _ store.Deliveries = (*Store)(nil)
 
-// parkedSchema is parked.db's: the parked deliveries, with one index
-// besides the rowid, so parking writes two pages per commit.
-const parkedSchema = `CREATE TABLE IF NOT EXISTS parked_deliveries (
-		seq INTEGER PRIMARY KEY,
-		id TEXT NOT NULL,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		stream_id TEXT NOT NULL,
-		msg_offset INTEGER NOT NULL,
-		payload BLOB NOT NULL,
-		next_attempt_at INTEGER NOT NULL,
-		queued_at INTEGER NOT NULL,
-		created_at INTEGER NOT NULL
-	);
-	CREATE INDEX IF NOT EXISTS parked_stream ON parked_deliveries(stream_id, seq);`
-
 const deliveryCols = `seq, id, org, env, stream_id, msg_offset, payload, status, attempts, next_attempt_at, queued_at,
 	last_status_code, last_error, last_latency_ms, created_at, delivered_at, lease_owner, lease_until`
 
 // claimable is the condition of a delivery that may be handed out.
 const claimable = `status IN ('pending', 'failed')`
+
+// The writer's hot statements (writerStmts).
+const (
+	sqlEndpointDisabled = `SELECT disabled_at FROM delivery_endpoints WHERE stream_id = ?`
+	sqlEnqueueDelivery  = `INSERT INTO deliveries(id, org, env, stream_id, msg_offset, payload, status, next_attempt_at, queued_at, created_at, lease_owner, lease_until)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING`
+	sqlRecordDelivery = `UPDATE deliveries SET status = ?, attempts = attempts + ?, next_attempt_at = ?, last_status_code = ?,
+		last_error = ?, last_latency_ms = ?, delivered_at = ?, lease_owner = '', lease_until = 0
+		WHERE id = ? AND lease_owner = ? AND ` + claimable
+)
 
 // idChunk bounds the ids bound in one statement.
 const idChunk = 500
@@ -110,7 +104,7 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 				kept = append(kept, d)
 			}
 		}
-		if err := s.park(ctx, park); err != nil {
+		if err := s.park(park); err != nil {
 			return nil, err
 		}
 		ds = kept
@@ -129,7 +123,11 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 			continue
 		}
 		var at int64
-		err := tx.QueryRowContext(ctx, `SELECT disabled_at FROM delivery_endpoints WHERE stream_id = ?`, d.StreamID).Scan(&at)
+		sel, err := s.txStmt(ctx, tx, sqlEndpointDisabled)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
+		}
+		err = sel.QueryRowContext(ctx, d.StreamID).Scan(&at)
 		if errors.Is(err, sql.ErrNoRows) {
 			_, err = tx.ExecContext(ctx, `INSERT INTO delivery_endpoints(stream_id, org, env) VALUES (?, ?, ?)`, d.StreamID, d.Org, d.Env)
 		}
@@ -150,8 +148,7 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 			byID[d.ID] = i
 		}
 	}
-	st, err := tx.PrepareContext(ctx, `INSERT INTO deliveries(id, org, env, stream_id, msg_offset, payload, status, next_attempt_at, queued_at, created_at, lease_owner, lease_until)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING`)
+	st, err := s.txStmt(ctx, tx, sqlEnqueueDelivery)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
 	}
@@ -175,90 +172,6 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 		return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
 	}
 	return out, nil
-}
-
-// park appends deliveries to parked.db: its own file and writer, two
-// pages a commit, for deliveries that cannot be sent anyway.
-func (s *Store) park(ctx context.Context, ds []store.Delivery) error {
-	tx, err := s.p.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: park deliveries: %w", err)
-	}
-	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT INTO parked_deliveries(id, org, env, stream_id, msg_offset, payload, next_attempt_at, queued_at, created_at)
-		VALUES (?,?,?,?,?,?,?,?,?)`)
-	if err != nil {
-		return fmt.Errorf("sqlite: park deliveries: %w", err)
-	}
-	defer st.Close()
-	for _, d := range ds {
-		if _, err := st.ExecContext(ctx, d.ID, d.Org, d.Env, d.StreamID, d.Offset, d.Payload, ms(d.NextAttemptAt), ms(d.QueuedAt), ms(d.CreatedAt)); err != nil {
-			return fmt.Errorf("sqlite: park deliveries: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: park deliveries: %w", err)
-	}
-	return nil
-}
-
-// ParkedStreams lists the streams with parked deliveries.
-func (s *Store) ParkedStreams(ctx context.Context) ([]string, error) {
-	rows, err := s.p.QueryContext(ctx, `SELECT DISTINCT stream_id FROM parked_deliveries`)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: parked streams: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("sqlite: parked streams: %w", err)
-		}
-		out = append(out, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: parked streams: %w", err)
-	}
-	return out, nil
-}
-
-// UnparkDeliveries moves a stream's oldest parked deliveries into the
-// queue: they are enqueued (known ids skipped, a disabled stream's stored
-// disabled), then deleted from parked.db. A crash in between moves them
-// again, and the enqueue skips what it already has.
-func (s *Store) UnparkDeliveries(ctx context.Context, streamID string, limit int) (int64, error) {
-	rows, err := s.p.QueryContext(ctx, `SELECT seq, id, org, env, stream_id, msg_offset, payload, next_attempt_at, queued_at, created_at
-		FROM parked_deliveries WHERE stream_id = ? ORDER BY seq LIMIT ?`, streamID, limit)
-	if err != nil {
-		return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
-	}
-	var ds []store.Delivery
-	var hi int64
-	for rows.Next() {
-		var d store.Delivery
-		var next, queued, created int64
-		if err := rows.Scan(&hi, &d.ID, &d.Org, &d.Env, &d.StreamID, &d.Offset, &d.Payload, &next, &queued, &created); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
-		}
-		d.NextAttemptAt, d.QueuedAt, d.CreatedAt = fromMS(next), fromMS(queued), fromMS(created)
-		ds = append(ds, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
-	}
-	if len(ds) == 0 {
-		return 0, nil
-	}
-	if _, err := s.EnqueueDeliveries(ctx, ds); err != nil {
-		return 0, err
-	}
-	if _, err := s.p.ExecContext(ctx, `DELETE FROM parked_deliveries WHERE stream_id = ? AND seq <= ?`, streamID, hi); err != nil {
-		return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
-	}
-	return int64(len(ds)), nil
 }
 
 // ClaimDeliveries leases due deliveries of some streams.
@@ -343,9 +256,7 @@ func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []store.D
 		return fmt.Errorf("sqlite: record deliveries: %w", err)
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `UPDATE deliveries SET status = ?, attempts = attempts + ?, next_attempt_at = ?, last_status_code = ?,
-		last_error = ?, last_latency_ms = ?, delivered_at = ?, lease_owner = '', lease_until = 0
-		WHERE id = ? AND lease_owner = ? AND `+claimable)
+	st, err := s.txStmt(ctx, tx, sqlRecordDelivery)
 	if err != nil {
 		return fmt.Errorf("sqlite: record deliveries: %w", err)
 	}
@@ -475,12 +386,11 @@ func (s *Store) RequeueDeliveries(ctx context.Context, sc store.Scope, streamID 
 
 // CountDeliveries counts a stream's deliveries per status.
 func (s *Store) CountDeliveries(ctx context.Context, sc store.Scope, streamID string) (map[string]int64, error) {
-	// parked first: a move from parked.db to the queue while counting
-	// (between its two commits) counts its rows twice rather than not
-	var parked int64
-	if err := s.p.QueryRowContext(ctx, `SELECT COUNT(*) FROM parked_deliveries WHERE stream_id = ? AND org = ? AND env = ?`, streamID, sc.Org, sc.Env).Scan(&parked); err != nil {
-		return nil, fmt.Errorf("sqlite: count deliveries: %w", err)
-	}
+	// parked first: a move from the spool to the queue while counting
+	// (between its enqueue and its consume) counts them twice rather
+	// than not. The spool is keyed by stream id alone; the callers found
+	// the stream in sc.
+	parked := int64(s.parked.sp.Len(streamID))
 	rows, err := s.r.QueryContext(ctx, `SELECT status, COUNT(*) FROM deliveries WHERE stream_id = ? AND org = ? AND env = ? GROUP BY status`, streamID, sc.Org, sc.Env)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: count deliveries: %w", err)

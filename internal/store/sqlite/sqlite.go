@@ -45,12 +45,13 @@ const walAutoCheckpoint = 10_000
 
 // Store is the SQLite backend.
 type Store struct {
-	w    *sql.DB // one connection: every write
-	r    *sql.DB // read pool
-	c    *sql.DB // one connection: background checkpoints
-	p    *sql.DB // one connection: parked.db, every access (deliveries.go)
-	pc   *sql.DB // one connection: parked.db's background checkpoints
-	path string
+	w      *sql.DB  // one connection: every write
+	r      *sql.DB  // read pool
+	c      *sql.DB  // one connection: background checkpoints
+	parked *parking // parked webhook deliveries (parked.go)
+	path   string
+
+	stmts map[string]*sql.Stmt // writerStmts, prepared at Open; read-only after
 
 	stopCheckpoints context.CancelFunc
 	checkpoints     chan struct{} // closed when the checkpoint loop returned
@@ -95,13 +96,18 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		r.Close()
 		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
 	}
-	s := &Store{w: w, r: r, c: c, path: path, checkpoints: make(chan struct{})}
+	s := &Store{w: w, r: r, c: c, path: path, checkpoints: make(chan struct{}), stmts: map[string]*sql.Stmt{}}
 	if err := s.openParked(ctx, cfg); err != nil {
 		close(s.checkpoints)
 		s.Close()
 		return nil, err
 	}
 	if err := s.migrate(ctx); err != nil {
+		close(s.checkpoints)
+		s.Close()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
 		close(s.checkpoints)
 		s.Close()
 		return nil, err
@@ -128,7 +134,7 @@ func (s *Store) checkpointLoop(ctx context.Context, period time.Duration) {
 		// errors (SQLITE_BUSY while another checkpoint runs, say) only
 		// mean this round copied nothing; the next one tries again
 		_, _ = s.c.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-		_, _ = s.pc.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+		_ = s.parked.sp.Sync() // what fails is synced next time, or at Close
 	}
 }
 
@@ -150,22 +156,32 @@ func single(dsn string) (*sql.DB, error) {
 	return db, nil
 }
 
-// openParked opens parked.db, the file of parked webhook deliveries: a
-// database of its own, so that parking one stream's deliveries never
-// waits for the main writer and the main writer never waits for it.
-func (s *Store) openParked(ctx context.Context, cfg Config) error {
-	d := dsn(filepath.Join(cfg.Dir, "parked.db"), cfg)
-	var err error
-	if s.p, err = single(d); err != nil {
-		return fmt.Errorf("sqlite: open parked: %w", err)
-	}
-	if s.pc, err = single(d); err != nil {
-		return fmt.Errorf("sqlite: open parked: %w", err)
-	}
-	if _, err := s.p.ExecContext(ctx, parkedSchema); err != nil {
-		return fmt.Errorf("sqlite: parked schema: %w", err)
+// writerStmts are prepared on the writer at Open and reused by every
+// transaction after (txStmt): the hot writes (a webhook delivery's
+// enqueue and outcome) no longer parse their SQL each time, which was a
+// quarter of an outcome's write.
+var writerStmts = []string{sqlEndpointDisabled, sqlEnqueueDelivery, sqlRecordDelivery}
+
+// prepare prepares writerStmts on the writer; its one connection must be
+// free (no transaction may wait for it meanwhile).
+func (s *Store) prepare(ctx context.Context) error {
+	for _, q := range writerStmts {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("sqlite: prepare: %w", err)
+		}
+		s.stmts[q] = st
 	}
 	return nil
+}
+
+// txStmt returns query as a statement of tx: the one prepared at Open,
+// or prepared in tx if it is not one of writerStmts.
+func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	if st := s.stmts[query]; st != nil {
+		return tx.StmtContext(ctx, st), nil
+	}
+	return tx.PrepareContext(ctx, query)
 }
 
 // Ping checks the database answers.
@@ -189,11 +205,13 @@ func (s *Store) Close() error {
 		s.stopCheckpoints()
 	}
 	<-s.checkpoints
-	errs := []error{s.c.Close(), s.r.Close(), s.w.Close()}
-	for _, db := range []*sql.DB{s.p, s.pc} {
-		if db != nil {
-			errs = append(errs, db.Close())
-		}
+	var errs []error
+	for _, st := range s.stmts {
+		errs = append(errs, st.Close())
+	}
+	errs = append(errs, s.c.Close(), s.r.Close(), s.w.Close())
+	if s.parked != nil {
+		errs = append(errs, s.parked.sp.Close())
 	}
 	return errors.Join(errs...)
 }

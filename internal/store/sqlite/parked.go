@@ -1,0 +1,202 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/fleethub/fleethub/internal/spool"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// Parked webhook deliveries (store.Delivery Park) are kept in a spool
+// (internal/spool) in the data directory's parked/ folder, a file per
+// stream, rather than in a table: parking is one write of a batch at
+// the end of its stream's file, with no page of the database to read or
+// write. A receiver that takes nothing costs its neighbours that write
+// and nothing else. UnparkDeliveries moves them into the queue.
+
+// parkedDir is the spool's folder in the data directory.
+const parkedDir = "parked"
+
+// parkedVersion is the first byte of an encoded parked delivery.
+const parkedVersion = 1
+
+// parking is the spool of parked deliveries.
+type parking struct {
+	sp *spool.Spool
+	mu sync.Mutex // one unpark at a time: a peek and its consume
+}
+
+// encodeParked encodes what a parked delivery keeps: its identity,
+// payload and times (it has never been attempted).
+func encodeParked(d store.Delivery) []byte {
+	b := make([]byte, 0, 64+len(d.ID)+len(d.Org)+len(d.Env)+len(d.StreamID)+len(d.Payload))
+	b = append(b, parkedVersion)
+	for _, s := range []string{d.ID, d.Org, d.Env, d.StreamID} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	for _, n := range []int64{d.Offset, ms(d.NextAttemptAt), ms(d.QueuedAt), ms(d.CreatedAt)} {
+		b = binary.AppendVarint(b, n)
+	}
+	return append(b, d.Payload...)
+}
+
+// errParked is a parked record that does not decode.
+var errParked = errors.New("sqlite: bad parked delivery record")
+
+// decodeParked is encodeParked's inverse.
+func decodeParked(b []byte) (store.Delivery, error) {
+	var d store.Delivery
+	if len(b) == 0 || b[0] != parkedVersion {
+		return d, fmt.Errorf("%w: version", errParked)
+	}
+	b = b[1:]
+	var strs [4]string
+	for i := range strs {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return d, fmt.Errorf("%w: field %d", errParked, i)
+		}
+		strs[i] = string(b[k : k+int(n)])
+		b = b[k+int(n):]
+	}
+	var nums [4]int64
+	for i := range nums {
+		n, k := binary.Varint(b)
+		if k <= 0 {
+			return d, fmt.Errorf("%w: number %d", errParked, i)
+		}
+		nums[i] = n
+		b = b[k:]
+	}
+	d.ID, d.Org, d.Env, d.StreamID = strs[0], strs[1], strs[2], strs[3]
+	if d.ID == "" || d.StreamID == "" {
+		return d, fmt.Errorf("%w: no id", errParked)
+	}
+	d.Offset, d.NextAttemptAt, d.QueuedAt, d.CreatedAt = nums[0], fromMS(nums[1]), fromMS(nums[2]), fromMS(nums[3])
+	d.Payload = append([]byte(nil), b...)
+	return d, nil
+}
+
+// openParked opens the spool of parked deliveries, and moves into it
+// those of parked.db, where earlier versions kept them.
+func (s *Store) openParked(ctx context.Context, cfg Config) error {
+	sp, err := spool.Open(filepath.Join(cfg.Dir, parkedDir))
+	if err != nil {
+		return fmt.Errorf("sqlite: open parked: %w", err)
+	}
+	s.parked = &parking{sp: sp}
+	return s.adoptParkedDB(ctx, filepath.Join(cfg.Dir, "parked.db"), cfg)
+}
+
+// adoptParkedDB moves the rows of an earlier version's parked.db into
+// the spool, syncs it, and removes the file. A crash before the removal
+// moves them again: unparking skips the ids the queue already has.
+func (s *Store) adoptParkedDB(ctx context.Context, path string, cfg Config) error {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	db, err := single(dsn(path, cfg))
+	if err != nil {
+		return fmt.Errorf("sqlite: open parked.db: %w", err)
+	}
+	defer db.Close()
+	err = func() error {
+		rows, err := db.QueryContext(ctx, `SELECT id, org, env, stream_id, msg_offset, payload, next_attempt_at, queued_at, created_at
+			FROM parked_deliveries ORDER BY seq`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var d store.Delivery
+			var next, queued, created int64
+			if err := rows.Scan(&d.ID, &d.Org, &d.Env, &d.StreamID, &d.Offset, &d.Payload, &next, &queued, &created); err != nil {
+				return err
+			}
+			d.NextAttemptAt, d.QueuedAt, d.CreatedAt = fromMS(next), fromMS(queued), fromMS(created)
+			if err := s.parked.sp.Append(d.StreamID, encodeParked(d)); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}()
+	if err != nil && !isNoTable(err) {
+		return fmt.Errorf("sqlite: adopt parked.db: %w", err)
+	}
+	if err := s.parked.sp.Sync(); err != nil {
+		return fmt.Errorf("sqlite: adopt parked.db: %w", err)
+	}
+	db.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("sqlite: adopt parked.db: %w", err)
+		}
+	}
+	return nil
+}
+
+// isNoTable reports SQLite's "no such table".
+func isNoTable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such table")
+}
+
+// park appends deliveries to their streams' spool files, a write per
+// stream.
+func (s *Store) park(ds []store.Delivery) error {
+	by := map[string][][]byte{}
+	var order []string
+	for _, d := range ds {
+		if _, ok := by[d.StreamID]; !ok {
+			order = append(order, d.StreamID)
+		}
+		by[d.StreamID] = append(by[d.StreamID], encodeParked(d))
+	}
+	for _, id := range order {
+		if err := s.parked.sp.Append(id, by[id]...); err != nil {
+			return fmt.Errorf("sqlite: park deliveries: %w", err)
+		}
+	}
+	return nil
+}
+
+// ParkedStreams lists the streams with parked deliveries.
+func (s *Store) ParkedStreams(context.Context) ([]string, error) {
+	return s.parked.sp.Keys(), nil
+}
+
+// UnparkDeliveries moves a stream's oldest parked deliveries into the
+// queue: they are enqueued (known ids skipped, a disabled stream's stored
+// disabled), then consumed from the spool. A crash in between moves them
+// again, and the enqueue skips what it already has.
+func (s *Store) UnparkDeliveries(ctx context.Context, streamID string, limit int) (int64, error) {
+	s.parked.mu.Lock()
+	defer s.parked.mu.Unlock()
+	recs, mark, err := s.parked.sp.Peek(streamID, limit)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
+	}
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	ds := make([]store.Delivery, len(recs))
+	for i, r := range recs {
+		if ds[i], err = decodeParked(r); err != nil {
+			return 0, fmt.Errorf("sqlite: unpark deliveries of %s: %w", streamID, err)
+		}
+	}
+	if _, err := s.EnqueueDeliveries(ctx, ds); err != nil {
+		return 0, err
+	}
+	if err := s.parked.sp.Consume(streamID, mark); err != nil {
+		return 0, fmt.Errorf("sqlite: unpark deliveries: %w", err)
+	}
+	return int64(len(ds)), nil
+}
