@@ -87,7 +87,9 @@ func (e *endpoint) room(now time.Time) int {
 	if e.stopping || e.disabled {
 		return 0
 	}
-	free := e.d.cfg.QueueLimit - len(e.held)
+	// concurrent Accepts (one per bus partition) each lease from the
+	// same view, so held can pass the limit: no room is no room
+	free := max(e.d.cfg.QueueLimit-len(e.held), 0)
 	switch e.br.state(now) {
 	case CircuitOpen:
 		return 0

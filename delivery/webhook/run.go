@@ -71,16 +71,20 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 
 // unparkBatch bounds the parked deliveries moved in one transaction, so
 // that the move never holds the store's writer for long; unparkRound
-// bounds what one poll moves per stream.
+// bounds what one poll moves of a disabled stream's.
 const (
 	unparkBatch = 250
 	unparkRound = 10_000
 )
 
-// unpark moves parked deliveries into the queue, where the poll that
-// follows finds them: those of every stream but the ones whose endpoint
-// on this node takes nothing now (circuit open, queue full), which stay
-// parked, counted as pending, until it does (claimFor moves them then).
+// unpark moves parked deliveries into the queue as their endpoints can
+// take them: an endpoint with room claims (claimFor unparks first) no
+// more than it has room for, so a dead receiver's backlog stays parked
+// while its circuit half-opens for one probe; one that takes nothing
+// (circuit open, queue full) keeps them parked, counted as pending. A
+// disabled endpoint's move to the queue as disabled. A stream with no
+// endpoint on this node yet (after a restart) has a batch moved, and
+// the poll that follows finds it.
 func (d *Dispatcher) unpark(ctx context.Context, now time.Time) {
 	ids, err := d.q.ParkedStreams(ctx)
 	if err != nil {
@@ -93,13 +97,32 @@ func (d *Dispatcher) unpark(ctx context.Context, now time.Time) {
 		d.mu.Lock()
 		e := d.endpoints[id]
 		d.mu.Unlock()
-		if e != nil && e.room(now) == 0 {
-			if _, disabled := e.state(now); !disabled {
-				continue
+		switch {
+		case e == nil:
+			d.unparkStream(ctx, id, unparkBatch)
+		case !d.sends(e):
+			// stopped, or no longer a webhook stream: the poll dead-letters
+			// what is in the queue
+			d.unparkStream(ctx, id, unparkRound)
+		case e.room(now) > 0:
+			if err := d.claimFor(ctx, e, now); err != nil && ctx.Err() == nil {
+				d.log.Warn("webhook claim failed", "stream_id", id, "error", err)
+			}
+		default:
+			if _, disabled := e.state(now); disabled {
+				d.unparkStream(ctx, id, unparkRound)
 			}
 		}
-		d.unparkStream(ctx, id, unparkRound)
 	}
+}
+
+// sends reports whether e's stream still delivers by webhook.
+func (d *Dispatcher) sends(e *endpoint) bool {
+	e.mu.Lock()
+	org, env := e.info.Org, e.info.Env
+	e.mu.Unlock()
+	info, ok := d.streams.Stream(org, env, e.id)
+	return ok && info.Delivery == "webhook" && info.WebhookURL != ""
 }
 
 // unparkStream moves up to max of a stream's parked deliveries, in
@@ -210,13 +233,19 @@ func (d *Dispatcher) shutdown(ctx context.Context) {
 	close(d.results)
 }
 
-// recordLoop writes outcomes in batches: it takes whatever has queued up
-// while the previous write ran (group commit), so the batch grows with
-// the load and a quiet stream's outcome is written at once.
+// recordLoop writes outcomes in batches: from the first outcome it
+// collects for RecordEvery (or until RecordBatch are waiting), then
+// writes them in one transaction. Outcomes arrive one response at a
+// time; written one by one, each held the store's single writer for a
+// commit that the next enqueue (on the path of a message to its
+// receiver) had to wait for.
 func (d *Dispatcher) recordLoop() {
 	batch := make([]store.DeliveryResult, 0, d.cfg.RecordBatch)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	for r := range d.results {
 		batch = append(batch[:0], r.r)
+		timer.Reset(d.cfg.RecordEvery)
 	fill:
 		for len(batch) < d.cfg.RecordBatch {
 			select {
@@ -225,10 +254,11 @@ func (d *Dispatcher) recordLoop() {
 					break fill
 				}
 				batch = append(batch, r.r)
-			default:
+			case <-timer.C:
 				break fill
 			}
 		}
+		timer.Stop()
 		for attempt := 0; ; attempt++ {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			err := d.q.RecordDeliveries(ctx, d.cfg.Node, batch)
