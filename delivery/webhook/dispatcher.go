@@ -139,7 +139,8 @@ func (d *Dispatcher) Accept(ctx context.Context, info hub.StreamInfo, entries []
 type accepted struct {
 	info   hub.StreamInfo
 	ep     *endpoint
-	parked bool // its deliveries were parked
+	parked bool // those it had no room for were parked
+	leased int  // those leased to this node, in the queue
 	n      int
 }
 
@@ -147,15 +148,17 @@ type accepted struct {
 // (a bus batch matching two webhook streams costs one transaction) and
 // hands them to their endpoints; it returns once they are durable.
 //
-// A stream whose endpoint takes nothing now (circuit open, probe in
-// flight, or queue full: a receiver that stopped answering fills it
-// before its first timeout) has its deliveries parked (store.Delivery
-// Park: on SQLite one page per commit instead of one per index of the
-// queue, in a file of its own), and the poller, or a refill, moves them
-// into the queue. They are written beside the other streams' deliveries,
-// in a write of their own: a dead receiver's deliveries, just as
-// durable, never make a healthy neighbour's wait, and cost the machine
-// two pages a commit.
+// Each endpoint takes what it has room for (reserved at once, so that
+// concurrent calls, one per bus partition, never lease more than its
+// queue holds), leased to this node and handed over after the commit.
+// What it has no room for (circuit open, probe in flight, or queue full:
+// a receiver that stopped answering fills it before its first timeout)
+// is parked (store.Delivery Park: on SQLite one write at the end of the
+// stream's spool file, no page of the database), and a poll, or a
+// refill, moves it into the queue as the endpoint can take it. Parked
+// deliveries are written beside the other streams' commit, not in it:
+// a dead receiver's deliveries, just as durable, never make a healthy
+// neighbour's wait.
 func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, entries [][]hub.Entry) error {
 	now := d.cfg.Now()
 	until := now.Add(d.cfg.Lease)
@@ -175,23 +178,26 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 		disabled := false
 		if d.live && info.WebhookURL != "" {
 			ep = d.endpoint(info)
-			room = ep.room(now)
+			room = ep.reserve(now, len(entries[k]))
 			_, disabled = ep.state(now)
 		}
-		park := ep != nil && room == 0 && !disabled
-		parts = append(parts, accepted{info: info, ep: ep, parked: park, n: len(entries[k])})
-		into := &ds
-		if park {
-			into = &parkedDs
-		}
+		// what the endpoint has no room for is parked
+		park := ep != nil && !disabled && room < len(entries[k])
+		parts = append(parts, accepted{info: info, ep: ep, parked: park, leased: room, n: len(entries[k])})
 		for i, e := range entries[k] {
 			p := payload(quoted, e)
 			x := store.Delivery{ID: deliveryID(p), Org: info.Org, Env: info.Env, StreamID: info.ID, Offset: e.Offset, Payload: p,
-				NextAttemptAt: now, QueuedAt: now, CreatedAt: now, Park: park}
-			if i < room {
+				NextAttemptAt: now, QueuedAt: now, CreatedAt: now}
+			switch {
+			case i < room:
 				x.LeaseOwner, x.LeaseUntil = d.cfg.Node, until
+				ds = append(ds, x)
+			case park:
+				x.Park = true
+				parkedDs = append(parkedDs, x)
+			default:
+				ds = append(ds, x)
 			}
-			*into = append(*into, x)
 		}
 	}
 	// on SQLite parked deliveries have their own file and writer (parked.db)
@@ -208,12 +214,17 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 	if len(ds) > 0 {
 		err = d.persist(ctx, now, parts, ds)
 	}
+	for _, part := range parts {
+		if part.ep != nil {
+			part.ep.unreserve(part.leased) // held now, or never written
+		}
+	}
 	if perr := <-parkedErr; perr != nil || err != nil {
 		return errors.Join(err, perr)
 	}
 	for _, part := range parts {
 		if part.parked {
-			d.count(part.info.ID, "pending", int64(part.n))
+			d.count(part.info.ID, "pending", int64(part.n-part.leased))
 			part.ep.add(nil, true, now) // the store holds more for it
 		}
 	}
@@ -232,7 +243,7 @@ func (d *Dispatcher) persist(ctx context.Context, now time.Time, parts []accepte
 		byStream[x.StreamID] = append(byStream[x.StreamID], x)
 	}
 	for _, part := range parts {
-		if part.parked {
+		if part.parked && part.leased == 0 {
 			continue // AcceptMany accounts for them once they are written
 		}
 		var hand []store.Delivery

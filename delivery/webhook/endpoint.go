@@ -25,6 +25,7 @@ type endpoint struct {
 	info     hub.StreamInfo
 	queue    []item              // held, waiting to be sent, oldest first
 	held     map[string]struct{} // ids leased by this node: queued or in flight
+	reserved int                 // room taken by Accepts still writing
 	workers  int
 	stopping bool
 	disabled bool
@@ -84,22 +85,46 @@ func (e *endpoint) update(info hub.StreamInfo) {
 func (e *endpoint) room(now time.Time) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.roomLocked(now)
+}
+
+// roomLocked is room with the lock held.
+func (e *endpoint) roomLocked(now time.Time) int {
 	if e.stopping || e.disabled {
 		return 0
 	}
-	// concurrent Accepts (one per bus partition) each lease from the
-	// same view, so held can pass the limit: no room is no room
-	free := max(e.d.cfg.QueueLimit-len(e.held), 0)
+	free := max(e.d.cfg.QueueLimit-len(e.held)-e.reserved, 0)
 	switch e.br.state(now) {
 	case CircuitOpen:
 		return 0
 	case CircuitHalfOpen:
-		if len(e.held) > 0 {
+		if len(e.held) > 0 || e.reserved > 0 {
 			return 0
 		}
 		return min(free, e.batchSize())
 	}
 	return free
+}
+
+// reserve takes up to want of the room at now for deliveries about to be
+// leased and handed over (Accept), so that concurrent Accepts (one per
+// bus partition) never lease more than the queue holds; unreserve gives
+// the reservation back once they are held, or were not written.
+func (e *endpoint) reserve(now time.Time, want int) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := min(e.roomLocked(now), want)
+	e.reserved += n
+	return n
+}
+
+func (e *endpoint) unreserve(n int) {
+	if n == 0 {
+		return
+	}
+	e.mu.Lock()
+	e.reserved -= n
+	e.mu.Unlock()
 }
 
 // batchSize is the most deliveries one request carries; lock held.

@@ -3,6 +3,8 @@ package webhook_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,5 +87,92 @@ func TestOpenCircuitParksItsDeliveries(t *testing.T) {
 	})
 	if n := len(list(t, f.st, dead, "")); n != 29 {
 		t.Errorf("dead stream's log holds %d deliveries, want all 29", n)
+	}
+}
+
+// A receiver that never answers fills its endpoint's queue; concurrent
+// Accepts (one per bus partition) then park what it has no room for,
+// however they interleave: the delivery log, which every healthy
+// stream's commit shares, holds what the queue holds.
+func TestAHungReceiverFillsItsQueueAndParksTheRest(t *testing.T) {
+	f := newFixture(t, openSQLite(t, t.TempDir()))
+	hang := make(chan struct{})
+	rc := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	})
+	t.Cleanup(func() { close(hang) })
+	hung := f.stream(rc.URL)
+	cfg := testConfig()
+	cfg.Timeout, cfg.QueueLimit, cfg.Concurrency = time.Minute, 20, 2
+	d := f.start(cfg)
+	// the dispatcher is sending once the receiver hears from it
+	accept(t, d, hung, entries(0, 1))
+	waitFor(t, "the first request", func() bool { return len(rc.all()) > 0 })
+
+	const accepters, rounds, batch = 8, 10, 10
+	var wg sync.WaitGroup
+	for a := range accepters {
+		wg.Go(func() {
+			for r := range rounds {
+				from := int64(1 + (a*rounds+r)*batch)
+				if err := d.Accept(context.Background(), hung, entries(from, batch)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	total := 1 + accepters*rounds*batch
+	c, err := f.st.CountDeliveries(context.Background(), store.Scope{Org: hung.Org, Env: hung.Env}, hung.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c[store.DeliveryPending] != int64(total) {
+		t.Errorf("%d deliveries pending, want all %d: each is durable when Accept returns", c[store.DeliveryPending], total)
+	}
+	// the queue's worth, reserved by the accepters as they go
+	if n, limit := len(list(t, f.st, hung, "")), cfg.QueueLimit; n != limit {
+		t.Errorf("the delivery log holds %d of the hung stream's %d deliveries, want %d: the rest parked", n, total, limit)
+
+
+	}
+}
+
+// While a dead receiver's circuit half-opens for a probe, only what the
+// probe carries leaves the parked deliveries: the backlog does not move
+// into the delivery log at every cooldown's end.
+func TestHalfOpenUnparksOnlyTheProbe(t *testing.T) {
+	f := newFixture(t, openSQLite(t, t.TempDir()))
+	down := newReceiver(t, nil)
+	dead := f.stream(down.URL)
+	down.Close() // connections refused
+	cfg := testConfig()
+	cfg.BreakerCooldown = 50 * time.Millisecond
+	d := f.start(cfg)
+
+	accept(t, d, dead, entries(1, 5))
+	waitFor(t, "the circuit to open", func() bool {
+		c, _ := d.EndpointState(dead.ID)
+		return c == webhook.CircuitOpen
+	})
+	start := time.Now()
+	for i := range 20 {
+		accept(t, d, dead, entries(int64(6+10*i), 10)) // parked
+	}
+	// several cooldowns pass, each ending in a failed probe of one
+	// delivery, which may come from the backlog
+	time.Sleep(20 * cfg.BreakerCooldown)
+	log := list(t, f.st, dead, "")
+	halfOpens := int(time.Since(start)/cfg.BreakerCooldown) + 1
+	if len(log) > 5+halfOpens {
+		t.Fatalf("the delivery log holds %d deliveries after at most %d half-opens, want at most %d: the parked backlog moved in",
+			len(log), halfOpens, 5+halfOpens)
+	}
+	c, _ := f.st.CountDeliveries(context.Background(), store.Scope{Org: dead.Org, Env: dead.Env}, dead.ID)
+	if n := c[store.DeliveryPending] + c[store.DeliveryFailed]; n != 205 {
+		t.Errorf("%d deliveries waiting, want all 205", n)
 	}
 }
