@@ -137,7 +137,6 @@ func TestAHungReceiverFillsItsQueueAndParksTheRest(t *testing.T) {
 	if n, limit := len(list(t, f.st, hung, "")), cfg.QueueLimit; n != limit {
 		t.Errorf("the delivery log holds %d of the hung stream's %d deliveries, want %d: the rest parked", n, total, limit)
 
-
 	}
 }
 
