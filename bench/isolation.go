@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"slices"
 	"time"
@@ -189,7 +190,14 @@ func WebhookIsolation(ctx context.Context, cfg WebhookConfig, rounds int) (*Isol
 	for k, sent := range rcv.sents {
 		for i := range out.Phases {
 			p := &out.Phases[i]
-			if sent >= p.Start.UnixNano() && sent < p.End.UnixNano() {
+			// a phase's events were stamped after it started and before
+			// the next one did (a sender may stamp one more as its phase
+			// ends)
+			end := int64(math.MaxInt64)
+			if i+1 < len(out.Phases) {
+				end = out.Phases[i+1].Start.UnixNano()
+			}
+			if sent >= p.Start.UnixNano() && sent < end {
 				p.Delivered++
 				p.Latencies = append(p.Latencies, rcv.lats[k])
 				break

@@ -156,15 +156,15 @@ type accepted struct {
 // is parked (store.Delivery Park: on SQLite one write at the end of the
 // stream's spool file, no page of the database), and a poll, or a
 // refill, moves it into the queue as the endpoint can take it. Parked
-// deliveries are written beside the other streams' commit, not in it:
-// a dead receiver's deliveries, just as durable, never make a healthy
-// neighbour's wait.
+// deliveries are written after the other streams' commit and hand-over,
+// not in it: a dead receiver's deliveries, just as durable before
+// AcceptMany returns, never make a healthy neighbour's wait.
 func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, entries [][]hub.Entry) error {
 	now := d.cfg.Now()
 	until := now.Add(d.cfg.Lease)
 	d.accept.RLock()
 	defer d.accept.RUnlock()
-	// parked deliveries go in a write of their own, beside the others:
+	// parked deliveries go in a write of their own, after the others:
 	// the healthy streams' commit is no larger than without them
 	var ds, parkedDs []store.Delivery
 	parts := make([]accepted, 0, len(infos))
@@ -200,16 +200,6 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 			}
 		}
 	}
-	// on SQLite parked deliveries have their own file and writer (parked.db)
-	parkedErr := make(chan error, 1)
-	if len(parkedDs) > 0 {
-		go func() {
-			_, err := d.q.EnqueueDeliveries(context.WithoutCancel(ctx), parkedDs)
-			parkedErr <- err
-		}()
-	} else {
-		parkedErr <- nil
-	}
 	var err error
 	if len(ds) > 0 {
 		err = d.persist(ctx, now, parts, ds)
@@ -219,8 +209,16 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 			part.ep.unreserve(part.leased) // held now, or never written
 		}
 	}
-	if perr := <-parkedErr; perr != nil || err != nil {
-		return errors.Join(err, perr)
+	if err != nil {
+		return err
+	}
+	// parked deliveries are written once the others are handed over: on
+	// SQLite one write at the end of a spool file, after the commit that
+	// the healthy streams' receivers wait for, not beside it
+	if len(parkedDs) > 0 {
+		if _, err := d.q.EnqueueDeliveries(ctx, parkedDs); err != nil {
+			return err
+		}
 	}
 	for _, part := range parts {
 		if part.parked {
