@@ -131,13 +131,14 @@ func dispatchBench(b *testing.B, neighbour string, rate float64) {
 			sent[e.Offset] = now
 		}
 		mu.Unlock()
-		if err := d.Accept(context.Background(), info, part); err != nil {
-			b.Fatal(err)
-		}
+		// as the pipeline does: one call for the webhook streams a bus
+		// batch matched
+		infos, parts := []hub.StreamInfo{info}, [][]hub.Entry{part}
 		if other.ID != "" {
-			if err := d.Accept(context.Background(), other, part); err != nil {
-				b.Fatal(err)
-			}
+			infos, parts = append(infos, other), append(parts, part)
+		}
+		if err := d.AcceptMany(context.Background(), infos, parts); err != nil {
+			b.Fatal(err)
 		}
 	}
 	select {
