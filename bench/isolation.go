@@ -183,7 +183,11 @@ func WebhookIsolation(ctx context.Context, cfg WebhookConfig, rounds int) (*Isol
 		}
 	}
 	deadline := time.Now().Add(cfg.Drain)
-	for rcv.messages.Load() < published && time.Now().Before(deadline) && ctx.Err() == nil {
+	// until every published event arrived and nothing else did for a
+	// moment (an event whose 202 was lost counts as unpublished), or
+	// Drain passes
+	quiet := func() bool { return time.Since(time.Unix(0, rcv.last.Load())) > 250*time.Millisecond }
+	for (rcv.messages.Load() < published || !quiet()) && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(20 * time.Millisecond)
 	}
 	rcv.mu.Lock()

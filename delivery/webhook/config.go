@@ -26,6 +26,7 @@ const (
 	DefaultRetryFor         = 24 * time.Hour
 	DefaultBreakerThreshold = 5 // consecutive failures that open the circuit
 	DefaultBreakerCooldown  = 30 * time.Second
+	DefaultStallAfter       = time.Second // no request finished: a receiver that stopped answering
 	DefaultSecretTTL        = 5 * time.Second
 	DefaultRecordEvery      = 5 * time.Millisecond
 	DefaultRecordBatch      = 1_000
@@ -65,6 +66,10 @@ type Config struct {
 
 	BreakerThreshold int
 	BreakerCooldown  time.Duration
+	// StallAfter: an endpoint that holds deliveries and has finished no
+	// request for this long is stalled, and what it has no room for is
+	// parked (as while its circuit is open).
+	StallAfter time.Duration
 
 	SecretTTL   time.Duration // how long a stream's secrets are cached
 	RecordEvery time.Duration // outcomes are written in batches this often
@@ -119,6 +124,7 @@ func (c *Config) defaults() {
 	set(&c.RetryFor, DefaultRetryFor)
 	set(&c.MaxRetryAfter, c.RetryFor)
 	set(&c.BreakerCooldown, DefaultBreakerCooldown)
+	set(&c.StallAfter, DefaultStallAfter)
 	set(&c.SecretTTL, DefaultSecretTTL)
 	set(&c.RecordEvery, DefaultRecordEvery)
 	set(&c.Drain, DefaultDrain)

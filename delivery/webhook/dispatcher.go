@@ -151,9 +151,10 @@ type accepted struct {
 // Each endpoint takes what it has room for (reserved at once, so that
 // concurrent calls, one per bus partition, never lease more than its
 // queue holds), leased to this node and handed over after the commit.
-// What it has no room for (circuit open, probe in flight, or queue full:
-// a receiver that stopped answering fills it before its first timeout)
-// is parked (store.Delivery Park: on SQLite one write at the end of the
+// What a busy endpoint has no room for is queued in the store, to be
+// claimed as its queue drains. What an endpoint that takes nothing has
+// no room for (circuit open or half-open, or stalled: a receiver that
+// stopped answering fills its queue before its first timeout) is parked (store.Delivery Park: on SQLite one write at the end of the
 // stream's spool file, no page of the database), and a poll, or a
 // refill, moves it into the queue as the endpoint can take it. Parked
 // deliveries are written after the other streams' commit and hand-over,
@@ -181,8 +182,9 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 			room = ep.reserve(now, len(entries[k]))
 			_, disabled = ep.state(now)
 		}
-		// what the endpoint has no room for is parked
-		park := ep != nil && !disabled && room < len(entries[k])
+		// what the endpoint has no room for is parked if it takes
+		// nothing (circuit open, or stalled)
+		park := ep != nil && !disabled && room < len(entries[k]) && ep.parks(now)
 		parts = append(parts, accepted{info: info, ep: ep, parked: park, leased: room, n: len(entries[k])})
 		for i, e := range entries[k] {
 			p := payload(quoted, e)

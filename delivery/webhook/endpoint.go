@@ -33,6 +33,10 @@ type endpoint struct {
 	bucket   bucket
 	changed  chan struct{} // closed and replaced when queue or circuit change
 	active   time.Time     // last time it held anything
+	// progress is when it last finished a request, or started holding
+	// deliveries after holding none: stalled tells a receiver that
+	// stopped answering from one that is merely busy
+	progress time.Time
 	// backlog: the store may hold due deliveries this endpoint had no
 	// room for; when its queue runs half empty it asks for a refill
 	// instead of waiting for the next poll.
@@ -56,7 +60,7 @@ func newEndpoint(d *Dispatcher, info hub.StreamInfo) *endpoint {
 	return &endpoint{d: d, id: info.ID, info: info, client: newClient(c.Concurrency, c.Timeout, c.AllowPrivate),
 		held: map[string]struct{}{}, changed: make(chan struct{}),
 		br:     breaker{threshold: c.BreakerThreshold, cooldown: c.BreakerCooldown},
-		bucket: newBucket(c.Rate, c.Burst), active: c.Now()}
+		bucket: newBucket(c.Rate, c.Burst), active: c.Now(), progress: c.Now()}
 }
 
 // signal wakes waiting workers; lock held.
@@ -106,6 +110,22 @@ func (e *endpoint) roomLocked(now time.Time) int {
 	return free
 }
 
+// parks reports whether what the endpoint has no room for at now is
+// parked: while its circuit is not closed, or it is stalled (it holds
+// deliveries and has finished no request for StallAfter: a receiver
+// that accepts connections and never answers, before its first
+// timeout). A receiver that is merely busy, its queue full but
+// draining, has its surplus queued in the store as usual, to be claimed
+// as the queue drains: parking it would only write it twice.
+func (e *endpoint) parks(now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.br.state(now) != CircuitClosed {
+		return true
+	}
+	return len(e.held) > 0 && now.Sub(e.progress) >= e.d.cfg.StallAfter
+}
+
 // reserve takes up to want of the room at now for deliveries about to be
 // leased and handed over (Accept), so that concurrent Accepts (one per
 // bus partition) never lease more than the queue holds; unreserve gives
@@ -149,6 +169,9 @@ func (e *endpoint) add(ds []store.Delivery, more bool, now time.Time) (refused [
 			refused = append(refused, d.ID)
 		}
 		return refused
+	}
+	if len(e.held) == 0 {
+		e.progress = now
 	}
 	for _, d := range ds {
 		if _, ok := e.held[d.ID]; ok {
@@ -307,6 +330,9 @@ func (e *endpoint) finish(j job, o outcome, info hub.StreamInfo) {
 	}
 	if o.kind == gone {
 		e.disabled = true
+	}
+	if o.kind != aborted {
+		e.progress = now
 	}
 	e.active = now
 	e.signal()

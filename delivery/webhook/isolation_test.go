@@ -106,11 +106,13 @@ func TestAHungReceiverFillsItsQueueAndParksTheRest(t *testing.T) {
 	t.Cleanup(func() { close(hang) })
 	hung := f.stream(rc.URL)
 	cfg := testConfig()
-	cfg.Timeout, cfg.QueueLimit, cfg.Concurrency = time.Minute, 20, 2
+	cfg.Timeout, cfg.QueueLimit, cfg.Concurrency, cfg.StallAfter = time.Minute, 20, 2, 50*time.Millisecond
 	d := f.start(cfg)
-	// the dispatcher is sending once the receiver hears from it
+	// the dispatcher is sending once the receiver hears from it, and the
+	// endpoint is stalled once no answer came for StallAfter
 	accept(t, d, hung, entries(0, 1))
 	waitFor(t, "the first request", func() bool { return len(rc.all()) > 0 })
+	time.Sleep(2 * cfg.StallAfter)
 
 	const accepters, rounds, batch = 8, 10, 10
 	var wg sync.WaitGroup
@@ -174,4 +176,31 @@ func TestHalfOpenUnparksOnlyTheProbe(t *testing.T) {
 	if n := c[store.DeliveryPending] + c[store.DeliveryFailed]; n != 205 {
 		t.Errorf("%d deliveries waiting, want all 205", n)
 	}
+}
+
+// A receiver that answers, slowly, is busy, not dead: what its queue has
+// no room for is queued in the store (not parked, which would write it
+// twice) and delivered as the queue drains.
+func TestABusyReceiverIsQueuedNotParked(t *testing.T) {
+	f := newFixture(t, openSQLite(t, t.TempDir()))
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(5 * time.Millisecond)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	busy := f.stream(rc.URL)
+	cfg := testConfig()
+	cfg.QueueLimit, cfg.Concurrency, cfg.StallAfter = 10, 2, time.Minute
+	d := f.start(cfg)
+	accept(t, d, busy, entries(0, 1))
+	waitFor(t, "the first request", func() bool { return len(rc.all()) > 0 })
+	for i := range 10 {
+		accept(t, d, busy, entries(int64(1+10*i), 10))
+	}
+	if ids, err := f.st.ParkedStreams(context.Background()); err != nil || len(ids) != 0 {
+		t.Fatalf("parked streams %v (%v), want none: the receiver answers", ids, err)
+	}
+	if n := len(list(t, f.st, busy, "")); n != 101 {
+		t.Errorf("the delivery log holds %d deliveries, want all 101", n)
+	}
+	waitFor(t, "every delivery", func() bool { return countOf(t, f.st, busy, store.DeliveryDelivered) == 101 })
 }
