@@ -378,15 +378,26 @@ func (s *Spool) Sync() error {
 	s.mu.Unlock()
 	var errs []error
 	for _, q := range qs {
+		// the flush runs without the queue's lock: an append meanwhile
+		// waits for nothing (it is flushed now or next time)
 		q.mu.Lock()
-		if q.dirty && !q.gone {
-			if err := q.f.Sync(); err != nil {
+		f, dirty := q.f, q.dirty && !q.gone
+		q.dirty = false
+		q.mu.Unlock()
+		if !dirty {
+			continue
+		}
+		if err := f.Sync(); err != nil {
+			q.mu.Lock()
+			gone := q.gone // consumed and removed meanwhile: nothing to flush
+			if !gone {
+				q.dirty = true
+			}
+			q.mu.Unlock()
+			if !gone {
 				errs = append(errs, fmt.Errorf("spool: sync: %w", err))
-			} else {
-				q.dirty = false
 			}
 		}
-		q.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
