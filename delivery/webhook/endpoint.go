@@ -94,7 +94,7 @@ func (e *endpoint) room(now time.Time) int {
 
 // roomLocked is room with the lock held.
 func (e *endpoint) roomLocked(now time.Time) int {
-	if e.stopping || e.disabled {
+	if e.stopping || e.disabled || e.stalledLocked(now) {
 		return 0
 	}
 	free := max(e.d.cfg.QueueLimit-len(e.held)-e.reserved, 0)
@@ -120,9 +120,12 @@ func (e *endpoint) roomLocked(now time.Time) int {
 func (e *endpoint) parks(now time.Time) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.br.state(now) != CircuitClosed {
-		return true
-	}
+	return e.br.state(now) != CircuitClosed || e.stalledLocked(now)
+}
+
+// stalledLocked: holding deliveries, no request finished for
+// StallAfter; lock held. A stalled endpoint takes nothing more.
+func (e *endpoint) stalledLocked(now time.Time) bool {
 	return len(e.held) > 0 && now.Sub(e.progress) >= e.d.cfg.StallAfter
 }
 

@@ -90,11 +90,10 @@ func TestOpenCircuitParksItsDeliveries(t *testing.T) {
 	}
 }
 
-// A receiver that never answers fills its endpoint's queue; concurrent
-// Accepts (one per bus partition) then park what it has no room for,
-// however they interleave: the delivery log, which every healthy
-// stream's commit shares, holds what the queue holds.
-func TestAHungReceiverFillsItsQueueAndParksTheRest(t *testing.T) {
+// Concurrent Accepts (one per bus partition) reserve an endpoint's room
+// as they go: however they interleave, a receiver that never answers is
+// handed no more than its queue holds, and the rest waits in the store.
+func TestConcurrentAcceptsNeverOverfillAQueue(t *testing.T) {
 	f := newFixture(t, openSQLite(t, t.TempDir()))
 	hang := make(chan struct{})
 	rc := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
@@ -106,13 +105,11 @@ func TestAHungReceiverFillsItsQueueAndParksTheRest(t *testing.T) {
 	t.Cleanup(func() { close(hang) })
 	hung := f.stream(rc.URL)
 	cfg := testConfig()
-	cfg.Timeout, cfg.QueueLimit, cfg.Concurrency, cfg.StallAfter = time.Minute, 20, 2, 50*time.Millisecond
+	cfg.Timeout, cfg.QueueLimit, cfg.Concurrency, cfg.StallAfter = time.Minute, 20, 2, time.Minute
 	d := f.start(cfg)
-	// the dispatcher is sending once the receiver hears from it, and the
-	// endpoint is stalled once no answer came for StallAfter
+	// the dispatcher is sending once the receiver hears from it
 	accept(t, d, hung, entries(0, 1))
 	waitFor(t, "the first request", func() bool { return len(rc.all()) > 0 })
-	time.Sleep(2 * cfg.StallAfter)
 
 	const accepters, rounds, batch = 8, 10, 10
 	var wg sync.WaitGroup
@@ -128,17 +125,51 @@ func TestAHungReceiverFillsItsQueueAndParksTheRest(t *testing.T) {
 	}
 	wg.Wait()
 	total := 1 + accepters*rounds*batch
-	c, err := f.st.CountDeliveries(context.Background(), store.Scope{Org: hung.Org, Env: hung.Env}, hung.ID)
-	if err != nil {
-		t.Fatal(err)
+	log := list(t, f.st, hung, "")
+	if len(log) != total {
+		t.Errorf("the delivery log holds %d of %d deliveries, want all: the endpoint is busy, not stalled", len(log), total)
 	}
-	if c[store.DeliveryPending] != int64(total) {
-		t.Errorf("%d deliveries pending, want all %d: each is durable when Accept returns", c[store.DeliveryPending], total)
+	leased := 0
+	for _, x := range log {
+		if x.LeaseOwner != "" {
+			leased++
+		}
 	}
-	// the queue's worth, reserved by the accepters as they go
-	if n, limit := len(list(t, f.st, hung, "")), cfg.QueueLimit; n != limit {
-		t.Errorf("the delivery log holds %d of the hung stream's %d deliveries, want %d: the rest parked", n, total, limit)
+	if leased != cfg.QueueLimit {
+		t.Errorf("%d deliveries handed to the endpoint, want its queue's %d", leased, cfg.QueueLimit)
+	}
+}
 
+// An endpoint that holds deliveries and has finished no request for
+// StallAfter is stalled: it takes nothing more, and what comes next is
+// parked (out of the delivery log every stream's commit shares, durable
+// and counted at once).
+func TestAStalledEndpointParks(t *testing.T) {
+	f := newFixture(t, openSQLite(t, t.TempDir()))
+	hang := make(chan struct{})
+	rc := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	})
+	t.Cleanup(func() { close(hang) })
+	hung := f.stream(rc.URL)
+	cfg := testConfig()
+	cfg.Timeout, cfg.QueueLimit, cfg.Concurrency, cfg.StallAfter = time.Minute, 20, 2, 50*time.Millisecond
+	d := f.start(cfg)
+	accept(t, d, hung, entries(1, 20))
+	waitFor(t, "two requests in flight", func() bool { return len(rc.all()) == 2 })
+	time.Sleep(2 * cfg.StallAfter)
+
+	for i := range 10 {
+		accept(t, d, hung, entries(int64(21+10*i), 10))
+	}
+	if n := len(list(t, f.st, hung, "")); n != 20 {
+		t.Errorf("the delivery log holds %d deliveries, want the 20 from before the stall: the rest parked", n)
+	}
+	if n := countOf(t, f.st, hung, store.DeliveryPending); n != 120 {
+		t.Errorf("%d deliveries pending, want all 120", n)
 	}
 }
 
