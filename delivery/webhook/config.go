@@ -26,7 +26,7 @@ const (
 	DefaultRetryFor         = 24 * time.Hour
 	DefaultBreakerThreshold = 5 // consecutive failures that open the circuit
 	DefaultBreakerCooldown  = 30 * time.Second
-	DefaultStallAfter       = 250 * time.Millisecond // no request finished: a receiver that stopped answering
+	DefaultStallAfter       = 100 * time.Millisecond // no request finished: a receiver that stopped answering
 	DefaultSecretTTL        = 5 * time.Second
 	DefaultRecordEvery      = 5 * time.Millisecond
 	DefaultRecordBatch      = 1_000
