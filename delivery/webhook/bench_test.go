@@ -94,15 +94,7 @@ func dispatchBench(b *testing.B, neighbour string, rate float64) {
 	var other hub.StreamInfo
 	switch neighbour {
 	case "dead":
-		hang := make(chan struct{})
-		dr := newReceiver(b, func(n int, w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-hang:
-			case <-r.Context().Done():
-			}
-		})
-		b.Cleanup(func() { close(hang) })
-		other = f.stream(dr.URL)
+		other = f.stream(hungReceiver(b).URL)
 	case "healthy":
 		hr := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 		b.Cleanup(hr.Close)

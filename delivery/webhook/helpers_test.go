@@ -258,6 +258,20 @@ func newReceiver(t testing.TB, answer func(n int, w http.ResponseWriter, r *http
 	return rc
 }
 
+// hungReceiver accepts requests and never answers them (until the test
+// ends or the request is cut).
+func hungReceiver(t testing.TB) *receiver {
+	hang := make(chan struct{})
+	rc := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	})
+	t.Cleanup(func() { close(hang) })
+	return rc
+}
+
 func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	h := hit{id: r.Header.Get("webhook-id"), header: r.Header.Clone(), body: body}

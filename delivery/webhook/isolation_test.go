@@ -95,14 +95,7 @@ func TestOpenCircuitParksItsDeliveries(t *testing.T) {
 // handed no more than its queue holds, and the rest waits in the store.
 func TestConcurrentAcceptsNeverOverfillAQueue(t *testing.T) {
 	f := newFixture(t, openSQLite(t, t.TempDir()))
-	hang := make(chan struct{})
-	rc := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
-		select {
-		case <-hang:
-		case <-r.Context().Done():
-		}
-	})
-	t.Cleanup(func() { close(hang) })
+	rc := hungReceiver(t)
 	hung := f.stream(rc.URL)
 	cfg := testConfig()
 	cfg.Timeout, cfg.QueueLimit, cfg.Concurrency, cfg.StallAfter = time.Minute, 20, 2, time.Minute
@@ -146,14 +139,7 @@ func TestConcurrentAcceptsNeverOverfillAQueue(t *testing.T) {
 // and counted at once).
 func TestAStalledEndpointParks(t *testing.T) {
 	f := newFixture(t, openSQLite(t, t.TempDir()))
-	hang := make(chan struct{})
-	rc := newReceiver(t, func(_ int, _ http.ResponseWriter, r *http.Request) {
-		select {
-		case <-hang:
-		case <-r.Context().Done():
-		}
-	})
-	t.Cleanup(func() { close(hang) })
+	rc := hungReceiver(t)
 	hung := f.stream(rc.URL)
 	cfg := testConfig()
 	cfg.Timeout, cfg.QueueLimit, cfg.Concurrency, cfg.StallAfter = time.Minute, 20, 2, 50*time.Millisecond
