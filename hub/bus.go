@@ -49,6 +49,12 @@ type Subscription struct {
 	// Start is where a group without committed offsets (or a groupless
 	// reader) begins: StartLatest or StartEarliest.
 	Start Start
+	// Held, when set, reports the oldest offset of a partition that the
+	// handler returned from without finishing (a message it keeps in a
+	// reorder buffer); ok is false when it holds none. A group's
+	// committed offset never passes it, so a crash cannot lose a held
+	// message: the bus redelivers it.
+	Held func(partition int) (offset int64, ok bool)
 }
 
 // Start positions.

@@ -83,4 +83,9 @@ type Log interface {
 	// Wait returns a channel closed once the stream has an entry with
 	// Offset >= from (at once if it already has one).
 	Wait(streamID string, from int64) <-chan struct{}
+	// Epoch names the stream's history. It changes only when the
+	// stream's offsets start again (a wiped data directory, a flushed
+	// Redis): a client holding offsets of another epoch cannot resume
+	// from them.
+	Epoch(ctx context.Context, streamID string) (string, error)
 }

@@ -6,6 +6,8 @@ package memlog
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"sync"
 	"time"
 
@@ -22,6 +24,8 @@ type Config struct {
 type Log struct {
 	cfg Config
 	now func() time.Time
+
+	epoch string
 
 	mu      sync.RWMutex // guards streams
 	streams map[string]*stream
@@ -45,7 +49,7 @@ func New(cfg Config) *Log {
 	if cfg.MaxEntries <= 0 {
 		cfg.MaxEntries = 100_000
 	}
-	return &Log{cfg: cfg, now: time.Now, streams: map[string]*stream{}}
+	return &Log{cfg: cfg, now: time.Now, epoch: newEpoch(), streams: map[string]*stream{}}
 }
 
 func (l *Log) stream(id string) *stream {
@@ -145,4 +149,14 @@ func (l *Log) Drop(id string) {
 	l.mu.Lock()
 	delete(l.streams, id)
 	l.mu.Unlock()
+}
+
+// Epoch names the log's history: a log in memory starts a new one with
+// every process.
+func (l *Log) Epoch(context.Context, string) (string, error) { return l.epoch, nil }
+
+func newEpoch() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
