@@ -1,0 +1,531 @@
+// Package seglog is a keyed, append-only record log: per key (a bus
+// partition, a stream) a sequence of records with offsets that start at 1
+// and grow by one without gaps. The newest records of every key are kept
+// in memory, bounded by bytes, so readers that follow the tail never touch
+// the disk.
+//
+// With a directory the log is durable: every key's records go to one
+// sequence of segment files (CRC-framed records, see format.go), written
+// by a single writer goroutine that group-commits whatever callers queued
+// while it was busy: one write and one fsync per round, never one per
+// record. Append returns only after its records are on disk, and a record
+// becomes visible to readers only then, so an offset a reader has seen is
+// never given to another record after a crash. Segments are deleted whole,
+// oldest first, past the retention age or byte budget. Opening the
+// directory cuts a torn tail of the newest segment and refuses, with an
+// error naming the file, a corrupt older segment or one of another format
+// version. Without a directory the same log lives in memory only and the
+// memory bounds are its retention.
+package seglog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/fleethub/fleethub/hub"
+)
+
+// Defaults of Config.
+const (
+	DefaultSegmentBytes = 64 << 20
+	DefaultMaxBytes     = 4 << 30
+	DefaultRetention    = 24 * time.Hour
+	DefaultMemBytes     = 128 << 20
+	DefaultKeyMemBytes  = 8 << 20
+)
+
+// ErrClosed is returned by Append on a closed log.
+var ErrClosed = errors.New("seglog: closed")
+
+// Config of a log. Zero fields take the defaults.
+type Config struct {
+	// Dir holds the segments; "" keeps the log in memory only.
+	Dir string
+	// SegmentBytes is the size at which the writer starts a new segment.
+	SegmentBytes int64
+	// MaxBytes and Retention bound what is kept on disk: the oldest
+	// segments are deleted while the total is above MaxBytes or their
+	// newest record is older than Retention. The segment being written
+	// is never deleted.
+	MaxBytes  int64
+	Retention time.Duration
+	// MemBytes bounds the records kept in memory over all keys,
+	// KeyMemBytes those of one key. Without Dir these are the retention.
+	MemBytes    int64
+	KeyMemBytes int64
+	// Now is the clock (default time.Now); Logger gets recovery notes.
+	Now    func() time.Time
+	Logger *slog.Logger
+
+	// create opens a segment for writing; tests swap it to inject
+	// faults.
+	create func(path string) (segmentFile, error)
+}
+
+// Record is one record to append. Append sets Offset; Time defaults to
+// the writer's clock.
+type Record struct {
+	Key    string
+	Offset int64
+	Time   time.Time
+	Data   []byte
+}
+
+// Log is a keyed record log.
+type Log struct {
+	cfg   Config
+	epoch string
+
+	mu       sync.Mutex // guards keys, segs, memBytes, diskBytes
+	keys     map[string]*keyState
+	segs     []*segment // oldest first; the last one is written
+	memBytes int64
+	dirty    bool // key offsets changed since the last keys file
+
+	qmu    sync.Mutex // guards queue and closed
+	qcond  *sync.Cond
+	queue  []*request
+	closed bool
+	done   chan struct{}
+
+	// writer goroutine only
+	active segmentFile
+	buf    []byte
+}
+
+// keyState is what the log knows of one key.
+type keyState struct {
+	assigned int64 // next offset the writer gives (writer only, or mu at open)
+	next     int64 // next offset once durable: the newest visible is next-1
+	first    int64 // oldest retained offset
+	tail     []hub.Entry
+	tailSize int64
+	spans    []span // on disk, oldest first
+	notify   chan struct{}
+}
+
+// span is a key's records in one segment.
+type span struct {
+	seg         *segment
+	first, last int64
+	marks       []mark // positions to start a scan from, ascending
+}
+
+// mark is the file position of a key's record.
+type mark struct{ off, pos int64 }
+
+// markEvery is how many bytes of a segment may separate two marks of a
+// key, which bounds how far a read from disk scans before its first
+// record.
+const markEvery = 256 << 10
+
+type request struct {
+	recs []Record
+	done chan error
+}
+
+// Open opens (or creates) a log.
+func Open(cfg Config) (*Log, error) {
+	if cfg.SegmentBytes <= 0 {
+		cfg.SegmentBytes = DefaultSegmentBytes
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.MemBytes <= 0 {
+		cfg.MemBytes = DefaultMemBytes
+	}
+	if cfg.KeyMemBytes <= 0 {
+		cfg.KeyMemBytes = DefaultKeyMemBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.create == nil {
+		cfg.create = createSegmentFile
+	}
+	l := &Log{cfg: cfg, keys: map[string]*keyState{}, done: make(chan struct{})}
+	l.qcond = sync.NewCond(&l.qmu)
+	if cfg.Dir == "" {
+		l.epoch = newEpoch()
+	} else if err := l.openDir(); err != nil {
+		l.closeFiles()
+		return nil, err
+	}
+	go l.writeLoop()
+	return l, nil
+}
+
+// Epoch names the log's history: it is kept in the directory, so it
+// changes only with a new directory (or, in memory, a new log).
+func (l *Log) Epoch() string { return l.epoch }
+
+// Append adds records and returns once they are durable (in memory only:
+// once they are visible), with each record's Offset set.
+func (l *Log) Append(ctx context.Context, recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	r := &request{recs: recs, done: make(chan error, 1)}
+	l.qmu.Lock()
+	if l.closed {
+		l.qmu.Unlock()
+		return ErrClosed
+	}
+	l.queue = append(l.queue, r)
+	l.qcond.Signal()
+	l.qmu.Unlock()
+	// The write is not abandoned when ctx ends: a caller that stops
+	// waiting only loses the answer, the records may still be written.
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("seglog: append: %w", ctx.Err())
+	}
+}
+
+// state returns a key's state, creating it; mu must be held.
+func (l *Log) state(key string) *keyState {
+	ks := l.keys[key]
+	if ks == nil {
+		ks = &keyState{assigned: 1, next: 1, first: 1, notify: make(chan struct{})}
+		l.keys[key] = ks
+	}
+	return ks
+}
+
+// Bounds returns the oldest retained and the newest offset of a key;
+// first > last when it has none.
+func (l *Log) Bounds(key string) (first, last int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ks := l.keys[key]
+	if ks == nil {
+		return 1, 0
+	}
+	return ks.first, ks.next - 1
+}
+
+// Wait returns a channel closed once the key has a record with
+// Offset >= from (at once if it has one).
+func (l *Log) Wait(key string, from int64) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ks := l.state(key)
+	if from < ks.next {
+		return closedChan
+	}
+	return ks.notify
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Read returns up to max records of a key with Offset >= from, in order.
+// Records past retention are gone: the first returned may be later than
+// from. Entries read from memory share their Data with the log: never
+// modify it.
+func (l *Log) Read(ctx context.Context, key string, from int64, max int) ([]hub.Entry, error) {
+	for range 3 { // a segment deleted under a read is retried
+		l.mu.Lock()
+		ks := l.keys[key]
+		if ks == nil || max <= 0 {
+			l.mu.Unlock()
+			return nil, nil
+		}
+		from = max64(from, ks.first)
+		if from >= ks.next {
+			l.mu.Unlock()
+			return nil, nil
+		}
+		if len(ks.tail) > 0 && from >= ks.tail[0].Offset {
+			i := int(from - ks.tail[0].Offset)
+			end := min(len(ks.tail), i+max)
+			out := ks.tail[i:end:end]
+			l.mu.Unlock()
+			return out, nil
+		}
+		var sp *span
+		for i := range ks.spans {
+			if ks.spans[i].last >= from {
+				sp = &ks.spans[i]
+				break
+			}
+		}
+		if sp == nil {
+			l.mu.Unlock()
+			return nil, nil
+		}
+		seg, pos, upto, size := sp.seg, sp.marks[0].pos, min(sp.last, from+int64(max)-1), sp.seg.size
+		for _, m := range sp.marks {
+			if m.off > from {
+				break
+			}
+			pos = m.pos
+		}
+		l.mu.Unlock()
+		out, err := seg.read(key, from, upto, pos, size)
+		if errors.Is(err, errDeleted) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("seglog: read %q from %d: segments deleted under the read", key, from)
+}
+
+// Close writes what is queued and stops the writer.
+func (l *Log) Close() error {
+	l.qmu.Lock()
+	if !l.closed {
+		l.closed = true
+		l.qcond.Signal()
+	}
+	l.qmu.Unlock()
+	<-l.done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var err error
+	if l.cfg.Dir != "" && l.dirty {
+		err = l.writeKeys()
+	}
+	return errors.Join(err, l.closeFiles())
+}
+
+func (l *Log) closeFiles() error {
+	var errs []error
+	if l.active != nil {
+		errs = append(errs, l.active.Close())
+		l.active = nil
+	}
+	for _, s := range l.segs {
+		errs = append(errs, s.close())
+	}
+	return errors.Join(errs...)
+}
+
+// writeLoop is the single writer: it takes everything queued, writes it
+// with one fsync and makes it visible.
+func (l *Log) writeLoop() {
+	defer close(l.done)
+	var spare []*request
+	for {
+		l.qmu.Lock()
+		for len(l.queue) == 0 && !l.closed {
+			l.qcond.Wait()
+		}
+		if len(l.queue) == 0 {
+			l.qmu.Unlock()
+			return
+		}
+		round := l.queue
+		l.queue = spare[:0]
+		l.qmu.Unlock()
+		err := l.write(round)
+		for _, r := range round {
+			r.done <- err
+		}
+		clear(round)
+		spare = round
+	}
+}
+
+// write assigns offsets to a round, writes it, and publishes it.
+func (l *Log) write(round []*request) error {
+	now := l.cfg.Now()
+	l.mu.Lock()
+	for _, r := range round {
+		for i := range r.recs {
+			rec := &r.recs[i]
+			ks := l.state(rec.Key)
+			rec.Offset = ks.assigned
+			ks.assigned++
+			if rec.Time.IsZero() {
+				rec.Time = now
+			}
+		}
+	}
+	l.mu.Unlock()
+	var positions []int64
+	var seg *segment
+	if l.cfg.Dir != "" {
+		var err error
+		if seg, positions, err = l.writeDisk(round); err != nil {
+			l.mu.Lock()
+			for _, r := range round {
+				for i := range r.recs {
+					if ks := l.keys[r.recs[i].Key]; ks.assigned > r.recs[i].Offset {
+						ks.assigned = r.recs[i].Offset
+					}
+				}
+			}
+			l.mu.Unlock()
+			return err
+		}
+	}
+	gone := l.publish(round, seg, positions, now)
+	if len(gone) > 0 {
+		if err := l.drop(gone); err != nil {
+			l.cfg.Logger.Error("segment log: cannot record key offsets before deleting segments", "error", err)
+		}
+	}
+	return nil
+}
+
+// publish makes a written round visible and wakes its readers; it
+// returns the segments retention let go.
+func (l *Log) publish(round []*request, seg *segment, positions []int64, now time.Time) []*segment {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	touched := map[*keyState]struct{}{}
+	n := 0
+	for _, r := range round {
+		for i := range r.recs {
+			rec := &r.recs[i]
+			ks := l.keys[rec.Key]
+			size := int64(len(rec.Data) + entryOverhead)
+			ks.tail = append(ks.tail, hub.Entry{Offset: rec.Offset, Time: rec.Time, Data: rec.Data})
+			ks.tailSize += size
+			l.memBytes += size
+			ks.next = rec.Offset + 1
+			if seg != nil {
+				l.addSpan(ks, seg, rec.Offset, positions[n])
+				if rec.Time.After(seg.newest) {
+					seg.newest = rec.Time
+				}
+			}
+			n++
+			touched[ks] = struct{}{}
+		}
+	}
+	for ks := range touched {
+		if ks.tailSize > l.cfg.KeyMemBytes {
+			l.evict(ks, ks.tailSize-l.cfg.KeyMemBytes*3/4)
+		}
+		if seg == nil {
+			l.expire(ks, now)
+		}
+		close(ks.notify)
+		ks.notify = make(chan struct{})
+	}
+	if l.memBytes > l.cfg.MemBytes {
+		l.evictAll()
+	}
+	l.dirty = true
+	if seg == nil {
+		return nil
+	}
+	return l.retain(now)
+}
+
+// expire drops a memory-only key's records older than the retention.
+func (l *Log) expire(ks *keyState, now time.Time) {
+	var n int64
+	for _, e := range ks.tail {
+		if now.Sub(e.Time) <= l.cfg.Retention {
+			break
+		}
+		n += int64(len(e.Data)) + entryOverhead
+	}
+	if n > 0 {
+		l.evict(ks, n)
+	}
+}
+
+// entryOverhead approximates the memory of a tail entry beside its bytes.
+const entryOverhead = 64
+
+func (l *Log) addSpan(ks *keyState, seg *segment, off, pos int64) {
+	if n := len(ks.spans); n > 0 && ks.spans[n-1].seg == seg {
+		sp := &ks.spans[n-1]
+		sp.last = off
+		if pos-sp.marks[len(sp.marks)-1].pos >= markEvery {
+			sp.marks = append(sp.marks, mark{off, pos})
+		}
+		return
+	}
+	ks.spans = append(ks.spans, span{seg: seg, first: off, last: off, marks: []mark{{off, pos}}})
+}
+
+// evict drops at least n bytes of a key's oldest in-memory records; mu
+// held. In memory only they are gone; with a directory they stay on disk.
+func (l *Log) evict(ks *keyState, n int64) {
+	drop, freed := 0, int64(0)
+	for drop < len(ks.tail) && freed < n {
+		freed += int64(len(ks.tail[drop].Data)) + entryOverhead
+		drop++
+	}
+	if drop == 0 {
+		return
+	}
+	// copy when most is dropped so the old array can be collected;
+	// readers hold capped slices of the old one, never modified in place
+	if drop > len(ks.tail)/2 {
+		ks.tail = append([]hub.Entry(nil), ks.tail[drop:]...)
+	} else {
+		ks.tail = ks.tail[drop:]
+	}
+	ks.tailSize -= freed
+	l.memBytes -= freed
+	if l.cfg.Dir == "" {
+		if len(ks.tail) > 0 {
+			ks.first = ks.tail[0].Offset
+		} else {
+			ks.first = ks.next
+		}
+	}
+}
+
+// evictAll halves every key's memory until the total is within bounds.
+func (l *Log) evictAll() {
+	target := l.cfg.MemBytes * 3 / 4
+	for l.memBytes > target {
+		before := l.memBytes
+		for _, ks := range l.keys {
+			if ks.tailSize > 0 {
+				l.evict(ks, ks.tailSize/2+1)
+			}
+		}
+		if l.memBytes == before {
+			return
+		}
+	}
+}
+
+// Stats are the log's sizes.
+type Stats struct {
+	Keys      int
+	MemBytes  int64
+	DiskBytes int64
+	Segments  int
+}
+
+// Stats returns the log's sizes.
+func (l *Log) Stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := Stats{Keys: len(l.keys), MemBytes: l.memBytes, Segments: len(l.segs)}
+	for _, seg := range l.segs {
+		s.DiskBytes += seg.size
+	}
+	return s
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
