@@ -65,6 +65,16 @@
 // handler) are delivered twice; consumers deduplicate (filters/dedup) for
 // exactly-once effects.
 //
+// With Subscription.Held, a commit never passes a message the handler
+// still holds after returning (one kept in a reorder buffer): the offset
+// committed after a batch is the smaller of the offset after it and the
+// oldest held offset of its partition, and a commit that would not move the
+// partition's committed offset forward is skipped (a held offset below it
+// was committed past before this member owned the partition). Until a
+// later batch of the partition is handled after the message was released,
+// the committed offset stays at the held one, and a new member replays from
+// there (TestGroupCommitStaysAtHeldOffset).
+//
 // Groups use a session timeout of at least 6 s (the broker default minimum;
 // kfake enforces it) with 1 s heartbeats, so members notice a rebalance
 // within a second; a crashed member's partitions move after the session

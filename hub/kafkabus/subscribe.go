@@ -19,7 +19,8 @@ import (
 //
 // With sub.Group, the group's members share the partitions; each handler
 // call gets messages of one partition in offset order, and the offset after
-// a batch is committed only once the handler returned nil. A failed batch
+// a batch is committed only once the handler returned nil, and never past
+// the oldest offset sub.Held reports for the partition. A failed batch
 // is retried after a pause, never skipped. Without sub.Group, every
 // partition is read from sub.Start and nothing is committed.
 func (b *Bus) Subscribe(ctx context.Context, sub hub.Subscription, h hub.Handler) error {
@@ -99,10 +100,10 @@ func (b *Bus) consumeGroup(ctx context.Context, sub hub.Subscription, h hub.Hand
 			continue
 		}
 		var commitMu sync.Mutex // the generation's commits share one coordinator connection
-		commit := func(last kafka.Message) error {
+		commit := func(partition int, next int64) error {
 			commitMu.Lock()
 			defer commitMu.Unlock()
-			return gen.CommitOffsets(map[string]map[int]int64{sub.Topic: {last.Partition: last.Offset + 1}})
+			return gen.CommitOffsets(map[string]map[int]int64{sub.Topic: {partition: next}})
 		}
 		for _, a := range gen.Assignments[sub.Topic] {
 			// A generation ends as soon as one of its functions
@@ -115,7 +116,7 @@ func (b *Bus) consumeGroup(ctx context.Context, sub hub.Subscription, h hub.Hand
 					<-gctx.Done()
 					return
 				}
-				b.consume(gctx, ctx, sub, r.FetchMessage, commit, h)
+				b.consume(gctx, ctx, sub, r.FetchMessage, a.Offset, commit, h)
 			})
 		}
 	}
@@ -157,7 +158,7 @@ func (b *Bus) consumePartitions(ctx context.Context, sub hub.Subscription, n int
 		go func() {
 			defer wg.Done()
 			defer r.Close()
-			b.consume(ctx, ctx, sub, r.FetchMessage, nil, h)
+			b.consume(ctx, ctx, sub, r.FetchMessage, -1, nil, h)
 		}()
 	}
 	wg.Wait()
@@ -200,8 +201,9 @@ func (b *Bus) startOffsets(ctx context.Context, sub hub.Subscription, n int) ([]
 // consume is the loop of one partition: gather a batch, call h with hctx
 // until it returns nil, then commit it (when commit is not nil). It returns
 // once stop ends; a batch whose handler already returned nil is committed
-// even then.
-func (b *Bus) consume(stop, hctx context.Context, sub hub.Subscription, fetch fetchFunc, commit func(kafka.Message) error, h hub.Handler) {
+// even then. committed is the partition's committed offset when the loop
+// starts (negative: none); see commitOffset for what is committed.
+func (b *Bus) consume(stop, hctx context.Context, sub hub.Subscription, fetch fetchFunc, committed int64, commit func(partition int, next int64) error, h hub.Handler) {
 	buf := make([]kafka.Message, 0, b.cfg.MaxBatch)
 	for {
 		batch, err := gather(stop, fetch, buf[:0], b.cfg.MaxBatch)
@@ -236,12 +238,34 @@ func (b *Bus) consume(stop, hctx context.Context, sub hub.Subscription, fetch fe
 			continue
 		}
 		last := batch[len(batch)-1]
-		if err := commit(last); err != nil {
+		next, ok := commitOffset(sub, last, committed)
+		if !ok {
+			continue
+		}
+		if err := commit(last.Partition, next); err != nil {
 			// A later commit covers this one; if none comes, the batch is
 			// delivered again (at-least-once).
-			b.log.Warn("kafkabus: commit", "topic", sub.Topic, "group", sub.Group, "partition", last.Partition, "offset", last.Offset+1, "err", err)
+			b.log.Warn("kafkabus: commit", "topic", sub.Topic, "group", sub.Group, "partition", last.Partition, "offset", next, "err", err)
+			continue
+		}
+		committed = next
+	}
+}
+
+// commitOffset is the offset to commit after a handled batch ending with
+// last: the offset after it, clamped to the oldest offset sub.Held reports
+// for the partition, so a message the handler still holds is delivered
+// again after a crash. ok is false when that would not move the committed
+// offset forward (a held offset below it was committed past before this
+// member owned the partition; committing it again would only replay).
+func commitOffset(sub hub.Subscription, last kafka.Message, committed int64) (next int64, ok bool) {
+	next = last.Offset + 1
+	if sub.Held != nil {
+		if held, ok := sub.Held(last.Partition); ok && held < next {
+			next = held
 		}
 	}
+	return next, next > committed
 }
 
 type fetchFunc func(context.Context) (kafka.Message, error)
