@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -174,8 +175,8 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		if a.bus, err = kafkabus.New(ctx, kafkabus.Config{Brokers: brokers, Logger: log}, []string{hub.TopicLocations, hub.TopicTelemetry, hub.TopicEvents}); err != nil {
 			return nil, fmt.Errorf("--kafka-brokers: %w", err)
 		}
-	} else {
-		a.bus = membus.New(membus.Config{})
+	} else if a.bus, err = membus.Open(membus.Config{Dir: filepath.Join(cfg.Data, "bus"), Logger: log}); err != nil {
+		return nil, fmt.Errorf("embedded bus in %s: %w", filepath.Join(cfg.Data, "bus"), err)
 	}
 	others["bus"] = staticHealth(health.Healthy)
 	if hr, ok := a.bus.(hub.HealthReporter); ok {
@@ -210,7 +211,11 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		rl := redislog.New(redislog.Config{}, a.redis, log)
 		a.slog, a.closers = rl, append(a.closers, rl.Close)
 	} else {
-		a.slog = memlog.New(memlog.Config{})
+		ml, err := memlog.Open(memlog.Config{Dir: filepath.Join(cfg.Data, "streams")})
+		if err != nil {
+			return nil, fmt.Errorf("stream log in %s: %w", filepath.Join(cfg.Data, "streams"), err)
+		}
+		a.slog, a.closers = ml, append(a.closers, ml.Close)
 	}
 	a.streams = streams.NewService(a.reg, a.store, a.slog)
 	var window dedup.Window = dedup.NewLocal(1_000_000, time.Hour)

@@ -299,11 +299,11 @@ func TestIngestRejectsBadInput(t *testing.T) {
 		t.Fatalf("good event: %d %s", r.Status, r.Body)
 	}
 	tg := tel.settle()
-	if len(tg) != 1 || tg[0].Offset != 0 || tg[0].env.Telemetry.Sequence != 42 {
+	if len(tg) != 1 || tg[0].Offset != 1 || tg[0].env.Telemetry.Sequence != 42 {
 		t.Fatalf("telemetry topic carries %d messages; first %+v", len(tg), tg[0].Message)
 	}
 	eg := evs.settle()
-	if len(eg) != 1 || eg[0].Offset != 0 || eg[0].env.Event.EventID != "the-good-one" {
+	if len(eg) != 1 || eg[0].Offset != 1 || eg[0].env.Event.EventID != "the-good-one" {
 		t.Fatalf("events topic carries %d messages", len(eg))
 	}
 }

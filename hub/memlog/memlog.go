@@ -1,162 +1,146 @@
-// Package memlog is the in-process stream log: per stream an append-only
-// slice of entries with monotonic offsets, trimmed by age (default 24 h)
-// and count (default 100,000 per stream). Readers share the entries'
-// bytes; nothing is copied on fan-out.
+// Package memlog is the stream log of a single node: per stream the
+// matched messages under offsets that start at 1 and grow by one. It is
+// a hub/seglog log keyed by stream id: with a directory (the embedded
+// default, under --data) every append is durable before it returns and
+// offsets continue across restarts; without one (tests) it lives in
+// memory. Either way the newest messages of each stream are served from
+// memory, bounded by bytes, and readers share the entries' bytes:
+// nothing is copied on fan-out.
 package memlog
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"sync"
+	"fmt"
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/seglog"
 )
 
 // Config of the log.
 type Config struct {
-	Retention  time.Duration // default 24h
-	MaxEntries int           // per stream, default 100,000
+	// Dir keeps the log durable there; "" keeps it in memory.
+	Dir string
+	// Retention and MaxBytes bound what is kept (defaults: 24 h, and
+	// seglog.DefaultMaxBytes on disk); MemBytes and StreamMemBytes
+	// bound the memory of all streams and of one (defaults: 256 MiB
+	// and 8 MiB).
+	Retention      time.Duration
+	MaxBytes       int64
+	MemBytes       int64
+	StreamMemBytes int64
+	// SegmentBytes is the size of a segment file (default 64 MiB).
+	SegmentBytes int64
 }
 
-// Log is the in-process hub.Log.
+// Default memory bounds.
+const (
+	DefaultMemBytes       = 256 << 20
+	DefaultStreamMemBytes = 8 << 20
+)
+
+// Log is the single-node hub.Log.
 type Log struct {
-	cfg Config
-	now func() time.Time
-
-	epoch string
-
-	mu      sync.RWMutex // guards streams
-	streams map[string]*stream
+	sl *seglog.Log
 }
 
 var _ hub.Log = (*Log)(nil)
 
-type stream struct {
-	mu      sync.RWMutex // guards the fields below
-	base    int64        // offset of entries[0]
-	next    int64        // offset the next append gets
-	entries []hub.Entry
-	notify  chan struct{} // closed on append
-}
-
-// New makes a log.
+// New makes a log in memory.
 func New(cfg Config) *Log {
-	if cfg.Retention <= 0 {
-		cfg.Retention = 24 * time.Hour
+	cfg.Dir = ""
+	l, err := Open(cfg)
+	if err != nil {
+		panic(err) // a log without a directory opens no file
 	}
-	if cfg.MaxEntries <= 0 {
-		cfg.MaxEntries = 100_000
-	}
-	return &Log{cfg: cfg, now: time.Now, epoch: newEpoch(), streams: map[string]*stream{}}
+	return l
 }
 
-func (l *Log) stream(id string) *stream {
-	l.mu.RLock()
-	s := l.streams[id]
-	l.mu.RUnlock()
-	if s != nil {
-		return s
+// Open opens a log; with cfg.Dir it is durable there.
+func Open(cfg Config) (*Log, error) {
+	if cfg.MemBytes <= 0 {
+		cfg.MemBytes = DefaultMemBytes
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if s = l.streams[id]; s == nil {
-		s = &stream{base: 1, next: 1, notify: make(chan struct{})}
-		l.streams[id] = s
+	if cfg.StreamMemBytes <= 0 {
+		cfg.StreamMemBytes = DefaultStreamMemBytes
 	}
-	return s
+	sl, err := seglog.Open(seglog.Config{Dir: cfg.Dir, Retention: cfg.Retention, MaxBytes: cfg.MaxBytes,
+		MemBytes: cfg.MemBytes, KeyMemBytes: cfg.StreamMemBytes, SegmentBytes: cfg.SegmentBytes})
+	if err != nil {
+		return nil, fmt.Errorf("stream log: %w", err)
+	}
+	return &Log{sl: sl}, nil
 }
 
-// Append adds entries.
-func (l *Log) Append(_ context.Context, id string, data [][]byte) (int64, error) {
-	s := l.stream(id)
-	now := l.now()
-	s.mu.Lock()
+// Append adds entries and returns the offset of the last one once they
+// are durable.
+func (l *Log) Append(ctx context.Context, id string, data [][]byte) (int64, error) {
+	if len(data) == 0 {
+		return l.Last(ctx, id)
+	}
+	recs := make([]seglog.Record, len(data))
+	for i, d := range data {
+		recs[i] = seglog.Record{Key: id, Data: d}
+	}
+	if err := l.sl.Append(ctx, recs); err != nil {
+		return 0, fmt.Errorf("stream log: %w", err)
+	}
+	return recs[len(recs)-1].Offset, nil
+}
+
+// AppendMany appends to several streams with one durable write and
+// returns the last offset of each.
+func (l *Log) AppendMany(ctx context.Context, ids []string, data [][][]byte) ([]int64, error) {
+	n := 0
 	for _, d := range data {
-		s.entries = append(s.entries, hub.Entry{Offset: s.next, Time: now, Data: d})
-		s.next++
+		n += len(d)
 	}
-	l.trim(s, now)
-	last := s.next - 1
-	close(s.notify)
-	s.notify = make(chan struct{})
-	s.mu.Unlock()
+	recs := make([]seglog.Record, 0, n)
+	for i, id := range ids {
+		for _, d := range data[i] {
+			recs = append(recs, seglog.Record{Key: id, Data: d})
+		}
+	}
+	if err := l.sl.Append(ctx, recs); err != nil {
+		return nil, fmt.Errorf("stream log: %w", err)
+	}
+	last := make([]int64, len(ids))
+	j := 0
+	for i := range ids {
+		j += len(data[i])
+		if j > 0 && len(data[i]) > 0 {
+			last[i] = recs[j-1].Offset
+		}
+	}
 	return last, nil
 }
 
-// trim drops entries past retention; lock held.
-func (l *Log) trim(s *stream, now time.Time) {
-	drop := 0
-	if over := len(s.entries) - l.cfg.MaxEntries; over > 0 {
-		drop = over
-	}
-	for drop < len(s.entries) && now.Sub(s.entries[drop].Time) > l.cfg.Retention {
-		drop++
-	}
-	if drop == 0 {
-		return
-	}
-	if drop > len(s.entries)/2 {
-		s.entries = append([]hub.Entry(nil), s.entries[drop:]...)
-	} else {
-		s.entries = s.entries[drop:]
-	}
-	s.base += int64(drop)
-}
-
 // Read returns retained entries from offset from.
-func (l *Log) Read(_ context.Context, id string, from int64, max int) ([]hub.Entry, error) {
-	s := l.stream(id)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if from < s.base {
-		from = s.base
-	}
-	i := int(from - s.base)
-	if i >= len(s.entries) || max <= 0 {
-		return nil, nil
-	}
-	end := min(len(s.entries), i+max)
-	// the returned slice aliases the log; entries are never modified in
-	// place and trimming reallocates, so readers keep a consistent view
-	return s.entries[i:end:end], nil
+func (l *Log) Read(ctx context.Context, id string, from int64, max int) ([]hub.Entry, error) {
+	return l.sl.Read(ctx, id, from, max)
 }
 
 // Last returns the newest offset.
 func (l *Log) Last(_ context.Context, id string) (int64, error) {
-	s := l.stream(id)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.next - 1, nil
+	_, last := l.sl.Bounds(id)
+	return last, nil
+}
+
+// First returns the oldest retained offset (Last+1 when none is).
+func (l *Log) First(id string) int64 {
+	first, _ := l.sl.Bounds(id)
+	return first
 }
 
 // Wait returns a channel closed when offset from exists.
-func (l *Log) Wait(id string, from int64) <-chan struct{} {
-	s := l.stream(id)
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if from < s.next {
-		c := make(chan struct{})
-		close(c)
-		return c
-	}
-	return s.notify
-}
+func (l *Log) Wait(id string, from int64) <-chan struct{} { return l.sl.Wait(id, from) }
 
-// Drop forgets a stream (after it stopped and its retention ended).
-func (l *Log) Drop(id string) {
-	l.mu.Lock()
-	delete(l.streams, id)
-	l.mu.Unlock()
-}
+// Epoch names the log's history: kept in the directory, so it changes
+// only with a new directory (in memory: with every process).
+func (l *Log) Epoch(context.Context, string) (string, error) { return l.sl.Epoch(), nil }
 
-// Epoch names the log's history: a log in memory starts a new one with
-// every process.
-func (l *Log) Epoch(context.Context, string) (string, error) { return l.epoch, nil }
+// Stats returns the sizes of the log.
+func (l *Log) Stats() seglog.Stats { return l.sl.Stats() }
 
-func newEpoch() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+// Close writes what is queued and closes the files.
+func (l *Log) Close() error { return l.sl.Close() }
