@@ -175,7 +175,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		if a.bus, err = kafkabus.New(ctx, kafkabus.Config{Brokers: brokers, Logger: log}, []string{hub.TopicLocations, hub.TopicTelemetry, hub.TopicEvents}); err != nil {
 			return nil, fmt.Errorf("--kafka-brokers: %w", err)
 		}
-	} else if a.bus, err = membus.Open(membus.Config{Dir: filepath.Join(cfg.Data, "bus"), Logger: log}); err != nil {
+	} else if a.bus, err = membus.Open(membus.Config{Dir: filepath.Join(cfg.Data, "bus"), Retention: cfg.LogRetention, MaxBytes: cfg.LogMaxBytes, Logger: log}); err != nil {
 		return nil, fmt.Errorf("embedded bus in %s: %w", filepath.Join(cfg.Data, "bus"), err)
 	}
 	others["bus"] = staticHealth(health.Healthy)
@@ -211,7 +211,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		rl := redislog.New(redislog.Config{}, a.redis, log)
 		a.slog, a.closers = rl, append(a.closers, rl.Close)
 	} else {
-		ml, err := memlog.Open(memlog.Config{Dir: filepath.Join(cfg.Data, "streams")})
+		ml, err := memlog.Open(memlog.Config{Dir: filepath.Join(cfg.Data, "streams"), Retention: cfg.LogRetention, MaxBytes: cfg.LogMaxBytes, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("stream log in %s: %w", filepath.Join(cfg.Data, "streams"), err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/delivery/webhook"
+	"github.com/fleethub/fleethub/hub/seglog"
 )
 
 // config is every serve setting; each flag also reads FLEETHUB_<NAME>.
@@ -32,6 +33,9 @@ type config struct {
 	Addresses            string
 	Tiles                string
 	OSM                  string
+
+	LogRetention time.Duration
+	LogMaxBytes  int64
 }
 
 // envName turns a flag name into its environment variable.
@@ -86,6 +90,8 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	fs.StringVar(&c.Tiles, "tiles", "", "PMTiles v3 archive served as the building tiles (without it the tile endpoints answer 501)")
 	fs.StringVar(&c.NotifyURL, "notify-url", "", "notification gateway for emergency alerts: each SMS, e-mail, push and voice notification is POSTed there as JSON")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "if set, serve Go pprof profiles on this address (e.g. 127.0.0.1:6060)")
+	fs.DurationVar(&c.LogRetention, "log-retention", seglog.DefaultRetention, "how long the embedded bus and stream logs under --data keep messages")
+	fs.Int64Var(&c.LogMaxBytes, "log-max-bytes", seglog.DefaultMaxBytes, "disk bytes each of the embedded bus and stream logs keeps at most (oldest segments deleted first)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 15*time.Second, "how long shutdown waits for in-flight work")
 	fs.Usage = func() {
 		fmt.Fprintln(w, "usage: fleethub serve [flags]\n\nEvery flag can also be set as FLEETHUB_<FLAG> (dashes as underscores).")

@@ -11,6 +11,7 @@ package memlog
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
@@ -31,6 +32,7 @@ type Config struct {
 	StreamMemBytes int64
 	// SegmentBytes is the size of a segment file (default 64 MiB).
 	SegmentBytes int64
+	Logger       *slog.Logger
 }
 
 // Default memory bounds.
@@ -65,7 +67,7 @@ func Open(cfg Config) (*Log, error) {
 		cfg.StreamMemBytes = DefaultStreamMemBytes
 	}
 	sl, err := seglog.Open(seglog.Config{Dir: cfg.Dir, Retention: cfg.Retention, MaxBytes: cfg.MaxBytes,
-		MemBytes: cfg.MemBytes, KeyMemBytes: cfg.StreamMemBytes, SegmentBytes: cfg.SegmentBytes})
+		MemBytes: cfg.MemBytes, KeyMemBytes: cfg.StreamMemBytes, SegmentBytes: cfg.SegmentBytes, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("stream log: %w", err)
 	}

@@ -236,6 +236,27 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // from. Entries read from memory share their Data with the log: never
 // modify it.
 func (l *Log) Read(ctx context.Context, key string, from int64, max int) ([]hub.Entry, error) {
+	var out []hub.Entry
+	for len(out) < max {
+		es, err := l.read(key, from, max-len(out))
+		if err != nil {
+			return out, err
+		}
+		if len(es) == 0 {
+			break
+		}
+		if out == nil {
+			out = es
+		} else {
+			out = append(out[:len(out):len(out)], es...)
+		}
+		from = es[len(es)-1].Offset + 1
+	}
+	return out, nil
+}
+
+// read returns records from the memory tail or from one segment.
+func (l *Log) read(key string, from int64, max int) ([]hub.Entry, error) {
 	for range 3 { // a segment deleted under a read is retried
 		l.mu.Lock()
 		ks := l.keys[key]
@@ -278,10 +299,7 @@ func (l *Log) Read(ctx context.Context, key string, from int64, max int) ([]hub.
 		if errors.Is(err, errDeleted) {
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		return out, nil
+		return out, err
 	}
 	return nil, fmt.Errorf("seglog: read %q from %d: segments deleted under the read", key, from)
 }
