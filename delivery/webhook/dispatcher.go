@@ -120,8 +120,8 @@ func payload(quotedID []byte, e hub.Entry) []byte {
 
 // deliveryID is the webhook-id of a payload: derived from its bytes
 // (which hold the stream id and offset), so enqueueing the same entry
-// again is recognised, while a log that restarts its offsets (the
-// in-memory log after a restart) does not collide with old deliveries.
+// again is recognised, while a log that starts its offsets again (its
+// history lost) does not collide with old deliveries.
 func deliveryID(p []byte) string {
 	sum := sha256.Sum256(p)
 	return "msg_" + base64.RawURLEncoding.EncodeToString(sum[:16])

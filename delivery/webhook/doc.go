@@ -75,10 +75,11 @@
 // # Decisions
 //
 //   - webhook-ids are derived from the payload bytes, not from
-//     (stream_id, offset) alone: the embedded stream log restarts its
-//     offsets with the process, and an offset-keyed id would silently
-//     swallow new messages as duplicates of old ones. Enqueueing the same
-//     entry twice still makes one delivery.
+//     (stream_id, offset) alone: a stream log whose history was lost
+//     (a new data directory, a flushed Redis) starts its offsets again,
+//     and an offset-keyed id would silently swallow new messages as
+//     duplicates of old ones. Enqueueing the same entry twice still
+//     makes one delivery.
 //   - Accept group-commits: concurrent calls (the bus partitions) share
 //     one store transaction. One commit per call made the commit the
 //     largest cost of a server at 12,000 messages/s (45 % of the store's
