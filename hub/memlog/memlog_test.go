@@ -103,3 +103,37 @@ func TestDurableLogKeepsOffsetsAndEpoch(t *testing.T) {
 		t.Error("a new directory has the old epoch")
 	}
 }
+
+// TestMemoryStaysWithinBound feeds 100 streams 2.6 KB messages past the
+// memory bound: memory stays within it and every message is still read
+// back, the older ones from disk.
+func TestMemoryStaysWithinBound(t *testing.T) {
+	ctx := context.Background()
+	const bound = 4 << 20
+	l, err := memlog.Open(memlog.Config{Dir: t.TempDir(), MemBytes: bound, StreamMemBytes: bound / 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	msg := make([]byte, 2600)
+	for range 10 {
+		ids := make([]string, 100)
+		data := make([][][]byte, 100)
+		for s := range ids {
+			ids[s] = fmt.Sprint("str_", s)
+			data[s] = [][]byte{msg, msg, msg}
+		}
+		if _, err := l.AppendMany(ctx, ids, data); err != nil {
+			t.Fatal(err)
+		}
+		if st := l.Stats(); st.MemBytes > bound {
+			t.Fatalf("%d bytes in memory, bound %d", st.MemBytes, bound)
+		}
+	}
+	for s := range 100 {
+		ents, err := l.Read(ctx, fmt.Sprint("str_", s), 1, 100)
+		if err != nil || len(ents) != 30 || ents[29].Offset != 30 || len(ents[0].Data) != 2600 {
+			t.Fatalf("stream %d: %d entries read back, %v", s, len(ents), err)
+		}
+	}
+}
