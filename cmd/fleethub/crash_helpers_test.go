@@ -1,0 +1,552 @@
+package main
+
+// The machinery of the crash harness (crash_test.go): the server as a child
+// process that can be SIGKILLed and restarted, an HTTP client that returns
+// errors instead of failing the test (ingest goroutines see the child die),
+// a reader of a stream's whole log over a real websocket, a webhook
+// receiver, and fresh PostgreSQL and Redis state per run.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
+)
+
+// crashBuild compiles the server into dir, without -race (the child must
+// stay fast when the tests themselves run with -race).
+func crashBuild(t *testing.T, dir string) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
+	bin := filepath.Join(dir, "fleethub")
+	cmd := exec.Command(goTool, "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build of the server: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// crashEnv is the environment of the child: ours without any FLEETHUB_
+// variable, so a developer's settings never switch the store or the bus
+// behind the harness's back.
+func crashEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FLEETHUB_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// crashFreeAddr finds a loopback port that is free now; the child binds it
+// on every restart.
+func crashFreeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// crashKey creates an API key offline with `fleethub keys create`, which
+// prints it on its first line.
+func crashKey(t *testing.T, bin string, storeArgs []string) string {
+	t.Helper()
+	args := append([]string{"keys", "create"}, storeArgs...)
+	args = append(args, "--org", "crash-org", "--env", "test", "--name", "crash", "--permissions", "all", "--rpm", "10000000")
+	cmd := exec.Command(bin, args...)
+	cmd.Env = crashEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fleethub keys create: %v\n%s", err, stderr.Bytes())
+	}
+	key, _, _ := strings.Cut(string(out), "\n")
+	if key = strings.TrimSpace(key); key == "" {
+		t.Fatalf("fleethub keys create printed no key: %q", out)
+	}
+	return key
+}
+
+// crashChild is the server running as a child process.
+type crashChild struct {
+	t       *testing.T
+	bin     string
+	args    []string
+	logPath string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	starts  int
+}
+
+// start runs the child; its output goes to the log file, appended across
+// restarts.
+func (c *crashChild) start() {
+	c.t.Helper()
+	f, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer f.Close()
+	c.starts++
+	fmt.Fprintf(f, "==== harness: start %d ====\n", c.starts)
+	cmd := exec.Command(c.bin, c.args...)
+	cmd.Env = crashEnv()
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		c.t.Fatalf("start the server: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	c.cmd, c.exited = cmd, exited
+}
+
+// running tells whether the child started last is still alive.
+func (c *crashChild) running() bool {
+	if c.cmd == nil {
+		return false
+	}
+	select {
+	case <-c.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (c *crashChild) kill() {
+	if c.cmd == nil {
+		return
+	}
+	c.cmd.Process.Kill()
+	<-c.exited
+	c.cmd = nil
+}
+
+// waitReady polls GET /readyz until it answers 200; a child that exits
+// meanwhile, or the deadline, fails the test.
+func (c *crashChild) waitReady(base string, within time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	hc := &http.Client{Timeout: time.Second}
+	for {
+		res, err := hc.Get(base + "/readyz")
+		if err == nil {
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if !c.running() {
+			c.t.Fatalf("the server exited before it was ready (start %d)\n%s", c.starts, c.tail(40))
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("/readyz did not answer 200 within %v (start %d; last error %v)\n%s", within, c.starts, err, c.tail(40))
+		}
+		select {
+		case <-c.exited:
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// crashPause waits d (nothing when d ≤ 0): the interval of a poll that
+// has a deadline, or the pacing of a request loop; never a wait for a
+// condition.
+func crashPause(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	<-t.C
+}
+
+// tail is the end of the child's log, for failure messages.
+func (c *crashChild) tail(lines int) string {
+	f, err := os.Open(c.logPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var ring []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		ring = append(ring, sc.Text())
+		if len(ring) > lines {
+			ring = ring[1:]
+		}
+	}
+	return fmt.Sprintf("server log, last %d lines:\n%s", len(ring), strings.Join(ring, "\n"))
+}
+
+// crashAPI calls the child's HTTP API. Errors are returned, never fatal:
+// the ingest goroutines see the child die under them.
+type crashAPI struct {
+	base string
+	key  string
+	tr   *http.Transport
+	hc   *http.Client
+}
+
+func newCrashAPI(base, key string) *crashAPI {
+	tr := &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}
+	return &crashAPI{base: base, key: key, tr: tr, hc: &http.Client{Transport: tr, Timeout: 15 * time.Second}}
+}
+
+func (a *crashAPI) call(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("X-API-Key", a.key)
+	res, err := a.hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return res.StatusCode, nil, err
+	}
+	return res.StatusCode, b, nil
+}
+
+// must calls and fails the test unless the answer has the wanted status;
+// it decodes the body into out when out is not nil.
+func (a *crashAPI) must(t *testing.T, want int, method, path string, body, out any) {
+	t.Helper()
+	status, b, err := a.call(context.Background(), method, path, body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	if status != want {
+		t.Fatalf("%s %s: %d %s (want %d)", method, path, status, b, want)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, b)
+		}
+	}
+}
+
+// crashMsg is the part of a delivered message the harness identifies it by:
+// vehicle_id and sequence for telemetry, event_id for events.
+type crashMsg struct {
+	VehicleID string `json:"vehicle_id"`
+	Sequence  int64  `json:"sequence"`
+	EventID   string `json:"event_id"`
+}
+
+// crashFrame is any frame of the websocket: a control frame (type set) or
+// a message wrapper (message is an object).
+type crashFrame struct {
+	Type           string          `json:"type"`
+	Code           string          `json:"code"`
+	StreamID       string          `json:"stream_id"`
+	Offset         int64           `json:"offset"`
+	FirstAvailable int64           `json:"first_available"`
+	Message        json.RawMessage `json:"message"`
+}
+
+// crashLogRead is what one read of a stream's log found.
+type crashLogRead struct {
+	subscribedAt int64            // the offset the subscribed frame announced (first one)
+	expiredFrom  int64            // first_available of an offsets_expired error, if any
+	first, last  int64            // lowest and highest message offsets read
+	messages     int              // wrappers read
+	found        map[string]int64 // message id → first offset it was read at
+	duplicates   int              // wrappers whose id was read before
+	gaps         []string         // "after 41 came 45"
+	errs         []string         // error frames and read errors
+}
+
+// crashReadLog reads a stream's log over a websocket from last_offset=0
+// until every wanted id was read and the highest offset reached minLast,
+// or until the deadline. A dropped connection resumes after the last
+// offset read. id names a message (empty: not one of the harness's).
+func crashReadLog(base, key, streamID string, want map[string]int, minLast int64, deadline time.Time, id func(crashMsg) string) crashLogRead {
+	r := crashLogRead{found: map[string]int64{}}
+	missing := len(want)
+	done := func() bool { return missing == 0 && r.last >= minLast }
+	u := strings.Replace(base, "http://", "ws://", 1) + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(streamID) + "&last_offset="
+	h := http.Header{"X-Api-Key": []string{key}}
+	for !done() && time.Now().Before(deadline) {
+		d := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
+		c, res, err := d.Dial(u+fmt.Sprint(r.last), h)
+		if err != nil {
+			status := 0
+			if res != nil {
+				status = res.StatusCode
+			}
+			r.errs = append(r.errs, fmt.Sprintf("dial: %v (status %d)", err, status))
+			crashPause(min(time.Until(deadline), 200*time.Millisecond)) // between dial attempts
+			continue
+		}
+		c.SetReadDeadline(deadline)
+		for !done() {
+			_, data, err := c.ReadMessage()
+			if err != nil {
+				var ne net.Error
+				if !(errors.As(err, &ne) && ne.Timeout()) {
+					r.errs = append(r.errs, "read: "+err.Error())
+				}
+				break
+			}
+			var frames []crashFrame
+			if len(data) > 0 && data[0] == '[' {
+				if err := json.Unmarshal(data, &frames); err != nil {
+					r.errs = append(r.errs, fmt.Sprintf("bad frame %.200s: %v", data, err))
+					continue
+				}
+			} else {
+				var f crashFrame
+				if err := json.Unmarshal(data, &f); err != nil {
+					r.errs = append(r.errs, fmt.Sprintf("bad frame %.200s: %v", data, err))
+					continue
+				}
+				frames = []crashFrame{f}
+			}
+			for _, f := range frames {
+				switch {
+				case f.Type == "subscribed":
+					if r.subscribedAt == 0 {
+						r.subscribedAt = f.Offset
+					}
+					continue
+				case f.Type == "error" && f.Code == "offsets_expired":
+					r.expiredFrom = f.FirstAvailable
+					continue
+				case f.Type != "":
+					if f.Type == "error" {
+						r.errs = append(r.errs, fmt.Sprintf("error frame %s: %s", f.Code, f.Message))
+					}
+					continue
+				}
+				if f.StreamID != streamID || len(f.Message) == 0 || f.Message[0] != '{' {
+					continue
+				}
+				if r.last != 0 && f.Offset != r.last+1 {
+					r.gaps = append(r.gaps, fmt.Sprintf("after %d came %d", r.last, f.Offset))
+				}
+				if r.first == 0 || f.Offset < r.first {
+					r.first = f.Offset
+				}
+				r.last = max(r.last, f.Offset)
+				r.messages++
+				var m crashMsg
+				if err := json.Unmarshal(f.Message, &m); err != nil {
+					r.errs = append(r.errs, fmt.Sprintf("offset %d: %v", f.Offset, err))
+					continue
+				}
+				k := id(m)
+				if k == "" {
+					continue
+				}
+				if _, seen := r.found[k]; seen {
+					r.duplicates++
+					continue
+				}
+				r.found[k] = f.Offset
+				if _, ok := want[k]; ok {
+					missing--
+				}
+			}
+		}
+		c.Close()
+	}
+	return r
+}
+
+// crashHit is one request the webhook receiver got.
+type crashHit struct {
+	webhookID string
+	events    []string // event_ids the body carried
+	offsets   []int64
+}
+
+// crashReceiver is the webhook endpoint: it answers 200 and records every
+// request's webhook-id and the messages its body carried.
+type crashReceiver struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex // guards the fields below
+	hits     int
+	byID     map[string][]string // webhook-id → event ids of its first request
+	conflict []string            // a webhook-id that came back with other content
+	events   map[string]string   // event id → a webhook-id it came under
+}
+
+func newCrashReceiver(t *testing.T) *crashReceiver {
+	rc := &crashReceiver{byID: map[string][]string{}, events: map[string]string{}}
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		h := crashHit{webhookID: r.Header.Get("webhook-id")}
+		var one struct {
+			Offset  int64    `json:"offset"`
+			Message crashMsg `json:"message"`
+		}
+		var many []struct {
+			Offset  int64    `json:"offset"`
+			Message crashMsg `json:"message"`
+		}
+		if len(b) > 0 && b[0] == '[' {
+			json.Unmarshal(b, &many)
+		} else if json.Unmarshal(b, &one) == nil {
+			many = append(many, one)
+		}
+		for _, m := range many {
+			h.events = append(h.events, m.Message.EventID)
+			h.offsets = append(h.offsets, m.Offset)
+		}
+		rc.record(h)
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *crashReceiver) record(h crashHit) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.hits++
+	if prev, ok := rc.byID[h.webhookID]; ok {
+		if strings.Join(prev, ",") != strings.Join(h.events, ",") {
+			rc.conflict = append(rc.conflict, fmt.Sprintf("%s carried %v, then %v", h.webhookID, prev, h.events))
+		}
+		return
+	}
+	rc.byID[h.webhookID] = h.events
+	for _, e := range h.events {
+		rc.events[e] = h.webhookID
+	}
+}
+
+// snapshot copies what was received so far.
+func (rc *crashReceiver) snapshot() (hits int, byID map[string][]string, events map[string]string, conflicts []string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	byID = make(map[string][]string, len(rc.byID))
+	for k, v := range rc.byID {
+		byID[k] = v
+	}
+	events = make(map[string]string, len(rc.events))
+	for k, v := range rc.events {
+		events[k] = v
+	}
+	return rc.hits, byID, events, append([]string(nil), rc.conflict...)
+}
+
+// crashSchema creates a PostgreSQL schema of its own for this run, dropped
+// at cleanup, and returns the URL whose search_path is that schema (as the
+// store's own tests isolate themselves).
+func crashSchema(t *testing.T, base string) string {
+	t.Helper()
+	b := make([]byte, 8)
+	rand.Read(b)
+	name := "fleethub_crash_" + hex.EncodeToString(b)
+	ident := pgx.Identifier{name}.Sanitize()
+	exec := func(ctx context.Context, sql string) error {
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			return fmt.Errorf("connect: %w", err)
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql)
+		return err
+	}
+	if err := exec(context.Background(), "CREATE SCHEMA "+ident); err != nil {
+		t.Fatalf("CREATE SCHEMA: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := exec(ctx, "DROP SCHEMA "+ident+" CASCADE"); err != nil {
+			t.Errorf("DROP SCHEMA %s: %v", name, err)
+		}
+	})
+	if !strings.HasPrefix(base, "postgres://") && !strings.HasPrefix(base, "postgresql://") {
+		return base + " search_path=" + name
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("FLEETHUB_TEST_DATABASE_URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// crashRedisCleanup removes, at cleanup, the Redis keys that name one of
+// the run's streams or event ids: the server has no key prefix flag, so the
+// run keeps to itself by unique names instead.
+func crashRedisCleanup(t *testing.T, redisURL string, patterns func() []string) {
+	t.Cleanup(func() {
+		opt, err := redis.ParseURL(redisURL)
+		if err != nil {
+			return
+		}
+		rdb := redis.NewClient(opt)
+		defer rdb.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, p := range patterns() {
+			it := rdb.Scan(ctx, 0, p, 1000).Iterator()
+			var keys []string
+			for it.Next(ctx) {
+				keys = append(keys, it.Val())
+			}
+			for len(keys) > 0 {
+				n := min(len(keys), 500)
+				rdb.Del(ctx, keys[:n]...)
+				keys = keys[n:]
+			}
+		}
+	})
+}
