@@ -83,12 +83,95 @@ func testForget(t *testing.T, w dedup.Window) {
 	}
 }
 
+// claim calls w.Claim and fails the test on an error.
+func claim(t *testing.T, w dedup.Window, id string) dedup.State {
+	t.Helper()
+	st, err := w.Claim(t.Context(), id)
+	if err != nil {
+		t.Fatalf("Claim(%q): %v", id, err)
+	}
+	return st
+}
+
+// testClaim: a claimed id is in flight until Done records it or Forget
+// drops it; of many concurrent claimers exactly one gets it.
+func testClaim(t *testing.T, w dedup.Window) {
+	ctx := t.Context()
+	if st := claim(t, w, "evt_c"); st != dedup.Unseen {
+		t.Fatalf("first Claim of evt_c = %v, want Unseen", st)
+	}
+	if st := claim(t, w, "evt_c"); st != dedup.InFlight {
+		t.Errorf("second Claim of evt_c = %v, want InFlight", st)
+	}
+	if !seen(t, w, "evt_c") {
+		t.Error("Seen of a claimed id reports false")
+	}
+	if err := w.Done(ctx, "evt_c"); err != nil {
+		t.Fatal(err)
+	}
+	if st := claim(t, w, "evt_c"); st != dedup.Duplicate {
+		t.Errorf("Claim after Done = %v, want Duplicate", st)
+	}
+
+	// A claim given up (its message failed) leaves the id unseen.
+	claim(t, w, "evt_failed")
+	if err := w.Forget(ctx, "evt_failed"); err != nil {
+		t.Fatal(err)
+	}
+	if st := claim(t, w, "evt_failed"); st != dedup.Unseen {
+		t.Errorf("Claim after Forget = %v, want Unseen", st)
+	}
+
+	// Done takes several ids at once; an id seen with Seen is a duplicate.
+	claim(t, w, "evt_d1")
+	claim(t, w, "evt_d2")
+	if err := w.Done(ctx, "evt_d1", "evt_d2"); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, w, "evt_s")
+	for _, id := range []string{"evt_d1", "evt_d2", "evt_s"} {
+		if st := claim(t, w, id); st != dedup.Duplicate {
+			t.Errorf("Claim(%s) = %v, want Duplicate", id, st)
+		}
+	}
+	if err := w.Done(ctx, "evt_x", ""); !errors.Is(err, dedup.ErrEmptyID) {
+		t.Errorf("Done with an empty id = %v, want ErrEmptyID", err)
+	}
+	if _, err := w.Claim(ctx, ""); !errors.Is(err, dedup.ErrEmptyID) {
+		t.Errorf("Claim(\"\") = %v, want ErrEmptyID", err)
+	}
+
+	var firsts atomic.Int32
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, err := w.Claim(context.Background(), "evt_claim_race")
+			if err != nil {
+				t.Error(err)
+			}
+			if st == dedup.Unseen {
+				firsts.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := firsts.Load(); n != 1 {
+		t.Errorf("%d callers claimed evt_claim_race, want 1", n)
+	}
+}
+
 func TestLocal(t *testing.T) {
 	testWindow(t, dedup.NewLocal(0, 0))
 }
 
 func TestLocalForget(t *testing.T) {
 	testForget(t, dedup.NewLocal(10, time.Minute))
+}
+
+func TestLocalClaim(t *testing.T) {
+	testClaim(t, dedup.NewLocal(10, time.Minute))
 }
 
 func TestLocalTTL(t *testing.T) {
@@ -135,6 +218,27 @@ func BenchmarkLocalSeen(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		if _, err := w.Seen(ctx, ids[i%len(ids)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLocalClaimDone: the pipeline's path for a new id, a claim and
+// its record after the hand-off.
+func BenchmarkLocalClaimDone(b *testing.B) {
+	w := dedup.NewLocal(100_000, time.Minute)
+	ids := make([]string, 200_000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("evt_%08d", i)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		id := ids[i%len(ids)]
+		if _, err := w.Claim(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Done(ctx, id); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -191,6 +295,33 @@ func TestRedis(t *testing.T) {
 func TestRedisForget(t *testing.T) {
 	c := redisClient(t)
 	testForget(t, dedup.NewRedis(c, testPrefix(t, c), time.Minute))
+}
+
+func TestRedisClaim(t *testing.T) {
+	c := redisClient(t)
+	testClaim(t, dedup.NewRedis(c, testPrefix(t, c), time.Minute))
+}
+
+// TestRedisClaimLeaseAndTTL: a claim expires after the lease, a record
+// after the TTL counted from Done.
+func TestRedisClaimLeaseAndTTL(t *testing.T) {
+	c := redisClient(t)
+	prefix := testPrefix(t, c)
+	w := dedup.NewRedis(c, prefix, 90*time.Second)
+	claim(t, w, "evt_1")
+	lease, err := c.PTTL(t.Context(), prefix+"evt_1").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease <= dedup.DefaultLease-10*time.Second || lease > dedup.DefaultLease {
+		t.Errorf("PTTL of a claim = %v, want about %v", lease, dedup.DefaultLease)
+	}
+	if err := w.Done(t.Context(), "evt_1"); err != nil {
+		t.Fatal(err)
+	}
+	if ttl, _ := c.PTTL(t.Context(), prefix+"evt_1").Result(); ttl <= 80*time.Second || ttl > 90*time.Second {
+		t.Errorf("PTTL after Done = %v, want about 90s", ttl)
+	}
 }
 
 func TestRedisKeyAndTTL(t *testing.T) {
@@ -279,6 +410,22 @@ func TestRedisError(t *testing.T) {
 	w := dedup.NewRedis(c, "", 0)
 	if _, err := w.Seen(t.Context(), "x"); err == nil {
 		t.Error("Seen without a Redis returned no error")
+	}
+}
+
+func BenchmarkRedisClaimDone(b *testing.B) {
+	c := redisClient(b)
+	w := dedup.NewRedis(c, testPrefix(b, c), time.Minute)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		id := fmt.Sprintf("evt_%d", i)
+		if _, err := w.Claim(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Done(ctx, id); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -15,17 +15,44 @@ const (
 	DefaultSize   = 100_000
 	DefaultTTL    = 10 * time.Minute
 	DefaultPrefix = "fleethub:dedup:"
+	// DefaultLease is how long a claim lasts when its holder neither
+	// finishes nor forgets it (a crash): longer than a batch in flight
+	// plus a reorder buffer's wait (2 s), short enough that a message
+	// redelivered after a crash waits little for it.
+	DefaultLease = 15 * time.Second
 )
 
 // ErrEmptyID is returned for an empty id: a message without an id cannot
 // be deduplicated.
 var ErrEmptyID = errors.New("dedup: empty id")
 
-// Window reports whether an id was seen within the window.
+// State is what Claim found for an id.
+type State int
+
+const (
+	// Unseen: the id was neither seen nor claimed; the caller now holds
+	// its claim and must call Done or Forget.
+	Unseen State = iota
+	// InFlight: another caller holds a live claim on the id and has not
+	// finished; its message may still fail.
+	InFlight
+	// Duplicate: the id was seen within the TTL.
+	Duplicate
+)
+
+// Window remembers recently seen ids.
 type Window interface {
-	// Seen records id and reports whether it had been recorded before,
-	// within the window's TTL.
+	// Seen records id and reports whether it had been recorded (or
+	// claimed) before, within the window's TTL.
 	Seen(ctx context.Context, id string) (dup bool, err error)
+	// Claim reserves id for a caller about to process its message, for
+	// the window's lease, unless it was seen or claimed already.
+	Claim(ctx context.Context, id string) (State, error)
+	// Done records claimed ids as seen, for the TTL, once their
+	// messages were handed off.
+	Done(ctx context.Context, ids ...string) error
+	// Forget removes id's record or claim, so that it is Unseen again.
+	Forget(ctx context.Context, id string) error
 }
 
 var (
@@ -35,12 +62,18 @@ var (
 
 // Local is an in-memory window of one node. It is safe for concurrent use.
 type Local struct {
-	mu  sync.Mutex // makes Peek+Add atomic
-	lru *expirable.LRU[string, struct{}]
+	lease time.Duration
+	size  int
+	now   func() time.Time // claims' clock; the LRU reads time.Now itself
+
+	mu     sync.Mutex // makes Peek+Add atomic; guards claims
+	lru    *expirable.LRU[string, struct{}]
+	claims map[string]time.Time // id → end of its lease; mu must be held
 }
 
 // NewLocal returns a window remembering up to size ids for ttl each; zero
-// or negative values mean DefaultSize and DefaultTTL.
+// or negative values mean DefaultSize and DefaultTTL. Claims last
+// DefaultLease.
 func NewLocal(size int, ttl time.Duration) *Local {
 	if size <= 0 {
 		size = DefaultSize
@@ -48,20 +81,19 @@ func NewLocal(size int, ttl time.Duration) *Local {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	return &Local{lru: expirable.NewLRU[string, struct{}](size, nil, ttl)}
+	return &Local{lease: DefaultLease, size: size, now: time.Now,
+		lru: expirable.NewLRU[string, struct{}](size, nil, ttl), claims: map[string]time.Time{}}
 }
 
 // Seen records id and reports whether it was already recorded and not
-// expired. It does not block; ctx is unused.
+// expired, or is claimed. It does not block; ctx is unused.
 func (l *Local) Seen(_ context.Context, id string) (bool, error) {
 	if id == "" {
 		return false, ErrEmptyID
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// Peek, unlike Contains, ignores an expired entry the cleanup
-	// goroutine has not removed yet; Add then renews it.
-	if _, ok := l.lru.Peek(id); ok {
+	if l.state(id, l.now()) != Unseen {
 		return true, nil
 	}
 	// Clone: the id may point into a larger or reused buffer.
@@ -69,15 +101,73 @@ func (l *Local) Seen(_ context.Context, id string) (bool, error) {
 	return false, nil
 }
 
-// Forget removes id, so that its next Seen reports false.
+// Claim reserves id unless it is recorded or claimed. It does not block;
+// ctx is unused.
+func (l *Local) Claim(_ context.Context, id string) (State, error) {
+	if id == "" {
+		return Unseen, ErrEmptyID
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	if s := l.state(id, now); s != Unseen {
+		return s, nil
+	}
+	if len(l.claims) >= l.size {
+		// Claims outlive their lease only when their holder never
+		// finished them: drop those before growing.
+		for k, end := range l.claims {
+			if !now.Before(end) {
+				delete(l.claims, k)
+			}
+		}
+	}
+	l.claims[strings.Clone(id)] = now.Add(l.lease)
+	return Unseen, nil
+}
+
+// state reports what id is now; mu must be held.
+func (l *Local) state(id string, now time.Time) State {
+	// Peek, unlike Contains, ignores an expired entry the cleanup
+	// goroutine has not removed yet; Add then renews it.
+	if _, ok := l.lru.Peek(id); ok {
+		return Duplicate
+	}
+	if end, ok := l.claims[id]; ok && now.Before(end) {
+		return InFlight
+	}
+	return Unseen
+}
+
+// Done records ids as seen and drops their claims.
+func (l *Local) Done(_ context.Context, ids ...string) error {
+	for _, id := range ids {
+		if id == "" {
+			return ErrEmptyID
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		delete(l.claims, id)
+		l.lru.Add(strings.Clone(id), struct{}{})
+	}
+	return nil
+}
+
+// Forget removes id's record and claim, so that its next Seen reports
+// false.
 func (l *Local) Forget(_ context.Context, id string) error {
 	if id == "" {
 		return ErrEmptyID
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.claims, id)
 	l.lru.Remove(id)
 	return nil
 }
 
-// Len returns the number of ids held, expired ones not yet removed
-// included.
+// Len returns the number of ids recorded, expired ones not yet removed
+// included (claims not included).
 func (l *Local) Len() int { return l.lru.Len() }

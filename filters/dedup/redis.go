@@ -8,17 +8,33 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// seenValue is the value of a key recorded as seen; a claim is "c".
+const seenValue = "1"
+
+// claimScript sets a missing key to a claim for the lease (ARGV[1], ms)
+// and answers 0; it answers 1 for a claim and 2 for a seen id.
+const claimScript = `
+local v = redis.call('GET', KEYS[1])
+if not v then
+  redis.call('SET', KEYS[1], 'c', 'PX', ARGV[1])
+  return 0
+end
+if v == 'c' then return 1 end
+return 2`
+
 // Redis is a window shared by every node using the same Redis and prefix.
 // It is safe for concurrent use.
 type Redis struct {
 	client redis.UniversalClient
 	prefix string
 	ttl    time.Duration
+	lease  time.Duration
+	claim  *redis.Script
 }
 
 // NewRedis returns a window storing ids as keys prefix+id that expire
 // after ttl; "" means DefaultPrefix and a ttl <= 0 DefaultTTL. TTLs are
-// kept in milliseconds, at least one.
+// kept in milliseconds, at least one. Claims last DefaultLease.
 func NewRedis(client redis.UniversalClient, prefix string, ttl time.Duration) *Redis {
 	if prefix == "" {
 		prefix = DefaultPrefix
@@ -26,20 +42,63 @@ func NewRedis(client redis.UniversalClient, prefix string, ttl time.Duration) *R
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	return &Redis{client: client, prefix: prefix, ttl: max(ttl, time.Millisecond)}
+	return &Redis{client: client, prefix: prefix, ttl: max(ttl, time.Millisecond), lease: DefaultLease, claim: redis.NewScript(claimScript)}
 }
 
 // Seen records id with SET NX PX, one atomic round trip, and reports
-// whether the key already existed.
+// whether the key already existed (recorded or claimed).
 func (r *Redis) Seen(ctx context.Context, id string) (bool, error) {
 	if id == "" {
 		return false, ErrEmptyID
 	}
-	set, err := r.client.SetNX(ctx, r.prefix+id, "1", r.ttl).Result()
+	set, err := r.client.SetNX(ctx, r.prefix+id, seenValue, r.ttl).Result()
 	if err != nil {
 		return false, fmt.Errorf("dedup: redis set: %w", err)
 	}
 	return !set, nil
+}
+
+// Claim reserves id with one Lua script, one atomic round trip: of nodes
+// racing on one id, exactly one gets Unseen.
+func (r *Redis) Claim(ctx context.Context, id string) (State, error) {
+	if id == "" {
+		return Unseen, ErrEmptyID
+	}
+	n, err := r.claim.Run(ctx, r.client, []string{r.prefix + id}, max(r.lease.Milliseconds(), 1)).Int()
+	if err != nil {
+		return Unseen, fmt.Errorf("dedup: redis claim: %w", err)
+	}
+	switch n {
+	case 0:
+		return Unseen, nil
+	case 1:
+		return InFlight, nil
+	}
+	return Duplicate, nil
+}
+
+// Done records ids as seen for the TTL, replacing their claims, in one
+// round trip (a pipeline of SET PX, one key per command, so that it also
+// works on a Redis Cluster).
+func (r *Redis) Done(ctx context.Context, ids ...string) error {
+	for _, id := range ids {
+		if id == "" {
+			return ErrEmptyID
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range ids {
+			p.Set(ctx, r.prefix+id, seenValue, r.ttl)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("dedup: redis done: %w", err)
+	}
+	return nil
 }
 
 // Forget deletes id's key, so that its next Seen reports false.
