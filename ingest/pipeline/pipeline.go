@@ -4,22 +4,58 @@
 // each stream's processing rules (deduplication, per-source ordering,
 // telemetry frequency, correlation, enrichment, metadata) and appends the
 // message to the stream's log, from which websocket and webhook sinks
-// deliver. The bus offset is committed when the handler returns, after
-// every append: at-least-once, with event-id deduplication for streams
-// that ask for it.
+// deliver; webhook streams' entries are also handed to the Sink (the
+// durable delivery queue).
+//
+// # Delivery guarantee
+//
+// At-least-once. Handle returns nil only once every message its streams
+// take from the batch, other than those a reorder buffer keeps, was
+// appended to its streams' logs and, for webhook streams, accepted by the
+// Sink; any failure returns an error, and the bus redelivers the whole
+// batch. Appends that succeeded before the failure are not undone: their
+// messages are appended again (a duplicate under a new stream offset).
+// The rest of what a failed batch changed is undone, so that its
+// redelivery is handled as a first delivery: telemetry frequency marks
+// and correlation positions are given back, and dedup claims are given
+// up.
+//
+// Messages kept in a stream's reorder buffer (event_ordering) are not done
+// when Handle returns. The pipeline remembers the bus topic, partition and
+// offset of each until it is appended and accepted, and subscribes with a
+// hub.Subscription.Held that reports the oldest such offset per partition:
+// a bus that honours it (kafkabus does) commits no further, so after a
+// crash it delivers the message again. A kept message is released in
+// sequence order, or behind a gap after at most OrderWait, by a later
+// batch or by Run's expiry loop (every 50 ms). Released messages whose
+// hand-off fails are not lost: those that came in the failed batch come
+// back with its redelivery (as late events, so possibly out of order), the
+// others stay held and the expiry loop retries them.
+//
+// # Deduplication
+//
+// processing_rules.deduplication suppresses an event whose event_id was
+// already seen within the window's TTL (one hour in cmd/fleethub) in
+// every deduplicating stream of the same organization and environment;
+// the key is organization, environment and event_id, so ids of other
+// tenants never collide. An event is recorded when a deduplicating stream
+// matched it, and only once every stream it matched took it: the pipeline
+// claims the key in the dedup.Window when it matches the event, records it
+// (Done) after the hand-off, copies kept in reorder buffers included, and
+// forgets the claim when the batch fails. A copy of an event that this
+// node has in flight or held is suppressed (the first one's bus message is
+// not committed before its hand-off, so it cannot be lost); a copy whose
+// key another node claimed makes Handle fail with ErrInFlight, and the bus
+// retries the batch until that claim is done, forgotten or, after a
+// crash, lapsed (dedup.DefaultLease). When the window fails, events are
+// delivered without deduplication.
 //
 // Backpressure: bus → pipeline blocks (the next batch of a partition waits
 // for the previous one); pipeline → log never blocks on a client.
-// Messages held by a reorder buffer wait at most OrderWait; a crash in that
-// window loses their place in order but the bus redelivers them (their
-// offsets were committed only if the batch that carried them returned,
-// which holds: release happens before the next commit of that partition
-// or, for gaps, within OrderWait after).
 package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -60,6 +96,12 @@ type manySink interface {
 	AcceptMany(ctx context.Context, infos []hub.StreamInfo, entries [][]hub.Entry) error
 }
 
+// Named pauses and limits.
+const (
+	expireEvery   = 50 * time.Millisecond // how often held messages are checked
+	settleTimeout = 5 * time.Second       // dedup Done and Forget calls, even after ctx ended
+)
+
 // Pipeline is the hub's matching pipeline.
 type Pipeline struct {
 	cfg    Config
@@ -72,8 +114,12 @@ type Pipeline struct {
 	logger *slog.Logger
 	now    func() time.Time
 
-	mu         sync.Mutex // guards seqs and throttle
-	seqs       map[string]*order.Sequencer[[]byte]
+	mu         sync.Mutex // guards everything below
+	seqs       map[string]*order.Sequencer[*heldItem]
+	holds      map[holdKey]*heldItem     // held or released and not yet handed off
+	heldAt     map[partKey]map[int64]int // bus offsets of holds → count
+	stash      map[string][]*heldItem    // per stream: released, hand-off failed, retried by Run
+	claims     map[string]*claim         // dedup key → this node's claim
 	throttle   *lru.Cache[string, int64]
 	correlated *expirable.LRU[string, int]
 }
@@ -94,7 +140,8 @@ func New(cfg Config, bus hub.Bus, reg *streams.Registry, log hub.Log, window ded
 	}
 	th, _ := lru.New[string, int64](100_000)
 	return &Pipeline{cfg: cfg, bus: bus, reg: reg, log: log, dedup: window, enrich: enrich, sink: sink, logger: logger, now: time.Now,
-		seqs: map[string]*order.Sequencer[[]byte]{}, throttle: th,
+		seqs: map[string]*order.Sequencer[*heldItem]{}, holds: map[holdKey]*heldItem{}, heldAt: map[partKey]map[int64]int{},
+		stash: map[string][]*heldItem{}, claims: map[string]*claim{}, throttle: th,
 		correlated: expirable.NewLRU[string, int](100_000, nil, 24*time.Hour)}
 }
 
@@ -106,7 +153,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func(t string) {
 			defer wg.Done()
-			if err := p.bus.Subscribe(ctx, hub.Subscription{Topic: t, Group: p.cfg.Group, Start: hub.StartEarliest}, p.Handle); err != nil {
+			sub := hub.Subscription{Topic: t, Group: p.cfg.Group, Start: hub.StartEarliest, Held: p.held(t)}
+			if err := p.bus.Subscribe(ctx, sub, p.Handle); err != nil {
 				errs <- err
 			}
 		}(t)
@@ -126,36 +174,15 @@ func (p *Pipeline) Run(ctx context.Context) error {
 }
 
 func (p *Pipeline) expireLoop(ctx context.Context) {
-	t := time.NewTicker(50 * time.Millisecond)
+	t := time.NewTicker(expireEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			out := map[string][][]byte{}
-			p.mu.Lock()
-			now := p.now()
-			for id, s := range p.seqs {
-				for _, it := range s.Expire(now) {
-					out[id] = append(out[id], it.Value)
-				}
-			}
-			p.mu.Unlock()
-			for id, data := range out {
-				p.appendTo(ctx, id, data)
-			}
+			p.flushHeld(ctx)
 		}
-	}
-}
-
-func (p *Pipeline) appendTo(ctx context.Context, id string, data [][]byte) {
-	e := p.reg.ByID(id)
-	if e == nil {
-		return
-	}
-	if err := p.deliver(ctx, e, data); err != nil {
-		p.logger.Error("appending released messages failed", "stream_id", id, "error", err)
 	}
 }
 
@@ -177,11 +204,15 @@ func (p *Pipeline) deliver(ctx context.Context, e *streams.Entry, data [][]byte)
 	return p.sink.Accept(ctx, e.Info, ents)
 }
 
-// batch collects appends per stream for one bus batch.
+// batch collects what one bus batch appends per stream, and what to
+// settle once the hand-off succeeded or failed.
 type batch struct {
 	order   []string
 	entries map[string]*streams.Entry
 	data    map[string][][]byte
+	held    []*heldItem // released from reorder buffers into data
+	claims  []*claim    // claims carrying one reference for this batch
+	undo    []undo      // frequency and correlation changes, in order
 }
 
 func (b *batch) add(e *streams.Entry, d []byte) {
@@ -193,9 +224,20 @@ func (b *batch) add(e *streams.Entry, d []byte) {
 	b.data[id] = append(b.data[id], d)
 }
 
-// Handle processes one bus batch; it is the bus handler.
+// Handle processes one bus batch (messages of one partition, in offset
+// order); it is the bus handler.
 func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
 	b := batch{entries: map[string]*streams.Entry{}, data: map[string][][]byte{}}
+	err := p.match(ctx, msgs, &b)
+	if err == nil {
+		err = p.handOff(ctx, &b)
+	}
+	p.settle(ctx, msgs, &b, err == nil)
+	return err
+}
+
+// match processes every message of msgs into b.
+func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) error {
 	var ids []string
 	var matched []*streams.Entry
 	now := p.now()
@@ -212,10 +254,18 @@ func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
 		if len(matched) == 0 {
 			continue
 		}
-		p.process(ctx, env, matched, &b, now)
+		from := busRef{topic: m.Topic, partition: m.Partition, offset: m.Offset}
+		if err := p.process(ctx, env, from, matched, b, now); err != nil {
+			return err
+		}
 	}
-	// append every stream's matches, then hand all webhook streams' entries
-	// to the sink at once, so a neighbour stream costs no extra commit
+	return nil
+}
+
+// handOff appends every stream's matches, then hands all webhook streams'
+// entries to the sink at once, so a neighbour stream costs no extra
+// commit.
+func (p *Pipeline) handOff(ctx context.Context, b *batch) error {
 	type hand struct {
 		e    *streams.Entry
 		ents []hub.Entry
@@ -263,120 +313,37 @@ func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
 	return errors.Join(errs...)
 }
 
-func (p *Pipeline) process(ctx context.Context, env *event.Envelope, matched []*streams.Entry, b *batch, now time.Time) {
-	var base []byte
-	dupChecked, dup := false, false
-	for _, e := range matched {
-		p.reg.Count(e.Rec.ID, "matched", 1)
-		streams.MarkMatched(e, now, env.IngestedAt)
-		switch env.Kind {
-		case event.KindEvent:
-			ev := env.Event
-			rules := e.Cfg.Events.ProcessingRules
-			if rules != nil && rules.Deduplication && ev.EventID != "" {
-				if !dupChecked {
-					dupChecked = true
-					var err error
-					if dup, err = p.dedup.Seen(ctx, ev.EventID); err != nil {
-						p.logger.Warn("dedup window failed; delivering", "error", err)
-						dup = false
-					}
-				}
-				if dup {
-					p.reg.Count(e.Rec.ID, "duplicates_suppressed", 1)
-					continue
-				}
+// settle finishes a batch. After a hand-off, the held messages it
+// delivered are done and its dedup claims count as seen once nothing
+// else owes them. After a failure, its changes to frequency and
+// correlation state are undone, held messages of other batches it had
+// released are stashed for Run to retry, those of this batch are dropped
+// (the bus delivers them again) and its claims are given up unless a held
+// copy still owes them.
+func (p *Pipeline) settle(ctx context.Context, msgs []hub.Message, b *batch, ok bool) {
+	var finished []*claim
+	p.mu.Lock()
+	if !ok {
+		p.rollback(b.undo)
+	}
+	for _, hi := range b.held {
+		if ok || hi.from.in(msgs) {
+			if c := p.untrack(hi); c != nil {
+				finished = append(finished, c)
 			}
-			data := p.eventData(ctx, env, e, &base)
-			if rules != nil && rules.EventOrdering {
-				src := ev.Source.VehicleID
-				if src == "" {
-					src = ev.Source.DriverID + "|" + ev.Source.TripID
-				}
-				p.mu.Lock()
-				seq := p.seqs[e.Rec.ID]
-				if seq == nil {
-					seq, _ = order.New[[]byte](order.Config{MaxBuffered: p.cfg.MaxBuffered, MaxWait: p.cfg.OrderWait})
-					p.seqs[e.Rec.ID] = seq
-				}
-				released := seq.Push(src, ev.Metadata.SequenceNumber, data, now)
-				p.mu.Unlock()
-				for _, it := range released {
-					b.add(e, it.Value)
-				}
-				continue
-			}
-			b.add(e, data)
-		case event.KindTelemetry:
-			t := env.Telemetry
-			if every := streams.Frequency(e); every > 0 {
-				key := e.Rec.ID + "|" + t.VehicleID + "|" + t.DataType
-				ts := t.Timestamp.UnixMilli()
-				p.mu.Lock()
-				last, seen := p.throttle.Get(key)
-				keep := !seen || ts-last >= every.Milliseconds() || ts < last
-				if keep {
-					p.throttle.Add(key, ts)
-				}
-				p.mu.Unlock()
-				if !keep {
-					p.reg.Count(e.Rec.ID, "throttled", 1)
-					continue
-				}
-			}
-			if base == nil {
-				base, _ = json.Marshal(t)
-			}
-			b.add(e, base)
+			continue
+		}
+		p.stash[hi.stream] = append(p.stash[hi.stream], hi)
+	}
+	for _, c := range b.claims {
+		if c.release() {
+			finished = append(finished, c)
 		}
 	}
-}
-
-// eventData encodes an event for a stream: the shared encoding when the
-// stream asks for nothing special, else a copy with its enrichment.
-func (p *Pipeline) eventData(ctx context.Context, env *event.Envelope, e *streams.Entry, base *[]byte) []byte {
-	ev := env.Event
-	cfg := e.Cfg.Events
-	rules := cfg.ProcessingRules
-	noMeta := cfg.StreamConfig != nil && cfg.StreamConfig.IncludeMetadata != nil && !*cfg.StreamConfig.IncludeMetadata
-	special := noMeta || (rules != nil && (rules.CorrelationEnabled || len(rules.Enrichment) > 0))
-	if !special {
-		if *base == nil {
-			*base, _ = json.Marshal(ev)
-		}
-		return *base
+	p.mu.Unlock()
+	if ok {
+		p.claimsDone(ctx, finished)
+	} else {
+		p.claimsForgotten(ctx, finished)
 	}
-	c := *ev
-	extra := map[string]any{}
-	for k, v := range ev.Enrichment {
-		extra[k] = v
-	}
-	if rules != nil && rules.CorrelationEnabled && ev.Metadata.CorrelationID != "" {
-		key := env.Org + "|" + env.Env + "|" + e.Rec.ID + "|" + ev.Metadata.CorrelationID
-		p.mu.Lock()
-		n, _ := p.correlated.Get(key)
-		n++
-		p.correlated.Add(key, n)
-		p.mu.Unlock()
-		extra["correlation"] = map[string]any{"correlation_id": ev.Metadata.CorrelationID, "position": n, "related_events": n - 1}
-	}
-	if rules != nil && len(rules.Enrichment) > 0 && p.enrich != nil {
-		for k, v := range p.enrich.Enrich(ctx, env.Org, env.Env, ev, rules.Enrichment) {
-			extra[k] = v
-		}
-	}
-	if len(extra) > 0 {
-		c.Enrichment = extra
-	}
-	if noMeta {
-		c.Metadata = event.Metadata{}
-		b, _ := json.Marshal(c)
-		var m map[string]any
-		_ = json.Unmarshal(b, &m)
-		delete(m, "metadata")
-		b, _ = json.Marshal(m)
-		return b
-	}
-	b, _ := json.Marshal(c)
-	return b
 }
