@@ -262,6 +262,33 @@ func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) erro
 	return nil
 }
 
+// manyAppender is the optional ability of a log to append to several
+// streams in one durable write.
+type manyAppender interface {
+	AppendMany(ctx context.Context, ids []string, data [][][]byte) ([]int64, error)
+}
+
+// appendAll appends a batch's matches to their streams and returns each
+// stream's last offset, in b.order: with one write when the log can.
+func (p *Pipeline) appendAll(ctx context.Context, b *batch) ([]int64, error) {
+	if ma, ok := p.log.(manyAppender); ok && len(b.order) > 1 {
+		data := make([][][]byte, len(b.order))
+		for i, id := range b.order {
+			data[i] = b.data[id]
+		}
+		return ma.AppendMany(ctx, b.order, data)
+	}
+	lasts := make([]int64, len(b.order))
+	for i, id := range b.order {
+		last, err := p.log.Append(ctx, id, b.data[id])
+		if err != nil {
+			return nil, err
+		}
+		lasts[i] = last
+	}
+	return lasts, nil
+}
+
 // handOff appends every stream's matches, then hands all webhook streams'
 // entries to the sink at once, so a neighbour stream costs no extra
 // commit.
@@ -271,12 +298,12 @@ func (p *Pipeline) handOff(ctx context.Context, b *batch) error {
 		ents []hub.Entry
 	}
 	var hands []hand
-	for _, id := range b.order {
-		e, data := b.entries[id], b.data[id]
-		last, err := p.log.Append(ctx, id, data)
-		if err != nil {
-			return err
-		}
+	lasts, err := p.appendAll(ctx, b)
+	if err != nil {
+		return err
+	}
+	for i, id := range b.order {
+		e, data, last := b.entries[id], b.data[id], lasts[i]
 		if p.sink == nil || e.Info.Delivery != "webhook" {
 			continue
 		}
