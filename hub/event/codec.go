@@ -16,8 +16,13 @@ func Marshal(e *Envelope) ([]byte, error) {
 	return b, nil
 }
 
-// Unmarshal decodes an envelope from the bus.
+// Unmarshal decodes an envelope from the bus. Telemetry envelopes are
+// read without reflection (decodeTelemetry), everything else by the
+// msgpack library.
 func Unmarshal(b []byte) (*Envelope, error) {
+	if e, ok := decodeTelemetry(b); ok {
+		return e, nil
+	}
 	var e Envelope
 	if err := msgpack.Unmarshal(b, &e); err != nil {
 		return nil, fmt.Errorf("event: unmarshal: %w", err)
