@@ -24,7 +24,19 @@ type Service interface {
 	IngestEvents(ctx context.Context, org, env string, evs []map[string]any) (telemetry.Result, error)
 }
 
-var _ Service = (*telemetry.Service)(nil)
+// jsonIngester is the optional ability of a Service to ingest the body
+// of POST /v1/telemetry as sent, reading, checking and encoding it in one
+// pass. It declines (taken false, nothing done) any body it does not
+// read, invalid ones among them; the handler then decodes the body and
+// calls IngestTelemetry, so every error keeps its wording and field path.
+type jsonIngester interface {
+	IngestTelemetryJSON(ctx context.Context, org, env string, body []byte) (res telemetry.Result, taken bool, err error)
+}
+
+var (
+	_ Service      = (*telemetry.Service)(nil)
+	_ jsonIngester = (*telemetry.Service)(nil)
+)
 
 // Handlers serves the ingest routes.
 type Handlers struct {
@@ -78,14 +90,23 @@ type eventsBody struct {
 // shared 2-core EPYC), as the trip uploads do; on error encoding/json
 // decodes it again for the precise message.
 func decode[T any](c *api.Ctx, v *T) error {
-	raw := c.PostBody()
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return api.Errf("invalid_request", "request body is required")
-	}
-	if !api.IsJSON(c.Request.Header.ContentType()) {
-		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	raw, err := body(c)
+	if err != nil {
+		return err
 	}
 	return decodeBody(raw, v)
+}
+
+// body returns the request body once it is known to be JSON.
+func body(c *api.Ctx) ([]byte, error) {
+	raw := c.PostBody()
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, api.Errf("invalid_request", "request body is required")
+	}
+	if !api.IsJSON(c.Request.Header.ContentType()) {
+		return nil, api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	}
+	return raw, nil
 }
 
 func decodeBody[T any](raw []byte, v *T) error {
@@ -136,12 +157,22 @@ func mapErr(err error) error {
 }
 
 func (h *Handlers) telemetry(c *api.Ctx) error {
-	var b telemetryBody
-	if err := decode(c, &b); err != nil {
+	raw, err := body(c)
+	if err != nil {
 		return err
 	}
 	org, env := c.Scope()
-	res, err := h.svc.IngestTelemetry(c.Context(), org, env, objects(b.Messages))
+	res, taken := telemetry.Result{}, false
+	if j, ok := h.svc.(jsonIngester); ok {
+		res, taken, err = j.IngestTelemetryJSON(c.Context(), org, env, raw)
+	}
+	if !taken {
+		var b telemetryBody
+		if err := decodeBody(raw, &b); err != nil {
+			return err
+		}
+		res, err = h.svc.IngestTelemetry(c.Context(), org, env, objects(b.Messages))
+	}
 	if err != nil {
 		return mapErr(err)
 	}

@@ -73,6 +73,17 @@ type server struct {
 
 func start(t *testing.T, perms ...string) *server {
 	t.Helper()
+	return startWith(t, nil, perms...)
+}
+
+// generalOnly hides the service's optional JSON path, so the handler
+// decodes every body itself.
+type generalOnly struct{ ingestapi.Service }
+
+// startWith starts a server whose handlers use wrap(svc) (svc when wrap
+// is nil).
+func startWith(t *testing.T, wrap func(*telemetry.Service) ingestapi.Service, perms ...string) *server {
+	t.Helper()
 	key, err := apikey.Generate("test")
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +95,11 @@ func start(t *testing.T, perms ...string) *server {
 		t.Fatal(err)
 	}
 	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, log, prometheus.NewRegistry(), auth{key, perms}, nil)
-	srv.Handle(ingestapi.New(svc).Routes()...)
+	var h ingestapi.Service = svc
+	if wrap != nil {
+		h = wrap(svc)
+	}
+	srv.Handle(ingestapi.New(h).Routes()...)
 	addr, err := srv.Listen()
 	if err != nil {
 		t.Fatal(err)
@@ -284,4 +299,74 @@ func body1000() []byte {
 	}
 	b.WriteString(`]}`)
 	return b.Bytes()
+}
+
+// The one-pass JSON path answers every request as the general path does:
+// the same status and error (code, message, details) for bad bodies, the
+// same answer and the same published messages for good ones.
+func TestJSONPathAnswersAsBefore(t *testing.T) {
+	fast := start(t, "all")
+	slow := startWith(t, func(s *telemetry.Service) ingestapi.Service { return generalOnly{s} }, "all")
+	good := telemetryMsg("v1", 3)
+	at := fmt.Sprintf("%q", now(-time.Minute))
+	var many strings.Builder
+	many.WriteString(`{"messages":[{}`)
+	for range 999 {
+		many.WriteString(`,{}`)
+	}
+	many.WriteString(`]}`)
+	for _, req := range []string{
+		`{"messages":[` + good + `,` + telemetryMsg("v2", 4) + `]}`,
+		string(body1000()),
+		`{"messages":[{"data":{"cabin":{"t":-0.5e1}},"data_type":"environmental","vehicle_id":"v","timestamp":` + at + `}]}`,
+		`{"messages":[` + good + `, 7]}`,
+		`{"messages":[{"timestamp":"x","vehicle_id":"v","data_type":"fuel_system","data":{"fuel_level":{"percentage":"full"}}}]}`,
+		`{"messages":[{"timestamp":` + at + `,"vehicle_id":"v","data_type":"fuel_system","data":{"fuel_level":{"percentage":101,"liters":null}},"extra":1}]}`,
+		`{"messages":[{"timestamp":` + at + `,"vehicle_id":"v","data_type":"engine_diagnostics","data":{"status_codes":{"dtc_count":1.5,"pending_codes":["P1",""]}}}]}`,
+		`{"messages":[{"timestamp":` + at + `,"vehicle_id":"v","vehicle_id":"w","data_type":"gps_enhanced","data":{"p":{"lat":1}}}]}`,
+		`{"messages":[]}`, `{}`, `{"messages":{"a":1}}`, `{"messages":[`, `{"messages":[]} {}`, `{"messages":[` + good + `],"more":1}`,
+		`{"Messages":[` + good + `]}`, `[` + good + `]`, `null`, many.String(),
+	} {
+		a, b := fast.post(t, "/v1/telemetry", ct, req), slow.post(t, "/v1/telemetry", ct, req)
+		if a.status != b.status {
+			t.Errorf("%.120s: status %d, general path %d", req, a.status, b.status)
+			continue
+		}
+		if a.status != 202 {
+			ea, eb := a.body["error"].(map[string]any), b.body["error"].(map[string]any)
+			delete(ea, "request_id")
+			delete(eb, "request_id")
+			if !reflect.DeepEqual(ea, eb) {
+				t.Errorf("%.120s:\n%s\ngeneral path:\n%s", req, a.raw, b.raw)
+			}
+			continue
+		}
+		for _, k := range []string{"accepted", "sequence"} {
+			if !reflect.DeepEqual(a.body[k], b.body[k]) {
+				t.Errorf("%.120s: %s %v, general path %v", req, k, a.body[k], b.body[k])
+			}
+		}
+	}
+	fast.bus.mu.Lock()
+	slow.bus.mu.Lock()
+	defer fast.bus.mu.Unlock()
+	defer slow.bus.mu.Unlock()
+	if len(fast.bus.msgs) != len(slow.bus.msgs) || len(fast.bus.msgs) < 1003 {
+		t.Fatalf("published %d messages, general path %d", len(fast.bus.msgs), len(slow.bus.msgs))
+	}
+	for i, m := range fast.bus.msgs {
+		a, err := event.Unmarshal(m.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := event.Unmarshal(slow.bus.msgs[i].Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the two servers stamp their own ingestion times
+		a.IngestedAt, b.IngestedAt = time.Time{}, time.Time{}
+		if string(m.Key) != string(slow.bus.msgs[i].Key) || !reflect.DeepEqual(a, b) {
+			t.Fatalf("message %d differs:\n%+v\n%+v", i, a.Telemetry, b.Telemetry)
+		}
+	}
 }

@@ -246,8 +246,8 @@ func list(ss []string) string {
 }
 
 // name reports whether s is a free-form group or field name.
-func name(s string) bool {
-	if s == "" || len(s) > MaxNameLen {
+func name[T string | []byte](s T) bool {
+	if len(s) == 0 || len(s) > MaxNameLen {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

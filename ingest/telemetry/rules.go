@@ -133,24 +133,54 @@ func (s *Service) seen(v *vehicle, now time.Time) *event.Event {
 	return ev
 }
 
+// reading is what the rules and the watchdog need of one valid
+// telemetry message.
+type reading struct {
+	vehicleID string
+	timestamp time.Time
+	sequence  int64
+	diag      bool // engine_diagnostics: the fields below are read
+
+	dtc, coolant                         float64 // status_codes.dtc_count, engine.coolant_temp
+	mil                                  bool    // status_codes.mil_status
+	codes                                []any   // status_codes.pending_codes
+	hasDTC, hasCoolant, hasMil, hasCodes bool
+}
+
+// readingOf takes what the rules read of a validated message (its
+// numbers normalized to float64 and its codes to []any).
+func readingOf(t *event.Telemetry) reading {
+	r := reading{vehicleID: t.VehicleID, timestamp: t.Timestamp, sequence: t.Sequence, diag: t.DataType == EngineDiagnostics}
+	if !r.diag {
+		return r
+	}
+	status, _ := t.Data["status_codes"].(map[string]any)
+	r.codes, r.hasCodes = status["pending_codes"].([]any)
+	r.dtc, r.hasDTC = status["dtc_count"].(float64)
+	r.mil, r.hasMil = status["mil_status"].(bool)
+	engine, _ := t.Data["engine"].(map[string]any)
+	r.coolant, r.hasCoolant = engine["coolant_temp"].(float64)
+	return r
+}
+
 // diagnostics runs the maintenance rules over the engine_diagnostics
 // messages of one request, per vehicle in timestamp order; messages older
 // than the vehicle's newest one are late and skipped. Lock must be held.
-func (s *Service) diagnostics(tx *txn, org, env string, msgs []event.Telemetry, now time.Time, out []*event.Event) []*event.Event {
+func (s *Service) diagnostics(tx *txn, org, env string, msgs []reading, now time.Time, out []*event.Event) []*event.Event {
 	var idx []int
 	for i := range msgs {
-		if msgs[i].DataType == EngineDiagnostics {
+		if msgs[i].diag {
 			idx = append(idx, i)
 		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return msgs[idx[a]].Timestamp.Before(msgs[idx[b]].Timestamp) })
+	sort.SliceStable(idx, func(a, b int) bool { return msgs[idx[a]].timestamp.Before(msgs[idx[b]].timestamp) })
 	for _, i := range idx {
 		m := &msgs[i]
-		v := s.touch(tx, org, env, m.VehicleID, true)
-		if v.hasDiag && m.Timestamp.Before(v.diagAt) {
+		v := s.touch(tx, org, env, m.vehicleID, true)
+		if v.hasDiag && m.timestamp.Before(v.diagAt) {
 			continue
 		}
-		v.hasDiag, v.diagAt = true, m.Timestamp
+		v.hasDiag, v.diagAt = true, m.timestamp
 		out = s.rules(v, m, now, out)
 	}
 	return out
@@ -158,51 +188,49 @@ func (s *Service) diagnostics(tx *txn, org, env string, msgs []event.Telemetry, 
 
 // rules compares one engine_diagnostics message with the vehicle's
 // previous one. Lock must be held.
-func (s *Service) rules(v *vehicle, m *event.Telemetry, now time.Time, out []*event.Event) []*event.Event {
-	status, _ := m.Data["status_codes"].(map[string]any)
-	codes, hasCodes := status["pending_codes"].([]any)
-	if dtc, ok := status["dtc_count"].(float64); ok {
-		cur := int64(dtc)
+func (s *Service) rules(v *vehicle, m *reading, now time.Time, out []*event.Event) []*event.Event {
+	codes := m.codes
+	if m.hasDTC {
+		cur := int64(m.dtc)
 		if v.hasDTC && cur > v.dtc {
 			data := map[string]any{
 				"rule": "dtc_count_increase", "previous_dtc_count": v.dtc, "current_dtc_count": cur,
 				"pending_codes": pendingCodes(codes), "new_codes": newCodes(codes, v.codes),
-				"telemetry_timestamp": m.Timestamp.Format(time.RFC3339Nano), "telemetry_sequence": m.Sequence,
+				"telemetry_timestamp": m.timestamp.Format(time.RFC3339Nano), "telemetry_sequence": m.sequence,
 			}
-			ev := s.newEvent(v.id, event.CategoryMaintenance, TypeDiagnosticAlert, "high", "normal", m.Timestamp, now, SourceSystemRules, data)
+			ev := s.newEvent(v.id, event.CategoryMaintenance, TypeDiagnosticAlert, "high", "normal", m.timestamp, now, SourceSystemRules, data)
 			ev.Recommendations = []any{"Read the new diagnostic trouble codes", "Schedule a diagnostic inspection"}
 			ev.PredictiveIndicators = map[string]any{"dtc_trend": "rising", "dtc_increase": cur - v.dtc}
 			out = append(out, ev)
 		}
 		v.hasDTC, v.dtc = true, cur
 	}
-	if hasCodes {
+	if m.hasCodes {
 		v.codes = codes
 	}
-	if mil, ok := status["mil_status"].(bool); ok {
-		if mil && !v.milOn {
+	if m.hasMil {
+		if mil := m.mil; mil && !v.milOn {
 			data := map[string]any{
 				"rule": "mil_on", "message": "check engine light", "mil_status": true,
-				"pending_codes": pendingCodes(codes), "telemetry_timestamp": m.Timestamp.Format(time.RFC3339Nano), "telemetry_sequence": m.Sequence,
+				"pending_codes": pendingCodes(codes), "telemetry_timestamp": m.timestamp.Format(time.RFC3339Nano), "telemetry_sequence": m.sequence,
 			}
-			if dtc, ok := status["dtc_count"].(float64); ok {
-				data["dtc_count"] = int64(dtc)
+			if m.hasDTC {
+				data["dtc_count"] = int64(m.dtc)
 			}
-			ev := s.newEvent(v.id, event.CategoryMaintenance, TypeDiagnosticAlert, "high", "normal", m.Timestamp, now, SourceSystemRules, data)
+			ev := s.newEvent(v.id, event.CategoryMaintenance, TypeDiagnosticAlert, "high", "normal", m.timestamp, now, SourceSystemRules, data)
 			ev.Recommendations = []any{"Check engine light is on: read the diagnostic trouble codes", "Schedule a diagnostic inspection"}
 			out = append(out, ev)
 		}
-		v.milOn = mil
+		v.milOn = m.mil
 	}
-	engine, _ := m.Data["engine"].(map[string]any)
-	if temp, ok := engine["coolant_temp"].(float64); ok {
-		limit := s.cfg.CoolantLimit
+	if m.hasCoolant {
+		temp, limit := m.coolant, s.cfg.CoolantLimit
 		switch {
 		case temp > limit && !v.hot:
 			v.hot = true
 			data := map[string]any{"rule": "coolant_over_limit", "coolant_temp": temp, "threshold": limit,
-				"telemetry_timestamp": m.Timestamp.Format(time.RFC3339Nano), "telemetry_sequence": m.Sequence}
-			ev := s.newEvent(v.id, event.CategoryMaintenance, TypeEngineOverheating, "critical", "urgent", m.Timestamp, now, SourceSystemRules, data)
+				"telemetry_timestamp": m.timestamp.Format(time.RFC3339Nano), "telemetry_sequence": m.sequence}
+			ev := s.newEvent(v.id, event.CategoryMaintenance, TypeEngineOverheating, "critical", "urgent", m.timestamp, now, SourceSystemRules, data)
 			ev.Recommendations = []any{"Stop the vehicle safely and let the engine cool", "Check the coolant level and the cooling system"}
 			ev.PredictiveIndicators = map[string]any{"coolant_excess": temp - limit}
 			out = append(out, ev)

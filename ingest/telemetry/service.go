@@ -141,31 +141,58 @@ func (s *Service) IngestTelemetry(ctx context.Context, org, env string, msgs []m
 	if err := errs.err(CodeValidation); err != nil {
 		return Result{}, err
 	}
-
-	var tx txn
-	var raised []*event.Event
-	s.mu.Lock()
+	rs := make([]reading, len(out))
+	pub := make([]hub.Message, 0, len(out)+1)
 	for i := range out {
-		if ev := s.seen(s.touch(&tx, org, env, out[i].VehicleID, true), now); ev != nil {
-			raised = append(raised, ev)
-		}
-	}
-	raised = s.diagnostics(&tx, org, env, out, now, raised)
-	s.commit(&tx)
-	s.mu.Unlock()
-
-	pub := make([]hub.Message, 0, len(out)+len(raised))
-	for i := range out {
+		rs[i] = readingOf(&out[i])
 		m, err := s.message(s.cfg.TelemetryTopic, out[i].VehicleID, &event.Envelope{Org: org, Env: env, Kind: event.KindTelemetry, Telemetry: &out[i], IngestedAt: now})
 		if err != nil {
-			s.rollback(&tx)
 			return Result{}, err
 		}
 		pub = append(pub, m)
 	}
-	res := Result{Accepted: len(out), Sequences: make([]int64, len(out)), IngestedAt: now}
-	for i := range out {
-		res.Sequences[i] = out[i].Sequence
+	return s.accept(ctx, org, env, rs, pub, now)
+}
+
+// IngestTelemetryJSON is IngestTelemetry for the JSON body of POST
+// /v1/telemetry ({"messages": [...]}): when the body is valid and plainly
+// written it reads, checks and encodes it in one pass (see bodyReader)
+// and ingests it; it returns taken true and what IngestTelemetry would
+// have returned for the decoded messages. Otherwise it does nothing and
+// returns taken false: the caller decodes the body and calls
+// IngestTelemetry, which words the errors.
+func (s *Service) IngestTelemetryJSON(ctx context.Context, org, env string, body []byte) (res Result, taken bool, err error) {
+	now := s.cfg.Now().UTC()
+	r := bodyReader{b: body, s: s, org: org, env: env, now: now, limit: now.Add(s.cfg.MaxFuture),
+		// envelopes take about the size of the JSON
+		enc: event.NewTelemetryEncoder(len(body) + len(body)/4)}
+	pub, rs, ok := r.read()
+	if !ok {
+		return Result{}, false, nil
+	}
+	res, err = s.accept(ctx, org, env, rs, pub, now)
+	return res, true, err
+}
+
+// accept runs the watchdog and the rules over a valid request and
+// publishes its telemetry messages (pub, in request order) with the
+// events the rules raised, in one Publish call.
+func (s *Service) accept(ctx context.Context, org, env string, rs []reading, pub []hub.Message, now time.Time) (Result, error) {
+	var tx txn
+	var raised []*event.Event
+	s.mu.Lock()
+	for i := range rs {
+		if ev := s.seen(s.touch(&tx, org, env, rs[i].vehicleID, true), now); ev != nil {
+			raised = append(raised, ev)
+		}
+	}
+	raised = s.diagnostics(&tx, org, env, rs, now, raised)
+	s.commit(&tx)
+	s.mu.Unlock()
+
+	res := Result{Accepted: len(rs), Sequences: make([]int64, len(rs)), IngestedAt: now}
+	for i := range rs {
+		res.Sequences[i] = rs[i].sequence
 	}
 	for _, ev := range raised {
 		m, err := s.message(s.cfg.EventsTopic, ev.Source.VehicleID, &event.Envelope{Org: org, Env: env, Kind: event.KindEvent, Event: ev, IngestedAt: now})

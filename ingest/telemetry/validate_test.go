@@ -217,12 +217,19 @@ func TestUnknownGroups(t *testing.T) {
 	}
 }
 
-func TestTelemetryValidation(t *testing.T) {
+// telemetryCases are single messages, valid or not; TestTelemetryValidation
+// checks their errors and TestReaderMatchesGeneralPath that the JSON
+// reader agrees with the general path on each.
+var telemetryCases = func() []struct {
+	name string
+	msg  string
+	want map[string]string // path → part of the message; nil means valid
+} {
 	long := strings.Repeat("v", 201)
-	cases := []struct {
+	return []struct {
 		name string
 		msg  string
-		want map[string]string // path → part of the message; nil means valid
+		want map[string]string
 	}{
 		{"minimal", `{"timestamp":"2026-11-23T09:00:00Z","vehicle_id":"v","data_type":"fuel_system","data":{"fuel_level":{"percentage":50}}}`, nil},
 		{"offset timestamp", `{"timestamp":"2026-11-23T11:00:00.123+02:00","vehicle_id":"v","data_type":"fuel_system","data":{"fuel_level":{"percentage":50}}}`, nil},
@@ -300,7 +307,10 @@ func TestTelemetryValidation(t *testing.T) {
 		{"quality not object", `{"timestamp":"2026-11-23T09:00:00Z","vehicle_id":"v","data_type":"fuel_system","data":{"fuel_level":{"liters":5}},"quality_indicators":"good"}`,
 			map[string]string{"messages[0].quality_indicators": "object"}},
 	}
-	for _, c := range cases {
+}()
+
+func TestTelemetryValidation(t *testing.T) {
+	for _, c := range telemetryCases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t, telemetry.Config{})
 			_, err := f.svc.IngestTelemetry(context.Background(), "o", "test", []map[string]any{obj(t, c.msg)})
