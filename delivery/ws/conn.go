@@ -64,7 +64,7 @@ func (c *conn) run(initial []subscription) {
 			c.notice(notice{Type: "error", Code: "stream_stopped", StreamID: sp.info.ID, Message: "the stream was stopped"})
 			continue
 		}
-		c.subscribe(sp.info, sp.next)
+		c.subscribe(sp.info, sp.start)
 		followed++
 	}
 	if followed == 0 {
@@ -180,12 +180,12 @@ func (c *conn) readLoop() error {
 	}
 }
 
-// subscribe follows a stream from offset next, replacing the current
-// subscription of that stream if any. The subscribed notice goes into the
-// queue before the first message of the new pump and after every queued
-// message of the old one.
-func (c *conn) subscribe(info hub.StreamInfo, next int64) bool {
-	sb := &sub{c: c, id: info.ID, done: make(chan struct{})}
+// subscribe follows a stream from st, replacing the current subscription
+// of that stream if any. The subscribed notice (and history_lost when the
+// client's position was lost) goes into the queue before the first
+// message of the new pump and after every queued message of the old one.
+func (c *conn) subscribe(info hub.StreamInfo, st start) bool {
+	sb := &sub{c: c, id: info.ID, epoch: st.epoch, done: make(chan struct{})}
 	sb.ctx, sb.cancel = context.WithCancel(c.ctx)
 	c.mu.Lock()
 	if c.ctx.Err() != nil {
@@ -205,8 +205,11 @@ func (c *conn) subscribe(info hub.StreamInfo, next int64) bool {
 		c.s.counter.Connected(info.ID, 1)
 	}
 	sb.ring = c.s.acquireRing(info.ID)
-	c.notice(notice{Type: "subscribed", StreamID: info.ID, Offset: next})
-	go sb.run(info, next)
+	c.notice(notice{Type: "subscribed", StreamID: info.ID, Offset: st.next, Epoch: st.epoch})
+	if st.lost {
+		c.notice(historyLost(info.ID, st.epoch, st.next))
+	}
+	go sb.run(info, st)
 	return true
 }
 
@@ -250,6 +253,17 @@ func (c *conn) subscriptions() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.subs)
+}
+
+// subEpoch is the epoch of the stream's subscribed frame on this
+// connection, "" when the stream is not followed.
+func (c *conn) subEpoch(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sb := c.subs[id]; sb != nil {
+		return sb.epoch
+	}
+	return ""
 }
 
 func (c *conn) subscribed(id string) bool {

@@ -12,10 +12,11 @@ import (
 
 // clientFrame is a control frame from the client.
 type clientFrame struct {
-	Type       string `json:"type"`
-	StreamID   string `json:"stream_id"`
-	Offset     *int64 `json:"offset"`
-	LastOffset *int64 `json:"last_offset"`
+	Type       string  `json:"type"`
+	StreamID   string  `json:"stream_id"`
+	Offset     *int64  `json:"offset"`
+	LastOffset *int64  `json:"last_offset"`
+	Epoch      *string `json:"epoch"` // the history of last_offset (resume, subscribe) or offset (ack)
 }
 
 // parseControl parses and validates a client control frame: a JSON object
@@ -32,7 +33,11 @@ func parseControl(b []byte) (clientFrame, error) {
 	switch f.Type {
 	case "ping":
 		needStream = false
-	case "subscribe", "unsubscribe":
+	case "unsubscribe":
+	case "subscribe":
+		if f.Epoch != nil && f.LastOffset == nil {
+			return f, errors.New("epoch is the history of last_offset: give both or neither")
+		}
 	case "ack":
 		if f.Offset == nil || *f.Offset < 0 {
 			return f, errors.New("ack needs an offset >= 0")
@@ -49,6 +54,9 @@ func parseControl(b []byte) (clientFrame, error) {
 	if f.LastOffset != nil && *f.LastOffset < 0 {
 		return f, errors.New("last_offset must be >= 0")
 	}
+	if f.Epoch != nil && f.Type != "ping" && f.Type != "unsubscribe" && !validEpoch(*f.Epoch) {
+		return f, errors.New(epochRule)
+	}
 	if needStream && f.StreamID == "" {
 		return f, fmt.Errorf("%s needs stream_id", f.Type)
 	}
@@ -61,6 +69,7 @@ type notice struct {
 	Code           string `json:"code,omitempty"`
 	StreamID       string `json:"stream_id,omitempty"`
 	Offset         int64  `json:"offset,omitempty"`
+	Epoch          string `json:"epoch,omitempty"`
 	Behind         int64  `json:"behind,omitempty"`
 	FirstAvailable int64  `json:"first_available,omitempty"`
 	Message        string `json:"message,omitempty"`
@@ -101,15 +110,15 @@ func (c *conn) handle(b []byte) {
 	case "ping":
 		c.notice(notice{Type: "pong"})
 	case "ack":
-		c.ack(f.StreamID, *f.Offset)
+		c.ack(f.StreamID, *f.Offset, f.Epoch)
 	case "subscribe":
 		if f.LastOffset == nil && c.subscribed(f.StreamID) {
 			c.notice(notice{Type: "error", Code: "already_subscribed", StreamID: f.StreamID, Message: "the stream is followed already; send resume to move"})
 			return
 		}
-		c.follow(f.StreamID, f.LastOffset)
+		c.follow(f.StreamID, f.LastOffset, f.Epoch)
 	case "resume":
-		c.follow(f.StreamID, f.LastOffset)
+		c.follow(f.StreamID, f.LastOffset, f.Epoch)
 	case "unsubscribe":
 		if !c.unsubscribe(f.StreamID) {
 			c.notice(notice{Type: "error", Code: "not_subscribed", StreamID: f.StreamID, Message: "the stream is not followed"})
@@ -120,8 +129,8 @@ func (c *conn) handle(b []byte) {
 }
 
 // follow (re)subscribes to a stream of the connection's scope, after
-// lastOffset when given.
-func (c *conn) follow(id string, lastOffset *int64) {
+// lastOffset (of epoch, when given) when given.
+func (c *conn) follow(id string, lastOffset *int64, epoch *string) {
 	info, err := c.s.lookup(c.org, c.env, id)
 	if err != nil {
 		var re *RequestError
@@ -138,18 +147,24 @@ func (c *conn) follow(id string, lastOffset *int64) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, acksTimeout)
-	next, err := c.s.position(ctx, c.keyID, info, lastOffset)
+	var ep string
+	if epoch != nil {
+		ep = *epoch
+	}
+	st, err := c.s.position(ctx, c.keyID, info, lastOffset, ep)
 	cancel()
 	if err != nil {
 		c.s.logger.Warn("websocket subscribe failed", "stream_id", id, "error", err)
 		c.notice(notice{Type: "error", Code: "internal_error", StreamID: id, Message: "could not read the stream position"})
 		return
 	}
-	c.subscribe(info, next)
+	c.subscribe(info, st)
 }
 
-// ack records the highest offset the key acknowledged for a stream.
-func (c *conn) ack(id string, offset int64) {
+// ack records the highest offset the key acknowledged for a stream, in
+// epoch when given, else in the epoch of the stream's subscribed frame on
+// this connection, else in the stream's current epoch.
+func (c *conn) ack(id string, offset int64, epoch *string) {
 	if _, err := c.s.lookup(c.org, c.env, id); err != nil {
 		var re *RequestError
 		errors.As(err, &re)
@@ -157,8 +172,17 @@ func (c *conn) ack(id string, offset int64) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, acksTimeout)
-	err := c.s.acks.Ack(ctx, c.keyID, id, offset)
-	cancel()
+	defer cancel()
+	var err error
+	p := Position{Offset: offset}
+	if epoch != nil {
+		p.Epoch = *epoch
+	} else if p.Epoch = c.subEpoch(id); p.Epoch == "" {
+		p.Epoch, err = c.s.log.Epoch(ctx, id)
+	}
+	if err == nil {
+		err = c.s.acks.Ack(ctx, c.keyID, id, p)
+	}
 	if err != nil {
 		c.s.logger.Warn("websocket ack failed", "stream_id", id, "error", err)
 		c.notice(notice{Type: "error", Code: "internal_error", StreamID: id, Message: "the ack was not recorded"})

@@ -18,7 +18,6 @@ import (
 
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
-	"github.com/fleethub/fleethub/hub/memlog"
 )
 
 func TestLiveDelivery(t *testing.T) {
@@ -573,7 +572,7 @@ func TestAckThenReconnect(t *testing.T) {
 }
 
 func TestOffsetsExpired(t *testing.T) {
-	f := newFixtureLog(t, ws.Config{}, memlog.New(memlog.Config{MaxEntries: 100}), hub.StreamInfo{ID: "s1"})
+	f := newFixtureLog(t, ws.Config{}, newHistLog(100), hub.StreamInfo{ID: "s1"})
 	f.appendN("s1", 300, 0)
 	c := f.mustDial("stream_id=s1&last_offset=10")
 	expectControl(t, c, "subscribed", "")
@@ -642,19 +641,35 @@ func TestShutdown(t *testing.T) {
 }
 
 func TestMemoryAcks(t *testing.T) {
-	a := ws.NewMemoryAcks()
+	testAcks(t, ws.NewMemoryAcks(), "k")
+}
+
+// testAcks runs the Acks contract on a store, with keys of prefix k.
+func testAcks(t *testing.T, a ws.Acks, k string) {
+	t.Helper()
 	ctx := context.Background()
-	if _, ok, _ := a.Acked(ctx, "k", "s"); ok {
+	if _, ok, _ := a.Acked(ctx, k, "s"); ok {
 		t.Fatal("acked before any ack")
 	}
 	for _, off := range []int64{5, 3, 9, 7} {
-		_ = a.Ack(ctx, "k", "s", off)
+		if err := a.Ack(ctx, k, "s", ws.Position{Offset: off, Epoch: "e1"}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if off, ok, _ := a.Acked(ctx, "k", "s"); !ok || off != 9 {
-		t.Fatalf("acked %d %v, want 9", off, ok)
+	if p, ok, err := a.Acked(ctx, k, "s"); err != nil || !ok || p != (ws.Position{Offset: 9, Epoch: "e1"}) {
+		t.Fatalf("acked %+v %v %v, want 9 of e1", p, ok, err)
 	}
-	if _, ok, _ := a.Acked(ctx, "k2", "s"); ok {
+	if _, ok, _ := a.Acked(ctx, k+"2", "s"); ok {
 		t.Fatal("another key shares the ack")
+	}
+	// an ack of another epoch replaces the stored one, even lower
+	_ = a.Ack(ctx, k, "s", ws.Position{Offset: 2, Epoch: "e2"})
+	if p, _, _ := a.Acked(ctx, k, "s"); p != (ws.Position{Offset: 2, Epoch: "e2"}) {
+		t.Fatalf("acked %+v, want 2 of e2", p)
+	}
+	_ = a.Ack(ctx, k, "s", ws.Position{Offset: 1, Epoch: "e2"})
+	if p, _, _ := a.Acked(ctx, k, "s"); p != (ws.Position{Offset: 2, Epoch: "e2"}) {
+		t.Fatalf("acked %+v, want 2 of e2", p)
 	}
 }
 

@@ -12,7 +12,7 @@
 // validates the query, fixes each stream's start offset, and upgrades
 // (fasthttp/websocket's FastHTTPUpgrader). A bad request is answered
 // before the upgrade with the general error body and Serve returns a
-// *RequestError: 400 invalid_request (bad encoding, last_offset or
+// *RequestError: 400 invalid_request (bad encoding, last_offset, epoch or
 // stream_id, too many streams, a webhook stream), 404 stream_not_found (a
 // stream missing from the key's organization and environment: another
 // organization's stream is missing too), 503 service_unavailable after
@@ -59,6 +59,33 @@
 // position, stopped drops the subscription with a stream_stopped error
 // and, if none is left, closes the connection with 4001. A stream that
 // disappeared from hub.Streams counts as stopped.
+//
+// # Epochs: a lost history is reported, never skipped
+//
+// Offsets are positions in one history of a stream, named by its epoch
+// (hub.Log.Epoch); a log that loses its history (a new data directory, a
+// stream's keys gone from Redis) starts offsets again at 1 under a new
+// epoch. The subscribed frame names the epoch; a client resumes with
+// last_offset and that epoch (the query, resume and subscribe frames),
+// and an ack is stored with its epoch (Position). position (request.go)
+// fixes where a subscription starts: a position of another epoch starts
+// at the oldest retained offset, announced by a history_lost error right
+// after subscribed, never at the offset + 1. No epoch, or an ack stored
+// before epochs, keeps the behaviour of before (an epoch "" matches any).
+//
+// A history can also be lost under a live subscription (Redis flushed
+// while clients follow). The pump asks the log's epoch after every read
+// round and before it frames what it read: the epoch asked after a read
+// names that read's history or a later one (hub/redislog's doc says how
+// its mirror keeps this true), so entries of a new history are never
+// delivered as the continuation of the old one. On a change the pump
+// sends the batch it was filling (old messages), then history_lost, then
+// the new history from its oldest retained offset. Epoch answers from
+// memory for memlog and for redislog's followed streams: the check costs
+// no I/O per round. An ack without an epoch counts in the epoch of the
+// stream's subscribed frame on that connection (else the stream's current
+// one), so an ack of a message delivered before such a change is not
+// taken for an offset of the new history.
 //
 // # Close codes
 //

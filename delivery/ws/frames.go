@@ -15,9 +15,12 @@ import (
 // by every subscription of that stream on this server: an entry is wrapped
 // once per wire format, however many connections follow the stream.
 //
-// Slot i holds the entry with offset ≡ i (mod cacheSlots). A slot only
-// ever moves forward: a subscription replaying old entries encodes them
-// for itself and does not evict what the subscriptions near the head use.
+// Slot i holds the entry with offset ≡ i (mod cacheSlots) of one epoch
+// (the stream's history: after a lost history, offsets start again at 1
+// and an old frame of the same offset is another message). Within an
+// epoch a slot only ever moves forward: a subscription replaying old
+// entries encodes them for itself and does not evict what the
+// subscriptions near the head use; a frame of another epoch is replaced.
 // Readers take slots without a lock; two pumps racing on one new entry
 // may both encode it and one result is kept, which is harmless.
 //
@@ -40,23 +43,24 @@ func newRing(id string) *ring {
 	return &ring{id: id, quoted: q}
 }
 
-// get returns the frames of entry e, from the cache when it holds them.
-func (r *ring) get(e hub.Entry) *entryFrames {
+// get returns the frames of entry e of history epoch, from the cache
+// when it holds them.
+func (r *ring) get(e hub.Entry, epoch string) *entryFrames {
 	t := r.table.Load()
 	if t == nil {
 		return &entryFrames{off: e.Offset, data: e.Data, ring: r}
 	}
 	slot := &t[e.Offset&(cacheSlots-1)]
 	cur := slot.Load()
-	if cur != nil && cur.off == e.Offset && len(cur.data) == len(e.Data) {
+	if cur.holds(e, epoch) {
 		return cur
 	}
-	f := &entryFrames{off: e.Offset, data: e.Data, ring: r}
-	if cur != nil && cur.off > e.Offset {
+	f := &entryFrames{off: e.Offset, epoch: epoch, data: e.Data, ring: r}
+	if cur != nil && cur.off > e.Offset && cur.epoch == epoch {
 		return f
 	}
 	if !slot.CompareAndSwap(cur, f) {
-		if won := slot.Load(); won != nil && won.off == e.Offset && len(won.data) == len(e.Data) {
+		if won := slot.Load(); won.holds(e, epoch) {
 			return won
 		}
 	}
@@ -80,9 +84,10 @@ func (r *ring) resize() {
 // The byte slices are immutable once built and are shared by every
 // connection's queue.
 type entryFrames struct {
-	off  int64
-	data []byte
-	ring *ring
+	off   int64
+	epoch string // of the history the entry belongs to, when cached
+	data  []byte
+	ring  *ring
 
 	jsonOnce sync.Once
 	json     []byte // {"stream_id":…,"offset":…,"message":…}
@@ -98,6 +103,12 @@ var (
 	wrapMsg    = []byte(`,"message":`)
 	jsonNull   = []byte(`null`)
 )
+
+// holds reports whether f (nil or not) is the cached form of entry e of
+// history epoch.
+func (f *entryFrames) holds(e hub.Entry, epoch string) bool {
+	return f != nil && f.off == e.Offset && f.epoch == epoch && len(f.data) == len(e.Data)
+}
 
 // wrapper returns the wrapper of the entry in the connection's encoding.
 func (f *entryFrames) wrapper(bin bool) []byte {

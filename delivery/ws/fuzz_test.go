@@ -22,6 +22,13 @@ func FuzzParseControl(f *testing.F) {
 		`{"type":"ack","stream_id":"s1","offset":1e3}`,
 		`{"type":"nope"}`, `{}`, `null`, `[]`, `"ping"`, ``, ` {"type":"ping"} `,
 		`{"type":"ping","type":"ack"}`, `{"TYPE":"PING"}`,
+		`{"type":"resume","stream_id":"s1","last_offset":3,"epoch":"9f2c41d07a1be3c5"}`,
+		`{"type":"subscribe","stream_id":"s1","last_offset":3,"epoch":"a-b_C"}`,
+		`{"type":"subscribe","stream_id":"s1","epoch":"abc"}`,
+		`{"type":"ack","stream_id":"s1","offset":3,"epoch":"e1"}`,
+		`{"type":"resume","stream_id":"s1","last_offset":3,"epoch":""}`,
+		`{"type":"resume","stream_id":"s1","last_offset":3,"epoch":"\u00e9"}`,
+		`{"type":"resume","stream_id":"s1","last_offset":3,"epoch":null}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -29,6 +36,16 @@ func FuzzParseControl(f *testing.F) {
 		cf, err := parseControl(b)
 		if err != nil {
 			return
+		}
+		if cf.Epoch != nil && (cf.Type == "ack" || cf.Type == "resume" || cf.Type == "subscribe") {
+			if !validEpoch(*cf.Epoch) || cf.Type != "ack" && cf.LastOffset == nil {
+				t.Fatalf("accepted epoch %q of %q", *cf.Epoch, b)
+			}
+			for _, r := range *cf.Epoch {
+				if !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", r) {
+					t.Fatalf("accepted epoch %q of %q", *cf.Epoch, b)
+				}
+			}
 		}
 		switch cf.Type {
 		case "ping":

@@ -106,17 +106,20 @@ func (c *counter) conns(id string) int {
 type fixture struct {
 	t       testing.TB
 	srv     *ws.Server
-	log     *memlog.Log
+	log     hub.Log
 	streams *streams
 	counter *counter
 	url     string
 }
 
 func newFixture(t testing.TB, cfg ws.Config, infos ...hub.StreamInfo) *fixture {
-	return newFixtureLog(t, cfg, memlog.New(memlog.Config{MaxEntries: 1_000_000}), infos...)
+	// memory bounds far above what a test appends: nothing is trimmed
+	l := memlog.New(memlog.Config{MemBytes: 1 << 30, StreamMemBytes: 1 << 30})
+	t.Cleanup(func() { _ = l.Close() }) // after the server's Shutdown
+	return newFixtureLog(t, cfg, l, infos...)
 }
 
-func newFixtureLog(t testing.TB, cfg ws.Config, log *memlog.Log, infos ...hub.StreamInfo) *fixture {
+func newFixtureLog(t testing.TB, cfg ws.Config, log hub.Log, infos ...hub.StreamInfo) *fixture {
 	t.Helper()
 	f := &fixture{
 		t:       t,
@@ -245,6 +248,7 @@ type control struct {
 	Code           string `json:"code"`
 	StreamID       string `json:"stream_id"`
 	Offset         int64  `json:"offset"`
+	Epoch          string `json:"epoch"`
 	Behind         int64  `json:"behind"`
 	FirstAvailable int64  `json:"first_available"`
 	Message        string `json:"message"`

@@ -13,6 +13,7 @@ import (
 type sub struct {
 	c      *conn
 	id     string
+	epoch  string // the epoch of the subscribed frame
 	ring   *ring
 	ctx    context.Context // cancelled by unsubscribe, resume or the connection's end
 	cancel context.CancelFunc
@@ -21,12 +22,13 @@ type sub struct {
 
 // pump is the state of a sub's goroutine; only that goroutine touches it.
 type pump struct {
-	sb   *sub
-	c    *conn
-	info hub.StreamInfo
-	next int64       // next offset to read from the log
-	pos  int64       // last offset the queue accepted
-	held []hub.Entry // read, not yet framed
+	sb    *sub
+	c     *conn
+	info  hub.StreamInfo
+	epoch string      // the history next and pos belong to
+	next  int64       // next offset to read from the log
+	pos   int64       // last offset the queue accepted
+	held  []hub.Entry // read, not yet framed
 
 	out    frame // framed, not yet accepted by the queue
 	hasOut bool
@@ -54,12 +56,12 @@ func (p *pump) wakeWriter() {
 	}
 }
 
-func (sb *sub) run(info hub.StreamInfo, next int64) {
+func (sb *sub) run(info hub.StreamInfo, st start) {
 	c := sb.c
 	defer c.wg.Done()
 	defer close(sb.done)
 	defer c.s.releaseRing(sb.ring)
-	p := &pump{sb: sb, c: c, info: info, next: next, pos: next - 1}
+	p := &pump{sb: sb, c: c, info: info, epoch: st.epoch, next: st.next, pos: st.next - 1}
 	p.tick = time.NewTicker(stateCheckEvery)
 	defer p.tick.Stop()
 	p.timer = time.NewTimer(time.Hour)
@@ -123,14 +125,28 @@ func (p *pump) loop() {
 		}
 
 		entries, err := s.log.Read(ctx, p.sb.id, p.next, s.cfg.ReadBatch)
+		var skipTo int64
 		if err == nil && len(entries) == 0 {
 			var last int64
 			if last, err = s.log.Last(ctx, p.sb.id); err == nil && last >= p.next {
 				// an append raced the read, or everything from next on
 				// is past retention: read again to tell which
 				if entries, err = s.log.Read(ctx, p.sb.id, p.next, s.cfg.ReadBatch); err == nil && len(entries) == 0 {
-					p.expired(last + 1)
-					p.next = last + 1
+					skipTo = last + 1
+				}
+			}
+		}
+		if err == nil {
+			// asked after the reads, the epoch names their history or a
+			// later one: entries of a history that replaced the pump's
+			// are never delivered as its continuation
+			var epoch string
+			if epoch, err = s.log.Epoch(ctx, p.sb.id); err == nil && epoch != p.epoch {
+				if len(p.batch) > 0 {
+					p.flushBatch() // the old history's messages go first
+					continue
+				}
+				if err = p.lost(ctx, epoch); err == nil {
 					continue
 				}
 			}
@@ -146,6 +162,11 @@ func (p *pump) loop() {
 				return
 			case <-p.tick.C:
 			}
+			continue
+		}
+		if skipTo > 0 {
+			p.expired(skipTo)
+			p.next = skipTo
 			continue
 		}
 		if len(entries) == 0 {
@@ -193,7 +214,7 @@ func (p *pump) frameHeld() {
 	for len(p.held) > 0 && !p.hasOut {
 		e := p.held[0]
 		p.held = p.held[1:]
-		ef := p.sb.ring.get(e)
+		ef := p.sb.ring.get(e, p.epoch)
 		w := ef.wrapper(bin)
 		if !p.info.BatchEvents {
 			p.out = frame{sub: p.sb, msgs: 1, last: e.Offset, bin: bin, compress: compress, data: w, size: len(w)}
@@ -282,6 +303,23 @@ func (p *pump) checkLag() bool {
 		return false
 	}
 	return true
+}
+
+// lost moves the pump to the oldest retained offset of history epoch,
+// which replaced the one it followed, and tells the client.
+func (p *pump) lost(ctx context.Context, epoch string) error {
+	s := p.c.s
+	last, err := s.log.Last(ctx, p.sb.id)
+	if err != nil {
+		return err
+	}
+	first, err := s.firstAvailable(ctx, p.sb.id, last)
+	if err != nil {
+		return err
+	}
+	p.epoch, p.next, p.pos = epoch, first, first-1
+	p.c.notice(historyLost(p.sb.id, epoch, first))
+	return nil
 }
 
 // expired tells the client that offsets before first are gone.

@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// RedisAcks keeps acknowledged offsets in Redis, so a client that
-// reconnects to another node resumes after its last ack. An ack only
-// moves forward; entries expire after TTL without acks.
+// RedisAcks keeps acknowledged positions in Redis, so a client that
+// reconnects to another node resumes after its last ack. A position is
+// stored as "<offset>:<epoch>" (a bare "<offset>", as stored before
+// epochs, reads as an ack of no epoch). An ack only moves forward within
+// an epoch; entries expire after TTL without acks.
 type RedisAcks struct {
 	rdb    redis.UniversalClient
 	prefix string
@@ -21,9 +25,23 @@ type RedisAcks struct {
 
 var _ Acks = (*RedisAcks)(nil)
 
+// ackScript: ARGV offset, ttl in ms, epoch ("" for none).
 const ackScript = `
-local cur = tonumber(redis.call('GET', KEYS[1]) or '-1')
-if tonumber(ARGV[1]) > cur then redis.call('SET', KEYS[1], ARGV[1]) end
+local cur = redis.call('GET', KEYS[1])
+local off, ep = -1, ''
+if cur then
+  local i = string.find(cur, ':', 1, true)
+  if i then
+    off, ep = tonumber(string.sub(cur, 1, i - 1)) or -1, string.sub(cur, i + 1)
+  else
+    off = tonumber(cur) or -1
+  end
+end
+if ARGV[3] ~= ep or tonumber(ARGV[1]) > off then
+  local v = ARGV[1]
+  if ARGV[3] ~= '' then v = v .. ':' .. ARGV[3] end
+  redis.call('SET', KEYS[1], v)
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`
 
@@ -37,22 +55,28 @@ func NewRedisAcks(rdb redis.UniversalClient, ttl time.Duration) *RedisAcks {
 
 func (a *RedisAcks) key(keyID, streamID string) string { return a.prefix + keyID + ":" + streamID }
 
-// Ack records offset if it is past the stored one.
-func (a *RedisAcks) Ack(ctx context.Context, keyID, streamID string, offset int64) error {
-	if err := a.script.Run(ctx, a.rdb, []string{a.key(keyID, streamID)}, offset, a.ttl.Milliseconds()).Err(); err != nil {
+// Ack records p if it is past the stored position of its epoch, or of
+// another epoch.
+func (a *RedisAcks) Ack(ctx context.Context, keyID, streamID string, p Position) error {
+	if err := a.script.Run(ctx, a.rdb, []string{a.key(keyID, streamID)}, p.Offset, a.ttl.Milliseconds(), p.Epoch).Err(); err != nil {
 		return fmt.Errorf("ws: ack: %w", err)
 	}
 	return nil
 }
 
-// Acked returns the last acknowledged offset.
-func (a *RedisAcks) Acked(ctx context.Context, keyID, streamID string) (int64, bool, error) {
-	n, err := a.rdb.Get(ctx, a.key(keyID, streamID)).Int64()
+// Acked returns the last acknowledged position.
+func (a *RedisAcks) Acked(ctx context.Context, keyID, streamID string) (Position, bool, error) {
+	v, err := a.rdb.Get(ctx, a.key(keyID, streamID)).Result()
 	if errors.Is(err, redis.Nil) {
-		return 0, false, nil
+		return Position{}, false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("ws: acked: %w", err)
+		return Position{}, false, fmt.Errorf("ws: acked: %w", err)
 	}
-	return n, true, nil
+	off, epoch, _ := strings.Cut(v, ":")
+	n, err := strconv.ParseInt(off, 10, 64)
+	if err != nil {
+		return Position{}, false, fmt.Errorf("ws: acked: stored value %q: %w", v, err)
+	}
+	return Position{Offset: n, Epoch: epoch}, true, nil
 }

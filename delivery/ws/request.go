@@ -44,10 +44,17 @@ type request struct {
 	subs        []subscription
 }
 
-// subscription is a stream to follow from offset next.
+// subscription is a stream to follow from a start.
 type subscription struct {
-	info hub.StreamInfo
-	next int64
+	info  hub.StreamInfo
+	start start
+}
+
+// start is where a subscription begins.
+type start struct {
+	next  int64  // the first offset delivered
+	epoch string // the stream's epoch when next was fixed
+	lost  bool   // the client's position was of another epoch: next is the oldest retained offset
 }
 
 // parseRequest validates the query and finds each stream's start offset.
@@ -68,6 +75,16 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string) (
 			return nil, badRequest("last_offset must be an integer >= 0")
 		}
 		lastOffset = &n
+	}
+	var epoch string
+	if args.Has("epoch") {
+		epoch = string(args.Peek("epoch"))
+		if !validEpoch(epoch) {
+			return nil, badRequest(epochRule)
+		}
+		if lastOffset == nil {
+			return nil, badRequest("epoch is the history of last_offset: give both or neither")
+		}
 	}
 	var ids []string
 	seen := map[string]bool{}
@@ -97,7 +114,7 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string) (
 			// not rc as the parent: a RequestCtx is recycled after the
 			// handler, and context.WithTimeout would watch it from a goroutine
 			ctx, cancel := context.WithTimeout(context.Background(), acksTimeout)
-			sub.next, err = s.position(ctx, keyID, info, lastOffset)
+			sub.start, err = s.position(ctx, keyID, info, lastOffset, epoch)
 			cancel()
 			if err != nil {
 				return nil, &RequestError{Status: fasthttp.StatusInternalServerError, Code: "internal_error", Message: "could not read the stream position", Cause: err}
@@ -129,15 +146,24 @@ func (s *Server) lookup(org, env, id string) (hub.StreamInfo, error) {
 	return info, nil
 }
 
-// position is the first offset a new subscription delivers: after
-// lastOffset when given; for an at_least_once stream after the offset this
-// key acknowledged last; otherwise the next offset appended (live). A
-// position past the log's head is moved back to the head: after a log
-// reset the client gets duplicates rather than a silent gap.
-func (s *Server) position(ctx context.Context, keyID string, info hub.StreamInfo, lastOffset *int64) (int64, error) {
+// position is where a new subscription starts: after lastOffset when
+// given; for an at_least_once stream after the position this key
+// acknowledged last; otherwise the next offset appended (live). A
+// position of another epoch than the stream's (epoch, or the ack's) is
+// lost: the start is then the oldest retained offset. A position past the
+// log's head is moved back to the head: the client gets duplicates rather
+// than a silent gap.
+//
+// The epoch is read first: a history lost after that is noticed by the
+// pump, whose first read of the log asks again.
+func (s *Server) position(ctx context.Context, keyID string, info hub.StreamInfo, lastOffset *int64, epoch string) (start, error) {
+	cur, err := s.log.Epoch(ctx, info.ID)
+	if err != nil {
+		return start{}, err
+	}
 	last, err := s.log.Last(ctx, info.ID)
 	if err != nil {
-		return 0, err
+		return start{}, err
 	}
 	after := last
 	switch {
@@ -146,13 +172,17 @@ func (s *Server) position(ctx context.Context, keyID string, info hub.StreamInfo
 	case info.AtLeastOnce:
 		acked, ok, err := s.acks.Acked(ctx, keyID, info.ID)
 		if err != nil {
-			return 0, err
+			return start{}, err
 		}
 		if ok {
-			after = acked
+			after, epoch = acked.Offset, acked.Epoch
 		}
 	}
-	return min(after, last) + 1, nil
+	if epoch != "" && epoch != cur {
+		first, err := s.firstAvailable(ctx, info.ID, last)
+		return start{next: first, epoch: cur, lost: true}, err
+	}
+	return start{next: min(after, last) + 1, epoch: cur}, nil
 }
 
 // reply writes a refused request's JSON error and returns the error.

@@ -5,10 +5,39 @@
 // recent entries of the streams its clients follow, fed by one XREAD
 // BLOCK follower per stream, so that a thousand websocket clients on a
 // node cost one Redis read per new batch, not a thousand.
+//
+// # Epochs
+//
+// A stream's history is named by an epoch, a random token kept in a key
+// beside its sequence ("<prefix>{<id>}:epoch", the same hash slot). The
+// append script and Epoch (one script, ensureHistory) give a stream its
+// epoch atomically with its sequence:
+//
+//	seq key    epoch key   meaning                        action
+//	missing    any         never appended, or lost        new epoch, seq 0, the log key deleted
+//	present    missing     the epoch alone was lost       new epoch, offsets continue
+//	present    present     the history goes on            none
+//
+// Epoch on a stream never appended creates its epoch and a sequence at 0,
+// so the answer is stable and the first append keeps it. Losing the
+// sequence (FLUSHALL, FLUSHDB, an eviction, a DEL) therefore always yields
+// a new epoch once offsets start again at 1; losing only the epoch key
+// renames a history whose offsets go on, which costs clients holding the
+// old name a replay from the oldest retained offset, never a gap.
+//
+// A node's mirror keeps the epoch of the entries it holds. The follower
+// reads the epoch key after every XREAD (one GET per round: a round that
+// saw the epoch unchanged after its read returned entries of that epoch),
+// and a read from Redis reads the epoch in the same MULTI; whoever sees
+// another epoch resets the mirror to the new history, so Read, Last and
+// Epoch of a node always describe one history, and an Epoch asked after a
+// Read names the history that Read came from (or a later one).
 package redislog
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,7 +64,8 @@ type Log struct {
 	cfg    Config
 	rdb    redis.UniversalClient
 	logger *slog.Logger
-	script *redis.Script
+	script *redis.Script // appendScript
+	ensure *redis.Script // epochScript
 
 	mu      sync.Mutex // guards mirrors
 	mirrors map[string]*mirror
@@ -49,6 +79,7 @@ var _ hub.Log = (*Log)(nil)
 // mirror is the local copy of a followed stream's recent entries.
 type mirror struct {
 	mu       sync.RWMutex // guards the fields below
+	epoch    string       // the history the entries belong to
 	base     int64        // offset of entries[0]
 	entries  []hub.Entry
 	last     int64 // newest offset known on this node
@@ -56,14 +87,37 @@ type mirror struct {
 	lastUsed time.Time
 }
 
-// appendScript assigns offsets and adds entries atomically.
-const appendScript = `
+// ensureHistory gives a stream its epoch and sequence (the table in the
+// package doc). KEYS: seq, log, epoch; fresh is the epoch a new history
+// gets.
+const ensureHistory = `
+local function ensure(fresh)
+  if redis.call('EXISTS', KEYS[1]) == 0 then
+    redis.call('DEL', KEYS[2])
+    redis.call('SET', KEYS[3], fresh)
+    redis.call('SET', KEYS[1], 0)
+  elseif redis.call('EXISTS', KEYS[3]) == 0 then
+    redis.call('SET', KEYS[3], fresh)
+  end
+end
+`
+
+// appendScript assigns offsets and adds entries atomically, in the
+// stream's current history. ARGV: the entries, a fresh epoch, MAXLEN.
+const appendScript = ensureHistory + `
+ensure(ARGV[#ARGV - 1])
 local n = 0
-for i = 1, #ARGV - 1 do
+for i = 1, #ARGV - 2 do
   n = redis.call('INCR', KEYS[1])
   redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[#ARGV], n .. '-0', 'd', ARGV[i])
 end
 return n`
+
+// epochScript returns a stream's epoch and newest offset, giving it an
+// epoch first when it has none. ARGV: a fresh epoch.
+const epochScript = ensureHistory + `
+ensure(ARGV[1])
+return {redis.call('GET', KEYS[3]), redis.call('GET', KEYS[1])}`
 
 // New makes a log on client.
 func New(cfg Config, client redis.UniversalClient, logger *slog.Logger) *Log {
@@ -80,11 +134,26 @@ func New(cfg Config, client redis.UniversalClient, logger *slog.Logger) *Log {
 		cfg.IdleAfter = 30 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Log{cfg: cfg, rdb: client, logger: logger, script: redis.NewScript(appendScript), mirrors: map[string]*mirror{}, ctx: ctx, cancel: cancel}
+	return &Log{cfg: cfg, rdb: client, logger: logger, script: redis.NewScript(appendScript), ensure: redis.NewScript(epochScript),
+		mirrors: map[string]*mirror{}, ctx: ctx, cancel: cancel}
 }
 
-func (l *Log) keys(id string) (seq, log string) {
-	return l.cfg.Prefix + "{" + id + "}:seq", l.cfg.Prefix + "{" + id + "}:log"
+// keys of a stream: its sequence, its Redis stream and its epoch, in one
+// hash slot.
+type keys struct{ seq, log, epoch string }
+
+func (l *Log) keys(id string) keys {
+	p := l.cfg.Prefix + "{" + id + "}:"
+	return keys{seq: p + "seq", log: p + "log", epoch: p + "epoch"}
+}
+
+func (k keys) all() []string { return []string{k.seq, k.log, k.epoch} }
+
+// newEpoch is a fresh history name: 16 hex digits.
+func newEpoch() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Append adds entries; offsets come from Redis.
@@ -92,13 +161,12 @@ func (l *Log) Append(ctx context.Context, id string, data [][]byte) (int64, erro
 	if len(data) == 0 {
 		return l.Last(ctx, id)
 	}
-	seq, key := l.keys(id)
-	args := make([]any, 0, len(data)+1)
+	args := make([]any, 0, len(data)+2)
 	for _, d := range data {
 		args = append(args, d)
 	}
-	args = append(args, l.cfg.MaxEntries)
-	last, err := l.script.Run(ctx, l.rdb, []string{seq, key}, args...).Int64()
+	args = append(args, newEpoch(), l.cfg.MaxEntries)
+	last, err := l.script.Run(ctx, l.rdb, l.keys(id).all(), args...).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("redislog: append: %w", err)
 	}
@@ -127,7 +195,8 @@ func toEntries(msgs []redis.XMessage) ([]hub.Entry, error) {
 // its local mirror, the node's view of the log: entries not mirrored yet
 // are simply not there yet (Wait fires when they are), so a thousand
 // readers of one stream cost no Redis call; offsets older than the mirror
-// are read from Redis.
+// are read from Redis, with the epoch in the same MULTI: entries of
+// another history than the mirror's reset the mirror to it first.
 func (l *Log) Read(ctx context.Context, id string, from int64, max int) ([]hub.Entry, error) {
 	if from < 1 {
 		from = 1
@@ -148,12 +217,77 @@ func (l *Log) Read(ctx context.Context, id string, from int64, max int) ([]hub.E
 		}
 		m.mu.RUnlock()
 	}
-	_, key := l.keys(id)
-	msgs, err := l.rdb.XRangeN(ctx, key, strconv.FormatInt(from, 10)+"-0", "+", int64(max)).Result()
+	k := l.keys(id)
+	var rng *redis.XMessageSliceCmd
+	var ep *redis.StringCmd
+	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		rng = p.XRangeN(ctx, k.log, strconv.FormatInt(from, 10)+"-0", "+", int64(max))
+		ep = p.Get(ctx, k.epoch)
+		return nil
+	})
+	if err == nil || errors.Is(err, redis.Nil) { // a missing epoch key is Nil
+		err = rng.Err()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("redislog: read: %w", err)
 	}
-	return toEntries(msgs)
+	if m != nil {
+		if err := l.observe(ctx, id, m, ep.Val()); err != nil {
+			return nil, err
+		}
+	}
+	return toEntries(rng.Val())
+}
+
+// observe resets mirror m when epoch (read from Redis, "" when missing)
+// is not the history it holds. The caller holds no lock of m.
+func (l *Log) observe(ctx context.Context, id string, m *mirror, epoch string) error {
+	m.mu.RLock()
+	same := epoch != "" && epoch == m.epoch
+	m.mu.RUnlock()
+	if same {
+		return nil
+	}
+	epoch, last, err := l.remoteEpoch(ctx, id)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.reset(epoch, last)
+	m.mu.Unlock()
+	return nil
+}
+
+// reset makes the mirror hold nothing of history epoch, whose newest
+// offset is last, and wakes the waiters; m.mu held. A reset to the
+// history the mirror holds already does nothing.
+func (m *mirror) reset(epoch string, last int64) bool {
+	if epoch == m.epoch {
+		return false
+	}
+	m.epoch, m.entries, m.base, m.last = epoch, nil, last+1, last
+	close(m.notify)
+	m.notify = make(chan struct{})
+	return true
+}
+
+// remoteEpoch returns the epoch and newest offset of a stream from Redis,
+// giving it an epoch when it has none.
+func (l *Log) remoteEpoch(ctx context.Context, id string) (string, int64, error) {
+	res, err := l.ensure.Run(ctx, l.rdb, l.keys(id).all(), newEpoch()).Slice()
+	if err != nil {
+		return "", 0, fmt.Errorf("redislog: epoch: %w", err)
+	}
+	if len(res) != 2 {
+		return "", 0, fmt.Errorf("redislog: epoch: unexpected reply %v", res)
+	}
+	epoch, _ := res[0].(string)
+	seq, _ := res[1].(string)
+	last, err := strconv.ParseInt(seq, 10, 64)
+	if err != nil || epoch == "" {
+		return "", 0, fmt.Errorf("redislog: epoch: unexpected reply %v", res)
+	}
+	return epoch, last, nil
 }
 
 // Last returns the newest offset: the mirror's for a followed stream (so
@@ -171,8 +305,7 @@ func (l *Log) Last(ctx context.Context, id string) (int64, error) {
 }
 
 func (l *Log) remoteLast(ctx context.Context, id string) (int64, error) {
-	seq, _ := l.keys(id)
-	n, err := l.rdb.Get(ctx, seq).Int64()
+	n, err := l.rdb.Get(ctx, l.keys(id).seq).Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
@@ -204,26 +337,36 @@ func (l *Log) follow(id string) *mirror {
 	if m := l.mirrors[id]; m != nil {
 		return m
 	}
-	last, err := l.remoteLast(l.ctx, id)
+	// an epoch not read here stays "": the follower's first round finds
+	// the stream's and resets the mirror to it
+	epoch, last, err := l.remoteEpoch(l.ctx, id)
 	if err != nil {
 		l.logger.Warn("redislog: follow", "stream_id", id, "error", err)
 	}
-	m := &mirror{base: last + 1, last: last, notify: make(chan struct{}), lastUsed: time.Now()}
+	m := &mirror{epoch: epoch, base: last + 1, last: last, notify: make(chan struct{}), lastUsed: time.Now()}
 	l.mirrors[id] = m
 	l.wg.Add(1)
 	go l.run(id, m)
 	return m
 }
 
-// run follows a stream with XREAD BLOCK until idle or closed.
+// run follows a stream with XREAD BLOCK until idle or closed. After every
+// XREAD it reads the epoch: entries read before an unchanged epoch belong
+// to the history the follower reads; another epoch (or a mirror reset by
+// a Read meanwhile) resets the mirror, drops what XREAD returned and goes
+// on from the new history's head.
 func (l *Log) run(id string, m *mirror) {
 	defer l.wg.Done()
-	_, key := l.keys(id)
+	k := l.keys(id)
 	m.mu.RLock()
-	after := strconv.FormatInt(m.last, 10) + "-0"
+	cur, after := m.epoch, strconv.FormatInt(m.last, 10)+"-0" // the history read and the position in it
 	m.mu.RUnlock()
 	for l.ctx.Err() == nil {
-		res, err := l.rdb.XRead(l.ctx, &redis.XReadArgs{Streams: []string{key, after}, Count: 1000, Block: time.Second}).Result()
+		res, err := l.rdb.XRead(l.ctx, &redis.XReadArgs{Streams: []string{k.log, after}, Count: 1000, Block: time.Second}).Result()
+		var epoch string
+		if err == nil || errors.Is(err, redis.Nil) {
+			epoch, err = l.rdb.Get(l.ctx, k.epoch).Result()
+		}
 		if err != nil && !errors.Is(err, redis.Nil) {
 			if l.ctx.Err() != nil {
 				break
@@ -242,6 +385,28 @@ func (l *Log) run(id string, m *mirror) {
 			ents = append(ents, e...)
 		}
 		m.mu.Lock()
+		if epoch == "" || epoch != cur || m.epoch != cur {
+			m.mu.Unlock()
+			// another history: what XREAD returned may belong to either
+			epoch, last, err := l.remoteEpoch(l.ctx, id)
+			if err != nil {
+				if l.ctx.Err() != nil {
+					break
+				}
+				l.logger.Warn("redislog: follower epoch", "stream_id", id, "error", err)
+				time.Sleep(200 * time.Millisecond)
+				continue
+			}
+			m.mu.Lock()
+			if m.reset(epoch, last) {
+				l.logger.Info("redislog: stream history changed", "stream_id", id, "epoch", epoch, "last", last)
+			}
+			// a reset by a Read left m.last at that Read's head: read on
+			// from there
+			cur, after = m.epoch, strconv.FormatInt(m.last, 10)+"-0"
+			m.mu.Unlock()
+			continue
+		}
 		if len(ents) > 0 {
 			after = strconv.FormatInt(ents[len(ents)-1].Offset, 10) + "-0"
 			for _, e := range ents {
@@ -277,5 +442,22 @@ func (l *Log) Close() error {
 	return nil
 }
 
-// Epoch is not kept yet on Redis: every stream reports the same name.
-func (l *Log) Epoch(context.Context, string) (string, error) { return "redis", nil }
+// Epoch names a stream's history: the mirror's for a followed stream (so
+// that it names the history Read and Last answer from on this node),
+// else Redis's. A stream never appended gets the epoch its first append
+// will keep.
+func (l *Log) Epoch(ctx context.Context, id string) (string, error) {
+	l.mu.Lock()
+	m := l.mirrors[id]
+	l.mu.Unlock()
+	if m != nil {
+		m.mu.RLock()
+		epoch := m.epoch
+		m.mu.RUnlock()
+		if epoch != "" {
+			return epoch, nil
+		}
+	}
+	epoch, _, err := l.remoteEpoch(ctx, id)
+	return epoch, err
+}

@@ -16,6 +16,12 @@ import (
 
 func newLog(t *testing.T, prefix string) *redislog.Log {
 	t.Helper()
+	return newLogOn(t, newClient(t), prefix)
+}
+
+// newClient connects to the test Redis, or skips the test without one.
+func newClient(t *testing.T) *redis.Client {
+	t.Helper()
 	u := os.Getenv("FLEETHUB_TEST_REDIS_URL")
 	if u == "" {
 		if os.Getenv("CI") == "true" {
@@ -29,6 +35,11 @@ func newLog(t *testing.T, prefix string) *redislog.Log {
 	}
 	rdb := redis.NewClient(opt)
 	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+func newLogOn(t *testing.T, rdb *redis.Client, prefix string) *redislog.Log {
+	t.Helper()
 	l := redislog.New(redislog.Config{Prefix: prefix}, rdb, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	t.Cleanup(func() { l.Close() })
 	return l
