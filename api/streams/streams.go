@@ -151,6 +151,7 @@ func (h *Handlers) Routes() []*api.Route {
 		Params: []api.Param{{Name: "stream_id", In: "query", Type: "string", Required: true, Description: "repeatable or comma-separated"},
 			{Name: "encoding", In: "query", Type: "string", Enum: []string{"json", "msgpack"}},
 			{Name: "last_offset", In: "query", Type: "integer", Description: "resume after this offset"},
+			{Name: "epoch", In: "query", Type: "string", Description: "the epoch of last_offset (from a subscribed frame); another epoch answers history_lost and delivery restarts at first_available"},
 			{Name: "api_key", In: "query", Type: "string", Description: "for browsers, which cannot set headers"}},
 		Handler: h.websocket})
 	return out
