@@ -268,6 +268,12 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	wcfg := ws.Config{}
 	if a.redis != nil {
 		wcfg.Acks = ws.NewRedisAcks(a.redis, 0)
+	} else {
+		acks, err := ws.OpenFileAcks(filepath.Join(cfg.Data, "streams", "acks"), 0)
+		if err != nil {
+			return nil, err
+		}
+		wcfg.Acks, a.closers = acks, append(a.closers, acks.Close)
 	}
 	a.ws = ws.New(wcfg, a.reg, a.slog, a.reg, log)
 	wh := apiwebhooks.New(deliveries, a.reg, a.hooks)
