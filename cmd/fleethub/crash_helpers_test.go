@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,9 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/fleethub/fleethub/hub/event"
 )
 
 // crashBuild compiles the server into dir, without -race (the child must
@@ -549,4 +553,91 @@ func crashRedisCleanup(t *testing.T, redisURL string, patterns func() []string) 
 			}
 		}
 	})
+}
+
+// crashPipelineGroup is the pipeline's consumer group (pipeline.Config's
+// default, which cmd/fleethub keeps).
+const crashPipelineGroup = "fleethub-pipeline"
+
+// crashKafkaWhere tells, for messages missing from a stream's log, where
+// they are in Kafka: past the pipeline group's committed offset (not
+// consumed yet: stuck, not lost), before it (consumed and committed, yet
+// never appended: lost), or not in the topic at all (acknowledged but never
+// published: lost). id names a message of the topic ("" to skip).
+func crashKafkaWhere(brokers []string, topic string, missing []string, id func(*event.Envelope) string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	want := make(map[string]bool, len(missing))
+	for _, k := range missing {
+		want[k] = true
+	}
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil || len(md.Topics) != 1 {
+		return fmt.Sprintf("Kafka: metadata of %s: %v", topic, err)
+	}
+	var parts []int
+	for _, p := range md.Topics[0].Partitions {
+		parts = append(parts, p.ID)
+	}
+	committed := map[int]int64{}
+	of, err := cl.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: crashPipelineGroup, Topics: map[string][]int{topic: parts}})
+	if err != nil {
+		return fmt.Sprintf("Kafka: committed offsets of %s: %v", crashPipelineGroup, err)
+	}
+	for _, p := range of.Topics[topic] {
+		committed[p.Partition] = p.CommittedOffset
+	}
+	reqs := make([]kafka.OffsetRequest, len(parts))
+	for i, p := range parts {
+		reqs[i] = kafka.LastOffsetOf(p)
+	}
+	lo, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	if err != nil {
+		return fmt.Sprintf("Kafka: end offsets of %s: %v", topic, err)
+	}
+	end := map[int]int64{}
+	for _, p := range lo.Topics[topic] {
+		end[p.Partition] = p.LastOffset
+	}
+	var beyond, before int
+	var lag []string
+	for _, p := range parts {
+		if committed[p] < end[p] {
+			lag = append(lag, fmt.Sprintf("partition %d committed %d of %d", p, committed[p], end[p]))
+		}
+		if end[p] == 0 {
+			continue
+		}
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p, MaxBytes: 16 << 20, MaxWait: 200 * time.Millisecond})
+		r.SetOffset(kafka.FirstOffset)
+		for {
+			m, err := r.ReadMessage(ctx)
+			if err != nil {
+				lag = append(lag, fmt.Sprintf("partition %d: read: %v", p, err))
+				break
+			}
+			if env, err := event.Unmarshal(m.Value); err == nil {
+				if k := id(env); want[k] {
+					delete(want, k)
+					if m.Offset >= committed[p] {
+						beyond++
+					} else {
+						before++
+					}
+				}
+			}
+			if m.Offset+1 >= end[p] {
+				break
+			}
+		}
+		r.Close()
+	}
+	slices.Sort(lag)
+	lags := "every partition committed to its end"
+	if len(lag) > 0 {
+		lags = "behind: " + strings.Join(lag[:min(len(lag), 8)], ", ")
+	}
+	return fmt.Sprintf("In Kafka (%s, group %s): %d of them are past the group's committed offset (not consumed: stuck), %d before it (consumed and committed, never appended: lost), %d not in the topic (never published: lost); %s",
+		topic, crashPipelineGroup, beyond, before, len(want), lags)
 }

@@ -47,6 +47,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
 )
 
 const (
@@ -474,7 +477,7 @@ func (h *crashHarness) verify(cycle int) bool {
 	ok := len(unexpected) == 0
 	ok = h.checkLog(cycle, "telemetry", "telemetry messages", h.telemetryStream, tel, deadline, telemetryID) && ok
 	ok = h.checkLog(cycle, "events", "events", h.eventsStream, evs, deadline, eventID) && ok
-	ok = h.checkLog(cycle, "events", "events (stream with deduplication)", h.dedupStream, evs, deadline, eventID) && ok
+	ok = h.checkLog(cycle, "events", "events (stream with deduplication on)", h.dedupStream, evs, deadline, eventID) && ok
 	ok = h.checkWebhook(cycle, evs, deadline) && ok
 	ok = h.checkTrips(cycle, pts, deadline) && ok
 	return ok
@@ -554,8 +557,8 @@ func (h *crashHarness) checkLog(cycle int, kind, what, stream string, want map[s
 	ok := true
 	if len(missing) > 0 {
 		ok = false
-		h.t.Errorf("cycle %d: %s stream %s, %v after the restart: %s. The log: %s", cycle, kind, stream,
-			time.Since(h.restarted).Round(time.Second), crashDescribe(what, "the stream's log", missing, want, cycle), summary())
+		h.t.Errorf("cycle %d: %s stream %s, %v after the restart: %s. The log: %s.%s", cycle, kind, stream,
+			time.Since(h.restarted).Round(time.Second), crashDescribe(what, "the stream's log", missing, want, cycle), summary(), h.inKafka(kind, missing))
 	}
 	if r.last < before {
 		ok = false
@@ -567,6 +570,29 @@ func (h *crashHarness) checkLog(cycle int, kind, what, stream string, want map[s
 		h.t.Errorf("cycle %d: %s stream %s: %d gaps in the offsets, e.g. %s", cycle, kind, stream, len(r.gaps), strings.Join(r.gaps[:min(len(r.gaps), 5)], "; "))
 	}
 	return ok
+}
+
+// inKafka says, in the Kafka mode, where the missing messages of a kind
+// are in the bus (see crashKafkaWhere); nothing in the embedded mode.
+func (h *crashHarness) inKafka(kind string, missing []string) string {
+	if h.mode.kafka == "" {
+		return ""
+	}
+	topic, id := hub.TopicEvents, func(e *event.Envelope) string {
+		if e.Event == nil {
+			return ""
+		}
+		return e.Event.EventID
+	}
+	if kind == "telemetry" {
+		topic, id = hub.TopicTelemetry, func(e *event.Envelope) string {
+			if e.Telemetry == nil {
+				return ""
+			}
+			return e.Telemetry.VehicleID + "#" + strconv.FormatInt(e.Telemetry.Sequence, 10)
+		}
+	}
+	return " " + crashKafkaWhere(strings.Split(h.mode.kafka, ","), topic, missing, id)
 }
 
 // crashDelivery is one row of a webhook stream's delivery log.
@@ -669,6 +695,9 @@ func (h *crashHarness) checkWebhook(cycle int, want map[string]int, deadline tim
 			cycle, h.webhookStream, time.Since(h.restarted).Round(time.Second),
 			crashDescribe("events", "what the endpoint received and the pending deliveries", missing, want, cycle),
 			hits, len(got), len(all), statuses, listErr)
+		if h.mode.kafka != "" {
+			h.t.Logf("cycle %d: webhook stream %s: %s", cycle, h.webhookStream, strings.TrimSpace(h.inKafka("events", missing)))
+		}
 	}
 	var gone, changed, lost []string
 	for id, evs := range byID {
