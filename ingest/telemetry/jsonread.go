@@ -174,7 +174,7 @@ func (r *bodyReader) message() (m hub.Message, rd reading, ok bool) {
 // data reads the data object of a message of dataType, as validateData
 // checks it.
 func (r *bodyReader) data(dataType string, rd *reading) bool {
-	groups, structured := r.s.schema[dataType]
+	groups, structured := r.s.tables[dataType]
 	if !r.open('{') || r.peek() == '}' {
 		return false
 	}
@@ -188,7 +188,7 @@ func (r *bodyReader) data(dataType string, rd *reading) bool {
 			return false
 		}
 		r.names = append(r.names, gname)
-		var fields group
+		var fields *fieldTable
 		if structured {
 			if fields, ok = groups[string(gname)]; !ok {
 				return false
@@ -220,25 +220,24 @@ func (r *bodyReader) data(dataType string, rd *reading) bool {
 // group reads the fields of a documented group (checkGroup, checkKind)
 // after its opening brace, and keeps what the rules read of
 // engine_diagnostics.
-func (r *bodyReader) group(fields group, gname []byte, rd *reading) bool {
+func (r *bodyReader) group(fields *fieldTable, gname []byte, rd *reading) bool {
 	if r.peek() == '}' {
 		r.i++
 		return true
 	}
-	first := len(r.names)
-	defer func() { r.names = r.names[:first] }()
 	status := rd.diag && string(gname) == "status_codes"
 	engine := rd.diag && string(gname) == "engine"
+	var seen uint64 // groups have fewer than 64 fields
 	for more := true; more; {
 		f, ok := r.key()
-		if !ok || repeated(r.names[first:], f) {
+		if !ok {
 			return false
 		}
-		r.names = append(r.names, f)
-		k, known := fields[string(f)]
-		if !known {
+		k, n, known := fields.find(f)
+		if !known || seen&(1<<n) != 0 {
 			return false
 		}
+		seen |= 1 << n
 		switch k {
 		case kNumber, kPercent:
 			n, ok := r.number()
@@ -291,10 +290,8 @@ func (r *bodyReader) codes(f []byte, keep bool, rd *reading) bool {
 	if !r.open('[') {
 		return false
 	}
+	start := r.i - 1
 	r.enc.BeginCodes(f)
-	if keep {
-		rd.codes, rd.hasCodes = []any{}, true
-	}
 	n := 0
 	if r.peek() == ']' {
 		r.i++
@@ -306,15 +303,15 @@ func (r *bodyReader) codes(f []byte, keep bool, rd *reading) bool {
 				return false
 			}
 			r.enc.Code(c)
-			if keep {
-				rd.codes = append(rd.codes, string(c))
-			}
 			if more, ok = r.next(']'); !ok {
 				return false
 			}
 		}
 	}
 	r.enc.EndCodes()
+	if keep {
+		rd.codesJSON, rd.hasCodes = r.b[start:r.i], true
+	}
 	return true
 }
 
@@ -561,21 +558,33 @@ func (r *bodyReader) str() ([]byte, bool) {
 		return nil, false
 	}
 	start := r.i + 1
-	ascii := true
-	for i := start; i < len(r.b); i++ {
-		switch c := r.b[i]; {
-		case c == '"':
-			r.i = i + 1
-			s := r.b[start:i]
-			return s, ascii || utf8.Valid(s)
-		case c == '\\' || c < 0x20:
-			return nil, false
-		case c >= 0x80:
-			ascii = false
-		}
+	end := bytes.IndexByte(r.b[start:], '"')
+	if end < 0 {
+		return nil, false
 	}
-	return nil, false
+	s := r.b[start : start+end]
+	ascii := true
+	for _, c := range s {
+		if plain[c] {
+			continue
+		}
+		if c < 0x80 {
+			return nil, false // an escape or a control character
+		}
+		ascii = false
+	}
+	r.i = start + end + 1
+	return s, ascii || utf8.Valid(s)
 }
+
+// plain marks the bytes a string may hold as they are: ASCII but for
+// the backslash and the control characters.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '\\'
+	}
+	return t
+}()
 
 func (r *bodyReader) boolean() (bool, bool) {
 	r.ws()

@@ -108,7 +108,7 @@ func TestReaderMatchesGeneralPath(t *testing.T) {
 	}
 	fuel := `"data":{"fuel_level":{"percentage":50}}`
 	at := `"timestamp":"2026-11-23T09:00:00Z"`
-	for _, c := range []tc{
+	cases = append(cases, []tc{
 		{"data before data_type", body(`{` + fuel + `,"vehicle_id":"v",` + at + `,"data_type":"fuel_system","sequence":3}`), true},
 		{"whitespace everywhere", []byte(" {\n \"messages\" : [ { " + at + " , \"vehicle_id\" : \"v\" ,\t\"data_type\" : \"gps_enhanced\" , \"data\" : { \"pos\" : { \"lat\" : 1.5 , \"lon\" : -2 } , \"q\" : { } } , \"quality_indicators\" : { } } ] } \r\n"), true},
 		{"numbers", body(`{` + at + `,"vehicle_id":"v","data_type":"environmental","data":{"n":{"a":-0,"b":1e2,"c":1E-2,"d":0.000001,"e":123456789012345678901234567890,` +
@@ -142,9 +142,7 @@ func TestReaderMatchesGeneralPath(t *testing.T) {
 		{"empty list", []byte(`{"messages":[]}`), false},
 		{"null element", body(message("v", "fuel_system", samples["fuel_system"]), `null`), false},
 		{"truncated", body(message("v", "fuel_system", samples["fuel_system"]))[:100], false},
-	} {
-		cases = append(cases, c)
-	}
+	}...)
 	var thousand, tooMany []string
 	for i := range 1001 {
 		m := message(fmt.Sprint("veh-", i%37), event.DataTypes[i%len(event.DataTypes)], samples[event.DataTypes[i%len(event.DataTypes)]])

@@ -145,6 +145,50 @@ type reading struct {
 	mil                                  bool    // status_codes.mil_status
 	codes                                []any   // status_codes.pending_codes
 	hasDTC, hasCoolant, hasMil, hasCodes bool
+
+	// codesJSON, when set, holds the pending codes instead of codes: the
+	// JSON array as the body has it (plain strings, checked by the
+	// reader). It is the request body's, read by the rules before the
+	// request returns; most messages repeat their vehicle's codes, and
+	// then the vehicle's slice is used again instead of a new one.
+	codesJSON []byte
+}
+
+// pendingCodesOf returns the codes of m: codes, or those of codesJSON,
+// which are prev when they are the same.
+func (m *reading) pendingCodesOf(prev []any) []any {
+	if m.codesJSON == nil {
+		return m.codes
+	}
+	same, n := true, 0
+	forCodes(m.codesJSON, func(c []byte) {
+		if n >= len(prev) || prev[n] != any(string(c)) {
+			same = false
+		}
+		n++
+	})
+	if same && n == len(prev) && prev != nil {
+		return prev
+	}
+	codes := make([]any, 0, n)
+	forCodes(m.codesJSON, func(c []byte) { codes = append(codes, string(c)) })
+	return codes
+}
+
+// forCodes calls fn with each string of a JSON array of strings without
+// escapes.
+func forCodes(arr []byte, fn func([]byte)) {
+	for i := 0; i < len(arr); i++ {
+		if arr[i] != '"' {
+			continue
+		}
+		j := i + 1
+		for arr[j] != '"' {
+			j++
+		}
+		fn(arr[i+1 : j])
+		i = j
+	}
 }
 
 // readingOf takes what the rules read of a validated message (its
@@ -189,7 +233,7 @@ func (s *Service) diagnostics(tx *txn, org, env string, msgs []reading, now time
 // rules compares one engine_diagnostics message with the vehicle's
 // previous one. Lock must be held.
 func (s *Service) rules(v *vehicle, m *reading, now time.Time, out []*event.Event) []*event.Event {
-	codes := m.codes
+	codes := m.pendingCodesOf(v.codes)
 	if m.hasDTC {
 		cur := int64(m.dtc)
 		if v.hasDTC && cur > v.dtc {

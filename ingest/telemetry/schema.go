@@ -104,3 +104,61 @@ func newSchema() schema {
 		},
 	}
 }
+
+// tables returns the groups of each structured data type as fieldTables.
+func (sc schema) tables() map[string]map[string]*fieldTable {
+	out := make(map[string]map[string]*fieldTable, len(sc))
+	for dt, groups := range sc {
+		out[dt] = make(map[string]*fieldTable, len(groups))
+		for name, g := range groups {
+			out[dt][name] = newFieldTable(g)
+		}
+	}
+	return out
+}
+
+// fieldTable finds a documented field of a group by the bytes of its
+// name, with a number of its own (for repeat checks). Built by New, read
+// only. It is a small open-addressed table on the name's length and
+// three of its bytes: in the one-pass reader, the group's map took a
+// quarter of the time of reading a group (BenchmarkIngestTelemetry1000).
+type fieldTable struct {
+	slots [64]fieldSlot
+}
+
+type fieldSlot struct {
+	name string
+	kind kind
+	n    uint8 // the field's number in its group, from 0
+}
+
+func fieldHash(f []byte) int {
+	return (len(f)*37 + int(f[0])*7 + int(f[len(f)/2])*3 + int(f[len(f)-1])) & 63
+}
+
+func newFieldTable(g group) *fieldTable {
+	t := &fieldTable{}
+	n := uint8(0)
+	for _, name := range sortedKeys(g) {
+		h := fieldHash([]byte(name))
+		for t.slots[h].name != "" {
+			h = (h + 1) & 63
+		}
+		t.slots[h] = fieldSlot{name: name, kind: g[name], n: n}
+		n++
+	}
+	return t
+}
+
+// find returns the field named f.
+func (t *fieldTable) find(f []byte) (k kind, n uint8, ok bool) {
+	if len(f) == 0 {
+		return 0, 0, false
+	}
+	for h := fieldHash(f); t.slots[h].name != ""; h = (h + 1) & 63 {
+		if s := &t.slots[h]; s.name == string(f) {
+			return s.kind, s.n, true
+		}
+	}
+	return 0, 0, false
+}

@@ -50,6 +50,7 @@ type Service struct {
 	pub    Publisher
 	log    *slog.Logger
 	schema schema
+	tables map[string]map[string]*fieldTable // the schema's groups for bodyReader
 
 	mu       sync.Mutex // guards vehicles and gen; never held across Publish
 	vehicles *simplelru.LRU[vehicleKey, *vehicle]
@@ -95,7 +96,8 @@ func New(cfg Config, pub Publisher, log *slog.Logger) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: vehicle cache: %w", err)
 	}
-	return &Service{cfg: cfg, pub: pub, log: log, schema: newSchema(), vehicles: lru}, nil
+	sc := newSchema()
+	return &Service{cfg: cfg, pub: pub, log: log, schema: sc, tables: sc.tables(), vehicles: lru}, nil
 }
 
 // Result is what an accepted request did.
