@@ -298,27 +298,49 @@ func BenchmarkTelemetryCodec(b *testing.B) {
 		}
 	})
 	b.Run("Encoder", func(b *testing.B) {
+		// the same message, its data laid out as the intake reads it
+		type field struct {
+			name []byte
+			v    any
+		}
+		type group struct {
+			name   []byte
+			fields []field
+		}
+		var groups []group
+		for g, fs := range tm.Data {
+			gr := group{name: []byte(g)}
+			for k, v := range fs.(map[string]any) {
+				gr.fields = append(gr.fields, field{[]byte(k), v})
+			}
+			groups = append(groups, gr)
+		}
+		id := []byte(tm.VehicleID)
 		b.ReportAllocs()
 		w := NewTelemetryEncoder(1 << 20)
-		name := []byte("steering_angle")
 		for b.Loop() {
 			w.Abort()
-			w.Begin("org", "test")
-			w.Timestamp(tsUTC)
-			w.VehicleID([]byte("veh-00042"))
-			w.DataType("vehicle_dynamics")
-			w.Sequence(1842)
+			w.Begin(env.Org, env.Env)
+			w.Timestamp(tm.Timestamp)
+			w.VehicleID(id)
+			w.DataType(tm.DataType)
+			w.Sequence(tm.Sequence)
 			w.BeginData()
-			for range 3 {
-				w.BeginGroup(name)
-				for range 5 {
-					w.Number(name, 72.4)
+			for _, g := range groups {
+				w.BeginGroup(g.name)
+				for _, f := range g.fields {
+					switch v := f.v.(type) {
+					case float64:
+						w.Number(f.name, v)
+					case bool:
+						w.Bool(f.name, v)
+					}
 				}
 				w.EndGroup()
 			}
 			w.EndData()
 			w.Quality(tm.QualityIndicators.SignalStrength, tm.QualityIndicators.DataCompleteness, nil)
-			w.End(tsSec)
+			w.End(env.IngestedAt)
 		}
 	})
 	b.Run("Unmarshal/reflection", func(b *testing.B) {
