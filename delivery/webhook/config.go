@@ -21,6 +21,7 @@ const (
 	DefaultRate             = 20_000           // requests per second per endpoint
 	DefaultTimeout          = 10 * time.Second // one request, connect to last byte
 	DefaultQueueLimit       = 2_000            // deliveries held in memory per endpoint
+	DefaultQueueBytes       = 16 << 20         // payload bytes held in memory per endpoint
 	DefaultLease            = time.Minute
 	DefaultPollEvery        = time.Second
 	DefaultRetryFor         = 24 * time.Hour
@@ -56,6 +57,9 @@ type Config struct {
 	Burst       int           // token bucket depth, default Concurrency
 	Timeout     time.Duration // per request
 	QueueLimit  int           // deliveries held in memory per endpoint
+	// QueueBytes bounds the payload bytes an endpoint holds: it takes
+	// nothing more once it holds that much (one hand-over may pass it).
+	QueueBytes int
 
 	Lease     time.Duration // how long a claimed delivery is reserved
 	PollEvery time.Duration // how often due deliveries are looked for
@@ -108,6 +112,9 @@ func (c *Config) defaults() {
 	}
 	if c.QueueLimit <= 0 {
 		c.QueueLimit = DefaultQueueLimit
+	}
+	if c.QueueBytes <= 0 {
+		c.QueueBytes = DefaultQueueBytes
 	}
 	if len(c.Schedule) == 0 {
 		c.Schedule = DefaultSchedule

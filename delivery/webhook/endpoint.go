@@ -23,9 +23,10 @@ type endpoint struct {
 
 	mu       sync.Mutex // guards the fields below
 	info     hub.StreamInfo
-	queue    []item              // held, waiting to be sent, oldest first
-	held     map[string]struct{} // ids leased by this node: queued or in flight
-	reserved int                 // room taken by Accepts still writing
+	queue    []item         // held, waiting to be sent, oldest first
+	held     map[string]int // ids leased by this node (queued or in flight) and their payload bytes
+	heldSize int            // bytes of the held payloads
+	reserved int            // room taken by Accepts still writing
 	workers  int
 	stopping bool
 	disabled bool
@@ -58,9 +59,15 @@ type job struct {
 func newEndpoint(d *Dispatcher, info hub.StreamInfo) *endpoint {
 	c := d.cfg
 	return &endpoint{d: d, id: info.ID, info: info, client: newClient(c.Concurrency, c.Timeout, c.AllowPrivate),
-		held: map[string]struct{}{}, changed: make(chan struct{}),
+		held: map[string]int{}, changed: make(chan struct{}),
 		br:     breaker{threshold: c.BreakerThreshold, cooldown: c.BreakerCooldown},
 		bucket: newBucket(c.Rate, c.Burst), active: c.Now(), progress: c.Now()}
+}
+
+// unhold forgets a held delivery; lock held.
+func (e *endpoint) unhold(id string) {
+	e.heldSize -= e.held[id]
+	delete(e.held, id)
 }
 
 // signal wakes waiting workers; lock held.
@@ -98,6 +105,9 @@ func (e *endpoint) roomLocked(now time.Time) int {
 		return 0
 	}
 	free := max(e.d.cfg.QueueLimit-len(e.held)-e.reserved, 0)
+	if e.heldSize >= e.d.cfg.QueueBytes {
+		free = 0
+	}
 	switch e.br.state(now) {
 	case CircuitOpen:
 		return 0
@@ -180,7 +190,8 @@ func (e *endpoint) add(ds []store.Delivery, more bool, now time.Time) (refused [
 		if _, ok := e.held[d.ID]; ok {
 			continue
 		}
-		e.held[d.ID] = struct{}{}
+		e.held[d.ID] = len(d.Payload)
+		e.heldSize += len(d.Payload)
 		e.queue = append(e.queue, item{d: d, at: now})
 	}
 	e.active = now
@@ -226,7 +237,7 @@ func (e *endpoint) take() (job, bool) {
 			var ids []string
 			for _, it := range e.queue {
 				ids = append(ids, it.d.ID)
-				delete(e.held, it.d.ID)
+				e.unhold(it.d.ID)
 			}
 			e.queue = nil
 			reopen := e.br.reopenAt
@@ -329,7 +340,7 @@ func (e *endpoint) finish(j job, o outcome, info hub.StreamInfo) {
 		e.br.probing = false
 	}
 	for _, it := range j.items {
-		delete(e.held, it.d.ID)
+		e.unhold(it.d.ID)
 	}
 	if o.kind == gone {
 		e.disabled = true
@@ -379,7 +390,7 @@ func (e *endpoint) drop(lost map[string]bool) {
 	kept := e.queue[:0]
 	for _, it := range e.queue {
 		if lost[it.d.ID] {
-			delete(e.held, it.d.ID)
+			e.unhold(it.d.ID)
 			continue
 		}
 		kept = append(kept, it)
@@ -396,7 +407,7 @@ func (e *endpoint) stop() []string {
 	var ids []string
 	for _, it := range e.queue {
 		ids = append(ids, it.d.ID)
-		delete(e.held, it.d.ID)
+		e.unhold(it.d.ID)
 	}
 	e.queue = nil
 	e.signal()
@@ -414,7 +425,7 @@ func (e *endpoint) setDisabled(v bool) {
 	e.disabled = v
 	if v {
 		for _, it := range e.queue {
-			delete(e.held, it.d.ID)
+			e.unhold(it.d.ID)
 		}
 		e.queue = nil
 	} else {

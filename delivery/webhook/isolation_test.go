@@ -1,8 +1,10 @@
 package webhook_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -130,6 +132,41 @@ func TestConcurrentAcceptsNeverOverfillAQueue(t *testing.T) {
 	}
 	if leased != cfg.QueueLimit {
 		t.Errorf("%d deliveries handed to the endpoint, want its queue's %d", leased, cfg.QueueLimit)
+	}
+}
+
+// An endpoint holds at most QueueBytes of payloads in memory, whatever
+// its count limit: large messages wait in the store.
+func TestAnEndpointHoldsAtMostQueueBytes(t *testing.T) {
+	f := newFixture(t, openSQLite(t, t.TempDir()))
+	rc := hungReceiver(t)
+	hung := f.stream(rc.URL)
+	cfg := testConfig()
+	cfg.Timeout, cfg.QueueLimit, cfg.QueueBytes, cfg.Concurrency, cfg.StallAfter = time.Minute, 1000, 64<<10, 2, time.Minute
+	d := f.start(cfg)
+	accept(t, d, hung, entries(0, 1))
+	waitFor(t, "the first request", func() bool { return len(rc.all()) > 0 })
+	big := bytes.Repeat([]byte("x"), 2600)
+	for r := range 20 {
+		es := entries(int64(2+r*10), 10)
+		for i := range es {
+			es[i].Data = fmt.Appendf(nil, `{"n":%d,"pad":"%s"}`, es[i].Offset, big)
+		}
+		accept(t, d, hung, es)
+	}
+	log := list(t, f.st, hung, "")
+	if len(log) != 201 {
+		t.Fatalf("the delivery log holds %d of 201 deliveries", len(log))
+	}
+	held := 0
+	for _, x := range log {
+		if x.LeaseOwner != "" {
+			held += len(x.Payload)
+		}
+	}
+	// one hand-over of 10 may pass the bound
+	if held > cfg.QueueBytes+10*2700 || held < cfg.QueueBytes/2 {
+		t.Errorf("%d payload bytes handed to the endpoint, want about its %d", held, cfg.QueueBytes)
 	}
 }
 
