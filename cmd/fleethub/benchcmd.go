@@ -27,7 +27,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Float64Var(&c.Rate, "rate", 0, "requests per second in total (0: as fast as possible)")
 	trips := fs.Int("trips", 256, "ingest: trips in parallel")
 	batch := fs.Int("batch", 1000, "ingest: points per batch; fanout: events per ingest request (default 50 there)")
-	subs := fs.Int("subscribers", 100, "fanout: websocket subscribers")
+	subs := fs.Int("subscribers", 100, "fanout: websocket subscribers; idle: connections; memory: streams")
 	dead := fs.Bool("dead-neighbour", false, "webhook: add a stream whose receiver never answers")
 	healthy := fs.Bool("healthy-neighbour", false, "webhook: add a stream whose receiver answers at once")
 	isolation := fs.Int("isolation", 0, "webhook: run this many rounds of two phases of --duration each, alone then beside a dead neighbour, in one server process, and compare")
@@ -38,6 +38,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	maxWait := fs.Int("max-wait-ms", 20, "fanout: max_wait_time of batch_events, milliseconds")
 	subURL := fs.String("subscribe-url", "", "fanout: node the websocket clients connect to (default --url)")
 	eps := fs.Int("events-per-sec", 1000, "fanout: events ingested per second")
+	events := fs.Int("events", 20000, "memory: events ingested (every stream matches each)")
+	size := fs.Int("size", 2600, "memory: bytes of each event")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -87,6 +89,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 1
 		}
 		ir.Print(stdout)
+		return 0
+	case "memory":
+		mr, err := bench.Memory(ctx, bench.MemoryConfig{URL: c.URL, Key: c.Key, Streams: *subs, Events: *events, Size: *size})
+		if err != nil {
+			fmt.Fprintln(stderr, "fleethub bench:", err)
+			return 1
+		}
+		mr.Print(stdout)
 		return 0
 	case "broker":
 		if err := bench.Broker(ctx, *port, stdout); err != nil {

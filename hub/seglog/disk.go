@@ -34,6 +34,10 @@ const (
 	epochFile = "epoch"
 )
 
+// writeChunk is how many bytes of a round are encoded before they are
+// written out.
+const writeChunk = 1 << 20
+
 // segmentFile is the writable end of a segment.
 type segmentFile interface {
 	Write(p []byte) (int, error)
@@ -436,19 +440,29 @@ func (l *Log) writeDisk(round []*request) (*segment, []int64, error) {
 	}
 	buf := l.buf[:0]
 	var positions []int64
+	var written int64
+	var err error
 	for _, r := range round {
 		for i := range r.recs {
-			positions = append(positions, seg.size+int64(len(buf)))
+			positions = append(positions, seg.size+written+int64(len(buf)))
 			buf = appendFrame(buf, &r.recs[i])
+			if len(buf) >= writeChunk && err == nil {
+				// a large round goes out in pieces, so its buffer stays
+				// small; the one fsync still comes at the end
+				_, err = l.active.Write(buf)
+				written += int64(len(buf))
+				buf = buf[:0]
+			}
 		}
 	}
-	_, err := l.active.Write(buf)
+	if err == nil {
+		_, err = l.active.Write(buf)
+		written += int64(len(buf))
+	}
 	if err == nil {
 		err = l.active.Sync()
 	}
-	if cap(buf) <= 16<<20 {
-		l.buf = buf
-	}
+	l.buf = buf[:0]
 	if err != nil {
 		// take back what may have reached the file, so the next round
 		// starts on a clean frame boundary
@@ -460,7 +474,7 @@ func (l *Log) writeDisk(round []*request) (*segment, []int64, error) {
 		return nil, nil, fmt.Errorf("seglog: write %s: %w", seg.path, err)
 	}
 	l.mu.Lock()
-	seg.size += int64(len(buf))
+	seg.size += written
 	l.mu.Unlock()
 	return seg, positions, nil
 }
