@@ -13,7 +13,10 @@
 // take from the batch, other than those a reorder buffer keeps, was
 // appended to its streams' logs and, for webhook streams, accepted by the
 // Sink; any failure returns an error, and the bus redelivers the whole
-// batch. Appends that succeeded before the failure are not undone: their
+// batch. On a log that appends to several streams at once (the embedded
+// memlog: one durable write per batch) a failed append leaves none of the
+// batch's messages; on one that appends stream by stream (redislog),
+// appends that succeeded before the failure are not undone and their
 // messages are appended again (a duplicate under a new stream offset).
 // The rest of what a failed batch changed is undone, so that its
 // redelivery is handled as a first delivery: telemetry frequency marks
