@@ -557,31 +557,36 @@ func (r *bodyReader) str() ([]byte, bool) {
 	if r.peek() != '"' {
 		return nil, false
 	}
-	start := r.i + 1
-	end := bytes.IndexByte(r.b[start:], '"')
+	b, start := r.b, r.i+1
+	i := start
+	for i < len(b) && plain[b[i]] {
+		i++
+	}
+	if i < len(b) && b[i] == '"' {
+		r.i = i + 1
+		return b[start:i], true
+	}
+	// not plain ASCII: find the end, then check what lies before it
+	end := bytes.IndexByte(b[i:], '"')
 	if end < 0 {
 		return nil, false
 	}
-	s := r.b[start : start+end]
-	ascii := true
+	s := b[start : i+end]
 	for _, c := range s {
-		if plain[c] {
-			continue
+		if !plain[c] && c < 0x80 {
+			return nil, false // an escape, a control character
 		}
-		if c < 0x80 {
-			return nil, false // an escape or a control character
-		}
-		ascii = false
 	}
-	r.i = start + end + 1
-	return s, ascii || utf8.Valid(s)
+	r.i = i + end + 1
+	return s, utf8.Valid(s)
 }
 
-// plain marks the bytes a string may hold as they are: ASCII but for
-// the backslash and the control characters.
+// plain marks the bytes a string holds as they are, but its closing
+// quote: ASCII but for the backslash, the quote and the control
+// characters.
 var plain = func() (t [256]bool) {
 	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '\\'
+		t[c] = c != '\\' && c != '"'
 	}
 	return t
 }()
@@ -662,16 +667,76 @@ func (r *bodyReader) count() (int64, bool) {
 
 // number reads a finite number as number() reads a json.Number:
 // strconv.ParseFloat, here by its exact fast path when the decimal
-// mantissa and exponent allow it.
+// mantissa and exponent allow it (exactFloat). It checks the JSON
+// grammar and gathers the mantissa in the same pass.
 func (r *bodyReader) number() (float64, bool) {
-	lit, _, ok := r.literal()
-	if !ok {
+	r.ws()
+	b, i := r.b, r.i
+	start := i
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	var mant uint64
+	exp, exact := 0, true
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for ; i < len(b) && isDigit(b[i]); i++ {
+			if mant >= 1<<53/10 {
+				exact = false
+				continue
+			}
+			mant = mant*10 + uint64(b[i]-'0')
+		}
+	default:
 		return 0, false
 	}
-	if f, ok := exactFloat(lit); ok {
-		return f, true
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || !isDigit(b[i]) {
+			return 0, false
+		}
+		for ; i < len(b) && isDigit(b[i]); i++ {
+			if mant >= 1<<53/10 {
+				exact = false
+				continue
+			}
+			mant = mant*10 + uint64(b[i]-'0')
+			exp--
+		}
 	}
-	f, err := strconv.ParseFloat(string(lit), 64)
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		eneg := i < len(b) && b[i] == '-'
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !isDigit(b[i]) {
+			return 0, false
+		}
+		e := 0
+		for ; i < len(b) && isDigit(b[i]); i++ {
+			if e < 10000 {
+				e = e*10 + int(b[i]-'0')
+			}
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	r.i = i
+	if exact {
+		if f, ok := exactFloat(mant, exp); ok {
+			if neg {
+				f = -f
+			}
+			return f, true
+		}
+	}
+	f, err := strconv.ParseFloat(string(b[start:i]), 64)
 	return f, err == nil && finite(f)
 }
 
@@ -679,51 +744,11 @@ func (r *bodyReader) number() (float64, bool) {
 var float64pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
-// exactFloat converts a JSON number literal whose decimal mantissa fits
-// in 53 bits and whose exponent is at most 22 in size: both are exact in
-// a float64, so one multiplication or division, correctly rounded, gives
-// what strconv.ParseFloat gives (it takes the same path).
-func exactFloat(lit []byte) (float64, bool) {
-	neg := lit[0] == '-'
-	if neg {
-		lit = lit[1:]
-	}
-	var mant uint64
-	exp, i := 0, 0
-	for ; i < len(lit) && isDigit(lit[i]); i++ {
-		if mant >= 1<<53/10 {
-			return 0, false
-		}
-		mant = mant*10 + uint64(lit[i]-'0')
-	}
-	if i < len(lit) && lit[i] == '.' {
-		for i++; i < len(lit) && isDigit(lit[i]); i++ {
-			if mant >= 1<<53/10 {
-				return 0, false
-			}
-			mant = mant*10 + uint64(lit[i]-'0')
-			exp--
-		}
-	}
-	if i < len(lit) {
-		// exponent
-		i++
-		eneg := lit[i] == '-'
-		if lit[i] == '+' || lit[i] == '-' {
-			i++
-		}
-		e := 0
-		for ; i < len(lit); i++ {
-			if e > 100 {
-				return 0, false
-			}
-			e = e*10 + int(lit[i]-'0')
-		}
-		if eneg {
-			e = -e
-		}
-		exp += e
-	}
+// exactFloat is mant × 10^exp when the mantissa (below 2^53) and the
+// power of ten are both exact in a float64: one multiplication or
+// division, correctly rounded, then gives what strconv.ParseFloat gives
+// (it takes the same path).
+func exactFloat(mant uint64, exp int) (float64, bool) {
 	f := float64(mant)
 	switch {
 	case mant == 0 || exp == 0:
@@ -733,9 +758,6 @@ func exactFloat(lit []byte) (float64, bool) {
 		f /= float64pow10[-exp]
 	default:
 		return 0, false
-	}
-	if neg {
-		f = -f
 	}
 	return f, true
 }
