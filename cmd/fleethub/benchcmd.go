@@ -32,7 +32,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	healthy := fs.Bool("healthy-neighbour", false, "webhook: add a stream whose receiver answers at once")
 	isolation := fs.Int("isolation", 0, "webhook: run this many rounds of two phases of --duration each, alone then beside a dead neighbour, in one server process, and compare")
 	whBatch := fs.Int("batch-size", 0, "webhook: batch_events size (deliveries carry arrays)")
-	kind := fs.String("kind", "locations", "ingest: locations (POST /v1/locations/batch) or telemetry (POST /v1/telemetry; --batch at most 1000, default 500 there)")
+	kind := fs.String("kind", "locations", "ingest: locations (POST /v1/locations/batch) or telemetry (POST /v1/telemetry; --batch at most 1000)")
 	port := fs.Int("port", 0, "broker: listen port (0: any)")
 	batchEvents := fs.Bool("batch-events", false, "fanout: start the stream with batch_events")
 	maxWait := fs.Int("max-wait-ms", 20, "fanout: max_wait_time of batch_events, milliseconds")
