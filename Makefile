@@ -9,8 +9,10 @@ PKGS = ./...
 run:
 	$(GO) run ./cmd/fleethub serve --addr $(ADDR) --data $(DATA)
 
+## build: the server (bin/fleethub) and the load generators (bin/fleethub-bench)
 build:
 	$(GO) build -o bin/fleethub ./cmd/fleethub
+	$(GO) build -o bin/fleethub-bench ./cmd/fleethub-bench
 
 ## test: every test, with the race detector; PostgreSQL and Redis tests read
 ## FLEETHUB_TEST_DATABASE_URL and FLEETHUB_TEST_REDIS_URL and skip without them

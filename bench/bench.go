@@ -1,6 +1,6 @@
 // Package bench holds Fleethub's end-to-end load generators: they drive a
 // running server over real connections and report throughput and
-// latency. `fleethub bench <name>` runs them; docs/performance.md records
+// latency. `fleethub-bench <name>` (cmd/fleethub-bench) runs them; docs/performance.md records
 // their figures with the commands.
 package bench
 

@@ -19,7 +19,7 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// FanoutConfig drives `fleethub bench fanout`: Subscribers websocket
+// FanoutConfig drives `fleethub-bench fanout`: Subscribers websocket
 // clients follow one event stream while Rate events per second are
 // ingested through POST /v1/events for Duration.
 type FanoutConfig struct {

@@ -3,7 +3,9 @@
 //	fleethub serve [flags]        start the whole service
 //	fleethub keys create [flags]  create an API key offline (bootstrap)
 //	fleethub version              print the version
-//	fleethub bench ...            load generators (see bench/)
+//
+// The load generators are a separate command, cmd/fleethub-bench, so
+// this binary never links them.
 package main
 
 import (
@@ -38,8 +40,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return cmdKeysCreate(ctx, args[2:], stdout, stderr)
-	case "bench":
-		return cmdBench(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "fleethub", version)
 		return 0
@@ -60,6 +60,5 @@ commands:
   serve         start the service (fleethub serve -h for flags)
   keys create   create an API key offline and print it on the first line
   version       print the version
-  bench         load generators: health, ingest (against a running server)
 `)
 }

@@ -1,3 +1,13 @@
+// Command fleethub-bench runs Fleethub's end-to-end load generators
+// against a running server, and an in-process Kafka-protocol broker for
+// measuring `fleethub serve --kafka-brokers` without Kafka:
+//
+//	fleethub-bench health|ingest|fanout|webhook|matrix|optimize|idle|memory [flags]
+//	fleethub-bench broker [--port N]
+//
+// It is its own binary so that the server never links the generators,
+// kfake or the franz-go client (cmd/fleethub's TestServerDependencies).
+// docs/performance.md records the figures with their commands.
 package main
 
 import (
@@ -6,18 +16,34 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/pprof"
+	"syscall"
 	"time"
 
 	"github.com/fleethub/fleethub/bench"
 )
 
-func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+const usageLine = "usage: fleethub-bench health|ingest|fanout|webhook|matrix|optimize|idle|memory|broker [flags]"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: fleethub bench health|ingest|fanout|webhook|matrix|optimize|idle|broker [flags]")
+		fmt.Fprintln(stderr, usageLine)
 		return 2
 	}
-	fs := flag.NewFlagSet("bench "+args[0], flag.ContinueOnError)
+	switch args[0] {
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usageLine)
+		fmt.Fprintln(stdout, "flags of one generator: fleethub-bench <generator> -h")
+		return 0
+	}
+	fs := flag.NewFlagSet("fleethub-bench "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c bench.Config
 	fs.StringVar(&c.URL, "url", "http://127.0.0.1:8080", "server address")
@@ -47,12 +73,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
-			fmt.Fprintln(stderr, "fleethub bench:", err)
+			fmt.Fprintln(stderr, "fleethub-bench:", err)
 			return 1
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(stderr, "fleethub bench:", err)
+			fmt.Fprintln(stderr, "fleethub-bench:", err)
 			return 1
 		}
 		defer pprof.StopCPUProfile()
@@ -71,7 +97,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if *isolation > 0 {
 			ir, err := bench.WebhookIsolation(ctx, wc, *isolation)
 			if err != nil {
-				fmt.Fprintln(stderr, "fleethub bench:", err)
+				fmt.Fprintln(stderr, "fleethub-bench:", err)
 				return 1
 			}
 			ir.Print(stdout)
@@ -85,7 +111,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case "idle":
 		ir, err := bench.Idle(ctx, c.URL, c.Key, *subs, c.Duration)
 		if err != nil {
-			fmt.Fprintln(stderr, "fleethub bench:", err)
+			fmt.Fprintln(stderr, "fleethub-bench:", err)
 			return 1
 		}
 		ir.Print(stdout)
@@ -93,14 +119,14 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case "memory":
 		mr, err := bench.Memory(ctx, bench.MemoryConfig{URL: c.URL, Key: c.Key, Streams: *subs, Events: *events, Size: *size})
 		if err != nil {
-			fmt.Fprintln(stderr, "fleethub bench:", err)
+			fmt.Fprintln(stderr, "fleethub-bench:", err)
 			return 1
 		}
 		mr.Print(stdout)
 		return 0
 	case "broker":
 		if err := bench.Broker(ctx, *port, stdout); err != nil {
-			fmt.Fprintln(stderr, "fleethub bench:", err)
+			fmt.Fprintln(stderr, "fleethub-bench:", err)
 			return 1
 		}
 		return 0
@@ -112,7 +138,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fr, err := bench.Fanout(ctx, bench.FanoutConfig{URL: c.URL, Key: c.Key, SubscribeURL: *subURL, Subscribers: *subs, Rate: *eps, Duration: c.Duration, Batch: b,
 			BatchEvents: *batchEvents, MaxWaitMS: *maxWait})
 		if err != nil {
-			fmt.Fprintln(stderr, "fleethub bench:", err)
+			fmt.Fprintln(stderr, "fleethub-bench:", err)
 			return 1
 		}
 		fr.Print(stdout)
@@ -124,11 +150,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			res, err = bench.Ingest(ctx, bench.IngestConfig{Config: c, Trips: *trips, Batch: *batch})
 		}
 	default:
-		fmt.Fprintf(stderr, "fleethub bench: unknown generator %q\n", args[0])
+		fmt.Fprintf(stderr, "fleethub-bench: unknown generator %q\n", args[0])
+		fmt.Fprintln(stderr, usageLine)
 		return 2
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "fleethub bench:", err)
+		fmt.Fprintln(stderr, "fleethub-bench:", err)
 		return 1
 	}
 	res.Print(stdout)
