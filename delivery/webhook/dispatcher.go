@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -31,6 +32,7 @@ type Dispatcher struct {
 	secrets *secretCache
 	counter hub.Counter
 	log     *slog.Logger
+	pacer   ratelimit.Pacer // a full bucket under Rate and Burst, copied by each endpoint
 
 	mu        sync.Mutex // guards endpoints and disabled
 	endpoints map[string]*endpoint
@@ -84,10 +86,14 @@ func New(cfg Config, q store.Deliveries, streams hub.Streams, secrets StreamStor
 		cfg.Node = host + "-" + hex.EncodeToString(b[:])
 	}
 	cfg.defaults()
+	pacer, err := cfg.pacer()
+	if err != nil {
+		return nil, err
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d := &Dispatcher{cfg: cfg, q: q, streams: streams, counter: counter, log: log,
+	d := &Dispatcher{cfg: cfg, q: q, streams: streams, counter: counter, log: log, pacer: pacer,
 		secrets:   newSecretCache(secrets, cfg.SecretTTL, cfg.Now),
 		endpoints: map[string]*endpoint{}, disabled: map[string]store.DeliveryStream{},
 		closing: make(chan struct{}), stopping: make(chan struct{}), done: make(chan struct{}),

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -31,9 +32,9 @@ type endpoint struct {
 	stopping bool
 	disabled bool
 	br       breaker
-	bucket   bucket
-	changed  chan struct{} // closed and replaced when queue or circuit change
-	active   time.Time     // last time it held anything
+	pacer    ratelimit.Pacer // the endpoint's rate limit
+	changed  chan struct{}   // closed and replaced when queue or circuit change
+	active   time.Time       // last time it held anything
 	// progress is when it last finished a request, or started holding
 	// deliveries after holding none: stalled tells a receiver that
 	// stopped answering from one that is merely busy
@@ -60,8 +61,8 @@ func newEndpoint(d *Dispatcher, info hub.StreamInfo) *endpoint {
 	c := d.cfg
 	return &endpoint{d: d, id: info.ID, info: info, client: newClient(c.Concurrency, c.Timeout, c.AllowPrivate),
 		held: map[string]int{}, changed: make(chan struct{}),
-		br:     breaker{threshold: c.BreakerThreshold, cooldown: c.BreakerCooldown},
-		bucket: newBucket(c.Rate, c.Burst), active: c.Now(), progress: c.Now()}
+		br:    breaker{threshold: c.BreakerThreshold, cooldown: c.BreakerCooldown},
+		pacer: d.pacer, active: c.Now(), progress: c.Now()}
 }
 
 // unhold forgets a held delivery; lock held.
@@ -286,7 +287,7 @@ func (e *endpoint) take() (job, bool) {
 		if state == CircuitHalfOpen {
 			e.br.probing, j.probe = true, true
 		}
-		delay := e.bucket.reserve(now)
+		delay := e.pacer.Reserve(now)
 		e.mu.Unlock()
 		if delay > 0 {
 			t := time.NewTimer(delay)

@@ -1,33 +1,32 @@
 package webhook
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"time"
 
-// bucket is a token bucket: rate tokens a second, at most burst banked.
-// reserve takes a token and says how long to wait for it (reservations
-// may go into debt, so concurrent callers queue up fairly). The owner's
-// lock guards it.
-type bucket struct {
-	rate   float64 // negative: unlimited
-	burst  float64
-	tokens float64
-	last   time.Time
-}
+	"github.com/fleethub/fleethub/internal/ratelimit"
+)
 
-func newBucket(rate float64, burst int) bucket {
-	return bucket{rate: rate, burst: float64(burst), tokens: float64(burst)}
-}
-
-func (b *bucket) reserve(now time.Time) time.Duration {
-	if b.rate < 0 {
-		return 0
+// pacer resolves Rate and Burst into the token bucket every endpoint
+// starts from (a copy of it is a full bucket): one token per 1/Rate
+// seconds, at most Burst banked. Reservations may go into debt, so an
+// endpoint's concurrent workers queue up fairly. A negative Rate, or one
+// beyond a request per nanosecond, is unlimited: the zero Pacer.
+func (c *Config) pacer() (ratelimit.Pacer, error) {
+	if c.Rate < 0 {
+		return ratelimit.Pacer{}, nil
 	}
-	if !b.last.IsZero() {
-		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+	every := float64(time.Second) / c.Rate
+	if every < 1 {
+		return ratelimit.Pacer{}, nil
 	}
-	b.last = now
-	b.tokens--
-	if b.tokens >= 0 {
-		return 0
+	if !(every <= math.MaxInt64/2) { // also NaN
+		return ratelimit.Pacer{}, fmt.Errorf("webhook: rate %v per second is too slow to enforce", c.Rate)
 	}
-	return time.Duration(-b.tokens / b.rate * float64(time.Second))
+	p, err := ratelimit.NewPacer(ratelimit.Limit{Rate: 1, Burst: c.Burst, Window: time.Duration(every)})
+	if err != nil {
+		return ratelimit.Pacer{}, fmt.Errorf("webhook: rate %v per second, burst %d: %w", c.Rate, c.Burst, err)
+	}
+	return p, nil
 }

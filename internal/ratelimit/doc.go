@@ -1,6 +1,8 @@
 // Package ratelimit limits requests per key (an API key, a device) with
 // token buckets, in memory (Memory), in Redis (Redis), or in Redis with a
-// local fallback (Failover).
+// local fallback (Failover); and paces one sender (a webhook endpoint)
+// with a single bucket that makes callers wait instead of denying them
+// (Pacer). It is the project's one token-bucket implementation.
 //
 // # Algorithm
 //
@@ -30,6 +32,15 @@
 // wrapping ErrInvalid. A revoked key gets ErrRevoked and a zero Result.
 // Limiter keys end up in Redis key names and memory dumps: pass a key id or
 // hash, never a secret; error messages never include keys.
+//
+// # Pacer
+//
+// A Pacer is the same GCRA bucket without a key, a map or a lock, for an
+// owner that already holds its own lock. Reserve never denies: it always
+// advances tat by T and returns max(0, tat-now-τ), the time until the
+// token it took is due. Reservations beyond the burst go into debt, so
+// concurrent callers are served in turn at the Limit's rate, and the debt
+// is paid back as time passes. A zero Pacer never waits.
 //
 // # Memory
 //
