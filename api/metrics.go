@@ -53,7 +53,3 @@ func (m *metrics) observe(r *Route, status int, d time.Duration) {
 	}
 	c.(prometheus.Counter).Inc()
 }
-
-// RejectedByRateLimit counts a rejection made outside the middleware
-// (per-endpoint limits).
-func (s *Server) RejectedByRateLimit() { s.metrics.rateLimited.Inc() }

@@ -227,7 +227,6 @@ func (s *Server) authenticate(c *Ctx) error {
 	}
 	SetRateHeaders(c.RequestCtx, res)
 	if !res.Allowed {
-		s.metrics.rateLimited.Inc()
 		e := Errf("rate_limit_exceeded", "rate limit of %d requests per minute exceeded", res.Limit)
 		e.RetryAfter = retrySeconds(res.RetryAfter)
 		return e
@@ -238,7 +237,6 @@ func (s *Server) authenticate(c *Ctx) error {
 			return Internal(err)
 		}
 		if !res.Allowed {
-			s.metrics.rateLimited.Inc()
 			e := Errf("rate_limit_exceeded", "this endpoint allows %d requests per minute per key", res.Limit)
 			e.RetryAfter = retrySeconds(res.RetryAfter)
 			return e
@@ -280,8 +278,14 @@ func extractKey(rc *fasthttp.RequestCtx, query bool) string {
 	return ""
 }
 
+// writeError writes err as the response. It counts every 429 in
+// fleethub_rate_limit_rejections_total, so a limit a handler enforces
+// itself (per trip, per endpoint) is counted like the key's own.
 func (s *Server) writeError(c *Ctx, err error) {
 	e := AsError(err)
+	if e.Status == fasthttp.StatusTooManyRequests {
+		s.metrics.rateLimited.Inc()
+	}
 	if e.Status >= 500 {
 		s.log.Error("request failed", "request_id", c.RequestID, "path", string(c.Path()), "error", err)
 	}
