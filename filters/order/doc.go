@@ -13,7 +13,7 @@
 //   - an item has waited MaxWait: Expire(now) releases every item up to
 //     the newest one that has waited that long, so no item is held longer
 //     than MaxWait past the next Expire (call Expire on a ticker, e.g.
-//     every MaxWait/4, or at Deadline);
+//     every MaxWait/4);
 //   - a source's buffer would exceed MaxBuffered: Push releases the
 //     oldest buffered items at once.
 //
@@ -35,8 +35,8 @@
 //
 // A device that restarts its numbering (a reboot) would make every item
 // late until the source is forgotten: a source with nothing buffered is
-// forgotten after IdleTimeout without a Push, and Reset forgets one at
-// once. Sequence numbers must stay below math.MaxInt64.
+// forgotten after IdleTimeout without a Push. Sequence numbers must stay
+// below math.MaxInt64.
 //
 // A Sequencer is safe for concurrent use; every method takes its mutex.
 // The clock is the caller's: Push and Expire take now. Measured on a

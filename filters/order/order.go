@@ -161,43 +161,6 @@ func (s *Sequencer[T]) Expire(now time.Time) []Item[T] {
 	return out
 }
 
-// Deadline returns when Expire will next release something, if anything
-// is buffered.
-func (s *Sequencer[T]) Deadline() (time.Time, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var first time.Time
-	for _, st := range s.waiting {
-		for _, p := range st.buf {
-			if first.IsZero() || p.at.Before(first) {
-				first = p.at
-			}
-		}
-	}
-	if first.IsZero() {
-		return time.Time{}, false
-	}
-	return first.Add(s.cfg.MaxWait), true
-}
-
-// Reset releases the source's buffered items in order, skipping gaps, and
-// forgets the source: its next item starts a new sequence (after a device
-// restarted its numbering).
-func (s *Sequencer[T]) Reset(source string) []Item[T] {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, ok := s.sources[source]
-	if !ok {
-		return nil
-	}
-	var out []Item[T]
-	if len(st.buf) > 0 {
-		out = s.releaseThrough(source, st, st.buf[len(st.buf)-1].seq, out)
-	}
-	delete(s.sources, source)
-	return out
-}
-
 // Buffered returns the number of items held.
 func (s *Sequencer[T]) Buffered() int {
 	s.mu.Lock()

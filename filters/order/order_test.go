@@ -168,32 +168,18 @@ func toStrings(items []order.Item[int]) []order.Item[string] {
 	return out
 }
 
-func TestSequencerDeadlineResetIdle(t *testing.T) {
+func TestSequencerForgetsIdleSource(t *testing.T) {
 	s, _ := order.New[int](order.Config{MaxWait: time.Second, IdleTimeout: time.Minute})
 	t0 := time.Unix(1_700_000_000, 0)
-	if _, ok := s.Deadline(); ok {
-		t.Error("Deadline with nothing buffered")
-	}
 	s.Push("a", 1, 0, t0)
-	s.Push("a", 4, 0, t0.Add(time.Second))
-	s.Push("a", 3, 0, t0.Add(2*time.Second))
-	if d, ok := s.Deadline(); !ok || !d.Equal(t0.Add(2*time.Second)) {
-		t.Errorf("Deadline = %v, %v; want t0+2s", d, ok)
+	s.Push("a", 2, 0, t0)
+	if got := format(toStrings(s.Push("a", 1, 0, t0))); !slices.Equal(got, []string{"a:1 late"}) {
+		t.Errorf("before idle: %v", got)
 	}
-	if got := format(toStrings(s.Reset("a"))); !slices.Equal(got, []string{"a:3 skip1", "a:4"}) {
-		t.Errorf("Reset released %v", got)
-	}
-	// After Reset, a restarted numbering is not late.
-	if got := format(toStrings(s.Push("a", 1, 0, t0.Add(3*time.Second)))); !slices.Equal(got, []string{"a:1"}) {
-		t.Errorf("after Reset: %v", got)
-	}
-	// An idle source is forgotten by Expire.
-	s.Expire(t0.Add(3*time.Second + time.Minute))
-	if got := format(toStrings(s.Push("a", 1, 0, t0.Add(3*time.Second+time.Minute)))); !slices.Equal(got, []string{"a:1"}) {
+	// An idle source is forgotten by Expire: a restarted numbering is not late.
+	s.Expire(t0.Add(time.Minute))
+	if got := format(toStrings(s.Push("a", 1, 0, t0.Add(time.Minute)))); !slices.Equal(got, []string{"a:1"}) {
 		t.Errorf("after idle: %v", got)
-	}
-	if got := s.Reset("nobody"); got != nil {
-		t.Errorf("Reset of an unknown source: %v", got)
 	}
 }
 
