@@ -16,7 +16,7 @@ import (
 // An envelope is Begin, then its fields in any order (each at most
 // once), then End. Maps and arrays whose length is not known in advance
 // take a one-byte header that is widened when they grow past 15 entries.
-// The zero value is ready to use; Abort drops the envelope in progress.
+// The zero value is ready to use.
 type TelemetryEncoder struct {
 	buf   []byte
 	start int // offset of the envelope in progress
@@ -174,11 +174,6 @@ func (w *TelemetryEncoder) End(ingestedAt time.Time) []byte {
 	w.setLen(w.tel, w.telN, fixMap, map16)
 	w.buf = appendTime(appendStr(w.buf, "i"), ingestedAt)
 	return w.buf[w.start:len(w.buf):len(w.buf)]
-}
-
-// Abort drops the envelope in progress.
-func (w *TelemetryEncoder) Abort() {
-	w.buf = w.buf[:w.start]
 }
 
 // Append copies b into the buffer and returns the copy, for bytes that

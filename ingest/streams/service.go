@@ -43,9 +43,6 @@ func NewService(reg *Registry, st Store, log LastOffsets) *Service {
 	return &Service{reg: reg, store: st, log: log, now: time.Now}
 }
 
-// Registry returns the registry.
-func (s *Service) Registry() *Registry { return s.reg }
-
 // Started is the result of Start.
 type Started struct {
 	Entry  *Entry
