@@ -1,32 +1,24 @@
 package geofence
 
 import (
-	"math"
 	"slices"
 	"strconv"
+
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // Limits of an Area.
 const (
-	// EarthRadius is the mean Earth radius in meters (IUGG).
-	EarthRadius = 6_371_008.8
 	// MaxRadius is the largest circle radius in meters, half the
 	// Earth's circumference: a larger circle would hold the whole Earth.
-	MaxRadius = math.Pi * EarthRadius
+	MaxRadius = geo.HalfCircumference
 	// MaxVertices is the most vertices of a polygon.
 	MaxVertices = 10_000
 )
 
-// Point is a WGS84 position in degrees.
-type Point struct {
-	Lat float64 `json:"latitude"`
-	Lon float64 `json:"longitude"`
-}
-
-// Valid reports whether p is a finite position within range.
-func (p Point) Valid() bool {
-	return p.Lat >= -90 && p.Lat <= 90 && p.Lon >= -180 && p.Lon <= 180 // false for NaN
-}
+// Point is a WGS84 position in degrees, the one of package geo, so that a
+// polygon is a ring geo.InRing reads without a copy.
+type Point = geo.Point
 
 // Area is a circle (Center and Radius) or a polygon (Polygon, with no
 // Radius).
@@ -75,7 +67,7 @@ func (a *Area) Validate() error {
 	if distinct(ring) < 3 {
 		return &FieldError{Field: "polygon", Message: "needs at least 3 distinct vertices"}
 	}
-	if area2(ring) == 0 {
+	if geo.Collinear(ring) {
 		return &FieldError{Field: "polygon", Message: "vertices must not be collinear"}
 	}
 	return nil
@@ -116,18 +108,6 @@ func distinct(ring []Point) int {
 	return n
 }
 
-// area2 is twice the signed planar area of the ring (shoelace), in the
-// ring's unwrapped longitudes.
-func area2(ring []Point) float64 {
-	w := wraps(ring)
-	s := 0.0
-	for i := range ring {
-		j := (i + 1) % len(ring)
-		s += unwrap(ring[i].Lon, w)*ring[j].Lat - unwrap(ring[j].Lon, w)*ring[i].Lat
-	}
-	return s
-}
-
 // Contains reports whether the area contains the point (lat, lon).
 func (a *Area) Contains(lat, lon float64) bool {
 	p := Point{Lat: lat, Lon: lon}
@@ -135,64 +115,12 @@ func (a *Area) Contains(lat, lon float64) bool {
 		return false
 	}
 	if len(a.Polygon) == 0 {
-		return a.Radius > 0 && Distance(a.Center, p) <= a.Radius
+		return a.Radius > 0 && geo.Distance(a.Center, p) <= a.Radius
 	}
-	return inRing(a.ring(), p)
+	return geo.InRing(a.ring(), p)
 }
 
-// Distance returns the haversine great-circle distance in meters.
-func Distance(a, b Point) float64 {
-	const rad = math.Pi / 180
-	dLat := (b.Lat - a.Lat) * rad
-	dLon := (b.Lon - a.Lon) * rad
-	s1, s2 := math.Sin(dLat/2), math.Sin(dLon/2)
-	h := s1*s1 + math.Cos(a.Lat*rad)*math.Cos(b.Lat*rad)*s2*s2
-	return 2 * EarthRadius * math.Asin(math.Sqrt(min(1, h)))
-}
-
-// wraps reports whether the ring crosses the antimeridian: an edge spans
-// more than 180° of longitude.
-func wraps(ring []Point) bool {
-	for i := range ring {
-		j := (i + 1) % len(ring)
-		if math.Abs(ring[i].Lon-ring[j].Lon) > 180 {
-			return true
-		}
-	}
-	return false
-}
-
-// unwrap moves a negative longitude to [180, 360) in a wrapping ring.
-func unwrap(x float64, wrap bool) float64 {
-	if wrap && x < 0 {
-		return x + 360
-	}
-	return x
-}
-
-// inRing is the even-odd ray cast: a ray from p towards increasing
-// longitude crosses the ring's edges an odd number of times if p is
-// inside. Each edge is evaluated with its endpoints in a canonical order,
-// so the result does not depend on the ring's direction.
-func inRing(ring []Point, p Point) bool {
-	if len(ring) < 3 {
-		return false
-	}
-	w := wraps(ring)
-	x, y := unwrap(p.Lon, w), p.Lat
-	in := false
-	for i := range ring {
-		a, b := ring[i], ring[(i+1)%len(ring)]
-		if a.Lat > b.Lat || a.Lat == b.Lat && a.Lon > b.Lon {
-			a, b = b, a
-		}
-		if (a.Lat > y) == (b.Lat > y) {
-			continue // the edge does not straddle the ray's latitude
-		}
-		ax, bx := unwrap(a.Lon, w), unwrap(b.Lon, w)
-		if x < ax+(y-a.Lat)*(bx-ax)/(b.Lat-a.Lat) {
-			in = !in
-		}
-	}
-	return in
-}
+// Distance is geo.Distance, the haversine great-circle distance in
+// meters. It remains for api/emergency, the last caller outside package
+// geo; new code calls geo.Distance.
+func Distance(a, b Point) float64 { return geo.Distance(a, b) }

@@ -77,28 +77,6 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestDistance(t *testing.T) {
-	tests := []struct {
-		a, b geofence.Point
-		want float64 // meters
-		tol  float64
-	}{
-		{geofence.Point{}, geofence.Point{}, 0, 0},
-		{geofence.Point{Lat: 0, Lon: 0}, geofence.Point{Lat: 0, Lon: 1}, geofence.EarthRadius * math.Pi / 180, 1e-6},
-		{geofence.Point{Lat: 0, Lon: 0}, geofence.Point{Lat: 0, Lon: 180}, math.Pi * geofence.EarthRadius, 1e-6},
-		{geofence.Point{Lat: 90, Lon: 0}, geofence.Point{Lat: -90, Lon: 0}, math.Pi * geofence.EarthRadius, 1e-6},
-		// Paris to London.
-		{geofence.Point{Lat: 48.8566, Lon: 2.3522}, geofence.Point{Lat: 51.5074, Lon: -0.1278}, 343_560, 200},
-		// Across the antimeridian: 0.2° of longitude at the equator.
-		{geofence.Point{Lat: 0, Lon: 179.9}, geofence.Point{Lat: 0, Lon: -179.9}, 0.2 * geofence.EarthRadius * math.Pi / 180, 1e-6},
-	}
-	for _, tt := range tests {
-		if got := geofence.Distance(tt.a, tt.b); math.Abs(got-tt.want) > tt.tol {
-			t.Errorf("Distance(%v, %v) = %.3f, want %.3f ± %g", tt.a, tt.b, got, tt.want, tt.tol)
-		}
-	}
-}
-
 func TestContains(t *testing.T) {
 	sf := circle(37.7749, -122.4194, 1000)
 	// 1 km is 0.008993° of latitude.

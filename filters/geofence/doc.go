@@ -2,27 +2,23 @@
 // the Earth, and tracks vehicles entering and leaving them (the
 // geofence_events category: geofence_entry and geofence_exit).
 //
-// A circle contains a point when the haversine great-circle distance from
-// its center, on a sphere of the mean Earth radius (6,371,008.8 m), is at
-// most its radius; the spherical model errs by under 0.5% against the
-// ellipsoid, about 2 m on a 500 m circle. A polygon is one ring of
-// vertices, closed or not, tested by ray casting on latitude/longitude
-// as plane coordinates (even-odd rule, so a self-intersecting ring's
-// overlaps count as outside). Edges are straight in degrees, not great
-// circles: fine for the city-sized areas geofences are, wrong by up to
-// tens of meters over edges hundreds of kilometers long. A ring that
-// crosses the antimeridian (an edge spanning more than 180° of longitude)
-// is handled by moving negative longitudes to [180, 360); rings around a
-// pole are not supported. Points on an edge may test either way.
+// The geometry is package internal/geo's. A circle contains a point when
+// the haversine great-circle distance from its center, on a sphere of the
+// mean Earth radius (6,371,008.8 m), is at most its radius; the spherical
+// model errs by under 0.5% against the ellipsoid, about 2 m on a 500 m
+// circle. A polygon is one ring of vertices, closed or not, tested by ray
+// casting on latitude/longitude as plane coordinates (geo.InRing: even-odd
+// rule, so a self-intersecting ring's overlaps count as outside). Edges
+// are straight in degrees, not great circles: fine for the city-sized
+// areas geofences are, wrong by up to tens of meters over edges hundreds
+// of kilometers long. A ring that crosses the antimeridian (an edge
+// spanning more than 180° of longitude) is handled by moving negative
+// longitudes to [180, 360); rings around a pole are not supported. Points
+// on an edge may test either way.
 //
 // Validate reports bad areas as *FieldError naming the field by its JSON
 // name (radius_meters, polygon[3].longitude). Contains never panics: an
 // invalid area or a non-finite point contains nothing.
-//
-// The formulas are ours, about fifty lines, rather than a geometry
-// library: the house prefers libraries for geometry, but these two tests
-// are all the hub needs, go.mod has no geometry module, and the hot path
-// (one Tracker.Update per location point) stays allocation-free.
 //
 // A Tracker keeps, per vehicle, the set of areas its last point was in
 // and reports the transitions a new point makes. A vehicle's first point

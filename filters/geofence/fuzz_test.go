@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fleethub/fleethub/filters/geofence"
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // FuzzContains builds an area from the input (a circle when vertices is
@@ -40,7 +41,7 @@ func FuzzContains(f *testing.F) {
 			if !a.Contains(clat, clon) {
 				t.Fatalf("circle %+v does not contain its center", a)
 			}
-			if want := geofence.Distance(a.Center, geofence.Point{Lat: lat, Lon: lon}) <= radius; got != want && !math.IsNaN(lat) && !math.IsNaN(lon) && (geofence.Point{Lat: lat, Lon: lon}).Valid() {
+			if want := geo.Distance(a.Center, geofence.Point{Lat: lat, Lon: lon}) <= radius; got != want && !math.IsNaN(lat) && !math.IsNaN(lon) && (geofence.Point{Lat: lat, Lon: lon}).Valid() {
 				t.Fatalf("circle Contains = %v, distance says %v", got, want)
 			}
 			return

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // Change is a transition's direction.
@@ -89,7 +91,7 @@ func NewTracker(areas []Area) (*Tracker, error) {
 		} else {
 			// A point d meters away along a meridian is d/R radians of
 			// latitude away; great-circle distance is never shorter.
-			d := a.Radius / EarthRadius * 180 / math.Pi * (1 + 1e-9)
+			d := a.Radius / geo.EarthRadius * 180 / math.Pi * (1 + 1e-9)
 			ta.minLat, ta.maxLat = a.Center.Lat-d, a.Center.Lat+d
 		}
 		t.areas = append(t.areas, ta)
@@ -143,9 +145,9 @@ func (t *Tracker) Update(vehicleID string, p Point, at time.Time) []Transition {
 
 func (a *tracked) contains(p Point) bool {
 	if len(a.ring) == 0 {
-		return Distance(a.Center, p) <= a.Radius
+		return geo.Distance(a.Center, p) <= a.Radius
 	}
-	return inRing(a.ring, p)
+	return geo.InRing(a.ring, p)
 }
 
 // Inside returns the ids of the areas the vehicle's last point was in.
