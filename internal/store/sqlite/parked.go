@@ -5,9 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/fleethub/fleethub/internal/spool"
@@ -85,67 +83,14 @@ func decodeParked(b []byte) (store.Delivery, error) {
 	return d, nil
 }
 
-// openParked opens the spool of parked deliveries, and moves into it
-// those of parked.db, where earlier versions kept them.
-func (s *Store) openParked(ctx context.Context, cfg Config) error {
+// openParked opens the spool of parked deliveries.
+func (s *Store) openParked(cfg Config) error {
 	sp, err := spool.Open(filepath.Join(cfg.Dir, parkedDir))
 	if err != nil {
 		return fmt.Errorf("sqlite: open parked: %w", err)
 	}
 	s.parked = &parking{sp: sp}
-	return s.adoptParkedDB(ctx, filepath.Join(cfg.Dir, "parked.db"), cfg)
-}
-
-// adoptParkedDB moves the rows of an earlier version's parked.db into
-// the spool, syncs it, and removes the file. A crash before the removal
-// moves them again: unparking skips the ids the queue already has.
-func (s *Store) adoptParkedDB(ctx context.Context, path string, cfg Config) error {
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	db, err := single(dsn(path, cfg))
-	if err != nil {
-		return fmt.Errorf("sqlite: open parked.db: %w", err)
-	}
-	defer db.Close()
-	err = func() error {
-		rows, err := db.QueryContext(ctx, `SELECT id, org, env, stream_id, msg_offset, payload, next_attempt_at, queued_at, created_at
-			FROM parked_deliveries ORDER BY seq`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var d store.Delivery
-			var next, queued, created int64
-			if err := rows.Scan(&d.ID, &d.Org, &d.Env, &d.StreamID, &d.Offset, &d.Payload, &next, &queued, &created); err != nil {
-				return err
-			}
-			d.NextAttemptAt, d.QueuedAt, d.CreatedAt = fromMS(next), fromMS(queued), fromMS(created)
-			if err := s.parked.sp.Append(d.StreamID, encodeParked(d)); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	}()
-	if err != nil && !isNoTable(err) {
-		return fmt.Errorf("sqlite: adopt parked.db: %w", err)
-	}
-	if err := s.parked.sp.Sync(); err != nil {
-		return fmt.Errorf("sqlite: adopt parked.db: %w", err)
-	}
-	db.Close()
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("sqlite: adopt parked.db: %w", err)
-		}
-	}
 	return nil
-}
-
-// isNoTable reports SQLite's "no such table".
-func isNoTable(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "no such table")
 }
 
 // park appends deliveries to their streams' spool files, a write per

@@ -2,9 +2,6 @@ package sqlite
 
 import (
 	"bytes"
-	"database/sql"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -56,46 +53,6 @@ func TestParkedSurviveARestart(t *testing.T) {
 	}
 	if n, _ := s.CountDeliveries(t.Context(), sc, "s1"); n[store.DeliveryPending] != 3 {
 		t.Fatalf("s1 counts %d pending after unparking 2 of 3", n[store.DeliveryPending])
-	}
-}
-
-// A data directory of an earlier version keeps its parked deliveries in
-// parked.db: Open moves them into the spool and removes the file.
-func TestOpenAdoptsParkedDB(t *testing.T) {
-	dir := t.TempDir()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "parked.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE TABLE parked_deliveries (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, org TEXT NOT NULL, env TEXT NOT NULL,
-		stream_id TEXT NOT NULL, msg_offset INTEGER NOT NULL, payload BLOB NOT NULL, next_attempt_at INTEGER NOT NULL, queued_at INTEGER NOT NULL,
-		created_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for i, stream := range []string{"s1", "s1", "s2"} {
-		if _, err := db.Exec(`INSERT INTO parked_deliveries(id, org, env, stream_id, msg_offset, payload, next_attempt_at, queued_at, created_at)
-			VALUES (?, 'org', 'live', ?, ?, ?, 1, 2, 3)`, "old_"+string(rune('a'+i)), stream, i, []byte(`{"n":1}`)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	s, err := Open(t.Context(), Config{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := os.Stat(filepath.Join(dir, "parked.db")); !os.IsNotExist(err) {
-		t.Fatalf("parked.db is still there: %v", err)
-	}
-	if ids, _ := s.ParkedStreams(t.Context()); len(ids) != 2 {
-		t.Fatalf("parked streams %v, want s1 and s2", ids)
-	}
-	if n, err := s.UnparkDeliveries(t.Context(), "s1", 10); err != nil || n != 2 {
-		t.Fatalf("unpark s1: %d, %v", n, err)
-	}
-	got, _, _ := s.ListDeliveries(t.Context(), store.Scope{Org: "org", Env: "live"}, "s1", store.DeliveryQuery{Limit: 10})
-	if len(got) != 2 || got[0].QueuedAt.UnixMilli() != 2 {
-		t.Fatalf("s1 after adopting: %+v", got)
 	}
 }
 

@@ -97,7 +97,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
 	}
 	s := &Store{w: w, r: r, c: c, path: path, checkpoints: make(chan struct{}), stmts: map[string]*sql.Stmt{}}
-	if err := s.openParked(ctx, cfg); err != nil {
+	if err := s.openParked(cfg); err != nil {
 		close(s.checkpoints)
 		s.Close()
 		return nil, err
