@@ -3,6 +3,8 @@ package detect
 import (
 	"math"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // Detector finds the events of one trip. Create it with New; it is not safe
@@ -81,7 +83,7 @@ func (d *Detector) Feed(p Point, out []Event) []Event {
 			out = d.closeAll(out)
 			d.resetChain()
 		} else {
-			dist := distanceM(last.lat, last.lon, last.cosLat, s.lat, s.lon, s.cosLat)
+			dist := geo.DistanceRad(s.lat-last.lat, s.lon-last.lon, last.cosLat, s.cosLat)
 			if (dist-last.acc-s.acc)/dt.Seconds() > maxPlausibleSpeed {
 				d.jumps++
 				if d.jumps < maxJumps {
@@ -135,7 +137,7 @@ func (d *Detector) admit(p *Point, s *sample) bool {
 	}
 	s.t, s.ts = p.Time, stampOf(p.Time)
 	s.latDeg, s.lonDeg = p.Lat, p.Lon
-	s.lat, s.lon = p.Lat*degree, p.Lon*degree
+	s.lat, s.lon = p.Lat*geo.Degree, p.Lon*geo.Degree
 	s.cosLat = math.Cos(s.lat)
 	s.acc = acc
 	if p.HasSpeed && p.Speed >= 0 && p.Speed <= maxReportedSpeed {
@@ -147,7 +149,7 @@ func (d *Detector) admit(p *Point, s *sample) bool {
 		if h < 0 {
 			h += 360
 		}
-		s.h, s.sh, s.hasH = h*degree, reportedHeadingSD, true
+		s.h, s.sh, s.hasH = h*geo.Degree, reportedHeadingSD, true
 	}
 	return true
 }
@@ -163,7 +165,7 @@ func (d *Detector) estimate(s *sample) {
 		a = d.at(d.n - 1)
 	}
 	dt := s.ts.since(a.ts).Seconds()
-	dist := distanceM(a.lat, a.lon, a.cosLat, s.lat, s.lon, s.cosLat)
+	dist := geo.DistanceRad(s.lat-a.lat, s.lon-a.lon, a.cosLat, s.cosLat)
 	comb := a.acc + s.acc
 	if !s.hasV {
 		if v := dist / dt; v <= maxPlausibleSpeed {
@@ -172,7 +174,10 @@ func (d *Detector) estimate(s *sample) {
 		}
 	}
 	if !s.hasH && dist >= 2*comb {
-		s.h = bearing(a.lat, a.lon, a.cosLat, s.lat, s.lon, s.cosLat)
+		s.h = geo.BearingRad(a.lat, s.lat, s.lon-a.lon, a.cosLat, s.cosLat)
+		if s.h < 0 {
+			s.h += 2 * math.Pi // headings are in [0, 2π)
+		}
 		s.sh, s.hasH = comb/dist, true
 	}
 }

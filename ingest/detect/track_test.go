@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // leg is one piece of a generated drive: over dur the speed ramps linearly
@@ -33,7 +34,7 @@ var t0 = time.Date(2025, 3, 14, 8, 0, 0, 0, time.UTC)
 
 const (
 	startLat, startLon = 52.37, 4.89
-	earthR             = 6371008.8
+	earthR             = geo.EarthRadius
 )
 
 // track samples the drive every step, starting at t0 standing still at
