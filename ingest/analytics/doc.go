@@ -29,7 +29,6 @@
 //     (stops included), so that distance, duration and average speed
 //     reported together agree with each other.
 //
-// The haversine formula is repeated here rather than exported from detect:
-// ten lines are cheaper than a geometry API on a package whose noun is the
-// detector.
+// Distances are package internal/geo's haversine (geo.DistanceRad), on
+// the latitude cosines each point keeps.
 package analytics

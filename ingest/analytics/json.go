@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // ErrStateVersion is returned by UnmarshalJSON for a state written by an
@@ -159,7 +160,7 @@ func (s *stateFix) fix() fix {
 	if s == nil {
 		return fix{}
 	}
-	return fix{ok: true, t: s.Time, ts: stampOf(s.Time), lat: s.Lat, lon: s.Lon, cosLat: math.Cos(s.Lat * degree),
+	return fix{ok: true, t: s.Time, ts: stampOf(s.Time), lat: s.Lat, lon: s.Lon, cosLat: math.Cos(s.Lat * geo.Degree),
 		acc: s.Acc, speed: s.Speed, hasSpeed: s.HasSpeed}
 }
 

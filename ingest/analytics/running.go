@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // Limits of the distance filter; docs/analytics.md explains each.
@@ -63,6 +64,11 @@ type fix struct {
 	hasSpeed bool
 }
 
+// distanceTo is the haversine distance from a to b, in meters.
+func (a *fix) distanceTo(b *fix) float64 {
+	return geo.DistanceRad((b.lat-a.lat)*geo.Degree, (b.lon-a.lon)*geo.Degree, a.cosLat, b.cosLat)
+}
+
 // Add counts the next point of the trip. Points should come in timestamp
 // order: a point older than the newest is counted in locations_count and
 // nothing else. Points with invalid coordinates are ignored. Add does not
@@ -88,7 +94,7 @@ func (r *Running) Add(p detect.Point) {
 	case !(acc > 0):
 		acc = unknownAccuracyM
 	}
-	f := fix{ok: true, t: p.Time, ts: stampOf(p.Time), lat: p.Lat, lon: p.Lon, cosLat: math.Cos(p.Lat * degree), acc: acc}
+	f := fix{ok: true, t: p.Time, ts: stampOf(p.Time), lat: p.Lat, lon: p.Lon, cosLat: math.Cos(p.Lat * geo.Degree), acc: acc}
 	if p.HasSpeed && p.Speed >= 0 && p.Speed <= maxReportedKmh {
 		f.speed, f.hasSpeed = p.Speed, true
 		r.maxSpeedKmh = math.Max(r.maxSpeedKmh, p.Speed)
@@ -102,7 +108,7 @@ func (r *Running) Add(p detect.Point) {
 	if dt <= 0 {
 		return
 	}
-	d := distanceM(&r.anchor, &f)
+	d := r.anchor.distanceTo(&f)
 	allow := r.anchor.acc + f.acc
 	if (d-allow)/dt > maxPlausibleKmh/3.6 {
 		if r.jumps++; r.jumps >= maxJumps {
@@ -124,8 +130,8 @@ func (r *Running) Add(p detect.Point) {
 		r.anchor = f
 	case r.pending.ok:
 		// Two points in a row away from the anchor: the vehicle left.
-		r.count(&r.anchor, &r.pending, distanceM(&r.anchor, &r.pending))
-		r.count(&r.pending, &f, distanceM(&r.pending, &f))
+		r.count(&r.anchor, &r.pending, r.anchor.distanceTo(&r.pending))
+		r.count(&r.pending, &f, r.pending.distanceTo(&f))
 		r.anchor, r.pending.ok = f, false
 	default:
 		r.pending = f
@@ -147,7 +153,7 @@ func (r *Running) pendingM() float64 {
 	if !r.pending.ok || !r.anchor.ok {
 		return 0
 	}
-	return distanceM(&r.anchor, &r.pending)
+	return r.anchor.distanceTo(&r.pending)
 }
 
 func (r *Running) restart(f fix) {
@@ -165,7 +171,7 @@ func (r *Running) deriveSpeed(f *fix) {
 		return
 	}
 	if !f.hasSpeed {
-		d := distanceM(&r.speedAnchor, f)
+		d := r.speedAnchor.distanceTo(f)
 		if d > r.speedAnchor.acc+f.acc {
 			if v := d / dt.Seconds() * 3.6; v <= maxPlausibleKmh {
 				r.maxSpeedKmh = math.Max(r.maxSpeedKmh, v)

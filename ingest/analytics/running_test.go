@@ -11,11 +11,12 @@ import (
 
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 var t0 = time.Date(2025, 3, 14, 8, 0, 0, 0, time.UTC)
 
-const earthR = 6371008.8
+const earthR = geo.EarthRadius
 
 // drive is a straight drive north from (lat, lon) at kmh, one point a
 // second for dur, starting at start.
