@@ -27,7 +27,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Cause }
 
-// Status codes of the error codes (decisions.md).
+// codeStatus is the one mapping from error codes to HTTP statuses, so a
+// code answers with the same status on every route (the table in
+// docs/api.md lists it for clients).
 var codeStatus = map[string]int{
 	"validation_failed":        http.StatusBadRequest,
 	"invalid_location":         http.StatusBadRequest,

@@ -10,11 +10,10 @@ import (
 
 // The telemetry generator sends what a fleet gateway would: each request
 // carries the latest readings of many vehicles, in the mix of data types
-// their reporting periods give (interface.md, Telemetry frequency by
-// type): vehicle dynamics every 1-5 s and GPS every 1-30 s dominate,
-// engine diagnostics every 5-30 s, fuel every 10-60 s, electrical and
-// environmental every few minutes, driver behaviour and maintenance
-// indicators when something happens. Values move from message to
+// their reporting periods give: vehicle dynamics every 1-5 s and GPS
+// every 1-30 s dominate, engine diagnostics every 5-30 s, fuel every
+// 10-60 s, electrical and environmental every few minutes, driver
+// behaviour and maintenance indicators when something happens. Values move from message to
 // message; now and then a vehicle's diagnostic trouble code count rises
 // or its coolant runs hot, so the maintenance rules raise an event.
 //

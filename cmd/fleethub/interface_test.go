@@ -2,8 +2,9 @@ package main
 
 import "testing"
 
-// interfaceEndpoints lists every endpoint of the interface document and
-// decisions.md.
+// interfaceEndpoints lists every endpoint the API promises its clients
+// (docs/api.md and the page of each area), so none can lose its route
+// unnoticed.
 var interfaceEndpoints = [][2]string{
 	{"POST", "/v1/trips"},
 	{"GET", "/v1/trips"},

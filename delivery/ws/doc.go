@@ -19,7 +19,7 @@
 // Shutdown. Shutdown closes every connection with 1001 after writing what
 // its queue holds, waits for all goroutines and, when its ctx ends first,
 // cuts the sockets and returns ctx.Err(). New returns no error, unlike
-// STYLE.md's New: nothing in it can fail. Acks is a Config field (default
+// the other components' New: nothing in it can fail. Acks is a Config field (default
 // NewMemoryAcks; with Redis, cmd/fleethub passes RedisAcks, shared by the
 // nodes) because New's parameters were fixed before it existed.
 //

@@ -59,7 +59,7 @@ const (
 )
 
 // schema holds the documented groups of the four structured data types
-// (interface.md, Telemetry message). It is built by New and read only.
+// (docs/ingest.md, Data groups). It is built by New and read only.
 // Every other data type of event.DataTypes (environmental,
 // maintenance_indicators, gps_enhanced, driver_behavior) carries
 // free-form numeric groups.

@@ -15,7 +15,7 @@ import (
 )
 
 // samples carry every documented group and field of the four structured
-// data types (interface.md, Telemetry message), with valid values.
+// data types (docs/ingest.md, Data groups), with valid values.
 var samples = map[string]string{
 	"engine_diagnostics": `{
 		"engine": {"rpm": 2150, "load_percentage": 45.5, "coolant_temp": 92, "oil_pressure": 45, "oil_temp": 98,
