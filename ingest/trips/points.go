@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // Point is one stored location point. Optional numbers are NaN when
@@ -24,6 +26,9 @@ type Point struct {
 
 // Time returns the point's timestamp.
 func (p Point) Time() time.Time { return time.UnixMilli(p.TS).UTC() }
+
+// pos returns the point's position.
+func (p Point) pos() geo.Point { return geo.Point{Lat: p.Lat, Lon: p.Lon} }
 
 // Networks maps network_type values to their codes.
 var Networks = map[string]uint8{"wifi": 1, "cellular": 2, "offline": 3}

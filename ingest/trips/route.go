@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -151,7 +152,7 @@ func (s *Service) Route(ctx context.Context, org, env, id string, q RouteQuery) 
 	cum = append(cum, 0)
 	speeds := make([]float64, len(pts))
 	for i := 1; i < len(pts); i++ {
-		d := haversineKm(pts[i-1].Lat, pts[i-1].Lon, pts[i].Lat, pts[i].Lon)
+		d := geo.Distance(pts[i-1].pos(), pts[i].pos()) / 1000
 		dt := float64(pts[i].TS-pts[i-1].TS) / 3.6e6
 		v := pts[i].Speed
 		if math.IsNaN(v) && dt > 0 {
@@ -174,7 +175,7 @@ func (s *Service) Route(ctx context.Context, org, env, id string, q RouteQuery) 
 		}
 	}
 	first, last := pts[0], pts[len(pts)-1]
-	straight := haversineKm(first.Lat, first.Lon, last.Lat, last.Lon)
+	straight := geo.Distance(first.pos(), last.pos()) / 1000
 	cruise := cruisingSpeed(speeds)
 	ra := RouteAnalytics{TotalDistanceKm: round(a.DistanceKm, 3), ActualDurationMinutes: a.DurationMinutes, ElevationGainMeters: round(gain, 1)}
 	if cruise > 0 {
@@ -301,24 +302,17 @@ func turnIndexes(pts []Point) []int {
 	lastTurn := -1e9
 	dist := 0.0
 	for i := 2; i < len(pts); i++ {
-		dist += haversineKm(pts[i-1].Lat, pts[i-1].Lon, pts[i].Lat, pts[i].Lon) * 1000
-		a := bearing(pts[i-2], pts[i-1])
-		b := bearing(pts[i-1], pts[i])
+		step := geo.Distance(pts[i-1].pos(), pts[i].pos())
+		dist += step
+		a := geo.Bearing(pts[i-2].pos(), pts[i-1].pos())
+		b := geo.Bearing(pts[i-1].pos(), pts[i].pos())
 		d := math.Abs(math.Mod(b-a+540, 360) - 180)
-		step := haversineKm(pts[i-1].Lat, pts[i-1].Lon, pts[i].Lat, pts[i].Lon) * 1000
 		if d > 45 && step > 5 && dist-lastTurn > 200 {
 			out = append(out, i-1)
 			lastTurn = dist
 		}
 	}
 	return out
-}
-
-func bearing(a, b Point) float64 {
-	rad := math.Pi / 180
-	y := math.Sin((b.Lon-a.Lon)*rad) * math.Cos(b.Lat*rad)
-	x := math.Cos(a.Lat*rad)*math.Sin(b.Lat*rad) - math.Sin(a.Lat*rad)*math.Cos(b.Lat*rad)*math.Cos((b.Lon-a.Lon)*rad)
-	return math.Mod(math.Atan2(y, x)/rad+360, 360)
 }
 
 func traffic(pts []Point, speeds, cum []float64, cruise float64, a Analytics) *TrafficAnalysis {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -185,7 +186,7 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 	total, hw, city := 0.0, 0.0, 0.0
 	var moving []float64
 	for i := 1; i < len(pts); i++ {
-		d := haversineKm(pts[i-1].Lat, pts[i-1].Lon, pts[i].Lat, pts[i].Lon)
+		d := geo.Distance(pts[i-1].pos(), pts[i].pos()) / 1000
 		v := pts[i].Speed
 		if dt := float64(pts[i].TS-pts[i-1].TS) / 3.6e6; math.IsNaN(v) && dt > 0 {
 			v = d / dt
@@ -344,7 +345,7 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 func cumulative(pts []Point) []float64 {
 	out := make([]float64, len(pts))
 	for i := 1; i < len(pts); i++ {
-		out[i] = out[i-1] + haversineKm(pts[i-1].Lat, pts[i-1].Lon, pts[i].Lat, pts[i].Lon)
+		out[i] = out[i-1] + geo.Distance(pts[i-1].pos(), pts[i].pos())/1000
 	}
 	return out
 }

@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fleethub/fleethub/filters/geofence"
 	"log/slog"
 	"math"
 	"sort"
@@ -27,6 +26,7 @@ import (
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/store"
 	lru "github.com/hashicorp/golang-lru/v2"
 )
@@ -464,7 +464,7 @@ func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeReque
 			resumeLoc = st.PauseLoc
 		}
 		if resumeLoc != nil && st.PauseLoc != nil {
-			fromPause = round(haversineKm(st.PauseLoc.Latitude, st.PauseLoc.Longitude, resumeLoc.Latitude, resumeLoc.Longitude), 3)
+			fromPause = round(geo.Distance(geo.Point{Lat: st.PauseLoc.Latitude, Lon: st.PauseLoc.Longitude}, geo.Point{Lat: resumeLoc.Latitude, Lon: resumeLoc.Longitude})/1000, 3)
 		}
 		closePause(st, now)
 		st.ResumedAt = now.UnixMilli()
@@ -588,10 +588,6 @@ func checkLocation(bad map[string]string, field string, l *Location) {
 	if len(l.Address) > 500 {
 		bad[field+".address"] = "must be at most 500 characters"
 	}
-}
-
-func haversineKm(lat1, lon1, lat2, lon2 float64) float64 {
-	return geofence.Distance(geofence.Point{Lat: lat1, Lon: lon1}, geofence.Point{Lat: lat2, Lon: lon2}) / 1000
 }
 
 // sortPoints orders points by timestamp, stable.

@@ -16,6 +16,7 @@ import (
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -731,23 +732,7 @@ func assessQuality(p Point, d *DeviceInfo, prev, last *Point) Quality {
 	// deviation: distance of the point from the path the previous point
 	// was heading along (0 without a previous point or heading)
 	if prev != nil && last != nil && last.TS == p.TS && !math.IsNaN(prev.Heading) {
-		q.DeviationFromRoute = round(crossTrackM(*prev, p), 1)
+		q.DeviationFromRoute = round(geo.CrossTrack(prev.pos(), prev.Heading, p.pos()), 1)
 	}
 	return q
-}
-
-// crossTrackM is the distance in meters of p from the great circle leaving
-// a along a's heading.
-func crossTrackM(a, p Point) float64 {
-	const r = 6371008.8
-	rad := math.Pi / 180
-	d13 := haversineKm(a.Lat, a.Lon, p.Lat, p.Lon) * 1000 / r
-	if d13 == 0 {
-		return 0
-	}
-	y := math.Sin((p.Lon-a.Lon)*rad) * math.Cos(p.Lat*rad)
-	x := math.Cos(a.Lat*rad)*math.Sin(p.Lat*rad) - math.Sin(a.Lat*rad)*math.Cos(p.Lat*rad)*math.Cos((p.Lon-a.Lon)*rad)
-	theta13 := math.Atan2(y, x)
-	theta12 := a.Heading * rad
-	return math.Abs(math.Asin(math.Sin(d13)*math.Sin(theta13-theta12))) * r
 }
