@@ -15,7 +15,6 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"github.com/fleethub/fleethub/filters/geofence"
 	"io"
 	"math"
 	"os"
@@ -23,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // Address is one indexed address point.
@@ -309,7 +310,7 @@ func (ix *Index) Nearest(lat, lon, maxM float64) (string, bool) {
 		for dx := int32(-1); dx <= 1; dx++ {
 			for _, i := range ix.grid[[2]int32{c[0] + dy, c[1] + dx}] {
 				a := &ix.addrs[i]
-				if d := distanceM(lat, lon, a.Latitude, a.Longitude); d <= bestD {
+				if d := geo.Distance(geo.Point{Lat: lat, Lon: lon}, geo.Point{Lat: a.Latitude, Lon: a.Longitude}); d <= bestD {
 					best, bestD = int(i), d
 				}
 			}
@@ -319,8 +320,4 @@ func (ix *Index) Nearest(lat, lon, maxM float64) (string, bool) {
 		return "", false
 	}
 	return ix.addrs[best].Text, true
-}
-
-func distanceM(lat1, lon1, lat2, lon2 float64) float64 {
-	return geofence.Distance(geofence.Point{Lat: lat1, Lon: lon1}, geofence.Point{Lat: lat2, Lon: lon2})
 }

@@ -6,10 +6,11 @@
 package optimization
 
 import (
-	"github.com/fleethub/fleethub/filters/geofence"
 	"math"
 	"sort"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // stop is a destination as the solver sees it.
@@ -57,7 +58,7 @@ func (pr *problem) travel(d float64) float64 {
 const detour, kmh = 1.3, 40.0
 
 func km(lat1, lon1, lat2, lon2 float64) float64 {
-	return geofence.Distance(geofence.Point{Lat: lat1, Lon: lon1}, geofence.Point{Lat: lat2, Lon: lon2}) / 1000 * detour
+	return geo.Distance(geo.Point{Lat: lat1, Lon: lon1}, geo.Point{Lat: lat2, Lon: lon2}) / 1000 * detour
 }
 
 func minutes(k float64) float64 { return k / kmh * 60 }

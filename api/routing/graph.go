@@ -3,8 +3,9 @@ package routing
 import (
 	"container/heap"
 	"fmt"
-	"github.com/fleethub/fleethub/filters/geofence"
 	"math"
+
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // Costings.
@@ -119,7 +120,7 @@ func Load(path string) (*Graph, error) {
 			if !ok1 || !ok2 || a == b {
 				continue
 			}
-			m := float32(haversineM(g.lat[a], g.lon[a], g.lat[b], g.lon[b]))
+			m := float32(geo.Distance(geo.Point{Lat: g.lat[a], Lon: g.lon[a]}, geo.Point{Lat: g.lat[b], Lon: g.lon[b]}))
 			edges = append(edges, rawEdge{a, b, m, w.class, w.oneway >= 0}, rawEdge{b, a, m, w.class, w.oneway <= 0})
 		}
 	}
@@ -155,10 +156,6 @@ func cell(lat, lon float64) [2]int32 {
 	return [2]int32{int32(math.Floor(lat * 100)), int32(math.Floor(lon * 100))}
 }
 
-func haversineM(lat1, lon1, lat2, lon2 float64) float64 {
-	return geofence.Distance(geofence.Point{Lat: lat1, Lon: lon1}, geofence.Point{Lat: lat2, Lon: lon2})
-}
-
 // usable reports whether edge e can be driven with costing c.
 func (g *Graph) usable(e int32, c int) bool {
 	if speeds[classes[g.class[e]]][c] == 0 {
@@ -178,7 +175,7 @@ func (g *Graph) snap(lat, lon float64, c int, maxM float64) (int32, float64, boo
 					continue
 				}
 				for _, i := range g.grid[[2]int32{k[0] + dy, k[1] + dx}] {
-					if d := haversineM(lat, lon, g.lat[i], g.lon[i]); d < bestD && g.hasUsable(i, c) {
+					if d := geo.Distance(geo.Point{Lat: lat, Lon: lon}, geo.Point{Lat: g.lat[i], Lon: g.lon[i]}); d < bestD && g.hasUsable(i, c) {
 						best, bestD = i, d
 					}
 				}
