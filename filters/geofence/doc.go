@@ -29,6 +29,7 @@
 // rejected with two comparisons.
 //
 // Measured on a busy 2-vCPU AMD EPYC VM, all without allocations: a
-// circle 55-70 ns, a 64-vertex polygon about 270 ns, Tracker.Update
-// against 1,000 areas 3.1-3.6 µs when nothing changes.
+// circle 27 ns (67 ns before geo.Distance's short-distance series), a
+// 64-vertex polygon about 260 ns, Tracker.Update against 1,000 areas
+// about 3.2 µs when nothing changes.
 package geofence

@@ -18,6 +18,8 @@
 // under about 12 km, to a relative 1e-13 (below a micrometre): a third of
 // the cost of a point in the detector (measured 35 of 120 ns). Distance
 // is DistanceRad, so every caller gets the same figure for the same pair.
+// Measured on a busy 2-vCPU AMD EPYC VM, without allocations: Distance
+// 25 ns over 1 km and 64 ns over 4,000 km, DistanceRad 10 ns over 1 km.
 //
 // Polygons (InRing, Collinear) are rings of vertices on latitude and
 // longitude taken as plane coordinates, with edges straight in degrees,
