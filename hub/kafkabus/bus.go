@@ -28,13 +28,17 @@ const (
 	setupTimeout          = 30 * time.Second // topic creation, when ctx has no deadline
 	healthFresh           = time.Second      // a probe younger than this answers Health
 	healthProbeTimeout    = 2 * time.Second
-	coordinatorTimeout    = 5 * time.Second // each group coordinator request, commits included
+	coordinatorTimeout    = rebalanceTimeout + 5*time.Second // each group coordinator request, commits included; a JoinGroup gets rebalanceTimeout more, a SyncGroup the session timeout
 	batchLinger           = time.Millisecond
 	handlerRetryPause     = 100 * time.Millisecond
 	fetchErrorPause       = 250 * time.Millisecond
 	fetchMaxWait          = 500 * time.Millisecond // broker long-poll; bounds how late a reader notices a stop
 	heartbeatInterval     = time.Second
-	rebalanceTimeout      = 10 * time.Second
+	rebalanceTimeout      = 4 * time.Second // below the session timeout: see "Consumer groups after a crash" in doc.go
+	groupSettle           = 100 * time.Millisecond
+	stallCheckInterval    = time.Second
+	stallCheckTimeout     = 5 * time.Second
+	maxSuspects           = 1024
 	joinGroupBackoff      = 500 * time.Millisecond
 	readerQueueCapacity   = 1024
 	readerMaxBytes        = 10 << 20
@@ -93,12 +97,13 @@ type Bus struct {
 	dialer    *kafka.Dialer // for consumer readers and admin connections
 	w         *kafka.Writer
 
-	mu     sync.Mutex // guards closed and topics
+	mu     sync.Mutex // guards closed, topics and groups
 	closed bool
-	topics map[string]int // topics known to exist → partition count
-	done   chan struct{}  // closed by Close
-	pubs   sync.WaitGroup // in-flight Publish calls
-	subs   sync.WaitGroup // running Subscribe calls
+	topics map[string]int     // topics known to exist → partition count
+	groups map[string]*member // consumer group → the bus's member
+	done   chan struct{}      // closed by Close
+	pubs   sync.WaitGroup     // in-flight Publish calls
+	subs   sync.WaitGroup     // running Subscribe calls and group members
 
 	probe  sync.Mutex   // serialises health probes
 	lastOK atomic.Int64 // unix nanos of the last successful metadata probe
@@ -120,6 +125,7 @@ func New(ctx context.Context, cfg Config, topics []string) (*Bus, error) {
 		cfg:    cfg,
 		log:    cfg.Logger,
 		topics: map[string]int{},
+		groups: map[string]*member{},
 		done:   make(chan struct{}),
 		dialer: &kafka.Dialer{ClientID: cfg.ClientID, Timeout: dialTimeout, DualStack: true},
 	}
@@ -155,7 +161,19 @@ func New(ctx context.Context, cfg Config, topics []string) (*Bus, error) {
 // kafkaLogger routes kafka-go's logging to slog at level.
 func (b *Bus) kafkaLogger(level slog.Level) kafka.Logger {
 	return kafka.LoggerFunc(func(msg string, args ...any) {
-		b.log.Log(context.Background(), level, "kafkabus: "+strings.TrimSpace(fmt.Sprintf(msg, args...)))
+		if b.log.Enabled(context.Background(), level) {
+			b.log.Log(context.Background(), level, "kafkabus: "+strings.TrimSpace(fmt.Sprintf(msg, args...)))
+		}
+	})
+}
+
+// groupLogger routes a ConsumerGroup's progress (joins, assignments,
+// heartbeats) to slog at debug level, without its line per commit.
+func (b *Bus) groupLogger() kafka.Logger {
+	return kafka.LoggerFunc(func(msg string, args ...any) {
+		if b.log.Enabled(context.Background(), slog.LevelDebug) && !strings.HasPrefix(msg, "committed offsets") {
+			b.log.Debug("kafkabus: " + strings.TrimSpace(fmt.Sprintf(msg, args...)))
+		}
 	})
 }
 

@@ -21,8 +21,11 @@ import (
 // call gets messages of one partition in offset order, and the offset after
 // a batch is committed only once the handler returned nil, and never past
 // the oldest offset sub.Held reports for the partition. A failed batch
-// is retried after a pause, never skipped. Without sub.Group, every
-// partition is read from sub.Start and nothing is committed.
+// is retried after a pause, never skipped. The bus is one member of each
+// group, whatever the number of topics subscribed in it; a topic has at
+// most one subscriber per group on a bus, and a second Subscribe fails.
+// Without sub.Group, every partition is read from sub.Start and nothing is
+// committed.
 func (b *Bus) Subscribe(ctx context.Context, sub hub.Subscription, h hub.Handler) error {
 	if sub.Topic == "" {
 		return errors.New("kafkabus: subscribe: empty topic")
@@ -52,74 +55,6 @@ func (b *Bus) Subscribe(ctx context.Context, sub hub.Subscription, h hub.Handler
 		return b.consumeGroup(ctx, sub, h)
 	}
 	return b.consumePartitions(ctx, sub, n, h)
-}
-
-// consumeGroup joins the group and, for each generation, reads every
-// assigned partition with its own reader from the committed offset, one
-// goroutine per partition. A generation ends at a rebalance: each
-// goroutine finishes the batch in its handler, commits it and stops before
-// the member rejoins, so a partition is handled by one member at a time.
-// (kafka-go's Reader with a GroupID hides generation boundaries: batches
-// already taken from it keep flowing after their partition moved.)
-func (b *Bus) consumeGroup(ctx context.Context, sub hub.Subscription, h hub.Handler) error {
-	start := kafka.LastOffset
-	if sub.Start == hub.StartEarliest {
-		start = kafka.FirstOffset
-	}
-	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
-		ID:                sub.Group,
-		Brokers:           b.cfg.Brokers,
-		Dialer:            b.dialer,
-		Topics:            []string{sub.Topic},
-		HeartbeatInterval: heartbeatInterval,
-		SessionTimeout:    b.cfg.SessionTimeout,
-		RebalanceTimeout:  rebalanceTimeout,
-		JoinGroupBackoff:  joinGroupBackoff,
-		StartOffset:       start,
-		Timeout:           coordinatorTimeout,
-		ErrorLogger:       b.kafkaLogger(slog.LevelDebug),
-	})
-	if err != nil {
-		return fmt.Errorf("kafkabus: consumer group %s: %w", sub.Group, err)
-	}
-	// Close ends the current generation, waits for its partition
-	// goroutines (and their last commits), then leaves the group.
-	defer cg.Close()
-	for {
-		gen, err := cg.Next(ctx)
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed) {
-				return nil
-			}
-			// Joining failed; kafka-go backs off and tries again.
-			level := slog.LevelWarn
-			if errors.Is(err, kafka.RebalanceInProgress) {
-				level = slog.LevelDebug // another member joined meanwhile
-			}
-			b.log.Log(ctx, level, "kafkabus: join group", "topic", sub.Topic, "group", sub.Group, "err", err)
-			continue
-		}
-		var commitMu sync.Mutex // the generation's commits share one coordinator connection
-		commit := func(partition int, next int64) error {
-			commitMu.Lock()
-			defer commitMu.Unlock()
-			return gen.CommitOffsets(map[string]map[int]int64{sub.Topic: {partition: next}})
-		}
-		for _, a := range gen.Assignments[sub.Topic] {
-			// A generation ends as soon as one of its functions
-			// returns, so this one returns only when gctx ends.
-			gen.Start(func(gctx context.Context) {
-				r := b.partitionReader(sub.Topic, a.ID)
-				defer r.Close()
-				if err := r.SetOffset(a.Offset); err != nil {
-					b.log.Warn("kafkabus: set offset", "topic", sub.Topic, "partition", a.ID, "err", err)
-					<-gctx.Done()
-					return
-				}
-				b.consume(gctx, ctx, sub, r.FetchMessage, a.Offset, commit, h)
-			})
-		}
-	}
 }
 
 // partitionReader reads one partition, without a group.
