@@ -1,3 +1,8 @@
+// Package optimization is the HTTP face of the route optimizer: it
+// validates a plan request into an internal/vrp Problem, solves it within
+// a time budget, stores the answer and applies it (one route_assigned
+// event per vehicle). The solver, its road and cost models and the timing
+// of a plan are in internal/vrp.
 package optimization
 
 import (
@@ -15,6 +20,7 @@ import (
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/internal/store"
+	"github.com/fleethub/fleethub/internal/vrp"
 )
 
 // Place is a location.
@@ -137,7 +143,7 @@ func capOf(v *float64) float64 {
 var prio = map[string]int{"low": 0, "": 1, "normal": 1, "high": 2, "urgent": 3}
 
 // build validates a request into a problem.
-func build(r *Request) (*problem, map[string]string) {
+func build(r *Request) (*vrp.Problem, map[string]string) {
 	bad := map[string]string{}
 	if strings.TrimSpace(r.FleetID) == "" {
 		bad["fleet_id"] = "is required"
@@ -153,13 +159,13 @@ func build(r *Request) (*problem, map[string]string) {
 			bad[fmt.Sprintf("optimization_goals[%d]", i)] = "must be one of " + strings.Join(goals, ", ")
 		}
 	}
-	pr := &problem{}
+	pr := &vrp.Problem{}
 	c := r.Constraints
 	if c != nil {
 		switch c.TimeWindowViolations {
 		case "", "none":
 		case "allow":
-			pr.allowLate = true
+			pr.AllowLate = true
 		default:
 			bad["constraints.time_window_violations"] = "must be none or allow"
 		}
@@ -174,28 +180,28 @@ func build(r *Request) (*problem, map[string]string) {
 			bad[f+".vehicle_id"] = "is required and unique"
 		}
 		seen["v"+v.VehicleID] = true
-		fv := fleetVehicle{idx: i, capW: math.Inf(1), capV: math.Inf(1), capP: math.Inf(1), maxDur: math.Inf(1), maxKm: math.Inf(1)}
-		fv.sLat, fv.sLon = place(bad, f+".start_location", v.StartLocation)
-		fv.eLat, fv.eLon = fv.sLat, fv.sLon
+		fv := vrp.Vehicle{CapWeight: math.Inf(1), CapVolume: math.Inf(1), CapPackages: math.Inf(1), MaxMinutes: math.Inf(1), MaxKm: math.Inf(1)}
+		fv.StartLat, fv.StartLon = place(bad, f+".start_location", v.StartLocation)
+		fv.EndLat, fv.EndLon = fv.StartLat, fv.StartLon
 		if v.EndLocation != nil {
-			fv.eLat, fv.eLon = place(bad, f+".end_location", v.EndLocation)
+			fv.EndLat, fv.EndLon = place(bad, f+".end_location", v.EndLocation)
 		}
 		if v.Capacity != nil {
-			fv.capW, fv.capV, fv.capP = capOf(v.Capacity.Weight), capOf(v.Capacity.Volume), capOf(v.Capacity.Packages)
+			fv.CapWeight, fv.CapVolume, fv.CapPackages = capOf(v.Capacity.Weight), capOf(v.Capacity.Volume), capOf(v.Capacity.Packages)
 		}
 		var ok1, ok2 bool
-		fv.shiftStart, ok1 = hhmm(v.ShiftStart, 8*60)
-		fv.shiftEnd, ok2 = hhmm(v.ShiftEnd, 18*60)
-		if !ok1 || !ok2 || fv.shiftEnd <= fv.shiftStart {
+		fv.ShiftStart, ok1 = hhmm(v.ShiftStart, 8*60)
+		fv.ShiftEnd, ok2 = hhmm(v.ShiftEnd, 18*60)
+		if !ok1 || !ok2 || fv.ShiftEnd <= fv.ShiftStart {
 			bad[f+".shift_start"] = "shift_start and shift_end are HH:MM with start before end"
 		}
 		if c != nil && c.MaxRouteDuration > 0 {
-			fv.maxDur = c.MaxRouteDuration
+			fv.MaxMinutes = c.MaxRouteDuration
 		}
 		if c != nil && c.MaxRouteDistance > 0 {
-			fv.maxKm = c.MaxRouteDistance
+			fv.MaxKm = c.MaxRouteDistance
 		}
-		pr.vehicles = append(pr.vehicles, fv)
+		pr.Vehicles = append(pr.Vehicles, fv)
 	}
 	useWindows := r.TimeWindows == nil || *r.TimeWindows
 	for i, d := range r.Destinations {
@@ -204,13 +210,13 @@ func build(r *Request) (*problem, map[string]string) {
 			bad[f+".destination_id"] = "is required and unique"
 		}
 		seen["d"+d.DestinationID] = true
-		st := stop{idx: i, early: 0, late: math.Inf(1), service: 5}
-		st.lat, st.lon = place(bad, f+".location", d.Location)
+		st := vrp.Stop{Early: 0, Late: math.Inf(1), Service: 5}
+		st.Lat, st.Lon = place(bad, f+".location", d.Location)
 		if q := d.DeliveryRequirements; q != nil {
 			if q.Weight < 0 || q.Volume < 0 || q.Packages < 0 {
 				bad[f+".delivery_requirements"] = "must not be negative"
 			}
-			st.w, st.v, st.p = q.Weight, q.Volume, q.Packages
+			st.Weight, st.Volume, st.Packages = q.Weight, q.Volume, q.Packages
 		}
 		if tw := d.TimeWindow; tw != nil {
 			e, ok1 := hhmm(tw.Earliest, 0)
@@ -219,18 +225,18 @@ func build(r *Request) (*problem, map[string]string) {
 				bad[f+".time_window"] = "earliest and latest are HH:MM, earliest not after latest, service_duration not negative"
 			}
 			if useWindows {
-				st.early, st.late = e, l
+				st.Early, st.Late = e, l
 			}
 			if tw.ServiceDuration > 0 {
-				st.service = tw.ServiceDuration
+				st.Service = tw.ServiceDuration
 			}
 		}
 		p, ok := prio[d.Priority]
 		if !ok {
 			bad[f+".priority"] = "must be low, normal, high or urgent"
 		}
-		st.priority = p
-		pr.stops = append(pr.stops, st)
+		st.Priority = p
+		pr.Stops = append(pr.Stops, st)
 	}
 	return pr, bad
 }
@@ -290,8 +296,9 @@ func (s *Service) optimize(c *api.Ctx) error {
 		return api.Validation("validation_failed", bad)
 	}
 	start := time.Now()
-	routes, unassigned, before := pr.solve(s.budget)
-	res := assemble(&r, pr, routes, unassigned, before, time.Since(start))
+	sol := pr.Solve(s.budget)
+	took := time.Since(start)
+	res := assemble(&r, pr, pr.Plan(sol), took)
 	var idb [10]byte
 	_, _ = rand.Read(idb[:])
 	res.OptimizationID = "opt_" + hex.EncodeToString(idb[:])

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/vrp"
 )
 
 // Summary of an optimization.
@@ -109,69 +111,54 @@ type Result struct {
 
 func r2(v float64) float64 { return math.Round(v*100) / 100 }
 
-var advice = map[string][]string{
-	"capacity":     {"add a vehicle or a second run", "split the delivery"},
-	"time_window":  {"widen the time window", "start a shift earlier"},
-	"shift_end":    {"extend a shift", "add a vehicle"},
-	"route_limits": {"raise max_route_duration or max_route_distance"},
+// advice is what would let an unassigned destination in.
+var advice = map[vrp.Reason][]string{
+	vrp.ReasonCapacity:    {"add a vehicle or a second run", "split the delivery"},
+	vrp.ReasonTimeWindow:  {"widen the time window", "start a shift earlier"},
+	vrp.ReasonShiftEnd:    {"extend a shift", "add a vehicle"},
+	vrp.ReasonRouteLimits: {"raise max_route_duration or max_route_distance"},
 }
 
-func assemble(req *Request, pr *problem, routes [][]int, unassigned map[int]string, before float64, took time.Duration) Result {
+// assemble encodes a plan of the problem built from req; took is the
+// time the solver ran.
+func assemble(req *Request, pr *vrp.Problem, pl vrp.Plan, took time.Duration) Result {
 	res := Result{FleetID: req.FleetID, OptimizedRoutes: []RouteView{}, UnassignedDestinations: []Unassigned{},
 		OptimizationInsights: Insights{Bottlenecks: []string{}, Recommendations: []string{}}}
-	totalKm, totalMin, stops, onTime := 0.0, 0.0, 0, 0
-	for vi, r := range routes {
-		v := &pr.vehicles[vi]
-		ev := pr.eval(v, r)
-		rv := RouteView{VehicleID: req.Vehicles[vi].VehicleID, DriverID: req.Vehicles[vi].DriverID, RouteSequence: []StopView{},
+	for _, rt := range pl.Routes {
+		v := req.Vehicles[rt.Vehicle]
+		rv := RouteView{VehicleID: v.VehicleID, DriverID: v.DriverID, RouteSequence: []StopView{},
 			RouteOptimizationDetails: Details{AlternativeRoutes: []any{}, ConfidenceLevel: 0.85,
 				OptimizationFactors: []Factor{{"distance", 0.6, "primary objective"}, {"time_windows", 0.3, "hard constraint"}, {"capacity", 0.1, "hard constraint"}}}}
-		service := 0.0
-		for k, si := range r {
-			st := pr.stops[si]
-			d := req.Destinations[st.idx]
-			pk := 0.0
-			if d.DeliveryRequirements != nil {
-				pk = d.DeliveryRequirements.Packages
-			}
+		for k, vis := range rt.Visits {
+			st := &pr.Stops[vis.Stop]
+			d := req.Destinations[vis.Stop]
 			rv.RouteSequence = append(rv.RouteSequence, StopView{Sequence: k + 1, DestinationID: d.DestinationID, Location: *d.Location,
-				ArrivalTime: clock(ev.arrive[k]), DepartureTime: clock(ev.start[k] + st.service), ActivityType: "delivery", ServiceDuration: st.service,
-				Packages: pk, DeliveryNotes: d.DeliveryNotes})
-			service += st.service
-			if ev.start[k] <= st.late {
-				onTime++
-			}
+				ArrivalTime: clock(vis.Arrive), DepartureTime: clock(vis.Depart), ActivityType: "delivery", ServiceDuration: st.Service,
+				Packages: st.Packages, DeliveryNotes: d.DeliveryNotes})
 		}
-		rv.RouteSummary = RouteSummary{TotalDistance: r2(ev.km), TotalTime: r2(ev.mins), TotalStops: len(r), EstimatedFuel: r2(ev.km * 0.12)}
-		if ev.mins > 0 {
-			rv.RouteSummary.RouteEfficiency = r2(service / ev.mins)
-		}
-		if len(r) > 0 {
-			totalKm, totalMin, stops = totalKm+ev.km, totalMin+ev.mins, stops+len(r)
-			res.OptimizedRoutes = append(res.OptimizedRoutes, rv)
-		}
+		rv.RouteSummary = RouteSummary{TotalDistance: r2(rt.Km), TotalTime: r2(rt.Minutes), TotalStops: len(rt.Visits), EstimatedFuel: r2(rt.Fuel),
+			RouteEfficiency: r2(rt.Efficiency)}
+		res.OptimizedRoutes = append(res.OptimizedRoutes, rv)
 	}
-	counts := map[string]int{}
-	for si, why := range unassigned {
-		counts[why]++
-		res.UnassignedDestinations = append(res.UnassignedDestinations, Unassigned{DestinationID: req.Destinations[pr.stops[si].idx].DestinationID, Reason: why, Recommendations: advice[why]})
+	counts := map[vrp.Reason]int{}
+	var reasons []vrp.Reason // in order of first appearance
+	for _, m := range pl.Unassigned {
+		if counts[m.Reason] == 0 {
+			reasons = append(reasons, m.Reason)
+		}
+		counts[m.Reason]++
+		res.UnassignedDestinations = append(res.UnassignedDestinations, Unassigned{DestinationID: req.Destinations[m.Stop].DestinationID,
+			Reason: string(m.Reason), Recommendations: advice[m.Reason]})
 	}
-	for why, n := range counts {
-		res.OptimizationInsights.Bottlenecks = append(res.OptimizationInsights.Bottlenecks, fmt.Sprintf("%d destination(s) unassigned: %s", n, why))
+	for _, why := range reasons {
+		res.OptimizationInsights.Bottlenecks = append(res.OptimizationInsights.Bottlenecks, fmt.Sprintf("%d destination(s) unassigned: %s", counts[why], why))
 		res.OptimizationInsights.Recommendations = append(res.OptimizationInsights.Recommendations, advice[why]...)
 	}
-	fuel := totalKm * 0.12
-	res.PerformanceMetrics = Performance{TotalDistance: r2(totalKm), TotalTime: r2(totalMin), FuelConsumptionEstimate: r2(fuel),
-		CostEstimate: r2(fuel*1.05 + totalMin/60*25), DeliveryEfficiency: r2(float64(stops) / float64(len(pr.stops)))}
-	if stops > 0 {
-		res.PerformanceMetrics.TimeWindowCompliance = r2(100 * float64(onTime) / float64(stops))
-	}
-	saved := math.Max(0, before-totalKm)
-	res.ImprovementSummary = Improvement{DistanceSaved: r2(saved), TimeSaved: r2(minutes(saved)), FuelSaved: r2(saved * 0.12), CostSaved: r2(saved*0.12*1.05 + minutes(saved)/60*25)}
-	if before > 0 {
-		res.ImprovementSummary.ImprovementPercentage = r2(100 * saved / before)
-	}
-	res.OptimizationSummary = Summary{TotalVehicles: len(pr.vehicles), TotalDestinations: len(pr.stops), OptimizationTime: r2(took.Seconds()),
+	res.PerformanceMetrics = Performance{TotalDistance: r2(pl.Km), TotalTime: r2(pl.Minutes), FuelConsumptionEstimate: r2(pl.Fuel),
+		CostEstimate: r2(pl.Cost), DeliveryEfficiency: r2(pl.Efficiency), TimeWindowCompliance: r2(pl.Compliance)}
+	res.ImprovementSummary = Improvement{DistanceSaved: r2(pl.Saved.Km), TimeSaved: r2(pl.Saved.Minutes), FuelSaved: r2(pl.Saved.Fuel),
+		CostSaved: r2(pl.Saved.Cost), ImprovementPercentage: r2(pl.Saved.Percent)}
+	res.OptimizationSummary = Summary{TotalVehicles: len(pr.Vehicles), TotalDestinations: len(pr.Stops), OptimizationTime: r2(took.Seconds()),
 		AlgorithmUsed: "cheapest_insertion+relocate+2opt", ConfidenceScore: r2(0.6 + 0.4*res.PerformanceMetrics.DeliveryEfficiency)}
 	return res
 }

@@ -1,0 +1,143 @@
+package vrp_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/vrp"
+)
+
+// TestSolveFixture solves the project's own 12-customer instance and
+// checks the plan with checkSolomon, not with the solver's bookkeeping.
+func TestSolveFixture(t *testing.T) {
+	in := readSolomon(t, "testdata/fh12.txt")
+	pr := in.Problem()
+	sol := pr.Solve(time.Second)
+	if len(sol.Unassigned) != 0 {
+		t.Errorf("unassigned %v", sol.Unassigned)
+	}
+	used, dist, err := checkSolomon(in, sol.Routes, len(sol.Unassigned))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dist > sol.InitialKm+eps {
+		t.Errorf("local search lengthened the plan: %.2f after %.2f", dist, sol.InitialKm)
+	}
+	pl := pr.Plan(sol)
+	if math.Abs(pl.Km-dist) > eps || pl.Served != len(in.Customers) || len(pl.Routes) != used {
+		t.Errorf("plan: %.3f km over %d routes serving %d; checker: %.3f over %d", pl.Km, len(pl.Routes), pl.Served, dist, used)
+	}
+	t.Logf("%s: %d vehicles, distance %.2f (first plan %.2f)", in.Name, used, dist, sol.InitialKm)
+}
+
+// TestSolveReasons checks the reason given for a stop no vehicle takes.
+func TestSolveReasons(t *testing.T) {
+	inf := math.Inf(1)
+	vehicle := func() vrp.Vehicle {
+		return vrp.Vehicle{CapWeight: 10, CapVolume: inf, CapPackages: inf, ShiftStart: 0, ShiftEnd: 100, MaxMinutes: inf, MaxKm: inf}
+	}
+	stop := vrp.Stop{Lat: 3, Lon: 4, Weight: 1, Late: inf} // 5 from the depot
+	for _, tc := range []struct {
+		name  string
+		late  bool
+		stop  func(*vrp.Stop)
+		fleet func(*vrp.Vehicle)
+		want  vrp.Reason // "" when served
+	}{
+		{name: "fits"},
+		{name: "capacity", stop: func(s *vrp.Stop) { s.Weight = 11 }, want: vrp.ReasonCapacity},
+		{name: "packages", stop: func(s *vrp.Stop) { s.Packages = 1 }, fleet: func(v *vrp.Vehicle) { v.CapPackages = 0 }, want: vrp.ReasonCapacity},
+		{name: "window", stop: func(s *vrp.Stop) { s.Late = 4 }, want: vrp.ReasonTimeWindow},
+		{name: "window allowing late", late: true, stop: func(s *vrp.Stop) { s.Late = 4 }},
+		{name: "wait then serve", stop: func(s *vrp.Stop) { s.Early, s.Late = 50, 60 }},
+		{name: "shift end", stop: func(s *vrp.Stop) { s.Service = 95 }, want: vrp.ReasonShiftEnd},
+		{name: "route distance", fleet: func(v *vrp.Vehicle) { v.MaxKm = 9 }, want: vrp.ReasonRouteLimits},
+		{name: "route time", fleet: func(v *vrp.Vehicle) { v.MaxMinutes = 9 }, want: vrp.ReasonRouteLimits},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, v := stop, vehicle()
+			if tc.stop != nil {
+				tc.stop(&s)
+			}
+			if tc.fleet != nil {
+				tc.fleet(&v)
+			}
+			pr := &vrp.Problem{Stops: []vrp.Stop{s}, Vehicles: []vrp.Vehicle{v}, Planar: true, AllowLate: tc.late}
+			sol := pr.Solve(time.Second)
+			if got := sol.Unassigned[0]; got != tc.want {
+				t.Fatalf("reason %q, want %q", got, tc.want)
+			}
+			pl := pr.Plan(sol)
+			if tc.want != "" {
+				if len(pl.Unassigned) != 1 || pl.Unassigned[0].Reason != tc.want || len(pl.Routes) != 0 {
+					t.Fatalf("plan %+v", pl)
+				}
+				return
+			}
+			if len(pl.Routes) != 1 || pl.Km != 10 || pl.Served != 1 {
+				t.Fatalf("plan %+v", pl)
+			}
+			vis := pl.Routes[0].Visits[0]
+			if vis.Arrive != 5 || vis.Depart != math.Max(5, s.Early)+s.Service {
+				t.Errorf("visit %+v", vis)
+			}
+			if wantOnTime := !tc.late; (pl.OnTime == 1) != wantOnTime {
+				t.Errorf("on time %d", pl.OnTime)
+			}
+		})
+	}
+}
+
+// TestPlanCost checks the road and cost models on one route of the API's
+// kind: 1 km east of a depot at the equator, and back.
+func TestPlanCost(t *testing.T) {
+	inf := math.Inf(1)
+	lon := 1 / (vrp.Detour * 6371.0088 * math.Pi / 180) // 1 road km of longitude
+	pr := &vrp.Problem{
+		Stops:    []vrp.Stop{{Lon: lon, Late: inf, Service: 5, Packages: 2}},
+		Vehicles: []vrp.Vehicle{{CapWeight: inf, CapVolume: inf, CapPackages: inf, ShiftStart: 480, ShiftEnd: 1080, MaxMinutes: inf, MaxKm: inf}},
+	}
+	pl := pr.Plan(pr.Solve(time.Second))
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+	drive := 2 / vrp.SpeedKmh * 60 // 3 minutes
+	if !near(pl.Km, 2) || !near(pl.Minutes, drive+5) || !near(pl.Fuel, 0.24) ||
+		!near(pl.Cost, 0.24*vrp.FuelPrice+(drive+5)/60*vrp.DriverPerHour) || pl.Efficiency != 1 || pl.Compliance != 100 {
+		t.Errorf("plan %+v", pl)
+	}
+	if r := pl.Routes[0]; !near(r.Efficiency, 5/(drive+5)) || !near(r.Visits[0].Arrive, 480+drive/2) {
+		t.Errorf("route %+v", r)
+	}
+}
+
+// TestCheckSolomonRejects makes sure the checker that judges the solver
+// refuses broken plans of the fixture, each for its own reason.
+func TestCheckSolomonRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		routes     [][]int // indexes of customers: 0 is customer 1
+		unassigned int
+		horizon    float64 // the depot's due time when not 0
+		want       string
+	}{
+		{"served twice", [][]int{{0, 1}, {1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}}, 0, 0, "served twice"},
+		{"missing", [][]int{{0, 1, 2}, {3, 4, 5}, {6, 7, 8}}, 0, 0, "9 served and 0 unassigned"},
+		{"over capacity", [][]int{{3, 0, 1, 2, 6}}, 7, 0, "over capacity"},      // 15+10+20+10+10 > 60
+		{"window", [][]int{{2, 1, 0}}, 9, 0, "customer 1 begins"},               // customer 1 is due at 100
+		{"horizon", [][]int{{11}}, 11, 270, "depot closes"},                     // customer 12 ends at 260, 38 from the depot
+		{"too many routes", [][]int{{0}, {1}, {2}, {3}, {4}}, 7, 0, "5 routes"}, // 4 vehicles
+		{"no such customer", [][]int{{12}}, 11, 0, "no customer 12"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := readSolomon(t, "testdata/fh12.txt")
+			if tc.horizon != 0 {
+				in.Depot.Due = tc.horizon
+			}
+			_, _, err := checkSolomon(in, tc.routes, tc.unassigned)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
