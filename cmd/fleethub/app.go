@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
-	"github.com/fleethub/fleethub/api/devices"
-	"github.com/fleethub/fleethub/api/emergency"
+	apidevices "github.com/fleethub/fleethub/api/devices"
+	apiemergency "github.com/fleethub/fleethub/api/emergency"
 	"github.com/fleethub/fleethub/api/geocoding"
-	"github.com/fleethub/fleethub/api/geofences"
+	apigeofences "github.com/fleethub/fleethub/api/geofences"
 	"github.com/fleethub/fleethub/api/health"
 	"github.com/fleethub/fleethub/api/ingestapi"
 	"github.com/fleethub/fleethub/api/keys"
@@ -36,6 +36,9 @@ import (
 	"github.com/fleethub/fleethub/hub/membus"
 	"github.com/fleethub/fleethub/hub/memlog"
 	"github.com/fleethub/fleethub/hub/redislog"
+	"github.com/fleethub/fleethub/ingest/devices"
+	"github.com/fleethub/fleethub/ingest/emergency"
+	"github.com/fleethub/fleethub/ingest/geofences"
 	"github.com/fleethub/fleethub/ingest/geofencing"
 	"github.com/fleethub/fleethub/ingest/pipeline"
 	"github.com/fleethub/fleethub/ingest/streams"
@@ -237,8 +240,8 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		return nil, err
 	}
 	a.server.Handle(a.keys.Routes()...)
-	a.server.Handle(devs.Routes()...)
-	a.server.Handle(geofences.New(a.store).Routes()...)
+	a.server.Handle(apidevices.New(devs).Routes()...)
+	a.server.Handle(apigeofences.New(geofences.New(a.store)).Routes()...)
 	a.server.Handle(geocoding.New(addrs).Routes()...)
 	var archive *tiles.Archive
 	if cfg.Tiles != "" {
@@ -257,12 +260,12 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	}
 	a.server.Handle(routing.New(roads).Routes()...)
 	a.server.Handle(optimization.New(a.store, a.bus).Routes()...)
-	a.server.Handle(emergency.New(a.store, a.store, a.bus, log).Routes()...)
+	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, a.bus, log)).Routes()...)
 	var notifier emergency.Notifier
 	if cfg.NotifyURL != "" {
 		notifier = &emergency.HTTPNotifier{URL: cfg.NotifyURL, Client: &http.Client{Timeout: 5 * time.Second}}
 	}
-	a.server.Handle(emergency.NewAlerts(a.store, a.store, notifier, a.bus).Routes()...)
+	a.server.Handle(apiemergency.NewAlerts(emergency.NewAlerts(a.store, a.store, notifier, a.bus)).Routes()...)
 	a.fences = geofencing.New(geofencing.Config{}, a.bus, a.store, log)
 	a.server.Handle(ingestapi.New(a.intake).Routes()...)
 	wcfg := ws.Config{}

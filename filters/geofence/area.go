@@ -119,8 +119,3 @@ func (a *Area) Contains(lat, lon float64) bool {
 	}
 	return geo.InRing(a.ring(), p)
 }
-
-// Distance is geo.Distance, the haversine great-circle distance in
-// meters. It remains for api/emergency, the last caller outside package
-// geo; new code calls geo.Distance.
-func Distance(a, b Point) float64 { return geo.Distance(a, b) }

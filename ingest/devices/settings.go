@@ -1,0 +1,136 @@
+package devices
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// TelemetrySettings group.
+type TelemetrySettings struct {
+	CollectionIntervalSeconds *float64 `json:"collection_interval_seconds,omitempty" doc:"10-3600"`
+	DataTypes                 []string `json:"data_types,omitempty" doc:"location, obd_data, accelerometer, gyroscope, camera, audio"`
+	HighFrequencyEvents       *bool    `json:"high_frequency_events,omitempty"`
+	BatchUploadSize           *float64 `json:"batch_upload_size,omitempty" doc:"1-500"`
+}
+
+// PowerManagement group.
+type PowerManagement struct {
+	SleepModeEnabled     *bool    `json:"sleep_mode_enabled,omitempty"`
+	SleepDelayMinutes    *float64 `json:"sleep_delay_minutes,omitempty" doc:"1-60"`
+	LowPowerThreshold    *float64 `json:"low_power_threshold,omitempty" doc:"battery percent 10-50"`
+	ChargingOptimization *bool    `json:"charging_optimization,omitempty"`
+}
+
+// Connectivity group.
+type Connectivity struct {
+	PreferredNetwork   *string  `json:"preferred_network,omitempty" enum:"4g_lte,5g,3g,wifi,auto"`
+	RoamingEnabled     *bool    `json:"roaming_enabled,omitempty"`
+	DataUsageLimitMB   *float64 `json:"data_usage_limit_mb,omitempty"`
+	OfflineStorageDays *float64 `json:"offline_storage_days,omitempty" doc:"0-365"`
+}
+
+// HarshEventDetection settings (g-force).
+type HarshEventDetection struct {
+	Enabled               *bool    `json:"enabled,omitempty"`
+	AccelerationThreshold *float64 `json:"acceleration_threshold,omitempty" doc:"0.1 to 1.0"`
+	BrakingThreshold      *float64 `json:"braking_threshold,omitempty" doc:"-1.0 to -0.1"`
+	CorneringThreshold    *float64 `json:"cornering_threshold,omitempty" doc:"0.1 to 1.0"`
+}
+
+// SpeedingAlerts settings.
+type SpeedingAlerts struct {
+	Enabled            *bool    `json:"enabled,omitempty"`
+	ThresholdOverLimit *float64 `json:"threshold_over_limit,omitempty" doc:"mph over the limit, 0-50"`
+	AlertFrequency     *string  `json:"alert_frequency,omitempty" enum:"immediate,once_per_minute,once_per_trip,daily_summary"`
+}
+
+// SafetyFeatures group.
+type SafetyFeatures struct {
+	HarshEventDetection *HarshEventDetection `json:"harsh_event_detection,omitempty"`
+	SpeedingAlerts      *SpeedingAlerts      `json:"speeding_alerts,omitempty"`
+}
+
+// Settings is the PUT body; every group is optional and merged into the
+// device's current settings.
+type Settings struct {
+	TelemetrySettings *TelemetrySettings `json:"telemetry_settings,omitempty"`
+	PowerManagement   *PowerManagement   `json:"power_management,omitempty"`
+	Connectivity      *Connectivity      `json:"connectivity,omitempty"`
+	SafetyFeatures    *SafetyFeatures    `json:"safety_features,omitempty"`
+}
+
+// ValidationResults of an apply.
+type ValidationResults struct {
+	ValidSettings        bool     `json:"valid_settings"`
+	Warnings             []string `json:"warnings"`
+	OptimizationsApplied []string `json:"optimizations_applied"`
+}
+
+// EstimatedImpact of the settings against the defaults.
+type EstimatedImpact struct {
+	DataUsageIncreasePercent float64 `json:"data_usage_increase_percent"`
+	BatteryLifeImpact        string  `json:"battery_life_impact" enum:"low,moderate,high"`
+	AlertFrequencyChange     string  `json:"alert_frequency_change" enum:"increased,decreased,unchanged"`
+}
+
+// Applied is the applied-settings record.
+type Applied struct {
+	DeviceID             string            `json:"device_id"`
+	SettingsApplied      Settings          `json:"settings_applied"`
+	ValidationResults    ValidationResults `json:"validation_results"`
+	EstimatedImpact      EstimatedImpact   `json:"estimated_impact"`
+	SettingsVersion      string            `json:"settings_version"`
+	AppliedAt            time.Time         `json:"applied_at"`
+	EffectiveImmediately bool              `json:"effective_immediately"`
+	NextSyncScheduled    time.Time         `json:"next_sync_scheduled"`
+}
+
+var dataTypes = []string{"location", "obd_data", "accelerometer", "gyroscope", "camera", "audio"}
+
+func rng(bad map[string]string, field string, v *float64, lo, hi float64) {
+	if v != nil && (math.IsNaN(*v) || *v < lo || *v > hi) {
+		bad[field] = fmt.Sprintf("must be between %g and %g", lo, hi)
+	}
+}
+
+// Validate checks every field; the map is keyed by field path.
+func (s *Settings) Validate() map[string]string {
+	bad := map[string]string{}
+	if t := s.TelemetrySettings; t != nil {
+		rng(bad, "telemetry_settings.collection_interval_seconds", t.CollectionIntervalSeconds, 10, 3600)
+		rng(bad, "telemetry_settings.batch_upload_size", t.BatchUploadSize, 1, 500)
+		for i, d := range t.DataTypes {
+			if !slices.Contains(dataTypes, d) {
+				bad[fmt.Sprintf("telemetry_settings.data_types[%d]", i)] = "must be one of " + strings.Join(dataTypes, ", ")
+			}
+		}
+	}
+	if p := s.PowerManagement; p != nil {
+		rng(bad, "power_management.sleep_delay_minutes", p.SleepDelayMinutes, 1, 60)
+		rng(bad, "power_management.low_power_threshold", p.LowPowerThreshold, 10, 50)
+	}
+	if c := s.Connectivity; c != nil {
+		if c.PreferredNetwork != nil && !slices.Contains([]string{"4g_lte", "5g", "3g", "wifi", "auto"}, *c.PreferredNetwork) {
+			bad["connectivity.preferred_network"] = "must be 4g_lte, 5g, 3g, wifi or auto"
+		}
+		rng(bad, "connectivity.data_usage_limit_mb", c.DataUsageLimitMB, 0, 1e7)
+		rng(bad, "connectivity.offline_storage_days", c.OfflineStorageDays, 0, 365)
+	}
+	if sf := s.SafetyFeatures; sf != nil {
+		if h := sf.HarshEventDetection; h != nil {
+			rng(bad, "safety_features.harsh_event_detection.acceleration_threshold", h.AccelerationThreshold, 0.1, 1.0)
+			rng(bad, "safety_features.harsh_event_detection.braking_threshold", h.BrakingThreshold, -1.0, -0.1)
+			rng(bad, "safety_features.harsh_event_detection.cornering_threshold", h.CorneringThreshold, 0.1, 1.0)
+		}
+		if sp := sf.SpeedingAlerts; sp != nil {
+			rng(bad, "safety_features.speeding_alerts.threshold_over_limit", sp.ThresholdOverLimit, 0, 50)
+			if sp.AlertFrequency != nil && !slices.Contains([]string{"immediate", "once_per_minute", "once_per_trip", "daily_summary"}, *sp.AlertFrequency) {
+				bad["safety_features.speeding_alerts.alert_frequency"] = "must be immediate, once_per_minute, once_per_trip or daily_summary"
+			}
+		}
+	}
+	return bad
+}

@@ -1,0 +1,188 @@
+package emergency
+
+import "time"
+
+// Alert values.
+var (
+	AlertTypes = []string{"severe_weather_warning", "road_hazard", "security_threat", "fleet_emergency", "system_maintenance", "traffic_disruption"}
+	Channels   = []string{"sms", "email", "push_notification", "voice_call", "in_app_alert"}
+	Actions    = []string{"suspend_outdoor_operations", "route_vehicles_to_shelter", "enable_emergency_tracking", "play_emergency_sound", "show_safe_route", "notify_emergency_contacts"}
+	Audiences  = []string{"active_drivers", "field_personnel", "emergency_contacts", "dispatchers"}
+)
+
+// AreaPoint is a position of an affected area.
+type AreaPoint struct {
+	Latitude  float64 `json:"latitude"`
+	Longitude float64 `json:"longitude"`
+}
+
+// AffectedArea is where an alert applies.
+type AffectedArea struct {
+	Type     string      `json:"type" enum:"radius,polygon,route,city,state"`
+	Center   *AreaPoint  `json:"center,omitempty"`
+	RadiusKm *float64    `json:"radius_km,omitempty"`
+	Polygon  []AreaPoint `json:"polygon,omitempty"`
+	RouteID  string      `json:"route_id,omitempty"`
+	City     string      `json:"city,omitempty"`
+	State    string      `json:"state,omitempty"`
+}
+
+// Audience says who receives an alert.
+type Audience struct {
+	Include          []string `json:"include,omitempty"`
+	Exclude          []string `json:"exclude,omitempty"`
+	SpecificVehicles []string `json:"specific_vehicles,omitempty"`
+	SpecificDrivers  []string `json:"specific_drivers,omitempty"`
+}
+
+// Channel is one way of delivering.
+type Channel struct {
+	Channel               string `json:"channel" enum:"sms,email,push_notification,voice_call,in_app_alert"`
+	Priority              string `json:"priority,omitempty"`
+	RepeatIntervalMinutes int    `json:"repeat_interval_minutes,omitempty"`
+	MaxRepeats            int    `json:"max_repeats,omitempty"`
+	DelayMinutes          int    `json:"delay_minutes,omitempty"`
+}
+
+// EscalationLevel is one step of escalation.
+type EscalationLevel struct {
+	DelayMinutes int    `json:"delay_minutes"`
+	Action       string `json:"action"`
+}
+
+// EscalationPolicy of an alert.
+type EscalationPolicy struct {
+	Enabled          bool              `json:"enabled"`
+	EscalationLevels []EscalationLevel `json:"escalation_levels,omitempty"`
+}
+
+// AlertBody creates an alert.
+type AlertBody struct {
+	AlertType              string            `json:"alert_type" required:"true"`
+	Severity               string            `json:"severity" required:"true"`
+	Title                  string            `json:"title" required:"true"`
+	Message                string            `json:"message" required:"true"`
+	AffectedArea           *AffectedArea     `json:"affected_area" required:"true"`
+	TargetAudience         *Audience         `json:"target_audience" required:"true"`
+	DeliveryChannels       []Channel         `json:"delivery_channels" required:"true"`
+	Expiration             string            `json:"expiration" required:"true"`
+	AcknowledgmentRequired bool              `json:"acknowledgment_required,omitempty"`
+	EscalationPolicy       *EscalationPolicy `json:"escalation_policy,omitempty"`
+	AutomatedActions       []string          `json:"automated_actions,omitempty"`
+}
+
+// ChannelCounts per channel.
+type ChannelCounts struct {
+	Sent      int `json:"sent"`
+	Delivered int `json:"delivered"`
+	Failed    int `json:"failed"`
+}
+
+// VoiceCounts of voice calls.
+type VoiceCounts struct {
+	Initiated int `json:"initiated"`
+	Answered  int `json:"answered"`
+	Voicemail int `json:"voicemail"`
+	Failed    int `json:"failed"`
+}
+
+// Breakdown per channel.
+type Breakdown struct {
+	SMS   ChannelCounts `json:"sms"`
+	Push  ChannelCounts `json:"push_notification"`
+	Voice VoiceCounts   `json:"voice_call"`
+	Email ChannelCounts `json:"email"`
+	InApp ChannelCounts `json:"in_app_alert"`
+}
+
+// DeliveryStatus of an alert.
+type DeliveryStatus struct {
+	TotalRecipients      int       `json:"total_recipients"`
+	SuccessfulDeliveries int       `json:"successful_deliveries"`
+	FailedDeliveries     int       `json:"failed_deliveries"`
+	PendingDeliveries    int       `json:"pending_deliveries"`
+	DeliveryBreakdown    Breakdown `json:"delivery_breakdown"`
+}
+
+// AckStatus of an alert.
+type AckStatus struct {
+	Required                   bool    `json:"required"`
+	Received                   int     `json:"received"`
+	Pending                    int     `json:"pending"`
+	AcknowledgmentRate         float64 `json:"acknowledgment_rate"`
+	AverageResponseTimeSeconds float64 `json:"average_response_time_seconds"`
+}
+
+// ActionRecord is an automated action taken.
+type ActionRecord struct {
+	Action             string    `json:"action"`
+	Status             string    `json:"status" enum:"completed,in_progress"`
+	ExecutedAt         time.Time `json:"executed_at"`
+	AffectedOperations *int      `json:"affected_operations,omitempty"`
+	AffectedVehicles   *int      `json:"affected_vehicles,omitempty"`
+	TrackingEnabledFor *int      `json:"tracking_enabled_for,omitempty"`
+	ReroutingProgress  string    `json:"rerouting_progress,omitempty"`
+}
+
+// Escalation state.
+type Escalation struct {
+	Enabled             bool       `json:"enabled"`
+	CurrentLevel        int        `json:"current_level"`
+	NextEscalationAt    *time.Time `json:"next_escalation_at"`
+	EscalationTriggered bool       `json:"escalation_triggered"`
+}
+
+// AreaAnalysis summarizes who is affected.
+type AreaAnalysis struct {
+	TotalVehiclesInArea       int     `json:"total_vehicles_in_area"`
+	ActiveDriversNotified     int     `json:"active_drivers_notified"`
+	FieldPersonnelNotified    int     `json:"field_personnel_notified"`
+	EmergencyContactsNotified int     `json:"emergency_contacts_notified"`
+	EstimatedImpactRadiusKm   float64 `json:"estimated_impact_radius_km"`
+}
+
+// Metrics of an alert.
+type Metrics struct {
+	CreationToFirstDeliveryMS   float64 `json:"creation_to_first_delivery_ms"`
+	AverageDeliveryTimeMS       float64 `json:"average_delivery_time_ms"`
+	NotificationReachPercentage float64 `json:"notification_reach_percentage"`
+	EngagementRate              float64 `json:"engagement_rate"`
+}
+
+// Recipient is who an alert went to.
+type Recipient struct {
+	RecipientID    string     `json:"recipient_id"`
+	RecipientType  string     `json:"recipient_type"`
+	VehicleID      string     `json:"vehicle_id,omitempty"`
+	Delivered      bool       `json:"delivered"`
+	AcknowledgedAt *time.Time `json:"acknowledged_at,omitempty"`
+	Note           string     `json:"note,omitempty"`
+}
+
+// Alert is the emergency alert resource.
+type Alert struct {
+	AlertID                  string         `json:"alert_id"`
+	AlertType                string         `json:"alert_type"`
+	Severity                 string         `json:"severity"`
+	Title                    string         `json:"title"`
+	Message                  string         `json:"message"`
+	Status                   string         `json:"status" enum:"active,expired,cancelled"`
+	CreatedAt                time.Time      `json:"created_at"`
+	DeliveryStatus           DeliveryStatus `json:"delivery_status"`
+	AcknowledgmentStatus     AckStatus      `json:"acknowledgment_status"`
+	AutomatedActionsExecuted []ActionRecord `json:"automated_actions_executed"`
+	EscalationStatus         Escalation     `json:"escalation_status"`
+	AffectedAreaAnalysis     AreaAnalysis   `json:"affected_area_analysis"`
+	AlertMetrics             Metrics        `json:"alert_metrics"`
+	RelatedIncidents         []string       `json:"related_incidents"`
+	ExpiresAt                time.Time      `json:"expires_at"`
+	NextStatusCheck          time.Time      `json:"next_status_check"`
+	Recipients               []Recipient    `json:"recipients"`
+}
+
+// AckBody acknowledges an alert.
+type AckBody struct {
+	RecipientID   string `json:"recipient_id" required:"true"`
+	RecipientType string `json:"recipient_type,omitempty"`
+	Note          string `json:"note,omitempty"`
+}

@@ -1,0 +1,152 @@
+package emergency
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"math"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/geo"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// AlertStore keeps alerts.
+type AlertStore interface {
+	CreateAlert(ctx context.Context, a store.Alert) error
+	GetAlert(ctx context.Context, s store.Scope, id string) (store.Alert, error)
+	// UpdateAlert writes a if the stored version is still prev.
+	UpdateAlert(ctx context.Context, a store.Alert, prev int64) error
+}
+
+// Alerts is the alert service.
+type Alerts struct {
+	st     AlertStore
+	trips  TripLister
+	notify Notifier // nil: only in-app alerts are delivered
+	pub    Publisher
+	now    func() time.Time
+}
+
+// NewAlerts makes the service; notify and pub may be nil.
+func NewAlerts(st AlertStore, trips TripLister, notify Notifier, pub Publisher) *Alerts {
+	return &Alerts{st: st, trips: trips, notify: notify, pub: pub, now: time.Now}
+}
+
+// Create validates an alert, finds its recipients, delivers it to each of
+// them on every channel, runs its automated actions and stores it; the
+// answer carries the outcome of all of them.
+func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert, error) {
+	now := a.now().UTC().Truncate(time.Millisecond)
+	exp, bad := b.validate(now)
+	if len(bad) > 0 {
+		return Alert{}, &ValidationError{Fields: bad}
+	}
+	recips, inArea, err := a.recipients(ctx, sc, &b)
+	if err != nil {
+		return Alert{}, err
+	}
+	var idb [10]byte
+	_, _ = rand.Read(idb[:])
+	al := Alert{AlertID: "alr_" + hex.EncodeToString(idb[:]), AlertType: b.AlertType, Severity: b.Severity, Title: b.Title, Message: b.Message,
+		Status: "active", CreatedAt: now, ExpiresAt: exp, RelatedIncidents: []string{}, Recipients: recips, AutomatedActionsExecuted: []ActionRecord{}}
+	outs, delivered := a.deliver(ctx, sc, &al, b.DeliveryChannels)
+	ds, first, total := tally(outs, len(recips))
+	al.DeliveryStatus = ds
+	for i := range al.Recipients {
+		al.Recipients[i].Delivered = delivered[al.Recipients[i].RecipientID]
+	}
+	al.AlertMetrics = deliveryMetrics(ds, first, total, len(delivered), len(recips))
+	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: inArea, EstimatedImpactRadiusKm: impactRadius(b.AffectedArea),
+		ActiveDriversNotified: driversNotified(recips, delivered)}
+	al.AcknowledgmentStatus = AckStatus{Required: b.AcknowledgmentRequired, Pending: len(recips)}
+	al.EscalationStatus = startEscalation(b.EscalationPolicy, now)
+	al.AutomatedActionsExecuted = append(al.AutomatedActionsExecuted, a.runActions(ctx, sc, &al, b.AutomatedActions, inArea, now)...)
+	al.NextStatusCheck = now.Add(5 * time.Minute)
+	if err := a.save(ctx, sc, &al, 0, b.EscalationPolicy); err != nil {
+		return Alert{}, err
+	}
+	return al, nil
+}
+
+// deliveryMetrics are the timings of the successful deliveries (first and
+// total) and the share of recipients reached.
+func deliveryMetrics(ds DeliveryStatus, first, total time.Duration, reached, recipients int) Metrics {
+	var m Metrics
+	if ds.SuccessfulDeliveries > 0 {
+		m.CreationToFirstDeliveryMS = round2(float64(first.Microseconds()) / 1000)
+		m.AverageDeliveryTimeMS = round2(float64(total.Microseconds()) / 1000 / float64(ds.SuccessfulDeliveries))
+	}
+	if recipients > 0 {
+		m.NotificationReachPercentage = round2(100 * float64(reached) / float64(recipients))
+	}
+	return m
+}
+
+func driversNotified(recips []Recipient, delivered map[string]bool) int {
+	n := 0
+	for _, r := range recips {
+		if r.RecipientType == "driver" && delivered[r.RecipientID] {
+			n++
+		}
+	}
+	return n
+}
+
+// startEscalation is the escalation state of a new alert: its first level
+// falls due after that level's delay.
+func startEscalation(p *EscalationPolicy, now time.Time) Escalation {
+	e := Escalation{Enabled: p != nil && p.Enabled}
+	if e.Enabled && len(p.EscalationLevels) > 0 {
+		t := now.Add(time.Duration(p.EscalationLevels[0].DelayMinutes) * time.Minute)
+		e.NextEscalationAt = &t
+	}
+	return e
+}
+
+// runActions publishes each automated action as an emergency_action event
+// (devices and consoles act on them) and records it; an action whose
+// event was not published stays in_progress.
+func (a *Alerts) runActions(ctx context.Context, sc store.Scope, al *Alert, actions []string, inArea int, now time.Time) []ActionRecord {
+	var recs []ActionRecord
+	for _, act := range actions {
+		n := inArea
+		rec := ActionRecord{Action: act, Status: "completed", ExecutedAt: now}
+		switch act {
+		case "suspend_outdoor_operations":
+			rec.AffectedOperations = &n
+		case "route_vehicles_to_shelter", "show_safe_route":
+			rec.AffectedVehicles, rec.Status, rec.ReroutingProgress = &n, "in_progress", "0%"
+		case "enable_emergency_tracking":
+			rec.TrackingEnabledFor = &n
+		}
+		if err := a.publishAction(ctx, sc, al, act); err != nil {
+			rec.Status = "in_progress"
+		}
+		recs = append(recs, rec)
+	}
+	return recs
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// impactRadius is the radius of a radius area, or the distance in km from
+// a polygon's mean vertex to its farthest vertex; 0 for other areas.
+func impactRadius(a *AffectedArea) float64 {
+	switch a.Type {
+	case "radius":
+		return *a.RadiusKm
+	case "polygon":
+		var lat, lon float64
+		for _, p := range a.Polygon {
+			lat, lon = lat+p.Latitude, lon+p.Longitude
+		}
+		n := float64(len(a.Polygon))
+		r := 0.0
+		for _, p := range a.Polygon {
+			r = math.Max(r, geo.Distance(geo.Point{Lat: lat / n, Lon: lon / n}, geo.Point{Lat: p.Latitude, Lon: p.Longitude})/1000)
+		}
+		return round2(r)
+	}
+	return 0
+}

@@ -1,0 +1,29 @@
+// Package emergency is the emergency domain: incidents and alerts, served
+// over HTTP by api/emergency.
+//
+// Incidents (Incidents) are reported, listed, read and moved through their
+// states (active → escalated | resolved | cancelled; escalated → resolved
+// | cancelled). Every change is appended to the incident's timeline and
+// status_updates, stored with a new version (a concurrent change is
+// retried three times) and published as an emergency_events event.
+//
+// Alerts (Alerts) are broadcast to the recipients found in their area (the
+// drivers of active trips whose last point lies in it, plus specific
+// vehicles and drivers) over every delivery channel: in_app_alert is an
+// emergency_events event on the bus, the other channels go through a
+// Notifier (HTTPNotifier: a JSON POST to a gateway). An alert expires at
+// its expiration and escalates level by level while acknowledgments are
+// pending; both are brought up to date when the alert is read, so no
+// goroutine outlives a call.
+//
+// Concurrency and backpressure: Create delivers every recipient on every
+// channel concurrently, at most 16 deliveries at a time, each gateway call
+// bounded by 5 s, and answers once all are done. A failed publish of an
+// incident's lifecycle event is logged and does not fail the change (the
+// incident is durable); a failed delivery is counted as failed in the
+// alert's delivery status. The services hold no state between calls and
+// are safe for concurrent use.
+//
+// The stores, the trip reader and the publisher are declared here, as
+// small interfaces of what the services use.
+package emergency

@@ -1,0 +1,305 @@
+package emergency
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// IncidentStore keeps incidents.
+type IncidentStore interface {
+	CreateIncident(ctx context.Context, in store.Incident) error
+	GetIncident(ctx context.Context, s store.Scope, id string) (store.Incident, error)
+	// UpdateIncident writes in if the stored version is still prev.
+	UpdateIncident(ctx context.Context, in store.Incident, prev int64) error
+	ListIncidents(ctx context.Context, f store.IncidentFilter) ([]store.Incident, int, error)
+}
+
+// TripReader reads a trip: crash analysis takes its last reported speed.
+type TripReader interface {
+	GetTrip(ctx context.Context, s store.Scope, id string) (store.Trip, error)
+}
+
+// Publisher puts lifecycle events on the bus.
+type Publisher interface {
+	Publish(ctx context.Context, msgs ...hub.Message) error
+}
+
+// Incidents is the incident service.
+type Incidents struct {
+	st    IncidentStore
+	trips TripReader
+	pub   Publisher
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+// NewIncidents makes the service; trips and pub may be nil.
+func NewIncidents(st IncidentStore, trips TripReader, pub Publisher, log *slog.Logger) *Incidents {
+	return &Incidents{st: st, trips: trips, pub: pub, log: log, now: time.Now}
+}
+
+func (b *ReportBody) validate() map[string]string {
+	bad := map[string]string{}
+	if !slices.Contains(EventTypes, b.EventType) {
+		bad["event_type"] = "must be crash, breakdown, medical_emergency or security_incident"
+	}
+	if !slices.Contains(Severities, b.SeverityLevel) {
+		bad["severity_level"] = "must be low, moderate, high or critical"
+	}
+	if b.Location == nil {
+		bad["location"] = "is required"
+	} else {
+		if math.IsNaN(b.Location.Latitude) || b.Location.Latitude < -90 || b.Location.Latitude > 90 {
+			bad["location.latitude"] = "must be between -90 and 90"
+		}
+		if math.IsNaN(b.Location.Longitude) || b.Location.Longitude < -180 || b.Location.Longitude > 180 {
+			bad["location.longitude"] = "must be between -180 and 180"
+		}
+	}
+	if len(b.Description) > 2000 {
+		bad["description"] = "must be at most 2000 characters"
+	}
+	return bad
+}
+
+// Report records an incident reported by actor (the API key's id), and
+// publishes incident_reported.
+func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b ReportBody) (Incident, error) {
+	if bad := b.validate(); len(bad) > 0 {
+		return Incident{}, &ValidationError{Fields: bad}
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	var idb [10]byte
+	_, _ = rand.Read(idb[:])
+	in := Incident{IncidentID: "inc_" + hex.EncodeToString(idb[:]), Status: "active", SeverityLevel: b.SeverityLevel, EventType: b.EventType,
+		VehicleID: b.VehicleID, DriverID: b.DriverID, TripID: b.TripID, FleetID: b.FleetID, Description: b.Description, CreatedAt: now, UpdatedAt: now,
+		Location: *b.Location, StatusUpdates: []StatusUpdate{{Timestamp: now, Status: "active", UpdatedBy: actor, Notes: "reported"}},
+		InvolvedParties: []Party{}, CommunicationLog: []Communication{},
+		LiveTracking: Tracking{ShareLocationURL: "/v1/emergency/incidents/" + "inc_" + hex.EncodeToString(idb[:]), ExpiresAt: now.Add(24 * time.Hour), AuthorizedViewers: []string{}}}
+	in.Timeline = []TimelineEntry{{Timestamp: now, Event: "incident_detected", Description: "Incident reported: " + b.EventType, Severity: b.SeverityLevel}}
+	in.EmergencyResponse = Response{Dispatched: false, ServicesContacted: []string{}, Status: "pending_review", FirstResponders: []Responder{}}
+	if serious := b.SeverityLevel == "high" || b.SeverityLevel == "critical" || b.EventType == "medical_emergency"; serious {
+		in.EmergencyResponse.Status = "awaiting_dispatch"
+		in.EmergencyResponse.ServicesContacted = servicesFor(b.EventType)
+		in.Timeline = append(in.Timeline, TimelineEntry{Timestamp: now, Event: "emergency_services_contacted", Description: "Emergency services notified",
+			Data: map[string]any{"services": in.EmergencyResponse.ServicesContacted}})
+	}
+	if b.VehicleID != "" || b.DriverID != "" {
+		in.InvolvedParties = append(in.InvolvedParties, Party{Type: "driver", DeviceID: b.VehicleID, DriverID: b.DriverID, Status: "unknown"})
+	}
+	if b.EventType == "crash" {
+		in.CrashAnalysis = s.crashAnalysis(ctx, sc, &b)
+		in.InsuranceClaim = &Claim{ClaimID: "clm_" + hex.EncodeToString(idb[:6]), Status: "not_filed", Provider: "", NextSteps: []string{"document the scene", "collect witness details", "file the claim with the fleet's insurer"}}
+	}
+	in.NextActions = nextActions(in)
+	if err := s.save(ctx, sc, in, 0); err != nil {
+		return Incident{}, err
+	}
+	s.publish(ctx, sc, in, "incident_reported")
+	return in, nil
+}
+
+// crashAnalysis estimates a crash from the trip's last reported speed and
+// the airbags.
+func (s *Incidents) crashAnalysis(ctx context.Context, sc store.Scope, b *ReportBody) *CrashAnalysis {
+	ca := &CrashAnalysis{ImpactType: "unknown", AirbagDeployment: b.AirbagDeployed, VehicleDamageAssessment: "pending_inspection", OccupantRiskLevel: "unknown"}
+	if b.TripID != "" && s.trips != nil {
+		if t, err := s.trips.GetTrip(ctx, sc, b.TripID); err == nil {
+			var st struct {
+				Last *struct {
+					Speed *float64 `json:"speed"`
+				} `json:"last"`
+			}
+			_ = json.Unmarshal(t.State, &st)
+			if st.Last != nil && st.Last.Speed != nil {
+				ca.EstimatedSpeedAtImpact = math.Round(*st.Last.Speed*10) / 10
+				// stopping from that speed within one second
+				ca.DecelerationRate = math.Round(*st.Last.Speed/3.6/9.80665*100) / 100
+			}
+		}
+	}
+	switch {
+	case b.AirbagDeployed || ca.EstimatedSpeedAtImpact > 50:
+		ca.OccupantRiskLevel = "high"
+	case ca.EstimatedSpeedAtImpact > 20:
+		ca.OccupantRiskLevel = "moderate"
+	default:
+		ca.OccupantRiskLevel = "low"
+	}
+	return ca
+}
+
+func servicesFor(t string) []string {
+	switch t {
+	case "crash":
+		return []string{"ambulance", "police"}
+	case "medical_emergency":
+		return []string{"ambulance"}
+	case "security_incident":
+		return []string{"police"}
+	}
+	return []string{"roadside_assistance"}
+}
+
+func nextActions(in Incident) NextActions {
+	na := NextActions{Immediate: []string{}, Within30Minutes: []string{}, Within4Hours: []string{}}
+	switch in.Status {
+	case "resolved", "cancelled":
+		na.Within4Hours = append(na.Within4Hours, "review the incident report")
+		return na
+	}
+	na.Immediate = append(na.Immediate, "contact the driver", "confirm the location")
+	if in.EventType == "crash" || in.EventType == "medical_emergency" {
+		na.Immediate = append(na.Immediate, "confirm emergency services are on the way")
+	}
+	na.Within30Minutes = append(na.Within30Minutes, "notify the fleet supervisor", "arrange vehicle recovery if needed")
+	na.Within4Hours = append(na.Within4Hours, "file the incident report")
+	return na
+}
+
+func (s *Incidents) save(ctx context.Context, sc store.Scope, in Incident, prev int64) error {
+	doc, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	rec := store.Incident{ID: in.IncidentID, Org: sc.Org, Env: sc.Env, Status: in.Status, Severity: in.SeverityLevel, EventType: in.EventType,
+		FleetID: in.FleetID, DriverID: in.DriverID, Doc: doc, Version: prev + 1, CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt}
+	if prev == 0 {
+		return s.st.CreateIncident(ctx, rec)
+	}
+	return s.st.UpdateIncident(ctx, rec, prev)
+}
+
+// publish puts an incident's lifecycle event on the bus; a failure is
+// logged, not returned: the incident is already stored.
+func (s *Incidents) publish(ctx context.Context, sc store.Scope, in Incident, typ string) {
+	if s.pub == nil {
+		return
+	}
+	sev := map[string]string{"low": "low", "moderate": "medium", "high": "high", "critical": "critical"}[in.SeverityLevel]
+	pri := "urgent"
+	if in.SeverityLevel == "critical" || in.EventType == "medical_emergency" {
+		pri = "emergency"
+	}
+	now := s.now().UTC()
+	ev := &event.Event{EventID: "evt_" + in.IncidentID + "_" + strconv.Itoa(len(in.StatusUpdates)), EventType: typ, Category: event.CategoryEmergency, Timestamp: now,
+		Severity: sev, Priority: pri, Source: event.Source{VehicleID: in.VehicleID, DriverID: in.DriverID, TripID: in.TripID},
+		Location:          &event.Location{Latitude: in.Location.Latitude, Longitude: in.Location.Longitude, Address: in.Location.Address},
+		EventData:         map[string]any{"incident_id": in.IncidentID, "incident_type": in.EventType, "status": in.Status},
+		Metadata:          event.Metadata{CorrelationID: in.IncidentID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"},
+		EmergencyResponse: map[string]any{"response_initiated": in.EmergencyResponse.Status != "pending_review", "authorities_contacted": len(in.EmergencyResponse.ServicesContacted) > 0}}
+	key := in.VehicleID
+	if key == "" {
+		key = in.IncidentID
+	}
+	b, err := event.Marshal(&event.Envelope{Org: sc.Org, Env: sc.Env, Kind: event.KindEvent, Event: ev, IngestedAt: now})
+	if err == nil {
+		err = s.pub.Publish(ctx, hub.Message{Topic: hub.TopicEvents, Key: []byte(key), Value: b})
+	}
+	if err != nil && s.log != nil {
+		s.log.Warn("incident event not published", "incident_id", in.IncidentID, "error", err)
+	}
+}
+
+func (s *Incidents) load(ctx context.Context, sc store.Scope, id string) (Incident, int64, error) {
+	rec, err := s.st.GetIncident(ctx, sc, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Incident{}, 0, ErrIncidentNotFound
+	}
+	if err != nil {
+		return Incident{}, 0, err
+	}
+	var in Incident
+	if err := json.Unmarshal(rec.Doc, &in); err != nil {
+		return in, 0, err
+	}
+	return in, rec.Version, nil
+}
+
+// Get reads an incident; ErrIncidentNotFound when the scope has none of
+// that id.
+func (s *Incidents) Get(ctx context.Context, sc store.Scope, id string) (Incident, error) {
+	in, _, err := s.load(ctx, sc, id)
+	return in, err
+}
+
+func (b *StatusBody) validate() map[string]string {
+	if !slices.Contains(Statuses, b.Status) {
+		return map[string]string{"status": "must be active, resolved, cancelled or escalated"}
+	}
+	if len(b.Notes) > 2000 || len(b.UpdatedBy) > 200 || len(b.ResolutionType) > 100 {
+		return map[string]string{"notes": "notes at most 2000, updated_by 200, resolution_type 100 characters"}
+	}
+	return nil
+}
+
+// SetStatus moves an incident to b.Status, by b.UpdatedBy or else actor,
+// and publishes incident_<status>. A move its state does not allow is a
+// *TransitionError.
+func (s *Incidents) SetStatus(ctx context.Context, sc store.Scope, id, actor string, b StatusBody) (Incident, error) {
+	if bad := b.validate(); len(bad) > 0 {
+		return Incident{}, &ValidationError{Fields: bad}
+	}
+	by := b.UpdatedBy
+	if by == "" {
+		by = actor
+	}
+	for attempt := 0; ; attempt++ {
+		in, ver, err := s.load(ctx, sc, id)
+		if err != nil {
+			return Incident{}, err
+		}
+		if !slices.Contains(moves[in.Status], b.Status) {
+			return Incident{}, &TransitionError{From: in.Status, To: b.Status}
+		}
+		now := s.now().UTC().Truncate(time.Millisecond)
+		in.Status, in.UpdatedAt = b.Status, now
+		in.StatusUpdates = append(in.StatusUpdates, StatusUpdate{Timestamp: now, Status: b.Status, UpdatedBy: by, Notes: b.Notes, ResolutionType: b.ResolutionType})
+		in.Timeline = append(in.Timeline, TimelineEntry{Timestamp: now, Event: "status_" + b.Status, Description: "Status changed to " + b.Status,
+			Data: map[string]any{"updated_by": by, "resolution_type": b.ResolutionType}})
+		if b.Status == "escalated" {
+			in.EmergencyResponse.Status = "escalated"
+		}
+		if b.Status == "resolved" || b.Status == "cancelled" {
+			in.EmergencyResponse.Status = b.Status
+		}
+		in.NextActions = nextActions(in)
+		err = s.save(ctx, sc, in, ver)
+		if errors.Is(err, store.ErrConflict) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return Incident{}, err
+		}
+		s.publish(ctx, sc, in, "incident_"+b.Status)
+		return in, nil
+	}
+}
+
+// List answers a page of the filter's incidents, newest first.
+func (s *Incidents) List(ctx context.Context, f store.IncidentFilter) (ListResponse, error) {
+	recs, total, err := s.st.ListIncidents(ctx, f)
+	if err != nil {
+		return ListResponse{}, err
+	}
+	out := ListResponse{Incidents: []Incident{}, Pagination: Pagination{TotalCount: total, Limit: f.Limit, Offset: f.Offset, HasMore: f.Offset+len(recs) < total}}
+	for _, r := range recs {
+		var in Incident
+		if json.Unmarshal(r.Doc, &in) == nil {
+			out.Incidents = append(out.Incidents, in)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,54 @@
+package emergency
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// publishAlert puts an alert event (emergency_alert to a recipient,
+// emergency_alert_cancelled to all) on the bus, keyed by the recipient's
+// vehicle.
+func (a *Alerts) publishAlert(ctx context.Context, sc store.Scope, al *Alert, r Recipient, typ string) error {
+	if a.pub == nil {
+		return ErrNoGateway
+	}
+	data := map[string]any{"alert_id": al.AlertID, "alert_type": al.AlertType, "title": al.Title, "message": al.Message}
+	if r.RecipientID != "" {
+		data["recipient_id"] = r.RecipientID
+	}
+	return a.publish(ctx, sc, al, typ, r.VehicleID, data)
+}
+
+// publishAction puts an emergency_action event on the bus: an automated
+// action or an escalation level's action.
+func (a *Alerts) publishAction(ctx context.Context, sc store.Scope, al *Alert, action string) error {
+	if a.pub == nil {
+		return ErrNoGateway
+	}
+	return a.publish(ctx, sc, al, "emergency_action", "", map[string]any{"alert_id": al.AlertID, "action": action})
+}
+
+func (a *Alerts) publish(ctx context.Context, sc store.Scope, al *Alert, typ, vehicle string, data map[string]any) error {
+	sev := map[string]string{"low": "low", "moderate": "medium", "high": "high", "critical": "critical"}[al.Severity]
+	now := a.now().UTC()
+	var idb [8]byte
+	_, _ = rand.Read(idb[:])
+	ev := &event.Event{EventID: "evt_" + hex.EncodeToString(idb[:]), EventType: typ, Category: event.CategoryEmergency, Timestamp: now, Severity: sev,
+		Priority: "emergency", Source: event.Source{VehicleID: vehicle}, EventData: data,
+		Metadata: event.Metadata{CorrelationID: al.AlertID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"}}
+	b, err := event.Marshal(&event.Envelope{Org: sc.Org, Env: sc.Env, Kind: event.KindEvent, Event: ev, IngestedAt: now})
+	if err != nil {
+		return err
+	}
+	key := vehicle
+	if key == "" {
+		key = al.AlertID
+	}
+	return a.pub.Publish(ctx, hub.Message{Topic: hub.TopicEvents, Key: []byte(key), Value: b})
+}

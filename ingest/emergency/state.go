@@ -1,0 +1,171 @@
+package emergency
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// stored is an alert's document in the store: the alert as answered and
+// the policy its escalation follows.
+type stored struct {
+	Alert      Alert             `json:"alert"`
+	Escalation *EscalationPolicy `json:"escalation_policy,omitempty"`
+	Acks       []float64         `json:"ack_seconds,omitempty"`
+}
+
+func (a *Alerts) save(ctx context.Context, sc store.Scope, al *Alert, prev int64, esc *EscalationPolicy) error {
+	doc, err := json.Marshal(stored{Alert: *al, Escalation: esc})
+	if err != nil {
+		return err
+	}
+	rec := store.Alert{ID: al.AlertID, Org: sc.Org, Env: sc.Env, Status: al.Status, Doc: doc, Version: prev + 1, CreatedAt: al.CreatedAt,
+		UpdatedAt: a.now().UTC(), ExpiresAt: al.ExpiresAt}
+	if prev == 0 {
+		return a.st.CreateAlert(ctx, rec)
+	}
+	return a.st.UpdateAlert(ctx, rec, prev)
+}
+
+// load reads an alert and brings its state to now: expiry and escalation
+// levels whose delay passed while acknowledgments are pending. changed
+// says whether it moved.
+func (a *Alerts) load(ctx context.Context, sc store.Scope, id string) (al *Alert, esc *EscalationPolicy, ver int64, changed bool, err error) {
+	rec, err := a.st.GetAlert(ctx, sc, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, 0, false, ErrAlertNotFound
+	}
+	if err != nil {
+		return nil, nil, 0, false, err
+	}
+	var s stored
+	if err := json.Unmarshal(rec.Doc, &s); err != nil {
+		return nil, nil, 0, false, err
+	}
+	al = &s.Alert
+	now := a.now().UTC()
+	if al.Status == "active" && !now.Before(al.ExpiresAt) {
+		al.Status, changed = "expired", true
+	}
+	if a.escalate(ctx, sc, al, s.Escalation, now) {
+		changed = true
+	}
+	return al, s.Escalation, rec.Version, changed, nil
+}
+
+// escalate raises an active alert with pending acknowledgments through
+// every level whose time has come, publishing each level's action, and
+// says whether it raised any.
+func (a *Alerts) escalate(ctx context.Context, sc store.Scope, al *Alert, esc *EscalationPolicy, now time.Time) bool {
+	if al.Status != "active" || esc == nil || !esc.Enabled || al.AcknowledgmentStatus.Pending <= 0 {
+		return false
+	}
+	st := &al.EscalationStatus
+	raised := false
+	for st.CurrentLevel < len(esc.EscalationLevels) && st.NextEscalationAt != nil && !now.Before(*st.NextEscalationAt) {
+		lvl := esc.EscalationLevels[st.CurrentLevel]
+		st.CurrentLevel++
+		st.EscalationTriggered = true
+		_ = a.publishAction(ctx, sc, al, lvl.Action)
+		if st.CurrentLevel < len(esc.EscalationLevels) {
+			t := al.CreatedAt.Add(time.Duration(esc.EscalationLevels[st.CurrentLevel].DelayMinutes) * time.Minute)
+			st.NextEscalationAt = &t
+		} else {
+			st.NextEscalationAt = nil
+		}
+		raised = true
+	}
+	return raised
+}
+
+// Get reads an alert with its state brought to now (stored when it
+// moved); ErrAlertNotFound when the scope has none of that id.
+func (a *Alerts) Get(ctx context.Context, sc store.Scope, id string) (Alert, error) {
+	al, esc, ver, changed, err := a.load(ctx, sc, id)
+	if err != nil {
+		return Alert{}, err
+	}
+	if changed {
+		if err := a.save(ctx, sc, al, ver, esc); err != nil && !errors.Is(err, store.ErrConflict) {
+			return Alert{}, err
+		}
+	}
+	return *al, nil
+}
+
+// Cancel cancels an active alert and publishes
+// emergency_alert_cancelled. An alert that is not active is a
+// *TransitionError; one changed by another request meanwhile is
+// ErrChanged.
+func (a *Alerts) Cancel(ctx context.Context, sc store.Scope, id string) (Alert, error) {
+	al, esc, ver, _, err := a.load(ctx, sc, id)
+	if err != nil {
+		return Alert{}, err
+	}
+	if al.Status != "active" {
+		return Alert{}, &TransitionError{From: al.Status, To: "cancelled"}
+	}
+	al.Status = "cancelled"
+	al.EscalationStatus.NextEscalationAt = nil
+	if err := a.save(ctx, sc, al, ver, esc); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return Alert{}, ErrChanged
+		}
+		return Alert{}, err
+	}
+	_ = a.publishAlert(ctx, sc, al, Recipient{}, "emergency_alert_cancelled")
+	return *al, nil
+}
+
+// Acknowledge records a recipient's acknowledgment of an active alert
+// (again is a no-op). An alert that is not active is a *TransitionError;
+// one changed by another request meanwhile is ErrChanged.
+func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b AckBody) (Alert, error) {
+	if b.RecipientID == "" {
+		return Alert{}, &ValidationError{Fields: map[string]string{"recipient_id": "is required"}}
+	}
+	al, esc, ver, _, err := a.load(ctx, sc, id)
+	if err != nil {
+		return Alert{}, err
+	}
+	if al.Status != "active" {
+		return Alert{}, &TransitionError{From: al.Status, To: "acknowledged"}
+	}
+	i := slices.IndexFunc(al.Recipients, func(r Recipient) bool { return r.RecipientID == b.RecipientID })
+	if i < 0 {
+		return Alert{}, &ValidationError{Fields: map[string]string{"recipient_id": "is not a recipient of this alert"}}
+	}
+	if r := &al.Recipients[i]; r.AcknowledgedAt == nil {
+		now := a.now().UTC().Truncate(time.Millisecond)
+		r.AcknowledgedAt, r.Note = &now, b.Note
+		al.acknowledged(now)
+	}
+	if err := a.save(ctx, sc, al, ver, esc); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return Alert{}, ErrChanged
+		}
+		return Alert{}, err
+	}
+	return *al, nil
+}
+
+// acknowledged counts one more acknowledgment, received at now; the last
+// pending one stops the escalation.
+func (al *Alert) acknowledged(now time.Time) {
+	st := &al.AcknowledgmentStatus
+	n := float64(st.Received)
+	st.AverageResponseTimeSeconds = round2((st.AverageResponseTimeSeconds*n + now.Sub(al.CreatedAt).Seconds()) / (n + 1))
+	st.Received++
+	st.Pending = max(0, st.Pending-1)
+	if len(al.Recipients) > 0 {
+		st.AcknowledgmentRate = round2(float64(st.Received) / float64(len(al.Recipients)))
+		al.AlertMetrics.EngagementRate = st.AcknowledgmentRate
+	}
+	if st.Pending == 0 {
+		al.EscalationStatus.NextEscalationAt = nil
+	}
+}

@@ -1,0 +1,65 @@
+package emergency
+
+import (
+	"maps"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestAlertBodyValidate(t *testing.T) {
+	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	radius := 5.0
+	valid := func() AlertBody {
+		return AlertBody{AlertType: "road_hazard", Severity: "high", Title: "Flood", Message: "Avoid the river road",
+			AffectedArea:     &AffectedArea{Type: "radius", Center: &AreaPoint{Latitude: 40, Longitude: -83}, RadiusKm: &radius},
+			TargetAudience:   &Audience{Include: []string{"active_drivers"}},
+			DeliveryChannels: []Channel{{Channel: "in_app_alert"}}, Expiration: "2024-05-01T14:00:00Z"}
+	}
+	for _, c := range []struct {
+		name string
+		edit func(b *AlertBody)
+		bad  []string
+	}{
+		{"valid", func(*AlertBody) {}, nil},
+		{"unknown type and severity", func(b *AlertBody) { b.AlertType, b.Severity = "x", "y" }, []string{"alert_type", "severity"}},
+		{"title too long", func(b *AlertBody) { b.Title = string(make([]rune, 101)) }, []string{"title"}},
+		{"no area", func(b *AlertBody) { b.AffectedArea = nil }, []string{"affected_area"}},
+		{"radius out of range", func(b *AlertBody) { r := 20001.0; b.AffectedArea.RadiusKm = &r }, []string{"affected_area.radius_km"}},
+		{"polygon of two vertices", func(b *AlertBody) {
+			b.AffectedArea = &AffectedArea{Type: "polygon", Polygon: []AreaPoint{{Latitude: 1, Longitude: 1}, {Latitude: 2, Longitude: 2}}}
+		}, []string{"affected_area.polygon"}},
+		{"state code", func(b *AlertBody) { b.AffectedArea = &AffectedArea{Type: "state", State: "oh"} }, []string{"affected_area.state"}},
+		{"unknown audience", func(b *AlertBody) { b.TargetAudience.Exclude = []string{"everyone"} }, []string{"target_audience.include_or_exclude[1]"}},
+		{"no channel", func(b *AlertBody) { b.DeliveryChannels = nil }, []string{"delivery_channels"}},
+		{"bad channel", func(b *AlertBody) { b.DeliveryChannels = []Channel{{Channel: "fax", MaxRepeats: 21}} },
+			[]string{"delivery_channels[0]", "delivery_channels[0].channel"}},
+		{"expired", func(b *AlertBody) { b.Expiration = "2024-05-01T11:00:00Z" }, []string{"expiration"}},
+		{"unknown action", func(b *AlertBody) { b.AutomatedActions = []string{"show_safe_route", "launch"} }, []string{"automated_actions[1]"}},
+		{"escalation level without delay", func(b *AlertBody) {
+			b.EscalationPolicy = &EscalationPolicy{Enabled: true, EscalationLevels: []EscalationLevel{{Action: "call"}}}
+		}, []string{"escalation_policy.escalation_levels[0]"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := valid()
+			c.edit(&b)
+			_, bad := b.validate(now)
+			if got := slices.Sorted(maps.Keys(bad)); !slices.Equal(got, c.bad) {
+				t.Errorf("bad fields %v, want %v (%v)", got, c.bad, bad)
+			}
+		})
+	}
+}
+
+func TestTally(t *testing.T) {
+	ds, first, total := tally([]outcome{
+		{"sms", true, 3 * time.Millisecond}, {"sms", false, time.Millisecond}, {"voice_call", true, 5 * time.Millisecond},
+		{"voice_call", false, time.Millisecond}, {"in_app_alert", true, 2 * time.Millisecond},
+	}, 2)
+	want := DeliveryStatus{TotalRecipients: 2, SuccessfulDeliveries: 3, FailedDeliveries: 2, DeliveryBreakdown: Breakdown{
+		SMS: ChannelCounts{Sent: 2, Delivered: 1, Failed: 1}, Voice: VoiceCounts{Initiated: 2, Answered: 1, Failed: 1},
+		InApp: ChannelCounts{Sent: 1, Delivered: 1}}}
+	if ds != want || first != 2*time.Millisecond || total != 10*time.Millisecond {
+		t.Errorf("tally = %+v, %v, %v; want %+v, 2ms, 10ms", ds, first, total, want)
+	}
+}

@@ -1,0 +1,232 @@
+package geofences
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/fleethub/fleethub/filters/geofence"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// Errors of the service; api/geofences maps them to codes.
+var (
+	ErrNotFound         = errors.New("geofences: geofence not found")
+	ErrMetadataTooLarge = errors.New("geofences: metadata must be under 64 KB")
+)
+
+// maxMetadata is the largest metadata of a geofence, as JSON.
+const maxMetadata = 64 << 10
+
+// ValidationError is a bad geofence; Fields maps a field path to a
+// message.
+type ValidationError struct {
+	Fields map[string]string
+}
+
+func (e *ValidationError) Error() string { return "geofences: invalid geofence" }
+
+// Point is a position.
+type Point struct {
+	Latitude  float64 `json:"latitude"`
+	Longitude float64 `json:"longitude"`
+}
+
+// Body creates or replaces a geofence.
+type Body struct {
+	Name     string         `json:"name" required:"true"`
+	Type     string         `json:"type" required:"true" enum:"circle,polygon"`
+	Center   *Point         `json:"center,omitempty" doc:"circle"`
+	RadiusM  *float64       `json:"radius_m,omitempty" doc:"circle, meters"`
+	Polygon  []Point        `json:"polygon,omitempty" doc:"polygon: at least three vertices, ring closed or not"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// View is a geofence as answered.
+type View struct {
+	GeofenceID string         `json:"geofence_id"`
+	Name       string         `json:"name"`
+	Type       string         `json:"type" enum:"circle,polygon"`
+	Center     *Point         `json:"center,omitempty"`
+	RadiusM    *float64       `json:"radius_m,omitempty"`
+	Polygon    []Point        `json:"polygon,omitempty"`
+	Metadata   map[string]any `json:"metadata"`
+	CreatedAt  time.Time      `json:"created_at"`
+	UpdatedAt  time.Time      `json:"updated_at"`
+}
+
+// Area converts a body to the shape the tracker uses; a
+// *ValidationError names the bad fields.
+func (b *Body) Area() (geofence.Area, error) {
+	bad := map[string]string{}
+	if strings.TrimSpace(b.Name) == "" || len(b.Name) > 200 {
+		bad["name"] = "is required, at most 200 characters"
+	}
+	var a geofence.Area
+	switch b.Type {
+	case "circle":
+		if b.Center == nil {
+			bad["center"] = "is required for a circle"
+		} else {
+			a.Center = geofence.Point{Lat: b.Center.Latitude, Lon: b.Center.Longitude}
+		}
+		if b.RadiusM == nil {
+			bad["radius_m"] = "is required for a circle"
+		} else {
+			a.Radius = *b.RadiusM
+		}
+		if len(b.Polygon) > 0 {
+			bad["polygon"] = "is only for type polygon"
+		}
+	case "polygon":
+		for _, p := range b.Polygon {
+			a.Polygon = append(a.Polygon, geofence.Point{Lat: p.Latitude, Lon: p.Longitude})
+		}
+		if len(b.Polygon) == 0 {
+			bad["polygon"] = "is required for a polygon"
+		}
+		if b.Center != nil || b.RadiusM != nil {
+			bad["center"] = "center and radius_m are only for type circle"
+		}
+	default:
+		bad["type"] = "must be circle or polygon"
+	}
+	if len(bad) == 0 {
+		if err := a.Validate(); err != nil {
+			var fe *geofence.FieldError
+			if errors.As(err, &fe) {
+				f := strings.Replace(fe.Field, "radius_meters", "radius_m", 1)
+				bad[f] = fe.Message
+			} else {
+				bad["area"] = err.Error()
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return a, &ValidationError{Fields: bad}
+	}
+	return a, nil
+}
+
+// encode checks a body and answers its shape and metadata as stored.
+func (b *Body) encode() (shape, md []byte, err error) {
+	if _, err := b.Area(); err != nil {
+		return nil, nil, err
+	}
+	shape, _ = json.Marshal(Body{Center: b.Center, RadiusM: b.RadiusM, Polygon: b.Polygon})
+	md, _ = json.Marshal(b.Metadata)
+	if b.Metadata == nil {
+		md = []byte("{}")
+	}
+	if len(md) > maxMetadata {
+		return nil, nil, ErrMetadataTooLarge
+	}
+	return shape, md, nil
+}
+
+// Store keeps geofences.
+type Store interface {
+	CreateGeofence(ctx context.Context, g store.Geofence) error
+	GetGeofence(ctx context.Context, s store.Scope, id string) (store.Geofence, error)
+	ListGeofences(ctx context.Context, s store.Scope) ([]store.Geofence, error)
+	UpdateGeofence(ctx context.Context, g store.Geofence) error
+	DeleteGeofence(ctx context.Context, s store.Scope, id string) error
+}
+
+// Service keeps an organization's geofences.
+type Service struct {
+	st  Store
+	now func() time.Time
+}
+
+// New makes the service.
+func New(st Store) *Service { return &Service{st: st, now: time.Now} }
+
+func view(g store.Geofence) View {
+	v := View{GeofenceID: g.ID, Name: g.Name, Type: g.Type, Metadata: map[string]any{}, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
+	var b Body
+	_ = json.Unmarshal(g.Area, &b)
+	v.Center, v.RadiusM, v.Polygon = b.Center, b.RadiusM, b.Polygon
+	if len(g.Metadata) > 0 {
+		_ = json.Unmarshal(g.Metadata, &v.Metadata)
+	}
+	return v
+}
+
+func notFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// Create stores a new geofence.
+func (s *Service) Create(ctx context.Context, sc store.Scope, b Body) (View, error) {
+	shape, md, err := b.encode()
+	if err != nil {
+		return View{}, err
+	}
+	var idb [10]byte
+	_, _ = rand.Read(idb[:])
+	now := s.now().UTC().Truncate(time.Millisecond)
+	g := store.Geofence{ID: "gf_" + hex.EncodeToString(idb[:]), Org: sc.Org, Env: sc.Env, Name: b.Name, Type: b.Type, Area: shape, Metadata: md, CreatedAt: now, UpdatedAt: now}
+	if err := s.st.CreateGeofence(ctx, g); err != nil {
+		return View{}, err
+	}
+	return view(g), nil
+}
+
+// List answers the scope's geofences, oldest first.
+func (s *Service) List(ctx context.Context, sc store.Scope) ([]View, error) {
+	gs, err := s.st.ListGeofences(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	out := []View{}
+	for _, g := range gs {
+		out = append(out, view(g))
+	}
+	return out, nil
+}
+
+// Get reads a geofence; ErrNotFound when the scope has none of that id.
+func (s *Service) Get(ctx context.Context, sc store.Scope, id string) (View, error) {
+	g, err := s.st.GetGeofence(ctx, sc, id)
+	if err != nil {
+		return View{}, notFound(err)
+	}
+	return view(g), nil
+}
+
+// Replace replaces a geofence with the body decode answers. decode is
+// called once the geofence is found, so that a missing geofence is
+// ErrNotFound whatever the request carries.
+func (s *Service) Replace(ctx context.Context, sc store.Scope, id string, decode func() (Body, error)) (View, error) {
+	cur, err := s.st.GetGeofence(ctx, sc, id)
+	if err != nil {
+		return View{}, notFound(err)
+	}
+	b, err := decode()
+	if err != nil {
+		return View{}, err
+	}
+	shape, md, err := b.encode()
+	if err != nil {
+		return View{}, err
+	}
+	cur.Name, cur.Type, cur.Area, cur.Metadata, cur.UpdatedAt = b.Name, b.Type, shape, md, s.now().UTC().Truncate(time.Millisecond)
+	if err := s.st.UpdateGeofence(ctx, cur); err != nil {
+		return View{}, notFound(err)
+	}
+	return view(cur), nil
+}
+
+// Delete removes a geofence; ErrNotFound when the scope has none of that
+// id.
+func (s *Service) Delete(ctx context.Context, sc store.Scope, id string) error {
+	return notFound(s.st.DeleteGeofence(ctx, sc, id))
+}
