@@ -1,19 +1,20 @@
+// Package routing serves the distance matrix of the routing engine
+// (internal/routing): it decodes and validates a request, calls
+// Graph.Matrix and encodes the answer.
 package routing
 
 import (
 	"math"
-	"slices"
-	"sync"
+	"strconv"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/internal/routing"
 )
 
 // Limits of a matrix request.
 const (
 	MaxSources = 50
 	MaxTargets = 50
-	// MaxSnapM is how far a point may be from the nearest usable road.
-	MaxSnapM = 5000
 )
 
 // LatLon is a matrix location.
@@ -47,60 +48,29 @@ type MatrixResponse struct {
 	Data    MatrixData `json:"data"`
 }
 
-// Matrix computes the source × target costs.
-func (g *Graph) Matrix(sources, targets [][2]float64, costing string) [][]Cell {
-	c := slices.Index(Costings, costing)
-	snapT := make([]int32, len(targets))
-	snapTD := make([]float64, len(targets))
-	for i, t := range targets {
-		n, d, ok := g.snap(t[0], t[1], c, MaxSnapM)
-		if !ok {
-			n = -1
-		}
-		snapT[i], snapTD[i] = n, d
-	}
-	// walking the snap legs at the costing's residential speed
-	legKmh := math.Max(speeds["residential"][c], 5)
-	out := make([][]Cell, len(sources))
-	var wg sync.WaitGroup
-	work := make(chan int)
-	for w := 0; w < 2; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sec, dist, seen := make([]float64, g.Nodes()), make([]float64, g.Nodes()), make([]bool, g.Nodes())
-			for i := range work {
-				row := make([]Cell, len(targets))
-				src, sd, ok := g.snap(sources[i][0], sources[i][1], c, MaxSnapM)
-				if ok {
-					costs := g.fromSource(src, snapT, c, sec, dist, seen)
-					for j, k := range costs {
-						if !k.OK {
-							continue
-						}
-						legs := sd + snapTD[j]
-						km := math.Round((k.Meters+legs)/1000*1000) / 1000
-						s := math.Round((k.Seconds+legs/(legKmh/3.6))*10) / 10
-						row[j] = Cell{Distance: &km, Time: &s}
-					}
-				}
-				out[i] = row
+// cells turns the engine's costs into the answer's cells: kilometers to
+// the meter and seconds to the tenth, null when there is no route.
+func cells(costs [][]routing.Cost) [][]Cell {
+	out := make([][]Cell, len(costs))
+	for i, row := range costs {
+		out[i] = make([]Cell, len(row))
+		for j, k := range row {
+			if !k.OK {
+				continue
 			}
-		}()
+			km := math.Round(k.Meters/1000*1000) / 1000
+			s := math.Round(k.Seconds*10) / 10
+			out[i][j] = Cell{Distance: &km, Time: &s}
+		}
 	}
-	for i := range sources {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
 	return out
 }
 
 // Handlers serves the matrix; a nil graph answers 501.
-type Handlers struct{ g *Graph }
+type Handlers struct{ g *routing.Graph }
 
 // New makes the handlers.
-func New(g *Graph) *Handlers { return &Handlers{g: g} }
+func New(g *routing.Graph) *Handlers { return &Handlers{g: g} }
 
 // Routes returns the routing route.
 func (h *Handlers) Routes() []*api.Route {
@@ -118,23 +88,16 @@ func points(field string, in []LatLon, max int, bad map[string]string) [][2]floa
 	out := make([][2]float64, 0, len(in))
 	for i, p := range in {
 		if p.Lat == nil || math.IsNaN(*p.Lat) || *p.Lat < -90 || *p.Lat > 90 {
-			bad[field+"["+itoa(i)+"].lat"] = "must be between -90 and 90"
+			bad[field+"["+strconv.Itoa(i)+"].lat"] = "must be between -90 and 90"
 			continue
 		}
 		if p.Lon == nil || math.IsNaN(*p.Lon) || *p.Lon < -180 || *p.Lon > 180 {
-			bad[field+"["+itoa(i)+"].lon"] = "must be between -180 and 180"
+			bad[field+"["+strconv.Itoa(i)+"].lon"] = "must be between -180 and 180"
 			continue
 		}
 		out = append(out, [2]float64{*p.Lat, *p.Lon})
 	}
 	return out
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return itoa(i/10) + string(rune('0'+i%10))
 }
 
 func (h *Handlers) matrix(c *api.Ctx) error {
@@ -148,11 +111,12 @@ func (h *Handlers) matrix(c *api.Ctx) error {
 	bad := map[string]string{}
 	src := points("sources", b.Sources, MaxSources, bad)
 	dst := points("targets", b.Targets, MaxTargets, bad)
-	if !slices.Contains(Costings, b.Costing) {
+	costing, ok := routing.ParseCosting(b.Costing)
+	if !ok {
 		bad["costing"] = "must be auto, truck, bicycle or pedestrian"
 	}
 	if len(bad) > 0 {
 		return api.Validation("validation_failed", bad)
 	}
-	return c.JSON(200, MatrixResponse{Success: true, Data: MatrixData{SourcesToTargets: h.g.Matrix(src, dst, b.Costing), Units: "kilometers"}})
+	return c.JSON(200, MatrixResponse{Success: true, Data: MatrixData{SourcesToTargets: cells(h.g.Matrix(src, dst, costing)), Units: "kilometers"}})
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/fleethub/fleethub/api/ingestapi"
 	"github.com/fleethub/fleethub/api/keys"
 	"github.com/fleethub/fleethub/api/optimization"
-	"github.com/fleethub/fleethub/api/routing"
+	apirouting "github.com/fleethub/fleethub/api/routing"
 	apistreams "github.com/fleethub/fleethub/api/streams"
 	"github.com/fleethub/fleethub/api/tiles"
 	apitrips "github.com/fleethub/fleethub/api/trips"
@@ -46,6 +46,7 @@ import (
 	"github.com/fleethub/fleethub/ingest/trips"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/ratelimit"
+	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/store"
 	"github.com/fleethub/fleethub/internal/store/postgres"
 	"github.com/fleethub/fleethub/internal/store/sqlite"
@@ -258,7 +259,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		}
 		log.Info("road graph loaded", "nodes", roads.Nodes())
 	}
-	a.server.Handle(routing.New(roads).Routes()...)
+	a.server.Handle(apirouting.New(roads).Routes()...)
 	a.server.Handle(optimization.New(a.store, a.bus).Routes()...)
 	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, a.bus, log)).Routes()...)
 	var notifier emergency.Notifier

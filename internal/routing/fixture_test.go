@@ -1,0 +1,363 @@
+package routing
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/tiny.osm.pbf and the FuzzReadPBF seeds")
+
+// The tiny network of testdata/tiny.osm.pbf (longitude -83.001 left,
+// -83.000 right):
+//
+//	      8      40.004   7–8 residential: cars reach it only from 7 or 8
+//	      |
+//	      7      40.003
+//	      :               3–7 footway
+//	4 ←── 3      40.002   way 12 is drawn 1–5–4–3 with oneway=-1: cars go 3→4→5→1 only
+//	↓     ↑               2→3 oneway=yes
+//	↓     2      40.001
+//	↓     |               1–2 two-way residential
+//	5 ──→ 1      40.000
+//
+// Way 15 runs from 8 to node 99, which is not in the extract; way 16 is a
+// building over 4–5 and way 17 a pedestrian area over 1–2–3: neither is a
+// road. Nodes 1–3 are plain nodes and 4–5 dense nodes of a raw block; 7–8
+// are dense nodes of a zlib block with its own granularity and offsets,
+// which also holds the ways.
+var (
+	tinyNodes = []osmNode{
+		{1, 40.000, -83.000}, {2, 40.001, -83.000}, {3, 40.002, -83.000},
+		{4, 40.002, -83.001}, {5, 40.000, -83.001},
+		{7, 40.003, -83.000}, {8, 40.004, -83.000},
+	}
+	tinyWays = []osmWay{
+		{10, []int64{1, 2}, []string{"highway", "residential", "name", "Main Street"}},
+		{11, []int64{2, 3}, []string{"highway", "residential", "oneway", "yes"}},
+		{12, []int64{1, 5, 4, 3}, []string{"highway", "residential", "oneway", "-1"}},
+		{13, []int64{3, 7}, []string{"highway", "footway"}},
+		{14, []int64{7, 8}, []string{"highway", "residential"}},
+		{15, []int64{8, 99}, []string{"highway", "residential"}},
+		{16, []int64{4, 5}, []string{"building", "yes"}},
+		{17, []int64{1, 2, 3, 1}, []string{"highway", "pedestrian", "area", "yes"}},
+	}
+)
+
+type osmNode struct {
+	id       int64
+	lat, lon float64
+}
+
+type osmWay struct {
+	id   int64
+	refs []int64
+	tags []string // key, value, key, value…
+}
+
+// tinyPBF is the fixture: a header block, a raw data block and a zlib data
+// block.
+func tinyPBF() []byte {
+	var f []byte
+	f = appendFileBlock(f, "OSMHeader", headerBlock(), false)
+	f = appendFileBlock(f, "OSMData", dataBlock(100, 0, 0, tinyNodes[:3], tinyNodes[3:5], nil), false)
+	f = appendFileBlock(f, "OSMData", dataBlock(1000, 40e9, -83e9, nil, tinyNodes[5:], tinyWays), true)
+	return f
+}
+
+// pbw appends protobuf wire format.
+type pbw []byte
+
+func (b pbw) key(field, wt int) pbw { return binary.AppendUvarint(b, uint64(field)<<3|uint64(wt)) }
+
+func (b pbw) uint(field int, v uint64) pbw { return binary.AppendUvarint(b.key(field, 0), v) }
+
+func (b pbw) sint(field int, v int64) pbw { return b.uint(field, zz(v)) }
+
+func (b pbw) bytes(field int, p []byte) pbw {
+	return append(binary.AppendUvarint(b.key(field, 2), uint64(len(p))), p...)
+}
+
+func (b pbw) packed(field int, vs []uint64) pbw {
+	var p []byte
+	for _, v := range vs {
+		p = binary.AppendUvarint(p, v)
+	}
+	return b.bytes(field, p)
+}
+
+func zz(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
+
+// deltas zigzag-codes the differences between successive values.
+func deltas(vs []int64) []uint64 {
+	out := make([]uint64, len(vs))
+	var prev int64
+	for i, v := range vs {
+		out[i], prev = zz(v-prev), v
+	}
+	return out
+}
+
+// appendFileBlock appends the length of a BlobHeader, the BlobHeader and
+// the Blob holding data, raw or zlib-compressed. Compression is stored
+// (level 0) so that the fixture's bytes do not depend on the deflater.
+func appendFileBlock(f []byte, typ string, data []byte, compress bool) []byte {
+	var blob pbw
+	if compress {
+		var z bytes.Buffer
+		zw, _ := zlib.NewWriterLevel(&z, zlib.NoCompression)
+		zw.Write(data)
+		zw.Close()
+		blob = blob.uint(2, uint64(len(data))).bytes(3, z.Bytes())
+	} else {
+		blob = blob.bytes(1, data)
+	}
+	return appendBlob(f, typ, blob)
+}
+
+// appendBlob appends the length of a BlobHeader, the BlobHeader and blob.
+func appendBlob(f []byte, typ string, blob []byte) []byte {
+	hdr := pbw(nil).bytes(1, []byte(typ)).uint(3, uint64(len(blob)))
+	f = binary.BigEndian.AppendUint32(f, uint32(len(hdr)))
+	return append(append(f, hdr...), blob...)
+}
+
+func headerBlock() []byte {
+	return pbw(nil).bytes(4, []byte("OsmSchema-V0.6")).bytes(4, []byte("DenseNodes")).bytes(16, []byte("fleethub tests"))
+}
+
+// dataBlock encodes a PrimitiveBlock: a group of plain nodes, a group of
+// dense nodes and a group of ways, each only when there are any.
+func dataBlock(gran, latOff, lonOff int64, plain, dense []osmNode, ways []osmWay) []byte {
+	strs := []string{""}
+	index := map[string]uint64{"": 0}
+	str := func(s string) uint64 {
+		if i, ok := index[s]; ok {
+			return i
+		}
+		index[s] = uint64(len(strs))
+		strs = append(strs, s)
+		return index[s]
+	}
+	unit := func(off int64, deg float64) int64 { return int64(math.Round((deg*1e9 - float64(off)) / float64(gran))) }
+	var groups [][]byte
+	if len(plain) > 0 {
+		var g pbw
+		for _, n := range plain {
+			g = g.bytes(1, pbw(nil).sint(1, n.id).sint(8, unit(latOff, n.lat)).sint(9, unit(lonOff, n.lon)))
+		}
+		groups = append(groups, g)
+	}
+	if len(dense) > 0 {
+		var ids, lats, lons []int64
+		for _, n := range dense {
+			ids, lats, lons = append(ids, n.id), append(lats, unit(latOff, n.lat)), append(lons, unit(lonOff, n.lon))
+		}
+		d := pbw(nil).packed(1, deltas(ids)).packed(8, deltas(lats)).packed(9, deltas(lons))
+		groups = append(groups, pbw(nil).bytes(2, d))
+	}
+	if len(ways) > 0 {
+		var g pbw
+		for _, w := range ways {
+			var keys, vals []uint64
+			for i := 0; i+1 < len(w.tags); i += 2 {
+				keys, vals = append(keys, str(w.tags[i])), append(vals, str(w.tags[i+1]))
+			}
+			g = g.bytes(3, pbw(nil).uint(1, uint64(w.id)).packed(2, keys).packed(3, vals).packed(8, deltas(w.refs)))
+		}
+		groups = append(groups, g)
+	}
+	var st pbw
+	for _, s := range strs {
+		st = st.bytes(1, []byte(s))
+	}
+	b := pbw(nil).bytes(1, st)
+	for _, g := range groups {
+		b = b.bytes(2, g)
+	}
+	return b.uint(17, uint64(gran)).uint(19, uint64(latOff)).uint(20, uint64(lonOff))
+}
+
+// fuzzSeeds are the FuzzReadPBF seeds: the fixture, pieces of it and
+// headers announcing more than the limits.
+func fuzzSeeds() map[string][]byte {
+	tiny := tinyPBF()
+	header := appendFileBlock(nil, "OSMHeader", headerBlock(), false)
+	small := appendFileBlock(nil, "OSMData", dataBlock(100, 0, 0, nil, tinyNodes[:2], tinyWays[:1]), false)
+	huge := pbw(nil).bytes(1, []byte("OSMData")).uint(3, 1<<30)
+	return map[string][]byte{
+		"tiny":            tiny,
+		"header-only":     header,
+		"one-way-raw":     small,
+		"truncated":       tiny[:len(tiny)/2],
+		"header-too-long": {0xff, 0xff, 0xff, 0xff},
+		"blob-too-long":   append(binary.BigEndian.AppendUint32(nil, uint32(len(huge))), huge...),
+		"empty":           {},
+	}
+}
+
+func corpusFile(b []byte) []byte { return fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", b) }
+
+// TestWriteFixture checks that testdata holds what the writer writes;
+// with -update it writes it:
+//
+//	go test ./internal/routing -run TestWriteFixture -update
+func TestWriteFixture(t *testing.T) {
+	files := map[string][]byte{filepath.Join("testdata", "tiny.osm.pbf"): tinyPBF()}
+	for name, b := range fuzzSeeds() {
+		files[filepath.Join("testdata", "fuzz", "FuzzReadPBF", name)] = corpusFile(b)
+	}
+	for path, want := range files {
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s is not what the fixture writer writes (%v): go test ./internal/routing -run TestWriteFixture -update", path, err)
+		}
+	}
+}
+
+// TestReadPBF reads back every node and way of the fixture: plain and
+// dense nodes, raw and zlib blocks, two granularities and offsets.
+func TestReadPBF(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "tiny.osm.pbf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	nodes := map[int64][2]float64{}
+	var ways []osmWay
+	err = readPBF(f, sink{
+		node: func(id int64, lat, lon float64) { nodes[id] = [2]float64{lat, lon} },
+		way: func(id int64, refs []int64, tags map[string]string) {
+			w := osmWay{id: id, refs: refs}
+			for k, v := range tags {
+				w.tags = append(w.tags, k, v)
+			}
+			ways = append(ways, w)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != len(tinyNodes) {
+		t.Errorf("%d nodes, want %d", len(nodes), len(tinyNodes))
+	}
+	for _, n := range tinyNodes {
+		got, ok := nodes[n.id]
+		if !ok || math.Abs(got[0]-n.lat) > 1e-9 || math.Abs(got[1]-n.lon) > 1e-9 {
+			t.Errorf("node %d at %v, want %v %v", n.id, got, n.lat, n.lon)
+		}
+	}
+	if len(ways) != len(tinyWays) {
+		t.Fatalf("%d ways, want %d", len(ways), len(tinyWays))
+	}
+	for i, w := range tinyWays {
+		got := ways[i]
+		if got.id != w.id || fmt.Sprint(got.refs) != fmt.Sprint(w.refs) || len(got.tags) != len(w.tags) {
+			t.Errorf("way %d: %v, want %v", w.id, got, w)
+			continue
+		}
+		want := map[string]string{}
+		for k := 0; k < len(w.tags); k += 2 {
+			want[w.tags[k]] = w.tags[k+1]
+		}
+		for k := 0; k < len(got.tags); k += 2 {
+			if want[got.tags[k]] != got.tags[k+1] {
+				t.Errorf("way %d: tag %s=%s, want %s", w.id, got.tags[k], got.tags[k+1], want[got.tags[k]])
+			}
+		}
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	tiny := tinyPBF()
+	header := appendFileBlock(nil, "OSMHeader", headerBlock(), false)
+	seeds := fuzzSeeds()
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{
+		{"empty", nil},
+		{"header block only", header},
+		{"cut in a length", tiny[:2]},
+		{"cut in a header", tiny[:6]},
+		{"cut in a blob", tiny[:len(tiny)-3]},
+		{"header too long", seeds["header-too-long"]},
+		{"blob too long", seeds["blob-too-long"]},
+		{"lzma blob", appendBlob(nil, "OSMData", pbw(nil).uint(2, 10).bytes(4, []byte("not lzma")))},
+		{"bad zlib", appendBlob(nil, "OSMData", pbw(nil).uint(2, 10).bytes(3, []byte("not zlib")))},
+		{"bad block", appendFileBlock(nil, "OSMData", []byte{0x0a, 0x05, 0x01}, false)},
+		{"dense nodes without coordinates", appendFileBlock(nil, "OSMData", pbw(nil).bytes(2, pbw(nil).bytes(2, pbw(nil).packed(1, []uint64{2, 2}))), false)},
+		{"blob header with a bad wire type", []byte{0, 0, 0, 1, 0x0f}},
+		{"buildings only", appendFileBlock(nil, "OSMData", dataBlock(100, 0, 0, nil, tinyNodes, tinyWays[6:7]), false)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := Read(bytes.NewReader(tc.in))
+			if err == nil || g != nil {
+				t.Errorf("Read = %v, %v; want an error", g, err)
+			}
+		})
+	}
+}
+
+func TestLoadNamesTheFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "buildings.osm.pbf")
+	if err := os.WriteFile(p, appendFileBlock(nil, "OSMData", dataBlock(100, 0, 0, nil, tinyNodes, tinyWays[6:7]), false), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err == nil || err.Error() != "routing: "+p+" has no roads" {
+		t.Errorf("Load: %v", err)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.osm.pbf")); err == nil {
+		t.Errorf("Load of a missing file: no error")
+	}
+}
+
+func TestRoadOf(t *testing.T) {
+	refs := []int64{1, 2}
+	for _, tc := range []struct {
+		tags   []string
+		refs   []int64
+		road   bool
+		oneway int
+	}{
+		{[]string{"highway", "residential"}, refs, true, 0},
+		{[]string{"highway", "residential", "oneway", "yes"}, refs, true, 1},
+		{[]string{"highway", "residential", "oneway", "true"}, refs, true, 1},
+		{[]string{"highway", "residential", "oneway", "1"}, refs, true, 1},
+		{[]string{"highway", "residential", "oneway", "-1"}, refs, true, -1},
+		{[]string{"highway", "residential", "oneway", "reverse"}, refs, true, -1},
+		{[]string{"highway", "residential", "oneway", "no"}, refs, true, 0},
+		{[]string{"highway", "motorway"}, refs, true, 1},
+		{[]string{"highway", "motorway", "oneway", "no"}, refs, true, 0},
+		{[]string{"highway", "tertiary", "junction", "roundabout"}, refs, true, 1},
+		{[]string{"highway", "footway"}, refs, true, 0},
+		{[]string{"highway", "pedestrian", "area", "yes"}, refs, false, 0},
+		{[]string{"highway", "proposed"}, refs, false, 0},
+		{[]string{"building", "yes"}, refs, false, 0},
+		{[]string{"highway", "residential"}, refs[:1], false, 0},
+	} {
+		tags := map[string]string{}
+		for i := 0; i < len(tc.tags); i += 2 {
+			tags[tc.tags[i]] = tc.tags[i+1]
+		}
+		w, ok := roadOf(tc.refs, tags)
+		if ok != tc.road || w.oneway != tc.oneway {
+			t.Errorf("%v %v: road %v oneway %d, want %v %d", tc.tags, tc.refs, ok, w.oneway, tc.road, tc.oneway)
+		}
+	}
+}
