@@ -1,3 +1,5 @@
+// Package tiles serves a PMTiles v3 archive over HTTP: its header and
+// metadata, and its tiles by z/x/y. The reader is internal/tiles.
 package tiles
 
 import (
@@ -6,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/internal/tiles"
 )
 
 // HeaderView is the header as the metadata endpoint shows it.
@@ -41,12 +44,12 @@ var compressions = map[uint8]string{0: "unknown", 1: "none", 2: "gzip", 3: "brot
 
 // Handlers serves one archive; a nil archive answers 501.
 type Handlers struct {
-	a    *Archive
+	a    *tiles.Archive
 	name string
 }
 
 // New makes the handlers.
-func New(a *Archive) *Handlers {
+func New(a *tiles.Archive) *Handlers {
 	h := &Handlers{a: a}
 	if a != nil {
 		h.name = a.Path[strings.LastIndex(a.Path, "/")+1:]

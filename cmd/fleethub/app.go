@@ -25,7 +25,7 @@ import (
 	"github.com/fleethub/fleethub/api/optimization"
 	apirouting "github.com/fleethub/fleethub/api/routing"
 	apistreams "github.com/fleethub/fleethub/api/streams"
-	"github.com/fleethub/fleethub/api/tiles"
+	apitiles "github.com/fleethub/fleethub/api/tiles"
 	apitrips "github.com/fleethub/fleethub/api/trips"
 	apiwebhooks "github.com/fleethub/fleethub/api/webhooks"
 	"github.com/fleethub/fleethub/delivery/webhook"
@@ -50,6 +50,7 @@ import (
 	"github.com/fleethub/fleethub/internal/store"
 	"github.com/fleethub/fleethub/internal/store/postgres"
 	"github.com/fleethub/fleethub/internal/store/sqlite"
+	"github.com/fleethub/fleethub/internal/tiles"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
@@ -251,7 +252,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		}
 		a.closers = append(a.closers, archive.Close)
 	}
-	a.server.Handle(tiles.New(archive).Routes()...)
+	a.server.Handle(apitiles.New(archive).Routes()...)
 	var roads *routing.Graph
 	if cfg.OSM != "" {
 		if roads, err = routing.Load(cfg.OSM); err != nil {
