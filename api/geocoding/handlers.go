@@ -1,3 +1,7 @@
+// Package geocoding serves /v1/search, /v1/autocomplete and /v1/validate:
+// it decodes the query, asks the address index of internal/geocode and
+// encodes the answer. Without an index (no --addresses) every route
+// answers 501.
 package geocoding
 
 import (
@@ -6,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/internal/geocode"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 )
 
@@ -48,10 +53,10 @@ type ValidateResponse struct {
 }
 
 // Handlers serves geocoding; ix nil answers 501.
-type Handlers struct{ ix *Index }
+type Handlers struct{ ix *geocode.Index }
 
 // New makes the handlers.
-func New(ix *Index) *Handlers { return &Handlers{ix: ix} }
+func New(ix *geocode.Index) *Handlers { return &Handlers{ix: ix} }
 
 func plain(status int, msg string) *api.Error {
 	return &api.Error{Status: status, Code: "invalid_request", Message: msg}
@@ -102,7 +107,7 @@ func (h *Handlers) autocomplete(c *api.Ctx) error {
 		return err
 	}
 	out := AutocompleteResponse{Success: true, Suggestions: []Suggestion{}}
-	for _, m := range h.ix.Search(q, limit, true) {
+	for _, m := range h.ix.Autocomplete(q, limit) {
 		out.Suggestions = append(out.Suggestions, Suggestion{Text: m.Address.Text, Latitude: m.Address.Latitude, Longitude: m.Address.Longitude, ID: m.Address.ID})
 	}
 	return c.JSON(200, out)
@@ -115,7 +120,7 @@ func (h *Handlers) search(c *api.Ctx) error {
 	}
 	out := SearchResponse{Success: true, Results: []Result{}}
 	if country := strings.ToUpper(string(c.QueryArgs().Peek("country"))); country == "" || country == "US" || country == "USA" {
-		for _, m := range h.ix.Search(q, limit, false) {
+		for _, m := range h.ix.Search(q, limit) {
 			out.Results = append(out.Results, Result{ID: m.Address.ID, Address: m.Address.Text, Latitude: m.Address.Latitude, Longitude: m.Address.Longitude, Confidence: m.Confidence})
 		}
 	}
@@ -129,8 +134,8 @@ func (h *Handlers) validate(c *api.Ctx) error {
 		return err
 	}
 	out := ValidateResponse{Success: true}
-	if ms := h.ix.Search(q, 1, false); len(ms) > 0 && ms[0].Confidence > 0.7 {
-		out.Exists, out.ID, out.Address = true, ms[0].Address.ID, ms[0].Address.Text
+	if m, ok := h.ix.Validate(q); ok {
+		out.Exists, out.ID, out.Address = true, m.Address.ID, m.Address.Text
 	}
 	return c.JSON(200, out)
 }

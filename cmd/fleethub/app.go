@@ -45,6 +45,7 @@ import (
 	"github.com/fleethub/fleethub/ingest/telemetry"
 	"github.com/fleethub/fleethub/ingest/trips"
 	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/geocode"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/store"
@@ -139,10 +140,10 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.store, storeName, err = openStore(ctx, cfg); err != nil {
 		return nil, err
 	}
-	var addrs *geocoding.Index
+	var addrs *geocode.Index
 	var namer pipeline.Namer
 	if cfg.Addresses != "" {
-		if addrs, err = geocoding.Load(strings.Split(cfg.Addresses, ",")...); err != nil {
+		if addrs, err = geocode.Load(strings.Split(cfg.Addresses, ",")...); err != nil {
 			return nil, fmt.Errorf("--addresses: %w", err)
 		}
 		namer = addrs

@@ -1,0 +1,144 @@
+package geocode_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fleethub/fleethub/internal/geocode"
+)
+
+func TestSearch(t *testing.T) {
+	ix := loadFixture(t)
+	for _, c := range []struct {
+		name, q, top string
+	}{
+		{"exact", "18 N State St, Westerville, OH 43081", "fx-17"},
+		{"abbreviations expanded", "24 North State Street Suite 100", "fx-18"},
+		{"Queens number", "90-05 212th St", "fx-07"},
+		{"Queens number, town and state", "240-16 Braddock Ave Glen Oaks NY", "fx-02"},
+		{"suffix abbreviated in the query", "86-20 Commonwealth Blvd", "fx-14"},
+		{"typo: a letter missing", "240-16 Bradock Avenue", "fx-02"},
+		{"typo: a letter missing, second town", "401 Aplegate Lane", "fx-29"},
+		{"typo: a letter wrong", "51 W Maim St", "fx-22"},
+		{"typo: a letter missing, with the town", "150 Schrok Road Westerville", "fx-25"},
+		{"case and punctuation", "  12, n. STATE st.; westerville ", "fx-16"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ms := ix.Search(c.q, 3)
+			if len(ms) == 0 || ms[0].Address.ID != c.top {
+				t.Fatalf("Search(%q) top %+v, want %s", c.q, first(ms), c.top)
+			}
+			if len(ms) > 1 && ms[1].Confidence >= ms[0].Confidence {
+				t.Errorf("Search(%q): the top match is not ahead: %v then %v", c.q, ms[0].Confidence, ms[1].Confidence)
+			}
+		})
+	}
+	if ms := ix.Search("18 N State St, Westerville, OH 43081", 1); len(ms) != 1 || ms[0].Confidence != 1 {
+		t.Errorf("an exact address: %+v, want confidence 1", ms)
+	}
+	// a number that is not on the street: the street first, with low
+	// confidence, then the town's other avenue
+	ms := ix.Search("240-99 Braddock Avenue", 10)
+	if len(ms) != 8 {
+		t.Fatalf("240-99 Braddock Avenue: %d matches, want Braddock's 5 and Hillside's 3", len(ms))
+	}
+	for i, m := range ms {
+		if street := map[bool]string{true: "Braddock Avenue", false: "Hillside Ave"}[i < 5]; !strings.Contains(m.Address.Text, street) || m.Confidence > 0.5 {
+			t.Errorf("240-99 Braddock Avenue #%d: %s at %v, want %s under 0.5", i, m.Address.Text, m.Confidence, street)
+		}
+	}
+	for _, q := range []string{"", "  ", ",;-", "Lakeview"} {
+		if ms := ix.Search(q, 10); len(ms) != 0 {
+			t.Errorf("Search(%q): %d matches, want none", q, len(ms))
+		}
+	}
+	if ms := ix.Search("Westerville", 4); len(ms) != 4 {
+		t.Errorf("limit 4: %d matches", len(ms))
+	}
+}
+
+func TestAutocomplete(t *testing.T) {
+	ix := loadFixture(t)
+	for _, c := range []struct {
+		q      string
+		top    string // ID of the first suggestion
+		street string // every suggestion is on this street
+		n      int    // number of suggestions
+	}{
+		{"240-16 Brad", "fx-02", "Braddock Avenue", 5},
+		{"12 N Sta", "fx-16", "N State St", 5},
+		{"Schr", "", "Schrock Road", 4},
+		{"Hills", "", "Hillside Ave", 3},
+		{"90-0", "fx-06", "212th Street", 2},
+		{"86-2", "fx-14", "Commonwealth Boulevard", 2},
+	} {
+		ms := ix.Autocomplete(c.q, 5)
+		if len(ms) != c.n || (c.top != "" && ms[0].Address.ID != c.top) {
+			t.Errorf("Autocomplete(%q): %d, top %+v; want %d, top %s", c.q, len(ms), first(ms), c.n, c.top)
+		}
+		for _, m := range ms {
+			if !strings.Contains(m.Address.Text, c.street) {
+				t.Errorf("Autocomplete(%q): %s is not on %s", c.q, m.Address.Text, c.street)
+			}
+		}
+	}
+	// a prefix is not a search: Search wants whole tokens
+	if ms := ix.Search("Schr", 5); len(ms) != 0 {
+		t.Errorf("Search(Schr): %d matches", len(ms))
+	}
+}
+
+func TestValidate(t *testing.T) {
+	ix := loadFixture(t)
+	for _, c := range []struct {
+		q  string
+		id string // "" for no such address
+	}{
+		{"240-16 Braddock Avenue, Glen Oaks, NY 11004", "fx-02"},
+		{"36 N State St, Westerville, OH 43081", "fx-20"},
+		{"36 north state street westerville", "fx-20"},
+		{"162 Schrok Rd", "fx-27"}, // one typo
+		{"17 Lakeview Terrace, Westerville, OH", ""},
+		{"99999 Nowhere Boulevard Atlantis", ""},
+		{"240-99 Braddock Avenue", ""},
+		{"", ""},
+	} {
+		m, ok := ix.Validate(c.q)
+		if ok != (c.id != "") || (ok && m.Address.ID != c.id) {
+			t.Errorf("Validate(%q) = %v %+v, want %q", c.q, ok, m.Address, c.id)
+		}
+		if ok && m.Confidence <= 0.7 {
+			t.Errorf("Validate(%q): valid at confidence %v", c.q, m.Confidence)
+		}
+	}
+}
+
+// A loaded index serves concurrent queries (run with -race).
+func TestConcurrentQueries(t *testing.T) {
+	ix := loadFixture(t)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				if ms := ix.Search("240-16 Bradock Avenue", 3); len(ms) == 0 || ms[0].Address.ID != "fx-02" {
+					t.Errorf("goroutine %d: search %+v", g, first(ms))
+					return
+				}
+				ix.Autocomplete("12 N Sta", 5)
+				ix.Validate("36 N State St")
+				ix.Nearest(40.7415, -73.7171, 250)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func first(ms []geocode.Match) any {
+	if len(ms) == 0 {
+		return nil
+	}
+	return *ms[0].Address
+}
