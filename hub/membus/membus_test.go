@@ -34,6 +34,7 @@ func TestGroupGetsEveryMessageOnceInKeyOrder(t *testing.T) {
 	seen := map[string]int{}
 	total := 0
 	failed := false
+	all := make(chan struct{}) // closed by the handler at the 2000th message
 	handler := func(_ context.Context, msgs []hub.Message) error {
 		mu.Lock()
 		defer mu.Unlock()
@@ -50,24 +51,27 @@ func TestGroupGetsEveryMessageOnceInKeyOrder(t *testing.T) {
 			}
 			seen[key] = n + 1
 			total++
+			if total == 2000 {
+				close(all)
+			}
 		}
 		return nil
 	}
 	// two members of one group: every message handled once
+	var members sync.WaitGroup
 	for i := 0; i < 2; i++ {
-		go b.Subscribe(ctx, hub.Subscription{Topic: "t", Group: "g", Start: hub.StartEarliest}, handler)
+		members.Go(func() {
+			b.Subscribe(ctx, hub.Subscription{Topic: "t", Group: "g", Start: hub.StartEarliest}, handler)
+		})
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		mu.Lock()
-		done := total >= 2000
-		mu.Unlock()
-		if done {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-all:
+	case <-time.After(10 * time.Second):
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Subscribe returns once its handlers did: a batch handled twice is
+	// counted by then.
+	cancel()
+	members.Wait()
 	mu.Lock()
 	defer mu.Unlock()
 	if total != 2000 {
