@@ -54,10 +54,14 @@ func TestFollowerSeesEveryAppend(t *testing.T) {
 	_ = writer
 	const total = 3000
 	got := make(chan int64, total)
+	following := make(chan struct{}) // closed once the reader waits on s1
+	var once sync.Once
+	follow := func() { once.Do(func() { close(following) }) }
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer follow() // an early return must not leave the writer waiting
 		next := int64(1)
 		deadline := time.Now().Add(20 * time.Second)
 		for next <= total && time.Now().Before(deadline) {
@@ -71,14 +75,16 @@ func TestFollowerSeesEveryAppend(t *testing.T) {
 				next = e.Offset + 1
 			}
 			if len(ents) == 0 {
+				wait := reader.Wait("s1", next)
+				follow()
 				select {
-				case <-reader.Wait("s1", next):
+				case <-wait:
 				case <-time.After(time.Second):
 				}
 			}
 		}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	<-following
 	for i := 0; i < total; i += 50 {
 		data := make([][]byte, 50)
 		for j := range data {
