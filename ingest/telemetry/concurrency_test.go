@@ -15,11 +15,10 @@ import (
 func TestConcurrentIngest(t *testing.T) {
 	f := newFixture(t, telemetry.Config{Vehicles: 16})
 	ctx := context.Background()
-	var wg sync.WaitGroup
 	stop := make(chan struct{})
-	wg.Add(1)
+	checked := make(chan struct{}) // closed when the checker returns
 	go func() {
-		defer wg.Done()
+		defer close(checked)
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
@@ -31,6 +30,7 @@ func TestConcurrentIngest(t *testing.T) {
 		}
 	}()
 	const workers, requests = 4, 40
+	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -47,9 +47,10 @@ func TestConcurrentIngest(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(50 * time.Millisecond)
-	close(stop)
+	// the checker runs for as long as the workers do
 	wg.Wait()
+	close(stop)
+	<-checked
 	tel := 0
 	for _, m := range all(t, f.bus.take()) {
 		if m.env.Telemetry != nil {
