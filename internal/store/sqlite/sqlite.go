@@ -36,6 +36,9 @@ type Config struct {
 	// CheckpointEvery is the period of the background checkpoint,
 	// default 250ms.
 	CheckpointEvery time.Duration
+	// Now is the clock of the applied_at recorded for each migration,
+	// default time.Now.
+	Now func() time.Time
 }
 
 // walAutoCheckpoint is the writer's own checkpoint mark in pages (about
@@ -74,6 +77,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.CheckpointEvery <= 0 {
 		cfg.CheckpointEvery = 250 * time.Millisecond
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("sqlite: data dir: %w", err)
 	}
@@ -102,7 +108,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, cfg.Now); err != nil {
 		close(s.checkpoints)
 		s.Close()
 		return nil, err
@@ -387,7 +393,7 @@ var migrations = []string{
 	);`,
 }
 
-func (s *Store) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context, now func() time.Time) error {
 	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("sqlite: migrations table: %w", err)
 	}
@@ -404,7 +410,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			tx.Rollback()
 			return fmt.Errorf("sqlite: migration %d: %w", v, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`, v, time.Now().UnixMilli()); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`, v, now().UnixMilli()); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("sqlite: migration %d: %w", v, err)
 		}

@@ -17,9 +17,14 @@ import (
 
 func open(t *testing.T, dir string) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(t.Context(), sqlite.Config{Dir: dir})
+	return openWith(t, sqlite.Config{Dir: dir})
+}
+
+func openWith(t *testing.T, cfg sqlite.Config) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), cfg)
 	if err != nil {
-		t.Fatalf("Open(%s): %v", dir, err)
+		t.Fatalf("Open(%s): %v", cfg.Dir, err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -97,8 +102,9 @@ func TestReopenKeepsRecords(t *testing.T) {
 		t.Fatal("no rows in schema_migrations after Open")
 	}
 
-	time.Sleep(2 * time.Millisecond) // a re-run would record a later applied_at
-	s = open(t, dir)
+	// a re-run would record this clock's later applied_at
+	later := func() time.Time { return time.Now().Add(time.Hour) }
+	s = openWith(t, sqlite.Config{Dir: dir, Now: later})
 	for i, sc := range []store.Scope{live, test} {
 		got, err := s.ListKeys(t.Context(), sc)
 		if err != nil {
@@ -147,7 +153,8 @@ func TestBackgroundCheckpoint(t *testing.T) {
 		}
 		return fi.Size()
 	}
-	time.Sleep(100 * time.Millisecond) // the migrations' pages are copied
+	// before may or may not hold the migrations' pages yet: they are far
+	// fewer than the 1 MB of growth asked for below
 	before := size()
 	now := time.Now()
 	payload := bytes.Repeat([]byte("x"), 4000)
