@@ -140,56 +140,126 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.store, storeName, err = openStore(ctx, cfg); err != nil {
 		return nil, err
 	}
-	var addrs *geocode.Index
-	var namer pipeline.Namer
-	if cfg.Addresses != "" {
-		if addrs, err = geocode.Load(strings.Split(cfg.Addresses, ",")...); err != nil {
-			return nil, fmt.Errorf("--addresses: %w", err)
-		}
-		namer = addrs
-		log.Info("addresses loaded", "count", addrs.Len())
+	eng, err := a.openEngines()
+	if err != nil {
+		return nil, err
 	}
 	hasher, err := keyHasher(ctx, cfg, a.store)
 	if err != nil {
 		return nil, err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	others := map[string]health.Dependency{"location_service": staticHealth(health.Healthy)}
+	if err := a.openShared(others); err != nil {
+		return nil, err
+	}
+	if err := a.openBus(ctx, others); err != nil {
+		return nil, err
+	}
+	a.openServer(hasher, storeName, others)
+	devs := devices.New(a.store)
+	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh}, a.store, a.bus, devs, log); err != nil {
+		return nil, err
+	}
+	deliveries, ok := a.store.(store.Deliveries)
+	if !ok {
+		return nil, fmt.Errorf("the %s store keeps no webhook deliveries", storeName)
+	}
+	if err := a.openStreaming(ctx, deliveries, eng.addrs); err != nil {
+		return nil, err
+	}
+	if a.intake, err = telemetry.New(telemetry.Config{}, a.bus, log); err != nil {
+		return nil, err
+	}
+	a.fences = geofencing.New(geofencing.Config{}, a.bus, a.store, log)
+	a.routes(devs, deliveries, eng)
+	return a, nil
+}
+
+// engines are the data-backed engines the flags name; nil when not given.
+type engines struct {
+	addrs   *geocode.Index
+	archive *tiles.Archive
+	roads   *routing.Graph
+}
+
+// openEngines loads --addresses, --tiles and --osm.
+func (a *app) openEngines() (engines, error) {
+	var e engines
+	var err error
+	if a.cfg.Addresses != "" {
+		if e.addrs, err = geocode.Load(strings.Split(a.cfg.Addresses, ",")...); err != nil {
+			return e, fmt.Errorf("--addresses: %w", err)
+		}
+		a.log.Info("addresses loaded", "count", e.addrs.Len())
+	}
+	if a.cfg.Tiles != "" {
+		if e.archive, err = tiles.Open(a.cfg.Tiles); err != nil {
+			return e, fmt.Errorf("--tiles: %w", err)
+		}
+		a.closers = append(a.closers, e.archive.Close)
+	}
+	if a.cfg.OSM != "" {
+		if e.roads, err = routing.Load(a.cfg.OSM); err != nil {
+			return e, fmt.Errorf("--osm: %w", err)
+		}
+		a.log.Info("road graph loaded", "nodes", e.roads.Nodes())
+	}
+	return e, nil
+}
+
+// openShared chooses where limits and revocations live: this node's
+// memory, or Redis with the memory as its fallback.
+func (a *app) openShared(others map[string]health.Dependency) error {
 	local := ratelimit.NewMemory(nil)
 	a.limiter = local
-	others["cache"] = staticHealth(health.Healthy)
-	if cfg.RedisURL != "" {
-		opt, err := redis.ParseURL(cfg.RedisURL)
-		if err != nil {
-			return nil, fmt.Errorf("--redis-url: %w", err)
-		}
-		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, 500*time.Millisecond, 500*time.Millisecond
-		a.redis = redis.NewClient(opt)
-		f := ratelimit.NewFailover(ratelimit.NewRedis(a.redis, ""), local)
-		a.limiter = f
-		delete(others, "cache")
-		others["redis"] = redisHealth{f}
+	if a.cfg.RedisURL == "" {
+		others["cache"] = staticHealth(health.Healthy)
+		return nil
 	}
-	if cfg.KafkaBrokers != "" {
+	opt, err := redis.ParseURL(a.cfg.RedisURL)
+	if err != nil {
+		return fmt.Errorf("--redis-url: %w", err)
+	}
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, 500*time.Millisecond, 500*time.Millisecond
+	a.redis = redis.NewClient(opt)
+	f := ratelimit.NewFailover(ratelimit.NewRedis(a.redis, ""), local)
+	a.limiter = f
+	others["redis"] = redisHealth{f}
+	return nil
+}
+
+// openBus opens Kafka with --kafka-brokers, else the embedded log.
+func (a *app) openBus(ctx context.Context, others map[string]health.Dependency) error {
+	var err error
+	if a.cfg.KafkaBrokers != "" {
 		var brokers []string
-		for _, b := range strings.Split(cfg.KafkaBrokers, ",") {
+		for _, b := range strings.Split(a.cfg.KafkaBrokers, ",") {
 			if b = strings.TrimSpace(b); b != "" {
 				brokers = append(brokers, b)
 			}
 		}
-		if a.bus, err = kafkabus.New(ctx, kafkabus.Config{Brokers: brokers, Logger: log}, []string{hub.TopicLocations, hub.TopicTelemetry, hub.TopicEvents}); err != nil {
-			return nil, fmt.Errorf("--kafka-brokers: %w", err)
+		if a.bus, err = kafkabus.New(ctx, kafkabus.Config{Brokers: brokers, Logger: a.log}, []string{hub.TopicLocations, hub.TopicTelemetry, hub.TopicEvents}); err != nil {
+			return fmt.Errorf("--kafka-brokers: %w", err)
 		}
-	} else if a.bus, err = membus.Open(membus.Config{Dir: filepath.Join(cfg.Data, "bus"), Retention: cfg.LogRetention, MaxBytes: cfg.LogMaxBytes, Logger: log}); err != nil {
-		return nil, fmt.Errorf("embedded bus in %s: %w", filepath.Join(cfg.Data, "bus"), err)
+	} else {
+		dir := filepath.Join(a.cfg.Data, "bus")
+		if a.bus, err = membus.Open(membus.Config{Dir: dir, Retention: a.cfg.LogRetention, MaxBytes: a.cfg.LogMaxBytes, Logger: a.log}); err != nil {
+			return fmt.Errorf("embedded bus in %s: %w", dir, err)
+		}
 	}
 	others["bus"] = staticHealth(health.Healthy)
 	if hr, ok := a.bus.(hub.HealthReporter); ok {
 		others["bus"] = hr
 	}
-	a.keys = keys.New(keys.Config{}, a.store, hasher, a.limiter, log)
-	a.server = api.New(api.Config{Addr: cfg.Addr, MaxBodyBytes: cfg.MaxBodyBytes, Version: version}, log, reg, a.keys, a.limiter)
+	return nil
+}
+
+// openServer makes the keys service, the HTTP server, health and metrics.
+func (a *app) openServer(hasher *apikey.Hasher, storeName string, others map[string]health.Dependency) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.keys = keys.New(keys.Config{}, a.store, hasher, a.limiter, a.log)
+	a.server = api.New(api.Config{Addr: a.cfg.Addr, MaxBodyBytes: a.cfg.MaxBodyBytes, Version: version}, a.log, reg, a.keys, a.limiter)
 	a.health = health.New(health.Config{Version: version, StoreName: storeName}, health.Deps{
 		Store: a.store,
 		Connections: func() (int, int) {
@@ -202,93 +272,78 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		Gatherer: reg,
 	})
 	reg.MustRegister(newStoreCollector(a.store))
-	devs := devices.New(a.store)
-	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh}, a.store, a.bus, devs, log); err != nil {
-		return nil, err
-	}
+}
+
+// openStreaming makes the stream registry and log, the webhook
+// dispatcher, the pipeline and the websocket server.
+func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, namer *geocode.Index) error {
+	cfg, log := a.cfg, a.log
 	a.reg = streams.NewRegistry(streams.RegistryConfig{}, a.store, log)
 	if a.redis != nil {
 		a.reg.ShareCounters(streams.NewRedisCounters(a.redis, nodeID()))
 	}
 	if err := a.reg.Load(ctx); err != nil {
-		return nil, fmt.Errorf("stream registry: %w", err)
+		return fmt.Errorf("stream registry: %w", err)
 	}
+	wcfg := ws.Config{}
+	var window dedup.Window = dedup.NewLocal(1_000_000, time.Hour)
 	if a.redis != nil {
 		rl := redislog.New(redislog.Config{}, a.redis, log)
 		a.slog, a.closers = rl, append(a.closers, rl.Close)
-	} else {
-		ml, err := memlog.Open(memlog.Config{Dir: filepath.Join(cfg.Data, "streams"), Retention: cfg.LogRetention, MaxBytes: cfg.LogMaxBytes, Logger: log})
-		if err != nil {
-			return nil, fmt.Errorf("stream log in %s: %w", filepath.Join(cfg.Data, "streams"), err)
-		}
-		a.slog, a.closers = ml, append(a.closers, ml.Close)
-	}
-	a.streams = streams.NewService(a.reg, a.store, a.slog)
-	var window dedup.Window = dedup.NewLocal(1_000_000, time.Hour)
-	if a.redis != nil {
 		window = dedup.NewRedis(a.redis, "fleethub:dedup:", time.Hour)
-	}
-	deliveries, ok := a.store.(store.Deliveries)
-	if !ok {
-		return nil, fmt.Errorf("the %s store keeps no webhook deliveries", storeName)
-	}
-	if cfg.WebhookConcurrency < 0 {
-		return nil, fmt.Errorf("--webhook-concurrency must be positive (0: the default, %d), not %d", webhook.DefaultConcurrency, cfg.WebhookConcurrency)
-	}
-	if a.hooks, err = webhook.New(webhook.Config{AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency}, deliveries, a.reg, a.store, a.reg, log); err != nil {
-		return nil, err
-	}
-	a.pipe = pipeline.New(pipeline.Config{}, a.bus, a.reg, a.slog, window, pipeline.NewStoreEnricher(a.store, namer), a.hooks, log)
-	if a.intake, err = telemetry.New(telemetry.Config{}, a.bus, log); err != nil {
-		return nil, err
-	}
-	a.server.Handle(a.keys.Routes()...)
-	a.server.Handle(apidevices.New(devs).Routes()...)
-	a.server.Handle(apigeofences.New(geofences.New(a.store)).Routes()...)
-	a.server.Handle(geocoding.New(addrs).Routes()...)
-	var archive *tiles.Archive
-	if cfg.Tiles != "" {
-		if archive, err = tiles.Open(cfg.Tiles); err != nil {
-			return nil, fmt.Errorf("--tiles: %w", err)
-		}
-		a.closers = append(a.closers, archive.Close)
-	}
-	a.server.Handle(apitiles.New(archive).Routes()...)
-	var roads *routing.Graph
-	if cfg.OSM != "" {
-		if roads, err = routing.Load(cfg.OSM); err != nil {
-			return nil, fmt.Errorf("--osm: %w", err)
-		}
-		log.Info("road graph loaded", "nodes", roads.Nodes())
-	}
-	a.server.Handle(apirouting.New(roads).Routes()...)
-	a.server.Handle(optimization.New(a.store, a.bus).Routes()...)
-	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, a.bus, log)).Routes()...)
-	var notifier emergency.Notifier
-	if cfg.NotifyURL != "" {
-		notifier = &emergency.HTTPNotifier{URL: cfg.NotifyURL, Client: &http.Client{Timeout: 5 * time.Second}}
-	}
-	a.server.Handle(apiemergency.NewAlerts(emergency.NewAlerts(a.store, a.store, notifier, a.bus)).Routes()...)
-	a.fences = geofencing.New(geofencing.Config{}, a.bus, a.store, log)
-	a.server.Handle(ingestapi.New(a.intake).Routes()...)
-	wcfg := ws.Config{}
-	if a.redis != nil {
 		wcfg.Acks = ws.NewRedisAcks(a.redis, 0)
 	} else {
-		acks, err := ws.OpenFileAcks(filepath.Join(cfg.Data, "streams", "acks"), 0)
+		dir := filepath.Join(cfg.Data, "streams")
+		ml, err := memlog.Open(memlog.Config{Dir: dir, Retention: cfg.LogRetention, MaxBytes: cfg.LogMaxBytes, Logger: log})
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("stream log in %s: %w", dir, err)
+		}
+		a.slog, a.closers = ml, append(a.closers, ml.Close)
+		acks, err := ws.OpenFileAcks(filepath.Join(dir, "acks"), 0)
+		if err != nil {
+			return err
 		}
 		wcfg.Acks, a.closers = acks, append(a.closers, acks.Close)
 	}
+	a.streams = streams.NewService(a.reg, a.store, a.slog)
+	if cfg.WebhookConcurrency < 0 {
+		return fmt.Errorf("--webhook-concurrency must be positive (0: the default, %d), not %d", webhook.DefaultConcurrency, cfg.WebhookConcurrency)
+	}
+	var err error
+	if a.hooks, err = webhook.New(webhook.Config{AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency}, deliveries, a.reg, a.store, a.reg, log); err != nil {
+		return err
+	}
+	var n pipeline.Namer
+	if namer != nil {
+		n = namer
+	}
+	a.pipe = pipeline.New(pipeline.Config{}, a.bus, a.reg, a.slog, window, pipeline.NewStoreEnricher(a.store, n), a.hooks, log)
 	a.ws = ws.New(wcfg, a.reg, a.slog, a.reg, log)
+	return nil
+}
+
+// routes registers every area's handlers.
+func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng engines) {
+	a.server.Handle(a.keys.Routes()...)
+	a.server.Handle(apidevices.New(devs).Routes()...)
+	a.server.Handle(apigeofences.New(geofences.New(a.store)).Routes()...)
+	a.server.Handle(geocoding.New(eng.addrs).Routes()...)
+	a.server.Handle(apitiles.New(eng.archive).Routes()...)
+	a.server.Handle(apirouting.New(eng.roads).Routes()...)
+	a.server.Handle(optimization.New(a.store, a.bus).Routes()...)
+	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, a.bus, a.log)).Routes()...)
+	var notifier emergency.Notifier
+	if a.cfg.NotifyURL != "" {
+		notifier = &emergency.HTTPNotifier{URL: a.cfg.NotifyURL, Client: &http.Client{Timeout: 5 * time.Second}}
+	}
+	a.server.Handle(apiemergency.NewAlerts(emergency.NewAlerts(a.store, a.store, notifier, a.bus)).Routes()...)
+	a.server.Handle(ingestapi.New(a.intake).Routes()...)
 	wh := apiwebhooks.New(deliveries, a.reg, a.hooks)
 	a.server.Handle(apistreams.New(a.streams, a.ws, wh).Routes()...)
 	a.server.Handle(wh.Routes()...)
 	a.server.Handle(apitrips.New(a.trips, a.limiter).Routes()...)
 	a.server.Handle(a.health.Routes()...)
 	a.server.Handle(a.openAPIRoute())
-	return a, nil
 }
 
 // start binds the address and runs every component in the background.
