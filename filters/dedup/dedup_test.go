@@ -177,13 +177,13 @@ func TestLocalClaim(t *testing.T) {
 func TestLocalTTL(t *testing.T) {
 	w := dedup.NewLocal(10, 300*time.Millisecond)
 	seen(t, w, "a")
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // real time: expirable.LRU reads time.Now itself (doc.go)
 	if !seen(t, w, "a") {
 		t.Fatal("a forgotten before its TTL")
 	}
 	// A repeat does not extend the TTL: 300 ms after the first sighting a
 	// is gone (had the repeat extended it, a would stay until 400 ms).
-	time.Sleep(250 * time.Millisecond)
+	time.Sleep(250 * time.Millisecond) // real time, as above
 	if seen(t, w, "a") {
 		t.Error("a is still a dup after its TTL")
 	}
@@ -350,7 +350,7 @@ func TestRedisTTL(t *testing.T) {
 	if !seen(t, w, "a") {
 		t.Fatal("a is not a dup")
 	}
-	time.Sleep(150 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond) // real time: Redis expires the key on its own clock
 	if seen(t, w, "a") {
 		t.Error("a is still a dup after its TTL")
 	}

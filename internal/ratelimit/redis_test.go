@@ -116,7 +116,7 @@ func TestRedisRefill(t *testing.T) {
 	if err != nil || r.Allowed || r.RetryAfter <= 0 || r.RetryAfter > 50*time.Millisecond {
 		t.Fatalf("second: %+v, %v; want denied, retry within 50ms", r, err)
 	}
-	time.Sleep(r.RetryAfter + 5*time.Millisecond)
+	time.Sleep(r.RetryAfter + 5*time.Millisecond) // real time: the script reads Redis's own clock (TIME)
 	if r, err := rl.Allow(ctx, "k", lim); err != nil || !r.Allowed {
 		t.Fatalf("after RetryAfter: %+v, %v; want allowed", r, err)
 	}
