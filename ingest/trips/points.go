@@ -30,21 +30,9 @@ func (p Point) Time() time.Time { return time.UnixMilli(p.TS).UTC() }
 // pos returns the point's position.
 func (p Point) pos() geo.Point { return geo.Point{Lat: p.Lat, Lon: p.Lon} }
 
-// Networks maps network_type values to their codes.
+// Networks maps network_type values to their codes (responses never name
+// the network, so there is no inverse).
 var Networks = map[string]uint8{"wifi": 1, "cellular": 2, "offline": 3}
-
-// NetworkName is the inverse of Networks.
-func NetworkName(c uint8) string {
-	switch c {
-	case 1:
-		return "wifi"
-	case 2:
-		return "cellular"
-	case 3:
-		return "offline"
-	}
-	return ""
-}
 
 // A block is a version byte then fixed 49-byte records, little endian:
 // ts int64, lat float64, lon float64, then float32 speed, heading,

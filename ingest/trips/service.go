@@ -135,9 +135,6 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 	return &Service{cfg: cfg, store: st, pub: pub, thr: thr, log: log, now: time.Now, tracks: c}, nil
 }
 
-// SetClock replaces the clock (tests).
-func (s *Service) SetClock(now func() time.Time) { s.now = now }
-
 // state is the running state kept in the trip row.
 type state struct {
 	Running      analytics.Running `json:"running"`
