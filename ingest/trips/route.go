@@ -2,7 +2,6 @@ package trips
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -106,9 +105,6 @@ type Route struct {
 	AlternativeRoutes       []any            `json:"alternative_routes,omitempty" doc:"needs the routing engine; empty in this release"`
 	OptimizationSuggestions []Suggestion     `json:"optimization_suggestions"`
 }
-
-// ErrInsufficientData is a trip without enough points for the analysis.
-var ErrInsufficientData = fmt.Errorf("%w: not enough location data", ErrNotFound)
 
 // fuel price used for cost estimates, USD per liter (documented).
 const fuelUSDPerLiter = 1.05
@@ -420,21 +416,4 @@ func segDist(p, a, b [2]float64) float64 {
 	t := ((p[0]-a[0])*dx + (p[1]-a[1])*dy) / (dx*dx + dy*dy)
 	t = math.Max(0, math.Min(1, t))
 	return math.Hypot(p[0]-a[0]-t*dx, p[1]-a[1]-t*dy)
-}
-
-// storedEvents reads a trip's detected events.
-func (s *Service) storedEvents(ctx context.Context, sc store.Scope, id string) ([]storedEvent, error) {
-	recs, err := s.store.TripEvents(ctx, sc, id)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]storedEvent, 0, len(recs))
-	for _, r := range recs {
-		var e storedEvent
-		if err := json.Unmarshal(r.Data, &e); err != nil {
-			return nil, fmt.Errorf("trips: event %s: %w", r.ID, err)
-		}
-		out = append(out, e)
-	}
-	return out, nil
 }

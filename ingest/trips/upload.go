@@ -9,128 +9,15 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/fleethub/fleethub/hub"
-	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
-	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
 // MaxBatch is the most points one batch may carry.
 const MaxBatch = 1000
-
-// tracker is the in-memory state of one trip's upload stream.
-type tracker struct {
-	mu     sync.Mutex // held for the whole of an upload or transition
-	loaded bool
-	trip   store.Trip
-	st     state
-	det    *detect.Detector
-	seen   map[int64]struct{}
-	thr    detect.Thresholds
-}
-
-func (tr *tracker) invalidate() { tr.loaded = false; tr.seen = nil; tr.det = nil }
-
-func (s *Service) tracker(id string) *tracker {
-	if tr, ok := s.tracks.Get(id); ok {
-		return tr
-	}
-	s.newMu.Lock()
-	defer s.newMu.Unlock()
-	if tr, ok := s.tracks.Get(id); ok {
-		return tr
-	}
-	tr := &tracker{}
-	s.tracks.Add(id, tr)
-	return tr
-}
-
-// load fills the tracker from the store: the trip, its stored points
-// (timestamps and detector state) and its thresholds. Lock held.
-func (s *Service) load(ctx context.Context, tr *tracker, sc store.Scope, id, deviceID string) error {
-	t, st, err := s.get(ctx, sc, id)
-	if err != nil {
-		return err
-	}
-	thr, err := s.thresholds(ctx, sc, deviceID, st.DeviceID)
-	if err != nil {
-		return err
-	}
-	pts, err := s.points(ctx, sc, id)
-	if err != nil {
-		return err
-	}
-	tr.trip, tr.st, tr.thr = t, st, thr
-	tr.det = detect.New(thr)
-	tr.seen = make(map[int64]struct{}, MaxBatch)
-	var sink []detect.Event
-	bound := st.LastTS - s.cfg.ReorderWindow.Milliseconds()
-	for _, p := range pts {
-		if p.TS >= bound {
-			tr.seen[p.TS] = struct{}{}
-		}
-		sink = tr.det.Feed(detectPoint(p), sink[:0])
-	}
-	tr.loaded = true
-	return nil
-}
-
-func (s *Service) points(ctx context.Context, sc store.Scope, id string) ([]Point, error) {
-	blocks, err := s.store.ReadPoints(ctx, sc, id)
-	if err != nil {
-		return nil, err
-	}
-	var pts []Point
-	for _, b := range blocks {
-		if pts, err = DecodeBlock(b.Data, pts); err != nil {
-			return nil, fmt.Errorf("trips: trip %s block %d: %w", id, b.Seq, err)
-		}
-	}
-	sortPoints(pts)
-	return pts, nil
-}
-
-func (s *Service) thresholds(ctx context.Context, sc store.Scope, deviceIDs ...string) (detect.Thresholds, error) {
-	def := detect.Thresholds{SpeedLimitKmh: s.cfg.DefaultSpeedLimitKmh}
-	if s.thr == nil {
-		return def, nil
-	}
-	for _, d := range deviceIDs {
-		if d == "" {
-			continue
-		}
-		t, ok, err := s.thr.DetectThresholds(ctx, sc, d)
-		if err != nil {
-			return def, err
-		}
-		if ok {
-			if t.SpeedLimitKmh == 0 {
-				t.SpeedLimitKmh = s.cfg.DefaultSpeedLimitKmh
-			}
-			return t, nil
-		}
-	}
-	return def, nil
-}
-
-func detectPoint(p Point) detect.Point {
-	d := detect.Point{Time: time.UnixMilli(p.TS), Lat: p.Lat, Lon: p.Lon}
-	if !math.IsNaN(p.Speed) {
-		d.Speed, d.HasSpeed = p.Speed, true
-	}
-	if !math.IsNaN(p.Heading) {
-		d.Heading, d.HasHeading = p.Heading, true
-	}
-	if !math.IsNaN(p.Accuracy) {
-		d.Accuracy = p.Accuracy
-	}
-	return d
-}
 
 // LocationIn is a location point as uploaded.
 type LocationIn struct {
@@ -570,169 +457,19 @@ func eventID(tripID string, e detect.Event) string {
 	return "evt_" + hex.EncodeToString(h[:10])
 }
 
-func metricsOf(e detect.Event) map[string]any {
-	m := e.Metrics
-	out := map[string]any{"duration_seconds": round(m.DurationSeconds, 1)}
-	switch e.Type {
-	case detect.TypeSpeeding:
-		out["speed_limit_kmh"] = round(m.SpeedLimitKmh, 1)
-		out["actual_speed_kmh"] = round(m.ActualSpeedKmh, 1)
-		out["excess_speed_kmh"] = round(m.ExcessSpeedKmh, 1)
-	case detect.TypeIdle:
-	default:
-		out["acceleration_g"] = round(m.AccelerationG, 3)
-		out["speed_change_kmh"] = round(m.SpeedChangeKmh, 1)
-	}
-	return out
-}
-
-var severityOf = map[string]string{detect.SeverityModerate: "medium", detect.SeverityHigh: "high", detect.SeverityCritical: "critical"}
-
-// publishUpload publishes accepted points and new safety events. The
-// points are already durable; a bus failure is logged, not returned.
-func (s *Service) publishUpload(ctx context.Context, t store.Trip, pts []Point, events []detect.Event, ids []string, seqBase int64) {
-	if s.pub == nil {
-		return
-	}
-	now := time.Now().UTC()
-	msgs := make([]hub.Message, 0, 1+len(events))
-	key := []byte(t.VehicleID)
-	eps := make([]event.Point, len(pts))
-	for i, p := range pts {
-		ep := &eps[i]
-		*ep = event.Point{TripID: t.ID, VehicleID: t.VehicleID, DriverID: t.DriverID, Org: t.Org, Env: t.Env, Timestamp: p.Time(),
-			Latitude: p.Lat, Longitude: p.Lon, SpeedKmh: nanPtr(p.Speed), Heading: nanPtr(p.Heading), Accuracy: nanPtr(p.Accuracy)}
-	}
-	if len(eps) > 0 {
-		if b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindPoints, Points: eps, IngestedAt: now}); err == nil {
-			msgs = append(msgs, hub.Message{Topic: s.cfg.LocationsTopic, Key: key, Value: b})
-		}
-	}
-	for i, e := range events {
-		data := map[string]any{"duration_seconds": round(e.Metrics.DurationSeconds, 1), "confidence": e.Confidence, "detector_severity": e.Severity}
-		for k, v := range metricsOf(e) {
-			data[k] = v
-		}
-		if e.Type == detect.TypeHarshBraking {
-			data["deceleration_g"] = round(math.Abs(e.Metrics.AccelerationG), 3)
-		}
-		cat := event.CategorySafety
-		sev := severityOf[e.Severity]
-		pri := "normal"
-		if e.Type == detect.TypeIdle {
-			cat, sev = event.CategoryVehicle, "low"
-		}
-		if sev == "critical" {
-			pri = "urgent"
-		}
-		ev := &event.Event{EventID: ids[i], EventType: e.Type, Category: cat, Timestamp: e.Start.UTC(), Severity: sev, Priority: pri,
-			Source:   event.Source{VehicleID: t.VehicleID, DriverID: t.DriverID, TripID: t.ID},
-			Location: &event.Location{Latitude: e.Lat, Longitude: e.Lon}, EventData: data,
-			Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: seqBase + int64(i) + 1, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.trips"}}
-		if cat == event.CategorySafety {
-			ev.AutomaticActions = map[string]any{"alert_sent": sev != "medium", "incident_logged": true, "supervisor_notified": sev == "critical"}
-		}
-		b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindEvent, Event: ev, IngestedAt: now})
-		if err == nil {
-			msgs = append(msgs, hub.Message{Topic: s.cfg.EventsTopic, Key: key, Value: b})
-		}
-	}
-	if err := s.pub.Publish(ctx, msgs...); err != nil {
-		s.log.Warn("publishing upload to the bus failed", "trip_id", t.ID, "error", err)
-	}
-}
-
-// lifecycleEvent publishes a trip_lifecycle event with the sequence number
-// the transition stored (st.Seq).
-func (s *Service) lifecycleEvent(ctx context.Context, t store.Trip, st *state, typ string, at time.Time, loc *Location, data map[string]any) {
-	if s.pub == nil {
-		return
-	}
-	ev := &event.Event{EventID: newID("evt_"), EventType: typ, Category: event.CategoryTripLifecycle, Timestamp: at, Severity: "low", Priority: "normal",
-		Source: event.Source{VehicleID: t.VehicleID, DriverID: t.DriverID, TripID: t.ID}, EventData: data,
-		Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: st.Seq, ProcessingTime: time.Now().UTC().Format(time.RFC3339Nano), SourceSystem: "fleethub.trips"}}
-	if loc != nil {
-		ev.Location = &event.Location{Latitude: loc.Latitude, Longitude: loc.Longitude, Address: loc.Address}
-	}
-	b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindEvent, Event: ev, IngestedAt: time.Now().UTC()})
+// storedEvents reads a trip's detected events.
+func (s *Service) storedEvents(ctx context.Context, sc store.Scope, id string) ([]storedEvent, error) {
+	recs, err := s.store.TripEvents(ctx, sc, id)
 	if err != nil {
-		return
+		return nil, err
 	}
-	if err := s.pub.Publish(ctx, hub.Message{Topic: s.cfg.EventsTopic, Key: []byte(t.VehicleID), Value: b}); err != nil {
-		s.log.Warn("publishing trip event failed", "trip_id", t.ID, "event", typ, "error", err)
-	}
-}
-
-// assessQuality rates one point.
-func assessQuality(p Point, d *DeviceInfo, prev, last *Point) Quality {
-	q := Quality{AccuracyRating: "unknown", SignalQuality: "unknown", GPSFixType: "3d", HDOP: 0}
-	if !math.IsNaN(p.Accuracy) {
-		switch a := p.Accuracy; {
-		case a <= 5:
-			q.AccuracyRating = "excellent"
-		case a <= 15:
-			q.AccuracyRating = "good"
-		case a <= 50:
-			q.AccuracyRating = "fair"
-		default:
-			q.AccuracyRating = "poor"
+	out := make([]storedEvent, 0, len(recs))
+	for _, r := range recs {
+		var e storedEvent
+		if err := json.Unmarshal(r.Data, &e); err != nil {
+			return nil, fmt.Errorf("trips: event %s: %w", r.ID, err)
 		}
-		// horizontal accuracy ≈ HDOP × user range error (≈5 m)
-		q.HDOP = round(p.Accuracy/5, 1)
+		out = append(out, e)
 	}
-	sats := -1.0
-	if d != nil && d.SatellitesCount != nil {
-		sats = *d.SatellitesCount
-	}
-	switch {
-	case sats >= 0 && sats < 3:
-		q.GPSFixType = "none"
-	case sats >= 3 && sats < 4:
-		q.GPSFixType = "2d"
-	case sats < 0 && math.IsNaN(p.Altitude):
-		q.GPSFixType = "2d"
-	}
-	if d != nil && d.SignalStrength != nil {
-		v := *d.SignalStrength
-		if v <= 0 { // dBm
-			switch {
-			case v >= -70:
-				q.SignalQuality = "excellent"
-			case v >= -85:
-				q.SignalQuality = "good"
-			case v >= -100:
-				q.SignalQuality = "fair"
-			default:
-				q.SignalQuality = "poor"
-			}
-		} else {
-			switch {
-			case v >= 75:
-				q.SignalQuality = "excellent"
-			case v >= 50:
-				q.SignalQuality = "good"
-			case v >= 25:
-				q.SignalQuality = "fair"
-			default:
-				q.SignalQuality = "poor"
-			}
-		}
-	} else if sats >= 0 {
-		switch {
-		case sats >= 10:
-			q.SignalQuality = "excellent"
-		case sats >= 7:
-			q.SignalQuality = "good"
-		case sats >= 4:
-			q.SignalQuality = "fair"
-		default:
-			q.SignalQuality = "poor"
-		}
-	}
-	// deviation: distance of the point from the path the previous point
-	// was heading along (0 without a previous point or heading)
-	if prev != nil && last != nil && last.TS == p.TS && !math.IsNaN(prev.Heading) {
-		q.DeviationFromRoute = round(geo.CrossTrack(prev.pos(), prev.Heading, p.pos()), 1)
-	}
-	return q
+	return out, nil
 }

@@ -1,0 +1,30 @@
+// Package trips is the trip domain: the lifecycle (start, pause, resume,
+// stop), location upload with safety-event detection and running
+// analytics, metadata, listing and route data.
+//
+// Uploads to one trip are serialized by a per-trip tracker kept in an LRU
+// cache: it holds the trip row, the detector state and the set of stored
+// timestamps. Every write compares the trip's version, so two nodes
+// uploading to one trip never lose an update: the loser reloads and
+// retries. Points are stored as compact blocks (one row per upload) in the
+// same transaction as the trip's new analytics, before the response.
+//
+// The write side and the read side share one Service, each in files of its
+// own:
+//
+//   - service.go: the Service, its dependencies, the state kept in the
+//     trip row and the versioned update loop.
+//   - lifecycle.go: start, pause, resume and stop.
+//   - upload.go, tracker.go: location uploads and the per-trip tracker;
+//     points.go: the stored point blocks; quality.go: the quality
+//     assessment of a single point; publish.go: what goes on the bus.
+//   - metadata.go: metadata updates and their history.
+//   - views.go: the resources returned; list.go: listing and history.
+//   - safety.go: the safety score analysis of a trip.
+//   - route.go: the route reconstructed from the stored points, with its
+//     traffic analysis.
+//
+// Safety scoring and route reconstruction stay in this package: they read
+// the trip row and its point blocks through the same store and tracker
+// state as the write side, and a sub-package would need those exported.
+package trips
