@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/memlog"
 )
 
 func TestLiveDelivery(t *testing.T) {
@@ -56,22 +56,18 @@ func TestResumeQueryNoGap(t *testing.T) {
 	f := newFixture(t, ws.Config{ReadBatch: 64}, hub.StreamInfo{ID: "s1"})
 	const total = 3000
 	f.appendN("s1", 1000, 0)
-	// appends keep coming while the client replays
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for range (total - 1000) / 10 {
-			_, _ = f.log.Append(context.Background(), "s1", [][]byte{message(0, 0), message(1, 0), message(2, 0), message(3, 0), message(4, 0), message(5, 0), message(6, 0), message(7, 0), message(8, 0), message(9, 0)})
-			time.Sleep(200 * time.Microsecond)
-		}
-	}()
 	c := f.mustDial("stream_id=s1&last_offset=250")
 	if got := expectControl(t, c, "subscribed", ""); got.Offset != 251 {
 		t.Fatalf("subscribed at %d, want 251", got.Offset)
 	}
-	readOffsets(t, c, "s1", 251, total-250)
-	wg.Wait()
+	// appends keep coming while the client replays: ten more after every
+	// tenth message read, until the log holds total
+	last := int64(1000)
+	readOffsetsEach(t, c, "s1", 251, total-250, func(off int64) {
+		if off%10 == 0 && last < total {
+			last = f.appendN("s1", 10, 0)
+		}
+	})
 	f.appendN("s1", 10, 0)
 	readOffsets(t, c, "s1", total+1, 10)
 	expectSilence(t, c, 100*time.Millisecond)
@@ -445,18 +441,15 @@ func TestSlowClientDoesNotDelayOthers(t *testing.T) {
 }
 
 func TestMaxLagCloses(t *testing.T) {
-	f := newFixture(t, ws.Config{QueueBytes: 16 << 10, MaxLag: 1000, LagGrace: 300 * time.Millisecond}, hub.StreamInfo{ID: "s1"})
+	// the write deadline is far past eventually's 5 s: only the lag can
+	// close the connection in time
+	f := newFixture(t, ws.Config{QueueBytes: 16 << 10, MaxLag: 1000, LagGrace: 300 * time.Millisecond, WriteTimeout: time.Minute}, hub.StreamInfo{ID: "s1"})
 	slow := f.mustDial("stream_id=s1")
-	time.Sleep(50 * time.Millisecond)
-	start := time.Now()
+	subscribedUnread(t, slow)
 	for range 200 { // 20 MB: far more than loopback socket buffers hold
 		f.appendN("s1", 100, 1000)
 	}
-	// closed well before the 10 s write deadline
 	eventually(t, "slow consumer closed", func() bool { return f.srv.Connections() == 0 })
-	if el := time.Since(start); el > 4*time.Second {
-		t.Fatalf("closed after %v", el)
-	}
 	if n := f.counter.conns("s1"); n != 0 {
 		t.Fatalf("connected %d", n)
 	}
@@ -481,14 +474,18 @@ func TestMaxLagCloses(t *testing.T) {
 }
 
 func TestDisconnectMidBatch(t *testing.T) {
-	f := newFixture(t, ws.Config{}, hub.StreamInfo{ID: "s1", BatchEvents: true, BatchSize: 50, MaxWait: 2 * time.Second})
+	ml := memlog.New(memlog.Config{MemBytes: 1 << 30, StreamMemBytes: 1 << 30})
+	t.Cleanup(func() { _ = ml.Close() })
+	l := &readsLog{Log: ml, next: map[context.Context]int64{}}
+	f := newFixtureLog(t, ws.Config{}, l, hub.StreamInfo{ID: "s1", BatchEvents: true, BatchSize: 50, MaxWait: 2 * time.Second})
 	a := f.mustDial("stream_id=s1")
 	b := f.mustDial("stream_id=s1")
 	expectControl(t, a, "subscribed", "")
 	expectControl(t, b, "subscribed", "")
 	f.appendN("s1", 30, 0)
-	time.Sleep(50 * time.Millisecond) // both pumps hold a partial batch
-	_ = a.NetConn().Close()           // gone without a close frame
+	// a pump that asks for 31 batched 1..30 and holds them until MaxWait
+	eventually(t, "both pumps hold a partial batch", func() bool { return l.readersPast(30) == 2 })
+	_ = a.NetConn().Close() // gone without a close frame
 	eventually(t, "a gone", func() bool { return f.srv.Connections() == 1 })
 	f.appendN("s1", 20, 0)
 	fr, err := read(t, b, 5*time.Second)
@@ -754,8 +751,27 @@ func TestPingKeepsAlive(t *testing.T) {
 		}
 		return nil
 	})
-	expectControl(t, c, "subscribed", "") // starts the reading goroutine, which answers pings
-	time.Sleep(time.Second)               // three read timeouts: the pongs keep it open
+	// the reading goroutine answers pings; twenty of them span more than
+	// three read timeouts, which the pongs survive
+	pings := make(chan struct{}, 64)
+	c.SetPingHandler(func(s string) error {
+		select {
+		case pings <- struct{}{}:
+		default:
+		}
+		if err := c.WriteControl(websocket.PongMessage, []byte(s), time.Now().Add(time.Second)); err != nil && !errors.Is(err, websocket.ErrCloseSent) {
+			return err
+		}
+		return nil
+	})
+	expectControl(t, c, "subscribed", "")
+	for i := range 20 {
+		select {
+		case <-pings:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("ping %d did not come: the connection was closed", i+1)
+		}
+	}
 	if err := c.WriteControl(websocket.PingMessage, []byte("hi"), time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}

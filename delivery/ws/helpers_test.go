@@ -102,6 +102,35 @@ func (c *counter) conns(id string) int {
 	return c.connected[id]
 }
 
+// readsLog is a hub.Log that remembers the offset each reader (a pump's
+// context) asked for last: a pump reading from next has taken every entry
+// before it.
+type readsLog struct {
+	hub.Log
+	mu   sync.Mutex
+	next map[context.Context]int64
+}
+
+func (l *readsLog) Read(ctx context.Context, id string, from int64, max int) ([]hub.Entry, error) {
+	l.mu.Lock()
+	l.next[ctx] = from
+	l.mu.Unlock()
+	return l.Log.Read(ctx, id, from, max)
+}
+
+// readersPast counts the readers that took every entry up to off.
+func (l *readsLog) readersPast(off int64) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, next := range l.next {
+		if next > off {
+			n++
+		}
+	}
+	return n
+}
+
 // fixture is a ws.Server behind a real fasthttp server on loopback.
 type fixture struct {
 	t       testing.TB
@@ -309,6 +338,24 @@ func read(t testing.TB, c *client, d time.Duration) (frameOf, error) {
 	}
 }
 
+// subscribedUnread reads the first frame, which must be subscribed, straight
+// from the socket: the client's reading goroutine is not started, so a
+// client meant to be slow reads nothing more until the test reads again.
+func subscribedUnread(t testing.TB, c *client) *control {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	typ, b, err := c.ReadMessage()
+	if err != nil {
+		t.Fatalf("waiting for subscribed: %v", err)
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	fr := parseFrame(t, typ, b)
+	if fr.ctl == nil || fr.ctl.Type != "subscribed" {
+		t.Fatalf("waiting for subscribed: got %s", fr.raw)
+	}
+	return fr.ctl
+}
+
 // expectControl reads frames until a control frame of type typ (and code,
 // when given); data frames in between fail the test.
 func expectControl(t testing.TB, c *client, typ, code string) *control {
@@ -334,6 +381,13 @@ func expectControl(t testing.TB, c *client, typ, code string) *control {
 // offsets from..from+n-1 in order and the messages appended.
 func readOffsets(t testing.TB, c *client, id string, from int64, n int) {
 	t.Helper()
+	readOffsetsEach(t, c, id, from, n, nil)
+}
+
+// readOffsetsEach is readOffsets calling each, when not nil, with every
+// offset read.
+func readOffsetsEach(t testing.TB, c *client, id string, from int64, n int, each func(off int64)) {
+	t.Helper()
 	want := from
 	for want < from+int64(n) {
 		fr, err := read(t, c, 5*time.Second)
@@ -352,6 +406,9 @@ func readOffsets(t testing.TB, c *client, id string, from int64, n int) {
 		for _, w := range fr.msgs {
 			if w.StreamID != id || w.Offset != want {
 				t.Fatalf("got %s offset %d, want %s offset %d", w.StreamID, w.Offset, id, want)
+			}
+			if each != nil {
+				each(want)
 			}
 			want++
 		}
