@@ -280,14 +280,66 @@ func (s *Service) apply(ctx context.Context, tr *tracker, sc store.Scope, device
 		return ingestResult{}, &TransitionError{TripID: t.ID, From: t.Status, Action: "upload locations to"}
 	}
 	now := s.now()
-	maxTS := now.Add(s.cfg.MaxFuture).UnixMilli()
-	startTS := t.StartTime.UnixMilli()
 	st := tr.st
-	lateBound := st.LastTS - s.cfg.ReorderWindow.Milliseconds()
 	var res ingestResult
+	acc, late := s.admit(tr, now, in, &res)
+	res.accepted = acc
+	if len(acc) == 0 {
+		res.st, res.trip = st, t
+		return res, nil
+	}
+	var events []detect.Event
+	det := tr.det
+	if late {
+		// a point arrived behind the newest stored one: analyse the whole
+		// trip again in timestamp order
+		var err error
+		if det, events, err = s.replay(ctx, tr, sc, &st, acc); err != nil {
+			return res, err
+		}
+	} else {
+		events = advance(det, &st, acc)
+	}
+	if device != "" {
+		st.DeviceID = device
+	}
+	recs, err := s.eventRecords(ctx, sc, t.ID, events, late, &res)
+	if err != nil {
+		return res, err
+	}
+	st.Blocks++
+	block := store.PointBlock{TripID: t.ID, Seq: st.Blocks, FirstTS: acc[0].TS, LastTS: acc[len(acc)-1].TS, Count: len(acc), Data: EncodeBlock(acc)}
+	prev := t.Version
+	t.Version = prev + 1
+	t.UpdatedAt = now.UTC().Truncate(time.Millisecond)
+	a := s.analyticsOf(&st)
+	t.Totals = totalsOf(a)
+	seqBase := st.Seq
+	st.Seq += int64(len(res.newEvents))
+	if t.State, err = json.Marshal(st); err != nil {
+		return res, err
+	}
+	if err := s.store.AppendPoints(ctx, t, prev, []store.PointBlock{block}, recs, late); err != nil {
+		return res, err
+	}
+	// durable: commit to memory
+	s.remember(tr, acc, st.LastTS)
+	tr.trip, tr.st, tr.det = t, st, det
+	res.st, res.trip = st, t
+	s.publishUpload(ctx, t, acc, res.newEvents, res.eventIDs, seqBase)
+	return res, nil
+}
+
+// admit sorts an upload's points into accepted ones, returned in
+// timestamp order, and rejections, added to res; late is true when an
+// accepted point is older than the newest stored one. Tracker lock held.
+func (s *Service) admit(tr *tracker, now time.Time, in []Point, res *ingestResult) (acc []Point, late bool) {
+	st := &tr.st
+	maxTS := now.Add(s.cfg.MaxFuture).UnixMilli()
+	startTS := tr.trip.StartTime.UnixMilli()
+	lateBound := st.LastTS - s.cfg.ReorderWindow.Milliseconds()
 	batchSeen := make(map[int64]struct{}, len(in))
 	idx := make([]int, 0, len(in))
-	late := false
 	for i, p := range in {
 		reason := ""
 		_, dup := tr.seen[p.TS]
@@ -314,73 +366,77 @@ func (s *Service) apply(ctx context.Context, tr *tracker, sc store.Scope, device
 		}
 		idx = append(idx, i)
 	}
-	acc := make([]Point, 0, len(idx))
+	acc = make([]Point, 0, len(idx))
 	for _, i := range idx {
 		acc = append(acc, in[i])
 	}
 	sortPoints(acc)
-	res.accepted = acc
-	if len(acc) == 0 {
-		res.st, res.trip = st, t
-		return res, nil
-	}
+	return acc, late
+}
+
+// advance feeds points newer than every stored one to the detector and
+// the running analytics of st, and returns the events they complete.
+func advance(det *detect.Detector, st *state, acc []Point) []detect.Event {
 	var events []detect.Event
-	det := tr.det
-	var replaceEvents bool
-	if late {
-		// a point arrived behind the newest stored one: analyse the whole
-		// trip again in timestamp order
-		all, err := s.points(ctx, sc, t.ID)
-		if err != nil {
-			return res, err
-		}
-		all = append(all, acc...)
-		sortPoints(all)
-		det = detect.New(tr.thr)
-		st.Running = analytics.Running{}
-		st.Harsh, st.Events = HarshEvents{}, 0
-		pauses := st.Pauses
-		pi := 0
-		for _, p := range all {
-			for pi < len(pauses) && pauses[pi][1] <= p.TS {
-				st.Running.Pause(time.UnixMilli(pauses[pi][0]), time.UnixMilli(pauses[pi][1]))
-				pi++
-			}
-			st.Running.Add(detectPoint(p))
-			events = det.Feed(detectPoint(p), events)
-		}
-		for _, e := range events {
-			st.Running.AddEvent(e)
-		}
-		st.FirstTS, st.LastTS = all[0].TS, all[len(all)-1].TS
-		last := all[len(all)-1]
-		st.Last = &last
-		replaceEvents = true
-	} else {
-		for _, p := range acc {
-			dp := detectPoint(p)
-			st.Running.Add(dp)
-			events = det.Feed(dp, events)
-		}
-		for _, e := range events {
-			st.Running.AddEvent(e)
-		}
-		if st.FirstTS == 0 {
-			st.FirstTS = acc[0].TS
-		}
-		st.LastTS = acc[len(acc)-1].TS
-		last := acc[len(acc)-1]
-		st.Last = &last
+	for _, p := range acc {
+		dp := detectPoint(p)
+		st.Running.Add(dp)
+		events = det.Feed(dp, events)
 	}
-	if device != "" {
-		st.DeviceID = device
+	for _, e := range events {
+		st.Running.AddEvent(e)
 	}
-	// event records; IDs are deterministic so a replay keeps them
+	if st.FirstTS == 0 {
+		st.FirstTS = acc[0].TS
+	}
+	st.LastTS = acc[len(acc)-1].TS
+	last := acc[len(acc)-1]
+	st.Last = &last
+	return events
+}
+
+// replay analyses the stored points and acc again from the start of the
+// trip, in timestamp order, with a fresh detector and running analytics
+// in st; it returns the detector and every event of the trip.
+func (s *Service) replay(ctx context.Context, tr *tracker, sc store.Scope, st *state, acc []Point) (*detect.Detector, []detect.Event, error) {
+	all, err := s.points(ctx, sc, tr.trip.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	all = append(all, acc...)
+	sortPoints(all)
+	det := detect.New(tr.thr)
+	st.Running = analytics.Running{}
+	st.Harsh, st.Events = HarshEvents{}, 0
+	var events []detect.Event
+	pauses := st.Pauses
+	pi := 0
+	for _, p := range all {
+		for pi < len(pauses) && pauses[pi][1] <= p.TS {
+			st.Running.Pause(time.UnixMilli(pauses[pi][0]), time.UnixMilli(pauses[pi][1]))
+			pi++
+		}
+		st.Running.Add(detectPoint(p))
+		events = det.Feed(detectPoint(p), events)
+	}
+	for _, e := range events {
+		st.Running.AddEvent(e)
+	}
+	st.FirstTS, st.LastTS = all[0].TS, all[len(all)-1].TS
+	last := all[len(all)-1]
+	st.Last = &last
+	return det, events, nil
+}
+
+// eventRecords makes the stored records of events. IDs are deterministic
+// so a replay keeps them: after a replay only the events not stored
+// before are new. New events and their IDs are added to res.
+func (s *Service) eventRecords(ctx context.Context, sc store.Scope, tripID string, events []detect.Event, replayed bool, res *ingestResult) ([]store.TripEvent, error) {
 	var known map[string]bool
-	if replaceEvents {
-		prev, err := s.store.TripEvents(ctx, sc, t.ID)
+	if replayed {
+		prev, err := s.store.TripEvents(ctx, sc, tripID)
 		if err != nil {
-			return res, err
+			return nil, err
 		}
 		known = make(map[string]bool, len(prev))
 		for _, e := range prev {
@@ -389,52 +445,36 @@ func (s *Service) apply(ctx context.Context, tr *tracker, sc store.Scope, device
 	}
 	recs := make([]store.TripEvent, 0, len(events))
 	for _, e := range events {
-		eid := eventID(t.ID, e)
+		eid := eventID(tripID, e)
 		data, err := json.Marshal(storedEvent{Event: e, ID: eid})
 		if err != nil {
-			return res, err
+			return nil, err
 		}
-		recs = append(recs, store.TripEvent{ID: eid, TripID: t.ID, Type: e.Type, Time: e.Start.UTC(), Data: data})
+		recs = append(recs, store.TripEvent{ID: eid, TripID: tripID, Type: e.Type, Time: e.Start.UTC(), Data: data})
 		if !known[eid] {
 			res.newEvents = append(res.newEvents, e)
 			res.eventIDs = append(res.eventIDs, eid)
 		}
 	}
-	st.Blocks++
-	block := store.PointBlock{TripID: t.ID, Seq: st.Blocks, FirstTS: acc[0].TS, LastTS: acc[len(acc)-1].TS, Count: len(acc), Data: EncodeBlock(acc)}
-	prev := t.Version
-	t.Version = prev + 1
-	t.UpdatedAt = now.UTC().Truncate(time.Millisecond)
-	a := s.analyticsOf(&st)
-	t.Totals = totalsOf(a)
-	seqBase := st.Seq
-	st.Seq += int64(len(res.newEvents))
-	var err error
-	if t.State, err = json.Marshal(st); err != nil {
-		return res, err
-	}
-	if err := s.store.AppendPoints(ctx, t, prev, []store.PointBlock{block}, recs, replaceEvents); err != nil {
-		return res, err
-	}
-	// durable: commit to memory
+	return recs, nil
+}
+
+// remember records the stored timestamps of acc for the duplicate check.
+// Timestamps older than the reorder window are rejected as too_late
+// before the duplicate check matters: they are forgotten, so memory per
+// trip is bounded by the window, not the trip's length.
+func (s *Service) remember(tr *tracker, acc []Point, lastTS int64) {
 	for _, p := range acc {
 		tr.seen[p.TS] = struct{}{}
 	}
-	// timestamps older than the reorder window are rejected as too_late
-	// before the duplicate check matters: forget them, so memory per trip
-	// is bounded by the window, not the trip's length
 	if len(tr.seen) > 4096 {
-		bound := st.LastTS - s.cfg.ReorderWindow.Milliseconds()
+		bound := lastTS - s.cfg.ReorderWindow.Milliseconds()
 		for ts := range tr.seen {
 			if ts < bound {
 				delete(tr.seen, ts)
 			}
 		}
 	}
-	tr.trip, tr.st, tr.det = t, st, det
-	res.st, res.trip = st, t
-	s.publishUpload(ctx, t, acc, res.newEvents, res.eventIDs, seqBase)
-	return res, nil
 }
 
 func inPause(pauses [][2]int64, ts int64) bool {
