@@ -21,8 +21,9 @@
 //   - metadata.go: metadata updates and their history.
 //   - views.go: the resources returned; list.go: listing and history.
 //   - safety.go: the safety score analysis of a trip.
-//   - route.go: the route reconstructed from the stored points, with its
-//     traffic analysis.
+//   - route.go, traffic.go: the route reconstructed from the stored
+//     points, with its traffic analysis; path.go: the speed profile and
+//     path geometry the route and the safety score share.
 //
 // Safety scoring and route reconstruction stay in this package: they read
 // the trip row and its point blocks through the same store and tracker

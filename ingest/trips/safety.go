@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
-	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -179,153 +179,17 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 		return SafetyAnalysis{}, err
 	}
 	now := s.now().UTC()
+	prof := profileOf(pts)
+	risks, points := riskFactors(events, a.DistanceKm)
+	bd := breakdown(points, a.DistanceKm, consistency(prof.moving))
 	out := SafetyAnalysis{TripID: id, OverallSafetyScore: a.SafetyScore, ScoreGrade: grade(a.SafetyScore), AnalysisTimestamp: now,
-		RiskFactors: []RiskFactor{}, PositiveIndicators: []PositiveIndicator{}, Recommendations: []Recommendation{}}
-	// context
-	speeds := make([]float64, len(pts))
-	total, hw, city := 0.0, 0.0, 0.0
-	var moving []float64
-	for i := 1; i < len(pts); i++ {
-		d := geo.Distance(pts[i-1].pos(), pts[i].pos()) / 1000
-		v := pts[i].Speed
-		if dt := float64(pts[i].TS-pts[i-1].TS) / 3.6e6; math.IsNaN(v) && dt > 0 {
-			v = d / dt
-		}
-		speeds[i] = v
-		total += d
-		switch {
-		case v >= 80:
-			hw += d
-		case v < 50:
-			city += d
-		}
-		if v > 5 {
-			moving = append(moving, v)
-		}
-	}
-	rt := RoadTypes{}
-	if total > 0 {
-		rt.HighwayPercentage, rt.CityPercentage = round(100*hw/total, 1), round(100*city/total, 1)
-		rt.RuralPercentage = round(math.Max(0, 100-rt.HighwayPercentage-rt.CityPercentage), 1)
-	}
-	start := t.StartTime
-	tod := "night"
-	switch h := start.Hour(); {
-	case h >= 5 && h < 12:
-		tod = "morning"
-	case h >= 12 && h < 17:
-		tod = "afternoon"
-	case h >= 17 && h < 21:
-		tod = "evening"
-	}
-	density := "low"
-	if ta := traffic(pts, speeds, cumulative(pts), cruisingSpeed(speeds), a); ta.AverageCongestionLevel > 0.3 {
-		density = "high"
-	} else if ta.AverageCongestionLevel > 0.1 {
-		density = "moderate"
-	}
-	out.TripContext = TripContext{DistanceKm: a.DistanceKm, DurationMinutes: a.DurationMinutes, RoadTypes: rt, WeatherConditions: "unknown",
-		TrafficDensity: density, TimeOfDay: tod, DayOfWeek: start.Weekday().String()}
-	// risk factors by event type
-	byType := map[string]*RiskFactor{}
-	pointsByType := map[string]float64{}
-	for _, e := range events {
-		rf := byType[e.Type]
-		if rf == nil {
-			rf = &RiskFactor{FactorID: "rf_" + e.Type, FactorType: e.Type, Severity: e.Severity, Timestamps: []time.Time{}, Locations: []Location{}}
-			byType[e.Type] = rf
-		}
-		rf.Frequency++
-		if severityPoints[e.Severity] > severityPoints[rf.Severity] {
-			rf.Severity = e.Severity
-		}
-		rf.Timestamps = append(rf.Timestamps, e.Start.UTC())
-		rf.Locations = append(rf.Locations, Location{Latitude: e.Lat, Longitude: e.Lon})
-		rf.DurationSeconds += e.Metrics.DurationSeconds
-		if e.Type == detect.TypeSpeeding {
-			rf.MaxSpeedOverLimit = math.Max(rf.MaxSpeedOverLimit, round(e.Metrics.ExcessSpeedKmh, 1))
-		}
-		pointsByType[e.Type] += severityPoints[e.Severity]
-	}
-	descr := map[string]string{
-		detect.TypeHarshAcceleration: "Hard accelerations",
-		detect.TypeHarshBraking:      "Hard braking",
-		detect.TypeHarshCornering:    "Fast cornering",
-		detect.TypeSpeeding:          "Driving over the speed limit",
-		detect.TypeIdle:              "Long idling",
-	}
-	types := make([]string, 0, len(byType))
-	for k := range byType {
-		types = append(types, k)
-	}
-	sort.Strings(types)
-	km := a.DistanceKm
-	for _, k := range types {
-		rf := byType[k]
-		rf.ScoreImpact = round(100-componentScore(pointsByType[k], km), 1)
-		rf.Description = fmt.Sprintf("%s: %d in %.1f km", descr[k], rf.Frequency, km)
-		rf.DurationSeconds = round(rf.DurationSeconds, 1)
-		out.RiskFactors = append(out.RiskFactors, *rf)
-	}
-	sort.SliceStable(out.RiskFactors, func(i, j int) bool { return out.RiskFactors[i].ScoreImpact > out.RiskFactors[j].ScoreImpact })
-	// breakdown
-	consistency := 100.0
-	if len(moving) > 1 {
-		mean, sq := 0.0, 0.0
-		for _, v := range moving {
-			mean += v
-		}
-		mean /= float64(len(moving))
-		for _, v := range moving {
-			sq += (v - mean) * (v - mean)
-		}
-		cv := math.Sqrt(sq/float64(len(moving))) / math.Max(mean, 1)
-		consistency = round(100*(1-math.Min(cv, 1)), 1)
-	}
-	bd := ScoreBreakdown{
-		AccelerationScore: componentScore(pointsByType[detect.TypeHarshAcceleration], km), BrakingScore: componentScore(pointsByType[detect.TypeHarshBraking], km),
-		CorneringScore: componentScore(pointsByType[detect.TypeHarshCornering], km), SpeedComplianceScore: componentScore(pointsByType[detect.TypeSpeeding], km),
-		FollowingDistanceScore: 100, DistractionScore: 100, ConsistencyScore: consistency,
-		ScoreWeights: ScoreWeights{Acceleration: 0.2, Braking: 0.25, Cornering: 0.15, SpeedCompliance: 0.25, Consistency: 0.15},
-	}
+		TripContext: tripContext(t.StartTime, pts, prof, a), RiskFactors: risks,
+		PositiveIndicators: positives(risks, bd.ConsistencyScore), Recommendations: []Recommendation{}}
 	if withBreakdown {
 		out.ScoreBreakdown = &bd
 	}
-	// positives
-	if byType[detect.TypeHarshBraking] == nil {
-		out.PositiveIndicators = append(out.PositiveIndicators, PositiveIndicator{IndicatorType: "smooth_braking", Percentage: 100, ScoreBonus: 0, Description: "No harsh braking on the trip"})
-	}
-	if byType[detect.TypeSpeeding] == nil {
-		out.PositiveIndicators = append(out.PositiveIndicators, PositiveIndicator{IndicatorType: "speed_compliance", Percentage: 100, ScoreBonus: 0, Description: "No speeding on the trip"})
-	}
-	if consistency >= 80 {
-		out.PositiveIndicators = append(out.PositiveIndicators, PositiveIndicator{IndicatorType: "steady_speed", Percentage: consistency, ScoreBonus: 0, Description: "Steady speed while moving"})
-	}
-	// recommendations
-	advice := map[string][]string{
-		detect.TypeHarshBraking:      {"Keep a three-second gap to the vehicle ahead", "Anticipate stops and lift off early"},
-		detect.TypeHarshAcceleration: {"Accelerate progressively from stops", "Use eco mode where available"},
-		detect.TypeHarshCornering:    {"Slow down before the turn, not in it", "Take wider lines at junctions"},
-		detect.TypeSpeeding:          {"Use cruise control on highways", "Watch for limit changes entering towns"},
-		detect.TypeIdle:              {"Switch the engine off on stops longer than a minute"},
-	}
 	var focus []string
-	for _, rf := range out.RiskFactors {
-		pr := "medium"
-		if rf.Severity == detect.SeverityCritical || rf.ScoreImpact > 15 {
-			pr = "high"
-		} else if rf.ScoreImpact < 3 {
-			pr = "low"
-		}
-		out.Recommendations = append(out.Recommendations, Recommendation{Category: rf.FactorType, Priority: pr, Title: "Reduce " + descr[rf.FactorType],
-			Description: rf.Description, SpecificActions: advice[rf.FactorType], PotentialImprovement: rf.ScoreImpact})
-		if len(focus) < 2 {
-			focus = append(focus, rf.FactorType)
-		}
-	}
-	if focus == nil {
-		focus = []string{}
-	}
+	out.Recommendations, focus = recommendations(out.Recommendations, risks)
 	timeline := "keep the current habits"
 	if a.SafetyScore < 90 {
 		timeline = "2-4 weeks"
@@ -342,12 +206,156 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 	return out, nil
 }
 
-func cumulative(pts []Point) []float64 {
-	out := make([]float64, len(pts))
-	for i := 1; i < len(pts); i++ {
-		out[i] = out[i-1] + geo.Distance(pts[i-1].pos(), pts[i].pos())/1000
+// tripContext describes the roads, the traffic and the time of the trip.
+func tripContext(start time.Time, pts []Point, prof profile, a Analytics) TripContext {
+	rt := RoadTypes{}
+	if total := prof.totalKm(); total > 0 {
+		rt.HighwayPercentage, rt.CityPercentage = round(100*prof.highwayKm/total, 1), round(100*prof.cityKm/total, 1)
+		rt.RuralPercentage = round(math.Max(0, 100-rt.HighwayPercentage-rt.CityPercentage), 1)
+	}
+	tod := "night"
+	switch h := start.Hour(); {
+	case h >= 5 && h < 12:
+		tod = "morning"
+	case h >= 12 && h < 17:
+		tod = "afternoon"
+	case h >= 17 && h < 21:
+		tod = "evening"
+	}
+	density := "low"
+	if ta := traffic(pts, prof.speeds, prof.cum, cruisingSpeed(prof.speeds)); ta.AverageCongestionLevel > 0.3 {
+		density = "high"
+	} else if ta.AverageCongestionLevel > 0.1 {
+		density = "moderate"
+	}
+	return TripContext{DistanceKm: a.DistanceKm, DurationMinutes: a.DurationMinutes, RoadTypes: rt, WeatherConditions: "unknown",
+		TrafficDensity: density, TimeOfDay: tod, DayOfWeek: start.Weekday().String()}
+}
+
+// riskDescriptions name the risk of each event type.
+var riskDescriptions = map[string]string{
+	detect.TypeHarshAcceleration: "Hard accelerations",
+	detect.TypeHarshBraking:      "Hard braking",
+	detect.TypeHarshCornering:    "Fast cornering",
+	detect.TypeSpeeding:          "Driving over the speed limit",
+	detect.TypeIdle:              "Long idling",
+}
+
+// riskFactors groups the events by type, the largest score impact first,
+// and returns the severity points of each type over km.
+func riskFactors(events []storedEvent, km float64) ([]RiskFactor, map[string]float64) {
+	byType := map[string]*RiskFactor{}
+	points := map[string]float64{}
+	for _, e := range events {
+		rf := byType[e.Type]
+		if rf == nil {
+			rf = &RiskFactor{FactorID: "rf_" + e.Type, FactorType: e.Type, Severity: e.Severity, Timestamps: []time.Time{}, Locations: []Location{}}
+			byType[e.Type] = rf
+		}
+		rf.Frequency++
+		if severityPoints[e.Severity] > severityPoints[rf.Severity] {
+			rf.Severity = e.Severity
+		}
+		rf.Timestamps = append(rf.Timestamps, e.Start.UTC())
+		rf.Locations = append(rf.Locations, Location{Latitude: e.Lat, Longitude: e.Lon})
+		rf.DurationSeconds += e.Metrics.DurationSeconds
+		if e.Type == detect.TypeSpeeding {
+			rf.MaxSpeedOverLimit = math.Max(rf.MaxSpeedOverLimit, round(e.Metrics.ExcessSpeedKmh, 1))
+		}
+		points[e.Type] += severityPoints[e.Severity]
+	}
+	types := make([]string, 0, len(byType))
+	for k := range byType {
+		types = append(types, k)
+	}
+	sort.Strings(types)
+	out := []RiskFactor{}
+	for _, k := range types {
+		rf := byType[k]
+		rf.ScoreImpact = round(100-componentScore(points[k], km), 1)
+		rf.Description = fmt.Sprintf("%s: %d in %.1f km", riskDescriptions[k], rf.Frequency, km)
+		rf.DurationSeconds = round(rf.DurationSeconds, 1)
+		out = append(out, *rf)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ScoreImpact > out[j].ScoreImpact })
+	return out, points
+}
+
+// consistency scores 0-100 how steady the moving speeds were: 100 less
+// their coefficient of variation, in percent.
+func consistency(moving []float64) float64 {
+	if len(moving) <= 1 {
+		return 100
+	}
+	mean, sq := 0.0, 0.0
+	for _, v := range moving {
+		mean += v
+	}
+	mean /= float64(len(moving))
+	for _, v := range moving {
+		sq += (v - mean) * (v - mean)
+	}
+	cv := math.Sqrt(sq/float64(len(moving))) / math.Max(mean, 1)
+	return round(100*(1-math.Min(cv, 1)), 1)
+}
+
+// breakdown scores each behaviour from the severity points of its events
+// over km.
+func breakdown(points map[string]float64, km, consistency float64) ScoreBreakdown {
+	return ScoreBreakdown{
+		AccelerationScore: componentScore(points[detect.TypeHarshAcceleration], km), BrakingScore: componentScore(points[detect.TypeHarshBraking], km),
+		CorneringScore: componentScore(points[detect.TypeHarshCornering], km), SpeedComplianceScore: componentScore(points[detect.TypeSpeeding], km),
+		FollowingDistanceScore: 100, DistractionScore: 100, ConsistencyScore: consistency,
+		ScoreWeights: ScoreWeights{Acceleration: 0.2, Braking: 0.25, Cornering: 0.15, SpeedCompliance: 0.25, Consistency: 0.15},
+	}
+}
+
+// positives are what the driver did well: no harsh braking, no speeding,
+// a steady speed.
+func positives(risks []RiskFactor, consistency float64) []PositiveIndicator {
+	has := func(typ string) bool {
+		return slices.ContainsFunc(risks, func(rf RiskFactor) bool { return rf.FactorType == typ })
+	}
+	out := []PositiveIndicator{}
+	if !has(detect.TypeHarshBraking) {
+		out = append(out, PositiveIndicator{IndicatorType: "smooth_braking", Percentage: 100, ScoreBonus: 0, Description: "No harsh braking on the trip"})
+	}
+	if !has(detect.TypeSpeeding) {
+		out = append(out, PositiveIndicator{IndicatorType: "speed_compliance", Percentage: 100, ScoreBonus: 0, Description: "No speeding on the trip"})
+	}
+	if consistency >= 80 {
+		out = append(out, PositiveIndicator{IndicatorType: "steady_speed", Percentage: consistency, ScoreBonus: 0, Description: "Steady speed while moving"})
 	}
 	return out
+}
+
+// riskAdvice is what a driver can do about each risk.
+var riskAdvice = map[string][]string{
+	detect.TypeHarshBraking:      {"Keep a three-second gap to the vehicle ahead", "Anticipate stops and lift off early"},
+	detect.TypeHarshAcceleration: {"Accelerate progressively from stops", "Use eco mode where available"},
+	detect.TypeHarshCornering:    {"Slow down before the turn, not in it", "Take wider lines at junctions"},
+	detect.TypeSpeeding:          {"Use cruise control on highways", "Watch for limit changes entering towns"},
+	detect.TypeIdle:              {"Switch the engine off on stops longer than a minute"},
+}
+
+// recommendations appends advice for each risk to out, and returns the
+// two risks to focus on first (never nil).
+func recommendations(out []Recommendation, risks []RiskFactor) ([]Recommendation, []string) {
+	focus := []string{}
+	for _, rf := range risks {
+		pr := "medium"
+		if rf.Severity == detect.SeverityCritical || rf.ScoreImpact > 15 {
+			pr = "high"
+		} else if rf.ScoreImpact < 3 {
+			pr = "low"
+		}
+		out = append(out, Recommendation{Category: rf.FactorType, Priority: pr, Title: "Reduce " + riskDescriptions[rf.FactorType],
+			Description: rf.Description, SpecificActions: riskAdvice[rf.FactorType], PotentialImprovement: rf.ScoreImpact})
+		if len(focus) < 2 {
+			focus = append(focus, rf.FactorType)
+		}
+	}
+	return out, focus
 }
 
 // compare places score among others (their mean and the share below).

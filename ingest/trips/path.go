@@ -1,0 +1,131 @@
+package trips
+
+import (
+	"math"
+	"slices"
+
+	"github.com/fleethub/fleethub/internal/geo"
+)
+
+// profile is what the route and safety analyses read off a trip's
+// points in one pass.
+type profile struct {
+	speeds    []float64 // km/h at each point: reported, else derived from the step before it (0 at the first)
+	cum       []float64 // km driven from the first point to each
+	highwayKm float64   // driven at 80 km/h or more
+	cityKm    float64   // driven under 50 km/h
+	moving    []float64 // the speeds over 5 km/h
+	gainM     float64   // elevation gained, meters
+}
+
+func profileOf(pts []Point) profile {
+	p := profile{speeds: make([]float64, len(pts)), cum: make([]float64, len(pts))}
+	for i := 1; i < len(pts); i++ {
+		d := geo.Distance(pts[i-1].pos(), pts[i].pos()) / 1000
+		dt := float64(pts[i].TS-pts[i-1].TS) / 3.6e6
+		v := pts[i].Speed
+		if math.IsNaN(v) && dt > 0 {
+			v = d / dt
+		}
+		p.speeds[i] = v
+		p.cum[i] = p.cum[i-1] + d
+		switch {
+		case v >= 80:
+			p.highwayKm += d
+		case v < 50:
+			p.cityKm += d
+		}
+		if v > 5 {
+			p.moving = append(p.moving, v)
+		}
+		if !math.IsNaN(pts[i].Altitude) && !math.IsNaN(pts[i-1].Altitude) && pts[i].Altitude > pts[i-1].Altitude {
+			p.gainM += pts[i].Altitude - pts[i-1].Altitude
+		}
+	}
+	return p
+}
+
+// totalKm is the distance driven between the first and the last point.
+func (p *profile) totalKm() float64 {
+	if len(p.cum) == 0 {
+		return 0
+	}
+	return p.cum[len(p.cum)-1]
+}
+
+// cruisingSpeed is the median of moving speeds (km/h).
+func cruisingSpeed(speeds []float64) float64 {
+	var m []float64
+	for _, v := range speeds {
+		if v > 5 && !math.IsNaN(v) {
+			m = append(m, v)
+		}
+	}
+	if len(m) == 0 {
+		return 0
+	}
+	slices.Sort(m)
+	return m[len(m)/2]
+}
+
+// turnIndexes finds points where the bearing changes by more than 45°
+// over about 100 m, at least 200 m apart.
+func turnIndexes(pts []Point) []int {
+	var out []int
+	lastTurn := -1e9
+	dist := 0.0
+	for i := 2; i < len(pts); i++ {
+		step := geo.Distance(pts[i-1].pos(), pts[i].pos())
+		dist += step
+		a := geo.Bearing(pts[i-2].pos(), pts[i-1].pos())
+		b := geo.Bearing(pts[i-1].pos(), pts[i].pos())
+		d := math.Abs(math.Mod(b-a+540, 360) - 180)
+		if d > 45 && step > 5 && dist-lastTurn > 200 {
+			out = append(out, i-1)
+			lastTurn = dist
+		}
+	}
+	return out
+}
+
+// simplify is Douglas-Peucker on lon/lat degrees.
+func simplify(c [][2]float64, tol float64) [][2]float64 {
+	if len(c) < 3 {
+		return c
+	}
+	keep := make([]bool, len(c))
+	keep[0], keep[len(c)-1] = true, true
+	type span struct{ a, b int }
+	stack := []span{{0, len(c) - 1}}
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		maxD, idx := 0.0, -1
+		for i := s.a + 1; i < s.b; i++ {
+			if d := segDist(c[i], c[s.a], c[s.b]); d > maxD {
+				maxD, idx = d, i
+			}
+		}
+		if idx >= 0 && maxD > tol {
+			keep[idx] = true
+			stack = append(stack, span{s.a, idx}, span{idx, s.b})
+		}
+	}
+	out := make([][2]float64, 0, len(c)/4+2)
+	for i, k := range keep {
+		if k {
+			out = append(out, c[i])
+		}
+	}
+	return out
+}
+
+func segDist(p, a, b [2]float64) float64 {
+	dx, dy := b[0]-a[0], b[1]-a[1]
+	if dx == 0 && dy == 0 {
+		return math.Hypot(p[0]-a[0], p[1]-a[1])
+	}
+	t := ((p[0]-a[0])*dx + (p[1]-a[1])*dy) / (dx*dx + dy*dy)
+	t = math.Max(0, math.Min(1, t))
+	return math.Hypot(p[0]-a[0]-t*dx, p[1]-a[1]-t*dy)
+}

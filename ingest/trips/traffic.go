@@ -1,0 +1,100 @@
+package trips
+
+import (
+	"fmt"
+	"math"
+)
+
+// CongestedSegment is a stretch driven well under the trip's cruising speed.
+type CongestedSegment struct {
+	SegmentID       string  `json:"segment_id"`
+	StartKm         float64 `json:"start_km"`
+	EndKm           float64 `json:"end_km"`
+	CongestionLevel string  `json:"congestion_level" enum:"moderate,heavy"`
+	DelayMinutes    float64 `json:"delay_minutes"`
+	AverageSpeedKmh float64 `json:"average_speed_kmh"`
+}
+
+// PeakHours says whether the trip ran in peak hours.
+type PeakHours struct {
+	IsPeakHours            bool    `json:"is_peak_hours"`
+	PeakPeriod             string  `json:"peak_period"`
+	AdditionalDelayMinutes float64 `json:"additional_delay_minutes"`
+	CongestionFactor       float64 `json:"congestion_factor"`
+}
+
+// TrafficAnalysis is derived from the trip's own speeds (no external
+// traffic feed): segments far under the cruising speed are congested.
+type TrafficAnalysis struct {
+	AverageCongestionLevel float64            `json:"average_congestion_level" doc:"0-1"`
+	TrafficDelayMinutes    float64            `json:"traffic_delay_minutes"`
+	FuelCostImpactUSD      float64            `json:"fuel_cost_impact_usd"`
+	CongestedSegments      []CongestedSegment `json:"congested_segments"`
+	PeakHoursImpact        PeakHours          `json:"peak_hours_impact"`
+	IncidentReports        []any              `json:"incident_reports"`
+}
+
+// traffic finds the stretches driven under half the cruising speed.
+func traffic(pts []Point, speeds, cum []float64, cruise float64) *TrafficAnalysis {
+	ta := &TrafficAnalysis{CongestedSegments: []CongestedSegment{}, IncidentReports: []any{}}
+	if cruise <= 0 {
+		return ta
+	}
+	inSeg := -1
+	var sumV float64
+	var n int
+	congestedKm := 0.0
+	flush := func(end int) {
+		if inSeg < 0 {
+			return
+		}
+		avg := sumV / float64(n)
+		km := cum[end] - cum[inSeg]
+		if km > 0.05 {
+			level := "moderate"
+			if avg < cruise*0.25 {
+				level = "heavy"
+			}
+			delay := km/math.Max(avg, 1)*60 - km/cruise*60
+			ta.CongestedSegments = append(ta.CongestedSegments, CongestedSegment{SegmentID: fmt.Sprintf("seg_%d", len(ta.CongestedSegments)+1),
+				StartKm: round(cum[inSeg], 3), EndKm: round(cum[end], 3), CongestionLevel: level, DelayMinutes: round(math.Max(0, delay), 2), AverageSpeedKmh: round(avg, 1)})
+			ta.TrafficDelayMinutes += math.Max(0, delay)
+			congestedKm += km
+		}
+		inSeg, sumV, n = -1, 0, 0
+	}
+	for i := 1; i < len(pts); i++ {
+		v := speeds[i]
+		if v > 5 && v < cruise*0.5 {
+			if inSeg < 0 {
+				inSeg = i - 1
+			}
+			sumV += v
+			n++
+		} else {
+			flush(i - 1)
+		}
+	}
+	flush(len(pts) - 1)
+	if cum[len(cum)-1] > 0 {
+		ta.AverageCongestionLevel = round(congestedKm/cum[len(cum)-1], 2)
+	}
+	ta.TrafficDelayMinutes = round(ta.TrafficDelayMinutes, 2)
+	// idling in traffic burns about 0.8 L/h
+	ta.FuelCostImpactUSD = round(ta.TrafficDelayMinutes/60*0.8*fuelUSDPerLiter, 2)
+	h := pts[0].Time().Hour()
+	ph := PeakHours{CongestionFactor: round(1+ta.AverageCongestionLevel, 2)}
+	switch {
+	case h >= 7 && h < 10:
+		ph.IsPeakHours, ph.PeakPeriod = true, "morning"
+	case h >= 16 && h < 19:
+		ph.IsPeakHours, ph.PeakPeriod = true, "evening"
+	default:
+		ph.PeakPeriod = "off_peak"
+	}
+	if ph.IsPeakHours {
+		ph.AdditionalDelayMinutes = ta.TrafficDelayMinutes
+	}
+	ta.PeakHoursImpact = ph
+	return ta
+}
