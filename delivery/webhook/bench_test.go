@@ -113,7 +113,7 @@ func dispatchBench(b *testing.B, neighbour string, rate float64) {
 	next := start
 	for i := 0; i < b.N; i += batch {
 		if interval > 0 {
-			time.Sleep(time.Until(next))
+			time.Sleep(time.Until(next)) // real time: load is offered at a fixed rate
 			next = next.Add(interval)
 		}
 		part := es[i:min(i+batch, b.N)]

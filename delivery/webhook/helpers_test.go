@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,6 +153,15 @@ func testConfig() webhook.Config {
 		Drain:            time.Second,
 	}
 }
+
+// clock is the wall clock plus an offset a test moves forward, as
+// Config.Now: what the dispatcher times by it (a secret's TTL, a stall, a
+// breaker's cooldown) sees the time pass at once.
+type clock struct{ ahead atomic.Int64 }
+
+func (c *clock) now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+
+func (c *clock) advance(d time.Duration) { c.ahead.Add(int64(d)) }
 
 func testLogger() *slog.Logger {
 	if os.Getenv("FLEETHUB_TEST_LOG") != "" {
@@ -299,7 +309,7 @@ func (rc *receiver) all() []hit {
 	return append([]hit(nil), rc.hits...)
 }
 
-// waitFor polls cond until it holds or 10 s pass.
+// waitFor polls cond until it holds or 30 s pass.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)

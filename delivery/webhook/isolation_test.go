@@ -179,11 +179,12 @@ func TestAStalledEndpointParks(t *testing.T) {
 	rc := hungReceiver(t)
 	hung := f.stream(rc.URL)
 	cfg := testConfig()
-	cfg.Timeout, cfg.QueueLimit, cfg.Concurrency, cfg.StallAfter = time.Minute, 20, 2, 50*time.Millisecond
+	var clk clock
+	cfg.Timeout, cfg.QueueLimit, cfg.Concurrency, cfg.StallAfter, cfg.Now = time.Minute, 20, 2, time.Second, clk.now
 	d := f.start(cfg)
 	accept(t, d, hung, entries(1, 20))
 	waitFor(t, "two requests in flight", func() bool { return len(rc.all()) == 2 })
-	time.Sleep(2 * cfg.StallAfter)
+	clk.advance(cfg.StallAfter) // and no request finished
 
 	for i := range 10 {
 		accept(t, d, hung, entries(int64(21+10*i), 10))
@@ -204,8 +205,11 @@ func TestHalfOpenUnparksOnlyTheProbe(t *testing.T) {
 	down := newReceiver(t, nil)
 	dead := f.stream(down.URL)
 	down.Close() // connections refused
+	var clk clock
 	cfg := testConfig()
-	cfg.BreakerCooldown = 50 * time.Millisecond
+	// a cooldown ends when the test moves the clock (each move shorter
+	// than Lease), not while the test waits in real time
+	cfg.BreakerCooldown, cfg.Now = time.Second, clk.now
 	d := f.start(cfg)
 
 	accept(t, d, dead, entries(1, 5))
@@ -213,15 +217,21 @@ func TestHalfOpenUnparksOnlyTheProbe(t *testing.T) {
 		c, _ := d.EndpointState(dead.ID)
 		return c == webhook.CircuitOpen
 	})
-	start := time.Now()
 	for i := range 20 {
 		accept(t, d, dead, entries(int64(6+10*i), 10)) // parked
 	}
 	// several cooldowns pass, each ending in a failed probe of one
 	// delivery, which may come from the backlog
-	time.Sleep(20 * cfg.BreakerCooldown)
+	const cooldowns = 10
+	for i := range cooldowns {
+		clk.advance(cfg.BreakerCooldown)
+		waitFor(t, fmt.Sprintf("probe %d to fail", i+1), func() bool {
+			c, _ := d.EndpointState(dead.ID)
+			return c == webhook.CircuitOpen
+		})
+	}
 	log := list(t, f.st, dead, "")
-	halfOpens := int(time.Since(start)/cfg.BreakerCooldown) + 1
+	halfOpens := cooldowns + 1 // one more if a wait took a real second
 	if len(log) > 5+halfOpens {
 		t.Fatalf("the delivery log holds %d deliveries after at most %d half-opens, want at most %d: the parked backlog moved in",
 			len(log), halfOpens, 5+halfOpens)
@@ -237,8 +247,15 @@ func TestHalfOpenUnparksOnlyTheProbe(t *testing.T) {
 // twice) and delivered as the queue drains.
 func TestABusyReceiverIsQueuedNotParked(t *testing.T) {
 	f := newFixture(t, openSQLite(t, t.TempDir()))
-	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		time.Sleep(5 * time.Millisecond)
+	// it answers once the test has handed everything over, well within
+	// StallAfter
+	answer := make(chan struct{})
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-answer:
+		case <-r.Context().Done():
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	})
 	busy := f.stream(rc.URL)
@@ -256,5 +273,6 @@ func TestABusyReceiverIsQueuedNotParked(t *testing.T) {
 	if n := len(list(t, f.st, busy, "")); n != 101 {
 		t.Errorf("the delivery log holds %d deliveries, want all 101", n)
 	}
+	close(answer)
 	waitFor(t, "every delivery", func() bool { return countOf(t, f.st, busy, store.DeliveryDelivered) == 101 })
 }

@@ -89,10 +89,48 @@ func checkAll(t *testing.T, st store.Deliveries, got map[string]int, streams ...
 
 func slowReceiver(t *testing.T, c *tally, delay time.Duration) *receiver {
 	return newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		time.Sleep(delay)
+		time.Sleep(delay) // real time: the receiver's latency keeps requests in flight
 		c.add(r.Header.Get("webhook-id"))
 		w.WriteHeader(http.StatusOK)
 	})
+}
+
+// holdingReceiver counts each request's webhook-id and answers the first
+// n at once; it holds the later ones until release (or until the request
+// is cut). held is closed when it holds the first.
+type holdingReceiver struct {
+	*receiver
+	held    chan struct{}
+	release func()
+}
+
+func newHoldingReceiver(t *testing.T, c *tally, n int) *holdingReceiver {
+	held, gate := make(chan struct{}), make(chan struct{})
+	var holding, releasing sync.Once
+	h := &holdingReceiver{held: held, release: func() { releasing.Do(func() { close(gate) }) }}
+	h.receiver = newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		if c.add(r.Header.Get("webhook-id")) > n {
+			holding.Do(func() { close(held) })
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	t.Cleanup(h.release) // before the receiver's Close, which waits for its requests
+	return h
+}
+
+// waitHeld waits until rc holds a request.
+func waitHeld(t *testing.T, rc *holdingReceiver) {
+	t.Helper()
+	select {
+	case <-rc.held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("timed out waiting for a request in flight")
+	}
 }
 
 func openAt(t *testing.T, dir string) *sqlite.Store {
@@ -113,7 +151,7 @@ func TestCloseMidStreamAndRestart(t *testing.T) {
 	st1 := openAt(t, dir)
 	f := newFixture(t, st1)
 	var c tally
-	rc := slowReceiver(t, &c, 2*time.Millisecond)
+	rc := newHoldingReceiver(t, &c, 60)
 	info := f.stream(rc.URL)
 	cfg := testConfig()
 	cfg.Node = "node-1"
@@ -126,12 +164,13 @@ func TestCloseMidStreamAndRestart(t *testing.T) {
 	for i := int64(0); i < 10; i++ {
 		accept(t, d1, info, entries(1+i*30, 30))
 	}
-	waitFor(t, "deliveries under way", func() bool { return c.total() >= 60 })
+	waitHeld(t, rc) // after 60 answered
 	cut, cancel := context.WithCancel(context.Background())
 	cancel() // no grace: requests in flight are cut
 	d1.Close(cut)
 	<-done
 	st1.Close()
+	rc.release()
 
 	st2 := openAt(t, dir)
 	defer st2.Close()
@@ -218,7 +257,7 @@ func TestCrashMidStreamAndRestart(t *testing.T) {
 	crash := &crashable{backend: st1}
 	f := newFixture(t, st1)
 	var c tally
-	rc := slowReceiver(t, &c, 2*time.Millisecond)
+	rc := newHoldingReceiver(t, &c, 60)
 	info := f.stream(rc.URL)
 	cfg := testConfig()
 	cfg.Node, cfg.Lease, cfg.Drain = "node-1", 400*time.Millisecond, 10*time.Millisecond
@@ -232,11 +271,12 @@ func TestCrashMidStreamAndRestart(t *testing.T) {
 	for i := int64(0); i < 10; i++ {
 		accept(t, d1, info, entries(1+i*30, 30))
 	}
-	waitFor(t, "deliveries under way", func() bool { return c.total() >= 60 })
+	waitHeld(t, rc) // after 60 answered
 	crash.dead.Store(true)
 	kill()
 	<-done
 	st1.Close()
+	rc.release()
 
 	st2 := openAt(t, dir)
 	defer st2.Close()
@@ -345,16 +385,20 @@ func TestTwoNodesOnePostgres(t *testing.T) {
 	cfg := testConfig()
 	cfg.QueueLimit = 40 // several claims per stream, so the nodes interleave
 	cfg.PollEvery = 5 * time.Millisecond
+	var stops []func()
 	start := func(node string, st *postgres.Store) *webhook.Dispatcher {
 		cfg.Node = node
 		d, err := webhook.New(cfg, st, f.reg, st, f.cnt, testLogger())
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, stop := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- d.Run(ctx) }()
-		t.Cleanup(func() { stop(); <-done })
+		var once sync.Once
+		stop := func() { once.Do(func() { cancel(); <-done }) }
+		t.Cleanup(stop)
+		stops = append(stops, stop)
 		return d
 	}
 	dA, dB := start("node-a", stA), start("node-b", stB)
@@ -380,7 +424,10 @@ func TestTwoNodesOnePostgres(t *testing.T) {
 		}
 		return n == 600
 	})
-	time.Sleep(50 * time.Millisecond)
+	// stopped nodes send nothing more: a stray re-send has arrived by now
+	for _, stop := range stops {
+		stop()
+	}
 	got := c.snapshot()
 	if resent := checkAll(t, stA, got, streams...); resent != 0 {
 		t.Errorf("%d deliveries sent twice in normal running", resent)
