@@ -1,0 +1,254 @@
+package streams
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/fleethub/fleethub/filters/expr"
+	"github.com/fleethub/fleethub/hub"
+)
+
+// FieldError is invalid input at a body path.
+type FieldError struct{ Field, Message string }
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// Limits of stream configurations.
+const (
+	MaxListLen   = 10_000
+	MaxBatchSize = 1000
+	MaxWaitMS    = 60_000
+)
+
+var enrichments = map[string]bool{"location_names": true, "driver_info": true, "vehicle_details": true}
+
+func checkList(field string, l []string) *FieldError {
+	if len(l) > MaxListLen {
+		return &FieldError{field, fmt.Sprintf("at most %d items", MaxListLen)}
+	}
+	for i, v := range l {
+		if strings.TrimSpace(v) == "" || len(v) > 200 {
+			return &FieldError{fmt.Sprintf("%s[%d]", field, i), "must be a non-empty string of at most 200 characters"}
+		}
+	}
+	return nil
+}
+
+func checkWebhook(delivery, u string) *FieldError {
+	switch delivery {
+	case "", "websocket":
+		if u != "" && delivery == "websocket" {
+			return &FieldError{"webhook_url", "is only used with delivery_method webhook"}
+		}
+	case "webhook":
+		if u == "" {
+			return &FieldError{"webhook_url", "is required with delivery_method webhook"}
+		}
+	default:
+		return &FieldError{"delivery_method", "must be websocket or webhook"}
+	}
+	if u != "" {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || len(u) > 2048 {
+			return &FieldError{"webhook_url", "must be an http or https URL"}
+		}
+	}
+	return nil
+}
+
+func asFieldError(err error) error {
+	if fe, ok := err.(*expr.FieldError); ok {
+		return &FieldError{fe.Field, fe.Message}
+	}
+	return err
+}
+
+// Compile validates a configuration and returns its filter program and
+// what sinks need to know. kind is hub.KindTelemetry or hub.KindEvents.
+func Compile(kind string, c *Config) (*expr.Program, hub.StreamInfo, error) {
+	info := hub.StreamInfo{Kind: kind, Delivery: "websocket", BatchSize: 1}
+	var spec expr.Spec
+	var fe *FieldError
+	switch kind {
+	case hub.KindTelemetry:
+		if c.Telemetry == nil {
+			c.Telemetry = &TelemetryConfig{}
+		}
+		spec, fe = compileTelemetry(c.Telemetry, &info)
+	case hub.KindEvents:
+		if c.Events == nil {
+			c.Events = &EventsConfig{}
+		}
+		spec, fe = compileEvents(c.Events, &info)
+	default:
+		return nil, info, &FieldError{"kind", "unknown stream kind"}
+	}
+	if fe != nil {
+		return nil, info, fe
+	}
+	prog, err := expr.Compile(spec)
+	if err != nil {
+		return nil, info, asFieldError(err)
+	}
+	return prog, info, nil
+}
+
+// compileTelemetry checks a telemetry stream's configuration, fills info
+// as it goes and returns the filter's spec.
+func compileTelemetry(t *TelemetryConfig, info *hub.StreamInfo) (expr.Spec, *FieldError) {
+	if fe := checkList("vehicles", t.Vehicles); fe != nil {
+		return expr.Spec{}, fe
+	}
+	spec := expr.Spec{Kind: expr.KindTelemetry, VehicleIDs: t.Vehicles, DataTypes: t.DataTypes}
+	if f := t.Filters; f != nil {
+		spec.MinEngineTemp, spec.MaxFuelLevel, spec.Conditions = f.MinEngineTemp, f.MaxFuelLevel, f.CustomConditions
+		if a := f.AlertThresholds; a != nil {
+			spec.AlertThresholds = map[string]float64{}
+			if a.EngineRPM != nil {
+				spec.AlertThresholds[expr.ThresholdEngineRPM] = *a.EngineRPM
+			}
+			if a.CoolantTemp != nil {
+				spec.AlertThresholds[expr.ThresholdCoolantTemp] = *a.CoolantTemp
+			}
+		}
+	}
+	if sc := t.StreamConfig; sc != nil {
+		if fe := checkTelemetryStream(sc, info); fe != nil {
+			return spec, fe
+		}
+	}
+	if fe := checkWebhook(t.DeliveryMethod, t.WebhookURL); fe != nil {
+		return spec, fe
+	}
+	if t.DeliveryMethod == "webhook" {
+		info.Delivery, info.WebhookURL = "webhook", t.WebhookURL
+	}
+	return spec, nil
+}
+
+// checkTelemetryStream checks stream_config of a telemetry stream and
+// fills info's batching and compression.
+func checkTelemetryStream(sc *TelemetryStreamConfig, info *hub.StreamInfo) *FieldError {
+	switch sc.Frequency {
+	case "", "low", "medium", "high":
+	case "custom":
+		if !(sc.CustomInterval > 0 && sc.CustomInterval <= 86400) {
+			return &FieldError{"stream_config.custom_interval", "must be between 0 and 86400 seconds with frequency custom"}
+		}
+	default:
+		return &FieldError{"stream_config.frequency", "must be low, medium, high or custom"}
+	}
+	if sc.BufferSize < 0 || sc.BufferSize > 1_000_000 {
+		return &FieldError{"stream_config.buffer_size", "must be between 0 and 1000000"}
+	}
+	if q := sc.QualitySettings; q != nil && q.Precision != "" && q.Precision != "standard" && q.Precision != "high" {
+		return &FieldError{"stream_config.quality_settings.precision", "must be standard or high"}
+	}
+	if b := sc.BatchProcessing; b != nil && b.Enabled {
+		if fe := batching("stream_config.batch_processing.", b.BatchSize, b.MaxWaitTime, info); fe != nil {
+			return fe
+		}
+	}
+	info.Compression = sc.Compression
+	return nil
+}
+
+// batching checks a batch size and a wait in milliseconds, the fields
+// named after prefix, and turns batching on in info.
+func batching(prefix string, size, waitMS int, info *hub.StreamInfo) *FieldError {
+	if size < 0 || size > MaxBatchSize {
+		return &FieldError{prefix + "batch_size", fmt.Sprintf("must be between 1 and %d", MaxBatchSize)}
+	}
+	if waitMS < 0 || waitMS > MaxWaitMS {
+		return &FieldError{prefix + "max_wait_time", fmt.Sprintf("must be between 0 and %d milliseconds", MaxWaitMS)}
+	}
+	info.BatchEvents, info.BatchSize, info.MaxWait = true, orInt(size, 50), time.Duration(orInt(waitMS, 1000))*time.Millisecond
+	return nil
+}
+
+// compileEvents checks an event stream's configuration, fills info as it
+// goes and returns the filter's spec.
+func compileEvents(e *EventsConfig, info *hub.StreamInfo) (expr.Spec, *FieldError) {
+	if len(e.FleetID) > 200 {
+		return expr.Spec{}, &FieldError{"fleet_id", "must be at most 200 characters"}
+	}
+	spec, fe := eventSpec(e.EventFilters)
+	if fe != nil {
+		return spec, fe
+	}
+	delivery := ""
+	if sc := e.StreamConfig; sc != nil {
+		delivery = sc.DeliveryMethod
+		if fe := checkEventStream(sc, info); fe != nil {
+			return spec, fe
+		}
+	} else {
+		info.AtLeastOnce = true
+	}
+	if fe := checkWebhook(delivery, e.WebhookURL); fe != nil {
+		if fe.Field == "delivery_method" {
+			fe.Field = "stream_config.delivery_method"
+		}
+		return spec, fe
+	}
+	if delivery == "webhook" {
+		info.Delivery, info.WebhookURL = "webhook", e.WebhookURL
+	}
+	if pr := e.ProcessingRules; pr != nil {
+		for i, en := range pr.Enrichment {
+			if !enrichments[en] {
+				return spec, &FieldError{fmt.Sprintf("processing_rules.enrichment[%d]", i), "must be location_names, driver_info or vehicle_details"}
+			}
+		}
+	}
+	return spec, nil
+}
+
+// eventSpec is the filter spec of event_filters (f may be nil).
+func eventSpec(f *EventFilters) (expr.Spec, *FieldError) {
+	spec := expr.Spec{Kind: expr.KindEvent}
+	if f == nil {
+		return spec, nil
+	}
+	for _, l := range []struct {
+		name string
+		v    []string
+	}{{"event_filters.vehicle_ids", f.VehicleIDs}, {"event_filters.driver_ids", f.DriverIDs}, {"event_filters.geofences", f.Geofences}} {
+		if fe := checkList(l.name, l.v); fe != nil {
+			return spec, fe
+		}
+	}
+	spec.Categories, spec.Severities, spec.Priorities = f.Categories, f.SeverityLevels, f.PriorityLevels
+	spec.VehicleIDs, spec.DriverIDs, spec.Geofences, spec.Conditions = f.VehicleIDs, f.DriverIDs, f.Geofences, f.CustomConditions
+	if tf := f.TimeFilters; tf != nil {
+		spec.BusinessHoursOnly, spec.ExcludeWeekends, spec.Timezone = tf.BusinessHoursOnly, tf.ExcludeWeekends, tf.Timezone
+	}
+	return spec, nil
+}
+
+// checkEventStream checks stream_config of an event stream and fills
+// info's reliability, batching and compression.
+func checkEventStream(sc *EventStreamConfig, info *hub.StreamInfo) *FieldError {
+	switch sc.Reliability {
+	case "", "at_least_once", "at_most_once":
+	default:
+		return &FieldError{"stream_config.reliability", "must be at_least_once or at_most_once"}
+	}
+	info.AtLeastOnce = sc.Reliability != "at_most_once"
+	if sc.BatchEvents {
+		if fe := batching("stream_config.", sc.BatchSize, sc.MaxWaitTime, info); fe != nil {
+			return fe
+		}
+	}
+	info.Compression = sc.Compression
+	return nil
+}
+
+func orInt(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
