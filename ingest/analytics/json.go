@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/geo"
+	"github.com/fleethub/fleethub/internal/stamp"
 )
 
 // ErrStateVersion is returned by UnmarshalJSON for a state written by an
@@ -160,7 +161,7 @@ func (s *stateFix) fix() fix {
 	if s == nil {
 		return fix{}
 	}
-	return fix{ok: true, t: s.Time, ts: stampOf(s.Time), lat: s.Lat, lon: s.Lon, cosLat: math.Cos(s.Lat * geo.Degree),
+	return fix{ok: true, t: s.Time, ts: stamp.Of(s.Time), lat: s.Lat, lon: s.Lon, cosLat: math.Cos(s.Lat * geo.Degree),
 		acc: s.Acc, speed: s.Speed, hasSpeed: s.HasSpeed}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/geo"
+	"github.com/fleethub/fleethub/internal/stamp"
 )
 
 // Limits of the distance filter; docs/analytics.md explains each.
@@ -56,8 +57,8 @@ type interval struct{ from, to time.Time }
 type fix struct {
 	ok       bool
 	t        time.Time
-	ts       stamp   // t, for cheap differences
-	lat, lon float64 // degrees
+	ts       stamp.Stamp // t, for cheap differences
+	lat, lon float64     // degrees
 	cosLat   float64
 	acc      float64 // m
 	speed    float64 // km/h, valid if hasSpeed
@@ -94,7 +95,7 @@ func (r *Running) Add(p detect.Point) {
 	case !(acc > 0):
 		acc = unknownAccuracyM
 	}
-	f := fix{ok: true, t: p.Time, ts: stampOf(p.Time), lat: p.Lat, lon: p.Lon, cosLat: math.Cos(p.Lat * geo.Degree), acc: acc}
+	f := fix{ok: true, t: p.Time, ts: stamp.Of(p.Time), lat: p.Lat, lon: p.Lon, cosLat: math.Cos(p.Lat * geo.Degree), acc: acc}
 	if p.HasSpeed && p.Speed >= 0 && p.Speed <= maxReportedKmh {
 		f.speed, f.hasSpeed = p.Speed, true
 		r.maxSpeedKmh = math.Max(r.maxSpeedKmh, p.Speed)
@@ -104,7 +105,7 @@ func (r *Running) Add(p detect.Point) {
 		r.restart(f)
 		return
 	}
-	dt := f.ts.since(r.anchor.ts).Seconds()
+	dt := f.ts.Sub(r.anchor.ts).Seconds()
 	if dt <= 0 {
 		return
 	}
@@ -141,7 +142,7 @@ func (r *Running) Add(p detect.Point) {
 // count adds the segment a→b of length d.
 func (r *Running) count(a, b *fix, d float64) {
 	r.distanceM += d
-	v := segmentKmh(a, b, d, b.ts.since(a.ts).Seconds())
+	v := segmentKmh(a, b, d, b.ts.Sub(a.ts).Seconds())
 	if v > highSpeedKneeKmh {
 		q := v / highSpeedKneeKmh
 		r.highSpeedExtraM += d * (q*q - 1)
@@ -166,7 +167,7 @@ func (r *Running) restart(f fix) {
 // deriveSpeed updates the maximum speed from positions, over windows of at
 // least derivedSpeedSpan, for points that report no speed.
 func (r *Running) deriveSpeed(f *fix) {
-	dt := f.ts.since(r.speedAnchor.ts)
+	dt := f.ts.Sub(r.speedAnchor.ts)
 	if dt < derivedSpeedSpan {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/internal/geo"
+	"github.com/fleethub/fleethub/internal/stamp"
 )
 
 // Detector finds the events of one trip. Create it with New; it is not safe
@@ -28,8 +29,8 @@ type Detector struct {
 // sample is an admitted point with its speed and heading estimates.
 type sample struct {
 	t                time.Time
-	ts               stamp   // t, for cheap differences
-	lat, lon, cosLat float64 // radians
+	ts               stamp.Stamp // t, for cheap differences
+	lat, lon, cosLat float64     // radians
 	latDeg, lonDeg   float64
 	acc              float64 // accuracy, m; unknown → unknownAccuracyM
 	v, sv            float64 // speed and its uncertainty, m/s
@@ -55,9 +56,9 @@ func (d *Detector) push(s *sample) {
 }
 
 // olderThan returns the newest sample at least span before t, or nil.
-func (d *Detector) olderThan(ts stamp, span time.Duration) *sample {
+func (d *Detector) olderThan(ts stamp.Stamp, span time.Duration) *sample {
 	for k := 0; k < d.n; k++ {
-		if s := d.at(k); ts.since(s.ts) >= span {
+		if s := d.at(k); ts.Sub(s.ts) >= span {
 			return s
 		}
 	}
@@ -75,7 +76,7 @@ func (d *Detector) Feed(p Point, out []Event) []Event {
 	}
 	if d.n > 0 {
 		last := d.at(0)
-		dt := s.ts.since(last.ts)
+		dt := s.ts.Sub(last.ts)
 		if dt < d.t.MinSampleGap || dt <= 0 {
 			return out
 		}
@@ -135,7 +136,7 @@ func (d *Detector) admit(p *Point, s *sample) bool {
 	case !(acc > 0): // unknown, NaN or negative
 		acc = unknownAccuracyM
 	}
-	s.t, s.ts = p.Time, stampOf(p.Time)
+	s.t, s.ts = p.Time, stamp.Of(p.Time)
 	s.latDeg, s.lonDeg = p.Lat, p.Lon
 	s.lat, s.lon = p.Lat*geo.Degree, p.Lon*geo.Degree
 	s.cosLat = math.Cos(s.lat)
@@ -164,7 +165,7 @@ func (d *Detector) estimate(s *sample) {
 	if a == nil {
 		a = d.at(d.n - 1)
 	}
-	dt := s.ts.since(a.ts).Seconds()
+	dt := s.ts.Sub(a.ts).Seconds()
 	dist := geo.DistanceRad(s.lat-a.lat, s.lon-a.lon, a.cosLat, s.cosLat)
 	comb := a.acc + s.acc
 	if !s.hasV {
@@ -189,7 +190,7 @@ func (d *Detector) kinematics(s *sample, out []Event) []Event {
 	if a == nil {
 		return out
 	}
-	span := s.ts.since(a.ts)
+	span := s.ts.Sub(a.ts)
 	if span > d.t.MaxSampleGap {
 		return d.closeHarsh(out)
 	}
