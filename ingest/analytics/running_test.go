@@ -354,21 +354,6 @@ func TestRunningJSONRoundTrip(t *testing.T) {
 	}
 }
 
-func TestAccuracyRating(t *testing.T) {
-	for _, c := range []struct {
-		m    float64
-		want string
-	}{
-		{0, analytics.AccuracyUnknown}, {math.NaN(), analytics.AccuracyUnknown}, {-1, analytics.AccuracyUnknown},
-		{3, analytics.AccuracyExcellent}, {5, analytics.AccuracyExcellent}, {8, analytics.AccuracyGood},
-		{30, analytics.AccuracyFair}, {31, analytics.AccuracyPoor}, {math.Inf(1), analytics.AccuracyPoor},
-	} {
-		if got := analytics.AccuracyRating(c.m); got != c.want {
-			t.Errorf("AccuracyRating(%v) = %s, want %s", c.m, got, c.want)
-		}
-	}
-}
-
 func TestAddDoesNotAllocate(t *testing.T) {
 	pts := drive{start: t0, lat: 52, lon: 4, kmh: 60, dur: 10 * time.Minute}.points(jitter{seed: 1, posM: 5, accuracy: 5, speedKmh: 2, badShare: 0.02})
 	allocs := testing.AllocsPerRun(5, func() {

@@ -138,28 +138,3 @@ func severityWeight(severity string) float64 {
 	}
 	return 1
 }
-
-// Accuracy ratings, for the quality assessment of an upload.
-const (
-	AccuracyExcellent = "excellent" // ≤ 5 m
-	AccuracyGood      = "good"      // ≤ 10 m
-	AccuracyFair      = "fair"      // ≤ 30 m: still used for distance and events
-	AccuracyPoor      = "poor"      // > 30 m: ignored for distance and events
-	AccuracyUnknown   = "unknown"   // not reported
-)
-
-// AccuracyRating rates a reported horizontal accuracy in meters, with bands
-// that match the filters of this package and of detect.
-func AccuracyRating(accuracyM float64) string {
-	switch {
-	case !(accuracyM > 0):
-		return AccuracyUnknown
-	case accuracyM <= 5:
-		return AccuracyExcellent
-	case accuracyM <= 10:
-		return AccuracyGood
-	case accuracyM <= MaxAccuracyM:
-		return AccuracyFair
-	}
-	return AccuracyPoor
-}
