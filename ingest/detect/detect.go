@@ -161,7 +161,7 @@ func (d *Detector) init(t Thresholds) {
 	}
 	switch {
 	case t.OverLimitKmh < 0:
-		t.OverLimitKmh = -1 // no tolerance; kept negative so New(d.Thresholds()) agrees
+		t.OverLimitKmh = -1 // no tolerance
 	case t.OverLimitKmh == 0 || math.IsNaN(t.OverLimitKmh) || math.IsInf(t.OverLimitKmh, 0):
 		t.OverLimitKmh = DefaultOverLimitKmh
 	}
@@ -187,9 +187,6 @@ func (d *Detector) init(t Thresholds) {
 		d.spdCont = math.Max(t.SpeedLimitKmh, start-speedingHystKmh) * kmh
 	}
 }
-
-// Thresholds returns the thresholds in effect, defaults applied.
-func (d *Detector) Thresholds() Thresholds { return d.t }
 
 func positiveOr(v, def float64) float64 {
 	if v > 0 && !math.IsInf(v, 0) {

@@ -352,31 +352,6 @@ func TestBatchesGiveTheSameEvents(t *testing.T) {
 }
 
 func TestThresholds(t *testing.T) {
-	d := detect.New(detect.Thresholds{})
-	got := d.Thresholds()
-	want := detect.Thresholds{
-		AccelerationG: detect.DefaultAccelerationG, BrakingG: detect.DefaultBrakingG, CorneringG: detect.DefaultCorneringG,
-		MinHarshDuration: detect.DefaultMinHarshDuration, OverLimitKmh: detect.DefaultOverLimitKmh,
-		MinSpeedingDuration: detect.DefaultMinSpeedingDuration, IdleSpeedKmh: detect.DefaultIdleSpeedKmh,
-		MinIdle: detect.DefaultMinIdle, MaxAccuracyM: detect.DefaultMaxAccuracyM, MinSampleGap: detect.DefaultMinSampleGap,
-		MaxSampleGap: detect.DefaultMaxSampleGap, MaxEpisodeGap: detect.DefaultMaxEpisodeGap,
-	}
-	if got != want {
-		t.Fatalf("defaults %+v, want %+v", got, want)
-	}
-	if b := detect.New(detect.Thresholds{BrakingG: -0.6}).Thresholds().BrakingG; b != 0.6 {
-		t.Errorf("device-style braking -0.6 → %v, want 0.6", b)
-	}
-	for _, th := range []detect.Thresholds{{}, {OverLimitKmh: -3, BrakingG: -0.5, SpeedLimitKmh: 80}, {OverLimitKmh: 12, MinIdle: time.Minute}} {
-		first := detect.New(th).Thresholds()
-		if again := detect.New(first).Thresholds(); again != first {
-			t.Errorf("New(Thresholds()) changed %+v into %+v", first, again)
-		}
-	}
-	if b := detect.New(detect.Thresholds{AccelerationG: math.NaN()}).Thresholds().AccelerationG; b != detect.DefaultAccelerationG {
-		t.Errorf("NaN acceleration threshold → %v", b)
-	}
-
 	stop := append([]leg{{10 * sec, 0, 0}, {30 * sec, 60, 0}, {10 * sec, 60, 0}}, leg{3 * sec, 0, 0}, leg{20 * sec, 0, 0})
 	cases := []struct {
 		name string

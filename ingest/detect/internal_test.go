@@ -34,3 +34,22 @@ func TestSeverityOf(t *testing.T) {
 		}
 	}
 }
+
+func TestNewAppliesDefaults(t *testing.T) {
+	want := Thresholds{
+		AccelerationG: DefaultAccelerationG, BrakingG: DefaultBrakingG, CorneringG: DefaultCorneringG,
+		MinHarshDuration: DefaultMinHarshDuration, OverLimitKmh: DefaultOverLimitKmh,
+		MinSpeedingDuration: DefaultMinSpeedingDuration, IdleSpeedKmh: DefaultIdleSpeedKmh,
+		MinIdle: DefaultMinIdle, MaxAccuracyM: DefaultMaxAccuracyM, MinSampleGap: DefaultMinSampleGap,
+		MaxSampleGap: DefaultMaxSampleGap, MaxEpisodeGap: DefaultMaxEpisodeGap,
+	}
+	if got := New(Thresholds{}).t; got != want {
+		t.Fatalf("defaults %+v, want %+v", got, want)
+	}
+	if b := New(Thresholds{BrakingG: -0.6}).t.BrakingG; b != 0.6 {
+		t.Errorf("device-style braking -0.6 → %v, want 0.6", b)
+	}
+	if a := New(Thresholds{AccelerationG: math.NaN()}).t.AccelerationG; a != DefaultAccelerationG {
+		t.Errorf("NaN acceleration threshold → %v", a)
+	}
+}
