@@ -3,7 +3,6 @@ package geofence
 import (
 	"errors"
 	"math"
-	"math/bits"
 	"strconv"
 	"sync"
 	"time"
@@ -148,30 +147,4 @@ func (a *tracked) contains(p Point) bool {
 		return geo.Distance(a.Center, p) <= a.Radius
 	}
 	return geo.InRing(a.ring, p)
-}
-
-// Inside returns the ids of the areas the vehicle's last point was in.
-func (t *Tracker) Inside(vehicleID string) []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	v, ok := t.vehicles[vehicleID]
-	if !ok {
-		return nil
-	}
-	var ids []string
-	for w, word := range v.inside {
-		for word != 0 {
-			b := bits.TrailingZeros64(word)
-			ids = append(ids, t.areas[w*64+b].ID)
-			word &^= 1 << b
-		}
-	}
-	return ids
-}
-
-// Forget drops the vehicle's state: its next point is a first point.
-func (t *Tracker) Forget(vehicleID string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.vehicles, vehicleID)
 }

@@ -61,20 +61,13 @@ func TestTracker(t *testing.T) {
 			}
 		}
 	}
-	// Vehicles are independent.
-	tr.Update("veh_2", geofence.Point{Lat: 1.5, Lon: 1.5}, t0)
-	if got := tr.Inside("veh_2"); !slices.Equal(got, []string{"depot", "yard"}) {
-		t.Errorf("Inside(veh_2) = %v", got)
+	// Vehicles are independent: veh_2's first point returns nothing, and
+	// its next one leaves both areas it was in.
+	if got := tr.Update("veh_2", geofence.Point{Lat: 1.5, Lon: 1.5}, t0); len(got) != 0 {
+		t.Errorf("first point of veh_2: %v", format(got))
 	}
-	if got := tr.Inside("veh_1"); len(got) != 0 {
-		t.Errorf("Inside(veh_1) = %v", got)
-	}
-	tr.Forget("veh_2")
-	if got := tr.Inside("veh_2"); got != nil {
-		t.Errorf("Inside after Forget = %v", got)
-	}
-	if got := tr.Update("veh_2", geofence.Point{Lat: 0.5, Lon: 0.5}, t0); len(got) != 0 {
-		t.Errorf("first point after Forget: %v", format(got))
+	if got := format(tr.Update("veh_2", geofence.Point{Lat: 50, Lon: 50}, t0.Add(time.Second))); !slices.Equal(got, []string{"exit depot", "exit yard"}) {
+		t.Errorf("veh_2 leaving: %v", got)
 	}
 }
 
