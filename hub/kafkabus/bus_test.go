@@ -63,6 +63,23 @@ func subscribe(ctx context.Context, b *kafkabus.Bus, sub hub.Subscription, h hub
 	return errc
 }
 
+// eventually polls cond until it returns nil, failing the test with
+// what and cond's last error after waitLimit.
+func eventually(t testing.TB, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func awaitReturn(t *testing.T, errc <-chan error) {
 	t.Helper()
 	select {
@@ -212,9 +229,8 @@ func TestGroupDeliversEveryMessageOnceInKeyOrder(t *testing.T) {
 	publishKeys(t, b, topic, keys, perKey, 10)
 	t.Logf("published %d messages in %v", keys*perKey, time.Since(start))
 	col.wait(t)
-	time.Sleep(200 * time.Millisecond) // room for a stray duplicate to show
 	cancel()
-	awaitReturn(t, errc)
+	awaitReturn(t, errc) // after its handlers: a message handled twice is counted
 	col.checkExactlyOnce(t)
 	t.Logf("%d handler calls, %.1f messages per call", calls.Load(), float64(keys*perKey)/float64(calls.Load()))
 }
@@ -251,9 +267,8 @@ func TestGroupRedeliversFailedBatch(t *testing.T) {
 			return nil
 		})
 	col.wait(t)
-	time.Sleep(200 * time.Millisecond)
 	cancel()
-	awaitReturn(t, errc)
+	awaitReturn(t, errc) // after its handlers: a message handled twice is counted
 	col.checkExactlyOnce(t)
 
 	mu.Lock()
@@ -276,26 +291,26 @@ func TestGroupRedeliversFailedBatch(t *testing.T) {
 func waitGroupStable(t *testing.T, c *kfake.Cluster, group string, n int) {
 	t.Helper()
 	client := &kafka.Client{Addr: kafka.TCP(c.ListenAddrs()...), Timeout: 5 * time.Second}
-	deadline := time.Now().Add(waitLimit)
-	for time.Now().Before(deadline) {
+	eventually(t, fmt.Sprintf("group %s stable with %d members", group, n), func() error {
 		resp, err := client.DescribeGroups(context.Background(), &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
-		if err == nil && len(resp.Groups) == 1 && resp.Groups[0].GroupState == "Stable" && len(resp.Groups[0].Members) == n {
-			assigned := 0
-			for _, m := range resp.Groups[0].Members {
-				for _, tp := range m.MemberAssignments.Topics {
-					if len(tp.Partitions) > 0 {
-						assigned++
-						break
-					}
+		if err != nil || len(resp.Groups) != 1 {
+			return fmt.Errorf("describe: %v", err)
+		}
+		g := resp.Groups[0]
+		assigned := 0
+		for _, m := range g.Members {
+			for _, tp := range m.MemberAssignments.Topics {
+				if len(tp.Partitions) > 0 {
+					assigned++
+					break
 				}
 			}
-			if assigned == n {
-				return
-			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("group %s not stable with %d members", group, n)
+		if g.GroupState != "Stable" || len(g.Members) != n || assigned != n {
+			return fmt.Errorf("state %s, %d members, %d with partitions", g.GroupState, len(g.Members), assigned)
+		}
+		return nil
+	})
 }
 
 func TestGroupMembersSplitPartitions(t *testing.T) {
@@ -323,10 +338,9 @@ func TestGroupMembersSplitPartitions(t *testing.T) {
 	waitGroupStable(t, c, "pipeline", 2)
 	publishKeys(t, nodes[0], topic, keys, perKey, 10)
 	col.wait(t)
-	time.Sleep(200 * time.Millisecond)
 	cancel()
 	for _, errc := range errcs {
-		awaitReturn(t, errc)
+		awaitReturn(t, errc) // after its handlers: a message handled twice is counted
 	}
 	col.checkExactlyOnce(t)
 
@@ -420,9 +434,8 @@ func TestGroupResumesAfterLastCommit(t *testing.T) {
 			return nil
 		})
 	col.wait(t)
-	time.Sleep(200 * time.Millisecond)
 	cancelB()
-	awaitReturn(t, errB)
+	awaitReturn(t, errB) // after its handlers: a message handled twice is counted
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -476,7 +489,7 @@ func TestGroupRebalanceMidStream(t *testing.T) {
 			}
 			active[p]++
 			mu.Unlock()
-			time.Sleep(50 * time.Millisecond) // a slow downstream
+			time.Sleep(50 * time.Millisecond) // real time: a slow downstream, so the join finds handlers running
 			mu.Lock()
 			defer mu.Unlock()
 			active[p]--
@@ -518,9 +531,8 @@ func TestGroupRebalanceMidStream(t *testing.T) {
 		mu.Unlock()
 		t.Fatalf("got %d of %d messages", n, keys*perKey)
 	}
-	time.Sleep(200 * time.Millisecond)
 	cancel()
-	awaitReturn(t, errA)
+	awaitReturn(t, errA) // after their handlers: a message handled twice is counted
 	awaitReturn(t, errB)
 
 	mu.Lock()
@@ -572,13 +584,16 @@ func TestGrouplessReadsFromStart(t *testing.T) {
 			}
 			return nil
 		})
-	deadline := time.Now().Add(waitLimit)
-	for sawNew.Load() == 0 && time.Now().Before(deadline) {
+	// the subscription's start is not observable: publish until it sees one
+	eventually(t, "StartLatest to see a new message", func() error {
 		if err := b.Publish(context.Background(), hub.Message{Topic: topic, Key: key(1), Value: []byte("new")}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		if sawNew.Load() == 0 {
+			return errors.New("none seen")
+		}
+		return nil
+	})
 	cancel()
 	awaitReturn(t, errc)
 	if sawNew.Load() == 0 || sawOld.Load() != 0 {
@@ -744,10 +759,13 @@ func TestHealthFollowsBrokers(t *testing.T) {
 		t.Fatalf("Health = %q with the broker up", h)
 	}
 	c.Close()
-	time.Sleep(1100 * time.Millisecond) // past the last probe's freshness
-	if h := b.Health(context.Background()); h != "unhealthy" {
-		t.Fatalf("Health = %q with the broker down", h)
-	}
+	// healthy until the last probe's success is a second old, then probed
+	eventually(t, "Health with the broker down", func() error {
+		if h := b.Health(context.Background()); h != "unhealthy" {
+			return fmt.Errorf("Health = %q", h)
+		}
+		return nil
+	})
 }
 
 func TestNewFailsWithoutBrokers(t *testing.T) {

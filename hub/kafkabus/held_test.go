@@ -35,20 +35,16 @@ func committedOffset(t *testing.T, c *kfake.Cluster, group, topic string) int64 
 // fails at once when the offset passes want.
 func awaitCommitted(t *testing.T, c *kfake.Cluster, group, topic string, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
+	eventually(t, fmt.Sprintf("committed offset %d", want), func() error {
 		got := committedOffset(t, c, group, topic)
 		if got > want {
 			t.Fatalf("committed offset %d, past %d", got, want)
 		}
-		if got == want {
-			return
+		if got != want {
+			return fmt.Errorf("committed offset %d", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("committed offset %d, want %d", got, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // offsets records the offsets a handler received and signals when it saw

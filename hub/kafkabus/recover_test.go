@@ -90,17 +90,12 @@ func describeGroup(t *testing.T, c *kfake.Cluster, group string) kafka.DescribeG
 // awaitGroup polls group until ok accepts it.
 func awaitGroup(t *testing.T, c *kfake.Cluster, group string, what string, ok func(kafka.DescribeGroupsResponseGroup) bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		g := describeGroup(t, c, group)
-		if ok(g) {
-			return
+	eventually(t, "group "+group+": "+what, func() error {
+		if g := describeGroup(t, c, group); !ok(g) {
+			return fmt.Errorf("state %s with %d members", g.GroupState, len(g.Members))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("group %s: %s: state %s with %d members", group, what, g.GroupState, len(g.Members))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // publishToEveryPartition publishes one message to each of the n
@@ -275,13 +270,12 @@ func TestGroupTopicsShareOneMember(t *testing.T) {
 	}
 	await := func(topic string, want int) {
 		t.Helper()
-		deadline := time.Now().Add(waitLimit)
-		for count(topic) < want {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: got %d messages, want %d", topic, count(topic), want)
+		eventually(t, fmt.Sprintf("%d messages of %s", want, topic), func() error {
+			if n := count(topic); n < want {
+				return fmt.Errorf("got %d", n)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	for _, topic := range topics {
 		publish(topic, 50)
