@@ -61,7 +61,7 @@ func TestGeofencesAndEvents(t *testing.T) {
 	s := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{"event_filters": map[string]any{"categories": []string{"geofence_events"}}})
 	sid := s.json(t)["stream_id"].(string)
 	c := n.dial(t, k, "stream_id="+sid)
-	time.Sleep(300 * time.Millisecond)
+	expectSubscribed(t, c)
 	t0 := time.Now().Add(-10 * time.Minute).UTC().Truncate(time.Second)
 	trip := n.startTrip(k, "veh-gf", t0)
 	n.batch(k, trip, track(t0, 40, -83, constant(36, 200))) // 2 km north: in at ~0.7 km, out at ~1.3 km

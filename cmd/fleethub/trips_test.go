@@ -87,7 +87,7 @@ func TestTripLifecycle(t *testing.T) {
 	if r := n.batch(k, id, track(t0.Add(20*time.Minute), 40.1, -83, constant(36, 5))); r.Status != 409 {
 		t.Fatalf("upload to paused trip: %d %s", r.Status, r.Body)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // real time: the pause lasts a second on the trip service's wall clock, which app.go wires
 	r = n.do("POST", "/v1/trips/"+id+"/resume", k, map[string]any{"location": map[string]any{"latitude": 40.0540, "longitude": -83.0}, "reason": "fueled"})
 	if r.Status != 200 {
 		t.Fatalf("resume: %d %s", r.Status, r.Body)

@@ -143,7 +143,7 @@ func TestWebhookStreamEndToEnd(t *testing.T) {
 	if r.Status != 200 || fresh == "" || fresh == secret {
 		t.Fatalf("rotate: %d %s", r.Status, r.Body)
 	}
-	time.Sleep(webhook.DefaultSecretTTL + 100*time.Millisecond) // the signer's cache
+	time.Sleep(webhook.DefaultSecretTTL + 100*time.Millisecond) // real time: the signer caches secrets on the wall clock app.go wires
 	n.publishEvent("org-a", "test", &event.Event{EventID: "ev-rotated", EventType: "harsh_braking", Category: "safety_events",
 		Timestamp: time.Now().UTC(), Severity: "high", Source: event.Source{VehicleID: "v1"}})
 	waitFor(t, "a delivery after rotation", func() bool { return len(received()) >= 6 })

@@ -38,6 +38,24 @@ func (n *node) dial(t *testing.T, key, query string) *websocket.Conn {
 	return c
 }
 
+// expectSubscribed reads the subscribed frame that starts a connection's
+// delivery: what is published after it reaches the client.
+func expectSubscribed(t *testing.T, c *websocket.Conn) {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	defer c.SetReadDeadline(time.Time{})
+	_, data, err := c.ReadMessage()
+	if err != nil {
+		t.Fatalf("waiting for subscribed: %v", err)
+	}
+	var ctl struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(data, &ctl) != nil || ctl.Type != "subscribed" {
+		t.Fatalf("waiting for subscribed: got %s", data)
+	}
+}
+
 // readEvents reads n delivered messages (skipping control frames).
 func readEvents(t *testing.T, c *websocket.Conn, n int) []delivered {
 	t.Helper()
@@ -115,7 +133,7 @@ func TestWebsocketEndToEnd(t *testing.T) {
 
 	// key in the query, as browsers do
 	c := n.dial(t, "", "stream_id="+id+"&api_key="+url.QueryEscape(k))
-	time.Sleep(100 * time.Millisecond)
+	expectSubscribed(t, c)
 	n.ingestEvents(t, k, "veh-ws", 0, 20)
 	n.ingestEvents(t, k, "veh-other", 0, 5) // filtered out
 	got := readEvents(t, c, 20)
@@ -182,7 +200,7 @@ func TestTwoNodesKafkaRedis(t *testing.T) {
 	vehicle := fmt.Sprintf("veh-%d", time.Now().UnixNano())
 	id := startEventStream(t, a, k, vehicle)
 	c := b.dial(t, k, "stream_id="+id)
-	time.Sleep(200 * time.Millisecond)
+	expectSubscribed(t, c)
 	const total = 300
 	for i := 0; i < total; i += 50 {
 		a.ingestEvents(t, k, vehicle, i, 50)
