@@ -71,122 +71,162 @@ func (sb *sub) run(info hub.StreamInfo, st start) {
 	p.wakeWriter()
 }
 
+// loop runs the pump until its sub ends: it hands the framed entry to
+// the queue, frames held entries, flushes a due batch, and otherwise
+// reads on from the log.
 func (p *pump) loop() {
 	ctx := p.sb.ctx
-	s := p.c.s
 	for ctx.Err() == nil {
-		if p.hasOut {
-			// with entries still held, the next frame follows at once:
-			// the writer is woken by the last one
-			more := len(p.held) > 0
-			ok, space := p.c.q.push(p.out, more)
-			if ok {
-				p.unwoken = more
-				p.pos = p.out.last
-				p.out, p.hasOut = frame{}, false
-				continue
-			}
-			// the queue is full: wait for the writer, looking at the
-			// stream and the lag once a second meanwhile
-			select {
-			case <-ctx.Done():
-				return
-			case <-space:
-			case <-p.tick.C:
-				if !p.refresh() || !p.checkLag() {
-					return
-				}
-			}
-			continue
-		}
-		if len(p.held) > 0 {
+		ok := true
+		switch {
+		case p.hasOut:
+			ok = p.pushOut(ctx)
+		case len(p.held) > 0:
 			p.frameHeld()
-			continue
-		}
-		if len(p.batch) > 0 && !time.Now().Before(p.batchDue) {
+		case len(p.batch) > 0 && !time.Now().Before(p.batchDue):
 			p.flushBatch()
-			continue
+		default:
+			ok = p.read(ctx)
 		}
-		if !p.refresh() {
+		if !ok {
 			return
 		}
-		if p.info.State == hub.StatePaused {
-			if len(p.batch) > 0 {
-				p.flushBatch()
-				continue
-			}
-			p.wakeWriter()
-			select {
-			case <-ctx.Done():
-				return
-			case <-p.tick.C:
-			}
-			continue
-		}
+	}
+}
 
-		entries, err := s.log.Read(ctx, p.sb.id, p.next, s.cfg.ReadBatch)
-		var skipTo int64
-		if err == nil && len(entries) == 0 {
-			var last int64
-			if last, err = s.log.Last(ctx, p.sb.id); err == nil && last >= p.next {
-				// an append raced the read, or everything from next on
-				// is past retention: read again to tell which
-				if entries, err = s.log.Read(ctx, p.sb.id, p.next, s.cfg.ReadBatch); err == nil && len(entries) == 0 {
-					skipTo = last + 1
-				}
-			}
-		}
-		if err == nil {
-			// asked after the reads, the epoch names their history or a
-			// later one: entries of a history that replaced the pump's
-			// are never delivered as its continuation
-			var epoch string
-			if epoch, err = s.log.Epoch(ctx, p.sb.id); err == nil && epoch != p.epoch {
-				if len(p.batch) > 0 {
-					p.flushBatch() // the old history's messages go first
-					continue
-				}
-				if err = p.lost(ctx, epoch); err == nil {
-					continue
-				}
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			s.logger.Warn("websocket stream read failed", "stream_id", p.sb.id, "error", err)
-			p.wakeWriter()
-			select {
-			case <-ctx.Done():
-				return
-			case <-p.tick.C:
-			}
-			continue
-		}
-		if skipTo > 0 {
-			p.expired(skipTo)
-			p.next = skipTo
-			continue
-		}
-		if len(entries) == 0 {
-			p.lagSince = time.Time{}
-			p.wait()
-			continue
-		}
-		if first := entries[0].Offset; first > p.next {
-			p.expired(first)
-		}
-		p.held = entries
-		p.next = entries[len(entries)-1].Offset + 1
-		if len(entries) >= s.cfg.ReadBatch {
-			if !p.checkLag() {
-				return
-			}
-		} else {
-			p.lagSince = time.Time{}
+// pushOut offers the framed entry to the queue; false when the pump is
+// done.
+func (p *pump) pushOut(ctx context.Context) bool {
+	// with entries still held, the next frame follows at once: the writer
+	// is woken by the last one
+	more := len(p.held) > 0
+	ok, space := p.c.q.push(p.out, more)
+	if ok {
+		p.unwoken = more
+		p.pos = p.out.last
+		p.out, p.hasOut = frame{}, false
+		return true
+	}
+	// the queue is full: wait for the writer, looking at the stream and
+	// the lag once a second meanwhile
+	select {
+	case <-ctx.Done():
+		return false
+	case <-space:
+	case <-p.tick.C:
+		if !p.refresh() || !p.checkLag() {
+			return false
 		}
 	}
+	return true
+}
+
+// read looks the stream up and reads on from the log; false when the
+// pump is done.
+func (p *pump) read(ctx context.Context) bool {
+	if !p.refresh() {
+		return false
+	}
+	if p.info.State == hub.StatePaused {
+		if len(p.batch) > 0 {
+			p.flushBatch()
+			return true
+		}
+		return p.idle(ctx)
+	}
+	entries, skipTo, err := p.readLog(ctx)
+	if err == nil {
+		var moved bool
+		if moved, err = p.followEpoch(ctx); moved {
+			return true
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		p.c.s.logger.Warn("websocket stream read failed", "stream_id", p.sb.id, "error", err)
+		return p.idle(ctx)
+	}
+	return p.take(entries, skipTo)
+}
+
+// idle waits a tick (to look at the stream's state again) after waking
+// the writer; false when the sub ended meanwhile.
+func (p *pump) idle(ctx context.Context) bool {
+	p.wakeWriter()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-p.tick.C:
+	}
+	return true
+}
+
+// readLog reads up to ReadBatch entries from next on. With none read
+// though the log holds next, everything from next on is past retention
+// and skipTo is the offset after the log's last.
+func (p *pump) readLog(ctx context.Context) (entries []hub.Entry, skipTo int64, err error) {
+	s := p.c.s
+	entries, err = s.log.Read(ctx, p.sb.id, p.next, s.cfg.ReadBatch)
+	if err == nil && len(entries) == 0 {
+		var last int64
+		if last, err = s.log.Last(ctx, p.sb.id); err == nil && last >= p.next {
+			// an append raced the read, or everything from next on is
+			// past retention: read again to tell which
+			if entries, err = s.log.Read(ctx, p.sb.id, p.next, s.cfg.ReadBatch); err == nil && len(entries) == 0 {
+				skipTo = last + 1
+			}
+		}
+	}
+	return entries, skipTo, err
+}
+
+// followEpoch moves the pump to the stream's current history when it is
+// not the pump's, flushing the old history's batch first; moved is true
+// when it did either, and what was read is then dropped.
+func (p *pump) followEpoch(ctx context.Context) (moved bool, err error) {
+	// asked after the reads, the epoch names their history or a later
+	// one: entries of a history that replaced the pump's are never
+	// delivered as its continuation
+	epoch, err := p.c.s.log.Epoch(ctx, p.sb.id)
+	if err != nil || epoch == p.epoch {
+		return false, err
+	}
+	if len(p.batch) > 0 {
+		p.flushBatch() // the old history's messages go first
+		return true, nil
+	}
+	if err = p.lost(ctx, epoch); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// take holds the entries read (or skips past expired offsets, or waits
+// for more) and checks the lag after a full read; false when the
+// connection was closed as a slow consumer.
+func (p *pump) take(entries []hub.Entry, skipTo int64) bool {
+	if skipTo > 0 {
+		p.expired(skipTo)
+		p.next = skipTo
+		return true
+	}
+	if len(entries) == 0 {
+		p.lagSince = time.Time{}
+		p.wait()
+		return true
+	}
+	if first := entries[0].Offset; first > p.next {
+		p.expired(first)
+	}
+	p.held = entries
+	p.next = entries[len(entries)-1].Offset + 1
+	if len(entries) >= p.c.s.cfg.ReadBatch {
+		return p.checkLag()
+	}
+	p.lagSince = time.Time{}
+	return true
 }
 
 // wait blocks until the log has offset next, the batch is due, a second
