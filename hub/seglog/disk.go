@@ -404,9 +404,11 @@ func (l *Log) roll() error {
 	if err != nil {
 		return fmt.Errorf("seglog: new segment: %w", err)
 	}
-	if _, err := f.Write(segMagic[:]); err == nil {
+	_, err = f.Write(segMagic[:])
+	if err == nil {
 		err = f.Sync()
-	} else {
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(path)
 		return fmt.Errorf("seglog: new segment: %w", err)
