@@ -42,12 +42,6 @@ func (c *tally) add(id string) int {
 	return c.n
 }
 
-func (c *tally) total() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
-}
-
 func (c *tally) snapshot() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
