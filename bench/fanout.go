@@ -159,8 +159,7 @@ func scanInt(b []byte) (int64, []byte) {
 	return n, b[i:]
 }
 
-// Fanout runs the fan-out benchmark.
-func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
+func (cfg *FanoutConfig) defaults() {
 	if cfg.Subscribers == 0 {
 		cfg.Subscribers = 100
 	}
@@ -176,15 +175,87 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 	if cfg.Drain == 0 {
 		cfg.Drain = 3 * time.Second
 	}
-	// senders ingest in parallel, each for its own vehicle, so a slow
-	// ingest round trip (Kafka acks) does not throttle the offered rate;
-	// order is checked per vehicle (seq = sender<<32 | n)
-	const senders = 4
+}
+
+// senders ingest in parallel, each for its own vehicle, so a slow ingest
+// round trip (Kafka acks) does not throttle the offered rate; order is
+// checked per vehicle (seq = sender<<32 | n)
+const senders = 4
+
+// fanoutSub is one websocket subscriber and what it saw; only its
+// receive goroutine touches it until the connection is closed.
+type fanoutSub struct {
+	conn *websocket.Conn
+	lat  []time.Duration
+	seen [senders]seenSet
+	got  int64
+	last [senders]int64
+	dup  int64
+	ooo  int64
+}
+
+// Fanout runs the fan-out benchmark.
+func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
+	cfg.defaults()
 	run := time.Now().UnixNano()
 	vehicles := make([]string, senders)
 	for i := range vehicles {
 		vehicles[i] = fmt.Sprintf("fanout-%d-%d", run, i)
 	}
+	streamID, err := startFanoutStream(ctx, cfg, vehicles)
+	if err != nil {
+		return nil, err
+	}
+	defer apiCall(context.Background(), "POST", cfg.URL+"/api/v1/streaming/events/stop", cfg.Key, map[string]any{"stream_id": streamID}, nil)
+
+	sub0 := cfg.SubscribeURL
+	if sub0 == "" {
+		sub0 = cfg.URL
+	}
+	subs, err := dialFanout(ctx, cfg, sub0, streamID)
+	if err != nil {
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	for _, s := range subs {
+		wg.Add(1)
+		go func(s *fanoutSub) {
+			defer wg.Done()
+			s.receive()
+		}(s)
+	}
+	cpu0, _ := serverProcess(ctx, cfg.URL)
+	cpuB0, _ := serverProcess(ctx, sub0)
+	start := time.Now()
+	sent, ingestErr := sendFanout(ctx, cfg, vehicles, start.Add(cfg.Duration))
+	elapsed := time.Since(start)
+	time.Sleep(cfg.Drain)
+	cpu1, rss := serverProcess(ctx, cfg.URL)
+	if sub0 != cfg.URL {
+		cpuB1, rssB := serverProcess(ctx, sub0)
+		cpu1 += cpuB1 - cpuB0
+		rss += rssB
+	}
+	for _, s := range subs {
+		s.conn.Close()
+	}
+	wg.Wait()
+	res := &FanoutResult{Sent: sent, Elapsed: elapsed, ServerCPUSeconds: cpu1 - cpu0, ServerRSSBytes: rss, IngestErrors: ingestErr}
+	res.Expected = res.Sent * int64(cfg.Subscribers)
+	for _, s := range subs {
+		res.Delivered += s.got
+		res.Duplicates += s.dup
+		res.OutOfOrder += s.ooo
+		res.Latencies = append(res.Latencies, s.lat...)
+	}
+	res.Lost = res.Expected - res.Delivered
+	slices.Sort(res.Latencies)
+	return res, nil
+}
+
+// startFanoutStream starts the event stream of the vehicles and returns
+// its id.
+func startFanoutStream(ctx context.Context, cfg FanoutConfig, vehicles []string) (string, error) {
 	var st struct {
 		StreamID string `json:"stream_id"`
 	}
@@ -193,26 +264,16 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 		body["stream_config"] = map[string]any{"batch_events": true, "batch_size": 100, "max_wait_time": max(1, cfg.MaxWaitMS)}
 	}
 	if err := apiCall(ctx, "POST", cfg.URL+"/api/v1/streaming/events/start", cfg.Key, body, &st); err != nil {
-		return nil, fmt.Errorf("bench: start stream: %w", err)
+		return "", fmt.Errorf("bench: start stream: %w", err)
 	}
-	defer apiCall(context.Background(), "POST", cfg.URL+"/api/v1/streaming/events/stop", cfg.Key, map[string]any{"stream_id": st.StreamID}, nil)
+	return st.StreamID, nil
+}
 
-	sub0 := cfg.SubscribeURL
-	if sub0 == "" {
-		sub0 = cfg.URL
-	}
-	u, _ := url.Parse(sub0)
-	wsURL := "ws://" + u.Host + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(st.StreamID) + "&api_key=" + url.QueryEscape(cfg.Key)
-	type sub struct {
-		conn *websocket.Conn
-		lat  []time.Duration
-		seen [senders]seenSet
-		got  int64
-		last [senders]int64
-		dup  int64
-		ooo  int64
-	}
-	subs := make([]*sub, cfg.Subscribers)
+// dialFanout connects the subscribers to the stream at base.
+func dialFanout(ctx context.Context, cfg FanoutConfig, base, streamID string) ([]*fanoutSub, error) {
+	u, _ := url.Parse(base)
+	wsURL := "ws://" + u.Host + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(streamID) + "&api_key=" + url.QueryEscape(cfg.Key)
+	subs := make([]*fanoutSub, cfg.Subscribers)
 	// a large read buffer: a burst reaches each client as one run of
 	// frames, read with few syscalls
 	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10}
@@ -224,69 +285,73 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 			}
 			return nil, fmt.Errorf("bench: subscriber %d: %w", i, err)
 		}
-		subs[i] = &sub{conn: c, lat: make([]time.Duration, 0, cfg.Rate*int(cfg.Duration.Seconds()+1))}
+		subs[i] = &fanoutSub{conn: c, lat: make([]time.Duration, 0, cfg.Rate*int(cfg.Duration.Seconds()+1))}
 	}
-	var wg sync.WaitGroup
-	for _, s := range subs {
-		wg.Add(1)
-		go func(s *sub) {
-			defer wg.Done()
-			buf := make([]byte, 0, 64<<10)
-			for {
-				_, r, err := s.conn.NextReader()
-				if err != nil {
-					return
-				}
-				buf = buf[:0]
-				for {
-					if len(buf) == cap(buf) {
-						buf = append(buf, 0)[:len(buf)]
-					}
-					n, err := r.Read(buf[len(buf):cap(buf)])
-					buf = buf[:len(buf)+n]
-					if err != nil {
-						break
-					}
-				}
-				now := time.Now().UnixNano()
-				// scan instead of decoding: the generator shares the
-				// machine, and a full JSON decode of a million messages a
-				// second would measure the generator, not the server
-				data := buf
-				for {
-					// event_data keys arrive sorted: ~ns, then ~seq
-					i := bytes.Index(data, sentKey)
-					if i < 0 {
-						break
-					}
-					sent, rest := scanInt(data[i+len(sentKey):])
-					j := bytes.Index(rest, seqKey)
-					if j < 0 {
-						break
-					}
-					seq, rest2 := scanInt(rest[j+len(seqKey):])
-					data = rest2
-					src := (seq >> 32) % senders
-					if !s.seen[src].add(seq & (1<<32 - 1)) {
-						s.dup++
-						continue
-					}
-					s.got++
-					if seq < s.last[src] {
-						s.ooo++
-					}
-					s.last[src] = seq
-					s.lat = append(s.lat, time.Duration(now-sent))
-				}
+	return subs, nil
+}
+
+// receive reads frames until the connection is closed, recording each
+// generator event's latency, duplicates and order.
+func (s *fanoutSub) receive() {
+	buf := make([]byte, 0, 64<<10)
+	for {
+		_, r, err := s.conn.NextReader()
+		if err != nil {
+			return
+		}
+		buf = buf[:0]
+		for {
+			if len(buf) == cap(buf) {
+				buf = append(buf, 0)[:len(buf)]
 			}
-		}(s)
+			n, err := r.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if err != nil {
+				break
+			}
+		}
+		s.scan(buf, time.Now().UnixNano())
 	}
-	cpu0, _ := serverProcess(ctx, cfg.URL)
-	cpuB0, _ := serverProcess(ctx, sub0)
-	start := time.Now()
-	var sent, ingestErr atomic.Int64
+}
+
+// scan records the generator events of one frame received at now.
+func (s *fanoutSub) scan(data []byte, now int64) {
+	// scan instead of decoding: the generator shares the machine, and a
+	// full JSON decode of a million messages a second would measure the
+	// generator, not the server
+	for {
+		// event_data keys arrive sorted: ~ns, then ~seq
+		i := bytes.Index(data, sentKey)
+		if i < 0 {
+			break
+		}
+		sent, rest := scanInt(data[i+len(sentKey):])
+		j := bytes.Index(rest, seqKey)
+		if j < 0 {
+			break
+		}
+		seq, rest2 := scanInt(rest[j+len(seqKey):])
+		data = rest2
+		src := (seq >> 32) % senders
+		if !s.seen[src].add(seq & (1<<32 - 1)) {
+			s.dup++
+			continue
+		}
+		s.got++
+		if seq < s.last[src] {
+			s.ooo++
+		}
+		s.last[src] = seq
+		s.lat = append(s.lat, time.Duration(now-sent))
+	}
+}
+
+// sendFanout ingests Rate events a second until the deadline, from
+// senders goroutines, and returns how many were accepted and how many
+// requests failed.
+func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles []string, deadline time.Time) (sent, ingestErrs int64) {
+	var nSent, ingestErr atomic.Int64
 	interval := time.Duration(float64(time.Second) * float64(cfg.Batch) * senders / float64(cfg.Rate))
-	deadline := start.Add(cfg.Duration)
 	var swg sync.WaitGroup
 	for snd := 0; snd < senders; snd++ {
 		swg.Add(1)
@@ -317,32 +382,10 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 					ingestErr.Add(1)
 					continue
 				}
-				sent.Add(int64(cfg.Batch))
+				nSent.Add(int64(cfg.Batch))
 			}
 		}(snd)
 	}
 	swg.Wait()
-	elapsed := time.Since(start)
-	time.Sleep(cfg.Drain)
-	cpu1, rss := serverProcess(ctx, cfg.URL)
-	if sub0 != cfg.URL {
-		cpuB1, rssB := serverProcess(ctx, sub0)
-		cpu1 += cpuB1 - cpuB0
-		rss += rssB
-	}
-	for _, s := range subs {
-		s.conn.Close()
-	}
-	wg.Wait()
-	res := &FanoutResult{Sent: sent.Load(), Elapsed: elapsed, ServerCPUSeconds: cpu1 - cpu0, ServerRSSBytes: rss, IngestErrors: ingestErr.Load()}
-	res.Expected = res.Sent * int64(cfg.Subscribers)
-	for _, s := range subs {
-		res.Delivered += s.got
-		res.Duplicates += s.dup
-		res.OutOfOrder += s.ooo
-		res.Latencies = append(res.Latencies, s.lat...)
-	}
-	res.Lost = res.Expected - res.Delivered
-	slices.Sort(res.Latencies)
-	return res, nil
+	return nSent.Load(), ingestErr.Load()
 }

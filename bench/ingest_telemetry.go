@@ -171,161 +171,203 @@ func (g *telemetryWorker) data(b []byte, v *benchVehicle, dataType string) []byt
 	v.odoKm += v.speed / 3600
 	switch dataType {
 	case "vehicle_dynamics":
-		b = append(b, `{"motion":{"speed_kmh":`...)
-		b = fixed(b, v.speed, 1)
-		b = append(b, `,"speed_mph":`...)
-		b = fixed(b, v.speed*0.621371, 1)
-		b = field(b, "acceleration_x", g.uniform(-0.4, 0.4), 3)
-		b = field(b, "acceleration_y", g.uniform(-0.3, 0.3), 3)
-		b = field(b, "acceleration_z", g.uniform(0.95, 1.05), 3)
-		b = field(b, "angular_velocity_z", g.uniform(-0.5, 0.5), 3)
-		brake := 0.0
-		if g.chance(5) {
-			brake = g.uniform(5, 60)
-		}
-		b = append(b, `},"braking":{"brake_pedal_position":`...)
-		b = fixed(b, brake, 1)
-		b = field(b, "brake_pressure", brake*12, 1)
-		b = append(b, `,"abs_active":`...)
-		b = strconv.AppendBool(b, brake > 55)
-		b = field(b, "brake_temp_front", g.uniform(60, 180), 0)
-		b = field(b, "brake_temp_rear", g.uniform(50, 150), 0)
-		b = append(b, `},"steering":{"steering_angle":`...)
-		b = fixed(b, g.uniform(-30, 30), 1)
-		b = field(b, "steering_rate", g.uniform(-10, 10), 1)
-		b = append(b, '}')
-		if g.chance(3) {
-			b = append(b, `,"tires":{"pressure_fl":`...)
-			b = fixed(b, g.uniform(32, 36), 1)
-			b = field(b, "pressure_fr", g.uniform(32, 36), 1)
-			b = field(b, "pressure_rl", g.uniform(32, 36), 1)
-			b = field(b, "pressure_rr", g.uniform(32, 36), 1)
-			b = field(b, "temp_fl", g.uniform(25, 55), 0)
-			b = field(b, "temp_fr", g.uniform(25, 55), 0)
-			b = field(b, "temp_rl", g.uniform(25, 55), 0)
-			b = field(b, "temp_rr", g.uniform(25, 55), 0)
-			b = append(b, `},"suspension":{"ride_height_front":`...)
-			b = fixed(b, g.uniform(175, 185), 1)
-			b = field(b, "ride_height_rear", g.uniform(180, 190), 1)
-			b = append(b, `,"stability_control_active":`...)
-			b = strconv.AppendBool(b, g.chance(50))
-			b = append(b, '}')
-		}
-		return append(b, '}')
+		return g.dynamics(b, v)
 	case "gps_enhanced":
-		b = append(b, `{"position":{"latitude":`...)
-		b = fixed(b, v.lat, 6)
-		b = field(b, "longitude", v.lon, 6)
-		b = field(b, "altitude_m", g.uniform(200, 320), 1)
-		b = field(b, "heading", g.uniform(0, 360), 1)
-		b = field(b, "speed_kmh", v.speed, 1)
-		b = append(b, `},"quality":{"hdop":`...)
-		b = fixed(b, g.uniform(0.6, 2.5), 1)
-		b = append(b, `,"satellites":`...)
-		b = strconv.AppendInt(b, int64(6+g.rand()%9), 10)
-		return append(b, "}}"...)
+		return g.gps(b, v)
 	case "engine_diagnostics":
-		switch {
-		case g.chance(400):
-			v.dtc++
-			v.mil = v.dtc >= 3
-		case v.dtc > 0 && g.chance(200): // repaired: codes cleared
-			v.dtc, v.mil = 0, false
-		}
-		v.coolant = 90 + 0.9*(v.coolant-90) + g.uniform(-1.5, 1.5)
-		if g.chance(2000) {
-			v.coolant = 112
-		}
-		rpm := 700 + v.speed*22 + g.uniform(-50, 50)
-		b = append(b, `{"engine":{"rpm":`...)
-		b = fixed(b, rpm, 0)
-		b = field(b, "load_percentage", g.uniform(10, 80), 1)
-		b = field(b, "coolant_temp", v.coolant, 1)
-		b = field(b, "oil_pressure", g.uniform(30, 60), 1)
-		b = field(b, "oil_temp", v.coolant+g.uniform(2, 10), 1)
-		b = field(b, "throttle_position", g.uniform(0, 60), 1)
-		b = append(b, `},"turbo":{"boost_pressure":`...)
-		b = fixed(b, g.uniform(0, 20), 1)
-		b = field(b, "turbo_rpm", rpm*40, 0)
-		if g.chance(2) {
-			b = append(b, `},"exhaust":{"egr_valve_position":`...)
-			b = fixed(b, g.uniform(5, 30), 1)
-			b = field(b, "exhaust_temp", g.uniform(250, 550), 0)
-			b = field(b, "nox_level", g.uniform(50, 200), 0)
-		}
-		b = append(b, `},"status_codes":{"dtc_count":`...)
-		b = strconv.AppendInt(b, v.dtc, 10)
-		b = append(b, `,"mil_status":`...)
-		b = strconv.AppendBool(b, v.mil)
-		b = append(b, `,"pending_codes":[`...)
-		for k := range min(v.dtc, 3) {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `"P0`...)
-			b = strconv.AppendInt(b, 300+k*17, 10)
-			b = append(b, '"')
-		}
-		b = append(b, `],"readiness_status":"complete"}}`...)
-		return b
+		return g.engine(b, v)
 	case "fuel_system":
-		v.fuel = max(5, v.fuel-g.uniform(0, 0.05))
-		b = append(b, `{"fuel_level":{"percentage":`...)
-		b = fixed(b, v.fuel, 1)
-		b = field(b, "liters", v.fuel*0.8, 1)
-		b = field(b, "range_remaining", v.fuel*6.5, 0)
-		b = append(b, `},"consumption":{"instant_mpg":`...)
-		b = fixed(b, g.uniform(8, 40), 1)
-		b = field(b, "average_mpg", g.uniform(20, 30), 1)
-		b = field(b, "fuel_rate_lph", g.uniform(1, 20), 2)
-		b = append(b, `},"efficiency_metrics":{"efficiency_score":`...)
-		b = fixed(b, g.uniform(50, 100), 0)
-		b = field(b, "eco_driving_score", g.uniform(50, 100), 0)
-		return append(b, "}}"...)
+		return g.fuel(b, v)
 	case "electrical_system":
-		b = append(b, `{"battery":{"voltage":`...)
-		b = fixed(b, g.uniform(12.2, 14.4), 2)
-		b = field(b, "current", g.uniform(-5, 40), 1)
-		b = field(b, "state_of_charge", g.uniform(60, 100), 0)
-		b = field(b, "temperature", g.uniform(10, 40), 1)
-		b = append(b, `,"cycles":`...)
-		b = strconv.AppendInt(b, 300+int64(g.rand()%50), 10)
-		b = append(b, `},"charging_system":{"alternator_voltage":`...)
-		b = fixed(b, g.uniform(13.8, 14.6), 2)
-		b = field(b, "alternator_current", g.uniform(10, 80), 1)
-		b = append(b, `,"belt_tension":"normal"},"power_distribution":{"main_bus_voltage":`...)
-		b = fixed(b, g.uniform(12, 14), 2)
-		b = field(b, "total_load", g.uniform(10, 40), 1)
-		return append(b, "}}"...)
+		return g.electrical(b)
 	case "environmental":
-		b = append(b, `{"cabin":{"temperature":`...)
-		b = fixed(b, g.uniform(17, 26), 1)
-		b = field(b, "humidity", g.uniform(20, 70), 0)
-		b = field(b, "co2_ppm", g.uniform(400, 1400), 0)
-		b = append(b, `},"ambient":{"temperature":`...)
-		b = fixed(b, g.uniform(-10, 35), 1)
-		b = field(b, "pressure_hpa", g.uniform(990, 1030), 1)
-		return append(b, "}}"...)
+		return g.environment(b)
 	case "driver_behavior":
-		b = append(b, `{"scores":{"smoothness":`...)
-		b = fixed(b, g.uniform(60, 100), 0)
-		b = field(b, "attention", g.uniform(60, 100), 0)
-		b = append(b, `},"counts":{"harsh_brakes":`...)
-		b = strconv.AppendInt(b, int64(g.rand()%3), 10)
-		b = append(b, `,"harsh_accelerations":`...)
-		b = strconv.AppendInt(b, int64(g.rand()%2), 10)
-		b = append(b, `,"phone_use_seconds":`...)
-		b = strconv.AppendInt(b, int64(g.rand()%30), 10)
-		return append(b, "}}"...)
+		return g.driver(b)
 	default: // maintenance_indicators
-		b = append(b, `{"oil_life":{"remaining_percent":`...)
-		b = fixed(b, g.uniform(5, 100), 0)
-		b = field(b, "km_to_change", g.uniform(0, 15000), 0)
-		b = append(b, `},"service":{"odometer_km":`...)
-		b = fixed(b, v.odoKm, 1)
-		b = field(b, "days_to_due", g.uniform(0, 180), 0)
-		return append(b, "}}"...)
+		return g.maintenance(b, v)
 	}
+}
+
+// dynamics appends the vehicle_dynamics data: motion, braking and
+// steering, and now and then tires and suspension.
+func (g *telemetryWorker) dynamics(b []byte, v *benchVehicle) []byte {
+	b = append(b, `{"motion":{"speed_kmh":`...)
+	b = fixed(b, v.speed, 1)
+	b = append(b, `,"speed_mph":`...)
+	b = fixed(b, v.speed*0.621371, 1)
+	b = field(b, "acceleration_x", g.uniform(-0.4, 0.4), 3)
+	b = field(b, "acceleration_y", g.uniform(-0.3, 0.3), 3)
+	b = field(b, "acceleration_z", g.uniform(0.95, 1.05), 3)
+	b = field(b, "angular_velocity_z", g.uniform(-0.5, 0.5), 3)
+	brake := 0.0
+	if g.chance(5) {
+		brake = g.uniform(5, 60)
+	}
+	b = append(b, `},"braking":{"brake_pedal_position":`...)
+	b = fixed(b, brake, 1)
+	b = field(b, "brake_pressure", brake*12, 1)
+	b = append(b, `,"abs_active":`...)
+	b = strconv.AppendBool(b, brake > 55)
+	b = field(b, "brake_temp_front", g.uniform(60, 180), 0)
+	b = field(b, "brake_temp_rear", g.uniform(50, 150), 0)
+	b = append(b, `},"steering":{"steering_angle":`...)
+	b = fixed(b, g.uniform(-30, 30), 1)
+	b = field(b, "steering_rate", g.uniform(-10, 10), 1)
+	b = append(b, '}')
+	if g.chance(3) {
+		b = append(b, `,"tires":{"pressure_fl":`...)
+		b = fixed(b, g.uniform(32, 36), 1)
+		b = field(b, "pressure_fr", g.uniform(32, 36), 1)
+		b = field(b, "pressure_rl", g.uniform(32, 36), 1)
+		b = field(b, "pressure_rr", g.uniform(32, 36), 1)
+		b = field(b, "temp_fl", g.uniform(25, 55), 0)
+		b = field(b, "temp_fr", g.uniform(25, 55), 0)
+		b = field(b, "temp_rl", g.uniform(25, 55), 0)
+		b = field(b, "temp_rr", g.uniform(25, 55), 0)
+		b = append(b, `},"suspension":{"ride_height_front":`...)
+		b = fixed(b, g.uniform(175, 185), 1)
+		b = field(b, "ride_height_rear", g.uniform(180, 190), 1)
+		b = append(b, `,"stability_control_active":`...)
+		b = strconv.AppendBool(b, g.chance(50))
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// gps appends the gps_enhanced data at the vehicle's position.
+func (g *telemetryWorker) gps(b []byte, v *benchVehicle) []byte {
+	b = append(b, `{"position":{"latitude":`...)
+	b = fixed(b, v.lat, 6)
+	b = field(b, "longitude", v.lon, 6)
+	b = field(b, "altitude_m", g.uniform(200, 320), 1)
+	b = field(b, "heading", g.uniform(0, 360), 1)
+	b = field(b, "speed_kmh", v.speed, 1)
+	b = append(b, `},"quality":{"hdop":`...)
+	b = fixed(b, g.uniform(0.6, 2.5), 1)
+	b = append(b, `,"satellites":`...)
+	b = strconv.AppendInt(b, int64(6+g.rand()%9), 10)
+	return append(b, "}}"...)
+}
+
+// engine appends the engine_diagnostics data; now and then a trouble
+// code appears or clears, or the coolant runs hot.
+func (g *telemetryWorker) engine(b []byte, v *benchVehicle) []byte {
+	switch {
+	case g.chance(400):
+		v.dtc++
+		v.mil = v.dtc >= 3
+	case v.dtc > 0 && g.chance(200): // repaired: codes cleared
+		v.dtc, v.mil = 0, false
+	}
+	v.coolant = 90 + 0.9*(v.coolant-90) + g.uniform(-1.5, 1.5)
+	if g.chance(2000) {
+		v.coolant = 112
+	}
+	rpm := 700 + v.speed*22 + g.uniform(-50, 50)
+	b = append(b, `{"engine":{"rpm":`...)
+	b = fixed(b, rpm, 0)
+	b = field(b, "load_percentage", g.uniform(10, 80), 1)
+	b = field(b, "coolant_temp", v.coolant, 1)
+	b = field(b, "oil_pressure", g.uniform(30, 60), 1)
+	b = field(b, "oil_temp", v.coolant+g.uniform(2, 10), 1)
+	b = field(b, "throttle_position", g.uniform(0, 60), 1)
+	b = append(b, `},"turbo":{"boost_pressure":`...)
+	b = fixed(b, g.uniform(0, 20), 1)
+	b = field(b, "turbo_rpm", rpm*40, 0)
+	if g.chance(2) {
+		b = append(b, `},"exhaust":{"egr_valve_position":`...)
+		b = fixed(b, g.uniform(5, 30), 1)
+		b = field(b, "exhaust_temp", g.uniform(250, 550), 0)
+		b = field(b, "nox_level", g.uniform(50, 200), 0)
+	}
+	b = append(b, `},"status_codes":{"dtc_count":`...)
+	b = strconv.AppendInt(b, v.dtc, 10)
+	b = append(b, `,"mil_status":`...)
+	b = strconv.AppendBool(b, v.mil)
+	b = append(b, `,"pending_codes":[`...)
+	for k := range min(v.dtc, 3) {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"P0`...)
+		b = strconv.AppendInt(b, 300+k*17, 10)
+		b = append(b, '"')
+	}
+	b = append(b, `],"readiness_status":"complete"}}`...)
+	return b
+}
+
+// fuel appends the fuel_system data, the tank draining slowly.
+func (g *telemetryWorker) fuel(b []byte, v *benchVehicle) []byte {
+	v.fuel = max(5, v.fuel-g.uniform(0, 0.05))
+	b = append(b, `{"fuel_level":{"percentage":`...)
+	b = fixed(b, v.fuel, 1)
+	b = field(b, "liters", v.fuel*0.8, 1)
+	b = field(b, "range_remaining", v.fuel*6.5, 0)
+	b = append(b, `},"consumption":{"instant_mpg":`...)
+	b = fixed(b, g.uniform(8, 40), 1)
+	b = field(b, "average_mpg", g.uniform(20, 30), 1)
+	b = field(b, "fuel_rate_lph", g.uniform(1, 20), 2)
+	b = append(b, `},"efficiency_metrics":{"efficiency_score":`...)
+	b = fixed(b, g.uniform(50, 100), 0)
+	b = field(b, "eco_driving_score", g.uniform(50, 100), 0)
+	return append(b, "}}"...)
+}
+
+// electrical appends the electrical_system data.
+func (g *telemetryWorker) electrical(b []byte) []byte {
+	b = append(b, `{"battery":{"voltage":`...)
+	b = fixed(b, g.uniform(12.2, 14.4), 2)
+	b = field(b, "current", g.uniform(-5, 40), 1)
+	b = field(b, "state_of_charge", g.uniform(60, 100), 0)
+	b = field(b, "temperature", g.uniform(10, 40), 1)
+	b = append(b, `,"cycles":`...)
+	b = strconv.AppendInt(b, 300+int64(g.rand()%50), 10)
+	b = append(b, `},"charging_system":{"alternator_voltage":`...)
+	b = fixed(b, g.uniform(13.8, 14.6), 2)
+	b = field(b, "alternator_current", g.uniform(10, 80), 1)
+	b = append(b, `,"belt_tension":"normal"},"power_distribution":{"main_bus_voltage":`...)
+	b = fixed(b, g.uniform(12, 14), 2)
+	b = field(b, "total_load", g.uniform(10, 40), 1)
+	return append(b, "}}"...)
+}
+
+// environment appends the environmental data.
+func (g *telemetryWorker) environment(b []byte) []byte {
+	b = append(b, `{"cabin":{"temperature":`...)
+	b = fixed(b, g.uniform(17, 26), 1)
+	b = field(b, "humidity", g.uniform(20, 70), 0)
+	b = field(b, "co2_ppm", g.uniform(400, 1400), 0)
+	b = append(b, `},"ambient":{"temperature":`...)
+	b = fixed(b, g.uniform(-10, 35), 1)
+	b = field(b, "pressure_hpa", g.uniform(990, 1030), 1)
+	return append(b, "}}"...)
+}
+
+// driver appends the driver_behavior data.
+func (g *telemetryWorker) driver(b []byte) []byte {
+	b = append(b, `{"scores":{"smoothness":`...)
+	b = fixed(b, g.uniform(60, 100), 0)
+	b = field(b, "attention", g.uniform(60, 100), 0)
+	b = append(b, `},"counts":{"harsh_brakes":`...)
+	b = strconv.AppendInt(b, int64(g.rand()%3), 10)
+	b = append(b, `,"harsh_accelerations":`...)
+	b = strconv.AppendInt(b, int64(g.rand()%2), 10)
+	b = append(b, `,"phone_use_seconds":`...)
+	b = strconv.AppendInt(b, int64(g.rand()%30), 10)
+	return append(b, "}}"...)
+}
+
+// maintenance appends the maintenance_indicators data.
+func (g *telemetryWorker) maintenance(b []byte, v *benchVehicle) []byte {
+	b = append(b, `{"oil_life":{"remaining_percent":`...)
+	b = fixed(b, g.uniform(5, 100), 0)
+	b = field(b, "km_to_change", g.uniform(0, 15000), 0)
+	b = append(b, `},"service":{"odometer_km":`...)
+	b = fixed(b, v.odoKm, 1)
+	b = field(b, "days_to_due", g.uniform(0, 180), 0)
+	return append(b, "}}"...)
 }
 
 // field appends ,"name":value.
