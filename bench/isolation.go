@@ -137,37 +137,30 @@ func WebhookIsolation(ctx context.Context, cfg WebhookConfig, rounds int) (*Isol
 	}
 	defer stopWebhookStream(cfg, did)
 
-	out := &IsolationResult{}
-	var published int64
-	phase := func(kind PhaseKind, d time.Duration, until func() bool) error {
-		start := time.Now()
-		var items, errs int64
-		first := ""
-		for {
-			res, err := publishEvents(ctx, cfg, runID, d)
-			if err != nil {
-				return err
-			}
-			items += res.Items
-			errs += res.Errors
-			if first == "" {
-				first = res.FirstError
-			}
-			if until == nil || until() || time.Since(start) > 2*time.Minute {
-				break
-			}
-		}
-		published += items
-		out.Errors += errs
-		if out.First == "" {
-			out.First = first
-		}
-		out.Phases = append(out.Phases, IsolationPhase{Kind: kind, Start: start, End: time.Now(), Published: items})
-		return nil
-	}
-	// warm-up: publish in steps of a second until the dead circuit opened
-	if err := phase(PhaseWarmUp, time.Second, func() bool { return circuitOf(cfg, did) == "open" }); err != nil {
+	r := &isolationRun{ctx: ctx, cfg: cfg, runID: runID, out: &IsolationResult{}}
+	if err := r.phases(did, rounds); err != nil {
 		return nil, err
+	}
+	r.drain(rcv)
+	r.out.attribute(rcv)
+	return r.out, nil
+}
+
+// isolationRun is the state of one WebhookIsolation run.
+type isolationRun struct {
+	ctx       context.Context
+	cfg       WebhookConfig
+	runID     string
+	out       *IsolationResult
+	published int64
+}
+
+// phases runs the warm-up, then rounds pairs of phases alone and beside
+// the dead stream did.
+func (r *isolationRun) phases(did string, rounds int) error {
+	// warm-up: publish in steps of a second until the dead circuit opened
+	if err := r.phase(PhaseWarmUp, time.Second, func() bool { return circuitOf(r.cfg, did) == "open" }); err != nil {
+		return err
 	}
 	for i := 0; i < 2*rounds; i++ {
 		kind := PhaseAlone
@@ -175,31 +168,70 @@ func WebhookIsolation(ctx context.Context, cfg WebhookConfig, rounds int) (*Isol
 		if i%2 == 1 {
 			kind, state = PhaseDead, "active"
 		}
-		if err := configureStream(cfg, did, state); err != nil {
-			return nil, err
+		if err := configureStream(r.cfg, did, state); err != nil {
+			return err
 		}
-		if err := phase(kind, cfg.Duration, nil); err != nil {
-			return nil, err
+		if err := r.phase(kind, r.cfg.Duration, nil); err != nil {
+			return err
 		}
 	}
-	deadline := time.Now().Add(cfg.Drain)
-	// until every published event arrived and nothing else did for a
-	// moment (an event whose 202 was lost counts as unpublished), or
-	// Drain passes
+	return nil
+}
+
+// phase publishes for d, again and again until until (when not nil)
+// holds or two minutes passed, and records the phase.
+func (r *isolationRun) phase(kind PhaseKind, d time.Duration, until func() bool) error {
+	start := time.Now()
+	var items, errs int64
+	first := ""
+	for {
+		res, err := publishEvents(r.ctx, r.cfg, r.runID, d)
+		if err != nil {
+			return err
+		}
+		items += res.Items
+		errs += res.Errors
+		if first == "" {
+			first = res.FirstError
+		}
+		if until == nil || until() || time.Since(start) > 2*time.Minute {
+			break
+		}
+	}
+	r.published += items
+	r.out.Errors += errs
+	if r.out.First == "" {
+		r.out.First = first
+	}
+	r.out.Phases = append(r.out.Phases, IsolationPhase{Kind: kind, Start: start, End: time.Now(), Published: items})
+	return nil
+}
+
+// drain waits until every published event arrived and nothing else did
+// for a moment (an event whose 202 was lost counts as unpublished), or
+// Drain passes.
+func (r *isolationRun) drain(rcv *webhookReceiver) {
+	deadline := time.Now().Add(r.cfg.Drain)
 	quiet := func() bool { return time.Since(time.Unix(0, rcv.last.Load())) > 250*time.Millisecond }
-	for (rcv.messages.Load() < published || !quiet()) && time.Now().Before(deadline) && ctx.Err() == nil {
+	for (rcv.messages.Load() < r.published || !quiet()) && time.Now().Before(deadline) && r.ctx.Err() == nil {
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// attribute gives each delivery the receiver saw to the phase in which
+// its event was published, and takes the receiver's errors and
+// duplicates.
+func (r *IsolationResult) attribute(rcv *webhookReceiver) {
 	rcv.mu.Lock()
 	for k, sent := range rcv.sents {
-		for i := range out.Phases {
-			p := &out.Phases[i]
+		for i := range r.Phases {
+			p := &r.Phases[i]
 			// a phase's events were stamped after it started and before
 			// the next one did (a sender may stamp one more as its phase
 			// ends)
 			end := int64(math.MaxInt64)
-			if i+1 < len(out.Phases) {
-				end = out.Phases[i+1].Start.UnixNano()
+			if i+1 < len(r.Phases) {
+				end = r.Phases[i+1].Start.UnixNano()
 			}
 			if sent >= p.Start.UnixNano() && sent < end {
 				p.Delivered++
@@ -208,16 +240,15 @@ func WebhookIsolation(ctx context.Context, cfg WebhookConfig, rounds int) (*Isol
 			}
 		}
 	}
-	out.Errors += rcv.bad.Load()
-	out.Duplicates = rcv.dups.Load()
-	if out.First == "" {
-		out.First = rcv.firstErr
+	r.Errors += rcv.bad.Load()
+	r.Duplicates = rcv.dups.Load()
+	if r.First == "" {
+		r.First = rcv.firstErr
 	}
 	rcv.mu.Unlock()
-	for i := range out.Phases {
-		slices.Sort(out.Phases[i].Latencies)
+	for i := range r.Phases {
+		slices.Sort(r.Phases[i].Latencies)
 	}
-	return out, nil
 }
 
 // circuitOf reads a webhook stream's circuit state from its status.
