@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,113 +44,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "flags of one generator: fleethub-bench <generator> -h")
 		return 0
 	}
-	fs := flag.NewFlagSet("fleethub-bench "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c bench.Config
-	fs.StringVar(&c.URL, "url", "http://127.0.0.1:8080", "server address")
-	fs.StringVar(&c.Key, "key", os.Getenv("FLEETHUB_BENCH_KEY"), "API key (or FLEETHUB_BENCH_KEY)")
-	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "run time")
-	fs.IntVar(&c.Conns, "conns", 64, "concurrent connections")
-	fs.Float64Var(&c.Rate, "rate", 0, "requests per second in total (0: as fast as possible)")
-	trips := fs.Int("trips", 256, "ingest: trips in parallel")
-	batch := fs.Int("batch", 1000, "ingest: points per batch; fanout: events per ingest request (default 50 there)")
-	subs := fs.Int("subscribers", 100, "fanout: websocket subscribers; idle: connections; memory: streams")
-	dead := fs.Bool("dead-neighbour", false, "webhook: add a stream whose receiver never answers")
-	healthy := fs.Bool("healthy-neighbour", false, "webhook: add a stream whose receiver answers at once")
-	isolation := fs.Int("isolation", 0, "webhook: run this many rounds of two phases of --duration each, alone then beside a dead neighbour, in one server process, and compare")
-	whBatch := fs.Int("batch-size", 0, "webhook: batch_events size (deliveries carry arrays)")
-	kind := fs.String("kind", "locations", "ingest: locations (POST /v1/locations/batch) or telemetry (POST /v1/telemetry; --batch at most 1000)")
-	port := fs.Int("port", 0, "broker: listen port (0: any)")
-	batchEvents := fs.Bool("batch-events", false, "fanout: start the stream with batch_events")
-	maxWait := fs.Int("max-wait-ms", 20, "fanout: max_wait_time of batch_events, milliseconds")
-	subURL := fs.String("subscribe-url", "", "fanout: node the websocket clients connect to (default --url)")
-	eps := fs.Int("events-per-sec", 1000, "fanout: events ingested per second")
-	events := fs.Int("events", 20000, "memory: events ingested (every stream matches each)")
-	size := fs.Int("size", 2600, "memory: bytes of each event")
-	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile to this file")
-	if err := fs.Parse(args[1:]); err != nil {
+	f, err := parseFlags(args[0], args[1:], stderr)
+	if err != nil {
 		return 2
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
 		if err != nil {
 			fmt.Fprintln(stderr, "fleethub-bench:", err)
 			return 1
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(stderr, "fleethub-bench:", err)
-			return 1
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
-	var res *bench.Result
-	var err error
-	switch args[0] {
-	case "health":
-		res, err = bench.Health(ctx, c)
-	case "webhook":
-		b := *batch
-		if b == 1000 {
-			b = 100
-		}
-		wc := bench.WebhookConfig{Config: c, Batch: b, DeadNeighbour: *dead, HealthyNeighbour: *healthy, BatchSize: *whBatch}
-		if *isolation > 0 {
-			ir, err := bench.WebhookIsolation(ctx, wc, *isolation)
-			if err != nil {
-				fmt.Fprintln(stderr, "fleethub-bench:", err)
-				return 1
-			}
-			ir.Print(stdout)
-			return 0
-		}
-		res, err = bench.Webhook(ctx, wc)
-	case "matrix":
-		res, err = bench.Matrix(ctx, c, 39.96, -83.0)
-	case "optimize":
-		res, err = bench.Optimize(ctx, c)
-	case "idle":
-		ir, err := bench.Idle(ctx, c.URL, c.Key, *subs, c.Duration)
-		if err != nil {
-			fmt.Fprintln(stderr, "fleethub-bench:", err)
-			return 1
-		}
-		ir.Print(stdout)
-		return 0
-	case "memory":
-		mr, err := bench.Memory(ctx, bench.MemoryConfig{URL: c.URL, Key: c.Key, Streams: *subs, Events: *events, Size: *size})
-		if err != nil {
-			fmt.Fprintln(stderr, "fleethub-bench:", err)
-			return 1
-		}
-		mr.Print(stdout)
-		return 0
-	case "broker":
-		if err := bench.Broker(ctx, *port, stdout); err != nil {
-			fmt.Fprintln(stderr, "fleethub-bench:", err)
-			return 1
-		}
-		return 0
-	case "fanout":
-		b := *batch
-		if b == 1000 {
-			b = 50
-		}
-		fr, err := bench.Fanout(ctx, bench.FanoutConfig{URL: c.URL, Key: c.Key, SubscribeURL: *subURL, Subscribers: *subs, Rate: *eps, Duration: c.Duration, Batch: b,
-			BatchEvents: *batchEvents, MaxWaitMS: *maxWait})
-		if err != nil {
-			fmt.Fprintln(stderr, "fleethub-bench:", err)
-			return 1
-		}
-		fr.Print(stdout)
-		return 0
-	case "ingest":
-		if *kind == "telemetry" {
-			res, err = bench.Telemetry(ctx, bench.IngestConfig{Config: c, Trips: *trips, Batch: *batch})
-		} else {
-			res, err = bench.Ingest(ctx, bench.IngestConfig{Config: c, Trips: *trips, Batch: *batch})
-		}
-	default:
+	res, err := generate(ctx, args[0], f, stdout)
+	if errors.Is(err, errUnknownGenerator) {
 		fmt.Fprintf(stderr, "fleethub-bench: unknown generator %q\n", args[0])
 		fmt.Fprintln(stderr, usageLine)
 		return 2
@@ -158,6 +66,123 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fleethub-bench:", err)
 		return 1
 	}
-	res.Print(stdout)
+	if res != nil {
+		res.Print(stdout)
+	}
 	return 0
+}
+
+// flags are the command line of one generator.
+type flags struct {
+	c           bench.Config
+	trips       int
+	batch       int
+	subs        int
+	dead        bool
+	healthy     bool
+	isolation   int
+	whBatch     int
+	kind        string
+	port        int
+	batchEvents bool
+	maxWait     int
+	subURL      string
+	eps         int
+	events      int
+	size        int
+	cpuProfile  string
+}
+
+// parseFlags reads the flags of generator name; the flag set has written
+// any error (or the help) to stderr.
+func parseFlags(name string, args []string, stderr io.Writer) (*flags, error) {
+	fs := flag.NewFlagSet("fleethub-bench "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &flags{}
+	fs.StringVar(&f.c.URL, "url", "http://127.0.0.1:8080", "server address")
+	fs.StringVar(&f.c.Key, "key", os.Getenv("FLEETHUB_BENCH_KEY"), "API key (or FLEETHUB_BENCH_KEY)")
+	fs.DurationVar(&f.c.Duration, "duration", 10*time.Second, "run time")
+	fs.IntVar(&f.c.Conns, "conns", 64, "concurrent connections")
+	fs.Float64Var(&f.c.Rate, "rate", 0, "requests per second in total (0: as fast as possible)")
+	fs.IntVar(&f.trips, "trips", 256, "ingest: trips in parallel")
+	fs.IntVar(&f.batch, "batch", 1000, "ingest: points per batch; fanout: events per ingest request (default 50 there)")
+	fs.IntVar(&f.subs, "subscribers", 100, "fanout: websocket subscribers; idle: connections; memory: streams")
+	fs.BoolVar(&f.dead, "dead-neighbour", false, "webhook: add a stream whose receiver never answers")
+	fs.BoolVar(&f.healthy, "healthy-neighbour", false, "webhook: add a stream whose receiver answers at once")
+	fs.IntVar(&f.isolation, "isolation", 0, "webhook: run this many rounds of two phases of --duration each, alone then beside a dead neighbour, in one server process, and compare")
+	fs.IntVar(&f.whBatch, "batch-size", 0, "webhook: batch_events size (deliveries carry arrays)")
+	fs.StringVar(&f.kind, "kind", "locations", "ingest: locations (POST /v1/locations/batch) or telemetry (POST /v1/telemetry; --batch at most 1000)")
+	fs.IntVar(&f.port, "port", 0, "broker: listen port (0: any)")
+	fs.BoolVar(&f.batchEvents, "batch-events", false, "fanout: start the stream with batch_events")
+	fs.IntVar(&f.maxWait, "max-wait-ms", 20, "fanout: max_wait_time of batch_events, milliseconds")
+	fs.StringVar(&f.subURL, "subscribe-url", "", "fanout: node the websocket clients connect to (default --url)")
+	fs.IntVar(&f.eps, "events-per-sec", 1000, "fanout: events ingested per second")
+	fs.IntVar(&f.events, "events", 20000, "memory: events ingested (every stream matches each)")
+	fs.IntVar(&f.size, "size", 2600, "memory: bytes of each event")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the generator's own CPU profile to this file")
+	return f, fs.Parse(args)
+}
+
+// startCPUProfile writes the generator's CPU profile to path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(file); err != nil {
+		file.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		file.Close()
+	}, nil
+}
+
+var errUnknownGenerator = errors.New("unknown generator")
+
+// printer is a generator's result.
+type printer interface{ Print(io.Writer) }
+
+// generate runs generator name; the result is nil for the broker, which
+// writes its addresses to stdout itself.
+func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (printer, error) {
+	c := f.c
+	switch name {
+	case "health":
+		return bench.Health(ctx, c)
+	case "webhook":
+		b := f.batch
+		if b == 1000 {
+			b = 100
+		}
+		wc := bench.WebhookConfig{Config: c, Batch: b, DeadNeighbour: f.dead, HealthyNeighbour: f.healthy, BatchSize: f.whBatch}
+		if f.isolation > 0 {
+			return bench.WebhookIsolation(ctx, wc, f.isolation)
+		}
+		return bench.Webhook(ctx, wc)
+	case "matrix":
+		return bench.Matrix(ctx, c, 39.96, -83.0)
+	case "optimize":
+		return bench.Optimize(ctx, c)
+	case "idle":
+		return bench.Idle(ctx, c.URL, c.Key, f.subs, c.Duration)
+	case "memory":
+		return bench.Memory(ctx, bench.MemoryConfig{URL: c.URL, Key: c.Key, Streams: f.subs, Events: f.events, Size: f.size})
+	case "broker":
+		return nil, bench.Broker(ctx, f.port, stdout)
+	case "fanout":
+		b := f.batch
+		if b == 1000 {
+			b = 50
+		}
+		return bench.Fanout(ctx, bench.FanoutConfig{URL: c.URL, Key: c.Key, SubscribeURL: f.subURL, Subscribers: f.subs, Rate: f.eps, Duration: c.Duration, Batch: b,
+			BatchEvents: f.batchEvents, MaxWaitMS: f.maxWait})
+	case "ingest":
+		if f.kind == "telemetry" {
+			return bench.Telemetry(ctx, bench.IngestConfig{Config: c, Trips: f.trips, Batch: f.batch})
+		}
+		return bench.Ingest(ctx, bench.IngestConfig{Config: c, Trips: f.trips, Batch: f.batch})
+	}
+	return nil, errUnknownGenerator
 }
