@@ -27,74 +27,21 @@ func (s *Server) OpenAPI() map[string]any {
 			"operationId": opID(r),
 			"tags":        []string{r.Tag},
 		}
-		var params []any
-		for _, p := range r.Params {
-			ps := Schema{"type": p.Type}
-			if len(p.Enum) > 0 {
-				ps["enum"] = p.Enum
-			}
-			pp := map[string]any{"name": p.Name, "in": p.In, "required": p.Required || p.In == "path", "schema": ps}
-			if p.Description != "" {
-				pp["description"] = p.Description
-			}
-			params = append(params, pp)
-		}
-		if len(params) > 0 {
+		if params := opParams(r); len(params) > 0 {
 			op["parameters"] = params
 		}
 		if r.Request != nil {
 			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{
 				"application/json": map[string]any{"schema": g.ref(reflect.TypeOf(r.Request))}}}
 		}
-		resp := map[string]any{}
-		success := map[string]any{"description": "success"}
-		switch {
-		case r.Raw != "":
-			success["content"] = map[string]any{r.Raw: map[string]any{"schema": Schema{"type": "string"}}}
-		case r.Response != nil:
-			success["content"] = map[string]any{"application/json": map[string]any{"schema": g.ref(reflect.TypeOf(r.Response))}}
-		}
-		resp[fmt.Sprint(r.Status)] = success
 		eref := errRef
 		if r.Auth == AuthKeyPlain {
 			eref = plainRef
 		}
-		errContent := map[string]any{"application/json": map[string]any{"schema": eref}}
-		codes := append([]int{}, r.Errors...)
-		if r.Auth != AuthNone {
-			codes = append(codes, 401, 429)
-			if r.Permission != "" {
-				codes = append(codes, 403)
-			}
-		}
-		if r.Request != nil {
-			codes = append(codes, 400, 413, 415)
-		}
-		if strings.Contains(r.Path, "{") {
-			codes = append(codes, 404)
-		}
-		for _, p := range r.Params {
-			if p.In == "query" {
-				codes = append(codes, 400)
-				break
-			}
-		}
-		codes = append(codes, 500)
-		for _, c := range codes {
-			resp[fmt.Sprint(c)] = map[string]any{"description": httpText(c), "content": errContent}
-		}
-		op["responses"] = resp
-		if r.Auth != AuthNone {
-			sec := []any{map[string]any{"ApiKeyHeader": []string{}}, map[string]any{"BearerAuth": []string{}}}
-			if r.QueryKey {
-				sec = append(sec, map[string]any{"ApiKeyQuery": []string{}})
-			}
-			op["security"] = sec
-			if r.Permission != "" {
-				op["x-permission"] = r.Permission
-			}
-		} else {
-			op["security"] = []any{}
+		op["responses"] = opResponses(g, r, eref)
+		op["security"] = opSecurity(r)
+		if r.Auth != AuthNone && r.Permission != "" {
+			op["x-permission"] = r.Permission
 		}
 		p := paths[r.Path]
 		if p == nil {
@@ -118,6 +65,81 @@ func (s *Server) OpenAPI() map[string]any {
 			},
 		},
 	}
+}
+
+// opParams are the parameters of r's operation.
+func opParams(r *Route) []any {
+	var params []any
+	for _, p := range r.Params {
+		ps := Schema{"type": p.Type}
+		if len(p.Enum) > 0 {
+			ps["enum"] = p.Enum
+		}
+		pp := map[string]any{"name": p.Name, "in": p.In, "required": p.Required || p.In == "path", "schema": ps}
+		if p.Description != "" {
+			pp["description"] = p.Description
+		}
+		params = append(params, pp)
+	}
+	return params
+}
+
+// opResponses are the responses of r's operation: its success, and each
+// error it can answer with, as eref.
+func opResponses(g *schemaGen, r *Route, eref Schema) map[string]any {
+	resp := map[string]any{}
+	success := map[string]any{"description": "success"}
+	switch {
+	case r.Raw != "":
+		success["content"] = map[string]any{r.Raw: map[string]any{"schema": Schema{"type": "string"}}}
+	case r.Response != nil:
+		success["content"] = map[string]any{"application/json": map[string]any{"schema": g.ref(reflect.TypeOf(r.Response))}}
+	}
+	resp[fmt.Sprint(r.Status)] = success
+	errContent := map[string]any{"application/json": map[string]any{"schema": eref}}
+	for _, c := range errorCodes(r) {
+		resp[fmt.Sprint(c)] = map[string]any{"description": httpText(c), "content": errContent}
+	}
+	return resp
+}
+
+// errorCodes are the error statuses r can answer with: its own, then
+// those of authentication, the request body, path lookups, query
+// parameters and the server.
+func errorCodes(r *Route) []int {
+	codes := append([]int{}, r.Errors...)
+	if r.Auth != AuthNone {
+		codes = append(codes, 401, 429)
+		if r.Permission != "" {
+			codes = append(codes, 403)
+		}
+	}
+	if r.Request != nil {
+		codes = append(codes, 400, 413, 415)
+	}
+	if strings.Contains(r.Path, "{") {
+		codes = append(codes, 404)
+	}
+	for _, p := range r.Params {
+		if p.In == "query" {
+			codes = append(codes, 400)
+			break
+		}
+	}
+	return append(codes, 500)
+}
+
+// opSecurity is the security requirement of r's operation: none without
+// authentication.
+func opSecurity(r *Route) []any {
+	if r.Auth == AuthNone {
+		return []any{}
+	}
+	sec := []any{map[string]any{"ApiKeyHeader": []string{}}, map[string]any{"BearerAuth": []string{}}}
+	if r.QueryKey {
+		sec = append(sec, map[string]any{"ApiKeyQuery": []string{}})
+	}
+	return sec
 }
 
 func opID(r *Route) string {
