@@ -7,6 +7,11 @@
 // latency over the last minute, error rate over the last minute and store
 // connections in use; a degraded dependency (Redis failing over to local
 // limits, the bus) makes the whole degraded at least.
+//
+// Active trip figures are scoped to the caller: a key holding
+// AdminPermission sees every organization's, any other key its own
+// organization and environment's only. They are cached per scope for
+// TripsRefresh (30 s), at most maxTripScopes scopes at a time.
 package health
 
 import (
@@ -43,9 +48,24 @@ type Dependency interface {
 	Health(ctx context.Context) string
 }
 
-// ActiveTrips counts active trips across organizations.
+// AdminPermission is the permission whose keys see cross-organization
+// active trip figures. There is no separate admin permission: "all" is
+// the one that means administration.
+const AdminPermission = "all"
+
+// maxTripScopes bounds the per-scope active trip cache; past it, expired
+// entries are dropped, and if none are, the whole cache.
+const maxTripScopes = 4096
+
+// Scope limits active trip figures to one organization and environment.
+// The zero Scope means every organization.
+type Scope struct {
+	Org, Env string
+}
+
+// ActiveTrips counts active trips in a scope.
 type ActiveTrips interface {
-	ActiveTripStats(ctx context.Context) (total, orgs int, avgMinutes float64, err error)
+	ActiveTripStats(ctx context.Context, sc Scope) (total, orgs int, avgMinutes float64, err error)
 }
 
 // Config of the health service.
@@ -74,11 +94,15 @@ type Checker struct {
 	now     func() time.Time
 	ready   atomic.Bool
 
-	mu      sync.Mutex // guards the cache fields
-	body    []byte
-	at      time.Time
-	trips   TripsView
-	tripsAt time.Time
+	mu    sync.Mutex // guards the cache fields
+	rep   Report     // without ActiveTrips
+	at    time.Time  // when rep was computed; zero: never
+	trips map[Scope]tripsEntry
+}
+
+type tripsEntry struct {
+	view TripsView
+	at   time.Time
 }
 
 // New makes a Checker.
@@ -89,7 +113,7 @@ func New(cfg Config, deps Deps) *Checker {
 	if cfg.TripsRefresh == 0 {
 		cfg.TripsRefresh = 30 * time.Second
 	}
-	c := &Checker{cfg: cfg, deps: deps, started: time.Now(), now: time.Now}
+	c := &Checker{cfg: cfg, deps: deps, started: time.Now(), now: time.Now, trips: map[Scope]tripsEntry{}}
 	c.ready.Store(true)
 	return c
 }
@@ -160,8 +184,25 @@ func band(v, degradedAt, unhealthyAbove float64) string {
 	return Healthy
 }
 
-// Compute builds a fresh report.
-func (c *Checker) Compute(ctx context.Context) Report {
+// ScopeOf is the active trip scope a caller may see: every organization
+// for a key holding AdminPermission, its own organization and environment
+// otherwise.
+func ScopeOf(p *api.Principal) Scope {
+	if p.Has(AdminPermission) {
+		return Scope{}
+	}
+	return Scope{Org: p.Org, Env: p.Env}
+}
+
+// Compute builds a fresh report with the active trips of sc.
+func (c *Checker) Compute(ctx context.Context, sc Scope) Report {
+	r := c.compute(ctx)
+	r.ActiveTrips = c.activeTrips(ctx, sc, c.now())
+	return r
+}
+
+// compute builds a fresh report without active trips.
+func (c *Checker) compute(ctx context.Context) Report {
 	now := c.now()
 	r := Report{Timestamp: now.UTC(), Version: c.cfg.Version, UptimeSeconds: int64(now.Sub(c.started).Seconds()), Service: Service,
 		Dependencies: map[string]string{}}
@@ -196,55 +237,63 @@ func (c *Checker) Compute(ctx context.Context) Report {
 			status = worst(status, Degraded)
 		}
 	}
-	r.ActiveTrips = c.activeTrips(ctx, now)
 	r.Status = status
 	return r
 }
 
-func (c *Checker) activeTrips(ctx context.Context, now time.Time) TripsView {
+// activeTrips returns the active trips of sc, refreshed after TripsRefresh.
+func (c *Checker) activeTrips(ctx context.Context, sc Scope, now time.Time) TripsView {
 	if c.deps.Trips == nil {
 		return TripsView{}
 	}
 	c.mu.Lock()
-	if !c.tripsAt.IsZero() && now.Sub(c.tripsAt) < c.cfg.TripsRefresh {
-		v := c.trips
+	if e, ok := c.trips[sc]; ok && now.Sub(e.at) < c.cfg.TripsRefresh {
 		c.mu.Unlock()
-		return v
+		return e.view
 	}
 	c.mu.Unlock()
-	total, orgs, avg, err := c.deps.Trips.ActiveTripStats(ctx)
+	total, orgs, avg, err := c.deps.Trips.ActiveTripStats(ctx, sc)
 	if err != nil {
 		return TripsView{}
 	}
 	v := TripsView{TotalCount: total, OrganizationCount: orgs, AvgDurationMinutes: round(avg)}
 	c.mu.Lock()
-	c.trips, c.tripsAt = v, now
+	if _, ok := c.trips[sc]; !ok && len(c.trips) >= maxTripScopes {
+		for k, e := range c.trips {
+			if now.Sub(e.at) >= c.cfg.TripsRefresh {
+				delete(c.trips, k)
+			}
+		}
+		if len(c.trips) >= maxTripScopes {
+			clear(c.trips)
+		}
+	}
+	c.trips[sc] = tripsEntry{view: v, at: now}
 	c.mu.Unlock()
 	return v
 }
 
 func round(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
 
-// cached returns the encoded report, recomputing it after CacheFor.
-func (c *Checker) cached(ctx context.Context) ([]byte, error) {
+// cached returns the encoded report for sc: the report recomputed after
+// CacheFor, its active trips those of sc, refreshed after TripsRefresh.
+func (c *Checker) cached(ctx context.Context, sc Scope) ([]byte, error) {
 	now := c.now()
 	c.mu.Lock()
-	if c.body != nil && now.Sub(c.at) < c.cfg.CacheFor {
-		b := c.body
-		c.mu.Unlock()
-		return b, nil
-	}
+	rep, fresh := c.rep, !c.at.IsZero() && now.Sub(c.at) < c.cfg.CacheFor
 	c.mu.Unlock()
-	rep := c.Compute(ctx)
+	if !fresh {
+		rep = c.compute(ctx)
+		c.mu.Lock()
+		c.rep, c.at = rep, now
+		c.mu.Unlock()
+	}
+	rep.ActiveTrips = c.activeTrips(ctx, sc, now)
 	b, err := json.Marshal(rep)
 	if err != nil {
 		return nil, err
 	}
-	b = append(b, '\n')
-	c.mu.Lock()
-	c.body, c.at = b, now
-	c.mu.Unlock()
-	return b, nil
+	return append(b, '\n'), nil
 }
 
 // Live is the /healthz answer; Ready the /readyz one.
@@ -258,7 +307,7 @@ func (c *Checker) Routes() []*api.Route {
 	return []*api.Route{
 		{Method: "GET", Path: "/v1/trips/health", Tag: "health", Summary: "Trip service health (cached 10 s)", Response: Report{},
 			Handler: func(x *api.Ctx) error {
-				b, err := c.cached(x.Context())
+				b, err := c.cached(x.Context(), ScopeOf(x.Principal))
 				if err != nil {
 					return api.Internal(err)
 				}

@@ -462,8 +462,8 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 
 type activeTrips struct{ st store.Trips }
 
-func (a activeTrips) ActiveTripStats(ctx context.Context) (int, int, float64, error) {
-	return a.st.ActiveTripStats(ctx, time.Now())
+func (a activeTrips) ActiveTripStats(ctx context.Context, sc health.Scope) (int, int, float64, error) {
+	return a.st.ActiveTripStats(ctx, store.Scope{Org: sc.Org, Env: sc.Env}, time.Now())
 }
 
 // nodeID names this process among the nodes of a deployment.

@@ -131,6 +131,7 @@ type Trips interface {
 	TripEvents(ctx context.Context, s Scope, tripID string) ([]TripEvent, error)
 	ListTrips(ctx context.Context, f TripFilter) ([]Trip, error)
 	SummarizeTrips(ctx context.Context, f TripFilter) (TripSummary, error)
-	// ActiveTripStats counts active trips across every scope.
-	ActiveTripStats(ctx context.Context, now time.Time) (total, orgs int, avgMinutes float64, err error)
+	// ActiveTripStats counts active trips in sc; the zero Scope means
+	// every scope (cross-organization figures, for administrators only).
+	ActiveTripStats(ctx context.Context, sc Scope, now time.Time) (total, orgs int, avgMinutes float64, err error)
 }

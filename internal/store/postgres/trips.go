@@ -418,11 +418,13 @@ func (s *Store) SummarizeTrips(ctx context.Context, f store.TripFilter) (store.T
 	return sum, nil
 }
 
-// ActiveTripStats counts open (active or paused) trips across every scope,
-// the organizations they belong to, and their mean age at now in minutes.
-func (s *Store) ActiveTripStats(ctx context.Context, now time.Time) (total, orgs int, avgMinutes float64, err error) {
+// ActiveTripStats counts open (active or paused) trips in sc (the zero
+// Scope: every scope), the organizations they belong to, and their mean
+// age at now in minutes.
+func (s *Store) ActiveTripStats(ctx context.Context, sc store.Scope, now time.Time) (total, orgs int, avgMinutes float64, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT org), COALESCE(AVG(($1::bigint - start_time) / 60000.0::float8), 0)
-		FROM trips WHERE status IN ('active', 'paused')`, now.UnixMilli()).Scan(&total, &orgs, &avgMinutes)
+		FROM trips WHERE status IN ('active', 'paused') AND ($2 = '' OR org = $2) AND ($3 = '' OR env = $3)`,
+		now.UnixMilli(), sc.Org, sc.Env).Scan(&total, &orgs, &avgMinutes)
 	if err != nil {
 		return 0, 0, 0, wrap("active trip stats", err)
 	}

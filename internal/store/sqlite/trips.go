@@ -329,12 +329,13 @@ func (s *Store) SummarizeTrips(ctx context.Context, f store.TripFilter) (store.T
 	return sum, nil
 }
 
-// ActiveTripStats counts active trips across scopes.
-func (s *Store) ActiveTripStats(ctx context.Context, now time.Time) (int, int, float64, error) {
+// ActiveTripStats counts active trips in sc (the zero Scope: every scope).
+func (s *Store) ActiveTripStats(ctx context.Context, sc store.Scope, now time.Time) (int, int, float64, error) {
 	var total, orgs int
 	var avg sql.NullFloat64
-	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT org), AVG((? - start_time) / 60000.0) FROM trips WHERE status IN ('active','paused')`,
-		now.UnixMilli()).Scan(&total, &orgs, &avg)
+	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT org), AVG((? - start_time) / 60000.0) FROM trips
+		WHERE status IN ('active','paused') AND (? = '' OR org = ?) AND (? = '' OR env = ?)`,
+		now.UnixMilli(), sc.Org, sc.Org, sc.Env, sc.Env).Scan(&total, &orgs, &avg)
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("sqlite: active trip stats: %w", err)
 	}

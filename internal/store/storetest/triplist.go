@@ -407,7 +407,7 @@ func tripListing(t *testing.T, open Opener) {
 		t.Parallel()
 		s := open(t)
 		now := base.Add(6 * time.Hour)
-		if total, orgs, avg, err := s.ActiveTripStats(t.Context(), now); err != nil || total != 0 || orgs != 0 || avg != 0 {
+		if total, orgs, avg, err := s.ActiveTripStats(t.Context(), store.Scope{}, now); err != nil || total != 0 || orgs != 0 || avg != 0 {
 			t.Errorf("ActiveTripStats of an empty store = %d, %d, %v, %v; want zeros", total, orgs, avg, err)
 		}
 		trip := func(sc store.Scope, id, status string, age time.Duration) store.Trip {
@@ -427,12 +427,25 @@ func tripListing(t *testing.T, open Opener) {
 			trip(store.Scope{Org: "org_c", Env: "live"}, "t5", store.TripCancelled, 2*time.Hour),
 			trip(store.Scope{Org: "org_d", Env: "live"}, "t6", store.TripInterrupted, 3*time.Hour),
 		)
-		total, orgs, avg, err := s.ActiveTripStats(t.Context(), now)
-		if err != nil {
-			t.Fatalf("ActiveTripStats: %v", err)
-		}
-		if total != 3 || orgs != 2 || !near(avg, 20) {
-			t.Errorf("ActiveTripStats = %d trips, %d orgs, %v min on average; want 3, 2, 20", total, orgs, avg)
+		for _, c := range []struct {
+			sc          store.Scope
+			total, orgs int
+			avg         float64
+		}{
+			{store.Scope{}, 3, 2, 20},
+			{a, 1, 1, 10},
+			{store.Scope{Org: a.Org, Env: "test"}, 1, 1, 20},
+			{b, 1, 1, 30},
+			{store.Scope{Org: "org_c", Env: "live"}, 0, 0, 0},
+			{store.Scope{Org: "org_b", Env: "test"}, 0, 0, 0},
+		} {
+			total, orgs, avg, err := s.ActiveTripStats(t.Context(), c.sc, now)
+			if err != nil {
+				t.Fatalf("ActiveTripStats(%+v): %v", c.sc, err)
+			}
+			if total != c.total || orgs != c.orgs || !near(avg, c.avg) {
+				t.Errorf("ActiveTripStats(%+v) = %d trips, %d orgs, %v min on average; want %d, %d, %v", c.sc, total, orgs, avg, c.total, c.orgs, c.avg)
+			}
 		}
 	})
 }
