@@ -27,6 +27,13 @@ func TestDecodeJSON(t *testing.T) {
 		{`{"name":"a"`, false, "invalid_request"},
 		{`{"name":"a"} x`, false, "invalid_request"},
 		{`[1,2]`, false, "invalid_request"},
+		{`null`, false, "invalid_request"},
+		{` null `, false, "invalid_request"},
+		{`[]`, false, "invalid_request"},
+		{`"x"`, false, "invalid_request"},
+		{`1`, false, "invalid_request"},
+		{`true`, false, "invalid_request"},
+		{` {}`, true, ""},
 		{`{"inner":{"f":"no"}}`, false, "invalid_request"},
 	}
 	for _, c := range cases {
@@ -40,6 +47,27 @@ func TestDecodeJSON(t *testing.T) {
 		if err != nil && (!errors.As(err, &e) || e.Code != c.code || e.Status != 400) {
 			t.Errorf("%s: %v", c.in, err)
 		}
+	}
+}
+
+// Only structs and maps demand an object: a slice target still takes an
+// array, and a map target refuses null like a struct does.
+func TestDecodeJSONTargets(t *testing.T) {
+	var m map[string]any
+	if err := api.DecodeJSON([]byte(`null`), &m); err == nil {
+		t.Error("null into a map accepted")
+	}
+	var pb *body
+	if err := api.DecodeJSON([]byte(`null`), &pb); err == nil {
+		t.Error("null into a pointer to a struct accepted")
+	}
+	var s []int
+	if err := api.DecodeJSON([]byte(`[1,2]`), &s); err != nil || len(s) != 2 {
+		t.Errorf("array into a slice: %v %v", s, err)
+	}
+	var a any
+	if err := api.DecodeJSON([]byte(`"x"`), &a); err != nil || a != "x" {
+		t.Errorf("string into any: %v %v", a, err)
 	}
 }
 

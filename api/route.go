@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 
 	"github.com/fleethub/fleethub/internal/ratelimit"
@@ -131,8 +132,16 @@ func IsJSON(ct []byte) bool {
 }
 
 // DecodeJSON decodes one JSON value from body into v, turning syntax and
-// type errors into invalid_request with the offending field.
+// type errors into invalid_request with the offending field. When v is a
+// struct or a map the body must be a JSON object: encoding/json would take
+// null as "leave v alone", that is as {}.
 func DecodeJSON(body []byte, v any) error {
+	if wantsObject(v) {
+		if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+			return Errf("invalid_request", "request body must be a JSON object").
+				WithDetails(map[string]string{"body": "must be an object"})
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
@@ -142,6 +151,24 @@ func DecodeJSON(body []byte, v any) error {
 		return Errf("invalid_request", "malformed JSON: trailing data after the body")
 	}
 	return nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// wantsObject reports whether v decodes from a JSON object only: a struct
+// or a map (behind any pointers) without its own UnmarshalJSON.
+func wantsObject(v any) bool {
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		if t.Implements(unmarshalerType) {
+			return false
+		}
+		t = t.Elem()
+	}
+	if t == nil || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return false
+	}
+	return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
 }
 
 func decodeError(err error) *Error {

@@ -30,6 +30,10 @@ import (
 const (
 	DefaultMaxBodyBytes = 8 << 20
 	DefaultAddr         = "127.0.0.1:8080"
+	// MaxHeaderBytes bounds the request line and header block together
+	// (fasthttp's ReadBufferSize): 16 KiB fits real clients (long bearer
+	// tokens, cookies, tracing headers); above it the answer is 431.
+	MaxHeaderBytes = 16 << 10
 )
 
 // Authenticator resolves a well-formed key to its principal. It returns
@@ -110,6 +114,7 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer, auth Authentic
 		Handler:                       s.serve,
 		Name:                          "fleethub",
 		MaxRequestBodySize:            cfg.MaxBodyBytes,
+		ReadBufferSize:                MaxHeaderBytes,
 		ReadTimeout:                   cfg.ReadTimeout,
 		WriteTimeout:                  cfg.WriteTimeout,
 		IdleTimeout:                   cfg.IdleTimeout,
@@ -315,7 +320,9 @@ func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
 }
 
 // transportError answers errors fasthttp finds before routing (body too
-// large, malformed request line).
+// large, header block too large, malformed request). Its messages are
+// fixed: fasthttp's error text quotes the raw request, credentials
+// included, so it is neither answered nor logged here.
 func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
 	c := s.bare(rc)
 	if c.RequestID == "" {
@@ -331,7 +338,12 @@ func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
 		s.writeError(c, &Error{Status: 408, Code: "request_timeout", Message: "request timed out"})
 		return
 	}
-	s.writeError(c, Errf("invalid_request", "malformed HTTP request: %v", err))
+	var small *fasthttp.ErrSmallBuffer
+	if errors.As(err, &small) {
+		s.writeError(c, Errf("request_header_fields_too_large", "request line and headers exceed %d bytes", MaxHeaderBytes))
+		return
+	}
+	s.writeError(c, Errf("invalid_request", "malformed HTTP request"))
 }
 
 // Listen binds the address; Serve then serves on it. Split so callers and
