@@ -1,8 +1,10 @@
 package keys
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fleethub/fleethub/api"
@@ -75,25 +77,61 @@ func (s *Service) Routes() []*api.Route {
 	}
 }
 
+// settable are the body fields a caller may send when creating a key; the
+// server sets every other field of the record (serverSet), and either kind
+// of stray field is refused rather than ignored.
+var (
+	settable  = []string{"name", "environment", "rate_limit_rpm", "permissions", "plan"}
+	serverSet = []string{"id", "organization_id", "key", "key_hint", "burst", "status", "created_at", "last_used_at", "revoked_at"}
+)
+
+// strayFields names the top-level fields of body a caller may not set.
+func strayFields(body []byte) map[string]string {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return nil // the typed decode reports the malformed body
+	}
+	bad := map[string]string{}
+	for f := range fields {
+		switch {
+		case slices.Contains(settable, f):
+		case slices.Contains(serverSet, f):
+			bad[f] = "is set by the server and cannot be sent"
+		default:
+			bad[f] = "unknown field; allowed: " + strings.Join(settable, ", ")
+		}
+		if len(bad) == 10 {
+			break
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return bad
+}
+
 func (s *Service) handleCreate(c *api.Ctx) error {
 	var b CreateBody
 	if err := c.Bind(&b, false); err != nil {
 		return err
+	}
+	if bad := strayFields(c.PostBody()); bad != nil {
+		return api.Validation("validation_failed", bad)
 	}
 	p := c.Principal
 	env := b.Environment
 	if env == "" {
 		env = p.Env
 	}
-	if !p.Has("all") {
-		for _, perm := range b.Permissions {
-			if perm == "all" || !slices.Contains(p.Permissions, perm) {
-				return api.Errf("insufficient_permissions", "a key cannot grant %s, which it does not hold", perm).
-					WithDetails(map[string]string{"required_permission": perm})
-			}
-		}
+	r := CreateRequest{Org: p.Org, Env: env, Name: b.Name, Permissions: b.Permissions, Plan: b.Plan, RPM: b.RateLimitRPM}
+	if bad := r.Validate(); bad != nil {
+		return api.Validation("validation_failed", bad)
 	}
-	created, err := s.Create(c.Context(), CreateRequest{Org: p.Org, Env: env, Name: b.Name, Permissions: b.Permissions, Plan: b.Plan, RPM: b.RateLimitRPM})
+	r.Permissions = NormalizePermissions(r.Permissions)
+	if err := CheckGrant(p, r); err != nil {
+		return err
+	}
+	created, err := s.Create(c.Context(), r)
 	if err != nil {
 		return err
 	}
@@ -115,7 +153,18 @@ func (s *Service) handleList(c *api.Ctx) error {
 
 func (s *Service) handleRevoke(c *api.Ctx) error {
 	org, env := c.Scope()
-	k, err := s.Revoke(c.Context(), store.Scope{Org: org, Env: env}, c.PathParam("key_id"))
+	sc := store.Scope{Org: org, Env: env}
+	target, err := s.Get(c.Context(), sc, c.PathParam("key_id"))
+	if errors.Is(err, store.ErrNotFound) {
+		return api.Errf("key_not_found", "API key %s not found", c.PathParam("key_id"))
+	}
+	if err != nil {
+		return err
+	}
+	if err := CheckRevoke(c.Principal, target); err != nil {
+		return err
+	}
+	k, err := s.Revoke(c.Context(), sc, target.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return api.Errf("key_not_found", "API key %s not found", c.PathParam("key_id"))
 	}

@@ -228,10 +228,20 @@ func (r *CreateRequest) Validate() map[string]string {
 	if len(r.Permissions) == 0 {
 		bad["permissions"] = "at least one permission is required"
 	}
+	// Each distinct unknown permission is named once, at its first index,
+	// and at most maxNamedUnknown of them: a list of 100,000 repeated
+	// entries gets one line of details, not 100,000.
+	seen := map[string]bool{}
 	for i, p := range r.Permissions {
-		if p != "all" && !slices.Contains(Permissions, p) {
-			bad[fmt.Sprintf("permissions[%d]", i)] = "unknown permission " + p
+		if p == "all" || slices.Contains(Permissions, p) || seen[p] {
+			continue
 		}
+		seen[p] = true
+		if len(seen) > maxNamedUnknown {
+			bad["permissions"] = "more unknown permissions than shown; known: " + strings.Join(Permissions, ", ")
+			break
+		}
+		bad[fmt.Sprintf("permissions[%d]", i)] = "unknown permission " + p
 	}
 	if _, ok := plans[r.Plan]; !ok && r.Plan != "" && r.Plan != "custom" {
 		bad["plan"] = "must be starter, professional, enterprise or custom"
@@ -248,6 +258,83 @@ func (r *CreateRequest) Validate() map[string]string {
 	return bad
 }
 
+// maxNamedUnknown caps the unknown permissions named in a 400's details.
+const maxNamedUnknown = 10
+
+// NormalizePermissions returns perms without repeats, in first-seen order;
+// a list holding "all" becomes just "all". The result never has more
+// entries than the known set plus one.
+func NormalizePermissions(perms []string) []string {
+	if slices.Contains(perms, "all") {
+		return []string{"all"}
+	}
+	out := make([]string, 0, min(len(perms), len(Permissions)))
+	for _, p := range perms {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// planRank orders the named plans; a key with no named plan (a test key's
+// default, custom) ranks as starter when it creates keys.
+var planRank = map[string]int{"starter": 1, "professional": 2, "enterprise": 3}
+
+func rankOf(plan string) int {
+	if r, ok := planRank[plan]; ok {
+		return r
+	}
+	return planRank["starter"]
+}
+
+// CheckGrant reports whether the creator may make the key r describes
+// without escalation: every permission is one the creator holds ("all" only
+// from a key holding all), the plan ranks at most the creator's, the
+// resulting rate is at most the creator's, and a test key creates only test
+// keys. r must be valid (see Validate). The error is 403
+// insufficient_permissions naming the field.
+func CheckGrant(creator *api.Principal, r CreateRequest) error {
+	if creator.Env == apikey.EnvTest && r.Env != apikey.EnvTest {
+		return forbidden("environment", "a test key cannot create %s keys", r.Env)
+	}
+	if !slices.Contains(creator.Permissions, "all") {
+		for _, perm := range r.Permissions {
+			if perm == "all" || !slices.Contains(creator.Permissions, perm) {
+				return api.Errf("insufficient_permissions", "a key cannot grant %s, which it does not hold", perm).
+					WithDetails(map[string]string{"required_permission": perm, "permissions": "cannot grant " + perm})
+			}
+		}
+	}
+	if _, named := planRank[r.Plan]; named && rankOf(r.Plan) > rankOf(creator.Plan) {
+		return forbidden("plan", "a key on the %s plan cannot create a key on the %s plan", creator.Plan, r.Plan)
+	}
+	if rate, _ := Limits(r.Env, r.Plan, r.RPM); rate > creator.Rate {
+		return forbidden("rate_limit_rpm", "a key limited to %d requests per minute cannot create one allowed %d", creator.Rate, rate)
+	}
+	return nil
+}
+
+// CheckRevoke reports whether the caller may revoke target: only when it
+// holds every permission target holds ("all" only from a key holding all).
+func CheckRevoke(caller *api.Principal, target store.APIKey) error {
+	if slices.Contains(caller.Permissions, "all") {
+		return nil
+	}
+	for _, perm := range target.Permissions {
+		if perm == "all" || !slices.Contains(caller.Permissions, perm) {
+			return api.Errf("insufficient_permissions", "a key cannot revoke a key holding %s, which it does not hold", perm).
+				WithDetails(map[string]string{"required_permission": perm})
+		}
+	}
+	return nil
+}
+
+func forbidden(field, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	return api.Errf("insufficient_permissions", "%s", msg).WithDetails(map[string]string{field: msg})
+}
+
 // Create makes and stores a key.
 func (s *Service) Create(ctx context.Context, r CreateRequest) (Created, error) {
 	if bad := r.Validate(); bad != nil {
@@ -261,10 +348,7 @@ func (s *Service) Create(ctx context.Context, r CreateRequest) (Created, error) 
 	if _, err := rand.Read(idb[:]); err != nil {
 		return Created{}, fmt.Errorf("keys: id: %w", err)
 	}
-	perms := slices.Clone(r.Permissions)
-	if slices.Contains(perms, "all") {
-		perms = []string{"all"}
-	}
+	perms := NormalizePermissions(r.Permissions)
 	rec := store.APIKey{
 		ID: "key_" + hex.EncodeToString(idb[:]), Name: r.Name, Org: r.Org, Env: r.Env, Permissions: perms,
 		Plan: r.Plan, RPM: r.RPM, Hash: s.hasher.Sum(key).Hex(), Hint: key[len(key)-4:], CreatedAt: s.now().UTC().Truncate(time.Millisecond),
@@ -278,6 +362,20 @@ func (s *Service) Create(ctx context.Context, r CreateRequest) (Created, error) 
 // List lists the keys of a scope.
 func (s *Service) List(ctx context.Context, sc store.Scope) ([]store.APIKey, error) {
 	return s.store.ListKeys(ctx, sc)
+}
+
+// Get returns the key id of the scope, or store.ErrNotFound.
+func (s *Service) Get(ctx context.Context, sc store.Scope, id string) (store.APIKey, error) {
+	ks, err := s.store.ListKeys(ctx, sc)
+	if err != nil {
+		return store.APIKey{}, err
+	}
+	for _, k := range ks {
+		if k.ID == id {
+			return k, nil
+		}
+	}
+	return store.APIKey{}, store.ErrNotFound
 }
 
 // Revoke revokes a key of the scope and spreads it to the other nodes.

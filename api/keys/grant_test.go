@@ -1,0 +1,112 @@
+package keys_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/keys"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+func TestCheckGrant(t *testing.T) {
+	starter := &api.Principal{Env: "live", Plan: "starter", Permissions: []string{"keys:manage", "trips:read"}, Rate: 100}
+	root := &api.Principal{Env: "live", Plan: "enterprise", Permissions: []string{"all"}, Rate: 2000}
+	testRoot := &api.Principal{Env: "test", Plan: "test", Permissions: []string{"all"}, Rate: 1000}
+	custom := &api.Principal{Env: "live", Plan: "custom", Permissions: []string{"all"}, Rate: 3000}
+	req := func(env, plan string, rpm int, perms ...string) keys.CreateRequest {
+		return keys.CreateRequest{Org: "o", Env: env, Name: "n", Permissions: perms, Plan: plan, RPM: rpm}
+	}
+	for _, c := range []struct {
+		name    string
+		creator *api.Principal
+		r       keys.CreateRequest
+		field   string // "" when allowed
+	}{
+		{"held subset", starter, req("live", "", 0, "trips:read"), ""},
+		{"same plan and rate", starter, req("live", "starter", 100, "keys:manage"), ""},
+		{"all from non-all", starter, req("live", "", 0, "all"), "permissions"},
+		{"unheld", starter, req("live", "", 0, "fleet:read"), "permissions"},
+		{"plan above", starter, req("live", "professional", 0, "trips:read"), "plan"},
+		{"rpm above", starter, req("live", "", 101, "trips:read"), "rate_limit_rpm"},
+		{"test default above starter rate", starter, req("test", "", 0, "trips:read"), "rate_limit_rpm"},
+		{"test env below", starter, req("test", "", 100, "trips:read"), ""},
+		{"root anything within", root, req("live", "enterprise", 2000, "all"), ""},
+		{"root rpm above", root, req("live", "", 2001, "all"), "rate_limit_rpm"},
+		{"test creates live", testRoot, req("live", "", 0, "trips:read"), "environment"},
+		{"test creates test", testRoot, req("test", "", 0, "all"), ""},
+		{"test plan ranks starter", testRoot, req("test", "professional", 0, "all"), "plan"},
+		{"custom ranks starter", custom, req("live", "professional", 0, "all"), "plan"},
+		{"custom rate within", custom, req("live", "custom", 3000, "all"), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := keys.CheckGrant(c.creator, c.r)
+			if c.field == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var e *api.Error
+			if !errors.As(err, &e) || e.Status != 403 || e.Code != "insufficient_permissions" {
+				t.Fatalf("err %v, want 403 insufficient_permissions", err)
+			}
+			if d, _ := e.Details.(map[string]string); d[c.field] == "" {
+				t.Errorf("details %v lack %s", e.Details, c.field)
+			}
+		})
+	}
+}
+
+func TestCheckRevoke(t *testing.T) {
+	manager := &api.Principal{Permissions: []string{"keys:manage", "trips:read"}}
+	root := &api.Principal{Permissions: []string{"all"}}
+	for _, c := range []struct {
+		caller *api.Principal
+		target []string
+		ok     bool
+	}{
+		{manager, []string{"trips:read"}, true},
+		{manager, []string{"keys:manage", "trips:read"}, true},
+		{manager, []string{"all"}, false},
+		{manager, []string{"trips:read", "fleet:read"}, false},
+		{root, []string{"all"}, true},
+	} {
+		err := keys.CheckRevoke(c.caller, store.APIKey{Permissions: c.target})
+		if (err == nil) != c.ok {
+			t.Errorf("%v revoking %v: %v", c.caller.Permissions, c.target, err)
+		}
+	}
+}
+
+func TestNormalizePermissions(t *testing.T) {
+	many := slices.Repeat([]string{"trips:read", "maps:read"}, 50_000)
+	for _, c := range []struct{ in, want []string }{
+		{many, []string{"trips:read", "maps:read"}},
+		{[]string{"trips:read", "all", "maps:read"}, []string{"all"}},
+		{nil, []string{}},
+	} {
+		if got := keys.NormalizePermissions(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("%d entries: %v, want %v", len(c.in), got, c.want)
+		}
+	}
+}
+
+func TestValidateNamesUnknownOnce(t *testing.T) {
+	perms := append(slices.Repeat([]string{"bogus:perm"}, 100_000), "trips:read", "other:perm")
+	r := keys.CreateRequest{Org: "o", Env: "live", Name: "n", Permissions: perms}
+	bad := r.Validate()
+	if len(bad) != 2 || !strings.Contains(bad["permissions[0]"], "bogus:perm") || !strings.Contains(bad["permissions[100001]"], "other:perm") {
+		t.Fatalf("details %v", bad)
+	}
+	many := make([]string, 50)
+	for i := range many {
+		many[i] = "x:" + strings.Repeat("y", i+1)
+	}
+	r.Permissions = many
+	if bad := r.Validate(); len(bad) > 11 || bad["permissions"] == "" {
+		t.Fatalf("%d details: %v", len(bad), bad)
+	}
+}
