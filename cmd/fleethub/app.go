@@ -305,7 +305,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		}
 		wcfg.Acks, a.closers = acks, append(a.closers, acks.Close)
 	}
-	a.streams = streams.NewService(a.reg, a.store, a.slog)
+	a.streams = streams.NewService(a.reg, a.store, a.slog, streams.AllowPrivateWebhooks(cfg.AllowPrivateWebhooks))
 	if cfg.WebhookConcurrency < 0 {
 		return fmt.Errorf("--webhook-concurrency must be positive (0: the default, %d), not %d", webhook.DefaultConcurrency, cfg.WebhookConcurrency)
 	}

@@ -13,55 +13,17 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/netguard"
 )
 
 // ErrAddressNotAllowed is a webhook address in a refused range.
 var ErrAddressNotAllowed = errors.New("webhook: address not allowed")
 
-// refused are the ranges a webhook may not reach without AllowPrivate,
-// besides what netip classifies as loopback, private, link-local,
-// multicast or unspecified.
-var refused = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),      // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),  // CGNAT (100.100.100.200 is a cloud metadata address)
-	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments (192.0.0.192 is one)
-	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking networks
-	netip.MustParsePrefix("240.0.0.0/4"),    // reserved, and 255.255.255.255
-	netip.MustParsePrefix("100::/64"),       // discard-only
-	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
-	netip.MustParsePrefix("2001:db8::/32"),  // documentation
-}
-
-var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
-)
-
 // Allowed reports whether a webhook may connect to ip when private
-// addresses are refused. IPv4 addresses embedded in IPv6 (mapped, NAT64,
-// 6to4) are judged as IPv4.
-func Allowed(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if ip.Is6() {
-		b := ip.As16()
-		switch {
-		case nat64.Contains(ip):
-			return Allowed(netip.AddrFrom4([4]byte(b[12:16])))
-		case sixToFour.Contains(ip):
-			return Allowed(netip.AddrFrom4([4]byte(b[2:6])))
-		}
-	}
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return false
-	}
-	for _, p := range refused {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
-}
+// addresses are refused; the ranges are internal/netguard's, shared with
+// the check of webhook_url literals at stream start.
+func Allowed(ip netip.Addr) bool { return netguard.Allowed(ip) }
 
 // control is the dialer's Control function: it runs for every connection
 // attempt with the address actually dialled, after name resolution, so a

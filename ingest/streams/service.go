@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/netguard"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -32,15 +34,47 @@ type LastOffsets interface {
 
 // Service starts, stops, configures and reports streams.
 type Service struct {
-	reg   *Registry
-	store Store
-	log   LastOffsets
-	now   func() time.Time
+	reg          *Registry
+	store        Store
+	log          LastOffsets
+	now          func() time.Time
+	allowPrivate bool
 }
 
-// NewService makes the service.
-func NewService(reg *Registry, st Store, log LastOffsets) *Service {
-	return &Service{reg: reg, store: st, log: log, now: time.Now}
+// Option is a setting of NewService.
+type Option func(*Service)
+
+// AllowPrivateWebhooks accepts a webhook_url whose host is a loopback,
+// private, link-local or otherwise refused address literal
+// (--allow-private-webhooks); without it such a URL is a FieldError.
+func AllowPrivateWebhooks(allow bool) Option { return func(s *Service) { s.allowPrivate = allow } }
+
+// NewService makes the service. Options (rather than a Config) keep the
+// existing callers unchanged.
+func NewService(reg *Registry, st Store, log LastOffsets, opts ...Option) *Service {
+	s := &Service{reg: reg, store: st, log: log, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// checkTarget refuses a webhook URL whose host is an address literal in a
+// range delivery refuses (internal/netguard), unless private webhooks are
+// allowed. Names are left to the connect-time check.
+func (s *Service) checkTarget(info hub.StreamInfo) error {
+	if s.allowPrivate || info.Delivery != "webhook" {
+		return nil
+	}
+	p, err := url.Parse(info.WebhookURL)
+	if err != nil {
+		return &FieldError{"webhook_url", "must be an http or https URL"}
+	}
+	if ip, refused := netguard.LiteralRefused(p.Hostname()); refused {
+		return &FieldError{"webhook_url", fmt.Sprintf("host %s is the address %s, in a loopback, private, link-local, metadata or otherwise reserved range; "+
+			"refused unless the server runs with --allow-private-webhooks", p.Hostname(), ip)}
+	}
+	return nil
 }
 
 // Started is the result of Start.
@@ -84,6 +118,9 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 	}
 	_, info, err := Compile(kind, &cfg)
 	if err != nil {
+		return Started{}, err
+	}
+	if err := s.checkTarget(info); err != nil {
 		return Started{}, err
 	}
 	raw, err := json.Marshal(cfg)
@@ -255,6 +292,13 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 		if err != nil {
 			return err
 		}
+		// A URL kept from before (a stream started with the flag) is not
+		// judged again: changing other settings must not fail on it.
+		if info.WebhookURL != stored.webhookURL() {
+			if err := s.checkTarget(info); err != nil {
+				return err
+			}
+		}
 		if rec.Config, err = json.Marshal(next); err != nil {
 			return err
 		}
@@ -368,4 +412,15 @@ func (s *Service) Correlated(ctx context.Context, org, env, id, correlationID st
 		from = ents[len(ents)-1].Offset + 1
 	}
 	return out, nil
+}
+
+// webhookURL is the configuration's webhook_url, "" if none.
+func (c Config) webhookURL() string {
+	switch {
+	case c.Telemetry != nil:
+		return c.Telemetry.WebhookURL
+	case c.Events != nil:
+		return c.Events.WebhookURL
+	}
+	return ""
 }
