@@ -18,13 +18,13 @@ import (
 func TestAuthenticationFailures(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	good := n.key("org-a", "test", []string{"trips:read"}, 0)
-	revoked := n.key("org-a", "test", []string{"all"}, 0)
-	admin := n.key("org-a", "test", []string{"keys:manage"}, 0)
+	revoked := n.key("org-a", "test", []string{"trips:write"}, 0)
+	admin := n.key("org-a", "test", []string{"keys:manage", "trips:write"}, 0) // a key revokes only keys whose permissions it holds
 	list := n.do("GET", "/v1/api-keys", admin, nil).json(t)
 	var revokedID string
 	for _, k := range list["api_keys"].([]any) {
 		km := k.(map[string]any)
-		if km["permissions"].([]any)[0] == "all" {
+		if km["permissions"].([]any)[0] == "trips:write" {
 			revokedID = km["id"].(string)
 		}
 	}
