@@ -4,6 +4,7 @@
 package devices
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -43,11 +44,21 @@ func deviceID(c *api.Ctx) (string, error) {
 // decode reads the settings strictly: an unknown setting or a value of
 // the wrong type is named.
 func decode(c *api.Ctx) (domain.Settings, error) {
+	return decodeSettings(c.Request.Header.ContentType(), c.PostBody())
+}
+
+// decodeSettings is decode over the Content-Type and body. A non-empty
+// body that is not a JSON object goes to api.DecodeJSON, which refuses it
+// as every other route does: encoding/json takes null as {}.
+func decodeSettings(contentType, raw []byte) (domain.Settings, error) {
 	var body domain.Settings
-	if !api.IsJSON(c.Request.Header.ContentType()) {
+	if !api.IsJSON(contentType) {
 		return body, api.Errf("unsupported_media_type", "Content-Type must be application/json")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(c.PostBody())))
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] != '{' {
+		return body, api.DecodeJSON(raw, &body)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
 		var te *json.UnmarshalTypeError

@@ -109,7 +109,14 @@ func body(c *api.Ctx) ([]byte, error) {
 	return raw, nil
 }
 
+// decodeBody decodes raw into v. A body that is not a JSON object goes to
+// api.DecodeJSON, which refuses it as every other route does: goccy/go-json
+// takes null as {}. The telemetry fast path declines such bodies, so they
+// end here too.
 func decodeBody[T any](raw []byte, v *T) error {
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return api.DecodeJSON(raw, v)
+	}
 	dec := gojson.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil || dec.More() {

@@ -297,17 +297,33 @@ func parseDate(v string) (time.Time, error) {
 // docs/performance.md); on error it decodes again with encoding/json for
 // the precise message.
 func decodeFast(c *api.Ctx, v any) error {
-	body := c.PostBody()
+	return decodeUpload(c.Request.Header.ContentType(), c.PostBody(), v)
+}
+
+// decodeUpload is decodeFast over the Content-Type and body. A body that
+// is not a JSON object goes to api.DecodeJSON, which refuses it as every
+// other route does: goccy/go-json, like encoding/json, takes null as {}.
+func decodeUpload(contentType, body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return api.Errf("invalid_request", "request body is required")
 	}
-	if !api.IsJSON(c.Request.Header.ContentType()) {
+	if !api.IsJSON(contentType) {
 		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	}
+	if !isObject(body) {
+		return api.DecodeJSON(body, v)
 	}
 	if err := gojson.Unmarshal(body, v); err != nil {
 		return api.DecodeJSON(body, v)
 	}
 	return nil
+}
+
+// isObject reports whether body, past leading JSON whitespace, opens an
+// object: the rule of api.DecodeJSON.
+func isObject(body []byte) bool {
+	t := bytes.TrimLeft(body, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }
 
 func (h *Handlers) batch(c *api.Ctx) error {
