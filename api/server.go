@@ -36,6 +36,16 @@ const (
 	MaxHeaderBytes = 16 << 10
 )
 
+// DefaultAuthFailureLimit is the budget of failed authentications per
+// client address: 20 per minute, with a burst of 20. A person mistyping a
+// key never meets it; a scan of unknown keys meets it after 20 tries and
+// then gets one more try every 3 s.
+var DefaultAuthFailureLimit = ratelimit.Limit{Rate: 20, Burst: 20, Window: time.Minute}
+
+// authFailurePrefix namespaces the failure buckets in the limiter, apart
+// from the key IDs and the "ep:" endpoint buckets.
+const authFailurePrefix = "authfail:"
+
 // Authenticator resolves a well-formed key to its principal. It returns
 // *Error values with the codes api_key_not_found or api_key_revoked.
 type Authenticator interface {
@@ -60,6 +70,10 @@ type Config struct {
 	WriteTimeout time.Duration
 	IdleTimeout  time.Duration
 	Version      string
+	// AuthFailureLimit is the budget of failed authentications (no key,
+	// malformed, unknown or revoked key) per client address; zero means
+	// DefaultAuthFailureLimit and a negative Rate turns the throttle off.
+	AuthFailureLimit ratelimit.Limit
 }
 
 // Server is the HTTP server.
@@ -68,13 +82,17 @@ type Server struct {
 	log     *slog.Logger
 	auth    Authenticator
 	limiter Limiter
-	router  *router.Router
-	http    *fasthttp.Server
-	routes  []*Route
-	reqSeq  atomic.Uint64
-	reqPfx  string
-	stats   *Stats
-	metrics *metrics
+	// failures counts failed authentications per client address: the
+	// server's limiter (shared across nodes when Redis-backed), or a
+	// Memory of its own when there is none.
+	failures Limiter
+	router   *router.Router
+	http     *fasthttp.Server
+	routes   []*Route
+	reqSeq   atomic.Uint64
+	reqPfx   string
+	stats    *Stats
+	metrics  *metrics
 
 	baseCtx context.Context
 	cancel  context.CancelFunc
@@ -102,11 +120,18 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer, auth Authentic
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = 120 * time.Second
 	}
+	if cfg.AuthFailureLimit == (ratelimit.Limit{}) {
+		cfg.AuthFailureLimit = DefaultAuthFailureLimit
+	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	s := &Server{cfg: cfg, log: log, auth: auth, limiter: limiter, router: router.New(), reqPfx: "req_" + hex.EncodeToString(b[:]) + "_",
 		stats: NewStats(time.Now), metrics: newMetrics(reg)}
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	s.failures = limiter
+	if s.failures == nil {
+		s.failures = ratelimit.NewMemory(nil)
+	}
 	s.router.NotFound = s.notFound
 	s.router.MethodNotAllowed = s.methodNotAllowed
 	s.router.HandleMethodNotAllowed = true
@@ -190,7 +215,7 @@ func (s *Server) run(rc *fasthttp.RequestCtx, r *Route) {
 	}()
 	if r.Auth != AuthNone {
 		if err := s.authenticate(c); err != nil {
-			s.writeError(c, err)
+			s.writeError(c, s.throttleFailure(c, err))
 			return
 		}
 	}
@@ -248,6 +273,51 @@ func (s *Server) authenticate(c *Ctx) error {
 		}
 	}
 	return nil
+}
+
+// throttleFailure counts a failed authentication (any 401) against the
+// client's address and turns it into 429 too_many_failed_authentications,
+// with Retry-After, once the address has spent its AuthFailureLimit. Only
+// failures are counted, and a request whose key verifies never comes here,
+// so a valid key from a throttled address is still served: a fleet behind
+// one NAT keeps working while a scanner beside it is refused. The price is
+// that a well-formed key from a throttled address is still looked up (one
+// read by hash); no key and malformed keys never reach the store. A denied
+// failure does not spend budget, so the address recovers at the refill
+// rate. If the limiter fails the original 401 is answered (fail open: the
+// throttle must not turn a limiter outage into refusing everyone).
+func (s *Server) throttleFailure(c *Ctx, err error) error {
+	e := AsError(err)
+	if e.Status != fasthttp.StatusUnauthorized || s.cfg.AuthFailureLimit.Rate < 0 {
+		return err
+	}
+	res, lerr := s.failures.Allow(s.baseCtx, authFailurePrefix+clientAddr(c.RequestCtx), s.cfg.AuthFailureLimit)
+	if lerr != nil {
+		s.log.Warn("auth failure throttle unavailable", "request_id", c.RequestID, "error", lerr)
+		return err
+	}
+	if res.Allowed {
+		return err
+	}
+	return &Error{Status: fasthttp.StatusTooManyRequests, Code: "too_many_failed_authentications",
+		Message:    fmt.Sprintf("too many failed authentications from this address (%d per minute)", res.Limit),
+		RetryAfter: retrySeconds(res.RetryAfter)}
+}
+
+// clientAddr is the address failed authentications are counted against:
+// the TCP peer (X-Forwarded-For is not trusted; the server has no
+// trusted-proxy setting). An IPv6 peer counts as its /64, the block one
+// host is usually given, so rotating addresses inside it does not reset
+// the budget.
+func clientAddr(rc *fasthttp.RequestCtx) string {
+	ip := rc.RemoteIP()
+	if ip4 := ip.To4(); ip4 != nil {
+		return ip4.String()
+	}
+	if len(ip) == net.IPv6len {
+		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+	}
+	return ip.String()
 }
 
 // SetRateHeaders writes the X-RateLimit-* headers of res.
