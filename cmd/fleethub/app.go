@@ -285,13 +285,19 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	if err := a.reg.Load(ctx); err != nil {
 		return fmt.Errorf("stream registry: %w", err)
 	}
-	wcfg := ws.Config{}
+	// websocket connections are capped by the key's plan (docs/websocket.md)
+	wcfg := ws.Config{Plans: ws.PlanFunc(func(ctx context.Context, org, env, keyID string) (string, error) {
+		k, err := a.keys.Get(ctx, store.Scope{Org: org, Env: env}, keyID)
+		return k.Plan, err
+	})}
 	var window dedup.Window = dedup.NewLocal(1_000_000, time.Hour)
 	if a.redis != nil {
 		rl := redislog.New(redislog.Config{}, a.redis, log)
 		a.slog, a.closers = rl, append(a.closers, rl.Close)
 		window = dedup.NewRedis(a.redis, "fleethub:dedup:", time.Hour)
 		wcfg.Acks = ws.NewRedisAcks(a.redis, 0)
+		conns := ws.NewRedisConns(a.redis, 0)
+		wcfg.Conns, a.closers = conns, append(a.closers, conns.Close)
 	} else {
 		dir := filepath.Join(cfg.Data, "streams")
 		ml, err := memlog.Open(memlog.Config{Dir: dir, Retention: cfg.LogRetention, MaxBytes: cfg.LogMaxBytes, Logger: log})

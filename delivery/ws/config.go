@@ -26,6 +26,21 @@ type Config struct {
 	// in-memory store of this process (NewMemoryAcks); a cluster passes a
 	// shared one.
 	Acks Acks
+	// Plans gives each key's plan, which caps the websocket connections
+	// open at once per key (KeyCaps) and per organization (OrgCapFactor
+	// times the key cap of the connecting key's plan). Over a cap the
+	// upgrade is refused with 429 too_many_connections. Nil: no caps.
+	Plans Plans
+	// KeyCaps: connections per key by plan; missing plans take the
+	// defaults (starter 100, professional 1,000, enterprise 10,000) and
+	// plans without an entry (test, custom) take starter's.
+	KeyCaps map[string]int
+	// OrgCapFactor: an organization's cap is this many times its key
+	// cap, default 10.
+	OrgCapFactor int
+	// Conns counts connections against the caps. Default: this process
+	// only (NewMemoryConns); a cluster passes NewRedisConns.
+	Conns Conns
 }
 
 // Defaults and fixed limits, in one place.
@@ -105,6 +120,19 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Acks == nil {
 		c.Acks = NewMemoryAcks()
+	}
+	caps := DefaultKeyCaps()
+	for plan, n := range c.KeyCaps {
+		if n > 0 {
+			caps[plan] = n
+		}
+	}
+	c.KeyCaps = caps
+	if c.OrgCapFactor <= 0 {
+		c.OrgCapFactor = DefaultOrgCapFactor
+	}
+	if c.Conns == nil {
+		c.Conns = NewMemoryConns()
 	}
 	return c
 }

@@ -177,6 +177,18 @@
 // scans every batch). Before the coalescing writer: 0.2–0.28 M, 0.8–1.2 M
 // and 0.9–1.1 M msgs/s for 1, 100 and 1000 subs.
 //
+// # Connection caps
+//
+// Serve takes a slot of the key's and the organization's caps (Config.Plans,
+// KeyCaps, OrgCapFactor) after validating the request and before the
+// upgrade, and refuses with 429 too_many_connections over either. The slot
+// is given back when the connection's run returns (every close path ends
+// there), when the upgrade fails, or, if fasthttp could not write the 101
+// and never runs the connection, by a timer after 2×WriteTimeout+closeWait.
+// Conns counts in memory (MemoryConns) or across nodes (RedisConns: one Lua
+// check-and-increment, DECR on close, TTL refreshed every TTL/3, this
+// node's count when Redis fails). Without Plans nothing is capped.
+//
 // # Clock
 //
 // The package reads the real clock: its timings are socket deadlines,

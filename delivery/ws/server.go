@@ -22,6 +22,7 @@ type Server struct {
 	log     hub.Log
 	counter hub.Counter
 	acks    Acks
+	counts  Conns
 	logger  *slog.Logger
 
 	plain   websocket.FastHTTPUpgrader // no compression offered
@@ -53,6 +54,7 @@ func New(cfg Config, streams hub.Streams, log hub.Log, counter hub.Counter, logg
 		log:     log,
 		counter: counter,
 		acks:    cfg.Acks,
+		counts:  cfg.Conns,
 		logger:  logger,
 		conns:   map[*conn]struct{}{},
 		rings:   map[string]*ring{},
@@ -81,6 +83,16 @@ func (s *Server) Serve(rc *fasthttp.RequestCtx, org, env, keyID string) error {
 	if err != nil {
 		return reply(rc, err)
 	}
+	release, err := s.acquire(org, env, keyID)
+	if err != nil {
+		if re, ok := err.(*RequestError); ok && re.Code == "too_many_connections" {
+			rc.Response.Header.Set("Retry-After", "1")
+		}
+		return reply(rc, err)
+	}
+	// the slot is held from here: given back when the connection ends,
+	// when the upgrade fails, or when fasthttp never runs the connection
+	sl := newSlot(release, 2*s.cfg.WriteTimeout+closeWait)
 	c := &conn{
 		s:     s,
 		org:   strings.Clone(org),
@@ -94,10 +106,16 @@ func (s *Server) Serve(rc *fasthttp.RequestCtx, org, env, keyID string) error {
 	}
 	err = up.Upgrade(rc, func(wsc *websocket.Conn) {
 		// runs in fasthttp's hijack goroutine, after Serve returned
+		if sl.start() {
+			defer release()
+		}
 		c.init(wsc)
 		s.run(c, req.subs)
 	})
 	if err != nil {
+		if sl.start() {
+			release()
+		}
 		return err
 	}
 	c.compress = len(rc.Response.Header.Peek("Sec-WebSocket-Extensions")) > 0

@@ -1,0 +1,138 @@
+package ws
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisConns counts connections across nodes: one Redis counter per key
+// and per organization, checked and incremented by one Lua script,
+// decremented when a connection closes. Each node refreshes the TTL of
+// the counters its connections hold every TTL/3, so the counts of a
+// crashed node expire once no live node holds a connection of that key
+// or organization. When Redis fails, the node checks and counts its own
+// connections alone (MemoryConns), which it keeps in any case.
+type RedisConns struct {
+	rdb    redis.UniversalClient
+	prefix string
+	ttl    time.Duration
+	local  *MemoryConns
+	script *redis.Script
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+}
+
+var _ Conns = (*RedisConns)(nil)
+
+// DefaultConnsTTL is the lifetime of a connection counter not refreshed.
+const DefaultConnsTTL = time.Minute
+
+// connScript: KEYS key counter, org counter; ARGV key cap, org cap, ttl
+// in ms. Returns 0 when counted, 1 when the key is at its cap, 2 when
+// the organization is.
+const connScript = `
+if tonumber(redis.call('GET', KEYS[1]) or '0') >= tonumber(ARGV[1]) then return 1 end
+if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[2]) then return 2 end
+redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('INCR', KEYS[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return 0`
+
+// releaseScript decrements both counters, never below zero.
+const releaseScript = `
+for i = 1, 2 do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') > 0 then redis.call('DECR', KEYS[i]) end
+end
+return 0`
+
+var releaser = redis.NewScript(releaseScript)
+
+// NewRedisConns counts in rdb; ttl <= 0 means DefaultConnsTTL. Close
+// stops the TTL refresh.
+func NewRedisConns(rdb redis.UniversalClient, ttl time.Duration) *RedisConns {
+	if ttl <= 0 {
+		ttl = DefaultConnsTTL
+	}
+	r := &RedisConns{
+		rdb: rdb, prefix: "fleethub:wsconns:", ttl: ttl, local: NewMemoryConns(),
+		script: redis.NewScript(connScript),
+		stop:   make(chan struct{}), done: make(chan struct{}),
+	}
+	go r.refresh()
+	return r
+}
+
+func (r *RedisConns) keyOf(keyID string) string { return r.prefix + "key:" + keyID }
+func (r *RedisConns) orgOf(org string) string   { return r.prefix + "org:" + org }
+
+// Acquire implements Conns.
+func (r *RedisConns) Acquire(ctx context.Context, org, keyID string, keyCap, orgCap int) (func(), error) {
+	keys := []string{r.keyOf(keyID), r.orgOf(org)}
+	n, err := r.script.Run(ctx, r.rdb, keys, keyCap, orgCap, r.ttl.Milliseconds()).Int()
+	if err != nil {
+		// Redis is down: this node's own count decides
+		return r.local.Acquire(ctx, org, keyID, keyCap, orgCap)
+	}
+	switch n {
+	case 1:
+		return nil, &CapError{Scope: "key", Cap: keyCap}
+	case 2:
+		return nil, &CapError{Scope: "organization", Cap: orgCap}
+	}
+	// the local count is kept for the TTL refresh and the fallback;
+	// uncapped here since Redis already decided
+	localRelease, _ := r.local.Acquire(ctx, org, keyID, int(^uint(0)>>1), int(^uint(0)>>1))
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			localRelease()
+			ctx, cancel := context.WithTimeout(context.Background(), acksTimeout)
+			defer cancel()
+			// a failure leaves the counters to their TTL
+			_ = releaser.Run(ctx, r.rdb, keys).Err()
+		})
+	}, nil
+}
+
+// refresh extends the TTL of every counter this node holds a connection
+// of, every TTL/3.
+func (r *RedisConns) refresh() {
+	defer close(r.done)
+	t := time.NewTicker(r.ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+		}
+		keys, orgs := r.local.held()
+		if len(keys)+len(orgs) == 0 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), r.ttl/3)
+		_, _ = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, k := range keys {
+				p.PExpire(ctx, r.keyOf(k), r.ttl)
+			}
+			for _, o := range orgs {
+				p.PExpire(ctx, r.orgOf(o), r.ttl)
+			}
+			return nil
+		})
+		cancel()
+	}
+}
+
+// Close stops the TTL refresh.
+func (r *RedisConns) Close() error {
+	r.stopOnce.Do(func() { close(r.stop) })
+	<-r.done
+	return nil
+}
