@@ -302,7 +302,7 @@ func TestTwoNodesShareRedisBudget(t *testing.T) {
 		t.Fatalf("%d requests allowed across two nodes, want exactly the burst 20", got)
 	}
 	// revocation on node A is seen by node B on its next request
-	admin := a.key("org-a", "test", []string{"keys:manage"}, 0)
+	admin := a.key("org-a", "test", []string{"keys:manage", "trips:read"}, 0) // a key revokes only keys whose permissions it holds
 	victim := a.key("org-a", "test", []string{"trips:read"}, 0)
 	if r := b.do("GET", "/v1/trips/health", victim, nil); r.Status != 200 {
 		t.Fatalf("victim before: %d", r.Status)
