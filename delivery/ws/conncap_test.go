@@ -116,7 +116,7 @@ func TestConnsRedis(t *testing.T) {
 		t.Fatal("the other node took a 4th connection of the key")
 	}
 	// the TTL is refreshed while connections are held
-	time.Sleep(4 * time.Second)
+	time.Sleep(4 * time.Second) // real time: Redis expires keys on its own clock, past the 1 s TTL unless refreshed
 	if n, _ := rdb.Get(ctx, "fleethub:wsconns:key:"+key).Int(); n != 3 {
 		t.Fatalf("counter after the TTL: %d, want 3 (refreshed)", n)
 	}
@@ -128,7 +128,7 @@ func TestConnsRedis(t *testing.T) {
 	}
 	_ = r // never released: the node "crashes"
 	dead.Close()
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // real time: Redis expires the crashed node's counters on its own clock
 	if _, err := b.Acquire(ctx, org+"-dead", key+"-dead", 1, 10); err != nil {
 		t.Fatalf("after the crashed node's TTL: %v", err)
 	}
