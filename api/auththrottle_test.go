@@ -57,19 +57,7 @@ func startThrottled(t *testing.T, cfg api.Config, ks *countingKeys, clock *fakeC
 		&api.Route{Method: "GET", Path: "/thing", Tag: "test", Handler: h},
 		&api.Route{Method: "GET", Path: "/plain", Tag: "test", Auth: api.AuthKeyPlain, Handler: h},
 	)
-	a, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-done
-	})
-	return a.String(), hits
+	return serve(t, srv), hits
 }
 
 // clientFrom makes a client whose connections come from the local address

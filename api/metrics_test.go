@@ -64,21 +64,8 @@ func TestRateLimitRejectionsOnMetrics(t *testing.T) {
 		&api.Route{Method: "GET", Path: "/metrics", Tag: "test", Auth: api.AuthNone, Raw: "text/plain",
 			Handler: func(c *api.Ctx) error { metrics(c.RequestCtx); return nil }},
 	)
-	addr, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		<-done
-	})
-	base := "http://" + addr.String()
+	addr := serve(t, srv)
+	base := "http://" + addr
 
 	get := func(key, path string) int {
 		t.Helper()

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -43,21 +42,7 @@ func startServer(t *testing.T, ks keys) (addr string, hits *atomic.Int64) {
 			return c.JSON(201, map[string]string{"name": b.Name})
 		}},
 	)
-	a, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		<-done
-	})
-	return a.String(), hits
+	return serve(t, srv), hits
 }
 
 // rawRequest writes req by hand on a new connection and reads one response.
