@@ -78,13 +78,16 @@ func TestConnsMemory(t *testing.T) {
 	}
 }
 
+// redisForTest connects to the test Redis, or skips the test without one
+// (fails under CI=true).
 func redisForTest(t *testing.T) *redis.Client {
+	t.Helper()
 	u := os.Getenv("FLEETHUB_TEST_REDIS_URL")
 	if u == "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("FLEETHUB_TEST_REDIS_URL is not set but CI=true")
 		}
-		t.Skip("FLEETHUB_TEST_REDIS_URL not set: skipping the Redis connection-count test")
+		t.Skip("FLEETHUB_TEST_REDIS_URL not set: skipping this Redis test")
 	}
 	opt, err := redis.ParseURL(u)
 	if err != nil {

@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
@@ -263,19 +260,7 @@ func TestBadEpoch(t *testing.T) {
 // RedisAcks keeps positions with their epochs, and reads the bare offsets
 // stored before epochs as positions of no epoch.
 func TestRedisAcks(t *testing.T) {
-	u := os.Getenv("FLEETHUB_TEST_REDIS_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("FLEETHUB_TEST_REDIS_URL is not set but CI=true")
-		}
-		t.Skip("FLEETHUB_TEST_REDIS_URL not set: skipping the Redis acks test")
-	}
-	opt, err := redis.ParseURL(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
+	rdb := redisForTest(t)
 	a := ws.NewRedisAcks(rdb, time.Minute)
 	k := fmt.Sprintf("test-%d", time.Now().UnixNano())
 	testAcks(t, a, k)
