@@ -296,7 +296,7 @@ func (s *Service) optimize(c *api.Ctx) error {
 		return api.Validation("validation_failed", bad)
 	}
 	start := time.Now()
-	sol := pr.Solve(s.budget)
+	sol := pr.Solve(vrp.Options{TimeLimit: s.budget})
 	took := time.Since(start)
 	res := assemble(&r, pr, pr.Plan(sol), took)
 	var idb [10]byte

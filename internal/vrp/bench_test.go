@@ -1,6 +1,7 @@
 package vrp_test
 
 import (
+	"github.com/fleethub/fleethub/internal/vrp"
 	"testing"
 	"time"
 )
@@ -21,7 +22,7 @@ func BenchmarkSolve(b *testing.B) {
 			pr := readSolomon(b, path).Problem()
 			b.ReportAllocs()
 			for b.Loop() {
-				if sol := pr.Solve(time.Minute); len(sol.Unassigned) != 0 {
+				if sol := pr.Solve(vrp.Options{TimeLimit: time.Minute}); len(sol.Unassigned) != 0 {
 					b.Fatalf("unassigned %v", sol.Unassigned)
 				}
 			}

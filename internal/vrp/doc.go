@@ -7,37 +7,60 @@
 //
 // # Method
 //
-// Solve inserts the stops in priority order, then by deadline, each at
-// the cheapest feasible position of any vehicle (capacity in weight,
-// volume and packages; time windows with waiting allowed; the shift end
-// including the return; the route limits). Relocate moves (a stop to
-// another position or vehicle) and 2-opt reversals inside a route then
-// run until none improves or the time budget has passed. The objective is
-// distance, with time as a tie breaker (Schedule.Km + 0.001 Minutes).
-// A stop no vehicle can take is reported with the constraint that refused
-// it (Reason).
+// Solve follows SISR, "Slack Induction by String Removals" (Christiaens
+// and Vanden Berghe, Transportation Science 54(2), 2020):
 //
-// Travel is the great-circle distance of internal/geo lengthened by
-// Detour (1.3) and driven at SpeedKmh (40 km/h); road distances from the
-// routing graph are not used yet. A Planar problem takes coordinates as
-// plane units and travel time as equal to distance, the convention of
-// the Solomon benchmark. Plan prices fuel at 12 L/100 km and 1.05 USD a
-// litre and driver time at 25 USD an hour.
+//   - construction: every stop at its cheapest feasible position, most
+//     urgent first;
+//   - with MinimizeVehicles, route minimisation: a whole route is removed
+//     and its stops reinserted by ruin and recreate; a candidate replaces
+//     the current plan when fewer stops are left out, or when the stops
+//     left out were left out less often (an absence counter per stop);
+//     when every stop is back the plan is the new best and another route
+//     goes, until the fleet bound (capacities against demand) or half the
+//     search budget;
+//   - ruin and recreate under simulated annealing for the rest: the ruin
+//     removes strings of consecutive stops (or a string but for a kept
+//     run inside it) from routes near a random stop, the recreate
+//     reinserts them in a random, demand, far-first or near-first order,
+//     each at its cheapest position, skipping positions at a 1 % blink
+//     rate; a candidate is accepted when it costs less than the current
+//     plan plus the temperature times an exponential variate, the
+//     temperature falling geometrically over the budget.
 //
-// Every candidate move is evaluated from scratch (Eval walks the route),
-// which keeps the solver short and obviously right at the price of
-// allocations: BenchmarkSolve takes the 12-customer fixture to its local
-// optimum in 0.22 ms (1,179 allocations) and Solomon's C101 (100
-// customers, 25 vehicles) in 16.5 ms (125,713 allocations, 8.4 MB), on a
-// busy 2-vCPU AMD EPYC VM. Against the best-known solutions the plans are
-// +4 % to +20 % longer (docs/optimization.md).
+// Each route keeps, per position, the earliest service start (forward)
+// and the latest service start that keeps every later stop and the
+// return on time (backward), its load in three dimensions and its
+// distance, so that an insertion is checked in constant time (check);
+// Eval, which walks a route, is the reference it agrees with. A left-out
+// stop costs more than any route (8 times more per priority level), so
+// urgent stops are kept before low ones when not all fit, and a stop that
+// fits nowhere is reported with the constraint that refused it (Reason).
+//
+// Travel comes from Problem.Matrix when the caller gives one (its own
+// routing engine's, or the road graph's), otherwise from the coordinates:
+// the great-circle distance of internal/geo lengthened by Detour (1.3)
+// and driven at SpeedKmh (40 km/h), or, when Planar, the Euclidean
+// distance with travel time equal to it (the Solomon convention). The
+// objective (Goal) prices each arc: distance, driving time or the cost
+// model. Plan prices fuel at 12 L/100 km and 1.05 USD a litre and driver
+// time at 25 USD an hour.
+//
+// # Budget and repeatability
+//
+// Solve runs Options.Workers searches (2 by default, one per core of the
+// machine it was measured on) with different seeds and keeps the best
+// plan. A worker's length is work, not time: WorkPerSecond insertion
+// positions per second of the limit, and at most ItersPerStop iterations
+// per stop, so the same seed gives the same routes. The deadline (97 % of
+// the limit) stops a worker that is slower than that, and Solution.Cut
+// says so.
 //
 // # Concurrency
 //
 // A Problem is only read by Eval, Solve and Plan, so any number of them
 // may run at once on the same Problem as long as nobody changes it
-// meanwhile. Solve runs in the caller's goroutine and starts none; it is
-// CPU-bound, and returns after the insertion phase plus at most about its
-// budget (the clock is read between moves, and only for the budget).
-// Instances and Plans are values owned by the caller.
+// meanwhile. Solve starts its workers and waits for them; they share the
+// read-only tables built from the Problem and nothing else. Instances
+// and Plans are values owned by the caller.
 package vrp

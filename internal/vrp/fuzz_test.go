@@ -59,7 +59,7 @@ func FuzzParseSolomon(f *testing.F) {
 			return
 		}
 		pr := in.Problem()
-		sol := pr.Solve(time.Millisecond)
+		sol := pr.Solve(vrp.Options{TimeLimit: time.Millisecond})
 		if _, _, err := checkSolomon(in, sol.Routes, len(sol.Unassigned)); err != nil {
 			t.Fatalf("infeasible plan %v: %v", sol.Routes, err)
 		}

@@ -21,10 +21,11 @@ const (
 // from the depot's opening in a Solomon instance).
 type Stop struct {
 	Lat, Lon                 float64 // degrees; plane X and Y when Problem.Planar
+	Loc                      int     // row of Problem.Matrix, when it is set
 	Weight, Volume, Packages float64
 	Early, Late              float64 // the time window; Late is +Inf when open
 	Service                  float64 // minutes spent at the stop
-	Priority                 int     // higher is inserted first
+	Priority                 int     // 0 (low) to 3 (urgent); higher is kept first when not all fit
 }
 
 // Vehicle is one vehicle of the fleet. A capacity or limit of +Inf is
@@ -32,6 +33,7 @@ type Stop struct {
 type Vehicle struct {
 	StartLat, StartLon float64
 	EndLat, EndLon     float64
+	StartLoc, EndLoc   int // rows of Problem.Matrix, when it is set
 	CapWeight          float64
 	CapVolume          float64
 	CapPackages        float64
@@ -40,6 +42,28 @@ type Vehicle struct {
 	MaxMinutes         float64 // longest route, in minutes
 	MaxKm              float64 // longest route, in kilometres (plane units when Planar)
 }
+
+// Matrix is the travel between a caller's locations, row-major:
+// Minutes[i*Size+j] and Km[i*Size+j] from location i to location j. It
+// may be asymmetric.
+type Matrix struct {
+	Size    int
+	Minutes []float64
+	Km      []float64
+}
+
+// Goal is what the solver minimises once every stop it can place is
+// placed (and, with Problem.MinimizeVehicles, once the fewest routes are
+// found).
+type Goal uint8
+
+// The goals. Time is driving time: waiting and service are what the
+// windows make them whatever the order.
+const (
+	GoalDistance Goal = iota // kilometres, driving minutes as a tie breaker
+	GoalTime                 // driving minutes, kilometres as a tie breaker
+	GoalCost                 // fuel and driver time priced by the cost model
+)
 
 // Problem is a VRPTW instance. The solver only reads it.
 type Problem struct {
@@ -53,6 +77,14 @@ type Problem struct {
 	// coordinates are degrees and travel follows the road model (Km,
 	// Minutes).
 	Planar bool
+	// Matrix, when set, gives the travel between locations instead of
+	// the coordinates: stops are at Stop.Loc, vehicles leave from
+	// Vehicle.StartLoc and end at Vehicle.EndLoc.
+	Matrix *Matrix
+	// Goal is the objective after coverage.
+	Goal Goal
+	// MinimizeVehicles puts the number of routes before the goal.
+	MinimizeVehicles bool
 }
 
 // The road model: the great-circle distance lengthened by Detour,
@@ -79,18 +111,39 @@ func Km(lat1, lon1, lat2, lon2 float64) float64 {
 // Minutes is the road model's driving time over km kilometres.
 func Minutes(km float64) float64 { return km / SpeedKmh * 60 }
 
-func (p *Problem) dist(lat1, lon1, lat2, lon2 float64) float64 {
-	if p.Planar {
-		return math.Hypot(lat1-lat2, lon1-lon2)
-	}
-	return Km(lat1, lon1, lat2, lon2)
+// place is a position a route passes: coordinates and a matrix row.
+type place struct {
+	lat, lon float64
+	loc      int
 }
 
-func (p *Problem) travel(d float64) float64 {
-	if p.Planar {
-		return d
+func (s *Stop) place() place     { return place{s.Lat, s.Lon, s.Loc} }
+func (v *Vehicle) start() place  { return place{v.StartLat, v.StartLon, v.StartLoc} }
+func (v *Vehicle) finish() place { return place{v.EndLat, v.EndLon, v.EndLoc} }
+
+// leg is the distance and the driving time from a to b.
+func (p *Problem) leg(a, b place) (km, minutes float64) {
+	if m := p.Matrix; m != nil {
+		k := a.loc*m.Size + b.loc
+		return m.Km[k], m.Minutes[k]
 	}
-	return Minutes(d)
+	if p.Planar {
+		d := math.Hypot(a.lat-b.lat, a.lon-b.lon)
+		return d, d
+	}
+	d := Km(a.lat, a.lon, b.lat, b.lon)
+	return d, Minutes(d)
+}
+
+// arcCost is the goal's price of driving km kilometres in minutes.
+func (g Goal) arcCost(km, minutes float64) float64 {
+	switch g {
+	case GoalTime:
+		return minutes + 0.001*km
+	case GoalCost:
+		return km*FuelPerKm*FuelPrice + minutes/60*DriverPerHour
+	}
+	return km + 0.001*minutes
 }
 
 // Schedule is the evaluation of one vehicle's route.
@@ -106,7 +159,8 @@ type Schedule struct {
 
 // Eval times vehicle v along route (indexes into Stops), waiting at a
 // stop until its window opens. A failed Schedule stops at the first
-// broken constraint.
+// broken constraint. It walks the route from its start and is the
+// reference the solver's constant-time checks agree with.
 func (p *Problem) Eval(v int, route []int) Schedule {
 	return p.eval(&p.Vehicles[v], route)
 }
@@ -114,13 +168,13 @@ func (p *Problem) Eval(v int, route []int) Schedule {
 func (p *Problem) eval(v *Vehicle, route []int) Schedule {
 	s := Schedule{OK: true, Arrive: make([]float64, len(route)), Start: make([]float64, len(route))}
 	t := v.ShiftStart
-	lat, lon := v.StartLat, v.StartLon
+	at := v.start()
 	var w, vol, pk float64
 	for i, si := range route {
 		st := &p.Stops[si]
-		d := p.dist(lat, lon, st.Lat, st.Lon)
+		d, m := p.leg(at, st.place())
 		s.Km += d
-		t += p.travel(d)
+		t += m
 		s.Arrive[i] = t
 		if t < st.Early {
 			t = st.Early
@@ -135,15 +189,15 @@ func (p *Problem) eval(v *Vehicle, route []int) Schedule {
 		s.Start[i] = t
 		t += st.Service
 		w, vol, pk = w+st.Weight, vol+st.Volume, pk+st.Packages
-		lat, lon = st.Lat, st.Lon
+		at = st.place()
 	}
 	if w > v.CapWeight || vol > v.CapVolume || pk > v.CapPackages {
 		s.OK, s.Why = false, ReasonCapacity
 		return s
 	}
-	d := p.dist(lat, lon, v.EndLat, v.EndLon)
+	d, m := p.leg(at, v.finish())
 	s.Km += d
-	t += p.travel(d)
+	t += m
 	s.Minutes = t - v.ShiftStart
 	if t > v.ShiftEnd {
 		s.OK, s.Why = false, ReasonShiftEnd
@@ -154,6 +208,16 @@ func (p *Problem) eval(v *Vehicle, route []int) Schedule {
 	return s
 }
 
-// objective is what the solver minimises: distance, with time as a tie
-// breaker.
-func objective(s Schedule) float64 { return s.Km + 0.001*s.Minutes }
+// Servable reports whether some vehicle can serve stop i on a route of
+// its own and, when none can, the constraint that refused it.
+func (p *Problem) Servable(i int) (bool, Reason) {
+	why := ReasonCapacity
+	for v := range p.Vehicles {
+		s := p.eval(&p.Vehicles[v], []int{i})
+		if s.OK {
+			return true, ""
+		}
+		why = s.Why
+	}
+	return false, why
+}

@@ -2,6 +2,7 @@ package vrp_test
 
 import (
 	"encoding/csv"
+	"github.com/fleethub/fleethub/internal/vrp"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,7 +59,7 @@ func TestSolomonFeasible(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in := readSolomon(t, sharedData(t, "vrp/solomon/"+name+".txt"))
 			bksV, bksD := bestKnown(t, name)
-			sol := in.Problem().Solve(300 * time.Millisecond)
+			sol := in.Problem().Solve(vrp.Options{TimeLimit: 300 * time.Millisecond})
 			if len(sol.Unassigned) != 0 {
 				t.Errorf("%d customers unassigned", len(sol.Unassigned))
 			}

@@ -14,7 +14,7 @@ import (
 func TestSolveFixture(t *testing.T) {
 	in := readSolomon(t, "testdata/fh12.txt")
 	pr := in.Problem()
-	sol := pr.Solve(time.Second)
+	sol := pr.Solve(vrp.Options{TimeLimit: time.Second})
 	if len(sol.Unassigned) != 0 {
 		t.Errorf("unassigned %v", sol.Unassigned)
 	}
@@ -65,7 +65,7 @@ func TestSolveReasons(t *testing.T) {
 				tc.fleet(&v)
 			}
 			pr := &vrp.Problem{Stops: []vrp.Stop{s}, Vehicles: []vrp.Vehicle{v}, Planar: true, AllowLate: tc.late}
-			sol := pr.Solve(time.Second)
+			sol := pr.Solve(vrp.Options{TimeLimit: time.Second})
 			if got := sol.Unassigned[0]; got != tc.want {
 				t.Fatalf("reason %q, want %q", got, tc.want)
 			}
@@ -99,7 +99,7 @@ func TestPlanCost(t *testing.T) {
 		Stops:    []vrp.Stop{{Lon: lon, Late: inf, Service: 5, Packages: 2}},
 		Vehicles: []vrp.Vehicle{{CapWeight: inf, CapVolume: inf, CapPackages: inf, ShiftStart: 480, ShiftEnd: 1080, MaxMinutes: inf, MaxKm: inf}},
 	}
-	pl := pr.Plan(pr.Solve(time.Second))
+	pl := pr.Plan(pr.Solve(vrp.Options{TimeLimit: time.Second}))
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 	drive := 2 / vrp.SpeedKmh * 60 // 3 minutes
 	if !near(pl.Km, 2) || !near(pl.Minutes, drive+5) || !near(pl.Fuel, 0.24) ||

@@ -1,0 +1,377 @@
+package vrp
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"time"
+)
+
+// The search's parameters, those of SISR (Christiaens and Vanden Berghe,
+// 2020) where it has them: about avgRemoved stops removed per ruin, in
+// strings of at most maxString stops; a split string keeps a run of stops
+// inside the removed string, growing it with probability splitGrow; each
+// insertion position is skipped with probability blink.
+const (
+	avgRemoved = 10
+	maxString  = 10
+	splitRate  = 0.5
+	splitGrow  = 0.5
+	blink      = 0.01
+	// The temperatures run from tStart to tEnd times the mean price of a
+	// return trip to a stop.
+	tStart = 0.3
+	tEnd   = 0.003
+)
+
+// solution is a set of routes, one per vehicle, and the stops left out.
+// Its routes are shared with other solutions and never changed.
+type solution struct {
+	routes []*route
+	absent []int32
+	where  []int32 // per stop: its vehicle, or -1
+	cost   float64 // arcs, vehicle costs and penalties
+	used   int     // routes with stops
+}
+
+func (s *solution) clone() *solution {
+	return &solution{routes: append([]*route(nil), s.routes...), absent: append([]int32(nil), s.absent...),
+		where: append([]int32(nil), s.where...), cost: s.cost, used: s.used}
+}
+
+// worker is one search: its own random stream and its share of work.
+type worker struct {
+	t        *tables
+	rng      *rand.Rand
+	work     int64 // positions checked and route positions rebuilt
+	deadline time.Time
+	stopped  bool // the deadline came first
+	iters    int
+	stamp    []int32 // per vehicle class: the insertion that last tried it empty
+	stampNow int32
+	removed  []int32
+	key      []float64 // per stop: the recreation order's key
+	ruined   []int32
+}
+
+func newWorker(t *tables, seed uint64, deadline time.Time) *worker {
+	return &worker{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), deadline: deadline, stamp: make([]int32, t.classes)}
+}
+
+// budget is a share of a worker's search: work (positions checked and
+// rebuilt) and iterations, whichever runs out first.
+type budget struct {
+	work  int64
+	iters int
+}
+
+// out reports whether the worker has spent b or passed its deadline,
+// counting one iteration; the clock is read every 8 calls.
+func (w *worker) out(b budget) bool {
+	if w.work >= b.work || w.iters >= b.iters || w.stopped {
+		return true
+	}
+	w.iters++
+	if w.iters%8 == 0 && time.Now().After(w.deadline) {
+		w.stopped = true
+	}
+	return w.stopped
+}
+
+// total sets s.cost and s.used from its routes and absent stops.
+func (w *worker) total(s *solution) {
+	t := w.t
+	s.cost, s.used = 0, 0
+	for _, r := range s.routes {
+		if len(r.stops) > 0 {
+			s.cost += r.cost + t.vehicleCost
+			s.used++
+		}
+	}
+	for _, c := range s.absent {
+		s.cost += t.penalty[c]
+	}
+}
+
+// set replaces vehicle v's route in s.
+func (w *worker) set(s *solution, v int32, r *route) {
+	s.routes[v] = r
+	w.work += int64(len(r.stops) + 2)
+}
+
+// construct inserts every stop into empty routes.
+func (w *worker) construct() *solution {
+	t := w.t
+	s := &solution{routes: append([]*route(nil), t.empty...), where: make([]int32, t.n)}
+	all := make([]int32, t.n)
+	for i := range all {
+		all[i] = int32(i)
+		s.where[i] = -1
+	}
+	w.recreate(s, all, true)
+	w.total(s)
+	return s
+}
+
+// ruin removes strings of stops from routes near a random stop (SISR's
+// adjacent string removal) and returns them.
+func (w *worker) ruin(s *solution) []int32 {
+	t := w.t
+	w.removed, w.ruined = w.removed[:0], w.ruined[:0]
+	if s.used == 0 {
+		return w.removed
+	}
+	served := t.n - len(s.absent)
+	lsMax := math.Min(maxString, float64(served)/float64(s.used))
+	ksMax := 4*avgRemoved/(1+lsMax) - 1
+	ks := int(w.rng.Float64()*ksMax) + 1
+	seed := int32(w.rng.IntN(t.n))
+	for s.where[seed] < 0 {
+		seed = int32(w.rng.IntN(t.n))
+	}
+	for _, c := range t.adj[seed] {
+		if len(w.ruined) >= ks {
+			break
+		}
+		v := s.where[c]
+		if v < 0 || contains32(w.ruined, v) {
+			continue
+		}
+		w.ruined = append(w.ruined, v)
+		w.removeString(s, v, c, lsMax)
+	}
+	return w.removed
+}
+
+func contains32(l []int32, x int32) bool {
+	for _, y := range l {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// removeString removes from vehicle v's route a string of stops around
+// stop c, or such a string but for a run of stops kept inside it.
+func (w *worker) removeString(s *solution, v, c int32, lsMax float64) {
+	r := s.routes[v]
+	m := len(r.stops)
+	lt := int(w.rng.Float64()*math.Min(float64(m), lsMax)) + 1
+	pos := 0
+	for r.stops[pos] != c {
+		pos++
+	}
+	keep := 0
+	if m > lt && w.rng.Float64() < splitRate {
+		keep = 1
+		for keep < m-lt && w.rng.Float64() < splitGrow {
+			keep++
+		}
+	}
+	span := lt + keep
+	// The string [from, from+span) holds pos.
+	lo, hi := max(0, pos-span+1), min(pos, m-span)
+	from := lo + w.rng.IntN(hi-lo+1)
+	keepFrom := from
+	if keep > 0 {
+		keepFrom = from + w.rng.IntN(lt+1)
+	}
+	drop := func(k int) bool {
+		return k >= from && k < from+span && (k < keepFrom || k >= keepFrom+keep)
+	}
+	for k, x := range r.stops {
+		if drop(k) {
+			w.removed = append(w.removed, x)
+			s.where[x] = -1
+		}
+	}
+	nr := w.t.without(r, drop)
+	if len(nr.stops) == 0 {
+		s.used--
+	}
+	w.set(s, v, nr)
+}
+
+// order sorts stops for recreation: priority first, then at random, by
+// demand, far from the depot first or near first (weights 4, 4, 2, 1).
+func (w *worker) order(stops []int32) {
+	tb := w.t
+	if w.key == nil {
+		w.key = make([]float64, tb.n)
+	}
+	key := w.key
+	k := w.rng.IntN(11)
+	for _, c := range stops {
+		switch {
+		case k < 4:
+			key[c] = w.rng.Float64()
+		case k < 8:
+			d := tb.demand[c]
+			key[c] = -(d[0] + d[1] + d[2])
+		case k < 10:
+			key[c] = -tb.fromDepot[c]
+		default:
+			key[c] = tb.fromDepot[c]
+		}
+	}
+	sort.Slice(stops, func(i, j int) bool {
+		a, b := stops[i], stops[j]
+		pa, pb := w.t.p.Stops[a].Priority, w.t.p.Stops[b].Priority
+		if pa != pb {
+			return pa > pb
+		}
+		if key[a] != key[b] {
+			return key[a] < key[b]
+		}
+		return a < b
+	})
+}
+
+// recreate inserts stops and the solution's absent ones, each at its
+// cheapest feasible position (skipping positions at the blink rate);
+// open allows routes to start on idle vehicles. What finds no place is
+// absent afterwards.
+func (w *worker) recreate(s *solution, stops []int32, open bool) {
+	tb := w.t
+	todo := append(append([]int32(nil), stops...), s.absent...)
+	s.absent = s.absent[:0]
+	w.order(todo)
+	for _, c := range todo {
+		w.stampNow++
+		bestV, bestPos, best := int32(-1), -1, math.Inf(1)
+		for v, r := range s.routes {
+			empty := len(r.stops) == 0
+			if empty {
+				if !open || w.stamp[tb.class[v]] == w.stampNow {
+					continue
+				}
+				w.stamp[tb.class[v]] = w.stampNow
+			}
+			if !tb.fits(r, c) {
+				continue
+			}
+			extra := 0.0
+			if empty {
+				extra = tb.vehicleCost
+			}
+			late := tb.late[c] + tol
+			for i := 0; i <= len(r.stops); i++ {
+				if r.a[i] > late {
+					break
+				}
+				w.work++
+				if w.rng.Float64() < blink {
+					continue
+				}
+				d, why := tb.check(r, c, i)
+				if why == "" && d+extra < best {
+					bestV, bestPos, best = int32(v), i, d+extra
+				}
+			}
+		}
+		if bestV < 0 {
+			s.absent = append(s.absent, c)
+			continue
+		}
+		r := s.routes[bestV]
+		if len(r.stops) == 0 {
+			s.used++
+		}
+		w.set(s, bestV, tb.insert(r, c, bestPos))
+		s.where[c] = bestV
+	}
+}
+
+// anneal is ruin and recreate under simulated annealing for limit work,
+// from s; it returns the best solution seen.
+func (w *worker) anneal(s *solution, limit budget, open bool) *solution {
+	tb := w.t
+	cur, best := s, s
+	from, fromIters := w.work, w.iters
+	t0, t1 := tStart*tb.scale, tEnd*tb.scale
+	for !w.out(limit) {
+		frac := max(float64(w.work-from)/float64(max(1, limit.work-from)), float64(w.iters-fromIters)/float64(max(1, limit.iters-fromIters)))
+		temp := t0 * math.Pow(t1/t0, frac)
+		cand := cur.clone()
+		w.recreate(cand, w.ruin(cand), open)
+		w.total(cand)
+		if cand.cost < cur.cost-temp*math.Log(1-w.rng.Float64()) {
+			cur = cand
+		}
+		if cand.cost < best.cost-tol {
+			best = cand
+		}
+	}
+	return best
+}
+
+// minimizeRoutes removes whole routes and reinserts their stops (SISR's
+// fleet minimisation): a candidate with fewer absent stops, or absent
+// stops that were absent less often, replaces the current one; once none
+// is absent the plan is the new best and another route goes. It stops at
+// limit work or at the fleet bound.
+func (w *worker) minimizeRoutes(s *solution, limit budget) *solution {
+	tb := w.t
+	if len(s.absent) > 0 {
+		return s
+	}
+	best := s
+	absences := make([]int, tb.n)
+	sum := func(l []int32) (n int) {
+		for _, c := range l {
+			n += absences[c]
+		}
+		return n
+	}
+	for best.used > tb.minRoutes && !w.out(limit) {
+		cur := best.clone()
+		k := w.rng.IntN(cur.used)
+		for v, r := range cur.routes {
+			if len(r.stops) == 0 {
+				continue
+			}
+			if k--; k < 0 {
+				for _, c := range r.stops {
+					cur.absent = append(cur.absent, c)
+					cur.where[c] = -1
+				}
+				cur.routes[v] = tb.empty[v]
+				cur.used--
+				break
+			}
+		}
+		w.total(cur)
+		for !w.out(limit) {
+			cand := cur.clone()
+			w.recreate(cand, w.ruin(cand), false)
+			w.total(cand)
+			for _, c := range cand.absent {
+				absences[c]++
+			}
+			if len(cand.absent) < len(cur.absent) || sum(cand.absent) < sum(cur.absent) {
+				cur = cand
+			}
+			if len(cur.absent) == 0 {
+				best = cur
+				break
+			}
+		}
+	}
+	return best
+}
+
+// search runs one worker's whole search within limit.
+func (w *worker) search(limit budget) (first, best *solution) {
+	s := w.construct()
+	first = s
+	if w.t.p.MinimizeVehicles {
+		s = w.minimizeRoutes(s, budget{w.work + (limit.work-w.work)*fleetShare/100, w.iters + (limit.iters-w.iters)*fleetShare/100})
+		return first, w.anneal(s, limit, false)
+	}
+	return first, w.anneal(s, limit, true)
+}
+
+// fleetShare is the percentage of the work after construction that route
+// minimisation may use, with MinimizeVehicles.
+const fleetShare = 50
