@@ -12,243 +12,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strings"
 	"time"
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/store"
 	"github.com/fleethub/fleethub/internal/vrp"
 )
-
-// Place is a location.
-type Place struct {
-	Latitude  *float64 `json:"latitude" required:"true"`
-	Longitude *float64 `json:"longitude" required:"true"`
-	Address   string   `json:"address,omitempty"`
-}
-
-// Capacity of a vehicle; missing fields are unconstrained.
-type Capacity struct {
-	Weight   *float64 `json:"weight,omitempty"`
-	Volume   *float64 `json:"volume,omitempty"`
-	Packages *float64 `json:"packages,omitempty"`
-}
-
-// Vehicle of the request.
-type Vehicle struct {
-	VehicleID     string    `json:"vehicle_id" required:"true"`
-	Capacity      *Capacity `json:"capacity,omitempty"`
-	StartLocation *Place    `json:"start_location" required:"true"`
-	EndLocation   *Place    `json:"end_location,omitempty"`
-	DriverID      string    `json:"driver_id,omitempty"`
-	ShiftStart    string    `json:"shift_start,omitempty" doc:"HH:MM, default 08:00"`
-	ShiftEnd      string    `json:"shift_end,omitempty" doc:"HH:MM, default 18:00"`
-	VehicleType   string    `json:"vehicle_type,omitempty"`
-	Restrictions  []string  `json:"restrictions,omitempty"`
-}
-
-// Requirements of a delivery.
-type Requirements struct {
-	Weight          float64  `json:"weight,omitempty"`
-	Volume          float64  `json:"volume,omitempty"`
-	Packages        float64  `json:"packages,omitempty"`
-	SpecialHandling []string `json:"special_handling,omitempty"`
-}
-
-// Window is a time window.
-type Window struct {
-	Earliest        string  `json:"earliest,omitempty" doc:"HH:MM"`
-	Latest          string  `json:"latest,omitempty" doc:"HH:MM"`
-	ServiceDuration float64 `json:"service_duration,omitempty" doc:"minutes, default 5"`
-}
-
-// Destination of the request.
-type Destination struct {
-	DestinationID        string        `json:"destination_id" required:"true"`
-	Location             *Place        `json:"location" required:"true"`
-	DeliveryRequirements *Requirements `json:"delivery_requirements,omitempty"`
-	TimeWindow           *Window       `json:"time_window,omitempty"`
-	Priority             string        `json:"priority,omitempty" enum:"low,normal,high,urgent"`
-	CustomerID           string        `json:"customer_id,omitempty"`
-	DeliveryNotes        string        `json:"delivery_notes,omitempty"`
-}
-
-// Constraints of the request.
-type Constraints struct {
-	MaxRouteDuration        float64         `json:"max_route_duration,omitempty" doc:"minutes"`
-	MaxRouteDistance        float64         `json:"max_route_distance,omitempty" doc:"kilometers"`
-	DriverBreakRequirements bool            `json:"driver_break_requirements,omitempty"`
-	VehicleCapacityStrict   bool            `json:"vehicle_capacity_strict,omitempty"`
-	TimeWindowViolations    string          `json:"time_window_violations,omitempty" enum:"none,allow" doc:"allow: a late arrival is counted, not refused"`
-	TrafficRestrictions     map[string]bool `json:"traffic_restrictions,omitempty"`
-	FuelEfficiencyPriority  float64         `json:"fuel_efficiency_priority,omitempty"`
-	DeliveryTimePriority    float64         `json:"delivery_time_priority,omitempty"`
-	CostPriority            float64         `json:"cost_priority,omitempty"`
-}
-
-// Request is POST /api/v1/fleet/optimization/routes.
-type Request struct {
-	FleetID           string        `json:"fleet_id" required:"true"`
-	Vehicles          []Vehicle     `json:"vehicles" required:"true"`
-	Destinations      []Destination `json:"destinations" required:"true"`
-	Constraints       *Constraints  `json:"constraints,omitempty"`
-	OptimizationGoals []string      `json:"optimization_goals,omitempty"`
-	TimeWindows       *bool         `json:"time_windows,omitempty"`
-	RealTimeTraffic   *bool         `json:"real_time_traffic,omitempty"`
-	DriverPreferences bool          `json:"driver_preferences,omitempty"`
-}
-
-var goals = []string{"minimize_time", "minimize_distance", "minimize_fuel", "minimize_cost", "maximize_efficiency", "balance_workload", "maximize_service_quality"}
-
-func hhmm(s string, def float64) (float64, bool) {
-	if s == "" {
-		return def, true
-	}
-	t, err := time.Parse("15:04", s)
-	if err != nil {
-		return 0, false
-	}
-	return float64(t.Hour()*60 + t.Minute()), true
-}
-
-func clock(m float64) string {
-	if math.IsInf(m, 0) || math.IsNaN(m) {
-		return ""
-	}
-	mm := int(math.Round(m))
-	return fmt.Sprintf("%02d:%02d", (mm/60)%24, mm%60)
-}
-
-func place(bad map[string]string, field string, p *Place) (float64, float64) {
-	if p == nil || p.Latitude == nil || p.Longitude == nil {
-		bad[field] = "latitude and longitude are required"
-		return 0, 0
-	}
-	if *p.Latitude < -90 || *p.Latitude > 90 || *p.Longitude < -180 || *p.Longitude > 180 || math.IsNaN(*p.Latitude) || math.IsNaN(*p.Longitude) {
-		bad[field] = "latitude -90..90, longitude -180..180"
-	}
-	return *p.Latitude, *p.Longitude
-}
-
-func capOf(v *float64) float64 {
-	if v == nil {
-		return math.Inf(1)
-	}
-	return *v
-}
-
-var prio = map[string]int{"low": 0, "": 1, "normal": 1, "high": 2, "urgent": 3}
-
-// build validates a request into a problem.
-func build(r *Request) (*vrp.Problem, map[string]string) {
-	bad := map[string]string{}
-	if strings.TrimSpace(r.FleetID) == "" {
-		bad["fleet_id"] = "is required"
-	}
-	if len(r.Vehicles) == 0 || len(r.Vehicles) > 200 {
-		bad["vehicles"] = "1 to 200 vehicles are required"
-	}
-	if len(r.Destinations) == 0 || len(r.Destinations) > 1000 {
-		bad["destinations"] = "1 to 1000 destinations are required"
-	}
-	for i, g := range r.OptimizationGoals {
-		if !contains(goals, g) {
-			bad[fmt.Sprintf("optimization_goals[%d]", i)] = "must be one of " + strings.Join(goals, ", ")
-		}
-	}
-	pr := &vrp.Problem{}
-	c := r.Constraints
-	if c != nil {
-		switch c.TimeWindowViolations {
-		case "", "none":
-		case "allow":
-			pr.AllowLate = true
-		default:
-			bad["constraints.time_window_violations"] = "must be none or allow"
-		}
-		if c.MaxRouteDuration < 0 || c.MaxRouteDistance < 0 {
-			bad["constraints"] = "max_route_duration and max_route_distance must not be negative"
-		}
-	}
-	seen := map[string]bool{}
-	for i, v := range r.Vehicles {
-		f := fmt.Sprintf("vehicles[%d]", i)
-		if v.VehicleID == "" || seen["v"+v.VehicleID] {
-			bad[f+".vehicle_id"] = "is required and unique"
-		}
-		seen["v"+v.VehicleID] = true
-		fv := vrp.Vehicle{CapWeight: math.Inf(1), CapVolume: math.Inf(1), CapPackages: math.Inf(1), MaxMinutes: math.Inf(1), MaxKm: math.Inf(1)}
-		fv.StartLat, fv.StartLon = place(bad, f+".start_location", v.StartLocation)
-		fv.EndLat, fv.EndLon = fv.StartLat, fv.StartLon
-		if v.EndLocation != nil {
-			fv.EndLat, fv.EndLon = place(bad, f+".end_location", v.EndLocation)
-		}
-		if v.Capacity != nil {
-			fv.CapWeight, fv.CapVolume, fv.CapPackages = capOf(v.Capacity.Weight), capOf(v.Capacity.Volume), capOf(v.Capacity.Packages)
-		}
-		var ok1, ok2 bool
-		fv.ShiftStart, ok1 = hhmm(v.ShiftStart, 8*60)
-		fv.ShiftEnd, ok2 = hhmm(v.ShiftEnd, 18*60)
-		if !ok1 || !ok2 || fv.ShiftEnd <= fv.ShiftStart {
-			bad[f+".shift_start"] = "shift_start and shift_end are HH:MM with start before end"
-		}
-		if c != nil && c.MaxRouteDuration > 0 {
-			fv.MaxMinutes = c.MaxRouteDuration
-		}
-		if c != nil && c.MaxRouteDistance > 0 {
-			fv.MaxKm = c.MaxRouteDistance
-		}
-		pr.Vehicles = append(pr.Vehicles, fv)
-	}
-	useWindows := r.TimeWindows == nil || *r.TimeWindows
-	for i, d := range r.Destinations {
-		f := fmt.Sprintf("destinations[%d]", i)
-		if d.DestinationID == "" || seen["d"+d.DestinationID] {
-			bad[f+".destination_id"] = "is required and unique"
-		}
-		seen["d"+d.DestinationID] = true
-		st := vrp.Stop{Early: 0, Late: math.Inf(1), Service: 5}
-		st.Lat, st.Lon = place(bad, f+".location", d.Location)
-		if q := d.DeliveryRequirements; q != nil {
-			if q.Weight < 0 || q.Volume < 0 || q.Packages < 0 {
-				bad[f+".delivery_requirements"] = "must not be negative"
-			}
-			st.Weight, st.Volume, st.Packages = q.Weight, q.Volume, q.Packages
-		}
-		if tw := d.TimeWindow; tw != nil {
-			e, ok1 := hhmm(tw.Earliest, 0)
-			l, ok2 := hhmm(tw.Latest, math.Inf(1))
-			if !ok1 || !ok2 || l < e || tw.ServiceDuration < 0 {
-				bad[f+".time_window"] = "earliest and latest are HH:MM, earliest not after latest, service_duration not negative"
-			}
-			if useWindows {
-				st.Early, st.Late = e, l
-			}
-			if tw.ServiceDuration > 0 {
-				st.Service = tw.ServiceDuration
-			}
-		}
-		p, ok := prio[d.Priority]
-		if !ok {
-			bad[f+".priority"] = "must be low, normal, high or urgent"
-		}
-		st.Priority = p
-		pr.Stops = append(pr.Stops, st)
-	}
-	return pr, bad
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // Service runs and stores optimizations.
 type Service struct {
@@ -256,28 +28,45 @@ type Service struct {
 	pub interface {
 		Publish(ctx context.Context, msgs ...hub.Message) error
 	}
-	now    func() time.Time
-	budget time.Duration
+	roads Roads
+	now   func() time.Time
 }
 
-// New makes the service; pub may be nil.
+// New makes the service; pub may be nil, and so may roads, when the
+// server has no road graph (travel is then great-circle).
 func New(st store.Optimizations, pub interface {
 	Publish(ctx context.Context, msgs ...hub.Message) error
-}) *Service {
-	return &Service{st: st, pub: pub, now: time.Now, budget: 2 * time.Second}
+}, roads Roads) *Service {
+	if g, ok := roads.(*routing.Graph); ok && g == nil {
+		roads = nil
+	}
+	return &Service{st: st, pub: pub, roads: roads, now: time.Now}
 }
 
 // Routes returns the optimization routes.
 func (s *Service) Routes() []*api.Route {
 	id := []api.Param{{Name: "optimization_id", In: "path", Type: "string", Required: true}}
 	return []*api.Route{
-		{Method: "POST", Path: "/api/v1/fleet/optimization/routes", Tag: "optimization", Summary: "Plan multi-vehicle routes (capacities, time windows, shifts)",
+		{Method: "POST", Path: "/api/v1/fleet/optimization/routes", Tag: "optimization", Summary: "Plan multi-vehicle routes (capacities, time windows, shifts; the caller's own matrix or road costs)",
 			Permission: "fleet:write", Request: Request{}, Response: Response{}, Handler: s.optimize},
 		{Method: "GET", Path: "/api/v1/fleet/optimization/{optimization_id}", Tag: "optimization", Summary: "A stored optimization", Permission: "fleet:read",
 			Params: id, Response: Response{}, Handler: s.get},
 		{Method: "PUT", Path: "/api/v1/fleet/optimization/{optimization_id}/apply", Tag: "optimization", Summary: "Apply an optimization: marks it applied and emits route assignments",
 			Permission: "fleet:write", Params: id, Response: Response{}, Errors: []int{409}, Handler: s.apply},
 	}
+}
+
+// costs settles where travel costs come from: the caller's matrix, the
+// road graph, or great-circle distance; missing counts the pairs the
+// road graph could not route.
+func (s *Service) costs(r *Request, pr *vrp.Problem) (source string, missing int) {
+	switch {
+	case pr.Matrix != nil:
+		return SourceMatrix, 0
+	case s.roads != nil:
+		return SourceRoads, roadMatrix(s.roads, pr, costing(r.Vehicles))
+	}
+	return SourceGreatCircle, 0
 }
 
 // Response is the answer envelope.
@@ -291,14 +80,24 @@ func (s *Service) optimize(c *api.Ctx) error {
 	if err := c.Bind(&r, false); err != nil {
 		return err
 	}
-	pr, bad := build(&r)
+	b, bad := build(&r)
 	if len(bad) > 0 {
 		return api.Validation("validation_failed", bad)
 	}
 	start := time.Now()
-	sol := pr.Solve(vrp.Options{TimeLimit: s.budget})
+	source, missing := s.costs(&r, b.pr)
+	servable(bad, b.pr)
+	if len(bad) > 0 {
+		return api.Validation("validation_failed", bad)
+	}
+	limit := max(b.timeLimit-time.Since(start), b.timeLimit/10)
+	sol := b.pr.Solve(vrp.Options{TimeLimit: limit, Seed: b.seed})
 	took := time.Since(start)
-	res := assemble(&r, pr, pr.Plan(sol), took)
+	res := assemble(&r, b.pr, sol, took, source)
+	if missing > 0 {
+		res.OptimizationInsights.Bottlenecks = append(res.OptimizationInsights.Bottlenecks,
+			fmt.Sprintf("%d location pair(s) have no road route; they are priced great-circle", missing))
+	}
 	var idb [10]byte
 	_, _ = rand.Read(idb[:])
 	res.OptimizationID = "opt_" + hex.EncodeToString(idb[:])

@@ -15,6 +15,8 @@ type Summary struct {
 	OptimizationTime  float64 `json:"optimization_time" doc:"seconds"`
 	AlgorithmUsed     string  `json:"algorithm_used"`
 	ConfidenceScore   float64 `json:"confidence_score"`
+	CostSource        string  `json:"cost_source" enum:"matrix,road_network,great_circle" doc:"where travel costs came from: the request's matrix, the server's road graph, or great-circle distance (no road graph loaded)"`
+	Repeatable        bool    `json:"repeatable" doc:"the search ran its whole course, so the same request and seed give the same routes; false when the time limit cut it short"`
 }
 
 // Performance of the plan.
@@ -49,9 +51,10 @@ type RouteSummary struct {
 type StopView struct {
 	Sequence        int     `json:"sequence"`
 	DestinationID   string  `json:"destination_id"`
-	Location        Place   `json:"location"`
-	ArrivalTime     string  `json:"arrival_time" doc:"HH:MM"`
-	DepartureTime   string  `json:"departure_time" doc:"HH:MM"`
+	Location        *Place  `json:"location,omitempty"`
+	LocationIndex   *int    `json:"location_index,omitempty"`
+	ArrivalTime     string  `json:"arrival_time" doc:"HH:MM, or HH:MM:SS when the request gave a time with seconds"`
+	DepartureTime   string  `json:"departure_time" doc:"HH:MM, or HH:MM:SS when the request gave a time with seconds"`
 	ActivityType    string  `json:"activity_type"`
 	ServiceDuration float64 `json:"service_duration"`
 	Packages        float64 `json:"packages"`
@@ -111,6 +114,16 @@ type Result struct {
 
 func r2(v float64) float64 { return math.Round(v*100) / 100 }
 
+// factors are what a plan of pr optimised, in order.
+func factors(pr *vrp.Problem) []Factor {
+	goal := map[vrp.Goal]string{vrp.GoalDistance: "distance", vrp.GoalTime: "driving_time", vrp.GoalCost: "cost"}[pr.Goal]
+	fs := []Factor{{"coverage", 1, "destinations served first, higher priority first"}}
+	if pr.MinimizeVehicles {
+		fs = append(fs, Factor{"vehicles", 0.8, "fewest routes"})
+	}
+	return append(fs, Factor{goal, 0.6, "objective"}, Factor{"time_windows", 0.3, "hard constraint"}, Factor{"capacity", 0.1, "hard constraint"})
+}
+
 // advice is what would let an unassigned destination in.
 var advice = map[vrp.Reason][]string{
 	vrp.ReasonCapacity:    {"add a vehicle or a second run", "split the delivery"},
@@ -119,21 +132,23 @@ var advice = map[vrp.Reason][]string{
 	vrp.ReasonRouteLimits: {"raise max_route_duration or max_route_distance"},
 }
 
-// assemble encodes a plan of the problem built from req; took is the
-// time the solver ran.
-func assemble(req *Request, pr *vrp.Problem, pl vrp.Plan, took time.Duration) Result {
+// assemble encodes a solution of the problem built from req; took is the
+// time the costs and the solver took, source where the costs came from.
+func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duration, source string) Result {
+	pl := pr.Plan(sol)
+	secs := usesSeconds(req)
 	res := Result{FleetID: req.FleetID, OptimizedRoutes: []RouteView{}, UnassignedDestinations: []Unassigned{},
 		OptimizationInsights: Insights{Bottlenecks: []string{}, Recommendations: []string{}}}
 	for _, rt := range pl.Routes {
 		v := req.Vehicles[rt.Vehicle]
 		rv := RouteView{VehicleID: v.VehicleID, DriverID: v.DriverID, RouteSequence: []StopView{},
 			RouteOptimizationDetails: Details{AlternativeRoutes: []any{}, ConfidenceLevel: 0.85,
-				OptimizationFactors: []Factor{{"distance", 0.6, "primary objective"}, {"time_windows", 0.3, "hard constraint"}, {"capacity", 0.1, "hard constraint"}}}}
+				OptimizationFactors: factors(pr)}}
 		for k, vis := range rt.Visits {
 			st := &pr.Stops[vis.Stop]
 			d := req.Destinations[vis.Stop]
-			rv.RouteSequence = append(rv.RouteSequence, StopView{Sequence: k + 1, DestinationID: d.DestinationID, Location: *d.Location,
-				ArrivalTime: clock(vis.Arrive), DepartureTime: clock(vis.Depart), ActivityType: "delivery", ServiceDuration: st.Service,
+			rv.RouteSequence = append(rv.RouteSequence, StopView{Sequence: k + 1, DestinationID: d.DestinationID, Location: d.Location,
+				LocationIndex: d.LocationIndex, ArrivalTime: clock(vis.Arrive, secs), DepartureTime: clock(vis.Depart, secs), ActivityType: "delivery", ServiceDuration: st.Service,
 				Packages: st.Packages, DeliveryNotes: d.DeliveryNotes})
 		}
 		rv.RouteSummary = RouteSummary{TotalDistance: r2(rt.Km), TotalTime: r2(rt.Minutes), TotalStops: len(rt.Visits), EstimatedFuel: r2(rt.Fuel),
@@ -159,6 +174,6 @@ func assemble(req *Request, pr *vrp.Problem, pl vrp.Plan, took time.Duration) Re
 	res.ImprovementSummary = Improvement{DistanceSaved: r2(pl.Saved.Km), TimeSaved: r2(pl.Saved.Minutes), FuelSaved: r2(pl.Saved.Fuel),
 		CostSaved: r2(pl.Saved.Cost), ImprovementPercentage: r2(pl.Saved.Percent)}
 	res.OptimizationSummary = Summary{TotalVehicles: len(pr.Vehicles), TotalDestinations: len(pr.Stops), OptimizationTime: r2(took.Seconds()),
-		AlgorithmUsed: "cheapest_insertion+relocate+2opt", ConfidenceScore: r2(0.6 + 0.4*res.PerformanceMetrics.DeliveryEfficiency)}
+		AlgorithmUsed: "sisr", ConfidenceScore: r2(0.6 + 0.4*res.PerformanceMetrics.DeliveryEfficiency), CostSource: source, Repeatable: !sol.Cut}
 	return res
 }

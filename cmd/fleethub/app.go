@@ -336,7 +336,7 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(geocoding.New(eng.addrs).Routes()...)
 	a.server.Handle(apitiles.New(eng.archive).Routes()...)
 	a.server.Handle(apirouting.New(eng.roads).Routes()...)
-	a.server.Handle(optimization.New(a.store, a.bus).Routes()...)
+	a.server.Handle(optimization.New(a.store, a.bus, eng.roads).Routes()...)
 	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, a.bus, a.log)).Routes()...)
 	var notifier emergency.Notifier
 	if a.cfg.NotifyURL != "" {

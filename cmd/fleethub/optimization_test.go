@@ -16,8 +16,6 @@ func TestFleetOptimization(t *testing.T) {
 			"delivery_requirements": map[string]any{"weight": 100, "packages": 2},
 			"time_window":           map[string]any{"earliest": "08:00", "latest": "17:00", "service_duration": 10}})
 	}
-	// one that fits no truck
-	dests = append(dests, map[string]any{"destination_id": "huge", "location": depot, "delivery_requirements": map[string]any{"weight": 5000}})
 	body := map[string]any{"fleet_id": "f1", "destinations": dests, "vehicles": []map[string]any{
 		{"vehicle_id": "t1", "start_location": depot, "capacity": map[string]any{"weight": 700}, "shift_start": "08:00", "shift_end": "17:00"},
 		{"vehicle_id": "t2", "start_location": depot, "capacity": map[string]any{"weight": 700}, "shift_start": "08:00", "shift_end": "17:00"}}}
@@ -45,9 +43,13 @@ func TestFleetOptimization(t *testing.T) {
 	if len(served) != 12 {
 		t.Errorf("served %d of 12", len(served))
 	}
-	un := d["unassigned_destinations"].([]any)
-	if len(un) != 1 || un[0].(map[string]any)["destination_id"] != "huge" || un[0].(map[string]any)["reason"] != "capacity" {
+	if un := d["unassigned_destinations"].([]any); len(un) != 0 {
 		t.Errorf("unassigned %v", un)
+	}
+	// One that fits no truck is refused, naming it.
+	body["destinations"] = append(dests, map[string]any{"destination_id": "huge", "location": depot, "delivery_requirements": map[string]any{"weight": 5000}})
+	if r := n.do("POST", "/api/v1/fleet/optimization/routes", k, body); r.Status != 400 || r.errCode(t) != "validation_failed" {
+		t.Errorf("a destination no vehicle can serve: %d %s", r.Status, r.Body)
 	}
 	id := d["optimization_id"].(string)
 	if g := n.do("GET", "/api/v1/fleet/optimization/"+id, k, nil).json(t); g["data"].(map[string]any)["status"] != "completed" {

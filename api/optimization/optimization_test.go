@@ -1,0 +1,365 @@
+package optimization_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/optimization"
+	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/routing"
+	"github.com/fleethub/fleethub/internal/store/sqlite"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+var key = func() string {
+	k, err := apikey.Generate("test")
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+type auth struct{}
+
+func (auth) Authenticate(_ context.Context, k string) (*api.Principal, error) {
+	if k == key {
+		return &api.Principal{KeyID: "k1", Org: "org-a", Env: "test", Permissions: []string{"fleet:read", "fleet:write"}, Rate: 1e6, Burst: 1e6}, nil
+	}
+	return nil, api.Errf("api_key_not_found", "unknown key")
+}
+
+// flatRoads is a road graph where every trip takes 2 km and 3 minutes,
+// except to or from a place at latitude 0, which no road reaches.
+type flatRoads struct{ calls int }
+
+func (f *flatRoads) Matrix(sources, targets [][2]float64, _ routing.Costing) [][]routing.Cost {
+	f.calls++
+	out := make([][]routing.Cost, len(sources))
+	for i := range sources {
+		out[i] = make([]routing.Cost, len(targets))
+		for j := range targets {
+			if sources[i][0] != 0 && targets[j][0] != 0 {
+				out[i][j] = routing.Cost{Meters: 2000, Seconds: 180, OK: true}
+			}
+		}
+	}
+	return out
+}
+
+// serve starts a server with the optimization routes; roads may be nil.
+func serve(t *testing.T, roads optimization.Roads) string {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), sqlite.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), auth{}, nil)
+	srv.Handle(optimization.New(st, nil, roads).Routes()...)
+	addr, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+	})
+	return "http://" + addr.String()
+}
+
+// post sends body and decodes the answer.
+func post(t *testing.T, url string, body any) (int, map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", url+"/api/v1/fleet/optimization/routes", bytes.NewReader(b))
+	req.Header.Set("X-API-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%d %s", res.StatusCode, raw)
+	}
+	return res.StatusCode, m
+}
+
+// grid is a matrix request: location 0 is the depot, 1..n the
+// destinations on a line, one kilometre and one minute apart.
+func grid(n, vehicles int, capacity float64) map[string]any {
+	size := n + 1
+	dur, dist := make([][]float64, size), make([][]float64, size)
+	for i := range dur {
+		dur[i], dist[i] = make([]float64, size), make([]float64, size)
+		for j := range dur[i] {
+			d := math.Abs(float64(i - j))
+			dur[i][j], dist[i][j] = 60*d, d
+		}
+	}
+	var vs, ds []map[string]any
+	for v := 0; v < vehicles; v++ {
+		vs = append(vs, map[string]any{"vehicle_id": fmt.Sprintf("v%d", v), "start_index": 0, "capacity": map[string]any{"weight": capacity},
+			"shift_start": "08:00:00", "shift_end": "12:00:00"})
+	}
+	for i := 1; i <= n; i++ {
+		ds = append(ds, map[string]any{"destination_id": fmt.Sprintf("d%d", i), "location_index": i,
+			"delivery_requirements": map[string]any{"weight": 1},
+			"time_window":           map[string]any{"earliest": "08:00:00", "latest": "11:30:30", "service_duration": 0.5}})
+	}
+	return map[string]any{"fleet_id": "f", "vehicles": vs, "destinations": ds, "matrix": map[string]any{"durations": dur, "distances": dist},
+		"options": map[string]any{"time_limit_seconds": 0.3, "seed": 7}}
+}
+
+// routesOf returns each route's destination ids.
+func routesOf(t *testing.T, data map[string]any) [][]string {
+	t.Helper()
+	var out [][]string
+	for _, r := range data["optimized_routes"].([]any) {
+		var ids []string
+		for _, s := range r.(map[string]any)["route_sequence"].([]any) {
+			ids = append(ids, s.(map[string]any)["destination_id"].(string))
+		}
+		out = append(out, ids)
+	}
+	return out
+}
+
+func TestMatrixRequest(t *testing.T) {
+	url := serve(t, nil)
+	st, res := post(t, url, grid(12, 3, 5))
+	if st != 200 {
+		t.Fatalf("%d %v", st, res)
+	}
+	data := res["data"].(map[string]any)
+	sum := data["optimization_summary"].(map[string]any)
+	if sum["cost_source"] != "matrix" {
+		t.Errorf("cost source %v", sum["cost_source"])
+	}
+	seen := map[string]bool{}
+	for _, r := range routesOf(t, data) {
+		if len(r) > 5 {
+			t.Errorf("route %v over capacity 5", r)
+		}
+		for _, id := range r {
+			if seen[id] {
+				t.Errorf("%s twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	if len(seen) != 12 {
+		t.Errorf("served %d of 12", len(seen))
+	}
+	// Three vehicles of 5 must drive out to 12 km, 8 km (or so) and back:
+	// the line is covered by the farthest trips, 2 × (12 + 7 + 2) at least
+	// when the routes split the line into runs of 5.
+	if km := data["performance_metrics"].(map[string]any)["total_distance"].(float64); km > 2*(12+7+2)+1e-9 {
+		t.Errorf("distance %v km, the split runs need %v", km, 2*(12+7+2))
+	}
+	stop := data["optimized_routes"].([]any)[0].(map[string]any)["route_sequence"].([]any)[0].(map[string]any)
+	if a := stop["arrival_time"].(string); len(a) != len("08:01:00") || !strings.HasPrefix(a, "08:") {
+		t.Errorf("arrival %q is not HH:MM:SS", a)
+	}
+	if stop["location_index"] == nil || stop["location"] != nil {
+		t.Errorf("stop %v", stop)
+	}
+}
+
+func TestSeedRepeats(t *testing.T) {
+	url := serve(t, nil)
+	body := grid(30, 4, 9)
+	var first [][]string
+	for i := 0; i < 2; i++ {
+		st, res := post(t, url, body)
+		if st != 200 {
+			t.Fatalf("%d %v", st, res)
+		}
+		data := res["data"].(map[string]any)
+		if data["optimization_summary"].(map[string]any)["repeatable"] != true {
+			t.Skip("the deadline cut the search on this machine; repeatability is not promised then")
+		}
+		if i == 0 {
+			first = routesOf(t, data)
+		} else if got := routesOf(t, data); !reflect.DeepEqual(got, first) {
+			t.Errorf("same seed, other routes:\n%v\n%v", first, got)
+		}
+	}
+}
+
+// star makes every destination 1 km from the depot and 10 km from each
+// other, so that distance alone prefers a route per destination.
+func star(body map[string]any) {
+	m := body["matrix"].(map[string]any)
+	dur, dist := m["durations"].([][]float64), m["distances"].([][]float64)
+	for i := range dist {
+		for j := range dist[i] {
+			switch {
+			case i == j:
+				dist[i][j] = 0
+			case i == 0 || j == 0:
+				dist[i][j] = 1
+			default:
+				dist[i][j] = 10
+			}
+			dur[i][j] = 60 * dist[i][j]
+		}
+	}
+}
+
+func TestMinimizeVehicles(t *testing.T) {
+	url := serve(t, nil)
+	for _, tc := range []struct {
+		goals  []string
+		routes int
+	}{
+		{[]string{"minimize_distance"}, 6},                      // 6 routes of 2: 6 × (1 + 10 + 1) = 72 km
+		{[]string{"minimize_vehicles", "minimize_distance"}, 2}, // 2 routes of 6: 2 × (1 + 50 + 1) = 104 km
+	} {
+		body := grid(12, 6, 6)
+		star(body)
+		body["optimization_goals"] = tc.goals
+		st, res := post(t, url, body)
+		if st != 200 {
+			t.Fatalf("%d %v", st, res)
+		}
+		if n := len(routesOf(t, res["data"].(map[string]any))); n != tc.routes {
+			t.Errorf("%v: %d routes, want %d", tc.goals, n, tc.routes)
+		}
+	}
+}
+
+func TestPriorities(t *testing.T) {
+	url := serve(t, nil)
+	body := grid(6, 1, 3) // room for 3 of 6
+	ds := body["destinations"].([]map[string]any)
+	for _, i := range []int{1, 3, 5} {
+		ds[i]["priority"] = "urgent"
+	}
+	ds[0]["priority"] = "low"
+	st, res := post(t, url, body)
+	if st != 200 {
+		t.Fatalf("%d %v", st, res)
+	}
+	data := res["data"].(map[string]any)
+	got := map[string]bool{}
+	for _, id := range routesOf(t, data)[0] {
+		got[id] = true
+	}
+	if !got["d2"] || !got["d4"] || !got["d6"] || len(got) != 3 {
+		t.Errorf("served %v, want the urgent d2, d4, d6", got)
+	}
+	un := data["unassigned_destinations"].([]any)
+	if len(un) != 3 || un[0].(map[string]any)["reason"] != "capacity" {
+		t.Errorf("unassigned %v", un)
+	}
+}
+
+func TestCostSource(t *testing.T) {
+	depot := map[string]any{"latitude": 39.96, "longitude": -83.0}
+	body := map[string]any{"fleet_id": "f", "options": map[string]any{"time_limit_seconds": 0.1},
+		"vehicles": []map[string]any{{"vehicle_id": "v", "start_location": depot}},
+		"destinations": []map[string]any{
+			{"destination_id": "a", "location": map[string]any{"latitude": 39.97, "longitude": -83.0}},
+			{"destination_id": "b", "location": map[string]any{"latitude": 39.98, "longitude": -83.0}}}}
+	roads := &flatRoads{}
+	for _, tc := range []struct {
+		roads optimization.Roads
+		want  string
+		km    float64 // total distance, when exact
+	}{
+		{nil, "great_circle", 0},
+		{(*routing.Graph)(nil), "great_circle", 0},
+		{roads, "road_network", 6},
+	} {
+		st, res := post(t, serve(t, tc.roads), body)
+		if st != 200 {
+			t.Fatalf("%d %v", st, res)
+		}
+		data := res["data"].(map[string]any)
+		if got := data["optimization_summary"].(map[string]any)["cost_source"]; got != tc.want {
+			t.Errorf("cost source %v, want %v", got, tc.want)
+		}
+		if km := data["performance_metrics"].(map[string]any)["total_distance"].(float64); tc.km != 0 && km != tc.km {
+			t.Errorf("%s: %v km, want %v", tc.want, km, tc.km)
+		}
+	}
+	if roads.calls != 1 {
+		t.Errorf("road graph asked %d times", roads.calls)
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	url := serve(t, nil)
+	for _, tc := range []struct {
+		name  string
+		edit  func(b map[string]any)
+		field string
+	}{
+		{"ragged", func(b map[string]any) {
+			m := b["matrix"].(map[string]any)
+			d := m["durations"].([][]float64)
+			d[2] = d[2][:3]
+		}, "matrix.durations[2]"},
+		{"not square", func(b map[string]any) {
+			m := b["matrix"].(map[string]any)
+			d := m["distances"].([][]float64)
+			m["distances"] = d[:4]
+		}, "matrix.distances"},
+		{"negative", func(b map[string]any) { b["matrix"].(map[string]any)["durations"].([][]float64)[1][2] = -1 }, "matrix.durations[1][2]"},
+		{"index out of range", func(b map[string]any) { b["destinations"].([]map[string]any)[0]["location_index"] = 13 }, "destinations[0].location_index"},
+		{"no index", func(b map[string]any) { delete(b["vehicles"].([]map[string]any)[0], "start_index") }, "vehicles[0].start_index"},
+		{"window backwards", func(b map[string]any) {
+			b["destinations"].([]map[string]any)[0]["time_window"] = map[string]any{"earliest": "10:00:00", "latest": "09:59:59"}
+		}, "destinations[0].time_window"},
+		{"bad clock", func(b map[string]any) { b["vehicles"].([]map[string]any)[0]["shift_end"] = "12:00:60" }, "vehicles[0].shift_start"},
+		{"nobody can serve", func(b map[string]any) {
+			b["destinations"].([]map[string]any)[0]["delivery_requirements"] = map[string]any{"weight": 50}
+		}, "destinations[0]"},
+		{"unreachable window", func(b map[string]any) {
+			b["destinations"].([]map[string]any)[11]["time_window"] = map[string]any{"earliest": "08:00", "latest": "08:05"}
+		}, "destinations[11]"},
+		{"time limit 0", func(b map[string]any) { b["options"] = map[string]any{"time_limit_seconds": 0} }, "options.time_limit_seconds"},
+		{"time limit 61", func(b map[string]any) { b["options"] = map[string]any{"time_limit_seconds": 61} }, "options.time_limit_seconds"},
+		{"negative seed", func(b map[string]any) { b["options"] = map[string]any{"seed": -1} }, "options.seed"},
+		{"unknown goal", func(b map[string]any) { b["optimization_goals"] = []string{"minimize_vehicles", "win"} }, "optimization_goals[1]"},
+		{"1001 destinations", func(b map[string]any) {
+			ds := b["destinations"].([]map[string]any)
+			for len(ds) < 1001 {
+				ds = append(ds, map[string]any{"destination_id": fmt.Sprint("x", len(ds)), "location_index": 1})
+			}
+			b["destinations"] = ds
+		}, "destinations"},
+		{"index without matrix", func(b map[string]any) { delete(b, "matrix") }, "vehicles[0].start_index"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := grid(12, 3, 5)
+			tc.edit(body)
+			st, res := post(t, url, body)
+			if st != 400 {
+				t.Fatalf("status %d: %v", st, res)
+			}
+			e := res["error"].(map[string]any)
+			if e["code"] != "validation_failed" || e["details"].(map[string]any)[tc.field] == nil {
+				t.Errorf("error %v lacks %s", e, tc.field)
+			}
+		})
+	}
+}

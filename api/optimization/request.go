@@ -1,0 +1,467 @@
+package optimization
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/vrp"
+)
+
+// The request's bounds.
+const (
+	MaxVehicles      = 200
+	MaxDestinations  = 1000
+	MaxMatrixSize    = MaxDestinations + 2*MaxVehicles
+	DefaultTimeLimit = 2.0  // seconds
+	MaxTimeLimit     = 60.0 // seconds
+)
+
+// Place is a location.
+type Place struct {
+	Latitude  *float64 `json:"latitude" required:"true"`
+	Longitude *float64 `json:"longitude" required:"true"`
+	Address   string   `json:"address,omitempty"`
+}
+
+// Capacity of a vehicle; missing fields are unconstrained.
+type Capacity struct {
+	Weight   *float64 `json:"weight,omitempty"`
+	Volume   *float64 `json:"volume,omitempty"`
+	Packages *float64 `json:"packages,omitempty"`
+}
+
+// Vehicle of the request.
+type Vehicle struct {
+	VehicleID     string    `json:"vehicle_id" required:"true"`
+	Capacity      *Capacity `json:"capacity,omitempty"`
+	StartLocation *Place    `json:"start_location,omitempty" doc:"required unless start_index is given with a matrix"`
+	EndLocation   *Place    `json:"end_location,omitempty" doc:"default the start"`
+	StartIndex    *int      `json:"start_index,omitempty" doc:"row of matrix where the vehicle starts; required with a matrix"`
+	EndIndex      *int      `json:"end_index,omitempty" doc:"row of matrix where the vehicle ends; default start_index"`
+	DriverID      string    `json:"driver_id,omitempty"`
+	ShiftStart    string    `json:"shift_start,omitempty" doc:"HH:MM or HH:MM:SS, default 08:00"`
+	ShiftEnd      string    `json:"shift_end,omitempty" doc:"HH:MM or HH:MM:SS, default 18:00"`
+	VehicleType   string    `json:"vehicle_type,omitempty" doc:"auto, truck, bicycle or pedestrian picks the road costing (default auto)"`
+	Restrictions  []string  `json:"restrictions,omitempty"`
+}
+
+// Requirements of a delivery.
+type Requirements struct {
+	Weight          float64  `json:"weight,omitempty"`
+	Volume          float64  `json:"volume,omitempty"`
+	Packages        float64  `json:"packages,omitempty"`
+	SpecialHandling []string `json:"special_handling,omitempty"`
+}
+
+// Window is a time window.
+type Window struct {
+	Earliest        string  `json:"earliest,omitempty" doc:"HH:MM or HH:MM:SS"`
+	Latest          string  `json:"latest,omitempty" doc:"HH:MM or HH:MM:SS"`
+	ServiceDuration float64 `json:"service_duration,omitempty" doc:"minutes, may be fractional, default 5"`
+}
+
+// Destination of the request.
+type Destination struct {
+	DestinationID        string        `json:"destination_id" required:"true"`
+	Location             *Place        `json:"location,omitempty" doc:"required unless location_index is given with a matrix"`
+	LocationIndex        *int          `json:"location_index,omitempty" doc:"row of matrix of the destination; required with a matrix"`
+	DeliveryRequirements *Requirements `json:"delivery_requirements,omitempty"`
+	TimeWindow           *Window       `json:"time_window,omitempty"`
+	Priority             string        `json:"priority,omitempty" enum:"low,normal,high,urgent" doc:"when not every destination fits, higher priorities are kept first"`
+	CustomerID           string        `json:"customer_id,omitempty"`
+	DeliveryNotes        string        `json:"delivery_notes,omitempty"`
+}
+
+// Constraints of the request.
+type Constraints struct {
+	MaxRouteDuration        float64         `json:"max_route_duration,omitempty" doc:"minutes"`
+	MaxRouteDistance        float64         `json:"max_route_distance,omitempty" doc:"kilometers"`
+	DriverBreakRequirements bool            `json:"driver_break_requirements,omitempty"`
+	VehicleCapacityStrict   bool            `json:"vehicle_capacity_strict,omitempty"`
+	TimeWindowViolations    string          `json:"time_window_violations,omitempty" enum:"none,allow" doc:"allow: a late arrival is counted, not refused"`
+	TrafficRestrictions     map[string]bool `json:"traffic_restrictions,omitempty"`
+	FuelEfficiencyPriority  float64         `json:"fuel_efficiency_priority,omitempty"`
+	DeliveryTimePriority    float64         `json:"delivery_time_priority,omitempty"`
+	CostPriority            float64         `json:"cost_priority,omitempty"`
+}
+
+// Matrix is the caller's own travel costs between locations, such as
+// another routing engine's: row i, column j is from location i to
+// location j. It may be asymmetric. Vehicles and destinations then name
+// their rows (start_index, end_index, location_index).
+type Matrix struct {
+	Durations [][]float64 `json:"durations,omitempty" doc:"seconds, square, numbers >= 0; default the distances at 40 km/h"`
+	Distances [][]float64 `json:"distances,omitempty" doc:"kilometers, square, numbers >= 0, the size of durations; default the durations at 40 km/h"`
+}
+
+// Options of the search.
+type Options struct {
+	TimeLimitSeconds *float64 `json:"time_limit_seconds,omitempty" doc:"search time in seconds, more than 0 and at most 60, default 2"`
+	Seed             *int64   `json:"seed,omitempty" doc:"random seed, >= 0, default 0: the same request and seed give the same routes"`
+}
+
+// Request is POST /api/v1/fleet/optimization/routes.
+type Request struct {
+	FleetID           string        `json:"fleet_id" required:"true"`
+	Vehicles          []Vehicle     `json:"vehicles" required:"true"`
+	Destinations      []Destination `json:"destinations" required:"true"`
+	Constraints       *Constraints  `json:"constraints,omitempty"`
+	OptimizationGoals []string      `json:"optimization_goals,omitempty" doc:"in order of importance; default minimize_time, minimize_distance; minimize_vehicles: fewest routes first"`
+	TimeWindows       *bool         `json:"time_windows,omitempty"`
+	RealTimeTraffic   *bool         `json:"real_time_traffic,omitempty"`
+	DriverPreferences bool          `json:"driver_preferences,omitempty"`
+	Matrix            *Matrix       `json:"matrix,omitempty"`
+	Options           *Options      `json:"options,omitempty"`
+}
+
+var goals = []string{"minimize_time", "minimize_distance", "minimize_fuel", "minimize_cost", "maximize_efficiency", "balance_workload",
+	"maximize_service_quality", "minimize_vehicles"}
+
+// clockTime parses HH:MM or HH:MM:SS into minutes from midnight; "" is def.
+func clockTime(s string, def float64) (float64, bool) {
+	if s == "" {
+		return def, true
+	}
+	layout := "15:04"
+	if strings.Count(s, ":") == 2 {
+		layout = "15:04:05"
+	}
+	t, err := time.Parse(layout, s)
+	if err != nil {
+		return 0, false
+	}
+	return float64(t.Hour()*60+t.Minute()) + float64(t.Second())/60, true
+}
+
+// clock writes minutes from midnight as HH:MM, or HH:MM:SS when seconds.
+func clock(m float64, seconds bool) string {
+	if math.IsInf(m, 0) || math.IsNaN(m) {
+		return ""
+	}
+	if seconds {
+		ss := int(math.Round(m * 60))
+		return fmt.Sprintf("%02d:%02d:%02d", (ss/3600)%24, ss/60%60, ss%60)
+	}
+	mm := int(math.Round(m))
+	return fmt.Sprintf("%02d:%02d", (mm/60)%24, mm%60)
+}
+
+// usesSeconds reports whether any time of the request has seconds.
+func usesSeconds(r *Request) bool {
+	has := func(s string) bool { return strings.Count(s, ":") == 2 }
+	for _, v := range r.Vehicles {
+		if has(v.ShiftStart) || has(v.ShiftEnd) {
+			return true
+		}
+	}
+	for _, d := range r.Destinations {
+		if w := d.TimeWindow; w != nil && (has(w.Earliest) || has(w.Latest)) {
+			return true
+		}
+	}
+	return false
+}
+
+func place(bad map[string]string, field string, p *Place) (float64, float64) {
+	if p == nil || p.Latitude == nil || p.Longitude == nil {
+		bad[field] = "latitude and longitude are required"
+		return 0, 0
+	}
+	if *p.Latitude < -90 || *p.Latitude > 90 || *p.Longitude < -180 || *p.Longitude > 180 || math.IsNaN(*p.Latitude) || math.IsNaN(*p.Longitude) {
+		bad[field] = "latitude -90..90, longitude -180..180"
+	}
+	return *p.Latitude, *p.Longitude
+}
+
+func capOf(v *float64) float64 {
+	if v == nil {
+		return math.Inf(1)
+	}
+	return *v
+}
+
+var prio = map[string]int{"low": 0, "": 1, "normal": 1, "high": 2, "urgent": 3}
+
+// built is a validated request: the problem and how to solve it.
+type built struct {
+	pr        *vrp.Problem
+	timeLimit time.Duration
+	seed      uint64
+}
+
+// build validates a request into a problem; bad names each refused field.
+func build(r *Request) (*built, map[string]string) {
+	bad := map[string]string{}
+	b := &built{pr: &vrp.Problem{}, timeLimit: time.Duration(DefaultTimeLimit * float64(time.Second))}
+	if strings.TrimSpace(r.FleetID) == "" {
+		bad["fleet_id"] = "is required"
+	}
+	if len(r.Vehicles) == 0 || len(r.Vehicles) > MaxVehicles {
+		bad["vehicles"] = fmt.Sprintf("1 to %d vehicles are required", MaxVehicles)
+	}
+	if len(r.Destinations) == 0 || len(r.Destinations) > MaxDestinations {
+		bad["destinations"] = fmt.Sprintf("1 to %d destinations are required", MaxDestinations)
+	}
+	b.pr.Goal, b.pr.MinimizeVehicles = objective(bad, r.OptimizationGoals)
+	b.options(bad, r.Options)
+	size := matrix(bad, b.pr, r.Matrix)
+	c := r.Constraints
+	if c != nil {
+		switch c.TimeWindowViolations {
+		case "", "none":
+		case "allow":
+			b.pr.AllowLate = true
+		default:
+			bad["constraints.time_window_violations"] = "must be none or allow"
+		}
+		if c.MaxRouteDuration < 0 || c.MaxRouteDistance < 0 {
+			bad["constraints"] = "max_route_duration and max_route_distance must not be negative"
+		}
+	}
+	seen := map[string]bool{}
+	for i, v := range r.Vehicles {
+		b.pr.Vehicles = append(b.pr.Vehicles, vehicle(bad, fmt.Sprintf("vehicles[%d]", i), v, c, size, seen))
+	}
+	useWindows := r.TimeWindows == nil || *r.TimeWindows
+	for i, d := range r.Destinations {
+		b.pr.Stops = append(b.pr.Stops, destination(bad, fmt.Sprintf("destinations[%d]", i), d, useWindows, size, seen))
+	}
+	return b, bad
+}
+
+// objective reads the goals: the first of time, distance (or fuel) and
+// cost decides the price of travel; minimize_vehicles puts routes first.
+func objective(bad map[string]string, gs []string) (vrp.Goal, bool) {
+	goal, decided, fewest := vrp.GoalTime, false, false
+	for i, g := range gs {
+		if !contains(goals, g) {
+			bad[fmt.Sprintf("optimization_goals[%d]", i)] = "must be one of " + strings.Join(goals, ", ")
+			continue
+		}
+		switch g {
+		case "minimize_vehicles":
+			fewest = true
+		case "minimize_time":
+			goal, decided = pick(goal, decided, vrp.GoalTime)
+		case "minimize_distance", "minimize_fuel":
+			goal, decided = pick(goal, decided, vrp.GoalDistance)
+		case "minimize_cost":
+			goal, decided = pick(goal, decided, vrp.GoalCost)
+		}
+	}
+	return goal, fewest
+}
+
+func pick(cur vrp.Goal, decided bool, g vrp.Goal) (vrp.Goal, bool) {
+	if decided {
+		return cur, true
+	}
+	return g, true
+}
+
+// options reads the search options.
+func (b *built) options(bad map[string]string, o *Options) {
+	if o == nil {
+		return
+	}
+	if l := o.TimeLimitSeconds; l != nil {
+		if !(*l > 0 && *l <= MaxTimeLimit) {
+			bad["options.time_limit_seconds"] = fmt.Sprintf("must be more than 0 and at most %v", MaxTimeLimit)
+		} else {
+			b.timeLimit = time.Duration(*l * float64(time.Second))
+		}
+	}
+	if s := o.Seed; s != nil {
+		if *s < 0 {
+			bad["options.seed"] = "must not be negative"
+		} else {
+			b.seed = uint64(*s)
+		}
+	}
+}
+
+// matrix validates the caller's matrix into pr.Matrix and returns its
+// size (0 without one).
+func matrix(bad map[string]string, pr *vrp.Problem, m *Matrix) int {
+	if m == nil {
+		return 0
+	}
+	if m.Durations == nil && m.Distances == nil {
+		bad["matrix"] = "durations or distances are required"
+		return 0
+	}
+	n := len(m.Durations)
+	if m.Durations == nil {
+		n = len(m.Distances)
+	}
+	if n == 0 || n > MaxMatrixSize {
+		bad["matrix"] = fmt.Sprintf("1 to %d locations are required", MaxMatrixSize)
+		return 0
+	}
+	if m.Durations != nil && m.Distances != nil && len(m.Distances) != n {
+		bad["matrix.distances"] = fmt.Sprintf("has %d rows, durations %d", len(m.Distances), n)
+		return 0
+	}
+	mx := &vrp.Matrix{Size: n, Minutes: make([]float64, n*n), Km: make([]float64, n*n)}
+	ok := square(bad, "matrix.durations", m.Durations, n, mx.Minutes, 1.0/60) &&
+		square(bad, "matrix.distances", m.Distances, n, mx.Km, 1)
+	if !ok {
+		return 0
+	}
+	switch {
+	case m.Durations == nil:
+		for k, km := range mx.Km {
+			mx.Minutes[k] = vrp.Minutes(km)
+		}
+	case m.Distances == nil:
+		for k, min := range mx.Minutes {
+			mx.Km[k] = min / 60 * vrp.SpeedKmh
+		}
+	}
+	pr.Matrix = mx
+	return n
+}
+
+// square copies rows, n×n numbers >= 0, into dst times scale; nil rows
+// are absent and accepted.
+func square(bad map[string]string, field string, rows [][]float64, n int, dst []float64, scale float64) bool {
+	if rows == nil {
+		return true
+	}
+	for i, row := range rows {
+		if len(row) != n {
+			bad[fmt.Sprintf("%s[%d]", field, i)] = fmt.Sprintf("has %d entries; the matrix is %d×%d", len(row), n, n)
+			return false
+		}
+		for j, v := range row {
+			if !(v >= 0) || math.IsInf(v, 0) {
+				bad[fmt.Sprintf("%s[%d][%d]", field, i, j)] = "must be a finite number >= 0"
+				return false
+			}
+			dst[i*n+j] = v * scale
+		}
+	}
+	return true
+}
+
+// index validates a matrix row; size is 0 without a matrix.
+func index(bad map[string]string, field string, ix *int, size int) int {
+	if size == 0 {
+		bad[field] = "needs a matrix"
+		return 0
+	}
+	if *ix < 0 || *ix >= size {
+		bad[field] = fmt.Sprintf("must be 0 to %d, a row of the matrix", size-1)
+		return 0
+	}
+	return *ix
+}
+
+// vehicle validates vehicle f of the request.
+func vehicle(bad map[string]string, f string, v Vehicle, c *Constraints, size int, seen map[string]bool) vrp.Vehicle {
+	if v.VehicleID == "" || seen["v"+v.VehicleID] {
+		bad[f+".vehicle_id"] = "is required and unique"
+	}
+	seen["v"+v.VehicleID] = true
+	fv := vrp.Vehicle{CapWeight: math.Inf(1), CapVolume: math.Inf(1), CapPackages: math.Inf(1), MaxMinutes: math.Inf(1), MaxKm: math.Inf(1)}
+	switch {
+	case v.StartIndex != nil:
+		fv.StartLoc = index(bad, f+".start_index", v.StartIndex, size)
+		fv.EndLoc = fv.StartLoc
+	case size > 0:
+		bad[f+".start_index"] = "is required with a matrix"
+	}
+	if v.EndIndex != nil {
+		fv.EndLoc = index(bad, f+".end_index", v.EndIndex, size)
+	}
+	if v.StartLocation != nil || size == 0 {
+		fv.StartLat, fv.StartLon = place(bad, f+".start_location", v.StartLocation)
+		fv.EndLat, fv.EndLon = fv.StartLat, fv.StartLon
+	}
+	if v.EndLocation != nil {
+		fv.EndLat, fv.EndLon = place(bad, f+".end_location", v.EndLocation)
+	}
+	if v.Capacity != nil {
+		fv.CapWeight, fv.CapVolume, fv.CapPackages = capOf(v.Capacity.Weight), capOf(v.Capacity.Volume), capOf(v.Capacity.Packages)
+		if fv.CapWeight < 0 || fv.CapVolume < 0 || fv.CapPackages < 0 {
+			bad[f+".capacity"] = "must not be negative"
+		}
+	}
+	var ok1, ok2 bool
+	fv.ShiftStart, ok1 = clockTime(v.ShiftStart, 8*60)
+	fv.ShiftEnd, ok2 = clockTime(v.ShiftEnd, 18*60)
+	if !ok1 || !ok2 || fv.ShiftEnd <= fv.ShiftStart {
+		bad[f+".shift_start"] = "shift_start and shift_end are HH:MM or HH:MM:SS with start before end"
+	}
+	if c != nil && c.MaxRouteDuration > 0 {
+		fv.MaxMinutes = c.MaxRouteDuration
+	}
+	if c != nil && c.MaxRouteDistance > 0 {
+		fv.MaxKm = c.MaxRouteDistance
+	}
+	return fv
+}
+
+// destination validates destination f of the request.
+func destination(bad map[string]string, f string, d Destination, useWindows bool, size int, seen map[string]bool) vrp.Stop {
+	if d.DestinationID == "" || seen["d"+d.DestinationID] {
+		bad[f+".destination_id"] = "is required and unique"
+	}
+	seen["d"+d.DestinationID] = true
+	st := vrp.Stop{Early: 0, Late: math.Inf(1), Service: 5}
+	switch {
+	case d.LocationIndex != nil:
+		st.Loc = index(bad, f+".location_index", d.LocationIndex, size)
+	case size > 0:
+		bad[f+".location_index"] = "is required with a matrix"
+	}
+	if d.Location != nil || size == 0 {
+		st.Lat, st.Lon = place(bad, f+".location", d.Location)
+	}
+	if q := d.DeliveryRequirements; q != nil {
+		if q.Weight < 0 || q.Volume < 0 || q.Packages < 0 {
+			bad[f+".delivery_requirements"] = "must not be negative"
+		}
+		st.Weight, st.Volume, st.Packages = q.Weight, q.Volume, q.Packages
+	}
+	if tw := d.TimeWindow; tw != nil {
+		e, ok1 := clockTime(tw.Earliest, 0)
+		l, ok2 := clockTime(tw.Latest, math.Inf(1))
+		if !ok1 || !ok2 || l < e || tw.ServiceDuration < 0 {
+			bad[f+".time_window"] = "earliest and latest are HH:MM or HH:MM:SS, earliest not after latest, service_duration not negative"
+		}
+		if useWindows {
+			st.Early, st.Late = e, l
+		}
+		if tw.ServiceDuration > 0 {
+			st.Service = tw.ServiceDuration
+		}
+	}
+	p, ok := prio[d.Priority]
+	if !ok {
+		bad[f+".priority"] = "must be low, normal, high or urgent"
+	}
+	st.Priority = p
+	return st
+}
+
+// servable refuses destinations that no vehicle can serve even alone,
+// once the problem's travel costs are settled.
+func servable(bad map[string]string, pr *vrp.Problem) {
+	for i := range pr.Stops {
+		if ok, why := pr.Servable(i); !ok {
+			bad[fmt.Sprintf("destinations[%d]", i)] = "no vehicle can serve it, even on a route of its own: " + string(why)
+		}
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
