@@ -1,13 +1,21 @@
 // Package geocoding serves /v1/search, /v1/autocomplete and /v1/validate:
 // it decodes the query, asks the address index of internal/geocode and
 // encodes the answer. Without an index (no --addresses) every route
-// answers 501.
+// answers 501. A query that cannot be read (over 500 characters, invalid
+// UTF-8, control characters such as NUL, a limit or focus point out of
+// range) answers 400 in the plain error form; a query of punctuation
+// only finds nothing.
 package geocoding
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/fleethub/fleethub/internal/geo"
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/internal/geocode"
@@ -46,10 +54,21 @@ type SearchResponse struct {
 
 // ValidateResponse answers /v1/validate.
 type ValidateResponse struct {
-	Success bool   `json:"success"`
-	Exists  bool   `json:"exists"`
-	ID      string `json:"id,omitempty"`
-	Address string `json:"address,omitempty"`
+	Success     bool         `json:"success"`
+	Exists      bool         `json:"exists"`
+	ID          string       `json:"id,omitempty"`
+	Address     string       `json:"address,omitempty"`
+	Corrections []Correction `json:"corrections,omitempty"`
+	Suggestion  *Result      `json:"suggestion,omitempty"`
+}
+
+// Correction is what validation changed in the query to match the
+// address: a typo in the street or city, a house number written another
+// way.
+type Correction struct {
+	Field string `json:"field"`
+	From  string `json:"from"`
+	To    string `json:"to"`
 }
 
 // Handlers serves geocoding; ix nil answers 501.
@@ -64,78 +83,120 @@ func plain(status int, msg string) *api.Error {
 
 // Routes returns the geocoding routes (plain error form).
 func (h *Handlers) Routes() []*api.Route {
-	q := api.Param{Name: "q", In: "query", Type: "string", Required: true}
+	q := api.Param{Name: "q", In: "query", Type: "string", Required: true, Description: "at most 500 characters"}
+	focus := []api.Param{
+		{Name: "focus.point.lat", In: "query", Type: "number", Description: "with focus.point.lon: ties go to the nearer address"},
+		{Name: "focus.point.lon", In: "query", Type: "number", Description: "with focus.point.lat"},
+	}
 	return []*api.Route{
 		{Method: "GET", Path: "/v1/autocomplete", Tag: "geocoding", Summary: "US address autocomplete", Permission: "geocoding:read", Auth: api.AuthKeyPlain,
-			Params: []api.Param{q, {Name: "limit", In: "query", Type: "integer", Description: "1-20, default 5"},
-				{Name: "lat", In: "query", Type: "number", Description: "accepted, no effect"}, {Name: "lon", In: "query", Type: "number", Description: "accepted, no effect"}},
+			Params: append([]api.Param{q, {Name: "limit", In: "query", Type: "integer", Description: "1-20, default 5"},
+				{Name: "lat", In: "query", Type: "number", Description: "with lon: a focus point, as focus.point.lat"}, {Name: "lon", In: "query", Type: "number", Description: "with lat"}}, focus...),
 			Response: AutocompleteResponse{}, Errors: []int{501}, Handler: h.autocomplete},
 		{Method: "GET", Path: "/v1/search", Tag: "geocoding", Summary: "US address full-text search (fuzzy)", Permission: "geocoding:read", Auth: api.AuthKeyPlain,
-			Params:   []api.Param{q, {Name: "limit", In: "query", Type: "integer", Description: "1-100, default 10"}, {Name: "country", In: "query", Type: "string", Description: "only US is indexed"}},
+			Params: append([]api.Param{q, {Name: "limit", In: "query", Type: "integer", Description: "1-100, default 10"},
+				{Name: "country", In: "query", Type: "string", Description: "only US is indexed"}}, focus...),
 			Response: SearchResponse{}, Errors: []int{501}, Handler: h.search,
 			EndpointLimit: searchLimit},
-		{Method: "GET", Path: "/v1/validate", Tag: "geocoding", Summary: "Does an address exist (best match confidence above 0.7)", Permission: "geocoding:read", Auth: api.AuthKeyPlain,
+		{Method: "GET", Path: "/v1/validate", Tag: "geocoding", Summary: "Does an address exist (its street, within one typo, holds its house number)", Permission: "geocoding:read", Auth: api.AuthKeyPlain,
 			Params: []api.Param{q}, Response: ValidateResponse{}, Errors: []int{501}, Handler: h.validate},
 	}
 }
 
-func (h *Handlers) query(c *api.Ctx, def, max int) (string, int, error) {
+// maxQuery is the longest q accepted, in characters.
+const maxQuery = 500
+
+func (h *Handlers) query(c *api.Ctx, def, max int) (geocode.Query, error) {
 	if h.ix == nil {
-		return "", 0, &api.Error{Status: 501, Code: "not_implemented", Message: "no address data loaded (start with --addresses)"}
+		return geocode.Query{}, &api.Error{Status: 501, Code: "not_implemented", Message: "no address data loaded (start with --addresses)"}
 	}
-	q := strings.TrimSpace(string(c.QueryArgs().Peek("q")))
+	raw := c.QueryArgs().Peek("q")
+	if !utf8.Valid(raw) {
+		return geocode.Query{}, plain(400, "query parameter q must be valid UTF-8")
+	}
+	q := strings.TrimSpace(string(raw))
 	if q == "" {
-		return "", 0, plain(400, "query parameter q is required")
+		return geocode.Query{}, plain(400, "query parameter q is required")
 	}
-	if len(q) > 500 {
-		return "", 0, plain(400, "query parameter q must be at most 500 characters")
+	if utf8.RuneCountInString(q) > maxQuery {
+		return geocode.Query{}, plain(400, "query parameter q must be at most 500 characters")
 	}
-	limit := def
+	if strings.IndexFunc(q, unicode.IsControl) >= 0 {
+		return geocode.Query{}, plain(400, "query parameter q must not contain control characters")
+	}
+	out := geocode.Query{Text: q, Limit: def}
 	if v := c.QueryArgs().Peek("limit"); len(v) > 0 {
 		n, err := strconv.Atoi(string(v))
 		if err != nil || n < 1 || n > max {
-			return "", 0, plain(400, "limit must be an integer from 1 to "+strconv.Itoa(max))
+			return geocode.Query{}, plain(400, "limit must be an integer from 1 to "+strconv.Itoa(max))
 		}
-		limit = n
+		out.Limit = n
 	}
-	return q, limit, nil
+	for _, names := range [][2]string{{"focus.point.lat", "focus.point.lon"}, {"lat", "lon"}} {
+		la, lo := c.QueryArgs().Peek(names[0]), c.QueryArgs().Peek(names[1])
+		if len(la) == 0 && len(lo) == 0 {
+			continue
+		}
+		lat, e1 := strconv.ParseFloat(string(la), 64)
+		lon, e2 := strconv.ParseFloat(string(lo), 64)
+		if e1 != nil || e2 != nil || math.IsNaN(lat) || math.IsNaN(lon) || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
+			return geocode.Query{}, plain(400, names[0]+" and "+names[1]+" must be a latitude from -90 to 90 and a longitude from -180 to 180")
+		}
+		if out.Focus == nil {
+			out.Focus = &geo.Point{Lat: lat, Lon: lon}
+		}
+	}
+	return out, nil
 }
 
 func (h *Handlers) autocomplete(c *api.Ctx) error {
-	q, limit, err := h.query(c, 5, 20)
+	q, err := h.query(c, 5, 20)
 	if err != nil {
 		return err
 	}
+	q.Prefix = true
 	out := AutocompleteResponse{Success: true, Suggestions: []Suggestion{}}
-	for _, m := range h.ix.Autocomplete(q, limit) {
+	for _, m := range h.ix.Find(q) {
 		out.Suggestions = append(out.Suggestions, Suggestion{Text: m.Address.Text, Latitude: m.Address.Latitude, Longitude: m.Address.Longitude, ID: m.Address.ID})
 	}
 	return c.JSON(200, out)
 }
 
 func (h *Handlers) search(c *api.Ctx) error {
-	q, limit, err := h.query(c, 10, 100)
+	q, err := h.query(c, 10, 100)
 	if err != nil {
 		return err
 	}
 	out := SearchResponse{Success: true, Results: []Result{}}
 	if country := strings.ToUpper(string(c.QueryArgs().Peek("country"))); country == "" || country == "US" || country == "USA" {
-		for _, m := range h.ix.Search(q, limit) {
-			out.Results = append(out.Results, Result{ID: m.Address.ID, Address: m.Address.Text, Latitude: m.Address.Latitude, Longitude: m.Address.Longitude, Confidence: m.Confidence})
+		for _, m := range h.ix.Find(q) {
+			out.Results = append(out.Results, result(m.Address, m.Confidence))
 		}
 	}
 	out.Count = len(out.Results)
 	return c.JSON(200, out)
 }
 
+func result(a geocode.Address, conf float64) Result {
+	return Result{ID: a.ID, Address: a.Text, Latitude: a.Latitude, Longitude: a.Longitude, Confidence: conf}
+}
+
 func (h *Handlers) validate(c *api.Ctx) error {
-	q, _, err := h.query(c, 1, 1)
+	q, err := h.query(c, 1, 1)
 	if err != nil {
 		return err
 	}
 	out := ValidateResponse{Success: true}
-	if m, ok := h.ix.Validate(q); ok {
-		out.Exists, out.ID, out.Address = true, m.Address.ID, m.Address.Text
+	v := h.ix.Validate(q.Text)
+	if v.Exists {
+		out.Exists, out.ID, out.Address = true, v.Match.Address.ID, v.Match.Address.Text
+		for _, c := range v.Corrections {
+			out.Corrections = append(out.Corrections, Correction(c))
+		}
+	}
+	if v.Suggestion != nil {
+		r := result(*v.Suggestion, 0)
+		out.Suggestion = &r
 	}
 	return c.JSON(200, out)
 }

@@ -30,8 +30,8 @@ func FuzzSearch(f *testing.F) {
 				}
 			}
 		}
-		if m, ok := ix.Validate(q); ok && m.Confidence <= 0.7 {
-			t.Fatalf("valid at %v for %q", m.Confidence, q)
+		if v := ix.Validate(q); v.Exists && v.Match.Confidence <= 0.7 {
+			t.Fatalf("valid at %v for %q", v.Match.Confidence, q)
 		}
 	})
 }
@@ -50,7 +50,7 @@ func FuzzLoad(f *testing.F) {
 		}
 		for _, m := range ix.Autocomplete(string(data), 5) {
 			if a := m.Address; a.Latitude < -90 || a.Latitude > 90 || a.Longitude < -180 || a.Longitude > 180 || a.Text == "" {
-				t.Fatalf("address %+v", *a)
+				t.Fatalf("address %+v", a)
 			}
 		}
 		ix.Nearest(40.74, -73.71, 250)

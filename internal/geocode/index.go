@@ -1,128 +1,140 @@
 package geocode
 
 import (
-	"encoding/csv"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"sort"
-	"strconv"
 	"strings"
+	"sync"
 )
 
-// Address is one indexed address point.
+// Address is one indexed address point, as a query returns it.
 type Address struct {
 	ID        string
 	Text      string // standardized: "NUMBER STREET[ UNIT], CITY, REGION POSTCODE"
+	Number    string
+	Street    string
+	Unit      string
+	City      string // from the row, or derived from other rows of its ZIP
+	Region    string // from the row, or derived from its ZIP
+	Postcode  string
 	Latitude  float64
 	Longitude float64
-	number    string
-	tokens    []string
 }
 
-// Index is an in-memory address index. Load builds it; it is read-only
-// afterwards (see the package doc).
+// Roles of a vocabulary word in a street or a locality.
+const (
+	roleName  = 1 << iota // Braddock in Braddock Avenue
+	roleType              // Avenue
+	roleDir               // North, Southeast
+	roleCity              // Glen, Oaks
+	roleState             // ny
+)
+
+// csr is a compressed sparse row list: the values of row i are
+// val[off[i]:off[i+1]].
+type csr struct {
+	off []uint32 // len rows+1
+	val []uint32
+}
+
+func (c *csr) row(i int) []uint32 { return c.val[c.off[i]:c.off[i+1]] }
+
+// Index is an address index. Load and Open build it; it is read-only
+// afterwards (see the package doc). Addresses are grouped by street (one
+// street name in one locality), streets by locality (city, state, ZIP):
+// words find streets, house numbers are looked up within a street.
 type Index struct {
-	addrs    []Address
-	postings map[string][]int32
-	tokens   []string // sorted distinct tokens
-	grid     map[[2]int32][]int32
-}
+	strs  strtab // display strings: street names, cities, states, ZIPs, numbers, units, IDs
+	vocab strtab // sorted words of street names, cities and states
+	role  []uint8
+	nums  strtab // sorted house-number keys (see numberKey)
+	zips  strtab // sorted ZIP codes
 
-// Load reads OpenAddresses-layout CSV files into an index.
-func Load(paths ...string) (*Index, error) {
-	ix := &Index{postings: map[string][]int32{}}
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, fmt.Errorf("geocode: %w", err)
-		}
-		err = ix.read(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("geocode: %s: %w", p, err)
-		}
-	}
-	ix.tokens = make([]string, 0, len(ix.postings))
-	for t := range ix.postings {
-		ix.tokens = append(ix.tokens, t)
-	}
-	sort.Strings(ix.tokens)
-	ix.buildGrid()
-	return ix, nil
-}
+	wordStreets csr // word → streets naming it (any street role)
+	wordLocs    csr // word → localities naming it (city or state)
+	numStreets  csr // number key → streets holding it
+	zipLocs     csr // ZIP → localities
 
-func (ix *Index) read(r io.Reader) error {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	head, err := cr.Read()
-	if err != nil {
-		return err
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[strings.ToUpper(strings.TrimSpace(h))] = i
-	}
-	for _, need := range []string{"LON", "LAT", "NUMBER", "STREET"} {
-		if _, ok := col[need]; !ok {
-			return fmt.Errorf("missing column %s (OpenAddresses layout expected)", need)
-		}
-	}
-	get := func(rec []string, name string) string {
-		if i, ok := col[name]; ok && i < len(rec) {
-			return strings.TrimSpace(rec[i])
-		}
-		return ""
-	}
-	for line := 2; ; line++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		lon, e1 := strconv.ParseFloat(get(rec, "LON"), 64)
-		lat, e2 := strconv.ParseFloat(get(rec, "LAT"), 64)
-		street := get(rec, "STREET")
-		if e1 != nil || e2 != nil || street == "" || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
-			continue // not an address point
-		}
-		num, unit, city, region, post := get(rec, "NUMBER"), get(rec, "UNIT"), get(rec, "CITY"), get(rec, "REGION"), get(rec, "POSTCODE")
-		text := strings.TrimSpace(num + " " + street)
-		if unit != "" {
-			text += " " + unit
-		}
-		var tail []string
-		if city != "" {
-			tail = append(tail, city)
-		}
-		if rp := strings.TrimSpace(region + " " + post); rp != "" {
-			tail = append(tail, rp)
-		}
-		if len(tail) > 0 {
-			text += ", " + strings.Join(tail, ", ")
-		}
-		id := get(rec, "ID")
-		if id == "" {
-			id = "addr-" + strconv.Itoa(len(ix.addrs)+1)
-		}
-		a := Address{ID: id, Text: text, Latitude: lat, Longitude: lon, number: strings.ToLower(num)}
-		seen := map[string]bool{}
-		for _, t := range Tokens(text) {
-			if !seen[t] {
-				seen[t] = true
-				a.tokens = append(a.tokens, t)
-			}
-		}
-		n := int32(len(ix.addrs))
-		ix.addrs = append(ix.addrs, a)
-		for _, t := range a.tokens {
-			ix.postings[t] = append(ix.postings[t], n)
-		}
-	}
+	// localities, sorted by ZIP, city, state
+	locCity, locState, locZip []uint32 // display strings
+	locWords                  csr      // city and state words
+	locStreets                []uint32 // streets of locality i: locStreets[i]..locStreets[i+1]
+
+	// streets, sorted by locality
+	stName  []uint32 // display string
+	stLoc   []uint32
+	stWords csr      // words of the street name, with stRoles beside stWords.val
+	stRoles []uint8  // role of each word of stWords
+	stAddr  []uint32 // addresses of street i: stAddr[i]..stAddr[i+1]
+
+	// addresses, sorted by street then number key
+	adLat, adLon []int32  // degrees × 1e7
+	adNum        []uint32 // number key (nums)
+	adNumText    []uint32 // display string of the number as written
+	adUnit       []uint32 // display string; 0 is no unit
+	adID         []uint32 // display string
+
+	// grid for Nearest: sorted cell keys, addresses per cell
+	cells    []uint64
+	cellAddr csr
+
+	pool sync.Pool // *scratch
 }
 
 // Len is the number of addresses.
-func (ix *Index) Len() int { return len(ix.addrs) }
+func (ix *Index) Len() int { return len(ix.adLat) }
+
+const coordScale = 1e7
+
+// address composes address i.
+func (ix *Index) address(i int) Address {
+	s := int(ix.adStreet(i))
+	loc := int(ix.stLoc[s])
+	a := Address{
+		ID:        ix.strs.at(int(ix.adID[i])),
+		Number:    ix.strs.at(int(ix.adNumText[i])),
+		Street:    ix.strs.at(int(ix.stName[s])),
+		Unit:      ix.strs.at(int(ix.adUnit[i])),
+		City:      ix.strs.at(int(ix.locCity[loc])),
+		Region:    ix.strs.at(int(ix.locState[loc])),
+		Postcode:  ix.strs.at(int(ix.locZip[loc])),
+		Latitude:  float64(ix.adLat[i]) / coordScale,
+		Longitude: float64(ix.adLon[i]) / coordScale,
+	}
+	var b strings.Builder
+	b.WriteString(a.Number)
+	if a.Number != "" {
+		b.WriteByte(' ')
+	}
+	b.WriteString(a.Street)
+	if a.Unit != "" {
+		b.WriteByte(' ')
+		b.WriteString(a.Unit)
+	}
+	if a.City != "" {
+		b.WriteString(", ")
+		b.WriteString(a.City)
+	}
+	if rp := strings.TrimSpace(a.Region + " " + a.Postcode); rp != "" {
+		b.WriteString(", ")
+		b.WriteString(rp)
+	}
+	a.Text = b.String()
+	return a
+}
+
+// adStreet is the street of address i (the streets' address ranges are
+// sorted, so a binary search).
+func (ix *Index) adStreet(i int) uint32 {
+	lo, hi := 0, len(ix.stName)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if int(ix.stAddr[m+1]) <= i {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return uint32(lo)
+}
+
+// streetSize is the number of addresses of street s.
+func (ix *Index) streetSize(s int) int { return int(ix.stAddr[s+1] - ix.stAddr[s]) }

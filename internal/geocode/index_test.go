@@ -46,7 +46,10 @@ func TestTokens(t *testing.T) {
 		{"1745 T St. SE, Washington, DC 20020", "1745 t street southeast washington dc 20020"},
 		{"90-01 212th St, Glen Oaks", "90-01 212th street glen oaks"},
 		{"-- N. State Str --", "north state street"},
-		{"Ñandú Ave Apt 2", "ñandú avenue apartment 2"},
+		{"Ñandú Ave Apt 2", "nandu avenue apartment 2"},
+		{"Hëmpstead Ävenue, Straße ４２", "hempstead avenue strasse 42"},
+		{"Wilkes-Barre", "wilkes barre"},
+		{"123 1/2 Main", "123 1/2 main"},
 		{" ,;. ", ""},
 	} {
 		if got := strings.Join(geocode.Tokens(c.in), " "); got != c.want {
@@ -61,7 +64,8 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("Len %d, want 30", ix.Len())
 	}
 	// the standardized text keeps the file's spelling and adds the unit
-	m, ok := ix.Validate("240-28 Braddock Avenue Apt 2, Glen Oaks, NY 11004")
+	v := ix.Validate("240-28 Braddock Avenue Apt 2, Glen Oaks, NY 11004")
+	m, ok := v.Match, v.Exists
 	if !ok || m.Address.ID != "fx-04" || m.Address.Text != "240-28 Braddock Avenue Apt 2, Glen Oaks, NY 11004" ||
 		m.Address.Latitude != 40.74053 || m.Address.Longitude != -73.71545 {
 		t.Fatalf("fx-04: %v %+v", ok, m.Address)
@@ -130,7 +134,7 @@ func TestRealData(t *testing.T) {
 	if ms := ix.Autocomplete("203-06 109th Av", 3); len(ms) == 0 || !strings.HasPrefix(ms[0].Address.Text, "203-06 109th Avenue") {
 		t.Errorf("autocomplete: %+v", ms)
 	}
-	if _, ok := ix.Validate("99999 Nowhere Boulevard Atlantis"); ok {
+	if ix.Validate("99999 Nowhere Boulevard Atlantis").Exists {
 		t.Error("validate: a street that is not there exists")
 	}
 	if name, ok := ix.Nearest(38.86705, -76.97925, 250); !ok || name != "1745 T Street Southeast, Washington, DC 20020" {

@@ -1,121 +1,618 @@
 package geocode
 
 import (
-	"sort"
-	"strings"
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // Match is a scored address.
 type Match struct {
-	Address    *Address
+	Address    Address
 	Confidence float64 // 0 to 1, rounded to three decimals
 }
 
-// validConfidence is the best match's confidence above which Validate
-// says an address exists.
-const validConfidence = 0.7
+// Query is a search: the text, how many results, whether its last word is
+// still being typed (autocomplete), and an optional point that breaks ties
+// by distance.
+type Query struct {
+	Text   string
+	Limit  int
+	Prefix bool
+	Focus  *geo.Point
+}
 
 // Search scores addresses against a free-text query, best first, at most
-// limit of them. A query token matches an index token exactly or, when
-// nothing matches exactly and it has four letters or more, within one
-// edit (a typo).
-func (ix *Index) Search(q string, limit int) []Match { return ix.search(q, limit, false) }
+// limit of them.
+func (ix *Index) Search(q string, limit int) []Match {
+	return ix.Find(Query{Text: q, Limit: limit})
+}
 
-// Autocomplete is Search with the query's last token taken as a prefix,
+// Autocomplete is Search with the query's last word taken as a prefix,
 // for a query still being typed.
-func (ix *Index) Autocomplete(q string, limit int) []Match { return ix.search(q, limit, true) }
-
-// Validate reports whether an address exists: the best Search match, if
-// its confidence is above 0.7.
-func (ix *Index) Validate(q string) (Match, bool) {
-	if ms := ix.search(q, 1, false); len(ms) > 0 && ms[0].Confidence > validConfidence {
-		return ms[0], true
-	}
-	return Match{}, false
+func (ix *Index) Autocomplete(q string, limit int) []Match {
+	return ix.Find(Query{Text: q, Limit: limit, Prefix: true})
 }
 
-// expand returns the index tokens a query token stands for, with weights:
-// exact 1, prefix (autocomplete of the last token) 0.9, one edit 0.75.
-func (ix *Index) expand(q string, prefix bool) map[string]float64 {
-	out := map[string]float64{}
-	if _, ok := ix.postings[q]; ok {
-		out[q] = 1
-	}
-	if prefix {
-		i := sort.SearchStrings(ix.tokens, q)
-		for n := 0; i < len(ix.tokens) && strings.HasPrefix(ix.tokens[i], q) && n < 200; i, n = i+1, n+1 {
-			if _, ok := out[ix.tokens[i]]; !ok {
-				out[ix.tokens[i]] = 0.9
-			}
-		}
-	}
-	if len(q) >= 4 && len(out) == 0 {
-		// candidates share the first letter: a bounded scan of that range
-		lo := sort.SearchStrings(ix.tokens, q[:1])
-		for i := lo; i < len(ix.tokens) && ix.tokens[i][0] == q[0]; i++ {
-			if within1(q, ix.tokens[i]) {
-				out[ix.tokens[i]] = 0.75
-			}
-		}
-	}
-	return out
+// Candidate limits. Streets are gathered from the query's words whose
+// postings are at most genCap streets long (the cheapest word is used
+// whatever its length), and the best topStreets of them are scored in
+// full.
+const (
+	genCap     = 20000
+	topStreets = 200
+)
+
+// scratch is one query's working memory, pooled per index.
+type scratch struct {
+	score   []float32 // per street
+	tmp     []float32 // per street, one word's best
+	touched []uint32
+	tokHit  []uint32
+	rows    []uint8
+	locs    []uint32
 }
 
-// search scores addresses against the query's tokens; with prefix the
-// last token also matches the index tokens it begins.
-func (ix *Index) search(q string, limit int, prefix bool) []Match {
-	qt := Tokens(q)
-	if len(qt) == 0 {
+func (ix *Index) getScratch() *scratch {
+	if sc, ok := ix.pool.Get().(*scratch); ok {
+		return sc
+	}
+	n := len(ix.stName)
+	return &scratch{score: make([]float32, n), tmp: make([]float32, n)}
+}
+
+func (ix *Index) putScratch(sc *scratch) {
+	for _, s := range sc.touched {
+		sc.score[s] = 0
+	}
+	sc.touched = sc.touched[:0]
+	ix.pool.Put(sc)
+}
+
+// group is a street scored against a query, with the addresses that
+// answer it.
+type group struct {
+	street     uint32
+	conf       float64
+	complete   float64 // house number found, share of the street's name said
+	dist       float64 // meters to the focus, or 0
+	lo, hi     uint32  // addresses holding the house number, or the nearest one
+	numMatched bool
+	numMissed  bool // the query names a house number the street lacks
+	got, den   float32
+	unmatched  []int // query words this street leaves unmatched
+	townish    []int // the unmatched words that may name its town
+}
+
+// Find runs a query.
+func (ix *Index) Find(q Query) []Match {
+	if q.Limit <= 0 || ix.Len() == 0 {
 		return nil
 	}
-	// dense score arrays: a common token ("avenue") touches most of the
-	// index, where a map would cost a hash insert per address
-	scores := make([]float32, len(ix.addrs))
-	best := make([]float32, len(ix.addrs))
-	var touched []int32
-	for k, t := range qt {
-		exp := ix.expand(t, prefix && k == len(qt)-1)
-		var hit []int32
-		for tok, w := range exp {
-			for _, id := range ix.postings[tok] {
-				if best[id] == 0 {
-					hit = append(hit, id)
-				}
-				if float32(w) > best[id] {
-					best[id] = float32(w)
-				}
-			}
-		}
-		for _, id := range hit {
-			if scores[id] == 0 {
-				touched = append(touched, id)
-			}
-			scores[id] += best[id]
-			best[id] = 0
+	sc := ix.getScratch()
+	defer ix.putScratch(sc)
+	qr := ix.parse(q.Text, q.Prefix, sc)
+	gs := ix.rank(&qr, sc, q.Focus)
+	return ix.results(&qr, gs, q.Limit)
+}
+
+// rank gathers candidate streets and scores them, best first.
+func (ix *Index) rank(qr *query, sc *scratch, focus *geo.Point) []group {
+	if len(qr.toks) == 0 {
+		return nil
+	}
+	ix.gather(qr, sc)
+	cand := sc.touched
+	if len(cand) > topStreets {
+		cand = slices.Clone(cand)
+		selectTop(cand, sc.score, topStreets)
+		cand = cand[:topStreets]
+	}
+	gs := make([]group, 0, len(cand))
+	for _, s := range cand {
+		if g, ok := ix.score(qr, s, focus); ok {
+			gs = append(gs, g)
 		}
 	}
-	out := make([]Match, 0, min(len(touched), 4*limit+16))
-	for _, id := range touched {
-		s := float64(scores[id])
-		a := &ix.addrs[id]
-		conf := s / float64(len(qt))
-		// a house number that does not match the query's costs confidence
-		if n := qt[0]; n[0] >= '0' && n[0] <= '9' && a.number != n {
-			conf *= 0.6
-		}
-		// coverage: how much of the address the query named
-		cov := float64(min(len(qt), len(a.tokens))) / float64(len(a.tokens))
-		conf = conf*0.85 + 0.15*cov
-		out = append(out, Match{Address: a, Confidence: float64(int(conf*1000+0.5)) / 1000})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Confidence != out[j].Confidence {
-			return out[i].Confidence > out[j].Confidence
-		}
-		return out[i].Address.Text < out[j].Address.Text
+	slices.SortFunc(gs, func(a, b group) int {
+		return cmp.Or(-cmp.Compare(a.conf, b.conf), -cmp.Compare(a.complete, b.complete), cmp.Compare(a.dist, b.dist),
+			-cmp.Compare(ix.streetSize(int(a.street)), ix.streetSize(int(b.street))), cmp.Compare(a.street, b.street))
 	})
-	if len(out) > limit {
-		out = out[:limit]
+	return gs
+}
+
+// gather accumulates, per street, each query word's best match found
+// through the postings: words, house numbers, ZIPs and cities.
+func (ix *Index) gather(qr *query, sc *scratch) {
+	type source struct {
+		k    int
+		cost int
+	}
+	srcs := make([]source, 0, len(qr.toks))
+	for k := range qr.toks {
+		if c := ix.cost(qr, k); c > 0 {
+			srcs = append(srcs, source{k, c})
+		}
+	}
+	if len(srcs) == 0 {
+		return
+	}
+	cheapest := slices.MinFunc(srcs, func(a, b source) int { return cmp.Compare(a.cost, b.cost) })
+	for _, s := range srcs {
+		if s.cost <= genCap || s.k == cheapest.k {
+			ix.post(qr, s.k, sc)
+		}
+	}
+}
+
+// cost is how many streets word k's postings hold.
+func (ix *Index) cost(qr *query, k int) int {
+	tk := &qr.toks[k]
+	n := 0
+	for _, w := range tk.words {
+		n += len(ix.wordStreets.row(int(w.id)))
+		for _, l := range ix.wordLocs.row(int(w.id)) {
+			n += int(ix.locStreets[l+1] - ix.locStreets[l])
+		}
+	}
+	if tk.preHi > tk.preLo {
+		n += int(ix.wordStreets.off[tk.preHi] - ix.wordStreets.off[tk.preLo])
+	}
+	if tk.numID >= 0 {
+		n += len(ix.numStreets.row(tk.numID))
+	}
+	if tk.baseID >= 0 {
+		n += len(ix.numStreets.row(tk.baseID))
+	}
+	if tk.numPreHi > tk.numPreLo {
+		n += int(ix.numStreets.off[tk.numPreHi] - ix.numStreets.off[tk.numPreLo])
+	}
+	if k == 1 && qr.joinedID >= 0 {
+		n += len(ix.numStreets.row(qr.joinedID))
+	}
+	if tk.zipID >= 0 {
+		for _, l := range ix.zipLocs.row(tk.zipID) {
+			n += int(ix.locStreets[l+1] - ix.locStreets[l])
+		}
+	}
+	if tk.zipPreHi > tk.zipPreLo {
+		for _, l := range ix.zipLocs.val[ix.zipLocs.off[tk.zipPreLo]:ix.zipLocs.off[tk.zipPreHi]] {
+			n += int(ix.locStreets[l+1] - ix.locStreets[l])
+		}
+	}
+	return n
+}
+
+// post adds word k's postings to the street scores.
+func (ix *Index) post(qr *query, k int, sc *scratch) {
+	tk := &qr.toks[k]
+	sc.tokHit = sc.tokHit[:0]
+	hit := func(s uint32, v float32) {
+		if sc.tmp[s] == 0 {
+			sc.tokHit = append(sc.tokHit, s)
+		}
+		if v > sc.tmp[s] {
+			sc.tmp[s] = v
+		}
+	}
+	streetsOf := func(l uint32, v float32) {
+		for s := ix.locStreets[l]; s < ix.locStreets[l+1]; s++ {
+			hit(s, v)
+		}
+	}
+	for _, w := range tk.words {
+		r := ix.role[w.id]
+		v := w.score * roleWeight(r&^(roleCity|roleState))
+		for _, s := range ix.wordStreets.row(int(w.id)) {
+			hit(s, v)
+		}
+		if r&(roleCity|roleState) != 0 {
+			v := w.score * roleWeight(r&(roleCity|roleState))
+			for _, l := range ix.wordLocs.row(int(w.id)) {
+				streetsOf(l, v)
+			}
+		}
+	}
+	if tk.preHi > tk.preLo {
+		for _, s := range ix.wordStreets.val[ix.wordStreets.off[tk.preLo]:ix.wordStreets.off[tk.preHi]] {
+			hit(s, sPrefix*wName)
+		}
+	}
+	if tk.numID >= 0 {
+		for _, s := range ix.numStreets.row(tk.numID) {
+			hit(s, wNumber)
+		}
+	}
+	if tk.baseID >= 0 {
+		for _, s := range ix.numStreets.row(tk.baseID) {
+			hit(s, sBase*wNumber)
+		}
+	}
+	if tk.numPreHi > tk.numPreLo {
+		for _, s := range ix.numStreets.val[ix.numStreets.off[tk.numPreLo]:ix.numStreets.off[tk.numPreHi]] {
+			hit(s, sPrefix*wNumber)
+		}
+	}
+	if k == 1 && qr.joinedID >= 0 {
+		for _, s := range ix.numStreets.row(qr.joinedID) {
+			hit(s, 2*wNumber)
+		}
+	}
+	if tk.zipID >= 0 {
+		for _, l := range ix.zipLocs.row(tk.zipID) {
+			streetsOf(l, wZip)
+		}
+	}
+	if tk.zipPreHi > tk.zipPreLo {
+		for _, l := range ix.zipLocs.val[ix.zipLocs.off[tk.zipPreLo]:ix.zipLocs.off[tk.zipPreHi]] {
+			streetsOf(l, sPrefix*wZip)
+		}
+	}
+	for _, s := range sc.tokHit {
+		if sc.score[s] == 0 {
+			sc.touched = append(sc.touched, s)
+		}
+		sc.score[s] += sc.tmp[s]
+		sc.tmp[s] = 0
+	}
+}
+
+// selectTop moves the n best-scored streets to the front of ids
+// (quickselect; the front is not sorted).
+func selectTop(ids []uint32, score []float32, n int) {
+	lo, hi := 0, len(ids)-1
+	for lo < hi {
+		p := score[ids[(lo+hi)/2]]
+		i, j := lo, hi
+		for i <= j {
+			for score[ids[i]] > p {
+				i++
+			}
+			for score[ids[j]] < p {
+				j--
+			}
+			if i <= j {
+				ids[i], ids[j] = ids[j], ids[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case n-1 <= j:
+			hi = j
+		case n-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+// score matches every query word against street s: its name words, its
+// locality, its house numbers.
+func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
+	g := group{street: s}
+	loc := ix.stLoc[s]
+	words, roles := ix.stWords.row(int(s)), ix.stRoles[ix.stWords.off[s]:ix.stWords.off[s+1]]
+	lwords := ix.locWords.row(int(loc))
+	hasCity := ix.locCity[loc] != 0
+	hasState := ix.locState[loc] != 0
+	zipID, _ := ix.zips.find(Fold(ix.strs.at(int(ix.locZip[loc]))))
+	a0, a1 := ix.stAddr[s], ix.stAddr[s+1]
+
+	// the house number
+	numTok := -1
+	var numScore float32
+	if qr.joinedID >= 0 {
+		if lo, hi := numRange(ix.adNum[a0:a1], uint32(qr.joinedID)); lo < hi {
+			numTok, numScore, g.lo, g.hi = 0, wNumber, a0+lo, a0+hi
+		}
+	}
+	for k := range qr.toks {
+		if numTok >= 0 {
+			break
+		}
+		tk := &qr.toks[k]
+		if !tk.num {
+			continue
+		}
+		if tk.numID >= 0 {
+			if lo, hi := numRange(ix.adNum[a0:a1], uint32(tk.numID)); lo < hi {
+				numTok, numScore, g.lo, g.hi = k, wNumber, a0+lo, a0+hi
+				break
+			}
+		}
+		if tk.numPreHi > tk.numPreLo {
+			lo, _ := numRange(ix.adNum[a0:a1], uint32(tk.numPreLo))
+			if a0+lo < a1 && int(ix.adNum[a0+lo]) < tk.numPreHi {
+				hi := lo
+				for a0+hi < a1 && ix.adNum[a0+hi] == ix.adNum[a0+lo] {
+					hi++
+				}
+				numTok, numScore, g.lo, g.hi = k, sPrefix*wNumber, a0+lo, a0+hi
+				break
+			}
+		}
+		if tk.baseID >= 0 {
+			if lo, hi := numRange(ix.adNum[a0:a1], uint32(tk.baseID)); lo < hi {
+				numTok, numScore, g.lo, g.hi = k, sBase*wNumber, a0+lo, a0+hi
+				break
+			}
+		}
+	}
+	g.numMatched = numTok >= 0
+
+	var got, den float32
+	var nameGot, nameAll float32
+	for _, r := range roles {
+		if r == roleName {
+			nameAll++
+		} else {
+			nameAll += 0.5
+		}
+	}
+	// a city named in part (Queens of Queens Village) counts half
+	cityPart := float32(1)
+	nCity := len(lwords)
+	if hasState {
+		nCity--
+	}
+	for _, w := range lwords[:max(nCity, 0)] {
+		found := false
+		for k := range qr.toks {
+			if sc, _ := qr.toks[k].wordScore(w); sc > 0 {
+				found = true
+				break
+			}
+		}
+		if !found {
+			cityPart = 0.5
+		}
+	}
+	var said [16]bool // street words the query said
+	lastStreetTok, namesSaid, namesAll := -1, 0, 0
+	for _, r := range roles {
+		if r == roleName {
+			namesAll++
+		}
+	}
+	for k := range qr.toks {
+		tk := &qr.toks[k]
+		if tk.pw == 0 && !(k == 1 && numTok == 0 && qr.joinedID >= 0) {
+			continue
+		}
+		var best, bestDen float32
+		bestWord := -1
+		if k == numTok || (k == 1 && numTok == 0 && qr.joinedID >= 0) {
+			best, bestDen = numScore, wNumber
+		}
+		for j, w := range words {
+			sc, _ := tk.wordScore(w)
+			if sc == 0 {
+				continue
+			}
+			rw := float32(wName)
+			if roles[j] != roleName {
+				rw = wType
+			}
+			if sc*rw > best {
+				best, bestDen, bestWord = sc*rw, rw, j
+			}
+		}
+		for j, w := range lwords {
+			sc, _ := tk.wordScore(w)
+			if sc == 0 {
+				continue
+			}
+			rw := float32(wCity) * cityPart
+			if hasState && j == len(lwords)-1 {
+				rw = wState
+			}
+			if sc*rw > best {
+				best, bestDen, bestWord = sc*rw, rw, -1
+			}
+		}
+		if tk.zip && tk.zipID >= 0 && tk.zipID == zipID && wZip > best {
+			best, bestDen, bestWord = wZip, wZip, -1
+		}
+		if tk.zipPreHi > tk.zipPreLo && zipID >= tk.zipPreLo && zipID < tk.zipPreHi && sPrefix*wZip > best {
+			best, bestDen, bestWord = sPrefix*wZip, wZip, -1
+		}
+		if best == 0 {
+			g.unmatched = append(g.unmatched, k)
+			continue
+		}
+		got += best
+		den += bestDen
+		if bestWord >= 0 {
+			lastStreetTok = k
+		}
+		if bestWord >= 0 && bestWord < len(said) && !said[bestWord] {
+			said[bestWord] = true
+			if roles[bestWord] == roleName {
+				nameGot++
+				namesSaid++
+			} else {
+				nameGot += 0.5
+			}
+		}
+	}
+	// what the words left over cost: a town the rows do not name counts
+	// half, and nothing where the locality has no city at all; so does a
+	// word after the whole street name that is not a number (Queens of
+	// "… 109th Avenue, Queens, NY", a word of other streets too)
+	streetDone := namesSaid == namesAll
+	for _, k := range g.unmatched {
+		tk := &qr.toks[k]
+		d := tk.pw
+		if tk.pwCity || streetDone && k > lastStreetTok && !tk.num && !tk.zip && !tk.unit && !ix.streetType(tk) {
+			g.townish = append(g.townish, k)
+			d = min(d, wCity) * 0.5
+			if !hasCity {
+				d = 0
+			}
+		}
+		den += d
+	}
+	if got == 0 || den == 0 {
+		return g, false
+	}
+	g.got, g.den = got, den
+	cover := float64(0)
+	if nameAll > 0 {
+		cover = float64(nameGot / nameAll)
+	}
+	conf := 0.9*float64(got/den) + 0.1*cover
+	if qr.hasNum && !g.numMatched {
+		g.numMissed = true
+		conf *= 0.8
+		g.lo = ix.nearestNumber(a0, a1, qr)
+		g.hi = g.lo + 1
+	} else if !g.numMatched {
+		g.lo, g.hi = a0, a0+1
+		if focus != nil {
+			g.lo = ix.nearestTo(a0, a1, *focus)
+			g.hi = g.lo + 1
+		}
+	}
+	g.conf = math.Round(min(conf, 1)*1000) / 1000
+	g.complete = cover
+	if g.numMatched {
+		g.complete++
+	}
+	if focus != nil {
+		g.dist = geo.Distance(*focus, geo.Point{Lat: float64(ix.adLat[g.lo]) / coordScale, Lon: float64(ix.adLon[g.lo]) / coordScale})
+	}
+	return g, true
+}
+
+// numRange is the range of ids equal to id in sorted ids.
+func numRange(ids []uint32, id uint32) (uint32, uint32) {
+	lo, _ := slices.BinarySearch(ids, id)
+	hi := lo
+	for hi < len(ids) && ids[hi] == id {
+		hi++
+	}
+	return uint32(lo), uint32(hi)
+}
+
+// nearestNumber is the address of [a0, a1) whose house number is closest
+// to the query's.
+func (ix *Index) nearestNumber(a0, a1 uint32, qr *query) uint32 {
+	want := int64(-1)
+	for _, tk := range qr.toks {
+		if tk.num {
+			want = numberValue(numberKey(tk.text))
+			break
+		}
+	}
+	best, bestD := a0, int64(math.MaxInt64)
+	for a := a0; a < a1; a++ {
+		d := numberValue(ix.nums.at(int(ix.adNum[a]))) - want
+		if d < 0 {
+			d = -d
+		}
+		if d < bestD {
+			best, bestD = a, d
+		}
+	}
+	return best
+}
+
+// nearestTo is the address of [a0, a1) closest to p.
+func (ix *Index) nearestTo(a0, a1 uint32, p geo.Point) uint32 {
+	best, bestD := a0, math.Inf(1)
+	for a := a0; a < a1; a++ {
+		if d := geo.Distance(p, geo.Point{Lat: float64(ix.adLat[a]) / coordScale, Lon: float64(ix.adLon[a]) / coordScale}); d < bestD {
+			best, bestD = a, d
+		}
+	}
+	return best
+}
+
+// results turns ranked streets into addresses: each street's answer
+// first (the addresses with the house number, units best matched first,
+// or the nearest number), then, while the limit allows, the streets'
+// other addresses.
+func (ix *Index) results(qr *query, gs []group, limit int) []Match {
+	var out []Match
+	for i := range gs {
+		if len(out) >= limit {
+			return out
+		}
+		g := &gs[i]
+		for _, a := range ix.byUnit(qr, g) {
+			if len(out) >= limit {
+				return out
+			}
+			out = append(out, Match{Address: ix.address(int(a.addr)), Confidence: a.conf})
+		}
+	}
+	// then the other addresses of the same streets, never above what
+	// came before them
+	for i := range gs {
+		g := &gs[i]
+		conf := math.Round(g.conf*500) / 1000
+		if !g.numMatched && !g.numMissed {
+			conf = math.Round(g.conf*900) / 1000
+		}
+		if n := len(out); n > 0 {
+			conf = min(conf, out[n-1].Confidence)
+		}
+		for a := ix.stAddr[g.street]; a < ix.stAddr[g.street+1]; a++ {
+			if len(out) >= limit {
+				return out
+			}
+			if a >= g.lo && a < g.hi {
+				continue
+			}
+			out = append(out, Match{Address: ix.address(int(a)), Confidence: conf})
+		}
 	}
 	return out
+}
+
+type scoredAddr struct {
+	addr uint32
+	conf float64
+}
+
+// byUnit orders a street's answering addresses by how well their unit
+// matches the query's words the street left unmatched.
+func (ix *Index) byUnit(qr *query, g *group) []scoredAddr {
+	out := make([]scoredAddr, 0, g.hi-g.lo)
+	for a := g.lo; a < g.hi; a++ {
+		conf := g.conf
+		unit := ix.strs.at(int(ix.adUnit[a]))
+		if unit != "" && len(g.unmatched) > 0 {
+			uw := Tokens(unit)
+			var extra float32
+			for _, k := range g.unmatched {
+				if slices.Contains(uw, qr.toks[k].text) {
+					extra += max(qr.toks[k].pw, wUnit)
+				}
+			}
+			if extra > 0 {
+				conf = math.Round(min(1, conf+0.9*float64(extra/g.den))*1000) / 1000
+			}
+		} else if unit != "" {
+			conf = math.Round(conf*990) / 1000 // a unit the query did not ask for
+		}
+		out = append(out, scoredAddr{a, conf})
+	}
+	slices.SortStableFunc(out, func(x, y scoredAddr) int { return -cmp.Compare(x.conf, y.conf) })
+	return out
+}
+
+// streetType reports whether a query word is, exactly, a street type or
+// direction somewhere (Place, Road, North): never a town.
+func (ix *Index) streetType(tk *qtok) bool {
+	for _, w := range tk.words {
+		if w.score == 1 && ix.role[w.id]&(roleType|roleDir) != 0 {
+			return true
+		}
+	}
+	return false
 }

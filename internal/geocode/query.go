@@ -1,0 +1,291 @@
+package geocode
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Field weights: what a query word is worth when it matches a part of an
+// address. A street's name outweighs its type and direction, which
+// outweigh the city; a house number weighs as much as the name.
+const (
+	wName   = 1.0
+	wType   = 0.35
+	wDir    = 0.35
+	wCity   = 0.5
+	wState  = 0.3
+	wZip    = 0.6
+	wNumber = 1.0
+	wUnit   = 0.3
+)
+
+// Scores of a word matched other than exactly.
+const (
+	sPrefix = 0.9  // the last word of an autocomplete, a prefix of the indexed word
+	sEdit1  = 0.8  // one edit (a transposition is one)
+	sEdit2  = 0.6  // two edits, in words of eight letters or more
+	sBase   = 0.7  // 12 for 12A
+	sOrd    = 0.95 // 109 for 109th
+)
+
+// Limits of a query.
+const (
+	maxQueryBytes  = 1000 // longer queries are cut (the API refuses over 500 characters)
+	maxQueryTokens = 16
+)
+
+// wordMatch is a vocabulary word a query word stands for.
+type wordMatch struct {
+	id    uint32
+	score float32
+	dist  uint8 // edits; 0 for exact and ordinals
+}
+
+// qtok is one analysed word of a query.
+type qtok struct {
+	text  string
+	words []wordMatch // exact, alternatives (st: street or saint), ordinals, typos
+	// prefix ranges, for the last word of an autocomplete
+	preLo, preHi       int // vocabulary
+	numPreLo, numPreHi int // house-number keys
+	zipPreLo, zipPreHi int // ZIPs
+
+	pw     float32 // what the word is worth where it matches best (0: unknown to the index)
+	pwCity bool    // it is worth that only as a city word
+
+	num    bool // may be the house number
+	numID  int  // its key in nums, -1 if no address has it
+	baseID int  // the key of its leading digits (12 of 12a), -1
+	zip    bool // may be the ZIP
+	zipID  int  // -1 if no locality has it
+	unit   bool // follows a unit word (Apt 2)
+	joined bool // the second half of a house number typed with a space (203 06)
+}
+
+// query is an analysed query.
+type query struct {
+	toks     []qtok
+	prefix   bool
+	joinedID int // key of the first two words joined (203 06 → 20306), -1
+	hasNum   bool
+}
+
+// parse analyses a query against the index's vocabulary.
+func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
+	if len(q) > maxQueryBytes {
+		q = q[:maxQueryBytes]
+	}
+	q = strings.ToValidUTF8(q, " ")
+	endsInSpace := false
+	if r, _ := utf8.DecodeLastRuneInString(q); r == ' ' || r == ',' {
+		endsInSpace = true
+	}
+	raw := rawTokens(Fold(q))
+	if len(raw) > maxQueryTokens {
+		raw = raw[:maxQueryTokens]
+	}
+	qr := query{prefix: prefix && !endsInSpace, joinedID: -1}
+	seenNum := false
+	afterUnit := false
+	for i, t := range raw {
+		tk := qtok{text: t, numID: -1, baseID: -1, zipID: -1}
+		last := qr.prefix && i == len(raw)-1
+		tk.unit = afterUnit
+		afterUnit = false
+		alts := []string{t}
+		switch x, ok := abbrev[t]; {
+		case t == "st":
+			alts = []string{"street", "saint"}
+		case ok:
+			alts = []string{x, t} // CT is Court and Connecticut
+		}
+		if unitWords[alts[0]] || t == "unit" {
+			afterUnit = true
+		}
+		numeric := isNumeric(t)
+		if numeric {
+			five := len(t) == 5 && numberBase(t) == t
+			tk.zip = five && (i > 0 || len(raw) == 1)
+			tk.num = !tk.unit && !(tk.zip && seenNum)
+			if tk.num {
+				key := numberKey(t)
+				if id, ok := ix.nums.find(key); ok {
+					tk.numID = id
+				}
+				if b := numberBase(key); b != key && b != "" {
+					if id, ok := ix.nums.find(b); ok {
+						tk.baseID = id
+					}
+				}
+				if last {
+					tk.numPreLo, tk.numPreHi = ix.nums.prefixRange(key)
+				}
+			}
+			if tk.zip {
+				if id, ok := ix.zips.find(t); ok {
+					tk.zipID = id
+				}
+			}
+			if last && i > 0 && len(t) >= 3 && len(t) < 5 && numberBase(t) == t {
+				tk.zipPreLo, tk.zipPreHi = ix.zips.prefixRange(t)
+			}
+			seenNum = true
+			// a number may also be a street's: Route 9, 109 for 109th
+			for _, suf := range []string{"th", "st", "nd", "rd"} {
+				if id, ok := ix.vocab.find(t + suf); ok {
+					tk.words = append(tk.words, wordMatch{id: uint32(id), score: sOrd})
+				}
+			}
+		}
+		for _, a := range alts {
+			if id, ok := ix.vocab.find(a); ok {
+				tk.words = append(tk.words, wordMatch{id: uint32(id), score: 1})
+			}
+		}
+		if !numeric {
+			ix.typos(&tk, alts[0], sc)
+		}
+		if last {
+			tk.preLo, tk.preHi = ix.vocab.prefixRange(t)
+		}
+		tk.words = bestPerWord(tk.words)
+		if tk.num && (i == 0 || len(tk.words) == 0) {
+			qr.hasNum = true
+		}
+		ix.potential(&tk)
+		qr.toks = append(qr.toks, tk)
+	}
+	// a Queens number typed with a space: 203 06
+	if len(qr.toks) > 2 && qr.toks[0].num && len(qr.toks[1].text) == 2 && numberBase(qr.toks[0].text) == qr.toks[0].text &&
+		numberBase(qr.toks[1].text) == qr.toks[1].text {
+		if id, ok := ix.nums.find(qr.toks[0].text + qr.toks[1].text); ok {
+			qr.joinedID = id
+		}
+	}
+	return qr
+}
+
+// typos adds the vocabulary words within reach of w: one edit where
+// either word has four letters or more, two where the indexed word has
+// eight or more (and w six). They are looked up even when w itself is a
+// word of the index (a typo can make another real word); the rest of the
+// query decides between them. Words with digits (109th) are not: a digit
+// changed is another street.
+func (ix *Index) typos(tk *qtok, w string, sc *scratch) {
+	if len(w) < 3 || strings.ContainsAny(w, "0123456789") {
+		return
+	}
+	maxd := 1
+	if len(w) >= 6 {
+		maxd = 2
+	}
+	ix.vocab.fuzzy(w, maxd, &sc.rows, func(i, d int) {
+		n := ix.vocab.off[i+1] - ix.vocab.off[i]
+		switch {
+		case d == 0:
+			return
+		case d == 1 && max(int(n), len(w)) < 4:
+			return
+		case d == 2 && n < 8:
+			return
+		}
+		s := float32(sEdit1)
+		if d == 2 {
+			s = sEdit2
+		}
+		tk.words = append(tk.words, wordMatch{id: uint32(i), score: s, dist: uint8(d)})
+	})
+}
+
+// bestPerWord keeps each word once, at its best score, sorted by ID.
+func bestPerWord(ws []wordMatch) []wordMatch {
+	slices.SortFunc(ws, func(a, b wordMatch) int {
+		if a.id != b.id {
+			return int(a.id) - int(b.id)
+		}
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	return slices.CompactFunc(ws, func(a, b wordMatch) bool { return a.id == b.id })
+}
+
+// roleWeight is the weight of the best of a word's roles.
+func roleWeight(r uint8) float32 {
+	switch {
+	case r&roleName != 0:
+		return wName
+	case r&roleCity != 0:
+		return wCity
+	case r&(roleType|roleDir) != 0:
+		return wType
+	case r&roleState != 0:
+		return wState
+	}
+	return 0
+}
+
+// potential sets what a query word is worth where it matches best: a
+// word the index does not know is worth nothing, so it costs no candidate
+// anything.
+func (ix *Index) potential(tk *qtok) {
+	var pw float32
+	city := true
+	exact := slices.ContainsFunc(tk.words, func(w wordMatch) bool { return w.score == 1 })
+	for _, w := range tk.words {
+		if exact && w.score < 1 {
+			continue // a word of the index is worth what it is, not what its typos would be
+		}
+		r := ix.role[w.id]
+		if v := roleWeight(r) * w.score; v > pw {
+			pw = v
+		}
+		if r&^roleCity != 0 {
+			city = false
+		}
+	}
+	if tk.preHi > tk.preLo {
+		pw = max(pw, wName*sPrefix)
+		city = false
+	}
+	if tk.num && (tk.numID >= 0 || tk.baseID >= 0 || tk.numPreHi > tk.numPreLo) {
+		pw, city = max(pw, wNumber), false
+	}
+	if tk.zip && tk.zipID >= 0 || tk.zipPreHi > tk.zipPreLo {
+		pw, city = max(pw, wZip), false
+	}
+	if tk.num && tk.text != "" && tk.numID < 0 && tk.baseID < 0 && tk.numPreHi <= tk.numPreLo {
+		// a house number no address has: it still says the address is
+		// not one of those found
+		pw, city = max(pw, wNumber), false
+	}
+	if tk.unit {
+		pw, city = max(pw, wUnit), false
+	}
+	tk.pw = pw
+	tk.pwCity = city && pw > 0
+}
+
+// wordScore is how well the query word matches vocabulary word id.
+func (tk *qtok) wordScore(id uint32) (float32, uint8) {
+	var best float32
+	var dist uint8
+	for _, w := range tk.words {
+		if w.id == id {
+			best, dist = w.score, w.dist
+			break
+		}
+		if w.id > id {
+			break
+		}
+	}
+	if best < 1 && int(id) >= tk.preLo && int(id) < tk.preHi {
+		best, dist = sPrefix, 0
+	}
+	return best, dist
+}
