@@ -187,7 +187,7 @@ func (a *app) openEngines() (engines, error) {
 	var e engines
 	var err error
 	if a.cfg.Addresses != "" {
-		if e.addrs, err = geocode.Load(strings.Split(a.cfg.Addresses, ",")...); err != nil {
+		if e.addrs, err = geocode.Open(geocode.Config{Files: strings.Split(a.cfg.Addresses, ","), Dir: a.cfg.Data, Logger: a.log}); err != nil {
 			return e, fmt.Errorf("--addresses: %w", err)
 		}
 		a.log.Info("addresses loaded", "count", e.addrs.Len())

@@ -85,7 +85,7 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	fs.Float64Var(&c.SpeedLimitKmh, "speed-limit-kmh", 100, "organization default speed limit for speeding detection when no device setting applies")
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", false, "let webhooks reach loopback, private, link-local, CGNAT and metadata addresses (tests and local use only)")
 	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", webhook.DefaultConcurrency, "webhook requests in flight per endpoint (each stream's webhook_url; 0: the default)")
-	fs.StringVar(&c.Addresses, "addresses", "", "comma list of OpenAddresses-layout CSV files (LON,LAT,NUMBER,STREET,UNIT,CITY,DISTRICT,REGION,POSTCODE,ID,HASH) for geocoding; without it geocoding answers 501")
+	fs.StringVar(&c.Addresses, "addresses", "", "comma list of address files for geocoding: OpenAddresses CSV (LON,LAT,NUMBER,STREET,UNIT,CITY,DISTRICT,REGION,POSTCODE,ID,HASH) or GeoJSON, or {\"addresses\": [{address1, …}]} JSON; the index is saved under --data/geocode; without it geocoding answers 501")
 	fs.StringVar(&c.OSM, "osm", "", "OpenStreetMap .osm.pbf extract whose roads the distance matrix routes over (without it the matrix answers 501)")
 	fs.StringVar(&c.Tiles, "tiles", "", "PMTiles v3 archive served as the building tiles (without it the tile endpoints answer 501)")
 	fs.StringVar(&c.NotifyURL, "notify-url", "", "notification gateway for emergency alerts: each SMS, e-mail, push and voice notification is POSTed there as JSON")

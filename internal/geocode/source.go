@@ -139,8 +139,8 @@ type jsonRecord struct {
 		Number, Street, Unit, City, Region, Postcode, ID jstr
 	} `json:"properties"`
 	Geometry *struct {
-		Type        string    `json:"type"`
-		Coordinates []float64 `json:"coordinates"`
+		Type        string          `json:"type"`
+		Coordinates json.RawMessage `json:"coordinates"`
 	} `json:"geometry"`
 	Address1    jstr `json:"address1"`
 	Address2    jstr `json:"address2"`
@@ -156,11 +156,12 @@ func (j *jsonRecord) row(rw *row) bool {
 	*rw = row{}
 	switch {
 	case j.Properties != nil && j.Geometry != nil:
-		if j.Geometry.Type != "Point" || len(j.Geometry.Coordinates) < 2 {
+		var xy []float64
+		if j.Geometry.Type != "Point" || json.Unmarshal(j.Geometry.Coordinates, &xy) != nil || len(xy) < 2 {
 			return false
 		}
 		p := j.Properties
-		*rw = row{lon: j.Geometry.Coordinates[0], lat: j.Geometry.Coordinates[1], number: string(p.Number), street: string(p.Street),
+		*rw = row{lon: xy[0], lat: xy[1], number: string(p.Number), street: string(p.Street),
 			unit: string(p.Unit), city: string(p.City), region: string(p.Region), postcode: string(p.Postcode), id: string(p.ID)}
 	case j.Address1 != "" && j.Coordinates != nil:
 		num, street := splitNumber(string(j.Address1))
