@@ -57,9 +57,9 @@ type Requirements struct {
 
 // Window is a time window.
 type Window struct {
-	Earliest        string  `json:"earliest,omitempty" doc:"HH:MM or HH:MM:SS"`
-	Latest          string  `json:"latest,omitempty" doc:"HH:MM or HH:MM:SS"`
-	ServiceDuration float64 `json:"service_duration,omitempty" doc:"minutes, may be fractional, default 5"`
+	Earliest        string   `json:"earliest,omitempty" doc:"HH:MM or HH:MM:SS"`
+	Latest          string   `json:"latest,omitempty" doc:"HH:MM or HH:MM:SS"`
+	ServiceDuration *float64 `json:"service_duration,omitempty" doc:"minutes, may be fractional and may be 0, default 5"`
 }
 
 // Destination of the request.
@@ -429,14 +429,14 @@ func destination(bad map[string]string, f string, d Destination, useWindows bool
 	if tw := d.TimeWindow; tw != nil {
 		e, ok1 := clockTime(tw.Earliest, 0)
 		l, ok2 := clockTime(tw.Latest, math.Inf(1))
-		if !ok1 || !ok2 || l < e || tw.ServiceDuration < 0 {
-			bad[f+".time_window"] = "earliest and latest are HH:MM or HH:MM:SS, earliest not after latest, service_duration not negative"
+		if !ok1 || !ok2 || l < e || (tw.ServiceDuration != nil && !(*tw.ServiceDuration >= 0 && *tw.ServiceDuration <= 24*60)) {
+			bad[f+".time_window"] = "earliest and latest are HH:MM or HH:MM:SS, earliest not after latest, service_duration 0 to 1440 minutes"
 		}
 		if useWindows {
 			st.Early, st.Late = e, l
 		}
-		if tw.ServiceDuration > 0 {
-			st.Service = tw.ServiceDuration
+		if tw.ServiceDuration != nil {
+			st.Service = *tw.ServiceDuration
 		}
 	}
 	p, ok := prio[d.Priority]

@@ -91,6 +91,10 @@ type flags struct {
 	events      int
 	size        int
 	cpuProfile  string
+	vrpDir      string
+	vrpMatch    string
+	timeLimit   float64
+	seed        int64
 }
 
 // parseFlags reads the flags of generator name; the flag set has written
@@ -120,6 +124,10 @@ func parseFlags(name string, args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&f.events, "events", 20000, "memory: events ingested (every stream matches each)")
 	fs.IntVar(&f.size, "size", 2600, "memory: bytes of each event")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write the generator's own CPU profile to this file")
+	fs.StringVar(&f.vrpDir, "vrp", "", "optimize: solve the instances of this directory (Solomon or Gehring-Homberger *.txt, CVRPLIB *.vrp, with bks.csv) one by one, re-check each plan and compare it with the best known, instead of load")
+	fs.StringVar(&f.vrpMatch, "instances", "", "optimize --vrp: a glob on instance names, e.g. 'R1*' (default every one)")
+	fs.Float64Var(&f.timeLimit, "time-limit", 2, "optimize --vrp: options.time_limit_seconds of each instance")
+	fs.Int64Var(&f.seed, "seed", 0, "optimize --vrp: options.seed")
 	return f, fs.Parse(args)
 }
 
@@ -164,6 +172,9 @@ func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (pri
 	case "matrix":
 		return bench.Matrix(ctx, c, 39.96, -83.0)
 	case "optimize":
+		if f.vrpDir != "" {
+			return bench.OptimizeVRP(ctx, bench.VRPConfig{URL: c.URL, Key: c.Key, Dir: f.vrpDir, Match: f.vrpMatch, TimeLimit: f.timeLimit, Seed: f.seed})
+		}
 		return bench.Optimize(ctx, c)
 	case "idle":
 		return bench.Idle(ctx, c.URL, c.Key, f.subs, c.Duration)
