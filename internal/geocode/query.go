@@ -100,6 +100,9 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 		case ok:
 			alts = []string{x, t} // CT is Court and Connecticut
 		}
+		if o, ok := ordinals[t]; ok {
+			alts = append(alts, o)
+		}
 		if unitWords[alts[0]] || t == "unit" {
 			afterUnit = true
 		}

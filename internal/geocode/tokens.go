@@ -27,8 +27,20 @@ var abbrev = map[string]string{
 	"ft": "fort", "hwys": "highways", "pass": "pass", "run": "run", "walk": "walk", "loop": "loop", "row": "row",
 	"n": "north", "s": "south", "e": "east", "w": "west", "ne": "northeast", "nw": "northwest", "se": "southeast", "sw": "southwest",
 	"apt": "apartment", "ste": "suite", "fl": "floor", "bldg": "building", "rm": "room",
+}
+
+// ordinals pairs written and numbered ordinals: a query's First Avenue
+// also looks for 1st Avenue, and the other way round. The index keeps
+// the street's own spelling, so a typo of it still finds it.
+var ordinals = map[string]string{
 	"first": "1st", "second": "2nd", "third": "3rd", "fourth": "4th", "fifth": "5th", "sixth": "6th", "seventh": "7th",
-	"eighth": "8th", "ninth": "9th", "tenth": "10th",
+	"eighth": "8th", "ninth": "9th", "tenth": "10th", "eleventh": "11th", "twelfth": "12th",
+}
+
+func init() {
+	for k, v := range ordinals {
+		ordinals[v] = k
+	}
 }
 
 // suffixes are the street types: a street name's last word among them

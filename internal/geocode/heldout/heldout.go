@@ -1,0 +1,426 @@
+// Package heldout makes the geocoder's held-out query sets from address
+// files, one class per way people type an address (exact, abbreviated,
+// lowercase, without ZIP, reordered, one- and two-edit typos,
+// transpositions, accents, Queens numbers without the hyphen, prefixes
+// of 6 to 18 characters, and validation of true addresses, wrong numbers
+// and wrong streets), and scores an index on them: top-1, top-5 and
+// latency per class. internal/geocode's TestHeldOut and bench/addrgen's
+// measure command both use it.
+package heldout
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/fleethub/fleethub/internal/geocode"
+)
+
+// Row is one address row of a file.
+type Row struct {
+	Number, Street, Unit, City, Region, Zip string
+	// Queens rows are named by the borough (Queens, NY), which their rows
+	// rarely carry.
+	Queens bool
+}
+
+// ReadRows reads the rows of an OpenAddresses CSV file that have a house
+// number and a street.
+func ReadRows(path string, queens bool) ([]Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	cr.FieldsPerRecord = -1
+	recs, err := cr.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: empty", path)
+	}
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[strings.ToUpper(h)] = i
+	}
+	get := func(r []string, k string) string {
+		if i, ok := col[k]; ok && i < len(r) {
+			return r[i]
+		}
+		return ""
+	}
+	var out []Row
+	for _, r := range recs[1:] {
+		if get(r, "NUMBER") == "" || get(r, "STREET") == "" {
+			continue
+		}
+		out = append(out, Row{Number: get(r, "NUMBER"), Street: get(r, "STREET"), Unit: get(r, "UNIT"), City: get(r, "CITY"),
+			Region: get(r, "REGION"), Zip: get(r, "POSTCODE"), Queens: queens})
+	}
+	return out, nil
+}
+
+// Case is one query and what answers it.
+type Case struct {
+	Class, Q string
+	Prefix   bool // an autocomplete
+	Row      Row
+	Validate int  // 0: a search; 1: must exist; -1: must not exist
+	Street   bool // the right street is enough (short prefixes)
+}
+
+// town is how a person names the row's town: Queens for the borough,
+// whose rows rarely name one.
+func (r Row) town() string {
+	if r.Queens {
+		return "Queens, NY"
+	}
+	return strings.TrimSpace(r.City + ", " + r.Region)
+}
+
+var shortForms = map[string]string{"avenue": "Ave", "street": "St", "road": "Rd", "boulevard": "Blvd", "drive": "Dr", "lane": "Ln",
+	"court": "Ct", "place": "Pl", "parkway": "Pkwy", "terrace": "Ter", "circle": "Cir", "highway": "Hwy", "north": "N", "south": "S",
+	"east": "E", "west": "W", "northeast": "NE", "northwest": "NW", "southeast": "SE", "southwest": "SW"}
+
+func abbreviate(s string) string {
+	f := strings.Fields(s)
+	for i, w := range f {
+		if x, ok := shortForms[strings.ToLower(w)]; ok {
+			f[i] = x
+		}
+	}
+	return strings.Join(f, " ")
+}
+
+// longestWord is the index of the street's longest word of letters.
+func longestWord(f []string) int {
+	best := -1
+	for i, w := range f {
+		if strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }) >= 0 {
+			continue
+		}
+		if _, ok := shortForms[strings.ToLower(w)]; ok {
+			continue
+		}
+		if best < 0 || len(w) > len(f[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+// typo makes n random edits (substitute, delete, insert) in the street's
+// longest word, or swaps two neighbouring letters; "" if the word is too
+// short for it.
+func typo(rng *rand.Rand, street string, n int, swap bool, minLen int) string {
+	f := strings.Fields(street)
+	i := longestWord(f)
+	if i < 0 || len(f[i]) < minLen {
+		return ""
+	}
+	w := []byte(strings.ToLower(f[i]))
+	if swap {
+		j := 1 + rng.IntN(len(w)-2)
+		for w[j] == w[j+1] && j+2 < len(w) {
+			j++
+		}
+		w[j], w[j+1] = w[j+1], w[j]
+	} else {
+		for range n {
+			j := 1 + rng.IntN(len(w)-1)
+			c := byte('a' + rng.IntN(26))
+			switch rng.IntN(3) {
+			case 0:
+				for c == w[j] {
+					c = byte('a' + rng.IntN(26))
+				}
+				w[j] = c
+			case 1:
+				w = append(w[:j], w[j+1:]...)
+			default:
+				w = append(w[:j], append([]byte{c}, w[j:]...)...)
+			}
+		}
+	}
+	if strings.EqualFold(string(w), f[i]) {
+		return ""
+	}
+	f[i] = string(w)
+	return strings.Join(f, " ")
+}
+
+var accents = map[rune]rune{'a': 'ä', 'e': 'ë', 'o': 'ö', 'u': 'ü', 'i': 'í', 'A': 'Ä', 'E': 'É', 'O': 'Ö', 'U': 'Ü', 'n': 'ñ', 'c': 'ç'}
+
+func accented(s string) string {
+	return strings.Map(func(r rune) rune {
+		if x, ok := accents[r]; ok {
+			return x
+		}
+		return r
+	}, s)
+}
+
+// heldOut makes the query classes from rows: per class up to n rows,
+// chosen at random with a fixed seed.
+// Cases makes up to n queries per class from rows, half from the
+// borough's rows and half from the others when there are both, with a
+// fixed seed: the same rows give the same queries.
+func Cases(rows []Row, n int) []Case {
+	rng := rand.New(rand.NewPCG(17, 2026))
+	streets := map[string]map[string]bool{} // street|zip → numbers
+	zipsOf := map[string][]string{}         // street → zips
+	for _, r := range rows {
+		k := strings.ToLower(r.Street) + "|" + r.Zip
+		if streets[k] == nil {
+			streets[k] = map[string]bool{}
+			zipsOf[strings.ToLower(r.Street)] = append(zipsOf[strings.ToLower(r.Street)], r.Zip)
+		}
+		streets[k][r.Number] = true
+	}
+	var allStreets []string
+	for s := range zipsOf {
+		allStreets = append(allStreets, s)
+	}
+	slices.Sort(allStreets)
+	var out []Case
+	// half the queries from each file, so the 16 states weigh as much as
+	// the borough
+	var files [2][]Row
+	for _, r := range rows {
+		if r.Queens {
+			files[1] = append(files[1], r)
+		} else {
+			files[0] = append(files[0], r)
+		}
+	}
+	turn := 0
+	pick := func() Row {
+		turn++
+		f := files[turn%2]
+		if len(f) == 0 {
+			f = rows
+		}
+		return f[rng.IntN(len(f))]
+	}
+	full := func(r Row, number, street string) string {
+		return strings.TrimSpace(fmt.Sprintf("%s %s, %s %s", number, street, r.town(), r.Zip))
+	}
+	add := func(class string, make func(r Row) (Case, bool)) {
+		for got, tries := 0, 0; got < n && tries < 20*n; tries++ {
+			r := pick()
+			if c, ok := make(r); ok {
+				c.Class, c.Row = class, r
+				out = append(out, c)
+				got++
+			}
+		}
+	}
+	add("exact", func(r Row) (Case, bool) { return Case{Q: full(r, r.Number, r.Street)}, true })
+	add("abbreviated", func(r Row) (Case, bool) {
+		a := abbreviate(r.Street)
+		return Case{Q: full(r, r.Number, a)}, a != r.Street
+	})
+	add("lowercase", func(r Row) (Case, bool) { return Case{Q: strings.ToLower(full(r, r.Number, r.Street))}, true })
+	add("without ZIP", func(r Row) (Case, bool) {
+		return Case{Q: fmt.Sprintf("%s %s, %s", r.Number, abbreviate(r.Street), r.town())}, true
+	})
+	add("reordered", func(r Row) (Case, bool) {
+		return Case{Q: fmt.Sprintf("%s %s %s, %s", r.Street, r.Number, r.Zip, r.town())}, true
+	})
+	add("typo 1 edit", func(r Row) (Case, bool) {
+		s := typo(rng, r.Street, 1, false, 4)
+		return Case{Q: full(r, r.Number, s)}, s != ""
+	})
+	add("typo 2 edits", func(r Row) (Case, bool) {
+		s := typo(rng, r.Street, 2, false, 8)
+		return Case{Q: full(r, r.Number, s)}, s != ""
+	})
+	add("transposition", func(r Row) (Case, bool) {
+		s := typo(rng, r.Street, 1, true, 4)
+		return Case{Q: full(r, r.Number, s)}, s != ""
+	})
+	add("typo in town or type", func(r Row) (Case, bool) {
+		q := full(r, r.Number, r.Street)
+		f := strings.Fields(q)
+		var long []int
+		for i, w := range f[1:] {
+			if len(strings.Trim(w, ",")) >= 5 && strings.IndexFunc(w, unicode.IsDigit) < 0 && !strings.Contains(r.Street, w) {
+				long = append(long, i+1)
+			}
+		}
+		if len(long) == 0 {
+			return Case{}, false
+		}
+		i := long[rng.IntN(len(long))]
+		w := strings.Trim(f[i], ",")
+		t := typo(rng, w, 1, rng.IntN(2) == 0, 5)
+		if t == "" {
+			return Case{}, false
+		}
+		f[i] = strings.Replace(f[i], w, t, 1)
+		return Case{Q: strings.Join(f, " ")}, true
+	})
+	add("no street type", func(r Row) (Case, bool) {
+		f := strings.Fields(r.Street)
+		if len(f) < 2 || shortForms[strings.ToLower(f[len(f)-1])] == "" {
+			return Case{}, false
+		}
+		return Case{Q: full(r, r.Number, strings.Join(f[:len(f)-1], " "))}, true
+	})
+	add("accented", func(r Row) (Case, bool) {
+		return Case{Q: full(r, r.Number, accented(r.Street))}, true
+	})
+	add("Queens number without hyphen", func(r Row) (Case, bool) {
+		return Case{Q: full(r, strings.ReplaceAll(r.Number, "-", ""), r.Street)}, r.Queens && strings.Contains(r.Number, "-")
+	})
+	for _, k := range []int{6, 8, 10, 12, 14, 18} {
+		add(fmt.Sprintf("prefix %d", k), func(r Row) (Case, bool) {
+			s := r.Number + " " + r.Street
+			return Case{Q: s[:min(k, len(s))], Prefix: true, Street: true}, len(s) > k
+		})
+	}
+	add("validate: true address", func(r Row) (Case, bool) {
+		return Case{Q: full(r, r.Number, r.Street), Validate: 1}, true
+	})
+	add("validate: one typo", func(r Row) (Case, bool) {
+		s := typo(rng, r.Street, 1, rng.IntN(2) == 0, 5)
+		return Case{Q: full(r, r.Number, s), Validate: 1}, s != ""
+	})
+	add("validate: wrong number", func(r Row) (Case, bool) {
+		num := r.Number
+		for i := 0; i < 20 && streets[strings.ToLower(r.Street)+"|"+r.Zip][num]; i++ {
+			num = bump(rng, r.Number)
+		}
+		return Case{Q: full(r, num, r.Street), Validate: -1}, !streets[strings.ToLower(r.Street)+"|"+r.Zip][num]
+	})
+	add("validate: wrong street", func(r Row) (Case, bool) {
+		other := allStreets[rng.IntN(len(allStreets))]
+		if slices.Contains(zipsOf[other], r.Zip) {
+			return Case{}, false
+		}
+		return Case{Q: full(r, r.Number, titleCase(other)), Validate: -1}, true
+	})
+	return out
+}
+
+// bump changes a house number's last digits.
+func bump(rng *rand.Rand, num string) string {
+	b := []byte(num)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] >= '0' && b[i] <= '9' {
+			b[i] = byte('0' + (int(b[i]-'0')+1+rng.IntN(8))%10)
+			if i > 0 && b[i-1] >= '0' && b[i-1] <= '9' && rng.IntN(2) == 0 {
+				b[i-1] = byte('0' + (int(b[i-1]-'0')+1+rng.IntN(8))%10)
+			}
+			break
+		}
+	}
+	return string(b)
+}
+
+func titleCase(s string) string {
+	f := strings.Fields(s)
+	for i, w := range f {
+		f[i] = strings.ToUpper(w[:1]) + w[1:]
+	}
+	return strings.Join(f, " ")
+}
+
+// right reports whether address a answers row r: the same street and ZIP,
+// and the same house number unless only the street is asked for.
+func right(a geocode.Address, r Row, streetOnly bool) bool {
+	if !strings.EqualFold(a.Street, r.Street) || a.Postcode != r.Zip {
+		return false
+	}
+	return streetOnly || strings.ReplaceAll(a.Number, "-", "") == strings.ReplaceAll(r.Number, "-", "")
+}
+
+// Class is one class's figures.
+type Class struct {
+	Name       string
+	N          int
+	Top1, Top5 int // right first, right in the first five (validation: right)
+	Latencies  []time.Duration
+	Misses     []string // the first few wrong answers
+}
+
+// Share is the part right at top-1 or, with top5, in the first five.
+func (c *Class) Share(top5 bool) float64 {
+	if c.N == 0 {
+		return 0
+	}
+	if top5 {
+		return float64(c.Top5) / float64(c.N)
+	}
+	return float64(c.Top1) / float64(c.N)
+}
+
+// Quantile is the q-quantile of the class's query latencies.
+func (c *Class) Quantile(q float64) time.Duration {
+	if len(c.Latencies) == 0 {
+		return 0
+	}
+	l := slices.Clone(c.Latencies)
+	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+	return l[min(len(l)-1, int(q*float64(len(l))))]
+}
+
+// Evaluate runs the cases one after the other on ix.
+func Evaluate(ix *geocode.Index, cases []Case) []Class {
+	var out []Class
+	byClass := map[string]int{}
+	for _, c := range cases {
+		i, ok := byClass[c.Class]
+		if !ok {
+			i = len(out)
+			byClass[c.Class] = i
+			out = append(out, Class{Name: c.Class})
+		}
+		s := &out[i]
+		s.N++
+		if c.Validate != 0 {
+			start := time.Now()
+			v := ix.Validate(c.Q)
+			s.Latencies = append(s.Latencies, time.Since(start))
+			ok := v.Exists == (c.Validate > 0)
+			if ok && v.Exists {
+				ok = right(v.Match.Address, c.Row, false)
+			}
+			if ok {
+				s.Top1++
+				s.Top5++
+			} else if len(s.Misses) < 8 {
+				s.Misses = append(s.Misses, fmt.Sprintf("%q → exists %v %s", c.Q, v.Exists, v.Match.Address.Text))
+			}
+			continue
+		}
+		start := time.Now()
+		ms := ix.Find(geocode.Query{Text: c.Q, Limit: 5, Prefix: c.Prefix})
+		s.Latencies = append(s.Latencies, time.Since(start))
+		for j, m := range ms {
+			if right(m.Address, c.Row, c.Street) {
+				if j == 0 {
+					s.Top1++
+				}
+				s.Top5++
+				break
+			}
+		}
+		if (len(ms) == 0 || !right(ms[0].Address, c.Row, c.Street)) && len(s.Misses) < 8 {
+			got := ""
+			if len(ms) > 0 {
+				got = ms[0].Address.Text
+			}
+			s.Misses = append(s.Misses, fmt.Sprintf("%q → %s (want %s %s %s)", c.Q, got, c.Row.Number, c.Row.Street, c.Row.Zip))
+		}
+	}
+	return out
+}
