@@ -7,6 +7,11 @@
 // the output has streets of real length.
 //
 //	go run ./bench/addrgen -n 5000000 -o /tmp/addresses-5m.csv ../shared/data/addresses/*.csv
+//
+// `addrgen measure` opens an index (built, or read back from its saved
+// copy) and reports the time, the memory, and per held-out query class
+// the top-1, top-5 and latency of one sequential caller, then the
+// searches per second of two (see measure.go).
 package main
 
 import (
@@ -29,6 +34,10 @@ type row struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "measure" {
+		measure(os.Args[2:])
+		return
+	}
 	n := flag.Int("n", 5_000_000, "addresses to write")
 	out := flag.String("o", "addresses-synthetic.csv", "output CSV")
 	flag.Parse()

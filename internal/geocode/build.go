@@ -369,6 +369,7 @@ func (b *builder) build() *Index {
 		return out
 	})
 	ix.buildGrid()
+	ix.derive()
 	return ix
 }
 

@@ -76,7 +76,19 @@ type Index struct {
 	cells    []uint64
 	cellAddr csr
 
+	// derived on load, not saved
+	locZipID []uint32 // the ZIP of locality i in zips
+
 	pool sync.Pool // *scratch
+}
+
+// derive computes the tables a saved index does not hold.
+func (ix *Index) derive() {
+	ix.locZipID = make([]uint32, len(ix.locZip))
+	for i, z := range ix.locZip {
+		id, _ := ix.zips.find(Fold(ix.strs.at(int(z))))
+		ix.locZipID[i] = uint32(id)
+	}
 }
 
 // Len is the number of addresses.

@@ -60,7 +60,7 @@ type qtok struct {
 	zip    bool // may be the ZIP
 	zipID  int  // -1 if no locality has it
 	unit   bool // follows a unit word (Apt 2)
-	joined bool // the second half of a house number typed with a space (203 06)
+	typo   string // the word typos are looked for of, "" for none (see typos)
 }
 
 // query is an analysed query.
@@ -146,8 +146,8 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 				tk.words = append(tk.words, wordMatch{id: uint32(id), score: 1})
 			}
 		}
-		if !numeric {
-			ix.typos(&tk, alts[0], sc)
+		if !numeric && !last && len(alts[0]) >= 3 && !strings.ContainsAny(alts[0], "0123456789") {
+			tk.typo = alts[0]
 		}
 		if last {
 			tk.preLo, tk.preHi = ix.vocab.prefixRange(t)
@@ -169,35 +169,45 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 	return qr
 }
 
-// typos adds the vocabulary words within reach of w: one edit where
-// either word has four letters or more, two where the indexed word has
-// eight or more (and w six). They are looked up even when w itself is a
-// word of the index (a typo can make another real word); the rest of the
-// query decides between them. Words with digits (109th) are not: a digit
-// changed is another street.
-func (ix *Index) typos(tk *qtok, w string, sc *scratch) {
-	if len(w) < 3 || strings.ContainsAny(w, "0123456789") {
-		return
+// Typos. A query word stands for the words within reach of it: one edit
+// (a transposition is one) where either word has four letters or more,
+// two where the indexed word has eight or more and the query's six. They
+// are looked for even when the word itself is a word of the index (a
+// typo can make another real word), first among the words of the
+// streets the rest of the query found (its house number, ZIP, town,
+// other words), which both restricts them to what the query is about and
+// keeps the search small; across the whole vocabulary only for a word
+// that matches nothing at all. Words with digits (109th) have none: a
+// digit changed is another street.
+
+// maxEdits is how many edits a query word of n bytes may carry.
+func maxEdits(n int) int {
+	if n >= 6 {
+		return 2
 	}
-	maxd := 1
-	if len(w) >= 6 {
-		maxd = 2
+	return 1
+}
+
+// typoScore is the score of a word d edits from the query's, or 0 where
+// the lengths do not allow d.
+func typoScore(d, queryLen, wordLen int) float32 {
+	switch {
+	case d == 1 && max(queryLen, wordLen) >= 4:
+		return sEdit1
+	case d == 2 && wordLen >= 8 && queryLen >= 6:
+		return sEdit2
 	}
-	ix.vocab.fuzzy(w, maxd, &sc.rows, func(i, d int) {
-		n := ix.vocab.off[i+1] - ix.vocab.off[i]
-		switch {
-		case d == 0:
-			return
-		case d == 1 && max(int(n), len(w)) < 4:
-			return
-		case d == 2 && n < 8:
-			return
+	return 0
+}
+
+// typos looks for w's typos across the vocabulary (the trie walk of
+// fuzzy).
+func (ix *Index) typos(tk *qtok, sc *scratch) {
+	w := tk.typo
+	ix.vocab.fuzzy(w, maxEdits(len(w)), &sc.rows, func(i, d int) {
+		if s := typoScore(d, len(w), int(ix.vocab.off[i+1]-ix.vocab.off[i])); s > 0 {
+			tk.words = append(tk.words, wordMatch{id: uint32(i), score: s, dist: uint8(d)})
 		}
-		s := float32(sEdit1)
-		if d == 2 {
-			s = sEdit2
-		}
-		tk.words = append(tk.words, wordMatch{id: uint32(i), score: s, dist: uint8(d)})
 	})
 }
 

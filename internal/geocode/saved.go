@@ -124,6 +124,7 @@ func decodeSections(b []byte) (*Index, error) {
 	if err := ix.check(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
+	ix.derive()
 	return ix, nil
 }
 

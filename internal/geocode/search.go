@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/fleethub/fleethub/internal/geo"
 )
@@ -51,6 +52,9 @@ type scratch struct {
 	tmp     []float32 // per street, one word's best
 	touched []uint32
 	tokHit  []uint32
+	cand    []uint32
+	seen    []uint32 // per vocabulary word: gen when looked at
+	gen     uint32
 	rows    []uint8
 	locs    []uint32
 }
@@ -82,8 +86,8 @@ type group struct {
 	numMatched bool
 	numMissed  bool // the query names a house number the street lacks
 	got, den   float32
-	unmatched  []int // query words this street leaves unmatched
-	townish    []int // the unmatched words that may name its town
+	unmatched  wordSet // query words this street leaves unmatched
+	townish    wordSet // the unmatched words that may name its town
 }
 
 // Find runs a query.
@@ -94,33 +98,110 @@ func (ix *Index) Find(q Query) []Match {
 	sc := ix.getScratch()
 	defer ix.putScratch(sc)
 	qr := ix.parse(q.Text, q.Prefix, sc)
-	gs := ix.rank(&qr, sc, q.Focus)
+	gs := ix.rank(&qr, sc, q.Focus, q.Limit)
 	return ix.results(&qr, gs, q.Limit)
 }
 
 // rank gathers candidate streets and scores them, best first.
-func (ix *Index) rank(qr *query, sc *scratch, focus *geo.Point) []group {
+func (ix *Index) rank(qr *query, sc *scratch, focus *geo.Point, keep int) []group {
 	if len(qr.toks) == 0 {
 		return nil
 	}
 	ix.gather(qr, sc)
-	cand := sc.touched
+	cand := ix.candidates(sc)
+	if ix.nearTypos(qr, cand, sc) {
+		cand = ix.candidates(sc)
+	}
+	// the best keep groups, kept sorted by insertion: each answers at
+	// least one result, so no more are ever shown
+	gs := make([]group, 0, keep+1)
+	for _, s := range cand {
+		g, ok := ix.score(qr, s, focus)
+		if !ok || len(gs) == keep && ix.before(&gs[keep-1], &g) {
+			continue
+		}
+		i := sort.Search(len(gs), func(i int) bool { return ix.before(&g, &gs[i]) })
+		gs = slices.Insert(gs, i, g)
+		if len(gs) > keep {
+			gs = gs[:keep]
+		}
+	}
+	return gs
+}
+
+// before orders streets: confidence, then completeness (the house number
+// found, the share of the name said), then distance to the focus point,
+// then the longer street; never by name.
+func (ix *Index) before(a, b *group) bool {
+	return cmp.Or(-cmp.Compare(a.conf, b.conf), -cmp.Compare(a.complete, b.complete), cmp.Compare(a.dist, b.dist),
+		-cmp.Compare(ix.streetSize(int(a.street)), ix.streetSize(int(b.street))), cmp.Compare(a.street, b.street)) < 0
+}
+
+// candidates are the best topStreets streets gathered so far.
+func (ix *Index) candidates(sc *scratch) []uint32 {
+	cand := append(sc.cand[:0], sc.touched...)
 	if len(cand) > topStreets {
-		cand = slices.Clone(cand)
 		selectTop(cand, sc.score, topStreets)
 		cand = cand[:topStreets]
 	}
-	gs := make([]group, 0, len(cand))
+	sc.cand = cand
+	return cand
+}
+
+// nearTypos finds the query words' typos among the words of the
+// candidate streets, and across the vocabulary for a word that matched
+// nothing; it reports whether the latter added streets.
+func (ix *Index) nearTypos(qr *query, cand []uint32, sc *scratch) bool {
+	any := false
+	for k := range qr.toks {
+		any = any || qr.toks[k].typo != ""
+	}
+	if !any {
+		return false
+	}
+	sc.gen++
+	if len(sc.seen) < ix.vocab.len() {
+		sc.seen = make([]uint32, ix.vocab.len())
+	}
 	for _, s := range cand {
-		if g, ok := ix.score(qr, s, focus); ok {
-			gs = append(gs, g)
+		for _, w := range ix.stWords.row(int(s)) {
+			if sc.seen[w] == sc.gen {
+				continue
+			}
+			sc.seen[w] = sc.gen
+			word := ix.vocab.at(int(w))
+			for k := range qr.toks {
+				tk := &qr.toks[k]
+				if tk.typo == "" || word == tk.typo {
+					continue
+				}
+				maxd := maxEdits(len(tk.typo))
+				if d := osaWithin(tk.typo, word, maxd); d <= maxd {
+					if s := typoScore(d, len(tk.typo), len(word)); s > 0 {
+						tk.words = append(tk.words, wordMatch{id: w, score: s, dist: uint8(d)})
+					}
+				}
+			}
 		}
 	}
-	slices.SortFunc(gs, func(a, b group) int {
-		return cmp.Or(-cmp.Compare(a.conf, b.conf), -cmp.Compare(a.complete, b.complete), cmp.Compare(a.dist, b.dist),
-			-cmp.Compare(ix.streetSize(int(a.street)), ix.streetSize(int(b.street))), cmp.Compare(a.street, b.street))
-	})
-	return gs
+	added := false
+	for k := range qr.toks {
+		tk := &qr.toks[k]
+		if tk.typo == "" {
+			continue
+		}
+		if len(tk.words) == 0 {
+			ix.typos(tk, sc)
+			if len(tk.words) > 0 {
+				tk.words = bestPerWord(tk.words)
+				ix.post(qr, k, sc)
+				added = true
+			}
+		}
+		tk.words = bestPerWord(tk.words)
+		ix.potential(tk)
+	}
+	return added
 }
 
 // gather accumulates, per street, each query word's best match found
@@ -299,7 +380,7 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 	lwords := ix.locWords.row(int(loc))
 	hasCity := ix.locCity[loc] != 0
 	hasState := ix.locState[loc] != 0
-	zipID, _ := ix.zips.find(Fold(ix.strs.at(int(ix.locZip[loc]))))
+	zipID := int(ix.locZipID[loc])
 	a0, a1 := ix.stAddr[s], ix.stAddr[s+1]
 
 	// the house number
@@ -421,7 +502,7 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 			best, bestDen, bestWord = sPrefix*wZip, wZip, -1
 		}
 		if best == 0 {
-			g.unmatched = append(g.unmatched, k)
+			g.unmatched = g.unmatched.with(k)
 			continue
 		}
 		got += best
@@ -444,11 +525,14 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 	// word after the whole street name that is not a number (Queens of
 	// "… 109th Avenue, Queens, NY", a word of other streets too)
 	streetDone := namesSaid == namesAll
-	for _, k := range g.unmatched {
+	for k := range qr.toks {
+		if !g.unmatched.has(k) {
+			continue
+		}
 		tk := &qr.toks[k]
 		d := tk.pw
 		if tk.pwCity || streetDone && k > lastStreetTok && !tk.num && !tk.zip && !tk.unit && !ix.streetType(tk) {
-			g.townish = append(g.townish, k)
+			g.townish = g.townish.with(k)
 			d = min(d, wCity) * 0.5
 			if !hasCity {
 				d = 0
@@ -468,8 +552,7 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 	if qr.hasNum && !g.numMatched {
 		g.numMissed = true
 		conf *= 0.8
-		g.lo = ix.nearestNumber(a0, a1, qr)
-		g.hi = g.lo + 1
+		g.lo, g.hi = a0, a0+1 // the nearest number, found if the street is shown (answer)
 	} else if !g.numMatched {
 		g.lo, g.hi = a0, a0+1
 		if focus != nil {
@@ -487,6 +570,21 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 	}
 	return g, true
 }
+
+// answer settles the address of a street whose house numbers do not
+// hold the query's: the nearest number.
+func (ix *Index) answer(qr *query, g *group) {
+	if g.numMissed {
+		g.lo = ix.nearestNumber(ix.stAddr[g.street], ix.stAddr[g.street+1], qr)
+		g.hi = g.lo + 1
+	}
+}
+
+// wordSet is a set of a query's words by position (maxQueryTokens ≤ 32).
+type wordSet uint32
+
+func (w wordSet) with(k int) wordSet { return w | 1<<k }
+func (w wordSet) has(k int) bool     { return w&(1<<k) != 0 }
 
 // numRange is the range of ids equal to id in sorted ids.
 func numRange(ids []uint32, id uint32) (uint32, uint32) {
@@ -543,6 +641,7 @@ func (ix *Index) results(qr *query, gs []group, limit int) []Match {
 			return out
 		}
 		g := &gs[i]
+		ix.answer(qr, g)
 		for _, a := range ix.byUnit(qr, g) {
 			if len(out) >= limit {
 				return out
@@ -586,11 +685,11 @@ func (ix *Index) byUnit(qr *query, g *group) []scoredAddr {
 	for a := g.lo; a < g.hi; a++ {
 		conf := g.conf
 		unit := ix.strs.at(int(ix.adUnit[a]))
-		if unit != "" && len(g.unmatched) > 0 {
+		if unit != "" && g.unmatched != 0 {
 			uw := Tokens(unit)
 			var extra float32
-			for _, k := range g.unmatched {
-				if slices.Contains(uw, qr.toks[k].text) {
+			for k := range qr.toks {
+				if g.unmatched.has(k) && slices.Contains(uw, qr.toks[k].text) {
 					extra += max(qr.toks[k].pw, wUnit)
 				}
 			}

@@ -120,8 +120,7 @@ func (t *strtab) fuzzy(q string, maxd int, scratch *[]uint8, fn func(i, d int)) 
 		prev = term
 		if pruned > 0 {
 			valid = pruned - 1
-			p := term[:pruned]
-			i += 1 + sort.Search(n-i-1, func(k int) bool { return !strings.HasPrefix(t.at(i+1+k), p) })
+			i = t.blockEnd(i, term[:pruned])
 			continue
 		}
 		valid = limit
@@ -132,6 +131,69 @@ func (t *strtab) fuzzy(q string, maxd int, scratch *[]uint8, fn func(i, d int)) 
 		}
 		i++
 	}
+}
+
+// blockEnd is the first position after i whose string does not begin with
+// p, where the string at i does. Blocks are mostly short, so it gallops
+// from i before it bisects.
+func (t *strtab) blockEnd(i int, p string) int {
+	n := t.len()
+	lo, step := i, 1 // the string at lo has the prefix
+	for lo+step < n && strings.HasPrefix(t.at(lo+step), p) {
+		lo += step
+		step *= 2
+	}
+	hi := min(lo+step, n) // the string at hi, if any, has not
+	return lo + 1 + sort.Search(hi-lo-1, func(k int) bool { return !strings.HasPrefix(t.at(lo+1+k), p) })
+}
+
+// osaWithin is the optimal string alignment distance between a and b
+// when it is at most maxd, else maxd+1. Strings longer than maxFuzzyLen
+// are maxd+1 away.
+func osaWithin(a, b string, maxd int) int {
+	la, lb := len(a), len(b)
+	if la-lb > maxd || lb-la > maxd {
+		return maxd + 1
+	}
+	if la > maxFuzzyLen || lb > maxFuzzyLen {
+		return maxd + 1
+	}
+	var rows [3][maxFuzzyLen + 1]uint8
+	pp, p, c := &rows[0], &rows[1], &rows[2]
+	for j := 0; j <= lb; j++ {
+		p[j] = uint8(j)
+	}
+	for i := 1; i <= la; i++ {
+		c[0] = uint8(i)
+		lo := c[0]
+		for j := 1; j <= lb; j++ {
+			v := p[j] + 1
+			if x := c[j-1] + 1; x < v {
+				v = x
+			}
+			x := p[j-1]
+			if a[i-1] != b[j-1] {
+				x++
+			}
+			if x < v {
+				v = x
+			}
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				if x := pp[j-2] + 1; x < v {
+					v = x
+				}
+			}
+			c[j] = v
+			if v < lo {
+				lo = v
+			}
+		}
+		if int(lo) > maxd {
+			return maxd + 1
+		}
+		pp, p, c = p, c, pp
+	}
+	return min(int(p[lb]), maxd+1)
 }
 
 // osa is the optimal string alignment distance between a and b, for

@@ -1,7 +1,5 @@
 package geocode
 
-import "slices"
-
 // validConfidence is the confidence above which an address can exist.
 const validConfidence = 0.7
 
@@ -38,11 +36,12 @@ func (ix *Index) Validate(q string) Validation {
 	sc := ix.getScratch()
 	defer ix.putScratch(sc)
 	qr := ix.parse(q, false, sc)
-	gs := ix.rank(&qr, sc, nil)
+	gs := ix.rank(&qr, sc, nil, 1)
 	if len(gs) == 0 {
 		return v
 	}
 	g := &gs[0]
+	ix.answer(&qr, g)
 	best := ix.byUnit(&qr, g)[0]
 	v.Match = Match{Address: ix.address(int(best.addr)), Confidence: best.conf}
 
@@ -66,10 +65,13 @@ func (ix *Index) Validate(q string) Validation {
 		streetOK = streetOK && found
 	}
 	contradicted := false
-	for _, k := range g.unmatched {
+	for k := range qr.toks {
+		if !g.unmatched.has(k) {
+			continue
+		}
 		tk := &qr.toks[k]
 		switch {
-		case slices.Contains(g.townish, k):
+		case g.townish.has(k):
 			v.Corrections = append(v.Corrections, Correction{Field: "city", From: tk.text, To: v.Match.Address.City})
 		case tk.unit:
 		default:

@@ -1,0 +1,184 @@
+package geocoding_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/geocoding"
+	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/geocode"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// auth accepts one key with geocoding:read.
+type auth struct{ key string }
+
+func (a auth) Authenticate(ctx context.Context, key string) (*api.Principal, error) {
+	if key != a.key {
+		return nil, api.Errf("api_key_not_found", "unknown key")
+	}
+	return &api.Principal{KeyID: "k1", Org: "org-a", Env: "test", Permissions: []string{"geocoding:read"}, Rate: 100000, Burst: 100000}, nil
+}
+
+type server struct{ url, key string }
+
+// start serves the geocoding routes over ix (nil: no addresses loaded).
+func start(t *testing.T, ix *geocode.Index) *server {
+	t.Helper()
+	key, err := apikey.Generate("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, log, prometheus.NewRegistry(), auth{key}, nil)
+	srv.Handle(geocoding.New(ix).Routes()...)
+	addr, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		<-done
+	})
+	return &server{url: "http://" + addr.String(), key: key}
+}
+
+// get sends a raw query string (not re-encoded) and decodes the answer.
+func (s *server) get(t *testing.T, pathAndQuery string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest("GET", s.url+pathAndQuery, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", s.key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatalf("%s: %d %s", pathAndQuery, res.StatusCode, raw)
+	}
+	return res.StatusCode, body
+}
+
+func fixture(t *testing.T) *geocode.Index {
+	t.Helper()
+	ix, err := geocode.Load("../../internal/geocode/testdata/addresses.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func q(s string) string { return url.QueryEscape(s) }
+
+func TestAnswers(t *testing.T) {
+	s := start(t, fixture(t))
+	_, body := s.get(t, "/v1/search?q="+q("24016 Bradock Ave Queens NY"))
+	res := body["results"].([]any)
+	if body["count"].(float64) < 1 || res[0].(map[string]any)["id"] != "fx-02" {
+		t.Errorf("search: %v", body)
+	}
+	_, body = s.get(t, "/v1/autocomplete?q="+q("90-05 21")+"&limit=2")
+	if sug := body["suggestions"].([]any); len(sug) != 2 || sug[0].(map[string]any)["text"] != "90-05 212th Street, Glen Oaks, NY 11004" {
+		t.Errorf("autocomplete: %v", body)
+	}
+	_, body = s.get(t, "/v1/validate?q="+q("240-16 Bradock Avenue, Glen Oaks, NY 11004"))
+	if body["exists"] != true || body["id"] != "fx-02" {
+		t.Fatalf("validate: %v", body)
+	}
+	c := body["corrections"].([]any)[0].(map[string]any)
+	if c["field"] != "street" || c["from"] != "bradock" || c["to"] != "braddock" {
+		t.Errorf("corrections: %v", body)
+	}
+	_, body = s.get(t, "/v1/validate?q="+q("240-99 Braddock Avenue, Glen Oaks, NY 11004"))
+	sg, _ := body["suggestion"].(map[string]any)
+	if body["exists"] != false || body["id"] != nil || sg == nil || sg["address"] != "241-02 Braddock Avenue, Glen Oaks, NY 11004" {
+		t.Errorf("validate, a number the street lacks: %v", body)
+	}
+	_, body = s.get(t, "/v1/validate?q="+q("240-16 Lakeview Terrace, Glen Oaks, NY 11004"))
+	if body["exists"] != false {
+		t.Errorf("validate, a street that is not there: %v", body)
+	}
+}
+
+// A focus point breaks a tie: the same number on two streets named alike.
+func TestFocusPoint(t *testing.T) {
+	s := start(t, fixture(t))
+	for _, c := range []struct {
+		lat, lon string
+		want     string
+	}{{"40.12610", "-82.92950", "fx-16"}, {"40.12580", "-82.93120", "fx-21"}} {
+		_, body := s.get(t, "/v1/search?q="+q("Westerville")+"&focus.point.lat="+c.lat+"&focus.point.lon="+c.lon)
+		if res := body["results"].([]any); res[0].(map[string]any)["id"] != c.want {
+			t.Errorf("focus %s,%s: %v, want %s first", c.lat, c.lon, res[0], c.want)
+		}
+	}
+}
+
+// Bad input answers 400 in the plain error form, or nothing found; never
+// a 500.
+func TestBadInput(t *testing.T) {
+	s := start(t, fixture(t))
+	for _, c := range []struct {
+		path   string
+		status int
+	}{
+		{"/v1/search", 400},
+		{"/v1/search?q=", 400},
+		{"/v1/search?q=%20%20", 400},
+		{"/v1/search?q=" + strings.Repeat("a", 501), 400},
+		{"/v1/search?q=" + strings.Repeat("%C3%A9", 500), 200}, // 500 characters, 1,000 bytes
+		{"/v1/search?q=%00", 400},
+		{"/v1/search?q=main%00street", 400},
+		{"/v1/search?q=%FF%FE", 400},
+		{"/v1/autocomplete?q=%C3%28", 400},
+		{"/v1/search?q=main&limit=0", 400},
+		{"/v1/search?q=main&limit=101", 400},
+		{"/v1/search?q=main&limit=x", 400},
+		{"/v1/autocomplete?q=main&limit=21", 400},
+		{"/v1/search?q=main&focus.point.lat=91&focus.point.lon=0", 400},
+		{"/v1/search?q=main&focus.point.lat=40", 400},
+		{"/v1/autocomplete?q=main&lat=NaN&lon=1", 400},
+		{"/v1/search?q=" + q(",;.-/#"), 200},
+		{"/v1/validate?q=" + q("!!!"), 200},
+		{"/v1/autocomplete?q=" + q(strings.Repeat("9", 500)), 200},
+		{"/v1/search?q=" + q(strings.Repeat("a ", 250)), 200},
+	} {
+		status, body := s.get(t, c.path)
+		if status != c.status || body["success"] != (status == 200) {
+			t.Errorf("%.60s: %d %v, want %d", c.path, status, body, c.status)
+		}
+		if status == 400 {
+			if msg, _ := body["error"].(string); msg == "" {
+				t.Errorf("%.60s: no error message: %v", c.path, body)
+			}
+		}
+	}
+}
+
+func TestWithoutAddresses(t *testing.T) {
+	s := start(t, nil)
+	for _, p := range []string{"/v1/search?q=main", "/v1/autocomplete?q=main", "/v1/validate?q=main"} {
+		if status, _ := s.get(t, p); status != 501 {
+			t.Errorf("%s: %d", p, status)
+		}
+	}
+}
