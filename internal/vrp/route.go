@@ -1,7 +1,5 @@
 package vrp
 
-import "math"
-
 // tol absorbs rounding in the time and limit checks.
 const tol = 1e-9
 
@@ -9,9 +7,11 @@ const tol = 1e-9
 // constant-time: per position (0 is the start, len(stops)+1 the end) the
 // earliest service start a and the latest service start z that keeps
 // every later stop and the return on time, plus the load and distance.
-// A route is never changed once built: solutions share them.
+// A route is changed only by the iteration that built it (gen), before
+// any other solution can hold it; after that solutions share it.
 type route struct {
 	v     int32
+	gen   uint64 // the worker's iteration that built it; 0 for shared ones
 	stops []int32
 	a, z  []float64
 	load  [3]float64
@@ -33,32 +33,53 @@ func (t *tables) node(r *route, i int) int32 {
 // newRoute builds vehicle v's route over stops, which it keeps.
 func (t *tables) newRoute(v int32, stops []int32) *route {
 	m := len(stops)
-	buf := make([]float64, 2*(m+2))
-	r := &route{v: v, stops: stops, a: buf[:m+2], z: buf[m+2:]}
-	ve := &t.p.Vehicles[v]
-	r.a[0] = ve.ShiftStart
+	buf := make([]float64, 2*(m+2)+8)
+	r := &route{v: v, stops: stops, a: buf[: m+2 : m+6], z: buf[m+6 : m+6+m+2]}
+	a, z := r.a, r.z
+	a[0] = t.p.Vehicles[v].ShiftStart
 	prev := t.start[v]
 	for i := 1; i <= m+1; i++ {
-		cur := t.node(r, i)
+		cur := t.end[v]
+		if i <= m {
+			cur = stops[i-1]
+		}
 		k := t.arc(prev, cur)
 		r.km += t.m.Km[k]
 		r.cost += t.cost[k]
-		r.a[i] = math.Max(r.a[i-1]+t.service[prev]+t.m.Minutes[k], t.early[cur])
+		a[i] = fmax(a[i-1]+t.service[prev]+t.m.Minutes[k], t.early[cur])
 		prev = cur
 	}
-	r.z[m+1] = t.zEnd[v]
+	z[m+1] = t.zEnd[v]
 	next := t.end[v]
 	for i := m; i >= 0; i-- {
-		cur := t.node(r, i)
-		r.z[i] = math.Min(t.late[cur], r.z[i+1]-t.m.Minutes[t.arc(cur, next)]-t.service[cur])
+		cur := t.start[v]
+		if i > 0 {
+			cur = stops[i-1]
+		}
+		z[i] = fmin(t.late[cur], z[i+1]-t.m.Minutes[t.arc(cur, next)]-t.service[cur])
 		next = cur
 	}
 	for _, s := range stops {
-		for d := 0; d < 3; d++ {
-			r.load[d] += t.demand[s][d]
-		}
+		d := &t.demand[s]
+		r.load[0], r.load[1], r.load[2] = r.load[0]+d[0], r.load[1]+d[1], r.load[2]+d[2]
 	}
 	return r
+}
+
+// fmax and fmin are math.Max and math.Min for numbers that are never
+// NaN, which the compiler inlines.
+func fmax(a, b float64) float64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func fmin(a, b float64) float64 {
+	if a < b {
+		return a
+	}
+	return b
 }
 
 // fits reports whether stop c's demand fits r's vehicle beside its load.
@@ -81,7 +102,7 @@ func (t *tables) check(r *route, c int32, i int) (float64, Reason) {
 	if arrive > t.late[c]+tol {
 		return 0, ReasonTimeWindow
 	}
-	begin := math.Max(arrive, t.early[c])
+	begin := fmax(arrive, t.early[c])
 	if begin+t.service[c]+t.m.Minutes[kcq] > r.z[i+1]+tol {
 		if i+1 == len(r.stops)+1 {
 			if begin+t.service[c]+t.m.Minutes[kcq] > t.p.Vehicles[r.v].ShiftEnd+tol {
@@ -97,16 +118,61 @@ func (t *tables) check(r *route, c int32, i int) (float64, Reason) {
 	return t.cost[kpc] + t.cost[kcq] - t.cost[kpq], ""
 }
 
-// insert is r with stop c at position i+1 (after position i).
-func (t *tables) insert(r *route, c int32, i int) *route {
-	stops := make([]int32, 0, len(r.stops)+1)
-	stops = append(append(append(stops, r.stops[:i]...), c), r.stops[i:]...)
-	return t.newRoute(r.v, stops)
+// insert is r with stop c at position i+1 (after position i): r itself
+// when gen built it, a new route of generation gen otherwise.
+func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
+	if r.gen != gen || gen == 0 {
+		stops := make([]int32, 0, len(r.stops)+4)
+		stops = append(append(append(stops, r.stops[:i]...), c), r.stops[i:]...)
+		nr := t.newRoute(r.v, stops)
+		nr.gen = gen
+		return nr
+	}
+	p, q := t.node(r, i), t.node(r, i+1)
+	kpc, kcq, kpq := t.arc(p, c), t.arc(c, q), t.arc(p, q)
+	r.km += t.m.Km[kpc] + t.m.Km[kcq] - t.m.Km[kpq]
+	r.cost += t.cost[kpc] + t.cost[kcq] - t.cost[kpq]
+	d := &t.demand[c]
+	r.load[0], r.load[1], r.load[2] = r.load[0]+d[0], r.load[1]+d[1], r.load[2]+d[2]
+	r.stops = append(r.stops, 0)
+	copy(r.stops[i+1:], r.stops[i:])
+	r.stops[i] = c
+	m := len(r.stops)
+	// Positions up to i keep their earliest starts, those after i+1 their
+	// latest starts (one place further on).
+	r.a = append(r.a, 0)
+	r.z = append(r.z, 0)
+	copy(r.z[i+2:], r.z[i+1:m+1])
+	a, z := r.a, r.z
+	prev := p
+	for j := i + 1; j <= m+1; j++ {
+		cur := t.end[r.v]
+		if j <= m {
+			cur = r.stops[j-1]
+		}
+		a[j] = fmax(a[j-1]+t.service[prev]+t.m.Minutes[t.arc(prev, cur)], t.early[cur])
+		prev = cur
+	}
+	next := r.stops[i]
+	if i+2 <= m+1 {
+		next = t.node(r, i+2)
+	} else {
+		next = t.end[r.v]
+	}
+	for j := i + 1; j >= 0; j-- {
+		cur := t.start[r.v]
+		if j > 0 {
+			cur = r.stops[j-1]
+		}
+		z[j] = fmin(t.late[cur], z[j+1]-t.m.Minutes[t.arc(cur, next)]-t.service[cur])
+		next = cur
+	}
+	return r
 }
 
 // without is r without the stops for which drop is true.
-func (t *tables) without(r *route, drop func(k int) bool) *route {
-	stops := make([]int32, 0, len(r.stops))
+func (t *tables) without(r *route, drop func(k int) bool, gen uint64) *route {
+	stops := make([]int32, 0, len(r.stops)+4)
 	for k, s := range r.stops {
 		if !drop(k) {
 			stops = append(stops, s)
@@ -115,5 +181,7 @@ func (t *tables) without(r *route, drop func(k int) bool) *route {
 	if len(stops) == 0 {
 		return t.empty[r.v]
 	}
-	return t.newRoute(r.v, stops)
+	nr := t.newRoute(r.v, stops)
+	nr.gen = gen
+	return nr
 }

@@ -34,6 +34,13 @@ type solution struct {
 	used   int     // routes with stops
 }
 
+// fork is a copy of s whose routes the worker may extend in place once
+// it has rebuilt them (a new generation).
+func (w *worker) fork(s *solution) *solution {
+	w.gen++
+	return s.clone()
+}
+
 func (s *solution) clone() *solution {
 	return &solution{routes: append([]*route(nil), s.routes...), absent: append([]int32(nil), s.absent...),
 		where: append([]int32(nil), s.where...), cost: s.cost, used: s.used}
@@ -45,8 +52,11 @@ type worker struct {
 	rng      *rand.Rand
 	work     int64 // positions checked and route positions rebuilt
 	deadline time.Time
-	stopped  bool // the deadline came first
+	now      time.Time // read every few iterations
+	stopped  bool      // the deadline came
+	cut      bool      // the clock, not the work, ended or paced a phase
 	iters    int
+	gen      uint64  // the iteration whose candidate may change its own routes
 	stamp    []int32 // per vehicle class: the insertion that last tried it empty
 	stampNow int32
 	removed  []int32
@@ -59,23 +69,57 @@ func newWorker(t *tables, seed uint64, deadline time.Time) *worker {
 }
 
 // budget is a share of a worker's search: work (positions checked and
-// rebuilt) and iterations, whichever runs out first.
+// rebuilt), iterations and time, whichever runs out first. Its progress
+// follows work and iterations, so that a seed repeats; only when the
+// clock runs more than lag ahead of them does it follow the clock, and
+// the worker is then marked cut.
 type budget struct {
-	work  int64
-	iters int
+	work      int64
+	iters     int
+	until     time.Time
+	fromWork  int64
+	fromIters int
+	from      time.Time
 }
 
-// out reports whether the worker has spent b or passed its deadline,
-// counting one iteration; the clock is read every 8 calls.
-func (w *worker) out(b budget) bool {
+// lag is how far the clock may run ahead of work before it sets the pace.
+const lag = 0.1
+
+// share is the fraction f of what is left of b, from now.
+func (w *worker) share(b budget, f float64) budget {
+	now := time.Now()
+	return budget{work: w.work + int64(float64(b.work-w.work)*f), iters: w.iters + int(float64(b.iters-w.iters)*f),
+		until: now.Add(time.Duration(float64(b.until.Sub(now)) * f)), fromWork: w.work, fromIters: w.iters, from: now}
+}
+
+// out reports whether the worker has spent b, counting one iteration;
+// the clock is read every 8 calls.
+func (w *worker) out(b *budget) bool {
 	if w.work >= b.work || w.iters >= b.iters || w.stopped {
 		return true
 	}
 	w.iters++
-	if w.iters%8 == 0 && time.Now().After(w.deadline) {
-		w.stopped = true
+	if w.iters%8 == 0 {
+		w.now = time.Now()
+		if !w.now.Before(b.until) {
+			w.stopped = !w.now.Before(w.deadline)
+			w.cut = true
+			return true
+		}
 	}
-	return w.stopped
+	return false
+}
+
+// progress is how much of b is spent, from 0 to 1.
+func (w *worker) progress(b *budget) float64 {
+	f := max(float64(w.work-b.fromWork)/float64(max(1, b.work-b.fromWork)), float64(w.iters-b.fromIters)/float64(max(1, b.iters-b.fromIters)))
+	if !w.now.IsZero() {
+		if ft := float64(w.now.Sub(b.from)) / float64(max(1, b.until.Sub(b.from))); ft > f+lag {
+			w.cut = true
+			f = ft
+		}
+	}
+	return min(f, 1)
 }
 
 // total sets s.cost and s.used from its routes and absent stops.
@@ -102,6 +146,7 @@ func (w *worker) set(s *solution, v int32, r *route) {
 // construct inserts every stop into empty routes.
 func (w *worker) construct() *solution {
 	t := w.t
+	w.gen++
 	s := &solution{routes: append([]*route(nil), t.empty...), where: make([]int32, t.n)}
 	all := make([]int32, t.n)
 	for i := range all {
@@ -186,7 +231,7 @@ func (w *worker) removeString(s *solution, v, c int32, lsMax float64) {
 			s.where[x] = -1
 		}
 	}
-	nr := w.t.without(r, drop)
+	nr := w.t.without(r, drop, w.gen)
 	if len(nr.stops) == 0 {
 		s.used--
 	}
@@ -278,7 +323,7 @@ func (w *worker) recreate(s *solution, stops []int32, open bool) {
 		if len(r.stops) == 0 {
 			s.used++
 		}
-		w.set(s, bestV, tb.insert(r, c, bestPos))
+		w.set(s, bestV, tb.insert(r, c, bestPos, w.gen))
 		s.where[c] = bestV
 	}
 }
@@ -288,12 +333,10 @@ func (w *worker) recreate(s *solution, stops []int32, open bool) {
 func (w *worker) anneal(s *solution, limit budget, open bool) *solution {
 	tb := w.t
 	cur, best := s, s
-	from, fromIters := w.work, w.iters
 	t0, t1 := tStart*tb.scale, tEnd*tb.scale
-	for !w.out(limit) {
-		frac := max(float64(w.work-from)/float64(max(1, limit.work-from)), float64(w.iters-fromIters)/float64(max(1, limit.iters-fromIters)))
-		temp := t0 * math.Pow(t1/t0, frac)
-		cand := cur.clone()
+	for !w.out(&limit) {
+		temp := t0 * math.Pow(t1/t0, w.progress(&limit))
+		cand := w.fork(cur)
 		w.recreate(cand, w.ruin(cand), open)
 		w.total(cand)
 		if cand.cost < cur.cost-temp*math.Log(1-w.rng.Float64()) {
@@ -324,8 +367,8 @@ func (w *worker) minimizeRoutes(s *solution, limit budget) *solution {
 		}
 		return n
 	}
-	for best.used > tb.minRoutes && !w.out(limit) {
-		cur := best.clone()
+	for best.used > tb.minRoutes && !w.out(&limit) {
+		cur := w.fork(best)
 		k := w.rng.IntN(cur.used)
 		for v, r := range cur.routes {
 			if len(r.stops) == 0 {
@@ -342,8 +385,8 @@ func (w *worker) minimizeRoutes(s *solution, limit budget) *solution {
 			}
 		}
 		w.total(cur)
-		for !w.out(limit) {
-			cand := cur.clone()
+		for !w.out(&limit) {
+			cand := w.fork(cur)
 			w.recreate(cand, w.ruin(cand), false)
 			w.total(cand)
 			for _, c := range cand.absent {
@@ -366,10 +409,10 @@ func (w *worker) search(limit budget) (first, best *solution) {
 	s := w.construct()
 	first = s
 	if w.t.p.MinimizeVehicles {
-		s = w.minimizeRoutes(s, budget{w.work + (limit.work-w.work)*fleetShare/100, w.iters + (limit.iters-w.iters)*fleetShare/100})
-		return first, w.anneal(s, limit, false)
+		s = w.minimizeRoutes(s, w.share(limit, float64(fleetShare)/100))
+		return first, w.anneal(s, w.share(limit, 1), false)
 	}
-	return first, w.anneal(s, limit, true)
+	return first, w.anneal(s, w.share(limit, 1), true)
 }
 
 // fleetShare is the percentage of the work after construction that route

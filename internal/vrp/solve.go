@@ -24,7 +24,7 @@ type Options struct {
 // clock, so that a seed repeats; on a busy 2-vCPU AMD EPYC VM two workers
 // finish it in about 80 % of the limit, and the deadline stops them
 // otherwise.
-const WorkPerSecond = 40_000_000
+const WorkPerSecond = 70_000_000
 
 // ItersPerStop bounds a worker's iterations by the number of stops, so
 // that small problems end long before their time limit: Solomon's
@@ -69,7 +69,7 @@ func (p *Problem) Solve(o Options) Solution {
 	}
 	t := newTables(p)
 	deadline := start.Add(o.TimeLimit * 97 / 100)
-	limit := budget{work: int64(o.TimeLimit.Seconds() * WorkPerSecond), iters: ItersPerStop * len(p.Stops)}
+	limit := budget{work: int64(o.TimeLimit.Seconds() * WorkPerSecond), iters: ItersPerStop * len(p.Stops), until: deadline}
 	type result struct {
 		first, best *solution
 		cut         bool
@@ -82,7 +82,7 @@ func (p *Problem) Solve(o Options) Solution {
 			defer wg.Done()
 			w := newWorker(t, splitmix(o.Seed+uint64(i)), deadline)
 			first, best := w.search(limit)
-			res[i] = result{first, best, w.stopped}
+			res[i] = result{first, best, w.cut}
 		}()
 	}
 	wg.Wait()

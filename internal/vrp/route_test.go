@@ -1,0 +1,101 @@
+package vrp
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// randomProblem is a planar problem of n stops with random windows and
+// demands and two vehicles of different shifts.
+func randomProblem(rng *rand.Rand, n int) *Problem {
+	inf := math.Inf(1)
+	p := &Problem{Planar: true}
+	for i := 0; i < n; i++ {
+		e := rng.Float64() * 300
+		p.Stops = append(p.Stops, Stop{Lat: rng.Float64() * 100, Lon: rng.Float64() * 100, Weight: float64(rng.IntN(10)),
+			Early: e, Late: e + 30 + rng.Float64()*400, Service: float64(rng.IntN(15))})
+	}
+	p.Vehicles = []Vehicle{
+		{StartLat: 50, StartLon: 50, EndLat: 50, EndLon: 50, CapWeight: 60, CapVolume: inf, CapPackages: inf, ShiftEnd: 1000, MaxMinutes: inf, MaxKm: inf},
+		{StartLat: 10, StartLon: 90, EndLat: 20, EndLon: 20, CapWeight: 40, CapVolume: inf, CapPackages: inf, ShiftStart: 100, ShiftEnd: 800, MaxMinutes: 600, MaxKm: 400},
+	}
+	return p
+}
+
+// TestCheckAgreesWithEval: the constant-time check accepts an insertion
+// exactly when Eval finds the longer route feasible, prices it as the
+// difference of the routes' costs, and a route extended in place equals
+// one built from scratch.
+func TestCheckAgreesWithEval(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 200; round++ {
+		p := randomProblem(rng, 12)
+		p.Goal = Goal(rng.IntN(3))
+		tb := newTables(p)
+		for v := range p.Vehicles {
+			r := tb.empty[v]
+			gen := uint64(round + 1)
+			for _, c := range rng.Perm(len(p.Stops)) {
+				c := int32(c)
+				if !tb.fits(r, c) {
+					continue
+				}
+				best, bestPos := math.Inf(1), -1
+				for i := 0; i <= len(r.stops); i++ {
+					cand := append(append(append([]int{}, ints(r.stops[:i])...), int(c)), ints(r.stops[i:])...)
+					ev := p.Eval(v, cand)
+					d, why := tb.check(r, c, i)
+					if ev.OK != (why == "") {
+						t.Fatalf("round %d vehicle %d: insert %d at %d: check %q, eval %v (%s)", round, v, c, i, why, ev.OK, ev.Why)
+					}
+					if ev.OK {
+						if want := tb.newRoute(int32(v), int32s(cand)).cost - r.cost; math.Abs(d-want) > 1e-9 {
+							t.Fatalf("delta %v, want %v", d, want)
+						}
+						if d < best {
+							best, bestPos = d, i
+						}
+					}
+				}
+				if bestPos < 0 {
+					continue
+				}
+				r = tb.insert(r, c, bestPos, gen)
+				fresh := tb.newRoute(int32(v), append([]int32(nil), r.stops...))
+				if !same(r, fresh) {
+					t.Fatalf("in place %+v\nfresh %+v", r, fresh)
+				}
+			}
+		}
+	}
+}
+
+func same(a, b *route) bool {
+	near := func(x, y float64) bool { return x == y || math.Abs(x-y) < 1e-9 }
+	if len(a.a) != len(b.a) || len(a.z) != len(b.z) || !near(a.km, b.km) || !near(a.cost, b.cost) || a.load != b.load {
+		return false
+	}
+	for i := range a.a {
+		if !near(a.a[i], b.a[i]) || !near(a.z[i], b.z[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func ints(s []int32) []int {
+	out := make([]int, len(s))
+	for i, x := range s {
+		out[i] = int(x)
+	}
+	return out
+}
+
+func int32s(s []int) []int32 {
+	out := make([]int32, len(s))
+	for i, x := range s {
+		out[i] = int32(x)
+	}
+	return out
+}
