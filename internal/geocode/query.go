@@ -54,12 +54,12 @@ type qtok struct {
 	pw     float32 // what the word is worth where it matches best (0: unknown to the index)
 	pwCity bool    // it is worth that only as a city word
 
-	num    bool // may be the house number
-	numID  int  // its key in nums, -1 if no address has it
-	baseID int  // the key of its leading digits (12 of 12a), -1
-	zip    bool // may be the ZIP
-	zipID  int  // -1 if no locality has it
-	unit   bool // follows a unit word (Apt 2)
+	num    bool   // may be the house number
+	numID  int    // its key in nums, -1 if no address has it
+	baseID int    // the key of its leading digits (12 of 12a), -1
+	zip    bool   // may be the ZIP
+	zipID  int    // -1 if no locality has it
+	unit   bool   // follows a unit word (Apt 2)
 	typo   string // the word typos are looked for of, "" for none (see typos)
 }
 

@@ -163,24 +163,34 @@ func (ix *Index) nearTypos(qr *query, cand []uint32, sc *scratch) bool {
 	if len(sc.seen) < ix.vocab.len() {
 		sc.seen = make([]uint32, ix.vocab.len())
 	}
-	for _, s := range cand {
-		for _, w := range ix.stWords.row(int(s)) {
-			if sc.seen[w] == sc.gen {
+	look := func(w uint32) {
+		if sc.seen[w] == sc.gen {
+			return
+		}
+		sc.seen[w] = sc.gen
+		word := ix.vocab.at(int(w))
+		for k := range qr.toks {
+			tk := &qr.toks[k]
+			if tk.typo == "" || word == tk.typo {
 				continue
 			}
-			sc.seen[w] = sc.gen
-			word := ix.vocab.at(int(w))
-			for k := range qr.toks {
-				tk := &qr.toks[k]
-				if tk.typo == "" || word == tk.typo {
-					continue
+			maxd := maxEdits(len(tk.typo))
+			if d := osaWithin(tk.typo, word, maxd); d <= maxd {
+				if s := typoScore(d, len(tk.typo), len(word)); s > 0 {
+					tk.words = append(tk.words, wordMatch{id: w, score: s, dist: uint8(d)})
 				}
-				maxd := maxEdits(len(tk.typo))
-				if d := osaWithin(tk.typo, word, maxd); d <= maxd {
-					if s := typoScore(d, len(tk.typo), len(word)); s > 0 {
-						tk.words = append(tk.words, wordMatch{id: w, score: s, dist: uint8(d)})
-					}
-				}
+			}
+		}
+	}
+	lastLoc := ^uint32(0)
+	for _, s := range cand {
+		for _, w := range ix.stWords.row(int(s)) {
+			look(w)
+		}
+		if l := ix.stLoc[s]; l != lastLoc {
+			lastLoc = l
+			for _, w := range ix.locWords.row(int(l)) {
+				look(w)
 			}
 		}
 	}
