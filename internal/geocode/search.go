@@ -56,7 +56,6 @@ type scratch struct {
 	seen    []uint32 // per vocabulary word: gen when looked at
 	gen     uint32
 	rows    []uint8
-	locs    []uint32
 }
 
 func (ix *Index) getScratch() *scratch {

@@ -158,6 +158,32 @@ func osaWithin(a, b string, maxd int) int {
 	if la > maxFuzzyLen || lb > maxFuzzyLen {
 		return maxd + 1
 	}
+	// every edit changes by at most one the letters a has more of than b
+	// and those b has more of than a (a transposition changes neither):
+	// most words are turned away here, without the matrix
+	var bag [256]int8
+	for i := 0; i < la; i++ {
+		bag[a[i]]++
+	}
+	for i := 0; i < lb; i++ {
+		bag[b[i]]--
+	}
+	more, fewer := 0, 0
+	for i := 0; i < la; i++ {
+		if c := bag[a[i]]; c > 0 {
+			more += int(c)
+			bag[a[i]] = 0
+		}
+	}
+	for i := 0; i < lb; i++ {
+		if c := bag[b[i]]; c < 0 {
+			fewer -= int(c)
+			bag[b[i]] = 0
+		}
+	}
+	if more > maxd || fewer > maxd {
+		return maxd + 1
+	}
 	var rows [3][maxFuzzyLen + 1]uint8
 	pp, p, c := &rows[0], &rows[1], &rows[2]
 	for j := 0; j <= lb; j++ {
