@@ -89,6 +89,9 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 	seenNum := false
 	afterUnit := false
 	for i, t := range raw {
+		if i > 0 && len(t) == 10 && t[5] == '-' && numberBase(t[:5]) == t[:5] && numberBase(t[6:]) == t[6:] {
+			t = t[:5] // ZIP+4
+		}
 		tk := qtok{text: t, numID: -1, baseID: -1, zipID: -1}
 		last := qr.prefix && i == len(raw)-1
 		tk.unit = afterUnit
@@ -160,7 +163,7 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 		qr.toks = append(qr.toks, tk)
 	}
 	// a Queens number typed with a space: 203 06
-	if len(qr.toks) > 2 && qr.toks[0].num && len(qr.toks[1].text) == 2 && numberBase(qr.toks[0].text) == qr.toks[0].text &&
+	if len(qr.toks) > 2 && qr.toks[0].num && (len(qr.toks[1].text) == 2 || len(qr.toks[1].text) == 3) && numberBase(qr.toks[0].text) == qr.toks[0].text &&
 		numberBase(qr.toks[1].text) == qr.toks[1].text {
 		if id, ok := ix.nums.find(qr.toks[0].text + qr.toks[1].text); ok {
 			qr.joinedID = id

@@ -281,6 +281,12 @@ func Cases(rows []Row, n int) []Case {
 	add("Queens number without hyphen", func(r Row) (Case, bool) {
 		return Case{Q: full(r, strings.ReplaceAll(r.Number, "-", ""), r.Street)}, r.Queens && strings.Contains(r.Number, "-")
 	})
+	add("Queens number with a space", func(r Row) (Case, bool) {
+		return Case{Q: full(r, strings.Replace(r.Number, "-", " ", 1), r.Street)}, r.Queens && strings.Contains(r.Number, "-")
+	})
+	add("ZIP+4", func(r Row) (Case, bool) {
+		return Case{Q: full(r, r.Number, r.Street) + fmt.Sprintf("-%04d", rng.IntN(10000))}, len(r.Zip) == 5
+	})
 	for _, k := range []int{6, 8, 10, 12, 14, 18} {
 		add(fmt.Sprintf("prefix %d", k), func(r Row) (Case, bool) {
 			s := r.Number + " " + r.Street
