@@ -655,7 +655,11 @@ func (ix *Index) results(qr *query, gs []group, limit int) []Match {
 			if len(out) >= limit {
 				return out
 			}
-			out = append(out, Match{Address: ix.address(int(a.addr)), Confidence: a.conf})
+			conf := a.conf
+			if n := len(out); n > 0 {
+				conf = min(conf, out[n-1].Confidence) // a unit can move an address past the next street's
+			}
+			out = append(out, Match{Address: ix.address(int(a.addr)), Confidence: conf})
 		}
 	}
 	// then the other addresses of the same streets, never above what
