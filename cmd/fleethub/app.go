@@ -199,10 +199,11 @@ func (a *app) openEngines() (engines, error) {
 		a.closers = append(a.closers, e.archive.Close)
 	}
 	if a.cfg.OSM != "" {
-		if e.roads, err = routing.Load(a.cfg.OSM); err != nil {
+		start := time.Now()
+		if e.roads, err = routing.Load(a.cfg.OSM, routing.Options{CacheDir: filepath.Join(a.cfg.Data, "roads")}); err != nil {
 			return e, fmt.Errorf("--osm: %w", err)
 		}
-		a.log.Info("road graph loaded", "nodes", e.roads.Nodes())
+		a.log.Info("road graph loaded", "junctions", e.roads.Nodes(), "edges", e.roads.Edges(), "took", time.Since(start).Round(time.Millisecond))
 	}
 	return e, nil
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -319,45 +320,28 @@ func TestLoadNamesTheFile(t *testing.T) {
 	if err := os.WriteFile(p, appendFileBlock(nil, "OSMData", dataBlock(100, 0, 0, nil, tinyNodes, tinyWays[6:7]), false), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(p); err == nil || err.Error() != "routing: "+p+" has no roads" {
+	if _, err := Load(p, Options{}); err == nil || err.Error() != "routing: "+p+" has no roads" {
 		t.Errorf("Load: %v", err)
 	}
-	if _, err := Load(filepath.Join(t.TempDir(), "missing.osm.pbf")); err == nil {
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.osm.pbf"), Options{}); err == nil {
 		t.Errorf("Load of a missing file: no error")
 	}
 }
 
-func TestRoadOf(t *testing.T) {
-	refs := []int64{1, 2}
-	for _, tc := range []struct {
-		tags   []string
-		refs   []int64
-		road   bool
-		oneway int
-	}{
-		{[]string{"highway", "residential"}, refs, true, 0},
-		{[]string{"highway", "residential", "oneway", "yes"}, refs, true, 1},
-		{[]string{"highway", "residential", "oneway", "true"}, refs, true, 1},
-		{[]string{"highway", "residential", "oneway", "1"}, refs, true, 1},
-		{[]string{"highway", "residential", "oneway", "-1"}, refs, true, -1},
-		{[]string{"highway", "residential", "oneway", "reverse"}, refs, true, -1},
-		{[]string{"highway", "residential", "oneway", "no"}, refs, true, 0},
-		{[]string{"highway", "motorway"}, refs, true, 1},
-		{[]string{"highway", "motorway", "oneway", "no"}, refs, true, 0},
-		{[]string{"highway", "tertiary", "junction", "roundabout"}, refs, true, 1},
-		{[]string{"highway", "footway"}, refs, true, 0},
-		{[]string{"highway", "pedestrian", "area", "yes"}, refs, false, 0},
-		{[]string{"highway", "proposed"}, refs, false, 0},
-		{[]string{"building", "yes"}, refs, false, 0},
-		{[]string{"highway", "residential"}, refs[:1], false, 0},
-	} {
-		tags := map[string]string{}
-		for i := 0; i < len(tc.tags); i += 2 {
-			tags[tc.tags[i]] = tc.tags[i+1]
-		}
-		w, ok := roadOf(tc.refs, tags)
-		if ok != tc.road || w.oneway != tc.oneway {
-			t.Errorf("%v %v: road %v oneway %d, want %v %d", tc.tags, tc.refs, ok, w.oneway, tc.road, tc.oneway)
-		}
+// SharedData returns the path of rel under ../shared/data, the real data
+// kept beside the repository. Without it the test skips, except under
+// CI=true, where it fails: CI always has the data.
+func SharedData(tb testing.TB, rel string) string {
+	tb.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", rel))
+	if err != nil {
+		tb.Fatal(err)
 	}
+	if _, err := os.Stat(p); err != nil {
+		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+			tb.Fatalf("%s is missing, and CI must run the tests on the real data: %v", p, err)
+		}
+		tb.Skipf("skipping: %s is missing (the real data beside the repository, in ../shared/data)", p)
+	}
+	return p
 }

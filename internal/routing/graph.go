@@ -2,147 +2,221 @@ package routing
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"math"
-	"os"
 
 	"github.com/fleethub/fleethub/internal/geo"
 )
 
-// Graph is a road graph in compressed adjacency form: the edges leaving
-// node i are first[i] to first[i+1]-1. Every road segment is two edges, one
-// each way; an edge against a one-way street is kept, marked not forward,
-// so that pedestrians may walk it. A Graph is never modified after it is
-// built.
+// Graph is the road network of an extract: its roads cut into edges at
+// every junction, and for each costing a routing graph with its
+// contraction hierarchy. A Graph is never modified after it is built and
+// is safe for any number of concurrent queries.
+//
+// An edge is a piece of one way between two junctions (nodes where roads
+// meet, end, or change way, and nodes a restriction or a barrier names);
+// its points are kept so that locations snap onto the road itself.
 type Graph struct {
+	// points of every edge, edge e's from ptFirst[e] to ptFirst[e+1]-1
 	lat, lon []float64
-	first    []int32 // first edge of node i; first[n] = len(edges)
-	to       []int32
-	meters   []float32
-	class    []uint8
-	forward  []bool // false: the edge runs against a one-way
-	grid     map[[2]int32][]int32
+	cum      []float32 // meters from the start of its edge to each point
+	ptFirst  []int32
+	// per edge
+	way        []int32 // index into ways
+	tail, head []int32 // junction ids
+	// per way
+	ways []wayMeta
+	// junctions
+	junctions int
+	signal    []bool   // junction with traffic signals
+	blocked   []uint8  // junction closed to the costings (bit per Costing)
+	innerSig  []uint16 // per edge: traffic signals at inner points
+	grid      segGrid
+	// turn restrictions placed on junctions and ways
+	restrictions []turnRestriction
+	costs        [numCostings]*costGraph
 }
 
-type rawEdge struct {
-	a, b  int32
-	m     float32
-	class uint8
-	fwd   bool
+// wayMeta is what queries need of a way: its rules per costing and, when
+// posted, the truck limits.
+type wayMeta struct {
+	id    int64
+	rules [numCostings][2]dirRule
+	limit TruckSize // posted limits; 0 where none
 }
+
+const numCostings = 4
 
 // errNoRoads: the extract holds no road segment between two known nodes.
 var errNoRoads = errors.New("routing: no roads")
 
-// Load builds the graph of a .osm.pbf extract.
-func Load(path string) (*Graph, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("routing: %w", err)
+// buildGeometry cuts the extract's roads into edges.
+func buildGeometry(x *extract) (*Graph, error) {
+	g := &Graph{}
+	// ways any costing may use
+	type usedWay struct {
+		w    *way
+		meta wayMeta
 	}
-	defer f.Close()
-	g, err := Read(f)
-	if errors.Is(err, errNoRoads) {
-		return nil, fmt.Errorf("routing: %s has no roads", path)
-	}
-	return g, err
-}
-
-// Read builds the graph of a .osm.pbf stream. It returns an error, never
-// a partial graph, when the stream is malformed or holds no roads.
-func Read(r io.Reader) (*Graph, error) {
-	x, err := importOSM(r)
-	if err != nil {
-		return nil, err
-	}
-	return build(x)
-}
-
-// build numbers the nodes that roads use, in the order the roads use them,
-// and lays the road segments out as edges.
-func build(x *extract) (*Graph, error) {
-	g := &Graph{grid: map[[2]int32][]int32{}}
-	idx := map[int64]int32{}
-	node := func(id int64) (int32, bool) {
-		if i, ok := idx[id]; ok {
-			return i, true
+	var used []usedWay
+	for i := range x.ways {
+		w := &x.ways[i]
+		m := wayMeta{id: w.id}
+		any := false
+		for c := Costing(0); c < numCostings; c++ {
+			f, b := wayRules(w.tags, c)
+			m.rules[c] = [2]dirRule{f, b}
+			any = any || f.usable() || b.usable()
 		}
-		c, ok := x.coords[id]
-		if !ok {
-			return 0, false
+		if !any {
+			continue
 		}
-		i := int32(len(g.lat))
-		idx[id] = i
-		g.lat, g.lon = append(g.lat, c[0]), append(g.lon, c[1])
-		return i, true
+		m.limit = TruckSize{Height: dimension(w.tags["maxheight"]), Width: dimension(w.tags["maxwidth"]),
+			Length: dimension(w.tags["maxlength"]), Weight: max(dimension(w.tags["maxweight"]), dimension(w.tags["maxweight:hgv"]))}
+		used = append(used, usedWay{w, m})
 	}
-	var edges []rawEdge
-	for _, w := range x.roads {
-		for k := 1; k < len(w.refs); k++ {
-			a, ok1 := node(w.refs[k-1])
-			b, ok2 := node(w.refs[k])
-			if !ok1 || !ok2 || a == b {
+	// how many segment ends meet at each node; which nodes must be junctions
+	deg := map[int64]int32{}
+	junction := map[int64]bool{}
+	for _, u := range used {
+		refs := u.w.refs
+		for k := 1; k < len(refs); k++ {
+			_, ok1 := x.coords[refs[k-1]]
+			_, ok2 := x.coords[refs[k]]
+			if !ok1 || !ok2 || refs[k-1] == refs[k] {
 				continue
 			}
-			m := float32(geo.Distance(geo.Point{Lat: g.lat[a], Lon: g.lon[a]}, geo.Point{Lat: g.lat[b], Lon: g.lon[b]}))
-			edges = append(edges, rawEdge{a, b, m, w.class, w.oneway >= 0}, rawEdge{b, a, m, w.class, w.oneway <= 0})
+			deg[refs[k-1]]++
+			deg[refs[k]]++
+		}
+		junction[refs[0]], junction[refs[len(refs)-1]] = true, true // ways end at junctions
+	}
+	for id, d := range deg {
+		if d != 2 {
+			junction[id] = true
 		}
 	}
-	if len(edges) == 0 {
+	for id, t := range x.nodeTags {
+		if _, ok := deg[id]; !ok {
+			continue
+		}
+		for c := Costing(0); c < numCostings; c++ {
+			if nodeBlocks(t, c) {
+				junction[id] = true
+			}
+		}
+	}
+	for _, r := range x.restrictions {
+		if _, ok := deg[r.via]; ok {
+			junction[r.via] = true
+		}
+	}
+	jid := map[int64]int32{}
+	junctionOf := func(id int64) int32 {
+		if j, ok := jid[id]; ok {
+			return j
+		}
+		j := int32(len(jid))
+		jid[id] = j
+		return j
+	}
+	isSignal := func(id int64) bool { return x.nodeTags[id]["highway"] == "traffic_signals" }
+	// cut every way at its junctions and where a node is missing
+	for _, u := range used {
+		wi := int32(len(g.ways))
+		g.ways = append(g.ways, u.meta)
+		var piece []int64
+		for _, r := range u.w.refs {
+			if _, ok := x.coords[r]; !ok { // a node the extract lacks cuts the way
+				g.addEdge(x, wi, piece, junctionOf, isSignal)
+				piece = nil
+				continue
+			}
+			if len(piece) > 0 && piece[len(piece)-1] == r {
+				continue
+			}
+			piece = append(piece, r)
+			if len(piece) > 1 && junction[r] {
+				g.addEdge(x, wi, piece, junctionOf, isSignal)
+				piece = []int64{r}
+			}
+		}
+		g.addEdge(x, wi, piece, junctionOf, isSignal)
+	}
+	if len(g.tail) == 0 {
 		return nil, errNoRoads
 	}
-	g.layout(edges)
+	g.ptFirst = append(g.ptFirst, int32(len(g.lat)))
+	g.junctions = len(jid)
+	g.signal = make([]bool, g.junctions)
+	g.blocked = make([]uint8, g.junctions)
+	for id, j := range jid {
+		g.signal[j] = isSignal(id)
+		if t, ok := x.nodeTags[id]; ok {
+			for c := Costing(0); c < numCostings; c++ {
+				if nodeBlocks(t, c) {
+					g.blocked[j] |= 1 << c
+				}
+			}
+		}
+	}
+	wayIdx := make(map[int64]int32, len(g.ways))
+	for i, w := range g.ways {
+		wayIdx[w.id] = int32(i)
+	}
+	for _, r := range x.restrictions {
+		via, ok1 := jid[r.via]
+		from, ok2 := wayIdx[r.from]
+		to, ok3 := wayIdx[r.to]
+		if ok1 && ok2 && ok3 {
+			g.restrictions = append(g.restrictions, turnRestriction{via: via, from: from, to: to, only: r.only, costings: r.costings})
+		}
+	}
+	g.grid = newSegGrid(g)
 	return g, nil
 }
 
-// layout sorts the edges by their tail into the adjacency arrays and puts
-// every node in its grid cell.
-func (g *Graph) layout(edges []rawEdge) {
-	n := len(g.lat)
-	g.first = make([]int32, n+1)
-	for _, e := range edges {
-		g.first[e.a+1]++
+// addEdge adds the edge through the given nodes of way wi (all known,
+// none repeated), unless there are fewer than two; its ends become
+// junctions.
+func (g *Graph) addEdge(x *extract, wi int32, refs []int64, junctionOf func(int64) int32, isSignal func(int64) bool) {
+	pts := refs
+	if len(pts) < 2 {
+		return
 	}
-	for i := 1; i <= n; i++ {
-		g.first[i] += g.first[i-1]
-	}
-	pos := append([]int32(nil), g.first[:n]...)
-	g.to, g.meters, g.class, g.forward = make([]int32, len(edges)), make([]float32, len(edges)), make([]uint8, len(edges)), make([]bool, len(edges))
-	for _, e := range edges {
-		p := pos[e.a]
-		pos[e.a]++
-		g.to[p], g.meters[p], g.class[p], g.forward[p] = e.b, e.m, e.class, e.fwd
-	}
-	for i := 0; i < n; i++ {
-		k := cell(g.lat[i], g.lon[i])
-		g.grid[k] = append(g.grid[k], int32(i))
-	}
-}
-
-// Nodes is the number of graph nodes.
-func (g *Graph) Nodes() int { return len(g.lat) }
-
-// cell is the grid cell of a point: 0.01° of latitude by 0.01° of longitude.
-func cell(lat, lon float64) [2]int32 {
-	return [2]int32{int32(math.Floor(lat * 100)), int32(math.Floor(lon * 100))}
-}
-
-// usable reports whether edge e can be driven with costing c.
-func (g *Graph) usable(e int32, c Costing) bool {
-	if kmh(g.class[e], c) == 0 {
-		return false
-	}
-	return g.forward[e] || c == Pedestrian // pedestrians ignore one-way streets
-}
-
-// hasUsable reports whether node i has an edge of a class c may use, in
-// either direction.
-func (g *Graph) hasUsable(i int32, c Costing) bool {
-	for e := g.first[i]; e < g.first[i+1]; e++ {
-		if kmh(g.class[e], c) > 0 {
-			return true
+	g.ptFirst = append(g.ptFirst, int32(len(g.lat)))
+	var m float64
+	var sig uint16
+	for k, r := range pts {
+		c := x.coords[r]
+		if k > 0 {
+			p := x.coords[pts[k-1]]
+			m += geo.Distance(geo.Point{Lat: p[0], Lon: p[1]}, geo.Point{Lat: c[0], Lon: c[1]})
+			if k < len(pts)-1 && isSignal(r) && sig < math.MaxUint16 {
+				sig++
+			}
 		}
+		g.lat, g.lon, g.cum = append(g.lat, c[0]), append(g.lon, c[1]), append(g.cum, float32(m))
 	}
-	return false
+	g.way = append(g.way, wi)
+	g.tail = append(g.tail, junctionOf(pts[0]))
+	g.head = append(g.head, junctionOf(pts[len(pts)-1]))
+	g.innerSig = append(g.innerSig, sig)
+}
+
+// Edges is the number of edges.
+func (g *Graph) Edges() int { return len(g.tail) }
+
+// Nodes is the number of junctions.
+func (g *Graph) Nodes() int { return g.junctions }
+
+// meters is the length of edge e.
+func (g *Graph) meters(e int32) float64 { return float64(g.cum[g.ptFirst[e+1]-1]) }
+
+// bearings are the bearing (degrees from north) edge e starts with and
+// the one it ends with, in the direction of its points.
+func (g *Graph) bearings(e int32) (start, end float64) {
+	a, b := g.ptFirst[e], g.ptFirst[e+1]-1
+	start = geo.Bearing(geo.Point{Lat: g.lat[a], Lon: g.lon[a]}, geo.Point{Lat: g.lat[a+1], Lon: g.lon[a+1]})
+	end = geo.Bearing(geo.Point{Lat: g.lat[b-1], Lon: g.lon[b-1]}, geo.Point{Lat: g.lat[b], Lon: g.lon[b]})
+	return
 }

@@ -1,30 +1,55 @@
 package routing
 
-import "io"
+import (
+	"io"
+	"strings"
+)
 
-// road is a way that routes may use.
-type road struct {
-	refs   []int64
-	class  uint8
-	oneway int // 0 both, 1 forward, -1 backward
+// way is a highway way of the extract with its tags.
+type way struct {
+	id   int64
+	refs []int64
+	tags map[string]string
 }
 
-// extract is what the graph needs of an .osm.pbf stream: the coordinates
-// of every node and the roads among the ways.
+// restriction is a turn restriction: from a way, at a node, onto a way.
+// only means every other turn from the from-way at the node is banned.
+// costings is the set (bit per Costing) it applies to.
+type restriction struct {
+	from, via, to int64
+	only          bool
+	costings      uint8
+}
+
+// extract is what routing needs of an OSM file: the coordinates of every
+// node, the tags of the nodes that carry routing tags (signals, barriers,
+// access), the highways and the turn restrictions.
 type extract struct {
-	coords map[int64][2]float64
-	roads  []road
+	coords       map[int64][2]float64
+	nodeTags     map[int64]map[string]string
+	ways         []way
+	restrictions []restriction
 }
 
-// importOSM reads an .osm.pbf stream and keeps every node and every way
-// that is a road.
+// importOSM reads an .osm.pbf stream.
 func importOSM(r io.Reader) (*extract, error) {
-	x := &extract{coords: map[int64][2]float64{}}
+	x := &extract{coords: map[int64][2]float64{}, nodeTags: map[int64]map[string]string{}}
 	err := readPBF(r, sink{
 		node: func(id int64, lat, lon float64) { x.coords[id] = [2]float64{lat, lon} },
-		way: func(_ int64, refs []int64, tags map[string]string) {
-			if w, ok := roadOf(refs, tags); ok {
-				x.roads = append(x.roads, w)
+		nodeTags: func(id int64, tags map[string]string) {
+			if tags["highway"] == "traffic_signals" || tags["barrier"] != "" || tags["access"] != "" ||
+				tags["motor_vehicle"] != "" || tags["foot"] != "" || tags["bicycle"] != "" {
+				x.nodeTags[id] = tags
+			}
+		},
+		way: func(id int64, refs []int64, tags map[string]string) {
+			if tags["highway"] != "" && len(refs) >= 2 {
+				x.ways = append(x.ways, way{id: id, refs: refs, tags: tags})
+			}
+		},
+		relation: func(_ int64, ms []member, tags map[string]string) {
+			if r, ok := restrictionOf(ms, tags); ok {
+				x.restrictions = append(x.restrictions, r)
 			}
 		},
 	})
@@ -34,24 +59,61 @@ func importOSM(r io.Reader) (*extract, error) {
 	return x, nil
 }
 
-// roadOf reports whether a way is a road (a highway of a known class with
-// at least two nodes, not an area) and which way it may be driven:
-// oneway=yes/true/1 forward, oneway=-1/reverse backward, and motorways and
-// roundabouts forward unless tagged otherwise.
-func roadOf(refs []int64, tags map[string]string) (road, bool) {
-	c, ok := classIndex[tags["highway"]]
-	if !ok || len(refs) < 2 || tags["area"] == "yes" {
-		return road{}, false
+// restrictionOf reads a type=restriction relation with one from way, one
+// via node and one to way (restrictions through a via way are not read).
+// restriction applies to cars and trucks; restriction:motorcar,
+// restriction:hgv and restriction:bicycle to the one named; except=
+// lifts it for the costings it names.
+func restrictionOf(ms []member, tags map[string]string) (restriction, bool) {
+	if tags["type"] != "restriction" {
+		return restriction{}, false
 	}
-	w := road{refs: refs, class: c}
-	switch tags["oneway"] {
-	case "yes", "true", "1":
-		w.oneway = 1
-	case "-1", "reverse":
-		w.oneway = -1
+	var r restriction
+	var value string
+	for _, k := range []struct {
+		key string
+		set uint8
+	}{{"restriction", 1<<Auto | 1<<Truck}, {"restriction:motorcar", 1 << Auto}, {"restriction:motor_vehicle", 1<<Auto | 1<<Truck}, {"restriction:hgv", 1 << Truck}, {"restriction:bicycle", 1 << Bicycle}} {
+		if v := tags[k.key]; v != "" {
+			value, r.costings = v, k.set
+			break
+		}
 	}
-	if (tags["highway"] == "motorway" || tags["junction"] == "roundabout") && tags["oneway"] == "" {
-		w.oneway = 1
+	switch {
+	case strings.HasPrefix(value, "no_"):
+	case strings.HasPrefix(value, "only_"):
+		r.only = true
+	default:
+		return restriction{}, false
 	}
-	return w, true
+	for _, ex := range strings.Split(tags["except"], ";") {
+		switch strings.TrimSpace(ex) {
+		case "motorcar", "motor_vehicle":
+			r.costings &^= 1 << Auto
+		case "hgv":
+			r.costings &^= 1 << Truck
+		case "bicycle":
+			r.costings &^= 1 << Bicycle
+		}
+	}
+	var froms, vias, tos int
+	for _, m := range ms {
+		switch {
+		case m.role == "from" && m.typ == 1:
+			r.from = m.id
+			froms++
+		case m.role == "via" && m.typ == 0:
+			r.via = m.id
+			vias++
+		case m.role == "via":
+			return restriction{}, false
+		case m.role == "to" && m.typ == 1:
+			r.to = m.id
+			tos++
+		}
+	}
+	if froms != 1 || vias != 1 || tos != 1 || r.costings == 0 {
+		return restriction{}, false
+	}
+	return r, true
 }

@@ -89,10 +89,21 @@ const (
 	maxInflateBytes = 256 << 20
 )
 
-// element callbacks of the reader.
+// element callbacks of the reader; any may be nil. nodeTags is called,
+// after node, only for nodes that carry tags.
 type sink struct {
-	node func(id int64, lat, lon float64)
-	way  func(id int64, refs []int64, tags map[string]string)
+	node     func(id int64, lat, lon float64)
+	nodeTags func(id int64, tags map[string]string)
+	way      func(id int64, refs []int64, tags map[string]string)
+	relation func(id int64, members []member, tags map[string]string)
+}
+
+// member is one member of a relation: its type (0 node, 1 way,
+// 2 relation), id and role.
+type member struct {
+	typ  uint8
+	id   int64
+	role string
 }
 
 // readPBF walks every node and way of a .osm.pbf stream. It stops at the
@@ -287,7 +298,7 @@ func (b *primitiveBlock) str(i uint64) string {
 	return ""
 }
 
-// group decodes one PrimitiveGroup; relations and changesets are skipped.
+// group decodes one PrimitiveGroup; changesets are skipped.
 func (b *primitiveBlock) group(g []byte, s sink) error {
 	gp := pb{b: g}
 	for gp.more() {
@@ -302,6 +313,8 @@ func (b *primitiveBlock) group(g []byte, s sink) error {
 			err = b.denseNodes(bs, s)
 		case 3:
 			err = b.way(bs, s)
+		case 4:
+			err = b.relation(bs, s)
 		}
 		if err != nil {
 			return err
@@ -310,33 +323,55 @@ func (b *primitiveBlock) group(g []byte, s sink) error {
 	return nil
 }
 
-// plainNode decodes a Node; its tags are not read.
+// plainNode decodes a Node with its tags.
 func (b *primitiveBlock) plainNode(bs []byte, s sink) error {
 	var id, lat, lon int64
+	var keys, vals []uint64
 	np := pb{b: bs}
 	for np.more() {
-		f, _, v, _, err := np.next()
+		f, _, v, pbs, err := np.next()
 		if err != nil {
 			return err
 		}
 		switch f {
 		case 1:
 			id = zigzag(v)
+		case 2:
+			err = packed(pbs, func(x uint64) { keys = append(keys, x) })
+		case 3:
+			err = packed(pbs, func(x uint64) { vals = append(vals, x) })
 		case 8:
 			lat = zigzag(v)
 		case 9:
 			lon = zigzag(v)
 		}
+		if err != nil {
+			return err
+		}
 	}
 	if s.node != nil {
 		s.node(id, b.coord(b.latOff, lat), b.coord(b.lonOff, lon))
 	}
+	if s.nodeTags != nil && len(keys) > 0 && len(keys) == len(vals) {
+		s.nodeTags(id, b.tags(keys, vals))
+	}
 	return nil
 }
 
-// denseNodes decodes DenseNodes: delta-coded ids and coordinates.
+// tags pairs up string-table indexes of keys and values.
+func (b *primitiveBlock) tags(keys, vals []uint64) map[string]string {
+	t := make(map[string]string, len(keys))
+	for i := range keys {
+		t[b.str(keys[i])] = b.str(vals[i])
+	}
+	return t
+}
+
+// denseNodes decodes DenseNodes: delta-coded ids and coordinates, and
+// the keys and values of every node's tags, each node's list ended by 0.
 func (b *primitiveBlock) denseNodes(bs []byte, s sink) error {
 	var ids, lats, lons []int64
+	var kv []uint64
 	dp := pb{b: bs}
 	for dp.more() {
 		f, _, _, pbs, err := dp.next()
@@ -351,6 +386,11 @@ func (b *primitiveBlock) denseNodes(bs []byte, s sink) error {
 			dst = &lats
 		case 9:
 			dst = &lons
+		case 10:
+			if err := packed(pbs, func(x uint64) { kv = append(kv, x) }); err != nil {
+				return err
+			}
+			continue
 		default:
 			continue
 		}
@@ -367,7 +407,30 @@ func (b *primitiveBlock) denseNodes(bs []byte, s sink) error {
 			s.node(ids[i], b.coord(b.latOff, lats[i]), b.coord(b.lonOff, lons[i]))
 		}
 	}
+	if s.nodeTags != nil && len(kv) > 0 {
+		b.denseTags(ids, kv, s)
+	}
 	return nil
+}
+
+// denseTags hands the tags of dense nodes to s; a list that runs out
+// before its last node ends the walk.
+func (b *primitiveBlock) denseTags(ids []int64, kv []uint64, s sink) {
+	k := 0
+	for _, id := range ids {
+		var keys, vals []uint64
+		for k+1 < len(kv) && kv[k] != 0 {
+			keys, vals = append(keys, kv[k]), append(vals, kv[k+1])
+			k += 2
+		}
+		if k >= len(kv) {
+			return
+		}
+		k++ // the 0 that ends this node's list
+		if len(keys) > 0 {
+			s.nodeTags(id, b.tags(keys, vals))
+		}
+	}
 }
 
 // way decodes a Way: its id, tags and delta-coded node references. A way
@@ -398,11 +461,49 @@ func (b *primitiveBlock) way(bs []byte, s sink) error {
 		}
 	}
 	if s.way != nil && len(keys) == len(vals) {
-		tags := make(map[string]string, len(keys))
-		for i := range keys {
-			tags[b.str(keys[i])] = b.str(vals[i])
-		}
-		s.way(id, refs, tags)
+		s.way(id, refs, b.tags(keys, vals))
 	}
+	return nil
+}
+
+// relation decodes a Relation: its id, tags and members (roles, delta-
+// coded ids and types). A relation whose lists do not pair up is dropped.
+func (b *primitiveBlock) relation(bs []byte, s sink) error {
+	var id int64
+	var keys, vals, roles, types []uint64
+	var ids []int64
+	rp := pb{b: bs}
+	for rp.more() {
+		f, _, v, pbs, err := rp.next()
+		if err != nil {
+			return err
+		}
+		switch f {
+		case 1:
+			id = int64(v)
+		case 2:
+			err = packed(pbs, func(x uint64) { keys = append(keys, x) })
+		case 3:
+			err = packed(pbs, func(x uint64) { vals = append(vals, x) })
+		case 8:
+			err = packed(pbs, func(x uint64) { roles = append(roles, x) })
+		case 9:
+			var acc int64
+			err = packed(pbs, func(x uint64) { acc += zigzag(x); ids = append(ids, acc) })
+		case 10:
+			err = packed(pbs, func(x uint64) { types = append(types, x) })
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if s.relation == nil || len(keys) != len(vals) || len(roles) != len(ids) || len(types) != len(ids) {
+		return nil
+	}
+	ms := make([]member, len(ids))
+	for i := range ids {
+		ms[i] = member{typ: uint8(min(types[i], 3)), id: ids[i], role: b.str(roles[i])}
+	}
+	s.relation(id, ms, b.tags(keys, vals))
 	return nil
 }

@@ -1,0 +1,242 @@
+package routing
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+)
+
+// profileVersion names the rules a saved graph was built with; a change
+// to the profiles, the graph or the file layout changes it, so that an
+// old file is rebuilt rather than read.
+const profileVersion = "p1"
+
+// cacheMagic opens a saved graph.
+const cacheMagic = "FHROUTE1"
+
+func cachePath(dir, extractHash string) string {
+	return filepath.Join(dir, "roads-"+extractHash+"-"+profileVersion+".graph")
+}
+
+// savedGraph is a Graph's content as saved: gob, behind the magic, the
+// payload's length and its CRC-32C.
+type savedGraph struct {
+	Lat, Lon     []float64
+	Cum          []float32
+	PtFirst      []int32
+	Way          []int32
+	Tail, Head   []int32
+	WayID        []int64
+	Rules        []float32 // per way, costing and direction: kmh, rate
+	Restricted   []uint8   // per way: bit 2c+dir
+	Limits       []float64 // per way: height, width, length, weight
+	Junctions    int
+	Signal       []bool
+	Blocked      []uint8
+	InnerSig     []uint16
+	Restrictions []savedRestriction
+	Costs        [numCostings]savedCost
+}
+
+type savedRestriction struct {
+	Via, From, To int32
+	Only          bool
+	Costings      uint8
+}
+
+type savedCost struct {
+	Keep     []bool
+	Rank     []int32
+	Up, Down savedArcs
+	LoopNode []int32
+	Loops    []uint32 // w, d, m per loop node
+}
+
+type savedArcs struct {
+	First, To []int32
+	W, D, M   []uint32
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// writeCache saves g at path, through a temporary file renamed into
+// place, so that a crash leaves the old file or the new one.
+func writeCache(path string, g *Graph) error {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(g.saved()); err != nil {
+		return fmt.Errorf("routing: saving the graph: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("routing: saving the graph: %w", err)
+	}
+	hdr := make([]byte, 0, len(cacheMagic)+12)
+	hdr = append(hdr, cacheMagic...)
+	hdr = binary.LittleEndian.AppendUint64(hdr, uint64(buf.Len()))
+	hdr = binary.LittleEndian.AppendUint32(hdr, crc32.Checksum(buf.Bytes(), crcTable))
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("routing: saving the graph: %w", err)
+	}
+	_, err = f.Write(append(hdr, buf.Bytes()...))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("routing: saving the graph: %w", err)
+	}
+	return nil
+}
+
+var errBadCache = errors.New("routing: saved graph is damaged")
+
+// readCache loads a graph saved by writeCache; a missing, damaged or
+// inconsistent file is an error, never a graph.
+func readCache(path string) (*Graph, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return decodeCache(b)
+}
+
+func decodeCache(b []byte) (g *Graph, err error) {
+	h := len(cacheMagic) + 12
+	if len(b) < h || string(b[:len(cacheMagic)]) != cacheMagic {
+		return nil, errBadCache
+	}
+	n := binary.LittleEndian.Uint64(b[len(cacheMagic):])
+	if n != uint64(len(b)-h) || crc32.Checksum(b[h:], crcTable) != binary.LittleEndian.Uint32(b[len(cacheMagic)+8:]) {
+		return nil, errBadCache
+	}
+	var s savedGraph
+	if err := gob.NewDecoder(bytes.NewReader(b[h:])).Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadCache, err)
+	}
+	defer func() { // a file that passed its checksum but does not hold together
+		if recover() != nil {
+			g, err = nil, errBadCache
+		}
+	}()
+	g, err = s.graph()
+	return g, err
+}
+
+func (g *Graph) saved() *savedGraph {
+	s := &savedGraph{Lat: g.lat, Lon: g.lon, Cum: g.cum, PtFirst: g.ptFirst, Way: g.way, Tail: g.tail, Head: g.head,
+		Junctions: g.junctions, Signal: g.signal, Blocked: g.blocked, InnerSig: g.innerSig}
+	for _, w := range g.ways {
+		s.WayID = append(s.WayID, w.id)
+		var bits uint8
+		for c := 0; c < numCostings; c++ {
+			for d := 0; d < 2; d++ {
+				r := w.rules[c][d]
+				s.Rules = append(s.Rules, r.kmh, r.rate)
+				if r.restricted {
+					bits |= 1 << (2*c + d)
+				}
+			}
+		}
+		s.Restricted = append(s.Restricted, bits)
+		s.Limits = append(s.Limits, w.limit.Height, w.limit.Width, w.limit.Length, w.limit.Weight)
+	}
+	for _, r := range g.restrictions {
+		s.Restrictions = append(s.Restrictions, savedRestriction{r.via, r.from, r.to, r.only, r.costings})
+	}
+	for c, cg := range g.costs {
+		sc := savedCost{Keep: cg.keep, Rank: cg.h.rank, Up: saveArcs(cg.h.up), Down: saveArcs(cg.h.down)}
+		for v, l := range cg.h.loops {
+			sc.LoopNode = append(sc.LoopNode, v)
+			sc.Loops = append(sc.Loops, l.w, l.d, l.m)
+		}
+		s.Costs[c] = sc
+	}
+	return s
+}
+
+// graph rebuilds a Graph from what was saved, checking that the pieces
+// fit together.
+func (s *savedGraph) graph() (*Graph, error) {
+	edges := len(s.Tail)
+	if edges == 0 || len(s.Head) != edges || len(s.Way) != edges || len(s.InnerSig) != edges || len(s.PtFirst) != edges+1 ||
+		len(s.Lat) != len(s.Lon) || len(s.Cum) != len(s.Lat) || int(s.PtFirst[edges]) != len(s.Lat) ||
+		len(s.Rules) != len(s.WayID)*numCostings*4 || len(s.Restricted) != len(s.WayID) || len(s.Limits) != len(s.WayID)*4 ||
+		len(s.Signal) != s.Junctions || len(s.Blocked) != s.Junctions {
+		return nil, errBadCache
+	}
+	g := &Graph{lat: s.Lat, lon: s.Lon, cum: s.Cum, ptFirst: s.PtFirst, way: s.Way, tail: s.Tail, head: s.Head,
+		junctions: s.Junctions, signal: s.Signal, blocked: s.Blocked, innerSig: s.InnerSig}
+	for e := 0; e < edges; e++ {
+		if s.PtFirst[e+1]-s.PtFirst[e] < 2 || s.Way[e] < 0 || int(s.Way[e]) >= len(s.WayID) ||
+			s.Tail[e] < 0 || int(s.Tail[e]) >= s.Junctions || s.Head[e] < 0 || int(s.Head[e]) >= s.Junctions {
+			return nil, errBadCache
+		}
+	}
+	for i, id := range s.WayID {
+		w := wayMeta{id: id, limit: TruckSize{s.Limits[4*i], s.Limits[4*i+1], s.Limits[4*i+2], s.Limits[4*i+3]}}
+		for c := 0; c < numCostings; c++ {
+			for d := 0; d < 2; d++ {
+				k := 2 * ((i*numCostings+c)*2 + d)
+				w.rules[c][d] = dirRule{kmh: s.Rules[k], rate: s.Rules[k+1], restricted: s.Restricted[i]&(1<<(2*c+d)) != 0}
+			}
+		}
+		g.ways = append(g.ways, w)
+	}
+	for _, r := range s.Restrictions {
+		g.restrictions = append(g.restrictions, turnRestriction{r.Via, r.From, r.To, r.Only, r.Costings})
+	}
+	n := 2 * edges
+	for c := range s.Costs {
+		sc := s.Costs[c]
+		if len(sc.Keep) != n || len(sc.Rank) != n || !validArcs(sc.Up, n) || !validArcs(sc.Down, n) || len(sc.Loops) != 3*len(sc.LoopNode) {
+			return nil, errBadCache
+		}
+		h := &hierarchy{rank: sc.Rank, up: loadArcs(sc.Up), down: loadArcs(sc.Down), loops: map[int32]cost3{}}
+		for i, v := range sc.LoopNode {
+			if v < 0 || int(v) >= n {
+				return nil, errBadCache
+			}
+			h.loops[v] = cost3{sc.Loops[3*i], sc.Loops[3*i+1], sc.Loops[3*i+2]}
+		}
+		g.costs[c] = newCostGraph(Costing(c), sc.Keep, h)
+	}
+	g.grid = newSegGrid(g)
+	return g, nil
+}
+
+func validArcs(a savedArcs, n int) bool {
+	if len(a.First) != n+1 || a.First[0] != 0 {
+		return false
+	}
+	for v := 0; v < n; v++ {
+		if a.First[v+1] < a.First[v] {
+			return false
+		}
+	}
+	m := int(a.First[n])
+	if len(a.To) != m || len(a.W) != m || len(a.D) != m || len(a.M) != m {
+		return false
+	}
+	for _, t := range a.To {
+		if t < 0 || int(t) >= n {
+			return false
+		}
+	}
+	return true
+}
+
+func saveArcs(a arcs) savedArcs { return savedArcs{First: a.first, To: a.to, W: a.w, D: a.d, M: a.m} }
+
+func loadArcs(a savedArcs) arcs { return arcs{first: a.First, to: a.To, w: a.W, d: a.D, m: a.M} }

@@ -1,0 +1,307 @@
+package routing
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sync"
+)
+
+// costGraph is the routing graph of one costing: which edge-direction
+// nodes are in its largest strongly connected component (the only ones
+// locations snap to) and its contraction hierarchy.
+type costGraph struct {
+	c    Costing
+	keep []bool
+	h    *hierarchy
+	free chan *search // scratch of the graph's size, for reuse
+}
+
+// scratch takes a search's scratch from the pool; release gives it back.
+func (cg *costGraph) scratch() *search {
+	select {
+	case s := <-cg.free:
+		return s
+	default:
+		return newSearch(len(cg.h.up.first) - 1)
+	}
+}
+
+func (cg *costGraph) release(s *search) {
+	s.reset()
+	select {
+	case cg.free <- s:
+	default:
+	}
+}
+
+func newCostGraph(c Costing, keep []bool, h *hierarchy) *costGraph {
+	return &costGraph{c: c, keep: keep, h: h, free: make(chan *search, 8)}
+}
+
+// Options are how Load finds and keeps its preprocessing.
+type Options struct {
+	// CacheDir, when set, keeps the built graph in a file named for the
+	// extract's content and the profiles' version, and loads it from
+	// there instead of building it again.
+	CacheDir string
+}
+
+// Load builds the graph of a .osm.pbf extract, or loads it from
+// opts.CacheDir when it was built before.
+func Load(path string, opts Options) (*Graph, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("routing: %w", err)
+	}
+	defer f.Close()
+	var cache string
+	if opts.CacheDir != "" {
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return nil, fmt.Errorf("routing: %s: %w", path, err)
+		}
+		cache = cachePath(opts.CacheDir, hex.EncodeToString(h.Sum(nil))[:24])
+		if g, err := readCache(cache); err == nil {
+			return g, nil
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("routing: %s: %w", path, err)
+		}
+	}
+	g, err := Read(bufio.NewReaderSize(f, 1<<20))
+	if errors.Is(err, errNoRoads) {
+		return nil, fmt.Errorf("routing: %s has no roads", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("routing: %s: %w", path, err)
+	}
+	if cache != "" {
+		if err := writeCache(cache, g); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// Read builds the graph of a .osm.pbf stream. It returns an error, never
+// a partial graph, when the stream is malformed or holds no roads.
+func Read(r io.Reader) (*Graph, error) {
+	x, err := importOSM(r)
+	if err != nil {
+		return nil, err
+	}
+	g, err := buildGeometry(x)
+	if err != nil {
+		return nil, err
+	}
+	g.buildCostings()
+	return g, nil
+}
+
+// buildCostings builds the routing graph of every costing, two at a time.
+func (g *Graph) buildCostings() {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for c := Costing(0); c < numCostings; c++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			a, keep := g.network(c, g.fitsFor(c, defaultTruck))
+			g.costs[c] = newCostGraph(c, keep, contract(a, keep))
+		}()
+	}
+	wg.Wait()
+}
+
+// network is the turn graph of costing c and its largest strongly
+// connected component, with U-turns allowed where every other way on
+// leaves that component.
+func (g *Graph) network(c Costing, fits func(int32) bool) (arcs, []bool) {
+	a := g.turnArcs(c, g.restrictions, fits, nil)
+	keep := largestComponent(a)
+	a = g.turnArcs(c, g.restrictions, fits, keep)
+	return a, largestComponent(a)
+}
+
+// fitsFor is which ways a truck of size s may use; nil for the other
+// costings.
+func (g *Graph) fitsFor(c Costing, s TruckSize) func(int32) bool {
+	if c != Truck {
+		return nil
+	}
+	return func(w int32) bool { return fitsSize(g.ways[w].limit, s) }
+}
+
+// Snap is where a location met the road network: Meters from it to the
+// road, or OK false and the Reason there is no route from or to it.
+type Snap struct {
+	Meters float64
+	OK     bool
+	Reason string
+}
+
+// Request is a many-to-many query: locations are {lat, lon}.
+type Request struct {
+	Sources, Targets [][2]float64
+	Costing          Costing
+	// Truck, for the truck costing, is the vehicle's size; nil or zero
+	// fields take the default truck's (4.11 m high, 2.6 m wide, 21.9 m
+	// long, 36.3 t).
+	Truck *TruckSize
+}
+
+// Result is the answer to a Request: Costs[i][j] from source i to
+// target j, and where each location snapped.
+type Result struct {
+	Costs            [][]Cost
+	Sources, Targets []Snap
+}
+
+// Route answers a many-to-many query. Safe for concurrent use.
+func (g *Graph) Route(req Request) Result {
+	cg := g.costs[req.Costing]
+	size := defaultTruck
+	if req.Costing == Truck && req.Truck != nil {
+		size = withDefaults(*req.Truck)
+	}
+	res := Result{Sources: make([]Snap, len(req.Sources)), Targets: make([]Snap, len(req.Targets))}
+	var fits func(int32) bool
+	if req.Costing == Truck && !g.sameTruckNetwork(size) {
+		fits = g.fitsFor(Truck, size)
+	}
+	place := func(pts [][2]float64, snaps []Snap, source bool) [][]phantom {
+		out := make([][]phantom, len(pts))
+		for i, p := range pts {
+			ss, ok := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool {
+				return (cg.keep[2*e] || cg.keep[2*e+1]) && (fits == nil || fits(g.way[e]))
+			})
+			switch {
+			case !validPoint(p):
+				snaps[i] = Snap{Reason: "not a valid latitude and longitude"}
+			case !ok:
+				snaps[i] = Snap{Reason: fmt.Sprintf("no road the %s costing may use within %d m", req.Costing, MaxSnapM)}
+			default:
+				snaps[i] = Snap{Meters: ss[0].dist, OK: true}
+				for _, s := range ss {
+					out[i] = append(out[i], cg.phantoms(g, s, source)...)
+				}
+			}
+		}
+		return out
+	}
+	srcs := place(req.Sources, res.Sources, true)
+	dsts := place(req.Targets, res.Targets, false)
+	if fits != nil {
+		res.Costs = g.plainTable(cg, fits, srcs, dsts)
+	} else {
+		res.Costs = cg.table(srcs, dsts)
+	}
+	return res
+}
+
+// Matrix is Route's costs with the default truck.
+func (g *Graph) Matrix(sources, targets [][2]float64, c Costing) [][]Cost {
+	return g.Route(Request{Sources: sources, Targets: targets, Costing: c}).Costs
+}
+
+func validPoint(p [2]float64) bool {
+	return !math.IsNaN(p[0]) && !math.IsNaN(p[1]) && p[0] >= -90 && p[0] <= 90 && p[1] >= -180 && p[1] <= 180
+}
+
+func withDefaults(s TruckSize) TruckSize {
+	d := defaultTruck
+	if s.Height > 0 {
+		d.Height = s.Height
+	}
+	if s.Width > 0 {
+		d.Width = s.Width
+	}
+	if s.Length > 0 {
+		d.Length = s.Length
+	}
+	if s.Weight > 0 {
+		d.Weight = s.Weight
+	}
+	return d
+}
+
+// fitsSize reports whether a truck of size s is within a way's posted
+// limits.
+func fitsSize(lim, s TruckSize) bool {
+	return (lim.Height == 0 || s.Height <= lim.Height) && (lim.Width == 0 || s.Width <= lim.Width) &&
+		(lim.Length == 0 || s.Length <= lim.Length) && (lim.Weight == 0 || s.Weight <= lim.Weight)
+}
+
+// sameTruckNetwork reports whether a truck of size s may use exactly the
+// ways the default truck may, so the prebuilt hierarchy answers for it.
+func (g *Graph) sameTruckNetwork(s TruckSize) bool {
+	for _, w := range g.ways {
+		if w.limit != (TruckSize{}) && fitsSize(w.limit, s) != fitsSize(w.limit, defaultTruck) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainTable answers for a truck whose size closes or opens ways the
+// default truck's hierarchy does not: one Dijkstra per source over the
+// turn graph of the ways it fits.
+func (g *Graph) plainTable(cg *costGraph, fits func(int32) bool, srcs, dsts [][]phantom) [][]Cost {
+	a, _ := g.network(cg.c, fits)
+	n := len(a.first) - 1
+	none := arcs{first: make([]int32, n+1)}
+	// the turn graph numbers its nodes by edge and direction
+	byEdge := func(ps [][]phantom) [][]phantom {
+		out := make([][]phantom, len(ps))
+		for i, l := range ps {
+			for _, p := range l {
+				p.node = p.v
+				out[i] = append(out[i], p)
+			}
+		}
+		return out
+	}
+	srcs, dsts = byEdge(srcs), byEdge(dsts)
+	out := make([][]Cost, len(srcs))
+	parallel(len(srcs), func() (func(int), func()) {
+		s := newSearch(n)
+		return func(i int) {
+			row := make([]Cost, len(dsts))
+			out[i] = row
+			if len(srcs[i]) == 0 {
+				return
+			}
+			s.run(srcs[i], a, none, func(int32, label) {})
+			for t, ps := range dsts {
+				best := noLabel
+				for _, p := range ps {
+					l := s.lab[p.node]
+					if l == noLabel {
+						continue
+					}
+					if si := s.startIndex(p.node); si >= 0 && l == s.starts[si].start && p.pos < s.starts[si].pos {
+						l = s.alt[si] // behind the source: come round
+						if l == noLabel {
+							continue
+						}
+					}
+					if c := l.plus(p.start); c.w < best.w {
+						best = c
+					}
+				}
+				if best != noLabel {
+					row[t] = costOf(best)
+				}
+			}
+		}, func() {}
+	})
+	return out
+}

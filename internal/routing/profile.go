@@ -1,0 +1,402 @@
+package routing
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// dirRule is how a costing may travel a way in one direction: at kmh
+// (0: not at all), with its weight divided by rate (1 for a road the
+// costing takes as it comes, less for one it avoids), and whether the way
+// is for local access only (destination, private, delivery).
+type dirRule struct {
+	kmh        float32
+	rate       float32
+	restricted bool
+}
+
+func (r dirRule) usable() bool { return r.kmh > 0 }
+
+// The speeds per road class, km/h, of the costings when the way has no
+// maxspeed. Auto follows OSRM's car profile, bicycle and pedestrian its
+// bicycle and foot profiles; truck drives the car's network slower.
+var (
+	autoKmh = map[string]float32{
+		"motorway": 90, "motorway_link": 45, "trunk": 85, "trunk_link": 40,
+		"primary": 65, "primary_link": 30, "secondary": 55, "secondary_link": 25,
+		"tertiary": 40, "tertiary_link": 20, "unclassified": 25, "residential": 25,
+		"living_street": 10, "service": 15,
+	}
+	truckKmh = map[string]float32{
+		"motorway": 80, "motorway_link": 40, "trunk": 75, "trunk_link": 35,
+		"primary": 55, "primary_link": 25, "secondary": 50, "secondary_link": 22,
+		"tertiary": 35, "tertiary_link": 18, "unclassified": 22, "residential": 20,
+		"service": 12,
+	}
+	bikeKmh = map[string]float32{
+		"cycleway": 15, "primary": 15, "primary_link": 15, "secondary": 15, "secondary_link": 15,
+		"tertiary": 15, "tertiary_link": 15, "residential": 15, "unclassified": 15,
+		"living_street": 15, "road": 15, "service": 15, "track": 12, "path": 12,
+	}
+	// bikePushKmh: ways a cyclist pushes the bicycle along, and the speed.
+	bikePushKmh = map[string]float32{"footway": walkKmh - 1, "pedestrian": walkKmh - 1, "steps": 2}
+	footWays    = map[string]bool{
+		"primary": true, "primary_link": true, "secondary": true, "secondary_link": true,
+		"tertiary": true, "tertiary_link": true, "unclassified": true, "residential": true,
+		"road": true, "living_street": true, "service": true, "track": true, "path": true,
+		"steps": true, "pedestrian": true, "footway": true, "pier": true, "platform": true,
+	}
+	// bikeSafety lowers the bicycle's rate on roads without a cycle lane.
+	bikeSafety = map[string]float32{
+		"primary": 0.5, "primary_link": 0.5, "secondary": 0.65, "secondary_link": 0.65,
+		"tertiary": 0.8, "tertiary_link": 0.8,
+	}
+	// serviceRate lowers the rate of service roads nobody drives through.
+	serviceRate = map[string]float32{
+		"alley": 0.5, "parking": 0.5, "parking_aisle": 0.5, "driveway": 0.5,
+		"drive-through": 0.5, "drive-thru": 0.5,
+	}
+	// accessOrder is the access keys of each costing, most specific first.
+	accessOrder = [...][]string{
+		Auto:       {"motorcar", "motor_vehicle", "vehicle", "access"},
+		Truck:      {"hgv", "goods", "motor_vehicle", "vehicle", "access"},
+		Bicycle:    {"bicycle", "vehicle", "access"},
+		Pedestrian: {"foot", "access"},
+	}
+	denied     = map[string]bool{"no": true, "agricultural": true, "forestry": true, "emergency": true, "psv": true, "bus": true, "military": true, "discouraged": false}
+	restricted = map[string]bool{"private": true, "delivery": true, "destination": true, "customers": true, "permit": true}
+	allowed    = map[string]bool{"yes": true, "permissive": true, "designated": true, "official": true, "public": true}
+)
+
+// walkKmh is the walking speed.
+const walkKmh = 5
+
+// The default truck: a US tractor with a 53-foot trailer. Roads posted
+// below these (maxheight, maxwidth, maxlength, maxweight) are closed to
+// the truck costing unless a request gives its own dimensions.
+var defaultTruck = TruckSize{Height: 4.11, Width: 2.6, Length: 21.9, Weight: 36.3}
+
+// TruckSize is a truck's dimensions, meters and tonnes; 0 means not given.
+type TruckSize struct {
+	Height, Width, Length, Weight float64
+}
+
+// accessOf is the first access tag of c's keys, "" when none is set.
+func accessOf(tags map[string]string, c Costing) string {
+	for _, k := range accessOrder[c] {
+		if v, ok := tags[k]; ok && v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// wayRules is how costing c may travel a way with these tags, forward
+// (in the order of its nodes) and backward. The truck's dimensions are
+// checked separately (see fitsSize).
+func wayRules(tags map[string]string, c Costing) (fwd, bwd dirRule) {
+	hw := tags["highway"]
+	if hw == "" || tags["area"] == "yes" || tags["impassable"] == "yes" || tags["status"] == "impassable" {
+		return
+	}
+	if hw == "construction" || hw == "proposed" || tags["construction"] != "" && tags["construction"] != "no" {
+		return
+	}
+	acc := accessOf(tags, c)
+	if denied[acc] || acc == "private" && c != Auto && c != Truck {
+		return
+	}
+	switch c {
+	case Auto, Truck:
+		return motorRules(tags, hw, acc, c)
+	case Bicycle:
+		return bikeRules(tags, hw, acc)
+	default:
+		return footRules(tags, hw, acc)
+	}
+}
+
+func motorRules(tags map[string]string, hw, acc string, c Costing) (fwd, bwd dirRule) {
+	table := autoKmh
+	if c == Truck {
+		table = truckKmh
+	}
+	kmh, ok := table[hw]
+	if !ok {
+		if !allowed[acc] || hw == "footway" || hw == "cycleway" || hw == "path" || hw == "steps" || hw == "pedestrian" {
+			return
+		}
+		kmh = 10
+	}
+	if tags["oneway"] == "reversible" || tags["oneway"] == "alternating" || tags["hov"] == "designated" {
+		return
+	}
+	if c == Truck && hw == "service" && tags["service"] != "" && tags["service"] != "alley" {
+		return // trucks keep off parking aisles and driveways
+	}
+	if tags["service"] == "emergency_access" {
+		return
+	}
+	rate := float32(1)
+	if r, ok := serviceRate[tags["service"]]; ok && hw == "service" {
+		rate = r
+	}
+	res := restricted[acc] || hw == "service" && tags["service"] == "parking_aisle"
+	fwd = dirRule{kmh: kmh, rate: rate, restricted: res}
+	bwd = fwd
+	if f := maxspeed(tags, "maxspeed:forward"); f > 0 {
+		fwd.kmh = f * 0.8
+	} else if f := maxspeed(tags, "maxspeed"); f > 0 {
+		fwd.kmh = f * 0.8
+	}
+	if b := maxspeed(tags, "maxspeed:backward"); b > 0 {
+		bwd.kmh = b * 0.8
+	} else if b := maxspeed(tags, "maxspeed"); b > 0 {
+		bwd.kmh = b * 0.8
+	}
+	if c == Truck {
+		fwd.kmh, bwd.kmh = min(fwd.kmh, 90), min(bwd.kmh, 90)
+	}
+	switch onewayOf(tags, hw, "") {
+	case 1:
+		bwd = dirRule{}
+	case -1:
+		fwd = dirRule{}
+	}
+	return
+}
+
+func bikeRules(tags map[string]string, hw, acc string) (fwd, bwd dirRule) {
+	kmh, cycling := bikeKmh[hw]
+	if !cycling && (allowed[acc] || tags["bicycle"] == "dismount") {
+		kmh, cycling = 15, tags["bicycle"] != "dismount"
+		if !cycling {
+			kmh = walkKmh - 1
+		}
+	}
+	pushing := false
+	if !cycling {
+		p, ok := bikePushKmh[hw]
+		if !ok {
+			if hw == "trunk" || hw == "trunk_link" || hw == "motorway" || hw == "motorway_link" {
+				return
+			}
+			return
+		}
+		kmh, pushing = p, true
+	}
+	rate := float32(1)
+	if s, ok := bikeSafety[hw]; ok && !hasCycleway(tags) {
+		rate = s
+		if onewayOf(tags, hw, "") != 0 {
+			rate *= 0.6
+		}
+	}
+	if r, ok := serviceRate[tags["service"]]; ok && hw == "service" {
+		rate = min(rate, r)
+	}
+	if pushing {
+		rate = 1
+	}
+	fwd = dirRule{kmh: kmh, rate: rate, restricted: restricted[acc]}
+	bwd = fwd
+	if pushing {
+		return // pushing goes both ways
+	}
+	push := dirRule{kmh: walkKmh - 1, rate: 1}
+	if tags["foot"] == "no" || tags["junction"] == "roundabout" || tags["junction"] == "circular" {
+		push = dirRule{}
+	}
+	switch onewayOf(tags, hw, "bicycle") {
+	case 1:
+		bwd = push
+	case -1:
+		fwd = push
+	}
+	return
+}
+
+func footRules(tags map[string]string, hw, acc string) (fwd, bwd dirRule) {
+	if !footWays[hw] && !allowed[acc] {
+		return
+	}
+	if tags["foot"] == "use_sidepath" {
+		return
+	}
+	kmh := float32(walkKmh)
+	if hw == "steps" {
+		kmh = walkKmh // the foot profile keeps walking speed on steps
+	}
+	fwd = dirRule{kmh: kmh, rate: 1, restricted: restricted[acc]}
+	bwd = fwd
+	switch tags["oneway:foot"] {
+	case "yes", "true", "1":
+		bwd = dirRule{}
+	case "-1":
+		fwd = dirRule{}
+	}
+	return
+}
+
+// hasCycleway reports a cycle lane or track along the way.
+func hasCycleway(tags map[string]string) bool {
+	for _, k := range []string{"cycleway", "cycleway:both", "cycleway:right", "cycleway:left"} {
+		switch v := tags[k]; v {
+		case "", "no", "none", "separate", "shared_lane":
+		default:
+			if !strings.HasPrefix(v, "opposite") || k == "cycleway" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// onewayOf is the direction a way may be travelled: 1 forward only, -1
+// backward only, 0 both. mode "bicycle" reads the bicycle's exceptions
+// (oneway:bicycle, cycleway=opposite*).
+func onewayOf(tags map[string]string, hw, mode string) int {
+	if mode == "bicycle" {
+		switch tags["oneway:bicycle"] {
+		case "no", "false", "0":
+			return 0
+		case "yes", "true", "1":
+			return 1
+		case "-1":
+			return -1
+		}
+		for _, k := range []string{"cycleway", "cycleway:left", "cycleway:right", "cycleway:both"} {
+			if strings.HasPrefix(tags[k], "opposite") {
+				return 0
+			}
+		}
+	}
+	switch tags["oneway"] {
+	case "yes", "true", "1":
+		return 1
+	case "-1", "reverse":
+		return -1
+	case "no", "false", "0":
+		return 0
+	}
+	if tags["junction"] == "roundabout" || tags["junction"] == "circular" || hw == "motorway" {
+		return 1
+	}
+	return 0
+}
+
+// maxspeed parses a speed tag to km/h: "50", "50 km/h", "30 mph",
+// "30mph", "US:urban" and the like; 0 when it says nothing usable.
+func maxspeed(tags map[string]string, key string) float32 {
+	v := strings.TrimSpace(strings.ToLower(tags[key]))
+	if v == "" {
+		return 0
+	}
+	if i := strings.IndexByte(v, ';'); i >= 0 {
+		v = v[:i]
+	}
+	num := v
+	mph := false
+	for _, unit := range []string{"mph", "mp/h", "km/h", "kmh", "kph"} {
+		if strings.HasSuffix(num, unit) {
+			mph = unit == "mph" || unit == "mp/h"
+			num = strings.TrimSpace(strings.TrimSuffix(num, unit))
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		switch {
+		case strings.HasSuffix(v, ":urban"):
+			return 50
+		case strings.HasSuffix(v, ":rural"):
+			return 90
+		case strings.HasSuffix(v, ":motorway"):
+			return 130
+		case strings.HasSuffix(v, ":living_street"):
+			return 10
+		}
+		return 0
+	}
+	if math.IsNaN(f) || f <= 0 || f > 300 {
+		return 0
+	}
+	if mph {
+		f *= 1.609344
+	}
+	return float32(f)
+}
+
+// dimension parses a maxheight, maxwidth, maxlength (meters, or feet and
+// inches as 13'6") or maxweight (tonnes, or "lbs"/"st" forms) tag; 0 when
+// absent or unreadable.
+func dimension(v string) float64 {
+	v = strings.TrimSpace(strings.ToLower(v))
+	if v == "" || v == "default" || v == "none" || v == "below_default" {
+		return 0
+	}
+	if i := strings.IndexByte(v, '\''); i > 0 { // 13'6"
+		ft, err := strconv.ParseFloat(strings.TrimSpace(v[:i]), 64)
+		if err != nil {
+			return 0
+		}
+		in := 0.0
+		if rest := strings.Trim(strings.TrimSpace(v[i+1:]), "\""); rest != "" {
+			in, _ = strconv.ParseFloat(rest, 64)
+		}
+		return ft*0.3048 + in*0.0254
+	}
+	scale := 1.0
+	for _, u := range []struct {
+		s string
+		k float64
+	}{{"lbs", 0.00045359237}, {"lb", 0.00045359237}, {"st", 0.90718474}, {"kg", 0.001}, {"ft", 0.3048}, {"t", 1}, {"m", 1}} {
+		if strings.HasSuffix(v, u.s) {
+			v, scale = strings.TrimSpace(strings.TrimSuffix(v, u.s)), u.k
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || f <= 0 {
+		return 0
+	}
+	return f * scale
+}
+
+// nodeBlocks reports whether a node's tags close it to costing c: a
+// barrier the costing cannot pass, or access denied on the node itself.
+func nodeBlocks(tags map[string]string, c Costing) bool {
+	if acc := accessOf(tags, c); acc != "" {
+		if denied[acc] {
+			return true
+		}
+		if allowed[acc] || restricted[acc] {
+			return false
+		}
+	}
+	b := tags["barrier"]
+	if b == "" {
+		return false
+	}
+	switch c {
+	case Auto, Truck:
+		switch b {
+		case "cattle_grid", "border_control", "toll_booth", "sally_port", "gate", "lift_gate", "no", "entrance", "height_restrictor", "arch", "checkpoint", "kerb":
+			return false
+		}
+		return true
+	case Bicycle:
+		switch b {
+		case "wall", "fence", "hedge", "stile", "turnstile", "full-height_turnstile", "kissing_gate":
+			return true
+		}
+		return false
+	default:
+		switch b {
+		case "wall", "fence", "hedge", "full-height_turnstile":
+			return true
+		}
+		return false
+	}
+}

@@ -1,0 +1,404 @@
+package routing
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sync"
+)
+
+// label is a search's cost at a node: weight and duration in
+// deciseconds, distance in decimeters. Start labels may be negative (a
+// target's label is minus the part of its edge past it).
+type label struct{ w, d, m int64 }
+
+func (a label) add(w, d, m uint32) label {
+	return label{a.w + int64(w), a.d + int64(d), a.m + int64(m)}
+}
+
+func (a label) plus(b label) label { return label{a.w + b.w, a.d + b.d, a.m + b.m} }
+
+var noLabel = label{w: math.MaxInt64}
+
+// phantom is a snapped location on a routing-graph node v (an edge in
+// one direction; node is its number in the search, its rank in the
+// hierarchy): start is its label where a route begins or ends there, and
+// pos how far along the node, meters, it lies.
+type phantom struct {
+	v, node int32
+	start   label
+	pos     float64
+}
+
+// phantoms are the nodes a location may leave from (source) or arrive on
+// (target): its edge in each direction the costing may use.
+func (cg *costGraph) phantoms(g *Graph, s snap, source bool) []phantom {
+	var out []phantom
+	L := g.meters(s.edge)
+	for dir := int32(0); dir < 2; dir++ {
+		v := 2*s.edge + dir
+		if !cg.keep[v] {
+			continue
+		}
+		w, d, _ := g.edgeCost(v, cg.c)
+		pos := s.pos // meters from the node's own start
+		if dir == 1 {
+			pos = L - s.pos
+		}
+		rest := 1.0 // part of the node still ahead of the location
+		if L > 0 {
+			rest = max(0, min(1, (L-pos)/L))
+		}
+		ahead := label{int64(math.Round(w * rest)), int64(math.Round(d * rest)), int64(math.Round(10 * (L - pos)))}
+		if !source {
+			ahead = label{-ahead.w, -ahead.d, -ahead.m}
+		}
+		out = append(out, phantom{v: v, node: cg.h.rank[v], start: ahead, pos: pos})
+	}
+	return out
+}
+
+// search is the scratch of one search: labels of the nodes it touched,
+// and at the nodes it started from, the best label that came by an arc.
+type search struct {
+	lab     []label
+	touched []int32
+	heap    minHeap
+	starts  []phantom
+	alt     []label // per start, the best label reached by an arc
+}
+
+func newSearch(n int) *search {
+	s := &search{lab: make([]label, n)}
+	for i := range s.lab {
+		s.lab[i] = noLabel
+	}
+	return s
+}
+
+func (s *search) reset() {
+	for _, v := range s.touched {
+		s.lab[v] = noLabel
+	}
+	s.touched = s.touched[:0]
+	s.heap.clear()
+}
+
+// startIndex is which start node v is, or -1.
+func (s *search) startIndex(v int32) int {
+	for i, p := range s.starts {
+		if p.node == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// run searches from starts over arcs (up for a forward search, down for
+// a backward one), skipping a node another arc (stall) proves reached
+// cheaper, and calls settle for every node it settles with its label.
+func (s *search) run(starts []phantom, a, stall arcs, settle func(v int32, l label)) {
+	s.reset()
+	s.starts = starts
+	s.alt = s.alt[:0]
+	for range starts {
+		s.alt = append(s.alt, noLabel)
+	}
+	for _, p := range starts {
+		if p.start.w < s.lab[p.node].w {
+			if s.lab[p.node] == noLabel {
+				s.touched = append(s.touched, p.node)
+			}
+			s.lab[p.node] = p.start
+			s.heap.push(p.start.w, p.node)
+		}
+	}
+	for s.heap.len() > 0 {
+		k, v := s.heap.pop()
+		l := s.lab[v]
+		if k != l.w {
+			continue
+		}
+		stalled := false
+		for i := stall.first[v]; i < stall.first[v+1]; i++ {
+			if u := stall.to[i]; s.lab[u].w != math.MaxInt64 && s.lab[u].w+int64(stall.w[i]) < l.w {
+				stalled = true
+				break
+			}
+		}
+		if stalled {
+			continue
+		}
+		settle(v, l)
+		for i := a.first[v]; i < a.first[v+1]; i++ {
+			x := a.to[i]
+			nl := l.add(a.w[i], a.d[i], a.m[i])
+			if len(s.starts) > 0 {
+				if si := s.startIndex(x); si >= 0 && nl.w < s.alt[si].w {
+					s.alt[si] = nl
+				}
+			}
+			if nl.w < s.lab[x].w {
+				if s.lab[x] == noLabel {
+					s.touched = append(s.touched, x)
+				}
+				s.lab[x] = nl
+				s.heap.push(nl.w, x)
+			}
+		}
+	}
+}
+
+// bucketEntry is what a backward search left at a node: the target, its
+// label there, and, when the node is one the target lies on, its start
+// position and the best label that came by an arc instead.
+type bucketEntry struct {
+	target int32
+	l      label
+	start  bool
+	pos    float64
+	alt    label
+}
+
+// Cost is a route's distance in meters and time in seconds; OK is false
+// when there is no route.
+type Cost struct {
+	Meters, Seconds float64
+	OK              bool
+	weight          int64 // what the route minimised, deciseconds
+}
+
+// table is the many-to-many query: one backward search per target leaves
+// its labels in buckets at the nodes it settles, then one forward search
+// per source meets them. nil phantoms (unsnapped locations) give no
+// route.
+func (cg *costGraph) table(srcs, dsts [][]phantom) [][]Cost {
+	h := cg.h
+	// backward searches, in parallel
+	perTarget := make([][]struct {
+		node int32
+		e    bucketEntry
+	}, len(dsts))
+	parallel(len(dsts), func() (func(int), func()) {
+		s := cg.scratch()
+		return func(t int) {
+			if len(dsts[t]) == 0 {
+				return
+			}
+			var out []struct {
+				node int32
+				e    bucketEntry
+			}
+			s.run(dsts[t], h.down, h.up, func(v int32, l label) {
+				e := bucketEntry{target: int32(t), l: l}
+				if si := s.startIndex(v); si >= 0 && l == s.starts[si].start {
+					e.start, e.pos = true, s.starts[si].pos
+				}
+				out = append(out, struct {
+					node int32
+					e    bucketEntry
+				}{v, e})
+			})
+			// the labels by an arc are final only now
+			for k := range out {
+				if out[k].e.start {
+					out[k].e.alt = s.alt[s.startIndex(out[k].node)]
+				}
+			}
+			perTarget[t] = out
+		}, func() { cg.release(s) }
+	})
+	// the buckets: every entry, sorted by node, and where each node's lie
+	var all []struct {
+		node int32
+		e    bucketEntry
+	}
+	for _, es := range perTarget {
+		all = append(all, es...)
+	}
+	slices.SortFunc(all, func(a, b struct {
+		node int32
+		e    bucketEntry
+	}) int {
+		return cmp.Compare(a.node, b.node)
+	})
+	buckets := make([]bucketEntry, len(all))
+	span := make(map[int32][2]int32, len(all)/2)
+	for i, x := range all {
+		buckets[i] = x.e
+		r, ok := span[x.node]
+		if !ok {
+			r[0] = int32(i)
+		}
+		r[1] = int32(i) + 1
+		span[x.node] = r
+	}
+	at := func(v int32) []bucketEntry {
+		r, ok := span[v]
+		if !ok {
+			return nil
+		}
+		return buckets[r[0]:r[1]]
+	}
+	out := make([][]Cost, len(srcs))
+	parallel(len(srcs), func() (func(int), func()) {
+		s := cg.scratch()
+		best := make([]label, len(dsts))
+		return func(i int) {
+			row := make([]Cost, len(dsts))
+			out[i] = row
+			if len(srcs[i]) == 0 {
+				return
+			}
+			for t := range best {
+				best[t] = noLabel
+			}
+			var settledStarts []int32
+			s.run(srcs[i], h.up, h.down, func(v int32, l label) {
+				fStart, fPos := false, 0.0
+				if si := s.startIndex(v); si >= 0 && l == s.starts[si].start {
+					fStart, fPos = true, s.starts[si].pos
+					settledStarts = append(settledStarts, v)
+				}
+				for _, e := range at(v) {
+					c := l.plus(e.l)
+					if fStart && e.start && e.pos < fPos {
+						// the target lies behind the source on the same
+						// edge: the route must come round to it
+						c = cg.around(v, l, e)
+						if c == noLabel {
+							continue
+						}
+					}
+					if c.w < best[e.target].w {
+						best[e.target] = c
+					}
+				}
+			})
+			// a start node settled with its start label may also be
+			// reached again by an arc (s.alt), which buckets there may
+			// need when the target lies behind the source
+			for _, v := range settledStarts {
+				si := s.startIndex(v)
+				a := s.alt[si]
+				if a == noLabel {
+					continue
+				}
+				for _, e := range at(v) {
+					if e.start && e.pos < s.starts[si].pos {
+						if c := a.plus(e.l); c.w < best[e.target].w {
+							best[e.target] = c
+						}
+					}
+				}
+			}
+			for t, b := range best {
+				if b != noLabel {
+					row[t] = costOf(b)
+				}
+			}
+		}, func() { cg.release(s) }
+	})
+	return out
+}
+
+// around is the cost of a route from a source on node v (label l, its
+// start label) to a target on the same node behind it: on to the end of
+// v and round by arcs to the target (the target's label by an arc), or
+// round through a loop back onto v.
+func (cg *costGraph) around(v int32, l label, e bucketEntry) label {
+	best := noLabel
+	if e.alt != noLabel {
+		best = l.plus(e.alt)
+	}
+	if lp, ok := cg.h.loops[v]; ok {
+		if c := l.add(lp.w, lp.d, lp.m).plus(e.l); c.w < best.w {
+			best = c
+		}
+	}
+	return best
+}
+
+// parallel runs do(i) for i in [0, n) on two workers, each with its own
+// scratch: mk makes a worker's do and the func that releases its scratch.
+func parallel(n int, mk func() (func(int), func())) {
+	const workers = 2
+	if n <= 4 {
+		do, done := mk()
+		for i := 0; i < n; i++ {
+			do(i)
+		}
+		done()
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan int, n)
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			do, done := mk()
+			for i := range next {
+				do(i)
+			}
+			done()
+		}()
+	}
+	wg.Wait()
+}
+
+// minHeap is a binary heap of nodes by key.
+type minHeap struct {
+	keys  []int64
+	nodes []int32
+}
+
+func (h *minHeap) len() int { return len(h.keys) }
+func (h *minHeap) clear()   { h.keys, h.nodes = h.keys[:0], h.nodes[:0] }
+
+func (h *minHeap) push(k int64, v int32) {
+	h.keys, h.nodes = append(h.keys, k), append(h.nodes, v)
+	i := len(h.keys) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if h.keys[p] <= h.keys[i] {
+			break
+		}
+		h.keys[p], h.keys[i] = h.keys[i], h.keys[p]
+		h.nodes[p], h.nodes[i] = h.nodes[i], h.nodes[p]
+		i = p
+	}
+}
+
+func (h *minHeap) pop() (int64, int32) {
+	k, v := h.keys[0], h.nodes[0]
+	last := len(h.keys) - 1
+	h.keys[0], h.nodes[0] = h.keys[last], h.nodes[last]
+	h.keys, h.nodes = h.keys[:last], h.nodes[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= last {
+			break
+		}
+		m := l
+		if r := l + 1; r < last && h.keys[r] < h.keys[l] {
+			m = r
+		}
+		if h.keys[i] <= h.keys[m] {
+			break
+		}
+		h.keys[i], h.keys[m] = h.keys[m], h.keys[i]
+		h.nodes[i], h.nodes[m] = h.nodes[m], h.nodes[i]
+		i = m
+	}
+	return k, v
+}
+
+func costOf(l label) Cost {
+	return Cost{Meters: max(0, float64(l.m)/10), Seconds: max(0, float64(l.d)/10), OK: true, weight: l.w}
+}
