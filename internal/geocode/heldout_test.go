@@ -19,7 +19,9 @@ func heldOutFloor(class string) (float64, bool) {
 	switch class {
 	case "prefix 6": // a house number alone: every street that has it
 		return 0.70, true
-	case "prefix 8", "prefix 10":
+	case "prefix 8": // 216-17 1: nine streets from 104th Avenue to 118th Avenue have 216-17
+		return 0.90, true
+	case "prefix 10":
 		return 0.95, true
 	case "no street type": // 86th of 86th Avenue and 86th Road, both with the number
 		return 0.90, false

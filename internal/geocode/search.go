@@ -130,10 +130,12 @@ func (ix *Index) rank(qr *query, sc *scratch, focus *geo.Point, keep int) []grou
 
 // before orders streets: confidence, then completeness (the house number
 // found, the share of the name said), then distance to the focus point,
-// then the longer street; never by name.
+// then the more address points with the house number, then the longer
+// street; never by name.
 func (ix *Index) before(a, b *group) bool {
 	return cmp.Or(-cmp.Compare(a.conf, b.conf), -cmp.Compare(a.complete, b.complete), cmp.Compare(a.dist, b.dist),
-		-cmp.Compare(ix.streetSize(int(a.street)), ix.streetSize(int(b.street))), cmp.Compare(a.street, b.street)) < 0
+		-cmp.Compare(a.hi-a.lo, b.hi-b.lo), -cmp.Compare(ix.streetSize(int(a.street)), ix.streetSize(int(b.street))),
+		cmp.Compare(a.street, b.street)) < 0
 }
 
 // candidates are the best topStreets streets gathered so far.
@@ -639,48 +641,58 @@ func (ix *Index) nearestTo(a0, a1 uint32, p geo.Point) uint32 {
 	return best
 }
 
-// results turns ranked streets into addresses: each street's answer
-// first (the addresses with the house number, units best matched first,
-// or the nearest number), then, while the limit allows, the streets'
-// other addresses.
+// results turns ranked streets into addresses: first each street's best
+// answer (the address with the house number whose unit the query best
+// matches, or the nearest number), so that the first few results are as
+// many streets; then the streets' other addresses with the number (other
+// units); then, while the limit allows, their other addresses. The same
+// text is shown once, and a confidence never rises down the list.
 func (ix *Index) results(qr *query, gs []group, limit int) []Match {
-	var out []Match
-	for i := range gs {
+	out := make([]Match, 0, limit)
+	add := func(a uint32, conf float64) bool {
 		if len(out) >= limit {
+			return false
+		}
+		addr := ix.address(int(a))
+		for _, m := range out {
+			if m.Address.Text == addr.Text {
+				return true
+			}
+		}
+		if n := len(out); n > 0 {
+			conf = min(conf, out[n-1].Confidence)
+		}
+		out = append(out, Match{Address: addr, Confidence: conf})
+		return true
+	}
+	answers := make([][]scoredAddr, len(gs))
+	for i := range gs {
+		ix.answer(qr, &gs[i])
+		answers[i] = ix.byUnit(qr, &gs[i])
+		if !add(answers[i][0].addr, answers[i][0].conf) {
 			return out
 		}
-		g := &gs[i]
-		ix.answer(qr, g)
-		for _, a := range ix.byUnit(qr, g) {
-			if len(out) >= limit {
+	}
+	for i := range gs {
+		for _, a := range answers[i][1:] {
+			if !add(a.addr, a.conf) {
 				return out
 			}
-			conf := a.conf
-			if n := len(out); n > 0 {
-				conf = min(conf, out[n-1].Confidence) // a unit can move an address past the next street's
-			}
-			out = append(out, Match{Address: ix.address(int(a.addr)), Confidence: conf})
 		}
 	}
-	// then the other addresses of the same streets, never above what
-	// came before them
 	for i := range gs {
 		g := &gs[i]
 		conf := math.Round(g.conf*500) / 1000
 		if !g.numMatched && !g.numMissed {
 			conf = math.Round(g.conf*900) / 1000
 		}
-		if n := len(out); n > 0 {
-			conf = min(conf, out[n-1].Confidence)
-		}
 		for a := ix.stAddr[g.street]; a < ix.stAddr[g.street+1]; a++ {
-			if len(out) >= limit {
-				return out
-			}
 			if a >= g.lo && a < g.hi {
 				continue
 			}
-			out = append(out, Match{Address: ix.address(int(a)), Confidence: conf})
+			if !add(a, conf) {
+				return out
+			}
 		}
 	}
 	return out
