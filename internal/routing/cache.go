@@ -200,12 +200,34 @@ func (s *savedGraph) graph() (*Graph, error) {
 	n := 2 * edges
 	for c := range s.Costs {
 		sc := s.Costs[c]
-		if len(sc.Keep) != n || len(sc.Rank) != n || !validArcs(sc.Up, n) || !validArcs(sc.Down, n) || len(sc.Loops) != 3*len(sc.LoopNode) {
+		if len(sc.Keep) != n || len(sc.Rank) != n || len(sc.Loops) != 3*len(sc.LoopNode) {
+			return nil, errBadCache
+		}
+		// the ranks number the kept nodes 0, 1, … without a gap
+		kept := 0
+		for v, r := range sc.Rank {
+			if sc.Keep[v] != (r >= 0) {
+				return nil, errBadCache
+			}
+			if r >= 0 {
+				kept++
+			}
+		}
+		seen := make([]bool, kept)
+		for _, r := range sc.Rank {
+			if r >= int32(kept) || r >= 0 && seen[r] {
+				return nil, errBadCache
+			}
+			if r >= 0 {
+				seen[r] = true
+			}
+		}
+		if !validArcs(sc.Up, kept) || !validArcs(sc.Down, kept) {
 			return nil, errBadCache
 		}
 		h := &hierarchy{rank: sc.Rank, up: loadArcs(sc.Up), down: loadArcs(sc.Down), loops: map[int32]cost3{}}
 		for i, v := range sc.LoopNode {
-			if v < 0 || int(v) >= n {
+			if v < 0 || int(v) >= kept {
 				return nil, errBadCache
 			}
 			h.loops[v] = cost3{sc.Loops[3*i], sc.Loops[3*i+1], sc.Loops[3*i+2]}

@@ -1,0 +1,153 @@
+package routing
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/geo"
+)
+
+// TestRealExtracts: on each extract of ../shared/data/osm, for every
+// costing, every pair of snapped random locations has a route, no route
+// is shorter than the straight line, the hierarchy answers what a plain
+// Dijkstra over the turn graph answers, and the graph saved under the
+// cache directory loads back to the same answers.
+func TestRealExtracts(t *testing.T) {
+	for _, name := range []string{"us-oh-columbus.osm.pbf", "us-ny-queens-village.osm.pbf", "us-or-portland-central-roads.osm.pbf"} {
+		t.Run(name, func(t *testing.T) {
+			path := SharedData(t, filepath.Join("osm", name))
+			dir := t.TempDir()
+			start := time.Now()
+			g, err := Load(path, Options{CacheDir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			built := time.Since(start)
+			start = time.Now()
+			again, err := Load(path, Options{CacheDir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d edges, %d junctions; built in %v, loaded from the cache in %v", g.Edges(), g.Nodes(), built, time.Since(start))
+			files, _ := filepath.Glob(filepath.Join(dir, "roads-*.graph"))
+			if len(files) != 1 {
+				t.Fatalf("cache files %v", files)
+			}
+			pts := randomPoints(g, 40, rand.New(rand.NewPCG(3, uint64(len(name)))))
+			for c := Costing(0); c < numCostings; c++ {
+				res := g.Route(Request{Sources: pts, Targets: pts, Costing: c})
+				if !reflect.DeepEqual(again.Route(Request{Sources: pts, Targets: pts, Costing: c}), res) {
+					t.Errorf("%s: the saved graph answers differently", c)
+				}
+				snapped := 0
+				for i := range pts {
+					if res.Sources[i].OK {
+						snapped++
+					}
+					for j := range pts {
+						k := res.Costs[i][j]
+						if res.Sources[i].OK && res.Targets[j].OK && !k.OK {
+							t.Errorf("%s %d→%d: both snapped, no route", c, i, j)
+						}
+						line := geo.Distance(geo.Point{Lat: pts[i][0], Lon: pts[i][1]}, geo.Point{Lat: pts[j][0], Lon: pts[j][1]})
+						if k.OK && k.Meters < line-res.Sources[i].Meters-res.Targets[j].Meters-1 {
+							t.Errorf("%s %d→%d: %.0f m, shorter than the straight line %.0f m", c, i, j, k.Meters, line)
+						}
+					}
+				}
+				if snapped < len(pts)*3/4 {
+					t.Errorf("%s: only %d of %d locations snapped", c, snapped, len(pts))
+				}
+				cg := g.costs[c]
+				var srcs, dsts [][]phantom
+				for _, p := range pts[:8] {
+					ss, _ := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return cg.keep[2*e] || cg.keep[2*e+1] })
+					var sp []phantom
+					for _, s := range ss {
+						sp = append(sp, cg.phantoms(g, s, true)...)
+					}
+					srcs = append(srcs, sp)
+				}
+				for _, p := range pts {
+					ss, _ := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return cg.keep[2*e] || cg.keep[2*e+1] })
+					var dp []phantom
+					for _, s := range ss {
+						dp = append(dp, cg.phantoms(g, s, false)...)
+					}
+					dsts = append(dsts, dp)
+				}
+				ref := g.plainTable(cg, g.fitsFor(c, defaultTruck), srcs, dsts)
+				for i := range srcs {
+					for j := range dsts {
+						if a, b := res.Costs[i][j], ref[i][j]; a.OK != b.OK || a.weight != b.weight {
+							t.Errorf("%s %d→%d: hierarchy %+v, Dijkstra %+v", c, i, j, a, b)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// randomPoints are n locations spread over the middle of the graph's
+// bounding box.
+func randomPoints(g *Graph, n int, rng *rand.Rand) [][2]float64 {
+	minLat, minLon, maxLat, maxLon := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for i := range g.lat {
+		minLat, maxLat = min(minLat, g.lat[i]), max(maxLat, g.lat[i])
+		minLon, maxLon = min(minLon, g.lon[i]), max(maxLon, g.lon[i])
+	}
+	dLat, dLon := maxLat-minLat, maxLon-minLon
+	pts := make([][2]float64, n)
+	for i := range pts {
+		pts[i] = [2]float64{minLat + dLat*(0.15+0.7*rng.Float64()), minLon + dLon*(0.15+0.7*rng.Float64())}
+	}
+	return pts
+}
+
+// TestCacheDamage: a saved graph that was cut short, flipped or written
+// by other rules is never read; Load builds the graph again and saves it
+// afresh.
+func TestCacheDamage(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join("testdata", "tiny.osm.pbf")
+	g, err := Load(path, Options{CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "roads-*-"+profileVersion+".graph"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v", files)
+	}
+	good, _ := os.ReadFile(files[0])
+	pts := [][2]float64{{40, -83}, {40.002, -83}}
+	want := g.Matrix(pts, pts, Auto)
+	for name, bad := range map[string][]byte{
+		"short":   good[:len(good)/2],
+		"flipped": append(append([]byte{}, good[:len(good)-3]...), good[len(good)-3]^0xff, good[len(good)-2], good[len(good)-1]),
+		"magic":   append([]byte("XXXXXXXX"), good[8:]...),
+		"empty":   {},
+	} {
+		if _, err := decodeCache(bad); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+		if err := os.WriteFile(files[0], bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g, err := Load(path, Options{CacheDir: dir})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := g.Matrix(pts, pts, Auto); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+		if b, _ := os.ReadFile(files[0]); len(b) != len(good) {
+			t.Errorf("%s: the cache was not written again", name)
+		}
+	}
+}
