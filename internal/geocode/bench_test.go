@@ -49,3 +49,31 @@ func BenchmarkValidate(b *testing.B) {
 		ix.Validate("240-16 Braddock Avenue, Queens, NY 11426")
 	}
 }
+
+// BenchmarkLoad is building the index of the shared files from the files
+// (a first start, or a start after they changed).
+func BenchmarkLoad(b *testing.B) {
+	rrad, queens := sharedData(b, "addresses/us-rrad-openaddresses-sample.csv"), sharedData(b, "addresses/us-ny-queens-village-osm-addresses.csv")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := geocode.Load(rrad, queens); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRestart is opening the shared files' index from its saved
+// copy: hashing the files, reading and checking the copy.
+func BenchmarkRestart(b *testing.B) {
+	cfg := geocode.Config{Files: []string{sharedData(b, "addresses/us-rrad-openaddresses-sample.csv"),
+		sharedData(b, "addresses/us-ny-queens-village-osm-addresses.csv")}, Dir: b.TempDir()}
+	if _, err := geocode.Open(cfg); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := geocode.Open(cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

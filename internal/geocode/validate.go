@@ -72,7 +72,9 @@ func (ix *Index) Validate(q string) Validation {
 		tk := &qr.toks[k]
 		switch {
 		case g.townish.has(k):
-			v.Corrections = append(v.Corrections, Correction{Field: "city", From: tk.text, To: v.Match.Address.City})
+			if v.Match.Address.City != "" {
+				v.Corrections = append(v.Corrections, Correction{Field: "city", From: tk.text, To: v.Match.Address.City})
+			}
 		case tk.unit:
 		default:
 			contradicted = true
