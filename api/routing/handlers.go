@@ -1,6 +1,6 @@
 // Package routing serves the distance matrix of the routing engine
 // (internal/routing): it decodes and validates a request, calls
-// Graph.Matrix and encodes the answer.
+// Graph.Route and encodes the answer.
 package routing
 
 import (
@@ -25,9 +25,25 @@ type LatLon struct {
 
 // MatrixBody is POST /v1/routing/sources_to_targets.
 type MatrixBody struct {
-	Sources []LatLon `json:"sources" required:"true"`
-	Targets []LatLon `json:"targets" required:"true"`
-	Costing string   `json:"costing" required:"true" enum:"auto,truck,bicycle,pedestrian"`
+	Sources []LatLon   `json:"sources" required:"true"`
+	Targets []LatLon   `json:"targets" required:"true"`
+	Costing string     `json:"costing" required:"true" enum:"auto,truck,bicycle,pedestrian"`
+	Truck   *TruckSize `json:"truck" doc:"for the truck costing, the vehicle's size; roads posted lower, narrower, shorter or lighter are closed to it. Fields left out take the default truck's: 4.11 m high, 2.6 m wide, 21.9 m long, 36.3 t"`
+}
+
+// TruckSize is a truck's dimensions.
+type TruckSize struct {
+	Height *float64 `json:"height" doc:"meters, 1 to 6"`
+	Width  *float64 `json:"width" doc:"meters, 1 to 5"`
+	Length *float64 `json:"length" doc:"meters, 2 to 40"`
+	Weight *float64 `json:"weight" doc:"tonnes, 0.5 to 100"`
+}
+
+// Located is where a source or target met the road network.
+type Located struct {
+	Snapped      bool     `json:"snapped" doc:"false when no road the costing may use lies within 2000 m: its row or column is null"`
+	SnapDistance *float64 `json:"snap_distance" doc:"meters from the location to the road it was placed on; null when not snapped"`
+	Reason       *string  `json:"reason" doc:"why the location has no routes; null when snapped"`
 }
 
 // Cell is one source-target result; null fields mean unreachable.
@@ -38,8 +54,10 @@ type Cell struct {
 
 // MatrixData is the data of the answer.
 type MatrixData struct {
-	SourcesToTargets [][]Cell `json:"sources_to_targets"`
-	Units            string   `json:"units" doc:"kilometers for distance; time is in seconds"`
+	SourcesToTargets [][]Cell  `json:"sources_to_targets"`
+	Units            string    `json:"units" doc:"kilometers for distance; time is in seconds"`
+	Sources          []Located `json:"sources" doc:"where each source met the road network, in the request's order"`
+	Targets          []Located `json:"targets" doc:"where each target met the road network, in the request's order"`
 }
 
 // MatrixResponse is the answer.
@@ -66,6 +84,20 @@ func cells(costs [][]routing.Cost) [][]Cell {
 	return out
 }
 
+func located(snaps []routing.Snap) []Located {
+	out := make([]Located, len(snaps))
+	for i, s := range snaps {
+		if s.OK {
+			m := math.Round(s.Meters*10) / 10
+			out[i] = Located{Snapped: true, SnapDistance: &m}
+			continue
+		}
+		r := s.Reason
+		out[i] = Located{Reason: &r}
+	}
+	return out
+}
+
 // Handlers serves the matrix; a nil graph answers 501.
 type Handlers struct{ g *routing.Graph }
 
@@ -74,7 +106,7 @@ func New(g *routing.Graph) *Handlers { return &Handlers{g: g} }
 
 // Routes returns the routing route.
 func (h *Handlers) Routes() []*api.Route {
-	return []*api.Route{{Method: "POST", Path: "/v1/routing/sources_to_targets", Tag: "routing", Summary: "Distance and time matrix over the road graph (at most 50×50)",
+	return []*api.Route{{Method: "POST", Path: "/v1/routing/sources_to_targets", Tag: "routing", Summary: "Distance and time matrix over the road network (at most 50×50); each location snaps onto the nearest road its costing may use",
 		Permission: "routing:read", Request: MatrixBody{}, Response: MatrixResponse{}, Errors: []int{501}, Handler: h.matrix}}
 }
 
@@ -115,8 +147,46 @@ func (h *Handlers) matrix(c *api.Ctx) error {
 	if !ok {
 		bad["costing"] = "must be auto, truck, bicycle or pedestrian"
 	}
+	truck := truckSize(b.Truck, costing, bad)
 	if len(bad) > 0 {
 		return api.Validation("validation_failed", bad)
 	}
-	return c.JSON(200, MatrixResponse{Success: true, Data: MatrixData{SourcesToTargets: cells(h.g.Matrix(src, dst, costing)), Units: "kilometers"}})
+	res := h.g.Route(routing.Request{Sources: src, Targets: dst, Costing: costing, Truck: truck})
+	return c.JSON(200, MatrixResponse{Success: true, Data: MatrixData{SourcesToTargets: cells(res.Costs), Units: "kilometers",
+		Sources: located(res.Sources), Targets: located(res.Targets)}})
+}
+
+// truckSize checks the truck's dimensions: only with the truck costing,
+// each within its range.
+func truckSize(t *TruckSize, costing routing.Costing, bad map[string]string) *routing.TruckSize {
+	if t == nil {
+		return nil
+	}
+	if costing != routing.Truck {
+		bad["truck"] = "only with the truck costing"
+		return nil
+	}
+	var out routing.TruckSize
+	for _, f := range []struct {
+		name   string
+		v      *float64
+		lo, hi float64
+		dst    *float64
+		unit   string
+	}{
+		{"height", t.Height, 1, 6, &out.Height, "meters"},
+		{"width", t.Width, 1, 5, &out.Width, "meters"},
+		{"length", t.Length, 2, 40, &out.Length, "meters"},
+		{"weight", t.Weight, 0.5, 100, &out.Weight, "tonnes"},
+	} {
+		if f.v == nil {
+			continue
+		}
+		if math.IsNaN(*f.v) || *f.v < f.lo || *f.v > f.hi {
+			bad["truck."+f.name] = "must be between " + strconv.FormatFloat(f.lo, 'f', -1, 64) + " and " + strconv.FormatFloat(f.hi, 'f', -1, 64) + " " + f.unit
+			continue
+		}
+		*f.dst = *f.v
+	}
+	return &out
 }
