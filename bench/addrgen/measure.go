@@ -29,7 +29,13 @@ func measure(args []string) {
 	n := fs.Int("n", 200, "queries per class")
 	dur := fs.Duration("throughput", 5*time.Second, "how long two callers search")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the queries to this file")
+	server := fs.String("url", "", "measure a running server at this address instead (with -key; -addresses and -data unused)")
+	key := fs.String("key", "", "API key with geocoding:read, for -url")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
+	if *server != "" {
+		measureHTTP(*server, *key, heldout.Cases(readAll(*rowFiles), *n), *dur)
+		return
+	}
 	start := time.Now()
 	ix, err := geocode.Open(geocode.Config{Files: strings.Split(*addrs, ","), Dir: *data,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
@@ -41,15 +47,7 @@ func measure(args []string) {
 	debug.FreeOSMemory()
 	fmt.Printf("index: %d addresses, opened in %.2f s; RSS %s, peak RSS %s\n", ix.Len(), took.Seconds(), procStatus("VmRSS"), procStatus("VmHWM"))
 
-	var rows []heldout.Row
-	for _, p := range strings.Split(*rowFiles, ",") {
-		r, err := heldout.ReadRows(p, strings.Contains(strings.ToLower(p), "queens"))
-		if err != nil {
-			log.Fatal(err)
-		}
-		rows = append(rows, r...)
-	}
-	cases := heldout.Cases(rows, *n)
+	cases := heldout.Cases(readAll(*rowFiles), *n)
 	if *profile != "" {
 		f, err := os.Create(*profile)
 		if err != nil {
@@ -117,4 +115,18 @@ func procStatus(field string) string {
 		}
 	}
 	return "?"
+}
+
+// readAll reads the rows of a comma list of real CSV files ("queens" in a
+// name marks the borough's rows).
+func readAll(files string) []heldout.Row {
+	var rows []heldout.Row
+	for _, p := range strings.Split(files, ",") {
+		r, err := heldout.ReadRows(p, strings.Contains(strings.ToLower(p), "queens"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		rows = append(rows, r...)
+	}
+	return rows
 }

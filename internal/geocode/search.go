@@ -54,6 +54,8 @@ type scratch struct {
 	tokHit  []uint32
 	cand    []uint32
 	seen    []uint32 // per vocabulary word: gen when looked at
+	inCand  []uint32 // per street: gen when a candidate
+	pool    []uint32
 	gen     uint32
 	rows    []uint8
 }
@@ -149,9 +151,15 @@ func (ix *Index) candidates(sc *scratch) []uint32 {
 	return cand
 }
 
+// typoPool bounds the streets whose words typos are looked for among:
+// the candidates and the streets tied with the last of them.
+const typoPool = 5000
+
 // nearTypos finds the query words' typos among the words of the
-// candidate streets, and across the vocabulary for a word that matched
-// nothing; it reports whether the latter added streets.
+// candidate streets (with those tied with the last candidate) and of
+// their towns, and adds what they match to those streets' scores; across
+// the vocabulary for a word that matched nothing there. It reports
+// whether the scores changed.
 func (ix *Index) nearTypos(qr *query, cand []uint32, sc *scratch) bool {
 	any := false
 	for k := range qr.toks {
@@ -160,9 +168,44 @@ func (ix *Index) nearTypos(qr *query, cand []uint32, sc *scratch) bool {
 	if !any {
 		return false
 	}
+	// a word the index does not have is most likely the typo: only then
+	// are the streets tied with the last candidate looked at too
+	unknown := false
+	for k := range qr.toks {
+		tk := &qr.toks[k]
+		unknown = unknown || tk.typo != "" && !slices.ContainsFunc(tk.words, func(w wordMatch) bool { return w.score == 1 })
+	}
+	pool := cand
+	if len(cand) == topStreets && unknown {
+		cut := sc.score[cand[0]]
+		for _, s := range cand {
+			cut = min(cut, sc.score[s])
+		}
+		sc.gen++
+		if len(sc.inCand) < len(ix.stName) {
+			sc.inCand = make([]uint32, len(ix.stName))
+		}
+		for _, s := range cand {
+			sc.inCand[s] = sc.gen
+		}
+		pool = append(sc.pool[:0], cand...)
+		for _, s := range sc.touched {
+			if len(pool) >= typoPool {
+				break
+			}
+			if sc.score[s] == cut && sc.inCand[s] != sc.gen {
+				pool = append(pool, s)
+			}
+		}
+		sc.pool = pool
+	}
 	sc.gen++
 	if len(sc.seen) < ix.vocab.len() {
 		sc.seen = make([]uint32, ix.vocab.len())
+	}
+	found := make([]int, len(qr.toks)) // typo matches per word, first found here
+	for k := range qr.toks {
+		found[k] = len(qr.toks[k].words)
 	}
 	look := func(w uint32) {
 		if sc.seen[w] == sc.gen {
@@ -184,7 +227,7 @@ func (ix *Index) nearTypos(qr *query, cand []uint32, sc *scratch) bool {
 		}
 	}
 	lastLoc := ^uint32(0)
-	for _, s := range cand {
+	for _, s := range pool {
 		for _, w := range ix.stWords.row(int(s)) {
 			look(w)
 		}
@@ -195,7 +238,32 @@ func (ix *Index) nearTypos(qr *query, cand []uint32, sc *scratch) bool {
 			}
 		}
 	}
-	added := false
+	changed := false
+	// what the typos found add to the pool's streets
+	for k := range qr.toks {
+		tk := &qr.toks[k]
+		typos := tk.words[found[k]:]
+		if len(typos) == 0 {
+			continue
+		}
+		changed = true
+		for _, s := range pool {
+			var best float32
+			for _, w := range ix.stWords.row(int(s)) {
+				for _, m := range typos {
+					if m.id == w && m.score > best {
+						best = m.score
+					}
+				}
+			}
+			if best > 0 {
+				if sc.score[s] == 0 {
+					sc.touched = append(sc.touched, s)
+				}
+				sc.score[s] += best * wName
+			}
+		}
+	}
 	for k := range qr.toks {
 		tk := &qr.toks[k]
 		if tk.typo == "" {
@@ -206,13 +274,13 @@ func (ix *Index) nearTypos(qr *query, cand []uint32, sc *scratch) bool {
 			if len(tk.words) > 0 {
 				tk.words = bestPerWord(tk.words)
 				ix.post(qr, k, sc)
-				added = true
+				changed = true
 			}
 		}
 		tk.words = bestPerWord(tk.words)
 		ix.potential(tk)
 	}
-	return added
+	return changed
 }
 
 // gather accumulates, per street, each query word's best match found
