@@ -30,7 +30,7 @@ func measure(args []string) {
 	dur := fs.Duration("throughput", 5*time.Second, "how long two callers search")
 	profile := fs.String("cpuprofile", "", "write a CPU profile of the queries to this file")
 	server := fs.String("url", "", "measure a running server at this address instead (with -key; -addresses and -data unused)")
-	key := fs.String("key", "", "API key with geocoding:read, for -url")
+	key := fs.String("key", "", "API keys with geocoding:read, comma-separated, used in turn, for -url (search allows 1,000 a minute per key)")
 	fs.Parse(args) //nolint:errcheck // ExitOnError
 	if *server != "" {
 		measureHTTP(*server, *key, heldout.Cases(readAll(*rowFiles), *n), *dur)
