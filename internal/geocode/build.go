@@ -24,10 +24,11 @@ func Load(paths ...string) (*Index, error) {
 
 // builder collects rows, interning their strings.
 type builder struct {
-	strs map[string]uint32
-	list []string
-	ids  []string
-	rows []brow
+	strs  map[string]uint32
+	list  []string
+	ids   []byte   // every row's ID, one after the other
+	idEnd []uint32 // where each ends in ids
+	rows  []brow
 }
 
 // brow is a row with interned strings: 36 bytes, so that five million
@@ -46,6 +47,7 @@ func (b *builder) intern(s string) uint32 {
 		return id
 	}
 	id := uint32(len(b.list))
+	s = strings.Clone(s) // not the reader's line it was cut from
 	b.strs[s] = id
 	b.list = append(b.list, s)
 	return id
@@ -64,11 +66,13 @@ func (b *builder) readFile(p string) error {
 }
 
 func (b *builder) add(r *row) {
-	id := r.id
-	if id == "" {
-		id = "addr-" + strconv.Itoa(len(b.rows)+1)
+	if r.id != "" {
+		b.ids = append(b.ids, r.id...)
+	} else {
+		b.ids = append(b.ids, "addr-"...)
+		b.ids = strconv.AppendInt(b.ids, int64(len(b.rows)+1), 10)
 	}
-	b.ids = append(b.ids, id)
+	b.idEnd = append(b.idEnd, uint32(len(b.ids)))
 	b.rows = append(b.rows, brow{
 		lat: int32(math.Round(r.lat * coordScale)), lon: int32(math.Round(r.lon * coordScale)),
 		num: b.intern(r.number), street: b.intern(r.street), unit: b.intern(r.unit), city: b.intern(r.city),
@@ -321,7 +325,12 @@ func (b *builder) build() *Index {
 	for i := 1; i < len(ix.stAddr); i++ {
 		ix.stAddr[i] += ix.stAddr[i-1]
 	}
-	ix.strs = newStrtab(append(b.list, b.ids...))
+	ix.strs = newStrtab(b.list)
+	base := uint32(len(ix.strs.data))
+	ix.strs.data += string(b.ids)
+	for _, e := range b.idEnd {
+		ix.strs.off = append(ix.strs.off, base+e)
+	}
 
 	// streets and localities
 	ix.stName, ix.stLoc = make([]uint32, len(sts)), make([]uint32, len(sts))
