@@ -224,9 +224,9 @@ func (b *builder) build() *Index {
 			sts = append(sts, k)
 		}
 	}
-	slices.SortFunc(sts, func(x, y stKey) int {
-		return cmp.Or(cmp.Compare(x.loc, y.loc), strings.Compare(str(x.name), str(y.name)))
-	})
+	// by locality, then in the files' order (sts is in it): a street's
+	// position is the last tie-break of a ranking, never its name
+	slices.SortStableFunc(sts, func(x, y stKey) int { return cmp.Compare(x.loc, y.loc) })
 	for i, k := range sts {
 		stOf[k] = uint32(i)
 	}

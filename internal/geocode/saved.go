@@ -28,7 +28,7 @@ import (
 // trusted: the index is rebuilt from the input files and saved again.
 const (
 	savedMagic   = "FHGEOIDX"
-	savedVersion = 1
+	savedVersion = 2 // changes with the layout and with how an index is built from rows
 	savedPrefix  = "addresses-"
 	savedSuffix  = ".idx"
 )
