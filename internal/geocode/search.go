@@ -610,7 +610,7 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 		}
 		tk := &qr.toks[k]
 		d := tk.pw
-		if tk.pwCity || streetDone && k > lastStreetTok && !tk.num && !tk.zip && !tk.unit && !ix.streetType(tk) {
+		if tk.pwCity || streetDone && k > lastStreetTok && !tk.num && !tk.zip && !tk.unit && !ix.exactRole(tk, roleType|roleDir|roleState) {
 			g.townish = g.townish.with(k)
 			d = min(d, wCity) * 0.5
 			if !hasCity {
@@ -798,11 +798,12 @@ func (ix *Index) byUnit(qr *query, g *group) []scoredAddr {
 	return out
 }
 
-// streetType reports whether a query word is, exactly, a street type or
-// direction somewhere (Place, Road, North): never a town.
-func (ix *Index) streetType(tk *qtok) bool {
+// exactRole reports whether a query word is, exactly, a word of one of
+// the roles somewhere: a street type or direction (Place, North) or a
+// state (OH) is never a town.
+func (ix *Index) exactRole(tk *qtok, roles uint8) bool {
 	for _, w := range tk.words {
-		if w.score == 1 && ix.role[w.id]&(roleType|roleDir) != 0 {
+		if w.score == 1 && ix.role[w.id]&roles != 0 {
 			return true
 		}
 	}

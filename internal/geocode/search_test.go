@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/geocode"
 )
 
@@ -136,4 +137,59 @@ func first(ms []geocode.Match) any {
 		return nil
 	}
 	return ms[0].Address
+}
+
+// Ties go to the street with more addresses, then to the one nearer the
+// focus point; never to the first in the alphabet.
+func TestTiesAreNotAlphabetical(t *testing.T) {
+	csv := "LON,LAT,NUMBER,STREET,CITY,REGION,POSTCODE,ID\n" +
+		"-73.7500,40.7100,86-01,85th Avenue,,NY,11426,av-1\n" +
+		"-73.7400,40.7200,86-01,85th Road,,NY,11426,rd-1\n" +
+		"-73.7401,40.7201,86-03,85th Road,,NY,11426,rd-2\n" +
+		"-73.7402,40.7202,86-05,85th Road,,NY,11426,rd-3\n"
+	ix, err := geocode.Load(writeTemp(t, "ties.csv", csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := ix.Autocomplete("86-01 85th", 2); len(ms) != 2 || ms[0].Address.ID != "rd-1" || ms[1].Address.ID != "av-1" {
+		t.Errorf("86-01 85th: %+v, want 85th Road (more addresses) first", ms)
+	}
+	near := &geo.Point{Lat: 40.7100, Lon: -73.7500}
+	if ms := ix.Find(geocode.Query{Text: "86-01 85th", Limit: 2, Prefix: true, Focus: near}); len(ms) != 2 || ms[0].Address.ID != "av-1" {
+		t.Errorf("86-01 85th near 85th Avenue: %+v, want it first", ms)
+	}
+}
+
+// A word the index does not know costs every candidate nothing; a town
+// the rows do not name costs nothing where the row names none.
+func TestUnknownWordsCostNothing(t *testing.T) {
+	ix := loadFixture(t)
+	base := ix.Search("240-16 Braddock Avenue 11004", 1)
+	for _, q := range []string{"240-16 Braddock Avenue Atlantis 11004", "240-16 Braddock Avenue, Xyzzy, 11004"} {
+		ms := ix.Search(q, 1)
+		if len(ms) != 1 || ms[0].Address.ID != base[0].Address.ID || ms[0].Confidence != base[0].Confidence {
+			t.Errorf("%q: %+v, want %+v", q, ms, base)
+		}
+	}
+}
+
+// Validation reads a Queens number without its hyphen, or with a space,
+// as the number, and says so.
+func TestValidateCorrections(t *testing.T) {
+	ix := loadFixture(t)
+	for _, c := range []struct{ q, from string }{{"24016 Braddock Avenue Glen Oaks NY", "24016"}, {"240 16 Braddock Avenue Glen Oaks NY", "240 16"}} {
+		v := ix.Validate(c.q)
+		if !v.Exists || v.Match.Address.ID != "fx-02" || len(v.Corrections) != 1 || v.Corrections[0] != (geocode.Correction{Field: "number", From: c.from, To: "240-16"}) {
+			t.Errorf("%q: %+v", c.q, v)
+		}
+	}
+	if v := ix.Validate("240-16 Braddock Road Glen Oaks NY"); v.Exists {
+		t.Errorf("another street type: %+v", v)
+	}
+	if v := ix.Validate("240-16 Braddock Avenue Glen Oaks OH"); v.Exists {
+		t.Errorf("another state: %+v", v)
+	}
+	if v := ix.Validate("240-16 Braddock Avenue Glen Oaks NY 43081"); v.Exists {
+		t.Errorf("another ZIP: %+v", v)
+	}
 }
