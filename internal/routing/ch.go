@@ -42,6 +42,8 @@ type contractor struct {
 	dist    []uint32
 	touched []int32
 	targets []int32
+	mark    []uint32 // mark[t] == epoch: t is a target of the current search
+	epoch   uint32
 	adds    []shortcut
 	pq      minHeap
 }
@@ -49,14 +51,14 @@ type contractor struct {
 // witness limits: nodes a witness search may settle while ordering and
 // while contracting.
 const (
-	simulateSettle = 8
+	simulateSettle = 16
 	contractSettle = 60
 )
 
 func contract(a arcs, keep []bool) *hierarchy {
 	n := int32(len(a.first) - 1)
 	c := &contractor{out: make([][]chArc, n), in: make([][]chArc, n), done: make([]bool, n),
-		depth: make([]float32, n), loops: map[int32]cost3{}, dist: make([]uint32, n)}
+		depth: make([]float32, n), loops: map[int32]cost3{}, dist: make([]uint32, n), mark: make([]uint32, n)}
 	for i := range c.dist {
 		c.dist[i] = math.MaxUint32
 	}
@@ -273,6 +275,13 @@ type shortcut struct {
 // settled every target; c.dist then holds the distances found
 // (MaxUint32: none).
 func (c *contractor) witness(s, v int32, limit uint32, settle int) {
+	// v counts as reached at no cost, so no path goes through it
+	c.dist[v] = 0
+	c.touched = append(c.touched, v)
+	c.epoch++
+	for _, t := range c.targets {
+		c.mark[t] = c.epoch
+	}
 	c.dist[s] = 0
 	c.touched = append(c.touched, s)
 	c.pq.clear()
@@ -287,15 +296,10 @@ func (c *contractor) witness(s, v int32, limit uint32, settle int) {
 			break
 		}
 		settled++
-		for _, t := range c.targets {
-			if t == u {
-				left--
-			}
+		if c.mark[u] == c.epoch {
+			left--
 		}
 		for _, x := range c.out[u] {
-			if x.to == v {
-				continue
-			}
 			nd := uint32(k) + x.w
 			if nd < c.dist[x.to] {
 				if c.dist[x.to] == math.MaxUint32 {

@@ -1,7 +1,9 @@
 package routing_test
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -139,8 +141,9 @@ func TestParseCosting(t *testing.T) {
 	}
 }
 
-// BenchmarkMatrix: every node to every node of the tiny fixture, and a
-// 50×50 auto matrix on the Columbus extract when it is there.
+// BenchmarkMatrix: every node to every node of the tiny fixture, and on
+// the Columbus extract when it is there, 50×50 (the API's limit) and
+// 1,000×1,000 (what the optimizer asks for) random locations by car.
 func BenchmarkMatrix(b *testing.B) {
 	b.Run("tiny-7x7", func(b *testing.B) {
 		g := tiny(b)
@@ -153,18 +156,45 @@ func BenchmarkMatrix(b *testing.B) {
 			g.Matrix(pts, pts, routing.Auto)
 		}
 	})
-	b.Run("columbus-50x50", func(b *testing.B) {
-		g, err := routing.Load(routing.SharedData(b, "osm/us-oh-columbus.osm.pbf"), routing.Options{})
-		if err != nil {
+	for _, n := range []int{50, 1000} {
+		b.Run(fmt.Sprintf("columbus-%dx%d", n, n), func(b *testing.B) {
+			g, err := routing.Load(routing.SharedData(b, "osm/us-oh-columbus.osm.pbf"), routing.Options{CacheDir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, uint64(n)))
+			pts := make([][2]float64, n)
+			for i := range pts {
+				pts[i] = [2]float64{39.93 + rng.Float64()*0.1, -83.08 + rng.Float64()*0.15}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				g.Matrix(pts, pts, routing.Auto)
+			}
+		})
+	}
+}
+
+// BenchmarkBuild: the graph of the Columbus extract, every costing, from
+// the .osm.pbf (build) and from the saved graph (load).
+func BenchmarkBuild(b *testing.B) {
+	path := routing.SharedData(b, "osm/us-oh-columbus.osm.pbf")
+	b.Run("build", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := routing.Load(path, routing.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("load", func(b *testing.B) {
+		dir := b.TempDir()
+		if _, err := routing.Load(path, routing.Options{CacheDir: dir}); err != nil {
 			b.Fatal(err)
 		}
-		pts := make([][2]float64, 50)
-		for i := range pts {
-			pts[i] = [2]float64{39.94 + float64(i%10)*0.005, -83.02 + float64(i/10)*0.008}
-		}
-		b.ReportAllocs()
 		for b.Loop() {
-			g.Matrix(pts, pts, routing.Auto)
+			if _, err := routing.Load(path, routing.Options{CacheDir: dir}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
