@@ -81,21 +81,25 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 	if r, _ := utf8.DecodeLastRuneInString(q); r == ' ' || r == ',' {
 		endsInSpace = true
 	}
-	raw := rawTokens(Fold(q))
+	raw := rawTokens(strings.ReplaceAll(Fold(q), "#", " unit ")) // #8 is a unit
 	if len(raw) > maxQueryTokens {
 		raw = raw[:maxQueryTokens]
 	}
 	qr := query{prefix: prefix && !endsInSpace, joinedID: -1}
 	seenNum := false
-	afterUnit := false
+	unitLeft := 0 // words of a unit still to come: Apt 4, #R 16, Suite C 55
 	for i, t := range raw {
 		if i > 0 && len(t) == 10 && t[5] == '-' && numberBase(t[:5]) == t[:5] && numberBase(t[6:]) == t[6:] {
 			t = t[:5] // ZIP+4
 		}
 		tk := qtok{text: t, numID: -1, baseID: -1, zipID: -1}
 		last := qr.prefix && i == len(raw)-1
-		tk.unit = afterUnit
-		afterUnit = false
+		if unitLeft > 0 && (isNumeric(t) || len(t) <= 3) && !(len(t) == 5 && numberBase(t) == t) {
+			tk.unit = true
+			unitLeft--
+		} else {
+			unitLeft = 0
+		}
 		alts := []string{t}
 		switch x, ok := abbrev[t]; {
 		case t == "st":
@@ -107,7 +111,7 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 			alts = append(alts, o)
 		}
 		if unitWords[alts[0]] || t == "unit" {
-			afterUnit = true
+			unitLeft = 2
 		}
 		numeric := isNumeric(t)
 		if numeric {

@@ -247,6 +247,9 @@ func Cases(rows []Row, n int) []Case {
 		s := typo(rng, r.Street, 1, true, 4)
 		return Case{Q: full(r, r.Number, s)}, s != ""
 	})
+	add("with unit", func(r Row) (Case, bool) {
+		return Case{Q: full(r, r.Number, r.Street+" "+r.Unit)}, r.Unit != ""
+	})
 	add("typo in town or type", func(r Row) (Case, bool) {
 		q := full(r, r.Number, r.Street)
 		f := strings.Fields(q)
@@ -299,6 +302,9 @@ func Cases(rows []Row, n int) []Case {
 	add("validate: one typo", func(r Row) (Case, bool) {
 		s := typo(rng, r.Street, 1, rng.IntN(2) == 0, 5)
 		return Case{Q: full(r, r.Number, s), Validate: 1}, s != ""
+	})
+	add("validate: with unit", func(r Row) (Case, bool) {
+		return Case{Q: full(r, r.Number, r.Street+" "+r.Unit), Validate: 1}, r.Unit != ""
 	})
 	add("validate: wrong number", func(r Row) (Case, bool) {
 		num := r.Number
