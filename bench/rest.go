@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/valyala/fasthttp"
 )
@@ -20,15 +21,28 @@ func post(ctx context.Context, name string, cfg Config, path string, body []byte
 	}, func(st int) bool { return st == 200 })
 }
 
-// Matrix drives 50×50 auto matrices around a center point (the server
-// needs --osm with roads there).
+// Matrix drives 50×50 auto matrices of random locations within 5 km of a
+// center point (the server needs --osm with roads there): 64 different
+// requests, taken in turn, so that no answer is the last one again.
 func Matrix(ctx context.Context, cfg Config, lat, lon float64) (*Result, error) {
-	var pts []map[string]float64
-	for i := 0; i < 50; i++ {
-		pts = append(pts, map[string]float64{"lat": lat - 0.02 + float64(i%10)*0.005, "lon": lon - 0.02 + float64(i/10)*0.008})
+	rng := rand.New(rand.NewPCG(uint64(cfg.Conns), 64))
+	bodies := make([][]byte, 64)
+	for k := range bodies {
+		var src, dst []map[string]float64
+		for i := 0; i < 50; i++ {
+			src = append(src, map[string]float64{"lat": lat + (rng.Float64()-0.5)*0.09, "lon": lon + (rng.Float64()-0.5)*0.12})
+			dst = append(dst, map[string]float64{"lat": lat + (rng.Float64()-0.5)*0.09, "lon": lon + (rng.Float64()-0.5)*0.12})
+		}
+		bodies[k], _ = json.Marshal(map[string]any{"sources": src, "targets": dst, "costing": "auto"})
 	}
-	b, _ := json.Marshal(map[string]any{"sources": pts, "targets": pts, "costing": "auto"})
-	return post(ctx, "matrix", cfg, "/v1/routing/sources_to_targets", b)
+	url := cfg.URL + "/v1/routing/sources_to_targets"
+	return run(ctx, "matrix", cfg, func(w, i int, req *fasthttp.Request) int {
+		req.SetRequestURI(url)
+		req.Header.SetMethod("POST")
+		req.Header.SetContentType("application/json")
+		req.SetBodyRaw(bodies[(w*7+i)%len(bodies)])
+		return 1
+	}, func(st int) bool { return st == 200 })
 }
 
 // Optimize drives route optimizations of 4 vehicles and 100 destinations
