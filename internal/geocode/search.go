@@ -319,6 +319,9 @@ func (ix *Index) cost(qr *query, k int) int {
 	}
 	if tk.preHi > tk.preLo {
 		n += int(ix.wordStreets.off[tk.preHi] - ix.wordStreets.off[tk.preLo])
+		for _, l := range ix.wordLocs.val[ix.wordLocs.off[tk.preLo]:ix.wordLocs.off[tk.preHi]] {
+			n += int(ix.locStreets[l+1] - ix.locStreets[l])
+		}
 	}
 	if tk.numID >= 0 {
 		n += len(ix.numStreets.row(tk.numID))
@@ -378,6 +381,9 @@ func (ix *Index) post(qr *query, k int, sc *scratch) {
 	if tk.preHi > tk.preLo {
 		for _, s := range ix.wordStreets.val[ix.wordStreets.off[tk.preLo]:ix.wordStreets.off[tk.preHi]] {
 			hit(s, sPrefix*wName)
+		}
+		for _, l := range ix.wordLocs.val[ix.wordLocs.off[tk.preLo]:ix.wordLocs.off[tk.preHi]] {
+			streetsOf(l, sPrefix*wCity)
 		}
 	}
 	if tk.numID >= 0 {

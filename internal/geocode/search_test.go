@@ -79,6 +79,13 @@ func TestAutocomplete(t *testing.T) {
 			}
 		}
 	}
+	// the town being typed
+	if ms := ix.Autocomplete("Schrock Rd Wester", 5); len(ms) == 0 || ms[0].Address.Street != "Schrock Road" || ms[0].Confidence < 0.9 {
+		t.Errorf("Autocomplete(Schrock Rd Wester): %+v", ms)
+	}
+	if ms := ix.Autocomplete("Westervi", 5); len(ms) != 5 || ms[0].Address.City != "Westerville" {
+		t.Errorf("Autocomplete(Westervi): %+v", ms)
+	}
 	// a prefix is not a search: Search wants whole tokens
 	if ms := ix.Search("Schr", 5); len(ms) != 0 {
 		t.Errorf("Search(Schr): %d matches", len(ms))
