@@ -153,11 +153,12 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 				tk.words = append(tk.words, wordMatch{id: uint32(id), score: 1})
 			}
 		}
-		if !numeric && !last && len(alts[0]) >= 3 && !strings.ContainsAny(alts[0], "0123456789") {
-			tk.typo = alts[0]
-		}
 		if last {
 			tk.preLo, tk.preHi = ix.vocab.prefixRange(t)
+		}
+		// the word being typed has typos only when no word begins with it
+		if !numeric && (!last || tk.preHi == tk.preLo) && len(alts[0]) >= 3 && !strings.ContainsAny(alts[0], "0123456789") {
+			tk.typo = alts[0]
 		}
 		tk.words = bestPerWord(tk.words)
 		if tk.num && (i == 0 || len(tk.words) == 0) {

@@ -79,6 +79,10 @@ func TestAutocomplete(t *testing.T) {
 			}
 		}
 	}
+	// a typo in the word being typed
+	if ms := ix.Autocomplete("240-16 Bradoc", 5); len(ms) == 0 || ms[0].Address.ID != "fx-02" {
+		t.Errorf("Autocomplete(240-16 Bradoc): %+v", first(ms))
+	}
 	// the town being typed
 	if ms := ix.Autocomplete("Schrock Rd Wester", 5); len(ms) == 0 || ms[0].Address.Street != "Schrock Road" || ms[0].Confidence < 0.9 {
 		t.Errorf("Autocomplete(Schrock Rd Wester): %+v", ms)
