@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // profileVersion names the rules a saved graph was built with; a change
@@ -157,7 +159,8 @@ func (g *Graph) saved() *savedGraph {
 	}
 	for c, cg := range g.costs {
 		sc := savedCost{Keep: cg.keep, Rank: cg.h.rank, Up: saveArcs(cg.h.up), Down: saveArcs(cg.h.down)}
-		for v, l := range cg.h.loops {
+		for _, v := range slices.Sorted(maps.Keys(cg.h.loops)) { // the same graph, the same bytes
+			l := cg.h.loops[v]
 			sc.LoopNode = append(sc.LoopNode, v)
 			sc.Loops = append(sc.Loops, l.w, l.d, l.m)
 		}

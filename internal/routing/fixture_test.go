@@ -214,6 +214,19 @@ func TestWriteFixture(t *testing.T) {
 	for name, b := range fuzzSeeds() {
 		files[filepath.Join("testdata", "fuzz", "FuzzReadPBF", name)] = corpusFile(b)
 	}
+	files[filepath.Join("testdata", "fuzz", "FuzzReadPBF", "tagged")] = corpusFile(appendFileBlock(nil, "OSMData", taggedBlock(), true))
+	g, err := Read(bytes.NewReader(tinyPBF()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := filepath.Join(t.TempDir(), "tiny.graph")
+	if err := writeCache(saved, g); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(saved)
+	for name, b := range map[string][]byte{"tiny": good, "short": good[:len(good)/3], "header-only": good[:20]} {
+		files[filepath.Join("testdata", "fuzz", "FuzzSavedGraph", name)] = corpusFile(b)
+	}
 	for path, want := range files {
 		if *update {
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -344,4 +357,48 @@ func SharedData(tb testing.TB, rel string) string {
 		tb.Skipf("skipping: %s is missing (the real data beside the repository, in ../shared/data)", p)
 	}
 	return p
+}
+
+// taggedBlock is an OSMData block with tagged dense and plain nodes and
+// a restriction relation: dense nodes 1 (traffic signals), 2 (no tags)
+// and 3 (a bollard), plain node 4 (access=no) and relation 9, no_left_turn
+// from way 10 via node 2 to way 11.
+func taggedBlock() []byte {
+	strs := []string{"", "highway", "traffic_signals", "barrier", "bollard", "access", "no", "type", "restriction", "no_left_turn", "from", "via", "to"}
+	var st pbw
+	for _, s := range strs {
+		st = st.bytes(1, []byte(s))
+	}
+	dense := pbw(nil).packed(1, deltas([]int64{1, 2, 3})).packed(8, deltas([]int64{400000, 400010, 400020})).
+		packed(9, deltas([]int64{-830000, -830000, -830000})).packed(10, []uint64{1, 2, 0, 0, 3, 4, 0})
+	plain := pbw(nil).sint(1, 4).packed(2, []uint64{5}).packed(3, []uint64{6}).sint(8, 400030).sint(9, -830000)
+	rel := pbw(nil).uint(1, 9).packed(2, []uint64{7, 8}).packed(3, []uint64{8, 9}).packed(8, []uint64{10, 11, 12}).
+		packed(9, deltas([]int64{10, 2, 11})).packed(10, []uint64{1, 0, 1})
+	return pbw(nil).bytes(1, st).bytes(2, pbw(nil).bytes(2, dense)).bytes(2, pbw(nil).bytes(1, plain)).bytes(2, pbw(nil).bytes(4, rel)).uint(17, 100)
+}
+
+func TestReadTagsAndRelations(t *testing.T) {
+	f := appendFileBlock(nil, "OSMData", taggedBlock(), true)
+	tags := map[int64]map[string]string{}
+	var rels []restriction
+	nodes := 0
+	err := readPBF(bytes.NewReader(f), sink{
+		node:     func(int64, float64, float64) { nodes++ },
+		nodeTags: func(id int64, t map[string]string) { tags[id] = t },
+		relation: func(_ int64, ms []member, t map[string]string) {
+			if r, ok := restrictionOf(ms, t); ok {
+				rels = append(rels, r)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]map[string]string{1: {"highway": "traffic_signals"}, 3: {"barrier": "bollard"}, 4: {"access": "no"}}
+	if nodes != 4 || fmt.Sprint(tags) != fmt.Sprint(want) {
+		t.Errorf("%d nodes, tags %v, want 4 and %v", nodes, tags, want)
+	}
+	if len(rels) != 1 || rels[0] != (restriction{from: 10, via: 2, to: 11, costings: 1<<Auto | 1<<Truck}) {
+		t.Errorf("restrictions %+v", rels)
+	}
 }

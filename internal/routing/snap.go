@@ -11,8 +11,12 @@ import (
 const MaxSnapM = 2000
 
 // gridDeg is the side of a snapping grid cell in degrees (about 280 m of
-// latitude).
-const gridDeg = 0.0025
+// latitude); an extract so wide that this would make more than maxCells
+// cells gets larger ones.
+const (
+	gridDeg  = 0.0025
+	maxCells = 1 << 20
+)
 
 // segGrid finds the road segments near a point: every segment (the piece
 // of an edge between two successive points, named by its first point) is
@@ -20,6 +24,7 @@ const gridDeg = 0.0025
 // extract's bounding box.
 type segGrid struct {
 	lat0, lon0 float64
+	deg        float64 // side of a cell
 	rows, cols int32
 	first      []int32 // cell c's segments are segs[first[c]:first[c+1]]
 	segs       []int32
@@ -31,9 +36,10 @@ func newSegGrid(g *Graph) segGrid {
 		minLat, maxLat = min(minLat, g.lat[i]), max(maxLat, g.lat[i])
 		minLon, maxLon = min(minLon, g.lon[i]), max(maxLon, g.lon[i])
 	}
-	s := segGrid{lat0: math.Floor(minLat/gridDeg) * gridDeg, lon0: math.Floor(minLon/gridDeg) * gridDeg}
-	s.rows = int32((maxLat-s.lat0)/gridDeg) + 1
-	s.cols = int32((maxLon-s.lon0)/gridDeg) + 1
+	deg := max(gridDeg, math.Sqrt((maxLat-minLat)*(maxLon-minLon)/maxCells), max(maxLat-minLat, maxLon-minLon)/4096)
+	s := segGrid{deg: deg, lat0: math.Floor(minLat/deg) * deg, lon0: math.Floor(minLon/deg) * deg}
+	s.rows = int32((maxLat-s.lat0)/deg) + 1
+	s.cols = int32((maxLon-s.lon0)/deg) + 1
 	s.first = make([]int32, int(s.rows*s.cols)+1)
 	each := func(f func(cell, seg int32)) {
 		for e := 0; e < len(g.tail); e++ {
@@ -59,8 +65,8 @@ func newSegGrid(g *Graph) segGrid {
 }
 
 func (s *segGrid) cellOf(lat, lon float64) (int32, int32) {
-	r := int32(math.Floor((lat - s.lat0) / gridDeg))
-	c := int32(math.Floor((lon - s.lon0) / gridDeg))
+	r := int32(math.Floor((lat - s.lat0) / s.deg))
+	c := int32(math.Floor((lon - s.lon0) / s.deg))
 	return min(max(r, 0), s.rows-1), min(max(c, 0), s.cols-1)
 }
 
@@ -94,11 +100,11 @@ func (g *Graph) snap(lat, lon, maxM float64, ok func(e int32) bool) ([]snap, boo
 	// farther than the best so far
 	cosLat := math.Cos(lat * math.Pi / 180)
 	const mPerDeg = 111_195.0
-	cellM := gridDeg * mPerDeg * max(cosLat, 0.01)
+	cellM := s.deg * mPerDeg * max(cosLat, 0.01)
 	// where the point lies against the grid; a point outside it starts
 	// from the nearest cell, counting the distance to the grid's edge
-	r0 := math.Floor((lat - s.lat0) / gridDeg)
-	c0 := math.Floor((lon - s.lon0) / gridDeg)
+	r0 := math.Floor((lat - s.lat0) / s.deg)
+	c0 := math.Floor((lon - s.lon0) / s.deg)
 	outside := max(0, -r0, r0-float64(s.rows-1), -c0, c0-float64(s.cols-1))
 	if (outside-1)*cellM > maxM {
 		return nil, false

@@ -1,0 +1,32 @@
+package routing
+
+import (
+	"strings"
+)
+
+// ParseTags reads "key=value;key=value" for FuzzRules.
+func ParseTags(s string) map[string]string {
+	tags := map[string]string{}
+	for _, kv := range strings.Split(s, ";") {
+		k, v, _ := strings.Cut(kv, "=")
+		tags[k] = v
+	}
+	return tags
+}
+
+// RuleReading is one direction's rule as FuzzRules checks it.
+type RuleReading struct{ Kmh, Rate float64 }
+
+// WayRules is wayRules for FuzzRules.
+func WayRules(tags map[string]string, c Costing) []RuleReading {
+	f, b := wayRules(tags, c)
+	return []RuleReading{{float64(f.kmh), float64(f.rate)}, {float64(b.kmh), float64(b.rate)}}
+}
+
+// Limits are the speeds and truck limits the tags post, for FuzzRules.
+func Limits(tags map[string]string) []float64 {
+	return []float64{float64(maxspeed(tags, "maxspeed")), dimension(tags["maxheight"]), dimension(tags["maxweight"]), dimension(tags["maxlength"])}
+}
+
+// DecodeSaved is decodeCache for FuzzSavedGraph.
+func DecodeSaved(b []byte) (*Graph, error) { return decodeCache(b) }
