@@ -1,41 +1,56 @@
 // Package routing is the road-routing engine: it imports the roads of an
-// OpenStreetMap .osm.pbf extract, keeps them as one road graph whose edges
-// carry a road class and a direction, and answers many-to-many queries
-// (the distance and time from every source to every target) for each
-// costing: auto, truck, bicycle and pedestrian. It holds no HTTP: the
-// handlers in api/routing decode a request, call Graph.Matrix and encode
+// OpenStreetMap .osm.pbf extract, builds for each costing (auto, truck,
+// bicycle, pedestrian) an edge-based routing graph with its road rules
+// and a contraction hierarchy over it, and answers many-to-many queries
+// (the distance and time from every source to every target) between
+// locations snapped onto the nearest road segment. It holds no HTTP: the
+// handlers in api/routing decode a request, call Graph.Route and encode
 // the answer.
 //
 // # Files
 //
 //   - pbf.go: the .osm.pbf reader (blobs, primitive blocks, plain and dense
-//     nodes, ways with their tags).
-//   - osm.go: which ways are roads and which way they run (highway, oneway,
-//     junction=roundabout, area).
-//   - costing.go: the costings and their speed per road class.
-//   - graph.go: the graph in compressed adjacency form and its snapping grid.
-//   - matrix.go: snapping, Dijkstra per source, the many-to-many query.
+//     nodes with their tags, ways, relations).
+//   - osm.go: what the graph needs of an extract: coordinates, the tags of
+//     nodes that matter (signals, barriers, access), highways, and turn
+//     restrictions.
+//   - profile.go: the road rules of each costing: speeds, maxspeed, access,
+//     one-ways, the bicycle's contraflow and pushing, truck limits,
+//     barriers.
+//   - costing.go: the costings.
+//   - graph.go: the roads cut into edges at junctions, with their points.
+//   - turns.go: the turn graph of a costing (a node per edge and
+//     direction, an arc per allowed turn with its cost) and its largest
+//     strongly connected component.
+//   - ch.go: the contraction hierarchy.
+//   - query.go: the bucket many-to-many search.
+//   - snap.go: the segment grid and snapping.
+//   - engine.go: Load, Read, Route and Matrix; the plain Dijkstra for a
+//     truck whose size changes the network.
+//   - cache.go: the graph saved under the data directory.
 //
-// The PBF reader is written here rather than taken from a library: it needs
-// only dense and plain nodes and ways with their tags, which the protobuf
-// wire format gives in a couple of hundred lines, and the osmpbf package
-// available for the module's Go version rejected the shared extracts'
-// plain nodes.
+// The PBF reader is written here rather than taken from a library: it
+// needs only nodes, ways and relations with their tags, which the
+// protobuf wire format gives in a few hundred lines, and the osmpbf
+// package available for the module's Go version rejected the shared
+// extracts' plain nodes.
 //
 // # Concurrency
 //
 // Load and Read build a Graph and return it; nothing changes it afterwards.
-// A loaded Graph is read-only and safe for any number of concurrent
-// Matrix calls. Each Matrix call allocates its own scratch space (three
-// slices of the graph's size per worker) and runs two worker goroutines
-// that it owns and joins before it returns; nothing outlives the call.
-// The speed tables are package-level constants in all but name: they are
-// filled once at init and only read afterwards.
+// A Graph is read-only and safe for any number of concurrent Route calls.
+// A call runs two worker goroutines that it owns and joins before it
+// returns; their scratch (labels the size of the graph) comes from a
+// small free list of the costing and goes back to it. Building contracts
+// two costings at a time, each on its own goroutine, joined before Read
+// returns. The rule tables are package-level values filled at init and
+// only read afterwards.
 //
 // # Cost
 //
-// Routes minimize time. A location snaps to the nearest node that has a
-// road usable by the costing, within MaxSnapM; the legs between the
-// locations and the road count at the costing's residential speed (at
-// least 5 km/h). Pedestrians ignore one-way streets.
+// Routes minimize a weight: the travel time, plus turn and signal
+// penalties, with roads a costing avoids (parking aisles for cars, busy
+// roads without a cycle lane for bicycles) weighing more than their time
+// and roads for local access only costing a large penalty to enter. The
+// answer is the chosen route's own distance and time. See docs/routing.md.
 package routing
