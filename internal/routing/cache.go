@@ -262,6 +262,18 @@ func validArcs(a savedArcs, n int) bool {
 	return true
 }
 
-func saveArcs(a arcs) savedArcs { return savedArcs{First: a.first, To: a.to, W: a.w, D: a.d, M: a.m} }
+func saveArcs(a arcs) savedArcs {
+	s := savedArcs{First: a.first, D: a.d, M: a.m, To: make([]int32, len(a.tw)), W: make([]uint32, len(a.tw))}
+	for i, x := range a.tw {
+		s.To[i], s.W[i] = x.to, x.w
+	}
+	return s
+}
 
-func loadArcs(a savedArcs) arcs { return arcs{first: a.First, to: a.To, w: a.W, d: a.D, m: a.M} }
+func loadArcs(s savedArcs) arcs {
+	a := arcs{first: s.First, d: s.D, m: s.M, tw: make([]toW, len(s.To))}
+	for i := range s.To {
+		a.tw[i] = toW{s.To[i], s.W[i]}
+	}
+	return a
+}

@@ -51,8 +51,8 @@ type contractor struct {
 // witness limits: nodes a witness search may settle while ordering and
 // while contracting.
 const (
-	simulateSettle = 16
-	contractSettle = 60
+	simulateSettle = 40
+	contractSettle = 400
 )
 
 func contract(a arcs, keep []bool) *hierarchy {
@@ -68,15 +68,15 @@ func contract(a arcs, keep []bool) *hierarchy {
 			continue
 		}
 		for k := a.first[u]; k < a.first[u+1]; k++ {
-			v := a.to[k]
+			v := a.tw[k].to
 			if !keep[v] {
 				continue
 			}
 			if v == u {
-				c.addLoop(u, cost3{a.w[k], a.d[k], a.m[k]})
+				c.addLoop(u, cost3{a.tw[k].w, a.d[k], a.m[k]})
 				continue
 			}
-			c.addArc(chArc{v, a.w[k], a.d[k], a.m[k], 1}, u)
+			c.addArc(chArc{v, a.tw[k].w, a.d[k], a.m[k], 1}, u)
 		}
 	}
 	h := &hierarchy{rank: make([]int32, n)}
@@ -152,11 +152,11 @@ func packArcs(l [][]chArc, rank []int32, n int32) arcs {
 		a.first[r+1] = a.first[r] + int32(len(l[v]))
 	}
 	total := a.first[n]
-	a.to, a.w, a.d, a.m = make([]int32, total), make([]uint32, total), make([]uint32, total), make([]uint32, total)
+	a.tw, a.d, a.m = make([]toW, total), make([]uint32, total), make([]uint32, total)
 	for r, v := range byRank {
 		for i, x := range l[v] {
 			k := a.first[r] + int32(i)
-			a.to[k], a.w[k], a.d[k], a.m[k] = rank[x.to], x.w, x.d, x.m
+			a.tw[k], a.d[k], a.m[k] = toW{rank[x.to], x.w}, x.d, x.m
 		}
 	}
 	return a

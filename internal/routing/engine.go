@@ -283,7 +283,7 @@ func (g *Graph) plainTable(cg *costGraph, fits func(int32) bool, srcs, dsts [][]
 			for t, ps := range dsts {
 				best := noLabel
 				for _, p := range ps {
-					l := s.lab[p.node]
+					l := s.label(p.node)
 					if l == noLabel {
 						continue
 					}

@@ -60,28 +60,102 @@ func (cg *costGraph) phantoms(g *Graph, s snap, source bool) []phantom {
 
 // search is the scratch of one search: labels of the nodes it touched,
 // and at the nodes it started from, the best label that came by an arc.
+// The weights, which every step reads, lie apart from the durations and
+// distances, which only an improvement writes.
 type search struct {
-	lab     []label
+	w       []int64
+	dm      [][2]int64
 	touched []int32
-	heap    minHeap
+	queue   []int32 // a binary heap of nodes by w, pos[v] their places
+	pos     []int32
 	starts  []phantom
 	alt     []label // per start, the best label reached by an arc
 }
 
+const unreached = math.MaxInt64
+
 func newSearch(n int) *search {
-	s := &search{lab: make([]label, n)}
-	for i := range s.lab {
-		s.lab[i] = noLabel
+	s := &search{w: make([]int64, n), dm: make([][2]int64, n), pos: make([]int32, n)}
+	for i := range s.w {
+		s.w[i], s.pos[i] = unreached, -1
 	}
 	return s
 }
 
 func (s *search) reset() {
 	for _, v := range s.touched {
-		s.lab[v] = noLabel
+		s.w[v], s.pos[v] = unreached, -1
 	}
 	s.touched = s.touched[:0]
-	s.heap.clear()
+	s.queue = s.queue[:0]
+}
+
+// enqueue puts v in the queue, or moves it up after its weight fell.
+func (s *search) enqueue(v int32) {
+	i := s.pos[v]
+	if i < 0 {
+		i = int32(len(s.queue))
+		s.queue = append(s.queue, v)
+	}
+	q, w := s.queue, s.w
+	for i > 0 {
+		p := (i - 1) / 2
+		if w[q[p]] <= w[v] {
+			break
+		}
+		q[i] = q[p]
+		s.pos[q[i]] = i
+		i = p
+	}
+	q[i] = v
+	s.pos[v] = i
+}
+
+// dequeue takes the node of least weight out of the queue.
+func (s *search) dequeue() int32 {
+	q, w := s.queue, s.w
+	top := q[0]
+	last := q[len(q)-1]
+	q = q[:len(q)-1]
+	s.queue = q
+	s.pos[top] = -2 // settled
+	if len(q) == 0 {
+		return top
+	}
+	i, n := int32(0), int32(len(q))
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && w[q[c+1]] < w[q[c]] {
+			c++
+		}
+		if w[last] <= w[q[c]] {
+			break
+		}
+		q[i] = q[c]
+		s.pos[q[i]] = i
+		i = c
+	}
+	q[i] = last
+	s.pos[last] = i
+	return top
+}
+
+// label is node v's label; noLabel when the search has not reached it.
+func (s *search) label(v int32) label {
+	if s.w[v] == unreached {
+		return noLabel
+	}
+	return label{s.w[v], s.dm[v][0], s.dm[v][1]}
+}
+
+func (s *search) set(v int32, l label) {
+	if s.w[v] == unreached {
+		s.touched = append(s.touched, v)
+	}
+	s.w[v], s.dm[v] = l.w, [2]int64{l.d, l.m}
 }
 
 // startIndex is which start node v is, or -1.
@@ -105,23 +179,18 @@ func (s *search) run(starts []phantom, a, stall arcs, settle func(v int32, l lab
 		s.alt = append(s.alt, noLabel)
 	}
 	for _, p := range starts {
-		if p.start.w < s.lab[p.node].w {
-			if s.lab[p.node] == noLabel {
-				s.touched = append(s.touched, p.node)
-			}
-			s.lab[p.node] = p.start
-			s.heap.push(p.start.w, p.node)
+		if p.start.w < s.w[p.node] {
+			s.set(p.node, p.start)
+			s.enqueue(p.node)
 		}
 	}
-	for s.heap.len() > 0 {
-		k, v := s.heap.pop()
-		l := s.lab[v]
-		if k != l.w {
-			continue
-		}
+	w := s.w
+	for len(s.queue) > 0 {
+		v := s.dequeue()
+		k := w[v]
 		stalled := false
-		for i := stall.first[v]; i < stall.first[v+1]; i++ {
-			if u := stall.to[i]; s.lab[u].w != math.MaxInt64 && s.lab[u].w+int64(stall.w[i]) < l.w {
+		for _, x := range stall.tw[stall.first[v]:stall.first[v+1]] {
+			if wu := w[x.to]; wu != unreached && wu+int64(x.w) < k {
 				stalled = true
 				break
 			}
@@ -129,21 +198,17 @@ func (s *search) run(starts []phantom, a, stall arcs, settle func(v int32, l lab
 		if stalled {
 			continue
 		}
+		l := s.label(v)
 		settle(v, l)
 		for i := a.first[v]; i < a.first[v+1]; i++ {
-			x := a.to[i]
-			nl := l.add(a.w[i], a.d[i], a.m[i])
-			if len(s.starts) > 0 {
-				if si := s.startIndex(x); si >= 0 && nl.w < s.alt[si].w {
-					s.alt[si] = nl
-				}
+			x := a.tw[i].to
+			nw := k + int64(a.tw[i].w)
+			if nw < w[x] && s.pos[x] != -2 {
+				s.set(x, label{nw, l.d + int64(a.d[i]), l.m + int64(a.m[i])})
+				s.enqueue(x)
 			}
-			if nl.w < s.lab[x].w {
-				if s.lab[x] == noLabel {
-					s.touched = append(s.touched, x)
-				}
-				s.lab[x] = nl
-				s.heap.push(nl.w, x)
+			if si := s.startIndex(x); si >= 0 && nw < s.alt[si].w {
+				s.alt[si] = label{nw, l.d + int64(a.d[i]), l.m + int64(a.m[i])}
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -191,10 +192,20 @@ func BenchmarkBuild(b *testing.B) {
 		if _, err := routing.Load(path, routing.Options{CacheDir: dir}); err != nil {
 			b.Fatal(err)
 		}
+		var before, after runtime.MemStats
+		var g *routing.Graph
 		for b.Loop() {
-			if _, err := routing.Load(path, routing.Options{CacheDir: dir}); err != nil {
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			var err error
+			if g, err = routing.Load(path, routing.Options{CacheDir: dir}); err != nil {
 				b.Fatal(err)
 			}
 		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		// the heap the last graph loaded holds, every costing
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "graph-MB")
+		runtime.KeepAlive(g)
 	})
 }

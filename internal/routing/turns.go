@@ -54,12 +54,18 @@ func (m turnModel) turnSeconds(angle float64) float64 {
 }
 
 // arcs is a graph in compressed adjacency form with the costs of its
-// arcs: weight and duration in deciseconds, distance in decimeters.
+// arcs: weight and duration in deciseconds, distance in decimeters. The
+// head and weight, which every search step reads, lie together; the
+// duration and distance, read only when a label improves, apart.
 type arcs struct {
 	first []int32
-	to    []int32
-	w, d  []uint32
-	m     []uint32
+	tw    []toW
+	d, m  []uint32
+}
+
+type toW struct {
+	to int32
+	w  uint32
 }
 
 // edgeCost is the weight and duration in deciseconds of driving node v
@@ -213,12 +219,12 @@ func (g *Graph) turnArcs(c Costing, rs []turnRestriction, fits func(way int32) b
 	for v := int32(1); v <= n; v++ {
 		a.first[v] += a.first[v-1]
 	}
-	a.to, a.w, a.d, a.m = make([]int32, len(all)), make([]uint32, len(all)), make([]uint32, len(all)), make([]uint32, len(all))
+	a.tw, a.d, a.m = make([]toW, len(all)), make([]uint32, len(all)), make([]uint32, len(all))
 	pos := append([]int32(nil), a.first[:n]...)
 	for _, x := range all {
 		p := pos[x.from]
 		pos[x.from]++
-		a.to[p], a.w[p], a.d[p], a.m[p] = x.to, deci(x.w), deci(x.d), uint32(math.Round(10*g.meters(x.to/2)))
+		a.tw[p], a.d[p], a.m[p] = toW{x.to, deci(x.w)}, deci(x.d), uint32(math.Round(10*g.meters(x.to/2)))
 	}
 	return a
 }
@@ -278,7 +284,7 @@ func largestComponent(a arcs) []bool {
 		for len(call) > 0 {
 			f := &call[len(call)-1]
 			if f.next < a.first[f.v+1] {
-				w := a.to[f.next]
+				w := a.tw[f.next].to
 				f.next++
 				if index[w] < 0 {
 					index[w], low[w] = next, next
