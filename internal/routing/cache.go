@@ -7,16 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 )
 
 // profileVersion names the rules a saved graph was built with; a change
 // to the profiles, the graph or the file layout changes it, so that an
 // old file is rebuilt rather than read.
-const profileVersion = "p1"
+const profileVersion = "p2"
 
 // cacheMagic opens a saved graph.
 const cacheMagic = "FHROUTE1"
@@ -159,9 +157,8 @@ func (g *Graph) saved() *savedGraph {
 	}
 	for c, cg := range g.costs {
 		sc := savedCost{Keep: cg.keep, Rank: cg.h.rank, Up: saveArcs(cg.h.up), Down: saveArcs(cg.h.down)}
-		for _, v := range slices.Sorted(maps.Keys(cg.h.loops)) { // the same graph, the same bytes
-			l := cg.h.loops[v]
-			sc.LoopNode = append(sc.LoopNode, v)
+		sc.LoopNode = cg.h.loopNode
+		for _, l := range cg.h.loopCost {
 			sc.Loops = append(sc.Loops, l.w, l.d, l.m)
 		}
 		s.Costs[c] = sc
@@ -228,12 +225,15 @@ func (s *savedGraph) graph() (*Graph, error) {
 		if !validArcs(sc.Up, kept) || !validArcs(sc.Down, kept) {
 			return nil, errBadCache
 		}
-		h := &hierarchy{rank: sc.Rank, up: loadArcs(sc.Up), down: loadArcs(sc.Down), loops: map[int32]cost3{}}
+		h := &hierarchy{rank: sc.Rank, up: loadArcs(sc.Up), down: loadArcs(sc.Down), loopNode: sc.LoopNode}
 		for i, v := range sc.LoopNode {
 			if v < 0 || int(v) >= kept {
 				return nil, errBadCache
 			}
-			h.loops[v] = cost3{sc.Loops[3*i], sc.Loops[3*i+1], sc.Loops[3*i+2]}
+			if i > 0 && v <= sc.LoopNode[i-1] {
+				return nil, errBadCache
+			}
+			h.loopCost = append(h.loopCost, cost3{sc.Loops[3*i], sc.Loops[3*i+1], sc.Loops[3*i+2]})
 		}
 		g.costs[c] = newCostGraph(Costing(c), sc.Keep, h)
 	}
@@ -251,7 +251,7 @@ func validArcs(a savedArcs, n int) bool {
 		}
 	}
 	m := int(a.First[n])
-	if len(a.To) != m || len(a.W) != m || len(a.D) != m || len(a.M) != m {
+	if len(a.To) != m || len(a.W) != m || len(a.D) != m && len(a.D) != 0 || len(a.M) != m {
 		return false
 	}
 	for _, t := range a.To {
@@ -271,7 +271,10 @@ func saveArcs(a arcs) savedArcs {
 }
 
 func loadArcs(s savedArcs) arcs {
-	a := arcs{first: s.First, d: s.D, m: s.M, tw: make([]toW, len(s.To))}
+	a := arcs{first: s.First, m: s.M, tw: make([]toW, len(s.To))}
+	if len(s.D) > 0 {
+		a.d = s.D
+	}
 	for i := range s.To {
 		a.tw[i] = toW{s.To[i], s.W[i]}
 	}

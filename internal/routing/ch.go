@@ -3,6 +3,7 @@ package routing
 import (
 	"container/heap"
 	"math"
+	"slices"
 )
 
 // hierarchy is a contraction hierarchy of a routing graph: every node it
@@ -17,7 +18,17 @@ import (
 type hierarchy struct {
 	rank     []int32
 	up, down arcs
-	loops    map[int32]cost3
+	loopNode []int32 // sorted
+	loopCost []cost3
+}
+
+// loop is node v's way back to itself through lower nodes, if any.
+func (h *hierarchy) loop(v int32) (cost3, bool) {
+	i, ok := slices.BinarySearch(h.loopNode, v)
+	if !ok {
+		return cost3{}, false
+	}
+	return h.loopCost[i], true
 }
 
 // cost3 is a path's weight and duration (deciseconds) and distance
@@ -130,10 +141,19 @@ func contract(a arcs, keep []bool) *hierarchy {
 		c.out[v], c.in[v] = nil, nil
 	}
 	h.up, h.down = packArcs(upL, h.rank, rank), packArcs(downL, h.rank, rank)
-	h.loops = make(map[int32]cost3, len(c.loops))
-	for v, l := range c.loops {
-		h.loops[h.rank[v]] = l
+	for v := range c.loops {
+		h.loopNode = append(h.loopNode, h.rank[v])
 	}
+	slices.Sort(h.loopNode)
+	byRank := make(map[int32]cost3, len(c.loops))
+	for v, l := range c.loops {
+		byRank[h.rank[v]] = l
+	}
+	for _, r := range h.loopNode {
+		h.loopCost = append(h.loopCost, byRank[r])
+	}
+	h.up.dropDurations()
+	h.down.dropDurations()
 	return h
 }
 

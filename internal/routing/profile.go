@@ -199,7 +199,7 @@ func bikeRules(tags map[string]string, hw, acc string) (fwd, bwd dirRule) {
 	if pushing {
 		rate = 1
 	}
-	fwd = dirRule{kmh: kmh, rate: rate, restricted: restricted[acc]}
+	fwd = dirRule{kmh: kmh, rate: rate}
 	bwd = fwd
 	if pushing {
 		return // pushing goes both ways
@@ -228,7 +228,7 @@ func footRules(tags map[string]string, hw, acc string) (fwd, bwd dirRule) {
 	if hw == "steps" {
 		kmh = walkKmh // the foot profile keeps walking speed on steps
 	}
-	fwd = dirRule{kmh: kmh, rate: 1, restricted: restricted[acc]}
+	fwd = dirRule{kmh: kmh, rate: 1}
 	bwd = fwd
 	switch tags["oneway:foot"] {
 	case "yes", "true", "1":

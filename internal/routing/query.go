@@ -204,11 +204,11 @@ func (s *search) run(starts []phantom, a, stall arcs, settle func(v int32, l lab
 			x := a.tw[i].to
 			nw := k + int64(a.tw[i].w)
 			if nw < w[x] && s.pos[x] != -2 {
-				s.set(x, label{nw, l.d + int64(a.d[i]), l.m + int64(a.m[i])})
+				s.set(x, label{nw, l.d + int64(a.dur(i)), l.m + int64(a.m[i])})
 				s.enqueue(x)
 			}
 			if si := s.startIndex(x); si >= 0 && nw < s.alt[si].w {
-				s.alt[si] = label{nw, l.d + int64(a.d[i]), l.m + int64(a.m[i])}
+				s.alt[si] = label{nw, l.d + int64(a.dur(i)), l.m + int64(a.m[i])}
 			}
 		}
 	}
@@ -376,7 +376,7 @@ func (cg *costGraph) around(v int32, l label, e bucketEntry) label {
 	if e.alt != noLabel {
 		best = l.plus(e.alt)
 	}
-	if lp, ok := cg.h.loops[v]; ok {
+	if lp, ok := cg.h.loop(v); ok {
 		if c := l.add(lp.w, lp.d, lp.m).plus(e.l); c.w < best.w {
 			best = c
 		}

@@ -63,6 +63,26 @@ type arcs struct {
 	d, m  []uint32
 }
 
+// dropDurations forgets the durations when every one equals its weight
+// (a costing that minimizes plain time): d is then nil and the weights
+// stand for them.
+func (a *arcs) dropDurations() {
+	for i, x := range a.tw {
+		if a.d[i] != x.w {
+			return
+		}
+	}
+	a.d = nil
+}
+
+// dur is arc i's duration.
+func (a *arcs) dur(i int32) uint32 {
+	if a.d == nil {
+		return a.tw[i].w
+	}
+	return a.d[i]
+}
+
 type toW struct {
 	to int32
 	w  uint32
