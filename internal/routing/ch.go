@@ -62,8 +62,8 @@ type contractor struct {
 // witness limits: nodes a witness search may settle while ordering and
 // while contracting.
 const (
-	simulateSettle = 40
-	contractSettle = 400
+	simulateSettle = 16
+	contractSettle = 60
 )
 
 func contract(a arcs, keep []bool) *hierarchy {
