@@ -16,10 +16,29 @@ import (
 // nodes are in its largest strongly connected component (the only ones
 // locations snap to) and its contraction hierarchy.
 type costGraph struct {
-	c    Costing
-	keep []bool
-	h    *hierarchy
-	free chan *search // scratch of the graph's size, for reuse
+	c      Costing
+	keep   []bool
+	h      *hierarchy
+	free   chan *search // scratch of the graph's size, for reuse
+	counts chan []int32 // bucket counts of the graph's size, for reuse
+}
+
+// takeCounts is a zeroed slice of one count per node and one more.
+func (cg *costGraph) takeCounts() []int32 {
+	select {
+	case c := <-cg.counts:
+		clear(c)
+		return c
+	default:
+		return make([]int32, len(cg.h.up.first))
+	}
+}
+
+func (cg *costGraph) giveCounts(c []int32) {
+	select {
+	case cg.counts <- c:
+	default:
+	}
 }
 
 // scratch takes a search's scratch from the pool; release gives it back.
@@ -41,7 +60,7 @@ func (cg *costGraph) release(s *search) {
 }
 
 func newCostGraph(c Costing, keep []bool, h *hierarchy) *costGraph {
-	return &costGraph{c: c, keep: keep, h: h, free: make(chan *search, 8)}
+	return &costGraph{c: c, keep: keep, h: h, free: make(chan *search, 8), counts: make(chan []int32, 4)}
 }
 
 // Options are how Load finds and keeps its preprocessing.

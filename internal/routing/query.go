@@ -1,9 +1,7 @@
 package routing
 
 import (
-	"cmp"
 	"math"
-	"slices"
 	"sync"
 )
 
@@ -69,6 +67,7 @@ type search struct {
 	queue   []int32 // a binary heap of nodes by w, pos[v] their places
 	pos     []int32
 	starts  []phantom
+	lo, hi  int32   // the least and greatest start node
 	alt     []label // per start, the best label reached by an arc
 }
 
@@ -160,6 +159,9 @@ func (s *search) set(v int32, l label) {
 
 // startIndex is which start node v is, or -1.
 func (s *search) startIndex(v int32) int {
+	if v < s.lo || v > s.hi {
+		return -1
+	}
 	for i, p := range s.starts {
 		if p.node == v {
 			return i
@@ -175,8 +177,10 @@ func (s *search) run(starts []phantom, a, stall arcs, settle func(v int32, l lab
 	s.reset()
 	s.starts = starts
 	s.alt = s.alt[:0]
-	for range starts {
+	s.lo, s.hi = math.MaxInt32, -1
+	for _, p := range starts {
 		s.alt = append(s.alt, noLabel)
+		s.lo, s.hi = min(s.lo, p.node), max(s.hi, p.node)
 	}
 	for _, p := range starts {
 		if p.start.w < s.w[p.node] {
@@ -214,15 +218,18 @@ func (s *search) run(starts []phantom, a, stall arcs, settle func(v int32, l lab
 	}
 }
 
-// bucketEntry is what a backward search left at a node: the target, its
-// label there, and, when the node is one the target lies on, its start
+// bucketEntry is what a backward search left at a node: the target and
+// its label there; at a node the target lies on, also (in ends) its start
 // position and the best label that came by an arc instead.
 type bucketEntry struct {
 	target int32
+	end    int32 // index into the ends, or -1
 	l      label
-	start  bool
-	pos    float64
-	alt    label
+}
+
+type bucketEnd struct {
+	pos float64
+	alt label
 }
 
 // Cost is a route's distance in meters and time in seconds; OK is false
@@ -240,70 +247,70 @@ type Cost struct {
 func (cg *costGraph) table(srcs, dsts [][]phantom) [][]Cost {
 	h := cg.h
 	// backward searches, in parallel
-	perTarget := make([][]struct {
+	type placed struct {
 		node int32
 		e    bucketEntry
-	}, len(dsts))
+	}
+	perTarget := make([][]placed, len(dsts))
+	perEnds := make([][]bucketEnd, len(dsts))
 	parallel(len(dsts), func() (func(int), func()) {
 		s := cg.scratch()
 		return func(t int) {
 			if len(dsts[t]) == 0 {
 				return
 			}
-			var out []struct {
-				node int32
-				e    bucketEntry
-			}
+			var out []placed
+			var ends []bucketEnd
 			s.run(dsts[t], h.down, h.up, func(v int32, l label) {
-				e := bucketEntry{target: int32(t), l: l}
+				e := bucketEntry{target: int32(t), end: -1, l: l}
 				if si := s.startIndex(v); si >= 0 && l == s.starts[si].start {
-					e.start, e.pos = true, s.starts[si].pos
+					e.end = int32(len(ends))
+					ends = append(ends, bucketEnd{pos: s.starts[si].pos})
 				}
-				out = append(out, struct {
-					node int32
-					e    bucketEntry
-				}{v, e})
+				out = append(out, placed{v, e})
 			})
 			// the labels by an arc are final only now
-			for k := range out {
-				if out[k].e.start {
-					out[k].e.alt = s.alt[s.startIndex(out[k].node)]
+			for _, x := range out {
+				if x.e.end >= 0 {
+					ends[x.e.end].alt = s.alt[s.startIndex(x.node)]
 				}
 			}
-			perTarget[t] = out
+			perTarget[t], perEnds[t] = out, ends
 		}, func() { cg.release(s) }
 	})
-	// the buckets: every entry, sorted by node, and where each node's lie
-	var all []struct {
-		node int32
-		e    bucketEntry
+	// the buckets, laid out by node: a counting sort
+	var ends []bucketEnd
+	n := len(h.up.first) - 1
+	first := cg.takeCounts()
+	defer cg.giveCounts(first)
+	total := 0
+	for t, es := range perTarget {
+		for i := range es {
+			first[es[i].node+1]++
+			if es[i].e.end >= 0 {
+				es[i].e.end += int32(len(ends))
+			}
+		}
+		ends = append(ends, perEnds[t]...)
+		total += len(es)
 	}
+	for v := 1; v <= n; v++ {
+		first[v] += first[v-1]
+	}
+	buckets := make([]bucketEntry, total)
 	for _, es := range perTarget {
-		all = append(all, es...)
-	}
-	slices.SortFunc(all, func(a, b struct {
-		node int32
-		e    bucketEntry
-	}) int {
-		return cmp.Compare(a.node, b.node)
-	})
-	buckets := make([]bucketEntry, len(all))
-	span := make(map[int32][2]int32, len(all)/2)
-	for i, x := range all {
-		buckets[i] = x.e
-		r, ok := span[x.node]
-		if !ok {
-			r[0] = int32(i)
+		for _, x := range es {
+			buckets[first[x.node]] = x.e
+			first[x.node]++
 		}
-		r[1] = int32(i) + 1
-		span[x.node] = r
 	}
+	// first[v] is now where node v's bucket ends, first[v-1] where it starts
 	at := func(v int32) []bucketEntry {
-		r, ok := span[v]
-		if !ok {
-			return nil
+		lo := int32(0)
+		if v > 0 {
+			lo = first[v-1]
 		}
-		return buckets[r[0]:r[1]]
+		return buckets[lo:first[v]]
 	}
 	out := make([][]Cost, len(srcs))
 	parallel(len(srcs), func() (func(int), func()) {
@@ -326,17 +333,16 @@ func (cg *costGraph) table(srcs, dsts [][]phantom) [][]Cost {
 					settledStarts = append(settledStarts, v)
 				}
 				for _, e := range at(v) {
-					c := l.plus(e.l)
-					if fStart && e.start && e.pos < fPos {
+					if e.end >= 0 && fStart && ends[e.end].pos < fPos {
 						// the target lies behind the source on the same
 						// edge: the route must come round to it
-						c = cg.around(v, l, e)
-						if c == noLabel {
-							continue
+						if c := cg.around(v, l, e.l, ends[e.end].alt); c.w < best[e.target].w {
+							best[e.target] = c
 						}
+						continue
 					}
-					if c.w < best[e.target].w {
-						best[e.target] = c
+					if l.w+e.l.w < best[e.target].w {
+						best[e.target] = l.plus(e.l)
 					}
 				}
 			})
@@ -350,7 +356,7 @@ func (cg *costGraph) table(srcs, dsts [][]phantom) [][]Cost {
 					continue
 				}
 				for _, e := range at(v) {
-					if e.start && e.pos < s.starts[si].pos {
+					if e.end >= 0 && ends[e.end].pos < s.starts[si].pos {
 						if c := a.plus(e.l); c.w < best[e.target].w {
 							best[e.target] = c
 						}
@@ -368,16 +374,16 @@ func (cg *costGraph) table(srcs, dsts [][]phantom) [][]Cost {
 }
 
 // around is the cost of a route from a source on node v (label l, its
-// start label) to a target on the same node behind it: on to the end of
-// v and round by arcs to the target (the target's label by an arc), or
-// round through a loop back onto v.
-func (cg *costGraph) around(v int32, l label, e bucketEntry) label {
+// start label) to a target on the same node behind it (its start label
+// tl, and alt, its best label by an arc): on to the end of v and round
+// by arcs to the target, or round through a loop back onto v.
+func (cg *costGraph) around(v int32, l, tl, alt label) label {
 	best := noLabel
-	if e.alt != noLabel {
-		best = l.plus(e.alt)
+	if alt != noLabel {
+		best = l.plus(alt)
 	}
 	if lp, ok := cg.h.loop(v); ok {
-		if c := l.add(lp.w, lp.d, lp.m).plus(e.l); c.w < best.w {
+		if c := l.add(lp.w, lp.d, lp.m).plus(tl); c.w < best.w {
 			best = c
 		}
 	}
