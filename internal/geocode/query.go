@@ -167,11 +167,14 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 		ix.potential(&tk)
 		qr.toks = append(qr.toks, tk)
 	}
-	// a Queens number typed with a space: 203 06
-	if len(qr.toks) > 2 && qr.toks[0].num && (len(qr.toks[1].text) == 2 || len(qr.toks[1].text) == 3) && numberBase(qr.toks[0].text) == qr.toks[0].text &&
-		numberBase(qr.toks[1].text) == qr.toks[1].text {
-		if id, ok := ix.nums.find(qr.toks[0].text + qr.toks[1].text); ok {
-			qr.joinedID = id
+	// a Queens number typed with a space: 203 06, 87 64A, 211 1
+	if len(qr.toks) > 2 && qr.toks[0].num && numberBase(qr.toks[0].text) == qr.toks[0].text {
+		second := qr.toks[1].text
+		digits := numberBase(second)
+		if len(digits) >= 1 && len(digits) <= 3 && len(second)-len(digits) <= 1 && isNumeric(second) {
+			if id, ok := ix.nums.find(qr.toks[0].text + second); ok {
+				qr.joinedID = id
+			}
 		}
 	}
 	return qr

@@ -171,9 +171,11 @@ func (ix *Index) nearTypos(qr *query, cand []uint32, sc *scratch) bool {
 	// a word the index does not have is most likely the typo: only then
 	// are the streets tied with the last candidate looked at too
 	unknown := false
+	exact := make([]bool, len(qr.toks))
 	for k := range qr.toks {
 		tk := &qr.toks[k]
-		unknown = unknown || tk.typo != "" && !slices.ContainsFunc(tk.words, func(w wordMatch) bool { return w.score == 1 })
+		exact[k] = slices.ContainsFunc(tk.words, func(w wordMatch) bool { return w.score == 1 })
+		unknown = unknown || tk.typo != "" && !exact[k]
 	}
 	pool := cand
 	if len(cand) == topStreets && unknown {
@@ -207,6 +209,7 @@ func (ix *Index) nearTypos(qr *query, cand []uint32, sc *scratch) bool {
 	for k := range qr.toks {
 		found[k] = len(qr.toks[k].words)
 	}
+	inCand := true // the candidates first; past them, only the words the index lacks
 	look := func(w uint32) {
 		if sc.seen[w] == sc.gen {
 			return
@@ -215,7 +218,7 @@ func (ix *Index) nearTypos(qr *query, cand []uint32, sc *scratch) bool {
 		word := ix.vocab.at(int(w))
 		for k := range qr.toks {
 			tk := &qr.toks[k]
-			if tk.typo == "" || word == tk.typo {
+			if tk.typo == "" || word == tk.typo || !inCand && exact[k] {
 				continue
 			}
 			maxd := maxEdits(len(tk.typo))
@@ -227,7 +230,11 @@ func (ix *Index) nearTypos(qr *query, cand []uint32, sc *scratch) bool {
 		}
 	}
 	lastLoc := ^uint32(0)
-	for _, s := range pool {
+	for i, s := range pool {
+		if i == len(cand) {
+			inCand = false
+			sc.gen++ // words seen among the candidates are looked at again, for fewer query words
+		}
 		for _, w := range ix.stWords.row(int(s)) {
 			look(w)
 		}
