@@ -199,11 +199,19 @@ func (a *app) openEngines() (engines, error) {
 		a.closers = append(a.closers, e.archive.Close)
 	}
 	if a.cfg.OSM != "" {
+		var costings []routing.Costing
+		for _, name := range strings.Split(a.cfg.OSMCostings, ",") {
+			c, ok := routing.ParseCosting(strings.TrimSpace(name))
+			if !ok {
+				return e, fmt.Errorf("--osm-costings: %q is not auto, truck, bicycle or pedestrian", name)
+			}
+			costings = append(costings, c)
+		}
 		start := time.Now()
-		if e.roads, err = routing.Load(a.cfg.OSM, routing.Options{CacheDir: filepath.Join(a.cfg.Data, "roads")}); err != nil {
+		if e.roads, err = routing.Load(a.cfg.OSM, routing.Options{CacheDir: filepath.Join(a.cfg.Data, "roads"), Costings: costings}); err != nil {
 			return e, fmt.Errorf("--osm: %w", err)
 		}
-		a.log.Info("road graph loaded", "junctions", e.roads.Nodes(), "edges", e.roads.Edges(), "took", time.Since(start).Round(time.Millisecond))
+		a.log.Info("road graph loaded", "junctions", e.roads.Nodes(), "edges", e.roads.Edges(), "costings", a.cfg.OSMCostings, "took", time.Since(start).Round(time.Millisecond))
 	}
 	return e, nil
 }

@@ -14,18 +14,19 @@ import (
 // profileVersion names the rules a saved graph was built with; a change
 // to the profiles, the graph or the file layout changes it, so that an
 // old file is rebuilt rather than read.
-const profileVersion = "p2"
+const profileVersion = "p3"
 
-// cacheMagic opens a saved graph.
-const cacheMagic = "FHROUTE1"
+// cacheMagic opens a saved file.
+const cacheMagic = "FHROUTE3"
 
+// cachePath is the common start of a saved graph's files: the road
+// network is base+".roads", each costing's hierarchy base+"."+costing.
 func cachePath(dir, extractHash string) string {
-	return filepath.Join(dir, "roads-"+extractHash+"-"+profileVersion+".graph")
+	return filepath.Join(dir, "roads-"+extractHash+"-"+profileVersion)
 }
 
-// savedGraph is a Graph's content as saved: gob, behind the magic, the
-// payload's length and its CRC-32C.
-type savedGraph struct {
+// savedGeometry is a Graph's road network as saved.
+type savedGeometry struct {
 	Lat, Lon     []float64
 	Cum          []float32
 	PtFirst      []int32
@@ -40,7 +41,6 @@ type savedGraph struct {
 	Blocked      []uint8
 	InnerSig     []uint16
 	Restrictions []savedRestriction
-	Costs        [numCostings]savedCost
 }
 
 type savedRestriction struct {
@@ -49,7 +49,10 @@ type savedRestriction struct {
 	Costings      uint8
 }
 
+// savedCost is a costing's hierarchy as saved.
 type savedCost struct {
+	Costing  uint8
+	Edges    int // of the road network it belongs to
 	Keep     []bool
 	Rank     []int32
 	Up, Down savedArcs
@@ -64,11 +67,14 @@ type savedArcs struct {
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// writeCache saves g at path, through a temporary file renamed into
-// place, so that a crash leaves the old file or the new one.
-func writeCache(path string, g *Graph) error {
+var errBadCache = errors.New("routing: saved graph is damaged")
+
+// writeFile saves v as gob behind the magic, the payload's length and
+// its CRC-32C, through a temporary file renamed into place, so that a
+// crash leaves the old file or the new one.
+func writeFile(path string, v any) error {
 	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(g.saved()); err != nil {
+	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
 		return fmt.Errorf("routing: saving the graph: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -100,42 +106,78 @@ func writeCache(path string, g *Graph) error {
 	return nil
 }
 
-var errBadCache = errors.New("routing: saved graph is damaged")
-
-// readCache loads a graph saved by writeCache; a missing, damaged or
-// inconsistent file is an error, never a graph.
-func readCache(path string) (*Graph, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return decodeCache(b)
-}
-
-func decodeCache(b []byte) (g *Graph, err error) {
+// decodeFile checks a saved file's frame and decodes its payload into v.
+func decodeFile(b []byte, v any) error {
 	h := len(cacheMagic) + 12
 	if len(b) < h || string(b[:len(cacheMagic)]) != cacheMagic {
-		return nil, errBadCache
+		return errBadCache
 	}
 	n := binary.LittleEndian.Uint64(b[len(cacheMagic):])
 	if n != uint64(len(b)-h) || crc32.Checksum(b[h:], crcTable) != binary.LittleEndian.Uint32(b[len(cacheMagic)+8:]) {
-		return nil, errBadCache
+		return errBadCache
 	}
-	var s savedGraph
-	if err := gob.NewDecoder(bytes.NewReader(b[h:])).Decode(&s); err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadCache, err)
+	if err := gob.NewDecoder(bytes.NewReader(b[h:])).Decode(v); err != nil {
+		return fmt.Errorf("%w: %v", errBadCache, err)
+	}
+	return nil
+}
+
+func writeGeometry(base string, g *Graph) error { return writeFile(base+".roads", g.savedGeometry()) }
+
+// readGeometry loads the road network saved by writeGeometry; a missing,
+// damaged or inconsistent file is an error, never a graph.
+func readGeometry(base string) (*Graph, error) {
+	b, err := os.ReadFile(base + ".roads")
+	if err != nil {
+		return nil, err
+	}
+	return decodeGeometry(b)
+}
+
+func decodeGeometry(b []byte) (g *Graph, err error) {
+	var s savedGeometry
+	if err := decodeFile(b, &s); err != nil {
+		return nil, err
 	}
 	defer func() { // a file that passed its checksum but does not hold together
 		if recover() != nil {
 			g, err = nil, errBadCache
 		}
 	}()
-	g, err = s.graph()
-	return g, err
+	return s.graph()
 }
 
-func (g *Graph) saved() *savedGraph {
-	s := &savedGraph{Lat: g.lat, Lon: g.lon, Cum: g.cum, PtFirst: g.ptFirst, Way: g.way, Tail: g.tail, Head: g.head,
+func writeCosting(base string, cg *costGraph) error {
+	return writeFile(base+"."+cg.c.String(), cg.saved(len(cg.keep)/2))
+}
+
+// readCosting loads costing c's hierarchy for g, saved by writeCosting.
+func readCosting(base string, g *Graph, c Costing) (*costGraph, error) {
+	b, err := os.ReadFile(base + "." + c.String())
+	if err != nil {
+		return nil, err
+	}
+	return decodeCosting(b, g.Edges(), c)
+}
+
+func decodeCosting(b []byte, edges int, c Costing) (cg *costGraph, err error) {
+	var s savedCost
+	if err := decodeFile(b, &s); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if recover() != nil {
+			cg, err = nil, errBadCache
+		}
+	}()
+	if Costing(s.Costing) != c || s.Edges != edges {
+		return nil, errBadCache
+	}
+	return s.costGraph()
+}
+
+func (g *Graph) savedGeometry() *savedGeometry {
+	s := &savedGeometry{Lat: g.lat, Lon: g.lon, Cum: g.cum, PtFirst: g.ptFirst, Way: g.way, Tail: g.tail, Head: g.head,
 		Junctions: g.junctions, Signal: g.signal, Blocked: g.blocked, InnerSig: g.innerSig}
 	for _, w := range g.ways {
 		s.WayID = append(s.WayID, w.id)
@@ -155,20 +197,21 @@ func (g *Graph) saved() *savedGraph {
 	for _, r := range g.restrictions {
 		s.Restrictions = append(s.Restrictions, savedRestriction{r.via, r.from, r.to, r.only, r.costings})
 	}
-	for c, cg := range g.costs {
-		sc := savedCost{Keep: cg.keep, Rank: cg.h.rank, Up: saveArcs(cg.h.up), Down: saveArcs(cg.h.down)}
-		sc.LoopNode = cg.h.loopNode
-		for _, l := range cg.h.loopCost {
-			sc.Loops = append(sc.Loops, l.w, l.d, l.m)
-		}
-		s.Costs[c] = sc
-	}
 	return s
 }
 
-// graph rebuilds a Graph from what was saved, checking that the pieces
-// fit together.
-func (s *savedGraph) graph() (*Graph, error) {
+func (cg *costGraph) saved(edges int) *savedCost {
+	sc := &savedCost{Costing: uint8(cg.c), Edges: edges, Keep: cg.keep, Rank: cg.h.rank,
+		Up: saveArcs(cg.h.up), Down: saveArcs(cg.h.down), LoopNode: cg.h.loopNode}
+	for _, l := range cg.h.loopCost {
+		sc.Loops = append(sc.Loops, l.w, l.d, l.m)
+	}
+	return sc
+}
+
+// graph rebuilds a Graph's road network from what was saved, checking
+// that the pieces fit together.
+func (s *savedGeometry) graph() (*Graph, error) {
 	edges := len(s.Tail)
 	if edges == 0 || len(s.Head) != edges || len(s.Way) != edges || len(s.InnerSig) != edges || len(s.PtFirst) != edges+1 ||
 		len(s.Lat) != len(s.Lon) || len(s.Cum) != len(s.Lat) || int(s.PtFirst[edges]) != len(s.Lat) ||
@@ -195,50 +238,52 @@ func (s *savedGraph) graph() (*Graph, error) {
 		g.ways = append(g.ways, w)
 	}
 	for _, r := range s.Restrictions {
+		if r.Via < 0 || int(r.Via) >= s.Junctions || r.From < 0 || int(r.From) >= len(s.WayID) || r.To < 0 || int(r.To) >= len(s.WayID) {
+			return nil, errBadCache
+		}
 		g.restrictions = append(g.restrictions, turnRestriction{r.Via, r.From, r.To, r.Only, r.Costings})
-	}
-	n := 2 * edges
-	for c := range s.Costs {
-		sc := s.Costs[c]
-		if len(sc.Keep) != n || len(sc.Rank) != n || len(sc.Loops) != 3*len(sc.LoopNode) {
-			return nil, errBadCache
-		}
-		// the ranks number the kept nodes 0, 1, … without a gap
-		kept := 0
-		for v, r := range sc.Rank {
-			if sc.Keep[v] != (r >= 0) {
-				return nil, errBadCache
-			}
-			if r >= 0 {
-				kept++
-			}
-		}
-		seen := make([]bool, kept)
-		for _, r := range sc.Rank {
-			if r >= int32(kept) || r >= 0 && seen[r] {
-				return nil, errBadCache
-			}
-			if r >= 0 {
-				seen[r] = true
-			}
-		}
-		if !validArcs(sc.Up, kept) || !validArcs(sc.Down, kept) {
-			return nil, errBadCache
-		}
-		h := &hierarchy{rank: sc.Rank, up: loadArcs(sc.Up), down: loadArcs(sc.Down), loopNode: sc.LoopNode}
-		for i, v := range sc.LoopNode {
-			if v < 0 || int(v) >= kept {
-				return nil, errBadCache
-			}
-			if i > 0 && v <= sc.LoopNode[i-1] {
-				return nil, errBadCache
-			}
-			h.loopCost = append(h.loopCost, cost3{sc.Loops[3*i], sc.Loops[3*i+1], sc.Loops[3*i+2]})
-		}
-		g.costs[c] = newCostGraph(Costing(c), sc.Keep, h)
 	}
 	g.grid = newSegGrid(g)
 	return g, nil
+}
+
+// costGraph rebuilds a costing's hierarchy from what was saved, checking
+// that the pieces fit together.
+func (sc *savedCost) costGraph() (*costGraph, error) {
+	n := 2 * sc.Edges
+	if len(sc.Keep) != n || len(sc.Rank) != n || len(sc.Loops) != 3*len(sc.LoopNode) {
+		return nil, errBadCache
+	}
+	// the ranks number the kept nodes 0, 1, … without a gap
+	kept := 0
+	for v, r := range sc.Rank {
+		if sc.Keep[v] != (r >= 0) {
+			return nil, errBadCache
+		}
+		if r >= 0 {
+			kept++
+		}
+	}
+	seen := make([]bool, kept)
+	for _, r := range sc.Rank {
+		if r >= int32(kept) || r >= 0 && seen[r] {
+			return nil, errBadCache
+		}
+		if r >= 0 {
+			seen[r] = true
+		}
+	}
+	if !validArcs(sc.Up, kept) || !validArcs(sc.Down, kept) {
+		return nil, errBadCache
+	}
+	h := &hierarchy{rank: sc.Rank, up: loadArcs(sc.Up), down: loadArcs(sc.Down), loopNode: sc.LoopNode}
+	for i, v := range sc.LoopNode {
+		if v < 0 || int(v) >= kept || i > 0 && v <= sc.LoopNode[i-1] {
+			return nil, errBadCache
+		}
+		h.loopCost = append(h.loopCost, cost3{sc.Loops[3*i], sc.Loops[3*i+1], sc.Loops[3*i+2]})
+	}
+	return newCostGraph(Costing(sc.Costing), sc.Keep, h), nil
 }
 
 func validArcs(a savedArcs, n int) bool {

@@ -65,79 +65,123 @@ func newCostGraph(c Costing, keep []bool, h *hierarchy) *costGraph {
 
 // Options are how Load finds and keeps its preprocessing.
 type Options struct {
-	// CacheDir, when set, keeps the built graph in a file named for the
-	// extract's content and the profiles' version, and loads it from
-	// there instead of building it again.
+	// CacheDir, when set, keeps the built graph in files named for the
+	// extract's content and the profiles' version (the road network, and
+	// each costing's hierarchy once it is built), and loads them from
+	// there instead of building them again.
 	CacheDir string
+	// Costings are prepared when the graph loads; the others when a
+	// query first asks for them. Nil: auto only.
+	Costings []Costing
 }
 
-// Load builds the graph of a .osm.pbf extract, or loads it from
-// opts.CacheDir when it was built before.
+// Load builds the road network of a .osm.pbf extract, or loads it from
+// opts.CacheDir when it was built before, and prepares opts.Costings.
 func Load(path string, opts Options) (*Graph, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("routing: %w", err)
 	}
 	defer f.Close()
-	var cache string
+	var g *Graph
+	var base string
 	if opts.CacheDir != "" {
 		h := sha256.New()
 		if _, err := io.Copy(h, f); err != nil {
 			return nil, fmt.Errorf("routing: %s: %w", path, err)
 		}
-		cache = cachePath(opts.CacheDir, hex.EncodeToString(h.Sum(nil))[:24])
-		if g, err := readCache(cache); err == nil {
-			return g, nil
+		base = cachePath(opts.CacheDir, hex.EncodeToString(h.Sum(nil))[:24])
+		g, _ = readGeometry(base)
+		if g == nil {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return nil, fmt.Errorf("routing: %s: %w", path, err)
+			}
 		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
+	}
+	if g == nil {
+		x, err := importOSM(bufio.NewReaderSize(f, 1<<20))
+		if err != nil {
 			return nil, fmt.Errorf("routing: %s: %w", path, err)
 		}
-	}
-	g, err := Read(bufio.NewReaderSize(f, 1<<20))
-	if errors.Is(err, errNoRoads) {
-		return nil, fmt.Errorf("routing: %s has no roads", path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("routing: %s: %w", path, err)
-	}
-	if cache != "" {
-		if err := writeCache(cache, g); err != nil {
-			return nil, err
+		if g, err = buildGeometry(x); errors.Is(err, errNoRoads) {
+			return nil, fmt.Errorf("routing: %s has no roads", path)
+		} else if err != nil {
+			return nil, fmt.Errorf("routing: %s: %w", path, err)
 		}
+		if base != "" {
+			if err := writeGeometry(base, g); err != nil {
+				return nil, err
+			}
+		}
+	}
+	g.cacheBase = base
+	costings := opts.Costings
+	if costings == nil {
+		costings = []Costing{Auto}
+	}
+	if err := g.prepare(costings...); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
 
-// Read builds the graph of a .osm.pbf stream. It returns an error, never
-// a partial graph, when the stream is malformed or holds no roads.
+// Read builds the road network of a .osm.pbf stream. It returns an
+// error, never a partial graph, when the stream is malformed or holds no
+// roads. Costings are built when a query first asks for them.
 func Read(r io.Reader) (*Graph, error) {
 	x, err := importOSM(r)
 	if err != nil {
 		return nil, err
 	}
-	g, err := buildGeometry(x)
-	if err != nil {
-		return nil, err
-	}
-	g.buildCostings()
-	return g, nil
+	return buildGeometry(x)
 }
 
-// buildCostings builds the routing graph of every costing, two at a time.
-func (g *Graph) buildCostings() {
+// prepare builds (or loads) the given costings, two at a time.
+func (g *Graph) prepare(cs ...Costing) error {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
-	for c := Costing(0); c < numCostings; c++ {
+	errs := make([]error, len(cs))
+	for i, c := range cs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			a, keep := g.network(c, g.fitsFor(c, defaultTruck))
-			g.costs[c] = newCostGraph(c, keep, contract(a, keep))
+			_, errs[i] = g.costing(c)
 		}()
 	}
 	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// buildCostings prepares every costing.
+func (g *Graph) buildCostings() { _ = g.prepare(Auto, Truck, Bicycle, Pedestrian) }
+
+// costing is costing c's routing graph: loaded from the cache when it is
+// there, else built (and saved), once.
+func (g *Graph) costing(c Costing) (*costGraph, error) {
+	lc := &g.costs[c]
+	lc.once.Do(func() {
+		if g.cacheBase != "" {
+			if cg, err := readCosting(g.cacheBase, g, c); err == nil {
+				lc.cg = cg
+				return
+			}
+		}
+		a, keep := g.network(c, g.fitsFor(c, defaultTruck))
+		lc.cg = newCostGraph(c, keep, contract(a, keep))
+		if g.cacheBase != "" {
+			lc.err = writeCosting(g.cacheBase, lc.cg)
+		}
+	})
+	return lc.cg, lc.err
+}
+
+// lazyCost is a costing's graph, made on first use.
+type lazyCost struct {
+	once sync.Once
+	cg   *costGraph
+	err  error // from saving it; the graph is usable all the same
 }
 
 // network is the turn graph of costing c and its largest strongly
@@ -186,7 +230,7 @@ type Result struct {
 
 // Route answers a many-to-many query. Safe for concurrent use.
 func (g *Graph) Route(req Request) Result {
-	cg := g.costs[req.Costing]
+	cg, _ := g.costing(req.Costing) // a failure to save leaves the graph usable
 	size := defaultTruck
 	if req.Costing == Truck && req.Truck != nil {
 		size = withDefaults(*req.Truck)

@@ -23,20 +23,21 @@ func TestRealExtracts(t *testing.T) {
 			path := SharedData(t, filepath.Join("osm", name))
 			dir := t.TempDir()
 			start := time.Now()
-			g, err := Load(path, Options{CacheDir: dir})
+			all := []Costing{Auto, Truck, Bicycle, Pedestrian}
+			g, err := Load(path, Options{CacheDir: dir, Costings: all})
 			if err != nil {
 				t.Fatal(err)
 			}
 			built := time.Since(start)
 			start = time.Now()
-			again, err := Load(path, Options{CacheDir: dir})
+			again, err := Load(path, Options{CacheDir: dir, Costings: all})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("%d edges, %d junctions; built in %v, loaded from the cache in %v", g.Edges(), g.Nodes(), built, time.Since(start))
-			files, _ := filepath.Glob(filepath.Join(dir, "roads-*.graph"))
-			if len(files) != 1 {
-				t.Fatalf("cache files %v", files)
+			files, _ := filepath.Glob(filepath.Join(dir, "roads-*"))
+			if len(files) != 5 {
+				t.Fatalf("cache files %v, want the network and four costings", files)
 			}
 			pts := randomPoints(g, 40, rand.New(rand.NewPCG(3, uint64(len(name)))))
 			for c := Costing(0); c < numCostings; c++ {
@@ -63,7 +64,7 @@ func TestRealExtracts(t *testing.T) {
 				if snapped < len(pts)*3/4 {
 					t.Errorf("%s: only %d of %d locations snapped", c, snapped, len(pts))
 				}
-				cg := g.costs[c]
+				cg, _ := g.costing(c)
 				var srcs, dsts [][]phantom
 				for _, p := range pts[:8] {
 					ss, _ := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return cg.keep[2*e] || cg.keep[2*e+1] })
@@ -110,9 +111,9 @@ func randomPoints(g *Graph, n int, rng *rand.Rand) [][2]float64 {
 	return pts
 }
 
-// TestCacheDamage: a saved graph that was cut short, flipped or written
-// by other rules is never read; Load builds the graph again and saves it
-// afresh.
+// TestCacheDamage: a saved file that was cut short, flipped or written
+// by other rules is never read; Load builds that part again and saves it
+// afresh. A costing nobody asked for is neither built nor saved.
 func TestCacheDamage(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join("testdata", "tiny.osm.pbf")
@@ -120,34 +121,52 @@ func TestCacheDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "roads-*-"+profileVersion+".graph"))
-	if len(files) != 1 {
-		t.Fatalf("cache files %v", files)
+	files, _ := filepath.Glob(filepath.Join(dir, "roads-*-"+profileVersion+".*"))
+	if len(files) != 2 {
+		t.Fatalf("cache files %v, want the network and auto", files)
 	}
-	good, _ := os.ReadFile(files[0])
 	pts := [][2]float64{{40, -83}, {40.002, -83}}
 	want := g.Matrix(pts, pts, Auto)
-	for name, bad := range map[string][]byte{
-		"short":   good[:len(good)/2],
-		"flipped": append(append([]byte{}, good[:len(good)-3]...), good[len(good)-3]^0xff, good[len(good)-2], good[len(good)-1]),
-		"magic":   append([]byte("XXXXXXXX"), good[8:]...),
-		"empty":   {},
-	} {
-		if _, err := decodeCache(bad); err == nil {
-			t.Errorf("%s: decoded", name)
-		}
-		if err := os.WriteFile(files[0], bad, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		g, err := Load(path, Options{CacheDir: dir})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if got := g.Matrix(pts, pts, Auto); !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: %v, want %v", name, got, want)
-		}
-		if b, _ := os.ReadFile(files[0]); len(b) != len(good) {
-			t.Errorf("%s: the cache was not written again", name)
+	for _, f := range files {
+		good, _ := os.ReadFile(f)
+		for name, bad := range map[string][]byte{
+			"short":   good[:len(good)/2],
+			"flipped": append(append([]byte{}, good[:len(good)-3]...), good[len(good)-3]^0xff, good[len(good)-2], good[len(good)-1]),
+			"magic":   append([]byte("XXXXXXXX"), good[8:]...),
+			"empty":   {},
+		} {
+			if err := os.WriteFile(f, bad, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			g, err := Load(path, Options{CacheDir: dir})
+			if err != nil {
+				t.Fatalf("%s %s: %v", filepath.Base(f), name, err)
+			}
+			if got := g.Matrix(pts, pts, Auto); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s %s: %v, want %v", filepath.Base(f), name, got, want)
+			}
+			if b, _ := os.ReadFile(f); len(b) != len(good) {
+				t.Errorf("%s %s: not written again", filepath.Base(f), name)
+			}
 		}
 	}
+	// the pedestrian costing is built on first use, and saved then
+	if got := g.Matrix(pts, pts, Pedestrian); !got[0][1].OK {
+		t.Errorf("pedestrian on first use: %v", got)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "roads-*-"+profileVersion+".pedestrian")); len(files) != 1 {
+		t.Errorf("pedestrian not saved: %v", files)
+	}
+	if _, err := decodeCosting(mustRead(t, filepath.Join(filepath.Dir(files[0]), filepath.Base(files[0]))), g.Edges()+1, Auto); err == nil {
+		t.Errorf("a costing saved for another network was read")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

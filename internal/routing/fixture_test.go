@@ -219,12 +219,17 @@ func TestWriteFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved := filepath.Join(t.TempDir(), "tiny.graph")
-	if err := writeCache(saved, g); err != nil {
+	base := filepath.Join(t.TempDir(), "tiny")
+	cg, _ := g.costing(Auto)
+	if err := writeGeometry(base, g); err != nil {
 		t.Fatal(err)
 	}
-	good, _ := os.ReadFile(saved)
-	for name, b := range map[string][]byte{"tiny": good, "short": good[:len(good)/3], "header-only": good[:20]} {
+	if err := writeCosting(base, cg); err != nil {
+		t.Fatal(err)
+	}
+	roads, _ := os.ReadFile(base + ".roads")
+	auto, _ := os.ReadFile(base + ".auto")
+	for name, b := range map[string][]byte{"roads": roads, "auto": auto, "short": roads[:len(roads)/3], "header-only": auto[:20]} {
 		files[filepath.Join("testdata", "fuzz", "FuzzSavedGraph", name)] = corpusFile(b)
 	}
 	for path, want := range files {

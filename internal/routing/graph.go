@@ -33,7 +33,8 @@ type Graph struct {
 	grid      segGrid
 	// turn restrictions placed on junctions and ways
 	restrictions []turnRestriction
-	costs        [numCostings]*costGraph
+	costs        [numCostings]lazyCost
+	cacheBase    string // where the saved files go, "" for none
 }
 
 // wayMeta is what queries need of a way: its rules per costing and, when

@@ -468,7 +468,7 @@ func TestHierarchyMatchesDijkstra(t *testing.T) {
 		}
 		for c := Costing(0); c < numCostings; c++ {
 			res := g.Route(Request{Sources: pts, Targets: pts, Costing: c})
-			cg := g.costs[c]
+			cg, _ := g.costing(c)
 			var srcs, dsts [][]phantom
 			for _, p := range pts {
 				ss, ok := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return cg.keep[2*e] || cg.keep[2*e+1] })
