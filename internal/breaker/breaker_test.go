@@ -1,0 +1,291 @@
+package breaker_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/breaker"
+)
+
+// fakeClock moves only when told.
+type fakeClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []waiter
+}
+
+type waiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	c.waiters = append(c.waiters, waiter{at: c.now.Add(d), ch: ch})
+	return ch
+}
+
+// advance moves the clock once a timer waits, firing the timers due.
+func (c *fakeClock) advance(t *testing.T, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.mu.Lock()
+		n := len(c.waiters)
+		c.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no probe waits on the clock")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if !w.at.After(c.now) {
+			w.ch <- c.now
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	c.waiters = kept
+}
+
+type changes struct {
+	mu  sync.Mutex
+	got []breaker.State
+}
+
+func (c *changes) add(_, to breaker.State) {
+	c.mu.Lock()
+	c.got = append(c.got, to)
+	c.mu.Unlock()
+}
+
+func (c *changes) list() []breaker.State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]breaker.State(nil), c.got...)
+}
+
+// wait returns the changes once there are n (OnChange follows the state).
+func (c *changes) wait(n int) []breaker.State {
+	deadline := time.Now().Add(5 * time.Second)
+	for len(c.list()) < n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return c.list()
+}
+
+func waitState(t *testing.T, b *breaker.Breaker, want breaker.State) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for b.State() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("state %s, want %s", b.State(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+var errDown = errors.New("connection refused")
+
+func TestOpensAfterFailuresInARow(t *testing.T) {
+	tests := []struct {
+		name     string
+		failures int
+		calls    []bool // true: the call failed
+		want     breaker.State
+	}{
+		{"one failure opens by default", 0, []bool{true}, breaker.Open},
+		{"successes keep it closed", 0, []bool{false, false}, breaker.Closed},
+		{"below the threshold", 3, []bool{true, true}, breaker.Closed},
+		{"a success resets the count", 3, []bool{true, true, false, true, true}, breaker.Closed},
+		{"at the threshold", 3, []bool{true, false, true, true, true}, breaker.Open},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := breaker.New(breaker.Config{Failures: tt.failures, Clock: &fakeClock{}}, func(context.Context) error { return errDown })
+			defer b.Close()
+			for _, failed := range tt.calls {
+				if failed {
+					b.Failure(errDown)
+				} else {
+					b.Success()
+				}
+			}
+			if got := b.State(); got != tt.want {
+				t.Fatalf("state %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOpenFailsWithoutCallingAndProbesBack(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	var up atomic.Bool
+	var probes atomic.Int32
+	var ch changes
+	b := breaker.New(breaker.Config{Name: "redis", Clock: clock, ProbeEvery: time.Second, OnChange: ch.add}, func(context.Context) error {
+		probes.Add(1)
+		if up.Load() {
+			return nil
+		}
+		return errDown
+	})
+	defer b.Close()
+
+	calls := 0
+	call := func(context.Context) error { calls++; return errDown }
+	if err := b.Do(context.Background(), call, nil); !errors.Is(err, errDown) {
+		t.Fatalf("first call: %v", err)
+	}
+	if b.State() != breaker.Open || !errors.Is(b.Err(), errDown) {
+		t.Fatalf("after a failure: %s, %v", b.State(), b.Err())
+	}
+	for range 100 {
+		if err := b.Do(context.Background(), call, nil); !errors.Is(err, breaker.ErrOpen) {
+			t.Fatalf("open breaker: %v", err)
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("the part was called %d times, want 1", calls)
+	}
+
+	clock.advance(t, time.Second) // a probe that fails: still open
+	for probes.Load() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	clock.advance(t, time.Second)
+	for probes.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	if b.State() != breaker.Open {
+		t.Fatalf("after failed probes: %s", b.State())
+	}
+
+	up.Store(true)
+	clock.advance(t, time.Second)
+	waitState(t, b, breaker.HalfOpen)
+	if err := b.Allow(); err != nil {
+		t.Fatalf("half-open refuses calls: %v", err)
+	}
+	b.Success()
+	if b.State() != breaker.Closed || b.Err() != nil {
+		t.Fatalf("after a success half-open: %s, %v", b.State(), b.Err())
+	}
+	want := []breaker.State{breaker.Open, breaker.HalfOpen, breaker.Closed}
+	if got := ch.wait(len(want)); !equal(got, want) {
+		t.Fatalf("changes %v, want %v", got, want)
+	}
+}
+
+func TestHalfOpenFailureReopens(t *testing.T) {
+	clock := &fakeClock{}
+	var up atomic.Bool
+	up.Store(true)
+	var ch changes
+	b := breaker.New(breaker.Config{Clock: clock, OnChange: ch.add}, func(context.Context) error {
+		if up.Load() {
+			return nil
+		}
+		return errDown
+	})
+	defer b.Close()
+	b.Failure(errDown)
+	clock.advance(t, breaker.DefaultProbeEvery)
+	waitState(t, b, breaker.HalfOpen)
+	up.Store(false)
+	b.Failure(errDown)
+	if b.State() != breaker.Open {
+		t.Fatalf("a failure half-open left %s", b.State())
+	}
+	up.Store(true)
+	clock.advance(t, breaker.DefaultProbeEvery)
+	waitState(t, b, breaker.HalfOpen)
+	// with no calls, the next probe closes it
+	clock.advance(t, breaker.DefaultProbeEvery)
+	waitState(t, b, breaker.Closed)
+	want := []breaker.State{breaker.Open, breaker.HalfOpen, breaker.Open, breaker.HalfOpen, breaker.Closed}
+	if got := ch.wait(len(want)); !equal(got, want) {
+		t.Fatalf("changes %v, want %v", got, want)
+	}
+}
+
+func TestConcurrentFailuresChangeOnce(t *testing.T) {
+	var ch changes
+	b := breaker.New(breaker.Config{Clock: &fakeClock{}, OnChange: ch.add}, func(context.Context) error { return errDown })
+	defer b.Close()
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				b.Failure(errDown)
+				_ = b.Allow()
+			}
+		}()
+	}
+	wg.Wait()
+	if got := ch.list(); !equal(got, []breaker.State{breaker.Open}) {
+		t.Fatalf("changes %v, want one open", got)
+	}
+}
+
+func TestCloseStopsTheProbe(t *testing.T) {
+	b := breaker.New(breaker.Config{ProbeEvery: time.Millisecond}, func(context.Context) error { return errDown })
+	b.Failure(errDown)
+	done := make(chan struct{})
+	go func() { _ = b.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not stop the probe")
+	}
+	b.Success()
+	if b.State() != breaker.Open {
+		t.Fatalf("a closed breaker changed state: %s", b.State())
+	}
+}
+
+func equal(a, b []breaker.State) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func BenchmarkAllowClosed(b *testing.B) {
+	br := breaker.New(breaker.Config{}, func(context.Context) error { return nil })
+	defer br.Close()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if br.Allow() == nil {
+				br.Success()
+			}
+		}
+	})
+}
