@@ -176,36 +176,43 @@ func BenchmarkMatrix(b *testing.B) {
 	}
 }
 
-// BenchmarkBuild: the graph of the Columbus extract, every costing, from
-// the .osm.pbf (build) and from the saved graph (load).
+// BenchmarkBuild: the graph of the Columbus extract from the .osm.pbf
+// (build: the road network and every costing), and from the saved files
+// (load: the network and auto, as the server starts by default; load-all:
+// every costing), with the heap the loaded graph holds.
 func BenchmarkBuild(b *testing.B) {
 	path := routing.SharedData(b, "osm/us-oh-columbus.osm.pbf")
+	all := []routing.Costing{routing.Auto, routing.Truck, routing.Bicycle, routing.Pedestrian}
 	b.Run("build", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := routing.Load(path, routing.Options{}); err != nil {
+			if _, err := routing.Load(path, routing.Options{Costings: all}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	b.Run("load", func(b *testing.B) {
-		dir := b.TempDir()
-		if _, err := routing.Load(path, routing.Options{CacheDir: dir}); err != nil {
-			b.Fatal(err)
-		}
-		var before, after runtime.MemStats
-		var g *routing.Graph
-		for b.Loop() {
+	dir := b.TempDir()
+	if _, err := routing.Load(path, routing.Options{CacheDir: dir, Costings: all}); err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		costings []routing.Costing
+	}{{"load", nil}, {"load-all", all}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var before, after runtime.MemStats
+			var g *routing.Graph
+			for b.Loop() {
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				var err error
+				if g, err = routing.Load(path, routing.Options{CacheDir: dir, Costings: tc.costings}); err != nil {
+					b.Fatal(err)
+				}
+			}
 			runtime.GC()
-			runtime.ReadMemStats(&before)
-			var err error
-			if g, err = routing.Load(path, routing.Options{CacheDir: dir}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		// the heap the last graph loaded holds, every costing
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "graph-MB")
-		runtime.KeepAlive(g)
-	})
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "graph-MB")
+			runtime.KeepAlive(g)
+		})
+	}
 }
