@@ -37,6 +37,9 @@ func (ix *Index) Autocomplete(q string, limit int) []Match {
 	return ix.Find(Query{Text: q, Limit: limit, Prefix: true})
 }
 
+// maxLimit bounds the results of one query.
+const maxLimit = 1000
+
 // Candidate limits. Streets are gathered from the query's words whose
 // postings are at most genCap streets long (the cheapest word is used
 // whatever its length), and the best topStreets of them are scored in
@@ -96,6 +99,7 @@ func (ix *Index) Find(q Query) []Match {
 	if q.Limit <= 0 || ix.Len() == 0 {
 		return nil
 	}
+	q.Limit = min(q.Limit, maxLimit)
 	sc := ix.getScratch()
 	defer ix.putScratch(sc)
 	qr := ix.parse(q.Text, q.Prefix, sc)

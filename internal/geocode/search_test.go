@@ -49,6 +49,9 @@ func TestSearch(t *testing.T) {
 			t.Errorf("Search(%q): %d matches, want none", q, len(ms))
 		}
 	}
+	if ms := ix.Search("Westerville", 1<<40); len(ms) != 15 {
+		t.Errorf("no limit: %d matches, want Westerville's 15", len(ms))
+	}
 	if ms := ix.Search("Westerville", 4); len(ms) != 4 {
 		t.Errorf("limit 4: %d matches", len(ms))
 	}
