@@ -79,6 +79,7 @@ type Backend interface {
 	Incidents
 	Alerts
 	Optimizations
+	Contacts
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

@@ -268,6 +268,20 @@ var migrations = []string{
 		created_at BIGINT NOT NULL,
 		updated_at BIGINT NOT NULL
 	);`,
+	`CREATE TABLE contacts (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		name TEXT NOT NULL,
+		roles TEXT NOT NULL,
+		links TEXT NOT NULL,
+		dedup_key TEXT NOT NULL,
+		doc TEXT NOT NULL,
+		created_at BIGINT NOT NULL,
+		updated_at BIGINT NOT NULL
+	);
+	CREATE UNIQUE INDEX contacts_key ON contacts(org, env, dedup_key);
+	CREATE INDEX contacts_scope ON contacts(org, env, created_at, id);`,
 }
 
 // migrate applies every pending migration in one transaction. The advisory

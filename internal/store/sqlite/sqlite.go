@@ -391,6 +391,20 @@ var migrations = []string{
 		created_at INTEGER NOT NULL,
 		updated_at INTEGER NOT NULL
 	);`,
+	`CREATE TABLE contacts (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		name TEXT NOT NULL,
+		roles TEXT NOT NULL,
+		links TEXT NOT NULL,
+		dedup_key TEXT NOT NULL,
+		doc TEXT NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL
+	);
+	CREATE UNIQUE INDEX contacts_key ON contacts(org, env, dedup_key);
+	CREATE INDEX contacts_scope ON contacts(org, env, created_at, id);`,
 }
 
 func (s *Store) migrate(ctx context.Context, now func() time.Time) error {

@@ -43,6 +43,7 @@ var suite = []struct {
 	{"Incidents", incidents},
 	{"Alerts", alerts},
 	{"Optimizations", optimizations},
+	{"Contacts", contacts},
 }
 
 // Run runs the whole contract against backends made by open.
