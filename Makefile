@@ -45,3 +45,15 @@ lint: tools
 ## deps-check: dependencies point one way (see docs/architecture.md)
 deps-check:
 	@./.ci/deps-check
+
+## console: vendor the console's map library (Leaflet, pinned) from npm into
+## api/console/dist/leaflet; the output is committed, so `make run` needs no Node
+LEAFLET_VERSION ?= 1.9.4
+.PHONY: console
+console:
+	@tmp="$$(mktemp -d)" && trap 'rm -rf "$$tmp"' EXIT && \
+	cd "$$tmp" && npm pack --silent leaflet@$(LEAFLET_VERSION) >/dev/null && tar -xzf leaflet-$(LEAFLET_VERSION).tgz && \
+	cd - >/dev/null && rm -rf api/console/dist/leaflet && mkdir -p api/console/dist/leaflet && \
+	cp "$$tmp/package/dist/leaflet.js" "$$tmp/package/dist/leaflet.css" "$$tmp/package/LICENSE" api/console/dist/leaflet/ && \
+	echo "leaflet@$(LEAFLET_VERSION) from the npm registry" > api/console/dist/leaflet/VERSION && \
+	ls -l api/console/dist/leaflet

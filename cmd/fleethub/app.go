@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/console"
 	apidevices "github.com/fleethub/fleethub/api/devices"
 	apiemergency "github.com/fleethub/fleethub/api/emergency"
 	"github.com/fleethub/fleethub/api/geocoding"
@@ -45,6 +46,7 @@ import (
 	"github.com/fleethub/fleethub/ingest/telemetry"
 	"github.com/fleethub/fleethub/ingest/trips"
 	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/breaker"
 	"github.com/fleethub/fleethub/internal/geocode"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/fleethub/fleethub/internal/routing"
@@ -74,6 +76,10 @@ type app struct {
 	redis   *redis.Client
 	bus     hub.Bus
 	keys    *keys.Service
+	// breakers guard Redis, PostgreSQL and Kafka (breakers.go); ready are
+	// the dependencies /readyz requires.
+	breakers *breakers
+	ready    []health.Dependency
 	health  *health.Checker
 	server  *api.Server
 	addr    net.Addr
@@ -90,8 +96,18 @@ type app struct {
 
 // openStore opens the configured backend.
 func openStore(ctx context.Context, c *config) (store.Backend, string, error) {
+	return openStoreWith(ctx, c, nil)
+}
+
+// openStoreWith opens the configured backend, PostgreSQL behind a
+// breaker of bs unless bs is nil.
+func openStoreWith(ctx context.Context, c *config, bs *breakers) (store.Backend, string, error) {
 	if c.DatabaseURL != "" {
-		s, err := postgres.Open(ctx, postgres.Config{URL: c.DatabaseURL})
+		pc := postgres.Config{URL: c.DatabaseURL}
+		if bs != nil {
+			pc.Breaker = bs.config("postgresql")
+		}
+		s, err := postgres.Open(ctx, pc)
 		return s, "postgresql", err
 	}
 	s, err := sqlite.Open(ctx, sqlite.Config{Dir: c.Data})
@@ -114,22 +130,13 @@ func keyHasher(ctx context.Context, c *config, st store.Secrets) (*apikey.Hasher
 	return apikey.NewHasher(secret)
 }
 
-type redisHealth struct{ f *ratelimit.Failover }
-
-func (r redisHealth) Health(context.Context) string {
-	if d, _ := r.f.Degraded(); d {
-		return health.Degraded
-	}
-	return health.Healthy
-}
-
 type staticHealth string
 
 func (s staticHealth) Health(context.Context) string { return string(s) }
 
 // newApp builds a node from cfg; start serves it.
 func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err error) {
-	a = &app{cfg: cfg, log: log, errs: make(chan error, 8)}
+	a = &app{cfg: cfg, log: log, errs: make(chan error, 8), breakers: newBreakers(log)}
 	built := a // an error return sets a to nil; what was opened still closes
 	defer func() {
 		if err != nil {
@@ -137,7 +144,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 		}
 	}()
 	var storeName string
-	if a.store, storeName, err = openStore(ctx, cfg); err != nil {
+	if a.store, storeName, err = openStoreWith(ctx, cfg, a.breakers); err != nil {
 		return nil, err
 	}
 	eng, err := a.openEngines()
@@ -217,7 +224,10 @@ func (a *app) openEngines() (engines, error) {
 }
 
 // openShared chooses where limits and revocations live: this node's
-// memory, or Redis with the memory as its fallback.
+// memory, or Redis with the memory as its fallback. The Redis client sits
+// behind a breaker: while Redis is down every user of the client answers
+// from this node's memory at once, without a dial per request, and a
+// second client of one connection probes for Redis's return.
 func (a *app) openShared(others map[string]health.Dependency) error {
 	local := ratelimit.NewMemory(nil)
 	a.limiter = local
@@ -230,10 +240,16 @@ func (a *app) openShared(others map[string]health.Dependency) error {
 		return fmt.Errorf("--redis-url: %w", err)
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, 500*time.Millisecond, 500*time.Millisecond
+	popt := *opt
+	popt.PoolSize, popt.MinIdleConns, popt.MaxRetries = 1, 0, -1
+	prober := redis.NewClient(&popt)
+	a.closers = append(a.closers, prober.Close)
+	b := breaker.New(*a.breakers.config("redis"), func(ctx context.Context) error { return prober.Ping(ctx).Err() })
+	a.closers = append(a.closers, b.Close)
 	a.redis = redis.NewClient(opt)
-	f := ratelimit.NewFailover(ratelimit.NewRedis(a.redis, ""), local)
-	a.limiter = f
-	others["redis"] = redisHealth{f}
+	a.redis.AddHook(breaker.RedisHook(b))
+	a.limiter = ratelimit.NewFailover(ratelimit.NewRedis(a.redis, ""), local)
+	others["redis"] = breakerHealth{b, health.Degraded}
 	return nil
 }
 
@@ -247,9 +263,13 @@ func (a *app) openBus(ctx context.Context, others map[string]health.Dependency) 
 				brokers = append(brokers, b)
 			}
 		}
-		if a.bus, err = kafkabus.New(ctx, kafkabus.Config{Brokers: brokers, Logger: a.log}, []string{hub.TopicLocations, hub.TopicTelemetry, hub.TopicEvents}); err != nil {
+		kb, err := kafkabus.New(ctx, kafkabus.Config{Brokers: brokers, Logger: a.log}, []string{hub.TopicLocations, hub.TopicTelemetry, hub.TopicEvents})
+		if err != nil {
 			return fmt.Errorf("--kafka-brokers: %w", err)
 		}
+		bb := newBreakerBus(kb, a.breakers.config("kafka"))
+		a.bus = bb
+		a.ready = append(a.ready, breakerHealth{bb.b, health.Unhealthy})
 	} else {
 		dir := filepath.Join(a.cfg.Data, "bus")
 		if a.bus, err = membus.Open(membus.Config{Dir: dir, Retention: a.cfg.LogRetention, MaxBytes: a.cfg.LogMaxBytes, Logger: a.log}); err != nil {
@@ -278,8 +298,11 @@ func (a *app) openServer(hasher *apikey.Hasher, storeName string, others map[str
 		Requests: a.server.Stats(),
 		Trips:    activeTrips{a.store},
 		Others:   others,
+		Ready:    a.ready,
 		Gatherer: reg,
 	})
+	a.breakers.health.Store(a.health)
+	reg.MustRegister(a.breakers.collectors()...)
 	reg.MustRegister(newStoreCollector(a.store))
 }
 
@@ -303,7 +326,8 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	if a.redis != nil {
 		rl := redislog.New(redislog.Config{}, a.redis, log)
 		a.slog, a.closers = rl, append(a.closers, rl.Close)
-		window = dedup.NewRedis(a.redis, "fleethub:dedup:", time.Hour)
+		// while Redis is down this node's own window decides (docs/operations.md)
+		window = dedup.NewFailover(dedup.NewRedis(a.redis, "fleethub:dedup:", time.Hour), dedup.NewLocal(0, time.Hour))
 		wcfg.Acks = ws.NewRedisAcks(a.redis, 0)
 		conns := ws.NewRedisConns(a.redis, 0)
 		wcfg.Conns, a.closers = conns, append(a.closers, conns.Close)
@@ -359,6 +383,7 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(apitrips.New(a.trips, a.limiter).Routes()...)
 	a.server.Handle(a.health.Routes()...)
 	a.server.Handle(a.openAPIRoute())
+	a.server.Handle(console.New().Routes()...)
 }
 
 // start binds the address and runs every component in the background.

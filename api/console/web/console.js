@@ -1,0 +1,680 @@
+// Fleethub dispatch console. Talks to the REST API with the key in the
+// X-API-Key header and to the streaming websocket; keeps the key in this
+// tab's sessionStorage only.
+(function () {
+  'use strict';
+
+  var KEY = 'fleethub.console.key';
+  var STREAMS = 'fleethub.console.streams';
+  var FEED_MAX = 1000;      // events kept in memory
+  var FEED_SHOWN = 200;     // events drawn after filtering
+  var REPLAY = 100;         // events replayed from the log on open
+  var ALERT_WINDOW = 120e3; // a high or critical event colours its vehicle for 2 min
+
+  var $ = function (id) { return document.getElementById(id); };
+  var S = {
+    key: '', streams: [], positions: {}, ws: null, wsOpen: false, backoff: 500, timer: 0,
+    feed: [], seen: {}, vehicles: {}, trips: {}, alerts: {}, selected: '', map: null,
+    layers: {}, route: null, routeEvents: null, focus: null, renderQueued: false, polling: 0,
+    stats: { messages: 0, duplicates: 0, gaps: 0, connects: 0, historyLost: 0 }
+  };
+
+  // ---- key ----
+
+  function keyFromFragment() {
+    var h = location.hash.replace(/^#/, '');
+    if (!h) return '';
+    var k = new URLSearchParams(h).get('key') || '';
+    history.replaceState(null, '', location.pathname);
+    return k.trim();
+  }
+
+  function masked(k) {
+    var i = k.lastIndexOf('_');
+    var head = i > 0 && i < 12 ? k.slice(0, i + 1) : '';
+    return head + '…' + k.slice(-4);
+  }
+
+  function api(method, path, body) {
+    var opt = { method: method, headers: { 'X-API-Key': S.key }, cache: 'no-store' };
+    if (body !== undefined) {
+      opt.headers['Content-Type'] = 'application/json';
+      opt.body = JSON.stringify(body);
+    }
+    return fetch(path, opt).then(function (r) {
+      return r.text().then(function (t) {
+        var data = null;
+        try { data = t ? JSON.parse(t) : null; } catch (e) { data = null; }
+        if (!r.ok) {
+          var e = data && data.error;
+          var err = new Error((e && (e.message || e.code || e)) || r.status + ' ' + r.statusText);
+          err.status = r.status;
+          err.code = e && e.code;
+          throw err;
+        }
+        return data;
+      });
+    });
+  }
+
+  function signIn(k) {
+    S.key = k;
+    $('signin-error').textContent = '';
+    return api('GET', '/v1/trips/health').then(function () {
+      sessionStorage.setItem(KEY, k);
+      $('who').textContent = 'key ' + masked(k);
+      $('signin').hidden = true;
+      $('app').hidden = false;
+      $('signout').hidden = false;
+      start();
+    }, function (err) {
+      S.key = '';
+      sessionStorage.removeItem(KEY);
+      $('signin-error').textContent = err.status === 401 ? 'This key was not accepted.' : 'Sign-in failed: ' + err.message;
+      $('key').focus();
+    });
+  }
+
+  function signOut() {
+    sessionStorage.removeItem(KEY);
+    sessionStorage.removeItem(STREAMS);
+    location.reload();
+  }
+
+  // ---- start ----
+
+  function start() {
+    setConn('off', 'connecting…');
+    initMap();
+    try { S.streams = JSON.parse(sessionStorage.getItem(STREAMS) || '[]'); } catch (e) { S.streams = []; }
+    var ready = S.streams.some(function (s) { return s.type === 'events'; }) ? Promise.resolve() :
+      api('POST', '/api/v1/streaming/events/start', { stream_config: { delivery_method: 'websocket' } }).then(function (r) {
+        S.streams.push({ id: r.stream_id, type: 'events', own: true });
+        saveStreams();
+      }, function (err) {
+        $('streams-error').textContent = 'Could not start an event stream (' + err.message + '): add the id of an existing one.';
+      });
+    ready.then(function () { renderStreams(); connect(); });
+    pollVehicles();
+    pollIncidents();
+    setInterval(pollVehicles, 2000);
+    setInterval(pollIncidents, 5000);
+    setInterval(refreshStreams, 3000);
+    setInterval(refreshAlerts, 5000);
+  }
+
+  function saveStreams() { sessionStorage.setItem(STREAMS, JSON.stringify(S.streams)); }
+
+  // ---- websocket ----
+
+  function setConn(kind, text) {
+    var el = $('conn');
+    el.className = 'conn conn-' + kind;
+    el.textContent = text;
+  }
+
+  // startOffsets finds where each stream without a kept position starts:
+  // the last REPLAY messages of its log.
+  function startOffsets() {
+    return Promise.all(S.streams.map(function (s) {
+      if (S.positions[s.id]) return null;
+      return api('GET', '/api/v1/streaming/' + s.type + '/status/' + encodeURIComponent(s.id)).then(function (st) {
+        var last = (st.lag && st.lag.last_offset) || 0;
+        S.positions[s.id] = { offset: Math.max(0, last - REPLAY), epoch: '' };
+      }, function () { S.positions[s.id] = { offset: 0, epoch: '' }; });
+    }));
+  }
+
+  function connect() {
+    clearTimeout(S.timer);
+    if (!S.streams.length) { setConn('off', 'no stream followed'); return; }
+    startOffsets().then(function () {
+      var first = S.streams[0];
+      var p = S.positions[first.id];
+      var q = 'stream_id=' + encodeURIComponent(first.id) + '&last_offset=' + p.offset;
+      if (p.epoch) q += '&epoch=' + encodeURIComponent(p.epoch);
+      // Browsers cannot set headers on a websocket: the handshake is the one
+      // request that carries the key as a parameter (docs/websocket.md).
+      q += '&api_key=' + encodeURIComponent(S.key);
+      var ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/v1/streaming/ws?' + q);
+      S.ws = ws;
+      ws.onopen = function () {
+        S.wsOpen = true;
+        S.stats.connects++;
+        S.backoff = 500;
+        setConn('live', 'live');
+        S.streams.slice(1).forEach(function (s) { subscribe(s); });
+      };
+      ws.onmessage = function (m) { onFrame(m.data); };
+      ws.onclose = function (ev) {
+        if (S.ws !== ws) return;
+        S.wsOpen = false;
+        S.ws = null;
+        if (ev.code === 4001) { setConn('off', 'streams stopped'); return; }
+        var wait = S.backoff;
+        S.backoff = Math.min(S.backoff * 2, 10000);
+        setConn('down', 'disconnected: reconnecting in ' + Math.ceil(wait / 1000) + ' s');
+        S.timer = setTimeout(connect, wait);
+      };
+    });
+  }
+
+  function subscribe(s) {
+    if (!S.ws || !S.wsOpen) return;
+    var p = S.positions[s.id] || { offset: 0, epoch: '' };
+    var f = { type: 'subscribe', stream_id: s.id, last_offset: p.offset };
+    if (p.epoch) f.epoch = p.epoch;
+    S.ws.send(JSON.stringify(f));
+  }
+
+  function onFrame(data) {
+    var f;
+    try { f = JSON.parse(data); } catch (e) { return; }
+    if (Array.isArray(f)) { f.forEach(onMessage); return; }
+    if (!f.type) { onMessage(f); return; }
+    var p;
+    switch (f.type) {
+    case 'subscribed':
+      p = S.positions[f.stream_id] || { offset: 0, epoch: '' };
+      if (!p.epoch) p.epoch = f.epoch;
+      S.positions[f.stream_id] = p;
+      break;
+    case 'error':
+      if (f.code === 'history_lost') {
+        S.stats.historyLost++;
+        S.positions[f.stream_id] = { offset: (f.first_available || 1) - 1, epoch: f.epoch };
+        dropStreamEvents(f.stream_id);
+      } else if (f.code === 'offsets_expired' && S.positions[f.stream_id]) {
+        S.stats.gaps++;
+        S.positions[f.stream_id].offset = (f.first_available || 1) - 1;
+      }
+      if (f.code !== 'offsets_expired') $('streams-error').textContent = f.stream_id + ': ' + f.code + (f.message ? ' (' + f.message + ')' : '');
+      break;
+    }
+  }
+
+  // onMessage takes one {stream_id, offset, message}: a message at or below
+  // the stream's last processed offset of the same epoch is a duplicate.
+  function onMessage(w) {
+    var p = S.positions[w.stream_id];
+    if (!p) { p = S.positions[w.stream_id] = { offset: 0, epoch: '' }; }
+    if (w.offset <= p.offset) { S.stats.duplicates++; return; }
+    if (p.offset && w.offset > p.offset + 1) S.stats.gaps++;
+    p.offset = w.offset;
+    S.stats.messages++;
+    var m = w.message || {};
+    if (m.event_type) addEvent(w.stream_id, w.offset, m);
+    else if (m.data_type) onTelemetry(m);
+  }
+
+  // ---- feed ----
+
+  function addEvent(stream, offset, ev) {
+    var id = ev.event_id || stream + ':' + offset;
+    if (S.seen[id]) { S.stats.duplicates++; return; }
+    S.seen[id] = true;
+    S.feed.unshift({ stream: stream, offset: offset, id: id, ev: ev });
+    if (S.feed.length > FEED_MAX) delete S.seen[S.feed.pop().id];
+    var v = ev.source && ev.source.vehicle_id;
+    if (v) {
+      if (ev.severity === 'high' || ev.severity === 'critical' || ev.event_type === 'emergency_alert') {
+        vehicle(v).alertAt = Date.now();
+      }
+      if (ev.location && typeof ev.location.latitude === 'number') {
+        var veh = vehicle(v);
+        if (!veh.pos) veh.pos = [ev.location.latitude, ev.location.longitude];
+      }
+      drawVehicle(v);
+    }
+    if (ev.event_type === 'emergency_alert' && ev.event_data && ev.event_data.alert_id) {
+      var a = S.alerts[ev.event_data.alert_id] || (S.alerts[ev.event_data.alert_id] = { id: ev.event_data.alert_id, recipients: {}, view: null });
+      if (ev.event_data.recipient_id) a.recipients[ev.event_data.recipient_id] = true;
+      if (!a.view) a.view = { title: ev.event_data.title, severity: ev.severity, status: 'active' };
+      fetchAlert(a.id);
+    }
+    if (ev.category === 'emergency_events' && /^incident_/.test(ev.event_type)) pollIncidents();
+    if (ev.category === 'trip_lifecycle') pollVehicles();
+    queueRender();
+  }
+
+  function dropStreamEvents(stream) {
+    S.feed = S.feed.filter(function (e) {
+      if (e.stream === stream) { delete S.seen[e.id]; return false; }
+      return true;
+    });
+    queueRender();
+  }
+
+  function queueRender() {
+    if (S.renderQueued) return;
+    S.renderQueued = true;
+    requestAnimationFrame(function () { S.renderQueued = false; renderFeed(); renderAlerts(); });
+  }
+
+  function matches(e) {
+    var c = $('f-category').value, s = $('f-severity').value, v = $('f-vehicle').value.trim().toLowerCase();
+    var ev = e.ev;
+    if (c && ev.category !== c) return false;
+    if (s && ev.severity !== s) return false;
+    if (v && ((ev.source && ev.source.vehicle_id) || '').toLowerCase().indexOf(v) < 0) return false;
+    return true;
+  }
+
+  function renderFeed() {
+    var ol = $('feed');
+    var frag = document.createDocumentFragment();
+    var n = 0;
+    for (var i = 0; i < S.feed.length && n < FEED_SHOWN; i++) {
+      var e = S.feed[i];
+      if (!matches(e)) continue;
+      n++;
+      frag.appendChild(feedItem(e));
+    }
+    ol.replaceChildren(frag);
+    $('feed-count').textContent = n + ' of ' + S.feed.length;
+  }
+
+  function feedItem(e) {
+    var ev = e.ev;
+    var li = document.createElement('li');
+    var b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'sev-' + (ev.severity || 'low');
+    b.dataset.offset = e.offset;
+    b.dataset.stream = e.stream;
+    b.dataset.eventId = ev.event_id || '';
+    b.append(span('time', fmtTime(ev.timestamp)), span('type', ev.event_type || 'event'),
+      span('meta', [ev.category, ev.severity, ev.source && ev.source.vehicle_id].filter(Boolean).join(' · ')));
+    b.addEventListener('click', function () { focusEvent(ev); });
+    li.appendChild(b);
+    return li;
+  }
+
+  function span(cls, text) {
+    var s = document.createElement('span');
+    s.className = cls;
+    s.textContent = text;
+    return s;
+  }
+
+  function fmtTime(t) {
+    var d = new Date(t);
+    return isNaN(d) ? '' : d.toLocaleTimeString([], { hour12: false });
+  }
+
+  function focusEvent(ev) {
+    var v = ev.source && ev.source.vehicle_id;
+    var ll = ev.location && typeof ev.location.latitude === 'number' ? [ev.location.latitude, ev.location.longitude] :
+      v && S.vehicles[v] && S.vehicles[v].pos;
+    $('selected').textContent = (ev.event_type || 'event') + (v ? ' of ' + v : '') + (ll ? '' : ' (no location)');
+    if (!ll) return;
+    if (S.focus) S.focus.remove();
+    S.focus = L.circleMarker(ll, { radius: 14, color: '#1a5fd0', weight: 3, fill: false, className: 'focus-ring' }).addTo(S.map);
+    S.map.setView(ll, Math.max(S.map.getZoom(), 14));
+  }
+
+  // ---- map ----
+
+  function initMap() {
+    if (S.map) return;
+    S.map = L.map('map', { center: [20, 0], zoom: 2, worldCopyJump: true, keyboard: true });
+    var Grid = L.GridLayer.extend({
+      createTile: function () {
+        var t = document.createElement('div');
+        t.className = 'grid-tile';
+        return t;
+      }
+    });
+    new Grid({ attribution: 'grid only: no base map loaded' }).addTo(S.map);
+    L.control.scale({ metric: true, imperial: false }).addTo(S.map);
+    S.map.attributionControl.setPrefix('<a href="/console/leaflet/LICENSE">Leaflet</a>');
+    S.routeEvents = L.layerGroup().addTo(S.map);
+  }
+
+  function vehicle(id) {
+    return S.vehicles[id] || (S.vehicles[id] = { id: id, pos: null, prev: null, trip: null, status: '', alertAt: 0, marker: null, movedAt: 0 });
+  }
+
+  function vehicleState(v) {
+    if (v.alertAt && Date.now() - v.alertAt < ALERT_WINDOW) return 'alert';
+    if (v.status === 'paused') return 'paused';
+    if (v.movedAt && Date.now() - v.movedAt < 10000) return 'moving';
+    return 'idle';
+  }
+
+  var COLORS = { moving: '#1e8e3e', idle: '#8a6d00', paused: '#5b6474', alert: '#c5221f' };
+
+  function drawVehicle(id) {
+    var v = S.vehicles[id];
+    if (!v || !v.pos || !S.map) return;
+    var st = vehicleState(v);
+    var opts = { radius: 7, color: '#fff', weight: 2, fillColor: COLORS[st], fillOpacity: 1, className: 'vehicle vehicle-' + st };
+    if (!v.marker) {
+      v.marker = L.circleMarker(v.pos, opts).addTo(S.map);
+      v.marker.bindTooltip(id, { direction: 'top' });
+      v.marker.on('click', function () { select(id); });
+      if (v.marker.getElement()) v.marker.getElement().setAttribute('data-vehicle', id);
+      if (Object.keys(S.layers).length === 0) S.map.setView(v.pos, 13);
+      S.layers[id] = v.marker;
+    } else {
+      v.marker.setLatLng(v.pos);
+      v.marker.setStyle({ fillColor: COLORS[st] });
+      var el = v.marker.getElement();
+      if (el) el.setAttribute('class', 'leaflet-interactive vehicle vehicle-' + st);
+    }
+    v.state = st;
+    renderVehiclesSoon();
+  }
+
+  var vehTimer = 0;
+  function renderVehiclesSoon() {
+    if (vehTimer) return;
+    vehTimer = setTimeout(function () { vehTimer = 0; renderVehicles(); }, 200);
+  }
+
+  function renderVehicles() {
+    var ids = Object.keys(S.vehicles).filter(function (id) { return S.vehicles[id].marker; }).sort();
+    var frag = document.createDocumentFragment();
+    ids.forEach(function (id) {
+      var v = S.vehicles[id];
+      var li = document.createElement('li');
+      var b = document.createElement('button');
+      b.type = 'button';
+      b.dataset.vehicle = id;
+      b.setAttribute('aria-pressed', String(S.selected === id));
+      var dot = span('dot s-' + v.state, '');
+      b.append(dot, document.createTextNode(id + ' — ' + v.state));
+      b.addEventListener('click', function () { select(id); });
+      li.appendChild(b);
+      frag.appendChild(li);
+    });
+    $('vehicles').replaceChildren(frag);
+    $('vehicle-count').textContent = ids.length;
+  }
+
+  // select shows a vehicle's trip route and the safety events of that trip.
+  function select(id) {
+    S.selected = id;
+    var v = S.vehicles[id];
+    renderVehicles();
+    if (!v) return;
+    if (v.pos) S.map.setView(v.pos, Math.max(S.map.getZoom(), 14));
+    $('selected').textContent = id + (v.trip ? ' on trip ' + v.trip : '') + ': ' + v.state;
+    if (S.route) { S.route.remove(); S.route = null; }
+    S.routeEvents.clearLayers();
+    if (!v.trip) return;
+    api('GET', '/v1/trips/' + encodeURIComponent(v.trip) + '/route?include_waypoints=false&simplify_geometry=false').then(function (r) {
+      var cs = (r.route_geometry && r.route_geometry.coordinates) || [];
+      S.route = L.polyline(cs.map(function (c) { return [c[1], c[0]]; }), { color: '#1a5fd0', weight: 4, opacity: .7, className: 'trip-route' }).addTo(S.map);
+      S.feed.forEach(function (e) {
+        var ev = e.ev;
+        if (ev.category !== 'safety_events' || !ev.source || ev.source.trip_id !== v.trip || !ev.location) return;
+        L.circleMarker([ev.location.latitude, ev.location.longitude], { radius: 5, color: '#c25400', className: 'route-event' })
+          .bindTooltip(ev.event_type).addTo(S.routeEvents);
+      });
+    }, function () {});
+  }
+
+  function onTelemetry(m) {
+    var pos = m.data && m.data.position;
+    if (!m.vehicle_id || !pos || typeof pos.latitude !== 'number') return;
+    moveVehicle(m.vehicle_id, [pos.latitude, pos.longitude]);
+  }
+
+  function moveVehicle(id, ll) {
+    var v = vehicle(id);
+    if (v.pos && (v.pos[0] !== ll[0] || v.pos[1] !== ll[1])) v.movedAt = Date.now();
+    v.pos = ll;
+    drawVehicle(id);
+  }
+
+  // pollVehicles reads the active and paused trips, and the last point of
+  // each trip that changed since the last look (the trip's route).
+  function pollVehicles() {
+    if (S.polling) return;
+    S.polling = 1;
+    var lists = ['active', 'paused'].map(function (st) {
+      return api('GET', '/v1/trips?status=' + st + '&limit=200&include_analytics=false').then(function (r) {
+        return (r && (r.trips || r.data)) || [];
+      }, function () { return []; });
+    });
+    Promise.all(lists).then(function (ls) {
+      var trips = ls[0].concat(ls[1]);
+      var live = {};
+      var todo = [];
+      trips.forEach(function (t) {
+        live[t.vehicle_id] = true;
+        var v = vehicle(t.vehicle_id);
+        v.trip = t.trip_id;
+        v.status = t.status;
+        if (S.trips[t.trip_id] !== t.updated_at) todo.push(t);
+        else drawVehicle(t.vehicle_id);
+      });
+      Object.keys(S.vehicles).forEach(function (id) {
+        var v = S.vehicles[id];
+        if (!live[id] && v.trip && v.marker) { v.marker.remove(); v.marker = null; delete S.layers[id]; v.trip = null; renderVehiclesSoon(); }
+      });
+      return runLimited(todo, 4, function (t) {
+        return api('GET', '/v1/trips/' + encodeURIComponent(t.trip_id) + '/route?include_waypoints=false&simplify_geometry=false').then(function (r) {
+          S.trips[t.trip_id] = t.updated_at;
+          var cs = (r.route_geometry && r.route_geometry.coordinates) || [];
+          var last = cs[cs.length - 1] || (t.start_location && [t.start_location.longitude, t.start_location.latitude]);
+          if (last) moveVehicle(t.vehicle_id, [last[1], last[0]]);
+        }, function () {});
+      });
+    }).then(function () { S.polling = 0; }, function () { S.polling = 0; });
+  }
+
+  function runLimited(items, n, fn) {
+    var i = 0;
+    function next() {
+      if (i >= items.length) return Promise.resolve();
+      return fn(items[i++]).then(next);
+    }
+    var workers = [];
+    for (var k = 0; k < n; k++) workers.push(next());
+    return Promise.all(workers);
+  }
+
+  // ---- emergency ----
+
+  function pollIncidents() {
+    api('GET', '/v1/emergency/incidents?limit=50').then(function (r) {
+      var list = ((r && r.incidents) || []).filter(function (i) { return i.status === 'active' || i.status === 'escalated'; });
+      var ul = $('incidents');
+      if (!list.length) { ul.replaceChildren(empty('none active')); return; }
+      ul.replaceChildren.apply(ul, list.map(function (i) {
+        var li = document.createElement('li');
+        li.dataset.incident = i.incident_id;
+        var title = document.createElement('strong');
+        title.textContent = i.event_type + ' ';
+        li.append(title, badge('sev-' + sevOf(i.severity_level), i.severity_level), document.createTextNode(' '), badge('st-' + i.status, i.status));
+        li.appendChild(dl([['vehicle', i.vehicle_id || '—'], ['reported', fmtTime(i.created_at || i.timestamp)], ['updates', (i.status_updates || []).length]]));
+        if (i.location) {
+          var b = button('Show on map', function () { focusEvent({ event_type: i.event_type, location: i.location, source: { vehicle_id: i.vehicle_id } }); });
+          li.appendChild(b);
+        }
+        return li;
+      }));
+    }, function (err) { if (err.status === 403) $('incidents').replaceChildren(empty('the key cannot read incidents')); });
+  }
+
+  function sevOf(s) { return { moderate: 'medium' }[s] || s; }
+
+  function fetchAlert(id) {
+    return api('GET', '/v1/emergency/alerts/' + encodeURIComponent(id)).then(function (al) {
+      var a = S.alerts[id];
+      a.view = al;
+      (al.recipients || []).forEach(function (r) { a.recipients[r.recipient_id] = true; });
+      queueRender();
+    }, function () {});
+  }
+
+  function refreshAlerts() {
+    Object.keys(S.alerts).forEach(function (id) {
+      var a = S.alerts[id];
+      if (a.view && a.view.status && a.view.status !== 'active') return;
+      fetchAlert(id);
+    });
+  }
+
+  function renderAlerts() {
+    var ids = Object.keys(S.alerts);
+    var ul = $('alerts');
+    if (!ids.length) return;
+    var focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.ack : '';
+    ul.replaceChildren.apply(ul, ids.map(function (id) {
+      var a = S.alerts[id], al = a.view || {};
+      var li = document.createElement('li');
+      li.dataset.alert = id;
+      var title = document.createElement('strong');
+      title.textContent = (al.title || id) + ' ';
+      li.append(title, badge('sev-' + sevOf(al.severity || 'low'), al.severity || ''), document.createTextNode(' '),
+        badge('st-' + (al.status || 'active') + ' alert', al.status || 'active'));
+      var ack = al.acknowledgment_status || {};
+      li.appendChild(dl([['acknowledged', (ack.received || 0) + ' of ' + ((ack.received || 0) + (ack.pending || 0))]]));
+      (al.recipients || []).forEach(function (r) {
+        var row = document.createElement('p');
+        row.className = 'recipient';
+        row.textContent = r.recipient_id + (r.vehicle_id ? ' (' + r.vehicle_id + ')' : '') + ': ';
+        if (r.acknowledged_at) {
+          row.appendChild(span('acked', 'acknowledged ' + fmtTime(r.acknowledged_at)));
+        } else if (al.status === 'active') {
+          var b = button('Acknowledge', function () { acknowledge(id, r.recipient_id, b); });
+          b.dataset.ack = id + '/' + r.recipient_id;
+          row.appendChild(b);
+        } else {
+          row.appendChild(span('pending', 'not acknowledged'));
+        }
+        li.appendChild(row);
+      });
+      return li;
+    }));
+    if (focused) {
+      var again = ul.querySelector('[data-ack="' + CSS.escape(focused) + '"]');
+      if (again) again.focus();
+    }
+  }
+
+  function acknowledge(id, recipient, b) {
+    b.disabled = true;
+    api('POST', '/v1/emergency/alerts/' + encodeURIComponent(id) + '/acknowledge',
+      { recipient_id: recipient, recipient_type: 'dispatcher', note: 'acknowledged from the dispatch console' }).then(function (al) {
+      S.alerts[id].view = al;
+      queueRender();
+    }, function (err) {
+      b.disabled = false;
+      $('streams-error').textContent = 'Acknowledge failed: ' + err.message;
+    });
+  }
+
+  // ---- streams ----
+
+  function refreshStreams() {
+    S.streams.forEach(function (s) {
+      api('GET', '/api/v1/streaming/' + s.type + '/status/' + encodeURIComponent(s.id)).then(function (st) {
+        s.status = st;
+        renderStreams();
+      }, function (err) { s.status = { status: err.code || 'unreadable' }; renderStreams(); });
+    });
+  }
+
+  function renderStreams() {
+    var ul = $('streams');
+    ul.replaceChildren.apply(ul, S.streams.map(function (s) {
+      var st = s.status || {};
+      var li = document.createElement('li');
+      li.dataset.stream = s.id;
+      var title = document.createElement('strong');
+      title.textContent = s.id + ' ';
+      li.append(title, badge('st-' + (st.status || 'unknown'), st.status || '…'), document.createTextNode(' ' + s.type + (s.own ? ' (this console)' : '')));
+      var c = st.counters || {}, lag = st.lag || {}, p = S.positions[s.id] || {};
+      var rows = [['clients', st.connected_clients == null ? '—' : st.connected_clients], ['matched', c.matched || 0],
+        ['delivered', c.delivered || 0], ['dropped', c.dropped || 0], ['last offset', lag.last_offset || 0],
+        ['read up to', p.offset || 0], ['pipeline lag', (lag.pipeline_lag_ms || 0) + ' ms']];
+      if (st.webhook) {
+        var w = st.webhook, wc = w.counts || {};
+        rows.push(['circuit', w.circuit + (w.disabled ? ' (disabled)' : '')], ['pending', wc.pending || 0], ['dead letters', wc.dead_lettered || 0]);
+      }
+      li.appendChild(dl(rows));
+      if (st.webhook && (st.webhook.counts || {}).dead_lettered) {
+        li.appendChild(button('Replay dead letters', function () { replayDead(s); }));
+      }
+      return li;
+    }));
+  }
+
+  function replayDead(s) {
+    var base = '/api/v1/streaming/' + s.type + '/deliveries/' + encodeURIComponent(s.id);
+    api('GET', base + '?status=dead_lettered&limit=200').then(function (r) {
+      var ids = ((r && r.deliveries) || []).map(function (d) { return d.id; });
+      if (!ids.length) return null;
+      return api('POST', base + '/replay', { delivery_ids: ids });
+    }).then(function (r) {
+      $('streams-error').textContent = r ? s.id + ': ' + r.requeued + ' deliveries requeued' : '';
+      refreshStreams();
+    }, function (err) { $('streams-error').textContent = 'Replay failed: ' + err.message; });
+  }
+
+  function addStream(ev) {
+    ev.preventDefault();
+    var id = $('add-stream-id').value.trim(), type = $('add-stream-type').value;
+    if (!id || S.streams.some(function (s) { return s.id === id; })) return;
+    api('GET', '/api/v1/streaming/' + type + '/status/' + encodeURIComponent(id)).then(function (st) {
+      var s = { id: id, type: type, own: false, status: st };
+      S.streams.push(s);
+      saveStreams();
+      $('add-stream-id').value = '';
+      $('streams-error').textContent = '';
+      renderStreams();
+      if (S.ws && S.wsOpen) { startOffsets().then(function () { subscribe(s); }); } else { connect(); }
+    }, function (err) { $('streams-error').textContent = id + ': ' + err.message; });
+  }
+
+  // ---- small DOM helpers ----
+
+  function badge(cls, text) { var b = span('badge ' + cls, text); return b; }
+  function empty(text) { var li = document.createElement('li'); li.className = 'empty'; li.textContent = text; return li; }
+  function button(text, fn) {
+    var b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = text;
+    b.addEventListener('click', fn);
+    return b;
+  }
+  function dl(rows) {
+    var d = document.createElement('dl');
+    rows.forEach(function (r) {
+      var dt = document.createElement('dt'), dd = document.createElement('dd');
+      dt.textContent = r[0];
+      dd.textContent = String(r[1]);
+      d.append(dt, dd);
+    });
+    return d;
+  }
+
+  // Diagnostics: counters of the stream reader, and a way to drop the
+  // connection to watch it resume.
+  window.fleethubConsole = {
+    stats: S.stats,
+    positions: function () { return JSON.parse(JSON.stringify(S.positions)); },
+    drop: function () { if (S.ws) S.ws.close(3000, 'dropped'); }
+  };
+
+  // ---- wiring ----
+
+  document.addEventListener('DOMContentLoaded', function () {
+    $('signin-form').addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      var k = $('key').value.trim();
+      $('key').value = '';
+      if (k) signIn(k);
+    });
+    $('signout').addEventListener('click', signOut);
+    $('feed-filters').addEventListener('input', queueRender);
+    $('feed-filters').addEventListener('submit', function (ev) { ev.preventDefault(); });
+    $('add-stream').addEventListener('submit', addStream);
+    var k = keyFromFragment() || sessionStorage.getItem(KEY) || '';
+    if (k) signIn(k); else $('key').focus();
+  });
+})();

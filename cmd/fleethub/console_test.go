@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds a Chromium binary. Without one the browser tests skip,
+// except under CI=true, where .ci/run installs the Debian package first.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no Chromium binary (chromium, chromium-browser, google-chrome, headless-shell) on PATH; .ci/run installs the Debian chromium package")
+	}
+	t.Skip("the console's browser tests need Chromium (apt-get install -y chromium); skipped without CI=true")
+	return ""
+}
+
+// browser opens a headless Chromium tab at 1280×800.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1280, 800),
+		chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelC(); cancelA() })
+	// Content-Security-Policy violations are collected by the page itself.
+	if err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `window.__csp = [];
+document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));`})
+		return err
+	})); err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	return ctx
+}
+
+// chrome runs browser actions, failing the test on error.
+func chrome(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eventually polls a JavaScript condition until it holds (5 s at most).
+func eventually(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, cancel := context.WithTimeout(ctx, 20*time.Second)
+		ok, err := chromedp.Run(c, chromedp.Evaluate[bool](expr))
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('conn').textContent + ' | ' + JSON.stringify(window.fleethubConsole && window.fleethubConsole.stats) + ' | ' + document.querySelector('main').innerText.slice(0, 600)`))
+			t.Fatalf("%s: not seen within 5 s\n%s\npage: %s", what, expr, state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// shoot saves a screenshot under FLEETHUB_CONSOLE_SCREENSHOTS (docs/img
+// when set to 1), and does nothing when it is unset.
+func shoot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("FLEETHUB_CONSOLE_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	if dir == "1" {
+		dir = filepath.Join("..", "..", "docs", "img")
+	}
+	time.Sleep(300 * time.Millisecond) // let the map finish drawing
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConsoleFilesNeedNoKey(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	for _, p := range []string{"/console/", "/console/console.js", "/console/console.css", "/console/leaflet/leaflet.js", "/console/leaflet/LICENSE"} {
+		r := n.do("GET", p, "", nil)
+		if r.Status != 200 || len(r.Body) == 0 {
+			t.Fatalf("%s: %d", p, r.Status)
+		}
+		csp := r.Header.Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("%s: Content-Security-Policy %q lacks %q", p, csp, want)
+			}
+		}
+		if r.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: no nosniff", p)
+		}
+	}
+	if ct := n.do("GET", "/console/", "", nil).Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Errorf("page content type %q", ct)
+	}
+	if r := n.do("GET", "/console/missing.js", "", nil); r.Status != 404 {
+		t.Errorf("missing file: %d", r.Status)
+	}
+	if body := string(n.do("GET", "/console/", "", nil).Body); strings.Contains(body, "<script>") || strings.Contains(body, " style=") || strings.Contains(body, "http") {
+		t.Errorf("the page has an inline script or style, or an outside URL")
+	}
+}
+
+// TestConsoleInBrowser drives the console in headless Chromium against a
+// real node: sign-in from the fragment, a vehicle on the map, events in
+// the feed, filters, focus, acknowledging an alert, a dropped connection
+// resumed without duplicates, and a reload replaying the log.
+func TestConsoleInBrowser(t *testing.T) {
+	ctx := browser(t)
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+
+	t0 := time.Now().Add(-3 * time.Minute).UTC()
+	trip := n.startTrip(k, "veh-1", t0)
+	if r := n.batch(k, trip, track(t0, 40.0, -83.0, constant(30, 10))); r.Status != 200 {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
+	}
+
+	chrome(t, ctx, "open", chromedp.Navigate(n.url+"/console/#key="+k))
+	eventually(t, ctx, "connected", `document.getElementById('conn').textContent === 'live'`)
+	eventually(t, ctx, "the key is kept in the tab and shown only in part",
+		`sessionStorage.getItem('fleethub.console.key') === `+jsString(k)+` && location.href.indexOf(`+jsString(k)+`) < 0 && document.documentElement.outerHTML.indexOf(`+jsString(k)+`) < 0 && document.getElementById('who').textContent.indexOf('…') > 0`)
+	eventually(t, ctx, "vehicle marker", `!!document.querySelector('path.vehicle') && !!document.querySelector('#vehicles [data-vehicle="veh-1"]')`)
+
+	// the vehicle moves: the marker follows and turns to moving
+	if r := n.batch(k, trip, track(t0.Add(10*time.Second), 40.0008, -83.0, constant(30, 10))); r.Status != 200 {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
+	}
+	eventually(t, ctx, "vehicle moving", `document.querySelector('#vehicles [data-vehicle="veh-1"]').textContent.indexOf('moving') > 0 && !!document.querySelector('path.vehicle-moving')`)
+
+	evs := []any{
+		map[string]any{"event_id": "console-e1", "event_type": "harsh_braking", "category": "safety_events", "timestamp": stamp(-time.Minute),
+			"severity": "high", "priority": "urgent", "source": map[string]any{"vehicle_id": "veh-1", "trip_id": trip},
+			"location": map[string]any{"latitude": 40.001, "longitude": -83.0}, "event_data": map[string]any{"deceleration_g": 0.61}},
+		map[string]any{"event_id": "console-e2", "event_type": "idling", "category": "vehicle_events", "timestamp": stamp(-30 * time.Second),
+			"severity": "low", "source": map[string]any{"vehicle_id": "veh-2"}},
+	}
+	if r := n.do("POST", "/v1/events", k, map[string]any{"events": evs}); r.Status != 202 {
+		t.Fatalf("events: %d %s", r.Status, r.Body)
+	}
+	eventually(t, ctx, "feed entries", `!!document.querySelector('#feed [data-event-id="console-e1"]') && !!document.querySelector('#feed [data-event-id="console-e2"]')`)
+	eventually(t, ctx, "newest first", `document.querySelector('#feed [data-event-id="console-e2"]').dataset.offset - document.querySelector('#feed [data-event-id="console-e1"]').dataset.offset > 0 && [...document.querySelectorAll('#feed button')].findIndex(b => b.dataset.eventId === 'console-e2') < [...document.querySelectorAll('#feed button')].findIndex(b => b.dataset.eventId === 'console-e1')`)
+	eventually(t, ctx, "an alert colours the vehicle", `!!document.querySelector('path.vehicle-alert')`)
+
+	// filters: the severity select, the vehicle field typed into, the category select
+	filter := func(category, severity string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](`document.getElementById('f-category').value = ` + jsString(category) + `;
+document.getElementById('f-severity').value = ` + jsString(severity) + `;
+document.getElementById('f-vehicle').value = '';
+document.getElementById('feed-filters').dispatchEvent(new Event('input'))`)
+	}
+	chrome(t, ctx, "filter severity", filter("", "high"))
+	eventually(t, ctx, "severity filter", `!!document.querySelector('#feed [data-event-id="console-e1"]') && !document.querySelector('#feed [data-event-id="console-e2"]')`)
+	chrome(t, ctx, "filter vehicle", filter("", ""), chromedp.SendKeys(chromedp.CSS("#f-vehicle"), "veh-2"))
+	eventually(t, ctx, "vehicle filter", `!document.querySelector('#feed [data-event-id="console-e1"]') && !!document.querySelector('#feed [data-event-id="console-e2"]')`)
+	chrome(t, ctx, "filter category", filter("safety_events", ""))
+	eventually(t, ctx, "category filter", `!!document.querySelector('#feed [data-event-id="console-e1"]') && !document.querySelector('#feed [data-event-id="console-e2"]')`)
+	chrome(t, ctx, "clear filters", filter("", ""))
+	eventually(t, ctx, "filters cleared", `!!document.querySelector('#feed [data-event-id="console-e2"]')`)
+
+	// clicking an event focuses the map on it; selecting the vehicle draws its route
+	chrome(t, ctx, "click event", chromedp.Click(chromedp.CSS(`#feed [data-event-id="console-e1"]`)))
+	eventually(t, ctx, "focus", `document.getElementById('selected').textContent.indexOf('harsh_braking') === 0 && !!document.querySelector('path.focus-ring')`)
+	chrome(t, ctx, "select vehicle", chromedp.Click(chromedp.CSS(`#vehicles [data-vehicle="veh-1"]`)))
+	eventually(t, ctx, "route", `!!document.querySelector('path.trip-route') && !!document.querySelector('path.route-event')`)
+	shoot(t, ctx, "console-map.png")
+
+	// an alert reaches the driver of veh-1; the console acknowledges it
+	r := n.do("POST", "/v1/emergency/alerts", k, map[string]any{"alert_type": "severe_weather_warning", "severity": "high", "title": "Flooding on High St", "message": "Avoid High St",
+		"affected_area":     map[string]any{"type": "radius", "center": map[string]any{"latitude": 40.0, "longitude": -83.0}, "radius_km": 10},
+		"target_audience":   map[string]any{"include": []string{"active_drivers"}},
+		"delivery_channels": []map[string]any{{"channel": "in_app_alert"}},
+		"expiration":        time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "acknowledgment_required": true})
+	if r.Status != 201 {
+		t.Fatalf("alert: %d %s", r.Status, r.Body)
+	}
+	alert := r.json(t)["alert_id"].(string)
+	if r := n.do("POST", "/v1/emergency/incidents", k, map[string]any{"event_type": "breakdown", "severity_level": "moderate", "vehicle_id": "veh-1",
+		"location": map[string]any{"latitude": 40.0015, "longitude": -83.0}, "description": "flat tyre"}); r.Status != 201 {
+		t.Fatalf("incident: %d %s", r.Status, r.Body)
+	}
+	eventually(t, ctx, "incident", `!!document.querySelector('#incidents [data-incident]')`)
+	eventually(t, ctx, "alert with its recipient", `!!document.querySelector('#alerts [data-ack="`+alert+`/d-veh-1"]')`)
+	shoot(t, ctx, "console-emergency.png")
+	chrome(t, ctx, "acknowledge", chromedp.Click(chromedp.CSS(`#alerts [data-ack="`+alert+`/d-veh-1"]`)))
+	eventually(t, ctx, "acknowledged", `!!document.querySelector('#alerts [data-alert="`+alert+`"] .acked')`)
+	if got := n.do("GET", "/v1/emergency/alerts/"+alert, k, nil).json(t)["acknowledgment_status"].(map[string]any)["received"]; got != 1.0 {
+		t.Errorf("acknowledgments on the server: %v", got)
+	}
+
+	// a dropped connection is reported, resumed after the last offset, and
+	// shows each event once
+	chrome(t, ctx, "watch the connection", chromedp.Evaluate[chromedp.Void](`window.__down = false; new MutationObserver(() => {
+  if (document.getElementById('conn').classList.contains('conn-down')) window.__down = true;
+}).observe(document.getElementById('conn'), {attributes: true, childList: true, subtree: true}); window.fleethubConsole.drop()`))
+	if r := n.do("POST", "/v1/events", k, map[string]any{"events": []any{map[string]any{"event_id": "console-e3", "event_type": "speeding", "category": "safety_events",
+		"timestamp": stamp(-time.Second), "severity": "medium", "source": map[string]any{"vehicle_id": "veh-1"}}}}); r.Status != 202 {
+		t.Fatalf("events: %d %s", r.Status, r.Body)
+	}
+	eventually(t, ctx, "resumed", `window.__down && window.fleethubConsole.stats.connects >= 2 && document.getElementById('conn').textContent === 'live' && !!document.querySelector('#feed [data-event-id="console-e3"]')`)
+	unique := `(() => { const b = [...document.querySelectorAll('#feed button')];
+  const keys = b.map(x => x.dataset.stream + ':' + x.dataset.offset);
+  return b.length > 3 && new Set(keys).size === keys.length && ['console-e1', 'console-e2', 'console-e3'].every(id => b.filter(x => x.dataset.eventId === id).length === 1); })()`
+	eventually(t, ctx, "no duplicates after the reconnect", unique)
+
+	// a reload replays the stream log's last messages, once each
+	chrome(t, ctx, "reload", chromedp.Reload())
+	eventually(t, ctx, "replayed", `document.getElementById('conn').textContent === 'live' && !!document.querySelector('#feed [data-event-id="console-e3"]')`)
+	eventually(t, ctx, "no duplicates after the reload", unique)
+	shoot(t, ctx, "console-feed.png")
+
+	csp, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__csp`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(csp) > 0 {
+		t.Errorf("Content-Security-Policy violations: %v", csp)
+	}
+
+	// phone width
+	chrome(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	eventually(t, ctx, "phone layout", `document.documentElement.scrollWidth <= window.innerWidth + 1`)
+	shoot(t, ctx, "console-phone.png")
+}
+
+func jsString(s string) string { return fmt.Sprintf("%q", s) }
