@@ -4,6 +4,7 @@
 package routing
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 
@@ -152,8 +153,75 @@ func (h *Handlers) matrix(c *api.Ctx) error {
 		return api.Validation("validation_failed", bad)
 	}
 	res := h.g.Route(routing.Request{Sources: src, Targets: dst, Costing: costing, Truck: truck})
-	return c.JSON(200, MatrixResponse{Success: true, Data: MatrixData{SourcesToTargets: cells(res.Costs), Units: "kilometers",
-		Sources: located(res.Sources), Targets: located(res.Targets)}})
+	c.SetStatusCode(200)
+	c.SetContentType("application/json")
+	c.Response.SetBodyRaw(appendMatrix(make([]byte, 0, 64+40*len(src)*len(dst)), res))
+	return nil
+}
+
+// appendMatrix appends the answer as MatrixResponse encodes it, written
+// directly: a 50×50 answer is 2,500 cells, and reflection over them
+// would cost as much as a tenth of the routing.
+func appendMatrix(b []byte, res routing.Result) []byte {
+	b = append(b, `{"success":true,"data":{"sources_to_targets":[`...)
+	for i, row := range res.Costs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		for j, k := range row {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			if !k.OK {
+				b = append(b, `{"distance":null,"time":null}`...)
+				continue
+			}
+			b = append(b, `{"distance":`...)
+			b = appendFixed(b, math.Round(k.Meters/1000*1000), 3)
+			b = append(b, `,"time":`...)
+			b = appendFixed(b, math.Round(k.Seconds*10), 1)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `],"units":"kilometers","sources":`...)
+	b = appendLocated(b, res.Sources)
+	b = append(b, `,"targets":`...)
+	b = appendLocated(b, res.Targets)
+	return append(b, "}}\n"...)
+}
+
+func appendLocated(b []byte, snaps []routing.Snap) []byte {
+	js, _ := json.Marshal(located(snaps)) // a hundred small values at most
+	return append(b, js...)
+}
+
+// appendFixed writes n/10^dec, n a whole number, as encoding/json writes
+// that float: the shortest decimal, no trailing zeros. Numbers too large
+// to be exact go through encoding/json.
+func appendFixed(b []byte, n float64, dec int) []byte {
+	scale := [...]int64{1, 10, 100, 1000}[dec]
+	if math.Abs(n) >= 1<<52 {
+		js, _ := json.Marshal(n / float64(scale))
+		return append(b, js...)
+	}
+	v := int64(n)
+	if v < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	b = strconv.AppendInt(b, v/scale, 10)
+	frac := v % scale
+	if frac == 0 {
+		return b
+	}
+	b = append(b, '.')
+	for d := scale / 10; d > 0 && frac > 0; d /= 10 {
+		b = append(b, byte('0'+frac/d))
+		frac %= d
+	}
+	return b
 }
 
 // truckSize checks the truck's dimensions: only with the truck costing,
