@@ -76,10 +76,6 @@ type app struct {
 	redis   *redis.Client
 	bus     hub.Bus
 	keys    *keys.Service
-	// breakers guard Redis, PostgreSQL and Kafka (breakers.go); ready are
-	// the dependencies /readyz requires.
-	breakers *breakers
-	ready    []health.Dependency
 	health  *health.Checker
 	server  *api.Server
 	addr    net.Addr
@@ -92,6 +88,11 @@ type app struct {
 	wg      sync.WaitGroup
 	cancel  context.CancelFunc
 	errs    chan error
+
+	// breakers guard Redis, PostgreSQL and Kafka (breakers.go); ready are
+	// the dependencies /readyz requires.
+	breakers *breakers
+	ready    []health.Dependency
 }
 
 // openStore opens the configured backend.
@@ -206,8 +207,8 @@ func (a *app) openEngines() (engines, error) {
 		a.closers = append(a.closers, e.archive.Close)
 	}
 	if a.cfg.OSM != "" {
-		var costings []routing.Costing
-		for _, name := range strings.Split(a.cfg.OSMCostings, ",") {
+		var costings []routing.Costing // none named: auto
+		for _, name := range strings.FieldsFunc(a.cfg.OSMCostings, func(r rune) bool { return r == ',' }) {
 			c, ok := routing.ParseCosting(strings.TrimSpace(name))
 			if !ok {
 				return e, fmt.Errorf("--osm-costings: %q is not auto, truck, bicycle or pedestrian", name)
