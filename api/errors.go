@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/fleethub/fleethub/internal/breaker"
+	"github.com/fleethub/fleethub/internal/store"
 )
 
 // Error is an API error: the one type handlers return to choose a status
@@ -84,8 +87,28 @@ func Validation(code string, fields map[string]string) *Error {
 	return Errf(code, "%s", msg).WithDetails(fields)
 }
 
-// Internal wraps an unexpected error.
+// unavailableRetryAfter is the Retry-After of an answer made while an
+// outside part is down: a breaker probes every 250 ms, so a second is
+// enough to find it back when the outage was short.
+const unavailableRetryAfter = 1
+
+// Unavailable reports whether err means an outside part (the store, the
+// bus) did not answer or its breaker is open, and returns the
+// service_unavailable error to answer with.
+func Unavailable(err error) (*Error, bool) {
+	if !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, breaker.ErrOpen) {
+		return nil, false
+	}
+	return &Error{Status: http.StatusServiceUnavailable, Code: "service_unavailable",
+		Message: "a backing service is unavailable; nothing was changed, retry later", Cause: err, RetryAfter: unavailableRetryAfter}, true
+}
+
+// Internal wraps an unexpected error. An outside part that did not answer
+// is service_unavailable instead (Unavailable).
 func Internal(err error) *Error {
+	if e, ok := Unavailable(err); ok {
+		return e
+	}
 	return &Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal server error", Cause: err}
 }
 
@@ -97,7 +120,13 @@ func NotImplemented(what string) *Error {
 // AsError converts any error to *Error.
 func AsError(err error) *Error {
 	var e *Error
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && (e.Status != http.StatusInternalServerError || e.Cause == nil) {
+		return e
+	}
+	if u, ok := Unavailable(err); ok {
+		return u
+	}
+	if e != nil {
 		return e
 	}
 	return Internal(err)

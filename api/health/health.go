@@ -6,7 +6,13 @@
 // of the threshold table of the interface: store probe time, API average
 // latency over the last minute, error rate over the last minute and store
 // connections in use; a degraded dependency (Redis failing over to local
-// limits, the bus) makes the whole degraded at least.
+// limits, the bus) makes the whole degraded at least. Invalidate drops
+// the cached answer, so that a dependency changing state (a circuit
+// breaker opening or closing) shows at the next request.
+//
+// /readyz answers 503 while the server shuts down, while the store does
+// not answer and while any of Deps.Ready reports unhealthy (the bus
+// cannot take writes): a load balancer then sends the node no traffic.
 //
 // Active trip figures are scoped to the caller: a key holding
 // AdminPermission sees every organization's, any other key its own
@@ -83,6 +89,10 @@ type Deps struct {
 	Requests    *api.Stats
 	Trips       ActiveTrips           // may be nil
 	Others      map[string]Dependency // cache, bus, location_service, ...
+	// Ready are the dependencies without which the node takes no
+	// traffic: /readyz answers 503 while one reports unhealthy. Each
+	// must answer at once (a breaker's state, not a probe).
+	Ready []Dependency
 	Gatherer    prometheus.Gatherer
 }
 
@@ -116,6 +126,14 @@ func New(cfg Config, deps Deps) *Checker {
 	c := &Checker{cfg: cfg, deps: deps, started: time.Now(), now: time.Now, trips: map[Scope]tripsEntry{}}
 	c.ready.Store(true)
 	return c
+}
+
+// Invalidate drops the cached report: the next request computes a fresh
+// one.
+func (c *Checker) Invalidate() {
+	c.mu.Lock()
+	c.at = time.Time{}
+	c.mu.Unlock()
 }
 
 // SetReady flips readiness (false while shutting down).
@@ -273,6 +291,16 @@ func (c *Checker) activeTrips(ctx context.Context, sc Scope, now time.Time) Trip
 	return v
 }
 
+// depsReady reports whether no dependency of Deps.Ready is unhealthy.
+func (c *Checker) depsReady(ctx context.Context) bool {
+	for _, d := range c.deps.Ready {
+		if d.Health(ctx) == Unhealthy {
+			return false
+		}
+	}
+	return true
+}
+
 func round(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
 
 // cached returns the encoded report for sc: the report recomputed after
@@ -317,12 +345,12 @@ func (c *Checker) Routes() []*api.Route {
 			}},
 		{Method: "GET", Path: "/healthz", Tag: "health", Summary: "Liveness", Auth: api.AuthNone, Response: Live{},
 			Handler: func(x *api.Ctx) error { return x.JSON(200, Live{Status: "ok"}) }},
-		{Method: "GET", Path: "/readyz", Tag: "health", Summary: "Readiness: the store answers and the server is not shutting down", Auth: api.AuthNone,
+		{Method: "GET", Path: "/readyz", Tag: "health", Summary: "Readiness: the store answers, the bus takes writes and the server is not shutting down", Auth: api.AuthNone,
 			Response: Live{}, Errors: []int{503},
 			Handler: func(x *api.Ctx) error {
 				ctx, cancel := context.WithTimeout(x.Context(), 2*time.Second)
 				defer cancel()
-				if !c.ready.Load() || c.deps.Store.Ping(ctx) != nil {
+				if !c.ready.Load() || !c.depsReady(ctx) || c.deps.Store.Ping(ctx) != nil {
 					return x.JSON(503, Live{Status: "unavailable"})
 				}
 				return x.JSON(200, Live{Status: "ok"})

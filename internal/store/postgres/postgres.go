@@ -13,8 +13,14 @@
 // order (COLLATE "C") so keyset listings page exactly as on SQLite.
 //
 // Errors: a unique violation (SQLSTATE 23505) wraps store.ErrConflict, no
-// rows wraps store.ErrNotFound, anything else is wrapped as
+// rows wraps store.ErrNotFound, a database that did not answer (guard.go)
+// wraps store.ErrUnavailable, anything else is wrapped as
 // "postgres: <op>: <err>".
+//
+// With Config.Breaker the pool sits behind a circuit breaker
+// (internal/breaker): once a call finds the database gone, every call
+// fails at once with store.ErrUnavailable, without waiting on a dial,
+// until a background ping sees it back.
 package postgres
 
 import (
@@ -27,6 +33,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fleethub/fleethub/internal/breaker"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -39,11 +46,14 @@ type Config struct {
 	// MaxConns is the pool size. 0 keeps the URL's pool_max_conns or, without
 	// it, pgxpool's default (the greater of 4 and the number of CPUs).
 	MaxConns int32
+	// Breaker, when set, puts the pool behind a circuit breaker with this
+	// configuration; its probe is a ping. Nil: no breaker.
+	Breaker *breaker.Config
 }
 
 // Store is the PostgreSQL backend.
 type Store struct {
-	pool *pgxpool.Pool
+	pool *db
 }
 
 var _ store.Backend = (*Store)(nil)
@@ -61,13 +71,19 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: &db{pool: pool}}
+	if cfg.Breaker != nil {
+		s.pool.b = breaker.New(*cfg.Breaker, func(ctx context.Context) error { return pool.Ping(ctx) })
+	}
 	if err := s.migrate(ctx); err != nil {
-		pool.Close()
+		s.pool.Close()
 		return nil, err
 	}
 	return s, nil
 }
+
+// Breaker is the store's circuit breaker; nil without Config.Breaker.
+func (s *Store) Breaker() *breaker.Breaker { return s.pool.b }
 
 // Ping checks the database answers.
 func (s *Store) Ping(ctx context.Context) error {
@@ -333,6 +349,8 @@ func wrap(op string, err error) error {
 		return fmt.Errorf("postgres: %s: %w", op, store.ErrNotFound)
 	case errors.As(err, &pgErr) && pgErr.Code == uniqueViolation:
 		return fmt.Errorf("postgres: %s: %w (constraint %s)", op, store.ErrConflict, pgErr.ConstraintName)
+	case unavailable(err):
+		return fmt.Errorf("postgres: %s: %w: %w", op, store.ErrUnavailable, err)
 	default:
 		return fmt.Errorf("postgres: %s: %w", op, err)
 	}

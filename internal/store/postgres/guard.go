@@ -1,0 +1,139 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fleethub/fleethub/internal/breaker"
+)
+
+// db is the pool as the store uses it: with a breaker, every call fails
+// at once with breaker.ErrOpen while the breaker is open, and a call the
+// database did not answer counts as a failure. Calls inside a
+// transaction are not counted; its Begin is.
+type db struct {
+	pool *pgxpool.Pool
+	b    *breaker.Breaker // nil: no breaker
+}
+
+func (d *db) allow() error {
+	if d.b == nil {
+		return nil
+	}
+	return d.b.Allow()
+}
+
+// record counts err for the breaker; a caller that gave up is not counted.
+func (d *db) record(ctx context.Context, err error) {
+	switch {
+	case d.b == nil || ctx.Err() != nil:
+	case unavailable(err):
+		d.b.Failure(err)
+	default:
+		d.b.Success()
+	}
+}
+
+func (d *db) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := d.allow(); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := d.pool.Exec(ctx, sql, args...)
+	d.record(ctx, err)
+	return tag, err
+}
+
+func (d *db) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := d.allow(); err != nil {
+		return nil, err
+	}
+	rows, err := d.pool.Query(ctx, sql, args...)
+	d.record(ctx, err)
+	return rows, err
+}
+
+func (d *db) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if err := d.allow(); err != nil {
+		return errRow{err}
+	}
+	return row{d: d, ctx: ctx, r: d.pool.QueryRow(ctx, sql, args...)}
+}
+
+func (d *db) Begin(ctx context.Context) (pgx.Tx, error) {
+	if err := d.allow(); err != nil {
+		return nil, err
+	}
+	tx, err := d.pool.Begin(ctx)
+	d.record(ctx, err)
+	return tx, err
+}
+
+func (d *db) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if err := d.allow(); err != nil {
+		return errBatch{err}
+	}
+	return d.pool.SendBatch(ctx, b)
+}
+
+func (d *db) Stat() *pgxpool.Stat { return d.pool.Stat() }
+
+func (d *db) Close() {
+	if d.b != nil {
+		_ = d.b.Close()
+	}
+	d.pool.Close()
+}
+
+// row records the outcome of its Scan.
+type row struct {
+	d   *db
+	ctx context.Context
+	r   pgx.Row
+}
+
+func (r row) Scan(dest ...any) error {
+	err := r.r.Scan(dest...)
+	r.d.record(r.ctx, err)
+	return err
+}
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+type errBatch struct{ err error }
+
+func (b errBatch) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, b.err }
+func (b errBatch) Query() (pgx.Rows, error)         { return nil, b.err }
+func (b errBatch) QueryRow() pgx.Row                { return errRow(b) }
+func (b errBatch) Close() error                     { return b.err }
+func (b errBatch) Tx() pgx.Tx                       { return nil }
+
+// unavailable reports whether err means the database did not answer: no
+// connection, a broken one, a timeout, a server shutting down or not yet
+// taking connections, or an open breaker.
+func unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, breaker.ErrOpen) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "57P01", "57P02", "57P03", "53300": // admin shutdown, crash shutdown, cannot connect now, too many connections
+			return true
+		}
+		return len(pgErr.Code) == 5 && pgErr.Code[:2] == "08" // connection exception
+	}
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connErr) || errors.As(err, &netErr) || pgconn.Timeout(err) || pgconn.SafeToRetry(err)
+}
