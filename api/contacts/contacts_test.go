@@ -1,0 +1,282 @@
+package contacts_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/contacts"
+	domain "github.com/fleethub/fleethub/ingest/contacts"
+	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/store/testdb"
+)
+
+type auth map[string]*api.Principal
+
+func (a auth) Authenticate(_ context.Context, key string) (*api.Principal, error) {
+	if p := a[key]; p != nil {
+		return p, nil
+	}
+	return nil, api.Errf("api_key_not_found", "unknown key")
+}
+
+var writer, reader, foreign = genKey(), genKey(), genKey()
+
+func genKey() string {
+	k, err := apikey.Generate("test")
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+type fixture struct {
+	t   *testing.T
+	url string
+}
+
+func start(t *testing.T, open testdb.Opener) *fixture {
+	t.Helper()
+	st := open(t)
+	a := auth{
+		writer:  {KeyID: "k1", Org: "org-a", Env: "test", Permissions: []string{"fleet:read", "fleet:write"}, Rate: 1e6, Burst: 1e6},
+		reader:  {KeyID: "k2", Org: "org-a", Env: "test", Permissions: []string{"fleet:read"}, Rate: 1e6, Burst: 1e6},
+		foreign: {KeyID: "k3", Org: "org-b", Env: "test", Permissions: []string{"all"}, Rate: 1e6, Burst: 1e6},
+	}
+	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), a, nil)
+	srv.Handle(contacts.New(domain.New(st, ticker())).Routes()...)
+	addr, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+	})
+	return &fixture{t: t, url: "http://" + addr.String()}
+}
+
+// ticker is a clock a second further on at every reading, so contacts
+// list in the order they were made.
+func ticker() func() time.Time {
+	var mu sync.Mutex
+	t := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Second)
+		return t
+	}
+}
+
+type reply struct {
+	status int
+	body   map[string]any
+}
+
+func (r reply) details() map[string]any {
+	e, _ := r.body["error"].(map[string]any)
+	d, _ := e["details"].(map[string]any)
+	return d
+}
+
+func (f *fixture) do(method, path, key string, body any) reply {
+	f.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, f.url+path, rd)
+	req.Header.Set("X-API-Key", key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	r := reply{status: res.StatusCode}
+	if err := json.Unmarshal(raw, &r.body); err != nil {
+		f.t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, raw)
+	}
+	return r
+}
+
+func (f *fixture) create(body map[string]any) string {
+	f.t.Helper()
+	r := f.do("POST", "/v1/contacts", writer, body)
+	if r.status != 201 {
+		f.t.Fatalf("create: %d %v", r.status, r.body)
+	}
+	return r.body["contact_id"].(string)
+}
+
+func dispatcher(name, phone string) map[string]any {
+	return map[string]any{"name": name, "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": phone, "email": "d@example.com"}}
+}
+
+func TestContacts(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, open testdb.Opener) {
+		t.Run("CRUD", func(t *testing.T) { testCRUD(t, open) })
+		t.Run("BadInput", func(t *testing.T) { testBadInput(t, open) })
+		t.Run("List", func(t *testing.T) { testList(t, open) })
+	})
+}
+
+func testCRUD(t *testing.T, open testdb.Opener) {
+	f := start(t, open)
+	id := f.create(map[string]any{"name": "Ana Ruiz", "roles": []string{"field_personnel", "supervisor"},
+		"channels":    map[string]any{"sms": "+14155550100", "voice": "+14155550100", "email": "ana@example.com", "push_token": "tok-1"},
+		"home_area":   map[string]any{"latitude": 40.0, "longitude": -83.0, "city": "Columbus", "state": "OH"},
+		"links":       map[string]any{"vehicle_ids": []string{"v1"}},
+		"quiet_hours": map[string]any{"start": "22:00", "end": "06:30", "timezone": "America/New_York"},
+		"language":    "es-MX"})
+	r := f.do("GET", "/v1/contacts/"+id, reader, nil)
+	if r.status != 200 || r.body["name"] != "Ana Ruiz" || r.body["language"] != "es-MX" {
+		t.Fatalf("get: %d %v", r.status, r.body)
+	}
+	if q := r.body["quiet_hours"].(map[string]any); q["critical_override"] != true {
+		t.Errorf("critical_override defaults to true: %v", q)
+	}
+	if r := f.do("GET", "/v1/contacts/"+id, foreign, nil); r.status != 404 {
+		t.Errorf("another organization reads it: %d", r.status)
+	}
+	if r := f.do("POST", "/v1/contacts", reader, dispatcher("X", "+14155550199")); r.status != 403 {
+		t.Errorf("fleet:read creates: %d", r.status)
+	}
+	r = f.do("PUT", "/v1/contacts/"+id+"/location", writer, map[string]any{"latitude": 41.5, "longitude": -81.7, "accuracy_m": 12})
+	if r.status != 200 {
+		t.Fatalf("location: %d %v", r.status, r.body)
+	}
+	if l := r.body["location"].(map[string]any); l["latitude"] != 41.5 || l["reported_at"] == nil {
+		t.Errorf("location %v", l)
+	}
+	// A replacement without a location keeps the reported one.
+	r = f.do("PUT", "/v1/contacts/"+id, writer, map[string]any{"name": "Ana Ruiz", "roles": []string{"field_personnel"}, "channels": map[string]any{"email": "ana@example.com"}})
+	if r.status != 200 || r.body["location"] == nil || len(r.body["roles"].([]any)) != 1 || r.body["created_at"] == r.body["updated_at"] {
+		t.Fatalf("replace: %d %v", r.status, r.body)
+	}
+	if r := f.do("PUT", "/v1/contacts/"+id, foreign, dispatcher("X", "+14155550199")); r.status != 404 {
+		t.Errorf("another organization replaces it: %d", r.status)
+	}
+	if r := f.do("DELETE", "/v1/contacts/"+id, writer, nil); r.status != 200 || r.body["success"] != true {
+		t.Fatalf("delete: %d %v", r.status, r.body)
+	}
+	if r := f.do("GET", "/v1/contacts/"+id, reader, nil); r.status != 404 {
+		t.Errorf("deleted contact: %d", r.status)
+	}
+	if r := f.do("DELETE", "/v1/contacts/"+id, writer, nil); r.status != 404 {
+		t.Errorf("deleted twice: %d", r.status)
+	}
+}
+
+func testBadInput(t *testing.T, open testdb.Opener) {
+	f := start(t, open)
+	driver := f.create(map[string]any{"name": "Dan Driver", "roles": []string{"driver"}, "links": map[string]any{"driver_ids": []string{"drv_1"}}})
+	otherOrg := f.do("POST", "/v1/contacts", foreign, map[string]any{"name": "Other", "roles": []string{"driver"}}).body["contact_id"].(string)
+	f.create(dispatcher("Dee Spatch", "+14155550101"))
+	for _, c := range []struct {
+		name  string
+		path  string
+		body  any
+		field string
+	}{
+		{"phone", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "555-0100"}}, "channels.sms"},
+		{"voice", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"voice": "+0123"}}, "channels.voice"},
+		{"email", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "a@b"}}, "channels.email"},
+		{"no channel", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}}, "channels"},
+		{"role", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"captain"}, "channels": map[string]any{"email": "a@example.com"}}, "roles[0]"},
+		{"no role", "/v1/contacts", map[string]any{"name": "A", "roles": []string{}, "channels": map[string]any{"email": "a@example.com"}}, "roles"},
+		{"no name", "/v1/contacts", map[string]any{"name": " ", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "a@example.com"}}, "name"},
+		{"latitude", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"field_personnel"}, "channels": map[string]any{"email": "a@example.com"},
+			"location": map[string]any{"latitude": 91, "longitude": 0}}, "location.latitude"},
+		{"home longitude", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"field_personnel"}, "channels": map[string]any{"email": "a@example.com"},
+			"home_area": map[string]any{"latitude": 1, "longitude": 180.5}}, "home_area.longitude"},
+		{"quiet hours", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "a@example.com"},
+			"quiet_hours": map[string]any{"start": "25:00", "end": "06:00", "timezone": "Mars/Olympus"}}, "quiet_hours.timezone"},
+		{"language", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "a@example.com"}, "language": "english!"}, "language"},
+		{"emergency contact without driver", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+14155550102"}}, "links.emergency_contact_for"},
+		{"contact of another organization", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+14155550102"},
+			"links": map[string]any{"emergency_contact_for": []string{driver, otherOrg}}}, "links.emergency_contact_for[1]"},
+		{"duplicate", "/v1/contacts", dispatcher("dee  SPATCH", "+14155550101"), "name"},
+		{"type", "/v1/contacts", map[string]any{"name": 5}, "name"},
+		{"location latitude", "/v1/contacts/" + driver + "/location", map[string]any{"latitude": -90.5, "longitude": 0}, "latitude"},
+		{"location missing", "/v1/contacts/" + driver + "/location", map[string]any{"latitude": 10}, "longitude"},
+	} {
+		method := "POST"
+		if c.path != "/v1/contacts" {
+			method = "PUT"
+		}
+		r := f.do(method, c.path, writer, c.body)
+		if r.status != 400 || r.details()[c.field] == nil {
+			t.Errorf("%s: %d %v, want 400 naming %s", c.name, r.status, r.body, c.field)
+		}
+	}
+	for _, q := range []string{"role=captain", "limit=0", "limit=201", "cursor=xyz", "cursor=" + url.QueryEscape("MTIzOmNvbl94"[:6])} {
+		if r := f.do("GET", "/v1/contacts?"+q, reader, nil); r.status != 400 {
+			t.Errorf("?%s: %d %v", q, r.status, r.body)
+		}
+	}
+}
+
+func testList(t *testing.T, open testdb.Opener) {
+	f := start(t, open)
+	var want []string
+	for i := range 5 {
+		want = append(want, f.create(dispatcher(fmt.Sprintf("D%d", i), fmt.Sprintf("+1415555020%d", i))))
+	}
+	ec := f.create(map[string]any{"name": "Mom", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+14155550300"},
+		"links": map[string]any{"emergency_contact_for": []string{"drv_1"}}})
+	want = append(want, ec)
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 10 {
+			t.Fatal("the cursor never ends")
+		}
+		r := f.do("GET", "/v1/contacts?limit=2&cursor="+cursor, reader, nil)
+		if r.status != 200 {
+			t.Fatalf("list: %d %v", r.status, r.body)
+		}
+		for _, c := range r.body["contacts"].([]any) {
+			got = append(got, c.(map[string]any)["contact_id"].(string))
+		}
+		next, _ := r.body["pagination"].(map[string]any)["next_cursor"].(string)
+		if next == "" {
+			break
+		}
+		cursor = url.QueryEscape(next)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("pages %v, want %v", got, want)
+	}
+	r := f.do("GET", "/v1/contacts?emergency_contact_for=drv_1", reader, nil)
+	if l := r.body["contacts"].([]any); len(l) != 1 || l[0].(map[string]any)["contact_id"] != ec {
+		t.Errorf("emergency contacts of drv_1: %v", r.body)
+	}
+	r = f.do("GET", "/v1/contacts?role=dispatcher&limit=200", reader, nil)
+	if l := r.body["contacts"].([]any); len(l) != 5 {
+		t.Errorf("dispatchers: %d", len(l))
+	}
+	if r := f.do("GET", "/v1/contacts", foreign, nil); len(r.body["contacts"].([]any)) != 0 {
+		t.Errorf("another organization lists %v", r.body)
+	}
+}

@@ -1,0 +1,183 @@
+package contacts
+
+import (
+	"fmt"
+	"net/mail"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	_ "time/tzdata" // quiet hours' zones must not depend on the host's zoneinfo
+	"unicode"
+)
+
+// Limits of a contact.
+const (
+	maxName  = 200
+	maxID    = 128
+	maxLinks = 100
+	maxToken = 4096
+)
+
+var (
+	e164     = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+	language = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$`)
+)
+
+// validate checks every field of b and fills its defaults; bad is keyed
+// by field path.
+func (b *Body) validate() map[string]string {
+	bad := map[string]string{}
+	b.Name = strings.TrimSpace(b.Name)
+	if b.Name == "" || len([]rune(b.Name)) > maxName || hasControl(b.Name) {
+		bad["name"] = fmt.Sprintf("is required, at most %d characters", maxName)
+	}
+	if len(b.Roles) == 0 {
+		bad["roles"] = "at least one role is required: " + strings.Join(Roles, ", ")
+	}
+	for i, r := range b.Roles {
+		switch {
+		case !slices.Contains(Roles, r):
+			bad[fmt.Sprintf("roles[%d]", i)] = "must be one of " + strings.Join(Roles, ", ")
+		case slices.Index(b.Roles, r) < i:
+			bad[fmt.Sprintf("roles[%d]", i)] = "is listed twice"
+		}
+	}
+	ch := &b.Channels
+	for _, p := range []struct {
+		name string
+		v    *string
+	}{{"channels.sms", &ch.SMS}, {"channels.voice", &ch.Voice}} {
+		*p.v = strings.TrimSpace(*p.v)
+		if *p.v != "" && !e164.MatchString(*p.v) {
+			bad[p.name] = "must be an E.164 number: + then 7 to 15 digits, e.g. +14155550100"
+		}
+	}
+	ch.Email = strings.TrimSpace(ch.Email)
+	if ch.Email != "" && !validEmail(ch.Email) {
+		bad["channels.email"] = "must be an e-mail address such as name@example.com"
+	}
+	if len(ch.PushToken) > maxToken || hasControl(ch.PushToken) {
+		bad["channels.push_token"] = fmt.Sprintf("must be at most %d printable characters", maxToken)
+	}
+	if ch.SMS == "" && ch.Voice == "" && ch.Email == "" && ch.PushToken == "" && !slices.Contains(b.Roles, "driver") {
+		bad["channels"] = "at least one of sms, voice, email or push_token is required"
+	}
+	if h := b.HomeArea; h != nil {
+		if (h.Latitude == nil) != (h.Longitude == nil) {
+			bad["home_area"] = "latitude and longitude go together"
+		}
+		checkPoint(bad, "home_area", h.Latitude, h.Longitude, false)
+		if h.RadiusKm != nil && !(*h.RadiusKm > 0 && *h.RadiusKm <= 1000) {
+			bad["home_area.radius_km"] = "must be above 0 and at most 1000"
+		}
+		if h.State != "" && (len(h.State) != 2 || strings.ToUpper(h.State) != h.State) {
+			bad["home_area.state"] = "must be a two-letter state code"
+		}
+		if len(h.City) > maxName || hasControl(h.City) {
+			bad["home_area.city"] = fmt.Sprintf("must be at most %d characters", maxName)
+		}
+		if h.Latitude == nil && h.City == "" && h.State == "" {
+			bad["home_area"] = "needs a point (latitude, longitude), a city or a state"
+		}
+	}
+	if l := b.Location; l != nil {
+		l.validate(bad, "location")
+	}
+	if b.Links == nil {
+		b.Links = &Links{}
+	}
+	lk := b.Links
+	for _, l := range []struct {
+		name string
+		ids  *[]string
+	}{{"links.driver_ids", &lk.DriverIDs}, {"links.vehicle_ids", &lk.VehicleIDs}, {"links.emergency_contact_for", &lk.EmergencyContactFor}} {
+		if *l.ids == nil {
+			*l.ids = []string{}
+		}
+		if len(*l.ids) > maxLinks {
+			bad[l.name] = fmt.Sprintf("at most %d ids", maxLinks)
+		}
+		for i, id := range *l.ids {
+			if id == "" || len(id) > maxID || hasControl(id) {
+				bad[fmt.Sprintf("%s[%d]", l.name, i)] = fmt.Sprintf("must be an id of 1 to %d printable characters", maxID)
+			}
+		}
+	}
+	if slices.Contains(b.Roles, "emergency_contact") && len(lk.EmergencyContactFor) == 0 {
+		bad["links.emergency_contact_for"] = "an emergency contact names the drivers whose contact they are"
+	}
+	if q := b.QuietHours; q != nil {
+		if _, err := minuteOfDay(q.Start); err != nil {
+			bad["quiet_hours.start"] = "must be a time of day HH:MM"
+		}
+		if _, err := minuteOfDay(q.End); err != nil {
+			bad["quiet_hours.end"] = "must be a time of day HH:MM"
+		}
+		if q.Timezone == "" {
+			q.Timezone = "UTC"
+		}
+		if _, err := time.LoadLocation(q.Timezone); err != nil || q.Timezone == "Local" {
+			bad["quiet_hours.timezone"] = "must be an IANA time zone such as America/Chicago"
+		}
+		if q.CriticalOverride == nil {
+			t := true
+			q.CriticalOverride = &t
+		}
+	}
+	if b.Language == "" {
+		b.Language = "en"
+	}
+	if len(b.Language) > 35 || !language.MatchString(b.Language) {
+		bad["language"] = "must be a language tag such as en or es-MX"
+	}
+	return bad
+}
+
+// validate adds the location's faults to bad under the prefix p.
+func (l *Location) validate(bad map[string]string, p string) {
+	checkPoint(bad, p, l.Latitude, l.Longitude, true)
+	if l.AccuracyM != nil && !(*l.AccuracyM >= 0 && *l.AccuracyM <= 100_000) {
+		bad[p+".accuracy_m"] = "must be 0 to 100000"
+	}
+}
+
+// checkPoint adds the faults of a latitude and longitude to bad.
+func checkPoint(bad map[string]string, p string, lat, lon *float64, required bool) {
+	if lat == nil {
+		if required {
+			bad[p+".latitude"] = "is required"
+		}
+	} else if !(*lat >= -90 && *lat <= 90) {
+		bad[p+".latitude"] = "must be between -90 and 90"
+	}
+	if lon == nil {
+		if required {
+			bad[p+".longitude"] = "is required"
+		}
+	} else if !(*lon >= -180 && *lon <= 180) {
+		bad[p+".longitude"] = "must be between -180 and 180"
+	}
+}
+
+// validEmail accepts a bare address with a dotted domain.
+func validEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != s || len(s) > 254 {
+		return false
+	}
+	at := strings.LastIndexByte(s, '@')
+	d := s[at+1:]
+	return strings.Contains(d, ".") && !strings.HasPrefix(d, ".") && !strings.HasSuffix(d, ".")
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, unicode.IsControl)
+}
+
+// key is the duplicate key of a contact: its name (case and spaces aside)
+// with its numbers and e-mail.
+func (b *Body) key() string {
+	name := strings.ToLower(strings.Join(strings.Fields(b.Name), " "))
+	return name + "\x1f" + b.Channels.SMS + "\x1f" + b.Channels.Voice + "\x1f" + strings.ToLower(b.Channels.Email)
+}
