@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/api/console"
+	apicontacts "github.com/fleethub/fleethub/api/contacts"
 	apidevices "github.com/fleethub/fleethub/api/devices"
 	apiemergency "github.com/fleethub/fleethub/api/emergency"
 	"github.com/fleethub/fleethub/api/geocoding"
@@ -37,6 +38,7 @@ import (
 	"github.com/fleethub/fleethub/hub/membus"
 	"github.com/fleethub/fleethub/hub/memlog"
 	"github.com/fleethub/fleethub/hub/redislog"
+	"github.com/fleethub/fleethub/ingest/contacts"
 	"github.com/fleethub/fleethub/ingest/devices"
 	"github.com/fleethub/fleethub/ingest/emergency"
 	"github.com/fleethub/fleethub/ingest/geofences"
@@ -371,6 +373,8 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(apitiles.New(eng.archive).Routes()...)
 	a.server.Handle(apirouting.New(eng.roads).Routes()...)
 	a.server.Handle(optimization.New(a.store, a.bus, eng.roads).Routes()...)
+	directory := contacts.New(a.store, nil)
+	a.server.Handle(apicontacts.New(directory).Routes()...)
 	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, a.bus, a.log)).Routes()...)
 	var notifier emergency.Notifier
 	if a.cfg.NotifyURL != "" {
