@@ -19,24 +19,24 @@ type costGraph struct {
 	c      Costing
 	keep   []bool
 	h      *hierarchy
-	free   chan *search // scratch of the graph's size, for reuse
-	counts chan []int32 // bucket counts of the graph's size, for reuse
+	free   chan *search       // scratch of the graph's size, for reuse
+	tables chan *tableScratch // bucket scratch of the graph's size, for reuse
 }
 
-// takeCounts is a zeroed slice of one count per node and one more.
-func (cg *costGraph) takeCounts() []int32 {
+// takeTable is a table's scratch with zeroed counts.
+func (cg *costGraph) takeTable() *tableScratch {
 	select {
-	case c := <-cg.counts:
-		clear(c)
-		return c
+	case t := <-cg.tables:
+		clear(t.counts)
+		return t
 	default:
-		return make([]int32, len(cg.h.up.first))
+		return &tableScratch{counts: make([]int32, len(cg.h.up.first))}
 	}
 }
 
-func (cg *costGraph) giveCounts(c []int32) {
+func (cg *costGraph) giveTable(t *tableScratch) {
 	select {
-	case cg.counts <- c:
+	case cg.tables <- t:
 	default:
 	}
 }
@@ -53,6 +53,7 @@ func (cg *costGraph) scratch() *search {
 
 func (cg *costGraph) release(s *search) {
 	s.reset()
+	s.placed, s.ends = s.placed[:0], s.ends[:0]
 	select {
 	case cg.free <- s:
 	default:
@@ -60,7 +61,7 @@ func (cg *costGraph) release(s *search) {
 }
 
 func newCostGraph(c Costing, keep []bool, h *hierarchy) *costGraph {
-	return &costGraph{c: c, keep: keep, h: h, free: make(chan *search, 8), counts: make(chan []int32, 4)}
+	return &costGraph{c: c, keep: keep, h: h, free: make(chan *search, 8), tables: make(chan *tableScratch, 4)}
 }
 
 // Options are how Load finds and keeps its preprocessing.

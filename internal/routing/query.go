@@ -69,6 +69,9 @@ type search struct {
 	starts  []phantom
 	lo, hi  int32   // the least and greatest start node
 	alt     []label // per start, the best label reached by an arc
+	// what backward searches placed, kept until their table is done
+	placed []placed
+	ends   []bucketEnd
 }
 
 const unreached = math.MaxInt64
@@ -232,6 +235,20 @@ type bucketEnd struct {
 	alt label
 }
 
+// placed is a bucket entry and the node it belongs to.
+type placed struct {
+	node int32
+	e    bucketEntry
+}
+
+// tableScratch is what a table reuses: the bucket counts (one per node
+// and one more), the buckets and the target ends.
+type tableScratch struct {
+	counts  []int32
+	buckets []bucketEntry
+	ends    []bucketEnd
+}
+
 // Cost is a route's distance in meters and time in seconds; OK is false
 // when there is no route.
 type Cost struct {
@@ -246,29 +263,33 @@ type Cost struct {
 // route.
 func (cg *costGraph) table(srcs, dsts [][]phantom) [][]Cost {
 	h := cg.h
-	// backward searches, in parallel
-	type placed struct {
-		node int32
-		e    bucketEntry
-	}
+	// backward searches, in parallel; each worker's search keeps what it
+	// placed in its own buffers, given back only when the table is done
 	perTarget := make([][]placed, len(dsts))
 	perEnds := make([][]bucketEnd, len(dsts))
+	var mu sync.Mutex
+	var used []*search
+	defer func() {
+		for _, s := range used {
+			cg.release(s)
+		}
+	}()
 	parallel(len(dsts), func() (func(int), func()) {
 		s := cg.scratch()
 		return func(t int) {
 			if len(dsts[t]) == 0 {
 				return
 			}
-			var out []placed
-			var ends []bucketEnd
+			p0, e0 := len(s.placed), len(s.ends)
 			s.run(dsts[t], h.down, h.up, func(v int32, l label) {
 				e := bucketEntry{target: int32(t), end: -1, l: l}
 				if si := s.startIndex(v); si >= 0 && l == s.starts[si].start {
-					e.end = int32(len(ends))
-					ends = append(ends, bucketEnd{pos: s.starts[si].pos})
+					e.end = int32(len(s.ends) - e0)
+					s.ends = append(s.ends, bucketEnd{pos: s.starts[si].pos})
 				}
-				out = append(out, placed{v, e})
+				s.placed = append(s.placed, placed{v, e})
 			})
+			out, ends := s.placed[p0:], s.ends[e0:]
 			// the labels by an arc are final only now
 			for _, x := range out {
 				if x.e.end >= 0 {
@@ -276,19 +297,21 @@ func (cg *costGraph) table(srcs, dsts [][]phantom) [][]Cost {
 				}
 			}
 			perTarget[t], perEnds[t] = out, ends
-		}, func() { cg.release(s) }
+		}, func() { mu.Lock(); used = append(used, s); mu.Unlock() }
 	})
 	// the buckets, laid out by node: a counting sort
-	var ends []bucketEnd
 	n := len(h.up.first) - 1
-	first := cg.takeCounts()
-	defer cg.giveCounts(first)
+	sc := cg.takeTable()
+	defer cg.giveTable(sc)
+	first := sc.counts
+	ends := sc.ends[:0]
 	total := 0
 	for t, es := range perTarget {
+		base := int32(len(ends))
 		for i := range es {
 			first[es[i].node+1]++
 			if es[i].e.end >= 0 {
-				es[i].e.end += int32(len(ends))
+				es[i].e.end += base
 			}
 		}
 		ends = append(ends, perEnds[t]...)
@@ -297,13 +320,17 @@ func (cg *costGraph) table(srcs, dsts [][]phantom) [][]Cost {
 	for v := 1; v <= n; v++ {
 		first[v] += first[v-1]
 	}
-	buckets := make([]bucketEntry, total)
+	if cap(sc.buckets) < total {
+		sc.buckets = make([]bucketEntry, total)
+	}
+	buckets := sc.buckets[:total]
 	for _, es := range perTarget {
 		for _, x := range es {
 			buckets[first[x.node]] = x.e
 			first[x.node]++
 		}
 	}
+	sc.ends = ends
 	// first[v] is now where node v's bucket ends, first[v-1] where it starts
 	at := func(v int32) []bucketEntry {
 		lo := int32(0)
