@@ -6,7 +6,9 @@
 // store. A cached entry is re-read from the store after RefreshAfter, so a
 // revocation made on another node without Redis takes effect within that
 // time; with Redis the rate-limit check itself carries a revocation marker
-// and a revocation is seen on the next request on every node.
+// and a revocation is seen on the next request on every node. While the
+// store is unavailable a cached entry is kept as it is, so keys already
+// seen keep working; a key not yet seen answers 503.
 package keys
 
 import (
@@ -131,8 +133,13 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*api.Principal,
 	s.mu.RUnlock()
 	now := s.now()
 	if e == nil || now.Sub(e.loaded) > s.cfg.RefreshAfter {
-		var err error
-		if e, err = s.load(ctx, h); err != nil {
+		fresh, err := s.load(ctx, h)
+		switch {
+		case err == nil:
+			e = fresh
+		case e != nil && errors.Is(err, store.ErrUnavailable):
+			// the store is down: the cached entry stands until it answers
+		default:
 			return nil, err
 		}
 	}
