@@ -17,8 +17,8 @@
 //     the current plan when fewer stops are left out, or when the stops
 //     left out were left out less often (an absence counter per stop);
 //     when every stop is back the plan is the new best and another route
-//     goes, until the fleet bound (capacities against demand) or half the
-//     search budget;
+//     goes, until the fleet bound (capacities against demand) or the
+//     worker's share of the search budget;
 //   - ruin and recreate under simulated annealing for the rest: the ruin
 //     removes strings of consecutive stops (or a string but for a kept
 //     run inside it) from routes near a random stop, the recreate
@@ -26,7 +26,10 @@
 //     each at its cheapest position, skipping positions at a 1 % blink
 //     rate; a candidate is accepted when it costs less than the current
 //     plan plus the temperature times an exponential variate, the
-//     temperature falling geometrically over the budget.
+//     temperature falling geometrically over the budget to 0.003 times
+//     the mean return trip to a stop. Above 150 stops
+//     a stop is first offered only to the routes of its 40 nearest
+//     stops, and to all routes when none of those takes it.
 //
 // Each route keeps, per position, the earliest service start (forward)
 // and the latest service start that keeps every later stop and the
@@ -50,11 +53,21 @@
 //
 // Solve runs Options.Workers searches (2 by default, one per core of the
 // machine it was measured on) with different seeds and keeps the best
-// plan. A worker's length is work, not time: WorkPerSecond insertion
-// positions per second of the limit, and at most ItersPerStop iterations
-// per stop, so the same seed gives the same routes. The deadline (97 % of
-// the limit) stops a worker that is slower than that, and Solution.Cut
-// says so.
+// plan. The workers take two styles in turn (style): the first spends up
+// to half its budget on route minimisation and anneals from 0.6 times
+// the mean return trip, the second at most a fifth and from 0.3; the
+// first kind wins the vehicle counts of tight instances, the second the
+// distance of instances with few long routes. A worker's length is work, not time: WorkPerSecond units (an
+// insertion position checked, a route visited, a route position rebuilt,
+// a stop copied with a candidate) per second of the limit, and at most
+// ItersPerStop iterations per stop, so the same seed gives the same
+// routes. Measured in CPU time, a worker does about 100 million units a
+// second on Solomon's and Gehring and Homberger's instances alike (a
+// 2-vCPU AMD EPYC VM), so the work ends at about 80 % of the limit on an
+// idle machine. On a busy one the clock paces the annealing when it runs
+// more than 10 % ahead of the work, the deadline (97 % of the limit)
+// stops a worker, and Solution.Cut says the plan may then differ from
+// one run to the next.
 //
 // # Concurrency
 //

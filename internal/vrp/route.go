@@ -153,12 +153,7 @@ func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
 		a[j] = fmax(a[j-1]+t.service[prev]+t.m.Minutes[t.arc(prev, cur)], t.early[cur])
 		prev = cur
 	}
-	next := r.stops[i]
-	if i+2 <= m+1 {
-		next = t.node(r, i+2)
-	} else {
-		next = t.end[r.v]
-	}
+	next := t.node(r, i+2)
 	for j := i + 1; j >= 0; j-- {
 		cur := t.start[r.v]
 		if j > 0 {

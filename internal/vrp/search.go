@@ -38,6 +38,7 @@ type solution struct {
 // it has rebuilt them (a new generation).
 func (w *worker) fork(s *solution) *solution {
 	w.gen++
+	w.work += int64(len(s.where)/4 + len(s.routes))
 	return s.clone()
 }
 
@@ -59,13 +60,20 @@ type worker struct {
 	gen      uint64  // the iteration whose candidate may change its own routes
 	stamp    []int32 // per vehicle class: the insertion that last tried it empty
 	stampNow int32
-	removed  []int32
-	key      []float64 // per stop: the recreation order's key
-	ruined   []int32
+	near     []int32 // per vehicle: the stamp of the insertion whose neighbours it serves
+	// fleetShare is the percentage of the work after construction that
+	// route minimisation may use, with MinimizeVehicles.
+	fleetShare int
+	hot        float64 // times tStart: the worker's starting temperature
+	removed    []int32
+	key        []float64 // per stop: the recreation order's key
+	ruined     []int32
 }
 
-func newWorker(t *tables, seed uint64, deadline time.Time) *worker {
-	return &worker{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), deadline: deadline, stamp: make([]int32, t.classes)}
+func newWorker(t *tables, i int, seed uint64, deadline time.Time) *worker {
+	w := &worker{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), deadline: deadline, stamp: make([]int32, t.classes)}
+	w.fleetShare, w.hot = style(i)
+	return w
 }
 
 // budget is a share of a worker's search: work (positions checked and
@@ -282,38 +290,24 @@ func (w *worker) recreate(s *solution, stops []int32, open bool) {
 	todo := append(append([]int32(nil), stops...), s.absent...)
 	s.absent = s.absent[:0]
 	w.order(todo)
+	if w.near == nil {
+		w.near = make([]int32, len(s.routes))
+	}
 	for _, c := range todo {
-		w.stampNow++
-		bestV, bestPos, best := int32(-1), -1, math.Inf(1)
-		for v, r := range s.routes {
-			empty := len(r.stops) == 0
-			if empty {
-				if !open || w.stamp[tb.class[v]] == w.stampNow {
-					continue
-				}
-				w.stamp[tb.class[v]] = w.stampNow
-			}
-			if !tb.fits(r, c) {
-				continue
-			}
-			extra := 0.0
-			if empty {
-				extra = tb.vehicleCost
-			}
-			late := tb.late[c] + tol
-			for i := 0; i <= len(r.stops); i++ {
-				if r.a[i] > late {
-					break
-				}
-				w.work++
-				if w.rng.Float64() < blink {
-					continue
-				}
-				d, why := tb.check(r, c, i)
-				if why == "" && d+extra < best {
-					bestV, bestPos, best = int32(v), i, d+extra
+		bestV, bestPos := int32(-1), -1
+		if tb.n > granularFrom {
+			// The routes of the stop's nearest neighbours first; all of
+			// them only when none of those takes it.
+			w.stampNow++
+			for _, nb := range tb.adj[c][1:min(len(tb.adj[c]), granular+1)] {
+				if v := s.where[nb]; v >= 0 {
+					w.near[v] = w.stampNow
 				}
 			}
+			bestV, bestPos = w.cheapest(s, c, open, w.stampNow)
+		}
+		if bestV < 0 {
+			bestV, bestPos = w.cheapest(s, c, open, 0)
 		}
 		if bestV < 0 {
 			s.absent = append(s.absent, c)
@@ -328,12 +322,64 @@ func (w *worker) recreate(s *solution, stops []int32, open bool) {
 	}
 }
 
+// Above granularFrom stops, a stop is first offered only to the routes
+// of its granular nearest neighbours (and to idle vehicles), which cuts
+// the positions checked per insertion on large instances.
+const (
+	granularFrom = 150
+	granular     = 40
+)
+
+// cheapest finds stop c's cheapest feasible position, skipping positions
+// at the blink rate; with only set, among the routes marked with it in
+// w.near (and idle vehicles, one per class, when open).
+func (w *worker) cheapest(s *solution, c int32, open bool, only int32) (int32, int) {
+	tb := w.t
+	w.stampNow++
+	bestV, bestPos, best := int32(-1), -1, math.Inf(1)
+	late := tb.late[c] + tol
+	w.work += int64(len(s.routes) / 4)
+	for v, r := range s.routes {
+		empty := len(r.stops) == 0
+		if empty {
+			if !open || w.stamp[tb.class[v]] == w.stampNow {
+				continue
+			}
+			w.stamp[tb.class[v]] = w.stampNow
+		} else if only != 0 && w.near[v] != only {
+			continue
+		}
+		w.work += 2
+		if !tb.fits(r, c) {
+			continue
+		}
+		extra := 0.0
+		if empty {
+			extra = tb.vehicleCost
+		}
+		for i := 0; i <= len(r.stops); i++ {
+			if r.a[i] > late {
+				break
+			}
+			w.work++
+			if w.rng.Float64() < blink {
+				continue
+			}
+			d, why := tb.check(r, c, i)
+			if why == "" && d+extra < best {
+				bestV, bestPos, best = int32(v), i, d+extra
+			}
+		}
+	}
+	return bestV, bestPos
+}
+
 // anneal is ruin and recreate under simulated annealing for limit work,
 // from s; it returns the best solution seen.
 func (w *worker) anneal(s *solution, limit budget, open bool) *solution {
 	tb := w.t
 	cur, best := s, s
-	t0, t1 := tStart*tb.scale, tEnd*tb.scale
+	t0, t1 := w.hot*tStart*tb.scale, tEnd*tb.scale
 	for !w.out(&limit) {
 		temp := t0 * math.Pow(t1/t0, w.progress(&limit))
 		cand := w.fork(cur)
@@ -409,12 +455,21 @@ func (w *worker) search(limit budget) (first, best *solution) {
 	s := w.construct()
 	first = s
 	if w.t.p.MinimizeVehicles {
-		s = w.minimizeRoutes(s, w.share(limit, float64(fleetShare)/100))
+		s = w.minimizeRoutes(s, w.share(limit, float64(w.fleetShare)/100))
 		return first, w.anneal(s, w.share(limit, 1), false)
 	}
 	return first, w.anneal(s, w.share(limit, 1), true)
 }
 
-// fleetShare is the percentage of the work after construction that route
-// minimisation may use, with MinimizeVehicles.
-const fleetShare = 50
+// style is worker i's way of searching, the workers taking the two in
+// turn: the first spends up to half its budget on route minimisation and
+// anneals from twice tStart, the second keeps 80 % of its budget for
+// distance and anneals from tStart. Two styles reach more kinds of
+// instances than two seeds of one; the better plan wins. The share is a
+// percentage of the work after construction.
+func style(i int) (fleetShare int, hot float64) {
+	if i%2 == 0 {
+		return 50, 2
+	}
+	return 20, 1
+}

@@ -18,13 +18,10 @@ type Options struct {
 	Workers int
 }
 
-// WorkPerSecond is how much search work (insertion positions checked plus
-// route positions rebuilt) a worker is given per second of TimeLimit. It
-// makes the search's length a function of the limit rather than of the
-// clock, so that a seed repeats; on a busy 2-vCPU AMD EPYC VM two workers
-// finish it in about 80 % of the limit, and the deadline stops them
-// otherwise.
-const WorkPerSecond = 70_000_000
+// WorkPerSecond is how much search work a worker is given per second of
+// TimeLimit (see the package documentation for the units): about 80 % of
+// what one core does in a second.
+const WorkPerSecond = 80_000_000
 
 // ItersPerStop bounds a worker's iterations by the number of stops, so
 // that small problems end long before their time limit: Solomon's
@@ -80,7 +77,7 @@ func (p *Problem) Solve(o Options) Solution {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := newWorker(t, splitmix(o.Seed+uint64(i)), deadline)
+			w := newWorker(t, i, splitmix(o.Seed+uint64(i)), deadline)
 			first, best := w.search(limit)
 			res[i] = result{first, best, w.cut}
 		}()

@@ -2,6 +2,7 @@ package vrp_test
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +140,56 @@ func TestCheckSolomonRejects(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestSolveRepeatable: the same problem and seed give the same routes
+// (unless the deadline cut the search, which the solution reports), and
+// another seed is a search of its own whose plan still passes the
+// checker.
+func TestSolveRepeatable(t *testing.T) {
+	in := readSolomon(t, "testdata/fh12.txt")
+	pr := in.Problem()
+	pr.MinimizeVehicles = true
+	opts := vrp.Options{TimeLimit: 500 * time.Millisecond, Seed: 42}
+	a, b := pr.Solve(opts), pr.Solve(opts)
+	if a.Cut || b.Cut {
+		t.Skip("the deadline cut a search on this machine; repeatability is not promised then")
+	}
+	if !reflect.DeepEqual(a.Routes, b.Routes) {
+		t.Errorf("seed 42 twice:\n%v\n%v", a.Routes, b.Routes)
+	}
+	opts.Seed = 43
+	c := pr.Solve(opts)
+	if _, _, err := checkSolomon(in, c.Routes, len(c.Unassigned)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSolvePriorities: with room for half the stops, the urgent ones are
+// served and the low ones are left out with their reason.
+func TestSolvePriorities(t *testing.T) {
+	inf := math.Inf(1)
+	pr := &vrp.Problem{Planar: true, Vehicles: []vrp.Vehicle{{CapWeight: 4, CapVolume: inf, CapPackages: inf, ShiftEnd: 1000, MaxMinutes: inf, MaxKm: inf}}}
+	for i := 0; i < 8; i++ {
+		prio := 0
+		if i%2 == 1 {
+			prio = 3
+		}
+		pr.Stops = append(pr.Stops, vrp.Stop{Lat: float64(i + 1), Weight: 1, Late: inf, Priority: prio})
+	}
+	sol := pr.Solve(vrp.Options{TimeLimit: 200 * time.Millisecond})
+	for _, s := range sol.Routes[0] {
+		if s%2 == 0 {
+			t.Errorf("low-priority stop %d served, route %v", s, sol.Routes[0])
+		}
+	}
+	if len(sol.Unassigned) != 4 {
+		t.Fatalf("unassigned %v", sol.Unassigned)
+	}
+	for s, why := range sol.Unassigned {
+		if s%2 == 1 || why != vrp.ReasonCapacity {
+			t.Errorf("stop %d unassigned for %s", s, why)
+		}
 	}
 }
