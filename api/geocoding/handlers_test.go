@@ -31,7 +31,7 @@ func (a auth) Authenticate(ctx context.Context, key string) (*api.Principal, err
 type server struct{ url, key string }
 
 // start serves the geocoding routes over ix (nil: no addresses loaded).
-func start(t *testing.T, ix *geocode.Index) *server {
+func start(t testing.TB, ix *geocode.Index) *server {
 	t.Helper()
 	key, err := apikey.Generate("test")
 	if err != nil {
@@ -58,7 +58,7 @@ func start(t *testing.T, ix *geocode.Index) *server {
 }
 
 // get sends a raw query string (not re-encoded) and decodes the answer.
-func (s *server) get(t *testing.T, pathAndQuery string) (int, map[string]any) {
+func (s *server) get(t testing.TB, pathAndQuery string) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest("GET", s.url+pathAndQuery, nil)
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *server) get(t *testing.T, pathAndQuery string) (int, map[string]any) {
 	return res.StatusCode, body
 }
 
-func fixture(t *testing.T) *geocode.Index {
+func fixture(t testing.TB) *geocode.Index {
 	t.Helper()
 	ix, err := geocode.Load("../../internal/geocode/testdata/addresses.csv")
 	if err != nil {
