@@ -257,3 +257,27 @@ document.getElementById('feed-filters').dispatchEvent(new Event('input'))`)
 }
 
 func jsString(s string) string { return fmt.Sprintf("%q", s) }
+
+// TestConsoleBaseMap loads the console on a node with a vector tile
+// archive (--tiles): the map draws the archive's tiles under a vehicle.
+func TestConsoleBaseMap(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Tiles = sharedData(t, "tiles/protomaps-vector-firenze-it.pmtiles")
+	ctx := browser(t)
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	t0 := time.Now().Add(-3 * time.Minute).UTC()
+	trip := n.startTrip(k, "veh-fi", t0)
+	if r := n.batch(k, trip, track(t0, 43.7687, 11.2530, constant(25, 20))); r.Status != 200 {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
+	}
+	chrome(t, ctx, "open", chromedp.Navigate(n.url+"/console/#key="+k))
+	eventually(t, ctx, "vehicle marker", `!!document.querySelector('#vehicles [data-vehicle="veh-fi"]')`)
+	chrome(t, ctx, "zoom", chromedp.Click(chromedp.CSS(`#vehicles [data-vehicle="veh-fi"]`)))
+	eventually(t, ctx, "tiles drawn at street level", `/ m$/.test(document.querySelector('.leaflet-control-scale-line').textContent) && [...document.querySelectorAll('canvas.base-tile')].filter(c => c.dataset.features > 100).length >= 4`)
+	shoot(t, ctx, "console-basemap.png")
+	csp, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__csp`))
+	if err != nil || len(csp) > 0 {
+		t.Errorf("Content-Security-Policy violations: %v %v", csp, err)
+	}
+}

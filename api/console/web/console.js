@@ -10,11 +10,12 @@
   var FEED_SHOWN = 200;     // events drawn after filtering
   var REPLAY = 100;         // events replayed from the log on open
   var ALERT_WINDOW = 120e3; // a high or critical event colours its vehicle for 2 min
+  var ROUTE_READS = 40;     // trip routes read per 2 s round to place vehicles
 
   var $ = function (id) { return document.getElementById(id); };
   var S = {
     key: '', streams: [], positions: {}, ws: null, wsOpen: false, backoff: 500, timer: 0,
-    feed: [], seen: {}, vehicles: {}, trips: {}, alerts: {}, selected: '', map: null,
+    feed: [], seen: {}, vehicles: {}, trips: {}, readAt: {}, alerts: {}, selected: '', map: null,
     layers: {}, route: null, routeEvents: null, focus: null, renderQueued: false, polling: 0,
     stats: { messages: 0, duplicates: 0, gaps: 0, connects: 0, historyLost: 0 }
   };
@@ -94,7 +95,7 @@
       }, function (err) {
         $('streams-error').textContent = 'Could not start an event stream (' + err.message + '): add the id of an existing one.';
       });
-    ready.then(function () { renderStreams(); connect(); });
+    ready.then(function () { renderStreams(); refreshStreams(); connect(); });
     pollVehicles();
     pollIncidents();
     setInterval(pollVehicles, 2000);
@@ -325,10 +326,136 @@
         return t;
       }
     });
-    new Grid({ attribution: 'grid only: no base map loaded' }).addTo(S.map);
+    S.grid = new Grid({ attribution: 'grid: no base map loaded' }).addTo(S.map);
     L.control.scale({ metric: true, imperial: false }).addTo(S.map);
     S.map.attributionControl.setPrefix('<a href="/console/leaflet/LICENSE">Leaflet</a>');
     S.routeEvents = L.layerGroup().addTo(S.map);
+    initBaseMap();
+  }
+
+  // initBaseMap draws the server's own tiles (--tiles) under the vehicles
+  // when it has an archive: vector tiles are decoded and painted on a
+  // canvas, raster tiles drawn as they are. Without one the grid stays.
+  function initBaseMap() {
+    api('GET', '/v1/api/tiles/buildings/metadata').then(function (md) {
+      var h = md && md.header;
+      if (!h) return;
+      var Base = L.GridLayer.extend({
+        createTile: function (c, done) {
+          var cv = document.createElement('canvas');
+          cv.width = cv.height = 256;
+          cv.className = 'base-tile';
+          drawTile(cv, c, h.tileType).then(function () { done(null, cv); }, function () { done(null, cv); });
+          return cv;
+        }
+      });
+      var attr = '';
+      try { attr = (JSON.parse(md.metadata || '{}').attribution || '').replace(/<[^>]*>/g, ''); } catch (e) { attr = ''; }
+      S.grid.remove();
+      new Base({ minNativeZoom: h.minZoom, maxNativeZoom: h.maxZoom, bounds: [[h.minLat, h.minLon], [h.maxLat, h.maxLon]],
+        attribution: attr || 'tiles: ' + (md.file || 'server archive') }).addTo(S.map);
+      if (!Object.keys(S.layers).length) S.map.setView([h.centerLat, h.centerLon], Math.max(h.centerZoom || 0, h.minZoom || 0), { animate: false });
+    }, function () {});
+  }
+
+  function drawTile(cv, c, type) {
+    var path = '/v1/api/tiles/buildings/' + c.z + '/' + c.x + '/' + c.y + '.mvt';
+    return fetch(path, { headers: { 'X-API-Key': S.key } }).then(function (r) {
+      if (!r.ok) return null;
+      if (type === 'mvt') return r.arrayBuffer().then(function (b) { paintVector(cv, decodeTile(new Uint8Array(b))); });
+      return r.blob().then(createImageBitmap).then(function (img) { cv.getContext('2d').drawImage(img, 0, 0, 256, 256); cv.dataset.features = 1; });
+    });
+  }
+
+  // decodeTile reads a Mapbox vector tile: its layers, each with a name, an
+  // extent and features of a type and a packed geometry.
+  function decodeTile(buf) {
+    var pos = 0;
+    function varint() {
+      var v = 0, m = 1, b;
+      do { b = buf[pos++]; v += (b & 0x7f) * m; m *= 128; } while (b >= 0x80);
+      return v;
+    }
+    function skip(wire) {
+      if (wire === 0) varint();
+      else if (wire === 1) pos += 8;
+      else if (wire === 2) { var n = varint(); pos += n; }
+      else if (wire === 5) pos += 4;
+      else throw new Error('bad wire type');
+    }
+    function fields(end, fn) {
+      while (pos < end) {
+        var key = varint(), tag = Math.floor(key / 8), wire = key & 7;
+        if (!fn(tag, wire)) skip(wire);
+      }
+    }
+    var layers = [];
+    fields(buf.length, function (tag, wire) {
+      if (tag !== 3 || wire !== 2) return false;
+      var end = varint() + pos, layer = { name: '', extent: 4096, features: [] };
+      fields(end, function (t, w) {
+        if (t === 1 && w === 2) { var n = varint(); layer.name = new TextDecoder().decode(buf.subarray(pos, pos + n)); pos += n; return true; }
+        if (t === 5 && w === 0) { layer.extent = varint(); return true; }
+        if (t !== 2 || w !== 2) return false;
+        var fend = varint() + pos, f = { type: 0, geom: [] };
+        fields(fend, function (ft, fw) {
+          if (ft === 3 && fw === 0) { f.type = varint(); return true; }
+          if (ft !== 4 || fw !== 2) return false;
+          var gend = varint() + pos;
+          while (pos < gend) f.geom.push(varint());
+          return true;
+        });
+        layer.features.push(f);
+        return true;
+      });
+      layers.push(layer);
+      return true;
+    });
+    return layers;
+  }
+
+  // Layers are painted in this order whatever their order in the tile;
+  // layers of other names are left out.
+  var STYLE = [
+    ['earth', { fill: '#f3f1ec' }], ['landcover', { fill: '#e4ecd9' }], ['landuse', { fill: '#e4ecd9' }],
+    ['natural', { fill: '#dbe8cc' }], ['park', { fill: '#dbe8cc' }], ['water', { fill: '#b8d6e6' }], ['ocean', { fill: '#b8d6e6' }],
+    ['physical_line', { stroke: '#b8d6e6', width: 1 }], ['boundaries', { stroke: '#b9a9c9', width: 1 }],
+    ['roads', { stroke: '#ffffff', width: 2, casing: '#cfcac2' }], ['transportation', { stroke: '#ffffff', width: 2, casing: '#cfcac2' }],
+    ['buildings', { fill: '#ddd6cf', stroke: '#c7bcb1' }], ['building', { fill: '#ddd6cf', stroke: '#c7bcb1' }]
+  ];
+
+  function paintVector(cv, layers) {
+    var ctx = cv.getContext('2d'), n = 0;
+    ctx.fillStyle = '#f3f1ec';
+    ctx.fillRect(0, 0, 256, 256);
+    var byName = {};
+    layers.forEach(function (l) { byName[l.name] = l; });
+    STYLE.forEach(function (ls) {
+      var l = byName[ls[0]], st = ls[1];
+      if (!l) return;
+      var k = 256 / l.extent;
+      l.features.forEach(function (f) {
+        if (f.type !== 2 && f.type !== 3) return;
+        ctx.beginPath();
+        var g = f.geom, i = 0, x = 0, y = 0;
+        while (i < g.length) {
+          var cmd = g[i] & 7, count = g[i] >> 3;
+          i++;
+          if (cmd === 7) { ctx.closePath(); continue; }
+          for (var j = 0; j < count; j++) {
+            var dx = g[i++], dy = g[i++];
+            x += (dx >>> 1) ^ -(dx & 1);
+            y += (dy >>> 1) ^ -(dy & 1);
+            if (cmd === 1) ctx.moveTo(x * k, y * k); else ctx.lineTo(x * k, y * k);
+          }
+        }
+        n++;
+        if (f.type === 3 && st.fill) { ctx.fillStyle = st.fill; ctx.fill('evenodd'); }
+        if (st.casing) { ctx.strokeStyle = st.casing; ctx.lineWidth = (st.width || 1) + 1.5; ctx.stroke(); }
+        if (st.stroke) { ctx.strokeStyle = st.stroke; ctx.lineWidth = st.width || 1; ctx.stroke(); }
+      });
+    });
+    cv.dataset.features = n;
   }
 
   function vehicle(id) {
@@ -354,7 +481,7 @@
       v.marker.bindTooltip(id, { direction: 'top' });
       v.marker.on('click', function () { select(id); });
       if (v.marker.getElement()) v.marker.getElement().setAttribute('data-vehicle', id);
-      if (Object.keys(S.layers).length === 0) S.map.setView(v.pos, 13);
+      if (Object.keys(S.layers).length === 0) S.map.setView(v.pos, 13, { animate: false });
       S.layers[id] = v.marker;
     } else {
       v.marker.setLatLng(v.pos);
@@ -398,7 +525,7 @@
     var v = S.vehicles[id];
     renderVehicles();
     if (!v) return;
-    if (v.pos) S.map.setView(v.pos, Math.max(S.map.getZoom(), 14));
+    if (v.pos) S.map.setView(v.pos, Math.max(S.map.getZoom(), 14), { animate: false });
     $('selected').textContent = id + (v.trip ? ' on trip ' + v.trip : '') + ': ' + v.state;
     if (S.route) { S.route.remove(); S.route = null; }
     S.routeEvents.clearLayers();
@@ -433,11 +560,7 @@
   function pollVehicles() {
     if (S.polling) return;
     S.polling = 1;
-    var lists = ['active', 'paused'].map(function (st) {
-      return api('GET', '/v1/trips?status=' + st + '&limit=200&include_analytics=false').then(function (r) {
-        return (r && (r.trips || r.data)) || [];
-      }, function () { return []; });
-    });
+    var lists = ['active', 'paused'].map(function (st) { return listTrips(st, '', [], 0); });
     Promise.all(lists).then(function (ls) {
       var trips = ls[0].concat(ls[1]);
       var live = {};
@@ -454,7 +577,11 @@
         var v = S.vehicles[id];
         if (!live[id] && v.trip && v.marker) { v.marker.remove(); v.marker = null; delete S.layers[id]; v.trip = null; renderVehiclesSoon(); }
       });
-      return runLimited(todo, 4, function (t) {
+      // The listing has no positions, so each changed trip costs one route
+      // read: at most ROUTE_READS per round, the longest unread first.
+      todo.sort(function (a, b) { return (S.readAt[a.trip_id] || 0) - (S.readAt[b.trip_id] || 0); });
+      return runLimited(todo.slice(0, ROUTE_READS), 4, function (t) {
+        S.readAt[t.trip_id] = Date.now();
         return api('GET', '/v1/trips/' + encodeURIComponent(t.trip_id) + '/route?include_waypoints=false&simplify_geometry=false').then(function (r) {
           S.trips[t.trip_id] = t.updated_at;
           var cs = (r.route_geometry && r.route_geometry.coordinates) || [];
@@ -463,6 +590,17 @@
         }, function () {});
       });
     }).then(function () { S.polling = 0; }, function () { S.polling = 0; });
+  }
+
+  // listTrips reads every trip of a status, a page of 200 at a time (25
+  // pages at most).
+  function listTrips(status, cursor, acc, pages) {
+    var q = '/v1/trips?status=' + status + '&limit=200&include_analytics=false' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : '');
+    return api('GET', q).then(function (r) {
+      acc = acc.concat((r && r.trips) || []);
+      var next = r && r.pagination && r.pagination.next_cursor;
+      return next && pages < 24 ? listTrips(status, next, acc, pages + 1) : acc;
+    }, function () { return acc; });
   }
 
   function runLimited(items, n, fn) {
