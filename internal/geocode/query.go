@@ -295,6 +295,12 @@ func (ix *Index) potential(tk *qtok) {
 	tk.pwCity = city && pw > 0
 }
 
+// exact reports whether the query word is itself a word of the index
+// (Worcester is a town, not a typo of Dorchester).
+func (tk *qtok) exact() bool {
+	return slices.ContainsFunc(tk.words, func(w wordMatch) bool { return w.score == 1 })
+}
+
 // wordScore is how well the query word matches vocabulary word id.
 func (tk *qtok) wordScore(id uint32) (float32, uint8) {
 	var best float32

@@ -783,6 +783,13 @@ func (ix *Index) results(qr *query, gs []group, limit int) []Match {
 	return out
 }
 
+// inUnit reports whether a query word is one of a unit's words (E and
+// East alike).
+func inUnit(unitWords []string, w string) bool {
+	x, ok := abbrev[w]
+	return slices.Contains(unitWords, w) || ok && slices.Contains(unitWords, x)
+}
+
 type scoredAddr struct {
 	addr uint32
 	conf float64
@@ -799,7 +806,7 @@ func (ix *Index) byUnit(qr *query, g *group) []scoredAddr {
 			uw := Tokens(unit)
 			var extra float32
 			for k := range qr.toks {
-				if g.unmatched.has(k) && slices.Contains(uw, qr.toks[k].text) {
+				if g.unmatched.has(k) && inUnit(uw, qr.toks[k].text) {
 					extra += max(qr.toks[k].pw, wUnit)
 				}
 			}

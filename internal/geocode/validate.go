@@ -65,6 +65,7 @@ func (ix *Index) Validate(q string) Validation {
 		streetOK = streetOK && found
 	}
 	contradicted := false
+	unitWords := Tokens(v.Match.Address.Unit)
 	for k := range qr.toks {
 		if !g.unmatched.has(k) {
 			continue
@@ -75,7 +76,7 @@ func (ix *Index) Validate(q string) Validation {
 			if v.Match.Address.City != "" {
 				v.Corrections = append(v.Corrections, Correction{Field: "city", From: tk.text, To: v.Match.Address.City})
 			}
-		case tk.unit:
+		case tk.unit, inUnit(unitWords, tk.text):
 		default:
 			contradicted = true
 		}
@@ -84,7 +85,7 @@ func (ix *Index) Validate(q string) Validation {
 	for k := range qr.toks {
 		tk := &qr.toks[k]
 		for _, w := range words {
-			if sc, d := tk.wordScore(w); sc > 0 && d > 1 && !exactAnywhere(tk, words) {
+			if sc, d := tk.wordScore(w); sc > 0 && d > 1 && !exactAnywhere(tk, words) && !tk.exact() {
 				contradicted = true
 			}
 		}
