@@ -175,6 +175,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	eventually(t, ctx, "newest first", `document.querySelector('#feed [data-event-id="console-e2"]').dataset.offset - document.querySelector('#feed [data-event-id="console-e1"]').dataset.offset > 0 && [...document.querySelectorAll('#feed button')].findIndex(b => b.dataset.eventId === 'console-e2') < [...document.querySelectorAll('#feed button')].findIndex(b => b.dataset.eventId === 'console-e1')`)
 	eventually(t, ctx, "an alert colours the vehicle", `!!document.querySelector('path.vehicle-alert')`)
 
+	// a position reported as telemetry (gps_enhanced) places a vehicle without a trip
+	if r := n.do("POST", "/v1/telemetry", k, map[string]any{"messages": []any{map[string]any{"timestamp": stamp(-time.Second), "vehicle_id": "veh-3",
+		"data_type": "gps_enhanced", "data": map[string]any{"position": map[string]any{"latitude": 40.002, "longitude": -83.001}}}}}); r.Status != 202 {
+		t.Fatalf("telemetry: %d %s", r.Status, r.Body)
+	}
+	eventually(t, ctx, "telemetry position", `!!document.querySelector('#vehicles [data-vehicle="veh-3"]')`)
+
 	// filters: the severity select, the vehicle field typed into, the category select
 	filter := func(category, severity string) chromedp.Action[chromedp.Void] {
 		return chromedp.Evaluate[chromedp.Void](`document.getElementById('f-category').value = ` + jsString(category) + `;

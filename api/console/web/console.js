@@ -88,13 +88,12 @@
     setConn('off', 'connecting…');
     initMap();
     try { S.streams = JSON.parse(sessionStorage.getItem(STREAMS) || '[]'); } catch (e) { S.streams = []; }
-    var ready = S.streams.some(function (s) { return s.type === 'events'; }) ? Promise.resolve() :
-      api('POST', '/api/v1/streaming/events/start', { stream_config: { delivery_method: 'websocket' } }).then(function (r) {
-        S.streams.push({ id: r.stream_id, type: 'events', own: true });
-        saveStreams();
-      }, function (err) {
-        $('streams-error').textContent = 'Could not start an event stream (' + err.message + '): add the id of an existing one.';
-      });
+    // The console follows an event stream of every event and a telemetry
+    // stream of positions (gps_enhanced), started once per tab.
+    var ready = Promise.all([
+      ownStream('events', { stream_config: { delivery_method: 'websocket' } }),
+      ownStream('telemetry', { data_types: ['gps_enhanced'], delivery_method: 'websocket' })
+    ]);
     ready.then(function () { renderStreams(); refreshStreams(); connect(); });
     pollVehicles();
     pollIncidents();
@@ -102,6 +101,17 @@
     setInterval(pollIncidents, 5000);
     setInterval(refreshStreams, 3000);
     setInterval(refreshAlerts, 5000);
+    setInterval(function () { Object.keys(S.vehicles).forEach(drawVehicle); }, 5000); // moving turns idle, alerts fade
+  }
+
+  function ownStream(type, body) {
+    if (S.streams.some(function (s) { return s.type === type && s.own; })) return Promise.resolve();
+    return api('POST', '/api/v1/streaming/' + type + '/start', body).then(function (r) {
+      S.streams.push({ id: r.stream_id, type: type, own: true });
+      saveStreams();
+    }, function (err) {
+      $('streams-error').textContent = 'Could not start a ' + type + ' stream (' + err.message + '): add the id of an existing one.';
+    });
   }
 
   function saveStreams() { sessionStorage.setItem(STREAMS, JSON.stringify(S.streams)); }
@@ -246,10 +256,15 @@
     queueRender();
   }
 
+  // queueRender draws the feed and alerts on the next frame, at most four
+  // times a second however fast events come.
+  var lastRender = 0;
   function queueRender() {
     if (S.renderQueued) return;
     S.renderQueued = true;
-    requestAnimationFrame(function () { S.renderQueued = false; renderFeed(); renderAlerts(); });
+    setTimeout(function () {
+      requestAnimationFrame(function () { S.renderQueued = false; lastRender = Date.now(); renderFeed(); renderAlerts(); });
+    }, Math.max(0, 250 - (Date.now() - lastRender)));
   }
 
   function matches(e) {
@@ -496,11 +511,17 @@
   var vehTimer = 0;
   function renderVehiclesSoon() {
     if (vehTimer) return;
-    vehTimer = setTimeout(function () { vehTimer = 0; renderVehicles(); }, 200);
+    vehTimer = setTimeout(function () { vehTimer = 0; renderVehicles(); }, 250);
   }
 
+  // renderVehicles redraws the list when a vehicle came, went or changed
+  // state (positions are on the map only).
+  var vehSig = '';
   function renderVehicles() {
     var ids = Object.keys(S.vehicles).filter(function (id) { return S.vehicles[id].marker; }).sort();
+    var sig = S.selected + '|' + ids.map(function (id) { return id + ':' + S.vehicles[id].state; }).join(',');
+    if (sig === vehSig) return;
+    vehSig = sig;
     var frag = document.createDocumentFragment();
     ids.forEach(function (id) {
       var v = S.vehicles[id];
