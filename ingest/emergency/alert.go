@@ -151,12 +151,29 @@ type Metrics struct {
 
 // Recipient is who an alert went to.
 type Recipient struct {
-	RecipientID    string     `json:"recipient_id"`
-	RecipientType  string     `json:"recipient_type"`
-	VehicleID      string     `json:"vehicle_id,omitempty"`
-	Delivered      bool       `json:"delivered"`
-	AcknowledgedAt *time.Time `json:"acknowledged_at,omitempty"`
-	Note           string     `json:"note,omitempty"`
+	RecipientID   string   `json:"recipient_id"`
+	RecipientType string   `json:"recipient_type"`
+	VehicleID     string   `json:"vehicle_id,omitempty"`
+	ContactID     string   `json:"contact_id,omitempty" doc:"the directory entry that reached this person"`
+	Name          string   `json:"name,omitempty"`
+	Audiences     []string `json:"audiences,omitempty" doc:"the target audiences that name this person"`
+	Delivered     bool     `json:"delivered"`
+	// Deliveries is the outcome of each channel for this recipient.
+	Deliveries     []RecipientDelivery `json:"deliveries,omitempty"`
+	AcknowledgedAt *time.Time          `json:"acknowledged_at,omitempty"`
+	Note           string              `json:"note,omitempty"`
+}
+
+// RecipientDelivery is one channel's outcome for one recipient: delivered,
+// failed, or skipped (the contact has no address for the channel, or
+// it is their quiet hours).
+type RecipientDelivery struct {
+	Channel string `json:"channel"`
+	To      string `json:"to,omitempty"`
+	Status  string `json:"status" enum:"delivered,failed,skipped"`
+	Reason  string `json:"reason,omitempty"`
+	// Level is the escalation level that sent it; 0 for the alert itself.
+	Level int `json:"level,omitempty"`
 }
 
 // Alert is the emergency alert resource.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/fleethub/fleethub/internal/geo"
@@ -23,14 +24,15 @@ type AlertStore interface {
 type Alerts struct {
 	st     AlertStore
 	trips  TripLister
-	notify Notifier // nil: only in-app alerts are delivered
+	dir    Directory // nil: no directory, the audiences beyond drivers reach nobody
+	notify Notifier  // nil: only in-app alerts are delivered
 	pub    Publisher
 	now    func() time.Time
 }
 
-// NewAlerts makes the service; notify and pub may be nil.
-func NewAlerts(st AlertStore, trips TripLister, notify Notifier, pub Publisher) *Alerts {
-	return &Alerts{st: st, trips: trips, notify: notify, pub: pub, now: time.Now}
+// NewAlerts makes the service; dir, notify and pub may be nil.
+func NewAlerts(st AlertStore, trips TripLister, dir Directory, notify Notifier, pub Publisher) *Alerts {
+	return &Alerts{st: st, trips: trips, dir: dir, notify: notify, pub: pub, now: time.Now}
 }
 
 // Create validates an alert, finds its recipients, delivers it to each of
@@ -42,7 +44,7 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	if len(bad) > 0 {
 		return Alert{}, &ValidationError{Fields: bad}
 	}
-	recips, inArea, err := a.recipients(ctx, sc, &b)
+	recips, people, inArea, err := a.recipients(ctx, sc, &b)
 	if err != nil {
 		return Alert{}, err
 	}
@@ -50,7 +52,7 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	_, _ = rand.Read(idb[:])
 	al := Alert{AlertID: "alr_" + hex.EncodeToString(idb[:]), AlertType: b.AlertType, Severity: b.Severity, Title: b.Title, Message: b.Message,
 		Status: "active", CreatedAt: now, ExpiresAt: exp, RelatedIncidents: []string{}, Recipients: recips, AutomatedActionsExecuted: []ActionRecord{}}
-	outs, delivered := a.deliver(ctx, sc, &al, b.DeliveryChannels)
+	outs, delivered := a.deliver(ctx, sc, &al, b.DeliveryChannels, people)
 	ds, first, total := tally(outs, len(recips))
 	al.DeliveryStatus = ds
 	for i := range al.Recipients {
@@ -58,7 +60,9 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	}
 	al.AlertMetrics = deliveryMetrics(ds, first, total, len(delivered), len(recips))
 	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: inArea, EstimatedImpactRadiusKm: impactRadius(b.AffectedArea),
-		ActiveDriversNotified: driversNotified(recips, delivered)}
+		ActiveDriversNotified:     notified(al.Recipients, audDrivers),
+		FieldPersonnelNotified:    notified(al.Recipients, audField),
+		EmergencyContactsNotified: notified(al.Recipients, audEmergency)}
 	al.AcknowledgmentStatus = AckStatus{Required: b.AcknowledgmentRequired, Pending: len(recips)}
 	al.EscalationStatus = startEscalation(b.EscalationPolicy, now)
 	al.AutomatedActionsExecuted = append(al.AutomatedActionsExecuted, a.runActions(ctx, sc, &al, b.AutomatedActions, inArea, now)...)
@@ -83,10 +87,13 @@ func deliveryMetrics(ds DeliveryStatus, first, total time.Duration, reached, rec
 	return m
 }
 
-func driversNotified(recips []Recipient, delivered map[string]bool) int {
+// notified counts the recipients of an audience reached at least once; a
+// specific driver counts among the drivers.
+func notified(recips []Recipient, audience string) int {
 	n := 0
 	for _, r := range recips {
-		if r.RecipientType == "driver" && delivered[r.RecipientID] {
+		in := slices.Contains(r.Audiences, audience) || audience == audDrivers && len(r.Audiences) == 0 && r.RecipientType == "driver"
+		if in && r.Delivered {
 			n++
 		}
 	}

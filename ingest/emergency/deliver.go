@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleethub/fleethub/ingest/contacts"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -25,40 +26,86 @@ type outcome struct {
 	at      time.Duration
 }
 
+// address is a contact's address for a gateway channel.
+func address(c *contacts.Contact, channel string) string {
+	switch channel {
+	case "sms":
+		return c.Channels.SMS
+	case "voice_call":
+		return c.Channels.Voice
+	case "email":
+		return c.Channels.Email
+	case "push_notification":
+		return c.Channels.PushToken
+	}
+	return ""
+}
+
 // deliver sends an alert to each of its recipients on every channel,
 // concurrently, at most maxDeliveries at a time, and answers when all are
-// done with their outcomes and the recipients reached at least once.
-func (a *Alerts) deliver(ctx context.Context, sc store.Scope, al *Alert, channels []Channel) ([]outcome, map[string]bool) {
-	var mu sync.Mutex // guards outs and delivered
+// done with their outcomes and the recipients reached at least once. A
+// recipient from the directory is reached at their address for each
+// channel; a channel they have no address for, or one other than in-app
+// during their quiet hours, is skipped. Each recipient's Deliveries
+// records every channel's outcome.
+func (a *Alerts) deliver(ctx context.Context, sc store.Scope, al *Alert, channels []Channel, people map[string]*contacts.Contact) ([]outcome, map[string]bool) {
+	var mu sync.Mutex // guards outs, delivered and per
 	var outs []outcome
 	delivered := map[string]bool{}
+	per := make([][]RecipientDelivery, len(al.Recipients))
 	sem := make(chan struct{}, maxDeliveries)
 	var wg sync.WaitGroup
+	now := a.now()
 	for _, ch := range channels {
-		for _, r := range al.Recipients {
+		for i := range al.Recipients {
+			r := al.Recipients[i]
+			c := people[r.RecipientID]
+			rd := RecipientDelivery{Channel: ch.Channel}
+			if c != nil && ch.Channel != "in_app_alert" {
+				rd.To = address(c, ch.Channel)
+				switch {
+				case rd.To == "":
+					rd.Status, rd.Reason = "skipped", "no_address"
+				case c.Quiet(now, al.Severity):
+					rd.Status, rd.Reason = "skipped", "quiet_hours"
+				}
+			}
+			if rd.Status != "" {
+				mu.Lock()
+				per[i] = append(per[i], rd)
+				mu.Unlock()
+				continue
+			}
 			wg.Add(1)
 			sem <- struct{}{}
-			go func(ch Channel, r Recipient) {
+			go func(ch Channel, i int, r Recipient, rd RecipientDelivery) {
 				defer wg.Done()
 				defer func() { <-sem }()
 				start := time.Now()
-				err := a.deliverOne(ctx, sc, al, ch, r)
+				err := a.deliverOne(ctx, sc, al, ch, r, c, rd.To)
 				mu.Lock()
+				defer mu.Unlock()
 				outs = append(outs, outcome{ch.Channel, err == nil, time.Since(start)})
+				rd.Status = "delivered"
 				if err == nil {
 					delivered[r.RecipientID] = true
+				} else {
+					rd.Status, rd.Reason = "failed", err.Error()
 				}
-				mu.Unlock()
-			}(ch, r)
+				per[i] = append(per[i], rd)
+			}(ch, i, r, rd)
 		}
 	}
 	wg.Wait()
+	for i := range al.Recipients {
+		al.Recipients[i].Deliveries = append(al.Recipients[i].Deliveries, per[i]...)
+	}
 	return outs, delivered
 }
 
 // deliverOne sends an alert to one recipient on one channel: in_app_alert
 // on the bus, the others through the gateway.
-func (a *Alerts) deliverOne(ctx context.Context, sc store.Scope, al *Alert, ch Channel, r Recipient) error {
+func (a *Alerts) deliverOne(ctx context.Context, sc store.Scope, al *Alert, ch Channel, r Recipient, c *contacts.Contact, to string) error {
 	switch {
 	case ch.Channel == "in_app_alert":
 		return a.publishAlert(ctx, sc, al, r, "emergency_alert")
@@ -67,8 +114,12 @@ func (a *Alerts) deliverOne(ctx context.Context, sc store.Scope, al *Alert, ch C
 	}
 	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 	defer cancel()
-	return a.notify.Notify(ctx, Notification{AlertID: al.AlertID, Channel: ch.Channel, Recipient: r.RecipientID, Title: al.Title, Message: al.Message,
-		Severity: al.Severity, Priority: ch.Priority})
+	n := Notification{AlertID: al.AlertID, Channel: ch.Channel, Recipient: r.RecipientID, Title: al.Title, Message: al.Message,
+		Severity: al.Severity, Priority: ch.Priority, To: to, RecipientType: r.RecipientType, ContactID: r.ContactID}
+	if c != nil {
+		n.Language = c.Language
+	}
+	return a.notify.Notify(ctx, n)
 }
 
 // tally counts the outcomes per channel; first and total are the shortest

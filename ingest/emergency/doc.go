@@ -7,11 +7,17 @@
 // status_updates, stored with a new version (a concurrent change is
 // retried three times) and published as an emergency_events event.
 //
-// Alerts (Alerts) are broadcast to the recipients found in their area (the
-// drivers of active trips whose last point lies in it, plus specific
-// vehicles and drivers) over every delivery channel: in_app_alert is an
-// emergency_events event on the bus, the other channels go through a
-// Notifier (HTTPNotifier: a JSON POST to a gateway). An alert expires at
+// Alerts (Alerts) are broadcast to the recipients of their audiences,
+// resolved through the people directory (Directory, ingest/contacts): the
+// drivers of active trips whose last point lies in the area, field
+// personnel by last known location else home area, dispatchers, the
+// emergency contacts of the drivers in the area; exclude wins and each
+// person is reached once. They go out over every delivery channel:
+// in_app_alert is an emergency_events event on the bus, the other
+// channels go through a Notifier (HTTPNotifier: a JSON POST to a
+// gateway) to each contact's address for the channel, skipping contacts
+// in their quiet hours. A reported incident notifies the involved
+// driver's emergency contacts and the dispatchers the same way. An alert expires at
 // its expiration and escalates level by level while acknowledgments are
 // pending; both are brought up to date when the alert is read, so no
 // goroutine outlives a call.

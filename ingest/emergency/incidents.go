@@ -38,16 +38,18 @@ type Publisher interface {
 
 // Incidents is the incident service.
 type Incidents struct {
-	st    IncidentStore
-	trips TripReader
-	pub   Publisher
-	log   *slog.Logger
-	now   func() time.Time
+	st     IncidentStore
+	trips  TripReader
+	dir    Directory
+	notify Notifier
+	pub    Publisher
+	log    *slog.Logger
+	now    func() time.Time
 }
 
-// NewIncidents makes the service; trips and pub may be nil.
-func NewIncidents(st IncidentStore, trips TripReader, pub Publisher, log *slog.Logger) *Incidents {
-	return &Incidents{st: st, trips: trips, pub: pub, log: log, now: time.Now}
+// NewIncidents makes the service; trips, dir, notify and pub may be nil.
+func NewIncidents(st IncidentStore, trips TripReader, dir Directory, notify Notifier, pub Publisher, log *slog.Logger) *Incidents {
+	return &Incidents{st: st, trips: trips, dir: dir, notify: notify, pub: pub, log: log, now: time.Now}
 }
 
 func (b *ReportBody) validate() map[string]string {
@@ -103,6 +105,7 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 		in.CrashAnalysis = s.crashAnalysis(ctx, sc, &b)
 		in.InsuranceClaim = &Claim{ClaimID: "clm_" + hex.EncodeToString(idb[:6]), Status: "not_filed", Provider: "", NextSteps: []string{"document the scene", "collect witness details", "file the claim with the fleet's insurer"}}
 	}
+	s.notifyPeople(ctx, sc, &in, now)
 	in.NextActions = nextActions(in)
 	if err := s.save(ctx, sc, in, 0); err != nil {
 		return Incident{}, err

@@ -10,13 +10,23 @@ import (
 
 // Notification is what the gateway receives per recipient and channel.
 type Notification struct {
-	AlertID   string `json:"alert_id"`
-	Channel   string `json:"channel"`
-	Recipient string `json:"recipient"`
-	Title     string `json:"title"`
-	Message   string `json:"message"`
-	Severity  string `json:"severity"`
-	Priority  string `json:"priority,omitempty"`
+	AlertID string `json:"alert_id,omitempty"`
+	// IncidentID is set instead of AlertID for an incident's notification.
+	IncidentID string `json:"incident_id,omitempty"`
+	Channel    string `json:"channel"`
+	Recipient  string `json:"recipient"`
+	Title      string `json:"title"`
+	Message    string `json:"message"`
+	Severity   string `json:"severity"`
+	Priority   string `json:"priority,omitempty"`
+	// To is the address for the channel (an E.164 number, an e-mail
+	// address, a push token) when the recipient is in the directory.
+	To            string `json:"to,omitempty"`
+	RecipientType string `json:"recipient_type,omitempty"`
+	ContactID     string `json:"contact_id,omitempty"`
+	Language      string `json:"language,omitempty"`
+	// Level is the escalation level that sent it; 0 for the alert itself.
+	Level int `json:"escalation_level,omitempty"`
 }
 
 // Notifier sends notifications through an external gateway (SMS, e-mail,

@@ -1,0 +1,329 @@
+package emergency_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fleethub/fleethub/api"
+	apicontacts "github.com/fleethub/fleethub/api/contacts"
+	apiemergency "github.com/fleethub/fleethub/api/emergency"
+	"github.com/fleethub/fleethub/ingest/contacts"
+	"github.com/fleethub/fleethub/ingest/emergency"
+	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/store"
+	"github.com/fleethub/fleethub/internal/store/testdb"
+)
+
+type auth map[string]*api.Principal
+
+func (a auth) Authenticate(_ context.Context, key string) (*api.Principal, error) {
+	if p := a[key]; p != nil {
+		return p, nil
+	}
+	return nil, api.Errf("api_key_not_found", "unknown key")
+}
+
+var key = func() string {
+	k, err := apikey.Generate("test")
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// gateway records every notification it receives.
+type gateway struct {
+	mu  sync.Mutex
+	got []emergency.Notification
+}
+
+func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var n emergency.Notification
+	if err := json.NewDecoder(r.Body).Decode(&n); err != nil {
+		w.WriteHeader(400)
+		return
+	}
+	g.mu.Lock()
+	g.got = append(g.got, n)
+	g.mu.Unlock()
+	w.WriteHeader(202)
+}
+
+// sent answers "channel recipient to" of every notification of one alert
+// or incident, sorted.
+func (g *gateway) sent(id string) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for _, n := range g.got {
+		if n.AlertID == id || n.IncidentID == id {
+			out = append(out, n.Channel+" "+n.Recipient+" "+n.To)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+type fixture struct {
+	t   *testing.T
+	url string
+	st  store.Backend
+	gw  *gateway
+}
+
+func start(t *testing.T, open testdb.Opener) *fixture {
+	t.Helper()
+	st := open(t)
+	gw := &gateway{}
+	gws := httptest.NewServer(gw)
+	t.Cleanup(gws.Close)
+	notifier := &emergency.HTTPNotifier{URL: gws.URL, Client: gws.Client()}
+	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(),
+		auth{key: {KeyID: "k1", Org: "org-a", Env: "test", Permissions: []string{"all"}, Rate: 1e6, Burst: 1e6}}, nil)
+	dir := contacts.New(st, nil)
+	srv.Handle(apicontacts.New(dir).Routes()...)
+	srv.Handle(apiemergency.New(emergency.NewIncidents(st, st, dir, notifier, nil, slog.New(slog.DiscardHandler))).Routes()...)
+	srv.Handle(apiemergency.NewAlerts(emergency.NewAlerts(st, st, dir, notifier, nil)).Routes()...)
+	addr, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+	})
+	return &fixture{t: t, url: "http://" + addr.String(), st: st, gw: gw}
+}
+
+func (f *fixture) do(method, path string, body any) (int, map[string]any) {
+	f.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, f.url+path, rd)
+	req.Header.Set("X-API-Key", key)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		f.t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, raw)
+	}
+	return res.StatusCode, out
+}
+
+func (f *fixture) contact(body map[string]any) string {
+	f.t.Helper()
+	code, out := f.do("POST", "/v1/contacts", body)
+	if code != 201 {
+		f.t.Fatalf("contact: %d %v", code, out)
+	}
+	return out["contact_id"].(string)
+}
+
+// trip stores an active trip whose last point is at lat, lon.
+func (f *fixture) trip(id, vehicle, driver string, lat, lon float64) {
+	f.t.Helper()
+	now := time.Now().UTC()
+	state, _ := json.Marshal(map[string]any{"last": map[string]float64{"lat": lat, "lon": lon}})
+	if err := f.st.CreateTrip(f.t.Context(), store.Trip{ID: id, Org: "org-a", Env: "test", VehicleID: vehicle, DriverID: driver, Status: store.TripActive,
+		StartTime: now, StartLocation: &store.Place{Latitude: lat, Longitude: lon}, Metadata: []byte(`{}`), MetadataHistory: []byte(`[]`), State: state,
+		CreatedAt: now, UpdatedAt: now}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// people is a directory around an area centred on 40, -83.
+type people struct {
+	f1, f2, f3, d1, d2, e1, e2, dc, e3, x string
+}
+
+func seed(f *fixture) people {
+	f.trip("trp_in", "veh_in", "drv_in", 40.01, -83.0)
+	f.trip("trp_out", "veh_out", "drv_out", 41.0, -83.0)
+	f.trip("trp_both", "veh_both", "drv_both", 40.0, -83.01)
+	in := map[string]any{"latitude": 40.02, "longitude": -83.02}
+	out := map[string]any{"latitude": 45.0, "longitude": -90.0}
+	var p people
+	p.f1 = f.contact(map[string]any{"name": "F1", "roles": []string{"field_personnel"}, "channels": map[string]any{"sms": "+15550000001", "email": "f1@example.com"}, "location": in})
+	p.f2 = f.contact(map[string]any{"name": "F2", "roles": []string{"field_personnel"}, "channels": map[string]any{"sms": "+15550000002"}, "home_area": in})
+	p.f3 = f.contact(map[string]any{"name": "F3", "roles": []string{"field_personnel"}, "channels": map[string]any{"sms": "+15550000003"}, "home_area": in, "location": out})
+	p.d1 = f.contact(map[string]any{"name": "D1", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550000004", "email": "d1@example.com"}})
+	p.d2 = f.contact(map[string]any{"name": "D2", "roles": []string{"dispatcher", "field_personnel"}, "channels": map[string]any{"sms": "+15550000005"}, "location": in})
+	p.e1 = f.contact(map[string]any{"name": "E1", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+15550000006"},
+		"links": map[string]any{"emergency_contact_for": []string{"drv_in"}}})
+	p.e2 = f.contact(map[string]any{"name": "E2", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+15550000007"},
+		"links": map[string]any{"emergency_contact_for": []string{"drv_out"}}})
+	p.dc = f.contact(map[string]any{"name": "DC", "roles": []string{"driver"}, "channels": map[string]any{"push_token": "tok-dc"},
+		"links": map[string]any{"driver_ids": []string{"drv_both"}}})
+	p.e3 = f.contact(map[string]any{"name": "E3", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+15550000008"},
+		"links": map[string]any{"emergency_contact_for": []string{p.dc}}})
+	p.x = f.contact(map[string]any{"name": "X", "roles": []string{"dispatcher", "emergency_contact"}, "channels": map[string]any{"sms": "+15550000009"},
+		"links": map[string]any{"emergency_contact_for": []string{"drv_in"}}})
+	return p
+}
+
+func alertBody(include, exclude []string, channels ...string) map[string]any {
+	var ch []map[string]any
+	for _, c := range channels {
+		ch = append(ch, map[string]any{"channel": c})
+	}
+	return map[string]any{"alert_type": "severe_weather_warning", "severity": "high", "title": "Tornado", "message": "Take shelter",
+		"affected_area":   map[string]any{"type": "radius", "center": map[string]any{"latitude": 40.0, "longitude": -83.0}, "radius_km": 10},
+		"target_audience": map[string]any{"include": include, "exclude": exclude}, "delivery_channels": ch,
+		"expiration": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
+}
+
+func recipientIDs(al map[string]any) []string {
+	var out []string
+	for _, r := range al["recipients"].([]any) {
+		out = append(out, r.(map[string]any)["recipient_id"].(string))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sorted(xs ...string) []string {
+	xs = slices.Clone(xs)
+	sort.Strings(xs)
+	return xs
+}
+
+func TestAudiences(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, open testdb.Opener) {
+		f := start(t, open)
+		p := seed(f)
+		all := []string{"active_drivers", "field_personnel", "dispatchers", "emergency_contacts"}
+		code, al := f.do("POST", "/v1/emergency/alerts", alertBody(all, nil, "sms", "push_notification"))
+		if code != 201 {
+			t.Fatalf("alert: %d %v", code, al)
+		}
+		id := al["alert_id"].(string)
+		// drv_both is DC; X is a dispatcher and drv_in's emergency contact,
+		// reached once; F3's last location is outside, E2's driver too.
+		if got, want := recipientIDs(al), sorted("drv_in", "drv_both", p.f1, p.f2, p.d1, p.d2, p.e1, p.e3, p.x); !slices.Equal(got, want) {
+			t.Errorf("recipients %v, want %v", got, want)
+		}
+		want := sorted("sms drv_in ", "push_notification drv_in ", "push_notification drv_both tok-dc",
+			"sms "+p.f1+" +15550000001", "sms "+p.f2+" +15550000002", "sms "+p.d1+" +15550000004", "sms "+p.d2+" +15550000005",
+			"sms "+p.e1+" +15550000006", "sms "+p.e3+" +15550000008", "sms "+p.x+" +15550000009")
+		if got := f.gw.sent(id); !slices.Equal(got, want) {
+			t.Errorf("gateway got\n%v\nwant\n%v", got, want)
+		}
+		aa := al["affected_area_analysis"].(map[string]any)
+		if aa["total_vehicles_in_area"] != 2.0 || aa["active_drivers_notified"] != 2.0 || aa["field_personnel_notified"] != 3.0 || aa["emergency_contacts_notified"] != 3.0 {
+			t.Errorf("affected_area_analysis %v", aa)
+		}
+		for _, r := range al["recipients"].([]any) {
+			r := r.(map[string]any)
+			if r["recipient_id"] == p.f1 {
+				ds := r["deliveries"].([]any)
+				if len(ds) != 2 || !slices.ContainsFunc(ds, func(d any) bool {
+					m := d.(map[string]any)
+					return m["channel"] == "push_notification" && m["status"] == "skipped" && m["reason"] == "no_address"
+				}) {
+					t.Errorf("F1's deliveries %v", ds)
+				}
+			}
+		}
+
+		// Exclude wins: X is a dispatcher but also an emergency contact.
+		code, al = f.do("POST", "/v1/emergency/alerts", alertBody([]string{"field_personnel", "dispatchers"}, []string{"emergency_contacts"}, "sms"))
+		if code != 201 {
+			t.Fatalf("alert: %d %v", code, al)
+		}
+		if got, want := recipientIDs(al), sorted(p.f1, p.f2, p.d1, p.d2); !slices.Equal(got, want) {
+			t.Errorf("with emergency contacts excluded: %v, want %v", got, want)
+		}
+		aa = al["affected_area_analysis"].(map[string]any)
+		if aa["active_drivers_notified"] != 0.0 || aa["field_personnel_notified"] != 3.0 || aa["emergency_contacts_notified"] != 0.0 {
+			t.Errorf("affected_area_analysis %v", aa)
+		}
+
+		// Deleting a contact an alert reached keeps the alert's record.
+		if code, out := f.do("DELETE", "/v1/contacts/"+p.f1, nil); code != 200 {
+			t.Fatalf("delete: %d %v", code, out)
+		}
+		code, got := f.do("GET", "/v1/emergency/alerts/"+id, nil)
+		if code != 200 || !slices.Contains(recipientIDs(got), p.f1) {
+			t.Errorf("alert after the delete: %d %v", code, got)
+		}
+	})
+}
+
+func TestQuietHours(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	now := time.Now().UTC()
+	quiet := map[string]any{"start": now.Add(-time.Hour).Format("15:04"), "end": now.Add(time.Hour).Format("15:04"), "timezone": "UTC"}
+	q := f.contact(map[string]any{"name": "Q", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550000010"}, "quiet_hours": quiet})
+	quiet["critical_override"] = false
+	never := f.contact(map[string]any{"name": "N", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550000011"}, "quiet_hours": quiet})
+	b := alertBody([]string{"dispatchers"}, nil, "sms")
+	_, al := f.do("POST", "/v1/emergency/alerts", b)
+	if got := f.gw.sent(al["alert_id"].(string)); len(got) != 0 {
+		t.Errorf("a high alert in quiet hours reached %v", got)
+	}
+	b["severity"] = "critical"
+	_, al = f.do("POST", "/v1/emergency/alerts", b)
+	if got, want := f.gw.sent(al["alert_id"].(string)), []string{"sms " + q + " +15550000010"}; !slices.Equal(got, want) {
+		t.Errorf("a critical alert in quiet hours reached %v, want %v (not %s)", got, want, never)
+	}
+}
+
+func TestIncidentNotifiesPeople(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, open testdb.Opener) {
+		f := start(t, open)
+		p := seed(f)
+		code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "crash", "severity_level": "high",
+			"location": map[string]any{"latitude": 40.0, "longitude": -83.0}, "vehicle_id": "veh_in", "driver_id": "drv_in"})
+		if code != 201 {
+			t.Fatalf("incident: %d %v", code, in)
+		}
+		id := in["incident_id"].(string)
+		want := sorted("sms "+p.e1+" +15550000006", "sms "+p.x+" +15550000009", "sms "+p.d1+" +15550000004", "email "+p.d1+" d1@example.com",
+			"sms "+p.d2+" +15550000005")
+		if got := f.gw.sent(id); !slices.Equal(got, want) {
+			t.Errorf("gateway got\n%v\nwant\n%v", got, want)
+		}
+		var entry map[string]any
+		for _, e := range in["timeline"].([]any) {
+			if e := e.(map[string]any); e["event"] == "emergency_contacts_notified" {
+				entry = e
+			}
+		}
+		if entry == nil {
+			t.Fatalf("no emergency_contacts_notified on the timeline: %v", in["timeline"])
+		}
+		data := entry["data"].(map[string]any)
+		if len(data["emergency_contacts"].([]any)) != 2 || len(data["dispatchers"].([]any)) != 2 {
+			t.Errorf("timeline data %v", data)
+		}
+		if n := len(in["communication_log"].([]any)); n != len(want) {
+			t.Errorf("communication_log has %d entries, want %d", n, len(want))
+		}
+	})
+}
