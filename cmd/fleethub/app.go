@@ -375,12 +375,12 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(optimization.New(a.store, a.bus, eng.roads).Routes()...)
 	directory := contacts.New(a.store, nil)
 	a.server.Handle(apicontacts.New(directory).Routes()...)
-	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, a.bus, a.log)).Routes()...)
 	var notifier emergency.Notifier
 	if a.cfg.NotifyURL != "" {
 		notifier = &emergency.HTTPNotifier{URL: a.cfg.NotifyURL, Client: &http.Client{Timeout: 5 * time.Second}}
 	}
-	a.server.Handle(apiemergency.NewAlerts(emergency.NewAlerts(a.store, a.store, notifier, a.bus)).Routes()...)
+	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, a.bus, a.log)).Routes()...)
+	a.server.Handle(apiemergency.NewAlerts(emergency.NewAlerts(a.store, a.store, directory, notifier, a.bus)).Routes()...)
 	a.server.Handle(ingestapi.New(a.intake).Routes()...)
 	wh := apiwebhooks.New(deliveries, a.reg, a.hooks)
 	a.server.Handle(apistreams.New(a.streams, a.ws, wh).Routes()...)
