@@ -126,6 +126,9 @@ func TestConsoleFilesNeedNoKey(t *testing.T) {
 	if ct := n.do("GET", "/console/", "", nil).Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
 		t.Errorf("page content type %q", ct)
 	}
+	if r := n.do("GET", "/console", "", nil); r.Status != 200 || !strings.Contains(string(r.Body), "console.js") { // redirected to /console/
+		t.Errorf("/console: %d", r.Status)
+	}
 	if r := n.do("GET", "/console/missing.js", "", nil); r.Status != 404 {
 		t.Errorf("missing file: %d", r.Status)
 	}
