@@ -80,6 +80,7 @@ type Backend interface {
 	Alerts
 	Optimizations
 	Contacts
+	AlertSchedule
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

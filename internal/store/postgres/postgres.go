@@ -298,6 +298,19 @@ var migrations = []string{
 	);
 	CREATE UNIQUE INDEX contacts_key ON contacts(org, env, dedup_key);
 	CREATE INDEX contacts_scope ON contacts(org, env, created_at, id);`,
+	`CREATE TABLE alert_schedule (
+		alert_id TEXT NOT NULL,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		level INTEGER NOT NULL,
+		due_at BIGINT NOT NULL,
+		owner TEXT NOT NULL DEFAULT '',
+		lease_until BIGINT NOT NULL DEFAULT 0,
+		done_at BIGINT NOT NULL DEFAULT 0,
+		PRIMARY KEY (alert_id, kind, level)
+	);
+	CREATE INDEX alert_schedule_due ON alert_schedule(done_at, due_at);`,
 }
 
 // migrate applies every pending migration in one transaction. The advisory

@@ -44,6 +44,7 @@ var suite = []struct {
 	{"Alerts", alerts},
 	{"Optimizations", optimizations},
 	{"Contacts", contacts},
+	{"AlertSchedule", alertSchedule},
 }
 
 // Run runs the whole contract against backends made by open.
