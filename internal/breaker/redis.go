@@ -23,7 +23,13 @@ func (h redisHook) DialHook(next redis.DialHook) redis.DialHook {
 		if err := h.b.Allow(); err != nil {
 			return nil, err
 		}
-		return next(ctx, network, addr)
+		conn, err := next(ctx, network, addr)
+		if err != nil && ctx.Err() == nil {
+			// counted at once: the command's own retries then fail
+			// fast instead of each waiting out a backoff and a dial
+			h.b.Failure(err)
+		}
+		return conn, err
 	}
 }
 
