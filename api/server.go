@@ -21,6 +21,7 @@ import (
 
 	"github.com/fasthttp/router"
 	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/breaker"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
@@ -361,7 +362,8 @@ func (s *Server) writeError(c *Ctx, err error) {
 	if e.Status == fasthttp.StatusTooManyRequests {
 		s.metrics.rateLimited.Inc()
 	}
-	if e.Status >= 500 {
+	// an open breaker already logged its one line: none per request
+	if e.Status >= 500 && !errors.Is(err, breaker.ErrOpen) {
 		s.log.Error("request failed", "request_id", c.RequestID, "path", string(c.Path()), "error", err)
 	}
 	if e.RetryAfter > 0 {
