@@ -77,16 +77,21 @@ func (g *gateway) sent(id string) []string {
 }
 
 type fixture struct {
-	t   *testing.T
-	url string
-	st  store.Backend
-	gw  *gateway
+	t      *testing.T
+	url    string
+	st     store.Backend
+	gw     *gateway
+	alerts *emergency.Alerts
 }
 
 func start(t *testing.T, open testdb.Opener) *fixture {
 	t.Helper()
-	st := open(t)
-	gw := &gateway{}
+	return startWith(t, open(t), &gateway{}, emergency.AlertsConfig{})
+}
+
+// startWith serves a node over st whose notifications go to gw.
+func startWith(t *testing.T, st store.Backend, gw *gateway, cfg emergency.AlertsConfig) *fixture {
+	t.Helper()
 	gws := httptest.NewServer(gw)
 	t.Cleanup(gws.Close)
 	notifier := &emergency.HTTPNotifier{URL: gws.URL, Client: gws.Client()}
@@ -95,7 +100,8 @@ func start(t *testing.T, open testdb.Opener) *fixture {
 	dir := contacts.New(st, nil)
 	srv.Handle(apicontacts.New(dir).Routes()...)
 	srv.Handle(apiemergency.New(emergency.NewIncidents(st, st, dir, notifier, nil, slog.New(slog.DiscardHandler))).Routes()...)
-	srv.Handle(apiemergency.NewAlerts(emergency.NewAlerts(st, st, dir, notifier, nil)).Routes()...)
+	alerts := emergency.NewAlerts(cfg, st, st, dir, notifier, nil)
+	srv.Handle(apiemergency.NewAlerts(alerts).Routes()...)
 	addr, err := srv.Listen()
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +114,7 @@ func start(t *testing.T, open testdb.Opener) *fixture {
 		srv.Shutdown(ctx)
 		<-done
 	})
-	return &fixture{t: t, url: "http://" + addr.String(), st: st, gw: gw}
+	return &fixture{t: t, url: "http://" + addr.String(), st: st, gw: gw, alerts: alerts}
 }
 
 func (f *fixture) do(method, path string, body any) (int, map[string]any) {

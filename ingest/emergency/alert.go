@@ -130,6 +130,29 @@ type Escalation struct {
 	CurrentLevel        int        `json:"current_level"`
 	NextEscalationAt    *time.Time `json:"next_escalation_at"`
 	EscalationTriggered bool       `json:"escalation_triggered"`
+	// Channels are the gateway channels each level's notifications go
+	// on: the alert's delivery channels other than in_app_alert.
+	Channels []string `json:"channels,omitempty"`
+	// Levels records each level reached and whom it notified.
+	Levels []LevelRecord `json:"levels,omitempty"`
+}
+
+// LevelRecord is one escalation level reached.
+type LevelRecord struct {
+	Level       int              `json:"level"`
+	Action      string           `json:"action"`
+	DueAt       time.Time        `json:"due_at"`
+	TriggeredAt time.Time        `json:"triggered_at"`
+	Notified    []LevelRecipient `json:"notified"`
+}
+
+// LevelRecipient is a contact an escalation level notified, with each
+// channel's outcome.
+type LevelRecipient struct {
+	ContactID  string              `json:"contact_id"`
+	Name       string              `json:"name"`
+	Role       string              `json:"role"`
+	Deliveries []RecipientDelivery `json:"deliveries"`
 }
 
 // AreaAnalysis summarizes who is affected.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"math"
 	"slices"
 	"time"
@@ -20,9 +21,28 @@ type AlertStore interface {
 	UpdateAlert(ctx context.Context, a store.Alert, prev int64) error
 }
 
+// AlertsConfig tunes the alert service; zero fields take defaults.
+type AlertsConfig struct {
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Node names this node's claims on scheduled steps; default random.
+	Node string
+	// Poll is how often Run looks for due steps; default 1 s.
+	Poll time.Duration
+	// Lease is how long a claimed step stays this node's before another
+	// node may take it over; default 1 min.
+	Lease time.Duration
+	// Batch is how many steps one look claims at most; default 32.
+	Batch int
+	// Log receives the scheduler's failures; default discard.
+	Log *slog.Logger
+}
+
 // Alerts is the alert service.
 type Alerts struct {
+	cfg    AlertsConfig
 	st     AlertStore
+	sched  Schedule // nil when st keeps no schedule: steps are taken when an alert is read
 	trips  TripLister
 	dir    Directory // nil: no directory, the audiences beyond drivers reach nobody
 	notify Notifier  // nil: only in-app alerts are delivered
@@ -30,9 +50,34 @@ type Alerts struct {
 	now    func() time.Time
 }
 
-// NewAlerts makes the service; dir, notify and pub may be nil.
-func NewAlerts(st AlertStore, trips TripLister, dir Directory, notify Notifier, pub Publisher) *Alerts {
-	return &Alerts{st: st, trips: trips, dir: dir, notify: notify, pub: pub, now: time.Now}
+// NewAlerts makes the service; dir, notify and pub may be nil. When st
+// is also a Schedule, escalation levels and expiry are sent by Run (on
+// any node) when they fall due; otherwise they are brought up to date
+// when the alert is read.
+func NewAlerts(cfg AlertsConfig, st AlertStore, trips TripLister, dir Directory, notify Notifier, pub Publisher) *Alerts {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Node == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		cfg.Node = "node_" + hex.EncodeToString(b[:])
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = time.Minute
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 32
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	a := &Alerts{cfg: cfg, st: st, trips: trips, dir: dir, notify: notify, pub: pub, now: cfg.Now}
+	a.sched, _ = st.(Schedule)
+	return a
 }
 
 // Create validates an alert, finds its recipients, delivers it to each of
@@ -64,9 +109,12 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 		FieldPersonnelNotified:    notified(al.Recipients, audField),
 		EmergencyContactsNotified: notified(al.Recipients, audEmergency)}
 	al.AcknowledgmentStatus = AckStatus{Required: b.AcknowledgmentRequired, Pending: len(recips)}
-	al.EscalationStatus = startEscalation(b.EscalationPolicy, now)
+	al.EscalationStatus = startEscalation(b.EscalationPolicy, b.DeliveryChannels, now)
 	al.AutomatedActionsExecuted = append(al.AutomatedActionsExecuted, a.runActions(ctx, sc, &al, b.AutomatedActions, inArea, now)...)
 	al.NextStatusCheck = now.Add(5 * time.Minute)
+	if err := a.schedule(ctx, sc, &al, b.EscalationPolicy); err != nil {
+		return Alert{}, err
+	}
 	if err := a.save(ctx, sc, &al, 0, b.EscalationPolicy); err != nil {
 		return Alert{}, err
 	}
@@ -102,8 +150,18 @@ func notified(recips []Recipient, audience string) int {
 
 // startEscalation is the escalation state of a new alert: its first level
 // falls due after that level's delay.
-func startEscalation(p *EscalationPolicy, now time.Time) Escalation {
+func startEscalation(p *EscalationPolicy, channels []Channel, now time.Time) Escalation {
 	e := Escalation{Enabled: p != nil && p.Enabled}
+	if e.Enabled {
+		for _, c := range channels {
+			if c.Channel != "in_app_alert" && !slices.Contains(e.Channels, c.Channel) {
+				e.Channels = append(e.Channels, c.Channel)
+			}
+		}
+		if len(e.Channels) == 0 {
+			e.Channels = []string{"sms"}
+		}
+	}
 	if e.Enabled && len(p.EscalationLevels) > 0 {
 		t := now.Add(time.Duration(p.EscalationLevels[0].DelayMinutes) * time.Minute)
 		e.NextEscalationAt = &t

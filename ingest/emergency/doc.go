@@ -19,8 +19,12 @@
 // in their quiet hours. A reported incident notifies the involved
 // driver's emergency contacts and the dispatchers the same way. An alert expires at
 // its expiration and escalates level by level while acknowledgments are
-// pending; both are brought up to date when the alert is read, so no
-// goroutine outlives a call.
+// pending. When the store is also a Schedule (both backends are), the
+// due times of the levels and of the expiry are stored with the alert and
+// Run takes them when they fall due, on whichever node claims them first
+// (claims are atomic and leased; see Tick); otherwise both are brought up
+// to date when the alert is read. Run is the only goroutine the alert
+// service owns; it stops with its context.
 //
 // Concurrency and backpressure: Create delivers every recipient on every
 // channel concurrently, at most 16 deliveries at a time, each gateway call

@@ -51,7 +51,7 @@ func (a *Alerts) load(ctx context.Context, sc store.Scope, id string) (al *Alert
 	if al.Status == "active" && !now.Before(al.ExpiresAt) {
 		al.Status, changed = "expired", true
 	}
-	if a.escalate(ctx, sc, al, s.Escalation, now) {
+	if a.sched == nil && a.escalate(ctx, sc, al, s.Escalation, now) {
 		changed = true
 	}
 	return al, s.Escalation, rec.Version, changed, nil

@@ -1,0 +1,187 @@
+package emergency_test
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/ingest/emergency"
+	"github.com/fleethub/fleethub/internal/store"
+	"github.com/fleethub/fleethub/internal/store/testdb"
+)
+
+// clock is a test clock moved by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+// levelSent answers "channel recipient to level" of the escalation
+// notifications of an alert, sorted.
+func (g *gateway) levelSent(id string) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for _, n := range g.got {
+		if n.AlertID == id && n.Level > 0 {
+			out = append(out, fmt.Sprintf("%s %s %s %d", n.Channel, n.Recipient, n.To, n.Level))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func escalating(expires time.Time) map[string]any {
+	b := alertBody([]string{"dispatchers"}, nil, "sms", "email")
+	b["expiration"] = expires.Format(time.RFC3339)
+	b["acknowledgment_required"] = true
+	b["escalation_policy"] = map[string]any{"enabled": true, "escalation_levels": []map[string]any{
+		{"delay_minutes": 5, "action": "notify_supervisors"}, {"delay_minutes": 15, "action": "notify_emergency_management"}}}
+	return b
+}
+
+// tick runs one look for due steps on f's node.
+func (f *fixture) tick() int {
+	f.t.Helper()
+	n, err := f.alerts.Tick(f.t.Context())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+func TestEscalationOnTime(t *testing.T) {
+	type backend struct {
+		open   func(t *testing.T) store.Backend
+		reopen func(t *testing.T) store.Backend // another node, or the same after a restart
+	}
+	run := func(t *testing.T, b backend) {
+		t0 := time.Now().UTC().Truncate(time.Second)
+		clk := &clock{t: t0}
+		gw := &gateway{}
+		f := startWith(t, b.open(t), gw, emergency.AlertsConfig{Now: clk.Now, Node: "a"})
+		sup := f.contact(map[string]any{"name": "Sue", "roles": []string{"supervisor"}, "channels": map[string]any{"sms": "+15550001001"}})
+		em := f.contact(map[string]any{"name": "Em", "roles": []string{"emergency_management"}, "channels": map[string]any{"sms": "+15550001002", "email": "em@example.com"}})
+		disp := f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550001003"}})
+		code, al := f.do("POST", "/v1/emergency/alerts", escalating(t0.Add(time.Hour)))
+		if code != 201 {
+			t.Fatalf("alert: %d %v", code, al)
+		}
+		id := al["alert_id"].(string)
+		_, acked := f.do("POST", "/v1/emergency/alerts", escalating(t0.Add(time.Hour)))
+		ackedID := acked["alert_id"].(string)
+		if code, out := f.do("POST", "/v1/emergency/alerts/"+ackedID+"/acknowledge", map[string]any{"recipient_id": disp}); code != 200 {
+			t.Fatalf("ack: %d %v", code, out)
+		}
+
+		clk.set(t0.Add(5*time.Minute - time.Second))
+		f.tick()
+		if got := gw.levelSent(id); len(got) != 0 {
+			t.Fatalf("sent before the level's delay: %v", got)
+		}
+		// Nobody reads the alert: the level goes out when it falls due.
+		clk.set(t0.Add(5 * time.Minute))
+		f.tick()
+		if got, want := gw.levelSent(id), []string{"sms " + sup + " +15550001001 1"}; !slices.Equal(got, want) {
+			t.Fatalf("level 1 sent %v, want %v", got, want)
+		}
+		if got := gw.levelSent(ackedID); len(got) != 0 {
+			t.Errorf("an acknowledged alert escalated: %v", got)
+		}
+		f.tick()
+		if got := gw.levelSent(id); len(got) != 1 {
+			t.Errorf("level 1 sent again: %v", got)
+		}
+		_, read := f.do("GET", "/v1/emergency/alerts/"+id, nil)
+		es := read["escalation_status"].(map[string]any)
+		if es["current_level"] != 1.0 || es["escalation_triggered"] != true || len(es["levels"].([]any)) != 1 {
+			t.Errorf("escalation_status %v", es)
+		}
+		lvl := es["levels"].([]any)[0].(map[string]any)
+		if n := lvl["notified"].([]any); len(n) != 1 || n[0].(map[string]any)["contact_id"] != sup {
+			t.Errorf("level 1 notified %v", n)
+		}
+
+		// A restart (or another node) takes the next level from the store.
+		clk2 := &clock{t: t0.Add(15 * time.Minute)}
+		g := startWith(t, b.reopen(t), gw, emergency.AlertsConfig{Now: clk2.Now, Node: "b"})
+		g.tick()
+		want := []string{"email " + em + " em@example.com 2", "sms " + em + " +15550001002 2", "sms " + sup + " +15550001001 1"}
+		slices.Sort(want)
+		if got := gw.levelSent(id); !slices.Equal(got, want) {
+			t.Fatalf("after the restart %v, want %v", got, want)
+		}
+		clk2.set(t0.Add(time.Hour))
+		g.tick()
+		_, read = g.do("GET", "/v1/emergency/alerts/"+id, nil)
+		if read["status"] != "expired" || read["escalation_status"].(map[string]any)["current_level"] != 2.0 {
+			t.Errorf("after expiry: %v %v", read["status"], read["escalation_status"])
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		run(t, backend{open: func(t *testing.T) store.Backend { return testdb.SQLiteIn(t, dir) }, reopen: func(t *testing.T) store.Backend { return testdb.SQLiteIn(t, dir) }})
+	})
+	t.Run("postgresql", func(t *testing.T) {
+		testdb.URL(t)
+		url := testdb.Schema(t)
+		run(t, backend{open: func(t *testing.T) store.Backend { return testdb.PostgreSQLAt(t, url) }, reopen: func(t *testing.T) store.Backend { return testdb.PostgreSQLAt(t, url) }})
+	})
+}
+
+func TestEscalationOnceAcrossNodes(t *testing.T) {
+	run := func(t *testing.T, open func(t *testing.T) store.Backend) {
+		t0 := time.Now().UTC().Truncate(time.Second)
+		clk := &clock{t: t0}
+		gw := &gateway{}
+		a := startWith(t, open(t), gw, emergency.AlertsConfig{Now: clk.Now, Node: "a", Batch: 2})
+		b := startWith(t, open(t), gw, emergency.AlertsConfig{Now: clk.Now, Node: "b", Batch: 2})
+		sup := a.contact(map[string]any{"name": "Sue", "roles": []string{"supervisor"}, "channels": map[string]any{"sms": "+15550001001"}})
+		a.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550001003"}})
+		var ids []string
+		for range 12 {
+			_, al := a.do("POST", "/v1/emergency/alerts", escalating(t0.Add(time.Hour)))
+			ids = append(ids, al["alert_id"].(string))
+		}
+		clk.set(t0.Add(5 * time.Minute))
+		var wg sync.WaitGroup
+		for _, f := range []*fixture{a, b, a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := f.alerts.Tick(t.Context()); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		for _, id := range ids {
+			if got, want := gw.levelSent(id), []string{"sms " + sup + " +15550001001 1"}; !slices.Equal(got, want) {
+				t.Errorf("%s: %v, want %v", id, got, want)
+			}
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		run(t, func(t *testing.T) store.Backend { return testdb.SQLiteIn(t, dir) })
+	})
+	t.Run("postgresql", func(t *testing.T) {
+		testdb.URL(t)
+		url := testdb.Schema(t)
+		run(t, func(t *testing.T) store.Backend { return testdb.PostgreSQLAt(t, url) })
+	})
+}
