@@ -95,6 +95,9 @@ type app struct {
 	// the dependencies /readyz requires.
 	breakers *breakers
 	ready    []health.Dependency
+
+	// alerts sends escalation levels and expiries when they fall due.
+	alerts *emergency.Alerts
 }
 
 // openStore opens the configured backend.
@@ -386,7 +389,8 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 		notifier = &emergency.HTTPNotifier{URL: a.cfg.NotifyURL, Client: &http.Client{Timeout: 5 * time.Second}}
 	}
 	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, a.bus, a.log)).Routes()...)
-	a.server.Handle(apiemergency.NewAlerts(emergency.NewAlerts(a.store, a.store, directory, notifier, a.bus)).Routes()...)
+	a.alerts = emergency.NewAlerts(emergency.AlertsConfig{Log: a.log}, a.store, a.store, directory, notifier, a.bus)
+	a.server.Handle(apiemergency.NewAlerts(a.alerts).Routes()...)
 	a.server.Handle(ingestapi.New(a.intake).Routes()...)
 	wh := apiwebhooks.New(deliveries, a.reg, a.hooks)
 	a.server.Handle(apistreams.New(a.streams, a.ws, wh).Routes()...)
@@ -411,6 +415,7 @@ func (a *app) start(ctx context.Context) error {
 	a.goRun(func() error { return a.hooks.Run(ctx) })
 	a.goRun(func() error { return a.fences.Run(ctx) })
 	a.goRun(func() error { return a.intake.Run(ctx) })
+	a.goRun(func() error { return a.alerts.Run(ctx) })
 	a.goRun(a.server.Serve)
 	return nil
 }
