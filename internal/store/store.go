@@ -81,6 +81,7 @@ type Backend interface {
 	Optimizations
 	Contacts
 	AlertSchedule
+	Notifications
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

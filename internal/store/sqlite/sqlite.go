@@ -418,6 +418,26 @@ var migrations = []string{
 		PRIMARY KEY (alert_id, kind, level)
 	);
 	CREATE INDEX alert_schedule_due ON alert_schedule(done_at, due_at);`,
+	`CREATE TABLE notifications (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		ref TEXT NOT NULL,
+		recipient_id TEXT NOT NULL,
+		channel TEXT NOT NULL,
+		level INTEGER NOT NULL,
+		body TEXT NOT NULL,
+		status TEXT NOT NULL,
+		attempts INTEGER NOT NULL,
+		next_attempt_at INTEGER NOT NULL,
+		last_error TEXT NOT NULL,
+		owner TEXT NOT NULL,
+		lease_until INTEGER NOT NULL,
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL
+	);
+	CREATE INDEX notifications_due ON notifications(status, next_attempt_at);
+	CREATE INDEX notifications_ref ON notifications(org, env, ref, created_at);`,
 }
 
 func (s *Store) migrate(ctx context.Context, now func() time.Time) error {

@@ -45,6 +45,7 @@ var suite = []struct {
 	{"Optimizations", optimizations},
 	{"Contacts", contacts},
 	{"AlertSchedule", alertSchedule},
+	{"Notifications", notifications},
 }
 
 // Run runs the whole contract against backends made by open.
