@@ -238,9 +238,40 @@ func (b *Bus) Publish(ctx context.Context, msgs ...hub.Message) error {
 		km[i] = kafka.Message{Topic: m.Topic, Key: m.Key, Value: m.Value, Time: m.Time}
 	}
 	if err := b.w.WriteMessages(ctx, km...); err != nil {
+		if unknownTopic(err) {
+			// the broker lost the topic (a broker started afresh): the
+			// next publish creates it again instead of failing forever
+			b.forgetTopics(msgs)
+		}
 		return fmt.Errorf("kafkabus: publish: %w", err)
 	}
 	return nil
+}
+
+// unknownTopic reports whether err, or one of a batch's errors, is
+// UNKNOWN_TOPIC_OR_PARTITION.
+func unknownTopic(err error) bool {
+	if errors.Is(err, kafka.UnknownTopicOrPartition) {
+		return true
+	}
+	var we kafka.WriteErrors
+	if errors.As(err, &we) {
+		for _, e := range we {
+			if errors.Is(e, kafka.UnknownTopicOrPartition) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// forgetTopics drops the topics of msgs from the known ones.
+func (b *Bus) forgetTopics(msgs []hub.Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range msgs {
+		delete(b.topics, m.Topic)
+	}
 }
 
 // unknownTopics lists the topics of msgs not yet known to exist.
