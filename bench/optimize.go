@@ -41,6 +41,7 @@ type VRPRow struct {
 	BKSDistance float64
 	Seconds     float64 // the request, as the client saw it
 	Unassigned  int
+	Cut         bool   // the answer is not repeatable: the deadline cut the search
 	Err         string // refused by the server or by the re-check
 }
 
@@ -98,7 +99,8 @@ func OptimizeVRP(ctx context.Context, cfg VRPConfig) (*VRPResult, error) {
 		}
 		row := VRPRow{Name: in.name, BKSVehicles: b.vehicles, BKSDistance: b.distance}
 		start := time.Now()
-		routes, unassigned, err := solveRemote(ctx, client, cfg, in)
+		routes, unassigned, repeatable, err := solveRemote(ctx, client, cfg, in)
+		row.Cut = !repeatable
 		row.Seconds = time.Since(start).Seconds()
 		if err == nil {
 			row.Unassigned = unassigned
@@ -291,33 +293,34 @@ func (in *instance) request(cfg VRPConfig) (map[string]any, error) {
 }
 
 // solveRemote sends the instance and returns its routes (customer node
-// numbers) and how many customers are unassigned.
-func solveRemote(ctx context.Context, client *http.Client, cfg VRPConfig, in *instance) ([][]int, int, error) {
+// numbers), how many customers are unassigned and whether the answer is
+// repeatable.
+func solveRemote(ctx context.Context, client *http.Client, cfg VRPConfig, in *instance) ([][]int, int, bool, error) {
 	body, err := in.request(cfg)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	req, err := http.NewRequestWithContext(ctx, "POST", cfg.URL+"/api/v1/fleet/optimization/routes", bytes.NewReader(b))
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-API-Key", cfg.Key)
 	res, err := client.Do(req)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	if res.StatusCode != 200 {
-		return nil, 0, fmt.Errorf("status %d: %.300s", res.StatusCode, raw)
+		return nil, 0, false, fmt.Errorf("status %d: %.300s", res.StatusCode, raw)
 	}
 	var ans struct {
 		Data struct {
@@ -327,10 +330,13 @@ func solveRemote(ctx context.Context, client *http.Client, cfg VRPConfig, in *in
 				} `json:"route_sequence"`
 			} `json:"optimized_routes"`
 			UnassignedDestinations []json.RawMessage `json:"unassigned_destinations"`
+			OptimizationSummary    struct {
+				Repeatable bool `json:"repeatable"`
+			} `json:"optimization_summary"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(raw, &ans); err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	var routes [][]int
 	for _, r := range ans.Data.OptimizedRoutes {
@@ -338,13 +344,13 @@ func solveRemote(ctx context.Context, client *http.Client, cfg VRPConfig, in *in
 		for _, s := range r.RouteSequence {
 			k, err := strconv.Atoi(s.DestinationID)
 			if err != nil {
-				return nil, 0, fmt.Errorf("destination %q", s.DestinationID)
+				return nil, 0, false, fmt.Errorf("destination %q", s.DestinationID)
 			}
 			route = append(route, k)
 		}
 		routes = append(routes, route)
 	}
-	return routes, len(ans.Data.UnassignedDestinations), nil
+	return routes, len(ans.Data.UnassignedDestinations), ans.Data.OptimizationSummary.Repeatable, nil
 }
 
 // eps absorbs the rounding of minutes and seconds between the server's
@@ -410,7 +416,7 @@ func (in *instance) check(routes [][]int, unassigned int) (int, float64, error) 
 func (r *VRPResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "optimize: %s, %v s per instance\n", r.Dir, r.TimeLimit)
 	fmt.Fprintf(w, "%-14s %9s %9s %12s %12s %8s %7s  %s\n", "instance", "vehicles", "bks", "distance", "bks", "gap %", "s", "")
-	var ok, atBKS, unassigned int
+	var ok, atBKS, unassigned, cut int
 	var gapAll, gapAt, extra, secs, worst float64
 	for _, row := range r.Rows {
 		secs += row.Seconds
@@ -431,10 +437,14 @@ func (r *VRPResult) Print(w io.Writer) {
 		if row.Unassigned > 0 {
 			note = fmt.Sprintf("%d unassigned", row.Unassigned)
 		}
+		if row.Cut {
+			cut++
+			note = strings.TrimSpace(note + " cut")
+		}
 		fmt.Fprintf(w, "%-14s %9d %9d %12.2f %12.2f %+8.2f %7.2f  %s\n", row.Name, row.Vehicles, row.BKSVehicles, row.Distance, row.BKSDistance, row.Gap(), row.Seconds, note)
 	}
 	n := len(r.Rows)
-	fmt.Fprintf(w, "%d instances, %d feasible when re-checked, %d customers unassigned\n", n, ok, unassigned)
+	fmt.Fprintf(w, "%d instances, %d feasible when re-checked, %d customers unassigned, %d answers cut short by the deadline (not repeatable)\n", n, ok, unassigned, cut)
 	if ok > 0 {
 		fmt.Fprintf(w, "best-known vehicle count on %d of %d, mean distance gap on those %+.2f%%\n", atBKS, ok, gapAt/float64(max(atBKS, 1)))
 		fmt.Fprintf(w, "mean vehicles over best known %+.2f, mean distance gap over all %+.2f%%\n", extra/float64(ok), gapAll/float64(ok))
