@@ -92,8 +92,8 @@ type Deps struct {
 	// Ready are the dependencies without which the node takes no
 	// traffic: /readyz answers 503 while one reports unhealthy. Each
 	// must answer at once (a breaker's state, not a probe).
-	Ready []Dependency
-	Gatherer    prometheus.Gatherer
+	Ready    []Dependency
+	Gatherer prometheus.Gatherer
 }
 
 // Checker computes and caches the health answer.
