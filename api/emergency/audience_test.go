@@ -82,19 +82,26 @@ type fixture struct {
 	st     store.Backend
 	gw     *gateway
 	alerts *emergency.Alerts
+	outbox *emergency.Outbox
 }
 
 func start(t *testing.T, open testdb.Opener) *fixture {
 	t.Helper()
-	return startWith(t, open(t), &gateway{}, emergency.AlertsConfig{})
+	return startWith(t, open(t), &gateway{}, emergency.AlertsConfig{}, nil)
 }
 
-// startWith serves a node over st whose notifications go to gw.
-func startWith(t *testing.T, st store.Backend, gw *gateway, cfg emergency.AlertsConfig) *fixture {
+// startWith serves a node over st whose notifications go to gw; through
+// a queue when ocfg is not nil.
+func startWith(t *testing.T, st store.Backend, gw http.Handler, cfg emergency.AlertsConfig, ocfg *emergency.OutboxConfig) *fixture {
 	t.Helper()
 	gws := httptest.NewServer(gw)
 	t.Cleanup(gws.Close)
-	notifier := &emergency.HTTPNotifier{URL: gws.URL, Client: gws.Client()}
+	var notifier emergency.Notifier = &emergency.HTTPNotifier{URL: gws.URL, Client: gws.Client()}
+	var outbox *emergency.Outbox
+	if ocfg != nil {
+		outbox = emergency.NewOutbox(*ocfg, st, &emergency.HTTPNotifier{URL: gws.URL, Client: gws.Client(), Secrets: st})
+		notifier = outbox
+	}
 	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(),
 		auth{key: {KeyID: "k1", Org: "org-a", Env: "test", Permissions: []string{"all"}, Rate: 1e6, Burst: 1e6}}, nil)
 	dir := contacts.New(st, nil)
@@ -102,6 +109,7 @@ func startWith(t *testing.T, st store.Backend, gw *gateway, cfg emergency.Alerts
 	srv.Handle(apiemergency.New(emergency.NewIncidents(st, st, dir, notifier, nil, slog.New(slog.DiscardHandler))).Routes()...)
 	alerts := emergency.NewAlerts(cfg, st, st, dir, notifier, nil)
 	srv.Handle(apiemergency.NewAlerts(alerts).Routes()...)
+	srv.Handle(apiemergency.NewGateway(st, gws.URL).Routes()...)
 	addr, err := srv.Listen()
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +122,8 @@ func startWith(t *testing.T, st store.Backend, gw *gateway, cfg emergency.Alerts
 		srv.Shutdown(ctx)
 		<-done
 	})
-	return &fixture{t: t, url: "http://" + addr.String(), st: st, gw: gw, alerts: alerts}
+	g, _ := gw.(*gateway)
+	return &fixture{t: t, url: "http://" + addr.String(), st: st, gw: g, alerts: alerts, outbox: outbox}
 }
 
 func (f *fixture) do(method, path string, body any) (int, map[string]any) {

@@ -193,8 +193,10 @@ type Recipient struct {
 type RecipientDelivery struct {
 	Channel string `json:"channel"`
 	To      string `json:"to,omitempty"`
-	Status  string `json:"status" enum:"delivered,failed,skipped"`
+	Status  string `json:"status" enum:"delivered,failed,skipped,retrying"`
 	Reason  string `json:"reason,omitempty"`
+	// Attempts counts the gateway's attempts when it is queued.
+	Attempts int `json:"attempts,omitempty"`
 	// Level is the escalation level that sent it; 0 for the alert itself.
 	Level int `json:"level,omitempty"`
 }

@@ -2,6 +2,7 @@ package emergency
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"time"
@@ -87,9 +88,12 @@ func (a *Alerts) deliver(ctx context.Context, sc store.Scope, al *Alert, channel
 				defer mu.Unlock()
 				outs = append(outs, outcome{ch.Channel, err == nil, time.Since(start)})
 				rd.Status = "delivered"
-				if err == nil {
+				switch {
+				case err == nil:
 					delivered[r.RecipientID] = true
-				} else {
+				case errors.Is(err, ErrRetrying):
+					rd.Status, rd.Reason = "retrying", err.Error()
+				default:
 					rd.Status, rd.Reason = "failed", err.Error()
 				}
 				per[i] = append(per[i], rd)
@@ -115,7 +119,7 @@ func (a *Alerts) deliverOne(ctx context.Context, sc store.Scope, al *Alert, ch C
 	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 	defer cancel()
 	n := Notification{AlertID: al.AlertID, Channel: ch.Channel, Recipient: r.RecipientID, Title: al.Title, Message: al.Message,
-		Severity: al.Severity, Priority: ch.Priority, To: to, RecipientType: r.RecipientType, ContactID: r.ContactID}
+		Severity: al.Severity, Priority: ch.Priority, To: to, RecipientType: r.RecipientType, ContactID: r.ContactID, Org: sc.Org, Env: sc.Env}
 	if c != nil {
 		n.Language = c.Language
 	}

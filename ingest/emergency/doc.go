@@ -26,6 +26,12 @@
 // to date when the alert is read. Run is the only goroutine the alert
 // service owns; it stops with its context.
 //
+// Gateway notifications go through an Outbox when one is configured: each
+// is stored in the durable queue before its first attempt, retried with
+// exponential backoff by Run on any node, and signed by HTTPNotifier with
+// Standard Webhooks headers; reading an alert overlays the queue's state
+// on its recipients' deliveries.
+//
 // Concurrency and backpressure: Create delivers every recipient on every
 // channel concurrently, at most 16 deliveries at a time, each gateway call
 // bounded by 5 s, and answers once all are done. A failed publish of an

@@ -15,6 +15,9 @@ var (
 	// ErrNoGateway is a channel that needs a gateway none is configured
 	// for.
 	ErrNoGateway = errors.New("emergency: no notification gateway configured (--notify-url)")
+	// ErrRetrying is a queued notification whose attempt failed and that
+	// will be tried again.
+	ErrRetrying = errors.New("emergency: gateway attempt failed, retrying")
 )
 
 // ValidationError is bad input; Fields maps a field path to a message.

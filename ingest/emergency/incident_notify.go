@@ -88,7 +88,7 @@ func (s *Incidents) notifyPeople(ctx context.Context, sc store.Scope, in *Incide
 			defer wg.Done()
 			defer func() { <-sem }()
 			status := "delivered"
-			if err := s.send(ctx, in, j.c, j.typ, j.channel, j.to, msg); err != nil {
+			if err := s.send(ctx, sc, in, j.c, j.typ, j.channel, j.to, msg); err != nil {
 				status = "failed"
 			}
 			log[i] = Communication{Timestamp: now, Type: j.channel, Recipient: j.c.ContactID, Message: msg, DeliveryStatus: status}
@@ -133,14 +133,14 @@ func personJobs(c *contacts.Contact, typ string) []job {
 }
 
 // send is one incident notification through the gateway.
-func (s *Incidents) send(ctx context.Context, in *Incident, c *contacts.Contact, typ, channel, to, msg string) error {
+func (s *Incidents) send(ctx context.Context, sc store.Scope, in *Incident, c *contacts.Contact, typ, channel, to, msg string) error {
 	if s.notify == nil {
 		return ErrNoGateway
 	}
 	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 	defer cancel()
 	return s.notify.Notify(ctx, Notification{IncidentID: in.IncidentID, Channel: channel, Recipient: c.ContactID, Title: "Incident: " + in.EventType,
-		Message: msg, Severity: in.SeverityLevel, To: to, RecipientType: typ, ContactID: c.ContactID, Language: c.Language})
+		Message: msg, Severity: in.SeverityLevel, To: to, RecipientType: typ, ContactID: c.ContactID, Language: c.Language, Org: sc.Org, Env: sc.Env})
 }
 
 func firstOf(vs ...string) string {

@@ -3,13 +3,23 @@ package emergency
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
+	"sync"
+	"time"
 )
 
 // Notification is what the gateway receives per recipient and channel.
 type Notification struct {
+	// ID is stable across retries of one notification (webhook-id).
+	ID      string `json:"notification_id,omitempty"`
 	AlertID string `json:"alert_id,omitempty"`
 	// IncidentID is set instead of AlertID for an incident's notification.
 	IncidentID string `json:"incident_id,omitempty"`
@@ -27,6 +37,9 @@ type Notification struct {
 	Language      string `json:"language,omitempty"`
 	// Level is the escalation level that sent it; 0 for the alert itself.
 	Level int `json:"escalation_level,omitempty"`
+	// Org and Env are the scope the notification belongs to.
+	Org string `json:"-"`
+	Env string `json:"-"`
 }
 
 // Notifier sends notifications through an external gateway (SMS, e-mail,
@@ -35,13 +48,47 @@ type Notifier interface {
 	Notify(ctx context.Context, n Notification) error
 }
 
+// Secrets keeps the gateway's signing key, shared by every node
+// (store.Secrets).
+type Secrets interface {
+	Secret(ctx context.Context, name string, gen func() ([]byte, error)) ([]byte, error)
+}
+
+// SigningSecretName names the gateway's signing key in Secrets.
+const SigningSecretName = "notify_gateway_signing_key"
+
+// SigningSecret answers the gateway's signing secret as Standard Webhooks
+// write it ("whsec_" + base64 of the key), making the key on first use.
+func SigningSecret(ctx context.Context, s Secrets) (string, error) {
+	k, err := signingKey(ctx, s)
+	if err != nil {
+		return "", err
+	}
+	return "whsec_" + base64.StdEncoding.EncodeToString(k), nil
+}
+
+func signingKey(ctx context.Context, s Secrets) ([]byte, error) {
+	return s.Secret(ctx, SigningSecretName, func() ([]byte, error) {
+		k := make([]byte, 32)
+		_, err := rand.Read(k)
+		return k, err
+	})
+}
+
 var _ Notifier = (*HTTPNotifier)(nil)
 
 // HTTPNotifier posts each notification as JSON to a gateway URL; a 2xx
-// answer means delivered.
+// answer means delivered. With Secrets set, every request is signed as
+// Standard Webhooks sign theirs: webhook-id (the notification's id),
+// webhook-timestamp (Unix seconds) and webhook-signature ("v1," + base64
+// HMAC-SHA256 of "id.timestamp.body" under the signing key).
 type HTTPNotifier struct {
-	URL    string
-	Client *http.Client
+	URL     string
+	Client  *http.Client
+	Secrets Secrets
+
+	mu  sync.Mutex // guards key
+	key []byte
 }
 
 // Notify implements Notifier.
@@ -52,6 +99,22 @@ func (h *HTTPNotifier) Notify(ctx context.Context, n Notification) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if h.Secrets != nil {
+		key, err := h.signingKey(ctx)
+		if err != nil {
+			return err
+		}
+		id := n.ID
+		if id == "" {
+			var r [10]byte
+			_, _ = rand.Read(r[:])
+			id = "ntf_" + hex.EncodeToString(r[:])
+		}
+		ts := time.Now().Unix()
+		req.Header.Set("webhook-id", id)
+		req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+		req.Header.Set("webhook-signature", Sign(key, id, ts, b))
+	}
 	res, err := h.Client.Do(req)
 	if err != nil {
 		return err
@@ -61,4 +124,26 @@ func (h *HTTPNotifier) Notify(ctx context.Context, n Notification) error {
 		return fmt.Errorf("emergency: gateway answered %d", res.StatusCode)
 	}
 	return nil
+}
+
+func (h *HTTPNotifier) signingKey(ctx context.Context) ([]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.key == nil {
+		k, err := signingKey(ctx, h.Secrets)
+		if err != nil {
+			return nil, err
+		}
+		h.key = k
+	}
+	return h.key, nil
+}
+
+// Sign is the webhook-signature of a body: "v1," + base64 of
+// HMAC-SHA256(key, id + "." + ts + "." + body).
+func Sign(key []byte, id string, ts int64, body []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id + "." + strconv.FormatInt(ts, 10) + "."))
+	m.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
 }

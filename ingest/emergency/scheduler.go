@@ -183,7 +183,7 @@ func (a *Alerts) sendLevel(ctx context.Context, sc store.Scope, al *Alert, d sto
 		c := &people[i]
 		lr := LevelRecipient{ContactID: c.ContactID, Name: c.Name, Role: role, Deliveries: []RecipientDelivery{}}
 		for _, ch := range al.EscalationStatus.Channels {
-			lr.Deliveries = append(lr.Deliveries, a.sendOne(ctx, al, c, role, ch, d.Level, now))
+			lr.Deliveries = append(lr.Deliveries, a.sendOne(ctx, sc, al, c, role, ch, d.Level, now))
 		}
 		rec.Notified = append(rec.Notified, lr)
 	}
@@ -191,7 +191,7 @@ func (a *Alerts) sendLevel(ctx context.Context, sc store.Scope, al *Alert, d sto
 }
 
 // sendOne is one escalation notification.
-func (a *Alerts) sendOne(ctx context.Context, al *Alert, c *contacts.Contact, role, channel string, level int, now time.Time) RecipientDelivery {
+func (a *Alerts) sendOne(ctx context.Context, sc store.Scope, al *Alert, c *contacts.Contact, role, channel string, level int, now time.Time) RecipientDelivery {
 	rd := RecipientDelivery{Channel: channel, To: address(c, channel), Level: level}
 	switch {
 	case rd.To == "":
@@ -207,9 +207,12 @@ func (a *Alerts) sendOne(ctx context.Context, al *Alert, c *contacts.Contact, ro
 	nctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 	defer cancel()
 	err := a.notify.Notify(nctx, Notification{AlertID: al.AlertID, Channel: channel, Recipient: c.ContactID, Title: al.Title, Message: al.Message,
-		Severity: al.Severity, To: rd.To, RecipientType: role, ContactID: c.ContactID, Language: c.Language, Level: level})
+		Severity: al.Severity, To: rd.To, RecipientType: role, ContactID: c.ContactID, Language: c.Language, Level: level, Org: sc.Org, Env: sc.Env})
 	rd.Status = "delivered"
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrRetrying):
+		rd.Status, rd.Reason = "retrying", err.Error()
+	case err != nil:
 		rd.Status, rd.Reason = "failed", err.Error()
 	}
 	return rd

@@ -94,6 +94,9 @@ func (a *Alerts) Get(ctx context.Context, sc store.Scope, id string) (Alert, err
 			return Alert{}, err
 		}
 	}
+	if err := a.overlay(ctx, sc, al); err != nil {
+		return Alert{}, err
+	}
 	return *al, nil
 }
 

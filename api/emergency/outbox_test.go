@@ -1,0 +1,157 @@
+package emergency_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/ingest/emergency"
+	"github.com/fleethub/fleethub/internal/store"
+	"github.com/fleethub/fleethub/internal/store/testdb"
+)
+
+// flakyGateway fails the first failures attempts of every notification
+// (by webhook-id) with 503 and records each request's headers and body.
+type flakyGateway struct {
+	mu       sync.Mutex
+	failures int
+	tries    map[string]int
+	reqs     []signedRequest
+}
+
+type signedRequest struct {
+	id, ts, sig string
+	body        []byte
+	n           emergency.Notification
+}
+
+func (g *flakyGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var n emergency.Notification
+	_ = json.Unmarshal(body, &n)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	id := r.Header.Get("webhook-id")
+	g.reqs = append(g.reqs, signedRequest{id: id, ts: r.Header.Get("webhook-timestamp"), sig: r.Header.Get("webhook-signature"), body: body, n: n})
+	g.tries[id]++
+	if g.tries[id] <= g.failures {
+		w.WriteHeader(503)
+		return
+	}
+	w.WriteHeader(202)
+}
+
+func (g *flakyGateway) requests() []signedRequest {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]signedRequest(nil), g.reqs...)
+}
+
+// smsDelivery answers the sms delivery of a recipient of an alert.
+func smsDelivery(t *testing.T, al map[string]any, recipient string) map[string]any {
+	t.Helper()
+	for _, r := range al["recipients"].([]any) {
+		r := r.(map[string]any)
+		if r["recipient_id"] != recipient {
+			continue
+		}
+		for _, d := range r["deliveries"].([]any) {
+			if d := d.(map[string]any); d["channel"] == "sms" {
+				return d
+			}
+		}
+	}
+	t.Fatalf("no sms delivery for %s in %v", recipient, al["recipients"])
+	return nil
+}
+
+func TestGatewayQueue(t *testing.T) {
+	run := func(t *testing.T, open func(t *testing.T) store.Backend) {
+		t0 := time.Now().UTC().Truncate(time.Second)
+		clk := &clock{t: t0}
+		gw := &flakyGateway{failures: 2, tries: map[string]int{}}
+		ocfg := &emergency.OutboxConfig{Now: clk.Now, Node: "a", MinBackoff: time.Second, MaxBackoff: time.Minute, Lease: time.Minute}
+		f := startWith(t, open(t), gw, emergency.AlertsConfig{Now: clk.Now}, ocfg)
+		disp := f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550002001"}})
+		code, al := f.do("POST", "/v1/emergency/alerts", alertBody([]string{"dispatchers"}, nil, "sms"))
+		if code != 201 {
+			t.Fatalf("alert: %d %v", code, al)
+		}
+		id := al["alert_id"].(string)
+		if d := smsDelivery(t, al, disp); d["status"] != "retrying" {
+			t.Errorf("after a failed first attempt: %v", d)
+		}
+		// Not due yet: nothing is sent.
+		if n, _ := f.outbox.Tick(t.Context()); n != 0 {
+			t.Errorf("%d retried before the backoff", n)
+		}
+		clk.set(t0.Add(time.Second))
+		f.outbox.Tick(t.Context())
+		_, got := f.do("GET", "/v1/emergency/alerts/"+id, nil)
+		if d := smsDelivery(t, got, disp); d["status"] != "retrying" || d["attempts"] != 2.0 || !strings.Contains(d["reason"].(string), "503") {
+			t.Errorf("after two attempts: %v", d)
+		}
+		// A restart: another node takes it over from the store, once its
+		// backoff passed.
+		clk2 := &clock{t: t0.Add(3 * time.Second)}
+		g := startWith(t, open(t), gw, emergency.AlertsConfig{Now: clk2.Now}, &emergency.OutboxConfig{Now: clk2.Now, Node: "b", MinBackoff: time.Second})
+		if n, err := g.outbox.Tick(t.Context()); n != 1 || err != nil {
+			t.Fatalf("the other node retried %d: %v", n, err)
+		}
+		_, got = g.do("GET", "/v1/emergency/alerts/"+id, nil)
+		d := smsDelivery(t, got, disp)
+		if d["status"] != "delivered" || d["attempts"] != 3.0 {
+			t.Errorf("after the third attempt: %v", d)
+		}
+		// Every attempt is the same message, signed as Standard Webhooks.
+		_, gwv := f.do("GET", "/v1/emergency/gateway", nil)
+		key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(gwv["signing_secret"].(string), "whsec_"))
+		if err != nil || len(key) == 0 {
+			t.Fatalf("signing secret %v", gwv)
+		}
+		reqs := gw.requests()
+		if len(reqs) != 3 {
+			t.Fatalf("%d requests, want 3", len(reqs))
+		}
+		for _, r := range reqs {
+			ts, err := strconv.ParseInt(r.ts, 10, 64)
+			if r.id != reqs[0].id || err != nil || r.sig != emergency.Sign(key, r.id, ts, r.body) || r.n.To != "+15550002001" || r.n.AlertID != id {
+				t.Errorf("request %+v", r)
+			}
+		}
+	}
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		run(t, func(t *testing.T) store.Backend { return testdb.SQLiteIn(t, dir) })
+	})
+	t.Run("postgresql", func(t *testing.T) {
+		testdb.URL(t)
+		url := testdb.Schema(t)
+		run(t, func(t *testing.T) store.Backend { return testdb.PostgreSQLAt(t, url) })
+	})
+}
+
+func TestGatewayQueueGivesUp(t *testing.T) {
+	t0 := time.Now().UTC().Truncate(time.Second)
+	clk := &clock{t: t0}
+	gw := &flakyGateway{failures: 100, tries: map[string]int{}}
+	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{Now: clk.Now}, &emergency.OutboxConfig{Now: clk.Now, MaxAttempts: 2, MinBackoff: time.Second})
+	disp := f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550002001"}})
+	_, al := f.do("POST", "/v1/emergency/alerts", alertBody([]string{"dispatchers"}, nil, "sms"))
+	clk.set(t0.Add(time.Hour))
+	f.outbox.Tick(t.Context())
+	f.outbox.Tick(t.Context())
+	_, got := f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil)
+	if d := smsDelivery(t, got, disp); d["status"] != "failed" || d["attempts"] != 2.0 {
+		t.Errorf("after the last attempt: %v", d)
+	}
+	if n := len(gw.requests()); n != 2 {
+		t.Errorf("%d attempts, want 2", n)
+	}
+}
