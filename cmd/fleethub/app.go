@@ -96,8 +96,10 @@ type app struct {
 	breakers *breakers
 	ready    []health.Dependency
 
-	// alerts sends escalation levels and expiries when they fall due.
+	// alerts sends escalation levels and expiries when they fall due;
+	// outbox retries gateway notifications (nil without --notify-url).
 	alerts *emergency.Alerts
+	outbox *emergency.Outbox
 }
 
 // openStore opens the configured backend.
@@ -386,8 +388,11 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(apicontacts.New(directory).Routes()...)
 	var notifier emergency.Notifier
 	if a.cfg.NotifyURL != "" {
-		notifier = &emergency.HTTPNotifier{URL: a.cfg.NotifyURL, Client: &http.Client{Timeout: 5 * time.Second}}
+		gw := &emergency.HTTPNotifier{URL: a.cfg.NotifyURL, Client: &http.Client{Timeout: 5 * time.Second}, Secrets: a.store}
+		a.outbox = emergency.NewOutbox(emergency.OutboxConfig{Log: a.log}, a.store, gw)
+		notifier = a.outbox
 	}
+	a.server.Handle(apiemergency.NewGateway(a.store, a.cfg.NotifyURL).Routes()...)
 	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, a.bus, a.log)).Routes()...)
 	a.alerts = emergency.NewAlerts(emergency.AlertsConfig{Log: a.log}, a.store, a.store, directory, notifier, a.bus)
 	a.server.Handle(apiemergency.NewAlerts(a.alerts).Routes()...)
@@ -416,6 +421,9 @@ func (a *app) start(ctx context.Context) error {
 	a.goRun(func() error { return a.fences.Run(ctx) })
 	a.goRun(func() error { return a.intake.Run(ctx) })
 	a.goRun(func() error { return a.alerts.Run(ctx) })
+	if a.outbox != nil {
+		a.goRun(func() error { return a.outbox.Run(ctx) })
+	}
 	a.goRun(a.server.Serve)
 	return nil
 }
