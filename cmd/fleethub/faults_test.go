@@ -225,6 +225,13 @@ func TestFaultPostgresDown(t *testing.T) {
 	if r := n.do("GET", "/v1/trips", k, nil); r.Status != 200 {
 		t.Fatalf("before: %d %s", r.Status, r.Body)
 	}
+	r := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{"fleet_id": "f1",
+		"event_filters": map[string]any{"categories": []string{"safety_events"}},
+		"stream_config": map[string]any{"delivery_method": "websocket", "reliability": "at_least_once"}})
+	if r.Status != 201 {
+		t.Fatalf("stream start: %d %s", r.Status, r.Body)
+	}
+	stream := r.json(t)["stream_id"].(string)
 
 	p.setCut(true)
 	for i := range 5 {
@@ -235,12 +242,16 @@ func TestFaultPostgresDown(t *testing.T) {
 			}
 		})
 	}
-	r := n.do("POST", "/v1/trips", k, map[string]any{"vehicle_id": "veh-fault", "driver_id": "drv-fault"})
+	r = n.do("POST", "/v1/trips", k, map[string]any{"vehicle_id": "veh-fault", "driver_id": "drv-fault"})
 	if r.Status != 503 || r.errCode(t) != "service_unavailable" {
 		t.Fatalf("a write with PostgreSQL down: %d %s", r.Status, r.Body)
 	}
 	if r := n.do("GET", "/readyz", "", nil); r.Status != 503 {
 		t.Fatalf("/readyz with PostgreSQL down: %d", r.Status)
+	}
+	// the stream registry is served from memory
+	if r := n.do("GET", "/api/v1/streaming/events/status/"+stream, k, nil); r.Status != 200 {
+		t.Fatalf("stream status with PostgreSQL down: %d %s", r.Status, r.Body)
 	}
 	// the key is served from memory and the embedded bus takes telemetry
 	if r := n.do("POST", "/v1/telemetry", k, map[string]any{"messages": []any{engineMsg("veh-fault", time.Second, 1, 0)}}); r.Status != 202 {
@@ -295,6 +306,11 @@ func TestFaultKafkaDown(t *testing.T) {
 	if r := ingest(); r.Status != 202 {
 		t.Fatalf("before: %d %s", r.Status, r.Body)
 	}
+	stream := startEventStream(t, n, k, "veh-kafka-ws")
+	c := n.dial(t, k, "stream_id="+stream)
+	expectSubscribed(t, c)
+	n.ingestEvents(t, k, "veh-kafka-ws", 0, 5)
+	readEvents(t, c, 5)
 
 	cut(true)
 	// the first publish waits for the writer's own retries; then the
@@ -313,6 +329,11 @@ func TestFaultKafkaDown(t *testing.T) {
 	}
 	if got := n.dependency(k, "bus"); got != "unhealthy" {
 		t.Fatalf("bus while down: %q", got)
+	}
+	// the websocket side keeps serving what its log holds
+	again := readEventsWithin(t, n.dial(t, k, "stream_id="+stream+"&last_offset=0"), 5, 10*time.Second)
+	if len(again) != 5 || again[0].Offset != 1 {
+		t.Fatalf("replay with Kafka down: %d messages", len(again))
 	}
 
 	cut(false)
