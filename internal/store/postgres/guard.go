@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -14,12 +15,24 @@ import (
 )
 
 // db is the pool as the store uses it: with a breaker, every call fails
-// at once with breaker.ErrOpen while the breaker is open, and a call the
-// database did not answer counts as a failure. Calls inside a
-// transaction are not counted; its Begin is.
+// at once with breaker.ErrOpen while the breaker is open, a call the
+// database did not answer counts as a failure, and each call is bounded
+// by timeout, so that a database that stops answering without closing
+// its connections (a stopped process) fails calls instead of holding
+// them. Calls inside a transaction are neither counted nor bounded; its
+// Begin is.
 type db struct {
-	pool *pgxpool.Pool
-	b    *breaker.Breaker // nil: no breaker
+	pool    *pgxpool.Pool
+	b       *breaker.Breaker // nil: no breaker, no timeout
+	timeout time.Duration
+}
+
+// bound returns ctx limited to the call timeout when there is a breaker.
+func (d *db) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d.b == nil || d.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d.timeout)
 }
 
 func (d *db) allow() error {
@@ -44,7 +57,9 @@ func (d *db) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandT
 	if err := d.allow(); err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	tag, err := d.pool.Exec(ctx, sql, args...)
+	cctx, cancel := d.bound(ctx)
+	defer cancel()
+	tag, err := d.pool.Exec(cctx, sql, args...)
 	d.record(ctx, err)
 	return tag, err
 }
@@ -53,23 +68,31 @@ func (d *db) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, erro
 	if err := d.allow(); err != nil {
 		return nil, err
 	}
-	rows, err := d.pool.Query(ctx, sql, args...)
+	cctx, cancel := d.bound(ctx)
+	rows, err := d.pool.Query(cctx, sql, args...)
 	d.record(ctx, err)
-	return rows, err
+	if err != nil {
+		cancel()
+		return rows, err
+	}
+	return boundRows{Rows: rows, cancel: cancel}, nil
 }
 
 func (d *db) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	if err := d.allow(); err != nil {
 		return errRow{err}
 	}
-	return row{d: d, ctx: ctx, r: d.pool.QueryRow(ctx, sql, args...)}
+	cctx, cancel := d.bound(ctx)
+	return row{d: d, ctx: ctx, cancel: cancel, r: d.pool.QueryRow(cctx, sql, args...)}
 }
 
 func (d *db) Begin(ctx context.Context) (pgx.Tx, error) {
 	if err := d.allow(); err != nil {
 		return nil, err
 	}
-	tx, err := d.pool.Begin(ctx)
+	cctx, cancel := d.bound(ctx)
+	defer cancel()
+	tx, err := d.pool.Begin(cctx)
 	d.record(ctx, err)
 	return tx, err
 }
@@ -90,17 +113,30 @@ func (d *db) Close() {
 	d.pool.Close()
 }
 
-// row records the outcome of its Scan.
+// row records the outcome of its Scan and then ends its bound.
 type row struct {
-	d   *db
-	ctx context.Context
-	r   pgx.Row
+	d      *db
+	ctx    context.Context
+	cancel context.CancelFunc
+	r      pgx.Row
 }
 
 func (r row) Scan(dest ...any) error {
 	err := r.r.Scan(dest...)
+	r.cancel()
 	r.d.record(r.ctx, err)
 	return err
+}
+
+// boundRows ends its bound when closed.
+type boundRows struct {
+	pgx.Rows
+	cancel context.CancelFunc
+}
+
+func (r boundRows) Close() {
+	r.Rows.Close()
+	r.cancel()
 }
 
 type errRow struct{ err error }
@@ -116,13 +152,13 @@ func (b errBatch) Close() error                     { return b.err }
 func (b errBatch) Tx() pgx.Tx                       { return nil }
 
 // unavailable reports whether err means the database did not answer: no
-// connection, a broken one, a timeout, a server shutting down or not yet
-// taking connections, or an open breaker.
+// connection, a broken one, a timeout (the call's bound included), a
+// server shutting down or not yet taking connections, or an open breaker.
 func unavailable(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, breaker.ErrOpen) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+	if errors.Is(err, breaker.ErrOpen) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
 		return true
 	}
 	var pgErr *pgconn.PgError

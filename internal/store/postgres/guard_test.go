@@ -3,10 +3,10 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +23,27 @@ type cutProxy struct {
 	mu     sync.Mutex
 	cut    bool
 	conns  map[net.Conn]struct{}
+	hang   atomic.Bool // hold every byte, as a stopped server
+}
+
+// pipe copies src to dst, holding the bytes while p hangs.
+func (p *cutProxy) pipe(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		for p.hang.Load() {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	dst.Close()
 }
 
 func newCutProxy(t *testing.T, target string) *cutProxy {
@@ -55,8 +76,8 @@ func newCutProxy(t *testing.T, target string) *cutProxy {
 			p.conns[c], p.conns[up] = struct{}{}, struct{}{}
 			p.mu.Unlock()
 			wg.Add(2)
-			go func() { defer wg.Done(); _, _ = io.Copy(up, c); up.Close() }()
-			go func() { defer wg.Done(); _, _ = io.Copy(c, up); c.Close() }()
+			go func() { defer wg.Done(); p.pipe(up, c) }()
+			go func() { defer wg.Done(); p.pipe(c, up) }()
 		}
 	}()
 	return p
@@ -125,5 +146,46 @@ func TestBreakerFailsFastWhileTheDatabaseIsGone(t *testing.T) {
 	}
 	if err := s.Ping(ctx); err != nil {
 		t.Fatalf("ping after: %v", err)
+	}
+}
+
+// A database that stops answering without closing its connections (a
+// stopped process) fails calls after CallTimeout and opens the breaker.
+func TestCallTimeoutOpensTheBreakerOnAHungDatabase(t *testing.T) {
+	u, err := url.Parse(freshSchema(t))
+	if err != nil || u.Host == "" {
+		t.Skipf("FLEETHUB_TEST_DATABASE_URL is not a URL with a host: %v", err)
+	}
+	p := newCutProxy(t, u.Host)
+	u.Host = p.ln.Addr().String()
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, postgres.Config{URL: u.String(), Breaker: &breaker.Config{Name: "postgresql"}, CallTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.hang.Store(false); s.Close() })
+	if err := s.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	p.hang.Store(true)
+	start := time.Now()
+	if _, err := s.KeyByHash(ctx, "nothing"); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("a read from a hung database: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("a read from a hung database took %s", d)
+	}
+	if s.Breaker().State() != breaker.Open {
+		t.Fatalf("breaker %s after a timeout", s.Breaker().State())
+	}
+
+	p.hang.Store(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Breaker().State() != breaker.Closed {
+		if time.Now().After(deadline) {
+			t.Fatalf("breaker still %s 10 s after the database answered again", s.Breaker().State())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -49,7 +49,15 @@ type Config struct {
 	// Breaker, when set, puts the pool behind a circuit breaker with this
 	// configuration; its probe is a ping. Nil: no breaker.
 	Breaker *breaker.Config
+	// CallTimeout bounds each call outside a transaction when Breaker is
+	// set (default 10 s): a database that stops answering fails calls
+	// and opens the breaker instead of holding requests.
+	CallTimeout time.Duration
 }
+
+// defaultCallTimeout is Config.CallTimeout's default: far above any one
+// query of the store, well below a client's patience.
+const defaultCallTimeout = 10 * time.Second
 
 // Store is the PostgreSQL backend.
 type Store struct {
@@ -74,6 +82,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{pool: &db{pool: pool}}
 	if cfg.Breaker != nil {
 		s.pool.b = breaker.New(*cfg.Breaker, func(ctx context.Context) error { return pool.Ping(ctx) })
+		s.pool.timeout = cfg.CallTimeout
+		if s.pool.timeout <= 0 {
+			s.pool.timeout = defaultCallTimeout
+		}
 	}
 	if err := s.migrate(ctx); err != nil {
 		s.pool.Close()
