@@ -90,6 +90,9 @@ func start(t *testing.T, open testdb.Opener) *fixture {
 	return startWith(t, open(t), &gateway{}, emergency.AlertsConfig{}, nil)
 }
 
+// places, when set, is the address data of the nodes startWith makes.
+var places emergency.Places
+
 // startWith serves a node over st whose notifications go to gw; through
 // a queue when ocfg is not nil.
 func startWith(t *testing.T, st store.Backend, gw http.Handler, cfg emergency.AlertsConfig, ocfg *emergency.OutboxConfig) *fixture {
@@ -107,6 +110,9 @@ func startWith(t *testing.T, st store.Backend, gw http.Handler, cfg emergency.Al
 	dir := contacts.New(st, nil)
 	srv.Handle(apicontacts.New(dir).Routes()...)
 	srv.Handle(apiemergency.New(emergency.NewIncidents(st, st, dir, notifier, nil, slog.New(slog.DiscardHandler))).Routes()...)
+	if cfg.Places == nil {
+		cfg.Places = places
+	}
 	alerts := emergency.NewAlerts(cfg, st, st, dir, notifier, nil)
 	srv.Handle(apiemergency.NewAlerts(alerts).Routes()...)
 	srv.Handle(apiemergency.NewGateway(st, gws.URL).Routes()...)

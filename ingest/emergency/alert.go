@@ -25,6 +25,8 @@ type AffectedArea struct {
 	RouteID  string      `json:"route_id,omitempty"`
 	City     string      `json:"city,omitempty"`
 	State    string      `json:"state,omitempty"`
+	// BufferKm widens a city, state or route area; default 2.
+	BufferKm *float64 `json:"buffer_km,omitempty" doc:"km around a city's or state's addresses or a route's stops and legs; default 2"`
 }
 
 // Audience says who receives an alert.
@@ -215,6 +217,7 @@ type Alert struct {
 	AutomatedActionsExecuted []ActionRecord `json:"automated_actions_executed"`
 	EscalationStatus         Escalation     `json:"escalation_status"`
 	AffectedAreaAnalysis     AreaAnalysis   `json:"affected_area_analysis"`
+	AreaResolution           AreaResolution `json:"area_resolution"`
 	AlertMetrics             Metrics        `json:"alert_metrics"`
 	RelatedIncidents         []string       `json:"related_incidents"`
 	ExpiresAt                time.Time      `json:"expires_at"`

@@ -36,6 +36,9 @@ type AlertsConfig struct {
 	Batch int
 	// Log receives the scheduler's failures; default discard.
 	Log *slog.Logger
+	// Places draws city and state areas from the loaded addresses; nil:
+	// those areas are approximated.
+	Places Places
 }
 
 // Alerts is the alert service.
@@ -89,7 +92,11 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	if len(bad) > 0 {
 		return Alert{}, &ValidationError{Fields: bad}
 	}
-	recips, people, inArea, err := a.recipients(ctx, sc, &b)
+	reg, res, radius, err := a.resolve(ctx, sc, b.AffectedArea)
+	if err != nil {
+		return Alert{}, err
+	}
+	recips, people, inArea, err := a.recipients(ctx, sc, &b, reg)
 	if err != nil {
 		return Alert{}, err
 	}
@@ -104,7 +111,8 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 		al.Recipients[i].Delivered = delivered[al.Recipients[i].RecipientID]
 	}
 	al.AlertMetrics = deliveryMetrics(ds, first, total, len(delivered), len(recips))
-	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: inArea, EstimatedImpactRadiusKm: impactRadius(b.AffectedArea),
+	al.AreaResolution = res
+	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: inArea, EstimatedImpactRadiusKm: radius,
 		ActiveDriversNotified:     notified(al.Recipients, audDrivers),
 		FieldPersonnelNotified:    notified(al.Recipients, audField),
 		EmergencyContactsNotified: notified(al.Recipients, audEmergency)}

@@ -26,6 +26,12 @@
 // to date when the alert is read. Run is the only goroutine the alert
 // service owns; it stops with its context.
 //
+// Areas are drawn from data (resolve): radius and polygon as given, a
+// city or a state from the loaded addresses (Places), a route from a
+// stored optimization's stops (RouteReader, by type assertion on the
+// store); without the data the area is approximated and the alert says
+// so in area_resolution.
+//
 // Gateway notifications go through an Outbox when one is configured: each
 // is stored in the durable queue before its first attempt, retried with
 // exponential backoff by Run on any node, and signed by HTTPNotifier with

@@ -84,7 +84,7 @@ func (s *audienceSet) addContact(c *contacts.Contact, audience, typ string) {
 // included one names them too (exclude wins), and each person is reached
 // once however many audiences name them. Specific vehicles and drivers
 // are added as named. inArea counts the trips in the area.
-func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody) (out []Recipient, people map[string]*contacts.Contact, inArea int, err error) {
+func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, area region) (out []Recipient, people map[string]*contacts.Contact, inArea int, err error) {
 	ta := b.TargetAudience
 	wanted := func(aud string) bool { return slices.Contains(ta.Include, aud) || slices.Contains(ta.Exclude, aud) }
 	set := &audienceSet{byKey: map[string]*person{}, driver: map[string]*contacts.Contact{}}
@@ -109,7 +109,6 @@ func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody) (
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	area := b.AffectedArea.shape()
 	var driversInArea []string
 	for _, t := range trips {
 		if area != nil && !inShape(area, t) {
@@ -204,7 +203,7 @@ func (s *audienceSet) covers(link string, drivers []string) bool {
 // holds says whether a contact is in the area: by last known location,
 // else home area. A city or state area matches the home area's city or
 // state; a route area holds everyone with a known position.
-func (a *AffectedArea) holds(shape *geofence.Area, c *contacts.Contact) bool {
+func (a *AffectedArea) holds(shape region, c *contacts.Contact) bool {
 	lat, lon, ok := c.Position()
 	switch {
 	case shape != nil:
@@ -235,7 +234,7 @@ func (a *AffectedArea) shape() *geofence.Area {
 
 // inShape says whether a trip's last point, or else its start, lies in
 // area; a trip with neither is outside.
-func inShape(area *geofence.Area, t store.Trip) bool {
+func inShape(area region, t store.Trip) bool {
 	var st struct {
 		Last *struct {
 			Lat float64 `json:"lat"`

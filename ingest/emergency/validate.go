@@ -104,4 +104,7 @@ func (a *AffectedArea) validate(bad map[string]string) {
 	default:
 		bad["affected_area.type"] = "must be radius, polygon, route, city or state"
 	}
+	if a.BufferKm != nil && !(*a.BufferKm >= 0 && *a.BufferKm <= 100) {
+		bad["affected_area.buffer_km"] = "must be 0 to 100"
+	}
 }
