@@ -394,7 +394,11 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	}
 	a.server.Handle(apiemergency.NewGateway(a.store, a.cfg.NotifyURL).Routes()...)
 	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, a.bus, a.log)).Routes()...)
-	a.alerts = emergency.NewAlerts(emergency.AlertsConfig{Log: a.log}, a.store, a.store, directory, notifier, a.bus)
+	acfg := emergency.AlertsConfig{Log: a.log}
+	if eng.addrs != nil {
+		acfg.Places = eng.addrs
+	}
+	a.alerts = emergency.NewAlerts(acfg, a.store, a.store, directory, notifier, a.bus)
 	a.server.Handle(apiemergency.NewAlerts(a.alerts).Routes()...)
 	a.server.Handle(ingestapi.New(a.intake).Routes()...)
 	wh := apiwebhooks.New(deliveries, a.reg, a.hooks)
