@@ -28,7 +28,9 @@ func sharedData(tb testing.TB, rel string) string {
 
 // bestKnown returns the best-known vehicle count and distance of an
 // instance from the data set's bks.csv.
-func bestKnown(t *testing.T, name string) (int, float64) {
+func bestKnown(t *testing.T, name string) (int, float64) { return bestKnownOf(t, name) }
+
+func bestKnownOf(t testing.TB, name string) (int, float64) {
 	t.Helper()
 	f, err := os.Open(sharedData(t, "vrp/solomon/bks.csv"))
 	if err != nil {

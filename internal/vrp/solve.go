@@ -16,6 +16,10 @@ type Options struct {
 	// Workers is how many searches run at once, each on its own stream;
 	// the best plan wins. 0 means 2.
 	Workers int
+	// Work, when not 0, is each worker's budget in work units instead of
+	// TimeLimit × WorkPerSecond: with a generous TimeLimit the plan then
+	// depends on the Problem and the Seed alone, however busy the machine.
+	Work int64
 }
 
 // WorkPerSecond is how much search work a worker is given per second of
@@ -67,6 +71,9 @@ func (p *Problem) Solve(o Options) Solution {
 	t := newTables(p)
 	deadline := start.Add(o.TimeLimit * 97 / 100)
 	limit := budget{work: int64(o.TimeLimit.Seconds() * WorkPerSecond), iters: ItersPerStop * len(p.Stops), until: deadline}
+	if o.Work > 0 {
+		limit.work = o.Work
+	}
 	type result struct {
 		first, best *solution
 		cut         bool
