@@ -326,7 +326,7 @@
     if (!ll) return;
     if (S.focus) S.focus.remove();
     S.focus = L.circleMarker(ll, { radius: 14, color: '#1a5fd0', weight: 3, fill: false, className: 'focus-ring' }).addTo(S.map);
-    S.map.setView(ll, Math.max(S.map.getZoom(), 14));
+    S.map.setView(ll, Math.max(S.map.getZoom(), 14), { animate: false });
   }
 
   // ---- map ----
@@ -554,6 +554,7 @@
     api('GET', '/v1/trips/' + encodeURIComponent(v.trip) + '/route?include_waypoints=false&simplify_geometry=false').then(function (r) {
       var cs = (r.route_geometry && r.route_geometry.coordinates) || [];
       S.route = L.polyline(cs.map(function (c) { return [c[1], c[0]]; }), { color: '#1a5fd0', weight: 4, opacity: .7, className: 'trip-route' }).addTo(S.map);
+      if (cs.length > 1) S.map.fitBounds(S.route.getBounds(), { padding: [40, 40], maxZoom: 17, animate: false });
       S.feed.forEach(function (e) {
         var ev = e.ev;
         if (ev.category !== 'safety_events' || !ev.source || ev.source.trip_id !== v.trip || !ev.location) return;
