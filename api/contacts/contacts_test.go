@@ -191,6 +191,8 @@ func testCRUD(t *testing.T, open testdb.Opener) {
 func testBadInput(t *testing.T, open testdb.Opener) {
 	f := start(t, open)
 	driver := f.create(map[string]any{"name": "Dan Driver", "roles": []string{"driver"}, "links": map[string]any{"driver_ids": []string{"drv_1"}}})
+	// Two drivers of one name are two people.
+	f.create(map[string]any{"name": "Dan Driver", "roles": []string{"driver"}, "links": map[string]any{"driver_ids": []string{"drv_2"}}})
 	otherOrg := f.do("POST", "/v1/contacts", foreign, map[string]any{"name": "Other", "roles": []string{"driver"}}).body["contact_id"].(string)
 	f.create(dispatcher("Dee Spatch", "+14155550101"))
 	for _, c := range []struct {

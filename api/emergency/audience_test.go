@@ -348,3 +348,21 @@ func TestIncidentNotifiesPeople(t *testing.T) {
 		}
 	})
 }
+
+func TestSpecificDriverIsOnePerson(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	dd := f.contact(map[string]any{"name": "Dana", "roles": []string{"driver", "dispatcher"}, "channels": map[string]any{"sms": "+15550000020"},
+		"links": map[string]any{"driver_ids": []string{"drv_idle"}}})
+	b := alertBody([]string{"dispatchers"}, nil, "sms")
+	b["target_audience"].(map[string]any)["specific_drivers"] = []string{"drv_idle", "drv_other"}
+	code, al := f.do("POST", "/v1/emergency/alerts", b)
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	if got, want := recipientIDs(al), sorted(dd, "drv_other"); !slices.Equal(got, want) {
+		t.Errorf("recipients %v, want %v", got, want)
+	}
+	if got := f.gw.sent(al["alert_id"].(string)); len(got) != 2 {
+		t.Errorf("gateway got %v", got)
+	}
+}

@@ -10,8 +10,8 @@
 // A contact is stored whole as JSON beside its roles and link tokens
 // ("driver:<id>", "vehicle:<id>", "for:<driver id>"), which listings
 // filter on. Two contacts of a scope with the same name (case and spaces
-// aside) and the same sms, voice and e-mail are duplicates: the second is
-// refused. Listings run oldest first with keyset cursors.
+// aside) and the same sms, voice, e-mail and driver ids are duplicates:
+// the second is refused. Listings run oldest first with keyset cursors.
 //
 // The Directory holds no state between calls and is safe for concurrent
 // use; its store is declared here as the small interface it uses.

@@ -176,8 +176,13 @@ func hasControl(s string) bool {
 }
 
 // key is the duplicate key of a contact: its name (case and spaces aside)
-// with its numbers and e-mail.
+// with its numbers, e-mail and driver ids (two drivers of one name are two
+// people).
 func (b *Body) key() string {
 	name := strings.ToLower(strings.Join(strings.Fields(b.Name), " "))
-	return name + "\x1f" + b.Channels.SMS + "\x1f" + b.Channels.Voice + "\x1f" + strings.ToLower(b.Channels.Email)
+	k := name + "\x1f" + b.Channels.SMS + "\x1f" + b.Channels.Voice + "\x1f" + strings.ToLower(b.Channels.Email)
+	if b.Links != nil && len(b.Links.DriverIDs) > 0 {
+		k += "\x1f" + strings.Join(slices.Sorted(slices.Values(b.Links.DriverIDs)), "\x1e")
+	}
+	return k
 }

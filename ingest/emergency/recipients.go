@@ -151,7 +151,7 @@ func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, a
 		}
 	}
 	people = map[string]*contacts.Contact{}
-	seen := map[string]bool{}
+	seen := map[string]bool{} // recipient ids, and "contact:" + the contact ids reached
 	for _, key := range set.order {
 		p := set.byKey[key]
 		if slices.ContainsFunc(p.audiences, func(x string) bool { return slices.Contains(ta.Exclude, x) }) ||
@@ -160,6 +160,9 @@ func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, a
 		}
 		p.rec.Audiences = p.audiences
 		seen[p.rec.RecipientID] = true
+		if p.contact != nil {
+			seen["contact:"+p.contact.ContactID] = true
+		}
 		out = append(out, p.rec)
 		if p.contact != nil {
 			people[p.rec.RecipientID] = p.contact
@@ -172,12 +175,13 @@ func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, a
 		}
 	}
 	for _, d := range ta.SpecificDrivers {
-		if seen[d] {
+		c := set.driver[d]
+		if seen[d] || c != nil && seen["contact:"+c.ContactID] {
 			continue
 		}
 		seen[d] = true
 		r := Recipient{RecipientID: d, RecipientType: "driver"}
-		if c := set.driver[d]; c != nil {
+		if c != nil {
 			r.ContactID, r.Name = c.ContactID, c.Name
 			people[d] = c
 		}
