@@ -1,0 +1,65 @@
+package optimization
+
+import (
+	"math"
+	"testing"
+
+	"github.com/fleethub/fleethub/api"
+)
+
+// FuzzBuild: any body either fails to decode, or is refused naming its
+// fields, or builds a problem the solver can take: matrix rows in range,
+// entries finite and not negative, shifts that end after they start,
+// windows in order, a time limit in (0, 60] s. Seeds are in
+// testdata/fuzz/FuzzBuild.
+func FuzzBuild(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var r Request
+		if api.DecodeJSON(body, &r) != nil {
+			return
+		}
+		b, bad := build(&r)
+		if len(bad) > 0 {
+			for k, v := range bad {
+				if k == "" || v == "" {
+					t.Fatalf("unnamed refusal %q: %q", k, v)
+				}
+			}
+			return
+		}
+		pr := b.pr
+		if len(pr.Vehicles) == 0 || len(pr.Stops) == 0 || b.timeLimit <= 0 || b.timeLimit.Seconds() > MaxTimeLimit {
+			t.Fatalf("accepted %d vehicles, %d stops, limit %v", len(pr.Vehicles), len(pr.Stops), b.timeLimit)
+		}
+		if m := pr.Matrix; m != nil {
+			if len(m.Km) != m.Size*m.Size || len(m.Minutes) != m.Size*m.Size {
+				t.Fatalf("matrix of %d with %d and %d entries", m.Size, len(m.Km), len(m.Minutes))
+			}
+			for k := range m.Km {
+				if !(m.Km[k] >= 0) || !(m.Minutes[k] >= 0) || math.IsInf(m.Km[k], 0) || math.IsInf(m.Minutes[k], 0) {
+					t.Fatalf("entry %d: %v km, %v min", k, m.Km[k], m.Minutes[k])
+				}
+			}
+			for _, s := range pr.Stops {
+				if s.Loc < 0 || s.Loc >= m.Size {
+					t.Fatalf("stop at row %d of %d", s.Loc, m.Size)
+				}
+			}
+			for _, v := range pr.Vehicles {
+				if v.StartLoc < 0 || v.StartLoc >= m.Size || v.EndLoc < 0 || v.EndLoc >= m.Size {
+					t.Fatalf("vehicle rows %d, %d of %d", v.StartLoc, v.EndLoc, m.Size)
+				}
+			}
+		}
+		for _, v := range pr.Vehicles {
+			if !(v.ShiftEnd > v.ShiftStart) {
+				t.Fatalf("shift %v–%v", v.ShiftStart, v.ShiftEnd)
+			}
+		}
+		for _, s := range pr.Stops {
+			if !(s.Late >= s.Early) || !(s.Service >= 0) || s.Priority < 0 || s.Priority > 3 {
+				t.Fatalf("stop %+v", s)
+			}
+		}
+	})
+}
