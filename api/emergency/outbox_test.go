@@ -155,3 +155,34 @@ func TestGatewayQueueGivesUp(t *testing.T) {
 		t.Errorf("%d attempts, want 2", n)
 	}
 }
+
+func TestGatewayQueueIncident(t *testing.T) {
+	gw := &flakyGateway{failures: 1, tries: map[string]int{}}
+	t0 := time.Now().UTC()
+	clk := &clock{t: t0}
+	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{}, &emergency.OutboxConfig{Now: clk.Now, MinBackoff: time.Second})
+	ec := f.contact(map[string]any{"name": "Mom", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+15550003001"},
+		"links": map[string]any{"emergency_contact_for": []string{"drv_1"}}})
+	code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "breakdown", "severity_level": "low",
+		"location": map[string]any{"latitude": 40.0, "longitude": -83.0}, "driver_id": "drv_1"})
+	if code != 201 {
+		t.Fatalf("incident: %d %v", code, in)
+	}
+	status := func(in map[string]any) string {
+		for _, e := range in["communication_log"].([]any) {
+			if e := e.(map[string]any); e["recipient"] == ec && e["type"] == "sms" {
+				return e["delivery_status"].(string)
+			}
+		}
+		return ""
+	}
+	if s := status(in); s != "retrying" {
+		t.Errorf("after a failed first attempt: %q", s)
+	}
+	clk.set(t0.Add(time.Second))
+	f.outbox.Tick(t.Context())
+	_, in = f.do("GET", "/v1/emergency/incidents/"+in["incident_id"].(string), nil)
+	if s := status(in); s != "delivered" {
+		t.Errorf("after the retry: %q", s)
+	}
+}

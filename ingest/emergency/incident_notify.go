@@ -2,6 +2,7 @@ package emergency
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -88,7 +89,9 @@ func (s *Incidents) notifyPeople(ctx context.Context, sc store.Scope, in *Incide
 			defer wg.Done()
 			defer func() { <-sem }()
 			status := "delivered"
-			if err := s.send(ctx, sc, in, j.c, j.typ, j.channel, j.to, msg); err != nil {
+			if err := s.send(ctx, sc, in, j.c, j.typ, j.channel, j.to, msg); errors.Is(err, ErrRetrying) {
+				status = "retrying"
+			} else if err != nil {
 				status = "failed"
 			}
 			log[i] = Communication{Timestamp: now, Type: j.channel, Recipient: j.c.ContactID, Message: msg, DeliveryStatus: status}
@@ -150,4 +153,35 @@ func firstOf(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// overlay brings the communication log's gateway notifications up to the
+// queue's state (delivered, retrying, failed) when the notifier keeps
+// them.
+func (s *Incidents) overlay(ctx context.Context, sc store.Scope, in *Incident) error {
+	sl, ok := s.notify.(statusLister)
+	if !ok || len(in.CommunicationLog) == 0 {
+		return nil
+	}
+	rows, err := sl.Statuses(ctx, sc, in.IncidentID)
+	if err != nil {
+		return err
+	}
+	for _, n := range rows {
+		for i := range in.CommunicationLog {
+			e := &in.CommunicationLog[i]
+			if e.Recipient != n.RecipientID || e.Type != n.Channel {
+				continue
+			}
+			switch n.Status {
+			case store.NotificationDelivered:
+				e.DeliveryStatus = "delivered"
+			case store.NotificationFailed:
+				e.DeliveryStatus = "failed"
+			default:
+				e.DeliveryStatus = "retrying"
+			}
+		}
+	}
+	return nil
 }

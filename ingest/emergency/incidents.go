@@ -235,7 +235,10 @@ func (s *Incidents) load(ctx context.Context, sc store.Scope, id string) (Incide
 // that id.
 func (s *Incidents) Get(ctx context.Context, sc store.Scope, id string) (Incident, error) {
 	in, _, err := s.load(ctx, sc, id)
-	return in, err
+	if err != nil {
+		return in, err
+	}
+	return in, s.overlay(ctx, sc, &in)
 }
 
 func (b *StatusBody) validate() map[string]string {
