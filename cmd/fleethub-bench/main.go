@@ -25,7 +25,7 @@ import (
 	"github.com/fleethub/fleethub/bench"
 )
 
-const usageLine = "usage: fleethub-bench health|ingest|fanout|webhook|matrix|optimize|idle|memory|broker [flags]"
+const usageLine = "usage: fleethub-bench health|ingest|fanout|webhook|matrix|optimize|idle|memory|broker|soak [flags]"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -95,6 +95,11 @@ type flags struct {
 	vrpMatch    string
 	timeLimit   float64
 	seed        int64
+
+	fleethub    string
+	redisURL    string
+	databaseURL string
+	durationSet bool
 }
 
 // parseFlags reads the flags of generator name; the flag set has written
@@ -128,7 +133,14 @@ func parseFlags(name string, args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.vrpMatch, "instances", "", "optimize --vrp: a glob on instance names, e.g. 'R1*' (default every one)")
 	fs.Float64Var(&f.timeLimit, "time-limit", 2, "optimize --vrp: options.time_limit_seconds of each instance")
 	fs.Int64Var(&f.seed, "seed", 0, "optimize --vrp: options.seed")
-	return f, fs.Parse(args)
+	fs.StringVar(&f.fleethub, "fleethub", "fleethub", "soak: the fleethub binary the nodes run")
+	fs.StringVar(&f.redisURL, "redis-url", os.Getenv("FLEETHUB_TEST_REDIS_URL"), "soak: Redis the nodes share (or FLEETHUB_TEST_REDIS_URL); reached through a proxy the soak cuts")
+	fs.StringVar(&f.databaseURL, "database-url", os.Getenv("FLEETHUB_TEST_DATABASE_URL"), "soak: PostgreSQL server the soak makes a schema in (or FLEETHUB_TEST_DATABASE_URL); reached through a proxy the soak hangs")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	fs.Visit(func(fl *flag.Flag) { f.durationSet = f.durationSet || fl.Name == "duration" })
+	return f, nil
 }
 
 // startCPUProfile writes the generator's CPU profile to path until stop.
@@ -182,6 +194,12 @@ func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (pri
 		return bench.Memory(ctx, bench.MemoryConfig{URL: c.URL, Key: c.Key, Streams: f.subs, Events: f.events, Size: f.size})
 	case "broker":
 		return nil, bench.Broker(ctx, f.port, stdout)
+	case "soak":
+		sc := bench.SoakConfig{Fleethub: f.fleethub, RedisURL: f.redisURL, DatabaseURL: f.databaseURL, Rate: int(c.Rate), Log: os.Stderr}
+		if f.durationSet {
+			sc.Duration = c.Duration
+		}
+		return bench.Soak(ctx, sc)
 	case "fanout":
 		b := f.batch
 		if b == 1000 {
