@@ -175,7 +175,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("events: %d %s", r.Status, r.Body)
 	}
 	eventually(t, ctx, "feed entries", `!!document.querySelector('#feed [data-event-id="console-e1"]') && !!document.querySelector('#feed [data-event-id="console-e2"]')`)
-	eventually(t, ctx, "newest first", `document.querySelector('#feed [data-event-id="console-e2"]').dataset.offset - document.querySelector('#feed [data-event-id="console-e1"]').dataset.offset > 0 && [...document.querySelectorAll('#feed button')].findIndex(b => b.dataset.eventId === 'console-e2') < [...document.querySelectorAll('#feed button')].findIndex(b => b.dataset.eventId === 'console-e1')`)
+	eventually(t, ctx, "newest first", `(() => { const o = [...document.querySelectorAll('#feed button')].filter(b => b.dataset.stream.startsWith('estr_')).map(b => +b.dataset.offset);
+  return o.length >= 2 && o.every((x, i) => i === 0 || o[i - 1] > x); })()`)
 	eventually(t, ctx, "an alert colours the vehicle", `!!document.querySelector('path.vehicle-alert')`)
 
 	// a position reported as telemetry (gps_enhanced) places a vehicle without a trip
@@ -284,7 +285,7 @@ func TestConsoleBaseMap(t *testing.T) {
 	chrome(t, ctx, "open", chromedp.Navigate(n.url+"/console/#key="+k))
 	eventually(t, ctx, "vehicle marker", `!!document.querySelector('#vehicles [data-vehicle="veh-fi"]')`)
 	chrome(t, ctx, "zoom", chromedp.Click(chromedp.CSS(`#vehicles [data-vehicle="veh-fi"]`)))
-	eventually(t, ctx, "tiles drawn at street level", `/ m$/.test(document.querySelector('.leaflet-control-scale-line').textContent) && [...document.querySelectorAll('canvas.base-tile')].filter(c => c.dataset.features > 100).length >= 4`)
+	eventually(t, ctx, "tiles drawn at street level", `/ m$/.test(document.querySelector('.leaflet-control-scale-line').textContent) && [...document.querySelectorAll('canvas.base-tile')].some(c => c.dataset.features > 100)`)
 	shoot(t, ctx, "console-basemap.png")
 	csp, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__csp`))
 	if err != nil || len(csp) > 0 {

@@ -555,13 +555,25 @@
       var cs = (r.route_geometry && r.route_geometry.coordinates) || [];
       S.route = L.polyline(cs.map(function (c) { return [c[1], c[0]]; }), { color: '#1a5fd0', weight: 4, opacity: .7, className: 'trip-route' }).addTo(S.map);
       if (cs.length > 1) S.map.fitBounds(S.route.getBounds(), { padding: [40, 40], maxZoom: 17, animate: false });
+      var drawn = {};
+      var mark = function (lat, lon, type) {
+        var k = type + '@' + lat.toFixed(5) + ',' + lon.toFixed(5);
+        if (drawn[k]) return;
+        drawn[k] = true;
+        L.circleMarker([lat, lon], { radius: 5, color: '#c25400', className: 'route-event' }).bindTooltip(type).addTo(S.routeEvents);
+      };
       S.feed.forEach(function (e) {
         var ev = e.ev;
         if (ev.category !== 'safety_events' || !ev.source || ev.source.trip_id !== v.trip || !ev.location) return;
-        L.circleMarker([ev.location.latitude, ev.location.longitude], { radius: 5, color: '#c25400', className: 'route-event' })
-          .bindTooltip(ev.event_type).addTo(S.routeEvents);
+        mark(ev.location.latitude, ev.location.longitude, ev.event_type);
       });
-    }, function () {});
+      // the trip's stored safety events, once the trip is long enough to be scored
+      return api('GET', '/v1/analytics/safety-score/' + encodeURIComponent(v.trip)).then(function (sc) {
+        ((sc && sc.risk_factors) || []).forEach(function (rf) {
+          (rf.locations || []).forEach(function (l) { mark(l.latitude, l.longitude, rf.factor_type); });
+        });
+      });
+    }).then(null, function () {});
   }
 
   function onTelemetry(m) {
