@@ -404,7 +404,7 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 		return nil, err
 	}
 	brokerAddr := "127.0.0.1:" + strconv.Itoa(bport)
-	broker := &soakProc{name: "broker", args: []string{cfg.Broker, "broker", "--port", strconv.Itoa(bport)}, out: filepath.Join(cfg.Dir, "broker.log")}
+	broker := &soakProc{name: "broker", args: []string{cfg.Broker, "broker", "--port", strconv.Itoa(bport), "--dir", filepath.Join(cfg.Dir, "broker")}, out: filepath.Join(cfg.Dir, "broker.log")}
 	if err := broker.start(); err != nil {
 		return nil, err
 	}

@@ -99,6 +99,7 @@ type flags struct {
 	fleethub    string
 	redisURL    string
 	databaseURL string
+	soakDir     string
 	durationSet bool
 }
 
@@ -136,6 +137,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.fleethub, "fleethub", "fleethub", "soak: the fleethub binary the nodes run")
 	fs.StringVar(&f.redisURL, "redis-url", os.Getenv("FLEETHUB_TEST_REDIS_URL"), "soak: Redis the nodes share (or FLEETHUB_TEST_REDIS_URL); reached through a proxy the soak cuts")
 	fs.StringVar(&f.databaseURL, "database-url", os.Getenv("FLEETHUB_TEST_DATABASE_URL"), "soak: PostgreSQL server the soak makes a schema in (or FLEETHUB_TEST_DATABASE_URL); reached through a proxy the soak hangs")
+	fs.StringVar(&f.soakDir, "dir", "", "soak: keep the nodes' and the broker's logs and data here (default: a temporary directory, removed); broker: keep the broker's log here across restarts")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -193,9 +195,9 @@ func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (pri
 	case "memory":
 		return bench.Memory(ctx, bench.MemoryConfig{URL: c.URL, Key: c.Key, Streams: f.subs, Events: f.events, Size: f.size})
 	case "broker":
-		return nil, bench.Broker(ctx, f.port, stdout)
+		return nil, bench.Broker(ctx, f.port, f.soakDir, stdout)
 	case "soak":
-		sc := bench.SoakConfig{Fleethub: f.fleethub, RedisURL: f.redisURL, DatabaseURL: f.databaseURL, Rate: int(c.Rate), Log: os.Stderr}
+		sc := bench.SoakConfig{Fleethub: f.fleethub, RedisURL: f.redisURL, DatabaseURL: f.databaseURL, Rate: int(c.Rate), Dir: f.soakDir, Log: os.Stderr}
 		if f.durationSet {
 			sc.Duration = c.Duration
 		}
