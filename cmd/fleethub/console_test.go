@@ -253,6 +253,18 @@ document.getElementById('feed-filters').dispatchEvent(new Event('input'))`)
 	eventually(t, ctx, "no duplicates after the reload", unique)
 	shoot(t, ctx, "console-feed.png")
 
+	// the console's event stream is stopped: on the next load it starts its own again
+	own, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.parse(sessionStorage.getItem('fleethub.console.streams')).find(s => s.type === 'events').id`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := n.do("POST", "/api/v1/streaming/events/stop", k, map[string]any{"stream_id": own}); r.Status != 200 {
+		t.Fatalf("stop: %d %s", r.Status, r.Body)
+	}
+	eventually(t, ctx, "stopped stream reported", `document.getElementById('streams-error').textContent.indexOf('stream_stopped') >= 0`)
+	chrome(t, ctx, "reload", chromedp.Reload())
+	eventually(t, ctx, "a new event stream", `document.getElementById('conn').textContent === 'live' && JSON.parse(sessionStorage.getItem('fleethub.console.streams')).filter(s => s.type === 'events' && s.id !== `+jsString(own)+`).length === 1 && document.querySelectorAll('#streams li').length === 2`)
+
 	csp, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__csp`))
 	if err != nil {
 		t.Fatal(err)

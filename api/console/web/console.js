@@ -90,10 +90,7 @@
     try { S.streams = JSON.parse(sessionStorage.getItem(STREAMS) || '[]'); } catch (e) { S.streams = []; }
     // The console follows an event stream of every event and a telemetry
     // stream of positions (gps_enhanced), started once per tab.
-    var ready = Promise.all([
-      ownStream('events', { stream_config: { delivery_method: 'websocket' } }),
-      ownStream('telemetry', { data_types: ['gps_enhanced'], delivery_method: 'websocket' })
-    ]);
+    var ready = Promise.all([ownStream('events'), ownStream('telemetry')]);
     ready.then(function () { renderStreams(); refreshStreams(); connect(); });
     pollVehicles();
     pollIncidents();
@@ -104,9 +101,14 @@
     setInterval(function () { Object.keys(S.vehicles).forEach(drawVehicle); }, 5000); // moving turns idle, alerts fade
   }
 
-  function ownStream(type, body) {
+  var OWN = {
+    events: { stream_config: { delivery_method: 'websocket' } },
+    telemetry: { data_types: ['gps_enhanced'], delivery_method: 'websocket' }
+  };
+
+  function ownStream(type) {
     if (S.streams.some(function (s) { return s.type === type && s.own; })) return Promise.resolve();
-    return api('POST', '/api/v1/streaming/' + type + '/start', body).then(function (r) {
+    return api('POST', '/api/v1/streaming/' + type + '/start', OWN[type]).then(function (r) {
       S.streams.push({ id: r.stream_id, type: type, own: true });
       saveStreams();
     }, function (err) {
@@ -125,15 +127,28 @@
   }
 
   // startOffsets finds where each stream without a kept position starts:
-  // the last REPLAY messages of its log.
+  // the last REPLAY messages of its log. A stream that no longer exists, or
+  // one of the console's own that was stopped, is left, and the console
+  // starts its own again.
   function startOffsets() {
     return Promise.all(S.streams.map(function (s) {
       if (S.positions[s.id]) return null;
       return api('GET', '/api/v1/streaming/' + s.type + '/status/' + encodeURIComponent(s.id)).then(function (st) {
+        if (s.own && st.status === 'stopped') { s.gone = true; return; }
         var last = (st.lag && st.lag.last_offset) || 0;
         S.positions[s.id] = { offset: Math.max(0, last - REPLAY), epoch: '' };
-      }, function () { S.positions[s.id] = { offset: 0, epoch: '' }; });
-    }));
+      }, function (err) {
+        if (err.status === 404) s.gone = true;
+        else S.positions[s.id] = { offset: 0, epoch: '' };
+      });
+    })).then(function () {
+      var gone = S.streams.filter(function (s) { return s.gone; });
+      if (!gone.length) return null;
+      S.streams = S.streams.filter(function (s) { return !s.gone; });
+      saveStreams();
+      return Promise.all(gone.filter(function (s) { return s.own; }).map(function (s) { return ownStream(s.type); }))
+        .then(function () { renderStreams(); return startOffsets(); });
+    });
   }
 
   function connect() {
