@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -38,4 +39,51 @@ func (s *Store) UpdateAlert(ctx context.Context, a store.Alert, prev int64) erro
 		return wrap("update alert", store.ErrConflict)
 	}
 	return nil
+}
+
+// ListAlerts returns a page of alerts, newest first.
+func (s *Store) ListAlerts(ctx context.Context, f store.AlertFilter) ([]store.Alert, error) {
+	q := `SELECT id, status, doc, version, created_at, updated_at, expires_at FROM alerts WHERE org = $1 AND env = $2`
+	args := []any{f.Org, f.Env}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	switch f.Status {
+	case "":
+	case "active":
+		q += ` AND status = 'active' AND expires_at > ` + arg(ms(f.Now))
+	case "expired":
+		q += ` AND (status = 'expired' OR (status = 'active' AND expires_at <= ` + arg(ms(f.Now)) + `))`
+	default:
+		q += ` AND status = ` + arg(f.Status)
+	}
+	if f.BeforeID != "" {
+		t := arg(ms(f.BeforeTime))
+		q += ` AND (created_at < ` + t + ` OR (created_at = ` + t + ` AND id < ` + arg(f.BeforeID) + `))`
+	}
+	q += ` ORDER BY created_at DESC, id DESC`
+	if f.Limit > 0 {
+		q += ` LIMIT ` + strconv.Itoa(f.Limit)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, wrap("list alerts", err)
+	}
+	defer rows.Close()
+	out := []store.Alert{}
+	for rows.Next() {
+		a := store.Alert{Org: f.Org, Env: f.Env}
+		var doc string
+		var c, u, e int64
+		if err := rows.Scan(&a.ID, &a.Status, &doc, &a.Version, &c, &u, &e); err != nil {
+			return nil, wrap("list alerts", err)
+		}
+		a.Doc, a.CreatedAt, a.UpdatedAt, a.ExpiresAt = []byte(doc), fromMS(c), fromMS(u), fromMS(e)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list alerts", err)
+	}
+	return out, nil
 }

@@ -48,3 +48,49 @@ func (s *Store) UpdateAlert(ctx context.Context, a store.Alert, prev int64) erro
 	}
 	return nil
 }
+
+// ListAlerts returns a page of alerts, newest first.
+func (s *Store) ListAlerts(ctx context.Context, f store.AlertFilter) ([]store.Alert, error) {
+	q := `SELECT id, status, doc, version, created_at, updated_at, expires_at FROM alerts WHERE org = ? AND env = ?`
+	args := []any{f.Org, f.Env}
+	switch f.Status {
+	case "":
+	case "active":
+		q += ` AND status = 'active' AND expires_at > ?`
+		args = append(args, ms(f.Now))
+	case "expired":
+		q += ` AND (status = 'expired' OR (status = 'active' AND expires_at <= ?))`
+		args = append(args, ms(f.Now))
+	default:
+		q += ` AND status = ?`
+		args = append(args, f.Status)
+	}
+	if f.BeforeID != "" {
+		q += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
+		args = append(args, ms(f.BeforeTime), ms(f.BeforeTime), f.BeforeID)
+	}
+	q += ` ORDER BY created_at DESC, id DESC`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list alerts: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Alert{}
+	for rows.Next() {
+		a := store.Alert{Org: f.Org, Env: f.Env}
+		var doc string
+		var c, u, e int64
+		if err := rows.Scan(&a.ID, &a.Status, &doc, &a.Version, &c, &u, &e); err != nil {
+			return nil, fmt.Errorf("sqlite: list alerts: %w", err)
+		}
+		a.Doc, a.CreatedAt, a.UpdatedAt, a.ExpiresAt = []byte(doc), fromMS(c), fromMS(u), fromMS(e)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list alerts: %w", err)
+	}
+	return out, nil
+}

@@ -174,6 +174,7 @@ func alerts(t *testing.T, open Opener) {
 			t.Fatalf("another org: %v", err)
 		}
 	})
+	t.Run("List", func(t *testing.T) { alertList(t, open) })
 }
 
 // optimizations is the contract of store.Optimizations.
