@@ -29,7 +29,14 @@
 //     temperature falling geometrically over the budget to 0.003 times
 //     the mean return trip to a stop. Above 150 stops
 //     a stop is first offered only to the routes of its 40 nearest
-//     stops, and to all routes when none of those takes it.
+//     stops, and to all routes when none of those takes it;
+//   - a local search on every new best plan of the annealing (polish):
+//     relocate (a stop moved next to one of its 30 nearest stops, in its
+//     route or another, checked in constant time) and 2-opt* (two routes
+//     exchange their tails so that a stop is followed by one of its
+//     nearest stops, priced in constant time and rebuilt only when it
+//     saves), until no move saves; a polished plan that saves becomes
+//     both the current and the best one.
 //
 // Each route keeps, per position, the earliest service start (forward)
 // and the latest service start that keeps every later stop and the

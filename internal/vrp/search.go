@@ -390,6 +390,9 @@ func (w *worker) anneal(s *solution, limit budget, open bool) *solution {
 		}
 		if cand.cost < best.cost-tol {
 			best = cand
+			if p := w.polish(cand); p.cost < cand.cost-tol {
+				cur, best = p, p
+			}
 		}
 	}
 	return best

@@ -1,0 +1,196 @@
+package vrp
+
+// polishNear is how many of a stop's nearest stops the local search
+// tries it beside.
+const polishNear = 30
+
+// polish is s improved by local search until no move helps: relocate (a
+// stop moved next to one of its nearest stops, in its own route or
+// another) and 2-opt* (two routes exchange their tails, so that a stop is
+// followed by one of its nearest stops). A relocation is checked in
+// constant time; an exchange of tails is priced in constant time and
+// rebuilt only when it saves. It never opens a route.
+func (w *worker) polish(s *solution) *solution {
+	tb := w.t
+	s = w.fork(s)
+	pos := make([]int32, tb.n) // per stop: its index in its route
+	index := func(v int32) {
+		for k, c := range s.routes[v].stops {
+			pos[c] = int32(k)
+		}
+	}
+	for v := range s.routes {
+		index(int32(v))
+	}
+	for pass := 0; pass < 50; pass++ {
+		moved := false
+		for c := int32(0); c < int32(tb.n); c++ {
+			if s.where[c] < 0 {
+				continue
+			}
+			if w.relocate(s, c, pos, index) || w.twoOptStar(s, c, pos, index) {
+				moved = true
+			}
+		}
+		if !moved {
+			break
+		}
+	}
+	w.total(s)
+	return s
+}
+
+// relocate moves stop c next to one of its nearest stops when that
+// saves, and reports whether it did.
+func (w *worker) relocate(s *solution, c int32, pos []int32, index func(int32)) bool {
+	tb := w.t
+	v := s.where[c]
+	r := s.routes[v]
+	k := int(pos[c])
+	p, q := tb.node(r, k), tb.node(r, k+2)
+	kpc, kcq, kpq := tb.arc(p, c), tb.arc(c, q), tb.arc(p, q)
+	// Without c, q is reached from p; the rest of the route keeps its
+	// latest starts.
+	if r.a[k]+tb.service[p]+tb.m.Minutes[kpq] > r.z[k+2]+tol ||
+		r.km-tb.m.Km[kpc]-tb.m.Km[kcq]+tb.m.Km[kpq] > tb.maxKm[v]+tol {
+		return false
+	}
+	gain := tb.cost[kpc] + tb.cost[kcq] - tb.cost[kpq]
+	if len(r.stops) == 1 {
+		gain += tb.vehicleCost
+	}
+	if gain <= tol {
+		return false
+	}
+	var rw *route // r without c, built when first needed
+	bestV, bestPos, best := int32(-1), -1, gain-tol
+	near := tb.adj[c][1:min(len(tb.adj[c]), polishNear+1)]
+	w.work += int64(len(near))
+	for _, nb := range near {
+		v2 := s.where[nb]
+		if v2 < 0 {
+			continue
+		}
+		r2, j := s.routes[v2], int(pos[nb])
+		if v2 == v {
+			if rw == nil {
+				rw = tb.without(r, func(i int) bool { return i == k }, 0)
+				w.work += int64(len(r.stops))
+			}
+			r2 = rw
+			if j > k {
+				j--
+			}
+		} else if !tb.fits(r2, c) {
+			continue
+		}
+		// Before nb (after position j) and after it (after position j+1).
+		for i := j; i <= j+1; i++ {
+			w.work++
+			if d, why := tb.check(r2, c, i); why == "" && d < best {
+				bestV, bestPos, best = v2, i, d
+			}
+		}
+	}
+	if bestV < 0 {
+		return false
+	}
+	if bestV == v {
+		w.set(s, v, tb.insert(rw, c, bestPos, 0))
+	} else {
+		if rw == nil {
+			rw = tb.without(r, func(i int) bool { return i == k }, 0)
+		}
+		if len(rw.stops) == 0 {
+			s.used--
+		}
+		w.set(s, v, rw)
+		w.set(s, bestV, tb.insert(s.routes[bestV], c, bestPos, 0))
+		s.where[c] = bestV
+		index(bestV)
+	}
+	index(v)
+	return true
+}
+
+// twoOptStar joins stop c to one of its nearest stops nb in another
+// route: c's route keeps its stops up to c and takes nb's from nb on,
+// nb's route keeps its stops before nb and takes c's after c. It reports
+// whether it did.
+func (w *worker) twoOptStar(s *solution, c int32, pos []int32, index func(int32)) bool {
+	tb := w.t
+	v1 := s.where[c]
+	r1 := s.routes[v1]
+	i := int(pos[c]) + 1 // c's position in r1
+	next := tb.node(r1, i+1)
+	near := tb.adj[c][1:min(len(tb.adj[c]), polishNear+1)]
+	w.work += int64(len(near))
+	for _, nb := range near {
+		v2 := s.where[nb]
+		if v2 < 0 || v2 == v1 {
+			continue
+		}
+		r2 := s.routes[v2]
+		j := int(pos[nb]) + 1 // nb's position in r2
+		prev := tb.node(r2, j-1)
+		k1, k2 := tb.arc(c, nb), tb.arc(prev, next)
+		delta := tb.cost[k1] + tb.cost[k2] - tb.cost[tb.arc(c, next)] - tb.cost[tb.arc(prev, nb)]
+		w.work++
+		if delta >= -tol {
+			continue
+		}
+		// When both routes end alike, nb's latest start still holds.
+		if tb.end[v1] == tb.end[v2] && tb.zEnd[v1] == tb.zEnd[v2] &&
+			r1.a[i]+tb.service[c]+tb.m.Minutes[k1] > r2.z[j]+tol {
+			continue
+		}
+		s1 := make([]int32, 0, i+len(r2.stops)-j+5)
+		s1 = append(append(s1, r1.stops[:i]...), r2.stops[j-1:]...)
+		s2 := make([]int32, 0, j-1+len(r1.stops)-i+5)
+		s2 = append(append(s2, r2.stops[:j-1]...), r1.stops[i:]...)
+		n1, n2 := w.build(v1, s1), w.build(v2, s2)
+		w.work += int64(len(s1) + len(s2))
+		if n1 == nil || n2 == nil {
+			continue
+		}
+		if len(n2.stops) == 0 {
+			s.used--
+		}
+		w.set(s, v1, n1)
+		w.set(s, v2, n2)
+		for _, x := range n1.stops {
+			s.where[x] = v1
+		}
+		for _, x := range n2.stops {
+			s.where[x] = v2
+		}
+		index(v1)
+		index(v2)
+		return true
+	}
+	return false
+}
+
+// build is vehicle v's route over stops when it is feasible, otherwise
+// nil.
+func (w *worker) build(v int32, stops []int32) *route {
+	tb := w.t
+	if len(stops) == 0 {
+		return tb.empty[v]
+	}
+	r := tb.newRoute(v, stops)
+	for d := 0; d < 3; d++ {
+		if r.load[d] > tb.capacity[v][d]+tol {
+			return nil
+		}
+	}
+	if r.km > tb.maxKm[v]+tol {
+		return nil
+	}
+	for i := range r.a {
+		if r.a[i] > r.z[i]+tol {
+			return nil
+		}
+	}
+	return r
+}
