@@ -2,6 +2,9 @@ package emergency
 
 import (
 	"errors"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/ingest/emergency"
@@ -30,6 +33,8 @@ func alertErr(err error, changed string) error {
 			WithDetails(map[string]string{"status": te.From})
 	case errors.As(err, &ve):
 		return api.Validation("validation_failed", ve.Fields)
+	case errors.Is(err, domain.ErrBadCursor):
+		return api.Errf("invalid_request", "cursor is not valid for this listing").WithDetails(map[string]string{"cursor": "invalid"})
 	}
 	return err
 }
@@ -40,6 +45,11 @@ func (a *Alerts) Routes() []*api.Route {
 	return []*api.Route{
 		{Method: "POST", Path: "/v1/emergency/alerts", Tag: "emergency", Summary: "Broadcast an alert to an audience over several channels", Permission: "emergency:write",
 			Request: domain.AlertBody{}, Response: domain.Alert{}, Status: 201, Handler: a.create},
+		{Method: "GET", Path: "/v1/emergency/alerts", Tag: "emergency", Summary: "List the alerts, newest first (keyset cursors)", Permission: "emergency:read",
+			Params: []api.Param{{Name: "status", In: "query", Type: "string", Enum: domain.AlertStatuses, Description: "active: not cancelled and not yet expired"},
+				{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},
+				{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page"}},
+			Response: domain.AlertList{}, Handler: a.list},
 		{Method: "GET", Path: "/v1/emergency/alerts/{alert_id}", Tag: "emergency", Summary: "An alert with live delivery and acknowledgment status", Permission: "emergency:read",
 			Params: id, Response: domain.Alert{}, Handler: a.get},
 		{Method: "DELETE", Path: "/v1/emergency/alerts/{alert_id}", Tag: "emergency", Summary: "Cancel an alert", Permission: "emergency:write",
@@ -87,4 +97,28 @@ func (a *Alerts) ack(c *api.Ctx) error {
 		return alertErr(err, "the alert changed meanwhile; try again")
 	}
 	return c.JSON(200, al)
+}
+
+func (a *Alerts) list(c *api.Ctx) error {
+	args := c.QueryArgs()
+	q := domain.AlertQuery{Status: string(args.Peek("status")), Cursor: string(args.Peek("cursor")), Limit: 50}
+	bad := map[string]string{}
+	if q.Status != "" && !slices.Contains(domain.AlertStatuses, q.Status) {
+		bad["status"] = "must be one of " + strings.Join(domain.AlertStatuses, ", ")
+	}
+	if v := args.Peek("limit"); len(v) > 0 {
+		n, err := strconv.Atoi(string(v))
+		if err != nil || n < 1 || n > 200 {
+			bad["limit"] = "must be an integer from 1 to 200"
+		}
+		q.Limit = n
+	}
+	if len(bad) > 0 {
+		return api.Validation("invalid_request", bad)
+	}
+	out, err := a.svc.List(c.Context(), scope(c), q)
+	if err != nil {
+		return alertErr(err, "")
+	}
+	return c.JSON(200, out)
 }

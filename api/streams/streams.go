@@ -1,4 +1,4 @@
-// Package streams serves the eight /api/v1/streaming endpoints and the
+// Package streams serves the /api/v1/streaming endpoints and the
 // websocket upgrade over the stream service (ingest/streams) and a
 // websocket sink declared here.
 package streams
@@ -111,6 +111,8 @@ func mapErr(err error) error {
 		return nil
 	case errors.Is(err, domain.ErrNotFound):
 		return api.Errf("stream_not_found", "stream not found")
+	case errors.Is(err, domain.ErrBadCursor):
+		return api.Errf("invalid_request", "cursor is not valid for this listing").WithDetails(map[string]string{"cursor": "invalid"})
 	case errors.As(err, &fe):
 		return api.Validation("validation_failed", map[string]string{fe.Field: fe.Message})
 	case errors.As(err, &te):
@@ -141,6 +143,13 @@ func (h *Handlers) Routes() []*api.Route {
 				Handler: func(c *api.Ctx) error { return h.configure(c, kind) }},
 		)
 	}
+	out = append(out, &api.Route{Method: "GET", Path: "/api/v1/streaming/streams", Tag: "streaming",
+		Summary: "Every stream of the organization and environment, newest first, each with its status (keyset cursors)", Permission: "streams:read",
+		Params: []api.Param{{Name: "kind", In: "query", Type: "string", Enum: []string{hub.KindTelemetry, hub.KindEvents}},
+			{Name: "status", In: "query", Type: "string", Enum: []string{hub.StateActive, hub.StatePaused, hub.StateStopped}},
+			{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},
+			{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page"}},
+		Response: ListView{}, Handler: h.list})
 	out = append(out, &api.Route{Method: "GET", Path: "/api/v1/streaming/events/correlations/{stream_id}", Tag: "streaming",
 		Summary: "Retained messages of an event stream sharing a correlation id (correlation_enabled tags them)", Permission: "streams:read",
 		Params: []api.Param{{Name: "stream_id", In: "path", Type: "string", Required: true}, {Name: "correlation_id", In: "query", Type: "string", Required: true},
@@ -332,5 +341,58 @@ func (h *Handlers) correlations(c *api.Ctx) error {
 		out.Messages = append(out.Messages, CorrelatedMessage{Offset: e.Offset, Message: json.RawMessage(e.Data)})
 	}
 	out.Count = len(out.Messages)
+	return c.JSON(200, out)
+}
+
+// ListView is a page of the stream listing.
+type ListView struct {
+	Success    bool         `json:"success"`
+	Streams    []StatusView `json:"streams" doc:"each as the status endpoint answers it"`
+	Pagination Pagination   `json:"pagination"`
+}
+
+// Pagination continues a listing.
+type Pagination struct {
+	Limit      int     `json:"limit"`
+	HasMore    bool    `json:"has_more"`
+	NextCursor *string `json:"next_cursor" doc:"pass as cursor for the next page; null on the last"`
+}
+
+func (h *Handlers) list(c *api.Ctx) error {
+	a := c.QueryArgs()
+	q := domain.ListQuery{Kind: string(a.Peek("kind")), Status: string(a.Peek("status")), Cursor: string(a.Peek("cursor")), Limit: 50}
+	bad := map[string]string{}
+	switch q.Kind {
+	case "", hub.KindTelemetry, hub.KindEvents:
+	default:
+		bad["kind"] = "must be telemetry or events"
+	}
+	switch q.Status {
+	case "", hub.StateActive, hub.StatePaused, hub.StateStopped:
+	default:
+		bad["status"] = "must be active, paused or stopped"
+	}
+	if v := a.Peek("limit"); len(v) > 0 {
+		n, err := strconv.Atoi(string(v))
+		if err != nil || n < 1 || n > 200 {
+			bad["limit"] = "must be an integer from 1 to 200"
+		}
+		q.Limit = n
+	}
+	if len(bad) > 0 {
+		return api.Validation("invalid_request", bad)
+	}
+	org, env := c.Scope()
+	page, err := h.svc.List(c.Context(), org, env, q)
+	if err != nil {
+		return mapErr(err)
+	}
+	out := ListView{Success: true, Streams: make([]StatusView, 0, len(page.Streams)), Pagination: Pagination{Limit: q.Limit}}
+	for _, st := range page.Streams {
+		out.Streams = append(out.Streams, h.statusView(c, st))
+	}
+	if page.NextCursor != "" {
+		out.Pagination.NextCursor, out.Pagination.HasMore = &page.NextCursor, true
+	}
 	return c.JSON(200, out)
 }

@@ -19,6 +19,8 @@ type AlertStore interface {
 	GetAlert(ctx context.Context, s store.Scope, id string) (store.Alert, error)
 	// UpdateAlert writes a if the stored version is still prev.
 	UpdateAlert(ctx context.Context, a store.Alert, prev int64) error
+	// ListAlerts returns the alerts matching f, newest first.
+	ListAlerts(ctx context.Context, f store.AlertFilter) ([]store.Alert, error)
 }
 
 // AlertsConfig tunes the alert service; zero fields take defaults.

@@ -42,6 +42,11 @@ func (a *Alerts) load(ctx context.Context, sc store.Scope, id string) (al *Alert
 	if err != nil {
 		return nil, nil, 0, false, err
 	}
+	return a.fromRecord(ctx, sc, rec)
+}
+
+// fromRecord decodes a stored alert and brings its state to now, as load.
+func (a *Alerts) fromRecord(ctx context.Context, sc store.Scope, rec store.Alert) (al *Alert, esc *EscalationPolicy, ver int64, changed bool, err error) {
 	var s stored
 	if err := json.Unmarshal(rec.Doc, &s); err != nil {
 		return nil, nil, 0, false, err

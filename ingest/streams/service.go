@@ -352,13 +352,18 @@ func (s *Service) Status(ctx context.Context, org, env, kind, id string) (Status
 	if err != nil {
 		return Status{}, err
 	}
+	return s.status(ctx, e)
+}
+
+func (s *Service) status(ctx context.Context, e *Entry) (Status, error) {
+	var err error
 	st := Status{Entry: e, PipelineLagMS: e.lagMS.Load()}
 	st.Counters, st.Connected = s.reg.totals(ctx, e)
 	if ms := e.lastMatch.Load(); ms > 0 {
 		st.LastMatchAt = time.UnixMilli(ms).UTC()
 	}
 	if s.log != nil {
-		if st.LastOffset, err = s.log.Last(ctx, id); err != nil {
+		if st.LastOffset, err = s.log.Last(ctx, e.Rec.ID); err != nil {
 			return st, err
 		}
 	}
