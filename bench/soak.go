@@ -354,6 +354,8 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 		}
 		defer os.RemoveAll(d)
 		cfg.Dir = d
+	} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
 	}
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(cfg.Log, "%s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, args...)...)
