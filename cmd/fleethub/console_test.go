@@ -151,9 +151,30 @@ func TestConsoleInBrowser(t *testing.T) {
 	if r := n.batch(k, trip, track(t0, 40.0, -83.0, constant(30, 10))); r.Status != 200 {
 		t.Fatalf("batch: %d %s", r.Status, r.Body)
 	}
+	// an alert created before the page opens: its event is in no log the
+	// console reads, the alert listing brings it
+	r := n.do("POST", "/v1/emergency/alerts", k, map[string]any{"alert_type": "traffic_disruption", "severity": "moderate", "title": "Main St closed", "message": "Use the bypass",
+		"affected_area":     map[string]any{"type": "radius", "center": map[string]any{"latitude": 40.0, "longitude": -83.0}, "radius_km": 10},
+		"target_audience":   map[string]any{"include": []string{"active_drivers"}},
+		"delivery_channels": []map[string]any{{"channel": "in_app_alert"}},
+		"expiration":        time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "acknowledgment_required": true})
+	if r.Status != 201 {
+		t.Fatalf("alert: %d %s", r.Status, r.Body)
+	}
+	earlier := r.json(t)["alert_id"].(string)
 
 	chrome(t, ctx, "open", chromedp.Navigate(n.url+"/console/#key="+k))
 	eventually(t, ctx, "connected", `document.getElementById('conn').textContent === 'live'`)
+	eventually(t, ctx, "the alert created before the page opened", `!!document.querySelector('#alerts [data-alert="`+earlier+`"]') && document.querySelector('#alerts [data-alert="`+earlier+`"]').textContent.indexOf('Main St closed') === 0`)
+
+	// a stream started through the API, not by the console, is listed with its status
+	r = n.do("POST", "/api/v1/streaming/telemetry/start", k, map[string]any{"data_types": []string{"gps_enhanced"}, "stream_config": map[string]any{"frequency": "low"}, "delivery_method": "websocket"})
+	if r.Status != 201 {
+		t.Fatalf("stream: %d %s", r.Status, r.Body)
+	}
+	theirs := r.json(t)["stream_id"].(string)
+	eventually(t, ctx, "a stream of the organization in the panel", `(() => { const li = document.querySelector('#streams [data-stream="`+theirs+`"]');
+  return !!li && li.dataset.other === 'true' && li.textContent.indexOf('active') > 0 && li.textContent.indexOf('clients') > 0 && !!li.querySelector('[data-follow]'); })()`)
 	eventually(t, ctx, "the key is kept in the tab and shown only in part",
 		`sessionStorage.getItem('fleethub.console.key') === `+jsString(k)+` && location.href.indexOf(`+jsString(k)+`) < 0 && document.documentElement.outerHTML.indexOf(`+jsString(k)+`) < 0 && document.getElementById('who').textContent.indexOf('…') > 0`)
 	eventually(t, ctx, "vehicle marker", `!!document.querySelector('path.vehicle') && !!document.querySelector('#vehicles [data-vehicle="veh-1"]')`)
@@ -210,7 +231,7 @@ document.getElementById('feed-filters').dispatchEvent(new Event('input'))`)
 	shoot(t, ctx, "console-map.png")
 
 	// an alert reaches the driver of veh-1; the console acknowledges it
-	r := n.do("POST", "/v1/emergency/alerts", k, map[string]any{"alert_type": "severe_weather_warning", "severity": "high", "title": "Flooding on High St", "message": "Avoid High St",
+	r = n.do("POST", "/v1/emergency/alerts", k, map[string]any{"alert_type": "severe_weather_warning", "severity": "high", "title": "Flooding on High St", "message": "Avoid High St",
 		"affected_area":     map[string]any{"type": "radius", "center": map[string]any{"latitude": 40.0, "longitude": -83.0}, "radius_km": 10},
 		"target_audience":   map[string]any{"include": []string{"active_drivers"}},
 		"delivery_channels": []map[string]any{{"channel": "in_app_alert"}},
@@ -263,7 +284,7 @@ document.getElementById('feed-filters').dispatchEvent(new Event('input'))`)
 	}
 	eventually(t, ctx, "stopped stream reported", `document.getElementById('streams-error').textContent.indexOf('stream_stopped') >= 0`)
 	chrome(t, ctx, "reload", chromedp.Reload())
-	eventually(t, ctx, "a new event stream", `document.getElementById('conn').textContent === 'live' && JSON.parse(sessionStorage.getItem('fleethub.console.streams')).filter(s => s.type === 'events' && s.id !== `+jsString(own)+`).length === 1 && document.querySelectorAll('#streams li').length === 2`)
+	eventually(t, ctx, "a new event stream", `document.getElementById('conn').textContent === 'live' && JSON.parse(sessionStorage.getItem('fleethub.console.streams')).filter(s => s.type === 'events' && s.id !== `+jsString(own)+`).length === 1 && document.querySelectorAll('#streams li:not([data-other])').length === 2`)
 
 	csp, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__csp`))
 	if err != nil {

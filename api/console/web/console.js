@@ -14,7 +14,7 @@
 
   var $ = function (id) { return document.getElementById(id); };
   var S = {
-    key: '', streams: [], positions: {}, ws: null, wsOpen: false, backoff: 500, timer: 0,
+    key: '', streams: [], orgStreams: [], positions: {}, ws: null, wsOpen: false, backoff: 500, timer: 0,
     feed: [], seen: {}, vehicles: {}, trips: {}, readAt: {}, alerts: {}, selected: '', map: null,
     layers: {}, route: null, routeEvents: null, focus: null, renderQueued: false, polling: 0,
     stats: { messages: 0, duplicates: 0, gaps: 0, connects: 0, historyLost: 0 }
@@ -94,6 +94,7 @@
     ready.then(function () { renderStreams(); refreshStreams(); connect(); });
     pollVehicles();
     pollIncidents();
+    refreshAlerts();
     setInterval(pollVehicles, 2000);
     setInterval(pollIncidents, 5000);
     setInterval(refreshStreams, 3000);
@@ -697,11 +698,44 @@
     }, function () {});
   }
 
+  // refreshAlerts reads the active alerts of the organization (pages of
+  // 200, 5 at most); an alert shown as active that is no longer listed
+  // is read on its own, to show how it ended.
   function refreshAlerts() {
-    Object.keys(S.alerts).forEach(function (id) {
-      var a = S.alerts[id];
-      if (a.view && a.view.status && a.view.status !== 'active') return;
-      fetchAlert(id);
+    listAll('/v1/emergency/alerts?status=active&limit=200', 'alerts', null, [], 0).then(function (list) {
+      var listed = {};
+      list.forEach(function (al) {
+        listed[al.alert_id] = true;
+        var a = S.alerts[al.alert_id] || (S.alerts[al.alert_id] = { id: al.alert_id, recipients: {}, view: null });
+        a.view = al;
+        (al.recipients || []).forEach(function (r) { a.recipients[r.recipient_id] = true; });
+      });
+      Object.keys(S.alerts).forEach(function (id) {
+        var a = S.alerts[id];
+        if (listed[id] || (a.view && a.view.status && a.view.status !== 'active')) return;
+        fetchAlert(id);
+      });
+      queueRender();
+    }, function () {
+      // a server without the listing: read each alert seen on the stream
+      Object.keys(S.alerts).forEach(function (id) {
+        var a = S.alerts[id];
+        if (a.view && a.view.status && a.view.status !== 'active') return;
+        fetchAlert(id);
+      });
+    });
+  }
+
+  // listAll follows a listing's cursors (5 pages at most) and resolves
+  // to its items; it rejects when the first page cannot be read.
+  function listAll(path, field, cursor, acc, pages) {
+    return api('GET', path + (cursor ? '&cursor=' + encodeURIComponent(cursor) : '')).then(function (r) {
+      acc = acc.concat((r && r[field]) || []);
+      var next = r && r.pagination && r.pagination.next_cursor;
+      return next && pages < 4 ? listAll(path, field, next, acc, pages + 1) : acc;
+    }, function (err) {
+      if (pages === 0) throw err;
+      return acc;
     });
   }
 
@@ -709,6 +743,11 @@
     var ids = Object.keys(S.alerts);
     var ul = $('alerts');
     if (!ids.length) return;
+    // newest first; an alert not read yet goes on top
+    ids.sort(function (x, y) {
+      var a = (S.alerts[x].view || {}).created_at || '~', b = (S.alerts[y].view || {}).created_at || '~';
+      return a < b ? 1 : a > b ? -1 : 0;
+    });
     var focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.ack : '';
     ul.replaceChildren.apply(ul, ids.map(function (id) {
       var a = S.alerts[id], al = a.view || {};
@@ -757,24 +796,51 @@
 
   // ---- streams ----
 
+  // refreshStreams reads every stream of the organization (pages of 200,
+  // 5 at most) with its status; a followed stream missing from the
+  // listing, or every one when the listing cannot be read, is read on its
+  // own.
   function refreshStreams() {
-    S.streams.forEach(function (s) {
-      api('GET', '/api/v1/streaming/' + s.type + '/status/' + encodeURIComponent(s.id)).then(function (st) {
-        s.status = st;
-        renderStreams();
-      }, function (err) { s.status = { status: err.code || 'unreadable' }; renderStreams(); });
+    listAll('/api/v1/streaming/streams?limit=200', 'streams', null, [], 0).then(function (list) {
+      S.orgStreams = list;
+      var byID = {};
+      list.forEach(function (st) { byID[st.stream_id] = st; });
+      S.streams.forEach(function (s) {
+        if (byID[s.id]) { s.status = byID[s.id]; } else { readStatus(s); }
+      });
+      renderStreams();
+    }, function () {
+      S.orgStreams = [];
+      S.streams.forEach(readStatus);
     });
   }
 
+  function readStatus(s) {
+    api('GET', '/api/v1/streaming/' + s.type + '/status/' + encodeURIComponent(s.id)).then(function (st) {
+      s.status = st;
+      renderStreams();
+    }, function (err) { s.status = { status: err.code || 'unreadable' }; renderStreams(); });
+  }
+
+  // renderStreams shows the followed streams, then the organization's
+  // others, each with a Follow button when it delivers over websocket.
   function renderStreams() {
     var ul = $('streams');
-    ul.replaceChildren.apply(ul, S.streams.map(function (s) {
+    var followed = {};
+    S.streams.forEach(function (s) { followed[s.id] = true; });
+    var others = (S.orgStreams || []).filter(function (st) { return !followed[st.stream_id]; }).map(function (st) {
+      return { id: st.stream_id, type: st.stream_type, other: true, status: st };
+    });
+    ul.replaceChildren.apply(ul, S.streams.concat(others).map(function (s) {
       var st = s.status || {};
       var li = document.createElement('li');
       li.dataset.stream = s.id;
+      if (s.other) li.dataset.other = 'true';
       var title = document.createElement('strong');
       title.textContent = s.id + ' ';
-      li.append(title, badge('st-' + (st.status || 'unknown'), st.status || '…'), document.createTextNode(' ' + s.type + (s.own ? ' (this console)' : '')));
+      var note = s.own ? ' (this console)' : s.other ? '' : ' (followed)';
+      li.append(title, badge('st-' + (st.status || 'unknown'), st.status || '…'),
+        document.createTextNode(' ' + s.type + (st.delivery_method === 'webhook' ? ' webhook' : '') + note));
       var c = st.counters || {}, lag = st.lag || {}, p = S.positions[s.id] || {};
       var rows = [['clients', st.connected_clients == null ? '—' : st.connected_clients], ['matched', c.matched || 0],
         ['delivered', c.delivered || 0], ['dropped', c.dropped || 0], ['last offset', lag.last_offset || 0],
@@ -786,6 +852,11 @@
       li.appendChild(dl(rows));
       if (st.webhook && (st.webhook.counts || {}).dead_lettered) {
         li.appendChild(button('Replay dead letters', function () { replayDead(s); }));
+      }
+      if (s.other && st.delivery_method === 'websocket' && st.status !== 'stopped') {
+        var f = button('Follow', function () { follow(s.id, s.type, st); });
+        f.dataset.follow = s.id;
+        li.appendChild(f);
       }
       return li;
     }));
@@ -808,14 +879,20 @@
     var id = $('add-stream-id').value.trim(), type = $('add-stream-type').value;
     if (!id || S.streams.some(function (s) { return s.id === id; })) return;
     api('GET', '/api/v1/streaming/' + type + '/status/' + encodeURIComponent(id)).then(function (st) {
-      var s = { id: id, type: type, own: false, status: st };
-      S.streams.push(s);
-      saveStreams();
       $('add-stream-id').value = '';
-      $('streams-error').textContent = '';
-      renderStreams();
-      if (S.ws && S.wsOpen) { startOffsets().then(function () { subscribe(s); }); } else { connect(); }
+      follow(id, type, st);
     }, function (err) { $('streams-error').textContent = id + ': ' + err.message; });
+  }
+
+  // follow adds a stream to the ones this console reads.
+  function follow(id, type, st) {
+    if (S.streams.some(function (s) { return s.id === id; })) return;
+    var s = { id: id, type: type, own: false, status: st };
+    S.streams.push(s);
+    saveStreams();
+    $('streams-error').textContent = '';
+    renderStreams();
+    if (S.ws && S.wsOpen) { startOffsets().then(function () { subscribe(s); }); } else { connect(); }
   }
 
   // ---- small DOM helpers ----
