@@ -153,6 +153,15 @@ func (w *worker) twoOptStar(s *solution, c int32, pos []int32, index func(int32)
 		if n1 == nil || n2 == nil {
 			continue
 		}
+		// The tails change ends when the vehicles end apart: the routes
+		// built are the price.
+		after := n1.cost + n2.cost
+		if len(n2.stops) == 0 {
+			after = n1.cost - tb.vehicleCost
+		}
+		if after >= r1.cost+r2.cost-tol {
+			continue
+		}
 		if len(n2.stops) == 0 {
 			s.used--
 		}

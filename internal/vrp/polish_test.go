@@ -1,0 +1,57 @@
+package vrp
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestPolishKeepsFeasible: the local search never makes a plan dearer,
+// keeps every route feasible by Eval with the stops it had, and keeps
+// each route's figures equal to a route built from scratch, on random
+// instances whose vehicles differ in shifts, ends and limits.
+func TestPolishKeepsFeasible(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 100; round++ {
+		p := randomProblem(rng, 40)
+		p.Vehicles = append(p.Vehicles, p.Vehicles...)
+		p.Goal = Goal(rng.IntN(3))
+		tb := newTables(p)
+		w := newWorker(tb, round, uint64(round), time.Now().Add(time.Hour))
+		s := w.construct()
+		w.gen++
+		for k := 0; k < 20; k++ {
+			w.recreate(s, w.ruin(s), true)
+		}
+		w.total(s)
+		ps := w.polish(s)
+		if ps.cost > s.cost+tol {
+			t.Fatalf("round %d: polish %v, was %v", round, ps.cost, s.cost)
+		}
+		if len(ps.absent) != len(s.absent) {
+			t.Fatalf("round %d: %d absent, was %d", round, len(ps.absent), len(s.absent))
+		}
+		seen := map[int32]bool{}
+		for v, r := range ps.routes {
+			if len(r.stops) == 0 {
+				continue
+			}
+			if ev := p.Eval(v, ints(r.stops)); !ev.OK {
+				t.Fatalf("round %d vehicle %d: %v infeasible: %s", round, v, r.stops, ev.Why)
+			}
+			if want := tb.newRoute(int32(v), r.stops); math.Abs(want.cost-r.cost) > 1e-6 || math.Abs(want.km-r.km) > 1e-6 {
+				t.Fatalf("round %d vehicle %d: cost %v km %v, want %v %v", round, v, r.cost, r.km, want.cost, want.km)
+			}
+			for _, c := range r.stops {
+				if seen[c] || ps.where[c] != int32(v) {
+					t.Fatalf("round %d: stop %d twice or misplaced", round, c)
+				}
+				seen[c] = true
+			}
+		}
+		if len(seen)+len(ps.absent) != len(p.Stops) {
+			t.Fatalf("round %d: %d served, %d absent, of %d", round, len(seen), len(ps.absent), len(p.Stops))
+		}
+	}
+}
