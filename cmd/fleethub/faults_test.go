@@ -313,9 +313,22 @@ func TestFaultKafkaDown(t *testing.T) {
 	readEvents(t, c, 5)
 
 	cut(true)
-	// the first publish waits for the writer's own retries; then the
-	// breaker is open
-	eventuallyTrue(t, 25*time.Second, "ingest refused", func() bool { return ingest().Status == 503 })
+	// a publish in flight when the broker goes is not left to the writer's
+	// own retries (about 7 s): the bus's watch opens the breaker, which
+	// cancels it, and it is refused
+	timed(t, 5*time.Second, "the first ingest after the broker's loss", func() {
+		if r := ingest(); r.Status != 503 || r.Header.Get("Retry-After") == "" {
+			t.Fatalf("first ingest with Kafka down: %d %v %s", r.Status, r.Header, r.Body)
+		}
+	})
+	cut(false)
+	eventuallyTrue(t, 10*time.Second, "/readyz follows the broker's return", func() bool { return n.do("GET", "/readyz", "", nil).Status == 200 })
+	eventuallyTrue(t, 10*time.Second, "ingest follows", func() bool { return ingest().Status == 202 })
+
+	cut(true)
+	// with no publish to find it, the watch alone opens the breaker:
+	// /readyz turns 503, and ingest is refused at once
+	eventuallyTrue(t, 10*time.Second, "/readyz follows the broker's loss with no ingest", func() bool { return n.do("GET", "/readyz", "", nil).Status == 503 })
 	for i := range 5 {
 		timed(t, 2*time.Second, "ingest with the breaker open", func() {
 			r := ingest()
