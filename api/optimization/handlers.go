@@ -30,6 +30,9 @@ type Service struct {
 	}
 	roads Roads
 	now   func() time.Time
+	// work, when not 0, is each search's budget in work units
+	// (vrp.Options.Work), for tests that must not depend on the clock.
+	work int64
 }
 
 // New makes the service; pub may be nil, and so may roads, when the
@@ -91,7 +94,7 @@ func (s *Service) optimize(c *api.Ctx) error {
 		return api.Validation("validation_failed", bad)
 	}
 	limit := max(b.timeLimit-time.Since(start), b.timeLimit/10)
-	sol := b.pr.Solve(vrp.Options{TimeLimit: limit, Seed: b.seed})
+	sol := b.pr.Solve(vrp.Options{TimeLimit: limit, Seed: b.seed, Work: s.work})
 	took := time.Since(start)
 	res := assemble(&r, b.pr, sol, took, source)
 	if missing > 0 {
