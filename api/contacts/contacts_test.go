@@ -278,7 +278,61 @@ func testList(t *testing.T, open testdb.Opener) {
 	if l := r.body["contacts"].([]any); len(l) != 5 {
 		t.Errorf("dispatchers: %d", len(l))
 	}
-	if r := f.do("GET", "/v1/contacts", foreign, nil); len(r.body["contacts"].([]any)) != 0 {
-		t.Errorf("another organization lists %v", r.body)
+
+	// driver_id and vehicle_id list the contacts whose links name them.
+	drv := f.create(map[string]any{"name": "Dan", "roles": []string{"driver"}, "links": map[string]any{"driver_ids": []string{"drv_1", "drv_9"}, "vehicle_ids": []string{"veh_1"}}})
+	sup := f.create(map[string]any{"name": "Sue", "roles": []string{"supervisor"}, "channels": map[string]any{"sms": "+14155550301"},
+		"links": map[string]any{"vehicle_ids": []string{"veh_1", "veh_2"}}})
+	other := f.create(map[string]any{"name": "Otto", "roles": []string{"driver"}, "links": map[string]any{"driver_ids": []string{"drv_2"}, "vehicle_ids": []string{"veh_2"}}})
+	far := f.do("POST", "/v1/contacts", foreign, map[string]any{"name": "Far", "roles": []string{"driver"},
+		"links": map[string]any{"driver_ids": []string{"drv_1"}, "vehicle_ids": []string{"veh_1"}}}).body["contact_id"]
+	ids := func(q string) []string {
+		t.Helper()
+		r := f.do("GET", "/v1/contacts?"+q, reader, nil)
+		if r.status != 200 {
+			t.Fatalf("?%s: %d %v", q, r.status, r.body)
+		}
+		out := []string{}
+		for _, c := range r.body["contacts"].([]any) {
+			out = append(out, c.(map[string]any)["contact_id"].(string))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{"driver_id=drv_1", []string{drv}},
+		{"driver_id=drv_9", []string{drv}},
+		{"driver_id=drv_2", []string{other}},
+		{"driver_id=drv_none", []string{}},
+		{"vehicle_id=veh_1", []string{drv, sup}},
+		{"vehicle_id=veh_2", []string{sup, other}},
+		{"vehicle_id=veh_2&role=supervisor", []string{sup}},
+		{"vehicle_id=veh_none", []string{}},
+		// The emergency contact's link to drv_1 is not a driver link.
+		{"emergency_contact_for=drv_1", []string{ec}},
+	} {
+		if got := ids(c.q); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("?%s: %v, want %v", c.q, got, c.want)
+		}
+	}
+	// The filters page like the whole list.
+	r = f.do("GET", "/v1/contacts?vehicle_id=veh_2&limit=1", reader, nil)
+	next, _ := r.body["pagination"].(map[string]any)["next_cursor"].(string)
+	if l := r.body["contacts"].([]any); len(l) != 1 || l[0].(map[string]any)["contact_id"] != sup || next == "" {
+		t.Fatalf("first page of veh_2: %v", r.body)
+	}
+	if got := ids("vehicle_id=veh_2&limit=1&cursor=" + url.QueryEscape(next)); fmt.Sprint(got) != fmt.Sprint([]string{other}) {
+		t.Errorf("second page of veh_2: %v, want [%s]", got, other)
+	}
+	if r := f.do("GET", "/v1/contacts?driver_id=drv_1&vehicle_id=veh_1", reader, nil); r.status != 400 || r.details()["driver_id"] == nil {
+		t.Errorf("driver_id with vehicle_id: %d %v", r.status, r.body)
+	}
+	for _, q := range []string{"", "?driver_id=drv_1", "?vehicle_id=veh_1"} {
+		r := f.do("GET", "/v1/contacts"+q, foreign, nil)
+		if l := r.body["contacts"].([]any); len(l) != 1 || l[0].(map[string]any)["contact_id"] != far {
+			t.Errorf("another organization lists %v", r.body)
+		}
 	}
 }
