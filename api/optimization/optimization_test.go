@@ -192,6 +192,47 @@ func TestMatrixRequest(t *testing.T) {
 	}
 }
 
+// TestMatrixBesideCoordinates: coordinates given beside matrix rows are
+// echoed back, and travel still comes from the matrix: the same request
+// with and without them gives the same routes and distance.
+func TestMatrixBesideCoordinates(t *testing.T) {
+	url := serveWork(t, nil, 2_000_000)
+	plain := grid(12, 3, 5)
+	plain["options"] = map[string]any{"time_limit_seconds": 60, "seed": 3}
+	placed := grid(12, 3, 5)
+	placed["options"] = plain["options"]
+	// Far apart and in reverse order: were they used, the routes would
+	// change.
+	for i, d := range placed["destinations"].([]map[string]any) {
+		d["location"] = map[string]any{"latitude": 10 - float64(i)*0.5, "longitude": float64(i%3) * 2}
+	}
+	for _, v := range placed["vehicles"].([]map[string]any) {
+		v["start_location"] = map[string]any{"latitude": -20, "longitude": 40}
+	}
+	var got []map[string]any
+	for _, body := range []map[string]any{plain, placed} {
+		st, res := post(t, url, body)
+		if st != 200 {
+			t.Fatalf("%d %v", st, res)
+		}
+		got = append(got, res["data"].(map[string]any))
+	}
+	if a, b := routesOf(t, got[0]), routesOf(t, got[1]); !reflect.DeepEqual(a, b) {
+		t.Errorf("coordinates beside the rows changed the routes:\n%v\n%v", a, b)
+	}
+	km := func(d map[string]any) any { return d["performance_metrics"].(map[string]any)["total_distance"] }
+	if km(got[0]) != km(got[1]) {
+		t.Errorf("distance %v without coordinates, %v with them", km(got[0]), km(got[1]))
+	}
+	if src := got[1]["optimization_summary"].(map[string]any)["cost_source"]; src != "matrix" {
+		t.Errorf("cost source %v", src)
+	}
+	stop := got[1]["optimized_routes"].([]any)[0].(map[string]any)["route_sequence"].([]any)[0].(map[string]any)
+	if stop["location_index"] == nil || stop["location"] == nil {
+		t.Errorf("stop %v does not echo both its row and its coordinates", stop)
+	}
+}
+
 // TestSeedRepeats: the same request and seed give the same routes, and
 // the answer says so. The searches end on a small work budget long
 // before the 60 s limit, so the clock never decides, however busy the
@@ -339,6 +380,10 @@ func TestBadRequests(t *testing.T) {
 		}, "matrix.distances"},
 		{"negative", func(b map[string]any) { b["matrix"].(map[string]any)["durations"].([][]float64)[1][2] = -1 }, "matrix.durations[1][2]"},
 		{"index out of range", func(b map[string]any) { b["destinations"].([]map[string]any)[0]["location_index"] = 13 }, "destinations[0].location_index"},
+		{"negative distance", func(b map[string]any) { b["matrix"].(map[string]any)["distances"].([][]float64)[3][1] = -0.5 }, "matrix.distances[3][1]"},
+		{"start index out of range", func(b map[string]any) { b["vehicles"].([]map[string]any)[1]["start_index"] = 13 }, "vehicles[1].start_index"},
+		{"start index negative", func(b map[string]any) { b["vehicles"].([]map[string]any)[0]["start_index"] = -1 }, "vehicles[0].start_index"},
+		{"end index out of range", func(b map[string]any) { b["vehicles"].([]map[string]any)[2]["end_index"] = 13 }, "vehicles[2].end_index"},
 		{"no index", func(b map[string]any) { delete(b["vehicles"].([]map[string]any)[0], "start_index") }, "vehicles[0].start_index"},
 		{"window backwards", func(b map[string]any) {
 			b["destinations"].([]map[string]any)[0]["time_window"] = map[string]any{"earliest": "10:00:00", "latest": "09:59:59"}
