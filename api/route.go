@@ -43,8 +43,9 @@ type Route struct {
 	Summary    string
 	Permission string // "" when any valid key will do
 	Auth       AuthMode
-	// QueryKey lets the key come from the api_key query parameter too
-	// (websocket upgrades from browsers).
+	// QueryKey lets the key come from the api_key query parameter or a
+	// "fhk.<key>" Sec-WebSocket-Protocol entry too (websocket upgrades
+	// from browsers).
 	QueryKey bool
 	Params   []Param
 	// Request and Response are zero values of the body types, for the

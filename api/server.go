@@ -6,6 +6,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -347,6 +348,13 @@ func extractKey(rc *fasthttp.RequestCtx, query bool) string {
 		return string(a[7:])
 	}
 	if query {
+		// a browser's websocket: the key offered as the subprotocol
+		// "fhk.<key>" (delivery/ws selects only "fleethub.v1", never this one)
+		for p := range bytes.SplitSeq(rc.Request.Header.Peek("Sec-WebSocket-Protocol"), []byte(",")) {
+			if p = bytes.TrimSpace(p); len(p) > 4 && string(p[:4]) == "fhk." {
+				return string(p[4:])
+			}
+		}
 		if k := rc.QueryArgs().Peek("api_key"); len(k) > 0 {
 			return string(k)
 		}

@@ -7,10 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -106,6 +108,63 @@ func shoot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
+// sockets records the websockets a page opens (Network.webSocketCreated)
+// and the headers of their handshake responses.
+type sockets struct {
+	mu        sync.Mutex
+	urls      []string
+	responses []network.Headers
+}
+
+func watchSockets(t *testing.T, ctx context.Context) *sockets {
+	t.Helper()
+	s := &sockets{}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventWebSocketCreated:
+			s.urls = append(s.urls, e.URL)
+		case *network.EventWebSocketHandshakeResponseReceived:
+			if e.Response != nil {
+				s.responses = append(s.responses, e.Response.Headers)
+			}
+		}
+	}); err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	return s
+}
+
+// check fails when a websocket URL the page opened, or a handshake
+// response, carries the key, or when a response selected a subprotocol
+// other than fleethub.v1. It returns the number of websockets opened.
+func (s *sockets) check(t *testing.T, key string) int {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	secret := key[strings.LastIndexByte(key, '_')+1:]
+	for _, u := range s.urls {
+		if strings.Contains(u, secret) || strings.Contains(u, "api_key") {
+			t.Errorf("the page opened a websocket with the key in its URL: %s", strings.ReplaceAll(u, secret, "…"))
+		}
+	}
+	for _, h := range s.responses {
+		for name, v := range h {
+			if strings.Contains(fmt.Sprint(v), secret) {
+				t.Errorf("handshake response header %s carries the key", name)
+			}
+			if strings.EqualFold(name, "Sec-WebSocket-Protocol") && fmt.Sprint(v) != "fleethub.v1" {
+				t.Errorf("subprotocol selected: %v, want fleethub.v1", v)
+			}
+		}
+	}
+	if len(s.responses) < len(s.urls)-1 {
+		t.Errorf("%d websockets opened, %d handshake responses", len(s.urls), len(s.responses))
+	}
+	return len(s.urls)
+}
+
 func TestConsoleFilesNeedNoKey(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	for _, p := range []string{"/console/", "/console/console.js", "/console/console.css", "/console/leaflet/leaflet.js", "/console/leaflet/LICENSE"} {
@@ -163,6 +222,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	earlier := r.json(t)["alert_id"].(string)
 
+	socks := watchSockets(t, ctx)
 	chrome(t, ctx, "open", chromedp.Navigate(n.url+"/console/#key="+k))
 	eventually(t, ctx, "connected", `document.getElementById('conn').textContent === 'live'`)
 	eventually(t, ctx, "the alert created before the page opened", `!!document.querySelector('#alerts [data-alert="`+earlier+`"]') && document.querySelector('#alerts [data-alert="`+earlier+`"]').textContent.indexOf('Main St closed') === 0`)
@@ -292,6 +352,11 @@ document.getElementById('feed-filters').dispatchEvent(new Event('input'))`)
 	}
 	if len(csp) > 0 {
 		t.Errorf("Content-Security-Policy violations: %v", csp)
+	}
+	// the key went as a subprotocol on every websocket: open, reconnect,
+	// two reloads
+	if opened := socks.check(t, k); opened < 4 {
+		t.Errorf("%d websockets seen, want at least 4", opened)
 	}
 
 	// phone width

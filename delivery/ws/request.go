@@ -57,8 +57,43 @@ type start struct {
 	lost  bool   // the client's position was of another epoch: next is the oldest retained offset
 }
 
+// Protocol is the websocket subprotocol the server selects when the client
+// offers it. A browser, which cannot set headers on a websocket, sends its
+// key as a second offered subprotocol, KeyProtocolPrefix followed by the
+// key (new WebSocket(url, ["fleethub.v1", "fhk." + key])): the API layer
+// authenticates with it, and the response names Protocol only.
+const (
+	Protocol          = "fleethub.v1"
+	KeyProtocolPrefix = "fhk."
+)
+
+// checkProtocols refuses a key offered as a subprotocol without Protocol:
+// the server would select no subprotocol, and a browser fails a handshake
+// whose response names none of those it offered.
+func checkProtocols(rc *fasthttp.RequestCtx) error {
+	offered := rc.Request.Header.Peek("Sec-WebSocket-Protocol")
+	if len(offered) == 0 {
+		return nil
+	}
+	key := false
+	for p := range strings.SplitSeq(string(offered), ",") {
+		p = strings.TrimSpace(p)
+		if p == Protocol {
+			return nil
+		}
+		key = key || strings.HasPrefix(p, KeyProtocolPrefix)
+	}
+	if key {
+		return badRequest("a key sent as the subprotocol %s<key> needs the subprotocol %s offered with it", KeyProtocolPrefix, Protocol)
+	}
+	return nil
+}
+
 // parseRequest validates the query and finds each stream's start offset.
 func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string) (*request, error) {
+	if err := checkProtocols(rc); err != nil {
+		return nil, err
+	}
 	args := rc.QueryArgs()
 	req := &request{}
 	switch enc := string(args.Peek("encoding")); enc {

@@ -61,9 +61,13 @@ func New(cfg Config, streams hub.Streams, log hub.Log, counter hub.Counter, logg
 	}
 	for _, u := range []*websocket.FastHTTPUpgrader{&s.plain, &s.deflate} {
 		u.HandshakeTimeout = cfg.WriteTimeout
-		// Keys, not cookies, authenticate (header or api_key query), so a
-		// foreign page cannot ride on a browser's credentials: any origin.
+		// Keys, not cookies, authenticate (header, subprotocol or api_key
+		// query), so a foreign page cannot ride on a browser's
+		// credentials: any origin.
 		u.CheckOrigin = func(*fasthttp.RequestCtx) bool { return true }
+		// Only Protocol is ever selected: a key offered as a subprotocol
+		// (KeyProtocolPrefix) is never echoed in the response.
+		u.Subprotocols = []string{Protocol}
 		u.Error = handshakeError
 	}
 	s.deflate.EnableCompression = true

@@ -1,6 +1,6 @@
 // Fleethub dispatch console. Talks to the REST API with the key in the
-// X-API-Key header and to the streaming websocket; keeps the key in this
-// tab's sessionStorage only.
+// X-API-Key header and to the streaming websocket with the key as an
+// offered subprotocol; keeps the key in this tab's sessionStorage only.
 (function () {
   'use strict';
 
@@ -160,10 +160,11 @@
       var p = S.positions[first.id];
       var q = 'stream_id=' + encodeURIComponent(first.id) + '&last_offset=' + p.offset;
       if (p.epoch) q += '&epoch=' + encodeURIComponent(p.epoch);
-      // Browsers cannot set headers on a websocket: the handshake is the one
-      // request that carries the key as a parameter (docs/websocket.md).
-      q += '&api_key=' + encodeURIComponent(S.key);
-      var ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/v1/streaming/ws?' + q);
+      // Browsers cannot set headers on a websocket: the key travels as an
+      // offered subprotocol, "fhk.<key>", never in the URL; the server
+      // selects "fleethub.v1" and does not echo it (docs/websocket.md).
+      var ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/v1/streaming/ws?' + q,
+        ['fleethub.v1', 'fhk.' + S.key]);
       S.ws = ws;
       ws.onopen = function () {
         S.wsOpen = true;
