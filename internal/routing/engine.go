@@ -237,16 +237,22 @@ func (g *Graph) Route(req Request) Result {
 		size = withDefaults(*req.Truck)
 	}
 	res := Result{Sources: make([]Snap, len(req.Sources)), Targets: make([]Snap, len(req.Targets))}
-	var fits func(int32) bool
+	// on lies the network the locations snap to: the costing's largest
+	// strongly connected component, or, for a truck whose size closes or
+	// opens other ways than the default truck's, that of its own turn
+	// graph, so that no location lands on an island this truck cannot
+	// leave
+	on, plain := cg, false
+	var own arcs
 	if req.Costing == Truck && !g.sameTruckNetwork(size) {
-		fits = g.fitsFor(Truck, size)
+		var keep []bool
+		own, keep = g.network(Truck, g.fitsFor(Truck, size))
+		on, plain = &costGraph{c: cg.c, keep: keep, h: cg.h}, true
 	}
 	place := func(pts [][2]float64, snaps []Snap, source bool) [][]phantom {
 		out := make([][]phantom, len(pts))
 		for i, p := range pts {
-			ss, ok := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool {
-				return (cg.keep[2*e] || cg.keep[2*e+1]) && (fits == nil || fits(g.way[e]))
-			})
+			ss, ok := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return on.keep[2*e] || on.keep[2*e+1] })
 			switch {
 			case !validPoint(p):
 				snaps[i] = Snap{Reason: "not a valid latitude and longitude"}
@@ -255,7 +261,7 @@ func (g *Graph) Route(req Request) Result {
 			default:
 				snaps[i] = Snap{Meters: ss[0].dist, OK: true}
 				for _, s := range ss {
-					out[i] = append(out[i], cg.phantoms(g, s, source)...)
+					out[i] = append(out[i], on.phantoms(g, s, source)...)
 				}
 			}
 		}
@@ -263,8 +269,8 @@ func (g *Graph) Route(req Request) Result {
 	}
 	srcs := place(req.Sources, res.Sources, true)
 	dsts := place(req.Targets, res.Targets, false)
-	if fits != nil {
-		res.Costs = g.plainTable(cg, fits, srcs, dsts)
+	if plain {
+		res.Costs = plainTable(own, srcs, dsts)
 	} else {
 		res.Costs = cg.table(srcs, dsts)
 	}
@@ -316,10 +322,9 @@ func (g *Graph) sameTruckNetwork(s TruckSize) bool {
 }
 
 // plainTable answers for a truck whose size closes or opens ways the
-// default truck's hierarchy does not: one Dijkstra per source over the
-// turn graph of the ways it fits.
-func (g *Graph) plainTable(cg *costGraph, fits func(int32) bool, srcs, dsts [][]phantom) [][]Cost {
-	a, _ := g.network(cg.c, fits)
+// default truck's hierarchy does not: one Dijkstra per source over a,
+// the turn graph of the ways it fits.
+func plainTable(a arcs, srcs, dsts [][]phantom) [][]Cost {
 	n := len(a.first) - 1
 	none := arcs{first: make([]int32, n+1)}
 	// the turn graph numbers its nodes by edge and direction

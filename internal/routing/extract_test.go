@@ -82,7 +82,8 @@ func TestRealExtracts(t *testing.T) {
 					}
 					dsts = append(dsts, dp)
 				}
-				ref := g.plainTable(cg, g.fitsFor(c, defaultTruck), srcs, dsts)
+				a, _ := g.network(c, g.fitsFor(c, defaultTruck))
+				ref := plainTable(a, srcs, dsts)
 				for i := range srcs {
 					for j := range dsts {
 						if a, b := res.Costs[i][j], ref[i][j]; a.OK != b.OK || a.weight != b.weight {

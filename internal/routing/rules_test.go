@@ -480,7 +480,8 @@ func TestHierarchyMatchesDijkstra(t *testing.T) {
 				}
 				srcs, dsts = append(srcs, sp), append(dsts, dp)
 			}
-			ref := g.plainTable(cg, g.fitsFor(c, defaultTruck), srcs, dsts)
+			a, _ := g.network(c, g.fitsFor(c, defaultTruck))
+			ref := plainTable(a, srcs, dsts)
 			for i := range pts {
 				for j := range pts {
 					a, b := res.Costs[i][j], ref[i][j]
@@ -511,5 +512,117 @@ func TestTurnCurve(t *testing.T) {
 	}
 	if fmt.Sprint(Auto, Truck, Bicycle, Pedestrian, Costing(9)) != "auto truck bicycle pedestrian costing(9)" {
 		t.Errorf("costing names: %v", fmt.Sprint(Auto, Truck, Bicycle, Pedestrian, Costing(9)))
+	}
+}
+
+// TestTruckLimits: each posted limit closes a road to a truck bigger
+// than posted and leaves it open to a smaller one, the request's size
+// deciding (fields left out take the default truck's).
+func TestTruckLimits(t *testing.T) {
+	for _, tc := range []struct {
+		tags         string
+		size         TruckSize
+		defaultUnder bool // the default truck (4.11 m, 2.6 m, 21.9 m, 36.3 t)
+		requestUnder bool // the truck of the request's size
+	}{
+		{"maxheight 3.5", TruckSize{Height: 3}, false, true},
+		{"maxweight 20", TruckSize{Weight: 15}, false, true},
+		{"maxweight 40", TruckSize{Weight: 44}, true, false},
+		{"maxweight:hgv 30", TruckSize{Weight: 25}, false, true},
+		{"maxlength 18", TruckSize{Length: 16}, false, true},
+		{"maxlength 25", TruckSize{Length: 30}, true, false},
+		{"maxwidth 2.5", TruckSize{Width: 2.4}, false, true},
+		{"maxwidth 3", TruckSize{Width: 3.5}, true, false},
+		{"maxwidth 3", TruckSize{Height: 3, Weight: 50}, true, true},
+	} {
+		// A to B over the limited road, or the long way round
+		n := newNet(t)
+		n.node(1, 40, -83).node(2, 40, -82.998).node(3, 40.003, -83).node(4, 40.003, -82.998)
+		n.way(10, "highway primary "+tc.tags, 1, 2)
+		n.way(11, "highway primary", 1, 3, 4, 2)
+		g := n.graph()
+		a, b := n.along(1, 3, 0.05), n.along(4, 2, 0.95)
+		short := n.meters(1, 2) + 2*0.05*n.meters(1, 3)
+		long := n.meters(1, 3, 4, 2) - 2*0.05*n.meters(1, 3)
+		under := func(c Cost) bool { return c.OK && near(c.Meters, short, 1) }
+		round := func(c Cost) bool { return c.OK && near(c.Meters, long, 1) }
+		if got := route(g, Truck, a, b); under(got) != tc.defaultUnder || !under(got) && !round(got) {
+			t.Errorf("%s, default truck: %+v, want under the limit %v (%.0f m, else %.0f m)", tc.tags, got, tc.defaultUnder, short, long)
+		}
+		size := tc.size
+		res := g.Route(Request{Sources: [][2]float64{a}, Targets: [][2]float64{b}, Costing: Truck, Truck: &size})
+		if got := res.Costs[0][0]; under(got) != tc.requestUnder || !under(got) && !round(got) {
+			t.Errorf("%s, truck %+v: %+v, want under the limit %v (%.0f m, else %.0f m)", tc.tags, tc.size, got, tc.requestUnder, short, long)
+		}
+		if got := route(g, Auto, a, b); !under(got) {
+			t.Errorf("%s, a car: %+v, want the short road", tc.tags, got)
+		}
+	}
+}
+
+// islandNet is a square of two-way primary roads 1–4–3–2 with a short
+// road 1–2 posted for 20 t, and north of it a side street 5–6, entered by
+// the one-way 4→5 and left by the one-way 6→3, which is posted for 40 t:
+//
+//	5 ── 6      40.005
+//	↑    ↓      (6→3 maxweight 40)
+//	4 ── 3      40.003
+//	|    |
+//	1 ── 2      40.000 (maxweight 20)
+//
+// The default truck (36.3 t) may leave the side street; a 44 t truck may
+// enter it and never leave.
+func islandNet(t *testing.T) *net {
+	n := newNet(t)
+	n.node(1, 40, -83).node(2, 40, -82.998).node(3, 40.003, -82.998).node(4, 40.003, -83)
+	n.node(5, 40.005, -83).node(6, 40.005, -82.998)
+	n.way(10, "highway primary maxweight 20", 1, 2)
+	n.way(11, "highway primary", 1, 4, 3, 2)
+	n.way(12, "highway residential oneway yes", 4, 5)
+	n.way(13, "highway residential", 5, 6)
+	n.way(14, "highway residential oneway yes maxweight 40", 6, 3)
+	return n
+}
+
+// TestTruckSnapsToItsOwnNetwork: a truck whose size closes other roads
+// than the default truck's snaps onto the largest strongly connected
+// part of its own network, so a location on a street it could enter and
+// never leave is placed on the roads it can leave, and every pair of
+// snapped locations has a route.
+func TestTruckSnapsToItsOwnNetwork(t *testing.T) {
+	n := islandNet(t)
+	g := n.graph()
+	side := n.along(5, 6, 0.5) // on the side street
+	main := n.along(1, 4, 0.2) // on the square
+	toSquare := n.meters(4, 5) // from the side street to the square's north side
+	pts := [][2]float64{side, main}
+	def := g.Route(Request{Sources: pts, Targets: pts, Costing: Truck})
+	heavy := g.Route(Request{Sources: pts, Targets: pts, Costing: Truck, Truck: &TruckSize{Weight: 44}})
+	for i, r := range []Result{def, heavy} {
+		for j := range pts {
+			if !r.Sources[j].OK || !r.Targets[j].OK {
+				t.Fatalf("result %d, location %d not snapped: %+v %+v", i, j, r.Sources[j], r.Targets[j])
+			}
+			for k := range pts {
+				if !r.Costs[j][k].OK {
+					t.Errorf("result %d, %d→%d: both snapped, no route: %+v", i, j, k, r.Costs[j][k])
+				}
+			}
+		}
+	}
+	if s := def.Sources[0]; s.Meters > 0.5 {
+		t.Errorf("default truck: the side street location snapped %.1f m away, want on it", s.Meters)
+	}
+	if s := heavy.Sources[0]; !near(s.Meters, toSquare, 1) {
+		t.Errorf("44 t truck: the side street location snapped %.1f m away, want %.1f m, onto the square", s.Meters, toSquare)
+	}
+	if s := heavy.Sources[1]; s.Meters > 0.5 {
+		t.Errorf("44 t truck: the location on the square snapped %.1f m away", s.Meters)
+	}
+	// a truck light enough for the short road 1–2 has a network of its
+	// own too, and the side street is part of it
+	light := g.Route(Request{Sources: pts, Targets: pts, Costing: Truck, Truck: &TruckSize{Weight: 15}})
+	if s := light.Sources[0]; !s.OK || s.Meters > 0.5 || !light.Costs[0][1].OK || !light.Costs[1][0].OK {
+		t.Errorf("15 t truck: %+v %+v", light.Sources[0], light.Costs)
 	}
 }
