@@ -26,6 +26,7 @@ const (
 	sEdit1  = 0.8  // one edit (a transposition is one)
 	sEdit2  = 0.6  // two edits, in words of eight letters or more
 	sBase   = 0.7  // 12 for 12A
+	sRange  = 0.95 // 100 or 110 for the range 100-110
 	sOrd    = 0.95 // 109 for 109th
 )
 
@@ -57,6 +58,7 @@ type qtok struct {
 	num    bool   // may be the house number
 	numID  int    // its key in nums, -1 if no address has it
 	baseID int    // the key of its leading digits (12 of 12a), -1
+	ends   [2]int // a range's numbers (100 and 110 of 100-110), -1 where no address has it
 	zip    bool   // may be the ZIP
 	zipID  int    // -1 if no locality has it
 	unit   bool   // follows a unit word (Apt 2)
@@ -92,7 +94,7 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 		if i > 0 && len(t) == 10 && t[5] == '-' && numberBase(t[:5]) == t[:5] && numberBase(t[6:]) == t[6:] {
 			t = t[:5] // ZIP+4
 		}
-		tk := qtok{text: t, numID: -1, baseID: -1, zipID: -1}
+		tk := qtok{text: t, numID: -1, baseID: -1, ends: [2]int{-1, -1}, zipID: -1}
 		last := qr.prefix && i == len(raw)-1
 		if unitLeft > 0 && (isNumeric(t) || len(t) <= 3) && !(len(t) == 5 && numberBase(t) == t) {
 			tk.unit = true
@@ -126,6 +128,13 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 				if b := numberBase(key); b != key && b != "" {
 					if id, ok := ix.nums.find(b); ok {
 						tk.baseID = id
+					}
+				}
+				if a, b, ok := numberRange(t); ok {
+					for e, n := range [2]string{a, b} {
+						if id, ok := ix.nums.find(n); ok {
+							tk.ends[e] = id
+						}
 					}
 				}
 				if last {
@@ -167,12 +176,18 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 		ix.potential(&tk)
 		qr.toks = append(qr.toks, tk)
 	}
-	// a Queens number typed with a space: 203 06, 87 64A, 211 1
-	if len(qr.toks) > 2 && qr.toks[0].num && numberBase(qr.toks[0].text) == qr.toks[0].text {
-		second := qr.toks[1].text
+	// a Queens number typed with a space: 203 06, 87 64A, 211 1; a number
+	// and its fraction: 12 1/2, 227-16 1/2
+	if len(qr.toks) > 2 && qr.toks[0].num {
+		first, second := qr.toks[0].text, qr.toks[1].text
 		digits := numberBase(second)
-		if len(digits) >= 1 && len(digits) <= 3 && len(second)-len(digits) <= 1 && isNumeric(second) {
-			if id, ok := ix.nums.find(qr.toks[0].text + second); ok {
+		switch {
+		case isFraction(second):
+			if id, ok := ix.nums.find(numberKey(first) + second); ok {
+				qr.joinedID = id
+			}
+		case numberBase(first) == first && len(digits) >= 1 && len(digits) <= 3 && len(second)-len(digits) <= 1 && isNumeric(second):
+			if id, ok := ix.nums.find(first + second); ok {
 				qr.joinedID = id
 			}
 		}
@@ -277,13 +292,13 @@ func (ix *Index) potential(tk *qtok) {
 		pw = max(pw, wName*sPrefix)
 		city = false
 	}
-	if tk.num && (tk.numID >= 0 || tk.baseID >= 0 || tk.numPreHi > tk.numPreLo) {
+	if tk.num && (tk.numID >= 0 || tk.baseID >= 0 || tk.ends[0] >= 0 || tk.ends[1] >= 0 || tk.numPreHi > tk.numPreLo) {
 		pw, city = max(pw, wNumber), false
 	}
 	if tk.zip && tk.zipID >= 0 || tk.zipPreHi > tk.zipPreLo {
 		pw, city = max(pw, wZip), false
 	}
-	if tk.num && tk.text != "" && tk.numID < 0 && tk.baseID < 0 && tk.numPreHi <= tk.numPreLo {
+	if tk.num && tk.text != "" && tk.numID < 0 && tk.baseID < 0 && tk.ends == [2]int{-1, -1} && tk.numPreHi <= tk.numPreLo {
 		// a house number no address has: it still says the address is
 		// not one of those found
 		pw, city = max(pw, wNumber), false

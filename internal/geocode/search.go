@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/fleethub/fleethub/internal/geo"
 )
@@ -340,6 +341,11 @@ func (ix *Index) cost(qr *query, k int) int {
 	if tk.baseID >= 0 {
 		n += len(ix.numStreets.row(tk.baseID))
 	}
+	for _, e := range tk.ends {
+		if e >= 0 {
+			n += len(ix.numStreets.row(e))
+		}
+	}
 	if tk.numPreHi > tk.numPreLo {
 		n += int(ix.numStreets.off[tk.numPreHi] - ix.numStreets.off[tk.numPreLo])
 	}
@@ -405,6 +411,13 @@ func (ix *Index) post(qr *query, k int, sc *scratch) {
 	if tk.baseID >= 0 {
 		for _, s := range ix.numStreets.row(tk.baseID) {
 			hit(s, sBase*wNumber)
+		}
+	}
+	for _, e := range tk.ends {
+		if e >= 0 {
+			for _, s := range ix.numStreets.row(e) {
+				hit(s, sRange*wNumber)
+			}
 		}
 	}
 	if tk.numPreHi > tk.numPreLo {
@@ -495,9 +508,31 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 		if !tk.num {
 			continue
 		}
+		// a range (100-110) is first the Queens number with its digits
+		// where the street has one, then either end, the first first
+		isRange := tk.ends != [2]int{-1, -1}
+		exLo, exHi := uint32(0), uint32(0)
 		if tk.numID >= 0 {
-			if lo, hi := numRange(ix.adNum[a0:a1], uint32(tk.numID)); lo < hi {
-				numTok, numScore, g.lo, g.hi = k, wNumber, a0+lo, a0+hi
+			exLo, exHi = numRange(ix.adNum[a0:a1], uint32(tk.numID))
+			if exLo < exHi && (!isRange || ix.hyphenated(a0+exLo)) {
+				numTok, numScore, g.lo, g.hi = k, wNumber, a0+exLo, a0+exHi
+				break
+			}
+		}
+		if isRange {
+			for _, e := range tk.ends {
+				if e < 0 {
+					continue
+				}
+				if lo, hi := numRange(ix.adNum[a0:a1], uint32(e)); lo < hi {
+					numTok, numScore, g.lo, g.hi = k, sRange*wNumber, a0+lo, a0+hi
+					break
+				}
+			}
+			if numTok < 0 && exLo < exHi {
+				numTok, numScore, g.lo, g.hi = k, sRange*wNumber, a0+exLo, a0+exHi
+			}
+			if numTok >= 0 {
 				break
 			}
 		}
@@ -693,26 +728,40 @@ func numRange(ids []uint32, id uint32) (uint32, uint32) {
 }
 
 // nearestNumber is the address of [a0, a1) whose house number is closest
-// to the query's.
+// to the query's (to a range's numbers, for a range).
 func (ix *Index) nearestNumber(a0, a1 uint32, qr *query) uint32 {
-	want := int64(-1)
+	lo, hi := int64(-1), int64(-1)
 	for _, tk := range qr.toks {
 		if tk.num {
-			want = numberValue(numberKey(tk.text))
+			lo = numberValue(numberKey(tk.text))
+			hi = lo
+			if a, b, ok := numberRange(tk.text); ok {
+				lo, hi = numberValue(a), numberValue(b)
+			}
 			break
 		}
 	}
 	best, bestD := a0, int64(math.MaxInt64)
 	for a := a0; a < a1; a++ {
-		d := numberValue(ix.nums.at(int(ix.adNum[a]))) - want
-		if d < 0 {
-			d = -d
+		v := numberValue(ix.nums.at(int(ix.adNum[a])))
+		d := int64(0)
+		switch {
+		case v < lo:
+			d = lo - v
+		case v > hi:
+			d = v - hi
 		}
 		if d < bestD {
 			best, bestD = a, d
 		}
 	}
 	return best
+}
+
+// hyphenated reports whether address a's house number is written with a
+// hyphen (a Queens number, 90-01).
+func (ix *Index) hyphenated(a uint32) bool {
+	return strings.Contains(ix.strs.at(int(ix.adNumText[a])), "-")
 }
 
 // nearestTo is the address of [a0, a1) closest to p.

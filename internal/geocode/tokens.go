@@ -70,6 +70,7 @@ func init() {
 var specialFold = map[rune]string{
 	'ß': "ss", 'ẞ': "ss", 'æ': "ae", 'Æ': "ae", 'œ': "oe", 'Œ': "oe", 'ø': "o", 'Ø': "o",
 	'đ': "d", 'Đ': "d", 'ł': "l", 'Ł': "l", 'ı': "i", 'þ': "th", 'Þ': "th", 'ð': "d", 'Ð': "d",
+	'⁄': "/", // the fraction slash of ½ decomposed: 12½ is 12 1/2
 }
 
 // Fold lower-cases s and folds it to plain letters and digits: accents
@@ -198,6 +199,28 @@ func numberKey(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// numberRange reads t as a range of house numbers, 100-110 or 12-14: two
+// numbers joined by a hyphen, the second larger and without a leading
+// zero. Queens numbers (90-01, 203-06, 86-16) are not ranges; one that
+// reads as both (12-14) is matched as the Queens number on a street that
+// has it (see Index.score).
+func numberRange(t string) (lo, hi string, ok bool) {
+	a, b, found := strings.Cut(t, "-")
+	if !found || a == "" || b == "" || b[0] == '0' || len(b) > 9 || numberBase(a) != a || numberBase(b) != b {
+		return "", "", false
+	}
+	if len(b) < len(a) || len(b) == len(a) && b <= a {
+		return "", "", false
+	}
+	return a, b, true
+}
+
+// isFraction reports whether t is a fraction such as 1/2 or 3/4.
+func isFraction(t string) bool {
+	a, b, found := strings.Cut(t, "/")
+	return found && a != "" && b != "" && numberBase(a) == a && numberBase(b) == b
 }
 
 // numberValue is a house number's position along its street for nearest

@@ -94,12 +94,13 @@ func (ix *Index) Validate(q string) Validation {
 	numberOK := g.numMatched && ix.numberExact(&qr, best.addr) || !qr.hasNum && num == ""
 	if g.numMatched && numberOK {
 		for k := range qr.toks {
-			if tk := &qr.toks[k]; tk.num && tk.text != Fold(num) && numberKey(tk.text) == ix.nums.at(int(ix.adNum[best.addr])) {
+			key := ix.nums.at(int(ix.adNum[best.addr]))
+			if tk := &qr.toks[k]; tk.num && tk.text != Fold(num) && (numberKey(tk.text) == key || tk.inRange(int(ix.adNum[best.addr]))) {
 				v.Corrections = append(v.Corrections, Correction{Field: "number", From: tk.text, To: num})
 			}
 		}
-		if qr.joinedID >= 0 && int(ix.adNum[best.addr]) == qr.joinedID {
-			v.Corrections = append(v.Corrections, Correction{Field: "number", From: qr.toks[0].text + " " + qr.toks[1].text, To: num})
+		if from := qr.toks[0].text + " " + qr.toks[1].text; qr.joinedID >= 0 && int(ix.adNum[best.addr]) == qr.joinedID && from != Fold(num) {
+			v.Corrections = append(v.Corrections, Correction{Field: "number", From: from, To: num})
 		}
 	}
 	v.Exists = streetOK && numberOK && !contradicted && v.Match.Confidence > validConfidence
@@ -113,6 +114,12 @@ func (ix *Index) Validate(q string) Validation {
 	return v
 }
 
+// inRange reports whether number id is one end of the query word's
+// range.
+func (tk *qtok) inRange(id int) bool {
+	return id >= 0 && (tk.ends[0] == id || tk.ends[1] == id)
+}
+
 // exactAnywhere reports whether the query word matches one of words
 // within one edit.
 func exactAnywhere(tk *qtok, words []uint32) bool {
@@ -124,15 +131,15 @@ func exactAnywhere(tk *qtok, words []uint32) bool {
 	return false
 }
 
-// numberExact reports whether address a's house number is the query's,
-// not a prefix or the same leading digits only.
+// numberExact reports whether address a's house number is the query's (or
+// one end of its range), not a prefix or the same leading digits only.
 func (ix *Index) numberExact(qr *query, a uint32) bool {
 	id := int(ix.adNum[a])
 	if qr.joinedID == id {
 		return true
 	}
 	for k := range qr.toks {
-		if tk := &qr.toks[k]; tk.num && tk.numID == id {
+		if tk := &qr.toks[k]; tk.num && (tk.numID == id || tk.inRange(id)) {
 			return true
 		}
 	}
