@@ -3,7 +3,7 @@ DATA ?= ./data
 ADDR ?= 127.0.0.1:8080
 PKGS = ./...
 
-.PHONY: run build test test-short bench lint fuzz deps-check tools
+.PHONY: run build test test-short bench lint fuzz deps-check deploy-check tools
 
 ## run: start the service on the embedded defaults (SQLite in $(DATA), in-process bus, in-memory limits)
 run:
@@ -41,6 +41,11 @@ lint: tools
 	$(GO) vet $(PKGS)
 	$$($(GO) env GOPATH)/bin/staticcheck $(PKGS)
 	$(MAKE) deps-check
+
+## deploy-check: the compose file, the Kubernetes manifests and the Grafana
+## dashboard checked offline against their schemas (.ci/manifests, a module of its own)
+deploy-check:
+	cd .ci/manifests && $(GO) run . ../../deploy
 
 ## deps-check: dependencies point one way (see docs/architecture.md)
 deps-check:
