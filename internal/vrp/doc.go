@@ -48,7 +48,11 @@
 // fits nowhere is reported with the constraint that refused it (Reason).
 //
 // Travel comes from Problem.Matrix when the caller gives one (its own
-// routing engine's, or the road graph's), otherwise from the coordinates:
+// routing engine's, or the road graph's), and for a vehicle whose Profile
+// names one from its own matrix of Problem.Profiles over the same
+// locations (the road costs of its costing): every route is timed,
+// measured and priced by its vehicle's matrix, in the constant-time
+// checks as in Eval. Without a matrix travel comes from the coordinates:
 // the great-circle distance of internal/geo lengthened by Detour (1.3)
 // and driven at SpeedKmh (40 km/h), or, when Planar, the Euclidean
 // distance with travel time equal to it (the Solomon convention). The

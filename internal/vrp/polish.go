@@ -49,13 +49,14 @@ func (w *worker) relocate(s *solution, c int32, pos []int32, index func(int32)) 
 	k := int(pos[c])
 	p, q := tb.node(r, k), tb.node(r, k+2)
 	kpc, kcq, kpq := tb.arc(p, c), tb.arc(c, q), tb.arc(p, q)
+	tr := tb.of(v)
 	// Without c, q is reached from p; the rest of the route keeps its
 	// latest starts.
-	if r.a[k]+tb.service[p]+tb.m.Minutes[kpq] > r.z[k+2]+tol ||
-		r.km-tb.m.Km[kpc]-tb.m.Km[kcq]+tb.m.Km[kpq] > tb.maxKm[v]+tol {
+	if r.a[k]+tb.service[p]+tr.minutes[kpq] > r.z[k+2]+tol ||
+		r.km-tr.km[kpc]-tr.km[kcq]+tr.km[kpq] > tb.maxKm[v]+tol {
 		return false
 	}
-	gain := tb.cost[kpc] + tb.cost[kcq] - tb.cost[kpq]
+	gain := tr.cost[kpc] + tr.cost[kcq] - tr.cost[kpq]
 	if len(r.stops) == 1 {
 		gain += tb.vehicleCost
 	}
@@ -123,6 +124,7 @@ func (w *worker) twoOptStar(s *solution, c int32, pos []int32, index func(int32)
 	r1 := s.routes[v1]
 	i := int(pos[c]) + 1 // c's position in r1
 	next := tb.node(r1, i+1)
+	tr1 := tb.of(v1)
 	near := tb.adj[c][1:min(len(tb.adj[c]), polishNear+1)]
 	w.work += int64(len(near))
 	for _, nb := range near {
@@ -134,14 +136,18 @@ func (w *worker) twoOptStar(s *solution, c int32, pos []int32, index func(int32)
 		j := int(pos[nb]) + 1 // nb's position in r2
 		prev := tb.node(r2, j-1)
 		k1, k2 := tb.arc(c, nb), tb.arc(prev, next)
-		delta := tb.cost[k1] + tb.cost[k2] - tb.cost[tb.arc(c, next)] - tb.cost[tb.arc(prev, nb)]
+		// The joining arcs, each at its new route's prices; when the
+		// vehicles travel alike, the move's exact saving.
+		tr2 := tb.of(v2)
+		delta := tr1.cost[k1] + tr2.cost[k2] - tr1.cost[tb.arc(c, next)] - tr2.cost[tb.arc(prev, nb)]
 		w.work++
 		if delta >= -tol {
 			continue
 		}
-		// When both routes end alike, nb's latest start still holds.
-		if tb.end[v1] == tb.end[v2] && tb.zEnd[v1] == tb.zEnd[v2] &&
-			r1.a[i]+tb.service[c]+tb.m.Minutes[k1] > r2.z[j]+tol {
+		// When both routes end and travel alike, nb's latest start still
+		// holds.
+		if tb.end[v1] == tb.end[v2] && tb.zEnd[v1] == tb.zEnd[v2] && tb.prof[v1] == tb.prof[v2] &&
+			r1.a[i]+tb.service[c]+tr1.minutes[k1] > r2.z[j]+tol {
 			continue
 		}
 		s1 := make([]int32, 0, i+len(r2.stops)-j+5)
@@ -153,8 +159,8 @@ func (w *worker) twoOptStar(s *solution, c int32, pos []int32, index func(int32)
 		if n1 == nil || n2 == nil {
 			continue
 		}
-		// The tails change ends when the vehicles end apart: the routes
-		// built are the price.
+		// The tails change ends when the vehicles end apart, and prices
+		// when they travel apart: the routes built are the price.
 		after := n1.cost + n2.cost
 		if len(n2.stops) == 0 {
 			after = n1.cost - tb.vehicleCost

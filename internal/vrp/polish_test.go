@@ -10,12 +10,17 @@ import (
 // TestPolishKeepsFeasible: the local search never makes a plan dearer,
 // keeps every route feasible by Eval with the stops it had, and keeps
 // each route's figures equal to a route built from scratch, on random
-// instances whose vehicles differ in shifts, ends and limits.
+// instances whose vehicles differ in shifts, ends and limits, and in
+// every other round in their travel (Vehicle.Profile: vehicles alike but
+// for it).
 func TestPolishKeepsFeasible(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for round := 0; round < 100; round++ {
 		p := randomProblem(rng, 40)
 		p.Vehicles = append(p.Vehicles, p.Vehicles...)
+		if round%2 == 1 {
+			p = profiled(rng, p, 3)
+		}
 		p.Goal = Goal(rng.IntN(3))
 		tb := newTables(p)
 		w := newWorker(tb, round, uint64(round), time.Now().Add(time.Hour))

@@ -41,6 +41,10 @@ type Vehicle struct {
 	ShiftEnd           float64 // minutes; it must be back at its end by then
 	MaxMinutes         float64 // longest route, in minutes
 	MaxKm              float64 // longest route, in kilometres (plane units when Planar)
+	// Profile picks the vehicle's travel when Problem.Matrix is set: 0
+	// (or a number with no matrix of its own) travels by Matrix, k > 0 by
+	// Problem.Profiles[k-1], such as the road costs of its costing.
+	Profile int
 }
 
 // Matrix is the travel between a caller's locations, row-major:
@@ -81,6 +85,10 @@ type Problem struct {
 	// the coordinates: stops are at Stop.Loc, vehicles leave from
 	// Vehicle.StartLoc and end at Vehicle.EndLoc.
 	Matrix *Matrix
+	// Profiles are further travel matrices over Matrix's locations (each
+	// of Matrix.Size), for vehicles whose Profile names them; a fleet of
+	// cars and bicycles drives the same places at different costs.
+	Profiles []*Matrix
 	// Goal is the objective after coverage.
 	Goal Goal
 	// MinimizeVehicles puts the number of routes before the goal.
@@ -121,9 +129,18 @@ func (s *Stop) place() place     { return place{s.Lat, s.Lon, s.Loc} }
 func (v *Vehicle) start() place  { return place{v.StartLat, v.StartLon, v.StartLoc} }
 func (v *Vehicle) finish() place { return place{v.EndLat, v.EndLon, v.EndLoc} }
 
-// leg is the distance and the driving time from a to b.
-func (p *Problem) leg(a, b place) (km, minutes float64) {
-	if m := p.Matrix; m != nil {
+// travel is the matrix vehicle v travels by, nil without Problem.Matrix.
+func (p *Problem) travel(v *Vehicle) *Matrix {
+	if k := v.Profile; p.Matrix != nil && k > 0 && k <= len(p.Profiles) && p.Profiles[k-1] != nil {
+		return p.Profiles[k-1]
+	}
+	return p.Matrix
+}
+
+// leg is the distance and the driving time from a to b by m, or by the
+// coordinates when m is nil.
+func (p *Problem) leg(m *Matrix, a, b place) (km, minutes float64) {
+	if m != nil {
 		k := a.loc*m.Size + b.loc
 		return m.Km[k], m.Minutes[k]
 	}
@@ -169,10 +186,11 @@ func (p *Problem) eval(v *Vehicle, route []int) Schedule {
 	s := Schedule{OK: true, Arrive: make([]float64, len(route)), Start: make([]float64, len(route))}
 	t := v.ShiftStart
 	at := v.start()
+	mx := p.travel(v)
 	var w, vol, pk float64
 	for i, si := range route {
 		st := &p.Stops[si]
-		d, m := p.leg(at, st.place())
+		d, m := p.leg(mx, at, st.place())
 		s.Km += d
 		t += m
 		s.Arrive[i] = t
@@ -195,7 +213,7 @@ func (p *Problem) eval(v *Vehicle, route []int) Schedule {
 		s.OK, s.Why = false, ReasonCapacity
 		return s
 	}
-	d, m := p.leg(at, v.finish())
+	d, m := p.leg(mx, at, v.finish())
 	s.Km += d
 	t += m
 	s.Minutes = t - v.ShiftStart

@@ -37,6 +37,7 @@ func (t *tables) newRoute(v int32, stops []int32) *route {
 	r := &route{v: v, stops: stops, a: buf[: m+2 : m+6], z: buf[m+6 : m+6+m+2]}
 	a, z := r.a, r.z
 	a[0] = t.p.Vehicles[v].ShiftStart
+	tr := t.of(v)
 	prev := t.start[v]
 	for i := 1; i <= m+1; i++ {
 		cur := t.end[v]
@@ -44,9 +45,9 @@ func (t *tables) newRoute(v int32, stops []int32) *route {
 			cur = stops[i-1]
 		}
 		k := t.arc(prev, cur)
-		r.km += t.m.Km[k]
-		r.cost += t.cost[k]
-		a[i] = fmax(a[i-1]+t.service[prev]+t.m.Minutes[k], t.early[cur])
+		r.km += tr.km[k]
+		r.cost += tr.cost[k]
+		a[i] = fmax(a[i-1]+t.service[prev]+tr.minutes[k], t.early[cur])
 		prev = cur
 	}
 	z[m+1] = t.zEnd[v]
@@ -56,7 +57,7 @@ func (t *tables) newRoute(v int32, stops []int32) *route {
 		if i > 0 {
 			cur = stops[i-1]
 		}
-		z[i] = fmin(t.late[cur], z[i+1]-t.m.Minutes[t.arc(cur, next)]-t.service[cur])
+		z[i] = fmin(t.late[cur], z[i+1]-tr.minutes[t.arc(cur, next)]-t.service[cur])
 		next = cur
 	}
 	for _, s := range stops {
@@ -98,24 +99,25 @@ func (t *tables) fits(r *route, c int32) bool {
 func (t *tables) check(r *route, c int32, i int) (float64, Reason) {
 	p, q := t.node(r, i), t.node(r, i+1)
 	kpc, kcq, kpq := t.arc(p, c), t.arc(c, q), t.arc(p, q)
-	arrive := r.a[i] + t.service[p] + t.m.Minutes[kpc]
+	tr := t.of(r.v)
+	arrive := r.a[i] + t.service[p] + tr.minutes[kpc]
 	if arrive > t.late[c]+tol {
 		return 0, ReasonTimeWindow
 	}
 	begin := fmax(arrive, t.early[c])
-	if begin+t.service[c]+t.m.Minutes[kcq] > r.z[i+1]+tol {
+	if begin+t.service[c]+tr.minutes[kcq] > r.z[i+1]+tol {
 		if i+1 == len(r.stops)+1 {
-			if begin+t.service[c]+t.m.Minutes[kcq] > t.p.Vehicles[r.v].ShiftEnd+tol {
+			if begin+t.service[c]+tr.minutes[kcq] > t.p.Vehicles[r.v].ShiftEnd+tol {
 				return 0, ReasonShiftEnd
 			}
 			return 0, ReasonRouteLimits
 		}
 		return 0, ReasonTimeWindow
 	}
-	if r.km+t.m.Km[kpc]+t.m.Km[kcq]-t.m.Km[kpq] > t.maxKm[r.v]+tol {
+	if r.km+tr.km[kpc]+tr.km[kcq]-tr.km[kpq] > t.maxKm[r.v]+tol {
 		return 0, ReasonRouteLimits
 	}
-	return t.cost[kpc] + t.cost[kcq] - t.cost[kpq], ""
+	return tr.cost[kpc] + tr.cost[kcq] - tr.cost[kpq], ""
 }
 
 // insert is r with stop c at position i+1 (after position i): r itself
@@ -130,8 +132,9 @@ func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
 	}
 	p, q := t.node(r, i), t.node(r, i+1)
 	kpc, kcq, kpq := t.arc(p, c), t.arc(c, q), t.arc(p, q)
-	r.km += t.m.Km[kpc] + t.m.Km[kcq] - t.m.Km[kpq]
-	r.cost += t.cost[kpc] + t.cost[kcq] - t.cost[kpq]
+	tr := t.of(r.v)
+	r.km += tr.km[kpc] + tr.km[kcq] - tr.km[kpq]
+	r.cost += tr.cost[kpc] + tr.cost[kcq] - tr.cost[kpq]
 	d := &t.demand[c]
 	r.load[0], r.load[1], r.load[2] = r.load[0]+d[0], r.load[1]+d[1], r.load[2]+d[2]
 	r.stops = append(r.stops, 0)
@@ -150,7 +153,7 @@ func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
 		if j <= m {
 			cur = r.stops[j-1]
 		}
-		a[j] = fmax(a[j-1]+t.service[prev]+t.m.Minutes[t.arc(prev, cur)], t.early[cur])
+		a[j] = fmax(a[j-1]+t.service[prev]+tr.minutes[t.arc(prev, cur)], t.early[cur])
 		prev = cur
 	}
 	next := t.node(r, i+2)
@@ -159,7 +162,7 @@ func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
 		if j > 0 {
 			cur = r.stops[j-1]
 		}
-		z[j] = fmin(t.late[cur], z[j+1]-t.m.Minutes[t.arc(cur, next)]-t.service[cur])
+		z[j] = fmin(t.late[cur], z[j+1]-tr.minutes[t.arc(cur, next)]-t.service[cur])
 		next = cur
 	}
 	return r

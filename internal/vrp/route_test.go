@@ -23,14 +23,56 @@ func randomProblem(rng *rand.Rand, n int) *Problem {
 	return p
 }
 
+// profiled is p, a planar problem, as a matrix problem whose vehicles
+// travel by profiles in turn: Matrix holds the planar distances and
+// times, each further profile is slower and longer by its own random
+// asymmetric factors.
+func profiled(rng *rand.Rand, p *Problem, profiles int) *Problem {
+	var pts []place
+	for i := range p.Stops {
+		p.Stops[i].Loc = len(pts)
+		pts = append(pts, p.Stops[i].place())
+	}
+	for v := range p.Vehicles {
+		ve := &p.Vehicles[v]
+		ve.StartLoc, ve.EndLoc = len(pts), len(pts)+1
+		pts = append(pts, ve.start(), ve.finish())
+		ve.Profile = v % profiles
+	}
+	n := len(pts)
+	for k := 0; k < profiles; k++ {
+		m := &Matrix{Size: n, Km: make([]float64, n*n), Minutes: make([]float64, n*n)}
+		for i := range pts {
+			for j := range pts {
+				d := math.Hypot(pts[i].lat-pts[j].lat, pts[i].lon-pts[j].lon)
+				if k > 0 {
+					m.Km[i*n+j], m.Minutes[i*n+j] = d*(1+rng.Float64()/4), d*(1+rng.Float64())
+					continue
+				}
+				m.Km[i*n+j], m.Minutes[i*n+j] = d, d
+			}
+		}
+		if k == 0 {
+			p.Matrix = m
+		} else {
+			p.Profiles = append(p.Profiles, m)
+		}
+	}
+	return p
+}
+
 // TestCheckAgreesWithEval: the constant-time check accepts an insertion
 // exactly when Eval finds the longer route feasible, prices it as the
 // difference of the routes' costs, and a route extended in place equals
-// one built from scratch.
+// one built from scratch; in every other round the vehicles travel by
+// matrices of their own (Vehicle.Profile).
 func TestCheckAgreesWithEval(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := 0; round < 200; round++ {
 		p := randomProblem(rng, 12)
+		if round%2 == 1 {
+			p = profiled(rng, p, 2)
+		}
 		p.Goal = Goal(rng.IntN(3))
 		tb := newTables(p)
 		for v := range p.Vehicles {

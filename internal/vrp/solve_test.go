@@ -206,3 +206,55 @@ func TestSolvePriorities(t *testing.T) {
 		}
 	}
 }
+
+// TestSolveProfiles: vehicles of two profiles travel by their own
+// matrices: every route of the plan is timed and measured by its
+// vehicle's matrix, walked here from the problem alone.
+func TestSolveProfiles(t *testing.T) {
+	inf := math.Inf(1)
+	const n = 8 // locations: the depot 0, the stops 1..n-1 on a line
+	line := func(kmPer, minPer float64) *vrp.Matrix {
+		m := &vrp.Matrix{Size: n, Km: make([]float64, n*n), Minutes: make([]float64, n*n)}
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				d := math.Abs(float64(i - j))
+				m.Km[i*n+j], m.Minutes[i*n+j] = d*kmPer, d*minPer
+			}
+		}
+		return m
+	}
+	pr := &vrp.Problem{Matrix: line(1, 1), Profiles: []*vrp.Matrix{line(1.5, 4)}}
+	for i := 1; i < n; i++ {
+		pr.Stops = append(pr.Stops, vrp.Stop{Loc: i, Weight: 1, Late: inf, Service: 2})
+	}
+	for k := 0; k < 2; k++ {
+		pr.Vehicles = append(pr.Vehicles, vrp.Vehicle{CapWeight: 4, CapVolume: inf, CapPackages: inf, ShiftStart: 60, ShiftEnd: 600,
+			MaxMinutes: inf, MaxKm: inf, Profile: k})
+	}
+	pl := pr.Plan(pr.Solve(vrp.Options{TimeLimit: time.Minute, Work: 1_000_000}))
+	if len(pl.Routes) != 2 || pl.Served != n-1 {
+		t.Fatalf("plan %+v", pl)
+	}
+	for _, r := range pl.Routes {
+		m := pr.Matrix
+		if pr.Vehicles[r.Vehicle].Profile == 1 {
+			m = pr.Profiles[0]
+		}
+		at, clock, km := 0, 60.0, 0.0
+		for _, vis := range r.Visits {
+			loc := pr.Stops[vis.Stop].Loc
+			clock += m.Minutes[at*n+loc]
+			km += m.Km[at*n+loc]
+			if math.Abs(vis.Arrive-clock) > 1e-9 {
+				t.Errorf("vehicle %d: stop %d arrives at %v, its matrix says %v", r.Vehicle, vis.Stop, vis.Arrive, clock)
+			}
+			clock += 2
+			at = loc
+		}
+		clock += m.Minutes[at*n]
+		km += m.Km[at*n]
+		if math.Abs(r.Minutes-(clock-60)) > 1e-9 || math.Abs(r.Km-km) > 1e-9 {
+			t.Errorf("vehicle %d: %v min and %v km, its matrix says %v and %v", r.Vehicle, r.Minutes, r.Km, clock-60, km)
+		}
+	}
+}

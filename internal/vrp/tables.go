@@ -7,15 +7,15 @@ import (
 
 // tables are the solver's view of a Problem. Nodes 0..n-1 are the stops;
 // each vehicle's start and end are nodes after them, one per distinct
-// place. Travel between nodes is read from a Matrix over locations
-// (loc maps a node to its row): the caller's, or one built from the
-// coordinates once per Solve.
+// place. Travel between nodes is read from matrices over locations (loc
+// maps a node to its row): the caller's, one per profile of the fleet, or
+// one built from the coordinates once per Solve.
 type tables struct {
 	p       *Problem
-	n       int // stops
-	m       *Matrix
-	size    int       // m.Size
-	cost    []float64 // the goal's price of each arc, like m.Km
+	n       int       // stops
+	tr      []travel  // per profile of the fleet; the first vehicle's is tr[0]
+	prof    []int32   // per vehicle: its index in tr
+	size    int       // the matrices' Size
 	loc     []int32   // per node
 	early   []float64 // per node; -Inf at vehicle ends
 	late    []float64 // per node; +Inf at vehicle ends and when AllowLate
@@ -38,6 +38,15 @@ type tables struct {
 	minRoutes   int       // a lower bound on the routes that can carry every demand
 }
 
+// travel is one profile's arcs: Km and Minutes of its Matrix, and the
+// goal's price of each arc.
+type travel struct {
+	km, minutes, cost []float64
+}
+
+// of is vehicle v's travel.
+func (t *tables) of(v int32) *travel { return &t.tr[t.prof[v]] }
+
 // neighbours is how many nearest stops each stop's adjacency list holds.
 const neighbours = 100
 
@@ -47,7 +56,6 @@ func newTables(p *Problem) *tables {
 	var places []place
 	t.loc = make([]int32, 0, n+2)
 	if p.Matrix != nil {
-		t.m = p.Matrix
 		for i := range p.Stops {
 			t.loc = append(t.loc, int32(p.Stops[i].Loc))
 		}
@@ -82,13 +90,28 @@ func newTables(p *Problem) *tables {
 		t.start[v] = endNode(p.Vehicles[v].start())
 		t.end[v] = endNode(p.Vehicles[v].finish())
 	}
+	// One travel per distinct matrix of the vehicles, in vehicle order.
+	t.prof = make([]int32, nv)
 	if p.Matrix == nil {
-		t.m = p.buildMatrix(places)
-	}
-	t.size = t.m.Size
-	t.cost = make([]float64, len(t.m.Km))
-	for k := range t.cost {
-		t.cost[k] = p.Goal.arcCost(t.m.Km[k], t.m.Minutes[k])
+		m := p.buildMatrix(places)
+		t.size = m.Size
+		t.tr = []travel{t.travelOf(m)}
+	} else {
+		t.size = p.Matrix.Size
+		seen := map[*Matrix]int32{}
+		for v := range p.Vehicles {
+			m := p.travel(&p.Vehicles[v])
+			k, ok := seen[m]
+			if !ok {
+				k = int32(len(t.tr))
+				seen[m] = k
+				t.tr = append(t.tr, t.travelOf(m))
+			}
+			t.prof[v] = k
+		}
+		if len(t.tr) == 0 {
+			t.tr = []travel{t.travelOf(p.Matrix)}
+		}
 	}
 	nodes := len(t.loc)
 	t.early, t.late, t.service = make([]float64, nodes), make([]float64, nodes), make([]float64, nodes)
@@ -111,6 +134,7 @@ func newTables(p *Problem) *tables {
 		t.capacity[v] = [3]float64{ve.CapWeight, ve.CapVolume, ve.CapPackages}
 		t.zEnd[v] = math.Min(ve.ShiftEnd, ve.ShiftStart+ve.MaxMinutes)
 		t.maxKm[v] = ve.MaxKm
+		ve.Profile = int(t.prof[v])
 		if p.Matrix == nil { // coordinates decide, not rows
 			ve.StartLoc, ve.EndLoc = 0, 0
 		} else {
@@ -134,13 +158,22 @@ func newTables(p *Problem) *tables {
 	return t
 }
 
+// travelOf is m's arcs with the goal's price of each.
+func (t *tables) travelOf(m *Matrix) travel {
+	tr := travel{km: m.Km, minutes: m.Minutes, cost: make([]float64, len(m.Km))}
+	for k := range tr.cost {
+		tr.cost[k] = t.p.Goal.arcCost(m.Km[k], m.Minutes[k])
+	}
+	return tr
+}
+
 // buildMatrix prices travel between places with the coordinate model.
 func (p *Problem) buildMatrix(places []place) *Matrix {
 	s := len(places)
 	m := &Matrix{Size: s, Km: make([]float64, s*s), Minutes: make([]float64, s*s)}
 	for i := 0; i < s; i++ {
 		for j := i + 1; j < s; j++ {
-			km, min := p.leg(places[i], places[j])
+			km, min := p.leg(nil, places[i], places[j])
 			m.Km[i*s+j], m.Km[j*s+i] = km, km
 			m.Minutes[i*s+j], m.Minutes[j*s+i] = min, min
 		}
@@ -161,7 +194,8 @@ func (t *tables) prices() {
 	for i := 0; i < t.n; i++ {
 		best := math.Inf(1)
 		for v := range t.start {
-			rt := t.cost[t.arc(t.start[v], int32(i))] + t.cost[t.arc(int32(i), t.end[v])]
+			cost := t.of(int32(v)).cost
+			rt := cost[t.arc(t.start[v], int32(i))] + cost[t.arc(int32(i), t.end[v])]
 			if !math.IsInf(rt, 0) && !math.IsNaN(rt) {
 				best = math.Min(best, rt)
 			}
@@ -170,7 +204,7 @@ func (t *tables) prices() {
 			sum, cnt, worst = sum+best, cnt+1, math.Max(worst, best)
 		}
 		if len(t.start) > 0 {
-			t.fromDepot[i] = t.cost[t.arc(t.start[0], int32(i))]
+			t.fromDepot[i] = t.tr[0].cost[t.arc(t.start[0], int32(i))]
 		}
 	}
 	t.scale = 1
@@ -189,8 +223,10 @@ func (t *tables) prices() {
 	}
 }
 
-// neighbours fills adj: each stop, then up to neighbours nearest stops.
+// neighbours fills adj: each stop, then up to neighbours nearest stops
+// by the first vehicle's travel.
 func (t *tables) neighbours() {
+	cost := t.tr[0].cost
 	t.adj = make([][]int32, t.n)
 	others := make([]int32, 0, t.n)
 	for i := 0; i < t.n; i++ {
@@ -202,7 +238,7 @@ func (t *tables) neighbours() {
 		}
 		row := int(t.loc[i]) * t.size
 		sort.Slice(others, func(a, b int) bool {
-			ca, cb := t.cost[row+int(t.loc[others[a]])], t.cost[row+int(t.loc[others[b]])]
+			ca, cb := cost[row+int(t.loc[others[a]])], cost[row+int(t.loc[others[b]])]
 			if ca != cb {
 				return ca < cb
 			}
