@@ -626,3 +626,129 @@ func TestTruckSnapsToItsOwnNetwork(t *testing.T) {
 		t.Errorf("15 t truck: %+v %+v", light.Sources[0], light.Costs)
 	}
 }
+
+// uTurnNet is the plus junction with the south spoke one-way into C,
+// only_straight_on from it, and the north spoke ending as end says:
+// "dead end" at node 30, halfway to N, joined to nothing; "junction" at
+// N on the ring road; "barrier" at N through a bollard at node 31,
+// halfway; "leads out" at node 32, halfway, where the only other way on
+// is a one-way stub 32→33 no car can leave. It returns the net and the
+// node where a car coming north turns round, if it may.
+func uTurnNet(t *testing.T, end string) (*net, int64) {
+	n := plus(t)
+	n.x.ways[0].tags["oneway"] = "yes" // way 10, 5→1
+	north := &n.x.ways[1]              // way 11, 1–3
+	turn := int64(3)
+	switch end {
+	case "dead end":
+		n.node(30, 40.0005, -83)
+		north.refs, turn = []int64{1, 30}, 30
+	case "barrier":
+		n.node(31, 40.0005, -83, "barrier", "bollard")
+		north.refs, turn = []int64{1, 31, 3}, 31
+	case "leads out":
+		n.node(32, 40.0005, -83).node(33, 40.0005, -82.9995)
+		north.refs, turn = []int64{1, 32}, 32
+		n.way(15, "highway residential oneway yes", 32, 33)
+	case "junction":
+	default:
+		t.Fatalf("end %q", end)
+	}
+	return n.restrict("only_straight_on", 10, 1, 11), turn
+}
+
+// uTurn is the turn from node a to node b round onto the way back, in
+// costing c's turn graph: its cost beyond driving the edge back, seconds,
+// the angle the turn curve reads, and false when c may not turn round
+// there.
+func uTurn(g *Graph, c Costing, n *net, a, b int64) (sec, angle float64, ok bool) {
+	n.t.Helper()
+	pa, pb := n.at(a), n.at(b)
+	at := func(k int32, p [2]float64) bool { return g.lat[k] == p[0] && g.lon[k] == p[1] }
+	u := int32(-1)
+	for e := int32(0); e < int32(len(g.tail)); e++ {
+		first, last := g.ptFirst[e], g.ptFirst[e+1]-1
+		switch {
+		case at(first, pa) && at(last, pb):
+			u = 2 * e
+		case at(first, pb) && at(last, pa):
+			u = 2*e + 1
+		}
+	}
+	if u < 0 {
+		n.t.Fatalf("no edge %d–%d", a, b)
+	}
+	_, inB := g.nodeBearings(u)
+	outB, _ := g.nodeBearings(u ^ 1)
+	angle = math.Mod(outB-inB+540, 360) - 180
+	arcs, _ := g.network(c, g.fitsFor(c, defaultTruck))
+	for i := arcs.first[u]; i < arcs.first[u+1]; i++ {
+		if arcs.tw[i].to == u^1 {
+			back, _, _ := g.edgeCost(u^1, c)
+			return (float64(arcs.tw[i].w) - back) / 10, angle, true
+		}
+	}
+	return 0, angle, false
+}
+
+// TestUTurns: cars and trucks turn round only at a dead end, at a
+// barrier, or where every other way on leads out of the network, for 20
+// and 30 s on top of the turn curve at a full reversal; cyclists (20 s)
+// and pedestrians (2 s) turn round at any junction.
+func TestUTurns(t *testing.T) {
+	for _, tc := range []struct {
+		end     string
+		c       Costing
+		ok      bool
+		penalty float64 // seconds, beyond the turn curve
+	}{
+		{"dead end", Auto, true, 20}, {"dead end", Truck, true, 30}, {"dead end", Bicycle, true, 20}, {"dead end", Pedestrian, true, 2},
+		{"junction", Auto, false, 0}, {"junction", Truck, false, 0}, {"junction", Bicycle, true, 20}, {"junction", Pedestrian, true, 2},
+		{"barrier", Auto, true, 20}, {"barrier", Truck, true, 30}, {"barrier", Bicycle, true, 20}, {"barrier", Pedestrian, true, 2},
+		{"leads out", Auto, true, 20}, {"leads out", Truck, true, 30}, {"leads out", Bicycle, true, 20}, {"leads out", Pedestrian, true, 2},
+	} {
+		n, end := uTurnNet(t, tc.end)
+		g := n.graph()
+		sec, angle, ok := uTurn(g, tc.c, n, 1, end)
+		if ok != tc.ok {
+			t.Errorf("%s, %s: may turn round %v, want %v", tc.end, tc.c, ok, tc.ok)
+			continue
+		}
+		if want := tc.penalty + turnModels[tc.c].turnSeconds(angle); ok && !near(sec, want, 0.06) {
+			t.Errorf("%s, %s: turning round costs %.2f s, want %.2f s (%.0f s and the curve at %.0f°)", tc.end, tc.c, sec, want, tc.penalty, angle)
+		}
+	}
+	if s := turnModels[Pedestrian].turnSeconds(180); s != 0 {
+		t.Errorf("pedestrians pay %v s for the turn itself", s)
+	}
+	// routes: from the south spoke, only straight on, to the west spoke.
+	// A car goes up the north spoke, turns round where it may and comes
+	// back to turn right; at the junction N it may not, and goes round
+	// the ring instead.
+	for _, tc := range []struct {
+		c       Costing
+		kmh     float64
+		penalty float64
+	}{{Auto, 25, 20}, {Truck, 20, 30}} {
+		m := turnModels[tc.c]
+		for _, end := range []string{"dead end", "barrier", "leads out", "junction"} {
+			n, turn := uTurnNet(t, end)
+			g := n.graph()
+			from, to := n.along(5, 1, 0.5), n.along(4, 1, 0.5)
+			got := route(g, tc.c, from, to)
+			ends := n.meters(5, 1)/2 + n.meters(4, 1)/2
+			if end == "junction" {
+				if want := ends + n.meters(1, 3, 7, 4); !got.OK || !near(got.Meters, want, 1) {
+					t.Errorf("%s, %s: %+v, want round the ring, %.1f m", tc.c, end, got, want)
+				}
+				continue
+			}
+			want := ends + 2*n.meters(1, turn)
+			_, angle, _ := uTurn(g, tc.c, n, 1, turn)
+			sec := want/(tc.kmh/3.6) + m.turnSeconds(0) + m.turnSeconds(90) + tc.penalty + m.turnSeconds(angle)
+			if !got.OK || !near(got.Meters, want, 1) || !near(got.Seconds, sec, 0.3) {
+				t.Errorf("%s, %s: %+v, want to turn round at node %d: %.1f m, %.1f s", tc.c, end, got, turn, want, sec)
+			}
+		}
+	}
+}
