@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -256,7 +257,8 @@ func TestAudiences(t *testing.T) {
 			t.Errorf("gateway got\n%v\nwant\n%v", got, want)
 		}
 		aa := al["affected_area_analysis"].(map[string]any)
-		if aa["total_vehicles_in_area"] != 2.0 || aa["active_drivers_notified"] != 2.0 || aa["field_personnel_notified"] != 3.0 || aa["emergency_contacts_notified"] != 3.0 {
+		if aa["total_vehicles_in_area"] != 2.0 || aa["active_drivers_notified"] != 2.0 || aa["field_personnel_notified"] != 3.0 || aa["dispatchers_notified"] != 3.0 ||
+			aa["emergency_contacts_notified"] != 3.0 || aa["specific_drivers_notified"] != 0.0 || aa["specific_vehicles_notified"] != 0.0 {
 			t.Errorf("affected_area_analysis %v", aa)
 		}
 		for _, r := range al["recipients"].([]any) {
@@ -281,17 +283,40 @@ func TestAudiences(t *testing.T) {
 			t.Errorf("with emergency contacts excluded: %v, want %v", got, want)
 		}
 		aa = al["affected_area_analysis"].(map[string]any)
-		if aa["active_drivers_notified"] != 0.0 || aa["field_personnel_notified"] != 3.0 || aa["emergency_contacts_notified"] != 0.0 {
+		if aa["active_drivers_notified"] != 0.0 || aa["field_personnel_notified"] != 3.0 || aa["dispatchers_notified"] != 2.0 || aa["emergency_contacts_notified"] != 0.0 {
 			t.Errorf("affected_area_analysis %v", aa)
 		}
 
-		// Deleting a contact an alert reached keeps the alert's record.
+		// Deleting a contact an active alert is notifying keeps the alert's
+		// record of them: name, audiences and each channel's outcome.
 		if code, out := f.do("DELETE", "/v1/contacts/"+p.f1, nil); code != 200 {
 			t.Fatalf("delete: %d %v", code, out)
 		}
 		code, got := f.do("GET", "/v1/emergency/alerts/"+id, nil)
-		if code != 200 || !slices.Contains(recipientIDs(got), p.f1) {
-			t.Errorf("alert after the delete: %d %v", code, got)
+		if code != 200 || got["status"] != "active" || !slices.Contains(recipientIDs(got), p.f1) {
+			t.Fatalf("alert after the delete: %d %v", code, got)
+		}
+		for _, r := range got["recipients"].([]any) {
+			r := r.(map[string]any)
+			if r["recipient_id"] != p.f1 {
+				continue
+			}
+			if r["contact_id"] != p.f1 || r["name"] != "F1" || r["recipient_type"] != "field_personnel" || r["delivered"] != true ||
+				fmt.Sprint(r["audiences"]) != "[field_personnel]" {
+				t.Errorf("F1's record after the delete: %v", r)
+			}
+			var ds []string
+			for _, d := range r["deliveries"].([]any) {
+				d := d.(map[string]any)
+				ds = append(ds, fmt.Sprintf("%v %v %v %v", d["channel"], d["to"], d["status"], d["reason"]))
+			}
+			sort.Strings(ds)
+			if want := []string{"push_notification <nil> skipped no_address", "sms +15550000001 delivered <nil>"}; !slices.Equal(ds, want) {
+				t.Errorf("F1's deliveries after the delete: %v, want %v", ds, want)
+			}
+		}
+		if aa := got["affected_area_analysis"].(map[string]any); aa["field_personnel_notified"] != 3.0 || aa["dispatchers_notified"] != 3.0 {
+			t.Errorf("affected_area_analysis after the delete: %v", aa)
 		}
 	})
 }
@@ -365,4 +390,58 @@ func TestSpecificDriverIsOnePerson(t *testing.T) {
 	if got := f.gw.sent(al["alert_id"].(string)); len(got) != 2 {
 		t.Errorf("gateway got %v", got)
 	}
+	// Dana counts as a dispatcher and as a specific driver.
+	aa := al["affected_area_analysis"].(map[string]any)
+	if aa["dispatchers_notified"] != 1.0 || aa["specific_drivers_notified"] != 2.0 || aa["active_drivers_notified"] != 0.0 {
+		t.Errorf("affected_area_analysis %v", aa)
+	}
+}
+
+// TestAreaAnalysisCounts counts each audience's recipients reached at
+// least once: nobody while the gateway refuses the first attempts, each
+// audience once the queue's retries went through, never a person without
+// an address for the channels.
+func TestAreaAnalysisCounts(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, open testdb.Opener) {
+		t0 := time.Now().UTC().Truncate(time.Second)
+		clk := &clock{t: t0}
+		gw := &flakyGateway{failures: 1, tries: map[string]int{}}
+		f := startWith(t, open(t), gw, emergency.AlertsConfig{Now: clk.Now}, &emergency.OutboxConfig{Now: clk.Now, MinBackoff: time.Second})
+		p := seed(f)
+		// A dispatcher the channels cannot reach.
+		mail := f.contact(map[string]any{"name": "DM", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "dm@example.com"}})
+		b := alertBody([]string{"active_drivers", "field_personnel", "dispatchers", "emergency_contacts"}, nil, "sms", "push_notification")
+		b["target_audience"].(map[string]any)["specific_drivers"] = []string{"drv_in", "drv_far"}
+		b["target_audience"].(map[string]any)["specific_vehicles"] = []string{"veh_z"}
+		code, al := f.do("POST", "/v1/emergency/alerts", b)
+		if code != 201 {
+			t.Fatalf("alert: %d %v", code, al)
+		}
+		if got, want := recipientIDs(al), sorted("drv_in", "drv_both", p.f1, p.f2, p.d1, p.d2, p.e1, p.e3, p.x, mail, "drv_far", "vehicle:veh_z"); !slices.Equal(got, want) {
+			t.Errorf("recipients %v, want %v", got, want)
+		}
+		counts := func(aa map[string]any) string {
+			return fmt.Sprint(aa["active_drivers_notified"], aa["field_personnel_notified"], aa["dispatchers_notified"], aa["emergency_contacts_notified"],
+				aa["specific_drivers_notified"], aa["specific_vehicles_notified"])
+		}
+		if got := counts(al["affected_area_analysis"].(map[string]any)); got != "0 0 0 0 0 0" {
+			t.Errorf("counts while every first attempt failed: %s", got)
+		}
+		clk.set(t0.Add(time.Second))
+		if _, err := f.outbox.Tick(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		_, got := f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil)
+		// active drivers drv_in and DC; field F1, F2, D2; dispatchers D1,
+		// D2, X (not DM); emergency contacts E1, E3, X; specific drv_in and
+		// drv_far; vehicle veh_z.
+		if got := counts(got["affected_area_analysis"].(map[string]any)); got != "2 3 3 3 2 1" {
+			t.Errorf("counts after the retries: %s, want 2 3 3 3 2 1", got)
+		}
+		for _, r := range got["recipients"].([]any) {
+			if r := r.(map[string]any); r["recipient_id"] == "drv_in" && fmt.Sprint(r["audiences"]) != "[active_drivers specific_drivers]" {
+				t.Errorf("drv_in's audiences: %v", r["audiences"])
+			}
+		}
+	})
 }

@@ -157,12 +157,18 @@ type LevelRecipient struct {
 	Deliveries []RecipientDelivery `json:"deliveries"`
 }
 
-// AreaAnalysis summarizes who is affected.
+// AreaAnalysis summarizes who is affected: per audience, and for the
+// drivers and vehicles named in the target audience, the recipients it
+// names that were reached at least once. A person named by several
+// counts in each.
 type AreaAnalysis struct {
 	TotalVehiclesInArea       int     `json:"total_vehicles_in_area"`
-	ActiveDriversNotified     int     `json:"active_drivers_notified"`
+	ActiveDriversNotified     int     `json:"active_drivers_notified" doc:"drivers of the active trips in the area reached"`
 	FieldPersonnelNotified    int     `json:"field_personnel_notified"`
+	DispatchersNotified       int     `json:"dispatchers_notified"`
 	EmergencyContactsNotified int     `json:"emergency_contacts_notified"`
+	SpecificDriversNotified   int     `json:"specific_drivers_notified" doc:"drivers named in target_audience.specific_drivers reached"`
+	SpecificVehiclesNotified  int     `json:"specific_vehicles_notified" doc:"vehicles named in target_audience.specific_vehicles reached"`
 	EstimatedImpactRadiusKm   float64 `json:"estimated_impact_radius_km"`
 }
 
@@ -181,7 +187,7 @@ type Recipient struct {
 	VehicleID     string   `json:"vehicle_id,omitempty"`
 	ContactID     string   `json:"contact_id,omitempty" doc:"the directory entry that reached this person"`
 	Name          string   `json:"name,omitempty"`
-	Audiences     []string `json:"audiences,omitempty" doc:"the target audiences that name this person"`
+	Audiences     []string `json:"audiences,omitempty" doc:"the target audiences that name this person, with specific_drivers and specific_vehicles when named there"`
 	Delivered     bool     `json:"delivered"`
 	// Deliveries is the outcome of each channel for this recipient.
 	Deliveries     []RecipientDelivery `json:"deliveries,omitempty"`

@@ -114,10 +114,8 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	}
 	al.AlertMetrics = deliveryMetrics(ds, first, total, len(delivered), len(recips))
 	al.AreaResolution = res
-	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: inArea, EstimatedImpactRadiusKm: radius,
-		ActiveDriversNotified:     notified(al.Recipients, audDrivers),
-		FieldPersonnelNotified:    notified(al.Recipients, audField),
-		EmergencyContactsNotified: notified(al.Recipients, audEmergency)}
+	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: inArea, EstimatedImpactRadiusKm: radius}
+	al.AffectedAreaAnalysis.count(al.Recipients)
 	al.AcknowledgmentStatus = AckStatus{Required: b.AcknowledgmentRequired, Pending: len(recips)}
 	al.EscalationStatus = startEscalation(b.EscalationPolicy, b.DeliveryChannels, now)
 	al.AutomatedActionsExecuted = append(al.AutomatedActionsExecuted, a.runActions(ctx, sc, &al, b.AutomatedActions, inArea, now)...)
@@ -145,13 +143,21 @@ func deliveryMetrics(ds DeliveryStatus, first, total time.Duration, reached, rec
 	return m
 }
 
-// notified counts the recipients of an audience reached at least once; a
-// specific driver counts among the drivers.
+// count sets the per-audience counts of recipients reached at least once.
+func (aa *AreaAnalysis) count(recips []Recipient) {
+	aa.ActiveDriversNotified = notified(recips, audDrivers)
+	aa.FieldPersonnelNotified = notified(recips, audField)
+	aa.DispatchersNotified = notified(recips, audDispatch)
+	aa.EmergencyContactsNotified = notified(recips, audEmergency)
+	aa.SpecificDriversNotified = notified(recips, audSpecificDrivers)
+	aa.SpecificVehiclesNotified = notified(recips, audSpecificVehicles)
+}
+
+// notified counts the recipients of an audience reached at least once.
 func notified(recips []Recipient, audience string) int {
 	n := 0
 	for _, r := range recips {
-		in := slices.Contains(r.Audiences, audience) || audience == audDrivers && len(r.Audiences) == 0 && r.RecipientType == "driver"
-		if in && r.Delivered {
+		if slices.Contains(r.Audiences, audience) && r.Delivered {
 			n++
 		}
 	}

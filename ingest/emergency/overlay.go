@@ -13,7 +13,8 @@ type statusLister interface {
 
 // overlay brings each recipient's and each escalation contact's gateway
 // deliveries up to the queue's state: delivered, failed for good, or
-// "retrying" with the last error, and the attempts made.
+// "retrying" with the last error, and the attempts made; the affected
+// area analysis counts the recipients reached by then.
 func (a *Alerts) overlay(ctx context.Context, sc store.Scope, al *Alert) error {
 	sl, ok := a.notify.(statusLister)
 	if !ok {
@@ -65,5 +66,6 @@ func (a *Alerts) overlay(ctx context.Context, sc store.Scope, al *Alert) error {
 			}
 		}
 	}
+	al.AffectedAreaAnalysis.count(al.Recipients)
 	return nil
 }

@@ -29,12 +29,15 @@ type Directory interface {
 	ForDriver(ctx context.Context, sc store.Scope, driverID string) ([]contacts.Contact, error)
 }
 
-// Audience names.
+// Audience names; a recipient named in the target audience's specific
+// drivers or vehicles carries specific_drivers or specific_vehicles.
 const (
-	audDrivers   = "active_drivers"
-	audField     = "field_personnel"
-	audEmergency = "emergency_contacts"
-	audDispatch  = "dispatchers"
+	audDrivers          = "active_drivers"
+	audField            = "field_personnel"
+	audEmergency        = "emergency_contacts"
+	audDispatch         = "dispatchers"
+	audSpecificDrivers  = "specific_drivers"
+	audSpecificVehicles = "specific_vehicles"
 )
 
 // person is one candidate recipient with every audience that names them.
@@ -83,7 +86,9 @@ func (s *audienceSet) addContact(c *contacts.Contact, audience, typ string) {
 // A person named by an excluded audience is left out even when an
 // included one names them too (exclude wins), and each person is reached
 // once however many audiences name them. Specific vehicles and drivers
-// are added as named. inArea counts the trips in the area.
+// are added as named, carrying the audience specific_vehicles or
+// specific_drivers (a person already reached gains it). inArea counts the
+// trips in the area.
 func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, area region) (out []Recipient, people map[string]*contacts.Contact, inArea int, err error) {
 	ta := b.TargetAudience
 	wanted := func(aud string) bool { return slices.Contains(ta.Include, aud) || slices.Contains(ta.Exclude, aud) }
@@ -151,7 +156,6 @@ func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, a
 		}
 	}
 	people = map[string]*contacts.Contact{}
-	seen := map[string]bool{} // recipient ids, and "contact:" + the contact ids reached
 	for _, key := range set.order {
 		p := set.byKey[key]
 		if slices.ContainsFunc(p.audiences, func(x string) bool { return slices.Contains(ta.Exclude, x) }) ||
@@ -159,28 +163,41 @@ func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, a
 			continue
 		}
 		p.rec.Audiences = p.audiences
-		seen[p.rec.RecipientID] = true
-		if p.contact != nil {
-			seen["contact:"+p.contact.ContactID] = true
-		}
 		out = append(out, p.rec)
 		if p.contact != nil {
 			people[p.rec.RecipientID] = p.contact
 		}
 	}
+	// name adds aud to the recipients named id (or reached as the
+	// contact cid), answering whether there was one.
+	name := func(id, cid, aud string) bool {
+		found := false
+		for i := range out {
+			r := &out[i]
+			if r.RecipientID == id || cid != "" && r.ContactID == cid {
+				if !slices.Contains(r.Audiences, aud) {
+					r.Audiences = append(r.Audiences, aud)
+				}
+				found = true
+			}
+		}
+		return found
+	}
 	for _, v := range ta.SpecificVehicles {
-		if id := "vehicle:" + v; !seen[id] {
-			seen[id] = true
-			out = append(out, Recipient{RecipientID: id, RecipientType: "vehicle", VehicleID: v})
+		if id := "vehicle:" + v; !name(id, "", audSpecificVehicles) {
+			out = append(out, Recipient{RecipientID: id, RecipientType: "vehicle", VehicleID: v, Audiences: []string{audSpecificVehicles}})
 		}
 	}
 	for _, d := range ta.SpecificDrivers {
 		c := set.driver[d]
-		if seen[d] || c != nil && seen["contact:"+c.ContactID] {
+		cid := ""
+		if c != nil {
+			cid = c.ContactID
+		}
+		if name(d, cid, audSpecificDrivers) {
 			continue
 		}
-		seen[d] = true
-		r := Recipient{RecipientID: d, RecipientType: "driver"}
+		r := Recipient{RecipientID: d, RecipientType: "driver", Audiences: []string{audSpecificDrivers}}
 		if c != nil {
 			r.ContactID, r.Name = c.ContactID, c.Name
 			people[d] = c
