@@ -18,26 +18,23 @@ const (
 	SourceGreatCircle = "great_circle" // the great-circle model (vrp.Km, vrp.Minutes)
 )
 
-// costing is the fleet's road costing: the vehicles' vehicle_type when
-// they all name the same costing, auto otherwise.
-func costing(vs []Vehicle) routing.Costing {
-	c, ok := routing.ParseCosting(vs[0].VehicleType)
-	if !ok {
-		return routing.Auto
+// costing is a vehicle's road costing: its vehicle_type when that names
+// one (auto, truck, bicycle, pedestrian), auto otherwise.
+func costing(v Vehicle) routing.Costing {
+	if c, ok := routing.ParseCosting(v.VehicleType); ok {
+		return c
 	}
-	for _, v := range vs[1:] {
-		if v.VehicleType != vs[0].VehicleType {
-			return routing.Auto
-		}
-	}
-	return c
+	return routing.Auto
 }
 
-// roadMatrix sets pr.Matrix from the road graph over every distinct
-// place of the problem, and the rows of its stops and vehicles. A pair
-// the graph cannot route keeps the great-circle model; missing counts
-// those pairs.
-func roadMatrix(roads Roads, pr *vrp.Problem, c routing.Costing) (missing int) {
+// roadMatrix prices travel on the road graph over every distinct place of
+// the problem, one matrix per distinct costing of the vehicles (vs, in
+// the order of pr.Vehicles): the first vehicle's costing is pr.Matrix,
+// the others pr.Profiles, and each vehicle's Profile names its own. It
+// sets the rows of the stops and vehicles. A pair the graph cannot route
+// keeps the great-circle model; missing counts those pairs, once however
+// many costings could not route them.
+func roadMatrix(roads Roads, pr *vrp.Problem, vs []Vehicle) (missing int) {
 	rows := map[[2]float64]int{}
 	var pts [][2]float64
 	row := func(lat, lon float64) int {
@@ -53,27 +50,48 @@ func roadMatrix(roads Roads, pr *vrp.Problem, c routing.Costing) (missing int) {
 		s := &pr.Stops[i]
 		s.Loc = row(s.Lat, s.Lon)
 	}
+	profile := map[routing.Costing]int{}
+	var costings []routing.Costing
 	for i := range pr.Vehicles {
 		v := &pr.Vehicles[i]
 		v.StartLoc, v.EndLoc = row(v.StartLat, v.StartLon), row(v.EndLat, v.EndLon)
+		c := costing(vs[i])
+		k, ok := profile[c]
+		if !ok {
+			k = len(costings)
+			profile[c] = k
+			costings = append(costings, c)
+		}
+		v.Profile = k
 	}
 	n := len(pts)
-	costs := roads.Matrix(pts, pts, c)
-	m := &vrp.Matrix{Size: n, Minutes: make([]float64, n*n), Km: make([]float64, n*n)}
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			if i == j {
-				continue
+	unrouted := make([]bool, n*n)
+	pr.Matrix, pr.Profiles = nil, nil
+	for _, c := range costings {
+		costs := roads.Matrix(pts, pts, c)
+		m := &vrp.Matrix{Size: n, Minutes: make([]float64, n*n), Km: make([]float64, n*n)}
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if i == j {
+					continue
+				}
+				if i < len(costs) && j < len(costs[i]) && costs[i][j].OK {
+					m.Km[i*n+j], m.Minutes[i*n+j] = costs[i][j].Meters/1000, costs[i][j].Seconds/60
+					continue
+				}
+				if !unrouted[i*n+j] {
+					unrouted[i*n+j] = true
+					missing++
+				}
+				km := vrp.Km(pts[i][0], pts[i][1], pts[j][0], pts[j][1])
+				m.Km[i*n+j], m.Minutes[i*n+j] = km, vrp.Minutes(km)
 			}
-			if i < len(costs) && j < len(costs[i]) && costs[i][j].OK {
-				m.Km[i*n+j], m.Minutes[i*n+j] = costs[i][j].Meters/1000, costs[i][j].Seconds/60
-				continue
-			}
-			missing++
-			km := vrp.Km(pts[i][0], pts[i][1], pts[j][0], pts[j][1])
-			m.Km[i*n+j], m.Minutes[i*n+j] = km, vrp.Minutes(km)
+		}
+		if pr.Matrix == nil {
+			pr.Matrix = m
+		} else {
+			pr.Profiles = append(pr.Profiles, m)
 		}
 	}
-	pr.Matrix = m
 	return missing
 }

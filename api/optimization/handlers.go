@@ -67,7 +67,7 @@ func (s *Service) costs(r *Request, pr *vrp.Problem) (source string, missing int
 	case pr.Matrix != nil:
 		return SourceMatrix, 0
 	case s.roads != nil:
-		return SourceRoads, roadMatrix(s.roads, pr, costing(r.Vehicles))
+		return SourceRoads, roadMatrix(s.roads, pr, r.Vehicles)
 	}
 	return SourceGreatCircle, 0
 }

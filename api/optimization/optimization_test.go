@@ -361,6 +361,75 @@ func TestCostSource(t *testing.T) {
 	}
 }
 
+// costingRoads is a road graph where every trip is 2 km, driven in 3
+// minutes by car and truck, 12 by bicycle and 30 on foot.
+type costingRoads struct{ asked []routing.Costing }
+
+func (f *costingRoads) Matrix(sources, targets [][2]float64, c routing.Costing) [][]routing.Cost {
+	f.asked = append(f.asked, c)
+	secs := map[routing.Costing]float64{routing.Auto: 180, routing.Truck: 180, routing.Bicycle: 720, routing.Pedestrian: 1800}[c]
+	out := make([][]routing.Cost, len(sources))
+	for i := range sources {
+		out[i] = make([]routing.Cost, len(targets))
+		for j := range targets {
+			out[i][j] = routing.Cost{Meters: 2000, Seconds: secs, OK: true}
+		}
+	}
+	return out
+}
+
+// TestRoadCostings: on the road graph each vehicle travels by its own
+// costing (vehicle_type): one matrix per distinct costing, and each
+// route timed by its vehicle's.
+func TestRoadCostings(t *testing.T) {
+	depot := map[string]any{"latitude": 39.96, "longitude": -83.0}
+	var dests []map[string]any
+	for i := 0; i < 3; i++ {
+		dests = append(dests, map[string]any{"destination_id": fmt.Sprintf("d%d", i),
+			"location":              map[string]any{"latitude": 39.97 + 0.01*float64(i), "longitude": -83.0},
+			"delivery_requirements": map[string]any{"weight": 1},
+			"time_window":           map[string]any{"earliest": "08:00", "latest": "17:00", "service_duration": 0}})
+	}
+	// Each vehicle carries one destination, so that all three drive.
+	var vs []map[string]any
+	for i, typ := range []string{"bicycle", "auto", "bicycle"} {
+		vs = append(vs, map[string]any{"vehicle_id": fmt.Sprintf("v%d", i), "vehicle_type": typ, "start_location": depot,
+			"capacity": map[string]any{"weight": 1}, "shift_start": "08:00", "shift_end": "17:00"})
+	}
+	body := map[string]any{"fleet_id": "f", "vehicles": vs, "destinations": dests,
+		"options": map[string]any{"time_limit_seconds": 60}}
+	roads := &costingRoads{}
+	st, res := post(t, serveWork(t, roads, 1_000_000), body)
+	if st != 200 {
+		t.Fatalf("%d %v", st, res)
+	}
+	if want := []routing.Costing{routing.Bicycle, routing.Auto}; !reflect.DeepEqual(roads.asked, want) {
+		t.Errorf("costings asked %v, want %v", roads.asked, want)
+	}
+	data := res["data"].(map[string]any)
+	if src := data["optimization_summary"].(map[string]any)["cost_source"]; src != "road_network" {
+		t.Errorf("cost source %v", src)
+	}
+	want := map[string]struct {
+		arrive string
+		min    float64
+	}{"v0": {"08:12", 24}, "v1": {"08:03", 6}, "v2": {"08:12", 24}}
+	routes := data["optimized_routes"].([]any)
+	if len(routes) != 3 {
+		t.Fatalf("%d routes, want 3", len(routes))
+	}
+	for _, r := range routes {
+		rv := r.(map[string]any)
+		id := rv["vehicle_id"].(string)
+		stop := rv["route_sequence"].([]any)[0].(map[string]any)
+		sum := rv["route_summary"].(map[string]any)
+		if stop["arrival_time"] != want[id].arrive || sum["total_time"] != want[id].min || sum["total_distance"] != 4.0 {
+			t.Errorf("%s arrives at %v, %v min and %v km in all; its costing says %s, %v min and 4 km",
+				id, stop["arrival_time"], sum["total_time"], sum["total_distance"], want[id].arrive, want[id].min)
+		}
+	}
+}
+
 func TestBadRequests(t *testing.T) {
 	url := serve(t, nil)
 	for _, tc := range []struct {
