@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // chromium finds a Chromium binary. Without one the browser tests skip,
@@ -389,4 +390,85 @@ func TestConsoleBaseMap(t *testing.T) {
 	if err != nil || len(csp) > 0 {
 		t.Errorf("Content-Security-Policy violations: %v %v", csp, err)
 	}
+}
+
+// tabTo presses Tab until the focused element satisfies cond (a
+// JavaScript expression over el, the focused element), at most 80 times.
+func tabTo(t *testing.T, ctx context.Context, what, cond string) {
+	t.Helper()
+	for range 80 {
+		chrome(t, ctx, "tab", chromedp.KeyEvent(kb.Tab))
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(el => !!el && (` + cond + `))(document.activeElement)`))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+	}
+	t.Fatalf("%s: not reached with 80 presses of Tab", what)
+}
+
+// TestConsoleKeyboard uses the console with the keyboard only: the key
+// typed into the sign-in form and sent with Enter, a refused key, the feed
+// filters reached with Tab and set with the keys, an event entry reached
+// with Tab and activated with Enter.
+func TestConsoleKeyboard(t *testing.T) {
+	ctx := browser(t)
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+
+	chrome(t, ctx, "open", chromedp.Navigate(n.url+"/console/"))
+	eventually(t, ctx, "the key field has the focus", `document.activeElement && document.activeElement.id === 'key'`)
+	wrong := "fhk_test_" + strings.Repeat("0", 64)
+	chrome(t, ctx, "type a wrong key", chromedp.KeyEvent(wrong), chromedp.KeyEvent(kb.Enter))
+	eventually(t, ctx, "refused, the focus back on the key field", `document.getElementById('signin-error').textContent.indexOf('not accepted') >= 0 && document.activeElement.id === 'key' && !document.getElementById('signin').hidden`)
+	chrome(t, ctx, "type the key", chromedp.KeyEvent(k), chromedp.KeyEvent(kb.Enter))
+	eventually(t, ctx, "signed in", `document.getElementById('conn').textContent === 'live' && document.getElementById('signin').hidden && sessionStorage.getItem('fleethub.console.key') === `+jsString(k))
+
+	evs := []any{
+		map[string]any{"event_id": "kb-e1", "event_type": "harsh_braking", "category": "safety_events", "timestamp": stamp(-time.Minute),
+			"severity": "high", "source": map[string]any{"vehicle_id": "veh-1"}, "location": map[string]any{"latitude": 40.001, "longitude": -83.0}},
+		map[string]any{"event_id": "kb-e2", "event_type": "idling", "category": "vehicle_events", "timestamp": stamp(-30 * time.Second),
+			"severity": "low", "source": map[string]any{"vehicle_id": "veh-2"}, "location": map[string]any{"latitude": 40.2, "longitude": -83.2}},
+	}
+	if r := n.do("POST", "/v1/events", k, map[string]any{"events": evs}); r.Status != 200 && r.Status != 202 {
+		t.Fatalf("events: %d %s", r.Status, r.Body)
+	}
+	eventually(t, ctx, "feed entries", `!!document.querySelector('#feed [data-event-id="kb-e1"]') && !!document.querySelector('#feed [data-event-id="kb-e2"]')`)
+
+	// the category filter: a select changed with the arrow keys
+	tabTo(t, ctx, "the category filter", `el.id === 'f-category'`)
+	chrome(t, ctx, "choose safety_events", chromedp.KeyEvent(kb.ArrowDown))
+	eventually(t, ctx, "category filter", `document.getElementById('f-category').value === 'safety_events' && !!document.querySelector('#feed [data-event-id="kb-e1"]') && !document.querySelector('#feed [data-event-id="kb-e2"]')`)
+	chrome(t, ctx, "back to all", chromedp.KeyEvent(kb.ArrowUp))
+	eventually(t, ctx, "category filter cleared", `document.getElementById('f-category').value === '' && !!document.querySelector('#feed [data-event-id="kb-e2"]')`)
+
+	// the vehicle filter: typed into
+	tabTo(t, ctx, "the vehicle filter", `el.id === 'f-vehicle'`)
+	chrome(t, ctx, "type a vehicle", chromedp.KeyEvent("veh-2"))
+	eventually(t, ctx, "vehicle filter", `!document.querySelector('#feed [data-event-id="kb-e1"]') && !!document.querySelector('#feed [data-event-id="kb-e2"]')`)
+
+	// the entry: reached with Tab, activated with Enter
+	tabTo(t, ctx, "the feed entry", `el.dataset.eventId === 'kb-e2'`)
+	chrome(t, ctx, "activate the entry", chromedp.KeyEvent(kb.Enter))
+	eventually(t, ctx, "the map focused on the event, the entry marked and still focused", `document.getElementById('selected').textContent.indexOf('idling of veh-2') === 0 && !!document.querySelector('path.focus-ring')
+  && document.querySelector('#feed [data-event-id="kb-e2"]').getAttribute('aria-current') === 'true' && document.activeElement.dataset.eventId === 'kb-e2'`)
+
+	// a live event redraws the feed: the focus stays on the entry
+	if r := n.do("POST", "/v1/events", k, map[string]any{"events": []any{map[string]any{"event_id": "kb-e3", "event_type": "idling", "category": "vehicle_events",
+		"timestamp": stamp(-time.Second), "severity": "low", "source": map[string]any{"vehicle_id": "veh-2"}}}}); r.Status != 200 && r.Status != 202 {
+		t.Fatalf("events: %d %s", r.Status, r.Body)
+	}
+	eventually(t, ctx, "the focus kept across a redraw", `!!document.querySelector('#feed [data-event-id="kb-e3"]') && document.activeElement.dataset.eventId === 'kb-e2'
+  && document.querySelector('#feed [data-event-id="kb-e2"]').getAttribute('aria-current') === 'true'`)
+
+	// the map, reached with Tab, zooms with +
+	tabTo(t, ctx, "the map", `el.id === 'map'`)
+	zoom, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.leaflet-proxy') ? document.querySelector('.leaflet-proxy').style.transform : ''`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrome(t, ctx, "zoom in", chromedp.KeyEvent("+"))
+	eventually(t, ctx, "zoomed with +", `(document.querySelector('.leaflet-proxy') ? document.querySelector('.leaflet-proxy').style.transform : '') !== `+jsString(zoom))
 }

@@ -16,7 +16,7 @@
   var S = {
     key: '', streams: [], orgStreams: [], positions: {}, ws: null, wsOpen: false, backoff: 500, timer: 0,
     feed: [], seen: {}, vehicles: {}, trips: {}, readAt: {}, alerts: {}, selected: '', map: null,
-    layers: {}, route: null, routeEvents: null, focus: null, renderQueued: false, polling: 0,
+    layers: {}, route: null, routeEvents: null, focus: null, renderQueued: false, polling: 0, selectedEvent: '',
     stats: { messages: 0, duplicates: 0, gaps: 0, connects: 0, historyLost: 0 }
   };
 
@@ -295,6 +295,9 @@
 
   function renderFeed() {
     var ol = $('feed');
+    // a live redraw must not take the keyboard focus away from an entry
+    var a = document.activeElement;
+    var had = a && a.parentNode && a.parentNode.parentNode === ol ? a.dataset.stream + ':' + a.dataset.offset : '';
     var frag = document.createDocumentFragment();
     var n = 0;
     for (var i = 0; i < S.feed.length && n < FEED_SHOWN; i++) {
@@ -305,6 +308,15 @@
     }
     ol.replaceChildren(frag);
     $('feed-count').textContent = n + ' of ' + S.feed.length;
+    if (had) {
+      var again = feedButton(had);
+      if (again) again.focus({ preventScroll: true });
+    }
+  }
+
+  function feedButton(id) {
+    var i = id.lastIndexOf(':');
+    return $('feed').querySelector('button[data-stream="' + CSS.escape(id.slice(0, i)) + '"][data-offset="' + CSS.escape(id.slice(i + 1)) + '"]');
   }
 
   function feedItem(e) {
@@ -318,7 +330,8 @@
     b.dataset.eventId = ev.event_id || '';
     b.append(span('time', fmtTime(ev.timestamp)), span('type', ev.event_type || 'event'),
       span('meta', [ev.category, ev.severity, ev.source && ev.source.vehicle_id].filter(Boolean).join(' · ')));
-    b.addEventListener('click', function () { focusEvent(ev); });
+    if (S.selectedEvent === e.stream + ':' + e.offset) b.setAttribute('aria-current', 'true');
+    b.addEventListener('click', function () { focusEvent(ev, e.stream + ':' + e.offset); });
     li.appendChild(b);
     return li;
   }
@@ -335,7 +348,14 @@
     return isNaN(d) ? '' : d.toLocaleTimeString([], { hour12: false });
   }
 
-  function focusEvent(ev) {
+  // focusEvent centres the map on an event; id (stream:offset) marks its
+  // feed entry as the current one.
+  function focusEvent(ev, id) {
+    var prev = S.selectedEvent && feedButton(S.selectedEvent);
+    if (prev) prev.removeAttribute('aria-current');
+    S.selectedEvent = id || '';
+    var cur = id && feedButton(id);
+    if (cur) cur.setAttribute('aria-current', 'true');
     var v = ev.source && ev.source.vehicle_id;
     var ll = ev.location && typeof ev.location.latitude === 'number' ? [ev.location.latitude, ev.location.longitude] :
       v && S.vehicles[v] && S.vehicles[v].pos;
