@@ -19,10 +19,11 @@ const profileVersion = "p3"
 // cacheMagic opens a saved file.
 const cacheMagic = "FHROUTE3"
 
-// cachePath is the common start of a saved graph's files: the road
-// network is base+".roads", each costing's hierarchy base+"."+costing.
-func cachePath(dir, extractHash string) string {
-	return filepath.Join(dir, "roads-"+extractHash+"-"+profileVersion)
+// cachePath is the common start of a saved graph's files, for an
+// extract and a version of the road rules: the road network is
+// base+".roads", each costing's hierarchy base+"."+costing.
+func cachePath(dir, extractHash, version string) string {
+	return filepath.Join(dir, "roads-"+extractHash+"-"+version)
 }
 
 // savedGeometry is a Graph's road network as saved.

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 )
 
 // costGraph is the routing graph of one costing: which edge-direction
@@ -74,6 +75,9 @@ type Options struct {
 	// Costings are prepared when the graph loads; the others when a
 	// query first asks for them. Nil: auto only.
 	Costings []Costing
+	// version names the road rules in the saved files' names; ""
+	// means profileVersion (tests change it to see a rebuild).
+	version string
 }
 
 // Load builds the road network of a .osm.pbf extract, or loads it from
@@ -91,9 +95,15 @@ func Load(path string, opts Options) (*Graph, error) {
 		if _, err := io.Copy(h, f); err != nil {
 			return nil, fmt.Errorf("routing: %s: %w", path, err)
 		}
-		base = cachePath(opts.CacheDir, hex.EncodeToString(h.Sum(nil))[:24])
+		version := opts.version
+		if version == "" {
+			version = profileVersion
+		}
+		base = cachePath(opts.CacheDir, hex.EncodeToString(h.Sum(nil))[:24], version)
 		g, _ = readGeometry(base)
-		if g == nil {
+		if g != nil {
+			g.loaded = true
+		} else {
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return nil, fmt.Errorf("routing: %s: %w", path, err)
 			}
@@ -166,6 +176,7 @@ func (g *Graph) costing(c Costing) (*costGraph, error) {
 		if g.cacheBase != "" {
 			if cg, err := readCosting(g.cacheBase, g, c); err == nil {
 				lc.cg = cg
+				lc.loaded.Store(true)
 				return
 			}
 		}
@@ -180,9 +191,20 @@ func (g *Graph) costing(c Costing) (*costGraph, error) {
 
 // lazyCost is a costing's graph, made on first use.
 type lazyCost struct {
-	once sync.Once
-	cg   *costGraph
-	err  error // from saving it; the graph is usable all the same
+	once   sync.Once
+	cg     *costGraph
+	err    error       // from saving it; the graph is usable all the same
+	loaded atomic.Bool // read from the saved file, not built
+}
+
+// Loaded reports whether the road network, and costing c's graph, were
+// read from the files saved under Options.CacheDir rather than built
+// from the extract. A costing not prepared yet reports false.
+func (g *Graph) Loaded(c Costing) (network, costing bool) {
+	if c >= numCostings {
+		return g.loaded, false
+	}
+	return g.loaded, g.costs[c].loaded.Load()
 }
 
 // network is the turn graph of costing c and its largest strongly

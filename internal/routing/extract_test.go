@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -170,4 +171,93 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestSavedGraphIsLoaded: a second open of the same extract reads the
+// saved network and hierarchies instead of building them, and answers
+// the same; a costing first asked for later is built once, then read;
+// a changed extract or a changed version of the road rules is built
+// afresh, beside the files of the old one.
+func TestSavedGraphIsLoaded(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(t.TempDir(), "city.osm.pbf")
+	if err := os.WriteFile(src, tinyPBF(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func(opts Options) *Graph {
+		t.Helper()
+		opts.CacheDir = dir
+		g, err := Load(src, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	loaded := func(what string, g *Graph, c Costing, wantNet, wantCost bool) {
+		t.Helper()
+		if net, cost := g.Loaded(c); net != wantNet || cost != wantCost {
+			t.Errorf("%s: network loaded %v, %s loaded %v; want %v, %v", what, net, c, cost, wantNet, wantCost)
+		}
+	}
+	files := func(glob string) int {
+		t.Helper()
+		m, err := filepath.Glob(filepath.Join(dir, glob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(m)
+	}
+	pts := [][2]float64{{40, -83}, {40.001, -83}, {40.002, -83}}
+	first := open(Options{})
+	loaded("first open", first, Auto, false, false)
+	if n := files("roads-*-" + profileVersion + ".*"); n != 2 {
+		t.Fatalf("%d files saved, want the network and auto", n)
+	}
+	want := first.Matrix(pts, pts, Auto)
+	again := open(Options{})
+	loaded("second open", again, Auto, true, true)
+	loaded("second open", again, Pedestrian, true, false) // not asked for yet
+	if got := again.Matrix(pts, pts, Auto); !reflect.DeepEqual(got, want) {
+		t.Errorf("the saved graph answers %v, the built one %v", got, want)
+	}
+	walk := again.Matrix(pts, pts, Pedestrian) // built on first use, and saved
+	loaded("pedestrian on first use", again, Pedestrian, true, false)
+	third := open(Options{Costings: []Costing{Auto, Pedestrian}})
+	loaded("third open", third, Auto, true, true)
+	loaded("third open", third, Pedestrian, true, true)
+	if got := third.Matrix(pts, pts, Pedestrian); !reflect.DeepEqual(got, walk) {
+		t.Errorf("the saved pedestrian graph answers %v, the built one %v", got, walk)
+	}
+
+	// the same file name with other content: way 10 (1–2) posted 10 km/h
+	ways := slices.Clone(tinyWays)
+	ways[0].tags = append(slices.Clone(ways[0].tags), "maxspeed", "10")
+	var f []byte
+	f = appendFileBlock(f, "OSMHeader", headerBlock(), false)
+	f = appendFileBlock(f, "OSMData", dataBlock(100, 0, 0, tinyNodes[:3], tinyNodes[3:5], nil), false)
+	f = appendFileBlock(f, "OSMData", dataBlock(1000, 40e9, -83e9, nil, tinyNodes[5:], ways), true)
+	if err := os.WriteFile(src, f, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed := open(Options{})
+	loaded("changed extract", changed, Auto, false, false)
+	if got := changed.Matrix(pts, pts, Auto); got[0][1].Seconds <= want[0][1].Seconds {
+		t.Errorf("changed extract: 1→2 takes %.1f s, as before (%.1f s): the old graph was read", got[0][1].Seconds, want[0][1].Seconds)
+	}
+	if n := files("roads-*-" + profileVersion + ".roads"); n != 2 {
+		t.Errorf("%d saved networks, want the old extract's and the new one's", n)
+	}
+	loaded("changed extract, second open", open(Options{}), Auto, true, true)
+
+	// other road rules: built again, saved under their own name
+	other := open(Options{version: "p-other"})
+	loaded("other rules", other, Auto, false, false)
+	if n := files("roads-*-p-other.*"); n != 2 {
+		t.Errorf("%d files saved for the other rules, want the network and auto", n)
+	}
+	loaded("other rules, second open", open(Options{version: "p-other"}), Auto, true, true)
+	loaded("the first rules still", open(Options{}), Auto, true, true)
+	if _, c := first.Loaded(Costing(9)); c {
+		t.Errorf("an unknown costing reports loaded")
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -333,16 +334,33 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
+// TestLoadNamesTheFile: an extract without roads (buildings only, nodes
+// only, or a header and nothing else) is refused, with or without a
+// cache directory, by an error that names the file; nothing is saved.
 func TestLoadNamesTheFile(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "buildings.osm.pbf")
-	if err := os.WriteFile(p, appendFileBlock(nil, "OSMData", dataBlock(100, 0, 0, nil, tinyNodes, tinyWays[6:7]), false), 0o644); err != nil {
-		t.Fatal(err)
+	header := appendFileBlock(nil, "OSMHeader", headerBlock(), false)
+	for name, b := range map[string][]byte{
+		"buildings":   appendFileBlock(header, "OSMData", dataBlock(100, 0, 0, nil, tinyNodes, tinyWays[6:7]), false),
+		"nodes":       appendFileBlock(header, "OSMData", dataBlock(100, 0, 0, tinyNodes[:3], tinyNodes[3:], nil), false),
+		"header-only": header,
+	} {
+		p := filepath.Join(t.TempDir(), name+".osm.pbf")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		for _, opts := range []Options{{}, {CacheDir: dir}, {CacheDir: dir, Costings: []Costing{Truck}}} {
+			if g, err := Load(p, opts); err == nil || g != nil || err.Error() != "routing: "+p+" has no roads" {
+				t.Errorf("%s, %+v: Load = %v, %v; want %q", name, opts, g, err, "routing: "+p+" has no roads")
+			}
+		}
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Errorf("%s: files saved for an extract without roads: %v", name, left)
+		}
 	}
-	if _, err := Load(p, Options{}); err == nil || err.Error() != "routing: "+p+" has no roads" {
-		t.Errorf("Load: %v", err)
-	}
-	if _, err := Load(filepath.Join(t.TempDir(), "missing.osm.pbf"), Options{}); err == nil {
-		t.Errorf("Load of a missing file: no error")
+	missing := filepath.Join(t.TempDir(), "missing.osm.pbf")
+	if _, err := Load(missing, Options{}); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Load of a missing file: %v", err)
 	}
 }
 

@@ -35,6 +35,7 @@ type Graph struct {
 	restrictions []turnRestriction
 	costs        [numCostings]lazyCost
 	cacheBase    string // where the saved files go, "" for none
+	loaded       bool   // the road network was read from cacheBase
 }
 
 // wayMeta is what queries need of a way: its rules per costing and, when
