@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/tiny.osm.pbf and the FuzzReadPBF seeds")
+var update = flag.Bool("update", false, "rewrite testdata/tiny.osm.pbf, testdata/trucks.osm.pbf and the fuzz seeds")
 
 // The tiny network of testdata/tiny.osm.pbf (longitude -83.001 left,
 // -83.000 right):
@@ -51,6 +51,39 @@ var (
 		{17, []int64{1, 2, 3, 1}, []string{"highway", "pedestrian", "area", "yes"}},
 	}
 )
+
+// The truck network of testdata/trucks.osm.pbf (islandNet in
+// rules_test.go): a square of two-way primary roads 1–4–3–2, a short
+// road 1–2 posted for 20 t, and a side street 5–6 entered by the one-way
+// 4→5 and left by the one-way 6→3, posted for 40 t:
+//
+//	5 ── 6      40.005
+//	↑    ↓      (6→3 maxweight 40)
+//	4 ── 3      40.003
+//	|    |
+//	1 ── 2      40.000 (maxweight 20)
+//
+// Longitude -83.000 left, -82.998 right.
+var (
+	truckNodes = []osmNode{
+		{1, 40.000, -83.000}, {2, 40.000, -82.998}, {3, 40.003, -82.998},
+		{4, 40.003, -83.000}, {5, 40.005, -83.000}, {6, 40.005, -82.998},
+	}
+	truckWays = []osmWay{
+		{10, []int64{1, 2}, []string{"highway", "primary", "maxweight", "20"}},
+		{11, []int64{1, 4, 3, 2}, []string{"highway", "primary"}},
+		{12, []int64{4, 5}, []string{"highway", "residential", "oneway", "yes"}},
+		{13, []int64{5, 6}, []string{"highway", "residential"}},
+		{14, []int64{6, 3}, []string{"highway", "residential", "oneway", "yes", "maxweight", "40"}},
+	}
+)
+
+// trucksPBF is the truck network as an extract: a header block and one
+// raw data block.
+func trucksPBF() []byte {
+	f := appendFileBlock(nil, "OSMHeader", headerBlock(), false)
+	return appendFileBlock(f, "OSMData", dataBlock(100, 0, 0, nil, truckNodes, truckWays), false)
+}
 
 type osmNode struct {
 	id       int64
@@ -211,7 +244,7 @@ func corpusFile(b []byte) []byte { return fmt.Appendf(nil, "go test fuzz v1\n[]b
 //
 //	go test ./internal/routing -run TestWriteFixture -update
 func TestWriteFixture(t *testing.T) {
-	files := map[string][]byte{filepath.Join("testdata", "tiny.osm.pbf"): tinyPBF()}
+	files := map[string][]byte{filepath.Join("testdata", "tiny.osm.pbf"): tinyPBF(), filepath.Join("testdata", "trucks.osm.pbf"): trucksPBF()}
 	for name, b := range fuzzSeeds() {
 		files[filepath.Join("testdata", "fuzz", "FuzzReadPBF", name)] = corpusFile(b)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -624,6 +626,17 @@ func TestTruckSnapsToItsOwnNetwork(t *testing.T) {
 	light := g.Route(Request{Sources: pts, Targets: pts, Costing: Truck, Truck: &TruckSize{Weight: 15}})
 	if s := light.Sources[0]; !s.OK || s.Meters > 0.5 || !light.Costs[0][1].OK || !light.Costs[1][0].OK {
 		t.Errorf("15 t truck: %+v %+v", light.Sources[0], light.Costs)
+	}
+	// testdata/trucks.osm.pbf, which the API's tests serve, is this network
+	fx, err := Load(filepath.Join("testdata", "trucks.osm.pbf"), Options{Costings: []Costing{Truck}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []*TruckSize{nil, {Weight: 44}, {Weight: 15}} {
+		req := Request{Sources: pts, Targets: pts, Costing: Truck, Truck: size}
+		if got, want := fx.Route(req), g.Route(req); !reflect.DeepEqual(got, want) {
+			t.Errorf("trucks.osm.pbf, truck %+v: %+v, the hand-built network %+v", size, got, want)
+		}
 	}
 }
 
