@@ -398,7 +398,7 @@ func tabTo(t *testing.T, ctx context.Context, what, cond string) {
 	t.Helper()
 	for range 80 {
 		chrome(t, ctx, "tab", chromedp.KeyEvent(kb.Tab))
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(el => !!el && (` + cond + `))(document.activeElement)`))
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(el => !!el && (`+cond+`))(document.activeElement)`))
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
