@@ -90,6 +90,8 @@ type group struct {
 	lo, hi     uint32  // addresses holding the house number, or the nearest one
 	numMatched bool
 	numMissed  bool // the query names a house number the street lacks
+	asTyped    bool // the house number is written as the query writes it (21323, not 213-23)
+	inOrder    bool // an autocomplete whose street words are the street name's first words, in order
 	got, den   float32
 	unmatched  wordSet // query words this street leaves unmatched
 	townish    wordSet // the unmatched words that may name its town
@@ -137,12 +139,23 @@ func (ix *Index) rank(qr *query, sc *scratch, focus *geo.Point, keep int) []grou
 
 // before orders streets: confidence, then completeness (the house number
 // found, the share of the name said), then distance to the focus point,
-// then the more address points with the house number, then the longer
-// street; never by name.
+// then the house number written as the query writes it (21323 before
+// 213-23), then, in an autocomplete, the street whose name the query's
+// words begin in order (1001 Northwe is more likely Northwest 104th Street
+// than 6th Street Northwest), then the more address points with the house
+// number, then the longer street; never by name.
 func (ix *Index) before(a, b *group) bool {
 	return cmp.Or(-cmp.Compare(a.conf, b.conf), -cmp.Compare(a.complete, b.complete), cmp.Compare(a.dist, b.dist),
+		-cmp.Compare(b2i(a.asTyped), b2i(b.asTyped)), -cmp.Compare(b2i(a.inOrder), b2i(b.inOrder)),
 		-cmp.Compare(a.hi-a.lo, b.hi-b.lo), -cmp.Compare(ix.streetSize(int(a.street)), ix.streetSize(int(b.street))),
 		cmp.Compare(a.street, b.street)) < 0
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // candidates are the best topStreets streets gathered so far.
@@ -555,6 +568,10 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 		}
 	}
 	g.numMatched = numTok >= 0
+	if g.numMatched && !(numTok == 0 && qr.joinedID >= 0 && int(ix.adNum[g.lo]) == qr.joinedID) {
+		typed, text := qr.toks[numTok].text, Fold(ix.strs.at(int(ix.adNumText[g.lo])))
+		g.asTyped = text == typed || qr.prefix && numTok == len(qr.toks)-1 && strings.HasPrefix(text, typed)
+	}
 
 	var got, den float32
 	var nameGot, nameAll float32
@@ -585,6 +602,7 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 	}
 	var said [16]bool // street words the query said
 	lastStreetTok, namesSaid, namesAll := -1, 0, 0
+	nextWord, inOrder := 0, true // the street word the query's next street word should be
 	for _, r := range roles {
 		if r == roleName {
 			namesAll++
@@ -640,6 +658,8 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 		den += bestDen
 		if bestWord >= 0 {
 			lastStreetTok = k
+			inOrder = inOrder && bestWord == nextWord
+			nextWord = bestWord + 1
 		}
 		if bestWord >= 0 && bestWord < len(said) && !said[bestWord] {
 			said[bestWord] = true
@@ -692,6 +712,7 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 		}
 	}
 	g.conf = math.Round(min(conf, 1)*1000) / 1000
+	g.inOrder = qr.prefix && inOrder && nextWord > 0
 	g.complete = cover
 	if g.numMatched {
 		g.complete++

@@ -207,3 +207,35 @@ func TestValidateCorrections(t *testing.T) {
 		t.Errorf("another ZIP: %+v", v)
 	}
 }
+
+// Between streets the query cannot otherwise tell apart, the house number
+// written as the query writes it comes first (21323, not 213-23), and in
+// an autocomplete the street whose name the query's words begin in order
+// (1001 Northwe: Northwest 104th Street, not 6th Street Northwest), both
+// ahead of the street with more addresses.
+func TestTiesGoToWhatWasTyped(t *testing.T) {
+	csv := "LON,LAT,NUMBER,STREET,CITY,REGION,POSTCODE,ID\n" +
+		"-97.5300,35.5769,1001,Northwest 104th Street,Oklahoma City,OK,73114,nw-1001\n" +
+		"-77.0199,38.9025,1001,6th Street Northwest,Washington,DC,20001,dc-1001\n" +
+		"-77.0198,38.9026,1003,6th Street Northwest,Washington,DC,20001,dc-1003\n" +
+		"-77.0197,38.9027,1005,6th Street Northwest,Washington,DC,20001,dc-1005\n" +
+		"-85.6000,38.1000,21323,Stream View Trail,Louisville,KY,40258,ky-21323\n" +
+		"-73.7400,40.7200,213-23,Murdock Avenue,,NY,11429,q-213-23\n" +
+		"-73.7401,40.7201,213-25,Murdock Avenue,,NY,11429,q-213-25\n" +
+		"-73.7402,40.7202,213-27,Murdock Avenue,,NY,11429,q-213-27\n"
+	ix, err := geocode.Load(writeTemp(t, "typed.csv", csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := ix.Autocomplete("1001 Northwe", 2); len(ms) != 2 || ms[0].Address.ID != "nw-1001" || ms[1].Address.ID != "dc-1001" {
+		t.Errorf("1001 Northwe: %+v, want Northwest 104th Street, then 6th Street Northwest", ms)
+	}
+	for _, q := range []string{"21323 ", "2132"} {
+		if ms := ix.Autocomplete(q, 2); len(ms) != 2 || ms[0].Address.ID != "ky-21323" || ms[1].Address.ID != "q-213-23" {
+			t.Errorf("Autocomplete(%q): %+v, want 21323 Stream View Trail, then 213-23 Murdock Avenue", q, ms)
+		}
+	}
+	if ms := ix.Autocomplete("213-2", 1); len(ms) != 1 || ms[0].Address.ID != "q-213-23" {
+		t.Errorf("213-2: %+v, want 213-23 Murdock Avenue", ms)
+	}
+}
