@@ -72,6 +72,25 @@ func (s *Service) costs(r *Request, pr *vrp.Problem) (source string, missing int
 	return SourceGreatCircle, 0
 }
 
+// minSearch is the share of the time limit the search gets at least
+// (1/minSearch), when the road matrices took the rest or more.
+const minSearch = 20
+
+// searchOptions bounds the search of b once spent (validation, road
+// matrices) has gone: its deadline is what is left of the time limit, at
+// least a minSearch-th of it, so that the answer comes within the limit
+// plus that share. Its work is the whole limit's (vrp.WorkPerSecond per
+// second of it), the same for the same request however long the matrices
+// took, so that a seed repeats; when the deadline comes first the
+// solution is cut and says so.
+func (s *Service) searchOptions(b *built, spent time.Duration) vrp.Options {
+	o := vrp.Options{TimeLimit: max(b.timeLimit-spent, b.timeLimit/minSearch), Seed: b.seed, Work: s.work}
+	if o.Work == 0 {
+		o.Work = int64(b.timeLimit.Seconds() * vrp.WorkPerSecond)
+	}
+	return o
+}
+
 // Response is the answer envelope.
 type Response struct {
 	Success bool   `json:"success"`
@@ -83,19 +102,18 @@ func (s *Service) optimize(c *api.Ctx) error {
 	if err := c.Bind(&r, false); err != nil {
 		return err
 	}
+	start := s.now()
 	b, bad := build(&r)
 	if len(bad) > 0 {
 		return api.Validation("validation_failed", bad)
 	}
-	start := time.Now()
 	source, missing := s.costs(&r, b.pr)
 	servable(bad, b.pr)
 	if len(bad) > 0 {
 		return api.Validation("validation_failed", bad)
 	}
-	limit := max(b.timeLimit-time.Since(start), b.timeLimit/10)
-	sol := b.pr.Solve(vrp.Options{TimeLimit: limit, Seed: b.seed, Work: s.work})
-	took := time.Since(start)
+	sol := b.pr.Solve(s.searchOptions(b, s.now().Sub(start)))
+	took := s.now().Sub(start)
 	res := assemble(&r, b.pr, sol, took, source)
 	if missing > 0 {
 		res.OptimizationInsights.Bottlenecks = append(res.OptimizationInsights.Bottlenecks,

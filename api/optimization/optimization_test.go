@@ -67,6 +67,12 @@ func serve(t *testing.T, roads optimization.Roads) string {
 // 0 (vrp.Options.Work).
 func serveWork(t *testing.T, roads optimization.Roads, work int64) string {
 	t.Helper()
+	return serveWith(t, roads, func(svc *optimization.Service) { optimization.SetWork(svc, work) })
+}
+
+// serveWith is serve with the service set up by setup first.
+func serveWith(t *testing.T, roads optimization.Roads, setup func(*optimization.Service)) string {
+	t.Helper()
 	st, err := sqlite.Open(t.Context(), sqlite.Config{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +80,7 @@ func serveWork(t *testing.T, roads optimization.Roads, work int64) string {
 	t.Cleanup(func() { st.Close() })
 	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), auth{}, nil)
 	svc := optimization.New(st, nil, roads)
-	optimization.SetWork(svc, work)
+	setup(svc)
 	srv.Handle(svc.Routes()...)
 	addr, err := srv.Listen()
 	if err != nil {
@@ -362,11 +368,18 @@ func TestCostSource(t *testing.T) {
 }
 
 // costingRoads is a road graph where every trip is 2 km, driven in 3
-// minutes by car and truck, 12 by bicycle and 30 on foot.
-type costingRoads struct{ asked []routing.Costing }
+// minutes by car and truck, 12 by bicycle and 30 on foot; each matrix
+// calls took when it is set.
+type costingRoads struct {
+	asked []routing.Costing
+	took  func()
+}
 
 func (f *costingRoads) Matrix(sources, targets [][2]float64, c routing.Costing) [][]routing.Cost {
 	f.asked = append(f.asked, c)
+	if f.took != nil {
+		f.took()
+	}
 	secs := map[routing.Costing]float64{routing.Auto: 180, routing.Truck: 180, routing.Bicycle: 720, routing.Pedestrian: 1800}[c]
 	out := make([][]routing.Cost, len(sources))
 	for i := range sources {
@@ -427,6 +440,34 @@ func TestRoadCostings(t *testing.T) {
 			t.Errorf("%s arrives at %v, %v min and %v km in all; its costing says %s, %v min and 4 km",
 				id, stop["arrival_time"], sum["total_time"], sum["total_distance"], want[id].arrive, want[id].min)
 		}
+	}
+}
+
+// TestRoadMatrixTimeCounts: the time the road matrix takes comes out of
+// the time limit. Here it takes the whole limit on the service's clock,
+// so the search gets only its minimum share, far too little for the
+// work of a 1 s limit on 100 destinations: the deadline cuts it, and the
+// answer says it is not repeatable.
+func TestRoadMatrixTimeCounts(t *testing.T) {
+	var ahead time.Duration // read and written by the handler only
+	roads := &costingRoads{took: func() { ahead += time.Second }}
+	url := serveWith(t, roads, func(svc *optimization.Service) {
+		optimization.SetClock(svc, func() time.Time { return time.Now().Add(ahead) })
+	})
+	depot := map[string]any{"latitude": 39.96, "longitude": -83.0}
+	var dests []map[string]any
+	for i := 0; i < 100; i++ {
+		dests = append(dests, map[string]any{"destination_id": fmt.Sprintf("d%d", i),
+			"location": map[string]any{"latitude": 39.9 + 0.01*float64(i%10), "longitude": -83.05 + 0.01*float64(i/10)}})
+	}
+	body := map[string]any{"fleet_id": "f", "destinations": dests, "options": map[string]any{"time_limit_seconds": 1},
+		"vehicles": []map[string]any{{"vehicle_id": "v0", "start_location": depot}, {"vehicle_id": "v1", "start_location": depot}}}
+	code, res := post(t, url, body)
+	if code != 200 {
+		t.Fatalf("%d %v", code, res)
+	}
+	if sum := res["data"].(map[string]any)["optimization_summary"].(map[string]any); sum["repeatable"] != false || sum["cost_source"] != "road_network" {
+		t.Errorf("summary %v: the search ran its whole course after a road matrix that took the time limit", sum)
 	}
 }
 

@@ -98,7 +98,7 @@ type Matrix struct {
 
 // Options of the search.
 type Options struct {
-	TimeLimitSeconds *float64 `json:"time_limit_seconds,omitempty" doc:"search time in seconds, more than 0 and at most 60, default 2"`
+	TimeLimitSeconds *float64 `json:"time_limit_seconds,omitempty" doc:"the answer's time in seconds (road matrices and search), more than 0 and at most 60, default 2"`
 	Seed             *int64   `json:"seed,omitempty" doc:"random seed, >= 0, default 0: the same request and seed give the same routes"`
 }
 
