@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/fleethub/fleethub/internal/geo"
 )
 
 // tinyOSM is the routing engine's fixture: seven nodes, a one-way street,
@@ -67,11 +72,23 @@ func TestRoutingMatrixTiny(t *testing.T) {
 	if c := pd["sources_to_targets"].([]any)[1].([]any)[0].(map[string]any); c["distance"] != 0.222 {
 		t.Errorf("the pole spoiled the next row: %v", c)
 	}
-	body["costing"], body["truck"] = "truck", map[string]any{"height": 3.2, "weight": 12}
-	if r := n.do("POST", "/v1/routing/sources_to_targets", k, body); r.Status != 200 {
-		t.Errorf("truck with its size: %d %s", r.Status, r.Body)
+	// the same location twice, on a two-way street and on the one-way
+	// 2→3: every cell between copies of one location is 0
+	one := map[string]any{"lat": 40.0015, "lon": -83.000}
+	dup := []map[string]any{{"lat": 40.000, "lon": -83.000}, {"lat": 40.000, "lon": -83.000}, one, one}
+	r = n.do("POST", "/v1/routing/sources_to_targets", k, map[string]any{"sources": dup, "targets": dup, "costing": "auto"})
+	if r.Status != 200 {
+		t.Fatalf("duplicates: %d %s", r.Status, r.Body)
 	}
-	delete(body, "truck")
+	dd := r.json(t)["data"].(map[string]any)
+	for i, row := range dd["sources_to_targets"].([]any) {
+		for j, cell := range row.([]any) {
+			c := cell.(map[string]any)
+			if same := i/2 == j/2; same && (c["distance"] != 0.0 || c["time"] != 0.0) || !same && (c["distance"] == nil || c["distance"] == 0.0) {
+				t.Errorf("duplicates %d→%d: %v", i, j, c)
+			}
+		}
+	}
 	body["costing"] = "pedestrian"
 	r = n.do("POST", "/v1/routing/sources_to_targets", k, body)
 	if c := r.json(t)["data"].(map[string]any)["sources_to_targets"].([]any)[0].([]any)[1].(map[string]any); r.Status != 200 || c["distance"] != 0.445 {
@@ -81,19 +98,47 @@ func TestRoutingMatrixTiny(t *testing.T) {
 	for i := range big {
 		big[i] = map[string]any{"lat": 40.0, "lon": -83.0}
 	}
-	for _, b := range []map[string]any{
-		{"sources": big, "targets": body["targets"], "costing": "auto"},
-		{"sources": body["sources"], "targets": body["targets"], "costing": "hovercraft"},
-		{"sources": []map[string]any{{"lat": 95, "lon": 0}}, "targets": body["targets"], "costing": "auto"},
-		{"targets": body["targets"], "costing": "auto"},
-		{"sources": body["sources"], "targets": body["targets"], "costing": "auto", "truck": map[string]any{"height": 3}},
-		{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"height": 30}},
-		{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"weight": -1}},
+	two := []map[string]any{{"lat": 40.0, "lon": -83.0}, {"lat": 40.0, "lon": -83.0}}
+	// each bad request answers 400 validation_failed, naming the field
+	for _, tc := range []struct {
+		field string
+		body  map[string]any
+	}{
+		{"sources", map[string]any{"sources": big, "targets": body["targets"], "costing": "auto"}},
+		{"targets", map[string]any{"sources": body["sources"], "targets": big, "costing": "auto"}},
+		{"costing", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "hovercraft"}},
+		{"sources[0].lat", map[string]any{"sources": []map[string]any{{"lat": 95, "lon": 0}}, "targets": body["targets"], "costing": "auto"}},
+		{"targets[1].lon", map[string]any{"sources": body["sources"], "targets": []map[string]any{{"lat": 40, "lon": -83}, {"lat": 40, "lon": 181}}, "costing": "auto"}},
+		{"sources", map[string]any{"targets": body["targets"], "costing": "auto"}},
+		{"targets", map[string]any{"sources": two, "targets": []map[string]any{}, "costing": "auto"}},
+		{"truck", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "auto", "truck": map[string]any{"height": 3}}},
+		{"truck.height", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"height": 30}}},
+		{"truck.weight", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"weight": -1}}},
+		{"truck.length", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"length": 41}}},
+		{"truck.width", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"width": 0.5}}},
 	} {
-		if r := n.do("POST", "/v1/routing/sources_to_targets", k, b); r.Status != 400 || r.errCode(t) != "validation_failed" {
-			t.Errorf("%v: %d %s", b["costing"], r.Status, r.Body)
+		r := n.do("POST", "/v1/routing/sources_to_targets", k, tc.body)
+		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+			t.Errorf("%s: %d %s", tc.field, r.Status, r.Body)
+			continue
+		}
+		if !errorNames(t, r, tc.field) {
+			t.Errorf("%s: the error does not name the field: %s", tc.field, r.Body)
 		}
 	}
+}
+
+// errorNames reports whether an error answer names field in its details
+// and, when it is the only field, in its message.
+func errorNames(t *testing.T, r resp, field string) bool {
+	t.Helper()
+	e, _ := r.json(t)["error"].(map[string]any)
+	details, _ := e["details"].(map[string]any)
+	if _, ok := details[field]; !ok {
+		return false
+	}
+	msg, _ := e["message"].(string)
+	return len(details) > 1 || strings.HasPrefix(msg, field+": ")
 }
 
 // TestRoutingMatrix serves the Columbus extract (validation is in
@@ -117,5 +162,102 @@ func TestRoutingMatrix(t *testing.T) {
 	c := rows[0].([]any)[0].(map[string]any)
 	if c["distance"].(float64) <= 0 || c["time"].(float64) <= 0 {
 		t.Errorf("cell %v", c)
+	}
+}
+
+// TestRoutingMatrixTruckSize serves internal/routing/testdata/trucks.osm.pbf
+// (a square 1–4–3–2, a short road 1–2 posted for 20 t, a side street
+// entered one way and left by a road posted for 40 t): the truck's size
+// from the request changes its routes, and a truck too heavy to leave
+// the side street is placed on the roads it can leave.
+func TestRoutingMatrixTruckSize(t *testing.T) {
+	p, err := filepath.Abs("../../internal/routing/testdata/trucks.osm.pbf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.OSM = p
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"routing:read"}, 100000)
+	node := map[int][2]float64{1: {40, -83}, 2: {40, -82.998}, 3: {40.003, -82.998}, 4: {40.003, -83}}
+	a, b, side := [2]float64{40.0003, -83}, [2]float64{40.0003, -82.998}, [2]float64{40.005, -82.999}
+	dist := func(ps ...[2]float64) float64 {
+		m := 0.0
+		for i := 1; i < len(ps); i++ {
+			m += geo.Distance(geo.Point{Lat: ps[i-1][0], Lon: ps[i-1][1]}, geo.Point{Lat: ps[i][0], Lon: ps[i][1]})
+		}
+		return m / 1000
+	}
+	short, round := dist(a, node[1], node[2], b), dist(a, node[4], node[3], b)
+	toSquare := dist(side, [2]float64{40.003, -82.999}) * 1000
+	ask := func(truck map[string]any) map[string]any {
+		t.Helper()
+		var pts []map[string]any
+		for _, q := range [][2]float64{a, b, side} {
+			pts = append(pts, map[string]any{"lat": q[0], "lon": q[1]})
+		}
+		body := map[string]any{"sources": pts, "targets": pts, "costing": "truck"}
+		if truck != nil {
+			body["truck"] = truck
+		}
+		r := n.do("POST", "/v1/routing/sources_to_targets", k, body)
+		if r.Status != 200 {
+			t.Fatalf("truck %v: %d %s", truck, r.Status, r.Body)
+		}
+		return r.json(t)["data"].(map[string]any)
+	}
+	cell := func(d map[string]any, i, j int) map[string]any {
+		return d["sources_to_targets"].([]any)[i].([]any)[j].(map[string]any)
+	}
+	near := func(v any, want, tol float64) bool {
+		f, ok := v.(float64)
+		return ok && f >= want-tol && f <= want+tol
+	}
+	for _, tc := range []struct {
+		name  string
+		truck map[string]any
+		km    float64 // a to b
+		snap  float64 // meters from the side street location to its road
+	}{
+		{"default truck (36.3 t)", nil, round, 0},
+		{"12 t truck", map[string]any{"weight": 12, "height": 3.2}, short, 0},
+		{"44 t truck", map[string]any{"weight": 44}, round, toSquare},
+	} {
+		d := ask(tc.truck)
+		if c := cell(d, 0, 1); !near(c["distance"], tc.km, 0.0015) {
+			t.Errorf("%s: a→b %v, want %.3f km", tc.name, c, tc.km)
+		}
+		if s := d["sources"].([]any)[2].(map[string]any); s["snapped"] != true || s["reason"] != nil || !near(s["snap_distance"], tc.snap, 0.5) {
+			t.Errorf("%s: the side street location %v, want snapped %.1f m away", tc.name, s, tc.snap)
+		}
+		for i := range 3 {
+			for j := range 3 {
+				if c := cell(d, i, j); c["distance"] == nil || c["time"] == nil {
+					t.Errorf("%s: %d→%d is null: %v", tc.name, i, j, c)
+				}
+			}
+		}
+	}
+}
+
+// TestRoutingEmptyExtract: an extract without roads, or not an extract
+// at all, stops the server at start, with an error naming --osm and the
+// file.
+func TestRoutingEmptyExtract(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		says string
+	}{{"empty", nil, "has no roads"}, {"not-a-pbf", []byte("no roads here"), "blob header"}} {
+		p := filepath.Join(t.TempDir(), tc.name+".osm.pbf")
+		if err := os.WriteFile(p, tc.b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg := testConfig(t)
+		cfg.OSM = p
+		a, err := newApp(context.Background(), cfg, testLogger(t))
+		if err == nil || a != nil || !strings.HasPrefix(err.Error(), "--osm: ") || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: newApp = %v, %v; want an error naming --osm and %s: %s", tc.name, a, err, p, tc.says)
+		}
 	}
 }
