@@ -47,7 +47,8 @@ func measure(args []string) {
 	debug.FreeOSMemory()
 	fmt.Printf("index: %d addresses, opened in %.2f s; RSS %s, peak RSS %s\n", ix.Len(), took.Seconds(), procStatus("VmRSS"), procStatus("VmHWM"))
 
-	cases := heldout.Cases(readAll(*rowFiles), *n)
+	rows := readAll(*rowFiles)
+	cases := heldout.Cases(rows, *n)
 	if *profile != "" {
 		f, err := os.Create(*profile)
 		if err != nil {
@@ -71,6 +72,12 @@ func measure(args []string) {
 			valid.Latencies = append(valid.Latencies, c.Latencies...)
 		default:
 			search.Latencies = append(search.Latencies, c.Latencies...)
+		}
+	}
+	bound := heldout.Bound(rows, cases)
+	for _, c := range classes {
+		if b, ok := bound[c.Name]; ok {
+			fmt.Printf("%-30s best any ranking can expect: top-1 %.1f%%, top-5 %.1f%%\n", c.Name, 100*b[0], 100*b[1])
 		}
 	}
 	for _, c := range []struct {

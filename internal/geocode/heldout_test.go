@@ -66,8 +66,13 @@ func TestHeldOut(t *testing.T) {
 		n = 40
 	}
 	var all, top1 int
-	for _, s := range heldout.Evaluate(ix, heldout.Cases(rows, n)) {
+	cases := heldout.Cases(rows, n)
+	bound := heldout.Bound(rows, cases)
+	for _, s := range heldout.Evaluate(ix, cases) {
 		t.Logf("%-30s %4d  top-1 %5.1f%%  top-5 %5.1f%%", s.Name, s.N, 100*s.Share(false), 100*s.Share(true))
+		if b, ok := bound[s.Name]; ok {
+			t.Logf("%-30s       best any ranking can expect: top-1 %5.1f%%  top-5 %5.1f%%", "", 100*b[0], 100*b[1])
+		}
 		all += s.N
 		top1 += s.Top1
 		floor, inTop5 := heldOutFloor(s.Name)

@@ -436,3 +436,75 @@ func Evaluate(ix *geocode.Index, cases []Case) []Class {
 	}
 	return out
 }
+
+// Bound is, per class of street-only prefix queries, the best share of
+// them any ranking can expect to have right at top-1 and in the top 5. A
+// prefix query could have been made from every row whose number and
+// street begin with it (and go on past it), each as likely as Cases draws
+// it: a ranking that puts first the streets holding most of those rows is
+// right that share of the time on average, and none does better (one
+// sample may do better or worse by chance). rows must be those the cases
+// were made from.
+func Bound(rows []Row, cases []Case) map[string][2]float64 {
+	type entry struct {
+		text, street string
+		w            float64
+	}
+	var nq, no int
+	for _, r := range rows {
+		if r.Queens {
+			nq++
+		} else {
+			no++
+		}
+	}
+	es := make([]entry, 0, len(rows))
+	for _, r := range rows {
+		// Cases draws from the borough's rows and the others in turn
+		w := 1 / float64(len(rows))
+		switch {
+		case r.Queens && no > 0:
+			w = 1 / float64(nq)
+		case !r.Queens && nq > 0:
+			w = 1 / float64(no)
+		}
+		es = append(es, entry{r.Number + " " + r.Street, strings.ToLower(r.Street) + "|" + r.Zip, w})
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].text < es[j].text })
+	sums := map[string][2]float64{}
+	counts := map[string]int{}
+	for _, c := range cases {
+		if !c.Prefix || !c.Street {
+			continue
+		}
+		lo := sort.Search(len(es), func(i int) bool { return es[i].text >= c.Q })
+		byStreet := map[string]float64{}
+		var all float64
+		for i := lo; i < len(es) && strings.HasPrefix(es[i].text, c.Q); i++ {
+			if len(es[i].text) > len(c.Q) {
+				byStreet[es[i].street] += es[i].w
+				all += es[i].w
+			}
+		}
+		if all == 0 {
+			continue
+		}
+		ws := make([]float64, 0, len(byStreet))
+		for _, w := range byStreet {
+			ws = append(ws, w)
+		}
+		sort.Sort(sort.Reverse(sort.Float64Slice(ws)))
+		var top5 float64
+		for _, w := range ws[:min(5, len(ws))] {
+			top5 += w
+		}
+		s := sums[c.Class]
+		sums[c.Class] = [2]float64{s[0] + ws[0]/all, s[1] + top5/all}
+		counts[c.Class]++
+	}
+	out := map[string][2]float64{}
+	for k, s := range sums {
+		out[k] = [2]float64{s[0] / float64(counts[k]), s[1] / float64(counts[k])}
+	}
+	return out
+}
