@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,7 +71,14 @@ func chrome(t *testing.T, ctx context.Context, what string, actions ...chromedp.
 // eventually polls a JavaScript condition until it holds (5 s at most).
 func eventually(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	eventuallyWithin(t, ctx, 5*time.Second, what, expr)
+}
+
+// eventuallyWithin polls a JavaScript condition until it holds, for d at
+// most.
+func eventuallyWithin(t *testing.T, ctx context.Context, d time.Duration, what, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		c, cancel := context.WithTimeout(ctx, 20*time.Second)
 		ok, err := chromedp.Run(c, chromedp.Evaluate[bool](expr))
@@ -79,7 +91,7 @@ func eventually(t *testing.T, ctx context.Context, what, expr string) {
 		}
 		if time.Now().After(deadline) {
 			state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('conn').textContent + ' | ' + JSON.stringify(window.fleethubConsole && window.fleethubConsole.stats) + ' | ' + document.querySelector('main').innerText.slice(0, 600)`))
-			t.Fatalf("%s: not seen within 5 s\n%s\npage: %s", what, expr, state)
+			t.Fatalf("%s: not seen within %v\n%s\npage: %s", what, d, expr, state)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -471,4 +483,122 @@ func TestConsoleKeyboard(t *testing.T) {
 	}
 	chrome(t, ctx, "zoom in", chromedp.KeyEvent("+"))
 	eventually(t, ctx, "zoomed with +", `(document.querySelector('.leaflet-proxy') ? document.querySelector('.leaflet-proxy').style.transform : '') !== `+jsString(zoom))
+}
+
+// receiver is a webhook receiver answering with the status it is set to,
+// recording the event ids of the requests it answered 2xx.
+type receiver struct {
+	*httptest.Server
+	status atomic.Int32
+	mu     sync.Mutex
+	got    map[string]int
+}
+
+func newReceiver(t *testing.T, status int) *receiver {
+	rc := &receiver{got: map[string]int{}}
+	rc.status.Store(int32(status))
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		st := int(rc.status.Load())
+		if st/100 == 2 {
+			var p struct {
+				Message struct {
+					EventID string `json:"event_id"`
+				} `json:"message"`
+			}
+			_ = json.Unmarshal(b, &p)
+			rc.mu.Lock()
+			rc.got[p.Message.EventID]++
+			rc.mu.Unlock()
+		}
+		w.WriteHeader(st)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *receiver) received(id string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.got[id]
+}
+
+// streamRow is a JavaScript expression: the text of the row named name
+// in the streams panel's entry of stream id (undefined when absent).
+func streamRow(id, name string) string {
+	return `(([...document.querySelectorAll('#streams [data-stream="` + id + `"] dt')].find(d => d.textContent === ` + jsString(name) + `) || {}).nextElementSibling || {}).textContent`
+}
+
+// TestConsoleWebhookStreams: the streams panel for webhook streams. A
+// receiver that answers 500 opens its stream's circuit (5 consecutive
+// failures) and the deliveries behind it wait; the panel shows the
+// circuit, the pending and retrying counts. A receiver that answers 422
+// dead-letters at once; after it answers 200 again, "Replay dead letters"
+// sends them and it gets them. A 5xx turns into a dead letter only after
+// the 24-hour retry window, which the node's configuration does not
+// shorten, so the dead letters come from the 4xx receiver.
+func TestConsoleWebhookStreams(t *testing.T) {
+	ctx := browser(t)
+	cfg := testConfig(t)
+	cfg.AllowPrivateWebhooks = true
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	failing := newReceiver(t, http.StatusInternalServerError)
+	refusing := newReceiver(t, http.StatusUnprocessableEntity)
+	start := func(category, url string) string {
+		r := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{
+			"event_filters": map[string]any{"categories": []string{category}},
+			"stream_config": map[string]any{"delivery_method": "webhook"},
+			"webhook_url":   url,
+		})
+		if r.Status != 201 {
+			t.Fatalf("start: %d %s", r.Status, r.Body)
+		}
+		return r.json(t)["stream_id"].(string)
+	}
+	down := start("safety_events", failing.URL)
+	dead := start("vehicle_events", refusing.URL)
+
+	chrome(t, ctx, "open", chromedp.Navigate(n.url+"/console/#key="+k))
+	eventually(t, ctx, "connected", `document.getElementById('conn').textContent === 'live'`)
+
+	post := func(category string, ids ...string) {
+		t.Helper()
+		var evs []any
+		for _, id := range ids {
+			evs = append(evs, map[string]any{"event_id": id, "event_type": "harsh_braking", "category": category, "timestamp": stamp(-time.Second),
+				"severity": "high", "source": map[string]any{"vehicle_id": "veh-1"}})
+		}
+		if r := n.do("POST", "/v1/events", k, map[string]any{"events": evs}); r.Status != 202 {
+			t.Fatalf("events: %d %s", r.Status, r.Body)
+		}
+	}
+	post("safety_events", "d1", "d2", "d3", "d4", "d5", "d6")
+	post("vehicle_events", "x1", "x2", "x3")
+
+	// the panel refreshes every 3 s and shows what the node recorded by
+	// then: up to two refreshes are allowed for
+	const panel = 10 * time.Second
+	eventuallyWithin(t, ctx, panel, "the circuit open, the deliveries retrying", `(() => { const li = document.querySelector('#streams [data-stream="`+down+`"]');
+  return !!li && li.textContent.indexOf('webhook') > 0 && !!li.querySelector('.badge.circuit-open') && `+streamRow(down, "circuit")+` === 'open'
+    && +`+streamRow(down, "retrying")+` + +`+streamRow(down, "pending")+` === 6 && `+streamRow(down, "dead letters")+` === '0' && !li.querySelector('[data-replay]'); })()`)
+	// more events while the circuit is open wait as pending
+	post("safety_events", "d7", "d8")
+	eventuallyWithin(t, ctx, panel, "pending behind the open circuit", `+`+streamRow(down, "pending")+` >= 2 && +`+streamRow(down, "retrying")+` + +`+streamRow(down, "pending")+` === 8`)
+	eventuallyWithin(t, ctx, panel, "dead letters with a replay button", `(() => { const li = document.querySelector('#streams [data-stream="`+dead+`"]');
+  return !!li && !!li.querySelector('.badge.circuit-closed') && `+streamRow(dead, "dead letters")+` === '3' && `+streamRow(dead, "pending")+` === '0' && !!li.querySelector('[data-replay="`+dead+`"]'); })()`)
+	chrome(t, ctx, "show the webhook streams", chromedp.Evaluate[chromedp.Void](`document.querySelector('#streams [data-stream="`+down+`"]').scrollIntoView()`))
+	shoot(t, ctx, "console-webhooks.png")
+
+	refusing.status.Store(http.StatusOK)
+	chrome(t, ctx, "replay", chromedp.Click(chromedp.CSS(`#streams [data-replay="`+dead+`"]`)))
+	eventually(t, ctx, "requeued", `document.getElementById('streams-error').textContent === `+jsString(dead+": 3 deliveries requeued"))
+	waitFor(t, "the receiver gets the replayed deliveries", func() bool {
+		return refusing.received("x1") == 1 && refusing.received("x2") == 1 && refusing.received("x3") == 1
+	})
+	eventuallyWithin(t, ctx, panel, "no dead letters left", `(() => { const li = document.querySelector('#streams [data-stream="`+dead+`"]');
+  return `+streamRow(dead, "dead letters")+` === '0' && `+streamRow(dead, "delivered")+` !== undefined && !li.querySelector('[data-replay]'); })()`)
+	if got := failing.received("d1"); got != 0 {
+		t.Errorf("the failing receiver answered 2xx %d times", got)
+	}
 }

@@ -867,12 +867,18 @@
         ['delivered', c.delivered || 0], ['dropped', c.dropped || 0], ['last offset', lag.last_offset || 0],
         ['read up to', p.offset || 0], ['pipeline lag', (lag.pipeline_lag_ms || 0) + ' ms']];
       if (st.webhook) {
+        // pending: waiting to be sent (queued, parked behind an open
+        // circuit, or replayed); retrying: failed, waiting for a retry
         var w = st.webhook, wc = w.counts || {};
-        rows.push(['circuit', w.circuit + (w.disabled ? ' (disabled)' : '')], ['pending', wc.pending || 0], ['dead letters', wc.dead_lettered || 0]);
+        var circ = w.circuit || 'unknown';
+        rows.push(['circuit', badge('circuit-' + circ, circ.replace('_', '-') + (w.disabled ? ' (disabled)' : ''))],
+          ['pending', wc.pending || 0], ['retrying', wc.failed || 0], ['dead letters', wc.dead_lettered || 0]);
       }
       li.appendChild(dl(rows));
       if (st.webhook && (st.webhook.counts || {}).dead_lettered) {
-        li.appendChild(button('Replay dead letters', function () { replayDead(s); }));
+        var r = button('Replay dead letters', function () { replayDead(s); });
+        r.dataset.replay = s.id;
+        li.appendChild(r);
       }
       if (s.other && st.delivery_method === 'websocket' && st.status !== 'stopped') {
         var f = button('Follow', function () { follow(s.id, s.type, st); });
@@ -932,7 +938,7 @@
     rows.forEach(function (r) {
       var dt = document.createElement('dt'), dd = document.createElement('dd');
       dt.textContent = r[0];
-      dd.textContent = String(r[1]);
+      if (r[1] instanceof Node) dd.appendChild(r[1]); else dd.textContent = String(r[1]);
       d.append(dt, dd);
     });
     return d;
