@@ -75,29 +75,25 @@ func (h breakerHealth) Health(context.Context) string {
 // themselves and keep serving what the logs hold.
 //
 // A publish alone finds a lost broker late: kafka-go's writer retries for
-// about 7 s before it gives up. So a watch asks the bus's health every
-// busWatchEvery while the breaker is closed and opens it when the brokers
-// do not answer, and the publishes in flight when the breaker opens are
-// cancelled and fail with breaker.ErrOpen (they were not acknowledged; a
-// client's retry may write a message twice, as at-least-once allows).
+// about 7 s before it gives up. So the breaker watches the bus's health
+// every busWatchEvery while closed and opens when the brokers do not
+// answer, and the publishes in flight when it opens are cancelled and
+// fail with breaker.ErrOpen (they were not acknowledged; a client's retry
+// may write a message twice, as at-least-once allows).
 type breakerBus struct {
 	hub.Bus
-	b    *breaker.Breaker
-	live atomic.Pointer[liveCtx] // cancelled when the breaker opens
-	stop chan struct{}
-	done chan struct{}
+	b *breaker.Breaker
 }
 
-// busWatchEvery is the interval of the watch while the breaker is closed.
+// busWatchEvery is the breaker's probe interval while closed.
 const busWatchEvery = 250 * time.Millisecond
 
 // newBreakerBus guards bus with a breaker whose probe is bus's health.
 func newBreakerBus(bus hub.Bus, cfg *breaker.Config) *breakerBus {
-	bb := &breakerBus{Bus: bus, stop: make(chan struct{}), done: make(chan struct{})}
-	bb.renew()
+	c := *cfg
 	probe := func(context.Context) error { return nil }
-	hr, watch := bus.(hub.HealthReporter)
-	if watch {
+	if hr, ok := bus.(hub.HealthReporter); ok {
+		c.Watch = busWatchEvery
 		probe = func(ctx context.Context) error {
 			if st := hr.Health(ctx); st != health.Healthy {
 				return fmt.Errorf("bus %s", st)
@@ -105,73 +101,14 @@ func newBreakerBus(bus hub.Bus, cfg *breaker.Config) *breakerBus {
 			return nil
 		}
 	}
-	c := *cfg
-	onChange := c.OnChange
-	c.OnChange = func(from, to breaker.State) {
-		if to == breaker.Open {
-			bb.cancelLive()
-		} else {
-			bb.renew()
-		}
-		if onChange != nil {
-			onChange(from, to)
-		}
-	}
-	bb.b = breaker.New(c, probe)
-	if watch {
-		go bb.watch(probe)
-	} else {
-		close(bb.done)
-	}
-	return bb
-}
-
-// liveCtx is a context cancelled when the breaker opens.
-type liveCtx struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-}
-
-// renew makes a new live context unless the current one is still live;
-// called on changes of state, which the breaker serialises.
-func (bb *breakerBus) renew() {
-	if cur := bb.live.Load(); cur != nil && cur.ctx.Err() == nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	bb.live.Store(&liveCtx{ctx, cancel})
-}
-
-func (bb *breakerBus) cancelLive() { bb.live.Load().cancel() }
-
-// watch probes the bus while the breaker is closed; a failed probe opens it.
-func (bb *breakerBus) watch(probe breaker.Probe) {
-	defer close(bb.done)
-	t := time.NewTicker(busWatchEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-bb.stop:
-			return
-		case <-t.C:
-		}
-		if bb.b.State() != breaker.Closed {
-			continue // the breaker's own probe runs
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := probe(ctx)
-		cancel()
-		if err != nil {
-			bb.b.Failure(fmt.Errorf("bus: watch: %w", err))
-		}
-	}
+	return &breakerBus{Bus: bus, b: breaker.New(c, probe)}
 }
 
 func (bb *breakerBus) Publish(ctx context.Context, msgs ...hub.Message) error {
 	if err := bb.b.Allow(); err != nil {
 		return fmt.Errorf("bus: publish: %w", err)
 	}
-	live := bb.live.Load().ctx
+	live := bb.b.Live()
 	pctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(live, cancel)
 	err := bb.Bus.Publish(pctx, msgs...)
@@ -206,8 +143,6 @@ func (bb *breakerBus) Health(ctx context.Context) string {
 }
 
 func (bb *breakerBus) Close(ctx context.Context) error {
-	close(bb.stop)
-	<-bb.done
 	_ = bb.b.Close()
 	return bb.Bus.Close(ctx)
 }

@@ -13,6 +13,15 @@
 // Every change of state calls Config.OnChange (for a metric) and writes
 // one log line; nothing is logged per call. The hot path is one atomic
 // load while closed.
+//
+// A call alone may find a lost part late: a client that retries on its
+// own (kafka-go's writer, about 7 s) or a part that stops answering
+// without closing its connections (a stopped process; the call waits for
+// its own timeout). With Config.Watch the probe also runs every Watch
+// while the breaker is closed, and a failed probe opens it; and Live is a
+// context that ends when the breaker opens, so a call that derives its
+// context from it is cancelled then instead of waiting out its own
+// timeout.
 package breaker
 
 import (
@@ -81,8 +90,11 @@ type Config struct {
 	Failures     int           // failures in a row that open the breaker (default 1)
 	ProbeEvery   time.Duration // probe interval while not closed (default 250 ms)
 	ProbeTimeout time.Duration // bound on one probe (default 1 s)
-	Clock        Clock
-	Logger       *slog.Logger
+	// Watch, when positive, is the probe interval while closed: a probe
+	// that fails then counts as a failure. Zero: no probe while closed.
+	Watch  time.Duration
+	Clock  Clock
+	Logger *slog.Logger
 	// OnChange is called after every change of state, outside the lock,
 	// in the order of the changes.
 	OnChange func(from, to State)
@@ -94,7 +106,8 @@ type Breaker struct {
 	probe Probe
 
 	state atomic.Int32
-	fails atomic.Int32 // failures in a row while closed
+	fails atomic.Int32         // failures in a row while closed
+	live  atomic.Pointer[live] // ends when the breaker opens; renewed (under mu) when it leaves open
 
 	mu       sync.Mutex // guards since, lastErr, probing, closed; serialises changes
 	since    time.Time  // when the current state began
@@ -125,8 +138,29 @@ func New(cfg Config, probe Probe) *Breaker {
 	}
 	b := &Breaker{cfg: cfg, probe: probe, stop: make(chan struct{})}
 	b.since = cfg.Clock.Now()
+	b.live.Store(newLive())
+	if cfg.Watch > 0 {
+		b.wg.Add(1)
+		go b.watchLoop()
+	}
 	return b
 }
+
+// live is a context with its cancel.
+type live struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newLive() *live {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &live{ctx, cancel}
+}
+
+// Live is a context that ends when the breaker next opens (at once if it
+// is open now). A call that must not outlast the part derives from it,
+// e.g. with context.AfterFunc(b.Live(), cancel).
+func (b *Breaker) Live() context.Context { return b.live.Load().ctx }
 
 // State is the current state.
 func (b *Breaker) State() State { return State(b.state.Load()) }
@@ -202,6 +236,12 @@ func (b *Breaker) move(from, to State, err error) {
 	was := now.Sub(b.since)
 	b.since = now
 	b.fails.Store(0)
+	switch l := b.live.Load(); {
+	case to == Open:
+		l.cancel()
+	case l.ctx.Err() != nil:
+		b.live.Store(newLive())
+	}
 	if to == Open {
 		b.lastErr = err
 		if !b.probing {
@@ -253,6 +293,28 @@ func (b *Breaker) probeLoop() {
 			return
 		}
 		b.mu.Unlock()
+	}
+}
+
+// watchLoop probes every Watch while the breaker is closed; a failed
+// probe counts as a failure. While it is not closed the probe loop runs.
+func (b *Breaker) watchLoop() {
+	defer b.wg.Done()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-b.cfg.Clock.After(b.cfg.Watch):
+		}
+		if b.State() != Closed {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), b.cfg.ProbeTimeout)
+		err := b.probe(ctx)
+		cancel()
+		if err != nil {
+			b.Failure(fmt.Errorf("watch: %w", err))
+		}
 	}
 }
 

@@ -289,3 +289,80 @@ func BenchmarkAllowClosed(b *testing.B) {
 		}
 	})
 }
+
+func TestWatchOpensAClosedBreaker(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	var up atomic.Bool
+	up.Store(true)
+	var probes atomic.Int32
+	b := breaker.New(breaker.Config{Name: "kafka", Clock: clock, Watch: time.Second, ProbeEvery: time.Second}, func(context.Context) error {
+		probes.Add(1)
+		if up.Load() {
+			return nil
+		}
+		return errDown
+	})
+	defer b.Close()
+	live := b.Live()
+
+	clock.advance(t, time.Second) // a watch probe that succeeds: still closed
+	for probes.Load() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	if b.State() != breaker.Closed || live.Err() != nil {
+		t.Fatalf("after a good probe: %s, live %v", b.State(), live.Err())
+	}
+
+	up.Store(false) // the part goes away with no call to find it
+	clock.advance(t, time.Second)
+	waitState(t, b, breaker.Open)
+	select {
+	case <-live.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the live context did not end when the breaker opened")
+	}
+	if !errors.Is(b.Err(), errDown) {
+		t.Fatalf("err %v, want the probe's", b.Err())
+	}
+	if b.Live().Err() == nil {
+		t.Fatal("Live while open must be ended")
+	}
+
+	up.Store(true)
+	deadline := time.Now().Add(5 * time.Second)
+	for b.State() != breaker.Closed && time.Now().Before(deadline) {
+		clock.advance(t, time.Second) // open → half-open → closed by probes
+	}
+	if b.State() != breaker.Closed {
+		t.Fatalf("state %s after the part came back", b.State())
+	}
+	if b.Live().Err() != nil {
+		t.Fatal("a closed breaker's Live must be running again")
+	}
+}
+
+func TestLiveEndsCallsInFlight(t *testing.T) {
+	b := breaker.New(breaker.Config{Name: "postgresql"}, func(context.Context) error { return errDown })
+	defer b.Close()
+	started := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		stop := context.AfterFunc(b.Live(), cancel)
+		defer stop()
+		close(started)
+		<-ctx.Done() // a call the part never answers
+		done <- ctx.Err()
+	}()
+	<-started
+	b.Failure(errDown) // another call finds the part gone
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("call ended with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a call in flight outlived the breaker's opening")
+	}
+}

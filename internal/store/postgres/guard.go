@@ -3,8 +3,10 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,18 +23,38 @@ import (
 // its connections (a stopped process) fails calls instead of holding
 // them. Calls inside a transaction are neither counted nor bounded; its
 // Begin is.
+//
+// The breaker also pings the database every watchEvery while closed, on a
+// connection of its own (so a busy pool never delays the ping), and the
+// calls in flight when it opens are cancelled and fail with
+// breaker.ErrOpen: a database that stops answering holds requests for
+// about a second (the ping's timeout) instead of the call timeout.
 type db struct {
 	pool    *pgxpool.Pool
 	b       *breaker.Breaker // nil: no breaker, no timeout
+	ping    *pinger          // the breaker's probe; nil without a breaker
 	timeout time.Duration
 }
 
-// bound returns ctx limited to the call timeout when there is a breaker.
+// bound returns ctx limited to the call timeout when there is a breaker,
+// and ended when the breaker opens.
 func (d *db) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	if d.b == nil || d.timeout <= 0 {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, d.timeout)
+	cctx, cancel := context.WithTimeout(ctx, d.timeout)
+	stop := context.AfterFunc(d.b.Live(), cancel)
+	return cctx, func() { stop(); cancel() }
+}
+
+// opened wraps err with breaker.ErrOpen when the call was cut short by the
+// breaker opening (its caller still waiting), so it answers as any call
+// refused by an open breaker.
+func (d *db) opened(ctx context.Context, err error) error {
+	if err != nil && d.b != nil && ctx.Err() == nil && d.b.State() == breaker.Open && !errors.Is(err, breaker.ErrOpen) {
+		return fmt.Errorf("%w: %w", breaker.ErrOpen, err)
+	}
+	return err
 }
 
 func (d *db) allow() error {
@@ -61,7 +83,7 @@ func (d *db) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandT
 	defer cancel()
 	tag, err := d.pool.Exec(cctx, sql, args...)
 	d.record(ctx, err)
-	return tag, err
+	return tag, d.opened(ctx, err)
 }
 
 func (d *db) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
@@ -73,7 +95,7 @@ func (d *db) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, erro
 	d.record(ctx, err)
 	if err != nil {
 		cancel()
-		return rows, err
+		return rows, d.opened(ctx, err)
 	}
 	return boundRows{Rows: rows, cancel: cancel}, nil
 }
@@ -94,7 +116,7 @@ func (d *db) Begin(ctx context.Context) (pgx.Tx, error) {
 	defer cancel()
 	tx, err := d.pool.Begin(cctx)
 	d.record(ctx, err)
-	return tx, err
+	return tx, d.opened(ctx, err)
 }
 
 func (d *db) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
@@ -110,7 +132,55 @@ func (d *db) Close() {
 	if d.b != nil {
 		_ = d.b.Close()
 	}
+	if d.ping != nil {
+		d.ping.close()
+	}
 	d.pool.Close()
+}
+
+// watchEvery is the breaker's ping interval while closed.
+const watchEvery = 250 * time.Millisecond
+
+// pinger pings the database on a connection of its own, made again after
+// any failure.
+type pinger struct {
+	mu   sync.Mutex
+	cfg  *pgx.ConnConfig
+	conn *pgx.Conn
+}
+
+func (p *pinger) ping(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conn == nil {
+		c, err := pgx.ConnectConfig(ctx, p.cfg.Copy())
+		if err != nil {
+			return err
+		}
+		p.conn = c
+	}
+	if err := p.conn.Ping(ctx); err != nil {
+		p.drop()
+		return err
+	}
+	return nil
+}
+
+// drop closes the connection without waiting for a database that may not
+// answer.
+func (p *pinger) drop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_ = p.conn.Close(ctx)
+	p.conn = nil
+}
+
+func (p *pinger) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conn != nil {
+		p.drop()
+	}
 }
 
 // row records the outcome of its Scan and then ends its bound.
@@ -125,7 +195,7 @@ func (r row) Scan(dest ...any) error {
 	err := r.r.Scan(dest...)
 	r.cancel()
 	r.d.record(r.ctx, err)
-	return err
+	return r.d.opened(r.ctx, err)
 }
 
 // boundRows ends its bound when closed.

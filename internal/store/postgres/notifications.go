@@ -18,12 +18,20 @@ func scanNotification(row interface{ Scan(...any) error }) (store.Notification, 
 	return n, err
 }
 
-// EnqueueNotification stores a notification claimed by owner.
+// EnqueueNotification stores a notification claimed by owner, leaving one
+// of the same id alone (ErrConflict).
 func (s *Store) EnqueueNotification(ctx context.Context, n store.Notification, owner string, until time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO notifications(`+notificationCols+`, owner, lease_until) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)`,
+	tag, err := s.pool.Exec(ctx, `INSERT INTO notifications(`+notificationCols+`, owner, lease_until) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)
+		ON CONFLICT (id) DO NOTHING`,
 		n.ID, n.Org, n.Env, n.Ref, n.RecipientID, n.Channel, n.Level, string(n.Body), n.Status, n.Attempts, ms(n.NextAttemptAt), n.LastError,
 		ms(n.CreatedAt), ms(n.UpdatedAt), owner, ms(until))
-	return wrap("enqueue notification", err)
+	if err != nil {
+		return wrap("enqueue notification", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return wrap("enqueue notification "+n.ID, store.ErrConflict)
+	}
+	return nil
 }
 
 // ClaimNotifications claims due notifications; FOR UPDATE SKIP LOCKED

@@ -20,7 +20,9 @@
 // With Config.Breaker the pool sits behind a circuit breaker
 // (internal/breaker): once a call finds the database gone, every call
 // fails at once with store.ErrUnavailable, without waiting on a dial,
-// until a background ping sees it back.
+// until a background ping sees it back. The same ping runs every 250 ms
+// while the breaker is closed, so a database that stops answering opens
+// it within about a second, and the calls then in flight end with it.
 package postgres
 
 import (
@@ -81,7 +83,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{pool: &db{pool: pool}}
 	if cfg.Breaker != nil {
-		s.pool.b = breaker.New(*cfg.Breaker, func(ctx context.Context) error { return pool.Ping(ctx) })
+		bc := *cfg.Breaker
+		if bc.Watch == 0 {
+			bc.Watch = watchEvery
+		}
+		s.pool.ping = &pinger{cfg: pool.Config().ConnConfig}
+		s.pool.b = breaker.New(bc, s.pool.ping.ping)
 		s.pool.timeout = cfg.CallTimeout
 		if s.pool.timeout <= 0 {
 			s.pool.timeout = defaultCallTimeout
