@@ -34,7 +34,8 @@ type Notification struct {
 // Notifications is the durable queue of the notification gateway.
 type Notifications interface {
 	// EnqueueNotification stores n, claimed by owner until until (the
-	// enqueuer makes the first attempt itself).
+	// enqueuer makes the first attempt itself). A notification of n's ID
+	// already queued is left alone: ErrConflict.
 	EnqueueNotification(ctx context.Context, n Notification, owner string, until time.Time) error
 	// ClaimNotifications claims for owner until until at most limit
 	// pending notifications due at now that no live claim holds, earliest

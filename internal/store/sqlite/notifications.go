@@ -19,13 +19,18 @@ func scanNotification(row interface{ Scan(...any) error }) (store.Notification, 
 	return n, err
 }
 
-// EnqueueNotification stores a notification claimed by owner.
+// EnqueueNotification stores a notification claimed by owner, leaving one
+// of the same id alone (ErrConflict).
 func (s *Store) EnqueueNotification(ctx context.Context, n store.Notification, owner string, until time.Time) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO notifications(`+notificationCols+`, owner, lease_until) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	res, err := s.w.ExecContext(ctx, `INSERT INTO notifications(`+notificationCols+`, owner, lease_until) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT (id) DO NOTHING`,
 		n.ID, n.Org, n.Env, n.Ref, n.RecipientID, n.Channel, n.Level, string(n.Body), n.Status, n.Attempts, ms(n.NextAttemptAt), n.LastError,
 		ms(n.CreatedAt), ms(n.UpdatedAt), owner, ms(until))
 	if err != nil {
 		return fmt.Errorf("sqlite: enqueue notification: %w", err)
+	}
+	if c, _ := res.RowsAffected(); c == 0 {
+		return fmt.Errorf("sqlite: enqueue notification %s: %w", n.ID, store.ErrConflict)
 	}
 	return nil
 }

@@ -24,6 +24,15 @@ func notifications(t *testing.T, open Opener) {
 		if got, _ := s.ClaimNotifications(ctx, "n2", t0, t0.Add(time.Minute), 10); len(got) != 0 {
 			t.Fatalf("claimed while the enqueuer holds it: %+v", got)
 		}
+		// The same id again is left alone, claim and body too.
+		again := n
+		again.Body, again.Status = []byte(`{"a":2}`), store.NotificationFailed
+		if err := s.EnqueueNotification(ctx, again, "n2", t0.Add(time.Hour)); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("enqueueing an id already queued: %v", err)
+		}
+		if l, _ := s.ListNotifications(ctx, sc, "alr_1"); len(l) != 1 || string(l[0].Body) != `{"a":1}` || l[0].Status != store.NotificationPending {
+			t.Fatalf("after the second enqueue: %+v", l)
+		}
 		n.Attempts, n.LastError, n.NextAttemptAt, n.UpdatedAt = 1, "HTTP 502", t0.Add(2*time.Second), t0.Add(time.Second)
 		if err := s.RecordNotification(ctx, "n1", n); err != nil {
 			t.Fatal(err)
