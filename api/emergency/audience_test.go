@@ -84,6 +84,9 @@ type fixture struct {
 	gw     *gateway
 	alerts *emergency.Alerts
 	outbox *emergency.Outbox
+	// shutdown stops the node's API server (once; the test's cleanup
+	// calls it too).
+	shutdown func()
 }
 
 func start(t *testing.T, open testdb.Opener) *fixture {
@@ -123,14 +126,18 @@ func startWith(t *testing.T, st store.Backend, gw http.Handler, cfg emergency.Al
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
+	var once sync.Once
+	shutdown := func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			srv.Shutdown(ctx)
+			<-done
+		})
+	}
+	t.Cleanup(shutdown)
 	g, _ := gw.(*gateway)
-	return &fixture{t: t, url: "http://" + addr.String(), st: st, gw: g, alerts: alerts, outbox: outbox}
+	return &fixture{t: t, url: "http://" + addr.String(), st: st, gw: g, alerts: alerts, outbox: outbox, shutdown: shutdown}
 }
 
 func (f *fixture) do(method, path string, body any) (int, map[string]any) {

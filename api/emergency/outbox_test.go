@@ -1,8 +1,12 @@
 package emergency_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -51,6 +55,42 @@ func (g *flakyGateway) requests() []signedRequest {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return append([]signedRequest(nil), g.reqs...)
+}
+
+// verifyWebhook checks a request's signature as the Standard Webhooks
+// specification describes it, without the package's Sign: the secret is
+// "whsec_" + the base64 key; the signed content is id + "." + timestamp +
+// "." + body; webhook-signature is a space-separated list of "v1,"
+// + base64 HMAC-SHA256, one of which must match.
+func verifyWebhook(secret, id, ts, sigs string, body []byte) error {
+	b64, ok := strings.CutPrefix(secret, "whsec_")
+	if !ok {
+		return fmt.Errorf("secret %q has no whsec_ prefix", secret)
+	}
+	key, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || len(key) == 0 {
+		return fmt.Errorf("secret: %v", err)
+	}
+	if id == "" {
+		return errors.New("no webhook-id")
+	}
+	if n, err := strconv.ParseInt(ts, 10, 64); err != nil || n <= 0 {
+		return fmt.Errorf("webhook-timestamp %q is not Unix seconds", ts)
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + ts + "."))
+	mac.Write(body)
+	want := mac.Sum(nil)
+	for _, s := range strings.Fields(sigs) {
+		version, sig, ok := strings.Cut(s, ",")
+		if !ok || version != "v1" {
+			continue
+		}
+		if got, err := base64.StdEncoding.DecodeString(sig); err == nil && hmac.Equal(got, want) {
+			return nil
+		}
+	}
+	return fmt.Errorf("webhook-signature %q matches no v1 signature", sigs)
 }
 
 // smsDelivery answers the sms delivery of a recipient of an alert.
@@ -124,6 +164,9 @@ func TestGatewayQueue(t *testing.T) {
 			if r.id != reqs[0].id || err != nil || r.sig != emergency.Sign(key, r.id, ts, r.body) || r.n.To != "+15550002001" || r.n.AlertID != id {
 				t.Errorf("request %+v", r)
 			}
+			if err := verifyWebhook(gwv["signing_secret"].(string), r.id, r.ts, r.sig, r.body); err != nil {
+				t.Errorf("request %s: %v", r.id, err)
+			}
 		}
 	}
 	t.Run("sqlite", func(t *testing.T) {
@@ -184,5 +227,51 @@ func TestGatewayQueueIncident(t *testing.T) {
 	_, in = f.do("GET", "/v1/emergency/incidents/"+in["incident_id"].(string), nil)
 	if s := status(in); s != "delivered" {
 		t.Errorf("after the retry: %q", s)
+	}
+}
+
+// TestGatewaySignature verifies delivered notifications with an
+// independent HMAC-SHA256 computation per the Standard Webhooks
+// specification, and that a changed body, id or timestamp, or another
+// secret, fails it.
+func TestGatewaySignature(t *testing.T) {
+	gw := &flakyGateway{tries: map[string]int{}}
+	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{}, &emergency.OutboxConfig{})
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550002001", "email": "dee@example.com"}})
+	code, al := f.do("POST", "/v1/emergency/alerts", alertBody([]string{"dispatchers"}, nil, "sms", "email"))
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	code, gwv := f.do("GET", "/v1/emergency/gateway", nil)
+	secret, _ := gwv["signing_secret"].(string)
+	if code != 200 || !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("gateway: %d %v", code, gwv)
+	}
+	reqs := gw.requests()
+	if len(reqs) != 2 || reqs[0].id == reqs[1].id {
+		t.Fatalf("requests %+v, want two of distinct ids", reqs)
+	}
+	for _, r := range reqs {
+		if !strings.HasPrefix(r.sig, "v1,") {
+			t.Errorf("webhook-signature %q", r.sig)
+		}
+		if err := verifyWebhook(secret, r.id, r.ts, r.sig, r.body); err != nil {
+			t.Errorf("request %s: %v", r.id, err)
+		}
+		if r.n.ID != r.id {
+			t.Errorf("body notification_id %q, webhook-id %q", r.n.ID, r.id)
+		}
+		other := "whsec_" + base64.StdEncoding.EncodeToString([]byte("another key of thirty-two bytes!"))
+		ts, _ := strconv.ParseInt(r.ts, 10, 64)
+		for name, err := range map[string]error{
+			"body":      verifyWebhook(secret, r.id, r.ts, r.sig, append(append([]byte(nil), r.body...), ' ')),
+			"id":        verifyWebhook(secret, r.id+"x", r.ts, r.sig, r.body),
+			"timestamp": verifyWebhook(secret, r.id, strconv.FormatInt(ts+1, 10), r.sig, r.body),
+			"secret":    verifyWebhook(other, r.id, r.ts, r.sig, r.body),
+		} {
+			if err == nil {
+				t.Errorf("a changed %s verifies", name)
+			}
+		}
 	}
 }

@@ -36,7 +36,10 @@
 // is stored in the durable queue before its first attempt, retried with
 // exponential backoff by Run on any node, and signed by HTTPNotifier with
 // Standard Webhooks headers; reading an alert overlays the queue's state
-// on its recipients' deliveries.
+// on its recipients' deliveries and recounts its affected area analysis.
+// An escalation level's notification keeps one id (the webhook-id) per
+// alert, level, contact and channel, so a node taking over a level after
+// a crash does not queue it twice.
 //
 // Concurrency and backpressure: Create delivers every recipient on every
 // channel concurrently, at most 16 deliveries at a time, each gateway call

@@ -49,6 +49,10 @@ type OutboxConfig struct {
 // backoff until MaxAttempts. A node that stops between sending and
 // recording lets the notification be sent again (at least once; the
 // webhook-id header is stable for the gateway to drop duplicates).
+//
+// A notification whose ID is given and already queued is not queued nor
+// sent again: Notify answers its queued state (nil when delivered,
+// ErrRetrying while pending, its last error when failed for good).
 type Outbox struct {
 	cfg OutboxConfig
 	q   NotificationQueue
@@ -91,11 +95,14 @@ func NewOutbox(cfg OutboxConfig, q NotificationQueue, gw Notifier) *Outbox {
 	return &Outbox{cfg: cfg, q: q, gw: gw}
 }
 
-// Notify queues n and makes its first attempt.
+// Notify queues n and makes its first attempt; n.ID, when set, names it
+// (else a random id does).
 func (o *Outbox) Notify(ctx context.Context, n Notification) error {
-	var b [10]byte
-	_, _ = rand.Read(b[:])
-	n.ID = "ntf_" + hex.EncodeToString(b[:])
+	if n.ID == "" {
+		var b [10]byte
+		_, _ = rand.Read(b[:])
+		n.ID = "ntf_" + hex.EncodeToString(b[:])
+	}
 	body, err := json.Marshal(n)
 	if err != nil {
 		return err
@@ -107,10 +114,41 @@ func (o *Outbox) Notify(ctx context.Context, n Notification) error {
 	now := o.cfg.Now().UTC()
 	row := store.Notification{ID: n.ID, Org: n.Org, Env: n.Env, Ref: ref, RecipientID: n.Recipient, Channel: n.Channel, Level: n.Level, Body: body,
 		Status: store.NotificationPending, NextAttemptAt: now, CreatedAt: now, UpdatedAt: now}
-	if err := o.q.EnqueueNotification(ctx, row, o.cfg.Node, now.Add(o.cfg.Lease)); err != nil {
+	err = o.q.EnqueueNotification(ctx, row, o.cfg.Node, now.Add(o.cfg.Lease))
+	if errors.Is(err, store.ErrConflict) {
+		return o.queued(ctx, row)
+	}
+	if err != nil {
 		return err
 	}
 	return o.attempt(ctx, row, n)
+}
+
+// queued answers the state of a notification already in the queue: nil
+// when delivered, ErrRetrying while pending (Run sends it when due and
+// unclaimed), its last error when failed for good.
+func (o *Outbox) queued(ctx context.Context, row store.Notification) error {
+	rows, err := o.q.ListNotifications(ctx, store.Scope{Org: row.Org, Env: row.Env}, row.Ref)
+	if err != nil {
+		return err
+	}
+	for _, q := range rows {
+		if q.ID != row.ID {
+			continue
+		}
+		switch q.Status {
+		case store.NotificationDelivered:
+			return nil
+		case store.NotificationFailed:
+			return fmt.Errorf("emergency: notification %s failed: %s", q.ID, q.LastError)
+		}
+		reason := "queued"
+		if q.LastError != "" {
+			reason = q.LastError
+		}
+		return fmt.Errorf("%w: %s", ErrRetrying, reason)
+	}
+	return fmt.Errorf("emergency: notification %s: queued under another scope: %w", row.ID, store.ErrConflict)
 }
 
 // attempt sends a claimed notification and records the outcome: the

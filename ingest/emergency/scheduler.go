@@ -2,6 +2,8 @@ package emergency
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,8 +74,12 @@ func (a *Alerts) Run(ctx context.Context) error {
 // A claimed step is this node's for Lease; the level is recorded in the
 // alert (current_level) before the step is marked done, and a level the
 // alert already reached is not sent again, so a step another node takes
-// over after a crash between the two is not sent twice; a crash after
-// sending and before recording sends that level again (at least once).
+// over after a crash between the two is not sent twice. A crash after
+// sending and before recording lets another node take the level over once
+// the lease lapses: each of its notifications keeps its id
+// (levelNotificationID, the webhook-id), so a queue that holds it answers
+// its state instead of sending it again, and one the queue did not record
+// as delivered reaches the gateway again under the same webhook-id.
 func (a *Alerts) Tick(ctx context.Context) (int, error) {
 	if a.sched == nil {
 		return 0, nil
@@ -190,6 +196,15 @@ func (a *Alerts) sendLevel(ctx context.Context, sc store.Scope, al *Alert, d sto
 	return rec
 }
 
+// levelNotificationID is the id (webhook-id) of an escalation level's
+// notification to a contact on a channel: the same whichever node sends
+// it and however often, so a queue that holds it already does not send it
+// again and a gateway drops a repeat.
+func levelNotificationID(alertID string, level int, contactID, channel string) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%s\x00%s", alertID, level, contactID, channel)))
+	return "ntf_" + hex.EncodeToString(h[:10])
+}
+
 // sendOne is one escalation notification.
 func (a *Alerts) sendOne(ctx context.Context, sc store.Scope, al *Alert, c *contacts.Contact, role, channel string, level int, now time.Time) RecipientDelivery {
 	rd := RecipientDelivery{Channel: channel, To: address(c, channel), Level: level}
@@ -206,8 +221,9 @@ func (a *Alerts) sendOne(ctx context.Context, sc store.Scope, al *Alert, c *cont
 	}
 	nctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 	defer cancel()
-	err := a.notify.Notify(nctx, Notification{AlertID: al.AlertID, Channel: channel, Recipient: c.ContactID, Title: al.Title, Message: al.Message,
-		Severity: al.Severity, To: rd.To, RecipientType: role, ContactID: c.ContactID, Language: c.Language, Level: level, Org: sc.Org, Env: sc.Env})
+	err := a.notify.Notify(nctx, Notification{ID: levelNotificationID(al.AlertID, level, c.ContactID, channel), AlertID: al.AlertID, Channel: channel,
+		Recipient: c.ContactID, Title: al.Title, Message: al.Message, Severity: al.Severity, To: rd.To, RecipientType: role, ContactID: c.ContactID,
+		Language: c.Language, Level: level, Org: sc.Org, Env: sc.Env})
 	rd.Status = "delivered"
 	switch {
 	case errors.Is(err, ErrRetrying):
