@@ -15,10 +15,13 @@ build:
 	$(GO) build -o bin/fleethub-bench ./cmd/fleethub-bench
 
 ## test: every test, with the race detector; PostgreSQL and Redis tests read
-## FLEETHUB_TEST_DATABASE_URL and FLEETHUB_TEST_REDIS_URL and skip without them
+## FLEETHUB_TEST_DATABASE_URL and FLEETHUB_TEST_REDIS_URL and skip without them.
+## The routing engine's checks on every real extract run again without the
+## detector, which makes contracting a city ten times slower (race_on_test.go)
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+	$(GO) test -count=1 -run '^TestRealExtracts$$' ./internal/routing/
 
 test-short:
 	$(GO) test -count=1 $(PKGS)
