@@ -1,16 +1,12 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,32 +16,41 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
 )
 
 // SoakConfig is a soak: Nodes fleethub processes over one broker process
 // (fleethub-bench broker), the Redis at RedisURL and a schema of its own
-// in DatabaseURL, events ingested at Rate a second spread over the nodes,
-// one websocket subscriber per node, for Duration split into six phases:
-// no fault, a node SIGKILLed and restarted, Redis cut, PostgreSQL hung,
-// the broker SIGKILLed and restarted, and after. Redis and PostgreSQL go
-// away through proxies inside the generator, never by stopping the
-// servers, which other work on the machine shares.
+// in DatabaseURL, and a simulated fleet: Trips vehicles on trips reporting
+// PointsRate points a second, TelemetryRate telemetry messages and Rate
+// safety events a second, spread over the nodes. Every node has a
+// websocket subscriber of one event stream, node 0 one of a telemetry
+// stream, and a webhook stream delivers the same events to a receiver in
+// the generator. Duration is split into seven phases: no fault; a node
+// SIGKILLed and restarted; Redis cut; PostgreSQL hung; the webhook
+// receiver down; the broker SIGKILLed and restarted; after. Redis and
+// PostgreSQL go away through proxies inside the generator, never by
+// stopping the servers, which other work on the machine shares.
 type SoakConfig struct {
-	Fleethub    string // the fleethub binary
-	Broker      string // the fleethub-bench binary (default: this process's)
-	RedisURL    string
-	DatabaseURL string
-	Duration    time.Duration
-	Rate        int
-	Nodes       int
-	Dir         string    // logs and node data (default: a temporary directory)
-	Log         io.Writer // progress lines
+	Fleethub      string // the fleethub binary
+	Broker        string // the fleethub-bench binary (default: this process's)
+	RedisURL      string
+	DatabaseURL   string
+	Duration      time.Duration // default 30 minutes
+	Rate          int           // events a second (default 2,000)
+	PointsRate    int           // location points a second (default 20,000)
+	TelemetryRate int           // telemetry messages a second (default 1,000)
+	Trips         int           // vehicles on trips (default 2,000)
+	Nodes         int           // default 3
+	// Outages: the node and the broker are down for NodeDown (5 s),
+	// Redis and PostgreSQL for StoreDown (20 s), the receiver for
+	// ReceiverDown (5 minutes); none for more than 3/4 of a phase.
+	NodeDown, StoreDown, ReceiverDown time.Duration
+	Dir                               string    // logs and node data (default: a temporary directory)
+	Log                               io.Writer // progress lines
 }
 
 func (c *SoakConfig) defaults() error {
@@ -62,285 +67,105 @@ func (c *SoakConfig) defaults() error {
 		}
 		c.Broker = exe
 	}
-	if c.Duration <= 0 {
-		c.Duration = 30 * time.Minute
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
 	}
-	if c.Rate <= 0 {
-		c.Rate = 200
+	def(&c.Rate, 2000)
+	def(&c.PointsRate, 20000)
+	def(&c.TelemetryRate, 1000)
+	def(&c.Trips, 2000)
+	def(&c.Nodes, 3)
+	defd := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
 	}
-	if c.Nodes <= 0 {
-		c.Nodes = 3
-	}
+	defd(&c.Duration, 30*time.Minute)
+	defd(&c.NodeDown, 5*time.Second)
+	defd(&c.StoreDown, 20*time.Second)
+	defd(&c.ReceiverDown, 5*time.Minute)
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
 	return nil
 }
 
+// SoakTraffic is one kind of request during a phase, counted in messages
+// (events, points or telemetry messages).
+type SoakTraffic struct {
+	Sent, Acked int64
+	Refused     int64         // answered, not acknowledged (503 while a part is down): not lost
+	Failed      int64         // no answer (a killed node): not acknowledged, not lost
+	P99During   time.Duration // answer time p99 while the fault lasted
+	P99After    time.Duration // and from its end to the phase's
+}
+
+// SoakSinkPhase is what one sink received of the messages acknowledged
+// in a phase.
+type SoakSinkPhase struct {
+	Sink       string
+	Delivered  int64         // acknowledged messages it received
+	Lost       int64         // acknowledged messages it never received
+	Duplicates int64         // receipts beyond the first
+	CaughtUp   time.Duration // from the fault's end until it had received every message acknowledged before that end
+}
+
 // SoakPhase is what happened during one phase.
 type SoakPhase struct {
-	Name       string
-	Sent       int64
-	Acked      int64
-	Refused    int64 // answered 503 (or any non-202): not acknowledged, not counted as lost
-	Failed     int64 // no answer at all
-	P99        time.Duration
-	Delivered  []int64       // acknowledged events of the phase each sink received
-	Lost       []int64       // acknowledged events of the phase a sink never received
-	Duplicates []int64       // receipts beyond the first
-	Recovered  time.Duration // from the fault's end to the last refusal after it
+	Name                      string
+	Fault                     time.Duration // how long the fault lasted
+	Events, Points, Telemetry SoakTraffic
+	Sinks                     []SoakSinkPhase
+	// Recovered is from the fault's end to the last request refused or
+	// unanswered after it: how long ingest took to come back.
+	Recovered time.Duration
 }
 
 // SoakResult is a soak's report.
 type SoakResult struct {
-	Phases []SoakPhase
-	Nodes  int
+	Phases       []SoakPhase
+	Nodes, Trips int
+	// Points acknowledged over the whole soak, stored in the trips at the
+	// end, and acknowledged but not stored.
+	PointsAcked, PointsStored, PointsLost int64
+}
+
+// Lost is every acknowledged message some sink never received, plus the
+// points acknowledged and not stored.
+func (r *SoakResult) Lost() int64 {
+	n := r.PointsLost
+	for _, p := range r.Phases {
+		for _, s := range p.Sinks {
+			n += s.Lost
+		}
+	}
+	return n
 }
 
 // Print writes one block per phase.
 func (r *SoakResult) Print(w io.Writer) {
-	fmt.Fprintf(w, "soak: %d nodes, one websocket subscriber each\n", r.Nodes)
+	fmt.Fprintf(w, "soak: %d nodes, %d trips; sinks: a websocket subscriber of the event stream per node, a webhook receiver of the same events, a websocket subscriber of the telemetry stream\n", r.Nodes, r.Trips)
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
 	for _, p := range r.Phases {
-		fmt.Fprintf(w, "%-16s sent %d  acked %d  refused %d  no answer %d  ingest p99 %s  recovered %s\n", p.Name, p.Sent, p.Acked, p.Refused, p.Failed, p.P99.Round(time.Millisecond), p.Recovered.Round(time.Millisecond))
-		fmt.Fprintf(w, "%-16s delivered %v  lost %v  duplicates %v\n", "", p.Delivered, p.Lost, p.Duplicates)
-	}
-}
-
-// soakProxy forwards TCP to target; it can cut (close every connection
-// and refuse new ones) or hang (hold every byte, as a stopped server).
-type soakProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]struct{}
-	hang  atomic.Bool
-	wg    sync.WaitGroup
-}
-
-func newSoakProxy(target string) (*soakProxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	p := &soakProxy{ln: ln, conns: map[net.Conn]struct{}{}}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			p.mu.Lock()
-			if p.cut || err != nil {
-				p.mu.Unlock()
-				c.Close()
-				if up != nil {
-					up.Close()
-				}
-				continue
-			}
-			p.conns[c], p.conns[up] = struct{}{}, struct{}{}
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go func() { defer p.wg.Done(); p.pipe(up, c) }()
-			go func() { defer p.wg.Done(); p.pipe(c, up) }()
+		fmt.Fprintf(w, "%-14s fault %s, ingest back after %s\n", p.Name, ms(p.Fault), ms(p.Recovered))
+		for _, t := range []struct {
+			name string
+			t    SoakTraffic
+		}{{"events", p.Events}, {"points", p.Points}, {"telemetry", p.Telemetry}} {
+			fmt.Fprintf(w, "  %-10s sent %d  acked %d  refused %d  no answer %d  p99 during %s  after %s\n",
+				t.name, t.t.Sent, t.t.Acked, t.t.Refused, t.t.Failed, ms(t.t.P99During), ms(t.t.P99After))
 		}
-	}()
-	return p, nil
-}
-
-func (p *soakProxy) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		for p.hang.Load() {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				break
-			}
-		}
-		if err != nil {
-			break
+		for _, s := range p.Sinks {
+			fmt.Fprintf(w, "  %-10s delivered %d  lost %d  duplicates %d  caught up %s\n", s.Sink, s.Delivered, s.Lost, s.Duplicates, ms(s.CaughtUp))
 		}
 	}
-	dst.Close()
+	fmt.Fprintf(w, "points: acked %d, stored %d, acked and not stored %d\n", r.PointsAcked, r.PointsStored, r.PointsLost)
 }
 
-func (p *soakProxy) setCut(v bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = v
-	if v {
-		for c := range p.conns {
-			c.Close()
-		}
-		clear(p.conns)
-	}
-}
-
-func (p *soakProxy) close() {
-	p.hang.Store(false)
-	p.ln.Close()
-	p.setCut(true)
-	p.wg.Wait()
-}
-
-// withHost returns rawURL with its host replaced.
-func withHost(rawURL, host string) (string, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("bench: soak: %q is not a URL with a host", rawURL)
-	}
-	u.Host = host
-	return u.String(), nil
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// soakProc is a child process with its output in a file.
-type soakProc struct {
-	name string
-	args []string
-	out  string
-	cmd  *exec.Cmd
-}
-
-func (p *soakProc) start() error {
-	f, err := os.OpenFile(p.out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	p.cmd = exec.Command(p.args[0], p.args[1:]...)
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	if err := p.cmd.Start(); err != nil {
-		f.Close()
-		return fmt.Errorf("bench: soak: start %s: %w", p.name, err)
-	}
-	go func() { _ = p.cmd.Wait(); f.Close() }()
-	return nil
-}
-
-func (p *soakProc) signal(sig syscall.Signal) {
-	if p.cmd != nil && p.cmd.Process != nil {
-		_ = p.cmd.Process.Signal(sig)
-	}
-}
-
-// waitReady polls base/readyz until it answers 200.
-func waitReady(ctx context.Context, base string, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(ctx, "GET", base+"/readyz", nil)
-		if res, err := http.DefaultClient.Do(req); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("bench: soak: %s not ready within %s", base, within)
-}
-
-// soakSink is one websocket subscriber that reconnects and resumes after
-// the last offset it received.
-type soakSink struct {
-	base, key, stream string
-	mu                sync.Mutex
-	got               map[int64]int // event sequence → receipts
-	last              int64         // highest offset received
-}
-
-func (s *soakSink) run(ctx context.Context) {
-	u, _ := url.Parse(s.base)
-	for ctx.Err() == nil {
-		q := "stream_id=" + url.QueryEscape(s.stream) + "&api_key=" + url.QueryEscape(s.key)
-		s.mu.Lock()
-		if s.last > 0 {
-			q += "&last_offset=" + strconv.FormatInt(s.last, 10)
-		}
-		s.mu.Unlock()
-		c, _, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+u.Host+"/api/v1/streaming/ws?"+q, nil)
-		if err != nil {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(500 * time.Millisecond):
-			}
-			continue
-		}
-		stop := context.AfterFunc(ctx, func() { c.Close() })
-		for {
-			_, data, err := c.ReadMessage()
-			if err != nil {
-				break
-			}
-			s.record(data)
-		}
-		stop()
-		c.Close()
-	}
-}
-
-type soakFrame struct {
-	Offset  int64 `json:"offset"`
-	Message struct {
-		EventData struct {
-			Seq int64 `json:"soak_seq"`
-		} `json:"event_data"`
-	} `json:"message"`
-}
-
-// record counts the generator's events in one frame: a message, or an
-// array of them.
-func (s *soakSink) record(data []byte) {
-	var frames []soakFrame
-	data = bytes.TrimSpace(data)
-	if len(data) > 0 && data[0] == '[' {
-		_ = json.Unmarshal(data, &frames)
-	} else {
-		var f soakFrame
-		if json.Unmarshal(data, &f) == nil {
-			frames = append(frames, f)
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, f := range frames {
-		if f.Message.EventData.Seq == 0 {
-			continue // a control frame
-		}
-		s.got[f.Message.EventData.Seq]++
-		s.last = max(s.last, f.Offset)
-	}
-}
-
-// soakLedger records every ingest request.
-type soakLedger struct {
-	mu      sync.Mutex
-	phase   int
-	acked   map[int64]int // event sequence → phase it was acknowledged in
-	sent    []int64
-	refused [][]time.Time // when each refused request was answered
-	refN    []int64       // events refused
-	failed  []int64
-	lat     [][]time.Duration
-}
+// soakPhaseNames are the phases in order.
+var soakPhaseNames = []string{"no fault", "node killed", "redis cut", "postgres hung", "receiver down", "broker killed", "after"}
 
 // Soak runs the soak described by cfg.
 func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
@@ -360,6 +185,7 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(cfg.Log, "%s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, args...)...)
 	}
+	began := time.Now()
 
 	// a schema of its own, dropped at the end
 	b := make([]byte, 6)
@@ -374,7 +200,7 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 		return nil, fmt.Errorf("bench: soak: %w", err)
 	}
 	defer func() {
-		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		dctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		_, _ = admin.Exec(dctx, "DROP SCHEMA "+schema+" CASCADE")
 		admin.Close(dctx)
@@ -419,6 +245,9 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 		return nil, fmt.Errorf("bench: soak: keys create: %w", err)
 	}
 	key := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+	if key == "" {
+		return nil, errSoakNoKey
+	}
 
 	nodes := make([]*soakProc, cfg.Nodes)
 	bases := make([]string, cfg.Nodes)
@@ -430,7 +259,7 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 		bases[i] = "http://127.0.0.1:" + strconv.Itoa(port)
 		nodes[i] = &soakProc{name: fmt.Sprintf("node %d", i), out: filepath.Join(cfg.Dir, fmt.Sprintf("node%d.log", i)),
 			args: []string{cfg.Fleethub, "serve", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--data", filepath.Join(cfg.Dir, fmt.Sprintf("node%d", i)),
-				"--database-url", dbURL, "--redis-url", redisURL, "--kafka-brokers", brokerAddr, "--log-format", "json"}}
+				"--database-url", dbURL, "--redis-url", redisURL, "--kafka-brokers", brokerAddr, "--log-format", "json", "--allow-private-webhooks"}}
 		if err := nodes[i].start(); err != nil {
 			return nil, err
 		}
@@ -441,202 +270,216 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 	}
 	logf("%d nodes ready, broker %s", cfg.Nodes, brokerAddr)
 
-	var st struct {
+	receiver, err := newSoakReceiver(began)
+	if err != nil {
+		return nil, err
+	}
+	defer receiver.close()
+	vehicles := make([]string, cfg.Trips)
+	for i := range vehicles {
+		vehicles[i] = "soak-veh-" + strconv.Itoa(i)
+	}
+	var evStream, whStream, telStream struct {
 		StreamID string `json:"stream_id"`
 	}
-	if err := apiCall(ctx, "POST", bases[0]+"/api/v1/streaming/events/start", key,
-		map[string]any{"event_filters": map[string]any{"categories": []string{"safety_events"}}}, &st); err != nil {
-		return nil, fmt.Errorf("bench: soak: start stream: %w", err)
+	evFilter := map[string]any{"categories": []string{"safety_events"}, "custom_conditions": []any{map[string]any{"field": "event_data.soak_seq", "operator": ">", "value": 0}}}
+	if err := apiCall(ctx, "POST", bases[0]+"/api/v1/streaming/events/start", key, map[string]any{"event_filters": evFilter}, &evStream); err != nil {
+		return nil, fmt.Errorf("bench: soak: start the event stream: %w", err)
 	}
-	time.Sleep(2 * time.Second) // every node's registry has the stream
+	if err := apiCall(ctx, "POST", bases[0]+"/api/v1/streaming/events/start", key, map[string]any{"event_filters": evFilter, "webhook_url": "http://" + receiver.addr + "/hook",
+		"stream_config": map[string]any{"delivery_method": "webhook", "batch_events": true, "batch_size": 100, "max_wait_time": 100}}, &whStream); err != nil {
+		return nil, fmt.Errorf("bench: soak: start the webhook stream: %w", err)
+	}
+	if err := apiCall(ctx, "POST", bases[0]+"/api/v1/streaming/telemetry/start", key, map[string]any{"vehicles": vehicles, "data_types": []string{"engine_diagnostics"},
+		"stream_config": map[string]any{"frequency": "high"}, "delivery_method": "websocket"}, &telStream); err != nil {
+		return nil, fmt.Errorf("bench: soak: start the telemetry stream: %w", err)
+	}
+	time.Sleep(2 * time.Second) // every node's registry has the streams
+
+	fleet := &soakFleet{cfg: cfg, bases: bases, key: key, led: newLedger(len(soakPhaseNames)), client: &http.Client{Timeout: 30 * time.Second}}
+	if err := fleet.startTrips(ctx); err != nil {
+		return nil, err
+	}
+	logf("%d trips started", len(fleet.trips))
+
 	sctx, stopSinks := context.WithCancel(ctx)
 	defer stopSinks()
-	sinks := make([]*soakSink, cfg.Nodes)
 	var swg sync.WaitGroup
-	for i := range sinks {
-		sinks[i] = &soakSink{base: bases[i], key: key, stream: st.StreamID, got: map[int64]int{}}
+	var evSinks []*soakReceipts
+	for i := range bases {
+		s := &soakSink{soakReceipts: newReceipts(fmt.Sprintf("ws node %d", i), began), base: bases[i], key: key, stream: evStream.StreamID}
+		evSinks = append(evSinks, s.soakReceipts)
 		swg.Add(1)
-		go func() { defer swg.Done(); sinks[i].run(sctx) }()
+		go func() { defer swg.Done(); s.run(sctx) }()
 	}
+	evSinks = append(evSinks, receiver.soakReceipts)
+	tel := &soakSink{soakReceipts: newReceipts("telemetry", began), base: bases[0], key: key, stream: telStream.StreamID, telemetry: true}
+	swg.Add(1)
+	go func() { defer swg.Done(); tel.run(sctx) }()
 
-	names := []string{"no fault", "node killed", "redis cut", "postgres hung", "broker killed", "after"}
-	led := &soakLedger{acked: map[int64]int{}, sent: make([]int64, len(names)), refused: make([][]time.Time, len(names)), refN: make([]int64, len(names)),
-		failed: make([]int64, len(names)), lat: make([][]time.Duration, len(names))}
 	lctx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	var lwg sync.WaitGroup
 	lwg.Add(1)
-	go func() { defer lwg.Done(); soakLoad(lctx, cfg, bases, key, led) }()
+	go func() { defer lwg.Done(); fleet.run(lctx) }()
 
-	phase := cfg.Duration / time.Duration(len(names))
-	faultFor := min(phase/2, 20*time.Second)
-	faultEnds := make([]time.Time, len(names))
-	for i, name := range names {
-		led.mu.Lock()
-		led.phase = i
-		led.mu.Unlock()
+	phase := cfg.Duration / time.Duration(len(soakPhaseNames))
+	longest := phase * 3 / 4
+	starts := make([]time.Time, len(soakPhaseNames))
+	faultEnds := make([]time.Time, len(soakPhaseNames))
+	for i, name := range soakPhaseNames {
+		fleet.led.mu.Lock()
+		fleet.led.phase, fleet.led.faultOver = i, false
+		fleet.led.mu.Unlock()
 		logf("phase %q", name)
-		start := time.Now()
+		starts[i] = time.Now()
+		wait := func(d time.Duration) {
+			select {
+			case <-ctx.Done():
+			case <-time.After(min(d, longest)):
+			}
+		}
 		switch name {
 		case "node killed":
 			nodes[1].signal(syscall.SIGKILL)
-			time.Sleep(min(faultFor, 5*time.Second))
+			wait(cfg.NodeDown)
 			if err := nodes[1].start(); err != nil {
 				return nil, err
 			}
 		case "redis cut":
 			rdProxy.setCut(true)
-			time.Sleep(faultFor)
+			wait(cfg.StoreDown)
 			rdProxy.setCut(false)
 		case "postgres hung":
 			pgProxy.hang.Store(true)
-			time.Sleep(faultFor)
+			wait(cfg.StoreDown)
 			pgProxy.hang.Store(false)
+		case "receiver down":
+			if err := receiver.setDown(true); err != nil {
+				return nil, err
+			}
+			wait(cfg.ReceiverDown)
+			if err := receiver.setDown(false); err != nil {
+				return nil, err
+			}
 		case "broker killed":
 			broker.signal(syscall.SIGKILL)
-			time.Sleep(min(faultFor, 5*time.Second))
+			wait(cfg.NodeDown)
 			if err := broker.start(); err != nil {
 				return nil, err
 			}
 		}
 		faultEnds[i] = time.Now()
+		fleet.led.mu.Lock()
+		fleet.led.faultOver = true
+		fleet.led.mu.Unlock()
 		select {
 		case <-ctx.Done():
-		case <-time.After(phase - time.Since(start)):
+		case <-time.After(phase - time.Since(starts[i])):
 		}
 	}
 	stopLoad()
 	lwg.Wait()
 	logf("load stopped; waiting for the sinks")
-	drain := time.Now().Add(60 * time.Second)
-	for time.Now().Before(drain) && !soakDrained(led, sinks) {
-		time.Sleep(500 * time.Millisecond)
+	sinks := append(slices.Clone(evSinks), tel.soakReceipts)
+	drain := time.Now().Add(10 * time.Minute)
+	for time.Now().Before(drain) && !soakDrained(fleet.led, evSinks, tel.soakReceipts) && ctx.Err() == nil {
+		time.Sleep(time.Second)
 	}
 	stopSinks()
 	swg.Wait()
+	logf("reading the trips' points")
+	stored, err := fleet.stored(ctx)
+	if err != nil {
+		return nil, err
+	}
 
-	res := &SoakResult{Nodes: cfg.Nodes}
-	for i, name := range names {
-		p := SoakPhase{Name: name, Sent: led.sent[i], Refused: led.refN[i], Failed: led.failed[i],
-			Delivered: make([]int64, len(sinks)), Lost: make([]int64, len(sinks)), Duplicates: make([]int64, len(sinks))}
-		lat := led.lat[i]
-		slices.Sort(lat)
-		if len(lat) > 0 {
-			p.P99 = lat[min(len(lat)-1, len(lat)*99/100)]
-		}
-		for _, t := range led.refused[i] {
-			if d := t.Sub(faultEnds[i]); d > p.Recovered {
-				p.Recovered = d
+	res := &SoakResult{Nodes: cfg.Nodes, Trips: len(fleet.trips)}
+	led := fleet.led
+	for trip, n := range led.tripAcked {
+		res.PointsAcked += n
+		res.PointsLost += max(0, n-stored[trip])
+	}
+	for _, n := range stored {
+		res.PointsStored += n
+	}
+	for i, name := range soakPhaseNames {
+		p := SoakPhase{Name: name, Fault: faultEnds[i].Sub(starts[i]),
+			Events: led.events.phase(i), Points: led.points.phase(i), Telemetry: led.telemetry.phase(i)}
+		for _, t := range []*soakTraffic{led.events, led.points, led.telemetry} {
+			if !t.lastBad[i].IsZero() {
+				p.Recovered = max(p.Recovered, t.lastBad[i].Sub(faultEnds[i]))
 			}
 		}
-		for seq, ph := range led.acked {
-			if ph != i {
-				continue
+		for _, s := range sinks {
+			acked := led.evAcked
+			if s == tel.soakReceipts {
+				acked = led.telAcked
 			}
-			p.Acked++
-			for j, s := range sinks {
-				n := s.got[seq]
-				if n == 0 {
-					p.Lost[j]++
-					continue
-				}
-				p.Delivered[j]++
-				p.Duplicates[j] += int64(n - 1)
-			}
+			p.Sinks = append(p.Sinks, s.phase(acked, i, faultEnds[i]))
 		}
 		res.Phases = append(res.Phases, p)
 	}
 	return res, nil
 }
 
-// soakDrained reports whether every sink has every acknowledged event.
-func soakDrained(led *soakLedger, sinks []*soakSink) bool {
+// phase summarises the traffic of phase i.
+func (t *soakTraffic) phase(i int) SoakTraffic {
+	p99 := func(d []time.Duration) time.Duration {
+		if len(d) == 0 {
+			return 0
+		}
+		slices.Sort(d)
+		return d[min(len(d)-1, len(d)*99/100)]
+	}
+	return SoakTraffic{Sent: t.sent[i], Acked: t.acked[i], Refused: t.refused[i], Failed: t.failed[i], P99During: p99(t.during[i]), P99After: p99(t.after[i])}
+}
+
+// phase is what r received of the messages acknowledged in phase i, and
+// when it had every one acknowledged before the fault ended.
+func (r *soakReceipts) phase(acked map[int64]int, i int, faultEnd time.Time) SoakSinkPhase {
+	out := SoakSinkPhase{Sink: r.name}
+	end := int32(faultEnd.Sub(r.began).Milliseconds())
+	var latest int32 = -1
+	for seq, mark := range acked {
+		if mark/2 != i {
+			continue
+		}
+		g := r.got[seq]
+		if g.n == 0 {
+			out.Lost++
+			continue
+		}
+		out.Delivered++
+		out.Duplicates += int64(g.n - 1)
+		if mark%2 == 0 {
+			latest = max(latest, g.first)
+		}
+	}
+	if latest > end {
+		out.CaughtUp = time.Duration(latest-end) * time.Millisecond
+	}
+	return out
+}
+
+// soakDrained reports whether every sink has every acknowledged message.
+func soakDrained(led *soakLedger, evSinks []*soakReceipts, tel *soakReceipts) bool {
 	led.mu.Lock()
 	defer led.mu.Unlock()
-	for _, s := range sinks {
-		s.mu.Lock()
-		for seq := range led.acked {
-			if s.got[seq] == 0 {
-				s.mu.Unlock()
+	has := func(r *soakReceipts, acked map[int64]int) bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for seq := range acked {
+			if r.got[seq].n == 0 {
 				return false
 			}
 		}
-		s.mu.Unlock()
+		return true
 	}
-	return true
-}
-
-// soakLoad ingests cfg.Rate events a second in batches of ten, every
-// batch to the next node, from workers that each wait for their answer.
-func soakLoad(ctx context.Context, cfg SoakConfig, bases []string, key string, led *soakLedger) {
-	const per = 10
-	batches := make(chan []int64, 256)
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	client := &http.Client{Timeout: 30 * time.Second}
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for seqs := range batches {
-				base := bases[int(next.Add(1))%len(bases)]
-				evs := make([]map[string]any, len(seqs))
-				for i, s := range seqs {
-					evs[i] = map[string]any{"event_id": "soak-" + strconv.FormatInt(s, 10), "event_type": "harsh_braking", "category": "safety_events",
-						"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "severity": "high",
-						"source": map[string]any{"vehicle_id": "soak-" + strconv.FormatInt(s%50, 10)}, "event_data": map[string]any{"soak_seq": s}}
-				}
-				body, _ := json.Marshal(map[string]any{"events": evs})
-				led.mu.Lock()
-				ph := led.phase
-				led.sent[ph] += int64(len(seqs))
-				led.mu.Unlock()
-				start := time.Now()
-				req, _ := http.NewRequest("POST", base+"/v1/events", bytes.NewReader(body))
-				req.Header.Set("X-API-Key", key)
-				req.Header.Set("Content-Type", "application/json")
-				res, err := client.Do(req)
-				d := time.Since(start)
-				led.mu.Lock()
-				switch {
-				case err != nil:
-					led.failed[ph] += int64(len(seqs))
-				case res.StatusCode == 202:
-					for _, s := range seqs {
-						led.acked[s] = ph
-					}
-					led.lat[ph] = append(led.lat[ph], d)
-				default:
-					led.refused[ph] = append(led.refused[ph], time.Now())
-					led.refN[ph] += int64(len(seqs))
-					led.lat[ph] = append(led.lat[ph], d)
-				}
-				led.mu.Unlock()
-				if res != nil {
-					_, _ = io.Copy(io.Discard, bufio.NewReader(res.Body))
-					res.Body.Close()
-				}
-			}
-		}()
-	}
-	tick := time.NewTicker(time.Second * per / time.Duration(cfg.Rate))
-	defer tick.Stop()
-	var seq int64
-	for ctx.Err() == nil {
-		select {
-		case <-ctx.Done():
-		case <-tick.C:
-			seqs := make([]int64, per)
-			for i := range seqs {
-				seq++
-				seqs[i] = seq
-			}
-			select {
-			case batches <- seqs:
-			default: // the workers are all waiting: not sent
-			}
+	for _, s := range evSinks {
+		if !has(s, led.evAcked) {
+			return false
 		}
 	}
-	close(batches)
-	wg.Wait()
+	return has(tel, led.telAcked)
 }

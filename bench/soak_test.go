@@ -12,11 +12,12 @@ import (
 	"github.com/fleethub/fleethub/bench"
 )
 
-// TestSoakShort is the soak in two minutes: the same phases and faults as
-// `fleethub-bench soak`, asserting that nothing acknowledged is lost. It
-// runs only with FLEETHUB_SOAK=1 (it takes about three minutes, so it is
-// not part of CI), on the servers of FLEETHUB_TEST_REDIS_URL and
-// FLEETHUB_TEST_DATABASE_URL.
+// TestSoakShort is the soak in two minutes at a tenth of the default rates:
+// the same phases and faults as `fleethub-bench soak`, asserting that
+// nothing acknowledged is lost (events at every sink, telemetry at its
+// subscriber, points in their trips). It runs only with FLEETHUB_SOAK=1
+// (it takes about four minutes, so it is not part of CI), on the servers
+// of FLEETHUB_TEST_REDIS_URL and FLEETHUB_TEST_DATABASE_URL.
 func TestSoakShort(t *testing.T) {
 	if os.Getenv("FLEETHUB_SOAK") != "1" {
 		t.Skip("FLEETHUB_SOAK=1 runs the two-minute soak")
@@ -36,7 +37,8 @@ func TestSoakShort(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	res, err := bench.Soak(ctx, bench.SoakConfig{Fleethub: filepath.Join(dir, "fleethub"), Broker: filepath.Join(dir, "fleethub-bench"),
-		RedisURL: redisURL, DatabaseURL: dbURL, Duration: 2 * time.Minute, Rate: 200, Dir: filepath.Join(dir, "soak"), Log: &log})
+		RedisURL: redisURL, DatabaseURL: dbURL, Duration: 2 * time.Minute, Rate: 200, PointsRate: 2000, TelemetryRate: 200, Trips: 200,
+		Dir: filepath.Join(dir, "soak"), Log: &log})
 	if err != nil {
 		t.Fatalf("soak: %v\n%s", err, log.String())
 	}
@@ -44,13 +46,19 @@ func TestSoakShort(t *testing.T) {
 	res.Print(&report)
 	t.Log("\n" + report.String())
 	for _, p := range res.Phases {
-		for i, lost := range p.Lost {
-			if lost > 0 {
-				t.Errorf("%s: sink %d lost %d acknowledged events", p.Name, i, lost)
+		for _, s := range p.Sinks {
+			if s.Lost > 0 {
+				t.Errorf("%s: %s lost %d acknowledged messages", p.Name, s.Sink, s.Lost)
 			}
 		}
 	}
-	if first, last := res.Phases[0], res.Phases[len(res.Phases)-1]; first.Acked == 0 || last.Acked == 0 {
-		t.Errorf("no events acknowledged without a fault: %d before, %d after", first.Acked, last.Acked)
+	if res.PointsLost > 0 {
+		t.Errorf("%d acknowledged points are not in their trips", res.PointsLost)
+	}
+	first, last := res.Phases[0], res.Phases[len(res.Phases)-1]
+	for _, p := range []bench.SoakPhase{first, last} {
+		if p.Events.Acked == 0 || p.Points.Acked == 0 || p.Telemetry.Acked == 0 {
+			t.Errorf("%s: nothing acknowledged of some kind: events %d, points %d, telemetry %d", p.Name, p.Events.Acked, p.Points.Acked, p.Telemetry.Acked)
+		}
 	}
 }

@@ -100,7 +100,11 @@ type flags struct {
 	redisURL    string
 	databaseURL string
 	soakDir     string
+	pointsRate  int
+	telRate     int
+	receiver    time.Duration
 	durationSet bool
+	tripsSet    bool
 }
 
 // parseFlags reads the flags of generator name; the flag set has written
@@ -137,11 +141,17 @@ func parseFlags(name string, args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.fleethub, "fleethub", "fleethub", "soak: the fleethub binary the nodes run")
 	fs.StringVar(&f.redisURL, "redis-url", os.Getenv("FLEETHUB_TEST_REDIS_URL"), "soak: Redis the nodes share (or FLEETHUB_TEST_REDIS_URL); reached through a proxy the soak cuts")
 	fs.StringVar(&f.databaseURL, "database-url", os.Getenv("FLEETHUB_TEST_DATABASE_URL"), "soak: PostgreSQL server the soak makes a schema in (or FLEETHUB_TEST_DATABASE_URL); reached through a proxy the soak hangs")
+	fs.IntVar(&f.pointsRate, "points-rate", 20000, "soak: location points a second (--rate is events a second there, default 2000; --trips vehicles on trips, default 2000)")
+	fs.IntVar(&f.telRate, "telemetry-rate", 1000, "soak: telemetry messages a second")
+	fs.DurationVar(&f.receiver, "receiver-down", 5*time.Minute, "soak: how long the webhook receiver is down (at most 3/4 of a phase)")
 	fs.StringVar(&f.soakDir, "dir", "", "soak: keep the nodes' and the broker's logs and data here (default: a temporary directory, removed); broker: keep the broker's log here across restarts")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
-	fs.Visit(func(fl *flag.Flag) { f.durationSet = f.durationSet || fl.Name == "duration" })
+	fs.Visit(func(fl *flag.Flag) {
+		f.durationSet = f.durationSet || fl.Name == "duration"
+		f.tripsSet = f.tripsSet || fl.Name == "trips"
+	})
 	return f, nil
 }
 
@@ -197,9 +207,13 @@ func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (pri
 	case "broker":
 		return nil, bench.Broker(ctx, f.port, f.soakDir, stdout)
 	case "soak":
-		sc := bench.SoakConfig{Fleethub: f.fleethub, RedisURL: f.redisURL, DatabaseURL: f.databaseURL, Rate: int(c.Rate), Dir: f.soakDir, Log: os.Stderr}
+		sc := bench.SoakConfig{Fleethub: f.fleethub, RedisURL: f.redisURL, DatabaseURL: f.databaseURL, Rate: int(c.Rate), PointsRate: f.pointsRate,
+			TelemetryRate: f.telRate, ReceiverDown: f.receiver, Dir: f.soakDir, Log: os.Stderr}
 		if f.durationSet {
 			sc.Duration = c.Duration
+		}
+		if f.tripsSet {
+			sc.Trips = f.trips
 		}
 		return bench.Soak(ctx, sc)
 	case "fanout":
