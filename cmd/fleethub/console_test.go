@@ -250,6 +250,10 @@ func TestConsoleInBrowser(t *testing.T) {
   return !!li && li.dataset.other === 'true' && li.textContent.indexOf('active') > 0 && li.textContent.indexOf('clients') > 0 && !!li.querySelector('[data-follow]'); })()`)
 	eventually(t, ctx, "the key is kept in the tab and shown only in part",
 		`sessionStorage.getItem('fleethub.console.key') === `+jsString(k)+` && location.href.indexOf(`+jsString(k)+`) < 0 && document.documentElement.outerHTML.indexOf(`+jsString(k)+`) < 0 && document.getElementById('who').textContent.indexOf('…') > 0`)
+	// A trip's vehicle is placed from the trip listing, polled every 2 s,
+	// and its route, read when the trip changed: its marker comes up to 2 s
+	// plus two round trips after the points, so it gets the usual 5 s (the
+	// live paths below are held to 2 s).
 	eventually(t, ctx, "vehicle marker", `!!document.querySelector('path.vehicle') && !!document.querySelector('#vehicles [data-vehicle="veh-1"]')`)
 
 	// the vehicle moves: the marker follows and turns to moving
@@ -268,7 +272,10 @@ func TestConsoleInBrowser(t *testing.T) {
 	if r := n.do("POST", "/v1/events", k, map[string]any{"events": evs}); r.Status != 202 {
 		t.Fatalf("events: %d %s", r.Status, r.Body)
 	}
-	eventually(t, ctx, "feed entries", `!!document.querySelector('#feed [data-event-id="console-e1"]') && !!document.querySelector('#feed [data-event-id="console-e2"]')`)
+	// Events are pushed over the websocket: the feed shows them within the
+	// issue's 2 s of the ingest answer. Measured on the 2-core machine under
+	// a load average of 12 with the race detector: 60-300 ms.
+	eventuallyWithin(t, ctx, 2*time.Second, "feed entries within 2 s", `!!document.querySelector('#feed [data-event-id="console-e1"]') && !!document.querySelector('#feed [data-event-id="console-e2"]')`)
 	eventually(t, ctx, "newest first", `(() => { const o = [...document.querySelectorAll('#feed button')].filter(b => b.dataset.stream.startsWith('estr_')).map(b => +b.dataset.offset);
   return o.length >= 2 && o.every((x, i) => i === 0 || o[i - 1] > x); })()`)
 	eventually(t, ctx, "an alert colours the vehicle", `!!document.querySelector('path.vehicle-alert')`)
@@ -278,7 +285,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		"data_type": "gps_enhanced", "data": map[string]any{"position": map[string]any{"latitude": 40.002, "longitude": -83.001}}}}}); r.Status != 202 {
 		t.Fatalf("telemetry: %d %s", r.Status, r.Body)
 	}
-	eventually(t, ctx, "telemetry position", `!!document.querySelector('#vehicles [data-vehicle="veh-3"]')`)
+	// pushed over the websocket too: within 2 s (measured as the feed); the
+	// list names only vehicles with a marker
+	eventuallyWithin(t, ctx, 2*time.Second, "telemetry position within 2 s", `!!document.querySelector('#vehicles [data-vehicle="veh-3"]')`)
 
 	// filters: the severity select, the vehicle field typed into, the category select
 	filter := func(category, severity string) chromedp.Action[chromedp.Void] {
