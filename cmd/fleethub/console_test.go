@@ -611,3 +611,50 @@ func TestConsoleWebhookStreams(t *testing.T) {
 		t.Errorf("the failing receiver answered 2xx %d times", got)
 	}
 }
+
+// TestConsoleStatesAndGrid: without --tiles the map is a plain grid with
+// a metric scale bar that follows the zoom; a vehicle whose trip's points
+// are old is idle and one whose trip is paused is paused, each in the
+// colour of its legend entry.
+func TestConsoleStatesAndGrid(t *testing.T) {
+	ctx := browser(t)
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	t0 := time.Now().Add(-3 * time.Minute).UTC()
+	idle := n.startTrip(k, "veh-idle", t0)
+	if r := n.batch(k, idle, track(t0, 40.0, -83.0, constant(30, 10))); r.Status != 200 {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
+	}
+	paused := n.startTrip(k, "veh-paused", t0)
+	if r := n.batch(k, paused, track(t0, 40.01, -83.01, constant(30, 10))); r.Status != 200 {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("POST", "/v1/trips/"+paused+"/pause", k, map[string]any{"reason": "fuel"}); r.Status != 200 {
+		t.Fatalf("pause: %d %s", r.Status, r.Body)
+	}
+
+	chrome(t, ctx, "open", chromedp.Navigate(n.url+"/console/#key="+k))
+	eventually(t, ctx, "the plain grid with its scale bar", `document.querySelectorAll('.grid-tile').length > 0 && !document.querySelector('canvas.base-tile')
+  && document.querySelector('.leaflet-control-attribution').textContent.indexOf('grid: no base map loaded') >= 0
+  && /^[0-9]+ (m|km)$/.test(document.querySelector('.leaflet-control-scale-line').textContent)
+  && getComputedStyle(document.querySelector('.grid-tile')).borderRightStyle === 'solid'`)
+	// the marker's fill is the colour of its state's legend dot
+	colour := func(state string) string {
+		return `(() => { const m = document.querySelector('path.vehicle-` + state + `'); const d = document.querySelector('.legend .dot.s-` + state + `');
+  if (!m || !d) return false;
+  const probe = document.createElement('i'); probe.style.color = m.getAttribute('fill'); document.body.appendChild(probe);
+  const fill = getComputedStyle(probe).color; probe.remove();
+  return fill === getComputedStyle(d).backgroundColor; })()`
+	}
+	eventually(t, ctx, "idle", `(document.querySelector('#vehicles [data-vehicle="veh-idle"]')?.textContent || '').indexOf('idle') > 0 && `+colour("idle"))
+	eventually(t, ctx, "paused", `(document.querySelector('#vehicles [data-vehicle="veh-paused"]')?.textContent || '').indexOf('paused') > 0 && `+colour("paused"))
+	eventually(t, ctx, "four different colours", `new Set(['moving', 'idle', 'paused', 'alert'].map(s => getComputedStyle(document.querySelector('.legend .dot.s-' + s)).backgroundColor)).size === 4`)
+
+	// the scale bar follows the zoom
+	scale, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.leaflet-control-scale-line').textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrome(t, ctx, "zoom out", chromedp.Click(chromedp.CSS(`.leaflet-control-zoom-out`)), chromedp.Click(chromedp.CSS(`.leaflet-control-zoom-out`)))
+	eventually(t, ctx, "a longer scale", `(s => /^[0-9]+ (m|km)$/.test(s) && s !== `+jsString(scale)+`)(document.querySelector('.leaflet-control-scale-line').textContent)`)
+}
