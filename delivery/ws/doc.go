@@ -8,12 +8,15 @@
 //
 // New(cfg, streams, log, counter, logger) fills zero Config fields with
 // defaults (config.go holds every default and fixed limit). The API layer
-// authenticates the request (key, streams:read) and calls Serve, which
-// validates the query, fixes each stream's start offset, and upgrades
-// (fasthttp/websocket's FastHTTPUpgrader). A bad request is answered
-// before the upgrade with the general error body and Serve returns a
-// *RequestError: 400 invalid_request (bad encoding, last_offset, epoch or
-// stream_id, too many streams, a webhook stream), 404 stream_not_found (a
+// authenticates the request (key, streams:read; from a browser the key
+// comes as the offered subprotocol KeyProtocolPrefix+key) and calls Serve,
+// which validates the query, fixes each stream's start offset, and
+// upgrades (fasthttp/websocket's FastHTTPUpgrader), selecting the
+// subprotocol Protocol when offered and never another. A bad request is
+// answered before the upgrade with the general error body and Serve
+// returns a *RequestError: 400 invalid_request (bad encoding, last_offset,
+// epoch or stream_id, too many streams, a webhook stream, a key offered as
+// a subprotocol without Protocol), 404 stream_not_found (a
 // stream missing from the key's organization and environment: another
 // organization's stream is missing too), 503 service_unavailable after
 // Shutdown. Shutdown closes every connection with 1001 after writing what
