@@ -161,7 +161,7 @@ func (h *Handlers) Routes() []*api.Route {
 			{Name: "encoding", In: "query", Type: "string", Enum: []string{"json", "msgpack"}},
 			{Name: "last_offset", In: "query", Type: "integer", Description: "resume after this offset"},
 			{Name: "epoch", In: "query", Type: "string", Description: "the epoch of last_offset (from a subscribed frame); another epoch answers history_lost and delivery restarts at first_available"},
-			{Name: "api_key", In: "query", Type: "string", Description: "for browsers, which cannot set headers"}},
+			{Name: "api_key", In: "query", Type: "string", Description: "the key, for clients that can set neither a header nor a subprotocol; a browser offers the subprotocols fleethub.v1 and fhk.<key> instead, which keeps the key out of the URL"}},
 		Handler: h.websocket})
 	return out
 }
