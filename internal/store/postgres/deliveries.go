@@ -230,11 +230,21 @@ func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []store.D
 			at[i] = ms(r.At)
 		}
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE deliveries d SET status = u.status, attempts = d.attempts + u.inc, next_attempt_at = u.next,
+	// The rows are locked in id order first, as every other statement on
+	// deliveries locks them (an index scan over id = ANY): a join over the
+	// unnested arrays would lock them in whatever order it meets them, and
+	// two nodes touching the same deliveries (a lease taken over) could
+	// deadlock.
+	_, err := s.pool.Exec(ctx, `WITH u AS (
+			SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::bigint[], $6::int[], $7::text[], $8::bigint[], $9::bigint[])
+				AS u(id, status, inc, next, code, err, lat, at)
+		), l AS (
+			SELECT id FROM deliveries WHERE id = ANY($2::text[]) ORDER BY id FOR UPDATE
+		)
+		UPDATE deliveries d SET status = u.status, attempts = d.attempts + u.inc, next_attempt_at = u.next,
 			last_status_code = u.code, last_error = u.err, last_latency_ms = u.lat, delivered_at = u.at, lease_owner = '', lease_until = 0
-		FROM unnest($2::text[], $3::text[], $4::int[], $5::bigint[], $6::int[], $7::text[], $8::bigint[], $9::bigint[])
-			AS u(id, status, inc, next, code, err, lat, at)
-		WHERE d.id = u.id AND d.lease_owner = $1 AND d.`+claimable,
+		FROM u, l
+		WHERE d.id = u.id AND l.id = d.id AND d.lease_owner = $1 AND d.`+claimable,
 		owner, ids, statuses, incs, next, codes, errs, lat, at)
 	return wrap("record deliveries", err)
 }
