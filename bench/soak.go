@@ -31,7 +31,8 @@ import (
 // stream, and a webhook stream delivers the same events to a receiver in
 // the generator. Duration is split into seven phases: no fault; a node
 // SIGKILLed and restarted; Redis cut; PostgreSQL hung; the webhook
-// receiver down; the broker SIGKILLed and restarted; after. Redis and
+// receiver down (its phase longer by the outage); the broker SIGKILLed
+// and restarted; after. Redis and
 // PostgreSQL go away through proxies inside the generator, never by
 // stopping the servers, which other work on the machine shares.
 type SoakConfig struct {
@@ -46,8 +47,9 @@ type SoakConfig struct {
 	Trips         int           // vehicles on trips (default 2,000)
 	Nodes         int           // default 3
 	// Outages: the node and the broker are down for NodeDown (5 s),
-	// Redis and PostgreSQL for StoreDown (20 s), the receiver for
-	// ReceiverDown (5 minutes); none for more than 3/4 of a phase.
+	// Redis and PostgreSQL for StoreDown (20 s), none for more than 3/4
+	// of a phase; the receiver for ReceiverDown (5 minutes, at most a
+	// quarter of Duration), added to its phase.
 	NodeDown, StoreDown, ReceiverDown time.Duration
 	Dir                               string    // logs and node data (default: a temporary directory)
 	Log                               io.Writer // progress lines
@@ -323,7 +325,11 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 	lwg.Add(1)
 	go func() { defer lwg.Done(); fleet.run(lctx) }()
 
-	phase := cfg.Duration / time.Duration(len(soakPhaseNames))
+	// the receiver's outage is the longest: it gets its own time (at most
+	// a quarter of the soak) on top of a phase; the other faults last at
+	// most 3/4 of a phase
+	receiverDown := min(cfg.ReceiverDown, cfg.Duration/4)
+	phase := (cfg.Duration - receiverDown) / time.Duration(len(soakPhaseNames))
 	longest := phase * 3 / 4
 	starts := make([]time.Time, len(soakPhaseNames))
 	faultEnds := make([]time.Time, len(soakPhaseNames))
@@ -358,7 +364,10 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 			if err := receiver.setDown(true); err != nil {
 				return nil, err
 			}
-			wait(cfg.ReceiverDown)
+			select {
+			case <-ctx.Done():
+			case <-time.After(receiverDown):
+			}
 			if err := receiver.setDown(false); err != nil {
 				return nil, err
 			}
@@ -370,12 +379,16 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 			}
 		}
 		faultEnds[i] = time.Now()
+		length := phase
+		if name == "receiver down" {
+			length += receiverDown
+		}
 		fleet.led.mu.Lock()
 		fleet.led.faultOver = true
 		fleet.led.mu.Unlock()
 		select {
 		case <-ctx.Done():
-		case <-time.After(phase - time.Since(starts[i])):
+		case <-time.After(length - time.Since(starts[i])):
 		}
 	}
 	stopLoad()
