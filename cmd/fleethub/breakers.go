@@ -88,11 +88,15 @@ type breakerBus struct {
 // busWatchEvery is the breaker's probe interval while closed.
 const busWatchEvery = 250 * time.Millisecond
 
-// newBreakerBus guards bus with a breaker whose probe is bus's health.
+// newBreakerBus guards bus with a breaker whose probe asks the brokers
+// (Probe, uncached), else reads bus's health.
 func newBreakerBus(bus hub.Bus, cfg *breaker.Config) *breakerBus {
 	c := *cfg
 	probe := func(context.Context) error { return nil }
-	if hr, ok := bus.(hub.HealthReporter); ok {
+	if p, ok := bus.(interface{ Probe(context.Context) error }); ok {
+		c.Watch = busWatchEvery
+		probe = p.Probe
+	} else if hr, ok := bus.(hub.HealthReporter); ok {
 		c.Watch = busWatchEvery
 		probe = func(ctx context.Context) error {
 			if st := hr.Health(ctx); st != health.Healthy {

@@ -342,6 +342,15 @@ func wait(ctx context.Context, wg *sync.WaitGroup) error {
 // Health is "healthy" when a metadata request to a broker succeeded within
 // the last second, probing again when the last success is older, and
 // "unhealthy" otherwise or once the bus is closed.
+// Probe asks the brokers for their metadata now, whatever the last
+// answer: nil when one of them answers. Health answers from a recent
+// probe; a circuit breaker's watch calls Probe.
+func (b *Bus) Probe(ctx context.Context) error {
+	b.probe.Lock()
+	defer b.probe.Unlock()
+	return b.probeBrokers(ctx)
+}
+
 func (b *Bus) Health(ctx context.Context) string {
 	b.mu.Lock()
 	closed := b.closed

@@ -28,7 +28,8 @@ import (
 // connection of its own (so a busy pool never delays the ping), and the
 // calls in flight when it opens are cancelled and fail with
 // breaker.ErrOpen: a database that stops answering holds requests for
-// about a second (the ping's timeout) instead of the call timeout.
+// at most about 0.75 s (the ping's interval and timeout) instead of the
+// call timeout.
 type db struct {
 	pool    *pgxpool.Pool
 	b       *breaker.Breaker // nil: no breaker, no timeout
@@ -138,8 +139,13 @@ func (d *db) Close() {
 	d.pool.Close()
 }
 
-// watchEvery is the breaker's ping interval while closed.
-const watchEvery = 250 * time.Millisecond
+// The breaker's ping: its interval while closed, and its timeout. A local
+// database answers a ping in well under a millisecond, even busy; 500 ms
+// leaves room for a loaded machine's scheduling.
+const (
+	watchEvery  = 250 * time.Millisecond
+	pingTimeout = 500 * time.Millisecond
+)
 
 // pinger pings the database on a connection of its own, made again after
 // any failure.

@@ -22,7 +22,8 @@
 // fails at once with store.ErrUnavailable, without waiting on a dial,
 // until a background ping sees it back. The same ping runs every 250 ms
 // while the breaker is closed, so a database that stops answering opens
-// it within about a second, and the calls then in flight end with it.
+// it within about 0.75 s (the ping's 500 ms timeout), and the calls then
+// in flight end with it.
 package postgres
 
 import (
@@ -86,6 +87,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		bc := *cfg.Breaker
 		if bc.Watch == 0 {
 			bc.Watch = watchEvery
+		}
+		if bc.ProbeTimeout == 0 {
+			bc.ProbeTimeout = pingTimeout
 		}
 		s.pool.ping = &pinger{cfg: pool.Config().ConnConfig}
 		s.pool.b = breaker.New(bc, s.pool.ping.ping)
