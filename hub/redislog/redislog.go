@@ -361,6 +361,7 @@ func (l *Log) run(id string, m *mirror) {
 	m.mu.RLock()
 	cur, after := m.epoch, strconv.FormatInt(m.last, 10)+"-0" // the history read and the position in it
 	m.mu.RUnlock()
+	failing := false // logged once per outage, not per read
 	for l.ctx.Err() == nil {
 		res, err := l.rdb.XRead(l.ctx, &redis.XReadArgs{Streams: []string{k.log, after}, Count: 1000, Block: time.Second}).Result()
 		var epoch string
@@ -371,9 +372,16 @@ func (l *Log) run(id string, m *mirror) {
 			if l.ctx.Err() != nil {
 				break
 			}
-			l.logger.Warn("redislog: follower read", "stream_id", id, "error", err)
+			if !failing {
+				l.logger.Warn("redislog: follower read failed; retrying every 200 ms", "stream_id", id, "error", err)
+				failing = true
+			}
 			time.Sleep(200 * time.Millisecond)
 			continue
+		}
+		if failing {
+			l.logger.Info("redislog: follower reads again", "stream_id", id)
+			failing = false
 		}
 		var ents []hub.Entry
 		for _, s := range res {

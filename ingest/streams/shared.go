@@ -87,6 +87,7 @@ type flusher struct {
 	mu      sync.Mutex
 	flushed map[string]map[string]int64
 	conn    map[string]int64
+	failing bool // the last flush failed: logged once per outage
 }
 
 // flushCounters sends every stream's counter deltas to the shared store.
@@ -122,8 +123,15 @@ func (r *Registry) flushCounters(ctx context.Context) {
 			continue
 		}
 		if err := r.shared.Flush(ctx, id, deltas, conn); err != nil {
-			r.log.Warn("stream counters not shared", "error", err)
+			if !r.fl.failing {
+				r.log.Warn("stream counters not shared; kept on this node until they can be", "error", err)
+				r.fl.failing = true
+			}
 			return
+		}
+		if r.fl.failing {
+			r.log.Info("stream counters shared again")
+			r.fl.failing = false
 		}
 		for k, d := range deltas {
 			prev[k] += d
