@@ -247,6 +247,10 @@ func (a *app) openShared(others map[string]health.Dependency) error {
 	if err != nil {
 		return fmt.Errorf("--redis-url: %w", err)
 	}
+	// go-redis writes a line of its own per failed dial, so per request
+	// while Redis is away; its lines go to the log at debug level (the
+	// breaker logs each change of state once)
+	redis.SetLogger(redisLogger{a.log})
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, 500*time.Millisecond, 500*time.Millisecond
 	// a retry after a broken connection waits at most 64 ms and a failed
 	// dial is tried twice 20 ms apart (go-redis's defaults: 512 ms, five
@@ -540,4 +544,11 @@ func nodeID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%s-%d-%x", h, os.Getpid(), b)
+}
+
+// redisLogger puts go-redis's own lines in the log at debug level.
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, "go-redis: "+fmt.Sprintf(format, v...))
 }
