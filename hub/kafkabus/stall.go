@@ -37,7 +37,9 @@ type suspect struct {
 // partition of the generation without consuming it: messages past its
 // committed offset, and the same owner and committed offset for the
 // session timeout. It returns true, to ask for a rebalance, the first time
-// it finds one it did not ask for before; false once gctx ends.
+// it finds one it did not ask for before; false once gctx ends. While this
+// member is stalled the same way on a partition of its own, nobody is
+// suspected: every consumer waits on a part they share.
 //
 // A dead member cannot rejoin, so the rebalance drops it and its
 // partitions move. Kafka would have expired it already; kfake keeps a
@@ -98,6 +100,7 @@ func (m *member) stalled(ctx context.Context, self string, subs map[string]*grou
 	}
 	var firsts map[topicPartition]int64 // fetched only when needed
 	now := time.Now()
+	var found []suspect
 	for _, tp := range tps {
 		owner, c, end := owners[tp], committed[tp], ends[tp]
 		p, ok := seen[tp]
@@ -123,7 +126,15 @@ func (m *member) stalled(ctx context.Context, self string, subs map[string]*grou
 		if end <= from {
 			continue
 		}
-		s := suspect{topicPartition: tp, owner: owner, committed: c}
+		if owner == self {
+			// this member holds work it has not committed either: the
+			// consumers wait on something they share (the stream logs'
+			// Redis, say), and a rebalance would only move the wait
+			return nil, nil
+		}
+		found = append(found, suspect{topicPartition: tp, owner: owner, committed: c})
+	}
+	for _, s := range found {
 		if m.suspect(s) {
 			return &s, nil
 		}
@@ -145,8 +156,8 @@ func (m *member) suspect(s suspect) bool {
 	return true
 }
 
-// owners maps each partition of subs that another member holds to that
-// member, as the coordinator describes the group; it is empty unless the
+// owners maps each partition of subs to the member holding it (this one
+// too), as the coordinator describes the group; it is empty unless the
 // group is stable.
 func (m *member) owners(ctx context.Context, self string, subs map[string]*groupSub) (map[topicPartition]string, error) {
 	resp, err := m.b.client.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{m.group}})
@@ -165,9 +176,6 @@ func (m *member) owners(ctx context.Context, self string, subs map[string]*group
 		return owners, nil // a rebalance is under way
 	}
 	for _, gm := range g.Members {
-		if gm.MemberID == self {
-			continue
-		}
 		for _, t := range gm.MemberAssignments.Topics {
 			if _, ok := subs[t.Topic]; !ok {
 				continue
