@@ -129,9 +129,11 @@ type SoakPhase struct {
 type SoakResult struct {
 	Phases       []SoakPhase
 	Nodes, Trips int
-	// Points acknowledged over the whole soak, stored in the trips at the
-	// end, and acknowledged but not stored.
+	// Points accepted in acknowledged batches over the whole soak, stored
+	// in the trips at the end, and accepted but not stored; the points
+	// acknowledged batches skipped, by reason (duplicate_timestamp, …).
 	PointsAcked, PointsStored, PointsLost int64
+	PointsSkipped                         map[string]int64
 }
 
 // Lost is every acknowledged message some sink never received, plus the
@@ -163,7 +165,8 @@ func (r *SoakResult) Print(w io.Writer) {
 			fmt.Fprintf(w, "  %-10s delivered %d  lost %d  duplicates %d  caught up %s\n", s.Sink, s.Delivered, s.Lost, s.Duplicates, ms(s.CaughtUp))
 		}
 	}
-	fmt.Fprintf(w, "points: acked %d, stored %d, acked and not stored %d\n", r.PointsAcked, r.PointsStored, r.PointsLost)
+	fmt.Fprintf(w, "points: accepted in acknowledged batches %d, stored %d, accepted and not stored %d; skipped by the server %v\n",
+		r.PointsAcked, r.PointsStored, r.PointsLost, r.PointsSkipped)
 }
 
 // soakPhaseNames are the phases in order.
@@ -407,8 +410,8 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 		return nil, err
 	}
 
-	res := &SoakResult{Nodes: cfg.Nodes, Trips: len(fleet.trips)}
 	led := fleet.led
+	res := &SoakResult{Nodes: cfg.Nodes, Trips: len(fleet.trips), PointsSkipped: led.pointsSkipped}
 	for trip, n := range led.tripAcked {
 		res.PointsAcked += n
 		res.PointsLost += max(0, n-stored[trip])

@@ -36,12 +36,14 @@ type soakLedger struct {
 	telemetry *soakTraffic     // counted in messages
 	evAcked   map[int64]int    // event sequence → soakAckMark of when it was acknowledged
 	telAcked  map[int64]int    // telemetry sequence → soakAckMark
-	tripAcked map[string]int64 // trip id → points acknowledged
+	tripAcked map[string]int64 // trip id → points accepted in acknowledged batches
+	// points acknowledged batches skipped, by reason
+	pointsSkipped map[string]int64
 }
 
 func newLedger(phases int) *soakLedger {
 	return &soakLedger{events: newTraffic(phases), points: newTraffic(phases), telemetry: newTraffic(phases),
-		evAcked: map[int64]int{}, telAcked: map[int64]int{}, tripAcked: map[string]int64{}}
+		evAcked: map[int64]int{}, telAcked: map[int64]int{}, tripAcked: map[string]int64{}, pointsSkipped: map[string]int64{}}
 }
 
 // soakAckMark is the phase a message was acknowledged in, times two, plus
@@ -85,8 +87,9 @@ func (l *soakLedger) answer(t *soakTraffic, ph int, over bool, n int, status, wa
 	return status == want
 }
 
-// soakPost sends body and returns the status, 0 when no answer came.
-func soakPost(client *http.Client, url, key string, body []byte) int {
+// soakPost sends body and returns the status, 0 when no answer came, and
+// the answer's body when out is not nil.
+func soakPost(client *http.Client, url, key string, body []byte, out *[]byte) int {
 	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
 	req.Header.Set("X-API-Key", key)
 	req.Header.Set("Content-Type", "application/json")
@@ -94,8 +97,16 @@ func soakPost(client *http.Client, url, key string, body []byte) int {
 	if err != nil {
 		return 0
 	}
+	defer res.Body.Close()
+	if out != nil {
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			return 0
+		}
+		*out = b
+		return res.StatusCode
+	}
 	_, _ = io.Copy(io.Discard, res.Body)
-	res.Body.Close()
 	return res.StatusCode
 }
 
@@ -230,7 +241,7 @@ func (f *soakFleet) sendEvents(tick int64) {
 	body, _ := json.Marshal(map[string]any{"events": evs})
 	ph, over := f.led.now()
 	start := time.Now()
-	st := soakPost(f.client, f.bases[int(tick)%len(f.bases)]+"/v1/events", f.key, body)
+	st := soakPost(f.client, f.bases[int(tick)%len(f.bases)]+"/v1/events", f.key, body, nil)
 	if f.led.answer(f.led.events, ph, over, len(seqs), st, 202, time.Since(start)) {
 		f.led.mu.Lock()
 		for _, s := range seqs {
@@ -254,7 +265,7 @@ func (f *soakFleet) sendTelemetry(tick int64) {
 	body, _ := json.Marshal(map[string]any{"messages": msgs})
 	ph, over := f.led.now()
 	start := time.Now()
-	st := soakPost(f.client, f.bases[int(tick)%len(f.bases)]+"/v1/telemetry", f.key, body)
+	st := soakPost(f.client, f.bases[int(tick)%len(f.bases)]+"/v1/telemetry", f.key, body, nil)
 	if f.led.answer(f.led.telemetry, ph, over, len(seqs), st, 202, time.Since(start)) {
 		f.led.mu.Lock()
 		for _, s := range seqs {
@@ -290,10 +301,25 @@ func (f *soakFleet) sendPoints(tick int64) {
 	b.WriteString("]}")
 	ph, over := f.led.now()
 	start := time.Now()
-	st := soakPost(f.client, f.bases[i%len(f.bases)]+"/v1/locations/batch", f.key, b.Bytes())
+	var answer []byte
+	st := soakPost(f.client, f.bases[i%len(f.bases)]+"/v1/locations/batch", f.key, b.Bytes(), &answer)
 	if f.led.answer(f.led.points, ph, over, soakPointBatch, st, 200, time.Since(start)) {
+		// acknowledged: the points it accepted must be in the trip; the
+		// ones it skipped (rejections, with a reason) must not
+		var r struct {
+			Processed  int64 `json:"processed_count"`
+			Rejections []struct {
+				Reason string `json:"reason"`
+			} `json:"rejections"`
+		}
+		if err := json.Unmarshal(answer, &r); err != nil {
+			r.Processed = soakPointBatch // counted as accepted: a loss shows
+		}
 		f.led.mu.Lock()
-		f.led.tripAcked[f.trips[i]] += soakPointBatch
+		f.led.tripAcked[f.trips[i]] += r.Processed
+		for _, rj := range r.Rejections {
+			f.led.pointsSkipped[rj.Reason]++
+		}
 		f.led.mu.Unlock()
 	}
 }
