@@ -287,11 +287,15 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 	var evStream, whStream, telStream struct {
 		StreamID string `json:"stream_id"`
 	}
+	// the event streams deduplicate by event_id, as a user who wants each
+	// event once starts them: the duplicates counted are what gets past
+	// the dedup window; the telemetry stream has no ids to dedup on
+	dedup := map[string]any{"deduplication": true}
 	evFilter := map[string]any{"categories": []string{"safety_events"}, "custom_conditions": []any{map[string]any{"field": "event_data.soak_seq", "operator": ">", "value": 0}}}
-	if err := apiCall(ctx, "POST", bases[0]+"/api/v1/streaming/events/start", key, map[string]any{"event_filters": evFilter}, &evStream); err != nil {
+	if err := apiCall(ctx, "POST", bases[0]+"/api/v1/streaming/events/start", key, map[string]any{"event_filters": evFilter, "processing_rules": dedup}, &evStream); err != nil {
 		return nil, fmt.Errorf("bench: soak: start the event stream: %w", err)
 	}
-	if err := apiCall(ctx, "POST", bases[0]+"/api/v1/streaming/events/start", key, map[string]any{"event_filters": evFilter, "webhook_url": "http://" + receiver.addr + "/hook",
+	if err := apiCall(ctx, "POST", bases[0]+"/api/v1/streaming/events/start", key, map[string]any{"event_filters": evFilter, "processing_rules": dedup, "webhook_url": "http://" + receiver.addr + "/hook",
 		"stream_config": map[string]any{"delivery_method": "webhook", "batch_events": true, "batch_size": 100, "max_wait_time": 100}}, &whStream); err != nil {
 		return nil, fmt.Errorf("bench: soak: start the webhook stream: %w", err)
 	}
