@@ -1,0 +1,8 @@
+// Package faultproxy is a TCP proxy for fault tests and the soak: it
+// forwards connections to a target and can cut them (close every
+// connection it carries and refuse new ones, as a part that went away) or
+// hang them (hold every byte, as a stopped server would). Listener offers
+// the cut on a listener a test hands to a server of its own.
+//
+// It is a test helper and is not linked into the server.
+package faultproxy
