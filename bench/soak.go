@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/fleethub/fleethub/internal/faultproxy"
 )
 
 // SoakConfig is a soak: Nodes fleethub processes over one broker process
@@ -216,21 +218,21 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 	if pgURL == nil || rdURL == nil || pgURL.Host == "" || rdURL.Host == "" {
 		return nil, errors.New("bench: soak: --database-url and --redis-url must be URLs with a host")
 	}
-	pgProxy, err := newSoakProxy(pgURL.Host)
+	pgProxy, err := faultproxy.New(pgURL.Host)
 	if err != nil {
 		return nil, err
 	}
-	defer pgProxy.close()
-	rdProxy, err := newSoakProxy(rdURL.Host)
+	defer pgProxy.Close()
+	rdProxy, err := faultproxy.New(rdURL.Host)
 	if err != nil {
 		return nil, err
 	}
-	defer rdProxy.close()
+	defer rdProxy.Close()
 	q := pgURL.Query()
 	q.Set("search_path", schema)
 	pgURL.RawQuery = q.Encode()
-	dbURL, _ := withHost(pgURL.String(), pgProxy.ln.Addr().String())
-	redisURL, _ := withHost(cfg.RedisURL, rdProxy.ln.Addr().String())
+	dbURL, _ := withHost(pgURL.String(), pgProxy.Addr())
+	redisURL, _ := withHost(cfg.RedisURL, rdProxy.Addr())
 
 	bport, err := freePort()
 	if err != nil {
@@ -360,13 +362,13 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 				return nil, err
 			}
 		case "redis cut":
-			rdProxy.setCut(true)
+			rdProxy.Cut(true)
 			wait(cfg.StoreDown)
-			rdProxy.setCut(false)
+			rdProxy.Cut(false)
 		case "postgres hung":
-			pgProxy.hang.Store(true)
+			pgProxy.Hang(true)
 			wait(cfg.StoreDown)
-			pgProxy.hang.Store(false)
+			pgProxy.Hang(false)
 		case "receiver down":
 			if err := receiver.setDown(true); err != nil {
 				return nil, err

@@ -8,94 +8,9 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
-
-// soakProxy forwards TCP to target; it can cut (close every connection
-// and refuse new ones) or hang (hold every byte, as a stopped server).
-type soakProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]struct{}
-	hang  atomic.Bool
-	wg    sync.WaitGroup
-}
-
-func newSoakProxy(target string) (*soakProxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	p := &soakProxy{ln: ln, conns: map[net.Conn]struct{}{}}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			p.mu.Lock()
-			if p.cut || err != nil {
-				p.mu.Unlock()
-				c.Close()
-				if up != nil {
-					up.Close()
-				}
-				continue
-			}
-			p.conns[c], p.conns[up] = struct{}{}, struct{}{}
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go func() { defer p.wg.Done(); p.pipe(up, c) }()
-			go func() { defer p.wg.Done(); p.pipe(c, up) }()
-		}
-	}()
-	return p, nil
-}
-
-func (p *soakProxy) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		for p.hang.Load() {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				break
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	dst.Close()
-}
-
-func (p *soakProxy) setCut(v bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = v
-	if v {
-		for c := range p.conns {
-			c.Close()
-		}
-		clear(p.conns)
-	}
-}
-
-func (p *soakProxy) close() {
-	p.hang.Store(false)
-	p.ln.Close()
-	p.setCut(true)
-	p.wg.Wait()
-}
 
 // withHost returns rawURL with its host replaced.
 func withHost(rawURL, host string) (string, error) {

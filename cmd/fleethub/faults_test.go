@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net"
 	"net/url"
 	"strings"
@@ -10,115 +9,29 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/fleethub/fleethub/internal/faultproxy"
 )
 
-// cutListener is a listener whose connections a test can cut: cut closes
-// every live connection and closes each new one at once, as a part that
-// went away; restore lets connections through again.
-type cutListener struct {
-	net.Listener
-	mu    sync.Mutex // guards cut and conns
-	cut   bool
-	conns map[net.Conn]struct{}
-}
-
-func newCutListener(ln net.Listener) *cutListener {
-	return &cutListener{Listener: ln, conns: map[net.Conn]struct{}{}}
-}
-
-func (l *cutListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		l.mu.Lock()
-		if l.cut {
-			l.mu.Unlock()
-			c.Close()
-			continue
-		}
-		l.conns[c] = struct{}{}
-		l.mu.Unlock()
-		return &cutConn{Conn: c, l: l}, nil
-	}
-}
-
-// setCut cuts (true) or restores (false) the connections.
-func (l *cutListener) setCut(v bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.cut = v
-	if v {
-		for c := range l.conns {
-			c.Close()
-		}
-		clear(l.conns)
-	}
-}
-
-type cutConn struct {
-	net.Conn
-	l *cutListener
-}
-
-func (c *cutConn) Close() error {
-	c.l.mu.Lock()
-	delete(c.l.conns, c.Conn)
-	c.l.mu.Unlock()
-	return c.Conn.Close()
-}
-
-// faultProxy forwards TCP connections to target through a cutListener.
-func faultProxy(t *testing.T, target string) *cutListener {
+// faultProxy is a faultproxy in front of target, closed with the test.
+func faultProxy(t *testing.T, target string) *faultproxy.Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := faultproxy.New(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := newCutListener(ln)
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		cl.Close()
-		cl.setCut(true)
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := cl.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				up, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				go func() {
-					_, _ = io.Copy(up, c)
-					up.Close()
-				}()
-				_, _ = io.Copy(c, up)
-			}()
-		}
-	}()
-	return cl
+	t.Cleanup(func() { p.Close() })
+	return p
 }
 
 // proxied returns rawURL with its host replaced by p's address.
-func proxied(t *testing.T, rawURL string, p *cutListener) string {
+func proxied(t *testing.T, rawURL string, p *faultproxy.Proxy) string {
 	t.Helper()
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
 		t.Fatalf("%q is not a URL with a host: %v", rawURL, err)
 	}
-	u.Host = p.Addr().String()
+	u.Host = p.Addr()
 	return u.String()
 }
 
@@ -180,7 +93,7 @@ func TestFaultRedisDown(t *testing.T) {
 		t.Fatalf("redis before the cut: %q", got)
 	}
 
-	p.setCut(true)
+	p.Cut(true)
 	timed(t, 10*time.Second, "50 requests with Redis down", func() {
 		for i := range 50 {
 			if r := n.do("GET", "/v1/trips", k, nil); r.Status != 200 {
@@ -198,7 +111,7 @@ func TestFaultRedisDown(t *testing.T) {
 		t.Fatalf("breaker metric while down: %q", l)
 	}
 
-	p.setCut(false)
+	p.Cut(false)
 	eventuallyTrue(t, 6*time.Second, "health follows Redis's return", func() bool { return n.dependency(k, "redis") == "healthy" })
 	if l := n.metricLine(`fleethub_breaker_state{part="redis"}`); !strings.HasSuffix(l, " 0") {
 		t.Fatalf("breaker metric after: %q", l)
@@ -233,7 +146,7 @@ func TestFaultPostgresDown(t *testing.T) {
 	}
 	stream := r.json(t)["stream_id"].(string)
 
-	p.setCut(true)
+	p.Cut(true)
 	for i := range 5 {
 		timed(t, 5*time.Second, "a read with PostgreSQL down", func() {
 			r := n.do("GET", "/v1/trips", k, nil)
@@ -258,7 +171,7 @@ func TestFaultPostgresDown(t *testing.T) {
 		t.Fatalf("telemetry with PostgreSQL down: %d %s", r.Status, r.Body)
 	}
 
-	p.setCut(false)
+	p.Cut(false)
 	eventuallyTrue(t, 6*time.Second, "reads follow PostgreSQL's return", func() bool { return n.do("GET", "/v1/trips", k, nil).Status == 200 })
 	eventuallyTrue(t, 2*time.Second, "/readyz follows", func() bool { return n.do("GET", "/readyz", "", nil).Status == 200 })
 	if r := n.do("GET", "/v1/trips", k, nil); strings.Contains(string(r.Body), "veh-fault") {
@@ -271,7 +184,7 @@ func TestFaultPostgresDown(t *testing.T) {
 func TestFaultKafkaDown(t *testing.T) {
 	var (
 		mu  sync.Mutex
-		cls []*cutListener
+		cls []*faultproxy.Listener
 	)
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(4),
 		kfake.ListenFn(func(network, address string) (net.Listener, error) {
@@ -279,7 +192,7 @@ func TestFaultKafkaDown(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			cl := newCutListener(ln)
+			cl := faultproxy.WrapListener(ln)
 			mu.Lock()
 			cls = append(cls, cl)
 			mu.Unlock()
@@ -293,7 +206,7 @@ func TestFaultKafkaDown(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, cl := range cls {
-			cl.setCut(v)
+			cl.Cut(v)
 		}
 	}
 	cfg := testConfig(t)

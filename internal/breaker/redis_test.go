@@ -3,74 +3,25 @@ package breaker_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/fleethub/fleethub/internal/breaker"
+	"github.com/fleethub/fleethub/internal/faultproxy"
 )
 
-// proxy forwards TCP to target; cut closes every connection and refuses
-// new ones until restored.
-type proxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]struct{}
-}
-
-func newProxy(t *testing.T, target string) *proxy {
+// newProxy is a faultproxy in front of target, closed with the test.
+func newProxy(t *testing.T, target string) *faultproxy.Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := faultproxy.New(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{ln: ln, conns: map[net.Conn]struct{}{}}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); p.setCut(true); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			p.mu.Lock()
-			if p.cut || err != nil {
-				p.mu.Unlock()
-				c.Close()
-				if up != nil {
-					up.Close()
-				}
-				continue
-			}
-			p.conns[c], p.conns[up] = struct{}{}, struct{}{}
-			p.mu.Unlock()
-			wg.Add(2)
-			go func() { defer wg.Done(); _, _ = io.Copy(up, c); up.Close() }()
-			go func() { defer wg.Done(); _, _ = io.Copy(c, up); c.Close() }()
-		}
-	}()
+	t.Cleanup(func() { p.Close() })
 	return p
-}
-
-func (p *proxy) setCut(v bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = v
-	if v {
-		for c := range p.conns {
-			c.Close()
-		}
-		clear(p.conns)
-	}
 }
 
 func redisOptions(t *testing.T) *redis.Options {
@@ -92,7 +43,7 @@ func redisOptions(t *testing.T) *redis.Options {
 func TestRedisHook(t *testing.T) {
 	opt := redisOptions(t)
 	p := newProxy(t, opt.Addr)
-	opt.Addr = p.ln.Addr().String()
+	opt.Addr = p.Addr()
 	prober := redis.NewClient(opt)
 	t.Cleanup(func() { prober.Close() })
 	var ch changes
@@ -115,7 +66,7 @@ func TestRedisHook(t *testing.T) {
 		t.Fatalf("breaker %s after answers", b.State())
 	}
 
-	p.setCut(true)
+	p.Cut(true)
 	if err := rdb.Ping(ctx).Err(); err == nil {
 		t.Fatal("PING through a cut proxy answered")
 	}
@@ -134,7 +85,7 @@ func TestRedisHook(t *testing.T) {
 		}
 	}
 
-	p.setCut(false)
+	p.Cut(false)
 	waitState(t, b, breaker.Closed)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		t.Fatalf("PING after: %v", err)

@@ -3,96 +3,25 @@ package postgres_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/url"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fleethub/fleethub/internal/breaker"
+	"github.com/fleethub/fleethub/internal/faultproxy"
 	"github.com/fleethub/fleethub/internal/store"
 	"github.com/fleethub/fleethub/internal/store/postgres"
 )
 
-// cutProxy forwards TCP to target; cut closes every connection and
-// refuses new ones until restored.
-type cutProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	cut    bool
-	conns  map[net.Conn]struct{}
-	hang   atomic.Bool // hold every byte, as a stopped server
-}
-
-// pipe copies src to dst, holding the bytes while p hangs.
-func (p *cutProxy) pipe(dst, src net.Conn) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		for p.hang.Load() {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if n > 0 {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				break
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	dst.Close()
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
+// newCutProxy is a faultproxy in front of target, closed with the test.
+func newCutProxy(t *testing.T, target string) *faultproxy.Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := faultproxy.New(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &cutProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); p.setCut(true); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			p.mu.Lock()
-			if p.cut || err != nil {
-				p.mu.Unlock()
-				c.Close()
-				if up != nil {
-					up.Close()
-				}
-				continue
-			}
-			p.conns[c], p.conns[up] = struct{}{}, struct{}{}
-			p.mu.Unlock()
-			wg.Add(2)
-			go func() { defer wg.Done(); p.pipe(up, c) }()
-			go func() { defer wg.Done(); p.pipe(c, up) }()
-		}
-	}()
+	t.Cleanup(func() { p.Close() })
 	return p
-}
-
-func (p *cutProxy) setCut(v bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = v
-	if v {
-		for c := range p.conns {
-			c.Close()
-		}
-		clear(p.conns)
-	}
 }
 
 func TestBreakerFailsFastWhileTheDatabaseIsGone(t *testing.T) {
@@ -101,7 +30,7 @@ func TestBreakerFailsFastWhileTheDatabaseIsGone(t *testing.T) {
 		t.Skipf("FLEETHUB_TEST_DATABASE_URL is not a URL with a host: %v", err)
 	}
 	p := newCutProxy(t, u.Host)
-	u.Host = p.ln.Addr().String()
+	u.Host = p.Addr()
 	ctx := context.Background()
 	s, err := postgres.Open(ctx, postgres.Config{URL: u.String(), Breaker: &breaker.Config{Name: "postgresql"}})
 	if err != nil {
@@ -118,7 +47,7 @@ func TestBreakerFailsFastWhileTheDatabaseIsGone(t *testing.T) {
 		t.Fatalf("breaker %s after an answer", b.State())
 	}
 
-	p.setCut(true)
+	p.Cut(true)
 	if err := s.Ping(ctx); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("ping with the database gone: %v", err)
 	}
@@ -136,7 +65,7 @@ func TestBreakerFailsFastWhileTheDatabaseIsGone(t *testing.T) {
 		}
 	}
 
-	p.setCut(false)
+	p.Cut(false)
 	deadline := time.Now().Add(10 * time.Second)
 	for b.State() != breaker.Closed {
 		if time.Now().After(deadline) {
@@ -157,18 +86,18 @@ func TestCallTimeoutOpensTheBreakerOnAHungDatabase(t *testing.T) {
 		t.Skipf("FLEETHUB_TEST_DATABASE_URL is not a URL with a host: %v", err)
 	}
 	p := newCutProxy(t, u.Host)
-	u.Host = p.ln.Addr().String()
+	u.Host = p.Addr()
 	ctx := context.Background()
 	s, err := postgres.Open(ctx, postgres.Config{URL: u.String(), Breaker: &breaker.Config{Name: "postgresql"}, CallTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.hang.Store(false); s.Close() })
+	t.Cleanup(func() { p.Hang(false); s.Close() })
 	if err := s.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
 
-	p.hang.Store(true)
+	p.Hang(true)
 	start := time.Now()
 	if _, err := s.KeyByHash(ctx, "nothing"); !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("a read from a hung database: %v", err)
@@ -180,7 +109,7 @@ func TestCallTimeoutOpensTheBreakerOnAHungDatabase(t *testing.T) {
 		t.Fatalf("breaker %s after a timeout", s.Breaker().State())
 	}
 
-	p.hang.Store(false)
+	p.Hang(false)
 	deadline := time.Now().Add(10 * time.Second)
 	for s.Breaker().State() != breaker.Closed {
 		if time.Now().After(deadline) {
