@@ -68,16 +68,23 @@ func (l *soakLedger) answer(t *soakTraffic, ph int, over bool, n int, status, wa
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t.sent[ph] += int64(n)
+	// a refusal answered in a later phase belongs to that phase's fault,
+	// not to this one's recovery
+	bad := func() {
+		if l.phase == ph {
+			t.lastBad[ph] = time.Now()
+		}
+	}
 	switch {
 	case status == 0:
 		t.failed[ph] += int64(n)
-		t.lastBad[ph] = time.Now()
+		bad()
 		return false
 	case status == want:
 		t.acked[ph] += int64(n)
 	default:
 		t.refused[ph] += int64(n)
-		t.lastBad[ph] = time.Now()
+		bad()
 	}
 	if over {
 		t.after[ph] = append(t.after[ph], took)

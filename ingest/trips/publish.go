@@ -78,8 +78,18 @@ func (s *Service) publishUpload(ctx context.Context, t store.Trip, pts []Point, 
 			msgs = append(msgs, hub.Message{Topic: s.cfg.EventsTopic, Key: key, Value: b})
 		}
 	}
-	if err := s.pub.Publish(ctx, msgs...); err != nil {
-		s.log.Warn("publishing upload to the bus failed", "trip_id", t.ID, "error", err)
+	s.published(s.pub.Publish(ctx, msgs...), "trip_id", t.ID)
+}
+
+// published logs the first failed publish of an outage and the first
+// success after it; the points and transitions are stored either way.
+func (s *Service) published(err error, attrs ...any) {
+	switch {
+	case err != nil && !s.pubFailing.Swap(true):
+		s.log.Warn("publishing to the bus failed; what is stored stays stored, and further failures are not logged until a publish succeeds",
+			append(attrs, "error", err)...)
+	case err == nil && s.pubFailing.Load() && s.pubFailing.Swap(false):
+		s.log.Info("publishing to the bus again")
 	}
 }
 
@@ -99,7 +109,5 @@ func (s *Service) lifecycleEvent(ctx context.Context, t store.Trip, st *state, t
 	if err != nil {
 		return
 	}
-	if err := s.pub.Publish(ctx, hub.Message{Topic: s.cfg.EventsTopic, Key: []byte(t.VehicleID), Value: b}); err != nil {
-		s.log.Warn("publishing trip event failed", "trip_id", t.ID, "event", typ, "error", err)
-	}
+	s.published(s.pub.Publish(ctx, hub.Message{Topic: s.cfg.EventsTopic, Key: []byte(t.VehicleID), Value: b}), "trip_id", t.ID, "event", typ)
 }

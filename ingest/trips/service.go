@@ -11,6 +11,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
@@ -90,14 +91,17 @@ type Config struct {
 
 // Service is the trip domain service.
 type Service struct {
-	cfg    Config
-	store  Store
-	pub    Publisher
-	thr    Thresholds
-	log    *slog.Logger
-	now    func() time.Time
-	tracks *lru.Cache[string, *tracker]
-	newMu  sync.Mutex // serializes tracker creation
+	cfg   Config
+	store Store
+	pub   Publisher
+	// pubFailing is set while publishes fail, so the bus's outage is
+	// logged once (by published), not once per upload
+	pubFailing atomic.Bool
+	thr        Thresholds
+	log        *slog.Logger
+	now        func() time.Time
+	tracks     *lru.Cache[string, *tracker]
+	newMu      sync.Mutex // serializes tracker creation
 }
 
 // New makes the service. pub and thr may be nil.
