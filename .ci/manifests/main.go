@@ -241,14 +241,14 @@ func checkShape(objs []object) error {
 	case fleethub == nil:
 		errs = append(errs, errors.New("no Deployment named fleethub"))
 	case fleethub.Spec.Replicas == nil || *fleethub.Spec.Replicas != 3:
-		errs = append(errs, errors.New("Deployment fleethub: want 3 replicas"))
+		errs = append(errs, errors.New("deployment fleethub: want 3 replicas"))
 	default:
 		for _, c := range fleethub.Spec.Template.Spec.Containers {
 			if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
-				errs = append(errs, fmt.Errorf("Deployment fleethub: container %s: readiness is not GET /readyz", c.Name))
+				errs = append(errs, fmt.Errorf("deployment fleethub: container %s: readiness is not GET /readyz", c.Name))
 			}
 			if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
-				errs = append(errs, fmt.Errorf("Deployment fleethub: container %s: liveness is not GET /healthz", c.Name))
+				errs = append(errs, fmt.Errorf("deployment fleethub: container %s: liveness is not GET /healthz", c.Name))
 			}
 		}
 	}
