@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -32,15 +33,21 @@ import (
 // websocket subscriber of one event stream, node 0 one of a telemetry
 // stream, and a webhook stream delivers the same events to a receiver in
 // the generator. Duration is split into seven phases: no fault; a node
-// SIGKILLed and restarted; Redis cut; PostgreSQL hung; the webhook
+// SIGKILLed and restarted; Redis cut (or, with RedisServer, SIGKILLed and
+// restarted); PostgreSQL hung; the webhook
 // receiver down (its phase longer by the outage); the broker SIGKILLed
 // and restarted; after. Redis and
 // PostgreSQL go away through proxies inside the generator, never by
 // stopping the servers, which other work on the machine shares.
 type SoakConfig struct {
-	Fleethub      string // the fleethub binary
-	Broker        string // the fleethub-bench binary (default: this process's)
-	RedisURL      string
+	Fleethub string // the fleethub binary
+	Broker   string // the fleethub-bench binary (default: this process's)
+	RedisURL string
+	// RedisServer, when set, is a redis-server binary: the soak runs a
+	// Redis of its own (append-only file synced before each answer, in
+	// Dir) instead of using RedisURL, and SIGKILLs and restarts it instead
+	// of cutting its connections.
+	RedisServer   string
 	DatabaseURL   string
 	Duration      time.Duration // default 30 minutes
 	Rate          int           // events a second (default 2,000)
@@ -61,8 +68,8 @@ func (c *SoakConfig) defaults() error {
 	if c.Fleethub == "" {
 		return errors.New("bench: soak: --fleethub names the fleethub binary")
 	}
-	if c.RedisURL == "" || c.DatabaseURL == "" {
-		return errors.New("bench: soak: --redis-url and --database-url are required")
+	if (c.RedisURL == "" && c.RedisServer == "") || c.DatabaseURL == "" {
+		return errors.New("bench: soak: --redis-url (or --redis-server) and --database-url are required")
 	}
 	if c.Broker == "" {
 		exe, err := os.Executable()
@@ -213,6 +220,27 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 		admin.Close(dctx)
 	}()
 
+	var redisProc *soakProc
+	if cfg.RedisServer != "" {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		dir := filepath.Join(cfg.Dir, "redis")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		redisProc = &soakProc{name: "redis", out: filepath.Join(cfg.Dir, "redis.log"), args: []string{cfg.RedisServer, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--dir", dir, "--appendonly", "yes", "--appendfsync", "always", "--save", ""}}
+		if err := redisProc.start(); err != nil {
+			return nil, err
+		}
+		defer redisProc.signal(syscall.SIGKILL)
+		cfg.RedisURL = "redis://127.0.0.1:" + strconv.Itoa(port) + "/0"
+		if err := waitListening(ctx, "127.0.0.1:"+strconv.Itoa(port), 30*time.Second); err != nil {
+			return nil, err
+		}
+	}
 	pgURL, _ := url.Parse(cfg.DatabaseURL)
 	rdURL, _ := url.Parse(cfg.RedisURL)
 	if pgURL == nil || rdURL == nil || pgURL.Host == "" || rdURL.Host == "" {
@@ -342,7 +370,11 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 	longest := phase * 3 / 4
 	starts := make([]time.Time, len(soakPhaseNames))
 	faultEnds := make([]time.Time, len(soakPhaseNames))
-	for i, name := range soakPhaseNames {
+	names := slices.Clone(soakPhaseNames)
+	if redisProc != nil {
+		names[slices.Index(names, "redis cut")] = "redis restarted"
+	}
+	for i, name := range names {
 		fleet.led.mu.Lock()
 		fleet.led.phase, fleet.led.faultOver = i, false
 		fleet.led.mu.Unlock()
@@ -365,6 +397,12 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 			rdProxy.Cut(true)
 			wait(cfg.StoreDown)
 			rdProxy.Cut(false)
+		case "redis restarted":
+			redisProc.signal(syscall.SIGKILL)
+			wait(cfg.StoreDown)
+			if err := redisProc.start(); err != nil {
+				return nil, err
+			}
 		case "postgres hung":
 			pgProxy.Hang(true)
 			wait(cfg.StoreDown)
@@ -425,7 +463,7 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 	for _, n := range stored {
 		res.PointsStored += n
 	}
-	for i, name := range soakPhaseNames {
+	for i, name := range names {
 		p := SoakPhase{Name: name, Fault: faultEnds[i].Sub(starts[i]),
 			Events: led.events.phase(i), Points: led.points.phase(i), Telemetry: led.telemetry.phase(i)}
 		for _, t := range []*soakTraffic{led.events, led.points, led.telemetry} {
@@ -443,6 +481,24 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 		res.Phases = append(res.Phases, p)
 	}
 	return res, nil
+}
+
+// waitListening dials addr until it accepts a connection.
+func waitListening(ctx context.Context, addr string, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		var d net.Dialer
+		if c, err := d.DialContext(ctx, "tcp", addr); err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("bench: soak: nothing listens on %s after %s", addr, within)
 }
 
 // phase summarises the traffic of phase i.

@@ -26,6 +26,9 @@ func TestSoakShort(t *testing.T) {
 	if redisURL == "" || dbURL == "" {
 		t.Fatal("the soak needs FLEETHUB_TEST_REDIS_URL and FLEETHUB_TEST_DATABASE_URL")
 	}
+	// with a redis-server on the PATH the soak restarts a Redis of its own
+	// instead of cutting the shared one's connections
+	redisServer, _ := exec.LookPath("redis-server")
 	dir := t.TempDir()
 	for _, cmd := range []string{"fleethub", "fleethub-bench"} {
 		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "../cmd/"+cmd).CombinedOutput()
@@ -37,7 +40,7 @@ func TestSoakShort(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	res, err := bench.Soak(ctx, bench.SoakConfig{Fleethub: filepath.Join(dir, "fleethub"), Broker: filepath.Join(dir, "fleethub-bench"),
-		RedisURL: redisURL, DatabaseURL: dbURL, Duration: 2 * time.Minute, Rate: 200, PointsRate: 2000, TelemetryRate: 200, Trips: 200,
+		RedisURL: redisURL, RedisServer: redisServer, DatabaseURL: dbURL, Duration: 2 * time.Minute, Rate: 200, PointsRate: 2000, TelemetryRate: 200, Trips: 200,
 		Dir: filepath.Join(dir, "soak"), Log: &log})
 	if err != nil {
 		t.Fatalf("soak: %v\n%s", err, log.String())

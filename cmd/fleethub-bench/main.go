@@ -100,6 +100,7 @@ type flags struct {
 	redisURL    string
 	databaseURL string
 	soakDir     string
+	redisServer string
 	pointsRate  int
 	telRate     int
 	receiver    time.Duration
@@ -139,6 +140,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*flags, error) {
 	fs.Float64Var(&f.timeLimit, "time-limit", 2, "optimize --vrp: options.time_limit_seconds of each instance")
 	fs.Int64Var(&f.seed, "seed", 0, "optimize --vrp: options.seed")
 	fs.StringVar(&f.fleethub, "fleethub", "fleethub", "soak: the fleethub binary the nodes run")
+	fs.StringVar(&f.redisServer, "redis-server", "", "soak: a redis-server binary: run a Redis of the soak's own (append-only file, synced) and SIGKILL and restart it, instead of cutting --redis-url's connections")
 	fs.StringVar(&f.redisURL, "redis-url", os.Getenv("FLEETHUB_TEST_REDIS_URL"), "soak: Redis the nodes share (or FLEETHUB_TEST_REDIS_URL); reached through a proxy the soak cuts")
 	fs.StringVar(&f.databaseURL, "database-url", os.Getenv("FLEETHUB_TEST_DATABASE_URL"), "soak: PostgreSQL server the soak makes a schema in (or FLEETHUB_TEST_DATABASE_URL); reached through a proxy the soak hangs")
 	fs.IntVar(&f.pointsRate, "points-rate", 20000, "soak: location points a second (--rate is events a second there, default 2000; --trips vehicles on trips, default 2000)")
@@ -207,7 +209,7 @@ func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (pri
 	case "broker":
 		return nil, bench.Broker(ctx, f.port, f.soakDir, stdout)
 	case "soak":
-		sc := bench.SoakConfig{Fleethub: f.fleethub, RedisURL: f.redisURL, DatabaseURL: f.databaseURL, Rate: int(c.Rate), PointsRate: f.pointsRate,
+		sc := bench.SoakConfig{Fleethub: f.fleethub, RedisURL: f.redisURL, RedisServer: f.redisServer, DatabaseURL: f.databaseURL, Rate: int(c.Rate), PointsRate: f.pointsRate,
 			TelemetryRate: f.telRate, ReceiverDown: f.receiver, Dir: f.soakDir, Log: os.Stderr}
 		if f.durationSet {
 			sc.Duration = c.Duration
