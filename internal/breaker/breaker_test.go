@@ -294,20 +294,26 @@ func TestWatchOpensAClosedBreaker(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
 	var up atomic.Bool
 	up.Store(true)
-	var probes atomic.Int32
+	probed := make(chan error, 16)
 	b := breaker.New(breaker.Config{Name: "kafka", Clock: clock, Watch: time.Second, ProbeEvery: time.Second}, func(context.Context) error {
-		probes.Add(1)
+		err := errDown
 		if up.Load() {
-			return nil
+			err = nil
 		}
-		return errDown
+		select {
+		case probed <- err:
+		default:
+		}
+		return err
 	})
 	defer b.Close()
 	live := b.Live()
 
 	clock.advance(t, time.Second) // a watch probe that succeeds: still closed
-	for probes.Load() < 1 {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-probed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no watch probe")
 	}
 	if b.State() != breaker.Closed || live.Err() != nil {
 		t.Fatalf("after a good probe: %s, live %v", b.State(), live.Err())
