@@ -235,48 +235,39 @@ func (f *soakFleet) run(ctx context.Context) {
 }
 
 func (f *soakFleet) sendEvents(tick int64) {
-	seqs := make([]int64, soakEventBatch)
-	evs := make([]map[string]any, len(seqs))
-	now := time.Now().UTC().Format(time.RFC3339Nano)
-	for i := range seqs {
-		s := f.seq.Add(1)
-		seqs[i] = s
-		evs[i] = map[string]any{"event_id": "soak-" + strconv.FormatInt(s, 10), "event_type": "harsh_braking", "category": "safety_events",
-			"timestamp": now, "severity": "high",
-			"source": map[string]any{"vehicle_id": "soak-veh-" + strconv.FormatInt(s%int64(max(f.cfg.Trips, 1)), 10)}, "event_data": map[string]any{"soak_seq": s}}
-	}
-	body, _ := json.Marshal(map[string]any{"events": evs})
-	ph, over := f.led.now()
-	start := time.Now()
-	st := soakPost(f.client, f.bases[int(tick)%len(f.bases)]+"/v1/events", f.key, body, nil)
-	if f.led.answer(f.led.events, ph, over, len(seqs), st, 202, time.Since(start)) {
-		f.led.mu.Lock()
-		for _, s := range seqs {
-			f.led.evAcked[s] = soakAckMark(ph, over)
-		}
-		f.led.mu.Unlock()
-	}
+	f.sendSequenced(tick, soakEventBatch, "/v1/events", "events", f.led.events, f.led.evAcked, func(s int64, now, vehicle string) any {
+		return map[string]any{"event_id": "soak-" + strconv.FormatInt(s, 10), "event_type": "harsh_braking", "category": "safety_events",
+			"timestamp": now, "severity": "high", "source": map[string]any{"vehicle_id": vehicle}, "event_data": map[string]any{"soak_seq": s}}
+	})
 }
 
 func (f *soakFleet) sendTelemetry(tick int64) {
-	seqs := make([]int64, soakTelemetryBatch)
-	msgs := make([]map[string]any, len(seqs))
+	f.sendSequenced(tick, soakTelemetryBatch, "/v1/telemetry", "messages", f.led.telemetry, f.led.telAcked, func(s int64, now, vehicle string) any {
+		return map[string]any{"timestamp": now, "vehicle_id": vehicle, "data_type": "engine_diagnostics", "sequence": s,
+			"data": map[string]any{"engine": map[string]any{"rpm": 2000 + s%500, "load_percentage": 40, "coolant_temp": 90, "oil_pressure": 45}}}
+	})
+}
+
+// sendSequenced sends n messages made by msg, each with the next sequence
+// of the generator, as {field: [...]} to path on the next node in turn,
+// and records each acknowledged sequence in acked.
+func (f *soakFleet) sendSequenced(tick int64, n int, path, field string, t *soakTraffic, acked map[int64]int, msg func(seq int64, now, vehicle string) any) {
+	seqs := make([]int64, n)
+	msgs := make([]any, n)
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	for i := range seqs {
 		s := f.seq.Add(1)
 		seqs[i] = s
-		msgs[i] = map[string]any{"timestamp": now, "vehicle_id": "soak-veh-" + strconv.FormatInt(s%int64(max(f.cfg.Trips, 1)), 10),
-			"data_type": "engine_diagnostics", "sequence": s,
-			"data": map[string]any{"engine": map[string]any{"rpm": 2000 + s%500, "load_percentage": 40, "coolant_temp": 90, "oil_pressure": 45}}}
+		msgs[i] = msg(s, now, "soak-veh-"+strconv.FormatInt(s%int64(max(f.cfg.Trips, 1)), 10))
 	}
-	body, _ := json.Marshal(map[string]any{"messages": msgs})
+	body, _ := json.Marshal(map[string]any{field: msgs})
 	ph, over := f.led.now()
 	start := time.Now()
-	st := soakPost(f.client, f.bases[int(tick)%len(f.bases)]+"/v1/telemetry", f.key, body, nil)
-	if f.led.answer(f.led.telemetry, ph, over, len(seqs), st, 202, time.Since(start)) {
+	st := soakPost(f.client, f.bases[int(tick)%len(f.bases)]+path, f.key, body, nil)
+	if f.led.answer(t, ph, over, n, st, 202, time.Since(start)) {
 		f.led.mu.Lock()
 		for _, s := range seqs {
-			f.led.telAcked[s] = soakAckMark(ph, over)
+			acked[s] = soakAckMark(ph, over)
 		}
 		f.led.mu.Unlock()
 	}
