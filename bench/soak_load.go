@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -168,47 +169,53 @@ const (
 	soakPointBatch     = 100
 )
 
-// startTrips starts cfg.Trips trips, each on the node its points go to.
-func (f *soakFleet) startTrips(ctx context.Context) error {
-	f.trips = make([]string, f.cfg.Trips)
+// forEachTrip calls fn for every trip index from workers goroutines and
+// returns the first error; the other workers stop taking indexes then.
+func (f *soakFleet) forEachTrip(ctx context.Context, workers int, fn func(i int) error) error {
 	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	next := atomic.Int64{}
-	for range 8 {
+	var first atomic.Value
+	var next atomic.Int64
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(f.trips) || ctx.Err() != nil {
+				if i >= len(f.trips) || ctx.Err() != nil || first.Load() != nil {
 					return
 				}
-				var t struct {
-					TripID string `json:"trip_id"`
-				}
-				err := apiCall(ctx, "POST", f.bases[i%len(f.bases)]+"/v1/trips", f.key,
-					map[string]any{"vehicle_id": "soak-veh-" + strconv.Itoa(i), "start_time": time.Now().Add(-time.Minute).UTC().Format(time.RFC3339Nano)}, &t)
-				if err == nil && t.TripID == "" {
-					err = fmt.Errorf("no trip_id")
-				}
-				if err != nil {
-					select {
-					case errs <- fmt.Errorf("bench: soak: start trip %d: %w", i, err):
-					default:
-					}
+				if err := fn(i); err != nil {
+					first.CompareAndSwap(nil, err)
 					return
 				}
-				f.trips[i] = t.TripID
 			}
 		}()
 	}
 	wg.Wait()
-	select {
-	case err := <-errs:
+	if err, ok := first.Load().(error); ok {
 		return err
-	default:
-		return nil
 	}
+	return ctx.Err()
+}
+
+// startTrips starts cfg.Trips trips, each on the node its points go to.
+func (f *soakFleet) startTrips(ctx context.Context) error {
+	f.trips = make([]string, f.cfg.Trips)
+	return f.forEachTrip(ctx, 8, func(i int) error {
+		var t struct {
+			TripID string `json:"trip_id"`
+		}
+		err := apiCall(ctx, "POST", f.bases[i%len(f.bases)]+"/v1/trips", f.key,
+			map[string]any{"vehicle_id": "soak-veh-" + strconv.Itoa(i), "start_time": time.Now().Add(-time.Minute).UTC().Format(time.RFC3339Nano)}, &t)
+		if err == nil && t.TripID == "" {
+			err = errors.New("no trip_id")
+		}
+		if err != nil {
+			return fmt.Errorf("bench: soak: start trip %d: %w", i, err)
+		}
+		f.trips[i] = t.TripID
+		return nil
+	})
 }
 
 // run sends events, telemetry and points at their rates until ctx ends.
@@ -326,38 +333,19 @@ func (f *soakFleet) sendPoints(tick int64) {
 func (f *soakFleet) stored(ctx context.Context) (map[string]int64, error) {
 	out := make(map[string]int64, len(f.trips))
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var firstErr atomic.Value
-	next := atomic.Int64{}
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(f.trips) || ctx.Err() != nil {
-					return
-				}
-				var r struct {
-					Geometry struct {
-						TotalPoints int64 `json:"total_points"`
-					} `json:"route_geometry"`
-				}
-				err := apiCall(ctx, "GET", f.bases[i%len(f.bases)]+"/v1/trips/"+f.trips[i]+"/route?include_waypoints=false", f.key, nil, &r)
-				if err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				n := r.Geometry.TotalPoints
-				mu.Lock()
-				out[f.trips[i]] = n
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if err, ok := firstErr.Load().(error); ok {
-		return out, fmt.Errorf("bench: soak: read a trip's route: %w", err)
-	}
-	return out, nil
+	err := f.forEachTrip(ctx, 4, func(i int) error {
+		var r struct {
+			Geometry struct {
+				TotalPoints int64 `json:"total_points"`
+			} `json:"route_geometry"`
+		}
+		if err := apiCall(ctx, "GET", f.bases[i%len(f.bases)]+"/v1/trips/"+f.trips[i]+"/route?include_waypoints=false", f.key, nil, &r); err != nil {
+			return fmt.Errorf("bench: soak: read a trip's route: %w", err)
+		}
+		mu.Lock()
+		out[f.trips[i]] = r.Geometry.TotalPoints
+		mu.Unlock()
+		return nil
+	})
+	return out, err
 }
