@@ -74,13 +74,27 @@ type Bus struct {
 
 var _ hub.Bus = (*Bus)(nil)
 
-// group keeps a group's committed offsets of one topic; parts[i] is held
-// while a member handles partition i, so members of one group never
-// handle the same message at once.
+// group keeps a group's offsets of one topic; parts[i] is held while a
+// member handles partition i, so members of one group never handle the
+// same message at once.
+//
+// Two offsets per partition: pos is the next offset to hand to a member
+// (memory only), committed the one a group resumes from after a restart
+// (written to disk). They differ while the handler holds a message
+// (Subscription.Held): the commit stays at the held message, while the
+// members go on from pos, so a held message costs no redelivery in a
+// running process and is delivered again only after a crash, or to a
+// member that joins once every member left (as on Kafka).
 type group struct {
-	mu        sync.Mutex // guards committed
-	committed []int64    // next offset per partition; 0 when none
+	mu        sync.Mutex // guards committed, pos and members
+	committed []int64    // resume offset per partition; 0 when none
+	pos       []int64    // next offset to hand out per partition; 0 when none
+	members   int        // Subscribe calls consuming in the group
 	parts     []sync.Mutex
+}
+
+func newGroup(committed []int64) *group {
+	return &group{committed: committed, pos: append([]int64(nil), committed...), parts: make([]sync.Mutex, len(committed))}
 }
 
 // New makes a bus in memory.
@@ -198,7 +212,7 @@ func (b *Bus) group(topic, name string) *group {
 	k := topic + "\x00" + name
 	g := b.groups[k]
 	if g == nil {
-		g = &group{committed: make([]int64, b.cfg.Partitions), parts: make([]sync.Mutex, b.cfg.Partitions)}
+		g = newGroup(make([]int64, b.cfg.Partitions))
 		b.groups[k] = g
 	}
 	return g
@@ -225,15 +239,26 @@ func (b *Bus) Subscribe(ctx context.Context, sub hub.Subscription, h hub.Handler
 	if sub.Group != "" {
 		g = b.group(sub.Topic, sub.Group)
 		g.mu.Lock()
+		if g.members == 0 {
+			// the first member resumes where the group committed, held
+			// messages included
+			copy(g.pos, g.committed)
+		}
+		g.members++
 		for i, c := range g.committed {
 			// offsets that started again (a wiped log) restart the group
-			if _, last := b.log.Bounds(partKey(sub.Topic, i)); c > last+1 {
+			if _, last := b.log.Bounds(partKey(sub.Topic, i)); c > last+1 || g.pos[i] > last+1 {
 				b.cfg.Logger.Warn("bus: committed offset past the log's end; the group restarts from the oldest retained message",
 					"topic", sub.Topic, "group", sub.Group, "partition", i, "committed", c, "last", last)
-				g.committed[i] = 0
+				g.committed[i], g.pos[i] = 0, 0
 			}
 		}
 		g.mu.Unlock()
+		defer func() {
+			g.mu.Lock()
+			g.members--
+			g.mu.Unlock()
+		}()
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, b.cfg.Partitions)
@@ -266,8 +291,8 @@ func (b *Bus) consume(ctx context.Context, sub hub.Subscription, pi int, next in
 	for {
 		if g != nil {
 			g.mu.Lock()
-			if g.committed[pi] > 0 {
-				next = g.committed[pi]
+			if g.pos[pi] > 0 {
+				next = g.pos[pi]
 			}
 			g.mu.Unlock()
 		}
@@ -296,7 +321,7 @@ func (b *Bus) consume(ctx context.Context, sub hub.Subscription, pi int, next in
 		if g != nil {
 			g.parts[pi].Lock()
 			g.mu.Lock()
-			stale := g.committed[pi] > batch[0].Offset
+			stale := g.pos[pi] > batch[0].Offset
 			g.mu.Unlock()
 			if !stale {
 				if err = h(ctx, batch); err == nil {
@@ -323,12 +348,18 @@ func (b *Bus) consume(ctx context.Context, sub hub.Subscription, pi int, next in
 	}
 }
 
-// commit moves a group's offset of a partition to next, but never past
-// the oldest message the handler still holds.
+// commit moves a group's position in a partition to next, and its
+// committed offset too, but never past the oldest message the handler
+// still holds.
 func (b *Bus) commit(g *group, pi int, next int64, held func(int) (int64, bool)) {
 	if g == nil {
 		return
 	}
+	g.mu.Lock()
+	if next > g.pos[pi] {
+		g.pos[pi] = next
+	}
+	g.mu.Unlock()
 	if held != nil {
 		if h, ok := held(pi); ok && h < next {
 			next = h
@@ -428,7 +459,7 @@ func (b *Bus) loadGroups() error {
 		if len(offs) != b.cfg.Partitions {
 			return fmt.Errorf("bus: %s: %d partitions recorded, %d configured", filepath.Join(b.cfg.Dir, groupsFile), len(offs), b.cfg.Partitions)
 		}
-		b.groups[k] = &group{committed: offs, parts: make([]sync.Mutex, b.cfg.Partitions)}
+		b.groups[k] = newGroup(offs)
 	}
 	return nil
 }
