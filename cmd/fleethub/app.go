@@ -363,6 +363,9 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		wcfg.Acks, a.closers = acks, append(a.closers, acks.Close)
 	}
 	a.streams = streams.NewService(a.reg, a.store, a.slog, streams.AllowPrivateWebhooks(cfg.AllowPrivateWebhooks))
+	if cfg.OrderWait < 0 {
+		return fmt.Errorf("--order-wait must not be negative, not %s", cfg.OrderWait)
+	}
 	if cfg.WebhookConcurrency < 0 {
 		return fmt.Errorf("--webhook-concurrency must be positive (0: the default, %d), not %d", webhook.DefaultConcurrency, cfg.WebhookConcurrency)
 	}
@@ -374,7 +377,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	if namer != nil {
 		n = namer
 	}
-	a.pipe = pipeline.New(pipeline.Config{}, a.bus, a.reg, a.slog, window, pipeline.NewStoreEnricher(a.store, n), a.hooks, log)
+	a.pipe = pipeline.New(pipeline.Config{OrderWait: cfg.OrderWait}, a.bus, a.reg, a.slog, window, pipeline.NewStoreEnricher(a.store, n), a.hooks, log)
 	a.ws = ws.New(wcfg, a.reg, a.slog, a.reg, log)
 	return nil
 }

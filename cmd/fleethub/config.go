@@ -37,6 +37,9 @@ type config struct {
 
 	LogRetention time.Duration
 	LogMaxBytes  int64
+	// OrderWait is how long an event_ordering stream waits for a
+	// sequence gap to fill (0: the pipeline's default).
+	OrderWait time.Duration
 }
 
 // envName turns a flag name into its environment variable.
@@ -94,6 +97,7 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "if set, serve Go pprof profiles on this address (e.g. 127.0.0.1:6060)")
 	fs.DurationVar(&c.LogRetention, "log-retention", seglog.DefaultRetention, "how long the embedded bus and stream logs under --data keep messages")
 	fs.Int64Var(&c.LogMaxBytes, "log-max-bytes", seglog.DefaultMaxBytes, "disk bytes each of the embedded bus and stream logs keeps at most (oldest segments deleted first)")
+	fs.DurationVar(&c.OrderWait, "order-wait", 2*time.Second, "how long event_ordering waits for a missing sequence number before it skips the gap")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 15*time.Second, "how long shutdown waits for in-flight work")
 	fs.Usage = func() {
 		fmt.Fprintln(w, "usage: fleethub serve [flags]\n\nEvery flag can also be set as FLEETHUB_<FLAG> (dashes as underscores).")

@@ -30,13 +30,20 @@
 // late message from a duplicate, the event-id dedup window (package
 // dedup) can. A consumer that wants strict order drops Late items. That is
 // why Push and Expire return Items (value, source, sequence, flags), not
-// bare values. An item whose number is already buffered is a duplicate
-// and is dropped (the first copy is kept).
+// bare values. An item whose number is already buffered is a copy: it is
+// buffered after the first and released right after it (a consumer that
+// wants one of each deduplicates by id), so nothing pushed is dropped.
 //
 // A device that restarts its numbering (a reboot) would make every item
 // late until the source is forgotten: a source with nothing buffered is
 // forgotten after IdleTimeout without a Push. Sequence numbers must stay
 // below math.MaxInt64.
+//
+// At most MaxSources sources are remembered (default 100,000): a Push
+// from a new source beyond it forgets the source pushed to least
+// recently, first releasing what that source buffered, in order. So the
+// memory of a Sequencer is bounded by MaxSources × (MaxBuffered items +
+// a small per-source record) whatever the number of distinct sources.
 //
 // A Sequencer is safe for concurrent use; every method takes its mutex.
 // The clock is the caller's: Push and Expire take now. Measured on a

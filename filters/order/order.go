@@ -1,6 +1,7 @@
 package order
 
 import (
+	"container/list"
 	"errors"
 	"slices"
 	"sync"
@@ -12,6 +13,7 @@ const (
 	DefaultMaxBuffered = 1024
 	DefaultMaxWait     = 2 * time.Second
 	DefaultIdleTimeout = 5 * time.Minute
+	DefaultMaxSources  = 100_000
 )
 
 // ErrInvalid is returned by New for negative limits.
@@ -26,6 +28,10 @@ type Config struct {
 	// IdleTimeout is how long a source with nothing buffered is
 	// remembered after its last Push.
 	IdleTimeout time.Duration
+	// MaxSources is the most sources remembered. A Push from a new
+	// source beyond it forgets the source pushed to least recently,
+	// releasing what it buffered first.
+	MaxSources int
 }
 
 // Item is a released item.
@@ -48,13 +54,16 @@ type Sequencer[T any] struct {
 	mu        sync.Mutex
 	sources   map[string]*stream[T] // mu must be held
 	waiting   map[string]*stream[T] // sources with buffered items; mu must be held
+	recent    *list.List            // of *stream[T], most recently pushed first; mu must be held
 	nextSweep time.Time             // when Expire next looks for idle sources
 }
 
 type stream[T any] struct {
+	name string
 	next int64        // next expected sequence number
-	buf  []pending[T] // sorted by seq, every seq > next
+	buf  []pending[T] // sorted by seq (copies of one seq in push order), every seq >= next
 	last time.Time    // last Push
+	elem *list.Element
 }
 
 type pending[T any] struct {
@@ -65,7 +74,7 @@ type pending[T any] struct {
 
 // New returns a Sequencer; zero fields of cfg take the defaults.
 func New[T any](cfg Config) (*Sequencer[T], error) {
-	if cfg.MaxBuffered < 0 || cfg.MaxWait < 0 || cfg.IdleTimeout < 0 {
+	if cfg.MaxBuffered < 0 || cfg.MaxWait < 0 || cfg.IdleTimeout < 0 || cfg.MaxSources < 0 {
 		return nil, ErrInvalid
 	}
 	if cfg.MaxBuffered == 0 {
@@ -77,30 +86,43 @@ func New[T any](cfg Config) (*Sequencer[T], error) {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
-	return &Sequencer[T]{cfg: cfg, sources: make(map[string]*stream[T]), waiting: make(map[string]*stream[T])}, nil
+	if cfg.MaxSources == 0 {
+		cfg.MaxSources = DefaultMaxSources
+	}
+	return &Sequencer[T]{cfg: cfg, sources: make(map[string]*stream[T]), waiting: make(map[string]*stream[T]), recent: list.New()}, nil
 }
 
 // Push adds an item from source and returns the items it releases, in
 // order: the item itself if it is the next expected one (or late), with
-// the buffered items that follow it.
+// the buffered items that follow it. A Push from a new source beyond
+// MaxSources first releases what the least recently pushed source
+// buffered and forgets it.
 func (s *Sequencer[T]) Push(source string, seq int64, v T, now time.Time) []Item[T] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var out []Item[T]
 	st, ok := s.sources[source]
 	if !ok {
-		st = &stream[T]{next: seq}
+		if len(s.sources) >= s.cfg.MaxSources {
+			out = s.evict(out)
+		}
+		st = &stream[T]{name: source, next: seq}
+		st.elem = s.recent.PushFront(st)
 		s.sources[source] = st
+	} else {
+		s.recent.MoveToFront(st.elem)
 	}
 	st.last = now
 	switch {
 	case seq < st.next:
-		return []Item[T]{{Source: source, Seq: seq, Value: v, Late: true}}
+		return append(out, Item[T]{Source: source, Seq: seq, Value: v, Late: true})
 	case seq == st.next:
 		st.next++
-		out := []Item[T]{{Source: source, Seq: seq, Value: v}}
+		out = append(out, Item[T]{Source: source, Seq: seq, Value: v})
 		return s.drain(source, st, out)
 	}
-	i, found := slices.BinarySearchFunc(st.buf, seq, func(p pending[T], seq int64) int {
+	// after every buffered copy of seq: copies leave in push order
+	i, _ := slices.BinarySearchFunc(st.buf, seq+1, func(p pending[T], seq int64) int {
 		switch {
 		case p.seq < seq:
 			return -1
@@ -109,12 +131,8 @@ func (s *Sequencer[T]) Push(source string, seq int64, v T, now time.Time) []Item
 		}
 		return 0
 	})
-	if found {
-		return nil // a duplicate of a buffered item
-	}
 	st.buf = slices.Insert(st.buf, i, pending[T]{seq: seq, v: v, at: now})
 	s.waiting[source] = st
-	var out []Item[T]
 	for len(st.buf) > s.cfg.MaxBuffered {
 		out = s.releaseThrough(source, st, st.buf[0].seq, out)
 	}
@@ -153,6 +171,7 @@ func (s *Sequencer[T]) Expire(now time.Time) []Item[T] {
 	if !now.Before(s.nextSweep) {
 		for name, st := range s.sources {
 			if len(st.buf) == 0 && now.Sub(st.last) >= s.cfg.IdleTimeout {
+				s.recent.Remove(st.elem)
 				delete(s.sources, name)
 			}
 		}
@@ -172,6 +191,30 @@ func (s *Sequencer[T]) Buffered() int {
 	return n
 }
 
+// Sources returns the number of sources remembered.
+func (s *Sequencer[T]) Sources() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sources)
+}
+
+// evict forgets the least recently pushed source, releasing what it
+// buffered; s.mu must be held.
+func (s *Sequencer[T]) evict(out []Item[T]) []Item[T] {
+	back := s.recent.Back()
+	if back == nil {
+		return out
+	}
+	st := back.Value.(*stream[T])
+	if len(st.buf) > 0 {
+		out = s.releaseThrough(st.name, st, st.buf[len(st.buf)-1].seq, out)
+	}
+	s.recent.Remove(back)
+	delete(s.sources, st.name)
+	delete(s.waiting, st.name)
+	return out
+}
+
 // releaseThrough releases every buffered item with seq <= through,
 // skipping the gaps, then the items that follow without a gap; s.mu must
 // be held.
@@ -179,21 +222,27 @@ func (s *Sequencer[T]) releaseThrough(source string, st *stream[T], through int6
 	n := 0
 	for n < len(st.buf) && st.buf[n].seq <= through {
 		p := &st.buf[n]
-		out = append(out, Item[T]{Source: source, Seq: p.seq, Value: p.v, Skipped: p.seq - st.next})
-		st.next = p.seq + 1
+		it := Item[T]{Source: source, Seq: p.seq, Value: p.v}
+		if p.seq >= st.next { // not a copy of the one just released
+			it.Skipped = p.seq - st.next
+			st.next = p.seq + 1
+		}
+		out = append(out, it)
 		n++
 	}
 	st.buf = shift(st.buf, n)
 	return s.drain(source, st, out)
 }
 
-// drain releases the buffered items that follow st.next without a gap;
-// s.mu must be held.
+// drain releases the buffered items that follow st.next without a gap,
+// with the copies of each; s.mu must be held.
 func (s *Sequencer[T]) drain(source string, st *stream[T], out []Item[T]) []Item[T] {
 	n := 0
-	for n < len(st.buf) && st.buf[n].seq == st.next {
+	for n < len(st.buf) && st.buf[n].seq <= st.next {
+		if st.buf[n].seq == st.next {
+			st.next++
+		}
 		out = append(out, Item[T]{Source: source, Seq: st.buf[n].seq, Value: st.buf[n].v})
-		st.next++
 		n++
 	}
 	st.buf = shift(st.buf, n)

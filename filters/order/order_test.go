@@ -95,12 +95,15 @@ func TestSequencer(t *testing.T) {
 			push("a", 4, 6, "a:4 late"),
 			push("a", 7, 7, "a:7", "a:8", "a:9"),
 		}},
-		{"late and duplicates", []step{
+		{"late and copies", []step{
 			push("a", 10, 0, "a:10"),
 			push("a", 9, 1, "a:9 late"),
 			push("a", 10, 2, "a:10 late"),
-			push("a", 12, 3), push("a", 12, 4),
-			push("a", 11, 5, "a:11", "a:12"),
+			// a copy of a buffered number leaves right after it
+			push("a", 12, 3), push("a", 12, 4), push("a", 14, 4),
+			push("a", 11, 5, "a:11", "a:12", "a:12"),
+			push("a", 14, 6),
+			expire(200, "a:14 skip1", "a:14"),
 		}},
 		{"sources are independent", []step{
 			push("a", 1, 0, "a:1"), push("b", 7, 0, "b:7"),
@@ -251,5 +254,36 @@ func BenchmarkSequencerSwappedPairs(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		s.Push("veh_1", int64(i^1), i, now)
+	}
+}
+
+// TestMaxSources: a new source beyond MaxSources forgets the source
+// pushed to least recently, releasing what it buffered; the others keep
+// their place in the sequence.
+func TestMaxSources(t *testing.T) {
+	s, err := order.New[string](order.Config{MaxSources: 2, MaxWait: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_700_000_000, 0)
+	s.Push("a", 1, "a1", now)
+	s.Push("b", 1, "b1", now)
+	if got := s.Push("a", 3, "a3", now); len(got) != 0 { // a waits for 2
+		t.Fatalf("a:3 released %v at once", got)
+	}
+	s.Push("b", 3, "b3", now) // b waits for 2; a is now the least recent
+	got := s.Push("c", 1, "c1", now)
+	var vals []string
+	for _, it := range got {
+		vals = append(vals, it.Value)
+	}
+	if want := []string{"a3", "c1"}; !slices.Equal(vals, want) {
+		t.Fatalf("a new source beyond the cap released %v, want %v (a's buffer, then c:1)", vals, want)
+	}
+	if n := s.Sources(); n != 2 {
+		t.Fatalf("%d sources remembered, want 2", n)
+	}
+	if got := s.Push("b", 2, "b2", now); len(got) != 2 || got[0].Value != "b2" || got[1].Value != "b3" {
+		t.Fatalf("b kept its sequence: got %v", got)
 	}
 }

@@ -59,6 +59,10 @@ type Metadata struct {
 	SequenceNumber int64  `json:"sequence_number" msgpack:"sequence_number"`
 	ProcessingTime string `json:"processing_time,omitempty" msgpack:"processing_time,omitempty"`
 	SourceSystem   string `json:"source_system,omitempty" msgpack:"source_system,omitempty"`
+	// Late is set by the pipeline on an event an ordering stream delivers
+	// after its place in sequence order had passed. Server-owned: ingest
+	// refuses it from clients.
+	Late bool `json:"late,omitempty" msgpack:"late,omitempty"`
 }
 
 // Event is a fleet event message.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
 )
 
 // busRef names the bus message a stream's message came from.
@@ -28,27 +29,40 @@ type partKey struct {
 	partition int
 }
 
-// holdKey is a place in a stream's reorder buffer.
-type holdKey struct {
-	stream, source string
-	seq            int64
+// scope is an organization and environment: the reach of an order key.
+type scope struct{ org, env string }
+
+// streamData is an event's encoding for one stream.
+type streamData struct {
+	stream string
+	data   []byte
 }
 
-// heldItem is an event for a stream with event_ordering, the value of its
-// reorder buffer.
+// heldItem is a sequenced event, the value of its scope's reorder
+// buffer.
 type heldItem struct {
-	stream  string
-	key     holdKey
-	data    []byte
-	from    busRef
-	claim   *claim // nil without deduplication
-	tracked bool   // kept in a buffer, not yet handed off; p.mu
+	env   *event.Envelope
+	from  busRef
+	takes []string // the ordering streams that take it (matched, not suppressed)
+	claim *claim   // nil without deduplication
+	// data is its encoding per stream, made at release; owed counts
+	// the stream hand-offs still to do after a failed one; p.mu.
+	data    []streamData
+	owed    int
+	tracked bool // kept in a buffer, not yet handed off; p.mu
+}
+
+// stashed is a released event's hand-off to one stream that failed and
+// is retried by Run.
+type stashed struct {
+	hi *heldItem
+	streamData
 }
 
 // track records a kept event until its hand-off; p.mu must be held.
 func (p *Pipeline) track(hi *heldItem) {
 	hi.tracked = true
-	p.holds[hi.key] = hi
+	p.holds[hi.from] = hi
 	pk := partKey{hi.from.topic, hi.from.partition}
 	offs := p.heldAt[pk]
 	if offs == nil {
@@ -68,8 +82,8 @@ func (p *Pipeline) untrack(hi *heldItem) *claim {
 		return nil
 	}
 	hi.tracked = false
-	if p.holds[hi.key] == hi {
-		delete(p.holds, hi.key)
+	if p.holds[hi.from] == hi {
+		delete(p.holds, hi.from)
 	}
 	pk := partKey{hi.from.topic, hi.from.partition}
 	if offs := p.heldAt[pk]; offs != nil {
@@ -103,6 +117,15 @@ func (p *Pipeline) held(topic string) func(partition int) (int64, bool) {
 	}
 }
 
+// stashAll queues a released event's hand-offs for Run to retry; p.mu
+// must be held.
+func (p *Pipeline) stashAll(hi *heldItem) {
+	hi.owed = len(hi.data)
+	for _, sd := range hi.data {
+		p.stash = append(p.stash, stashed{hi: hi, streamData: sd})
+	}
+}
+
 // flushHeld hands off what reorder buffers release after their wait, and
 // retries released events whose hand-off failed. What fails again waits
 // for the next call; events of streams that no longer exist are dropped.
@@ -110,33 +133,69 @@ func (p *Pipeline) flushHeld(ctx context.Context) {
 	p.mu.Lock()
 	now := p.now()
 	out := p.stash
-	p.stash = map[string][]*heldItem{}
-	for id, s := range p.seqs {
+	p.stash = nil
+	var released []*heldItem
+	for sc, s := range p.seqs {
 		for _, it := range s.Expire(now) {
-			out[id] = append(out[id], it.Value)
+			released = append(released, it.Value)
 		}
-		if s.Buffered() == 0 && p.reg.ByID(id) == nil {
-			delete(p.seqs, id)
+		if s.Buffered() == 0 && !p.reg.Orders(sc.org, sc.env) {
+			delete(p.seqs, sc)
 		}
 	}
 	p.mu.Unlock()
-	for id, items := range out {
+	var finished []*claim
+	for _, hi := range released {
+		// released after its wait: never late
+		var base []byte
+		hi.data = hi.data[:0]
+		for _, id := range hi.takes {
+			if e := p.reg.ByID(id); e != nil {
+				hi.data = append(hi.data, streamData{stream: id, data: p.eventData(ctx, hi.env, e, &base, nil, false)})
+			}
+		}
+		p.mu.Lock()
+		if len(hi.data) == 0 {
+			if c := p.untrack(hi); c != nil {
+				finished = append(finished, c)
+			}
+		}
+		hi.owed = len(hi.data)
+		p.mu.Unlock()
+		for _, sd := range hi.data {
+			out = append(out, stashed{hi: hi, streamData: sd})
+		}
+	}
+	p.claimsDone(ctx, finished)
+	// per stream, in order
+	var ids []string
+	per := map[string][]stashed{}
+	for _, s := range out {
+		if _, ok := per[s.stream]; !ok {
+			ids = append(ids, s.stream)
+		}
+		per[s.stream] = append(per[s.stream], s)
+	}
+	for _, id := range ids {
+		items := per[id]
 		var err error
 		if e := p.reg.ByID(id); e != nil {
 			data := make([][]byte, len(items))
-			for i, hi := range items {
-				data[i] = hi.data
+			for i, s := range items {
+				data[i] = s.data
 			}
 			err = p.deliver(ctx, e, data)
 		}
 		p.mu.Lock()
-		var finished []*claim
+		finished = finished[:0]
 		if err != nil {
-			p.stash[id] = append(items, p.stash[id]...)
+			p.stash = append(p.stash, items...)
 		} else {
-			for _, hi := range items {
-				if c := p.untrack(hi); c != nil {
-					finished = append(finished, c)
+			for _, s := range items {
+				if s.hi.owed--; s.hi.owed <= 0 {
+					if c := p.untrack(s.hi); c != nil {
+						finished = append(finished, c)
+					}
 				}
 			}
 		}

@@ -79,6 +79,7 @@ type Config struct {
 	Topics      []string      // default telemetry and events
 	OrderWait   time.Duration // longest wait for a sequence gap, default 2s
 	MaxBuffered int           // per source, default 1000
+	MaxSources  int           // sources tracked per organization and environment, default 100,000
 }
 
 // Enricher adds driver_info and vehicle_details to an event.
@@ -118,10 +119,10 @@ type Pipeline struct {
 	now    func() time.Time
 
 	mu         sync.Mutex // guards everything below
-	seqs       map[string]*order.Sequencer[*heldItem]
-	holds      map[holdKey]*heldItem     // held or released and not yet handed off
+	seqs       map[scope]*order.Sequencer[*heldItem]
+	holds      map[busRef]*heldItem      // held or released and not yet handed off
 	heldAt     map[partKey]map[int64]int // bus offsets of holds → count
-	stash      map[string][]*heldItem    // per stream: released, hand-off failed, retried by Run
+	stash      []stashed                 // released, hand-off failed, retried by Run
 	claims     map[string]*claim         // dedup key → this node's claim
 	throttle   *lru.Cache[string, int64]
 	correlated *expirable.LRU[string, int]
@@ -141,10 +142,13 @@ func New(cfg Config, bus hub.Bus, reg *streams.Registry, log hub.Log, window ded
 	if cfg.MaxBuffered == 0 {
 		cfg.MaxBuffered = 1000
 	}
+	if cfg.MaxSources == 0 {
+		cfg.MaxSources = order.DefaultMaxSources
+	}
 	th, _ := lru.New[string, int64](100_000)
 	return &Pipeline{cfg: cfg, bus: bus, reg: reg, log: log, dedup: window, enrich: enrich, sink: sink, logger: logger, now: time.Now,
-		seqs: map[string]*order.Sequencer[*heldItem]{}, holds: map[holdKey]*heldItem{}, heldAt: map[partKey]map[int64]int{},
-		stash: map[string][]*heldItem{}, claims: map[string]*claim{}, throttle: th,
+		seqs: map[scope]*order.Sequencer[*heldItem]{}, holds: map[busRef]*heldItem{}, heldAt: map[partKey]map[int64]int{},
+		claims: map[string]*claim{}, throttle: th,
 		correlated: expirable.NewLRU[string, int](100_000, nil, 24*time.Hour)}
 }
 
@@ -210,6 +214,7 @@ func (p *Pipeline) deliver(ctx context.Context, e *streams.Entry, data [][]byte)
 // batch collects what one bus batch appends per stream, and what to
 // settle once the hand-off succeeded or failed.
 type batch struct {
+	msgs    []hub.Message
 	order   []string
 	entries map[string]*streams.Entry
 	data    map[string][][]byte
@@ -230,7 +235,7 @@ func (b *batch) add(e *streams.Entry, d []byte) {
 // Handle processes one bus batch (messages of one partition, in offset
 // order); it is the bus handler.
 func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
-	b := batch{entries: map[string]*streams.Entry{}, data: map[string][][]byte{}}
+	b := batch{msgs: msgs, entries: map[string]*streams.Entry{}, data: map[string][][]byte{}}
 	err := p.match(ctx, msgs, &b)
 	if err == nil {
 		err = p.handOff(ctx, &b)
@@ -254,11 +259,14 @@ func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) erro
 			continue
 		}
 		ids, matched = p.reg.Match(env, ids, matched[:0])
-		if len(matched) == 0 {
+		// an ordering stream of the scope tracks every sequenced event
+		// of its sources, matched or not
+		ordered := env.Kind == event.KindEvent && env.Event.Metadata.SequenceNumber > 0 && p.reg.Orders(env.Org, env.Env)
+		if len(matched) == 0 && !ordered {
 			continue
 		}
 		from := busRef{topic: m.Topic, partition: m.Partition, offset: m.Offset}
-		if err := p.process(ctx, env, from, matched, b, now); err != nil {
+		if err := p.process(ctx, env, from, matched, ordered, b, now); err != nil {
 			return err
 		}
 	}
@@ -363,7 +371,7 @@ func (p *Pipeline) settle(ctx context.Context, msgs []hub.Message, b *batch, ok 
 			}
 			continue
 		}
-		p.stash[hi.stream] = append(p.stash[hi.stream], hi)
+		p.stashAll(hi)
 	}
 	for _, c := range b.claims {
 		if c.release() {

@@ -55,9 +55,10 @@ func wantsDedup(matched []*streams.Entry) bool {
 }
 
 // process applies each matched stream's rules to one message and adds
-// what the streams take to b. It fails only when another node's copy of a
-// deduplicated event is in flight.
-func (p *Pipeline) process(ctx context.Context, env *event.Envelope, from busRef, matched []*streams.Entry, b *batch, now time.Time) error {
+// what the streams take to b; ordered says the message is an event whose
+// source's sequence the pipeline tracks (see sequence). It fails only
+// when another node's copy of a deduplicated event is in flight.
+func (p *Pipeline) process(ctx context.Context, env *event.Envelope, from busRef, matched []*streams.Entry, ordered bool, b *batch, now time.Time) error {
 	var base []byte
 	var c *claim // this node's claim on the event's dedup key
 	dup := false
@@ -67,23 +68,22 @@ func (p *Pipeline) process(ctx context.Context, env *event.Envelope, from busRef
 			return err
 		}
 	}
+	var takes []string // ordering streams that take the event
 	for _, e := range matched {
 		p.reg.Count(e.Rec.ID, "matched", 1)
 		streams.MarkMatched(e, now, env.IngestedAt)
 		switch env.Kind {
 		case event.KindEvent:
-			ev := env.Event
 			rules := e.Cfg.Events.ProcessingRules
 			if dup && rules != nil && rules.Deduplication {
 				p.reg.Count(e.Rec.ID, "duplicates_suppressed", 1)
 				continue
 			}
-			data := p.eventData(ctx, env, e, &base, b)
-			if rules != nil && rules.EventOrdering {
-				p.sequence(e, ev, &heldItem{stream: e.Rec.ID, data: data, from: from, claim: c}, b, now)
+			if ordered && streams.Ordered(e) {
+				takes = append(takes, e.Rec.ID)
 				continue
 			}
-			b.add(e, data)
+			b.add(e, p.eventData(ctx, env, e, &base, &b.undo, false))
 		case event.KindTelemetry:
 			t := env.Telemetry
 			if every := streams.Frequency(e); every > 0 {
@@ -108,54 +108,89 @@ func (p *Pipeline) process(ctx context.Context, env *event.Envelope, from busRef
 			b.add(e, base)
 		}
 	}
+	if ordered {
+		p.sequence(ctx, env, &heldItem{env: env, from: from, takes: takes, claim: c}, b, now)
+	}
 	return nil
 }
 
-// sequence pushes an event into its stream's reorder buffer and adds what
-// the buffer releases to b. An event the buffer keeps is tracked until it
-// is handed off.
-func (p *Pipeline) sequence(e *streams.Entry, ev *event.Event, hi *heldItem, b *batch, now time.Time) {
-	src := ev.Source.VehicleID
-	if src == "" {
-		src = ev.Source.DriverID + "|" + ev.Source.TripID
+// orderSource is the order key of an event within its scope: its
+// vehicle, else its driver and trip.
+func orderSource(ev *event.Event) string {
+	if ev.Source.VehicleID != "" {
+		return ev.Source.VehicleID
 	}
-	hi.key = holdKey{stream: e.Rec.ID, source: src, seq: ev.Metadata.SequenceNumber}
+	return ev.Source.DriverID + "|" + ev.Source.TripID
+}
+
+// sequence pushes an event into its scope's reorder buffer, whatever
+// streams took it, so that every sequence number of a source is known
+// before filters, and adds what the buffer releases to the ordering
+// streams in b. An event kept for an ordering stream is tracked until it
+// is handed off. A redelivered message whose event is still buffered
+// (its batch failed after the buffer kept it) is not pushed again.
+func (p *Pipeline) sequence(ctx context.Context, env *event.Envelope, hi *heldItem, b *batch, now time.Time) {
+	sc := scope{env.Org, env.Env}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	seq := p.seqs[e.Rec.ID]
-	if seq == nil {
-		seq, _ = order.New[*heldItem](order.Config{MaxBuffered: p.cfg.MaxBuffered, MaxWait: p.cfg.OrderWait})
-		p.seqs[e.Rec.ID] = seq
+	if _, held := p.holds[hi.from]; held {
+		p.mu.Unlock()
+		return
 	}
-	released := seq.Push(src, ev.Metadata.SequenceNumber, hi, now)
+	seq := p.seqs[sc]
+	if seq == nil {
+		seq, _ = order.New[*heldItem](order.Config{MaxBuffered: p.cfg.MaxBuffered, MaxWait: p.cfg.OrderWait, MaxSources: p.cfg.MaxSources})
+		p.seqs[sc] = seq
+	}
+	released := seq.Push(orderSource(env.Event), env.Event.Metadata.SequenceNumber, hi, now)
 	kept := true
 	for _, it := range released {
 		if it.Value == hi {
 			kept = false
 		}
 	}
-	// A kept event is buffered, unless the buffer already held its
-	// sequence number (a copy, which the buffer drops): the buffered one
-	// is tracked already.
-	if _, buffered := p.holds[hi.key]; kept && !buffered {
+	if kept && len(hi.takes) > 0 {
 		p.track(hi)
 	}
+	p.mu.Unlock()
 	for _, it := range released {
-		b.add(e, it.Value.data)
-		if it.Value.tracked {
-			b.held = append(b.held, it.Value)
+		p.release(ctx, it.Value, it.Late, b)
+	}
+}
+
+// release adds an event the reorder buffer released to its ordering
+// streams in b. Its encoding is made now, so a correlation position
+// follows the stream's delivery order; for an event of another batch
+// the position is not given back if b fails (the event is stashed with
+// its encoding and retried).
+func (p *Pipeline) release(ctx context.Context, hi *heldItem, late bool, b *batch) {
+	var base []byte
+	var us *[]undo
+	if hi.from.in(b.msgs) {
+		us = &b.undo
+	}
+	hi.data = hi.data[:0]
+	for _, id := range hi.takes {
+		e := p.reg.ByID(id)
+		if e == nil {
+			continue
 		}
+		d := p.eventData(ctx, hi.env, e, &base, us, late)
+		hi.data = append(hi.data, streamData{stream: id, data: d})
+		b.add(e, d)
+	}
+	if hi.tracked {
+		b.held = append(b.held, hi)
 	}
 }
 
 // eventData encodes an event for a stream: the shared encoding when the
 // stream asks for nothing special, else a copy with its enrichment.
-func (p *Pipeline) eventData(ctx context.Context, env *event.Envelope, e *streams.Entry, base *[]byte, b *batch) []byte {
+func (p *Pipeline) eventData(ctx context.Context, env *event.Envelope, e *streams.Entry, base *[]byte, us *[]undo, late bool) []byte {
 	ev := env.Event
 	cfg := e.Cfg.Events
 	rules := cfg.ProcessingRules
 	noMeta := cfg.StreamConfig != nil && cfg.StreamConfig.IncludeMetadata != nil && !*cfg.StreamConfig.IncludeMetadata
-	special := noMeta || (rules != nil && (rules.CorrelationEnabled || len(rules.Enrichment) > 0))
+	special := late || noMeta || (rules != nil && (rules.CorrelationEnabled || len(rules.Enrichment) > 0))
 	if !special {
 		if *base == nil {
 			*base, _ = json.Marshal(ev)
@@ -163,6 +198,7 @@ func (p *Pipeline) eventData(ctx context.Context, env *event.Envelope, e *stream
 		return *base
 	}
 	c := *ev
+	c.Metadata.Late = late
 	extra := map[string]any{}
 	for k, v := range ev.Enrichment {
 		extra[k] = v
@@ -173,7 +209,9 @@ func (p *Pipeline) eventData(ctx context.Context, env *event.Envelope, e *stream
 		n, _ := p.correlated.Get(key)
 		n++
 		p.correlated.Add(key, n)
-		b.undo = append(b.undo, undo{correlation: true, key: key})
+		if us != nil {
+			*us = append(*us, undo{correlation: true, key: key})
+		}
 		p.mu.Unlock()
 		extra["correlation"] = map[string]any{"correlation_id": ev.Metadata.CorrelationID, "position": n, "related_events": n - 1}
 	}

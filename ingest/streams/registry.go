@@ -73,10 +73,11 @@ type Registry struct {
 	shared SharedCounters // nil on one node
 	fl     flusher
 
-	mu      sync.RWMutex // guards streams and indexes
-	streams map[string]*Entry
-	indexes map[scopeKey]*expr.Index[string]
-	since   time.Time
+	mu       sync.RWMutex // guards streams, indexes and ordering
+	streams  map[string]*Entry
+	indexes  map[scopeKey]*expr.Index[string]
+	ordering map[scopeKey]map[string]struct{} // events streams with event_ordering, not stopped
+	since    time.Time
 }
 
 var (
@@ -92,7 +93,7 @@ func NewRegistry(cfg RegistryConfig, st Store, log *slog.Logger) *Registry {
 	if cfg.StoppedRetention == 0 {
 		cfg.StoppedRetention = 24 * time.Hour
 	}
-	return &Registry{cfg: cfg, store: st, log: log, now: time.Now, streams: map[string]*Entry{}, indexes: map[scopeKey]*expr.Index[string]{},
+	return &Registry{cfg: cfg, store: st, log: log, now: time.Now, streams: map[string]*Entry{}, indexes: map[scopeKey]*expr.Index[string]{}, ordering: map[scopeKey]map[string]struct{}{},
 		fl: flusher{flushed: map[string]map[string]int64{}, conn: map[string]int64{}}}
 }
 
@@ -145,7 +146,36 @@ func (r *Registry) put(rec store.Stream) *Entry {
 	if rec.State != hub.StateStopped {
 		ix.Add(rec.ID, e.Prog)
 	}
+	ord := r.ordering[k]
+	if Ordered(e) && rec.State != hub.StateStopped {
+		if ord == nil {
+			ord = map[string]struct{}{}
+			r.ordering[k] = ord
+		}
+		ord[rec.ID] = struct{}{}
+	} else if ord != nil {
+		delete(ord, rec.ID)
+		if len(ord) == 0 {
+			delete(r.ordering, k)
+		}
+	}
 	return e
+}
+
+// Ordered reports whether an entry is an events stream with
+// event_ordering.
+func Ordered(e *Entry) bool {
+	ev := e.Cfg.Events
+	return ev != nil && ev.ProcessingRules != nil && ev.ProcessingRules.EventOrdering
+}
+
+// Orders reports whether a scope has an events stream with
+// event_ordering that is not stopped: only then does the pipeline track
+// its sources' sequence numbers.
+func (r *Registry) Orders(org, env string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.ordering[scopeKey{org, env}]) > 0
 }
 
 // Load reads every stream from the store.
