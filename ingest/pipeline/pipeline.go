@@ -23,17 +23,34 @@
 // and correlation positions are given back, and dedup claims are given
 // up.
 //
-// Messages kept in a stream's reorder buffer (event_ordering) are not done
+// # Ordering
+//
+// While an organization and environment has an events stream with
+// event_ordering, every event of that scope with a sequence number (>= 1)
+// goes through the scope's reorder buffer (package order), keyed by its
+// source (vehicle, else driver and trip), whatever streams matched it:
+// a number taken by an event no ordering stream takes is known, and
+// releases its successor at once. The buffer releases an event to the
+// ordering streams that took it (matched and not suppressed as a
+// duplicate) in sequence order, behind a gap after at most OrderWait, and
+// a number below the next expected one at once with metadata.late set.
+// Streams without event_ordering take the event when it arrives: they
+// wait for nothing and get nothing twice. Events without a sequence
+// number are not ordered. The encoding of a released event for a stream
+// is made at its release, so a correlation position follows the stream's
+// delivery order.
+//
+// Events kept in a reorder buffer for an ordering stream are not done
 // when Handle returns. The pipeline remembers the bus topic, partition and
 // offset of each until it is appended and accepted, and subscribes with a
 // hub.Subscription.Held that reports the oldest such offset per partition:
-// a bus that honours it (kafkabus does) commits no further, so after a
-// crash it delivers the message again. A kept message is released in
-// sequence order, or behind a gap after at most OrderWait, by a later
-// batch or by Run's expiry loop (every 50 ms). Released messages whose
-// hand-off fails are not lost: those that came in the failed batch come
-// back with its redelivery (as late events, so possibly out of order), the
-// others stay held and the expiry loop retries them.
+// the bus commits no further, so after a crash it delivers the message
+// again (the running bus goes on from its own position: nothing is handed
+// twice meanwhile). A kept message is released by a later batch or by
+// Run's expiry loop (every 50 ms). Released messages whose hand-off fails
+// are not lost: those that came in the failed batch come back with its
+// redelivery (as late events, so possibly out of order), the others are
+// stashed and the expiry loop retries them.
 //
 // # Deduplication
 //
