@@ -69,9 +69,14 @@ type TelemetryAccepted struct {
 
 // EventsAccepted is the answer to POST /v1/events.
 type EventsAccepted struct {
-	Accepted   int       `json:"accepted" doc:"events accepted (all of the request)"`
-	EventIDs   []string  `json:"event_ids" doc:"the event_id of each accepted event (assigned when absent), in request order"`
-	IngestedAt time.Time `json:"ingested_at"`
+	Accepted int      `json:"accepted" doc:"events accepted and published (all of the request, repeats included)"`
+	EventIDs []string `json:"event_ids" doc:"the event_id of each accepted event (assigned when absent), in request order"`
+	// Duplicates and DuplicateEventIDs report event_ids repeated within
+	// the request: the repeats are accepted and published too, and the
+	// streams that deduplicate drop them.
+	Duplicates        int       `json:"duplicates" doc:"how many events of this request repeat an event_id that an earlier event of the same request carries (0 when none); they are accepted and published all the same, and streams with deduplication deliver only the first"`
+	DuplicateEventIDs []string  `json:"duplicate_event_ids,omitempty" doc:"the repeated event_ids, each once, in the order of their first repeat; absent when duplicates is 0"`
+	IngestedAt        time.Time `json:"ingested_at"`
 }
 
 // The bodies as decoded: the lists stay generic so that every type
@@ -196,5 +201,6 @@ func (h *Handlers) events(c *api.Ctx) error {
 	if err != nil {
 		return mapErr(err)
 	}
-	return c.JSON(202, EventsAccepted{Accepted: res.Accepted, EventIDs: res.EventIDs, IngestedAt: res.IngestedAt})
+	return c.JSON(202, EventsAccepted{Accepted: res.Accepted, EventIDs: res.EventIDs, Duplicates: res.Duplicates,
+		DuplicateEventIDs: res.DuplicateEventIDs, IngestedAt: res.IngestedAt})
 }

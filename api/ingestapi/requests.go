@@ -30,13 +30,13 @@ type EventsRequest struct {
 
 // EventMessage is one event as sent by an external system.
 type EventMessage struct {
-	EventID   string         `json:"event_id,omitempty" doc:"1 to 100 of [A-Za-z0-9_.:-], unique in the request; assigned (evt_…) when absent"`
+	EventID   string         `json:"event_id,omitempty" doc:"1 to 100 of [A-Za-z0-9_.:-] (so at most 100 bytes); assigned (evt_…) when absent. An id repeated within the request is accepted and counted in duplicates"`
 	EventType string         `json:"event_type" required:"true" doc:"snake_case, at most 100 characters"`
 	Category  string         `json:"category" required:"true" enum:"trip_lifecycle,safety_events,maintenance_events,operational_events,driver_events,vehicle_events,geofence_events,emergency_events,system_events"`
 	Timestamp string         `json:"timestamp" required:"true" doc:"ISO 8601 date-time with offset, at most 5 minutes ahead of the server clock"`
 	Severity  string         `json:"severity" required:"true" enum:"low,medium,high,critical"`
 	Priority  string         `json:"priority,omitempty" enum:"normal,urgent,emergency" doc:"default normal"`
-	Source    event.Source   `json:"source" required:"true" doc:"at least one of vehicle_id, driver_id, trip_id; the partition key is the first present of these"`
+	Source    event.Source   `json:"source" required:"true" doc:"at least one of vehicle_id, driver_id, trip_id (strings of at most 200 characters); the partition key is the first present of these"`
 	Location  *EventLocation `json:"location,omitempty"`
 	EventData map[string]any `json:"event_data,omitempty"`
 	Metadata  *EventMetadata `json:"metadata,omitempty"`
@@ -62,10 +62,12 @@ type EventLocation struct {
 	EmergencyServicesDistance *float64 `json:"emergency_services_distance,omitempty" doc:"≥ 0"`
 }
 
-// EventMetadata is the metadata an external event may carry.
+// EventMetadata is the metadata an external event may carry. The
+// server-owned metadata.late is not among its fields: the type is closed
+// (additionalProperties false) and ingest refuses it.
 type EventMetadata struct {
-	CorrelationID  string `json:"correlation_id,omitempty"`
-	SequenceNumber int64  `json:"sequence_number,omitempty" doc:"integer ≥ 0"`
+	CorrelationID  string `json:"correlation_id,omitempty" doc:"at most 200 characters"`
+	SequenceNumber int64  `json:"sequence_number,omitempty" doc:"an integer from 0 to 9007199254740991 (2^53-1), written as plain digits (1.0, 1e3, 1.5, strings and negative numbers are refused); 0 or absent means unsequenced: the event is not ordered by event_ordering streams"`
 	ProcessingTime string `json:"processing_time,omitempty" doc:"ignored: the hub sets it when it accepts the event"`
-	SourceSystem   string `json:"source_system,omitempty" doc:"default external"`
+	SourceSystem   string `json:"source_system,omitempty" doc:"at most 100 characters; default external"`
 }

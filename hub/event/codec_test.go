@@ -1,6 +1,9 @@
 package event_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +30,42 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 	}
 	if _, err := event.Unmarshal([]byte{0xc1, 0x00}); err == nil {
 		t.Fatal("garbage decoded")
+	}
+	if out.Event.Metadata.Late {
+		t.Fatal("late set on an event sent without it")
+	}
+}
+
+// metadata.late (set by the pipeline) survives the bus codec, and is left
+// out of both encodings when false.
+func TestMetadataLate(t *testing.T) {
+	ts := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	ev := &event.Event{EventID: "e1", EventType: "a", Category: event.CategorySafety, Timestamp: ts, Severity: "low",
+		Source: event.Source{VehicleID: "v1"}, Metadata: event.Metadata{SequenceNumber: 3, Late: true}}
+	b, err := event.Marshal(&event.Envelope{Org: "o", Env: "test", Kind: event.KindEvent, IngestedAt: ts, Event: ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := event.Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Event.Metadata.Late || out.Event.Metadata.SequenceNumber != 3 {
+		t.Fatalf("metadata %+v", out.Event.Metadata)
+	}
+	j, err := json.Marshal(out.Event.Metadata)
+	if err != nil || !strings.Contains(string(j), `"late":true`) {
+		t.Fatalf("JSON %s %v", j, err)
+	}
+	ev.Metadata.Late = false
+	if b, err = event.Marshal(&event.Envelope{Org: "o", Env: "test", Kind: event.KindEvent, IngestedAt: ts, Event: ev}); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte("late")) {
+		t.Fatal("msgpack carries late when false")
+	}
+	if j, _ = json.Marshal(ev.Metadata); strings.Contains(string(j), "late") {
+		t.Fatalf("JSON carries late when false: %s", j)
 	}
 }
 

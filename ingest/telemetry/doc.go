@@ -36,7 +36,14 @@
 //     is a finite number, names are [A-Za-z][A-Za-z0-9_]* up to 64
 //     characters (they are addressable by stream filters);
 //   - unknown top-level fields are rejected, as the OpenAPI document
-//     (additionalProperties false) says.
+//     (additionalProperties false) says; so is the server-owned
+//     metadata.late of events (the pipeline sets it);
+//   - an event's metadata.sequence_number is an integer from 0 to 2^53-1
+//     written as plain digits (1.0 and 1e3 are refused); 0 or absent
+//     means unsequenced;
+//   - an event_id repeated within one events request is accepted: every
+//     copy is published and Result.Duplicates counts the repeats; stream
+//     deduplication decides what streams see.
 //
 // Backpressure and acknowledgement: a request is published in one
 // Publish call before it is answered (write before acknowledge). If the

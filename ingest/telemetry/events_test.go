@@ -138,6 +138,32 @@ func TestEventValidation(t *testing.T) {
 		{"location array", base(`,"location":[1,2]`), map[string]string{"events[0].location": "object"}},
 		{"metadata unknown", base(`,"metadata":{"trace":"x"}`), map[string]string{"events[0].metadata.trace": "unknown"}},
 		{"sequence number", base(`,"metadata":{"sequence_number":-1}`), map[string]string{"events[0].metadata.sequence_number": "negative"}},
+		{"sequence number zero", base(`,"metadata":{"sequence_number":0}`), nil},
+		{"sequence number max", base(`,"metadata":{"sequence_number":9007199254740991}`), nil},
+		{"sequence number 2^53", base(`,"metadata":{"sequence_number":9007199254740992}`), map[string]string{"events[0].metadata.sequence_number": "at most 9007199254740991"}},
+		{"sequence number beyond int64", base(`,"metadata":{"sequence_number":123456789012345678901234567890}`), map[string]string{"events[0].metadata.sequence_number": "at most 9007199254740991"}},
+		{"sequence number huge negative", base(`,"metadata":{"sequence_number":-123456789012345678901234567890}`), map[string]string{"events[0].metadata.sequence_number": "negative"}},
+		{"sequence number fraction", base(`,"metadata":{"sequence_number":1.5}`), map[string]string{"events[0].metadata.sequence_number": "integer from 0 to 9007199254740991"}},
+		{"sequence number 1.0", base(`,"metadata":{"sequence_number":1.0}`), map[string]string{"events[0].metadata.sequence_number": "plain integer"}},
+		{"sequence number 1e3", base(`,"metadata":{"sequence_number":1e3}`), map[string]string{"events[0].metadata.sequence_number": "without a fraction or exponent"}},
+		{"sequence number 1e999", base(`,"metadata":{"sequence_number":1e999}`), map[string]string{"events[0].metadata.sequence_number": "at most"}},
+		{"sequence number 1e20", base(`,"metadata":{"sequence_number":1E20}`), map[string]string{"events[0].metadata.sequence_number": "at most"}},
+		{"sequence number -2.0", base(`,"metadata":{"sequence_number":-2.0}`), map[string]string{"events[0].metadata.sequence_number": "negative"}},
+		{"sequence number string", base(`,"metadata":{"sequence_number":"7"}`), map[string]string{"events[0].metadata.sequence_number": "integer from 0"}},
+		{"sequence number null", base(`,"metadata":{"sequence_number":null}`), map[string]string{"events[0].metadata.sequence_number": "integer from 0"}},
+		{"sequence number bool", base(`,"metadata":{"sequence_number":true}`), map[string]string{"events[0].metadata.sequence_number": "integer from 0"}},
+		{"late from client", base(`,"metadata":{"late":true}`), map[string]string{"events[0].metadata.late": "set by the hub"}},
+		{"late false from client", base(`,"metadata":{"sequence_number":3,"late":false}`), map[string]string{"events[0].metadata.late": "not by clients"}},
+		{"correlation id long", base(`,"metadata":{"correlation_id":"` + strings.Repeat("c", 201) + `"}`), map[string]string{"events[0].metadata.correlation_id": "at most 200"}},
+		{"correlation id 200", base(`,"metadata":{"correlation_id":"` + strings.Repeat("c", 200) + `"}`), nil},
+		{"source ids long", strings.Replace(base(""), `{"vehicle_id":"v"}`, `{"vehicle_id":"`+strings.Repeat("v", 10240)+`","driver_id":"`+strings.Repeat("d", 201)+
+			`","trip_id":"`+strings.Repeat("t", 201)+`"}`, 1), map[string]string{"events[0].source.vehicle_id": "at most 200", "events[0].source.driver_id": "at most 200",
+			"events[0].source.trip_id": "at most 200", "events[0].source": "at least one"}},
+		{"event id 10 KB", base(`,"event_id":"` + strings.Repeat("x", 10240) + `"`), map[string]string{"events[0].event_id": "at most 100"}},
+		{"event id 101", base(`,"event_id":"` + strings.Repeat("x", 101) + `"`), map[string]string{"events[0].event_id": "at most 100"}},
+		{"event id 100", base(`,"event_id":"` + strings.Repeat("x", 100) + `"`), nil},
+		{"event id multibyte", base(`,"event_id":"` + strings.Repeat("é", 50) + `"`), map[string]string{"events[0].event_id": "letters"}},
+		{"event id number", base(`,"event_id":42`), map[string]string{"events[0].event_id": "string"}},
 		{"event_data array", base(`,"event_data":[1]`), map[string]string{"events[0].event_data": "object"}},
 		{"event_data deep", base(`,"event_data":` + deep), map[string]string{"events[0].event_data.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a": "deeper"}},
 		{"event_data overflow", base(`,"event_data":{"x":[1,1e999]}`), map[string]string{"events[0].event_data.x[1]": "finite"}},
@@ -173,13 +199,60 @@ func TestEventValidation(t *testing.T) {
 	}
 }
 
+// An event_id repeated within a request is accepted: every copy is
+// published, in request order, and the repeats are counted.
+func TestEventDuplicatesInRequest(t *testing.T) {
+	f := newFixture(t, telemetry.Config{})
+	ev := `{"event_id":"%s","event_type":"a","category":"driver_events","timestamp":"2026-11-23T09:00:00Z","severity":"low","source":{"driver_id":"d"},"event_data":{"n":%d}}`
+	noID := `{"event_type":"a","category":"driver_events","timestamp":"2026-11-23T09:00:00Z","severity":"low","source":{"driver_id":"d"}}`
+	ids := []string{"x1", "x2", "x1", "x3", "x2", "x1"}
+	var body []string
+	for i, id := range ids {
+		body = append(body, fmt.Sprintf(ev, id, i))
+		if i == 2 {
+			body = append(body, noID, noID)
+		}
+	}
+	res, err := f.svc.IngestEvents(context.Background(), "o", "test", objs(t, "["+strings.Join(body, ",")+"]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// x1 three times (2 repeats), x2 twice (1); the two assigned ids differ
+	if res.Accepted != 8 || len(res.EventIDs) != 8 || res.Duplicates != 3 || strings.Join(res.DuplicateEventIDs, ",") != "x1,x2" {
+		t.Fatalf("result %+v", res)
+	}
+	if res.EventIDs[3] == res.EventIDs[4] || !evtID.MatchString(res.EventIDs[3]) {
+		t.Errorf("assigned ids %v", res.EventIDs)
+	}
+	calls := f.bus.take()
+	if len(calls) != 1 {
+		t.Fatalf("%d publish calls", len(calls))
+	}
+	var got []string
+	for _, e := range events(all(t, calls), "") {
+		got = append(got, fmt.Sprint(e.EventID, "/", e.EventData["n"]))
+	}
+	if want := "x1/0 x2/1 x1/2 " + res.EventIDs[3] + "/<nil> " + res.EventIDs[4] + "/<nil> x3/3 x2/4 x1/5"; strings.Join(got, " ") != want {
+		t.Fatalf("published %v, want %s", got, want)
+	}
+
+	res, err = f.svc.IngestEvents(context.Background(), "o", "test", objs(t, "["+fmt.Sprintf(ev, "y", 0)+","+noID+"]"))
+	if err != nil || res.Duplicates != 0 || res.DuplicateEventIDs != nil {
+		t.Fatalf("no repeats: %+v %v", res, err)
+	}
+	// an invalid event still fails the whole request, repeats or not
+	bad := `{"event_id":"x1","event_type":"a","category":"driver_events","timestamp":"2026-11-23T09:00:00Z","severity":"low","source":{}}`
+	_, err = f.svc.IngestEvents(context.Background(), "o", "test", objs(t, "["+fmt.Sprintf(ev, "x1", 0)+","+bad+"]"))
+	if ve := validation(t, err); len(ve.Fields) != 1 || ve.Fields["events[1].source"] == "" {
+		t.Errorf("bad repeat: %v", ve.Fields)
+	}
+	if n := len(f.bus.take()); n != 1 {
+		t.Fatalf("%d publish calls after the second request, want 1", n)
+	}
+}
+
 func TestEventBatch(t *testing.T) {
 	f := newFixture(t, telemetry.Config{})
-	ev := `{"event_id":"%s","event_type":"a","category":"driver_events","timestamp":"2026-11-23T09:00:00Z","severity":"low","source":{"driver_id":"d"}}`
-	_, err := f.svc.IngestEvents(context.Background(), "o", "test", objs(t, "["+fmt.Sprintf(ev, "x1")+","+fmt.Sprintf(ev, "x2")+","+fmt.Sprintf(ev, "x1")+"]"))
-	if ve := validation(t, err); !strings.Contains(ve.Fields["events[2].event_id"], "events[0]") || len(ve.Fields) != 1 {
-		t.Errorf("duplicate id: %v", ve.Fields)
-	}
 	for _, c := range []struct {
 		n    int
 		nil_ bool
@@ -196,5 +269,37 @@ func TestEventBatch(t *testing.T) {
 	}
 	if len(f.bus.take()) != 0 {
 		t.Fatal("published")
+	}
+}
+
+// Go callers may pass sequence numbers as Go integers or integral
+// float64s; the same range applies.
+func TestEventSequenceNumberGoValues(t *testing.T) {
+	for _, c := range []struct {
+		v    any
+		want int64
+		msg  string
+	}{
+		{int64(7), 7, ""}, {7, 7, ""}, {int32(7), 7, ""}, {float64(7), 7, ""},
+		{int64(telemetry.MaxSequenceNumber), telemetry.MaxSequenceNumber, ""},
+		{int64(telemetry.MaxSequenceNumber + 1), 0, "at most"}, {float64(1 << 53), 0, "at most"},
+		{-1, 0, "negative"}, {float64(-1), 0, "negative"}, {1.5, 0, "integer from 0"}, {"7", 0, "integer from 0"}, {nil, 0, "integer from 0"},
+	} {
+		f := newFixture(t, telemetry.Config{})
+		ev := obj(t, `{"event_type":"a","category":"system_events","timestamp":"2026-11-23T09:00:00Z","severity":"low","source":{"vehicle_id":"v"}}`)
+		ev["metadata"] = map[string]any{"sequence_number": c.v}
+		_, err := f.svc.IngestEvents(context.Background(), "o", "test", []map[string]any{ev})
+		if c.msg != "" {
+			if ve := validation(t, err); !strings.Contains(ve.Fields["events[0].metadata.sequence_number"], c.msg) || len(ve.Fields) != 1 {
+				t.Errorf("%T %v: %v", c.v, c.v, ve.Fields)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%T %v: %v", c.v, c.v, err)
+		}
+		if got := events(all(t, f.bus.take()), ""); len(got) != 1 || got[0].Metadata.SequenceNumber != c.want {
+			t.Errorf("%T %v: published %+v", c.v, c.v, got)
+		}
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -42,8 +45,9 @@ func fuzzList(data []byte) (list []map[string]any, ok bool) {
 
 // checkOutcome holds for every request: either a field-keyed validation
 // error and nothing published, or one Publish call whose messages decode
-// and encode to JSON with finite float64 numbers.
-func checkOutcome(t *testing.T, f *fixture, list string, err error) {
+// and encode to JSON with finite float64 numbers. It returns the
+// published messages.
+func checkOutcome(t *testing.T, f *fixture, list string, err error) []decoded {
 	t.Helper()
 	calls := f.bus.take()
 	if err != nil {
@@ -65,12 +69,13 @@ func checkOutcome(t *testing.T, f *fixture, list string, err error) {
 		if len(calls) != 0 {
 			t.Fatal("published a rejected request")
 		}
-		return
+		return nil
 	}
 	if len(calls) != 1 {
 		t.Fatalf("accepted request published in %d calls", len(calls))
 	}
-	for _, m := range all(t, calls) {
+	ms := all(t, calls)
+	for _, m := range ms {
 		b, err := json.Marshal(m.env)
 		if err != nil {
 			t.Fatalf("published envelope does not encode to JSON: %v", err)
@@ -83,6 +88,7 @@ func checkOutcome(t *testing.T, f *fixture, list string, err error) {
 			walkNumbers(t, tm.Data)
 		}
 	}
+	return ms
 }
 
 func walkNumbers(t *testing.T, v any) {
@@ -130,16 +136,75 @@ func FuzzValidateEvent(f *testing.F) {
 	f.Add([]byte(`{"event_type":"a","category":"system_events","timestamp":"2026-11-23T09:00:00Z","severity":"low","source":{"vehicle_id":"v"},
 		"location":{"latitude":"1","longitude":null},"event_data":{"a":[[[{"b":1e500}]]]},"metadata":{"sequence_number":1.5}}`))
 	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"event_type":"a","category":"system_events","timestamp":"2026-11-23T09:00:00Z","severity":"low","source":{"vehicle_id":"v"},"metadata":{"sequence_number":9007199254740991}}`))
+	f.Add([]byte(`{"event_type":"a","category":"system_events","timestamp":"2026-11-23T09:00:00Z","severity":"low","source":{"vehicle_id":"v"},"metadata":{"sequence_number":1e3,"late":true}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		list, ok := fuzzList(data)
 		if !ok {
 			return
 		}
+		// the sequence numbers as sent, before the service normalizes the maps
+		sent := make([]any, len(list))
+		for i, m := range list {
+			if md, ok := m["metadata"].(map[string]any); ok {
+				sent[i] = md["sequence_number"]
+			}
+		}
 		fx := newFixture(t, telemetry.Config{})
 		res, err := fx.svc.IngestEvents(context.Background(), "o", "test", list)
-		checkOutcome(t, fx, "events", err)
-		if err == nil && len(res.EventIDs) != len(list) {
-			t.Fatalf("%d ids for %d events", len(res.EventIDs), len(list))
+		ms := checkOutcome(t, fx, "events", err)
+		if err != nil {
+			return
 		}
+		checkAcceptedEvents(t, list, sent, res, ms)
 	})
 }
+
+// checkAcceptedEvents holds for every accepted events request: each event
+// is published once, in request order, under its id; ids are within their
+// cap; sequence numbers were sent as plain integers from 0 to 2^53-1;
+// nothing arrives late-flagged; and the repeats are counted.
+func checkAcceptedEvents(t *testing.T, list []map[string]any, sent []any, res telemetry.Result, ms []decoded) {
+	t.Helper()
+	if res.Accepted != len(list) || len(res.EventIDs) != len(list) || len(ms) != len(list) {
+		t.Fatalf("%d accepted, %d ids, %d published for %d events", res.Accepted, len(res.EventIDs), len(ms), len(list))
+	}
+	copies := map[string]int{}
+	dups, repeated := 0, []string(nil)
+	for i, m := range ms {
+		e := m.env.Event
+		if e == nil || e.EventID != res.EventIDs[i] {
+			t.Fatalf("message %d is not event %d (%s)", i, i, res.EventIDs[i])
+		}
+		if !validID.MatchString(e.EventID) {
+			t.Fatalf("published event_id %q", e.EventID)
+		}
+		if e.Metadata.Late {
+			t.Fatal("published a client-set metadata.late")
+		}
+		seq := e.Metadata.SequenceNumber
+		if seq < 0 || seq > telemetry.MaxSequenceNumber {
+			t.Fatalf("published sequence_number %d", seq)
+		}
+		if sent[i] != nil {
+			n, ok := sent[i].(json.Number)
+			if v, err := strconv.ParseInt(string(n), 10, 64); !ok || err != nil || v != seq {
+				t.Fatalf("sequence_number sent as %v published as %d", sent[i], seq)
+			}
+		}
+		if _, given := list[i]["event_id"]; given {
+			if copies[e.EventID]++; copies[e.EventID] > 1 {
+				dups++
+				if copies[e.EventID] == 2 {
+					repeated = append(repeated, e.EventID)
+				}
+			}
+		}
+	}
+	if res.Duplicates != dups || fmt.Sprint(res.DuplicateEventIDs) != fmt.Sprint(repeated) {
+		t.Fatalf("duplicates %d %v, want %d %v", res.Duplicates, res.DuplicateEventIDs, dups, repeated)
+	}
+}
+
+// validID is the documented event_id: 1 to 100 of [A-Za-z0-9_.:-].
+var validID = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,100}$`)

@@ -109,8 +109,15 @@ type Result struct {
 	Sequences []int64
 	EventIDs  []string
 	// Generated are the ids of the events the rules raised.
-	Generated  []string
-	IngestedAt time.Time
+	Generated []string
+	// Duplicates counts the events of an events request whose event_id
+	// repeats one sent earlier in the same request; DuplicateEventIDs
+	// lists those ids, each once, in the order of their first repeat.
+	// Repeats are accepted and published like any event: the streams
+	// that deduplicate drop them.
+	Duplicates        int
+	DuplicateEventIDs []string
+	IngestedAt        time.Time
 }
 
 // batch checks the size of a request list.
@@ -216,6 +223,9 @@ func (s *Service) accept(ctx context.Context, org, env string, rs []reading, pub
 // IngestEvents validates external events (the decoded JSON of each),
 // assigns missing event ids, stamps processing_time and publishes them in
 // one Publish call, with the same all-or-nothing rule as IngestTelemetry.
+// An event_id repeated within the request is not an error: every copy is
+// published (stream deduplication decides what streams see) and counted
+// in Result.Duplicates.
 func (s *Service) IngestEvents(ctx context.Context, org, env string, evs []map[string]any) (Result, error) {
 	if err := batch(len(evs), evs == nil, "events"); err != nil {
 		return Result{}, err
@@ -224,21 +234,13 @@ func (s *Service) IngestEvents(ctx context.Context, org, env string, evs []map[s
 	processed := now.Format(time.RFC3339Nano)
 	var errs fieldErrors
 	out := make([]event.Event, len(evs))
-	ids := make(map[string]int, len(evs))
 	for i, m := range evs {
-		a := at{"events", i}
-		e, ok := s.validateEvent(m, a, now, &errs)
-		if ok && e.EventID != "" {
-			if j, dup := ids[e.EventID]; dup {
-				errs.add(a.path("event_id"), fmt.Sprintf("repeats the event_id of events[%d]", j))
-			}
-			ids[e.EventID] = i
-		}
-		out[i] = e
+		out[i], _ = s.validateEvent(m, at{"events", i}, now, &errs)
 	}
 	if err := errs.err(CodeValidation); err != nil {
 		return Result{}, err
 	}
+	dups, dupIDs := duplicates(out)
 
 	var tx txn
 	var raised []*event.Event
@@ -262,7 +264,7 @@ func (s *Service) IngestEvents(ctx context.Context, org, env string, evs []map[s
 		}
 		pub = append(pub, m)
 	}
-	res := Result{Accepted: len(out), EventIDs: make([]string, len(out)), IngestedAt: now}
+	res := Result{Accepted: len(out), EventIDs: make([]string, len(out)), Duplicates: dups, DuplicateEventIDs: dupIDs, IngestedAt: now}
 	for i := range out {
 		e := &out[i]
 		if e.EventID == "" {
@@ -281,6 +283,31 @@ func (s *Service) IngestEvents(ctx context.Context, org, env string, evs []map[s
 		return Result{}, err
 	}
 	return res, nil
+}
+
+// duplicates counts the events whose client-sent event_id repeats the
+// id of an earlier event of the request, and lists the repeated ids, each
+// once, in the order of their first repeat. Assigned ids never repeat.
+func duplicates(evs []event.Event) (n int, ids []string) {
+	var seen map[string]int // event_id → copies so far
+	for i := range evs {
+		id := evs[i].EventID
+		if id == "" {
+			continue
+		}
+		if seen == nil {
+			seen = make(map[string]int, len(evs)-i)
+		}
+		c := seen[id]
+		if c > 0 {
+			n++
+			if c == 1 {
+				ids = append(ids, id)
+			}
+		}
+		seen[id] = c + 1
+	}
+	return n, ids
 }
 
 // eventKey is the partition key of an event: the vehicle, else the

@@ -1,6 +1,10 @@
 package telemetry
 
 import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
@@ -196,8 +200,13 @@ func location(v any, a at, errs *fieldErrors) (*event.Location, string) {
 	return l, ""
 }
 
+// msgServerOwned answers a client-sent metadata.late: the pipeline sets
+// it on events it delivers out of sequence order, so a client value would
+// be a lie about the delivery.
+const msgServerOwned = "is set by the hub (on events delivered after their place in sequence order), not by clients; leave it out"
+
 // metadata checks the metadata object; processing_time is accepted and
-// replaced by the hub's.
+// replaced by the hub's, late (server-owned) is refused.
 func metadata(v any, a at, errs *fieldErrors) (event.Metadata, string) {
 	var md event.Metadata
 	m, ok := v.(map[string]any)
@@ -210,11 +219,13 @@ func metadata(v any, a at, errs *fieldErrors) (event.Metadata, string) {
 		case "correlation_id":
 			md.CorrelationID, msg = text(e, MaxIDLen)
 		case "sequence_number":
-			md.SequenceNumber, msg = integer(e)
+			md.SequenceNumber, msg = sequenceNumber(e)
 		case "source_system":
 			md.SourceSystem, msg = text(e, MaxTextLen)
 		case "processing_time":
 			_, msg = text(e, MaxTextLen)
+		case "late":
+			msg = msgServerOwned
 		default:
 			msg = "unknown field; allowed: correlation_id, processing_time, sequence_number or source_system"
 		}
@@ -236,4 +247,86 @@ func object(v any, field string, a at, errs *fieldErrors) map[string]any {
 		errs.add(a.path(joinPath(field, sub)), msg)
 	}
 	return m
+}
+
+// MaxSequenceNumber is the largest metadata.sequence_number: 2^53-1, the
+// largest integer every JSON reader (JavaScript among them) holds exactly.
+const MaxSequenceNumber = 1<<53 - 1
+
+// Answers of sequenceNumber.
+const (
+	msgSeqRange    = "must be an integer from 0 to 9007199254740991"
+	msgSeqNegative = "must not be negative (an integer from 0 to 9007199254740991)"
+	msgSeqTooLarge = "must be at most 9007199254740991 (2^53-1)"
+	msgSeqPlain    = "must be written as a plain integer, without a fraction or exponent (1000, not 1e3 or 1000.0)"
+)
+
+// sequenceNumber checks metadata.sequence_number: an integer from 0 to
+// MaxSequenceNumber (0 means unsequenced). From JSON (json.Number) it must
+// be written as a plain integer: 1.0 and 1e3 are refused although their
+// value is an integer, so that a number the client computed in floating
+// point is never silently taken for a sequence position. Go callers may
+// pass integral float64s and Go integers.
+func sequenceNumber(v any) (int64, string) {
+	switch x := v.(type) {
+	case json.Number:
+		s := string(x)
+		i, err := strconv.ParseInt(s, 10, 64)
+		switch {
+		case err == nil && i < 0:
+			return 0, msgSeqNegative
+		case err == nil && i > MaxSequenceNumber:
+			return 0, msgSeqTooLarge
+		case err == nil:
+			return i, ""
+		case errors.Is(err, strconv.ErrRange):
+			if s[0] == '-' {
+				return 0, msgSeqNegative
+			}
+			return 0, msgSeqTooLarge
+		}
+		f, ferr := strconv.ParseFloat(s, 64)
+		switch {
+		case ferr != nil && !errors.Is(ferr, strconv.ErrRange), math.IsNaN(f):
+			return 0, msgSeqRange
+		case f < 0 && f == math.Trunc(f):
+			return 0, msgSeqNegative
+		case f != math.Trunc(f) || math.IsInf(f, 0):
+			// 1.5, 1e-3, 1e999
+			if math.IsInf(f, 1) {
+				return 0, msgSeqTooLarge
+			}
+			return 0, msgSeqRange
+		case f > MaxSequenceNumber:
+			return 0, msgSeqTooLarge
+		}
+		return 0, msgSeqPlain
+	case float64:
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0) || x != math.Trunc(x):
+			return 0, msgSeqRange
+		case x < 0:
+			return 0, msgSeqNegative
+		case x > MaxSequenceNumber:
+			return 0, msgSeqTooLarge
+		}
+		return int64(x), ""
+	case int:
+		return seqInt(int64(x))
+	case int64:
+		return seqInt(x)
+	case int32:
+		return seqInt(int64(x))
+	}
+	return 0, msgSeqRange
+}
+
+func seqInt(i int64) (int64, string) {
+	switch {
+	case i < 0:
+		return 0, msgSeqNegative
+	case i > MaxSequenceNumber:
+		return 0, msgSeqTooLarge
+	}
+	return i, ""
 }
