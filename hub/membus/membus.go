@@ -69,7 +69,8 @@ type Bus struct {
 	dirty  bool
 	closed bool
 	done   chan struct{}
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // the commit loop
+	subs   sync.WaitGroup // running Subscribe calls; added to under mu while not closed
 }
 
 var _ hub.Bus = (*Bus)(nil)
@@ -225,7 +226,9 @@ func (b *Bus) Subscribe(ctx context.Context, sub hub.Subscription, h hub.Handler
 		b.mu.Unlock()
 		return hub.ErrClosed
 	}
+	b.subs.Add(1)
 	b.mu.Unlock()
+	defer b.subs.Done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -464,8 +467,10 @@ func (b *Bus) loadGroups() error {
 	return nil
 }
 
-// Close stops every consumer, writes the committed offsets and closes
-// the log.
+// Close stops every consumer and waits, until ctx ends, for their handler
+// calls to return and the batches handled to be committed; it then writes
+// the committed offsets and closes the log. A handler still running when
+// ctx ends has its batch handed again after a restart.
 func (b *Bus) Close(ctx context.Context) error {
 	b.mu.Lock()
 	if b.closed {
@@ -475,12 +480,28 @@ func (b *Bus) Close(ctx context.Context) error {
 	b.closed = true
 	close(b.done)
 	b.mu.Unlock()
+	errSubs := waitSubs(ctx, &b.subs)
 	b.wg.Wait()
 	var err error
 	if b.cfg.Dir != "" {
 		err = b.writeGroups(true)
 	}
-	return errors.Join(err, b.log.Close())
+	return errors.Join(errSubs, err, b.log.Close())
+}
+
+// waitSubs waits for wg or ctx.
+func waitSubs(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("bus: close: consumers still running: %w", ctx.Err())
+	}
 }
 
 // Health is always healthy for the single-node bus.
