@@ -340,7 +340,9 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		k, err := a.keys.Get(ctx, store.Scope{Org: org, Env: env}, keyID)
 		return k.Plan, err
 	})}
-	var window dedup.Window = dedup.NewLocal(1_000_000, time.Hour)
+	// the embedded window: ten million ids in about 360 MiB, allocated as they come (filters/dedup)
+	const windowSize, windowTTL = 10_000_000, time.Hour
+	var window dedup.Window = dedup.NewCompact(windowSize, windowTTL)
 	if a.redis != nil {
 		rl := redislog.New(redislog.Config{}, a.redis, log)
 		a.slog, a.closers = rl, append(a.closers, rl.Close)
@@ -372,6 +374,13 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	var err error
 	if a.hooks, err = webhook.New(webhook.Config{AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency}, deliveries, a.reg, a.store, a.reg, log); err != nil {
 		return err
+	}
+	if a.redis == nil {
+		// the window starts empty: rebuild it from the durable stream logs before the pipeline consumes
+		wc := pipeline.WarmConfig{Registry: a.reg, Streams: a.store, Log: a.slog, Sink: a.hooks, TTL: windowTTL, Max: windowSize, Logger: log}
+		if _, err := pipeline.Warm(ctx, window, wc); err != nil {
+			return err
+		}
 	}
 	var n pipeline.Namer
 	if namer != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -162,16 +163,48 @@ func testClaim(t *testing.T, w dedup.Window) {
 	}
 }
 
-func TestLocal(t *testing.T) {
-	testWindow(t, dedup.NewLocal(0, 0))
+// memWindow is an in-memory window: Local or Compact.
+type memWindow interface {
+	dedup.Window
+	Len() int
 }
 
-func TestLocalForget(t *testing.T) {
-	testForget(t, dedup.NewLocal(10, time.Minute))
+// inMemory are the in-memory windows; each passes the same behaviour
+// tests.
+var inMemory = []struct {
+	name string
+	new  func(size int, ttl time.Duration) memWindow
+}{
+	{"Local", func(size int, ttl time.Duration) memWindow { return dedup.NewLocal(size, ttl) }},
+	{"Compact", func(size int, ttl time.Duration) memWindow { return dedup.NewCompact(size, ttl) }},
 }
 
-func TestLocalClaim(t *testing.T) {
-	testClaim(t, dedup.NewLocal(10, time.Minute))
+func TestInMemory(t *testing.T) {
+	for _, w := range inMemory {
+		t.Run(w.name, func(t *testing.T) {
+			t.Run("Window", func(t *testing.T) { testWindow(t, w.new(0, 0)) })
+			t.Run("Forget", func(t *testing.T) { testForget(t, w.new(10, time.Minute)) })
+			t.Run("Claim", func(t *testing.T) { testClaim(t, w.new(10, time.Minute)) })
+			t.Run("Size", func(t *testing.T) { testSize(t, w.new(3, time.Minute)) })
+			t.Run("Failover", func(t *testing.T) { testFailoverTo(t, w.new(100, time.Minute)) })
+		})
+	}
+}
+
+// testSize: a window of 3 ids forgets the oldest of 4.
+func testSize(t *testing.T, w memWindow) {
+	for _, id := range []string{"a", "b", "c", "d"} {
+		seen(t, w, id)
+	}
+	if w.Len() != 3 {
+		t.Errorf("Len = %d, want 3", w.Len())
+	}
+	if seen(t, w, "a") {
+		t.Error("a, the oldest, was not evicted")
+	}
+	if !seen(t, w, "d") {
+		t.Error("d was evicted")
+	}
 }
 
 func TestLocalTTL(t *testing.T) {
@@ -189,22 +222,6 @@ func TestLocalTTL(t *testing.T) {
 	}
 	if !seen(t, w, "a") {
 		t.Error("a is not a dup right after it was seen again")
-	}
-}
-
-func TestLocalSize(t *testing.T) {
-	w := dedup.NewLocal(3, time.Minute)
-	for _, id := range []string{"a", "b", "c", "d"} {
-		seen(t, w, id)
-	}
-	if w.Len() != 3 {
-		t.Errorf("Len = %d, want 3", w.Len())
-	}
-	if seen(t, w, "a") {
-		t.Error("a, the oldest, was not evicted")
-	}
-	if !seen(t, w, "d") {
-		t.Error("d was evicted")
 	}
 }
 
@@ -235,6 +252,68 @@ func BenchmarkLocalClaimDone(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		id := ids[i%len(ids)]
+		if _, err := w.Claim(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Done(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompactSeen: as BenchmarkLocalSeen, every id new and evicting
+// an old one.
+func BenchmarkCompactSeen(b *testing.B) {
+	w := dedup.NewCompact(100_000, time.Minute)
+	ids := make([]string, 200_000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("evt_%08d", i)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := w.Seen(ctx, ids[i%len(ids)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompactClaimDone: as BenchmarkLocalClaimDone.
+func BenchmarkCompactClaimDone(b *testing.B) {
+	w := dedup.NewCompact(100_000, time.Minute)
+	ids := make([]string, 200_000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("evt_%08d", i)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		id := ids[i%len(ids)]
+		if _, err := w.Claim(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Done(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompactClaimDoneFull10M: Claim then Done of new ids in a full
+// window of ten million (cmd/fleethub's size): the table is large and
+// every id evicts the oldest.
+func BenchmarkCompactClaimDoneFull10M(b *testing.B) {
+	const size = 10_000_000
+	w := dedup.NewCompact(size, time.Hour)
+	ctx := context.Background()
+	key := func(i int) string { return "org_1\x00live\x00evt_" + strconv.Itoa(i) }
+	for i := range size {
+		if err := w.Done(ctx, key(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for i := size; b.Loop(); i++ {
+		id := key(i)
 		if _, err := w.Claim(ctx, id); err != nil {
 			b.Fatal(err)
 		}

@@ -19,7 +19,7 @@
 //     holding a redelivered copy waits and asks again.
 //
 // The TTL of a recorded id starts when it is recorded (Seen's first
-// sighting, or Done); repeats do not extend it, in both implementations.
+// sighting, or Done); repeats do not extend it, in every implementation.
 // Seen answers true for a claimed id.
 //
 //   - Local is one node's window: a size-bounded LRU with expiring entries
@@ -29,6 +29,17 @@
 //     100,000 ids for ten minutes. An entry costs about 130 bytes including
 //     a 36-byte id (measured: 13 MB for 100,000). Lapsed claims are swept
 //     when the claim map reaches the window's size.
+//   - Compact is one node's window for many ids: it keeps a 128-bit hash
+//     of each id, not the id, in a ring in recording order (oldest leaves
+//     first, by age or once size ids are held) with an open-addressing
+//     table over it, both grown as ids come (nothing is allocated up
+//     front), and a map of live claims. An id costs about 37 bytes
+//     whatever its length (measured: 357 MiB for ten million,
+//     BenchmarkCompactMemory10M; Local would need 1.3 GB). An id
+//     forgotten or recorded again keeps its old place in the ring until
+//     that reaches the head, and counts against size until then. Compact
+//     also implements Recorder, which records ids at a past time (the
+//     pipeline's Warm rebuilds a window from the stream logs with it).
 //   - Redis is a window shared by every node: keys prefix+id, "1" for a
 //     recorded id (TTL) and "c" for a claim (lease), expiring by
 //     themselves. Seen is one SET NX PX and Claim one Lua script, each one
@@ -36,6 +47,18 @@
 //     it first; Done is one pipelined round trip for any number of ids.
 //
 // Forget removes an id's record or claim, so that it is unseen again.
+//
+// # Hash collisions in Compact
+//
+// Two ids are taken for one when both 64-bit halves of their hashes
+// (hash/maphash under two seeds drawn per window, so per process: an id
+// cannot be crafted to collide with another's, and nothing hashed
+// outlives the process) are equal. With n ids held, a new id is taken
+// for a duplicate with probability about n/2^128: 3·10^-32 for ten
+// million, so that a node matching a million new events a second for a
+// century would suppress one wrongly with probability below 10^-16.
+// The table compares 32 bits of a hash first and reads the rest from the
+// ring only when they match.
 //
 // # Known cost
 //
@@ -45,6 +68,13 @@
 // stream or per request. The library also reads time.Now itself, so the
 // TTL of a Local cannot be driven by an injected clock (its claims' lease
 // can, in the package's tests).
+//
+// Compact (2-vCPU Intel Xeon VM, load average about 5): Seen 125 to
+// 240 ns, Claim then Done 230 to 430 ns, no allocation
+// (BenchmarkCompactSeen, BenchmarkCompactClaimDone, window of 100,000;
+// Local 0.9 to 2.8 µs and 1.1 to 2.6 µs in the same runs); Claim then
+// Done 1.1 to 1.3 µs in a full window of ten million, where the table and
+// the ring no longer fit in any cache (BenchmarkCompactClaimDoneFull10M).
 //
 // Measured on a 2-vCPU AMD EPYC VM: Local.Seen about 1.1 µs with 2
 // allocations when every id is new and evicts an old one

@@ -14,13 +14,14 @@ import (
 // on local and then seen by primary once it is back.
 type Failover struct {
 	primary Window
-	local   *Local
+	local   Window
 }
 
 var _ Window = (*Failover)(nil)
 
-// NewFailover returns a Failover over primary with local as its fallback.
-func NewFailover(primary Window, local *Local) *Failover {
+// NewFailover returns a Failover over primary with local (a Local or a
+// Compact) as its fallback.
+func NewFailover(primary Window, local Window) *Failover {
 	return &Failover{primary: primary, local: local}
 }
 

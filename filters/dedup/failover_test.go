@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/fleethub/fleethub/filters/dedup"
 )
@@ -21,9 +20,11 @@ func (downWindow) Claim(context.Context, string) (dedup.State, error) {
 func (downWindow) Done(context.Context, ...string) error { return errUnreachable }
 func (downWindow) Forget(context.Context, string) error  { return errUnreachable }
 
-func TestFailoverAnswersLocallyWhilePrimaryIsDown(t *testing.T) {
+// testFailoverTo: while the primary is down, a Failover answers from
+// local (run for each in-memory window by TestInMemory).
+func testFailoverTo(t *testing.T, local dedup.Window) {
 	ctx := context.Background()
-	f := dedup.NewFailover(downWindow{}, dedup.NewLocal(100, time.Minute))
+	f := dedup.NewFailover(downWindow{}, local)
 	if dup, err := f.Seen(ctx, "a"); err != nil || dup {
 		t.Fatalf("first Seen: %v %v", dup, err)
 	}

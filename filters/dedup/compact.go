@@ -1,0 +1,363 @@
+package dedup
+
+import (
+	"context"
+	"hash/maphash"
+	"math"
+	"sync"
+	"time"
+)
+
+// Compact is an in-memory window of one node that keeps a 128-bit hash of
+// each id instead of the id: about 37 bytes per id at any size (see the
+// package documentation), so that ten million ids fit in 360 MiB. It is
+// safe for concurrent use.
+//
+// Recorded ids sit in a ring in the order they were recorded, each with
+// its time; an open-addressing table (linear probing, backward-shift
+// deletion) maps a hash to its place in the ring. The oldest id leaves
+// first: once the window holds size ids, or once its TTL has passed. Both
+// the ring and the table grow as ids come: a window that holds few ids
+// costs little, whatever its size. Claims sit in a map of their own.
+type Compact struct {
+	ttl   int64 // ns
+	lease int64 // ns
+	size  uint64
+	now   func() time.Time
+	s1    maphash.Seed
+	s2    maphash.Seed
+
+	mu         sync.Mutex // guards everything below
+	base       time.Time  // times are ns since base
+	chunks     [][]centry // the ring: position p is chunks[p>>chunkBits][p&chunkMask]
+	head, tail uint64     // ids recorded, ever, before the oldest and the newest-plus-one: the ring holds [head, tail)
+	slots      []uint64   // the table: 0 empty, else uint32(h.b)<<32 | position+1
+	used       int        // slots in use
+	claims     map[hkey]int64
+	sweepAt    int
+}
+
+// hkey is the 128-bit hash of an id.
+type hkey struct{ a, b uint64 }
+
+// centry is one place of the ring.
+type centry struct {
+	h hkey
+	t int64 // when the id was recorded, ns since base; dead: forgotten or recorded again later
+}
+
+const (
+	chunkBits = 13 // 8,192 places (192 KiB) per chunk of the ring
+	chunkSize = 1 << chunkBits
+	chunkMask = chunkSize - 1
+	dead      = math.MinInt64
+	minSlots  = 1024
+	minSweep  = 1024
+	// maxCompact keeps a position and a marker in 32 bits.
+	maxCompact = math.MaxUint32 - 1
+)
+
+var (
+	_ Window   = (*Compact)(nil)
+	_ Recorder = (*Compact)(nil)
+)
+
+// Recorder is a window that can record ids as seen at a past time, as
+// pipeline.Warm does when it rebuilds a window from a log: each id then
+// expires when it would have, had the window never been rebuilt.
+type Recorder interface {
+	// RecordAt records ids as seen at time at, unless already recorded
+	// (an id keeps its earlier time) or at is older than the TTL. A time
+	// later than now counts as now.
+	RecordAt(ctx context.Context, at time.Time, ids ...string) error
+}
+
+// NewCompact returns a window remembering up to size ids for ttl each;
+// zero or negative values mean DefaultSize and DefaultTTL, and size is at
+// most 4,294,967,294. Claims last DefaultLease. Memory is allocated as ids
+// are recorded, not up front.
+func NewCompact(size int, ttl time.Duration) *Compact {
+	if size <= 0 {
+		size = DefaultSize
+	}
+	if size > maxCompact {
+		size = maxCompact
+	}
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	return &Compact{ttl: int64(ttl), lease: int64(DefaultLease), size: uint64(size), now: time.Now,
+		s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), base: time.Now(), claims: map[hkey]int64{}, sweepAt: minSweep}
+}
+
+func (c *Compact) hash(id string) hkey {
+	return hkey{maphash.String(c.s1, id), maphash.String(c.s2, id)}
+}
+
+// clock is now in ns since base; mu must be held.
+func (c *Compact) clock() int64 { return int64(c.now().Sub(c.base)) }
+
+// Seen records id and reports whether it was already recorded and not
+// expired, or is claimed. It does not block; ctx is unused.
+func (c *Compact) Seen(_ context.Context, id string) (bool, error) {
+	if id == "" {
+		return false, ErrEmptyID
+	}
+	h := c.hash(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock()
+	c.expire(now)
+	if c.state(h, now) != Unseen {
+		return true, nil
+	}
+	c.push(h, now)
+	return false, nil
+}
+
+// Claim reserves id unless it is recorded or claimed. It does not block;
+// ctx is unused.
+func (c *Compact) Claim(_ context.Context, id string) (State, error) {
+	if id == "" {
+		return Unseen, ErrEmptyID
+	}
+	h := c.hash(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock()
+	if s := c.state(h, now); s != Unseen {
+		return s, nil
+	}
+	if len(c.claims) >= c.sweepAt {
+		// Claims outlive their lease only when their holder never
+		// finished them: drop those before growing.
+		for k, end := range c.claims {
+			if now >= end {
+				delete(c.claims, k)
+			}
+		}
+		c.sweepAt = max(minSweep, 2*len(c.claims))
+	}
+	c.claims[h] = now + c.lease
+	return Unseen, nil
+}
+
+// Done records ids as seen and drops their claims. An id recorded
+// already is recorded again: its TTL starts anew.
+func (c *Compact) Done(_ context.Context, ids ...string) error {
+	for _, id := range ids {
+		if id == "" {
+			return ErrEmptyID
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock()
+	c.expire(now)
+	for _, id := range ids {
+		h := c.hash(id)
+		delete(c.claims, h)
+		c.remove(h)
+		c.push(h, now)
+	}
+	return nil
+}
+
+// RecordAt implements Recorder.
+func (c *Compact) RecordAt(_ context.Context, at time.Time, ids ...string) error {
+	for _, id := range ids {
+		if id == "" {
+			return ErrEmptyID
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock()
+	t := min(int64(at.Sub(c.base)), now)
+	if t+c.ttl <= now {
+		return nil
+	}
+	c.expire(now)
+	for _, id := range ids {
+		h := c.hash(id)
+		delete(c.claims, h)
+		if _, pos, ok := c.find(h); ok && c.entry(pos).t+c.ttl > now {
+			continue
+		}
+		c.remove(h)
+		c.push(h, t)
+	}
+	return nil
+}
+
+// Forget removes id's record and claim, so that its next Seen reports
+// false.
+func (c *Compact) Forget(_ context.Context, id string) error {
+	if id == "" {
+		return ErrEmptyID
+	}
+	h := c.hash(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.claims, h)
+	c.remove(h)
+	return nil
+}
+
+// Len returns the number of ids recorded, expired ones not yet removed
+// included (claims not included).
+func (c *Compact) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}
+
+// state reports what h is now; mu must be held.
+func (c *Compact) state(h hkey, now int64) State {
+	if i, pos, ok := c.find(h); ok {
+		if c.entry(pos).t+c.ttl > now {
+			return Duplicate
+		}
+		// Expired, behind a younger head (RecordAt): gone now.
+		c.entry(pos).t = dead
+		c.unslot(i)
+	}
+	if end, ok := c.claims[h]; ok && now < end {
+		return InFlight
+	}
+	return Unseen
+}
+
+// entry returns the ring's place pos; mu must be held.
+func (c *Compact) entry(pos uint32) *centry {
+	return &c.chunks[pos>>chunkBits][pos&chunkMask]
+}
+
+// find looks h up in the table: its slot and ring position.
+func (c *Compact) find(h hkey) (slot int, pos uint32, ok bool) {
+	if len(c.slots) == 0 {
+		return 0, 0, false
+	}
+	mask := uint64(len(c.slots) - 1)
+	tag := uint64(uint32(h.b)) << 32
+	for i := h.b & mask; ; i = (i + 1) & mask {
+		s := c.slots[i]
+		if s == 0 {
+			return 0, 0, false
+		}
+		if s&^math.MaxUint32 == tag {
+			p := uint32(s) - 1
+			if c.entry(p).h == h {
+				return int(i), p, true
+			}
+		}
+	}
+}
+
+// remove forgets h's record, if any; mu must be held.
+func (c *Compact) remove(h hkey) {
+	if i, pos, ok := c.find(h); ok {
+		c.entry(pos).t = dead
+		c.unslot(i)
+	}
+}
+
+// push appends h, recorded at t, to the ring, evicting the oldest id when
+// the ring is full; mu must be held.
+func (c *Compact) push(h hkey, t int64) {
+	if c.tail-c.head == c.size {
+		c.evict()
+	}
+	pos := c.tail % c.size
+	ci := pos >> chunkBits
+	if ci >= uint64(len(c.chunks)) {
+		c.chunks = append(c.chunks, make([][]centry, ci+1-uint64(len(c.chunks)))...)
+	}
+	if c.chunks[ci] == nil {
+		c.chunks[ci] = make([]centry, chunkSize)
+	}
+	c.chunks[ci][pos&chunkMask] = centry{h: h, t: t}
+	c.tail++
+	c.slot(h, uint32(pos))
+}
+
+// expire evicts the ids whose TTL has passed from the head of the ring;
+// mu must be held.
+func (c *Compact) expire(now int64) {
+	for c.head < c.tail {
+		if e := c.entry(uint32(c.head % c.size)); e.t != dead && e.t+c.ttl > now {
+			return
+		}
+		c.evict()
+	}
+}
+
+// evict drops the oldest id of the ring and frees a chunk it leaves
+// empty; mu must be held.
+func (c *Compact) evict() {
+	pos := uint32(c.head % c.size)
+	if e := c.entry(pos); e.t != dead {
+		mask := uint64(len(c.slots) - 1)
+		for i := e.h.b & mask; ; i = (i + 1) & mask {
+			if s := c.slots[i]; uint32(s) == pos+1 {
+				c.unslot(int(i))
+				break
+			}
+		}
+	}
+	c.head++
+	next := c.head % c.size
+	ci := uint64(pos >> chunkBits)
+	if next>>chunkBits != ci && (c.tail%c.size)>>chunkBits != ci {
+		c.chunks[ci] = nil // every place in it is behind the head
+	}
+}
+
+// slot puts position pos of hash h in the table, growing it first when
+// it is three quarters full; mu must be held.
+func (c *Compact) slot(h hkey, pos uint32) {
+	if (c.used+1)*4 > len(c.slots)*3 {
+		c.grow()
+	}
+	c.place(uint64(uint32(h.b))<<32 | uint64(pos+1))
+	c.used++
+}
+
+// place puts a slot value in the table; mu must be held.
+func (c *Compact) place(s uint64) {
+	mask := uint64(len(c.slots) - 1)
+	i := (s >> 32) & mask
+	for c.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	c.slots[i] = s
+}
+
+// grow doubles the table; a slot keeps the 32 bits of the hash its home
+// is made of, so nothing is read from the ring.
+func (c *Compact) grow() {
+	old := c.slots
+	c.slots = make([]uint64, max(minSlots, 2*len(old)))
+	for _, s := range old {
+		if s != 0 {
+			c.place(s)
+		}
+	}
+}
+
+// unslot empties slot i, moving later slots of the probe sequence back
+// so that none is left behind a gap (backward-shift deletion); mu must
+// be held.
+func (c *Compact) unslot(i int) {
+	mask := len(c.slots) - 1
+	for j := (i + 1) & mask; c.slots[j] != 0; j = (j + 1) & mask {
+		home := int(c.slots[j]>>32) & mask
+		// The slot at j stays unless its home is outside (i, j].
+		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
+			c.slots[i] = c.slots[j]
+			i = j
+		}
+	}
+	c.slots[i] = 0
+	c.used--
+}
