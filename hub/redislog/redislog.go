@@ -65,6 +65,7 @@ type Log struct {
 	rdb    redis.UniversalClient
 	logger *slog.Logger
 	script *redis.Script // appendScript
+	unique *redis.Script // uniqueScript
 	ensure *redis.Script // epochScript
 
 	mu      sync.Mutex // guards mirrors
@@ -113,6 +114,33 @@ for i = 1, #ARGV - 2 do
 end
 return n`
 
+// uniqueScript is appendScript for entries with message ids: an entry
+// whose id the stream took within the TTL is not appended again,
+// atomically with the append, so that a message handed again after a
+// crash is not appended twice; the id's key holds the offset it took.
+// KEYS: seq, log, epoch, then the id keys; ARGV: n entries, then for each
+// the index of its id key in KEYS (0: none), a fresh epoch, MAXLEN, the
+// TTL in ms. Returns the offset of each entry, new or earlier.
+const uniqueScript = ensureHistory + `
+local ttl = ARGV[#ARGV]
+ensure(ARGV[#ARGV - 2])
+local count = (#ARGV - 3) / 2
+local offs = {}
+for i = 1, count do
+  local k = tonumber(ARGV[count + i])
+  local prev = false
+  if k > 0 then prev = redis.call('GET', KEYS[k]) end
+  if prev then
+    offs[i] = tonumber(prev)
+  else
+    local n = redis.call('INCR', KEYS[1])
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[#ARGV - 1], n .. '-0', 'd', ARGV[i])
+    if k > 0 then redis.call('SET', KEYS[k], n, 'PX', ttl) end
+    offs[i] = n
+  end
+end
+return offs`
+
 // epochScript returns a stream's epoch and newest offset, giving it an
 // epoch first when it has none. ARGV: a fresh epoch.
 const epochScript = ensureHistory + `
@@ -134,7 +162,7 @@ func New(cfg Config, client redis.UniversalClient, logger *slog.Logger) *Log {
 		cfg.IdleAfter = 30 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Log{cfg: cfg, rdb: client, logger: logger, script: redis.NewScript(appendScript), ensure: redis.NewScript(epochScript),
+	return &Log{cfg: cfg, rdb: client, logger: logger, script: redis.NewScript(appendScript), unique: redis.NewScript(uniqueScript), ensure: redis.NewScript(epochScript),
 		mirrors: map[string]*mirror{}, ctx: ctx, cancel: cancel}
 }
 
@@ -148,6 +176,10 @@ func (l *Log) keys(id string) keys {
 }
 
 func (k keys) all() []string { return []string{k.seq, k.log, k.epoch} }
+
+// msgID is the key of a message id the stream took (AppendUnique); the
+// seq key's prefix puts it in the stream's hash slot.
+func (k keys) msgID(id string) string { return strings.TrimSuffix(k.seq, "seq") + "mid:" + id }
 
 // newEpoch is a fresh history name: 16 hex digits.
 func newEpoch() string {
@@ -171,6 +203,43 @@ func (l *Log) Append(ctx context.Context, id string, data [][]byte) (int64, erro
 		return 0, fmt.Errorf("redislog: append: %w", err)
 	}
 	return last, nil
+}
+
+// AppendUnique adds the entries whose message id (ids[i], "" for none)
+// the stream did not take within ttl, in one atomic step, and returns the
+// offset of every entry: a new one, or the one its id took before (a
+// message handed again is not appended twice). The ids live beside the
+// stream's keys, in its hash slot, and expire after ttl.
+func (l *Log) AppendUnique(ctx context.Context, id string, data [][]byte, ids []string, ttl time.Duration) ([]int64, error) {
+	if len(ids) != len(data) {
+		return nil, fmt.Errorf("redislog: append: %d ids for %d entries", len(ids), len(data))
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	k := l.keys(id)
+	ks := k.all()
+	args := make([]any, 0, 2*len(data)+3)
+	for _, d := range data {
+		args = append(args, d)
+	}
+	for _, mid := range ids {
+		if mid == "" {
+			args = append(args, 0)
+			continue
+		}
+		ks = append(ks, k.msgID(mid))
+		args = append(args, len(ks))
+	}
+	args = append(args, newEpoch(), l.cfg.MaxEntries, max(ttl.Milliseconds(), 1))
+	offs, err := l.unique.Run(ctx, l.rdb, ks, args...).Int64Slice()
+	if err != nil {
+		return nil, fmt.Errorf("redislog: append: %w", err)
+	}
+	if len(offs) != len(data) {
+		return nil, fmt.Errorf("redislog: append: %d offsets for %d entries", len(offs), len(data))
+	}
+	return offs, nil
 }
 
 func parseID(id string) (int64, error) {

@@ -181,10 +181,11 @@ func (p *Pipeline) flushHeld(ctx context.Context) {
 		var err error
 		if e := p.reg.ByID(id); e != nil {
 			data := make([][]byte, len(items))
+			ids := make([]string, len(items))
 			for i, s := range items {
-				data[i] = s.data
+				data[i], ids[i] = s.data, s.hi.env.Event.EventID
 			}
-			err = p.deliver(ctx, e, data)
+			err = p.deliver(ctx, e, data, ids)
 		}
 		p.mu.Lock()
 		finished = finished[:0]

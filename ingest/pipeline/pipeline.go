@@ -97,6 +97,10 @@ type Config struct {
 	OrderWait   time.Duration // longest wait for a sequence gap, default 2s
 	MaxBuffered int           // per source, default 1000
 	MaxSources  int           // sources tracked per organization and environment, default 100,000
+	// DedupTTL is how long a log that keeps message ids (redislog)
+	// remembers a deduplicating stream's event ids, default 1h (the
+	// window's TTL).
+	DedupTTL time.Duration
 }
 
 // Enricher adds driver_info and vehicle_details to an event.
@@ -159,6 +163,9 @@ func New(cfg Config, bus hub.Bus, reg *streams.Registry, log hub.Log, window ded
 	if cfg.MaxBuffered == 0 {
 		cfg.MaxBuffered = 1000
 	}
+	if cfg.DedupTTL == 0 {
+		cfg.DedupTTL = time.Hour
+	}
 	if cfg.MaxSources == 0 {
 		cfg.MaxSources = order.DefaultMaxSources
 	}
@@ -210,19 +217,88 @@ func (p *Pipeline) expireLoop(ctx context.Context) {
 	}
 }
 
+// uniqueAppender is the optional ability of a log to keep message ids
+// with the entries (redislog): an entry whose id the stream took is not
+// appended again, and its earlier offset is returned, so a deduplicating
+// stream holds an event once even when the node crashed between the
+// append and recording the event as seen.
+type uniqueAppender interface {
+	AppendUnique(ctx context.Context, id string, data [][]byte, ids []string, ttl time.Duration) ([]int64, error)
+}
+
+// appended is where one stream's entries of a hand-off are: first..last,
+// appended now, plus earlier offsets of entries the log already held.
+type appended struct {
+	first, last int64
+	earlier     []int64
+}
+
+// appendStream appends data to one stream's log; ids are the event ids
+// of the entries ("" for none).
+func (p *Pipeline) appendStream(ctx context.Context, e *streams.Entry, data [][]byte, ids []string) (appended, error) {
+	id := e.Rec.ID
+	if ua, ok := p.log.(uniqueAppender); ok && ids != nil && dedups(e) {
+		offs, err := ua.AppendUnique(ctx, id, data, ids, p.cfg.DedupTTL)
+		if err != nil {
+			return appended{}, err
+		}
+		var a appended
+		for _, off := range offs {
+			switch {
+			case off > a.last:
+				if a.first == 0 {
+					a.first = off
+				}
+				a.last = off
+			default:
+				a.earlier = append(a.earlier, off)
+			}
+		}
+		if len(a.earlier) > 0 {
+			p.reg.Count(id, "duplicates_suppressed", int64(len(a.earlier)))
+		}
+		return a, nil
+	}
+	last, err := p.log.Append(ctx, id, data)
+	return appended{first: last - int64(len(data)) + 1, last: last}, err
+}
+
+// entries reads what a hand-off appended, and the entries it found
+// already there (handed to the sink again: it ignores what it holds).
+func (p *Pipeline) entries(ctx context.Context, id string, a appended) ([]hub.Entry, error) {
+	var out []hub.Entry
+	for _, off := range a.earlier {
+		ents, err := p.log.Read(ctx, id, off, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(ents) > 0 && ents[0].Offset == off {
+			out = append(out, ents[0])
+		}
+	}
+	if a.first > 0 && a.last >= a.first {
+		n := int(a.last - a.first + 1)
+		ents, err := p.log.Read(ctx, id, a.first, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ents...)
+	}
+	return out, nil
+}
+
 // deliver appends data to a stream's log and hands webhook streams'
 // entries to the sink.
-func (p *Pipeline) deliver(ctx context.Context, e *streams.Entry, data [][]byte) error {
-	id := e.Rec.ID
-	last, err := p.log.Append(ctx, id, data)
+func (p *Pipeline) deliver(ctx context.Context, e *streams.Entry, data [][]byte, ids []string) error {
+	a, err := p.appendStream(ctx, e, data, ids)
 	if err != nil {
 		return err
 	}
 	if p.sink == nil || e.Info.Delivery != "webhook" {
 		return nil
 	}
-	ents, err := p.log.Read(ctx, id, last-int64(len(data))+1, len(data))
-	if err != nil {
+	ents, err := p.entries(ctx, e.Rec.ID, a)
+	if err != nil || len(ents) == 0 {
 		return err
 	}
 	return p.sink.Accept(ctx, e.Info, ents)
@@ -235,24 +311,28 @@ type batch struct {
 	order   []string
 	entries map[string]*streams.Entry
 	data    map[string][][]byte
+	ids     map[string][]string // event ids of data, per stream
 	held    []*heldItem // released from reorder buffers into data
 	claims  []*claim    // claims carrying one reference for this batch
 	undo    []undo      // frequency and correlation changes, in order
 }
 
-func (b *batch) add(e *streams.Entry, d []byte) {
+// add appends one message's encoding for a stream; eventID is the
+// event's id ("" for telemetry).
+func (b *batch) add(e *streams.Entry, d []byte, eventID string) {
 	id := e.Rec.ID
 	if _, ok := b.data[id]; !ok {
 		b.order = append(b.order, id)
 		b.entries[id] = e
 	}
 	b.data[id] = append(b.data[id], d)
+	b.ids[id] = append(b.ids[id], eventID)
 }
 
 // Handle processes one bus batch (messages of one partition, in offset
 // order); it is the bus handler.
 func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
-	b := batch{msgs: msgs, entries: map[string]*streams.Entry{}, data: map[string][][]byte{}}
+	b := batch{msgs: msgs, entries: map[string]*streams.Entry{}, data: map[string][][]byte{}, ids: map[string][]string{}}
 	err := p.match(ctx, msgs, &b)
 	if err == nil {
 		err = p.handOff(ctx, &b)
@@ -296,25 +376,33 @@ type manyAppender interface {
 	AppendMany(ctx context.Context, ids []string, data [][][]byte) ([]int64, error)
 }
 
-// appendAll appends a batch's matches to their streams and returns each
-// stream's last offset, in b.order: with one write when the log can.
-func (p *Pipeline) appendAll(ctx context.Context, b *batch) ([]int64, error) {
+// appendAll appends a batch's matches to their streams and returns
+// where each stream's entries are, in b.order: with one write when the
+// log can.
+func (p *Pipeline) appendAll(ctx context.Context, b *batch) ([]appended, error) {
+	out := make([]appended, len(b.order))
 	if ma, ok := p.log.(manyAppender); ok && len(b.order) > 1 {
 		data := make([][][]byte, len(b.order))
 		for i, id := range b.order {
 			data[i] = b.data[id]
 		}
-		return ma.AppendMany(ctx, b.order, data)
-	}
-	lasts := make([]int64, len(b.order))
-	for i, id := range b.order {
-		last, err := p.log.Append(ctx, id, b.data[id])
+		lasts, err := ma.AppendMany(ctx, b.order, data)
 		if err != nil {
 			return nil, err
 		}
-		lasts[i] = last
+		for i, last := range lasts {
+			out[i] = appended{first: last - int64(len(data[i])) + 1, last: last}
+		}
+		return out, nil
 	}
-	return lasts, nil
+	for i, id := range b.order {
+		a, err := p.appendStream(ctx, b.entries[id], b.data[id], b.ids[id])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = a
+	}
+	return out, nil
 }
 
 // handOff appends every stream's matches, then hands all webhook streams'
@@ -326,18 +414,21 @@ func (p *Pipeline) handOff(ctx context.Context, b *batch) error {
 		ents []hub.Entry
 	}
 	var hands []hand
-	lasts, err := p.appendAll(ctx, b)
+	places, err := p.appendAll(ctx, b)
 	if err != nil {
 		return err
 	}
 	for i, id := range b.order {
-		e, data, last := b.entries[id], b.data[id], lasts[i]
+		e := b.entries[id]
 		if p.sink == nil || e.Info.Delivery != "webhook" {
 			continue
 		}
-		ents, err := p.log.Read(ctx, id, last-int64(len(data))+1, len(data))
+		ents, err := p.entries(ctx, id, places[i])
 		if err != nil {
 			return err
+		}
+		if len(ents) == 0 {
+			continue
 		}
 		hands = append(hands, hand{e, ents})
 	}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/fleethub/fleethub/filters/order"
@@ -44,14 +45,15 @@ func (p *Pipeline) rollback(us []undo) {
 	}
 }
 
+// dedups reports whether a stream deduplicates events.
+func dedups(e *streams.Entry) bool {
+	ev := e.Cfg.Events
+	return ev != nil && ev.ProcessingRules != nil && ev.ProcessingRules.Deduplication
+}
+
 // wantsDedup reports whether a stream of matched deduplicates events.
 func wantsDedup(matched []*streams.Entry) bool {
-	for _, e := range matched {
-		if ev := e.Cfg.Events; ev != nil && ev.ProcessingRules != nil && ev.ProcessingRules.Deduplication {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(matched, dedups)
 }
 
 // process applies each matched stream's rules to one message and adds
@@ -83,7 +85,7 @@ func (p *Pipeline) process(ctx context.Context, env *event.Envelope, from busRef
 				takes = append(takes, e.Rec.ID)
 				continue
 			}
-			b.add(e, p.eventData(ctx, env, e, &base, &b.undo, false))
+			b.add(e, p.eventData(ctx, env, e, &base, &b.undo, false), env.Event.EventID)
 		case event.KindTelemetry:
 			t := env.Telemetry
 			if every := streams.Frequency(e); every > 0 {
@@ -105,7 +107,7 @@ func (p *Pipeline) process(ctx context.Context, env *event.Envelope, from busRef
 			if base == nil {
 				base, _ = json.Marshal(t)
 			}
-			b.add(e, base)
+			b.add(e, base, "")
 		}
 	}
 	if ordered {
@@ -176,7 +178,7 @@ func (p *Pipeline) release(ctx context.Context, hi *heldItem, late bool, b *batc
 		}
 		d := p.eventData(ctx, hi.env, e, &base, us, late)
 		hi.data = append(hi.data, streamData{stream: id, data: d})
-		b.add(e, d)
+		b.add(e, d, hi.env.Event.EventID)
 	}
 	if hi.tracked {
 		b.held = append(b.held, hi)
