@@ -312,9 +312,9 @@ type batch struct {
 	entries map[string]*streams.Entry
 	data    map[string][][]byte
 	ids     map[string][]string // event ids of data, per stream
-	held    []*heldItem // released from reorder buffers into data
-	claims  []*claim    // claims carrying one reference for this batch
-	undo    []undo      // frequency and correlation changes, in order
+	held    []*heldItem         // released from reorder buffers into data
+	claims  []*claim            // claims carrying one reference for this batch
+	undo    []undo              // frequency and correlation changes, in order
 }
 
 // add appends one message's encoding for a stream; eventID is the
