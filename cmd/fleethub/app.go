@@ -63,6 +63,7 @@ import (
 
 // app is one running node: every component wired together.
 type app struct {
+	node    string // this process among the nodes of a deployment: the owner of its leases and claims
 	cfg     *config
 	log     *slog.Logger
 	trips   *trips.Service
@@ -144,7 +145,7 @@ func (s staticHealth) Health(context.Context) string { return string(s) }
 
 // newApp builds a node from cfg; start serves it.
 func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err error) {
-	a = &app{cfg: cfg, log: log, errs: make(chan error, 8), breakers: newBreakers(log)}
+	a = &app{node: nodeID(), cfg: cfg, log: log, errs: make(chan error, 8), breakers: newBreakers(log)}
 	built := a // an error return sets a to nil; what was opened still closes
 	defer func() {
 		if err != nil {
@@ -330,7 +331,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	cfg, log := a.cfg, a.log
 	a.reg = streams.NewRegistry(streams.RegistryConfig{}, a.store, log)
 	if a.redis != nil {
-		a.reg.ShareCounters(streams.NewRedisCounters(a.redis, nodeID()))
+		a.reg.ShareCounters(streams.NewRedisCounters(a.redis, a.node))
 	}
 	if err := a.reg.Load(ctx); err != nil {
 		return fmt.Errorf("stream registry: %w", err)
@@ -372,7 +373,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		return fmt.Errorf("--webhook-concurrency must be positive (0: the default, %d), not %d", webhook.DefaultConcurrency, cfg.WebhookConcurrency)
 	}
 	var err error
-	if a.hooks, err = webhook.New(webhook.Config{AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency}, deliveries, a.reg, a.store, a.reg, log); err != nil {
+	if a.hooks, err = webhook.New(webhook.Config{Node: a.node, AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency}, deliveries, a.reg, a.store, a.reg, log); err != nil {
 		return err
 	}
 	if a.redis == nil {
@@ -405,12 +406,12 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	var notifier emergency.Notifier
 	if a.cfg.NotifyURL != "" {
 		gw := &emergency.HTTPNotifier{URL: a.cfg.NotifyURL, Client: &http.Client{Timeout: 5 * time.Second}, Secrets: a.store}
-		a.outbox = emergency.NewOutbox(emergency.OutboxConfig{Log: a.log}, a.store, gw)
+		a.outbox = emergency.NewOutbox(emergency.OutboxConfig{Node: a.node, Log: a.log}, a.store, gw)
 		notifier = a.outbox
 	}
 	a.server.Handle(apiemergency.NewGateway(a.store, a.cfg.NotifyURL).Routes()...)
 	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, a.bus, a.log)).Routes()...)
-	acfg := emergency.AlertsConfig{Log: a.log}
+	acfg := emergency.AlertsConfig{Node: a.node, Log: a.log}
 	if eng.addrs != nil {
 		acfg.Places = eng.addrs
 	}

@@ -64,9 +64,7 @@ func NewAlerts(cfg AlertsConfig, st AlertStore, trips TripLister, dir Directory,
 		cfg.Now = time.Now
 	}
 	if cfg.Node == "" {
-		var b [6]byte
-		_, _ = rand.Read(b[:])
-		cfg.Node = "node_" + hex.EncodeToString(b[:])
+		cfg.Node = randomNode()
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second

@@ -67,9 +67,7 @@ func NewOutbox(cfg OutboxConfig, q NotificationQueue, gw Notifier) *Outbox {
 		cfg.Now = time.Now
 	}
 	if cfg.Node == "" {
-		var b [6]byte
-		_, _ = rand.Read(b[:])
-		cfg.Node = "node_" + hex.EncodeToString(b[:])
+		cfg.Node = randomNode()
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
@@ -234,4 +232,12 @@ func (o *Outbox) Tick(ctx context.Context) (int, error) {
 // Statuses lists the queued notifications of an alert or incident.
 func (o *Outbox) Statuses(ctx context.Context, sc store.Scope, ref string) ([]store.Notification, error) {
 	return o.q.ListNotifications(ctx, sc, ref)
+}
+
+// randomNode names a node that was given no name (tests and single
+// components; cmd/fleethub passes its one node id to every component).
+func randomNode() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "node_" + hex.EncodeToString(b[:])
 }
