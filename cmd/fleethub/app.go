@@ -63,26 +63,26 @@ import (
 
 // app is one running node: every component wired together.
 type app struct {
-	node    string // this process among the nodes of a deployment: the owner of its leases and claims
-	cfg     *config
-	log     *slog.Logger
-	trips   *trips.Service
-	intake  *telemetry.Service
-	streams *streams.Service
-	reg     *streams.Registry
-	slog    hub.Log
-	pipe    *pipeline.Pipeline
-	ws      *ws.Server
-	hooks   *webhook.Dispatcher
-	fences  *geofencing.Watcher
-	store   store.Backend
-	redis   *redis.Client
-	bus     hub.Bus
-	keys    *keys.Service
-	health  *health.Checker
-	server  *api.Server
-	addr    net.Addr
-	limiter interface {
+	node      string // this process among the nodes of a deployment: the owner of its leases and claims
+	cfg       *config
+	log       *slog.Logger
+	trips     *trips.Service
+	intake    *telemetry.Service
+	streams   *streams.Service
+	reg       *streams.Registry
+	streamLog hub.Log // the stream logs (embedded or Redis)
+	pipe      *pipeline.Pipeline
+	ws        *ws.Server
+	hooks     *webhook.Dispatcher
+	fences    *geofencing.Watcher
+	store     store.Backend
+	redis     *redis.Client
+	bus       hub.Bus
+	keys      *keys.Service
+	health    *health.Checker
+	server    *api.Server
+	addr      net.Addr
+	limiter   interface {
 		api.Limiter
 		keys.Revoker
 	}
@@ -346,7 +346,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	var window dedup.Window = dedup.NewCompact(windowSize, windowTTL)
 	if a.redis != nil {
 		rl := redislog.New(redislog.Config{}, a.redis, log)
-		a.slog, a.closers = rl, append(a.closers, rl.Close)
+		a.streamLog, a.closers = rl, append(a.closers, rl.Close)
 		// while Redis is down this node's own window decides (docs/operations.md)
 		window = dedup.NewFailover(dedup.NewRedis(a.redis, "fleethub:dedup:", time.Hour), dedup.NewLocal(0, time.Hour))
 		wcfg.Acks = ws.NewRedisAcks(a.redis, 0)
@@ -358,14 +358,14 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		if err != nil {
 			return fmt.Errorf("stream log in %s: %w", dir, err)
 		}
-		a.slog, a.closers = ml, append(a.closers, ml.Close)
+		a.streamLog, a.closers = ml, append(a.closers, ml.Close)
 		acks, err := ws.OpenFileAcks(filepath.Join(dir, "acks"), 0)
 		if err != nil {
 			return err
 		}
 		wcfg.Acks, a.closers = acks, append(a.closers, acks.Close)
 	}
-	a.streams = streams.NewService(a.reg, a.store, a.slog, streams.AllowPrivateWebhooks(cfg.AllowPrivateWebhooks))
+	a.streams = streams.NewService(a.reg, a.store, a.streamLog, streams.AllowPrivateWebhooks(cfg.AllowPrivateWebhooks))
 	if cfg.OrderWait < 0 {
 		return fmt.Errorf("--order-wait must not be negative, not %s", cfg.OrderWait)
 	}
@@ -378,7 +378,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	}
 	if a.redis == nil {
 		// the window starts empty: rebuild it from the durable stream logs before the pipeline consumes
-		wc := pipeline.WarmConfig{Registry: a.reg, Streams: a.store, Log: a.slog, Sink: a.hooks, TTL: windowTTL, Max: windowSize, Logger: log}
+		wc := pipeline.WarmConfig{Registry: a.reg, Streams: a.store, Log: a.streamLog, Sink: a.hooks, TTL: windowTTL, Max: windowSize, Logger: log}
 		if _, err := pipeline.Warm(ctx, window, wc); err != nil {
 			return err
 		}
@@ -387,8 +387,8 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	if namer != nil {
 		n = namer
 	}
-	a.pipe = pipeline.New(pipeline.Config{OrderWait: cfg.OrderWait}, a.bus, a.reg, a.slog, window, pipeline.NewStoreEnricher(a.store, n), a.hooks, log)
-	a.ws = ws.New(wcfg, a.reg, a.slog, a.reg, log)
+	a.pipe = pipeline.New(pipeline.Config{OrderWait: cfg.OrderWait}, a.bus, a.reg, a.streamLog, window, pipeline.NewStoreEnricher(a.store, n), a.hooks, log)
+	a.ws = ws.New(wcfg, a.reg, a.streamLog, a.reg, log)
 	return nil
 }
 
