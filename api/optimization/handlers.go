@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
-	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/store"
@@ -24,10 +23,8 @@ import (
 
 // Service runs and stores optimizations.
 type Service struct {
-	st  store.Optimizations
-	pub interface {
-		Publish(ctx context.Context, msgs ...hub.Message) error
-	}
+	st    store.Optimizations
+	pub   Publisher
 	roads Roads
 	now   func() time.Time
 	// work, when not 0, is each search's budget in work units
@@ -35,11 +32,14 @@ type Service struct {
 	work int64
 }
 
+// Publisher puts events of a scope on the bus (hub/publish).
+type Publisher interface {
+	Publish(ctx context.Context, org, env string, evs ...*event.Event) error
+}
+
 // New makes the service; pub may be nil, and so may roads, when the
 // server has no road graph (travel is then great-circle).
-func New(st store.Optimizations, pub interface {
-	Publish(ctx context.Context, msgs ...hub.Message) error
-}, roads Roads) *Service {
+func New(st store.Optimizations, pub Publisher, roads Roads) *Service {
 	if g, ok := roads.(*routing.Graph); ok && g == nil {
 		roads = nil
 	}
@@ -176,7 +176,7 @@ func (s *Service) apply(c *api.Ctx) error {
 		return err
 	}
 	if s.pub != nil {
-		var msgs []hub.Message
+		var evs []*event.Event
 		for _, rt := range r.OptimizedRoutes {
 			stops := make([]string, 0, len(rt.RouteSequence))
 			for _, st := range rt.RouteSequence {
@@ -186,14 +186,10 @@ func (s *Service) apply(c *api.Ctx) error {
 				Timestamp: now, Severity: "low", Priority: "normal", Source: event.Source{VehicleID: rt.VehicleID, DriverID: rt.DriverID},
 				EventData: map[string]any{"optimization_id": r.OptimizationID, "fleet_id": r.FleetID, "stops": stops, "total_distance_km": rt.RouteSummary.TotalDistance},
 				Metadata:  event.Metadata{CorrelationID: r.OptimizationID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.optimization"}}
-			if b, err := event.Marshal(&event.Envelope{Org: org, Env: env, Kind: event.KindEvent, Event: ev, IngestedAt: now}); err == nil {
-				msgs = append(msgs, hub.Message{Topic: hub.TopicEvents, Key: []byte(rt.VehicleID), Value: b})
-			}
+			evs = append(evs, ev)
 		}
-		if len(msgs) > 0 {
-			if err := s.pub.Publish(c.Context(), msgs...); err != nil {
-				return api.Internal(err)
-			}
+		if err := s.pub.Publish(c.Context(), org, env, evs...); err != nil {
+			return api.Internal(err)
 		}
 	}
 	return c.JSON(200, Response{Success: true, Data: r})

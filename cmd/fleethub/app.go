@@ -37,6 +37,7 @@ import (
 	"github.com/fleethub/fleethub/hub/kafkabus"
 	"github.com/fleethub/fleethub/hub/membus"
 	"github.com/fleethub/fleethub/hub/memlog"
+	"github.com/fleethub/fleethub/hub/publish"
 	"github.com/fleethub/fleethub/hub/redislog"
 	"github.com/fleethub/fleethub/ingest/contacts"
 	"github.com/fleethub/fleethub/ingest/devices"
@@ -400,7 +401,7 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(geocoding.New(eng.addrs).Routes()...)
 	a.server.Handle(apitiles.New(eng.archive).Routes()...)
 	a.server.Handle(apirouting.New(eng.roads).Routes()...)
-	a.server.Handle(optimization.New(a.store, a.bus, eng.roads).Routes()...)
+	a.server.Handle(optimization.New(a.store, publish.New(a.bus), eng.roads).Routes()...)
 	directory := contacts.New(a.store, nil)
 	a.server.Handle(apicontacts.New(directory).Routes()...)
 	var notifier emergency.Notifier
@@ -410,12 +411,12 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 		notifier = a.outbox
 	}
 	a.server.Handle(apiemergency.NewGateway(a.store, a.cfg.NotifyURL).Routes()...)
-	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, a.bus, a.log)).Routes()...)
+	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, publish.New(a.bus), a.log)).Routes()...)
 	acfg := emergency.AlertsConfig{Node: a.node, Log: a.log}
 	if eng.addrs != nil {
 		acfg.Places = eng.addrs
 	}
-	a.alerts = emergency.NewAlerts(acfg, a.store, a.store, directory, notifier, a.bus)
+	a.alerts = emergency.NewAlerts(acfg, a.store, a.store, directory, notifier, publish.New(a.bus))
 	a.server.Handle(apiemergency.NewAlerts(a.alerts).Routes()...)
 	a.server.Handle(ingestapi.New(a.intake).Routes()...)
 	wh := apiwebhooks.New(deliveries, a.reg, a.hooks)

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
@@ -179,7 +180,10 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 		if len(entries[k]) == 0 {
 			continue
 		}
-		quoted, _ := json.Marshal(info.ID)
+		quoted, err := json.Marshal(info.ID)
+		if err != nil {
+			return fmt.Errorf("webhook: stream id %q: %w", info.ID, err)
+		}
 		var ep *endpoint
 		room := 0
 		disabled := false

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -31,9 +30,9 @@ type TripReader interface {
 	GetTrip(ctx context.Context, s store.Scope, id string) (store.Trip, error)
 }
 
-// Publisher puts lifecycle events on the bus.
+// Publisher puts events of a scope on the bus (hub/publish).
 type Publisher interface {
-	Publish(ctx context.Context, msgs ...hub.Message) error
+	Publish(ctx context.Context, org, env string, evs ...*event.Event) error
 }
 
 // Incidents is the incident service.
@@ -203,14 +202,7 @@ func (s *Incidents) publish(ctx context.Context, sc store.Scope, in Incident, ty
 		EventData:         map[string]any{"incident_id": in.IncidentID, "incident_type": in.EventType, "status": in.Status},
 		Metadata:          event.Metadata{CorrelationID: in.IncidentID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"},
 		EmergencyResponse: map[string]any{"response_initiated": in.EmergencyResponse.Status != "pending_review", "authorities_contacted": len(in.EmergencyResponse.ServicesContacted) > 0}}
-	key := in.VehicleID
-	if key == "" {
-		key = in.IncidentID
-	}
-	b, err := event.Marshal(&event.Envelope{Org: sc.Org, Env: sc.Env, Kind: event.KindEvent, Event: ev, IngestedAt: now})
-	if err == nil {
-		err = s.pub.Publish(ctx, hub.Message{Topic: hub.TopicEvents, Key: []byte(key), Value: b})
-	}
+	err := s.pub.Publish(ctx, sc.Org, sc.Env, ev)
 	if err != nil && s.log != nil {
 		s.log.Warn("incident event not published", "incident_id", in.IncidentID, "error", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"time"
 
-	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -42,13 +41,5 @@ func (a *Alerts) publish(ctx context.Context, sc store.Scope, al *Alert, typ, ve
 	ev := &event.Event{EventID: "evt_" + hex.EncodeToString(idb[:]), EventType: typ, Category: event.CategoryEmergency, Timestamp: now, Severity: sev,
 		Priority: "emergency", Source: event.Source{VehicleID: vehicle}, EventData: data,
 		Metadata: event.Metadata{CorrelationID: al.AlertID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"}}
-	b, err := event.Marshal(&event.Envelope{Org: sc.Org, Env: sc.Env, Kind: event.KindEvent, Event: ev, IngestedAt: now})
-	if err != nil {
-		return err
-	}
-	key := vehicle
-	if key == "" {
-		key = al.AlertID
-	}
-	return a.pub.Publish(ctx, hub.Message{Topic: hub.TopicEvents, Key: []byte(key), Value: b})
+	return a.pub.Publish(ctx, sc.Org, sc.Env, ev)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/fleethub/fleethub/filters/geofence"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/hub/publish"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -156,9 +157,12 @@ func (w *Watcher) handle(ctx context.Context, msgs []hub.Message) error {
 		for i := range env.Points {
 			p := &env.Points[i]
 			for _, tr := range t.tracker.Update(p.VehicleID, geofence.Point{Lat: p.Latitude, Lon: p.Longitude}, p.Timestamp) {
-				if msg, ok := w.event(env, p, tr, t.names[tr.AreaID]); ok {
-					out = append(out, msg)
+				msg, err := publish.Message(env.Org, env.Env, w.event(env, p, tr, t.names[tr.AreaID]), w.now().UTC())
+				if err != nil {
+					w.log.Error("geofence event not published", "vehicle_id", p.VehicleID, "geofence_id", tr.AreaID, "error", err)
+					continue
 				}
+				out = append(out, msg)
 			}
 		}
 	}
@@ -168,7 +172,7 @@ func (w *Watcher) handle(ctx context.Context, msgs []hub.Message) error {
 	return w.bus.Publish(ctx, out...)
 }
 
-func (w *Watcher) event(env *event.Envelope, p *event.Point, tr geofence.Transition, name string) (hub.Message, bool) {
+func (w *Watcher) event(env *event.Envelope, p *event.Point, tr geofence.Transition, name string) *event.Event {
 	typ := "geofence_entry"
 	key := env.Org + "|" + env.Env + "|" + p.VehicleID + "|" + tr.AreaID
 	data := map[string]any{"geofence_id": tr.AreaID, "geofence_name": name}
@@ -191,9 +195,5 @@ func (w *Watcher) event(env *event.Envelope, p *event.Point, tr geofence.Transit
 		Severity: "low", Priority: "normal", Source: event.Source{VehicleID: p.VehicleID, DriverID: p.DriverID, TripID: p.TripID},
 		Location:  &event.Location{Latitude: tr.Point.Lat, Longitude: tr.Point.Lon, Geofence: tr.AreaID},
 		EventData: data, Metadata: event.Metadata{CorrelationID: p.TripID, ProcessingTime: w.now().UTC().Format(time.RFC3339Nano), SourceSystem: "fleethub.geofencing"}}
-	b, err := event.Marshal(&event.Envelope{Org: env.Org, Env: env.Env, Kind: event.KindEvent, Event: ev, IngestedAt: w.now().UTC()})
-	if err != nil {
-		return hub.Message{}, false
-	}
-	return hub.Message{Topic: hub.TopicEvents, Key: []byte(p.VehicleID), Value: b}, true
+	return ev
 }

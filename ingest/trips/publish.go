@@ -45,7 +45,11 @@ func (s *Service) publishUpload(ctx context.Context, t store.Trip, pts []Point, 
 			Latitude: p.Lat, Longitude: p.Lon, SpeedKmh: nanPtr(p.Speed), Heading: nanPtr(p.Heading), Accuracy: nanPtr(p.Accuracy)}
 	}
 	if len(eps) > 0 {
-		if b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindPoints, Points: eps, IngestedAt: now}); err == nil {
+		b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindPoints, Points: eps, IngestedAt: now})
+		if err != nil {
+			// stored already; only the streams miss them
+			s.log.Error("trip points not published: cannot encode them", "trip_id", t.ID, "points", len(eps), "error", err)
+		} else {
 			msgs = append(msgs, hub.Message{Topic: s.cfg.LocationsTopic, Key: key, Value: b})
 		}
 	}
@@ -74,9 +78,11 @@ func (s *Service) publishUpload(ctx context.Context, t store.Trip, pts []Point, 
 			ev.AutomaticActions = map[string]any{"alert_sent": sev != "medium", "incident_logged": true, "supervisor_notified": sev == "critical"}
 		}
 		b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindEvent, Event: ev, IngestedAt: now})
-		if err == nil {
-			msgs = append(msgs, hub.Message{Topic: s.cfg.EventsTopic, Key: key, Value: b})
+		if err != nil {
+			s.log.Error("safety event not published: cannot encode it", "trip_id", t.ID, "event_id", ev.EventID, "error", err)
+			continue
 		}
+		msgs = append(msgs, hub.Message{Topic: s.cfg.EventsTopic, Key: key, Value: b})
 	}
 	s.published(s.pub.Publish(ctx, msgs...), "trip_id", t.ID)
 }

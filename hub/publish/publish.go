@@ -1,0 +1,85 @@
+// Package publish puts the events the hub's own services raise (route
+// assignments, emergency alerts and incidents, geofence entries and
+// exits) on the bus, one way for all of them: each event of an
+// organization and environment becomes a message of the events topic,
+// keyed like an ingested event (its vehicle, else its driver, else its
+// trip, else its correlation id), so one source's events keep their
+// order. An event that cannot be encoded is an error returned to the
+// caller, never dropped.
+//
+// A Publisher is safe for concurrent use; it holds nothing but its bus.
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+)
+
+// Bus is where the messages go (a hub.Bus).
+type Bus interface {
+	Publish(ctx context.Context, msgs ...hub.Message) error
+}
+
+// Publisher publishes events of a scope.
+type Publisher struct {
+	bus Bus
+	now func() time.Time
+}
+
+// New makes a publisher on bus.
+func New(bus Bus) *Publisher { return &Publisher{bus: bus, now: time.Now} }
+
+// ErrNoSource is returned for an event with neither a source nor a
+// correlation id: it would have no partition key.
+var ErrNoSource = errors.New("publish: event has no source and no correlation id")
+
+// Key is the partition key of an event: its vehicle, else its driver,
+// else its trip, else its correlation id.
+func Key(ev *event.Event) string {
+	for _, k := range []string{ev.Source.VehicleID, ev.Source.DriverID, ev.Source.TripID, ev.Metadata.CorrelationID} {
+		if k != "" {
+			return k
+		}
+	}
+	return ""
+}
+
+// Message encodes one event of org and env, ingested at at, as a message
+// of the events topic.
+func Message(org, env string, ev *event.Event, at time.Time) (hub.Message, error) {
+	key := Key(ev)
+	if key == "" {
+		return hub.Message{}, fmt.Errorf("event %s (%s): %w", ev.EventID, ev.EventType, ErrNoSource)
+	}
+	b, err := event.Marshal(&event.Envelope{Org: org, Env: env, Kind: event.KindEvent, Event: ev, IngestedAt: at})
+	if err != nil {
+		return hub.Message{}, fmt.Errorf("publish: encode event %s (%s): %w", ev.EventID, ev.EventType, err)
+	}
+	return hub.Message{Topic: hub.TopicEvents, Key: []byte(key), Value: b}, nil
+}
+
+// Publish puts events of org and env on the bus in one call: all of them
+// or, when one cannot be encoded or the bus refuses, none and an error.
+func (p *Publisher) Publish(ctx context.Context, org, env string, evs ...*event.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	at := p.now().UTC()
+	msgs := make([]hub.Message, len(evs))
+	for i, ev := range evs {
+		m, err := Message(org, env, ev, at)
+		if err != nil {
+			return err
+		}
+		msgs[i] = m
+	}
+	if err := p.bus.Publish(ctx, msgs...); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	return nil
+}

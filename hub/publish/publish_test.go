@@ -1,0 +1,53 @@
+package publish_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/hub/membus"
+	"github.com/fleethub/fleethub/hub/publish"
+)
+
+// TestPublishedEventsReachTheBusKeyedBySource: a published event is read
+// back from a real bus with its scope, on the events topic, keyed by its
+// source; an event with no source and no correlation id is refused and
+// nothing of its call is published.
+func TestPublishedEventsReachTheBusKeyedBySource(t *testing.T) {
+	bus := membus.New(membus.Config{Partitions: 1})
+	defer bus.Close(context.Background())
+	p := publish.New(bus)
+	ctx := t.Context()
+	evs := []*event.Event{
+		{EventID: "e1", EventType: "route_assigned", Category: event.CategoryOperational, Source: event.Source{VehicleID: "veh-1", DriverID: "drv-1"}},
+		{EventID: "e2", EventType: "emergency_action", Category: event.CategoryEmergency, Metadata: event.Metadata{CorrelationID: "alert-9"}},
+	}
+	if err := p.Publish(ctx, "org-a", "live", evs...); err != nil {
+		t.Fatal(err)
+	}
+	err := p.Publish(ctx, "org-a", "live", &event.Event{EventID: "e3"}, &event.Event{EventID: "e4", Source: event.Source{TripID: "t"}})
+	if !errors.Is(err, publish.ErrNoSource) {
+		t.Fatalf("an event without source = %v, want ErrNoSource", err)
+	}
+	msgs, err := bus.Range(ctx, hub.TopicEvents, 0, 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 {
+		t.Fatalf("%d messages on the bus, want 2 (the refused call publishes nothing)", len(msgs))
+	}
+	for i, want := range []string{"veh-1", "alert-9"} {
+		if string(msgs[i].Key) != want {
+			t.Errorf("message %d keyed %q, want %q", i, msgs[i].Key, want)
+		}
+		env, err := event.Unmarshal(msgs[i].Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env.Org != "org-a" || env.Env != "live" || env.Kind != event.KindEvent || env.Event.EventID != evs[i].EventID || env.IngestedAt.IsZero() {
+			t.Errorf("message %d: %+v", i, env)
+		}
+	}
+}
