@@ -2,7 +2,7 @@
 // against a running server, and an in-process Kafka-protocol broker for
 // measuring `fleethub serve --kafka-brokers` without Kafka:
 //
-//	fleethub-bench health|ingest|fanout|webhook|matrix|optimize|idle|memory [flags]
+//	fleethub-bench health|ingest|fanout|webhook|events|matrix|optimize|idle|memory [flags]
 //	fleethub-bench broker [--port N]
 //
 // It is its own binary so that the server never links the generators,
@@ -25,7 +25,7 @@ import (
 	"github.com/fleethub/fleethub/bench"
 )
 
-const usageLine = "usage: fleethub-bench health|ingest|fanout|webhook|matrix|optimize|idle|memory|broker|soak [flags]"
+const usageLine = "usage: fleethub-bench health|ingest|fanout|webhook|events|matrix|optimize|idle|memory|broker|soak [flags]"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -106,6 +106,12 @@ type flags struct {
 	receiver    time.Duration
 	durationSet bool
 	tripsSet    bool
+
+	streams  int
+	filters  string
+	rules    string
+	vehicles int
+	latency  bool
 }
 
 // parseFlags reads the flags of generator name; the flag set has written
@@ -118,7 +124,7 @@ func parseFlags(name string, args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.c.Key, "key", os.Getenv("FLEETHUB_BENCH_KEY"), "API key (or FLEETHUB_BENCH_KEY)")
 	fs.DurationVar(&f.c.Duration, "duration", 10*time.Second, "run time")
 	fs.IntVar(&f.c.Conns, "conns", 64, "concurrent connections")
-	fs.Float64Var(&f.c.Rate, "rate", 0, "requests per second in total (0: as fast as possible)")
+	fs.Float64Var(&f.c.Rate, "rate", 0, "requests per second in total (0: as fast as possible); events: events per second")
 	fs.IntVar(&f.trips, "trips", 256, "ingest: trips in parallel")
 	fs.IntVar(&f.batch, "batch", 1000, "ingest: points per batch; fanout: events per ingest request (default 50 there)")
 	fs.IntVar(&f.subs, "subscribers", 100, "fanout: websocket subscribers; idle: connections; memory: streams")
@@ -146,6 +152,11 @@ func parseFlags(name string, args []string, stderr io.Writer) (*flags, error) {
 	fs.IntVar(&f.pointsRate, "points-rate", 20000, "soak: location points a second (--rate is events a second there, default 2000; --trips vehicles on trips, default 2000)")
 	fs.IntVar(&f.telRate, "telemetry-rate", 1000, "soak: telemetry messages a second")
 	fs.DurationVar(&f.receiver, "receiver-down", 5*time.Minute, "soak: how long the webhook receiver is down (at most 3/4 of a phase)")
+	fs.IntVar(&f.streams, "streams", 100, "events: events streams started")
+	fs.StringVar(&f.filters, "filters", "mix", "events: mix (9 in 10 streams follow a group of vehicles, the rest a category each: 3 of 100 streams match each event) or all (every stream matches every event)")
+	fs.StringVar(&f.rules, "rules", "none", "events: processing rules of every stream (with --latency, of stream A): none, or a comma list of deduplication (dedup) and event_ordering (ordering)")
+	fs.IntVar(&f.vehicles, "vehicles", 1000, "events: vehicles (each sender owns some, their sequence numbers in order)")
+	fs.BoolVar(&f.latency, "latency", false, "events: instead of throughput, two streams of the same filter, A with --rules and B without, each followed over websocket: per event, arrival on A minus arrival on B")
 	fs.StringVar(&f.soakDir, "dir", "", "soak: keep the nodes' and the broker's logs and data here (default: a temporary directory, removed); broker: keep the broker's log here across restarts")
 	if err := fs.Parse(args); err != nil {
 		return f, err
@@ -218,6 +229,21 @@ func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (pri
 			sc.Trips = f.trips
 		}
 		return bench.Soak(ctx, sc)
+	case "events":
+		b := f.batch
+		if b == 1000 {
+			b = 500
+		}
+		conns := c.Conns
+		if conns == 64 {
+			conns = 8
+		}
+		ec := bench.EventsConfig{URL: c.URL, Key: c.Key, Streams: f.streams, Filters: f.filters, Rules: f.rules, Rate: int(c.Rate), Duration: c.Duration,
+			Batch: b, Vehicles: f.vehicles, Conns: conns}
+		if f.latency {
+			return bench.EventsLatency(ctx, ec)
+		}
+		return bench.Events(ctx, ec)
 	case "fanout":
 		b := f.batch
 		if b == 1000 {
