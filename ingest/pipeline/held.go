@@ -5,6 +5,7 @@ import (
 
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/ingest/streams"
 )
 
 // busRef names the bus message a stream's message came from.
@@ -43,7 +44,7 @@ type streamData struct {
 type heldItem struct {
 	env   *event.Envelope
 	from  busRef
-	takes []string // the ordering streams that take it (matched, not suppressed)
+	takes []*streams.Entry // the ordering streams that take it (matched, not suppressed)
 	claim *claim   // nil without deduplication
 	// data is its encoding per stream, made at release; owed counts
 	// the stream hand-offs still to do after a failed one; p.mu.
@@ -149,9 +150,10 @@ func (p *Pipeline) flushHeld(ctx context.Context) {
 		// released after its wait: never late
 		var base []byte
 		hi.data = hi.data[:0]
-		for _, id := range hi.takes {
-			if e := p.reg.ByID(id); e != nil {
-				hi.data = append(hi.data, streamData{stream: id, data: p.eventData(ctx, hi.env, e, &base, nil, false)})
+		for _, t := range hi.takes {
+			// the stream as it is now: it may have been stopped or changed
+			if e := p.reg.ByID(t.Rec.ID); e != nil {
+				hi.data = append(hi.data, streamData{stream: e.Rec.ID, data: p.eventData(ctx, hi.env, e, &base, nil, false)})
 			}
 		}
 		p.mu.Lock()

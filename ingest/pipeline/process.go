@@ -70,7 +70,10 @@ func (p *Pipeline) process(ctx context.Context, env *event.Envelope, from busRef
 			return err
 		}
 	}
-	var takes []string // ordering streams that take the event
+	var takes []*streams.Entry // ordering streams that take the event
+	if ordered {
+		takes = make([]*streams.Entry, 0, len(matched))
+	}
 	for _, e := range matched {
 		p.reg.Count(e.Rec.ID, "matched", 1)
 		streams.MarkMatched(e, now, env.IngestedAt)
@@ -82,7 +85,7 @@ func (p *Pipeline) process(ctx context.Context, env *event.Envelope, from busRef
 				continue
 			}
 			if ordered && streams.Ordered(e) {
-				takes = append(takes, e.Rec.ID)
+				takes = append(takes, e)
 				continue
 			}
 			b.add(e, p.eventData(ctx, env, e, &base, &b.undo, false), env.Event.EventID)
@@ -162,22 +165,27 @@ func (p *Pipeline) sequence(ctx context.Context, env *event.Envelope, hi *heldIt
 // release adds an event the reorder buffer released to its ordering
 // streams in b. Its encoding is made now, so a correlation position
 // follows the stream's delivery order; for an event of another batch
-// the position is not given back if b fails (the event is stashed with
-// its encoding and retried).
+// the position is not given back if b fails (the event is kept with its
+// encodings and retried). An event released by the batch that brought it
+// uses the streams it matched in this batch.
 func (p *Pipeline) release(ctx context.Context, hi *heldItem, late bool, b *batch) {
 	var base []byte
 	var us *[]undo
-	if hi.from.in(b.msgs) {
+	here := hi.from.in(b.msgs)
+	if here {
 		us = &b.undo
 	}
 	hi.data = hi.data[:0]
-	for _, id := range hi.takes {
-		e := p.reg.ByID(id)
-		if e == nil {
-			continue
+	for _, e := range hi.takes {
+		if !here {
+			if e = p.reg.ByID(e.Rec.ID); e == nil {
+				continue
+			}
 		}
 		d := p.eventData(ctx, hi.env, e, &base, us, late)
-		hi.data = append(hi.data, streamData{stream: id, data: d})
+		if hi.tracked {
+			hi.data = append(hi.data, streamData{stream: e.Rec.ID, data: d})
+		}
 		b.add(e, d, hi.env.Event.EventID)
 	}
 	if hi.tracked {
