@@ -377,10 +377,12 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	if a.hooks, err = webhook.New(webhook.Config{Node: a.node, AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency}, deliveries, a.reg, a.store, a.reg, log); err != nil {
 		return err
 	}
+	var taken dedup.Window // the ids each deduplicating stream's log holds (redislog keeps its own)
 	if a.redis == nil {
-		// the window starts empty: rebuild it from the durable stream logs before the pipeline consumes
+		// rebuilt from the durable stream logs before the pipeline consumes
+		taken = dedup.NewCompact(windowSize, windowTTL)
 		wc := pipeline.WarmConfig{Registry: a.reg, Streams: a.store, Log: a.streamLog, Sink: a.hooks, TTL: windowTTL, Max: windowSize, Logger: log}
-		if _, err := pipeline.Warm(ctx, window, wc); err != nil {
+		if _, err := pipeline.Warm(ctx, taken, wc); err != nil {
 			return err
 		}
 	}
@@ -389,6 +391,9 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		n = namer
 	}
 	a.pipe = pipeline.New(pipeline.Config{OrderWait: cfg.OrderWait}, a.bus, a.reg, a.streamLog, window, pipeline.NewStoreEnricher(a.store, n), a.hooks, log)
+	if taken != nil {
+		a.pipe.KeepStreamIDs(taken)
+	}
 	a.ws = ws.New(wcfg, a.reg, a.streamLog, a.reg, log)
 	return nil
 }

@@ -134,6 +134,7 @@ type Pipeline struct {
 	reg    *streams.Registry
 	log    hub.Log
 	dedup  dedup.Window
+	taken  dedup.Window // ids each deduplicating stream's log holds; nil when the log keeps them
 	enrich Enricher
 	sink   Sink
 	logger *slog.Logger
@@ -259,7 +260,12 @@ func (p *Pipeline) appendStream(ctx context.Context, e *streams.Entry, data [][]
 		}
 		return a, nil
 	}
+	data, _, claimed := p.filterTaken(ctx, e, data, ids)
+	if len(data) == 0 {
+		return appended{}, nil
+	}
 	last, err := p.log.Append(ctx, id, data)
+	p.settleTaken(ctx, err == nil, claimed)
 	return appended{first: last - int64(len(data)) + 1, last: last}, err
 }
 
@@ -383,15 +389,19 @@ func (p *Pipeline) appendAll(ctx context.Context, b *batch) ([]appended, error) 
 	out := make([]appended, len(b.order))
 	if ma, ok := p.log.(manyAppender); ok && len(b.order) > 1 {
 		data := make([][][]byte, len(b.order))
+		claimed := make([]pending, len(b.order))
 		for i, id := range b.order {
-			data[i] = b.data[id]
+			data[i], _, claimed[i] = p.filterTaken(ctx, b.entries[id], b.data[id], b.ids[id])
 		}
 		lasts, err := ma.AppendMany(ctx, b.order, data)
+		p.settleTaken(ctx, err == nil, claimed...)
 		if err != nil {
 			return nil, err
 		}
 		for i, last := range lasts {
-			out[i] = appended{first: last - int64(len(data[i])) + 1, last: last}
+			if len(data[i]) > 0 {
+				out[i] = appended{first: last - int64(len(data[i])) + 1, last: last}
+			}
 		}
 		return out, nil
 	}

@@ -15,12 +15,6 @@ import (
 	"github.com/fleethub/fleethub/internal/store"
 )
 
-// DedupKey is an event's key in the dedup window: organization,
-// environment and event_id, as the pipeline claims and records it.
-func DedupKey(org, env, eventID string) string {
-	return org + "\x00" + env + "\x00" + eventID
-}
-
 // StreamLister lists the stored streams (the store).
 type StreamLister interface {
 	ListStreams(ctx context.Context, since time.Time) ([]store.Stream, error)
@@ -52,13 +46,17 @@ type WarmConfig struct {
 	Now    func() time.Time // default time.Now
 }
 
-// Warm rebuilds a node's dedup window from the stream logs before the
+// Warm rebuilds the window of the event ids each deduplicating stream's
+// log holds (Pipeline.KeepStreamIDs) from the stream logs before the
 // pipeline consumes: every event of a stream with deduplication that was
 // appended within cfg.TTL (at most cfg.Max of them, the newest) is
-// recorded as seen under its DedupKey. Without it a window kept in memory
-// starts empty after a restart, and the bus's redelivery of what was
-// appended but not yet committed (or a device's retry) would be appended
-// to the stream again.
+// recorded under its StreamKey. Without it a window kept in memory starts
+// empty after a restart, and the bus's redelivery of what was appended
+// but not yet committed (or a device's retry) would be appended to the
+// stream again. The ids are the stream's own, not the organization's: an
+// event one deduplicating stream took before the crash while it waited
+// in another's reorder buffer still reaches the other one when the bus
+// hands it again.
 //
 // Ids are recorded oldest first across streams, each at its entry's time
 // when w is a dedup.Recorder (so that it expires when it would have, had
@@ -152,7 +150,7 @@ type warmer struct {
 // warmStream is one stream to load: offsets start..end.
 type warmStream struct {
 	e          *streams.Entry
-	prefix     string // DedupKey's org and env part
+	prefix     string // StreamKey's stream part
 	start, end int64
 	last       int64
 }
@@ -184,7 +182,7 @@ func (wm *warmer) plan(ctx context.Context, e *streams.Entry, since time.Time) (
 	if err != nil || start > last {
 		return nil, err
 	}
-	return &warmStream{e: e, prefix: DedupKey(e.Rec.Org, e.Rec.Env, ""), start: start, end: last, last: last}, nil
+	return &warmStream{e: e, prefix: StreamKey(e.Rec.ID, ""), start: start, end: last, last: last}, nil
 }
 
 // firstAt returns the first offset in lo..hi of an entry appended at or

@@ -117,7 +117,8 @@ func TestWarmSurvivesRestart(t *testing.T) {
 					t.Fatalf("Warm = %d, %v; want 11 ids (10 of org-a's webhook stream, 1 of org-b's)", n, err)
 				}
 			}
-			p2 := New(Config{}, nil, reg, log2, w, nil, sink2, logger)
+			p2 := New(Config{}, nil, reg, log2, dedup.NewCompact(1000, time.Hour), nil, sink2, logger)
+			p2.KeepStreamIDs(w)
 			if err := p2.Handle(t.Context(), batch); err != nil { // the bus's redelivery
 				t.Fatal(err)
 			}
@@ -247,11 +248,11 @@ func TestWarmBounds(t *testing.T) {
 		var all []id
 		for _, e := range l.es[a] {
 			if now.Sub(e.Time) <= time.Hour {
-				all = append(all, id{DedupKey("org-a", "live", fmt.Sprintf("%s-%d", a, e.Offset)), e.Time})
+				all = append(all, id{StreamKey(a, fmt.Sprintf("%s-%d", a, e.Offset)), e.Time})
 			}
 		}
 		for _, e := range l.es[b] {
-			all = append(all, id{DedupKey("org-b", "test", fmt.Sprintf("%s-%d", b, e.Offset)), e.Time})
+			all = append(all, id{StreamKey(b, fmt.Sprintf("%s-%d", b, e.Offset)), e.Time})
 		}
 		slices.SortFunc(all, func(x, y id) int { return x.at.Compare(y.at) })
 		all = all[max(0, len(all)-limit):]
@@ -291,7 +292,7 @@ func TestWarmResendsWebhookEntries(t *testing.T) {
 		ts = append(ts, now.Add(-10*time.Minute+time.Duration(i)*20*time.Second))
 	}
 	l.add(hooked, 1, ts...)
-	key := func(off int) string { return DedupKey("org-a", "live", fmt.Sprintf("%s-%d", hooked, off)) }
+	key := func(off int) string { return StreamKey(hooked, fmt.Sprintf("%s-%d", hooked, off)) }
 	cfg := WarmConfig{Registry: s.registry(), Streams: s.st, Log: l, TTL: time.Hour, Max: 100, Resend: 70 * time.Second,
 		Logger: slog.New(slog.DiscardHandler)}
 
@@ -345,18 +346,11 @@ func TestWarmLocal(t *testing.T) {
 	if err != nil || n != 2500 || w.Len() != 2500 {
 		t.Fatalf("Warm = %d, %v; window holds %d; want 2500", n, err, w.Len())
 	}
-	if st, _ := w.Claim(t.Context(), DedupKey("org-a", "live", id+"-2500")); st != dedup.Duplicate {
+	if st, _ := w.Claim(t.Context(), StreamKey(id, id+"-2500")); st != dedup.Duplicate {
 		t.Errorf("Claim of a warmed id = %v", st)
 	}
 }
 
-// TestDedupKey: Warm's key is the pipeline's.
-func TestDedupKey(t *testing.T) {
-	env := anEvent("org-a", "live", "evt_1", "v1", 1)
-	if got, want := DedupKey(env.Org, env.Env, env.Event.EventID), dedupKey(env); got != want {
-		t.Errorf("DedupKey = %q, dedupKey = %q", got, want)
-	}
-}
 
 func TestLoggedEventID(t *testing.T) {
 	plain, _ := json.Marshal(&event.Event{EventID: "evt_1"})
@@ -423,4 +417,47 @@ func BenchmarkWarm(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "ids/s")
+}
+
+// TestWaitingEventReachesItsStreamAfterCrash: an event one deduplicating
+// stream took while it waited in another's reorder buffer is handed
+// again after a crash (the bus committed no further than it): the
+// ordering stream gets it, the other does not get it twice.
+func TestWaitingEventReachesItsStreamAfterCrash(t *testing.T) {
+	dir := t.TempDir()
+	s := newWarmStore(t, filepath.Join(dir, "db"))
+	logDir := filepath.Join(dir, "streams")
+	log1 := openLog(t, logDir)
+	ordered := s.start(log1, "org-a", "live", hub.KindEvents, `{"stream_config": {"delivery_method": "websocket"}, "processing_rules": {"deduplication": true, "event_ordering": true}}`)
+	plain := s.start(log1, "org-a", "live", hub.KindEvents, websocketDedup)
+	logger := slog.New(slog.DiscardHandler)
+	batch := orderedEvents(t, 0, 1, 3) // 3 waits for 2 in the ordering stream
+	p1 := New(Config{}, nil, s.registry(), log1, dedup.NewCompact(1000, time.Hour), nil, nil, logger)
+	p1.KeepStreamIDs(dedup.NewCompact(1000, time.Hour))
+	if err := p1.Handle(t.Context(), batch); err != nil {
+		t.Fatal(err)
+	}
+	checkHeld(t, p1, 1, true)
+	if err := log1.Close(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+
+	log2 := openLog(t, logDir)
+	t.Cleanup(func() { log2.Close() })
+	reg := s.registry()
+	taken := dedup.NewCompact(1000, time.Hour)
+	if _, err := Warm(t.Context(), taken, WarmConfig{Registry: reg, Streams: s.st, Log: log2, TTL: time.Hour, Max: 1000, Logger: logger}); err != nil {
+		t.Fatal(err)
+	}
+	p2 := New(Config{}, nil, reg, log2, dedup.NewCompact(1000, time.Hour), nil, nil, logger)
+	p2.KeepStreamIDs(taken)
+	if err := p2.Handle(t.Context(), batch[1:]); err != nil { // the bus hands again from the held offset
+		t.Fatal(err)
+	}
+	if got := loggedIDs(t, log2, ordered); !slices.Equal(got, []string{"evt_1", "evt_3"}) {
+		t.Errorf("the ordering stream holds %v, want [evt_1 evt_3]", got)
+	}
+	if got := loggedIDs(t, log2, plain); !slices.Equal(got, []string{"evt_1", "evt_3"}) {
+		t.Errorf("the other deduplicating stream holds %v, want [evt_1 evt_3] once each", got)
+	}
 }
