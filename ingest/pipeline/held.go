@@ -45,7 +45,7 @@ type heldItem struct {
 	env   *event.Envelope
 	from  busRef
 	takes []*streams.Entry // the ordering streams that take it (matched, not suppressed)
-	claim *claim   // nil without deduplication
+	claim *claim           // nil without deduplication
 	// data is its encoding per stream, made at release; owed counts
 	// the stream hand-offs still to do after a failed one; p.mu.
 	data    []streamData

@@ -351,7 +351,6 @@ func TestWarmLocal(t *testing.T) {
 	}
 }
 
-
 func TestLoggedEventID(t *testing.T) {
 	plain, _ := json.Marshal(&event.Event{EventID: "evt_1"})
 	escaped, _ := json.Marshal(&event.Event{EventID: `a"b<c>\d`})
