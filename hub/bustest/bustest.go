@@ -76,6 +76,7 @@ func Run(t *testing.T, f Factory) {
 		{"GroupOfTwoGetsEachMessageOnce", groupOfTwo},
 		{"FailedBatchComesBackWhole", failedBatch},
 		{"HeldMessage", heldMessage},
+		{"ReleasedHoldCommitsWithoutNewMessages", releasedHold},
 		{"GroupResumesAfterCommit", groupResumes},
 		{"GrouplessReadsFromEarliest", groupless},
 	} {
@@ -255,6 +256,79 @@ func heldMessage(t *testing.T, f Factory) {
 			rc.awaitAll(t, 1, 15, 16)
 			mc.leave(t)
 			rc.check(t, 1, 15, 16)
+		})
+	}
+}
+
+// releasedHold: a member handles ten messages while holding the fourth,
+// then releases it and no message comes. The bus asks Held again by
+// itself and commits to the end (a commit that stood still would look
+// like a dead member and replay the partition after a restart): the next
+// member gets only what is published after.
+func releasedHold(t *testing.T, f Factory) {
+	for _, v := range variants(f) {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			open := f.Storage(t, 1)
+			b := open(t)
+			publish(t, b, 1, 0, 10)
+			var mu sync.Mutex
+			holding, asked := true, 0
+			askedAgain := make(chan struct{})
+			held := func(int) (int64, bool) {
+				mu.Lock()
+				defer mu.Unlock()
+				if holding {
+					return 0, false // set below, once the offset is known
+				}
+				if asked++; asked == 1 {
+					close(askedAgain)
+				}
+				return 0, false
+			}
+			var k int64 = -1
+			heldAt := func(p int) (int64, bool) {
+				mu.Lock()
+				h, off := holding, k
+				mu.Unlock()
+				if h && off >= 0 {
+					return off, true
+				}
+				return held(p)
+			}
+			a := newRecorder(0)
+			ma := join(t, b, hub.Subscription{Topic: Topic, Group: "g", Start: hub.StartEarliest, Held: heldAt},
+				func(_ context.Context, msgs []hub.Message) error {
+					mu.Lock()
+					for _, m := range msgs {
+						if string(m.Value) == value(0, 3) {
+							k = m.Offset
+						}
+					}
+					mu.Unlock()
+					a.add(msgs)
+					return nil
+				})
+			a.awaitAll(t, 1, 0, 10)
+			mu.Lock()
+			holding = false
+			mu.Unlock()
+			// the bus asks again by itself and commits; the member's leave
+			// waits for that commit to return
+			select {
+			case <-askedAgain:
+			case <-time.After(waitLimit):
+				t.Fatal("the bus never asked Held again after the last batch: the commit stays at the held message")
+			}
+			b = v.leave(t, open, b, ma)
+			a.check(t, 1, 0, 10)
+
+			publish(t, b, 1, 10, 11)
+			rb := newRecorder(10)
+			mb := join(t, b, hub.Subscription{Topic: Topic, Group: "g", Start: hub.StartEarliest}, rb.handle)
+			rb.awaitAll(t, 1, 10, 11)
+			mb.leave(t)
+			rb.check(t, 1, 10, 11)
 		})
 	}
 }

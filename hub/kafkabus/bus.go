@@ -31,6 +31,7 @@ const (
 	coordinatorTimeout    = rebalanceTimeout + 5*time.Second // each group coordinator request, commits included; a JoinGroup gets rebalanceTimeout more, a SyncGroup the session timeout
 	batchLinger           = time.Millisecond
 	handlerRetryPause     = 100 * time.Millisecond
+	heldRecheck           = 250 * time.Millisecond // how soon a commit held back by Subscription.Held is tried again
 	fetchErrorPause       = 250 * time.Millisecond
 	fetchMaxWait          = 500 * time.Millisecond // broker long-poll; bounds how late a reader notices a stop
 	heartbeatInterval     = time.Second

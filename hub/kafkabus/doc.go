@@ -77,10 +77,14 @@
 // committed after a batch is the smaller of the offset after it and the
 // oldest held offset of its partition, and a commit that would not move the
 // partition's committed offset forward is skipped (a held offset below it
-// was committed past before this member owned the partition). Until a
-// later batch of the partition is handled after the message was released,
-// the committed offset stays at the held one, and a new member replays from
-// there (TestGroupCommitStaysAtHeldOffset).
+// was committed past before this member owned the partition). While the
+// commit stands at a held message and no message comes, the member asks
+// Held again every 250 ms and commits as far as it may, so the commit
+// reaches the end soon after the message is released, without waiting for
+// another batch (a commit standing still would look like a dead member to
+// the stall watch). Until then a new member replays from the held offset
+// (TestGroupCommitStaysAtHeldOffset, and the ReleasedHold case of
+// hub/bustest).
 //
 // Groups use a session timeout of at least 6 s (the broker default minimum;
 // kfake enforces it) with 1 s heartbeats, so members notice a rebalance

@@ -140,8 +140,25 @@ func (b *Bus) startOffsets(ctx context.Context, sub hub.Subscription, n int) ([]
 // starts (negative: none); see commitOffset for what is committed.
 func (b *Bus) consume(stop, hctx context.Context, sub hub.Subscription, fetch fetchFunc, committed int64, commit func(partition int, next int64) error, h hub.Handler) {
 	buf := make([]kafka.Message, 0, b.cfg.MaxBatch)
+	var handled *kafka.Message // the last message of the last handled batch
 	for {
-		batch, err := gather(stop, fetch, buf[:0], b.cfg.MaxBatch)
+		fctx, cancel := stop, context.CancelFunc(func() {})
+		if commit != nil && handled != nil && sub.Held != nil && committed <= handled.Offset {
+			// the commit stopped at a held message: look again soon, so
+			// that it moves once the handler released it even when no
+			// new message comes (a still commit looks like a dead member)
+			fctx, cancel = context.WithTimeout(stop, heldRecheck)
+		}
+		batch, err := gather(fctx, fetch, buf[:0], b.cfg.MaxBatch)
+		cancel()
+		if err != nil && stop.Err() == nil && fctx.Err() != nil {
+			if next, ok := commitOffset(sub, *handled, committed); ok {
+				if err := commit(handled.Partition, next); err == nil {
+					committed = next
+				}
+			}
+			continue
+		}
 		if err != nil {
 			if stop.Err() != nil {
 				return
@@ -173,6 +190,7 @@ func (b *Bus) consume(stop, hctx context.Context, sub hub.Subscription, fetch fe
 			continue
 		}
 		last := batch[len(batch)-1]
+		handled = &last
 		next, ok := commitOffset(sub, last, committed)
 		if !ok {
 			continue

@@ -305,12 +305,28 @@ func (b *Bus) consume(ctx context.Context, sub hub.Subscription, pi int, next in
 			return fmt.Errorf("bus: %w", err)
 		}
 		if len(es) == 0 {
+			var recheck *time.Timer
+			var fire <-chan time.Time
+			if g != nil && sub.Held != nil && b.heldBack(g, pi) {
+				// the commit stopped at a held message: move it once the
+				// handler released it, even when no new message comes
+				recheck = time.NewTimer(heldRecheck)
+				fire = recheck.C
+			}
 			select {
 			case <-ctx.Done():
 				return nil
 			case <-wait:
-				continue
+			case <-fire:
+				g.mu.Lock()
+				pos := g.pos[pi]
+				g.mu.Unlock()
+				b.commit(g, pi, pos, sub.Held)
 			}
+			if recheck != nil {
+				recheck.Stop()
+			}
+			continue
 		}
 		batch, err := decode(sub.Topic, pi, es)
 		if err != nil {
@@ -379,6 +395,18 @@ func (b *Bus) commit(g *group, pi int, next int64, held func(int) (int64, bool))
 		b.dirty = true
 		b.mu.Unlock()
 	}
+}
+
+// heldRecheck is how soon a commit held back by Subscription.Held is
+// tried again while no message comes.
+const heldRecheck = 250 * time.Millisecond
+
+// heldBack reports whether a group's commit of a partition is behind its
+// position (stopped at a held message).
+func (b *Bus) heldBack(g *group, pi int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.committed[pi] < g.pos[pi]
 }
 
 // commitLoop writes moved group offsets every CommitEvery.
