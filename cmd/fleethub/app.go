@@ -377,7 +377,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	if a.hooks, err = webhook.New(webhook.Config{Node: a.node, AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency}, deliveries, a.reg, a.store, a.reg, log); err != nil {
 		return err
 	}
-	var taken dedup.Window // the ids each deduplicating stream's log holds (redislog keeps its own)
+	var taken *dedup.Compact // the ids each deduplicating stream's log held at start (redislog keeps its own)
 	if a.redis == nil {
 		// rebuilt from the durable stream logs before the pipeline consumes
 		taken = dedup.NewCompact(windowSize, windowTTL)

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,12 +28,13 @@ type Compact struct {
 	s1    maphash.Seed
 	s2    maphash.Seed
 
-	mu         sync.Mutex // guards everything below
-	base       time.Time  // times are ns since base
-	chunks     [][]centry // the ring: position p is chunks[p>>chunkBits][p&chunkMask]
-	head, tail uint64     // ids recorded, ever, before the oldest and the newest-plus-one: the ring holds [head, tail)
-	slots      []uint64   // the table: 0 empty, else uint32(h.b)<<32 | position+1
-	used       int        // slots in use
+	mu         sync.Mutex  // guards everything below
+	base       time.Time   // times are ns since base
+	chunks     [][]centry  // the ring: position p is chunks[p>>chunkBits][p&chunkMask]
+	head, tail uint64      // ids recorded, ever, before the oldest and the newest-plus-one: the ring holds [head, tail)
+	slots      []uint64    // the table: 0 empty, else uint32(h.b)<<32 | position+1
+	used       int         // slots in use
+	empty      atomic.Bool // set while used is 0 (Has answers without the lock); cleared on every insert
 	claims     map[hkey]int64
 	sweepAt    int
 }
@@ -86,8 +88,10 @@ func NewCompact(size int, ttl time.Duration) *Compact {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	return &Compact{ttl: int64(ttl), lease: int64(DefaultLease), size: uint64(size), now: time.Now,
+	c := &Compact{ttl: int64(ttl), lease: int64(DefaultLease), size: uint64(size), now: time.Now,
 		s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), base: time.Now(), claims: map[hkey]int64{}, sweepAt: minSweep}
+	c.empty.Store(true)
+	return c
 }
 
 func (c *Compact) hash(id string) hkey {
@@ -113,6 +117,24 @@ func (c *Compact) Seen(_ context.Context, id string) (bool, error) {
 	}
 	c.push(h, now)
 	return false, nil
+}
+
+// Has reports whether id is recorded and not expired, recording
+// nothing. An empty window answers without a lock.
+func (c *Compact) Has(id string) bool {
+	if id == "" || c.empty.Load() {
+		return false
+	}
+	h := c.hash(id)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock()
+	c.expire(now)
+	if c.used == 0 {
+		c.empty.Store(true)
+		return false
+	}
+	return c.state(h, now) == Duplicate
 }
 
 // Claim reserves id unless it is recorded or claimed. It does not block;
@@ -321,6 +343,7 @@ func (c *Compact) slot(h hkey, pos uint32) {
 	}
 	c.place(uint64(uint32(h.b))<<32 | uint64(pos+1))
 	c.used++
+	c.empty.Store(false)
 }
 
 // place puts a slot value in the table; mu must be held.

@@ -354,3 +354,24 @@ func BenchmarkCompactMemory10M(b *testing.B) {
 		b.ReportMetric(float64(bytes)/(1<<20), "heap-MiB")
 	}
 }
+
+// TestCompactHas: Has answers for recorded, unexpired ids and records
+// nothing.
+func TestCompactHas(t *testing.T) {
+	c := NewCompact(10, time.Hour)
+	if c.Has("a") {
+		t.Fatal("an empty window has a")
+	}
+	if err := c.Done(t.Context(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Has("a") || c.Has("b") || c.Has("") {
+		t.Fatal("Has after Done(a): want a only")
+	}
+	if c.Len() != 1 {
+		t.Fatalf("Has recorded something: %d ids", c.Len())
+	}
+	if st, _ := c.Claim(t.Context(), "b"); st != Unseen {
+		t.Fatalf("b after Has(b) = %v, want Unseen", st)
+	}
+}

@@ -134,7 +134,7 @@ type Pipeline struct {
 	reg    *streams.Registry
 	log    hub.Log
 	dedup  dedup.Window
-	taken  dedup.Window // ids each deduplicating stream's log holds; nil when the log keeps them
+	taken  TakenSet // ids each deduplicating stream's log held at start; nil when the log keeps them
 	enrich Enricher
 	sink   Sink
 	logger *slog.Logger
@@ -260,12 +260,11 @@ func (p *Pipeline) appendStream(ctx context.Context, e *streams.Entry, data [][]
 		}
 		return a, nil
 	}
-	data, _, claimed := p.filterTaken(ctx, e, data, ids)
+	data, _ = p.filterTaken(ctx, e, data, ids)
 	if len(data) == 0 {
 		return appended{}, nil
 	}
 	last, err := p.log.Append(ctx, id, data)
-	p.settleTaken(ctx, err == nil, claimed)
 	return appended{first: last - int64(len(data)) + 1, last: last}, err
 }
 
@@ -389,12 +388,10 @@ func (p *Pipeline) appendAll(ctx context.Context, b *batch) ([]appended, error) 
 	out := make([]appended, len(b.order))
 	if ma, ok := p.log.(manyAppender); ok && len(b.order) > 1 {
 		data := make([][][]byte, len(b.order))
-		claimed := make([]pending, len(b.order))
 		for i, id := range b.order {
-			data[i], _, claimed[i] = p.filterTaken(ctx, b.entries[id], b.data[id], b.ids[id])
+			data[i], _ = p.filterTaken(ctx, b.entries[id], b.data[id], b.ids[id])
 		}
 		lasts, err := ma.AppendMany(ctx, b.order, data)
-		p.settleTaken(ctx, err == nil, claimed...)
 		if err != nil {
 			return nil, err
 		}

@@ -3,72 +3,54 @@ package pipeline
 import (
 	"context"
 
-	"github.com/fleethub/fleethub/filters/dedup"
 	"github.com/fleethub/fleethub/ingest/streams"
 )
 
 // StreamKey is the key of an event id a deduplicating stream's log took,
-// in the window of KeepStreamIDs.
+// in the set of KeepStreamIDs.
 func StreamKey(streamID, eventID string) string {
 	return streamID + "\x00" + eventID
 }
 
-// KeepStreamIDs gives the pipeline the window of the event ids each
-// deduplicating stream's log holds, for a log that does not keep them
-// itself (the embedded one; redislog keeps them with its entries). An
-// event the stream's log already holds is not appended to it again,
-// whatever the organization's window says: after a crash the
-// organization's window starts empty while the stream logs, and this
-// window rebuilt from them (Warm), know what each stream took. Call
-// before Run.
-func (p *Pipeline) KeepStreamIDs(w dedup.Window) { p.taken = w }
-
-// pending is what filterTaken claimed for one append: recorded once the
-// append succeeded, given up otherwise.
-type pending []string
-
-// filterTaken drops from a deduplicating stream's entries those whose
-// event id its log already holds, and claims the others' ids.
-func (p *Pipeline) filterTaken(ctx context.Context, e *streams.Entry, data [][]byte, ids []string) ([][]byte, []string, pending) {
-	if p.taken == nil || ids == nil || !dedups(e) {
-		return data, ids, nil
-	}
-	var claimed pending
-	keepData, keepIDs := data[:0:0], ids[:0:0]
-	for i, id := range ids {
-		if id != "" {
-			key := StreamKey(e.Rec.ID, id)
-			st, err := p.taken.Claim(ctx, key)
-			if err == nil && st == dedup.Duplicate {
-				continue
-			}
-			if err == nil && st == dedup.Unseen {
-				claimed = append(claimed, key)
-			}
-		}
-		keepData, keepIDs = append(keepData, data[i]), append(keepIDs, id)
-	}
-	if n := len(data) - len(keepData); n > 0 {
-		p.reg.Count(e.Rec.ID, "duplicates_suppressed", int64(n))
-	}
-	return keepData, keepIDs, claimed
+// TakenSet answers whether a deduplicating stream's log holds an event
+// id (a dedup.Compact that Warm filled).
+type TakenSet interface {
+	Has(key string) bool
 }
 
-// settleTaken records the claimed ids after a successful append, or
-// gives them up.
-func (p *Pipeline) settleTaken(ctx context.Context, ok bool, ps ...pending) {
-	for _, keys := range ps {
-		if len(keys) == 0 {
-			continue
-		}
-		if ok {
-			if err := p.taken.Done(ctx, keys...); err != nil {
-				p.logger.Warn("recording a stream's event ids failed", "error", err)
+// KeepStreamIDs gives the pipeline the event ids each deduplicating
+// stream's log held when the node started, for a log that does not keep
+// them itself (the embedded one; redislog keeps them with its entries),
+// as Warm rebuilt them from the logs. An event a stream's log held then
+// is not appended to it again, whatever the organization's window says:
+// after a crash that window starts empty, while the logs know what each
+// stream took. Ids appended since the start need no entry here: the
+// organization's window, which runs from the start, stops their copies.
+// Call before Run.
+func (p *Pipeline) KeepStreamIDs(s TakenSet) { p.taken = s }
+
+// filterTaken drops from a deduplicating stream's entries those whose
+// event id its log held at start.
+func (p *Pipeline) filterTaken(_ context.Context, e *streams.Entry, data [][]byte, ids []string) ([][]byte, []string) {
+	if p.taken == nil || ids == nil || !dedups(e) {
+		return data, ids
+	}
+	var keepData [][]byte
+	var keepIDs []string
+	for i, id := range ids {
+		if id != "" && p.taken.Has(StreamKey(e.Rec.ID, id)) {
+			if keepData == nil { // the first one dropped: copy what came before
+				keepData, keepIDs = append([][]byte{}, data[:i]...), append([]string{}, ids[:i]...)
 			}
 			continue
 		}
-		for _, k := range keys {
-			_ = p.taken.Forget(ctx, k) // the claim lapses after its lease otherwise
+		if keepData != nil {
+			keepData, keepIDs = append(keepData, data[i]), append(keepIDs, id)
 		}
 	}
+	if keepData == nil {
+		return data, ids
+	}
+	p.reg.Count(e.Rec.ID, "duplicates_suppressed", int64(len(data)-len(keepData)))
+	return keepData, keepIDs
 }
