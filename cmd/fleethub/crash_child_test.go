@@ -57,12 +57,18 @@ func crashFreeAddr(t *testing.T) string {
 	return addr
 }
 
-// crashKey creates an API key offline with `fleethub keys create`, which
-// prints it on its first line.
+// crashKey creates an API key of crash-org offline.
 func crashKey(t *testing.T, bin string, storeArgs []string) string {
 	t.Helper()
+	return crashKeyFor(t, bin, storeArgs, "crash-org", "test")
+}
+
+// crashKeyFor creates an API key of org and env offline with `fleethub
+// keys create`, which prints it on its first line.
+func crashKeyFor(t *testing.T, bin string, storeArgs []string, org, env string) string {
+	t.Helper()
 	args := append([]string{"keys", "create"}, storeArgs...)
-	args = append(args, "--org", "crash-org", "--env", "test", "--name", "crash", "--permissions", "all", "--rpm", "10000000")
+	args = append(args, "--org", org, "--env", env, "--name", "crash", "--permissions", "all", "--rpm", "10000000")
 	cmd := exec.Command(bin, args...)
 	cmd.Env = crashEnv()
 	var stderr bytes.Buffer

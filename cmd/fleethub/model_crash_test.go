@@ -24,14 +24,12 @@ package main
 //	                                 take after the last restart (15s)
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,26 +37,6 @@ import (
 	"testing"
 	"time"
 )
-
-// modelCrashKey creates a key offline with `fleethub keys create`.
-func modelCrashKey(t *testing.T, bin string, storeArgs []string, org, env string) string {
-	t.Helper()
-	args := append([]string{"keys", "create"}, storeArgs...)
-	args = append(args, "--org", org, "--env", env, "--name", "model", "--permissions", "all", "--rpm", "10000000")
-	cmd := exec.Command(bin, args...)
-	cmd.Env = crashEnv()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("fleethub keys create: %v\n%s", err, stderr.Bytes())
-	}
-	key, _, _ := strings.Cut(string(out), "\n")
-	if key = strings.TrimSpace(key); key == "" {
-		t.Fatalf("fleethub keys create printed no key: %q", out)
-	}
-	return key
-}
 
 // genModelCrashWorkload is one phase per cycle, each the events of a generated
 // workload (ids prefixed by the cycle) on the tenants and streams of the
@@ -139,7 +117,7 @@ func TestModelCrash(t *testing.T) {
 	r.crash = true
 	for _, tn := range w.Tenants {
 		org := fmt.Sprintf("model-%s-%s", cl.run, tn.Org)
-		r.orgs, r.keys = append(r.orgs, org), append(r.keys, modelCrashKey(t, bin, storeArgs, org, tn.Env))
+		r.orgs, r.keys = append(r.orgs, org), append(r.keys, crashKeyFor(t, bin, storeArgs, org, tn.Env))
 	}
 	addr := crashFreeAddr(t)
 	args := append([]string{"serve", "--addr", addr, "--allow-private-webhooks", "--shutdown-grace", "1s", "--order-wait", orderWait.String()}, storeArgs...)
