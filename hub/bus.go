@@ -3,7 +3,7 @@
 // fan-out to subscribers.
 //
 // Backpressure per boundary: a bus Publish returns once the message is
-// durable in the bus (in memory for membus, acknowledged by the brokers for
+// durable in the bus (in memory for embedbus, acknowledged by the brokers for
 // Kafka); bus → pipeline blocks: a consumer's handler is not given the next
 // batch of a partition before it returned, and the group offset is
 // committed only after the handler returned nil (at-least-once).

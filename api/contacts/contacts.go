@@ -1,4 +1,4 @@
-// Package contacts serves the people directory (ingest/contacts): the
+// Package contacts serves the people directory (fleet/contacts): the
 // handlers decode a request, call the directory and encode its answer or
 // map its error.
 package contacts
@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/fleethub/fleethub/api"
-	domain "github.com/fleethub/fleethub/ingest/contacts"
+	domain "github.com/fleethub/fleethub/fleet/contacts"
 	"github.com/fleethub/fleethub/internal/store"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/api/contacts"
-	domain "github.com/fleethub/fleethub/ingest/contacts"
+	domain "github.com/fleethub/fleethub/fleet/contacts"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/store/testdb"
 )

@@ -1,5 +1,5 @@
 // Package devices serves device settings over the device settings service
-// (ingest/devices): PUT merges and validates a device's settings and
+// (fleet/devices): PUT merges and validates a device's settings and
 // answers the applied record, GET reads it back.
 package devices
 
@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/fleethub/fleethub/api"
-	domain "github.com/fleethub/fleethub/ingest/devices"
+	domain "github.com/fleethub/fleethub/fleet/devices"
 	"github.com/fleethub/fleethub/internal/store"
 )
 

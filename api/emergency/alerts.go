@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/fleethub/fleethub/api"
-	domain "github.com/fleethub/fleethub/ingest/emergency"
+	domain "github.com/fleethub/fleethub/fleet/emergency"
 )
 
 // Alerts serves emergency alerts.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/ingest/emergency"
+	"github.com/fleethub/fleethub/fleet/emergency"
 	"github.com/fleethub/fleethub/internal/geocode"
 	"github.com/fleethub/fleethub/internal/store"
 	"github.com/fleethub/fleethub/internal/store/testdb"

@@ -2,7 +2,7 @@ package emergency
 
 import (
 	"github.com/fleethub/fleethub/api"
-	domain "github.com/fleethub/fleethub/ingest/emergency"
+	domain "github.com/fleethub/fleethub/fleet/emergency"
 )
 
 // GatewayView tells a notification gateway how to verify what it

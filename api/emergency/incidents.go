@@ -1,5 +1,5 @@
 // Package emergency serves emergency incidents and alerts over the
-// emergency domain service (ingest/emergency): the handlers decode a
+// emergency domain service (fleet/emergency): the handlers decode a
 // request, call the service and encode its answer or map its error.
 package emergency
 
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
-	domain "github.com/fleethub/fleethub/ingest/emergency"
+	domain "github.com/fleethub/fleethub/fleet/emergency"
 	"github.com/fleethub/fleethub/internal/store"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/ingest/emergency"
+	"github.com/fleethub/fleethub/fleet/emergency"
 	"github.com/fleethub/fleethub/internal/store"
 	"github.com/fleethub/fleethub/internal/store/postgres"
 	"github.com/fleethub/fleethub/internal/store/sqlite"

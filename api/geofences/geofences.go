@@ -1,14 +1,14 @@
 // Package geofences serves circle and polygon geofences of an
-// organization over the geofence service (ingest/geofences): create,
+// organization over the geofence service (fleet/geofences): create,
 // list, get, replace, delete. Vehicles entering and leaving them produce
-// geofence_events (ingest/geofencing).
+// geofence_events (fleet/geofences/crossings).
 package geofences
 
 import (
 	"errors"
 
 	"github.com/fleethub/fleethub/api"
-	domain "github.com/fleethub/fleethub/ingest/geofences"
+	domain "github.com/fleethub/fleethub/fleet/geofences"
 	"github.com/fleethub/fleethub/internal/store"
 )
 

@@ -1,5 +1,5 @@
 // Package streams serves the /api/v1/streaming endpoints and the
-// websocket upgrade over the stream service (ingest/streams) and a
+// websocket upgrade over the stream service (hub/streams) and a
 // websocket sink declared here.
 package streams
 
@@ -14,7 +14,7 @@ import (
 	"github.com/fleethub/fleethub/api"
 	apiwebhooks "github.com/fleethub/fleethub/api/webhooks"
 	"github.com/fleethub/fleethub/hub"
-	domain "github.com/fleethub/fleethub/ingest/streams"
+	domain "github.com/fleethub/fleethub/hub/streams"
 	"github.com/valyala/fasthttp"
 )
 

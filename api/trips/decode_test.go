@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	domain "github.com/fleethub/fleethub/ingest/trips"
+	domain "github.com/fleethub/fleethub/fleet/trips"
 	gojson "github.com/goccy/go-json"
 )
 

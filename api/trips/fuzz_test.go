@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleethub/fleethub/api"
-	domain "github.com/fleethub/fleethub/ingest/trips"
+	domain "github.com/fleethub/fleethub/fleet/trips"
 )
 
 // FuzzDecodeTripsUpload feeds arbitrary bodies to the upload decoder

@@ -1,5 +1,5 @@
 // Package trips serves the trip and location upload endpoints over the
-// trip domain service (ingest/trips).
+// trip domain service (fleet/trips).
 package trips
 
 import (
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
-	domain "github.com/fleethub/fleethub/ingest/trips"
+	domain "github.com/fleethub/fleethub/fleet/trips"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	gojson "github.com/goccy/go-json"
 )

@@ -33,21 +33,21 @@ import (
 	"github.com/fleethub/fleethub/delivery/webhook"
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/filters/dedup"
+	"github.com/fleethub/fleethub/fleet/contacts"
+	"github.com/fleethub/fleethub/fleet/devices"
+	"github.com/fleethub/fleethub/fleet/emergency"
+	"github.com/fleethub/fleethub/fleet/geofences"
+	"github.com/fleethub/fleethub/fleet/geofences/crossings"
+	"github.com/fleethub/fleethub/fleet/trips"
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/embedbus"
+	"github.com/fleethub/fleethub/hub/embedlog"
 	"github.com/fleethub/fleethub/hub/kafkabus"
-	"github.com/fleethub/fleethub/hub/membus"
-	"github.com/fleethub/fleethub/hub/memlog"
+	"github.com/fleethub/fleethub/hub/pipeline"
 	"github.com/fleethub/fleethub/hub/publish"
 	"github.com/fleethub/fleethub/hub/redislog"
-	"github.com/fleethub/fleethub/ingest/contacts"
-	"github.com/fleethub/fleethub/ingest/devices"
-	"github.com/fleethub/fleethub/ingest/emergency"
-	"github.com/fleethub/fleethub/ingest/geofences"
-	"github.com/fleethub/fleethub/ingest/geofencing"
-	"github.com/fleethub/fleethub/ingest/pipeline"
-	"github.com/fleethub/fleethub/ingest/streams"
+	"github.com/fleethub/fleethub/hub/streams"
 	"github.com/fleethub/fleethub/ingest/telemetry"
-	"github.com/fleethub/fleethub/ingest/trips"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/breaker"
 	"github.com/fleethub/fleethub/internal/geocode"
@@ -75,7 +75,7 @@ type app struct {
 	pipe      *pipeline.Pipeline
 	ws        *ws.Server
 	hooks     *webhook.Dispatcher
-	fences    *geofencing.Watcher
+	fences    *crossings.Watcher
 	store     store.Backend
 	redis     *redis.Client
 	bus       hub.Bus
@@ -187,7 +187,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.intake, err = telemetry.New(telemetry.Config{}, a.bus, log); err != nil {
 		return nil, err
 	}
-	a.fences = geofencing.New(geofencing.Config{}, a.bus, a.store, log)
+	a.fences = crossings.New(crossings.Config{}, a.bus, a.store, log)
 	a.routes(devs, deliveries, eng)
 	return a, nil
 }
@@ -292,7 +292,7 @@ func (a *app) openBus(ctx context.Context, others map[string]health.Dependency) 
 		a.ready = append(a.ready, breakerHealth{bb.b, health.Unhealthy})
 	} else {
 		dir := filepath.Join(a.cfg.Data, "bus")
-		if a.bus, err = membus.Open(membus.Config{Dir: dir, Retention: a.cfg.LogRetention, MaxBytes: a.cfg.LogMaxBytes, Logger: a.log}); err != nil {
+		if a.bus, err = embedbus.Open(embedbus.Config{Dir: dir, Retention: a.cfg.LogRetention, MaxBytes: a.cfg.LogMaxBytes, Logger: a.log}); err != nil {
 			return fmt.Errorf("embedded bus in %s: %w", dir, err)
 		}
 	}
@@ -355,7 +355,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		wcfg.Conns, a.closers = conns, append(a.closers, conns.Close)
 	} else {
 		dir := filepath.Join(cfg.Data, "streams")
-		ml, err := memlog.Open(memlog.Config{Dir: dir, Retention: cfg.LogRetention, MaxBytes: cfg.LogMaxBytes, Logger: log})
+		ml, err := embedlog.Open(embedlog.Config{Dir: dir, Retention: cfg.LogRetention, MaxBytes: cfg.LogMaxBytes, Logger: log})
 		if err != nil {
 			return fmt.Errorf("stream log in %s: %w", dir, err)
 		}

@@ -46,7 +46,7 @@ func openSQLite(t testing.TB, dir string) *sqlite.Store {
 }
 
 // registry is a hub.Streams over a map (the real registry lives in
-// ingest/streams, which delivery must not import).
+// hub/streams, which delivery must not import).
 type registry struct {
 	mu sync.Mutex
 	m  map[string]hub.StreamInfo

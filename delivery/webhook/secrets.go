@@ -16,7 +16,7 @@ type StreamStore interface {
 }
 
 // secretSet is the stored form of a stream's secrets (the JSON written by
-// ingest/streams: the current secret and, during a rotation, the previous
+// hub/streams: the current secret and, during a rotation, the previous
 // one until previous_until).
 type secretSet struct {
 	Current       string    `json:"current"`

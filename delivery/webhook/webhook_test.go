@@ -76,7 +76,7 @@ func TestSecretRotationSignsWithBoth(t *testing.T) {
 	d := f.start(cfg)
 	accept(t, d, info, entries(1, 1))
 	waitFor(t, "first delivery", func() bool { return len(rc.all()) == 1 })
-	// rotate as ingest/streams does: the old secret stays valid for a while
+	// rotate as hub/streams does: the old secret stays valid for a while
 	rec, err := st.GetStream(context.Background(), store.Scope{Org: info.Org, Env: info.Env}, info.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
-	"github.com/fleethub/fleethub/hub/memlog"
+	"github.com/fleethub/fleethub/hub/embedlog"
 )
 
 // The fan-out benchmarks: one stream, N real websocket clients on
@@ -57,7 +57,7 @@ func benchFanout(b *testing.B, subs int, o fanoutOpts) {
 	if o.batch > 0 {
 		info.BatchEvents, info.BatchSize, info.MaxWait = true, o.batch, 5*time.Millisecond
 	}
-	f := newFixtureLog(b, ws.Config{MaxLag: 1 << 40, LagNotice: 1 << 40}, memlog.New(memlog.Config{MemBytes: 1 << 30, StreamMemBytes: 1 << 30}), info)
+	f := newFixtureLog(b, ws.Config{MaxLag: 1 << 40, LagNotice: 1 << 40}, embedlog.New(embedlog.Config{MemBytes: 1 << 30, StreamMemBytes: 1 << 30}), info)
 	if o.noCache {
 		ws.DisableFrameCache(f.srv)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
-	"github.com/fleethub/fleethub/hub/memlog"
+	"github.com/fleethub/fleethub/hub/embedlog"
 )
 
 func TestSlowClientDoesNotDelayOthers(t *testing.T) {
@@ -102,7 +102,7 @@ func TestMaxLagCloses(t *testing.T) {
 }
 
 func TestDisconnectMidBatch(t *testing.T) {
-	ml := memlog.New(memlog.Config{MemBytes: 1 << 30, StreamMemBytes: 1 << 30})
+	ml := embedlog.New(embedlog.Config{MemBytes: 1 << 30, StreamMemBytes: 1 << 30})
 	t.Cleanup(func() { _ = ml.Close() })
 	l := &readsLog{Log: ml, next: map[context.Context]int64{}}
 	f := newFixtureLog(t, ws.Config{}, l, hub.StreamInfo{ID: "s1", BatchEvents: true, BatchSize: 50, MaxWait: 2 * time.Second})

@@ -84,7 +84,7 @@
 // delivered as the continuation of the old one. On a change the pump
 // sends the batch it was filling (old messages), then history_lost, then
 // the new history from its oldest retained offset. Epoch answers from
-// memory for memlog and for redislog's followed streams: the check costs
+// memory for embedlog and for redislog's followed streams: the check costs
 // no I/O per round. An ack without an epoch counts in the epoch of the
 // stream's subscribed frame on that connection (else the stream's current
 // one), so an ack of a message delivered before such a change is not

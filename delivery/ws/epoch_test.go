@@ -49,12 +49,12 @@ func epochOf(t *testing.T, l hub.Log, id string) string {
 }
 
 // The subscribed frame names the stream's epoch, for the query's streams
-// and for subscribe frames (memlog: an epoch per log).
+// and for subscribe frames (embedlog: an epoch per log).
 func TestSubscribedCarriesEpoch(t *testing.T) {
 	f := newFixture(t, ws.Config{}, hub.StreamInfo{ID: "s1"}, hub.StreamInfo{ID: "s2"})
 	epoch := epochOf(t, f.log, "s1")
 	if epoch == "" {
-		t.Fatal("memlog gave no epoch")
+		t.Fatal("embedlog gave no epoch")
 	}
 	c := f.mustDial("stream_id=s1")
 	subscribed(t, c, "s1", 1, epoch)

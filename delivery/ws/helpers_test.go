@@ -19,7 +19,7 @@ import (
 
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
-	"github.com/fleethub/fleethub/hub/memlog"
+	"github.com/fleethub/fleethub/hub/embedlog"
 )
 
 // The scope every test connection authenticates as (the API layer's job).
@@ -143,7 +143,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, cfg ws.Config, infos ...hub.StreamInfo) *fixture {
 	// memory bounds far above what a test appends: nothing is trimmed
-	l := memlog.New(memlog.Config{MemBytes: 1 << 30, StreamMemBytes: 1 << 30})
+	l := embedlog.New(embedlog.Config{MemBytes: 1 << 30, StreamMemBytes: 1 << 30})
 	t.Cleanup(func() { _ = l.Close() }) // after the server's Shutdown
 	return newFixtureLog(t, cfg, l, infos...)
 }

@@ -1,5 +1,5 @@
 // Package bustest is test support: the contract every hub.Bus passes, run
-// by the tests of hub/membus and hub/kafkabus so that both buses keep one
+// by the tests of hub/embedbus and hub/kafkabus so that both buses keep one
 // behaviour. A bus's test calls Run with a Factory:
 //
 //	func TestContract(t *testing.T) {
@@ -7,7 +7,7 @@
 //			Storage: func(t *testing.T, partitions int) func(*testing.T) hub.Bus {
 //				dir := t.TempDir()
 //				return func(t *testing.T) hub.Bus {
-//					b, err := membus.Open(membus.Config{Dir: dir, Partitions: partitions})
+//					b, err := embedbus.Open(embedbus.Config{Dir: dir, Partitions: partitions})
 //					if err != nil {
 //						t.Fatal(err)
 //					}
@@ -56,7 +56,7 @@ type Factory struct {
 	// called from parallel subtests.
 	Storage func(t *testing.T, partitions int) (open func(t *testing.T) hub.Bus)
 	// MembersPerBus: several Subscribe calls of one group and topic share
-	// a bus (membus), and open is never called while a bus of the storage
+	// a bus (embedbus), and open is never called while a bus of the storage
 	// is open. When false (kafkabus: a bus is one member of a group), each
 	// member of a group gets a bus of its own, open beside the others.
 	MembersPerBus bool

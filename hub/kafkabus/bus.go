@@ -234,7 +234,7 @@ func (b *Bus) Publish(ctx context.Context, msgs ...hub.Message) error {
 	km := make([]kafka.Message, len(msgs))
 	for i, m := range msgs {
 		if m.Time.IsZero() {
-			m.Time = now // as membus; kafka-go would send timestamp 0
+			m.Time = now // as embedbus; kafka-go would send timestamp 0
 		}
 		km[i] = kafka.Message{Topic: m.Topic, Key: m.Key, Value: m.Value, Time: m.Time}
 	}

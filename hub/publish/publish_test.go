@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/embedbus"
 	"github.com/fleethub/fleethub/hub/event"
-	"github.com/fleethub/fleethub/hub/membus"
 	"github.com/fleethub/fleethub/hub/publish"
 )
 
@@ -16,7 +16,7 @@ import (
 // source; an event with no source and no correlation id is refused and
 // nothing of its call is published.
 func TestPublishedEventsReachTheBusKeyedBySource(t *testing.T) {
-	bus := membus.New(membus.Config{Partitions: 1})
+	bus := embedbus.New(embedbus.Config{Partitions: 1})
 	defer bus.Close(context.Background())
 	p := publish.New(bus)
 	ctx := t.Context()

@@ -5,7 +5,7 @@
 // validation (does an address exist, and what was corrected) and the
 // nearest address to a point (for the pipeline's location_names
 // enrichment). It has no HTTP: api/geocoding serves it, cmd/fleethub opens
-// it and hands it to ingest/pipeline as a pipeline.Namer.
+// it and hands it to hub/pipeline as a pipeline.Namer.
 //
 // Layout (index.go). Addresses are grouped by street (one street name in
 // one locality: city, state, ZIP) and streets by locality, so that words

@@ -6,7 +6,7 @@
 //
 // The ranges are defined once, here: delivery/webhook refuses them when a
 // connection is made (on the address actually dialled, after DNS), and
-// ingest/streams refuses a webhook_url whose host is a literal address in
+// hub/streams refuses a webhook_url whose host is a literal address in
 // them when a stream is started or configured. Literal reads every form a
 // resolver or a browser would take as an address (127.1, 2130706433,
 // 0x7f000001, 0177.0.0.1, [::ffff:127.0.0.1]) so none slips through as a

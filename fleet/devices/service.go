@@ -1,0 +1,208 @@
+package devices
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// Store is what the service needs.
+type Store interface {
+	PutDeviceSettings(ctx context.Context, d store.DeviceSettings, prev int64) error
+	GetDeviceSettings(ctx context.Context, s store.Scope, deviceID string) (store.DeviceSettings, error)
+}
+
+// Service applies and reads device settings.
+type Service struct {
+	store Store
+	now   func() time.Time
+}
+
+// New makes the service.
+func New(st Store) *Service { return &Service{store: st, now: time.Now} }
+
+// ErrNotFound is a device with no applied settings; api/devices maps it
+// to not_found.
+var ErrNotFound = errors.New("devices: device has no applied settings")
+
+// ValidationError is bad settings; Fields maps a field path to a message.
+type ValidationError struct {
+	Fields map[string]string
+}
+
+func (e *ValidationError) Error() string { return "devices: invalid settings" }
+
+// merge deep-merges JSON objects.
+func merge(base, patch map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range patch {
+		if pm, ok := v.(map[string]any); ok {
+			if bm, ok := out[k].(map[string]any); ok {
+				out[k] = merge(bm, pm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// Get reads the applied-settings record of a device, as stored (JSON of
+// Applied); ErrNotFound when it has none.
+func (s *Service) Get(ctx context.Context, sc store.Scope, deviceID string) ([]byte, error) {
+	cur, err := s.store.GetDeviceSettings(ctx, sc, deviceID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cur.Record, nil
+}
+
+// Apply merges body into the device's settings and stores a new version.
+func (s *Service) Apply(ctx context.Context, sc store.Scope, deviceID string, body Settings) (Applied, error) {
+	if bad := body.Validate(); len(bad) > 0 {
+		return Applied{}, &ValidationError{Fields: bad}
+	}
+	for attempt := 0; ; attempt++ {
+		cur, err := s.store.GetDeviceSettings(ctx, sc, deviceID)
+		prev := cur.Version
+		if errors.Is(err, store.ErrNotFound) {
+			prev, err = 0, nil
+		}
+		if err != nil {
+			return Applied{}, err
+		}
+		var base, patch map[string]any
+		if len(cur.Settings) > 0 {
+			_ = json.Unmarshal(cur.Settings, &base)
+		}
+		pb, _ := json.Marshal(body)
+		_ = json.Unmarshal(pb, &patch)
+		mb, _ := json.Marshal(merge(base, patch))
+		var merged Settings
+		if err := json.Unmarshal(mb, &merged); err != nil {
+			return Applied{}, err
+		}
+		now := s.now().UTC().Truncate(time.Millisecond)
+		rec := assess(deviceID, merged, now, prev+1)
+		rb, _ := json.Marshal(rec)
+		err = s.store.PutDeviceSettings(ctx, store.DeviceSettings{Org: sc.Org, Env: sc.Env, DeviceID: deviceID, Settings: mb, Record: rb, AppliedAt: now}, prev)
+		if errors.Is(err, store.ErrConflict) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return Applied{}, err
+		}
+		return rec, nil
+	}
+}
+
+func assess(id string, s Settings, now time.Time, version int64) Applied {
+	a := Applied{DeviceID: id, SettingsApplied: s, SettingsVersion: fmt.Sprintf("v%d", version), AppliedAt: now, EffectiveImmediately: true,
+		ValidationResults: ValidationResults{ValidSettings: true, Warnings: []string{}, OptimizationsApplied: []string{}}}
+	interval := 60.0
+	sync := 5 * time.Minute
+	usage := 0.0
+	battery := "low"
+	if t := s.TelemetrySettings; t != nil {
+		if t.CollectionIntervalSeconds != nil {
+			interval = *t.CollectionIntervalSeconds
+			sync = time.Duration(interval * float64(time.Second))
+		}
+		for _, d := range t.DataTypes {
+			switch d {
+			case "camera":
+				usage += 200
+				a.ValidationResults.Warnings = append(a.ValidationResults.Warnings, "camera data greatly increases data usage")
+			case "audio":
+				usage += 50
+			}
+		}
+		if t.HighFrequencyEvents != nil && *t.HighFrequencyEvents && interval < 30 {
+			a.ValidationResults.Warnings = append(a.ValidationResults.Warnings, "high-frequency events with a collection interval under 30 s shorten battery life")
+		}
+	}
+	usage += (60/interval - 1) * 100
+	switch {
+	case interval < 30:
+		battery = "high"
+	case interval < 60:
+		battery = "moderate"
+	}
+	if p := s.PowerManagement; p != nil && p.SleepModeEnabled != nil && *p.SleepModeEnabled {
+		a.ValidationResults.OptimizationsApplied = append(a.ValidationResults.OptimizationsApplied, "sleep mode reduces battery use while parked")
+		if battery == "high" {
+			battery = "moderate"
+		}
+	}
+	a.EstimatedImpact = EstimatedImpact{DataUsageIncreasePercent: math.Round(usage*10) / 10, BatteryLifeImpact: battery, AlertFrequencyChange: "unchanged"}
+	if sf := s.SafetyFeatures; sf != nil && sf.HarshEventDetection != nil {
+		h := sf.HarshEventDetection
+		if h.Enabled != nil && !*h.Enabled {
+			a.EstimatedImpact.AlertFrequencyChange = "decreased"
+		} else if h.AccelerationThreshold != nil && *h.AccelerationThreshold < detect.DefaultAccelerationG ||
+			h.BrakingThreshold != nil && -*h.BrakingThreshold < detect.DefaultBrakingG {
+			a.EstimatedImpact.AlertFrequencyChange = "increased"
+		} else if h.AccelerationThreshold != nil || h.BrakingThreshold != nil {
+			a.EstimatedImpact.AlertFrequencyChange = "decreased"
+		}
+	}
+	a.NextSyncScheduled = now.Add(sync)
+	return a
+}
+
+// DetectThresholds turns a device's safety settings into detection
+// thresholds (trips.Thresholds).
+func (s *Service) DetectThresholds(ctx context.Context, sc store.Scope, deviceID string) (detect.Thresholds, bool, error) {
+	cur, err := s.store.GetDeviceSettings(ctx, sc, deviceID)
+	if errors.Is(err, store.ErrNotFound) {
+		return detect.Thresholds{}, false, nil
+	}
+	if err != nil {
+		return detect.Thresholds{}, false, err
+	}
+	var st Settings
+	if err := json.Unmarshal(cur.Settings, &st); err != nil {
+		return detect.Thresholds{}, false, err
+	}
+	var t detect.Thresholds
+	if sf := st.SafetyFeatures; sf != nil {
+		if h := sf.HarshEventDetection; h != nil {
+			if h.Enabled != nil && !*h.Enabled {
+				t.HarshDisabled = true
+			}
+			if h.AccelerationThreshold != nil {
+				t.AccelerationG = *h.AccelerationThreshold
+			}
+			if h.BrakingThreshold != nil {
+				t.BrakingG = math.Abs(*h.BrakingThreshold)
+			}
+			if h.CorneringThreshold != nil {
+				t.CorneringG = *h.CorneringThreshold
+			}
+		}
+		if sp := sf.SpeedingAlerts; sp != nil {
+			if sp.Enabled != nil && !*sp.Enabled {
+				t.SpeedingDisabled = true
+			}
+			if sp.ThresholdOverLimit != nil {
+				t.OverLimitKmh = *sp.ThresholdOverLimit * 1.609344
+				if t.OverLimitKmh == 0 {
+					t.OverLimitKmh = -1 // zero tolerance (the detector reads 0 as its default)
+				}
+			}
+		}
+	}
+	return t, true, nil
+}

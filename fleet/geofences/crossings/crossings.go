@@ -1,0 +1,199 @@
+// Package crossings turns accepted location points into geofence_events:
+// it consumes the locations topic in its own consumer group, keeps a
+// tracker of each tenant's geofences (reloaded from the store at most
+// every Refresh, and rebuilt only when they changed) and publishes
+// geofence_entry and geofence_exit events on the events topic, where
+// streams match them like any other event.
+//
+// A vehicle's first point after a start or a geofence change reports no
+// transition (filters/geofence), so a restart does not announce every
+// vehicle standing in a depot again.
+package crossings
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fleethub/fleethub/filters/geofence"
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/hub/publish"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// Store lists a tenant's geofences.
+type Store interface {
+	ListGeofences(ctx context.Context, s store.Scope) ([]store.Geofence, error)
+}
+
+// Config of the watcher.
+type Config struct {
+	Group   string        // default fleethub-geofencing
+	Refresh time.Duration // default 2s
+}
+
+// Watcher publishes geofence events.
+type Watcher struct {
+	cfg   Config
+	bus   hub.Bus
+	st    Store
+	log   *slog.Logger
+	now   func() time.Time
+	mu    sync.Mutex // guards scopes and entered
+	scope map[store.Scope]*tenant
+	// entered remembers entry times for duration_inside.
+	entered map[string]time.Time
+}
+
+type tenant struct {
+	tracker *geofence.Tracker
+	names   map[string]string
+	sig     string
+	loaded  time.Time
+}
+
+// New makes a watcher.
+func New(cfg Config, bus hub.Bus, st Store, log *slog.Logger) *Watcher {
+	if cfg.Group == "" {
+		cfg.Group = "fleethub-geofencing"
+	}
+	if cfg.Refresh == 0 {
+		cfg.Refresh = 2 * time.Second
+	}
+	return &Watcher{cfg: cfg, bus: bus, st: st, log: log, now: time.Now, scope: map[store.Scope]*tenant{}, entered: map[string]time.Time{}}
+}
+
+// Run consumes until ctx ends.
+func (w *Watcher) Run(ctx context.Context) error {
+	return w.bus.Subscribe(ctx, hub.Subscription{Topic: hub.TopicLocations, Group: w.cfg.Group, Start: hub.StartLatest}, w.handle)
+}
+
+type shape struct {
+	Center *struct {
+		Latitude  float64 `json:"latitude"`
+		Longitude float64 `json:"longitude"`
+	} `json:"center"`
+	RadiusM *float64 `json:"radius_m"`
+	Polygon []struct {
+		Latitude  float64 `json:"latitude"`
+		Longitude float64 `json:"longitude"`
+	} `json:"polygon"`
+}
+
+// tracker returns the tenant's tracker, reloading its geofences when due.
+func (w *Watcher) tracker(ctx context.Context, sc store.Scope) *tenant {
+	now := w.now()
+	w.mu.Lock()
+	t := w.scope[sc]
+	w.mu.Unlock()
+	if t != nil && now.Sub(t.loaded) < w.cfg.Refresh {
+		return t
+	}
+	gs, err := w.st.ListGeofences(ctx, sc)
+	if err != nil {
+		w.log.Warn("geofences not loaded", "org", sc.Org, "error", err)
+		return t
+	}
+	var sig strings.Builder
+	for _, g := range gs {
+		fmt.Fprintf(&sig, "%s@%d;", g.ID, g.UpdatedAt.UnixMilli())
+	}
+	if t != nil && t.sig == sig.String() {
+		w.mu.Lock()
+		t.loaded = now
+		w.mu.Unlock()
+		return t
+	}
+	areas := make([]geofence.Area, 0, len(gs))
+	names := map[string]string{}
+	for _, g := range gs {
+		var s shape
+		if json.Unmarshal(g.Area, &s) != nil {
+			continue
+		}
+		a := geofence.Area{ID: g.ID}
+		if s.Center != nil && s.RadiusM != nil {
+			a.Center, a.Radius = geofence.Point{Lat: s.Center.Latitude, Lon: s.Center.Longitude}, *s.RadiusM
+		}
+		for _, p := range s.Polygon {
+			a.Polygon = append(a.Polygon, geofence.Point{Lat: p.Latitude, Lon: p.Longitude})
+		}
+		if a.Validate() != nil {
+			continue
+		}
+		areas = append(areas, a)
+		names[g.ID] = g.Name
+	}
+	tr, err := geofence.NewTracker(areas)
+	if err != nil {
+		w.log.Warn("geofence tracker not built", "org", sc.Org, "error", err)
+		return t
+	}
+	nt := &tenant{tracker: tr, names: names, sig: sig.String(), loaded: now}
+	w.mu.Lock()
+	w.scope[sc] = nt
+	w.mu.Unlock()
+	return nt
+}
+
+func (w *Watcher) handle(ctx context.Context, msgs []hub.Message) error {
+	var out []hub.Message
+	for _, m := range msgs {
+		env, err := event.Unmarshal(m.Value)
+		if err != nil || env.Kind != event.KindPoints {
+			continue
+		}
+		t := w.tracker(ctx, store.Scope{Org: env.Org, Env: env.Env})
+		if t == nil || len(t.names) == 0 {
+			continue
+		}
+		for i := range env.Points {
+			p := &env.Points[i]
+			for _, tr := range t.tracker.Update(p.VehicleID, geofence.Point{Lat: p.Latitude, Lon: p.Longitude}, p.Timestamp) {
+				msg, err := publish.Message(env.Org, env.Env, w.event(env, p, tr, t.names[tr.AreaID]), w.now().UTC())
+				if err != nil {
+					w.log.Error("geofence event not published", "vehicle_id", p.VehicleID, "geofence_id", tr.AreaID, "error", err)
+					continue
+				}
+				out = append(out, msg)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return w.bus.Publish(ctx, out...)
+}
+
+func (w *Watcher) event(env *event.Envelope, p *event.Point, tr geofence.Transition, name string) *event.Event {
+	typ := "geofence_entry"
+	key := env.Org + "|" + env.Env + "|" + p.VehicleID + "|" + tr.AreaID
+	data := map[string]any{"geofence_id": tr.AreaID, "geofence_name": name}
+	w.mu.Lock()
+	if tr.Change == geofence.Enter {
+		w.entered[key] = tr.At
+		data["entry_time"] = tr.At.UTC()
+	} else {
+		typ = "geofence_exit"
+		if at, ok := w.entered[key]; ok {
+			data["entry_time"] = at.UTC()
+			data["duration_inside"] = tr.At.Sub(at).Seconds()
+			delete(w.entered, key)
+		}
+		data["exit_time"] = tr.At.UTC()
+	}
+	w.mu.Unlock()
+	h := sha1.Sum([]byte(key + "|" + typ + "|" + tr.At.UTC().Format(time.RFC3339Nano)))
+	ev := &event.Event{EventID: "evt_" + hex.EncodeToString(h[:10]), EventType: typ, Category: event.CategoryGeofence, Timestamp: tr.At.UTC(),
+		Severity: "low", Priority: "normal", Source: event.Source{VehicleID: p.VehicleID, DriverID: p.DriverID, TripID: p.TripID},
+		Location:  &event.Location{Latitude: tr.Point.Lat, Longitude: tr.Point.Lon, Geofence: tr.AreaID},
+		EventData: data, Metadata: event.Metadata{CorrelationID: p.TripID, ProcessingTime: w.now().UTC().Format(time.RFC3339Nano), SourceSystem: "fleethub.geofencing"}}
+	return ev
+}

@@ -1,0 +1,68 @@
+package trips_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/fleet/trips"
+	"github.com/fleethub/fleethub/internal/store/sqlite"
+)
+
+func newService(tb testing.TB) *trips.Service {
+	tb.Helper()
+	st, err := sqlite.Open(context.Background(), sqlite.Config{Dir: tb.TempDir()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	svc, err := trips.New(trips.Config{}, st, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return svc
+}
+
+func batch(trip string, start time.Time, from, n int) *trips.BatchRequest {
+	r := &trips.BatchRequest{TripID: trip, Locations: make([]trips.LocationIn, n)}
+	for i := range r.Locations {
+		s := from + i
+		lat, lon, sp, hd, acc := 40+float64(s)*1e-4, -83.0, 40.0, 0.0, 5.0
+		r.Locations[i] = trips.LocationIn{Latitude: &lat, Longitude: &lon, Timestamp: start.Add(time.Duration(s) * time.Second).Format(time.RFC3339),
+			SpeedKmh: &sp, Heading: &hd, AccuracyMeters: &acc}
+	}
+	return r
+}
+
+// BenchmarkUploadBatch measures validation, detection, analytics and the
+// durable SQLite write of 1,000-point batches over 64 trips.
+func BenchmarkUploadBatch(b *testing.B) {
+	svc := newService(b)
+	ctx := context.Background()
+	start := time.Now().Add(-72 * time.Hour).UTC().Truncate(time.Second)
+	const nTrips = 64
+	ids := make([]string, nTrips)
+	for i := range ids {
+		t, err := svc.Start(ctx, "o", "test", "bench", trips.StartRequest{VehicleID: fmt.Sprintf("v%d", i), StartTime: &start})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = t.TripID
+	}
+	reqs := make([]*trips.BatchRequest, b.N)
+	for i := range reqs {
+		reqs[i] = batch(ids[i%nTrips], start, (i/nTrips)*1000, 1000)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := svc.UploadBatch(ctx, "o", "test", reqs[i])
+		if err != nil || res.ProcessedCount != 1000 {
+			b.Fatalf("%v %+v", err, res.RejectedCount)
+		}
+	}
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "points/s")
+}

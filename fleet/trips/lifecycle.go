@@ -1,0 +1,305 @@
+package trips
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fleethub/fleethub/fleet/analytics"
+	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/internal/geo"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// StartRequest starts a trip.
+type StartRequest struct {
+	VehicleID     string         `json:"vehicle_id" required:"true"`
+	DriverID      string         `json:"driver_id,omitempty"`
+	StartLocation *Location      `json:"start_location,omitempty"`
+	StartTime     *time.Time     `json:"start_time,omitempty" doc:"default now"`
+	Metadata      map[string]any `json:"metadata,omitempty"`
+}
+
+// Start creates an active trip.
+func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequest) (Trip, error) {
+	bad := map[string]string{}
+	if r.VehicleID == "" {
+		bad["vehicle_id"] = "is required"
+	} else if len(r.VehicleID) > 200 {
+		bad["vehicle_id"] = "must be at most 200 characters"
+	}
+	if len(r.DriverID) > 200 {
+		bad["driver_id"] = "must be at most 200 characters"
+	}
+	checkLocation(bad, "start_location", r.StartLocation)
+	now := s.now().UTC().Truncate(time.Millisecond)
+	start := now
+	if r.StartTime != nil {
+		start = r.StartTime.UTC().Truncate(time.Millisecond)
+		if start.After(now.Add(s.cfg.MaxFuture)) {
+			bad["start_time"] = "must not be in the future"
+		}
+	}
+	md, err := metadataJSON(r.Metadata, actor, now, nil)
+	if err != nil {
+		bad["metadata"] = err.Error()
+	}
+	if len(bad) > 0 {
+		return Trip{}, &ValidationError{Code: "validation_failed", Fields: bad}
+	}
+	sc := scope(org, env)
+	st := state{Running: analytics.Running{}}
+	st.Seq = s.vehicleSeq(ctx, sc, r.VehicleID) + 1 // trip_started
+	t := store.Trip{ID: newID("trip_"), Org: org, Env: env, VehicleID: r.VehicleID, DriverID: r.DriverID, Status: store.TripActive,
+		StartTime: start, StartLocation: placePtr(r.StartLocation), Metadata: md, MetadataHistory: []byte("[]"),
+		Version: 1, CreatedAt: now, UpdatedAt: now}
+	a := s.analyticsOf(&st)
+	t.Totals = totalsOf(a)
+	if t.State, err = json.Marshal(st); err != nil {
+		return Trip{}, err
+	}
+	if err := s.store.CreateTrip(ctx, t); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return Trip{}, ErrAlreadyActive
+		}
+		return Trip{}, err
+	}
+	s.lifecycleEvent(ctx, t, &st, "trip_started", now, r.StartLocation, map[string]any{"start_time": start})
+	return s.view(t, &st), nil
+}
+
+// vehicleSeq continues the per-vehicle event sequence from the
+// vehicle's previous trip.
+func (s *Service) vehicleSeq(ctx context.Context, sc store.Scope, vehicle string) int64 {
+	prev, err := s.store.ListTrips(ctx, store.TripFilter{Scope: sc, VehicleID: vehicle, Sort: "start_time", Desc: true, Limit: 1})
+	if err != nil || len(prev) == 0 {
+		return 0
+	}
+	st, err := decodeState(prev[0].State)
+	if err != nil {
+		return 0
+	}
+	return st.Seq
+}
+
+// Get returns one trip.
+func (s *Service) Get(ctx context.Context, org, env, id string) (Trip, error) {
+	t, st, err := s.get(ctx, scope(org, env), id)
+	if err != nil {
+		return Trip{}, err
+	}
+	return s.view(t, &st), nil
+}
+
+// PauseRequest pauses a trip.
+type PauseRequest struct {
+	Reason   string    `json:"reason,omitempty"`
+	Location *Location `json:"location,omitempty"`
+}
+
+// Pause moves an active trip to paused.
+func (s *Service) Pause(ctx context.Context, org, env, id string, r PauseRequest) (PauseResult, error) {
+	bad := map[string]string{}
+	checkLocation(bad, "location", r.Location)
+	if len(r.Reason) > 500 {
+		bad["reason"] = "must be at most 500 characters"
+	}
+	if len(bad) > 0 {
+		return PauseResult{}, &ValidationError{Code: "validation_failed", Fields: bad}
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	t, st, err := s.update(ctx, scope(org, env), id, func(t *store.Trip, st *state) error {
+		if t.Status != store.TripActive {
+			return &TransitionError{TripID: t.ID, From: t.Status, Action: "pause"}
+		}
+		t.Status = store.TripPaused
+		st.PausedAt = now.UnixMilli()
+		st.PauseLoc = r.Location
+		if st.PauseLoc == nil && st.Last != nil {
+			st.PauseLoc = &Location{Latitude: st.Last.Lat, Longitude: st.Last.Lon}
+		}
+		st.PauseCount++
+		st.Seq++ // trip_paused
+		return nil
+	})
+	if err != nil {
+		return PauseResult{}, err
+	}
+	s.lifecycleEvent(ctx, t, &st, "trip_paused", now, st.PauseLoc, map[string]any{"reason": r.Reason, "pause_count": st.PauseCount})
+	return PauseResult{Success: true, TripID: t.ID, Status: t.Status, PausedAt: now, PauseCount: st.PauseCount, Reason: r.Reason,
+		Location: st.PauseLoc, Message: "Trip paused; tracking and analytics are suspended until it is resumed"}, nil
+}
+
+// closePause ends the open pause at end; lock held.
+func closePause(st *state, end time.Time) {
+	if st.PausedAt == 0 {
+		return
+	}
+	from := st.PausedAt
+	to := end.UnixMilli()
+	if to < from {
+		to = from
+	}
+	st.TotalPauseMS += to - from
+	st.Pauses = append(st.Pauses, [2]int64{from, to})
+	st.Running.Pause(time.UnixMilli(from), time.UnixMilli(to))
+	st.PausedAt = 0
+}
+
+// ResumeRequest resumes a paused trip.
+type ResumeRequest struct {
+	Location *Location      `json:"location,omitempty" doc:"defaults to the last known position when absent"`
+	Reason   string         `json:"reason,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Resume moves a paused trip back to active.
+func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeRequest) (ResumeResult, error) {
+	bad := map[string]string{}
+	checkLocation(bad, "location", r.Location)
+	if len(r.Reason) > 500 {
+		bad["reason"] = "must be at most 500 characters"
+	}
+	if len(bad) > 0 {
+		return ResumeResult{}, &ValidationError{Code: "validation_failed", Fields: bad}
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	var fromPause float64
+	var resumeLoc *Location
+	t, st, err := s.update(ctx, scope(org, env), id, func(t *store.Trip, st *state) error {
+		if t.Status != store.TripPaused {
+			return &TransitionError{TripID: t.ID, From: t.Status, Action: "resume"}
+		}
+		resumeLoc = r.Location
+		if resumeLoc == nil {
+			resumeLoc = st.PauseLoc
+		}
+		if resumeLoc != nil && st.PauseLoc != nil {
+			fromPause = round(geo.Distance(geo.Point{Lat: st.PauseLoc.Latitude, Lon: st.PauseLoc.Longitude}, geo.Point{Lat: resumeLoc.Latitude, Lon: resumeLoc.Longitude})/1000, 3)
+		}
+		closePause(st, now)
+		st.ResumedAt = now.UnixMilli()
+		st.PauseLoc = nil
+		t.Status = store.TripActive
+		st.Seq++ // trip_resumed
+		return nil
+	})
+	if err != nil {
+		return ResumeResult{}, err
+	}
+	data := map[string]any{"reason": r.Reason, "pause_count": st.PauseCount, "total_pause_duration": float64(st.TotalPauseMS) / 1000}
+	if len(r.Metadata) > 0 {
+		data["metadata"] = r.Metadata
+	}
+	s.lifecycleEvent(ctx, t, &st, "trip_resumed", now, resumeLoc, data)
+	return ResumeResult{Success: true, TripID: t.ID, Status: t.Status, ResumedAt: now, TotalPauseDuration: round(float64(st.TotalPauseMS)/1000, 1),
+		PauseCount: st.PauseCount, ResumeLocation: resumeLoc, DistanceFromPause: fromPause,
+		Message: fmt.Sprintf("Trip resumed after %d pause(s); tracking and analytics restarted", st.PauseCount)}, nil
+}
+
+// StopRequest stops a trip.
+type StopRequest struct {
+	EndLocation      *Location `json:"end_location,omitempty"`
+	OdometerReading  *int64    `json:"odometer_reading,omitempty"`
+	FuelLevelPercent *float64  `json:"fuel_level_percent,omitempty"`
+	CompletionStatus string    `json:"completion_status,omitempty" enum:"completed,cancelled,interrupted" doc:"default completed"`
+}
+
+// Stop ends a trip, finalizing its analytics.
+func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) (StopResult, error) {
+	bad := map[string]string{}
+	checkLocation(bad, "end_location", r.EndLocation)
+	switch r.CompletionStatus {
+	case "", store.TripCompleted, store.TripCancelled, store.TripInterrupted:
+	default:
+		bad["completion_status"] = "must be completed, cancelled or interrupted"
+	}
+	if r.FuelLevelPercent != nil && (*r.FuelLevelPercent < 0 || *r.FuelLevelPercent > 100 || math.IsNaN(*r.FuelLevelPercent)) {
+		bad["fuel_level_percent"] = "must be between 0 and 100"
+	}
+	if r.OdometerReading != nil && *r.OdometerReading < 0 {
+		bad["odometer_reading"] = "must not be negative"
+	}
+	if len(bad) > 0 {
+		return StopResult{}, &ValidationError{Code: "validation_failed", Fields: bad}
+	}
+	status := r.CompletionStatus
+	if status == "" {
+		status = store.TripCompleted
+	}
+	now := s.now().UTC().Truncate(time.Millisecond)
+	sc := scope(org, env)
+	var flushed []detect.Event
+	var flushedIDs []string
+	var seqBase int64
+	t, st, err := s.updateWith(ctx, sc, id, func(t *store.Trip, st *state, tr *tracker) ([]store.TripEvent, error) {
+		flushed, flushedIDs = nil, nil
+		if t.Status != store.TripActive && t.Status != store.TripPaused {
+			return nil, &TransitionError{TripID: t.ID, From: t.Status, Action: "stop"}
+		}
+		// close the episodes still open (a speeding or idle stretch
+		// running at the end of the trip)
+		if !tr.loaded {
+			if err := s.load(ctx, tr, sc, t.ID, ""); err != nil {
+				return nil, err
+			}
+		}
+		var recs []store.TripEvent
+		seqBase = st.Seq
+		for _, e := range tr.det.Flush(nil) {
+			st.Running.AddEvent(e)
+			eid := eventID(t.ID, e)
+			flushed, flushedIDs = append(flushed, e), append(flushedIDs, eid)
+			st.Seq++
+			data, err := json.Marshal(storedEvent{Event: e, ID: eid})
+			if err != nil {
+				return nil, err
+			}
+			recs = append(recs, store.TripEvent{ID: eid, TripID: t.ID, Type: e.Type, Time: e.Start.UTC(), Data: data})
+		}
+		closePause(st, now)
+		t.Status = status
+		t.EndTime = now
+		if r.EndLocation != nil {
+			t.EndLocation = placePtr(r.EndLocation)
+		} else if st.Last != nil {
+			t.EndLocation = &store.Place{Latitude: st.Last.Lat, Longitude: st.Last.Lon}
+		}
+		st.Seq++ // trip_completed, _cancelled or _interrupted
+		return recs, nil
+	})
+	if err != nil {
+		return StopResult{}, err
+	}
+	if len(flushed) > 0 {
+		s.publishUpload(ctx, t, nil, flushed, flushedIDs, seqBase)
+	}
+	a := s.analyticsOf(&st)
+	typ := "trip_completed"
+	if status != store.TripCompleted {
+		typ = "trip_" + status
+	}
+	s.lifecycleEvent(ctx, t, &st, typ, now, locPtr(t.EndLocation), map[string]any{"completion_status": status, "distance_km": a.DistanceKm,
+		"duration_minutes": a.DurationMinutes, "safety_score": a.SafetyScore, "eco_score": a.EcoScore})
+	return StopResult{TripID: t.ID, OrganizationID: t.Org, VehicleID: t.VehicleID, DriverID: t.DriverID, Status: t.Status,
+		StartTime: t.StartTime, EndTime: t.EndTime, StartLocation: locPtr(t.StartLocation), EndLocation: locPtr(t.EndLocation),
+		Analytics: a, OdometerKm: r.OdometerReading, FuelLevel: r.FuelLevelPercent, UpdatedAt: t.UpdatedAt}, nil
+}
+
+func checkLocation(bad map[string]string, field string, l *Location) {
+	if l == nil {
+		return
+	}
+	if math.IsNaN(l.Latitude) || l.Latitude < -90 || l.Latitude > 90 {
+		bad[field+".latitude"] = "must be between -90 and 90"
+	}
+	if math.IsNaN(l.Longitude) || l.Longitude < -180 || l.Longitude > 180 {
+		bad[field+".longitude"] = "must be between -180 and 180"
+	}
+	if len(l.Address) > 500 {
+		bad[field+".address"] = "must be at most 500 characters"
+	}
+}

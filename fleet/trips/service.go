@@ -1,0 +1,297 @@
+package trips
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fleethub/fleethub/fleet/analytics"
+	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/store"
+	lru "github.com/hashicorp/golang-lru/v2"
+)
+
+// Errors of the service; api maps them to codes.
+var (
+	ErrNotFound      = errors.New("trips: trip not found")
+	ErrAlreadyActive = errors.New("trips: vehicle already has an active trip")
+)
+
+// ErrInsufficientData is a trip without enough points for the analysis.
+var ErrInsufficientData = fmt.Errorf("%w: not enough location data", ErrNotFound)
+
+// TransitionError is a move the trip's state does not allow.
+type TransitionError struct {
+	TripID, From, Action string
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("trips: cannot %s trip %s while it is %s", e.Action, e.TripID, e.From)
+}
+
+// ValidationError is bad input; Fields maps a field path to a message.
+type ValidationError struct {
+	Code   string // validation_failed or invalid_location
+	Fields map[string]string
+}
+
+func (e *ValidationError) Error() string { return "trips: invalid input" }
+
+// Store is what the service needs of the store.
+type Store interface {
+	CreateTrip(ctx context.Context, t store.Trip) error
+	GetTrip(ctx context.Context, s store.Scope, id string) (store.Trip, error)
+	UpdateTrip(ctx context.Context, t store.Trip, prev int64) error
+	AppendPoints(ctx context.Context, t store.Trip, prev int64, blocks []store.PointBlock, events []store.TripEvent, replace bool) error
+	ReadPoints(ctx context.Context, s store.Scope, tripID string) ([]store.PointBlock, error)
+	TripEvents(ctx context.Context, s store.Scope, tripID string) ([]store.TripEvent, error)
+	ListTrips(ctx context.Context, f store.TripFilter) ([]store.Trip, error)
+	SummarizeTrips(ctx context.Context, f store.TripFilter) (store.TripSummary, error)
+}
+
+// Publisher puts messages on the bus.
+type Publisher interface {
+	Publish(ctx context.Context, msgs ...hub.Message) error
+}
+
+// Thresholds finds the detection settings for a device of a scope; ok is
+// false when the device has none.
+type Thresholds interface {
+	DetectThresholds(ctx context.Context, s store.Scope, deviceID string) (t detect.Thresholds, ok bool, err error)
+}
+
+// Config of the service.
+type Config struct {
+	// DefaultSpeedLimitKmh is the organization default limit used for
+	// speeding when no better limit is known (default 100).
+	DefaultSpeedLimitKmh float64
+	// ReorderWindow bounds how late a point may arrive behind the newest
+	// stored point and still be analysed in order (default 10 min).
+	ReorderWindow time.Duration
+	// MaxFuture rejects points further ahead of the server clock
+	// (default 5 min).
+	MaxFuture time.Duration
+	// Trackers is how many trips keep detector state in memory
+	// (default 4096).
+	Trackers int
+	Vehicle  analytics.Vehicle
+	// Topics.
+	EventsTopic, LocationsTopic string
+}
+
+// Service is the trip domain service.
+type Service struct {
+	cfg   Config
+	store Store
+	pub   Publisher
+	// pubFailing is set while publishes fail, so the bus's outage is
+	// logged once (by published), not once per upload
+	pubFailing atomic.Bool
+	thr        Thresholds
+	log        *slog.Logger
+	now        func() time.Time
+	tracks     *lru.Cache[string, *tracker]
+	newMu      sync.Mutex // serializes tracker creation
+}
+
+// New makes the service. pub and thr may be nil.
+func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) (*Service, error) {
+	if cfg.DefaultSpeedLimitKmh == 0 {
+		cfg.DefaultSpeedLimitKmh = 100
+	}
+	if cfg.ReorderWindow == 0 {
+		cfg.ReorderWindow = 10 * time.Minute
+	}
+	if cfg.MaxFuture == 0 {
+		cfg.MaxFuture = 5 * time.Minute
+	}
+	if cfg.Trackers == 0 {
+		cfg.Trackers = 4096
+	}
+	if cfg.EventsTopic == "" {
+		cfg.EventsTopic = hub.TopicEvents
+	}
+	if cfg.LocationsTopic == "" {
+		cfg.LocationsTopic = hub.TopicLocations
+	}
+	c, err := lru.New[string, *tracker](cfg.Trackers)
+	if err != nil {
+		return nil, fmt.Errorf("trips: tracker cache: %w", err)
+	}
+	return &Service{cfg: cfg, store: st, pub: pub, thr: thr, log: log, now: time.Now, tracks: c}, nil
+}
+
+// state is the running state kept in the trip row.
+type state struct {
+	Running      analytics.Running `json:"running"`
+	PausedAt     int64             `json:"paused_at,omitempty"`
+	PauseLoc     *Location         `json:"pause_location,omitempty"`
+	PauseCount   int               `json:"pause_count"`
+	TotalPauseMS int64             `json:"total_pause_ms"`
+	Pauses       [][2]int64        `json:"pauses,omitempty"`
+	ResumedAt    int64             `json:"resumed_at,omitempty"`
+	FirstTS      int64             `json:"first_ts,omitempty"`
+	LastTS       int64             `json:"last_ts,omitempty"`
+	Last         *Point            `json:"last,omitempty"`
+	Blocks       int64             `json:"blocks"`
+	Seq          int64             `json:"seq"`
+	Harsh        HarshEvents       `json:"harsh"`
+	Events       int               `json:"events"`
+	DeviceID     string            `json:"device_id,omitempty"`
+}
+
+func decodeState(b []byte) (state, error) {
+	var st state
+	if len(b) == 0 {
+		return st, nil
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("trips: state: %w", err)
+	}
+	return st, nil
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func scope(org, env string) store.Scope { return store.Scope{Org: org, Env: env} }
+
+func (s *Service) get(ctx context.Context, sc store.Scope, id string) (store.Trip, state, error) {
+	t, err := s.store.GetTrip(ctx, sc, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return t, state{}, ErrNotFound
+	}
+	if err != nil {
+		return t, state{}, err
+	}
+	st, err := decodeState(t.State)
+	return t, st, err
+}
+
+func locPtr(p *store.Place) *Location {
+	if p == nil {
+		return nil
+	}
+	return &Location{Latitude: p.Latitude, Longitude: p.Longitude, Address: p.Address}
+}
+
+func placePtr(l *Location) *store.Place {
+	if l == nil {
+		return nil
+	}
+	return &store.Place{Latitude: l.Latitude, Longitude: l.Longitude, Address: l.Address}
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func round(v float64, places int) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	p := math.Pow(10, float64(places))
+	return math.Round(v*p) / p
+}
+
+// analyticsOf builds the full analytics of a trip's state.
+func (s *Service) analyticsOf(st *state) Analytics {
+	sum := st.Running.Summary(s.cfg.Vehicle)
+	return Analytics{
+		DistanceKm: round(sum.DistanceKm, 3), DurationMinutes: round(sum.DurationMinutes, 2),
+		MaxSpeedKmh: round(sum.MaxSpeedKmh, 1), AvgSpeedKmh: round(sum.AvgSpeedKmh, 1), IdleTimeMinutes: round(sum.IdleTimeMinutes, 2),
+		LocationsCount: sum.LocationsCount, EventsCount: sum.EventsCount,
+		SafetyScore: round(sum.SafetyScore, 1), EcoScore: round(sum.EcoScore, 1),
+		HarshEvents: HarshEvents{HarshAcceleration: sum.HarshAcceleration, HarshBraking: sum.HarshBraking,
+			HarshCornering: sum.HarshCornering, Speeding: sum.Speeding},
+		FuelEfficiency: FuelEfficiency{FuelConsumedLiters: round(sum.FuelConsumedLiters, 3), FuelEfficiencyKmpl: round(sum.FuelEfficiencyKmpl, 2)},
+	}
+}
+
+func totalsOf(a Analytics) store.TripTotals {
+	return store.TripTotals{DistanceKm: a.DistanceKm, DurationMinutes: a.DurationMinutes, AvgSpeedKmh: a.AvgSpeedKmh,
+		MaxSpeedKmh: a.MaxSpeedKmh, SafetyScore: a.SafetyScore, EcoScore: a.EcoScore, EventsCount: a.EventsCount, LocationsCount: a.LocationsCount}
+}
+
+func metadataMap(b []byte) map[string]any {
+	m := map[string]any{}
+	if len(b) > 0 {
+		_ = json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+// View renders the full trip resource.
+func (s *Service) view(t store.Trip, st *state) Trip {
+	v := Trip{TripID: t.ID, OrganizationID: t.Org, VehicleID: t.VehicleID, DriverID: t.DriverID, Status: t.Status,
+		StartTime: t.StartTime, EndTime: timePtr(t.EndTime), StartLocation: locPtr(t.StartLocation), EndLocation: locPtr(t.EndLocation),
+		Metadata: metadataMap(t.Metadata), Analytics: s.analyticsOf(st), PauseCount: st.PauseCount,
+		TotalPauseDuration: round(float64(st.TotalPauseMS)/1000, 1), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+	if st.PausedAt != 0 {
+		pt := time.UnixMilli(st.PausedAt).UTC()
+		v.PausedAt = &pt
+	}
+	return v
+}
+
+// update applies f to a fresh copy of the trip under the tracker lock and
+// writes it (with the events f returns); it retries when another writer
+// got there first.
+func (s *Service) update(ctx context.Context, sc store.Scope, id string, f func(t *store.Trip, st *state) error) (store.Trip, state, error) {
+	return s.updateWith(ctx, sc, id, func(t *store.Trip, st *state, _ *tracker) ([]store.TripEvent, error) { return nil, f(t, st) })
+}
+
+func (s *Service) updateWith(ctx context.Context, sc store.Scope, id string, f func(t *store.Trip, st *state, tr *tracker) ([]store.TripEvent, error)) (store.Trip, state, error) {
+	tr := s.tracker(id)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		t, st, err := s.get(ctx, sc, id)
+		if err != nil {
+			return t, st, err
+		}
+		if tr.loaded && tr.trip.Version != t.Version {
+			tr.invalidate()
+		}
+		prev := t.Version
+		events, err := f(&t, &st, tr)
+		if err != nil {
+			return t, st, err
+		}
+		t.Version = prev + 1
+		t.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+		t.Totals = totalsOf(s.analyticsOf(&st))
+		if t.State, err = json.Marshal(st); err != nil {
+			return t, st, err
+		}
+		if len(events) > 0 {
+			err = s.store.AppendPoints(ctx, t, prev, nil, events, false)
+		} else {
+			err = s.store.UpdateTrip(ctx, t, prev)
+		}
+		tr.invalidate()
+		if errors.Is(err, store.ErrConflict) && attempt < 3 {
+			continue
+		}
+		return t, st, err
+	}
+}
+
+// sortPoints orders points by timestamp, stable.
+func sortPoints(p []Point) { sort.SliceStable(p, func(i, j int) bool { return p[i].TS < p[j].TS }) }

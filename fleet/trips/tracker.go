@@ -1,0 +1,121 @@
+package trips
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// tracker is the in-memory state of one trip's upload stream.
+type tracker struct {
+	mu     sync.Mutex // held for the whole of an upload or transition
+	loaded bool
+	trip   store.Trip
+	st     state
+	det    *detect.Detector
+	seen   map[int64]struct{}
+	thr    detect.Thresholds
+}
+
+func (tr *tracker) invalidate() { tr.loaded = false; tr.seen = nil; tr.det = nil }
+
+func (s *Service) tracker(id string) *tracker {
+	if tr, ok := s.tracks.Get(id); ok {
+		return tr
+	}
+	s.newMu.Lock()
+	defer s.newMu.Unlock()
+	if tr, ok := s.tracks.Get(id); ok {
+		return tr
+	}
+	tr := &tracker{}
+	s.tracks.Add(id, tr)
+	return tr
+}
+
+// load fills the tracker from the store: the trip, its stored points
+// (timestamps and detector state) and its thresholds. Lock held.
+func (s *Service) load(ctx context.Context, tr *tracker, sc store.Scope, id, deviceID string) error {
+	t, st, err := s.get(ctx, sc, id)
+	if err != nil {
+		return err
+	}
+	thr, err := s.thresholds(ctx, sc, deviceID, st.DeviceID)
+	if err != nil {
+		return err
+	}
+	pts, err := s.points(ctx, sc, id)
+	if err != nil {
+		return err
+	}
+	tr.trip, tr.st, tr.thr = t, st, thr
+	tr.det = detect.New(thr)
+	tr.seen = make(map[int64]struct{}, MaxBatch)
+	var sink []detect.Event
+	bound := st.LastTS - s.cfg.ReorderWindow.Milliseconds()
+	for _, p := range pts {
+		if p.TS >= bound {
+			tr.seen[p.TS] = struct{}{}
+		}
+		sink = tr.det.Feed(detectPoint(p), sink[:0])
+	}
+	tr.loaded = true
+	return nil
+}
+
+func (s *Service) points(ctx context.Context, sc store.Scope, id string) ([]Point, error) {
+	blocks, err := s.store.ReadPoints(ctx, sc, id)
+	if err != nil {
+		return nil, err
+	}
+	var pts []Point
+	for _, b := range blocks {
+		if pts, err = DecodeBlock(b.Data, pts); err != nil {
+			return nil, fmt.Errorf("trips: trip %s block %d: %w", id, b.Seq, err)
+		}
+	}
+	sortPoints(pts)
+	return pts, nil
+}
+
+func (s *Service) thresholds(ctx context.Context, sc store.Scope, deviceIDs ...string) (detect.Thresholds, error) {
+	def := detect.Thresholds{SpeedLimitKmh: s.cfg.DefaultSpeedLimitKmh}
+	if s.thr == nil {
+		return def, nil
+	}
+	for _, d := range deviceIDs {
+		if d == "" {
+			continue
+		}
+		t, ok, err := s.thr.DetectThresholds(ctx, sc, d)
+		if err != nil {
+			return def, err
+		}
+		if ok {
+			if t.SpeedLimitKmh == 0 {
+				t.SpeedLimitKmh = s.cfg.DefaultSpeedLimitKmh
+			}
+			return t, nil
+		}
+	}
+	return def, nil
+}
+
+func detectPoint(p Point) detect.Point {
+	d := detect.Point{Time: time.UnixMilli(p.TS), Lat: p.Lat, Lon: p.Lon}
+	if !math.IsNaN(p.Speed) {
+		d.Speed, d.HasSpeed = p.Speed, true
+	}
+	if !math.IsNaN(p.Heading) {
+		d.Heading, d.HasHeading = p.Heading, true
+	}
+	if !math.IsNaN(p.Accuracy) {
+		d.Accuracy = p.Accuracy
+	}
+	return d
+}

@@ -1,0 +1,502 @@
+// Package pipeline is the consume → filter → publish pipeline of the hub:
+// it reads telemetry and events from the bus in a consumer group, matches
+// each message against the compiled stream filters of its tenant, applies
+// each stream's processing rules (deduplication, per-source ordering,
+// telemetry frequency, correlation, enrichment, metadata) and appends the
+// message to the stream's log, from which websocket and webhook sinks
+// deliver; webhook streams' entries are also handed to the Sink (the
+// durable delivery queue).
+//
+// # Delivery guarantee
+//
+// At-least-once. Handle returns nil only once every message its streams
+// take from the batch, other than those a reorder buffer keeps, was
+// appended to its streams' logs and, for webhook streams, accepted by the
+// Sink; any failure returns an error, and the bus redelivers the whole
+// batch. On a log that appends to several streams at once (the embedded
+// embedlog: one durable write per batch) a failed append leaves none of the
+// batch's messages; on one that appends stream by stream (redislog),
+// appends that succeeded before the failure are not undone and their
+// messages are appended again (a duplicate under a new stream offset).
+// The rest of what a failed batch changed is undone, so that its
+// redelivery is handled as a first delivery: telemetry frequency marks
+// and correlation positions are given back, and dedup claims are given
+// up.
+//
+// # Ordering
+//
+// While an organization and environment has an events stream with
+// event_ordering, every event of that scope with a sequence number (>= 1)
+// goes through the scope's reorder buffer (package order), keyed by its
+// source (vehicle, else driver and trip), whatever streams matched it:
+// a number taken by an event no ordering stream takes is known, and
+// releases its successor at once. The buffer releases an event to the
+// ordering streams that took it (matched and not suppressed as a
+// duplicate) in sequence order, behind a gap after at most OrderWait, and
+// a number below the next expected one at once with metadata.late set.
+// Streams without event_ordering take the event when it arrives: they
+// wait for nothing and get nothing twice. Events without a sequence
+// number are not ordered. The encoding of a released event for a stream
+// is made at its release, so a correlation position follows the stream's
+// delivery order.
+//
+// Events kept in a reorder buffer for an ordering stream are not done
+// when Handle returns. The pipeline remembers the bus topic, partition and
+// offset of each until it is appended and accepted, and subscribes with a
+// hub.Subscription.Held that reports the oldest such offset per partition:
+// the bus commits no further, so after a crash it delivers the message
+// again (the running bus goes on from its own position: nothing is handed
+// twice meanwhile). A kept message is released by a later batch or by
+// Run's expiry loop (every 50 ms). Released messages whose hand-off fails
+// are not lost: those that came in the failed batch come back with its
+// redelivery (as late events, so possibly out of order), the others are
+// stashed and the expiry loop retries them.
+//
+// # Deduplication
+//
+// processing_rules.deduplication suppresses an event whose event_id was
+// already seen within the window's TTL (one hour in cmd/fleethub) in
+// every deduplicating stream of the same organization and environment;
+// the key is organization, environment and event_id, so ids of other
+// tenants never collide. An event is recorded when a deduplicating stream
+// matched it, and only once every stream it matched took it: the pipeline
+// claims the key in the dedup.Window when it matches the event, records it
+// (Done) after the hand-off, copies kept in reorder buffers included, and
+// forgets the claim when the batch fails. A copy of an event that this
+// node has in flight or held is suppressed (the first one's bus message is
+// not committed before its hand-off, so it cannot be lost); a copy whose
+// key another node claimed makes Handle fail with ErrInFlight, and the bus
+// retries the batch until that claim is done, forgotten or, after a
+// crash, lapsed (dedup.DefaultLease). When the window fails, events are
+// delivered without deduplication.
+//
+// Backpressure: bus → pipeline blocks (the next batch of a partition waits
+// for the previous one); pipeline → log never blocks on a client.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/fleethub/fleethub/filters/dedup"
+	"github.com/fleethub/fleethub/filters/order"
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/hub/streams"
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/hashicorp/golang-lru/v2/expirable"
+)
+
+// Config of the pipeline.
+type Config struct {
+	Group       string        // consumer group, default "fleethub-pipeline"
+	Topics      []string      // default telemetry and events
+	OrderWait   time.Duration // longest wait for a sequence gap, default 2s
+	MaxBuffered int           // per source, default 1000
+	MaxSources  int           // sources tracked per organization and environment, default 100,000
+	// DedupTTL is how long a log that keeps message ids (redislog)
+	// remembers a deduplicating stream's event ids, default 1h (the
+	// window's TTL).
+	DedupTTL time.Duration
+}
+
+// Enricher adds driver_info and vehicle_details to an event.
+type Enricher interface {
+	Enrich(ctx context.Context, org, env string, ev *event.Event, what []string) map[string]any
+}
+
+// Sink receives the messages appended for webhook streams (the durable
+// delivery queue); optional. Accept returns once the entries are durable:
+// the bus offset is committed after it.
+type Sink interface {
+	Accept(ctx context.Context, info hub.StreamInfo, entries []hub.Entry) error
+}
+
+// manySink is the optional ability to store several streams' entries
+// at once (one transaction for a whole bus batch).
+type manySink interface {
+	AcceptMany(ctx context.Context, infos []hub.StreamInfo, entries [][]hub.Entry) error
+}
+
+// Named pauses and limits.
+const (
+	expireEvery   = 50 * time.Millisecond // how often held messages are checked
+	settleTimeout = 5 * time.Second       // dedup Done and Forget calls, even after ctx ended
+)
+
+// Pipeline is the hub's matching pipeline.
+type Pipeline struct {
+	cfg    Config
+	bus    hub.Bus
+	reg    *streams.Registry
+	log    hub.Log
+	dedup  dedup.Window
+	taken  TakenSet // ids each deduplicating stream's log held at start; nil when the log keeps them
+	enrich Enricher
+	sink   Sink
+	logger *slog.Logger
+	now    func() time.Time
+
+	mu         sync.Mutex // guards everything below
+	seqs       map[scope]*order.Sequencer[*heldItem]
+	holds      map[busRef]*heldItem      // held or released and not yet handed off
+	heldAt     map[partKey]map[int64]int // bus offsets of holds → count
+	stash      []stashed                 // released, hand-off failed, retried by Run
+	claims     map[string]*claim         // dedup key → this node's claim
+	throttle   *lru.Cache[string, int64]
+	correlated *expirable.LRU[string, int]
+}
+
+// New makes a pipeline. enrich and sink may be nil.
+func New(cfg Config, bus hub.Bus, reg *streams.Registry, log hub.Log, window dedup.Window, enrich Enricher, sink Sink, logger *slog.Logger) *Pipeline {
+	if cfg.Group == "" {
+		cfg.Group = "fleethub-pipeline"
+	}
+	if len(cfg.Topics) == 0 {
+		cfg.Topics = []string{hub.TopicTelemetry, hub.TopicEvents}
+	}
+	if cfg.OrderWait == 0 {
+		cfg.OrderWait = 2 * time.Second
+	}
+	if cfg.MaxBuffered == 0 {
+		cfg.MaxBuffered = 1000
+	}
+	if cfg.DedupTTL == 0 {
+		cfg.DedupTTL = time.Hour
+	}
+	if cfg.MaxSources == 0 {
+		cfg.MaxSources = order.DefaultMaxSources
+	}
+	th, _ := lru.New[string, int64](100_000)
+	return &Pipeline{cfg: cfg, bus: bus, reg: reg, log: log, dedup: window, enrich: enrich, sink: sink, logger: logger, now: time.Now,
+		seqs: map[scope]*order.Sequencer[*heldItem]{}, holds: map[busRef]*heldItem{}, heldAt: map[partKey]map[int64]int{},
+		claims: map[string]*claim{}, throttle: th,
+		correlated: expirable.NewLRU[string, int](100_000, nil, 24*time.Hour)}
+}
+
+// Run consumes until ctx ends.
+func (p *Pipeline) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(p.cfg.Topics)+1)
+	for _, t := range p.cfg.Topics {
+		wg.Add(1)
+		go func(t string) {
+			defer wg.Done()
+			sub := hub.Subscription{Topic: t, Group: p.cfg.Group, Start: hub.StartEarliest, Held: p.held(t)}
+			if err := p.bus.Subscribe(ctx, sub, p.Handle); err != nil {
+				errs <- err
+			}
+		}(t)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.expireLoop(ctx)
+	}()
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+func (p *Pipeline) expireLoop(ctx context.Context) {
+	t := time.NewTicker(expireEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p.flushHeld(ctx)
+		}
+	}
+}
+
+// uniqueAppender is the optional ability of a log to keep message ids
+// with the entries (redislog): an entry whose id the stream took is not
+// appended again, and its earlier offset is returned, so a deduplicating
+// stream holds an event once even when the node crashed between the
+// append and recording the event as seen.
+type uniqueAppender interface {
+	AppendUnique(ctx context.Context, id string, data [][]byte, ids []string, ttl time.Duration) ([]int64, error)
+}
+
+// appended is where one stream's entries of a hand-off are: first..last,
+// appended now, plus earlier offsets of entries the log already held.
+type appended struct {
+	first, last int64
+	earlier     []int64
+}
+
+// appendStream appends data to one stream's log; ids are the event ids
+// of the entries ("" for none).
+func (p *Pipeline) appendStream(ctx context.Context, e *streams.Entry, data [][]byte, ids []string) (appended, error) {
+	id := e.Rec.ID
+	if ua, ok := p.log.(uniqueAppender); ok && ids != nil && dedups(e) {
+		offs, err := ua.AppendUnique(ctx, id, data, ids, p.cfg.DedupTTL)
+		if err != nil {
+			return appended{}, err
+		}
+		var a appended
+		for _, off := range offs {
+			switch {
+			case off > a.last:
+				if a.first == 0 {
+					a.first = off
+				}
+				a.last = off
+			default:
+				a.earlier = append(a.earlier, off)
+			}
+		}
+		if len(a.earlier) > 0 {
+			p.reg.Count(id, "duplicates_suppressed", int64(len(a.earlier)))
+		}
+		return a, nil
+	}
+	data, _ = p.filterTaken(ctx, e, data, ids)
+	if len(data) == 0 {
+		return appended{}, nil
+	}
+	last, err := p.log.Append(ctx, id, data)
+	return appended{first: last - int64(len(data)) + 1, last: last}, err
+}
+
+// entries reads what a hand-off appended, and the entries it found
+// already there (handed to the sink again: it ignores what it holds).
+func (p *Pipeline) entries(ctx context.Context, id string, a appended) ([]hub.Entry, error) {
+	var out []hub.Entry
+	for _, off := range a.earlier {
+		ents, err := p.log.Read(ctx, id, off, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(ents) > 0 && ents[0].Offset == off {
+			out = append(out, ents[0])
+		}
+	}
+	if a.first > 0 && a.last >= a.first {
+		n := int(a.last - a.first + 1)
+		ents, err := p.log.Read(ctx, id, a.first, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ents...)
+	}
+	return out, nil
+}
+
+// deliver appends data to a stream's log and hands webhook streams'
+// entries to the sink.
+func (p *Pipeline) deliver(ctx context.Context, e *streams.Entry, data [][]byte, ids []string) error {
+	a, err := p.appendStream(ctx, e, data, ids)
+	if err != nil {
+		return err
+	}
+	if p.sink == nil || e.Info.Delivery != "webhook" {
+		return nil
+	}
+	ents, err := p.entries(ctx, e.Rec.ID, a)
+	if err != nil || len(ents) == 0 {
+		return err
+	}
+	return p.sink.Accept(ctx, e.Info, ents)
+}
+
+// batch collects what one bus batch appends per stream, and what to
+// settle once the hand-off succeeded or failed.
+type batch struct {
+	msgs    []hub.Message
+	order   []string
+	entries map[string]*streams.Entry
+	data    map[string][][]byte
+	ids     map[string][]string // event ids of data, per stream
+	held    []*heldItem         // released from reorder buffers into data
+	claims  []*claim            // claims carrying one reference for this batch
+	undo    []undo              // frequency and correlation changes, in order
+}
+
+// add appends one message's encoding for a stream; eventID is the
+// event's id ("" for telemetry).
+func (b *batch) add(e *streams.Entry, d []byte, eventID string) {
+	id := e.Rec.ID
+	if _, ok := b.data[id]; !ok {
+		b.order = append(b.order, id)
+		b.entries[id] = e
+	}
+	b.data[id] = append(b.data[id], d)
+	b.ids[id] = append(b.ids[id], eventID)
+}
+
+// Handle processes one bus batch (messages of one partition, in offset
+// order); it is the bus handler.
+func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
+	b := batch{msgs: msgs, entries: map[string]*streams.Entry{}, data: map[string][][]byte{}, ids: map[string][]string{}}
+	err := p.match(ctx, msgs, &b)
+	if err == nil {
+		err = p.handOff(ctx, &b)
+	}
+	p.settle(ctx, msgs, &b, err == nil)
+	return err
+}
+
+// match processes every message of msgs into b.
+func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) error {
+	var ids []string
+	var matched []*streams.Entry
+	now := p.now()
+	for _, m := range msgs {
+		env, err := event.Unmarshal(m.Value)
+		if err != nil {
+			p.logger.Warn("undecodable bus message skipped", "topic", m.Topic, "offset", m.Offset, "error", err)
+			continue
+		}
+		if env.Kind != event.KindEvent && env.Kind != event.KindTelemetry {
+			continue
+		}
+		ids, matched = p.reg.Match(env, ids, matched[:0])
+		// an ordering stream of the scope tracks every sequenced event
+		// of its sources, matched or not
+		ordered := env.Kind == event.KindEvent && env.Event.Metadata.SequenceNumber > 0 && p.reg.Orders(env.Org, env.Env)
+		if len(matched) == 0 && !ordered {
+			continue
+		}
+		from := busRef{topic: m.Topic, partition: m.Partition, offset: m.Offset}
+		if err := p.process(ctx, env, from, matched, ordered, b, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// manyAppender is the optional ability of a log to append to several
+// streams in one durable write.
+type manyAppender interface {
+	AppendMany(ctx context.Context, ids []string, data [][][]byte) ([]int64, error)
+}
+
+// appendAll appends a batch's matches to their streams and returns
+// where each stream's entries are, in b.order: with one write when the
+// log can.
+func (p *Pipeline) appendAll(ctx context.Context, b *batch) ([]appended, error) {
+	out := make([]appended, len(b.order))
+	if ma, ok := p.log.(manyAppender); ok && len(b.order) > 1 {
+		data := make([][][]byte, len(b.order))
+		for i, id := range b.order {
+			data[i], _ = p.filterTaken(ctx, b.entries[id], b.data[id], b.ids[id])
+		}
+		lasts, err := ma.AppendMany(ctx, b.order, data)
+		if err != nil {
+			return nil, err
+		}
+		for i, last := range lasts {
+			if len(data[i]) > 0 {
+				out[i] = appended{first: last - int64(len(data[i])) + 1, last: last}
+			}
+		}
+		return out, nil
+	}
+	for i, id := range b.order {
+		a, err := p.appendStream(ctx, b.entries[id], b.data[id], b.ids[id])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+// handOff appends every stream's matches, then hands all webhook streams'
+// entries to the sink at once, so a neighbour stream costs no extra
+// commit.
+func (p *Pipeline) handOff(ctx context.Context, b *batch) error {
+	type hand struct {
+		e    *streams.Entry
+		ents []hub.Entry
+	}
+	var hands []hand
+	places, err := p.appendAll(ctx, b)
+	if err != nil {
+		return err
+	}
+	for i, id := range b.order {
+		e := b.entries[id]
+		if p.sink == nil || e.Info.Delivery != "webhook" {
+			continue
+		}
+		ents, err := p.entries(ctx, id, places[i])
+		if err != nil {
+			return err
+		}
+		if len(ents) == 0 {
+			continue
+		}
+		hands = append(hands, hand{e, ents})
+	}
+	switch len(hands) {
+	case 0:
+		return nil
+	case 1:
+		return p.sink.Accept(ctx, hands[0].e.Info, hands[0].ents)
+	}
+	if ms, ok := p.sink.(manySink); ok {
+		infos := make([]hub.StreamInfo, len(hands))
+		ents := make([][]hub.Entry, len(hands))
+		for i, h := range hands {
+			infos[i], ents[i] = h.e.Info, h.ents
+		}
+		return ms.AcceptMany(ctx, infos, ents)
+	}
+	errs := make([]error, len(hands))
+	var wg sync.WaitGroup
+	for i, h := range hands {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = p.sink.Accept(ctx, h.e.Info, h.ents)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// settle finishes a batch. After a hand-off, the held messages it
+// delivered are done and its dedup claims count as seen once nothing
+// else owes them. After a failure, its changes to frequency and
+// correlation state are undone, held messages of other batches it had
+// released are stashed for Run to retry, those of this batch are dropped
+// (the bus delivers them again) and its claims are given up unless a held
+// copy still owes them.
+func (p *Pipeline) settle(ctx context.Context, msgs []hub.Message, b *batch, ok bool) {
+	var finished []*claim
+	p.mu.Lock()
+	if !ok {
+		p.rollback(b.undo)
+	}
+	for _, hi := range b.held {
+		if ok || hi.from.in(msgs) {
+			if c := p.untrack(hi); c != nil {
+				finished = append(finished, c)
+			}
+			continue
+		}
+		p.stashAll(hi)
+	}
+	for _, c := range b.claims {
+		if c.release() {
+			finished = append(finished, c)
+		}
+	}
+	p.mu.Unlock()
+	if ok {
+		p.claimsDone(ctx, finished)
+	} else {
+		p.claimsForgotten(ctx, finished)
+	}
+}
