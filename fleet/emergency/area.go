@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/fleethub/fleethub/filters/geofence"
+	"github.com/fleethub/fleethub/fleet/geofences/fence"
 	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/geocode"
 	"github.com/fleethub/fleethub/internal/store"
@@ -160,7 +160,7 @@ func routePoints(ctx context.Context, rr RouteReader, sc store.Scope, id string)
 }
 
 // boxAround is the box around pts widened by buffer km on every side.
-func boxAround(pts []geo.Point, bufferKm float64) *geofence.Area {
+func boxAround(pts []geo.Point, bufferKm float64) *fence.Area {
 	s, w, n, e := pts[0].Lat, pts[0].Lon, pts[0].Lat, pts[0].Lon
 	for _, p := range pts {
 		s, n = math.Min(s, p.Lat), math.Max(n, p.Lat)
@@ -170,7 +170,7 @@ func boxAround(pts []geo.Point, bufferKm float64) *geofence.Area {
 	dLon := bufferKm / (111.32 * math.Max(math.Cos((s+n)/2*math.Pi/180), 0.01))
 	s, n = math.Max(s-dLat, -90), math.Min(n+dLat, 90)
 	w, e = math.Max(w-dLon, -180), math.Min(e+dLon, 180)
-	return &geofence.Area{Polygon: []geofence.Point{{Lat: s, Lon: w}, {Lat: s, Lon: e}, {Lat: n, Lon: e}, {Lat: n, Lon: w}}}
+	return &fence.Area{Polygon: []fence.Point{{Lat: s, Lon: w}, {Lat: s, Lon: e}, {Lat: n, Lon: e}, {Lat: n, Lon: w}}}
 }
 
 // spread is the distance in km from the points' mean to the farthest,

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fleethub/fleethub/filters/geofence"
 	"github.com/fleethub/fleethub/fleet/contacts"
+	"github.com/fleethub/fleethub/fleet/geofences/fence"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -239,14 +239,14 @@ func (a *AffectedArea) holds(shape region, c *contacts.Contact) bool {
 
 // shape is a radius or polygon area as a geofence, nil for the areas that
 // need map data (route, city, state).
-func (a *AffectedArea) shape() *geofence.Area {
+func (a *AffectedArea) shape() *fence.Area {
 	switch a.Type {
 	case "radius":
-		return &geofence.Area{Center: geofence.Point{Lat: a.Center.Latitude, Lon: a.Center.Longitude}, Radius: *a.RadiusKm * 1000}
+		return &fence.Area{Center: fence.Point{Lat: a.Center.Latitude, Lon: a.Center.Longitude}, Radius: *a.RadiusKm * 1000}
 	case "polygon":
-		area := &geofence.Area{}
+		area := &fence.Area{}
 		for _, p := range a.Polygon {
-			area.Polygon = append(area.Polygon, geofence.Point{Lat: p.Latitude, Lon: p.Longitude})
+			area.Polygon = append(area.Polygon, fence.Point{Lat: p.Latitude, Lon: p.Longitude})
 		}
 		return area
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleethub/fleethub/filters/geofence"
+	"github.com/fleethub/fleethub/fleet/geofences/fence"
 )
 
 // validate checks every field of an alert and answers its expiration;
@@ -75,16 +75,16 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 func (a *AffectedArea) validate(bad map[string]string) {
 	switch a.Type {
 	case "radius":
-		if a.Center == nil || !(geofence.Point{Lat: a.Center.Latitude, Lon: a.Center.Longitude}).Valid() {
+		if a.Center == nil || !(fence.Point{Lat: a.Center.Latitude, Lon: a.Center.Longitude}).Valid() {
 			bad["affected_area.center"] = "is required: latitude -90..90, longitude -180..180"
 		}
 		if a.RadiusKm == nil || !(*a.RadiusKm > 0 && *a.RadiusKm <= 20000) {
 			bad["affected_area.radius_km"] = "must be above 0 and at most 20000"
 		}
 	case "polygon":
-		ar := geofence.Area{}
+		ar := fence.Area{}
 		for _, p := range a.Polygon {
-			ar.Polygon = append(ar.Polygon, geofence.Point{Lat: p.Latitude, Lon: p.Longitude})
+			ar.Polygon = append(ar.Polygon, fence.Point{Lat: p.Latitude, Lon: p.Longitude})
 		}
 		if err := ar.Validate(); err != nil || len(a.Polygon) == 0 {
 			bad["affected_area.polygon"] = "must be at least three valid vertices"

@@ -1,6 +1,6 @@
 // Package geofences keeps an organization's circle and polygon geofences,
 // served over HTTP by api/geofences: it validates a geofence's shape
-// (through filters/geofence, naming the bad field), bounds its metadata
+// (through fleet/geofences/fence, naming the bad field), bounds its metadata
 // and stores it. Vehicles entering and leaving the geofences produce
 // geofence_events in fleet/geofences/crossings, which reads the same store.
 //

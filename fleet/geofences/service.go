@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleethub/fleethub/filters/geofence"
+	"github.com/fleethub/fleethub/fleet/geofences/fence"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -36,7 +36,7 @@ type Point struct {
 	Longitude float64 `json:"longitude"`
 }
 
-// Body creates or replaces a geofence.
+// Body creates or replaces a fence.
 type Body struct {
 	Name     string         `json:"name" required:"true"`
 	Type     string         `json:"type" required:"true" enum:"circle,polygon"`
@@ -61,18 +61,18 @@ type View struct {
 
 // Area converts a body to the shape the tracker uses; a
 // *ValidationError names the bad fields.
-func (b *Body) Area() (geofence.Area, error) {
+func (b *Body) Area() (fence.Area, error) {
 	bad := map[string]string{}
 	if strings.TrimSpace(b.Name) == "" || len(b.Name) > 200 {
 		bad["name"] = "is required, at most 200 characters"
 	}
-	var a geofence.Area
+	var a fence.Area
 	switch b.Type {
 	case "circle":
 		if b.Center == nil {
 			bad["center"] = "is required for a circle"
 		} else {
-			a.Center = geofence.Point{Lat: b.Center.Latitude, Lon: b.Center.Longitude}
+			a.Center = fence.Point{Lat: b.Center.Latitude, Lon: b.Center.Longitude}
 		}
 		if b.RadiusM == nil {
 			bad["radius_m"] = "is required for a circle"
@@ -84,7 +84,7 @@ func (b *Body) Area() (geofence.Area, error) {
 		}
 	case "polygon":
 		for _, p := range b.Polygon {
-			a.Polygon = append(a.Polygon, geofence.Point{Lat: p.Latitude, Lon: p.Longitude})
+			a.Polygon = append(a.Polygon, fence.Point{Lat: p.Latitude, Lon: p.Longitude})
 		}
 		if len(b.Polygon) == 0 {
 			bad["polygon"] = "is required for a polygon"
@@ -97,7 +97,7 @@ func (b *Body) Area() (geofence.Area, error) {
 	}
 	if len(bad) == 0 {
 		if err := a.Validate(); err != nil {
-			var fe *geofence.FieldError
+			var fe *fence.FieldError
 			if errors.As(err, &fe) {
 				f := strings.Replace(fe.Field, "radius_meters", "radius_m", 1)
 				bad[f] = fe.Message
@@ -164,7 +164,7 @@ func notFound(err error) error {
 	return err
 }
 
-// Create stores a new geofence.
+// Create stores a new fence.
 func (s *Service) Create(ctx context.Context, sc store.Scope, b Body) (View, error) {
 	shape, md, err := b.encode()
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/analytics"
-	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/ingest/analytics"
+	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/store"
 )

@@ -5,9 +5,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/detect"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/store"
 )
 

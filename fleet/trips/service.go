@@ -14,9 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/analytics"
-	"github.com/fleethub/fleethub/fleet/detect"
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/ingest/analytics"
+	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/store"
 	lru "github.com/hashicorp/golang-lru/v2"
 )

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/store"
 )
 

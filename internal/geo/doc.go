@@ -10,8 +10,8 @@
 // Every package that measures the Earth uses this radius through this
 // package, so that a geofence, a trip's distance and a route agree.
 //
-// Distance takes two Points. The hot paths (fleet/detect and
-// fleet/analytics, once per location point) keep each point's latitude
+// Distance takes two Points. The hot paths (ingest/detect and
+// ingest/analytics, once per location point) keep each point's latitude
 // cosine and call DistanceRad and BearingRad with radians instead, which
 // saves two of the four trigonometric calls of a distance. DistanceRad
 // replaces sin(x/2) and asin x by their series where the distance is

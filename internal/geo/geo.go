@@ -41,7 +41,7 @@ func DistanceRad(dLat, dLon, cos1, cos2 float64) float64 {
 	x := math.Sqrt(h)
 	if x < 1e-3 {
 		// Under 12.7 km, asin x = x + x³/6 to a relative 1e-13; this
-		// saves a third of the cost of a point in fleet/detect
+		// saves a third of the cost of a point in ingest/detect
 		// (measured 35 of 120 ns).
 		return 2 * EarthRadius * x * (1 + h/6)
 	}
@@ -53,7 +53,7 @@ func DistanceRad(dLat, dLon, cos1, cos2 float64) float64 {
 
 // halfSin is sin(x/2). Under 2e-3 rad (12 km) the series to x⁵ is exact to
 // a relative 1e-17 and four times cheaper than math.Sin (measured: two sines
-// were a fifth of the cost of a point in fleet/detect).
+// were a fifth of the cost of a point in ingest/detect).
 func halfSin(x float64) float64 {
 	y := x / 2
 	if y > -1e-3 && y < 1e-3 {

@@ -6,7 +6,7 @@
 // streams match them like any other event.
 //
 // A vehicle's first point after a start or a geofence change reports no
-// transition (filters/geofence), so a restart does not announce every
+// transition (fleet/geofences/fence), so a restart does not announce every
 // vehicle standing in a depot again.
 package crossings
 
@@ -21,7 +21,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fleethub/fleethub/filters/geofence"
+	"github.com/fleethub/fleethub/fleet/geofences/fence"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/hub/publish"
@@ -53,7 +53,7 @@ type Watcher struct {
 }
 
 type tenant struct {
-	tracker *geofence.Tracker
+	tracker *fence.Tracker
 	names   map[string]string
 	sig     string
 	loaded  time.Time
@@ -111,19 +111,19 @@ func (w *Watcher) tracker(ctx context.Context, sc store.Scope) *tenant {
 		w.mu.Unlock()
 		return t
 	}
-	areas := make([]geofence.Area, 0, len(gs))
+	areas := make([]fence.Area, 0, len(gs))
 	names := map[string]string{}
 	for _, g := range gs {
 		var s shape
 		if json.Unmarshal(g.Area, &s) != nil {
 			continue
 		}
-		a := geofence.Area{ID: g.ID}
+		a := fence.Area{ID: g.ID}
 		if s.Center != nil && s.RadiusM != nil {
-			a.Center, a.Radius = geofence.Point{Lat: s.Center.Latitude, Lon: s.Center.Longitude}, *s.RadiusM
+			a.Center, a.Radius = fence.Point{Lat: s.Center.Latitude, Lon: s.Center.Longitude}, *s.RadiusM
 		}
 		for _, p := range s.Polygon {
-			a.Polygon = append(a.Polygon, geofence.Point{Lat: p.Latitude, Lon: p.Longitude})
+			a.Polygon = append(a.Polygon, fence.Point{Lat: p.Latitude, Lon: p.Longitude})
 		}
 		if a.Validate() != nil {
 			continue
@@ -131,7 +131,7 @@ func (w *Watcher) tracker(ctx context.Context, sc store.Scope) *tenant {
 		areas = append(areas, a)
 		names[g.ID] = g.Name
 	}
-	tr, err := geofence.NewTracker(areas)
+	tr, err := fence.NewTracker(areas)
 	if err != nil {
 		w.log.Warn("geofence tracker not built", "org", sc.Org, "error", err)
 		return t
@@ -156,7 +156,7 @@ func (w *Watcher) handle(ctx context.Context, msgs []hub.Message) error {
 		}
 		for i := range env.Points {
 			p := &env.Points[i]
-			for _, tr := range t.tracker.Update(p.VehicleID, geofence.Point{Lat: p.Latitude, Lon: p.Longitude}, p.Timestamp) {
+			for _, tr := range t.tracker.Update(p.VehicleID, fence.Point{Lat: p.Latitude, Lon: p.Longitude}, p.Timestamp) {
 				msg, err := publish.Message(env.Org, env.Env, w.event(env, p, tr, t.names[tr.AreaID]), w.now().UTC())
 				if err != nil {
 					w.log.Error("geofence event not published", "vehicle_id", p.VehicleID, "geofence_id", tr.AreaID, "error", err)
@@ -172,12 +172,12 @@ func (w *Watcher) handle(ctx context.Context, msgs []hub.Message) error {
 	return w.bus.Publish(ctx, out...)
 }
 
-func (w *Watcher) event(env *event.Envelope, p *event.Point, tr geofence.Transition, name string) *event.Event {
+func (w *Watcher) event(env *event.Envelope, p *event.Point, tr fence.Transition, name string) *event.Event {
 	typ := "geofence_entry"
 	key := env.Org + "|" + env.Env + "|" + p.VehicleID + "|" + tr.AreaID
 	data := map[string]any{"geofence_id": tr.AreaID, "geofence_name": name}
 	w.mu.Lock()
-	if tr.Change == geofence.Enter {
+	if tr.Change == fence.Enter {
 		w.entered[key] = tr.At
 		data["entry_time"] = tr.At.UTC()
 	} else {

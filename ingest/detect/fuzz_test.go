@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/ingest/detect"
 )
 
 // The fuzz input is a 4-byte header of thresholds followed by 10-byte point

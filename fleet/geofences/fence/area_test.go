@@ -1,4 +1,4 @@
-package geofence_test
+package fence_test
 
 import (
 	"errors"
@@ -6,53 +6,53 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleethub/fleethub/filters/geofence"
+	"github.com/fleethub/fleethub/fleet/geofences/fence"
 )
 
-func pts(coords ...float64) []geofence.Point {
-	out := make([]geofence.Point, 0, len(coords)/2)
+func pts(coords ...float64) []fence.Point {
+	out := make([]fence.Point, 0, len(coords)/2)
 	for i := 0; i+1 < len(coords); i += 2 {
-		out = append(out, geofence.Point{Lat: coords[i], Lon: coords[i+1]})
+		out = append(out, fence.Point{Lat: coords[i], Lon: coords[i+1]})
 	}
 	return out
 }
 
-func circle(lat, lon, r float64) geofence.Area {
-	return geofence.Area{Center: geofence.Point{Lat: lat, Lon: lon}, Radius: r}
+func circle(lat, lon, r float64) fence.Area {
+	return fence.Area{Center: fence.Point{Lat: lat, Lon: lon}, Radius: r}
 }
 
 func TestValidate(t *testing.T) {
 	square := pts(0, 0, 0, 1, 1, 1, 1, 0)
 	tests := []struct {
 		name  string
-		area  geofence.Area
+		area  fence.Area
 		field string // "" for valid
 	}{
 		{"circle", circle(37.77, -122.42, 500), ""},
 		{"circle at a pole", circle(90, 0, 1000), ""},
-		{"circle max radius", circle(0, 0, geofence.MaxRadius), ""},
-		{"square", geofence.Area{Polygon: square}, ""},
-		{"closed square", geofence.Area{Polygon: append(square, square[0])}, ""},
-		{"triangle", geofence.Area{Polygon: pts(0, 0, 0, 1, 1, 0)}, ""},
-		{"antimeridian", geofence.Area{Polygon: pts(-1, 179, -1, -179, 1, -179, 1, 179)}, ""},
+		{"circle max radius", circle(0, 0, fence.MaxRadius), ""},
+		{"square", fence.Area{Polygon: square}, ""},
+		{"closed square", fence.Area{Polygon: append(square, square[0])}, ""},
+		{"triangle", fence.Area{Polygon: pts(0, 0, 0, 1, 1, 0)}, ""},
+		{"antimeridian", fence.Area{Polygon: pts(-1, 179, -1, -179, 1, -179, 1, 179)}, ""},
 		{"zero radius", circle(0, 0, 0), "radius_meters"},
 		{"negative radius", circle(0, 0, -5), "radius_meters"},
 		{"NaN radius", circle(0, 0, math.NaN()), "radius_meters"},
 		{"infinite radius", circle(0, 0, math.Inf(1)), "radius_meters"},
-		{"radius too large", circle(0, 0, geofence.MaxRadius+1), "radius_meters"},
+		{"radius too large", circle(0, 0, fence.MaxRadius+1), "radius_meters"},
 		{"center latitude", circle(90.0001, 0, 10), "center.latitude"},
 		{"center latitude NaN", circle(math.NaN(), 0, 10), "center.latitude"},
 		{"center longitude", circle(0, -180.5, 10), "center.longitude"},
 		{"center longitude Inf", circle(0, math.Inf(-1), 10), "center.longitude"},
-		{"polygon with radius", geofence.Area{Polygon: square, Radius: 10}, "radius_meters"},
-		{"two vertices", geofence.Area{Polygon: pts(0, 0, 1, 1)}, "polygon"},
-		{"closed two vertices", geofence.Area{Polygon: pts(0, 0, 1, 1, 0, 0)}, "polygon"},
-		{"repeated vertices", geofence.Area{Polygon: pts(0, 0, 1, 1, 1, 1, 0, 0, 1, 1)}, "polygon"},
-		{"collinear", geofence.Area{Polygon: pts(0, 0, 1, 1, 2, 2)}, "polygon"},
-		{"vertex latitude", geofence.Area{Polygon: pts(0, 0, 0, 1, -91, 1)}, "polygon[2].latitude"},
-		{"vertex longitude", geofence.Area{Polygon: pts(0, 0, 0, 181, 1, 1)}, "polygon[1].longitude"},
-		{"vertex NaN", geofence.Area{Polygon: pts(math.NaN(), 0, 0, 1, 1, 1)}, "polygon[0].latitude"},
-		{"too many vertices", geofence.Area{Polygon: make([]geofence.Point, geofence.MaxVertices+1)}, "polygon"},
+		{"polygon with radius", fence.Area{Polygon: square, Radius: 10}, "radius_meters"},
+		{"two vertices", fence.Area{Polygon: pts(0, 0, 1, 1)}, "polygon"},
+		{"closed two vertices", fence.Area{Polygon: pts(0, 0, 1, 1, 0, 0)}, "polygon"},
+		{"repeated vertices", fence.Area{Polygon: pts(0, 0, 1, 1, 1, 1, 0, 0, 1, 1)}, "polygon"},
+		{"collinear", fence.Area{Polygon: pts(0, 0, 1, 1, 2, 2)}, "polygon"},
+		{"vertex latitude", fence.Area{Polygon: pts(0, 0, 0, 1, -91, 1)}, "polygon[2].latitude"},
+		{"vertex longitude", fence.Area{Polygon: pts(0, 0, 0, 181, 1, 1)}, "polygon[1].longitude"},
+		{"vertex NaN", fence.Area{Polygon: pts(math.NaN(), 0, 0, 1, 1, 1)}, "polygon[0].latitude"},
+		{"too many vertices", fence.Area{Polygon: make([]fence.Point, fence.MaxVertices+1)}, "polygon"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,7 +63,7 @@ func TestValidate(t *testing.T) {
 				}
 				return
 			}
-			var fe *geofence.FieldError
+			var fe *fence.FieldError
 			if !errors.As(err, &fe) {
 				t.Fatalf("Validate = %v, want a *FieldError on %s", err, tt.field)
 			}
@@ -80,14 +80,14 @@ func TestValidate(t *testing.T) {
 func TestContains(t *testing.T) {
 	sf := circle(37.7749, -122.4194, 1000)
 	// 1 km is 0.008993° of latitude.
-	square := geofence.Area{Polygon: pts(0, 0, 0, 10, 10, 10, 10, 0)}
-	closedCW := geofence.Area{Polygon: pts(0, 0, 10, 0, 10, 10, 0, 10, 0, 0)}
+	square := fence.Area{Polygon: pts(0, 0, 0, 10, 10, 10, 10, 0)}
+	closedCW := fence.Area{Polygon: pts(0, 0, 10, 0, 10, 10, 0, 10, 0, 0)}
 	// A U: the notch 3..7 × 5..10 is outside.
-	u := geofence.Area{Polygon: pts(0, 0, 0, 10, 10, 10, 10, 7, 3, 7, 3, 3, 10, 3, 10, 0)}
-	dateline := geofence.Area{Polygon: pts(-1, 179, -1, -179, 1, -179, 1, 179)}
+	u := fence.Area{Polygon: pts(0, 0, 0, 10, 10, 10, 10, 7, 3, 7, 3, 3, 10, 3, 10, 0)}
+	dateline := fence.Area{Polygon: pts(-1, 179, -1, -179, 1, -179, 1, 179)}
 	tests := []struct {
 		name     string
-		area     geofence.Area
+		area     fence.Area
 		lat, lon float64
 		want     bool
 	}{
@@ -117,7 +117,7 @@ func TestContains(t *testing.T) {
 		{"dateline on -180", dateline, 0, -180, true},
 		{"dateline outside", dateline, 0, 0, false},
 		{"dateline outside west", dateline, 0, -178, false},
-		{"two-vertex polygon", geofence.Area{Polygon: pts(0, 0, 1, 1)}, 0.5, 0.5, false},
+		{"two-vertex polygon", fence.Area{Polygon: pts(0, 0, 1, 1)}, 0.5, 0.5, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,12 +137,12 @@ func BenchmarkContainsCircle(b *testing.B) {
 }
 
 func BenchmarkContainsPolygon64(b *testing.B) {
-	ring := make([]geofence.Point, 64)
+	ring := make([]fence.Point, 64)
 	for i := range ring {
 		th := 2 * math.Pi * float64(i) / 64
-		ring[i] = geofence.Point{Lat: 37.77 + 0.01*math.Sin(th), Lon: -122.42 + 0.01*math.Cos(th)}
+		ring[i] = fence.Point{Lat: 37.77 + 0.01*math.Sin(th), Lon: -122.42 + 0.01*math.Cos(th)}
 	}
-	a := geofence.Area{Polygon: ring}
+	a := fence.Area{Polygon: ring}
 	b.ReportAllocs()
 	for b.Loop() {
 		a.Contains(37.771, -122.419)

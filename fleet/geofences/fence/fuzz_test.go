@@ -1,4 +1,4 @@
-package geofence_test
+package fence_test
 
 import (
 	"encoding/binary"
@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fleethub/fleethub/filters/geofence"
+	"github.com/fleethub/fleethub/fleet/geofences/fence"
 	"github.com/fleethub/fleethub/internal/geo"
 )
 
@@ -19,19 +19,19 @@ import (
 func FuzzContains(f *testing.F) {
 	f.Add(37.77, -122.42, 500.0, []byte(nil), 37.771, -122.419)
 	f.Fuzz(func(t *testing.T, clat, clon, radius float64, vertices []byte, lat, lon float64) {
-		var ring []geofence.Point
+		var ring []fence.Point
 		for len(vertices) >= 16 {
-			ring = append(ring, geofence.Point{
+			ring = append(ring, fence.Point{
 				Lat: math.Float64frombits(binary.LittleEndian.Uint64(vertices)),
 				Lon: math.Float64frombits(binary.LittleEndian.Uint64(vertices[8:])),
 			})
 			vertices = vertices[16:]
 		}
-		a := geofence.Area{Center: geofence.Point{Lat: clat, Lon: clon}, Radius: radius, Polygon: ring}
+		a := fence.Area{Center: fence.Point{Lat: clat, Lon: clon}, Radius: radius, Polygon: ring}
 		got := a.Contains(lat, lon)
 		err := a.Validate()
 		if err != nil {
-			var fe *geofence.FieldError
+			var fe *fence.FieldError
 			if !errors.As(err, &fe) {
 				t.Fatalf("Validate = %#v, not a *FieldError", err)
 			}
@@ -41,7 +41,7 @@ func FuzzContains(f *testing.F) {
 			if !a.Contains(clat, clon) {
 				t.Fatalf("circle %+v does not contain its center", a)
 			}
-			if want := geo.Distance(a.Center, geofence.Point{Lat: lat, Lon: lon}) <= radius; got != want && !math.IsNaN(lat) && !math.IsNaN(lon) && (geofence.Point{Lat: lat, Lon: lon}).Valid() {
+			if want := geo.Distance(a.Center, fence.Point{Lat: lat, Lon: lon}) <= radius; got != want && !math.IsNaN(lat) && !math.IsNaN(lon) && (fence.Point{Lat: lat, Lon: lon}).Valid() {
 				t.Fatalf("circle Contains = %v, distance says %v", got, want)
 			}
 			return
@@ -52,14 +52,14 @@ func FuzzContains(f *testing.F) {
 		}
 		reversed := slices.Clone(open)
 		slices.Reverse(reversed)
-		variants := map[string][]geofence.Point{
+		variants := map[string][]fence.Point{
 			"closed":   append(slices.Clone(open), open[0]),
 			"open":     open,
 			"rotated":  append(slices.Clone(open[1:]), open[0]),
 			"reversed": reversed,
 		}
 		for name, r := range variants {
-			b := geofence.Area{Polygon: r}
+			b := fence.Area{Polygon: r}
 			if b.Contains(lat, lon) != got {
 				t.Fatalf("%s ring gives %v, original %v: %v at (%v, %v)", name, !got, got, ring, lat, lon)
 			}
@@ -70,7 +70,7 @@ func FuzzContains(f *testing.F) {
 	})
 }
 
-func minLat(r []geofence.Point) float64 {
+func minLat(r []fence.Point) float64 {
 	m := r[0].Lat
 	for _, p := range r {
 		m = min(m, p.Lat)
@@ -78,7 +78,7 @@ func minLat(r []geofence.Point) float64 {
 	return m
 }
 
-func maxLat(r []geofence.Point) float64 {
+func maxLat(r []fence.Point) float64 {
 	m := r[0].Lat
 	for _, p := range r {
 		m = max(m, p.Lat)

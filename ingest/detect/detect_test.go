@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/ingest/detect"
 )
 
 const sec = time.Second

@@ -3,7 +3,7 @@ package analytics
 import (
 	"math"
 
-	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/ingest/detect"
 )
 
 // Vehicle is the fuel model of a vehicle. Zero fields take the defaults of

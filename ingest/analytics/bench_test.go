@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/analytics"
-	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/ingest/analytics"
+	"github.com/fleethub/fleethub/ingest/detect"
 )
 
 // benchTrack is 34 minutes of 1 Hz points with jitter: parked, then at 60

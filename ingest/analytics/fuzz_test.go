@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/analytics"
-	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/ingest/analytics"
+	"github.com/fleethub/fleethub/ingest/detect"
 )
 
 // FuzzRunningAdd feeds 8-byte records: Δt in 100 ms (i16), Δlat and Δlon

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/analytics"
-	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/ingest/analytics"
+	"github.com/fleethub/fleethub/ingest/detect"
 )
 
 // trip is a Running over a straight drive of km kilometers at kmh.

@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/stamp"
 )

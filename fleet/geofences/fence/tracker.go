@@ -1,4 +1,4 @@
-package geofence
+package fence
 
 import (
 	"errors"

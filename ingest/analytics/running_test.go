@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/analytics"
-	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/ingest/analytics"
+	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/geo"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/fleet/detect"
+	"github.com/fleethub/fleethub/ingest/detect"
 )
 
 // BenchmarkDetectorFeed measures one point through a Detector in the

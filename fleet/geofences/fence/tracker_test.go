@@ -1,4 +1,4 @@
-package geofence_test
+package fence_test
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/filters/geofence"
+	"github.com/fleethub/fleethub/fleet/geofences/fence"
 )
 
-func format(ts []geofence.Transition) []string {
+func format(ts []fence.Transition) []string {
 	out := []string{}
 	for _, t := range ts {
 		out = append(out, t.Change.String()+" "+t.AreaID)
@@ -20,11 +20,11 @@ func format(ts []geofence.Transition) []string {
 }
 
 func TestTracker(t *testing.T) {
-	depot := geofence.Area{ID: "depot", Polygon: pts(0, 0, 0, 2, 2, 2, 2, 0)}
-	yard := geofence.Area{ID: "yard", Polygon: pts(1, 1, 1, 3, 3, 3, 3, 1)} // overlaps depot
+	depot := fence.Area{ID: "depot", Polygon: pts(0, 0, 0, 2, 2, 2, 2, 0)}
+	yard := fence.Area{ID: "yard", Polygon: pts(1, 1, 1, 3, 3, 3, 3, 1)} // overlaps depot
 	customer := circle(10, 10, 50_000)
 	customer.ID = "customer"
-	tr, err := geofence.NewTracker([]geofence.Area{depot, yard, customer})
+	tr, err := fence.NewTracker([]fence.Area{depot, yard, customer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestTracker(t *testing.T) {
 		{50, 50, 8, []string{"exit depot"}},
 	}
 	for i, st := range steps {
-		got := tr.Update("veh_1", geofence.Point{Lat: st.lat, Lon: st.lon}, t0.Add(time.Duration(st.sec)*time.Second))
+		got := tr.Update("veh_1", fence.Point{Lat: st.lat, Lon: st.lon}, t0.Add(time.Duration(st.sec)*time.Second))
 		want := st.want
 		if want == nil {
 			want = []string{}
@@ -63,30 +63,30 @@ func TestTracker(t *testing.T) {
 	}
 	// Vehicles are independent: veh_2's first point returns nothing, and
 	// its next one leaves both areas it was in.
-	if got := tr.Update("veh_2", geofence.Point{Lat: 1.5, Lon: 1.5}, t0); len(got) != 0 {
+	if got := tr.Update("veh_2", fence.Point{Lat: 1.5, Lon: 1.5}, t0); len(got) != 0 {
 		t.Errorf("first point of veh_2: %v", format(got))
 	}
-	if got := format(tr.Update("veh_2", geofence.Point{Lat: 50, Lon: 50}, t0.Add(time.Second))); !slices.Equal(got, []string{"exit depot", "exit yard"}) {
+	if got := format(tr.Update("veh_2", fence.Point{Lat: 50, Lon: 50}, t0.Add(time.Second))); !slices.Equal(got, []string{"exit depot", "exit yard"}) {
 		t.Errorf("veh_2 leaving: %v", got)
 	}
 }
 
 func TestTrackerManyAreas(t *testing.T) {
 	// 130 areas: the state spans three words.
-	var areas []geofence.Area
+	var areas []fence.Area
 	for i := range 130 {
 		a := circle(0, float64(i), 1000)
 		a.ID = fmt.Sprint("a", i)
 		areas = append(areas, a)
 	}
-	tr, err := geofence.NewTracker(areas)
+	tr, err := fence.NewTracker(areas)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Unix(0, 0)
-	tr.Update("v", geofence.Point{Lat: 10, Lon: 0}, t0)
+	tr.Update("v", fence.Point{Lat: 10, Lon: 0}, t0)
 	for i := range 130 {
-		got := tr.Update("v", geofence.Point{Lat: 0, Lon: float64(i)}, t0.Add(time.Duration(i+1)*time.Second))
+		got := tr.Update("v", fence.Point{Lat: 0, Lon: float64(i)}, t0.Add(time.Duration(i+1)*time.Second))
 		want := []string{fmt.Sprint("enter a", i)}
 		if i > 0 {
 			want = []string{fmt.Sprint("exit a", i-1), fmt.Sprint("enter a", i)}
@@ -104,16 +104,16 @@ func TestNewTrackerErrors(t *testing.T) {
 	bad.ID = "b"
 	anon := circle(0, 0, 10)
 	tests := []struct {
-		areas []geofence.Area
+		areas []fence.Area
 		field string
 	}{
-		{[]geofence.Area{ok, bad}, "areas[1].radius_meters"},
-		{[]geofence.Area{ok, anon}, "areas[1].id"},
-		{[]geofence.Area{ok, ok}, "areas[1].id"},
+		{[]fence.Area{ok, bad}, "areas[1].radius_meters"},
+		{[]fence.Area{ok, anon}, "areas[1].id"},
+		{[]fence.Area{ok, ok}, "areas[1].id"},
 	}
 	for _, tt := range tests {
-		_, err := geofence.NewTracker(tt.areas)
-		var fe *geofence.FieldError
+		_, err := fence.NewTracker(tt.areas)
+		var fe *fence.FieldError
 		if !errors.As(err, &fe) || fe.Field != tt.field {
 			t.Errorf("NewTracker = %v, want a *FieldError on %s", err, tt.field)
 		}
@@ -121,19 +121,19 @@ func TestNewTrackerErrors(t *testing.T) {
 }
 
 func BenchmarkTrackerUpdate1000Areas(b *testing.B) {
-	var areas []geofence.Area
+	var areas []fence.Area
 	for i := range 1000 {
 		lat, lon := 30+float64(i%40)*0.5, -120+float64(i/40)*0.5
-		var a geofence.Area
+		var a fence.Area
 		if i%2 == 0 {
 			a = circle(lat, lon, 2000)
 		} else {
-			a = geofence.Area{Polygon: pts(lat, lon, lat, lon+0.02, lat+0.02, lon+0.02, lat+0.02, lon)}
+			a = fence.Area{Polygon: pts(lat, lon, lat, lon+0.02, lat+0.02, lon+0.02, lat+0.02, lon)}
 		}
 		a.ID = fmt.Sprint("area_", i)
 		areas = append(areas, a)
 	}
-	tr, err := geofence.NewTracker(areas)
+	tr, err := fence.NewTracker(areas)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -141,6 +141,6 @@ func BenchmarkTrackerUpdate1000Areas(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		th := float64(i) * 0.001
-		tr.Update("veh_1", geofence.Point{Lat: 40 + 5*math.Sin(th), Lon: -110 + 5*math.Cos(th)}, t0.Add(time.Duration(i)*time.Second))
+		tr.Update("veh_1", fence.Point{Lat: 40 + 5*math.Sin(th), Lon: -110 + 5*math.Cos(th)}, t0.Add(time.Duration(i)*time.Second))
 	}
 }

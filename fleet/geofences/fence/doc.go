@@ -1,4 +1,4 @@
-// Package geofence tests points against areas, circles and polygons on
+// Package fence tests points against areas, circles and polygons on
 // the Earth, and tracks vehicles entering and leaving them (the
 // geofence_events category: geofence_entry and geofence_exit).
 //
@@ -32,4 +32,4 @@
 // circle 27 ns (67 ns before geo.Distance's short-distance series), a
 // 64-vertex polygon about 260 ns, Tracker.Update against 1,000 areas
 // about 3.2 µs when nothing changes.
-package geofence
+package fence
