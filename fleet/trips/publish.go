@@ -5,7 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/store"
@@ -30,61 +29,52 @@ func metricsOf(e detect.Event) map[string]any {
 var severityOf = map[string]string{detect.SeverityModerate: "medium", detect.SeverityHigh: "high", detect.SeverityCritical: "critical"}
 
 // publishUpload publishes accepted points and new safety events. The
-// points are already durable; a bus failure is logged, not returned.
+// points are already durable; a bus or encoding failure is logged, not
+// returned.
 func (s *Service) publishUpload(ctx context.Context, t store.Trip, pts []Point, events []detect.Event, ids []string, seqBase int64) {
 	if s.pub == nil {
 		return
 	}
-	now := time.Now().UTC()
-	msgs := make([]hub.Message, 0, 1+len(events))
-	key := []byte(t.VehicleID)
+	now := s.now().UTC()
 	eps := make([]event.Point, len(pts))
 	for i, p := range pts {
 		ep := &eps[i]
 		*ep = event.Point{TripID: t.ID, VehicleID: t.VehicleID, DriverID: t.DriverID, Org: t.Org, Env: t.Env, Timestamp: p.Time(),
 			Latitude: p.Lat, Longitude: p.Lon, SpeedKmh: nanPtr(p.Speed), Heading: nanPtr(p.Heading), Accuracy: nanPtr(p.Accuracy)}
 	}
-	if len(eps) > 0 {
-		b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindPoints, Points: eps, IngestedAt: now})
-		if err != nil {
-			// stored already; only the streams miss them
-			s.log.Error("trip points not published: cannot encode them", "trip_id", t.ID, "points", len(eps), "error", err)
-		} else {
-			msgs = append(msgs, hub.Message{Topic: s.cfg.LocationsTopic, Key: key, Value: b})
-		}
-	}
+	evs := make([]*event.Event, len(events))
 	for i, e := range events {
-		data := map[string]any{"duration_seconds": round(e.Metrics.DurationSeconds, 1), "confidence": e.Confidence, "detector_severity": e.Severity}
-		for k, v := range metricsOf(e) {
-			data[k] = v
-		}
-		if e.Type == detect.TypeHarshBraking {
-			data["deceleration_g"] = round(math.Abs(e.Metrics.AccelerationG), 3)
-		}
-		cat := event.CategorySafety
-		sev := severityOf[e.Severity]
-		pri := "normal"
-		if e.Type == detect.TypeIdle {
-			cat, sev = event.CategoryVehicle, "low"
-		}
-		if sev == "critical" {
-			pri = "urgent"
-		}
-		ev := &event.Event{EventID: ids[i], EventType: e.Type, Category: cat, Timestamp: e.Start.UTC(), Severity: sev, Priority: pri,
-			Source:   event.Source{VehicleID: t.VehicleID, DriverID: t.DriverID, TripID: t.ID},
-			Location: &event.Location{Latitude: e.Lat, Longitude: e.Lon}, EventData: data,
-			Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: seqBase + int64(i) + 1, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.trips"}}
-		if cat == event.CategorySafety {
-			ev.AutomaticActions = map[string]any{"alert_sent": sev != "medium", "incident_logged": true, "supervisor_notified": sev == "critical"}
-		}
-		b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindEvent, Event: ev, IngestedAt: now})
-		if err != nil {
-			s.log.Error("safety event not published: cannot encode it", "trip_id", t.ID, "event_id", ev.EventID, "error", err)
-			continue
-		}
-		msgs = append(msgs, hub.Message{Topic: s.cfg.EventsTopic, Key: key, Value: b})
+		evs[i] = safetyEvent(t, e, ids[i], seqBase+int64(i)+1, now)
 	}
-	s.published(s.pub.Publish(ctx, msgs...), "trip_id", t.ID)
+	s.published(s.pub.PublishPoints(ctx, t.Org, t.Env, eps, evs...), "trip_id", t.ID, "points", len(eps), "events", len(evs))
+}
+
+// safetyEvent is the event a detected episode raises.
+func safetyEvent(t store.Trip, e detect.Event, id string, seq int64, now time.Time) *event.Event {
+	data := map[string]any{"duration_seconds": round(e.Metrics.DurationSeconds, 1), "confidence": e.Confidence, "detector_severity": e.Severity}
+	for k, v := range metricsOf(e) {
+		data[k] = v
+	}
+	if e.Type == detect.TypeHarshBraking {
+		data["deceleration_g"] = round(math.Abs(e.Metrics.AccelerationG), 3)
+	}
+	cat := event.CategorySafety
+	sev := severityOf[e.Severity]
+	pri := "normal"
+	if e.Type == detect.TypeIdle {
+		cat, sev = event.CategoryVehicle, "low"
+	}
+	if sev == "critical" {
+		pri = "urgent"
+	}
+	ev := &event.Event{EventID: id, EventType: e.Type, Category: cat, Timestamp: e.Start.UTC(), Severity: sev, Priority: pri,
+		Source:   event.Source{VehicleID: t.VehicleID, DriverID: t.DriverID, TripID: t.ID},
+		Location: &event.Location{Latitude: e.Lat, Longitude: e.Lon}, EventData: data,
+		Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: seq, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.trips"}}
+	if cat == event.CategorySafety {
+		ev.AutomaticActions = map[string]any{"alert_sent": sev != "medium", "incident_logged": true, "supervisor_notified": sev == "critical"}
+	}
+	return ev
 }
 
 // published logs the first failed publish of an outage and the first
@@ -107,13 +97,9 @@ func (s *Service) lifecycleEvent(ctx context.Context, t store.Trip, st *state, t
 	}
 	ev := &event.Event{EventID: newID("evt_"), EventType: typ, Category: event.CategoryTripLifecycle, Timestamp: at, Severity: "low", Priority: "normal",
 		Source: event.Source{VehicleID: t.VehicleID, DriverID: t.DriverID, TripID: t.ID}, EventData: data,
-		Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: st.Seq, ProcessingTime: time.Now().UTC().Format(time.RFC3339Nano), SourceSystem: "fleethub.trips"}}
+		Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: st.Seq, ProcessingTime: s.now().UTC().Format(time.RFC3339Nano), SourceSystem: "fleethub.trips"}}
 	if loc != nil {
 		ev.Location = &event.Location{Latitude: loc.Latitude, Longitude: loc.Longitude, Address: loc.Address}
 	}
-	b, err := event.Marshal(&event.Envelope{Org: t.Org, Env: t.Env, Kind: event.KindEvent, Event: ev, IngestedAt: time.Now().UTC()})
-	if err != nil {
-		return
-	}
-	s.published(s.pub.Publish(ctx, hub.Message{Topic: s.cfg.EventsTopic, Key: []byte(t.VehicleID), Value: b}), "trip_id", t.ID, "event", typ)
+	s.published(s.pub.Publish(ctx, t.Org, t.Env, ev), "trip_id", t.ID, "event", typ)
 }

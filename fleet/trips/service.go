@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/store"
@@ -59,9 +59,11 @@ type Store interface {
 	SummarizeTrips(ctx context.Context, f store.TripFilter) (store.TripSummary, error)
 }
 
-// Publisher puts messages on the bus.
+// Publisher puts a trip's points and events on the bus (a
+// *publish.Publisher): all of a call or none and an error.
 type Publisher interface {
-	Publish(ctx context.Context, msgs ...hub.Message) error
+	Publish(ctx context.Context, org, env string, evs ...*event.Event) error
+	PublishPoints(ctx context.Context, org, env string, pts []event.Point, evs ...*event.Event) error
 }
 
 // Thresholds finds the detection settings for a device of a scope; ok is
@@ -85,8 +87,9 @@ type Config struct {
 	// (default 4096).
 	Trackers int
 	Vehicle  analytics.Vehicle
-	// Topics.
-	EventsTopic, LocationsTopic string
+	// Now is the clock that times pauses and stamps lifecycle changes
+	// (default time.Now).
+	Now func() time.Time
 }
 
 // Service is the trip domain service.
@@ -118,17 +121,14 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 	if cfg.Trackers == 0 {
 		cfg.Trackers = 4096
 	}
-	if cfg.EventsTopic == "" {
-		cfg.EventsTopic = hub.TopicEvents
-	}
-	if cfg.LocationsTopic == "" {
-		cfg.LocationsTopic = hub.TopicLocations
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	c, err := lru.New[string, *tracker](cfg.Trackers)
 	if err != nil {
 		return nil, fmt.Errorf("trips: tracker cache: %w", err)
 	}
-	return &Service{cfg: cfg, store: st, pub: pub, thr: thr, log: log, now: time.Now, tracks: c}, nil
+	return &Service{cfg: cfg, store: st, pub: pub, thr: thr, log: log, now: cfg.Now, tracks: c}, nil
 }
 
 // state is the running state kept in the trip row.

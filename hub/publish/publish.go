@@ -1,10 +1,12 @@
-// Package publish puts the events the hub's own services raise (route
-// assignments, emergency alerts and incidents, geofence entries and
-// exits) on the bus, one way for all of them: each event of an
+// Package publish puts the events the hub's own services raise (trip
+// lifecycle and safety events, route assignments, emergency alerts and
+// incidents, geofence entries and exits) and the location points trips
+// accept on the bus, one way for all of them: each event of an
 // organization and environment becomes a message of the events topic,
 // keyed like an ingested event (its vehicle, else its driver, else its
 // trip, else its correlation id), so one source's events keep their
-// order. An event that cannot be encoded is an error returned to the
+// order; a batch of points is one message of the locations topic keyed by
+// its vehicle. An event that cannot be encoded is an error returned to the
 // caller, never dropped.
 //
 // A Publisher is safe for concurrent use; it holds nothing but its bus.
@@ -77,6 +79,54 @@ func (p *Publisher) Publish(ctx context.Context, org, env string, evs ...*event.
 			return err
 		}
 		msgs[i] = m
+	}
+	if err := p.bus.Publish(ctx, msgs...); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	return nil
+}
+
+// ErrNoVehicle is returned for points without a vehicle or trip id.
+var ErrNoVehicle = errors.New("publish: points have no vehicle and no trip id")
+
+// Points encodes location points of org and env, ingested at at, as one
+// message of the locations topic keyed by the first point's vehicle (else
+// its trip).
+func Points(org, env string, pts []event.Point, at time.Time) (hub.Message, error) {
+	key := pts[0].VehicleID
+	if key == "" {
+		key = pts[0].TripID
+	}
+	if key == "" {
+		return hub.Message{}, ErrNoVehicle
+	}
+	b, err := event.Marshal(&event.Envelope{Org: org, Env: env, Kind: event.KindPoints, Points: pts, IngestedAt: at})
+	if err != nil {
+		return hub.Message{}, fmt.Errorf("publish: encode %d points of %s: %w", len(pts), key, err)
+	}
+	return hub.Message{Topic: hub.TopicLocations, Key: []byte(key), Value: b}, nil
+}
+
+// PublishPoints puts one source's accepted points and the events they
+// raised on the bus in one call: all of them or, when one cannot be
+// encoded or the bus refuses, none and an error.
+func (p *Publisher) PublishPoints(ctx context.Context, org, env string, pts []event.Point, evs ...*event.Event) error {
+	if len(pts) == 0 {
+		return p.Publish(ctx, org, env, evs...)
+	}
+	at := p.now().UTC()
+	msgs := make([]hub.Message, 0, 1+len(evs))
+	m, err := Points(org, env, pts, at)
+	if err != nil {
+		return err
+	}
+	msgs = append(msgs, m)
+	for _, ev := range evs {
+		m, err := Message(org, env, ev, at)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, m)
 	}
 	if err := p.bus.Publish(ctx, msgs...); err != nil {
 		return fmt.Errorf("publish: %w", err)

@@ -1,0 +1,102 @@
+package trips_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/fleet/trips"
+	"github.com/fleethub/fleethub/internal/store/sqlite"
+)
+
+// fakeClock is a Config.Now that moves only when the test says so.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func newServiceAt(t *testing.T, clk *fakeClock) *trips.Service {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), sqlite.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc, err := trips.New(trips.Config{Now: clk.now}, st, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// TestPauseIsTimedOnTheServiceClock: a pause lasts from pause to resume
+// (or stop) on Config.Now; the pauses of a trip add up.
+func TestPauseIsTimedOnTheServiceClock(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)}
+	svc := newServiceAt(t, clk)
+	ctx := context.Background()
+	start := clk.now().Add(-30 * time.Minute)
+	tr, err := svc.Start(ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: "veh-1", StartTime: &start})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	p, err := svc.Pause(ctx, "org-a", "test", tr.TripID, trips.PauseRequest{Reason: "fuel"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.PausedAt.Equal(clk.now()) || p.PauseCount != 1 {
+		t.Fatalf("pause: %+v, want paused at %v, count 1", p, clk.now())
+	}
+	clk.advance(90 * time.Second)
+	g, err := svc.Get(ctx, "org-a", "test", tr.TripID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Status != "paused" || g.PausedAt == nil || !g.PausedAt.Equal(p.PausedAt) || g.TotalPauseDuration != 0 {
+		t.Fatalf("while paused: status %s, paused_at %v, total %v", g.Status, g.PausedAt, g.TotalPauseDuration)
+	}
+	r, err := svc.Resume(ctx, "org-a", "test", tr.TripID, trips.ResumeRequest{Reason: "fueled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != "active" || r.TotalPauseDuration != 90 || r.PauseCount != 1 || !r.ResumedAt.Equal(clk.now()) {
+		t.Fatalf("resume: %+v, want active after a 90 s pause", r)
+	}
+
+	// a second pause, still open at stop: stop closes it
+	clk.advance(10 * time.Minute)
+	if _, err := svc.Pause(ctx, "org-a", "test", tr.TripID, trips.PauseRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(30 * time.Second)
+	s, err := svc.Stop(ctx, "org-a", "test", tr.TripID, trips.StopRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.EndTime.Equal(clk.now()) {
+		t.Errorf("end time %v, want %v", s.EndTime, clk.now())
+	}
+	g, err = svc.Get(ctx, "org-a", "test", tr.TripID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.PausedAt != nil || g.PauseCount != 2 || g.TotalPauseDuration != 120 {
+		t.Errorf("after stop: paused_at %v, count %d, total %v; want closed, 2, 120 s", g.PausedAt, g.PauseCount, g.TotalPauseDuration)
+	}
+}
