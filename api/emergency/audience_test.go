@@ -413,7 +413,7 @@ func TestAreaAnalysisCounts(t *testing.T) {
 		t0 := time.Now().UTC().Truncate(time.Second)
 		clk := &clock{t: t0}
 		gw := &flakyGateway{failures: 1, tries: map[string]int{}}
-		f := startWith(t, open(t), gw, emergency.AlertsConfig{Now: clk.Now}, &emergency.OutboxConfig{Now: clk.Now, MinBackoff: time.Second})
+		f := startWith(t, open(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now}}, &emergency.OutboxConfig{Claims: emergency.Claims{Now: clk.Now}, MinBackoff: time.Second})
 		p := seed(f)
 		// A dispatcher the channels cannot reach.
 		mail := f.contact(map[string]any{"name": "DM", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "dm@example.com"}})

@@ -73,7 +73,7 @@ func TestEscalationOnTime(t *testing.T) {
 		t0 := time.Now().UTC().Truncate(time.Second)
 		clk := &clock{t: t0}
 		gw := &gateway{}
-		f := startWith(t, b.open(t), gw, emergency.AlertsConfig{Now: clk.Now, Node: "a"}, nil)
+		f := startWith(t, b.open(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now, Node: "a"}}, nil)
 		sup := f.contact(map[string]any{"name": "Sue", "roles": []string{"supervisor"}, "channels": map[string]any{"sms": "+15550001001"}})
 		em := f.contact(map[string]any{"name": "Em", "roles": []string{"emergency_management"}, "channels": map[string]any{"sms": "+15550001002", "email": "em@example.com"}})
 		disp := f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550001003"}})
@@ -118,7 +118,7 @@ func TestEscalationOnTime(t *testing.T) {
 
 		// A restart (or another node) takes the next level from the store.
 		clk2 := &clock{t: t0.Add(15 * time.Minute)}
-		g := startWith(t, b.reopen(t), gw, emergency.AlertsConfig{Now: clk2.Now, Node: "b"}, nil)
+		g := startWith(t, b.reopen(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk2.Now, Node: "b"}}, nil)
 		g.tick()
 		want := []string{"email " + em + " em@example.com 2", "sms " + em + " +15550001002 2", "sms " + sup + " +15550001001 1"}
 		slices.Sort(want)
@@ -148,8 +148,8 @@ func TestEscalationOnceAcrossNodes(t *testing.T) {
 		t0 := time.Now().UTC().Truncate(time.Second)
 		clk := &clock{t: t0}
 		gw := &gateway{}
-		a := startWith(t, open(t), gw, emergency.AlertsConfig{Now: clk.Now, Node: "a", Batch: 2}, nil)
-		b := startWith(t, open(t), gw, emergency.AlertsConfig{Now: clk.Now, Node: "b", Batch: 2}, nil)
+		a := startWith(t, open(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now, Node: "a", Batch: 2}}, nil)
+		b := startWith(t, open(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now, Node: "b", Batch: 2}}, nil)
 		sup := a.contact(map[string]any{"name": "Sue", "roles": []string{"supervisor"}, "channels": map[string]any{"sms": "+15550001001"}})
 		a.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550001003"}})
 		var ids []string

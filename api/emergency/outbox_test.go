@@ -116,8 +116,8 @@ func TestGatewayQueue(t *testing.T) {
 		t0 := time.Now().UTC().Truncate(time.Second)
 		clk := &clock{t: t0}
 		gw := &flakyGateway{failures: 2, tries: map[string]int{}}
-		ocfg := &emergency.OutboxConfig{Now: clk.Now, Node: "a", MinBackoff: time.Second, MaxBackoff: time.Minute, Lease: time.Minute}
-		f := startWith(t, open(t), gw, emergency.AlertsConfig{Now: clk.Now}, ocfg)
+		ocfg := &emergency.OutboxConfig{Claims: emergency.Claims{Now: clk.Now, Node: "a", Lease: time.Minute}, MinBackoff: time.Second, MaxBackoff: time.Minute}
+		f := startWith(t, open(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now}}, ocfg)
 		disp := f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550002001"}})
 		code, al := f.do("POST", "/v1/emergency/alerts", alertBody([]string{"dispatchers"}, nil, "sms"))
 		if code != 201 {
@@ -140,7 +140,7 @@ func TestGatewayQueue(t *testing.T) {
 		// A restart: another node takes it over from the store, once its
 		// backoff passed.
 		clk2 := &clock{t: t0.Add(3 * time.Second)}
-		g := startWith(t, open(t), gw, emergency.AlertsConfig{Now: clk2.Now}, &emergency.OutboxConfig{Now: clk2.Now, Node: "b", MinBackoff: time.Second})
+		g := startWith(t, open(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk2.Now}}, &emergency.OutboxConfig{Claims: emergency.Claims{Now: clk2.Now, Node: "b"}, MinBackoff: time.Second})
 		if n, err := g.outbox.Tick(t.Context()); n != 1 || err != nil {
 			t.Fatalf("the other node retried %d: %v", n, err)
 		}
@@ -184,7 +184,7 @@ func TestGatewayQueueGivesUp(t *testing.T) {
 	t0 := time.Now().UTC().Truncate(time.Second)
 	clk := &clock{t: t0}
 	gw := &flakyGateway{failures: 100, tries: map[string]int{}}
-	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{Now: clk.Now}, &emergency.OutboxConfig{Now: clk.Now, MaxAttempts: 2, MinBackoff: time.Second})
+	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now}}, &emergency.OutboxConfig{Claims: emergency.Claims{Now: clk.Now}, MaxAttempts: 2, MinBackoff: time.Second})
 	disp := f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550002001"}})
 	_, al := f.do("POST", "/v1/emergency/alerts", alertBody([]string{"dispatchers"}, nil, "sms"))
 	clk.set(t0.Add(time.Hour))
@@ -203,7 +203,7 @@ func TestGatewayQueueIncident(t *testing.T) {
 	gw := &flakyGateway{failures: 1, tries: map[string]int{}}
 	t0 := time.Now().UTC()
 	clk := &clock{t: t0}
-	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{}, &emergency.OutboxConfig{Now: clk.Now, MinBackoff: time.Second})
+	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{}, &emergency.OutboxConfig{Claims: emergency.Claims{Now: clk.Now}, MinBackoff: time.Second})
 	ec := f.contact(map[string]any{"name": "Mom", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+15550003001"},
 		"links": map[string]any{"emergency_contact_for": []string{"drv_1"}}})
 	code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "breakdown", "severity_level": "low",

@@ -96,7 +96,7 @@ type node struct {
 // else the test drives them (Tick), so that it knows when they are done.
 func startNode(t *testing.T, ns *nodeStore, gw *flakyGateway, name string, clk *clock, loops bool) *node {
 	t.Helper()
-	f := startWith(t, ns, gw, emergency.AlertsConfig{Now: clk.Now, Node: name}, &emergency.OutboxConfig{Now: clk.Now, Node: name})
+	f := startWith(t, ns, gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now, Node: name}}, &emergency.OutboxConfig{Claims: emergency.Claims{Now: clk.Now, Node: name}})
 	ctx, cancel := context.WithCancel(t.Context())
 	n := &node{fixture: f, ns: ns, cancel: cancel, ran: make(chan error, 2)}
 	if loops {

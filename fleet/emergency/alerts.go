@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"log/slog"
 	"math"
 	"slices"
 	"time"
@@ -23,21 +22,10 @@ type AlertStore interface {
 	ListAlerts(ctx context.Context, f store.AlertFilter) ([]store.Alert, error)
 }
 
-// AlertsConfig tunes the alert service; zero fields take defaults.
+// AlertsConfig tunes the alert service; zero fields take defaults. Its
+// Claims are the scheduled escalation steps'.
 type AlertsConfig struct {
-	// Now is the clock; default time.Now.
-	Now func() time.Time
-	// Node names this node's claims on scheduled steps; default random.
-	Node string
-	// Poll is how often Run looks for due steps; default 1 s.
-	Poll time.Duration
-	// Lease is how long a claimed step stays this node's before another
-	// node may take it over; default 1 min.
-	Lease time.Duration
-	// Batch is how many steps one look claims at most; default 32.
-	Batch int
-	// Log receives the scheduler's failures; default discard.
-	Log *slog.Logger
+	Claims
 	// Places draws city and state areas from the loaded addresses; nil:
 	// those areas are approximated.
 	Places Places
@@ -60,24 +48,7 @@ type Alerts struct {
 // any node) when they fall due; otherwise they are brought up to date
 // when the alert is read.
 func NewAlerts(cfg AlertsConfig, st AlertStore, trips TripLister, dir Directory, notify Notifier, pub Publisher) *Alerts {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Node == "" {
-		cfg.Node = randomNode()
-	}
-	if cfg.Poll <= 0 {
-		cfg.Poll = time.Second
-	}
-	if cfg.Lease <= 0 {
-		cfg.Lease = time.Minute
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = 32
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
+	cfg.Claims = cfg.Claims.withDefaults()
 	a := &Alerts{cfg: cfg, st: st, trips: trips, dir: dir, notify: notify, pub: pub, now: cfg.Now}
 	a.sched, _ = st.(Schedule)
 	return a

@@ -21,25 +21,57 @@ type NotificationQueue interface {
 	ListNotifications(ctx context.Context, s store.Scope, ref string) ([]store.Notification, error)
 }
 
-// OutboxConfig tunes an Outbox; zero fields take defaults.
-type OutboxConfig struct {
-	Now  func() time.Time // default time.Now
-	Node string           // the claim owner; default random
-	// Poll is how often Run looks for notifications due a retry;
-	// default 1 s.
+// Claims tunes a service that claims due work in the store (the alert
+// scheduler's escalation steps, the outbox's retries); zero fields take
+// defaults.
+type Claims struct {
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Node names this node's claims; default random.
+	Node string
+	// Poll is how often Run looks for due work; default 1 s.
 	Poll time.Duration
-	// Lease is how long a claimed notification stays this node's;
-	// default 1 min.
+	// Lease is how long a claim stays this node's before another node
+	// may take it over; default 1 min.
 	Lease time.Duration
+	// Batch is how many items one look claims at most; default 32.
+	Batch int
+	// Log receives the failures of Run; default discard.
+	Log *slog.Logger
+}
+
+func (c Claims) withDefaults() Claims {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Node == "" {
+		c.Node = randomNode()
+	}
+	if c.Poll <= 0 {
+		c.Poll = time.Second
+	}
+	if c.Lease <= 0 {
+		c.Lease = time.Minute
+	}
+	if c.Batch <= 0 {
+		c.Batch = 32
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// OutboxConfig tunes an Outbox; zero fields take defaults. Its Claims
+// are the retries'.
+type OutboxConfig struct {
+	Claims
 	// MaxAttempts is how many times a notification is tried before it
 	// is failed for good; default 8.
 	MaxAttempts int
 	// MinBackoff and MaxBackoff bound the wait before a retry, doubled
 	// from MinBackoff at every failure; default 2 s and 5 min.
 	MinBackoff, MaxBackoff time.Duration
-	// Batch is how many notifications one look claims; default 32.
-	Batch int
-	Log   *slog.Logger // default discard
 }
 
 // Outbox is a Notifier that queues every notification durably before
@@ -63,18 +95,7 @@ var _ Notifier = (*Outbox)(nil)
 
 // NewOutbox makes an outbox over q sending through gw.
 func NewOutbox(cfg OutboxConfig, q NotificationQueue, gw Notifier) *Outbox {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Node == "" {
-		cfg.Node = randomNode()
-	}
-	if cfg.Poll <= 0 {
-		cfg.Poll = time.Second
-	}
-	if cfg.Lease <= 0 {
-		cfg.Lease = time.Minute
-	}
+	cfg.Claims = cfg.Claims.withDefaults()
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = 8
 	}
@@ -83,12 +104,6 @@ func NewOutbox(cfg OutboxConfig, q NotificationQueue, gw Notifier) *Outbox {
 	}
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = 5 * time.Minute
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = 32
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Outbox{cfg: cfg, q: q, gw: gw}
 }
