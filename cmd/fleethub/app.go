@@ -174,7 +174,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	}
 	a.openServer(hasher, storeName, others)
 	devs := devices.New(a.store)
-	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh}, a.store, a.bus, devs, log); err != nil {
+	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh}, a.store, publish.New(a.bus), devs, log); err != nil {
 		return nil, err
 	}
 	deliveries, ok := a.store.(store.Deliveries)
@@ -394,7 +394,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	if taken != nil {
 		a.pipe.KeepStreamIDs(taken)
 	}
-	a.ws = ws.New(wcfg, a.reg, a.streamLog, a.reg, log)
+	a.ws = ws.New(wcfg, a.reg, a.streamLog, log) // the registry counts deliveries too
 	return nil
 }
 
@@ -412,12 +412,12 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	var notifier emergency.Notifier
 	if a.cfg.NotifyURL != "" {
 		gw := &emergency.HTTPNotifier{URL: a.cfg.NotifyURL, Client: &http.Client{Timeout: 5 * time.Second}, Secrets: a.store}
-		a.outbox = emergency.NewOutbox(emergency.OutboxConfig{Node: a.node, Log: a.log}, a.store, gw)
+		a.outbox = emergency.NewOutbox(emergency.OutboxConfig{Claims: emergency.Claims{Node: a.node, Log: a.log}}, a.store, gw)
 		notifier = a.outbox
 	}
 	a.server.Handle(apiemergency.NewGateway(a.store, a.cfg.NotifyURL).Routes()...)
 	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, publish.New(a.bus), a.log)).Routes()...)
-	acfg := emergency.AlertsConfig{Node: a.node, Log: a.log}
+	acfg := emergency.AlertsConfig{Claims: emergency.Claims{Node: a.node, Log: a.log}}
 	if eng.addrs != nil {
 		acfg.Places = eng.addrs
 	}

@@ -1,6 +1,8 @@
 package ws
 
 import (
+	"github.com/fleethub/fleethub/hub"
+
 	"time"
 )
 
@@ -41,6 +43,9 @@ type Config struct {
 	// Conns counts connections against the caps. Default: this process
 	// only (NewMemoryConns); a cluster passes NewRedisConns.
 	Conns Conns
+	// Counter counts what each stream delivered. Default: the Streams
+	// given to New when it counts too (hub.Counter), else nothing.
+	Counter hub.Counter
 }
 
 // Defaults and fixed limits, in one place.

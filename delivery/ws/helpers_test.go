@@ -159,7 +159,8 @@ func newFixtureLog(t testing.TB, cfg ws.Config, log hub.Log, infos ...hub.Stream
 	for _, info := range infos {
 		f.streams.put(info)
 	}
-	f.srv = ws.New(cfg, f.streams, f.log, f.counter, nil)
+	cfg.Counter = f.counter
+	f.srv = ws.New(cfg, f.streams, f.log, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -39,8 +39,12 @@ type Server struct {
 }
 
 // New returns a Server; zero Config fields take their defaults. A nil
-// counter counts nothing; a nil logger logs nothing.
-func New(cfg Config, streams hub.Streams, log hub.Log, counter hub.Counter, logger *slog.Logger) *Server {
+// logger logs nothing.
+func New(cfg Config, streams hub.Streams, log hub.Log, logger *slog.Logger) *Server {
+	counter := cfg.Counter
+	if c, ok := streams.(hub.Counter); ok && counter == nil {
+		counter = c
+	}
 	if counter == nil {
 		counter = nopCounter{}
 	}
