@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/api/optimization"
+	domain "github.com/fleethub/fleethub/fleet/optimization"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/store/sqlite"
@@ -58,20 +59,20 @@ func (f *flatRoads) Matrix(sources, targets [][2]float64, _ routing.Costing) [][
 }
 
 // serve starts a server with the optimization routes; roads may be nil.
-func serve(t *testing.T, roads optimization.Roads) string {
+func serve(t *testing.T, roads domain.Roads) string {
 	t.Helper()
 	return serveWork(t, roads, 0)
 }
 
 // serveWork is serve with searches of work units each when work is not
 // 0 (vrp.Options.Work).
-func serveWork(t *testing.T, roads optimization.Roads, work int64) string {
+func serveWork(t *testing.T, roads domain.Roads, work int64) string {
 	t.Helper()
-	return serveWith(t, roads, func(svc *optimization.Service) { optimization.SetWork(svc, work) })
+	return serveWith(t, roads, domain.Config{Work: work})
 }
 
-// serveWith is serve with the service set up by setup first.
-func serveWith(t *testing.T, roads optimization.Roads, setup func(*optimization.Service)) string {
+// serveWith is serve with the service configured by cfg.
+func serveWith(t *testing.T, roads domain.Roads, cfg domain.Config) string {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), sqlite.Config{Dir: t.TempDir()})
 	if err != nil {
@@ -79,9 +80,7 @@ func serveWith(t *testing.T, roads optimization.Roads, setup func(*optimization.
 	}
 	t.Cleanup(func() { st.Close() })
 	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), auth{}, nil)
-	svc := optimization.New(st, nil, roads)
-	setup(svc)
-	srv.Handle(svc.Routes()...)
+	srv.Handle(optimization.New(domain.New(cfg, st, nil, roads)).Routes()...)
 	addr, err := srv.Listen()
 	if err != nil {
 		t.Fatal(err)
@@ -342,7 +341,7 @@ func TestCostSource(t *testing.T) {
 			{"destination_id": "b", "location": map[string]any{"latitude": 39.98, "longitude": -83.0}}}}
 	roads := &flatRoads{}
 	for _, tc := range []struct {
-		roads optimization.Roads
+		roads domain.Roads
 		want  string
 		km    float64 // total distance, when exact
 	}{
@@ -451,9 +450,7 @@ func TestRoadCostings(t *testing.T) {
 func TestRoadMatrixTimeCounts(t *testing.T) {
 	var ahead time.Duration // read and written by the handler only
 	roads := &costingRoads{took: func() { ahead += time.Second }}
-	url := serveWith(t, roads, func(svc *optimization.Service) {
-		optimization.SetClock(svc, func() time.Time { return time.Now().Add(ahead) })
-	})
+	url := serveWith(t, roads, domain.Config{Now: func() time.Time { return time.Now().Add(ahead) }})
 	depot := map[string]any{"latitude": 39.96, "longitude": -83.0}
 	var dests []map[string]any
 	for i := 0; i < 100; i++ {

@@ -24,7 +24,7 @@ import (
 	"github.com/fleethub/fleethub/api/health"
 	"github.com/fleethub/fleethub/api/ingestapi"
 	"github.com/fleethub/fleethub/api/keys"
-	"github.com/fleethub/fleethub/api/optimization"
+	apioptimization "github.com/fleethub/fleethub/api/optimization"
 	apirouting "github.com/fleethub/fleethub/api/routing"
 	apistreams "github.com/fleethub/fleethub/api/streams"
 	apitiles "github.com/fleethub/fleethub/api/tiles"
@@ -38,6 +38,7 @@ import (
 	"github.com/fleethub/fleethub/fleet/emergency"
 	"github.com/fleethub/fleethub/fleet/geofences"
 	"github.com/fleethub/fleethub/fleet/geofences/crossings"
+	"github.com/fleethub/fleethub/fleet/optimization"
 	"github.com/fleethub/fleethub/fleet/trips"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/embedbus"
@@ -406,7 +407,7 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(geocoding.New(eng.addrs).Routes()...)
 	a.server.Handle(apitiles.New(eng.archive).Routes()...)
 	a.server.Handle(apirouting.New(eng.roads).Routes()...)
-	a.server.Handle(optimization.New(a.store, publish.New(a.bus), eng.roads).Routes()...)
+	a.server.Handle(apioptimization.New(optimization.New(optimization.Config{}, a.store, publish.New(a.bus), eng.roads)).Routes()...)
 	directory := contacts.New(a.store, nil)
 	a.server.Handle(apicontacts.New(directory).Routes()...)
 	var notifier emergency.Notifier

@@ -2,7 +2,7 @@
 // problem with capacities, time windows, shifts and route limits
 // (VRPTW), the road and cost models it plans with, the timing and pricing
 // of its answer (Plan), and a reader of Solomon's benchmark instances
-// (ParseSolomon). It holds no HTTP: api/optimization decodes requests into
+// (ParseSolomon). It holds no HTTP: fleet/optimization turns requests into
 // a Problem and encodes a Plan.
 //
 // # Method

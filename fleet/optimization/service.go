@@ -1,0 +1,222 @@
+// Package optimization is the route optimizer's service: it validates a
+// plan request into an internal/vrp Problem, prices travel (the caller's
+// matrix, the road graph or great-circle distance), solves it within a
+// time budget, stores the answer and applies it (one route_assigned event
+// per vehicle, through hub/publish). The solver, its road and cost models
+// and the timing of a plan are in internal/vrp; api/optimization serves
+// this over HTTP.
+//
+// A Service is safe for concurrent use: each request builds and solves its
+// own problem, and what is shared (the store, the publisher, the road
+// graph) is safe for concurrent use itself.
+package optimization
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/routing"
+	"github.com/fleethub/fleethub/internal/store"
+	"github.com/fleethub/fleethub/internal/vrp"
+)
+
+// Config tunes a Service; zero fields take defaults.
+type Config struct {
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Work, when not 0, is each search's budget in work units
+	// (vrp.Options.Work) instead of one set by the request's time limit:
+	// the same request then gives the same plan on any machine.
+	Work int64
+}
+
+// Service runs, stores and applies optimizations.
+type Service struct {
+	cfg   Config
+	st    store.Optimizations
+	pub   Publisher
+	roads Roads
+}
+
+// Publisher puts events of a scope on the bus (hub/publish).
+type Publisher interface {
+	Publish(ctx context.Context, org, env string, evs ...*event.Event) error
+}
+
+// New makes the service; pub may be nil, and so may roads, when the
+// server has no road graph (travel is then great-circle).
+func New(cfg Config, st store.Optimizations, pub Publisher, roads Roads) *Service {
+	if g, ok := roads.(*routing.Graph); ok && g == nil {
+		roads = nil
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{cfg: cfg, st: st, pub: pub, roads: roads}
+}
+
+// ValidationError is a request refused, naming each bad field.
+type ValidationError struct{ Fields map[string]string }
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("optimization: %d invalid field(s)", len(e.Fields))
+}
+
+// ErrNotFound is an optimization the scope does not hold.
+var ErrNotFound = errors.New("optimization: not found")
+
+// StateError is an optimization that cannot be applied as it stands:
+// Status is what it is, or "" when it changed while being applied.
+type StateError struct{ Status string }
+
+func (e *StateError) Error() string {
+	if e.Status == "" {
+		return "optimization: changed meanwhile"
+	}
+	return "optimization: an optimization that is " + e.Status + " cannot be applied"
+}
+
+// costs settles where travel costs come from: the caller's matrix, the
+// road graph, or great-circle distance; missing counts the pairs the
+// road graph could not route.
+func (s *Service) costs(r *Request, pr *vrp.Problem) (source string, missing int) {
+	switch {
+	case pr.Matrix != nil:
+		return SourceMatrix, 0
+	case s.roads != nil:
+		return SourceRoads, roadMatrix(s.roads, pr, r.Vehicles)
+	}
+	return SourceGreatCircle, 0
+}
+
+// minSearch is the share of the time limit the search gets at least
+// (1/minSearch), when the road matrices took the rest or more.
+const minSearch = 20
+
+// searchOptions bounds the search of b once spent (validation, road
+// matrices) has gone: its deadline is what is left of the time limit, at
+// least a minSearch-th of it, so that the answer comes within the limit
+// plus that share. Its work is the whole limit's (vrp.WorkPerSecond per
+// second of it), the same for the same request however long the matrices
+// took, so that a seed repeats; when the deadline comes first the
+// solution is cut and says so.
+func (s *Service) searchOptions(b *built, spent time.Duration) vrp.Options {
+	o := vrp.Options{TimeLimit: max(b.timeLimit-spent, b.timeLimit/minSearch), Seed: b.seed, Work: s.cfg.Work}
+	if o.Work == 0 {
+		o.Work = int64(b.timeLimit.Seconds() * vrp.WorkPerSecond)
+	}
+	return o
+}
+
+// Optimize validates r, solves it and stores the answer.
+func (s *Service) Optimize(ctx context.Context, sc store.Scope, r *Request) (Result, error) {
+	start := s.cfg.Now()
+	b, bad := build(r)
+	if len(bad) > 0 {
+		return Result{}, &ValidationError{Fields: bad}
+	}
+	source, missing := s.costs(r, b.pr)
+	servable(bad, b.pr)
+	if len(bad) > 0 {
+		return Result{}, &ValidationError{Fields: bad}
+	}
+	sol := b.pr.Solve(s.searchOptions(b, s.cfg.Now().Sub(start)))
+	took := s.cfg.Now().Sub(start)
+	res := assemble(r, b.pr, sol, took, source)
+	if missing > 0 {
+		res.OptimizationInsights.Bottlenecks = append(res.OptimizationInsights.Bottlenecks,
+			fmt.Sprintf("%d location pair(s) have no road route; they are priced great-circle", missing))
+	}
+	var idb [10]byte
+	if _, err := rand.Read(idb[:]); err != nil {
+		return Result{}, fmt.Errorf("optimization: id: %w", err)
+	}
+	res.OptimizationID = "opt_" + hex.EncodeToString(idb[:])
+	res.Status = "completed"
+	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
+	res.CreatedAt = now
+	doc, err := json.Marshal(res)
+	if err != nil {
+		return Result{}, fmt.Errorf("optimization: encode %s: %w", res.OptimizationID, err)
+	}
+	if err := s.st.CreateOptimization(ctx, store.Optimization{ID: res.OptimizationID, Org: sc.Org, Env: sc.Env, Status: res.Status, Doc: doc, Version: 1,
+		CreatedAt: now, UpdatedAt: now}); err != nil {
+		return Result{}, fmt.Errorf("optimization: store %s: %w", res.OptimizationID, err)
+	}
+	return res, nil
+}
+
+// Get returns a stored optimization.
+func (s *Service) Get(ctx context.Context, sc store.Scope, id string) (Result, error) {
+	r, _, err := s.load(ctx, sc, id)
+	return r, err
+}
+
+func (s *Service) load(ctx context.Context, sc store.Scope, id string) (Result, int64, error) {
+	o, err := s.st.GetOptimization(ctx, sc, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Result{}, 0, ErrNotFound
+	}
+	if err != nil {
+		return Result{}, 0, fmt.Errorf("optimization: load %s: %w", id, err)
+	}
+	var r Result
+	if err := json.Unmarshal(o.Doc, &r); err != nil {
+		return Result{}, 0, fmt.Errorf("optimization: decode %s: %w", id, err)
+	}
+	return r, o.Version, nil
+}
+
+// Apply marks a completed optimization applied and publishes one
+// route_assigned event per route.
+func (s *Service) Apply(ctx context.Context, sc store.Scope, id string) (Result, error) {
+	r, ver, err := s.load(ctx, sc, id)
+	if err != nil {
+		return Result{}, err
+	}
+	if r.Status != "completed" {
+		return Result{}, &StateError{Status: r.Status}
+	}
+	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
+	r.Status, r.AppliedAt = "applied", &now
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return Result{}, fmt.Errorf("optimization: encode %s: %w", id, err)
+	}
+	if err := s.st.UpdateOptimization(ctx, store.Optimization{ID: r.OptimizationID, Org: sc.Org, Env: sc.Env, Status: r.Status, Doc: doc, Version: ver + 1,
+		CreatedAt: r.CreatedAt, UpdatedAt: now}, ver); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return Result{}, &StateError{}
+		}
+		return Result{}, fmt.Errorf("optimization: store %s: %w", id, err)
+	}
+	if s.pub == nil {
+		return r, nil
+	}
+	if err := s.pub.Publish(ctx, sc.Org, sc.Env, assignments(&r, now)...); err != nil {
+		return Result{}, fmt.Errorf("optimization: publish the assignments of %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// assignments are the route_assigned events of an applied plan.
+func assignments(r *Result, now time.Time) []*event.Event {
+	evs := make([]*event.Event, 0, len(r.OptimizedRoutes))
+	for _, rt := range r.OptimizedRoutes {
+		stops := make([]string, 0, len(rt.RouteSequence))
+		for _, st := range rt.RouteSequence {
+			stops = append(stops, st.DestinationID)
+		}
+		evs = append(evs, &event.Event{EventID: "evt_" + r.OptimizationID + "_" + rt.VehicleID, EventType: "route_assigned", Category: event.CategoryOperational,
+			Timestamp: now, Severity: "low", Priority: "normal", Source: event.Source{VehicleID: rt.VehicleID, DriverID: rt.DriverID},
+			EventData: map[string]any{"optimization_id": r.OptimizationID, "fleet_id": r.FleetID, "stops": stops, "total_distance_km": rt.RouteSummary.TotalDistance},
+			Metadata:  event.Metadata{CorrelationID: r.OptimizationID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.optimization"}})
+	}
+	return evs
+}
