@@ -75,18 +75,7 @@ type query struct {
 
 // parse analyses a query against the index's vocabulary.
 func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
-	if len(q) > maxQueryBytes {
-		q = q[:maxQueryBytes]
-	}
-	q = strings.ToValidUTF8(q, " ")
-	endsInSpace := false
-	if r, _ := utf8.DecodeLastRuneInString(q); r == ' ' || r == ',' {
-		endsInSpace = true
-	}
-	raw := rawTokens(strings.ReplaceAll(Fold(q), "#", " unit ")) // #8 is a unit
-	if len(raw) > maxQueryTokens {
-		raw = raw[:maxQueryTokens]
-	}
+	raw, endsInSpace := queryWords(q)
 	qr := query{prefix: prefix && !endsInSpace, joinedID: -1}
 	seenNum := false
 	unitLeft := 0 // words of a unit still to come: Apt 4, #R 16, Suite C 55
@@ -102,60 +91,14 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 		} else {
 			unitLeft = 0
 		}
-		alts := []string{t}
-		switch x, ok := abbrev[t]; {
-		case t == "st":
-			alts = []string{"street", "saint"}
-		case ok:
-			alts = []string{x, t} // CT is Court and Connecticut
-		}
-		if o, ok := ordinals[t]; ok {
-			alts = append(alts, o)
-		}
+		alts := wordForms(t)
 		if unitWords[alts[0]] || t == "unit" {
 			unitLeft = 2
 		}
 		numeric := isNumeric(t)
 		if numeric {
-			five := len(t) == 5 && numberBase(t) == t
-			tk.zip = five && (i > 0 || len(raw) == 1)
-			tk.num = !tk.unit && !(tk.zip && seenNum)
-			if tk.num {
-				key := numberKey(t)
-				if id, ok := ix.nums.find(key); ok {
-					tk.numID = id
-				}
-				if b := numberBase(key); b != key && b != "" {
-					if id, ok := ix.nums.find(b); ok {
-						tk.baseID = id
-					}
-				}
-				if a, b, ok := numberRange(t); ok {
-					for e, n := range [2]string{a, b} {
-						if id, ok := ix.nums.find(n); ok {
-							tk.ends[e] = id
-						}
-					}
-				}
-				if last {
-					tk.numPreLo, tk.numPreHi = ix.nums.prefixRange(key)
-				}
-			}
-			if tk.zip {
-				if id, ok := ix.zips.find(t); ok {
-					tk.zipID = id
-				}
-			}
-			if last && i > 0 && len(t) >= 3 && len(t) < 5 && numberBase(t) == t {
-				tk.zipPreLo, tk.zipPreHi = ix.zips.prefixRange(t)
-			}
+			ix.numberWord(&tk, i, len(raw), last, seenNum)
 			seenNum = true
-			// a number may also be a street's: Route 9, 109 for 109th
-			for _, suf := range []string{"th", "st", "nd", "rd"} {
-				if id, ok := ix.vocab.find(t + suf); ok {
-					tk.words = append(tk.words, wordMatch{id: uint32(id), score: sOrd})
-				}
-			}
 		}
 		for _, a := range alts {
 			if id, ok := ix.vocab.find(a); ok {
@@ -176,23 +119,112 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 		ix.potential(&tk)
 		qr.toks = append(qr.toks, tk)
 	}
-	// a Queens number typed with a space: 203 06, 87 64A, 211 1; a number
-	// and its fraction: 12 1/2, 227-16 1/2
-	if len(qr.toks) > 2 && qr.toks[0].num {
-		first, second := qr.toks[0].text, qr.toks[1].text
-		digits := numberBase(second)
-		switch {
-		case isFraction(second):
-			if id, ok := ix.nums.find(numberKey(first) + second); ok {
-				qr.joinedID = id
-			}
-		case numberBase(first) == first && len(digits) >= 1 && len(digits) <= 3 && len(second)-len(digits) <= 1 && isNumeric(second):
-			if id, ok := ix.nums.find(first + second); ok {
-				qr.joinedID = id
+	qr.joinedID = ix.joinedNumber(qr.toks)
+	return qr
+}
+
+// queryWords are the folded words of a query, cut to maxQueryBytes and
+// maxQueryTokens (# is the word unit: #8 is a unit), and whether the
+// query ends in a space or a comma (its last word is complete).
+func queryWords(q string) (raw []string, endsInSpace bool) {
+	if len(q) > maxQueryBytes {
+		q = q[:maxQueryBytes]
+	}
+	q = strings.ToValidUTF8(q, " ")
+	if r, _ := utf8.DecodeLastRuneInString(q); r == ' ' || r == ',' {
+		endsInSpace = true
+	}
+	raw = rawTokens(strings.ReplaceAll(Fold(q), "#", " unit ")) // #8 is a unit
+	if len(raw) > maxQueryTokens {
+		raw = raw[:maxQueryTokens]
+	}
+	return raw, endsInSpace
+}
+
+// wordForms are the words a query word may stand for, the main one
+// first: St is Street or Saint, an abbreviation its long form or itself
+// (CT is Court and Connecticut), and an ordinal its other spelling
+// (First and 1st).
+func wordForms(t string) []string {
+	alts := []string{t}
+	switch x, ok := abbrev[t]; {
+	case t == "st":
+		alts = []string{"street", "saint"}
+	case ok:
+		alts = []string{x, t} // CT is Court and Connecticut
+	}
+	if o, ok := ordinals[t]; ok {
+		alts = append(alts, o)
+	}
+	return alts
+}
+
+// numberWord analyses word i of n, numeric, as a house number (unless it
+// is a unit's, or a ZIP after the number), a ZIP, and a street's number;
+// last is the word of an autocomplete being typed, seenNum whether a
+// number came before.
+func (ix *Index) numberWord(tk *qtok, i, n int, last, seenNum bool) {
+	t := tk.text
+	five := len(t) == 5 && numberBase(t) == t
+	tk.zip = five && (i > 0 || n == 1)
+	tk.num = !tk.unit && !(tk.zip && seenNum)
+	if tk.num {
+		key := numberKey(t)
+		if id, ok := ix.nums.find(key); ok {
+			tk.numID = id
+		}
+		if b := numberBase(key); b != key && b != "" {
+			if id, ok := ix.nums.find(b); ok {
+				tk.baseID = id
 			}
 		}
+		if a, b, ok := numberRange(t); ok {
+			for e, end := range [2]string{a, b} {
+				if id, ok := ix.nums.find(end); ok {
+					tk.ends[e] = id
+				}
+			}
+		}
+		if last {
+			tk.numPreLo, tk.numPreHi = ix.nums.prefixRange(key)
+		}
 	}
-	return qr
+	if tk.zip {
+		if id, ok := ix.zips.find(t); ok {
+			tk.zipID = id
+		}
+	}
+	if last && i > 0 && len(t) >= 3 && len(t) < 5 && numberBase(t) == t {
+		tk.zipPreLo, tk.zipPreHi = ix.zips.prefixRange(t)
+	}
+	// a number may also be a street's: Route 9, 109 for 109th
+	for _, suf := range []string{"th", "st", "nd", "rd"} {
+		if id, ok := ix.vocab.find(t + suf); ok {
+			tk.words = append(tk.words, wordMatch{id: uint32(id), score: sOrd})
+		}
+	}
+}
+
+// joinedNumber is the key of the house number the first two words make
+// together, -1 for none: a Queens number typed with a space (203 06,
+// 87 64A, 211 1), or a number and its fraction (12 1/2, 227-16 1/2).
+func (ix *Index) joinedNumber(toks []qtok) int {
+	if len(toks) <= 2 || !toks[0].num {
+		return -1
+	}
+	first, second := toks[0].text, toks[1].text
+	digits := numberBase(second)
+	switch {
+	case isFraction(second):
+		if id, ok := ix.nums.find(numberKey(first) + second); ok {
+			return id
+		}
+	case numberBase(first) == first && len(digits) >= 1 && len(digits) <= 3 && len(second)-len(digits) <= 1 && isNumeric(second):
+		if id, ok := ix.nums.find(first + second); ok {
+			return id
+		}
+	}
+	return -1
 }
 
 // Typos. A query word stands for the words within reach of it: one edit
