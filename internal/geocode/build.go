@@ -190,10 +190,31 @@ func cityWords(city string) []string {
 func (b *builder) build() *Index {
 	b.deriveLocality()
 	ix := &Index{}
-	str := func(id uint32) string { return b.list[id] }
+	locs, locOf := b.localities()
+	sts, rowSt := b.streets(locOf)
+	v := b.vocabulary(ix, sts, locs)
+	numID := b.numberKeys(ix, locs)
+	b.addresses(ix, rowSt, numID, len(sts))
+	ix.streetTables(sts, len(locs), v)
+	ix.localityTables(locs, v)
+	b.postings(ix, locs, len(sts))
+	ix.buildGrid()
+	ix.derive()
+	return ix
+}
 
-	// localities
-	type locKey struct{ city, region, zip uint32 }
+// str is the interned string id.
+func (b *builder) str(id uint32) string { return b.list[id] }
+
+// locKey is a locality: a city, a state and a ZIP.
+type locKey struct{ city, region, zip uint32 }
+
+// stKey is a street: one street name in one locality.
+type stKey struct{ loc, name uint32 }
+
+// localities are the rows' localities sorted by ZIP, city and state, and
+// each one's position in that order.
+func (b *builder) localities() ([]locKey, map[locKey]uint32) {
 	locOf := map[locKey]uint32{}
 	var locs []locKey
 	for i := range b.rows {
@@ -205,14 +226,18 @@ func (b *builder) build() *Index {
 		}
 	}
 	slices.SortFunc(locs, func(x, y locKey) int {
-		return cmp.Or(strings.Compare(str(x.zip), str(y.zip)), strings.Compare(str(x.city), str(y.city)), strings.Compare(str(x.region), str(y.region)))
+		return cmp.Or(strings.Compare(b.str(x.zip), b.str(y.zip)), strings.Compare(b.str(x.city), b.str(y.city)),
+			strings.Compare(b.str(x.region), b.str(y.region)))
 	})
 	for i, k := range locs {
 		locOf[k] = uint32(i)
 	}
+	return locs, locOf
+}
 
-	// streets: one street name in one locality
-	type stKey struct{ loc, name uint32 }
+// streets are the rows' streets, one street name in one locality, and
+// each row's street.
+func (b *builder) streets(locOf map[locKey]uint32) ([]stKey, []uint32) {
 	stOf := map[stKey]uint32{}
 	var sts []stKey
 	rowSt := make([]uint32, len(b.rows))
@@ -234,63 +259,78 @@ func (b *builder) build() *Index {
 		r := &b.rows[i]
 		rowSt[i] = stOf[stKey{locOf[locKey{r.city, r.region, r.zip}], r.street}]
 	}
+	return sts, rowSt
+}
 
-	// vocabulary: street words, city words, states
+// wordTables are the words of the streets and localities, before they
+// are numbered in the index, and the number of each.
+type wordTables struct {
+	stWords  [][]string // per street
+	stRoles  [][]uint8  // per street, per word
+	locWords [][]string // per locality: the city's words, then the state
+	wordID   map[string]uint32
+}
+
+// vocabulary sets the index's vocabulary, the street words, city words
+// and states, with the roles each word plays somewhere.
+func (b *builder) vocabulary(ix *Index, sts []stKey, locs []locKey) wordTables {
 	roles := map[string]uint8{}
-	stWords := make([][]string, len(sts))
-	stRoles := make([][]uint8, len(sts))
+	v := wordTables{stWords: make([][]string, len(sts)), stRoles: make([][]uint8, len(sts)), locWords: make([][]string, len(locs))}
 	nameWords := map[uint32]int{} // street name → index of its first street, words computed once
 	for i, k := range sts {
 		if j, ok := nameWords[k.name]; ok {
-			stWords[i], stRoles[i] = stWords[j], stRoles[j]
+			v.stWords[i], v.stRoles[i] = v.stWords[j], v.stRoles[j]
 			continue
 		}
 		nameWords[k.name] = i
-		stWords[i], stRoles[i] = streetWords(str(k.name))
-		for j, w := range stWords[i] {
-			roles[w] |= stRoles[i][j]
+		v.stWords[i], v.stRoles[i] = streetWords(b.str(k.name))
+		for j, w := range v.stWords[i] {
+			roles[w] |= v.stRoles[i][j]
 		}
 	}
-	locWords := make([][]string, len(locs))
 	for i, k := range locs {
-		locWords[i] = cityWords(str(k.city))
-		for _, w := range locWords[i] {
+		v.locWords[i] = cityWords(b.str(k.city))
+		for _, w := range v.locWords[i] {
 			roles[w] |= roleCity
 		}
-		if s := Fold(str(k.region)); s != "" {
+		if s := Fold(b.str(k.region)); s != "" {
 			roles[s] |= roleState
-			if !slices.Contains(locWords[i], s) {
-				locWords[i] = append(locWords[i], s)
+			if !slices.Contains(v.locWords[i], s) {
+				v.locWords[i] = append(v.locWords[i], s)
 			}
 		}
 	}
-	vocab := make([]string, 0, len(roles))
+	words := make([]string, 0, len(roles))
 	for w := range roles {
-		vocab = append(vocab, w)
+		words = append(words, w)
 	}
-	slices.Sort(vocab)
-	ix.vocab = newStrtab(vocab)
-	ix.role = make([]uint8, len(vocab))
-	wordID := make(map[string]uint32, len(vocab))
-	for i, w := range vocab {
-		wordID[w] = uint32(i)
+	slices.Sort(words)
+	ix.vocab = newStrtab(words)
+	ix.role = make([]uint8, len(words))
+	v.wordID = make(map[string]uint32, len(words))
+	for i, w := range words {
+		v.wordID[w] = uint32(i)
 		ix.role[i] = roles[w]
 	}
+	return v
+}
 
-	// house-number keys and ZIPs
+// numberKeys sets the index's house-number keys and ZIPs, and returns
+// the key of every house number the rows hold.
+func (b *builder) numberKeys(ix *Index, locs []locKey) map[uint32]uint32 {
 	numKeyOf := map[uint32]string{}
 	keySet := map[string]bool{}
 	zipSet := map[string]bool{}
 	for i := range b.rows {
 		r := &b.rows[i]
 		if _, ok := numKeyOf[r.num]; !ok {
-			k := numberKey(str(r.num))
+			k := numberKey(b.str(r.num))
 			numKeyOf[r.num] = k
 			keySet[k] = true
 		}
 	}
 	for _, k := range locs {
-		zipSet[Fold(str(k.zip))] = true
+		zipSet[Fold(b.str(k.zip))] = true
 	}
 	ix.nums = newStrtab(sortedKeys(keySet))
 	ix.zips = newStrtab(sortedKeys(zipSet))
@@ -299,8 +339,12 @@ func (b *builder) build() *Index {
 		i, _ := ix.nums.find(k)
 		numID[n] = uint32(i)
 	}
+	return numID
+}
 
-	// addresses, by street then number
+// addresses lays the rows out as the index's addresses, by street then
+// number, with the strings and the rows' IDs.
+func (b *builder) addresses(ix *Index, rowSt []uint32, numID map[uint32]uint32, nStreets int) {
 	order := make([]uint32, len(b.rows))
 	for i := range order {
 		order[i] = uint32(i)
@@ -308,12 +352,12 @@ func (b *builder) build() *Index {
 	rowNum := func(i uint32) uint32 { return numID[b.rows[i].num] }
 	slices.SortFunc(order, func(x, y uint32) int {
 		return cmp.Or(cmp.Compare(rowSt[x], rowSt[y]), cmp.Compare(rowNum(x), rowNum(y)),
-			strings.Compare(str(b.rows[x].unit), str(b.rows[y].unit)), cmp.Compare(x, y))
+			strings.Compare(b.str(b.rows[x].unit), b.str(b.rows[y].unit)), cmp.Compare(x, y))
 	})
 	n := len(order)
 	ix.adLat, ix.adLon = make([]int32, n), make([]int32, n)
 	ix.adNum, ix.adNumText, ix.adUnit, ix.adID = make([]uint32, n), make([]uint32, n), make([]uint32, n), make([]uint32, n)
-	ix.stAddr = make([]uint32, len(sts)+1)
+	ix.stAddr = make([]uint32, nStreets+1)
 	idBase := uint32(len(b.list))
 	for i, o := range order {
 		r := &b.rows[o]
@@ -331,44 +375,56 @@ func (b *builder) build() *Index {
 	for _, e := range b.idEnd {
 		ix.strs.off = append(ix.strs.off, base+e)
 	}
+}
 
-	// streets and localities
+// streetTables sets the streets' names, localities, words and roles, and
+// the streets of each locality.
+func (ix *Index) streetTables(sts []stKey, nLocs int, v wordTables) {
 	ix.stName, ix.stLoc = make([]uint32, len(sts)), make([]uint32, len(sts))
-	ix.locStreets = make([]uint32, len(locs)+1)
-	var sw, lw [][]uint32
+	ix.locStreets = make([]uint32, nLocs+1)
+	var sw [][]uint32
 	for i, k := range sts {
 		ix.stName[i], ix.stLoc[i] = k.name, k.loc
 		ix.locStreets[k.loc+1]++
-		ids := make([]uint32, len(stWords[i]))
-		for j, w := range stWords[i] {
-			ids[j] = wordID[w]
+		ids := make([]uint32, len(v.stWords[i]))
+		for j, w := range v.stWords[i] {
+			ids[j] = v.wordID[w]
 		}
 		sw = append(sw, ids)
-		ix.stRoles = append(ix.stRoles, stRoles[i]...)
+		ix.stRoles = append(ix.stRoles, v.stRoles[i]...)
 	}
 	for i := 1; i < len(ix.locStreets); i++ {
 		ix.locStreets[i] += ix.locStreets[i-1]
 	}
 	ix.stWords = rowsCSR(sw)
+}
+
+// localityTables sets the localities' cities, states, ZIPs and words.
+func (ix *Index) localityTables(locs []locKey, v wordTables) {
+	var lw [][]uint32
 	ix.locCity, ix.locState, ix.locZip = make([]uint32, len(locs)), make([]uint32, len(locs)), make([]uint32, len(locs))
 	for i, k := range locs {
 		ix.locCity[i], ix.locState[i], ix.locZip[i] = k.city, k.region, k.zip
-		ids := make([]uint32, len(locWords[i]))
-		for j, w := range locWords[i] {
-			ids[j] = wordID[w]
+		ids := make([]uint32, len(v.locWords[i]))
+		for j, w := range v.locWords[i] {
+			ids[j] = v.wordID[w]
 		}
 		lw = append(lw, ids)
 	}
 	ix.locWords = rowsCSR(lw)
+}
 
-	// postings
-	ix.wordStreets = invert(ix.vocab.len(), len(sts), func(s int) []uint32 { return ix.stWords.row(s) })
+// postings sets the index's postings: the streets and localities of
+// every word, the localities of every ZIP, the streets of every house
+// number.
+func (b *builder) postings(ix *Index, locs []locKey, nStreets int) {
+	ix.wordStreets = invert(ix.vocab.len(), nStreets, func(s int) []uint32 { return ix.stWords.row(s) })
 	ix.wordLocs = invert(ix.vocab.len(), len(locs), func(l int) []uint32 { return ix.locWords.row(l) })
 	ix.zipLocs = invert(ix.zips.len(), len(locs), func(l int) []uint32 {
-		i, _ := ix.zips.find(Fold(str(locs[l].zip)))
+		i, _ := ix.zips.find(Fold(b.str(locs[l].zip)))
 		return []uint32{uint32(i)}
 	})
-	ix.numStreets = invert(ix.nums.len(), len(sts), func(s int) []uint32 {
+	ix.numStreets = invert(ix.nums.len(), nStreets, func(s int) []uint32 {
 		var out []uint32
 		for a := ix.stAddr[s]; a < ix.stAddr[s+1]; a++ {
 			if len(out) == 0 || out[len(out)-1] != ix.adNum[a] {
@@ -377,9 +433,6 @@ func (b *builder) build() *Index {
 		}
 		return out
 	})
-	ix.buildGrid()
-	ix.derive()
-	return ix
 }
 
 func sortedKeys(m map[string]bool) []string {
