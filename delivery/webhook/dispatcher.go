@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
-	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -33,7 +32,7 @@ type Dispatcher struct {
 	secrets *secretCache
 	counter hub.Counter
 	log     *slog.Logger
-	pacer   ratelimit.Pacer // a full bucket under Rate and Burst, copied by each endpoint
+	env     endpointEnv // what each endpoint is given
 
 	mu        sync.Mutex // guards endpoints and disabled
 	endpoints map[string]*endpoint
@@ -94,13 +93,14 @@ func New(cfg Config, q store.Deliveries, streams hub.Streams, secrets StreamStor
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d := &Dispatcher{cfg: cfg, q: q, streams: streams, counter: counter, log: log, pacer: pacer,
+	d := &Dispatcher{cfg: cfg, q: q, streams: streams, counter: counter, log: log,
 		secrets:   newSecretCache(secrets, cfg.SecretTTL, cfg.Now),
 		endpoints: map[string]*endpoint{}, disabled: map[string]store.DeliveryStream{},
 		closing: make(chan struct{}), stopping: make(chan struct{}), done: make(chan struct{}),
 		results: make(chan result, 2*cfg.RecordBatch),
 		wake:    make(chan struct{}, 1), hungrySet: map[string]*endpoint{}}
 	d.sendCtx, d.sendCancel = context.WithCancel(context.Background())
+	d.env = endpointEnv{cfg: cfg, log: log, keys: d.secrets, rec: d, rate: pacer, sendCtx: d.sendCtx, halt: d.stopping, running: &d.workers}
 	return d, nil
 }
 
@@ -366,7 +366,7 @@ func (d *Dispatcher) endpoint(info hub.StreamInfo) *endpoint {
 	d.mu.Lock()
 	e := d.endpoints[info.ID]
 	if e == nil {
-		e = newEndpoint(d, info)
+		e = newEndpoint(d.env, info)
 		if _, off := d.disabled[info.ID]; off {
 			e.disabled = true
 		}
@@ -452,12 +452,13 @@ func (d *Dispatcher) backoff(n int, after time.Duration) time.Duration {
 
 // disable handles a 410 Gone: the job's deliveries are recorded as
 // disabled, the endpoint is marked disabled in the store (every pending
-// and failed delivery of the stream with it) and here.
-func (d *Dispatcher) disable(e *endpoint, info hub.StreamInfo, j job, o outcome, now time.Time) {
+// and failed delivery of the stream with it) and in d; the endpoint
+// marks itself.
+func (d *Dispatcher) disable(info hub.StreamInfo, items []item, o outcome, now time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rs := make([]store.DeliveryResult, len(j.items))
-	for i, it := range j.items {
+	rs := make([]store.DeliveryResult, len(items))
+	for i, it := range items {
 		rs[i] = store.DeliveryResult{ID: it.d.ID, Status: store.DeliveryDisabled, Attempted: true, StatusCode: o.code, Error: o.err,
 			LatencyMS: o.latency.Milliseconds(), At: now}
 	}
@@ -472,6 +473,5 @@ func (d *Dispatcher) disable(e *endpoint, info hub.StreamInfo, j job, o outcome,
 	d.mu.Lock()
 	d.disabled[info.ID] = store.DeliveryStream{StreamID: info.ID, Org: info.Org, Env: info.Env, Disabled: true, DisabledAt: now, URL: info.WebhookURL, Reason: o.err}
 	d.mu.Unlock()
-	e.setDisabled(true)
 	d.log.Warn("webhook endpoint disabled: it answered 410 Gone", "stream_id", info.ID, "url", info.WebhookURL, "moved", n)
 }

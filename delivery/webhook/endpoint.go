@@ -1,8 +1,10 @@
 package webhook
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -12,13 +14,46 @@ import (
 	"github.com/fleethub/fleethub/internal/store"
 )
 
+// keySource gives the keys a stream's deliveries are signed with (the
+// dispatcher's secretCache).
+type keySource interface {
+	get(ctx context.Context, sc store.Scope, streamID string) (*signingKeys, error)
+}
+
+// recorder takes what an endpoint is done with (the Dispatcher: the
+// store and the outcome writer behind it).
+type recorder interface {
+	// release gives deliveries back to the store unattempted, due at next.
+	release(ids []string, next time.Time)
+	// record queues a delivery's outcome to be written.
+	record(x store.Delivery, o outcome, now time.Time)
+	// disable records a 410 Gone: the job's deliveries and every other
+	// waiting delivery of the stream are disabled.
+	disable(info hub.StreamInfo, items []item, o outcome, now time.Time)
+	// hungry asks for a refill of e from the store.
+	hungry(e *endpoint)
+}
+
+// endpointEnv is what an endpoint is given by its owner: the settings,
+// copied, and the few things it shares with the other endpoints.
+type endpointEnv struct {
+	cfg     Config          // a copy; an endpoint never changes it
+	log     *slog.Logger    // never nil
+	keys    keySource       // signing keys by stream
+	rec     recorder        // outcomes, releases, refills
+	rate    ratelimit.Pacer // a full bucket under Rate and Burst: each endpoint paces with a copy
+	sendCtx context.Context // requests' context: cancelled to cut those in flight
+	halt    <-chan struct{} // closed when workers must stop taking jobs
+	running *sync.WaitGroup // the workers of every endpoint, waited for at shutdown
+}
+
 // endpoint is one stream's webhook receiver: the deliveries this node
 // holds for it (leased in the store), the workers that send them, its
 // rate limit, circuit breaker and connection pool. Nothing here is shared
 // with another endpoint, which is what keeps a dead or slow receiver from
 // delaying the others.
 type endpoint struct {
-	d      *Dispatcher
+	endpointEnv
 	id     string
 	client *http.Client
 
@@ -57,12 +92,13 @@ type job struct {
 	probe bool
 }
 
-func newEndpoint(d *Dispatcher, info hub.StreamInfo) *endpoint {
-	c := d.cfg
-	return &endpoint{d: d, id: info.ID, info: info, client: newClient(c.Concurrency, c.Timeout, c.AllowPrivate),
+// newEndpoint makes the endpoint of a stream; env.cfg has its defaults.
+func newEndpoint(env endpointEnv, info hub.StreamInfo) *endpoint {
+	c := env.cfg
+	return &endpoint{endpointEnv: env, id: info.ID, info: info, client: newClient(c.Concurrency, c.Timeout, c.AllowPrivate),
 		held: map[string]int{}, changed: make(chan struct{}),
 		br:    breaker{threshold: c.BreakerThreshold, cooldown: c.BreakerCooldown},
-		pacer: d.pacer, active: c.Now(), progress: c.Now()}
+		pacer: env.rate, active: c.Now(), progress: c.Now()}
 }
 
 // unhold forgets a held delivery; lock held.
@@ -105,8 +141,8 @@ func (e *endpoint) roomLocked(now time.Time) int {
 	if e.stopping || e.disabled || e.stalledLocked(now) {
 		return 0
 	}
-	free := max(e.d.cfg.QueueLimit-len(e.held)-e.reserved, 0)
-	if e.heldSize >= e.d.cfg.QueueBytes {
+	free := max(e.cfg.QueueLimit-len(e.held)-e.reserved, 0)
+	if e.heldSize >= e.cfg.QueueBytes {
 		free = 0
 	}
 	switch e.br.state(now) {
@@ -137,7 +173,7 @@ func (e *endpoint) parks(now time.Time) bool {
 // stalledLocked: holding deliveries, no request finished for
 // StallAfter; lock held. A stalled endpoint takes nothing more.
 func (e *endpoint) stalledLocked(now time.Time) bool {
-	return len(e.held) > 0 && now.Sub(e.progress) >= e.d.cfg.StallAfter
+	return len(e.held) > 0 && now.Sub(e.progress) >= e.cfg.StallAfter
 }
 
 // reserve takes up to want of the room at now for deliveries about to be
@@ -197,10 +233,10 @@ func (e *endpoint) add(ds []store.Delivery, more bool, now time.Time) (refused [
 	}
 	e.active = now
 	bs := e.batchSize()
-	want := min(e.d.cfg.Concurrency, (len(e.queue)+bs-1)/bs)
+	want := min(e.cfg.Concurrency, (len(e.queue)+bs-1)/bs)
 	for e.workers < want {
 		e.workers++
-		e.d.workers.Add(1)
+		e.running.Add(1)
 		go e.work()
 	}
 	e.signal()
@@ -209,7 +245,7 @@ func (e *endpoint) add(ds []store.Delivery, more bool, now time.Time) (refused [
 
 // work sends jobs until there are none.
 func (e *endpoint) work() {
-	defer e.d.workers.Done()
+	defer e.running.Done()
 	for {
 		j, ok := e.take()
 		if !ok {
@@ -230,7 +266,7 @@ func (e *endpoint) take() (job, bool) {
 			e.mu.Unlock()
 			return job{}, false
 		}
-		now := e.d.cfg.Now()
+		now := e.cfg.Now()
 		state := e.br.state(now)
 		if state == CircuitOpen {
 			// give what waits back to the store, due when the circuit
@@ -244,7 +280,7 @@ func (e *endpoint) take() (job, bool) {
 			reopen := e.br.reopenAt
 			e.workers--
 			e.mu.Unlock()
-			e.d.release(ids, reopen)
+			e.rec.release(ids, reopen)
 			return job{}, false
 		}
 		bs := e.batchSize()
@@ -265,7 +301,7 @@ func (e *endpoint) take() (job, bool) {
 			select {
 			case <-ch:
 			case <-tc:
-			case <-e.d.stopping:
+			case <-e.halt:
 			}
 			if t != nil {
 				t.Stop()
@@ -280,9 +316,9 @@ func (e *endpoint) take() (job, bool) {
 		if len(e.queue) == 0 {
 			e.queue = nil
 		}
-		if e.backlog && len(e.queue) <= e.d.cfg.QueueLimit/2 {
+		if e.backlog && len(e.queue) <= e.cfg.QueueLimit/2 {
 			e.backlog = false
-			e.d.hungry(e)
+			e.rec.hungry(e)
 		}
 		if state == CircuitHalfOpen {
 			e.br.probing, j.probe = true, true
@@ -293,7 +329,7 @@ func (e *endpoint) take() (job, bool) {
 			t := time.NewTimer(delay)
 			select {
 			case <-t.C:
-			case <-e.d.stopping:
+			case <-e.halt:
 			}
 			t.Stop()
 		}
@@ -303,7 +339,6 @@ func (e *endpoint) take() (job, bool) {
 
 // run sends a job and hands its outcome on.
 func (e *endpoint) run(j job) {
-	d := e.d
 	e.mu.Lock()
 	info := e.info
 	e.mu.Unlock()
@@ -313,17 +348,17 @@ func (e *endpoint) run(j job) {
 		id, body = batchBody(j.items)
 	}
 	var o outcome
-	keys, err := d.secrets.get(d.sendCtx, store.Scope{Org: first.Org, Env: first.Env}, first.StreamID)
-	now := d.cfg.Now()
+	keys, err := e.keys.get(e.sendCtx, store.Scope{Org: first.Org, Env: first.Env}, first.StreamID)
+	now := e.cfg.Now()
 	switch {
-	case d.sendCtx.Err() != nil:
+	case e.sendCtx.Err() != nil:
 		o = outcome{kind: aborted}
 	case err != nil:
 		o = outcome{kind: skipped, err: err.Error()}
 	default:
 		ts := now.Unix()
-		o = send(d.sendCtx, e.client, request{url: info.WebhookURL, id: id, timestamp: ts, signature: Sign(keys.at(now), id, ts, body),
-			body: body, userAgent: d.cfg.UserAgent}, d.cfg.Now)
+		o = send(e.sendCtx, e.client, request{url: info.WebhookURL, id: id, timestamp: ts, signature: Sign(keys.at(now), id, ts, body),
+			body: body, userAgent: e.cfg.UserAgent}, e.cfg.Now)
 	}
 	e.finish(j, o, info)
 }
@@ -331,8 +366,7 @@ func (e *endpoint) run(j job) {
 // finish updates the circuit, lets go of the job's deliveries and passes
 // their outcomes to the recorder.
 func (e *endpoint) finish(j job, o outcome, info hub.StreamInfo) {
-	d := e.d
-	now := d.cfg.Now()
+	now := e.cfg.Now()
 	e.mu.Lock()
 	opened := false
 	if o.kind != aborted && o.kind != skipped {
@@ -353,7 +387,7 @@ func (e *endpoint) finish(j job, o outcome, info hub.StreamInfo) {
 	e.signal()
 	e.mu.Unlock()
 	if opened {
-		d.log.Warn("webhook circuit opened", "stream_id", e.id, "url", info.WebhookURL, "error", o.err, "cooldown", d.cfg.BreakerCooldown)
+		e.log.Warn("webhook circuit opened", "stream_id", e.id, "url", info.WebhookURL, "error", o.err, "cooldown", e.cfg.BreakerCooldown)
 	}
 	ids := make([]string, len(j.items))
 	for i, it := range j.items {
@@ -361,15 +395,16 @@ func (e *endpoint) finish(j job, o outcome, info hub.StreamInfo) {
 	}
 	switch o.kind {
 	case aborted:
-		d.log.Debug("webhook request cut by shutdown; deliveries released", "stream_id", e.id, "count", len(ids))
-		d.release(ids, now)
+		e.log.Debug("webhook request cut by shutdown; deliveries released", "stream_id", e.id, "count", len(ids))
+		e.rec.release(ids, now)
 		return
 	case gone:
-		d.disable(e, info, j, o, now)
+		e.rec.disable(info, j.items, o, now)
+		e.setDisabled(true)
 		return
 	}
 	for _, it := range j.items {
-		d.record(it.d, o, now)
+		e.rec.record(it.d, o, now)
 	}
 }
 
