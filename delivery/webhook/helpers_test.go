@@ -25,6 +25,7 @@ import (
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/internal/store"
 	"github.com/fleethub/fleethub/internal/store/sqlite"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // backend is what the tests need of a store.
@@ -312,13 +313,7 @@ func (rc *receiver) all() []hit {
 // waitFor polls cond until it holds or 30 s pass.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitfor.Until(t, 30*time.Second, what, cond)
 }
 
 func list(t testing.TB, st store.Deliveries, info hub.StreamInfo, status string) []store.Delivery {
