@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/breaker"
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -117,8 +118,20 @@ func NotImplemented(what string) *Error {
 	return Errf("not_implemented", "%s is not implemented in this release", what)
 }
 
+// Errors of authentication, allocated once.
+var (
+	errKeyNotFound = &Error{Status: 401, Code: "api_key_not_found", Message: "API key not found"}
+	errKeyRevoked  = &Error{Status: 401, Code: "api_key_revoked", Message: "this API key has been revoked"}
+)
+
 // AsError converts any error to *Error.
 func AsError(err error) *Error {
+	switch {
+	case errors.Is(err, apikey.ErrNotFound):
+		return errKeyNotFound
+	case errors.Is(err, apikey.ErrRevoked):
+		return errKeyRevoked
+	}
 	var e *Error
 	if errors.As(err, &e) && (e.Status != http.StatusInternalServerError || e.Cause == nil) {
 		return e

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/valyala/fasthttp"
 )
@@ -70,27 +71,8 @@ type Route struct {
 // Handler serves a route. Returning a non-nil error writes the error form.
 type Handler func(c *Ctx) error
 
-// Principal is the authenticated caller.
-type Principal struct {
-	KeyID       string
-	Name        string
-	Org         string
-	Env         string
-	Plan        string
-	Permissions []string
-	Rate        int // requests per minute
-	Burst       int
-}
-
-// Has reports whether p holds perm (or "all").
-func (p *Principal) Has(perm string) bool {
-	for _, q := range p.Permissions {
-		if q == perm || q == "all" {
-			return true
-		}
-	}
-	return false
-}
+// Principal is who a request acts for (apikey.Principal).
+type Principal = apikey.Principal
 
 // Ctx is a request in flight. It must not be kept after the handler
 // returns.

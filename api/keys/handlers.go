@@ -1,3 +1,6 @@
+// Package keys serves API key management (fleet/keys) over HTTP: the
+// handlers decode a request, call the key service and encode its answer;
+// the service's errors map to the API's error codes here.
 package keys
 
 import (
@@ -8,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
+	domain "github.com/fleethub/fleethub/fleet/keys"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -50,9 +54,9 @@ type ListView struct {
 }
 
 func view(k store.APIKey) KeyView {
-	rate, burst := Limits(k.Env, k.Plan, k.RPM)
+	rate, burst := domain.Limits(k.Env, k.Plan, k.RPM)
 	v := KeyView{ID: k.ID, Name: k.Name, OrganizationID: k.Org, Environment: k.Env, Permissions: k.Permissions,
-		Plan: planName(k), RateLimitRPM: rate, Burst: burst, KeyHint: "..." + k.Hint, Status: "active", CreatedAt: k.CreatedAt}
+		Plan: domain.PlanName(k), RateLimitRPM: rate, Burst: burst, KeyHint: "..." + k.Hint, Status: "active", CreatedAt: k.CreatedAt}
 	if !k.LastUsedAt.IsZero() {
 		t := k.LastUsedAt
 		v.LastUsedAt = &t
@@ -65,8 +69,16 @@ func view(k store.APIKey) KeyView {
 	return v
 }
 
+// Handlers serve one key service.
+type Handlers struct{ svc *domain.Service }
+
+var _ api.Authenticator = (*domain.Service)(nil)
+
+// New serves svc.
+func New(svc *domain.Service) *Handlers { return &Handlers{svc: svc} }
+
 // Routes returns the key management routes.
-func (s *Service) Routes() []*api.Route {
+func (s *Handlers) Routes() []*api.Route {
 	return []*api.Route{
 		{Method: "POST", Path: "/v1/api-keys", Tag: "keys", Summary: "Create an API key (returned once)", Permission: "keys:manage",
 			Request: CreateBody{}, Response: CreatedView{}, Status: 201, Handler: s.handleCreate},
@@ -110,7 +122,7 @@ func strayFields(body []byte) map[string]string {
 	return bad
 }
 
-func (s *Service) handleCreate(c *api.Ctx) error {
+func (s *Handlers) handleCreate(c *api.Ctx) error {
 	var b CreateBody
 	if err := c.Bind(&b, false); err != nil {
 		return err
@@ -123,24 +135,24 @@ func (s *Service) handleCreate(c *api.Ctx) error {
 	if env == "" {
 		env = p.Env
 	}
-	r := CreateRequest{Org: p.Org, Env: env, Name: b.Name, Permissions: b.Permissions, Plan: b.Plan, RPM: b.RateLimitRPM}
+	r := domain.CreateRequest{Org: p.Org, Env: env, Name: b.Name, Permissions: b.Permissions, Plan: b.Plan, RPM: b.RateLimitRPM}
 	if bad := r.Validate(); bad != nil {
 		return api.Validation("validation_failed", bad)
 	}
-	r.Permissions = NormalizePermissions(r.Permissions)
-	if err := CheckGrant(p, r); err != nil {
-		return err
+	r.Permissions = domain.NormalizePermissions(r.Permissions)
+	if err := domain.CheckGrant(p, r); err != nil {
+		return apiError(err)
 	}
-	created, err := s.Create(c.Context(), r)
+	created, err := s.svc.Create(c.Context(), r)
 	if err != nil {
-		return err
+		return apiError(err)
 	}
 	return c.JSON(201, CreatedView{KeyView: view(created.Record), Key: created.Key})
 }
 
-func (s *Service) handleList(c *api.Ctx) error {
+func (s *Handlers) handleList(c *api.Ctx) error {
 	org, env := c.Scope()
-	ks, err := s.List(c.Context(), store.Scope{Org: org, Env: env})
+	ks, err := s.svc.List(c.Context(), store.Scope{Org: org, Env: env})
 	if err != nil {
 		return err
 	}
@@ -151,20 +163,20 @@ func (s *Service) handleList(c *api.Ctx) error {
 	return c.JSON(200, out)
 }
 
-func (s *Service) handleRevoke(c *api.Ctx) error {
+func (s *Handlers) handleRevoke(c *api.Ctx) error {
 	org, env := c.Scope()
 	sc := store.Scope{Org: org, Env: env}
-	target, err := s.Get(c.Context(), sc, c.PathParam("key_id"))
+	target, err := s.svc.Get(c.Context(), sc, c.PathParam("key_id"))
 	if errors.Is(err, store.ErrNotFound) {
 		return api.Errf("key_not_found", "API key %s not found", c.PathParam("key_id"))
 	}
 	if err != nil {
 		return err
 	}
-	if err := CheckRevoke(c.Principal, target); err != nil {
-		return err
+	if err := domain.CheckRevoke(c.Principal, target); err != nil {
+		return apiError(err)
 	}
-	k, err := s.Revoke(c.Context(), sc, target.ID)
+	k, err := s.svc.Revoke(c.Context(), sc, target.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return api.Errf("key_not_found", "API key %s not found", c.PathParam("key_id"))
 	}
@@ -172,4 +184,17 @@ func (s *Service) handleRevoke(c *api.Ctx) error {
 		return err
 	}
 	return c.JSON(200, view(k))
+}
+
+// apiError maps the key service's refusals to the API's errors.
+func apiError(err error) error {
+	var pe *domain.PermissionError
+	var ve *domain.ValidationError
+	switch {
+	case errors.As(err, &pe):
+		return api.Errf("insufficient_permissions", "%s", pe.Message).WithDetails(pe.Details)
+	case errors.As(err, &ve):
+		return api.Validation("validation_failed", ve.Fields)
+	}
+	return err
 }

@@ -23,7 +23,7 @@ import (
 	apigeofences "github.com/fleethub/fleethub/api/geofences"
 	"github.com/fleethub/fleethub/api/health"
 	"github.com/fleethub/fleethub/api/ingestapi"
-	"github.com/fleethub/fleethub/api/keys"
+	apikeys "github.com/fleethub/fleethub/api/keys"
 	apioptimization "github.com/fleethub/fleethub/api/optimization"
 	apirouting "github.com/fleethub/fleethub/api/routing"
 	apistreams "github.com/fleethub/fleethub/api/streams"
@@ -38,6 +38,7 @@ import (
 	"github.com/fleethub/fleethub/fleet/emergency"
 	"github.com/fleethub/fleethub/fleet/geofences"
 	"github.com/fleethub/fleethub/fleet/geofences/crossings"
+	"github.com/fleethub/fleethub/fleet/keys"
 	"github.com/fleethub/fleethub/fleet/optimization"
 	"github.com/fleethub/fleethub/fleet/trips"
 	"github.com/fleethub/fleethub/hub"
@@ -401,7 +402,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 
 // routes registers every area's handlers.
 func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng engines) {
-	a.server.Handle(a.keys.Routes()...)
+	a.server.Handle(apikeys.New(a.keys).Routes()...)
 	a.server.Handle(apidevices.New(devs).Routes()...)
 	a.server.Handle(apigeofences.New(geofences.New(a.store)).Routes()...)
 	a.server.Handle(geocoding.New(eng.addrs).Routes()...)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/fleethub/fleethub/api/keys"
+	"github.com/fleethub/fleethub/fleet/keys"
 	"github.com/fleethub/fleethub/internal/apikey"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/api/keys"
+	"github.com/fleethub/fleethub/fleet/keys"
 )
 
 // node is a running server for a test.

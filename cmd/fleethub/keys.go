@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/fleethub/fleethub/api/keys"
+	"github.com/fleethub/fleethub/fleet/keys"
 )
 
 func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleethub/fleethub/api/keys"
+	"github.com/fleethub/fleethub/fleet/keys"
 )
 
 // keyWith creates a key with a plan, straight through the service (as the

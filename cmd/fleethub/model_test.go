@@ -68,7 +68,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/fleethub/fleethub/api/keys"
+	"github.com/fleethub/fleethub/fleet/keys"
 )
 
 const modelDefaultOrderWait = 750 * time.Millisecond

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/api/keys"
+	"github.com/fleethub/fleethub/fleet/keys"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/fleethub/fleethub/internal/store/sqlite"

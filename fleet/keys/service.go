@@ -1,5 +1,8 @@
 // Package keys manages API keys: creation, listing, revocation, and the
-// authenticator every request goes through.
+// authenticator every request goes through (api/keys serves it over
+// HTTP). A Service is safe for concurrent use: its cache of keys is
+// guarded by a read-write lock, and Authenticate on a cached key takes
+// only the read lock and allocates nothing.
 //
 // Authentication hashes the presented key (HMAC-SHA-256 under the server
 // secret) and looks the hash up in an in-memory cache filled from the
@@ -24,7 +27,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -100,7 +102,7 @@ type Service struct {
 }
 
 type entry struct {
-	p        *api.Principal
+	p        *apikey.Principal
 	revoked  atomic.Bool
 	loaded   time.Time
 	lastUsed atomic.Int64 // unix ms, 0 when not used since last flush
@@ -117,16 +119,8 @@ func New(cfg Config, st Store, hasher *apikey.Hasher, revoker Revoker, log *slog
 	return &Service{cfg: cfg, store: st, hasher: hasher, revoker: revoker, log: log, now: time.Now, cache: map[apikey.Hash]*entry{}}
 }
 
-// Errors of authentication, allocated once.
-var (
-	errNotFound = &api.Error{Status: 401, Code: "api_key_not_found", Message: "API key not found"}
-	errRevoked  = &api.Error{Status: 401, Code: "api_key_revoked", Message: "this API key has been revoked"}
-)
-
-var _ api.Authenticator = (*Service)(nil)
-
 // Authenticate resolves a well-formed key.
-func (s *Service) Authenticate(ctx context.Context, key string) (*api.Principal, error) {
+func (s *Service) Authenticate(ctx context.Context, key string) (*apikey.Principal, error) {
 	h := s.hasher.Sum(key)
 	s.mu.RLock()
 	e := s.cache[h]
@@ -144,7 +138,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*api.Principal,
 		}
 	}
 	if e.revoked.Load() {
-		return nil, errRevoked
+		return nil, apikey.ErrRevoked
 	}
 	e.lastUsed.Store(now.UnixMilli())
 	return e.p, nil
@@ -153,14 +147,14 @@ func (s *Service) Authenticate(ctx context.Context, key string) (*api.Principal,
 func (s *Service) load(ctx context.Context, h apikey.Hash) (*entry, error) {
 	k, err := s.store.KeyByHash(ctx, h.Hex())
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errNotFound
+		return nil, apikey.ErrNotFound
 	}
 	if err != nil {
-		return nil, api.Internal(fmt.Errorf("keys: load: %w", err))
+		return nil, fmt.Errorf("keys: load: %w", err)
 	}
 	stored, err := hex.DecodeString(k.Hash)
 	if err != nil || len(stored) != len(h) || !apikey.Equal(apikey.Hash(stored), h) {
-		return nil, errNotFound
+		return nil, apikey.ErrNotFound
 	}
 	e := &entry{p: principal(k), loaded: s.now()}
 	e.revoked.Store(!k.RevokedAt.IsZero())
@@ -173,12 +167,14 @@ func (s *Service) load(ctx context.Context, h apikey.Hash) (*entry, error) {
 	return e, nil
 }
 
-func principal(k store.APIKey) *api.Principal {
+func principal(k store.APIKey) *apikey.Principal {
 	rate, burst := Limits(k.Env, k.Plan, k.RPM)
-	return &api.Principal{KeyID: k.ID, Name: k.Name, Org: k.Org, Env: k.Env, Plan: planName(k), Permissions: k.Permissions, Rate: rate, Burst: burst}
+	return &apikey.Principal{KeyID: k.ID, Name: k.Name, Org: k.Org, Env: k.Env, Plan: PlanName(k), Permissions: k.Permissions, Rate: rate, Burst: burst}
 }
 
-func planName(k store.APIKey) string {
+// PlanName is the plan a key is on, as shown: its own, else custom when
+// it has its own rate, else test for test keys, else starter.
+func PlanName(k store.APIKey) string {
 	if k.Plan != "" {
 		return k.Plan
 	}
@@ -301,15 +297,15 @@ func rankOf(plan string) int {
 // resulting rate is at most the creator's, and a test key creates only test
 // keys. r must be valid (see Validate). The error is 403
 // insufficient_permissions naming the field.
-func CheckGrant(creator *api.Principal, r CreateRequest) error {
+func CheckGrant(creator *apikey.Principal, r CreateRequest) error {
 	if creator.Env == apikey.EnvTest && r.Env != apikey.EnvTest {
 		return forbidden("environment", "a test key cannot create %s keys", r.Env)
 	}
 	if !slices.Contains(creator.Permissions, "all") {
 		for _, perm := range r.Permissions {
 			if perm == "all" || !slices.Contains(creator.Permissions, perm) {
-				return api.Errf("insufficient_permissions", "a key cannot grant %s, which it does not hold", perm).
-					WithDetails(map[string]string{"required_permission": perm, "permissions": "cannot grant " + perm})
+				return &PermissionError{Message: fmt.Sprintf("a key cannot grant %s, which it does not hold", perm),
+					Details: map[string]string{"required_permission": perm, "permissions": "cannot grant " + perm}}
 			}
 		}
 	}
@@ -324,32 +320,48 @@ func CheckGrant(creator *api.Principal, r CreateRequest) error {
 
 // CheckRevoke reports whether the caller may revoke target: only when it
 // holds every permission target holds ("all" only from a key holding all).
-func CheckRevoke(caller *api.Principal, target store.APIKey) error {
+func CheckRevoke(caller *apikey.Principal, target store.APIKey) error {
 	if slices.Contains(caller.Permissions, "all") {
 		return nil
 	}
 	for _, perm := range target.Permissions {
 		if perm == "all" || !slices.Contains(caller.Permissions, perm) {
-			return api.Errf("insufficient_permissions", "a key cannot revoke a key holding %s, which it does not hold", perm).
-				WithDetails(map[string]string{"required_permission": perm})
+			return &PermissionError{Message: fmt.Sprintf("a key cannot revoke a key holding %s, which it does not hold", perm),
+				Details: map[string]string{"required_permission": perm}}
 		}
 	}
 	return nil
 }
 
+// PermissionError is a grant or revocation the caller's key does not
+// allow: Details names the field (or the permission) at fault.
+type PermissionError struct {
+	Message string
+	Details map[string]string
+}
+
+func (e *PermissionError) Error() string { return "keys: " + e.Message }
+
+// ValidationError is a key request refused, naming each bad field.
+type ValidationError struct{ Fields map[string]string }
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("keys: %d invalid field(s)", len(e.Fields))
+}
+
 func forbidden(field, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	return api.Errf("insufficient_permissions", "%s", msg).WithDetails(map[string]string{field: msg})
+	return &PermissionError{Message: msg, Details: map[string]string{field: msg}}
 }
 
 // Create makes and stores a key.
 func (s *Service) Create(ctx context.Context, r CreateRequest) (Created, error) {
 	if bad := r.Validate(); bad != nil {
-		return Created{}, api.Validation("validation_failed", bad)
+		return Created{}, &ValidationError{Fields: bad}
 	}
 	key, err := apikey.Generate(r.Env)
 	if err != nil {
-		return Created{}, err
+		return Created{}, fmt.Errorf("keys: generate: %w", err)
 	}
 	var idb [8]byte
 	if _, err := rand.Read(idb[:]); err != nil {
