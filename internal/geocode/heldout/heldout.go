@@ -168,159 +168,206 @@ func accented(s string) string {
 	}, s)
 }
 
-// heldOut makes the query classes from rows: per class up to n rows,
-// chosen at random with a fixed seed.
 // Cases makes up to n queries per class from rows, half from the
 // borough's rows and half from the others when there are both, with a
 // fixed seed: the same rows give the same queries.
 func Cases(rows []Row, n int) []Case {
-	rng := rand.New(rand.NewPCG(17, 2026))
-	streets := map[string]map[string]bool{} // street|zip → numbers
-	zipsOf := map[string][]string{}         // street → zips
+	m := newCaseMaker(rows, n)
+	m.searches()
+	m.prefixes()
+	m.validations()
+	return m.out
+}
+
+// caseMaker draws the rows the queries are made from, in turn from the
+// borough's rows and the others, with one random source for the draws and
+// the queries' changes.
+type caseMaker struct {
+	rng        *rand.Rand
+	rows       []Row
+	files      [2][]Row // the others' rows, the borough's
+	turn       int
+	n          int                        // queries per class
+	streets    map[string]map[string]bool // street|zip → numbers
+	zipsOf     map[string][]string        // street → zips
+	allStreets []string                   // sorted
+	out        []Case
+}
+
+func newCaseMaker(rows []Row, n int) *caseMaker {
+	m := &caseMaker{rng: rand.New(rand.NewPCG(17, 2026)), rows: rows, n: n,
+		streets: map[string]map[string]bool{}, zipsOf: map[string][]string{}}
 	for _, r := range rows {
 		k := strings.ToLower(r.Street) + "|" + r.Zip
-		if streets[k] == nil {
-			streets[k] = map[string]bool{}
-			zipsOf[strings.ToLower(r.Street)] = append(zipsOf[strings.ToLower(r.Street)], r.Zip)
+		if m.streets[k] == nil {
+			m.streets[k] = map[string]bool{}
+			m.zipsOf[strings.ToLower(r.Street)] = append(m.zipsOf[strings.ToLower(r.Street)], r.Zip)
 		}
-		streets[k][r.Number] = true
+		m.streets[k][r.Number] = true
 	}
-	var allStreets []string
-	for s := range zipsOf {
-		allStreets = append(allStreets, s)
+	for s := range m.zipsOf {
+		m.allStreets = append(m.allStreets, s)
 	}
-	slices.Sort(allStreets)
-	var out []Case
+	slices.Sort(m.allStreets)
 	// half the queries from each file, so the 16 states weigh as much as
 	// the borough
-	var files [2][]Row
 	for _, r := range rows {
 		if r.Queens {
-			files[1] = append(files[1], r)
+			m.files[1] = append(m.files[1], r)
 		} else {
-			files[0] = append(files[0], r)
+			m.files[0] = append(m.files[0], r)
 		}
 	}
-	turn := 0
-	pick := func() Row {
-		turn++
-		f := files[turn%2]
-		if len(f) == 0 {
-			f = rows
+	return m
+}
+
+// pick draws a row, from the file whose turn it is.
+func (m *caseMaker) pick() Row {
+	m.turn++
+	f := m.files[m.turn%2]
+	if len(f) == 0 {
+		f = m.rows
+	}
+	return f[m.rng.IntN(len(f))]
+}
+
+// full is the whole address of row r with the given number and street.
+func full(r Row, number, street string) string {
+	return strings.TrimSpace(fmt.Sprintf("%s %s, %s %s", number, street, r.town(), r.Zip))
+}
+
+// add makes up to n cases of a class, from rows drawn until mk has made
+// them or 20n rows were tried.
+func (m *caseMaker) add(class string, mk func(r Row) (Case, bool)) {
+	for got, tries := 0, 0; got < m.n && tries < 20*m.n; tries++ {
+		r := m.pick()
+		if c, ok := mk(r); ok {
+			c.Class, c.Row = class, r
+			m.out = append(m.out, c)
+			got++
 		}
-		return f[rng.IntN(len(f))]
 	}
-	full := func(r Row, number, street string) string {
-		return strings.TrimSpace(fmt.Sprintf("%s %s, %s %s", number, street, r.town(), r.Zip))
-	}
-	add := func(class string, make func(r Row) (Case, bool)) {
-		for got, tries := 0, 0; got < n && tries < 20*n; tries++ {
-			r := pick()
-			if c, ok := make(r); ok {
-				c.Class, c.Row = class, r
-				out = append(out, c)
-				got++
-			}
-		}
-	}
-	add("exact", func(r Row) (Case, bool) { return Case{Q: full(r, r.Number, r.Street)}, true })
-	add("abbreviated", func(r Row) (Case, bool) {
+}
+
+// searches adds the classes of whole addresses searched for, in the ways
+// people write and mistype them.
+func (m *caseMaker) searches() {
+	rng := m.rng
+	m.add("exact", func(r Row) (Case, bool) { return Case{Q: full(r, r.Number, r.Street)}, true })
+	m.add("abbreviated", func(r Row) (Case, bool) {
 		a := abbreviate(r.Street)
 		return Case{Q: full(r, r.Number, a)}, a != r.Street
 	})
-	add("lowercase", func(r Row) (Case, bool) { return Case{Q: strings.ToLower(full(r, r.Number, r.Street))}, true })
-	add("without ZIP", func(r Row) (Case, bool) {
+	m.add("lowercase", func(r Row) (Case, bool) { return Case{Q: strings.ToLower(full(r, r.Number, r.Street))}, true })
+	m.add("without ZIP", func(r Row) (Case, bool) {
 		return Case{Q: fmt.Sprintf("%s %s, %s", r.Number, abbreviate(r.Street), r.town())}, true
 	})
-	add("reordered", func(r Row) (Case, bool) {
+	m.add("reordered", func(r Row) (Case, bool) {
 		return Case{Q: fmt.Sprintf("%s %s %s, %s", r.Street, r.Number, r.Zip, r.town())}, true
 	})
-	add("typo 1 edit", func(r Row) (Case, bool) {
+	m.add("typo 1 edit", func(r Row) (Case, bool) {
 		s := typo(rng, r.Street, 1, false, 4)
 		return Case{Q: full(r, r.Number, s)}, s != ""
 	})
-	add("typo 2 edits", func(r Row) (Case, bool) {
+	m.add("typo 2 edits", func(r Row) (Case, bool) {
 		s := typo(rng, r.Street, 2, false, 8)
 		return Case{Q: full(r, r.Number, s)}, s != ""
 	})
-	add("transposition", func(r Row) (Case, bool) {
+	m.add("transposition", func(r Row) (Case, bool) {
 		s := typo(rng, r.Street, 1, true, 4)
 		return Case{Q: full(r, r.Number, s)}, s != ""
 	})
-	add("with unit", func(r Row) (Case, bool) {
+	m.add("with unit", func(r Row) (Case, bool) {
 		return Case{Q: full(r, r.Number, r.Street+" "+r.Unit)}, r.Unit != ""
 	})
-	add("typo in town or type", func(r Row) (Case, bool) {
-		q := full(r, r.Number, r.Street)
-		f := strings.Fields(q)
-		var long []int
-		for i, w := range f[1:] {
-			if len(strings.Trim(w, ",")) >= 5 && strings.IndexFunc(w, unicode.IsDigit) < 0 && !strings.Contains(r.Street, w) {
-				long = append(long, i+1)
-			}
-		}
-		if len(long) == 0 {
-			return Case{}, false
-		}
-		i := long[rng.IntN(len(long))]
-		w := strings.Trim(f[i], ",")
-		t := typo(rng, w, 1, rng.IntN(2) == 0, 5)
-		if t == "" {
-			return Case{}, false
-		}
-		f[i] = strings.Replace(f[i], w, t, 1)
-		return Case{Q: strings.Join(f, " ")}, true
-	})
-	add("no street type", func(r Row) (Case, bool) {
+	m.add("typo in town or type", m.typoInTownOrType)
+	m.add("no street type", func(r Row) (Case, bool) {
 		f := strings.Fields(r.Street)
 		if len(f) < 2 || shortForms[strings.ToLower(f[len(f)-1])] == "" {
 			return Case{}, false
 		}
 		return Case{Q: full(r, r.Number, strings.Join(f[:len(f)-1], " "))}, true
 	})
-	add("accented", func(r Row) (Case, bool) {
+	m.add("accented", func(r Row) (Case, bool) {
 		return Case{Q: full(r, r.Number, accented(r.Street))}, true
 	})
-	add("Queens number without hyphen", func(r Row) (Case, bool) {
+	m.add("Queens number without hyphen", func(r Row) (Case, bool) {
 		return Case{Q: full(r, strings.ReplaceAll(r.Number, "-", ""), r.Street)}, r.Queens && strings.Contains(r.Number, "-")
 	})
-	add("Queens number with a space", func(r Row) (Case, bool) {
+	m.add("Queens number with a space", func(r Row) (Case, bool) {
 		return Case{Q: full(r, strings.Replace(r.Number, "-", " ", 1), r.Street)}, r.Queens && strings.Contains(r.Number, "-")
 	})
-	add("ZIP+4", func(r Row) (Case, bool) {
+	m.add("ZIP+4", func(r Row) (Case, bool) {
 		return Case{Q: full(r, r.Number, r.Street) + fmt.Sprintf("-%04d", rng.IntN(10000))}, len(r.Zip) == 5
 	})
+}
+
+// typoInTownOrType is row r's address with one typo (an edit or a swap)
+// in a long word that is not the street's: the town's, or the street
+// type's where it is written out.
+func (m *caseMaker) typoInTownOrType(r Row) (Case, bool) {
+	q := full(r, r.Number, r.Street)
+	f := strings.Fields(q)
+	var long []int
+	for i, w := range f[1:] {
+		if len(strings.Trim(w, ",")) >= 5 && strings.IndexFunc(w, unicode.IsDigit) < 0 && !strings.Contains(r.Street, w) {
+			long = append(long, i+1)
+		}
+	}
+	if len(long) == 0 {
+		return Case{}, false
+	}
+	i := long[m.rng.IntN(len(long))]
+	w := strings.Trim(f[i], ",")
+	t := typo(m.rng, w, 1, m.rng.IntN(2) == 0, 5)
+	if t == "" {
+		return Case{}, false
+	}
+	f[i] = strings.Replace(f[i], w, t, 1)
+	return Case{Q: strings.Join(f, " ")}, true
+}
+
+// prefixes adds the autocomplete classes: the first 6 to 18 characters
+// of a number and street, where the right street is enough.
+func (m *caseMaker) prefixes() {
 	for _, k := range []int{6, 8, 10, 12, 14, 18} {
-		add(fmt.Sprintf("prefix %d", k), func(r Row) (Case, bool) {
+		m.add(fmt.Sprintf("prefix %d", k), func(r Row) (Case, bool) {
 			s := r.Number + " " + r.Street
 			return Case{Q: s[:min(k, len(s))], Prefix: true, Street: true}, len(s) > k
 		})
 	}
-	add("validate: true address", func(r Row) (Case, bool) {
+}
+
+// validations adds the validation classes: true addresses, written with
+// a typo or a unit, that must be found to exist, and addresses with a
+// number or a street their ZIP does not have, that must not.
+func (m *caseMaker) validations() {
+	rng := m.rng
+	m.add("validate: true address", func(r Row) (Case, bool) {
 		return Case{Q: full(r, r.Number, r.Street), Validate: 1}, true
 	})
-	add("validate: one typo", func(r Row) (Case, bool) {
+	m.add("validate: one typo", func(r Row) (Case, bool) {
 		s := typo(rng, r.Street, 1, rng.IntN(2) == 0, 5)
 		return Case{Q: full(r, r.Number, s), Validate: 1}, s != ""
 	})
-	add("validate: with unit", func(r Row) (Case, bool) {
+	m.add("validate: with unit", func(r Row) (Case, bool) {
 		return Case{Q: full(r, r.Number, r.Street+" "+r.Unit), Validate: 1}, r.Unit != ""
 	})
-	add("validate: wrong number", func(r Row) (Case, bool) {
+	m.add("validate: wrong number", func(r Row) (Case, bool) {
+		numbers := m.streets[strings.ToLower(r.Street)+"|"+r.Zip]
 		num := r.Number
-		for i := 0; i < 20 && streets[strings.ToLower(r.Street)+"|"+r.Zip][num]; i++ {
+		for i := 0; i < 20 && numbers[num]; i++ {
 			num = bump(rng, r.Number)
 		}
-		return Case{Q: full(r, num, r.Street), Validate: -1}, !streets[strings.ToLower(r.Street)+"|"+r.Zip][num]
+		return Case{Q: full(r, num, r.Street), Validate: -1}, !numbers[num]
 	})
-	add("validate: wrong street", func(r Row) (Case, bool) {
-		other := allStreets[rng.IntN(len(allStreets))]
-		if slices.Contains(zipsOf[other], r.Zip) {
+	m.add("validate: wrong street", func(r Row) (Case, bool) {
+		other := m.allStreets[rng.IntN(len(m.allStreets))]
+		if slices.Contains(m.zipsOf[other], r.Zip) {
 			return Case{}, false
 		}
 		return Case{Q: full(r, r.Number, titleCase(other)), Validate: -1}, true
 	})
-	return out
 }
 
 // bump changes a house number's last digits.
