@@ -11,11 +11,52 @@ import (
 	"github.com/fleethub/fleethub/internal/breaker"
 )
 
+// bell rings when something a test waits for happens: a timer set on
+// the fake clock, a change of state reported, a probe run. await
+// re-checks its condition at every ring.
+type bell struct {
+	mu sync.Mutex
+	ch chan struct{} // closed by the next ring
+}
+
+func (b *bell) ring() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch != nil {
+		close(b.ch)
+		b.ch = nil
+	}
+}
+
+// await reports whether cond holds, checking it again at every ring
+// until it does or 5 s pass.
+func (b *bell) await(cond func() bool) bool {
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	for {
+		b.mu.Lock()
+		if b.ch == nil {
+			b.ch = make(chan struct{})
+		}
+		rung := b.ch
+		b.mu.Unlock()
+		if cond() {
+			return true
+		}
+		select {
+		case <-rung:
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
 // fakeClock moves only when told.
 type fakeClock struct {
 	mu      sync.Mutex
 	now     time.Time
 	waiters []waiter
+	set     bell // rings when a timer is set
 }
 
 type waiter struct {
@@ -31,6 +72,7 @@ func (c *fakeClock) Now() time.Time {
 
 func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 	c.mu.Lock()
+	defer c.set.ring()
 	defer c.mu.Unlock()
 	ch := make(chan time.Time, 1)
 	c.waiters = append(c.waiters, waiter{at: c.now.Add(d), ch: ch})
@@ -40,18 +82,12 @@ func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 // advance moves the clock once a timer waits, firing the timers due.
 func (c *fakeClock) advance(t *testing.T, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	if !c.set.await(func() bool {
 		c.mu.Lock()
-		n := len(c.waiters)
-		c.mu.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no probe waits on the clock")
-		}
-		time.Sleep(time.Millisecond)
+		defer c.mu.Unlock()
+		return len(c.waiters) > 0
+	}) {
+		t.Fatal("no probe waits on the clock")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,14 +104,16 @@ func (c *fakeClock) advance(t *testing.T, d time.Duration) {
 }
 
 type changes struct {
-	mu  sync.Mutex
-	got []breaker.State
+	mu    sync.Mutex
+	got   []breaker.State
+	added bell
 }
 
 func (c *changes) add(_, to breaker.State) {
 	c.mu.Lock()
 	c.got = append(c.got, to)
 	c.mu.Unlock()
+	c.added.ring()
 }
 
 func (c *changes) list() []breaker.State {
@@ -86,21 +124,15 @@ func (c *changes) list() []breaker.State {
 
 // wait returns the changes once there are n (OnChange follows the state).
 func (c *changes) wait(n int) []breaker.State {
-	deadline := time.Now().Add(5 * time.Second)
-	for len(c.list()) < n && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	c.added.await(func() bool { return len(c.list()) >= n })
 	return c.list()
 }
 
-func waitState(t *testing.T, b *breaker.Breaker, want breaker.State) {
+// waitState waits for b to be in want; b reports its changes to c.
+func (c *changes) waitState(t *testing.T, b *breaker.Breaker, want breaker.State) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for b.State() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("state %s, want %s", b.State(), want)
-		}
-		time.Sleep(time.Millisecond)
+	if !c.added.await(func() bool { return b.State() == want }) {
+		t.Fatalf("state %s, want %s", b.State(), want)
 	}
 }
 
@@ -141,9 +173,11 @@ func TestOpenFailsWithoutCallingAndProbesBack(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
 	var up atomic.Bool
 	var probes atomic.Int32
+	var probed bell
 	var ch changes
 	b := breaker.New(breaker.Config{Name: "redis", Clock: clock, ProbeEvery: time.Second, OnChange: ch.add}, func(context.Context) error {
 		probes.Add(1)
+		defer probed.ring()
 		if up.Load() {
 			return nil
 		}
@@ -169,12 +203,12 @@ func TestOpenFailsWithoutCallingAndProbesBack(t *testing.T) {
 	}
 
 	clock.advance(t, time.Second) // a probe that fails: still open
-	for probes.Load() < 1 {
-		time.Sleep(time.Millisecond)
+	if !probed.await(func() bool { return probes.Load() >= 1 }) {
+		t.Fatal("no first probe")
 	}
 	clock.advance(t, time.Second)
-	for probes.Load() < 2 {
-		time.Sleep(time.Millisecond)
+	if !probed.await(func() bool { return probes.Load() >= 2 }) {
+		t.Fatal("no second probe")
 	}
 	if b.State() != breaker.Open {
 		t.Fatalf("after failed probes: %s", b.State())
@@ -182,7 +216,7 @@ func TestOpenFailsWithoutCallingAndProbesBack(t *testing.T) {
 
 	up.Store(true)
 	clock.advance(t, time.Second)
-	waitState(t, b, breaker.HalfOpen)
+	ch.waitState(t, b, breaker.HalfOpen)
 	if err := b.Allow(); err != nil {
 		t.Fatalf("half-open refuses calls: %v", err)
 	}
@@ -210,7 +244,7 @@ func TestHalfOpenFailureReopens(t *testing.T) {
 	defer b.Close()
 	b.Failure(errDown)
 	clock.advance(t, breaker.DefaultProbeEvery)
-	waitState(t, b, breaker.HalfOpen)
+	ch.waitState(t, b, breaker.HalfOpen)
 	up.Store(false)
 	b.Failure(errDown)
 	if b.State() != breaker.Open {
@@ -218,10 +252,10 @@ func TestHalfOpenFailureReopens(t *testing.T) {
 	}
 	up.Store(true)
 	clock.advance(t, breaker.DefaultProbeEvery)
-	waitState(t, b, breaker.HalfOpen)
+	ch.waitState(t, b, breaker.HalfOpen)
 	// with no calls, the next probe closes it
 	clock.advance(t, breaker.DefaultProbeEvery)
-	waitState(t, b, breaker.Closed)
+	ch.waitState(t, b, breaker.Closed)
 	want := []breaker.State{breaker.Open, breaker.HalfOpen, breaker.Open, breaker.HalfOpen, breaker.Closed}
 	if got := ch.wait(len(want)); !equal(got, want) {
 		t.Fatalf("changes %v, want %v", got, want)
@@ -295,7 +329,8 @@ func TestWatchOpensAClosedBreaker(t *testing.T) {
 	var up atomic.Bool
 	up.Store(true)
 	probed := make(chan error, 16)
-	b := breaker.New(breaker.Config{Name: "kafka", Clock: clock, Watch: time.Second, ProbeEvery: time.Second}, func(context.Context) error {
+	var ch changes
+	b := breaker.New(breaker.Config{Name: "kafka", Clock: clock, Watch: time.Second, ProbeEvery: time.Second, OnChange: ch.add}, func(context.Context) error {
 		err := errDown
 		if up.Load() {
 			err = nil
@@ -321,7 +356,7 @@ func TestWatchOpensAClosedBreaker(t *testing.T) {
 
 	up.Store(false) // the part goes away with no call to find it
 	clock.advance(t, time.Second)
-	waitState(t, b, breaker.Open)
+	ch.waitState(t, b, breaker.Open)
 	select {
 	case <-live.Done():
 	case <-time.After(5 * time.Second):

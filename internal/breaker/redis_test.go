@@ -70,7 +70,7 @@ func TestRedisHook(t *testing.T) {
 	if err := rdb.Ping(ctx).Err(); err == nil {
 		t.Fatal("PING through a cut proxy answered")
 	}
-	waitState(t, b, breaker.Open)
+	ch.waitState(t, b, breaker.Open)
 	for range 20 {
 		start := time.Now()
 		if err := rdb.Ping(ctx).Err(); !errors.Is(err, breaker.ErrOpen) {
@@ -86,7 +86,7 @@ func TestRedisHook(t *testing.T) {
 	}
 
 	p.Cut(false)
-	waitState(t, b, breaker.Closed)
+	ch.waitState(t, b, breaker.Closed)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		t.Fatalf("PING after: %v", err)
 	}
