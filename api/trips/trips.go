@@ -3,16 +3,12 @@
 package trips
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"strconv"
-	"time"
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/trips"
 	"github.com/fleethub/fleethub/internal/ratelimit"
-	gojson "github.com/goccy/go-json"
 )
 
 // Limiter limits single uploads per trip.
@@ -116,12 +112,6 @@ var listParams = []api.Param{
 	{Name: "include_analytics", In: "query", Type: "boolean"},
 }
 
-// HistoryResponse is the organization history answer.
-type HistoryResponse struct {
-	Success bool               `json:"success"`
-	Data    domain.HistoryData `json:"data"`
-}
-
 func actor(c *api.Ctx) string { return c.Principal.KeyID }
 
 func (h *Handlers) start(c *api.Ctx) error {
@@ -199,216 +189,4 @@ func (h *Handlers) metadata(c *api.Ctx) error {
 		return mapErr(err)
 	}
 	return c.JSON(200, res)
-}
-
-func (h *Handlers) history(c *api.Ctx) error {
-	status := string(c.QueryArgs().Peek("status"))
-	if status == "" {
-		status = "completed"
-	}
-	if _, ok := domain.HistoryStatuses[status]; !ok {
-		return &api.Error{Status: 400, Code: "invalid_request", Message: "status must be completed, cancelled, recording or paused"}
-	}
-	org, env := c.Scope()
-	data, err := h.svc.History(c.Context(), org, env, c.PathParam("org_id"), status)
-	if err != nil {
-		return &api.Error{Status: 500, Code: "internal_error", Message: "Failed to fetch trip history", Cause: err}
-	}
-	return c.JSON(200, HistoryResponse{Success: true, Data: data})
-}
-
-func (h *Handlers) list(c *api.Ctx) error {
-	a := c.QueryArgs()
-	q := domain.ListQuery{Limit: 50, Sort: "start_time", Order: "desc", IncludeAnalytics: true,
-		OrganizationID: string(a.Peek("organization_id")), VehicleID: string(a.Peek("vehicle_id")), DriverID: string(a.Peek("driver_id")),
-		Status: string(a.Peek("status")), Cursor: string(a.Peek("cursor"))}
-	bad := map[string]string{}
-	switch q.Status {
-	case "", "active", "paused", "completed", "cancelled", "interrupted":
-	default:
-		bad["status"] = "must be active, paused, completed, cancelled or interrupted"
-	}
-	if v := a.Peek("limit"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 1 || n > 200 {
-			bad["limit"] = "must be an integer from 1 to 200"
-		}
-		q.Limit = n
-	}
-	if v := string(a.Peek("sort")); v != "" {
-		switch v {
-		case "start_time", "end_time", "distance", "duration", "safety_score":
-			q.Sort = v
-		default:
-			bad["sort"] = "must be start_time, end_time, distance, duration or safety_score"
-		}
-	}
-	if v := string(a.Peek("order")); v != "" {
-		if v != "asc" && v != "desc" {
-			bad["order"] = "must be asc or desc"
-		}
-		q.Order = v
-	}
-	if v := string(a.Peek("include_analytics")); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			bad["include_analytics"] = "must be true or false"
-		}
-		q.IncludeAnalytics = b
-	}
-	for _, d := range []struct {
-		name string
-		dst  **time.Time
-	}{{"start_date", &q.StartDate}, {"end_date", &q.EndDate}} {
-		if v := string(a.Peek(d.name)); v != "" {
-			t, err := parseDate(v)
-			if err != nil {
-				bad[d.name] = "must be an ISO 8601 date or date-time"
-				continue
-			}
-			*d.dst = &t
-		}
-	}
-	if len(bad) > 0 {
-		return api.Validation("invalid_request", bad)
-	}
-	if q.StartDate != nil && q.EndDate != nil && !q.StartDate.Before(*q.EndDate) {
-		return api.Errf("invalid_date_range", "start_date must be before end_date").
-			WithDetails(map[string]string{"start_date": q.StartDate.Format(time.RFC3339), "end_date": q.EndDate.Format(time.RFC3339)})
-	}
-	org, env := c.Scope()
-	res, err := h.svc.List(c.Context(), org, env, q)
-	if err != nil {
-		return mapErr(err)
-	}
-	return c.JSON(200, res)
-}
-
-func parseDate(v string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return t.UTC(), nil
-	}
-	t, err := time.Parse("2006-01-02", v)
-	return t.UTC(), err
-}
-
-// decodeFast decodes an upload body with goccy/go-json (about six times
-// faster than encoding/json on 1,000-point batches, see
-// docs/performance.md); on error it decodes again with encoding/json for
-// the precise message.
-func decodeFast(c *api.Ctx, v any) error {
-	return decodeUpload(c.Request.Header.ContentType(), c.PostBody(), v)
-}
-
-// decodeUpload is decodeFast over the Content-Type and body. A body that
-// is not a JSON object goes to api.DecodeJSON, which refuses it as every
-// other route does: goccy/go-json, like encoding/json, takes null as {}.
-func decodeUpload(contentType, body []byte, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return api.Errf("invalid_request", "request body is required")
-	}
-	if !api.IsJSON(contentType) {
-		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
-	}
-	if !isObject(body) {
-		return api.DecodeJSON(body, v)
-	}
-	if err := gojson.Unmarshal(body, v); err != nil {
-		return api.DecodeJSON(body, v)
-	}
-	return nil
-}
-
-// isObject reports whether body, past leading JSON whitespace, opens an
-// object: the rule of api.DecodeJSON.
-func isObject(body []byte) bool {
-	t := bytes.TrimLeft(body, " \t\r\n")
-	return len(t) > 0 && t[0] == '{'
-}
-
-func (h *Handlers) batch(c *api.Ctx) error {
-	var r domain.BatchRequest
-	if err := decodeFast(c, &r); err != nil {
-		return err
-	}
-	if len(r.Locations) > domain.MaxBatch {
-		return api.Errf("batch_too_large", "a batch carries at most %d points, got %d", domain.MaxBatch, len(r.Locations)).
-			WithDetails(map[string]string{"locations": "at most 1000 points"})
-	}
-	org, env := c.Scope()
-	res, err := h.svc.UploadBatch(c.Context(), org, env, &r)
-	if err != nil {
-		return mapErr(err)
-	}
-	return c.JSON(200, res)
-}
-
-func (h *Handlers) single(c *api.Ctx) error {
-	var r domain.SingleRequest
-	if err := decodeFast(c, &r); err != nil {
-		return err
-	}
-	if r.TripID != "" && h.limiter != nil {
-		res, err := h.limiter.Allow(c.Context(), "single:"+c.Principal.Org+":"+r.TripID, ratelimit.Limit{Rate: h.singleRate, Burst: h.singleRate, Window: time.Second})
-		if err == nil && !res.Allowed {
-			e := api.Errf("rate_limit_exceeded", "at most %d single uploads per second per trip", h.singleRate)
-			e.RetryAfter = 1
-			return e
-		}
-	}
-	org, env := c.Scope()
-	res, err := h.svc.UploadSingle(c.Context(), org, env, &r)
-	if err != nil {
-		return mapErr(err)
-	}
-	return c.JSON(200, res)
-}
-
-// boolParam reads an optional boolean query parameter.
-func boolParam(c *api.Ctx, name string, def bool, bad map[string]string) bool {
-	v := string(c.QueryArgs().Peek(name))
-	if v == "" {
-		return def
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		bad[name] = "must be true or false"
-	}
-	return b
-}
-
-func (h *Handlers) route(c *api.Ctx) error {
-	bad := map[string]string{}
-	q := domain.RouteQuery{IncludeWaypoints: boolParam(c, "include_waypoints", true, bad), IncludeTrafficData: boolParam(c, "include_traffic_data", false, bad),
-		IncludeAlternatives: boolParam(c, "include_alternatives", false, bad), SimplifyGeometry: boolParam(c, "simplify_geometry", true, bad), Precision: 6}
-	if v := c.QueryArgs().Peek("geometry_precision"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 1 || n > 8 {
-			bad["geometry_precision"] = "must be an integer from 1 to 8"
-		}
-		q.Precision = n
-	}
-	if len(bad) > 0 {
-		return api.Validation("invalid_request", bad)
-	}
-	org, env := c.Scope()
-	r, err := h.svc.Route(c.Context(), org, env, c.PathParam("trip_id"), q)
-	if err != nil {
-		return mapErr(err)
-	}
-	return c.JSON(200, r)
-}
-
-func (h *Handlers) safety(c *api.Ctx) error {
-	bad := map[string]string{}
-	br, bm := boolParam(c, "include_breakdown", true, bad), boolParam(c, "include_benchmarks", true, bad)
-	if len(bad) > 0 {
-		return api.Validation("invalid_request", bad)
-	}
-	org, env := c.Scope()
-	r, err := h.svc.SafetyScore(c.Context(), org, env, c.PathParam("trip_id"), br, bm)
-	if err != nil {
-		return mapErr(err)
-	}
-	return c.JSON(200, r)
 }
