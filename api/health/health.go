@@ -110,11 +110,6 @@ type Checker struct {
 	trips map[Scope]tripsEntry
 }
 
-type tripsEntry struct {
-	view TripsView
-	at   time.Time
-}
-
 // New makes a Checker.
 func New(cfg Config, deps Deps) *Checker {
 	if cfg.CacheFor == 0 {
@@ -139,69 +134,6 @@ func (c *Checker) Invalidate() {
 // SetReady flips readiness (false while shutting down).
 func (c *Checker) SetReady(v bool) { c.ready.Store(v) }
 
-// Report is the GET /v1/trips/health answer.
-type Report struct {
-	Status        string            `json:"status" enum:"healthy,degraded,unhealthy"`
-	Timestamp     time.Time         `json:"timestamp"`
-	Version       string            `json:"version"`
-	UptimeSeconds int64             `json:"uptime_seconds"`
-	Service       string            `json:"service"`
-	Database      DatabaseView      `json:"database"`
-	ActiveTrips   TripsView         `json:"active_trips"`
-	Performance   PerformanceView   `json:"performance"`
-	Dependencies  map[string]string `json:"dependencies"`
-}
-
-// DatabaseView is the store part of the report.
-type DatabaseView struct {
-	Status            string  `json:"status" enum:"healthy,degraded,unhealthy"`
-	Provider          string  `json:"provider"`
-	ResponseTimeMS    float64 `json:"response_time_ms"`
-	ActiveConnections int     `json:"active_connections"`
-	OpenConnections   int     `json:"open_connections"`
-}
-
-// TripsView counts active trips.
-type TripsView struct {
-	TotalCount         int     `json:"total_count"`
-	OrganizationCount  int     `json:"organization_count"`
-	AvgDurationMinutes float64 `json:"avg_duration_minutes"`
-}
-
-// PerformanceView is the last minute of requests.
-type PerformanceView struct {
-	RequestsPerMinute int64   `json:"requests_per_minute"`
-	AvgResponseTimeMS float64 `json:"avg_response_time_ms"`
-	ErrorRatePercent  float64 `json:"error_rate_percent"`
-}
-
-func rank(s string) int {
-	switch s {
-	case Unhealthy:
-		return 2
-	case Degraded:
-		return 1
-	}
-	return 0
-}
-
-func worst(a, b string) string {
-	if rank(b) > rank(a) {
-		return b
-	}
-	return a
-}
-
-func band(v, degradedAt, unhealthyAbove float64) string {
-	switch {
-	case v > unhealthyAbove:
-		return Unhealthy
-	case v >= degradedAt:
-		return Degraded
-	}
-	return Healthy
-}
-
 // ScopeOf is the active trip scope a caller may see: every organization
 // for a key holding AdminPermission, its own organization and environment
 // otherwise.
@@ -218,90 +150,6 @@ func (c *Checker) Compute(ctx context.Context, sc Scope) Report {
 	r.ActiveTrips = c.activeTrips(ctx, sc, c.now())
 	return r
 }
-
-// compute builds a fresh report without active trips.
-func (c *Checker) compute(ctx context.Context) Report {
-	now := c.now()
-	r := Report{Timestamp: now.UTC(), Version: c.cfg.Version, UptimeSeconds: int64(now.Sub(c.started).Seconds()), Service: Service,
-		Dependencies: map[string]string{}}
-	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	start := time.Now()
-	err := c.deps.Store.Ping(pctx)
-	probe := time.Since(start)
-	cancel()
-	r.Database.Provider = c.cfg.StoreName
-	r.Database.ResponseTimeMS = round(float64(probe.Microseconds()) / 1000)
-	if c.deps.Connections != nil {
-		r.Database.OpenConnections, r.Database.ActiveConnections = c.deps.Connections()
-	}
-	if err != nil {
-		r.Database.Status = Unhealthy
-	} else {
-		r.Database.Status = band(r.Database.ResponseTimeMS, 100, 500)
-	}
-	r.Dependencies[c.cfg.StoreName] = r.Database.Status
-	status := r.Database.Status
-	status = worst(status, band(float64(r.Database.ActiveConnections), 20, 50))
-	if c.deps.Requests != nil {
-		w := c.deps.Requests.Last()
-		r.Performance = PerformanceView{RequestsPerMinute: w.RequestsPerMin, AvgResponseTimeMS: round(float64(w.AvgLatency.Microseconds()) / 1000), ErrorRatePercent: round(w.ErrorRatePct)}
-		status = worst(status, band(r.Performance.AvgResponseTimeMS, 200, 1000))
-		status = worst(status, band(r.Performance.ErrorRatePercent, 1, 5))
-	}
-	for name, d := range c.deps.Others {
-		st := d.Health(ctx)
-		r.Dependencies[name] = st
-		if st != Healthy {
-			status = worst(status, Degraded)
-		}
-	}
-	r.Status = status
-	return r
-}
-
-// activeTrips returns the active trips of sc, refreshed after TripsRefresh.
-func (c *Checker) activeTrips(ctx context.Context, sc Scope, now time.Time) TripsView {
-	if c.deps.Trips == nil {
-		return TripsView{}
-	}
-	c.mu.Lock()
-	if e, ok := c.trips[sc]; ok && now.Sub(e.at) < c.cfg.TripsRefresh {
-		c.mu.Unlock()
-		return e.view
-	}
-	c.mu.Unlock()
-	total, orgs, avg, err := c.deps.Trips.ActiveTripStats(ctx, sc)
-	if err != nil {
-		return TripsView{}
-	}
-	v := TripsView{TotalCount: total, OrganizationCount: orgs, AvgDurationMinutes: round(avg)}
-	c.mu.Lock()
-	if _, ok := c.trips[sc]; !ok && len(c.trips) >= maxTripScopes {
-		for k, e := range c.trips {
-			if now.Sub(e.at) >= c.cfg.TripsRefresh {
-				delete(c.trips, k)
-			}
-		}
-		if len(c.trips) >= maxTripScopes {
-			clear(c.trips)
-		}
-	}
-	c.trips[sc] = tripsEntry{view: v, at: now}
-	c.mu.Unlock()
-	return v
-}
-
-// depsReady reports whether no dependency of Deps.Ready is unhealthy.
-func (c *Checker) depsReady(ctx context.Context) bool {
-	for _, d := range c.deps.Ready {
-		if d.Health(ctx) == Unhealthy {
-			return false
-		}
-	}
-	return true
-}
-
-func round(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
 
 // cached returns the encoded report for sc: the report recomputed after
 // CacheFor, its active trips those of sc, refreshed after TripsRefresh.

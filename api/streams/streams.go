@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -40,41 +39,6 @@ type Handlers struct {
 // too (status shows no webhook block).
 func New(svc *domain.Service, ws Websocket, hooks DeliveryStatus) *Handlers {
 	return &Handlers{svc: svc, ws: ws, hooks: hooks, overlap: 24 * time.Hour}
-}
-
-// StreamView is a stream as the API shows it.
-type StreamView struct {
-	Success        bool       `json:"success"`
-	StreamID       string     `json:"stream_id"`
-	StreamType     string     `json:"stream_type" enum:"telemetry,events"`
-	Status         string     `json:"status" enum:"active,paused,stopped"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	StoppedAt      *time.Time `json:"stopped_at"`
-	DeliveryMethod string     `json:"delivery_method" enum:"websocket,webhook"`
-	WebsocketURL   string     `json:"websocket_url,omitempty"`
-	WebhookURL     string     `json:"webhook_url,omitempty"`
-	// WebhookSecret is shown once: at start and when rotated.
-	WebhookSecret string `json:"webhook_secret,omitempty"`
-	Configuration any    `json:"configuration" doc:"the stream's settings and filters, normalized"`
-}
-
-// Lag describes how far behind a stream is.
-type Lag struct {
-	LastOffset    int64      `json:"last_offset"`
-	LastMessageAt *time.Time `json:"last_message_at"`
-	PipelineLagMS int64      `json:"pipeline_lag_ms" doc:"ingest to match time of the last matched message"`
-}
-
-// StatusView is the status answer.
-type StatusView struct {
-	StreamView
-	ConnectedClients int64            `json:"connected_clients"`
-	Counters         map[string]int64 `json:"counters" doc:"matched, delivered, dropped, duplicates_suppressed, failed, pending, dead_lettered, throttled"`
-	Lag              Lag              `json:"lag"`
-	// Webhook is the endpoint state of a webhook stream: circuit,
-	// disabled (410), and deliveries per status across nodes.
-	Webhook *apiwebhooks.EndpointStatus `json:"webhook,omitempty"`
 }
 
 // StopBody is the stop request.
@@ -166,60 +130,6 @@ func (h *Handlers) Routes() []*api.Route {
 	return out
 }
 
-func wsURL(c *api.Ctx, id string) string {
-	scheme := "ws"
-	if c.IsTLS() || string(c.Request.Header.Peek("X-Forwarded-Proto")) == "https" {
-		scheme = "wss"
-	}
-	return scheme + "://" + string(c.Host()) + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(id)
-}
-
-func (h *Handlers) view(c *api.Ctx, e *domain.Entry) StreamView {
-	v := StreamView{Success: true, StreamID: e.Rec.ID, StreamType: e.Rec.Kind, Status: e.Rec.State, CreatedAt: e.Rec.CreatedAt, UpdatedAt: e.Rec.UpdatedAt,
-		DeliveryMethod: e.Info.Delivery}
-	if !e.Rec.StoppedAt.IsZero() {
-		t := e.Rec.StoppedAt
-		v.StoppedAt = &t
-	}
-	var cfg any
-	if e.Cfg.Telemetry != nil {
-		cfg = e.Cfg.Telemetry
-		v.WebhookURL = e.Cfg.Telemetry.WebhookURL
-	} else if e.Cfg.Events != nil {
-		cfg = e.Cfg.Events
-		v.WebhookURL = e.Cfg.Events.WebhookURL
-	}
-	b, _ := json.Marshal(cfg)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	if m == nil {
-		m = map[string]any{}
-	}
-	v.Configuration = m
-	if e.Info.Delivery == "websocket" {
-		v.WebsocketURL = wsURL(c, e.Rec.ID)
-	}
-	return v
-}
-
-func (h *Handlers) statusView(c *api.Ctx, st domain.Status) StatusView {
-	v := StatusView{StreamView: h.view(c, st.Entry), ConnectedClients: st.Connected, Counters: st.Counters,
-		Lag: Lag{LastOffset: st.LastOffset, PipelineLagMS: st.PipelineLagMS}}
-	if !st.LastMatchAt.IsZero() {
-		t := st.LastMatchAt
-		v.Lag.LastMessageAt = &t
-	}
-	if h.hooks != nil && st.Entry.Info.Delivery == "webhook" {
-		if ws, err := h.hooks.Status(c.Context(), st.Entry.Rec.Org, st.Entry.Rec.Env, st.Entry.Rec.ID); err == nil {
-			v.Webhook = &ws
-			for _, k := range []string{"pending", "failed", "dead_lettered"} {
-				v.Counters[k] = ws.Counts[k]
-			}
-		}
-	}
-	return v
-}
-
 func (h *Handlers) start(c *api.Ctx, kind string) error {
 	if !api.IsJSON(c.Request.Header.ContentType()) {
 		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
@@ -302,21 +212,6 @@ func (h *Handlers) websocket(c *api.Ctx) error {
 	return nil
 }
 
-// CorrelatedMessage is one message of a correlation.
-type CorrelatedMessage struct {
-	Offset  int64           `json:"offset"`
-	Message json.RawMessage `json:"message"`
-}
-
-// CorrelationView is the correlation answer.
-type CorrelationView struct {
-	Success       bool                `json:"success"`
-	StreamID      string              `json:"stream_id"`
-	CorrelationID string              `json:"correlation_id"`
-	Count         int                 `json:"count"`
-	Messages      []CorrelatedMessage `json:"messages"`
-}
-
 func (h *Handlers) correlations(c *api.Ctx) error {
 	corr := string(c.QueryArgs().Peek("correlation_id"))
 	if corr == "" || len(corr) > 200 {
@@ -342,20 +237,6 @@ func (h *Handlers) correlations(c *api.Ctx) error {
 	}
 	out.Count = len(out.Messages)
 	return c.JSON(200, out)
-}
-
-// ListView is a page of the stream listing.
-type ListView struct {
-	Success    bool         `json:"success"`
-	Streams    []StatusView `json:"streams" doc:"each as the status endpoint answers it"`
-	Pagination Pagination   `json:"pagination"`
-}
-
-// Pagination continues a listing.
-type Pagination struct {
-	Limit      int     `json:"limit"`
-	HasMore    bool    `json:"has_more"`
-	NextCursor *string `json:"next_cursor" doc:"pass as cursor for the next page; null on the last"`
 }
 
 func (h *Handlers) list(c *api.Ctx) error {
