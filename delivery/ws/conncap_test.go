@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // testConns checks a counter's caps per key and per organization.
@@ -118,23 +119,45 @@ func TestConnsRedis(t *testing.T) {
 	if _, err := b.Acquire(ctx, org, key, 3, 5); err == nil {
 		t.Fatal("the other node took a 4th connection of the key")
 	}
-	// the TTL is refreshed while connections are held
-	time.Sleep(4 * time.Second) // real time: Redis expires keys on its own clock, past the 1 s TTL unless refreshed
-	if n, _ := rdb.Get(ctx, "fleethub:wsconns:key:"+key).Int(); n != 3 {
+	// the TTL is refreshed while connections are held: the counter
+	// outlives the expiry it had now, on Redis's own clock
+	counter := "fleethub:wsconns:key:" + key
+	ttl, err := rdb.PTTL(ctx, counter).Result()
+	if err != nil || ttl <= 0 {
+		t.Fatalf("PTTL of the counter: %v, %v", ttl, err)
+	}
+	expiry := redisNow(t, rdb).Add(ttl + time.Millisecond)
+	waitfor.Until(t, ttl+10*time.Second, "Redis's clock past the counter's first expiry", func() bool { return redisNow(t, rdb).After(expiry) })
+	if n, _ := rdb.Get(ctx, counter).Int(); n != 3 {
 		t.Fatalf("counter after the TTL: %d, want 3 (refreshed)", n)
 	}
 	// a crashed node's counts expire: counters no node refreshes
 	dead := ws.NewRedisConns(rdb, time.Second)
-	r, err := dead.Acquire(ctx, org+"-dead", key+"-dead", 1, 10)
-	if err != nil {
+	if _, err := dead.Acquire(ctx, org+"-dead", key+"-dead", 1, 10); err != nil {
 		t.Fatal(err)
 	}
-	_ = r // never released: the node "crashes"
+	// never released: the node "crashes"
 	dead.Close()
-	time.Sleep(1500 * time.Millisecond) // real time: Redis expires the crashed node's counters on its own clock
+	if _, err := b.Acquire(ctx, org+"-dead", key+"-dead", 1, 10); err == nil {
+		t.Fatal("the crashed node's connection freed before its TTL")
+	}
+	waitfor.Until(t, 10*time.Second, "Redis to expire the crashed node's counters", func() bool {
+		n, err := rdb.Exists(ctx, "fleethub:wsconns:key:"+key+"-dead", "fleethub:wsconns:org:"+org+"-dead").Result()
+		return err == nil && n == 0
+	})
 	if _, err := b.Acquire(ctx, org+"-dead", key+"-dead", 1, 10); err != nil {
 		t.Fatalf("after the crashed node's TTL: %v", err)
 	}
+}
+
+// redisNow is the time on Redis's clock, the one its TTLs run on.
+func redisNow(t *testing.T, rdb *redis.Client) time.Time {
+	t.Helper()
+	now, err := rdb.Time(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return now
 }
 
 func TestConnsRedisDownFallsBackToLocal(t *testing.T) {
@@ -181,18 +204,13 @@ func TestConnectionCap(t *testing.T) {
 	}
 	open[0].Close()
 	// the slot comes back when the server sees the close
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	waitfor.NoError(t, 5*time.Second, "a slot after a close", func() error {
 		c, _, err := websocket.DefaultDialer.Dial(u, nil)
 		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no slot after a close: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // TestConnectionCapBadRequestTakesNoSlot: a refused request holds no slot.

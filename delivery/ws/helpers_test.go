@@ -20,6 +20,7 @@ import (
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/embedlog"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // The scope every test connection authenticates as (the API layer's job).
@@ -456,10 +457,8 @@ func send(t testing.TB, c *client, v string) {
 // eventually polls cond for up to 5 s.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return
-		}
+	if waitfor.Poll(5*time.Second, cond) {
+		return
 	}
 	if os.Getenv("WSDEBUG") != "" {
 		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
