@@ -3,6 +3,17 @@
 // authentication, permissions, rate limits, metrics) and the one mapping
 // from errors to statuses and codes. Domain handlers live in api/<domain>
 // and register Routes here.
+//
+// Concurrency: routes are registered with Handle before Serve, from one
+// goroutine; Handle is not safe to call while the server serves. Once
+// serving, a Server is safe for concurrent use: fasthttp serves each
+// connection from one of its worker goroutines, one request at a time,
+// and many connections at once. The request counter, the statistics
+// (Stats: one-second buckets of atomics) and the Prometheus metrics take
+// no lock of the server's; the listener and the shutdown flag are guarded
+// by a mutex, so Shutdown may come from any goroutine, even before Serve.
+// A Ctx belongs to its request's goroutine and must not be kept after the
+// handler returns.
 package api
 
 import (

@@ -3,6 +3,10 @@
 // shape the document describes. It understands the subset of JSON Schema
 // the document uses: type (string or list), properties, required,
 // additionalProperties, items, enum, oneOf, allOf and $ref.
+//
+// Validate keeps no state and only reads its arguments: concurrent calls,
+// on one document too, are safe as long as nothing modifies what they
+// read.
 package conformance
 
 import (

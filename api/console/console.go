@@ -7,6 +7,9 @@
 // own API calls. Every file is answered with a Content-Security-Policy that
 // allows scripts, styles, images and connections from the server's own
 // origin only, and forbids framing.
+//
+// A Console holds the files read by New and only reads them afterwards:
+// it is safe for concurrent use.
 package console
 
 import (

@@ -1,6 +1,10 @@
 // Package contacts serves the people directory (fleet/contacts): the
 // handlers decode a request, call the directory and encode its answer or
 // map its error.
+//
+// Handlers hold nothing but the directory, set by New and only read
+// afterwards; the Directory is safe for concurrent use, so the handlers
+// serve any number of requests at once.
 package contacts
 
 import (

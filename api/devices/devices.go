@@ -1,6 +1,10 @@
 // Package devices serves device settings over the device settings service
 // (fleet/devices): PUT merges and validates a device's settings and
 // answers the applied record, GET reads it back.
+//
+// Handlers hold nothing but the service, set by New and only read
+// afterwards; the service is safe for concurrent use, so the handlers
+// serve any number of requests at once.
 package devices
 
 import (

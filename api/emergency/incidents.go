@@ -1,6 +1,11 @@
 // Package emergency serves emergency incidents and alerts over the
 // emergency domain service (fleet/emergency): the handlers decode a
 // request, call the service and encode its answer or map its error.
+//
+// Handlers, Alerts and Gateway hold nothing but what New gives them (the
+// incidents or alerts service; the secret store and the gateway URL),
+// only read afterwards; the services and the store are safe for
+// concurrent use, so the handlers serve any number of requests at once.
 package emergency
 
 import (

@@ -5,6 +5,10 @@
 // UTF-8, control characters such as NUL, a limit or focus point out of
 // range) answers 400 in the plain error form; a query of punctuation
 // only finds nothing.
+//
+// Handlers hold nothing but the address index, set by New and only read
+// afterwards; a loaded Index is read-only and safe for concurrent
+// queries, so the handlers serve any number of requests at once.
 package geocoding
 
 import (

@@ -2,6 +2,10 @@
 // organization over the geofence service (fleet/geofences): create,
 // list, get, replace, delete. Vehicles entering and leaving them produce
 // geofence_events (fleet/geofences/crossings).
+//
+// Handlers hold nothing but the service, set by New and only read
+// afterwards; the service is safe for concurrent use, so the handlers
+// serve any number of requests at once.
 package geofences
 
 import (

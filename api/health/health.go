@@ -18,6 +18,12 @@
 // AdminPermission sees every organization's, any other key its own
 // organization and environment's only. They are cached per scope for
 // TripsRefresh (30 s), at most maxTripScopes scopes at a time.
+//
+// A Checker is safe for concurrent use: the cached report and the
+// per-scope trip figures are guarded by one mutex, which is not held
+// while a report or a scope's figures are computed (two requests that
+// find the cache stale may both compute; the later one's result stays),
+// and readiness is an atomic flag.
 package health
 
 import (

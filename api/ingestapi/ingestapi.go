@@ -4,6 +4,10 @@
 // A request is answered 202 only after its messages are on the bus
 // (write before acknowledge); when the bus refuses them the answer is 503
 // service_unavailable with Retry-After, and nothing was accepted.
+//
+// Handlers hold nothing but the intake service, set by New and only read
+// afterwards; the service is safe for concurrent use, so the handlers
+// serve any number of requests at once, each decoding its own body.
 package ingestapi
 
 import (

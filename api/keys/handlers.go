@@ -1,6 +1,10 @@
 // Package keys serves API key management (fleet/keys) over HTTP: the
 // handlers decode a request, call the key service and encode its answer;
 // the service's errors map to the API's error codes here.
+//
+// Handlers hold nothing but the key service, set by New and only read
+// afterwards; the service is safe for concurrent use, so the handlers
+// serve any number of requests at once.
 package keys
 
 import (

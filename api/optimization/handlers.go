@@ -1,6 +1,10 @@
 // Package optimization serves the route optimizer (fleet/optimization)
 // over HTTP: the handlers decode a request, call one service method and
 // encode its answer; errors map to the API's error codes here.
+//
+// Handlers hold nothing but the service, set by New and only read
+// afterwards; the service is safe for concurrent use (each request solves
+// its own problem), so the handlers serve any number of requests at once.
 package optimization
 
 import (

@@ -1,6 +1,10 @@
 // Package routing serves the distance matrix of the routing engine
 // (internal/routing): it decodes and validates a request, calls
 // Graph.Route and encodes the answer.
+//
+// Handlers hold nothing but the road graph, set by New and only read
+// afterwards; a loaded Graph is read-only and safe for concurrent Route
+// calls, so the handlers serve any number of requests at once.
 package routing
 
 import (

@@ -1,6 +1,12 @@
 // Package streams serves the /api/v1/streaming endpoints and the
 // websocket upgrade over the stream service (hub/streams) and a
 // websocket sink declared here.
+//
+// Handlers hold the stream service, the websocket sink and the webhook
+// delivery status, set by New and only read afterwards; each is safe for
+// concurrent use, so the handlers serve any number of requests at once.
+// An upgraded connection is the websocket sink's (delivery/ws), which
+// runs it on goroutines of its own.
 package streams
 
 import (

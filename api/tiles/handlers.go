@@ -1,5 +1,10 @@
 // Package tiles serves a PMTiles v3 archive over HTTP: its header and
 // metadata, and its tiles by z/x/y. The reader is internal/tiles.
+//
+// Handlers hold the archive and its file name, set by New and only read
+// afterwards; an open Archive is safe for concurrent Tile calls and its
+// Header and Metadata are only read, so the handlers serve any number of
+// requests at once.
 package tiles
 
 import (

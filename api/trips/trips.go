@@ -1,5 +1,10 @@
 // Package trips serves the trip and location upload endpoints over the
 // trip domain service (fleet/trips).
+//
+// Handlers hold the trip service and the limiter of single uploads, set
+// by New and only read afterwards; both are safe for concurrent use (the
+// service itself serializes the uploads and transitions of one trip), so
+// the handlers serve any number of requests at once.
 package trips
 
 import (

@@ -3,6 +3,11 @@
 // letters among them), and replay. It reads the delivery store and the
 // stream registry through the small interfaces below; the stream's
 // endpoint state (circuit, disabled) comes from the dispatcher.
+//
+// Handlers hold the delivery store, the stream registry, the dispatcher's
+// endpoint states and a clock, set by New and only read afterwards; each
+// is safe for concurrent use, so the handlers serve any number of
+// requests at once.
 package webhooks
 
 import (
