@@ -8,6 +8,13 @@
 // A vehicle's first point after a start or a geofence change reports no
 // transition (fleet/geofences/fence), so a restart does not announce every
 // vehicle standing in a depot again.
+//
+// A Watcher is safe for concurrent use: the bus calls its handler from
+// one goroutine per partition of the locations topic, and the tenants'
+// trackers and the entry times are guarded by one mutex, which is held
+// neither across a store read nor across a publish; each tenant's
+// fence.Tracker is safe for concurrent use itself. Run is the one
+// goroutine the watcher needs; it returns when its context ends.
 package crossings
 
 import (

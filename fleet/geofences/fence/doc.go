@@ -32,4 +32,11 @@
 // circle 27 ns (67 ns before geo.Distance's short-distance series), a
 // 64-vertex polygon about 260 ns, Tracker.Update against 1,000 areas
 // about 3.2 µs when nothing changes.
+//
+// Concurrency: an Area is a plain value; Validate and Contains only read
+// it, so they are safe for concurrent use while nobody changes it. A
+// Tracker is safe for concurrent use: its areas are fixed by NewTracker
+// (the areas given must not be changed afterwards) and Update holds the
+// tracker's mutex for the whole update, so the updates of one Tracker run
+// one at a time.
 package fence
