@@ -1,12 +1,27 @@
 // Package hub is the realtime core: the bus contract that carries
-// locations, telemetry and events between ingest and the sinks, and the
-// fan-out to subscribers.
+// locations, telemetry and events between ingest and the sinks (Bus,
+// Message, Subscription, Handler), and the stream contracts the pipeline
+// and the sinks share for the fan-out to subscribers (Streams, Log,
+// Counter). It holds types and interfaces only; the implementations are
+// its sub-packages: the buses hub/embedbus and hub/kafkabus, the stream
+// logs hub/embedlog and hub/redislog, the stream registry hub/streams.
 //
 // Backpressure per boundary: a bus Publish returns once the message is
-// durable in the bus (in memory for embedbus, acknowledged by the brokers for
-// Kafka); bus → pipeline blocks: a consumer's handler is not given the next
-// batch of a partition before it returned, and the group offset is
-// committed only after the handler returned nil (at-least-once).
+// durable in the bus (written and fsynced by hub/embedbus with a
+// directory, the server's default, or held in memory without one;
+// acknowledged by the brokers for Kafka); bus → pipeline blocks: a
+// consumer's handler is not given the next batch of a partition before
+// it returned, and the group offset is committed only after the handler
+// returned nil (at-least-once).
+//
+// Concurrency: every implementation of Bus, Log, Streams and Counter is
+// safe for concurrent use; the intake, the domain services, the pipeline
+// and the sinks call them from many goroutines at once. A Subscribe calls
+// its Handler from one goroutine per partition, so a handler runs
+// concurrently for different partitions but never twice at once for one
+// partition; Subscription.Held may be called from several of those
+// goroutines at once. An Entry's Data is shared by every reader of the
+// log: never modify it.
 package hub
 
 import (

@@ -12,6 +12,15 @@
 // what it had handled in that interval (at-least-once). Consumers follow
 // the tail from memory; the disk serves recovery and readers far behind.
 // Without a directory the bus lives in memory (tests).
+//
+// A Bus is safe for concurrent use: Publish, Range and Subscribe may be
+// called from any goroutine. Subscribe runs one goroutine per partition
+// and calls the handler from it; the members of one group take a
+// per-partition mutex while they handle a batch, so two members never
+// handle one partition at once. The groups' offsets are guarded by a
+// mutex per group and the bus's own state by one more; with a directory,
+// one goroutine writes the moved commits every CommitEvery, and the log's
+// single writer goroutine (hub/seglog) group-commits the publishes.
 package embedbus
 
 import (

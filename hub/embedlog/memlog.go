@@ -6,6 +6,13 @@
 // memory. Either way the newest messages of each stream are served from
 // memory, bounded by bytes, and readers share the entries' bytes:
 // nothing is copied on fan-out.
+//
+// A Log is safe for concurrent use: its appends, from any goroutine, are
+// queued to the one writer goroutine of its hub/seglog log, which writes
+// whatever queued up in one round (one fsync with a directory), and a
+// read holds that log's mutex only to find its entries, never while it
+// reads a segment file. The entries read, and the data given to Append,
+// are shared with the log and every other reader: never modify them.
 package embedlog
 
 import (

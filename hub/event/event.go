@@ -1,6 +1,19 @@
 // Package event is the one message model of the hub: the Event message
 // (fleet events in nine categories) and the Telemetry message, with their
 // JSON and msgpack codecs. It is a leaf: it imports nothing of Fleethub.
+//
+// Besides those two messages an Envelope carries accepted location
+// points (Point: one, or the points of one upload), always with the
+// tenant and the kind of what it holds; Marshal and Unmarshal are the
+// bus's codec of it.
+//
+// Concurrency: Marshal and Unmarshal keep no state and are safe for
+// concurrent use. The message types are plain values without locks: one
+// may be read by many goroutines at once but must not be changed while it
+// is shared (the pipeline copies an event before it changes it for one
+// stream). A TelemetryEncoder is not safe for concurrent use: one
+// goroutine owns it, as one request's intake does. The package-level
+// lists (Categories, Severities, Priorities, DataTypes) are only read.
 package event
 
 import (

@@ -83,8 +83,8 @@
 // reaches the end soon after the message is released, without waiting for
 // another batch (a commit standing still would look like a dead member to
 // the stall watch). Until then a new member replays from the held offset
-// (TestGroupCommitStaysAtHeldOffset, and the ReleasedHold case of
-// hub/bustest).
+// (TestGroupCommitStaysAtHeldOffset, and the
+// ReleasedHoldCommitsWithoutNewMessages case of hub/bustest).
 //
 // Groups use a session timeout of at least 6 s (the broker default minimum;
 // kfake enforces it) with 1 s heartbeats, so members notice a rebalance

@@ -5,6 +5,21 @@
 // unknown id goes to the store at once, so a stream started on node A is
 // usable on node B immediately; configuration changes reach B within
 // PollEvery).
+//
+// The Registry is also the hub's matcher: Match finds the active streams
+// of a message's organization and environment through the tenant's
+// filters/expr Index, and the registry implements hub.Streams and
+// hub.Counter for the sinks. The Service starts, stops, configures and
+// reports streams for api/streams.
+//
+// Concurrency: a Registry and a Service are safe for concurrent use. The
+// registry's maps (streams, per-tenant indexes, ordering streams) are
+// guarded by one read-write mutex, never held across a store read; an
+// Entry's record, configuration and program are never changed once it is
+// installed (a new configuration installs a new Entry, which takes over
+// the counters), and its counters and match times are atomics. An
+// Index's Match takes no lock, so the pipeline's partitions match at once
+// while Run (one goroutine) refreshes the registry every PollEvery.
 package streams
 
 import (
