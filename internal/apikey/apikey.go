@@ -2,6 +2,16 @@
 //
 // A key reads fhk_<env>_<64 lowercase hex>, env being test or live. Only an
 // HMAC-SHA-256 of the whole key under a server secret is ever stored.
+//
+// It also holds what authentication answers: the Principal a request acts
+// for and the errors of a key no store knows (ErrNotFound) or a revoked
+// one (ErrRevoked).
+//
+// Concurrency: Parse, Generate and Equal keep no state and are safe for
+// concurrent use. A Hasher is safe for concurrent use: its secret is only
+// read, and each Sum takes a hash state of its own from a pool. A
+// Principal handed out by an authenticator may be shared by many requests
+// at once: read it, never modify it.
 package apikey
 
 import (

@@ -22,6 +22,14 @@
 // context that ends when the breaker opens, so a call that derives its
 // context from it is cancelled then instead of waiting out its own
 // timeout.
+//
+// Concurrency: a Breaker is safe for concurrent use. The state and the
+// count of failures are atomics; a change of state is made under a mutex,
+// and OnChange is called in the order of the changes, one call at a time,
+// from the goroutine that made the change (a caller's, the probe's or the
+// watch's). While the breaker is not closed one probe goroutine runs;
+// with Watch one more runs until Close, which stops both and waits for
+// them. RedisHook is safe for concurrent use as its breaker is.
 package breaker
 
 import (

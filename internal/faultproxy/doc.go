@@ -5,4 +5,10 @@
 // the cut on a listener a test hands to a server of its own.
 //
 // It is a test helper and is not linked into the server.
+//
+// A Proxy and a Listener are safe for concurrent use: a test may Cut,
+// Hang or Close from any goroutine while connections run. The Proxy runs
+// one goroutine that accepts and two per connection (one per direction),
+// under one mutex and a condition variable that holds the bytes while it
+// hangs; Close waits for all of them.
 package faultproxy

@@ -11,4 +11,7 @@
 // resolver or a browser would take as an address (127.1, 2130706433,
 // 0x7f000001, 0177.0.0.1, [::ffff:127.0.0.1]) so none slips through as a
 // "name".
+//
+// Every function is a pure function of its arguments over ranges fixed at
+// init and only read afterwards: safe for concurrent use.
 package netguard

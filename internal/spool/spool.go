@@ -13,6 +13,13 @@
 // record. Open drops a torn frame at a file's end, the trace of a power
 // cut in the middle of an append. A file whose records are all consumed
 // is removed.
+//
+// A Spool is safe for concurrent use: the set of keys is guarded by one
+// mutex and each key's queue by its own, so appends to different keys run
+// at once and the operations on one key run one at a time; Sync flushes a
+// file without holding its queue's lock. Peek does not take records away:
+// each key is meant to have one consumer at a time, which Peeks, then
+// Consumes up to the Mark.
 package spool
 
 import (

@@ -5,6 +5,9 @@
 // and metadata optionally gzip-compressed. Tile ids come from the inverse
 // of the Hilbert curve (TileAt), not from the reader's ZxyToID, so the
 // writer and the reader in internal/tiles check each other.
+//
+// Everything here keeps no state: an Archive is a plain value that Bytes
+// and File only read, so parallel tests may use the package at once.
 package tilestest
 
 import (
