@@ -6,25 +6,27 @@
 //
 // # Lifecycle
 //
-// New(cfg, streams, log, counter, logger) fills zero Config fields with
-// defaults (config.go holds every default and fixed limit). The API layer
-// authenticates the request (key, streams:read; from a browser the key
-// comes as the offered subprotocol KeyProtocolPrefix+key) and calls Serve,
-// which validates the query, fixes each stream's start offset, and
+// New(cfg, streams, log, logger) fills zero Config fields with defaults
+// (config.go holds every default and fixed limit; Config.Counter defaults
+// to streams when it counts too, as the stream registry does). The API
+// layer authenticates the request (key, streams:read; from a browser the
+// key comes as the offered subprotocol KeyProtocolPrefix+key) and calls
+// Serve, which validates the query, fixes each stream's start offset, and
 // upgrades (fasthttp/websocket's FastHTTPUpgrader), selecting the
 // subprotocol Protocol when offered and never another. A bad request is
 // answered before the upgrade with the general error body and Serve
-// returns a *RequestError: 400 invalid_request (bad encoding, last_offset,
-// epoch or stream_id, too many streams, a webhook stream, a key offered as
-// a subprotocol without Protocol), 404 stream_not_found (a
+// returns a *RequestError: 400 invalid_request (bad encoding,
+// last_offset, epoch or stream_id, too many streams, a webhook stream, a
+// key offered as a subprotocol without Protocol), 404 stream_not_found (a
 // stream missing from the key's organization and environment: another
 // organization's stream is missing too), 503 service_unavailable after
 // Shutdown. Shutdown closes every connection with 1001 after writing what
 // its queue holds, waits for all goroutines and, when its ctx ends first,
 // cuts the sockets and returns ctx.Err(). New returns no error, unlike
-// the other components' New: nothing in it can fail. Acks is a Config field (default
-// NewMemoryAcks; with Redis, cmd/fleethub passes RedisAcks, shared by the
-// nodes) because New's parameters were fixed before it existed.
+// the other components' New: nothing in it can fail. Acks is a Config
+// field (default NewMemoryAcks; cmd/fleethub passes FileAcks, kept under
+// --data/streams, on one node and RedisAcks, shared by the nodes, with
+// Redis) because New's parameters were fixed before it existed.
 //
 // # Goroutines
 //

@@ -1,8 +1,9 @@
 // Package expr compiles a stream's filters (the event_filters of an event
 // stream, the vehicles, data_types and filters of a telemetry stream) into
-// a Program whose Match(*event.Envelope) bool is what the hub's Matcher
-// asks for, and keeps many Programs in an Index that finds the matching
-// ones without scanning them all.
+// a Program whose Match(*event.Envelope) bool is what the stream
+// registry's matcher (hub/streams, Registry.Match) asks for, and keeps
+// many Programs in an Index that finds the matching ones without
+// scanning them all.
 //
 // # Compile
 //
@@ -82,6 +83,8 @@
 // program is in one dimension and a message has one value per dimension,
 // no candidate is seen twice and no dedup is needed.
 //
+// A Program is immutable once compiled: any number of goroutines may
+// call its Match at once. An Index is safe for concurrent use. Its
 // Match takes no lock: it loads an immutable snapshot through an
 // atomic.Pointer (copy-on-write). Add and Remove serialize on a mutex and
 // publish a new snapshot that shares all untouched parts; vehicle buckets
