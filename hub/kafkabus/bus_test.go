@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/kafkabus"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 const waitLimit = 30 * time.Second
@@ -65,17 +66,7 @@ func subscribe(ctx context.Context, b *kafkabus.Bus, sub hub.Subscription, h hub
 // what and cond's last error after waitLimit.
 func eventually(t testing.TB, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitfor.NoError(t, waitLimit, what, cond)
 }
 
 func awaitReturn(t *testing.T, errc <-chan error) {
