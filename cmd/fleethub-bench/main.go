@@ -2,12 +2,17 @@
 // against a running server, and an in-process Kafka-protocol broker for
 // measuring `fleethub serve --kafka-brokers` without Kafka:
 //
-//	fleethub-bench health|ingest|fanout|webhook|events|matrix|optimize|idle|memory [flags]
+//	fleethub-bench health|ingest|fanout|webhook|events|matrix|optimize|idle|memory|soak [flags]
 //	fleethub-bench broker [--port N]
 //
 // It is its own binary so that the server never links the generators,
 // kfake or the franz-go client (cmd/fleethub's TestServerDependencies).
 // docs/performance.md records the figures with their commands.
+//
+// One run is one generator: the command calls it on the main goroutine
+// and prints its result once it returns; the generator runs its senders,
+// subscribers and receivers on goroutines of its own (package bench).
+// SIGINT and SIGTERM cancel the generator's context.
 package main
 
 import (

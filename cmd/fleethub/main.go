@@ -6,6 +6,29 @@
 //
 // The load generators are a separate command, cmd/fleethub-bench, so
 // this binary never links them.
+//
+// serve builds one node (app.go: newApp, then start) and is the only
+// place where adapters are chosen: the store (SQLite under --data, or
+// PostgreSQL with --database-url), the bus (the embedded bus under
+// --data/bus, or Kafka with --kafka-brokers), the stream logs and the
+// websocket acknowledgements (under --data/streams, or Redis with
+// --redis-url), the dedup window, rate limits and connection counts (this
+// node's memory, or Redis with --redis-url), and the engines the flags
+// name (--addresses, --tiles, --osm). It makes the node's one id (nodeID:
+// host name, process id and a random suffix), the owner of every lease
+// and claim the node takes (webhook deliveries, alert steps, gateway
+// notifications) and the name of its shared counters.
+//
+// Concurrency: start runs each long-lived component on a goroutine of its
+// own until its context ends: the key service's last-use flush, the
+// stream registry's refresh, the pipeline, the webhook dispatcher, the
+// geofence watcher, the intake's connectivity watchdog, the alert
+// scheduler, the notification outbox (with --notify-url) and the HTTP
+// server. The first of them to fail, SIGINT or SIGTERM starts the
+// shutdown (stop), in two phases: stop taking requests and drain them
+// (websocket connections, then HTTP), then cancel the background work,
+// wait for it within --shutdown-grace and close the bus, Redis and the
+// store.
 package main
 
 import (
