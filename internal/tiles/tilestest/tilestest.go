@@ -6,8 +6,9 @@
 // of the Hilbert curve (TileAt), not from the reader's ZxyToID, so the
 // writer and the reader in internal/tiles check each other.
 //
-// Everything here keeps no state: an Archive is a plain value that Bytes
-// and File only read, so parallel tests may use the package at once.
+// Everything here keeps no state and is safe for concurrent use: an
+// Archive is a plain value that Bytes and File only read, so parallel
+// tests may share one.
 package tilestest
 
 import (
