@@ -54,11 +54,27 @@ var errNoRoads = errors.New("routing: no roads")
 // buildGeometry cuts the extract's roads into edges.
 func buildGeometry(x *extract) (*Graph, error) {
 	g := &Graph{}
-	// ways any costing may use
-	type usedWay struct {
-		w    *way
-		meta wayMeta
+	used := usedWays(x)
+	jid := g.cutWays(x, used, junctionNodes(x, used))
+	if len(g.tail) == 0 {
+		return nil, errNoRoads
 	}
+	g.ptFirst = append(g.ptFirst, int32(len(g.lat)))
+	g.markJunctions(x, jid)
+	g.placeRestrictions(x, jid)
+	g.grid = newSegGrid(g)
+	return g, nil
+}
+
+// usedWay is a way any costing may use, with what queries need of it.
+type usedWay struct {
+	w    *way
+	meta wayMeta
+}
+
+// usedWays are the extract's ways that any costing may use, with their
+// rules per costing and their posted truck limits.
+func usedWays(x *extract) []usedWay {
 	var used []usedWay
 	for i := range x.ways {
 		w := &x.ways[i]
@@ -76,7 +92,14 @@ func buildGeometry(x *extract) (*Graph, error) {
 			Length: dimension(w.tags["maxlength"]), Weight: max(dimension(w.tags["maxweight"]), dimension(w.tags["maxweight:hgv"]))}
 		used = append(used, usedWay{w, m})
 	}
-	// how many segment ends meet at each node; which nodes must be junctions
+	return used
+}
+
+// junctionNodes are the nodes of the used ways that must be junctions:
+// where ways end, where other than two segment ends meet, and the road
+// nodes a barrier or a restriction names.
+func junctionNodes(x *extract, used []usedWay) map[int64]bool {
+	// how many segment ends meet at each node
 	deg := map[int64]int32{}
 	junction := map[int64]bool{}
 	for _, u := range used {
@@ -112,6 +135,13 @@ func buildGeometry(x *extract) (*Graph, error) {
 			junction[r.via] = true
 		}
 	}
+	return junction
+}
+
+// cutWays adds the used ways and their edges: every way cut at its
+// junctions and where a node is missing. It returns the junction id of
+// every node that ends an edge.
+func (g *Graph) cutWays(x *extract, used []usedWay, junction map[int64]bool) map[int64]int32 {
 	jid := map[int64]int32{}
 	junctionOf := func(id int64) int32 {
 		if j, ok := jid[id]; ok {
@@ -121,8 +151,7 @@ func buildGeometry(x *extract) (*Graph, error) {
 		jid[id] = j
 		return j
 	}
-	isSignal := func(id int64) bool { return x.nodeTags[id]["highway"] == "traffic_signals" }
-	// cut every way at its junctions and where a node is missing
+	isSignal := func(id int64) bool { return isSignalNode(x, id) }
 	for _, u := range used {
 		wi := int32(len(g.ways))
 		g.ways = append(g.ways, u.meta)
@@ -144,15 +173,20 @@ func buildGeometry(x *extract) (*Graph, error) {
 		}
 		g.addEdge(x, wi, piece, junctionOf, isSignal)
 	}
-	if len(g.tail) == 0 {
-		return nil, errNoRoads
-	}
-	g.ptFirst = append(g.ptFirst, int32(len(g.lat)))
+	return jid
+}
+
+// isSignalNode reports whether node id has traffic signals.
+func isSignalNode(x *extract, id int64) bool { return x.nodeTags[id]["highway"] == "traffic_signals" }
+
+// markJunctions sets, per junction, its traffic signals and the costings
+// its barriers close it to.
+func (g *Graph) markJunctions(x *extract, jid map[int64]int32) {
 	g.junctions = len(jid)
 	g.signal = make([]bool, g.junctions)
 	g.blocked = make([]uint8, g.junctions)
 	for id, j := range jid {
-		g.signal[j] = isSignal(id)
+		g.signal[j] = isSignalNode(x, id)
 		if t, ok := x.nodeTags[id]; ok {
 			for c := Costing(0); c < numCostings; c++ {
 				if nodeBlocks(t, c) {
@@ -161,6 +195,11 @@ func buildGeometry(x *extract) (*Graph, error) {
 			}
 		}
 	}
+}
+
+// placeRestrictions places the extract's turn restrictions whose via
+// node is a junction and whose ways are used.
+func (g *Graph) placeRestrictions(x *extract, jid map[int64]int32) {
 	wayIdx := make(map[int64]int32, len(g.ways))
 	for i, w := range g.ways {
 		wayIdx[w.id] = int32(i)
@@ -173,8 +212,6 @@ func buildGeometry(x *extract) (*Graph, error) {
 			g.restrictions = append(g.restrictions, turnRestriction{via: via, from: from, to: to, only: r.only, costings: r.costings})
 		}
 	}
-	g.grid = newSegGrid(g)
-	return g, nil
 }
 
 // addEdge adds the edge through the given nodes of way wi (all known,

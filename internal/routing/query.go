@@ -262,18 +262,27 @@ type Cost struct {
 // per source meets them. nil phantoms (unsnapped locations) give no
 // route.
 func (cg *costGraph) table(srcs, dsts [][]phantom) [][]Cost {
-	h := cg.h
-	// backward searches, in parallel; each worker's search keeps what it
-	// placed in its own buffers, given back only when the table is done
-	perTarget := make([][]placed, len(dsts))
-	perEnds := make([][]bucketEnd, len(dsts))
-	var mu sync.Mutex
-	var used []*search
+	perTarget, perEnds, used := cg.backward(dsts)
 	defer func() {
 		for _, s := range used {
 			cg.release(s)
 		}
 	}()
+	sc := cg.takeTable()
+	defer cg.giveTable(sc)
+	b := layBuckets(sc, perTarget, perEnds, len(cg.h.up.first)-1)
+	return cg.forward(srcs, len(dsts), &b)
+}
+
+// backward runs the backward search of every target, in parallel: what
+// each placed, and its ends, per target. Each worker's search keeps what
+// it placed in its own buffers, which stay in use until the searches
+// returned (used) are released.
+func (cg *costGraph) backward(dsts [][]phantom) (perTarget [][]placed, perEnds [][]bucketEnd, used []*search) {
+	h := cg.h
+	perTarget = make([][]placed, len(dsts))
+	perEnds = make([][]bucketEnd, len(dsts))
+	var mu sync.Mutex
 	parallel(len(dsts), func() (func(int), func()) {
 		s := cg.scratch()
 		return func(t int) {
@@ -299,10 +308,29 @@ func (cg *costGraph) table(srcs, dsts [][]phantom) [][]Cost {
 			perTarget[t], perEnds[t] = out, ends
 		}, func() { mu.Lock(); used = append(used, s); mu.Unlock() }
 	})
-	// the buckets, laid out by node: a counting sort
-	n := len(h.up.first) - 1
-	sc := cg.takeTable()
-	defer cg.giveTable(sc)
+	return perTarget, perEnds, used
+}
+
+// buckets are the backward searches' entries laid out by node, and the
+// target ends they refer to.
+type buckets struct {
+	first   []int32 // first[v] is where node v's bucket ends, first[v-1] where it starts
+	entries []bucketEntry
+	ends    []bucketEnd
+}
+
+// at is node v's bucket.
+func (b *buckets) at(v int32) []bucketEntry {
+	lo := int32(0)
+	if v > 0 {
+		lo = b.first[v-1]
+	}
+	return b.entries[lo:b.first[v]]
+}
+
+// layBuckets lays what the backward searches placed out by node, over n
+// nodes (a counting sort), in sc's buffers.
+func layBuckets(sc *tableScratch, perTarget [][]placed, perEnds [][]bucketEnd, n int) buckets {
 	first := sc.counts
 	ends := sc.ends[:0]
 	total := 0
@@ -323,81 +351,86 @@ func (cg *costGraph) table(srcs, dsts [][]phantom) [][]Cost {
 	if cap(sc.buckets) < total {
 		sc.buckets = make([]bucketEntry, total)
 	}
-	buckets := sc.buckets[:total]
+	entries := sc.buckets[:total]
 	for _, es := range perTarget {
 		for _, x := range es {
-			buckets[first[x.node]] = x.e
+			entries[first[x.node]] = x.e
 			first[x.node]++
 		}
 	}
 	sc.ends = ends
-	// first[v] is now where node v's bucket ends, first[v-1] where it starts
-	at := func(v int32) []bucketEntry {
-		lo := int32(0)
-		if v > 0 {
-			lo = first[v-1]
-		}
-		return buckets[lo:first[v]]
-	}
+	return buckets{first: first, entries: entries, ends: ends}
+}
+
+// forward runs the forward search of every source, in parallel, meeting
+// the buckets: the table's rows, one cost per target of nTargets.
+func (cg *costGraph) forward(srcs [][]phantom, nTargets int, b *buckets) [][]Cost {
 	out := make([][]Cost, len(srcs))
 	parallel(len(srcs), func() (func(int), func()) {
 		s := cg.scratch()
-		best := make([]label, len(dsts))
+		best := make([]label, nTargets)
 		return func(i int) {
-			row := make([]Cost, len(dsts))
+			row := make([]Cost, nTargets)
 			out[i] = row
 			if len(srcs[i]) == 0 {
 				return
 			}
-			for t := range best {
-				best[t] = noLabel
-			}
-			var settledStarts []int32
-			s.run(srcs[i], h.up, h.down, func(v int32, l label) {
-				fStart, fPos := false, 0.0
-				if si := s.startIndex(v); si >= 0 && l == s.starts[si].start {
-					fStart, fPos = true, s.starts[si].pos
-					settledStarts = append(settledStarts, v)
-				}
-				for _, e := range at(v) {
-					if e.end >= 0 && fStart && ends[e.end].pos < fPos {
-						// the target lies behind the source on the same
-						// edge: the route must come round to it
-						if c := cg.around(v, l, e.l, ends[e.end].alt); c.w < best[e.target].w {
-							best[e.target] = c
-						}
-						continue
-					}
-					if l.w+e.l.w < best[e.target].w {
-						best[e.target] = l.plus(e.l)
-					}
-				}
-			})
-			// a start node settled with its start label may also be
-			// reached again by an arc (s.alt), which buckets there may
-			// need when the target lies behind the source
-			for _, v := range settledStarts {
-				si := s.startIndex(v)
-				a := s.alt[si]
-				if a == noLabel {
-					continue
-				}
-				for _, e := range at(v) {
-					if e.end >= 0 && ends[e.end].pos < s.starts[si].pos {
-						if c := a.plus(e.l); c.w < best[e.target].w {
-							best[e.target] = c
-						}
-					}
-				}
-			}
-			for t, b := range best {
-				if b != noLabel {
-					row[t] = costOf(b)
+			cg.meet(s, srcs[i], b, best)
+			for t, l := range best {
+				if l != noLabel {
+					row[t] = costOf(l)
 				}
 			}
 		}, func() { cg.release(s) }
 	})
 	return out
+}
+
+// meet runs the forward search from a source's phantoms and sets best,
+// per target, to the least label of a route that meets its bucket entries.
+func (cg *costGraph) meet(s *search, src []phantom, b *buckets, best []label) {
+	for t := range best {
+		best[t] = noLabel
+	}
+	ends := b.ends
+	var settledStarts []int32
+	s.run(src, cg.h.up, cg.h.down, func(v int32, l label) {
+		fStart, fPos := false, 0.0
+		if si := s.startIndex(v); si >= 0 && l == s.starts[si].start {
+			fStart, fPos = true, s.starts[si].pos
+			settledStarts = append(settledStarts, v)
+		}
+		for _, e := range b.at(v) {
+			if e.end >= 0 && fStart && ends[e.end].pos < fPos {
+				// the target lies behind the source on the same
+				// edge: the route must come round to it
+				if c := cg.around(v, l, e.l, ends[e.end].alt); c.w < best[e.target].w {
+					best[e.target] = c
+				}
+				continue
+			}
+			if l.w+e.l.w < best[e.target].w {
+				best[e.target] = l.plus(e.l)
+			}
+		}
+	})
+	// a start node settled with its start label may also be
+	// reached again by an arc (s.alt), which buckets there may
+	// need when the target lies behind the source
+	for _, v := range settledStarts {
+		si := s.startIndex(v)
+		a := s.alt[si]
+		if a == noLabel {
+			continue
+		}
+		for _, e := range b.at(v) {
+			if e.end >= 0 && ends[e.end].pos < s.starts[si].pos {
+				if c := a.plus(e.l); c.w < best[e.target].w {
+					best[e.target] = c
+				}
+			}
+		}
+	}
 }
 
 // around is the cost of a route from a source on node v (label l, its

@@ -141,9 +141,27 @@ type turnRestriction struct {
 // where every other way on leads out of net (into a one-way fragment an
 // extract's edge cut off, say).
 func (g *Graph) turnArcs(c Costing, rs []turnRestriction, fits func(way int32) bool, net []bool) arcs {
+	tb := turnBuilder{g: g, c: c, model: turnModels[c], net: net, byVia: map[int32][]turnRestriction{}}
+	tb.cost, tb.dur = g.nodeCosts(c, fits)
+	for _, r := range rs {
+		if r.costings&(1<<c) != 0 {
+			tb.byVia[r.via] = append(tb.byVia[r.via], r)
+		}
+	}
+	jFirst, jList := g.junctionEdges()
+	for j := int32(0); j < int32(g.junctions); j++ {
+		tb.junction(j, jList[jFirst[j]:jFirst[j+1]])
+	}
+	return g.packArcs(tb.all, int32(len(tb.cost)))
+}
+
+// nodeCosts are the weight and duration, deciseconds, of driving every
+// node of costing c's graph whole; the weight is NaN where c may not, or
+// where fits (when not nil) says a truck may not use the way.
+func (g *Graph) nodeCosts(c Costing, fits func(way int32) bool) (cost, dur []float64) {
 	n := int32(2 * len(g.tail))
-	cost := make([]float64, n) // weight, deciseconds; NaN: unusable
-	dur := make([]float64, n)
+	cost = make([]float64, n)
+	dur = make([]float64, n)
 	for v := int32(0); v < n; v++ {
 		w, d, ok := g.edgeCost(v, c)
 		if !ok || fits != nil && !fits(g.way[v/2]) {
@@ -152,87 +170,110 @@ func (g *Graph) turnArcs(c Costing, rs []turnRestriction, fits func(way int32) b
 		}
 		cost[v], dur[v] = w, d
 	}
-	usable := func(v int32) bool { return !math.IsNaN(cost[v]) }
-	jFirst, jList := g.junctionEdges()
-	byVia := map[int32][]turnRestriction{}
-	for _, r := range rs {
-		if r.costings&(1<<c) != 0 {
-			byVia[r.via] = append(byVia[r.via], r)
+	return cost, dur
+}
+
+// turnArc is a turn from node from onto node to, with its weight and
+// duration in deciseconds.
+type turnArc struct {
+	from, to int32
+	w, d     float64
+}
+
+// turnBuilder gathers the turns of one costing, junction by junction.
+type turnBuilder struct {
+	g         *Graph
+	c         Costing
+	model     turnModel
+	net       []bool
+	cost, dur []float64 // per node: weight (NaN: unusable) and duration
+	byVia     map[int32][]turnRestriction
+	ins, outs []int32 // the nodes arriving at and leaving the junction at hand
+	all       []turnArc
+}
+
+func (tb *turnBuilder) usable(v int32) bool { return !math.IsNaN(tb.cost[v]) }
+
+// junction adds the turns at junction j, whose edges are es.
+func (tb *turnBuilder) junction(j int32, es []int32) {
+	g, c, model := tb.g, tb.c, tb.model
+	roads := tb.sides(j, es)
+	blocked := g.blocked[j]&(1<<c) != 0
+	for _, u := range tb.ins {
+		_, inB := g.nodeBearings(u)
+		uw := g.ways[g.way[u/2]]
+		others := 0
+		for _, v := range tb.outs {
+			if v != u^1 && (tb.net == nil || tb.net[v]) {
+				others++
+			}
+		}
+		for _, v := range tb.outs {
+			uTurn := v == u^1
+			if uTurn && others > 0 && !blocked && !model.turnAnywhere || !uTurn && blocked {
+				continue
+			}
+			if banned(tb.byVia[j], g.way[u/2], g.way[v/2]) {
+				continue
+			}
+			outB, _ := g.nodeBearings(v)
+			angle := math.Mod(outB-inB+540, 360) - 180
+			sec := 0.0
+			if roads > 2 || uTurn {
+				sec = model.turnSeconds(angle)
+			}
+			if uTurn {
+				sec += model.uTurn
+			}
+			if g.signal[j] {
+				sec += model.signal
+			}
+			w := 10*sec + tb.cost[v]
+			vr := g.ways[g.way[v/2]].rules[c][v%2]
+			if vr.restricted && !uw.rules[c][u%2].restricted {
+				w += restrictedEntry
+			}
+			tb.all = append(tb.all, turnArc{u, v, w, 10*sec + tb.dur[v]})
 		}
 	}
-	model := turnModels[c]
-	// in(j) and out(j): the nodes arriving at and leaving junction j
-	var ins, outs []int32
+}
+
+// sides sets ins and outs to the usable nodes arriving at and leaving
+// junction j, whose edges are es, and returns how many of its roads the
+// costing may use in either direction.
+func (tb *turnBuilder) sides(j int32, es []int32) (roads int) {
+	g := tb.g
+	tb.ins, tb.outs = tb.ins[:0], tb.outs[:0]
+	for _, e := range es {
+		fw, bw := 2*e, 2*e+1
+		if tb.usable(fw) || tb.usable(bw) {
+			roads++
+		}
+		if g.head[e] == j {
+			if tb.usable(fw) {
+				tb.ins = append(tb.ins, fw)
+			}
+			if tb.usable(bw) {
+				tb.outs = append(tb.outs, bw)
+			}
+		}
+		if g.tail[e] == j {
+			if tb.usable(fw) {
+				tb.outs = append(tb.outs, fw)
+			}
+			if tb.usable(bw) {
+				tb.ins = append(tb.ins, bw)
+			}
+		}
+	}
+	return roads
+}
+
+// packArcs lays the turns out as the arcs of a graph of n nodes, with
+// their weights and durations rounded to deciseconds and their distances
+// in decimeters.
+func (g *Graph) packArcs(all []turnArc, n int32) arcs {
 	a := arcs{first: make([]int32, n+1)}
-	type arc struct {
-		from, to int32
-		w, d     float64
-	}
-	var all []arc
-	for j := int32(0); j < int32(g.junctions); j++ {
-		ins, outs = ins[:0], outs[:0]
-		roads := 0
-		for _, e := range jList[jFirst[j]:jFirst[j+1]] {
-			fw, bw := 2*e, 2*e+1
-			if usable(fw) || usable(bw) {
-				roads++
-			}
-			if g.head[e] == j {
-				if usable(fw) {
-					ins = append(ins, fw)
-				}
-				if usable(bw) {
-					outs = append(outs, bw)
-				}
-			}
-			if g.tail[e] == j {
-				if usable(fw) {
-					outs = append(outs, fw)
-				}
-				if usable(bw) {
-					ins = append(ins, bw)
-				}
-			}
-		}
-		blocked := g.blocked[j]&(1<<c) != 0
-		for _, u := range ins {
-			_, inB := g.nodeBearings(u)
-			uw := g.ways[g.way[u/2]]
-			others := 0
-			for _, v := range outs {
-				if v != u^1 && (net == nil || net[v]) {
-					others++
-				}
-			}
-			for _, v := range outs {
-				uTurn := v == u^1
-				if uTurn && others > 0 && !blocked && !model.turnAnywhere || !uTurn && blocked {
-					continue
-				}
-				if banned(byVia[j], g.way[u/2], g.way[v/2]) {
-					continue
-				}
-				outB, _ := g.nodeBearings(v)
-				angle := math.Mod(outB-inB+540, 360) - 180
-				sec := 0.0
-				if roads > 2 || uTurn {
-					sec = model.turnSeconds(angle)
-				}
-				if uTurn {
-					sec += model.uTurn
-				}
-				if g.signal[j] {
-					sec += model.signal
-				}
-				w := 10*sec + cost[v]
-				vr := g.ways[g.way[v/2]].rules[c][v%2]
-				if vr.restricted && !uw.rules[c][u%2].restricted {
-					w += restrictedEntry
-				}
-				all = append(all, arc{u, v, w, 10*sec + dur[v]})
-			}
-		}
-	}
 	for _, x := range all {
 		a.first[x.from+1]++
 	}
