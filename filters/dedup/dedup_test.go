@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/fleethub/fleethub/filters/dedup"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // seen calls w.Seen and fails the test on an error.
@@ -424,12 +425,20 @@ func TestRedisKeyAndTTL(t *testing.T) {
 
 func TestRedisTTL(t *testing.T) {
 	c := redisClient(t)
-	w := dedup.NewRedis(c, testPrefix(t, c), 100*time.Millisecond)
+	prefix := testPrefix(t, c)
+	w := dedup.NewRedis(c, prefix, 100*time.Millisecond)
 	seen(t, w, "a")
 	if !seen(t, w, "a") {
 		t.Fatal("a is not a dup")
 	}
-	time.Sleep(150 * time.Millisecond) // real time: Redis expires the key on its own clock
+	if ttl, err := c.PTTL(t.Context(), prefix+"a").Result(); err != nil || ttl <= 0 || ttl > 100*time.Millisecond {
+		t.Fatalf("PTTL = %v, %v; want at most the window's 100ms", ttl, err)
+	}
+	// Redis expires the key on its own clock
+	waitfor.Until(t, 10*time.Second, "Redis to expire a", func() bool {
+		n, err := c.Exists(t.Context(), prefix+"a").Result()
+		return err == nil && n == 0
+	})
 	if seen(t, w, "a") {
 		t.Error("a is still a dup after its TTL")
 	}

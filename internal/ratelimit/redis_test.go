@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/fleethub/fleethub/internal/ratelimit"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 const redisURLEnv = "FLEETHUB_TEST_REDIS_URL"
@@ -106,7 +107,7 @@ func TestRedisAllowValues(t *testing.T) {
 }
 
 func TestRedisRefill(t *testing.T) {
-	_, rl, _ := newRedis(t)
+	c, rl, _ := newRedis(t)
 	ctx := t.Context()
 	lim := ratelimit.Limit{Rate: 20, Burst: 1, Window: time.Second} // one token per 50ms
 	if r, err := rl.Allow(ctx, "k", lim); err != nil || !r.Allowed {
@@ -116,7 +117,17 @@ func TestRedisRefill(t *testing.T) {
 	if err != nil || r.Allowed || r.RetryAfter <= 0 || r.RetryAfter > 50*time.Millisecond {
 		t.Fatalf("second: %+v, %v; want denied, retry within 50ms", r, err)
 	}
-	time.Sleep(r.RetryAfter + 5*time.Millisecond) // real time: the script reads Redis's own clock (TIME)
+	// the script reads Redis's own clock (TIME): wait until that clock,
+	// read after the denial, has moved RetryAfter on
+	denied, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := denied.Add(r.RetryAfter)
+	waitfor.Until(t, 10*time.Second, "Redis's clock past RetryAfter", func() bool {
+		now, err := c.Time(ctx).Result()
+		return err == nil && !now.Before(due)
+	})
 	if r, err := rl.Allow(ctx, "k", lim); err != nil || !r.Allowed {
 		t.Fatalf("after RetryAfter: %+v, %v; want allowed", r, err)
 	}
