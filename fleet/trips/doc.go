@@ -28,4 +28,12 @@
 // Safety scoring and route reconstruction stay in this package: they read
 // the trip row and its point blocks through the same store and tracker
 // state as the write side, and a sub-package would need those exported.
+//
+// Concurrency: a Service is safe for concurrent use. An upload or a
+// transition of a trip holds that trip's tracker mutex for the whole
+// operation, its store write and its publish included, so the operations
+// on one trip run one at a time while different trips run at once; the
+// versioned write still guards a trip against another node, or against a
+// tracker evicted from the cache meanwhile. Creating a tracker takes one
+// more mutex, and reads take none of the Service's.
 package trips

@@ -32,6 +32,16 @@
 // another epoch resets the mirror to the new history, so Read, Last and
 // Epoch of a node always describe one history, and an Epoch asked after a
 // Read names the history that Read came from (or a later one).
+//
+// Concurrency: a Log is safe for concurrent use, and several nodes share
+// one stream: an append is one atomic Lua script in Redis, so concurrent
+// appends to a stream, from any goroutine of any node, get distinct
+// offsets without gaps. On a node the mirrors are found in a map under
+// one mutex and each mirror is guarded by a read-write mutex of its own;
+// each followed stream has one follower goroutine, which stops once
+// nobody asked for the stream for IdleAfter, or at Close, which waits for
+// every follower. The entries read share their bytes with the mirror:
+// never modify them.
 package redislog
 
 import (

@@ -3,6 +3,12 @@
 // (a row in a store, an answer of a server, a key that Redis expires on
 // its own clock); a test that can be told, by a channel or a hook,
 // waits on that instead.
+//
+// The package keeps no state and is safe for concurrent use by parallel
+// tests. Poll calls the condition on the caller's goroutine, one call at
+// a time; a condition that reads what other goroutines write must read it
+// safely (an atomic, a mutex, a channel). Until and NoError end the test
+// with t.Fatalf, so they belong on the test's own goroutine.
 package waitfor
 
 import (
