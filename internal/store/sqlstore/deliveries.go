@@ -1,0 +1,285 @@
+package sqlstore
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// The webhook delivery queue (store.Deliveries), but for its two hot
+// writes, EnqueueDeliveries and RecordDeliveries, which each backend
+// makes its own way: PostgreSQL binds a batch as arrays in one statement,
+// SQLite runs a statement prepared on its writer once per row (and parks
+// what cannot be sent in a spool rather than in the database).
+//
+// A claim is one statement: a MATERIALIZED sub-select picks the rows,
+// evaluated once (as a plain IN (sub-select) the PostgreSQL planner may
+// run it more than once and lease more than asked), and the update leases
+// them. On PostgreSQL the pick locks its rows and skips those another
+// claim holds, so concurrent claimers on several nodes never wait for
+// each other nor get the same row; SQLite's one writer runs claims one
+// at a time.
+
+// DeliveryCols are the columns of a delivery, in ScanDelivery's order.
+const DeliveryCols = `seq, id, org, env, stream_id, msg_offset, payload, status, attempts, next_attempt_at, queued_at,
+	last_status_code, last_error, last_latency_ms, created_at, delivered_at, lease_owner, lease_until`
+
+// Claimable is the condition of a delivery that may be handed out, its
+// due time and lease aside.
+const Claimable = `status IN ('pending', 'failed')`
+
+// ScanDelivery reads DeliveryCols.
+func ScanDelivery(row Row) (store.Delivery, error) {
+	var d store.Delivery
+	var next, queued, created, delivered, lease int64
+	if err := row.Scan(&d.Seq, &d.ID, &d.Org, &d.Env, &d.StreamID, &d.Offset, &d.Payload, &d.Status, &d.Attempts, &next, &queued,
+		&d.LastStatusCode, &d.LastError, &d.LastLatencyMS, &created, &delivered, &d.LeaseOwner, &lease); err != nil {
+		return d, err
+	}
+	d.NextAttemptAt, d.QueuedAt, d.CreatedAt, d.DeliveredAt, d.LeaseUntil = FromMS(next), FromMS(queued), FromMS(created), FromMS(delivered), FromMS(lease)
+	return d, nil
+}
+
+// ClaimDeliveries leases due deliveries of some streams, oldest due first.
+func (s *Store) ClaimDeliveries(ctx context.Context, c store.DeliveryClaim) ([]store.Delivery, error) {
+	if len(c.StreamIDs) == 0 || c.Limit <= 0 {
+		return nil, nil
+	}
+	in, args := s.d.In("stream_id", c.StreamIDs)
+	now := MS(c.Now)
+	args = append(args, now, now, c.Limit, c.Owner, MS(c.Until))
+	rows, err := s.w.Query(ctx, `WITH c(claimed) AS MATERIALIZED (
+			SELECT seq FROM deliveries WHERE `+in+` AND `+Claimable+` AND next_attempt_at <= ? AND lease_until < ?
+			ORDER BY next_attempt_at, seq LIMIT ?`+s.d.skipLocked+`)
+		UPDATE deliveries SET lease_owner = ?, lease_until = ? FROM c WHERE deliveries.seq = c.claimed
+		RETURNING `+DeliveryCols, args...)
+	out, err := collect(nil, rows, err, ScanDelivery)
+	if err != nil {
+		return nil, s.wrap("claim deliveries", err)
+	}
+	slices.SortFunc(out, func(a, b store.Delivery) int {
+		if c := a.NextAttemptAt.Compare(b.NextAttemptAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Seq, b.Seq)
+	})
+	return out, nil
+}
+
+// RenewDeliveryLeases extends the leases owner still holds and returns the
+// ids it no longer holds.
+func (s *Store) RenewDeliveryLeases(ctx context.Context, owner string, ids []string, until time.Time) ([]string, error) {
+	kept := map[string]bool{}
+	err := s.d.chunks(ids, func(part []string) error {
+		in, args := s.d.In("id", part)
+		rows, err := s.w.Query(ctx, `UPDATE deliveries SET lease_until = ? WHERE lease_owner = ? AND `+Claimable+` AND `+in+` RETURNING id`,
+			slices.Concat([]any{MS(until), owner}, args)...)
+		_, err = collect(nil, rows, err, func(r Row) (struct{}, error) {
+			var id string
+			err := r.Scan(&id)
+			kept[id] = true
+			return struct{}{}, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, s.wrap("renew delivery leases", err)
+	}
+	var lost []string
+	for _, id := range ids {
+		if !kept[id] {
+			lost = append(lost, id)
+		}
+	}
+	return lost, nil
+}
+
+// ReleaseDeliveries gives back leased deliveries unattempted, due at next.
+func (s *Store) ReleaseDeliveries(ctx context.Context, owner string, ids []string, next time.Time) error {
+	err := s.d.chunks(ids, func(part []string) error {
+		in, args := s.d.In("id", part)
+		_, err := s.w.Exec(ctx, `UPDATE deliveries SET lease_owner = '', lease_until = 0, next_attempt_at = ?
+			WHERE lease_owner = ? AND `+Claimable+` AND `+in, slices.Concat([]any{MS(next), owner}, args)...)
+		return err
+	})
+	return s.wrap("release deliveries", err)
+}
+
+// DeliveryStreams lists the streams with a claimable delivery at now, and
+// every disabled stream.
+func (s *Store) DeliveryStreams(ctx context.Context, now time.Time) ([]store.DeliveryStream, error) {
+	n := MS(now)
+	rows, err := s.r.Query(ctx, `SELECT stream_id, org, env, disabled_at, url, reason, due FROM (
+		SELECT e.stream_id, e.org, e.env, e.disabled_at, e.url, e.reason,
+			EXISTS (SELECT 1 FROM deliveries d WHERE d.stream_id = e.stream_id AND d.`+Claimable+` AND d.next_attempt_at <= ? AND d.lease_until < ?) AS due
+		FROM delivery_endpoints e) x WHERE due OR disabled_at > 0 ORDER BY stream_id`, n, n)
+	out, err := collect(nil, rows, err, func(r Row) (store.DeliveryStream, error) {
+		var d store.DeliveryStream
+		var at int64
+		err := r.Scan(&d.StreamID, &d.Org, &d.Env, &at, &d.URL, &d.Reason, &d.Due)
+		d.Disabled, d.DisabledAt = at > 0, FromMS(at)
+		return d, err
+	})
+	return out, s.wrap("delivery streams", err)
+}
+
+// ListDeliveries pages a stream's deliveries, newest first.
+func (s *Store) ListDeliveries(ctx context.Context, sc store.Scope, streamID string, q store.DeliveryQuery) ([]store.Delivery, int64, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	where := `org = ? AND env = ? AND stream_id = ?`
+	args := []any{sc.Org, sc.Env, streamID}
+	if q.Status != "" {
+		where += ` AND status = ?`
+		args = append(args, q.Status)
+	}
+	if q.Before > 0 {
+		where += ` AND seq < ?`
+		args = append(args, q.Before)
+	}
+	args = append(args, limit+1)
+	rows, err := s.r.Query(ctx, `SELECT `+DeliveryCols+` FROM deliveries WHERE `+where+` ORDER BY seq DESC LIMIT ?`, args...)
+	out, err := collect(nil, rows, err, ScanDelivery)
+	if err != nil {
+		return nil, 0, s.wrap("list deliveries", err)
+	}
+	var next int64
+	if len(out) > limit {
+		out = out[:limit]
+		next = out[limit-1].Seq
+	}
+	return out, next, nil
+}
+
+// enableEndpoint clears a stream's disabled mark.
+const enableEndpoint = `UPDATE delivery_endpoints SET disabled_at = 0, url = '', reason = '' WHERE stream_id = ? AND org = ? AND env = ?`
+
+// RequeueDeliveries makes the selected deliveries pending and due at
+// r.Now with attempts reset, skipping rows leased at r.Now, and enables
+// a disabled endpoint; it returns how many.
+func (s *Store) RequeueDeliveries(ctx context.Context, sc store.Scope, streamID string, r store.DeliveryRequeue) (int64, error) {
+	now := MS(r.Now)
+	set := `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, queued_at = ?, delivered_at = 0, lease_owner = '', lease_until = 0
+		WHERE org = ? AND env = ? AND stream_id = ? AND lease_until < ?`
+	head := []any{now, now, sc.Org, sc.Env, streamID, now}
+	var total int64
+	err := s.inTx(ctx, "requeue deliveries", func(tx Querier) error {
+		if len(r.IDs) > 0 {
+			err := s.d.chunks(r.IDs, func(part []string) error {
+				in, args := s.d.In("id", part)
+				n, err := tx.Exec(ctx, set+` AND `+in, slices.Concat(head, args)...)
+				total += n
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		} else {
+			n, err := tx.Exec(ctx, set+` AND created_at >= ? AND created_at < ?`, slices.Concat(head, []any{MS(r.From), MS(r.To)})...)
+			if err != nil {
+				return err
+			}
+			total = n
+		}
+		if total == 0 {
+			return nil
+		}
+		_, err := tx.Exec(ctx, enableEndpoint, streamID, sc.Org, sc.Env)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return total, nil
+}
+
+// UnparkDeliveries moves nothing: this store parks nothing, it enqueues
+// deliveries marked Park like any other.
+func (s *Store) UnparkDeliveries(context.Context, string, int) (int64, error) { return 0, nil }
+
+// ParkedStreams is empty: nothing is parked.
+func (s *Store) ParkedStreams(context.Context) ([]string, error) { return nil, nil }
+
+// CountDeliveries counts a stream's deliveries per status, every status
+// present.
+func (s *Store) CountDeliveries(ctx context.Context, sc store.Scope, streamID string) (map[string]int64, error) {
+	out := make(map[string]int64, len(store.DeliveryStatuses))
+	for _, st := range store.DeliveryStatuses {
+		out[st] = 0
+	}
+	rows, err := s.r.Query(ctx, `SELECT status, COUNT(*) FROM deliveries WHERE stream_id = ? AND org = ? AND env = ? GROUP BY status`, streamID, sc.Org, sc.Env)
+	_, err = collect(nil, rows, err, func(r Row) (struct{}, error) {
+		var st string
+		var n int64
+		err := r.Scan(&st, &n)
+		out[st] = n
+		return struct{}{}, err
+	})
+	if err != nil {
+		return nil, s.wrap("count deliveries", err)
+	}
+	return out, nil
+}
+
+// DisableDeliveries marks a stream's endpoint disabled (recording url and
+// reason) and moves its pending and failed deliveries to disabled,
+// returning how many moved.
+func (s *Store) DisableDeliveries(ctx context.Context, sc store.Scope, streamID, url, reason string, at time.Time) (int64, error) {
+	var moved int64
+	err := s.inTx(ctx, "disable deliveries", func(tx Querier) error {
+		// the endpoint row first: an enqueue that commits after this sees
+		// it disabled, one that committed before is moved by the update
+		if _, err := tx.Exec(ctx, `INSERT INTO delivery_endpoints(stream_id, org, env, disabled_at, url, reason) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (stream_id) DO UPDATE SET disabled_at = excluded.disabled_at, url = excluded.url, reason = excluded.reason`,
+			streamID, sc.Org, sc.Env, MS(at), url, reason); err != nil {
+			return err
+		}
+		var err error
+		moved, err = tx.Exec(ctx, `UPDATE deliveries SET status = 'disabled', lease_owner = '', lease_until = 0
+			WHERE stream_id = ? AND org = ? AND env = ? AND `+Claimable, streamID, sc.Org, sc.Env)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return moved, nil
+}
+
+// EnableDeliveries clears the disabled mark and makes the stream's
+// disabled deliveries pending, due at now.
+func (s *Store) EnableDeliveries(ctx context.Context, sc store.Scope, streamID string, now time.Time) (int64, error) {
+	var moved int64
+	err := s.inTx(ctx, "enable deliveries", func(tx Querier) error {
+		if _, err := tx.Exec(ctx, enableEndpoint, streamID, sc.Org, sc.Env); err != nil {
+			return err
+		}
+		var err error
+		moved, err = tx.Exec(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, queued_at = ?
+			WHERE stream_id = ? AND org = ? AND env = ? AND status = 'disabled'`, MS(now), MS(now), streamID, sc.Org, sc.Env)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return moved, nil
+}
+
+// PurgeDeliveries deletes up to limit deliveries in one of statuses
+// created before before, returning how many.
+func (s *Store) PurgeDeliveries(ctx context.Context, statuses []string, before time.Time, limit int) (int64, error) {
+	if len(statuses) == 0 || limit <= 0 {
+		return 0, nil
+	}
+	in, args := s.d.In("status", statuses)
+	n, err := s.w.Exec(ctx, `DELETE FROM deliveries WHERE seq IN (SELECT seq FROM deliveries WHERE created_at < ? AND `+in+` LIMIT ?)`,
+		slices.Concat([]any{MS(before)}, args, []any{limit})...)
+	if err != nil {
+		return 0, s.wrap("purge deliveries", err)
+	}
+	return n, nil
+}
