@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleethub/fleethub/internal/spool"
 	"github.com/fleethub/fleethub/internal/store"
+	"github.com/fleethub/fleethub/internal/store/sqlstore"
 )
 
 // Parked webhook deliveries (store.Delivery Park) are kept in a spool
@@ -18,6 +19,9 @@ import (
 // the end of its stream's file, with no page of the database to read or
 // write. A receiver that takes nothing costs its neighbours that write
 // and nothing else. UnparkDeliveries moves them into the queue.
+
+// ms and fromMS are the store's time encoding (sqlstore.MS, FromMS).
+var ms, fromMS = sqlstore.MS, sqlstore.FromMS
 
 // parkedDir is the spool's folder in the data directory.
 const parkedDir = "parked"

@@ -12,6 +12,17 @@
 // the mark did the copying and the fsync itself: a webhook delivery's
 // p99 was 18 ms against 7–8 ms with checkpoints beside the writer
 // (BenchmarkDispatch/Paced/Alone in delivery/webhook).
+//
+// The schema and the queries are those of store/sqlstore, shared with
+// store/postgres, in its SQLite dialect: Store embeds a sqlstore.Store
+// over the two pools (conn.go) and keeps here what SQLite does its own
+// way: the webhook queue's enqueue and outcomes through statements
+// prepared once on the writer (deliveries.go), and parked deliveries kept
+// in a spool beside the database (parked.go).
+//
+// A Store is safe for concurrent use within one process; one process at
+// a time opens a data directory. Claims need no row locks: the one writer
+// runs them one after the other.
 package sqlite
 
 import (
@@ -24,8 +35,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/internal/store"
-
-	_ "modernc.org/sqlite" // driver "sqlite"
+	"github.com/fleethub/fleethub/internal/store/sqlstore"
 )
 
 // Config of the embedded store.
@@ -48,6 +58,7 @@ const walAutoCheckpoint = 10_000
 
 // Store is the SQLite backend.
 type Store struct {
+	*shared
 	w      *sql.DB  // one connection: every write
 	r      *sql.DB  // read pool
 	c      *sql.DB  // one connection: background checkpoints
@@ -61,6 +72,10 @@ type Store struct {
 }
 
 var _ store.Backend = (*Store)(nil)
+
+// shared is the SQL both backends share; embedded under this name, it
+// adds no exported field to Store.
+type shared = sqlstore.Store
 
 // Open opens (creating if needed) the database in cfg.Dir and applies
 // pending migrations.
@@ -108,7 +123,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
-	if err := s.migrate(ctx, cfg.Now); err != nil {
+	sc := conn{w: w, r: r}
+	if err := sqlstore.Migrate(ctx, sc, sqlstore.SQLite, cfg.Now); err != nil {
 		close(s.checkpoints)
 		s.Close()
 		return nil, err
@@ -118,6 +134,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	s.shared = sqlstore.New(sc, sqlstore.SQLite)
 	cctx, cancel := context.WithCancel(context.Background())
 	s.stopCheckpoints = cancel
 	go s.checkpointLoop(cctx, cfg.CheckpointEvery)
@@ -220,264 +237,4 @@ func (s *Store) Close() error {
 		errs = append(errs, s.parked.sp.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// migrations are applied in order; never edit a released one, append.
-var migrations = []string{
-	`CREATE TABLE api_keys (
-		id TEXT PRIMARY KEY,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		name TEXT NOT NULL,
-		hash TEXT NOT NULL UNIQUE,
-		hint TEXT NOT NULL,
-		permissions TEXT NOT NULL,
-		plan TEXT NOT NULL,
-		rpm INTEGER NOT NULL,
-		created_at INTEGER NOT NULL,
-		last_used_at INTEGER NOT NULL DEFAULT 0,
-		revoked_at INTEGER NOT NULL DEFAULT 0
-	);
-	CREATE INDEX api_keys_scope ON api_keys(org, env, created_at);
-	CREATE TABLE secrets (name TEXT PRIMARY KEY, value BLOB NOT NULL);`,
-	`CREATE TABLE trips (
-		id TEXT PRIMARY KEY,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		vehicle_id TEXT NOT NULL,
-		driver_id TEXT NOT NULL,
-		status TEXT NOT NULL,
-		start_time INTEGER NOT NULL,
-		end_time INTEGER NOT NULL DEFAULT 0,
-		start_location TEXT,
-		end_location TEXT,
-		metadata TEXT NOT NULL,
-		metadata_history TEXT NOT NULL,
-		state TEXT NOT NULL,
-		distance_km REAL NOT NULL DEFAULT 0,
-		duration_minutes REAL NOT NULL DEFAULT 0,
-		avg_speed_kmh REAL NOT NULL DEFAULT 0,
-		max_speed_kmh REAL NOT NULL DEFAULT 0,
-		safety_score REAL NOT NULL DEFAULT 100,
-		eco_score REAL NOT NULL DEFAULT 100,
-		events_count INTEGER NOT NULL DEFAULT 0,
-		locations_count INTEGER NOT NULL DEFAULT 0,
-		version INTEGER NOT NULL,
-		created_at INTEGER NOT NULL,
-		updated_at INTEGER NOT NULL
-	);
-	CREATE UNIQUE INDEX trips_open_vehicle ON trips(org, env, vehicle_id) WHERE status IN ('active', 'paused');
-	CREATE INDEX trips_scope_start ON trips(org, env, start_time, id);
-	CREATE INDEX trips_status ON trips(status);
-	CREATE TABLE trip_points (
-		trip_id TEXT NOT NULL,
-		seq INTEGER NOT NULL,
-		first_ts INTEGER NOT NULL,
-		last_ts INTEGER NOT NULL,
-		count INTEGER NOT NULL,
-		data BLOB NOT NULL,
-		PRIMARY KEY (trip_id, seq)
-	) WITHOUT ROWID;
-	CREATE TABLE trip_events (
-		id TEXT PRIMARY KEY,
-		trip_id TEXT NOT NULL,
-		type TEXT NOT NULL,
-		ts INTEGER NOT NULL,
-		data TEXT NOT NULL
-	);
-	CREATE INDEX trip_events_trip ON trip_events(trip_id, ts);`,
-	`CREATE TABLE streams (
-		id TEXT PRIMARY KEY,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		kind TEXT NOT NULL,
-		state TEXT NOT NULL,
-		config TEXT NOT NULL,
-		secret TEXT NOT NULL,
-		version INTEGER NOT NULL,
-		created_at INTEGER NOT NULL,
-		updated_at INTEGER NOT NULL,
-		stopped_at INTEGER NOT NULL DEFAULT 0
-	);
-	CREATE INDEX streams_updated ON streams(updated_at);`,
-	// Webhook deliveries (deliveries.go): the durable queue and its log.
-	`CREATE TABLE deliveries (
-		seq INTEGER PRIMARY KEY AUTOINCREMENT,
-		id TEXT NOT NULL UNIQUE,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		stream_id TEXT NOT NULL,
-		msg_offset INTEGER NOT NULL,
-		payload BLOB NOT NULL,
-		status TEXT NOT NULL,
-		attempts INTEGER NOT NULL DEFAULT 0,
-		next_attempt_at INTEGER NOT NULL,
-		queued_at INTEGER NOT NULL,
-		last_status_code INTEGER NOT NULL DEFAULT 0,
-		last_error TEXT NOT NULL DEFAULT '',
-		last_latency_ms INTEGER NOT NULL DEFAULT 0,
-		created_at INTEGER NOT NULL,
-		delivered_at INTEGER NOT NULL DEFAULT 0,
-		lease_owner TEXT NOT NULL DEFAULT '',
-		lease_until INTEGER NOT NULL DEFAULT 0
-	);
-	CREATE INDEX deliveries_due ON deliveries(stream_id, next_attempt_at) WHERE status IN ('pending', 'failed');
-	CREATE INDEX deliveries_stream ON deliveries(stream_id, seq);
-	CREATE INDEX deliveries_stream_status ON deliveries(stream_id, status, seq);
-	CREATE INDEX deliveries_created ON deliveries(created_at);
-	CREATE TABLE delivery_endpoints (
-		stream_id TEXT PRIMARY KEY,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		disabled_at INTEGER NOT NULL DEFAULT 0,
-		url TEXT NOT NULL DEFAULT '',
-		reason TEXT NOT NULL DEFAULT ''
-	);`,
-	`CREATE TABLE device_settings (
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		device_id TEXT NOT NULL,
-		settings TEXT NOT NULL,
-		record TEXT NOT NULL,
-		version INTEGER NOT NULL,
-		applied_at INTEGER NOT NULL,
-		PRIMARY KEY (org, env, device_id)
-	);`,
-	`CREATE TABLE geofences (
-		id TEXT PRIMARY KEY,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		name TEXT NOT NULL,
-		type TEXT NOT NULL,
-		area TEXT NOT NULL,
-		metadata TEXT NOT NULL,
-		created_at INTEGER NOT NULL,
-		updated_at INTEGER NOT NULL
-	);
-	CREATE INDEX geofences_scope ON geofences(org, env, created_at);`,
-	`CREATE TABLE incidents (
-		id TEXT PRIMARY KEY,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		status TEXT NOT NULL,
-		severity TEXT NOT NULL,
-		event_type TEXT NOT NULL,
-		fleet_id TEXT NOT NULL,
-		driver_id TEXT NOT NULL,
-		doc TEXT NOT NULL,
-		version INTEGER NOT NULL,
-		created_at INTEGER NOT NULL,
-		updated_at INTEGER NOT NULL
-	);
-	CREATE INDEX incidents_scope ON incidents(org, env, created_at);`,
-	`CREATE TABLE alerts (
-		id TEXT PRIMARY KEY,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		status TEXT NOT NULL,
-		doc TEXT NOT NULL,
-		version INTEGER NOT NULL,
-		created_at INTEGER NOT NULL,
-		updated_at INTEGER NOT NULL,
-		expires_at INTEGER NOT NULL
-	);`,
-	`CREATE TABLE optimizations (
-		id TEXT PRIMARY KEY,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		status TEXT NOT NULL,
-		doc TEXT NOT NULL,
-		version INTEGER NOT NULL,
-		created_at INTEGER NOT NULL,
-		updated_at INTEGER NOT NULL
-	);`,
-	`CREATE TABLE contacts (
-		id TEXT PRIMARY KEY,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		name TEXT NOT NULL,
-		roles TEXT NOT NULL,
-		links TEXT NOT NULL,
-		dedup_key TEXT NOT NULL,
-		doc TEXT NOT NULL,
-		created_at INTEGER NOT NULL,
-		updated_at INTEGER NOT NULL
-	);
-	CREATE UNIQUE INDEX contacts_key ON contacts(org, env, dedup_key);
-	CREATE INDEX contacts_scope ON contacts(org, env, created_at, id);`,
-	`CREATE TABLE alert_schedule (
-		alert_id TEXT NOT NULL,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		kind TEXT NOT NULL,
-		level INTEGER NOT NULL,
-		due_at INTEGER NOT NULL,
-		owner TEXT NOT NULL DEFAULT '',
-		lease_until INTEGER NOT NULL DEFAULT 0,
-		done_at INTEGER NOT NULL DEFAULT 0,
-		PRIMARY KEY (alert_id, kind, level)
-	);
-	CREATE INDEX alert_schedule_due ON alert_schedule(done_at, due_at);`,
-	`CREATE TABLE notifications (
-		id TEXT PRIMARY KEY,
-		org TEXT NOT NULL,
-		env TEXT NOT NULL,
-		ref TEXT NOT NULL,
-		recipient_id TEXT NOT NULL,
-		channel TEXT NOT NULL,
-		level INTEGER NOT NULL,
-		body TEXT NOT NULL,
-		status TEXT NOT NULL,
-		attempts INTEGER NOT NULL,
-		next_attempt_at INTEGER NOT NULL,
-		last_error TEXT NOT NULL,
-		owner TEXT NOT NULL,
-		lease_until INTEGER NOT NULL,
-		created_at INTEGER NOT NULL,
-		updated_at INTEGER NOT NULL
-	);
-	CREATE INDEX notifications_due ON notifications(status, next_attempt_at);
-	CREATE INDEX notifications_ref ON notifications(org, env, ref, created_at);`,
-}
-
-func (s *Store) migrate(ctx context.Context, now func() time.Time) error {
-	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("sqlite: migrations table: %w", err)
-	}
-	var current int
-	if err := s.w.QueryRowContext(ctx, `SELECT COALESCE(MAX(version),0) FROM schema_migrations`).Scan(&current); err != nil {
-		return fmt.Errorf("sqlite: migration version: %w", err)
-	}
-	for v := current + 1; v <= len(migrations); v++ {
-		tx, err := s.w.BeginTx(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("sqlite: migration %d: %w", v, err)
-		}
-		if _, err := tx.ExecContext(ctx, migrations[v-1]); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("sqlite: migration %d: %w", v, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)`, v, now().UnixMilli()); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("sqlite: migration %d: %w", v, err)
-		}
-		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("sqlite: migration %d: %w", v, err)
-		}
-	}
-	return nil
-}
-
-func ms(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-func fromMS(v int64) time.Time {
-	if v == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(v).UTC()
 }
