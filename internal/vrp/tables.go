@@ -50,11 +50,33 @@ func (t *tables) of(v int32) *travel { return &t.tr[t.prof[v]] }
 // neighbours is how many nearest stops each stop's adjacency list holds.
 const neighbours = 100
 
+// newTables builds the solver's view of p: its nodes and their
+// locations, travel per profile, time windows and demands, the
+// vehicles' limits and classes, and the prices and neighbours the search
+// reads.
 func newTables(p *Problem) *tables {
-	n, nv := len(p.Stops), len(p.Vehicles)
-	t := &tables{p: p, n: n}
+	t := &tables{p: p, n: len(p.Stops)}
+	places := t.locate()
+	t.travels(places)
+	t.windows()
+	t.vehicles()
+	t.empty = make([]*route, len(p.Vehicles))
+	for v := range t.empty {
+		t.empty[v] = t.newRoute(int32(v), nil)
+	}
+	t.prices()
+	t.neighbours()
+	t.minRoutes = t.fleetBound()
+	return t
+}
+
+// locate sets every node's location and the vehicles' start and end
+// nodes, one node per distinct place. Without a matrix the locations are
+// indexes into the places it returns, from which one is built.
+func (t *tables) locate() []place {
+	p := t.p
 	var places []place
-	t.loc = make([]int32, 0, n+2)
+	t.loc = make([]int32, 0, t.n+2)
 	if p.Matrix != nil {
 		for i := range p.Stops {
 			t.loc = append(t.loc, int32(p.Stops[i].Loc))
@@ -85,40 +107,54 @@ func newTables(p *Problem) *tables {
 		}
 		return id
 	}
+	nv := len(p.Vehicles)
 	t.start, t.end = make([]int32, nv), make([]int32, nv)
 	for v := range p.Vehicles {
 		t.start[v] = endNode(p.Vehicles[v].start())
 		t.end[v] = endNode(p.Vehicles[v].finish())
 	}
-	// One travel per distinct matrix of the vehicles, in vehicle order.
-	t.prof = make([]int32, nv)
+	return places
+}
+
+// travels sets one travel per distinct matrix of the vehicles, in
+// vehicle order, and each vehicle's; without a matrix, the one built from
+// places.
+func (t *tables) travels(places []place) {
+	p := t.p
+	t.prof = make([]int32, len(p.Vehicles))
 	if p.Matrix == nil {
 		m := p.buildMatrix(places)
 		t.size = m.Size
 		t.tr = []travel{t.travelOf(m)}
-	} else {
-		t.size = p.Matrix.Size
-		seen := map[*Matrix]int32{}
-		for v := range p.Vehicles {
-			m := p.travel(&p.Vehicles[v])
-			k, ok := seen[m]
-			if !ok {
-				k = int32(len(t.tr))
-				seen[m] = k
-				t.tr = append(t.tr, t.travelOf(m))
-			}
-			t.prof[v] = k
-		}
-		if len(t.tr) == 0 {
-			t.tr = []travel{t.travelOf(p.Matrix)}
-		}
+		return
 	}
+	t.size = p.Matrix.Size
+	seen := map[*Matrix]int32{}
+	for v := range p.Vehicles {
+		m := p.travel(&p.Vehicles[v])
+		k, ok := seen[m]
+		if !ok {
+			k = int32(len(t.tr))
+			seen[m] = k
+			t.tr = append(t.tr, t.travelOf(m))
+		}
+		t.prof[v] = k
+	}
+	if len(t.tr) == 0 {
+		t.tr = []travel{t.travelOf(p.Matrix)}
+	}
+}
+
+// windows sets every node's time window and service time, and every
+// stop's demand.
+func (t *tables) windows() {
+	p := t.p
 	nodes := len(t.loc)
 	t.early, t.late, t.service = make([]float64, nodes), make([]float64, nodes), make([]float64, nodes)
 	for i := range t.early {
 		t.early[i], t.late[i] = math.Inf(-1), math.Inf(1)
 	}
-	t.demand = make([][3]float64, n)
+	t.demand = make([][3]float64, t.n)
 	for i := range p.Stops {
 		s := &p.Stops[i]
 		t.early[i], t.service[i] = s.Early, s.Service
@@ -127,6 +163,15 @@ func newTables(p *Problem) *tables {
 		}
 		t.demand[i] = [3]float64{s.Weight, s.Volume, s.Packages}
 	}
+}
+
+// vehicles sets every vehicle's capacity, latest return and distance
+// limit, and its class: vehicles alike in every attribute that counts
+// (their travel rather than their Profile number, and their coordinates
+// or their rows, whichever the travel is read by) share one.
+func (t *tables) vehicles() {
+	p := t.p
+	nv := len(p.Vehicles)
 	t.capacity, t.zEnd, t.maxKm, t.class = make([][3]float64, nv), make([]float64, nv), make([]float64, nv), make([]int32, nv)
 	kinds := map[Vehicle]int32{}
 	for v := range p.Vehicles {
@@ -148,14 +193,6 @@ func newTables(p *Problem) *tables {
 		t.class[v] = c
 	}
 	t.classes = len(kinds)
-	t.empty = make([]*route, nv)
-	for v := range t.empty {
-		t.empty[v] = t.newRoute(int32(v), nil)
-	}
-	t.prices()
-	t.neighbours()
-	t.minRoutes = t.fleetBound()
-	return t
 }
 
 // travelOf is m's arcs with the goal's price of each.
