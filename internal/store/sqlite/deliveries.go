@@ -57,24 +57,9 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 		return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
 	}
 	defer tx.Rollback()
-	disabled := map[string]bool{}
-	for _, d := range ds {
-		if _, ok := disabled[d.StreamID]; ok {
-			continue
-		}
-		var at int64
-		sel, err := s.txStmt(ctx, tx, sqlEndpointDisabled)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
-		}
-		err = sel.QueryRowContext(ctx, d.StreamID).Scan(&at)
-		if errors.Is(err, sql.ErrNoRows) {
-			_, err = tx.ExecContext(ctx, `INSERT INTO delivery_endpoints(stream_id, org, env) VALUES (?, ?, ?)`, d.StreamID, d.Org, d.Env)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
-		}
-		disabled[d.StreamID] = at > 0
+	disabled, err := s.endpoints(ctx, tx, ds)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
 	}
 	byID := make(map[string]int, len(ds))
 	rows := make([]store.Delivery, len(ds))
@@ -103,9 +88,11 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
 		}
-		if inserted, err := res.RowsAffected(); err != nil {
+		inserted, err := res.RowsAffected()
+		if err != nil {
 			return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
-		} else if inserted == 0 {
+		}
+		if inserted == 0 {
 			continue // a known id
 		}
 		if d.Seq, err = res.LastInsertId(); err != nil {
@@ -117,6 +104,32 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 		return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
 	}
 	return out, nil
+}
+
+// endpoints reads in tx whether the endpoint of each stream of ds is
+// disabled, adding the rows of streams it meets for the first time.
+func (s *Store) endpoints(ctx context.Context, tx *sql.Tx, ds []store.Delivery) (disabled map[string]bool, err error) {
+	disabled = map[string]bool{}
+	sel, err := s.txStmt(ctx, tx, sqlEndpointDisabled)
+	if err != nil {
+		return nil, err
+	}
+	defer sel.Close()
+	for _, d := range ds {
+		if _, ok := disabled[d.StreamID]; ok {
+			continue
+		}
+		var at int64
+		err := sel.QueryRowContext(ctx, d.StreamID).Scan(&at)
+		if errors.Is(err, sql.ErrNoRows) {
+			_, err = tx.ExecContext(ctx, `INSERT INTO delivery_endpoints(stream_id, org, env) VALUES (?, ?, ?)`, d.StreamID, d.Org, d.Env)
+		}
+		if err != nil {
+			return nil, err
+		}
+		disabled[d.StreamID] = at > 0
+	}
+	return disabled, nil
 }
 
 // RecordDeliveries writes outcomes in one transaction.
