@@ -129,14 +129,18 @@ func (d *db) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 
 func (d *db) Stat() *pgxpool.Stat { return d.pool.Stat() }
 
-func (d *db) Close() {
+// Close stops the breaker and its ping, then closes the pool, waiting for
+// acquired connections to be released.
+func (d *db) Close() error {
+	var errs []error
 	if d.b != nil {
-		_ = d.b.Close()
+		errs = append(errs, d.b.Close())
 	}
 	if d.ping != nil {
-		d.ping.close()
+		errs = append(errs, d.ping.close())
 	}
 	d.pool.Close()
+	return errors.Join(errs...)
 }
 
 // The breaker's ping: its interval while closed, and its timeout. A local
@@ -166,27 +170,31 @@ func (p *pinger) ping(ctx context.Context) error {
 		p.conn = c
 	}
 	if err := p.conn.Ping(ctx); err != nil {
-		p.drop()
-		return err
+		return errors.Join(err, p.drop())
 	}
 	return nil
 }
 
 // drop closes the connection without waiting for a database that may not
 // answer.
-func (p *pinger) drop() {
+func (p *pinger) drop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_ = p.conn.Close(ctx)
+	err := p.conn.Close(ctx)
 	p.conn = nil
+	if err != nil {
+		return fmt.Errorf("close the ping's connection: %w", err)
+	}
+	return nil
 }
 
-func (p *pinger) close() {
+func (p *pinger) close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.conn != nil {
-		p.drop()
+	if p.conn == nil {
+		return nil
 	}
+	return p.drop()
 }
 
 // row records the outcome of its Scan and then ends its bound.

@@ -32,6 +32,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -107,8 +108,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	c := conn{d: s.pool}
 	if err := sqlstore.Migrate(ctx, c, sqlstore.Postgres, time.Now); err != nil {
-		s.pool.Close()
-		return nil, err
+		return nil, errors.Join(err, s.pool.Close())
 	}
 	s.shared = sqlstore.New(c, sqlstore.Postgres)
 	return s, nil
@@ -134,6 +134,8 @@ func (s *Store) Stats() store.Stats {
 
 // Close closes the pool, waiting for acquired connections to be released.
 func (s *Store) Close() error {
-	s.pool.Close()
+	if err := s.pool.Close(); err != nil {
+		return fmt.Errorf("postgres: close: %w", err)
+	}
 	return nil
 }

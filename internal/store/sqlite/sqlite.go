@@ -30,8 +30,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleethub/fleethub/internal/store"
@@ -69,6 +71,9 @@ type Store struct {
 
 	stopCheckpoints context.CancelFunc
 	checkpoints     chan struct{} // closed when the checkpoint loop returned
+	// checkpointed is closed, and replaced, at the end of each round of
+	// the checkpoint loop.
+	checkpointed atomic.Pointer[chan struct{}]
 }
 
 var _ store.Backend = (*Store)(nil)
@@ -118,6 +123,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
 	}
 	s := &Store{w: w, r: r, c: c, path: path, checkpoints: make(chan struct{}), stmts: map[string]*sql.Stmt{}}
+	s.checkpointed.Store(new(make(chan struct{})))
 	if err := s.openParked(cfg); err != nil {
 		close(s.checkpoints)
 		s.Close()
@@ -143,22 +149,48 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 // checkpointLoop copies the WAL into the database every period until ctx
 // ends. A passive checkpoint copies what no reader still needs and never
-// waits; what it leaves is copied next time.
+// waits; what it leaves is copied next time. A failure is logged when a
+// run of them starts and when it ends, not at every round.
 func (s *Store) checkpointLoop(ctx context.Context, period time.Duration) {
 	defer close(s.checkpoints)
 	t := time.NewTicker(period)
 	defer t.Stop()
+	failing := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		// errors (SQLITE_BUSY while another checkpoint runs, say) only
-		// mean this round copied nothing; the next one tries again
-		_, _ = s.c.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-		_ = s.parked.sp.Sync() // what fails is synced next time, or at Close
+		err := s.checkpoint(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case err != nil && !failing:
+			slog.Warn("sqlite: background checkpoint failed; every round tries again", "path", s.path, "err", err)
+		case err == nil && failing:
+			slog.Info("sqlite: background checkpoint works again", "path", s.path)
+		}
+		failing = err != nil
+		close(*s.checkpointed.Swap(new(make(chan struct{}))))
 	}
+}
+
+// checkpoint copies the WAL into the database and flushes the parked
+// deliveries written since the last round to the disk. What fails is
+// tried again the next round: a checkpoint that found the WAL busy copied
+// nothing, and the spool keeps what it could not flush (Close flushes it
+// once more).
+func (s *Store) checkpoint(ctx context.Context) error {
+	var errs []error
+	if _, err := s.c.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+		errs = append(errs, fmt.Errorf("wal: %w", err))
+	}
+	if err := s.parked.sp.Sync(); err != nil {
+		errs = append(errs, fmt.Errorf("parked deliveries: %w", err))
+	}
+	return errors.Join(errs...)
 }
 
 // dsn is the connection string of a database file.

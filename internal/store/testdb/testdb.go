@@ -79,7 +79,9 @@ func Schema(t *testing.T) string {
 	t.Helper()
 	base := URL(t)
 	b := make([]byte, 8)
-	_, _ = rand.Read(b)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
 	name := "fleethub_test_" + hex.EncodeToString(b)
 	ident := pgx.Identifier{name}.Sanitize()
 	exec(t, t.Context(), base, "CREATE SCHEMA "+ident)
