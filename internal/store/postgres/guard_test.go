@@ -32,7 +32,8 @@ func TestBreakerFailsFastWhileTheDatabaseIsGone(t *testing.T) {
 	p := newCutProxy(t, u.Host)
 	u.Host = p.Addr()
 	ctx := context.Background()
-	s, err := postgres.Open(ctx, postgres.Config{URL: u.String(), Breaker: &breaker.Config{Name: "postgresql"}})
+	cfg, changed := watched()
+	s, err := postgres.Open(ctx, postgres.Config{URL: u.String(), Breaker: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,13 +67,7 @@ func TestBreakerFailsFastWhileTheDatabaseIsGone(t *testing.T) {
 	}
 
 	p.Cut(false)
-	deadline := time.Now().Add(10 * time.Second)
-	for b.State() != breaker.Closed {
-		if time.Now().After(deadline) {
-			t.Fatalf("breaker still %s 10 s after the database came back", b.State())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitClosed(t, b, changed, "the database came back")
 	if err := s.Ping(ctx); err != nil {
 		t.Fatalf("ping after: %v", err)
 	}
@@ -88,7 +83,8 @@ func TestCallTimeoutOpensTheBreakerOnAHungDatabase(t *testing.T) {
 	p := newCutProxy(t, u.Host)
 	u.Host = p.Addr()
 	ctx := context.Background()
-	s, err := postgres.Open(ctx, postgres.Config{URL: u.String(), Breaker: &breaker.Config{Name: "postgresql"}, CallTimeout: 300 * time.Millisecond})
+	cfg, changed := watched()
+	s, err := postgres.Open(ctx, postgres.Config{URL: u.String(), Breaker: cfg, CallTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +106,31 @@ func TestCallTimeoutOpensTheBreakerOnAHungDatabase(t *testing.T) {
 	}
 
 	p.Hang(false)
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Breaker().State() != breaker.Closed {
-		if time.Now().After(deadline) {
-			t.Fatalf("breaker still %s 10 s after the database answered again", s.Breaker().State())
+	waitClosed(t, s.Breaker(), changed, "the database answered again")
+}
+
+// watched is a breaker configuration whose breaker signals changed at
+// every change of its state.
+func watched() (cfg *breaker.Config, changed <-chan struct{}) {
+	ch := make(chan struct{}, 1)
+	return &breaker.Config{Name: "postgresql", OnChange: func(_, _ breaker.State) {
+		select {
+		case ch <- struct{}{}:
+		default: // a change is signalled already
 		}
-		time.Sleep(20 * time.Millisecond)
+	}}, ch
+}
+
+// waitClosed waits until b is closed, checking at each change of its
+// state, and fails the test after 10 s.
+func waitClosed(t *testing.T, b *breaker.Breaker, changed <-chan struct{}, since string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for b.State() != breaker.Closed {
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("breaker still %s 10 s after %s", b.State(), since)
+		}
 	}
 }
