@@ -61,4 +61,10 @@
 // restart or an eviction the first engine_diagnostics message of a
 // vehicle is the new baseline (a dtc_count rise needs a previous value)
 // and a vehicle is watched again once it speaks.
+//
+// Concurrency: a Service is safe for concurrent use; any number of
+// requests run at once, each validating and encoding on its caller's
+// goroutine with an encoder of its own (the schema tables are only
+// read), and they meet only at that one mutex and at the bus. Run is the watchdog's one goroutine; Check, which
+// it calls, may also be called from elsewhere.
 package telemetry
