@@ -65,6 +65,7 @@
 // Concurrency: a Service is safe for concurrent use; any number of
 // requests run at once, each validating and encoding on its caller's
 // goroutine with an encoder of its own (the schema tables are only
-// read), and they meet only at that one mutex and at the bus. Run is the watchdog's one goroutine; Check, which
-// it calls, may also be called from elsewhere.
+// read), and they meet only at that one mutex and at the bus. Run is
+// the watchdog's one goroutine; Check, which it calls, may also be called
+// from elsewhere.
 package telemetry
