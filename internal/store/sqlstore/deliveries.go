@@ -23,16 +23,16 @@ import (
 // each other nor get the same row; SQLite's one writer runs claims one
 // at a time.
 
-// DeliveryCols are the columns of a delivery, in ScanDelivery's order.
-const DeliveryCols = `seq, id, org, env, stream_id, msg_offset, payload, status, attempts, next_attempt_at, queued_at,
+// deliveryCols are the columns of a delivery, in scanDelivery's order.
+const deliveryCols = `seq, id, org, env, stream_id, msg_offset, payload, status, attempts, next_attempt_at, queued_at,
 	last_status_code, last_error, last_latency_ms, created_at, delivered_at, lease_owner, lease_until`
 
 // Claimable is the condition of a delivery that may be handed out, its
 // due time and lease aside.
 const Claimable = `status IN ('pending', 'failed')`
 
-// ScanDelivery reads DeliveryCols.
-func ScanDelivery(row Row) (store.Delivery, error) {
+// scanDelivery reads deliveryCols.
+func scanDelivery(row Row) (store.Delivery, error) {
 	var d store.Delivery
 	var next, queued, created, delivered, lease int64
 	if err := row.Scan(&d.Seq, &d.ID, &d.Org, &d.Env, &d.StreamID, &d.Offset, &d.Payload, &d.Status, &d.Attempts, &next, &queued,
@@ -55,8 +55,8 @@ func (s *Store) ClaimDeliveries(ctx context.Context, c store.DeliveryClaim) ([]s
 			SELECT seq FROM deliveries WHERE `+in+` AND `+Claimable+` AND next_attempt_at <= ? AND lease_until < ?
 			ORDER BY next_attempt_at, seq LIMIT ?`+s.d.skipLocked+`)
 		UPDATE deliveries SET lease_owner = ?, lease_until = ? FROM c WHERE deliveries.seq = c.claimed
-		RETURNING `+DeliveryCols, args...)
-	out, err := collect(nil, rows, err, ScanDelivery)
+		RETURNING `+deliveryCols, args...)
+	out, err := collect(nil, rows, err, scanDelivery)
 	if err != nil {
 		return nil, s.wrap("claim deliveries", err)
 	}
@@ -143,8 +143,8 @@ func (s *Store) ListDeliveries(ctx context.Context, sc store.Scope, streamID str
 		args = append(args, q.Before)
 	}
 	args = append(args, limit+1)
-	rows, err := s.r.Query(ctx, `SELECT `+DeliveryCols+` FROM deliveries WHERE `+where+` ORDER BY seq DESC LIMIT ?`, args...)
-	out, err := collect(nil, rows, err, ScanDelivery)
+	rows, err := s.r.Query(ctx, `SELECT `+deliveryCols+` FROM deliveries WHERE `+where+` ORDER BY seq DESC LIMIT ?`, args...)
+	out, err := collect(nil, rows, err, scanDelivery)
 	if err != nil {
 		return nil, 0, s.wrap("list deliveries", err)
 	}

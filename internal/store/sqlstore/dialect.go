@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Dialect is what differs between the SQL of PostgreSQL and of SQLite.
@@ -31,7 +32,16 @@ type Dialect struct {
 	// lockMigrations, when set, is run first in the migration
 	// transaction, so that nodes starting at once migrate one at a time.
 	lockMigrations string
+
+	// rebound keeps the queries Rebind rewrote for a Store, by their text:
+	// most are a few constants, run again and again.
+	mu      sync.RWMutex
+	rebound map[string]string
 }
+
+// maxRebound bounds Dialect.rebound: texts built per call (a listing's
+// filters and limit) are few in practice, but not bounded.
+const maxRebound = 1024
 
 // Postgres is PostgreSQL through pgx.
 var Postgres = &Dialect{
@@ -77,25 +87,29 @@ func (d *Dialect) Rebind(query string) string {
 	var b strings.Builder
 	b.Grow(len(query) + 32)
 	n := 0
-	var quote byte
-	for i := 0; i < len(query); i++ {
-		c := query[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
+	for {
+		i := strings.IndexAny(query, `?'"`)
+		if i < 0 {
+			b.WriteString(query)
+			return b.String()
+		}
+		b.WriteString(query[:i])
+		if c := query[i]; c != '?' {
+			// a quoted literal or name, copied whole
+			end := strings.IndexByte(query[i+1:], c)
+			if end < 0 {
+				b.WriteString(query[i:])
+				return b.String()
 			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '?':
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
+			b.WriteString(query[i : i+end+2])
+			query = query[i+end+2:]
 			continue
 		}
-		b.WriteByte(c)
+		n++
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(n))
+		query = query[i+1:]
 	}
-	return b.String()
 }
 
 // In is the condition "col is one of vals" and its arguments. vals must
@@ -132,6 +146,26 @@ func (d *Dialect) Contains(col string) string {
 	return d.strpos + "(" + col + ", ?) > 0"
 }
 
+// rebind is Rebind, remembered.
+func (d *Dialect) rebind(query string) string {
+	d.mu.RLock()
+	r, ok := d.rebound[query]
+	d.mu.RUnlock()
+	if ok {
+		return r
+	}
+	r = d.Rebind(query)
+	d.mu.Lock()
+	if len(d.rebound) < maxRebound {
+		if d.rebound == nil {
+			d.rebound = make(map[string]string)
+		}
+		d.rebound[query] = r
+	}
+	d.mu.Unlock()
+	return r
+}
+
 // bind returns q running queries written with ? placeholders.
 func (d *Dialect) bind(q Querier) Querier {
 	if !d.numbered {
@@ -147,13 +181,13 @@ type rebound struct {
 }
 
 func (r rebound) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	return r.q.Exec(ctx, r.d.Rebind(query), args...)
+	return r.q.Exec(ctx, r.d.rebind(query), args...)
 }
 
 func (r rebound) Query(ctx context.Context, query string, args ...any) (Rows, error) {
-	return r.q.Query(ctx, r.d.Rebind(query), args...)
+	return r.q.Query(ctx, r.d.rebind(query), args...)
 }
 
 func (r rebound) QueryRow(ctx context.Context, query string, args ...any) Row {
-	return r.q.QueryRow(ctx, r.d.Rebind(query), args...)
+	return r.q.QueryRow(ctx, r.d.rebind(query), args...)
 }

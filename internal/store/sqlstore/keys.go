@@ -14,8 +14,8 @@ import (
 
 const keyCols = `id, org, env, name, hash, hint, permissions, plan, rpm, created_at, last_used_at, revoked_at`
 
-// TouchKey moves a key's last use time forward to the time bound twice.
-const TouchKey = `UPDATE api_keys SET last_used_at = CASE WHEN last_used_at > ? THEN last_used_at ELSE ? END WHERE id = ?`
+// touchKey moves a key's last use time forward to the time bound twice.
+const touchKey = `UPDATE api_keys SET last_used_at = CASE WHEN last_used_at > ? THEN last_used_at ELSE ? END WHERE id = ?`
 
 func scanKey(row Row) (store.APIKey, error) {
 	var k store.APIKey
@@ -78,7 +78,7 @@ func (s *Store) TouchKeys(ctx context.Context, used map[string]time.Time) error 
 	}
 	return s.inTx(ctx, "touch keys", func(tx Querier) error {
 		for id, at := range used {
-			if _, err := tx.Exec(ctx, TouchKey, MS(at), MS(at), id); err != nil {
+			if _, err := tx.Exec(ctx, touchKey, MS(at), MS(at), id); err != nil {
 				return err
 			}
 		}
