@@ -99,8 +99,9 @@ func (w *Watcher) tracker(ctx context.Context, sc store.Scope) *tenant {
 	now := w.now()
 	w.mu.Lock()
 	t := w.scope[sc]
+	fresh := t != nil && now.Sub(t.loaded) < w.cfg.Refresh // loaded is written under mu
 	w.mu.Unlock()
-	if t != nil && now.Sub(t.loaded) < w.cfg.Refresh {
+	if fresh {
 		return t
 	}
 	gs, err := w.st.ListGeofences(ctx, sc)
