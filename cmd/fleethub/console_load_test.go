@@ -57,9 +57,11 @@ new PerformanceObserver(l => { window.__longtasks += l.getEntries().length; }).o
 	}
 	var heaps []float64
 	var frames []float64
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		time.Sleep(min(30*time.Second, time.Until(end)))
+	// a sample every 30 s until d has passed (the last one at or past d)
+	sample := time.NewTicker(30 * time.Second)
+	defer sample.Stop()
+	for start := time.Now(); time.Since(start) < d; {
+		<-sample.C
 		heaps = append(heaps, heap())
 		// drain the recorded frames so the page's own array stays small
 		f, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`window.__frames.splice(0)`))

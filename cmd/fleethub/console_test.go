@@ -21,6 +21,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // chromium finds a Chromium binary. Without one the browser tests skip,
@@ -78,22 +80,18 @@ func eventually(t *testing.T, ctx context.Context, what, expr string) {
 // most.
 func eventuallyWithin(t *testing.T, ctx context.Context, d time.Duration, what, expr string) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	held := waitfor.Poll(d, func() bool {
 		c, cancel := context.WithTimeout(ctx, 20*time.Second)
 		ok, err := chromedp.Run(c, chromedp.Evaluate[bool](expr))
 		cancel()
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('conn').textContent + ' | ' + JSON.stringify(window.fleethubConsole && window.fleethubConsole.stats) + ' | ' + document.querySelector('main').innerText.slice(0, 600)`))
-			t.Fatalf("%s: not seen within %v\n%s\npage: %s", what, d, expr, state)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return ok
+	})
+	if !held {
+		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('conn').textContent + ' | ' + JSON.stringify(window.fleethubConsole && window.fleethubConsole.stats) + ' | ' + document.querySelector('main').innerText.slice(0, 600)`))
+		t.Fatalf("%s: not seen within %v\n%s\npage: %s", what, d, expr, state)
 	}
 }
 
@@ -108,7 +106,12 @@ func shoot(t *testing.T, ctx context.Context, name string) {
 	if dir == "1" {
 		dir = filepath.Join("..", "..", "docs", "img")
 	}
-	time.Sleep(300 * time.Millisecond) // let the map finish drawing
+	// the map drawn: every tile loaded and faded in, no zoom under way,
+	// and two frames painted since
+	eventually(t, ctx, "the map drawn", `![...document.querySelectorAll('.leaflet-tile')].some(e => !e.classList.contains('leaflet-tile-loaded') || (e.style.opacity !== '' && +e.style.opacity < 1)) && !document.querySelector('.leaflet-zoom-anim')`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatalf("frames before the screenshot: %v", err)
+	}
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)

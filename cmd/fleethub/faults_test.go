@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/fleethub/fleethub/internal/faultproxy"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // faultProxy is a faultproxy in front of target, closed with the test.
@@ -35,16 +36,10 @@ func proxied(t *testing.T, rawURL string, p *faultproxy.Proxy) string {
 	return u.String()
 }
 
-// eventually polls cond every 50 ms for up to within.
+// eventuallyTrue polls cond for up to within.
 func eventuallyTrue(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitfor.Until(t, within, what, cond)
 }
 
 func (n *node) dependency(key, name string) string {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // pageIDs reads a listing page: the ids of its items under list and id,
@@ -62,7 +64,7 @@ func TestStreamListing(t *testing.T) {
 		if r.Status != 201 {
 			t.Fatalf("start %s: %d %s", kind, r.Status, r.Body)
 		}
-		time.Sleep(2 * time.Millisecond) // distinct creation times
+		nextMilli(t, time.Now()) // distinct creation times
 		return r.json(t)["stream_id"].(string)
 	}
 	ws := map[string]any{"delivery_method": "websocket"}
@@ -156,7 +158,7 @@ func TestAlertListing(t *testing.T) {
 		if r.Status != 201 {
 			t.Fatalf("alert: %d %s", r.Status, r.Body)
 		}
-		time.Sleep(2 * time.Millisecond) // distinct creation times
+		nextMilli(t, time.Now()) // distinct creation times
 		return r.json(t)["alert_id"].(string)
 	}
 	var ours []string
@@ -227,4 +229,12 @@ func TestAlertListing(t *testing.T) {
 	if r := n.do("GET", "/v1/emergency/alerts", noPerm, nil); r.Status != 403 {
 		t.Errorf("without emergency:read: %d", r.Status)
 	}
+}
+
+// nextMilli waits until the wall clock has left the millisecond of at:
+// the services stamp creation times to the millisecond, so what is
+// created next is newer than what was created by at.
+func nextMilli(t *testing.T, at time.Time) {
+	t.Helper()
+	waitfor.Until(t, time.Second, "the next millisecond", func() bool { return time.Now().UnixMilli() > at.UnixMilli() })
 }

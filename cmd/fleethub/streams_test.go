@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 func (n *node) publishEvent(org, env string, ev *event.Event) {
@@ -22,14 +23,7 @@ func (n *node) publishEvent(org, env string, ev *event.Event) {
 
 func waitFor(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if f() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	waitfor.Until(t, 10*time.Second, what, f)
 }
 
 func TestStreamLifecycle(t *testing.T) {

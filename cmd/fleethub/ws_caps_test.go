@@ -11,8 +11,9 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/fleethub/fleethub/fleet/keys"
 	"github.com/fleethub/fleethub/delivery/ws"
+	"github.com/fleethub/fleethub/fleet/keys"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // TestWSCapsPerKey: a starter key holds at most 100 websocket connections;
@@ -53,17 +54,11 @@ func TestWSCapsPerKey(t *testing.T) {
 	expectSubscribed(t, n.dial(t, other, query))
 
 	conns[0].Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c, _, err := websocket.DefaultDialer.Dial(u, h)
-		if err == nil {
-			expectSubscribed(t, c)
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no slot after a close: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var again *websocket.Conn
+	waitfor.NoError(t, 5*time.Second, "a slot after a close", func() (err error) {
+		again, _, err = websocket.DefaultDialer.Dial(u, h)
+		return err
+	})
+	expectSubscribed(t, again)
+	again.Close()
 }
