@@ -91,54 +91,14 @@ func (s *audienceSet) addContact(c *contacts.Contact, audience, typ string) {
 // trips in the area.
 func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, area region) (out []Recipient, people map[string]*contacts.Contact, inArea int, err error) {
 	ta := b.TargetAudience
-	wanted := func(aud string) bool { return slices.Contains(ta.Include, aud) || slices.Contains(ta.Exclude, aud) }
 	set := &audienceSet{byKey: map[string]*person{}, driver: map[string]*contacts.Contact{}}
-	dir := map[string][]contacts.Contact{}
-	if a.dir != nil {
-		for _, role := range []string{"driver", "field_personnel", "dispatcher", "emergency_contact"} {
-			if role == "field_personnel" && !wanted(audField) || role == "dispatcher" && !wanted(audDispatch) || role == "emergency_contact" && !wanted(audEmergency) {
-				continue
-			}
-			if dir[role], err = a.dir.WithRole(ctx, sc, role); err != nil {
-				return nil, nil, 0, err
-			}
-		}
-		for i := range dir["driver"] {
-			c := &dir["driver"][i]
-			for _, id := range c.Links.DriverIDs {
-				set.driver[id] = c
-			}
-		}
-	}
-	trips, err := a.trips.ListTrips(ctx, store.TripFilter{Scope: sc, Statuses: []string{store.TripActive, store.TripPaused}, Limit: 10_000, Sort: "start_time"})
+	dir, err := a.directory(ctx, sc, ta, set)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	var driversInArea []string
-	for _, t := range trips {
-		if area != nil && !inShape(area, t) {
-			continue
-		}
-		inArea++
-		if t.DriverID != "" {
-			driversInArea = append(driversInArea, t.DriverID)
-		}
-		if !wanted(audDrivers) {
-			continue
-		}
-		id := t.DriverID
-		if id == "" {
-			id = "vehicle:" + t.VehicleID
-		}
-		key := "driver:" + id
-		var c *contacts.Contact
-		if c = set.driver[t.DriverID]; c != nil && t.DriverID != "" {
-			key = "contact:" + c.ContactID
-		}
-		p := set.add(key, person{contact: c, rec: Recipient{RecipientID: id, RecipientType: "driver", VehicleID: t.VehicleID}}, audDrivers)
-		if c != nil {
-			p.rec.ContactID, p.rec.Name = c.ContactID, c.Name
-		}
+	driversInArea, inArea, err := a.tripDrivers(ctx, sc, ta, area, set)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	for i := range dir["field_personnel"] {
 		c := &dir["field_personnel"][i]
@@ -155,9 +115,87 @@ func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, a
 			set.addContact(c, audEmergency, "emergency_contact")
 		}
 	}
+	out, people = set.reached(ta)
+	out = set.addSpecific(ta, out, people)
+	return out, people, inArea, nil
+}
+
+// wants says whether the audience includes or excludes aud: only then
+// are its people looked up.
+func wants(ta *Audience, aud string) bool {
+	return slices.Contains(ta.Include, aud) || slices.Contains(ta.Exclude, aud)
+}
+
+// directory reads the directory entries of the roles the audience needs
+// (drivers always, to know the drivers' entries), by role, and notes in
+// set each driver id's entry. Without a directory there are none.
+func (a *Alerts) directory(ctx context.Context, sc store.Scope, ta *Audience, set *audienceSet) (map[string][]contacts.Contact, error) {
+	dir := map[string][]contacts.Contact{}
+	if a.dir == nil {
+		return dir, nil
+	}
+	for _, role := range []string{"driver", "field_personnel", "dispatcher", "emergency_contact"} {
+		if role == "field_personnel" && !wants(ta, audField) || role == "dispatcher" && !wants(ta, audDispatch) || role == "emergency_contact" && !wants(ta, audEmergency) {
+			continue
+		}
+		cs, err := a.dir.WithRole(ctx, sc, role)
+		if err != nil {
+			return nil, err
+		}
+		dir[role] = cs
+	}
+	for i := range dir["driver"] {
+		c := &dir["driver"][i]
+		for _, id := range c.Links.DriverIDs {
+			set.driver[id] = c
+		}
+	}
+	return dir, nil
+}
+
+// tripDrivers counts the active and paused trips in the area and answers
+// their drivers; when the audience wants active drivers, it adds each
+// trip's driver (or, without one, its vehicle) to the set.
+func (a *Alerts) tripDrivers(ctx context.Context, sc store.Scope, ta *Audience, area region, set *audienceSet) (drivers []string, inArea int, err error) {
+	trips, err := a.trips.ListTrips(ctx, store.TripFilter{Scope: sc, Statuses: []string{store.TripActive, store.TripPaused}, Limit: 10_000, Sort: "start_time"})
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, t := range trips {
+		if area != nil && !inShape(area, t) {
+			continue
+		}
+		inArea++
+		if t.DriverID != "" {
+			drivers = append(drivers, t.DriverID)
+		}
+		if !wants(ta, audDrivers) {
+			continue
+		}
+		id := t.DriverID
+		if id == "" {
+			id = "vehicle:" + t.VehicleID
+		}
+		key := "driver:" + id
+		var c *contacts.Contact
+		if c = set.driver[t.DriverID]; c != nil && t.DriverID != "" {
+			key = "contact:" + c.ContactID
+		}
+		p := set.add(key, person{contact: c, rec: Recipient{RecipientID: id, RecipientType: "driver", VehicleID: t.VehicleID}}, audDrivers)
+		if c != nil {
+			p.rec.ContactID, p.rec.Name = c.ContactID, c.Name
+		}
+	}
+	return drivers, inArea, nil
+}
+
+// reached are the people the audience reaches, in the order they were
+// added: named by an included audience and by no excluded one. people
+// maps those with a directory entry to it, by recipient id.
+func (s *audienceSet) reached(ta *Audience) (out []Recipient, people map[string]*contacts.Contact) {
 	people = map[string]*contacts.Contact{}
-	for _, key := range set.order {
-		p := set.byKey[key]
+	for _, key := range s.order {
+		p := s.byKey[key]
 		if slices.ContainsFunc(p.audiences, func(x string) bool { return slices.Contains(ta.Exclude, x) }) ||
 			!slices.ContainsFunc(p.audiences, func(x string) bool { return slices.Contains(ta.Include, x) }) {
 			continue
@@ -168,6 +206,14 @@ func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, a
 			people[p.rec.RecipientID] = p.contact
 		}
 	}
+	return out, people
+}
+
+// addSpecific adds the audience's specific vehicles and drivers to out,
+// each as named: a recipient already reached gains the audience
+// specific_vehicles or specific_drivers, anyone else is added with it
+// (a driver with a directory entry also to people).
+func (s *audienceSet) addSpecific(ta *Audience, out []Recipient, people map[string]*contacts.Contact) []Recipient {
 	// name adds aud to the recipients named id (or reached as the
 	// contact cid), answering whether there was one.
 	name := func(id, cid, aud string) bool {
@@ -189,7 +235,7 @@ func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, a
 		}
 	}
 	for _, d := range ta.SpecificDrivers {
-		c := set.driver[d]
+		c := s.driver[d]
 		cid := ""
 		if c != nil {
 			cid = c.ContactID
@@ -204,7 +250,7 @@ func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, a
 		}
 		out = append(out, r)
 	}
-	return out, people, inArea, nil
+	return out
 }
 
 // covers says whether an emergency contact's link (a driver id, or the
