@@ -2,27 +2,14 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-
-	"github.com/fleethub/fleethub/internal/faultproxy"
 )
 
 // SoakConfig is a soak: Nodes fleethub processes over one broker process
@@ -186,276 +173,44 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	if cfg.Dir == "" {
-		d, err := os.MkdirTemp("", "fleethub-soak-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-		cfg.Dir = d
-	} else if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	r := &soakRun{cfg: cfg}
+	defer r.close()
+	if err := r.setUp(ctx); err != nil {
 		return nil, err
 	}
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(cfg.Log, "%s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, args...)...)
-	}
-	began := time.Now()
-
-	// a schema of its own, dropped at the end
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "fleethub_soak_" + hex.EncodeToString(b)
-	admin, err := pgx.Connect(ctx, cfg.DatabaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("bench: soak: %w", err)
-	}
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		admin.Close(ctx)
-		return nil, fmt.Errorf("bench: soak: %w", err)
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		_, _ = admin.Exec(dctx, "DROP SCHEMA "+schema+" CASCADE")
-		admin.Close(dctx)
-	}()
-
-	var redisProc *soakProc
-	if cfg.RedisServer != "" {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		dir := filepath.Join(cfg.Dir, "redis")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		redisProc = &soakProc{name: "redis", out: filepath.Join(cfg.Dir, "redis.log"), args: []string{cfg.RedisServer, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--dir", dir, "--appendonly", "yes", "--appendfsync", "always", "--save", ""}}
-		if err := redisProc.start(); err != nil {
-			return nil, err
-		}
-		defer redisProc.signal(syscall.SIGKILL)
-		cfg.RedisURL = "redis://127.0.0.1:" + strconv.Itoa(port) + "/0"
-		if err := waitListening(ctx, "127.0.0.1:"+strconv.Itoa(port), 30*time.Second); err != nil {
-			return nil, err
-		}
-	}
-	pgURL, _ := url.Parse(cfg.DatabaseURL)
-	rdURL, _ := url.Parse(cfg.RedisURL)
-	if pgURL == nil || rdURL == nil || pgURL.Host == "" || rdURL.Host == "" {
-		return nil, errors.New("bench: soak: --database-url and --redis-url must be URLs with a host")
-	}
-	pgProxy, err := faultproxy.New(pgURL.Host)
-	if err != nil {
-		return nil, err
-	}
-	defer pgProxy.Close()
-	rdProxy, err := faultproxy.New(rdURL.Host)
-	if err != nil {
-		return nil, err
-	}
-	defer rdProxy.Close()
-	q := pgURL.Query()
-	q.Set("search_path", schema)
-	pgURL.RawQuery = q.Encode()
-	dbURL, _ := withHost(pgURL.String(), pgProxy.Addr())
-	redisURL, _ := withHost(cfg.RedisURL, rdProxy.Addr())
-
-	bport, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	brokerAddr := "127.0.0.1:" + strconv.Itoa(bport)
-	broker := &soakProc{name: "broker", args: []string{cfg.Broker, "broker", "--port", strconv.Itoa(bport), "--dir", filepath.Join(cfg.Dir, "broker")}, out: filepath.Join(cfg.Dir, "broker.log")}
-	if err := broker.start(); err != nil {
-		return nil, err
-	}
-	defer broker.signal(syscall.SIGKILL)
-	time.Sleep(time.Second)
-
-	out, err := exec.CommandContext(ctx, cfg.Fleethub, "keys", "create", "--database-url", dbURL, "--org", "soak", "--env", "test",
-		"--name", "soak", "--permissions", "all", "--rpm", "60000000").Output()
-	if err != nil {
-		return nil, fmt.Errorf("bench: soak: keys create: %w", err)
-	}
-	key := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
-	if key == "" {
-		return nil, errSoakNoKey
-	}
-
-	nodes := make([]*soakProc, cfg.Nodes)
-	bases := make([]string, cfg.Nodes)
-	for i := range nodes {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		bases[i] = "http://127.0.0.1:" + strconv.Itoa(port)
-		nodes[i] = &soakProc{name: fmt.Sprintf("node %d", i), out: filepath.Join(cfg.Dir, fmt.Sprintf("node%d.log", i)),
-			args: []string{cfg.Fleethub, "serve", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--data", filepath.Join(cfg.Dir, fmt.Sprintf("node%d", i)),
-				"--database-url", dbURL, "--redis-url", redisURL, "--kafka-brokers", brokerAddr, "--log-format", "json", "--allow-private-webhooks"}}
-		if err := nodes[i].start(); err != nil {
-			return nil, err
-		}
-		defer nodes[i].signal(syscall.SIGKILL)
-		if err := waitReady(ctx, bases[i], 60*time.Second); err != nil {
-			return nil, err
-		}
-	}
-	logf("%d nodes ready, broker %s", cfg.Nodes, brokerAddr)
-
-	receiver, err := newSoakReceiver(began)
-	if err != nil {
-		return nil, err
-	}
-	defer receiver.close()
-	vehicles := make([]string, cfg.Trips)
-	for i := range vehicles {
-		vehicles[i] = "soak-veh-" + strconv.Itoa(i)
-	}
-	var evStream, whStream, telStream struct {
-		StreamID string `json:"stream_id"`
-	}
-	// the event streams deduplicate by event_id, as a user who wants each
-	// event once starts them: the duplicates counted are what gets past
-	// the dedup window; the telemetry stream has no ids to dedup on
-	dedup := map[string]any{"deduplication": true}
-	evFilter := map[string]any{"categories": []string{"safety_events"}, "custom_conditions": []any{map[string]any{"field": "event_data.soak_seq", "operator": ">", "value": 0}}}
-	if err := apiCall(ctx, "POST", bases[0]+"/api/v1/streaming/events/start", key, map[string]any{"event_filters": evFilter, "processing_rules": dedup}, &evStream); err != nil {
-		return nil, fmt.Errorf("bench: soak: start the event stream: %w", err)
-	}
-	if err := apiCall(ctx, "POST", bases[0]+"/api/v1/streaming/events/start", key, map[string]any{"event_filters": evFilter, "processing_rules": dedup, "webhook_url": "http://" + receiver.addr + "/hook",
-		"stream_config": map[string]any{"delivery_method": "webhook", "batch_events": true, "batch_size": 100, "max_wait_time": 100}}, &whStream); err != nil {
-		return nil, fmt.Errorf("bench: soak: start the webhook stream: %w", err)
-	}
-	if err := apiCall(ctx, "POST", bases[0]+"/api/v1/streaming/telemetry/start", key, map[string]any{"vehicles": vehicles, "data_types": []string{"engine_diagnostics"},
-		"stream_config": map[string]any{"frequency": "high"}, "delivery_method": "websocket"}, &telStream); err != nil {
-		return nil, fmt.Errorf("bench: soak: start the telemetry stream: %w", err)
-	}
-	time.Sleep(2 * time.Second) // every node's registry has the streams
-
-	fleet := &soakFleet{cfg: cfg, bases: bases, key: key, led: newLedger(len(soakPhaseNames)), client: &http.Client{Timeout: 30 * time.Second}}
+	fleet := &soakFleet{cfg: r.cfg, bases: r.bases, key: r.key, led: newLedger(len(soakPhaseNames)), client: &http.Client{Timeout: 30 * time.Second}}
 	if err := fleet.startTrips(ctx); err != nil {
 		return nil, err
 	}
-	logf("%d trips started", len(fleet.trips))
-
-	sctx, stopSinks := context.WithCancel(ctx)
-	defer stopSinks()
-	var swg sync.WaitGroup
-	var evSinks []*soakReceipts
-	for i := range bases {
-		s := &soakSink{soakReceipts: newReceipts(fmt.Sprintf("ws node %d", i), began), base: bases[i], key: key, stream: evStream.StreamID}
-		evSinks = append(evSinks, s.soakReceipts)
-		swg.Add(1)
-		go func() { defer swg.Done(); s.run(sctx) }()
-	}
-	evSinks = append(evSinks, receiver.soakReceipts)
-	tel := &soakSink{soakReceipts: newReceipts("telemetry", began), base: bases[0], key: key, stream: telStream.StreamID, telemetry: true}
-	swg.Add(1)
-	go func() { defer swg.Done(); tel.run(sctx) }()
+	r.logf("%d trips started", len(fleet.trips))
+	sinks := r.startSinks(ctx)
 
 	lctx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	var lwg sync.WaitGroup
 	lwg.Add(1)
 	go func() { defer lwg.Done(); fleet.run(lctx) }()
-
-	// the receiver's outage is the longest: it gets its own time (at most
-	// a quarter of the soak) on top of a phase; the other faults last at
-	// most 3/4 of a phase
-	receiverDown := min(cfg.ReceiverDown, cfg.Duration/4)
-	phase := (cfg.Duration - receiverDown) / time.Duration(len(soakPhaseNames))
-	longest := phase * 3 / 4
-	starts := make([]time.Time, len(soakPhaseNames))
-	faultEnds := make([]time.Time, len(soakPhaseNames))
-	names := slices.Clone(soakPhaseNames)
-	if redisProc != nil {
-		names[slices.Index(names, "redis cut")] = "redis restarted"
-	}
-	for i, name := range names {
-		fleet.led.mu.Lock()
-		fleet.led.phase, fleet.led.faultOver = i, false
-		fleet.led.mu.Unlock()
-		logf("phase %q", name)
-		starts[i] = time.Now()
-		wait := func(d time.Duration) {
-			select {
-			case <-ctx.Done():
-			case <-time.After(min(d, longest)):
-			}
-		}
-		switch name {
-		case "node killed":
-			nodes[1].signal(syscall.SIGKILL)
-			wait(cfg.NodeDown)
-			if err := nodes[1].start(); err != nil {
-				return nil, err
-			}
-		case "redis cut":
-			rdProxy.Cut(true)
-			wait(cfg.StoreDown)
-			rdProxy.Cut(false)
-		case "redis restarted":
-			redisProc.signal(syscall.SIGKILL)
-			wait(cfg.StoreDown)
-			if err := redisProc.start(); err != nil {
-				return nil, err
-			}
-		case "postgres hung":
-			pgProxy.Hang(true)
-			wait(cfg.StoreDown)
-			pgProxy.Hang(false)
-		case "receiver down":
-			if err := receiver.setDown(true); err != nil {
-				return nil, err
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(receiverDown):
-			}
-			if err := receiver.setDown(false); err != nil {
-				return nil, err
-			}
-		case "broker killed":
-			broker.signal(syscall.SIGKILL)
-			wait(cfg.NodeDown)
-			if err := broker.start(); err != nil {
-				return nil, err
-			}
-		}
-		faultEnds[i] = time.Now()
-		length := phase
-		if name == "receiver down" {
-			length += receiverDown
-		}
-		fleet.led.mu.Lock()
-		fleet.led.faultOver = true
-		fleet.led.mu.Unlock()
-		select {
-		case <-ctx.Done():
-		case <-time.After(length - time.Since(starts[i])):
-		}
+	tl, err := r.runPhases(ctx, fleet.led)
+	if err != nil {
+		return nil, err
 	}
 	stopLoad()
 	lwg.Wait()
-	logf("load stopped; waiting for the sinks")
-	sinks := append(slices.Clone(evSinks), tel.soakReceipts)
-	drain := time.Now().Add(10 * time.Minute)
-	for time.Now().Before(drain) && !soakDrained(fleet.led, evSinks, tel.soakReceipts) && ctx.Err() == nil {
-		time.Sleep(time.Second)
-	}
-	stopSinks()
-	swg.Wait()
-	logf("reading the trips' points")
+	r.logf("load stopped; waiting for the sinks")
+	sinks.drain(ctx, fleet.led)
+	r.logf("reading the trips' points")
 	stored, err := fleet.stored(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return soakReport(fleet, stored, tl, sinks), nil
+}
 
+// soakReport is the soak's report from the ledger, the points stored per
+// trip, the phases' times and the sinks' receipts.
+func soakReport(fleet *soakFleet, stored map[string]int64, tl soakTimeline, sinks *soakSinks) *SoakResult {
 	led := fleet.led
-	res := &SoakResult{Nodes: cfg.Nodes, Trips: len(fleet.trips), PointsSkipped: led.pointsSkipped}
+	res := &SoakResult{Nodes: fleet.cfg.Nodes, Trips: len(fleet.trips), PointsSkipped: led.pointsSkipped}
 	for trip, n := range led.tripAcked {
 		res.PointsAcked += n
 		res.PointsLost += max(0, n-stored[trip])
@@ -463,42 +218,25 @@ func Soak(ctx context.Context, cfg SoakConfig) (*SoakResult, error) {
 	for _, n := range stored {
 		res.PointsStored += n
 	}
-	for i, name := range names {
-		p := SoakPhase{Name: name, Fault: faultEnds[i].Sub(starts[i]),
+	all := sinks.all()
+	for i, name := range tl.names {
+		p := SoakPhase{Name: name, Fault: tl.faultEnds[i].Sub(tl.starts[i]),
 			Events: led.events.phase(i), Points: led.points.phase(i), Telemetry: led.telemetry.phase(i)}
 		for _, t := range []*soakTraffic{led.events, led.points, led.telemetry} {
 			if !t.lastBad[i].IsZero() {
-				p.Recovered = max(p.Recovered, t.lastBad[i].Sub(faultEnds[i]))
+				p.Recovered = max(p.Recovered, t.lastBad[i].Sub(tl.faultEnds[i]))
 			}
 		}
-		for _, s := range sinks {
+		for _, s := range all {
 			acked := led.evAcked
-			if s == tel.soakReceipts {
+			if s == sinks.tel.soakReceipts {
 				acked = led.telAcked
 			}
-			p.Sinks = append(p.Sinks, s.phase(acked, i, faultEnds[i]))
+			p.Sinks = append(p.Sinks, s.phase(acked, i, tl.faultEnds[i]))
 		}
 		res.Phases = append(res.Phases, p)
 	}
-	return res, nil
-}
-
-// waitListening dials addr until it accepts a connection.
-func waitListening(ctx context.Context, addr string, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		var d net.Dialer
-		if c, err := d.DialContext(ctx, "tcp", addr); err == nil {
-			c.Close()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("bench: soak: nothing listens on %s after %s", addr, within)
+	return res
 }
 
 // phase summarises the traffic of phase i.
@@ -538,26 +276,4 @@ func (r *soakReceipts) phase(acked map[int64]int, i int, faultEnd time.Time) Soa
 		out.CaughtUp = time.Duration(latest-end) * time.Millisecond
 	}
 	return out
-}
-
-// soakDrained reports whether every sink has every acknowledged message.
-func soakDrained(led *soakLedger, evSinks []*soakReceipts, tel *soakReceipts) bool {
-	led.mu.Lock()
-	defer led.mu.Unlock()
-	has := func(r *soakReceipts, acked map[int64]int) bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		for seq := range acked {
-			if r.got[seq].n == 0 {
-				return false
-			}
-		}
-		return true
-	}
-	for _, s := range evSinks {
-		if !has(s, led.evAcked) {
-			return false
-		}
-	}
-	return has(tel, led.telAcked)
 }
