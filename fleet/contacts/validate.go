@@ -32,6 +32,33 @@ func (b *Body) validate() map[string]string {
 	if b.Name == "" || len([]rune(b.Name)) > maxName || hasControl(b.Name) {
 		bad["name"] = fmt.Sprintf("is required, at most %d characters", maxName)
 	}
+	b.validateRoles(bad)
+	b.Channels.validate(bad, slices.Contains(b.Roles, "driver"))
+	if h := b.HomeArea; h != nil {
+		h.validate(bad)
+	}
+	if l := b.Location; l != nil {
+		l.validate(bad, "location")
+	}
+	if b.Links == nil {
+		b.Links = &Links{}
+	}
+	b.Links.validate(bad, slices.Contains(b.Roles, "emergency_contact"))
+	if q := b.QuietHours; q != nil {
+		q.validate(bad)
+	}
+	if b.Language == "" {
+		b.Language = "en"
+	}
+	if len(b.Language) > 35 || !language.MatchString(b.Language) {
+		bad["language"] = "must be a language tag such as en or es-MX"
+	}
+	return bad
+}
+
+// validateRoles adds to bad the faults of the roles: none, one unknown,
+// one listed twice.
+func (b *Body) validateRoles(bad map[string]string) {
 	if len(b.Roles) == 0 {
 		bad["roles"] = "at least one role is required: " + strings.Join(Roles, ", ")
 	}
@@ -43,7 +70,11 @@ func (b *Body) validate() map[string]string {
 			bad[fmt.Sprintf("roles[%d]", i)] = "is listed twice"
 		}
 	}
-	ch := &b.Channels
+}
+
+// validate trims the channels and adds their faults to bad; a contact
+// that is not a driver needs one at least.
+func (ch *Channels) validate(bad map[string]string, driver bool) {
 	for _, p := range []struct {
 		name string
 		v    *string
@@ -60,34 +91,35 @@ func (b *Body) validate() map[string]string {
 	if len(ch.PushToken) > maxToken || hasControl(ch.PushToken) {
 		bad["channels.push_token"] = fmt.Sprintf("must be at most %d printable characters", maxToken)
 	}
-	if ch.SMS == "" && ch.Voice == "" && ch.Email == "" && ch.PushToken == "" && !slices.Contains(b.Roles, "driver") {
+	if ch.SMS == "" && ch.Voice == "" && ch.Email == "" && ch.PushToken == "" && !driver {
 		bad["channels"] = "at least one of sms, voice, email or push_token is required"
 	}
-	if h := b.HomeArea; h != nil {
-		if (h.Latitude == nil) != (h.Longitude == nil) {
-			bad["home_area"] = "latitude and longitude go together"
-		}
-		checkPoint(bad, "home_area", h.Latitude, h.Longitude, false)
-		if h.RadiusKm != nil && !(*h.RadiusKm > 0 && *h.RadiusKm <= 1000) {
-			bad["home_area.radius_km"] = "must be above 0 and at most 1000"
-		}
-		if h.State != "" && (len(h.State) != 2 || strings.ToUpper(h.State) != h.State) {
-			bad["home_area.state"] = "must be a two-letter state code"
-		}
-		if len(h.City) > maxName || hasControl(h.City) {
-			bad["home_area.city"] = fmt.Sprintf("must be at most %d characters", maxName)
-		}
-		if h.Latitude == nil && h.City == "" && h.State == "" {
-			bad["home_area"] = "needs a point (latitude, longitude), a city or a state"
-		}
+}
+
+// validate adds the home area's faults to bad: it needs a point, a city
+// or a state.
+func (h *HomeArea) validate(bad map[string]string) {
+	if (h.Latitude == nil) != (h.Longitude == nil) {
+		bad["home_area"] = "latitude and longitude go together"
 	}
-	if l := b.Location; l != nil {
-		l.validate(bad, "location")
+	checkPoint(bad, "home_area", h.Latitude, h.Longitude, false)
+	if h.RadiusKm != nil && !(*h.RadiusKm > 0 && *h.RadiusKm <= 1000) {
+		bad["home_area.radius_km"] = "must be above 0 and at most 1000"
 	}
-	if b.Links == nil {
-		b.Links = &Links{}
+	if h.State != "" && (len(h.State) != 2 || strings.ToUpper(h.State) != h.State) {
+		bad["home_area.state"] = "must be a two-letter state code"
 	}
-	lk := b.Links
+	if len(h.City) > maxName || hasControl(h.City) {
+		bad["home_area.city"] = fmt.Sprintf("must be at most %d characters", maxName)
+	}
+	if h.Latitude == nil && h.City == "" && h.State == "" {
+		bad["home_area"] = "needs a point (latitude, longitude), a city or a state"
+	}
+}
+
+// validate makes nil id lists empty and adds the links' faults to bad;
+// an emergency contact names the drivers whose contact they are.
+func (lk *Links) validate(bad map[string]string, emergencyContact bool) {
 	for _, l := range []struct {
 		name string
 		ids  *[]string
@@ -104,34 +136,30 @@ func (b *Body) validate() map[string]string {
 			}
 		}
 	}
-	if slices.Contains(b.Roles, "emergency_contact") && len(lk.EmergencyContactFor) == 0 {
+	if emergencyContact && len(lk.EmergencyContactFor) == 0 {
 		bad["links.emergency_contact_for"] = "an emergency contact names the drivers whose contact they are"
 	}
-	if q := b.QuietHours; q != nil {
-		if _, err := minuteOfDay(q.Start); err != nil {
-			bad["quiet_hours.start"] = "must be a time of day HH:MM"
-		}
-		if _, err := minuteOfDay(q.End); err != nil {
-			bad["quiet_hours.end"] = "must be a time of day HH:MM"
-		}
-		if q.Timezone == "" {
-			q.Timezone = "UTC"
-		}
-		if _, err := time.LoadLocation(q.Timezone); err != nil || q.Timezone == "Local" {
-			bad["quiet_hours.timezone"] = "must be an IANA time zone such as America/Chicago"
-		}
-		if q.CriticalOverride == nil {
-			t := true
-			q.CriticalOverride = &t
-		}
+}
+
+// validate adds the quiet hours' faults to bad and fills their defaults:
+// the zone UTC, critical alerts let through.
+func (q *QuietHours) validate(bad map[string]string) {
+	if _, err := minuteOfDay(q.Start); err != nil {
+		bad["quiet_hours.start"] = "must be a time of day HH:MM"
 	}
-	if b.Language == "" {
-		b.Language = "en"
+	if _, err := minuteOfDay(q.End); err != nil {
+		bad["quiet_hours.end"] = "must be a time of day HH:MM"
 	}
-	if len(b.Language) > 35 || !language.MatchString(b.Language) {
-		bad["language"] = "must be a language tag such as en or es-MX"
+	if q.Timezone == "" {
+		q.Timezone = "UTC"
 	}
-	return bad
+	if _, err := time.LoadLocation(q.Timezone); err != nil || q.Timezone == "Local" {
+		bad["quiet_hours.timezone"] = "must be an IANA time zone such as America/Chicago"
+	}
+	if q.CriticalOverride == nil {
+		t := true
+		q.CriticalOverride = &t
+	}
 }
 
 // validate adds the location's faults to bad under the prefix p.
