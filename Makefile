@@ -3,7 +3,7 @@ DATA ?= ./data
 ADDR ?= 127.0.0.1:8080
 PKGS = ./...
 
-.PHONY: run build test test-short bench lint fuzz deps-check deploy-check tools
+.PHONY: run build test test-short bench lint fuzz deps-check deploy-check errcheck tools
 
 ## run: start the service on the embedded defaults (SQLite in $(DATA), in-process bus, in-memory limits)
 run:
@@ -38,12 +38,18 @@ fuzz:
 tools:
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-## lint: gofmt, go vet, staticcheck
+## lint: gofmt, go vet, staticcheck, deps-check, errcheck
 lint: tools
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt: files above need formatting" && exit 1)
 	$(GO) vet $(PKGS)
 	$$($(GO) env GOPATH)/bin/staticcheck $(PKGS)
 	$(MAKE) deps-check
+	$(MAKE) errcheck
+
+## errcheck: no error discarded with _ outside tests, but for the calls on
+## the allow-list in .ci/errcheck (a module of its own, typed with go/types)
+errcheck:
+	cd .ci/errcheck && $(GO) run . ../..
 
 ## deploy-check: the compose file, the Kubernetes manifests and the Grafana
 ## dashboard checked offline against their schemas (.ci/manifests, a module of its own)

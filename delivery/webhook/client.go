@@ -127,7 +127,10 @@ func send(ctx context.Context, c *http.Client, r request, now func() time.Time) 
 	}
 	var snippet []byte
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		snippet, _ = io.ReadAll(io.LimitReader(res.Body, errorBodyBytes))
+		var rerr error
+		if snippet, rerr = io.ReadAll(io.LimitReader(res.Body, errorBodyBytes)); rerr != nil {
+			snippet = fmt.Appendf(snippet, " [reading the body: %v]", rerr)
+		}
 	}
 	// drain so the connection goes back to the pool
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxResponseBytes))

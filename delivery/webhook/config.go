@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"os"
 	"time"
 )
 
@@ -91,10 +90,7 @@ type Config struct {
 
 func (c *Config) defaults() {
 	if c.Node == "" {
-		c.Node, _ = os.Hostname()
-		if c.Node == "" {
-			c.Node = "fleethub"
-		}
+		c.Node = hostname()
 	}
 	set := func(p *time.Duration, d time.Duration) {
 		if *p == 0 {

@@ -80,10 +80,9 @@ func New(cfg Config, q store.Deliveries, streams hub.Streams, secrets StreamStor
 		return nil, errors.New("webhook: New needs a queue, a stream lookup and a secret store")
 	}
 	if cfg.Node == "" {
-		host, _ := osHostname()
 		var b [4]byte
 		_, _ = crand.Read(b[:])
-		cfg.Node = host + "-" + hex.EncodeToString(b[:])
+		cfg.Node = hostname() + "-" + hex.EncodeToString(b[:])
 	}
 	cfg.defaults()
 	pacer, err := cfg.pacer()

@@ -10,6 +10,16 @@ import (
 
 var osHostname = os.Hostname
 
+// hostname is the host's name, "fleethub" when it has none or it cannot
+// be read.
+func hostname() string {
+	h, err := osHostname()
+	if err != nil || h == "" {
+		return "fleethub"
+	}
+	return h
+}
+
 // idleAfter is how long an endpoint with nothing to do is kept.
 const idleAfter = 10 * time.Minute
 
