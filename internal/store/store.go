@@ -5,6 +5,10 @@
 //
 // Every record is scoped by (organization, environment). A lookup outside
 // the caller's scope answers ErrNotFound, exactly as a missing record.
+//
+// Every backend is safe for concurrent use; a write that must not be lost
+// to a concurrent one says how it is kept (a version compared, a lease
+// held, a claim no other caller gets).
 package store
 
 import (

@@ -33,8 +33,8 @@ type Dialect struct {
 	// transaction, so that nodes starting at once migrate one at a time.
 	lockMigrations string
 
-	// rebound keeps the queries Rebind rewrote for a Store, by their text:
-	// most are a few constants, run again and again.
+	// rebound remembers the queries rebind rewrote, by their text: most
+	// are a few constants, run again and again.
 	mu      sync.RWMutex
 	rebound map[string]string
 }

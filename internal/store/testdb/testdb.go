@@ -3,6 +3,11 @@
 // in a fresh schema of the server named by FLEETHUB_TEST_DATABASE_URL.
 // Without that variable the PostgreSQL tests skip, except under CI=true,
 // where they fail.
+//
+// Its functions may be called from parallel tests: every store they open
+// is the calling test's own, in a directory or schema of its own, unless
+// the test opens a second one on the same place (SQLiteIn, PostgreSQLAt)
+// to play a restart or a second node.
 package testdb
 
 import (
