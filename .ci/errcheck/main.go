@@ -47,6 +47,10 @@ var allowed = []struct {
 		func(c call) bool {
 			return c.pkg == "io" && c.name == "Copy" && c.recv == nil && c.argIs(0, "io", "Discard")
 		}},
+	{"json.Marshal of a type holding only strings, bools and integers (in structs, slices, maps, pointers; no float, interface, marshaler or cycle) cannot fail",
+		func(c call) bool {
+			return c.pkg == "encoding/json" && c.name == "Marshal" && c.recv == nil && len(c.args) == 1 && jsonSafe(c.args[0], map[types.Type]bool{})
+		}},
 	{"a deadline on a connection fails only once it is closed, which the next read or write reports",
 		func(c call) bool {
 			return c.recv != nil && (c.name == "SetDeadline" || c.name == "SetReadDeadline" || c.name == "SetWriteDeadline")
@@ -105,6 +109,46 @@ func isInMemory(t types.Type) bool {
 func isReadCloser(t types.Type) bool {
 	n, ok := types.Unalias(t).(*types.Named)
 	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "io" && n.Obj().Name() == "ReadCloser"
+}
+
+// jsonSafe reports whether encoding/json marshals every value of t
+// without an error: its errors come from unsupported types (chan, func,
+// complex), NaN and infinite floats, marshalers' own errors and cycles,
+// and t holds none of those. seen holds the types being looked at: a type
+// that contains itself could hold a cycle.
+func jsonSafe(t types.Type, seen map[types.Type]bool) bool {
+	if t == nil || seen[t] {
+		return false
+	}
+	if implements(t, "encoding/json", "Marshaler") || implements(t, "encoding", "TextMarshaler") ||
+		implements(types.NewPointer(t), "encoding/json", "Marshaler") || implements(types.NewPointer(t), "encoding", "TextMarshaler") {
+		return false
+	}
+	seen[t] = true
+	defer delete(seen, t)
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		return u.Info()&(types.IsString|types.IsBoolean|types.IsInteger) != 0 && u.Kind() != types.UnsafePointer && u.Kind() != types.Uintptr
+	case *types.Pointer:
+		return jsonSafe(u.Elem(), seen)
+	case *types.Slice:
+		return jsonSafe(u.Elem(), seen)
+	case *types.Array:
+		return jsonSafe(u.Elem(), seen)
+	case *types.Map:
+		k, ok := u.Key().Underlying().(*types.Basic)
+		return ok && k.Info()&(types.IsString|types.IsInteger) != 0 && jsonSafe(u.Elem(), seen)
+	case *types.Struct:
+		for i := range u.NumFields() {
+			if f := u.Field(i); f.Exported() || f.Embedded() {
+				if !jsonSafe(f.Type(), seen) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // interfaces are the named interfaces of the loaded packages' imports,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -20,6 +21,7 @@ type FileAcks struct {
 	*MemoryAcks
 	path  string
 	every time.Duration
+	log   *slog.Logger // slog.Default(): the periodic writes' failures
 
 	mu    sync.Mutex // guards dirty
 	dirty bool
@@ -37,12 +39,13 @@ type fileAck struct {
 
 // OpenFileAcks loads the acks kept in path (none when it does not exist)
 // and writes them back every flushEvery (default 200 ms) while they
-// change.
+// change; a write that fails is logged through slog.Default and tried
+// again.
 func OpenFileAcks(path string, flushEvery time.Duration) (*FileAcks, error) {
 	if flushEvery <= 0 {
 		flushEvery = 200 * time.Millisecond
 	}
-	a := &FileAcks{MemoryAcks: NewMemoryAcks(), path: path, every: flushEvery, done: make(chan struct{})}
+	a := &FileAcks{MemoryAcks: NewMemoryAcks(), path: path, every: flushEvery, log: slog.Default(), done: make(chan struct{})}
 	raw, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -82,7 +85,11 @@ func (a *FileAcks) flushLoop() {
 		case <-a.done:
 			return
 		case <-t.C:
-			_ = a.flush()
+			// a failure leaves the positions dirty: the next tick writes
+			// them again, and Close reports one that lasts
+			if err := a.flush(); err != nil {
+				a.log.Warn("writing websocket acks failed; retrying", "path", a.path, "error", err)
+			}
 		}
 	}
 }

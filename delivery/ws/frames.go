@@ -166,8 +166,12 @@ func (f *entryFrames) prepared(bin bool) *websocket.PreparedMessage {
 		i, typ = 1, websocket.BinaryMessage
 	}
 	f.pmOnce[i].Do(func() {
-		// NewPreparedMessage only fails for a bad message type
-		f.pm[i], _ = websocket.NewPreparedMessage(typ, f.wrapper(bin))
+		pm, err := websocket.NewPreparedMessage(typ, f.wrapper(bin))
+		if err != nil {
+			// it fails only for a message type other than text and binary
+			panic("ws: preparing a frame: " + err.Error())
+		}
+		f.pm[i] = pm
 	})
 	return f.pm[i]
 }

@@ -2,6 +2,7 @@ package ws
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ type RedisConns struct {
 	local  *MemoryConns
 	script *redis.Script
 
+	log      *slog.Logger // slog.Default(): failures of the counters' upkeep
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
@@ -60,7 +62,7 @@ func NewRedisConns(rdb redis.UniversalClient, ttl time.Duration) *RedisConns {
 		ttl = DefaultConnsTTL
 	}
 	r := &RedisConns{
-		rdb: rdb, prefix: "fleethub:wsconns:", ttl: ttl, local: NewMemoryConns(),
+		rdb: rdb, prefix: "fleethub:wsconns:", ttl: ttl, local: NewMemoryConns(), log: slog.Default(),
 		script: redis.NewScript(connScript),
 		stop:   make(chan struct{}), done: make(chan struct{}),
 	}
@@ -87,17 +89,28 @@ func (r *RedisConns) Acquire(ctx context.Context, org, keyID string, keyCap, org
 	}
 	// the local count is kept for the TTL refresh and the fallback;
 	// uncapped here since Redis already decided
-	localRelease, _ := r.local.Acquire(ctx, org, keyID, int(^uint(0)>>1), int(^uint(0)>>1))
+	localRelease, err := r.local.Acquire(ctx, org, keyID, int(^uint(0)>>1), int(^uint(0)>>1))
+	if err != nil { // uncapped, it takes a slot; the counters in Redis are given back
+		r.release(keys)
+		return nil, err
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			localRelease()
-			ctx, cancel := context.WithTimeout(context.Background(), acksTimeout)
-			defer cancel()
-			// a failure leaves the counters to their TTL
-			_ = releaser.Run(ctx, r.rdb, keys).Err()
+			r.release(keys)
 		})
 	}, nil
+}
+
+// release decrements a connection's counters in Redis; a failure leaves
+// them to their TTL.
+func (r *RedisConns) release(keys []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), acksTimeout)
+	defer cancel()
+	if err := releaser.Run(ctx, r.rdb, keys).Err(); err != nil {
+		r.log.Debug("releasing a websocket connection's counters failed; they expire with their TTL", "keys", keys, "error", err)
+	}
 }
 
 // refresh extends the TTL of every counter this node holds a connection
@@ -106,6 +119,7 @@ func (r *RedisConns) refresh() {
 	defer close(r.done)
 	t := time.NewTicker(r.ttl / 3)
 	defer t.Stop()
+	failing := false
 	for {
 		select {
 		case <-r.stop:
@@ -117,7 +131,7 @@ func (r *RedisConns) refresh() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), r.ttl/3)
-		_, _ = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, k := range keys {
 				p.PExpire(ctx, r.keyOf(k), r.ttl)
 			}
@@ -127,6 +141,15 @@ func (r *RedisConns) refresh() {
 			return nil
 		})
 		cancel()
+		// logged once as the refresh starts failing (Redis is down: the
+		// counters expire and each node counts its own) and once back
+		switch {
+		case err != nil && !failing:
+			r.log.Warn("refreshing websocket connection counters in Redis failed", "error", err)
+		case err == nil && failing:
+			r.log.Info("refreshing websocket connection counters in Redis works again")
+		}
+		failing = err != nil
 	}
 }
 

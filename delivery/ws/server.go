@@ -136,7 +136,9 @@ func (s *Server) run(c *conn, subs []subscription) {
 	if s.closed {
 		s.mu.Unlock()
 		// fasthttp closes the socket when this returns
-		_ = c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(CloseGoingAway, "server shutdown"), time.Now().Add(closeWait))
+		if err := c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(CloseGoingAway, "server shutdown"), time.Now().Add(closeWait)); err != nil {
+			s.logger.Debug("websocket close frame at shutdown not sent", "error", err)
+		}
 		return
 	}
 	s.conns[c] = struct{}{}
