@@ -45,6 +45,16 @@ func (f *Failover) Claim(ctx context.Context, id string) (State, error) {
 	return st, err
 }
 
+// ClaimAll implements Batcher: when primary fails, every id is
+// claimed in local.
+func (f *Failover) ClaimAll(ctx context.Context, ids []string, states []State) error {
+	err := ClaimAll(ctx, f.primary, ids, states)
+	if f.failed(err) {
+		return ClaimAll(ctx, f.local, ids, states)
+	}
+	return err
+}
+
 // Done implements Window: ids primary cannot record are recorded locally.
 func (f *Failover) Done(ctx context.Context, ids ...string) error {
 	err := f.primary.Done(ctx, ids...)
@@ -58,6 +68,15 @@ func (f *Failover) Done(ctx context.Context, ids ...string) error {
 func (f *Failover) Forget(ctx context.Context, id string) error {
 	err := f.primary.Forget(ctx, id)
 	if lerr := f.local.Forget(ctx, id); f.failed(err) {
+		return lerr
+	}
+	return err
+}
+
+// ForgetAll implements Batcher: the ids are forgotten in both windows.
+func (f *Failover) ForgetAll(ctx context.Context, ids ...string) error {
+	err := ForgetAll(ctx, f.primary, ids...)
+	if lerr := ForgetAll(ctx, f.local, ids...); f.failed(err) {
 		return lerr
 	}
 	return err

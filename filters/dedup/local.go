@@ -109,9 +109,28 @@ func (l *Local) Claim(_ context.Context, id string) (State, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.claim(id, l.now()), nil
+}
+
+// ClaimAll implements Batcher, under one lock.
+func (l *Local) ClaimAll(_ context.Context, ids []string, states []State) error {
+	if err := checkIDs(ids); err != nil {
+		return err
+	}
+	states = states[:len(ids)]
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	now := l.now()
+	for i, id := range ids {
+		states[i] = l.claim(id, now)
+	}
+	return nil
+}
+
+// claim reserves id unless it is recorded or claimed; mu must be held.
+func (l *Local) claim(id string, now time.Time) State {
 	if s := l.state(id, now); s != Unseen {
-		return s, nil
+		return s
 	}
 	if len(l.claims) >= l.size {
 		// Claims outlive their lease only when their holder never
@@ -123,7 +142,7 @@ func (l *Local) Claim(_ context.Context, id string) (State, error) {
 		}
 	}
 	l.claims[strings.Clone(id)] = now.Add(l.lease)
-	return Unseen, nil
+	return Unseen
 }
 
 // state reports what id is now; mu must be held.
@@ -165,6 +184,20 @@ func (l *Local) Forget(_ context.Context, id string) error {
 	defer l.mu.Unlock()
 	delete(l.claims, id)
 	l.lru.Remove(id)
+	return nil
+}
+
+// ForgetAll implements Batcher, under one lock.
+func (l *Local) ForgetAll(_ context.Context, ids ...string) error {
+	if err := checkIDs(ids); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		delete(l.claims, id)
+		l.lru.Remove(id)
+	}
 	return nil
 }
 

@@ -68,13 +68,64 @@ func (r *Redis) Claim(ctx context.Context, id string) (State, error) {
 	if err != nil {
 		return Unseen, fmt.Errorf("dedup: redis claim: %w", err)
 	}
+	return claimState(n), nil
+}
+
+// ClaimAll implements Batcher: one round trip, a pipeline of the
+// script Claim runs, one key per call (so that it also works on a Redis
+// Cluster); each call is atomic, so of nodes racing on one id exactly
+// one gets Unseen.
+func (r *Redis) ClaimAll(ctx context.Context, ids []string, states []State) error {
+	if err := checkIDs(ids); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	states = states[:len(ids)]
+	lease := max(r.lease.Milliseconds(), 1)
+	run := func(eval func(p redis.Pipeliner, key string) *redis.Cmd) ([]*redis.Cmd, error) {
+		cmds := make([]*redis.Cmd, len(ids))
+		_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, id := range ids {
+				cmds[i] = eval(p, r.prefix+id)
+			}
+			return nil
+		})
+		return cmds, err
+	}
+	cmds, err := run(func(p redis.Pipeliner, key string) *redis.Cmd {
+		return r.claim.EvalSha(ctx, p, []string{key}, lease)
+	})
+	if redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// The script is not loaded yet (or Redis restarted): send it
+		// with the ids; EVAL loads it for the next calls.
+		cmds, err = run(func(p redis.Pipeliner, key string) *redis.Cmd {
+			return r.claim.Eval(ctx, p, []string{key}, lease)
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("dedup: redis claim: %w", err)
+	}
+	for i, cmd := range cmds {
+		n, err := cmd.Int()
+		if err != nil {
+			return fmt.Errorf("dedup: redis claim: %w", err)
+		}
+		states[i] = claimState(n)
+	}
+	return nil
+}
+
+// claimState is the State of claimScript's answer.
+func claimState(n int) State {
 	switch n {
 	case 0:
-		return Unseen, nil
+		return Unseen
 	case 1:
-		return InFlight, nil
+		return InFlight
 	}
-	return Duplicate, nil
+	return Duplicate
 }
 
 // Done records ids as seen for the TTL, replacing their claims, in one
@@ -107,6 +158,27 @@ func (r *Redis) Forget(ctx context.Context, id string) error {
 		return ErrEmptyID
 	}
 	if err := r.client.Del(ctx, r.prefix+id).Err(); err != nil {
+		return fmt.Errorf("dedup: redis del: %w", err)
+	}
+	return nil
+}
+
+// ForgetAll implements Batcher: one round trip, a pipeline of DEL, one
+// key per command.
+func (r *Redis) ForgetAll(ctx context.Context, ids ...string) error {
+	if err := checkIDs(ids); err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range ids {
+			p.Del(ctx, r.prefix+id)
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("dedup: redis del: %w", err)
 	}
 	return nil

@@ -1,0 +1,73 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestCompactClaimAllFull: in a full window whose ids leave by size and
+// by age, ClaimAll and Done answer as one id at a time would (what they
+// read ahead changes nothing), and expiry drops runs longer than it
+// reads ahead at once.
+func TestCompactClaimAllFull(t *testing.T) {
+	clk := newFakeClock()
+	w := compactAt(clk, 1000, time.Hour)
+	ctx := context.Background()
+	id := func(i int) string { return fmt.Sprintf("full_%d", i) }
+	for i := range 1500 { // id(i) recorded at i s
+		if err := w.Done(ctx, id(i)); err != nil {
+			t.Fatal(err)
+		}
+		clk.add(time.Second)
+	}
+	// at 1500 s: 500..1499 are held
+	ids := make([]string, 0, 600)
+	for i := 400; i < 1000; i++ {
+		ids = append(ids, id(i))
+	}
+	states := make([]State, len(ids))
+	if err := w.ClaimAll(ctx, ids, states); err != nil {
+		t.Fatal(err)
+	}
+	for j, st := range states {
+		want := Duplicate
+		if j < 100 {
+			want = Unseen // evicted for size
+		}
+		if st != want {
+			t.Fatalf("ClaimAll: %s is %v, want %v", ids[j], st, want)
+		}
+	}
+	clk.add(1000 * time.Second)
+	if err := w.Done(ctx, ids[:100]...); err != nil { // 400..499 at 2500 s
+		t.Fatal(err)
+	}
+	// recording them evicted 500..599
+	for _, c := range []struct {
+		i    int
+		want State
+	}{{400, Duplicate}, {499, Duplicate}, {500, Unseen}, {599, Unseen}, {600, Duplicate}, {1499, Duplicate}} {
+		if st, _ := w.Claim(ctx, id(c.i)); st != c.want {
+			t.Errorf("after Done: %s is %v, want %v", id(c.i), st, c.want)
+		}
+	}
+	// at 5200 s 600..1499 have expired (900 ids, several runs), 400..499
+	// have not
+	clk.add(2700 * time.Second)
+	if err := w.Done(ctx, "late"); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.Len(); n != 101 {
+		t.Errorf("Len = %d after the others expired, want 101", n)
+	}
+	for _, c := range []struct {
+		i    int
+		want State
+	}{{400, Duplicate}, {499, Duplicate}, {1000, Unseen}, {1499, Unseen}} {
+		if st, _ := w.Claim(ctx, id(c.i)); st != c.want {
+			t.Errorf("at 5200 s: %s is %v, want %v", id(c.i), st, c.want)
+		}
+	}
+}
