@@ -48,5 +48,8 @@
 // A Sequencer is safe for concurrent use; every method takes its mutex.
 // The clock is the caller's: Push and Expire take now. Measured on a
 // 2-vCPU AMD EPYC VM: Push in order about 60 ns with one allocation (the
-// returned slice); swapped pairs about 95 ns per Push.
+// returned slice; AppendPush into a slice the caller reuses allocates
+// nothing); swapped pairs about 95 ns per Push. The order of the sources'
+// pushes (for MaxSources) is a list linked through the sources' own
+// records, so that a Push touches no other record of its source.
 package order

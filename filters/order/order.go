@@ -1,7 +1,6 @@
 package order
 
 import (
-	"container/list"
 	"errors"
 	"slices"
 	"sync"
@@ -54,7 +53,7 @@ type Sequencer[T any] struct {
 	mu        sync.Mutex
 	sources   map[string]*stream[T] // mu must be held
 	waiting   map[string]*stream[T] // sources with buffered items; mu must be held
-	recent    *list.List            // of *stream[T], most recently pushed first; mu must be held
+	recent    stream[T]             // the ring of sources, most recently pushed first after it; mu must be held
 	nextSweep time.Time             // when Expire next looks for idle sources
 }
 
@@ -63,7 +62,10 @@ type stream[T any] struct {
 	next int64        // next expected sequence number
 	buf  []pending[T] // sorted by seq (copies of one seq in push order), every seq >= next
 	last time.Time    // last Push
-	elem *list.Element
+	// newer and older link the sources in the order of their last Push
+	// (Sequencer.recent); a stream's own fields, so that a Push touches
+	// no other record of its source
+	newer, older *stream[T]
 }
 
 type pending[T any] struct {
@@ -89,7 +91,29 @@ func New[T any](cfg Config) (*Sequencer[T], error) {
 	if cfg.MaxSources == 0 {
 		cfg.MaxSources = DefaultMaxSources
 	}
-	return &Sequencer[T]{cfg: cfg, sources: make(map[string]*stream[T]), waiting: make(map[string]*stream[T]), recent: list.New()}, nil
+	s := &Sequencer[T]{cfg: cfg, sources: make(map[string]*stream[T]), waiting: make(map[string]*stream[T])}
+	s.recent.newer, s.recent.older = &s.recent, &s.recent
+	return s, nil
+}
+
+// front puts st first in the order of pushes (it may be in it already);
+// s.mu must be held.
+func (s *Sequencer[T]) front(st *stream[T]) {
+	if s.recent.older == st {
+		return
+	}
+	if st.older != nil {
+		st.unlink()
+	}
+	st.newer, st.older = &s.recent, s.recent.older
+	s.recent.older.newer = st
+	s.recent.older = st
+}
+
+// unlink takes st out of the order of pushes.
+func (st *stream[T]) unlink() {
+	st.newer.older, st.older.newer = st.older, st.newer
+	st.newer, st.older = nil, nil
 }
 
 // Push adds an item from source and returns the items it releases, in
@@ -98,20 +122,24 @@ func New[T any](cfg Config) (*Sequencer[T], error) {
 // MaxSources first releases what the least recently pushed source
 // buffered and forgets it.
 func (s *Sequencer[T]) Push(source string, seq int64, v T, now time.Time) []Item[T] {
+	return s.AppendPush(nil, source, seq, v, now)
+}
+
+// AppendPush is Push appending the items released to dst: a caller that
+// reuses dst allocates nothing for an item released at once.
+func (s *Sequencer[T]) AppendPush(dst []Item[T], source string, seq int64, v T, now time.Time) []Item[T] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Item[T]
+	out := dst
 	st, ok := s.sources[source]
 	if !ok {
 		if len(s.sources) >= s.cfg.MaxSources {
 			out = s.evict(out)
 		}
 		st = &stream[T]{name: source, next: seq}
-		st.elem = s.recent.PushFront(st)
 		s.sources[source] = st
-	} else {
-		s.recent.MoveToFront(st.elem)
 	}
+	s.front(st)
 	st.last = now
 	switch {
 	case seq < st.next:
@@ -171,7 +199,7 @@ func (s *Sequencer[T]) Expire(now time.Time) []Item[T] {
 	if !now.Before(s.nextSweep) {
 		for name, st := range s.sources {
 			if len(st.buf) == 0 && now.Sub(st.last) >= s.cfg.IdleTimeout {
-				s.recent.Remove(st.elem)
+				st.unlink()
 				delete(s.sources, name)
 			}
 		}
@@ -201,15 +229,14 @@ func (s *Sequencer[T]) Sources() int {
 // evict forgets the least recently pushed source, releasing what it
 // buffered; s.mu must be held.
 func (s *Sequencer[T]) evict(out []Item[T]) []Item[T] {
-	back := s.recent.Back()
-	if back == nil {
+	st := s.recent.newer // the oldest
+	if st == &s.recent {
 		return out
 	}
-	st := back.Value.(*stream[T])
 	if len(st.buf) > 0 {
 		out = s.releaseThrough(st.name, st, st.buf[len(st.buf)-1].seq, out)
 	}
-	s.recent.Remove(back)
+	st.unlink()
 	delete(s.sources, st.name)
 	delete(s.waiting, st.name)
 	return out
