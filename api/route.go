@@ -117,7 +117,10 @@ func IsJSON(ct []byte) bool {
 // DecodeJSON decodes one JSON value from body into v, turning syntax and
 // type errors into invalid_request with the offending field. When v is a
 // struct or a map the body must be a JSON object: encoding/json would take
-// null as "leave v alone", that is as {}.
+// null as "leave v alone", that is as {}. A field v does not declare is
+// refused: validation_failed naming each such field by its path (one
+// policy for every endpoint; a misspelled or unsupported field is never
+// taken as honoured).
 func DecodeJSON(body []byte, v any) error {
 	if wantsObject(v) {
 		if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
@@ -132,6 +135,11 @@ func DecodeJSON(body []byte, v any) error {
 	}
 	if dec.More() {
 		return Errf("invalid_request", "malformed JSON: trailing data after the body")
+	}
+	if t := reflect.TypeOf(v); t != nil {
+		if bad := unknownFields(body, t); bad != nil {
+			return Validation("validation_failed", bad)
+		}
 	}
 	return nil
 }

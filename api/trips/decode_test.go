@@ -46,7 +46,8 @@ func BenchmarkDecodeBatch(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		dec  func([]byte, any) error
-	}{{"encoding_json", json.Unmarshal}, {"goccy", func(b []byte, v any) error { return gojson.Unmarshal(b, v) }}} {
+	}{{"encoding_json", json.Unmarshal}, {"goccy", func(b []byte, v any) error { return gojson.Unmarshal(b, v) }},
+		{"upload", func(b []byte, v any) error { return decodeUpload([]byte("application/json"), b, v) }}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))

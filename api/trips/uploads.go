@@ -21,6 +21,8 @@ func decodeFast(c *api.Ctx, v any) error {
 // decodeUpload is decodeFast over the Content-Type and body. A body that
 // is not a JSON object goes to api.DecodeJSON, which refuses it as every
 // other route does: goccy/go-json, like encoding/json, takes null as {}.
+// A field the request does not declare fails the fast decode, and
+// api.DecodeJSON then names each one.
 func decodeUpload(contentType, body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return api.Errf("invalid_request", "request body is required")
@@ -31,8 +33,10 @@ func decodeUpload(contentType, body []byte, v any) error {
 	if !isObject(body) {
 		return api.DecodeJSON(body, v)
 	}
-	if err := gojson.Unmarshal(body, v); err != nil {
-		return api.DecodeJSON(body, v)
+	dec := gojson.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil || dec.More() {
+		return api.DecodeJSON(body, v) // the precise message, naming every unknown field
 	}
 	return nil
 }
