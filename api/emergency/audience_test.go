@@ -452,3 +452,33 @@ func TestAreaAnalysisCounts(t *testing.T) {
 		}
 	})
 }
+
+// TestIncidentStatesOnlyWhatHappened: the hub calls no emergency service,
+// so a critical crash's incident says so (not_integrated, nothing
+// contacted or dispatched, no response time) and its timeline holds no
+// step that did not happen; people of the directory are still notified.
+func TestIncidentStatesOnlyWhatHappened(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, open testdb.Opener) {
+		f := start(t, open)
+		seed(f)
+		code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "crash", "severity_level": "critical",
+			"location": map[string]any{"latitude": 40.0, "longitude": -83.0}, "vehicle_id": "veh_in", "driver_id": "drv_in"})
+		if code != 201 {
+			t.Fatalf("incident: %d %v", code, in)
+		}
+		er := in["emergency_response"].(map[string]any)
+		if er["status"] != "not_integrated" || er["dispatched"] != false || len(er["services_contacted"].([]any)) != 0 || er["estimated_response_time"] != nil {
+			t.Errorf("emergency_response %v, want not_integrated with nothing contacted or dispatched and no response time", er)
+		}
+		var events []string
+		for _, e := range in["timeline"].([]any) {
+			events = append(events, e.(map[string]any)["event"].(string))
+		}
+		if !slices.Equal(events, []string{"incident_detected", "emergency_contacts_notified"}) {
+			t.Errorf("timeline %v, want only incident_detected and emergency_contacts_notified", events)
+		}
+		if !slices.Contains(in["next_actions"].(map[string]any)["immediate"].([]any), any("call emergency services")) {
+			t.Errorf("next_actions %v do not ask a person to call emergency services", in["next_actions"])
+		}
+	})
+}

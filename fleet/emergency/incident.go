@@ -30,12 +30,14 @@ type Responder struct {
 	Contact    string  `json:"contact"`
 }
 
-// Response is the emergency response block.
+// Response is the emergency response block. This release calls no
+// emergency service: Status is not_integrated, nothing is dispatched or
+// contacted, and the response time is unknown (null).
 type Response struct {
 	Dispatched            bool        `json:"dispatched"`
-	ServicesContacted     []string    `json:"services_contacted"`
-	EstimatedResponseTime float64     `json:"estimated_response_time" doc:"minutes"`
-	Status                string      `json:"status"`
+	ServicesContacted     []string    `json:"services_contacted" doc:"services this hub contacted: none, no emergency dispatch is integrated"`
+	EstimatedResponseTime *float64    `json:"estimated_response_time" doc:"minutes; null while unknown"`
+	Status                string      `json:"status" enum:"not_integrated" doc:"not_integrated: the hub calls no emergency service; the people of the directory are notified (communication_log)"`
 	FirstResponders       []Responder `json:"first_responders"`
 }
 

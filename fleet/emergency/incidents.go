@@ -90,13 +90,9 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 		InvolvedParties: []Party{}, CommunicationLog: []Communication{},
 		LiveTracking: Tracking{ShareLocationURL: "/v1/emergency/incidents/" + "inc_" + hex.EncodeToString(idb[:]), ExpiresAt: now.Add(24 * time.Hour), AuthorizedViewers: []string{}}}
 	in.Timeline = []TimelineEntry{{Timestamp: now, Event: "incident_detected", Description: "Incident reported: " + b.EventType, Severity: b.SeverityLevel}}
-	in.EmergencyResponse = Response{Dispatched: false, ServicesContacted: []string{}, Status: "pending_review", FirstResponders: []Responder{}}
-	if serious := b.SeverityLevel == "high" || b.SeverityLevel == "critical" || b.EventType == "medical_emergency"; serious {
-		in.EmergencyResponse.Status = "awaiting_dispatch"
-		in.EmergencyResponse.ServicesContacted = servicesFor(b.EventType)
-		in.Timeline = append(in.Timeline, TimelineEntry{Timestamp: now, Event: "emergency_services_contacted", Description: "Emergency services notified",
-			Data: map[string]any{"services": in.EmergencyResponse.ServicesContacted}})
-	}
+	// no emergency dispatch is integrated: the block says so, and the
+	// timeline lists only what happened
+	in.EmergencyResponse = Response{Dispatched: false, ServicesContacted: []string{}, Status: "not_integrated", FirstResponders: []Responder{}}
 	if b.VehicleID != "" || b.DriverID != "" {
 		in.InvolvedParties = append(in.InvolvedParties, Party{Type: "driver", DeviceID: b.VehicleID, DriverID: b.DriverID, Status: "unknown"})
 	}
@@ -124,7 +120,9 @@ func (s *Incidents) crashAnalysis(ctx context.Context, sc store.Scope, b *Report
 					Speed *float64 `json:"speed"`
 				} `json:"last"`
 			}
-			_ = json.Unmarshal(t.State, &st)
+			if err := json.Unmarshal(t.State, &st); err != nil && s.log != nil {
+				s.log.Warn("incident: the trip's state is unreadable; no speed at impact", "trip_id", b.TripID, "error", err)
+			}
 			if st.Last != nil && st.Last.Speed != nil {
 				ca.EstimatedSpeedAtImpact = math.Round(*st.Last.Speed*10) / 10
 				// stopping from that speed within one second
@@ -143,18 +141,6 @@ func (s *Incidents) crashAnalysis(ctx context.Context, sc store.Scope, b *Report
 	return ca
 }
 
-func servicesFor(t string) []string {
-	switch t {
-	case "crash":
-		return []string{"ambulance", "police"}
-	case "medical_emergency":
-		return []string{"ambulance"}
-	case "security_incident":
-		return []string{"police"}
-	}
-	return []string{"roadside_assistance"}
-}
-
 func nextActions(in Incident) NextActions {
 	na := NextActions{Immediate: []string{}, Within30Minutes: []string{}, Within4Hours: []string{}}
 	switch in.Status {
@@ -163,8 +149,9 @@ func nextActions(in Incident) NextActions {
 		return na
 	}
 	na.Immediate = append(na.Immediate, "contact the driver", "confirm the location")
-	if in.EventType == "crash" || in.EventType == "medical_emergency" {
-		na.Immediate = append(na.Immediate, "confirm emergency services are on the way")
+	if in.EventType == "crash" || in.EventType == "medical_emergency" || in.SeverityLevel == "high" || in.SeverityLevel == "critical" {
+		// the hub calls no emergency service itself
+		na.Immediate = append(na.Immediate, "call emergency services")
 	}
 	na.Within30Minutes = append(na.Within30Minutes, "notify the fleet supervisor", "arrange vehicle recovery if needed")
 	na.Within4Hours = append(na.Within4Hours, "file the incident report")
@@ -201,7 +188,7 @@ func (s *Incidents) publish(ctx context.Context, sc store.Scope, in Incident, ty
 		Location:          &event.Location{Latitude: in.Location.Latitude, Longitude: in.Location.Longitude, Address: in.Location.Address},
 		EventData:         map[string]any{"incident_id": in.IncidentID, "incident_type": in.EventType, "status": in.Status},
 		Metadata:          event.Metadata{CorrelationID: in.IncidentID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"},
-		EmergencyResponse: map[string]any{"response_initiated": in.EmergencyResponse.Status != "pending_review", "authorities_contacted": len(in.EmergencyResponse.ServicesContacted) > 0}}
+		EmergencyResponse: map[string]any{"response_initiated": in.EmergencyResponse.Dispatched, "authorities_contacted": len(in.EmergencyResponse.ServicesContacted) > 0}}
 	err := s.pub.Publish(ctx, sc.Org, sc.Env, ev)
 	if err != nil && s.log != nil {
 		s.log.Warn("incident event not published", "incident_id", in.IncidentID, "error", err)
