@@ -60,7 +60,11 @@ func (d *Directory) Create(ctx context.Context, sc store.Scope, b Body) (Contact
 	var idb [10]byte
 	_, _ = rand.Read(idb[:])
 	c := fromBody("con_"+hex.EncodeToString(idb[:]), &b, now, now)
-	if err := d.st.CreateContact(ctx, record(sc, &c, &b)); err != nil {
+	rec, err := record(sc, &c, &b)
+	if err != nil {
+		return Contact{}, err
+	}
+	if err := d.st.CreateContact(ctx, rec); err != nil {
 		return Contact{}, storeErr(err)
 	}
 	return c, nil
@@ -89,7 +93,11 @@ func (d *Directory) Replace(ctx context.Context, sc store.Scope, id string, b Bo
 		b.Location = old.Location
 	}
 	c := fromBody(id, &b, old.CreatedAt, d.now().UTC().Truncate(time.Millisecond))
-	if err := d.st.UpdateContact(ctx, record(sc, &c, &b)); err != nil {
+	rec, err := record(sc, &c, &b)
+	if err != nil {
+		return Contact{}, err
+	}
+	if err := d.st.UpdateContact(ctx, rec); err != nil {
 		return Contact{}, storeErr(err)
 	}
 	return c, nil
@@ -114,7 +122,11 @@ func (d *Directory) SetLocation(ctx context.Context, sc store.Scope, id string, 
 	l.ReportedAt = &now
 	c.Location, c.UpdatedAt = &l, now
 	b := c.body()
-	if err := d.st.UpdateContact(ctx, record(sc, &c, &b)); err != nil {
+	rec, err := record(sc, &c, &b)
+	if err != nil {
+		return Contact{}, err
+	}
+	if err := d.st.UpdateContact(ctx, rec); err != nil {
 		return Contact{}, storeErr(err)
 	}
 	return c, nil
@@ -242,8 +254,11 @@ func (c *Contact) body() Body {
 }
 
 // record is the stored form of c.
-func record(sc store.Scope, c *Contact, b *Body) store.Contact {
-	doc, _ := json.Marshal(c)
+func record(sc store.Scope, c *Contact, b *Body) (store.Contact, error) {
+	doc, err := json.Marshal(c)
+	if err != nil {
+		return store.Contact{}, fmt.Errorf("contacts: encoding %s: %w", c.ContactID, err)
+	}
 	var links []string
 	for _, id := range c.Links.DriverIDs {
 		links = append(links, "driver:"+id)
@@ -255,7 +270,7 @@ func record(sc store.Scope, c *Contact, b *Body) store.Contact {
 		links = append(links, "for:"+id)
 	}
 	return store.Contact{ID: c.ContactID, Org: sc.Org, Env: sc.Env, Name: c.Name, Roles: c.Roles, Links: links, Key: b.key(),
-		Doc: doc, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		Doc: doc, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}, nil
 }
 
 func decode(r store.Contact) (Contact, error) {

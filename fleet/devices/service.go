@@ -85,18 +85,31 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, deviceID string, bo
 		}
 		var base, patch map[string]any
 		if len(cur.Settings) > 0 {
-			_ = json.Unmarshal(cur.Settings, &base)
+			if err := json.Unmarshal(cur.Settings, &base); err != nil {
+				return Applied{}, fmt.Errorf("devices: stored settings of %s: %w", deviceID, err)
+			}
 		}
-		pb, _ := json.Marshal(body)
-		_ = json.Unmarshal(pb, &patch)
-		mb, _ := json.Marshal(merge(base, patch))
+		pb, err := json.Marshal(body)
+		if err != nil {
+			return Applied{}, err
+		}
+		if err := json.Unmarshal(pb, &patch); err != nil {
+			return Applied{}, err
+		}
+		mb, err := json.Marshal(merge(base, patch))
+		if err != nil {
+			return Applied{}, err
+		}
 		var merged Settings
 		if err := json.Unmarshal(mb, &merged); err != nil {
 			return Applied{}, err
 		}
 		now := s.now().UTC().Truncate(time.Millisecond)
 		rec := assess(deviceID, merged, now, prev+1)
-		rb, _ := json.Marshal(rec)
+		rb, err := json.Marshal(rec)
+		if err != nil {
+			return Applied{}, err
+		}
 		err = s.store.PutDeviceSettings(ctx, store.DeviceSettings{Org: sc.Org, Env: sc.Env, DeviceID: deviceID, Settings: mb, Record: rb, AppliedAt: now}, prev)
 		if errors.Is(err, store.ErrConflict) && attempt < 3 {
 			continue

@@ -231,11 +231,17 @@ func (o *Outbox) Tick(ctx context.Context) (int, error) {
 			var msg Notification
 			if err := json.Unmarshal(row.Body, &msg); err != nil {
 				row.Status, row.LastError, row.UpdatedAt = store.NotificationFailed, "unreadable: "+err.Error(), now
-				_ = o.q.RecordNotification(ctx, o.cfg.Node, row)
+				if err := o.q.RecordNotification(ctx, o.cfg.Node, row); err != nil && !errors.Is(err, store.ErrConflict) {
+					o.cfg.Log.Warn("emergency: record notification", "id", row.ID, "err", err)
+				}
 				continue
 			}
 			msg.Org, msg.Env = row.Org, row.Env
-			_ = o.attempt(ctx, row, msg)
+			// the outcome is in the row attempt records; its error only
+			// tells a caller that waits on this one notification
+			if err := o.attempt(ctx, row, msg); err != nil {
+				o.cfg.Log.Debug("emergency: notification attempt", "id", row.ID, "err", err)
+			}
 			n++
 		}
 		if len(due) < o.cfg.Batch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
@@ -22,6 +23,14 @@ func (a *Alerts) publishAlert(ctx context.Context, sc store.Scope, al *Alert, r 
 		data["recipient_id"] = r.RecipientID
 	}
 	return a.publish(ctx, sc, al, typ, r.VehicleID, data)
+}
+
+// published logs a publish that failed, but for want of a bus (the
+// event is then not sent on purpose).
+func (a *Alerts) published(err error, alertID, typ string) {
+	if err != nil && !errors.Is(err, ErrNoGateway) {
+		a.cfg.Log.Warn("emergency: alert event not published", "alert_id", alertID, "type", typ, "err", err)
+	}
 }
 
 // publishAction puts an emergency_action event on the bus: an automated

@@ -308,8 +308,8 @@ func inShape(area region, t store.Trip) bool {
 			Lon float64 `json:"lon"`
 		} `json:"last"`
 	}
-	_ = json.Unmarshal(t.State, &st)
-	if st.Last != nil {
+	// a state that cannot be read has no last point: the start decides
+	if err := json.Unmarshal(t.State, &st); err == nil && st.Last != nil {
 		return area.Contains(st.Last.Lat, st.Last.Lon)
 	}
 	if t.StartLocation != nil {

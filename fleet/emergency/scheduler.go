@@ -139,7 +139,7 @@ func (a *Alerts) take(ctx context.Context, d store.AlertDue) error {
 			lvl := esc.EscalationLevels[d.Level-1]
 			if rec == nil {
 				rec = a.sendLevel(ctx, sc, al, d, lvl, now)
-				_ = a.publishAction(ctx, sc, al, lvl.Action)
+				a.published(a.publishAction(ctx, sc, al, lvl.Action), al.AlertID, "emergency_action")
 			}
 			st.CurrentLevel, st.EscalationTriggered = d.Level, true
 			st.Levels = append(st.Levels, *rec)

@@ -75,7 +75,7 @@ func (a *Alerts) escalate(ctx context.Context, sc store.Scope, al *Alert, esc *E
 		lvl := esc.EscalationLevels[st.CurrentLevel]
 		st.CurrentLevel++
 		st.EscalationTriggered = true
-		_ = a.publishAction(ctx, sc, al, lvl.Action)
+		a.published(a.publishAction(ctx, sc, al, lvl.Action), al.AlertID, "emergency_action")
 		if st.CurrentLevel < len(esc.EscalationLevels) {
 			t := al.CreatedAt.Add(time.Duration(esc.EscalationLevels[st.CurrentLevel].DelayMinutes) * time.Minute)
 			st.NextEscalationAt = &t
@@ -125,7 +125,7 @@ func (a *Alerts) Cancel(ctx context.Context, sc store.Scope, id string) (Alert, 
 		}
 		return Alert{}, err
 	}
-	_ = a.publishAlert(ctx, sc, al, Recipient{}, "emergency_alert_cancelled")
+	a.published(a.publishAlert(ctx, sc, al, Recipient{}, "emergency_alert_cancelled"), al.AlertID, "emergency_alert_cancelled")
 	return *al, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -117,8 +118,12 @@ func (b *Body) encode() (shape, md []byte, err error) {
 	if _, err := b.Area(); err != nil {
 		return nil, nil, err
 	}
-	shape, _ = json.Marshal(Body{Center: b.Center, RadiusM: b.RadiusM, Polygon: b.Polygon})
-	md, _ = json.Marshal(b.Metadata)
+	if shape, err = json.Marshal(Body{Center: b.Center, RadiusM: b.RadiusM, Polygon: b.Polygon}); err != nil {
+		return nil, nil, fmt.Errorf("geofences: area: %w", err)
+	}
+	if md, err = json.Marshal(b.Metadata); err != nil {
+		return nil, nil, &ValidationError{Fields: map[string]string{"metadata": "is not encodable: " + err.Error()}}
+	}
 	if b.Metadata == nil {
 		md = []byte("{}")
 	}
@@ -146,15 +151,21 @@ type Service struct {
 // New makes the service.
 func New(st Store) *Service { return &Service{st: st, now: time.Now} }
 
-func view(g store.Geofence) View {
+// view renders a stored geofence; an area or metadata that cannot be
+// read is an error.
+func view(g store.Geofence) (View, error) {
 	v := View{GeofenceID: g.ID, Name: g.Name, Type: g.Type, Metadata: map[string]any{}, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
 	var b Body
-	_ = json.Unmarshal(g.Area, &b)
+	if err := json.Unmarshal(g.Area, &b); err != nil {
+		return View{}, fmt.Errorf("geofences: stored area of %s: %w", g.ID, err)
+	}
 	v.Center, v.RadiusM, v.Polygon = b.Center, b.RadiusM, b.Polygon
 	if len(g.Metadata) > 0 {
-		_ = json.Unmarshal(g.Metadata, &v.Metadata)
+		if err := json.Unmarshal(g.Metadata, &v.Metadata); err != nil {
+			return View{}, fmt.Errorf("geofences: stored metadata of %s: %w", g.ID, err)
+		}
 	}
-	return v
+	return v, nil
 }
 
 func notFound(err error) error {
@@ -177,7 +188,7 @@ func (s *Service) Create(ctx context.Context, sc store.Scope, b Body) (View, err
 	if err := s.st.CreateGeofence(ctx, g); err != nil {
 		return View{}, err
 	}
-	return view(g), nil
+	return view(g)
 }
 
 // List answers the scope's geofences, oldest first.
@@ -188,7 +199,11 @@ func (s *Service) List(ctx context.Context, sc store.Scope) ([]View, error) {
 	}
 	out := []View{}
 	for _, g := range gs {
-		out = append(out, view(g))
+		v, err := view(g)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
 	}
 	return out, nil
 }
@@ -199,7 +214,7 @@ func (s *Service) Get(ctx context.Context, sc store.Scope, id string) (View, err
 	if err != nil {
 		return View{}, notFound(err)
 	}
-	return view(g), nil
+	return view(g)
 }
 
 // Replace replaces a geofence with the body decode answers. decode is
@@ -222,7 +237,7 @@ func (s *Service) Replace(ctx context.Context, sc store.Scope, id string, decode
 	if err := s.st.UpdateGeofence(ctx, cur); err != nil {
 		return View{}, notFound(err)
 	}
-	return view(cur), nil
+	return view(cur)
 }
 
 // Delete removes a geofence; ErrNotFound when the scope has none of that

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fleethub/fleethub/internal/store"
@@ -76,10 +77,13 @@ type cursor struct {
 	Desc bool    `json:"d"`
 }
 
-func (c cursor) encode() *string {
-	b, _ := json.Marshal(c)
+func (c cursor) encode() (*string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("trips: list cursor: %w", err)
+	}
 	s := base64.RawURLEncoding.EncodeToString(b)
-	return &s
+	return &s, nil
 }
 
 func decodeCursor(s string) (cursor, error) {
@@ -173,11 +177,16 @@ func (s *Service) List(ctx context.Context, org, env string, q ListQuery) (ListR
 		first, last := trips[0], trips[len(trips)-1]
 		hasNext := more || back
 		hasPrev := (q.Cursor != "" && !back) || (back && more)
+		var err error
 		if hasNext {
-			res.Pagination.NextCursor = cursor{V: sortValue(last, q.Sort), ID: last.ID, Sort: q.Sort, Desc: f.Desc}.encode()
+			if res.Pagination.NextCursor, err = (cursor{V: sortValue(last, q.Sort), ID: last.ID, Sort: q.Sort, Desc: f.Desc}).encode(); err != nil {
+				return res, err
+			}
 		}
 		if hasPrev {
-			res.Pagination.PrevCursor = cursor{V: sortValue(first, q.Sort), ID: first.ID, Back: true, Sort: q.Sort, Desc: f.Desc}.encode()
+			if res.Pagination.PrevCursor, err = (cursor{V: sortValue(first, q.Sort), ID: first.ID, Back: true, Sort: q.Sort, Desc: f.Desc}).encode(); err != nil {
+				return res, err
+			}
 		}
 		res.Pagination.HasMore = hasNext
 	}
@@ -195,7 +204,7 @@ func (s *Service) List(ctx context.Context, org, env string, q ListQuery) (ListR
 
 func (s *Service) listItem(t store.Trip, withAnalytics bool) ListItem {
 	it := ListItem{TripID: t.ID, OrganizationID: t.Org, VehicleID: t.VehicleID, DriverID: t.DriverID, Status: t.Status, StartTime: t.StartTime,
-		EndTime: timePtr(t.EndTime), StartLocation: locPtr(t.StartLocation), EndLocation: locPtr(t.EndLocation), Metadata: metadataMap(t.Metadata),
+		EndTime: timePtr(t.EndTime), StartLocation: locPtr(t.StartLocation), EndLocation: locPtr(t.EndLocation), Metadata: s.metadataMap(t.ID, t.Metadata),
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	if withAnalytics {
 		x := t.Totals
@@ -248,7 +257,7 @@ func (s *Service) History(ctx context.Context, org, env, orgParam, filter string
 		if status == store.TripActive {
 			status = "recording"
 		}
-		purpose, _ := metadataMap(t.Metadata)["purpose"].(string)
+		purpose, _ := s.metadataMap(t.ID, t.Metadata)["purpose"].(string)
 		out.Trips = append(out.Trips, HistoryTrip{ID: t.ID, OrgID: t.Org, VehicleID: t.VehicleID, UserID: t.DriverID, Status: status, Purpose: purpose,
 			StartTime: t.StartTime, EndTime: timePtr(t.EndTime), CreatedAt: t.CreatedAt, DurationSeconds: int64(t.Totals.DurationMinutes*60 + 0.5),
 			DistanceMeters: round(t.Totals.DistanceKm*1000, 1)})

@@ -78,7 +78,7 @@ func (s *Service) UpdateMetadata(ctx context.Context, org, env, id, actor string
 	var hist []HistoryEntry
 	var md map[string]any
 	t, _, err := s.update(ctx, scope(org, env), id, func(t *store.Trip, st *state) error {
-		old := metadataMap(t.Metadata)
+		old := s.metadataMap(t.ID, t.Metadata)
 		next := map[string]any{}
 		if !r.ReplaceMetadata {
 			for k, v := range old {
@@ -142,7 +142,12 @@ func (s *Service) UpdateMetadata(ctx context.Context, org, env, id, actor string
 		if len(b) > MaxMetadataBytes {
 			return ErrMetadataTooLarge
 		}
-		_ = json.Unmarshal(t.MetadataHistory, &hist)
+		if len(t.MetadataHistory) > 0 {
+			if err := json.Unmarshal(t.MetadataHistory, &hist); err != nil {
+				s.log.Warn("trip metadata history unreadable; it starts anew", "trip_id", t.ID, "error", err)
+				hist = nil
+			}
+		}
 		hist = append(hist, HistoryEntry{Timestamp: now, ChangedBy: actor, Changes: ch})
 		if len(hist) > 100 {
 			hist = hist[len(hist)-100:]
@@ -161,8 +166,10 @@ func (s *Service) UpdateMetadata(ctx context.Context, org, env, id, actor string
 	return MetadataResult{TripID: t.ID, Metadata: md, UpdatedAt: t.UpdatedAt, MetadataHistory: hist}, nil
 }
 
+// sameJSON reports whether a and b encode alike; values that do not
+// encode are not the same.
 func sameJSON(a, b any) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return string(x) == string(y)
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(x) == string(y)
 }

@@ -124,6 +124,9 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	c, err := lru.New[string, *tracker](cfg.Trackers)
 	if err != nil {
 		return nil, fmt.Errorf("trips: tracker cache: %w", err)
@@ -229,10 +232,15 @@ func totalsOf(a Analytics) store.TripTotals {
 		MaxSpeedKmh: a.MaxSpeedKmh, SafetyScore: a.SafetyScore, EcoScore: a.EcoScore, EventsCount: a.EventsCount, LocationsCount: a.LocationsCount}
 }
 
-func metadataMap(b []byte) map[string]any {
+// metadataMap decodes a trip's stored metadata; what cannot be read is
+// logged and shown as none.
+func (s *Service) metadataMap(tripID string, b []byte) map[string]any {
 	m := map[string]any{}
 	if len(b) > 0 {
-		_ = json.Unmarshal(b, &m)
+		if err := json.Unmarshal(b, &m); err != nil {
+			s.log.Warn("trip metadata unreadable; shown as none", "trip_id", tripID, "error", err)
+			return map[string]any{}
+		}
 	}
 	return m
 }
@@ -241,7 +249,7 @@ func metadataMap(b []byte) map[string]any {
 func (s *Service) view(t store.Trip, st *state) Trip {
 	v := Trip{TripID: t.ID, OrganizationID: t.Org, VehicleID: t.VehicleID, DriverID: t.DriverID, Status: t.Status,
 		StartTime: t.StartTime, EndTime: timePtr(t.EndTime), StartLocation: locPtr(t.StartLocation), EndLocation: locPtr(t.EndLocation),
-		Metadata: metadataMap(t.Metadata), Analytics: s.analyticsOf(st), PauseCount: st.PauseCount,
+		Metadata: s.metadataMap(t.ID, t.Metadata), Analytics: s.analyticsOf(st), PauseCount: st.PauseCount,
 		TotalPauseDuration: round(float64(st.TotalPauseMS)/1000, 1), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	if st.PausedAt != 0 {
 		pt := time.UnixMilli(st.PausedAt).UTC()
