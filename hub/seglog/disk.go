@@ -470,7 +470,9 @@ func (l *Log) writeDisk(round []*request) (*segment, []int64, error) {
 		// starts on a clean frame boundary
 		if terr := l.active.Truncate(seg.size); terr != nil {
 			l.cfg.Logger.Error("segment log: cannot take back a failed write; starting a new segment", "file", seg.path, "error", terr)
-			_ = l.active.Close()
+			if cerr := l.active.Close(); cerr != nil {
+				l.cfg.Logger.Warn("segment log: closing the segment of a failed write", "file", seg.path, "error", cerr)
+			}
 			l.active = nil
 		}
 		return nil, nil, fmt.Errorf("seglog: write %s: %w", seg.path, err)
@@ -524,11 +526,15 @@ func (l *Log) drop(gone []*segment) error {
 		return err
 	}
 	for _, s := range gone {
-		_ = s.close()
+		if err := s.close(); err != nil {
+			l.cfg.Logger.Warn("segment log: closing a segment past retention", "file", s.path, "error", err)
+		}
 		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			l.cfg.Logger.Warn("segment log: cannot delete a segment past retention", "file", s.path, "error", err)
 		}
-		_ = os.Remove(s.idxPath())
+		if err := os.Remove(s.idxPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			l.cfg.Logger.Warn("segment log: cannot delete the index of a segment past retention", "file", s.idxPath(), "error", err)
+		}
 		l.cfg.Logger.Debug("segment log: deleted a segment past retention", "file", s.path)
 	}
 	return nil

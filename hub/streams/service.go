@@ -141,7 +141,10 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 		if out.Secret, err = newSecret(); err != nil {
 			return Started{}, err
 		}
-		b, _ := json.Marshal(SecretSet{Current: out.Secret})
+		b, err := json.Marshal(SecretSet{Current: out.Secret})
+		if err != nil {
+			return Started{}, fmt.Errorf("streams: signing secret: %w", err)
+		}
 		rec.Secret = string(b)
 	}
 	if err := s.store.CreateStream(ctx, rec); err != nil {
@@ -269,15 +272,22 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 		if kind == hub.KindEvents {
 			cur = stored.Events
 		}
-		curJSON, _ := json.Marshal(cur)
+		curJSON, err := json.Marshal(cur)
+		if err != nil {
+			return fmt.Errorf("streams: config of %s: %w", id, err)
+		}
 		var base map[string]any
-		_ = json.Unmarshal(curJSON, &base)
+		if err := json.Unmarshal(curJSON, &base); err != nil {
+			return fmt.Errorf("streams: config of %s: %w", id, err)
+		}
 		if base == nil {
 			base = map[string]any{}
 		}
-		merged, _ := json.Marshal(mergeJSON(base, p))
+		merged, err := json.Marshal(mergeJSON(base, p))
+		if err != nil {
+			return fmt.Errorf("streams: config of %s: %w", id, err)
+		}
 		var next Config
-		var err error
 		if kind == hub.KindEvents {
 			next.Events = &EventsConfig{}
 			err = decodeStrict(merged, next.Events)
@@ -307,7 +317,9 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 		}
 		var secrets SecretSet
 		if rec.Secret != "" {
-			_ = json.Unmarshal([]byte(rec.Secret), &secrets)
+			if err := json.Unmarshal([]byte(rec.Secret), &secrets); err != nil {
+				return fmt.Errorf("streams: signing secrets of %s: %w", id, err)
+			}
 		}
 		switch {
 		case info.Delivery == "webhook" && (secrets.Current == "" || rotate):
@@ -324,7 +336,10 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 			return &FieldError{"rotate_secret", "only webhook streams have a signing secret"}
 		}
 		if secrets.Current != "" {
-			b, _ := json.Marshal(secrets)
+			b, err := json.Marshal(secrets)
+			if err != nil {
+				return fmt.Errorf("streams: signing secrets of %s: %w", id, err)
+			}
 			rec.Secret = string(b)
 		}
 		return nil

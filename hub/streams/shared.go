@@ -62,7 +62,10 @@ func (r *RedisCounters) Totals(ctx context.Context, id string) (map[string]int64
 	}
 	out := map[string]int64{}
 	for k, v := range tot {
-		n, _ := strconv.ParseInt(v, 10, 64)
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, 0, fmt.Errorf("streams: counter %s of %s: %w", k, id, err)
+		}
 		out[k] = n
 	}
 	conns, err := r.rdb.HGetAll(ctx, r.prefix+"{"+id+"}:conn").Result()
@@ -73,8 +76,14 @@ func (r *RedisCounters) Totals(ctx context.Context, id string) (map[string]int64
 	now := r.now().UnixMilli()
 	for _, v := range conns {
 		c, at, _ := strings.Cut(v, "|")
-		n, _ := strconv.ParseInt(c, 10, 64)
-		ms, _ := strconv.ParseInt(at, 10, 64)
+		n, err := strconv.ParseInt(c, 10, 64)
+		if err != nil {
+			return nil, 0, fmt.Errorf("streams: connections of %s: %w", id, err)
+		}
+		ms, err := strconv.ParseInt(at, 10, 64)
+		if err != nil {
+			return nil, 0, fmt.Errorf("streams: connections of %s: %w", id, err)
+		}
 		if now-ms < 5000 {
 			connected += n
 		}
