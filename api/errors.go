@@ -52,6 +52,8 @@ var codeStatus = map[string]int{
 	"key_not_found":                   http.StatusNotFound,
 	"geofence_not_found":              http.StatusNotFound,
 	"not_found":                       http.StatusNotFound,
+	"share_link_not_found":            http.StatusNotFound,
+	"share_link_expired":              http.StatusGone,
 	"method_not_allowed":              http.StatusMethodNotAllowed,
 	"invalid_state_transition":        http.StatusConflict,
 	"trip_already_active":             http.StatusConflict,

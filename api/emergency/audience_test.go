@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -113,7 +114,11 @@ func startWith(t *testing.T, st store.Backend, gw http.Handler, cfg emergency.Al
 		auth{key: {KeyID: "k1", Org: "org-a", Env: "test", Permissions: []string{"all"}, Rate: 1e6, Burst: 1e6}}, nil)
 	dir := contacts.New(st, nil)
 	srv.Handle(apicontacts.New(dir).Routes()...)
-	srv.Handle(apiemergency.New(emergency.NewIncidents(st, st, dir, notifier, nil, slog.New(slog.DiscardHandler))).Routes()...)
+	links, err := emergency.NewLinks([]byte("share-link-secret-0123456789"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Handle(apiemergency.New(emergency.NewIncidents(st, st, dir, notifier, nil, links, slog.New(slog.DiscardHandler))).Routes()...)
 	if cfg.Places == nil {
 		cfg.Places = places
 	}
@@ -481,4 +486,46 @@ func TestIncidentStatesOnlyWhatHappened(t *testing.T) {
 			t.Errorf("next_actions %v do not ask a person to call emergency services", in["next_actions"])
 		}
 	})
+}
+
+// TestIncidentShareLink: an incident's share_location_url is served
+// without a key and shows the incident and its trip's last position; an
+// altered link shows nothing.
+func TestIncidentShareLink(t *testing.T) {
+	f := startWith(t, testdb.SQLite(t), &gateway{}, emergency.AlertsConfig{}, nil)
+	f.trip("trp_share", "veh_share", "drv_share", 40.05, -83.07)
+	code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "breakdown", "severity_level": "low",
+		"location": map[string]any{"latitude": 40.0, "longitude": -83.0}, "vehicle_id": "veh_share", "trip_id": "trp_share"})
+	if code != 201 {
+		t.Fatalf("incident: %d %v", code, in)
+	}
+	lt := in["live_tracking"].(map[string]any)
+	url, _ := lt["share_location_url"].(string)
+	if !strings.HasPrefix(url, emergency.SharePath) || lt["expires_at"] == nil {
+		t.Fatalf("live_tracking %v", lt)
+	}
+	get := func(path string) (int, map[string]any) {
+		res, err := http.Get(f.url + path) // no key
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return res.StatusCode, out
+	}
+	code, v := get(url)
+	pos, _ := v["vehicle_position"].(map[string]any)
+	if code != 200 || v["incident_id"] != in["incident_id"] || v["status"] != "active" || pos == nil || pos["latitude"] != 40.05 || pos["longitude"] != -83.07 {
+		t.Fatalf("share link: %d %v", code, v)
+	}
+	if _, ok := v["communication_log"]; ok {
+		t.Errorf("a share link shows the communication log: %v", v)
+	}
+	tampered := url[:len(url)-2] + "AA"
+	if code, v := get(tampered); code != 404 || v["error"].(map[string]any)["code"] != "share_link_not_found" {
+		t.Errorf("altered link: %d %v", code, v)
+	}
 }

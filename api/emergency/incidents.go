@@ -59,7 +59,23 @@ func (h *Handlers) Routes() []*api.Route {
 			Params: id, Response: domain.Incident{}, Handler: h.get},
 		{Method: "PUT", Path: "/v1/emergency/incidents/{incident_id}/status", Tag: "emergency", Summary: "Change an incident's status",
 			Permission: "emergency:write", Params: id, Request: domain.StatusBody{}, Response: domain.Incident{}, Errors: []int{409}, Handler: h.status},
+		{Method: "GET", Path: "/v1/share/incidents/{token}", Tag: "emergency", Summary: "An incident's share link (live_tracking.share_location_url): its place, state and vehicle's last position, read-only, no key, until it expires",
+			Auth: api.AuthNone, Params: []api.Param{{Name: "token", In: "path", Type: "string", Required: true}}, Response: domain.SharedIncident{}, Errors: []int{404, 410}, Handler: h.shared},
 	}
+}
+
+func (h *Handlers) shared(c *api.Ctx) error {
+	v, err := h.svc.Shared(c.Context(), c.PathParam("token"))
+	switch {
+	case errors.Is(err, domain.ErrShareNotFound):
+		return api.Errf("share_link_not_found", "share link not found")
+	case errors.Is(err, domain.ErrShareExpired):
+		return api.Errf("share_link_expired", "this share link has expired")
+	case err != nil:
+		return err
+	}
+	c.Response.Header.Set("Cache-Control", "no-store")
+	return c.JSON(200, v)
 }
 
 func scope(c *api.Ctx) store.Scope {

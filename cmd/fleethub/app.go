@@ -66,7 +66,8 @@ import (
 
 // app is one running node: every component wired together.
 type app struct {
-	node      string // this process among the nodes of a deployment: the owner of its leases and claims
+	node      string           // this process among the nodes of a deployment: the owner of its leases and claims
+	links     *emergency.Links // signs incidents' share links with a secret every node shares
 	cfg       *config
 	log       *slog.Logger
 	trips     *trips.Service
@@ -142,6 +143,20 @@ func keyHasher(ctx context.Context, c *config, st store.Secrets) (*apikey.Hasher
 	return apikey.NewHasher(secret)
 }
 
+// shareLinks signs incidents' share links under a secret generated once
+// and kept in the store, so every node on one PostgreSQL shares it.
+func shareLinks(ctx context.Context, st store.Secrets) (*emergency.Links, error) {
+	secret, err := st.Secret(ctx, "incident_share_hmac", func() ([]byte, error) {
+		b := make([]byte, 32)
+		_, err := rand.Read(b)
+		return b, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("share link secret: %w", err)
+	}
+	return emergency.NewLinks(secret, 0)
+}
+
 type staticHealth string
 
 func (s staticHealth) Health(context.Context) string { return string(s) }
@@ -165,6 +180,9 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	}
 	hasher, err := keyHasher(ctx, cfg, a.store)
 	if err != nil {
+		return nil, err
+	}
+	if a.links, err = shareLinks(ctx, a.store); err != nil {
 		return nil, err
 	}
 	others := map[string]health.Dependency{"location_service": staticHealth(health.Healthy)}
@@ -418,7 +436,7 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 		notifier = a.outbox
 	}
 	a.server.Handle(apiemergency.NewGateway(a.store, a.cfg.NotifyURL).Routes()...)
-	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, publish.New(a.bus), a.log)).Routes()...)
+	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, publish.New(a.bus), a.links, a.log)).Routes()...)
 	acfg := emergency.AlertsConfig{Claims: emergency.Claims{Node: a.node, Log: a.log}}
 	if eng.addrs != nil {
 		acfg.Places = eng.addrs

@@ -94,11 +94,13 @@ type Claim struct {
 	NextSteps        []string `json:"next_steps"`
 }
 
-// Tracking is live location sharing.
+// Tracking is live location sharing: a signed link, readable without a
+// key until it expires, that shows the incident and its vehicle's last
+// position (Incidents.Shared).
 type Tracking struct {
-	ShareLocationURL  string    `json:"share_location_url"`
-	ExpiresAt         time.Time `json:"expires_at"`
-	AuthorizedViewers []string  `json:"authorized_viewers"`
+	ShareLocationURL  *string    `json:"share_location_url" doc:"path of the share link on this server (GET, no key), signed and expiring; null when the server shares no links"`
+	ExpiresAt         *time.Time `json:"expires_at" doc:"when the share link stops working"`
+	AuthorizedViewers []string   `json:"authorized_viewers" doc:"always empty: whoever holds the link may read it"`
 }
 
 // Communication is one message sent about an incident.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"slices"
@@ -42,13 +43,15 @@ type Incidents struct {
 	dir    Directory
 	notify Notifier
 	pub    Publisher
+	links  *Links // nil: incidents have no share link
 	log    *slog.Logger
 	now    func() time.Time
 }
 
-// NewIncidents makes the service; trips, dir, notify and pub may be nil.
-func NewIncidents(st IncidentStore, trips TripReader, dir Directory, notify Notifier, pub Publisher, log *slog.Logger) *Incidents {
-	return &Incidents{st: st, trips: trips, dir: dir, notify: notify, pub: pub, log: log, now: time.Now}
+// NewIncidents makes the service; trips, dir, notify, pub and links may
+// be nil.
+func NewIncidents(st IncidentStore, trips TripReader, dir Directory, notify Notifier, pub Publisher, links *Links, log *slog.Logger) *Incidents {
+	return &Incidents{st: st, trips: trips, dir: dir, notify: notify, pub: pub, links: links, log: log, now: time.Now}
 }
 
 func (b *ReportBody) validate() map[string]string {
@@ -83,12 +86,19 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	var idb [10]byte
-	_, _ = rand.Read(idb[:])
+	if _, err := rand.Read(idb[:]); err != nil {
+		return Incident{}, fmt.Errorf("emergency: incident id: %w", err)
+	}
 	in := Incident{IncidentID: "inc_" + hex.EncodeToString(idb[:]), Status: "active", SeverityLevel: b.SeverityLevel, EventType: b.EventType,
 		VehicleID: b.VehicleID, DriverID: b.DriverID, TripID: b.TripID, FleetID: b.FleetID, Description: b.Description, CreatedAt: now, UpdatedAt: now,
 		Location: *b.Location, StatusUpdates: []StatusUpdate{{Timestamp: now, Status: "active", UpdatedBy: actor, Notes: "reported"}},
 		InvolvedParties: []Party{}, CommunicationLog: []Communication{},
-		LiveTracking: Tracking{ShareLocationURL: "/v1/emergency/incidents/" + "inc_" + hex.EncodeToString(idb[:]), ExpiresAt: now.Add(24 * time.Hour), AuthorizedViewers: []string{}}}
+		LiveTracking: Tracking{AuthorizedViewers: []string{}}}
+	if s.links != nil {
+		exp := now.Add(s.links.ttl).Truncate(time.Second)
+		url := SharePath + s.links.token(sc, in.IncidentID, exp)
+		in.LiveTracking.ShareLocationURL, in.LiveTracking.ExpiresAt = &url, &exp
+	}
 	in.Timeline = []TimelineEntry{{Timestamp: now, Event: "incident_detected", Description: "Incident reported: " + b.EventType, Severity: b.SeverityLevel}}
 	// no emergency dispatch is integrated: the block says so, and the
 	// timeline lists only what happened
