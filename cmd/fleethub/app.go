@@ -157,6 +157,17 @@ func shareLinks(ctx context.Context, st store.Secrets) (*emergency.Links, error)
 	return emergency.NewLinks(secret, 0)
 }
 
+// uploadHealth is the location upload path's state (trips.Service.Health),
+// read once the node serves.
+type uploadHealth struct{ a *app }
+
+func (u uploadHealth) Health(ctx context.Context) string {
+	if u.a.trips == nil {
+		return health.Unhealthy
+	}
+	return u.a.trips.Health(ctx)
+}
+
 type staticHealth string
 
 func (s staticHealth) Health(context.Context) string { return string(s) }
@@ -185,7 +196,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.links, err = shareLinks(ctx, a.store); err != nil {
 		return nil, err
 	}
-	others := map[string]health.Dependency{"location_service": staticHealth(health.Healthy)}
+	others := map[string]health.Dependency{"location_service": uploadHealth{a}}
 	if err := a.openShared(others); err != nil {
 		return nil, err
 	}

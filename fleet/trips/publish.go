@@ -103,3 +103,17 @@ func (s *Service) lifecycleEvent(ctx context.Context, t store.Trip, st *state, t
 	}
 	s.published(s.pub.Publish(ctx, t.Org, t.Env, ev), "trip_id", t.ID, "event", typ)
 }
+
+// Health is the state of the location upload path, as the last uploads
+// found it: unhealthy while points cannot be stored (the store is
+// unavailable), degraded while stored points cannot be published to the
+// streams (the bus refuses them), healthy otherwise.
+func (s *Service) Health(context.Context) string {
+	switch {
+	case s.storeFailing.Load():
+		return "unhealthy"
+	case s.pubFailing.Load():
+		return "degraded"
+	}
+	return "healthy"
+}

@@ -100,11 +100,14 @@ type Service struct {
 	// pubFailing is set while publishes fail, so the bus's outage is
 	// logged once (by published), not once per upload
 	pubFailing atomic.Bool
-	thr        Thresholds
-	log        *slog.Logger
-	now        func() time.Time
-	tracks     *lru.Cache[string, *tracker]
-	newMu      sync.Mutex // serializes tracker creation
+	// storeFailing is set while storing points fails with the store
+	// unavailable, and cleared by the next stored upload
+	storeFailing atomic.Bool
+	thr          Thresholds
+	log          *slog.Logger
+	now          func() time.Time
+	tracks       *lru.Cache[string, *tracker]
+	newMu        sync.Mutex // serializes tracker creation
 }
 
 // New makes the service. pub and thr may be nil.

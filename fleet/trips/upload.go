@@ -320,8 +320,12 @@ func (s *Service) apply(ctx context.Context, tr *tracker, sc store.Scope, device
 		return res, err
 	}
 	if err := s.store.AppendPoints(ctx, t, prev, []store.PointBlock{block}, recs, late); err != nil {
+		if errors.Is(err, store.ErrUnavailable) {
+			s.storeFailing.Store(true)
+		}
 		return res, err
 	}
+	s.storeFailing.Store(false)
 	// durable: commit to memory
 	s.remember(tr, acc, st.LastTS)
 	tr.trip, tr.st, tr.det = t, st, det
