@@ -44,7 +44,7 @@ func readSource(r io.Reader, emit func(*row)) error {
 			br.ReadByte() //nolint:errcheck // peeked
 			continue
 		case 0xEF: // UTF-8 byte order mark
-			if bom, _ := br.Peek(3); string(bom) == "\uFEFF" {
+			if bom, err := br.Peek(3); err == nil && string(bom) == "\uFEFF" {
 				br.Discard(3) //nolint:errcheck // peeked
 				continue
 			}
@@ -263,8 +263,9 @@ func readJSON(r io.Reader, emit func(*row)) error {
 				return err
 			}
 			if raw["properties"] != nil || raw["address1"] != nil {
-				b, _ := json.Marshal(raw)
-				if json.Unmarshal(b, &j) == nil && j.row(&rw) {
+				// a feature that does not encode again is skipped, as
+				// one that does not decode into a row
+				if b, err := json.Marshal(raw); err == nil && json.Unmarshal(b, &j) == nil && j.row(&rw) {
 					emit(&rw)
 				}
 			}

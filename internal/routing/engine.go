@@ -100,8 +100,9 @@ func Load(path string, opts Options) (*Graph, error) {
 			version = profileVersion
 		}
 		base = cachePath(opts.CacheDir, hex.EncodeToString(h.Sum(nil))[:24], version)
-		g, _ = readGeometry(base)
-		if g != nil {
+		// a cache that is missing or cannot be read is built again
+		if cached, err := readGeometry(base); err == nil {
+			g = cached
 			g.loaded = true
 		} else {
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -166,11 +167,21 @@ func (g *Graph) prepare(cs ...Costing) error {
 }
 
 // buildCostings prepares every costing.
-func (g *Graph) buildCostings() { _ = g.prepare(Auto, Truck, Bicycle, Pedestrian) }
+func (g *Graph) buildCostings() error { return g.prepare(Auto, Truck, Bicycle, Pedestrian) }
 
 // costing is costing c's routing graph: loaded from the cache when it is
-// there, else built (and saved), once.
+// there, else built (and saved), once. The error is from saving it; the
+// graph is usable all the same.
 func (g *Graph) costing(c Costing) (*costGraph, error) {
+	lc := g.lazy(c)
+	return lc.cg, lc.err
+}
+
+// graphOf is costing c's routing graph, whether saving it failed or not.
+func (g *Graph) graphOf(c Costing) *costGraph { return g.lazy(c).cg }
+
+// lazy makes costing c's graph on first use.
+func (g *Graph) lazy(c Costing) *lazyCost {
 	lc := &g.costs[c]
 	lc.once.Do(func() {
 		if g.cacheBase != "" {
@@ -186,7 +197,7 @@ func (g *Graph) costing(c Costing) (*costGraph, error) {
 			lc.err = writeCosting(g.cacheBase, lc.cg)
 		}
 	})
-	return lc.cg, lc.err
+	return lc
 }
 
 // lazyCost is a costing's graph, made on first use.
@@ -253,7 +264,7 @@ type Result struct {
 
 // Route answers a many-to-many query. Safe for concurrent use.
 func (g *Graph) Route(req Request) Result {
-	cg, _ := g.costing(req.Costing) // a failure to save leaves the graph usable
+	cg := g.graphOf(req.Costing) // a failure to save leaves the graph usable
 	size := defaultTruck
 	if req.Costing == Truck && req.Truck != nil {
 		size = withDefaults(*req.Truck)

@@ -343,7 +343,9 @@ func dimension(v string) float64 {
 		}
 		in := 0.0
 		if rest := strings.Trim(strings.TrimSpace(v[i+1:]), "\""); rest != "" {
-			in, _ = strconv.ParseFloat(rest, 64)
+			if in, err = strconv.ParseFloat(rest, 64); err != nil {
+				return 0 // as for feet that do not parse
+			}
 		}
 		return ft*0.3048 + in*0.0254
 	}

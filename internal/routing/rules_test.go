@@ -59,7 +59,9 @@ func (n *net) graph() *Graph {
 	if err != nil {
 		n.t.Fatal(err)
 	}
-	g.buildCostings()
+	if err := g.buildCostings(); err != nil {
+		n.t.Fatal(err)
+	}
 	return g
 }
 

@@ -281,7 +281,10 @@ func (s *Spool) Append(key string, recs ...[]byte) error {
 	}
 	defer q.mu.Unlock()
 	if _, err := q.f.WriteAt(buf, q.end); err != nil {
-		_ = q.f.Truncate(q.end) // a part written is not a record
+		// a part written is not a record
+		if terr := q.f.Truncate(q.end); terr != nil {
+			return fmt.Errorf("spool: append: %w (and taking back the part written: %w)", err, terr)
+		}
 		return fmt.Errorf("spool: append: %w", err)
 	}
 	q.end += int64(len(buf))
@@ -304,8 +307,8 @@ func (s *Spool) Keys() []string {
 
 // Len is how many records key's queue holds.
 func (s *Spool) Len(key string) int {
-	q, _ := s.get(key, false)
-	if q == nil {
+	q, err := s.get(key, false)
+	if err != nil || q == nil { // closed, or no queue of key
 		return 0
 	}
 	defer q.mu.Unlock()
