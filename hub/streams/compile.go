@@ -140,6 +140,9 @@ func checkTelemetryStream(sc *TelemetryStreamConfig, info *hub.StreamInfo) *Fiel
 	default:
 		return &FieldError{"stream_config.frequency", "must be low, medium, high or custom"}
 	}
+	if sc.Encryption {
+		return errEncryption
+	}
 	if sc.BufferSize < 0 || sc.BufferSize > 1_000_000 {
 		return &FieldError{"stream_config.buffer_size", "must be between 0 and 1000000"}
 	}
@@ -154,6 +157,11 @@ func checkTelemetryStream(sc *TelemetryStreamConfig, info *hub.StreamInfo) *Fiel
 	info.Compression = sc.Compression
 	return nil
 }
+
+// errEncryption refuses stream_config.encryption: true rather than
+// accepting a promise the hub does not keep.
+var errEncryption = &FieldError{"stream_config.encryption", "is not supported: the hub does not encrypt payloads itself; " +
+	"websocket and webhook traffic is protected by TLS in front of the hub (wss://, https://). Omit it or send false"}
 
 // batching checks a batch size and a wait in milliseconds, the fields
 // named after prefix, and turns batching on in info.
@@ -235,6 +243,9 @@ func checkEventStream(sc *EventStreamConfig, info *hub.StreamInfo) *FieldError {
 	case "", "at_least_once", "at_most_once":
 	default:
 		return &FieldError{"stream_config.reliability", "must be at_least_once or at_most_once"}
+	}
+	if sc.Encryption {
+		return errEncryption
 	}
 	info.AtLeastOnce = sc.Reliability != "at_most_once"
 	if sc.BatchEvents {

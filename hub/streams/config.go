@@ -34,7 +34,7 @@ type TelemetryStreamConfig struct {
 	Frequency        string            `json:"frequency,omitempty" enum:"low,medium,high,custom" doc:"low: at most one message per vehicle and data type every 60 s; medium: every 10 s; high: every message; custom: every custom_interval seconds"`
 	CustomInterval   float64           `json:"custom_interval,omitempty" doc:"seconds, with frequency custom"`
 	Compression      bool              `json:"compression,omitempty"`
-	Encryption       bool              `json:"encryption,omitempty" doc:"transport encryption is TLS at the load balancer; recorded and echoed"`
+	Encryption       bool              `json:"encryption,omitempty" doc:"true is refused: the hub does not encrypt payloads itself (use TLS in front of it)"`
 	IncludeMetadata  *bool             `json:"include_metadata,omitempty"`
 	BufferSize       int               `json:"buffer_size,omitempty"`
 	BatchProcessing  *BatchProcessing  `json:"batch_processing,omitempty"`
@@ -93,7 +93,7 @@ type EventStreamConfig struct {
 	BatchSize       int    `json:"batch_size,omitempty" doc:"with batch_events, default 50"`
 	MaxWaitTime     int    `json:"max_wait_time,omitempty" doc:"milliseconds, with batch_events, default 1000"`
 	IncludeMetadata *bool  `json:"include_metadata,omitempty"`
-	Encryption      bool   `json:"encryption,omitempty"`
+	Encryption      bool   `json:"encryption,omitempty" doc:"true is refused: the hub does not encrypt payloads itself (use TLS in front of it)"`
 	Compression     bool   `json:"compression,omitempty"`
 }
 
