@@ -529,3 +529,36 @@ func TestIncidentShareLink(t *testing.T) {
 		t.Errorf("altered link: %d %v", code, v)
 	}
 }
+
+// TestAutomatedActionsReportWhatHappened: notify_emergency_contacts sends
+// the alert to the drivers' emergency contacts through the gateway and
+// says how many it reached; an action that is only a request to devices
+// says requested when its event is published and failed when it is not
+// (this node has no bus): never completed for something nobody did.
+func TestAutomatedActionsReportWhatHappened(t *testing.T) {
+	f := start(t, func(t *testing.T) store.Backend { return testdb.SQLite(t) })
+	p := seed(f)
+	b := alertBody([]string{"active_drivers"}, nil, "sms")
+	b["automated_actions"] = []string{"notify_emergency_contacts", "show_safe_route"}
+	code, al := f.do("POST", "/v1/emergency/alerts", b)
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	sent := f.gw.sent(al["alert_id"].(string))
+	for _, want := range []string{"sms " + p.e1 + " +15550000006", "sms " + p.x + " +15550000009"} {
+		if !slices.Contains(sent, want) {
+			t.Errorf("gateway got %v, lacks %q (an emergency contact of a driver in the area)", sent, want)
+		}
+	}
+	acts := map[string]map[string]any{}
+	for _, a := range al["automated_actions_executed"].([]any) {
+		a := a.(map[string]any)
+		acts[a["action"].(string)] = a
+	}
+	if n := acts["notify_emergency_contacts"]; n["status"] != "sent" || n["contacts_notified"].(float64) < 2 {
+		t.Errorf("notify_emergency_contacts %v, want sent to at least 2 contacts", n)
+	}
+	if r := acts["show_safe_route"]; r["status"] != "failed" {
+		t.Errorf("show_safe_route without a bus: %v, want failed", r)
+	}
+}

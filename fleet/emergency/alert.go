@@ -115,15 +115,24 @@ type AckStatus struct {
 	AverageResponseTimeSeconds float64 `json:"average_response_time_seconds"`
 }
 
-// ActionRecord is an automated action taken.
+// The states of an automated action: requested (published to the
+// vehicles' devices and the consoles as an emergency_action event), sent
+// (notifications reached someone), failed.
+const (
+	ActionRequested = "requested"
+	ActionSent      = "sent"
+	ActionFailed    = "failed"
+)
+
+// ActionRecord is an automated action and what became of it.
 type ActionRecord struct {
 	Action             string    `json:"action"`
-	Status             string    `json:"status" enum:"completed,in_progress"`
+	Status             string    `json:"status" enum:"requested,sent,failed" doc:"requested: published as an emergency_action event for devices and consoles to act on (the hub does not learn whether they did); sent: notify_emergency_contacts reached at least one contact; failed: not published, or no contact reached"`
 	ExecutedAt         time.Time `json:"executed_at"`
 	AffectedOperations *int      `json:"affected_operations,omitempty"`
 	AffectedVehicles   *int      `json:"affected_vehicles,omitempty"`
 	TrackingEnabledFor *int      `json:"tracking_enabled_for,omitempty"`
-	ReroutingProgress  string    `json:"rerouting_progress,omitempty"`
+	ContactsNotified   *int      `json:"contacts_notified,omitempty" doc:"notify_emergency_contacts: the emergency contacts reached"`
 }
 
 // Escalation state.

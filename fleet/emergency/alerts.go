@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -67,12 +68,15 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	if err != nil {
 		return Alert{}, err
 	}
+	b.notifyContacts()
 	recips, people, inArea, err := a.recipients(ctx, sc, &b, reg)
 	if err != nil {
 		return Alert{}, err
 	}
 	var idb [10]byte
-	_, _ = rand.Read(idb[:])
+	if _, err := rand.Read(idb[:]); err != nil {
+		return Alert{}, fmt.Errorf("emergency: alert id: %w", err)
+	}
 	al := Alert{AlertID: "alr_" + hex.EncodeToString(idb[:]), AlertType: b.AlertType, Severity: b.Severity, Title: b.Title, Message: b.Message,
 		Status: "active", CreatedAt: now, ExpiresAt: exp, RelatedIncidents: []string{}, Recipients: recips, AutomatedActionsExecuted: []ActionRecord{}}
 	outs, delivered := a.deliver(ctx, sc, &al, b.DeliveryChannels, people)
@@ -154,24 +158,42 @@ func startEscalation(p *EscalationPolicy, channels []Channel, now time.Time) Esc
 	return e
 }
 
-// runActions publishes each automated action as an emergency_action event
-// (devices and consoles act on them) and records it; an action whose
-// event was not published stays in_progress.
+// runActions carries out each automated action and records its real
+// state. notify_emergency_contacts added the emergency contacts to the
+// alert's audience (AlertBody.notifyContacts), so they were sent the alert
+// through the gateway like every recipient: it is sent when at least one
+// of them was reached, failed otherwise. The other actions are requests
+// to the vehicles' devices and the consoles, published as emergency_action
+// events: requested once the event is on the bus, failed when it could not
+// be published; the hub does not learn whether a device carried them out.
 func (a *Alerts) runActions(ctx context.Context, sc store.Scope, al *Alert, actions []string, inArea int, now time.Time) []ActionRecord {
 	var recs []ActionRecord
 	for _, act := range actions {
 		n := inArea
-		rec := ActionRecord{Action: act, Status: "completed", ExecutedAt: now}
+		rec := ActionRecord{Action: act, Status: ActionRequested, ExecutedAt: now}
 		switch act {
+		case "notify_emergency_contacts":
+			reached := 0
+			for _, r := range al.Recipients {
+				if r.Delivered && slices.Contains(r.Audiences, "emergency_contacts") {
+					reached++
+				}
+			}
+			rec.Status, rec.ContactsNotified = ActionSent, &reached
+			if reached == 0 {
+				rec.Status = ActionFailed
+			}
+			recs = append(recs, rec)
+			continue
 		case "suspend_outdoor_operations":
 			rec.AffectedOperations = &n
 		case "route_vehicles_to_shelter", "show_safe_route":
-			rec.AffectedVehicles, rec.Status, rec.ReroutingProgress = &n, "in_progress", "0%"
+			rec.AffectedVehicles = &n
 		case "enable_emergency_tracking":
 			rec.TrackingEnabledFor = &n
 		}
 		if err := a.publishAction(ctx, sc, al, act); err != nil {
-			rec.Status = "in_progress"
+			rec.Status = ActionFailed
 		}
 		recs = append(recs, rec)
 	}

@@ -108,3 +108,14 @@ func (a *AffectedArea) validate(bad map[string]string) {
 		bad["affected_area.buffer_km"] = "must be 0 to 100"
 	}
 }
+
+// notifyContacts carries out the notify_emergency_contacts action: the
+// emergency contacts join the alert's audience (unless the body excludes
+// them), so the alert reaches them on its channels like every recipient.
+func (b *AlertBody) notifyContacts() {
+	a := b.TargetAudience
+	if a == nil || !slices.Contains(b.AutomatedActions, "notify_emergency_contacts") || slices.Contains(a.Include, "emergency_contacts") {
+		return
+	}
+	a.Include = append(slices.Clip(a.Include), "emergency_contacts")
+}
