@@ -389,11 +389,14 @@ func (s *Server) writeError(c *Ctx, err error) {
 		c.Response.Header.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	c.Response.ResetBody()
+	var body any = ErrorBody{Error: ErrorObject{Code: e.Code, Message: e.Message, Details: e.Details}, RequestID: c.RequestID}
 	if c.Route != nil && c.Route.Auth == AuthKeyPlain {
-		_ = c.JSON(e.Status, PlainError{Success: false, Error: e.Message})
-		return
+		body = PlainError{Success: false, Error: e.Message}
 	}
-	_ = c.JSON(e.Status, ErrorBody{Error: ErrorObject{Code: e.Code, Message: e.Message, Details: e.Details}, RequestID: c.RequestID})
+	if jerr := c.JSON(e.Status, body); jerr != nil {
+		// details that do not encode: the answer goes without a body
+		s.log.Error("error answer not encoded", "request_id", c.RequestID, "path", string(c.Path()), "error", jerr)
+	}
 }
 
 func (s *Server) bare(rc *fasthttp.RequestCtx) *Ctx {
@@ -478,8 +481,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// close the listener here too, and Serve returns at once
 	s.lnMu.Lock()
 	s.shutdown = true
+	var lnErr error
 	if s.ln != nil {
-		_ = s.ln.Close()
+		if lnErr = s.ln.Close(); errors.Is(lnErr, net.ErrClosed) {
+			lnErr = nil // Serve closed it first
+		}
 	}
 	s.lnMu.Unlock()
 	err := s.http.ShutdownWithContext(ctx)
@@ -487,7 +493,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = nil // the listener closed above
 	}
 	s.cancel()
-	return err
+	return errors.Join(err, lnErr)
 }
 
 // ActiveConnections returns open HTTP connections.

@@ -9,6 +9,7 @@ package routing
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 
@@ -159,14 +160,19 @@ func (h *Handlers) matrix(c *api.Ctx) error {
 	res := h.g.Route(routing.Request{Sources: src, Targets: dst, Costing: costing, Truck: truck})
 	c.SetStatusCode(200)
 	c.SetContentType("application/json")
-	c.Response.SetBodyRaw(appendMatrix(make([]byte, 0, 64+40*len(src)*len(dst)), res))
+	body, err := appendMatrix(make([]byte, 0, 64+40*len(src)*len(dst)), res)
+	if err != nil {
+		return api.Internal(err)
+	}
+	c.Response.SetBodyRaw(body)
 	return nil
 }
 
 // appendMatrix appends the answer as MatrixResponse encodes it, written
 // directly: a 50×50 answer is 2,500 cells, and reflection over them
 // would cost as much as a tenth of the routing.
-func appendMatrix(b []byte, res routing.Result) []byte {
+func appendMatrix(b []byte, res routing.Result) ([]byte, error) {
+	var err error
 	b = append(b, `{"success":true,"data":{"sources_to_targets":[`...)
 	for i, row := range res.Costs {
 		if i > 0 {
@@ -182,33 +188,47 @@ func appendMatrix(b []byte, res routing.Result) []byte {
 				continue
 			}
 			b = append(b, `{"distance":`...)
-			b = appendFixed(b, math.Round(k.Meters/1000*1000), 3)
+			if b, err = appendFixed(b, math.Round(k.Meters/1000*1000), 3); err != nil {
+				return nil, err
+			}
 			b = append(b, `,"time":`...)
-			b = appendFixed(b, math.Round(k.Seconds*10), 1)
+			if b, err = appendFixed(b, math.Round(k.Seconds*10), 1); err != nil {
+				return nil, err
+			}
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
 	b = append(b, `],"units":"kilometers","sources":`...)
-	b = appendLocated(b, res.Sources)
+	if b, err = appendLocated(b, res.Sources); err != nil {
+		return nil, err
+	}
 	b = append(b, `,"targets":`...)
-	b = appendLocated(b, res.Targets)
-	return append(b, "}}\n"...)
+	if b, err = appendLocated(b, res.Targets); err != nil {
+		return nil, err
+	}
+	return append(b, "}}\n"...), nil
 }
 
-func appendLocated(b []byte, snaps []routing.Snap) []byte {
-	js, _ := json.Marshal(located(snaps)) // a hundred small values at most
-	return append(b, js...)
+func appendLocated(b []byte, snaps []routing.Snap) ([]byte, error) {
+	js, err := json.Marshal(located(snaps)) // a hundred small values at most
+	if err != nil {
+		return nil, fmt.Errorf("routing: snapped locations: %w", err)
+	}
+	return append(b, js...), nil
 }
 
 // appendFixed writes n/10^dec, n a whole number, as encoding/json writes
 // that float: the shortest decimal, no trailing zeros. Numbers too large
-// to be exact go through encoding/json.
-func appendFixed(b []byte, n float64, dec int) []byte {
+// to be exact go through encoding/json, which refuses infinities.
+func appendFixed(b []byte, n float64, dec int) ([]byte, error) {
 	scale := [...]int64{1, 10, 100, 1000}[dec]
 	if math.Abs(n) >= 1<<52 {
-		js, _ := json.Marshal(n / float64(scale))
-		return append(b, js...)
+		js, err := json.Marshal(n / float64(scale))
+		if err != nil {
+			return nil, fmt.Errorf("routing: a cost of %v: %w", n, err)
+		}
+		return append(b, js...), nil
 	}
 	v := int64(n)
 	if v < 0 {
@@ -218,14 +238,14 @@ func appendFixed(b []byte, n float64, dec int) []byte {
 	b = strconv.AppendInt(b, v/scale, 10)
 	frac := v % scale
 	if frac == 0 {
-		return b
+		return b, nil
 	}
 	b = append(b, '.')
 	for d := scale / 10; d > 0 && frac > 0; d /= 10 {
 		b = append(b, byte('0'+frac/d))
 		frac %= d
 	}
-	return b
+	return b, nil
 }
 
 // truckSize checks the truck's dimensions: only with the truck costing,

@@ -22,7 +22,10 @@ func TestAppendMatrix(t *testing.T) {
 		Sources: []routing.Snap{{Meters: 12.345, OK: true}, {Reason: `no road "here" within 2000 m`}},
 		Targets: []routing.Snap{{Meters: 0, OK: true}, {Meters: 3.01, OK: true}},
 	}
-	got := appendMatrix(nil, res)
+	got, err := appendMatrix(nil, res)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want, err := json.Marshal(MatrixResponse{Success: true, Data: MatrixData{SourcesToTargets: cells(res.Costs), Units: "kilometers",
 		Sources: located(res.Sources), Targets: located(res.Targets)}})
 	if err != nil {
@@ -54,7 +57,7 @@ func BenchmarkAppendMatrix(b *testing.B) {
 	}
 	var buf []byte
 	for b.Loop() {
-		buf = appendMatrix(buf[:0], res)
+		buf, _ = appendMatrix(buf[:0], res)
 	}
 }
 

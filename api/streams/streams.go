@@ -149,7 +149,10 @@ func (h *Handlers) start(c *api.Ctx, kind string) error {
 	if err != nil {
 		return mapErr(err)
 	}
-	v := h.view(c, res.Entry)
+	v, err := h.view(c, res.Entry)
+	if err != nil {
+		return err
+	}
 	v.WebhookSecret = res.Secret
 	return c.JSON(201, v)
 }
@@ -170,7 +173,11 @@ func (h *Handlers) stop(c *api.Ctx, kind string) error {
 	if err != nil {
 		return mapErr(err)
 	}
-	return c.JSON(200, h.statusView(c, st))
+	v, err := h.statusView(c, st)
+	if err != nil {
+		return err
+	}
+	return c.JSON(200, v)
 }
 
 func (h *Handlers) status(c *api.Ctx, kind string) error {
@@ -179,7 +186,11 @@ func (h *Handlers) status(c *api.Ctx, kind string) error {
 	if err != nil {
 		return mapErr(err)
 	}
-	return c.JSON(200, h.statusView(c, st))
+	v, err := h.statusView(c, st)
+	if err != nil {
+		return err
+	}
+	return c.JSON(200, v)
 }
 
 func (h *Handlers) configure(c *api.Ctx, kind string) error {
@@ -200,7 +211,10 @@ func (h *Handlers) configure(c *api.Ctx, kind string) error {
 	if err != nil {
 		return mapErr(err)
 	}
-	v := h.statusView(c, st)
+	v, err := h.statusView(c, st)
+	if err != nil {
+		return err
+	}
 	v.WebhookSecret = res.Secret
 	return c.JSON(200, v)
 }
@@ -276,7 +290,11 @@ func (h *Handlers) list(c *api.Ctx) error {
 	}
 	out := ListView{Success: true, Streams: make([]StatusView, 0, len(page.Streams)), Pagination: Pagination{Limit: q.Limit}}
 	for _, st := range page.Streams {
-		out.Streams = append(out.Streams, h.statusView(c, st))
+		v, err := h.statusView(c, st)
+		if err != nil {
+			return err
+		}
+		out.Streams = append(out.Streams, v)
 	}
 	if page.NextCursor != "" {
 		out.Pagination.NextCursor, out.Pagination.HasMore = &page.NextCursor, true

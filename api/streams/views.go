@@ -2,6 +2,7 @@ package streams
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"time"
 
@@ -53,7 +54,7 @@ func wsURL(c *api.Ctx, id string) string {
 	return scheme + "://" + string(c.Host()) + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(id)
 }
 
-func (h *Handlers) view(c *api.Ctx, e *domain.Entry) StreamView {
+func (h *Handlers) view(c *api.Ctx, e *domain.Entry) (StreamView, error) {
 	v := StreamView{Success: true, StreamID: e.Rec.ID, StreamType: e.Rec.Kind, Status: e.Rec.State, CreatedAt: e.Rec.CreatedAt, UpdatedAt: e.Rec.UpdatedAt,
 		DeliveryMethod: e.Info.Delivery}
 	if !e.Rec.StoppedAt.IsZero() {
@@ -68,9 +69,14 @@ func (h *Handlers) view(c *api.Ctx, e *domain.Entry) StreamView {
 		cfg = e.Cfg.Events
 		v.WebhookURL = e.Cfg.Events.WebhookURL
 	}
-	b, _ := json.Marshal(cfg)
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return StreamView{}, api.Internal(fmt.Errorf("stream %s: configuration: %w", e.Rec.ID, err))
+	}
 	var m map[string]any
-	_ = json.Unmarshal(b, &m)
+	if err := json.Unmarshal(b, &m); err != nil {
+		return StreamView{}, api.Internal(fmt.Errorf("stream %s: configuration: %w", e.Rec.ID, err))
+	}
 	if m == nil {
 		m = map[string]any{}
 	}
@@ -78,11 +84,15 @@ func (h *Handlers) view(c *api.Ctx, e *domain.Entry) StreamView {
 	if e.Info.Delivery == "websocket" {
 		v.WebsocketURL = wsURL(c, e.Rec.ID)
 	}
-	return v
+	return v, nil
 }
 
-func (h *Handlers) statusView(c *api.Ctx, st domain.Status) StatusView {
-	v := StatusView{StreamView: h.view(c, st.Entry), ConnectedClients: st.Connected, Counters: st.Counters,
+func (h *Handlers) statusView(c *api.Ctx, st domain.Status) (StatusView, error) {
+	sv, err := h.view(c, st.Entry)
+	if err != nil {
+		return StatusView{}, err
+	}
+	v := StatusView{StreamView: sv, ConnectedClients: st.Connected, Counters: st.Counters,
 		Lag: Lag{LastOffset: st.LastOffset, PipelineLagMS: st.PipelineLagMS}}
 	if !st.LastMatchAt.IsZero() {
 		t := st.LastMatchAt
@@ -96,7 +106,7 @@ func (h *Handlers) statusView(c *api.Ctx, st domain.Status) StatusView {
 			}
 		}
 	}
-	return v
+	return v, nil
 }
 
 // CorrelatedMessage is one message of a correlation.

@@ -147,6 +147,5 @@ func (bb *breakerBus) Health(ctx context.Context) string {
 }
 
 func (bb *breakerBus) Close(ctx context.Context) error {
-	_ = bb.b.Close()
-	return bb.Bus.Close(ctx)
+	return errors.Join(bb.b.Close(), bb.Bus.Close(ctx)) // the breaker's probe stops first
 }
