@@ -185,3 +185,32 @@ func TestEscalationOnceAcrossNodes(t *testing.T) {
 		run(t, func(t *testing.T) store.Backend { return testdb.PostgreSQLAt(t, url) })
 	})
 }
+
+// TestNoEscalationWithoutRequiredAcknowledgment: escalation waits on
+// acknowledgments; an alert that requires none has none pending and sends
+// no level, however long nobody answers.
+func TestNoEscalationWithoutRequiredAcknowledgment(t *testing.T) {
+	t0 := time.Now().UTC().Truncate(time.Second)
+	clk := &clock{t: t0}
+	gw := &gateway{}
+	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now}}, nil)
+	f.contact(map[string]any{"name": "Sue", "roles": []string{"supervisor"}, "channels": map[string]any{"sms": "+15550001001"}})
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550001003"}})
+	b := escalating(t0.Add(time.Hour))
+	b["acknowledgment_required"] = false
+	code, al := f.do("POST", "/v1/emergency/alerts", b)
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	id := al["alert_id"].(string)
+	if ack := al["acknowledgment_status"].(map[string]any); ack["pending"].(float64) != 0 || al["escalation_status"].(map[string]any)["next_escalation_at"] != nil {
+		t.Errorf("acknowledgment_status %v, escalation_status %v: want nothing pending and no escalation due", ack, al["escalation_status"])
+	}
+	for _, at := range []time.Duration{5 * time.Minute, 15 * time.Minute, 30 * time.Minute} {
+		clk.set(t0.Add(at))
+		f.tick()
+	}
+	if got := gw.levelSent(id); len(got) != 0 {
+		t.Errorf("an alert requiring no acknowledgment escalated: %v", got)
+	}
+}

@@ -89,8 +89,16 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	al.AreaResolution = res
 	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: inArea, EstimatedImpactRadiusKm: radius}
 	al.AffectedAreaAnalysis.count(al.Recipients)
-	al.AcknowledgmentStatus = AckStatus{Required: b.AcknowledgmentRequired, Pending: len(recips)}
+	// escalation waits on acknowledgments: without required ones nothing
+	// is pending, and no level is ever sent
+	al.AcknowledgmentStatus = AckStatus{Required: b.AcknowledgmentRequired}
+	if b.AcknowledgmentRequired {
+		al.AcknowledgmentStatus.Pending = len(recips)
+	}
 	al.EscalationStatus = startEscalation(b.EscalationPolicy, b.DeliveryChannels, now)
+	if !b.AcknowledgmentRequired {
+		al.EscalationStatus.NextEscalationAt = nil
+	}
 	al.AutomatedActionsExecuted = append(al.AutomatedActionsExecuted, a.runActions(ctx, sc, &al, b.AutomatedActions, inArea, now)...)
 	al.NextStatusCheck = now.Add(5 * time.Minute)
 	if err := a.schedule(ctx, sc, &al, b.EscalationPolicy); err != nil {
