@@ -127,6 +127,9 @@ func TestGatewayQueue(t *testing.T) {
 		if d := smsDelivery(t, al, disp); d["status"] != "retrying" {
 			t.Errorf("after a failed first attempt: %v", d)
 		}
+		if ds := al["delivery_status"].(map[string]any); ds["pending_deliveries"] != 1.0 || ds["failed_deliveries"] != 0.0 {
+			t.Errorf("delivery_status after a failed first attempt the queue retries: %v, want 1 pending, 0 failed", ds)
+		}
 		// Not due yet: nothing is sent.
 		if n, _ := f.outbox.Tick(t.Context()); n != 0 {
 			t.Errorf("%d retried before the backoff", n)
@@ -148,6 +151,9 @@ func TestGatewayQueue(t *testing.T) {
 		d := smsDelivery(t, got, disp)
 		if d["status"] != "delivered" || d["attempts"] != 3.0 {
 			t.Errorf("after the third attempt: %v", d)
+		}
+		if ds := got["delivery_status"].(map[string]any); ds["pending_deliveries"] != 0.0 || ds["successful_deliveries"] != 1.0 {
+			t.Errorf("delivery_status after the third attempt: %v, want 1 successful, none pending", ds)
 		}
 		// Every attempt is the same message, signed as Standard Webhooks.
 		_, gwv := f.do("GET", "/v1/emergency/gateway", nil)

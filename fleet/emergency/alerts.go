@@ -80,11 +80,12 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	al := Alert{AlertID: "alr_" + hex.EncodeToString(idb[:]), AlertType: b.AlertType, Severity: b.Severity, Title: b.Title, Message: b.Message,
 		Status: "active", CreatedAt: now, ExpiresAt: exp, RelatedIncidents: []string{}, Recipients: recips, AutomatedActionsExecuted: []ActionRecord{}}
 	outs, delivered := a.deliver(ctx, sc, &al, b.DeliveryChannels, people)
-	ds, first, total := tally(outs, len(recips))
-	al.DeliveryStatus = ds
+	first, total := timings(outs)
 	for i := range al.Recipients {
 		al.Recipients[i].Delivered = delivered[al.Recipients[i].RecipientID]
 	}
+	ds := deliveryStatus(al.Recipients)
+	al.DeliveryStatus = ds
 	al.AlertMetrics = deliveryMetrics(ds, first, total, len(delivered), len(recips))
 	al.AreaResolution = res
 	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: inArea, EstimatedImpactRadiusKm: radius}

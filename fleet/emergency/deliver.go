@@ -126,37 +126,58 @@ func (a *Alerts) deliverOne(ctx context.Context, sc store.Scope, al *Alert, ch C
 	return a.notify.Notify(ctx, n)
 }
 
-// tally counts the outcomes per channel; first and total are the shortest
-// and the summed times of the successful deliveries.
-func tally(outs []outcome, recipients int) (ds DeliveryStatus, first, total time.Duration) {
-	ds.TotalRecipients = recipients
+// timings are the shortest and the summed times of the successful
+// deliveries.
+func timings(outs []outcome) (first, total time.Duration) {
 	first = time.Duration(math.MaxInt64)
-	counts := map[string]*ChannelCounts{"sms": &ds.DeliveryBreakdown.SMS, "push_notification": &ds.DeliveryBreakdown.Push,
-		"email": &ds.DeliveryBreakdown.Email, "in_app_alert": &ds.DeliveryBreakdown.InApp}
 	for _, o := range outs {
-		if o.channel == "voice_call" {
-			ds.DeliveryBreakdown.Voice.Initiated++
-			if o.ok {
-				ds.DeliveryBreakdown.Voice.Answered++
-			} else {
-				ds.DeliveryBreakdown.Voice.Failed++
-			}
-		} else {
-			cc := counts[o.channel]
-			cc.Sent++
-			if o.ok {
-				cc.Delivered++
-			} else {
-				cc.Failed++
-			}
-		}
 		if o.ok {
-			ds.SuccessfulDeliveries++
 			total += o.at
 			first = min(first, o.at)
-		} else {
-			ds.FailedDeliveries++
 		}
 	}
-	return ds, first, total
+	return first, total
+}
+
+// deliveryStatus counts the recipients' deliveries as they stand:
+// delivered ones are successful, those the gateway queue still retries are
+// pending, and those that failed for good are failed; skipped deliveries
+// (quiet hours, no address) were never sent and count nowhere.
+func deliveryStatus(rs []Recipient) DeliveryStatus {
+	ds := DeliveryStatus{TotalRecipients: len(rs)}
+	counts := map[string]*ChannelCounts{"sms": &ds.DeliveryBreakdown.SMS, "push_notification": &ds.DeliveryBreakdown.Push,
+		"email": &ds.DeliveryBreakdown.Email, "in_app_alert": &ds.DeliveryBreakdown.InApp}
+	for _, r := range rs {
+		for _, d := range r.Deliveries {
+			if d.Level != 0 || d.Status == "skipped" {
+				continue
+			}
+			v := &ds.DeliveryBreakdown.Voice
+			cc := counts[d.Channel]
+			if d.Channel == "voice_call" {
+				v.Initiated++
+			} else if cc != nil {
+				cc.Sent++
+			}
+			switch d.Status {
+			case "delivered":
+				ds.SuccessfulDeliveries++
+				if d.Channel == "voice_call" {
+					v.Answered++
+				} else if cc != nil {
+					cc.Delivered++
+				}
+			case "retrying":
+				ds.PendingDeliveries++
+			default:
+				ds.FailedDeliveries++
+				if d.Channel == "voice_call" {
+					v.Failed++
+				} else if cc != nil {
+					cc.Failed++
+				}
+			}
+		}
+	}
+	return ds
 }

@@ -14,7 +14,8 @@ type statusLister interface {
 // overlay brings each recipient's and each escalation contact's gateway
 // deliveries up to the queue's state: delivered, failed for good, or
 // "retrying" with the last error, and the attempts made; the affected
-// area analysis counts the recipients reached by then.
+// area analysis counts the recipients reached by then, and delivery_status
+// counts the deliveries as they stand (retrying ones pending).
 func (a *Alerts) overlay(ctx context.Context, sc store.Scope, al *Alert) error {
 	sl, ok := a.notify.(statusLister)
 	if !ok {
@@ -67,5 +68,6 @@ func (a *Alerts) overlay(ctx context.Context, sc store.Scope, al *Alert) error {
 		}
 	}
 	al.AffectedAreaAnalysis.count(al.Recipients)
+	al.DeliveryStatus = deliveryStatus(al.Recipients)
 	return nil
 }

@@ -51,15 +51,23 @@ func TestAlertBodyValidate(t *testing.T) {
 	}
 }
 
-func TestTally(t *testing.T) {
-	ds, first, total := tally([]outcome{
+func TestDeliveryCounts(t *testing.T) {
+	first, total := timings([]outcome{
 		{"sms", true, 3 * time.Millisecond}, {"sms", false, time.Millisecond}, {"voice_call", true, 5 * time.Millisecond},
 		{"voice_call", false, time.Millisecond}, {"in_app_alert", true, 2 * time.Millisecond},
-	}, 2)
-	want := DeliveryStatus{TotalRecipients: 2, SuccessfulDeliveries: 3, FailedDeliveries: 2, DeliveryBreakdown: Breakdown{
-		SMS: ChannelCounts{Sent: 2, Delivered: 1, Failed: 1}, Voice: VoiceCounts{Initiated: 2, Answered: 1, Failed: 1},
+	})
+	if first != 2*time.Millisecond || total != 10*time.Millisecond {
+		t.Errorf("timings = %v, %v; want 2ms, 10ms", first, total)
+	}
+	rs := []Recipient{
+		{Deliveries: []RecipientDelivery{{Channel: "sms", Status: "delivered"}, {Channel: "sms", Status: "retrying"}, {Channel: "voice_call", Status: "delivered"}}},
+		{Deliveries: []RecipientDelivery{{Channel: "voice_call", Status: "failed"}, {Channel: "in_app_alert", Status: "delivered"},
+			{Channel: "email", Status: "skipped"}, {Channel: "sms", Status: "delivered", Level: 1}}},
+	}
+	want := DeliveryStatus{TotalRecipients: 2, SuccessfulDeliveries: 3, FailedDeliveries: 1, PendingDeliveries: 1, DeliveryBreakdown: Breakdown{
+		SMS: ChannelCounts{Sent: 2, Delivered: 1}, Voice: VoiceCounts{Initiated: 2, Answered: 1, Failed: 1},
 		InApp: ChannelCounts{Sent: 1, Delivered: 1}}}
-	if ds != want || first != 2*time.Millisecond || total != 10*time.Millisecond {
-		t.Errorf("tally = %+v, %v, %v; want %+v, 2ms, 10ms", ds, first, total, want)
+	if ds := deliveryStatus(rs); ds != want {
+		t.Errorf("deliveryStatus = %+v; want %+v", ds, want)
 	}
 }
