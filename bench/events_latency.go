@@ -113,7 +113,10 @@ func EventsLatency(ctx context.Context, cfg EventsConfig) (*EventsLatencyResult,
 		rate = 100_000
 	}
 	capacity := int(float64(rate)*cfg.Duration.Seconds()*1.2) + 2*cfg.Batch*cfg.Conns
-	u, _ := url.Parse(cfg.URL)
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("bench: events: %w", err)
+	}
 	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10}
 	subs := make([]*eventArrivals, len(ids))
 	for i, id := range ids {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -74,7 +75,9 @@ func (r *eventRun) start(ctx context.Context, filter map[string]any, dedup, orde
 
 func (r *eventRun) stop(ids []string) {
 	for _, id := range ids {
-		_ = apiCall(context.Background(), "POST", r.cfg.URL+"/api/v1/streaming/events/stop", r.cfg.Key, map[string]any{"stream_id": id}, nil)
+		if err := apiCall(context.Background(), "POST", r.cfg.URL+"/api/v1/streaming/events/stop", r.cfg.Key, map[string]any{"stream_id": id}, nil); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: stopping stream %s: %v\n", id, err)
+		}
 	}
 }
 

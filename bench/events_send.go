@@ -43,7 +43,11 @@ func (s *eventsSent) fail(msg string) {
 // send runs the senders until the deadline.
 func (r *eventRun) send(ctx context.Context, deadline time.Time, s *eventsSent) {
 	cfg := r.cfg
-	u, _ := url.Parse(cfg.URL)
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		s.fail("bench: events: " + err.Error())
+		return
+	}
 	client := &fasthttp.HostClient{Addr: u.Host, MaxConns: cfg.Conns, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 	var interval time.Duration
 	if cfg.Rate > 0 {

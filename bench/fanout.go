@@ -88,7 +88,10 @@ func apiCall(ctx context.Context, method, url, key string, body any, out any) er
 		return err
 	}
 	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return fmt.Errorf("%s %s: reading the answer: %w", method, url, err)
+	}
 	if res.StatusCode >= 300 {
 		return fmt.Errorf("%s %s: %d %s", method, url, res.StatusCode, b)
 	}
@@ -101,7 +104,10 @@ func apiCall(ctx context.Context, method, url, key string, body any, out any) er
 // serverProcess reads process_cpu_seconds_total and
 // process_resident_memory_bytes from /metrics.
 func serverProcess(ctx context.Context, base string) (cpu, rss float64) {
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
+	if err != nil {
+		return 0, 0
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, 0
@@ -111,11 +117,16 @@ func serverProcess(ctx context.Context, base string) (cpu, rss float64) {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		// a value that does not parse reads as none (0), as a missing one
 		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
-			cpu, _ = strconv.ParseFloat(v, 64)
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				cpu = f
+			}
 		}
 		if v, ok := strings.CutPrefix(line, "process_resident_memory_bytes "); ok {
-			rss, _ = strconv.ParseFloat(v, 64)
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				rss = f
+			}
 		}
 	}
 	return cpu, rss
@@ -271,7 +282,10 @@ func startFanoutStream(ctx context.Context, cfg FanoutConfig, vehicles []string)
 
 // dialFanout connects the subscribers to the stream at base.
 func dialFanout(ctx context.Context, cfg FanoutConfig, base, streamID string) ([]*fanoutSub, error) {
-	u, _ := url.Parse(base)
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
 	wsURL := "ws://" + u.Host + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(streamID) + "&api_key=" + url.QueryEscape(cfg.Key)
 	subs := make([]*fanoutSub, cfg.Subscribers)
 	// a large read buffer: a burst reaches each client as one run of

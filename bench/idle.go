@@ -45,7 +45,10 @@ func Idle(ctx context.Context, base, key string, n int, hold time.Duration) (*Id
 		return nil, fmt.Errorf("bench: start stream: %w", err)
 	}
 	defer apiCall(context.Background(), "POST", base+"/api/v1/streaming/events/stop", key, map[string]any{"stream_id": st.StreamID}, nil)
-	u, _ := url.Parse(base)
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
 	wsURL := "ws://" + u.Host + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(st.StreamID) + "&api_key=" + url.QueryEscape(key)
 	res := &IdleResult{}
 	_, res.RSSBefore = serverProcess(ctx, base)

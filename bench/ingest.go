@@ -36,14 +36,17 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Result, error) {
 	start := time.Now().Add(-time.Duration(cfg.Trips) * 0).Add(-48 * time.Hour).UTC()
 	ids := make([]string, cfg.Trips)
 	for i := range ids {
-		body, _ := json.Marshal(map[string]any{"vehicle_id": fmt.Sprintf("bench-%d-%d", run0, i), "start_time": start.Format(time.RFC3339Nano)})
+		body, err := json.Marshal(map[string]any{"vehicle_id": fmt.Sprintf("bench-%d-%d", run0, i), "start_time": start.Format(time.RFC3339Nano)})
+		if err != nil {
+			return nil, fmt.Errorf("bench: trip body: %w", err)
+		}
 		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 		req.SetRequestURI(cfg.URL + "/v1/trips")
 		req.Header.SetMethod("POST")
 		req.Header.SetContentType("application/json")
 		req.Header.Set("X-API-Key", cfg.Key)
 		req.SetBody(body)
-		err := fasthttp.DoTimeout(req, resp, 10*time.Second)
+		err = fasthttp.DoTimeout(req, resp, 10*time.Second)
 		if err == nil && resp.StatusCode() != 201 {
 			err = fmt.Errorf("status %d: %s", resp.StatusCode(), resp.Body())
 		}
@@ -53,7 +56,9 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Result, error) {
 		var t struct {
 			TripID string `json:"trip_id"`
 		}
-		_ = json.Unmarshal(resp.Body(), &t)
+		if err := json.Unmarshal(resp.Body(), &t); err != nil {
+			return nil, fmt.Errorf("bench: start trip: %w", err)
+		}
 		ids[i] = t.TripID
 		fasthttp.ReleaseRequest(req)
 		fasthttp.ReleaseResponse(resp)

@@ -226,7 +226,10 @@ func fromCVRP(c *vrp.CVRP, name string) *instance {
 	in.dist = func(i, j int) float64 { return c.Dist(order[i], order[j]) }
 	k := 0
 	if at := strings.LastIndex(name, "-k"); at >= 0 {
-		k, _ = strconv.Atoi(name[at+2:])
+		var err error
+		if k, err = strconv.Atoi(name[at+2:]); err != nil {
+			k = 0 // no vehicle count in the name
+		}
 	}
 	in.fleet = min(200, max(2*k, 10))
 	return in

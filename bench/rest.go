@@ -33,7 +33,10 @@ func Matrix(ctx context.Context, cfg Config, lat, lon float64) (*Result, error) 
 			src = append(src, map[string]float64{"lat": lat + (rng.Float64()-0.5)*0.09, "lon": lon + (rng.Float64()-0.5)*0.12})
 			dst = append(dst, map[string]float64{"lat": lat + (rng.Float64()-0.5)*0.09, "lon": lon + (rng.Float64()-0.5)*0.12})
 		}
-		bodies[k], _ = json.Marshal(map[string]any{"sources": src, "targets": dst, "costing": "auto"})
+		var err error
+		if bodies[k], err = json.Marshal(map[string]any{"sources": src, "targets": dst, "costing": "auto"}); err != nil {
+			return nil, fmt.Errorf("bench: matrix body: %w", err)
+		}
 	}
 	url := cfg.URL + "/v1/routing/sources_to_targets"
 	return run(ctx, "matrix", cfg, func(w, i int, req *fasthttp.Request) int {
@@ -59,6 +62,9 @@ func Optimize(ctx context.Context, cfg Config) (*Result, error) {
 			"delivery_requirements": map[string]any{"weight": 100},
 			"time_window":           map[string]any{"earliest": fmt.Sprintf("%02d:00", 8+i%4), "latest": fmt.Sprintf("%02d:00", 12+i%6), "service_duration": 5}})
 	}
-	b, _ := json.Marshal(map[string]any{"fleet_id": "bench", "vehicles": vs, "destinations": ds})
+	b, err := json.Marshal(map[string]any{"fleet_id": "bench", "vehicles": vs, "destinations": ds})
+	if err != nil {
+		return nil, fmt.Errorf("bench: optimization body: %w", err)
+	}
 	return post(ctx, "optimize", cfg, "/api/v1/fleet/optimization/routes", b)
 }

@@ -98,7 +98,10 @@ func (l *soakLedger) answer(t *soakTraffic, ph int, over bool, n int, status, wa
 // soakPost sends body and returns the status, 0 when no answer came, and
 // the answer's body when out is not nil.
 func soakPost(client *http.Client, url, key string, body []byte, out *[]byte) int {
-	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+	req, err := http.NewRequest("POST", url, bytes.NewReader(body))
+	if err != nil {
+		return 0
+	}
 	req.Header.Set("X-API-Key", key)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := client.Do(req)
@@ -267,8 +270,12 @@ func (f *soakFleet) sendSequenced(tick int64, n int, path, field string, t *soak
 		seqs[i] = s
 		msgs[i] = msg(s, now, "soak-veh-"+strconv.FormatInt(s%int64(max(f.cfg.Trips, 1)), 10))
 	}
-	body, _ := json.Marshal(map[string]any{field: msgs})
+	body, err := json.Marshal(map[string]any{field: msgs})
 	ph, over := f.led.now()
+	if err != nil { // sent, never answered: counted as failed
+		f.led.answer(t, ph, over, n, 0, 202, 0)
+		return
+	}
 	start := time.Now()
 	st := soakPost(f.client, f.bases[int(tick)%len(f.bases)]+path, f.key, body, nil)
 	if f.led.answer(t, ph, over, n, st, 202, time.Since(start)) {

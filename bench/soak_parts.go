@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -50,21 +51,34 @@ func (p *soakProc) start() error {
 		f.Close()
 		return fmt.Errorf("bench: soak: start %s: %w", p.name, err)
 	}
-	go func() { _ = p.cmd.Wait(); f.Close() }()
+	// how the process ended goes at the end of its output
+	go func() {
+		err := p.cmd.Wait()
+		fmt.Fprintf(f, "soak: %s exited: %v\n", p.name, err)
+		f.Close()
+	}()
 	return nil
 }
 
-func (p *soakProc) signal(sig syscall.Signal) {
-	if p.cmd != nil && p.cmd.Process != nil {
-		_ = p.cmd.Process.Signal(sig)
+// signal sends sig to the process unless it has ended.
+func (p *soakProc) signal(sig syscall.Signal) error {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return nil
 	}
+	if err := p.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("bench: soak: signal %s: %w", p.name, err)
+	}
+	return nil
 }
 
 // waitReady polls base/readyz until it answers 200.
 func waitReady(ctx context.Context, base string, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
-		req, _ := http.NewRequestWithContext(ctx, "GET", base+"/readyz", nil)
+		req, err := http.NewRequestWithContext(ctx, "GET", base+"/readyz", nil)
+		if err != nil {
+			return fmt.Errorf("bench: soak: %w", err)
+		}
 		if res, err := http.DefaultClient.Do(req); err == nil {
 			res.Body.Close()
 			if res.StatusCode == 200 {

@@ -140,7 +140,9 @@ func (r *soakRun) fault(ctx context.Context, name string, longest, receiverDown 
 	}
 	switch name {
 	case "node killed":
-		r.nodes[1].signal(syscall.SIGKILL)
+		if err := r.nodes[1].signal(syscall.SIGKILL); err != nil {
+			return err
+		}
 		wait(r.cfg.NodeDown)
 		return r.nodes[1].start()
 	case "redis cut":
@@ -148,7 +150,9 @@ func (r *soakRun) fault(ctx context.Context, name string, longest, receiverDown 
 		wait(r.cfg.StoreDown)
 		r.rdProxy.Cut(false)
 	case "redis restarted":
-		r.redisProc.signal(syscall.SIGKILL)
+		if err := r.redisProc.signal(syscall.SIGKILL); err != nil {
+			return err
+		}
 		wait(r.cfg.StoreDown)
 		return r.redisProc.start()
 	case "postgres hung":
@@ -167,7 +171,9 @@ func (r *soakRun) fault(ctx context.Context, name string, longest, receiverDown 
 			return fmt.Errorf("bench: soak: receiver up: %w", err)
 		}
 	case "broker killed":
-		r.broker.signal(syscall.SIGKILL)
+		if err := r.broker.signal(syscall.SIGKILL); err != nil {
+			return err
+		}
 		wait(r.cfg.NodeDown)
 		return r.broker.start()
 	}

@@ -46,6 +46,15 @@ type soakRun struct {
 // atEnd has close run f.
 func (r *soakRun) atEnd(f func()) { r.undo = append(r.undo, f) }
 
+// atEndErr is atEnd for an undo that may fail: the failure is logged.
+func (r *soakRun) atEndErr(what string, f func() error) {
+	r.atEnd(func() {
+		if err := f(); err != nil {
+			r.logf("undoing %s failed: %v", what, err)
+		}
+	})
+}
+
 // close undoes what the soak set up, last first.
 func (r *soakRun) close() {
 	for i := len(r.undo) - 1; i >= 0; i-- {
@@ -103,7 +112,7 @@ func (r *soakRun) workDir() error {
 	if err != nil {
 		return fmt.Errorf("bench: soak: %w", err)
 	}
-	r.atEnd(func() { _ = os.RemoveAll(d) })
+	r.atEndErr("the soak's directory", func() error { return os.RemoveAll(d) })
 	r.cfg.Dir = d
 	return nil
 }
@@ -120,14 +129,13 @@ func (r *soakRun) createSchema(ctx context.Context) error {
 		return fmt.Errorf("bench: soak: %w", err)
 	}
 	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+r.schema); err != nil {
-		_ = admin.Close(ctx)
-		return fmt.Errorf("bench: soak: %w", err)
+		return errors.Join(fmt.Errorf("bench: soak: %w", err), admin.Close(ctx))
 	}
-	r.atEnd(func() {
+	r.atEndErr("the soak's schema", func() error {
 		dctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		_, _ = admin.Exec(dctx, "DROP SCHEMA "+r.schema+" CASCADE")
-		_ = admin.Close(dctx)
+		_, err := admin.Exec(dctx, "DROP SCHEMA "+r.schema+" CASCADE")
+		return errors.Join(err, admin.Close(dctx))
 	})
 	return nil
 }
@@ -148,7 +156,7 @@ func (r *soakRun) startRedis(ctx context.Context) error {
 	if err := r.redisProc.start(); err != nil {
 		return err
 	}
-	r.atEnd(func() { r.redisProc.signal(syscall.SIGKILL) })
+	r.atEndErr("the soak's Redis", func() error { return r.redisProc.signal(syscall.SIGKILL) })
 	r.cfg.RedisURL = "redis://127.0.0.1:" + strconv.Itoa(port) + "/0"
 	return waitListening(ctx, "127.0.0.1:"+strconv.Itoa(port), 30*time.Second)
 }
@@ -171,11 +179,11 @@ func (r *soakRun) startProxies() error {
 	if r.pgProxy, err = faultproxy.New(pgURL.Host); err != nil {
 		return fmt.Errorf("bench: soak: %w", err)
 	}
-	r.atEnd(func() { _ = r.pgProxy.Close() })
+	r.atEndErr("the PostgreSQL proxy", r.pgProxy.Close)
 	if r.rdProxy, err = faultproxy.New(rdURL.Host); err != nil {
 		return fmt.Errorf("bench: soak: %w", err)
 	}
-	r.atEnd(func() { _ = r.rdProxy.Close() })
+	r.atEndErr("the Redis proxy", r.rdProxy.Close)
 	q := pgURL.Query()
 	q.Set("search_path", r.schema)
 	pgURL.RawQuery = q.Encode()
@@ -198,7 +206,7 @@ func (r *soakRun) startBroker() error {
 	if err := r.broker.start(); err != nil {
 		return err
 	}
-	r.atEnd(func() { r.broker.signal(syscall.SIGKILL) })
+	r.atEndErr("the broker", func() error { return r.broker.signal(syscall.SIGKILL) })
 	time.Sleep(time.Second)
 	return nil
 }
@@ -235,7 +243,7 @@ func (r *soakRun) startNodes(ctx context.Context) error {
 		if err := node.start(); err != nil {
 			return err
 		}
-		r.atEnd(func() { node.signal(syscall.SIGKILL) })
+		r.atEndErr("a node", func() error { return node.signal(syscall.SIGKILL) })
 		if err := waitReady(ctx, r.bases[i], 60*time.Second); err != nil {
 			return err
 		}
@@ -252,7 +260,7 @@ func (r *soakRun) startStreams(ctx context.Context) error {
 	if r.receiver, err = newSoakReceiver(r.began); err != nil {
 		return fmt.Errorf("bench: soak: %w", err)
 	}
-	r.atEnd(r.receiver.close)
+	r.atEndErr("the webhook receiver", r.receiver.close)
 	vehicles := make([]string, r.cfg.Trips)
 	for i := range vehicles {
 		vehicles[i] = "soak-veh-" + strconv.Itoa(i)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,7 +73,9 @@ func soakSeqs(data []byte, telemetry bool) (seqs []int64, last int64) {
 	var frames []soakFrame
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
-		_ = json.Unmarshal(data, &frames)
+		if err := json.Unmarshal(data, &frames); err != nil {
+			frames = nil // a frame that does not decode holds no sequence, as below
+		}
 	} else {
 		var f soakFrame
 		if json.Unmarshal(data, &f) == nil {
@@ -102,13 +106,13 @@ type soakSink struct {
 }
 
 func (s *soakSink) run(ctx context.Context) {
-	u, _ := url.Parse(s.base)
+	host := strings.TrimPrefix(s.base, "http://") // the soak's bases are http://127.0.0.1:port
 	for ctx.Err() == nil {
 		q := "stream_id=" + url.QueryEscape(s.stream) + "&api_key=" + url.QueryEscape(s.key)
 		if s.last > 0 {
 			q += "&last_offset=" + strconv.FormatInt(s.last, 10)
 		}
-		c, _, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+u.Host+"/api/v1/streaming/ws?"+q, nil)
+		c, _, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+host+"/api/v1/streaming/ws?"+q, nil)
 		if err != nil {
 			select {
 			case <-ctx.Done():
@@ -139,6 +143,9 @@ type soakReceiver struct {
 	addr string
 	mu   sync.Mutex
 	srv  *http.Server
+	// served is the first failure of a server other than its close,
+	// reported by close
+	served error
 }
 
 func newSoakReceiver(began time.Time) (*soakReceiver, error) {
@@ -166,7 +173,13 @@ func (r *soakReceiver) serve(ln net.Listener) {
 	r.mu.Lock()
 	r.srv = srv
 	r.mu.Unlock()
-	go func() { _ = srv.Serve(ln) }()
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			r.mu.Lock()
+			r.served = cmp.Or(r.served, err)
+			r.mu.Unlock()
+		}
+	}()
 }
 
 // setDown takes the receiver down (its listener closed, connections
@@ -194,8 +207,11 @@ func (r *soakReceiver) setDown(down bool) error {
 	return err
 }
 
-func (r *soakReceiver) close() {
-	_ = r.setDown(true)
+func (r *soakReceiver) close() error {
+	err := r.setDown(true)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return errors.Join(err, r.served)
 }
 
 var errSoakNoKey = errors.New("bench: soak: keys create printed no key")

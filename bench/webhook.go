@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sort"
 	"strconv"
 	"sync"
@@ -335,12 +336,15 @@ func startWebhookStream(cfg WebhookConfig, runID, url string) (string, string, e
 	if cfg.BatchSize > 1 {
 		sc["batch_events"], sc["batch_size"], sc["max_wait_time"] = true, cfg.BatchSize, 100
 	}
-	body, _ := json.Marshal(map[string]any{
+	body, err := json.Marshal(map[string]any{
 		"event_filters": map[string]any{"categories": []string{"system_events"},
 			"custom_conditions": []map[string]any{{"field": "event_data.bench_run", "operator": "=", "value": runID}}},
 		"stream_config": sc,
 		"webhook_url":   url,
 	})
+	if err != nil {
+		return "", "", fmt.Errorf("bench: start stream: %w", err)
+	}
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
@@ -374,5 +378,7 @@ func stopWebhookStream(cfg WebhookConfig, id string) {
 	req.Header.SetContentType("application/json")
 	req.Header.Set("X-API-Key", cfg.Key)
 	req.SetBodyString(`{"stream_id":"` + id + `"}`)
-	_ = fasthttp.DoTimeout(req, resp, 10*time.Second)
+	if err := fasthttp.DoTimeout(req, resp, 10*time.Second); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: stopping stream %s: %v\n", id, err)
+	}
 }

@@ -158,8 +158,9 @@ func copyOf(r row, c int, words []string) row {
 	for i, w := range f {
 		switch {
 		case len(w) > 3 && isOrdinal(w):
-			n, _ := strconv.Atoi(w[:len(w)-2])
-			f[i] = ordinal(1 + (n+7*c+int(h%5))%400)
+			if n, err := strconv.Atoi(w[:len(w)-2]); err == nil { // else the word stays
+				f[i] = ordinal(1 + (n+7*c+int(h%5))%400)
+			}
 		case len(w) > 3 && i < len(f)-1 || len(f) == 1:
 			o := words[h%uint64(len(words))]
 			f[i] = w[:(len(w)+1)/2] + strings.ToLower(o[len(o)/2:])
