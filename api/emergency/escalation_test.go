@@ -214,3 +214,35 @@ func TestNoEscalationWithoutRequiredAcknowledgment(t *testing.T) {
 		t.Errorf("an alert requiring no acknowledgment escalated: %v", got)
 	}
 }
+
+// TestAcknowledgmentRecordsWhoAcknowledged: recipient_type says who
+// acknowledged (a dispatcher for a driver here), the recipient's own type
+// when absent; an unknown type is refused by name and records nothing.
+func TestAcknowledgmentRecordsWhoAcknowledged(t *testing.T) {
+	f := startWith(t, testdb.SQLite(t), &gateway{}, emergency.AlertsConfig{}, nil)
+	d1 := f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550001003"}})
+	d2 := f.contact(map[string]any{"name": "Dan", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550001004"}})
+	code, al := f.do("POST", "/v1/emergency/alerts", escalating(time.Now().Add(time.Hour)))
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	id := al["alert_id"].(string)
+	ack := "/v1/emergency/alerts/" + id + "/acknowledge"
+	if code, out := f.do("POST", ack, map[string]any{"recipient_id": d1, "recipient_type": "janitor"}); code != 400 ||
+		out["error"].(map[string]any)["details"].(map[string]any)["recipient_type"] == nil {
+		t.Fatalf("unknown recipient_type: %d %v", code, out)
+	}
+	if _, out := f.do("GET", "/v1/emergency/alerts/"+id, nil); out["acknowledgment_status"].(map[string]any)["received"] != 0.0 {
+		t.Fatalf("a refused acknowledgment was counted: %v", out["acknowledgment_status"])
+	}
+	f.do("POST", ack, map[string]any{"recipient_id": d1, "recipient_type": "supervisor", "note": "for Dee"})
+	_, out := f.do("POST", ack, map[string]any{"recipient_id": d2})
+	by := map[string]any{}
+	for _, r := range out["recipients"].([]any) {
+		r := r.(map[string]any)
+		by[r["recipient_id"].(string)] = r["acknowledged_by_type"]
+	}
+	if by[d1] != "supervisor" || by[d2] == "" || by[d2] == nil {
+		t.Errorf("acknowledged_by_type %v, want supervisor for %s and the recipient's own type for %s", by, d1, d2)
+	}
+}

@@ -201,7 +201,11 @@ type Recipient struct {
 	// Deliveries is the outcome of each channel for this recipient.
 	Deliveries     []RecipientDelivery `json:"deliveries,omitempty"`
 	AcknowledgedAt *time.Time          `json:"acknowledged_at,omitempty"`
-	Note           string              `json:"note,omitempty"`
+	// AcknowledgedByType is who acknowledged: the recipient_type of the
+	// acknowledgment (a dispatcher may acknowledge for a driver), else
+	// the recipient's own type.
+	AcknowledgedByType string `json:"acknowledged_by_type,omitempty" doc:"the acknowledgment's recipient_type (who acknowledged), else the recipient's own type"`
+	Note               string `json:"note,omitempty"`
 }
 
 // RecipientDelivery is one channel's outcome for one recipient: delivered,
@@ -243,6 +247,6 @@ type Alert struct {
 // AckBody acknowledges an alert.
 type AckBody struct {
 	RecipientID   string `json:"recipient_id" required:"true"`
-	RecipientType string `json:"recipient_type,omitempty"`
+	RecipientType string `json:"recipient_type,omitempty" enum:"driver,vehicle,field_personnel,dispatcher,supervisor,emergency_management,emergency_contact" doc:"who acknowledges: the recipient, or someone on their behalf; recorded as acknowledged_by_type"`
 	Note          string `json:"note,omitempty"`
 }

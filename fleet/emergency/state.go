@@ -1,10 +1,12 @@
 package emergency
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fleethub/fleethub/internal/store"
@@ -136,6 +138,9 @@ func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b A
 	if b.RecipientID == "" {
 		return Alert{}, &ValidationError{Fields: map[string]string{"recipient_id": "is required"}}
 	}
+	if b.RecipientType != "" && !slices.Contains(AckTypes, b.RecipientType) {
+		return Alert{}, &ValidationError{Fields: map[string]string{"recipient_type": "must be one of " + strings.Join(AckTypes, ", ")}}
+	}
 	al, esc, ver, _, err := a.load(ctx, sc, id)
 	if err != nil {
 		return Alert{}, err
@@ -149,7 +154,7 @@ func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b A
 	}
 	if r := &al.Recipients[i]; r.AcknowledgedAt == nil {
 		now := a.now().UTC().Truncate(time.Millisecond)
-		r.AcknowledgedAt, r.Note = &now, b.Note
+		r.AcknowledgedAt, r.Note, r.AcknowledgedByType = &now, b.Note, cmp.Or(b.RecipientType, r.RecipientType)
 		al.acknowledged(now)
 	}
 	if err := a.save(ctx, sc, al, ver, esc); err != nil {
@@ -160,6 +165,9 @@ func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b A
 	}
 	return *al, nil
 }
+
+// AckTypes are the recipient types an acknowledgment may name.
+var AckTypes = []string{"driver", "vehicle", "field_personnel", "dispatcher", "supervisor", "emergency_management", "emergency_contact"}
 
 // acknowledged counts one more acknowledgment, received at now; the last
 // pending one stops the escalation.
