@@ -90,12 +90,13 @@ func implements(t types.Type, path, name string) bool {
 	return t != nil && iface != nil && types.Implements(t, iface)
 }
 
+// isInMemory: t is a strings.Builder or bytes.Buffer, or a pointer to
+// one.
 func isInMemory(t types.Type) bool {
-	p, ok := types.Unalias(t).(*types.Pointer)
-	if !ok {
-		return false
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		t = p.Elem()
 	}
-	n, ok := types.Unalias(p.Elem()).(*types.Named)
+	n, ok := types.Unalias(t).(*types.Named)
 	if !ok || n.Obj().Pkg() == nil {
 		return false
 	}
@@ -200,16 +201,36 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	cfg := &packages.Config{
-		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo | packages.NeedImports,
-		Dir:  abs,
-	}
-	pkgs, err := packages.Load(cfg, "./...")
+	found, err := run(abs)
 	if err != nil {
 		fail(err)
 	}
+	for _, f := range found {
+		rel, err := filepath.Rel(abs, f.pos.Filename)
+		if err != nil {
+			rel = f.pos.Filename
+		}
+		fmt.Printf("%s:%d:%d: %s\n", rel, f.pos.Line, f.pos.Column, f.what)
+	}
+	if len(found) > 0 {
+		fmt.Fprintf(os.Stderr, "errcheck: %d error(s) discarded with _; return, wrap or log them, or add the call to the allow-list in .ci/errcheck with its reason\n", len(found))
+		os.Exit(1)
+	}
+}
+
+// run type-checks the packages under dir and returns their discarded
+// errors, in file and line order.
+func run(dir string) ([]finding, error) {
+	cfg := &packages.Config{
+		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo | packages.NeedImports,
+		Dir:  dir,
+	}
+	pkgs, err := packages.Load(cfg, "./...")
+	if err != nil {
+		return nil, err
+	}
 	if packages.PrintErrors(pkgs) > 0 {
-		fail(fmt.Errorf("the packages under %s do not type-check", abs))
+		return nil, fmt.Errorf("the packages under %s do not type-check", dir)
 	}
 	collectInterfaces(pkgs)
 	var found []finding
@@ -229,17 +250,7 @@ func main() {
 		}
 		return a.Line < b.Line || (a.Line == b.Line && a.Column < b.Column)
 	})
-	for _, f := range found {
-		rel, err := filepath.Rel(abs, f.pos.Filename)
-		if err != nil {
-			rel = f.pos.Filename
-		}
-		fmt.Printf("%s:%d:%d: %s\n", rel, f.pos.Line, f.pos.Column, f.what)
-	}
-	if len(found) > 0 {
-		fmt.Fprintf(os.Stderr, "errcheck: %d error(s) discarded with _; return, wrap or log them, or add the call to the allow-list in .ci/errcheck with its reason\n", len(found))
-		os.Exit(1)
-	}
+	return found, nil
 }
 
 func fail(err error) {
@@ -339,7 +350,14 @@ func describe(p *packages.Package, c *ast.CallExpr) call {
 		}
 		cl.objs = append(cl.objs, obj)
 	}
-	switch fun := ast.Unparen(c.Fun).(type) {
+	fn := ast.Unparen(c.Fun)
+	switch ix := fn.(type) { // an instantiated generic function: f[T](...)
+	case *ast.IndexExpr:
+		fn = ix.X
+	case *ast.IndexListExpr:
+		fn = ix.X
+	}
+	switch fun := fn.(type) {
 	case *ast.Ident:
 		if fn, ok := p.TypesInfo.Uses[fun].(*types.Func); ok {
 			cl.name = fn.Name()
