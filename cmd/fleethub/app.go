@@ -382,7 +382,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		// while Redis is down this node's own window decides (docs/operations.md)
 		window = dedup.NewFailover(dedup.NewRedis(a.redis, "fleethub:dedup:", time.Hour), dedup.NewLocal(0, time.Hour))
 		wcfg.Acks = ws.NewRedisAcks(a.redis, 0)
-		conns := ws.NewRedisConns(a.redis, 0)
+		conns := ws.NewRedisConns(a.redis, 0, a.log)
 		wcfg.Conns, a.closers = conns, append(a.closers, conns.Close)
 	} else {
 		dir := filepath.Join(cfg.Data, "streams")
@@ -391,7 +391,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 			return fmt.Errorf("stream log in %s: %w", dir, err)
 		}
 		a.streamLog, a.closers = ml, append(a.closers, ml.Close)
-		acks, err := ws.OpenFileAcks(filepath.Join(dir, "acks"), 0)
+		acks, err := ws.OpenFileAcks(filepath.Join(dir, "acks"), 0, a.log)
 		if err != nil {
 			return err
 		}

@@ -103,7 +103,7 @@ func TestConnsRedis(t *testing.T) {
 	rdb := redisForTest(t)
 	key := fmt.Sprintf("test-%d", time.Now().UnixNano())
 	// two nodes share the count
-	a, b := ws.NewRedisConns(rdb, 3*time.Second), ws.NewRedisConns(rdb, 3*time.Second)
+	a, b := ws.NewRedisConns(rdb, 3*time.Second, nil), ws.NewRedisConns(rdb, 3*time.Second, nil)
 	defer a.Close()
 	defer b.Close()
 	testConns(t, a, key)
@@ -132,7 +132,7 @@ func TestConnsRedis(t *testing.T) {
 		t.Fatalf("counter after the TTL: %d, want 3 (refreshed)", n)
 	}
 	// a crashed node's counts expire: counters no node refreshes
-	dead := ws.NewRedisConns(rdb, time.Second)
+	dead := ws.NewRedisConns(rdb, time.Second, nil)
 	if _, err := dead.Acquire(ctx, org+"-dead", key+"-dead", 1, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func redisNow(t *testing.T, rdb *redis.Client) time.Time {
 func TestConnsRedisDownFallsBackToLocal(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialerRetries: 1, DialTimeout: 100 * time.Millisecond})
 	defer rdb.Close()
-	c := ws.NewRedisConns(rdb, time.Minute)
+	c := ws.NewRedisConns(rdb, time.Minute, nil)
 	defer c.Close()
 	testConns(t, c, "k-down")
 }

@@ -21,7 +21,7 @@ type FileAcks struct {
 	*MemoryAcks
 	path  string
 	every time.Duration
-	log   *slog.Logger // slog.Default(): the periodic writes' failures
+	log   *slog.Logger // the periodic writes' failures
 
 	mu    sync.Mutex // guards dirty
 	dirty bool
@@ -39,13 +39,16 @@ type fileAck struct {
 
 // OpenFileAcks loads the acks kept in path (none when it does not exist)
 // and writes them back every flushEvery (default 200 ms) while they
-// change; a write that fails is logged through slog.Default and tried
+// change; a write that fails is logged to log (nil: discarded) and tried
 // again.
-func OpenFileAcks(path string, flushEvery time.Duration) (*FileAcks, error) {
+func OpenFileAcks(path string, flushEvery time.Duration, log *slog.Logger) (*FileAcks, error) {
 	if flushEvery <= 0 {
 		flushEvery = 200 * time.Millisecond
 	}
-	a := &FileAcks{MemoryAcks: NewMemoryAcks(), path: path, every: flushEvery, log: slog.Default(), done: make(chan struct{})}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a := &FileAcks{MemoryAcks: NewMemoryAcks(), path: path, every: flushEvery, log: log, done: make(chan struct{})}
 	raw, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

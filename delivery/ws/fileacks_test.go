@@ -11,7 +11,7 @@ import (
 func TestFileAcksSurviveReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "acks")
 	ctx := context.Background()
-	a, err := ws.OpenFileAcks(path, 0)
+	a, err := ws.OpenFileAcks(path, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func TestFileAcksSurviveReopen(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := ws.OpenFileAcks(path, 0)
+	b, err := ws.OpenFileAcks(path, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ type RedisConns struct {
 	local  *MemoryConns
 	script *redis.Script
 
-	log      *slog.Logger // slog.Default(): failures of the counters' upkeep
+	log      *slog.Logger // failures of the counters' upkeep
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
@@ -55,14 +55,18 @@ return 0`
 
 var releaser = redis.NewScript(releaseScript)
 
-// NewRedisConns counts in rdb; ttl <= 0 means DefaultConnsTTL. Close
-// stops the TTL refresh.
-func NewRedisConns(rdb redis.UniversalClient, ttl time.Duration) *RedisConns {
+// NewRedisConns counts in rdb; ttl <= 0 means DefaultConnsTTL. Failures
+// of the counters' upkeep are logged to log (nil: discarded). Close stops
+// the TTL refresh.
+func NewRedisConns(rdb redis.UniversalClient, ttl time.Duration, log *slog.Logger) *RedisConns {
 	if ttl <= 0 {
 		ttl = DefaultConnsTTL
 	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	r := &RedisConns{
-		rdb: rdb, prefix: "fleethub:wsconns:", ttl: ttl, local: NewMemoryConns(), log: slog.Default(),
+		rdb: rdb, prefix: "fleethub:wsconns:", ttl: ttl, local: NewMemoryConns(), log: log,
 		script: redis.NewScript(connScript),
 		stop:   make(chan struct{}), done: make(chan struct{}),
 	}
