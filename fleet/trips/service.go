@@ -90,6 +90,10 @@ type Config struct {
 	// Now is the clock that times pauses and stamps lifecycle changes
 	// (default time.Now).
 	Now func() time.Time
+	// ThresholdsRefresh is how long a trip in progress keeps the
+	// detection thresholds it read before reading its device's settings
+	// again (default 1 s): new settings reach it within that time.
+	ThresholdsRefresh time.Duration
 }
 
 // Service is the trip domain service.
@@ -123,6 +127,9 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 	}
 	if cfg.Trackers == 0 {
 		cfg.Trackers = 4096
+	}
+	if cfg.ThresholdsRefresh <= 0 {
+		cfg.ThresholdsRefresh = time.Second
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

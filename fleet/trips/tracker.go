@@ -20,6 +20,7 @@ type tracker struct {
 	det    *detect.Detector
 	seen   map[int64]struct{}
 	thr    detect.Thresholds
+	thrAt  time.Time // when thr was read: it is read again after ThresholdsRefresh
 }
 
 func (tr *tracker) invalidate() { tr.loaded = false; tr.seen = nil; tr.det = nil }
@@ -53,7 +54,7 @@ func (s *Service) load(ctx context.Context, tr *tracker, sc store.Scope, id, dev
 	if err != nil {
 		return err
 	}
-	tr.trip, tr.st, tr.thr = t, st, thr
+	tr.trip, tr.st, tr.thr, tr.thrAt = t, st, thr, s.now()
 	tr.det = detect.New(thr)
 	tr.seen = make(map[int64]struct{}, MaxBatch)
 	var sink []detect.Event
@@ -81,6 +82,27 @@ func (s *Service) points(ctx context.Context, sc store.Scope, id string) ([]Poin
 	}
 	sortPoints(pts)
 	return pts, nil
+}
+
+// refreshThresholds reads a loaded trip's thresholds again once
+// ThresholdsRefresh has passed since they were read, so that new device
+// settings reach a trip in progress: its detector judges the next points
+// by them. Lock held.
+func (s *Service) refreshThresholds(ctx context.Context, tr *tracker, sc store.Scope, deviceID string) error {
+	now := s.now()
+	if now.Sub(tr.thrAt) < s.cfg.ThresholdsRefresh {
+		return nil
+	}
+	thr, err := s.thresholds(ctx, sc, deviceID, tr.st.DeviceID)
+	if err != nil {
+		return err
+	}
+	tr.thrAt = now
+	if thr != tr.thr {
+		tr.thr = thr
+		tr.det.SetThresholds(thr)
+	}
+	return nil
 }
 
 func (s *Service) thresholds(ctx context.Context, sc store.Scope, deviceIDs ...string) (detect.Thresholds, error) {

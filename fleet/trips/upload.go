@@ -256,6 +256,8 @@ func (s *Service) ingestWith(ctx context.Context, sc store.Scope, id, device str
 			if err := s.load(ctx, tr, sc, id, device); err != nil {
 				return ingestResult{}, err
 			}
+		} else if err := s.refreshThresholds(ctx, tr, sc, device); err != nil {
+			return ingestResult{}, err
 		}
 		if before != nil && attempt == 0 {
 			before(&tr.st)

@@ -151,6 +151,13 @@ func New(t Thresholds) *Detector {
 	return d
 }
 
+// SetThresholds makes the points fed from now on judged by t; what the
+// detector has seen (its samples and the episodes under way) stays.
+func (d *Detector) SetThresholds(t Thresholds) {
+	d.spdStart, d.spdCont = 0, 0
+	d.init(t)
+}
+
 func (d *Detector) init(t Thresholds) {
 	t.AccelerationG = positiveOr(t.AccelerationG, DefaultAccelerationG)
 	t.BrakingG = positiveOr(math.Abs(t.BrakingG), DefaultBrakingG)
