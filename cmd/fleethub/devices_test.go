@@ -45,6 +45,7 @@ func TestDeviceSettings(t *testing.T) {
 		{map[string]any{"safety_features": map[string]any{"harsh_event_detection": map[string]any{"braking_threshold": 0.5}}}, "safety_features.harsh_event_detection.braking_threshold"},
 		{map[string]any{"power_management": map[string]any{"low_power_threshold": 80}}, "power_management.low_power_threshold"},
 		{map[string]any{"safety_features": map[string]any{"speeding_alerts": map[string]any{"alert_frequency": "hourly"}}}, "safety_features.speeding_alerts.alert_frequency"},
+		{map[string]any{"safety_features": map[string]any{"speeding_alerts": map[string]any{"alert_frequency": "daily_summary"}}}, "safety_features.speeding_alerts.alert_frequency"},
 		{map[string]any{"turbo_mode": true}, "turbo_mode"},
 	} {
 		r := n.do("PUT", "/v1/devices/dev-1/settings", k, c.body)

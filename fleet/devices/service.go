@@ -175,6 +175,11 @@ func assess(id string, s Settings, now time.Time, version int64) Applied {
 	return a
 }
 
+// speedingEvery is the throttle of speeding events per alert_frequency
+// (detect.Thresholds.SpeedingEvery): every episode, at most one a minute,
+// or the trip's first only.
+var speedingEvery = map[string]time.Duration{"immediate": 0, "once_per_minute": time.Minute, "once_per_trip": -1}
+
 // DetectThresholds turns a device's safety settings into detection
 // thresholds (trips.Thresholds).
 func (s *Service) DetectThresholds(ctx context.Context, sc store.Scope, deviceID string) (detect.Thresholds, bool, error) {
@@ -208,6 +213,9 @@ func (s *Service) DetectThresholds(ctx context.Context, sc store.Scope, deviceID
 		if sp := sf.SpeedingAlerts; sp != nil {
 			if sp.Enabled != nil && !*sp.Enabled {
 				t.SpeedingDisabled = true
+			}
+			if sp.AlertFrequency != nil {
+				t.SpeedingEvery = speedingEvery[*sp.AlertFrequency]
 			}
 			if sp.ThresholdOverLimit != nil {
 				t.OverLimitKmh = *sp.ThresholdOverLimit * 1.609344

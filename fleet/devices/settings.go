@@ -44,7 +44,7 @@ type HarshEventDetection struct {
 type SpeedingAlerts struct {
 	Enabled            *bool    `json:"enabled,omitempty"`
 	ThresholdOverLimit *float64 `json:"threshold_over_limit,omitempty" doc:"mph over the limit, 0-50"`
-	AlertFrequency     *string  `json:"alert_frequency,omitempty" enum:"immediate,once_per_minute,once_per_trip,daily_summary"`
+	AlertFrequency     *string  `json:"alert_frequency,omitempty" enum:"immediate,once_per_minute,once_per_trip" doc:"throttles the trip's speeding events: every episode, at most one a minute, or the first only; daily_summary is refused (no summaries are sent)"`
 }
 
 // SafetyFeatures group.
@@ -127,8 +127,12 @@ func (s *Settings) Validate() map[string]string {
 		}
 		if sp := sf.SpeedingAlerts; sp != nil {
 			rng(bad, "safety_features.speeding_alerts.threshold_over_limit", sp.ThresholdOverLimit, 0, 50)
-			if sp.AlertFrequency != nil && !slices.Contains([]string{"immediate", "once_per_minute", "once_per_trip", "daily_summary"}, *sp.AlertFrequency) {
-				bad["safety_features.speeding_alerts.alert_frequency"] = "must be immediate, once_per_minute, once_per_trip or daily_summary"
+			switch f := sp.AlertFrequency; {
+			case f == nil:
+			case *f == "daily_summary":
+				bad["safety_features.speeding_alerts.alert_frequency"] = "daily_summary is not supported: the hub sends no daily summaries; use immediate, once_per_minute or once_per_trip"
+			case !slices.Contains([]string{"immediate", "once_per_minute", "once_per_trip"}, *f):
+				bad["safety_features.speeding_alerts.alert_frequency"] = "must be immediate, once_per_minute or once_per_trip"
 			}
 		}
 	}

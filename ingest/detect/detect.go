@@ -99,6 +99,12 @@ type Thresholds struct {
 	// (and reads back as -1).
 	OverLimitKmh        float64
 	MinSpeedingDuration time.Duration
+	// SpeedingEvery throttles speeding events (the device's
+	// alert_frequency): 0 reports every episode, a positive value at most
+	// one episode starting within that time of the last one reported
+	// (once_per_minute: a minute), and a negative value only the trip's
+	// first (once_per_trip).
+	SpeedingEvery time.Duration
 
 	IdleDisabled bool
 	IdleSpeedKmh float64 // at or below this speed the vehicle idles

@@ -23,6 +23,9 @@ type Detector struct {
 
 	acc, brk, cor harshEpisode
 	spd           speedingEpisode
+	// lastSpeeding is the start of the last speeding event reported, zero
+	// before the first (Thresholds.SpeedingEvery)
+	lastSpeeding time.Time
 	idle          idleEpisode
 }
 

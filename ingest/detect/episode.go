@@ -65,6 +65,19 @@ func (e *harshEpisode) close(d *Detector, typ string, out []Event) []Event {
 	})
 }
 
+// throttled reports whether a speeding episode starting at start goes
+// unreported under Thresholds.SpeedingEvery.
+func (d *Detector) throttled(start time.Time) bool {
+	every := d.t.SpeedingEvery
+	switch {
+	case every == 0 || d.lastSpeeding.IsZero():
+		return false
+	case every < 0:
+		return true
+	}
+	return start.Sub(d.lastSpeeding) < every
+}
+
 // speedingEpisode is a run of samples over the speed limit plus tolerance.
 type speedingEpisode struct {
 	active      bool
@@ -79,9 +92,10 @@ func (e *speedingEpisode) close(d *Detector, out []Event) []Event {
 	}
 	e.active = false
 	dur := e.last.Sub(e.start)
-	if dur < d.t.MinSpeedingDuration {
+	if dur < d.t.MinSpeedingDuration || d.throttled(e.start) {
 		return out
 	}
+	d.lastSpeeding = e.start
 	limit := d.t.SpeedLimitKmh
 	actual := e.max / kmh
 	excess := actual - limit
