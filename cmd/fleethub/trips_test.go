@@ -92,11 +92,15 @@ func TestTripLifecycle(t *testing.T) {
 	if rs["resumed_at"] == nil || rs["resume_location"] == nil || rs["message"] == "" {
 		t.Errorf("resume fields: %s", r.Body)
 	}
-	r = n.do("POST", "/v1/trips/"+id+"/stop", k, nil)
+	r = n.do("POST", "/v1/trips/"+id+"/stop", k, map[string]any{"odometer_reading": 48213, "fuel_level_percent": 61.5})
 	if r.Status != 200 {
 		t.Fatalf("stop: %d %s", r.Status, r.Body)
 	}
 	st := r.json(t)
+	// the stop's readings are kept with the trip, not only echoed
+	if g := n.do("GET", "/v1/trips/"+id, k, nil).json(t); g["odometer_reading"] != 48213.0 || g["fuel_level_percent"] != 61.5 {
+		t.Errorf("trip after a stop with readings: odometer %v, fuel %v", g["odometer_reading"], g["fuel_level_percent"])
+	}
 	if st["status"] != "completed" || st["end_time"] == nil || st["end_location"] == nil {
 		t.Fatalf("stop: %s", r.Body)
 	}

@@ -261,6 +261,7 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 			recs = append(recs, store.TripEvent{ID: eid, TripID: t.ID, Type: e.Type, Time: e.Start.UTC(), Data: data})
 		}
 		closePause(st, now)
+		st.Odometer, st.FuelLevel = r.OdometerReading, r.FuelLevelPercent
 		t.Status = status
 		t.EndTime = now
 		if r.EndLocation != nil {

@@ -161,6 +161,9 @@ type state struct {
 	Harsh        HarshEvents       `json:"harsh"`
 	Events       int               `json:"events"`
 	DeviceID     string            `json:"device_id,omitempty"`
+	// the readings the stop gave, as given
+	Odometer  *int64   `json:"odometer,omitempty"`
+	FuelLevel *float64 `json:"fuel_level,omitempty"`
 }
 
 func decodeState(b []byte) (state, error) {
@@ -265,6 +268,7 @@ func (s *Service) view(t store.Trip, st *state) Trip {
 		pt := time.UnixMilli(st.PausedAt).UTC()
 		v.PausedAt = &pt
 	}
+	v.OdometerReading, v.FuelLevelPercent = st.Odometer, st.FuelLevel
 	return v
 }
 
