@@ -170,3 +170,23 @@ func TestTripScope(t *testing.T) {
 	// the same vehicle id is independent in another environment
 	n.startTrip(live, "veh-1", time.Now())
 }
+
+// TestUploadReturnsTheDeviceState: battery_level and network_type of the
+// last point come back in the upload answer's last_location.
+func TestUploadReturnsTheDeviceState(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	t0 := time.Now().Add(-time.Minute).UTC()
+	id := n.startTrip(k, "veh-b", t0)
+	r := n.batch(k, id, []map[string]any{
+		{"latitude": 40.0, "longitude": -83.0, "timestamp": t0.Add(time.Second).Format(time.RFC3339Nano), "battery_level": 80, "network_type": "wifi"},
+		{"latitude": 40.0001, "longitude": -83.0, "timestamp": t0.Add(2 * time.Second).Format(time.RFC3339Nano), "battery_level": 79.5, "network_type": "cellular"},
+	})
+	if r.Status != 200 {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+	ll := r.json(t)["trip_analytics"].(map[string]any)["last_location"].(map[string]any)
+	if ll["battery_level"] != 79.5 || ll["network_type"] != "cellular" {
+		t.Errorf("last_location %v, want battery 79.5 on cellular", ll)
+	}
+}

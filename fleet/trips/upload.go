@@ -183,6 +183,15 @@ func (s *Service) UploadBatch(ctx context.Context, org, env string, r *BatchRequ
 			sp := round(l.Speed, 2)
 			ll.SpeedKmh = &sp
 		}
+		if !math.IsNaN(l.Battery) {
+			b := l.Battery
+			ll.BatteryLevel = &b
+		}
+		for name, n := range Networks {
+			if n == l.Network && n != 0 {
+				ll.NetworkType = name
+			}
+		}
 		out.TripAnalytics.LastLocation = ll
 	}
 	out.ProcessingTimeMS = round(float64(time.Since(start).Microseconds())/1000, 3)

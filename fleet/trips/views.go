@@ -148,6 +148,9 @@ type LastLocation struct {
 	Longitude float64   `json:"longitude"`
 	Timestamp time.Time `json:"timestamp"`
 	SpeedKmh  *float64  `json:"speed_kmh"`
+	// the device's state the point reported, when it did
+	BatteryLevel *float64 `json:"battery_level,omitempty"`
+	NetworkType  string   `json:"network_type,omitempty" enum:"wifi,cellular,offline"`
 }
 
 // BatchAnalytics is the snapshot in batch responses.
