@@ -189,4 +189,15 @@ func TestUploadReturnsTheDeviceState(t *testing.T) {
 	if ll["battery_level"] != 79.5 || ll["network_type"] != "cellular" {
 		t.Errorf("last_location %v, want battery 79.5 on cellular", ll)
 	}
+	// the device's description is kept with the trip
+	r = n.do("POST", "/v1/locations/single", k, map[string]any{"trip_id": id, "latitude": 40.0002, "longitude": -83.0,
+		"timestamp": t0.Add(3 * time.Second).Format(time.RFC3339Nano),
+		"device_info": map[string]any{"device_id": "dev-1", "device_model": "Pixel 9", "os_version": "Android 16", "app_version": "4.2.0"}})
+	if r.Status != 200 {
+		t.Fatalf("single: %d %s", r.Status, r.Body)
+	}
+	di, _ := n.do("GET", "/v1/trips/"+id, k, nil).json(t)["device_info"].(map[string]any)
+	if di["device_model"] != "Pixel 9" || di["os_version"] != "Android 16" || di["app_version"] != "4.2.0" {
+		t.Errorf("trip device_info %v", di)
+	}
 }

@@ -161,6 +161,7 @@ type state struct {
 	Harsh        HarshEvents       `json:"harsh"`
 	Events       int               `json:"events"`
 	DeviceID     string            `json:"device_id,omitempty"`
+	Device       *DeviceRecord     `json:"device,omitempty"`
 	// the readings the stop gave, as given
 	Odometer  *int64   `json:"odometer,omitempty"`
 	FuelLevel *float64 `json:"fuel_level,omitempty"`
@@ -268,7 +269,7 @@ func (s *Service) view(t store.Trip, st *state) Trip {
 		pt := time.UnixMilli(st.PausedAt).UTC()
 		v.PausedAt = &pt
 	}
-	v.OdometerReading, v.FuelLevelPercent = st.Odometer, st.FuelLevel
+	v.OdometerReading, v.FuelLevelPercent, v.DeviceInfo = st.Odometer, st.FuelLevel, st.Device
 	return v
 }
 

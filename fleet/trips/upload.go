@@ -32,6 +32,43 @@ type LocationIn struct {
 	NetworkType    string   `json:"network_type,omitempty" enum:",wifi,cellular,offline"`
 }
 
+// DeviceRecord is what a trip keeps of the device that uploads its
+// points: the latest model, OS and app versions it reported.
+type DeviceRecord struct {
+	DeviceID    string `json:"device_id,omitempty"`
+	DeviceModel string `json:"device_model,omitempty"`
+	OSVersion   string `json:"os_version,omitempty"`
+	AppVersion  string `json:"app_version,omitempty"`
+}
+
+// keep returns before extended to record d's description on the trip's
+// state (the trip keeps the latest); d may be nil.
+func (d *DeviceInfo) keep(before func(*state)) func(*state) {
+	if d == nil || d.DeviceModel == "" && d.OSVersion == "" && d.AppVersion == "" {
+		return before
+	}
+	rec := &DeviceRecord{DeviceID: d.DeviceID, DeviceModel: d.DeviceModel, OSVersion: d.OSVersion, AppVersion: d.AppVersion}
+	return func(st *state) {
+		st.Device = rec
+		if before != nil {
+			before(st)
+		}
+	}
+}
+
+// checkDevice checks the free-text fields of a device description.
+func checkDevice(bad map[string]string, d *DeviceInfo) {
+	if d == nil {
+		return
+	}
+	for f, v := range map[string]string{"device_info.device_id": d.DeviceID, "device_info.device_model": d.DeviceModel,
+		"device_info.os_version": d.OSVersion, "device_info.app_version": d.AppVersion} {
+		if len(v) > 100 {
+			bad[f] = "must be at most 100 characters"
+		}
+	}
+}
+
 // DeviceInfo describes the uploading device.
 type DeviceInfo struct {
 	DeviceID        string   `json:"device_id,omitempty"`
@@ -156,6 +193,7 @@ func (s *Service) UploadBatch(ctx context.Context, org, env string, r *BatchRequ
 	for i := range r.Locations {
 		pts[i], _ = parsePoint(&r.Locations[i], "locations["+strconv.Itoa(i)+"].", bad)
 	}
+	checkDevice(bad, r.DeviceInfo)
 	if len(bad) > 0 {
 		return BatchResult{}, &ValidationError{Code: "validation_failed", Fields: bad}
 	}
@@ -163,7 +201,7 @@ func (s *Service) UploadBatch(ctx context.Context, org, env string, r *BatchRequ
 	if r.DeviceInfo != nil {
 		device = r.DeviceInfo.DeviceID
 	}
-	res, err := s.ingest(ctx, scope(org, env), r.TripID, device, pts)
+	res, err := s.ingestWith(ctx, scope(org, env), r.TripID, device, pts, r.DeviceInfo.keep(nil))
 	if err != nil {
 		return BatchResult{}, err
 	}
@@ -206,6 +244,7 @@ func (s *Service) UploadSingle(ctx context.Context, org, env string, r *SingleRe
 		bad["trip_id"] = "is required"
 	}
 	p, _ := parsePoint(&r.LocationIn, "", bad)
+	checkDevice(bad, r.DeviceInfo)
 	if r.DeviceInfo != nil {
 		if v := r.DeviceInfo.SignalStrength; v != nil && (math.IsNaN(*v) || *v < -200 || *v > 100) {
 			bad["device_info.signal_strength"] = "must be a dBm value between -200 and 0 or a percentage 0-100"
@@ -222,12 +261,12 @@ func (s *Service) UploadSingle(ctx context.Context, org, env string, r *SingleRe
 		device = r.DeviceInfo.DeviceID
 	}
 	prevLast := (*Point)(nil)
-	res, err := s.ingestWith(ctx, scope(org, env), r.TripID, device, []Point{p}, func(st *state) {
+	res, err := s.ingestWith(ctx, scope(org, env), r.TripID, device, []Point{p}, r.DeviceInfo.keep(func(st *state) {
 		if st.Last != nil {
 			c := *st.Last
 			prevLast = &c
 		}
-	})
+	}))
 	if err != nil {
 		return SingleResult{}, err
 	}
@@ -247,10 +286,6 @@ func (s *Service) UploadSingle(ctx context.Context, org, env string, r *SingleRe
 	out.QualityAssessment = assessQuality(p, r.DeviceInfo, prevLast, res.st.Last)
 	out.ProcessingTimeMS = round(float64(time.Since(start).Microseconds())/1000, 3)
 	return out, nil
-}
-
-func (s *Service) ingest(ctx context.Context, sc store.Scope, id, device string, pts []Point) (ingestResult, error) {
-	return s.ingestWith(ctx, sc, id, device, pts, nil)
 }
 
 // ingestWith runs an upload under the trip's tracker; before sees the

@@ -65,6 +65,7 @@ type Trip struct {
 	PausedAt           *time.Time     `json:"paused_at,omitempty"`
 	PauseCount         int            `json:"pause_count"`
 	TotalPauseDuration float64        `json:"total_pause_duration" doc:"seconds"`
+	DeviceInfo         *DeviceRecord  `json:"device_info,omitempty" doc:"the latest model, OS and app versions the uploading device reported"`
 	OdometerReading    *int64         `json:"odometer_reading,omitempty" doc:"as the stop gave it (kilometers or miles by the organization's use); recorded, not used in the GPS distance"`
 	FuelLevelPercent   *float64       `json:"fuel_level_percent,omitempty" doc:"as the stop gave it; recorded, not used in the fuel estimate"`
 	CreatedAt          time.Time      `json:"created_at"`
