@@ -191,7 +191,7 @@ func TestUploadReturnsTheDeviceState(t *testing.T) {
 	}
 	// the device's description is kept with the trip
 	r = n.do("POST", "/v1/locations/single", k, map[string]any{"trip_id": id, "latitude": 40.0002, "longitude": -83.0,
-		"timestamp": t0.Add(3 * time.Second).Format(time.RFC3339Nano),
+		"timestamp":   t0.Add(3 * time.Second).Format(time.RFC3339Nano),
 		"device_info": map[string]any{"device_id": "dev-1", "device_model": "Pixel 9", "os_version": "Android 16", "app_version": "4.2.0"}})
 	if r.Status != 200 {
 		t.Fatalf("single: %d %s", r.Status, r.Body)

@@ -26,7 +26,7 @@ type Detector struct {
 	// lastSpeeding is the start of the last speeding event reported, zero
 	// before the first (Thresholds.SpeedingEvery)
 	lastSpeeding time.Time
-	idle          idleEpisode
+	idle         idleEpisode
 }
 
 // sample is an admitted point with its speed and heading estimates.
