@@ -590,7 +590,10 @@ func (a activeTrips) ActiveTripStats(ctx context.Context, sc health.Scope) (int,
 
 // nodeID names this process among the nodes of a deployment.
 func nodeID() string {
-	h, _ := os.Hostname()
+	h, err := os.Hostname()
+	if err != nil {
+		h = "node" // the pid and the random part still tell nodes apart
+	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%s-%d-%x", h, os.Getpid(), b)
