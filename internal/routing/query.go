@@ -271,18 +271,19 @@ func (cg *costGraph) table(srcs, dsts [][]phantom) [][]Cost {
 	sc := cg.takeTable()
 	defer cg.giveTable(sc)
 	b := layBuckets(sc, perTarget, perEnds, len(cg.h.up.first)-1)
-	return cg.forward(srcs, len(dsts), &b)
+	return cg.forward(srcs, len(dsts), b)
 }
 
-// backward runs the backward search of every target, in parallel: what
-// each placed, and its ends, per target. Each worker's search keeps what
-// it placed in its own buffers, which stay in use until the searches
-// returned (used) are released.
-func (cg *costGraph) backward(dsts [][]phantom) (perTarget [][]placed, perEnds [][]bucketEnd, used []*search) {
+// backward runs the backward search of every target, in parallel. It
+// returns, per target, what its search placed and its ends, and the
+// searches it used: each worker's search keeps what it placed in its own
+// buffers, which stay in use until those searches are released.
+func (cg *costGraph) backward(dsts [][]phantom) ([][]placed, [][]bucketEnd, []*search) {
 	h := cg.h
-	perTarget = make([][]placed, len(dsts))
-	perEnds = make([][]bucketEnd, len(dsts))
+	perTarget := make([][]placed, len(dsts))
+	perEnds := make([][]bucketEnd, len(dsts))
 	var mu sync.Mutex
+	var used []*search
 	parallel(len(dsts), func() (func(int), func()) {
 		s := cg.scratch()
 		return func(t int) {
@@ -320,7 +321,7 @@ type buckets struct {
 }
 
 // at is node v's bucket.
-func (b *buckets) at(v int32) []bucketEntry {
+func (b buckets) at(v int32) []bucketEntry {
 	lo := int32(0)
 	if v > 0 {
 		lo = b.first[v-1]
@@ -364,7 +365,7 @@ func layBuckets(sc *tableScratch, perTarget [][]placed, perEnds [][]bucketEnd, n
 
 // forward runs the forward search of every source, in parallel, meeting
 // the buckets: the table's rows, one cost per target of nTargets.
-func (cg *costGraph) forward(srcs [][]phantom, nTargets int, b *buckets) [][]Cost {
+func (cg *costGraph) forward(srcs [][]phantom, nTargets int, b buckets) [][]Cost {
 	out := make([][]Cost, len(srcs))
 	parallel(len(srcs), func() (func(int), func()) {
 		s := cg.scratch()
@@ -388,7 +389,7 @@ func (cg *costGraph) forward(srcs [][]phantom, nTargets int, b *buckets) [][]Cos
 
 // meet runs the forward search from a source's phantoms and sets best,
 // per target, to the least label of a route that meets its bucket entries.
-func (cg *costGraph) meet(s *search, src []phantom, b *buckets, best []label) {
+func (cg *costGraph) meet(s *search, src []phantom, b buckets, best []label) {
 	for t := range best {
 		best[t] = noLabel
 	}
