@@ -3,6 +3,7 @@ package emergency
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -140,7 +141,7 @@ func (a *Alerts) directory(ctx context.Context, sc store.Scope, ta *Audience, se
 		}
 		cs, err := a.dir.WithRole(ctx, sc, role)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("emergency: directory, role %s: %w", role, err)
 		}
 		dir[role] = cs
 	}
@@ -159,7 +160,7 @@ func (a *Alerts) directory(ctx context.Context, sc store.Scope, ta *Audience, se
 func (a *Alerts) tripDrivers(ctx context.Context, sc store.Scope, ta *Audience, area region, set *audienceSet) (drivers []string, inArea int, err error) {
 	trips, err := a.trips.ListTrips(ctx, store.TripFilter{Scope: sc, Statuses: []string{store.TripActive, store.TripPaused}, Limit: 10_000, Sort: "start_time"})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("emergency: active trips: %w", err)
 	}
 	for _, t := range trips {
 		if area != nil && !inShape(area, t) {
