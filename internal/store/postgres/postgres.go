@@ -100,6 +100,18 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			bc.ProbeTimeout = pingTimeout
 		}
 		s.pool.ping = &pinger{cfg: pool.Config().ConnConfig}
+		// the connections of the pool may have died with the database:
+		// when the breaker opens they are all dropped, so the first calls
+		// after it closes dial fresh ones instead of taking a dead one
+		onChange := bc.OnChange
+		bc.OnChange = func(from, to breaker.State) {
+			if to == breaker.Open {
+				pool.Reset()
+			}
+			if onChange != nil {
+				onChange(from, to)
+			}
+		}
 		s.pool.b = breaker.New(bc, s.pool.ping.ping)
 		s.pool.timeout = cfg.CallTimeout
 		if s.pool.timeout <= 0 {
