@@ -34,7 +34,8 @@ func (ix *Index) nearTypos(qr *query, cand []uint32, sc *scratch) bool {
 	if len(cand) == topStreets && unknown {
 		pool = ix.withTied(cand, sc)
 	}
-	found := ix.typosAmong(qr, pool, len(cand), exact, sc)
+	found := make([]int, len(qr.toks)) // typo matches per word, first found here
+	ix.typosAmong(qr, pool, len(cand), exact, found, sc)
 	changed := ix.scoreTypos(qr, pool, found, sc)
 	for k := range qr.toks {
 		tk := &qr.toks[k]
@@ -85,14 +86,13 @@ func (ix *Index) withTied(cand []uint32, sc *scratch) []uint32 {
 // typosAmong adds to the query words the typos found among the words of
 // the pool's streets and of their towns: for every word among the first
 // nCand streets (the candidates), past them only for the words the index
-// lacks (exact false). It returns, per query word, where the matches it
-// found begin in the word's matches.
-func (ix *Index) typosAmong(qr *query, pool []uint32, nCand int, exact []bool, sc *scratch) []int {
+// lacks (exact false). It sets found, per query word, to where the
+// matches it found begin in the word's matches.
+func (ix *Index) typosAmong(qr *query, pool []uint32, nCand int, exact []bool, found []int, sc *scratch) {
 	sc.gen++
 	if len(sc.seen) < ix.vocab.len() {
 		sc.seen = make([]uint32, ix.vocab.len())
 	}
-	found := make([]int, len(qr.toks)) // typo matches per word, first found here
 	for k := range qr.toks {
 		found[k] = len(qr.toks[k].words)
 	}
@@ -132,7 +132,6 @@ func (ix *Index) typosAmong(qr *query, pool []uint32, nCand int, exact []bool, s
 			}
 		}
 	}
-	return found
 }
 
 // scoreTypos adds to the scores of the pool's streets what the typos
