@@ -245,17 +245,12 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 		return Configured{}, &FieldError{"body", "must be a JSON object"}
 	}
 	state, _ := p["state"].(string)
-	if v, ok := p["state"]; ok {
-		if state != hub.StateActive && state != hub.StatePaused {
-			return Configured{}, &FieldError{"state", "must be active or paused"}
-		}
-		_ = v
+	if _, ok := p["state"]; ok && state != hub.StateActive && state != hub.StatePaused {
+		return Configured{}, &FieldError{"state", "must be active or paused"}
 	}
-	rotate, _ := p["rotate_secret"].(bool)
-	if v, ok := p["rotate_secret"]; ok {
-		if _, isBool := v.(bool); !isBool {
-			return Configured{}, &FieldError{"rotate_secret", "must be a boolean"}
-		}
+	rotate, isBool := p["rotate_secret"].(bool)
+	if _, ok := p["rotate_secret"]; ok && !isBool {
+		return Configured{}, &FieldError{"rotate_secret", "must be a boolean"}
 	}
 	delete(p, "state")
 	delete(p, "rotate_secret")
@@ -266,39 +261,13 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 		}
 		var stored Config
 		if err := json.Unmarshal(rec.Config, &stored); err != nil {
+			return fmt.Errorf("streams: config of %s: %w", id, err)
+		}
+		next, err := merged(kind, id, &stored, p)
+		if err != nil {
 			return err
 		}
-		var cur any = stored.Telemetry
-		if kind == hub.KindEvents {
-			cur = stored.Events
-		}
-		curJSON, err := json.Marshal(cur)
-		if err != nil {
-			return fmt.Errorf("streams: config of %s: %w", id, err)
-		}
-		var base map[string]any
-		if err := json.Unmarshal(curJSON, &base); err != nil {
-			return fmt.Errorf("streams: config of %s: %w", id, err)
-		}
-		if base == nil {
-			base = map[string]any{}
-		}
-		merged, err := json.Marshal(mergeJSON(base, p))
-		if err != nil {
-			return fmt.Errorf("streams: config of %s: %w", id, err)
-		}
-		var next Config
-		if kind == hub.KindEvents {
-			next.Events = &EventsConfig{}
-			err = decodeStrict(merged, next.Events)
-		} else {
-			next.Telemetry = &TelemetryConfig{}
-			err = decodeStrict(merged, next.Telemetry)
-		}
-		if err != nil {
-			return bodyError(err)
-		}
-		_, info, err := Compile(kind, &next)
+		_, info, err := Compile(kind, next)
 		if err != nil {
 			return err
 		}
@@ -310,45 +279,89 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 			}
 		}
 		if rec.Config, err = json.Marshal(next); err != nil {
-			return err
+			return fmt.Errorf("streams: config of %s: %w", id, err)
 		}
 		if state != "" {
 			rec.State = state
 		}
-		var secrets SecretSet
-		if rec.Secret != "" {
-			if err := json.Unmarshal([]byte(rec.Secret), &secrets); err != nil {
-				return fmt.Errorf("streams: signing secrets of %s: %w", id, err)
-			}
-		}
-		switch {
-		case info.Delivery == "webhook" && (secrets.Current == "" || rotate):
-			sec, err := newSecret()
-			if err != nil {
-				return err
-			}
-			if secrets.Current != "" {
-				secrets.Previous, secrets.PreviousUntil = secrets.Current, s.now().Add(overlap).UTC()
-			}
-			secrets.Current = sec
-			out.Secret = sec
-		case rotate:
-			return &FieldError{"rotate_secret", "only webhook streams have a signing secret"}
-		}
-		if secrets.Current != "" {
-			b, err := json.Marshal(secrets)
-			if err != nil {
-				return fmt.Errorf("streams: signing secrets of %s: %w", id, err)
-			}
-			rec.Secret = string(b)
-		}
-		return nil
+		out.Secret, err = s.secrets(rec, id, info.Delivery == "webhook", rotate, overlap)
+		return err
 	})
 	if err != nil {
 		return Configured{}, err
 	}
 	out.Entry = e
 	return out, nil
+}
+
+// merged is stored's configuration of kind with patch merged into it
+// (objects deeply, null removing a key), decoded strictly.
+func merged(kind, id string, stored *Config, patch map[string]any) (*Config, error) {
+	var cur any = stored.Telemetry
+	if kind == hub.KindEvents {
+		cur = stored.Events
+	}
+	curJSON, err := json.Marshal(cur)
+	if err != nil {
+		return nil, fmt.Errorf("streams: config of %s: %w", id, err)
+	}
+	var base map[string]any
+	if err := json.Unmarshal(curJSON, &base); err != nil {
+		return nil, fmt.Errorf("streams: config of %s: %w", id, err)
+	}
+	if base == nil {
+		base = map[string]any{}
+	}
+	raw, err := json.Marshal(mergeJSON(base, patch))
+	if err != nil {
+		return nil, fmt.Errorf("streams: config of %s: %w", id, err)
+	}
+	var next Config
+	if kind == hub.KindEvents {
+		next.Events = &EventsConfig{}
+		err = decodeStrict(raw, next.Events)
+	} else {
+		next.Telemetry = &TelemetryConfig{}
+		err = decodeStrict(raw, next.Telemetry)
+	}
+	if err != nil {
+		return nil, bodyError(err)
+	}
+	return &next, nil
+}
+
+// secrets keeps rec's signing secrets: a webhook stream without one, or
+// asked to rotate, gets a new one (returned, the old one valid for
+// overlap); rotating a stream that is not a webhook stream is refused.
+func (s *Service) secrets(rec *store.Stream, id string, webhook, rotate bool, overlap time.Duration) (string, error) {
+	var set SecretSet
+	if rec.Secret != "" {
+		if err := json.Unmarshal([]byte(rec.Secret), &set); err != nil {
+			return "", fmt.Errorf("streams: signing secrets of %s: %w", id, err)
+		}
+	}
+	var fresh string
+	switch {
+	case webhook && (set.Current == "" || rotate):
+		sec, err := newSecret()
+		if err != nil {
+			return "", err
+		}
+		if set.Current != "" {
+			set.Previous, set.PreviousUntil = set.Current, s.now().Add(overlap).UTC()
+		}
+		set.Current, fresh = sec, sec
+	case rotate:
+		return "", &FieldError{"rotate_secret", "only webhook streams have a signing secret"}
+	}
+	if set.Current != "" {
+		b, err := json.Marshal(set)
+		if err != nil {
+			return "", fmt.Errorf("streams: signing secrets of %s: %w", id, err)
+		}
+		rec.Secret = string(b)
+	}
+	return fresh, nil
 }
 
 // Status is a stream's live figures on this node.
