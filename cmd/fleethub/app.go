@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -125,36 +123,6 @@ func openStoreWith(ctx context.Context, c *config, bs *breakers) (store.Backend,
 	}
 	s, err := sqlite.Open(ctx, sqlite.Config{Dir: c.Data})
 	return s, "sqlite", err
-}
-
-func keyHasher(ctx context.Context, c *config, st store.Secrets) (*apikey.Hasher, error) {
-	secret := []byte(c.KeySecret)
-	if len(secret) == 0 {
-		var err error
-		secret, err = st.Secret(ctx, "api_key_hmac", func() ([]byte, error) {
-			b := make([]byte, 32)
-			_, err := rand.Read(b)
-			return b, err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("key secret: %w", err)
-		}
-	}
-	return apikey.NewHasher(secret)
-}
-
-// shareLinks signs incidents' share links under a secret generated once
-// and kept in the store, so every node on one PostgreSQL shares it.
-func shareLinks(ctx context.Context, st store.Secrets) (*emergency.Links, error) {
-	secret, err := st.Secret(ctx, "incident_share_hmac", func() ([]byte, error) {
-		b := make([]byte, 32)
-		_, err := rand.Read(b)
-		return b, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("share link secret: %w", err)
-	}
-	return emergency.NewLinks(secret, 0)
 }
 
 // uploadHealth is the location upload path's state (trips.Service.Health),
@@ -586,17 +554,6 @@ type activeTrips struct{ st store.Trips }
 
 func (a activeTrips) ActiveTripStats(ctx context.Context, sc health.Scope) (int, int, float64, error) {
 	return a.st.ActiveTripStats(ctx, store.Scope{Org: sc.Org, Env: sc.Env}, time.Now())
-}
-
-// nodeID names this process among the nodes of a deployment.
-func nodeID() string {
-	h, err := os.Hostname()
-	if err != nil {
-		h = "node" // the pid and the random part still tell nodes apart
-	}
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%s-%d-%x", h, os.Getpid(), b)
 }
 
 // redisLogger puts go-redis's own lines in the log at debug level.
