@@ -201,7 +201,9 @@ func TestBadRequests(t *testing.T) {
 		{"/v1/telemetry", "text/plain", `{"messages":[]}`, 415, "unsupported_media_type", ""},
 		{"/v1/telemetry", ct, ``, 400, "invalid_request", ""},
 		{"/v1/events", ct, `{"events":[{"category":"x"}]}`, 400, "validation_failed", "events[0].category"},
-		{"/v1/events", ct, `{"messages":[]}`, 400, "validation_failed", "events"},
+		{"/v1/events", ct, `{"messages":[]}`, 400, "validation_failed", "messages"}, // a field of another endpoint: unknown here
+		{"/v1/events", ct, `{}`, 400, "validation_failed", "events"},
+		{"/v1/telemetry", ct, `{"messages":[],"mesages":[]}`, 400, "validation_failed", "mesages"},
 	} {
 		r := s.post(t, c.path, c.ct, c.body)
 		if r.status != c.status || r.code() != c.code {
