@@ -400,7 +400,11 @@ func (e *endpoint) finish(j job, o outcome, info hub.StreamInfo) {
 		return
 	case gone:
 		e.rec.disable(info, j.items, o, now)
-		e.setDisabled(true)
+		// disabled is set above; the deliveries still queued went to
+		// disabled in the store with the stream's others
+		e.mu.Lock()
+		e.dropQueueLocked()
+		e.mu.Unlock()
 		return
 	}
 	for _, it := range j.items {
@@ -460,13 +464,20 @@ func (e *endpoint) setDisabled(v bool) {
 	}
 	e.disabled = v
 	if v {
-		for _, it := range e.queue {
-			e.unhold(it.d.ID)
-		}
-		e.queue = nil
+		e.dropQueueLocked()
 	} else {
 		e.br.reset()
+		e.signal()
 	}
+}
+
+// dropQueueLocked forgets the queued deliveries and wakes the workers;
+// lock held.
+func (e *endpoint) dropQueueLocked() {
+	for _, it := range e.queue {
+		e.unhold(it.d.ID)
+	}
+	e.queue = nil
 	e.signal()
 }
 

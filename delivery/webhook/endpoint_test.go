@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/internal/store"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // An endpoint works from its env alone: these tests give it a key source
@@ -47,13 +48,17 @@ func (r *chanRecorder) hungry(*endpoint) {}
 // test's cleanup stops it and waits for its workers.
 func testEndpoint(t *testing.T, status int) (*endpoint, *chanRecorder, chan *http.Request) {
 	t.Helper()
+	return testEndpointWith(t, status, Config{AllowPrivate: true})
+}
+
+func testEndpointWith(t *testing.T, status int, cfg Config) (*endpoint, *chanRecorder, chan *http.Request) {
+	t.Helper()
 	got := make(chan *http.Request, 16)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- r
 		w.WriteHeader(status)
 	}))
 	t.Cleanup(srv.Close)
-	cfg := Config{AllowPrivate: true}
 	cfg.defaults()
 	rec := newChanRecorder()
 	halt := make(chan struct{})
@@ -109,4 +114,14 @@ func TestEndpointGoneDisablesItself(t *testing.T) {
 		t.Errorf("a 410 was recorded as an outcome: %+v", x)
 	default:
 	}
+}
+
+// TestEndpointGoneDropsItsQueue: after a 410 the deliveries waiting
+// behind the request are the store's (disabled there), so the endpoint
+// holds none of them: a later enable does not send them from memory.
+func TestEndpointGoneDropsItsQueue(t *testing.T) {
+	e, rec, _ := testEndpointWith(t, http.StatusGone, Config{AllowPrivate: true, Concurrency: 1})
+	e.add([]store.Delivery{delivery("msg_1"), delivery("msg_2"), delivery("msg_3")}, false, time.Now())
+	<-rec.disabled
+	waitfor.Until(t, 5*time.Second, "the queue dropped after a 410", func() bool { return len(e.heldIDs(nil)) == 0 })
 }
