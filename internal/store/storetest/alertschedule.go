@@ -36,7 +36,7 @@ func alertSchedule(t *testing.T, open Opener) {
 		if err != nil || len(got) != 2 || got[0].Level != 1 || got[1].Level != 2 || got[0].Org != "o1" || !got[0].DueAt.Equal(t0.Add(time.Minute)) {
 			t.Fatalf("claim %+v %v", got, err)
 		}
-		if again, _ := s.ClaimDueAlerts(ctx, "n2", now, now.Add(time.Minute), 10); len(again) != 0 {
+		if again, err := s.ClaimDueAlerts(ctx, "n2", now, now.Add(time.Minute), 10); err != nil || len(again) != 0 {
 			t.Fatalf("claimed while another claim lives: %+v", again)
 		}
 		if err := s.FinishAlertDue(ctx, "n1", got[0], now); err != nil {

@@ -79,7 +79,9 @@ func contacts(t *testing.T, open Opener) {
 		if err := s.UpdateContact(ctx, up); err != nil {
 			t.Fatal(err)
 		}
-		got, _ = s.GetContact(ctx, sc, "c3")
+		if got, err = s.GetContact(ctx, sc, "c3"); err != nil {
+			t.Fatal(err)
+		}
 		if got.Key != "k3b" || !slices.Equal(got.Roles, []string{"dispatcher"}) || len(got.Links) != 0 || !got.CreatedAt.Equal(now.Add(time.Second)) {
 			t.Fatalf("updated %+v", got)
 		}

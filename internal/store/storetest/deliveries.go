@@ -377,7 +377,7 @@ func deliveries(t *testing.T, open Opener) {
 		if err != nil || !slices.Equal(deliveryIDs(part), []string{ds[0].ID}) || next != 0 {
 			t.Fatalf("dead letters page 2 = %v next %d err %v", deliveryIDs(part), next, err)
 		}
-		if part, _, _ := s.ListDeliveries(t.Context(), store.Scope{Org: "intruder", Env: "live"}, "s1", store.DeliveryQuery{Limit: 10}); len(part) != 0 {
+		if part, _, err := s.ListDeliveries(t.Context(), store.Scope{Org: "intruder", Env: "live"}, "s1", store.DeliveryQuery{Limit: 10}); err != nil || len(part) != 0 {
 			t.Errorf("another scope listed %v", deliveryIDs(part))
 		}
 		if n := counts(t, s, store.Scope{Org: "intruder", Env: "live"}, "s1"); n[store.DeliveryPending] != 0 {
@@ -453,7 +453,9 @@ func deliveries(t *testing.T, open Opener) {
 		if got := claim(t, s, "n1", now.Add(time.Hour), 10, "s1"); len(got) != 0 {
 			t.Errorf("claimed %v of a disabled stream", deliveryIDs(got))
 		}
-		streams, _ = s.DeliveryStreams(t.Context(), now)
+		if streams, err = s.DeliveryStreams(t.Context(), now); err != nil {
+			t.Fatal(err)
+		}
 		if len(streams) != 2 || !streams[0].Disabled || streams[0].Due || streams[0].URL != "https://gone.example/hook" || streams[0].Reason != "HTTP 410 Gone" ||
 			!streams[0].DisabledAt.Equal(storedTime(now)) {
 			t.Fatalf("DeliveryStreams after disabling = %+v", streams)
@@ -468,7 +470,9 @@ func deliveries(t *testing.T, open Opener) {
 		if got := claim(t, s, "n1", later, 10, "s1"); len(got) != 2 || got[0].Status != store.DeliveryPending {
 			t.Errorf("after enabling claimed %+v", got)
 		}
-		streams, _ = s.DeliveryStreams(t.Context(), later)
+		if streams, err = s.DeliveryStreams(t.Context(), later); err != nil {
+			t.Fatal(err)
+		}
 		if len(streams) != 1 || streams[0].StreamID != "s2" {
 			t.Errorf("DeliveryStreams after enabling = %+v, want only s2", streams)
 		}
@@ -479,7 +483,9 @@ func deliveries(t *testing.T, open Opener) {
 		if n, err := s.RequeueDeliveries(t.Context(), dscope, "s2", store.DeliveryRequeue{IDs: []string{c.ID}, Now: later}); err != nil || n != 1 {
 			t.Fatalf("requeue of a disabled delivery = %d, %v", n, err)
 		}
-		streams, _ = s.DeliveryStreams(t.Context(), later)
+		if streams, err = s.DeliveryStreams(t.Context(), later); err != nil {
+			t.Fatal(err)
+		}
 		if len(streams) != 1 || streams[0].StreamID != "s2" || streams[0].Disabled || !streams[0].Due {
 			t.Errorf("DeliveryStreams after replay = %+v, want s2 enabled and due", streams)
 		}

@@ -21,7 +21,7 @@ func notifications(t *testing.T, open Opener) {
 		if err := s.EnqueueNotification(ctx, n, "n1", t0.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.ClaimNotifications(ctx, "n2", t0, t0.Add(time.Minute), 10); len(got) != 0 {
+		if got, err := s.ClaimNotifications(ctx, "n2", t0, t0.Add(time.Minute), 10); err != nil || len(got) != 0 {
 			t.Fatalf("claimed while the enqueuer holds it: %+v", got)
 		}
 		// The same id again is left alone, claim and body too.
@@ -30,7 +30,7 @@ func notifications(t *testing.T, open Opener) {
 		if err := s.EnqueueNotification(ctx, again, "n2", t0.Add(time.Hour)); !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("enqueueing an id already queued: %v", err)
 		}
-		if l, _ := s.ListNotifications(ctx, sc, "alr_1"); len(l) != 1 || string(l[0].Body) != `{"a":1}` || l[0].Status != store.NotificationPending {
+		if l, err := s.ListNotifications(ctx, sc, "alr_1"); err != nil || len(l) != 1 || string(l[0].Body) != `{"a":1}` || l[0].Status != store.NotificationPending {
 			t.Fatalf("after the second enqueue: %+v", l)
 		}
 		n.Attempts, n.LastError, n.NextAttemptAt, n.UpdatedAt = 1, "HTTP 502", t0.Add(2*time.Second), t0.Add(time.Second)
@@ -40,7 +40,7 @@ func notifications(t *testing.T, open Opener) {
 		if err := s.RecordNotification(ctx, "n1", n); !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("recording a released notification: %v", err)
 		}
-		if got, _ := s.ClaimNotifications(ctx, "n2", t0.Add(time.Second), t0.Add(time.Minute), 10); len(got) != 0 {
+		if got, err := s.ClaimNotifications(ctx, "n2", t0.Add(time.Second), t0.Add(time.Minute), 10); err != nil || len(got) != 0 {
 			t.Fatalf("claimed before its next attempt: %+v", got)
 		}
 		got, err := s.ClaimNotifications(ctx, "n2", t0.Add(2*time.Second), t0.Add(time.Minute), 10)
@@ -51,14 +51,14 @@ func notifications(t *testing.T, open Opener) {
 		if err := s.RecordNotification(ctx, "n2", n); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.ClaimNotifications(ctx, "n3", t0.Add(time.Hour), t0.Add(2*time.Hour), 10); len(got) != 0 {
+		if got, err := s.ClaimNotifications(ctx, "n3", t0.Add(time.Hour), t0.Add(2*time.Hour), 10); err != nil || len(got) != 0 {
 			t.Fatalf("a delivered notification claimed: %+v", got)
 		}
 		l, err := s.ListNotifications(ctx, sc, "alr_1")
 		if err != nil || len(l) != 1 || l[0].Status != store.NotificationDelivered || l[0].Attempts != 2 {
 			t.Fatalf("list %+v %v", l, err)
 		}
-		if l, _ := s.ListNotifications(ctx, store.Scope{Org: "o2", Env: "test"}, "alr_1"); len(l) != 0 {
+		if l, err := s.ListNotifications(ctx, store.Scope{Org: "o2", Env: "test"}, "alr_1"); err != nil || len(l) != 0 {
 			t.Fatalf("another org lists %+v", l)
 		}
 	})

@@ -67,7 +67,7 @@ func geofences(t *testing.T, open Opener) {
 		if err != nil || len(list) != 2 || list[0].ID != "gf1" {
 			t.Fatalf("list %v %v", list, err)
 		}
-		if l, _ := s.ListGeofences(ctx, store.Scope{Org: "o2", Env: "test"}); len(l) != 0 {
+		if l, err := s.ListGeofences(ctx, store.Scope{Org: "o2", Env: "test"}); err != nil || len(l) != 0 {
 			t.Fatalf("another org lists %d", len(l))
 		}
 		g.Name, g.UpdatedAt = "Depot 2", now.Add(time.Minute)
@@ -117,13 +117,13 @@ func incidents(t *testing.T, open Opener) {
 		if err != nil || total != 5 || len(page) != 2 || page[0].ID != "incd" {
 			t.Fatalf("page %v total %d err %v", page, total, err)
 		}
-		if _, total, _ := s.ListIncidents(ctx, store.IncidentFilter{Scope: sc, EventType: "breakdown", Limit: 10}); total != 2 {
+		if _, total, err := s.ListIncidents(ctx, store.IncidentFilter{Scope: sc, EventType: "breakdown", Limit: 10}); err != nil || total != 2 {
 			t.Fatalf("filtered total %d", total)
 		}
-		if _, total, _ := s.ListIncidents(ctx, store.IncidentFilter{Scope: sc, From: base.Add(2 * time.Minute), Limit: 10}); total != 3 {
+		if _, total, err := s.ListIncidents(ctx, store.IncidentFilter{Scope: sc, From: base.Add(2 * time.Minute), Limit: 10}); err != nil || total != 3 {
 			t.Fatalf("from total %d", total)
 		}
-		if _, total, _ := s.ListIncidents(ctx, store.IncidentFilter{Scope: store.Scope{Org: "o2", Env: "test"}, Limit: 10}); total != 0 {
+		if _, total, err := s.ListIncidents(ctx, store.IncidentFilter{Scope: store.Scope{Org: "o2", Env: "test"}, Limit: 10}); err != nil || total != 0 {
 			t.Fatalf("another org total %d", total)
 		}
 		in, err := s.GetIncident(ctx, sc, "inca")
@@ -137,7 +137,10 @@ func incidents(t *testing.T, open Opener) {
 		if err := s.UpdateIncident(ctx, in, 1); !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("stale update: %v", err)
 		}
-		got, _ := s.GetIncident(ctx, sc, "inca")
+		got, err := s.GetIncident(ctx, sc, "inca")
+		if err != nil {
+			t.Fatal(err)
+		}
 		if got.Status != "resolved" || string(got.Doc) != `{"n":2}` || got.Version != 2 {
 			t.Fatalf("after update %+v", got)
 		}
