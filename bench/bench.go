@@ -2,6 +2,12 @@
 // running server over real connections and report throughput and
 // latency. `fleethub-bench <name>` (cmd/fleethub-bench) runs them; docs/performance.md records
 // their figures with the commands.
+//
+// A generator owns its goroutines: each opens Conns workers (one
+// connection each) that stop when its run's context ends, and it returns
+// only after all of them did, so two generators may run one after the
+// other in one process but a run's Result is complete when it returns.
+// Results are merged under a mutex; nothing is shared between runs.
 package bench
 
 import (

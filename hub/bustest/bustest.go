@@ -22,7 +22,9 @@
 //
 // Each case is a parallel subtest on storage of its own. Cases wait on what
 // the handlers were given, with a deadline against hangs; none sleeps or
-// measures time.
+// measures time. A bus under test is called from several goroutines at
+// once (publishers, and each member's handler goroutine), so the buses
+// a Factory makes must be safe for concurrent use.
 package bustest
 
 import (

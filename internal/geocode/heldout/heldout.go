@@ -6,6 +6,11 @@
 // and wrong streets), and scores an index on them: top-1, top-5 and
 // latency per class. internal/geocode's TestHeldOut and bench/addrgen's
 // measure command both use it.
+//
+// Making a set is a pure function of the address file and the seed, safe
+// for concurrent use; scoring runs the queries one after the other on the
+// caller's goroutine, against an index that must itself be safe for
+// concurrent reads (internal/geocode's is).
 package heldout
 
 import (

@@ -14,6 +14,11 @@
 //
 // Adding an aggregate to store means adding a file here with one function
 // per aggregate, func(t *testing.T, open Opener), and a line in suite.
+//
+// The cases run as parallel subtests, each on a backend of its own that
+// open makes, and some call one backend from several goroutines (claims
+// by two nodes, uploads racing a transition): a backend must be safe for
+// concurrent use, as every store in internal/store is.
 package storetest
 
 import (

@@ -7,7 +7,8 @@
 // Its functions may be called from parallel tests: every store they open
 // is the calling test's own, in a directory or schema of its own, unless
 // the test opens a second one on the same place (SQLiteIn, PostgreSQLAt)
-// to play a restart or a second node.
+// to play a restart or a second node. The stores it opens are safe for
+// concurrent use like any store.
 package testdb
 
 import (
