@@ -7,7 +7,7 @@
 // latency per class. internal/geocode's TestHeldOut and bench/addrgen's
 // measure command both use it.
 //
-// Making a set is a pure function of the address file and the seed, safe
+// A set depends only on the address file and the seed, and making one is safe
 // for concurrent use; scoring runs the queries one after the other on the
 // caller's goroutine, against an index that must itself be safe for
 // concurrent reads (internal/geocode's is).
