@@ -35,7 +35,7 @@ type Compact struct {
 	slots      []uint64    // the table: 0 empty, else uint32(h.b)<<32 | position+1
 	used       int         // slots in use
 	empty      atomic.Bool // set while used is 0 (Has answers without the lock); cleared on every insert
-	claims     map[hkey]int64
+	claims     claimTable
 	sweepAt    int
 	touched    uint64 // the sum of the slots touch read, so that the reads are made
 }
@@ -90,7 +90,7 @@ func NewCompact(size int, ttl time.Duration) *Compact {
 		ttl = DefaultTTL
 	}
 	c := &Compact{ttl: int64(ttl), lease: int64(DefaultLease), size: uint64(size), now: time.Now,
-		s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), base: time.Now(), claims: map[hkey]int64{}, sweepAt: minSweep}
+		s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), base: time.Now(), sweepAt: minSweep}
 	c.empty.Store(true)
 	return c
 }
@@ -183,17 +183,13 @@ func (c *Compact) claim(h hkey, now int64) State {
 	if s := c.state(h, now); s != Unseen {
 		return s
 	}
-	if len(c.claims) >= c.sweepAt {
+	if c.claims.n >= c.sweepAt {
 		// Claims outlive their lease only when their holder never
 		// finished them: drop those before growing.
-		for k, end := range c.claims {
-			if now >= end {
-				delete(c.claims, k)
-			}
-		}
-		c.sweepAt = max(minSweep, 2*len(c.claims))
+		c.claims.sweep(now)
+		c.sweepAt = max(minSweep, 2*c.claims.n)
 	}
-	c.claims[h] = now + c.lease
+	c.claims.put(h, now+c.lease)
 	return Unseen
 }
 
@@ -214,7 +210,7 @@ func (c *Compact) Done(_ context.Context, ids ...string) error {
 	c.touch(hs)
 	c.touchEvictions(len(hs))
 	for _, h := range hs {
-		delete(c.claims, h)
+		c.claims.del(h)
 		c.remove(h)
 		c.push(h, now)
 	}
@@ -238,7 +234,7 @@ func (c *Compact) RecordAt(_ context.Context, at time.Time, ids ...string) error
 	c.expire(now)
 	for _, id := range ids {
 		h := c.hash(id)
-		delete(c.claims, h)
+		c.claims.del(h)
 		if _, pos, ok := c.find(h); ok && c.entry(pos).t+c.ttl > now {
 			continue
 		}
@@ -257,7 +253,7 @@ func (c *Compact) Forget(_ context.Context, id string) error {
 	h := c.hash(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.claims, h)
+	c.claims.del(h)
 	c.remove(h)
 	return nil
 }
@@ -273,7 +269,7 @@ func (c *Compact) ForgetAll(_ context.Context, ids ...string) error {
 	defer c.mu.Unlock()
 	c.touch(hs)
 	for _, h := range hs {
-		delete(c.claims, h)
+		c.claims.del(h)
 		c.remove(h)
 	}
 	return nil
@@ -297,7 +293,7 @@ func (c *Compact) state(h hkey, now int64) State {
 		c.entry(pos).t = dead
 		c.unslot(i)
 	}
-	if end, ok := c.claims[h]; ok && now < end {
+	if end, ok := c.claims.get(h); ok && now < end {
 		return InFlight
 	}
 	return Unseen
@@ -492,3 +488,109 @@ func (c *Compact) unslot(i int) {
 	c.slots[i] = 0
 	c.used--
 }
+
+// claimTable holds the live claims of a Compact, hash → end of the
+// lease: an open-addressing table (linear probing, backward-shift
+// deletion) at most half full. It holds a few thousand claims at most
+// while their holders work, so it stays in the caches, and unlike a map
+// it leaves nothing behind a deletion. mu must be held.
+type claimTable struct {
+	slots []claimSlot // a power of two of them
+	n     int
+}
+
+type claimSlot struct {
+	h    hkey
+	end  int64 // ns since base
+	used bool
+}
+
+// get returns the end of h's claim.
+func (t *claimTable) get(h hkey) (end int64, ok bool) {
+	if t.n == 0 {
+		return 0, false
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := h.a & mask; t.slots[i].used; i = (i + 1) & mask {
+		if t.slots[i].h == h {
+			return t.slots[i].end, true
+		}
+	}
+	return 0, false
+}
+
+// put sets the end of h's claim.
+func (t *claimTable) put(h hkey, end int64) {
+	if (t.n+1)*2 > len(t.slots) {
+		t.rebuild(max(minClaimSlots, 2*len(t.slots)), math.MinInt64)
+	}
+	mask := uint64(len(t.slots) - 1)
+	i := h.a & mask
+	for ; t.slots[i].used; i = (i + 1) & mask {
+		if t.slots[i].h == h {
+			t.slots[i].end = end
+			return
+		}
+	}
+	t.slots[i] = claimSlot{h: h, end: end, used: true}
+	t.n++
+}
+
+// del drops h's claim, if any.
+func (t *claimTable) del(h hkey) {
+	if t.n == 0 {
+		return
+	}
+	mask := uint64(len(t.slots) - 1)
+	i := h.a & mask
+	for ; t.slots[i].h != h; i = (i + 1) & mask {
+		if !t.slots[i].used {
+			return
+		}
+	}
+	if !t.slots[i].used {
+		return
+	}
+	// Backward shift: move back each later slot of the cluster whose
+	// home is not in (i, j].
+	for j := (i + 1) & mask; t.slots[j].used; j = (j + 1) & mask {
+		home := t.slots[j].h.a & mask
+		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = claimSlot{}
+	t.n--
+}
+
+// sweep drops the claims whose lease ended by now, and shrinks the
+// table to fit the others.
+func (t *claimTable) sweep(now int64) {
+	live := 0
+	for _, s := range t.slots {
+		if s.used && now < s.end {
+			live++
+		}
+	}
+	size := minClaimSlots
+	for (live+1)*2 > size {
+		size *= 2
+	}
+	t.rebuild(size, now)
+}
+
+// rebuild moves the claims whose lease ends after now into a table of
+// size slots.
+func (t *claimTable) rebuild(size int, now int64) {
+	old := t.slots
+	t.slots, t.n = make([]claimSlot, size), 0
+	for _, s := range old {
+		if s.used && now < s.end {
+			t.put(s.h, s.end)
+		}
+	}
+}
+
+// minClaimSlots is the size of the smallest claim table.
+const minClaimSlots = 64

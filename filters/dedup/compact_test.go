@@ -91,7 +91,7 @@ func TestCompactLease(t *testing.T) {
 		t.Fatal("Claim(a) not Unseen")
 	}
 	w.mu.Lock()
-	n := len(w.claims)
+	n := w.claims.n
 	w.mu.Unlock()
 	if n != 1 {
 		t.Errorf("%d claims after a sweep, want only a's", n)
