@@ -55,6 +55,8 @@ type Sequencer[T any] struct {
 	waiting   map[string]*stream[T] // sources with buffered items; mu must be held
 	recent    stream[T]             // the ring of sources, most recently pushed first after it; mu must be held
 	nextSweep time.Time             // when Expire next looks for idle sources
+	found     []*stream[T]          // AppendPushAll's memory; mu must be held
+	touched   int64                 // the sum of what AppendPushAll read ahead, so that the reads are made
 }
 
 type stream[T any] struct {
@@ -66,6 +68,7 @@ type stream[T any] struct {
 	// (Sequencer.recent); a stream's own fields, so that a Push touches
 	// no other record of its source
 	newer, older *stream[T]
+	gone         bool // forgotten
 }
 
 type pending[T any] struct {
@@ -130,9 +133,59 @@ func (s *Sequencer[T]) Push(source string, seq int64, v T, now time.Time) []Item
 func (s *Sequencer[T]) AppendPush(dst []Item[T], source string, seq int64, v T, now time.Time) []Item[T] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.push(dst, nil, source, seq, v, now)
+}
+
+// Pushed is an item for AppendPushAll.
+type Pushed[T any] struct {
+	Source string
+	Seq    int64
+	Value  T
+}
+
+// AppendPushAll pushes items in turn, as Push would each, under one lock,
+// appending the items they release to dst; it appends to ends, for each
+// item, the length of dst once that item's push was done, so that what
+// items[i] released is dst[ends[i-1]:ends[i]] (from the length of dst as
+// passed for the first). It looks every source up and reads its record
+// before it pushes any item: for a batch of items from many sources those
+// reads, most of them cache misses, overlap instead of each waiting for
+// the one before.
+func (s *Sequencer[T]) AppendPushAll(dst []Item[T], ends []int, items []Pushed[T], now time.Time) ([]Item[T], []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sts := s.found[:0]
+	for _, it := range items {
+		sts = append(sts, s.sources[it.Source])
+	}
+	var x int64
+	for _, st := range sts {
+		if st != nil {
+			x += st.next + st.newer.next + st.older.next // the records front touches
+		}
+	}
+	s.touched += x
 	out := dst
-	st, ok := s.sources[source]
-	if !ok {
+	for i, it := range items {
+		st := sts[i]
+		if st != nil && st.gone {
+			st = nil // forgotten by a push before: looked up again
+		}
+		out = s.push(out, st, it.Source, it.Seq, it.Value, now)
+		ends = append(ends, len(out))
+	}
+	clear(sts)
+	s.found = sts[:0]
+	return out, ends
+}
+
+// push is AppendPush with s.mu held; st is source's record when the
+// caller has it, else nil.
+func (s *Sequencer[T]) push(out []Item[T], st *stream[T], source string, seq int64, v T, now time.Time) []Item[T] {
+	if st == nil {
+		st = s.sources[source]
+	}
+	if st == nil {
 		if len(s.sources) >= s.cfg.MaxSources {
 			out = s.evict(out)
 		}
@@ -200,6 +253,7 @@ func (s *Sequencer[T]) Expire(now time.Time) []Item[T] {
 		for name, st := range s.sources {
 			if len(st.buf) == 0 && now.Sub(st.last) >= s.cfg.IdleTimeout {
 				st.unlink()
+				st.gone = true
 				delete(s.sources, name)
 			}
 		}
@@ -237,6 +291,7 @@ func (s *Sequencer[T]) evict(out []Item[T]) []Item[T] {
 		out = s.releaseThrough(st.name, st, st.buf[len(st.buf)-1].seq, out)
 	}
 	st.unlink()
+	st.gone = true
 	delete(s.sources, st.name)
 	delete(s.waiting, st.name)
 	return out
