@@ -99,8 +99,11 @@ func (ix *Index) Validate(q string) Validation {
 				v.Corrections = append(v.Corrections, Correction{Field: "number", From: tk.text, To: num})
 			}
 		}
-		if from := qr.toks[0].text + " " + qr.toks[1].text; qr.joinedID >= 0 && int(ix.adNum[best.addr]) == qr.joinedID && from != Fold(num) {
-			v.Corrections = append(v.Corrections, Correction{Field: "number", From: from, To: num})
+		// joinedID is set only when the query has two words to join
+		if qr.joinedID >= 0 && int(ix.adNum[best.addr]) == qr.joinedID {
+			if from := qr.toks[0].text + " " + qr.toks[1].text; from != Fold(num) {
+				v.Corrections = append(v.Corrections, Correction{Field: "number", From: from, To: num})
+			}
 		}
 	}
 	v.Exists = streetOK && numberOK && !contradicted && v.Match.Confidence > validConfidence
