@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"hash/maphash"
+	"strings"
 
 	"github.com/fleethub/fleethub/filters/dedup"
 	"github.com/fleethub/fleethub/hub/event"
@@ -13,18 +15,87 @@ import (
 // claim is done, forgotten or lapsed.
 var ErrInFlight = errors.New("pipeline: event in flight on another node")
 
-// dedupKey scopes an event id to its organization and environment: one
-// tenant's ids never suppress another's.
-func dedupKey(env *event.Envelope) string {
-	return env.Org + "\x00" + env.Env + "\x00" + env.Event.EventID
+// appendDedupKey appends the dedup key of an event to dst: its id scoped
+// to its organization and environment, so that one tenant's ids never
+// suppress another's.
+func appendDedupKey(dst []byte, env *event.Envelope) []byte {
+	dst = append(dst, env.Org...)
+	dst = append(dst, 0)
+	dst = append(dst, env.Env...)
+	dst = append(dst, 0)
+	return append(dst, env.Event.EventID...)
 }
 
 // claim is this node's claim on an event's dedup key. The event counts as
 // seen once nothing owes it a hand-off any more.
 type claim struct {
 	key  string
+	hash uint64 // of key, in claimIndex
 	by   busRef // the bus message that claimed it
 	refs int    // hand-offs owed: each batch in flight with it, each held copy; p.mu
+	// own says key is a string of its own, not part of the string of
+	// its batch's keys; p.mu
+	own bool
+	// indexed says the claim is in p.claims, next is the next one there
+	// with the same hash; p.mu
+	indexed bool
+	next    *claim
+}
+
+// claimIndex finds this node's claims by key: a map from a 64-bit hash
+// of the key (a map of integers costs less than one of strings) to the
+// claims with that hash, which are compared by key. Guarded by p.mu.
+type claimIndex struct {
+	seed maphash.Seed
+	m    map[uint64]*claim
+}
+
+func newClaimIndex() claimIndex {
+	return claimIndex{seed: maphash.MakeSeed(), m: map[uint64]*claim{}}
+}
+
+// hash is the hash of a key in x.
+func (x *claimIndex) hash(key string) uint64 { return maphash.String(x.seed, key) }
+
+// get returns the claim on key, whose hash is h; nil if none.
+func (x *claimIndex) get(key string, h uint64) *claim {
+	for c := x.m[h]; c != nil; c = c.next {
+		if c.key == key {
+			return c
+		}
+	}
+	return nil
+}
+
+// put adds c, whose key has no claim in x.
+func (x *claimIndex) put(c *claim) {
+	c.next = x.m[c.hash]
+	x.m[c.hash] = c
+	c.indexed = true
+}
+
+// drop removes c from x, if it is there.
+func (x *claimIndex) drop(c *claim) {
+	if !c.indexed {
+		return
+	}
+	c.indexed = false
+	first := x.m[c.hash]
+	if first == c {
+		if c.next == nil {
+			delete(x.m, c.hash)
+		} else {
+			x.m[c.hash] = c.next
+		}
+		c.next = nil
+		return
+	}
+	for prev := first; prev != nil; prev = prev.next {
+		if prev.next == c {
+			prev.next, c.next = c.next, nil
+			return
+		}
+	}
 }
 
 // release drops one reference and reports whether it was the last; p.mu
@@ -34,86 +105,132 @@ func (c *claim) release() bool {
 	return c.refs == 0
 }
 
-// claimEvent decides whether an event is a duplicate for deduplicating
-// streams. Unless it is one, it returns this node's claim on key with a
-// reference for b. It fails with ErrInFlight when another node's claim on
-// key is live.
-func (p *Pipeline) claimEvent(ctx context.Context, key string, from busRef, b *batch) (c *claim, dup bool, err error) {
+// keep gives a claim that outlives its batch (its event waits in a
+// reorder buffer) a key of its own, so that it does not keep the batch's
+// keys; p.mu must be held. (It keeps the batch's claims, allocated
+// together: a few kilobytes for as long as the event waits.)
+func (p *Pipeline) keep(c *claim) {
+	if !c.own {
+		c.key, c.own = strings.Clone(c.key), true
+	}
+}
+
+// claimAll decides, for each message of b that a deduplicating stream
+// matched, whether its event is a duplicate. Unless it is one, the
+// message gets this node's claim on its key with a reference for b; it
+// is marked inFlight when another node's claim on the key is live. A copy
+// of an event this node has in flight (another message's claim, of this
+// batch or another) is a duplicate. The keys new to this node are
+// reserved first, so that a copy handled meanwhile by another partition
+// is suppressed, then asked of the window in one call.
+func (p *Pipeline) claimAll(ctx context.Context, b *batch) {
+	if len(b.keys) == 0 {
+		return
+	}
+	keys := string(b.keys) // one string for the batch: each key is part of it
+	var slab []claim       // the batch's new claims, allocated at once
 	p.mu.Lock()
-	if c = p.claims[key]; c != nil {
-		if c.by != from {
-			// Another copy of an event this node has in flight: that
-			// one's bus message is not committed before its hand-off.
-			p.mu.Unlock()
-			return nil, true, nil
+	for i := range b.ms {
+		m := &b.ms[i]
+		if m.keyHi == 0 {
+			continue
 		}
-		// The claiming message itself, delivered again.
-		c.refs++
-		b.claims = append(b.claims, c)
-		p.mu.Unlock()
-		return c, false, nil
+		m.key = keys[m.keyLo:m.keyHi]
+		h := p.claims.hash(m.key)
+		if c := p.claims.get(m.key, h); c != nil {
+			if c.by != m.from {
+				// Another copy of an event this node has in flight: that
+				// one's bus message is not committed before its hand-off.
+				m.dup = true
+				continue
+			}
+			// The claiming message itself, delivered again.
+			c.refs++
+			m.claim = c
+			b.claims = append(b.claims, c)
+			continue
+		}
+		if len(slab) == cap(slab) {
+			slab = make([]claim, 0, b.nkeys)
+		}
+		slab = append(slab, claim{key: m.key, hash: h, by: m.from, refs: 1})
+		m.claim = &slab[len(slab)-1]
+		p.claims.put(m.claim)
+		b.ask = append(b.ask, m.key)
+		b.asked = append(b.asked, i)
 	}
-	// Reserve the key before asking the window, so that a copy handled
-	// meanwhile by another partition of this node is suppressed.
-	c = &claim{key: key, by: from, refs: 1}
-	p.claims[key] = c
 	p.mu.Unlock()
-	st, err := p.dedup.Claim(ctx, key)
-	if err != nil {
-		p.logger.Warn("dedup window failed; delivering", "error", err)
-		st = dedup.Unseen
+	if len(b.ask) == 0 {
+		return
 	}
-	if st == dedup.Unseen {
-		p.mu.Lock()
-		b.claims = append(b.claims, c)
-		p.mu.Unlock()
-		return c, false, nil
+	b.states = append(b.states[:0], make([]dedup.State, len(b.ask))...)
+	if err := dedup.ClaimAll(ctx, p.dedup, b.ask, b.states); err != nil {
+		p.logger.Warn("dedup window failed; delivering", "events", len(b.ask), "error", err)
+		clear(b.states) // Unseen
 	}
 	p.mu.Lock()
-	if c.release() && p.claims[key] == c {
-		delete(p.claims, key)
+	defer p.mu.Unlock()
+	for j, i := range b.asked {
+		m := &b.ms[i]
+		c := m.claim
+		switch b.states[j] {
+		case dedup.Unseen:
+			b.claims = append(b.claims, c)
+			continue
+		case dedup.InFlight:
+			m.inFlight = true
+		default:
+			m.dup = true
+		}
+		m.claim = nil
+		if c.release() {
+			p.claims.drop(c)
+		}
 	}
-	p.mu.Unlock()
-	if st == dedup.InFlight {
-		return nil, false, ErrInFlight
-	}
-	return nil, true, nil
 }
 
 // claimsDone records finished claims as seen in the window, then lets
-// them go.
-func (p *Pipeline) claimsDone(ctx context.Context, cs []*claim) {
+// them go. keys is memory for their keys, returned for reuse.
+func (p *Pipeline) claimsDone(ctx context.Context, cs []*claim, keys []string) []string {
 	if len(cs) == 0 {
-		return
+		return keys
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
-	keys := make([]string, len(cs))
-	for i, c := range cs {
-		keys[i] = c.key
-	}
+	keys = claimKeys(keys, cs)
 	if err := p.dedup.Done(ctx, keys...); err != nil {
 		// The claims lapse after their lease: a later copy may pass.
 		p.logger.Warn("dedup window failed to record delivered events", "events", len(keys), "error", err)
 	}
 	p.dropClaims(cs)
+	return keys
 }
 
 // claimsForgotten gives up the claims of a failed batch, so that its
-// redelivery is not taken for a duplicate.
-func (p *Pipeline) claimsForgotten(ctx context.Context, cs []*claim) {
+// redelivery is not taken for a duplicate. keys is memory for their
+// keys, returned for reuse.
+func (p *Pipeline) claimsForgotten(ctx context.Context, cs []*claim, keys []string) []string {
 	if len(cs) == 0 {
-		return
+		return keys
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
-	for _, c := range cs {
-		if err := p.dedup.Forget(ctx, c.key); err != nil {
-			// The claim lapses after its lease; the redelivery waits.
-			p.logger.Warn("dedup window failed to forget a claim", "error", err)
-		}
+	keys = claimKeys(keys, cs)
+	if err := dedup.ForgetAll(ctx, p.dedup, keys...); err != nil {
+		// The claims lapse after their lease; the redelivery waits.
+		p.logger.Warn("dedup window failed to forget claims", "events", len(keys), "error", err)
 	}
 	p.dropClaims(cs)
+	return keys
+}
+
+// claimKeys sets keys to the keys of cs, reusing its memory.
+func claimKeys(keys []string, cs []*claim) []string {
+	keys = keys[:0]
+	for _, c := range cs {
+		keys = append(keys, c.key)
+	}
+	return keys
 }
 
 // dropClaims forgets claims nothing references any more.
@@ -121,8 +238,8 @@ func (p *Pipeline) dropClaims(cs []*claim) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range cs {
-		if c.refs == 0 && p.claims[c.key] == c {
-			delete(p.claims, c.key)
+		if c.refs == 0 {
+			p.claims.drop(c)
 		}
 	}
 }

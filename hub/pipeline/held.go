@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
@@ -63,6 +64,7 @@ type stashed struct {
 // track records a kept event until its hand-off; p.mu must be held.
 func (p *Pipeline) track(hi *heldItem) {
 	hi.tracked = true
+	hi.takes = slices.Clone(hi.takes) // its own: they were part of its batch's matches
 	p.holds[hi.from] = hi
 	pk := partKey{hi.from.topic, hi.from.partition}
 	offs := p.heldAt[pk]
@@ -73,6 +75,7 @@ func (p *Pipeline) track(hi *heldItem) {
 	offs[hi.from.offset]++
 	if hi.claim != nil {
 		hi.claim.refs++
+		p.keep(hi.claim)
 	}
 }
 
@@ -168,7 +171,7 @@ func (p *Pipeline) flushHeld(ctx context.Context) {
 			out = append(out, stashed{hi: hi, streamData: sd})
 		}
 	}
-	p.claimsDone(ctx, finished)
+	p.claimsDone(ctx, finished, nil)
 	// per stream, in order
 	var ids []string
 	per := map[string][]stashed{}
@@ -209,6 +212,6 @@ func (p *Pipeline) flushHeld(ctx context.Context) {
 			}
 			continue
 		}
-		p.claimsDone(ctx, finished)
+		p.claimsDone(ctx, finished, nil)
 	}
 }

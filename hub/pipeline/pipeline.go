@@ -59,16 +59,18 @@
 // every deduplicating stream of the same organization and environment;
 // the key is organization, environment and event_id, so ids of other
 // tenants never collide. An event is recorded when a deduplicating stream
-// matched it, and only once every stream it matched took it: the pipeline
-// claims the key in the dedup.Window when it matches the event, records it
-// (Done) after the hand-off, copies kept in reorder buffers included, and
-// forgets the claim when the batch fails. A copy of an event that this
-// node has in flight or held is suppressed (the first one's bus message is
-// not committed before its hand-off, so it cannot be lost); a copy whose
-// key another node claimed makes Handle fail with ErrInFlight, and the bus
-// retries the batch until that claim is done, forgotten or, after a
-// crash, lapsed (dedup.DefaultLease). When the window fails, events are
-// delivered without deduplication.
+// matched it, and only once every stream it matched took it: once it has
+// matched a batch's messages, the pipeline claims the keys of the events
+// deduplicating streams matched in the dedup.Window (all at once,
+// dedup.ClaimAll), records them (Done) after the hand-off, copies kept in
+// reorder buffers included, and forgets the claims when the batch fails.
+// A copy of an event that this node has in flight or held is suppressed
+// (the first one's bus message is not committed before its hand-off, so
+// it cannot be lost); a copy whose key another node claimed makes Handle
+// fail with ErrInFlight (the messages before it processed, none after),
+// and the bus retries the batch until that claim is done, forgotten or,
+// after a crash, lapsed (dedup.DefaultLease). When the window fails,
+// events are delivered without deduplication.
 //
 // Backpressure: bus → pipeline blocks (the next batch of a partition waits
 // for the previous one); pipeline → log never blocks on a client.
@@ -145,9 +147,11 @@ type Pipeline struct {
 	holds      map[busRef]*heldItem      // held or released and not yet handed off
 	heldAt     map[partKey]map[int64]int // bus offsets of holds → count
 	stash      []stashed                 // released, hand-off failed, retried by Run
-	claims     map[string]*claim         // dedup key → this node's claim
+	claims     claimIndex                // dedup key → this node's claim
 	throttle   *lru.Cache[string, int64]
 	correlated *expirable.LRU[string, int]
+
+	scratch sync.Pool // of *scratch
 }
 
 // New makes a pipeline. enrich and sink may be nil.
@@ -173,7 +177,7 @@ func New(cfg Config, bus hub.Bus, reg *streams.Registry, log hub.Log, window ded
 	th, _ := lru.New[string, int64](100_000)
 	return &Pipeline{cfg: cfg, bus: bus, reg: reg, log: log, dedup: window, enrich: enrich, sink: sink, logger: logger, now: time.Now,
 		seqs: map[scope]*order.Sequencer[*heldItem]{}, holds: map[busRef]*heldItem{}, heldAt: map[partKey]map[int64]int{},
-		claims: map[string]*claim{}, throttle: th,
+		claims: newClaimIndex(), throttle: th,
 		correlated: expirable.NewLRU[string, int](100_000, nil, 24*time.Hour)}
 }
 
@@ -320,6 +324,58 @@ type batch struct {
 	held    []*heldItem         // released from reorder buffers into data
 	claims  []*claim            // claims carrying one reference for this batch
 	undo    []undo              // frequency and correlation changes, in order
+	*scratch
+}
+
+// scratch is the working memory of a batch that nothing keeps once
+// Handle returns, reused by later batches.
+type scratch struct {
+	ms       []matchedMsg
+	matched  []*streams.Entry // the streams of ms, one message after the other
+	keys     []byte           // the dedup keys of ms, one after the other
+	nkeys    int              // how many
+	ask      []string         // keys to claim in the window
+	asked    []int            // their messages in ms
+	states   []dedup.State    // the window's answers
+	takes    []*streams.Entry // the ordering streams that take each event of ms, one after the other
+	pushes   []order.Pushed[*heldItem]
+	released []order.Item[*heldItem] // what the pushes released, one push after the other
+	ends     []int                   // where what each push released ends in released
+	claimBuf []*claim                // batch.claims' memory
+	finished []*claim
+	done     []string
+}
+
+// reset drops what s points to, keeping its memory.
+func (s *scratch) reset() {
+	clear(s.ms)
+	clear(s.matched)
+	clear(s.takes)
+	clear(s.pushes)
+	clear(s.released)
+	clear(s.ask)
+	clear(s.claimBuf)
+	clear(s.finished)
+	clear(s.done)
+	s.ms, s.matched, s.keys, s.ask, s.asked, s.states = s.ms[:0], s.matched[:0], s.keys[:0], s.ask[:0], s.asked[:0], s.states[:0]
+	s.takes, s.pushes, s.released, s.ends = s.takes[:0], s.pushes[:0], s.released[:0], s.ends[:0]
+	s.claimBuf, s.finished, s.done, s.nkeys = s.claimBuf[:0], s.finished[:0], s.done[:0], 0
+}
+
+// matchedMsg is a message of a batch that streams matched or whose
+// source's sequence the pipeline tracks.
+type matchedMsg struct {
+	env          *event.Envelope
+	from         busRef
+	lo, hi       int  // its streams: scratch.matched[lo:hi]
+	ordered      bool // see process
+	keyLo, keyHi int  // its dedup key, scratch.keys[keyLo:keyHi], when a deduplicating stream matched it
+	key          string
+	claim        *claim    // this node's claim on key
+	dup          bool      // a duplicate for deduplicating streams
+	inFlight     bool      // claimed by another node
+	held         *heldItem // its item in the reorder buffer, when ordered
+	push         int       // which of the batch's pushes into reorder buffers was its own (sequenceAll); -1: none
 }
 
 // add appends one message's encoding for a stream; eventID is the
@@ -337,19 +393,32 @@ func (b *batch) add(e *streams.Entry, d []byte, eventID string) {
 // Handle processes one bus batch (messages of one partition, in offset
 // order); it is the bus handler.
 func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
-	b := batch{msgs: msgs, entries: map[string]*streams.Entry{}, data: map[string][][]byte{}, ids: map[string][]string{}}
+	s, _ := p.scratch.Get().(*scratch)
+	if s == nil {
+		s = &scratch{}
+	}
+	defer func() {
+		s.reset()
+		p.scratch.Put(s)
+	}()
+	b := batch{msgs: msgs, entries: map[string]*streams.Entry{}, data: map[string][][]byte{}, ids: map[string][]string{}, claims: s.claimBuf, scratch: s}
 	err := p.match(ctx, msgs, &b)
 	if err == nil {
 		err = p.handOff(ctx, &b)
 	}
 	p.settle(ctx, msgs, &b, err == nil)
+	s.claimBuf = b.claims
 	return err
 }
 
-// match processes every message of msgs into b.
+// match processes every message of msgs into b: it decodes and matches
+// them all, claims the dedup keys of the events deduplicating streams
+// matched at once (claimAll), pushes the sequenced events into the
+// reorder buffers at once (sequenceAll), then applies the streams' rules
+// to each message in turn. It fails, with what came before it processed,
+// at the first event whose copy another node has in flight.
 func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) error {
 	var ids []string
-	var matched []*streams.Entry
 	now := p.now()
 	for _, m := range msgs {
 		env, err := event.Unmarshal(m.Value)
@@ -360,17 +429,38 @@ func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) erro
 		if env.Kind != event.KindEvent && env.Kind != event.KindTelemetry {
 			continue
 		}
-		ids, matched = p.reg.Match(env, ids, matched[:0])
+		lo := len(b.matched)
+		ids, b.matched = p.reg.Match(env, ids, b.matched)
 		// an ordering stream of the scope tracks every sequenced event
 		// of its sources, matched or not
 		ordered := env.Kind == event.KindEvent && env.Event.Metadata.SequenceNumber > 0 && p.reg.Orders(env.Org, env.Env)
-		if len(matched) == 0 && !ordered {
+		if len(b.matched) == lo && !ordered {
 			continue
 		}
-		from := busRef{topic: m.Topic, partition: m.Partition, offset: m.Offset}
-		if err := p.process(ctx, env, from, matched, ordered, b, now); err != nil {
-			return err
+		mm := matchedMsg{env: env, from: busRef{topic: m.Topic, partition: m.Partition, offset: m.Offset}, lo: lo, hi: len(b.matched), ordered: ordered}
+		if env.Kind == event.KindEvent && env.Event.EventID != "" && wantsDedup(b.matched[lo:]) {
+			mm.keyLo = len(b.keys)
+			b.keys = appendDedupKey(b.keys, env)
+			mm.keyHi = len(b.keys)
+			b.nkeys++
 		}
+		b.ms = append(b.ms, mm)
+	}
+	p.claimAll(ctx, b)
+	ms := b.ms
+	for i := range ms {
+		if ms[i].inFlight {
+			ms = ms[:i]
+			break
+		}
+	}
+	p.sequenceAll(ms, b, now)
+	for i := range ms {
+		m := &ms[i]
+		p.process(ctx, m, b.matched[m.lo:m.hi], b, now)
+	}
+	if len(ms) < len(b.ms) {
+		return ErrInFlight
 	}
 	return nil
 }
@@ -474,7 +564,7 @@ func (p *Pipeline) handOff(ctx context.Context, b *batch) error {
 // (the bus delivers them again) and its claims are given up unless a held
 // copy still owes them.
 func (p *Pipeline) settle(ctx context.Context, msgs []hub.Message, b *batch, ok bool) {
-	var finished []*claim
+	finished := b.finished
 	p.mu.Lock()
 	if !ok {
 		p.rollback(b.undo)
@@ -494,9 +584,10 @@ func (p *Pipeline) settle(ctx context.Context, msgs []hub.Message, b *batch, ok 
 		}
 	}
 	p.mu.Unlock()
+	b.finished = finished
 	if ok {
-		p.claimsDone(ctx, finished)
+		b.done = p.claimsDone(ctx, finished, b.done)
 	} else {
-		p.claimsForgotten(ctx, finished)
+		b.done = p.claimsForgotten(ctx, finished, b.done)
 	}
 }

@@ -56,37 +56,27 @@ func wantsDedup(matched []*streams.Entry) bool {
 	return slices.ContainsFunc(matched, dedups)
 }
 
-// process applies each matched stream's rules to one message and adds
-// what the streams take to b; ordered says the message is an event whose
-// source's sequence the pipeline tracks (see sequence). It fails only
-// when another node's copy of a deduplicated event is in flight.
-func (p *Pipeline) process(ctx context.Context, env *event.Envelope, from busRef, matched []*streams.Entry, ordered bool, b *batch, now time.Time) error {
+// process applies the rules of each stream that matched m to it and
+// adds what the streams take to b; for an event whose source's sequence
+// the pipeline tracks (m.ordered), sequenceAll has pushed it into its
+// reorder buffer, and the ordering streams that take it get what that
+// released. claimAll has decided whether it is a duplicate for
+// deduplicating streams.
+func (p *Pipeline) process(ctx context.Context, m *matchedMsg, matched []*streams.Entry, b *batch, now time.Time) {
+	env := m.env
 	var base []byte
-	var c *claim // this node's claim on the event's dedup key
-	dup := false
-	if env.Kind == event.KindEvent && env.Event.EventID != "" && wantsDedup(matched) {
-		var err error
-		if c, dup, err = p.claimEvent(ctx, dedupKey(env), from, b); err != nil {
-			return err
-		}
-	}
-	var takes []*streams.Entry // ordering streams that take the event
-	if ordered {
-		takes = make([]*streams.Entry, 0, len(matched))
-	}
 	for _, e := range matched {
 		p.reg.Count(e.Rec.ID, "matched", 1)
 		streams.MarkMatched(e, now, env.IngestedAt)
 		switch env.Kind {
 		case event.KindEvent:
 			rules := e.Cfg.Events.ProcessingRules
-			if dup && rules != nil && rules.Deduplication {
+			if m.dup && rules != nil && rules.Deduplication {
 				p.reg.Count(e.Rec.ID, "duplicates_suppressed", 1)
 				continue
 			}
-			if ordered && streams.Ordered(e) {
-				takes = append(takes, e)
-				continue
+			if m.ordered && streams.Ordered(e) {
+				continue // in m.held.takes
 			}
 			b.add(e, p.eventData(ctx, env, e, &base, &b.undo, false), env.Event.EventID)
 		case event.KindTelemetry:
@@ -113,10 +103,20 @@ func (p *Pipeline) process(ctx context.Context, env *event.Envelope, from busRef
 			b.add(e, base, "")
 		}
 	}
-	if ordered {
-		p.sequence(ctx, env, &heldItem{env: env, from: from, takes: takes, claim: c}, b, now)
+	if m.push < 0 {
+		return
 	}
-	return nil
+	from := 0
+	if m.push > 0 {
+		from = b.ends[m.push-1]
+	}
+	for _, it := range b.released[from:b.ends[m.push]] {
+		if it.Value == m.held {
+			p.release(ctx, it.Value, it.Late, b, &base)
+		} else {
+			p.release(ctx, it.Value, it.Late, b, nil)
+		}
+	}
 }
 
 // orderSource is the order key of an event within its scope: its
@@ -128,37 +128,81 @@ func orderSource(ev *event.Event) string {
 	return ev.Source.DriverID + "|" + ev.Source.TripID
 }
 
-// sequence pushes an event into its scope's reorder buffer, whatever
-// streams took it, so that every sequence number of a source is known
-// before filters, and adds what the buffer releases to the ordering
-// streams in b. An event kept for an ordering stream is tracked until it
-// is handed off. A redelivered message whose event is still buffered
-// (its batch failed after the buffer kept it) is not pushed again.
-func (p *Pipeline) sequence(ctx context.Context, env *event.Envelope, hi *heldItem, b *batch, now time.Time) {
-	sc := scope{env.Org, env.Env}
-	p.mu.Lock()
-	if _, held := p.holds[hi.from]; held {
-		p.mu.Unlock()
-		return
-	}
-	seq := p.seqs[sc]
-	if seq == nil {
-		seq, _ = order.New[*heldItem](order.Config{MaxBuffered: p.cfg.MaxBuffered, MaxWait: p.cfg.OrderWait, MaxSources: p.cfg.MaxSources})
-		p.seqs[sc] = seq
-	}
-	released := seq.Push(orderSource(env.Event), env.Event.Metadata.SequenceNumber, hi, now)
-	kept := true
-	for _, it := range released {
-		if it.Value == hi {
-			kept = false
+// sequenceAll pushes the events of ms whose source's sequence the
+// pipeline tracks into their scopes' reorder buffers, whatever streams
+// took them, so that every sequence number of a source is known before
+// filters; process hands what each push released to the ordering
+// streams that take it. The pushes are made in the messages' order under
+// one lock, a scope's run of them in one call. An event kept for an
+// ordering stream is tracked until it is handed off. A redelivered
+// message whose event is still buffered (its batch failed after the
+// buffer kept it) is not pushed again.
+func (p *Pipeline) sequenceAll(ms []matchedMsg, b *batch, now time.Time) {
+	b.takes = slices.Grow(b.takes[:0], len(b.matched)) // never moved: each event's takes are part of it
+	for i := range ms {
+		m := &ms[i]
+		m.push = -1
+		if !m.ordered {
+			continue
+		}
+		lo := len(b.takes)
+		for _, e := range b.matched[m.lo:m.hi] {
+			if (!m.dup || !dedups(e)) && streams.Ordered(e) {
+				b.takes = append(b.takes, e)
+			}
+		}
+		m.held = &heldItem{env: m.env, from: m.from, claim: m.claim}
+		if len(b.takes) > lo {
+			m.held.takes = b.takes[lo:len(b.takes):len(b.takes)]
 		}
 	}
-	if kept && len(hi.takes) > 0 {
-		p.track(hi)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var seq *order.Sequencer[*heldItem]
+	var sc scope
+	pushed := 0
+	flush := func() {
+		if len(b.pushes) > 0 {
+			b.released, b.ends = seq.AppendPushAll(b.released, b.ends, b.pushes, now)
+			b.pushes = b.pushes[:0]
+		}
 	}
-	p.mu.Unlock()
-	for _, it := range released {
-		p.release(ctx, it.Value, it.Late, b)
+	for i := range ms {
+		m := &ms[i]
+		if !m.ordered {
+			continue
+		}
+		if len(p.holds) > 0 {
+			if _, held := p.holds[m.from]; held {
+				continue
+			}
+		}
+		if s := (scope{m.env.Org, m.env.Env}); seq == nil || s != sc {
+			flush()
+			if sc, seq = s, p.seqs[s]; seq == nil {
+				seq, _ = order.New[*heldItem](order.Config{MaxBuffered: p.cfg.MaxBuffered, MaxWait: p.cfg.OrderWait, MaxSources: p.cfg.MaxSources})
+				p.seqs[s] = seq
+			}
+		}
+		ev := m.env.Event
+		b.pushes = append(b.pushes, order.Pushed[*heldItem]{Source: orderSource(ev), Seq: ev.Metadata.SequenceNumber, Value: m.held})
+		m.push = pushed
+		pushed++
+	}
+	flush()
+	// an event its own push did not release was kept
+	for i := range ms {
+		m := &ms[i]
+		if m.push < 0 || len(m.held.takes) == 0 {
+			continue
+		}
+		from := 0
+		if m.push > 0 {
+			from = b.ends[m.push-1]
+		}
+		if !slices.ContainsFunc(b.released[from:b.ends[m.push]], func(it order.Item[*heldItem]) bool { return it.Value == m.held }) {
+			p.track(m.held)
+		}
 	}
 }
 
@@ -167,9 +211,12 @@ func (p *Pipeline) sequence(ctx context.Context, env *event.Envelope, hi *heldIt
 // follows the stream's delivery order; for an event of another batch
 // the position is not given back if b fails (the event is kept with its
 // encodings and retried). An event released by the batch that brought it
-// uses the streams it matched in this batch.
-func (p *Pipeline) release(ctx context.Context, hi *heldItem, late bool, b *batch) {
-	var base []byte
+// uses the streams it matched in this batch, and shares base, its
+// encoding for the streams that took it as it came (nil: none shared).
+func (p *Pipeline) release(ctx context.Context, hi *heldItem, late bool, b *batch, base *[]byte) {
+	if base == nil {
+		base = new([]byte)
+	}
 	var us *[]undo
 	here := hi.from.in(b.msgs)
 	if here {
@@ -182,7 +229,7 @@ func (p *Pipeline) release(ctx context.Context, hi *heldItem, late bool, b *batc
 				continue
 			}
 		}
-		d := p.eventData(ctx, hi.env, e, &base, us, late)
+		d := p.eventData(ctx, hi.env, e, base, us, late)
 		if hi.tracked {
 			hi.data = append(hi.data, streamData{stream: e.Rec.ID, data: d})
 		}
