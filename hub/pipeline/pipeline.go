@@ -78,7 +78,9 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -162,19 +164,22 @@ func New(cfg Config, bus hub.Bus, reg *streams.Registry, log hub.Log, window ded
 	if len(cfg.Topics) == 0 {
 		cfg.Topics = []string{hub.TopicTelemetry, hub.TopicEvents}
 	}
-	if cfg.OrderWait == 0 {
+	if cfg.OrderWait <= 0 {
 		cfg.OrderWait = 2 * time.Second
 	}
-	if cfg.MaxBuffered == 0 {
+	if cfg.MaxBuffered <= 0 {
 		cfg.MaxBuffered = 1000
 	}
 	if cfg.DedupTTL == 0 {
 		cfg.DedupTTL = time.Hour
 	}
-	if cfg.MaxSources == 0 {
+	if cfg.MaxSources <= 0 {
 		cfg.MaxSources = order.DefaultMaxSources
 	}
-	th, _ := lru.New[string, int64](100_000)
+	th, err := lru.New[string, int64](100_000)
+	if err != nil {
+		panic(fmt.Sprintf("pipeline: throttle cache: %v", err)) // a constant positive size never fails
+	}
 	return &Pipeline{cfg: cfg, bus: bus, reg: reg, log: log, dedup: window, enrich: enrich, sink: sink, logger: logger, now: time.Now,
 		seqs: map[scope]*order.Sequencer[*heldItem]{}, holds: map[busRef]*heldItem{}, heldAt: map[partKey]map[int64]int{},
 		claims: newClaimIndex(), throttle: th,
@@ -381,6 +386,9 @@ type matchedMsg struct {
 // add appends one message's encoding for a stream; eventID is the
 // event's id ("" for telemetry).
 func (b *batch) add(e *streams.Entry, d []byte, eventID string) {
+	if d == nil {
+		return // could not be encoded: logged by encode
+	}
 	id := e.Rec.ID
 	if _, ok := b.data[id]; !ok {
 		b.order = append(b.order, id)
@@ -388,6 +396,19 @@ func (b *batch) add(e *streams.Entry, d []byte, eventID string) {
 	}
 	b.data[id] = append(b.data[id], d)
 	b.ids[id] = append(b.ids[id], eventID)
+}
+
+// encode marshals v, a stream's copy of a message; one that cannot be
+// encoded (a non-finite number in free-form data) is logged and nil
+// returned, and batch.add leaves it out: the stream misses that message,
+// and the log says so.
+func (p *Pipeline) encode(v any, streamID string) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		p.logger.Error("pipeline: message left out of a stream: cannot encode it", "stream_id", streamID, "error", err)
+		return nil
+	}
+	return b
 }
 
 // Handle processes one bus batch (messages of one partition, in offset

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -98,7 +99,7 @@ func (p *Pipeline) process(ctx context.Context, m *matchedMsg, matched []*stream
 				}
 			}
 			if base == nil {
-				base, _ = json.Marshal(t)
+				base = p.encode(t, e.Rec.ID)
 			}
 			b.add(e, base, "")
 		}
@@ -180,7 +181,10 @@ func (p *Pipeline) sequenceAll(ms []matchedMsg, b *batch, now time.Time) {
 		if s := (scope{m.env.Org, m.env.Env}); seq == nil || s != sc {
 			flush()
 			if sc, seq = s, p.seqs[s]; seq == nil {
-				seq, _ = order.New[*heldItem](order.Config{MaxBuffered: p.cfg.MaxBuffered, MaxWait: p.cfg.OrderWait, MaxSources: p.cfg.MaxSources})
+				var err error
+				if seq, err = order.New[*heldItem](order.Config{MaxBuffered: p.cfg.MaxBuffered, MaxWait: p.cfg.OrderWait, MaxSources: p.cfg.MaxSources}); err != nil {
+					panic(fmt.Sprintf("pipeline: sequencer: %v", err)) // New checked the config
+				}
 				p.seqs[s] = seq
 			}
 		}
@@ -250,7 +254,7 @@ func (p *Pipeline) eventData(ctx context.Context, env *event.Envelope, e *stream
 	special := late || noMeta || (rules != nil && (rules.CorrelationEnabled || len(rules.Enrichment) > 0))
 	if !special {
 		if *base == nil {
-			*base, _ = json.Marshal(ev)
+			*base = p.encode(ev, e.Rec.ID)
 		}
 		return *base
 	}
@@ -282,13 +286,13 @@ func (p *Pipeline) eventData(ctx context.Context, env *event.Envelope, e *stream
 	}
 	if noMeta {
 		c.Metadata = event.Metadata{}
-		out, _ := json.Marshal(c)
+		out := p.encode(c, e.Rec.ID)
 		var m map[string]any
-		_ = json.Unmarshal(out, &m)
+		if out == nil || json.Unmarshal(out, &m) != nil {
+			return nil
+		}
 		delete(m, "metadata")
-		out, _ = json.Marshal(m)
-		return out
+		return p.encode(m, e.Rec.ID)
 	}
-	out, _ := json.Marshal(c)
-	return out
+	return p.encode(c, e.Rec.ID)
 }
