@@ -146,6 +146,41 @@ func (c *Compact) Has(id string) bool {
 	return c.state(h, now) == Duplicate
 }
 
+// HasEach appends to found the index i of each non-empty ids[i] for
+// which Has(prefix+ids[i]) would report true, and returns it. It looks
+// them all up under one lock and one look at the clock, the table's
+// places of all read first (see ClaimAll), and hashes prefix and id
+// without joining them into a string. An empty window answers without a
+// lock.
+func (c *Compact) HasEach(prefix string, ids []string, found []int) []int {
+	if len(ids) == 0 || c.empty.Load() {
+		return found
+	}
+	var buf [64]hkey
+	var kbuf [128]byte
+	hs, key := buf[:0], kbuf[:0]
+	for _, id := range ids {
+		key = append(append(key[:0], prefix...), id...)
+		// maphash.Bytes of the bytes is maphash.String of the string
+		hs = append(hs, hkey{maphash.Bytes(c.s1, key), maphash.Bytes(c.s2, key)})
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock()
+	c.expire(now)
+	if c.used == 0 {
+		c.empty.Store(true)
+		return found
+	}
+	c.touch(hs)
+	for i, h := range hs {
+		if ids[i] != "" && c.state(h, now) == Duplicate {
+			found = append(found, i)
+		}
+	}
+	return found
+}
+
 // Claim reserves id unless it is recorded or claimed. It does not block;
 // ctx is unused.
 func (c *Compact) Claim(_ context.Context, id string) (State, error) {

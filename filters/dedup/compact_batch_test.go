@@ -3,6 +3,8 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -69,5 +71,47 @@ func TestCompactClaimAllFull(t *testing.T) {
 		if st, _ := w.Claim(ctx, id(c.i)); st != c.want {
 			t.Errorf("at 5200 s: %s is %v, want %v", id(c.i), st, c.want)
 		}
+	}
+}
+
+// TestCompactHasEach: HasEach finds what Has finds for prefix+id, empty
+// ids never, expired ids no more, and answers an empty window at once.
+func TestCompactHasEach(t *testing.T) {
+	clk := newFakeClock()
+	w := compactAt(clk, 100, time.Hour)
+	ctx := context.Background()
+	if got := w.HasEach("s1\x00", []string{"a"}, nil); len(got) != 0 {
+		t.Fatalf("an empty window found %v", got)
+	}
+	if err := w.Done(ctx, "s1\x00a", "s1\x00c", "s2\x00b", "s1\x00"); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(30 * time.Minute)
+	if err := w.Done(ctx, "s1\x00d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Claim(ctx, "s1\x00e"); err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"a", "b", "c", "", "d", "e", "f"}
+	found := w.HasEach("s1\x00", ids, []int{-1})
+	if want := []int{-1, 0, 2, 4}; !slices.Equal(found, want) {
+		t.Fatalf("HasEach = %v, want %v (appended after what was passed)", found, want)
+	}
+	for i, id := range ids {
+		if want := slices.Contains(found, i); id != "" && w.Has("s1\x00"+id) != want {
+			t.Errorf("Has(s1 %s) = %t, HasEach says %t", id, !want, want)
+		}
+	}
+	clk.add(30 * time.Minute) // a and c expire, d does not
+	if got, want := w.HasEach("s1\x00", ids, nil), []int{4}; !slices.Equal(got, want) {
+		t.Errorf("half an hour later HasEach = %v, want %v", got, want)
+	}
+	long := strings.Repeat("x", 300) // longer than the key buffer
+	if err := w.Done(ctx, "s1\x00"+long); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.HasEach("s1\x00", []string{long}, nil); len(got) != 1 {
+		t.Errorf("a 300-byte id recorded is not found: %v", got)
 	}
 }

@@ -18,6 +18,13 @@ type TakenSet interface {
 	Has(key string) bool
 }
 
+// takenEach is the optional ability of a TakenSet to look up a stream's
+// ids at once (dedup.Compact): it appends to found the index of each id
+// for which Has(prefix+id) holds.
+type takenEach interface {
+	HasEach(prefix string, ids []string, found []int) []int
+}
+
 // KeepStreamIDs gives the pipeline the event ids each deduplicating
 // stream's log held when the node started, for a log that does not keep
 // them itself (the embedded one; redislog keeps them with its entries),
@@ -30,26 +37,33 @@ type TakenSet interface {
 func (p *Pipeline) KeepStreamIDs(s TakenSet) { p.taken = s }
 
 // filterTaken drops from a deduplicating stream's entries those whose
-// event id its log held at start.
+// event id its log held at start: all of the stream's ids are looked up
+// at once when the set can.
 func (p *Pipeline) filterTaken(_ context.Context, e *streams.Entry, data [][]byte, ids []string) ([][]byte, []string) {
 	if p.taken == nil || ids == nil || !dedups(e) {
 		return data, ids
 	}
-	var keepData [][]byte
-	var keepIDs []string
-	for i, id := range ids {
-		if id != "" && p.taken.Has(StreamKey(e.Rec.ID, id)) {
-			if keepData == nil { // the first one dropped: copy what came before
-				keepData, keepIDs = append([][]byte{}, data[:i]...), append([]string{}, ids[:i]...)
+	var held []int // indexes in ids
+	if te, ok := p.taken.(takenEach); ok {
+		held = te.HasEach(StreamKey(e.Rec.ID, ""), ids, nil)
+	} else {
+		for i, id := range ids {
+			if id != "" && p.taken.Has(StreamKey(e.Rec.ID, id)) {
+				held = append(held, i)
 			}
-			continue
-		}
-		if keepData != nil {
-			keepData, keepIDs = append(keepData, data[i]), append(keepIDs, id)
 		}
 	}
-	if keepData == nil {
+	if len(held) == 0 {
 		return data, ids
+	}
+	keepData := make([][]byte, 0, len(data)-len(held))
+	keepIDs := make([]string, 0, len(data)-len(held))
+	for i := range ids {
+		if len(held) > 0 && held[0] == i {
+			held = held[1:]
+			continue
+		}
+		keepData, keepIDs = append(keepData, data[i]), append(keepIDs, ids[i])
 	}
 	p.reg.Count(e.Rec.ID, "duplicates_suppressed", int64(len(data)-len(keepData)))
 	return keepData, keepIDs
