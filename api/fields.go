@@ -95,24 +95,30 @@ func join(path, k string) string {
 // structs' promoted, to their types.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
+	eachJSONField(t, func(name, _ string, f reflect.StructField) { out[strings.ToLower(name)] = f.Type })
+	return out
+}
+
+// eachJSONField calls fn with each field of struct type t as
+// encoding/json names it (its json tag's name, else its Go name, and the
+// tag's options), walking into embedded structs without a name; fields
+// tagged "-" and unexported ones are skipped. The OpenAPI schemas and the
+// unknown-field check read fields through it, so they agree.
+func eachJSONField(t reflect.Type, fn func(name, opts string, f reflect.StructField)) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
 		if tag == "-" {
 			continue
 		}
-		name, _, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(tag, ",")
 		if f.Anonymous && name == "" {
-			et := f.Type
-			if et.Kind() == reflect.Pointer {
-				et = et.Elem()
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
 			}
-			if et.Kind() == reflect.Struct {
-				for k, v := range jsonFields(et) {
-					if _, ok := out[k]; !ok {
-						out[k] = v
-					}
-				}
+			if ft.Kind() == reflect.Struct {
+				eachJSONField(ft, fn)
 				continue
 			}
 		}
@@ -122,7 +128,6 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		if name == "" {
 			name = f.Name
 		}
-		out[strings.ToLower(name)] = f.Type
+		fn(name, opts, f)
 	}
-	return out
 }

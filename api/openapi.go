@@ -248,29 +248,7 @@ func (g *schemaGen) schema(t reflect.Type) Schema {
 }
 
 func (g *schemaGen) fields(t reflect.Type, props Schema, required *[]string) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				g.fields(ft, props, required)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
+	eachJSONField(t, func(name, opts string, f reflect.StructField) {
 		var fs Schema
 		if sch := f.Tag.Get("schema"); strings.HasPrefix(sch, "oneOf:") {
 			var alts []any
@@ -295,7 +273,7 @@ func (g *schemaGen) fields(t reflect.Type, props Schema, required *[]string) {
 		if f.Tag.Get("required") == "true" || (!strings.Contains(opts, "omitempty") && f.Tag.Get("required") != "false" && f.Type.Kind() != reflect.Pointer) {
 			*required = append(*required, name)
 		}
-	}
+	})
 }
 
 func toAny(ss []string) []any {
