@@ -188,13 +188,28 @@ func benchmarkHandleEvents(b *testing.B, filters, rules string, w dedup.Window) 
 // alike. rules/none is the ratio of their elapsed times in Handle (the
 // pipeline's throughput without rules against with them is its
 // inverse), cpu-rules/none that of the processor time the process used.
+//
+// taken=full is the hour after a restart: the rules pipeline also holds,
+// as cmd/fleethub does, the ids its streams' logs held at start
+// (KeepStreamIDs), here ten million of other events, and looks each
+// entry of its deduplicating streams up there.
 func BenchmarkRulesCost(b *testing.B) {
-	for _, filters := range []string{"mix", "all"} {
-		b.Run("filters="+filters, func(b *testing.B) {
+	for _, c := range []struct{ filters, taken string }{{"mix", ""}, {"all", ""}, {"mix", "full"}} {
+		name := "filters=" + c.filters
+		if c.taken != "" {
+			name += "/taken=" + c.taken
+		}
+		b.Run(name, func(b *testing.B) {
 			const size = 10_000_000
+			filters := c.filters
 			w := fullWindow(b, dedup.NewCompact(size, time.Hour), size)
 			none := newEventsRun(b, filters, "none", w)
 			both := newEventsRun(b, filters, "dedup+ordering", w)
+			if c.taken != "" {
+				taken := dedup.NewCompact(size, time.Hour)
+				fullTaken(b, taken, both.ids, size)
+				both.p.KeepStreamIDs(taken)
+			}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				if i%2 == 0 { // each first half the time
@@ -213,6 +228,20 @@ func BenchmarkRulesCost(b *testing.B) {
 			b.ReportMetric(both.wallPerEvent()/none.wallPerEvent(), "rules/none")
 			b.ReportMetric(both.cpuPerEvent()/none.cpuPerEvent(), "cpu-rules/none")
 		})
+	}
+}
+
+// fullTaken records n ids of earlier events of the streams in taken, a
+// thousand at a time.
+func fullTaken(b *testing.B, taken dedup.Window, streams []string, n int) {
+	ids := make([]string, 0, 1000)
+	for i := range n {
+		if ids = append(ids, StreamKey(streams[i%len(streams)], "old-"+strconv.Itoa(i))); len(ids) == cap(ids) || i == n-1 {
+			if err := taken.Done(b.Context(), ids...); err != nil {
+				b.Fatal(err)
+			}
+			ids = ids[:0]
+		}
 	}
 }
 
