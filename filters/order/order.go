@@ -2,6 +2,7 @@ package order
 
 import (
 	"errors"
+	"hash/maphash"
 	"slices"
 	"sync"
 	"time"
@@ -51,12 +52,13 @@ type Sequencer[T any] struct {
 	cfg Config
 
 	mu        sync.Mutex
-	sources   map[string]*stream[T] // mu must be held
+	sources   sourceTable[T]        // mu must be held
 	waiting   map[string]*stream[T] // sources with buffered items; mu must be held
 	recent    stream[T]             // the ring of sources, most recently pushed first after it; mu must be held
 	nextSweep time.Time             // when Expire next looks for idle sources
 	found     []*stream[T]          // AppendPushAll's memory; mu must be held
-	touched   int64                 // the sum of what AppendPushAll read ahead, so that the reads are made
+	hashes    []uint64              // AppendPushAll's memory; mu must be held
+	touched   uint64                // the sum of what AppendPushAll read ahead, so that the reads are made
 }
 
 type stream[T any] struct {
@@ -68,7 +70,9 @@ type stream[T any] struct {
 	// (Sequencer.recent); a stream's own fields, so that a Push touches
 	// no other record of its source
 	newer, older *stream[T]
-	gone         bool // forgotten
+	gone         bool   // forgotten
+	hash         uint64 // of name, in Sequencer.sources
+	waiting      bool   // in Sequencer.waiting
 }
 
 type pending[T any] struct {
@@ -94,7 +98,7 @@ func New[T any](cfg Config) (*Sequencer[T], error) {
 	if cfg.MaxSources == 0 {
 		cfg.MaxSources = DefaultMaxSources
 	}
-	s := &Sequencer[T]{cfg: cfg, sources: make(map[string]*stream[T]), waiting: make(map[string]*stream[T])}
+	s := &Sequencer[T]{cfg: cfg, sources: newSourceTable[T](), waiting: make(map[string]*stream[T])}
 	s.recent.newer, s.recent.older = &s.recent, &s.recent
 	return s, nil
 }
@@ -133,7 +137,8 @@ func (s *Sequencer[T]) Push(source string, seq int64, v T, now time.Time) []Item
 func (s *Sequencer[T]) AppendPush(dst []Item[T], source string, seq int64, v T, now time.Time) []Item[T] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.push(dst, nil, source, seq, v, now)
+	h := s.sources.hash(source)
+	return s.push(dst, s.sources.get(source, h), h, source, seq, v, now)
 }
 
 // Pushed is an item for AppendPushAll.
@@ -154,9 +159,14 @@ type Pushed[T any] struct {
 func (s *Sequencer[T]) AppendPushAll(dst []Item[T], ends []int, items []Pushed[T], now time.Time) ([]Item[T], []int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sts := s.found[:0]
+	hs := s.hashes[:0]
 	for _, it := range items {
-		sts = append(sts, s.sources[it.Source])
+		hs = append(hs, s.sources.hash(it.Source))
+	}
+	s.touched += s.sources.touch(hs)
+	sts := s.found[:0]
+	for i, it := range items {
+		sts = append(sts, s.sources.get(it.Source, hs[i]))
 	}
 	var x int64
 	for _, st := range sts {
@@ -164,33 +174,31 @@ func (s *Sequencer[T]) AppendPushAll(dst []Item[T], ends []int, items []Pushed[T
 			x += st.next + st.newer.next + st.older.next // the records front touches
 		}
 	}
-	s.touched += x
+	s.touched += uint64(x)
 	out := dst
 	for i, it := range items {
 		st := sts[i]
-		if st != nil && st.gone {
-			st = nil // forgotten by a push before: looked up again
+		if st == nil || st.gone {
+			// new, or forgotten by a push before: looked up again
+			st = s.sources.get(it.Source, hs[i])
 		}
-		out = s.push(out, st, it.Source, it.Seq, it.Value, now)
+		out = s.push(out, st, hs[i], it.Source, it.Seq, it.Value, now)
 		ends = append(ends, len(out))
 	}
 	clear(sts)
-	s.found = sts[:0]
+	s.found, s.hashes = sts[:0], hs[:0]
 	return out, ends
 }
 
-// push is AppendPush with s.mu held; st is source's record when the
-// caller has it, else nil.
-func (s *Sequencer[T]) push(out []Item[T], st *stream[T], source string, seq int64, v T, now time.Time) []Item[T] {
+// push is AppendPush with s.mu held; st is source's record, nil for a
+// source not remembered, and h the hash of its name.
+func (s *Sequencer[T]) push(out []Item[T], st *stream[T], h uint64, source string, seq int64, v T, now time.Time) []Item[T] {
 	if st == nil {
-		st = s.sources[source]
-	}
-	if st == nil {
-		if len(s.sources) >= s.cfg.MaxSources {
+		if s.sources.n >= s.cfg.MaxSources {
 			out = s.evict(out)
 		}
-		st = &stream[T]{name: source, next: seq}
-		s.sources[source] = st
+		st = &stream[T]{name: source, next: seq, hash: h}
+		s.sources.put(st)
 	}
 	s.front(st)
 	st.last = now
@@ -213,7 +221,9 @@ func (s *Sequencer[T]) push(out []Item[T], st *stream[T], source string, seq int
 		return 0
 	})
 	st.buf = slices.Insert(st.buf, i, pending[T]{seq: seq, v: v, at: now})
-	s.waiting[source] = st
+	if !st.waiting {
+		s.waiting[source], st.waiting = st, true
+	}
 	for len(st.buf) > s.cfg.MaxBuffered {
 		out = s.releaseThrough(source, st, st.buf[0].seq, out)
 	}
@@ -250,12 +260,16 @@ func (s *Sequencer[T]) Expire(now time.Time) []Item[T] {
 		}
 	}
 	if !now.Before(s.nextSweep) {
-		for name, st := range s.sources {
+		var idle []*stream[T]
+		s.sources.each(func(st *stream[T]) {
 			if len(st.buf) == 0 && now.Sub(st.last) >= s.cfg.IdleTimeout {
-				st.unlink()
-				st.gone = true
-				delete(s.sources, name)
+				idle = append(idle, st)
 			}
+		})
+		for _, st := range idle {
+			st.unlink()
+			st.gone = true
+			s.sources.del(st)
 		}
 		s.nextSweep = now.Add(s.cfg.IdleTimeout / 4)
 	}
@@ -277,7 +291,7 @@ func (s *Sequencer[T]) Buffered() int {
 func (s *Sequencer[T]) Sources() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.sources)
+	return s.sources.n
 }
 
 // evict forgets the least recently pushed source, releasing what it
@@ -292,8 +306,11 @@ func (s *Sequencer[T]) evict(out []Item[T]) []Item[T] {
 	}
 	st.unlink()
 	st.gone = true
-	delete(s.sources, st.name)
-	delete(s.waiting, st.name)
+	s.sources.del(st)
+	if st.waiting {
+		delete(s.waiting, st.name)
+		st.waiting = false
+	}
 	return out
 }
 
@@ -328,8 +345,9 @@ func (s *Sequencer[T]) drain(source string, st *stream[T], out []Item[T]) []Item
 		n++
 	}
 	st.buf = shift(st.buf, n)
-	if len(st.buf) == 0 {
+	if len(st.buf) == 0 && st.waiting {
 		delete(s.waiting, source)
+		st.waiting = false
 	}
 	return out
 }
@@ -343,4 +361,104 @@ func shift[T any](buf []pending[T], n int) []pending[T] {
 	m := copy(buf, buf[n:])
 	clear(buf[m:])
 	return buf[:m]
+}
+
+// sourceTable finds a source's record by name: an open-addressing table
+// (linear probing, backward-shift deletion) of the 64-bit hash of each
+// name beside its record, at most half full, names compared on a hash
+// match. Unlike a map of strings, a look-up reads one line of the table
+// and the record, not also the key's bytes elsewhere, and the slots of a
+// run of look-ups can be read ahead (touch).
+type sourceTable[T any] struct {
+	seed  maphash.Seed
+	slots []sourceSlot[T] // a power of two of them
+	n     int
+}
+
+type sourceSlot[T any] struct {
+	h  uint64
+	st *stream[T] // nil: empty
+}
+
+const minSourceSlots = 64
+
+func newSourceTable[T any]() sourceTable[T] {
+	return sourceTable[T]{seed: maphash.MakeSeed(), slots: make([]sourceSlot[T], minSourceSlots)}
+}
+
+func (t *sourceTable[T]) hash(name string) uint64 { return maphash.String(t.seed, name) }
+
+// touch reads the home slot of each hash and returns their sum.
+func (t *sourceTable[T]) touch(hs []uint64) uint64 {
+	mask := uint64(len(t.slots) - 1)
+	var x uint64
+	for _, h := range hs {
+		x += t.slots[h&mask].h
+	}
+	return x
+}
+
+// get returns the record of name, whose hash is h; nil if none.
+func (t *sourceTable[T]) get(name string, h uint64) *stream[T] {
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; t.slots[i].st != nil; i = (i + 1) & mask {
+		if t.slots[i].h == h && t.slots[i].st.name == name {
+			return t.slots[i].st
+		}
+	}
+	return nil
+}
+
+// put adds st, whose name is not in t.
+func (t *sourceTable[T]) put(st *stream[T]) {
+	if (t.n+1)*2 > len(t.slots) {
+		old := t.slots
+		t.slots = make([]sourceSlot[T], 2*len(old))
+		for _, s := range old {
+			if s.st != nil {
+				t.place(s)
+			}
+		}
+	}
+	t.place(sourceSlot[T]{h: st.hash, st: st})
+	t.n++
+}
+
+func (t *sourceTable[T]) place(s sourceSlot[T]) {
+	mask := uint64(len(t.slots) - 1)
+	i := s.h & mask
+	for t.slots[i].st != nil {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = s
+}
+
+// del removes st, moving back each later slot of its cluster whose home
+// is not between (backward shift).
+func (t *sourceTable[T]) del(st *stream[T]) {
+	mask := uint64(len(t.slots) - 1)
+	i := st.hash & mask
+	for ; t.slots[i].st != st; i = (i + 1) & mask {
+		if t.slots[i].st == nil {
+			return
+		}
+	}
+	for j := (i + 1) & mask; t.slots[j].st != nil; j = (j + 1) & mask {
+		home := t.slots[j].h & mask
+		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = sourceSlot[T]{}
+	t.n--
+}
+
+// each calls f with every record.
+func (t *sourceTable[T]) each(f func(*stream[T])) {
+	for _, s := range t.slots {
+		if s.st != nil {
+			f(s.st)
+		}
+	}
 }
