@@ -197,7 +197,7 @@ func BenchmarkRulesCost(b *testing.B) {
 	for _, c := range []struct{ filters, taken string }{{"mix", ""}, {"all", ""}, {"mix", "full"}} {
 		name := "filters=" + c.filters
 		if c.taken != "" {
-			name += "/taken=" + c.taken
+			name += ",taken=" + c.taken
 		}
 		b.Run(name, func(b *testing.B) {
 			const size = 10_000_000
