@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,8 +100,9 @@ func (c *Compact) hash(id string) hkey {
 	return hkey{maphash.String(c.s1, id), maphash.String(c.s2, id)}
 }
 
-// hashes appends the hashes of ids to hs.
+// hashes appends the hashes of ids to hs, which grows at most once.
 func (c *Compact) hashes(hs []hkey, ids []string) []hkey {
+	hs = slices.Grow(hs, len(ids))
 	for _, id := range ids {
 		hs = append(hs, c.hash(id))
 	}
@@ -158,7 +160,7 @@ func (c *Compact) HasEach(prefix string, ids []string, found []int) []int {
 	}
 	var buf [64]hkey
 	var kbuf [128]byte
-	hs, key := buf[:0], kbuf[:0]
+	hs, key := slices.Grow(buf[:0], len(ids)), kbuf[:0]
 	for _, id := range ids {
 		key = append(append(key[:0], prefix...), id...)
 		// maphash.Bytes of the bytes is maphash.String of the string
