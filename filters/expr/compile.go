@@ -67,6 +67,7 @@ func (c *compiler) compile() (*Program, string) {
 		{&p.vehicles, s.VehicleIDs, c.paths.vehicles, nil, "vehicle id"},
 		{&p.drivers, s.DriverIDs, c.paths.drivers, nil, "driver id"},
 		{&p.geofences, s.Geofences, c.paths.geofences, nil, "geofence"},
+		{&p.fleets, s.FleetIDs, c.paths.fleets, nil, "fleet id"},
 		{&p.dataTypes, s.DataTypes, c.paths.dataTypes, event.DataTypes, "data type"},
 	}
 	for _, l := range lists {
@@ -140,6 +141,7 @@ func (c *compiler) noEventFields() string {
 		{len(s.Priorities) > 0, p.priorities},
 		{len(s.DriverIDs) > 0, p.drivers},
 		{len(s.Geofences) > 0, p.geofences},
+		{len(s.FleetIDs) > 0, p.fleets},
 		{s.BusinessHoursOnly, p.businessHours},
 		{s.ExcludeWeekends, p.excludeWeekends},
 		{s.Timezone != "", p.timezone},

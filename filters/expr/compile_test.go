@@ -54,7 +54,7 @@ func TestCompileErrors(t *testing.T) {
 		{"field empty segment", conds(cond("event_data..x", "=", 1)), "event_filters.custom_conditions[0].field", "empty segment"},
 		{"field trailing dot", conds(cond("event_data.", "=", 1)), "event_filters.custom_conditions[0].field", "empty segment"},
 		{"field object", conds(cond("source", "=", "x")), "event_filters.custom_conditions[0].field", "is an object"},
-		{"field unknown subfield", conds(cond("source.fleet_id", "=", "x")), "event_filters.custom_conditions[0].field", `unknown field "source.fleet_id"`},
+		{"field unknown subfield", conds(cond("source.depot_id", "=", "x")), "event_filters.custom_conditions[0].field", `unknown field "source.depot_id"`},
 		{"field below scalar", conds(cond("severity.level", "=", "x")), "event_filters.custom_conditions[0].field", "is not an object"},
 		{"field too deep", conds(cond("event_data."+long, "=", 1)), "event_filters.custom_conditions[0].field", "segments"},
 		{"field too long", conds(cond("event_data."+strings.Repeat("x", expr.MaxFieldLen), "=", 1)), "event_filters.custom_conditions[0].field", "longer"},

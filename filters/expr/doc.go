@@ -28,7 +28,8 @@
 // any of their values; an empty list allows everything):
 //
 //   - event streams: category, severity, priority, source.vehicle_id,
-//     source.driver_id; geofences match location.geofence or
+//     source.driver_id, source.fleet_id (the stream's fleet_id: an event
+//     without a fleet passes none); geofences match location.geofence or
 //     event_data.geofence_id (geofence events carry the latter).
 //   - time filters judge the event's timestamp (IngestedAt when it is
 //     zero) in the stream's timezone, UTC by default: business_hours_only

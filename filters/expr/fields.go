@@ -85,6 +85,7 @@ var eventFields = map[string]field{
 	"source.vehicle_id": {typ: ftString, get: func(env *event.Envelope) value { return strOmit(env.Event.Source.VehicleID) }},
 	"source.driver_id":  {typ: ftString, get: func(env *event.Envelope) value { return strOmit(env.Event.Source.DriverID) }},
 	"source.trip_id":    {typ: ftString, get: func(env *event.Envelope) value { return strOmit(env.Event.Source.TripID) }},
+	"source.fleet_id":   {typ: ftString, get: func(env *event.Envelope) value { return strOmit(env.Event.Source.FleetID) }},
 
 	"location": {typ: ftObject},
 	"location.latitude": {typ: ftNumber, get: func(env *event.Envelope) value {

@@ -215,6 +215,34 @@ func TestEventFilters(t *testing.T) {
 	}
 }
 
+// TestFleetFilter: a fleet-scoped program takes the events of its fleet
+// only; an event without a fleet is of none.
+func TestFleetFilter(t *testing.T) {
+	p := mustCompile(t, expr.Spec{Kind: expr.KindEvent, FleetIDs: []string{"fleet_9"}})
+	for _, c := range []struct {
+		fleet string
+		want  bool
+	}{{"fleet_9", true}, {"fleet_8", false}, {"", false}} {
+		env := harshBraking()
+		env.Event.Source.FleetID = c.fleet
+		if got := p.Match(env); got != c.want {
+			t.Errorf("fleet %q: Match = %v, want %v", c.fleet, got, c.want)
+		}
+	}
+	byCond := mustCompile(t, expr.Spec{Kind: expr.KindEvent, Conditions: []expr.Condition{cond("source.fleet_id", "=", "fleet_9")}})
+	env := harshBraking()
+	if byCond.Match(env) {
+		t.Error("source.fleet_id condition matched an event without a fleet")
+	}
+	env.Event.Source.FleetID = "fleet_9"
+	if !byCond.Match(env) {
+		t.Error("source.fleet_id condition missed its fleet")
+	}
+	if _, err := expr.Compile(expr.Spec{Kind: expr.KindTelemetry, FleetIDs: []string{"f"}}); err == nil {
+		t.Error("a telemetry program with fleet ids compiled")
+	}
+}
+
 func TestGeofenceFromEventData(t *testing.T) {
 	env := harshBraking()
 	env.Event.Location.Geofence = ""

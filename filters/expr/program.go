@@ -14,6 +14,7 @@ type Program struct {
 	// Allowed values; an empty set allows everything.
 	categories, severities, priorities strset
 	vehicles, drivers, geofences       strset
+	fleets                             strset
 	dataTypes                          strset
 
 	loc             *time.Location
@@ -92,7 +93,7 @@ func (p *Program) Match(env *event.Envelope) bool {
 func (p *Program) matchEvent(env *event.Envelope, ev *event.Event) bool {
 	if !p.categories.allows(ev.Category) || !p.severities.allows(ev.Severity) ||
 		!p.priorities.allows(ev.Priority) || !p.vehicles.allows(ev.Source.VehicleID) ||
-		!p.drivers.allows(ev.Source.DriverID) {
+		!p.drivers.allows(ev.Source.DriverID) || !p.fleets.allows(ev.Source.FleetID) {
 		return false
 	}
 	if !p.geofences.empty() && !p.inGeofence(ev) {

@@ -38,6 +38,9 @@ type Spec struct {
 	VehicleIDs []string // vehicle_ids; for telemetry streams: vehicles
 	DriverIDs  []string // driver_ids
 	Geofences  []string // geofences: location.geofence or event_data.geofence_id
+	// FleetIDs are the stream's fleet_id: source.fleet_id must be one of
+	// them (an event without a fleet passes no such list).
+	FleetIDs []string
 
 	// time_filters
 	BusinessHoursOnly bool   // Mon-Fri 08:00-18:00 local
@@ -84,6 +87,7 @@ func (e *FieldError) Error() string { return "expr: " + e.Field + ": " + e.Messa
 // paths names the body fields of one kind of stream, for FieldErrors.
 type paths struct {
 	categories, severities, priorities, vehicles, drivers, geofences string
+	fleets                                                           string
 	timezone, businessHours, excludeWeekends                         string
 	conditions                                                       string
 	dataTypes, minEngineTemp, maxFuelLevel, alertThresholds          string
@@ -96,6 +100,7 @@ var eventPaths = paths{
 	vehicles:        "event_filters.vehicle_ids",
 	drivers:         "event_filters.driver_ids",
 	geofences:       "event_filters.geofences",
+	fleets:          "fleet_id",
 	timezone:        "event_filters.time_filters.timezone",
 	businessHours:   "event_filters.time_filters.business_hours_only",
 	excludeWeekends: "event_filters.time_filters.exclude_weekends",

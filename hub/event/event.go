@@ -52,6 +52,11 @@ type Source struct {
 	VehicleID string `json:"vehicle_id,omitempty" msgpack:"vehicle_id,omitempty"`
 	DriverID  string `json:"driver_id,omitempty" msgpack:"driver_id,omitempty"`
 	TripID    string `json:"trip_id,omitempty" msgpack:"trip_id,omitempty"`
+	// FleetID is the fleet of the source's vehicle (an extension of the
+	// interface's source): given by the sender of an event, else stamped
+	// from the vehicle's profile when the event is accepted. Event
+	// streams with fleet_id take only events of their fleet.
+	FleetID string `json:"fleet_id,omitempty" msgpack:"fleet_id,omitempty"`
 }
 
 // Location is where an event happened.
