@@ -12,10 +12,43 @@ import (
 // Schema is a JSON Schema (OpenAPI 3.1 dialect) as a plain map.
 type Schema = map[string]any
 
+// SourceKey is the schema extension that says where a response field's
+// value comes from, read from the field's source:"..." tag; a field
+// without it is an identifier, a timestamp, a state, a label or a value
+// as a request or a device gave it (docs/api.md).
+const SourceKey = "x-fleethub-source"
+
+// The values of SourceKey.
+const (
+	// SourceComputed: derived by the service from the data it was given
+	// (analytics, scores, estimates, assessments); it follows its inputs.
+	SourceComputed = "computed"
+	// SourceMeasured: a reading of the service's own running state at
+	// answer time (latencies, connections, counters); it may rest at one
+	// value while nothing happens.
+	SourceMeasured = "measured"
+	// SourceConstant: fixed by the service's design and documented (a
+	// scale's maximum, a weight); never a measurement.
+	SourceConstant = "constant"
+	// SourceUnknown: the service cannot know it: always null or
+	// "unknown", and the description says why.
+	SourceUnknown = "unknown"
+)
+
+// IsSource reports whether v is one of the values of SourceKey.
+func IsSource(v string) bool {
+	switch v {
+	case SourceComputed, SourceMeasured, SourceConstant, SourceUnknown:
+		return true
+	}
+	return false
+}
+
 // OpenAPI builds the OpenAPI 3.1 document of every registered route. Body
 // schemas are reflected from the Go types handlers encode, so the document
 // and the responses cannot drift apart: struct fields follow their json
-// tags; tags required:"true", enum:"a,b" and doc:"..." refine them.
+// tags; tags required:"true", enum:"a,b", doc:"..." and source:"..."
+// (SourceKey) refine them.
 func (s *Server) OpenAPI() map[string]any {
 	g := &schemaGen{defs: map[string]Schema{}, names: map[reflect.Type]string{}}
 	paths := map[string]map[string]any{}
@@ -262,12 +295,14 @@ func (g *schemaGen) fields(t reflect.Type, props Schema, required *[]string) {
 		if en := f.Tag.Get("enum"); en != "" {
 			fs = Schema{"allOf": []any{fs}, "enum": toAny(strings.Split(en, ","))}
 		}
+		if _, isRef := fs["$ref"]; isRef && (f.Tag.Get("doc") != "" || f.Tag.Get("source") != "") {
+			fs = Schema{"allOf": []any{fs}}
+		}
 		if d := f.Tag.Get("doc"); d != "" {
-			if _, isRef := fs["$ref"]; isRef {
-				fs = Schema{"allOf": []any{fs}, "description": d}
-			} else {
-				fs["description"] = d
-			}
+			fs["description"] = d
+		}
+		if src := f.Tag.Get("source"); src != "" {
+			fs[SourceKey] = src
 		}
 		props[name] = fs
 		if f.Tag.Get("required") == "true" || (!strings.Contains(opts, "omitempty") && f.Tag.Get("required") != "false" && f.Type.Kind() != reflect.Pointer) {
