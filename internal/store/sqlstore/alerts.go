@@ -1,7 +1,9 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strconv"
 	"time"
 
@@ -83,8 +85,8 @@ func (s *Store) ListAlerts(ctx context.Context, f store.AlertFilter) ([]store.Al
 func (s *Store) ScheduleAlert(ctx context.Context, steps []store.AlertDue) error {
 	return s.inTx(ctx, "schedule alert", func(tx Querier) error {
 		for _, d := range steps {
-			if _, err := tx.Exec(ctx, `INSERT INTO alert_schedule(alert_id, org, env, kind, level, due_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-				d.AlertID, d.Org, d.Env, d.Kind, d.Level, MS(d.DueAt)); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO alert_steps(alert_id, org, env, kind, channel, level, due_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT DO NOTHING`, d.AlertID, d.Org, d.Env, d.Kind, d.Channel, d.Level, MS(d.DueAt)); err != nil {
 				return err
 			}
 		}
@@ -94,23 +96,27 @@ func (s *Store) ScheduleAlert(ctx context.Context, steps []store.AlertDue) error
 
 // ClaimDueAlerts claims due steps in one statement.
 func (s *Store) ClaimDueAlerts(ctx context.Context, owner string, now, until time.Time, limit int) ([]store.AlertDue, error) {
-	rows, err := s.w.Query(ctx, `UPDATE alert_schedule SET owner = ?, lease_until = ?
-		WHERE (alert_id, kind, level) IN (SELECT alert_id, kind, level FROM alert_schedule
+	rows, err := s.w.Query(ctx, `UPDATE alert_steps SET owner = ?, lease_until = ?
+		WHERE (alert_id, kind, channel, level) IN (SELECT alert_id, kind, channel, level FROM alert_steps
 			WHERE done_at = 0 AND due_at <= ? AND lease_until <= ? ORDER BY due_at, level LIMIT ?`+s.d.skipLocked+`)
-		RETURNING alert_id, org, env, kind, level, due_at`, owner, MS(until), MS(now), MS(now), limit)
+		RETURNING alert_id, org, env, kind, channel, level, due_at`, owner, MS(until), MS(now), MS(now), limit)
 	out, err := collect(nil, rows, err, func(r Row) (store.AlertDue, error) {
 		var d store.AlertDue
 		var due int64
-		err := r.Scan(&d.AlertID, &d.Org, &d.Env, &d.Kind, &d.Level, &due)
+		err := r.Scan(&d.AlertID, &d.Org, &d.Env, &d.Kind, &d.Channel, &d.Level, &due)
 		d.DueAt = FromMS(due)
 		return d, err
+	})
+	// RETURNING follows the update's scan, not the sub-select's order
+	slices.SortStableFunc(out, func(a, b store.AlertDue) int {
+		return cmp.Or(a.DueAt.Compare(b.DueAt), cmp.Compare(a.Level, b.Level))
 	})
 	return out, s.wrap("claim alert steps", err)
 }
 
 // FinishAlertDue marks a step done if owner still holds it.
 func (s *Store) FinishAlertDue(ctx context.Context, owner string, d store.AlertDue, at time.Time) error {
-	n, err := s.w.Exec(ctx, `UPDATE alert_schedule SET done_at = ? WHERE alert_id = ? AND kind = ? AND level = ? AND owner = ? AND done_at = 0`,
-		MS(at), d.AlertID, d.Kind, d.Level, owner)
+	n, err := s.w.Exec(ctx, `UPDATE alert_steps SET done_at = ? WHERE alert_id = ? AND kind = ? AND channel = ? AND level = ? AND owner = ? AND done_at = 0`,
+		MS(at), d.AlertID, d.Kind, d.Channel, d.Level, owner)
 	return s.wrap("finish alert step", changed(n, err, store.ErrConflict))
 }

@@ -235,6 +235,26 @@ var migrations = []string{
 	);
 	CREATE INDEX notifications_due ON notifications(status, next_attempt_at);
 	CREATE INDEX notifications_ref ON notifications(org, env, ref, created_at);`,
+	// alert_steps replaces alert_schedule with the channel of a delivery
+	// step (a channel's delayed first delivery or one of its repeats) in
+	// its key; the steps stored before are kept, with no channel.
+	`CREATE TABLE alert_steps (
+		alert_id TEXT NOT NULL,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		channel TEXT NOT NULL,
+		level INTEGER NOT NULL,
+		due_at {int64} NOT NULL,
+		owner TEXT NOT NULL DEFAULT '',
+		lease_until {int64} NOT NULL DEFAULT 0,
+		done_at {int64} NOT NULL DEFAULT 0,
+		PRIMARY KEY (alert_id, kind, channel, level)
+	);
+	INSERT INTO alert_steps(alert_id, org, env, kind, channel, level, due_at, owner, lease_until, done_at)
+		SELECT alert_id, org, env, kind, '', level, due_at, owner, lease_until, done_at FROM alert_schedule;
+	DROP TABLE alert_schedule;
+	CREATE INDEX alert_steps_due ON alert_steps(done_at, due_at);`,
 }
 
 // Migrate applies the pending migrations of db, a database of dialect d,
@@ -244,6 +264,11 @@ var migrations = []string{
 // TABLE IF NOT EXISTS can itself fail on PostgreSQL with a unique
 // violation on the catalog.
 func Migrate(ctx context.Context, db Conn, d *Dialect, now func() time.Time) error {
+	return migrate(ctx, db, d, now, len(migrations))
+}
+
+// migrate applies the pending migrations up to version upto, as Migrate.
+func migrate(ctx context.Context, db Conn, d *Dialect, now func() time.Time, upto int) error {
 	s := New(db, d)
 	return s.inTx(ctx, "migrate", func(tx Querier) error {
 		if d.lockMigrations != "" {
@@ -258,7 +283,7 @@ func Migrate(ctx context.Context, db Conn, d *Dialect, now func() time.Time) err
 		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
 			return fmt.Errorf("version: %w", err)
 		}
-		for v := current + 1; v <= len(migrations); v++ {
+		for v := current + 1; v <= upto; v++ {
 			// No arguments: pgx sends it with the simple protocol, which
 			// allows several statements in one migration.
 			if _, err := tx.Exec(ctx, d.types.Replace(migrations[v-1])); err != nil {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +55,49 @@ func alertSchedule(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("DeliveryStepsPerChannel", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := t.Context()
+		// the same round on two channels, and an escalation level of the
+		// same number: four steps, each claimed and finished on its own
+		steps := []store.AlertDue{
+			{AlertID: "a1", Org: "o1", Env: "test", Kind: store.AlertDueDelivery, Channel: "voice_call", Level: 0, DueAt: t0.Add(time.Minute)},
+			{AlertID: "a1", Org: "o1", Env: "test", Kind: store.AlertDueDelivery, Channel: "sms", Level: 1, DueAt: t0.Add(2 * time.Minute)},
+			{AlertID: "a1", Org: "o1", Env: "test", Kind: store.AlertDueDelivery, Channel: "voice_call", Level: 1, DueAt: t0.Add(3 * time.Minute)},
+			{AlertID: "a1", Org: "o1", Env: "test", Kind: store.AlertDueEscalation, Level: 1, DueAt: t0.Add(4 * time.Minute)},
+		}
+		if err := s.ScheduleAlert(ctx, steps); err != nil {
+			t.Fatal(err)
+		}
+		moved := steps[1]
+		moved.DueAt = t0
+		if err := s.ScheduleAlert(ctx, []store.AlertDue{moved}); err != nil {
+			t.Fatalf("scheduling a stored step again: %v", err)
+		}
+		now := t0.Add(2 * time.Minute)
+		got, err := s.ClaimDueAlerts(ctx, "n1", now, now.Add(time.Minute), 10)
+		if err != nil || !sameSteps(got, steps[:2]) {
+			t.Fatalf("claim at +2m: %+v %v, want %+v (a step stored again keeps its due time)", got, err, steps[:2])
+		}
+		if err := s.FinishAlertDue(ctx, "n1", got[1], now); err != nil {
+			t.Fatal(err)
+		}
+		// finishing one channel's round leaves the other channel's alone
+		later := now.Add(2 * time.Minute)
+		rest, err := s.ClaimDueAlerts(ctx, "n2", later, later.Add(time.Minute), 10)
+		if err != nil || !sameSteps(rest, []store.AlertDue{steps[0], steps[2], steps[3]}) {
+			t.Fatalf("claim at +4m: %+v %v, want %+v", rest, err, []store.AlertDue{steps[0], steps[2], steps[3]})
+		}
+		for _, d := range rest {
+			if err := s.FinishAlertDue(ctx, "n2", d, later); err != nil {
+				t.Fatalf("finish %+v: %v", d, err)
+			}
+		}
+		if left, err := s.ClaimDueAlerts(ctx, "n3", later.Add(time.Hour), later.Add(2*time.Hour), 10); err != nil || len(left) != 0 {
+			t.Fatalf("finished steps claimed again: %+v %v", left, err)
+		}
+	})
 	t.Run("ConcurrentClaimsNeverOverlap", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
@@ -98,5 +142,13 @@ func alertSchedule(t *testing.T, open Opener) {
 				t.Errorf("%s claimed %d times", id, n)
 			}
 		}
+	})
+}
+
+// sameSteps says whether got are want, in order, due at the same instants.
+func sameSteps(got, want []store.AlertDue) bool {
+	return slices.EqualFunc(got, want, func(a, b store.AlertDue) bool {
+		return a.AlertID == b.AlertID && a.Org == b.Org && a.Env == b.Env && a.Kind == b.Kind && a.Channel == b.Channel && a.Level == b.Level &&
+			a.DueAt.Equal(b.DueAt)
 	})
 }
