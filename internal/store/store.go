@@ -86,6 +86,7 @@ type Backend interface {
 	Contacts
 	AlertSchedule
 	Notifications
+	Vehicles
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

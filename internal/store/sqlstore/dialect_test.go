@@ -57,9 +57,11 @@ func TestChunks(t *testing.T) {
 // dialect, since databases recorded it as applied.
 var released = map[string][]string{
 	"postgres": {"2cb20768e179", "f52f472970fa", "ac1ba571ec75", "37ad5e93fc23", "a52e6dba619f", "953920c5e777",
-		"9a8a30851bd6", "a9fd692942f8", "753b2ba8a728", "fdcb7c7e41a8", "f487783b0589", "61510cb51eea", "83d7e1fed603"},
+		"9a8a30851bd6", "a9fd692942f8", "753b2ba8a728", "fdcb7c7e41a8", "f487783b0589", "61510cb51eea", "83d7e1fed603",
+		"4c95bce9eb29"},
 	"sqlite": {"dee3b1f4e4fa", "fe95584754cb", "9d76be621d2c", "b8f65c37c6a0", "434432344aad", "90e31ffea813",
-		"5a6dd991ec79", "73dcb78b42c4", "dd7a022521e2", "5c954cc97a3e", "1d2a6799953c", "f6c3da60588a", "cf518d0c824a"},
+		"5a6dd991ec79", "73dcb78b42c4", "dd7a022521e2", "5c954cc97a3e", "1d2a6799953c", "f6c3da60588a", "cf518d0c824a",
+		"0a259137d9ef"},
 }
 
 func TestMigrationsReleased(t *testing.T) {

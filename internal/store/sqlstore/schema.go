@@ -255,6 +255,18 @@ var migrations = []string{
 		SELECT alert_id, org, env, kind, '', level, due_at, owner, lease_until, done_at FROM alert_schedule;
 	DROP TABLE alert_schedule;
 	CREATE INDEX alert_steps_due ON alert_steps(done_at, due_at);`,
+	// Vehicle profiles (vehicles.go): fleet membership and fuel model.
+	`CREATE TABLE vehicles (
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		id {key} NOT NULL,
+		fleet_id TEXT NOT NULL,
+		doc TEXT NOT NULL,
+		created_at {int64} NOT NULL,
+		updated_at {int64} NOT NULL,
+		PRIMARY KEY (org, env, id)
+	);
+	CREATE INDEX vehicles_fleet ON vehicles(org, env, fleet_id, id);`,
 }
 
 // Migrate applies the pending migrations of db, a database of dialect d,

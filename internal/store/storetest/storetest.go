@@ -51,6 +51,7 @@ var suite = []struct {
 	{"Contacts", contacts},
 	{"AlertSchedule", alertSchedule},
 	{"Notifications", notifications},
+	{"Vehicles", vehicles},
 }
 
 // Run runs the whole contract against backends made by open.
