@@ -16,6 +16,7 @@ type profile struct {
 	cityKm    float64   // driven under 50 km/h
 	moving    []float64 // the speeds over 5 km/h
 	gainM     float64   // elevation gained, meters
+	altitudes bool      // some two consecutive points had an altitude: gainM is known
 }
 
 func profileOf(pts []Point) profile {
@@ -38,8 +39,9 @@ func profileOf(pts []Point) profile {
 		if v > 5 {
 			p.moving = append(p.moving, v)
 		}
-		if !math.IsNaN(pts[i].Altitude) && !math.IsNaN(pts[i-1].Altitude) && pts[i].Altitude > pts[i-1].Altitude {
-			p.gainM += pts[i].Altitude - pts[i-1].Altitude
+		if !math.IsNaN(pts[i].Altitude) && !math.IsNaN(pts[i-1].Altitude) {
+			p.altitudes = true
+			p.gainM += math.Max(0, pts[i].Altitude-pts[i-1].Altitude)
 		}
 	}
 	return p

@@ -8,7 +8,7 @@ import (
 
 // assessQuality rates one point.
 func assessQuality(p Point, d *DeviceInfo, prev, last *Point) Quality {
-	q := Quality{AccuracyRating: "unknown", SignalQuality: "unknown", GPSFixType: "3d", HDOP: 0}
+	q := Quality{AccuracyRating: "unknown", SignalQuality: "unknown", GPSFixType: "unknown"}
 	if !math.IsNaN(p.Accuracy) {
 		switch a := p.Accuracy; {
 		case a <= 5:
@@ -21,19 +21,22 @@ func assessQuality(p Point, d *DeviceInfo, prev, last *Point) Quality {
 			q.AccuracyRating = "poor"
 		}
 		// horizontal accuracy ≈ HDOP × user range error (≈5 m)
-		q.HDOP = round(p.Accuracy/5, 1)
+		h := round(p.Accuracy/5, 1)
+		q.HDOP = &h
 	}
 	sats := -1.0
 	if d != nil && d.SatellitesCount != nil {
 		sats = *d.SatellitesCount
 	}
+	// the fix type follows from the satellites in view; without their
+	// count it is not known (an altitude may come from a barometer)
 	switch {
-	case sats >= 0 && sats < 3:
+	case sats >= 4:
+		q.GPSFixType = "3d"
+	case sats >= 3:
+		q.GPSFixType = "2d"
+	case sats >= 0:
 		q.GPSFixType = "none"
-	case sats >= 3 && sats < 4:
-		q.GPSFixType = "2d"
-	case sats < 0 && math.IsNaN(p.Altitude):
-		q.GPSFixType = "2d"
 	}
 	if d != nil && d.SignalStrength != nil {
 		v := *d.SignalStrength
@@ -73,9 +76,10 @@ func assessQuality(p Point, d *DeviceInfo, prev, last *Point) Quality {
 		}
 	}
 	// deviation: distance of the point from the path the previous point
-	// was heading along (0 without a previous point or heading)
+	// was heading along (null without a previous point or heading)
 	if prev != nil && last != nil && last.TS == p.TS && !math.IsNaN(prev.Heading) {
-		q.DeviationFromRoute = round(geo.CrossTrack(prev.pos(), prev.Heading, p.pos()), 1)
+		d := round(geo.CrossTrack(prev.pos(), prev.Heading, p.pos()), 1)
+		q.DeviationFromRoute = &d
 	}
 	return q
 }

@@ -30,16 +30,16 @@ type Geometry struct {
 
 // RouteAnalytics summarizes the driven route.
 type RouteAnalytics struct {
-	TotalDistanceKm          float64 `json:"total_distance_km"`
-	EstimatedDurationMinutes float64 `json:"estimated_duration_minutes" doc:"distance at the trip's typical cruising speed"`
-	ActualDurationMinutes    float64 `json:"actual_duration_minutes"`
-	EfficiencyScore          float64 `json:"efficiency_score" doc:"0-100: straight-line distance over driven distance, less idling"`
-	DeviationPercentage      float64 `json:"deviation_percentage" doc:"driven distance over straight-line distance, minus 100"`
-	FuelEfficiencyRating     string  `json:"fuel_efficiency_rating" enum:"excellent,good,fair,poor"`
-	RouteComplexity          string  `json:"route_complexity" enum:"low,medium,high"`
-	ElevationGainMeters      float64 `json:"elevation_gain_meters"`
-	HighwayPercentage        float64 `json:"highway_percentage" doc:"share of distance at 80 km/h or more"`
-	CityDrivingPercentage    float64 `json:"city_driving_percentage" doc:"share of distance under 50 km/h"`
+	TotalDistanceKm          float64  `json:"total_distance_km" source:"computed"`
+	EstimatedDurationMinutes float64  `json:"estimated_duration_minutes" source:"computed" doc:"distance at the trip's typical cruising speed"`
+	ActualDurationMinutes    float64  `json:"actual_duration_minutes" source:"computed"`
+	EfficiencyScore          float64  `json:"efficiency_score" source:"computed" doc:"0-100: straight-line distance over driven distance, less idling"`
+	DeviationPercentage      float64  `json:"deviation_percentage" source:"computed" doc:"driven distance over straight-line distance, minus 100"`
+	FuelEfficiencyRating     string   `json:"fuel_efficiency_rating" enum:"excellent,good,fair,poor" source:"computed" doc:"from the estimated fuel_efficiency_kmpl"`
+	RouteComplexity          string   `json:"route_complexity" enum:"low,medium,high" source:"computed"`
+	ElevationGainMeters      *float64 `json:"elevation_gain_meters" source:"computed" doc:"from the points' altitude_meters; null when no two consecutive points had one"`
+	HighwayPercentage        float64  `json:"highway_percentage" source:"computed" doc:"share of distance at 80 km/h or more"`
+	CityDrivingPercentage    float64  `json:"city_driving_percentage" source:"computed" doc:"share of distance under 50 km/h"`
 }
 
 // Waypoint is a notable point of the route.
@@ -48,11 +48,11 @@ type Waypoint struct {
 	Latitude            float64   `json:"latitude"`
 	Longitude           float64   `json:"longitude"`
 	WaypointType        string    `json:"waypoint_type" enum:"start,turn,stop,end"`
-	Address             string    `json:"address"`
-	DistanceFromStartKm float64   `json:"distance_from_start_km"`
-	EstimatedArrival    time.Time `json:"estimated_arrival_time"`
+	Address             *string   `json:"address" doc:"the start's and the end's as the trip's start and end locations gave them; null elsewhere: points are not reverse geocoded"`
+	DistanceFromStartKm float64   `json:"distance_from_start_km" source:"computed"`
+	EstimatedArrival    time.Time `json:"estimated_arrival_time" source:"computed" doc:"at the trip's cruising speed from the start"`
 	ActualArrival       time.Time `json:"actual_arrival_time"`
-	DelayMinutes        float64   `json:"delay_minutes"`
+	DelayMinutes        float64   `json:"delay_minutes" source:"computed"`
 }
 
 // Suggestion is an optimization suggestion.
@@ -61,7 +61,7 @@ type Suggestion struct {
 	Type                     string             `json:"type"`
 	Title                    string             `json:"title"`
 	Description              string             `json:"description"`
-	PotentialSavings         map[string]float64 `json:"potential_savings"`
+	PotentialSavings         map[string]float64 `json:"potential_savings" source:"computed" doc:"time_minutes, fuel_liters, cost_usd"`
 	ImplementationComplexity string             `json:"implementation_complexity" enum:"low,medium,high"`
 }
 
@@ -73,7 +73,7 @@ type Route struct {
 	RouteAnalytics          RouteAnalytics   `json:"route_analytics"`
 	Waypoints               []Waypoint       `json:"waypoints,omitempty"`
 	TrafficAnalysis         *TrafficAnalysis `json:"traffic_analysis,omitempty"`
-	AlternativeRoutes       []any            `json:"alternative_routes,omitempty" doc:"needs the routing engine; empty in this release"`
+	AlternativeRoutes       *[]any           `json:"alternative_routes,omitempty" source:"unknown" doc:"with include_alternatives: null, alternatives need a road network the trip's route is not matched to in this release"`
 	OptimizationSuggestions []Suggestion     `json:"optimization_suggestions"`
 }
 
@@ -112,7 +112,7 @@ func (s *Service) Route(ctx context.Context, org, env, id string, q RouteQuery) 
 		r.TrafficAnalysis = traffic(pts, prof.speeds, prof.cum, cruise)
 	}
 	if q.IncludeAlternatives {
-		r.AlternativeRoutes = []any{}
+		r.AlternativeRoutes = new([]any) // points at nil: encoded null
 	}
 	r.OptimizationSuggestions = suggestions(r.OptimizationSuggestions, a, r.RouteAnalytics.DeviationPercentage, straight, cruise)
 	return r, nil
@@ -139,7 +139,11 @@ func geometry(pts []Point, q RouteQuery) Geometry {
 // routeAnalytics rates the driven route; straight is the distance between
 // its ends and cruise the trip's cruising speed.
 func routeAnalytics(a Analytics, prof profile, straight, cruise float64, turns int) RouteAnalytics {
-	ra := RouteAnalytics{TotalDistanceKm: round(a.DistanceKm, 3), ActualDurationMinutes: a.DurationMinutes, ElevationGainMeters: round(prof.gainM, 1)}
+	ra := RouteAnalytics{TotalDistanceKm: round(a.DistanceKm, 3), ActualDurationMinutes: a.DurationMinutes}
+	if prof.altitudes {
+		g := round(prof.gainM, 1)
+		ra.ElevationGainMeters = &g
+	}
 	if cruise > 0 {
 		ra.EstimatedDurationMinutes = round(a.DistanceKm/cruise*60, 2)
 	}
@@ -204,11 +208,11 @@ func waypoints(t store.Trip, pts []Point, turns []int, cum []float64, cruise flo
 		add("turn", i)
 	}
 	add("end", len(pts)-1)
-	if t.StartLocation != nil {
-		wps[0].Address = t.StartLocation.Address
+	if t.StartLocation != nil && t.StartLocation.Address != "" {
+		wps[0].Address = &t.StartLocation.Address
 	}
-	if t.EndLocation != nil {
-		wps[len(wps)-1].Address = t.EndLocation.Address
+	if t.EndLocation != nil && t.EndLocation.Address != "" {
+		wps[len(wps)-1].Address = &t.EndLocation.Address
 	}
 	return wps
 }

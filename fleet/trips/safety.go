@@ -16,49 +16,46 @@ import (
 const (
 	MinSafetyPoints   = 50
 	MinSafetyDuration = 10 * time.Minute
-	// IndustryAverage is the documented reference score of light
-	// commercial fleets the benchmark compares with.
-	IndustryAverage = 82.0
 )
 
 // RoadTypes splits distance by speed band.
 type RoadTypes struct {
-	HighwayPercentage float64 `json:"highway_percentage"`
-	CityPercentage    float64 `json:"city_percentage"`
-	RuralPercentage   float64 `json:"rural_percentage"`
+	HighwayPercentage float64 `json:"highway_percentage" source:"computed" doc:"share of distance at 80 km/h or more"`
+	CityPercentage    float64 `json:"city_percentage" source:"computed" doc:"share of distance under 50 km/h"`
+	RuralPercentage   float64 `json:"rural_percentage" source:"computed" doc:"the rest"`
 }
 
 // TripContext describes the trip analysed.
 type TripContext struct {
-	DistanceKm        float64   `json:"distance_km"`
-	DurationMinutes   float64   `json:"duration_minutes"`
+	DistanceKm        float64   `json:"distance_km" source:"computed"`
+	DurationMinutes   float64   `json:"duration_minutes" source:"computed"`
 	RoadTypes         RoadTypes `json:"road_types"`
-	WeatherConditions string    `json:"weather_conditions" doc:"unknown: no weather source is connected"`
-	TrafficDensity    string    `json:"traffic_density" enum:"low,moderate,high"`
+	WeatherConditions string    `json:"weather_conditions" enum:"unknown" source:"unknown" doc:"unknown: no weather source is connected"`
+	TrafficDensity    string    `json:"traffic_density" enum:"low,moderate,high" source:"computed" doc:"from the share of distance driven in congestion (traffic_analysis of the route)"`
 	TimeOfDay         string    `json:"time_of_day" enum:"morning,afternoon,evening,night"`
 	DayOfWeek         string    `json:"day_of_week"`
 }
 
 // ScoreWeights of the breakdown (sum to 1).
 type ScoreWeights struct {
-	Acceleration      float64 `json:"acceleration"`
-	Braking           float64 `json:"braking"`
-	Cornering         float64 `json:"cornering"`
-	SpeedCompliance   float64 `json:"speed_compliance"`
-	FollowingDistance float64 `json:"following_distance"`
-	Distraction       float64 `json:"distraction"`
-	Consistency       float64 `json:"consistency"`
+	Acceleration      float64 `json:"acceleration" source:"constant"`
+	Braking           float64 `json:"braking" source:"constant"`
+	Cornering         float64 `json:"cornering" source:"constant"`
+	SpeedCompliance   float64 `json:"speed_compliance" source:"constant"`
+	FollowingDistance float64 `json:"following_distance" source:"constant" doc:"0: not measured"`
+	Distraction       float64 `json:"distraction" source:"constant" doc:"0: not measured"`
+	Consistency       float64 `json:"consistency" source:"constant"`
 }
 
 // ScoreBreakdown scores each behaviour 0-100.
 type ScoreBreakdown struct {
-	AccelerationScore      float64      `json:"acceleration_score"`
-	BrakingScore           float64      `json:"braking_score"`
-	CorneringScore         float64      `json:"cornering_score"`
-	SpeedComplianceScore   float64      `json:"speed_compliance_score"`
-	FollowingDistanceScore float64      `json:"following_distance_score" doc:"not measured without forward sensors: 100, weight 0"`
-	DistractionScore       float64      `json:"distraction_score" doc:"not measured without in-cab sensors: 100, weight 0"`
-	ConsistencyScore       float64      `json:"consistency_score"`
+	AccelerationScore      float64      `json:"acceleration_score" source:"computed"`
+	BrakingScore           float64      `json:"braking_score" source:"computed"`
+	CorneringScore         float64      `json:"cornering_score" source:"computed"`
+	SpeedComplianceScore   float64      `json:"speed_compliance_score" source:"computed"`
+	FollowingDistanceScore *float64     `json:"following_distance_score" source:"unknown" doc:"null: following distance needs forward sensors the hub receives nothing from (weight 0)"`
+	DistractionScore       *float64     `json:"distraction_score" source:"unknown" doc:"null: distraction needs in-cab sensors the hub receives nothing from (weight 0)"`
+	ConsistencyScore       float64      `json:"consistency_score" source:"computed"`
 	ScoreWeights           ScoreWeights `json:"score_weights"`
 }
 
@@ -66,67 +63,82 @@ type ScoreBreakdown struct {
 type RiskFactor struct {
 	FactorID          string      `json:"factor_id"`
 	FactorType        string      `json:"factor_type"`
-	Severity          string      `json:"severity" enum:"moderate,high,critical"`
-	Frequency         int         `json:"frequency"`
-	ScoreImpact       float64     `json:"score_impact"`
+	Severity          string      `json:"severity" enum:"moderate,high,critical" source:"computed"`
+	Frequency         int         `json:"frequency" source:"computed"`
+	ScoreImpact       float64     `json:"score_impact" source:"computed"`
 	Description       string      `json:"description"`
 	Timestamps        []time.Time `json:"timestamps"`
 	Locations         []Location  `json:"locations"`
-	DurationSeconds   float64     `json:"duration_seconds"`
-	MaxSpeedOverLimit float64     `json:"max_speed_over_limit,omitempty"`
+	DurationSeconds   float64     `json:"duration_seconds" source:"computed"`
+	MaxSpeedOverLimit float64     `json:"max_speed_over_limit,omitempty" source:"computed" doc:"km/h over the configured limit"`
 }
 
 // PositiveIndicator is something the driver did well.
 type PositiveIndicator struct {
-	IndicatorType string  `json:"indicator_type"`
-	Percentage    float64 `json:"percentage"`
-	ScoreBonus    float64 `json:"score_bonus"`
+	IndicatorType string  `json:"indicator_type" enum:"smooth_braking,speed_compliance,steady_speed"`
+	Percentage    float64 `json:"percentage" source:"computed" doc:"smooth_braking and speed_compliance: the share of the trip's driving time outside harsh braking or speeding episodes (shown from 95); steady_speed: the consistency score (shown from 80)"`
+	ScoreBonus    float64 `json:"score_bonus" source:"constant" doc:"always 0: the safety score has no bonuses, it only loses points to events"`
 	Description   string  `json:"description"`
 }
 
-// Comparison against a reference.
-type Comparison struct {
+// DriverComparison places the trip among the driver's completed trips of
+// the last 30 days.
+type DriverComparison struct {
 	DriverID         string   `json:"driver_id,omitempty"`
-	OrganizationID   string   `json:"organization_id,omitempty"`
-	IndustrySegment  string   `json:"industry_segment,omitempty"`
-	Driver30dAverage *float64 `json:"driver_30d_average,omitempty"`
-	Fleet30dAverage  *float64 `json:"fleet_30d_average,omitempty"`
-	IndustryAverage  *float64 `json:"industry_average,omitempty"`
-	Comparison       string   `json:"comparison" enum:"above,below,equal,no_data"`
-	Percentile       float64  `json:"percentile"`
+	Driver30dAverage *float64 `json:"driver_30d_average" source:"computed" doc:"null without other completed trips of the driver in the last 30 days"`
+	Comparison       string   `json:"comparison" enum:"above,below,equal,no_data" source:"computed"`
+	Percentile       *float64 `json:"percentile" source:"computed" doc:"share of those trips scoring lower; null with no_data"`
+}
+
+// FleetComparison places the trip among the organization's completed
+// trips of the last 30 days.
+type FleetComparison struct {
+	OrganizationID  string   `json:"organization_id"`
+	Fleet30dAverage *float64 `json:"fleet_30d_average" source:"computed" doc:"null without other completed trips in the last 30 days"`
+	Comparison      string   `json:"comparison" enum:"above,below,equal,no_data" source:"computed"`
+	Percentile      *float64 `json:"percentile" source:"computed" doc:"share of those trips scoring lower; null with no_data"`
+}
+
+// IndustryComparison would place the trip in its industry; the hub has
+// no industry data, so it says so.
+type IndustryComparison struct {
+	IndustrySegment string   `json:"industry_segment" enum:"unknown" source:"unknown" doc:"unknown: the hub does not know the fleet's industry"`
+	IndustryAverage *float64 `json:"industry_average" source:"unknown" doc:"null: no industry benchmark data is connected"`
+	Comparison      string   `json:"comparison" enum:"no_data" source:"unknown"`
+	Percentile      *float64 `json:"percentile" source:"unknown" doc:"null: no industry benchmark data is connected"`
 }
 
 // Benchmarks compare the trip with the driver, the fleet and the industry.
 type Benchmarks struct {
-	VsDriverAverage     Comparison `json:"vs_driver_average"`
-	VsFleetAverage      Comparison `json:"vs_fleet_average"`
-	VsIndustryBenchmark Comparison `json:"vs_industry_benchmark"`
+	VsDriverAverage     DriverComparison   `json:"vs_driver_average"`
+	VsFleetAverage      FleetComparison    `json:"vs_fleet_average"`
+	VsIndustryBenchmark IndustryComparison `json:"vs_industry_benchmark"`
 }
 
 // Recommendation is advice for the driver.
 type Recommendation struct {
 	Category             string   `json:"category"`
-	Priority             string   `json:"priority" enum:"low,medium,high"`
+	Priority             string   `json:"priority" enum:"low,medium,high" source:"computed"`
 	Title                string   `json:"title"`
 	Description          string   `json:"description"`
 	SpecificActions      []string `json:"specific_actions"`
-	PotentialImprovement float64  `json:"potential_improvement"`
+	PotentialImprovement float64  `json:"potential_improvement" source:"computed" doc:"the points the risk cost"`
 }
 
 // ImprovementPotential sums up what can be gained.
 type ImprovementPotential struct {
-	MaximumPossibleScore       float64  `json:"maximum_possible_score"`
-	CurrentScore               float64  `json:"current_score"`
-	ImprovementPointsAvailable float64  `json:"improvement_points_available"`
-	PrimaryFocusAreas          []string `json:"primary_focus_areas"`
-	EstimatedTimeline          string   `json:"estimated_timeline"`
+	MaximumPossibleScore       float64  `json:"maximum_possible_score" source:"constant" doc:"100, the top of the scale"`
+	CurrentScore               float64  `json:"current_score" source:"computed"`
+	ImprovementPointsAvailable float64  `json:"improvement_points_available" source:"computed"`
+	PrimaryFocusAreas          []string `json:"primary_focus_areas" source:"computed" doc:"the two risk factors that cost most"`
+	EstimatedTimeline          *string  `json:"estimated_timeline" source:"unknown" doc:"null: the hub has no model of how fast drivers improve"`
 }
 
 // SafetyAnalysis is GET /v1/analytics/safety-score/{trip_id}.
 type SafetyAnalysis struct {
 	TripID               string               `json:"trip_id"`
-	OverallSafetyScore   float64              `json:"overall_safety_score"`
-	ScoreGrade           string               `json:"score_grade" enum:"A,B,C,D,F"`
+	OverallSafetyScore   float64              `json:"overall_safety_score" source:"computed"`
+	ScoreGrade           string               `json:"score_grade" enum:"A,B,C,D,F" source:"computed"`
 	AnalysisTimestamp    time.Time            `json:"analysis_timestamp"`
 	TripContext          TripContext          `json:"trip_context"`
 	ScoreBreakdown       *ScoreBreakdown      `json:"score_breakdown,omitempty"`
@@ -184,18 +196,14 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 	bd := breakdown(points, a.DistanceKm, consistency(prof.moving))
 	out := SafetyAnalysis{TripID: id, OverallSafetyScore: a.SafetyScore, ScoreGrade: grade(a.SafetyScore), AnalysisTimestamp: now,
 		TripContext: tripContext(t.StartTime, pts, prof, a), RiskFactors: risks,
-		PositiveIndicators: positives(risks, bd.ConsistencyScore), Recommendations: []Recommendation{}}
+		PositiveIndicators: positives(risks, a.DurationMinutes*60, bd.ConsistencyScore), Recommendations: []Recommendation{}}
 	if withBreakdown {
 		out.ScoreBreakdown = &bd
 	}
 	var focus []string
 	out.Recommendations, focus = recommendations(out.Recommendations, risks)
-	timeline := "keep the current habits"
-	if a.SafetyScore < 90 {
-		timeline = "2-4 weeks"
-	}
 	out.ImprovementPotential = ImprovementPotential{MaximumPossibleScore: 100, CurrentScore: a.SafetyScore,
-		ImprovementPointsAvailable: round(100-a.SafetyScore, 1), PrimaryFocusAreas: focus, EstimatedTimeline: timeline}
+		ImprovementPointsAvailable: round(100-a.SafetyScore, 1), PrimaryFocusAreas: focus}
 	if withBenchmarks {
 		b, err := s.benchmarks(ctx, sc, t, a.SafetyScore, now)
 		if err != nil {
@@ -305,26 +313,39 @@ func breakdown(points map[string]float64, km, consistency float64) ScoreBreakdow
 	return ScoreBreakdown{
 		AccelerationScore: componentScore(points[detect.TypeHarshAcceleration], km), BrakingScore: componentScore(points[detect.TypeHarshBraking], km),
 		CorneringScore: componentScore(points[detect.TypeHarshCornering], km), SpeedComplianceScore: componentScore(points[detect.TypeSpeeding], km),
-		FollowingDistanceScore: 100, DistractionScore: 100, ConsistencyScore: consistency,
-		ScoreWeights: ScoreWeights{Acceleration: 0.2, Braking: 0.25, Cornering: 0.15, SpeedCompliance: 0.25, Consistency: 0.15},
+		ConsistencyScore: consistency,
+		ScoreWeights:     ScoreWeights{Acceleration: 0.2, Braking: 0.25, Cornering: 0.15, SpeedCompliance: 0.25, Consistency: 0.15},
 	}
 }
 
-// positives are what the driver did well: no harsh braking, no speeding,
-// a steady speed.
-func positives(risks []RiskFactor, consistency float64) []PositiveIndicator {
-	has := func(typ string) bool {
-		return slices.ContainsFunc(risks, func(rf RiskFactor) bool { return rf.FactorType == typ })
+// positives are what the driver did well over a trip of durS seconds:
+// hardly any harsh braking or speeding, a steady speed.
+func positives(risks []RiskFactor, durS, consistency float64) []PositiveIndicator {
+	// outside is the share of the trip, in percent, outside typ's episodes
+	outside := func(typ string) float64 {
+		i := slices.IndexFunc(risks, func(rf RiskFactor) bool { return rf.FactorType == typ })
+		if i < 0 {
+			return 100
+		}
+		if durS <= 0 {
+			return 0
+		}
+		return round(100*math.Max(0, 1-risks[i].DurationSeconds/durS), 1)
 	}
 	out := []PositiveIndicator{}
-	if !has(detect.TypeHarshBraking) {
-		out = append(out, PositiveIndicator{IndicatorType: "smooth_braking", Percentage: 100, ScoreBonus: 0, Description: "No harsh braking on the trip"})
-	}
-	if !has(detect.TypeSpeeding) {
-		out = append(out, PositiveIndicator{IndicatorType: "speed_compliance", Percentage: 100, ScoreBonus: 0, Description: "No speeding on the trip"})
+	for _, p := range []struct{ typ, indicator, what string }{
+		{detect.TypeHarshBraking, "smooth_braking", "harsh braking"},
+		{detect.TypeSpeeding, "speed_compliance", "speeding"},
+	} {
+		switch pct := outside(p.typ); {
+		case pct == 100:
+			out = append(out, PositiveIndicator{IndicatorType: p.indicator, Percentage: pct, Description: "No " + p.what + " on the trip"})
+		case pct >= 95:
+			out = append(out, PositiveIndicator{IndicatorType: p.indicator, Percentage: pct, Description: fmt.Sprintf("%.1f %% of the driving time without %s", pct, p.what)})
+		}
 	}
 	if consistency >= 80 {
-		out = append(out, PositiveIndicator{IndicatorType: "steady_speed", Percentage: consistency, ScoreBonus: 0, Description: "Steady speed while moving"})
+		out = append(out, PositiveIndicator{IndicatorType: "steady_speed", Percentage: consistency, Description: "Steady speed while moving"})
 	}
 	return out
 }
@@ -358,10 +379,11 @@ func recommendations(out []Recommendation, risks []RiskFactor) ([]Recommendation
 	return out, focus
 }
 
-// compare places score among others (their mean and the share below).
-func compare(score float64, others []float64) Comparison {
+// compare places score among others: their mean, the share below it
+// and the comparison; nils and no_data without others.
+func compare(score float64, others []float64) (avg, pct *float64, cmp string) {
 	if len(others) == 0 {
-		return Comparison{Comparison: "no_data"}
+		return nil, nil, "no_data"
 	}
 	sum, below := 0.0, 0
 	for _, o := range others {
@@ -370,16 +392,15 @@ func compare(score float64, others []float64) Comparison {
 			below++
 		}
 	}
-	avg := round(sum/float64(len(others)), 1)
-	c := Comparison{Percentile: round(100*float64(below)/float64(len(others)), 1), Comparison: "equal"}
+	a, p := round(sum/float64(len(others)), 1), round(100*float64(below)/float64(len(others)), 1)
+	cmp = "equal"
 	switch {
-	case score > avg+0.5:
-		c.Comparison = "above"
-	case score < avg-0.5:
-		c.Comparison = "below"
+	case score > a+0.5:
+		cmp = "above"
+	case score < a-0.5:
+		cmp = "below"
 	}
-	c.Driver30dAverage = &avg
-	return c
+	return &a, &p, cmp
 }
 
 func (s *Service) benchmarks(ctx context.Context, sc store.Scope, t store.Trip, score float64, now time.Time) (Benchmarks, error) {
@@ -397,33 +418,22 @@ func (s *Service) benchmarks(ctx context.Context, sc store.Scope, t store.Trip, 
 		}
 		return out, nil
 	}
-	var b Benchmarks
+	b := Benchmarks{VsDriverAverage: DriverComparison{DriverID: t.DriverID, Comparison: "no_data"},
+		VsFleetAverage:      FleetComparison{OrganizationID: t.Org},
+		VsIndustryBenchmark: IndustryComparison{IndustrySegment: "unknown", Comparison: "no_data"}}
 	if t.DriverID != "" {
 		ds, err := scores(store.TripFilter{DriverID: t.DriverID})
 		if err != nil {
 			return b, err
 		}
-		b.VsDriverAverage = compare(score, ds)
-	} else {
-		b.VsDriverAverage = Comparison{Comparison: "no_data"}
+		d := &b.VsDriverAverage
+		d.Driver30dAverage, d.Percentile, d.Comparison = compare(score, ds)
 	}
-	b.VsDriverAverage.DriverID = t.DriverID
 	fs, err := scores(store.TripFilter{})
 	if err != nil {
 		return b, err
 	}
-	b.VsFleetAverage = compare(score, fs)
-	b.VsFleetAverage.Fleet30dAverage, b.VsFleetAverage.Driver30dAverage = b.VsFleetAverage.Driver30dAverage, nil
-	b.VsFleetAverage.OrganizationID = t.Org
-	ind := IndustryAverage
-	cmp := "equal"
-	if score > ind+0.5 {
-		cmp = "above"
-	} else if score < ind-0.5 {
-		cmp = "below"
-	}
-	// percentile against a normal spread of fleet scores (sd 8)
-	pct := 100 * 0.5 * (1 + math.Erf((score-ind)/(8*math.Sqrt2)))
-	b.VsIndustryBenchmark = Comparison{IndustrySegment: "light_commercial", IndustryAverage: &ind, Comparison: cmp, Percentile: round(pct, 1)}
+	f := &b.VsFleetAverage
+	f.Fleet30dAverage, f.Percentile, f.Comparison = compare(score, fs)
 	return b, nil
 }

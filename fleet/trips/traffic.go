@@ -10,33 +10,33 @@ type CongestedSegment struct {
 	SegmentID       string  `json:"segment_id"`
 	StartKm         float64 `json:"start_km"`
 	EndKm           float64 `json:"end_km"`
-	CongestionLevel string  `json:"congestion_level" enum:"moderate,heavy"`
-	DelayMinutes    float64 `json:"delay_minutes"`
-	AverageSpeedKmh float64 `json:"average_speed_kmh"`
+	CongestionLevel string  `json:"congestion_level" enum:"moderate,heavy" source:"computed"`
+	DelayMinutes    float64 `json:"delay_minutes" source:"computed"`
+	AverageSpeedKmh float64 `json:"average_speed_kmh" source:"computed"`
 }
 
 // PeakHours says whether the trip ran in peak hours.
 type PeakHours struct {
-	IsPeakHours            bool    `json:"is_peak_hours"`
-	PeakPeriod             string  `json:"peak_period"`
-	AdditionalDelayMinutes float64 `json:"additional_delay_minutes"`
-	CongestionFactor       float64 `json:"congestion_factor"`
+	IsPeakHours            bool    `json:"is_peak_hours" doc:"the trip started 07-10 or 16-19 UTC"`
+	PeakPeriod             string  `json:"peak_period" enum:"morning,evening,off_peak"`
+	AdditionalDelayMinutes float64 `json:"additional_delay_minutes" source:"computed" doc:"the congestion delay of a trip in peak hours, else 0"`
+	CongestionFactor       float64 `json:"congestion_factor" source:"computed" doc:"1 + average_congestion_level"`
 }
 
 // TrafficAnalysis is derived from the trip's own speeds (no external
 // traffic feed): segments far under the cruising speed are congested.
 type TrafficAnalysis struct {
-	AverageCongestionLevel float64            `json:"average_congestion_level" doc:"0-1"`
-	TrafficDelayMinutes    float64            `json:"traffic_delay_minutes"`
-	FuelCostImpactUSD      float64            `json:"fuel_cost_impact_usd"`
+	AverageCongestionLevel float64            `json:"average_congestion_level" source:"computed" doc:"0-1: the share of distance driven in congested segments"`
+	TrafficDelayMinutes    float64            `json:"traffic_delay_minutes" source:"computed"`
+	FuelCostImpactUSD      float64            `json:"fuel_cost_impact_usd" source:"computed" doc:"the delay idling at 0.8 L/h and 1.05 USD/L"`
 	CongestedSegments      []CongestedSegment `json:"congested_segments"`
 	PeakHoursImpact        PeakHours          `json:"peak_hours_impact"`
-	IncidentReports        []any              `json:"incident_reports"`
+	IncidentReports        []any              `json:"incident_reports" source:"unknown" doc:"null: no traffic incident feed is connected"`
 }
 
 // traffic finds the stretches driven under half the cruising speed.
 func traffic(pts []Point, speeds, cum []float64, cruise float64) *TrafficAnalysis {
-	ta := &TrafficAnalysis{CongestedSegments: []CongestedSegment{}, IncidentReports: []any{}}
+	ta := &TrafficAnalysis{CongestedSegments: []CongestedSegment{}}
 	if cruise <= 0 {
 		return ta
 	}

@@ -11,42 +11,42 @@ type Location struct {
 
 // HarshEvents counts harsh events by type.
 type HarshEvents struct {
-	HarshAcceleration int `json:"harsh_acceleration"`
-	HarshBraking      int `json:"harsh_braking"`
-	HarshCornering    int `json:"harsh_cornering"`
-	Speeding          int `json:"speeding"`
+	HarshAcceleration int `json:"harsh_acceleration" source:"computed"`
+	HarshBraking      int `json:"harsh_braking" source:"computed"`
+	HarshCornering    int `json:"harsh_cornering" source:"computed"`
+	Speeding          int `json:"speeding" source:"computed"`
 }
 
 // FuelEfficiency of a trip.
 type FuelEfficiency struct {
-	FuelConsumedLiters float64 `json:"fuel_consumed_liters"`
-	FuelEfficiencyKmpl float64 `json:"fuel_efficiency_kmpl"`
+	FuelConsumedLiters float64 `json:"fuel_consumed_liters" source:"computed"`
+	FuelEfficiencyKmpl float64 `json:"fuel_efficiency_kmpl" source:"computed"`
 }
 
 // Analytics is the full Trip analytics object.
 type Analytics struct {
-	DistanceKm      float64        `json:"distance_km"`
-	DurationMinutes float64        `json:"duration_minutes"`
-	MaxSpeedKmh     float64        `json:"max_speed_kmh"`
-	AvgSpeedKmh     float64        `json:"avg_speed_kmh"`
-	IdleTimeMinutes float64        `json:"idle_time_minutes"`
-	LocationsCount  int            `json:"locations_count"`
-	EventsCount     int            `json:"events_count"`
-	SafetyScore     float64        `json:"safety_score"`
-	EcoScore        float64        `json:"eco_score"`
+	DistanceKm      float64        `json:"distance_km" source:"computed"`
+	DurationMinutes float64        `json:"duration_minutes" source:"computed"`
+	MaxSpeedKmh     float64        `json:"max_speed_kmh" source:"computed"`
+	AvgSpeedKmh     float64        `json:"avg_speed_kmh" source:"computed"`
+	IdleTimeMinutes float64        `json:"idle_time_minutes" source:"computed"`
+	LocationsCount  int            `json:"locations_count" source:"computed"`
+	EventsCount     int            `json:"events_count" source:"computed"`
+	SafetyScore     float64        `json:"safety_score" source:"computed"`
+	EcoScore        float64        `json:"eco_score" source:"computed"`
 	HarshEvents     HarshEvents    `json:"harsh_events"`
 	FuelEfficiency  FuelEfficiency `json:"fuel_efficiency"`
 }
 
 // ListAnalytics is the subset of analytics in list items.
 type ListAnalytics struct {
-	DistanceKm      float64 `json:"distance_km"`
-	DurationMinutes float64 `json:"duration_minutes"`
-	AvgSpeedKmh     float64 `json:"avg_speed_kmh"`
-	MaxSpeedKmh     float64 `json:"max_speed_kmh"`
-	SafetyScore     float64 `json:"safety_score"`
-	EcoScore        float64 `json:"eco_score"`
-	EventsCount     int     `json:"events_count"`
+	DistanceKm      float64 `json:"distance_km" source:"computed"`
+	DurationMinutes float64 `json:"duration_minutes" source:"computed"`
+	AvgSpeedKmh     float64 `json:"avg_speed_kmh" source:"computed"`
+	MaxSpeedKmh     float64 `json:"max_speed_kmh" source:"computed"`
+	SafetyScore     float64 `json:"safety_score" source:"computed"`
+	EcoScore        float64 `json:"eco_score" source:"computed"`
+	EventsCount     int     `json:"events_count" source:"computed"`
 }
 
 // Trip is the full trip resource.
@@ -128,7 +128,7 @@ type ResumeResult struct {
 	TotalPauseDuration float64   `json:"total_pause_duration" doc:"seconds"`
 	PauseCount         int       `json:"pause_count"`
 	ResumeLocation     *Location `json:"resume_location"`
-	DistanceFromPause  float64   `json:"distance_from_pause" doc:"kilometers"`
+	DistanceFromPause  float64   `json:"distance_from_pause" doc:"kilometers" source:"computed"`
 	Message            string    `json:"message"`
 }
 
@@ -137,10 +137,10 @@ type DetectedEvent struct {
 	EventID    string         `json:"event_id"`
 	EventType  string         `json:"event_type" enum:"harsh_acceleration,harsh_braking,harsh_cornering,speeding,idle"`
 	Timestamp  *time.Time     `json:"timestamp,omitempty"`
-	Severity   string         `json:"severity" enum:"moderate,high,critical"`
-	Confidence *float64       `json:"confidence,omitempty"`
+	Severity   string         `json:"severity" enum:"moderate,high,critical" source:"computed"`
+	Confidence *float64       `json:"confidence,omitempty" source:"computed"`
 	Location   *Location      `json:"location,omitempty"`
-	Metrics    map[string]any `json:"metrics"`
+	Metrics    map[string]any `json:"metrics" source:"computed" doc:"the episode's measurements; speeding's speed_limit_kmh is the limit the hub applies (--speed-limit-kmh), not a posted road limit: points are not matched to a road map"`
 }
 
 // LastLocation is the last accepted point.
@@ -156,23 +156,23 @@ type LastLocation struct {
 
 // BatchAnalytics is the snapshot in batch responses.
 type BatchAnalytics struct {
-	CurrentDistanceKm      float64       `json:"current_distance_km"`
-	CurrentDurationMinutes float64       `json:"current_duration_minutes"`
-	CurrentSafetyScore     float64       `json:"current_safety_score"`
-	LocationsCount         int           `json:"locations_count"`
+	CurrentDistanceKm      float64       `json:"current_distance_km" source:"computed"`
+	CurrentDurationMinutes float64       `json:"current_duration_minutes" source:"computed"`
+	CurrentSafetyScore     float64       `json:"current_safety_score" source:"computed"`
+	LocationsCount         int           `json:"locations_count" source:"computed"`
 	LastLocation           *LastLocation `json:"last_location"`
-	AvgSpeedKmh            float64       `json:"avg_speed_kmh"`
+	AvgSpeedKmh            float64       `json:"avg_speed_kmh" source:"computed"`
 }
 
 // SingleAnalytics is the snapshot in single responses.
 type SingleAnalytics struct {
-	DistanceKm         float64 `json:"distance_km"`
-	DurationMinutes    float64 `json:"duration_minutes"`
-	AvgSpeedKmh        float64 `json:"avg_speed_kmh"`
-	CurrentSafetyScore float64 `json:"current_safety_score"`
-	LocationsCount     int     `json:"locations_count"`
-	MaxSpeedKmh        float64 `json:"max_speed_kmh"`
-	IdleTimeMinutes    float64 `json:"idle_time_minutes"`
+	DistanceKm         float64 `json:"distance_km" source:"computed"`
+	DurationMinutes    float64 `json:"duration_minutes" source:"computed"`
+	AvgSpeedKmh        float64 `json:"avg_speed_kmh" source:"computed"`
+	CurrentSafetyScore float64 `json:"current_safety_score" source:"computed"`
+	LocationsCount     int     `json:"locations_count" source:"computed"`
+	MaxSpeedKmh        float64 `json:"max_speed_kmh" source:"computed"`
+	IdleTimeMinutes    float64 `json:"idle_time_minutes" source:"computed"`
 }
 
 // Rejection says why a point was skipped.
@@ -189,16 +189,16 @@ type BatchResult struct {
 	Rejections       []Rejection     `json:"rejections,omitempty"`
 	EventsDetected   []DetectedEvent `json:"events_detected"`
 	TripAnalytics    BatchAnalytics  `json:"trip_analytics"`
-	ProcessingTimeMS float64         `json:"processing_time_ms"`
+	ProcessingTimeMS float64         `json:"processing_time_ms" source:"measured"`
 }
 
 // Quality is the quality assessment of a single point.
 type Quality struct {
-	AccuracyRating     string  `json:"accuracy_rating" enum:"excellent,good,fair,poor,unknown"`
-	SignalQuality      string  `json:"signal_quality" enum:"excellent,good,fair,poor,unknown"`
-	DeviationFromRoute float64 `json:"deviation_from_route" doc:"meters from the line through the previous two points"`
-	GPSFixType         string  `json:"gps_fix_type" enum:"3d,2d,none"`
-	HDOP               float64 `json:"hdop"`
+	AccuracyRating     string   `json:"accuracy_rating" enum:"excellent,good,fair,poor,unknown" source:"computed" doc:"from accuracy_meters; unknown without it"`
+	SignalQuality      string   `json:"signal_quality" enum:"excellent,good,fair,poor,unknown" source:"computed" doc:"from device_info.signal_strength, else satellites_count; unknown without either"`
+	DeviationFromRoute *float64 `json:"deviation_from_route" source:"computed" doc:"meters of the point from the path the previous point was heading along; null without a previous point that had a heading"`
+	GPSFixType         string   `json:"gps_fix_type" enum:"3d,2d,none,unknown" source:"computed" doc:"from device_info.satellites_count (4 or more 3d, 3 2d, fewer none); unknown without it"`
+	HDOP               *float64 `json:"hdop" source:"computed" doc:"estimated as accuracy_meters / 5 (a user range error of about 5 m); null without accuracy_meters"`
 }
 
 // SingleResult is the answer of a single upload.
@@ -211,5 +211,5 @@ type SingleResult struct {
 	EventsDetected    []DetectedEvent `json:"events_detected"`
 	TripAnalytics     SingleAnalytics `json:"trip_analytics"`
 	QualityAssessment Quality         `json:"quality_assessment"`
-	ProcessingTimeMS  float64         `json:"processing_time_ms"`
+	ProcessingTimeMS  float64         `json:"processing_time_ms" source:"measured"`
 }
