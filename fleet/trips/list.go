@@ -50,12 +50,12 @@ type FiltersApplied struct {
 
 // SummaryStats aggregates every trip matching the filters.
 type SummaryStats struct {
-	TotalDistanceKm    float64 `json:"total_distance_km"`
-	TotalDurationHours float64 `json:"total_duration_hours"`
-	AvgSafetyScore     float64 `json:"avg_safety_score"`
-	AvgEcoScore        float64 `json:"avg_eco_score"`
-	ActiveTrips        int     `json:"active_trips"`
-	CompletedTrips     int     `json:"completed_trips"`
+	TotalDistanceKm    float64 `json:"total_distance_km" source:"computed"`
+	TotalDurationHours float64 `json:"total_duration_hours" source:"computed"`
+	AvgSafetyScore     float64 `json:"avg_safety_score" source:"computed"`
+	AvgEcoScore        float64 `json:"avg_eco_score" source:"computed"`
+	ActiveTrips        int     `json:"active_trips" source:"computed"`
+	CompletedTrips     int     `json:"completed_trips" source:"computed"`
 }
 
 // ListResult is the answer of GET /v1/trips.
@@ -225,8 +225,8 @@ type HistoryTrip struct {
 	StartTime       time.Time  `json:"start_time"`
 	EndTime         *time.Time `json:"end_time"`
 	CreatedAt       time.Time  `json:"created_at"`
-	DurationSeconds int64      `json:"duration_seconds"`
-	DistanceMeters  float64    `json:"distance_meters"`
+	DurationSeconds int64      `json:"duration_seconds" source:"computed"`
+	DistanceMeters  float64    `json:"distance_meters" source:"computed"`
 }
 
 // HistoryData is the data of the organization history answer.
