@@ -18,6 +18,14 @@ type Vehicle struct {
 	AeroShare float64
 	// HarshAccelerationLiters is the extra fuel of one harsh acceleration.
 	HarshAccelerationLiters float64
+	// Electric makes the vehicle burn no fuel: its consumption is energy,
+	// KWhPer100Km at steady speeds up to 90 km/h with the same AeroShare,
+	// and nothing while idling or for a harsh acceleration (no engine
+	// idles, and regenerative braking gives much of it back). An electric
+	// vehicle of unknown KWhPer100Km consumes no fuel and an unknown
+	// energy (0).
+	Electric    bool
+	KWhPer100Km float64
 }
 
 // Defaults of Vehicle.
@@ -61,6 +69,11 @@ type Summary struct {
 
 	FuelConsumedLiters float64
 	FuelEfficiencyKmpl float64 // 0 until the trip has consumed fuel
+	EnergyConsumedKWh  float64 // an electric vehicle's; 0 for any other
+	// HighSpeedExtraKm is the extra distance air drag above 90 km/h
+	// weighs as (docs/analytics.md, Fuel): the fuel model's input beside
+	// the distance, idle time and harsh accelerations.
+	HighSpeedExtraKm float64
 
 	Last detect.Point // the newest point added; zero before any
 }
@@ -79,6 +92,7 @@ func (r *Running) Summary(v Vehicle) Summary {
 		HarshCornering:    r.harshCorner,
 		Speeding:          r.speeding,
 		Last:              r.lastPoint,
+		HighSpeedExtraKm:  r.highSpeedExtraM / 1000,
 	}
 	durS := 0.0
 	if r.locations > 0 {
@@ -103,12 +117,37 @@ func (r *Running) Summary(v Vehicle) Summary {
 		ecoSpeedMax*math.Min(speedShare/ecoShareFull, 1)
 	s.EcoScore = math.Max(s.EcoScore, 0)
 
-	s.FuelConsumedLiters = v.LitersPer100Km/100*(s.DistanceKm+v.AeroShare*r.highSpeedExtraM/1000) +
-		v.IdleLitersPerHour*r.idleS/3600 +
-		v.HarshAccelerationLiters*float64(r.harshAccel)
+	s.consume(v)
+	return s
+}
+
+// consume sets the fuel model's figures of s from its distance, extra
+// distance, idle time and harsh accelerations; v has its defaults.
+func (s *Summary) consume(v Vehicle) {
+	s.FuelConsumedLiters, s.FuelEfficiencyKmpl, s.EnergyConsumedKWh = 0, 0, 0
+	if v.Electric {
+		s.EnergyConsumedKWh = v.KWhPer100Km / 100 * (s.DistanceKm + v.AeroShare*s.HighSpeedExtraKm)
+		return
+	}
+	s.FuelConsumedLiters = v.LitersPer100Km/100*(s.DistanceKm+v.AeroShare*s.HighSpeedExtraKm) +
+		v.IdleLitersPerHour*s.IdleTimeMinutes/60 +
+		v.HarshAccelerationLiters*float64(s.HarshAcceleration)
 	if s.FuelConsumedLiters > 0 {
 		s.FuelEfficiencyKmpl = s.DistanceKm / s.FuelConsumedLiters
 	}
+}
+
+// WithDistance answers s for a trip that covered distanceKm rather than
+// the length of its track (an odometer's difference): the average speed
+// and the fuel model's figures for v follow distanceKm; the scores, the
+// speeds and the extra distance, counted on the track, stay.
+func (s Summary) WithDistance(v Vehicle, distanceKm float64) Summary {
+	s.DistanceKm = distanceKm
+	s.AvgSpeedKmh = 0
+	if s.DurationMinutes > 0 {
+		s.AvgSpeedKmh = distanceKm / (s.DurationMinutes / 60)
+	}
+	s.consume(v.withDefaults())
 	return s
 }
 
@@ -117,6 +156,7 @@ func (v Vehicle) withDefaults() Vehicle {
 	v.IdleLitersPerHour = positiveOr(v.IdleLitersPerHour, DefaultIdleLitersPerHour)
 	v.AeroShare = positiveOr(v.AeroShare, DefaultAeroShare)
 	v.HarshAccelerationLiters = positiveOr(v.HarshAccelerationLiters, DefaultHarshAccelerationLiters)
+	v.KWhPer100Km = positiveOr(v.KWhPer100Km, 0)
 	return v
 }
 

@@ -132,3 +132,41 @@ func TestFuel(t *testing.T) {
 		})
 	}
 }
+
+// An electric vehicle burns no fuel: its model gives energy, without idle
+// or harsh-acceleration terms, and none when its consumption is unknown.
+func TestElectric(t *testing.T) {
+	r := trip(100, 120)
+	r.AddEvent(detect.Event{Type: detect.TypeIdle, Metrics: detect.Metrics{DurationSeconds: 3600}})
+	r.AddEvent(detect.Event{Type: detect.TypeHarshAcceleration})
+	s := r.Summary(analytics.Vehicle{Electric: true, KWhPer100Km: 18})
+	if s.FuelConsumedLiters != 0 || s.FuelEfficiencyKmpl != 0 {
+		t.Errorf("electric: %v L, %v km/L, want none", s.FuelConsumedLiters, s.FuelEfficiencyKmpl)
+	}
+	near(t, "energy_consumed_kwh", s.EnergyConsumedKWh, 18*(1+0.5*(120.0*120/(90*90)-1)), 0.003*18*1.4)
+	if s := r.Summary(analytics.Vehicle{Electric: true}); s.EnergyConsumedKWh != 0 || s.FuelConsumedLiters != 0 {
+		t.Errorf("electric of unknown consumption: %v kWh, %v L, want 0 and 0", s.EnergyConsumedKWh, s.FuelConsumedLiters)
+	}
+	if s := r.Summary(analytics.Vehicle{}); s.EnergyConsumedKWh != 0 || s.FuelConsumedLiters == 0 {
+		t.Errorf("petrol: %v kWh, %v L", s.EnergyConsumedKWh, s.FuelConsumedLiters)
+	}
+}
+
+// WithDistance answers for another distance than the track's: the
+// average speed and the model's fuel follow it, the scores stay.
+func TestWithDistance(t *testing.T) {
+	r := trip(50, 60)
+	r.AddEvent(detect.Event{Type: detect.TypeHarshAcceleration})
+	v := analytics.Vehicle{LitersPer100Km: 10}
+	s := r.Summary(v)
+	o := s.WithDistance(v, 55)
+	near(t, "distance_km", o.DistanceKm, 55, 0)
+	near(t, "avg_speed_kmh", o.AvgSpeedKmh, 55/(s.DurationMinutes/60), 1e-9)
+	near(t, "fuel_consumed_liters", o.FuelConsumedLiters, s.FuelConsumedLiters+10*(55-s.DistanceKm)/100, 1e-9)
+	near(t, "fuel_efficiency_kmpl", o.FuelEfficiencyKmpl, 55/o.FuelConsumedLiters, 1e-9)
+	if o.SafetyScore != s.SafetyScore || o.EcoScore != s.EcoScore || o.MaxSpeedKmh != s.MaxSpeedKmh || o.DurationMinutes != s.DurationMinutes {
+		t.Errorf("scores, speeds or duration changed: %+v from %+v", o, s)
+	}
+	e := r.Summary(analytics.Vehicle{Electric: true, KWhPer100Km: 20}).WithDistance(analytics.Vehicle{Electric: true, KWhPer100Km: 20}, 60)
+	near(t, "energy_consumed_kwh", e.EnergyConsumedKWh, 12, 1e-9)
+}
