@@ -1,0 +1,140 @@
+package vehicles
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// FuelTypes are the fuel types a profile may name. An electric vehicle
+// burns no fuel: its consumption is energy_consumption_kwh_per_100km, and
+// it has no tank.
+var FuelTypes = []string{"gasoline", "diesel", "hybrid", "lpg", "electric"}
+
+// VehicleTypes are the kinds of vehicle a profile may name.
+var VehicleTypes = []string{"car", "van", "truck", "bus", "motorcycle", "other"}
+
+// OdometerUnits are the units of the odometer readings a vehicle's trips
+// are stopped with.
+var OdometerUnits = []string{"km", "mi"}
+
+// The bounds of a profile's figures: wide enough for a motorcycle and a
+// loaded truck, narrow enough to catch a figure in the wrong unit.
+const (
+	MinLitersPer100Km = 1.0
+	MaxLitersPer100Km = 100.0
+	MinKWhPer100Km    = 5.0
+	MaxKWhPer100Km    = 300.0
+	MinTankLiters     = 5.0
+	MaxTankLiters     = 2000.0
+	maxText           = 200
+)
+
+// Body creates or replaces a profile; a field left out is cleared.
+type Body struct {
+	FleetID                      string   `json:"fleet_id,omitempty" doc:"the fleet the vehicle belongs to, at most 200 characters; none when absent"`
+	Name                         string   `json:"name,omitempty" doc:"at most 200 characters"`
+	VehicleType                  string   `json:"vehicle_type,omitempty" enum:"car,van,truck,bus,motorcycle,other"`
+	FuelType                     string   `json:"fuel_type,omitempty" enum:"gasoline,diesel,hybrid,lpg,electric" doc:"required with any of the consumption and tank figures"`
+	FuelConsumptionLPer100Km     *float64 `json:"fuel_consumption_l_per_100km,omitempty" doc:"liters per 100 km at steady speeds up to 90 km/h, 1 to 100; not for electric"`
+	EnergyConsumptionKWhPer100Km *float64 `json:"energy_consumption_kwh_per_100km,omitempty" doc:"electric only: kWh per 100 km, 5 to 300"`
+	TankCapacityLiters           *float64 `json:"tank_capacity_liters,omitempty" doc:"5 to 2000; turns the stop's fuel_level_percent into liters; not for electric"`
+	OdometerUnit                 string   `json:"odometer_unit,omitempty" enum:"km,mi" doc:"unit of the odometer_reading the vehicle's trips are stopped with; default km"`
+}
+
+// Profile is the vehicle resource.
+type Profile struct {
+	VehicleID                    string    `json:"vehicle_id"`
+	FleetID                      string    `json:"fleet_id,omitempty"`
+	Name                         string    `json:"name,omitempty"`
+	VehicleType                  string    `json:"vehicle_type,omitempty" enum:"car,van,truck,bus,motorcycle,other"`
+	FuelType                     string    `json:"fuel_type,omitempty" enum:"gasoline,diesel,hybrid,lpg,electric"`
+	FuelConsumptionLPer100Km     *float64  `json:"fuel_consumption_l_per_100km,omitempty"`
+	EnergyConsumptionKWhPer100Km *float64  `json:"energy_consumption_kwh_per_100km,omitempty"`
+	TankCapacityLiters           *float64  `json:"tank_capacity_liters,omitempty"`
+	OdometerUnit                 string    `json:"odometer_unit" enum:"km,mi"`
+	CreatedAt                    time.Time `json:"created_at"`
+	UpdatedAt                    time.Time `json:"updated_at"`
+}
+
+// Electric reports whether the profile is an electric vehicle's.
+func (p *Profile) Electric() bool { return p.FuelType == "electric" }
+
+// ValidationError is a bad profile; Fields maps a field to a message.
+type ValidationError struct {
+	Fields map[string]string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("vehicles: invalid profile (%s)", strings.Join(sortedKeys(e.Fields), ", "))
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkID names a vehicle id that cannot be one.
+func checkID(bad map[string]string, id string) {
+	if id == "" || len(id) > maxText {
+		bad["vehicle_id"] = "must be 1 to 200 characters"
+	}
+}
+
+// validate names every bad field of b.
+func (b *Body) validate(bad map[string]string) {
+	if len(b.FleetID) > maxText {
+		bad["fleet_id"] = "must be at most 200 characters"
+	}
+	if len(b.Name) > maxText {
+		bad["name"] = "must be at most 200 characters"
+	}
+	if b.VehicleType != "" && !slices.Contains(VehicleTypes, b.VehicleType) {
+		bad["vehicle_type"] = "must be one of " + strings.Join(VehicleTypes, ", ")
+	}
+	if b.OdometerUnit != "" && !slices.Contains(OdometerUnits, b.OdometerUnit) {
+		bad["odometer_unit"] = "must be km or mi"
+	}
+	electric := b.FuelType == "electric"
+	switch {
+	case b.FuelType != "" && !slices.Contains(FuelTypes, b.FuelType):
+		bad["fuel_type"] = "must be one of " + strings.Join(FuelTypes, ", ")
+	case b.FuelType == "" && (b.FuelConsumptionLPer100Km != nil || b.EnergyConsumptionKWhPer100Km != nil || b.TankCapacityLiters != nil):
+		bad["fuel_type"] = "is required with a consumption or a tank capacity"
+	}
+	between(bad, "fuel_consumption_l_per_100km", b.FuelConsumptionLPer100Km, MinLitersPer100Km, MaxLitersPer100Km)
+	between(bad, "energy_consumption_kwh_per_100km", b.EnergyConsumptionKWhPer100Km, MinKWhPer100Km, MaxKWhPer100Km)
+	between(bad, "tank_capacity_liters", b.TankCapacityLiters, MinTankLiters, MaxTankLiters)
+	if electric && b.FuelConsumptionLPer100Km != nil {
+		bad["fuel_consumption_l_per_100km"] = "is not for an electric vehicle: give energy_consumption_kwh_per_100km"
+	}
+	if electric && b.TankCapacityLiters != nil {
+		bad["tank_capacity_liters"] = "is not for an electric vehicle"
+	}
+	if !electric && b.FuelType != "" && b.EnergyConsumptionKWhPer100Km != nil {
+		bad["energy_consumption_kwh_per_100km"] = "is only for fuel_type electric"
+	}
+}
+
+func between(bad map[string]string, field string, v *float64, lo, hi float64) {
+	if v != nil && (math.IsNaN(*v) || *v < lo || *v > hi) {
+		bad[field] = fmt.Sprintf("must be between %g and %g", lo, hi)
+	}
+}
+
+// profile is the resource b makes for id.
+func (b *Body) profile(id string, created, updated time.Time) Profile {
+	unit := b.OdometerUnit
+	if unit == "" {
+		unit = "km"
+	}
+	return Profile{VehicleID: id, FleetID: b.FleetID, Name: b.Name, VehicleType: b.VehicleType, FuelType: b.FuelType,
+		FuelConsumptionLPer100Km: b.FuelConsumptionLPer100Km, EnergyConsumptionKWhPer100Km: b.EnergyConsumptionKWhPer100Km,
+		TankCapacityLiters: b.TankCapacityLiters, OdometerUnit: unit, CreatedAt: created, UpdatedAt: updated}
+}
