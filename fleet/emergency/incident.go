@@ -34,11 +34,11 @@ type Responder struct {
 // emergency service: Status is not_integrated, nothing is dispatched or
 // contacted, and the response time is unknown (null).
 type Response struct {
-	Dispatched            bool        `json:"dispatched"`
-	ServicesContacted     []string    `json:"services_contacted" doc:"services this hub contacted: none, no emergency dispatch is integrated"`
-	EstimatedResponseTime *float64    `json:"estimated_response_time" doc:"minutes; null while unknown"`
-	Status                string      `json:"status" enum:"not_integrated" doc:"not_integrated: the hub calls no emergency service; the people of the directory are notified (communication_log)"`
-	FirstResponders       []Responder `json:"first_responders"`
+	Dispatched            bool        `json:"dispatched" source:"constant" doc:"always false: no emergency dispatch is integrated"`
+	ServicesContacted     []string    `json:"services_contacted" source:"constant" doc:"services this hub contacted: none, no emergency dispatch is integrated"`
+	EstimatedResponseTime *float64    `json:"estimated_response_time" source:"unknown" doc:"minutes; null: no emergency service reports to the hub"`
+	Status                string      `json:"status" enum:"not_integrated,escalated,resolved,cancelled" doc:"not_integrated while the incident is active: the hub calls no emergency service, the people of the directory are notified (communication_log); the incident's status once it is escalated, resolved or cancelled"`
+	FirstResponders       []Responder `json:"first_responders" source:"constant" doc:"always empty: no emergency dispatch is integrated"`
 }
 
 // TimelineEntry is one step of an incident.
@@ -72,26 +72,28 @@ type Party struct {
 	DeviceID    string  `json:"device_id,omitempty"`
 	DriverID    string  `json:"driver_id,omitempty"`
 	ContactInfo Contact `json:"contact_info"`
-	Status      string  `json:"status"`
+	Status      string  `json:"status" enum:"unknown" source:"unknown" doc:"unknown: nothing reports the state of the people involved to the hub"`
 }
 
-// CrashAnalysis of a crash incident.
+// CrashAnalysis of a crash incident: what the hub can tell from the trip
+// and the report, and unknown for what needs sensors or an inspection.
 type CrashAnalysis struct {
-	ImpactType              string  `json:"impact_type"`
-	EstimatedSpeedAtImpact  float64 `json:"estimated_speed_at_impact" doc:"km/h, the last reported speed of the trip"`
-	DecelerationRate        float64 `json:"deceleration_rate" doc:"g"`
-	AirbagDeployment        bool    `json:"airbag_deployment"`
-	VehicleDamageAssessment string  `json:"vehicle_damage_assessment"`
-	OccupantRiskLevel       string  `json:"occupant_risk_level"`
+	ImpactType              string   `json:"impact_type" enum:"unknown" source:"unknown" doc:"unknown: no crash sensor data reaches the hub"`
+	EstimatedSpeedAtImpact  *float64 `json:"estimated_speed_at_impact" source:"computed" doc:"km/h, the last reported speed of the incident's trip; null without a trip or a reported speed"`
+	DecelerationRate        *float64 `json:"deceleration_rate" source:"unknown" doc:"g; null: no accelerometer data reaches the hub"`
+	AirbagDeployment        bool     `json:"airbag_deployment" doc:"as the report gave it"`
+	VehicleDamageAssessment string   `json:"vehicle_damage_assessment" enum:"unknown" source:"unknown" doc:"unknown: the hub inspects nothing"`
+	OccupantRiskLevel       string   `json:"occupant_risk_level" enum:"low,moderate,high,unknown" source:"computed" doc:"high with airbags deployed or over 50 km/h, moderate over 20 km/h, else low; unknown without airbags and without a speed at impact"`
 }
 
-// Claim is the insurance claim block.
+// Claim is the insurance claim block: the hub files no claims, so it
+// holds the advice and says what is not known.
 type Claim struct {
-	ClaimID          string   `json:"claim_id"`
-	Status           string   `json:"status"`
-	Provider         string   `json:"provider"`
-	AdjusterAssigned bool     `json:"adjuster_assigned"`
-	NextSteps        []string `json:"next_steps"`
+	ClaimID          *string  `json:"claim_id" source:"unknown" doc:"null: the hub files no claims"`
+	Status           string   `json:"status" enum:"not_filed" source:"constant" doc:"not_filed: the hub files no claims"`
+	Provider         *string  `json:"provider" source:"unknown" doc:"null: the fleet's insurer is not known to the hub"`
+	AdjusterAssigned *bool    `json:"adjuster_assigned" source:"unknown" doc:"null: no insurer reports to the hub"`
+	NextSteps        []string `json:"next_steps" source:"constant" doc:"the same advice for every crash"`
 }
 
 // Tracking is live location sharing: a signed link, readable without a
@@ -100,7 +102,7 @@ type Claim struct {
 type Tracking struct {
 	ShareLocationURL  *string    `json:"share_location_url" doc:"path of the share link on this server (GET, no key), signed and expiring; null when the server shares no links"`
 	ExpiresAt         *time.Time `json:"expires_at" doc:"when the share link stops working"`
-	AuthorizedViewers []string   `json:"authorized_viewers" doc:"always empty: whoever holds the link may read it"`
+	AuthorizedViewers []string   `json:"authorized_viewers" source:"constant" doc:"always empty: whoever holds the link may read it"`
 }
 
 // Communication is one message sent about an incident.

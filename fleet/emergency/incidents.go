@@ -108,7 +108,7 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 	}
 	if b.EventType == "crash" {
 		in.CrashAnalysis = s.crashAnalysis(ctx, sc, &b)
-		in.InsuranceClaim = &Claim{ClaimID: "clm_" + hex.EncodeToString(idb[:6]), Status: "not_filed", Provider: "", NextSteps: []string{"document the scene", "collect witness details", "file the claim with the fleet's insurer"}}
+		in.InsuranceClaim = &Claim{Status: "not_filed", NextSteps: []string{"document the scene", "collect witness details", "file the claim with the fleet's insurer"}}
 	}
 	s.notifyPeople(ctx, sc, &in, now)
 	in.NextActions = nextActions(in)
@@ -122,7 +122,7 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 // crashAnalysis estimates a crash from the trip's last reported speed and
 // the airbags.
 func (s *Incidents) crashAnalysis(ctx context.Context, sc store.Scope, b *ReportBody) *CrashAnalysis {
-	ca := &CrashAnalysis{ImpactType: "unknown", AirbagDeployment: b.AirbagDeployed, VehicleDamageAssessment: "pending_inspection", OccupantRiskLevel: "unknown"}
+	ca := &CrashAnalysis{ImpactType: "unknown", AirbagDeployment: b.AirbagDeployed, VehicleDamageAssessment: "unknown", OccupantRiskLevel: "unknown"}
 	if b.TripID != "" && s.trips != nil {
 		if t, err := s.trips.GetTrip(ctx, sc, b.TripID); err == nil {
 			var st struct {
@@ -134,18 +134,21 @@ func (s *Incidents) crashAnalysis(ctx context.Context, sc store.Scope, b *Report
 				s.log.Warn("incident: the trip's state is unreadable; no speed at impact", "trip_id", b.TripID, "error", err)
 			}
 			if st.Last != nil && st.Last.Speed != nil {
-				ca.EstimatedSpeedAtImpact = math.Round(*st.Last.Speed*10) / 10
-				// stopping from that speed within one second
-				ca.DecelerationRate = math.Round(*st.Last.Speed/3.6/9.80665*100) / 100
+				v := math.Round(*st.Last.Speed*10) / 10
+				ca.EstimatedSpeedAtImpact = &v
 			}
 		}
 	}
+	speed := -1.0 // unknown
+	if ca.EstimatedSpeedAtImpact != nil {
+		speed = *ca.EstimatedSpeedAtImpact
+	}
 	switch {
-	case b.AirbagDeployed || ca.EstimatedSpeedAtImpact > 50:
+	case b.AirbagDeployed || speed > 50:
 		ca.OccupantRiskLevel = "high"
-	case ca.EstimatedSpeedAtImpact > 20:
+	case speed > 20:
 		ca.OccupantRiskLevel = "moderate"
-	default:
+	case speed >= 0:
 		ca.OccupantRiskLevel = "low"
 	}
 	return ca
