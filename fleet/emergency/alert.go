@@ -99,20 +99,20 @@ type Breakdown struct {
 
 // DeliveryStatus of an alert.
 type DeliveryStatus struct {
-	TotalRecipients      int       `json:"total_recipients"`
-	SuccessfulDeliveries int       `json:"successful_deliveries"`
-	FailedDeliveries     int       `json:"failed_deliveries"`
-	PendingDeliveries    int       `json:"pending_deliveries"`
+	TotalRecipients      int       `json:"total_recipients" source:"measured"`
+	SuccessfulDeliveries int       `json:"successful_deliveries" source:"measured"`
+	FailedDeliveries     int       `json:"failed_deliveries" source:"measured"`
+	PendingDeliveries    int       `json:"pending_deliveries" source:"measured"`
 	DeliveryBreakdown    Breakdown `json:"delivery_breakdown"`
 }
 
 // AckStatus of an alert.
 type AckStatus struct {
-	Required                   bool    `json:"required"`
-	Received                   int     `json:"received"`
-	Pending                    int     `json:"pending"`
-	AcknowledgmentRate         float64 `json:"acknowledgment_rate"`
-	AverageResponseTimeSeconds float64 `json:"average_response_time_seconds"`
+	Required                   bool     `json:"required"`
+	Received                   int      `json:"received" source:"measured"`
+	Pending                    int      `json:"pending" source:"measured"`
+	AcknowledgmentRate         float64  `json:"acknowledgment_rate" source:"computed" doc:"acknowledgments over recipients, 0-1"`
+	AverageResponseTimeSeconds *float64 `json:"average_response_time_seconds" source:"computed" doc:"from creation to each acknowledgment; null before the first"`
 }
 
 // The states of an automated action: requested (published to the
@@ -171,22 +171,22 @@ type LevelRecipient struct {
 // names that were reached at least once. A person named by several
 // counts in each.
 type AreaAnalysis struct {
-	TotalVehiclesInArea       int     `json:"total_vehicles_in_area"`
-	ActiveDriversNotified     int     `json:"active_drivers_notified" doc:"drivers of the active trips in the area reached"`
-	FieldPersonnelNotified    int     `json:"field_personnel_notified"`
-	DispatchersNotified       int     `json:"dispatchers_notified"`
-	EmergencyContactsNotified int     `json:"emergency_contacts_notified"`
-	SpecificDriversNotified   int     `json:"specific_drivers_notified" doc:"drivers named in target_audience.specific_drivers reached"`
-	SpecificVehiclesNotified  int     `json:"specific_vehicles_notified" doc:"vehicles named in target_audience.specific_vehicles reached"`
-	EstimatedImpactRadiusKm   float64 `json:"estimated_impact_radius_km"`
+	TotalVehiclesInArea       int     `json:"total_vehicles_in_area" source:"computed" doc:"vehicles of active trips whose last position is in the area"`
+	ActiveDriversNotified     int     `json:"active_drivers_notified" source:"measured" doc:"drivers of the active trips in the area reached"`
+	FieldPersonnelNotified    int     `json:"field_personnel_notified" source:"measured"`
+	DispatchersNotified       int     `json:"dispatchers_notified" source:"measured"`
+	EmergencyContactsNotified int     `json:"emergency_contacts_notified" source:"measured"`
+	SpecificDriversNotified   int     `json:"specific_drivers_notified" source:"measured" doc:"drivers named in target_audience.specific_drivers reached"`
+	SpecificVehiclesNotified  int     `json:"specific_vehicles_notified" source:"measured" doc:"vehicles named in target_audience.specific_vehicles reached"`
+	EstimatedImpactRadiusKm   float64 `json:"estimated_impact_radius_km" source:"computed" doc:"a radius area's radius; a drawn area's farthest point from its mean, plus the buffer"`
 }
 
 // Metrics of an alert.
 type Metrics struct {
-	CreationToFirstDeliveryMS   float64 `json:"creation_to_first_delivery_ms"`
-	AverageDeliveryTimeMS       float64 `json:"average_delivery_time_ms"`
-	NotificationReachPercentage float64 `json:"notification_reach_percentage"`
-	EngagementRate              float64 `json:"engagement_rate"`
+	CreationToFirstDeliveryMS   float64 `json:"creation_to_first_delivery_ms" source:"measured" doc:"0 while nothing was delivered"`
+	AverageDeliveryTimeMS       float64 `json:"average_delivery_time_ms" source:"measured" doc:"0 while nothing was delivered"`
+	NotificationReachPercentage float64 `json:"notification_reach_percentage" source:"computed" doc:"recipients reached at least once over recipients, percent"`
+	EngagementRate              float64 `json:"engagement_rate" source:"computed" doc:"the acknowledgment rate"`
 }
 
 // Recipient is who an alert went to.
@@ -238,7 +238,7 @@ type Alert struct {
 	AffectedAreaAnalysis     AreaAnalysis   `json:"affected_area_analysis"`
 	AreaResolution           AreaResolution `json:"area_resolution"`
 	AlertMetrics             Metrics        `json:"alert_metrics"`
-	RelatedIncidents         []string       `json:"related_incidents"`
+	RelatedIncidents         []string       `json:"related_incidents" source:"constant" doc:"always empty: alerts are not linked to incidents in this release"`
 	ExpiresAt                time.Time      `json:"expires_at"`
 	NextStatusCheck          time.Time      `json:"next_status_check"`
 	Recipients               []Recipient    `json:"recipients"`

@@ -173,8 +173,12 @@ var AckTypes = []string{"driver", "vehicle", "field_personnel", "dispatcher", "s
 // pending one stops the escalation.
 func (al *Alert) acknowledged(now time.Time) {
 	st := &al.AcknowledgmentStatus
-	n := float64(st.Received)
-	st.AverageResponseTimeSeconds = round2((st.AverageResponseTimeSeconds*n + now.Sub(al.CreatedAt).Seconds()) / (n + 1))
+	n, avg := float64(st.Received), 0.0
+	if st.AverageResponseTimeSeconds != nil {
+		avg = *st.AverageResponseTimeSeconds
+	}
+	avg = round2((avg*n + now.Sub(al.CreatedAt).Seconds()) / (n + 1))
+	st.AverageResponseTimeSeconds = &avg
 	st.Received++
 	st.Pending = max(0, st.Pending-1)
 	if len(al.Recipients) > 0 {
