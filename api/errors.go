@@ -51,6 +51,7 @@ var codeStatus = map[string]int{
 	"optimization_not_found":          http.StatusNotFound,
 	"key_not_found":                   http.StatusNotFound,
 	"geofence_not_found":              http.StatusNotFound,
+	"vehicle_not_found":               http.StatusNotFound,
 	"not_found":                       http.StatusNotFound,
 	"share_link_not_found":            http.StatusNotFound,
 	"share_link_expired":              http.StatusGone,

@@ -27,6 +27,7 @@ import (
 	apistreams "github.com/fleethub/fleethub/api/streams"
 	apitiles "github.com/fleethub/fleethub/api/tiles"
 	apitrips "github.com/fleethub/fleethub/api/trips"
+	apivehicles "github.com/fleethub/fleethub/api/vehicles"
 	apiwebhooks "github.com/fleethub/fleethub/api/webhooks"
 	"github.com/fleethub/fleethub/delivery/webhook"
 	"github.com/fleethub/fleethub/delivery/ws"
@@ -39,6 +40,7 @@ import (
 	"github.com/fleethub/fleethub/fleet/keys"
 	"github.com/fleethub/fleethub/fleet/optimization"
 	"github.com/fleethub/fleethub/fleet/trips"
+	"github.com/fleethub/fleethub/fleet/vehicles"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/embedbus"
 	"github.com/fleethub/fleethub/hub/embedlog"
@@ -69,6 +71,7 @@ type app struct {
 	cfg       *config
 	log       *slog.Logger
 	trips     *trips.Service
+	vehicles  *vehicles.Service // vehicle profiles; Fleet answers the fleet of a vehicle
 	intake    *telemetry.Service
 	streams   *streams.Service
 	reg       *streams.Registry
@@ -173,6 +176,9 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	}
 	a.openServer(hasher, storeName, others)
 	devs := devices.New(a.store)
+	if a.vehicles, err = vehicles.New(vehicles.Config{}, a.store); err != nil {
+		return nil, err
+	}
 	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh}, a.store, publish.New(a.bus), devs, log); err != nil {
 		return nil, err
 	}
@@ -402,6 +408,7 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(apikeys.New(a.keys).Routes()...)
 	a.server.Handle(apidevices.New(devs).Routes()...)
 	a.server.Handle(apigeofences.New(geofences.New(a.store)).Routes()...)
+	a.server.Handle(apivehicles.New(a.vehicles).Routes()...)
 	a.server.Handle(geocoding.New(eng.addrs).Routes()...)
 	a.server.Handle(apitiles.New(eng.archive).Routes()...)
 	a.server.Handle(apirouting.New(eng.roads).Routes()...)
