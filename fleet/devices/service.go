@@ -125,13 +125,11 @@ func assess(id string, s Settings, now time.Time, version int64) Applied {
 	a := Applied{DeviceID: id, SettingsApplied: s, SettingsVersion: fmt.Sprintf("v%d", version), AppliedAt: now, EffectiveImmediately: true,
 		ValidationResults: ValidationResults{ValidSettings: true, Warnings: []string{}, OptimizationsApplied: []string{}}}
 	interval := 60.0
-	sync := 5 * time.Minute
 	usage := 0.0
 	battery := "low"
 	if t := s.TelemetrySettings; t != nil {
 		if t.CollectionIntervalSeconds != nil {
 			interval = *t.CollectionIntervalSeconds
-			sync = time.Duration(interval * float64(time.Second))
 		}
 		for _, d := range t.DataTypes {
 			switch d {
@@ -159,6 +157,9 @@ func assess(id string, s Settings, now time.Time, version int64) Applied {
 			battery = "moderate"
 		}
 	}
+	if p := s.PowerManagement; p != nil && p.ChargingOptimization != nil && *p.ChargingOptimization {
+		a.ValidationResults.OptimizationsApplied = append(a.ValidationResults.OptimizationsApplied, "charging optimization protects the battery while charging")
+	}
 	a.EstimatedImpact = EstimatedImpact{DataUsageIncreasePercent: math.Round(usage*10) / 10, BatteryLifeImpact: battery, AlertFrequencyChange: "unchanged"}
 	if sf := s.SafetyFeatures; sf != nil && sf.HarshEventDetection != nil {
 		h := sf.HarshEventDetection
@@ -171,7 +172,6 @@ func assess(id string, s Settings, now time.Time, version int64) Applied {
 			a.EstimatedImpact.AlertFrequencyChange = "decreased"
 		}
 	}
-	a.NextSyncScheduled = now.Add(sync)
 	return a
 }
 

@@ -64,16 +64,16 @@ type Settings struct {
 
 // ValidationResults of an apply.
 type ValidationResults struct {
-	ValidSettings        bool     `json:"valid_settings"`
-	Warnings             []string `json:"warnings"`
-	OptimizationsApplied []string `json:"optimizations_applied"`
+	ValidSettings        bool     `json:"valid_settings" source:"constant" doc:"always true: invalid settings are refused with 400 and nothing is stored"`
+	Warnings             []string `json:"warnings" source:"computed" doc:"camera data usage; high-frequency events under a 30 s interval"`
+	OptimizationsApplied []string `json:"optimizations_applied" source:"computed" doc:"the power-saving settings the record turns on (sleep mode, charging optimization); the hub changes no setting itself"`
 }
 
 // EstimatedImpact of the settings against the defaults.
 type EstimatedImpact struct {
-	DataUsageIncreasePercent float64 `json:"data_usage_increase_percent"`
-	BatteryLifeImpact        string  `json:"battery_life_impact" enum:"low,moderate,high"`
-	AlertFrequencyChange     string  `json:"alert_frequency_change" enum:"increased,decreased,unchanged"`
+	DataUsageIncreasePercent float64 `json:"data_usage_increase_percent" source:"computed" doc:"against the 60 s default interval, camera +200, audio +50: a rule of thumb from the settings, not a measurement"`
+	BatteryLifeImpact        string  `json:"battery_life_impact" enum:"low,moderate,high" source:"computed" doc:"from the collection interval, one step lower with sleep mode"`
+	AlertFrequencyChange     string  `json:"alert_frequency_change" enum:"increased,decreased,unchanged" source:"computed" doc:"the harsh event thresholds against the defaults"`
 }
 
 // Applied is the applied-settings record.
@@ -84,8 +84,8 @@ type Applied struct {
 	EstimatedImpact      EstimatedImpact   `json:"estimated_impact"`
 	SettingsVersion      string            `json:"settings_version"`
 	AppliedAt            time.Time         `json:"applied_at"`
-	EffectiveImmediately bool              `json:"effective_immediately"`
-	NextSyncScheduled    time.Time         `json:"next_sync_scheduled"`
+	EffectiveImmediately bool              `json:"effective_immediately" source:"constant" doc:"always true: trips in progress on the device take the detection settings within a second"`
+	NextSyncScheduled    *time.Time        `json:"next_sync_scheduled" source:"unknown" doc:"null: the hub pushes nothing to devices and schedules no sync; a device reads its settings (GET) when it chooses"`
 }
 
 var dataTypes = []string{"location", "obd_data", "accelerometer", "gyroscope", "camera", "audio"}
