@@ -46,7 +46,7 @@ type Result struct {
 	Address    string  `json:"address"`
 	Latitude   float64 `json:"latitude"`
 	Longitude  float64 `json:"longitude"`
-	Confidence float64 `json:"confidence"`
+	Confidence float64 `json:"confidence" source:"computed"`
 }
 
 // SearchResponse answers /v1/search.

@@ -51,21 +51,24 @@ func (c *Checker) compute(ctx context.Context) Report {
 }
 
 // activeTrips returns the active trips of sc, refreshed after TripsRefresh.
+// When they cannot be counted it returns the last count of sc, else
+// nulls: never a zero that was not counted.
 func (c *Checker) activeTrips(ctx context.Context, sc Scope, now time.Time) TripsView {
 	if c.deps.Trips == nil {
 		return TripsView{}
 	}
 	c.mu.Lock()
-	if e, ok := c.trips[sc]; ok && now.Sub(e.at) < c.cfg.TripsRefresh {
-		c.mu.Unlock()
+	e, ok := c.trips[sc]
+	c.mu.Unlock()
+	if ok && now.Sub(e.at) < c.cfg.TripsRefresh {
 		return e.view
 	}
-	c.mu.Unlock()
 	total, orgs, avg, err := c.deps.Trips.ActiveTripStats(ctx, sc)
 	if err != nil {
-		return TripsView{}
+		return e.view // the last count, or nulls
 	}
-	v := TripsView{TotalCount: total, OrganizationCount: orgs, AvgDurationMinutes: round(avg)}
+	avg = round(avg)
+	v := TripsView{TotalCount: &total, OrganizationCount: &orgs, AvgDurationMinutes: &avg}
 	c.mu.Lock()
 	if _, ok := c.trips[sc]; !ok && len(c.trips) >= maxTripScopes {
 		for k, e := range c.trips {

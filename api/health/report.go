@@ -6,36 +6,37 @@ import "time"
 type Report struct {
 	Status        string            `json:"status" enum:"healthy,degraded,unhealthy"`
 	Timestamp     time.Time         `json:"timestamp"`
-	Version       string            `json:"version"`
-	UptimeSeconds int64             `json:"uptime_seconds"`
-	Service       string            `json:"service"`
+	Version       string            `json:"version" source:"constant"`
+	UptimeSeconds int64             `json:"uptime_seconds" source:"measured"`
+	Service       string            `json:"service" source:"constant"`
 	Database      DatabaseView      `json:"database"`
 	ActiveTrips   TripsView         `json:"active_trips"`
 	Performance   PerformanceView   `json:"performance"`
-	Dependencies  map[string]string `json:"dependencies"`
+	Dependencies  map[string]string `json:"dependencies" source:"measured"`
 }
 
 // DatabaseView is the store part of the report.
 type DatabaseView struct {
 	Status            string  `json:"status" enum:"healthy,degraded,unhealthy"`
 	Provider          string  `json:"provider"`
-	ResponseTimeMS    float64 `json:"response_time_ms"`
-	ActiveConnections int     `json:"active_connections"`
-	OpenConnections   int     `json:"open_connections"`
+	ResponseTimeMS    float64 `json:"response_time_ms" source:"measured"`
+	ActiveConnections int     `json:"active_connections" source:"measured"`
+	OpenConnections   int     `json:"open_connections" source:"measured"`
 }
 
-// TripsView counts active trips.
+// TripsView counts active trips; its fields are null when they could not
+// be counted (no trip service, or the store failed before any count).
 type TripsView struct {
-	TotalCount         int     `json:"total_count"`
-	OrganizationCount  int     `json:"organization_count"`
-	AvgDurationMinutes float64 `json:"avg_duration_minutes"`
+	TotalCount         *int     `json:"total_count" source:"measured" doc:"null when the trips could not be counted"`
+	OrganizationCount  *int     `json:"organization_count" source:"measured" doc:"null when the trips could not be counted"`
+	AvgDurationMinutes *float64 `json:"avg_duration_minutes" source:"measured" doc:"null when the trips could not be counted"`
 }
 
 // PerformanceView is the last minute of requests.
 type PerformanceView struct {
-	RequestsPerMinute int64   `json:"requests_per_minute"`
-	AvgResponseTimeMS float64 `json:"avg_response_time_ms"`
-	ErrorRatePercent  float64 `json:"error_rate_percent"`
+	RequestsPerMinute int64   `json:"requests_per_minute" source:"measured"`
+	AvgResponseTimeMS float64 `json:"avg_response_time_ms" source:"measured"`
+	ErrorRatePercent  float64 `json:"error_rate_percent" source:"measured"`
 }
 
 func rank(s string) int {

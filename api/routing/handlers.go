@@ -48,14 +48,14 @@ type TruckSize struct {
 // Located is where a source or target met the road network.
 type Located struct {
 	Snapped      bool     `json:"snapped" doc:"false when no road the costing may use lies within 2000 m: its row or column is null"`
-	SnapDistance *float64 `json:"snap_distance" doc:"meters from the location to the road it was placed on; null when not snapped"`
+	SnapDistance *float64 `json:"snap_distance" doc:"meters from the location to the road it was placed on; null when not snapped" source:"computed"`
 	Reason       *string  `json:"reason" doc:"why the location has no routes; null when snapped"`
 }
 
 // Cell is one source-target result; null fields mean unreachable.
 type Cell struct {
-	Distance *float64 `json:"distance" doc:"kilometers; null when no route exists"`
-	Time     *float64 `json:"time" doc:"seconds; null when no route exists"`
+	Distance *float64 `json:"distance" doc:"kilometers; null when no route exists" source:"computed"`
+	Time     *float64 `json:"time" doc:"seconds; null when no route exists" source:"computed"`
 }
 
 // MatrixData is the data of the answer.

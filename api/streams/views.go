@@ -30,16 +30,16 @@ type StreamView struct {
 
 // Lag describes how far behind a stream is.
 type Lag struct {
-	LastOffset    int64      `json:"last_offset"`
-	LastMessageAt *time.Time `json:"last_message_at"`
-	PipelineLagMS int64      `json:"pipeline_lag_ms" doc:"ingest to match time of the last matched message"`
+	LastOffset    int64      `json:"last_offset" source:"measured"`
+	LastMessageAt *time.Time `json:"last_message_at" source:"measured"`
+	PipelineLagMS int64      `json:"pipeline_lag_ms" doc:"ingest to match time of the last matched message" source:"measured"`
 }
 
 // StatusView is the status answer.
 type StatusView struct {
 	StreamView
-	ConnectedClients int64            `json:"connected_clients"`
-	Counters         map[string]int64 `json:"counters" doc:"matched, delivered, dropped, duplicates_suppressed, failed, pending, dead_lettered, throttled"`
+	ConnectedClients int64            `json:"connected_clients" source:"measured"`
+	Counters         map[string]int64 `json:"counters" doc:"matched, delivered, dropped, duplicates_suppressed, failed, pending, dead_lettered, throttled" source:"measured"`
 	Lag              Lag              `json:"lag"`
 	// Webhook is the endpoint state of a webhook stream: circuit,
 	// disabled (410), and deliveries per status across nodes.
