@@ -72,7 +72,9 @@ func safetyEvent(t store.Trip, e detect.Event, id string, seq int64, now time.Ti
 		Location: &event.Location{Latitude: e.Lat, Longitude: e.Lon}, EventData: data,
 		Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: seq, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.trips"}}
 	if cat == event.CategorySafety {
-		ev.AutomaticActions = map[string]any{"alert_sent": sev != "medium", "incident_logged": true, "supervisor_notified": sev == "critical"}
+		// the hub acts on no detected event by itself: whoever consumes
+		// the stream decides (an alert, an incident) and says so
+		ev.AutomaticActions = map[string]any{"alert_sent": false, "incident_logged": false, "supervisor_notified": false}
 	}
 	return ev
 }
