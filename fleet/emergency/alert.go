@@ -37,13 +37,16 @@ type Audience struct {
 	SpecificDrivers  []string `json:"specific_drivers,omitempty"`
 }
 
-// Channel is one way of delivering.
+// Channel is one way of delivering, with its timing: the first delivery
+// DelayMinutes after the alert's creation (at once when 0), then up to
+// MaxRepeats repeats every RepeatIntervalMinutes to the recipients who
+// have not acknowledged. Any channel takes them.
 type Channel struct {
 	Channel               string `json:"channel" enum:"sms,email,push_notification,voice_call,in_app_alert"`
 	Priority              string `json:"priority,omitempty"`
-	RepeatIntervalMinutes int    `json:"repeat_interval_minutes,omitempty"`
-	MaxRepeats            int    `json:"max_repeats,omitempty"`
-	DelayMinutes          int    `json:"delay_minutes,omitempty"`
+	RepeatIntervalMinutes int    `json:"repeat_interval_minutes,omitempty" doc:"1-1440: minutes between the repeats sent to the recipients who have not acknowledged; requires max_repeats"`
+	MaxRepeats            int    `json:"max_repeats,omitempty" doc:"1-20: repeats after the first delivery at most (those that would fall after the expiration are not sent); requires repeat_interval_minutes"`
+	DelayMinutes          int    `json:"delay_minutes,omitempty" doc:"0-1440: minutes after the alert's creation before the channel's first delivery (0: at once); must fall before the expiration"`
 }
 
 // EscalationLevel is one step of escalation.
@@ -103,7 +106,36 @@ type DeliveryStatus struct {
 	SuccessfulDeliveries int       `json:"successful_deliveries" source:"measured"`
 	FailedDeliveries     int       `json:"failed_deliveries" source:"measured"`
 	PendingDeliveries    int       `json:"pending_deliveries" source:"measured"`
+	ScheduledDeliveries  int       `json:"scheduled_deliveries" doc:"recipients' first deliveries waiting for their channel's delay_minutes"`
 	DeliveryBreakdown    Breakdown `json:"delivery_breakdown"`
+	// ChannelSchedule is each delivery channel's timing and progress.
+	ChannelSchedule []ChannelSchedule `json:"channel_schedule"`
+}
+
+// The states of a channel's schedule.
+const (
+	ChannelScheduled = "scheduled" // the first delivery waits for the delay
+	ChannelRepeating = "repeating" // sent; repeats are to come
+	ChannelDone      = "done"      // nothing more to send
+	ChannelCancelled = "cancelled" // the alert was cancelled or expired first
+)
+
+// ChannelSchedule is one delivery channel of an alert: its first
+// delivery at FirstDeliveryAt (the creation plus its delay), then its
+// repeats, each sent to the recipients who have not acknowledged.
+type ChannelSchedule struct {
+	Channel               string `json:"channel"`
+	Priority              string `json:"priority,omitempty"`
+	DelayMinutes          int    `json:"delay_minutes"`
+	RepeatIntervalMinutes int    `json:"repeat_interval_minutes"`
+	MaxRepeats            int    `json:"max_repeats"`
+	Status                string `json:"status" enum:"scheduled,repeating,done,cancelled" doc:"scheduled: the first delivery waits for delay_minutes; repeating: sent, repeats to come; done: nothing more to send (every repeat made, or every recipient acknowledged); cancelled: the alert was cancelled or expired before everything was sent"`
+	// FirstDeliveryAt is when the first delivery goes (or went).
+	FirstDeliveryAt  time.Time  `json:"first_delivery_at" doc:"the alert's creation plus delay_minutes: when the first delivery goes, or went"`
+	TimesSent        int        `json:"times_sent" doc:"how many times the channel went out to its recipients: the first delivery and each repeat"`
+	LastSentAt       *time.Time `json:"last_sent_at"`
+	RepeatsRemaining int        `json:"repeats_remaining" doc:"repeats still to come; repeats that would fall after the expiration are not counted (nor sent)"`
+	NextRepeatAt     *time.Time `json:"next_repeat_at" doc:"when the next repeat goes; null when none is to come or the first delivery is still scheduled"`
 }
 
 // AckStatus of an alert.
@@ -209,17 +241,26 @@ type Recipient struct {
 }
 
 // RecipientDelivery is one channel's outcome for one recipient: delivered,
-// failed, or skipped (the contact has no address for the channel, or
-// it is their quiet hours).
+// failed, retrying, skipped (the contact has no address for the channel,
+// or it is their quiet hours), scheduled (the channel's first delivery
+// waits for its delay) or cancelled (a scheduled delivery the recipient's
+// acknowledgment, or the alert's cancellation or expiry, called off). A
+// repeat replaces the entry with its own outcome; one skipped leaves it.
 type RecipientDelivery struct {
 	Channel string `json:"channel"`
 	To      string `json:"to,omitempty"`
-	Status  string `json:"status" enum:"delivered,failed,skipped,retrying"`
+	Status  string `json:"status" enum:"delivered,failed,skipped,retrying,scheduled,cancelled"`
 	Reason  string `json:"reason,omitempty"`
 	// Attempts counts the gateway's attempts when it is queued.
 	Attempts int `json:"attempts,omitempty"`
 	// Level is the escalation level that sent it; 0 for the alert itself.
 	Level int `json:"level,omitempty"`
+	// Repeat is the repeat the entry tells of; 0 for the first delivery.
+	Repeat int `json:"repeat,omitempty" doc:"the repeat this outcome is of (1 for the first); absent for the first delivery"`
+	// ScheduledAt is when a delayed first delivery or a repeat was due.
+	ScheduledAt *time.Time `json:"scheduled_at,omitempty" doc:"when the channel's delayed first delivery, or this repeat, is or was due"`
+	// NotificationID is the gateway notification's id (its webhook-id).
+	NotificationID string `json:"notification_id,omitempty"`
 }
 
 // Alert is the emergency alert resource.

@@ -61,6 +61,18 @@ func NewAlerts(cfg AlertsConfig, st AlertStore, trips TripLister, dir Directory,
 func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert, error) {
 	now := a.now().UTC().Truncate(time.Millisecond)
 	exp, bad := b.validate(now)
+	if a.sched == nil {
+		// without a schedule nothing would send the later rounds
+		for i, c := range b.DeliveryChannels {
+			p := fmt.Sprintf("delivery_channels[%d]", i)
+			if c.DelayMinutes > 0 {
+				bad[p+".delay_minutes"] = "needs a store that keeps the alert schedule"
+			}
+			if c.MaxRepeats > 0 {
+				bad[p+".max_repeats"] = "needs a store that keeps the alert schedule"
+			}
+		}
+	}
 	if len(bad) > 0 {
 		return Alert{}, &ValidationError{Fields: bad}
 	}
@@ -84,9 +96,12 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	for i := range al.Recipients {
 		al.Recipients[i].Delivered = delivered[al.Recipients[i].RecipientID]
 	}
-	ds := deliveryStatus(al.Recipients)
-	al.DeliveryStatus = ds
-	al.AlertMetrics = deliveryMetrics(ds, first, total, len(delivered), len(recips))
+	al.DeliveryStatus.ChannelSchedule = planChannels(b.DeliveryChannels, now, exp)
+	if len(al.Recipients) == 0 {
+		al.stopDeliveries(ChannelDone, "")
+	}
+	al.recount()
+	al.AlertMetrics = deliveryMetrics(al.DeliveryStatus, first, total, len(delivered), len(recips))
 	al.AreaResolution = res
 	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: inArea, EstimatedImpactRadiusKm: radius}
 	al.AffectedAreaAnalysis.count(al.Recipients)

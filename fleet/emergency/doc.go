@@ -17,14 +17,18 @@
 // channels go through a Notifier (HTTPNotifier: a JSON POST to a
 // gateway) to each contact's address for the channel, skipping contacts
 // in their quiet hours. A reported incident notifies the involved
-// driver's emergency contacts and the dispatchers the same way. An alert expires at
-// its expiration and escalates level by level while acknowledgments are
-// pending. When the store is also a Schedule (both backends are), the
-// due times of the levels and of the expiry are stored with the alert and
-// Run takes them when they fall due, on whichever node claims them first
-// (claims are atomic and leased; see Tick); otherwise both are brought up
-// to date when the alert is read. Run is the only goroutine the alert
-// service owns; it stops with its context.
+// driver's emergency contacts and the dispatchers the same way. A
+// channel may wait delay_minutes before its first delivery and repeat to
+// the recipients who have not acknowledged (rounds.go). An alert expires
+// at its expiration and escalates level by level while acknowledgments
+// are pending. When the store is also a Schedule (both backends are), the
+// due times of the levels, of the channels' delayed deliveries and
+// repeats, and of the expiry are stored with the alert and Run takes them
+// when they fall due, on whichever node claims them first (claims are
+// atomic and leased; see Tick); otherwise expiry and escalation are
+// brought up to date when the alert is read, and delays and repeats are
+// refused. Run is the only goroutine the alert service owns; it stops
+// with its context.
 //
 // Areas are drawn from data (resolve): radius and polygon as given, a
 // city or a state from the loaded addresses (Places), a route from a

@@ -37,6 +37,9 @@ type Notification struct {
 	Language      string `json:"language,omitempty"`
 	// Level is the escalation level that sent it; 0 for the alert itself.
 	Level int `json:"escalation_level,omitempty"`
+	// Repeat is the repeat of the alert's channel it is (1 for the
+	// first); 0 for the channel's first delivery.
+	Repeat int `json:"repeat,omitempty"`
 	// Org and Env are the scope the notification belongs to.
 	Org string `json:"-"`
 	Env string `json:"-"`

@@ -15,7 +15,10 @@ type statusLister interface {
 // deliveries up to the queue's state: delivered, failed for good, or
 // "retrying" with the last error, and the attempts made; the affected
 // area analysis counts the recipients reached by then, and delivery_status
-// counts the deliveries as they stand (retrying ones pending).
+// counts the deliveries as they stand (retrying ones pending). A
+// recipient's delivery is the notification of its notification_id (a
+// repeat's replaces the first delivery's); one stored before deliveries
+// carried it is the notification of its channel.
 func (a *Alerts) overlay(ctx context.Context, sc store.Scope, al *Alert) error {
 	sl, ok := a.notify.(statusLister)
 	if !ok {
@@ -25,34 +28,33 @@ func (a *Alerts) overlay(ctx context.Context, sc store.Scope, al *Alert) error {
 	if err != nil || len(rows) == 0 {
 		return err
 	}
-	apply := func(ds []RecipientDelivery, n store.Notification) {
-		for i := range ds {
-			d := &ds[i]
-			if d.Channel != n.Channel || d.Level != n.Level || d.Status == "skipped" {
+	byID := make(map[string]store.Notification, len(rows))
+	byRecipient := map[string][]store.Notification{} // the alert's own, not the levels'
+	for _, n := range rows {
+		byID[n.ID] = n
+		if n.Level == 0 {
+			byRecipient[n.RecipientID] = append(byRecipient[n.RecipientID], n)
+		}
+	}
+	for i := range al.Recipients {
+		r := &al.Recipients[i]
+		for j := range r.Deliveries {
+			d := &r.Deliveries[j]
+			if d.NotificationID != "" {
+				if n, ok := byID[d.NotificationID]; ok && queued(d, n) {
+					r.Delivered = true
+				}
 				continue
 			}
-			d.Attempts, d.Reason = n.Attempts, n.LastError
-			switch n.Status {
-			case store.NotificationDelivered:
-				d.Status = "delivered"
-			case store.NotificationFailed:
-				d.Status = "failed"
-			default:
-				d.Status = "retrying"
+			for _, n := range byRecipient[r.RecipientID] {
+				if d.Channel == n.Channel && d.Level == 0 && sent(d) && queued(d, n) {
+					r.Delivered = true
+				}
 			}
 		}
 	}
 	for _, n := range rows {
 		if n.Level == 0 {
-			for i := range al.Recipients {
-				r := &al.Recipients[i]
-				if r.RecipientID == n.RecipientID {
-					apply(r.Deliveries, n)
-					if n.Status == store.NotificationDelivered {
-						r.Delivered = true
-					}
-				}
-			}
 			continue
 		}
 		for i := range al.EscalationStatus.Levels {
@@ -61,13 +63,40 @@ func (a *Alerts) overlay(ctx context.Context, sc store.Scope, al *Alert) error {
 				continue
 			}
 			for j := range l.Notified {
-				if l.Notified[j].ContactID == n.RecipientID {
-					apply(l.Notified[j].Deliveries, n)
+				if l.Notified[j].ContactID != n.RecipientID {
+					continue
+				}
+				for k := range l.Notified[j].Deliveries {
+					if d := &l.Notified[j].Deliveries[k]; d.Channel == n.Channel && d.Level == n.Level && sent(d) {
+						queued(d, n)
+					}
 				}
 			}
 		}
 	}
 	al.AffectedAreaAnalysis.count(al.Recipients)
-	al.DeliveryStatus = deliveryStatus(al.Recipients)
+	al.recount()
 	return nil
+}
+
+// sent says whether a delivery went to the gateway (not skipped,
+// scheduled or cancelled).
+func sent(d *RecipientDelivery) bool {
+	return d.Status != "skipped" && d.Status != "scheduled" && d.Status != "cancelled"
+}
+
+// queued sets a delivery to its notification's state in the queue and
+// says whether it was delivered.
+func queued(d *RecipientDelivery, n store.Notification) bool {
+	d.Attempts, d.Reason = n.Attempts, n.LastError
+	switch n.Status {
+	case store.NotificationDelivered:
+		d.Status = "delivered"
+		return true
+	case store.NotificationFailed:
+		d.Status = "failed"
+	default:
+		d.Status = "retrying"
+	}
+	return false
 }

@@ -28,6 +28,8 @@ type Directory interface {
 	EmergencyContactsOf(ctx context.Context, sc store.Scope, driverID string) ([]contacts.Contact, error)
 	// ForDriver answers the entries linking a driver id.
 	ForDriver(ctx context.Context, sc store.Scope, driverID string) ([]contacts.Contact, error)
+	// Get answers one entry; contacts.ErrNotFound when there is none.
+	Get(ctx context.Context, sc store.Scope, id string) (contacts.Contact, error)
 }
 
 // Audience names; a recipient named in the target audience's specific

@@ -14,7 +14,7 @@ import (
 )
 
 // Schedule keeps alerts' due steps (store.AlertSchedule): escalation
-// levels and expiry, claimed by one node at a time.
+// levels, delivery rounds and expiry, claimed by one node at a time.
 type Schedule interface {
 	ScheduleAlert(ctx context.Context, steps []store.AlertDue) error
 	ClaimDueAlerts(ctx context.Context, owner string, now, until time.Time, limit int) ([]store.AlertDue, error)
@@ -29,12 +29,14 @@ var levelRoles = map[string]string{
 }
 
 // schedule stores a new alert's steps: each escalation level at its due
-// time (the level's delay after creation) and the expiry.
+// time (the level's delay after creation), each delivery round still to
+// come (deliverySteps) and the expiry.
 func (a *Alerts) schedule(ctx context.Context, sc store.Scope, al *Alert, esc *EscalationPolicy) error {
 	if a.sched == nil {
 		return nil
 	}
 	steps := []store.AlertDue{{AlertID: al.AlertID, Org: sc.Org, Env: sc.Env, Kind: store.AlertDueExpiry, DueAt: al.ExpiresAt}}
+	steps = append(steps, deliverySteps(sc, al)...)
 	if esc != nil && esc.Enabled {
 		for i, l := range esc.EscalationLevels {
 			steps = append(steps, store.AlertDue{AlertID: al.AlertID, Org: sc.Org, Env: sc.Env, Kind: store.AlertDueEscalation, Level: i + 1,
@@ -44,8 +46,9 @@ func (a *Alerts) schedule(ctx context.Context, sc store.Scope, al *Alert, esc *E
 	return a.sched.ScheduleAlert(ctx, steps)
 }
 
-// Run sends due escalation levels and expires alerts, looking every Poll,
-// until ctx ends; it answers nil then. Without a Schedule it only waits.
+// Run sends due escalation levels and delivery rounds and expires
+// alerts, looking every Poll, until ctx ends; it answers nil then.
+// Without a Schedule it only waits.
 func (a *Alerts) Run(ctx context.Context) error {
 	if a.sched == nil {
 		<-ctx.Done()
@@ -68,18 +71,21 @@ func (a *Alerts) Run(ctx context.Context) error {
 
 // Tick takes every step due now (by the service's clock): it claims them,
 // sends each escalation level whose alert is still active with
-// acknowledgments pending, expires alerts, and marks the steps done. It
-// answers how many steps it took.
+// acknowledgments pending and each delivery round of an active alert
+// (takeRound), expires alerts, and marks the steps done. It answers how
+// many steps it took.
 //
-// A claimed step is this node's for Lease; the level is recorded in the
-// alert (current_level) before the step is marked done, and a level the
-// alert already reached is not sent again, so a step another node takes
+// A claimed step is this node's for Lease; the level (current_level) or
+// the round (the channel's schedule) is recorded in the alert before the
+// step is marked done, and a level the alert already reached, or a round
+// its channel is past, is not sent again, so a step another node takes
 // over after a crash between the two is not sent twice. A crash after
-// sending and before recording lets another node take the level over once
+// sending and before recording lets another node take the step over once
 // the lease lapses: each of its notifications keeps its id
-// (levelNotificationID, the webhook-id), so a queue that holds it answers
-// its state instead of sending it again, and one the queue did not record
-// as delivered reaches the gateway again under the same webhook-id.
+// (levelNotificationID, deliveryNotificationID: the webhook-id), so a
+// queue that holds it answers its state instead of sending it again, and
+// one the queue did not record as delivered reaches the gateway again
+// under the same webhook-id.
 func (a *Alerts) Tick(ctx context.Context) (int, error) {
 	if a.sched == nil {
 		return 0, nil
@@ -112,6 +118,7 @@ func (a *Alerts) Tick(ctx context.Context) (int, error) {
 func (a *Alerts) take(ctx context.Context, d store.AlertDue) error {
 	sc := store.Scope{Org: d.Org, Env: d.Env}
 	var rec *LevelRecord
+	var sent []roundSent
 	for range 3 {
 		stored, s, err := a.read(ctx, sc, d.AlertID)
 		if errors.Is(err, ErrAlertNotFound) {
@@ -122,32 +129,21 @@ func (a *Alerts) take(ctx context.Context, d store.AlertDue) error {
 		}
 		al := &s.Alert
 		now := a.now().UTC().Truncate(time.Millisecond)
+		changed := false
 		switch d.Kind {
 		case store.AlertDueExpiry:
-			if al.Status != "active" {
-				return nil
+			if changed = al.Status == "active"; changed {
+				al.expire()
 			}
-			al.Status = "expired"
-			al.EscalationStatus.NextEscalationAt = nil
 		case store.AlertDueEscalation:
-			esc := s.Escalation
-			st := &al.EscalationStatus
-			if al.Status != "active" || esc == nil || !esc.Enabled || al.AcknowledgmentStatus.Pending <= 0 ||
-				d.Level > len(esc.EscalationLevels) || st.CurrentLevel >= d.Level {
-				return nil
+			changed = a.takeLevel(ctx, sc, al, s.Escalation, d, now, &rec)
+		case store.AlertDueDelivery:
+			if changed, err = a.takeRound(ctx, sc, al, d, now, &sent); err != nil {
+				return err
 			}
-			lvl := esc.EscalationLevels[d.Level-1]
-			if rec == nil {
-				rec = a.sendLevel(ctx, sc, al, d, lvl, now)
-				a.published(a.publishAction(ctx, sc, al, lvl.Action), al.AlertID, "emergency_action")
-			}
-			st.CurrentLevel, st.EscalationTriggered = d.Level, true
-			st.Levels = append(st.Levels, *rec)
-			st.NextEscalationAt = nil
-			if d.Level < len(esc.EscalationLevels) {
-				t := al.CreatedAt.Add(time.Duration(esc.EscalationLevels[d.Level].DelayMinutes) * time.Minute)
-				st.NextEscalationAt = &t
-			}
+		}
+		if !changed {
+			return nil
 		}
 		err = a.save(ctx, sc, al, stored.Version, s.Escalation)
 		if !errors.Is(err, store.ErrConflict) {
@@ -155,6 +151,38 @@ func (a *Alerts) take(ctx context.Context, d store.AlertDue) error {
 		}
 	}
 	return ErrChanged
+}
+
+// expire marks an active alert expired: nothing more is sent.
+func (al *Alert) expire() {
+	al.Status = "expired"
+	al.EscalationStatus.NextEscalationAt = nil
+	al.stopDeliveries(ChannelCancelled, "alert_expired")
+}
+
+// takeLevel sends escalation level d.Level when the alert is active with
+// acknowledgments pending and has not reached it, and records it; rec
+// keeps the level's record across retries of the alert's write, so a
+// level is sent at most once per take. It says whether the alert changed.
+func (a *Alerts) takeLevel(ctx context.Context, sc store.Scope, al *Alert, esc *EscalationPolicy, d store.AlertDue, now time.Time, rec **LevelRecord) bool {
+	st := &al.EscalationStatus
+	if al.Status != "active" || esc == nil || !esc.Enabled || al.AcknowledgmentStatus.Pending <= 0 ||
+		d.Level > len(esc.EscalationLevels) || st.CurrentLevel >= d.Level {
+		return false
+	}
+	lvl := esc.EscalationLevels[d.Level-1]
+	if *rec == nil {
+		*rec = a.sendLevel(ctx, sc, al, d, lvl, now)
+		a.published(a.publishAction(ctx, sc, al, lvl.Action), al.AlertID, "emergency_action")
+	}
+	st.CurrentLevel, st.EscalationTriggered = d.Level, true
+	st.Levels = append(st.Levels, **rec)
+	st.NextEscalationAt = nil
+	if d.Level < len(esc.EscalationLevels) {
+		t := al.CreatedAt.Add(time.Duration(esc.EscalationLevels[d.Level].DelayMinutes) * time.Minute)
+		st.NextEscalationAt = &t
+	}
+	return true
 }
 
 // read loads an alert's stored document as it is.

@@ -56,7 +56,8 @@ func (a *Alerts) fromRecord(ctx context.Context, sc store.Scope, rec store.Alert
 	al = &s.Alert
 	now := a.now().UTC()
 	if al.Status == "active" && !now.Before(al.ExpiresAt) {
-		al.Status, changed = "expired", true
+		al.expire()
+		changed = true
 	}
 	if a.sched == nil && a.escalate(ctx, sc, al, s.Escalation, now) {
 		changed = true
@@ -107,8 +108,8 @@ func (a *Alerts) Get(ctx context.Context, sc store.Scope, id string) (Alert, err
 	return *al, nil
 }
 
-// Cancel cancels an active alert and publishes
-// emergency_alert_cancelled. An alert that is not active is a
+// Cancel cancels an active alert, calling off its delivery rounds still
+// to come, and publishes emergency_alert_cancelled. An alert that is not active is a
 // *TransitionError; one changed by another request meanwhile is
 // ErrChanged.
 func (a *Alerts) Cancel(ctx context.Context, sc store.Scope, id string) (Alert, error) {
@@ -121,6 +122,7 @@ func (a *Alerts) Cancel(ctx context.Context, sc store.Scope, id string) (Alert, 
 	}
 	al.Status = "cancelled"
 	al.EscalationStatus.NextEscalationAt = nil
+	al.stopDeliveries(ChannelCancelled, "alert_cancelled")
 	if err := a.save(ctx, sc, al, ver, esc); err != nil {
 		if errors.Is(err, store.ErrConflict) {
 			return Alert{}, ErrChanged
@@ -132,7 +134,8 @@ func (a *Alerts) Cancel(ctx context.Context, sc store.Scope, id string) (Alert, 
 }
 
 // Acknowledge records a recipient's acknowledgment of an active alert
-// (again is a no-op). An alert that is not active is a *TransitionError;
+// (again is a no-op): their delayed deliveries and repeats are called
+// off. An alert that is not active is a *TransitionError;
 // one changed by another request meanwhile is ErrChanged.
 func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b AckBody) (Alert, error) {
 	if b.RecipientID == "" {
@@ -156,6 +159,13 @@ func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b A
 		now := a.now().UTC().Truncate(time.Millisecond)
 		r.AcknowledgedAt, r.Note, r.AcknowledgedByType = &now, b.Note, cmp.Or(b.RecipientType, r.RecipientType)
 		al.acknowledged(now)
+		// their delayed deliveries and repeats are called off; once
+		// nobody is left to acknowledge, every channel is done
+		r.cancelScheduled("acknowledged")
+		if !al.unacknowledged() {
+			al.stopDeliveries(ChannelDone, "acknowledged")
+		}
+		al.recount()
 	}
 	if err := a.save(ctx, sc, al, ver, esc); err != nil {
 		if errors.Is(err, store.ErrConflict) {

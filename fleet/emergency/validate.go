@@ -39,22 +39,17 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 			}
 		}
 	}
-	if len(b.DeliveryChannels) == 0 {
-		bad["delivery_channels"] = "at least one channel is required"
-	}
-	for i, c := range b.DeliveryChannels {
-		if !slices.Contains(Channels, c.Channel) {
-			bad[fmt.Sprintf("delivery_channels[%d].channel", i)] = "must be one of " + strings.Join(Channels, ", ")
-		}
-		if c.RepeatIntervalMinutes < 0 || c.MaxRepeats < 0 || c.MaxRepeats > 20 || c.DelayMinutes < 0 {
-			bad[fmt.Sprintf("delivery_channels[%d]", i)] = "repeat_interval_minutes and delay_minutes must not be negative, max_repeats 0-20"
-		}
-	}
 	exp, err := time.Parse(time.RFC3339Nano, b.Expiration)
 	if err != nil {
 		bad["expiration"] = "must be an ISO 8601 date-time"
 	} else if !exp.After(now) {
 		bad["expiration"] = "must be in the future"
+	}
+	if len(b.DeliveryChannels) == 0 {
+		bad["delivery_channels"] = "at least one channel is required"
+	}
+	for i, c := range b.DeliveryChannels {
+		c.validate(fmt.Sprintf("delivery_channels[%d]", i), b.DeliveryChannels[:i], now, exp, bad)
 	}
 	for i, x := range b.AutomatedActions {
 		if !slices.Contains(Actions, x) {
@@ -69,6 +64,43 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 		}
 	}
 	return exp.UTC(), bad
+}
+
+// Bounds of a channel's timing.
+const (
+	maxDelayMinutes  = 24 * 60
+	maxRepeatMinutes = 24 * 60
+	maxRepeats       = 20
+)
+
+// validate adds the faults of the channel at path p to bad; before are
+// the channels listed ahead of it, exp the alert's expiration (checked
+// against the delay when it is valid).
+func (c *Channel) validate(p string, before []Channel, now, exp time.Time, bad map[string]string) {
+	switch {
+	case !slices.Contains(Channels, c.Channel):
+		bad[p+".channel"] = "must be one of " + strings.Join(Channels, ", ")
+	case slices.ContainsFunc(before, func(o Channel) bool { return o.Channel == c.Channel }):
+		bad[p+".channel"] = "is listed twice: one item per channel"
+	}
+	switch {
+	case c.DelayMinutes < 0 || c.DelayMinutes > maxDelayMinutes:
+		bad[p+".delay_minutes"] = fmt.Sprintf("must be 0 to %d minutes after the alert's creation", maxDelayMinutes)
+	case exp.After(now) && !now.Add(time.Duration(c.DelayMinutes)*time.Minute).Before(exp):
+		bad[p+".delay_minutes"] = "must fall before the expiration"
+	}
+	switch {
+	case c.RepeatIntervalMinutes < 0 || c.RepeatIntervalMinutes > maxRepeatMinutes:
+		bad[p+".repeat_interval_minutes"] = fmt.Sprintf("must be 1 to %d minutes", maxRepeatMinutes)
+	case c.RepeatIntervalMinutes == 0 && c.MaxRepeats > 0:
+		bad[p+".repeat_interval_minutes"] = fmt.Sprintf("is required with max_repeats: 1 to %d minutes", maxRepeatMinutes)
+	}
+	switch {
+	case c.MaxRepeats < 0 || c.MaxRepeats > maxRepeats:
+		bad[p+".max_repeats"] = fmt.Sprintf("must be 1 to %d", maxRepeats)
+	case c.MaxRepeats == 0 && c.RepeatIntervalMinutes > 0:
+		bad[p+".max_repeats"] = fmt.Sprintf("is required with repeat_interval_minutes: 1 to %d", maxRepeats)
+	}
 }
 
 // validate adds the area's faults to bad.

@@ -2,6 +2,7 @@ package emergency
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -32,8 +33,32 @@ func TestAlertBodyValidate(t *testing.T) {
 		{"state code", func(b *AlertBody) { b.AffectedArea = &AffectedArea{Type: "state", State: "oh"} }, []string{"affected_area.state"}},
 		{"unknown audience", func(b *AlertBody) { b.TargetAudience.Exclude = []string{"everyone"} }, []string{"target_audience.include_or_exclude[1]"}},
 		{"no channel", func(b *AlertBody) { b.DeliveryChannels = nil }, []string{"delivery_channels"}},
-		{"bad channel", func(b *AlertBody) { b.DeliveryChannels = []Channel{{Channel: "fax", MaxRepeats: 21}} },
-			[]string{"delivery_channels[0]", "delivery_channels[0].channel"}},
+		{"bad channel", func(b *AlertBody) {
+			b.DeliveryChannels = []Channel{{Channel: "fax", MaxRepeats: 21, RepeatIntervalMinutes: 5}}
+		},
+			[]string{"delivery_channels[0].channel", "delivery_channels[0].max_repeats"}},
+		{"channel twice", func(b *AlertBody) {
+			b.DeliveryChannels = []Channel{{Channel: "sms"}, {Channel: "email"}, {Channel: "sms"}}
+		},
+			[]string{"delivery_channels[2].channel"}},
+		{"repeats and delay in bounds", func(b *AlertBody) {
+			b.DeliveryChannels = []Channel{{Channel: "sms", RepeatIntervalMinutes: 1440, MaxRepeats: 20}, {Channel: "voice_call", DelayMinutes: 119}}
+		}, nil},
+		{"repeats out of bounds", func(b *AlertBody) {
+			b.DeliveryChannels = []Channel{{Channel: "sms", RepeatIntervalMinutes: 1441, MaxRepeats: -1}, {Channel: "email", RepeatIntervalMinutes: -5, MaxRepeats: 2}}
+		}, []string{"delivery_channels[0].max_repeats", "delivery_channels[0].repeat_interval_minutes", "delivery_channels[1].repeat_interval_minutes"}},
+		{"interval without max_repeats", func(b *AlertBody) { b.DeliveryChannels = []Channel{{Channel: "sms", RepeatIntervalMinutes: 5}} },
+			[]string{"delivery_channels[0].max_repeats"}},
+		{"max_repeats without interval", func(b *AlertBody) { b.DeliveryChannels = []Channel{{Channel: "sms", MaxRepeats: 3}} },
+			[]string{"delivery_channels[0].repeat_interval_minutes"}},
+		{"negative delay", func(b *AlertBody) { b.DeliveryChannels = []Channel{{Channel: "voice_call", DelayMinutes: -1}} },
+			[]string{"delivery_channels[0].delay_minutes"}},
+		{"delay past a day", func(b *AlertBody) {
+			b.Expiration = "2024-05-03T12:00:00Z"
+			b.DeliveryChannels = []Channel{{Channel: "voice_call", DelayMinutes: 1441}}
+		}, []string{"delivery_channels[0].delay_minutes"}},
+		{"delay at the expiration", func(b *AlertBody) { b.DeliveryChannels = []Channel{{Channel: "voice_call", DelayMinutes: 120}} },
+			[]string{"delivery_channels[0].delay_minutes"}},
 		{"expired", func(b *AlertBody) { b.Expiration = "2024-05-01T11:00:00Z" }, []string{"expiration"}},
 		{"unknown action", func(b *AlertBody) { b.AutomatedActions = []string{"show_safe_route", "launch"} }, []string{"automated_actions[1]"}},
 		{"escalation level without delay", func(b *AlertBody) {
@@ -67,7 +92,7 @@ func TestDeliveryCounts(t *testing.T) {
 	want := DeliveryStatus{TotalRecipients: 2, SuccessfulDeliveries: 3, FailedDeliveries: 1, PendingDeliveries: 1, DeliveryBreakdown: Breakdown{
 		SMS: ChannelCounts{Sent: 2, Delivered: 1}, Voice: VoiceCounts{Initiated: 2, Answered: 1, Failed: 1},
 		InApp: ChannelCounts{Sent: 1, Delivered: 1}}}
-	if ds := deliveryStatus(rs); ds != want {
+	if ds := deliveryStatus(rs); !reflect.DeepEqual(ds, want) {
 		t.Errorf("deliveryStatus = %+v; want %+v", ds, want)
 	}
 }
