@@ -179,7 +179,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.vehicles, err = vehicles.New(vehicles.Config{}, a.store); err != nil {
 		return nil, err
 	}
-	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh}, a.store, publish.New(a.bus), devs, log); err != nil {
+	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles}, a.store, publish.New(a.bus), devs, log); err != nil {
 		return nil, err
 	}
 	deliveries, ok := a.store.(store.Deliveries)

@@ -52,7 +52,12 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 	}
 	sc := scope(org, env)
 	st := state{Running: analytics.Running{}}
-	st.Seq = s.vehicleSeq(ctx, sc, r.VehicleID) + 1 // trip_started
+	if st.Profile, err = s.profileOf(ctx, sc, r.VehicleID); err != nil {
+		return Trip{}, err
+	}
+	prev := s.previous(ctx, sc, r.VehicleID, start)
+	st.Seq = prev.Seq + 1 // trip_started
+	st.StartOdometer, st.StartFuelLevel = prev.Odometer, prev.FuelLevel
 	t := store.Trip{ID: newID("trip_"), Org: org, Env: env, VehicleID: r.VehicleID, DriverID: r.DriverID, Status: store.TripActive,
 		StartTime: start, StartLocation: placePtr(r.StartLocation), Metadata: md, MetadataHistory: []byte("[]"),
 		Version: 1, CreatedAt: now, UpdatedAt: now}
@@ -71,18 +76,37 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 	return s.view(t, &st), nil
 }
 
-// vehicleSeq continues the per-vehicle event sequence from the
-// vehicle's previous trip.
-func (s *Service) vehicleSeq(ctx context.Context, sc store.Scope, vehicle string) int64 {
+// carried is what a trip takes from the vehicle's previous trip.
+type carried struct {
+	Seq       int64
+	Odometer  *int64
+	FuelLevel *float64
+}
+
+// previous is what a new trip of a vehicle starting at start takes from
+// the vehicle's previous trip: the per-vehicle event sequence it
+// continues, and the odometer and fuel readings the previous trip was
+// stopped with when it ended by start (the readings this one starts
+// with: the start body carries none). A previous trip that cannot be
+// read gives nothing, and is logged.
+func (s *Service) previous(ctx context.Context, sc store.Scope, vehicle string, start time.Time) (out carried) {
 	prev, err := s.store.ListTrips(ctx, store.TripFilter{Scope: sc, VehicleID: vehicle, Sort: "start_time", Desc: true, Limit: 1})
-	if err != nil || len(prev) == 0 {
-		return 0
+	if err == nil && len(prev) == 0 {
+		return out
 	}
-	st, err := decodeState(prev[0].State)
+	var st state
+	if err == nil {
+		st, err = decodeState(prev[0].State)
+	}
 	if err != nil {
-		return 0
+		s.log.Warn("the vehicle's previous trip is unreadable: its sequence and readings are not continued", "vehicle_id", vehicle, "error", err)
+		return out
 	}
-	return st.Seq
+	out.Seq = st.Seq
+	if p := prev[0]; !p.EndTime.IsZero() && !p.EndTime.After(start) {
+		out.Odometer, out.FuelLevel = st.Odometer, st.FuelLevel
+	}
+	return out
 }
 
 // Get returns one trip.
@@ -262,6 +286,11 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 		}
 		closePause(st, now)
 		st.Odometer, st.FuelLevel = r.OdometerReading, r.FuelLevelPercent
+		prof, err := s.profileOf(ctx, sc, t.VehicleID) // the profile as it stands at the stop
+		if err != nil {
+			return nil, err
+		}
+		st.Profile = prof
 		t.Status = status
 		t.EndTime = now
 		if r.EndLocation != nil {
@@ -287,7 +316,8 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 		"duration_minutes": a.DurationMinutes, "safety_score": a.SafetyScore, "eco_score": a.EcoScore})
 	return StopResult{TripID: t.ID, OrganizationID: t.Org, VehicleID: t.VehicleID, DriverID: t.DriverID, Status: t.Status,
 		StartTime: t.StartTime, EndTime: t.EndTime, StartLocation: locPtr(t.StartLocation), EndLocation: locPtr(t.EndLocation),
-		Analytics: a, OdometerKm: r.OdometerReading, FuelLevel: r.FuelLevelPercent, UpdatedAt: t.UpdatedAt}, nil
+		Analytics: a, OdometerKm: r.OdometerReading, FuelLevel: r.FuelLevelPercent, UpdatedAt: t.UpdatedAt,
+		StartOdometerReading: st.StartOdometer, StartFuelLevelPercent: st.StartFuelLevel}, nil
 }
 
 func checkLocation(bad map[string]string, field string, l *Location) {

@@ -86,7 +86,12 @@ type Config struct {
 	// Trackers is how many trips keep detector state in memory
 	// (default 4096).
 	Trackers int
-	Vehicle  analytics.Vehicle
+	// Vehicle is the default fuel model, of a vehicle without a profile
+	// (zero fields: analytics' defaults, 8 L/100 km).
+	Vehicle analytics.Vehicle
+	// Profiles reads the vehicles' profiles for their fuel model, tank
+	// and odometer unit (nil: every trip uses Vehicle).
+	Profiles Profiles
 	// Now is the clock that times pauses and stamps lifecycle changes
 	// (default time.Now).
 	Now func() time.Time
@@ -165,6 +170,13 @@ type state struct {
 	// the readings the stop gave, as given
 	Odometer  *int64   `json:"odometer,omitempty"`
 	FuelLevel *float64 `json:"fuel_level,omitempty"`
+	// the readings the trip started with: the vehicle's previous trip's
+	// stop readings (fuel.go)
+	StartOdometer  *int64   `json:"start_odometer,omitempty"`
+	StartFuelLevel *float64 `json:"start_fuel_level,omitempty"`
+	// Profile is the vehicle's profile as the start read it, and the
+	// stop again; nil: none, the default model
+	Profile *fuelProfile `json:"profile,omitempty"`
 }
 
 func decodeState(b []byte) (state, error) {
@@ -229,16 +241,31 @@ func round(v float64, places int) float64 {
 
 // analyticsOf builds the full analytics of a trip's state.
 func (s *Service) analyticsOf(st *state) Analytics {
-	sum := st.Running.Summary(s.cfg.Vehicle)
-	return Analytics{
-		DistanceKm: round(sum.DistanceKm, 3), DurationMinutes: round(sum.DurationMinutes, 2),
-		MaxSpeedKmh: round(sum.MaxSpeedKmh, 1), AvgSpeedKmh: round(sum.AvgSpeedKmh, 1), IdleTimeMinutes: round(sum.IdleTimeMinutes, 2),
+	f := s.figuresOf(st)
+	sum := f.sum
+	a := Analytics{
+		DistanceKm: round(sum.DistanceKm, 3), GPSDistanceKm: round(f.gpsKm, 3), DistanceSource: f.distanceSource,
+		DurationMinutes: round(sum.DurationMinutes, 2),
+		MaxSpeedKmh:     round(sum.MaxSpeedKmh, 1), AvgSpeedKmh: round(sum.AvgSpeedKmh, 1), IdleTimeMinutes: round(sum.IdleTimeMinutes, 2),
 		LocationsCount: sum.LocationsCount, EventsCount: sum.EventsCount,
 		SafetyScore: round(sum.SafetyScore, 1), EcoScore: round(sum.EcoScore, 1),
 		HarshEvents: HarshEvents{HarshAcceleration: sum.HarshAcceleration, HarshBraking: sum.HarshBraking,
 			HarshCornering: sum.HarshCornering, Speeding: sum.Speeding},
-		FuelEfficiency: FuelEfficiency{FuelConsumedLiters: round(sum.FuelConsumedLiters, 3), FuelEfficiencyKmpl: round(sum.FuelEfficiencyKmpl, 2)},
+		FuelEfficiency: FuelEfficiency{FuelConsumedLiters: round(sum.FuelConsumedLiters, 3), FuelEfficiencyKmpl: round(sum.FuelEfficiencyKmpl, 2),
+			FuelModel: f.model, FuelSource: f.fuelSource},
 	}
+	if f.odometerKm != nil {
+		km := round(*f.odometerKm, 3)
+		a.OdometerDistanceKm = &km
+	}
+	if p := st.Profile; p != nil {
+		a.FuelEfficiency.FuelType = p.FuelType
+		if p.FuelType == "electric" && p.KWhPer100Km > 0 {
+			kwh := round(sum.EnergyConsumedKWh, 3)
+			a.FuelEfficiency.EnergyConsumedKWh = &kwh
+		}
+	}
+	return a
 }
 
 func totalsOf(a Analytics) store.TripTotals {
@@ -270,6 +297,7 @@ func (s *Service) view(t store.Trip, st *state) Trip {
 		v.PausedAt = &pt
 	}
 	v.OdometerReading, v.FuelLevelPercent, v.DeviceInfo = st.Odometer, st.FuelLevel, st.Device
+	v.StartOdometerReading, v.StartFuelLevelPercent = st.StartOdometer, st.StartFuelLevel
 	return v
 }
 

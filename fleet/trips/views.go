@@ -17,25 +17,33 @@ type HarshEvents struct {
 	Speeding          int `json:"speeding" source:"computed"`
 }
 
-// FuelEfficiency of a trip.
+// FuelEfficiency of a trip: fuel_model and fuel_source say what the
+// figures rest on, so that none passes for a measurement.
 type FuelEfficiency struct {
-	FuelConsumedLiters float64 `json:"fuel_consumed_liters" source:"computed"`
-	FuelEfficiencyKmpl float64 `json:"fuel_efficiency_kmpl" source:"computed"`
+	FuelConsumedLiters float64  `json:"fuel_consumed_liters" source:"computed" doc:"from the fuel level's drop (fuel_source fuel_level) or estimated by fuel_model; 0 for an electric vehicle"`
+	FuelEfficiencyKmpl float64  `json:"fuel_efficiency_kmpl" source:"computed" doc:"distance_km / fuel_consumed_liters; 0 without fuel"`
+	FuelModel          string   `json:"fuel_model" enum:"vehicle_profile,default" doc:"vehicle_profile: the consumption (or the electric fuel type) of the vehicle's profile; default: 8 L/100 km for every vehicle"`
+	FuelSource         string   `json:"fuel_source" enum:"fuel_level,model" doc:"fuel_level: the drop between the start's and the stop's fuel_level_percent times the profile's tank_capacity_liters; model: estimated by fuel_model"`
+	FuelType           string   `json:"fuel_type,omitempty" enum:"gasoline,diesel,hybrid,lpg,electric" doc:"the vehicle profile's"`
+	EnergyConsumedKWh  *float64 `json:"energy_consumed_kwh,omitempty" source:"computed" doc:"an electric vehicle's, estimated from its profile's energy_consumption_kwh_per_100km"`
 }
 
 // Analytics is the full Trip analytics object.
 type Analytics struct {
-	DistanceKm      float64        `json:"distance_km" source:"computed"`
-	DurationMinutes float64        `json:"duration_minutes" source:"computed"`
-	MaxSpeedKmh     float64        `json:"max_speed_kmh" source:"computed"`
-	AvgSpeedKmh     float64        `json:"avg_speed_kmh" source:"computed"`
-	IdleTimeMinutes float64        `json:"idle_time_minutes" source:"computed"`
-	LocationsCount  int            `json:"locations_count" source:"computed"`
-	EventsCount     int            `json:"events_count" source:"computed"`
-	SafetyScore     float64        `json:"safety_score" source:"computed"`
-	EcoScore        float64        `json:"eco_score" source:"computed"`
-	HarshEvents     HarshEvents    `json:"harsh_events"`
-	FuelEfficiency  FuelEfficiency `json:"fuel_efficiency"`
+	DistanceKm         float64        `json:"distance_km" source:"computed" doc:"the odometer's difference when distance_source is odometer, else the GPS distance"`
+	GPSDistanceKm      float64        `json:"gps_distance_km" source:"computed" doc:"the length of the uploaded track"`
+	OdometerDistanceKm *float64       `json:"odometer_distance_km,omitempty" source:"computed" doc:"the stop's odometer_reading less the start's, in km, when both are known, used or not"`
+	DistanceSource     string         `json:"distance_source" enum:"odometer,gps" doc:"odometer when the odometer's difference agrees with the track (docs/trips.md), else gps"`
+	DurationMinutes    float64        `json:"duration_minutes" source:"computed"`
+	MaxSpeedKmh        float64        `json:"max_speed_kmh" source:"computed"`
+	AvgSpeedKmh        float64        `json:"avg_speed_kmh" source:"computed"`
+	IdleTimeMinutes    float64        `json:"idle_time_minutes" source:"computed"`
+	LocationsCount     int            `json:"locations_count" source:"computed"`
+	EventsCount        int            `json:"events_count" source:"computed"`
+	SafetyScore        float64        `json:"safety_score" source:"computed"`
+	EcoScore           float64        `json:"eco_score" source:"computed"`
+	HarshEvents        HarshEvents    `json:"harsh_events"`
+	FuelEfficiency     FuelEfficiency `json:"fuel_efficiency"`
 }
 
 // ListAnalytics is the subset of analytics in list items.
@@ -66,10 +74,14 @@ type Trip struct {
 	PauseCount         int            `json:"pause_count"`
 	TotalPauseDuration float64        `json:"total_pause_duration" doc:"seconds"`
 	DeviceInfo         *DeviceRecord  `json:"device_info,omitempty" doc:"the latest model, OS and app versions the uploading device reported"`
-	OdometerReading    *int64         `json:"odometer_reading,omitempty" doc:"as the stop gave it (kilometers or miles by the organization's use); recorded, not used in the GPS distance"`
-	FuelLevelPercent   *float64       `json:"fuel_level_percent,omitempty" doc:"as the stop gave it; recorded, not used in the fuel estimate"`
-	CreatedAt          time.Time      `json:"created_at"`
-	UpdatedAt          time.Time      `json:"updated_at"`
+	OdometerReading    *int64         `json:"odometer_reading,omitempty" doc:"as the stop gave it, in the vehicle profile's odometer_unit (km without a profile)"`
+	FuelLevelPercent   *float64       `json:"fuel_level_percent,omitempty" doc:"as the stop gave it"`
+	// the readings the trip started with: the vehicle's previous trip's
+	// stop readings
+	StartOdometerReading  *int64    `json:"start_odometer_reading,omitempty" doc:"the odometer_reading the vehicle's previous trip was stopped with, when it ended before this one started"`
+	StartFuelLevelPercent *float64  `json:"start_fuel_level_percent,omitempty" doc:"the fuel_level_percent the vehicle's previous trip was stopped with, when it ended before this one started"`
+	CreatedAt             time.Time `json:"created_at"`
+	UpdatedAt             time.Time `json:"updated_at"`
 }
 
 // ListItem is a trip in GET /v1/trips.
@@ -91,20 +103,23 @@ type ListItem struct {
 
 // StopResult is the answer of stop.
 type StopResult struct {
-	TripID         string     `json:"trip_id"`
-	OrganizationID string     `json:"organization_id"`
-	VehicleID      string     `json:"vehicle_id"`
-	DriverID       string     `json:"driver_id"`
-	Status         string     `json:"status" enum:"completed,cancelled,interrupted"`
-	StartTime      time.Time  `json:"start_time"`
-	EndTime        time.Time  `json:"end_time"`
-	StartLocation  *Location  `json:"start_location"`
-	EndLocation    *Location  `json:"end_location"`
-	Analytics      Analytics  `json:"analytics"`
-	OdometerKm     *int64     `json:"odometer_reading,omitempty"`
-	FuelLevel      *float64   `json:"fuel_level_percent,omitempty"`
-	UpdatedAt      time.Time  `json:"updated_at"`
-	PausedAt       *time.Time `json:"-"`
+	TripID         string    `json:"trip_id"`
+	OrganizationID string    `json:"organization_id"`
+	VehicleID      string    `json:"vehicle_id"`
+	DriverID       string    `json:"driver_id"`
+	Status         string    `json:"status" enum:"completed,cancelled,interrupted"`
+	StartTime      time.Time `json:"start_time"`
+	EndTime        time.Time `json:"end_time"`
+	StartLocation  *Location `json:"start_location"`
+	EndLocation    *Location `json:"end_location"`
+	Analytics      Analytics `json:"analytics"`
+	OdometerKm     *int64    `json:"odometer_reading,omitempty"`
+	FuelLevel      *float64  `json:"fuel_level_percent,omitempty"`
+	// the readings the trip started with (Trip's)
+	StartOdometerReading  *int64     `json:"start_odometer_reading,omitempty"`
+	StartFuelLevelPercent *float64   `json:"start_fuel_level_percent,omitempty"`
+	UpdatedAt             time.Time  `json:"updated_at"`
+	PausedAt              *time.Time `json:"-"`
 }
 
 // PauseResult is the answer of pause.
