@@ -37,6 +37,10 @@ type StreamInfo struct {
 	MaxWait     time.Duration
 	// Compression asks for permessage-deflate.
 	Compression bool
+	// LagNotice is how many messages a websocket subscriber may fall
+	// behind the stream's newest before it is told (a lag notice); 0: the
+	// sink's default (a telemetry stream's buffer_size).
+	LagNotice int64
 	// AtLeastOnce: the client acknowledges offsets; a reconnect without
 	// last_offset resumes after the last acknowledged one.
 	AtLeastOnce bool

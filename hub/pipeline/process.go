@@ -95,8 +95,15 @@ func (p *Pipeline) process(ctx context.Context, m *matchedMsg, matched []*stream
 				p.mu.Unlock()
 				if !keep {
 					p.reg.Count(e.Rec.ID, "throttled", 1)
+					if e.Shape != nil {
+						p.addAlerts(b, e, t) // alerts are not throttled
+					}
 					continue
 				}
+			}
+			if e.Shape != nil {
+				p.addShaped(b, e, t, &base)
+				continue
 			}
 			if base == nil {
 				base = p.encode(t, e.Rec.ID)

@@ -92,6 +92,14 @@ func Compile(kind string, c *Config) (*expr.Program, hub.StreamInfo, error) {
 	if err != nil {
 		return nil, info, asFieldError(err)
 	}
+	if kind == hub.KindTelemetry && monitoring(c.Telemetry) {
+		// the thresholds are watched (alert events), not filtered on:
+		// checked by the compilation above, left out of the filter
+		spec.MinEngineTemp, spec.MaxFuelLevel, spec.AlertThresholds = nil, nil, nil
+		if prog, err = expr.Compile(spec); err != nil {
+			return nil, info, asFieldError(err)
+		}
+	}
 	return prog, info, nil
 }
 
@@ -146,6 +154,7 @@ func checkTelemetryStream(sc *TelemetryStreamConfig, info *hub.StreamInfo) *Fiel
 	if sc.BufferSize < 0 || sc.BufferSize > 1_000_000 {
 		return &FieldError{"stream_config.buffer_size", "must be between 0 and 1000000"}
 	}
+	info.LagNotice = int64(sc.BufferSize)
 	if q := sc.QualitySettings; q != nil && q.Precision != "" && q.Precision != "standard" && q.Precision != "high" {
 		return &FieldError{"stream_config.quality_settings.precision", "must be standard or high"}
 	}
@@ -185,6 +194,9 @@ func compileEvents(e *EventsConfig, info *hub.StreamInfo) (expr.Spec, *FieldErro
 	spec, fe := eventSpec(e.EventFilters)
 	if fe != nil {
 		return spec, fe
+	}
+	if e.FleetID != "" {
+		spec.FleetIDs = []string{e.FleetID}
 	}
 	delivery := ""
 	if sc := e.StreamConfig; sc != nil {

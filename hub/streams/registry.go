@@ -55,6 +55,9 @@ type Entry struct {
 	Cfg  Config
 	Prog *expr.Program
 	Info hub.StreamInfo
+	// Shape is what a telemetry stream changes in the messages it takes
+	// and the alerts it adds; nil when it takes them as they come.
+	Shape *Shape
 
 	counters  map[string]*atomic.Int64
 	connected atomic.Int64
@@ -129,7 +132,7 @@ func newEntry(rec store.Stream) (*Entry, error) {
 		return nil, fmt.Errorf("streams: compile %s: %w", rec.ID, err)
 	}
 	info.ID, info.Org, info.Env, info.State, info.Version = rec.ID, rec.Org, rec.Env, rec.State, rec.Version
-	e.Prog, e.Info = prog, info
+	e.Prog, e.Info, e.Shape = prog, info, shapeOf(e.Cfg.Telemetry)
 	return e, nil
 }
 

@@ -120,6 +120,9 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 	if err != nil {
 		return Started{}, err
 	}
+	if fe := refused(kind, &cfg); fe != nil {
+		return Started{}, fe
+	}
 	if err := s.checkTarget(info); err != nil {
 		return Started{}, err
 	}
@@ -270,6 +273,9 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 		_, info, err := Compile(kind, next)
 		if err != nil {
 			return err
+		}
+		if fe := refused(kind, next); fe != nil {
+			return fe
 		}
 		// A URL kept from before (a stream started with the flag) is not
 		// judged again: changing other settings must not fail on it.

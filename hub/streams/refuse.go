@@ -1,0 +1,67 @@
+package streams
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fleethub/fleethub/hub"
+)
+
+// MaxBufferSize is the largest telemetry buffer_size: a websocket
+// subscriber further behind than the sink's limit (100,000 messages by
+// default) for 30 s is closed as a slow consumer, so a lag notice past it
+// would come too late.
+const MaxBufferSize = 100_000
+
+// refused checks what a start or configure body may not ask for
+// although a stream stored with it loads: settings the hub does not
+// carry out (refused by name rather than accepted without effect) and
+// combinations that cannot work. A stored stream is not judged again
+// when it loads (Compile), so one saved before a refusal keeps running
+// with the setting ignored.
+func refused(kind string, c *Config) *FieldError {
+	switch kind {
+	case hub.KindTelemetry:
+		if c.Telemetry != nil {
+			return refusedTelemetry(c.Telemetry)
+		}
+	case hub.KindEvents:
+		if e := c.Events; e != nil && e.FleetID != "" && strings.TrimSpace(e.FleetID) == "" {
+			return &FieldError{"fleet_id", "must be a non-empty id of at most 200 characters"}
+		}
+	}
+	return nil
+}
+
+func refusedTelemetry(t *TelemetryConfig) *FieldError {
+	sc := t.StreamConfig
+	if sc == nil {
+		return nil
+	}
+	if sc.BufferSize > MaxBufferSize {
+		return &FieldError{"stream_config.buffer_size", fmt.Sprintf("must be between 1 and %d messages", MaxBufferSize)}
+	}
+	if sc.BufferSize > 0 && t.DeliveryMethod == "webhook" {
+		return &FieldError{"stream_config.buffer_size", "applies to websocket subscribers only (the messages one may fall behind before a lag notice); " +
+			"a webhook stream's deliveries wait in a durable queue"}
+	}
+	if q := sc.QualitySettings; q != nil && q.IncludeRawData {
+		return &FieldError{"stream_config.quality_settings.include_raw_data", "true is not supported: telemetry messages carry decoded readings only, " +
+			"there is no raw sensor data to include. Omit it or send false"}
+	}
+	a := sc.AlertIntegration
+	if a == nil {
+		return nil
+	}
+	if a.PredictiveWarnings {
+		return &FieldError{"stream_config.alert_integration.predictive_warnings", "true is not implemented: the hub makes no predictions. Omit it or send false"}
+	}
+	if f := t.Filters; (a.RealTimeAlerts || a.ThresholdMonitoring) && len(thresholds(f)) == 0 {
+		field := "stream_config.alert_integration.real_time_alerts"
+		if a.ThresholdMonitoring {
+			field = "stream_config.alert_integration.threshold_monitoring"
+		}
+		return &FieldError{field, "needs a threshold to watch: filters.alert_thresholds, filters.min_engine_temp or filters.max_fuel_level"}
+	}
+	return nil
+}
