@@ -14,7 +14,8 @@ type Config struct {
 	ReadTimeout    time.Duration // default 60s, extended by any frame or pong; keep it above PingInterval
 	MaxMessageSize int64         // largest client frame, default 64 KiB
 	// LagNotice: a subscription this many messages behind the log head
-	// gets a {"type":"lag"} notice (at most one per LagNoticeEvery).
+	// gets a {"type":"lag"} notice (at most one per LagNoticeEvery),
+	// unless its stream sets its own (hub.StreamInfo.LagNotice).
 	LagNotice int64 // default 1000
 	// MaxLag: a subscription further behind than this for longer than
 	// LagGrace closes the connection with 4008 "slow consumer".

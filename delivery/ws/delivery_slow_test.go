@@ -153,6 +153,42 @@ func TestLagNotice(t *testing.T) {
 	}
 }
 
+// TestStreamLagNotice: a stream's own bound (a telemetry stream's
+// buffer_size) replaces the server's, even below one read's worth.
+func TestStreamLagNotice(t *testing.T) {
+	f := newFixture(t, ws.Config{}, hub.StreamInfo{ID: "s1", LagNotice: 10}, hub.StreamInfo{ID: "s2"})
+	f.appendN("s1", 30, 0)
+	f.appendN("s2", 30, 0)
+	for _, c := range []struct {
+		id   string
+		want bool
+	}{{"s1", true}, {"s2", false}} {
+		cl := f.mustDial("stream_id=" + c.id + "&last_offset=0")
+		expectControl(t, cl, "subscribed", "")
+		var lag *control
+		for next := int64(1); next <= 30; {
+			fr, err := read(t, cl, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fr.ctl != nil {
+				if fr.ctl.Type != "lag" || lag != nil {
+					t.Fatalf("got %s", fr.raw)
+				}
+				lag = fr.ctl
+				continue
+			}
+			next += int64(len(fr.msgs))
+		}
+		if got := lag != nil; got != c.want {
+			t.Errorf("%s 30 behind: lag notice %+v, want one: %v", c.id, lag, c.want)
+		}
+		if lag != nil && (lag.StreamID != c.id || lag.Behind != 30) {
+			t.Errorf("lag notice %+v", lag)
+		}
+	}
+}
+
 func TestShutdown(t *testing.T) {
 	f := newFixture(t, ws.Config{}, hub.StreamInfo{ID: "s1"})
 	a := f.mustDial("stream_id=s1")

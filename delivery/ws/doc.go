@@ -51,7 +51,8 @@
 // and loses nothing while the log retains its position. When the queue is
 // full the pump stops reading until the writer has drained half of it.
 // Falling behind the log's head is reported, not punished at once: more
-// than LagNotice messages behind sends {"type":"lag"} (at most every 5 s);
+// than LagNotice messages behind (the stream's hub.StreamInfo.LagNotice
+// when it sets one) sends {"type":"lag"} (at most every 5 s);
 // more than MaxLag behind for longer than LagGrace closes with 4008. A
 // client that stops reading altogether is closed when a write exceeds
 // WriteTimeout (4008, but the close frame cannot get through a full

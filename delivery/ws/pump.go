@@ -222,7 +222,9 @@ func (p *pump) take(entries []hub.Entry, skipTo int64) bool {
 	}
 	p.held = entries
 	p.next = entries[len(entries)-1].Offset + 1
-	if len(entries) >= p.c.s.cfg.ReadBatch {
+	// a short read leaves the sub less than ReadBatch behind: worth a
+	// look only for a stream that is told sooner than that
+	if len(entries) >= p.c.s.cfg.ReadBatch || p.lagNotice() < int64(p.c.s.cfg.ReadBatch) {
 		return p.checkLag()
 	}
 	p.lagSince = time.Time{}
@@ -316,8 +318,17 @@ func (p *pump) refresh() bool {
 	return true
 }
 
+// lagNotice is how far behind the sub may fall before a lag notice: the
+// stream's own bound (a telemetry stream's buffer_size), else LagNotice.
+func (p *pump) lagNotice() int64 {
+	if p.info.LagNotice > 0 {
+		return p.info.LagNotice
+	}
+	return p.c.s.cfg.LagNotice
+}
+
 // checkLag sends a lag notice (at most one per lagNoticeEvery) when the
-// sub is more than LagNotice behind the head, and closes the connection
+// sub is more than lagNotice behind the head, and closes the connection
 // as a slow consumer when it stayed more than MaxLag behind for longer
 // than LagGrace; false then.
 func (p *pump) checkLag() bool {
@@ -328,7 +339,7 @@ func (p *pump) checkLag() bool {
 	}
 	behind := last - p.pos
 	now := time.Now()
-	if behind > s.cfg.LagNotice && now.Sub(p.noticed) >= lagNoticeEvery {
+	if behind > p.lagNotice() && now.Sub(p.noticed) >= lagNoticeEvery {
 		p.noticed = now
 		p.c.notice(notice{Type: "lag", StreamID: p.sb.id, Behind: behind})
 	}
