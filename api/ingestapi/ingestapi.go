@@ -166,6 +166,10 @@ func mapErr(err error) error {
 			msg += " (" + strconv.Itoa(ve.More) + " more errors not listed)"
 		}
 		return api.Errf(ve.Code, "%s", msg).WithDetails(ve.Fields)
+	case errors.Is(err, telemetry.ErrFleetsUnavailable):
+		e := api.Errf("service_unavailable", "the fleets of the events' vehicles could not be read; nothing was accepted, retry later")
+		e.Cause, e.RetryAfter = err, 1
+		return e
 	case errors.Is(err, telemetry.ErrUnavailable):
 		e := api.Errf("service_unavailable", "the message bus did not accept the request; nothing was accepted, retry later")
 		e.Cause, e.RetryAfter = err, 1

@@ -36,7 +36,7 @@ type EventMessage struct {
 	Timestamp string         `json:"timestamp" required:"true" doc:"ISO 8601 date-time with offset, at most 5 minutes ahead of the server clock"`
 	Severity  string         `json:"severity" required:"true" enum:"low,medium,high,critical"`
 	Priority  string         `json:"priority,omitempty" enum:"normal,urgent,emergency" doc:"default normal"`
-	Source    event.Source   `json:"source" required:"true" doc:"at least one of vehicle_id, driver_id, trip_id (strings of at most 200 characters); the partition key is the first present of these"`
+	Source    event.Source   `json:"source" required:"true" doc:"at least one of vehicle_id, driver_id, trip_id (strings of at most 200 characters); the partition key is the first present of these. fleet_id (an extension, at most 200 characters): the fleet of the event; when absent the hub stamps the fleet of vehicle_id from the vehicle profiles, and event streams with fleet_id take only events of their fleet"`
 	Location  *EventLocation `json:"location,omitempty"`
 	EventData map[string]any `json:"event_data,omitempty"`
 	Metadata  *EventMetadata `json:"metadata,omitempty"`

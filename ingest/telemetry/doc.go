@@ -45,6 +45,16 @@
 //     copy is published and Result.Duplicates counts the repeats; stream
 //     deduplication decides what streams see.
 //
+// Fleets: an event's source.fleet_id (an extension of the interface's
+// source) is kept as its sender gave it; an event without one whose
+// source names a vehicle is stamped with the vehicle's fleet from
+// Config.Fleets (the vehicle profiles) before it is published, rule and
+// watchdog events included, so that event streams scoped to a fleet find
+// it there and the pipeline looks nothing up. When the fleets cannot be
+// read the request fails with ErrFleetsUnavailable and nothing of it is
+// published (the caller retries); a vehicle of no known fleet leaves the
+// event without one.
+//
 // Backpressure and acknowledgement: a request is published in one
 // Publish call before it is answered (write before acknowledge). If the
 // bus refuses it, the request fails with ErrUnavailable and the caller is

@@ -42,6 +42,10 @@ type Config struct {
 	TelemetryTopic, EventsTopic string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Fleets stamps the events of vehicles with their fleet
+	// (source.fleet_id) when their sender gave none; nil: only the
+	// fleets senders give.
+	Fleets Fleets
 }
 
 // Service is the telemetry and event intake.
@@ -204,7 +208,7 @@ func (s *Service) accept(ctx context.Context, org, env string, rs []reading, pub
 		res.Sequences[i] = rs[i].sequence
 	}
 	for _, ev := range raised {
-		m, err := s.message(s.cfg.EventsTopic, ev.Source.VehicleID, &event.Envelope{Org: org, Env: env, Kind: event.KindEvent, Event: ev, IngestedAt: now})
+		m, err := s.eventMessage(ctx, org, env, ev.Source.VehicleID, ev, now)
 		if err != nil {
 			s.rollback(&tx)
 			return Result{}, err
@@ -257,7 +261,7 @@ func (s *Service) IngestEvents(ctx context.Context, org, env string, evs []map[s
 
 	pub := make([]hub.Message, 0, len(out)+len(raised))
 	for _, ev := range raised {
-		m, err := s.message(s.cfg.EventsTopic, ev.Source.VehicleID, &event.Envelope{Org: org, Env: env, Kind: event.KindEvent, Event: ev, IngestedAt: now})
+		m, err := s.eventMessage(ctx, org, env, ev.Source.VehicleID, ev, now)
 		if err != nil {
 			s.rollback(&tx)
 			return Result{}, err
@@ -272,7 +276,7 @@ func (s *Service) IngestEvents(ctx context.Context, org, env string, evs []map[s
 		}
 		e.Metadata.ProcessingTime = processed
 		res.EventIDs[i] = e.EventID
-		m, err := s.message(s.cfg.EventsTopic, eventKey(e), &event.Envelope{Org: org, Env: env, Kind: event.KindEvent, Event: e, IngestedAt: now})
+		m, err := s.eventMessage(ctx, org, env, eventKey(e), e, now)
 		if err != nil {
 			s.rollback(&tx)
 			return Result{}, err

@@ -126,8 +126,10 @@ func source(v any, a at, errs *fieldErrors) (event.Source, string) {
 			dst = &src.DriverID
 		case "trip_id":
 			dst = &src.TripID
+		case "fleet_id":
+			dst = &src.FleetID
 		default:
-			errs.add(a.path("source."+key(k)), "unknown field; allowed: driver_id, trip_id or vehicle_id")
+			errs.add(a.path("source."+key(k)), "unknown field; allowed: driver_id, fleet_id, trip_id or vehicle_id")
 			continue
 		}
 		s, msg := text(e, MaxIDLen)

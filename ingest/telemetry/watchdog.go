@@ -61,7 +61,7 @@ func (s *Service) Check(ctx context.Context) error {
 	}
 	msgs := make([]hub.Message, 0, len(out))
 	for _, r := range out {
-		m, err := s.message(s.cfg.EventsTopic, r.ev.Source.VehicleID, &event.Envelope{Org: r.org, Env: r.env, Kind: event.KindEvent, Event: r.ev, IngestedAt: now})
+		m, err := s.eventMessage(ctx, r.org, r.env, r.ev.Source.VehicleID, r.ev, now)
 		if err != nil {
 			s.rollback(&tx)
 			return err
