@@ -9,7 +9,14 @@
 // its vehicle. An event that cannot be encoded is an error returned to the
 // caller, never dropped.
 //
-// A Publisher is safe for concurrent use; it holds nothing but its bus.
+// A Publisher made with NewWithFleets stamps each event whose source names
+// a vehicle and no fleet with the vehicle's fleet (source.fleet_id), on a
+// copy: the caller's event is not changed. Event streams scoped to a fleet
+// take only events of their fleet; when the fleet cannot be read the call
+// publishes nothing and fails.
+//
+// A Publisher is safe for concurrent use; it holds nothing but its bus
+// and its fleets.
 package publish
 
 import (
@@ -27,14 +34,45 @@ type Bus interface {
 	Publish(ctx context.Context, msgs ...hub.Message) error
 }
 
+// Fleets tells the fleet a vehicle belongs to (the vehicle profiles): ""
+// and no error for a vehicle of no known fleet.
+type Fleets interface {
+	Fleet(ctx context.Context, org, env, vehicleID string) (string, error)
+}
+
 // Publisher publishes events of a scope.
 type Publisher struct {
-	bus Bus
-	now func() time.Time
+	bus    Bus
+	fleets Fleets // nil: events keep the fleet they carry
+	now    func() time.Time
 }
 
 // New makes a publisher on bus.
 func New(bus Bus) *Publisher { return &Publisher{bus: bus, now: time.Now} }
+
+// NewWithFleets makes a publisher on bus that stamps events with their
+// vehicle's fleet from fleets.
+func NewWithFleets(bus Bus, fleets Fleets) *Publisher {
+	return &Publisher{bus: bus, fleets: fleets, now: time.Now}
+}
+
+// stamped is ev with its vehicle's fleet: a copy when it gets one, else
+// ev itself.
+func (p *Publisher) stamped(ctx context.Context, org, env string, ev *event.Event) (*event.Event, error) {
+	if p.fleets == nil || ev.Source.FleetID != "" || ev.Source.VehicleID == "" {
+		return ev, nil
+	}
+	fleet, err := p.fleets.Fleet(ctx, org, env, ev.Source.VehicleID)
+	if err != nil {
+		return nil, fmt.Errorf("publish: fleet of vehicle %s for event %s (%s): %w", ev.Source.VehicleID, ev.EventID, ev.EventType, err)
+	}
+	if fleet == "" {
+		return ev, nil
+	}
+	c := *ev
+	c.Source.FleetID = fleet
+	return &c, nil
+}
 
 // ErrNoSource is returned for an event with neither a source nor a
 // correlation id: it would have no partition key.
@@ -74,6 +112,10 @@ func (p *Publisher) Publish(ctx context.Context, org, env string, evs ...*event.
 	at := p.now().UTC()
 	msgs := make([]hub.Message, len(evs))
 	for i, ev := range evs {
+		ev, err := p.stamped(ctx, org, env, ev)
+		if err != nil {
+			return err
+		}
 		m, err := Message(org, env, ev, at)
 		if err != nil {
 			return err
@@ -122,6 +164,10 @@ func (p *Publisher) PublishPoints(ctx context.Context, org, env string, pts []ev
 	}
 	msgs = append(msgs, m)
 	for _, ev := range evs {
+		ev, err := p.stamped(ctx, org, env, ev)
+		if err != nil {
+			return err
+		}
 		m, err := Message(org, env, ev, at)
 		if err != nil {
 			return err

@@ -51,3 +51,53 @@ func TestPublishedEventsReachTheBusKeyedBySource(t *testing.T) {
 		}
 	}
 }
+
+// fleets answers vehicles' fleets from a map, or fails.
+type fleets struct {
+	of   map[string]string
+	fail error
+}
+
+func (f fleets) Fleet(ctx context.Context, org, env, vehicleID string) (string, error) {
+	return f.of[vehicleID], f.fail
+}
+
+// TestPublishStampsFleets: an event of a vehicle gets the vehicle's fleet
+// on the bus, the caller's event is left as it was, a given fleet is
+// kept; when the fleets cannot be read nothing is published.
+func TestPublishStampsFleets(t *testing.T) {
+	bus := embedbus.New(embedbus.Config{Partitions: 1})
+	defer bus.Close(context.Background())
+	ctx := t.Context()
+	evs := []*event.Event{
+		{EventID: "e1", EventType: "trip_started", Source: event.Source{VehicleID: "veh-1"}},
+		{EventID: "e2", EventType: "trip_started", Source: event.Source{VehicleID: "veh-1", FleetID: "fleet-given"}},
+		{EventID: "e3", EventType: "trip_started", Source: event.Source{VehicleID: "veh-none"}},
+	}
+	if err := publish.NewWithFleets(bus, fleets{of: map[string]string{"veh-1": "fleet-1"}}).Publish(ctx, "org-a", "live", evs...); err != nil {
+		t.Fatal(err)
+	}
+	if evs[0].Source.FleetID != "" {
+		t.Error("the caller's event was changed")
+	}
+	down := publish.NewWithFleets(bus, fleets{fail: errors.New("vehicles down")})
+	if err := down.Publish(ctx, "org-a", "live", &event.Event{EventID: "e4", Source: event.Source{VehicleID: "veh-1"}}); err == nil {
+		t.Error("published with the fleets down")
+	}
+	msgs, err := bus.Range(ctx, hub.TopicEvents, 0, 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 3 {
+		t.Fatalf("%d messages on the bus, want 3", len(msgs))
+	}
+	for i, want := range []string{"fleet-1", "fleet-given", ""} {
+		env, err := event.Unmarshal(msgs[i].Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := env.Event.Source.FleetID; got != want {
+			t.Errorf("event %d: fleet %q, want %q", i, got, want)
+		}
+	}
+}
