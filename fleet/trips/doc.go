@@ -18,6 +18,8 @@
 //   - upload.go, tracker.go: location uploads and the per-trip tracker;
 //     points.go: the stored point blocks; quality.go: the quality
 //     assessment of a single point; publish.go: what goes on the bus.
+//   - fuel.go: the fuel model from the vehicle's profile (Profiles), and
+//     the distance and fuel a trip's start and stop readings give.
 //   - metadata.go: metadata updates and their history.
 //   - views.go: the resources returned; list.go: listing and history.
 //   - safety.go: the safety score analysis of a trip.
