@@ -51,6 +51,10 @@ var allowed = []struct {
 		func(c call) bool {
 			return c.pkg == "encoding/json" && c.name == "Marshal" && c.recv == nil && len(c.args) == 1 && jsonSafe(c.args[0], map[types.Type]bool{})
 		}},
+	{"syscall.Madvise is advice: where the kernel refuses it the memory works as ordinary pages",
+		func(c call) bool { return c.pkg == "syscall" && c.name == "Madvise" && c.recv == nil }},
+	{"syscall.Munmap of a mapping the caller made and unmaps once fails only for an address that is not mapped",
+		func(c call) bool { return c.pkg == "syscall" && c.name == "Munmap" && c.recv == nil }},
 	{"a deadline on a connection fails only once it is closed, which the next read or write reports",
 		func(c call) bool {
 			return c.recv != nil && (c.name == "SetDeadline" || c.name == "SetReadDeadline" || c.name == "SetWriteDeadline")

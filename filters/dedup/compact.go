@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,7 @@ type Compact struct {
 	chunks     [][]centry  // the ring: position p is chunks[p>>chunkBits][p&chunkMask]
 	head, tail uint64      // ids recorded, ever, before the oldest and the newest-plus-one: the ring holds [head, tail)
 	slots      []uint64    // the table: 0 empty, else uint32(h.b)<<32 | position+1
+	mem        *slotBox    // the table's memory when it is not the heap's
 	used       int         // slots in use
 	empty      atomic.Bool // set while used is 0 (Has answers without the lock); cleared on every insert
 	claims     claimTable
@@ -93,8 +95,14 @@ func NewCompact(size int, ttl time.Duration) *Compact {
 	c := &Compact{ttl: int64(ttl), lease: int64(DefaultLease), size: uint64(size), now: time.Now,
 		s1: maphash.MakeSeed(), s2: maphash.MakeSeed(), base: time.Now(), sweepAt: minSweep}
 	c.empty.Store(true)
+	c.mem = &slotBox{}
+	runtime.AddCleanup(c, func(b *slotBox) { b.m.free() }, c.mem)
 	return c
 }
+
+// slotBox holds the memory of a window's table for the cleanup that
+// frees it when the window is collected.
+type slotBox struct{ m *slotMem }
 
 func (c *Compact) hash(id string) hkey {
 	return hkey{maphash.String(c.s1, id), maphash.String(c.s2, id)}
@@ -500,13 +508,14 @@ func (c *Compact) place(s uint64) {
 // grow doubles the table; a slot keeps the 32 bits of the hash its home
 // is made of, so nothing is read from the ring.
 func (c *Compact) grow() {
-	old := c.slots
-	c.slots = make([]uint64, max(minSlots, 2*len(old)))
+	old, oldMem := c.slots, c.mem.m
+	c.slots, c.mem.m = makeSlots(max(minSlots, 2*len(old)))
 	for _, s := range old {
 		if s != 0 {
 			c.place(s)
 		}
 	}
+	oldMem.free()
 }
 
 // unslot empties slot i, moving later slots of the probe sequence back

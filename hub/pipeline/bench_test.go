@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -189,6 +191,10 @@ func benchmarkHandleEvents(b *testing.B, filters, rules string, w dedup.Window) 
 // pipeline's throughput without rules against with them is its
 // inverse), cpu-rules/none that of the processor time the process used.
 //
+// Each pipeline's Handle runs under the profile label run=<its rules>
+// (none, dedup+ordering), so that a CPU profile of the benchmark tells
+// the two apart: go tool pprof -tagfocus 'run=dedup.ordering' ….
+//
 // taken=full is the hour after a restart: the rules pipeline also holds,
 // as cmd/fleethub does, the ids its streams' logs held at start
 // (KeepStreamIDs), here ten million of other events, and looks each
@@ -248,6 +254,7 @@ func fullTaken(b *testing.B, taken dedup.Window, streams []string, n int) {
 // eventsRun is a pipeline over benchStreams events streams of one tenant
 // and the bus batches it handles.
 type eventsRun struct {
+	name     string // the rules, a profile label
 	f        *fixture
 	p        *Pipeline
 	ids      []string // the streams
@@ -264,7 +271,7 @@ type eventsRun struct {
 // batches: the logs grow to their memory bound, the reorder buffer
 // learns every source, the heap reaches its size.
 func newEventsRun(b *testing.B, filters, rules string, w dedup.Window) *eventsRun {
-	r := &eventsRun{f: newFixture(b), msgs: make([]hub.Message, benchBatch)}
+	r := &eventsRun{name: rules, f: newFixture(b), msgs: make([]hub.Message, benchBatch)}
 	dedupe, ordered := strings.Contains(rules, "dedup"), strings.Contains(rules, "ordering")
 	pr := fmt.Sprintf(`{"deduplication": %t, "event_ordering": %t}`, dedupe, ordered)
 	r.ids = make([]string, benchStreams)
@@ -288,7 +295,9 @@ func (r *eventsRun) handle(b *testing.B) {
 	r.g.batch(b, r.msgs)
 	b.StartTimer()
 	c0, t0 := cpuTime(b), time.Now()
-	if err := r.p.Handle(b.Context(), r.msgs); err != nil {
+	var err error
+	pprof.Do(b.Context(), pprof.Labels("run", r.name), func(ctx context.Context) { err = r.p.Handle(ctx, r.msgs) })
+	if err != nil {
 		b.Fatal(err)
 	}
 	r.wall += time.Since(t0)
