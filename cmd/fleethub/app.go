@@ -179,7 +179,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.vehicles, err = vehicles.New(vehicles.Config{}, a.store); err != nil {
 		return nil, err
 	}
-	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles}, a.store, publish.New(a.bus), devs, log); err != nil {
+	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
 		return nil, err
 	}
 	deliveries, ok := a.store.(store.Deliveries)
@@ -189,10 +189,10 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if err := a.openStreaming(ctx, deliveries, eng.addrs); err != nil {
 		return nil, err
 	}
-	if a.intake, err = telemetry.New(telemetry.Config{}, a.bus, log); err != nil {
+	if a.intake, err = telemetry.New(telemetry.Config{Fleets: a.vehicles}, a.bus, log); err != nil {
 		return nil, err
 	}
-	a.fences = crossings.New(crossings.Config{}, a.bus, a.store, log)
+	a.fences = crossings.New(crossings.Config{Fleets: a.vehicles}, a.bus, a.store, log)
 	a.routes(devs, deliveries, eng)
 	return a, nil
 }
@@ -412,7 +412,7 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(geocoding.New(eng.addrs).Routes()...)
 	a.server.Handle(apitiles.New(eng.archive).Routes()...)
 	a.server.Handle(apirouting.New(eng.roads).Routes()...)
-	a.server.Handle(apioptimization.New(optimization.New(optimization.Config{}, a.store, publish.New(a.bus), eng.roads)).Routes()...)
+	a.server.Handle(apioptimization.New(optimization.New(optimization.Config{}, a.store, publish.NewWithFleets(a.bus, a.vehicles), eng.roads)).Routes()...)
 	directory := contacts.New(a.store, nil)
 	a.server.Handle(apicontacts.New(directory).Routes()...)
 	var notifier emergency.Notifier
@@ -422,12 +422,12 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 		notifier = a.outbox
 	}
 	a.server.Handle(apiemergency.NewGateway(a.store, a.cfg.NotifyURL).Routes()...)
-	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, publish.New(a.bus), a.links, a.log)).Routes()...)
+	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, publish.NewWithFleets(a.bus, a.vehicles), a.links, a.log)).Routes()...)
 	acfg := emergency.AlertsConfig{Claims: emergency.Claims{Node: a.node, Log: a.log}}
 	if eng.addrs != nil {
 		acfg.Places = eng.addrs
 	}
-	a.alerts = emergency.NewAlerts(acfg, a.store, a.store, directory, notifier, publish.New(a.bus))
+	a.alerts = emergency.NewAlerts(acfg, a.store, a.store, directory, notifier, publish.NewWithFleets(a.bus, a.vehicles))
 	a.server.Handle(apiemergency.NewAlerts(a.alerts).Routes()...)
 	a.server.Handle(ingestapi.New(a.intake).Routes()...)
 	wh := apiwebhooks.New(deliveries, a.reg, a.hooks)

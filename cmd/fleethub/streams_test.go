@@ -67,14 +67,14 @@ func TestStreamLifecycle(t *testing.T) {
 	}
 	// matching: one message passes, one fails the condition, a duplicate is suppressed
 	ev := &event.Event{EventID: "e1", EventType: "harsh_braking", Category: "safety_events", Timestamp: time.Now().UTC(), Severity: "high", Priority: "urgent",
-		Source: event.Source{VehicleID: "v1"}, EventData: map[string]any{"deceleration_g": 0.7}}
+		Source: event.Source{VehicleID: "v1", FleetID: "f1"}, EventData: map[string]any{"deceleration_g": 0.7}}
 	n.publishEvent("org-a", "test", ev)
 	n.publishEvent("org-a", "test", ev)
 	weak := *ev
 	weak.EventID, weak.EventData = "e2", map[string]any{"deceleration_g": 0.2}
 	n.publishEvent("org-a", "test", &weak)
 	n.publishEvent("org-b", "test", &event.Event{EventID: "e3", EventType: "harsh_braking", Category: "safety_events", Timestamp: time.Now(), Severity: "high", Priority: "urgent",
-		Source: event.Source{VehicleID: "v1"}, EventData: map[string]any{"deceleration_g": 0.9}})
+		Source: event.Source{VehicleID: "v1", FleetID: "f1"}, EventData: map[string]any{"deceleration_g": 0.9}})
 	var st map[string]any
 	waitFor(t, "matched counters", func() bool {
 		st = n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil).json(t)

@@ -56,13 +56,21 @@ func NewWithFleets(bus Bus, fleets Fleets) *Publisher {
 	return &Publisher{bus: bus, fleets: fleets, now: time.Now}
 }
 
-// stamped is ev with its vehicle's fleet: a copy when it gets one, else
-// ev itself.
+// stamped is ev with its vehicle's fleet (see Stamped).
 func (p *Publisher) stamped(ctx context.Context, org, env string, ev *event.Event) (*event.Event, error) {
-	if p.fleets == nil || ev.Source.FleetID != "" || ev.Source.VehicleID == "" {
+	return Stamped(ctx, p.fleets, org, env, ev)
+}
+
+// Stamped is ev, an event of org and env, with its vehicle's fleet from
+// fleets as source.fleet_id: a copy when it gets one, else ev itself (an
+// event with a fleet, without a vehicle, of a vehicle of no fleet, or
+// fleets nil). For the services that encode their events themselves
+// (Message).
+func Stamped(ctx context.Context, fleets Fleets, org, env string, ev *event.Event) (*event.Event, error) {
+	if fleets == nil || ev.Source.FleetID != "" || ev.Source.VehicleID == "" {
 		return ev, nil
 	}
-	fleet, err := p.fleets.Fleet(ctx, org, env, ev.Source.VehicleID)
+	fleet, err := fleets.Fleet(ctx, org, env, ev.Source.VehicleID)
 	if err != nil {
 		return nil, fmt.Errorf("publish: fleet of vehicle %s for event %s (%s): %w", ev.Source.VehicleID, ev.EventID, ev.EventType, err)
 	}

@@ -40,10 +40,20 @@ type Store interface {
 	ListGeofences(ctx context.Context, s store.Scope) ([]store.Geofence, error)
 }
 
+// Fleets tells the fleet a vehicle belongs to (the vehicle profiles).
+type Fleets interface {
+	Fleet(ctx context.Context, org, env, vehicleID string) (string, error)
+}
+
 // Config of the watcher.
 type Config struct {
 	Group   string        // default fleethub-geofencing
 	Refresh time.Duration // default 2s
+	// Fleets stamps each event with its vehicle's fleet (source.fleet_id);
+	// nil: events carry none. When the fleet cannot be read the event is
+	// published without it (and logged): a geofence transition is not
+	// seen twice, so it is not held back.
+	Fleets Fleets
 }
 
 // Watcher publishes geofence events.
@@ -165,7 +175,7 @@ func (w *Watcher) handle(ctx context.Context, msgs []hub.Message) error {
 		for i := range env.Points {
 			p := &env.Points[i]
 			for _, tr := range t.tracker.Update(p.VehicleID, fence.Point{Lat: p.Latitude, Lon: p.Longitude}, p.Timestamp) {
-				msg, err := publish.Message(env.Org, env.Env, w.event(env, p, tr, t.names[tr.AreaID]), w.now().UTC())
+				msg, err := publish.Message(env.Org, env.Env, w.stamped(ctx, env, w.event(env, p, tr, t.names[tr.AreaID])), w.now().UTC())
 				if err != nil {
 					w.log.Error("geofence event not published", "vehicle_id", p.VehicleID, "geofence_id", tr.AreaID, "error", err)
 					continue
@@ -178,6 +188,20 @@ func (w *Watcher) handle(ctx context.Context, msgs []hub.Message) error {
 		return nil
 	}
 	return w.bus.Publish(ctx, out...)
+}
+
+// stamped is ev with its vehicle's fleet, or ev itself when the fleet
+// cannot be read (logged).
+func (w *Watcher) stamped(ctx context.Context, env *event.Envelope, ev *event.Event) *event.Event {
+	if w.cfg.Fleets == nil {
+		return ev
+	}
+	s, err := publish.Stamped(ctx, w.cfg.Fleets, env.Org, env.Env, ev)
+	if err != nil {
+		w.log.Warn("geofence event published without its fleet", "vehicle_id", ev.Source.VehicleID, "event_id", ev.EventID, "error", err)
+		return ev
+	}
+	return s
 }
 
 func (w *Watcher) event(env *event.Envelope, p *event.Point, tr fence.Transition, name string) *event.Event {
