@@ -17,16 +17,16 @@ type BatchProcessing struct {
 
 // QualitySettings of a telemetry stream.
 type QualitySettings struct {
-	Precision         string `json:"precision,omitempty" enum:"standard,high"`
-	IncludeRawData    bool   `json:"include_raw_data,omitempty"`
-	CalculatedMetrics bool   `json:"calculated_metrics,omitempty"`
+	Precision         string `json:"precision,omitempty" enum:"standard,high" doc:"standard rounds coordinates (latitude, longitude, lat, lon, lng) to 5 decimals and every other number to 4 significant digits, never more coarsely than a whole number; high (the default) passes numbers as sent"`
+	IncludeRawData    bool   `json:"include_raw_data,omitempty" doc:"true is refused: messages carry decoded readings only, there is no raw sensor data"`
+	CalculatedMetrics bool   `json:"calculated_metrics,omitempty" doc:"adds calculated_metrics to each message: speed_kmh/speed_mph, fuel_liters/fuel_gallons, fuel_rate_lph/fuel_rate_gph when the message has only the other unit, estimated_range_miles, battery_power_w (docs/streaming.md)"`
 }
 
 // AlertIntegration of a telemetry stream.
 type AlertIntegration struct {
-	RealTimeAlerts      bool `json:"real_time_alerts,omitempty"`
-	ThresholdMonitoring bool `json:"threshold_monitoring,omitempty"`
-	PredictiveWarnings  bool `json:"predictive_warnings,omitempty"`
+	RealTimeAlerts      bool `json:"real_time_alerts,omitempty" doc:"each message reaching a threshold of filters (alert_thresholds, min_engine_temp, max_fuel_level) is followed on the stream by a telemetry_threshold_exceeded event; the thresholds still filter. Needs a threshold"`
+	ThresholdMonitoring bool `json:"threshold_monitoring,omitempty" doc:"the thresholds of filters are watched instead of filtered on: every message of the stream's vehicles and data types is delivered, and one reaching a threshold is followed by a telemetry_threshold_exceeded event. Needs a threshold"`
+	PredictiveWarnings  bool `json:"predictive_warnings,omitempty" doc:"true is refused: not implemented"`
 }
 
 // TelemetryStreamConfig is stream_config of a telemetry stream.
@@ -35,8 +35,8 @@ type TelemetryStreamConfig struct {
 	CustomInterval   float64           `json:"custom_interval,omitempty" doc:"seconds, with frequency custom"`
 	Compression      bool              `json:"compression,omitempty"`
 	Encryption       bool              `json:"encryption,omitempty" doc:"true is refused: the hub does not encrypt payloads itself (use TLS in front of it)"`
-	IncludeMetadata  *bool             `json:"include_metadata,omitempty"`
-	BufferSize       int               `json:"buffer_size,omitempty"`
+	IncludeMetadata  *bool             `json:"include_metadata,omitempty" doc:"false leaves sequence and quality_indicators out of the delivered messages (and metadata out of alert events); default true"`
+	BufferSize       int               `json:"buffer_size,omitempty" doc:"messages a websocket subscriber may fall behind the stream's newest before it gets a lag notice, 1 to 100000 (default 1000); not for webhook delivery. Batching is batch_processing's"`
 	BatchProcessing  *BatchProcessing  `json:"batch_processing,omitempty"`
 	QualitySettings  *QualitySettings  `json:"quality_settings,omitempty"`
 	AlertIntegration *AlertIntegration `json:"alert_integration,omitempty"`
@@ -107,7 +107,7 @@ type ProcessingRules struct {
 
 // EventsConfig is the start body of an event stream.
 type EventsConfig struct {
-	FleetID         string             `json:"fleet_id,omitempty"`
+	FleetID         string             `json:"fleet_id,omitempty" doc:"only events of this fleet: source.fleet_id as the sender gave it, else the fleet of the event's vehicle (its profile, PUT /v1/vehicles/{vehicle_id}); events of no known fleet are left out. At most 200 characters"`
 	EventFilters    *EventFilters      `json:"event_filters,omitempty"`
 	StreamConfig    *EventStreamConfig `json:"stream_config,omitempty"`
 	ProcessingRules *ProcessingRules   `json:"processing_rules,omitempty"`
