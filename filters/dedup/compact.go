@@ -100,6 +100,14 @@ func NewCompact(size int, ttl time.Duration) *Compact {
 	return c
 }
 
+// mappedBytes is the memory of the table when it is mapped on its own,
+// outside the Go heap (0 when it is on the heap).
+func (c *Compact) mappedBytes() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return uint64(c.mem.m.size())
+}
+
 // slotBox holds the memory of a window's table for the cleanup that
 // frees it when the window is collected.
 type slotBox struct{ m *slotMem }

@@ -51,3 +51,11 @@ func (m *slotMem) free() {
 		m.b = nil
 	}
 }
+
+// size is the length of m's mapping; 0 for none.
+func (m *slotMem) size() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.b)
+}

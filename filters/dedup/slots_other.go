@@ -10,3 +10,6 @@ func makeSlots(n int) ([]uint64, *slotMem) { return make([]uint64, n), nil }
 
 // free does nothing: the table is the collector's.
 func (m *slotMem) free() {}
+
+// size is 0: nothing is mapped.
+func (m *slotMem) size() int { return 0 }
