@@ -134,6 +134,8 @@ func TestTelemetryStreamSettings(t *testing.T) {
 			map[string]any{"alert_thresholds": map[string]any{"engine_rpm": 4000}})),
 		"monitoring": startKind(t, n, k, "telemetry", engine(map[string]any{"alert_integration": map[string]any{"threshold_monitoring": true}},
 			map[string]any{"alert_thresholds": map[string]any{"coolant_temp": 105}})),
+		"throttled": startKind(t, n, k, "telemetry", engine(map[string]any{"frequency": "low", "alert_integration": map[string]any{"real_time_alerts": true}},
+			map[string]any{"alert_thresholds": map[string]any{"engine_rpm": 2000}})),
 		"calculated": startKind(t, n, k, "telemetry", map[string]any{"vehicles": []string{"veh-s"}, "data_types": []string{"vehicle_dynamics"},
 			"stream_config": map[string]any{"quality_settings": map[string]any{"calculated_metrics": true}}}),
 	}
@@ -180,6 +182,17 @@ func TestTelemetryStreamSettings(t *testing.T) {
 	if mon[0]["sequence"] != 1.0 || mon[1]["sequence"] != 2.0 || mon[2]["event_data"].(map[string]any)["threshold"] != "coolant_temp" ||
 		mon[2]["source"].(map[string]any)["vehicle_id"] != "veh-s" {
 		t.Errorf("threshold_monitoring: %v", mon)
+	}
+
+	// frequency low keeps the first message of the minute; alerts are not held back
+	th := read("throttled", 3)
+	if th[0]["sequence"] != 1.0 || th[1]["event_type"] != "telemetry_threshold_exceeded" || th[2]["event_type"] != "telemetry_threshold_exceeded" ||
+		th[1]["event_data"].(map[string]any)["value"] != 2150.37 || th[2]["event_data"].(map[string]any)["value"] != 4800.4 {
+		t.Errorf("alerts of a throttled stream: %v", th)
+	}
+	st := n.do("GET", "/api/v1/streaming/telemetry/status/"+ids["throttled"], k, nil).json(t)
+	if c := st["counters"].(map[string]any); c["throttled"] != 1.0 {
+		t.Errorf("throttled stream's counters %v", c)
 	}
 
 	calc := read("calculated", 1)[0]

@@ -12,6 +12,13 @@
 // hub.Counter for the sinks. The Service starts, stops, configures and
 // reports streams for api/streams.
 //
+// An Entry also carries what the pipeline applies per stream beyond the
+// filter: a telemetry stream's Shape (shape.go: include_metadata,
+// precision, calculated metrics, alert events), nil for a stream that
+// takes messages as they come. Settings the hub does not carry out are
+// refused when a stream is started or configured (refuse.go), never when
+// a stored stream loads, so a stream saved before a refusal keeps running.
+//
 // Concurrency: a Registry and a Service are safe for concurrent use. The
 // registry's maps (streams, per-tenant indexes, ordering streams) are
 // guarded by one read-write mutex, never held across a store read; an
