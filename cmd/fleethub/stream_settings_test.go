@@ -270,6 +270,7 @@ func TestStreamSettingsRefused(t *testing.T) {
 		{"telemetry", map[string]any{"stream_config": map[string]any{"alert_integration": map[string]any{"real_time_alerts": true}}}, "stream_config.alert_integration.real_time_alerts"},
 		{"telemetry", map[string]any{"stream_config": map[string]any{"alert_integration": map[string]any{"threshold_monitoring": true}}}, "stream_config.alert_integration.threshold_monitoring"},
 		{"telemetry", map[string]any{"stream_config": map[string]any{"buffer_size": 100_001}}, "stream_config.buffer_size"},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"buffer_size": -1}}, "stream_config.buffer_size"},
 		{"telemetry", map[string]any{"stream_config": map[string]any{"buffer_size": 50}, "delivery_method": "webhook", "webhook_url": "https://hooks.example.com/t"}, "stream_config.buffer_size"},
 		{"telemetry", map[string]any{"stream_config": map[string]any{"quality_settings": map[string]any{"precision": "extreme"}}}, "stream_config.quality_settings.precision"},
 		{"events", map[string]any{"fleet_id": "   "}, "fleet_id"},

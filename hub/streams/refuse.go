@@ -38,7 +38,7 @@ func refusedTelemetry(t *TelemetryConfig) *FieldError {
 	if sc == nil {
 		return nil
 	}
-	if sc.BufferSize > MaxBufferSize {
+	if sc.BufferSize < 0 || sc.BufferSize > MaxBufferSize {
 		return &FieldError{"stream_config.buffer_size", fmt.Sprintf("must be between 1 and %d messages", MaxBufferSize)}
 	}
 	if sc.BufferSize > 0 && t.DeliveryMethod == "webhook" {

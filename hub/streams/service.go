@@ -116,12 +116,12 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 	if err != nil {
 		return Started{}, bodyError(err)
 	}
+	if fe := refused(kind, &cfg); fe != nil {
+		return Started{}, fe
+	}
 	_, info, err := Compile(kind, &cfg)
 	if err != nil {
 		return Started{}, err
-	}
-	if fe := refused(kind, &cfg); fe != nil {
-		return Started{}, fe
 	}
 	if err := s.checkTarget(info); err != nil {
 		return Started{}, err
@@ -153,6 +153,7 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 	if err := s.store.CreateStream(ctx, rec); err != nil {
 		return Started{}, err
 	}
+	s.reg.changed(ctx)
 	out.Entry = s.reg.install(rec)
 	return out, nil
 }
@@ -218,6 +219,7 @@ func (s *Service) update(ctx context.Context, org, env, kind, id string, f func(
 		if err != nil {
 			return nil, err
 		}
+		s.reg.changed(ctx)
 		return s.reg.install(rec), nil
 	}
 }
@@ -270,12 +272,12 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 		if err != nil {
 			return err
 		}
+		if fe := refused(kind, next); fe != nil {
+			return fe
+		}
 		_, info, err := Compile(kind, next)
 		if err != nil {
 			return err
-		}
-		if fe := refused(kind, next); fe != nil {
-			return fe
 		}
 		// A URL kept from before (a stream started with the flag) is not
 		// judged again: changing other settings must not fail on it.
