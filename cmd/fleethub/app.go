@@ -338,6 +338,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	a.reg = streams.NewRegistry(streams.RegistryConfig{}, a.store, log)
 	if a.redis != nil {
 		a.reg.ShareCounters(streams.NewRedisCounters(a.redis, a.node))
+		a.reg.ShareChanges(streams.NewRedisChanges(a.redis))
 	}
 	if err := a.reg.Load(ctx); err != nil {
 		return fmt.Errorf("stream registry: %w", err)

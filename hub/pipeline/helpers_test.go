@@ -24,6 +24,7 @@ const waitLimit = 10 * time.Second
 // sink that can be made to fail.
 type fixture struct {
 	t      testing.TB
+	st     *sqlite.Store
 	svc    *streams.Service
 	reg    *streams.Registry
 	log    *embedlog.Log
@@ -44,7 +45,7 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	l := embedlog.New(embedlog.Config{})
-	return &fixture{t: t, svc: streams.NewService(reg, st, l), reg: reg, log: l, sink: &flakySink{got: map[string][]hub.Entry{}}, logger: logger}
+	return &fixture{t: t, st: st, svc: streams.NewService(reg, st, l), reg: reg, log: l, sink: &flakySink{got: map[string][]hub.Entry{}}, logger: logger}
 }
 
 // start starts a stream of a tenant from a JSON start body; it returns

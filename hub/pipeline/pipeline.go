@@ -450,6 +450,11 @@ func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) erro
 		if env.Kind != event.KindEvent && env.Kind != event.KindTelemetry {
 			continue
 		}
+		// a stream another node started before the message was sent
+		// takes it (several nodes; a no-op on one)
+		if err := p.reg.CatchUp(ctx, env.IngestedAt); err != nil {
+			p.logger.Warn("stream registry not caught up; streams started in the last second on other nodes may miss this batch", "error", err)
+		}
 		lo := len(b.matched)
 		ids, b.matched = p.reg.Match(env, ids, b.matched)
 		// an ordering stream of the scope tracks every sequenced event

@@ -12,6 +12,7 @@ import (
 	"github.com/fleethub/fleethub/filters/dedup"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/redislog"
+	"github.com/fleethub/fleethub/hub/streams"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -81,5 +82,48 @@ func TestRedisLogHoldsEventOnceAfterLostDone(t *testing.T) {
 	f.sink.mu.Unlock()
 	if len(offs) != 3 || offs[1] == 0 || offs[2] == 0 || offs[3] == 0 {
 		t.Errorf("the delivery queue got offsets %v, want 1, 2 and 3 (each handed again is fine: the queue keeps one)", offs)
+	}
+}
+
+// TestStreamStartedOnAnotherNodeTakesTheNextEvent: two nodes share a
+// store and count stream changes in Redis; node B polls its registry
+// only hourly. A stream started on node A takes an event ingested after
+// its start answered, though node B consumes it; a stream B has not
+// heard of without the shared count would miss it (the control).
+func TestStreamStartedOnAnotherNodeTakesTheNextEvent(t *testing.T) {
+	rl := redisLog(t)
+	opt, err := redis.ParseURL(os.Getenv("FLEETHUB_TEST_REDIS_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { rdb.Close() })
+	a := newFixture(t) // node A: its registry and service
+	a.reg.ShareChanges(streams.NewRedisChanges(rdb))
+	node := func(share bool) *Pipeline {
+		reg := streams.NewRegistry(streams.RegistryConfig{PollEvery: time.Hour}, a.st, a.logger)
+		if err := reg.Load(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if share {
+			reg.ShareChanges(streams.NewRedisChanges(rdb))
+		}
+		return New(Config{}, nil, reg, rl, dedup.NewLocal(100, time.Hour), nil, a.sink, a.logger)
+	}
+	b, control := node(true), node(false)
+	id := a.start("org-a", "live", hub.KindEvents, `{}`)
+	ev := anEvent("org-a", "live", "evt_after_start", "veh-1", 0)
+	ev.IngestedAt = time.Now()
+	for _, p := range []*Pipeline{control, b} {
+		if err := p.Handle(t.Context(), []hub.Message{msg(t, hub.TopicEvents, 1, ev)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ents, err := rl.Read(t.Context(), id, 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := eventIDs(decode(t, ents)); !slices.Equal(got, []string{"evt_after_start"}) {
+		t.Fatalf("the stream started on node A holds %v, want the event node B consumed once (and nothing from the node that did not catch up)", got)
 	}
 }

@@ -4,7 +4,9 @@
 // node refreshes its copy from the store every PollEvery (a lookup of an
 // unknown id goes to the store at once, so a stream started on node A is
 // usable on node B immediately; configuration changes reach B within
-// PollEvery).
+// PollEvery). On several nodes, Changes counts every change in Redis and
+// CatchUp brings a node up to date before it matches a message sent after
+// a change.
 //
 // The Registry is also the hub's matcher: Match finds the active streams
 // of a message's organization and environment through the tenant's
@@ -86,6 +88,9 @@ type scopeKey struct{ org, env string }
 type RegistryConfig struct {
 	PollEvery        time.Duration // default 1s
 	StoppedRetention time.Duration // how long stopped streams stay readable, default 24h
+	// ClockSkew is how far the clocks of the nodes may differ, for
+	// CatchUp; default DefaultClockSkew.
+	ClockSkew time.Duration
 }
 
 // Registry is the node's view of every stream.
@@ -96,7 +101,13 @@ type Registry struct {
 	now   func() time.Time
 
 	shared SharedCounters // nil on one node
-	fl     flusher
+
+	changes  Changes      // nil on one node
+	checkMu  sync.Mutex   // one CatchUp at a time; guards synced and reported
+	synced   int64        // the changes' version the registry has read the store after
+	reported time.Time    // when CatchUp last returned a failure
+	checked  atomic.Int64 // when the last CatchUp check began, unix ns
+	fl       flusher
 
 	mu       sync.RWMutex // guards streams, indexes and ordering
 	streams  map[string]*Entry
@@ -117,6 +128,9 @@ func NewRegistry(cfg RegistryConfig, st Store, log *slog.Logger) *Registry {
 	}
 	if cfg.StoppedRetention == 0 {
 		cfg.StoppedRetention = 24 * time.Hour
+	}
+	if cfg.ClockSkew == 0 {
+		cfg.ClockSkew = DefaultClockSkew
 	}
 	return &Registry{cfg: cfg, store: st, log: log, now: time.Now, streams: map[string]*Entry{}, indexes: map[scopeKey]*expr.Index[string]{}, ordering: map[scopeKey]map[string]struct{}{},
 		fl: flusher{flushed: map[string]map[string]int64{}, conn: map[string]int64{}}}
