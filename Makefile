@@ -16,12 +16,14 @@ build:
 
 ## test: every test, with the race detector; PostgreSQL and Redis tests read
 ## FLEETHUB_TEST_DATABASE_URL and FLEETHUB_TEST_REDIS_URL and skip without them.
-## The routing engine's checks on every real extract run again without the
-## detector, which makes contracting a city ten times slower (race_on_test.go)
+## The routing engine's checks on every real extract and the model tests'
+## full seed counts run again without the detector, which makes contracting a
+## city ten times slower and the server five to ten times (race_on_test.go)
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 	$(GO) test -count=1 -run '^TestRealExtracts$$' ./internal/routing/
+	$(GO) test -count=1 -timeout 8m -run '^TestModel(Embedded|TwoNodes)$$' ./cmd/fleethub/
 
 test-short:
 	$(GO) test -count=1 $(PKGS)

@@ -35,7 +35,7 @@ package main
 //
 // Environment:
 //
-//	FLEETHUB_MODEL_SEEDS=N         seeds per mode (default 200 embedded, 50 on two nodes)
+//	FLEETHUB_MODEL_SEEDS=N         seeds per mode (default 200 embedded, 50 on two nodes; 40 and 12 under -race)
 //	FLEETHUB_MODEL_SEED=s          only seed s
 //	FLEETHUB_MODEL_REPLAY=path     run the workload of a JSON file (as printed by a failure)
 //	FLEETHUB_MODEL_SHRINK=duration time given to shrinking failures (default 60s; 0 disables)
@@ -1500,14 +1500,24 @@ func modelReplay(t *testing.T) *mWorkload {
 	return &w
 }
 
+// modelDefaultSeeds is the default number of seeds of a mode: the full
+// count without the race detector, a fifth of it (a quarter on two
+// nodes) under it; `make test` runs both.
+func modelDefaultSeeds(full int) int {
+	if raceOn {
+		return max(full/5, 12)
+	}
+	return full
+}
+
 func TestModelEmbedded(t *testing.T) {
 	cl := startModelEmbedded(t)
-	runModel(t, cl, "TestModelEmbedded", 200)
+	runModel(t, cl, "TestModelEmbedded", modelDefaultSeeds(200))
 }
 
 func TestModelTwoNodes(t *testing.T) {
 	cl := startModelTwoNodes(t)
-	runModel(t, cl, "TestModelTwoNodes", 50)
+	runModel(t, cl, "TestModelTwoNodes", modelDefaultSeeds(50))
 }
 
 // runModel runs the seeds (or the replayed workload) on cl, reports every

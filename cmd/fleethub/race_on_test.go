@@ -1,0 +1,8 @@
+//go:build race
+
+package main
+
+// raceOn is true under the race detector, which makes the server five to
+// ten times slower: the model tests then run fewer seeds by default, and
+// `make test` runs them again without the detector with their full count.
+const raceOn = true
