@@ -216,6 +216,39 @@ func (b *Bus) Range(ctx context.Context, topic string, part int, from int64, max
 	return decode(topic, part, es)
 }
 
+// Partitions is the partition count of every topic.
+func (b *Bus) Partitions(ctx context.Context, topic string) (int, error) {
+	return b.cfg.Partitions, nil
+}
+
+// Bounds are the oldest retained offset of a partition and the offset
+// its next message will get.
+func (b *Bus) Bounds(ctx context.Context, topic string, part int) (first, end int64, err error) {
+	if part < 0 || part >= b.cfg.Partitions {
+		return 0, 0, fmt.Errorf("embedbus: partition %d out of range", part)
+	}
+	first, last := b.log.Bounds(partKey(topic, part))
+	return first, last + 1, nil
+}
+
+// ReadAt is Range (the feed's name for it).
+func (b *Bus) ReadAt(ctx context.Context, topic string, part int, from int64, max int) ([]hub.Message, error) {
+	return b.Range(ctx, topic, part, from, max)
+}
+
+// Wait returns nil once the partition holds a message with Offset >=
+// from (durable: consumers see it), or ctx's error.
+func (b *Bus) Wait(ctx context.Context, topic string, part int, from int64) error {
+	select {
+	case <-b.log.Wait(partKey(topic, part), from):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-b.done:
+		return hub.ErrClosed
+	}
+}
+
 func (b *Bus) group(topic, name string) *group {
 	b.mu.Lock()
 	defer b.mu.Unlock()
