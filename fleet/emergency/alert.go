@@ -215,10 +215,11 @@ type AreaAnalysis struct {
 
 // Metrics of an alert.
 type Metrics struct {
-	CreationToFirstDeliveryMS   float64 `json:"creation_to_first_delivery_ms" source:"measured" doc:"0 while nothing was delivered"`
-	AverageDeliveryTimeMS       float64 `json:"average_delivery_time_ms" source:"measured" doc:"0 while nothing was delivered"`
-	NotificationReachPercentage float64 `json:"notification_reach_percentage" source:"computed" doc:"recipients reached at least once over recipients, percent"`
-	EngagementRate              float64 `json:"engagement_rate" source:"computed" doc:"the acknowledgment rate"`
+	CreationToFirstDeliveryMS   *float64 `json:"creation_to_first_delivery_ms" source:"measured" doc:"from the alert's creation to the end of its first delivery that went through (accepted by the gateway, or the in-app alert published); null until one did"`
+	AverageDeliveryTimeMS       *float64 `json:"average_delivery_time_ms" source:"measured" doc:"the average time a delivery that went through took, over timed_deliveries; null until one did"`
+	TimedDeliveries             int      `json:"timed_deliveries" source:"measured" doc:"the deliveries that went through, at creation and in the channels' later rounds, that average_delivery_time_ms is over"`
+	NotificationReachPercentage float64  `json:"notification_reach_percentage" source:"computed" doc:"recipients reached at least once over recipients, percent"`
+	EngagementRate              float64  `json:"engagement_rate" source:"computed" doc:"the acknowledgment rate"`
 }
 
 // Recipient is who an alert went to.
@@ -279,9 +280,9 @@ type Alert struct {
 	AffectedAreaAnalysis     AreaAnalysis   `json:"affected_area_analysis"`
 	AreaResolution           AreaResolution `json:"area_resolution"`
 	AlertMetrics             Metrics        `json:"alert_metrics"`
-	RelatedIncidents         []string       `json:"related_incidents" source:"constant" doc:"always empty: alerts are not linked to incidents in this release"`
+	RelatedIncidents         []string       `json:"related_incidents" source:"computed" doc:"the incidents active or escalated at the alert's creation whose location lies in the affected area or whose vehicle or driver target_audience names (specific_vehicles, specific_drivers); fixed at creation; null when the service keeps no incidents"`
 	ExpiresAt                time.Time      `json:"expires_at"`
-	NextStatusCheck          time.Time      `json:"next_status_check"`
+	NextStatusCheck          *time.Time     `json:"next_status_check" source:"computed" doc:"when the alert's next scheduled step falls due: the earliest of its next escalation level, its channels' next delivery rounds and its expiration; null once it is cancelled or expired"`
 	Recipients               []Recipient    `json:"recipients"`
 }
 

@@ -34,14 +34,17 @@ type AlertsConfig struct {
 
 // Alerts is the alert service.
 type Alerts struct {
-	cfg    AlertsConfig
-	st     AlertStore
-	sched  Schedule // nil when st keeps no schedule: steps are taken when an alert is read
-	trips  TripLister
-	dir    Directory // nil: no directory, the audiences beyond drivers reach nobody
-	notify Notifier  // nil: only in-app alerts are delivered
-	pub    Publisher
-	now    func() time.Time
+	cfg   AlertsConfig
+	st    AlertStore
+	sched Schedule // nil when st keeps no schedule: steps are taken when an alert is read
+	// incidents are looked through for related ones; nil when st keeps
+	// no incidents
+	incidents IncidentLister
+	trips     TripLister
+	dir       Directory // nil: no directory, the audiences beyond drivers reach nobody
+	notify    Notifier  // nil: only in-app alerts are delivered
+	pub       Publisher
+	now       func() time.Time
 }
 
 // NewAlerts makes the service; dir, notify and pub may be nil. When st
@@ -52,6 +55,7 @@ func NewAlerts(cfg AlertsConfig, st AlertStore, trips TripLister, dir Directory,
 	cfg.Claims = cfg.Claims.withDefaults()
 	a := &Alerts{cfg: cfg, st: st, trips: trips, dir: dir, notify: notify, pub: pub, now: cfg.Now}
 	a.sched, _ = st.(Schedule)
+	a.incidents, _ = st.(IncidentLister)
 	return a
 }
 
@@ -85,14 +89,17 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	if err != nil {
 		return Alert{}, err
 	}
+	related, err := a.related(ctx, sc, &b, reg)
+	if err != nil {
+		return Alert{}, err
+	}
 	var idb [10]byte
 	if _, err := rand.Read(idb[:]); err != nil {
 		return Alert{}, fmt.Errorf("emergency: alert id: %w", err)
 	}
 	al := Alert{AlertID: "alr_" + hex.EncodeToString(idb[:]), AlertType: b.AlertType, Severity: b.Severity, Title: b.Title, Message: b.Message,
-		Status: "active", CreatedAt: now, ExpiresAt: exp, RelatedIncidents: []string{}, Recipients: recips, AutomatedActionsExecuted: []ActionRecord{}}
+		Status: "active", CreatedAt: now, ExpiresAt: exp, RelatedIncidents: related, Recipients: recips, AutomatedActionsExecuted: []ActionRecord{}}
 	outs, delivered := a.deliver(ctx, sc, &al, b.DeliveryChannels, people)
-	first, total := timings(outs)
 	for i := range al.Recipients {
 		al.Recipients[i].Delivered = delivered[al.Recipients[i].RecipientID]
 	}
@@ -101,7 +108,7 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 		al.stopDeliveries(ChannelDone, "")
 	}
 	al.recount()
-	al.AlertMetrics = deliveryMetrics(al.DeliveryStatus, first, total, len(delivered), len(recips))
+	al.AlertMetrics = deliveryMetrics(al.CreatedAt, outs, len(delivered), len(recips))
 	al.AreaResolution = res
 	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: inArea, EstimatedImpactRadiusKm: radius}
 	al.AffectedAreaAnalysis.count(al.Recipients)
@@ -116,7 +123,7 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 		al.EscalationStatus.NextEscalationAt = nil
 	}
 	al.AutomatedActionsExecuted = append(al.AutomatedActionsExecuted, a.runActions(ctx, sc, &al, b.AutomatedActions, inArea, now)...)
-	al.NextStatusCheck = now.Add(5 * time.Minute)
+	al.NextStatusCheck = al.nextCheck()
 	if err := a.schedule(ctx, sc, &al, b.EscalationPolicy); err != nil {
 		return Alert{}, err
 	}
@@ -126,14 +133,11 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	return al, nil
 }
 
-// deliveryMetrics are the timings of the successful deliveries (first and
-// total) and the share of recipients reached.
-func deliveryMetrics(ds DeliveryStatus, first, total time.Duration, reached, recipients int) Metrics {
+// deliveryMetrics are the timings of a new alert's successful deliveries
+// (outs, made as it was created) and the share of recipients reached.
+func deliveryMetrics(created time.Time, outs []outcome, reached, recipients int) Metrics {
 	var m Metrics
-	if ds.SuccessfulDeliveries > 0 {
-		m.CreationToFirstDeliveryMS = round2(float64(first.Microseconds()) / 1000)
-		m.AverageDeliveryTimeMS = round2(float64(total.Microseconds()) / 1000 / float64(ds.SuccessfulDeliveries))
-	}
+	m.timed(created, created, outs)
 	if recipients > 0 {
 		m.NotificationReachPercentage = round2(100 * float64(reached) / float64(recipients))
 	}

@@ -171,7 +171,8 @@ func (a *Alerts) takeRound(ctx context.Context, sc store.Scope, al *Alert, d sto
 		if err != nil {
 			return false, err
 		}
-		rds, _ := a.sendAll(ctx, sc, al, sends)
+		rds, outs := a.sendAll(ctx, sc, al, sends)
+		al.AlertMetrics.timed(al.CreatedAt, now, outs)
 		*sent = make([]roundSent, 0, len(rds))
 		for k, rd := range rds {
 			*sent = append(*sent, roundSent{al.Recipients[sends[k].i].RecipientID, rd})

@@ -21,6 +21,7 @@ type stored struct {
 }
 
 func (a *Alerts) save(ctx context.Context, sc store.Scope, al *Alert, prev int64, esc *EscalationPolicy) error {
+	al.NextStatusCheck = al.nextCheck()
 	doc, err := json.Marshal(stored{Alert: *al, Escalation: esc})
 	if err != nil {
 		return err
@@ -61,6 +62,11 @@ func (a *Alerts) fromRecord(ctx context.Context, sc store.Scope, rec store.Alert
 	}
 	if a.sched == nil && a.escalate(ctx, sc, al, s.Escalation, now) {
 		changed = true
+	}
+	al.NextStatusCheck = al.nextCheck()
+	if m := &al.AlertMetrics; m.TimedDeliveries == 0 {
+		// stored before the timings were counted: 0 was nothing delivered
+		m.CreationToFirstDeliveryMS, m.AverageDeliveryTimeMS = nil, nil
 	}
 	return al, s.Escalation, rec.Version, changed, nil
 }
