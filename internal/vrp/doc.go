@@ -47,6 +47,19 @@
 // urgent stops are kept before low ones when not all fit, and a stop that
 // fits nowhere is reported with the constraint that refused it (Reason).
 //
+// Capabilities and breaks: a stop's Needs and a vehicle's Has are bit
+// sets (the caller's vocabulary); a vehicle serves a stop only when it
+// has every bit the stop needs, checked with the capacity before any
+// insertion or move (fits, build), and a stop no vehicle has the bits
+// for is left out with ReasonCapability. A vehicle's break
+// (BreakMinutes inside BreakStart–BreakEnd) is taken where the vehicle
+// is, after a route position: the route's earliest and latest starts
+// hold it (the departure from that position waits for the window and
+// lasts the break), a route rebuilt from scratch puts it where the most
+// slack is left after it, found in one pass, and the constant-time check
+// of an insertion beside it tries the new stop before and after it.
+// Eval tries every place and keeps the one that returns soonest.
+//
 // Travel comes from Problem.Matrix when the caller gives one (its own
 // routing engine's, or the road graph's), and for a vehicle whose Profile
 // names one from its own matrix of Problem.Profiles over the same

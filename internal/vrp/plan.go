@@ -32,6 +32,11 @@ type Route struct {
 	Service float64 // minutes spent at stops
 	// Efficiency is Service over Minutes, 0 for a route of no time.
 	Efficiency float64
+	// BreakAfter is how many visits come before the vehicle's break, -1
+	// without one; the break begins at BreakStart and lasts the
+	// vehicle's BreakMinutes, where the vehicle is.
+	BreakAfter int
+	BreakStart float64
 }
 
 // Visit is one stop of a route.
@@ -62,7 +67,8 @@ func (p *Problem) Plan(sol Solution) Plan {
 			continue
 		}
 		ev := p.eval(&p.Vehicles[vi], r)
-		rt := Route{Vehicle: vi, Visits: make([]Visit, len(r)), Km: ev.Km, Minutes: ev.Minutes, Fuel: ev.Km * FuelPerKm}
+		rt := Route{Vehicle: vi, Visits: make([]Visit, len(r)), Km: ev.Km, Minutes: ev.Minutes, Fuel: ev.Km * FuelPerKm,
+			BreakAfter: ev.BreakAfter, BreakStart: ev.BreakStart}
 		for k, si := range r {
 			st := &p.Stops[si]
 			rt.Visits[k] = Visit{Stop: si, Arrive: ev.Arrive[k], Depart: ev.Start[k] + st.Service}

@@ -50,10 +50,19 @@ func (w *worker) relocate(s *solution, c int32, pos []int32, index func(int32)) 
 	p, q := tb.node(r, k), tb.node(r, k+2)
 	kpc, kcq, kpq := tb.arc(p, c), tb.arc(c, q), tb.arc(p, q)
 	tr := tb.of(v)
+	var rw *route // r without c, built when first needed
 	// Without c, q is reached from p; the rest of the route keeps its
-	// latest starts.
-	if r.a[k]+tb.service[p]+tr.minutes[kpq] > r.z[k+2]+tol ||
-		r.km-tr.km[kpc]-tr.km[kcq]+tr.km[kpq] > tb.maxKm[v]+tol {
+	// latest starts. A route with a break is rebuilt to know.
+	if r.brk >= 0 {
+		rw = tb.without(r, func(i int) bool { return i == k }, 0)
+		w.work += int64(len(r.stops))
+		if !tb.feasible(rw) {
+			return false
+		}
+	} else if r.a[k]+tb.service[p]+tr.minutes[kpq] > r.z[k+2]+tol {
+		return false
+	}
+	if r.km-tr.km[kpc]-tr.km[kcq]+tr.km[kpq] > tb.maxKm[v]+tol {
 		return false
 	}
 	gain := tr.cost[kpc] + tr.cost[kcq] - tr.cost[kpq]
@@ -63,7 +72,6 @@ func (w *worker) relocate(s *solution, c int32, pos []int32, index func(int32)) 
 	if gain <= tol {
 		return false
 	}
-	var rw *route // r without c, built when first needed
 	bestV, bestPos, best := int32(-1), -1, gain-tol
 	near := tb.adj[c][1:min(len(tb.adj[c]), polishNear+1)]
 	w.work += int64(len(near))
@@ -146,7 +154,7 @@ func (w *worker) twoOptStar(s *solution, c int32, pos []int32, index func(int32)
 		}
 		// When both routes end and travel alike, nb's latest start still
 		// holds.
-		if tb.end[v1] == tb.end[v2] && tb.zEnd[v1] == tb.zEnd[v2] && tb.prof[v1] == tb.prof[v2] &&
+		if tb.end[v1] == tb.end[v2] && tb.zEnd[v1] == tb.zEnd[v2] && tb.prof[v1] == tb.prof[v2] && r1.brk < 0 && r2.brk < 0 &&
 			r1.a[i]+tb.service[c]+tr1.minutes[k1] > r2.z[j]+tol {
 			continue
 		}
@@ -194,18 +202,26 @@ func (w *worker) build(v int32, stops []int32) *route {
 		return tb.empty[v]
 	}
 	r := tb.newRoute(v, stops)
+	if r.needs&^tb.has[v] != 0 {
+		return nil
+	}
 	for d := 0; d < 3; d++ {
 		if r.load[d] > tb.capacity[v][d]+tol {
 			return nil
 		}
 	}
-	if r.km > tb.maxKm[v]+tol {
+	if r.km > tb.maxKm[v]+tol || !tb.feasible(r) {
 		return nil
 	}
+	return r
+}
+
+// feasible reports whether every position of r can start on time.
+func (t *tables) feasible(r *route) bool {
 	for i := range r.a {
 		if r.a[i] > r.z[i]+tol {
-			return nil
+			return false
 		}
 	}
-	return r
+	return true
 }

@@ -15,6 +15,11 @@ const (
 	ReasonTimeWindow  Reason = "time_window"  // arrival after the stop's latest time
 	ReasonShiftEnd    Reason = "shift_end"    // back at the end location after the shift ends
 	ReasonRouteLimits Reason = "route_limits" // over MaxMinutes or MaxKm
+	// ReasonCapability: no vehicle provides every need of the stop
+	// (Stop.Needs against Vehicle.Has).
+	ReasonCapability Reason = "missing_capability"
+	// ReasonBreak: the vehicle's break fits nowhere in its window.
+	ReasonBreak Reason = "break_window"
 )
 
 // Stop is a destination. Times are minutes (from midnight for the API,
@@ -26,6 +31,9 @@ type Stop struct {
 	Early, Late              float64 // the time window; Late is +Inf when open
 	Service                  float64 // minutes spent at the stop
 	Priority                 int     // 0 (low) to 3 (urgent); higher is kept first when not all fit
+	// Needs is a set of capabilities (one bit each, the caller's
+	// vocabulary) a vehicle must have to serve the stop: Needs&^Has == 0.
+	Needs uint64
 }
 
 // Vehicle is one vehicle of the fleet. A capacity or limit of +Inf is
@@ -45,7 +53,16 @@ type Vehicle struct {
 	// (or a number with no matrix of its own) travels by Matrix, k > 0 by
 	// Problem.Profiles[k-1], such as the road costs of its costing.
 	Profile int
+	// Has is the set of capabilities the vehicle provides (Stop.Needs).
+	Has uint64
+	// A break of BreakMinutes (0: none) begins at or after BreakStart
+	// and ends by BreakEnd, at the place the vehicle is at then (after
+	// the shift starts or a stop's service, before it drives on).
+	BreakStart, BreakEnd, BreakMinutes float64
 }
+
+// Serves reports whether vehicle v has every capability stop s needs.
+func (v *Vehicle) Serves(s *Stop) bool { return s.Needs&^v.Has == 0 }
 
 // Matrix is the travel between a caller's locations, row-major:
 // Minutes[i*Size+j] and Km[i*Size+j] from location i to location j. It
@@ -172,23 +189,63 @@ type Schedule struct {
 	Late    int       // stops begun after their window (AllowLate only)
 	Arrive  []float64 // per stop of the route
 	Start   []float64 // per stop: service begins, after any wait
+	// BreakAfter is how many stops of the route come before the
+	// vehicle's break, -1 without one; BreakStart is when it begins.
+	BreakAfter int
+	BreakStart float64
 }
 
 // Eval times vehicle v along route (indexes into Stops), waiting at a
 // stop until its window opens. A failed Schedule stops at the first
 // broken constraint. It walks the route from its start and is the
-// reference the solver's constant-time checks agree with.
+// reference the solver's constant-time checks agree with. A vehicle with
+// a break takes it where the route ends soonest (the latest such place
+// on a tie), trying every place in turn.
 func (p *Problem) Eval(v int, route []int) Schedule {
 	return p.eval(&p.Vehicles[v], route)
 }
 
 func (p *Problem) eval(v *Vehicle, route []int) Schedule {
-	s := Schedule{OK: true, Arrive: make([]float64, len(route)), Start: make([]float64, len(route))}
+	for _, si := range route {
+		if !v.Serves(&p.Stops[si]) {
+			return Schedule{Why: ReasonCapability, BreakAfter: -1}
+		}
+	}
+	if v.BreakMinutes <= 0 {
+		return p.timeline(v, route, -1)
+	}
+	var best Schedule
+	for k := 0; k <= len(route); k++ {
+		s := p.timeline(v, route, k)
+		if k == 0 || s.OK && (!best.OK || s.Minutes <= best.Minutes) || !best.OK && !s.OK && s.Why != ReasonBreak {
+			best = s
+		}
+	}
+	return best
+}
+
+// timeline times vehicle v along route with its break after brk stops
+// (none when brk < 0).
+func (p *Problem) timeline(v *Vehicle, route []int, brk int) Schedule {
+	s := Schedule{OK: true, Arrive: make([]float64, len(route)), Start: make([]float64, len(route)), BreakAfter: brk}
 	t := v.ShiftStart
 	at := v.start()
 	mx := p.travel(v)
+	rest := func() bool {
+		t = max(t, v.BreakStart)
+		s.BreakStart = t
+		if t > v.BreakEnd-v.BreakMinutes {
+			s.OK, s.Why = false, ReasonBreak
+			return false
+		}
+		t += v.BreakMinutes
+		return true
+	}
 	var w, vol, pk float64
 	for i, si := range route {
+		if i == brk && !rest() {
+			return s
+		}
 		st := &p.Stops[si]
 		d, m := p.leg(mx, at, st.place())
 		s.Km += d
@@ -209,6 +266,9 @@ func (p *Problem) eval(v *Vehicle, route []int) Schedule {
 		w, vol, pk = w+st.Weight, vol+st.Volume, pk+st.Packages
 		at = st.place()
 	}
+	if brk == len(route) && !rest() {
+		return s
+	}
 	if w > v.CapWeight || vol > v.CapVolume || pk > v.CapPackages {
 		s.OK, s.Why = false, ReasonCapacity
 		return s
@@ -228,6 +288,8 @@ func (p *Problem) eval(v *Vehicle, route []int) Schedule {
 
 // Servable reports whether some vehicle can serve stop i on a route of
 // its own and, when none can, the constraint that refused it.
+// A vehicle without the stop's capabilities names the reason only when
+// no vehicle has them.
 func (p *Problem) Servable(i int) (bool, Reason) {
 	why := ReasonCapacity
 	for v := range p.Vehicles {
@@ -235,7 +297,9 @@ func (p *Problem) Servable(i int) (bool, Reason) {
 		if s.OK {
 			return true, ""
 		}
-		why = s.Why
+		if s.Why != ReasonCapability || v == 0 || why == ReasonCapability {
+			why = s.Why
+		}
 	}
 	return false, why
 }

@@ -1,5 +1,7 @@
 package vrp
 
+import "math"
+
 // tol absorbs rounding in the time and limit checks.
 const tol = 1e-9
 
@@ -17,6 +19,11 @@ type route struct {
 	load  [3]float64
 	km    float64
 	cost  float64 // the goal's price of its arcs
+	needs uint64  // the capabilities its stops need
+	// brk is the position after which the vehicle takes its break, -1
+	// for a vehicle without one: a and z hold it (the departure from
+	// position brk waits for the break's window and lasts its length).
+	brk int
 }
 
 // node is the node at position i of r.
@@ -30,11 +37,14 @@ func (t *tables) node(r *route, i int) int32 {
 	return r.stops[i-1]
 }
 
-// newRoute builds vehicle v's route over stops, which it keeps.
+// newRoute builds vehicle v's route over stops, which it keeps. A
+// vehicle with a break takes it where the most slack is left after it
+// (the latest such place on a tie); when it fits nowhere, some position's
+// earliest start exceeds its latest (build refuses the route).
 func (t *tables) newRoute(v int32, stops []int32) *route {
 	m := len(stops)
 	buf := make([]float64, 2*(m+2)+8)
-	r := &route{v: v, stops: stops, a: buf[: m+2 : m+6], z: buf[m+6 : m+6+m+2]}
+	r := &route{v: v, stops: stops, a: buf[: m+2 : m+6], z: buf[m+6 : m+6+m+2], brk: -1}
 	a, z := r.a, r.z
 	a[0] = t.p.Vehicles[v].ShiftStart
 	tr := t.of(v)
@@ -60,11 +70,80 @@ func (t *tables) newRoute(v int32, stops []int32) *route {
 		z[i] = fmin(t.late[cur], z[i+1]-tr.minutes[t.arc(cur, next)]-t.service[cur])
 		next = cur
 	}
+	if t.brkLen[v] > 0 {
+		r.brk = t.breakAt(r)
+		t.forward(r, r.brk+1)
+		t.backward(r, r.brk)
+	}
 	for _, s := range stops {
 		d := &t.demand[s]
 		r.load[0], r.load[1], r.load[2] = r.load[0]+d[0], r.load[1]+d[1], r.load[2]+d[2]
+		r.needs |= t.needs[s]
 	}
 	return r
+}
+
+// depart is when r's vehicle leaves position i at the earliest: after
+// the service, and after the break when it is taken there.
+func (t *tables) depart(r *route, i int) float64 {
+	d := r.a[i] + t.service[t.node(r, i)]
+	if i == r.brk {
+		d = fmax(d, t.brkStart[r.v]) + t.brkLen[r.v]
+	}
+	return d
+}
+
+// forward sets r's earliest starts from position from on.
+func (t *tables) forward(r *route, from int) {
+	tr := t.of(r.v)
+	prev := t.node(r, from-1)
+	for i := from; i <= len(r.stops)+1; i++ {
+		cur := t.node(r, i)
+		r.a[i] = fmax(t.depart(r, i-1)+tr.minutes[t.arc(prev, cur)], t.early[cur])
+		prev = cur
+	}
+}
+
+// backward sets r's latest starts from position from down to 0.
+func (t *tables) backward(r *route, from int) {
+	tr := t.of(r.v)
+	next := t.node(r, from+1)
+	for i := from; i >= 0; i-- {
+		cur := t.node(r, i)
+		leave := r.z[i+1] - tr.minutes[t.arc(cur, next)]
+		if i == r.brk {
+			leave = fmin(leave, t.brkEnd[r.v]) - t.brkLen[r.v]
+			if t.brkStart[r.v] > leave+tol {
+				leave = math.Inf(-1)
+			}
+		}
+		r.z[i] = fmin(t.late[cur], leave-t.service[cur])
+		next = cur
+	}
+}
+
+// breakAt is the position of r (timed without a break) after which its
+// vehicle's break leaves the most slack; when the break fits nowhere it
+// is the last position, which then fails.
+func (t *tables) breakAt(r *route) int {
+	v := r.v
+	tr := t.of(v)
+	m := len(r.stops)
+	best, slack := m, math.Inf(-1)
+	for k := 0; k <= m; k++ {
+		cur := t.node(r, k)
+		if r.a[k] > t.late[cur]+tol {
+			break
+		}
+		b := fmax(r.a[k]+t.service[cur], t.brkStart[v])
+		if b > t.brkEnd[v]-t.brkLen[v]+tol {
+			break
+		}
+		if sl := r.z[k+1] - (b + t.brkLen[v] + tr.minutes[t.arc(cur, t.node(r, k+1))]); sl >= slack-tol && sl >= -tol {
+			best, slack = k, sl
+		}
+	}
+	return best
 }
 
 // fmax and fmin are math.Max and math.Min for numbers that are never
@@ -83,8 +162,12 @@ func fmin(a, b float64) float64 {
 	return b
 }
 
-// fits reports whether stop c's demand fits r's vehicle beside its load.
+// fits reports whether r's vehicle has stop c's capabilities and c's
+// demand fits it beside its load.
 func (t *tables) fits(r *route, c int32) bool {
+	if t.needs[c]&^t.has[r.v] != 0 {
+		return false
+	}
 	cp := &t.capacity[r.v]
 	for d := 0; d < 3; d++ {
 		if r.load[d]+t.demand[c][d] > cp[d]+tol {
@@ -95,24 +178,20 @@ func (t *tables) fits(r *route, c int32) bool {
 }
 
 // check prices inserting stop c between positions i and i+1 of r, in
-// constant time, and says which constraint refuses it otherwise.
+// constant time, and says which constraint refuses it otherwise. When
+// r's break is at i, c may come after the break or before it.
 func (t *tables) check(r *route, c int32, i int) (float64, Reason) {
 	p, q := t.node(r, i), t.node(r, i+1)
 	kpc, kcq, kpq := t.arc(p, c), t.arc(c, q), t.arc(p, q)
 	tr := t.of(r.v)
-	arrive := r.a[i] + t.service[p] + tr.minutes[kpc]
-	if arrive > t.late[c]+tol {
-		return 0, ReasonTimeWindow
-	}
-	begin := fmax(arrive, t.early[c])
-	if begin+t.service[c]+tr.minutes[kcq] > r.z[i+1]+tol {
-		if i+1 == len(r.stops)+1 {
-			if begin+t.service[c]+tr.minutes[kcq] > t.p.Vehicles[r.v].ShiftEnd+tol {
-				return 0, ReasonShiftEnd
-			}
-			return 0, ReasonRouteLimits
+	why := t.timeCheck(r, c, i, t.depart(r, i), tr.minutes[kpc], tr.minutes[kcq], false)
+	if why != "" && i == r.brk {
+		if t.timeCheck(r, c, i, r.a[i]+t.service[p], tr.minutes[kpc], tr.minutes[kcq], true) == "" {
+			why = ""
 		}
-		return 0, ReasonTimeWindow
+	}
+	if why != "" {
+		return 0, why
 	}
 	if r.km+tr.km[kpc]+tr.km[kcq]-tr.km[kpq] > t.maxKm[r.v]+tol {
 		return 0, ReasonRouteLimits
@@ -120,10 +199,37 @@ func (t *tables) check(r *route, c int32, i int) (float64, Reason) {
 	return tr.cost[kpc] + tr.cost[kcq] - tr.cost[kpq], ""
 }
 
+// timeCheck is check's timing of c after position i of r, leaving there
+// at leave: with rest, r's break is taken after c.
+func (t *tables) timeCheck(r *route, c int32, i int, leave, toC, fromC float64, rest bool) Reason {
+	arrive := leave + toC
+	if arrive > t.late[c]+tol {
+		return ReasonTimeWindow
+	}
+	done := fmax(arrive, t.early[c]) + t.service[c]
+	if rest {
+		b := fmax(done, t.brkStart[r.v])
+		if b > t.brkEnd[r.v]-t.brkLen[r.v]+tol {
+			return ReasonBreak
+		}
+		done = b + t.brkLen[r.v]
+	}
+	if done+fromC > r.z[i+1]+tol {
+		if i+1 == len(r.stops)+1 {
+			if done+fromC > t.p.Vehicles[r.v].ShiftEnd+tol {
+				return ReasonShiftEnd
+			}
+			return ReasonRouteLimits
+		}
+		return ReasonTimeWindow
+	}
+	return ""
+}
+
 // insert is r with stop c at position i+1 (after position i): r itself
 // when gen built it, a new route of generation gen otherwise.
 func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
-	if r.gen != gen || gen == 0 {
+	if r.gen != gen || gen == 0 || r.brk >= 0 {
 		stops := make([]int32, 0, len(r.stops)+4)
 		stops = append(append(append(stops, r.stops[:i]...), c), r.stops[i:]...)
 		nr := t.newRoute(r.v, stops)
@@ -137,6 +243,7 @@ func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
 	r.cost += tr.cost[kpc] + tr.cost[kcq] - tr.cost[kpq]
 	d := &t.demand[c]
 	r.load[0], r.load[1], r.load[2] = r.load[0]+d[0], r.load[1]+d[1], r.load[2]+d[2]
+	r.needs |= t.needs[c]
 	r.stops = append(r.stops, 0)
 	copy(r.stops[i+1:], r.stops[i:])
 	r.stops[i] = c

@@ -141,3 +141,54 @@ func int32s(s []int) []int32 {
 	}
 	return out
 }
+
+// TestBreakRoutesAgreeWithEval: with breaks, a route built from scratch
+// is feasible exactly when Eval finds a place for the break, and an
+// insertion the constant-time check accepts is one Eval accepts (the
+// check tries the break only beside the new stop, so it may refuse what
+// another place of the break would allow).
+func TestBreakRoutesAgreeWithEval(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	accepted := 0
+	for round := 0; round < 200; round++ {
+		p := randomProblem(rng, 12)
+		if round%2 == 1 {
+			p = profiled(rng, p, 2)
+		}
+		for v := range p.Vehicles {
+			ve := &p.Vehicles[v]
+			ve.BreakStart = ve.ShiftStart + rng.Float64()*300
+			ve.BreakMinutes = 15 + rng.Float64()*45
+			ve.BreakEnd = ve.BreakStart + ve.BreakMinutes + rng.Float64()*200
+		}
+		tb := newTables(p)
+		for v := range p.Vehicles {
+			r := tb.empty[v]
+			for _, c := range rng.Perm(len(p.Stops)) {
+				c := int32(c)
+				if !tb.fits(r, c) {
+					continue
+				}
+				for i := 0; i <= len(r.stops); i++ {
+					cand := append(append(append([]int{}, ints(r.stops[:i])...), int(c)), ints(r.stops[i:])...)
+					ev := p.Eval(v, cand)
+					built := tb.newRoute(int32(v), int32s(cand))
+					if ok := tb.feasible(built) && built.km <= tb.maxKm[v]+tol; ok != ev.OK {
+						t.Fatalf("round %d vehicle %d: %v built feasible %v, eval %v (%s)", round, v, cand, ok, ev.OK, ev.Why)
+					}
+					if _, why := tb.check(r, c, i); why == "" {
+						accepted++
+						if !ev.OK {
+							t.Fatalf("round %d vehicle %d: insert %d at %d: check accepts, eval %s", round, v, c, i, ev.Why)
+						}
+						r = tb.insert(r, c, i, 1)
+						break
+					}
+				}
+			}
+		}
+	}
+	if accepted < 500 {
+		t.Errorf("only %d insertions accepted: the test exercises little", accepted)
+	}
+}

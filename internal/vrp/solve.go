@@ -136,6 +136,9 @@ func (t *tables) reason(s *solution, c int32) Reason {
 	}
 	count := map[Reason]int{}
 	for _, r := range s.routes {
+		if t.needs[c]&^t.has[r.v] != 0 {
+			continue
+		}
 		if !t.fits(r, c) {
 			count[ReasonCapacity]++
 			continue
@@ -147,7 +150,7 @@ func (t *tables) reason(s *solution, c int32) Reason {
 		}
 	}
 	best, n := ReasonCapacity, 0
-	for _, why := range []Reason{ReasonCapacity, ReasonTimeWindow, ReasonShiftEnd, ReasonRouteLimits} {
+	for _, why := range []Reason{ReasonCapacity, ReasonTimeWindow, ReasonShiftEnd, ReasonRouteLimits, ReasonBreak} {
 		if count[why] > n {
 			best, n = why, count[why]
 		}

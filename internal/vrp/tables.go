@@ -21,14 +21,18 @@ type tables struct {
 	late    []float64 // per node; +Inf at vehicle ends and when AllowLate
 	service []float64 // per node; 0 at vehicle ends
 	demand  [][3]float64
+	needs   []uint64 // per stop: capabilities its vehicle must have
 
 	start, end []int32      // per vehicle: its nodes
 	capacity   [][3]float64 // per vehicle
 	zEnd       []float64    // per vehicle: latest return, min(ShiftEnd, ShiftStart+MaxMinutes)
 	maxKm      []float64    // per vehicle
-	class      []int32      // per vehicle: vehicles alike in every attribute share one
-	classes    int
-	empty      []*route // per vehicle: its route with no stop
+	has        []uint64     // per vehicle: its capabilities
+	// per vehicle: its break's window and length (0 without one)
+	brkStart, brkEnd, brkLen []float64
+	class                    []int32 // per vehicle: vehicles alike in every attribute share one
+	classes                  int
+	empty                    []*route // per vehicle: its route with no stop
 
 	penalty     []float64 // per stop: the price of leaving it out
 	vehicleCost float64   // the price of a route, with MinimizeVehicles
@@ -155,8 +159,10 @@ func (t *tables) windows() {
 		t.early[i], t.late[i] = math.Inf(-1), math.Inf(1)
 	}
 	t.demand = make([][3]float64, t.n)
+	t.needs = make([]uint64, t.n)
 	for i := range p.Stops {
 		s := &p.Stops[i]
+		t.needs[i] = s.Needs
 		t.early[i], t.service[i] = s.Early, s.Service
 		if !p.AllowLate {
 			t.late[i] = s.Late
@@ -173,9 +179,14 @@ func (t *tables) vehicles() {
 	p := t.p
 	nv := len(p.Vehicles)
 	t.capacity, t.zEnd, t.maxKm, t.class = make([][3]float64, nv), make([]float64, nv), make([]float64, nv), make([]int32, nv)
+	t.has, t.brkStart, t.brkEnd, t.brkLen = make([]uint64, nv), make([]float64, nv), make([]float64, nv), make([]float64, nv)
 	kinds := map[Vehicle]int32{}
 	for v := range p.Vehicles {
 		ve := p.Vehicles[v]
+		t.has[v] = ve.Has
+		if ve.BreakMinutes > 0 {
+			t.brkStart[v], t.brkEnd[v], t.brkLen[v] = ve.BreakStart, ve.BreakEnd, ve.BreakMinutes
+		}
 		t.capacity[v] = [3]float64{ve.CapWeight, ve.CapVolume, ve.CapPackages}
 		t.zEnd[v] = math.Min(ve.ShiftEnd, ve.ShiftStart+ve.MaxMinutes)
 		t.maxKm[v] = ve.MaxKm
