@@ -139,10 +139,6 @@ func (u uploadHealth) Health(ctx context.Context) string {
 	return u.a.trips.Health(ctx)
 }
 
-type staticHealth string
-
-func (s staticHealth) Health(context.Context) string { return string(s) }
-
 // newApp builds a node from cfg; start serves it.
 func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err error) {
 	a = &app{node: nodeID(), cfg: cfg, log: log, errs: make(chan error, 8), breakers: newBreakers(log)}
@@ -247,7 +243,7 @@ func (a *app) openShared(others map[string]health.Dependency) error {
 	local := ratelimit.NewMemory(nil)
 	a.limiter = local
 	if a.cfg.RedisURL == "" {
-		others["cache"] = staticHealth(health.Healthy)
+		others["cache"] = memoryCacheHealth{local}
 		return nil
 	}
 	opt, err := redis.ParseURL(a.cfg.RedisURL)
@@ -273,8 +269,10 @@ func (a *app) openShared(others map[string]health.Dependency) error {
 	a.closers = append(a.closers, b.Close)
 	a.redis = redis.NewClient(opt)
 	a.redis.AddHook(breaker.RedisHook(b))
-	a.limiter = ratelimit.NewFailover(ratelimit.NewRedis(a.redis, ""), local)
+	failover := ratelimit.NewFailover(ratelimit.NewRedis(a.redis, ""), local)
+	a.limiter = failover
 	others["redis"] = breakerHealth{b, health.Degraded}
+	others["cache"] = redisCacheHealth{b, failover}
 	return nil
 }
 
@@ -301,9 +299,8 @@ func (a *app) openBus(ctx context.Context, others map[string]health.Dependency) 
 			return fmt.Errorf("embedded bus in %s: %w", dir, err)
 		}
 	}
-	others["bus"] = staticHealth(health.Healthy)
 	if hr, ok := a.bus.(hub.HealthReporter); ok {
-		others["bus"] = hr
+		others["bus"] = hr // the embedded bus and Kafka's both report
 	}
 	return nil
 }

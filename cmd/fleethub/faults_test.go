@@ -87,6 +87,9 @@ func TestFaultRedisDown(t *testing.T) {
 	if got := n.dependency(k, "redis"); got != "healthy" {
 		t.Fatalf("redis before the cut: %q", got)
 	}
+	if got := n.dependency(k, "cache"); got != "healthy" {
+		t.Fatalf("cache before the cut: %q", got)
+	}
 
 	p.Cut(true)
 	timed(t, 10*time.Second, "50 requests with Redis down", func() {
@@ -99,6 +102,9 @@ func TestFaultRedisDown(t *testing.T) {
 	if got := n.dependency(k, "redis"); got != "degraded" {
 		t.Fatalf("redis while down: %q", got)
 	}
+	if got := n.dependency(k, "cache"); got != "degraded" {
+		t.Fatalf("cache while Redis is down (limits from this node's memory): %q", got)
+	}
 	if r := n.do("GET", "/readyz", "", nil); r.Status != 200 {
 		t.Fatalf("/readyz with Redis down: %d (its users fall back to memory)", r.Status)
 	}
@@ -107,7 +113,9 @@ func TestFaultRedisDown(t *testing.T) {
 	}
 
 	p.Cut(false)
-	eventuallyTrue(t, 6*time.Second, "health follows Redis's return", func() bool { return n.dependency(k, "redis") == "healthy" })
+	eventuallyTrue(t, 6*time.Second, "health follows Redis's return", func() bool {
+		return n.dependency(k, "redis") == "healthy" && n.dependency(k, "cache") == "healthy"
+	})
 	if l := n.metricLine(`fleethub_breaker_state{part="redis"}`); !strings.HasSuffix(l, " 0") {
 		t.Fatalf("breaker metric after: %q", l)
 	}

@@ -80,6 +80,7 @@ type Bus struct {
 	done   chan struct{}
 	wg     sync.WaitGroup // the commit loop
 	subs   sync.WaitGroup // running Subscribe calls; added to under mu while not closed
+	state  writeState     // the last writes' outcomes, for Health
 }
 
 var _ hub.Bus = (*Bus)(nil)
@@ -180,7 +181,11 @@ func (b *Bus) Publish(ctx context.Context, msgs ...hub.Message) error {
 		d = append(append(d, m.Key...), m.Value...)
 		recs[i] = seglog.Record{Key: partKey(m.Topic, b.partitionOf(m.Key)), Time: m.Time, Data: d}
 	}
-	if err := b.log.Append(ctx, recs); err != nil {
+	err := b.log.Append(ctx, recs)
+	if ctx.Err() == nil {
+		b.state.appended(err)
+	}
+	if err != nil {
 		if errors.Is(err, seglog.ErrClosed) {
 			return hub.ErrClosed
 		}
@@ -490,10 +495,11 @@ func (b *Bus) writeGroups(force bool) error {
 	}
 	path := filepath.Join(b.cfg.Dir, groupsFile)
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
-		return fmt.Errorf("bus: %w", err)
+	err = os.WriteFile(tmp, raw, 0o644)
+	var f *os.File
+	if err == nil {
+		f, err = os.Open(tmp)
 	}
-	f, err := os.Open(tmp)
 	if err == nil {
 		err = f.Sync()
 		f.Close()
@@ -501,6 +507,7 @@ func (b *Bus) writeGroups(force bool) error {
 	if err == nil {
 		err = os.Rename(tmp, path)
 	}
+	b.state.committed(err)
 	if err != nil {
 		b.mu.Lock()
 		b.dirty = true
@@ -573,9 +580,6 @@ func waitSubs(ctx context.Context, wg *sync.WaitGroup) error {
 		return fmt.Errorf("bus: close: consumers still running: %w", ctx.Err())
 	}
 }
-
-// Health is always healthy for the single-node bus.
-func (b *Bus) Health(ctx context.Context) string { return "healthy" }
 
 // Stats returns the sizes of the bus log.
 func (b *Bus) Stats() seglog.Stats { return b.log.Stats() }
