@@ -55,6 +55,7 @@ var codeStatus = map[string]int{
 	"not_found":                       http.StatusNotFound,
 	"share_link_not_found":            http.StatusNotFound,
 	"share_link_expired":              http.StatusGone,
+	"cursor_expired":                  http.StatusGone,
 	"method_not_allowed":              http.StatusMethodNotAllowed,
 	"invalid_state_transition":        http.StatusConflict,
 	"trip_already_active":             http.StatusConflict,

@@ -17,6 +17,7 @@ import (
 	apicontacts "github.com/fleethub/fleethub/api/contacts"
 	apidevices "github.com/fleethub/fleethub/api/devices"
 	apiemergency "github.com/fleethub/fleethub/api/emergency"
+	apifeed "github.com/fleethub/fleethub/api/feed"
 	"github.com/fleethub/fleethub/api/geocoding"
 	apigeofences "github.com/fleethub/fleethub/api/geofences"
 	"github.com/fleethub/fleethub/api/health"
@@ -44,6 +45,7 @@ import (
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/embedbus"
 	"github.com/fleethub/fleethub/hub/embedlog"
+	hubfeed "github.com/fleethub/fleethub/hub/feed"
 	"github.com/fleethub/fleethub/hub/kafkabus"
 	"github.com/fleethub/fleethub/hub/pipeline"
 	"github.com/fleethub/fleethub/hub/publish"
@@ -83,11 +85,15 @@ type app struct {
 	store     store.Backend
 	redis     *redis.Client
 	bus       hub.Bus
-	keys      *keys.Service
-	health    *health.Checker
-	server    *api.Server
-	addr      net.Addr
-	limiter   interface {
+	// busLog reads the bus's topics by offset (the feed); feed serves
+	// it and the registered streams' event streams.
+	busLog  hubfeed.Reader
+	feed    *apifeed.Handlers
+	keys    *keys.Service
+	health  *health.Checker
+	server  *api.Server
+	addr    net.Addr
+	limiter interface {
 		api.Limiter
 		keys.Revoker
 	}
@@ -278,7 +284,6 @@ func (a *app) openShared(others map[string]health.Dependency) error {
 
 // openBus opens Kafka with --kafka-brokers, else the embedded log.
 func (a *app) openBus(ctx context.Context, others map[string]health.Dependency) error {
-	var err error
 	if a.cfg.KafkaBrokers != "" {
 		var brokers []string
 		for _, b := range strings.Split(a.cfg.KafkaBrokers, ",") {
@@ -292,12 +297,17 @@ func (a *app) openBus(ctx context.Context, others map[string]health.Dependency) 
 		}
 		bb := newBreakerBus(kb, a.breakers.config("kafka"))
 		a.bus = bb
+		if r, ok := any(kb).(hubfeed.Reader); ok {
+			a.busLog = r
+		}
 		a.ready = append(a.ready, breakerHealth{bb.b, health.Unhealthy})
 	} else {
 		dir := filepath.Join(a.cfg.Data, "bus")
-		if a.bus, err = embedbus.Open(embedbus.Config{Dir: dir, Retention: a.cfg.LogRetention, MaxBytes: a.cfg.LogMaxBytes, Logger: a.log}); err != nil {
+		eb, err := embedbus.Open(embedbus.Config{Dir: dir, Retention: a.cfg.LogRetention, MaxBytes: a.cfg.LogMaxBytes, Logger: a.log})
+		if err != nil {
 			return fmt.Errorf("embedded bus in %s: %w", dir, err)
 		}
+		a.bus, a.busLog = eb, eb
 	}
 	if hr, ok := a.bus.(hub.HealthReporter); ok {
 		others["bus"] = hr // the embedded bus and Kafka's both report
@@ -431,6 +441,12 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	wh := apiwebhooks.New(deliveries, a.reg, a.hooks)
 	a.server.Handle(apistreams.New(a.streams, a.ws, wh).Routes()...)
 	a.server.Handle(wh.Routes()...)
+	var f *hubfeed.Feed
+	if a.busLog != nil {
+		f = hubfeed.New(a.busLog)
+	}
+	a.feed = apifeed.New(apifeed.Config{Heartbeat: a.cfg.SSEHeartbeat}, f, a.reg, a.streamLog)
+	a.server.Handle(a.feed.Routes()...)
 	a.server.Handle(apitrips.New(a.trips, a.limiter).Routes()...)
 	a.server.Handle(a.health.Routes()...)
 	a.server.Handle(a.openAPIRoute())
@@ -478,6 +494,11 @@ func (a *app) stop(grace time.Duration) error {
 	var errs []error
 	if err := a.ws.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("websocket shutdown: %w", err))
+	}
+	if a.feed != nil {
+		if err := a.feed.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("event streams shutdown: %w", err))
+		}
 	}
 	if err := a.server.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("http shutdown: %w", err))

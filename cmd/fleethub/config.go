@@ -40,6 +40,9 @@ type config struct {
 	// OrderWait is how long an event_ordering stream waits for a
 	// sequence gap to fill (0: the pipeline's default).
 	OrderWait time.Duration
+	// SSEHeartbeat is the interval of an idle event stream's heartbeat
+	// (0: api/feed's 15 s; tests shorten it).
+	SSEHeartbeat time.Duration
 }
 
 // envName turns a flag name into its environment variable.

@@ -1,0 +1,375 @@
+// Package feed serves GET /api/v1/streaming/feed, the organization's
+// messages read from the durable bus log (hub/feed): a page of entries
+// as JSON, or, asked with Accept: text/event-stream, the same entries
+// live as Server-Sent Events; and GET /api/v1/streaming/sse, a
+// registered stream's messages as Server-Sent Events.
+//
+// A Handlers is safe for concurrent use. An event stream is written by
+// fasthttp's body stream writer after the handler returned: it holds no
+// RequestCtx, only the connection (for write deadlines), and ends when
+// the client goes away (a write fails; a heartbeat every Heartbeat finds
+// it), when Shutdown is called, or when the server's context ends.
+package feed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/filters/expr"
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/hub/feed"
+	"github.com/valyala/fasthttp"
+)
+
+// Config of the handlers. Zero fields take the defaults.
+type Config struct {
+	// Heartbeat is the interval of the comment lines an idle event
+	// stream sends (default 15 s).
+	Heartbeat time.Duration
+	// Retry is the reconnection delay an event stream asks of its
+	// client (the retry: field; default 3 s).
+	Retry time.Duration
+	// WriteTimeout bounds one write of an event stream (default 30 s).
+	WriteTimeout time.Duration
+}
+
+// Handlers serves the feed routes.
+type Handlers struct {
+	cfg     Config
+	feed    *feed.Feed
+	streams hub.Streams
+	log     hub.Log
+
+	mu     sync.Mutex // guards closed
+	closed bool
+	done   chan struct{}
+	wg     sync.WaitGroup // running event streams
+}
+
+// New makes the handlers over a feed (nil: the feed answers 501) and the registered streams and
+// their log; streams and log may be nil (the registered streams' event
+// stream answers 501).
+func New(cfg Config, f *feed.Feed, streams hub.Streams, log hub.Log) *Handlers {
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	if cfg.Retry <= 0 {
+		cfg.Retry = 3 * time.Second
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 30 * time.Second
+	}
+	return &Handlers{cfg: cfg, feed: f, streams: streams, log: log, done: make(chan struct{})}
+}
+
+// Shutdown ends every event stream and waits for them until ctx ends.
+func (h *Handlers) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	if !h.closed {
+		h.closed = true
+		close(h.done)
+	}
+	h.mu.Unlock()
+	ended := make(chan struct{})
+	go func() { h.wg.Wait(); close(ended) }()
+	select {
+	case <-ended:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("feed: event streams still running: %w", ctx.Err())
+	}
+}
+
+// begin registers an event stream; false once shut down.
+func (h *Handlers) begin() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.wg.Add(1)
+	return true
+}
+
+// FeedView is a page of the feed.
+type FeedView struct {
+	Success    bool        `json:"success"`
+	Entries    []EntryView `json:"entries"`
+	NextCursor string      `json:"next_cursor" doc:"where to continue: past the last entry, or past what was looked at when nothing matched; opaque"`
+}
+
+// EntryView is one entry: the cursor just past it, its type and the
+// message (an event or a telemetry message, as a stream delivers it).
+type EntryView struct {
+	Cursor  string          `json:"cursor" doc:"opaque; resume after this entry with after=<cursor> or Last-Event-ID"`
+	Type    string          `json:"type" enum:"events,telemetry"`
+	Message json.RawMessage `json:"message"`
+}
+
+// Routes returns the feed routes.
+func (h *Handlers) Routes() []*api.Route {
+	return []*api.Route{
+		{Method: "GET", Path: "/api/v1/streaming/feed", Tag: "streaming", Permission: "streams:read",
+			Summary: "The organization's events or telemetry from the durable bus log, oldest first, by cursor; with Accept: text/event-stream the same feed live as Server-Sent Events (see docs/streaming.md#the-feed)",
+			Params:  feedParams, Response: FeedView{}, Errors: []int{410}, Handler: h.serveFeed},
+		h.sseRoute(),
+	}
+}
+
+var feedParams = []api.Param{
+	{Name: "types", In: "query", Type: "string", Enum: []string{"events", "telemetry"}, Description: "repeatable; default events"},
+	{Name: "after", In: "query", Type: "string", Description: "a cursor (opaque): entries after it; now: only new ones; absent: from the oldest retained"},
+	{Name: "limit", In: "query", Type: "integer", Description: "1-1000, default 100 (pull)"},
+	{Name: "wait", In: "query", Type: "integer", Description: "0-30 seconds to wait for a first entry (pull), default 0"},
+	{Name: "category", In: "query", Type: "string", Description: "events; repeatable (any of them)"},
+	{Name: "severity", In: "query", Type: "string", Description: "events; repeatable"},
+	{Name: "priority", In: "query", Type: "string", Description: "events; repeatable"},
+	{Name: "event_type", In: "query", Type: "string", Description: "events; repeatable"},
+	{Name: "vehicle_id", In: "query", Type: "string", Description: "events (source.vehicle_id) and telemetry; repeatable"},
+	{Name: "driver_id", In: "query", Type: "string", Description: "events; repeatable"},
+	{Name: "trip_id", In: "query", Type: "string", Description: "events (source.trip_id); repeatable"},
+	{Name: "data_types", In: "query", Type: "string", Description: "telemetry; repeatable"},
+	{Name: "Last-Event-ID", In: "header", Type: "string", Description: "event stream: the cursor to resume after (a browser's EventSource sends it on reconnect); it wins over after"},
+}
+
+// topicOf maps the types parameter to bus topics and back.
+var topicOf = map[string]string{"events": hub.TopicEvents, "telemetry": hub.TopicTelemetry}
+
+func typeOf(topic string) string {
+	if topic == hub.TopicTelemetry {
+		return "telemetry"
+	}
+	return "events"
+}
+
+// query decodes the feed's parameters; bad ones answer
+// validation_failed naming them.
+func (h *Handlers) query(c *api.Ctx) (feed.Query, error) {
+	org, env := c.Scope()
+	q := feed.Query{Org: org, Env: env, Limit: 100}
+	args := map[string][]string{}
+	bad := map[string]string{}
+	for k, v := range c.QueryArgs().All() {
+		args[string(k)] = append(args[string(k)], string(v))
+	}
+	known := map[string]bool{}
+	for _, p := range feedParams {
+		known[p.Name] = p.In == "query"
+	}
+	for k, vs := range args {
+		if !known[k] {
+			bad[k] = "unknown parameter"
+			continue
+		}
+		for _, v := range vs {
+			if strings.TrimSpace(v) == "" || len(v) > 200 {
+				bad[k] = "must be a non-empty value of at most 200 characters"
+			}
+		}
+		if len(vs) > 1 && (k == "after" || k == "limit" || k == "wait") {
+			bad[k] = "must be given once"
+		}
+	}
+	for _, t := range args["types"] {
+		topic, ok := topicOf[t]
+		if !ok {
+			bad["types"] = "must be events or telemetry (repeatable)"
+			continue
+		}
+		if !contains(q.Topics, topic) {
+			q.Topics = append(q.Topics, topic)
+		}
+	}
+	if len(q.Topics) == 0 {
+		q.Topics = []string{hub.TopicEvents}
+	}
+	if v := args["limit"]; len(v) == 1 {
+		n, err := strconv.Atoi(v[0])
+		if err != nil || n < 1 || n > feed.MaxLimit {
+			bad["limit"] = "must be an integer from 1 to 1000"
+		}
+		q.Limit = n
+	}
+	if v := args["wait"]; len(v) == 1 {
+		n, err := strconv.Atoi(v[0])
+		if err != nil || n < 0 || n > int(feed.MaxWait/time.Second) {
+			bad["wait"] = "must be an integer from 0 to 30 (seconds)"
+		}
+		q.Wait = time.Duration(n) * time.Second
+	}
+	if v := args["after"]; len(v) == 1 {
+		q.After = v[0]
+	}
+	if len(bad) > 0 {
+		return q, api.Validation("validation_failed", bad)
+	}
+	m, err := compile(q.Topics, args)
+	if err != nil {
+		return q, err
+	}
+	q.Match = m
+	return q, nil
+}
+
+func contains(l []string, s string) bool {
+	for _, v := range l {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// matcher takes events by one program and telemetry by another (nil:
+// every message of that kind).
+type matcher struct{ events, telemetry *expr.Program }
+
+func (m matcher) Match(env *event.Envelope) bool {
+	switch {
+	case env.Event != nil:
+		return m.events == nil || m.events.Match(env)
+	case env.Telemetry != nil:
+		return m.telemetry == nil || m.telemetry.Match(env)
+	}
+	return false
+}
+
+// eventParams apply to events only, telemetryParams to telemetry only.
+var (
+	eventParams     = []string{"category", "severity", "priority", "event_type", "driver_id", "trip_id"}
+	telemetryParams = []string{"data_types"}
+)
+
+// compile turns the filter parameters into the streams' filter
+// programs; a parameter of a type not asked for is refused.
+func compile(topics []string, args map[string][]string) (feed.Matcher, error) {
+	var m matcher
+	wantEvents, wantTelemetry := contains(topics, hub.TopicEvents), contains(topics, hub.TopicTelemetry)
+	for _, p := range eventParams {
+		if len(args[p]) > 0 && !wantEvents {
+			return nil, api.Validation("validation_failed", map[string]string{p: "filters events: ask for types=events"})
+		}
+	}
+	for _, p := range telemetryParams {
+		if len(args[p]) > 0 && !wantTelemetry {
+			return nil, api.Validation("validation_failed", map[string]string{p: "filters telemetry: ask for types=telemetry"})
+		}
+	}
+	if wantEvents {
+		spec := expr.Spec{Kind: expr.KindEvent, Categories: args["category"], Severities: args["severity"], Priorities: args["priority"],
+			VehicleIDs: args["vehicle_id"], DriverIDs: args["driver_id"]}
+		if v := args["event_type"]; len(v) > 0 {
+			spec.Conditions = append(spec.Conditions, expr.Condition{Field: "event_type", Operator: "in", Value: v})
+		}
+		if v := args["trip_id"]; len(v) > 0 {
+			spec.Conditions = append(spec.Conditions, expr.Condition{Field: "source.trip_id", Operator: "in", Value: v})
+		}
+		prog, err := expr.Compile(spec)
+		if err != nil {
+			return nil, fieldError(err, spec)
+		}
+		m.events = prog
+	}
+	if wantTelemetry {
+		spec := expr.Spec{Kind: expr.KindTelemetry, VehicleIDs: args["vehicle_id"], DataTypes: args["data_types"]}
+		prog, err := expr.Compile(spec)
+		if err != nil {
+			return nil, fieldError(err, spec)
+		}
+		m.telemetry = prog
+	}
+	return m, nil
+}
+
+// paramOf names the parameter of a filter's body path.
+var paramOf = []struct{ path, param string }{
+	{"event_filters.categories", "category"}, {"event_filters.severity_levels", "severity"},
+	{"event_filters.priority_levels", "priority"}, {"event_filters.vehicle_ids", "vehicle_id"},
+	{"vehicles", "vehicle_id"}, {"event_filters.driver_ids", "driver_id"}, {"data_types", "data_types"},
+}
+
+// fieldError names the parameter of a compilation error.
+func fieldError(err error, spec expr.Spec) error {
+	var fe *expr.FieldError
+	if !errors.As(err, &fe) {
+		return api.Internal(err)
+	}
+	param := "filter"
+	for _, p := range paramOf {
+		if strings.HasPrefix(fe.Field, p.path) {
+			param = p.param
+		}
+	}
+	if strings.Contains(fe.Field, "custom_conditions") {
+		param = "event_type"
+		if len(spec.Conditions) > 0 && spec.Conditions[len(spec.Conditions)-1].Field == "source.trip_id" && strings.Contains(fe.Field, fmt.Sprintf("[%d]", len(spec.Conditions)-1)) {
+			param = "trip_id"
+		}
+	}
+	return api.Validation("validation_failed", map[string]string{param: fe.Message})
+}
+
+// feedErr maps the feed's errors.
+func feedErr(err error, param string) error {
+	var ee *feed.ExpiredError
+	switch {
+	case errors.As(err, &ee):
+		return api.Errf("cursor_expired", "the cursor is older than the oldest retained message; continue from first_available").
+			WithDetails(map[string]string{"first_available": ee.FirstAvailable})
+	case errors.Is(err, feed.ErrBadCursor):
+		return api.Validation("validation_failed", map[string]string{param: "is not a cursor of this feed for these types"})
+	}
+	return api.Internal(err)
+}
+
+// serveFeed answers a page, or an event stream when asked for one.
+func (h *Handlers) serveFeed(c *api.Ctx) error {
+	if h.feed == nil {
+		return api.NotImplemented("the feed over this bus")
+	}
+	q, err := h.query(c)
+	if err != nil {
+		return err
+	}
+	if wantsEvents(c) {
+		return h.streamFeed(c, q)
+	}
+	page, err := h.feed.Pull(c.Context(), q)
+	if err != nil {
+		return feedErr(err, "after")
+	}
+	out := FeedView{Success: true, Entries: make([]EntryView, 0, len(page.Entries)), NextCursor: page.Next}
+	for _, e := range page.Entries {
+		v, err := entryView(e)
+		if err != nil {
+			return api.Internal(err)
+		}
+		out.Entries = append(out.Entries, v)
+	}
+	return c.JSON(200, out)
+}
+
+func entryView(e feed.Entry) (EntryView, error) {
+	var msg any = e.Message.Event
+	if e.Message.Telemetry != nil {
+		msg = e.Message.Telemetry
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return EntryView{}, fmt.Errorf("feed: encode entry: %w", err)
+	}
+	return EntryView{Cursor: e.Cursor, Type: typeOf(e.Topic), Message: b}, nil
+}
+
+// wantsEvents reports whether the client asked for an event stream.
+func wantsEvents(c *api.Ctx) bool {
+	return strings.Contains(string(c.Request.Header.Peek(fasthttp.HeaderAccept)), "text/event-stream")
+}

@@ -1,0 +1,127 @@
+package feed
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/hub/feed"
+)
+
+// eventStream is one Server-Sent Events response being written.
+type eventStream struct {
+	w       *bufio.Writer
+	conn    net.Conn
+	timeout time.Duration
+}
+
+// flush writes what is buffered within the write timeout.
+func (s *eventStream) flush() error {
+	if s.conn != nil {
+		_ = s.conn.SetWriteDeadline(time.Now().Add(s.timeout))
+	}
+	return s.w.Flush()
+}
+
+// event writes one event: its id, name ("" for the default message) and
+// JSON data.
+func (s *eventStream) event(id, name string, data any) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("feed: encode event: %w", err)
+	}
+	if id != "" {
+		s.w.WriteString("id: " + id + "\n")
+	}
+	if name != "" {
+		s.w.WriteString("event: " + name + "\n")
+	}
+	s.w.WriteString("data: ")
+	s.w.Write(b)
+	_, err = s.w.WriteString("\n\n")
+	return err
+}
+
+// start answers 200 with an event stream written by run after the
+// handler returns; run's ctx ends on Shutdown or the server's end.
+func (h *Handlers) start(c *api.Ctx, run func(ctx context.Context, s *eventStream) error) error {
+	if !h.begin() {
+		return api.Errf("service_unavailable", "the server is shutting down")
+	}
+	base := c.Context()
+	conn := c.Conn()
+	c.SetStatusCode(200)
+	c.SetContentType("text/event-stream; charset=utf-8")
+	c.Response.Header.Set("Cache-Control", "no-cache")
+	c.Response.Header.Set("X-Accel-Buffering", "no")
+	c.SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer h.wg.Done()
+		ctx, cancel := context.WithCancel(base)
+		defer cancel()
+		go func() {
+			select {
+			case <-h.done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		s := &eventStream{w: w, conn: conn, timeout: h.cfg.WriteTimeout}
+		fmt.Fprintf(w, "retry: %d\n\n", h.cfg.Retry.Milliseconds())
+		if s.flush() != nil {
+			return
+		}
+		_ = run(ctx, s) // ends when the client left, the feed failed or the server stops
+	})
+	return nil
+}
+
+// lastEventID is the Last-Event-ID header, "" when absent.
+func lastEventID(c *api.Ctx) string {
+	return string(c.Request.Header.Peek("Last-Event-ID"))
+}
+
+// streamFeed serves the feed as an event stream: each entry is a default
+// event whose id is its cursor and whose data is the pull's entry; an
+// idle stream sends a heartbeat comment every Heartbeat.
+func (h *Handlers) streamFeed(c *api.Ctx, q feed.Query) error {
+	param := "after"
+	if id := lastEventID(c); id != "" {
+		q.After, param = id, "Last-Event-ID"
+	}
+	pos, err := h.feed.Start(c.Context(), &q)
+	if err != nil {
+		return feedErr(err, param)
+	}
+	q.Limit, q.Wait = feed.MaxLimit, h.cfg.Heartbeat
+	return h.start(c, func(ctx context.Context, s *eventStream) error {
+		for {
+			page, err := h.feed.PullFrom(ctx, q, pos)
+			if err != nil {
+				if ctx.Err() == nil {
+					_ = s.event("", "error", map[string]string{"code": "internal_error", "message": "the feed could not be read; reconnect with Last-Event-ID"})
+					_ = s.flush()
+				}
+				return err
+			}
+			for _, e := range page.Entries {
+				v, err := entryView(e)
+				if err != nil {
+					return err
+				}
+				if err := s.event(e.Cursor, "", v); err != nil {
+					return err
+				}
+			}
+			if len(page.Entries) == 0 {
+				s.w.WriteString(": heartbeat\n\n")
+			}
+			if err := s.flush(); err != nil {
+				return err
+			}
+		}
+	})
+}

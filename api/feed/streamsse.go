@@ -1,0 +1,267 @@
+package feed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/hub"
+)
+
+// streamRead is how many entries of a registered stream one read takes.
+const streamRead = 256
+
+// statePoll is how often a waiting registered stream's event stream
+// looks at its state (paused, stopped) when no entry comes.
+const statePoll = time.Second
+
+func (h *Handlers) sseRoute() *api.Route {
+	return &api.Route{Method: "GET", Path: "/api/v1/streaming/sse", Tag: "streaming", Permission: "streams:read",
+		Summary: "A registered stream's messages as Server-Sent Events: id is the offset, data the websocket's {stream_id, offset, message}; resume with Last-Event-ID (see docs/streaming.md#server-sent-events-of-a-registered-stream)",
+		Raw:     "text/event-stream", Errors: []int{404, 501},
+		Params: []api.Param{{Name: "stream_id", In: "query", Type: "string", Required: true},
+			{Name: "last_offset", In: "query", Type: "integer", Description: "resume after this offset (Last-Event-ID wins); absent: only new messages"},
+			{Name: "epoch", In: "query", Type: "string", Description: "the epoch of the offset (from the subscribed event); another epoch answers history_lost and delivery restarts at first_available"},
+			{Name: "Last-Event-ID", In: "header", Type: "string", Description: "the offset to resume after (a browser's EventSource sends it on reconnect)"}},
+		Handler: h.serveStream}
+}
+
+// streamStart is where a registered stream's event stream begins.
+type streamStart struct {
+	id    string
+	next  int64
+	epoch string
+	lost  bool
+}
+
+// streamQuery decodes the registered stream's parameters.
+func (h *Handlers) streamQuery(c *api.Ctx) (hub.StreamInfo, *int64, string, error) {
+	bad := map[string]string{}
+	args := map[string][]string{}
+	for k, v := range c.QueryArgs().All() {
+		args[string(k)] = append(args[string(k)], string(v))
+	}
+	for k, vs := range args {
+		switch k {
+		case "stream_id", "last_offset", "epoch":
+			if len(vs) > 1 {
+				bad[k] = "must be given once"
+			}
+		default:
+			bad[k] = "unknown parameter"
+		}
+	}
+	id := c.QueryArgs().Peek("stream_id")
+	if len(id) == 0 || len(id) > 200 {
+		bad["stream_id"] = "is required"
+	}
+	var last *int64
+	param, raw := "last_offset", string(c.QueryArgs().Peek("last_offset"))
+	if v := lastEventID(c); v != "" {
+		param, raw = "Last-Event-ID", v
+	}
+	if raw != "" {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n < 0 {
+			bad[param] = "must be an offset (an integer >= 0)"
+		}
+		last = &n
+	}
+	epoch := string(c.QueryArgs().Peek("epoch"))
+	if len(epoch) > 64 {
+		bad["epoch"] = "must be at most 64 characters"
+	}
+	if len(bad) > 0 {
+		return hub.StreamInfo{}, nil, "", api.Validation("validation_failed", bad)
+	}
+	org, env := c.Scope()
+	info, ok := h.streams.Stream(org, env, string(id))
+	if !ok {
+		return info, nil, "", api.Errf("stream_not_found", "stream not found")
+	}
+	if info.Delivery == "webhook" {
+		return info, nil, "", api.Validation("validation_failed", map[string]string{"stream_id": "is a webhook stream: its messages go to its webhook_url"})
+	}
+	return info, last, epoch, nil
+}
+
+// serveStream serves a registered stream as an event stream.
+func (h *Handlers) serveStream(c *api.Ctx) error {
+	if h.streams == nil || h.log == nil {
+		return api.NotImplemented("server-sent events of registered streams")
+	}
+	info, last, epoch, err := h.streamQuery(c)
+	if err != nil {
+		return err
+	}
+	st, err := h.streamPosition(c.Context(), info.ID, last, epoch)
+	if err != nil {
+		return api.Internal(err)
+	}
+	org, env := c.Scope()
+	return h.start(c, func(ctx context.Context, s *eventStream) error {
+		return h.follow(ctx, s, org, env, st)
+	})
+}
+
+// streamPosition is where delivery starts, by the websocket's rules:
+// after the given offset of the stream's current epoch, else (another
+// epoch) at the oldest retained offset with history_lost, else live.
+func (h *Handlers) streamPosition(ctx context.Context, id string, last *int64, epoch string) (streamStart, error) {
+	cur, err := h.log.Epoch(ctx, id)
+	if err != nil {
+		return streamStart{}, fmt.Errorf("feed: epoch of %s: %w", id, err)
+	}
+	newest, err := h.log.Last(ctx, id)
+	if err != nil {
+		return streamStart{}, fmt.Errorf("feed: last offset of %s: %w", id, err)
+	}
+	after := newest
+	if last != nil {
+		after = *last
+	}
+	if epoch != "" && epoch != cur {
+		first, err := h.firstAvailable(ctx, id, newest)
+		return streamStart{id: id, next: first, epoch: cur, lost: true}, err
+	}
+	return streamStart{id: id, next: min(after, newest) + 1, epoch: cur}, nil
+}
+
+func (h *Handlers) firstAvailable(ctx context.Context, id string, newest int64) (int64, error) {
+	es, err := h.log.Read(ctx, id, 1, 1)
+	if err != nil {
+		return 0, fmt.Errorf("feed: read %s: %w", id, err)
+	}
+	if len(es) > 0 {
+		return es[0].Offset, nil
+	}
+	return newest + 1, nil
+}
+
+// notice is a control event of a registered stream's event stream, in
+// the websocket's shape.
+type notice struct {
+	Type           string `json:"type"`
+	Code           string `json:"code,omitempty"`
+	StreamID       string `json:"stream_id"`
+	Offset         int64  `json:"offset,omitempty"`
+	Epoch          string `json:"epoch,omitempty"`
+	FirstAvailable int64  `json:"first_available,omitempty"`
+	Message        string `json:"message,omitempty"`
+}
+
+func historyLost(id, epoch string, first int64) notice {
+	return notice{Type: "error", Code: "history_lost", StreamID: id, Epoch: epoch, FirstAvailable: first,
+		Message: "the stream's history was lost (its epoch changed): offsets of another epoch are void; delivery starts again at first_available"}
+}
+
+// follow writes a registered stream's entries from st on: a subscribed
+// event first (the epoch), then one default event per entry (id: its
+// offset), errors as error events, a heartbeat comment when idle.
+func (h *Handlers) follow(ctx context.Context, s *eventStream, org, env string, st streamStart) error {
+	if err := s.event("", "subscribed", notice{Type: "subscribed", StreamID: st.id, Offset: st.next, Epoch: st.epoch}); err != nil {
+		return err
+	}
+	if st.lost {
+		if err := s.event("", "error", historyLost(st.id, st.epoch, st.next)); err != nil {
+			return err
+		}
+	}
+	if err := s.flush(); err != nil {
+		return err
+	}
+	idle := time.Now()
+	for {
+		info, ok := h.streams.Stream(org, env, st.id)
+		if !ok || info.State == hub.StateStopped {
+			_ = s.event("", "error", notice{Type: "error", Code: "stream_stopped", StreamID: st.id, Message: "the stream was stopped"})
+			return s.flush()
+		}
+		var es []hub.Entry
+		if info.State != hub.StatePaused {
+			var err error
+			if es, err = h.log.Read(ctx, st.id, st.next, streamRead); err != nil {
+				return err
+			}
+			lost, err := h.checkEpoch(ctx, s, &st)
+			if err != nil {
+				return err
+			}
+			if lost {
+				continue // what was read belongs to the new history: read it from its start
+			}
+		}
+		if len(es) > 0 {
+			if err := h.writeEntries(s, &st, es); err != nil {
+				return err
+			}
+			idle = time.Now()
+			continue
+		}
+		if time.Since(idle) >= h.cfg.Heartbeat {
+			s.w.WriteString(": heartbeat\n\n")
+			if err := s.flush(); err != nil {
+				return err
+			}
+			idle = time.Now()
+		}
+		wait := min(statePoll, h.cfg.Heartbeat)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-h.log.Wait(st.id, st.next):
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// checkEpoch sends history_lost and restarts at the oldest retained
+// offset when the stream's epoch changed since st's.
+func (h *Handlers) checkEpoch(ctx context.Context, s *eventStream, st *streamStart) (lost bool, err error) {
+	cur, err := h.log.Epoch(ctx, st.id)
+	if err != nil || cur == st.epoch {
+		return false, err
+	}
+	newest, err := h.log.Last(ctx, st.id)
+	if err != nil {
+		return false, err
+	}
+	first, err := h.firstAvailable(ctx, st.id, newest)
+	if err != nil {
+		return false, err
+	}
+	st.epoch, st.next = cur, first
+	if err := s.event("", "error", historyLost(st.id, cur, first)); err != nil {
+		return true, err
+	}
+	return true, s.flush()
+}
+
+// writeEntries writes entries as events: an offset past retention is
+// told with offsets_expired (never skipped silently).
+func (h *Handlers) writeEntries(s *eventStream, st *streamStart, es []hub.Entry) error {
+	if es[0].Offset > st.next {
+		if err := s.event("", "error", notice{Type: "error", Code: "offsets_expired", StreamID: st.id, FirstAvailable: es[0].Offset,
+			Message: "offsets before first_available are past retention"}); err != nil {
+			return err
+		}
+	}
+	for _, e := range es {
+		data := struct {
+			StreamID string          `json:"stream_id"`
+			Offset   int64           `json:"offset"`
+			Message  json.RawMessage `json:"message"`
+		}{st.id, e.Offset, e.Data}
+		if err := s.event(strconv.FormatInt(e.Offset, 10), "", data); err != nil {
+			return err
+		}
+		st.next = e.Offset + 1
+	}
+	return s.flush()
+}
