@@ -44,7 +44,7 @@ type Vehicle struct {
 	ShiftStart    string    `json:"shift_start,omitempty" doc:"HH:MM or HH:MM:SS, default 08:00"`
 	ShiftEnd      string    `json:"shift_end,omitempty" doc:"HH:MM or HH:MM:SS, default 18:00"`
 	VehicleType   string    `json:"vehicle_type,omitempty" doc:"auto, truck, bicycle or pedestrian picks the road costing (default auto)"`
-	Restrictions  []string  `json:"restrictions,omitempty"`
+	Restrictions  []string  `json:"restrictions,omitempty" doc:"capabilities the vehicle provides: refrigerated, hazmat, liftgate, pallet, oversized (a truck provides pallet and oversized unlisted; a bicycle or pedestrian cannot provide pallet, oversized, liftgate or hazmat)"`
 }
 
 // Requirements of a delivery.
@@ -52,7 +52,7 @@ type Requirements struct {
 	Weight          float64  `json:"weight,omitempty"`
 	Volume          float64  `json:"volume,omitempty"`
 	Packages        float64  `json:"packages,omitempty"`
-	SpecialHandling []string `json:"special_handling,omitempty"`
+	SpecialHandling []string `json:"special_handling,omitempty" doc:"capabilities the serving vehicle must provide (its restrictions): refrigerated, hazmat, liftgate, pallet, oversized"`
 }
 
 // Window is a time window.
@@ -401,6 +401,7 @@ func vehicle(bad map[string]string, f string, v Vehicle, c *Constraints, size in
 	if c != nil && c.MaxRouteDistance > 0 {
 		fv.MaxKm = c.MaxRouteDistance
 	}
+	fv.Has = vehicleCapabilities(bad, f, v)
 	return fv
 }
 
@@ -425,6 +426,7 @@ func destination(bad map[string]string, f string, d Destination, useWindows bool
 			bad[f+".delivery_requirements"] = "must not be negative"
 		}
 		st.Weight, st.Volume, st.Packages = q.Weight, q.Volume, q.Packages
+		st.Needs = capabilityBits(bad, f+".delivery_requirements.special_handling", q.SpecialHandling)
 	}
 	if tw := d.TimeWindow; tw != nil {
 		e, ok1 := clockTime(tw.Earliest, 0)
@@ -448,10 +450,11 @@ func destination(bad map[string]string, f string, d Destination, useWindows bool
 }
 
 // servable refuses destinations that no vehicle can serve even alone,
-// once the problem's travel costs are settled.
+// once the problem's travel costs are settled; those no vehicle has the
+// capabilities for are left unassigned instead, naming what is missing.
 func servable(bad map[string]string, pr *vrp.Problem) {
 	for i := range pr.Stops {
-		if ok, why := pr.Servable(i); !ok {
+		if ok, why := pr.Servable(i); !ok && why != vrp.ReasonCapability {
 			bad[fmt.Sprintf("destinations[%d]", i)] = "no vehicle can serve it, even on a route of its own: " + string(why)
 		}
 	}

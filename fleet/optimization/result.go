@@ -3,6 +3,7 @@ package optimization
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/fleethub/fleethub/internal/vrp"
@@ -86,9 +87,12 @@ type RouteView struct {
 
 // Unassigned is a destination no vehicle could take.
 type Unassigned struct {
-	DestinationID   string   `json:"destination_id"`
-	Reason          string   `json:"reason" enum:"capacity,time_window,shift_end,route_limits"`
-	Recommendations []string `json:"recommendations"`
+	DestinationID string `json:"destination_id"`
+	Reason        string `json:"reason" enum:"capacity,time_window,shift_end,route_limits,missing_capability,break_window" doc:"the constraint that kept it out: missing_capability when no vehicle provides every capability its special_handling needs; break_window when a vehicle's break leaves it no time"`
+	// MissingCapabilities are what the vehicle closest to serving it
+	// lacks, with missing_capability.
+	MissingCapabilities []string `json:"missing_capabilities,omitempty" doc:"with missing_capability: the capabilities of special_handling that the vehicle closest to serving it lacks"`
+	Recommendations     []string `json:"recommendations"`
 }
 
 // Insights of the plan.
@@ -130,6 +134,8 @@ var advice = map[vrp.Reason][]string{
 	vrp.ReasonTimeWindow:  {"widen the time window", "start a shift earlier"},
 	vrp.ReasonShiftEnd:    {"extend a shift", "add a vehicle"},
 	vrp.ReasonRouteLimits: {"raise max_route_duration or max_route_distance"},
+	vrp.ReasonCapability:  {"add a vehicle whose restrictions provide the missing capabilities"},
+	vrp.ReasonBreak:       {"move or widen the break window", "extend a shift"},
 }
 
 // assemble encodes a solution of the problem built from req; took is the
@@ -162,8 +168,12 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 			reasons = append(reasons, m.Reason)
 		}
 		counts[m.Reason]++
-		res.UnassignedDestinations = append(res.UnassignedDestinations, Unassigned{DestinationID: req.Destinations[m.Stop].DestinationID,
-			Reason: string(m.Reason), Recommendations: advice[m.Reason]})
+		un := Unassigned{DestinationID: req.Destinations[m.Stop].DestinationID, Reason: string(m.Reason), Recommendations: advice[m.Reason]}
+		if m.Reason == vrp.ReasonCapability {
+			un.MissingCapabilities = missing(pr, m.Stop)
+			un.Recommendations = []string{"add a vehicle whose restrictions list " + strings.Join(un.MissingCapabilities, ", ")}
+		}
+		res.UnassignedDestinations = append(res.UnassignedDestinations, un)
 	}
 	for _, why := range reasons {
 		res.OptimizationInsights.Bottlenecks = append(res.OptimizationInsights.Bottlenecks, fmt.Sprintf("%d destination(s) unassigned: %s", counts[why], why))

@@ -1,0 +1,301 @@
+package optimization_test
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The checker's own reading of the documented rules, kept apart from the
+// service's: what a vehicle provides (its restrictions and its type's).
+var typeGives = map[string][]string{"truck": {"pallet", "oversized"}}
+
+// minutesOf reads HH:MM or HH:MM:SS.
+func minutesOf(t *testing.T, s string) float64 {
+	t.Helper()
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 {
+		t.Fatalf("time %q", s)
+	}
+	var m float64
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			t.Fatalf("time %q: %v", s, err)
+		}
+		m += float64(n) * []float64{60, 1, 1.0 / 60}[i]
+	}
+	return m
+}
+
+// checkPlan verifies an answer against its request body without the
+// solver: every destination served once or unassigned; each route's
+// vehicle provides what its destinations' special_handling needs; the
+// weight within capacity; a stop reached no sooner than the matrix's
+// travel from where the vehicle was and served inside its window; the
+// vehicle's break (when it has a window or the default rule) taken once,
+// inside its window, for its duration, where the vehicle is; the return
+// within the shift. Bodies use a matrix (durations in seconds).
+func checkPlan(t *testing.T, body, data map[string]any) {
+	t.Helper()
+	m := body["matrix"].(map[string]any)["durations"].([][]float64)
+	vehicles := map[string]map[string]any{}
+	for _, v := range body["vehicles"].([]map[string]any) {
+		vehicles[v["vehicle_id"].(string)] = v
+	}
+	dests := map[string]map[string]any{}
+	for _, d := range body["destinations"].([]map[string]any) {
+		dests[d["destination_id"].(string)] = d
+	}
+	seen := map[string]bool{}
+	for _, r := range data["optimized_routes"].([]any) {
+		rv := r.(map[string]any)
+		v := vehicles[rv["vehicle_id"].(string)]
+		has := map[string]bool{}
+		for _, w := range typeGives[fmt.Sprint(v["vehicle_type"])] {
+			has[w] = true
+		}
+		if rs, ok := v["restrictions"].([]string); ok {
+			for _, w := range rs {
+				has[w] = true
+			}
+		}
+		at := v["start_index"].(int)
+		shiftStart, shiftEnd := minutesOf(t, fmt.Sprint(v["shift_start"])), minutesOf(t, fmt.Sprint(v["shift_end"]))
+		clock, load, breaks := shiftStart, 0.0, 0
+		for _, e := range rv["route_sequence"].([]any) {
+			s := e.(map[string]any)
+			arrive, depart := minutesOf(t, s["arrival_time"].(string)), minutesOf(t, s["departure_time"].(string))
+			switch s["activity_type"] {
+			case "depot_start", "depot_end":
+				continue
+			case "break":
+				breaks++
+				w := breakWindow(t, body, v)
+				if w == nil || arrive < clock-0.02 || arrive < w[0]-0.02 || depart > w[1]+0.02 || math.Abs(depart-arrive-w[2]) > 0.02 {
+					t.Errorf("%s: break %v–%v after %v, window %v", rv["vehicle_id"], s["arrival_time"], s["departure_time"], clock, w)
+				}
+				clock = depart
+				continue
+			}
+			id := s["destination_id"].(string)
+			d := dests[id]
+			if seen[id] {
+				t.Errorf("%s served twice", id)
+			}
+			seen[id] = true
+			loc := d["location_index"].(int)
+			if need := clockAfter(clock, m[at][loc]); arrive < need-0.02 {
+				t.Errorf("%s: %s reached at %v, the matrix needs until %.2f", rv["vehicle_id"], id, s["arrival_time"], need)
+			}
+			q, _ := d["delivery_requirements"].(map[string]any)
+			if q != nil {
+				load += toFloat(q["weight"])
+				if sh, ok := q["special_handling"].([]string); ok {
+					for _, w := range sh {
+						if !has[w] {
+							t.Errorf("%s serves %s, which needs %s it does not provide", rv["vehicle_id"], id, w)
+						}
+					}
+				}
+			}
+			begin := depart - toFloat(s["service_duration"])
+			if tw, ok := d["time_window"].(map[string]any); ok {
+				if e, ok := tw["earliest"].(string); ok && begin < minutesOf(t, e)-0.02 {
+					t.Errorf("%s begins at %.2f before %s", id, begin, e)
+				}
+				if l, ok := tw["latest"].(string); ok && begin > minutesOf(t, l)+0.02 {
+					t.Errorf("%s begins at %.2f after %s", id, begin, l)
+				}
+			}
+			clock, at = depart, loc
+		}
+		if c, ok := v["capacity"].(map[string]any); ok && load > toFloat(c["weight"])+1e-9 {
+			t.Errorf("%s carries %v over %v", rv["vehicle_id"], load, c["weight"])
+		}
+		if back := clockAfter(clock, m[at][v["start_index"].(int)]); back > shiftEnd+0.02 {
+			t.Errorf("%s back at %.2f after its shift ends at %v", rv["vehicle_id"], back, shiftEnd)
+		}
+		if want := breakWindow(t, body, v) != nil; want != (breaks == 1) || breaks > 1 {
+			t.Errorf("%s takes %d breaks; it has a break window: %v", rv["vehicle_id"], breaks, want)
+		}
+	}
+	for _, u := range data["unassigned_destinations"].([]any) {
+		id := u.(map[string]any)["destination_id"].(string)
+		if seen[id] {
+			t.Errorf("%s served and unassigned", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != len(dests) {
+		t.Errorf("%d of %d destinations served or unassigned", len(seen), len(dests))
+	}
+}
+
+// clockAfter is the time after leaving at clock for seconds of travel.
+func clockAfter(clock, seconds float64) float64 { return clock + seconds/60 }
+
+// breakWindow is vehicle v's break as [start, end, duration] minutes:
+// its break_windows entry, or the default rule (30 minutes beginning at
+// most 8 hours into a shift longer than 8 hours) with
+// driver_break_requirements; nil without one.
+func breakWindow(t *testing.T, body, v map[string]any) []float64 {
+	if bw, ok := v["break_windows"].([]map[string]any); ok && len(bw) > 0 {
+		return []float64{minutesOf(t, bw[0]["start"].(string)), minutesOf(t, bw[0]["end"].(string)), toFloat(bw[0]["duration"])}
+	}
+	c, _ := body["constraints"].(map[string]any)
+	if c == nil || c["driver_break_requirements"] != true {
+		return nil
+	}
+	s, e := minutesOf(t, fmt.Sprint(v["shift_start"])), minutesOf(t, fmt.Sprint(v["shift_end"]))
+	if e-s <= 8*60 {
+		return nil
+	}
+	return []float64{s, s + 8*60 + 30, 30}
+}
+
+func toFloat(x any) float64 {
+	switch v := x.(type) {
+	case float64:
+		return v
+	case int:
+		return float64(v)
+	}
+	return 0
+}
+
+// line is a matrix request over places on a line at xs kilometres (one
+// minute a kilometre): vehicles start at the rows given, destinations
+// are the other rows, each of weight 1, open all day, 5 minutes long.
+func line(xs []float64, starts map[string]int) map[string]any {
+	n := len(xs)
+	dur, dist := make([][]float64, n), make([][]float64, n)
+	for i := range xs {
+		dur[i], dist[i] = make([]float64, n), make([]float64, n)
+		for j := range xs {
+			d := math.Abs(xs[i] - xs[j])
+			dur[i][j], dist[i][j] = 60*d, d
+		}
+	}
+	var vs, ds []map[string]any
+	ids := make([]string, 0, len(starts))
+	for id := range starts {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	rows := map[int]bool{}
+	for _, id := range ids {
+		vs = append(vs, map[string]any{"vehicle_id": id, "start_index": starts[id], "shift_start": "08:00", "shift_end": "18:00"})
+		rows[starts[id]] = true
+	}
+	for i := range xs {
+		if !rows[i] {
+			ds = append(ds, map[string]any{"destination_id": fmt.Sprintf("d%d", i), "location_index": i,
+				"delivery_requirements": map[string]any{"weight": 1}, "time_window": map[string]any{"service_duration": 5}})
+		}
+	}
+	return map[string]any{"fleet_id": "f", "vehicles": vs, "destinations": ds, "matrix": map[string]any{"durations": dur, "distances": dist},
+		"optimization_goals": []string{"minimize_distance"}, "options": map[string]any{"time_limit_seconds": 60, "seed": 1}}
+}
+
+// byID finds a vehicle or destination of a line body.
+func byID(body map[string]any, list, key, id string) map[string]any {
+	for _, x := range body[list].([]map[string]any) {
+		if x[key] == id {
+			return x
+		}
+	}
+	panic(id)
+}
+
+// routeOf is the destinations vehicle id serves, in order.
+func routeOf(data map[string]any, id string) []string {
+	var out []string
+	for _, r := range data["optimized_routes"].([]any) {
+		rv := r.(map[string]any)
+		if rv["vehicle_id"] != id {
+			continue
+		}
+		for _, s := range rv["route_sequence"].([]any) {
+			if st := s.(map[string]any); st["activity_type"] == "delivery" {
+				out = append(out, st["destination_id"].(string))
+			}
+		}
+	}
+	return out
+}
+
+// TestCapabilities: a destination that needs refrigeration goes to the
+// only refrigerated vehicle, far away, though the near one would cost
+// less; one that needs a pallet goes to the truck (a truck provides
+// pallets unlisted); one that needs hazmat, which no vehicle provides,
+// is unassigned naming it.
+func TestCapabilities(t *testing.T) {
+	url := serveWork(t, nil, 2_000_000)
+	// Rows: 0 the near van's depot, 1..3 destinations near it, 4 the far
+	// refrigerated van's depot, 5 the far truck's depot.
+	body := line([]float64{0, 1, 2, 3, 40, 50}, map[string]int{"near": 0, "cold": 4, "truck": 5})
+	byID(body, "vehicles", "vehicle_id", "cold")["restrictions"] = []string{"refrigerated"}
+	byID(body, "vehicles", "vehicle_id", "truck")["vehicle_type"] = "truck"
+	needs := func(id string, w ...string) {
+		byID(body, "destinations", "destination_id", id)["delivery_requirements"].(map[string]any)["special_handling"] = w
+	}
+	needs("d1", "refrigerated")
+	needs("d2", "pallet")
+	needs("d3", "hazmat", "refrigerated")
+	st, res := post(t, url, body)
+	if st != 200 {
+		t.Fatalf("%d %v", st, res)
+	}
+	data := res["data"].(map[string]any)
+	checkPlan(t, body, data)
+	if got := routeOf(data, "cold"); !slices.Equal(got, []string{"d1"}) {
+		t.Errorf("the refrigerated van serves %v, want d1", got)
+	}
+	if got := routeOf(data, "truck"); !slices.Equal(got, []string{"d2"}) {
+		t.Errorf("the truck serves %v, want d2", got)
+	}
+	un := data["unassigned_destinations"].([]any)
+	if len(un) != 1 {
+		t.Fatalf("unassigned %v", un)
+	}
+	u := un[0].(map[string]any)
+	if u["destination_id"] != "d3" || u["reason"] != "missing_capability" || fmt.Sprint(u["missing_capabilities"]) != "[hazmat]" {
+		t.Errorf("unassigned %v: d3 lacks hazmat", u)
+	}
+}
+
+// TestCapabilityRefusals: unknown words and what a vehicle type cannot
+// provide are refused by name.
+func TestCapabilityRefusals(t *testing.T) {
+	url := serve(t, nil)
+	for _, tc := range []struct {
+		name  string
+		edit  func(b map[string]any)
+		field string
+	}{
+		{"unknown need", func(b map[string]any) {
+			byID(b, "destinations", "destination_id", "d2")["delivery_requirements"].(map[string]any)["special_handling"] = []string{"pallet", "cold"}
+		}, "destinations[1].delivery_requirements.special_handling[1]"},
+		{"unknown capability", func(b map[string]any) { byID(b, "vehicles", "vehicle_id", "a")["restrictions"] = []string{"wings"} }, "vehicles[0].restrictions[0]"},
+		{"bicycle pallet", func(b map[string]any) {
+			v := byID(b, "vehicles", "vehicle_id", "a")
+			v["vehicle_type"], v["restrictions"] = "bicycle", []string{"refrigerated", "pallet"}
+		}, "vehicles[0].restrictions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := line([]float64{0, 1, 2}, map[string]int{"a": 0})
+			tc.edit(body)
+			st, res := post(t, url, body)
+			if st != 400 {
+				t.Fatalf("status %d: %v", st, res)
+			}
+			if e := res["error"].(map[string]any); e["code"] != "validation_failed" || e["details"].(map[string]any)[tc.field] == nil {
+				t.Errorf("error %v lacks %s", e, tc.field)
+			}
+		})
+	}
+}
