@@ -327,7 +327,9 @@ func corpusFinishTrips(c *corpus, k string, trips []*corpusTrip) {
 }
 
 // corpusEmergency reports incidents of the trips and raises alerts over
-// areas that hold one, two or three of them, and acknowledges some.
+// areas that hold one, two or three of them (one on a delayed channel, so
+// that its next status check is not its expiration), and acknowledges
+// some.
 func corpusEmergency(c *corpus, k string, trips []*corpusTrip) {
 	loc := func(ct *corpusTrip) map[string]any {
 		return map[string]any{"latitude": ct.last["latitude"], "longitude": ct.last["longitude"], "address": "near " + ct.vehicle}
@@ -349,10 +351,14 @@ func corpusEmergency(c *corpus, k string, trips []*corpusTrip) {
 	c.call("GET", "/v1/emergency/incidents?event_type=crash", k, nil, 200)
 
 	exp := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	alert := func(area map[string]any, channels ...string) string {
-		var ch []map[string]any
+	// a channel is its name, or its item with a timing
+	alert := func(area map[string]any, channels ...any) string {
+		var ch []any
 		for _, x := range channels {
-			ch = append(ch, map[string]any{"channel": x})
+			if name, ok := x.(string); ok {
+				x = map[string]any{"channel": name}
+			}
+			ch = append(ch, x)
 		}
 		return c.call("POST", "/v1/emergency/alerts", k, map[string]any{"alert_type": "road_hazard", "severity": "high", "title": "Flooding", "message": "Avoid the river road",
 			"affected_area": area, "target_audience": map[string]any{"include": []string{"active_drivers"}}, "delivery_channels": ch,
@@ -367,7 +373,7 @@ func corpusEmergency(c *corpus, k string, trips []*corpusTrip) {
 	}
 	one := alert(map[string]any{"type": "radius", "center": center(trips[1]), "radius_km": 15}, "in_app_alert")
 	three := alert(map[string]any{"type": "radius", "center": map[string]any{"latitude": 40.65, "longitude": -83.0}, "radius_km": 75}, "in_app_alert", "sms")
-	two := alert(map[string]any{"type": "polygon", "polygon": box(trips[2], 0.6)}, "push_notification")
+	two := alert(map[string]any{"type": "polygon", "polygon": box(trips[2], 0.6)}, map[string]any{"channel": "push_notification", "delay_minutes": 30})
 	c.call("POST", "/v1/emergency/alerts/"+one+"/acknowledge", k, map[string]any{"recipient_id": trips[1].driver}, 200)
 	c.call("POST", "/v1/emergency/alerts/"+three+"/acknowledge", k, map[string]any{"recipient_id": trips[0].driver}, 200)
 	c.call("POST", "/v1/emergency/alerts/"+three+"/acknowledge", k, map[string]any{"recipient_id": trips[2].driver, "recipient_type": "dispatcher"}, 200)
