@@ -1,4 +1,5 @@
-// Package bustest is test support: the contract every hub.Bus passes, run
+// Package bustest is test support: the contract every hub.Bus passes (and
+// the feed's hub/feed.Reader, which every bus implements), run
 // by the tests of hub/embedbus and hub/kafkabus so that both buses keep one
 // behaviour. A bus's test calls Run with a Factory:
 //
@@ -73,6 +74,8 @@ func Run(t *testing.T, f Factory) {
 		{"ReleasedHoldCommitsWithoutNewMessages", releasedHold},
 		{"GroupResumesAfterCommit", groupResumes},
 		{"GrouplessReadsFromEarliest", groupless},
+		{"ReaderReadsAtOffsets", readerReadsAtOffsets},
+		{"ReaderWaitsForANewMessage", readerWaitsForANewMessage},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

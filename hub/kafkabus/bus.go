@@ -108,6 +108,8 @@ type Bus struct {
 
 	probe  sync.Mutex   // serialises health probes
 	lastOK atomic.Int64 // unix nanos of the last successful metadata probe
+
+	watch endWatch // the partitions' ends for waiting feed readers (feed.go)
 }
 
 var (
