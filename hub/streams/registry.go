@@ -91,7 +91,16 @@ type RegistryConfig struct {
 	// ClockSkew is how far the clocks of the nodes may differ, for
 	// CatchUp; default DefaultClockSkew.
 	ClockSkew time.Duration
+	// Reread is how far before the newest update it has seen each refresh
+	// reads again, default DefaultReread: a record's update time is taken
+	// before its write commits, so on several nodes a record can commit
+	// after a later one was read, with an older time than it.
+	Reread time.Duration
 }
+
+// DefaultReread is RegistryConfig.Reread's default: far longer than a
+// stream record's write takes to commit.
+const DefaultReread = 30 * time.Second
 
 // Registry is the node's view of every stream.
 type Registry struct {
@@ -131,6 +140,9 @@ func NewRegistry(cfg RegistryConfig, st Store, log *slog.Logger) *Registry {
 	}
 	if cfg.ClockSkew == 0 {
 		cfg.ClockSkew = DefaultClockSkew
+	}
+	if cfg.Reread == 0 {
+		cfg.Reread = DefaultReread
 	}
 	return &Registry{cfg: cfg, store: st, log: log, now: time.Now, streams: map[string]*Entry{}, indexes: map[scopeKey]*expr.Index[string]{}, ordering: map[scopeKey]map[string]struct{}{},
 		fl: flusher{flushed: map[string]map[string]int64{}, conn: map[string]int64{}}}
@@ -226,6 +238,9 @@ func (r *Registry) refresh(ctx context.Context) error {
 	r.mu.RLock()
 	since := r.since
 	r.mu.RUnlock()
+	if !since.IsZero() {
+		since = since.Add(-r.cfg.Reread) // records committed late; versions make the re-read idempotent
+	}
 	recs, err := r.store.ListStreams(ctx, since)
 	if err != nil {
 		return err
