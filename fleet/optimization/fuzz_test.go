@@ -10,7 +10,9 @@ import (
 // FuzzBuild: any body either fails to decode, or is refused naming its
 // fields, or builds a problem the solver can take: matrix rows in range,
 // entries finite and not negative, shifts that end after they start,
-// windows in order, a time limit in (0, 60] s. Seeds are in
+// windows in order, a time limit in (0, 60] s, capabilities within the
+// vocabulary (no pallet on a bicycle or on foot), at most one break,
+// inside its window and its shift. Seeds are in
 // testdata/fuzz/FuzzBuild.
 func FuzzBuild(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -51,14 +53,30 @@ func FuzzBuild(f *testing.F) {
 				}
 			}
 		}
-		for _, v := range pr.Vehicles {
+		known := uint64(1)<<len(Capabilities) - 1
+		for i, v := range pr.Vehicles {
 			if !(v.ShiftEnd > v.ShiftStart) {
 				t.Fatalf("shift %v–%v", v.ShiftStart, v.ShiftEnd)
+			}
+			if v.Has&^known != 0 {
+				t.Fatalf("vehicle capabilities %b beyond the vocabulary", v.Has)
+			}
+			if rv := r.Vehicles[i]; (rv.VehicleType == "bicycle" || rv.VehicleType == "pedestrian") && v.Has&(1<<3) != 0 {
+				t.Fatalf("a %s provides pallet", rv.VehicleType)
+			}
+			if v.BreakMinutes != 0 && !(v.BreakMinutes > 0 && math.Max(v.BreakStart, v.ShiftStart)+v.BreakMinutes <= math.Min(v.BreakEnd, v.ShiftEnd)) {
+				t.Fatalf("break of %v in %v–%v, shift %v–%v", v.BreakMinutes, v.BreakStart, v.BreakEnd, v.ShiftStart, v.ShiftEnd)
+			}
+			if len(r.Vehicles[i].BreakWindows) > 1 {
+				t.Fatalf("%d break windows accepted", len(r.Vehicles[i].BreakWindows))
 			}
 		}
 		for _, s := range pr.Stops {
 			if !(s.Late >= s.Early) || !(s.Service >= 0) || s.Priority < 0 || s.Priority > 3 {
 				t.Fatalf("stop %+v", s)
+			}
+			if s.Needs&^known != 0 {
+				t.Fatalf("stop needs %b beyond the vocabulary", s.Needs)
 			}
 		}
 	})

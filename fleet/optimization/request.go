@@ -34,17 +34,18 @@ type Capacity struct {
 
 // Vehicle of the request.
 type Vehicle struct {
-	VehicleID     string    `json:"vehicle_id" required:"true"`
-	Capacity      *Capacity `json:"capacity,omitempty"`
-	StartLocation *Place    `json:"start_location,omitempty" doc:"required unless start_index is given with a matrix"`
-	EndLocation   *Place    `json:"end_location,omitempty" doc:"default the start"`
-	StartIndex    *int      `json:"start_index,omitempty" doc:"row of matrix where the vehicle starts; required with a matrix"`
-	EndIndex      *int      `json:"end_index,omitempty" doc:"row of matrix where the vehicle ends; default start_index"`
-	DriverID      string    `json:"driver_id,omitempty"`
-	ShiftStart    string    `json:"shift_start,omitempty" doc:"HH:MM or HH:MM:SS, default 08:00"`
-	ShiftEnd      string    `json:"shift_end,omitempty" doc:"HH:MM or HH:MM:SS, default 18:00"`
-	VehicleType   string    `json:"vehicle_type,omitempty" doc:"auto, truck, bicycle or pedestrian picks the road costing (default auto)"`
-	Restrictions  []string  `json:"restrictions,omitempty" doc:"capabilities the vehicle provides: refrigerated, hazmat, liftgate, pallet, oversized (a truck provides pallet and oversized unlisted; a bicycle or pedestrian cannot provide pallet, oversized, liftgate or hazmat)"`
+	VehicleID     string        `json:"vehicle_id" required:"true"`
+	Capacity      *Capacity     `json:"capacity,omitempty"`
+	StartLocation *Place        `json:"start_location,omitempty" doc:"required unless start_index is given with a matrix"`
+	EndLocation   *Place        `json:"end_location,omitempty" doc:"default the start"`
+	StartIndex    *int          `json:"start_index,omitempty" doc:"row of matrix where the vehicle starts; required with a matrix"`
+	EndIndex      *int          `json:"end_index,omitempty" doc:"row of matrix where the vehicle ends; default start_index"`
+	DriverID      string        `json:"driver_id,omitempty"`
+	ShiftStart    string        `json:"shift_start,omitempty" doc:"HH:MM or HH:MM:SS, default 08:00"`
+	ShiftEnd      string        `json:"shift_end,omitempty" doc:"HH:MM or HH:MM:SS, default 18:00"`
+	BreakWindows  []BreakWindow `json:"break_windows,omitempty" doc:"at most one: the driver's break, placed by the solver inside its window where the vehicle is"`
+	VehicleType   string        `json:"vehicle_type,omitempty" doc:"auto, truck, bicycle or pedestrian picks the road costing (default auto)"`
+	Restrictions  []string      `json:"restrictions,omitempty" doc:"capabilities the vehicle provides: refrigerated, hazmat, liftgate, pallet, oversized (a truck provides pallet and oversized unlisted; a bicycle or pedestrian cannot provide pallet, oversized, liftgate or hazmat)"`
 }
 
 // Requirements of a delivery.
@@ -78,7 +79,7 @@ type Destination struct {
 type Constraints struct {
 	MaxRouteDuration        float64         `json:"max_route_duration,omitempty" doc:"minutes"`
 	MaxRouteDistance        float64         `json:"max_route_distance,omitempty" doc:"kilometers"`
-	DriverBreakRequirements bool            `json:"driver_break_requirements,omitempty"`
+	DriverBreakRequirements bool            `json:"driver_break_requirements,omitempty" doc:"true: a vehicle without break_windows whose shift is longer than 8 h takes 30 minutes beginning at most 8 h into its shift (the US hours-of-service 30-minute rule); shifts over 16 h 30 min need break_windows"`
 	VehicleCapacityStrict   bool            `json:"vehicle_capacity_strict,omitempty"`
 	TimeWindowViolations    string          `json:"time_window_violations,omitempty" enum:"none,allow" doc:"allow: a late arrival is counted, not refused"`
 	TrafficRestrictions     map[string]bool `json:"traffic_restrictions,omitempty"`
@@ -154,6 +155,11 @@ func usesSeconds(r *Request) bool {
 	for _, v := range r.Vehicles {
 		if has(v.ShiftStart) || has(v.ShiftEnd) {
 			return true
+		}
+		for _, w := range v.BreakWindows {
+			if has(w.Start) || has(w.End) {
+				return true
+			}
 		}
 	}
 	for _, d := range r.Destinations {
@@ -402,6 +408,9 @@ func vehicle(bad map[string]string, f string, v Vehicle, c *Constraints, size in
 		fv.MaxKm = c.MaxRouteDistance
 	}
 	fv.Has = vehicleCapabilities(bad, f, v)
+	if ok1 && ok2 && fv.ShiftEnd > fv.ShiftStart {
+		breaks(bad, f, v, c, &fv)
+	}
 	return fv
 }
 

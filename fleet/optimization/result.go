@@ -51,13 +51,13 @@ type RouteSummary struct {
 // StopView is one stop of a route.
 type StopView struct {
 	Sequence        int     `json:"sequence"`
-	DestinationID   string  `json:"destination_id"`
-	Location        *Place  `json:"location,omitempty"`
+	DestinationID   string  `json:"destination_id,omitempty" doc:"absent on break and depot entries"`
+	Location        *Place  `json:"location,omitempty" doc:"absent on a break: the vehicle waits where it is"`
 	LocationIndex   *int    `json:"location_index,omitempty"`
 	ArrivalTime     string  `json:"arrival_time" doc:"HH:MM, or HH:MM:SS when the request gave a time with seconds"`
 	DepartureTime   string  `json:"departure_time" doc:"HH:MM, or HH:MM:SS when the request gave a time with seconds"`
-	ActivityType    string  `json:"activity_type"`
-	ServiceDuration float64 `json:"service_duration"`
+	ActivityType    string  `json:"activity_type" enum:"depot_start,delivery,break,depot_end"`
+	ServiceDuration float64 `json:"service_duration" doc:"minutes at the stop; a break's length"`
 	Packages        float64 `json:"packages"`
 	DeliveryNotes   string  `json:"delivery_notes,omitempty"`
 }
@@ -150,13 +150,24 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 		rv := RouteView{VehicleID: v.VehicleID, DriverID: v.DriverID, RouteSequence: []StopView{},
 			RouteOptimizationDetails: Details{AlternativeRoutes: []any{}, ConfidenceLevel: 0.85,
 				OptimizationFactors: factors(pr)}}
+		seq := func(sv StopView) {
+			sv.Sequence = len(rv.RouteSequence) + 1
+			rv.RouteSequence = append(rv.RouteSequence, sv)
+		}
+		pause := func(k int) {
+			if rt.BreakAfter == k {
+				d := pr.Vehicles[rt.Vehicle].BreakMinutes
+				seq(StopView{ArrivalTime: clock(rt.BreakStart, secs), DepartureTime: clock(rt.BreakStart+d, secs), ActivityType: "break", ServiceDuration: d})
+			}
+		}
 		for k, vis := range rt.Visits {
+			pause(k)
 			st := &pr.Stops[vis.Stop]
 			d := req.Destinations[vis.Stop]
-			rv.RouteSequence = append(rv.RouteSequence, StopView{Sequence: k + 1, DestinationID: d.DestinationID, Location: d.Location,
-				LocationIndex: d.LocationIndex, ArrivalTime: clock(vis.Arrive, secs), DepartureTime: clock(vis.Depart, secs), ActivityType: "delivery", ServiceDuration: st.Service,
-				Packages: st.Packages, DeliveryNotes: d.DeliveryNotes})
+			seq(StopView{DestinationID: d.DestinationID, Location: d.Location, LocationIndex: d.LocationIndex, ArrivalTime: clock(vis.Arrive, secs),
+				DepartureTime: clock(vis.Depart, secs), ActivityType: "delivery", ServiceDuration: st.Service, Packages: st.Packages, DeliveryNotes: d.DeliveryNotes})
 		}
+		pause(len(rt.Visits))
 		rv.RouteSummary = RouteSummary{TotalDistance: r2(rt.Km), TotalTime: r2(rt.Minutes), TotalStops: len(rt.Visits), EstimatedFuel: r2(rt.Fuel),
 			RouteEfficiency: r2(rt.Efficiency)}
 		res.OptimizedRoutes = append(res.OptimizedRoutes, rv)

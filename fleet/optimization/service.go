@@ -211,7 +211,9 @@ func assignments(r *Result, now time.Time) []*event.Event {
 	for _, rt := range r.OptimizedRoutes {
 		stops := make([]string, 0, len(rt.RouteSequence))
 		for _, st := range rt.RouteSequence {
-			stops = append(stops, st.DestinationID)
+			if st.ActivityType == "delivery" {
+				stops = append(stops, st.DestinationID)
+			}
 		}
 		evs = append(evs, &event.Event{EventID: "evt_" + r.OptimizationID + "_" + rt.VehicleID, EventType: "route_assigned", Category: event.CategoryOperational,
 			Timestamp: now, Severity: "low", Priority: "normal", Source: event.Source{VehicleID: rt.VehicleID, DriverID: rt.DriverID},
