@@ -47,6 +47,7 @@ type Handlers struct {
 	feed    *feed.Feed
 	streams hub.Streams
 	log     hub.Log
+	counter hub.Counter // streams' counter when it is one: connected clients, delivered
 
 	mu     sync.Mutex // guards closed
 	closed bool
@@ -67,7 +68,9 @@ func New(cfg Config, f *feed.Feed, streams hub.Streams, log hub.Log) *Handlers {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 30 * time.Second
 	}
-	return &Handlers{cfg: cfg, feed: f, streams: streams, log: log, done: make(chan struct{})}
+	h := &Handlers{cfg: cfg, feed: f, streams: streams, log: log, done: make(chan struct{})}
+	h.counter, _ = streams.(hub.Counter)
+	return h
 }
 
 // Shutdown ends every event stream and waits for them until ctx ends.

@@ -103,6 +103,10 @@ func (h *Handlers) serveStream(c *api.Ctx) error {
 	}
 	org, env := c.Scope()
 	return h.start(c, func(ctx context.Context, s *eventStream) error {
+		if h.counter != nil {
+			h.counter.Connected(st.id, 1)
+			defer h.counter.Connected(st.id, -1)
+		}
 		return h.follow(ctx, s, org, env, st)
 	})
 }
@@ -263,5 +267,11 @@ func (h *Handlers) writeEntries(s *eventStream, st *streamStart, es []hub.Entry)
 		}
 		st.next = e.Offset + 1
 	}
-	return s.flush()
+	if err := s.flush(); err != nil {
+		return err
+	}
+	if h.counter != nil {
+		h.counter.Count(st.id, "delivered", int64(len(es)))
+	}
+	return nil
 }

@@ -321,6 +321,10 @@ func TestStreamEventStreamResumesByOffset(t *testing.T) {
 		t.Fatalf("resume: first event %+v", ev)
 	}
 	read(c2, 5, 6)
+	st := n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil).json(t)
+	if st["connected_clients"].(float64) < 1 || st["counters"].(map[string]any)["delivered"].(float64) < 10 {
+		t.Errorf("status while an event stream follows: connected %v, counters %v", st["connected_clients"], st["counters"])
+	}
 	// another epoch's offset is history_lost, then delivery from the oldest
 	c3 := openSSE(t, n, "/api/v1/streaming/sse?stream_id="+id+"&epoch=another&last_offset=9", k)
 	c3.next(t)
