@@ -281,6 +281,9 @@ func (f *Feed) read(ctx context.Context, q Query, pos Position) ([]Entry, error)
 		m := next.buf[0]
 		next.buf = next.buf[1:]
 		pos[next.topic][next.index] = m.Offset + 1
+		if org, env, ok := event.Tenant(m.Value); ok && (string(org) != q.Org || string(env) != q.Env) {
+			continue // another tenant's: not decoded
+		}
 		env, err := event.Unmarshal(m.Value)
 		if err != nil || env.Org != q.Org || env.Env != q.Env {
 			continue // another tenant's, or not a message of the model

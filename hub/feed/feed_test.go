@@ -102,10 +102,15 @@ func TestPullWaitsForANewMessageAndNowSkipsHistory(t *testing.T) {
 	publish(t, b, eventMsg(t, "org-a", "live", "v1", "harsh_braking", "old", time.Now()))
 	f := feed.New(b)
 	q := feed.Query{Org: "org-a", Env: "live", Topics: []string{hub.TopicEvents, hub.TopicTelemetry}, Limit: 10, After: "now", Wait: 20 * time.Second}
+	// the position is fixed before anything is published
+	pos, err := f.Start(context.Background(), &q)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := make(chan feed.Page, 1)
 	errc := make(chan error, 1)
 	go func() {
-		p, err := f.Pull(context.Background(), q)
+		p, err := f.PullFrom(context.Background(), q, pos)
 		errc <- err
 		got <- p
 	}()

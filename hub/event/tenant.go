@@ -1,0 +1,30 @@
+package event
+
+// Tenant reads an envelope's organization and environment from the head
+// of its encoding, without decoding the rest or allocating: Marshal and
+// TelemetryEncoder both write the keys o and e first. ok is false for
+// bytes that do not begin so; decode those with Unmarshal. A reader of
+// the whole bus (the feed) skips another tenant's messages for the cost
+// of this look instead of a full decode. The slices share b.
+func Tenant(b []byte) (org, env []byte, ok bool) {
+	r := mpReader{b: b}
+	if _, ok := r.mapLen(); !ok {
+		return nil, nil, false
+	}
+	for _, want := range [2]string{"o", "e"} {
+		k, ok := r.key()
+		if !ok || string(k) != want {
+			return nil, nil, false
+		}
+		i, j, ok := r.strRange()
+		if !ok {
+			return nil, nil, false
+		}
+		if want == "o" {
+			org = b[i:j]
+		} else {
+			env = b[i:j]
+		}
+	}
+	return org, env, true
+}
