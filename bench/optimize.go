@@ -330,6 +330,7 @@ func solveRemote(ctx context.Context, client *http.Client, cfg VRPConfig, in *in
 			OptimizedRoutes []struct {
 				RouteSequence []struct {
 					DestinationID string `json:"destination_id"`
+					ActivityType  string `json:"activity_type"`
 				} `json:"route_sequence"`
 			} `json:"optimized_routes"`
 			UnassignedDestinations []json.RawMessage `json:"unassigned_destinations"`
@@ -345,6 +346,9 @@ func solveRemote(ctx context.Context, client *http.Client, cfg VRPConfig, in *in
 	for _, r := range ans.Data.OptimizedRoutes {
 		var route []int
 		for _, s := range r.RouteSequence {
+			if s.ActivityType != "delivery" {
+				continue
+			}
 			k, err := strconv.Atoi(s.DestinationID)
 			if err != nil {
 				return nil, 0, false, fmt.Errorf("destination %q", s.DestinationID)

@@ -66,11 +66,24 @@ func checkPlan(t *testing.T, body, data map[string]any) {
 		at := v["start_index"].(int)
 		shiftStart, shiftEnd := minutesOf(t, fmt.Sprint(v["shift_start"])), minutesOf(t, fmt.Sprint(v["shift_end"]))
 		clock, load, breaks := shiftStart, 0.0, 0
-		for _, e := range rv["route_sequence"].([]any) {
+		seq := rv["route_sequence"].([]any)
+		if first, last := seq[0].(map[string]any), seq[len(seq)-1].(map[string]any); first["activity_type"] != "depot_start" || last["activity_type"] != "depot_end" ||
+			minutesOf(t, first["departure_time"].(string)) != shiftStart || first["location_index"] != float64(at) {
+			t.Errorf("%s: the sequence runs from %v to %v", rv["vehicle_id"], first, last)
+		}
+		for k, e := range seq {
 			s := e.(map[string]any)
+			if s["sequence"] != float64(k+1) {
+				t.Errorf("%s: entry %d numbered %v", rv["vehicle_id"], k, s["sequence"])
+			}
 			arrive, depart := minutesOf(t, s["arrival_time"].(string)), minutesOf(t, s["departure_time"].(string))
 			switch s["activity_type"] {
-			case "depot_start", "depot_end":
+			case "depot_start":
+				continue
+			case "depot_end":
+				if back := clockAfter(clock, m[at][v["start_index"].(int)]); arrive < back-0.02 || arrive > shiftEnd+0.02 {
+					t.Errorf("%s: back at %v; the matrix needs until %.2f, the shift ends at %v", rv["vehicle_id"], s["arrival_time"], back, shiftEnd)
+				}
 				continue
 			case "break":
 				breaks++
@@ -297,5 +310,36 @@ func TestCapabilityRefusals(t *testing.T) {
 				t.Errorf("error %v lacks %s", e, tc.field)
 			}
 		})
+	}
+}
+
+// TestSequenceAndConfidence: a route runs from depot_start at the shift
+// start to depot_end at the return (checkPlan), and on a problem every
+// search solves alike the confidences are 1; alternative routes are not
+// computed (null).
+func TestSequenceAndConfidence(t *testing.T) {
+	url := serveWork(t, nil, 1_000_000)
+	body := line([]float64{0, 1, 2, 3}, map[string]int{"a": 0})
+	byID(body, "vehicles", "vehicle_id", "a")["break_windows"] = []map[string]any{{"start": "08:00", "end": "09:00", "duration": 15}}
+	st, res := post(t, url, body)
+	if st != 200 {
+		t.Fatalf("%d %v", st, res)
+	}
+	data := res["data"].(map[string]any)
+	checkPlan(t, body, data)
+	if c := data["optimization_summary"].(map[string]any)["confidence_score"]; c != 1.0 {
+		t.Errorf("confidence score %v on a problem with one best plan", c)
+	}
+	rv := data["optimized_routes"].([]any)[0].(map[string]any)
+	d := rv["route_optimization_details"].(map[string]any)
+	if d["confidence_level"] != 1.0 || d["alternative_routes"] != nil {
+		t.Errorf("details %v", d)
+	}
+	var kinds []string
+	for _, s := range rv["route_sequence"].([]any) {
+		kinds = append(kinds, s.(map[string]any)["activity_type"].(string))
+	}
+	if len(kinds) != 6 || kinds[0] != "depot_start" || kinds[5] != "depot_end" || slices.Index(kinds, "break") < 0 {
+		t.Errorf("activities %v", kinds)
 	}
 }

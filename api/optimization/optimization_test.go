@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -149,7 +150,9 @@ func routesOf(t *testing.T, data map[string]any) [][]string {
 	for _, r := range data["optimized_routes"].([]any) {
 		var ids []string
 		for _, s := range r.(map[string]any)["route_sequence"].([]any) {
-			ids = append(ids, s.(map[string]any)["destination_id"].(string))
+			if st := s.(map[string]any); st["activity_type"] == "delivery" {
+				ids = append(ids, st["destination_id"].(string))
+			}
 		}
 		out = append(out, ids)
 	}
@@ -188,7 +191,7 @@ func TestMatrixRequest(t *testing.T) {
 	if km := data["performance_metrics"].(map[string]any)["total_distance"].(float64); km > 2*(12+7+2)+1e-9 {
 		t.Errorf("distance %v km, the split runs need %v", km, 2*(12+7+2))
 	}
-	stop := data["optimized_routes"].([]any)[0].(map[string]any)["route_sequence"].([]any)[0].(map[string]any)
+	stop := data["optimized_routes"].([]any)[0].(map[string]any)["route_sequence"].([]any)[1].(map[string]any)
 	if a := stop["arrival_time"].(string); len(a) != len("08:01:00") || !strings.HasPrefix(a, "08:") {
 		t.Errorf("arrival %q is not HH:MM:SS", a)
 	}
@@ -232,7 +235,7 @@ func TestMatrixBesideCoordinates(t *testing.T) {
 	if src := got[1]["optimization_summary"].(map[string]any)["cost_source"]; src != "matrix" {
 		t.Errorf("cost source %v", src)
 	}
-	stop := got[1]["optimized_routes"].([]any)[0].(map[string]any)["route_sequence"].([]any)[0].(map[string]any)
+	stop := got[1]["optimized_routes"].([]any)[0].(map[string]any)["route_sequence"].([]any)[1].(map[string]any)
 	if stop["location_index"] == nil || stop["location"] == nil {
 		t.Errorf("stop %v does not echo both its row and its coordinates", stop)
 	}
@@ -370,12 +373,22 @@ func TestCostSource(t *testing.T) {
 // minutes by car and truck, 12 by bicycle and 30 on foot; each matrix
 // calls took when it is set.
 type costingRoads struct {
+	mu    sync.Mutex // the handler writes asked, the test reads it
 	asked []routing.Costing
 	took  func()
 }
 
+// costings are the costings asked so far.
+func (f *costingRoads) costings() []routing.Costing {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]routing.Costing(nil), f.asked...)
+}
+
 func (f *costingRoads) Matrix(sources, targets [][2]float64, c routing.Costing) [][]routing.Cost {
+	f.mu.Lock()
 	f.asked = append(f.asked, c)
+	f.mu.Unlock()
 	if f.took != nil {
 		f.took()
 	}
@@ -415,8 +428,8 @@ func TestRoadCostings(t *testing.T) {
 	if st != 200 {
 		t.Fatalf("%d %v", st, res)
 	}
-	if want := []routing.Costing{routing.Bicycle, routing.Auto}; !reflect.DeepEqual(roads.asked, want) {
-		t.Errorf("costings asked %v, want %v", roads.asked, want)
+	if want := []routing.Costing{routing.Bicycle, routing.Auto}; !reflect.DeepEqual(roads.costings(), want) {
+		t.Errorf("costings asked %v, want %v", roads.costings(), want)
 	}
 	data := res["data"].(map[string]any)
 	if src := data["optimization_summary"].(map[string]any)["cost_source"]; src != "road_network" {
@@ -433,7 +446,7 @@ func TestRoadCostings(t *testing.T) {
 	for _, r := range routes {
 		rv := r.(map[string]any)
 		id := rv["vehicle_id"].(string)
-		stop := rv["route_sequence"].([]any)[0].(map[string]any)
+		stop := rv["route_sequence"].([]any)[1].(map[string]any)
 		sum := rv["route_summary"].(map[string]any)
 		if stop["arrival_time"] != want[id].arrive || sum["total_time"] != want[id].min || sum["total_distance"] != 4.0 {
 			t.Errorf("%s arrives at %v, %v min and %v km in all; its costing says %s, %v min and 4 km",

@@ -29,6 +29,9 @@ func TestFleetOptimization(t *testing.T) {
 	for _, rt := range routes {
 		w := 0.0
 		for _, s := range rt.(map[string]any)["route_sequence"].([]any) {
+			if s.(map[string]any)["activity_type"] != "delivery" {
+				continue
+			}
 			id := s.(map[string]any)["destination_id"].(string)
 			if served[id] {
 				t.Fatalf("%s served twice", id)

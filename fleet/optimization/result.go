@@ -15,7 +15,7 @@ type Summary struct {
 	TotalDestinations int     `json:"total_destinations"`
 	OptimizationTime  float64 `json:"optimization_time" doc:"seconds"`
 	AlgorithmUsed     string  `json:"algorithm_used"`
-	ConfidenceScore   float64 `json:"confidence_score"`
+	ConfidenceScore   float64 `json:"confidence_score" source:"computed" doc:"the share of the independent searches (2, each with its own seed and style) whose best plan costs within 0.1 % of the plan kept: 1 when every search found it again, 0.5 when one did not"`
 	CostSource        string  `json:"cost_source" enum:"matrix,road_network,great_circle" doc:"where travel costs came from: the request's matrix, the server's road graph, or great-circle distance (no road graph loaded)"`
 	Repeatable        bool    `json:"repeatable" doc:"the search ran its whole course, so the same request and seed give the same routes; false when the time limit cut it short"`
 }
@@ -72,8 +72,8 @@ type Factor struct {
 // Details of a route's optimization.
 type Details struct {
 	OptimizationFactors []Factor `json:"optimization_factors"`
-	AlternativeRoutes   []any    `json:"alternative_routes"`
-	ConfidenceLevel     float64  `json:"confidence_level"`
+	AlternativeRoutes   []any    `json:"alternative_routes" source:"unknown" doc:"null: runner-up routes are not computed in this release"`
+	ConfidenceLevel     float64  `json:"confidence_level" source:"computed" doc:"the share of the independent searches whose best plan has a route of these stops (in any order, on any vehicle)"`
 }
 
 // RouteView is one vehicle's route.
@@ -148,8 +148,10 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 	for _, rt := range pl.Routes {
 		v := req.Vehicles[rt.Vehicle]
 		rv := RouteView{VehicleID: v.VehicleID, DriverID: v.DriverID, RouteSequence: []StopView{},
-			RouteOptimizationDetails: Details{AlternativeRoutes: []any{}, ConfidenceLevel: 0.85,
-				OptimizationFactors: factors(pr)}}
+			RouteOptimizationDetails: Details{OptimizationFactors: factors(pr)}}
+		if rt.Vehicle < len(sol.RouteAgreement) {
+			rv.RouteOptimizationDetails.ConfidenceLevel = r2(sol.RouteAgreement[rt.Vehicle])
+		}
 		seq := func(sv StopView) {
 			sv.Sequence = len(rv.RouteSequence) + 1
 			rv.RouteSequence = append(rv.RouteSequence, sv)
@@ -160,6 +162,9 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 				seq(StopView{ArrivalTime: clock(rt.BreakStart, secs), DepartureTime: clock(rt.BreakStart+d, secs), ActivityType: "break", ServiceDuration: d})
 			}
 		}
+		start, end := depots(req, rt.Vehicle)
+		start.ArrivalTime, start.DepartureTime = clock(pr.Vehicles[rt.Vehicle].ShiftStart, secs), clock(pr.Vehicles[rt.Vehicle].ShiftStart, secs)
+		seq(start)
 		for k, vis := range rt.Visits {
 			pause(k)
 			st := &pr.Stops[vis.Stop]
@@ -168,6 +173,9 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 				DepartureTime: clock(vis.Depart, secs), ActivityType: "delivery", ServiceDuration: st.Service, Packages: st.Packages, DeliveryNotes: d.DeliveryNotes})
 		}
 		pause(len(rt.Visits))
+		back := pr.Vehicles[rt.Vehicle].ShiftStart + rt.Minutes
+		end.ArrivalTime, end.DepartureTime = clock(back, secs), clock(back, secs)
+		seq(end)
 		rv.RouteSummary = RouteSummary{TotalDistance: r2(rt.Km), TotalTime: r2(rt.Minutes), TotalStops: len(rt.Visits), EstimatedFuel: r2(rt.Fuel),
 			RouteEfficiency: r2(rt.Efficiency)}
 		res.OptimizedRoutes = append(res.OptimizedRoutes, rv)
@@ -195,6 +203,22 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 	res.ImprovementSummary = Improvement{DistanceSaved: r2(pl.Saved.Km), TimeSaved: r2(pl.Saved.Minutes), FuelSaved: r2(pl.Saved.Fuel),
 		CostSaved: r2(pl.Saved.Cost), ImprovementPercentage: r2(pl.Saved.Percent)}
 	res.OptimizationSummary = Summary{TotalVehicles: len(pr.Vehicles), TotalDestinations: len(pr.Stops), OptimizationTime: r2(took.Seconds()),
-		AlgorithmUsed: "sisr", ConfidenceScore: r2(0.6 + 0.4*res.PerformanceMetrics.DeliveryEfficiency), CostSource: source, Repeatable: !sol.Cut}
+		AlgorithmUsed: "sisr", ConfidenceScore: r2(sol.Agreement), CostSource: source, Repeatable: !sol.Cut}
 	return res
+}
+
+// depots are the depot_start and depot_end entries of vehicle v's route:
+// where it starts and ends, as the request gave them.
+func depots(req *Request, v int) (start, end StopView) {
+	rv := req.Vehicles[v]
+	start = StopView{ActivityType: "depot_start", Location: rv.StartLocation, LocationIndex: rv.StartIndex}
+	end = StopView{ActivityType: "depot_end", Location: rv.StartLocation, LocationIndex: rv.StartIndex}
+	if rv.EndLocation != nil {
+		end.Location = rv.EndLocation
+	}
+	if rv.EndIndex != nil {
+		end.LocationIndex = rv.EndIndex
+		end.Location = rv.EndLocation
+	}
+	return start, end
 }

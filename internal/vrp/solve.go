@@ -1,6 +1,9 @@
 package vrp
 
 import (
+	"fmt"
+	"math"
+	"slices"
 	"sync"
 	"time"
 )
@@ -47,6 +50,14 @@ type Solution struct {
 	// done; the plan is then the best found so far, and may differ from
 	// one run to the next.
 	Cut bool
+	// Agreement is the share of the searches (Options.Workers, each with
+	// its own seed) whose best plan costs within 0.1 % of the one kept,
+	// counting it: 1 when every search found it again.
+	Agreement float64
+	// RouteAgreement is, per vehicle with stops, the share of the
+	// searches whose best plan has a route of the same stops, in any
+	// order and on any vehicle; 0 for an idle vehicle.
+	RouteAgreement []float64
 }
 
 // Solve plans the routes: cheapest insertion, then (with
@@ -112,7 +123,45 @@ func (p *Problem) Solve(o Options) Solution {
 	for _, r := range res {
 		sol.Cut = sol.Cut || r.cut
 	}
+	bests := make([]*solution, len(res))
+	for i := range res {
+		bests[i] = res[i].best
+	}
+	sol.Agreement, sol.RouteAgreement = agreement(best, bests)
 	return sol
+}
+
+// agreement is how often the searches' best plans found best again: the
+// share within 0.1 % of its cost, and per route of best the share that
+// hold a route of the same stops, in any order.
+func agreement(best *solution, all []*solution) (float64, []float64) {
+	near := 0
+	seqs := make([]map[string]bool, len(all))
+	for i, s := range all {
+		if math.Abs(s.cost-best.cost) <= 0.001*math.Abs(best.cost)+tol {
+			near++
+		}
+		seqs[i] = map[string]bool{}
+		for _, r := range s.routes {
+			if len(r.stops) > 0 {
+				seqs[i][set(r.stops)] = true
+			}
+		}
+	}
+	per := make([]float64, len(best.routes))
+	for v, r := range best.routes {
+		if len(r.stops) == 0 {
+			continue
+		}
+		key, n := set(r.stops), 0
+		for _, m := range seqs {
+			if m[key] {
+				n++
+			}
+		}
+		per[v] = float64(n) / float64(len(all))
+	}
+	return float64(near) / float64(len(all)), per
 }
 
 // better orders solutions by cost, which holds the penalties of absent
@@ -156,4 +205,11 @@ func (t *tables) reason(s *solution, c int32) Reason {
 		}
 	}
 	return best
+}
+
+// set is a key of stops whatever their order.
+func set(stops []int32) string {
+	s := slices.Clone(stops)
+	slices.Sort(s)
+	return fmt.Sprint(s)
 }
