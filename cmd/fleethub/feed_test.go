@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleethub/fleethub/hub"
 	hubfeed "github.com/fleethub/fleethub/hub/feed"
+	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // sseEvent is one Server-Sent Event as a client reads it.
@@ -342,5 +343,49 @@ func TestStreamEventStreamResumesByOffset(t *testing.T) {
 	n.do("POST", "/api/v1/streaming/events/stop", k, map[string]any{"stream_id": id})
 	if ev := c2.next(t); ev.Name != "error" || !strings.Contains(ev.Data, "stream_stopped") {
 		t.Fatalf("after stop: %+v", ev)
+	}
+}
+
+// TestFeedOverKafka: on Kafka the feed reads the topics through the
+// brokers; a cursor from the pull (every partition's offset) resumes the
+// event stream with no gap and no duplicate.
+func TestFeedOverKafka(t *testing.T) {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	cfg := testConfig(t)
+	cfg.KafkaBrokers = strings.Join(cluster.ListenAddrs(), ",")
+	cfg.SSEHeartbeat = 200 * time.Millisecond
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	for i := range 4 {
+		n.ingestEvents(t, k, fmt.Sprintf("veh-k%d", i), 0, 5)
+	}
+	p := n.pull(t, k, "limit=12")
+	if len(p.Entries) != 12 {
+		t.Fatalf("first page: %d entries", len(p.Entries))
+	}
+	seen := map[string]bool{}
+	for _, id := range entryIDs(t, p.Entries) {
+		seen[id] = true
+	}
+	c := openSSE(t, n, "/api/v1/streaming/feed", k, "Last-Event-ID", p.NextCursor)
+	n.ingestEvents(t, k, "veh-k0", 5, 2)
+	for range 10 {
+		var e feedEntry
+		ev := c.next(t)
+		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil || e.Cursor != ev.ID {
+			t.Fatalf("event %+v: %v", ev, err)
+		}
+		id := eventIDOf(t, e.Message)
+		if seen[id] {
+			t.Fatalf("%s delivered twice", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != 22 {
+		t.Fatalf("%d distinct events, want 22", len(seen))
 	}
 }
