@@ -343,3 +343,29 @@ func TestSequenceAndConfidence(t *testing.T) {
 		t.Errorf("activities %v", kinds)
 	}
 }
+
+// TestTrafficRestrictions: the three avoid keys false are accepted (and
+// the plan passes checkPlan); true is refused as not supported yet, and
+// any other key as unknown, each by name.
+func TestTrafficRestrictions(t *testing.T) {
+	url := serveWork(t, nil, 500_000)
+	body := line([]float64{0, 1, 2}, map[string]int{"a": 0})
+	body["constraints"] = map[string]any{"traffic_restrictions": map[string]any{"avoid_toll_roads": false, "avoid_highways": false, "avoid_ferries": false}}
+	st, res := post(t, url, body)
+	if st != 200 {
+		t.Fatalf("%d %v", st, res)
+	}
+	checkPlan(t, body, res["data"].(map[string]any))
+	for key, want := range map[string]string{"avoid_toll_roads": "not supported yet", "avoid_highways": "not supported yet", "avoid_ferries": "not supported yet",
+		"avoid_tolls": "unknown", "avoid_unpaved": "unknown"} {
+		body["constraints"] = map[string]any{"traffic_restrictions": map[string]any{key: true}}
+		st, res := post(t, url, body)
+		if st != 400 {
+			t.Fatalf("%s: status %d", key, st)
+		}
+		e := res["error"].(map[string]any)
+		if msg, _ := e["details"].(map[string]any)["constraints.traffic_restrictions."+key].(string); e["code"] != "validation_failed" || !strings.HasPrefix(msg, want) {
+			t.Errorf("%s: error %v, want %q", key, e, want)
+		}
+	}
+}

@@ -80,3 +80,21 @@ func index0(l []string, s string) int {
 	}
 	return -1
 }
+
+// avoidKeys are the keys of constraints.traffic_restrictions.
+var avoidKeys = []string{"avoid_toll_roads", "avoid_highways", "avoid_ferries"}
+
+// trafficRestrictions refuses, by name, a key other than avoidKeys and
+// one set true: the routing engine has no avoid sets yet, so a plan that
+// avoids tolls, highways or ferries cannot be made.
+func trafficRestrictions(bad map[string]string, tr map[string]bool) {
+	for k, on := range tr {
+		f := "constraints.traffic_restrictions." + k
+		switch {
+		case index0(avoidKeys, k) < 0:
+			bad[f] = "unknown: one of " + strings.Join(avoidKeys, ", ")
+		case on:
+			bad[f] = "not supported yet: the routing engine has no avoid sets, so true cannot be honoured"
+		}
+	}
+}

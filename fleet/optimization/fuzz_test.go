@@ -12,7 +12,8 @@ import (
 // entries finite and not negative, shifts that end after they start,
 // windows in order, a time limit in (0, 60] s, capabilities within the
 // vocabulary (no pallet on a bicycle or on foot), at most one break,
-// inside its window and its shift. Seeds are in
+// inside its window and its shift, traffic restrictions only the three
+// avoid keys and only false. Seeds are in
 // testdata/fuzz/FuzzBuild.
 func FuzzBuild(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -50,6 +51,13 @@ func FuzzBuild(f *testing.F) {
 			for _, v := range pr.Vehicles {
 				if v.StartLoc < 0 || v.StartLoc >= m.Size || v.EndLoc < 0 || v.EndLoc >= m.Size {
 					t.Fatalf("vehicle rows %d, %d of %d", v.StartLoc, v.EndLoc, m.Size)
+				}
+			}
+		}
+		if c := r.Constraints; c != nil {
+			for k, on := range c.TrafficRestrictions {
+				if on || index0(avoidKeys, k) < 0 {
+					t.Fatalf("traffic restriction %s: %v accepted", k, on)
 				}
 			}
 		}

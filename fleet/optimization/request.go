@@ -82,7 +82,7 @@ type Constraints struct {
 	DriverBreakRequirements bool            `json:"driver_break_requirements,omitempty" doc:"true: a vehicle without break_windows whose shift is longer than 8 h takes 30 minutes beginning at most 8 h into its shift (the US hours-of-service 30-minute rule); shifts over 16 h 30 min need break_windows"`
 	VehicleCapacityStrict   bool            `json:"vehicle_capacity_strict,omitempty"`
 	TimeWindowViolations    string          `json:"time_window_violations,omitempty" enum:"none,allow" doc:"allow: a late arrival is counted, not refused"`
-	TrafficRestrictions     map[string]bool `json:"traffic_restrictions,omitempty"`
+	TrafficRestrictions     map[string]bool `json:"traffic_restrictions,omitempty" doc:"avoid_toll_roads, avoid_highways, avoid_ferries; false is accepted, true is refused (not supported yet: the routing engine has no avoid sets); any other key is refused"`
 	FuelEfficiencyPriority  float64         `json:"fuel_efficiency_priority,omitempty"`
 	DeliveryTimePriority    float64         `json:"delivery_time_priority,omitempty"`
 	CostPriority            float64         `json:"cost_priority,omitempty"`
@@ -225,6 +225,7 @@ func build(r *Request) (*built, map[string]string) {
 		if c.MaxRouteDuration < 0 || c.MaxRouteDistance < 0 {
 			bad["constraints"] = "max_route_duration and max_route_distance must not be negative"
 		}
+		trafficRestrictions(bad, c.TrafficRestrictions)
 	}
 	seen := map[string]bool{}
 	for i, v := range r.Vehicles {
