@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -100,7 +101,14 @@ func (h *Handlers) streamFeed(c *api.Ctx, q feed.Query) error {
 	return h.start(c, func(ctx context.Context, s *eventStream) error {
 		for {
 			page, err := h.feed.PullFrom(ctx, q, pos)
-			if err != nil {
+			var ee *feed.ExpiredError
+			switch {
+			case errors.As(err, &ee):
+				// retention passed the stream's position: said, not skipped
+				_ = s.event("", "error", map[string]string{"code": "cursor_expired", "first_available": ee.FirstAvailable,
+					"message": "retention deleted messages this stream had not sent yet; reconnect with Last-Event-ID set to first_available to go on"})
+				return s.flush()
+			case err != nil:
 				if ctx.Err() == nil {
 					_ = s.event("", "error", map[string]string{"code": "internal_error", "message": "the feed could not be read; reconnect with Last-Event-ID"})
 					_ = s.flush()

@@ -257,9 +257,17 @@ func (f *Feed) read(ctx context.Context, q Query, pos Position) ([]Entry, error)
 		if len(p.buf) > 0 || p.done {
 			return nil
 		}
-		msgs, err := f.r.ReadAt(ctx, p.topic, p.index, pos[p.topic][p.index], readChunk)
+		from := pos[p.topic][p.index]
+		msgs, err := f.r.ReadAt(ctx, p.topic, p.index, from, readChunk)
 		if err != nil {
 			return fmt.Errorf("feed: read %s/%d: %w", p.topic, p.index, err)
+		}
+		if len(msgs) > 0 && msgs[0].Offset > from {
+			// a gap: retention cut the log under the reader, or (Kafka)
+			// offsets the log never had; only the first is an error
+			if err := f.cutUnder(ctx, q.Topics, p.topic, p.index, from); err != nil {
+				return err
+			}
 		}
 		p.buf, p.done = msgs, len(msgs) == 0
 		return nil
@@ -294,6 +302,25 @@ func (f *Feed) read(ctx context.Context, q Query, pos Position) ([]Entry, error)
 		out = append(out, Entry{Cursor: pos.Cursor(q.Topics), Topic: next.topic, Message: env})
 	}
 	return out, nil
+}
+
+// cutUnder returns an ExpiredError when from is older than the oldest
+// retained offset of the partition: what lay between was deleted while
+// the reader was behind it, and is reported rather than skipped.
+func (f *Feed) cutUnder(ctx context.Context, topics []string, topic string, partition int, from int64) error {
+	first, _, err := f.r.Bounds(ctx, topic, partition)
+	if err != nil {
+		return fmt.Errorf("feed: bounds of %s/%d: %w", topic, partition, err)
+	}
+	if from >= first {
+		return nil
+	}
+	q := Query{Topics: topics, After: ""}
+	oldest, err := f.Start(ctx, &q)
+	if err != nil {
+		return err
+	}
+	return &ExpiredError{FirstAvailable: oldest.Cursor(topics)}
 }
 
 // older orders the heads of two partitions: bus time, then topic, then

@@ -159,6 +159,28 @@ func TestExpiredCursorIsRefusedWithTheFirstAvailable(t *testing.T) {
 	}
 }
 
+// A reader whose position retention passes while it reads gets the
+// ExpiredError from its next read, not the messages after the cut.
+func TestRetentionPassingAReaderIsReported(t *testing.T) {
+	b := embedbus.New(embedbus.Config{Partitions: 1, MemBytes: 4000})
+	t.Cleanup(func() { b.Close(context.Background()) })
+	publish(t, b, eventMsg(t, "org-a", "live", "v1", "x", "e1", time.Now()))
+	f := feed.New(b)
+	q := feed.Query{Org: "org-a", Env: "live", Topics: []string{hub.TopicEvents}, Limit: 10}
+	pos, err := f.Start(context.Background(), &q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		publish(t, b, eventMsg(t, "org-a", "live", "v1", "x", fmt.Sprintf("n%02d", i), time.Now()))
+	}
+	_, err = f.PullFrom(context.Background(), q, pos)
+	var ee *feed.ExpiredError
+	if !errors.As(err, &ee) || ee.FirstAvailable == "" {
+		t.Fatalf("a read past the cut: %v, want an ExpiredError", err)
+	}
+}
+
 func TestBadCursorsAreRefused(t *testing.T) {
 	b := embedbus.New(embedbus.Config{Partitions: 2})
 	t.Cleanup(func() { b.Close(context.Background()) })
