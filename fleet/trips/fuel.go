@@ -47,6 +47,7 @@ type fuelProfile struct {
 	LPer100Km    float64 `json:"l_per_100km,omitempty"`
 	KWhPer100Km  float64 `json:"kwh_per_100km,omitempty"`
 	TankLiters   float64 `json:"tank_liters,omitempty"`
+	BatteryKWh   float64 `json:"battery_kwh,omitempty"`
 	OdometerUnit string  `json:"odometer_unit,omitempty"`
 }
 
@@ -67,7 +68,7 @@ func (s *Service) profileOf(ctx context.Context, sc store.Scope, vehicleID strin
 	for _, f := range []struct {
 		to   *float64
 		from *float64
-	}{{&fp.LPer100Km, p.FuelConsumptionLPer100Km}, {&fp.KWhPer100Km, p.EnergyConsumptionKWhPer100Km}, {&fp.TankLiters, p.TankCapacityLiters}} {
+	}{{&fp.LPer100Km, p.FuelConsumptionLPer100Km}, {&fp.KWhPer100Km, p.EnergyConsumptionKWhPer100Km}, {&fp.TankLiters, p.TankCapacityLiters}, {&fp.BatteryKWh, p.BatteryCapacityKWh}} {
 		if f.from != nil {
 			*f.to = *f.from
 		}
@@ -129,20 +130,26 @@ func odometerAgrees(odoKm, gpsKm, unitKm float64) bool {
 	return odoKm >= 0 && odoKm >= gpsKm/2-slack && odoKm <= 2*gpsKm+slack
 }
 
-// fuelFromLevels is the fuel the drop of the level between start and stop
-// makes with the vehicle's tank; ok is false without both levels, without
-// a tank capacity, for an electric vehicle, or when the level did not
-// drop (a refuel, or a gauge that did not move).
-func (st *state) fuelFromLevels() (liters float64, ok bool) {
+// fromLevels is what the drop of the level between start and stop makes
+// with the vehicle's tank (liters) or, for an electric vehicle, its
+// battery (kWh: the level is the state of charge); ok is false without
+// both levels, without the capacity, or when the level did not drop (a
+// refuel or a charge, or a gauge that did not move).
+func (st *state) fromLevels() (amount float64, electric, ok bool) {
 	p := st.Profile
-	if st.StartFuelLevel == nil || st.FuelLevel == nil || p == nil || p.TankLiters <= 0 || p.FuelType == "electric" {
-		return 0, false
+	if st.StartFuelLevel == nil || st.FuelLevel == nil || p == nil {
+		return 0, false, false
+	}
+	electric = p.FuelType == "electric"
+	capacity := p.TankLiters
+	if electric {
+		capacity = p.BatteryKWh
 	}
 	drop := *st.StartFuelLevel - *st.FuelLevel
-	if drop <= 0 {
-		return 0, false
+	if drop <= 0 || capacity <= 0 {
+		return 0, electric, false
 	}
-	return drop / 100 * p.TankLiters, true
+	return drop / 100 * capacity, electric, true
 }
 
 // figures are a trip's summary with the distance and fuel it reports and
@@ -170,9 +177,13 @@ func (s *Service) figuresOf(st *state) figures {
 			f.distanceSource = SourceOdometer
 		}
 	}
-	if l, ok := st.fuelFromLevels(); ok {
-		f.sum.FuelConsumedLiters = l
-		f.sum.FuelEfficiencyKmpl = f.sum.DistanceKm / l
+	if amount, electric, ok := st.fromLevels(); ok {
+		if electric {
+			f.sum.EnergyConsumedKWh = amount
+		} else {
+			f.sum.FuelConsumedLiters = amount
+			f.sum.FuelEfficiencyKmpl = f.sum.DistanceKm / amount
+		}
 		f.fuelSource = FuelFromLevels
 	}
 	return f

@@ -203,3 +203,25 @@ func TestFuelFromLevels(t *testing.T) {
 		t.Errorf("without a tank capacity: %+v, want the model", f)
 	}
 }
+
+// TestEnergyFromStateOfCharge: an electric vehicle with a battery
+// capacity reports the energy its state of charge dropped by (the stop's
+// fuel_level_percent), and the model's estimate after a charge.
+func TestEnergyFromStateOfCharge(t *testing.T) {
+	g := newGarage(t)
+	g.profile("ev", vehicles.Body{FuelType: "electric", EnergyConsumptionKWhPer100Km: liters(18), BatteryCapacityKWh: liters(75)})
+	g.profile("ev-no-battery", vehicles.Body{FuelType: "electric"})
+	g.drive("ev", 1, trips.StopRequest{FuelLevelPercent: pct(90)})
+	f := g.drive("ev", 5, trips.StopRequest{FuelLevelPercent: pct(86)}).Analytics.FuelEfficiency
+	if f.FuelSource != trips.FuelFromLevels || f.EnergyConsumedKWh == nil || *f.EnergyConsumedKWh != 3 || f.FuelConsumedLiters != 0 {
+		t.Fatalf("a 4 %% drop of a 75 kWh battery: %+v, want 3 kWh from the level and no liters", f)
+	}
+	f = g.drive("ev", 5, trips.StopRequest{FuelLevelPercent: pct(99)}).Analytics.FuelEfficiency
+	if f.FuelSource != trips.FuelFromModel || f.EnergyConsumedKWh == nil || math.Abs(*f.EnergyConsumedKWh-0.9) > 0.01 {
+		t.Errorf("after a charge: %+v, want the model's 0.9 kWh", f)
+	}
+	g.drive("ev-no-battery", 1, trips.StopRequest{FuelLevelPercent: pct(90)})
+	if f := g.drive("ev-no-battery", 5, trips.StopRequest{FuelLevelPercent: pct(80)}).Analytics.FuelEfficiency; f.FuelSource != trips.FuelFromModel || f.EnergyConsumedKWh != nil {
+		t.Errorf("without a battery capacity or a consumption: %+v, want the model and no energy figure", f)
+	}
+}

@@ -260,7 +260,7 @@ func (s *Service) analyticsOf(st *state) Analytics {
 	}
 	if p := st.Profile; p != nil {
 		a.FuelEfficiency.FuelType = p.FuelType
-		if p.FuelType == "electric" && p.KWhPer100Km > 0 {
+		if p.FuelType == "electric" && (p.KWhPer100Km > 0 || f.fuelSource == FuelFromLevels) {
 			kwh := round(sum.EnergyConsumedKWh, 3)
 			a.FuelEfficiency.EnergyConsumedKWh = &kwh
 		}

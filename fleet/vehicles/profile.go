@@ -29,6 +29,8 @@ const (
 	MaxKWhPer100Km    = 300.0
 	MinTankLiters     = 5.0
 	MaxTankLiters     = 2000.0
+	MinBatteryKWh     = 5.0
+	MaxBatteryKWh     = 2000.0
 	maxText           = 200
 )
 
@@ -41,6 +43,7 @@ type Body struct {
 	FuelConsumptionLPer100Km     *float64 `json:"fuel_consumption_l_per_100km,omitempty" doc:"liters per 100 km at steady speeds up to 90 km/h, 1 to 100; not for electric"`
 	EnergyConsumptionKWhPer100Km *float64 `json:"energy_consumption_kwh_per_100km,omitempty" doc:"electric only: kWh per 100 km, 5 to 300"`
 	TankCapacityLiters           *float64 `json:"tank_capacity_liters,omitempty" doc:"5 to 2000; turns the stop's fuel_level_percent into liters; not for electric"`
+	BatteryCapacityKWh           *float64 `json:"battery_capacity_kwh,omitempty" doc:"electric only: usable battery capacity, 5 to 2000 kWh; turns the stop's fuel_level_percent (the state of charge) into kWh"`
 	OdometerUnit                 string   `json:"odometer_unit,omitempty" enum:"km,mi" doc:"unit of the odometer_reading the vehicle's trips are stopped with; default km"`
 }
 
@@ -54,6 +57,7 @@ type Profile struct {
 	FuelConsumptionLPer100Km     *float64  `json:"fuel_consumption_l_per_100km,omitempty"`
 	EnergyConsumptionKWhPer100Km *float64  `json:"energy_consumption_kwh_per_100km,omitempty"`
 	TankCapacityLiters           *float64  `json:"tank_capacity_liters,omitempty"`
+	BatteryCapacityKWh           *float64  `json:"battery_capacity_kwh,omitempty"`
 	OdometerUnit                 string    `json:"odometer_unit" enum:"km,mi"`
 	CreatedAt                    time.Time `json:"created_at"`
 	UpdatedAt                    time.Time `json:"updated_at"`
@@ -105,12 +109,16 @@ func (b *Body) validate(bad map[string]string) {
 	switch {
 	case b.FuelType != "" && !slices.Contains(FuelTypes, b.FuelType):
 		bad["fuel_type"] = "must be one of " + strings.Join(FuelTypes, ", ")
-	case b.FuelType == "" && (b.FuelConsumptionLPer100Km != nil || b.EnergyConsumptionKWhPer100Km != nil || b.TankCapacityLiters != nil):
-		bad["fuel_type"] = "is required with a consumption or a tank capacity"
+	case b.FuelType == "" && (b.FuelConsumptionLPer100Km != nil || b.EnergyConsumptionKWhPer100Km != nil || b.TankCapacityLiters != nil || b.BatteryCapacityKWh != nil):
+		bad["fuel_type"] = "is required with a consumption, a tank or a battery capacity"
 	}
 	between(bad, "fuel_consumption_l_per_100km", b.FuelConsumptionLPer100Km, MinLitersPer100Km, MaxLitersPer100Km)
 	between(bad, "energy_consumption_kwh_per_100km", b.EnergyConsumptionKWhPer100Km, MinKWhPer100Km, MaxKWhPer100Km)
 	between(bad, "tank_capacity_liters", b.TankCapacityLiters, MinTankLiters, MaxTankLiters)
+	between(bad, "battery_capacity_kwh", b.BatteryCapacityKWh, MinBatteryKWh, MaxBatteryKWh)
+	if !electric && b.FuelType != "" && b.BatteryCapacityKWh != nil {
+		bad["battery_capacity_kwh"] = "is only for fuel_type electric"
+	}
 	if electric && b.FuelConsumptionLPer100Km != nil {
 		bad["fuel_consumption_l_per_100km"] = "is not for an electric vehicle: give energy_consumption_kwh_per_100km"
 	}
@@ -136,5 +144,5 @@ func (b *Body) profile(id string, created, updated time.Time) Profile {
 	}
 	return Profile{VehicleID: id, FleetID: b.FleetID, Name: b.Name, VehicleType: b.VehicleType, FuelType: b.FuelType,
 		FuelConsumptionLPer100Km: b.FuelConsumptionLPer100Km, EnergyConsumptionKWhPer100Km: b.EnergyConsumptionKWhPer100Km,
-		TankCapacityLiters: b.TankCapacityLiters, OdometerUnit: unit, CreatedAt: created, UpdatedAt: updated}
+		TankCapacityLiters: b.TankCapacityLiters, BatteryCapacityKWh: b.BatteryCapacityKWh, OdometerUnit: unit, CreatedAt: created, UpdatedAt: updated}
 }
