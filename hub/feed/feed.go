@@ -195,7 +195,7 @@ func (f *Feed) PullFrom(ctx context.Context, q Query, pos Position) (Page, error
 		if err != nil {
 			return Page{}, err
 		}
-		if len(entries) > 0 || q.Wait <= 0 {
+		if len(entries) > 0 || q.Wait <= 0 || !time.Now().Before(deadline) {
 			return Page{Entries: entries, Next: pos.Cursor(q.Topics)}, nil
 		}
 		wctx, cancel := context.WithDeadline(ctx, deadline)
