@@ -296,10 +296,7 @@ func (a *app) openBus(ctx context.Context, others map[string]health.Dependency) 
 			return fmt.Errorf("--kafka-brokers: %w", err)
 		}
 		bb := newBreakerBus(kb, a.breakers.config("kafka"))
-		a.bus = bb
-		if r, ok := any(kb).(hubfeed.Reader); ok {
-			a.busLog = r
-		}
+		a.bus, a.busLog = bb, kb
 		a.ready = append(a.ready, breakerHealth{bb.b, health.Unhealthy})
 	} else {
 		dir := filepath.Join(a.cfg.Data, "bus")
