@@ -35,11 +35,20 @@ func readerReadsAtOffsets(t *testing.T, f Factory) {
 	if err != nil || n != partitions {
 		t.Fatalf("Partitions: %d, %v; want %d", n, err, partitions)
 	}
+	var all [][2]int64
+	if ab, ok := r.(feed.AllBounds); ok { // an optional ability: it must agree with Bounds
+		if all, err = ab.AllBounds(ctx, Topic); err != nil || len(all) != n {
+			t.Fatalf("AllBounds: %v, %v", all, err)
+		}
+	}
 	seen := map[string]bool{}
 	for p := range n {
 		first, end, err := r.Bounds(ctx, Topic, p)
 		if err != nil || first > end {
 			t.Fatalf("Bounds of %d: %d, %d, %v", p, first, end, err)
+		}
+		if all != nil && all[p] != [2]int64{first, end} {
+			t.Fatalf("partition %d: AllBounds %v, Bounds %d, %d", p, all[p], first, end)
 		}
 		msgs, err := r.ReadAt(ctx, Topic, p, first, 1000)
 		if err != nil || int64(len(msgs)) != end-first {

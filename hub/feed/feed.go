@@ -117,17 +117,9 @@ func New(r Reader) *Feed { return &Feed{r: r} }
 func (f *Feed) Start(ctx context.Context, q *Query) (Position, error) {
 	bounds := make(map[string][][2]int64, len(q.Topics))
 	for _, t := range q.Topics {
-		n, err := f.r.Partitions(ctx, t)
+		bs, err := f.topicBounds(ctx, t)
 		if err != nil {
-			return nil, fmt.Errorf("feed: partitions of %s: %w", t, err)
-		}
-		bs := make([][2]int64, n)
-		for i := range n {
-			first, end, err := f.r.Bounds(ctx, t, i)
-			if err != nil {
-				return nil, fmt.Errorf("feed: bounds of %s/%d: %w", t, i, err)
-			}
-			bs[i] = [2]int64{first, end}
+			return nil, err
 		}
 		bounds[t] = bs
 	}
@@ -171,6 +163,38 @@ func (f *Feed) Start(ctx context.Context, q *Query) (Position, error) {
 		pos[t] = offs
 	}
 	return pos, nil
+}
+
+// AllBounds is an optional ability of a Reader: the bounds of every
+// partition of a topic in one request (Kafka's ListOffsets takes them
+// all at once).
+type AllBounds interface {
+	AllBounds(ctx context.Context, topic string) ([][2]int64, error)
+}
+
+// topicBounds are the first and end offsets of every partition of a
+// topic.
+func (f *Feed) topicBounds(ctx context.Context, topic string) ([][2]int64, error) {
+	if ab, ok := f.r.(AllBounds); ok {
+		bs, err := ab.AllBounds(ctx, topic)
+		if err != nil {
+			return nil, fmt.Errorf("feed: bounds of %s: %w", topic, err)
+		}
+		return bs, nil
+	}
+	n, err := f.r.Partitions(ctx, topic)
+	if err != nil {
+		return nil, fmt.Errorf("feed: partitions of %s: %w", topic, err)
+	}
+	bs := make([][2]int64, n)
+	for i := range n {
+		first, end, err := f.r.Bounds(ctx, topic, i)
+		if err != nil {
+			return nil, fmt.Errorf("feed: bounds of %s/%d: %w", topic, i, err)
+		}
+		bs[i] = [2]int64{first, end}
+	}
+	return bs, nil
 }
 
 // Pull reads up to q.Limit entries after q.After, waiting up to q.Wait

@@ -41,6 +41,38 @@ func (b *Bus) Bounds(ctx context.Context, topic string, partition int) (first, e
 	return 0, 0, fmt.Errorf("kafkabus: offsets of %s/%d: not in the answer", topic, partition)
 }
 
+// AllBounds are the bounds of every partition of a topic, in one
+// ListOffsets request.
+func (b *Bus) AllBounds(ctx context.Context, topic string) ([][2]int64, error) {
+	n, err := b.knownPartitions(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	reqs := make([]kafka.OffsetRequest, 0, 2*n)
+	for i := range n {
+		reqs = append(reqs, kafka.FirstOffsetOf(i), kafka.LastOffsetOf(i))
+	}
+	res, err := b.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	if err != nil {
+		return nil, fmt.Errorf("kafkabus: offsets of %s: %w", topic, err)
+	}
+	out := make([][2]int64, n)
+	got := 0
+	for _, po := range res.Topics[topic] {
+		if po.Error != nil {
+			return nil, fmt.Errorf("kafkabus: offsets of %s/%d: %w", topic, po.Partition, po.Error)
+		}
+		if po.Partition >= 0 && po.Partition < n {
+			out[po.Partition] = [2]int64{po.FirstOffset, po.LastOffset}
+			got++
+		}
+	}
+	if got != n {
+		return nil, fmt.Errorf("kafkabus: offsets of %s: %d of %d partitions answered", topic, got, n)
+	}
+	return out, nil
+}
+
 // ReadAt is RangeContext (the feed's name for it).
 func (b *Bus) ReadAt(ctx context.Context, topic string, partition int, from int64, max int) ([]hub.Message, error) {
 	return b.RangeContext(ctx, topic, partition, from, max)
