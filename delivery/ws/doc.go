@@ -117,14 +117,18 @@
 // and 5 allocations for a 566-byte event, against 17 µs and 381 for one
 // built on json.Decoder tokens). The encoded wrappers live in a ring per
 // stream (frames.go): 16,384 slots indexed by offset, lock-free reads,
-// newer entries win a slot; compressed forms are websocket.PreparedMessage
-// values, deflated once for all connections. The ring has its table
-// (128 KiB, then the frames it holds) only while two or more
-// subscriptions on this node follow the stream, so a stream with one
-// follower costs nothing. Batches (BatchEvents) are not encoded
-// as a whole: a batch frame lists the shared wrappers and the writer
-// writes "[", w1, ",", w2, …, "]" (or a msgpack array header and the
-// maps) straight from them.
+// newer entries win a slot; the compressed form (permessage-deflate
+// without context takeover, at gorilla's level, BestSpeed) is deflated
+// once for all connections. The ring has its table (128 KiB, then the
+// frames it holds) only while two or more subscriptions on this node
+// follow the stream, so a stream with one follower costs nothing.
+// Batches (BatchEvents) are built once too: a batch is due max_wait after
+// its first entry was appended (hub.Entry.Time, not when a pump read it),
+// so every subscription of the stream cuts the same batches, and the
+// first entry's frames keep the last batch built from it (and its
+// deflated form) for the others. A subscription that cuts another batch
+// (it resumed in the middle of one, or a paused stream flushed early)
+// builds its own.
 //
 // Measured (below): the ring at 2,048 slots missed most of the time in a
 // backlog replay, because each pump runs up to a queue (4 MiB, about
@@ -141,7 +145,8 @@
 // coalesced writer raised the fan-out figures two to three times.
 // Several messages are never merged into one websocket message: one
 // message is one JSON value (or one msgpack value), which any client
-// parses. Compressed messages, pings, pongs and the close frame go
+// parses. Compressed messages are framed the same way from their shared
+// deflated bytes (RSV1 set); pings, pongs and the close frame go
 // through gorilla from the writer goroutine, between two writevs; every
 // frame is written by a single Write or writev, which the runtime never
 // interleaves with another write on the socket (gorilla's own close reply

@@ -1,12 +1,12 @@
 package ws
 
 import (
+	"bytes"
+	"compress/flate"
 	"encoding/json"
 	"strconv"
 	"sync"
 	"sync/atomic"
-
-	"github.com/fasthttp/websocket"
 
 	"github.com/fleethub/fleethub/hub"
 )
@@ -34,13 +34,14 @@ type ring struct {
 	refs   int    // subscriptions using the ring; Server.ringsMu must be held
 	off    bool   // no caching (benchmarks measure the cache's worth)
 	table  atomic.Pointer[slots]
+	flate  *sync.Pool // the server's *flate.Writer pool
 }
 
 type slots [cacheSlots]atomic.Pointer[entryFrames]
 
-func newRing(id string) *ring {
+func newRing(id string, flaters *sync.Pool) *ring {
 	q, _ := json.Marshal(id)
-	return &ring{id: id, quoted: q}
+	return &ring{id: id, quoted: q, flate: flaters}
 }
 
 // get returns the frames of entry e of history epoch, from the cache
@@ -67,9 +68,6 @@ func (r *ring) get(e hub.Entry, epoch string) *entryFrames {
 	return f
 }
 
-// shared reports whether the ring caches.
-func (r *ring) shared() bool { return r.table.Load() != nil }
-
 // resize gives the ring its table when shared, or drops it; ringsMu held.
 func (r *ring) resize() {
 	switch {
@@ -93,8 +91,27 @@ type entryFrames struct {
 	json     []byte // {"stream_id":…,"offset":…,"message":…}
 	mpOnce   sync.Once
 	mp       []byte // msgpack map {stream_id, offset, message}
-	pmOnce   [2]sync.Once
-	pm       [2]*websocket.PreparedMessage // [0] text JSON, [1] binary msgpack
+	zOnce    [2]sync.Once
+	z        [2][]byte // the wrapper deflated: [0] JSON, [1] msgpack
+	// batch is the last batch frame built from this entry on, per
+	// encoding: the subscriptions that cut the same batch share it
+	batch [2]atomic.Pointer[batchFrame]
+}
+
+// batchFrame is the payload of a batch frame: the array of the wrappers
+// of its entries, built once, and deflated on first use.
+type batchFrame struct {
+	last  int64 // offset of its last entry
+	n     int   // entries
+	data  []byte
+	zOnce sync.Once
+	z     []byte
+}
+
+// deflated returns the batch deflated for permessage-deflate.
+func (b *batchFrame) deflated(p *sync.Pool) []byte {
+	b.zOnce.Do(func() { b.z = deflate(p, b.data) })
+	return b.z
 }
 
 var (
@@ -158,22 +175,77 @@ func (f *entryFrames) msgpack() []byte {
 	return f.mp
 }
 
-// prepared returns the wrapper as a websocket.PreparedMessage, which
-// compresses it once for every connection that writes it compressed.
-func (f *entryFrames) prepared(bin bool) *websocket.PreparedMessage {
-	i, typ := 0, websocket.TextMessage
+// deflated returns the wrapper compressed as a permessage-deflate
+// message (no context takeover), once for every connection that writes
+// it compressed.
+func (f *entryFrames) deflated(bin bool) []byte {
+	i := 0
 	if bin {
-		i, typ = 1, websocket.BinaryMessage
+		i = 1
 	}
-	f.pmOnce[i].Do(func() {
-		pm, err := websocket.NewPreparedMessage(typ, f.wrapper(bin))
-		if err != nil {
-			// it fails only for a message type other than text and binary
-			panic("ws: preparing a frame: " + err.Error())
+	f.zOnce[i].Do(func() { f.z[i] = deflate(f.ring.flate, f.wrapper(bin)) })
+	return f.z[i]
+}
+
+// batchOf returns the batch frame of the wrappers parts (the entries
+// from f's on, the last one at offset last), shared with the other
+// subscriptions that cut the same batch.
+func (f *entryFrames) batchOf(parts [][]byte, last int64, bin bool) *batchFrame {
+	i := 0
+	if bin {
+		i = 1
+	}
+	if b := f.batch[i].Load(); b != nil && b.last == last && b.n == len(parts) {
+		return b
+	}
+	b := &batchFrame{last: last, n: len(parts), data: encodeBatch(parts, bin)}
+	f.batch[i].Store(b)
+	return b
+}
+
+// encodeBatch builds a batch frame's payload: a JSON array of the
+// wrappers, or a msgpack array.
+func encodeBatch(parts [][]byte, bin bool) []byte {
+	n := len(parts) + 5
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := make([]byte, 0, n)
+	if bin {
+		b = appendArrayHeader(b, len(parts))
+		for _, p := range parts {
+			b = append(b, p...)
 		}
-		f.pm[i] = pm
-	})
-	return f.pm[i]
+		return b
+	}
+	b = append(b, '[')
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, p...)
+	}
+	return append(b, ']')
+}
+
+// deflate compresses a message the way permessage-deflate without
+// context takeover sends it: raw DEFLATE at the fastest level, flushed,
+// without the flush's final empty block (00 00 ff ff), which the
+// receiver adds back (RFC 7692 7.2.1).
+func deflate(pool *sync.Pool, msg []byte) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(msg)/2 + 64)
+	fw, _ := pool.Get().(*flate.Writer)
+	if fw == nil {
+		fw, _ = flate.NewWriter(&buf, flate.BestSpeed) // a valid level: no error
+	} else {
+		fw.Reset(&buf)
+	}
+	_, _ = fw.Write(msg) // a bytes.Buffer does not fail
+	_ = fw.Flush()
+	pool.Put(fw)
+	out := buf.Bytes()
+	return out[:len(out)-4]
 }
 
 // acquireRing returns the ring of a stream, creating it for the first
@@ -183,7 +255,7 @@ func (s *Server) acquireRing(id string) *ring {
 	defer s.ringsMu.Unlock()
 	r := s.rings[id]
 	if r == nil {
-		r = newRing(id)
+		r = newRing(id, &s.flaters)
 		r.off = s.noCache
 		s.rings[id] = r
 	}

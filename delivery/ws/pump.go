@@ -33,8 +33,8 @@ type pump struct {
 	out    frame // framed, not yet accepted by the queue
 	hasOut bool
 
-	batch      [][]byte // wrappers of the batch being filled
-	batchBytes int
+	batch      [][]byte     // wrappers of the batch being filled; reused
+	batchFirst *entryFrames // of the batch's first entry, which shares the built batch
 	batchLast  int64
 	batchDue   time.Time
 
@@ -255,55 +255,71 @@ func (p *pump) frameHeld() {
 	compress := p.c.compress && p.info.Compression
 	for len(p.held) > 0 && !p.hasOut {
 		e := p.held[0]
-		p.held = p.held[1:]
-		ef := p.sb.ring.get(e, p.epoch)
-		w := ef.wrapper(bin)
 		if !p.info.BatchEvents {
-			p.out = frame{sub: p.sb, msgs: 1, last: e.Offset, bin: bin, compress: compress, data: w, size: len(w)}
-			if compress && p.sb.ring.shared() {
-				// compressed once for every connection of the stream; a
-				// stream followed once compresses in place instead
-				p.out.pm = ef.prepared(bin)
+			p.held = p.held[1:]
+			ef := p.sb.ring.get(e, p.epoch)
+			p.out = frame{sub: p.sb, msgs: 1, last: e.Offset, bin: bin}
+			if compress {
+				p.out.data, p.out.deflated = ef.deflated(bin), true
+			} else {
+				p.out.data = ef.wrapper(bin)
 			}
+			p.out.size = len(p.out.data)
 			p.hasOut = true
 			break
 		}
-		if len(p.batch) == 0 {
-			maxWait := p.info.MaxWait
-			if maxWait <= 0 {
-				maxWait = DefaultMaxWait
-			}
-			p.batchDue = time.Now().Add(maxWait)
+		if len(p.batch) > 0 && !e.Time.Before(p.batchDue) {
+			p.flushBatch() // e is due after the batch: the next one's
+			break
 		}
-		p.batch = append(p.batch, w)
-		p.batchBytes += len(w)
-		p.batchLast = e.Offset
-		size := p.info.BatchSize
-		if size <= 0 {
-			size = DefaultBatchSize
-		}
-		if len(p.batch) >= size {
-			p.flushBatch()
-		}
+		p.held = p.held[1:]
+		p.addToBatch(e, p.sb.ring.get(e, p.epoch), bin)
 	}
 	if len(p.held) == 0 {
 		p.held = nil // do not pin the log's array
 	}
 }
 
+// addToBatch adds an entry to the batch being filled, and makes the
+// batch the frame for the queue once full. A batch is due max_wait after
+// its first entry was appended (not read): the subscriptions of a stream
+// cut the same batches, however late they read, and share them.
+func (p *pump) addToBatch(e hub.Entry, ef *entryFrames, bin bool) {
+	if len(p.batch) == 0 {
+		maxWait := p.info.MaxWait
+		if maxWait <= 0 {
+			maxWait = DefaultMaxWait
+		}
+		now := time.Now()
+		p.batchDue = e.Time.Add(maxWait)
+		if e.Time.IsZero() || p.batchDue.After(now.Add(maxWait)) {
+			p.batchDue = now.Add(maxWait) // a clock ahead of this one's
+		}
+		p.batchFirst = ef
+	}
+	p.batch = append(p.batch, ef.wrapper(bin))
+	p.batchLast = e.Offset
+	size := p.info.BatchSize
+	if size <= 0 {
+		size = DefaultBatchSize
+	}
+	if len(p.batch) >= size {
+		p.flushBatch()
+	}
+}
+
 // flushBatch makes the batch being filled the frame for the queue.
 func (p *pump) flushBatch() {
-	p.out = frame{
-		sub:      p.sb,
-		msgs:     len(p.batch),
-		last:     p.batchLast,
-		bin:      p.c.bin,
-		compress: p.c.compress && p.info.Compression,
-		parts:    p.batch,
-		size:     p.batchBytes + len(p.batch) + 1,
+	bin := p.c.bin
+	bf := p.batchFirst.batchOf(p.batch, p.batchLast, bin)
+	p.out = frame{sub: p.sb, msgs: len(p.batch), last: p.batchLast, bin: bin, data: bf.data}
+	if p.c.compress && p.info.Compression {
+		p.out.data, p.out.deflated = bf.deflated(p.sb.ring.flate), true
 	}
+	p.out.size = len(p.out.data)
 	p.hasOut = true
-	p.batch, p.batchBytes = nil, 0
+	clear(p.batch)
+	p.batch, p.batchFirst = p.batch[:0], nil
 }
 
 // refresh looks the stream up again; false when it was stopped (or is

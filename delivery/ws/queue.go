@@ -2,22 +2,19 @@ package ws
 
 import (
 	"sync"
-
-	"github.com/fasthttp/websocket"
 )
 
 // frame is one websocket message waiting in a connection's queue. Data
-// frames reference the shared, immutable wrapper bytes of the ring.
+// frames reference the shared, immutable payload bytes of the ring
+// (a wrapper, a batch, either deflated): the writer only adds the header.
 type frame struct {
 	sub      *sub // the subscription of a data frame; nil for control frames
 	ctl      int  // a websocket control frame (pong): its opcode
 	msgs     int  // messages carried, for the delivered counter
 	last     int64
 	bin      bool // binary (msgpack) rather than text
-	compress bool // write compressed (when the connection negotiated it)
+	deflated bool // data is permessage-deflate compressed (RSV1 set)
 	data     []byte
-	pm       *websocket.PreparedMessage // set: written instead of data
-	parts    [][]byte                   // set: a batch, written as an array of parts
 	size     int
 }
 

@@ -35,7 +35,8 @@ type Server struct {
 
 	ringsMu sync.Mutex // guards rings and ring.refs
 	rings   map[string]*ring
-	noCache bool // set before use by tests and benchmarks only
+	noCache bool      // set before use by tests and benchmarks only
+	flaters sync.Pool // *flate.Writer of the compressed frames (frames.go)
 }
 
 // New returns a Server; zero Config fields take their defaults. A nil

@@ -9,11 +9,12 @@ import (
 	"github.com/fasthttp/websocket"
 )
 
-// The writer frames uncompressed messages itself and writes many of them
-// with one writev: the payloads are the shared wrapper bytes, so nothing
-// is copied. gorilla writes one syscall per message, which took 60% of the
-// CPU of BenchmarkFanout_1000Subs (doc.go has the figures). Compressed
-// messages, pings, pongs and the close frame still go through gorilla,
+// The writer frames data messages itself and writes many of them with one
+// writev: the payloads are the shared wrapper, batch or deflated bytes of
+// the stream, so nothing is copied or allocated per delivery. gorilla
+// writes one syscall per message, which took 60% of the CPU of
+// BenchmarkFanout_1000Subs (doc.go has the figures). Pings, pongs and the
+// close frame still go through gorilla,
 // from this goroutine only, between two coalesced writes; a frame is
 // always written by one Write or writev call, which the runtime never
 // interleaves with another write on the socket.
@@ -23,17 +24,12 @@ const (
 	maxFrameHead  = 2 + 8 + 5 // frame header plus a msgpack array header
 )
 
-var (
-	comma        = []byte{','}
-	openBracket  = []byte{'['}
-	closeBracket = []byte{']'}
-)
-
 // batcher gathers frames for one writev; the writer goroutine owns it.
 type batcher struct {
-	raw    net.Conn // the socket under fasthttp's hijack wrapper
-	writev bool     // raw writes net.Buffers with one writev (TCP, Unix)
-	flat   []byte   // otherwise the frames are copied here for one Write
+	raw    net.Conn    // the socket under fasthttp's hijack wrapper
+	writev bool        // raw writes net.Buffers with one writev (TCP, Unix)
+	flat   []byte      // otherwise the frames are copied here for one Write
+	vec    net.Buffers // what WriteTo consumes: a field, so no allocation per flush
 	bufs   [][]byte
 	heads  []byte // frame headers; never grown past its capacity, as bufs point into it
 	size   int
@@ -61,37 +57,12 @@ func (b *batcher) add(f *frame) {
 	if f.bin {
 		op = websocket.BinaryMessage
 	}
-	if f.parts == nil {
-		b.head(op, len(f.data))
-		b.bufs = append(b.bufs, f.data)
-		b.size += len(f.data)
-		return
+	if f.deflated {
+		op |= 0x40 // RSV1: a compressed message (RFC 7692)
 	}
-	// a batch: an array of the shared wrappers
-	n := 0
-	for _, p := range f.parts {
-		n += len(p)
-	}
-	if f.bin {
-		var arr [5]byte
-		hdr := appendArrayHeader(arr[:0], len(f.parts))
-		b.head(op, len(hdr)+n)
-		at := len(b.heads)
-		b.heads = append(b.heads, hdr...)
-		b.bufs = append(b.bufs, b.heads[at:len(b.heads):len(b.heads)])
-		b.bufs = append(b.bufs, f.parts...)
-	} else {
-		b.head(op, n+len(f.parts)+1) // brackets and commas
-		b.bufs = append(b.bufs, openBracket)
-		for i, p := range f.parts {
-			if i > 0 {
-				b.bufs = append(b.bufs, comma)
-			}
-			b.bufs = append(b.bufs, p)
-		}
-		b.bufs = append(b.bufs, closeBracket)
-	}
-	b.size += n
+	b.head(op, len(f.data))
+	b.bufs = append(b.bufs, f.data)
+	b.size += len(f.data)
 }
 
 // head appends the header of a final, unmasked server frame.
@@ -118,8 +89,9 @@ func (b *batcher) flush(timeout time.Duration) error {
 	switch {
 	case err != nil:
 	case b.writev:
-		bufs := net.Buffers(b.bufs)
-		_, err = bufs.WriteTo(b.raw)
+		b.vec = b.bufs
+		_, err = b.vec.WriteTo(b.raw)
+		b.vec = nil
 	default:
 		// a TLS connection, say: net.Buffers would write buffer by
 		// buffer, so one frame could be split around another writer's
@@ -215,7 +187,7 @@ func (c *conn) writeFrames(frames []frame) (err error) {
 			}
 		}
 		f := &frames[i]
-		if f.gorilla(c.compress) {
+		if f.gorilla() {
 			if err = b.flush(c.s.cfg.WriteTimeout); err != nil {
 				return err
 			}
@@ -245,10 +217,10 @@ func (c *conn) writeFrames(frames []frame) (err error) {
 	return nil
 }
 
-// gorilla tells the frames that go through gorilla: compressed ones and
-// websocket control frames.
-func (f *frame) gorilla(negotiated bool) bool {
-	return f.ctl != 0 || (f.compress && negotiated)
+// gorilla tells the frames that go through gorilla: websocket control
+// frames. Data frames, compressed or not, are framed by the batcher.
+func (f *frame) gorilla() bool {
+	return f.ctl != 0
 }
 
 // account releases the queue bytes of frames and, when they were
@@ -280,52 +252,9 @@ func (c *conn) account(frames []frame, written bool) {
 	}
 }
 
-// writeOne writes a frame through gorilla.
+// writeOne writes a control frame through gorilla.
 func (c *conn) writeOne(f *frame) error {
-	ws := c.ws
-	if f.ctl != 0 {
-		return ws.WriteControl(f.ctl, f.data, time.Now().Add(c.s.cfg.WriteTimeout))
-	}
-	if err := ws.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout)); err != nil {
-		return err
-	}
-	ws.EnableWriteCompression(true)
-	typ := websocket.TextMessage
-	if f.bin {
-		typ = websocket.BinaryMessage
-	}
-	switch {
-	case f.pm != nil:
-		return ws.WritePreparedMessage(f.pm)
-	case f.parts == nil:
-		return ws.WriteMessage(typ, f.data)
-	}
-	// a compressed batch: the wrappers stream into the compressor
-	w, err := ws.NextWriter(typ)
-	if err != nil {
-		return err
-	}
-	if f.bin {
-		var hdr [5]byte
-		_, err = w.Write(appendArrayHeader(hdr[:0], len(f.parts)))
-	} else {
-		_, err = w.Write(openBracket)
-	}
-	for i, p := range f.parts {
-		if !f.bin && i > 0 && err == nil {
-			_, err = w.Write(comma)
-		}
-		if err == nil {
-			_, err = w.Write(p)
-		}
-	}
-	if !f.bin && err == nil {
-		_, err = w.Write(closeBracket)
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return c.ws.WriteControl(f.ctl, f.data, time.Now().Add(c.s.cfg.WriteTimeout))
 }
 
 // writeFailure turns a failed write into a close reason.

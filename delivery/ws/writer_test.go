@@ -18,8 +18,8 @@ func TestBatcherFraming(t *testing.T) {
 		{data: []byte(`{"a":1}`)},
 		{data: []byte(strings.Repeat("x", 200))},
 		{data: []byte(long), bin: true},
-		{parts: [][]byte{[]byte(`{"o":1}`), []byte(`{"o":2}`)}},
-		{parts: [][]byte{{0x81, 0xa1, 'o', 0x01}, {0x81, 0xa1, 'o', 0x02}}, bin: true},
+		{data: encodeBatch([][]byte{[]byte(`{"o":1}`), []byte(`{"o":2}`)}, false)},
+		{data: encodeBatch([][]byte{{0x81, 0xa1, 'o', 0x01}, {0x81, 0xa1, 'o', 0x02}}, true), bin: true},
 		{data: nil},
 	}
 	want := []struct {
