@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,9 @@ type Config struct {
 	Retry time.Duration
 	// WriteTimeout bounds one write of an event stream (default 30 s).
 	WriteTimeout time.Duration
+	// Logger records why an event stream ended other than by its client
+	// leaving or the server stopping (default slog.Default()).
+	Logger *slog.Logger
 }
 
 // Handlers serves the feed routes.
@@ -375,4 +379,12 @@ func entryView(e feed.Entry) (EntryView, error) {
 // wantsEvents reports whether the client asked for an event stream.
 func wantsEvents(c *api.Ctx) bool {
 	return strings.Contains(string(c.Request.Header.Peek(fasthttp.HeaderAccept)), "text/event-stream")
+}
+
+// logger is cfg.Logger, else the default.
+func (h *Handlers) logger() *slog.Logger {
+	if h.cfg.Logger != nil {
+		return h.cfg.Logger
+	}
+	return slog.Default()
 }

@@ -75,7 +75,10 @@ func (h *Handlers) start(c *api.Ctx, run func(ctx context.Context, s *eventStrea
 		if s.flush() != nil {
 			return
 		}
-		_ = run(ctx, s) // ends when the client left, the feed failed or the server stops
+		// ends when the client left, the feed failed or the server stops
+		if err := run(ctx, s); err != nil && ctx.Err() == nil {
+			h.logger().Warn("event stream ended", "error", err)
+		}
 	})
 	return nil
 }
@@ -105,13 +108,18 @@ func (h *Handlers) streamFeed(c *api.Ctx, q feed.Query) error {
 			switch {
 			case errors.As(err, &ee):
 				// retention passed the stream's position: said, not skipped
-				_ = s.event("", "error", map[string]string{"code": "cursor_expired", "first_available": ee.FirstAvailable,
-					"message": "retention deleted messages this stream had not sent yet; reconnect with Last-Event-ID set to first_available to go on"})
+				if err := s.event("", "error", map[string]string{"code": "cursor_expired", "first_available": ee.FirstAvailable,
+					"message": "retention deleted messages this stream had not sent yet; reconnect with Last-Event-ID set to first_available to go on"}); err != nil {
+					return err
+				}
 				return s.flush()
 			case err != nil:
 				if ctx.Err() == nil {
-					_ = s.event("", "error", map[string]string{"code": "internal_error", "message": "the feed could not be read; reconnect with Last-Event-ID"})
-					_ = s.flush()
+					// the client is told before the stream ends; the feed's error is what is returned
+					if werr := s.event("", "error", map[string]string{"code": "internal_error", "message": "the feed could not be read; reconnect with Last-Event-ID"}); werr == nil {
+						werr = s.flush()
+						err = errors.Join(err, werr)
+					}
 				}
 				return err
 			}

@@ -181,7 +181,9 @@ func (h *Handlers) follow(ctx context.Context, s *eventStream, org, env string, 
 	for {
 		info, ok := h.streams.Stream(org, env, st.id)
 		if !ok || info.State == hub.StateStopped {
-			_ = s.event("", "error", notice{Type: "error", Code: "stream_stopped", StreamID: st.id, Message: "the stream was stopped"})
+			if err := s.event("", "error", notice{Type: "error", Code: "stream_stopped", StreamID: st.id, Message: "the stream was stopped"}); err != nil {
+				return err
+			}
 			return s.flush()
 		}
 		var es []hub.Entry

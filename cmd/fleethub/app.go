@@ -442,7 +442,7 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	if a.busLog != nil {
 		f = hubfeed.New(a.busLog)
 	}
-	a.feed = apifeed.New(apifeed.Config{Heartbeat: a.cfg.SSEHeartbeat}, f, a.reg, a.streamLog)
+	a.feed = apifeed.New(apifeed.Config{Heartbeat: a.cfg.SSEHeartbeat, Logger: a.log}, f, a.reg, a.streamLog)
 	a.server.Handle(a.feed.Routes()...)
 	a.server.Handle(apitrips.New(a.trips, a.limiter).Routes()...)
 	a.server.Handle(a.health.Routes()...)

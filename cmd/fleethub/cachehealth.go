@@ -40,7 +40,7 @@ func (h redisCacheHealth) Health(ctx context.Context) string {
 	if st := (breakerHealth{h.b, health.Degraded}).Health(ctx); st != health.Healthy {
 		return st
 	}
-	if degraded, _ := h.f.Degraded(); degraded {
+	if h.f.InFault() {
 		return health.Degraded
 	}
 	return health.Healthy

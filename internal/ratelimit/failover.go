@@ -66,6 +66,10 @@ func (f *Failover) Degraded() (bool, error) {
 	return false, nil
 }
 
+// InFault reports whether limits are answered from this node's memory
+// after a failed Redis call (Degraded without the cause).
+func (f *Failover) InFault() bool { return f.fault.Load() != nil }
+
 // recovered clears the recorded fault after a successful Redis call. The
 // load first keeps the healthy path free of shared-cache-line writes.
 func (f *Failover) recovered() {
