@@ -44,6 +44,11 @@ type wayMeta struct {
 	id    int64
 	rules [numCostings][2]dirRule
 	limit TruckSize // posted limits; 0 where none
+	// the road's class and its speed limit forward and backward, posted
+	// (bit per direction in posted) or the class default
+	class    RoadClass
+	limitKmh [2]float32
+	posted   uint8
 }
 
 const numCostings = 4
@@ -90,6 +95,7 @@ func usedWays(x *extract) []usedWay {
 		}
 		m.limit = TruckSize{Height: dimension(w.tags["maxheight"]), Width: dimension(w.tags["maxwidth"]),
 			Length: dimension(w.tags["maxlength"]), Weight: max(dimension(w.tags["maxweight"]), dimension(w.tags["maxweight:hgv"]))}
+		m.class, m.limitKmh, m.posted = speedLimits(w.tags)
 		used = append(used, usedWay{w, m})
 	}
 	return used
