@@ -141,6 +141,14 @@ func (l *Log) First(id string) int64 {
 	return first
 }
 
+// Delete drops a stream's log: its reads return nothing from now on and
+// its memory is freed. On disk its records stay in the shared segments
+// until retention deletes them (see seglog's Drop).
+func (l *Log) Delete(_ context.Context, id string) error {
+	l.sl.Drop(id)
+	return nil
+}
+
 // Wait returns a channel closed when offset from exists.
 func (l *Log) Wait(id string, from int64) <-chan struct{} { return l.sl.Wait(id, from) }
 

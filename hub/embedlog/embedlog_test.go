@@ -137,3 +137,34 @@ func TestMemoryStaysWithinBound(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteDropsOnlyThatStream: a deleted stream's log reads nothing
+// (from memory and, with a directory, from disk); another stream keeps
+// its entries.
+func TestDeleteDropsOnlyThatStream(t *testing.T) {
+	for _, dir := range []string{"", t.TempDir()} {
+		l, err := embedlog.Open(embedlog.Config{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for _, id := range []string{"gone", "kept"} {
+			if _, err := l.Append(ctx, id, [][]byte{[]byte("a"), []byte("b")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := l.Delete(ctx, "gone"); err != nil {
+			t.Fatal(err)
+		}
+		if ents, _ := l.Read(ctx, "gone", 1, 10); len(ents) != 0 {
+			t.Fatalf("dir %q: a deleted log reads %d entries", dir, len(ents))
+		}
+		if ents, _ := l.Read(ctx, "kept", 1, 10); len(ents) != 2 {
+			t.Fatalf("dir %q: the other stream reads %d entries, want 2", dir, len(ents))
+		}
+		if st := l.Stats(); st.MemBytes <= 0 {
+			t.Fatalf("dir %q: memory %d after deleting one of two streams", dir, st.MemBytes)
+		}
+		l.Close()
+	}
+}

@@ -394,6 +394,24 @@ func (l *Log) remoteLast(ctx context.Context, id string) (int64, error) {
 	return n, nil
 }
 
+// Delete drops a stream's log: its Redis stream, sequence and epoch, and
+// what this node mirrors of it. An append afterwards starts a new
+// history (a new epoch, offsets from 1).
+func (l *Log) Delete(ctx context.Context, id string) error {
+	if err := l.rdb.Del(ctx, l.keys(id).all()...).Err(); err != nil {
+		return fmt.Errorf("redislog: delete %s: %w", id, err)
+	}
+	l.mu.Lock()
+	m := l.mirrors[id]
+	l.mu.Unlock()
+	if m != nil {
+		m.mu.Lock()
+		m.entries, m.base = nil, m.last+1
+		m.mu.Unlock()
+	}
+	return nil
+}
+
 // Wait returns a channel closed when offset from exists, following the
 // stream from this node.
 func (l *Log) Wait(id string, from int64) <-chan struct{} {

@@ -149,3 +149,33 @@ func TestReadWhileMirrorBehind(t *testing.T) {
 		t.Fatalf("old entries: %v %d", err, len(old))
 	}
 }
+
+// TestDeleteDropsTheLog: a deleted stream reads nothing on the node that
+// followed it and on another, its Redis keys are gone, another stream
+// keeps its entries.
+func TestDeleteDropsTheLog(t *testing.T) {
+	p := fmt.Sprintf("fleethub:test:%d:", time.Now().UnixNano())
+	rdb := newClient(t)
+	a, b := newLogOn(t, rdb, p), newLogOn(t, rdb, p)
+	ctx := context.Background()
+	for _, id := range []string{"gone", "kept"} {
+		if _, err := a.Append(ctx, id, [][]byte{[]byte("a"), []byte("b")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-a.Wait("gone", 2) // a mirrors the stream
+	if err := a.Delete(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	for name, l := range map[string]*redislog.Log{"deleting node": a, "other node": b} {
+		if ents, err := l.Read(ctx, "gone", 1, 10); err != nil || len(ents) != 0 {
+			t.Fatalf("%s: a deleted log reads %d entries (%v)", name, len(ents), err)
+		}
+		if ents, err := l.Read(ctx, "kept", 1, 10); err != nil || len(ents) != 2 {
+			t.Fatalf("%s: the other stream reads %d entries (%v), want 2", name, len(ents), err)
+		}
+	}
+	if n, err := rdb.Exists(ctx, p+"{gone}:log").Result(); err != nil || n != 0 {
+		t.Fatalf("the deleted stream's Redis stream exists: %d %v", n, err)
+	}
+}
