@@ -1,0 +1,209 @@
+package mapmatch
+
+import (
+	"math"
+	"testing"
+
+	"github.com/fleethub/fleethub/internal/routing"
+)
+
+// handNet is a hand-built road network in meters east (x) and north (y)
+// of 40°N 83°W.
+type handNet struct {
+	nodes int
+	edges []handEdge
+}
+
+type handEdge struct {
+	pts        [][2]float64 // x, y
+	tail, head int
+	way        int64
+	class      routing.RoadClass
+	kmh        [2]float64 // forward, backward
+	fwd, bwd   bool
+}
+
+const mPerDeg = 111_194.93
+
+func toLatLon(x, y float64) (float64, float64) {
+	return 40 + y/mPerDeg, -83 + x/(mPerDeg*math.Cos(40*math.Pi/180))
+}
+
+// road adds a two-way road through pts from junction tail to head.
+func (h *handNet) road(way int64, tail, head int, kmh float64, pts ...[2]float64) *handEdge {
+	h.nodes = max(h.nodes, tail+1, head+1)
+	h.edges = append(h.edges, handEdge{pts: pts, tail: tail, head: head, way: way, class: routing.ClassResidential,
+		kmh: [2]float64{kmh, kmh}, fwd: true, bwd: true})
+	return &h.edges[len(h.edges)-1]
+}
+
+func (h *handNet) Edges() int { return len(h.edges) }
+func (h *handNet) Nodes() int { return h.nodes }
+func (h *handNet) EdgePoints(e int, lat, lon []float64) ([]float64, []float64) {
+	for _, p := range h.edges[e].pts {
+		a, b := toLatLon(p[0], p[1])
+		lat, lon = append(lat, a), append(lon, b)
+	}
+	return lat, lon
+}
+func (h *handNet) EdgeEnds(e int) (int, int) { return h.edges[e].tail, h.edges[e].head }
+func (h *handNet) EdgeOpen(e int, _ routing.Costing) (bool, bool) {
+	return h.edges[e].fwd, h.edges[e].bwd
+}
+func (h *handNet) EdgeRoad(e int, backward bool) routing.Road {
+	d := 0
+	if backward {
+		d = 1
+	}
+	ed := h.edges[e]
+	return routing.Road{WayID: ed.way, Class: ed.class, LimitKmh: ed.kmh[d], Posted: true}
+}
+
+// matchAll matches points given in meters, accuracy acc, and checks that
+// every point gets exactly one match, in order.
+func matchAll(t *testing.T, r Roads, acc float64, xy ...[2]float64) []Match {
+	t.Helper()
+	tr := New(r, routing.Auto, Config{}).Trace()
+	var out []Match
+	for _, p := range xy {
+		lat, lon := toLatLon(p[0], p[1])
+		out = append(out, tr.Add(Point{Lat: lat, Lon: lon, Accuracy: acc})...)
+	}
+	out = append(out, tr.Flush()...)
+	if len(out) != len(xy) {
+		t.Fatalf("%d matches for %d points", len(out), len(xy))
+	}
+	for i, m := range out {
+		if m.Index != i {
+			t.Fatalf("match %d is of point %d", i, m.Index)
+		}
+	}
+	return out
+}
+
+// wobble is a deterministic noise in [-a, a].
+func wobble(i int, a float64) float64 { return a * math.Sin(float64(i)*2.3) }
+
+// TestParallelRoads: two roads 20 m apart joined at their ends; a car on
+// one whose fixes stray up to 11 m towards the other (nearer to it for
+// some) stays on its own road, both ways round.
+func TestParallelRoads(t *testing.T) {
+	h := &handNet{}
+	h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{1000, 0})
+	h.road(2, 2, 3, 30, [2]float64{0, 20}, [2]float64{1000, 20})
+	h.road(3, 0, 2, 30, [2]float64{0, 0}, [2]float64{0, 20})
+	h.road(4, 1, 3, 30, [2]float64{1000, 0}, [2]float64{1000, 20})
+	for _, tc := range []struct {
+		way  int64
+		y, s float64 // the road's y, towards the other road
+	}{{1, 0, 1}, {2, 20, -1}} {
+		var pts [][2]float64
+		for i := 0; i < 18; i++ {
+			off := 3.0
+			if i%3 == 1 {
+				off = 11 // 9 m from the other road
+			} else if i%3 == 2 {
+				off = -4
+			}
+			pts = append(pts, [2]float64{100 + 45*float64(i), tc.y + tc.s*off})
+		}
+		for _, m := range matchAll(t, h, 8, pts...) {
+			if !m.Matched || m.WayID != tc.way {
+				t.Errorf("road %d: point %d matched to way %d (%v)", tc.way, m.Index, m.WayID, m.Matched)
+			}
+			if m.LimitKmh != map[int64]float64{1: 50, 2: 30}[tc.way] {
+				t.Errorf("road %d: point %d limit %v", tc.way, m.Index, m.LimitKmh)
+			}
+		}
+	}
+}
+
+// TestUTurn: a car drives east along a road posted 50 eastbound and 30
+// westbound, past a side street, turns round and comes back: every
+// point is on the road, near where it was, with the limit of the
+// direction it drove.
+func TestUTurn(t *testing.T) {
+	h := &handNet{}
+	main := h.road(1, 0, 1, 0, [2]float64{0, 0}, [2]float64{500, 0})
+	main.kmh = [2]float64{50, 30}
+	main = h.road(1, 1, 2, 0, [2]float64{500, 0}, [2]float64{1000, 0})
+	main.kmh = [2]float64{50, 30}
+	h.road(2, 1, 3, 30, [2]float64{500, 0}, [2]float64{500, 300})
+	var pts [][2]float64
+	var east []bool
+	for x := 100.0; x <= 700; x += 40 {
+		pts, east = append(pts, [2]float64{x, wobble(len(pts), 5)}), append(east, true)
+	}
+	for x := 680.0; x >= 100; x -= 40 {
+		pts, east = append(pts, [2]float64{x, wobble(len(pts), 5)}), append(east, false)
+	}
+	for i, m := range matchAll(t, h, 5, pts...) {
+		if !m.Matched || m.WayID != 1 {
+			t.Errorf("point %d matched to way %d (%v)", i, m.WayID, m.Matched)
+			continue
+		}
+		if x, _ := h.xy(m); math.Abs(x-pts[i][0]) > 10 {
+			t.Errorf("point %d at x=%.0f matched at x=%.0f", i, pts[i][0], x)
+		}
+		turning := pts[i][0] > 650
+		if want := map[bool]float64{true: 50, false: 30}[east[i]]; !turning && m.LimitKmh != want {
+			t.Errorf("point %d (east %v) limit %v, want %v", i, east[i], m.LimitKmh, want)
+		}
+	}
+}
+
+// xy is a match's place in meters.
+func (h *handNet) xy(m Match) (float64, float64) {
+	return (m.Lon + 83) * mPerDeg * math.Cos(40*math.Pi/180), (m.Lat - 40) * mPerDeg
+}
+
+// TestGPSJump: one fix of a car on a road jumps 400 m onto another road
+// it cannot have reached; the fixes before and after stay on the car's
+// road, and a fix 2 km from any road is unmatched.
+func TestGPSJump(t *testing.T) {
+	h := &handNet{}
+	h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{2000, 0})
+	h.road(2, 2, 3, 30, [2]float64{0, 400}, [2]float64{2000, 400})
+	var pts [][2]float64
+	for i := 0; i < 30; i++ {
+		pts = append(pts, [2]float64{50 + 50*float64(i), wobble(i, 6)})
+	}
+	pts[10] = [2]float64{550, 403}
+	pts[20] = [2]float64{1050, 2000}
+	for i, m := range matchAll(t, h, 10, pts...) {
+		switch i {
+		case 10:
+			if m.Matched && m.WayID != 2 {
+				t.Errorf("the jump matched to way %d", m.WayID)
+			}
+		case 20:
+			if m.Matched {
+				t.Errorf("a fix 2 km off the roads matched to way %d", m.WayID)
+			}
+		default:
+			if !m.Matched || m.WayID != 1 {
+				t.Errorf("point %d matched to way %d (%v)", i, m.WayID, m.Matched)
+			}
+		}
+	}
+}
+
+// TestLag: a point's match comes out, final, once Lag more points have
+// arrived; Flush gives the rest.
+func TestLag(t *testing.T) {
+	h := &handNet{}
+	h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{2000, 0})
+	tr := New(h, routing.Auto, Config{Lag: 3}).Trace()
+	got := 0
+	for i := 0; i < 10; i++ {
+		lat, lon := toLatLon(100+50*float64(i), 2)
+		out := tr.Add(Point{Lat: lat, Lon: lon})
+		got += len(out)
+		if want := max(0, i+1-3); got != want || tr.Pending() != i+1-got {
+			t.Fatalf("after %d points %d final, %d pending; want %d final", i+1, got, tr.Pending(), want)
+		}
+	}
+	if out := tr.Flush(); len(out) != 3 || out[2].Index != 9 || tr.Pending() != 0 {
+		t.Errorf("flush gave %d matches, last %+v", len(out), out)
+	}
+}

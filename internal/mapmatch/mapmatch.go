@@ -1,0 +1,266 @@
+// Package mapmatch matches GPS points to the road network online, as they
+// arrive, with the hidden Markov model of Newson and Krumm (2009), the
+// one OSRM's /match and Valhalla's Meili use:
+//
+//   - candidates: the nearest place on every road segment within a
+//     radius of the point (4 times its accuracy, at least 50 m, at most
+//     200 m; the nearest 8 roads), found in a 100 m grid over the
+//     segments;
+//   - emission: a Gaussian of the distance from the point to the road,
+//     sigma the point's accuracy (at least 4 m; 10 m when not given);
+//   - transition: an exponential of |route distance on the graph −
+//     straight-line distance| between two successive points (beta 10 m),
+//     the route found by a Dijkstra over the costing's directed roads
+//     bounded to twice the straight line plus 300 m (at most 5 km);
+//   - Viterbi over a window: a point's road is decided, and final, when
+//     Lag (default 5) more points have arrived, by the best path then, or
+//     when the trace is flushed.
+//
+// A point with no road within its radius is unmatched and cuts the
+// trace: the points before it are decided at once, the ones after it
+// start afresh. So does a point no candidate of the previous one can
+// reach within the bound (a GPS jump).
+//
+// The package holds no HTTP and no global state. A Matcher is read-only
+// and serves any number of Traces at once; a Trace is one vehicle's and
+// is not safe for concurrent use.
+package mapmatch
+
+import (
+	"math"
+	"sync"
+
+	"github.com/fleethub/fleethub/internal/routing"
+)
+
+// Config tunes a Matcher; zero fields take the defaults.
+type Config struct {
+	Lag       int     // points after which a point's road is final: 5
+	Beta      float64 // meters, the transition's scale: 10
+	Candidate int     // roads considered per point: 8
+	MaxRouteM float64 // the route search's bound: 5,000 m
+}
+
+// Matcher matches traces onto one costing's roads.
+type Matcher struct {
+	net  *network
+	cfg  Config
+	pool sync.Pool // *paths
+}
+
+// New is a Matcher onto the roads costing c may travel.
+func New(r Roads, c routing.Costing, cfg Config) *Matcher {
+	if cfg.Lag <= 0 {
+		cfg.Lag = 5
+	}
+	if cfg.Beta <= 0 {
+		cfg.Beta = 10
+	}
+	if cfg.Candidate <= 0 {
+		cfg.Candidate = 8
+	}
+	if cfg.MaxRouteM <= 0 {
+		cfg.MaxRouteM = 5000
+	}
+	m := &Matcher{net: newNetwork(r, c), cfg: cfg}
+	m.pool.New = func() any { return newPaths(m.net.junction) }
+	return m
+}
+
+// Point is a GPS fix: where, and how accurate (meters, 0 not known).
+type Point struct {
+	Lat, Lon float64
+	Accuracy float64
+}
+
+// Match is where a point lies on the roads: its road (way, class, speed
+// limit in the direction travelled), the place on it, how far the point
+// is from it and the confidence of the choice (0 to 1: the chosen
+// road's share of the likelihood of the point's candidates given its fix
+// and the path up to it; low where roads are near each other or the
+// later points changed the choice).
+// Matched false: no road within its radius, or the point is not a valid
+// location.
+type Match struct {
+	Index      int // the point's place in its trace, from 0
+	Matched    bool
+	Edge       int
+	WayID      int64
+	Class      routing.RoadClass
+	LimitKmh   float64
+	Posted     bool
+	Lat, Lon   float64 // the place on the road
+	Meters     float64 // from the point to the road
+	Confidence float64
+}
+
+// step is one point of the window with its candidates.
+type step struct {
+	index int
+	x, y  float64
+	cands []candidate
+}
+
+// Trace is one vehicle's trace being matched.
+type Trace struct {
+	m      *Matcher
+	next   int // the index of the next point
+	window []step
+}
+
+// Trace starts a trace.
+func (m *Matcher) Trace() *Trace { return &Trace{m: m} }
+
+// Add takes the next point and returns the matches that became final,
+// in the order of their points.
+func (t *Trace) Add(p Point) []Match {
+	idx := t.next
+	t.next++
+	n := t.m.net
+	if math.IsNaN(p.Lat) || math.IsNaN(p.Lon) || p.Lat < -90 || p.Lat > 90 || p.Lon < -180 || p.Lon > 180 {
+		return append(t.Flush(), Match{Index: idx})
+	}
+	sigma := p.Accuracy
+	if sigma <= 0 {
+		sigma = 10
+	}
+	sigma = max(sigma, 4)
+	radius := min(max(4*sigma, 50), 200)
+	x, y := n.plane(p.Lat, p.Lon)
+	cands := n.candidates(x, y, radius, t.m.cfg.Candidate, nil)
+	if len(cands) == 0 {
+		return append(t.Flush(), Match{Index: idx})
+	}
+	for i := range cands {
+		z := cands[i].dist / sigma
+		cands[i].score = -0.5 * z * z
+		cands[i].bwd = !n.fwd[cands[i].edge]
+	}
+	var out []Match
+	if len(t.window) > 0 && !t.transition(cands, x, y) {
+		out = t.Flush() // nothing of the previous point reaches this one
+	}
+	t.window = append(t.window, step{index: idx, x: x, y: y, cands: cands})
+	for len(t.window) > t.m.cfg.Lag {
+		out = append(out, t.decide())
+	}
+	return out
+}
+
+// transition adds to the new candidates' emission scores the best path
+// from the previous step's; false when none is reachable.
+func (t *Trace) transition(cands []candidate, x, y float64) bool {
+	n := t.m.net
+	prev := &t.window[len(t.window)-1]
+	straight := math.Hypot(x-prev.x, y-prev.y)
+	bound := min(2*straight+300, t.m.cfg.MaxRouteM)
+	best := make([]float64, len(cands))
+	back := make([]int32, len(cands))
+	bwd := make([]bool, len(cands))
+	for j := range best {
+		best[j], back[j] = math.Inf(-1), -1
+	}
+	p := t.m.pool.Get().(*paths)
+	defer t.m.pool.Put(p)
+	for i := range prev.cands {
+		a := &prev.cands[i]
+		if math.IsInf(a.score, -1) {
+			continue
+		}
+		p.from(n, a, bound)
+		for j := range cands {
+			d, against := p.to(n, a, &cands[j])
+			if math.IsInf(d, 1) {
+				continue
+			}
+			if s := a.score - math.Abs(d-straight)/t.m.cfg.Beta; s > best[j] {
+				best[j], back[j], bwd[j] = s, int32(i), against
+			}
+		}
+	}
+	top := math.Inf(-1)
+	for j := range cands {
+		cands[j].score += best[j]
+		cands[j].back, cands[j].bwd = back[j], bwd[j]
+		top = max(top, cands[j].score)
+	}
+	if math.IsInf(top, -1) {
+		return false
+	}
+	for j := range cands { // keep the scores near 0
+		cands[j].score -= top
+	}
+	return true
+}
+
+// Flush decides every point still in the window (the trace ends, or is
+// cut) and returns their matches.
+func (t *Trace) Flush() []Match {
+	var out []Match
+	for len(t.window) > 0 {
+		out = append(out, t.decide())
+	}
+	return out
+}
+
+// Pending is the number of points waiting for their road to be final.
+func (t *Trace) Pending() int { return len(t.window) }
+
+// decide makes the oldest point of the window final: its candidate on
+// the best path from the newest step that keeps to the roads already
+// decided.
+func (t *Trace) decide() Match {
+	last := t.window[len(t.window)-1].cands
+	first := t.window[0].cands
+	bestJ, bestAlive := 0, -1
+	origin := make([]int32, len(last)) // each path's candidate at the oldest step
+	for j := range last {
+		k := int32(j)
+		for s := len(t.window) - 1; s > 0 && k >= 0; s-- {
+			k = t.window[s].cands[k].back
+		}
+		origin[j] = k
+		if last[j].score > last[bestJ].score {
+			bestJ = j
+		}
+		if k >= 0 && !first[k].dead && (bestAlive < 0 || last[j].score > last[bestAlive].score) {
+			bestAlive = j
+		}
+	}
+	if bestAlive >= 0 {
+		bestJ = bestAlive
+	}
+	chosen := max(origin[bestJ], 0)
+	st := t.window[0]
+	t.window = t.window[1:]
+	if len(t.window) > 0 { // the next step's paths now start here
+		for j := range t.window[0].cands {
+			c := &t.window[0].cands[j]
+			c.dead = c.dead || c.back != chosen
+			c.back = -1
+		}
+	}
+	return t.m.match(st.index, &st.cands[chosen], confidence(st.cands, chosen))
+}
+
+// confidence is the chosen candidate's share of its step's likelihood
+// as it stood when the point arrived (its fix and the path before it).
+func confidence(cands []candidate, chosen int32) float64 {
+	total := 0.0
+	for _, c := range cands {
+		if !math.IsInf(c.score, -1) {
+			total += math.Exp(c.score)
+		}
+	}
+	if total == 0 || math.IsInf(cands[chosen].score, -1) {
+		return 0
+	}
+	return math.Exp(cands[chosen].score) / total
+}
+
+func (m *Matcher) match(idx int, c *candidate, conf float64) Match {
+	road := m.net.roads.EdgeRoad(int(c.edge), c.bwd)
+	lat, lon := m.net.latLon(c.x, c.y)
+	return Match{Index: idx, Matched: true, Edge: int(c.edge), WayID: road.WayID, Class: road.Class,
+		LimitKmh: road.LimitKmh, Posted: road.Posted, Lat: lat, Lon: lon, Meters: c.dist, Confidence: conf}
+}
