@@ -45,6 +45,9 @@ type pump struct {
 	timer *time.Timer // the batch's MaxWait
 
 	unwoken bool // frames were pushed without waking the writer
+	// caughtUp: the last read was short, so the pump was at the log's
+	// head: it waits for the next offset before it reads again
+	caughtUp bool
 }
 
 // wakeWriter wakes the writer for frames pushed without waking it; the
@@ -124,6 +127,14 @@ func (p *pump) pushOut(ctx context.Context) bool {
 // read looks the stream up and reads on from the log; false when the
 // pump is done.
 func (p *pump) read(ctx context.Context) bool {
+	if p.caughtUp {
+		// a read now would find nothing (or what Wait tells at once): a
+		// single-message publish costs one lookup, read and epoch, not two
+		p.caughtUp = false
+		if p.wait(); ctx.Err() != nil {
+			return false
+		}
+	}
 	if !p.refresh() {
 		return false
 	}
@@ -222,6 +233,7 @@ func (p *pump) take(entries []hub.Entry, skipTo int64) bool {
 	}
 	p.held = entries
 	p.next = entries[len(entries)-1].Offset + 1
+	p.caughtUp = len(entries) < p.c.s.cfg.ReadBatch
 	// a short read leaves the sub less than ReadBatch behind: worth a
 	// look only for a stream that is told sooner than that
 	if len(entries) >= p.c.s.cfg.ReadBatch || p.lagNotice() < int64(p.c.s.cfg.ReadBatch) {
