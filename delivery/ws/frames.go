@@ -137,43 +137,62 @@ func (f *entryFrames) wrapper(bin bool) []byte {
 
 // jsonWrapper is built by concatenation: the entry's JSON goes in as is.
 func (f *entryFrames) jsonWrapper() []byte {
-	f.jsonOnce.Do(func() {
-		msg := f.data
-		if len(msg) == 0 {
-			msg = jsonNull
-		}
-		q := f.ring.quoted
-		b := make([]byte, 0, len(wrapHead)+len(q)+len(wrapOffset)+20+len(wrapMsg)+len(msg)+1)
-		b = append(b, wrapHead...)
-		b = append(b, q...)
-		b = append(b, wrapOffset...)
-		b = strconv.AppendInt(b, f.off, 10)
-		b = append(b, wrapMsg...)
-		b = append(b, msg...)
-		f.json = append(b, '}')
-	})
+	f.jsonOnce.Do(func() { f.json = f.ring.jsonWrap(f.off, f.data) })
 	return f.json
 }
 
-// msgpack converts the entry's JSON to msgpack once. An entry that is not
-// valid JSON (never expected from the hub) travels as a msgpack string.
+// msgpack converts the entry's JSON to msgpack once.
 func (f *entryFrames) msgpack() []byte {
-	f.mpOnce.Do(func() {
-		msg, err := jsonToMsgpack(f.data)
-		if err != nil {
-			msg = appendStr(nil, string(f.data))
-		}
-		b := make([]byte, 0, len(msg)+len(f.ring.id)+40)
-		b = append(b, 0x83) // a map of three
-		b = appendStr(b, "stream_id")
-		b = appendStr(b, f.ring.id)
-		b = appendStr(b, "offset")
-		b = appendInt(b, f.off)
-		b = appendStr(b, "message")
-		f.mp = append(b, msg...)
-	})
+	f.mpOnce.Do(func() { f.mp = f.ring.msgpackWrap(f.off, f.data) })
 	return f.mp
 }
+
+// wrap returns the wrapper of entry e in the connection's encoding,
+// built for one subscription: a stream followed once on this node needs
+// no entryFrames around it.
+func (r *ring) wrap(e hub.Entry, bin bool) []byte {
+	if bin {
+		return r.msgpackWrap(e.Offset, e.Data)
+	}
+	return r.jsonWrap(e.Offset, e.Data)
+}
+
+// jsonWrap builds {"stream_id":…,"offset":…,"message":…}.
+func (r *ring) jsonWrap(off int64, msg []byte) []byte {
+	if len(msg) == 0 {
+		msg = jsonNull
+	}
+	q := r.quoted
+	b := make([]byte, 0, len(wrapHead)+len(q)+len(wrapOffset)+20+len(wrapMsg)+len(msg)+1)
+	b = append(b, wrapHead...)
+	b = append(b, q...)
+	b = append(b, wrapOffset...)
+	b = strconv.AppendInt(b, off, 10)
+	b = append(b, wrapMsg...)
+	b = append(b, msg...)
+	return append(b, '}')
+}
+
+// msgpackWrap builds the msgpack map {stream_id, offset, message}. An
+// entry that is not valid JSON (never expected from the hub) travels as
+// a msgpack string.
+func (r *ring) msgpackWrap(off int64, data []byte) []byte {
+	msg, err := jsonToMsgpack(data)
+	if err != nil {
+		msg = appendStr(nil, string(data))
+	}
+	b := make([]byte, 0, len(msg)+len(r.id)+40)
+	b = append(b, 0x83) // a map of three
+	b = appendStr(b, "stream_id")
+	b = appendStr(b, r.id)
+	b = appendStr(b, "offset")
+	b = appendInt(b, off)
+	b = appendStr(b, "message")
+	return append(b, msg...)
+}
+
+// shared reports whether the ring caches (two or more subscriptions).
+func (r *ring) shared() bool { return r.table.Load() != nil }
 
 // deflated returns the wrapper compressed as a permessage-deflate
 // message (no context takeover), once for every connection that writes

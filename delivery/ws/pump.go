@@ -269,12 +269,14 @@ func (p *pump) frameHeld() {
 		e := p.held[0]
 		if !p.info.BatchEvents {
 			p.held = p.held[1:]
-			ef := p.sb.ring.get(e, p.epoch)
 			p.out = frame{sub: p.sb, msgs: 1, last: e.Offset, bin: bin}
-			if compress {
-				p.out.data, p.out.deflated = ef.deflated(bin), true
-			} else {
-				p.out.data = ef.wrapper(bin)
+			switch r := p.sb.ring; {
+			case compress:
+				p.out.data, p.out.deflated = r.get(e, p.epoch).deflated(bin), true
+			case r.shared():
+				p.out.data = r.get(e, p.epoch).wrapper(bin)
+			default:
+				p.out.data = r.wrap(e, bin) // followed once: one allocation
 			}
 			p.out.size = len(p.out.data)
 			p.hasOut = true
