@@ -14,6 +14,11 @@ type Point struct {
 	Heading    float64 // degrees 0-360, 0 = North; valid only if HasHeading
 	HasHeading bool
 	Accuracy   float64 // meters, horizontal; 0 = unknown
+	// RoadLimitKmh is the speed limit of the road the point was matched
+	// to, and RoadType that road's class; 0 and "" when it was not
+	// matched, and then Thresholds.SpeedLimitKmh applies.
+	RoadLimitKmh float64
+	RoadType     string
 }
 
 // Event types.
@@ -42,6 +47,10 @@ type Event struct {
 	Severity   string    `json:"severity"`
 	Confidence float64   `json:"confidence"` // 0-1, two decimals
 	Metrics    Metrics   `json:"metrics"`
+	// RoadType and RoadLimitKmh are the matched road where the episode
+	// started ("" and 0 when that point was not matched).
+	RoadType     string  `json:"road_type,omitempty"`
+	RoadLimitKmh float64 `json:"road_limit_kmh,omitempty"`
 }
 
 // Metrics are the measurements of an Event; fields that do not apply to the
@@ -160,7 +169,6 @@ func New(t Thresholds) *Detector {
 // SetThresholds makes the points fed from now on judged by t; what the
 // detector has seen (its samples and the episodes under way) stays.
 func (d *Detector) SetThresholds(t Thresholds) {
-	d.spdStart, d.spdCont = 0, 0
 	d.init(t)
 }
 
@@ -194,11 +202,14 @@ func (d *Detector) init(t Thresholds) {
 	d.brkThr = t.BrakingG * gravity
 	d.corThr = t.CorneringG * gravity
 	d.idleV = t.IdleSpeedKmh * kmh
-	if t.SpeedLimitKmh > 0 {
-		start := t.SpeedLimitKmh + math.Max(t.OverLimitKmh, 0)
-		d.spdStart = start * kmh
-		d.spdCont = math.Max(t.SpeedLimitKmh, start-speedingHystKmh) * kmh
-	}
+}
+
+// speedBounds are the speeds (m/s) at which a speeding episode starts
+// and goes on under a limit (km/h): the limit plus the tolerance, and
+// that less the hysteresis but not under the limit.
+func (d *Detector) speedBounds(limit float64) (start, cont float64) {
+	s := limit + math.Max(d.t.OverLimitKmh, 0)
+	return s * kmh, math.Max(limit, s-speedingHystKmh) * kmh
 }
 
 func positiveOr(v, def float64) float64 {

@@ -439,3 +439,36 @@ func TestFeedDoesNotAllocate(t *testing.T) {
 		t.Fatalf("%v allocations per trip, want 0", allocs)
 	}
 }
+
+// TestRoadLimits: a point matched to a road is judged by that road's
+// limit, not the configured one: 60 km/h through a 40 street is speeding
+// with the street's limit and class; on an unmatched stretch the
+// configured limit holds again; a change of limit ends the episode.
+func TestRoadLimits(t *testing.T) {
+	pts := track(sec, noise{}, leg{10 * sec, 60, 0}, leg{120 * sec, 60, 0})
+	for i := range pts {
+		if i < 60 {
+			pts[i].RoadLimitKmh, pts[i].RoadType = 40, "residential"
+		}
+	}
+	evs := feed(detect.Thresholds{SpeedLimitKmh: 100}, pts)
+	e := one(t, evs, detect.TypeSpeeding)
+	if e.Metrics.SpeedLimitKmh != 40 || e.RoadType != "residential" || e.RoadLimitKmh != 40 {
+		t.Errorf("speeding judged by %v on %q (road %v), want 40 on residential", e.Metrics.SpeedLimitKmh, e.RoadType, e.RoadLimitKmh)
+	}
+	near(t, "excess_speed_kmh", e.Metrics.ExcessSpeedKmh, 20, 0.5)
+	if e.End.Sub(e.Start) > 60*sec {
+		t.Errorf("the episode ran %v, past the end of the 40 street", e.End.Sub(e.Start))
+	}
+	// a 30 street then a 50 one at 60: two episodes, one per limit
+	for i := range pts {
+		pts[i].RoadLimitKmh, pts[i].RoadType = 30, "residential"
+		if i >= 60 {
+			pts[i].RoadLimitKmh, pts[i].RoadType = 50, "secondary"
+		}
+	}
+	evs = feed(detect.Thresholds{SpeedLimitKmh: 100, OverLimitKmh: -1}, pts)
+	if len(evs) != 2 || evs[0].Metrics.SpeedLimitKmh != 30 || evs[1].Metrics.SpeedLimitKmh != 50 || evs[1].RoadType != "secondary" {
+		t.Fatalf("events %+v, want speeding under 30 then under 50", evs)
+	}
+}

@@ -13,7 +13,6 @@ import (
 type Detector struct {
 	t                      Thresholds // defaults applied
 	accThr, brkThr, corThr float64    // m/s²
-	spdStart, spdCont      float64    // m/s; 0 when there is no limit
 	idleV                  float64    // m/s
 
 	// ring holds the most recent admitted samples; ring[head] is the newest.
@@ -43,6 +42,9 @@ type sample struct {
 	// still: standing still as far as can be told: the reported speed is
 	// at most the idle speed, or the chord is within the combined accuracy.
 	still bool
+	// the matched road's limit (0: not matched) and class
+	roadKmh  float64
+	roadType string
 }
 
 // at returns the k-th newest sample, k < d.n.
@@ -103,7 +105,7 @@ func (d *Detector) Feed(p Point, out []Event) []Event {
 	if !d.t.HarshDisabled {
 		out = d.kinematics(&s, out)
 	}
-	if !d.t.SpeedingDisabled && d.spdStart > 0 {
+	if !d.t.SpeedingDisabled {
 		out = d.speeding(&s, out)
 	}
 	if !d.t.IdleDisabled {
@@ -144,6 +146,9 @@ func (d *Detector) admit(p *Point, s *sample) bool {
 	s.lat, s.lon = p.Lat*geo.Degree, p.Lon*geo.Degree
 	s.cosLat = math.Cos(s.lat)
 	s.acc = acc
+	if p.RoadLimitKmh > 0 && !math.IsInf(p.RoadLimitKmh, 0) {
+		s.roadKmh, s.roadType = p.RoadLimitKmh, p.RoadType
+	}
 	if p.HasSpeed && p.Speed >= 0 && p.Speed <= maxReportedSpeed {
 		s.v, s.sv, s.hasV, s.reportedV = p.Speed*kmh, reportedSpeedSD, true, true
 		s.still = s.v <= d.idleV
@@ -231,16 +236,29 @@ func (d *Detector) closeAll(out []Event) []Event {
 	return d.idle.close(d, out)
 }
 
+// speeding judges s against the limit where it is: its matched road's,
+// else the configured one (none: no speeding). An episode runs under one
+// limit: where the limit changes it ends, and one under the new limit
+// may start at once.
 func (d *Detector) speeding(s *sample, out []Event) []Event {
-	if !s.hasV {
+	limit := s.roadKmh
+	if limit == 0 {
+		limit = d.t.SpeedLimitKmh
+	}
+	e := &d.spd
+	if e.active && limit != e.limit {
+		out = e.close(d, out)
+	}
+	if !s.hasV || limit == 0 {
 		return out
 	}
+	start, cont := d.speedBounds(limit)
 	v := s.v - s.sv // the speed we are sure of
-	e := &d.spd
 	switch {
-	case !e.active && v > d.spdStart:
-		*e = speedingEpisode{active: true, start: s.t, last: s.t, lat: s.latDeg, lon: s.lonDeg, max: s.v, maxSD: s.sv}
-	case e.active && v > d.spdCont:
+	case !e.active && v > start:
+		*e = speedingEpisode{active: true, start: s.t, last: s.t, lat: s.latDeg, lon: s.lonDeg, max: s.v, maxSD: s.sv,
+			limit: limit, roadType: s.roadType, road: s.roadKmh}
+	case e.active && v > cont:
 		e.last = s.t
 		if s.v > e.max {
 			e.max, e.maxSD = s.v, s.sv
@@ -258,7 +276,7 @@ func (d *Detector) idling(s *sample, out []Event) []Event {
 	e := &d.idle
 	switch {
 	case s.still && !e.active:
-		*e = idleEpisode{active: true, start: s.t, last: s.t, lat: s.latDeg, lon: s.lonDeg}
+		*e = idleEpisode{active: true, start: s.t, last: s.t, lat: s.latDeg, lon: s.lonDeg, roadType: s.roadType, road: s.roadKmh}
 		e.count(s.reportedV)
 	case s.still:
 		e.last = s.t

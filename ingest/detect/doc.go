@@ -53,6 +53,15 @@
 // reported speed above 300 km/h is treated as absent. A gap longer than
 // MaxEpisodeGap closes every open episode and restarts the chain.
 //
+// # Speed limits
+//
+// A point may carry the limit of the road it was matched to
+// (Point.RoadLimitKmh, with its class in RoadType); it is then judged by
+// that limit plus the tolerance, else by Thresholds.SpeedLimitKmh. A
+// speeding episode runs under one limit: where the limit changes it ends
+// and one under the new limit may start. Events carry the road where they
+// started.
+//
 // # Defaults and severity
 //
 // The Default* constants list the defaults New applies to zero fields;

@@ -13,6 +13,8 @@ type harshEpisode struct {
 	v0, v1     float64 // speed at start and at end, m/s
 	peak, sd   float64 // peak magnitude along the axis and its uncertainty, m/s²
 	samples    int
+	roadType   string  // the matched road where it started
+	road       float64 // its limit, km/h
 }
 
 // update feeds the magnitude x (m/s², positive along the axis) with
@@ -22,7 +24,7 @@ func (e *harshEpisode) update(d *Detector, typ string, x, sd, thr float64, a, s 
 	switch {
 	case !e.active && sure >= thr:
 		*e = harshEpisode{active: true, start: a.t, end: s.t, lat: a.latDeg, lon: a.lonDeg,
-			v0: a.v, v1: s.v, peak: x, sd: sd, samples: 1}
+			v0: a.v, v1: s.v, peak: x, sd: sd, samples: 1, roadType: a.roadType, road: a.roadKmh}
 	case e.active && sure >= thr*harshHysteresis:
 		e.end, e.v1 = s.t, s.v
 		if x > e.peak {
@@ -54,7 +56,7 @@ func (e *harshEpisode) close(d *Detector, typ string, out []Event) []Event {
 		signed = -g
 	}
 	return append(out, Event{
-		Type: typ, Start: e.start, End: e.end, Lat: e.lat, Lon: e.lon,
+		Type: typ, Start: e.start, End: e.end, Lat: e.lat, Lon: e.lon, RoadType: e.roadType, RoadLimitKmh: e.road,
 		Severity:   severityOf(typ, g),
 		Confidence: confidence(conf),
 		Metrics: Metrics{
@@ -84,6 +86,9 @@ type speedingEpisode struct {
 	start, last time.Time
 	lat, lon    float64
 	max, maxSD  float64 // highest speed and its uncertainty, m/s
+	limit       float64 // km/h, the limit it is judged by
+	roadType    string  // the matched road's class, "" when not matched
+	road        float64 // the matched road's limit, 0 when not matched
 }
 
 func (e *speedingEpisode) close(d *Detector, out []Event) []Event {
@@ -96,7 +101,7 @@ func (e *speedingEpisode) close(d *Detector, out []Event) []Event {
 		return out
 	}
 	d.lastSpeeding = e.start
-	limit := d.t.SpeedLimitKmh
+	limit := e.limit
 	actual := e.max / kmh
 	excess := actual - limit
 	conf := 1.0
@@ -104,7 +109,7 @@ func (e *speedingEpisode) close(d *Detector, out []Event) []Event {
 		conf = 1 - (e.maxSD/kmh)/excess
 	}
 	return append(out, Event{
-		Type: TypeSpeeding, Start: e.start, End: e.last, Lat: e.lat, Lon: e.lon,
+		Type: TypeSpeeding, Start: e.start, End: e.last, Lat: e.lat, Lon: e.lon, RoadType: e.roadType, RoadLimitKmh: e.road,
 		Severity:   severityOf(TypeSpeeding, excess),
 		Confidence: confidence(conf),
 		Metrics: Metrics{
@@ -122,6 +127,8 @@ type idleEpisode struct {
 	start, last      time.Time
 	lat, lon         float64
 	samples, reports int
+	roadType         string
+	road             float64
 }
 
 func (e *idleEpisode) count(reported bool) {
@@ -141,7 +148,7 @@ func (e *idleEpisode) close(d *Detector, out []Event) []Event {
 		return out
 	}
 	return append(out, Event{
-		Type: TypeIdle, Start: e.start, End: e.last, Lat: e.lat, Lon: e.lon,
+		Type: TypeIdle, Start: e.start, End: e.last, Lat: e.lat, Lon: e.lon, RoadType: e.roadType, RoadLimitKmh: e.road,
 		Severity:   severityOf(TypeIdle, dur.Seconds()),
 		Confidence: confidence(0.6 + 0.4*float64(e.reports)/float64(e.samples)),
 		Metrics:    Metrics{DurationSeconds: dur.Seconds()},
