@@ -80,6 +80,7 @@ type Log struct {
 
 	mu      sync.Mutex // guards mirrors
 	mirrors map[string]*mirror
+	closed  chan struct{} // closed: what Wait returns for an offset that exists
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -172,7 +173,7 @@ func New(cfg Config, client redis.UniversalClient, logger *slog.Logger) *Log {
 		cfg.IdleAfter = 30 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Log{cfg: cfg, rdb: client, logger: logger, script: redis.NewScript(appendScript), unique: redis.NewScript(uniqueScript), ensure: redis.NewScript(epochScript),
+	return &Log{closed: closedChan(), cfg: cfg, rdb: client, logger: logger, script: redis.NewScript(appendScript), unique: redis.NewScript(uniqueScript), ensure: redis.NewScript(epochScript),
 		mirrors: map[string]*mirror{}, ctx: ctx, cancel: cancel}
 }
 
@@ -420,11 +421,15 @@ func (l *Log) Wait(id string, from int64) <-chan struct{} {
 	defer m.mu.Unlock()
 	m.lastUsed = time.Now()
 	if from <= m.last {
-		c := make(chan struct{})
-		close(c)
-		return c
+		return l.closed // no channel made per wake-up of a pump
 	}
 	return m.notify
+}
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 // follow returns the mirror of a stream, starting its follower.
