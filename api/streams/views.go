@@ -20,6 +20,7 @@ type StreamView struct {
 	CreatedAt      time.Time  `json:"created_at"`
 	UpdatedAt      time.Time  `json:"updated_at"`
 	StoppedAt      *time.Time `json:"stopped_at"`
+	StopReason     string     `json:"stop_reason,omitempty" enum:"idle" doc:"why the hub stopped the stream itself: idle, an ephemeral stream with no client connected for its idle_timeout_seconds; absent when stopped by a client"`
 	DeliveryMethod string     `json:"delivery_method" enum:"websocket,webhook"`
 	WebsocketURL   string     `json:"websocket_url,omitempty"`
 	WebhookURL     string     `json:"webhook_url,omitempty"`
@@ -60,6 +61,7 @@ func (h *Handlers) view(c *api.Ctx, e *domain.Entry) (StreamView, error) {
 	if !e.Rec.StoppedAt.IsZero() {
 		t := e.Rec.StoppedAt
 		v.StoppedAt = &t
+		v.StopReason = e.Cfg.StopReason
 	}
 	var cfg any
 	if e.Cfg.Telemetry != nil {

@@ -376,7 +376,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		}
 		wcfg.Acks, a.closers = acks, append(a.closers, acks.Close)
 	}
-	a.streams = streams.NewService(a.reg, a.store, a.streamLog, streams.AllowPrivateWebhooks(cfg.AllowPrivateWebhooks))
+	a.streams = streams.NewService(a.reg, a.store, a.streamLog, a.streamOptions()...)
 	if cfg.OrderWait < 0 {
 		return fmt.Errorf("--order-wait must not be negative, not %s", cfg.OrderWait)
 	}
@@ -460,6 +460,7 @@ func (a *app) start(ctx context.Context) error {
 	ctx, a.cancel = context.WithCancel(ctx)
 	a.goRun(func() error { return a.keys.Run(ctx) })
 	a.goRun(func() error { return a.reg.Run(ctx) })
+	a.goRun(func() error { return a.runReaper(ctx) })
 	a.goRun(func() error { return a.pipe.Run(ctx) })
 	a.goRun(func() error { return a.hooks.Run(ctx) })
 	a.goRun(func() error { return a.fences.Run(ctx) })

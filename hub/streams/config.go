@@ -58,12 +58,14 @@ type TelemetryFilters struct {
 
 // TelemetryConfig is the start body of a telemetry stream.
 type TelemetryConfig struct {
-	Vehicles       []string               `json:"vehicles,omitempty"`
-	DataTypes      []string               `json:"data_types,omitempty"`
-	StreamConfig   *TelemetryStreamConfig `json:"stream_config,omitempty"`
-	Filters        *TelemetryFilters      `json:"filters,omitempty"`
-	DeliveryMethod string                 `json:"delivery_method,omitempty" enum:"websocket,webhook"`
-	WebhookURL     string                 `json:"webhook_url,omitempty"`
+	Vehicles           []string               `json:"vehicles,omitempty"`
+	DataTypes          []string               `json:"data_types,omitempty"`
+	StreamConfig       *TelemetryStreamConfig `json:"stream_config,omitempty"`
+	Filters            *TelemetryFilters      `json:"filters,omitempty"`
+	DeliveryMethod     string                 `json:"delivery_method,omitempty" enum:"websocket,webhook"`
+	WebhookURL         string                 `json:"webhook_url,omitempty"`
+	Ephemeral          bool                   `json:"ephemeral,omitempty" doc:"the stream ends by itself (status stopped, stop_reason idle) once no client (websocket or Server-Sent Events) has been connected for idle_timeout_seconds, and its log is deleted with it. Refused with webhook delivery"`
+	IdleTimeoutSeconds int                    `json:"idle_timeout_seconds,omitempty" doc:"with ephemeral: seconds without a connected client before the stream ends, 30 to 86400 (default 300)"`
 }
 
 // TimeFilters of an event stream.
@@ -107,17 +109,53 @@ type ProcessingRules struct {
 
 // EventsConfig is the start body of an event stream.
 type EventsConfig struct {
-	FleetID         string             `json:"fleet_id,omitempty" doc:"only events of this fleet: source.fleet_id as the sender gave it, else the fleet of the event's vehicle (its profile, PUT /v1/vehicles/{vehicle_id}); events of no known fleet are left out. At most 200 characters"`
-	EventFilters    *EventFilters      `json:"event_filters,omitempty"`
-	StreamConfig    *EventStreamConfig `json:"stream_config,omitempty"`
-	ProcessingRules *ProcessingRules   `json:"processing_rules,omitempty"`
-	WebhookURL      string             `json:"webhook_url,omitempty"`
+	FleetID            string             `json:"fleet_id,omitempty" doc:"only events of this fleet: source.fleet_id as the sender gave it, else the fleet of the event's vehicle (its profile, PUT /v1/vehicles/{vehicle_id}); events of no known fleet are left out. At most 200 characters"`
+	EventFilters       *EventFilters      `json:"event_filters,omitempty"`
+	StreamConfig       *EventStreamConfig `json:"stream_config,omitempty"`
+	ProcessingRules    *ProcessingRules   `json:"processing_rules,omitempty"`
+	WebhookURL         string             `json:"webhook_url,omitempty"`
+	Ephemeral          bool               `json:"ephemeral,omitempty" doc:"the stream ends by itself (status stopped, stop_reason idle) once no client (websocket or Server-Sent Events) has been connected for idle_timeout_seconds, and its log is deleted with it. Refused with webhook delivery"`
+	IdleTimeoutSeconds int                `json:"idle_timeout_seconds,omitempty" doc:"with ephemeral: seconds without a connected client before the stream ends, 30 to 86400 (default 300)"`
 }
 
 // Config is a stream's stored configuration: one of the two bodies.
 type Config struct {
 	Telemetry *TelemetryConfig `json:"telemetry,omitempty"`
 	Events    *EventsConfig    `json:"events,omitempty"`
+	// StopReason is why the hub stopped the stream itself (StopIdle);
+	// "" when a client stopped it.
+	StopReason string `json:"stop_reason,omitempty"`
+}
+
+// StopIdle is the stop reason of an ephemeral stream that ended with no
+// client connected for its idle timeout.
+const StopIdle = "idle"
+
+// Idle timeout bounds of an ephemeral stream.
+const (
+	DefaultIdleTimeout = 300 * time.Second
+	MinIdleTimeout     = 30 * time.Second
+	MaxIdleTimeout     = 24 * time.Hour
+)
+
+// Ephemeral reports whether a configuration is an ephemeral stream's, and
+// its idle timeout.
+func (c Config) Ephemeral() (bool, time.Duration) {
+	var on bool
+	var secs int
+	switch {
+	case c.Telemetry != nil:
+		on, secs = c.Telemetry.Ephemeral, c.Telemetry.IdleTimeoutSeconds
+	case c.Events != nil:
+		on, secs = c.Events.Ephemeral, c.Events.IdleTimeoutSeconds
+	}
+	if !on {
+		return false, 0
+	}
+	if secs <= 0 {
+		return true, DefaultIdleTimeout
+	}
+	return true, time.Duration(secs) * time.Second
 }
 
 // mergeJSON merges patch into base (objects deeply; null removes a key;

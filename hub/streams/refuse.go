@@ -3,6 +3,7 @@ package streams
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/fleethub/fleethub/hub"
 )
@@ -20,6 +21,9 @@ const MaxBufferSize = 100_000
 // when it loads (Compile), so one saved before a refusal keeps running
 // with the setting ignored.
 func refused(kind string, c *Config) *FieldError {
+	if fe := refusedEphemeral(c); fe != nil {
+		return fe
+	}
 	switch kind {
 	case hub.KindTelemetry:
 		if c.Telemetry != nil {
@@ -62,6 +66,32 @@ func refusedTelemetry(t *TelemetryConfig) *FieldError {
 			field = "stream_config.alert_integration.threshold_monitoring"
 		}
 		return &FieldError{field, "needs a threshold to watch: filters.alert_thresholds, filters.min_engine_temp or filters.max_fuel_level"}
+	}
+	return nil
+}
+
+// refusedEphemeral checks ephemeral and idle_timeout_seconds: a webhook
+// stream has no clients to be idle of.
+func refusedEphemeral(c *Config) *FieldError {
+	var on, webhook bool
+	var secs int
+	switch {
+	case c.Telemetry != nil:
+		on, secs, webhook = c.Telemetry.Ephemeral, c.Telemetry.IdleTimeoutSeconds, c.Telemetry.DeliveryMethod == "webhook"
+	case c.Events != nil:
+		on, secs = c.Events.Ephemeral, c.Events.IdleTimeoutSeconds
+		webhook = c.Events.StreamConfig != nil && c.Events.StreamConfig.DeliveryMethod == "webhook"
+	default:
+		return nil
+	}
+	if on && webhook {
+		return &FieldError{"ephemeral", "applies to websocket delivery only: an ephemeral stream ends when no client is connected, and webhook delivery has none"}
+	}
+	if secs != 0 && !on {
+		return &FieldError{"idle_timeout_seconds", "applies to ephemeral streams only: send ephemeral true with it"}
+	}
+	if min, max := int(MinIdleTimeout/time.Second), int(MaxIdleTimeout/time.Second); secs != 0 && (secs < min || secs > max) {
+		return &FieldError{"idle_timeout_seconds", fmt.Sprintf("must be between %d and %d seconds (default %d)", min, max, int(DefaultIdleTimeout/time.Second))}
 	}
 	return nil
 }

@@ -39,6 +39,8 @@ type Service struct {
 	log          LastOffsets
 	now          func() time.Time
 	allowPrivate bool
+	lease        Lease
+	reap         reaper
 }
 
 // Option is a setting of NewService.
@@ -224,9 +226,10 @@ func (s *Service) update(ctx context.Context, org, env, kind, id string, f func(
 	}
 }
 
-// Stop stops a stream; stopping a stopped stream is a conflict.
+// Stop stops a stream; stopping a stopped stream is a conflict. An
+// ephemeral stream's log is deleted with it.
 func (s *Service) Stop(ctx context.Context, org, env, kind, id string) (*Entry, error) {
-	return s.update(ctx, org, env, kind, id, func(rec *store.Stream) error {
+	e, err := s.update(ctx, org, env, kind, id, func(rec *store.Stream) error {
 		if rec.State == hub.StateStopped {
 			return &TransitionError{From: rec.State, To: hub.StateStopped}
 		}
@@ -234,6 +237,15 @@ func (s *Service) Stop(ctx context.Context, org, env, kind, id string) (*Entry, 
 		rec.StoppedAt = s.now().UTC().Truncate(time.Millisecond)
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	if on, _ := e.Cfg.Ephemeral(); on {
+		if err := s.deleteLog(ctx, id); err != nil {
+			return e, err
+		}
+	}
+	return e, nil
 }
 
 // Configured is the result of Configure.

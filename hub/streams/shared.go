@@ -174,3 +174,40 @@ func (r *Registry) totals(ctx context.Context, e *Entry) (map[string]int64, int6
 	}
 	return out, conn - lastConn + e.connected.Load()
 }
+
+// RedisLease is a Lease in Redis: one key holding the name of the node
+// that holds it, for ttl, renewed by each Hold of that node. A node that
+// stops renewing loses it after ttl, and another node takes it.
+type RedisLease struct {
+	rdb  redis.UniversalClient
+	key  string
+	node string
+	ttl  time.Duration
+}
+
+// NewRedisLease makes the lease named name for node.
+func NewRedisLease(rdb redis.UniversalClient, name, node string, ttl time.Duration) *RedisLease {
+	return &RedisLease{rdb: rdb, key: "fleethub:lease:" + name, node: node, ttl: ttl}
+}
+
+// holdScript takes the lease when free, renews it when held by ARGV[1].
+var holdScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur == false then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0`)
+
+// Hold implements Lease.
+func (l *RedisLease) Hold(ctx context.Context) (bool, error) {
+	n, err := holdScript.Run(ctx, l.rdb, []string{l.key}, l.node, l.ttl.Milliseconds()).Int()
+	if err != nil {
+		return false, fmt.Errorf("streams: lease %s: %w", l.key, err)
+	}
+	return n == 1, nil
+}
