@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -83,6 +84,11 @@ type Config struct {
 	WriteTimeout time.Duration
 	IdleTimeout  time.Duration
 	Version      string
+	// TLS, when set, makes Addr serve HTTPS (and so wss://) with it.
+	TLS *tls.Config
+	// PlainAddr, when set, is a second address that serves plain HTTP
+	// (local health checks beside an HTTPS Addr).
+	PlainAddr string
 	// AuthFailureLimit is the budget of failed authentications (no key,
 	// malformed, unknown or revoked key) per client address; zero means
 	// DefaultAuthFailureLimit and a negative Rate turns the throttle off.
@@ -110,8 +116,9 @@ type Server struct {
 	baseCtx context.Context
 	cancel  context.CancelFunc
 
-	lnMu     sync.Mutex // guards ln and shutdown
+	lnMu     sync.Mutex // guards ln, plain and shutdown
 	ln       net.Listener
+	plain    net.Listener
 	shutdown bool
 }
 
@@ -440,23 +447,45 @@ func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
 	s.writeError(c, Errf("invalid_request", "malformed HTTP request"))
 }
 
-// Listen binds the address; Serve then serves on it. Split so callers and
-// tests learn the bound address before serving.
+// Listen binds the address (and PlainAddr when set); Serve then serves
+// on them. Split so callers and tests learn the bound address before
+// serving.
 func (s *Server) Listen() (net.Addr, error) {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("api: listen %s: %w", s.cfg.Addr, err)
 	}
+	var plain net.Listener
+	if s.cfg.PlainAddr != "" {
+		if plain, err = net.Listen("tcp", s.cfg.PlainAddr); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("api: listen %s: %w", s.cfg.PlainAddr, err)
+		}
+	}
+	addr := ln.Addr()
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS)
+	}
 	s.lnMu.Lock()
-	s.ln = ln
+	s.ln, s.plain = ln, plain
 	s.lnMu.Unlock()
-	return ln.Addr(), nil
+	return addr, nil
+}
+
+// PlainAddr is the bound plain HTTP address, nil without PlainAddr.
+func (s *Server) PlainAddr() net.Addr {
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	if s.plain == nil {
+		return nil
+	}
+	return s.plain.Addr()
 }
 
 // Serve serves until Shutdown. It returns nil after a clean shutdown.
 func (s *Server) Serve() error {
 	s.lnMu.Lock()
-	ln, down := s.ln, s.shutdown
+	ln, plain, down := s.ln, s.plain, s.shutdown
 	s.lnMu.Unlock()
 	if ln == nil {
 		return errors.New("api: Serve before Listen")
@@ -464,12 +493,21 @@ func (s *Server) Serve() error {
 	if down {
 		return nil
 	}
+	plainErr := make(chan error, 1)
+	if plain != nil {
+		go func() { plainErr <- s.http.Serve(plain) }()
+	} else {
+		plainErr <- nil
+	}
 	err := s.http.Serve(ln)
+	if err == nil {
+		err = <-plainErr
+	}
 	s.lnMu.Lock()
 	down = s.shutdown
 	s.lnMu.Unlock()
 	if down {
-		return nil // the listener was closed by Shutdown
+		return nil // the listeners were closed by Shutdown
 	}
 	return err
 }
@@ -482,9 +520,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.lnMu.Lock()
 	s.shutdown = true
 	var lnErr error
-	if s.ln != nil {
-		if lnErr = s.ln.Close(); errors.Is(lnErr, net.ErrClosed) {
-			lnErr = nil // Serve closed it first
+	for _, ln := range []net.Listener{s.ln, s.plain} {
+		if ln == nil {
+			continue
+		}
+		if err := ln.Close(); !errors.Is(err, net.ErrClosed) {
+			lnErr = errors.Join(lnErr, err) // else Serve closed it first
 		}
 	}
 	s.lnMu.Unlock()

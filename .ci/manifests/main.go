@@ -24,6 +24,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/cli"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
@@ -41,6 +42,8 @@ func main() {
 		}
 	}
 	report(checkCompose(filepath.Join(dir, "docker-compose.yml")))
+	// the TLS overlay is loaded over the compose file, as its header says
+	report(checkCompose(filepath.Join(dir, "docker-compose.yml"), filepath.Join(dir, "docker-compose.tls.yml")))
 	files, _ := filepath.Glob(filepath.Join(dir, "kubernetes", "*.yaml"))
 	if len(files) == 0 {
 		report(fmt.Errorf("%s/kubernetes: no manifests", dir))
@@ -64,8 +67,9 @@ func main() {
 
 // checkCompose loads the compose file as docker compose would, which
 // validates it against the Compose specification's JSON schema.
-func checkCompose(path string) error {
-	opts, err := cli.NewProjectOptions([]string{path}, cli.WithName("fleethub"), cli.WithResolvedPaths(true))
+func checkCompose(paths ...string) error {
+	path := strings.Join(paths, " + ")
+	opts, err := cli.NewProjectOptions(paths, cli.WithName("fleethub"), cli.WithResolvedPaths(true))
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -137,6 +141,8 @@ func readKubernetes(path string) ([]object, error) {
 			v = &appsv1.Deployment{}
 		case "apps/v1 StatefulSet":
 			v = &appsv1.StatefulSet{}
+		case "networking.k8s.io/v1 Ingress":
+			v = &networkingv1.Ingress{}
 		case "policy/v1 PodDisruptionBudget":
 			v = &policyv1.PodDisruptionBudget{}
 		default:
@@ -237,6 +243,7 @@ func checkShape(objs []object) error {
 			errs = append(errs, fmt.Errorf("%s: Service %s selects no workload's pods", o.file, o.name))
 		}
 	}
+	errs = append(errs, checkIngresses(objs)...)
 	switch {
 	case fleethub == nil:
 		errs = append(errs, errors.New("no Deployment named fleethub"))
@@ -294,4 +301,47 @@ func checkDashboard(path string) error {
 		}
 	}
 	return nil
+}
+
+// checkIngresses: every ingress backend names a Service of the manifests
+// and a port that Service has.
+func checkIngresses(objs []object) []error {
+	services := map[string]*corev1.Service{}
+	for _, o := range objs {
+		if s, ok := o.v.(*corev1.Service); ok {
+			services[o.name] = s
+		}
+	}
+	var errs []error
+	for _, o := range objs {
+		ing, ok := o.v.(*networkingv1.Ingress)
+		if !ok {
+			continue
+		}
+		for _, r := range ing.Spec.Rules {
+			if r.HTTP == nil {
+				continue
+			}
+			for _, p := range r.HTTP.Paths {
+				b := p.Backend.Service
+				if b == nil {
+					errs = append(errs, fmt.Errorf("%s: Ingress %s: path %s has no service backend", o.file, o.name, p.Path))
+					continue
+				}
+				s := services[b.Name]
+				if s == nil {
+					errs = append(errs, fmt.Errorf("%s: Ingress %s: no Service %s", o.file, o.name, b.Name))
+					continue
+				}
+				found := false
+				for _, sp := range s.Spec.Ports {
+					found = found || (b.Port.Name != "" && sp.Name == b.Port.Name) || (b.Port.Number != 0 && sp.Port == b.Port.Number)
+				}
+				if !found {
+					errs = append(errs, fmt.Errorf("%s: Ingress %s: Service %s has no port %s%d", o.file, o.name, b.Name, b.Port.Name, b.Port.Number))
+				}
+			}
+		}
+	}
+	return errs
 }

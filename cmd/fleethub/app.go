@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -154,6 +155,10 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 			built.closeAll()
 		}
 	}()
+	tlsConf, err := serverTLS(cfg, log) // before anything opens: a startup error
+	if err != nil {
+		return nil, err
+	}
 	var storeName string
 	if a.store, storeName, err = openStoreWith(ctx, cfg, a.breakers); err != nil {
 		return nil, err
@@ -176,7 +181,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if err := a.openBus(ctx, others); err != nil {
 		return nil, err
 	}
-	a.openServer(hasher, storeName, others)
+	a.openServer(hasher, storeName, others, tlsConf)
 	devs := devices.New(a.store)
 	if a.vehicles, err = vehicles.New(vehicles.Config{}, a.store); err != nil {
 		return nil, err
@@ -313,11 +318,11 @@ func (a *app) openBus(ctx context.Context, others map[string]health.Dependency) 
 }
 
 // openServer makes the keys service, the HTTP server, health and metrics.
-func (a *app) openServer(hasher *apikey.Hasher, storeName string, others map[string]health.Dependency) {
+func (a *app) openServer(hasher *apikey.Hasher, storeName string, others map[string]health.Dependency, tlsConf *tls.Config) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.keys = keys.New(keys.Config{}, a.store, hasher, a.limiter, a.log)
-	a.server = api.New(api.Config{Addr: a.cfg.Addr, MaxBodyBytes: a.cfg.MaxBodyBytes, Version: version}, a.log, reg, a.keys, a.limiter)
+	a.server = api.New(api.Config{Addr: a.cfg.Addr, PlainAddr: a.cfg.PlainAddr, TLS: tlsConf, MaxBodyBytes: a.cfg.MaxBodyBytes, Version: version}, a.log, reg, a.keys, a.limiter)
 	a.health = health.New(health.Config{Version: version, StoreName: storeName}, health.Deps{
 		Store: a.store,
 		Connections: func() (int, int) {

@@ -43,6 +43,13 @@ type config struct {
 	// SSEHeartbeat is the interval of an idle event stream's heartbeat
 	// (0: api/feed's 15 s; tests shorten it).
 	SSEHeartbeat time.Duration
+
+	TLSCert   string
+	TLSKey    string
+	PlainAddr string
+	// TLSReloadCheck is how often the TLS files are looked at for a new
+	// pair (0: certreload's default; tests shorten it).
+	TLSReloadCheck time.Duration
 }
 
 // envName turns a flag name into its environment variable.
@@ -82,7 +89,10 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	c := &config{}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(w)
-	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address")
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address (HTTPS and wss:// with --tls-cert and --tls-key)")
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate (chain) file: --addr serves HTTPS; reloaded when the file changes")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key file of --tls-cert")
+	fs.StringVar(&c.PlainAddr, "plain-addr", "", "a second listen address serving plain HTTP beside an HTTPS --addr (e.g. 127.0.0.1:8081 for local health checks)")
 	storeFlags(fs, c)
 	fs.StringVar(&c.KafkaBrokers, "kafka-brokers", "", "comma list of Kafka brokers; switches the bus to Kafka")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "redis://... shares rate limits, dedup and the stream registry across nodes")

@@ -19,7 +19,8 @@ func TestDeploySettingsAreFlags(t *testing.T) {
 	known := map[string]bool{}
 	fs.VisitAll(func(f *flag.Flag) { known[envName(f.Name)] = true })
 	files, _ := filepath.Glob("../../deploy/kubernetes/*.yaml")
-	files = append(files, "../../deploy/docker-compose.yml")
+	compose, _ := filepath.Glob("../../deploy/docker-compose*.yml")
+	files = append(files, compose...)
 	setting := regexp.MustCompile(`FLEETHUB_[A-Z_]+`)
 	seen := 0
 	for _, f := range files {

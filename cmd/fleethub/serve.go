@@ -59,7 +59,14 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		where = "PostgreSQL"
 	}
 	log.Info("fleethub listening", "addr", a.addr.String(), "version", version, "store", where)
-	fmt.Fprintf(stdout, "fleethub %s listening on http://%s\n", version, a.addr)
+	scheme := "http"
+	if cfg.TLSCert != "" {
+		scheme = "https"
+	}
+	fmt.Fprintf(stdout, "fleethub %s listening on %s://%s\n", version, scheme, a.addr)
+	if pa := a.server.PlainAddr(); pa != nil {
+		fmt.Fprintf(stdout, "plain HTTP on http://%s\n", pa)
+	}
 	if cfg.DatabaseURL == "" {
 		fmt.Fprintf(stdout, "create an API key:  go run ./cmd/fleethub keys create --data %s --org my-org --env test --name dev --permissions all\n", shellQuote(cfg.Data))
 	}
