@@ -180,8 +180,15 @@
 // costs the server two allocations more: 100 subs 1.8–2.2 M msgs/s and
 // 300 allocs/op (80 KB), 1000 subs 1.7–1.9 M and 3,015 allocs/op (1 MB,
 // against 0.3 MB). The ring matters most where encoding is costly: with
-// permessage-deflate, 100 subs get 0.33–0.36 M msgs/s against 0.16–0.19 M
-// compressing per connection. msgpack runs as JSON (the conversion is
+// permessage-deflate, 100 subs got 0.33–0.36 M msgs/s against 0.16–0.19 M
+// compressing per connection; since the deflated bytes go through the
+// coalescing writer instead of one gorilla write per message, a
+// compressed delivery costs about a fifth of the CPU it did
+// (BenchmarkDeliveryAllocsDeflate_100Subs; docs/performance.md).
+//
+// BenchmarkDeliveryAllocs_* count the server's allocations with clients
+// that read the raw socket: 0 per subscriber at steady state, about 1–2
+// per appended message (the stream's shared wrapper and its cache entry). msgpack runs as JSON (the conversion is
 // once per entry: BenchmarkJSONToMsgpack 3.0–5.6 µs, 5 allocations, for a
 // 566-byte event; the first converter, on json.Decoder tokens, took 17 µs
 // and 381 allocations). Batches of 50: 1.6–2.1 M msgs/s (the test client
