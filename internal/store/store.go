@@ -87,6 +87,7 @@ type Backend interface {
 	AlertSchedule
 	Notifications
 	Vehicles
+	Tokens
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

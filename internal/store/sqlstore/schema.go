@@ -267,6 +267,18 @@ var migrations = []string{
 		PRIMARY KEY (org, env, id)
 	);
 	CREATE INDEX vehicles_fleet ON vehicles(org, env, fleet_id, id);`,
+	// Browser tokens minted (tokens.go): what their revocation needs.
+	`CREATE TABLE browser_tokens (
+		id TEXT PRIMARY KEY,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		key_id TEXT NOT NULL,
+		scopes TEXT NOT NULL,
+		created_at {int64} NOT NULL,
+		expires_at {int64} NOT NULL,
+		revoked_at {int64} NOT NULL DEFAULT 0
+	);
+	CREATE INDEX browser_tokens_expiry ON browser_tokens(expires_at);`,
 }
 
 // Migrate applies the pending migrations of db, a database of dialect d,

@@ -52,6 +52,7 @@ var suite = []struct {
 	{"AlertSchedule", alertSchedule},
 	{"Notifications", notifications},
 	{"Vehicles", vehicles},
+	{"Tokens", tokens},
 }
 
 // Run runs the whole contract against backends made by open.
