@@ -135,6 +135,7 @@ var feedParams = []api.Param{
 	{Name: "types", In: "query", Type: "string", Enum: []string{"events", "telemetry"}, Description: "repeatable; default events"},
 	{Name: "after", In: "query", Type: "string", Description: "a cursor (opaque): entries after it; now: only new ones; absent: from the oldest retained"},
 	{Name: "limit", In: "query", Type: "integer", Description: "1-1000, default 100 (pull)"},
+	{Name: "last", In: "query", Type: "integer", Description: "1-1000 (pull): the newest last entries the filters take, oldest first, instead of entries after a cursor; next_cursor continues after them. Not with after, limit or wait, nor with an event stream"},
 	{Name: "wait", In: "query", Type: "integer", Description: "0-30 seconds to wait for a first entry (pull), default 0"},
 	{Name: "category", In: "query", Type: "string", Description: "events; repeatable (any of them)"},
 	{Name: "severity", In: "query", Type: "string", Description: "events; repeatable"},
@@ -157,11 +158,11 @@ func typeOf(topic string) string {
 	return "events"
 }
 
-// query decodes the feed's parameters; bad ones answer
-// validation_failed naming them.
-func (h *Handlers) query(c *api.Ctx) (feed.Query, error) {
+// query decodes the feed's parameters, and last (0 when not asked);
+// bad ones answer validation_failed naming them.
+func (h *Handlers) query(c *api.Ctx) (q feed.Query, last int, err error) {
 	org, env := c.Scope()
-	q := feed.Query{Org: org, Env: env, Limit: 100}
+	q = feed.Query{Org: org, Env: env, Limit: 100}
 	args := map[string][]string{}
 	bad := map[string]string{}
 	for k, v := range c.QueryArgs().All() {
@@ -181,7 +182,7 @@ func (h *Handlers) query(c *api.Ctx) (feed.Query, error) {
 				bad[k] = "must be a non-empty value of at most 200 characters"
 			}
 		}
-		if len(vs) > 1 && (k == "after" || k == "limit" || k == "wait") {
+		if len(vs) > 1 && (k == "after" || k == "limit" || k == "wait" || k == "last") {
 			bad[k] = "must be given once"
 		}
 	}
@@ -215,15 +216,27 @@ func (h *Handlers) query(c *api.Ctx) (feed.Query, error) {
 	if v := args["after"]; len(v) == 1 {
 		q.After = v[0]
 	}
+	if v := args["last"]; len(v) == 1 {
+		n, err := strconv.Atoi(v[0])
+		switch {
+		case err != nil || n < 1 || n > feed.MaxLimit:
+			bad["last"] = "must be an integer from 1 to 1000"
+		case len(args["after"]) > 0 || len(args["limit"]) > 0 || len(args["wait"]) > 0:
+			bad["last"] = "reads the newest entries: not with after, limit or wait"
+		case wantsEvents(c):
+			bad["last"] = "is for a pull: an event stream starts after a cursor (pull with last, then follow from its next_cursor)"
+		}
+		last = n
+	}
 	if len(bad) > 0 {
-		return q, api.Validation("validation_failed", bad)
+		return q, 0, api.Validation("validation_failed", bad)
 	}
 	m, err := compile(q.Topics, args)
 	if err != nil {
-		return q, err
+		return q, 0, err
 	}
 	q.Match = m
-	return q, nil
+	return q, last, nil
 }
 
 func contains(l []string, s string) bool {
@@ -342,14 +355,19 @@ func (h *Handlers) serveFeed(c *api.Ctx) error {
 	if h.feed == nil {
 		return api.NotImplemented("the feed over this bus")
 	}
-	q, err := h.query(c)
+	q, last, err := h.query(c)
 	if err != nil {
 		return err
 	}
 	if wantsEvents(c) {
 		return h.streamFeed(c, q)
 	}
-	page, err := h.feed.Pull(c.Context(), q)
+	var page feed.Page
+	if last > 0 {
+		page, err = h.feed.Last(c.Context(), q, last)
+	} else {
+		page, err = h.feed.Pull(c.Context(), q)
+	}
 	if err != nil {
 		return feedErr(err, "after")
 	}

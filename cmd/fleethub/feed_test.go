@@ -389,3 +389,28 @@ func TestFeedOverKafka(t *testing.T) {
 		t.Fatalf("%d distinct events, want 22", len(seen))
 	}
 }
+
+// TestFeedPullLastReadsTheNewest: last=N answers the newest N entries the
+// filters take, oldest first, and its next_cursor continues after them.
+func TestFeedPullLastReadsTheNewest(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"streams:read", "events:write"}, 100000)
+	n.ingestEvents(t, k, "veh-a", 0, 30)
+	n.ingestEvents(t, k, "veh-x", 0, 5)
+	p := n.pull(t, k, "vehicle_id=veh-a&last=10")
+	if got := entryIDs(t, p.Entries); fmt.Sprint(got) != fmt.Sprint(idRange("veh-a", 20, 30)) {
+		t.Fatalf("last 10: %v", got)
+	}
+	n.ingestEvents(t, k, "veh-a", 30, 2)
+	next := n.pull(t, k, "vehicle_id=veh-a&after="+url.QueryEscape(p.NextCursor))
+	if got := entryIDs(t, next.Entries); fmt.Sprint(got) != fmt.Sprint(idRange("veh-a", 30, 32)) {
+		t.Fatalf("after last: %v", got)
+	}
+	for _, q := range []string{"last=0", "last=1001", "last=5&after=now", "last=5&limit=3", "last=5&wait=1"} {
+		r := n.do("GET", "/api/v1/streaming/feed?"+q, k, nil)
+		det, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+		if r.Status != 400 || det["last"] == nil {
+			t.Errorf("%s: %d %s, want validation_failed naming last", q, r.Status, r.Body)
+		}
+	}
+}
