@@ -56,6 +56,7 @@ import (
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/breaker"
 	"github.com/fleethub/fleethub/internal/geocode"
+	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/store"
@@ -186,7 +187,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.vehicles, err = vehicles.New(vehicles.Config{}, a.store); err != nil {
 		return nil, err
 	}
-	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
+	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
 		return nil, err
 	}
 	deliveries, ok := a.store.(store.Deliveries)
@@ -209,6 +210,7 @@ type engines struct {
 	addrs   *geocode.Index
 	archive *tiles.Archive
 	roads   *routing.Graph
+	matcher *mapmatch.Matcher // the trips' points onto the auto roads of roads
 }
 
 // openEngines loads --addresses, --tiles and --osm.
@@ -241,6 +243,7 @@ func (a *app) openEngines() (engines, error) {
 			return e, fmt.Errorf("--osm: %w", err)
 		}
 		a.log.Info("road graph loaded", "junctions", e.roads.Nodes(), "edges", e.roads.Edges(), "costings", a.cfg.OSMCostings, "took", time.Since(start).Round(time.Millisecond))
+		e.matcher = mapmatch.New(e.roads, routing.Auto, mapmatch.Config{})
 	}
 	return e, nil
 }

@@ -18,6 +18,10 @@ func metricsOf(e detect.Event) map[string]any {
 		out["speed_limit_kmh"] = round(m.SpeedLimitKmh, 1)
 		out["actual_speed_kmh"] = round(m.ActualSpeedKmh, 1)
 		out["excess_speed_kmh"] = round(m.ExcessSpeedKmh, 1)
+		out["match"] = "none" // judged by the configured limit
+		if e.RoadLimitKmh > 0 {
+			out["match"] = "road" // judged by the matched road's limit
+		}
 	case detect.TypeIdle:
 	default:
 		out["acceleration_g"] = round(m.AccelerationG, 3)
@@ -71,6 +75,10 @@ func safetyEvent(t store.Trip, e detect.Event, id string, seq int64, now time.Ti
 		Source:   event.Source{VehicleID: t.VehicleID, DriverID: t.DriverID, TripID: t.ID},
 		Location: &event.Location{Latitude: e.Lat, Longitude: e.Lon}, EventData: data,
 		Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: seq, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.trips"}}
+	if e.RoadLimitKmh > 0 { // the road the episode started on
+		limit := round(e.RoadLimitKmh, 1)
+		ev.Location.SpeedLimit, ev.Location.RoadType = &limit, e.RoadType
+	}
 	if cat == event.CategorySafety {
 		// the hub acts on no detected event by itself: whoever consumes
 		// the stream decides (an alert, an incident) and says so

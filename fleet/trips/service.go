@@ -17,6 +17,7 @@ import (
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/store"
 	lru "github.com/hashicorp/golang-lru/v2"
 )
@@ -99,6 +100,11 @@ type Config struct {
 	// detection thresholds it read before reading its device's settings
 	// again (default 1 s): new settings reach it within that time.
 	ThresholdsRefresh time.Duration
+	// Roads matches the trips' points to the road network (--osm); a
+	// point matched to a road is judged for speeding by that road's
+	// limit. Nil: no road network, every point is judged by the
+	// configured limit.
+	Roads *mapmatch.Matcher
 }
 
 // Service is the trip domain service.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -21,9 +22,10 @@ type tracker struct {
 	seen   map[int64]struct{}
 	thr    detect.Thresholds
 	thrAt  time.Time // when thr was read: it is read again after ThresholdsRefresh
+	trace  *mapmatch.Trace // the trip's points on the roads; nil without Config.Roads
 }
 
-func (tr *tracker) invalidate() { tr.loaded = false; tr.seen = nil; tr.det = nil }
+func (tr *tracker) invalidate() { tr.loaded = false; tr.seen = nil; tr.det = nil; tr.trace = nil }
 
 func (s *Service) tracker(id string) *tracker {
 	if tr, ok := s.tracks.Get(id); ok {
@@ -57,13 +59,15 @@ func (s *Service) load(ctx context.Context, tr *tracker, sc store.Scope, id, dev
 	tr.trip, tr.st, tr.thr, tr.thrAt = t, st, thr, s.now()
 	tr.det = detect.New(thr)
 	tr.seen = make(map[int64]struct{}, MaxBatch)
+	tr.trace = nil
+	roads := s.roadsOf(tr, pts)
 	var sink []detect.Event
 	bound := st.LastTS - s.cfg.ReorderWindow.Milliseconds()
-	for _, p := range pts {
+	for i, p := range pts {
 		if p.TS >= bound {
 			tr.seen[p.TS] = struct{}{}
 		}
-		sink = tr.det.Feed(detectPoint(p), sink[:0])
+		sink = tr.det.Feed(withRoad(p, roadAt(roads, i)), sink[:0])
 	}
 	tr.loaded = true
 	return nil

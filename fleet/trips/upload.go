@@ -344,7 +344,7 @@ func (s *Service) apply(ctx context.Context, tr *tracker, sc store.Scope, device
 			return res, err
 		}
 	} else {
-		events = advance(det, &st, acc)
+		events = advance(det, &st, acc, s.roadsOf(tr, acc))
 	}
 	if device != "" {
 		st.DeviceID = device
@@ -424,12 +424,13 @@ func (s *Service) admit(tr *tracker, now time.Time, in []Point, res *ingestResul
 	return acc, late
 }
 
-// advance feeds points newer than every stored one to the detector and
-// the running analytics of st, and returns the events they complete.
-func advance(det *detect.Detector, st *state, acc []Point) []detect.Event {
+// advance feeds points newer than every stored one, on their roads (nil:
+// none matched), to the detector and the running analytics of st, and
+// returns the events they complete.
+func advance(det *detect.Detector, st *state, acc []Point, roads []road) []detect.Event {
 	var events []detect.Event
-	for _, p := range acc {
-		dp := detectPoint(p)
+	for i, p := range acc {
+		dp := withRoad(p, roadAt(roads, i))
 		st.Running.Add(dp)
 		events = det.Feed(dp, events)
 	}
@@ -456,18 +457,20 @@ func (s *Service) replay(ctx context.Context, tr *tracker, sc store.Scope, st *s
 	all = append(all, acc...)
 	sortPoints(all)
 	det := detect.New(tr.thr)
+	tr.trace = nil // the trip's points are matched again in order
+	roads := s.roadsOf(tr, all)
 	st.Running = analytics.Running{}
 	st.Harsh, st.Events = HarshEvents{}, 0
 	var events []detect.Event
 	pauses := st.Pauses
 	pi := 0
-	for _, p := range all {
+	for i, p := range all {
 		for pi < len(pauses) && pauses[pi][1] <= p.TS {
 			st.Running.Pause(time.UnixMilli(pauses[pi][0]), time.UnixMilli(pauses[pi][1]))
 			pi++
 		}
 		st.Running.Add(detectPoint(p))
-		events = det.Feed(detectPoint(p), events)
+		events = det.Feed(withRoad(p, roadAt(roads, i)), events)
 	}
 	for _, e := range events {
 		st.Running.AddEvent(e)

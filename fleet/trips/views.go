@@ -155,7 +155,7 @@ type DetectedEvent struct {
 	Severity   string         `json:"severity" enum:"moderate,high,critical" source:"computed"`
 	Confidence *float64       `json:"confidence,omitempty" source:"computed"`
 	Location   *Location      `json:"location,omitempty"`
-	Metrics    map[string]any `json:"metrics" source:"computed" doc:"the episode's measurements; speeding's speed_limit_kmh is the limit the hub applies (--speed-limit-kmh), not a posted road limit: points are not matched to a road map"`
+	Metrics    map[string]any `json:"metrics" source:"computed" doc:"the episode's measurements; speeding's speed_limit_kmh is the limit it was judged by: with --osm, the posted (or class default) limit of the road the points were matched to (match: road), else the limit the hub applies, the device's or --speed-limit-kmh (match: none)"`
 }
 
 // LastLocation is the last accepted point.

@@ -207,3 +207,26 @@ func TestLag(t *testing.T) {
 		t.Errorf("flush gave %d matches, last %+v", len(out), out)
 	}
 }
+
+// TestTentative: the points waiting in the window have a road already,
+// which Add then confirms; Tentative changes nothing.
+func TestTentative(t *testing.T) {
+	h := &handNet{}
+	h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{2000, 0})
+	h.road(2, 1, 2, 30, [2]float64{2000, 0}, [2]float64{2000, 1000})
+	tr := New(h, routing.Auto, Config{}).Trace()
+	for i := 0; i < 4; i++ {
+		lat, lon := toLatLon(100+60*float64(i), 3)
+		tr.Add(Point{Lat: lat, Lon: lon})
+	}
+	tent := tr.Tentative()
+	if len(tent) != 4 || tr.Pending() != 4 || tr.Added() != 4 {
+		t.Fatalf("%d tentative, %d pending, %d added", len(tent), tr.Pending(), tr.Added())
+	}
+	final := tr.Flush()
+	for i := range tent {
+		if tent[i].Index != i || tent[i].WayID != 1 || tent[i] != final[i] {
+			t.Errorf("point %d: tentative %+v, final %+v", i, tent[i], final[i])
+		}
+	}
+}

@@ -210,27 +210,7 @@ func (t *Trace) Pending() int { return len(t.window) }
 // the best path from the newest step that keeps to the roads already
 // decided.
 func (t *Trace) decide() Match {
-	last := t.window[len(t.window)-1].cands
-	first := t.window[0].cands
-	bestJ, bestAlive := 0, -1
-	origin := make([]int32, len(last)) // each path's candidate at the oldest step
-	for j := range last {
-		k := int32(j)
-		for s := len(t.window) - 1; s > 0 && k >= 0; s-- {
-			k = t.window[s].cands[k].back
-		}
-		origin[j] = k
-		if last[j].score > last[bestJ].score {
-			bestJ = j
-		}
-		if k >= 0 && !first[k].dead && (bestAlive < 0 || last[j].score > last[bestAlive].score) {
-			bestAlive = j
-		}
-	}
-	if bestAlive >= 0 {
-		bestJ = bestAlive
-	}
-	chosen := max(origin[bestJ], 0)
+	chosen := max(t.origin(t.bestNewest()), 0)
 	st := t.window[0]
 	t.window = t.window[1:]
 	if len(t.window) > 0 { // the next step's paths now start here
@@ -241,6 +221,37 @@ func (t *Trace) decide() Match {
 		}
 	}
 	return t.m.match(st.index, &st.cands[chosen], confidence(st.cands, chosen))
+}
+
+// origin is the oldest step's candidate on the path to the newest
+// step's candidate j; -1 where the path was cut.
+func (t *Trace) origin(j int) int32 {
+	k := int32(j)
+	for s := len(t.window) - 1; s > 0 && k >= 0; s-- {
+		k = t.window[s].cands[k].back
+	}
+	return k
+}
+
+// bestNewest is the newest step's candidate with the best path among
+// those that keep to the roads already decided, or the best of all when
+// none does.
+func (t *Trace) bestNewest() int {
+	last := t.window[len(t.window)-1].cands
+	first := t.window[0].cands
+	bestJ, bestAlive := 0, -1
+	for j := range last {
+		if last[j].score > last[bestJ].score {
+			bestJ = j
+		}
+		if k := t.origin(j); k >= 0 && !first[k].dead && (bestAlive < 0 || last[j].score > last[bestAlive].score) {
+			bestAlive = j
+		}
+	}
+	if bestAlive >= 0 {
+		return bestAlive
+	}
+	return bestJ
 }
 
 // confidence is the chosen candidate's share of its step's likelihood
@@ -264,3 +275,24 @@ func (m *Matcher) match(idx int, c *candidate, conf float64) Match {
 	return Match{Index: idx, Matched: true, Edge: int(c.edge), WayID: road.WayID, Class: road.Class,
 		LimitKmh: road.LimitKmh, Posted: road.Posted, Lat: lat, Lon: lon, Meters: c.dist, Confidence: conf}
 }
+
+// Tentative is the road of every point still waiting in the window as
+// the best path says now; unlike Add's matches, these may change as more
+// points arrive. The trace is not changed.
+func (t *Trace) Tentative() []Match {
+	if len(t.window) == 0 {
+		return nil
+	}
+	out := make([]Match, len(t.window))
+	k := int32(t.bestNewest())
+	for s := len(t.window) - 1; s >= 0; s-- {
+		st := &t.window[s]
+		k = max(k, 0)
+		out[s] = t.m.match(st.index, &st.cands[k], confidence(st.cands, k))
+		k = st.cands[k].back
+	}
+	return out
+}
+
+// Added is the number of points the trace has taken.
+func (t *Trace) Added() int { return t.next }
