@@ -1,0 +1,49 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+// TestSpeedingJudgedByTheRoad: with --osm, a trip driven at 60 km/h up
+// Main Street of the tiny extract (a residential street without
+// maxspeed: the class default, 40 km/h) raises a speeding event whose
+// speed_limit_kmh is 40 and whose match is road; the same trip on a node
+// without --osm stays under the configured 100 km/h.
+func TestSpeedingJudgedByTheRoad(t *testing.T) {
+	sp := append(constant(60, 13), constant(20, 10)...)
+	for _, osm := range []bool{true, false} {
+		cfg := testConfig(t)
+		if osm {
+			cfg.OSM = tinyOSM(t)
+		}
+		n := startNode(t, cfg)
+		k := n.key("org-a", "test", []string{"all"}, 100000)
+		t0 := time.Now().Add(-30 * time.Minute).UTC()
+		id := n.startTrip(k, "veh-1", t0)
+		r := n.do("POST", "/v1/locations/batch", k, map[string]any{"trip_id": id, "locations": track(t0.Add(time.Second), 40, -83, sp)})
+		if r.Status != 200 {
+			t.Fatalf("upload: %d %s", r.Status, r.Body)
+		}
+		var evs []any // the stop at the end is harsh braking too
+		for _, e := range r.json(t)["events_detected"].([]any) {
+			if e.(map[string]any)["event_type"] == "speeding" {
+				evs = append(evs, e)
+			}
+		}
+		if !osm {
+			if len(evs) != 0 {
+				t.Errorf("without --osm, 60 km/h under the configured limit raised %v", evs)
+			}
+			continue
+		}
+		if len(evs) != 1 {
+			t.Fatalf("events %v, want one speeding", evs)
+		}
+		e := evs[0].(map[string]any)
+		m := e["metrics"].(map[string]any)
+		if e["event_type"] != "speeding" || m["speed_limit_kmh"] != 40.0 || m["match"] != "road" {
+			t.Errorf("event %v, want speeding judged by the street's 40 km/h", e)
+		}
+	}
+}
