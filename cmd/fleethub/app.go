@@ -197,7 +197,11 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if err := a.openStreaming(ctx, deliveries, eng.addrs); err != nil {
 		return nil, err
 	}
-	if a.intake, err = telemetry.New(telemetry.Config{Fleets: a.vehicles}, a.bus, log); err != nil {
+	intake := telemetry.Config{Fleets: a.vehicles}
+	if eng.matcher != nil {
+		intake.Roads = eng.matcher
+	}
+	if a.intake, err = telemetry.New(intake, a.bus, log); err != nil {
 		return nil, err
 	}
 	a.fences = crossings.New(crossings.Config{Fleets: a.vehicles}, a.bus, a.store, log)

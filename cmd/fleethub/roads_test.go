@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 )
@@ -45,5 +46,37 @@ func TestSpeedingJudgedByTheRoad(t *testing.T) {
 		if e["event_type"] != "speeding" || m["speed_limit_kmh"] != 40.0 || m["match"] != "road" {
 			t.Errorf("event %v, want speeding judged by the street's 40 km/h", e)
 		}
+	}
+}
+
+// TestEventsGetTheirRoad: with --osm, an event sent without speed_limit
+// and road_type is published with those of the road it lies on (Main
+// Street of the tiny extract: residential, 40 km/h), as the feed shows.
+func TestEventsGetTheirRoad(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.OSM = tinyOSM(t)
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	ts := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339Nano)
+	r := n.do("POST", "/v1/events", k, map[string]any{"events": []any{map[string]any{"event_id": "road-e1", "event_type": "door_open", "category": "vehicle_events",
+		"timestamp": ts, "severity": "low", "source": map[string]any{"vehicle_id": "veh-road"}, "location": map[string]any{"latitude": 40.0005, "longitude": -83.0}}}})
+	if r.Status != 202 {
+		t.Fatalf("POST /v1/events: %d %s", r.Status, r.Body)
+	}
+	p := n.pull(t, k, "types=events&vehicle_id=veh-road&wait=5")
+	if len(p.Entries) != 1 {
+		t.Fatalf("feed entries %+v", p.Entries)
+	}
+	var m struct {
+		Location struct {
+			SpeedLimit *float64 `json:"speed_limit"`
+			RoadType   string   `json:"road_type"`
+		} `json:"location"`
+	}
+	if err := json.Unmarshal(p.Entries[0].Message, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Location.SpeedLimit == nil || *m.Location.SpeedLimit != 40 || m.Location.RoadType != "residential" {
+		t.Errorf("published location %s, want speed_limit 40 and road_type residential", p.Entries[0].Message)
 	}
 }

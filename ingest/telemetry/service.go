@@ -46,6 +46,10 @@ type Config struct {
 	// (source.fleet_id) when their sender gave none; nil: only the
 	// fleets senders give.
 	Fleets Fleets
+	// Roads fills in an event's location.speed_limit and road_type from
+	// the road it lies on when the sender gave none; nil: no road
+	// network (--osm), they stay as sent.
+	Roads Roads
 }
 
 // Service is the telemetry and event intake.
@@ -275,6 +279,7 @@ func (s *Service) IngestEvents(ctx context.Context, org, env string, evs []map[s
 			e.EventID = newEventID()
 		}
 		e.Metadata.ProcessingTime = processed
+		s.fillRoad(e)
 		res.EventIDs[i] = e.EventID
 		m, err := s.eventMessage(ctx, org, env, eventKey(e), e, now)
 		if err != nil {

@@ -230,3 +230,26 @@ func TestTentative(t *testing.T) {
 		}
 	}
 }
+
+// TestRoadAt: a lone location takes the nearest road's class and the
+// lower of its limits; one far from every road has none.
+func TestRoadAt(t *testing.T) {
+	h := &handNet{}
+	r := h.road(1, 0, 1, 0, [2]float64{0, 0}, [2]float64{1000, 0})
+	r.kmh = [2]float64{50, 30}
+	h.road(2, 2, 3, 90, [2]float64{0, 60}, [2]float64{1000, 60})
+	h.edges[1].class = routing.ClassTrunk
+	m := New(h, routing.Auto, Config{})
+	for _, tc := range []struct {
+		y     float64
+		limit float64
+		class string
+		ok    bool
+	}{{5, 30, "residential", true}, {50, 90, "trunk", true}, {400, 0, "", false}} {
+		lat, lon := toLatLon(500, tc.y)
+		limit, class, ok := m.RoadAt(lat, lon, 5)
+		if limit != tc.limit || class != tc.class || ok != tc.ok {
+			t.Errorf("%v m north: %v %q %v, want %v %q %v", tc.y, limit, class, ok, tc.limit, tc.class, tc.ok)
+		}
+	}
+}

@@ -296,3 +296,33 @@ func (t *Trace) Tentative() []Match {
 
 // Added is the number of points the trace has taken.
 func (t *Trace) Added() int { return t.next }
+
+// RoadAt is the road nearest a lone location (no trace around it): its
+// class and speed limit, the lower of its two directions' where both are
+// open, as the direction of travel is not known; ok false when no road
+// lies within the radius an accuracy of accuracy meters gives (0: not
+// known, read as 10 m).
+func (m *Matcher) RoadAt(lat, lon, accuracy float64) (limitKmh float64, class string, ok bool) {
+	if math.IsNaN(lat) || math.IsNaN(lon) || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
+		return 0, "", false
+	}
+	if !(accuracy > 0) {
+		accuracy = 10
+	}
+	n := m.net
+	x, y := n.plane(lat, lon)
+	var buf [1]candidate
+	cands := n.candidates(x, y, min(max(4*max(accuracy, 4), 50), 200), 1, buf[:0])
+	if len(cands) == 0 {
+		return 0, "", false
+	}
+	e := int(cands[0].edge)
+	limit := math.Inf(1)
+	var road routing.Road
+	for d, open := range [2]bool{n.fwd[e], n.bwd[e]} {
+		if r := n.roads.EdgeRoad(e, d == 1); open && r.LimitKmh < limit {
+			limit, road = r.LimitKmh, r
+		}
+	}
+	return road.LimitKmh, road.Class.String(), true
+}
