@@ -15,12 +15,14 @@ const (
 	CloseTooBig        = websocket.CloseMessageTooBig   // 1009: client frame over MaxMessageSize
 	CloseStreamStopped = 4001                           // every followed stream was stopped
 	CloseSlowConsumer  = 4008                           // too far behind, or writes time out
+	CloseTokenExpired  = 4401                           // the browser token the connection opened with expired
 )
 
 // Close reasons. Every closed connection records one (logged at debug).
 var (
 	ErrShutdown         = errors.New("ws: server shutdown")
 	ErrStreamStopped    = errors.New("ws: stream stopped")
+	ErrTokenExpired     = errors.New("ws: token expired")
 	ErrSlowConsumer     = errors.New("ws: slow consumer")
 	ErrSlowWrite        = errors.New("ws: slow consumer: write deadline")
 	ErrQueueOverflow    = errors.New("ws: slow consumer: send queue over limit")
@@ -41,6 +43,8 @@ func closeFrame(err error) (code int, text string, send, flush bool) {
 		return CloseGoingAway, "server shutdown", true, true
 	case errors.Is(err, ErrStreamStopped):
 		return CloseStreamStopped, "stream stopped", true, true
+	case errors.Is(err, ErrTokenExpired):
+		return CloseTokenExpired, "token expired", true, false
 	case errors.Is(err, ErrTooManyInvalid):
 		return ClosePolicy, "too many malformed frames", true, true
 	case errors.Is(err, ErrSlowConsumer), errors.Is(err, ErrQueueOverflow):

@@ -20,6 +20,9 @@ type conn struct {
 	org, env, keyID string
 	bin             bool // encoding=msgpack
 	compress        bool // permessage-deflate negotiated
+	// allows says which streams a connection opened with a browser
+	// token may follow (nil: any of its organization's)
+	allows func(streamID string) bool
 
 	q          *queue
 	ctx        context.Context

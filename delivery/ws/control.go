@@ -131,6 +131,10 @@ func (c *conn) handle(b []byte) {
 // follow (re)subscribes to a stream of the connection's scope, after
 // lastOffset (of epoch, when given) when given.
 func (c *conn) follow(id string, lastOffset *int64, epoch *string) {
+	if c.allows != nil && !c.allows(id) {
+		c.notice(notice{Type: "error", Code: "insufficient_permissions", StreamID: id, Message: "this token does not open the stream"})
+		return
+	}
 	info, err := c.s.lookup(c.org, c.env, id)
 	if err != nil {
 		var re *RequestError

@@ -105,6 +105,7 @@
 //	1009  message too big                  a client frame over MaxMessageSize
 //	4001  stream stopped                   every followed stream was stopped
 //	4008  slow consumer                    beyond MaxLag for LagGrace; a write past WriteTimeout; control frames overflow
+//	4401  token expired                    the browser token the connection opened with expired (ServeLimited)
 //
 // 4001 tells a client not to reconnect; 4008 tells it to reconnect with
 // last_offset set to the last offset it processed.

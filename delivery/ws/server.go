@@ -85,6 +85,14 @@ func New(cfg Config, streams hub.Streams, log hub.Log, logger *slog.Logger) *Ser
 // the upgrade with a JSON error and Serve returns a *RequestError; the
 // response is written and the caller writes nothing more.
 func (s *Server) Serve(rc *fasthttp.RequestCtx, org, env, keyID string) error {
+	return s.ServeLimited(rc, org, env, keyID, nil, time.Time{})
+}
+
+// ServeLimited is Serve for a connection opened with a browser token:
+// allows (nil: any) says which streams it may follow, in the query and
+// in subscribe frames alike, and at expires (zero: never) the connection
+// is closed with 4401.
+func (s *Server) ServeLimited(rc *fasthttp.RequestCtx, org, env, keyID string, allows func(streamID string) bool, expires time.Time) error {
 	if s.isClosed() {
 		return reply(rc, &RequestError{Status: fasthttp.StatusServiceUnavailable, Code: "service_unavailable", Message: "server is shutting down"})
 	}
@@ -103,11 +111,12 @@ func (s *Server) Serve(rc *fasthttp.RequestCtx, org, env, keyID string) error {
 	// when the upgrade fails, or when fasthttp never runs the connection
 	sl := newSlot(release, 2*s.cfg.WriteTimeout+closeWait)
 	c := &conn{
-		s:     s,
-		org:   strings.Clone(org),
-		env:   strings.Clone(env),
-		keyID: strings.Clone(keyID),
-		bin:   req.bin,
+		s:      s,
+		org:    strings.Clone(org),
+		env:    strings.Clone(env),
+		keyID:  strings.Clone(keyID),
+		bin:    req.bin,
+		allows: allows,
 	}
 	up := &s.plain
 	if req.compression {
@@ -119,6 +128,10 @@ func (s *Server) Serve(rc *fasthttp.RequestCtx, org, env, keyID string) error {
 			defer release()
 		}
 		c.init(wsc)
+		if !expires.IsZero() {
+			t := time.AfterFunc(time.Until(expires), func() { c.close(ErrTokenExpired) })
+			defer t.Stop()
+		}
 		s.run(c, req.subs)
 	})
 	if err != nil {
