@@ -48,7 +48,11 @@ type Route struct {
 	// "fhk.<key>" Sec-WebSocket-Protocol entry too (websocket upgrades
 	// from browsers).
 	QueryKey bool
-	Params   []Param
+	// TokenScope is the scope a browser token needs to use this route in
+	// place of a key (sent as Authorization: Bearer or ?token=); "" when
+	// the route takes no token.
+	TokenScope string
+	Params     []Param
 	// Request and Response are zero values of the body types, for the
 	// document; Status is the success status (default 200).
 	Request  any

@@ -100,6 +100,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	auth    Authenticator
+	tokens  TokenAuthenticator
 	limiter Limiter
 	// failures counts failed authentications per client address: the
 	// server's limiter (shared across nodes when Redis-backed), or a
@@ -247,21 +248,32 @@ func (s *Server) run(rc *fasthttp.RequestCtx, r *Route) {
 func (s *Server) authenticate(c *Ctx) error {
 	r := c.Route
 	key := extractKey(c.RequestCtx, r.QueryKey)
+	if key == "" && r.TokenScope != "" {
+		key = string(c.QueryArgs().Peek("token"))
+	}
 	if key == "" {
 		return &Error{Status: 401, Code: "invalid_api_key", Message: "API key required"}
 	}
-	if _, err := apikey.Parse(key); err != nil {
-		return &Error{Status: 401, Code: "invalid_api_key", Message: "Invalid API key format"}
-	}
-	p, err := s.auth.Authenticate(s.baseCtx, key)
-	if err != nil {
-		return err
+	var p *Principal
+	if LooksLikeToken(key) {
+		var err error
+		if p, err = s.authenticateToken(c, key); err != nil {
+			return err
+		}
+	} else {
+		if _, err := apikey.Parse(key); err != nil {
+			return &Error{Status: 401, Code: "invalid_api_key", Message: "Invalid API key format"}
+		}
+		var err error
+		if p, err = s.auth.Authenticate(s.baseCtx, key); err != nil {
+			return err
+		}
+		if r.Permission != "" && !p.Has(r.Permission) {
+			return Errf("insufficient_permissions", "this API key lacks the %s permission", r.Permission).
+				WithDetails(map[string]string{"required_permission": r.Permission})
+		}
 	}
 	c.Principal = p
-	if r.Permission != "" && !p.Has(r.Permission) {
-		return Errf("insufficient_permissions", "this API key lacks the %s permission", r.Permission).
-			WithDetails(map[string]string{"required_permission": r.Permission})
-	}
 	if r.NoRateLimit || s.limiter == nil {
 		return nil
 	}

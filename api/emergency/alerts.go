@@ -54,7 +54,7 @@ func (a *Alerts) Routes() []*api.Route {
 			Params: id, Response: domain.Alert{}, Handler: a.get},
 		{Method: "DELETE", Path: "/v1/emergency/alerts/{alert_id}", Tag: "emergency", Summary: "Cancel an alert", Permission: "emergency:write",
 			Params: id, Response: domain.Alert{}, Errors: []int{409}, Handler: a.cancel},
-		{Method: "POST", Path: "/v1/emergency/alerts/{alert_id}/acknowledge", Tag: "emergency", Summary: "Acknowledge an alert as a recipient", Permission: "emergency:write",
+		{Method: "POST", Path: "/v1/emergency/alerts/{alert_id}/acknowledge", Tag: "emergency", Summary: "Acknowledge an alert as a recipient", Permission: "emergency:write", TokenScope: "alerts:acknowledge",
 			Params: id, Request: domain.AckBody{}, Response: domain.Alert{}, Errors: []int{409}, Handler: a.ack},
 	}
 }

@@ -124,7 +124,7 @@ type EntryView struct {
 // Routes returns the feed routes.
 func (h *Handlers) Routes() []*api.Route {
 	return []*api.Route{
-		{Method: "GET", Path: "/api/v1/streaming/feed", Tag: "streaming", Permission: "streams:read",
+		{Method: "GET", Path: "/api/v1/streaming/feed", Tag: "streaming", Permission: "streams:read", TokenScope: "feed:read",
 			Summary: "The organization's events or telemetry from the durable bus log, oldest first, by cursor; with Accept: text/event-stream the same feed live as Server-Sent Events (see docs/streaming.md#the-feed)",
 			Params:  feedParams, Response: FeedView{}, Errors: []int{410}, Handler: h.serveFeed},
 		h.sseRoute(),
@@ -132,6 +132,7 @@ func (h *Handlers) Routes() []*api.Route {
 }
 
 var feedParams = []api.Param{
+	{Name: "token", In: "query", Type: "string", Description: "a browser token with the feed:read scope in place of a key, for clients that cannot set Authorization (EventSource); see docs/security.md#browser-tokens"},
 	{Name: "types", In: "query", Type: "string", Enum: []string{"events", "telemetry"}, Description: "repeatable; default events"},
 	{Name: "after", In: "query", Type: "string", Description: "a cursor (opaque): entries after it; now: only new ones; absent: from the oldest retained"},
 	{Name: "limit", In: "query", Type: "integer", Description: "1-1000, default 100 (pull)"},
@@ -168,6 +169,7 @@ func (h *Handlers) query(c *api.Ctx) (q feed.Query, last int, err error) {
 	for k, v := range c.QueryArgs().All() {
 		args[string(k)] = append(args[string(k)], string(v))
 	}
+	delete(args, "token") // a browser token, read by the server's authentication
 	known := map[string]bool{}
 	for _, p := range feedParams {
 		known[p.Name] = p.In == "query"
@@ -366,7 +368,7 @@ func (h *Handlers) serveFeed(c *api.Ctx) error {
 	if last > 0 {
 		page, err = h.feed.Last(c.Context(), q, last)
 	} else {
-		page, err = h.feed.Pull(c.Context(), q)
+		page, err = h.pull(c.Context(), q)
 	}
 	if err != nil {
 		return feedErr(err, "after")
@@ -380,6 +382,37 @@ func (h *Handlers) serveFeed(c *api.Ctx) error {
 		out.Entries = append(out.Entries, v)
 	}
 	return c.JSON(200, out)
+}
+
+// pull is the feed's Pull, except that a waiting pull answers its page
+// so far (empty, with the position it reached) when Shutdown is called,
+// so that a long poll does not hold the server's shutdown.
+func (h *Handlers) pull(ctx context.Context, q feed.Query) (feed.Page, error) {
+	pos, err := h.feed.Start(ctx, &q)
+	if err != nil || q.Wait <= 0 {
+		if err != nil {
+			return feed.Page{}, err
+		}
+		return h.feed.PullFrom(ctx, q, pos)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-h.done:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	page, err := h.feed.PullFrom(wctx, q, pos)
+	select {
+	case <-h.done:
+		if err != nil && ctx.Err() == nil {
+			return feed.Page{Entries: nil, Next: pos.Cursor(q.Topics)}, nil
+		}
+	default:
+	}
+	return page, err
 }
 
 func entryView(e feed.Entry) (EntryView, error) {

@@ -19,13 +19,14 @@ const streamRead = 256
 const statePoll = time.Second
 
 func (h *Handlers) sseRoute() *api.Route {
-	return &api.Route{Method: "GET", Path: "/api/v1/streaming/sse", Tag: "streaming", Permission: "streams:read",
+	return &api.Route{Method: "GET", Path: "/api/v1/streaming/sse", Tag: "streaming", Permission: "streams:read", TokenScope: "streams:read",
 		Summary: "A registered stream's messages as Server-Sent Events: id is the offset, data the websocket's {stream_id, offset, message}; resume with Last-Event-ID (see docs/streaming.md#server-sent-events-of-a-registered-stream)",
 		Raw:     "text/event-stream", Errors: []int{404, 501},
 		Params: []api.Param{{Name: "stream_id", In: "query", Type: "string", Required: true},
 			{Name: "last_offset", In: "query", Type: "integer", Description: "resume after this offset (Last-Event-ID wins); absent: only new messages"},
 			{Name: "epoch", In: "query", Type: "string", Description: "the epoch of the offset (from the subscribed event); another epoch answers history_lost and delivery restarts at first_available"},
-			{Name: "Last-Event-ID", In: "header", Type: "string", Description: "the offset to resume after (a browser's EventSource sends it on reconnect)"}},
+			{Name: "Last-Event-ID", In: "header", Type: "string", Description: "the offset to resume after (a browser's EventSource sends it on reconnect)"},
+			{Name: "token", In: "query", Type: "string", Description: "a browser token with the streams:read scope (for this stream) in place of a key; see docs/security.md#browser-tokens"}},
 		Handler: h.serveStream}
 }
 
@@ -50,6 +51,7 @@ func (h *Handlers) streamQuery(c *api.Ctx) (hub.StreamInfo, *int64, string, erro
 			if len(vs) > 1 {
 				bad[k] = "must be given once"
 			}
+		case "token": // a browser token, read by the server's authentication
 		default:
 			bad[k] = "unknown parameter"
 		}
@@ -76,6 +78,9 @@ func (h *Handlers) streamQuery(c *api.Ctx) (hub.StreamInfo, *int64, string, erro
 	}
 	if len(bad) > 0 {
 		return hub.StreamInfo{}, nil, "", api.Validation("validation_failed", bad)
+	}
+	if err := api.CheckStream(c.Principal, string(id)); err != nil {
+		return hub.StreamInfo{}, nil, "", err
 	}
 	org, env := c.Scope()
 	info, ok := h.streams.Stream(org, env, string(id))

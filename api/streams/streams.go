@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/fleethub/fleethub/api"
@@ -26,6 +27,9 @@ import (
 // Websocket serves an authenticated upgrade request.
 type Websocket interface {
 	Serve(rc *fasthttp.RequestCtx, org, env, keyID string) error
+	// ServeLimited serves a connection opened with a browser token: it
+	// follows only the streams allows takes and closes at expires.
+	ServeLimited(rc *fasthttp.RequestCtx, org, env, keyID string, allows func(streamID string) bool, expires time.Time) error
 }
 
 // DeliveryStatus reports a webhook stream's endpoint and delivery counts.
@@ -126,12 +130,13 @@ func (h *Handlers) Routes() []*api.Route {
 			{Name: "limit", In: "query", Type: "integer", Description: "1-1000, default 100"}},
 		Response: CorrelationView{}, Handler: h.correlations})
 	out = append(out, &api.Route{Method: "GET", Path: "/api/v1/streaming/ws", Tag: "streaming", Summary: "Websocket delivery of one or more streams (see docs/websocket.md)",
-		Permission: "streams:read", QueryKey: true, Status: 101, Errors: []int{400, 404, 501},
+		Permission: "streams:read", QueryKey: true, TokenScope: "streams:read", Status: 101, Errors: []int{400, 404, 501},
 		Params: []api.Param{{Name: "stream_id", In: "query", Type: "string", Required: true, Description: "repeatable or comma-separated"},
 			{Name: "encoding", In: "query", Type: "string", Enum: []string{"json", "msgpack"}},
 			{Name: "last_offset", In: "query", Type: "integer", Description: "resume after this offset"},
 			{Name: "epoch", In: "query", Type: "string", Description: "the epoch of last_offset (from a subscribed frame); another epoch answers history_lost and delivery restarts at first_available"},
-			{Name: "api_key", In: "query", Type: "string", Description: "the key, for clients that can set neither a header nor a subprotocol; a browser offers the subprotocols fleethub.v1 and fhk.<key> instead, which keeps the key out of the URL"}},
+			{Name: "api_key", In: "query", Type: "string", Description: "the key, for clients that can set neither a header nor a subprotocol; a browser offers the subprotocols fleethub.v1 and fhk.<key> instead, which keeps the key out of the URL"},
+			{Name: "token", In: "query", Type: "string", Description: "a browser token with the streams:read scope in place of a key; the connection follows only the token's streams and closes with 4401 when it expires (docs/security.md#browser-tokens)"}},
 		Handler: h.websocket})
 	return out
 }
@@ -223,7 +228,23 @@ func (h *Handlers) websocket(c *api.Ctx) error {
 	if h.ws == nil {
 		return api.NotImplemented("websocket delivery")
 	}
-	if err := h.ws.Serve(c.RequestCtx, c.Principal.Org, c.Principal.Env, c.Principal.KeyID); err != nil {
+	p := c.Principal
+	var err error
+	if t := p.Token; t != nil {
+		for _, v := range c.QueryArgs().PeekMulti("stream_id") {
+			for id := range strings.SplitSeq(string(v), ",") {
+				if id = strings.TrimSpace(id); id != "" {
+					if err := api.CheckStream(p, id); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		err = h.ws.ServeLimited(c.RequestCtx, p.Org, p.Env, p.KeyID, t.AllowsStream, t.ExpiresAt)
+	} else {
+		err = h.ws.Serve(c.RequestCtx, p.Org, p.Env, p.KeyID)
+	}
+	if err != nil {
 		if c.Response.StatusCode() >= 400 {
 			return nil // the sink answered the bad request itself
 		}

@@ -40,6 +40,7 @@ import (
 	"github.com/fleethub/fleethub/fleet/geofences"
 	"github.com/fleethub/fleethub/fleet/geofences/crossings"
 	"github.com/fleethub/fleethub/fleet/keys"
+	"github.com/fleethub/fleethub/fleet/tokens"
 	"github.com/fleethub/fleethub/fleet/optimization"
 	"github.com/fleethub/fleethub/fleet/trips"
 	"github.com/fleethub/fleethub/fleet/vehicles"
@@ -92,6 +93,7 @@ type app struct {
 	busLog  hubfeed.Reader
 	feed    *apifeed.Handlers
 	keys    *keys.Service
+	tokens  *tokens.Service // browser tokens (tokens.go)
 	health  *health.Checker
 	server  *api.Server
 	addr    net.Addr
@@ -172,7 +174,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if err != nil {
 		return nil, err
 	}
-	if a.links, err = shareLinks(ctx, a.store); err != nil {
+	if a.links, a.tokens, err = signers(ctx, a.store, log); err != nil {
 		return nil, err
 	}
 	others := map[string]health.Dependency{"location_service": uploadHealth{a}}
@@ -423,6 +425,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 // routes registers every area's handlers.
 func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng engines) {
 	a.server.Handle(apikeys.New(a.keys).Routes()...)
+	a.tokenRoutes()
 	a.server.Handle(apidevices.New(devs).Routes()...)
 	a.server.Handle(apigeofences.New(geofences.New(a.store)).Routes()...)
 	a.server.Handle(apivehicles.New(a.vehicles).Routes()...)
@@ -471,6 +474,7 @@ func (a *app) start(ctx context.Context) error {
 	a.addr = addr
 	ctx, a.cancel = context.WithCancel(ctx)
 	a.goRun(func() error { return a.keys.Run(ctx) })
+	a.goRun(func() error { return a.tokens.Run(ctx) })
 	a.goRun(func() error { return a.reg.Run(ctx) })
 	a.goRun(func() error { return a.runReaper(ctx) })
 	a.goRun(func() error { return a.pipe.Run(ctx) })

@@ -37,7 +37,7 @@ var Permissions = []string{
 	"fleet:read", "fleet:write", "devices:manage", "routing:read",
 	"geocoding:read", "maps:read", "emergency:read", "emergency:write",
 	"telemetry:write", "events:write", "streams:read", "streams:manage",
-	"keys:manage",
+	"keys:manage", "tokens:create",
 }
 
 // Plans and their per-minute rate and burst.

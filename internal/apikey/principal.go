@@ -1,6 +1,10 @@
 package apikey
 
-import "errors"
+import (
+	"errors"
+	"slices"
+	"time"
+)
 
 // Principal is who a request acts for: the key it presented and what
 // that key may do.
@@ -13,6 +17,27 @@ type Principal struct {
 	Permissions []string
 	Rate        int // requests per minute
 	Burst       int
+	// Token is set when the request came with a browser token: KeyID is
+	// then the key that minted it, and the token's scopes, not
+	// Permissions, say what it may do.
+	Token *TokenGrant
+}
+
+// TokenGrant is what a browser token allows.
+type TokenGrant struct {
+	ID        string
+	Scopes    []string
+	StreamIDs []string // with the streams:read scope; empty: every stream
+	ExpiresAt time.Time
+}
+
+// HasScope reports whether the token holds scope.
+func (g *TokenGrant) HasScope(scope string) bool { return slices.Contains(g.Scopes, scope) }
+
+// AllowsStream reports whether the token may read the registered stream
+// id: it holds streams:read, for every stream or for this one.
+func (g *TokenGrant) AllowsStream(id string) bool {
+	return g.HasScope("streams:read") && (len(g.StreamIDs) == 0 || slices.Contains(g.StreamIDs, id))
 }
 
 // Has reports whether p holds perm (or "all").

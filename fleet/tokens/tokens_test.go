@@ -1,0 +1,121 @@
+package tokens_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/fleet/tokens"
+	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/store"
+	"github.com/fleethub/fleethub/internal/store/testdb"
+	"github.com/fleethub/fleethub/internal/waitfor"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+var secret = []byte("0123456789abcdef0123456789abcdef")
+
+func newService(t *testing.T, st store.Backend, clk *clock) *tokens.Service {
+	t.Helper()
+	s, err := tokens.New(tokens.Config{Now: clk.Now}, secret, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var key = &apikey.Principal{KeyID: "key_1", Org: "org-a", Env: "test", Permissions: []string{"streams:read"}, Rate: 100, Burst: 200}
+
+func TestVerifyExpiryAlgorithmAndRevocation(t *testing.T) {
+	st := testdb.SQLite(t)
+	clk := &clock{now: time.Unix(1_800_000_000, 0)}
+	s := newService(t, st, clk)
+	ctx := context.Background()
+	m, err := s.Mint(ctx, key, tokens.MintRequest{Scopes: []string{"streams:read"}, StreamIDs: []string{"str_a"}, TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Verify(ctx, m.Token)
+	if err != nil || p.Org != "org-a" || p.KeyID != "key_1" || p.Rate != 100 || !p.Token.AllowsStream("str_a") || p.Token.AllowsStream("str_b") || p.Token.HasScope("feed:read") {
+		t.Fatalf("Verify = %+v %+v, %v", p, p.Token, err)
+	}
+	// another algorithm in the header, even with a valid HMAC under it, is refused
+	parts := strings.Split(m.Token, ".")
+	none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + parts[1] + "."
+	if _, err := s.Verify(ctx, none); !errors.Is(err, tokens.ErrInvalid) {
+		t.Errorf("alg none: %v", err)
+	}
+	// another server's secret
+	other, _ := tokens.New(tokens.Config{Now: clk.Now}, []byte("another secret of thirty-two bytes!!"), st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if _, err := other.Verify(ctx, m.Token); !errors.Is(err, tokens.ErrInvalid) {
+		t.Errorf("another secret: %v", err)
+	}
+	// revoked: this service at once, another node's after its refresh
+	peer := newService(t, st, clk)
+	if _, err := peer.Verify(ctx, m.Token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Revoke(ctx, store.Scope{Org: "org-a", Env: "test"}, p.Token.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Verify(ctx, m.Token); !errors.Is(err, tokens.ErrRevoked) {
+		t.Errorf("revoked here: %v", err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- peer.Run(runCtx) }() // its first pass reads the list
+	defer func() { cancel(); <-done }()
+	if !waitfor.Poll(10*time.Second, func() bool {
+		_, err := peer.Verify(ctx, m.Token)
+		return errors.Is(err, tokens.ErrRevoked)
+	}) {
+		t.Fatal("the other node never saw the revocation")
+	}
+	// expiry
+	m2, _ := s.Mint(ctx, key, tokens.MintRequest{Scopes: []string{"feed:read"}, TTL: time.Minute})
+	clk.add(time.Minute)
+	if _, err := s.Verify(ctx, m2.Token); !errors.Is(err, tokens.ErrExpired) {
+		t.Errorf("expired: %v", err)
+	}
+}
+
+func TestMintRefusesByField(t *testing.T) {
+	s := newService(t, testdb.SQLite(t), &clock{now: time.Unix(1_800_000_000, 0)})
+	for _, tc := range []struct {
+		r     tokens.MintRequest
+		field string
+	}{
+		{tokens.MintRequest{Scopes: []string{"feed:read"}, TTL: 25 * time.Hour}, "expires_in_seconds"},
+		{tokens.MintRequest{}, "scopes"},
+		{tokens.MintRequest{Scopes: []string{"all"}}, "scopes[0]"},
+		{tokens.MintRequest{Scopes: []string{"feed:read"}, StreamIDs: []string{"a"}}, "stream_ids"},
+		{tokens.MintRequest{Scopes: []string{"streams:read"}, StreamIDs: []string{""}}, "stream_ids[0]"},
+	} {
+		_, err := s.Mint(context.Background(), key, tc.r)
+		var fe *tokens.FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%+v: %v, want a refusal of %s", tc.r, err, tc.field)
+		}
+	}
+	var pe *tokens.PermissionError
+	if _, err := s.Mint(context.Background(), key, tokens.MintRequest{Scopes: []string{"alerts:acknowledge"}}); !errors.As(err, &pe) {
+		t.Errorf("a scope beyond the key: %v", err)
+	}
+}
