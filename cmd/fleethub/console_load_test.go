@@ -34,7 +34,7 @@ func TestConsoleUnderLoad(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	k := n.key("org-a", "test", []string{"all"}, 10000000)
 	chrome(t, ctx, "open", chromedp.Navigate(n.url+"/console/#key="+k))
-	eventually(t, ctx, "connected", `document.getElementById('conn').textContent === 'live' && document.querySelectorAll('#streams li').length === 2`)
+	eventually(t, ctx, "connected", `document.getElementById('conn').textContent === 'live'`)
 	chrome(t, ctx, "frame recorder", chromedp.Evaluate[chromedp.Void](`window.__frames = []; window.__longtasks = 0;
 (function tick(last) { requestAnimationFrame(now => { window.__frames.push(now - last); tick(now); }); })(performance.now());
 new PerformanceObserver(l => { window.__longtasks += l.getEntries().length; }).observe({entryTypes: ['longtask']});`))

@@ -1,6 +1,9 @@
 // Fleethub dispatch console. Talks to the REST API with the key in the
 // X-API-Key header and to the streaming websocket with the key as an
 // offered subprotocol; keeps the key in this tab's sessionStorage only.
+// Events and positions come from the organization's feed
+// (/api/v1/streaming/feed): the newest on open, then a long poll after
+// the feed's cursor. The console starts no stream of its own.
 (function () {
   'use strict';
 
@@ -8,7 +11,8 @@
   var STREAMS = 'fleethub.console.streams';
   var FEED_MAX = 1000;      // events kept in memory
   var FEED_SHOWN = 200;     // events drawn after filtering
-  var REPLAY = 100;         // events replayed from the log on open
+  var REPLAY = 100;         // entries read from the feed (last=100) or a followed stream's log on open
+  var FEED_WAIT = 25;       // seconds a long poll of the feed waits for an entry
   var ALERT_WINDOW = 120e3; // a high or critical event colours its vehicle for 2 min
   var ROUTE_READS = 40;     // trip routes read per 2 s round to place vehicles
 
@@ -17,7 +21,8 @@
     key: '', streams: [], orgStreams: [], positions: {}, ws: null, wsOpen: false, backoff: 500, timer: 0,
     feed: [], seen: {}, vehicles: {}, trips: {}, readAt: {}, alerts: {}, selected: '', map: null,
     layers: {}, route: null, routeEvents: null, focus: null, renderQueued: false, polling: 0, selectedEvent: '',
-    stats: { messages: 0, duplicates: 0, gaps: 0, connects: 0, historyLost: 0 }
+    stats: { messages: 0, duplicates: 0, gaps: 0, connects: 0, historyLost: 0 },
+    readers: [], seq: 0
   };
 
   // ---- key ----
@@ -36,8 +41,8 @@
     return head + '…' + k.slice(-4);
   }
 
-  function api(method, path, body) {
-    var opt = { method: method, headers: { 'X-API-Key': S.key }, cache: 'no-store' };
+  function api(method, path, body, signal) {
+    var opt = { method: method, headers: { 'X-API-Key': S.key }, cache: 'no-store', signal: signal };
     if (body !== undefined) {
       opt.headers['Content-Type'] = 'application/json';
       opt.body = JSON.stringify(body);
@@ -51,6 +56,7 @@
           var err = new Error((e && (e.message || e.code || e)) || r.status + ' ' + r.statusText);
           err.status = r.status;
           err.code = e && e.code;
+          err.details = (e && e.details) || {};
           throw err;
         }
         return data;
@@ -88,10 +94,20 @@
     setConn('off', 'connecting…');
     initMap();
     try { S.streams = JSON.parse(sessionStorage.getItem(STREAMS) || '[]'); } catch (e) { S.streams = []; }
-    // The console follows an event stream of every event and a telemetry
-    // stream of positions (gps_enhanced), started once per tab.
-    var ready = Promise.all([ownStream('events'), ownStream('telemetry')]);
-    ready.then(function () { renderStreams(); refreshStreams(); connect(); });
+    // streams an earlier version of the console started for itself are
+    // not followed any more: the server ends them once idle
+    S.streams = S.streams.filter(function (s) { return !s.own; });
+    saveStreams();
+    // events (the filters are the feed's parameters) and positions
+    // (gps_enhanced telemetry) come from the organization's feed
+    S.readers = [
+      reader('events', eventParams, function (e) { S.stats.messages++; addEvent('feed', ++S.seq, e.message); }, dropFeedEvents),
+      reader('positions', function () { return 'types=telemetry&data_types=gps_enhanced'; }, function (e) { S.stats.messages++; onTelemetry(e.message); })
+    ];
+    S.readers.forEach(openReader);
+    renderStreams();
+    refreshStreams();
+    connect();
     pollVehicles();
     pollIncidents();
     refreshAlerts();
@@ -102,24 +118,7 @@
     setInterval(function () { Object.keys(S.vehicles).forEach(drawVehicle); }, 5000); // moving turns idle, alerts fade
   }
 
-  var OWN = {
-    events: { stream_config: { delivery_method: 'websocket' } },
-    telemetry: { data_types: ['gps_enhanced'], delivery_method: 'websocket' }
-  };
-
-  function ownStream(type) {
-    if (S.streams.some(function (s) { return s.type === type && s.own; })) return Promise.resolve();
-    return api('POST', '/api/v1/streaming/' + type + '/start', OWN[type]).then(function (r) {
-      S.streams.push({ id: r.stream_id, type: type, own: true });
-      saveStreams();
-    }, function (err) {
-      $('streams-error').textContent = 'Could not start a ' + type + ' stream (' + err.message + '): add the id of an existing one.';
-    });
-  }
-
   function saveStreams() { sessionStorage.setItem(STREAMS, JSON.stringify(S.streams)); }
-
-  // ---- websocket ----
 
   function setConn(kind, text) {
     var el = $('conn');
@@ -127,15 +126,104 @@
     el.textContent = text;
   }
 
+  // ---- the organization's feed ----
+
+  // eventParams are the event filters as the feed's parameters.
+  function eventParams() {
+    var q = 'types=events';
+    var c = $('f-category').value, s = $('f-severity').value, v = $('f-vehicle').value.trim();
+    if (c) q += '&category=' + encodeURIComponent(c);
+    if (s) q += '&severity=' + encodeURIComponent(s);
+    if (v) q += '&vehicle_id=' + encodeURIComponent(v);
+    return q;
+  }
+
+  // A reader pulls the newest REPLAY entries its parameters take
+  // (last=), then long-polls after the feed's cursor; after a failure it
+  // resumes from that cursor (no gap, no duplicate). Opening it again
+  // (new parameters) abandons the poll under way.
+  function reader(name, params, onEntry, reset) {
+    return { name: name, params: params, onEntry: onEntry, reset: reset, cursor: '', ctl: null, gen: 0, ok: false, backoff: 500, timer: 0 };
+  }
+
+  function openReader(r) {
+    r.gen++;
+    clearTimeout(r.timer);
+    if (r.ctl) r.ctl.abort();
+    r.fresh = !!r.cursor;
+    r.cursor = '';
+    r.opened = r.params();
+    pull(r, r.gen);
+  }
+
+  function pull(r, gen) {
+    var ctl = new AbortController();
+    r.ctl = ctl;
+    // after a failure the first pull does not wait: its answer tells the
+    // connection is back
+    var q = r.params() + (r.cursor ? '&after=' + encodeURIComponent(r.cursor) + '&limit=1000&wait=' + (r.ok ? FEED_WAIT : 0) : '&last=' + REPLAY);
+    api('GET', '/api/v1/streaming/feed?' + q, undefined, ctl.signal).then(function (p) {
+      if (gen !== r.gen) return;
+      if (!r.ok) S.stats.connects++;
+      r.ok = true;
+      r.backoff = 500;
+      feedState();
+      if (r.fresh && r.reset) r.reset();
+      r.fresh = false;
+      (p.entries || []).forEach(r.onEntry);
+      r.cursor = p.next_cursor || r.cursor;
+      pull(r, gen);
+    }, function (err) {
+      if (gen !== r.gen) return;
+      r.ok = false;
+      if (err.code === 'cursor_expired' && err.details.first_available) {
+        // retention passed the cursor: go on from the oldest retained, counted as a gap
+        S.stats.gaps++;
+        r.cursor = err.details.first_available;
+      }
+      var wait = r.backoff;
+      r.backoff = Math.min(r.backoff * 2, 10000);
+      feedState(err.status === 401 || err.status === 403 ? err.message : 'disconnected: reconnecting in ' + Math.ceil(wait / 1000) + ' s');
+      r.timer = setTimeout(function () { if (gen === r.gen) pull(r, gen); }, wait);
+    });
+  }
+
+  // feedState shows live once every reader's last pull answered.
+  function feedState(problem) {
+    if (problem) { setConn('down', problem); return; }
+    if (S.readers.every(function (r) { return r.ok; })) setConn('live', 'live');
+  }
+
+  // dropFeedEvents forgets the events read from the feed, before it is
+  // read again with other filters (in the same round as the new ones, so
+  // no redraw shows the list empty in between).
+  function dropFeedEvents() {
+    S.feed = S.feed.filter(function (e) { if (e.stream === 'feed') { delete S.seen[e.id]; return false; } return true; });
+    queueRender();
+  }
+
+  // refilter reads the feed again with the filters as parameters: the
+  // newest REPLAY events they take, then what comes.
+  var refilterTimer = 0;
+  function refilter() {
+    queueRender();
+    clearTimeout(refilterTimer);
+    refilterTimer = setTimeout(function () {
+      var r = S.readers[0];
+      if (!r || r.params() === r.opened) return;
+      openReader(r);
+    }, 300);
+  }
+
+  // ---- websocket: streams the dispatcher follows ----
+
   // startOffsets finds where each stream without a kept position starts:
-  // the last REPLAY messages of its log. A stream that no longer exists, or
-  // one of the console's own that was stopped, is left, and the console
-  // starts its own again.
+  // the last REPLAY messages of its log. A stream that no longer exists is
+  // left.
   function startOffsets() {
     return Promise.all(S.streams.map(function (s) {
       if (S.positions[s.id]) return null;
       return api('GET', '/api/v1/streaming/' + s.type + '/status/' + encodeURIComponent(s.id)).then(function (st) {
-        if (s.own && st.status === 'stopped') { s.gone = true; return; }
         var last = (st.lag && st.lag.last_offset) || 0;
         S.positions[s.id] = { offset: Math.max(0, last - REPLAY), epoch: '' };
       }, function (err) {
@@ -147,15 +235,16 @@
       if (!gone.length) return null;
       S.streams = S.streams.filter(function (s) { return !s.gone; });
       saveStreams();
-      return Promise.all(gone.filter(function (s) { return s.own; }).map(function (s) { return ownStream(s.type); }))
-        .then(function () { renderStreams(); return startOffsets(); });
+      renderStreams();
+      return null;
     });
   }
 
   function connect() {
     clearTimeout(S.timer);
-    if (!S.streams.length) { setConn('off', 'no stream followed'); return; }
+    if (!S.streams.length) return;
     startOffsets().then(function () {
+      if (!S.streams.length) return;
       var first = S.streams[0];
       var p = S.positions[first.id];
       var q = 'stream_id=' + encodeURIComponent(first.id) + '&last_offset=' + p.offset;
@@ -168,9 +257,7 @@
       S.ws = ws;
       ws.onopen = function () {
         S.wsOpen = true;
-        S.stats.connects++;
         S.backoff = 500;
-        setConn('live', 'live');
         S.streams.slice(1).forEach(function (s) { subscribe(s); });
       };
       ws.onmessage = function (m) { onFrame(m.data); };
@@ -178,10 +265,9 @@
         if (S.ws !== ws) return;
         S.wsOpen = false;
         S.ws = null;
-        if (ev.code === 4001) { setConn('off', 'streams stopped'); return; }
+        if (ev.code === 4001) { $('streams-error').textContent = 'the followed streams were stopped'; return; }
         var wait = S.backoff;
         S.backoff = Math.min(S.backoff * 2, 10000);
-        setConn('down', 'disconnected: reconnecting in ' + Math.ceil(wait / 1000) + ' s');
         S.timer = setTimeout(connect, wait);
       };
     });
@@ -246,11 +332,14 @@
     var v = ev.source && ev.source.vehicle_id;
     if (v) {
       if (ev.severity === 'high' || ev.severity === 'critical' || ev.event_type === 'emergency_alert') {
-        vehicle(v).alertAt = Date.now();
+        // from the event's time: one read from the feed's history may be old already
+        var at = Math.min(Date.parse(ev.timestamp) || Date.now(), Date.now());
+        vehicle(v).alertAt = Math.max(vehicle(v).alertAt || 0, at);
       }
       if (ev.location && typeof ev.location.latitude === 'number') {
         var veh = vehicle(v);
-        if (!veh.pos) veh.pos = [ev.location.latitude, ev.location.longitude];
+        // a place to start from, not a move: the event may be old
+        if (!veh.pos) { veh.pos = [ev.location.latitude, ev.location.longitude]; veh.guessed = true; }
       }
       drawVehicle(v);
     }
@@ -297,7 +386,7 @@
     var ol = $('feed');
     // a live redraw must not take the keyboard focus away from an entry
     var a = document.activeElement;
-    var had = a && a.parentNode && a.parentNode.parentNode === ol ? a.dataset.stream + ':' + a.dataset.offset : '';
+    var had = a && a.parentNode && a.parentNode.parentNode === ol ? a.dataset.key : '';
     var frag = document.createDocumentFragment();
     var n = 0;
     for (var i = 0; i < S.feed.length && n < FEED_SHOWN; i++) {
@@ -314,9 +403,10 @@
     }
   }
 
-  function feedButton(id) {
-    var i = id.lastIndexOf(':');
-    return $('feed').querySelector('button[data-stream="' + CSS.escape(id.slice(0, i)) + '"][data-offset="' + CSS.escape(id.slice(i + 1)) + '"]');
+  // feedButton finds an entry by its key: the event id (stable when the
+  // feed is read again), else stream:offset.
+  function feedButton(key) {
+    return $('feed').querySelector('button[data-key="' + CSS.escape(key) + '"]');
   }
 
   function feedItem(e) {
@@ -327,11 +417,12 @@
     b.className = 'sev-' + (ev.severity || 'low');
     b.dataset.offset = e.offset;
     b.dataset.stream = e.stream;
+    b.dataset.key = e.id;
     b.dataset.eventId = ev.event_id || '';
     b.append(span('time', fmtTime(ev.timestamp)), span('type', ev.event_type || 'event'),
       span('meta', [ev.category, ev.severity, ev.source && ev.source.vehicle_id].filter(Boolean).join(' · ')));
-    if (S.selectedEvent === e.stream + ':' + e.offset) b.setAttribute('aria-current', 'true');
-    b.addEventListener('click', function () { focusEvent(ev, e.stream + ':' + e.offset); });
+    if (S.selectedEvent === e.id) b.setAttribute('aria-current', 'true');
+    b.addEventListener('click', function () { focusEvent(ev, e.id); });
     li.appendChild(b);
     return li;
   }
@@ -348,8 +439,8 @@
     return isNaN(d) ? '' : d.toLocaleTimeString([], { hour12: false });
   }
 
-  // focusEvent centres the map on an event; id (stream:offset) marks its
-  // feed entry as the current one.
+  // focusEvent centres the map on an event; id (its entry's key) marks
+  // its feed entry as the current one.
   function focusEvent(ev, id) {
     var prev = S.selectedEvent && feedButton(S.selectedEvent);
     if (prev) prev.removeAttribute('aria-current');
@@ -621,8 +712,9 @@
 
   function moveVehicle(id, ll) {
     var v = vehicle(id);
-    if (v.pos && (v.pos[0] !== ll[0] || v.pos[1] !== ll[1])) v.movedAt = Date.now();
+    if (v.pos && !v.guessed && (v.pos[0] !== ll[0] || v.pos[1] !== ll[1])) v.movedAt = Date.now();
     v.pos = ll;
+    v.guessed = false;
     drawVehicle(id);
   }
 
@@ -859,7 +951,7 @@
       if (s.other) li.dataset.other = 'true';
       var title = document.createElement('strong');
       title.textContent = s.id + ' ';
-      var note = s.own ? ' (this console)' : s.other ? '' : ' (followed)';
+      var note = s.other ? '' : ' (followed)';
       li.append(title, badge('st-' + (st.status || 'unknown'), st.status || '…'),
         document.createTextNode(' ' + s.type + (st.delivery_method === 'webhook' ? ' webhook' : '') + note));
       var c = st.counters || {}, lag = st.lag || {}, p = S.positions[s.id] || {};
@@ -949,7 +1041,11 @@
   window.fleethubConsole = {
     stats: S.stats,
     positions: function () { return JSON.parse(JSON.stringify(S.positions)); },
-    drop: function () { if (S.ws) S.ws.close(3000, 'dropped'); }
+    cursors: function () { return S.readers.map(function (r) { return r.cursor; }); },
+    drop: function () {
+      S.readers.forEach(function (r) { if (r.ctl) r.ctl.abort(); });
+      if (S.ws) S.ws.close(3000, 'dropped');
+    }
   };
 
   // ---- wiring ----
@@ -962,7 +1058,7 @@
       if (k) signIn(k);
     });
     $('signout').addEventListener('click', signOut);
-    $('feed-filters').addEventListener('input', queueRender);
+    $('feed-filters').addEventListener('input', refilter);
     $('feed-filters').addEventListener('submit', function (ev) { ev.preventDefault(); });
     $('add-stream').addEventListener('submit', addStream);
     var k = keyFromFragment() || sessionStorage.getItem(KEY) || '';
