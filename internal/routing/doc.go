@@ -18,6 +18,9 @@
 //     one-ways, the bicycle's contraflow and pushing, truck limits,
 //     barriers.
 //   - costing.go: the costings.
+//   - speeds.go: each way's road class and speed limit each way (posted
+//     maxspeed or a default per class), and the edge accessors the map
+//     matcher (internal/mapmatch) reads.
 //   - graph.go: the roads cut into edges at junctions, with their points.
 //   - turns.go: the turn graph of a costing (a node per edge and
 //     direction, an arc per allowed turn with its cost) and its largest
