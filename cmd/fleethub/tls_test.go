@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -80,6 +81,23 @@ func TestTLSServesHTTPSAndWSSAndReloadsCertificate(t *testing.T) {
 		t.Fatalf("wss delivered %+v", got)
 	}
 
+	// a stream started over HTTPS names its wss:// address
+	req, _ := http.NewRequest("POST", secure+"/api/v1/streaming/events/start", strings.NewReader(`{"event_filters": {"vehicle_ids": ["veh-tls2"]}}`))
+	req.Header.Set("X-API-Key", k)
+	req.Header.Set("Content-Type", "application/json")
+	res, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started struct {
+		WebsocketURL string `json:"websocket_url"`
+	}
+	json.NewDecoder(res.Body).Decode(&started)
+	res.Body.Close()
+	if res.StatusCode != 201 || !strings.HasPrefix(started.WebsocketURL, "wss://"+n.app.addr.String()+"/") {
+		t.Errorf("stream started over HTTPS: %d, websocket_url %q", res.StatusCode, started.WebsocketURL)
+	}
+
 	// swap the files: the next connections get the new certificate
 	second := certtest.Write(t, dir, 2002)
 	c2 := tlsClient(second.Pool())
@@ -116,5 +134,20 @@ func TestTLSFlagsRefusedAlone(t *testing.T) {
 		if code := cmdServe(context.Background(), args, &out, &errb); code == 0 || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want a failure naming %q", tc.args, code, errb.String(), tc.want)
 		}
+	}
+}
+
+func TestTLSFlagsFromEnvironment(t *testing.T) {
+	p := certtest.Write(t, t.TempDir(), 1)
+	t.Setenv("FLEETHUB_TLS_CERT", p.CertFile)
+	var out, errb bytes.Buffer
+	if code := cmdServe(context.Background(), []string{"--addr", "127.0.0.1:0", "--data", t.TempDir()}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "--tls-cert needs --tls-key") {
+		t.Errorf("FLEETHUB_TLS_CERT alone: exit %d, stderr %q", code, errb.String())
+	}
+	fs, cfg := serveFlags(&out)
+	t.Setenv("FLEETHUB_TLS_KEY", p.KeyFile)
+	t.Setenv("FLEETHUB_PLAIN_ADDR", "127.0.0.1:9")
+	if err := parseFlags(fs, nil); err != nil || cfg.TLSCert != p.CertFile || cfg.TLSKey != p.KeyFile || cfg.PlainAddr != "127.0.0.1:9" {
+		t.Errorf("environment: %v %+v", err, cfg)
 	}
 }
