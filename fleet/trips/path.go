@@ -12,14 +12,17 @@ import (
 type profile struct {
 	speeds    []float64 // km/h at each point: reported, else derived from the step before it (0 at the first)
 	cum       []float64 // km driven from the first point to each
-	highwayKm float64   // driven at 80 km/h or more
-	cityKm    float64   // driven under 50 km/h
+	highwayKm float64   // driven on motorways and trunks, or at 80 km/h or more off the roads
+	cityKm    float64   // driven on roads limited to 60 km/h, or under 50 km/h off the roads
 	moving    []float64 // the speeds over 5 km/h
 	gainM     float64   // elevation gained, meters
 	altitudes bool      // some two consecutive points had an altitude: gainM is known
 }
 
-func profileOf(pts []Point) profile {
+// profileOf is the speed profile of pts; bands, when not nil, are the
+// road band of each point (bandNone where it was not matched), which
+// then splits the distance rather than the speed.
+func profileOf(pts []Point, bands []band) profile {
 	p := profile{speeds: make([]float64, len(pts)), cum: make([]float64, len(pts))}
 	for i := 1; i < len(pts); i++ {
 		d := geo.Distance(pts[i-1].pos(), pts[i].pos()) / 1000
@@ -30,10 +33,14 @@ func profileOf(pts []Point) profile {
 		}
 		p.speeds[i] = v
 		p.cum[i] = p.cum[i-1] + d
+		b := bandNone
+		if i < len(bands) {
+			b = bands[i]
+		}
 		switch {
-		case v >= 80:
+		case b == bandHighway || b == bandNone && v >= 80:
 			p.highwayKm += d
-		case v < 50:
+		case b == bandCity || b == bandNone && v < 50:
 			p.cityKm += d
 		}
 		if v > 5 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/mapmatch"
+	"github.com/fleethub/fleethub/internal/routing"
 )
 
 // road is the road a point was matched to: its speed limit and class;
@@ -63,4 +64,44 @@ func roadAt(roads []road, i int) road {
 		return roads[i]
 	}
 	return road{}
+}
+
+// band is what a road counts as in road_types.
+type band uint8
+
+const (
+	bandNone    band = iota // not matched: the speed decides
+	bandHighway             // motorway or trunk
+	bandCity                // another road limited to 60 km/h or less
+	bandRural               // another road limited above 60 km/h
+)
+
+// bandsOf matches a trip's stored points, as one trace, and returns the
+// band of the road under each; nil without a road network.
+func (s *Service) bandsOf(pts []Point) []band {
+	if s.cfg.Roads == nil {
+		return nil
+	}
+	out := make([]band, len(pts))
+	tr := s.cfg.Roads.Trace()
+	keep := func(ms []mapmatch.Match) {
+		for _, m := range ms {
+			if !m.Matched || m.Index >= len(out) {
+				continue
+			}
+			switch {
+			case m.Class == routing.ClassMotorway || m.Class == routing.ClassTrunk:
+				out[m.Index] = bandHighway
+			case m.LimitKmh <= 60:
+				out[m.Index] = bandCity
+			default:
+				out[m.Index] = bandRural
+			}
+		}
+	}
+	for _, p := range pts {
+		keep(tr.Add(matchPoint(p)))
+	}
+	keep(tr.Flush())
+	return out
 }

@@ -70,8 +70,10 @@ func (r *recorder) PublishPoints(ctx context.Context, org, env string, _ []event
 // TestSpeedingOnTheMatchedRoad: a trip driven at 60 km/h up a street
 // posted 40 raises a speeding event judged by the street's limit
 // (speed_limit_kmh 40, match road, the event's location carrying the
-// limit and the road class) when the road network is loaded; without it,
-// 60 is under the configured 100 and nothing is raised.
+// limit and the road class) when the road network is loaded, and the
+// route's road_types count the street as city driving; without it, 60 is
+// under the configured 100 and nothing is raised, and 60 km/h is not
+// city driving.
 func TestSpeedingOnTheMatchedRoad(t *testing.T) {
 	for _, withRoads := range []bool{true, false} {
 		ctx := context.Background()
@@ -119,6 +121,15 @@ func TestSpeedingOnTheMatchedRoad(t *testing.T) {
 					got = append(got, e)
 				}
 			}
+		}
+		// at 60 km/h on a street limited to 40, road_types count it as
+		// city driving by the road, not as rural by the speed
+		r, err := svc.Route(ctx, "org-a", "test", tr.TripID, trips.RouteQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if city := r.RouteAnalytics.CityDrivingPercentage; withRoads && city < 99 || !withRoads && city > 30 {
+			t.Errorf("roads %v: city_driving_percentage %v", withRoads, city)
 		}
 		if !withRoads {
 			if len(got) != 0 {

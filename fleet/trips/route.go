@@ -38,8 +38,8 @@ type RouteAnalytics struct {
 	FuelEfficiencyRating     string   `json:"fuel_efficiency_rating" enum:"excellent,good,fair,poor" source:"computed" doc:"from the estimated fuel_efficiency_kmpl"`
 	RouteComplexity          string   `json:"route_complexity" enum:"low,medium,high" source:"computed"`
 	ElevationGainMeters      *float64 `json:"elevation_gain_meters" source:"computed" doc:"from the points' altitude_meters; null when no two consecutive points had one"`
-	HighwayPercentage        float64  `json:"highway_percentage" source:"computed" doc:"share of distance at 80 km/h or more"`
-	CityDrivingPercentage    float64  `json:"city_driving_percentage" source:"computed" doc:"share of distance under 50 km/h"`
+	HighwayPercentage        float64  `json:"highway_percentage" source:"computed" doc:"share of distance on motorways and trunks (with --osm, the roads the points were matched to); off the roads, or without --osm, at 80 km/h or more"`
+	CityDrivingPercentage    float64  `json:"city_driving_percentage" source:"computed" doc:"share of distance on other roads limited to 60 km/h or less (with --osm); off the roads, or without --osm, under 50 km/h"`
 }
 
 // Waypoint is a notable point of the route.
@@ -100,7 +100,7 @@ func (s *Service) Route(ctx context.Context, org, env, id string, q RouteQuery) 
 		r.RouteStatus = "active"
 	}
 	r.RouteGeometry = geometry(pts, q)
-	prof := profileOf(pts)
+	prof := profileOf(pts, s.bandsOf(pts))
 	straight := geo.Distance(pts[0].pos(), pts[len(pts)-1].pos()) / 1000
 	cruise := cruisingSpeed(prof.speeds)
 	turns := turnIndexes(pts)

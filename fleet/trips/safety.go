@@ -18,10 +18,11 @@ const (
 	MinSafetyDuration = 10 * time.Minute
 )
 
-// RoadTypes splits distance by speed band.
+// RoadTypes splits distance by road: by the class and limit of the
+// matched road (with --osm), else by speed band.
 type RoadTypes struct {
-	HighwayPercentage float64 `json:"highway_percentage" source:"computed" doc:"share of distance at 80 km/h or more"`
-	CityPercentage    float64 `json:"city_percentage" source:"computed" doc:"share of distance under 50 km/h"`
+	HighwayPercentage float64 `json:"highway_percentage" source:"computed" doc:"share of distance on motorways and trunks (with --osm, the roads the points were matched to); off the roads, or without --osm, at 80 km/h or more"`
+	CityPercentage    float64 `json:"city_percentage" source:"computed" doc:"share of distance on other roads limited to 60 km/h or less (with --osm); off the roads, or without --osm, under 50 km/h"`
 	RuralPercentage   float64 `json:"rural_percentage" source:"computed" doc:"the rest"`
 }
 
@@ -191,7 +192,7 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 		return SafetyAnalysis{}, err
 	}
 	now := s.now().UTC()
-	prof := profileOf(pts)
+	prof := profileOf(pts, s.bandsOf(pts))
 	risks, points := riskFactors(events, a.DistanceKm)
 	bd := breakdown(points, a.DistanceKm, consistency(prof.moving))
 	out := SafetyAnalysis{TripID: id, OverallSafetyScore: a.SafetyScore, ScoreGrade: grade(a.SafetyScore), AnalysisTimestamp: now,

@@ -21,7 +21,7 @@ type tracker struct {
 	det    *detect.Detector
 	seen   map[int64]struct{}
 	thr    detect.Thresholds
-	thrAt  time.Time // when thr was read: it is read again after ThresholdsRefresh
+	thrAt  time.Time       // when thr was read: it is read again after ThresholdsRefresh
 	trace  *mapmatch.Trace // the trip's points on the roads; nil without Config.Roads
 }
 
