@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleethub/fleethub/fleet/keys"
 	"github.com/fleethub/fleethub/internal/waitfor"
 	"github.com/gorilla/websocket"
 )
@@ -198,6 +199,19 @@ func TestBrowserTokensRevokedAndExpired(t *testing.T) {
 	}
 	if r := n.do("GET", feedPath, "", nil); r.Status != 401 || r.errCode(t) != "token_revoked" {
 		t.Errorf("revoked token: %d %s", r.Status, r.Body)
+	}
+
+	// revoking the key that minted a token refuses the token too
+	minter, err := n.app.keys.Create(context.Background(), keys.CreateRequest{Org: "org-rev", Env: "test", Name: "minter", Permissions: []string{"streams:read", "tokens:create"}, RPM: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := n.mintToken(t, minter.Key, map[string]any{"scopes": []string{"feed:read"}})["token"].(string)
+	if r := n.do("DELETE", "/v1/api-keys/"+minter.Record.ID, k, nil); r.Status != 200 {
+		t.Fatalf("revoke the minting key: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("GET", "/api/v1/streaming/feed?limit=1", "", nil, "Authorization", "Bearer "+child); r.Status != 401 || r.errCode(t) != "api_key_revoked" {
+		t.Errorf("a token of a revoked key: %d %s", r.Status, r.Body)
 	}
 
 	// a one-second token: refused as expired once its time is up
