@@ -141,11 +141,14 @@ func (l *Log) First(id string) int64 {
 	return first
 }
 
-// Delete drops a stream's log: its reads return nothing from now on and
-// its memory is freed. On disk its records stay in the shared segments
-// until retention deletes them (see seglog's Drop).
+// Delete drops a stream's log: its reads return nothing from now on,
+// across restarts too, and its memory is freed. On disk its records stay
+// in the shared segments until retention deletes them (see seglog's
+// Drop).
 func (l *Log) Delete(_ context.Context, id string) error {
-	l.sl.Drop(id)
+	if err := l.sl.Drop(id); err != nil {
+		return fmt.Errorf("stream log: delete %s: %w", id, err)
+	}
 	return nil
 }
 

@@ -166,5 +166,26 @@ func TestDeleteDropsOnlyThatStream(t *testing.T) {
 			t.Fatalf("dir %q: memory %d after deleting one of two streams", dir, st.MemBytes)
 		}
 		l.Close()
+		if dir == "" {
+			continue
+		}
+		// reopened, the deleted stream still reads nothing and keeps its offsets
+		l, err = embedlog.Open(embedlog.Config{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ents, _ := l.Read(ctx, "gone", 1, 10); len(ents) != 0 {
+			t.Fatalf("reopened: a deleted log reads %d entries", len(ents))
+		}
+		if ents, _ := l.Read(ctx, "kept", 1, 10); len(ents) != 2 {
+			t.Fatalf("reopened: the other stream reads %d entries, want 2", len(ents))
+		}
+		if last, err := l.Append(ctx, "gone", [][]byte{[]byte("c")}); err != nil || last != 3 {
+			t.Fatalf("reopened: an append to the deleted stream got offset %d (%v), want 3", last, err)
+		}
+		if ents, _ := l.Read(ctx, "gone", 1, 10); len(ents) != 1 || ents[0].Offset != 3 {
+			t.Fatalf("reopened: after an append the deleted stream reads %v", ents)
+		}
+		l.Close()
 	}
 }

@@ -156,8 +156,12 @@ func (l *Log) openDir() error {
 	if err := l.loadKeys(); err != nil {
 		return err
 	}
-	for _, ks := range l.keys {
+	if err := l.loadDropped(); err != nil {
+		return err
+	}
+	for k, ks := range l.keys {
 		ks.assigned = ks.next
+		l.hideDropped(k, ks)
 		ks.first = ks.next
 		if len(ks.spans) > 0 {
 			ks.first = ks.spans[0].first
@@ -521,6 +525,9 @@ func (l *Log) drop(gone []*segment) error {
 	}
 	l.mu.Lock()
 	err := l.writeKeys()
+	if err == nil {
+		err = l.forgetDropped()
+	}
 	l.mu.Unlock()
 	if err != nil {
 		return err

@@ -84,7 +84,8 @@ type Log struct {
 	keys     map[string]*keyState
 	segs     []*segment // oldest first; the last one is written
 	memBytes int64
-	dirty    bool // key offsets changed since the last keys file
+	dirty    bool                // key offsets changed since the last keys file
+	dropped  map[string]dropMark // keys Drop made unreadable whose records a segment may hold (with Dir, kept in droppedFile)
 
 	qmu    sync.Mutex // guards queue and closed
 	qcond  *sync.Cond
@@ -215,23 +216,6 @@ func (l *Log) Bounds(key string) (first, last int64) {
 		return 1, 0
 	}
 	return ks.first, ks.next - 1
-}
-
-// Drop makes every record of a key unreadable at once and frees its
-// memory: the key keeps its next offset (an offset is never given
-// twice), its reads return nothing. With a directory the records stay in
-// their segments, shared with other keys, until retention deletes them
-// whole; a restart before that reads them again (the keys file records
-// next offsets only).
-func (l *Log) Drop(key string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ks := l.keys[key]
-	if ks == nil {
-		return
-	}
-	l.memBytes -= ks.tailSize
-	ks.tail, ks.tailSize, ks.spans, ks.first = nil, 0, nil, ks.next
 }
 
 // Wait returns a channel closed once the key has a record with

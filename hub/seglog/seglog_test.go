@@ -418,3 +418,36 @@ func TestClosedLogRefusesAppends(t *testing.T) {
 		t.Errorf("Append after Close: %v", err)
 	}
 }
+
+// TestDropSurvivesReopenUntilRetention: a dropped key reads nothing,
+// after a reopen too, and keeps its offsets; the drop is forgotten once
+// retention deleted every segment that held its records.
+func TestDropSurvivesReopenUntilRetention(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, SegmentBytes: 4 << 10, MaxBytes: 16 << 10}
+	l := open(t, cfg)
+	appendN(t, l, "gone", 0, 20)
+	appendN(t, l, "kept", 0, 20)
+	if err := l.Drop("gone"); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "dropped", readAll(t, l, "gone", 1), nil)
+	// appended after the drop, in the same segment as the dropped records
+	if offs := appendN(t, l, "gone", 20, 1); offs[0] != 21 {
+		t.Fatalf("offset after the drop: %d, want 21", offs[0])
+	}
+	equal(t, "appended after the drop", readAll(t, l, "gone", 1), want("gone", 20, 1))
+	l.Close()
+	l = open(t, cfg)
+	equal(t, "dropped, reopened", readAll(t, l, "gone", 1), want("gone", 20, 1))
+	equal(t, "kept, reopened", readAll(t, l, "kept", 1), want("kept", 0, 20))
+	for i := range 100 { // retention deletes the segments that held the dropped records
+		appendN(t, l, "kept", 20+i*10, 10)
+	}
+	l.mu.Lock()
+	_, remembered := l.dropped["gone"]
+	l.mu.Unlock()
+	if remembered {
+		t.Fatal("the drop is still kept once no segment holds the dropped records")
+	}
+}
