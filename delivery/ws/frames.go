@@ -251,17 +251,28 @@ func encodeBatch(parts [][]byte, bin bool) []byte {
 // context takeover sends it: raw DEFLATE at the fastest level, flushed,
 // without the flush's final empty block (00 00 ff ff), which the
 // receiver adds back (RFC 7692 7.2.1).
+//
+// It returns nil when the compressor fails (it cannot, into memory at a
+// valid level): the message then goes uncompressed, which
+// permessage-deflate allows for any message.
 func deflate(pool *sync.Pool, msg []byte) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(msg)/2 + 64)
-	fw, _ := pool.Get().(*flate.Writer)
+	fw, _ := pool.Get().(*flate.Writer) // a type assertion: nil for an empty pool
 	if fw == nil {
-		fw, _ = flate.NewWriter(&buf, flate.BestSpeed) // a valid level: no error
+		var err error
+		if fw, err = flate.NewWriter(&buf, flate.BestSpeed); err != nil {
+			return nil
+		}
 	} else {
 		fw.Reset(&buf)
 	}
-	_, _ = fw.Write(msg) // a bytes.Buffer does not fail
-	_ = fw.Flush()
+	if _, err := fw.Write(msg); err != nil {
+		return nil
+	}
+	if err := fw.Flush(); err != nil {
+		return nil
+	}
 	pool.Put(fw)
 	out := buf.Bytes()
 	return out[:len(out)-4]

@@ -272,7 +272,12 @@ func (p *pump) frameHeld() {
 			p.out = frame{sub: p.sb, msgs: 1, last: e.Offset, bin: bin}
 			switch r := p.sb.ring; {
 			case compress:
-				p.out.data, p.out.deflated = r.get(e, p.epoch).deflated(bin), true
+				f := r.get(e, p.epoch)
+				if p.out.data = f.deflated(bin); p.out.data != nil {
+					p.out.deflated = true
+				} else {
+					p.out.data = f.wrapper(bin) // not compressed: see deflate
+				}
 			case r.shared():
 				p.out.data = r.get(e, p.epoch).wrapper(bin)
 			default:
@@ -328,7 +333,9 @@ func (p *pump) flushBatch() {
 	bf := p.batchFirst.batchOf(p.batch, p.batchLast, bin)
 	p.out = frame{sub: p.sb, msgs: len(p.batch), last: p.batchLast, bin: bin, data: bf.data}
 	if p.c.compress && p.info.Compression {
-		p.out.data, p.out.deflated = bf.deflated(p.sb.ring.flate), true
+		if z := bf.deflated(p.sb.ring.flate); z != nil { // else not compressed: see deflate
+			p.out.data, p.out.deflated = z, true
+		}
 	}
 	p.out.size = len(p.out.data)
 	p.hasOut = true

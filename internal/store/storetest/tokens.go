@@ -37,8 +37,8 @@ func tokens(t *testing.T, open Opener) {
 		if err != nil || !got.RevokedAt.Equal(now.Add(time.Second)) || !got.ExpiresAt.Equal(now.Add(time.Hour)) || !slices.Equal(got.Scopes, []string{"feed:read"}) {
 			t.Fatalf("RevokeToken = %+v, %v", got, err)
 		}
-		if again, _ := s.RevokeToken(ctx, store.Scope{Org: "org-a", Env: "test"}, "tok_a", now.Add(time.Minute)); !again.RevokedAt.Equal(got.RevokedAt) {
-			t.Errorf("second revoke moved the time to %v", again.RevokedAt)
+		if again, err := s.RevokeToken(ctx, store.Scope{Org: "org-a", Env: "test"}, "tok_a", now.Add(time.Minute)); err != nil || !again.RevokedAt.Equal(got.RevokedAt) {
+			t.Errorf("second revoke: %v, moved the time to %v", err, again.RevokedAt)
 		}
 		if _, err := s.RevokeToken(ctx, store.Scope{Org: "org-a", Env: "test"}, "tok_b", now); err != nil {
 			t.Fatal(err)
@@ -49,8 +49,8 @@ func tokens(t *testing.T, open Opener) {
 			t.Fatalf("RevokedTokens(now) = %v, %v", ids, err)
 		}
 		// tok_b expired: off the list, then pruned
-		if ids, _ := s.RevokedTokens(ctx, now.Add(2*time.Minute)); !slices.Equal(ids, []string{"tok_a"}) {
-			t.Errorf("RevokedTokens after tok_b's expiry = %v", ids)
+		if ids, err := s.RevokedTokens(ctx, now.Add(2*time.Minute)); err != nil || !slices.Equal(ids, []string{"tok_a"}) {
+			t.Errorf("RevokedTokens after tok_b's expiry = %v, %v", ids, err)
 		}
 		if n, err := s.PruneTokens(ctx, now.Add(2*time.Minute)); err != nil || n != 1 {
 			t.Errorf("PruneTokens = %d, %v; want 1", n, err)
