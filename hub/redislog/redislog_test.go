@@ -128,7 +128,9 @@ func TestReadWhileMirrorBehind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if int64(len(ents)) != max(0, last-2) {
+		// the mirror may move on between the two calls: Read may see more
+		// than Last said, never less
+		if int64(len(ents)) < max(0, last-2) {
 			t.Fatalf("last %d but read %d entries from 3", last, len(ents))
 		}
 		if last == 5 {
