@@ -9,6 +9,8 @@
 // of the revocation list, read again from the store every Refresh (so a
 // revocation made on another node takes effect within that time, at once
 // on the node that made it); records of expired tokens are pruned then.
+// A verified token carries its Life, a context that ends at its expiry or
+// revocation, so that the connections it opened end with it.
 //
 // Concurrency: a Service is safe for concurrent use. The revocation list
 // is a map replaced whole under a read-write lock.
@@ -57,11 +59,12 @@ const (
 	DefaultRefresh = 5 * time.Second
 )
 
-// Errors of Verify.
+// Errors of Verify; ErrExpired and ErrRevoked are also the causes a
+// token's Life ends with.
 var (
 	ErrInvalid = errors.New("tokens: not a valid token")
-	ErrExpired = errors.New("tokens: token expired")
-	ErrRevoked = errors.New("tokens: token revoked")
+	ErrExpired = apikey.ErrTokenExpired
+	ErrRevoked = apikey.ErrTokenRevoked
 )
 
 // Store is what the service needs of the store.
@@ -76,6 +79,9 @@ type Store interface {
 type Config struct {
 	Refresh time.Duration    // 0: DefaultRefresh
 	Now     func() time.Time // nil: time.Now
+	// AfterFunc runs f once d has passed on the clock of Now (nil:
+	// time.AfterFunc); stop cancels it. A token's Life ends by it.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 // Service mints, verifies and revokes tokens.
@@ -85,9 +91,17 @@ type Service struct {
 	store  Store
 	log    *slog.Logger
 
-	mu      sync.RWMutex // guards revoked and loaded
+	mu      sync.RWMutex // guards revoked, loaded and lives
 	revoked map[string]struct{}
 	loaded  bool
+	lives   map[string]*life // by token id, while the token lives
+}
+
+// life is the shared Life of one token.
+type life struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	stop   func() bool // the expiry timer
 }
 
 // New makes the service; secret signs the tokens (at least 32 bytes).
@@ -101,7 +115,10 @@ func New(cfg Config, secret []byte, st Store, log *slog.Logger) (*Service, error
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{cfg: cfg, secret: secret, store: st, log: log, revoked: map[string]struct{}{}}, nil
+	if cfg.AfterFunc == nil {
+		cfg.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
+	return &Service{cfg: cfg, secret: secret, store: st, log: log, revoked: map[string]struct{}{}, lives: map[string]*life{}}, nil
 }
 
 // MintRequest is what a token is asked for.
@@ -259,7 +276,48 @@ func (s *Service) Verify(ctx context.Context, token string) (*apikey.Principal, 
 		return nil, ErrRevoked
 	}
 	return &apikey.Principal{KeyID: c.Sub, Org: c.Org, Env: c.Env, Rate: c.Rate, Burst: c.Burst,
-		Token: &apikey.TokenGrant{ID: c.Jti, Scopes: c.Scopes, StreamIDs: c.StreamIDs, ExpiresAt: exp}}, nil
+		Token: &apikey.TokenGrant{ID: c.Jti, Scopes: c.Scopes, StreamIDs: c.StreamIDs, ExpiresAt: exp, Life: s.Life(c.Jti, exp)}}, nil
+}
+
+// Life is a context that ends when the token id expires (at exp, on the
+// service's clock) or is revoked (by Revoke on this node at once, on
+// another within Refresh), with context.Cause ErrExpired or ErrRevoked.
+// Every caller for one token shares one context, kept until it ends.
+func (s *Service) Life(id string, exp time.Time) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l, ok := s.lives[id]; ok {
+		return l.ctx
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	if _, revoked := s.revoked[id]; revoked {
+		cancel(ErrRevoked)
+		return ctx
+	}
+	d := exp.Sub(s.cfg.Now())
+	if d <= 0 {
+		cancel(ErrExpired)
+		return ctx
+	}
+	l := &life{ctx: ctx, cancel: cancel}
+	s.lives[id] = l
+	l.stop = s.cfg.AfterFunc(d, func() { s.end(id, ErrExpired) })
+	return ctx
+}
+
+// end ends the Life of token id, if it has one, with cause.
+func (s *Service) end(id string, cause error) {
+	s.mu.Lock()
+	l := s.lives[id]
+	delete(s.lives, id)
+	s.mu.Unlock()
+	if l == nil {
+		return
+	}
+	if l.stop != nil {
+		l.stop()
+	}
+	l.cancel(cause)
 }
 
 func (s *Service) isRevoked(ctx context.Context, id string) bool {
@@ -286,6 +344,7 @@ func (s *Service) Revoke(ctx context.Context, sc store.Scope, id string) (store.
 	s.mu.Lock()
 	s.revoked[id] = struct{}{}
 	s.mu.Unlock()
+	s.end(id, ErrRevoked)
 	return t, nil
 }
 
@@ -303,7 +362,16 @@ func (s *Service) refresh(ctx context.Context) {
 	}
 	s.mu.Lock()
 	s.revoked, s.loaded = m, true
+	var ended []string
+	for id := range s.lives {
+		if _, ok := m[id]; ok {
+			ended = append(ended, id)
+		}
+	}
 	s.mu.Unlock()
+	for _, id := range ended {
+		s.end(id, ErrRevoked) // revoked on another node
+	}
 }
 
 // Run reads the revocation list every Refresh and prunes the records of

@@ -18,23 +18,59 @@ import (
 	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
+// clock is a hand-moved clock: add runs the functions AfterFunc set
+// that fall due.
 type clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	now    time.Time
+	timers map[*timer]struct{}
+}
+
+type timer struct {
+	at time.Time
+	f  func()
 }
 
 func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *clock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timers == nil {
+		c.timers = map[*timer]struct{}{}
+	}
+	tm := &timer{at: c.now.Add(d), f: f}
+	c.timers[tm] = struct{}{}
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, ok := c.timers[tm]
+		delete(c.timers, tm)
+		return ok
+	}
+}
+
 func (c *clock) add(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
+	var due []func()
+	for tm := range c.timers {
+		if !tm.at.After(c.now) {
+			due = append(due, tm.f)
+			delete(c.timers, tm)
+		}
+	}
 	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
 }
 
 var secret = []byte("0123456789abcdef0123456789abcdef")
 
 func newService(t *testing.T, st store.Backend, clk *clock) *tokens.Service {
 	t.Helper()
-	s, err := tokens.New(tokens.Config{Now: clk.Now}, secret, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s, err := tokens.New(tokens.Config{Now: clk.Now, AfterFunc: clk.AfterFunc}, secret, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,5 +153,72 @@ func TestMintRefusesByField(t *testing.T) {
 	var pe *tokens.PermissionError
 	if _, err := s.Mint(context.Background(), key, tokens.MintRequest{Scopes: []string{"alerts:acknowledge"}}); !errors.As(err, &pe) {
 		t.Errorf("a scope beyond the key: %v", err)
+	}
+}
+
+// A token's Life ends at its expiry on the service's clock, at once when
+// it is revoked on this node, and after the refresh that reads the
+// revocation on another; every request of one token shares it.
+func TestLifeEndsAtExpiryAndRevocation(t *testing.T) {
+	st := testdb.SQLite(t)
+	clk := &clock{now: time.Unix(1_800_000_000, 0)}
+	s := newService(t, st, clk)
+	ctx := context.Background()
+	scope := store.Scope{Org: "org-a", Env: "test"}
+	verify := func(tok string) *apikey.TokenGrant {
+		t.Helper()
+		p, err := s.Verify(ctx, tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Token.Life == nil {
+			t.Fatal("a verified token has no Life")
+		}
+		return p.Token
+	}
+	short, _ := s.Mint(ctx, key, tokens.MintRequest{Scopes: []string{"feed:read"}, TTL: time.Minute})
+	g := verify(short.Token)
+	if again := verify(short.Token); again.Life != g.Life {
+		t.Error("two requests of one token got two Lives")
+	}
+	clk.add(59 * time.Second)
+	if g.Life.Err() != nil {
+		t.Fatal("the Life ended before the token's expiry")
+	}
+	clk.add(time.Second)
+	if !errors.Is(context.Cause(g.Life), tokens.ErrExpired) {
+		t.Fatalf("at expiry: cause %v", context.Cause(g.Life))
+	}
+
+	long, _ := s.Mint(ctx, key, tokens.MintRequest{Scopes: []string{"feed:read"}, TTL: time.Hour})
+	g = verify(long.Token)
+	if _, err := s.Revoke(ctx, scope, g.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(context.Cause(g.Life), tokens.ErrRevoked) {
+		t.Fatalf("revoked here: cause %v", context.Cause(g.Life))
+	}
+
+	// revoked on another node: seen at this node's next refresh
+	third, _ := s.Mint(ctx, key, tokens.MintRequest{Scopes: []string{"feed:read"}, TTL: time.Hour})
+	g = verify(third.Token)
+	peer := newService(t, st, clk)
+	if _, err := peer.Revoke(ctx, scope, g.ID); err != nil {
+		t.Fatal(err)
+	}
+	if g.Life.Err() != nil {
+		t.Fatal("ended before this node read the revocation")
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() { done <- s.Run(runCtx) }() // its first pass reads the list
+	defer func() { cancel(); <-done }()
+	select {
+	case <-g.Life.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the revocation on another node never ended the Life")
+	}
+	if !errors.Is(context.Cause(g.Life), tokens.ErrRevoked) {
+		t.Fatalf("revoked elsewhere: cause %v", context.Cause(g.Life))
 	}
 }

@@ -1,6 +1,7 @@
 package apikey
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"time"
@@ -29,6 +30,10 @@ type TokenGrant struct {
 	Scopes    []string
 	StreamIDs []string // with the streams:read scope; empty: every stream
 	ExpiresAt time.Time
+	// Life, when set, ends when the token expires or is revoked, with
+	// context.Cause ErrTokenExpired or ErrTokenRevoked: a connection the
+	// token opened ends with it. Tokens share one Life per token id.
+	Life context.Context
 }
 
 // HasScope reports whether the token holds scope.
@@ -55,4 +60,10 @@ func (p *Principal) Has(perm string) bool {
 var (
 	ErrNotFound = errors.New("apikey: API key not found")
 	ErrRevoked  = errors.New("apikey: this API key has been revoked")
+)
+
+// Why a browser token's Life ended.
+var (
+	ErrTokenExpired = errors.New("apikey: token expired")
+	ErrTokenRevoked = errors.New("apikey: token revoked")
 )
