@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/hub/feed"
+	"github.com/fleethub/fleethub/internal/apikey"
 )
 
 // eventStream is one Server-Sent Events response being written.
@@ -55,6 +56,10 @@ func (h *Handlers) start(c *api.Ctx, run func(ctx context.Context, s *eventStrea
 	}
 	base := c.Context()
 	conn := c.Conn()
+	var life context.Context // the browser token's, when one opened the stream
+	if p := c.Principal; p != nil && p.Token != nil {
+		life = p.Token.Life
+	}
 	c.SetStatusCode(200)
 	c.SetContentType("text/event-stream; charset=utf-8")
 	c.Response.Header.Set("Cache-Control", "no-cache")
@@ -63,9 +68,15 @@ func (h *Handlers) start(c *api.Ctx, run func(ctx context.Context, s *eventStrea
 		defer h.wg.Done()
 		ctx, cancel := context.WithCancel(base)
 		defer cancel()
+		var ended <-chan struct{} // nil: never
+		if life != nil {
+			ended = life.Done()
+		}
 		go func() {
 			select {
 			case <-h.done:
+				cancel()
+			case <-ended:
 				cancel()
 			case <-ctx.Done():
 			}
@@ -75,12 +86,31 @@ func (h *Handlers) start(c *api.Ctx, run func(ctx context.Context, s *eventStrea
 		if s.flush() != nil {
 			return
 		}
-		// ends when the client left, the feed failed or the server stops
+		// ends when the client left, the feed failed, the token ended or the server stops
 		if err := run(ctx, s); err != nil && ctx.Err() == nil {
 			h.logger().Warn("event stream ended", "error", err)
 		}
+		if life != nil && life.Err() != nil {
+			if err := tokenEnded(s, context.Cause(life)); err != nil {
+				h.logger().Debug("token end not told to the client", "error", err)
+			}
+		}
 	})
 	return nil
+}
+
+// tokenEnded tells the client that the browser token its stream was
+// opened with expired or was revoked, before the stream closes: an error
+// event with the code of the 401 a new request with the token gets.
+func tokenEnded(s *eventStream, cause error) error {
+	ev := map[string]string{"code": "token_expired", "message": "the token this stream was opened with has expired: mint a new one and reconnect with Last-Event-ID"}
+	if errors.Is(cause, apikey.ErrTokenRevoked) {
+		ev = map[string]string{"code": "token_revoked", "message": "the token this stream was opened with has been revoked"}
+	}
+	if err := s.event("", "error", ev); err != nil {
+		return err
+	}
+	return s.flush()
 }
 
 // lastEventID is the Last-Event-ID header, "" when absent.
