@@ -1,10 +1,13 @@
 // Package routing serves the distance matrix of the routing engine
-// (internal/routing): it decodes and validates a request, calls
-// Graph.Route and encodes the answer.
+// (internal/routing) and the map matching of traces (internal/mapmatch):
+// it decodes and validates a request, calls Graph.Route or
+// Matcher.Match and encodes the answer.
 //
-// Handlers hold nothing but the road graph, set by New and only read
-// afterwards; a loaded Graph is read-only and safe for concurrent Route
-// calls, so the handlers serve any number of requests at once.
+// Handlers hold the road graph, set by New and only read afterwards, and
+// a map matcher per costing, built on the costing's first match request
+// (the auto one may be given to New); a loaded Graph and a Matcher are
+// read-only and safe for concurrent use, so the handlers serve any
+// number of requests at once.
 package routing
 
 import (
@@ -14,6 +17,7 @@ import (
 	"strconv"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/routing"
 )
 
@@ -104,16 +108,35 @@ func located(snaps []routing.Snap) []Located {
 	return out
 }
 
-// Handlers serves the matrix; a nil graph answers 501.
-type Handlers struct{ g *routing.Graph }
+// Handlers serves the matrix and the matching; a nil graph answers 501.
+type Handlers struct {
+	g  *routing.Graph
+	mm *matchers
+}
 
-// New makes the handlers.
-func New(g *routing.Graph) *Handlers { return &Handlers{g: g} }
+// New makes the handlers; auto, when not nil, is the matcher onto g's
+// auto roads to use rather than building another.
+func New(g *routing.Graph, auto *mapmatch.Matcher) *Handlers {
+	h := &Handlers{g: g, mm: &matchers{}}
+	if g != nil {
+		h.mm.roads = g
+	}
+	h.mm.m[0] = auto
+	return h
+}
+
+// NewMatching makes handlers that match onto roads (a hand-built
+// network, in tests) and have no graph to answer the matrix with.
+func NewMatching(roads mapmatch.Roads) *Handlers {
+	return &Handlers{mm: &matchers{roads: roads}}
+}
 
 // Routes returns the routing route.
 func (h *Handlers) Routes() []*api.Route {
 	return []*api.Route{{Method: "POST", Path: "/v1/routing/sources_to_targets", Tag: "routing", Summary: "Distance and time matrix over the road network (at most 50×50); each location snaps onto the nearest road its costing may use",
-		Permission: "routing:read", Request: MatrixBody{}, Response: MatrixResponse{}, Errors: []int{501}, Handler: h.matrix}}
+		Permission: "routing:read", Request: MatrixBody{}, Response: MatrixResponse{}, Errors: []int{501}, Handler: h.matrix},
+		{Method: "POST", Path: "/api/v1/fleet/routing/match", Tag: "routing", Summary: "Match a GPS trace (1 to 10,000 fixes) onto the roads: the route through the matched fixes road by road, with each road's way, class, speed limit, distance, duration and confidence; fixes off the roads are reported unmatched",
+			Permission: "routing:read", Request: MatchBody{}, Response: MatchResponse{}, Errors: []int{501}, Handler: h.match}}
 }
 
 func points(field string, in []LatLon, max int, bad map[string]string) [][2]float64 {

@@ -431,7 +431,7 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(apivehicles.New(a.vehicles).Routes()...)
 	a.server.Handle(geocoding.New(eng.addrs).Routes()...)
 	a.server.Handle(apitiles.New(eng.archive).Routes()...)
-	a.server.Handle(apirouting.New(eng.roads).Routes()...)
+	a.server.Handle(apirouting.New(eng.roads, eng.matcher).Routes()...)
 	a.server.Handle(apioptimization.New(optimization.New(optimization.Config{}, a.store, publish.NewWithFleets(a.bus, a.vehicles), eng.roads)).Routes()...)
 	directory := contacts.New(a.store, nil)
 	a.server.Handle(apicontacts.New(directory).Routes()...)

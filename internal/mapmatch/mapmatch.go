@@ -92,6 +92,8 @@ type Match struct {
 	Lat, Lon   float64 // the place on the road
 	Meters     float64 // from the point to the road
 	Confidence float64
+	off        float64 // the place's meters from the edge's start
+	bwd        bool    // travelled against the edge's points
 }
 
 // step is one point of the window with its candidates.
@@ -273,7 +275,7 @@ func (m *Matcher) match(idx int, c *candidate, conf float64) Match {
 	road := m.net.roads.EdgeRoad(int(c.edge), c.bwd)
 	lat, lon := m.net.latLon(c.x, c.y)
 	return Match{Index: idx, Matched: true, Edge: int(c.edge), WayID: road.WayID, Class: road.Class,
-		LimitKmh: road.LimitKmh, Posted: road.Posted, Lat: lat, Lon: lon, Meters: c.dist, Confidence: conf}
+		LimitKmh: road.LimitKmh, Posted: road.Posted, Lat: lat, Lon: lon, Meters: c.dist, Confidence: conf, off: c.off, bwd: c.bwd}
 }
 
 // Tentative is the road of every point still waiting in the window as

@@ -7,6 +7,7 @@ import "math"
 // reset costs what the search cost.
 type paths struct {
 	dist    []float64
+	via     []int32 // the directed edge each junction was reached by; -1: from the search's candidate
 	touched []int32
 	heap    []item
 }
@@ -17,7 +18,7 @@ type item struct {
 }
 
 func newPaths(junctions int) *paths {
-	p := &paths{dist: make([]float64, junctions)}
+	p := &paths{dist: make([]float64, junctions), via: make([]int32, junctions)}
 	for i := range p.dist {
 		p.dist[i] = math.Inf(1)
 	}
@@ -31,14 +32,14 @@ func (p *paths) reset() {
 	p.touched, p.heap = p.touched[:0], p.heap[:0]
 }
 
-func (p *paths) reach(j int32, d float64) {
+func (p *paths) reach(j int32, d float64, via int32) {
 	if d >= p.dist[j] {
 		return
 	}
 	if math.IsInf(p.dist[j], 1) {
 		p.touched = append(p.touched, j)
 	}
-	p.dist[j] = d
+	p.dist[j], p.via[j] = d, via
 	p.heap = append(p.heap, item{d, j})
 	for i := len(p.heap) - 1; i > 0; { // sift up
 		up := (i - 1) / 2
@@ -77,10 +78,10 @@ func (p *paths) pop() item {
 func (p *paths) from(n *network, a *candidate, bound float64) {
 	p.reset()
 	if n.fwd[a.edge] {
-		p.reach(n.head[a.edge], n.length(a.edge)-a.off)
+		p.reach(n.head[a.edge], n.length(a.edge)-a.off, -1)
 	}
 	if n.bwd[a.edge] {
-		p.reach(n.tail[a.edge], a.off)
+		p.reach(n.tail[a.edge], a.off, -1)
 	}
 	for len(p.heap) > 0 {
 		it := p.pop()
@@ -96,7 +97,7 @@ func (p *paths) from(n *network, a *candidate, bound float64) {
 			if de%2 == 1 {
 				to = n.tail[e]
 			}
-			p.reach(to, it.d+n.length(e))
+			p.reach(to, it.d+n.length(e), de)
 		}
 	}
 }
@@ -109,27 +110,40 @@ const sameEdgeSlack = 30
 // b, and whether b is reached against its edge's points; +Inf when not
 // reached within the bound.
 func (p *paths) to(n *network, a, b *candidate) (float64, bool) {
-	best, bwd := math.Inf(1), false
+	d, bwd, _ := p.toVia(n, a, b)
+	return d, bwd
+}
+
+// How a route enters the target's edge.
+const (
+	viaSameEdge = iota // along the edge both candidates lie on
+	viaTail            // from the edge's tail junction, forward
+	viaHead            // from the edge's head junction, backward
+)
+
+// toVia is to, and how the route enters b's edge.
+func (p *paths) toVia(n *network, a, b *candidate) (float64, bool, int) {
+	best, bwd, how := math.Inf(1), false, viaSameEdge
 	if a.edge == b.edge {
 		d := b.off - a.off
 		switch {
 		case d >= 0 && n.fwd[b.edge]:
-			return d, false
+			return d, false, viaSameEdge
 		case d <= 0 && n.bwd[b.edge]:
-			return -d, true
+			return -d, true, viaSameEdge
 		case math.Abs(d) <= sameEdgeSlack:
 			best, bwd = math.Abs(d), !n.fwd[b.edge]
 		}
 	}
 	if n.fwd[b.edge] {
 		if d := p.dist[n.tail[b.edge]] + b.off; d < best {
-			best, bwd = d, false
+			best, bwd, how = d, false, viaTail
 		}
 	}
 	if n.bwd[b.edge] {
 		if d := p.dist[n.head[b.edge]] + n.length(b.edge) - b.off; d < best {
-			best, bwd = d, true
+			best, bwd, how = d, true, viaHead
 		}
 	}
-	return best, bwd
+	return best, bwd, how
 }

@@ -69,7 +69,7 @@ func drive(n *network, rng *rand.Rand, meters, dt, sigma float64) (pts []Point, 
 			if back {
 				off = l - next
 			}
-			x, y := n.at(e, off)
+			x, y := n.along(e, off)
 			x, y = x+rng.NormFloat64()*sigma, y+rng.NormFloat64()*sigma
 			lat, lon := n.latLon(x, y)
 			pts, ways = append(pts, Point{Lat: lat, Lon: lon, Accuracy: sigma}), append(ways, road.WayID)
@@ -110,22 +110,6 @@ func pick(n *network, outs []int32, from int32, rng *rand.Rand) int32 {
 		return service[rng.IntN(len(service))]
 	}
 	return outs[0]
-}
-
-// at is the place off meters along edge e.
-func (n *network) at(e int32, off float64) (float64, float64) {
-	a, b := n.ptFirst[e], n.ptFirst[e+1]-1
-	for k := a; k < b; k++ {
-		if off <= n.cum[k+1] || k == b-1 {
-			seg := n.cum[k+1] - n.cum[k]
-			t := 0.0
-			if seg > 0 {
-				t = max(0, min(1, (off-n.cum[k])/seg))
-			}
-			return n.x[k] + t*(n.x[k+1]-n.x[k]), n.y[k] + t*(n.y[k+1]-n.y[k])
-		}
-	}
-	return n.x[b], n.y[b]
 }
 
 // TestSimulatedDrives: on the Columbus extract, random drives of 5 km

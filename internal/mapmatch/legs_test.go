@@ -1,0 +1,103 @@
+package mapmatch
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fleethub/fleethub/internal/routing"
+)
+
+// TestMatchRoute: a car drives east along one road, turns north at the
+// junction onto another and a fix lies 2 km from every road: the trace
+// is two runs split at that fix (reported unmatched), the first run's
+// route goes along road 1 then road 2 with their limits, its length is
+// the distance driven on the roads, and its geometry passes the corner.
+func TestMatchRoute(t *testing.T) {
+	h := &handNet{}
+	h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{1000, 0})
+	h.road(2, 1, 2, 30, [2]float64{1000, 0}, [2]float64{1000, 1000})
+	h.road(3, 1, 3, 70, [2]float64{1000, 0}, [2]float64{2000, 0})
+	var pts []Point
+	add := func(x, y float64) {
+		lat, lon := toLatLon(x, y)
+		pts = append(pts, Point{Lat: lat, Lon: lon, Accuracy: 5})
+	}
+	for x := 200.0; x <= 950; x += 50 {
+		add(x, wobble(len(pts), 3))
+	}
+	for y := 50.0; y <= 600; y += 50 {
+		add(1000+wobble(len(pts), 3), y)
+	}
+	add(3000, 3000) // far from every road
+	add(1000, 700)
+	add(1000, 750)
+	res := New(h, routing.Auto, Config{}).Match(pts)
+	if len(res.Matches) != len(pts) {
+		t.Fatalf("%d matches for %d fixes", len(res.Matches), len(pts))
+	}
+	far := len(pts) - 3
+	if res.Matches[far].Matched {
+		t.Errorf("the far fix matched to way %d", res.Matches[far].WayID)
+	}
+	if len(res.Runs) != 2 || res.Runs[0].First != 0 || res.Runs[0].Last != far-1 || res.Runs[1].First != far+1 || res.Runs[1].Last != far+2 {
+		t.Fatalf("runs %+v", res.Runs)
+	}
+	r := res.Runs[0]
+	if len(r.Segments) != 2 || r.Segments[0].WayID != 1 || r.Segments[1].WayID != 2 ||
+		r.Segments[0].LimitKmh != 50 || r.Segments[1].LimitKmh != 30 || !r.Segments[0].Posted {
+		t.Fatalf("segments %+v", r.Segments)
+	}
+	// from x=200 to the corner (800 m) and up to y=600 (600 m)
+	if math.Abs(r.Meters-1400) > 10 || math.Abs(r.Segments[0].Meters-800) > 10 || math.Abs(r.Segments[1].Meters-600) > 10 {
+		t.Errorf("route %v m (%v + %v), want 1400 (800 + 600)", r.Meters, r.Segments[0].Meters, r.Segments[1].Meters)
+	}
+	s0, s1 := r.Segments[0], r.Segments[1]
+	if s0.Start != 0 || s1.End != float64(far-1) || math.Abs(s0.End-s1.Start) > 1e-9 || s0.End <= 15 || s0.End >= 16 {
+		t.Errorf("segments placed %v-%v and %v-%v along the trace", s0.Start, s0.End, s1.Start, s1.End)
+	}
+	cx, cy := h.xy(Match{Lat: s0.Lat[len(s0.Lat)-1], Lon: s0.Lon[len(s0.Lon)-1]})
+	if math.Abs(cx-1000) > 0.5 || math.Abs(cy) > 0.5 || s1.Lat[0] != s0.Lat[len(s0.Lat)-1] {
+		t.Errorf("the first segment ends at (%.1f, %.1f), want the corner", cx, cy)
+	}
+	if r2 := res.Runs[1]; len(r2.Segments) != 1 || math.Abs(r2.Meters-50) > 5 {
+		t.Errorf("second run %+v", r2)
+	}
+}
+
+// TestMatchOneWayBack: on a one-way road a later fix a little behind the
+// previous one (noise) is kept on the road and its route is the short
+// way back along it, not a loop round the block.
+func TestMatchOneWayBack(t *testing.T) {
+	h := &handNet{}
+	e := h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{1000, 0})
+	e.bwd = false
+	var pts []Point
+	for _, x := range []float64{100, 150, 200, 195, 250} {
+		lat, lon := toLatLon(x, 2)
+		pts = append(pts, Point{Lat: lat, Lon: lon, Accuracy: 5})
+	}
+	res := New(h, routing.Auto, Config{}).Match(pts)
+	if len(res.Runs) != 1 || math.Abs(res.Runs[0].Meters-160) > 2 {
+		t.Errorf("runs %+v, want one of 160 m", res.Runs)
+	}
+}
+
+// BenchmarkMatchTrace1000 matches a simulated 1,000-fix drive (a fix a second,
+// 10 m of noise) on the Columbus extract, route geometry included.
+func BenchmarkMatchTrace1000(b *testing.B) {
+	m := New(columbusGraph(b), routing.Auto, Config{})
+	rng := rand.New(rand.NewPCG(1, 2))
+	var pts []Point
+	for len(pts) < 1000 {
+		p, _ := drive(m.net, rng, 20000, 1, 10)
+		pts = append(pts, p...)
+	}
+	pts = pts[:1000]
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		m.Match(pts)
+	}
+	b.ReportMetric(float64(b.N*len(pts))/b.Elapsed().Seconds(), "points/s")
+}
