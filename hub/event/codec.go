@@ -16,12 +16,19 @@ func Marshal(e *Envelope) ([]byte, error) {
 	return b, nil
 }
 
-// Unmarshal decodes an envelope from the bus. Telemetry envelopes are
-// read without reflection (decodeTelemetry), everything else by the
-// msgpack library.
+// Unmarshal decodes an envelope from the bus. Telemetry and event
+// envelopes are read without reflection (decodeTelemetry, decodeEvent),
+// everything else by the msgpack library.
 func Unmarshal(b []byte) (*Envelope, error) {
-	if e, ok := decodeTelemetry(b); ok {
-		return e, nil
+	switch kind, _ := headKind(b); string(kind) {
+	case KindTelemetry:
+		if e, ok := decodeTelemetry(b); ok {
+			return e, nil
+		}
+	case KindEvent:
+		if e, ok := decodeEvent(b); ok {
+			return e, nil
+		}
 	}
 	var e Envelope
 	if err := msgpack.Unmarshal(b, &e); err != nil {

@@ -28,3 +28,26 @@ func Tenant(b []byte) (org, env []byte, ok bool) {
 	}
 	return org, env, true
 }
+
+// headKind reads an envelope's kind from the head of its encoding, where
+// Marshal and TelemetryEncoder write it (after o and e), without
+// decoding the rest or allocating; ok is false for bytes that do not
+// begin so. Unmarshal picks its decoder by it.
+func headKind(b []byte) (kind []byte, ok bool) {
+	r := mpReader{b: b}
+	if _, ok := r.mapLen(); !ok {
+		return nil, false
+	}
+	for _, want := range [3]string{"o", "e", "k"} {
+		k, ok := r.key()
+		if !ok || string(k) != want {
+			return nil, false
+		}
+		i, j, ok := r.strRange()
+		if !ok {
+			return nil, false
+		}
+		kind = b[i:j]
+	}
+	return kind, true
+}

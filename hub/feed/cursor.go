@@ -26,8 +26,16 @@ type Position map[string][]int64
 // (uvarints), topics in the order given. Clients must treat it as
 // opaque.
 func (p Position) Cursor(topics []string) string {
-	b := make([]byte, 0, 8+len(topics)*(24+8*binary.MaxVarintLen64))
-	b = append(b, cursorVersion)
+	var w cursorWriter
+	return w.cursor(p, topics)
+}
+
+// cursorWriter encodes cursors into buffers it keeps, so a page's
+// cursors (one per entry) cost one allocation each: the string.
+type cursorWriter struct{ raw, text []byte }
+
+func (w *cursorWriter) cursor(p Position, topics []string) string {
+	b := append(w.raw[:0], cursorVersion)
 	for _, t := range topics {
 		b = binary.AppendUvarint(b, uint64(len(t)))
 		b = append(b, t...)
@@ -37,7 +45,9 @@ func (p Position) Cursor(topics []string) string {
 			b = binary.AppendUvarint(b, uint64(o))
 		}
 	}
-	return base64.RawURLEncoding.EncodeToString(b)
+	w.raw = b
+	w.text = base64.RawURLEncoding.AppendEncode(w.text[:0], b)
+	return string(w.text)
 }
 
 // maxCursorLen bounds a cursor's text (every partition of two topics).

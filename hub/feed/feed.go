@@ -265,67 +265,113 @@ type part struct {
 	index int
 	buf   []hub.Message
 	done  bool // read to its end
+	// the bus time of buf[0], as seconds and nanoseconds: compared on
+	// every message the merge takes, cheaper than time.Time's methods
+	sec  int64
+	nsec int32
+}
+
+// advance drops the head of buf.
+func (p *part) advance() {
+	p.buf = p.buf[1:]
+	p.head()
+}
+
+// head notes the time of buf[0].
+func (p *part) head() {
+	if len(p.buf) > 0 {
+		t := p.buf[0].Time
+		p.sec, p.nsec = t.Unix(), int32(t.Nanosecond())
+	}
 }
 
 // read merges the partitions from pos, oldest first, into at most
 // q.Limit entries of the tenant that q.Match takes, moving pos past
-// every message looked at.
+// every message looked at. Another tenant's message is skipped by the
+// tenant at the head of its encoding, undecoded; a partition is read
+// ahead (readChunk messages) only once the merge has used what it had.
 func (f *Feed) read(ctx context.Context, q Query, pos Position) ([]Entry, error) {
 	var parts []*part
 	for _, t := range q.Topics {
 		for i := range pos[t] {
-			parts = append(parts, &part{topic: t, index: i})
-		}
-	}
-	fill := func(p *part) error {
-		if len(p.buf) > 0 || p.done {
-			return nil
-		}
-		from := pos[p.topic][p.index]
-		msgs, err := f.r.ReadAt(ctx, p.topic, p.index, from, readChunk)
-		if err != nil {
-			return fmt.Errorf("feed: read %s/%d: %w", p.topic, p.index, err)
-		}
-		if len(msgs) > 0 && msgs[0].Offset > from {
-			// a gap: retention cut the log under the reader, or (Kafka)
-			// offsets the log never had; only the first is an error
-			if err := f.cutUnder(ctx, q.Topics, p.topic, p.index, from); err != nil {
-				return err
+			p := &part{topic: t, index: i}
+			if err := f.fill(ctx, q.Topics, pos, p); err != nil {
+				return nil, err
 			}
+			parts = append(parts, p)
 		}
-		p.buf, p.done = msgs, len(msgs) == 0
-		return nil
 	}
-	var out []Entry
+	var cw cursorWriter
+	out := make([]Entry, 0, min(q.Limit, readChunk))
 	for scanned := 0; len(out) < q.Limit && scanned < scanBudget; scanned++ {
-		var next *part
-		for _, p := range parts {
-			if err := fill(p); err != nil {
-				return out, err
-			}
-			if len(p.buf) > 0 && (next == nil || older(p, next)) {
-				next = p
-			}
-		}
+		next := oldest(parts)
 		if next == nil {
 			break
 		}
 		m := next.buf[0]
-		next.buf = next.buf[1:]
+		next.advance()
 		pos[next.topic][next.index] = m.Offset + 1
-		if org, env, ok := event.Tenant(m.Value); ok && (string(org) != q.Org || string(env) != q.Env) {
-			continue // another tenant's: not decoded
+		if env := take(q, m.Value); env != nil {
+			out = append(out, Entry{Cursor: cw.cursor(pos, q.Topics), Topic: next.topic, Message: env})
 		}
-		env, err := event.Unmarshal(m.Value)
-		if err != nil || env.Org != q.Org || env.Env != q.Env {
-			continue // another tenant's, or not a message of the model
+		if len(next.buf) == 0 && len(out) < q.Limit {
+			if err := f.fill(ctx, q.Topics, pos, next); err != nil {
+				return out, err
+			}
 		}
-		if q.Match != nil && !q.Match.Match(env) {
-			continue
-		}
-		out = append(out, Entry{Cursor: pos.Cursor(q.Topics), Topic: next.topic, Message: env})
 	}
 	return out, nil
+}
+
+// take decodes a message of the query's tenant that its filter takes;
+// nil for any other.
+func take(q Query, b []byte) *event.Envelope {
+	if org, env, ok := event.Tenant(b); ok && (string(org) != q.Org || string(env) != q.Env) {
+		return nil // another tenant's: not decoded
+	}
+	env, err := event.Unmarshal(b)
+	if err != nil || env.Org != q.Org || env.Env != q.Env {
+		return nil // another tenant's, or not a message of the model
+	}
+	if q.Match != nil && !q.Match.Match(env) {
+		return nil
+	}
+	return env
+}
+
+// oldest is the partition whose next message the merge takes: the
+// oldest head, nil when every partition is read to its end.
+func oldest(parts []*part) *part {
+	var next *part
+	for _, p := range parts {
+		if len(p.buf) > 0 && (next == nil || older(p, next)) {
+			next = p
+		}
+	}
+	return next
+}
+
+// fill reads ahead a partition whose read-ahead is used up, from its
+// position; a partition that has nothing more is done for this read.
+func (f *Feed) fill(ctx context.Context, topics []string, pos Position, p *part) error {
+	if len(p.buf) > 0 || p.done {
+		return nil
+	}
+	from := pos[p.topic][p.index]
+	msgs, err := f.r.ReadAt(ctx, p.topic, p.index, from, readChunk)
+	if err != nil {
+		return fmt.Errorf("feed: read %s/%d: %w", p.topic, p.index, err)
+	}
+	if len(msgs) > 0 && msgs[0].Offset > from {
+		// a gap: retention cut the log under the reader, or (Kafka)
+		// offsets the log never had; only the first is an error
+		if err := f.cutUnder(ctx, topics, p.topic, p.index, from); err != nil {
+			return err
+		}
+	}
+	p.buf, p.done = msgs, len(msgs) == 0
+	p.head()
+	return nil
 }
 
 // cutUnder returns an ExpiredError when from is older than the oldest
@@ -350,9 +396,11 @@ func (f *Feed) cutUnder(ctx context.Context, topics []string, topic string, part
 // older orders the heads of two partitions: bus time, then topic, then
 // partition.
 func older(a, b *part) bool {
-	ta, tb := a.buf[0].Time, b.buf[0].Time
-	if !ta.Equal(tb) {
-		return ta.Before(tb)
+	if a.sec != b.sec {
+		return a.sec < b.sec
+	}
+	if a.nsec != b.nsec {
+		return a.nsec < b.nsec
 	}
 	if c := cmp.Compare(a.topic, b.topic); c != 0 {
 		return c < 0
