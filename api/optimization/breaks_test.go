@@ -1,6 +1,7 @@
 package optimization_test
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -95,7 +96,8 @@ func TestDefaultBreakRule(t *testing.T) {
 }
 
 // TestBreakRefusals: break windows and the default rule refuse what they
-// cannot honour, by name.
+// cannot honour, by name: more than six windows, windows out of order,
+// and a break that the ones before it leave no room for.
 func TestBreakRefusals(t *testing.T) {
 	url := serve(t, nil)
 	win := func(w ...map[string]any) func(b map[string]any) {
@@ -106,8 +108,13 @@ func TestBreakRefusals(t *testing.T) {
 		edit  func(b map[string]any)
 		field string
 	}{
-		{"two windows", win(map[string]any{"start": "10:00", "end": "11:00", "duration": 30}, map[string]any{"start": "13:00", "end": "14:00", "duration": 30}),
-			"vehicles[0].break_windows"},
+		{"seven windows", win(slices.Repeat([]map[string]any{{"start": "10:00", "end": "11:00", "duration": 5}}, 7)...), "vehicles[0].break_windows"},
+		{"out of order", win(map[string]any{"start": "13:00", "end": "14:00", "duration": 30}, map[string]any{"start": "10:00", "end": "11:00", "duration": 30}),
+			"vehicles[0].break_windows[1]"},
+		{"no room after the first", win(map[string]any{"start": "10:00", "end": "11:00", "duration": 45}, map[string]any{"start": "10:00", "end": "11:00", "duration": 30}),
+			"vehicles[0].break_windows[1]"},
+		{"second too long", win(map[string]any{"start": "10:00", "end": "11:00", "duration": 30}, map[string]any{"start": "12:00", "end": "12:20", "duration": 30}),
+			"vehicles[0].break_windows[1].duration"},
 		{"backwards", win(map[string]any{"start": "11:00", "end": "10:00", "duration": 30}), "vehicles[0].break_windows[0]"},
 		{"bad clock", win(map[string]any{"start": "25:00", "end": "26:00", "duration": 30}), "vehicles[0].break_windows[0]"},
 		{"too long", win(map[string]any{"start": "10:00", "end": "10:20", "duration": 30}), "vehicles[0].break_windows[0].duration"},

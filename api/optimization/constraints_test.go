@@ -36,9 +36,11 @@ func minutesOf(t *testing.T, s string) float64 {
 // vehicle provides what its destinations' special_handling needs; the
 // weight within capacity; a stop reached no sooner than the matrix's
 // travel from where the vehicle was and served inside its window; the
-// vehicle's break (when it has a window or the default rule) taken once,
-// inside its window, for its duration, where the vehicle is; the return
-// within the shift. Bodies use a matrix (durations in seconds).
+// vehicle's breaks (its windows, or the default rule) each taken once,
+// in order, inside its window, for its duration, where the vehicle is;
+// the weight within capacity, or with vehicle_capacity_strict false
+// within 20 % over it and reported as the route's capacity_overload; the
+// return within the shift. Bodies use a matrix (durations in seconds).
 func checkPlan(t *testing.T, body, data map[string]any) {
 	t.Helper()
 	m := body["matrix"].(map[string]any)["durations"].([][]float64)
@@ -86,10 +88,15 @@ func checkPlan(t *testing.T, body, data map[string]any) {
 				}
 				continue
 			case "break":
+				ws := breakWindows(t, body, v)
+				if breaks >= len(ws) {
+					t.Errorf("%s: break %d of %d windows", rv["vehicle_id"], breaks+1, len(ws))
+					continue
+				}
+				w := ws[breaks]
 				breaks++
-				w := breakWindow(t, body, v)
-				if w == nil || arrive < clock-0.02 || arrive < w[0]-0.02 || depart > w[1]+0.02 || math.Abs(depart-arrive-w[2]) > 0.02 {
-					t.Errorf("%s: break %v–%v after %v, window %v", rv["vehicle_id"], s["arrival_time"], s["departure_time"], clock, w)
+				if arrive < clock-0.02 || arrive < w[0]-0.02 || depart > w[1]+0.02 || math.Abs(depart-arrive-w[2]) > 0.02 {
+					t.Errorf("%s: break %d %v–%v after %v, window %v", rv["vehicle_id"], breaks, s["arrival_time"], s["departure_time"], clock, w)
 				}
 				clock = depart
 				continue
@@ -126,14 +133,12 @@ func checkPlan(t *testing.T, body, data map[string]any) {
 			}
 			clock, at = depart, loc
 		}
-		if c, ok := v["capacity"].(map[string]any); ok && load > toFloat(c["weight"])+1e-9 {
-			t.Errorf("%s carries %v over %v", rv["vehicle_id"], load, c["weight"])
-		}
+		checkLoad(t, body, rv, v, load)
 		if back := clockAfter(clock, m[at][v["start_index"].(int)]); back > shiftEnd+0.02 {
 			t.Errorf("%s back at %.2f after its shift ends at %v", rv["vehicle_id"], back, shiftEnd)
 		}
-		if want := breakWindow(t, body, v) != nil; want != (breaks == 1) || breaks > 1 {
-			t.Errorf("%s takes %d breaks; it has a break window: %v", rv["vehicle_id"], breaks, want)
+		if want := len(breakWindows(t, body, v)); want != breaks {
+			t.Errorf("%s takes %d breaks of %d", rv["vehicle_id"], breaks, want)
 		}
 	}
 	for _, u := range data["unassigned_destinations"].([]any) {
@@ -151,13 +156,17 @@ func checkPlan(t *testing.T, body, data map[string]any) {
 // clockAfter is the time after leaving at clock for seconds of travel.
 func clockAfter(clock, seconds float64) float64 { return clock + seconds/60 }
 
-// breakWindow is vehicle v's break as [start, end, duration] minutes:
-// its break_windows entry, or the default rule (30 minutes beginning at
-// most 8 hours into a shift longer than 8 hours) with
-// driver_break_requirements; nil without one.
-func breakWindow(t *testing.T, body, v map[string]any) []float64 {
+// breakWindows are vehicle v's breaks as [start, end, duration] minutes,
+// in order: its break_windows, or the default rule (30 minutes beginning
+// at most 8 hours into a shift longer than 8 hours) with
+// driver_break_requirements; nil without any.
+func breakWindows(t *testing.T, body, v map[string]any) [][]float64 {
 	if bw, ok := v["break_windows"].([]map[string]any); ok && len(bw) > 0 {
-		return []float64{minutesOf(t, bw[0]["start"].(string)), minutesOf(t, bw[0]["end"].(string)), toFloat(bw[0]["duration"])}
+		var out [][]float64
+		for _, w := range bw {
+			out = append(out, []float64{minutesOf(t, w["start"].(string)), minutesOf(t, w["end"].(string)), toFloat(w["duration"])})
+		}
+		return out
 	}
 	c, _ := body["constraints"].(map[string]any)
 	if c == nil || c["driver_break_requirements"] != true {
@@ -167,7 +176,31 @@ func breakWindow(t *testing.T, body, v map[string]any) []float64 {
 	if e-s <= 8*60 {
 		return nil
 	}
-	return []float64{s, s + 8*60 + 30, 30}
+	return [][]float64{{s, s + 8*60 + 30, 30}}
+}
+
+// checkLoad checks route rv's weight load against its vehicle v: within
+// capacity, or with vehicle_capacity_strict false within 20 % over it,
+// with the route's capacity_overload its excess.
+func checkLoad(t *testing.T, body, rv, v map[string]any, load float64) {
+	t.Helper()
+	c, ok := v["capacity"].(map[string]any)
+	if !ok {
+		return
+	}
+	limit, excess := toFloat(c["weight"]), 0.0
+	if load > limit {
+		excess = load - limit
+	}
+	cs, _ := body["constraints"].(map[string]any)
+	strict := cs == nil || cs["vehicle_capacity_strict"] != false
+	if strict && excess > 1e-9 || !strict && load > 1.2*limit+1e-9 {
+		t.Errorf("%s carries %v over %v (strict %v)", rv["vehicle_id"], load, limit, strict)
+	}
+	got, _ := rv["route_summary"].(map[string]any)["capacity_overload"].(map[string]any)
+	if strict != (got == nil) || !strict && math.Abs(toFloat(got["weight"])-excess) > 0.01 {
+		t.Errorf("%s: capacity_overload %v, load %v over %v", rv["vehicle_id"], got, load, limit)
+	}
 }
 
 func toFloat(x any) float64 {

@@ -27,17 +27,40 @@ const (
 	hosLongest = 2*hosDriving + hosBreak
 )
 
-// breaks sets vehicle f's break from its break_windows, or from the
+// MaxBreaks bounds a vehicle's break_windows.
+const MaxBreaks = 6
+
+// breaks sets vehicle f's breaks from its break_windows, or from the
 // default rule when the constraints ask for breaks and it gives none.
 func breaks(bad map[string]string, f string, v Vehicle, c *Constraints, fv *vrp.Vehicle) {
 	switch {
-	case len(v.BreakWindows) > 1:
-		bad[f+".break_windows"] = "at most one break window per vehicle is supported"
-	case len(v.BreakWindows) == 1:
-		w := v.BreakWindows[0]
+	case len(v.BreakWindows) > MaxBreaks:
+		bad[f+".break_windows"] = fmt.Sprintf("at most %d break windows per vehicle", MaxBreaks)
+	case len(v.BreakWindows) > 0:
+		windows(bad, f, v.BreakWindows, fv)
+	case c != nil && c.DriverBreakRequirements:
+		shift := fv.ShiftEnd - fv.ShiftStart
+		if shift > hosLongest {
+			bad[f+".shift_end"] = fmt.Sprintf("the default break rule covers shifts up to %v minutes; give break_windows", hosLongest)
+			return
+		}
+		if shift > hosDriving {
+			fv.Breaks = []vrp.Break{{Start: fv.ShiftStart, End: fv.ShiftStart + hosDriving + hosBreak, Minutes: hosBreak}}
+		}
+	}
+}
+
+// windows reads break windows ws of vehicle f, taken in their order:
+// each starts no earlier than the one before, and taken as early as its
+// window and the breaks before it allow, each ends by its window's end
+// and by the shift's, so that an idle vehicle can take them all.
+func windows(bad map[string]string, f string, ws []BreakWindow, fv *vrp.Vehicle) {
+	bs := make([]vrp.Break, 0, len(ws))
+	ready := fv.ShiftStart
+	for k, w := range ws {
+		field := fmt.Sprintf("%s.break_windows[%d]", f, k)
 		s, ok1 := clockTime(w.Start, math.NaN())
 		e, ok2 := clockTime(w.End, math.NaN())
-		field := f + ".break_windows[0]"
 		if !ok1 || !ok2 || !(e > s) {
 			bad[field] = "start and end are HH:MM or HH:MM:SS with start before end"
 			return
@@ -46,19 +69,16 @@ func breaks(bad map[string]string, f string, v Vehicle, c *Constraints, fv *vrp.
 			bad[field+".duration"] = "minutes, more than 0 and at most end minus start"
 			return
 		}
-		if math.Max(s, fv.ShiftStart)+*w.Duration > math.Min(e, fv.ShiftEnd) {
-			bad[field] = "the break does not fit inside the shift"
+		if k > 0 && s < bs[k-1].Start {
+			bad[field] = "breaks are taken in order: a window starts no earlier than the one before it"
 			return
 		}
-		fv.BreakStart, fv.BreakEnd, fv.BreakMinutes = s, e, *w.Duration
-	case c != nil && c.DriverBreakRequirements:
-		shift := fv.ShiftEnd - fv.ShiftStart
-		if shift > hosLongest {
-			bad[f+".shift_end"] = fmt.Sprintf("the default break rule covers shifts up to %v minutes; give break_windows", hosLongest)
+		ready = math.Max(ready, s) + *w.Duration
+		if ready > math.Min(e, fv.ShiftEnd) {
+			bad[field] = "the break does not fit inside its window and the shift after the breaks before it"
 			return
 		}
-		if shift > hosDriving {
-			fv.BreakStart, fv.BreakEnd, fv.BreakMinutes = fv.ShiftStart, fv.ShiftStart+hosDriving+hosBreak, hosBreak
-		}
+		bs = append(bs, vrp.Break{Start: s, End: e, Minutes: *w.Duration})
 	}
+	fv.Breaks = bs
 }

@@ -11,10 +11,12 @@ import (
 // fields, or builds a problem the solver can take: matrix rows in range,
 // entries finite and not negative, shifts that end after they start,
 // windows in order, a time limit in (0, 60] s, capabilities within the
-// vocabulary (no pallet on a bicycle or on foot), at most one break,
-// inside its window and its shift, traffic restrictions only the three
-// avoid keys and only false. Seeds are in
-// testdata/fuzz/FuzzBuild.
+// vocabulary (no pallet on a bicycle or on foot), traffic restrictions
+// only the three avoid keys and only false, at most six breaks, in
+// order, that an idle vehicle can all take inside their windows and its
+// shift, cost models within range, real_time_traffic and
+// driver_preferences never true, priority weights not negative. Seeds
+// are in testdata/fuzz/FuzzBuild.
 func FuzzBuild(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var r Request
@@ -61,6 +63,12 @@ func FuzzBuild(f *testing.F) {
 				}
 			}
 		}
+		if r.RealTimeTraffic != nil && *r.RealTimeTraffic || r.DriverPreferences {
+			t.Fatal("real_time_traffic or driver_preferences true accepted")
+		}
+		if w := pr.Weights; w.Time < 0 || w.Fuel < 0 || w.Cost < 0 {
+			t.Fatalf("weights %+v", w)
+		}
 		known := uint64(1)<<len(Capabilities) - 1
 		for i, v := range pr.Vehicles {
 			if !(v.ShiftEnd > v.ShiftStart) {
@@ -72,11 +80,18 @@ func FuzzBuild(f *testing.F) {
 			if rv := r.Vehicles[i]; (rv.VehicleType == "bicycle" || rv.VehicleType == "pedestrian") && v.Has&(1<<3) != 0 {
 				t.Fatalf("a %s provides pallet", rv.VehicleType)
 			}
-			if v.BreakMinutes != 0 && !(v.BreakMinutes > 0 && math.Max(v.BreakStart, v.ShiftStart)+v.BreakMinutes <= math.Min(v.BreakEnd, v.ShiftEnd)) {
-				t.Fatalf("break of %v in %v–%v, shift %v–%v", v.BreakMinutes, v.BreakStart, v.BreakEnd, v.ShiftStart, v.ShiftEnd)
+			if len(v.Breaks) > MaxBreaks {
+				t.Fatalf("%d break windows accepted", len(v.Breaks))
 			}
-			if len(r.Vehicles[i].BreakWindows) > 1 {
-				t.Fatalf("%d break windows accepted", len(r.Vehicles[i].BreakWindows))
+			ready := v.ShiftStart
+			for k, br := range v.Breaks {
+				ready = math.Max(ready, br.Start) + br.Minutes
+				if !(br.Minutes > 0) || ready > math.Min(br.End, v.ShiftEnd) || k > 0 && br.Start < v.Breaks[k-1].Start {
+					t.Fatalf("break %d of %v in %v–%v, shift %v–%v", k, br.Minutes, br.Start, br.End, v.ShiftStart, v.ShiftEnd)
+				}
+			}
+			if c := v.Costs; c == nil || !(c.FuelPerKm >= 0 && c.PerKm >= 0 && c.PerHour >= 0) || c.FuelPerKm > 10 || c.PerKm > 1000 || c.PerHour > 1000 {
+				t.Fatalf("cost model %+v", v.Costs)
 			}
 		}
 		for _, s := range pr.Stops {

@@ -43,9 +43,14 @@ type Vehicle struct {
 	DriverID      string        `json:"driver_id,omitempty"`
 	ShiftStart    string        `json:"shift_start,omitempty" doc:"HH:MM or HH:MM:SS, default 08:00"`
 	ShiftEnd      string        `json:"shift_end,omitempty" doc:"HH:MM or HH:MM:SS, default 18:00"`
-	BreakWindows  []BreakWindow `json:"break_windows,omitempty" doc:"at most one: the driver's break, placed by the solver inside its window where the vehicle is"`
-	VehicleType   string        `json:"vehicle_type,omitempty" doc:"auto, truck, bicycle or pedestrian picks the road costing (default auto)"`
+	BreakWindows  []BreakWindow `json:"break_windows,omitempty" doc:"at most 6, in order of start: the driver's breaks, each placed by the solver inside its window, in order, where the vehicle is"`
+	VehicleType   string        `json:"vehicle_type,omitempty" doc:"auto, truck, bicycle or pedestrian picks the road costing (others travel as auto); the type also gives the cost model: van 12, car or auto 8, truck 30, electric, bicycle and pedestrian 0 L/100 km (others 12); see docs/optimization.md"`
 	Restrictions  []string      `json:"restrictions,omitempty" doc:"capabilities the vehicle provides: refrigerated, hazmat, liftgate, pallet, oversized (a truck provides pallet and oversized unlisted; a bicycle or pedestrian cannot provide pallet, oversized, liftgate or hazmat)"`
+	// The cost model beyond the interface: each replaces its vehicle
+	// type's figure.
+	FuelConsumption *float64 `json:"fuel_consumption_l_per_100km,omitempty" doc:"litres per 100 km, 0 to 1000; default the vehicle type's"`
+	CostPerHour     *float64 `json:"cost_per_hour,omitempty" doc:"USD per hour of route time (the driver), 0 to 1000; default the vehicle type's (25)"`
+	CostPerKm       *float64 `json:"cost_per_km,omitempty" doc:"USD per km besides fuel (wear, electricity), 0 to 1000; default the vehicle type's"`
 }
 
 // Requirements of a delivery.
@@ -80,12 +85,12 @@ type Constraints struct {
 	MaxRouteDuration        float64         `json:"max_route_duration,omitempty" doc:"minutes"`
 	MaxRouteDistance        float64         `json:"max_route_distance,omitempty" doc:"kilometers"`
 	DriverBreakRequirements bool            `json:"driver_break_requirements,omitempty" doc:"true: a vehicle without break_windows whose shift is longer than 8 h takes 30 minutes beginning at most 8 h into its shift (the US hours-of-service 30-minute rule); shifts over 16 h 30 min need break_windows"`
-	VehicleCapacityStrict   bool            `json:"vehicle_capacity_strict,omitempty"`
+	VehicleCapacityStrict   *bool           `json:"vehicle_capacity_strict,omitempty" doc:"default true: capacities are hard limits; false: a route may carry up to 20 % over each capacity, every unit over priced as an hour of driving and reported in capacity_overload"`
 	TimeWindowViolations    string          `json:"time_window_violations,omitempty" enum:"none,allow" doc:"allow: a late arrival is counted, not refused"`
 	TrafficRestrictions     map[string]bool `json:"traffic_restrictions,omitempty" doc:"avoid_toll_roads, avoid_highways, avoid_ferries; false is accepted, true is refused (not supported yet: the routing engine has no avoid sets); any other key is refused"`
-	FuelEfficiencyPriority  float64         `json:"fuel_efficiency_priority,omitempty"`
-	DeliveryTimePriority    float64         `json:"delivery_time_priority,omitempty"`
-	CostPriority            float64         `json:"cost_priority,omitempty"`
+	FuelEfficiencyPriority  float64         `json:"fuel_efficiency_priority,omitempty" doc:">= 0: the weight of fuel in the objective (with delivery_time_priority and cost_priority; only their ratios count)"`
+	DeliveryTimePriority    float64         `json:"delivery_time_priority,omitempty" doc:">= 0: the weight of driving time in the objective"`
+	CostPriority            float64         `json:"cost_priority,omitempty" doc:">= 0: the weight of cost (each vehicle's model) in the objective"`
 }
 
 // Matrix is the caller's own travel costs between locations, such as
@@ -109,16 +114,13 @@ type Request struct {
 	Vehicles          []Vehicle     `json:"vehicles" required:"true"`
 	Destinations      []Destination `json:"destinations" required:"true"`
 	Constraints       *Constraints  `json:"constraints,omitempty"`
-	OptimizationGoals []string      `json:"optimization_goals,omitempty" doc:"in order of importance; default minimize_time, minimize_distance; minimize_vehicles: fewest routes first"`
+	OptimizationGoals []string      `json:"optimization_goals,omitempty" doc:"minimize_time, minimize_distance, minimize_fuel, minimize_cost (the first of these prices travel; default minimize_time), minimize_vehicles (fewest routes first), balance_workload (the longest route), maximize_service_quality (early service, high priority first); maximize_efficiency is refused"`
 	TimeWindows       *bool         `json:"time_windows,omitempty"`
-	RealTimeTraffic   *bool         `json:"real_time_traffic,omitempty"`
-	DriverPreferences bool          `json:"driver_preferences,omitempty"`
+	RealTimeTraffic   *bool         `json:"real_time_traffic,omitempty" doc:"false or absent: travel comes from the matrix, the road graph or the great-circle model; true is refused (the service has no traffic data)"`
+	DriverPreferences bool          `json:"driver_preferences,omitempty" doc:"false or absent; true is refused (the service holds no driver preferences)"`
 	Matrix            *Matrix       `json:"matrix,omitempty"`
 	Options           *Options      `json:"options,omitempty"`
 }
-
-var goals = []string{"minimize_time", "minimize_distance", "minimize_fuel", "minimize_cost", "maximize_efficiency", "balance_workload",
-	"maximize_service_quality", "minimize_vehicles"}
 
 // clockTime parses HH:MM or HH:MM:SS into minutes from midnight; "" is def.
 func clockTime(s string, def float64) (float64, bool) {
@@ -210,7 +212,6 @@ func build(r *Request) (*built, map[string]string) {
 	if len(r.Destinations) == 0 || len(r.Destinations) > MaxDestinations {
 		bad["destinations"] = fmt.Sprintf("1 to %d destinations are required", MaxDestinations)
 	}
-	b.pr.Goal, b.pr.MinimizeVehicles = objective(bad, r.OptimizationGoals)
 	b.options(bad, r.Options)
 	size := matrix(bad, b.pr, r.Matrix)
 	c := r.Constraints
@@ -227,6 +228,7 @@ func build(r *Request) (*built, map[string]string) {
 		}
 		trafficRestrictions(bad, c.TrafficRestrictions)
 	}
+	objective(bad, r, b.pr)
 	seen := map[string]bool{}
 	for i, v := range r.Vehicles {
 		b.pr.Vehicles = append(b.pr.Vehicles, vehicle(bad, fmt.Sprintf("vehicles[%d]", i), v, c, size, seen))
@@ -236,36 +238,6 @@ func build(r *Request) (*built, map[string]string) {
 		b.pr.Stops = append(b.pr.Stops, destination(bad, fmt.Sprintf("destinations[%d]", i), d, useWindows, size, seen))
 	}
 	return b, bad
-}
-
-// objective reads the goals: the first of time, distance (or fuel) and
-// cost decides the price of travel; minimize_vehicles puts routes first.
-func objective(bad map[string]string, gs []string) (vrp.Goal, bool) {
-	goal, decided, fewest := vrp.GoalTime, false, false
-	for i, g := range gs {
-		if !contains(goals, g) {
-			bad[fmt.Sprintf("optimization_goals[%d]", i)] = "must be one of " + strings.Join(goals, ", ")
-			continue
-		}
-		switch g {
-		case "minimize_vehicles":
-			fewest = true
-		case "minimize_time":
-			goal, decided = pick(goal, decided, vrp.GoalTime)
-		case "minimize_distance", "minimize_fuel":
-			goal, decided = pick(goal, decided, vrp.GoalDistance)
-		case "minimize_cost":
-			goal, decided = pick(goal, decided, vrp.GoalCost)
-		}
-	}
-	return goal, fewest
-}
-
-func pick(cur vrp.Goal, decided bool, g vrp.Goal) (vrp.Goal, bool) {
-	if decided {
-		return cur, true
-	}
-	return g, true
 }
 
 // options reads the search options.
@@ -409,6 +381,7 @@ func vehicle(bad map[string]string, f string, v Vehicle, c *Constraints, size in
 		fv.MaxKm = c.MaxRouteDistance
 	}
 	fv.Has = vehicleCapabilities(bad, f, v)
+	fv.Costs = vehicleCosts(bad, f, v)
 	if ok1 && ok2 && fv.ShiftEnd > fv.ShiftStart {
 		breaks(bad, f, v, c, &fv)
 	}

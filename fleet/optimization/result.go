@@ -24,10 +24,20 @@ type Summary struct {
 type Performance struct {
 	TotalDistance           float64 `json:"total_distance" doc:"kilometers"`
 	TotalTime               float64 `json:"total_time" doc:"minutes"`
-	FuelConsumptionEstimate float64 `json:"fuel_consumption_estimate" doc:"liters at 12 L/100 km"`
-	CostEstimate            float64 `json:"cost_estimate" doc:"USD: fuel at 1.05/L plus 25/h of driver time"`
+	FuelConsumptionEstimate float64 `json:"fuel_consumption_estimate" doc:"liters: each route's distance at its vehicle's consumption"`
+	CostEstimate            float64 `json:"cost_estimate" doc:"USD: each route's fuel at 1.05/L, distance at its vehicle's cost_per_km and time at its cost_per_hour"`
 	DeliveryEfficiency      float64 `json:"delivery_efficiency" doc:"share of destinations assigned"`
 	TimeWindowCompliance    float64 `json:"time_window_compliance" doc:"percent of stops within their window"`
+	// CapacityOverload is the load carried beyond capacities, with
+	// vehicle_capacity_strict false.
+	CapacityOverload *Load `json:"capacity_overload,omitempty" doc:"with vehicle_capacity_strict false: the load carried beyond the vehicles' capacities, summed over the routes"`
+}
+
+// Load is an amount in the capacity's dimensions.
+type Load struct {
+	Weight   float64 `json:"weight"`
+	Volume   float64 `json:"volume"`
+	Packages float64 `json:"packages"`
 }
 
 // Improvement against the first feasible plan (before local search).
@@ -44,8 +54,12 @@ type RouteSummary struct {
 	TotalDistance   float64 `json:"total_distance"`
 	TotalTime       float64 `json:"total_time"`
 	TotalStops      int     `json:"total_stops"`
-	EstimatedFuel   float64 `json:"estimated_fuel"`
+	EstimatedFuel   float64 `json:"estimated_fuel" doc:"liters: the distance at the vehicle's consumption"`
 	RouteEfficiency float64 `json:"route_efficiency" doc:"service time over route time"`
+	EstimatedCost   float64 `json:"estimated_cost" doc:"USD by the vehicle's cost model: fuel at 1.05/L, distance at cost_per_km, route time at cost_per_hour"`
+	// CapacityOverload is what the route carries beyond its vehicle's
+	// capacities, with vehicle_capacity_strict false.
+	CapacityOverload *Load `json:"capacity_overload,omitempty" doc:"with vehicle_capacity_strict false: the load beyond the vehicle's capacity in each dimension, priced in the objective"`
 }
 
 // StopView is one stop of a route.
@@ -118,14 +132,39 @@ type Result struct {
 
 func r2(v float64) float64 { return math.Round(v*100) / 100 }
 
-// factors are what a plan of pr optimised, in order.
+// factors are what a plan of pr optimised, in order, with the weight
+// each has in the objective.
 func factors(pr *vrp.Problem) []Factor {
-	goal := map[vrp.Goal]string{vrp.GoalDistance: "distance", vrp.GoalTime: "driving_time", vrp.GoalCost: "cost"}[pr.Goal]
 	fs := []Factor{{"coverage", 1, "destinations served first, higher priority first"}}
 	if pr.MinimizeVehicles {
 		fs = append(fs, Factor{"vehicles", 0.8, "fewest routes"})
 	}
-	return append(fs, Factor{goal, 0.6, "objective"}, Factor{"time_windows", 0.3, "hard constraint"}, Factor{"capacity", 0.1, "hard constraint"})
+	if pr.Goal == vrp.GoalWeighted {
+		w := pr.Weights
+		sum := w.Time + w.Fuel + w.Cost
+		for _, f := range []struct {
+			name string
+			x    float64
+		}{{"driving_time", w.Time}, {"fuel", w.Fuel}, {"cost", w.Cost}} {
+			if f.x > 0 {
+				fs = append(fs, Factor{f.name, r2(0.6 * f.x / sum), "objective, by constraints' priority weights"})
+			}
+		}
+	} else {
+		goal := map[vrp.Goal]string{vrp.GoalDistance: "distance", vrp.GoalTime: "driving_time", vrp.GoalCost: "cost", vrp.GoalFuel: "fuel"}[pr.Goal]
+		fs = append(fs, Factor{goal, 0.6, "objective"})
+	}
+	if pr.Balance > 0 {
+		fs = append(fs, Factor{"workload_balance", 0.5, "the longest route's minutes, each worth 10 minutes of driving"})
+	}
+	if pr.Quality > 0 {
+		fs = append(fs, Factor{"service_quality", 0.4, "minutes from window opening to service, weighted 1, 2, 4, 8 by priority"})
+	}
+	fs = append(fs, Factor{"time_windows", 0.3, "hard constraint"})
+	if pr.Overload > 0 {
+		return append(fs, Factor{"capacity", 0.1, "up to 20 % over, each unit over worth an hour of driving"})
+	}
+	return append(fs, Factor{"capacity", 0.1, "hard constraint"})
 }
 
 // advice is what would let an unassigned destination in.
@@ -157,9 +196,10 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 			rv.RouteSequence = append(rv.RouteSequence, sv)
 		}
 		pause := func(k int) {
-			if rt.BreakAfter == k {
-				d := pr.Vehicles[rt.Vehicle].BreakMinutes
-				seq(StopView{ArrivalTime: clock(rt.BreakStart, secs), DepartureTime: clock(rt.BreakStart+d, secs), ActivityType: "break", ServiceDuration: d})
+			for _, b := range rt.Breaks {
+				if b.After == k {
+					seq(StopView{ArrivalTime: clock(b.Start, secs), DepartureTime: clock(b.Start+b.Minutes, secs), ActivityType: "break", ServiceDuration: b.Minutes})
+				}
 			}
 		}
 		start, end := depots(req, rt.Vehicle)
@@ -177,7 +217,7 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 		end.ArrivalTime, end.DepartureTime = clock(back, secs), clock(back, secs)
 		seq(end)
 		rv.RouteSummary = RouteSummary{TotalDistance: r2(rt.Km), TotalTime: r2(rt.Minutes), TotalStops: len(rt.Visits), EstimatedFuel: r2(rt.Fuel),
-			RouteEfficiency: r2(rt.Efficiency)}
+			RouteEfficiency: r2(rt.Efficiency), EstimatedCost: r2(rt.Cost), CapacityOverload: overload(pr, rt.Over)}
 		res.OptimizedRoutes = append(res.OptimizedRoutes, rv)
 	}
 	counts := map[vrp.Reason]int{}
@@ -199,12 +239,21 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 		res.OptimizationInsights.Recommendations = append(res.OptimizationInsights.Recommendations, advice[why]...)
 	}
 	res.PerformanceMetrics = Performance{TotalDistance: r2(pl.Km), TotalTime: r2(pl.Minutes), FuelConsumptionEstimate: r2(pl.Fuel),
-		CostEstimate: r2(pl.Cost), DeliveryEfficiency: r2(pl.Efficiency), TimeWindowCompliance: r2(pl.Compliance)}
+		CostEstimate: r2(pl.Cost), DeliveryEfficiency: r2(pl.Efficiency), TimeWindowCompliance: r2(pl.Compliance), CapacityOverload: overload(pr, pl.Over)}
 	res.ImprovementSummary = Improvement{DistanceSaved: r2(pl.Saved.Km), TimeSaved: r2(pl.Saved.Minutes), FuelSaved: r2(pl.Saved.Fuel),
 		CostSaved: r2(pl.Saved.Cost), ImprovementPercentage: r2(pl.Saved.Percent)}
 	res.OptimizationSummary = Summary{TotalVehicles: len(pr.Vehicles), TotalDestinations: len(pr.Stops), OptimizationTime: r2(took.Seconds()),
 		AlgorithmUsed: "sisr", ConfidenceScore: r2(sol.Agreement), CostSource: source, Repeatable: !sol.Cut}
 	return res
+}
+
+// overload is a load beyond capacity as the answer gives it: nil when
+// overloads are not allowed, rounded to hundredths otherwise.
+func overload(pr *vrp.Problem, over [3]float64) *Load {
+	if pr.Overload <= 0 {
+		return nil
+	}
+	return &Load{Weight: r2(over[0]), Volume: r2(over[1]), Packages: r2(over[2])}
 }
 
 // depots are the depot_start and depot_end entries of vehicle v's route:

@@ -53,7 +53,7 @@ func (w *worker) relocate(s *solution, c int32, pos []int32, index func(int32)) 
 	var rw *route // r without c, built when first needed
 	// Without c, q is reached from p; the rest of the route keeps its
 	// latest starts. A route with a break is rebuilt to know.
-	if r.brk >= 0 {
+	if r.brk != nil {
 		rw = tb.without(r, func(i int) bool { return i == k }, 0)
 		w.work += int64(len(r.stops))
 		if !tb.feasible(rw) {
@@ -65,7 +65,7 @@ func (w *worker) relocate(s *solution, c int32, pos []int32, index func(int32)) 
 	if r.km-tr.km[kpc]-tr.km[kcq]+tr.km[kpq] > tb.maxKm[v]+tol {
 		return false
 	}
-	gain := tr.cost[kpc] + tr.cost[kcq] - tr.cost[kpq]
+	gain := tr.price(kpc) + tr.price(kcq) - tr.price(kpq)
 	if len(r.stops) == 1 {
 		gain += tb.vehicleCost
 	}
@@ -147,14 +147,14 @@ func (w *worker) twoOptStar(s *solution, c int32, pos []int32, index func(int32)
 		// The joining arcs, each at its new route's prices; when the
 		// vehicles travel alike, the move's exact saving.
 		tr2 := tb.of(v2)
-		delta := tr1.cost[k1] + tr2.cost[k2] - tr1.cost[tb.arc(c, next)] - tr2.cost[tb.arc(prev, nb)]
+		delta := tr1.price(k1) + tr2.price(k2) - tr1.price(tb.arc(c, next)) - tr2.price(tb.arc(prev, nb))
 		w.work++
 		if delta >= -tol {
 			continue
 		}
 		// When both routes end and travel alike, nb's latest start still
 		// holds.
-		if tb.end[v1] == tb.end[v2] && tb.zEnd[v1] == tb.zEnd[v2] && tb.prof[v1] == tb.prof[v2] && r1.brk < 0 && r2.brk < 0 &&
+		if tb.end[v1] == tb.end[v2] && tb.zEnd[v1] == tb.zEnd[v2] && tb.prof[v1] == tb.prof[v2] && r1.brk == nil && r2.brk == nil &&
 			r1.a[i]+tb.service[c]+tr1.minutes[k1] > r2.z[j]+tol {
 			continue
 		}
@@ -172,6 +172,9 @@ func (w *worker) twoOptStar(s *solution, c int32, pos []int32, index func(int32)
 		after := n1.cost + n2.cost
 		if len(n2.stops) == 0 {
 			after = n1.cost - tb.vehicleCost
+		}
+		if tb.extras {
+			after += n1.extra + n2.extra - r1.extra - r2.extra
 		}
 		if after >= r1.cost+r2.cost-tol {
 			continue
@@ -206,7 +209,7 @@ func (w *worker) build(v int32, stops []int32) *route {
 		return nil
 	}
 	for d := 0; d < 3; d++ {
-		if r.load[d] > tb.capacity[v][d]+tol {
+		if r.load[d] > tb.room[v][d]+tol {
 			return nil
 		}
 	}

@@ -55,10 +55,37 @@ type Vehicle struct {
 	Profile int
 	// Has is the set of capabilities the vehicle provides (Stop.Needs).
 	Has uint64
-	// A break of BreakMinutes (0: none) begins at or after BreakStart
-	// and ends by BreakEnd, at the place the vehicle is at then (after
-	// the shift starts or a stop's service, before it drives on).
-	BreakStart, BreakEnd, BreakMinutes float64
+	// Breaks are the vehicle's breaks, taken in this order, each where
+	// the vehicle is then (after the shift starts or a stop's service,
+	// before it drives on); several may follow one another at one place.
+	Breaks []Break
+	// Costs is the vehicle's cost model; nil is DefaultCosts.
+	Costs *Costs
+}
+
+// Break is a rest of Minutes (more than 0) that begins at or after Start
+// and ends by End.
+type Break struct {
+	Start, End, Minutes float64
+}
+
+// Costs is a vehicle's cost model: FuelPerKm litres a kilometre (bought
+// at FuelPrice), PerKm USD a kilometre besides fuel, PerHour USD an hour
+// of route time (the driver's).
+type Costs struct {
+	FuelPerKm, PerKm, PerHour float64
+}
+
+// DefaultCosts is the cost model of a vehicle without one: 12 L/100 km
+// and 25 USD an hour of driver time.
+func DefaultCosts() Costs { return Costs{FuelPerKm: FuelPerKm, PerHour: DriverPerHour} }
+
+// costs is v's cost model.
+func (v *Vehicle) costs() Costs {
+	if v.Costs == nil {
+		return DefaultCosts()
+	}
+	return *v.Costs
 }
 
 // Serves reports whether vehicle v has every capability stop s needs.
@@ -83,7 +110,9 @@ type Goal uint8
 const (
 	GoalDistance Goal = iota // kilometres, driving minutes as a tie breaker
 	GoalTime                 // driving minutes, kilometres as a tie breaker
-	GoalCost                 // fuel and driver time priced by the cost model
+	GoalCost                 // fuel, distance and driver time priced by each vehicle's Costs
+	GoalFuel                 // litres by each vehicle's Costs, kilometres as a tie breaker
+	GoalWeighted             // Problem.Weights of time, fuel and cost (objective.go)
 )
 
 // Problem is a VRPTW instance. The solver only reads it.
@@ -110,6 +139,18 @@ type Problem struct {
 	Goal Goal
 	// MinimizeVehicles puts the number of routes before the goal.
 	MinimizeVehicles bool
+	// Weights are GoalWeighted's shares of time, fuel and cost.
+	Weights Weights
+	// Balance is the price, in the goal's units, of a minute of the
+	// longest route (from its shift start to its return); 0: none.
+	Balance float64
+	// Quality is the price, in the goal's units, of a minute between a
+	// stop's window opening and its service start, times its priority's
+	// weight (QualityWeight); 0: none.
+	Quality float64
+	// Overload is the share of each capacity a route may carry beyond it
+	// (0: none), each unit over priced OverloadPrice in the goal's units.
+	Overload, OverloadPrice float64
 }
 
 // The road model: the great-circle distance lengthened by Detour,
@@ -167,139 +208,4 @@ func (p *Problem) leg(m *Matrix, a, b place) (km, minutes float64) {
 	}
 	d := Km(a.lat, a.lon, b.lat, b.lon)
 	return d, Minutes(d)
-}
-
-// arcCost is the goal's price of driving km kilometres in minutes.
-func (g Goal) arcCost(km, minutes float64) float64 {
-	switch g {
-	case GoalTime:
-		return minutes + 0.001*km
-	case GoalCost:
-		return km*FuelPerKm*FuelPrice + minutes/60*DriverPerHour
-	}
-	return km + 0.001*minutes
-}
-
-// Schedule is the evaluation of one vehicle's route.
-type Schedule struct {
-	OK      bool
-	Why     Reason // the broken constraint when !OK
-	Km      float64
-	Minutes float64   // from the shift start to the return
-	Late    int       // stops begun after their window (AllowLate only)
-	Arrive  []float64 // per stop of the route
-	Start   []float64 // per stop: service begins, after any wait
-	// BreakAfter is how many stops of the route come before the
-	// vehicle's break, -1 without one; BreakStart is when it begins.
-	BreakAfter int
-	BreakStart float64
-}
-
-// Eval times vehicle v along route (indexes into Stops), waiting at a
-// stop until its window opens. A failed Schedule stops at the first
-// broken constraint. It walks the route from its start and is the
-// reference the solver's constant-time checks agree with. A vehicle with
-// a break takes it where the route ends soonest (the latest such place
-// on a tie), trying every place in turn.
-func (p *Problem) Eval(v int, route []int) Schedule {
-	return p.eval(&p.Vehicles[v], route)
-}
-
-func (p *Problem) eval(v *Vehicle, route []int) Schedule {
-	for _, si := range route {
-		if !v.Serves(&p.Stops[si]) {
-			return Schedule{Why: ReasonCapability, BreakAfter: -1}
-		}
-	}
-	if v.BreakMinutes <= 0 {
-		return p.timeline(v, route, -1)
-	}
-	var best Schedule
-	for k := 0; k <= len(route); k++ {
-		s := p.timeline(v, route, k)
-		if k == 0 || s.OK && (!best.OK || s.Minutes <= best.Minutes) || !best.OK && !s.OK && s.Why != ReasonBreak {
-			best = s
-		}
-	}
-	return best
-}
-
-// timeline times vehicle v along route with its break after brk stops
-// (none when brk < 0).
-func (p *Problem) timeline(v *Vehicle, route []int, brk int) Schedule {
-	s := Schedule{OK: true, Arrive: make([]float64, len(route)), Start: make([]float64, len(route)), BreakAfter: brk}
-	t := v.ShiftStart
-	at := v.start()
-	mx := p.travel(v)
-	rest := func() bool {
-		t = max(t, v.BreakStart)
-		s.BreakStart = t
-		if t > v.BreakEnd-v.BreakMinutes {
-			s.OK, s.Why = false, ReasonBreak
-			return false
-		}
-		t += v.BreakMinutes
-		return true
-	}
-	var w, vol, pk float64
-	for i, si := range route {
-		if i == brk && !rest() {
-			return s
-		}
-		st := &p.Stops[si]
-		d, m := p.leg(mx, at, st.place())
-		s.Km += d
-		t += m
-		s.Arrive[i] = t
-		if t < st.Early {
-			t = st.Early
-		}
-		if t > st.Late {
-			if !p.AllowLate {
-				s.OK, s.Why = false, ReasonTimeWindow
-				return s
-			}
-			s.Late++
-		}
-		s.Start[i] = t
-		t += st.Service
-		w, vol, pk = w+st.Weight, vol+st.Volume, pk+st.Packages
-		at = st.place()
-	}
-	if brk == len(route) && !rest() {
-		return s
-	}
-	if w > v.CapWeight || vol > v.CapVolume || pk > v.CapPackages {
-		s.OK, s.Why = false, ReasonCapacity
-		return s
-	}
-	d, m := p.leg(mx, at, v.finish())
-	s.Km += d
-	t += m
-	s.Minutes = t - v.ShiftStart
-	if t > v.ShiftEnd {
-		s.OK, s.Why = false, ReasonShiftEnd
-	}
-	if s.Minutes > v.MaxMinutes || s.Km > v.MaxKm {
-		s.OK, s.Why = false, ReasonRouteLimits
-	}
-	return s
-}
-
-// Servable reports whether some vehicle can serve stop i on a route of
-// its own and, when none can, the constraint that refused it.
-// A vehicle without the stop's capabilities names the reason only when
-// no vehicle has them.
-func (p *Problem) Servable(i int) (bool, Reason) {
-	why := ReasonCapacity
-	for v := range p.Vehicles {
-		s := p.eval(&p.Vehicles[v], []int{i})
-		if s.OK {
-			return true, ""
-		}
-		if s.Why != ReasonCapability || v == 0 || why == ReasonCapability {
-			why = s.Why
-		}
-	}
-	return false, why
 }

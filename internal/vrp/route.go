@@ -1,7 +1,5 @@
 package vrp
 
-import "math"
-
 // tol absorbs rounding in the time and limit checks.
 const tol = 1e-9
 
@@ -20,10 +18,14 @@ type route struct {
 	km    float64
 	cost  float64 // the goal's price of its arcs
 	needs uint64  // the capabilities its stops need
-	// brk is the position after which the vehicle takes its break, -1
-	// for a vehicle without one: a and z hold it (the departure from
-	// position brk waits for the break's window and lasts its length).
-	brk int
+	// brk holds, per break of the vehicle in order, the position after
+	// which it is taken, nil for a vehicle without breaks: a and z hold
+	// them (the departure from such a position waits for each break's
+	// window and lasts its length).
+	brk []int32
+	// extra is the price of the route beyond its arcs: its overload and
+	// its service-quality term (Problem.OverloadPrice, Quality).
+	extra float64
 }
 
 // node is the node at position i of r.
@@ -38,13 +40,13 @@ func (t *tables) node(r *route, i int) int32 {
 }
 
 // newRoute builds vehicle v's route over stops, which it keeps. A
-// vehicle with a break takes it where the most slack is left after it
-// (the latest such place on a tie); when it fits nowhere, some position's
-// earliest start exceeds its latest (build refuses the route).
+// vehicle with breaks takes them where the route returns soonest
+// (placeBreaks); when they fit nowhere, some position's earliest start
+// exceeds its latest (build refuses the route).
 func (t *tables) newRoute(v int32, stops []int32) *route {
 	m := len(stops)
 	buf := make([]float64, 2*(m+2)+8)
-	r := &route{v: v, stops: stops, a: buf[: m+2 : m+6], z: buf[m+6 : m+6+m+2], brk: -1}
+	r := &route{v: v, stops: stops, a: buf[: m+2 : m+6], z: buf[m+6 : m+6+m+2]}
 	a, z := r.a, r.z
 	a[0] = t.p.Vehicles[v].ShiftStart
 	tr := t.of(v)
@@ -56,7 +58,7 @@ func (t *tables) newRoute(v int32, stops []int32) *route {
 		}
 		k := t.arc(prev, cur)
 		r.km += tr.km[k]
-		r.cost += tr.cost[k]
+		r.cost += tr.price(k)
 		a[i] = fmax(a[i-1]+t.service[prev]+tr.minutes[k], t.early[cur])
 		prev = cur
 	}
@@ -70,80 +72,20 @@ func (t *tables) newRoute(v int32, stops []int32) *route {
 		z[i] = fmin(t.late[cur], z[i+1]-tr.minutes[t.arc(cur, next)]-t.service[cur])
 		next = cur
 	}
-	if t.brkLen[v] > 0 {
-		r.brk = t.breakAt(r)
-		t.forward(r, r.brk+1)
-		t.backward(r, r.brk)
+	if len(t.brks[v]) > 0 {
+		t.placeBreaks(r)
+		t.forward(r, 1)
+		t.backward(r, m)
 	}
 	for _, s := range stops {
 		d := &t.demand[s]
 		r.load[0], r.load[1], r.load[2] = r.load[0]+d[0], r.load[1]+d[1], r.load[2]+d[2]
 		r.needs |= t.needs[s]
 	}
+	if t.extras {
+		r.extra = t.extraOf(r)
+	}
 	return r
-}
-
-// depart is when r's vehicle leaves position i at the earliest: after
-// the service, and after the break when it is taken there.
-func (t *tables) depart(r *route, i int) float64 {
-	d := r.a[i] + t.service[t.node(r, i)]
-	if i == r.brk {
-		d = fmax(d, t.brkStart[r.v]) + t.brkLen[r.v]
-	}
-	return d
-}
-
-// forward sets r's earliest starts from position from on.
-func (t *tables) forward(r *route, from int) {
-	tr := t.of(r.v)
-	prev := t.node(r, from-1)
-	for i := from; i <= len(r.stops)+1; i++ {
-		cur := t.node(r, i)
-		r.a[i] = fmax(t.depart(r, i-1)+tr.minutes[t.arc(prev, cur)], t.early[cur])
-		prev = cur
-	}
-}
-
-// backward sets r's latest starts from position from down to 0.
-func (t *tables) backward(r *route, from int) {
-	tr := t.of(r.v)
-	next := t.node(r, from+1)
-	for i := from; i >= 0; i-- {
-		cur := t.node(r, i)
-		leave := r.z[i+1] - tr.minutes[t.arc(cur, next)]
-		if i == r.brk {
-			leave = fmin(leave, t.brkEnd[r.v]) - t.brkLen[r.v]
-			if t.brkStart[r.v] > leave+tol {
-				leave = math.Inf(-1)
-			}
-		}
-		r.z[i] = fmin(t.late[cur], leave-t.service[cur])
-		next = cur
-	}
-}
-
-// breakAt is the position of r (timed without a break) after which its
-// vehicle's break leaves the most slack; when the break fits nowhere it
-// is the last position, which then fails.
-func (t *tables) breakAt(r *route) int {
-	v := r.v
-	tr := t.of(v)
-	m := len(r.stops)
-	best, slack := m, math.Inf(-1)
-	for k := 0; k <= m; k++ {
-		cur := t.node(r, k)
-		if r.a[k] > t.late[cur]+tol {
-			break
-		}
-		b := fmax(r.a[k]+t.service[cur], t.brkStart[v])
-		if b > t.brkEnd[v]-t.brkLen[v]+tol {
-			break
-		}
-		if sl := r.z[k+1] - (b + t.brkLen[v] + tr.minutes[t.arc(cur, t.node(r, k+1))]); sl >= slack-tol && sl >= -tol {
-			best, slack = k, sl
-		}
-	}
-	return best
 }
 
 // fmax and fmin are math.Max and math.Min for numbers that are never
@@ -168,7 +110,7 @@ func (t *tables) fits(r *route, c int32) bool {
 	if t.needs[c]&^t.has[r.v] != 0 {
 		return false
 	}
-	cp := &t.capacity[r.v]
+	cp := &t.room[r.v]
 	for d := 0; d < 3; d++ {
 		if r.load[d]+t.demand[c][d] > cp[d]+tol {
 			return false
@@ -179,16 +121,19 @@ func (t *tables) fits(r *route, c int32) bool {
 
 // check prices inserting stop c between positions i and i+1 of r, in
 // constant time, and says which constraint refuses it otherwise. When
-// r's break is at i, c may come after the break or before it.
+// r takes breaks at i, c may come after them, before them, or between
+// them (splitCheck).
 func (t *tables) check(r *route, c int32, i int) (float64, Reason) {
 	p, q := t.node(r, i), t.node(r, i+1)
 	kpc, kcq, kpq := t.arc(p, c), t.arc(c, q), t.arc(p, q)
 	tr := t.of(r.v)
-	why := t.timeCheck(r, c, i, t.depart(r, i), tr.minutes[kpc], tr.minutes[kcq], false)
-	if why != "" && i == r.brk {
-		if t.timeCheck(r, c, i, r.a[i]+t.service[p], tr.minutes[kpc], tr.minutes[kcq], true) == "" {
-			why = ""
-		}
+	if r.brk != nil && r.a[i] > r.z[i]+tol {
+		// Breaks that fit nowhere, even without c.
+		return 0, ReasonBreak
+	}
+	why := t.timeCheck(r, c, i, t.depart(r, i), tr.minutes[kpc], tr.minutes[kcq], 0, 0)
+	if why != "" && r.brk != nil {
+		why = t.splitCheck(r, c, i, tr.minutes[kpc], tr.minutes[kcq], why)
 	}
 	if why != "" {
 		return 0, why
@@ -196,23 +141,22 @@ func (t *tables) check(r *route, c int32, i int) (float64, Reason) {
 	if r.km+tr.km[kpc]+tr.km[kcq]-tr.km[kpq] > t.maxKm[r.v]+tol {
 		return 0, ReasonRouteLimits
 	}
-	return tr.cost[kpc] + tr.cost[kcq] - tr.cost[kpq], ""
+	return tr.price(kpc) + tr.price(kcq) - tr.price(kpq), ""
 }
 
 // timeCheck is check's timing of c after position i of r, leaving there
-// at leave: with rest, r's break is taken after c.
-func (t *tables) timeCheck(r *route, c int32, i int, leave, toC, fromC float64, rest bool) Reason {
+// at leave: r's breaks from to to (exclusive) are taken after c.
+func (t *tables) timeCheck(r *route, c int32, i int, leave, toC, fromC float64, from, to int) Reason {
 	arrive := leave + toC
 	if arrive > t.late[c]+tol {
 		return ReasonTimeWindow
 	}
 	done := fmax(arrive, t.early[c]) + t.service[c]
-	if rest {
-		b := fmax(done, t.brkStart[r.v])
-		if b > t.brkEnd[r.v]-t.brkLen[r.v]+tol {
+	for k := from; k < to; k++ {
+		var ok bool
+		if done, ok = take(&t.brks[r.v][k], done); !ok {
 			return ReasonBreak
 		}
-		done = b + t.brkLen[r.v]
 	}
 	if done+fromC > r.z[i+1]+tol {
 		if i+1 == len(r.stops)+1 {
@@ -229,7 +173,7 @@ func (t *tables) timeCheck(r *route, c int32, i int, leave, toC, fromC float64, 
 // insert is r with stop c at position i+1 (after position i): r itself
 // when gen built it, a new route of generation gen otherwise.
 func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
-	if r.gen != gen || gen == 0 || r.brk >= 0 {
+	if r.gen != gen || gen == 0 || r.brk != nil || t.extras {
 		stops := make([]int32, 0, len(r.stops)+4)
 		stops = append(append(append(stops, r.stops[:i]...), c), r.stops[i:]...)
 		nr := t.newRoute(r.v, stops)
@@ -240,7 +184,7 @@ func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
 	kpc, kcq, kpq := t.arc(p, c), t.arc(c, q), t.arc(p, q)
 	tr := t.of(r.v)
 	r.km += tr.km[kpc] + tr.km[kcq] - tr.km[kpq]
-	r.cost += tr.cost[kpc] + tr.cost[kcq] - tr.cost[kpq]
+	r.cost += tr.price(kpc) + tr.price(kcq) - tr.price(kpq)
 	d := &t.demand[c]
 	r.load[0], r.load[1], r.load[2] = r.load[0]+d[0], r.load[1]+d[1], r.load[2]+d[2]
 	r.needs |= t.needs[c]

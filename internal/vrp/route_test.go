@@ -65,7 +65,8 @@ func profiled(rng *rand.Rand, p *Problem, profiles int) *Problem {
 // exactly when Eval finds the longer route feasible, prices it as the
 // difference of the routes' costs, and a route extended in place equals
 // one built from scratch; in every other round the vehicles travel by
-// matrices of their own (Vehicle.Profile).
+// matrices of their own (Vehicle.Profile), every goal is tried, and in
+// every third round the vehicles have cost models of their own.
 func TestCheckAgreesWithEval(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := 0; round < 200; round++ {
@@ -73,7 +74,11 @@ func TestCheckAgreesWithEval(t *testing.T) {
 		if round%2 == 1 {
 			p = profiled(rng, p, 2)
 		}
-		p.Goal = Goal(rng.IntN(3))
+		p.Goal = Goal(rng.IntN(5))
+		p.Weights = Weights{Time: rng.Float64(), Fuel: rng.Float64(), Cost: rng.Float64()}
+		if round%3 == 0 {
+			p.Vehicles[1].Costs = &Costs{FuelPerKm: rng.Float64() / 2, PerKm: rng.Float64(), PerHour: 50 * rng.Float64()}
+		}
 		tb := newTables(p)
 		for v := range p.Vehicles {
 			r := tb.empty[v]
@@ -142,11 +147,12 @@ func int32s(s []int) []int32 {
 	return out
 }
 
-// TestBreakRoutesAgreeWithEval: with breaks, a route built from scratch
-// is feasible exactly when Eval finds a place for the break, and an
-// insertion the constant-time check accepts is one Eval accepts (the
-// check tries the break only beside the new stop, so it may refuse what
-// another place of the break would allow).
+// TestBreakRoutesAgreeWithEval: with one to three breaks per vehicle, a
+// route built from scratch is feasible exactly when Eval finds places
+// for the breaks, Eval agrees with a search of every placing
+// (restExhaustive), and an insertion the constant-time check accepts is
+// one Eval accepts (the check tries the breaks only beside the new stop,
+// so it may refuse what other places of the breaks would allow).
 func TestBreakRoutesAgreeWithEval(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	accepted := 0
@@ -157,9 +163,15 @@ func TestBreakRoutesAgreeWithEval(t *testing.T) {
 		}
 		for v := range p.Vehicles {
 			ve := &p.Vehicles[v]
-			ve.BreakStart = ve.ShiftStart + rng.Float64()*300
-			ve.BreakMinutes = 15 + rng.Float64()*45
-			ve.BreakEnd = ve.BreakStart + ve.BreakMinutes + rng.Float64()*200
+			from := ve.ShiftStart
+			for k := 0; k < 1+(round+v)%3; k++ {
+				var b Break
+				b.Start = from + rng.Float64()*200
+				b.Minutes = 15 + rng.Float64()*45
+				b.End = b.Start + b.Minutes + rng.Float64()*200
+				ve.Breaks = append(ve.Breaks, b)
+				from = b.Start
+			}
 		}
 		tb := newTables(p)
 		for v := range p.Vehicles {
@@ -176,6 +188,9 @@ func TestBreakRoutesAgreeWithEval(t *testing.T) {
 					if ok := tb.feasible(built) && built.km <= tb.maxKm[v]+tol; ok != ev.OK {
 						t.Fatalf("round %d vehicle %d: %v built feasible %v, eval %v (%s)", round, v, cand, ok, ev.OK, ev.Why)
 					}
+					if ok, back := restExhaustive(p, v, cand); ok != ev.OK || ok && math.Abs(back-(ev.Minutes+p.Vehicles[v].ShiftStart)) > 1e-6 {
+						t.Fatalf("round %d vehicle %d: %v every placing: %v back at %v; eval %v back at %v", round, v, cand, ok, back, ev.OK, ev.Minutes+p.Vehicles[v].ShiftStart)
+					}
 					if _, why := tb.check(r, c, i); why == "" {
 						accepted++
 						if !ev.OK {
@@ -191,4 +206,29 @@ func TestBreakRoutesAgreeWithEval(t *testing.T) {
 	if accepted < 500 {
 		t.Errorf("only %d insertions accepted: the test exercises little", accepted)
 	}
+}
+
+// restExhaustive tries every placing of vehicle v's breaks along route,
+// in order (after how many stops each is taken), by walking the route
+// with timeline, and reports whether one is on time and the soonest
+// return of those that are.
+func restExhaustive(p *Problem, v int, route []int) (bool, float64) {
+	ve := &p.Vehicles[v]
+	at := make([]int, len(ve.Breaks))
+	ok, best := false, math.Inf(1)
+	var try func(k, from int)
+	try = func(k, from int) {
+		if k == len(at) {
+			if s := p.timeline(ve, route, append([]int(nil), at...)); s.OK && s.Minutes+ve.ShiftStart < best {
+				ok, best = true, s.Minutes+ve.ShiftStart
+			}
+			return
+		}
+		for i := from; i <= len(route); i++ {
+			at[k] = i
+			try(k+1, i)
+		}
+	}
+	try(0, 0)
+	return ok, best
 }

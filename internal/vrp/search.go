@@ -30,8 +30,11 @@ type solution struct {
 	routes []*route
 	absent []int32
 	where  []int32 // per stop: its vehicle, or -1
-	cost   float64 // arcs, vehicle costs and penalties
+	cost   float64 // arcs, vehicle costs, penalties and extras
 	used   int     // routes with stops
+	// longest is the longest route's minutes, with Problem.Balance: set
+	// by total, raised by every insertion, not lowered by removals.
+	longest float64
 }
 
 // fork is a copy of s whose routes the worker may extend in place once
@@ -44,7 +47,7 @@ func (w *worker) fork(s *solution) *solution {
 
 func (s *solution) clone() *solution {
 	return &solution{routes: append([]*route(nil), s.routes...), absent: append([]int32(nil), s.absent...),
-		where: append([]int32(nil), s.where...), cost: s.cost, used: s.used}
+		where: append([]int32(nil), s.where...), cost: s.cost, used: s.used, longest: s.longest}
 }
 
 // worker is one search: its own random stream and its share of work.
@@ -133,15 +136,22 @@ func (w *worker) progress(b *budget) float64 {
 // total sets s.cost and s.used from its routes and absent stops.
 func (w *worker) total(s *solution) {
 	t := w.t
-	s.cost, s.used = 0, 0
+	s.cost, s.used, s.longest = 0, 0, 0
 	for _, r := range s.routes {
 		if len(r.stops) > 0 {
 			s.cost += r.cost + t.vehicleCost
 			s.used++
+			if t.extras {
+				s.cost += r.extra
+				s.longest = fmax(s.longest, t.minutes(r))
+			}
 		}
 	}
 	for _, c := range s.absent {
 		s.cost += t.penalty[c]
+	}
+	if t.p.Balance > 0 {
+		s.cost += t.p.Balance * s.longest
 	}
 }
 
@@ -317,8 +327,12 @@ func (w *worker) recreate(s *solution, stops []int32, open bool) {
 		if len(r.stops) == 0 {
 			s.used++
 		}
-		w.set(s, bestV, tb.insert(r, c, bestPos, w.gen))
+		nr := tb.insert(r, c, bestPos, w.gen)
+		w.set(s, bestV, nr)
 		s.where[c] = bestV
+		if tb.p.Balance > 0 {
+			s.longest = fmax(s.longest, tb.minutes(nr))
+		}
 	}
 }
 
@@ -366,6 +380,9 @@ func (w *worker) cheapest(s *solution, c int32, open bool, only int32) (int32, i
 				continue
 			}
 			d, why := tb.check(r, c, i)
+			if why == "" && tb.extras {
+				d += tb.insertExtra(s, r, c, i)
+			}
 			if why == "" && d+extra < best {
 				bestV, bestPos, best = int32(v), i, d+extra
 			}

@@ -27,7 +27,7 @@ func TestParseSolomonFixture(t *testing.T) {
 	}
 	inf := math.Inf(1)
 	if want := (vrp.Vehicle{StartLat: 50, StartLon: 50, EndLat: 50, EndLon: 50, CapWeight: 60, CapVolume: inf, CapPackages: inf,
-		ShiftEnd: 400, MaxMinutes: inf, MaxKm: inf}); pr.Vehicles[3] != want {
+		ShiftEnd: 400, MaxMinutes: inf, MaxKm: inf}); !reflect.DeepEqual(pr.Vehicles[3], want) {
 		t.Errorf("vehicle %+v", pr.Vehicles[3])
 	}
 	if want := (vrp.Stop{Lat: 35, Lon: 15, Weight: 10, Early: 250, Late: 330, Service: 10, Priority: 1}); pr.Stops[11] != want {

@@ -44,8 +44,10 @@ type Solution struct {
 	// that refused it.
 	Unassigned map[int]Reason
 	// InitialKm is the distance of the first plan, built by insertion
-	// before the search, over every vehicle.
+	// before the search, over every vehicle; Initial its routes, as
+	// Routes.
 	InitialKm float64
+	Initial   [][]int
 	// Cut reports that the deadline stopped a search before its work was
 	// done; the plan is then the best found so far, and may differ from
 	// one run to the next.
@@ -117,8 +119,12 @@ func (p *Problem) Solve(o Options) Solution {
 	for _, c := range best.absent {
 		sol.Unassigned[int(c)] = t.reason(best, c)
 	}
-	for _, r := range res[0].first.routes {
+	sol.Initial = make([][]int, len(p.Vehicles))
+	for v, r := range res[0].first.routes {
 		sol.InitialKm += r.km
+		for _, c := range r.stops {
+			sol.Initial[v] = append(sol.Initial[v], int(c))
+		}
 	}
 	for _, r := range res {
 		sol.Cut = sol.Cut || r.cut

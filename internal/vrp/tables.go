@@ -1,6 +1,7 @@
 package vrp
 
 import (
+	"fmt"
 	"math"
 	"sort"
 )
@@ -25,14 +26,18 @@ type tables struct {
 
 	start, end []int32      // per vehicle: its nodes
 	capacity   [][3]float64 // per vehicle
+	room       [][3]float64 // per vehicle: the capacity with Problem.Overload
 	zEnd       []float64    // per vehicle: latest return, min(ShiftEnd, ShiftStart+MaxMinutes)
 	maxKm      []float64    // per vehicle
 	has        []uint64     // per vehicle: its capabilities
-	// per vehicle: its break's window and length (0 without one)
-	brkStart, brkEnd, brkLen []float64
-	class                    []int32 // per vehicle: vehicles alike in every attribute share one
-	classes                  int
-	empty                    []*route // per vehicle: its route with no stop
+	brks       [][]Break    // per vehicle: its breaks, in order
+	class      []int32      // per vehicle: vehicles alike in every attribute share one
+	classes    int
+	empty      []*route // per vehicle: its route with no stop
+	// extras: the plan's price has more than arcs, vehicles and
+	// penalties (Problem.Balance, Quality or Overload).
+	extras bool
+	qw     []float64 // per stop: Quality times its QualityWeight
 
 	penalty     []float64 // per stop: the price of leaving it out
 	vehicleCost float64   // the price of a route, with MinimizeVehicles
@@ -43,9 +48,24 @@ type tables struct {
 }
 
 // travel is one profile's arcs: Km and Minutes of its Matrix, and the
-// goal's price of each arc.
+// goal's price of each arc for one cost model, kept for the first
+// maxPriced travels of a fleet and computed as perKm × km + perMinute ×
+// minutes for the others (cost nil), so that a fleet of many cost models
+// holds at most maxPriced priced matrices.
 type travel struct {
 	km, minutes, cost []float64
+	perKm, perMinute  float64
+}
+
+// maxPriced is how many travels keep the price of every arc.
+const maxPriced = 4
+
+// price is the goal's price of arc k.
+func (tr *travel) price(k int) float64 {
+	if tr.cost != nil {
+		return tr.cost[k]
+	}
+	return tr.perKm*tr.km[k] + tr.perMinute*tr.minutes[k]
 }
 
 // of is vehicle v's travel.
@@ -120,32 +140,38 @@ func (t *tables) locate() []place {
 	return places
 }
 
-// travels sets one travel per distinct matrix of the vehicles, in
-// vehicle order, and each vehicle's; without a matrix, the one built from
-// places.
+// travels sets one travel per distinct matrix and cost model of the
+// vehicles, in vehicle order, and each vehicle's; without a matrix, the
+// matrix is built from places.
 func (t *tables) travels(places []place) {
 	p := t.p
 	t.prof = make([]int32, len(p.Vehicles))
-	if p.Matrix == nil {
-		m := p.buildMatrix(places)
-		t.size = m.Size
-		t.tr = []travel{t.travelOf(m)}
-		return
+	built := p.Matrix
+	if built == nil {
+		built = p.buildMatrix(places)
 	}
-	t.size = p.Matrix.Size
-	seen := map[*Matrix]int32{}
+	t.size = built.Size
+	type kind struct {
+		m *Matrix
+		c Costs
+	}
+	seen := map[kind]int32{}
 	for v := range p.Vehicles {
-		m := p.travel(&p.Vehicles[v])
-		k, ok := seen[m]
+		m := built
+		if p.Matrix != nil {
+			m = p.travel(&p.Vehicles[v])
+		}
+		c := p.Vehicles[v].costs()
+		k, ok := seen[kind{m, c}]
 		if !ok {
 			k = int32(len(t.tr))
-			seen[m] = k
-			t.tr = append(t.tr, t.travelOf(m))
+			seen[kind{m, c}] = k
+			t.tr = append(t.tr, t.travelOf(m, c, len(t.tr) < maxPriced))
 		}
 		t.prof[v] = k
 	}
 	if len(t.tr) == 0 {
-		t.tr = []travel{t.travelOf(p.Matrix)}
+		t.tr = []travel{t.travelOf(built, DefaultCosts(), true)}
 	}
 }
 
@@ -179,15 +205,19 @@ func (t *tables) vehicles() {
 	p := t.p
 	nv := len(p.Vehicles)
 	t.capacity, t.zEnd, t.maxKm, t.class = make([][3]float64, nv), make([]float64, nv), make([]float64, nv), make([]int32, nv)
-	t.has, t.brkStart, t.brkEnd, t.brkLen = make([]uint64, nv), make([]float64, nv), make([]float64, nv), make([]float64, nv)
-	kinds := map[Vehicle]int32{}
+	t.has, t.brks, t.room = make([]uint64, nv), make([][]Break, nv), make([][3]float64, nv)
+	kinds := map[string]int32{}
 	for v := range p.Vehicles {
 		ve := p.Vehicles[v]
 		t.has[v] = ve.Has
-		if ve.BreakMinutes > 0 {
-			t.brkStart[v], t.brkEnd[v], t.brkLen[v] = ve.BreakStart, ve.BreakEnd, ve.BreakMinutes
-		}
+		t.brks[v] = ve.Breaks
 		t.capacity[v] = [3]float64{ve.CapWeight, ve.CapVolume, ve.CapPackages}
+		for d, c := range t.capacity[v] {
+			t.room[v][d] = c
+			if p.Overload > 0 {
+				t.room[v][d] = c * (1 + p.Overload)
+			}
+		}
 		t.zEnd[v] = math.Min(ve.ShiftEnd, ve.ShiftStart+ve.MaxMinutes)
 		t.maxKm[v] = ve.MaxKm
 		ve.Profile = int(t.prof[v])
@@ -196,21 +226,37 @@ func (t *tables) vehicles() {
 		} else {
 			ve.StartLat, ve.StartLon, ve.EndLat, ve.EndLon = 0, 0, 0, 0
 		}
-		c, ok := kinds[ve]
+		// The travel stands for the matrix and the cost model; %v
+		// prints every number so that it reads back the same.
+		ve.Costs = nil
+		key := fmt.Sprintf("%v", ve)
+		c, ok := kinds[key]
 		if !ok {
 			c = int32(len(kinds))
-			kinds[ve] = c
+			kinds[key] = c
 		}
 		t.class[v] = c
 	}
 	t.classes = len(kinds)
+	t.extras = p.Balance > 0 || p.Quality > 0 || p.Overload > 0
+	t.qw = make([]float64, t.n)
+	for i := range t.qw {
+		if p.Quality > 0 {
+			t.qw[i] = p.Quality * QualityWeight(p.Stops[i].Priority)
+		}
+	}
 }
 
-// travelOf is m's arcs with the goal's price of each.
-func (t *tables) travelOf(m *Matrix) travel {
-	tr := travel{km: m.Km, minutes: m.Minutes, cost: make([]float64, len(m.Km))}
-	for k := range tr.cost {
-		tr.cost[k] = t.p.Goal.arcCost(m.Km[k], m.Minutes[k])
+// travelOf is m's arcs with the goal's price of each for cost model c,
+// kept when priced.
+func (t *tables) travelOf(m *Matrix, c Costs, priced bool) travel {
+	tr := travel{km: m.Km, minutes: m.Minutes}
+	tr.perKm, tr.perMinute = t.p.linear(c)
+	if priced {
+		tr.cost = make([]float64, len(m.Km))
+		for k := range tr.cost {
+			tr.cost[k] = t.p.arcCost(c, m.Km[k], m.Minutes[k])
+		}
 	}
 	return tr
 }
@@ -242,8 +288,8 @@ func (t *tables) prices() {
 	for i := 0; i < t.n; i++ {
 		best := math.Inf(1)
 		for v := range t.start {
-			cost := t.of(int32(v)).cost
-			rt := cost[t.arc(t.start[v], int32(i))] + cost[t.arc(int32(i), t.end[v])]
+			tr := t.of(int32(v))
+			rt := tr.price(t.arc(t.start[v], int32(i))) + tr.price(t.arc(int32(i), t.end[v]))
 			if !math.IsInf(rt, 0) && !math.IsNaN(rt) {
 				best = math.Min(best, rt)
 			}
@@ -252,7 +298,7 @@ func (t *tables) prices() {
 			sum, cnt, worst = sum+best, cnt+1, math.Max(worst, best)
 		}
 		if len(t.start) > 0 {
-			t.fromDepot[i] = t.tr[0].cost[t.arc(t.start[0], int32(i))]
+			t.fromDepot[i] = t.tr[0].price(t.arc(t.start[0], int32(i)))
 		}
 	}
 	t.scale = 1
@@ -264,6 +310,20 @@ func (t *tables) prices() {
 		t.vehicleCost = 2 * worst * float64(t.n+1)
 	}
 	base := t.vehicleCost + 10*worst*float64(t.n+1)
+	if t.extras {
+		base += t.extraBound()
+	}
+	if t.p.Overload > 0 {
+		// Every route loaded to its limit: a left-out stop still costs
+		// more.
+		for v := range t.capacity {
+			for d, c := range t.capacity[v] {
+				if !math.IsInf(c, 0) {
+					base += t.p.OverloadPrice * (t.room[v][d] - c)
+				}
+			}
+		}
+	}
 	t.penalty = make([]float64, t.n)
 	for i := range t.penalty {
 		pr := min(max(t.p.Stops[i].Priority, 0), 3)
@@ -274,7 +334,7 @@ func (t *tables) prices() {
 // neighbours fills adj: each stop, then up to neighbours nearest stops
 // by the first vehicle's travel.
 func (t *tables) neighbours() {
-	cost := t.tr[0].cost
+	tr := &t.tr[0]
 	t.adj = make([][]int32, t.n)
 	others := make([]int32, 0, t.n)
 	for i := 0; i < t.n; i++ {
@@ -286,7 +346,7 @@ func (t *tables) neighbours() {
 		}
 		row := int(t.loc[i]) * t.size
 		sort.Slice(others, func(a, b int) bool {
-			ca, cb := cost[row+int(t.loc[others[a]])], cost[row+int(t.loc[others[b]])]
+			ca, cb := tr.price(row+int(t.loc[others[a]])), tr.price(row+int(t.loc[others[b]]))
 			if ca != cb {
 				return ca < cb
 			}
@@ -306,9 +366,9 @@ func (t *tables) fleetBound() int {
 		for i := range t.demand {
 			total += t.demand[i][d]
 		}
-		caps := make([]float64, len(t.capacity))
+		caps := make([]float64, len(t.room))
 		for v := range caps {
-			caps[v] = t.capacity[v][d]
+			caps[v] = t.room[v][d]
 		}
 		sort.Sort(sort.Reverse(sort.Float64Slice(caps)))
 		var held float64

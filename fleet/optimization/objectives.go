@@ -1,0 +1,139 @@
+package optimization
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/fleethub/fleethub/internal/vrp"
+)
+
+// Goals are the values of optimization_goals this service carries out.
+// maximize_efficiency is the interface's too, and refused (refusedGoals).
+var Goals = []string{"minimize_time", "minimize_distance", "minimize_fuel", "minimize_cost", "minimize_vehicles", "balance_workload",
+	"maximize_service_quality"}
+
+// refusedGoals are goals of the interface that no plan can honour yet,
+// with the reason the refusal names.
+var refusedGoals = map[string]string{
+	"maximize_efficiency": "not supported: it has no defined measure in this service; use minimize_time, balance_workload or maximize_service_quality",
+}
+
+// travelGoals price travel: the first one listed decides.
+var travelGoals = map[string]vrp.Goal{"minimize_time": vrp.GoalTime, "minimize_distance": vrp.GoalDistance, "minimize_fuel": vrp.GoalFuel,
+	"minimize_cost": vrp.GoalCost}
+
+// The objective's terms beyond travel, each priced in minutes of driving
+// at 40 km/h in the default vehicle under the travel objective
+// (vrp.Problem.MinutePrice), and the overload a route may carry.
+const (
+	balanceMinutes  = 10.0 // per minute of the longest route
+	qualityMinutes  = 1.0  // per minute from window opening to service start, times 1, 2, 4, 8 by priority
+	overloadMinutes = 60.0 // per unit (kg, m³, package) over a capacity
+	overloadShare   = 0.2  // at most 20 % over each capacity
+)
+
+// MaxCostFigure bounds fuel_consumption_l_per_100km, cost_per_hour and
+// cost_per_km.
+const MaxCostFigure = 1000.0
+
+// typeCosts are the cost models of the vehicle types: litres per
+// kilometre, USD per kilometre besides fuel, USD per hour. A type not
+// listed (and no type) has vrp.DefaultCosts, 12 L/100 km and 25 USD/h.
+var typeCosts = map[string]vrp.Costs{
+	"van":        {FuelPerKm: 0.12, PerHour: vrp.DriverPerHour},
+	"car":        {FuelPerKm: 0.08, PerHour: vrp.DriverPerHour},
+	"auto":       {FuelPerKm: 0.08, PerHour: vrp.DriverPerHour},
+	"truck":      {FuelPerKm: 0.30, PerHour: vrp.DriverPerHour},
+	"electric":   {PerKm: 0.05, PerHour: vrp.DriverPerHour},
+	"bicycle":    {PerHour: vrp.DriverPerHour},
+	"pedestrian": {PerHour: vrp.DriverPerHour},
+}
+
+// vehicleCosts is vehicle f's cost model: its type's, each figure the
+// vehicle sets replacing the type's; bad names a figure out of range.
+func vehicleCosts(bad map[string]string, f string, v Vehicle) *vrp.Costs {
+	c, ok := typeCosts[v.VehicleType]
+	if !ok {
+		c = vrp.DefaultCosts()
+	}
+	set := func(field string, x *float64, dst *float64, scale float64) {
+		if x == nil {
+			return
+		}
+		if !(*x >= 0 && *x <= MaxCostFigure) {
+			bad[f+"."+field] = fmt.Sprintf("must be 0 to %v", MaxCostFigure)
+			return
+		}
+		*dst = *x * scale
+	}
+	set("fuel_consumption_l_per_100km", v.FuelConsumption, &c.FuelPerKm, 0.01)
+	set("cost_per_hour", v.CostPerHour, &c.PerHour, 1)
+	set("cost_per_km", v.CostPerKm, &c.PerKm, 1)
+	return &c
+}
+
+// objective reads the goals, the priority weights, capacity strictness
+// and the fields that cannot be honoured into pr: the first travel goal
+// or, when a weight is given, the weights price travel; minimize_vehicles
+// puts routes first; balance_workload, maximize_service_quality and
+// vehicle_capacity_strict false add their terms.
+func objective(bad map[string]string, r *Request, pr *vrp.Problem) {
+	c := r.Constraints
+	if c == nil {
+		c = &Constraints{}
+	}
+	w := vrp.Weights{Time: c.DeliveryTimePriority, Fuel: c.FuelEfficiencyPriority, Cost: c.CostPriority}
+	for field, x := range map[string]float64{"delivery_time_priority": w.Time, "fuel_efficiency_priority": w.Fuel, "cost_priority": w.Cost} {
+		if !(x >= 0) || math.IsInf(x, 0) {
+			bad["constraints."+field] = "must be a number >= 0"
+		}
+	}
+	weighted := w.Time+w.Fuel+w.Cost > 0
+	pr.Goal = vrp.GoalTime
+	decided, balance, quality := false, false, false
+	for i, g := range r.OptimizationGoals {
+		field := fmt.Sprintf("optimization_goals[%d]", i)
+		if why, ok := refusedGoals[g]; ok {
+			bad[field] = why
+			continue
+		}
+		if goal, ok := travelGoals[g]; ok {
+			if weighted {
+				bad[field] = "the *_priority weights of constraints price travel; give either them or " + g
+			} else if !decided {
+				pr.Goal, decided = goal, true
+			}
+			continue
+		}
+		switch g {
+		case "minimize_vehicles":
+			pr.MinimizeVehicles = true
+		case "balance_workload":
+			balance = true
+		case "maximize_service_quality":
+			quality = true
+		default:
+			bad[field] = "must be one of " + strings.Join(Goals, ", ")
+		}
+	}
+	if weighted {
+		pr.Goal, pr.Weights = vrp.GoalWeighted, w
+	}
+	unit := pr.MinutePrice()
+	if balance {
+		pr.Balance = balanceMinutes * unit
+	}
+	if quality {
+		pr.Quality = qualityMinutes * unit
+	}
+	if c.VehicleCapacityStrict != nil && !*c.VehicleCapacityStrict {
+		pr.Overload, pr.OverloadPrice = overloadShare, overloadMinutes*unit
+	}
+	if r.RealTimeTraffic != nil && *r.RealTimeTraffic {
+		bad["real_time_traffic"] = "not supported: the service has no traffic data (travel comes from the matrix, the road graph or the great-circle model); send false or leave it out"
+	}
+	if r.DriverPreferences {
+		bad["driver_preferences"] = "not supported: the service holds no driver preferences; send false or leave it out"
+	}
+}
