@@ -14,14 +14,16 @@ import (
 // profileVersion names the rules a saved graph was built with; a change
 // to the profiles, the graph or the file layout changes it, so that an
 // old file is rebuilt rather than read.
-const profileVersion = "p4"
+const profileVersion = "p5"
 
 // cacheMagic opens a saved file.
 const cacheMagic = "FHROUTE3"
 
 // cachePath is the common start of a saved graph's files, for an
 // extract and a version of the road rules: the road network is
-// base+".roads", each costing's hierarchy base+"."+costing.
+// base+".roads", each costing's hierarchy base+"."+costing, and its
+// hierarchy without the roads of an avoid set base+"."+costing+"-avoid-"
+// +the set (costingFile).
 func cachePath(dir, extractHash, version string) string {
 	return filepath.Join(dir, "roads-"+extractHash+"-"+version)
 }
@@ -40,6 +42,7 @@ type savedGeometry struct {
 	Class        []uint8   // per way: its RoadClass
 	LimitKmh     []float32 // per way: the speed limit forward, backward
 	Posted       []uint8   // per way: bit per direction whose limit is posted
+	Avoid        []uint8   // per way: the kinds of road it is (Avoid)
 	Junctions    int
 	Signal       []bool
 	Blocked      []uint8
@@ -56,7 +59,8 @@ type savedRestriction struct {
 // savedCost is a costing's hierarchy as saved.
 type savedCost struct {
 	Costing  uint8
-	Edges    int // of the road network it belongs to
+	Avoid    uint8 // the kinds of road it leaves out
+	Edges    int   // of the road network it belongs to
 	Keep     []bool
 	Rank     []int32
 	Up, Down savedArcs
@@ -151,17 +155,31 @@ func decodeGeometry(b []byte) (g *Graph, err error) {
 	return s.graph()
 }
 
-func writeCosting(base string, cg *costGraph) error {
-	return writeFile(base+"."+cg.c.String(), cg.saved(len(cg.keep)/2))
+// costingFile is where costing c's hierarchy without the roads of avoid
+// is saved: base.auto, base.auto-avoid-tolls+ferries…
+func costingFile(base string, c Costing, avoid Avoid) string {
+	if avoid == 0 {
+		return base + "." + c.String()
+	}
+	return base + "." + c.String() + "-avoid-" + avoid.String()
 }
 
-// readCosting loads costing c's hierarchy for g, saved by writeCosting.
-func readCosting(base string, g *Graph, c Costing) (*costGraph, error) {
-	b, err := os.ReadFile(base + "." + c.String())
+func writeCosting(base string, cg *costGraph) error {
+	return writeFile(costingFile(base, cg.c, cg.avoid), cg.saved(len(cg.keep)/2))
+}
+
+// readCosting loads costing c's hierarchy without the roads of avoid for
+// g, saved by writeCosting.
+func readCosting(base string, g *Graph, c Costing, avoid Avoid) (*costGraph, error) {
+	b, err := os.ReadFile(costingFile(base, c, avoid))
 	if err != nil {
 		return nil, err
 	}
-	return decodeCosting(b, g.Edges(), c)
+	cg, err := decodeCosting(b, g.Edges(), c)
+	if err == nil && cg.avoid != avoid {
+		return nil, errBadCache
+	}
+	return cg, err
 }
 
 func decodeCosting(b []byte, edges int, c Costing) (cg *costGraph, err error) {
@@ -198,6 +216,7 @@ func (g *Graph) savedGeometry() *savedGeometry {
 		s.Restricted = append(s.Restricted, bits)
 		s.Limits = append(s.Limits, w.limit.Height, w.limit.Width, w.limit.Length, w.limit.Weight)
 		s.Class, s.LimitKmh, s.Posted = append(s.Class, uint8(w.class)), append(s.LimitKmh, w.limitKmh[0], w.limitKmh[1]), append(s.Posted, w.posted)
+		s.Avoid = append(s.Avoid, uint8(w.avoid))
 	}
 	for _, r := range g.restrictions {
 		s.Restrictions = append(s.Restrictions, savedRestriction{r.via, r.from, r.to, r.only, r.costings})
@@ -206,7 +225,7 @@ func (g *Graph) savedGeometry() *savedGeometry {
 }
 
 func (cg *costGraph) saved(edges int) *savedCost {
-	sc := &savedCost{Costing: uint8(cg.c), Edges: edges, Keep: cg.keep, Rank: cg.h.rank,
+	sc := &savedCost{Costing: uint8(cg.c), Avoid: uint8(cg.avoid), Edges: edges, Keep: cg.keep, Rank: cg.h.rank,
 		Up: saveArcs(cg.h.up), Down: saveArcs(cg.h.down), LoopNode: cg.h.loopNode}
 	for _, l := range cg.h.loopCost {
 		sc.Loops = append(sc.Loops, l.w, l.d, l.m)
@@ -221,7 +240,7 @@ func (s *savedGeometry) graph() (*Graph, error) {
 	if edges == 0 || len(s.Head) != edges || len(s.Way) != edges || len(s.InnerSig) != edges || len(s.PtFirst) != edges+1 ||
 		len(s.Lat) != len(s.Lon) || len(s.Cum) != len(s.Lat) || int(s.PtFirst[edges]) != len(s.Lat) ||
 		len(s.Rules) != len(s.WayID)*numCostings*4 || len(s.Restricted) != len(s.WayID) || len(s.Limits) != len(s.WayID)*4 ||
-		len(s.Class) != len(s.WayID) || len(s.LimitKmh) != 2*len(s.WayID) || len(s.Posted) != len(s.WayID) ||
+		len(s.Class) != len(s.WayID) || len(s.LimitKmh) != 2*len(s.WayID) || len(s.Posted) != len(s.WayID) || len(s.Avoid) != len(s.WayID) ||
 		len(s.Signal) != s.Junctions || len(s.Blocked) != s.Junctions {
 		return nil, errBadCache
 	}
@@ -235,7 +254,7 @@ func (s *savedGeometry) graph() (*Graph, error) {
 	}
 	for i, id := range s.WayID {
 		w := wayMeta{id: id, limit: TruckSize{s.Limits[4*i], s.Limits[4*i+1], s.Limits[4*i+2], s.Limits[4*i+3]},
-			class: RoadClass(s.Class[i]), limitKmh: [2]float32{s.LimitKmh[2*i], s.LimitKmh[2*i+1]}, posted: s.Posted[i]}
+			class: RoadClass(s.Class[i]), limitKmh: [2]float32{s.LimitKmh[2*i], s.LimitKmh[2*i+1]}, posted: s.Posted[i], avoid: Avoid(s.Avoid[i])}
 		for c := 0; c < numCostings; c++ {
 			for d := 0; d < 2; d++ {
 				k := 2 * ((i*numCostings+c)*2 + d)
@@ -290,7 +309,9 @@ func (sc *savedCost) costGraph() (*costGraph, error) {
 		}
 		h.loopCost = append(h.loopCost, cost3{sc.Loops[3*i], sc.Loops[3*i+1], sc.Loops[3*i+2]})
 	}
-	return newCostGraph(Costing(sc.Costing), sc.Keep, h), nil
+	cg := newCostGraph(Costing(sc.Costing), sc.Keep, h)
+	cg.avoid = Avoid(sc.Avoid)
+	return cg, nil
 }
 
 func validArcs(a savedArcs, n int) bool {

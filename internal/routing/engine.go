@@ -18,6 +18,7 @@ import (
 // locations snap to) and its contraction hierarchy.
 type costGraph struct {
 	c      Costing
+	avoid  Avoid // the kinds of road it leaves out
 	keep   []bool
 	h      *hierarchy
 	free   chan *search       // scratch of the graph's size, for reuse
@@ -173,26 +174,28 @@ func (g *Graph) buildCostings() error { return g.prepare(Auto, Truck, Bicycle, P
 // there, else built (and saved), once. The error is from saving it; the
 // graph is usable all the same.
 func (g *Graph) costing(c Costing) (*costGraph, error) {
-	lc := g.lazy(c)
+	lc := g.lazy(c, 0)
 	return lc.cg, lc.err
 }
 
-// graphOf is costing c's routing graph, whether saving it failed or not.
-func (g *Graph) graphOf(c Costing) *costGraph { return g.lazy(c).cg }
+// graphOf is costing c's routing graph with the roads of avoid left
+// out, whether saving it failed or not.
+func (g *Graph) graphOf(c Costing, avoid Avoid) *costGraph { return g.lazy(c, avoid).cg }
 
-// lazy makes costing c's graph on first use.
-func (g *Graph) lazy(c Costing) *lazyCost {
-	lc := &g.costs[c]
+// lazy makes costing c's graph without the roads of avoid on first use.
+func (g *Graph) lazy(c Costing, avoid Avoid) *lazyCost {
+	lc := &g.costs[c][avoid]
 	lc.once.Do(func() {
 		if g.cacheBase != "" {
-			if cg, err := readCosting(g.cacheBase, g, c); err == nil {
+			if cg, err := readCosting(g.cacheBase, g, c, avoid); err == nil {
 				lc.cg = cg
 				lc.loaded.Store(true)
 				return
 			}
 		}
-		a, keep := g.network(c, g.fitsFor(c, defaultTruck))
+		a, keep := g.network(c, g.wayFilter(c, defaultTruck, avoid))
 		lc.cg = newCostGraph(c, keep, contract(a, keep))
+		lc.cg.avoid = avoid
 		if g.cacheBase != "" {
 			lc.err = writeCosting(g.cacheBase, lc.cg)
 		}
@@ -211,11 +214,15 @@ type lazyCost struct {
 // Loaded reports whether the road network, and costing c's graph, were
 // read from the files saved under Options.CacheDir rather than built
 // from the extract. A costing not prepared yet reports false.
-func (g *Graph) Loaded(c Costing) (network, costing bool) {
-	if c >= numCostings {
+func (g *Graph) Loaded(c Costing) (network, costing bool) { return g.LoadedAvoiding(c, 0) }
+
+// LoadedAvoiding is Loaded for costing c's graph without the roads of
+// avoid.
+func (g *Graph) LoadedAvoiding(c Costing, avoid Avoid) (network, costing bool) {
+	if c >= numCostings || avoid >= avoidSets {
 		return g.loaded, false
 	}
-	return g.loaded, g.costs[c].loaded.Load()
+	return g.loaded, g.costs[c][avoid].loaded.Load()
 }
 
 // network is the turn graph of costing c and its largest strongly
@@ -228,14 +235,8 @@ func (g *Graph) network(c Costing, fits func(int32) bool) (arcs, []bool) {
 	return a, largestComponent(a)
 }
 
-// fitsFor is which ways a truck of size s may use; nil for the other
-// costings.
-func (g *Graph) fitsFor(c Costing, s TruckSize) func(int32) bool {
-	if c != Truck {
-		return nil
-	}
-	return func(w int32) bool { return fitsSize(g.ways[w].limit, s) }
-}
+// ferry reports a ferry edge: locations do not snap onto ferries.
+func (g *Graph) ferry(e int32) bool { return g.ways[g.way[e]].avoid&AvoidFerries != 0 }
 
 // Snap is where a location met the road network: Meters from it to the
 // road, or OK false and the Reason there is no route from or to it.
@@ -253,6 +254,9 @@ type Request struct {
 	// fields take the default truck's (4.11 m high, 2.6 m wide, 21.9 m
 	// long, 36.3 t).
 	Truck *TruckSize
+	// Avoid leaves kinds of road out of every route (tolls, highways,
+	// ferries); locations snap to the roads that remain.
+	Avoid Avoid
 }
 
 // Result is the answer to a Request: Costs[i][j] from source i to
@@ -264,7 +268,10 @@ type Result struct {
 
 // Route answers a many-to-many query. Safe for concurrent use.
 func (g *Graph) Route(req Request) Result {
-	cg := g.graphOf(req.Costing) // a failure to save leaves the graph usable
+	if req.Avoid >= avoidSets {
+		req.Avoid &= avoidSets - 1 // kinds not defined avoid nothing
+	}
+	cg := g.graphOf(req.Costing, req.Avoid) // a failure to save leaves the graph usable
 	size := defaultTruck
 	if req.Costing == Truck && req.Truck != nil {
 		size = withDefaults(*req.Truck)
@@ -279,13 +286,13 @@ func (g *Graph) Route(req Request) Result {
 	var own arcs
 	if req.Costing == Truck && !g.sameTruckNetwork(size) {
 		var keep []bool
-		own, keep = g.network(Truck, g.fitsFor(Truck, size))
-		on, plain = &costGraph{c: cg.c, keep: keep, h: cg.h}, true
+		own, keep = g.network(Truck, g.wayFilter(Truck, size, req.Avoid))
+		on, plain = &costGraph{c: cg.c, avoid: req.Avoid, keep: keep, h: cg.h}, true
 	}
 	place := func(pts [][2]float64, snaps []Snap, source bool) [][]phantom {
 		out := make([][]phantom, len(pts))
 		for i, p := range pts {
-			ss, ok := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return on.keep[2*e] || on.keep[2*e+1] })
+			ss, ok := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return (on.keep[2*e] || on.keep[2*e+1]) && !g.ferry(e) })
 			switch {
 			case !validPoint(p):
 				snaps[i] = Snap{Reason: "not a valid latitude and longitude"}

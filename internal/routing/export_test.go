@@ -44,6 +44,6 @@ func DecodeSaved(b []byte) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	tiny.costs[Auto].once.Do(func() { tiny.costs[Auto].cg = cg })
+	tiny.costs[Auto][0].once.Do(func() { tiny.costs[Auto][0].cg = cg })
 	return tiny, nil
 }

@@ -87,7 +87,7 @@ func TestRealExtracts(t *testing.T) {
 					}
 					dsts = append(dsts, dp)
 				}
-				a, _ := g.network(c, g.fitsFor(c, defaultTruck))
+				a, _ := g.network(c, g.wayFilter(c, defaultTruck, 0))
 				ref := plainTable(a, srcs, dsts)
 				for i := range srcs {
 					for j := range dsts {

@@ -244,7 +244,8 @@ func corpusFile(b []byte) []byte { return fmt.Appendf(nil, "go test fuzz v1\n[]b
 //
 //	go test ./internal/routing -run TestWriteFixture -update
 func TestWriteFixture(t *testing.T) {
-	files := map[string][]byte{filepath.Join("testdata", "tiny.osm.pbf"): tinyPBF(), filepath.Join("testdata", "trucks.osm.pbf"): trucksPBF()}
+	files := map[string][]byte{filepath.Join("testdata", "tiny.osm.pbf"): tinyPBF(), filepath.Join("testdata", "trucks.osm.pbf"): trucksPBF(),
+		filepath.Join("testdata", "avoid.osm.pbf"): avoidPBF()}
 	for name, b := range fuzzSeeds() {
 		files[filepath.Join("testdata", "fuzz", "FuzzReadPBF", name)] = corpusFile(b)
 	}

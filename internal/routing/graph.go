@@ -33,9 +33,9 @@ type Graph struct {
 	grid      segGrid
 	// turn restrictions placed on junctions and ways
 	restrictions []turnRestriction
-	costs        [numCostings]lazyCost
-	cacheBase    string // where the saved files go, "" for none
-	loaded       bool   // the road network was read from cacheBase
+	costs        [numCostings][avoidSets]lazyCost // per costing and avoid set
+	cacheBase    string                           // where the saved files go, "" for none
+	loaded       bool                             // the road network was read from cacheBase
 }
 
 // wayMeta is what queries need of a way: its rules per costing and, when
@@ -49,6 +49,7 @@ type wayMeta struct {
 	class    RoadClass
 	limitKmh [2]float32
 	posted   uint8
+	avoid    Avoid // the kinds of road it is: toll, highway, ferry
 }
 
 const numCostings = 4
@@ -96,6 +97,9 @@ func usedWays(x *extract) []usedWay {
 		m.limit = TruckSize{Height: dimension(w.tags["maxheight"]), Width: dimension(w.tags["maxwidth"]),
 			Length: dimension(w.tags["maxlength"]), Weight: max(dimension(w.tags["maxweight"]), dimension(w.tags["maxweight:hgv"]))}
 		m.class, m.limitKmh, m.posted = speedLimits(w.tags)
+		if m.avoid = avoidOf(w.tags); m.avoid&AvoidFerries != 0 {
+			ferrySpeed(x, w, &m)
+		}
 		used = append(used, usedWay{w, m})
 	}
 	return used

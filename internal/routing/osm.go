@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// way is a highway way of the extract with its tags.
+// way is a highway (or ferry) way of the extract with its tags.
 type way struct {
 	id   int64
 	refs []int64
@@ -43,7 +43,7 @@ func importOSM(r io.Reader) (*extract, error) {
 			}
 		},
 		way: func(id int64, refs []int64, tags map[string]string) {
-			if tags["highway"] != "" && len(refs) >= 2 {
+			if (tags["highway"] != "" || isFerry(tags)) && len(refs) >= 2 {
 				x.ways = append(x.ways, way{id: id, refs: refs, tags: tags})
 			}
 		},

@@ -34,23 +34,11 @@ var (
 		"tertiary": 35, "tertiary_link": 18, "unclassified": 22, "residential": 20,
 		"service": 12,
 	}
-	bikeKmh = map[string]float32{
-		"cycleway": 15, "primary": 15, "primary_link": 15, "secondary": 15, "secondary_link": 15,
-		"tertiary": 15, "tertiary_link": 15, "residential": 15, "unclassified": 15,
-		"living_street": 15, "road": 15, "service": 15, "track": 12, "path": 12,
-	}
-	// bikePushKmh: ways a cyclist pushes the bicycle along, and the speed.
-	bikePushKmh = map[string]float32{"footway": walkKmh - 1, "pedestrian": walkKmh - 1, "steps": 2}
-	footWays    = map[string]bool{
+	footWays = map[string]bool{
 		"primary": true, "primary_link": true, "secondary": true, "secondary_link": true,
 		"tertiary": true, "tertiary_link": true, "unclassified": true, "residential": true,
 		"road": true, "living_street": true, "service": true, "track": true, "path": true,
 		"steps": true, "pedestrian": true, "footway": true, "pier": true, "platform": true,
-	}
-	// bikeSafety lowers the bicycle's rate on roads without a cycle lane.
-	bikeSafety = map[string]float32{
-		"primary": 0.5, "primary_link": 0.5, "secondary": 0.65, "secondary_link": 0.65,
-		"tertiary": 0.8, "tertiary_link": 0.8,
 	}
 	// serviceRate lowers the rate of service roads nobody drives through.
 	serviceRate = map[string]float32{
@@ -96,6 +84,12 @@ func accessOf(tags map[string]string, c Costing) string {
 // (in the order of its nodes) and backward. The truck's dimensions are
 // checked separately (see fitsSize).
 func wayRules(tags map[string]string, c Costing) (fwd, bwd dirRule) {
+	if tags["highway"] == "" && isFerry(tags) {
+		return ferryRules(tags, c)
+	}
+	if c == Bicycle {
+		return bikeRules(tags)
+	}
 	hw := tags["highway"]
 	if hw == "" || tags["area"] == "yes" || tags["impassable"] == "yes" || tags["status"] == "impassable" {
 		return
@@ -110,8 +104,6 @@ func wayRules(tags map[string]string, c Costing) (fwd, bwd dirRule) {
 	switch c {
 	case Auto, Truck:
 		return motorRules(tags, hw, acc, c)
-	case Bicycle:
-		return bikeRules(tags, hw, acc)
 	default:
 		return footRules(tags, hw, acc)
 	}
@@ -158,61 +150,11 @@ func motorRules(tags map[string]string, hw, acc string, c Costing) (fwd, bwd dir
 	if c == Truck {
 		fwd.kmh, bwd.kmh = min(fwd.kmh, 90), min(bwd.kmh, 90)
 	}
-	switch onewayOf(tags, hw, "") {
+	switch onewayOf(tags, hw) {
 	case 1:
 		bwd = dirRule{}
 	case -1:
 		fwd = dirRule{}
-	}
-	return
-}
-
-func bikeRules(tags map[string]string, hw, acc string) (fwd, bwd dirRule) {
-	kmh, cycling := bikeKmh[hw]
-	if !cycling && (allowed[acc] || tags["bicycle"] == "dismount") {
-		kmh, cycling = 15, tags["bicycle"] != "dismount"
-		if !cycling {
-			kmh = walkKmh - 1
-		}
-	}
-	pushing := false
-	if !cycling {
-		p, ok := bikePushKmh[hw]
-		if !ok {
-			if hw == "trunk" || hw == "trunk_link" || hw == "motorway" || hw == "motorway_link" {
-				return
-			}
-			return
-		}
-		kmh, pushing = p, true
-	}
-	rate := float32(1)
-	if s, ok := bikeSafety[hw]; ok && !hasCycleway(tags) {
-		rate = s
-		if onewayOf(tags, hw, "") != 0 {
-			rate *= 0.6
-		}
-	}
-	if r, ok := serviceRate[tags["service"]]; ok && hw == "service" {
-		rate = min(rate, r)
-	}
-	if pushing {
-		rate = 1
-	}
-	fwd = dirRule{kmh: kmh, rate: rate}
-	bwd = fwd
-	if pushing {
-		return // pushing goes both ways
-	}
-	push := dirRule{kmh: walkKmh - 1, rate: 1}
-	if tags["foot"] == "no" || tags["junction"] == "roundabout" || tags["junction"] == "circular" {
-		push = dirRule{}
-	}
-	switch onewayOf(tags, hw, "bicycle") {
-	case 1:
-		bwd = push
-	case -1:
-		fwd = push
 	}
 	return
 }
@@ -239,39 +181,9 @@ func footRules(tags map[string]string, hw, acc string) (fwd, bwd dirRule) {
 	return
 }
 
-// hasCycleway reports a cycle lane or track along the way.
-func hasCycleway(tags map[string]string) bool {
-	for _, k := range []string{"cycleway", "cycleway:both", "cycleway:right", "cycleway:left"} {
-		switch v := tags[k]; v {
-		case "", "no", "none", "separate", "shared_lane":
-		default:
-			if !strings.HasPrefix(v, "opposite") || k == "cycleway" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// onewayOf is the direction a way may be travelled: 1 forward only, -1
-// backward only, 0 both. mode "bicycle" reads the bicycle's exceptions
-// (oneway:bicycle, cycleway=opposite*).
-func onewayOf(tags map[string]string, hw, mode string) int {
-	if mode == "bicycle" {
-		switch tags["oneway:bicycle"] {
-		case "no", "false", "0":
-			return 0
-		case "yes", "true", "1":
-			return 1
-		case "-1":
-			return -1
-		}
-		for _, k := range []string{"cycleway", "cycleway:left", "cycleway:right", "cycleway:both"} {
-			if strings.HasPrefix(tags[k], "opposite") {
-				return 0
-			}
-		}
-	}
+// onewayOf is the direction a way may be travelled by car, truck: 1
+// forward only, -1 backward only, 0 both.
+func onewayOf(tags map[string]string, hw string) int {
 	switch tags["oneway"] {
 	case "yes", "true", "1":
 		return 1
@@ -369,6 +281,9 @@ func dimension(v string) float64 {
 // nodeBlocks reports whether a node's tags close it to costing c: a
 // barrier the costing cannot pass, or access denied on the node itself.
 func nodeBlocks(tags map[string]string, c Costing) bool {
+	if c == Bicycle {
+		return bikeNodeBlocks(tags)
+	}
 	if acc := accessOf(tags, c); acc != "" {
 		if denied[acc] {
 			return true
@@ -388,12 +303,6 @@ func nodeBlocks(tags map[string]string, c Costing) bool {
 			return false
 		}
 		return true
-	case Bicycle:
-		switch b {
-		case "wall", "fence", "hedge", "stile", "turnstile", "full-height_turnstile", "kissing_gate":
-			return true
-		}
-		return false
 	default:
 		switch b {
 		case "wall", "fence", "hedge", "full-height_turnstile":

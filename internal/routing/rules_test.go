@@ -200,7 +200,7 @@ func TestOneWaysAndTheWayRound(t *testing.T) {
 	// the bicycle pushes back against the one-way (walking pace) rather
 	// than ride the long way round
 	bike := route(g, Bicycle, src, dst)
-	if !bike.OK || !near(bike.Meters, 0.2*ab, 0.5) || !near(bike.Seconds, 0.2*ab/((walkKmh-1)/3.6), 0.5) {
+	if !bike.OK || !near(bike.Meters, 0.2*ab, 0.5) || !near(bike.Seconds, 0.2*ab/(bikeWalkKmh/3.6), 0.5) {
 		t.Errorf("bicycle against a one-way: %+v, want %.1f m pushed", bike, 0.2*ab)
 	}
 	// with oneway:bicycle=no it rides
@@ -226,7 +226,7 @@ func TestRoundaboutsAndMotorwaysAreOneWay(t *testing.T) {
 		{"highway residential oneway true", 1}, {"highway residential oneway 1", 1},
 	} {
 		tags := tagMap(strings.Fields(tc.tags))
-		if got := onewayOf(tags, tags["highway"], ""); got != tc.dir {
+		if got := onewayOf(tags, tags["highway"]); got != tc.dir {
 			t.Errorf("%s: %d, want %d", tc.tags, got, tc.dir)
 		}
 	}
@@ -484,7 +484,7 @@ func TestHierarchyMatchesDijkstra(t *testing.T) {
 				}
 				srcs, dsts = append(srcs, sp), append(dsts, dp)
 			}
-			a, _ := g.network(c, g.fitsFor(c, defaultTruck))
+			a, _ := g.network(c, g.wayFilter(c, defaultTruck, 0))
 			ref := plainTable(a, srcs, dsts)
 			for i := range pts {
 				for j := range pts {
@@ -696,7 +696,7 @@ func uTurn(g *Graph, c Costing, n *net, a, b int64) (sec, angle float64, ok bool
 	_, inB := g.nodeBearings(u)
 	outB, _ := g.nodeBearings(u ^ 1)
 	angle = math.Mod(outB-inB+540, 360) - 180
-	arcs, _ := g.network(c, g.fitsFor(c, defaultTruck))
+	arcs, _ := g.network(c, g.wayFilter(c, defaultTruck, 0))
 	for i := arcs.first[u]; i < arcs.first[u+1]; i++ {
 		if arcs.tw[i].to == u^1 {
 			back, _, _ := g.edgeCost(u^1, c)
