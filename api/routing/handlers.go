@@ -39,6 +39,7 @@ type MatrixBody struct {
 	Targets []LatLon   `json:"targets" required:"true"`
 	Costing string     `json:"costing" required:"true" enum:"auto,truck,bicycle,pedestrian"`
 	Truck   *TruckSize `json:"truck" doc:"for the truck costing, the vehicle's size; roads posted lower, narrower, shorter or lighter are closed to it. Fields left out take the default truck's: 4.11 m high, 2.6 m wide, 21.9 m long, 36.3 t"`
+	Avoid   []string   `json:"avoid" doc:"kinds of road every route leaves out: tolls (toll=yes), highways (motorways and trunks with their links), ferries; locations snap to the roads that remain"`
 }
 
 // TruckSize is a truck's dimensions.
@@ -177,10 +178,11 @@ func (h *Handlers) matrix(c *api.Ctx) error {
 		bad["costing"] = "must be auto, truck, bicycle or pedestrian"
 	}
 	truck := truckSize(b.Truck, costing, bad)
+	avoid := avoidSet(b.Avoid, bad)
 	if len(bad) > 0 {
 		return api.Validation("validation_failed", bad)
 	}
-	res := h.g.Route(routing.Request{Sources: src, Targets: dst, Costing: costing, Truck: truck})
+	res := h.g.Route(routing.Request{Sources: src, Targets: dst, Costing: costing, Truck: truck, Avoid: avoid})
 	c.SetStatusCode(200)
 	c.SetContentType("application/json")
 	body, err := appendMatrix(make([]byte, 0, 64+40*len(src)*len(dst)), res)
