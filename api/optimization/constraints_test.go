@@ -40,7 +40,9 @@ func minutesOf(t *testing.T, s string) float64 {
 // in order, inside its window, for its duration, where the vehicle is;
 // the weight within capacity, or with vehicle_capacity_strict false
 // within 20 % over it and reported as the route's capacity_overload; the
-// return within the shift. Bodies use a matrix (durations in seconds).
+// return within the shift; the route's distance, fuel and cost by the
+// matrix and its vehicle's cost model (checkCosts). Bodies use a matrix
+// (durations in seconds).
 func checkPlan(t *testing.T, body, data map[string]any) {
 	t.Helper()
 	m := body["matrix"].(map[string]any)["durations"].([][]float64)
@@ -134,6 +136,7 @@ func checkPlan(t *testing.T, body, data map[string]any) {
 			clock, at = depart, loc
 		}
 		checkLoad(t, body, rv, v, load)
+		checkCosts(t, body, rv, v)
 		if back := clockAfter(clock, m[at][v["start_index"].(int)]); back > shiftEnd+0.02 {
 			t.Errorf("%s back at %.2f after its shift ends at %v", rv["vehicle_id"], back, shiftEnd)
 		}
@@ -177,6 +180,56 @@ func breakWindows(t *testing.T, body, v map[string]any) [][]float64 {
 		return nil
 	}
 	return [][]float64{{s, s + 8*60 + 30, 30}}
+}
+
+// The checker's own reading of the documented cost models: litres per
+// 100 km, USD per km besides fuel, USD per hour, by vehicle_type (12, 0
+// and 25 for a type not listed); fuel costs 1.05 USD a litre.
+var (
+	typeFuel  = map[string]float64{"van": 12, "car": 8, "auto": 8, "truck": 30, "electric": 0, "bicycle": 0, "pedestrian": 0}
+	typePerKm = map[string]float64{"electric": 0.05}
+)
+
+// checkCosts checks route rv's total_distance against the matrix along
+// its sequence, and its estimated_fuel and estimated_cost against its
+// vehicle's cost model (its type's, or the figures it sets).
+func checkCosts(t *testing.T, body, rv, v map[string]any) {
+	t.Helper()
+	dist := body["matrix"].(map[string]any)["distances"].([][]float64)
+	idx := map[string]int{}
+	for _, d := range body["destinations"].([]map[string]any) {
+		idx[d["destination_id"].(string)] = d["location_index"].(int)
+	}
+	at, km := v["start_index"].(int), 0.0
+	for _, e := range rv["route_sequence"].([]any) {
+		if id, ok := e.(map[string]any)["destination_id"].(string); ok {
+			km += dist[at][idx[id]]
+			at = idx[id]
+		}
+	}
+	km += dist[at][v["start_index"].(int)]
+	typ := fmt.Sprint(v["vehicle_type"])
+	fuel, ok := typeFuel[typ]
+	if !ok {
+		fuel = 12
+	}
+	perKm, perHour := typePerKm[typ], 25.0
+	if x, ok := v["fuel_consumption_l_per_100km"]; ok {
+		fuel = toFloat(x)
+	}
+	if x, ok := v["cost_per_km"]; ok {
+		perKm = toFloat(x)
+	}
+	if x, ok := v["cost_per_hour"]; ok {
+		perHour = toFloat(x)
+	}
+	sum := rv["route_summary"].(map[string]any)
+	litres := km * fuel / 100
+	cost := litres*1.05 + km*perKm + toFloat(sum["total_time"])/60*perHour
+	if math.Abs(toFloat(sum["total_distance"])-km) > 0.006 || math.Abs(toFloat(sum["estimated_fuel"])-litres) > 0.006 ||
+		math.Abs(toFloat(sum["estimated_cost"])-cost) > 0.02 {
+		t.Errorf("%s: summary %v; the matrix gives %.3f km, the model %.3f L and %.3f USD", rv["vehicle_id"], sum, km, litres, cost)
+	}
 }
 
 // checkLoad checks route rv's weight load against its vehicle v: within

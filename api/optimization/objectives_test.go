@@ -1,0 +1,294 @@
+package optimization_test
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// plan posts body, expects 200, checks the answer with checkPlan and
+// returns its data.
+func plan(t *testing.T, url string, body map[string]any) map[string]any {
+	t.Helper()
+	st, res := post(t, url, body)
+	if st != 200 {
+		t.Fatalf("%d %v", st, res)
+	}
+	data := res["data"].(map[string]any)
+	checkPlan(t, body, data)
+	return data
+}
+
+// summaries are the route summaries of an answer by vehicle id.
+func summaries(data map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, r := range data["optimized_routes"].([]any) {
+		rv := r.(map[string]any)
+		out[rv["vehicle_id"].(string)] = rv["route_summary"].(map[string]any)
+	}
+	return out
+}
+
+// longest is the longest route's total_time of an answer.
+func longest(data map[string]any) float64 {
+	var m float64
+	for _, s := range summaries(data) {
+		m = math.Max(m, toFloat(s["total_time"]))
+	}
+	return m
+}
+
+// metric is a performance_metrics figure of an answer.
+func metric(data map[string]any, name string) float64 {
+	return toFloat(data["performance_metrics"].(map[string]any)[name])
+}
+
+// TestBalanceWorkload: four hour-long deliveries on one side of the
+// depot. By distance one vehicle serves them all (8 km, 248 minutes);
+// with balance_workload the two vehicles share them, so the longest
+// route is shorter though the fleet drives farther.
+func TestBalanceWorkload(t *testing.T) {
+	url := serveWork(t, nil, 2_000_000)
+	mk := func(goals ...string) map[string]any {
+		body := line([]float64{0, 1, 2, 3, 4}, map[string]int{"a": 0, "b": 0})
+		for _, d := range body["destinations"].([]map[string]any) {
+			d["time_window"] = map[string]any{"service_duration": 60}
+		}
+		body["optimization_goals"] = goals
+		return body
+	}
+	byDistance := plan(t, url, mk("minimize_distance"))
+	balanced := plan(t, url, mk("minimize_distance", "balance_workload"))
+	t.Logf("by distance: longest route %v min, %v km; balanced: longest %v min, %v km", longest(byDistance), metric(byDistance, "total_distance"),
+		longest(balanced), metric(balanced, "total_distance"))
+	if longest(byDistance) != 248 || metric(byDistance, "total_distance") != 8 {
+		t.Errorf("by distance: longest %v min, %v km; want one route of 248 min and 8 km", longest(byDistance), metric(byDistance, "total_distance"))
+	}
+	if longest(balanced) >= longest(byDistance)-100 || len(summaries(balanced)) != 2 {
+		t.Errorf("balanced: longest %v min on %d routes; by distance %v", longest(balanced), len(summaries(balanced)), longest(byDistance))
+	}
+	if metric(balanced, "total_distance") <= metric(byDistance, "total_distance") {
+		t.Errorf("balanced plan drives %v km, no more than %v: balance cost nothing?", metric(balanced, "total_distance"), metric(byDistance, "total_distance"))
+	}
+}
+
+// fuelFleet is a truck 5 km from the only destination and a car 15 km
+// beyond it: by distance the truck goes (10 km, 3 L at 30 L/100 km), by
+// fuel the car (30 km, 2.4 L at 8 L/100 km).
+func fuelFleet(goals ...string) map[string]any {
+	body := line([]float64{0, 5, 20}, map[string]int{"truck": 0, "car": 2})
+	byID(body, "vehicles", "vehicle_id", "truck")["vehicle_type"] = "truck"
+	byID(body, "vehicles", "vehicle_id", "car")["vehicle_type"] = "car"
+	body["optimization_goals"] = goals
+	return body
+}
+
+// TestMinimizeFuel: minimize_fuel sends the frugal vehicle type though
+// it drives farther, and burns less than the plan by distance; a
+// truck's own fuel_consumption_l_per_100km replaces its type's.
+func TestMinimizeFuel(t *testing.T) {
+	url := serveWork(t, nil, 1_000_000)
+	byDistance := plan(t, url, fuelFleet("minimize_distance"))
+	byFuel := plan(t, url, fuelFleet("minimize_fuel"))
+	if got := routeOf(byDistance, "truck"); !slices.Equal(got, []string{"d1"}) {
+		t.Errorf("by distance the truck serves %v", got)
+	}
+	if got := routeOf(byFuel, "car"); !slices.Equal(got, []string{"d1"}) {
+		t.Errorf("by fuel the car serves %v", got)
+	}
+	if f, d := metric(byFuel, "fuel_consumption_estimate"), metric(byDistance, "fuel_consumption_estimate"); f != 2.4 || d != 3 {
+		t.Errorf("fuel %v L by fuel, %v L by distance; want 2.4 and 3", f, d)
+	}
+	frugal := fuelFleet("minimize_fuel")
+	byID(frugal, "vehicles", "vehicle_id", "truck")["fuel_consumption_l_per_100km"] = 5
+	if got := routeOf(plan(t, url, frugal), "truck"); !slices.Equal(got, []string{"d1"}) {
+		t.Errorf("a truck of 5 L/100 km does not serve: %v", got)
+	}
+}
+
+// TestMinimizeCost: the near van costs 200 USD an hour, the far one 10;
+// minimize_cost sends the far one and the plan costs less than the plan
+// by distance, each route priced by its own vehicle's model.
+func TestMinimizeCost(t *testing.T) {
+	url := serveWork(t, nil, 1_000_000)
+	mk := func(goal string) map[string]any {
+		body := line([]float64{0, 5, 20}, map[string]int{"dear": 0, "cheap": 2})
+		for id, rate := range map[string]float64{"dear": 200, "cheap": 10} {
+			v := byID(body, "vehicles", "vehicle_id", id)
+			v["vehicle_type"], v["cost_per_hour"], v["cost_per_km"] = "van", rate, 0.1
+		}
+		body["optimization_goals"] = []string{goal}
+		return body
+	}
+	byDistance, byCost := plan(t, url, mk("minimize_distance")), plan(t, url, mk("minimize_cost"))
+	if got := routeOf(byCost, "cheap"); !slices.Equal(got, []string{"d1"}) {
+		t.Errorf("by cost the cheap van serves %v", got)
+	}
+	// dear: 10 km, 15 min: 1.2 L × 1.05 + 1 + 50; cheap: 30 km, 35 min: 3.6 L × 1.05 + 3 + 35/6.
+	if c, d := metric(byCost, "cost_estimate"), metric(byDistance, "cost_estimate"); math.Abs(c-12.61) > 0.01 || math.Abs(d-52.26) > 0.01 {
+		t.Errorf("cost %v USD by cost, %v by distance; want 12.61 and 52.26", c, d)
+	}
+}
+
+// TestPriorityWeights: the weights price travel by the documented
+// formula, each term per reference kilometre (1.5 min, 0.12 L, 0.751
+// USD). The truck's trip costs 6.67 in time and 25 in fuel, the car's 20
+// and 20: with fuel and time weighted alike the truck goes (15.8 against
+// 20), with fuel three times time the car (20.4 against 20).
+func TestPriorityWeights(t *testing.T) {
+	url := serveWork(t, nil, 1_000_000)
+	for _, tc := range []struct {
+		fuel, time float64
+		want       string
+	}{{1, 1, "truck"}, {3, 1, "car"}, {0, 1, "truck"}, {1, 0, "car"}} {
+		body := fuelFleet()
+		delete(body, "optimization_goals")
+		body["constraints"] = map[string]any{"fuel_efficiency_priority": tc.fuel, "delivery_time_priority": tc.time}
+		if got := routeOf(plan(t, url, body), tc.want); !slices.Equal(got, []string{"d1"}) {
+			t.Errorf("fuel %v, time %v: the %s serves %v", tc.fuel, tc.time, tc.want, got)
+		}
+	}
+}
+
+// TestCapacityStrict: three deliveries of 4 kg and one vehicle of 10 kg.
+// Strict (the default, and true) leaves one out for capacity; with
+// vehicle_capacity_strict false all are served, 2 kg over, and the
+// overload is reported on the route and in the metrics.
+func TestCapacityStrict(t *testing.T) {
+	url := serveWork(t, nil, 1_000_000)
+	mk := func(strict any) map[string]any {
+		body := line([]float64{0, 1, 2, 3}, map[string]int{"a": 0})
+		byID(body, "vehicles", "vehicle_id", "a")["capacity"] = map[string]any{"weight": 10}
+		for _, d := range body["destinations"].([]map[string]any) {
+			d["delivery_requirements"] = map[string]any{"weight": 4}
+		}
+		if strict != nil {
+			body["constraints"] = map[string]any{"vehicle_capacity_strict": strict}
+		}
+		return body
+	}
+	for _, strict := range []any{nil, true} {
+		data := plan(t, url, mk(strict))
+		un := data["unassigned_destinations"].([]any)
+		if len(un) != 1 || un[0].(map[string]any)["reason"] != "capacity" || data["performance_metrics"].(map[string]any)["capacity_overload"] != nil {
+			t.Errorf("strict %v: unassigned %v, metrics %v", strict, un, data["performance_metrics"])
+		}
+	}
+	data := plan(t, url, mk(false))
+	over, _ := data["performance_metrics"].(map[string]any)["capacity_overload"].(map[string]any)
+	if n := len(data["unassigned_destinations"].([]any)); n != 0 || over == nil || over["weight"] != 2.0 {
+		t.Errorf("not strict: %d unassigned, overload %v", n, over)
+	}
+	// Over by more than 20 %: a fourth delivery stays out.
+	four := mk(false)
+	four["destinations"] = append(four["destinations"].([]map[string]any), map[string]any{"destination_id": "d4", "location_index": 3,
+		"delivery_requirements": map[string]any{"weight": 4}})
+	if n := len(plan(t, url, four)["unassigned_destinations"].([]any)); n != 1 {
+		t.Errorf("16 kg on a 10 kg vehicle: %d unassigned, want 1", n)
+	}
+}
+
+// TestServiceQuality: the way from the depot to the low-priority stop L
+// and on to the urgent one U is 1 km a leg, the way back round 10; L
+// takes an hour. By distance the vehicle serves L, then U at 09:02; with
+// maximize_service_quality it serves U first, at 08:10, and the
+// priority-weighted minutes to service (urgent 8, low 1) fall from 497
+// to 105.
+func TestServiceQuality(t *testing.T) {
+	url := serveWork(t, nil, 1_000_000)
+	mk := func(goals ...string) map[string]any {
+		dist := [][]float64{{0, 1, 10}, {10, 0, 1}, {1, 10, 0}}
+		dur := make([][]float64, 3)
+		for i := range dist {
+			for _, d := range dist[i] {
+				dur[i] = append(dur[i], 60*d)
+			}
+		}
+		return map[string]any{"fleet_id": "f", "optimization_goals": goals, "matrix": map[string]any{"durations": dur, "distances": dist},
+			"vehicles": []map[string]any{{"vehicle_id": "a", "start_index": 0, "shift_start": "08:00", "shift_end": "18:00"}},
+			"destinations": []map[string]any{
+				{"destination_id": "L", "location_index": 1, "priority": "low", "time_window": map[string]any{"earliest": "08:00", "service_duration": 60}},
+				{"destination_id": "U", "location_index": 2, "priority": "urgent", "time_window": map[string]any{"earliest": "08:00", "service_duration": 5}},
+			},
+			"options": map[string]any{"time_limit_seconds": 60, "seed": 1}}
+	}
+	weighted := func(data map[string]any) float64 {
+		var sum float64
+		for _, d := range entries(data, "a", "delivery") {
+			w := map[string]float64{"L": 1, "U": 8}[d["destination_id"].(string)]
+			sum += w * (minutesOf(t, d["departure_time"].(string)) - toFloat(d["service_duration"]) - 8*60)
+		}
+		return sum
+	}
+	byDistance := plan(t, url, mk("minimize_distance"))
+	byQuality := plan(t, url, mk("minimize_distance", "maximize_service_quality"))
+	if got := routeOf(byDistance, "a"); !slices.Equal(got, []string{"L", "U"}) || weighted(byDistance) != 497 {
+		t.Errorf("by distance: %v, weighted minutes %v; want L, U and 497", got, weighted(byDistance))
+	}
+	if got := routeOf(byQuality, "a"); !slices.Equal(got, []string{"U", "L"}) || weighted(byQuality) != 105 {
+		t.Errorf("by service quality: %v, weighted minutes %v; want U, L and 105", got, weighted(byQuality))
+	}
+}
+
+// TestSeveralBreaks: two breaks, 08:00–08:20 for 10 minutes and
+// 08:20–08:50 for 20. The vehicle rests 08:00–08:10 at the depot,
+// reaches the stop at 08:20, serves it, and takes the second break
+// there, 08:25–08:45, which returns it soonest (08:55).
+func TestSeveralBreaks(t *testing.T) {
+	url := serveWork(t, nil, 1_000_000)
+	body := line([]float64{0, 10}, map[string]int{"a": 0})
+	byID(body, "vehicles", "vehicle_id", "a")["break_windows"] = []map[string]any{
+		{"start": "08:00", "end": "08:20", "duration": 10}, {"start": "08:20", "end": "08:50", "duration": 20}}
+	data := plan(t, url, body)
+	var got []string
+	for _, r := range data["optimized_routes"].([]any) {
+		for _, s := range r.(map[string]any)["route_sequence"].([]any) {
+			st := s.(map[string]any)
+			got = append(got, st["activity_type"].(string)+" "+st["arrival_time"].(string)+"–"+st["departure_time"].(string))
+		}
+	}
+	want := []string{"depot_start 08:00–08:00", "break 08:00–08:10", "delivery 08:20–08:25", "break 08:25–08:45", "depot_end 08:55–08:55"}
+	if !slices.Equal(got, want) {
+		t.Errorf("sequence %v, want %v", got, want)
+	}
+}
+
+// TestObjectiveRefusals: what no plan can honour is refused by name, and
+// the fields' harmless values are accepted.
+func TestObjectiveRefusals(t *testing.T) {
+	url := serve(t, nil)
+	for _, tc := range []struct {
+		name  string
+		edit  func(b map[string]any)
+		field string
+	}{
+		{"maximize_efficiency", func(b map[string]any) { b["optimization_goals"] = []string{"minimize_time", "maximize_efficiency"} }, "optimization_goals[1]"},
+		{"unknown goal", func(b map[string]any) { b["optimization_goals"] = []string{"maximize_joy"} }, "optimization_goals[0]"},
+		{"real_time_traffic", func(b map[string]any) { b["real_time_traffic"] = true }, "real_time_traffic"},
+		{"driver_preferences", func(b map[string]any) { b["driver_preferences"] = true }, "driver_preferences"},
+		{"negative weight", func(b map[string]any) { b["constraints"] = map[string]any{"cost_priority": -1} }, "constraints.cost_priority"},
+		{"weights and a travel goal", func(b map[string]any) {
+			b["constraints"] = map[string]any{"fuel_efficiency_priority": 1}
+			b["optimization_goals"] = []string{"minimize_vehicles", "minimize_distance"}
+		}, "optimization_goals[1]"},
+		{"fuel", func(b map[string]any) { byID(b, "vehicles", "vehicle_id", "a")["fuel_consumption_l_per_100km"] = -3 }, "vehicles[0].fuel_consumption_l_per_100km"},
+		{"cost per hour", func(b map[string]any) { byID(b, "vehicles", "vehicle_id", "a")["cost_per_hour"] = 5000 }, "vehicles[0].cost_per_hour"},
+		{"cost per km", func(b map[string]any) { byID(b, "vehicles", "vehicle_id", "a")["cost_per_km"] = -0.1 }, "vehicles[0].cost_per_km"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := line([]float64{0, 1, 2}, map[string]int{"a": 0})
+			tc.edit(body)
+			st, res := post(t, url, body)
+			if st != 400 {
+				t.Fatalf("status %d: %v", st, res)
+			}
+			if e := res["error"].(map[string]any); e["code"] != "validation_failed" || e["details"].(map[string]any)[tc.field] == nil {
+				t.Errorf("error %v lacks %s", e, tc.field)
+			}
+		})
+	}
+	body := line([]float64{0, 1, 2}, map[string]int{"a": 0})
+	body["real_time_traffic"], body["driver_preferences"] = false, false
+	body["constraints"] = map[string]any{"vehicle_capacity_strict": true, "cost_priority": 0}
+	plan(t, url, body)
+}
