@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,11 +19,23 @@ var _ store.Deliveries = (*Store)(nil)
 
 // EnqueueDeliveries inserts deliveries, skipping known ids: the endpoint
 // rows and the deliveries go in one batch, which PostgreSQL runs as one
-// implicit transaction. Deliveries marked Park are enqueued like any other
-// (nothing is parked, sqlstore's UnparkDeliveries moves nothing): on
-// PostgreSQL an insert costs the same in either table, and the queue's
-// rows are what other nodes see.
+// implicit transaction. Deliveries marked Park go to parked_deliveries
+// (parked.go), in a batch of their own.
 func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]store.Delivery, error) {
+	if slices.ContainsFunc(ds, func(d store.Delivery) bool { return d.Park }) {
+		var park, kept []store.Delivery
+		for _, d := range ds {
+			if d.Park {
+				park = append(park, d)
+			} else {
+				kept = append(kept, d)
+			}
+		}
+		if err := s.park(ctx, park); err != nil {
+			return nil, err
+		}
+		ds = kept
+	}
 	if len(ds) == 0 {
 		return nil, nil
 	}

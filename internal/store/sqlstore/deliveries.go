@@ -198,8 +198,9 @@ func (s *Store) RequeueDeliveries(ctx context.Context, sc store.Scope, streamID 
 	return total, nil
 }
 
-// UnparkDeliveries moves nothing: this store parks nothing, it enqueues
-// deliveries marked Park like any other.
+// UnparkDeliveries moves nothing: both backends park deliveries their own
+// way (SQLite in a spool, PostgreSQL in parked_deliveries) and override
+// it, with ParkedStreams and CountDeliveries.
 func (s *Store) UnparkDeliveries(context.Context, string, int) (int64, error) { return 0, nil }
 
 // ParkedStreams is empty: nothing is parked.

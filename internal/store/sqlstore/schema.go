@@ -279,6 +279,23 @@ var migrations = []string{
 		revoked_at {int64} NOT NULL DEFAULT 0
 	);
 	CREATE INDEX browser_tokens_expiry ON browser_tokens(expires_at);`,
+	// Parked webhook deliveries (store.Delivery Park) on PostgreSQL: a
+	// narrow table beside the queue, two B-trees a row where a queued
+	// delivery has six, moved into the queue as its endpoint can send
+	// (SQLite parks in a spool and leaves this table empty).
+	`CREATE TABLE parked_deliveries (
+		seq {serial},
+		stream_id {key} NOT NULL,
+		id {key} NOT NULL,
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		msg_offset {int64} NOT NULL,
+		payload {bytes} NOT NULL,
+		next_attempt_at {int64} NOT NULL,
+		queued_at {int64} NOT NULL,
+		created_at {int64} NOT NULL
+	);
+	CREATE INDEX parked_deliveries_stream ON parked_deliveries(stream_id, seq);`,
 }
 
 // Migrate applies the pending migrations of db, a database of dialect d,
