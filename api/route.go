@@ -50,7 +50,8 @@ type Route struct {
 	QueryKey bool
 	// TokenScope is the scope a browser token needs to use this route in
 	// place of a key (sent as Authorization: Bearer or ?token=); "" when
-	// the route takes no token.
+	// the route takes no token. Several scopes separated by spaces are
+	// alternatives: a token holding any one of them opens the route.
 	TokenScope string
 	Params     []Param
 	// Request and Response are zero values of the body types, for the

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -37,9 +38,10 @@ func (s *Server) authenticateToken(c *Ctx, token string) (*Principal, error) {
 		return nil, Errf("insufficient_permissions", "a browser token does not open this endpoint: send an API key").
 			WithDetails(map[string]string{"required_permission": r.Permission})
 	}
-	if !p.Token.HasScope(r.TokenScope) {
-		return nil, Errf("insufficient_permissions", "this token lacks the %s scope", r.TokenScope).
-			WithDetails(map[string]string{"required_scope": r.TokenScope})
+	scopes := strings.Fields(r.TokenScope) // alternatives: any one opens the route
+	if !slices.ContainsFunc(scopes, p.Token.HasScope) {
+		return nil, Errf("insufficient_permissions", "this token lacks the %s scope", strings.Join(scopes, " or ")).
+			WithDetails(map[string]string{"required_scope": strings.Join(scopes, " or ")})
 	}
 	return p, nil
 }

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -163,20 +164,42 @@ func typeOf(topic string) string {
 // bad ones answer validation_failed naming them.
 func (h *Handlers) query(c *api.Ctx) (q feed.Query, last int, err error) {
 	org, env := c.Scope()
-	q = feed.Query{Org: org, Env: env, Limit: 100}
 	args := map[string][]string{}
-	bad := map[string]string{}
 	for k, v := range c.QueryArgs().All() {
 		args[string(k)] = append(args[string(k)], string(v))
 	}
 	delete(args, "token") // a browser token, read by the server's authentication
+	mode := readPull
+	if wantsEvents(c) {
+		mode = readEvents
+	}
+	return parseParams(org, env, args, mode)
+}
+
+// How a query reads the feed: a pull, an event stream, or a websocket
+// subscription.
+const (
+	readPull = iota
+	readEvents
+	readWebsocket
+)
+
+// parseParams decodes the feed's parameters, and last (0 when not
+// asked); bad ones answer validation_failed naming them.
+func parseParams(org, env string, args map[string][]string, mode int) (q feed.Query, last int, err error) {
+	q = feed.Query{Org: org, Env: env, Limit: 100}
+	bad := map[string]string{}
 	known := map[string]bool{}
 	for _, p := range feedParams {
-		known[p.Name] = p.In == "query"
+		known[p.Name] = p.In == "query" && p.Name != "token"
 	}
 	for k, vs := range args {
-		if !known[k] {
+		switch {
+		case !known[k]:
 			bad[k] = "unknown parameter"
+			continue
+		case mode == readWebsocket && (k == "limit" || k == "wait"):
+			bad[k] = "is for a pull: a websocket subscription sends entries as they come"
 			continue
 		}
 		for _, v := range vs {
@@ -225,7 +248,7 @@ func (h *Handlers) query(c *api.Ctx) (q feed.Query, last int, err error) {
 			bad["last"] = "must be an integer from 1 to 1000"
 		case len(args["after"]) > 0 || len(args["limit"]) > 0 || len(args["wait"]) > 0:
 			bad["last"] = "reads the newest entries: not with after, limit or wait"
-		case wantsEvents(c):
+		case mode == readEvents:
 			bad["last"] = "is for a pull: an event stream starts after a cursor (pull with last, then follow from its next_cursor)"
 		}
 		last = n
@@ -239,6 +262,41 @@ func (h *Handlers) query(c *api.Ctx) (q feed.Query, last int, err error) {
 	}
 	q.Match = m
 	return q, last, nil
+}
+
+// WebsocketQuery is a websocket feed subscription's query
+// (delivery/ws's FeedSource.Query): the pull's parameters but limit and
+// wait, each with its values (last as its decimal). A refused parameter
+// is an error naming each ("types: must be events or telemetry").
+func WebsocketQuery(org, env string, params map[string][]string) (feed.Query, int, error) {
+	q, last, err := parseParams(org, env, params, readWebsocket)
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		if fields, ok := ae.Details.(map[string]string); ok {
+			msgs := make([]string, 0, len(fields))
+			for k, v := range fields {
+				msgs = append(msgs, k+": "+v)
+			}
+			slices.Sort(msgs)
+			return q, 0, errors.New(strings.Join(msgs, "; "))
+		}
+		return q, 0, errors.New(ae.Message)
+	}
+	return q, last, err
+}
+
+// EncodeEntry is an entry as the pull, the event stream and the websocket
+// send it: {"cursor","type","message"} (delivery/ws's FeedSource.Encode).
+func EncodeEntry(e feed.Entry) ([]byte, error) {
+	v, err := entryView(e)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("feed: encode entry: %w", err)
+	}
+	return b, nil
 }
 
 func contains(l []string, s string) bool {

@@ -28,8 +28,9 @@ import (
 type Websocket interface {
 	Serve(rc *fasthttp.RequestCtx, org, env, keyID string) error
 	// ServeLimited serves a connection opened with a browser token: it
-	// follows only the streams allows takes and closes at expires.
-	ServeLimited(rc *fasthttp.RequestCtx, org, env, keyID string, allows func(streamID string) bool, expires time.Time) error
+	// follows only the streams allows takes, the feed only when feed is
+	// set, and closes when life ends (the token expired or was revoked).
+	ServeLimited(rc *fasthttp.RequestCtx, org, env, keyID string, allows func(streamID string) bool, feed bool, life context.Context) error
 }
 
 // DeliveryStatus reports a webhook stream's endpoint and delivery counts.
@@ -129,14 +130,15 @@ func (h *Handlers) Routes() []*api.Route {
 		Params: []api.Param{{Name: "stream_id", In: "path", Type: "string", Required: true}, {Name: "correlation_id", In: "query", Type: "string", Required: true},
 			{Name: "limit", In: "query", Type: "integer", Description: "1-1000, default 100"}},
 		Response: CorrelationView{}, Handler: h.correlations})
-	out = append(out, &api.Route{Method: "GET", Path: "/api/v1/streaming/ws", Tag: "streaming", Summary: "Websocket delivery of one or more streams (see docs/websocket.md)",
-		Permission: "streams:read", QueryKey: true, TokenScope: "streams:read", Status: 101, Errors: []int{400, 404, 501},
-		Params: []api.Param{{Name: "stream_id", In: "query", Type: "string", Required: true, Description: "repeatable or comma-separated"},
+	out = append(out, &api.Route{Method: "GET", Path: "/api/v1/streaming/ws", Tag: "streaming", Summary: "Websocket delivery of one or more streams and of the organization's feed (see docs/websocket.md)",
+		Permission: "streams:read", QueryKey: true, TokenScope: "streams:read feed:read", Status: 101, Errors: []int{400, 404, 410, 501},
+		Params: []api.Param{{Name: "stream_id", In: "query", Type: "string", Description: "repeatable or comma-separated; required unless feed=true"},
+			{Name: "feed", In: "query", Type: "boolean", Description: "true: follow the organization's feed too, with the feed's parameters (types, after, last and the filters of GET /api/v1/streaming/feed, not limit or wait) in the same query; each entry comes as {\"feed\": {cursor, type, message}} with the cursor the pull and the event stream give it (docs/websocket.md#the-organizations-feed)"},
 			{Name: "encoding", In: "query", Type: "string", Enum: []string{"json", "msgpack"}},
 			{Name: "last_offset", In: "query", Type: "integer", Description: "resume after this offset"},
 			{Name: "epoch", In: "query", Type: "string", Description: "the epoch of last_offset (from a subscribed frame); another epoch answers history_lost and delivery restarts at first_available"},
 			{Name: "api_key", In: "query", Type: "string", Description: "the key, for clients that can set neither a header nor a subprotocol; a browser offers the subprotocols fleethub.v1 and fhk.<key> instead, which keeps the key out of the URL"},
-			{Name: "token", In: "query", Type: "string", Description: "a browser token with the streams:read scope in place of a key; the connection follows only the token's streams and closes with 4401 when it expires (docs/security.md#browser-tokens)"}},
+			{Name: "token", In: "query", Type: "string", Description: "a browser token with the streams:read or feed:read scope in place of a key; the connection follows only the token's streams (streams:read) and the feed (feed:read), and closes with 4401 when the token expires or is revoked (docs/security.md#browser-tokens)"}},
 		Handler: h.websocket})
 	return out
 }
@@ -240,7 +242,7 @@ func (h *Handlers) websocket(c *api.Ctx) error {
 				}
 			}
 		}
-		err = h.ws.ServeLimited(c.RequestCtx, p.Org, p.Env, p.KeyID, t.AllowsStream, t.ExpiresAt)
+		err = h.ws.ServeLimited(c.RequestCtx, p.Org, p.Env, p.KeyID, t.AllowsStream, t.HasScope("feed:read"), t.Life)
 	} else {
 		err = h.ws.Serve(c.RequestCtx, p.Org, p.Env, p.KeyID)
 	}

@@ -76,6 +76,7 @@ type app struct {
 	cfg       *config
 	log       *slog.Logger
 	trips     *trips.Service
+	metrics   *prometheus.Registry
 	vehicles  *vehicles.Service // vehicle profiles; Fleet answers the fleet of a vehicle
 	intake    *telemetry.Service
 	streams   *streams.Service
@@ -192,6 +193,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
 		return nil, err
 	}
+	a.metrics.MustRegister(a.trips.Collectors()...)
 	deliveries, ok := a.store.(store.Deliveries)
 	if !ok {
 		return nil, fmt.Errorf("the %s store keeps no webhook deliveries", storeName)
@@ -330,6 +332,7 @@ func (a *app) openBus(ctx context.Context, others map[string]health.Dependency) 
 func (a *app) openServer(hasher *apikey.Hasher, storeName string, others map[string]health.Dependency, tlsConf *tls.Config) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.metrics = reg
 	a.keys = keys.New(keys.Config{}, a.store, hasher, a.limiter, a.log)
 	a.server = api.New(api.Config{Addr: a.cfg.Addr, PlainAddr: a.cfg.PlainAddr, TLS: tlsConf, MaxBodyBytes: a.cfg.MaxBodyBytes, Version: version}, a.log, reg, a.keys, a.limiter)
 	a.health = health.New(health.Config{Version: version, StoreName: storeName}, health.Deps{
@@ -418,6 +421,9 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	if taken != nil {
 		a.pipe.KeepStreamIDs(taken)
 	}
+	if a.busLog != nil { // a connection may follow the organization's feed too
+		wcfg.Feed = &ws.FeedSource{Feed: hubfeed.New(a.busLog), Query: apifeed.WebsocketQuery, Encode: apifeed.EncodeEntry}
+	}
 	a.ws = ws.New(wcfg, a.reg, a.streamLog, log) // the registry counts deliveries too
 	return nil
 }
@@ -481,6 +487,7 @@ func (a *app) start(ctx context.Context) error {
 	a.goRun(func() error { return a.hooks.Run(ctx) })
 	a.goRun(func() error { return a.fences.Run(ctx) })
 	a.goRun(func() error { return a.intake.Run(ctx) })
+	a.goRun(func() error { return a.trips.RunRoads(ctx) })
 	a.goRun(func() error { return a.alerts.Run(ctx) })
 	if a.outbox != nil {
 		a.goRun(func() error { return a.outbox.Run(ctx) })

@@ -15,7 +15,7 @@ const (
 	CloseTooBig        = websocket.CloseMessageTooBig   // 1009: client frame over MaxMessageSize
 	CloseStreamStopped = 4001                           // every followed stream was stopped
 	CloseSlowConsumer  = 4008                           // too far behind, or writes time out
-	CloseTokenExpired  = 4401                           // the browser token the connection opened with expired
+	CloseTokenExpired  = 4401                           // the browser token the connection opened with expired or was revoked
 )
 
 // Close reasons. Every closed connection records one (logged at debug).
@@ -23,6 +23,7 @@ var (
 	ErrShutdown         = errors.New("ws: server shutdown")
 	ErrStreamStopped    = errors.New("ws: stream stopped")
 	ErrTokenExpired     = errors.New("ws: token expired")
+	ErrTokenRevoked     = errors.New("ws: token revoked")
 	ErrSlowConsumer     = errors.New("ws: slow consumer")
 	ErrSlowWrite        = errors.New("ws: slow consumer: write deadline")
 	ErrQueueOverflow    = errors.New("ws: slow consumer: send queue over limit")
@@ -45,6 +46,8 @@ func closeFrame(err error) (code int, text string, send, flush bool) {
 		return CloseStreamStopped, "stream stopped", true, true
 	case errors.Is(err, ErrTokenExpired):
 		return CloseTokenExpired, "token expired", true, false
+	case errors.Is(err, ErrTokenRevoked):
+		return CloseTokenExpired, "token revoked", true, false
 	case errors.Is(err, ErrTooManyInvalid):
 		return ClosePolicy, "too many malformed frames", true, true
 	case errors.Is(err, ErrSlowConsumer), errors.Is(err, ErrQueueOverflow):

@@ -47,6 +47,10 @@ type Config struct {
 	// Counter counts what each stream delivered. Default: the Streams
 	// given to New when it counts too (hub.Counter), else nothing.
 	Counter hub.Counter
+	// Feed lets a connection follow the organization's feed
+	// (feedsub.go). Nil: a feed subscription is refused with
+	// not_implemented.
+	Feed *FeedSource
 }
 
 // Defaults and fixed limits, in one place.

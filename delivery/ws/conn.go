@@ -23,6 +23,7 @@ type conn struct {
 	// allows says which streams a connection opened with a browser
 	// token may follow (nil: any of its organization's)
 	allows func(streamID string) bool
+	feedOK bool // may follow the organization's feed
 
 	q          *queue
 	ctx        context.Context
@@ -33,8 +34,9 @@ type conn struct {
 	readerDone chan struct{} // closed when the read loop returned
 	wg         sync.WaitGroup
 
-	mu   sync.Mutex // guards subs; wg.Add for a pump only under mu while ctx is live
-	subs map[string]*sub
+	mu      sync.Mutex // guards subs and feedSub; wg.Add for a pump only under mu while ctx is live
+	subs    map[string]*sub
+	feedSub *sub // the feed subscription, if any (feedsub.go)
 
 	invalid int // malformed frames in a row; reader only
 
@@ -58,10 +60,13 @@ func (c *conn) init(wsc *websocket.Conn) {
 }
 
 // run serves the connection until its end; it is the reader.
-func (c *conn) run(initial []subscription) {
+func (c *conn) run(initial []subscription, fst *feedStart) {
 	c.wg.Add(1)
 	go c.writeLoop()
 	followed := 0
+	if fst != nil && c.subscribeFeed(fst) {
+		followed++
+	}
 	for _, sp := range initial {
 		if sp.info.State == hub.StateStopped {
 			c.notice(notice{Type: "error", Code: "stream_stopped", StreamID: sp.info.ID, Message: "the stream was stopped"})
@@ -241,6 +246,9 @@ func (c *conn) dropStopped(sb *sub) {
 		delete(c.subs, sb.id)
 	}
 	left := len(c.subs)
+	if c.feedSub != nil {
+		left++
+	}
 	c.mu.Unlock()
 	if !mine {
 		return

@@ -31,6 +31,8 @@ func parseControl(b []byte) (clientFrame, error) {
 	}
 	needStream := true
 	switch f.Type {
+	case "subscribe_feed", "unsubscribe_feed":
+		return f, nil // the feed's parameters are read by feedParams
 	case "ping":
 		needStream = false
 	case "unsubscribe":
@@ -119,6 +121,14 @@ func (c *conn) handle(b []byte) {
 		c.follow(f.StreamID, f.LastOffset, f.Epoch)
 	case "resume":
 		c.follow(f.StreamID, f.LastOffset, f.Epoch)
+	case "subscribe_feed":
+		c.subscribeFeedFrame(b)
+	case "unsubscribe_feed":
+		if !c.unsubscribeFeed() {
+			c.feedNotice(feedNotice{Type: "error", Code: "not_subscribed", Message: "the feed is not followed"})
+			return
+		}
+		c.feedNotice(feedNotice{Type: "unsubscribed"})
 	case "unsubscribe":
 		if !c.unsubscribe(f.StreamID) {
 			c.notice(notice{Type: "error", Code: "not_subscribed", StreamID: f.StreamID, Message: "the stream is not followed"})

@@ -13,6 +13,7 @@ import (
 type sub struct {
 	c      *conn
 	id     string
+	feed   bool   // the organization's feed (feedsub.go), not a stream
 	epoch  string // the epoch of the subscribed frame
 	ring   *ring
 	ctx    context.Context // cancelled by unsubscribe, resume or the connection's end

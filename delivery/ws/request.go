@@ -42,6 +42,7 @@ type request struct {
 	bin         bool // encoding=msgpack
 	compression bool // a followed stream asks for compression
 	subs        []subscription
+	feed        *feedStart // feed=true: the organization's feed from here
 }
 
 // subscription is a stream to follow from a start.
@@ -89,9 +90,15 @@ func checkProtocols(rc *fasthttp.RequestCtx) error {
 	return nil
 }
 
-// parseRequest validates the query and finds each stream's start offset.
-func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string) (*request, error) {
+// parseRequest validates the query and finds each stream's start offset
+// and the feed's start; feedOK says whether the caller may follow the
+// feed.
+func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string, feedOK bool) (*request, error) {
 	if err := checkProtocols(rc); err != nil {
+		return nil, err
+	}
+	withFeed, err := parseFeedFlag(rc)
+	if err != nil {
 		return nil, err
 	}
 	args := rc.QueryArgs()
@@ -131,8 +138,11 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string) (
 			}
 		}
 	}
-	if len(ids) == 0 {
-		return nil, badRequest("stream_id is required")
+	if len(ids) == 0 && !withFeed {
+		return nil, badRequest("stream_id is required (or feed=true)")
+	}
+	if len(ids) == 0 && lastOffset != nil {
+		return nil, badRequest("last_offset and epoch are a stream's position: give stream_id (the feed resumes with after)")
 	}
 	if len(ids) > s.cfg.MaxSubscriptions {
 		return nil, badRequest("at most %d streams per connection", s.cfg.MaxSubscriptions)
@@ -157,6 +167,15 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string) (
 			req.compression = req.compression || info.Compression
 		}
 		req.subs = append(req.subs, sub)
+	}
+	if withFeed {
+		// fixed now, like a stream's start: what comes after the 101 is delivered
+		ctx, cancel := context.WithTimeout(context.Background(), acksTimeout)
+		req.feed, err = s.openFeed(ctx, org, env, feedOK, feedQuery(rc))
+		cancel()
+		if err != nil {
+			return nil, err
+		}
 	}
 	return req, nil
 }
@@ -223,6 +242,11 @@ func (s *Server) position(ctx context.Context, keyID string, info hub.StreamInfo
 // reply writes a refused request's JSON error and returns the error.
 func reply(rc *fasthttp.RequestCtx, err error) error {
 	var re *RequestError
+	var fe *feedError
+	if errors.As(err, &fe) {
+		writeErrorDetails(rc, fe.status(), fe.code, fe.message, fe.firstAvailable)
+		return &RequestError{Status: fe.status(), Code: fe.code, Message: fe.message, Cause: err}
+	}
 	if !errors.As(err, &re) {
 		re = &RequestError{Status: fasthttp.StatusInternalServerError, Code: "internal_error", Message: "internal error", Cause: err}
 	}
@@ -231,8 +255,18 @@ func reply(rc *fasthttp.RequestCtx, err error) error {
 }
 
 func writeError(rc *fasthttp.RequestCtx, status int, code, message string) {
+	writeErrorDetails(rc, status, code, message, "")
+}
+
+// writeErrorDetails is writeError with first_available in the details
+// (cursor_expired) when given.
+func writeErrorDetails(rc *fasthttp.RequestCtx, status int, code, message, firstAvailable string) {
+	eo := errorObject{Code: code, Message: message}
+	if firstAvailable != "" {
+		eo.Details = map[string]string{"first_available": firstAvailable}
+	}
 	body, _ := json.Marshal(errorBody{
-		Error:     errorObject{Code: code, Message: message},
+		Error:     eo,
 		RequestID: string(rc.Response.Header.Peek("X-Request-Id")),
 	})
 	rc.Response.Header.Del("Sec-WebSocket-Extensions")
@@ -247,8 +281,9 @@ type errorBody struct {
 }
 
 type errorObject struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    string            `json:"code"`
+	Message string            `json:"message"`
+	Details map[string]string `json:"details,omitempty"`
 }
 
 // handshakeError is the upgraders' error reply (not a websocket

@@ -2,6 +2,8 @@ package ws
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/apikey"
 )
 
 // Server is the websocket sink: it upgrades authenticated requests and
@@ -85,20 +88,30 @@ func New(cfg Config, streams hub.Streams, log hub.Log, logger *slog.Logger) *Ser
 // the upgrade with a JSON error and Serve returns a *RequestError; the
 // response is written and the caller writes nothing more.
 func (s *Server) Serve(rc *fasthttp.RequestCtx, org, env, keyID string) error {
-	return s.ServeLimited(rc, org, env, keyID, nil, time.Time{})
+	return s.ServeLimited(rc, org, env, keyID, nil, true, nil)
 }
 
 // ServeLimited is Serve for a connection opened with a browser token:
 // allows (nil: any) says which streams it may follow, in the query and
-// in subscribe frames alike, and at expires (zero: never) the connection
-// is closed with 4401.
-func (s *Server) ServeLimited(rc *fasthttp.RequestCtx, org, env, keyID string, allows func(streamID string) bool, expires time.Time) error {
+// in subscribe frames alike; feed whether it may follow the
+// organization's feed (the feed:read scope); and when life ends (the
+// token expired or was revoked; nil: never) the connection is closed
+// with 4401.
+func (s *Server) ServeLimited(rc *fasthttp.RequestCtx, org, env, keyID string, allows func(streamID string) bool, feed bool, life context.Context) error {
 	if s.isClosed() {
 		return reply(rc, &RequestError{Status: fasthttp.StatusServiceUnavailable, Code: "service_unavailable", Message: "server is shutting down"})
 	}
-	req, err := s.parseRequest(rc, org, env, keyID)
+	if life != nil && life.Err() != nil {
+		return reply(rc, &RequestError{Status: fasthttp.StatusUnauthorized, Code: tokenCode(life), Message: "the token has ended"})
+	}
+	req, err := s.parseRequest(rc, org, env, keyID, feed)
 	if err != nil {
 		return reply(rc, err)
+	}
+	for _, sp := range req.subs {
+		if allows != nil && !allows(sp.info.ID) {
+			return reply(rc, &RequestError{Status: fasthttp.StatusForbidden, Code: "insufficient_permissions", Message: fmt.Sprintf("this token does not open stream %q", sp.info.ID)})
+		}
 	}
 	release, err := s.acquire(org, env, keyID)
 	if err != nil {
@@ -117,6 +130,7 @@ func (s *Server) ServeLimited(rc *fasthttp.RequestCtx, org, env, keyID string, a
 		keyID:  strings.Clone(keyID),
 		bin:    req.bin,
 		allows: allows,
+		feedOK: feed,
 	}
 	up := &s.plain
 	if req.compression {
@@ -128,11 +142,11 @@ func (s *Server) ServeLimited(rc *fasthttp.RequestCtx, org, env, keyID string, a
 			defer release()
 		}
 		c.init(wsc)
-		if !expires.IsZero() {
-			t := time.AfterFunc(time.Until(expires), func() { c.close(ErrTokenExpired) })
-			defer t.Stop()
+		if life != nil {
+			stop := context.AfterFunc(life, func() { c.close(tokenReason(life)) })
+			defer stop()
 		}
-		s.run(c, req.subs)
+		s.run(c, req.subs, req.feed)
 	})
 	if err != nil {
 		if sl.start() {
@@ -144,8 +158,25 @@ func (s *Server) ServeLimited(rc *fasthttp.RequestCtx, org, env, keyID string, a
 	return nil
 }
 
+// tokenReason is the close reason of a connection whose token's life
+// ended: revoked, else expired.
+func tokenReason(life context.Context) error {
+	if errors.Is(context.Cause(life), apikey.ErrTokenRevoked) {
+		return ErrTokenRevoked
+	}
+	return ErrTokenExpired
+}
+
+// tokenCode is the error code of a token whose life ended.
+func tokenCode(life context.Context) string {
+	if errors.Is(tokenReason(life), ErrTokenRevoked) {
+		return "token_revoked"
+	}
+	return "token_expired"
+}
+
 // run registers a connection and runs it to its end.
-func (s *Server) run(c *conn, subs []subscription) {
+func (s *Server) run(c *conn, subs []subscription, fst *feedStart) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -164,7 +195,7 @@ func (s *Server) run(c *conn, subs []subscription) {
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
-	c.run(subs)
+	c.run(subs, fst)
 }
 
 // Connections is the number of open connections.

@@ -234,7 +234,7 @@ func (c *conn) account(frames []frame, written bool) {
 	for i := range frames {
 		f := &frames[i]
 		size += f.size
-		if !written || f.sub == nil {
+		if !written || f.sub == nil || f.sub.feed {
 			continue
 		}
 		if f.sub.id != stream && n > 0 {
