@@ -51,14 +51,16 @@
 // sets (the caller's vocabulary); a vehicle serves a stop only when it
 // has every bit the stop needs, checked with the capacity before any
 // insertion or move (fits, build), and a stop no vehicle has the bits
-// for is left out with ReasonCapability. A vehicle's break
-// (BreakMinutes inside BreakStart–BreakEnd) is taken where the vehicle
-// is, after a route position: the route's earliest and latest starts
-// hold it (the departure from that position waits for the window and
-// lasts the break), a route rebuilt from scratch puts it where the most
-// slack is left after it, found in one pass, and the constant-time check
-// of an insertion beside it tries the new stop before and after it.
-// Eval tries every place and keeps the one that returns soonest.
+// for is left out with ReasonCapability. A vehicle's breaks
+// (Vehicle.Breaks, each Minutes inside Start–End) are taken in order
+// where the vehicle is, after route positions: the route's earliest and
+// latest starts hold them (the departure from such a position waits for
+// each break's window and lasts the break), a route rebuilt from scratch
+// places them where it returns soonest, by dynamic programming over
+// positions and breaks taken (rest.go; exact because leaving earlier
+// never makes anything later fail), and the constant-time check of an
+// insertion where breaks are taken tries the new stop before, after and
+// between them. Eval runs the same search over a walked route.
 //
 // Travel comes from Problem.Matrix when the caller gives one (its own
 // routing engine's, or the road graph's), and for a vehicle whose Profile
@@ -68,10 +70,22 @@
 // checks as in Eval. Without a matrix travel comes from the coordinates:
 // the great-circle distance of internal/geo lengthened by Detour (1.3)
 // and driven at SpeedKmh (40 km/h), or, when Planar, the Euclidean
-// distance with travel time equal to it (the Solomon convention). The
-// objective (Goal) prices each arc: distance, driving time or the cost
-// model. Plan prices fuel at 12 L/100 km and 1.05 USD a litre and driver
-// time at 25 USD an hour.
+// distance with travel time equal to it (the Solomon convention).
+//
+// # Objective
+//
+// The goal (Goal) prices each arc by the vehicle's cost model (Costs;
+// DefaultCosts is 12 L/100 km and 25 USD an hour): distance, driving
+// time, fuel, cost, or Weights of time, fuel and cost each measured
+// against a reference kilometre (objective.go). Beyond the arcs a plan
+// may be priced for its longest route (Balance), for each stop's minutes
+// from its window's opening to its service start by priority (Quality),
+// and for load beyond capacity, allowed up to Overload of it
+// (OverloadPrice per unit) (extras.go); the insertion heuristic estimates
+// these, the acceptance of every candidate prices them exactly. With
+// none of them the arithmetic is the one that pinned plans were made
+// with (TestPinnedSolomonPlans). Plan prices every route by its
+// vehicle's cost model, fuel at FuelPrice.
 //
 // # Budget and repeatability
 //
