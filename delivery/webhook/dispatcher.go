@@ -206,6 +206,10 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 			case park:
 				x.Park = true
 				parkedDs = append(parkedDs, x)
+			case disabled:
+				// stored disabled (the endpoint answered 410), after the
+				// healthy streams' commit as parked ones are
+				parkedDs = append(parkedDs, x)
 			default:
 				ds = append(ds, x)
 			}
@@ -223,9 +227,10 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 	if err != nil {
 		return err
 	}
-	// parked deliveries are written once the others are handed over: on
-	// SQLite one write at the end of a spool file, after the commit that
-	// the healthy streams' receivers wait for, not beside it
+	// parked deliveries (and a disabled endpoint's) are written once the
+	// others are handed over: on SQLite one write at the end of a spool
+	// file, on PostgreSQL one insert into parked_deliveries, after the
+	// commit that the healthy streams' receivers wait for, not in it
 	if len(parkedDs) > 0 {
 		if _, err := d.q.EnqueueDeliveries(ctx, parkedDs); err != nil {
 			return err
