@@ -41,6 +41,11 @@ const (
 	ScopeFeedRead    = "feed:read"          // GET /api/v1/streaming/feed (pull and SSE)
 	ScopeStreamsRead = "streams:read"       // registered streams over websocket and SSE (StreamIDs narrows it)
 	ScopeAlertsAck   = "alerts:acknowledge" // POST /v1/emergency/alerts/{id}/acknowledge
+	// ScopeFleetRead opens the reads a dispatch console shows (trips and
+	// their routes and safety scores, incidents and alerts, streams and
+	// their status, tiles), each only while the minting key holds that
+	// route's permission.
+	ScopeFleetRead = "fleet:read"
 )
 
 // scopePermission is the key permission a scope needs at minting.
@@ -48,7 +53,11 @@ var scopePermission = map[string]string{
 	ScopeFeedRead:    "streams:read",
 	ScopeStreamsRead: "streams:read",
 	ScopeAlertsAck:   "emergency:write",
+	ScopeFleetRead:   "", // checked per route against the key's permissions
 }
+
+// scopeList names the scopes for messages.
+const scopeList = "feed:read, streams:read, alerts:acknowledge or fleet:read"
 
 // Limits.
 const (
@@ -152,17 +161,17 @@ func (r MintRequest) check(p *apikey.Principal) error {
 		return &FieldError{"expires_in_seconds", fmt.Sprintf("must be from 1 to %d", int(MaxTTL/time.Second))}
 	}
 	if len(r.Scopes) == 0 {
-		return &FieldError{"scopes", "must name at least one of feed:read, streams:read, alerts:acknowledge"}
+		return &FieldError{"scopes", "must name at least one of " + scopeList}
 	}
 	for i, sc := range r.Scopes {
 		perm, ok := scopePermission[sc]
 		if !ok {
-			return &FieldError{fmt.Sprintf("scopes[%d]", i), "must be feed:read, streams:read or alerts:acknowledge"}
+			return &FieldError{fmt.Sprintf("scopes[%d]", i), "must be " + scopeList}
 		}
 		if slices.Index(r.Scopes, sc) != i {
 			return &FieldError{fmt.Sprintf("scopes[%d]", i), "is given twice"}
 		}
-		if !p.Has(perm) {
+		if perm != "" && !p.Has(perm) {
 			return &PermissionError{sc, perm}
 		}
 	}
@@ -189,7 +198,10 @@ type claims struct {
 	Env       string   `json:"env"`
 	Scopes    []string `json:"scopes"`
 	StreamIDs []string `json:"stream_ids,omitempty"`
-	Iat       int64    `json:"iat"`
+	// Perms are the minting key's permissions (fleet:read opens a route
+	// only with its permission among them).
+	Perms []string `json:"perms,omitempty"`
+	Iat   int64    `json:"iat"`
 	Exp       int64    `json:"exp"`
 	// Rate and burst of the minting key: a token's requests count
 	// against that key's budget.
@@ -221,6 +233,9 @@ func (s *Service) Mint(ctx context.Context, p *apikey.Principal, r MintRequest) 
 	exp := now.Add(r.TTL).Truncate(time.Second)
 	c := claims{Iss: issuer, Sub: p.KeyID, Jti: "tok_" + hex.EncodeToString(b[:]), Org: p.Org, Env: p.Env,
 		Scopes: slices.Clone(r.Scopes), StreamIDs: slices.Clone(r.StreamIDs), Iat: now.Unix(), Exp: exp.Unix(), Rate: p.Rate, Burst: p.Burst}
+	if slices.Contains(r.Scopes, ScopeFleetRead) {
+		c.Perms = slices.Clone(p.Permissions)
+	}
 	payload, err := json.Marshal(c)
 	if err != nil {
 		return Minted{}, fmt.Errorf("tokens: claims: %w", err)
@@ -231,7 +246,7 @@ func (s *Service) Mint(ctx context.Context, p *apikey.Principal, r MintRequest) 
 		return Minted{}, fmt.Errorf("tokens: record: %w", err)
 	}
 	return Minted{Token: body + "." + s.sign(body), ExpiresAt: exp,
-		Grant: apikey.TokenGrant{ID: c.Jti, Scopes: c.Scopes, StreamIDs: c.StreamIDs, ExpiresAt: exp}}, nil
+		Grant: apikey.TokenGrant{ID: c.Jti, Scopes: c.Scopes, StreamIDs: c.StreamIDs, ExpiresAt: exp, KeyPermissions: c.Perms}}, nil
 }
 
 func (s *Service) sign(body string) string {
@@ -276,7 +291,7 @@ func (s *Service) Verify(ctx context.Context, token string) (*apikey.Principal, 
 		return nil, ErrRevoked
 	}
 	return &apikey.Principal{KeyID: c.Sub, Org: c.Org, Env: c.Env, Rate: c.Rate, Burst: c.Burst,
-		Token: &apikey.TokenGrant{ID: c.Jti, Scopes: c.Scopes, StreamIDs: c.StreamIDs, ExpiresAt: exp, Life: s.Life(c.Jti, exp)}}, nil
+		Token: &apikey.TokenGrant{ID: c.Jti, Scopes: c.Scopes, StreamIDs: c.StreamIDs, ExpiresAt: exp, KeyPermissions: c.Perms, Life: s.Life(c.Jti, exp)}}, nil
 }
 
 // Life is a context that ends when the token id expires (at exp, on the

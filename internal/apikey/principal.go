@@ -30,6 +30,10 @@ type TokenGrant struct {
 	Scopes    []string
 	StreamIDs []string // with the streams:read scope; empty: every stream
 	ExpiresAt time.Time
+	// KeyPermissions are the minting key's permissions when the token was
+	// minted (nil for tokens minted before they were recorded): a route a
+	// token opens by the fleet:read scope needs its permission among them.
+	KeyPermissions []string
 	// Life, when set, ends when the token expires or is revoked, with
 	// context.Cause ErrTokenExpired or ErrTokenRevoked: a connection the
 	// token opened ends with it. Tokens share one Life per token id.
@@ -43,6 +47,12 @@ func (g *TokenGrant) HasScope(scope string) bool { return slices.Contains(g.Scop
 // id: it holds streams:read, for every stream or for this one.
 func (g *TokenGrant) AllowsStream(id string) bool {
 	return g.HasScope("streams:read") && (len(g.StreamIDs) == 0 || slices.Contains(g.StreamIDs, id))
+}
+
+// KeyHas reports whether the minting key held perm (or "all"); true
+// when the key's permissions were not recorded.
+func (g *TokenGrant) KeyHas(perm string) bool {
+	return g.KeyPermissions == nil || slices.Contains(g.KeyPermissions, perm) || slices.Contains(g.KeyPermissions, "all")
 }
 
 // Has reports whether p holds perm (or "all").
