@@ -12,10 +12,12 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +32,12 @@ type Config struct {
 	Duration time.Duration // how long to run (default 10s)
 	Conns    int           // concurrent connections (default 64)
 	Rate     float64       // requests per second in total; 0 = as fast as possible
+	// Meter, when set, counts requests and errors as they happen (a live
+	// progress line reads it).
+	Meter *Meter
+	// HTTPS: skip the verification of the server's certificate (a
+	// self-signed one).
+	Insecure bool
 }
 
 func (c *Config) defaults() {
@@ -48,8 +56,8 @@ type Result struct {
 	Errors     int64
 	Statuses   map[int]int64
 	Elapsed    time.Duration
-	Items      int64 // items carried (points, messages), when relevant
-	Latencies  []time.Duration
+	Items      int64           // items carried (points, messages), when relevant
+	Latencies  []time.Duration `json:"-"`
 	FirstError string
 }
 
@@ -62,20 +70,28 @@ func (r *Result) Quantile(q float64) time.Duration {
 	return r.Latencies[max(0, min(i, len(r.Latencies)-1))]
 }
 
-// Print writes a summary.
-func (r *Result) Print(w io.Writer) {
+// Report is the result's figures.
+func (r *Result) Report() *Report {
 	secs := r.Elapsed.Seconds()
-	fmt.Fprintf(w, "%s: %d requests in %.1fs = %.0f req/s", r.Name, r.Requests, secs, float64(r.Requests)/secs)
+	rep := &Report{Mode: r.Name}
+	rep.Add("requests", "requests", r.Requests, "")
+	rep.Add("elapsed_s", "elapsed", secs, "s")
+	rep.Add("requests_per_s", "rate", float64(r.Requests)/secs, "req/s")
 	if r.Items > 0 {
-		fmt.Fprintf(w, ", %d items = %.0f items/s", r.Items, float64(r.Items)/secs)
+		rep.Add("items", "items", r.Items, "")
+		rep.Add("items_per_s", "item rate", float64(r.Items)/secs, "items/s")
 	}
-	fmt.Fprintf(w, "\n  latency p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n", r.Quantile(.5), r.Quantile(.9), r.Quantile(.99), r.Quantile(.999), r.Quantile(1))
-	fmt.Fprintf(w, "  statuses %v  errors %d", r.Statuses, r.Errors)
+	rep.latencyRows("latency", "latency", r.Latencies)
+	rep.Add("statuses", "statuses", StatusCounts(r.Statuses), "")
+	rep.Add("errors", "errors", r.Errors, "")
 	if r.FirstError != "" {
-		fmt.Fprintf(w, " (first: %s)", r.FirstError)
+		rep.Add("first_error", "first error", r.FirstError, "")
 	}
-	fmt.Fprintln(w)
+	return rep
 }
+
+// Print writes the report as a table.
+func (r *Result) Print(w io.Writer) { r.Report().WriteTable(w) }
 
 // request builds one request for worker w, iteration i, into req; it
 // returns the items it carries.
@@ -92,6 +108,13 @@ func run(ctx context.Context, name string, cfg Config, build request, ok func(in
 	}
 	client := &fasthttp.HostClient{Addr: string(uri.Host()), MaxConns: cfg.Conns, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
 		MaxIdleConnDuration: time.Minute}
+	if string(uri.Scheme()) == "https" {
+		client.IsTLS = true
+		client.TLSConfig = &tls.Config{InsecureSkipVerify: cfg.Insecure} // --insecure: a self-signed certificate
+		if !strings.Contains(client.Addr, ":") {
+			client.Addr += ":443"
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	res := &Result{Name: name, Statuses: map[int]int64{}}
@@ -142,6 +165,7 @@ func run(ctx context.Context, name string, cfg Config, build request, ok func(in
 				reqs.Add(1)
 				if err != nil {
 					errs.Add(1)
+					cfg.Meter.Fail()
 					mu.Lock()
 					if res.FirstError == "" {
 						res.FirstError = err.Error()
@@ -153,6 +177,7 @@ func run(ctx context.Context, name string, cfg Config, build request, ok func(in
 				statuses[st]++
 				if !ok(st) {
 					errs.Add(1)
+					cfg.Meter.Fail()
 					mu.Lock()
 					if res.FirstError == "" {
 						res.FirstError = fmt.Sprintf("status %d: %.200s", st, resp.Body())
@@ -162,6 +187,7 @@ func run(ctx context.Context, name string, cfg Config, build request, ok func(in
 				}
 				items.Add(int64(n))
 				lat = append(lat, el)
+				cfg.Meter.Observe(el)
 			}
 			mu.Lock()
 			res.Latencies = append(res.Latencies, lat...)

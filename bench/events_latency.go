@@ -24,10 +24,10 @@ type EventsLatencyResult struct {
 	FirstError                   string
 	SendElapsed                  time.Duration
 	Compared, MissingA, MissingB int64
-	Late                         int64 // metadata.late on the stream with the rules
-	Added                        []time.Duration
+	Late                         int64           // metadata.late on the stream with the rules
+	Added                        []time.Duration `json:"-"`
 	EarlierA                     int64           // events the rules' stream had first
-	IngestA, IngestB             []time.Duration // request sent → arrival
+	IngestA, IngestB             []time.Duration `json:"-"` // request sent → arrival
 }
 
 // Print writes a summary.

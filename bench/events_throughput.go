@@ -17,7 +17,7 @@ type EventsResult struct {
 	Accepted, Requests, Errors      int64
 	FirstError                      string
 	SendElapsed                     time.Duration
-	RequestLatencies                []time.Duration
+	RequestLatencies                []time.Duration `json:"-"`
 	// Appends the accepted events owe the streams' logs, and what the
 	// logs had at the end of sending and at the end.
 	ExpectedAppends, AppendsAtSendEnd, Appends int64

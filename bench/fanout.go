@@ -1,16 +1,11 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,99 +33,58 @@ type FanoutConfig struct {
 	// arrays of up to 100 messages, sent after MaxWaitMS at the latest).
 	BatchEvents bool
 	MaxWaitMS   int
+	// Server: where the server's CPU and memory are read (its /proc with
+	// a PID, else its /metrics), and how it is reached over HTTPS.
+	Server ServerConfig
+	// Meter, when set, counts deliveries (with their latency) and failed
+	// ingest requests as they happen.
+	Meter *Meter
 }
 
 // FanoutResult is what the subscribers saw.
 type FanoutResult struct {
 	Sent, Expected, Delivered, Lost, Duplicates, OutOfOrder int64
+	Subscribers                                             int
 	Elapsed                                                 time.Duration
-	Latencies                                               []time.Duration
+	Latencies                                               []time.Duration `json:"-"`
 	ServerCPUSeconds                                        float64
 	ServerRSSBytes                                          float64
 	IngestErrors                                            int64
+	// CPUSource is where the server's CPU was read: /proc/<pid> or
+	// /metrics.
+	CPUSource string
+	TLS       bool
 }
 
-// Print writes a summary.
-func (r *FanoutResult) Print(w io.Writer) {
-	q := func(f float64) time.Duration {
-		if len(r.Latencies) == 0 {
-			return 0
-		}
-		i := int(f*float64(len(r.Latencies))) - 1
-		return r.Latencies[max(0, min(i, len(r.Latencies)-1))]
-	}
+// Report is the result's figures: with the server's CPU, its cost per
+// delivery and per published event (the figures Centrifugo's are given
+// in).
+func (r *FanoutResult) Report() *Report {
 	secs := r.Elapsed.Seconds()
-	fmt.Fprintf(w, "fanout: sent %d events, delivered %d of %d expected = %.0f deliveries/s\n", r.Sent, r.Delivered, r.Expected, float64(r.Delivered)/secs)
-	fmt.Fprintf(w, "  latency ingest→receipt p50 %s  p99 %s  p99.9 %s  max %s\n", q(.5), q(.99), q(.999), q(1))
-	fmt.Fprintf(w, "  lost %d  duplicates %d  out-of-order %d  ingest errors %d\n", r.Lost, r.Duplicates, r.OutOfOrder, r.IngestErrors)
-	fmt.Fprintf(w, "  server CPU %.2f s (%.0f%% of one core)  RSS %.1f MiB\n", r.ServerCPUSeconds, 100*r.ServerCPUSeconds/secs, r.ServerRSSBytes/(1<<20))
+	rep := &Report{Mode: "fanout"}
+	rep.Add("subscribers", "subscribers", r.Subscribers, "")
+	rep.Add("tls", "TLS", r.TLS, "")
+	rep.Add("sent", "events sent", r.Sent, "")
+	rep.Add("expected", "deliveries expected", r.Expected, "")
+	rep.Add("delivered", "delivered", r.Delivered, "")
+	rep.Add("deliveries_per_s", "delivery rate", float64(r.Delivered)/secs, "/s")
+	rep.latencyRows("latency", "ingest→receipt", r.Latencies)
+	rep.Add("lost", "lost", r.Lost, "")
+	rep.Add("duplicates", "duplicates", r.Duplicates, "")
+	rep.Add("out_of_order", "out of order", r.OutOfOrder, "")
+	rep.Add("ingest_errors", "ingest errors", r.IngestErrors, "")
+	serverRows(rep, r.CPUSource, r.ServerCPUSeconds, secs, r.ServerRSSBytes)
+	if r.ServerCPUSeconds > 0 && r.Delivered > 0 {
+		rep.Add("server_cpu_us_per_delivery", "server CPU per delivery", r.ServerCPUSeconds*1e6/float64(r.Delivered), "µs")
+	}
+	if r.ServerCPUSeconds > 0 && r.Sent > 0 {
+		rep.Add("server_cpu_us_per_publish", "server CPU per event published", r.ServerCPUSeconds*1e6/float64(r.Sent), "µs")
+	}
+	return rep
 }
 
-func apiCall(ctx context.Context, method, url, key string, body any, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("X-API-Key", key)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return fmt.Errorf("%s %s: reading the answer: %w", method, url, err)
-	}
-	if res.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %d %s", method, url, res.StatusCode, b)
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
-}
-
-// serverProcess reads process_cpu_seconds_total and
-// process_resident_memory_bytes from /metrics.
-func serverProcess(ctx context.Context, base string) (cpu, rss float64) {
-	req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
-	if err != nil {
-		return 0, 0
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, 0
-	}
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		// a value that does not parse reads as none (0), as a missing one
-		if v, ok := strings.CutPrefix(line, "process_cpu_seconds_total "); ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				cpu = f
-			}
-		}
-		if v, ok := strings.CutPrefix(line, "process_resident_memory_bytes "); ok {
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				rss = f
-			}
-		}
-	}
-	return cpu, rss
-}
+// Print writes the report as a table.
+func (r *FanoutResult) Print(w io.Writer) { r.Report().WriteTable(w) }
 
 // The generator's events carry their send time and sequence number under
 // keys that start with '~', a byte found nowhere else in a delivered
@@ -203,6 +157,8 @@ type fanoutSub struct {
 	last [senders]int64
 	dup  int64
 	ooo  int64
+	// meter counts deliveries live (nil: not)
+	meter *Meter
 }
 
 // Fanout runs the fan-out benchmark.
@@ -213,11 +169,12 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 	for i := range vehicles {
 		vehicles[i] = fmt.Sprintf("fanout-%d-%d", run, i)
 	}
+	client := cfg.Server.client()
 	streamID, err := startFanoutStream(ctx, cfg, vehicles)
 	if err != nil {
 		return nil, err
 	}
-	defer apiCall(context.Background(), "POST", cfg.URL+"/api/v1/streaming/events/stop", cfg.Key, map[string]any{"stream_id": streamID}, nil)
+	defer apiCallWith(context.Background(), client, "POST", cfg.URL+"/api/v1/streaming/events/stop", cfg.Key, map[string]any{"stream_id": streamID}, nil)
 
 	sub0 := cfg.SubscribeURL
 	if sub0 == "" {
@@ -235,15 +192,19 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 			s.receive()
 		}(s)
 	}
-	cpu0, _ := serverProcess(ctx, cfg.URL)
-	cpuB0, _ := serverProcess(ctx, sub0)
+	two := sub0 != cfg.URL && cfg.Server.PID == 0 // a PID is one process: the one given
+	cpu0, _, _ := cfg.Server.usage(ctx, cfg.URL)
+	var cpuB0 float64
+	if two {
+		cpuB0, _, _ = cfg.Server.usage(ctx, sub0)
+	}
 	start := time.Now()
 	sent, ingestErr := sendFanout(ctx, cfg, vehicles, start.Add(cfg.Duration))
 	elapsed := time.Since(start)
 	time.Sleep(cfg.Drain)
-	cpu1, rss := serverProcess(ctx, cfg.URL)
-	if sub0 != cfg.URL {
-		cpuB1, rssB := serverProcess(ctx, sub0)
+	cpu1, rss, source := cfg.Server.usage(ctx, cfg.URL)
+	if two {
+		cpuB1, rssB, _ := cfg.Server.usage(ctx, sub0)
 		cpu1 += cpuB1 - cpuB0
 		rss += rssB
 	}
@@ -251,7 +212,8 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 		s.conn.Close()
 	}
 	wg.Wait()
-	res := &FanoutResult{Sent: sent, Elapsed: elapsed, ServerCPUSeconds: cpu1 - cpu0, ServerRSSBytes: rss, IngestErrors: ingestErr}
+	res := &FanoutResult{Sent: sent, Subscribers: cfg.Subscribers, Elapsed: elapsed, ServerCPUSeconds: cpu1 - cpu0, ServerRSSBytes: rss,
+		IngestErrors: ingestErr, CPUSource: source, TLS: strings.HasPrefix(cfg.URL, "https:")}
 	res.Expected = res.Sent * int64(cfg.Subscribers)
 	for _, s := range subs {
 		res.Delivered += s.got
@@ -274,7 +236,7 @@ func startFanoutStream(ctx context.Context, cfg FanoutConfig, vehicles []string)
 	if cfg.BatchEvents {
 		body["stream_config"] = map[string]any{"batch_events": true, "batch_size": 100, "max_wait_time": max(1, cfg.MaxWaitMS)}
 	}
-	if err := apiCall(ctx, "POST", cfg.URL+"/api/v1/streaming/events/start", cfg.Key, body, &st); err != nil {
+	if err := apiCallWith(ctx, cfg.Server.client(), "POST", cfg.URL+"/api/v1/streaming/events/start", cfg.Key, body, &st); err != nil {
 		return "", fmt.Errorf("bench: start stream: %w", err)
 	}
 	return st.StreamID, nil
@@ -282,24 +244,23 @@ func startFanoutStream(ctx context.Context, cfg FanoutConfig, vehicles []string)
 
 // dialFanout connects the subscribers to the stream at base.
 func dialFanout(ctx context.Context, cfg FanoutConfig, base, streamID string) ([]*fanoutSub, error) {
-	u, err := url.Parse(base)
+	addr, err := wsURL(base, streamID, cfg.Key)
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, err
 	}
-	wsURL := "ws://" + u.Host + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(streamID) + "&api_key=" + url.QueryEscape(cfg.Key)
 	subs := make([]*fanoutSub, cfg.Subscribers)
 	// a large read buffer: a burst reaches each client as one run of
 	// frames, read with few syscalls
-	dialer := websocket.Dialer{HandshakeTimeout: 10 * time.Second, ReadBufferSize: 64 << 10}
+	dialer := cfg.Server.dialer(64<<10, 0)
 	for i := range subs {
-		c, _, err := dialer.DialContext(ctx, wsURL, nil)
+		c, _, err := dialer.DialContext(ctx, addr, nil)
 		if err != nil {
 			for _, s := range subs[:i] {
 				s.conn.Close()
 			}
 			return nil, fmt.Errorf("bench: subscriber %d: %w", i, err)
 		}
-		subs[i] = &fanoutSub{conn: c, lat: make([]time.Duration, 0, cfg.Rate*int(cfg.Duration.Seconds()+1))}
+		subs[i] = &fanoutSub{conn: c, lat: make([]time.Duration, 0, cfg.Rate*int(cfg.Duration.Seconds()+1)), meter: cfg.Meter}
 	}
 	return subs, nil
 }
@@ -357,6 +318,7 @@ func (s *fanoutSub) scan(data []byte, now int64) {
 		}
 		s.last[src] = seq
 		s.lat = append(s.lat, time.Duration(now-sent))
+		s.meter.Observe(time.Duration(now - sent))
 	}
 }
 
@@ -365,6 +327,7 @@ func (s *fanoutSub) scan(data []byte, now int64) {
 // requests failed.
 func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles []string, deadline time.Time) (sent, ingestErrs int64) {
 	var nSent, ingestErr atomic.Int64
+	client := cfg.Server.client()
 	interval := time.Duration(float64(time.Second) * float64(cfg.Batch) * senders / float64(cfg.Rate))
 	var swg sync.WaitGroup
 	for snd := 0; snd < senders; snd++ {
@@ -392,8 +355,9 @@ func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles []string, deadli
 						"severity": "low", "priority": "normal", "source": map[string]any{"vehicle_id": vehicles[snd]},
 						"event_data": map[string]any{"~seq": seq, "~ns": now.UnixNano()}}
 				}
-				if err := apiCall(ctx, "POST", cfg.URL+"/v1/events", cfg.Key, map[string]any{"events": evs}, nil); err != nil {
+				if err := apiCallWith(ctx, client, "POST", cfg.URL+"/v1/events", cfg.Key, map[string]any{"events": evs}, nil); err != nil {
 					ingestErr.Add(1)
+					cfg.Meter.Fail()
 					continue
 				}
 				nSent.Add(int64(cfg.Batch))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -20,12 +19,25 @@ type IdleResult struct {
 	ConnectElapsed time.Duration
 }
 
-// Print writes a summary.
-func (r *IdleResult) Print(w io.Writer) {
-	fmt.Fprintf(w, "idle: %d connections held (%d failed%s) in %s; server RSS %.1f MiB before, %.1f MiB holding them (%.1f KiB per connection)\n",
-		r.Connected, r.Failed, firstErr(r.FirstError), r.ConnectElapsed.Round(time.Millisecond), r.RSSBefore/(1<<20), r.RSSAfter/(1<<20),
-		(r.RSSAfter-r.RSSBefore)/1024/float64(max(1, r.Connected)))
+// Report is the result's figures.
+func (r *IdleResult) Report() *Report {
+	rep := &Report{Mode: "idle"}
+	rep.Add("connected", "connections held", r.Connected, "")
+	rep.Add("failed", "failed", r.Failed, "")
+	if r.FirstError != "" {
+		rep.Add("first_error", "first error", r.FirstError, "")
+	}
+	rep.Add("connect_s", "connecting took", r.ConnectElapsed.Seconds(), "s")
+	if r.RSSAfter > 0 {
+		rep.Add("server_rss_before_mib", "server RSS before", r.RSSBefore/(1<<20), "MiB")
+		rep.Add("server_rss_held_mib", "server RSS holding them", r.RSSAfter/(1<<20), "MiB")
+		rep.Add("server_rss_kib_per_connection", "server RSS per connection", (r.RSSAfter-r.RSSBefore)/1024/float64(max(1, r.Connected)), "KiB")
+	}
+	return rep
 }
+
+// Print writes the report as a table.
+func (r *IdleResult) Print(w io.Writer) { r.Report().WriteTable(w) }
 
 func firstErr(s string) string {
 	if s == "" {
@@ -35,24 +47,25 @@ func firstErr(s string) string {
 }
 
 // Idle opens n websocket connections following one stream, holds them
-// for hold, and reads the server's resident memory from /metrics.
-func Idle(ctx context.Context, base, key string, n int, hold time.Duration) (*IdleResult, error) {
+// for hold, and reads the server's resident memory (from /proc with
+// srv.PID, else from /metrics).
+func Idle(ctx context.Context, base, key string, n int, hold time.Duration, srv ServerConfig) (*IdleResult, error) {
 	var st struct {
 		StreamID string `json:"stream_id"`
 	}
-	if err := apiCall(ctx, "POST", base+"/api/v1/streaming/events/start", key, map[string]any{
+	client := srv.client()
+	if err := apiCallWith(ctx, client, "POST", base+"/api/v1/streaming/events/start", key, map[string]any{
 		"event_filters": map[string]any{"vehicle_ids": []string{"idle-bench"}}}, &st); err != nil {
 		return nil, fmt.Errorf("bench: start stream: %w", err)
 	}
-	defer apiCall(context.Background(), "POST", base+"/api/v1/streaming/events/stop", key, map[string]any{"stream_id": st.StreamID}, nil)
-	u, err := url.Parse(base)
+	defer apiCallWith(context.Background(), client, "POST", base+"/api/v1/streaming/events/stop", key, map[string]any{"stream_id": st.StreamID}, nil)
+	addr, err := wsURL(base, st.StreamID, key)
 	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
+		return nil, err
 	}
-	wsURL := "ws://" + u.Host + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(st.StreamID) + "&api_key=" + url.QueryEscape(key)
 	res := &IdleResult{}
-	_, res.RSSBefore = serverProcess(ctx, base)
-	dialer := websocket.Dialer{HandshakeTimeout: 30 * time.Second, ReadBufferSize: 512, WriteBufferSize: 512}
+	_, res.RSSBefore, _ = srv.usage(ctx, base)
+	dialer := srv.dialer(512, 512)
 	conns := make([]*websocket.Conn, 0, n)
 	defer func() {
 		for _, c := range conns {
@@ -61,7 +74,7 @@ func Idle(ctx context.Context, base, key string, n int, hold time.Duration) (*Id
 	}()
 	start := time.Now()
 	for i := 0; i < n && ctx.Err() == nil; i++ {
-		c, _, err := dialer.DialContext(ctx, wsURL, nil)
+		c, _, err := dialer.DialContext(ctx, addr, nil)
 		if err != nil {
 			res.Failed++
 			if res.FirstError == "" {
@@ -84,6 +97,6 @@ func Idle(ctx context.Context, base, key string, n int, hold time.Duration) (*Id
 	case <-ctx.Done():
 	case <-time.After(hold):
 	}
-	_, res.RSSAfter = serverProcess(ctx, base)
+	_, res.RSSAfter, _ = srv.usage(ctx, base)
 	return res, nil
 }

@@ -32,7 +32,7 @@ type IsolationPhase struct {
 	End       time.Time
 	Published int64
 	Delivered int64
-	Latencies []time.Duration // sorted
+	Latencies []time.Duration `json:"-"` // sorted
 }
 
 // IsolationResult compares the healthy stream alone and beside a dead

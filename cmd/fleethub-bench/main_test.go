@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/bench"
 )
 
 func TestRunArguments(t *testing.T) {
@@ -19,6 +23,8 @@ func TestRunArguments(t *testing.T) {
 		{"help", []string{"help"}, 0, "usage: fleethub-bench", ""},
 		{"unknown generator", []string{"nope"}, 2, "", `unknown generator "nope"`},
 		{"unknown flag", []string{"ingest", "--nope"}, 2, "", "flag provided but not defined"},
+		{"another mode's flag", []string{"health", "--subscribers", "5"}, 2, "", "flag provided but not defined: -subscribers"},
+		{"mode help", []string{"sse", "-h"}, 0, "", "flags of sse:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -29,6 +35,123 @@ func TestRunArguments(t *testing.T) {
 				t.Fatalf("stdout %q, stderr %q; want %q and %q", stdout.String(), stderr.String(), tc.stdout, tc.stderr)
 			}
 		})
+	}
+}
+
+// Each mode's -h lists its own flags and none of another mode's.
+func TestModeHelpListsOnlyItsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		mode       string
+		has, lacks []string
+	}{
+		{"fanout", []string{"-subscribers", "-events-per-sec", "-tls", "-insecure", "-pid", "-json", "-subscribe-url"}, []string{"-trips", "-vrp", "-clients", "-redis-url", "-dead-neighbour", "-rate"}},
+		{"sse", []string{"-clients", "-events-per-sec", "-tls", "-insecure", "-pid", "-json"}, []string{"-subscribers", "-subscribe-url", "-batch-events", "-trips", "-streams"}},
+		{"health", []string{"-conns", "-rate", "-url", "-insecure"}, []string{"-subscribers", "-batch", "-vrp", "-tls"}},
+		{"ingest", []string{"-trips", "-kind", "-batch"}, []string{"-insecure", "-subscribers", "-fleethub"}},
+		{"soak", []string{"-fleethub", "-redis-url", "-points-rate", "-rate", "-dir"}, []string{"-url", "-key", "-subscribers", "-pid"}},
+		{"broker", []string{"-port", "-dir"}, []string{"-url", "-json", "-duration"}},
+		{"optimize", []string{"-vrp", "-instances", "-time-limit"}, []string{"-subscribers", "-kind"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{tc.mode, "-h"}, &stdout, &stderr); code != 0 {
+			t.Fatalf("%s -h: exit %d", tc.mode, code)
+		}
+		help := stderr.String()
+		for _, f := range tc.has {
+			if !strings.Contains(help, "  "+f+" ") && !strings.Contains(help, "  "+f+"\n") {
+				t.Errorf("%s -h lacks %s:\n%s", tc.mode, f, help)
+			}
+		}
+		for _, f := range tc.lacks {
+			if strings.Contains(help, "  "+f+" ") || strings.Contains(help, "  "+f+"\n") {
+				t.Errorf("%s -h lists %s, another mode's", tc.mode, f)
+			}
+		}
+	}
+}
+
+// A mode's defaults are its own; --tls turns the addresses to https.
+func TestModeDefaults(t *testing.T) {
+	for mode, batch := range map[string]int{"ingest": 1000, "fanout": 50, "sse": 50, "webhook": 100, "events": 500} {
+		f, err := parseFlags(mode, nil, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.batch != batch {
+			t.Errorf("%s: --batch defaults to %d, want %d", mode, f.batch, batch)
+		}
+	}
+	f, err := parseFlags("events", nil, &bytes.Buffer{})
+	if err != nil || f.c.Conns != 8 {
+		t.Fatalf("events: --conns %d (%v), want 8", f.c.Conns, err)
+	}
+	f, err = parseFlags("fanout", []string{"--tls", "--url", "http://127.0.0.1:1", "--subscribe-url", "http://127.0.0.1:2", "--pid", "7", "--insecure"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.c.URL != "https://127.0.0.1:1" || f.subURL != "https://127.0.0.1:2" || f.pid != 7 || !f.insecure {
+		t.Fatalf("fanout --tls: url %q, subscribe-url %q, pid %d, insecure %v", f.c.URL, f.subURL, f.pid, f.insecure)
+	}
+}
+
+// A result prints as a table, statuses as "202: 2,014", or as one JSON
+// object.
+func TestResultTableAndJSON(t *testing.T) {
+	res := &bench.Result{Name: "ingest", Requests: 2017, Errors: 3, Statuses: map[int]int64{500: 3, 202: 2014}, Elapsed: 2 * time.Second,
+		Items: 2_014_000, Latencies: []time.Duration{time.Millisecond, 2 * time.Millisecond, 40 * time.Millisecond}, FirstError: "status 500: boom"}
+	var table bytes.Buffer
+	if err := writeResult(&table, "ingest", res, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"202: 2,014  500: 3", "2,014,000", "1,007,000 items/s", "latency p99", "40.0ms", "status 500: boom"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if strings.Contains(table.String(), "map[") {
+		t.Errorf("table prints a Go map:\n%s", table.String())
+	}
+	var out bytes.Buffer
+	if err := writeResult(&out, "ingest", res, true); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	if got["mode"] != "ingest" || got["requests"] != 2017.0 || got["latency_p99_ms"] != 40.0 || got["errors"] != 3.0 {
+		t.Fatalf("JSON %s", out.String())
+	}
+	if st, ok := got["statuses"].(map[string]any); !ok || st["202"] != 2014.0 || st["500"] != 3.0 {
+		t.Fatalf("statuses in JSON: %v", got["statuses"])
+	}
+	// a result without a report still gives JSON, its fields
+	out.Reset()
+	if err := writeResult(&out, "memory", &bench.MemoryResult{Streams: 4, Matched: 12}, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got["mode"] != "memory" || got["result"].(map[string]any)["Streams"] != 4.0 {
+		t.Fatalf("memory as JSON: %v %s", err, out.String())
+	}
+}
+
+// The progress line says the interval's rate, p99 and errors.
+func TestProgressLine(t *testing.T) {
+	m := &bench.Meter{}
+	prev := m.Snapshot()
+	for range 99 {
+		m.Observe(time.Millisecond)
+	}
+	m.Observe(time.Second)
+	m.Fail()
+	line := progressLine(3*time.Second, 0.5, m.Snapshot().Since(prev), true)
+	for _, want := range []string{"3s", "200/s", "p99 1.", "errors 1"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("progress line %q lacks %q", line, want)
+		}
+	}
+	if line := progressLine(time.Second, 1, bench.MeterSnapshot{}, false); strings.Contains(line, "/s") {
+		t.Errorf("a generator that counts nothing shows a rate: %q", line)
 	}
 }
 
