@@ -2,15 +2,20 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // TestSpeedingJudgedByTheRoad: with --osm, a trip driven at 60 km/h up
 // Main Street of the tiny extract (a residential street without
 // maxspeed: the class default, 40 km/h) raises a speeding event whose
-// speed_limit_kmh is 40 and whose match is road; the same trip on a node
-// without --osm stays under the configured 100 km/h.
+// speed_limit_kmh is 40 and whose match is road, published on the feed
+// once the road matcher beside the upload has judged the points (the
+// upload's answer does not wait for it); the same trip on a node without
+// --osm stays under the configured 100 km/h.
 func TestSpeedingJudgedByTheRoad(t *testing.T) {
 	sp := append(constant(60, 13), constant(20, 10)...)
 	for _, osm := range []bool{true, false} {
@@ -38,13 +43,27 @@ func TestSpeedingJudgedByTheRoad(t *testing.T) {
 			}
 			continue
 		}
-		if len(evs) != 1 {
-			t.Fatalf("events %v, want one speeding", evs)
+		if len(evs) != 0 {
+			t.Errorf("the upload answered speeding %v: with --osm the road matcher judges it", evs)
 		}
-		e := evs[0].(map[string]any)
-		m := e["metrics"].(map[string]any)
-		if e["event_type"] != "speeding" || m["speed_limit_kmh"] != 40.0 || m["match"] != "road" {
-			t.Errorf("event %v, want speeding judged by the street's 40 km/h", e)
+		var p feedPage
+		waitfor.Until(t, 10*time.Second, "the speeding event on the feed", func() bool {
+			p = n.pull(t, k, "types=events&vehicle_id=veh-1&event_type=speeding")
+			return len(p.Entries) > 0
+		})
+		var e struct {
+			EventData map[string]any `json:"event_data"`
+		}
+		if err := json.Unmarshal(p.Entries[0].Message, &e); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Entries) != 1 || e.EventData["speed_limit_kmh"] != 40.0 || e.EventData["match"] != "road" {
+			t.Errorf("speeding events %d, the first %v, want one judged by the street's 40 km/h", len(p.Entries), e.EventData)
+		}
+		// the matcher's lag and overflow are on /metrics
+		if m := n.do("GET", "/metrics", "", nil); m.Status != 200 || !strings.Contains(string(m.Body), "fleethub_trips_road_match_lag_seconds_count") ||
+			!strings.Contains(string(m.Body), "fleethub_trips_road_match_overflow_points_total 0") {
+			t.Errorf("/metrics: %d, without the road matcher's lag or overflow", m.Status)
 		}
 	}
 }

@@ -18,6 +18,10 @@
 //   - upload.go, tracker.go: location uploads and the per-trip tracker;
 //     points.go: the stored point blocks; quality.go: the quality
 //     assessment of a single point; publish.go: what goes on the bus.
+//   - matching.go, roadjudge.go, roadmetrics.go: the road matcher beside
+//     the upload path (with Config.Roads): per-shard queues of stored
+//     points, map matching and speeding judged against the matched
+//     roads, its metrics; roads.go: what the points' roads count as.
 //   - fuel.go: the fuel model from the vehicle's profile (Profiles), and
 //     the distance and fuel a trip's start and stop readings give.
 //   - metadata.go: metadata updates and their history.
@@ -36,6 +40,13 @@
 // operation, its store write and its publish included, so the operations
 // on one trip run one at a time while different trips run at once; the
 // versioned write still guards a trip against another node, or against a
-// tracker evicted from the cache meanwhile. Creating a tracker takes one
+// tracker evicted from the cache meanwhile.
+//
+// The road matcher's workers (RunRoads, one goroutine per shard) own
+// their trips' traces and speeding detectors; an upload hands them its
+// points after its commit by appending to the shard's queue under the
+// shard's mutex, never waiting (past MatchQueue points the rest are
+// judged without a road). A worker takes the trip's tracker mutex only
+// to commit the events it raised, as an upload would. Creating a tracker takes one
 // more mutex, and reads take none of the Service's.
 package trips

@@ -259,6 +259,7 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 	var flushed []detect.Event
 	var flushedIDs []string
 	var seqBase int64
+	var thr detect.Thresholds
 	t, st, err := s.updateWith(ctx, sc, id, func(t *store.Trip, st *state, tr *tracker) ([]store.TripEvent, error) {
 		flushed, flushedIDs = nil, nil
 		if t.Status != store.TripActive && t.Status != store.TripPaused {
@@ -273,7 +274,10 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 		}
 		var recs []store.TripEvent
 		seqBase = st.Seq
-		for _, e := range tr.det.Flush(nil) {
+		thr = tr.thr
+		closing := tr.det.Flush(nil)
+		s.placeOnRoads(closing)
+		for _, e := range closing {
 			st.Running.AddEvent(e)
 			eid := eventID(t.ID, e)
 			flushed, flushedIDs = append(flushed, e), append(flushedIDs, eid)
@@ -306,6 +310,9 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 	}
 	if len(flushed) > 0 {
 		s.publishUpload(ctx, t, nil, flushed, flushedIDs, seqBase)
+	}
+	if s.roads != nil { // the road matcher decides the last points and closes their speeding
+		s.roads.offer(roadJob{sc: sc, trip: t.ID, at: time.Now(), thr: thr, end: true})
 	}
 	a := s.analyticsOf(&st)
 	typ := "trip_completed"

@@ -1,11 +1,13 @@
 package trips
 
 import (
+	"context"
 	"math"
 
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/routing"
+	"github.com/fleethub/fleethub/internal/store"
 )
 
 // road is the road a point was matched to: its speed limit and class;
@@ -24,33 +26,6 @@ func matchPoint(p Point) mapmatch.Point {
 	return mp
 }
 
-// roadsOf matches the points of an upload, in timestamp order, on the
-// trip's trace, and returns their roads: the final match of those the
-// window has passed, the best path's so far for the newest (at most
-// mapmatch's lag of them). Nil without a road network. Tracker lock held.
-func (s *Service) roadsOf(tr *tracker, acc []Point) []road {
-	if s.cfg.Roads == nil {
-		return nil
-	}
-	if tr.trace == nil {
-		tr.trace = s.cfg.Roads.Trace()
-	}
-	first := tr.trace.Added()
-	out := make([]road, len(acc))
-	keep := func(ms []mapmatch.Match) {
-		for _, m := range ms {
-			if i := m.Index - first; i >= 0 && i < len(out) && m.Matched {
-				out[i] = road{limitKmh: m.LimitKmh, class: m.Class.String()}
-			}
-		}
-	}
-	for _, p := range acc {
-		keep(tr.trace.Add(matchPoint(p)))
-	}
-	keep(tr.trace.Tentative())
-	return out
-}
-
 // withRoad is the detector's point for p on road r.
 func withRoad(p Point, r road) detect.Point {
 	dp := detectPoint(p)
@@ -58,12 +33,44 @@ func withRoad(p Point, r road) detect.Point {
 	return dp
 }
 
-// roadAt is the i-th road of roads, the zero road when there are none.
-func roadAt(roads []road, i int) road {
-	if i < len(roads) {
-		return roads[i]
+// placeOnRoads gives the events the upload's detector raised (harsh
+// driving, idling) the class and limit of the road nearest where they
+// started, as a lone location is placed (the lower limit of its two
+// directions); without a road network, or off the roads, nothing.
+func (s *Service) placeOnRoads(evs []detect.Event) {
+	if s.cfg.Roads == nil {
+		return
 	}
-	return road{}
+	for i := range evs {
+		if evs[i].RoadLimitKmh > 0 {
+			continue
+		}
+		if limit, class, ok := s.cfg.Roads.RoadAt(evs[i].Lat, evs[i].Lon, 0); ok {
+			evs[i].RoadLimitKmh, evs[i].RoadType = limit, class
+		}
+	}
+}
+
+// keepRoadEvents adds to the events of a replayed trip the speeding
+// events the road matcher stored, which the upload's detector does not
+// raise, so that the replay's rewrite keeps them; each is counted again
+// in st's running analytics. Without a road network events is returned
+// as it is.
+func (s *Service) keepRoadEvents(ctx context.Context, sc store.Scope, id string, st *state, events []detect.Event) ([]detect.Event, error) {
+	if s.roads == nil {
+		return events, nil
+	}
+	stored, err := s.storedEvents(ctx, sc, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range stored {
+		if e.Type == detect.TypeSpeeding {
+			st.Running.AddEvent(e.Event)
+			events = append(events, e.Event)
+		}
+	}
+	return events, nil
 }
 
 // band is what a road counts as in road_types.

@@ -14,6 +14,7 @@ import (
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/store/sqlite"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // street is the fixture network: a residential street posted 40 km/h
@@ -73,10 +74,13 @@ func (r *recorder) PublishPoints(ctx context.Context, org, env string, _ []event
 // limit and the road class) when the road network is loaded, and the
 // route's road_types count the street as city driving; without it, 60 is
 // under the configured 100 and nothing is raised, and 60 km/h is not
-// city driving.
+// city driving. With the roads the event comes from the road matcher
+// beside the uploads: it is published and stored once the matcher has
+// judged the points, not in an upload's answer.
 func TestSpeedingOnTheMatchedRoad(t *testing.T) {
 	for _, withRoads := range []bool{true, false} {
-		ctx := context.Background()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
 		st, err := sqlite.Open(ctx, sqlite.Config{Dir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
@@ -91,6 +95,7 @@ func TestSpeedingOnTheMatchedRoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		go svc.RunRoads(ctx)
 		start := time.Now().Add(-30 * time.Minute).UTC().Truncate(time.Second)
 		tr, err := svc.Start(ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: "veh-1", StartTime: &start})
 		if err != nil {
@@ -122,6 +127,23 @@ func TestSpeedingOnTheMatchedRoad(t *testing.T) {
 				}
 			}
 		}
+		if withRoads && len(got) != 0 {
+			t.Errorf("with the roads an upload answered speeding %+v: the road matcher judges it", got)
+		}
+		var speeding *event.Event
+		published := func() bool {
+			pub.mu.Lock()
+			defer pub.mu.Unlock()
+			for _, e := range pub.evs {
+				if e.EventType == "speeding" {
+					speeding = e
+				}
+			}
+			return speeding != nil
+		}
+		if withRoads {
+			waitfor.Until(t, 10*time.Second, "the speeding event judged on the road", published)
+		}
 		// at 60 km/h on a street limited to 40, road_types count it as
 		// city driving by the road, not as rural by the speed
 		r, err := svc.Route(ctx, "org-a", "test", tr.TripID, trips.RouteQuery{})
@@ -137,17 +159,17 @@ func TestSpeedingOnTheMatchedRoad(t *testing.T) {
 			}
 			continue
 		}
-		if len(got) != 1 {
-			t.Fatalf("events %+v, want one speeding", got)
-		}
-		if m := got[0].Metrics; m["speed_limit_kmh"] != 40.0 || m["match"] != "road" || math.Abs(m["excess_speed_kmh"].(float64)-20) > 1 {
-			t.Errorf("speeding metrics %v, want speed_limit_kmh 40, match road, 20 over", m)
-		}
-		var speeding *event.Event
+		n := 0
 		for _, e := range pub.evs {
 			if e.EventType == "speeding" {
-				speeding = e
+				n++
 			}
+		}
+		if n != 1 {
+			t.Fatalf("%d speeding events published, want one", n)
+		}
+		if m := speeding.EventData; m["speed_limit_kmh"] != 40.0 || m["match"] != "road" || math.Abs(m["excess_speed_kmh"].(float64)-20) > 1 {
+			t.Errorf("speeding metrics %v, want speed_limit_kmh 40, match road, 20 over", m)
 		}
 		if speeding == nil || speeding.Location == nil || speeding.Location.SpeedLimit == nil || *speeding.Location.SpeedLimit != 40 || speeding.Location.RoadType != "residential" {
 			t.Errorf("published speeding event %+v, want its location on a residential road posted 40", speeding)

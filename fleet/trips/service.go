@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -105,6 +106,14 @@ type Config struct {
 	// limit. Nil: no road network, every point is judged by the
 	// configured limit.
 	Roads *mapmatch.Matcher
+	// MatchWorkers is how many goroutines match the trips' points
+	// beside the upload path, each for its share of the trips (default
+	// GOMAXPROCS); RunRoads runs them.
+	MatchWorkers int
+	// MatchQueue is how many points may wait for a worker's matching
+	// (default 50,000 per worker); points beyond it are judged without a
+	// road (match none).
+	MatchQueue int
 }
 
 // Service is the trip domain service.
@@ -122,7 +131,9 @@ type Service struct {
 	log          *slog.Logger
 	now          func() time.Time
 	tracks       *lru.Cache[string, *tracker]
-	newMu        sync.Mutex // serializes tracker creation
+	newMu        sync.Mutex   // serializes tracker creation
+	roads        *roadMatcher // nil without Config.Roads
+	roadMet      *roadMetrics
 }
 
 // New makes the service. pub and thr may be nil.
@@ -139,6 +150,12 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 	if cfg.Trackers == 0 {
 		cfg.Trackers = 4096
 	}
+	if cfg.MatchWorkers <= 0 {
+		cfg.MatchWorkers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.MatchQueue <= 0 {
+		cfg.MatchQueue = defaultMatchQueue
+	}
 	if cfg.ThresholdsRefresh <= 0 {
 		cfg.ThresholdsRefresh = time.Second
 	}
@@ -152,7 +169,11 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 	if err != nil {
 		return nil, fmt.Errorf("trips: tracker cache: %w", err)
 	}
-	return &Service{cfg: cfg, store: st, pub: pub, thr: thr, log: log, now: cfg.Now, tracks: c}, nil
+	s := &Service{cfg: cfg, store: st, pub: pub, thr: thr, log: log, now: cfg.Now, tracks: c, roadMet: newRoadMetrics()}
+	if cfg.Roads != nil {
+		s.roads = newRoadMatcher(cfg.Roads, cfg.MatchWorkers, cfg.MatchQueue, s.roadMet)
+	}
+	return s, nil
 }
 
 // state is the running state kept in the trip row.
@@ -183,6 +204,9 @@ type state struct {
 	// Profile is the vehicle's profile as the start read it, and the
 	// stop again; nil: none, the default model
 	Profile *fuelProfile `json:"profile,omitempty"`
+	// Roads is what the road matcher made of the points, as it last
+	// wrote; nil without a road network or before its first write
+	Roads *RoadStats `json:"roads,omitempty"`
 }
 
 func decodeState(b []byte) (state, error) {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
-	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -21,11 +20,10 @@ type tracker struct {
 	det    *detect.Detector
 	seen   map[int64]struct{}
 	thr    detect.Thresholds
-	thrAt  time.Time       // when thr was read: it is read again after ThresholdsRefresh
-	trace  *mapmatch.Trace // the trip's points on the roads; nil without Config.Roads
+	thrAt  time.Time // when thr was read: it is read again after ThresholdsRefresh
 }
 
-func (tr *tracker) invalidate() { tr.loaded = false; tr.seen = nil; tr.det = nil; tr.trace = nil }
+func (tr *tracker) invalidate() { tr.loaded = false; tr.seen = nil; tr.det = nil }
 
 func (s *Service) tracker(id string) *tracker {
 	if tr, ok := s.tracks.Get(id); ok {
@@ -57,17 +55,15 @@ func (s *Service) load(ctx context.Context, tr *tracker, sc store.Scope, id, dev
 		return err
 	}
 	tr.trip, tr.st, tr.thr, tr.thrAt = t, st, thr, s.now()
-	tr.det = detect.New(thr)
+	tr.det = detect.New(s.uploadThresholds(thr))
 	tr.seen = make(map[int64]struct{}, MaxBatch)
-	tr.trace = nil
-	roads := s.roadsOf(tr, pts)
 	var sink []detect.Event
 	bound := st.LastTS - s.cfg.ReorderWindow.Milliseconds()
-	for i, p := range pts {
+	for _, p := range pts {
 		if p.TS >= bound {
 			tr.seen[p.TS] = struct{}{}
 		}
-		sink = tr.det.Feed(withRoad(p, roadAt(roads, i)), sink[:0])
+		sink = tr.det.Feed(detectPoint(p), sink[:0])
 	}
 	tr.loaded = true
 	return nil
@@ -104,7 +100,7 @@ func (s *Service) refreshThresholds(ctx context.Context, tr *tracker, sc store.S
 	tr.thrAt = now
 	if thr != tr.thr {
 		tr.thr = thr
-		tr.det.SetThresholds(thr)
+		tr.det.SetThresholds(s.uploadThresholds(thr))
 	}
 	return nil
 }

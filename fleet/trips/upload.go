@@ -336,16 +336,21 @@ func (s *Service) apply(ctx context.Context, tr *tracker, sc store.Scope, device
 	}
 	var events []detect.Event
 	det := tr.det
+	var all []Point // the whole trip, when replayed
 	if late {
 		// a point arrived behind the newest stored one: analyse the whole
 		// trip again in timestamp order
 		var err error
-		if det, events, err = s.replay(ctx, tr, sc, &st, acc); err != nil {
+		if det, events, all, err = s.replay(ctx, tr, sc, &st, acc); err != nil {
+			return res, err
+		}
+		if events, err = s.keepRoadEvents(ctx, sc, t.ID, &st, events); err != nil {
 			return res, err
 		}
 	} else {
-		events = advance(det, &st, acc, s.roadsOf(tr, acc))
+		events = advance(det, &st, acc)
 	}
+	s.placeOnRoads(events)
 	if device != "" {
 		st.DeviceID = device
 	}
@@ -377,6 +382,7 @@ func (s *Service) apply(ctx context.Context, tr *tracker, sc store.Scope, device
 	tr.trip, tr.st, tr.det = t, st, det
 	res.st, res.trip = st, t
 	s.publishUpload(ctx, t, acc, res.newEvents, res.eventIDs, seqBase)
+	s.handOver(tr, sc, acc, all)
 	return res, nil
 }
 
@@ -424,13 +430,12 @@ func (s *Service) admit(tr *tracker, now time.Time, in []Point, res *ingestResul
 	return acc, late
 }
 
-// advance feeds points newer than every stored one, on their roads (nil:
-// none matched), to the detector and the running analytics of st, and
-// returns the events they complete.
-func advance(det *detect.Detector, st *state, acc []Point, roads []road) []detect.Event {
+// advance feeds points newer than every stored one to the detector and
+// the running analytics of st, and returns the events they complete.
+func advance(det *detect.Detector, st *state, acc []Point) []detect.Event {
 	var events []detect.Event
-	for i, p := range acc {
-		dp := withRoad(p, roadAt(roads, i))
+	for _, p := range acc {
+		dp := detectPoint(p)
 		st.Running.Add(dp)
 		events = det.Feed(dp, events)
 	}
@@ -448,29 +453,28 @@ func advance(det *detect.Detector, st *state, acc []Point, roads []road) []detec
 
 // replay analyses the stored points and acc again from the start of the
 // trip, in timestamp order, with a fresh detector and running analytics
-// in st; it returns the detector and every event of the trip.
-func (s *Service) replay(ctx context.Context, tr *tracker, sc store.Scope, st *state, acc []Point) (*detect.Detector, []detect.Event, error) {
+// in st; it returns the detector, every event of the trip and all its
+// points in order.
+func (s *Service) replay(ctx context.Context, tr *tracker, sc store.Scope, st *state, acc []Point) (*detect.Detector, []detect.Event, []Point, error) {
 	all, err := s.points(ctx, sc, tr.trip.ID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	all = append(all, acc...)
 	sortPoints(all)
-	det := detect.New(tr.thr)
-	tr.trace = nil // the trip's points are matched again in order
-	roads := s.roadsOf(tr, all)
+	det := detect.New(s.uploadThresholds(tr.thr))
 	st.Running = analytics.Running{}
 	st.Harsh, st.Events = HarshEvents{}, 0
 	var events []detect.Event
 	pauses := st.Pauses
 	pi := 0
-	for i, p := range all {
+	for _, p := range all {
 		for pi < len(pauses) && pauses[pi][1] <= p.TS {
 			st.Running.Pause(time.UnixMilli(pauses[pi][0]), time.UnixMilli(pauses[pi][1]))
 			pi++
 		}
 		st.Running.Add(detectPoint(p))
-		events = det.Feed(withRoad(p, roadAt(roads, i)), events)
+		events = det.Feed(detectPoint(p), events)
 	}
 	for _, e := range events {
 		st.Running.AddEvent(e)
@@ -478,7 +482,7 @@ func (s *Service) replay(ctx context.Context, tr *tracker, sc store.Scope, st *s
 	st.FirstTS, st.LastTS = all[0].TS, all[len(all)-1].TS
 	last := all[len(all)-1]
 	st.Last = &last
-	return det, events, nil
+	return det, events, all, nil
 }
 
 // eventRecords makes the stored records of events. IDs are deterministic

@@ -1,0 +1,203 @@
+package trips
+
+import (
+	"context"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/mapmatch"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// Defaults of the road matcher beside the upload path.
+const (
+	defaultMatchQueue = 50_000          // points waiting per shard before more are judged without a road
+	roadsSaveEvery    = 5 * time.Second // a trip's road counts are written at most this often without an event
+)
+
+// roadJob is what an upload, or a stop, hands the road matcher: the
+// points it stored, in timestamp order.
+type roadJob struct {
+	sc     store.Scope
+	trip   string
+	pts    []Point
+	at     time.Time // when the points were durably stored
+	thr    detect.Thresholds
+	none   bool // over the queue's bound: judged without a road
+	replay bool // a late point came: pts is the whole trip, matched again from its start
+	end    bool // the trip stopped: decide the rest and close its speeding episode
+}
+
+// roadShard is one worker's queue and the road state of its trips.
+type roadShard struct {
+	mu     sync.Mutex // guards jobs, points and busy
+	jobs   []roadJob
+	points int           // points waiting in jobs not judged without a road
+	busy   bool          // the worker is judging a job it took
+	wake   chan struct{} // capacity 1: work was queued
+	// tracks is the worker goroutine's alone
+	tracks map[string]*roadTrack
+}
+
+// roadTrack is a trip's road matching: its trace on the roads, the
+// points waiting for their road to be final, and the detector that
+// judges speeding against the road.
+type roadTrack struct {
+	trace   *mapmatch.Trace
+	pending []pendingPoint // the points in the trace's window, oldest first
+	det     *detect.Detector
+	thr     detect.Thresholds
+	lastTS  int64 // the newest point handed to the trace
+	stats   RoadStats
+	dirty   bool // stats changed since savedAt
+	savedAt time.Time
+}
+
+type pendingPoint struct {
+	p  Point
+	at time.Time
+}
+
+// RoadStats counts a trip's points by what the road matcher made of
+// them.
+type RoadStats struct {
+	Matched   int `json:"matched"`   // on a road, judged by its limit
+	Unmatched int `json:"unmatched"` // no road within their radius
+	Unjudged  int `json:"unjudged"`  // the queue was full: judged without a road
+	Late      int `json:"late"`      // older than a point already matched: not judged for speeding
+}
+
+// roadMatcher runs map matching beside the upload path: uploads hand it
+// their stored points without waiting, and its workers match them and
+// judge speeding against the matched roads.
+type roadMatcher struct {
+	m      *mapmatch.Matcher
+	bound  int
+	shards []*roadShard
+	met    *roadMetrics
+}
+
+func newRoadMatcher(m *mapmatch.Matcher, shards, bound int, met *roadMetrics) *roadMatcher {
+	r := &roadMatcher{m: m, bound: bound, met: met, shards: make([]*roadShard, shards)}
+	for i := range r.shards {
+		r.shards[i] = &roadShard{wake: make(chan struct{}, 1), tracks: map[string]*roadTrack{}}
+	}
+	return r
+}
+
+func (r *roadMatcher) shard(trip string) *roadShard {
+	h := fnv.New32a()
+	h.Write([]byte(trip))
+	return r.shards[h.Sum32()%uint32(len(r.shards))]
+}
+
+// offer queues a job and never blocks: past the shard's bound the
+// points are queued to be judged without a road.
+func (r *roadMatcher) offer(j roadJob) {
+	sh := r.shard(j.trip)
+	sh.mu.Lock()
+	if !j.end && !j.replay && sh.points+len(j.pts) > r.bound {
+		j.none = true
+		r.met.overflow.Add(float64(len(j.pts)))
+	}
+	if !j.none {
+		sh.points += len(j.pts)
+		r.met.queued.Add(float64(len(j.pts)))
+	}
+	sh.jobs = append(sh.jobs, j)
+	sh.mu.Unlock()
+	select {
+	case sh.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take is the shard's oldest job; false when none waits.
+func (sh *roadShard) take(met *roadMetrics) (roadJob, bool) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.busy = false // the previous job, if any, is done
+	if len(sh.jobs) == 0 {
+		return roadJob{}, false
+	}
+	j := sh.jobs[0]
+	sh.busy = true
+	sh.jobs[0] = roadJob{}
+	sh.jobs = sh.jobs[1:]
+	if !j.none {
+		sh.points -= len(j.pts)
+		met.queued.Sub(float64(len(j.pts)))
+	}
+	return j, true
+}
+
+// pending is the number of jobs waiting or being judged in every shard.
+func (r *roadMatcher) pending() int {
+	n := 0
+	for _, sh := range r.shards {
+		sh.mu.Lock()
+		n += len(sh.jobs)
+		if sh.busy {
+			n++
+		}
+		sh.mu.Unlock()
+	}
+	return n
+}
+
+// RunRoads runs the road matcher's workers until ctx ends; without a
+// road network it returns at once. Jobs still queued then are left:
+// their points are stored, their speeding is not judged.
+func (s *Service) RunRoads(ctx context.Context) error {
+	if s.roads == nil {
+		return nil
+	}
+	var wg sync.WaitGroup
+	for _, sh := range s.roads.shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.runShard(ctx, sh)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (s *Service) runShard(ctx context.Context, sh *roadShard) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sh.wake:
+		}
+		for ctx.Err() == nil {
+			j, ok := sh.take(s.roads.met)
+			if !ok {
+				break
+			}
+			s.judgeRoads(ctx, sh, j)
+		}
+	}
+}
+
+// RoadsIdle reports whether the road matcher has no job waiting or
+// being judged (or there is no road matcher).
+func (s *Service) RoadsIdle() bool { return s.roads == nil || s.roads.pending() == 0 }
+
+// roadThresholds are the thresholds of the detector that judges
+// speeding only; uploadThresholds those of the upload's, which judges
+// the rest when a road matcher judges speeding.
+func roadThresholds(t detect.Thresholds) detect.Thresholds {
+	t.HarshDisabled, t.IdleDisabled = true, true
+	return t
+}
+
+func (s *Service) uploadThresholds(t detect.Thresholds) detect.Thresholds {
+	if s.roads != nil {
+		t.SpeedingDisabled = true
+	}
+	return t
+}

@@ -1,0 +1,172 @@
+package trips
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/mapmatch"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// judgeRoads matches a job's points on its trip's trace, feeds the
+// points whose road became final to the trip's speeding detector and
+// stores the events it raised. The shard's worker only.
+func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
+	rt := sh.tracks[j.trip]
+	if rt == nil && j.end {
+		return // nothing of the trip was judged here (a restart): nothing to close
+	}
+	if rt == nil || j.replay {
+		rt = &roadTrack{trace: s.roads.m.Trace(), det: detect.New(roadThresholds(j.thr)), thr: j.thr, savedAt: time.Now()}
+		sh.tracks[j.trip] = rt
+	} else if j.thr != rt.thr {
+		rt.thr = j.thr
+		rt.det.SetThresholds(roadThresholds(j.thr))
+	}
+	var evs []detect.Event
+	for _, p := range j.pts {
+		switch {
+		case p.TS <= rt.lastTS && !j.replay:
+			rt.stats.Late++ // behind what the trace has: not judged again
+			rt.dirty = true
+		case j.none:
+			evs = s.decided(rt, rt.trace.Flush(), evs) // the trace is cut here
+			rt.trace = s.roads.m.Trace()
+			evs = rt.det.Feed(detectPoint(p), evs)
+			rt.stats.Unjudged++
+			rt.lastTS, rt.dirty = p.TS, true
+			s.roads.met.lag.Observe(time.Since(j.at).Seconds())
+		default:
+			rt.pending = append(rt.pending, pendingPoint{p: p, at: j.at})
+			evs = s.decided(rt, rt.trace.Add(matchPoint(p)), evs)
+			rt.lastTS = p.TS
+		}
+	}
+	if j.end {
+		evs = s.decided(rt, rt.trace.Flush(), evs)
+		evs = rt.det.Flush(evs)
+		delete(sh.tracks, j.trip)
+	}
+	if len(evs) == 0 && !j.end && !j.replay && !(rt.dirty && time.Since(rt.savedAt) >= roadsSaveEvery) {
+		return
+	}
+	if err := s.storeRoadEvents(ctx, j, rt.stats, evs); err != nil {
+		s.log.Warn("storing the events judged on the roads failed", "trip_id", j.trip, "events", len(evs), "error", err)
+		return
+	}
+	rt.dirty, rt.savedAt = false, time.Now()
+}
+
+// decided feeds the points whose matches ms became final, on their
+// roads, to the speeding detector and counts them.
+func (s *Service) decided(rt *roadTrack, ms []mapmatch.Match, evs []detect.Event) []detect.Event {
+	for _, m := range ms {
+		if len(rt.pending) == 0 {
+			break
+		}
+		pp := rt.pending[0]
+		rt.pending = rt.pending[1:]
+		r := road{}
+		if m.Matched {
+			r = road{limitKmh: m.LimitKmh, class: m.Class.String()}
+			rt.stats.Matched++
+		} else {
+			rt.stats.Unmatched++
+		}
+		rt.dirty = true
+		evs = rt.det.Feed(withRoad(pp.p, r), evs)
+		s.roads.met.lag.Observe(time.Since(pp.at).Seconds())
+	}
+	return evs
+}
+
+// storeRoadEvents writes the speeding events judged on the roads and the
+// trip's road counts, under the trip's tracker like an upload, and
+// publishes the events new to the store. A replayed trip's events
+// already stored are not counted again.
+func (s *Service) storeRoadEvents(ctx context.Context, j roadJob, stats RoadStats, evs []detect.Event) error {
+	tr := s.tracker(j.trip)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		var t store.Trip
+		var st state
+		if tr.loaded && tr.trip.Org == j.sc.Org && tr.trip.Env == j.sc.Env {
+			t, st = tr.trip, tr.st
+		} else {
+			var err error
+			if t, st, err = s.get(ctx, j.sc, j.trip); err != nil {
+				return err
+			}
+		}
+		known := map[string]bool{}
+		if j.replay {
+			prev, err := s.store.TripEvents(ctx, j.sc, j.trip)
+			if err != nil {
+				return err
+			}
+			for _, e := range prev {
+				known[e.ID] = true
+			}
+		}
+		var recs []store.TripEvent
+		var added []detect.Event
+		var ids []string
+		for _, e := range evs {
+			eid := eventID(t.ID, e)
+			if known[eid] {
+				continue
+			}
+			data, err := json.Marshal(storedEvent{Event: e, ID: eid})
+			if err != nil {
+				return fmt.Errorf("trips: event %s: %w", eid, err)
+			}
+			recs = append(recs, store.TripEvent{ID: eid, TripID: t.ID, Type: e.Type, Time: e.Start.UTC(), Data: data})
+			added, ids = append(added, e), append(ids, eid)
+			st.Running.AddEvent(e)
+		}
+		st.Roads = &stats
+		seqBase := st.Seq
+		st.Seq += int64(len(added))
+		prevVersion := t.Version
+		t.Version = prevVersion + 1
+		t.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+		t.Totals = totalsOf(s.analyticsOf(&st))
+		var err error
+		if t.State, err = json.Marshal(st); err != nil {
+			return fmt.Errorf("trips: state: %w", err)
+		}
+		err = s.store.AppendPoints(ctx, t, prevVersion, nil, recs, false)
+		if errors.Is(err, store.ErrConflict) && attempt < 3 {
+			tr.invalidate()
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if tr.loaded {
+			tr.trip, tr.st = t, st
+		}
+		if len(added) > 0 {
+			s.publishUpload(ctx, t, nil, added, ids, seqBase)
+		}
+		return nil
+	}
+}
+
+// handOver gives the road matcher the points an upload stored; all is
+// the whole trip when the upload replayed it. Tracker lock held.
+func (s *Service) handOver(tr *tracker, sc store.Scope, acc, all []Point) {
+	if s.roads == nil {
+		return
+	}
+	j := roadJob{sc: sc, trip: tr.trip.ID, pts: acc, at: time.Now(), thr: tr.thr}
+	if all != nil {
+		j.pts, j.replay = all, true
+	}
+	s.roads.offer(j)
+}
