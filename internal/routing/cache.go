@@ -14,7 +14,7 @@ import (
 // profileVersion names the rules a saved graph was built with; a change
 // to the profiles, the graph or the file layout changes it, so that an
 // old file is rebuilt rather than read.
-const profileVersion = "p5"
+const profileVersion = "p6"
 
 // cacheMagic opens a saved file.
 const cacheMagic = "FHROUTE3"
@@ -43,6 +43,7 @@ type savedGeometry struct {
 	LimitKmh     []float32 // per way: the speed limit forward, backward
 	Posted       []uint8   // per way: bit per direction whose limit is posted
 	Avoid        []uint8   // per way: the kinds of road it is (Avoid)
+	NoStart      []uint8   // per way: the costings no location snaps onto it for
 	Junctions    int
 	Signal       []bool
 	Blocked      []uint8
@@ -216,7 +217,7 @@ func (g *Graph) savedGeometry() *savedGeometry {
 		s.Restricted = append(s.Restricted, bits)
 		s.Limits = append(s.Limits, w.limit.Height, w.limit.Width, w.limit.Length, w.limit.Weight)
 		s.Class, s.LimitKmh, s.Posted = append(s.Class, uint8(w.class)), append(s.LimitKmh, w.limitKmh[0], w.limitKmh[1]), append(s.Posted, w.posted)
-		s.Avoid = append(s.Avoid, uint8(w.avoid))
+		s.Avoid, s.NoStart = append(s.Avoid, uint8(w.avoid)), append(s.NoStart, w.noStart)
 	}
 	for _, r := range g.restrictions {
 		s.Restrictions = append(s.Restrictions, savedRestriction{r.via, r.from, r.to, r.only, r.costings})
@@ -240,7 +241,7 @@ func (s *savedGeometry) graph() (*Graph, error) {
 	if edges == 0 || len(s.Head) != edges || len(s.Way) != edges || len(s.InnerSig) != edges || len(s.PtFirst) != edges+1 ||
 		len(s.Lat) != len(s.Lon) || len(s.Cum) != len(s.Lat) || int(s.PtFirst[edges]) != len(s.Lat) ||
 		len(s.Rules) != len(s.WayID)*numCostings*4 || len(s.Restricted) != len(s.WayID) || len(s.Limits) != len(s.WayID)*4 ||
-		len(s.Class) != len(s.WayID) || len(s.LimitKmh) != 2*len(s.WayID) || len(s.Posted) != len(s.WayID) || len(s.Avoid) != len(s.WayID) ||
+		len(s.Class) != len(s.WayID) || len(s.LimitKmh) != 2*len(s.WayID) || len(s.Posted) != len(s.WayID) || len(s.Avoid) != len(s.WayID) || len(s.NoStart) != len(s.WayID) ||
 		len(s.Signal) != s.Junctions || len(s.Blocked) != s.Junctions {
 		return nil, errBadCache
 	}
@@ -254,7 +255,7 @@ func (s *savedGeometry) graph() (*Graph, error) {
 	}
 	for i, id := range s.WayID {
 		w := wayMeta{id: id, limit: TruckSize{s.Limits[4*i], s.Limits[4*i+1], s.Limits[4*i+2], s.Limits[4*i+3]},
-			class: RoadClass(s.Class[i]), limitKmh: [2]float32{s.LimitKmh[2*i], s.LimitKmh[2*i+1]}, posted: s.Posted[i], avoid: Avoid(s.Avoid[i])}
+			class: RoadClass(s.Class[i]), limitKmh: [2]float32{s.LimitKmh[2*i], s.LimitKmh[2*i+1]}, posted: s.Posted[i], avoid: Avoid(s.Avoid[i]), noStart: s.NoStart[i]}
 		for c := 0; c < numCostings; c++ {
 			for d := 0; d < 2; d++ {
 				k := 2 * ((i*numCostings+c)*2 + d)

@@ -235,8 +235,13 @@ func (g *Graph) network(c Costing, fits func(int32) bool) (arcs, []bool) {
 	return a, largestComponent(a)
 }
 
-// ferry reports a ferry edge: locations do not snap onto ferries.
-func (g *Graph) ferry(e int32) bool { return g.ways[g.way[e]].avoid&AvoidFerries != 0 }
+// startable reports whether a location may snap onto edge e for costing
+// c: not onto a ferry, nor for cars and trucks onto a private service
+// road.
+func (g *Graph) startable(e int32, c Costing) bool {
+	w := &g.ways[g.way[e]]
+	return w.avoid&AvoidFerries == 0 && w.noStart&(1<<c) == 0
+}
 
 // Snap is where a location met the road network: Meters from it to the
 // road, or OK false and the Reason there is no route from or to it.
@@ -292,7 +297,7 @@ func (g *Graph) Route(req Request) Result {
 	place := func(pts [][2]float64, snaps []Snap, source bool) [][]phantom {
 		out := make([][]phantom, len(pts))
 		for i, p := range pts {
-			ss, ok := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return (on.keep[2*e] || on.keep[2*e+1]) && !g.ferry(e) })
+			ss, ok := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return (on.keep[2*e] || on.keep[2*e+1]) && g.startable(e, req.Costing) })
 			switch {
 			case !validPoint(p):
 				snaps[i] = Snap{Reason: "not a valid latitude and longitude"}

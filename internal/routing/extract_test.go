@@ -72,7 +72,7 @@ func TestRealExtracts(t *testing.T) {
 				cg, _ := g.costing(c)
 				var srcs, dsts [][]phantom
 				for _, p := range pts[:8] {
-					ss, _ := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return cg.keep[2*e] || cg.keep[2*e+1] })
+					ss, _ := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return (cg.keep[2*e] || cg.keep[2*e+1]) && g.startable(e, c) })
 					var sp []phantom
 					for _, s := range ss {
 						sp = append(sp, cg.phantoms(g, s, true)...)
@@ -80,7 +80,7 @@ func TestRealExtracts(t *testing.T) {
 					srcs = append(srcs, sp)
 				}
 				for _, p := range pts {
-					ss, _ := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return cg.keep[2*e] || cg.keep[2*e+1] })
+					ss, _ := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return (cg.keep[2*e] || cg.keep[2*e+1]) && g.startable(e, c) })
 					var dp []phantom
 					for _, s := range ss {
 						dp = append(dp, cg.phantoms(g, s, false)...)

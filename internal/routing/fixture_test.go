@@ -31,7 +31,8 @@ var update = flag.Bool("update", false, "rewrite testdata/tiny.osm.pbf, testdata
 //
 // Way 15 runs from 8 to node 99, which is not in the extract; way 16 is a
 // building over 4–5 and way 17 a pedestrian area over 1–2–3: neither is a
-// road. Nodes 1–3 are plain nodes and 4–5 dense nodes of a raw block; 7–8
+// road for cars (a bicycle may push round the area's outline, as OSRM's
+// bicycle profile does). Nodes 1–3 are plain nodes and 4–5 dense nodes of a raw block; 7–8
 // are dense nodes of a zlib block with its own granularity and offsets,
 // which also holds the ways.
 var (

@@ -50,6 +50,7 @@ type wayMeta struct {
 	limitKmh [2]float32
 	posted   uint8
 	avoid    Avoid // the kinds of road it is: toll, highway, ferry
+	noStart  uint8 // costings (bit per Costing) no location snaps onto it for
 }
 
 const numCostings = 4
@@ -100,6 +101,7 @@ func usedWays(x *extract) []usedWay {
 		if m.avoid = avoidOf(w.tags); m.avoid&AvoidFerries != 0 {
 			ferrySpeed(x, w, &m)
 		}
+		m.noStart = noStartOf(w.tags)
 		used = append(used, usedWay{w, m})
 	}
 	return used

@@ -150,13 +150,44 @@ func motorRules(tags map[string]string, hw, acc string, c Costing) (fwd, bwd dir
 	if c == Truck {
 		fwd.kmh, bwd.kmh = min(fwd.kmh, 90), min(bwd.kmh, 90)
 	}
+	if s, ok := motorSurfaceCap(tags); ok {
+		fwd.kmh, bwd.kmh = min(fwd.kmh, s), min(bwd.kmh, s)
+	}
 	switch onewayOf(tags, hw) {
 	case 1:
 		bwd = dirRule{}
 	case -1:
 		fwd = dirRule{}
 	}
+	if r := narrowRate(tags, fwd.usable() && bwd.usable()); r < 1 {
+		fwd.rate, bwd.rate = min(fwd.rate, r), min(bwd.rate, r)
+	}
 	return
+}
+
+// narrowRate is OSRM's car profile's rate for a narrow road (width 3 m
+// or less, or one lane for both directions: 0.5) and a side road
+// (side_road=yes or rotary: 0.8); 1 otherwise. It weighs the route, not
+// its time.
+func narrowRate(tags map[string]string, twoWay bool) float32 {
+	lead := func(v string) (int, bool) { // the leading digits, as OSRM reads them
+		i := 0
+		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+			i++
+		}
+		n, err := strconv.Atoi(v[:i])
+		return n, err == nil
+	}
+	if w, ok := lead(tags["width"]); ok && w <= 3 {
+		return 0.5
+	}
+	if l, ok := lead(tags["lanes"]); ok && l <= 1 && twoWay {
+		return 0.5
+	}
+	if s := tags["side_road"]; s == "yes" || s == "rotary" {
+		return 0.8
+	}
+	return 1
 }
 
 func footRules(tags map[string]string, hw, acc string) (fwd, bwd dirRule) {
@@ -179,6 +210,48 @@ func footRules(tags map[string]string, hw, acc string) (fwd, bwd dirRule) {
 		fwd = dirRule{}
 	}
 	return
+}
+
+// The speeds, km/h, that a way's surface, tracktype and smoothness cap a
+// car's or truck's at, as OSRM's car profile.
+var (
+	motorSurfaceKmh = map[string]float32{
+		"cement": 80, "compacted": 80, "fine_gravel": 80, "paving_stones": 60, "metal": 60, "bricks": 60,
+		"grass": 40, "wood": 40, "sett": 40, "grass_paver": 40, "gravel": 40, "unpaved": 40, "ground": 40,
+		"dirt": 40, "pebblestone": 40, "tartan": 40, "cobblestone": 30, "clay": 30,
+		"earth": 20, "stone": 20, "rocky": 20, "sand": 20, "mud": 10,
+	}
+	motorTracktypeKmh  = map[string]float32{"grade1": 60, "grade2": 40, "grade3": 30, "grade4": 25, "grade5": 20}
+	motorSmoothnessKmh = map[string]float32{"intermediate": 80, "bad": 40, "very_bad": 20, "horrible": 10, "very_horrible": 5, "impassable": 0}
+)
+
+// motorSurfaceCap is the lowest cap the way's surface, tracktype and
+// smoothness put on a car's speed; ok false when none does (0 closes it).
+func motorSurfaceCap(tags map[string]string) (kmh float32, ok bool) {
+	kmh = math.MaxFloat32
+	for _, t := range []struct {
+		table map[string]float32
+		key   string
+	}{{motorSurfaceKmh, "surface"}, {motorTracktypeKmh, "tracktype"}, {motorSmoothnessKmh, "smoothness"}} {
+		if v, found := t.table[tags[t.key]]; found {
+			kmh, ok = min(kmh, v), true
+		}
+	}
+	return kmh, ok
+}
+
+// noStartOf is the costings (bit per Costing) no location snaps onto a
+// way for: as OSRM's car profile, a private service road (a driveway, a
+// parking lot behind a sign) is driven to reach what lies on it, but a
+// location beside it is placed on the nearest other road.
+func noStartOf(tags map[string]string) uint8 {
+	var bits uint8
+	for _, c := range []Costing{Auto, Truck} {
+		if tags["highway"] == "service" && accessOf(tags, c) == "private" {
+			bits |= 1 << c
+		}
+	}
+	return bits
 }
 
 // onewayOf is the direction a way may be travelled by car, truck: 1

@@ -475,7 +475,7 @@ func TestHierarchyMatchesDijkstra(t *testing.T) {
 			cg, _ := g.costing(c)
 			var srcs, dsts [][]phantom
 			for _, p := range pts {
-				ss, ok := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return cg.keep[2*e] || cg.keep[2*e+1] })
+				ss, ok := g.snap(p[0], p[1], MaxSnapM, func(e int32) bool { return (cg.keep[2*e] || cg.keep[2*e+1]) && g.startable(e, c) })
 				var sp, dp []phantom
 				if ok {
 					for _, s := range ss {
