@@ -24,11 +24,14 @@ type FanoutConfig struct {
 	// URL): with two nodes, events are ingested at one and received at
 	// the other.
 	SubscribeURL string
-	Subscribers  int           // default 100
-	Rate         int           // events per second ingested, default 1000
-	Duration     time.Duration // default 10s
-	Batch        int           // events per ingest request, default 50
-	Drain        time.Duration // wait after the last ingest, default 3s
+	Subscribers  int // default 100
+	// Streams: subscriber i follows stream i modulo Streams (default 1),
+	// each stream its own vehicles; the events are spread over them.
+	Streams  int
+	Rate     int           // events per second ingested, default 1000
+	Duration time.Duration // default 10s
+	Batch    int           // events per ingest request, default 50
+	Drain    time.Duration // wait after the last ingest, default 3s
 	// BatchEvents starts the stream with batch_events (frames carry
 	// arrays of up to 100 messages, sent after MaxWaitMS at the latest).
 	BatchEvents bool
@@ -44,7 +47,7 @@ type FanoutConfig struct {
 // FanoutResult is what the subscribers saw.
 type FanoutResult struct {
 	Sent, Expected, Delivered, Lost, Duplicates, OutOfOrder int64
-	Subscribers                                             int
+	Streams, Subscribers                                    int
 	Elapsed                                                 time.Duration
 	Latencies                                               []time.Duration `json:"-"`
 	ServerCPUSeconds                                        float64
@@ -62,6 +65,7 @@ type FanoutResult struct {
 func (r *FanoutResult) Report() *Report {
 	secs := r.Elapsed.Seconds()
 	rep := &Report{Mode: "fanout"}
+	rep.Add("streams", "streams", r.Streams, "")
 	rep.Add("subscribers", "subscribers", r.Subscribers, "")
 	rep.Add("tls", "TLS", r.TLS, "")
 	rep.Add("sent", "events sent", r.Sent, "")
@@ -128,6 +132,9 @@ func (cfg *FanoutConfig) defaults() {
 	if cfg.Subscribers == 0 {
 		cfg.Subscribers = 100
 	}
+	if cfg.Streams == 0 {
+		cfg.Streams = 1
+	}
 	if cfg.Rate == 0 {
 		cfg.Rate = 1000
 	}
@@ -150,13 +157,14 @@ const senders = 4
 // fanoutSub is one websocket subscriber and what it saw; only its
 // receive goroutine touches it until the connection is closed.
 type fanoutSub struct {
-	conn *websocket.Conn
-	lat  []time.Duration
-	seen [senders]seenSet
-	got  int64
-	last [senders]int64
-	dup  int64
-	ooo  int64
+	conn   *websocket.Conn
+	stream int // index of the stream it follows
+	lat    []time.Duration
+	seen   [senders]seenSet
+	got    int64
+	last   [senders]int64
+	dup    int64
+	ooo    int64
 	// meter counts deliveries live (nil: not)
 	meter *Meter
 }
@@ -164,23 +172,26 @@ type fanoutSub struct {
 // Fanout runs the fan-out benchmark.
 func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 	cfg.defaults()
-	run := time.Now().UnixNano()
-	vehicles := make([]string, senders)
-	for i := range vehicles {
-		vehicles[i] = fmt.Sprintf("fanout-%d-%d", run, i)
-	}
+	vehicles := runVehicles("fanout", cfg.Streams)
 	client := cfg.Server.client()
-	streamID, err := startFanoutStream(ctx, cfg, vehicles)
-	if err != nil {
-		return nil, err
+	streamIDs := make([]string, 0, cfg.Streams)
+	defer func() {
+		for _, id := range streamIDs {
+			_ = apiCallWith(context.Background(), client, "POST", cfg.URL+"/api/v1/streaming/events/stop", cfg.Key, map[string]any{"stream_id": id}, nil)
+		}
+	}()
+	for _, vs := range vehicles {
+		id, err := startFanoutStream(ctx, cfg, vs)
+		if err != nil {
+			return nil, err
+		}
+		streamIDs = append(streamIDs, id)
 	}
-	defer apiCallWith(context.Background(), client, "POST", cfg.URL+"/api/v1/streaming/events/stop", cfg.Key, map[string]any{"stream_id": streamID}, nil)
-
 	sub0 := cfg.SubscribeURL
 	if sub0 == "" {
 		sub0 = cfg.URL
 	}
-	subs, err := dialFanout(ctx, cfg, sub0, streamID)
+	subs, err := dialFanout(ctx, cfg, sub0, streamIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -212,10 +223,13 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 		s.conn.Close()
 	}
 	wg.Wait()
-	res := &FanoutResult{Sent: sent, Subscribers: cfg.Subscribers, Elapsed: elapsed, ServerCPUSeconds: cpu1 - cpu0, ServerRSSBytes: rss,
+	res := &FanoutResult{Streams: cfg.Streams, Subscribers: cfg.Subscribers, Elapsed: elapsed, ServerCPUSeconds: cpu1 - cpu0, ServerRSSBytes: rss,
 		IngestErrors: ingestErr, CPUSource: source, TLS: strings.HasPrefix(cfg.URL, "https:")}
-	res.Expected = res.Sent * int64(cfg.Subscribers)
+	for _, n := range sent {
+		res.Sent += n
+	}
 	for _, s := range subs {
+		res.Expected += sent[s.stream]
 		res.Delivered += s.got
 		res.Duplicates += s.dup
 		res.OutOfOrder += s.ooo
@@ -224,6 +238,20 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 	res.Lost = res.Expected - res.Delivered
 	slices.Sort(res.Latencies)
 	return res, nil
+}
+
+// runVehicles names the vehicles of a run: per stream, one per sender
+// (a sender's events of one vehicle keep their order).
+func runVehicles(prefix string, streams int) [][]string {
+	run := time.Now().UnixNano()
+	vs := make([][]string, streams)
+	for j := range vs {
+		vs[j] = make([]string, senders)
+		for k := range vs[j] {
+			vs[j][k] = fmt.Sprintf("%s-%d-%d-%d", prefix, run, j, k)
+		}
+	}
+	return vs
 }
 
 // startFanoutStream starts the event stream of the vehicles and returns
@@ -242,25 +270,31 @@ func startFanoutStream(ctx context.Context, cfg FanoutConfig, vehicles []string)
 	return st.StreamID, nil
 }
 
-// dialFanout connects the subscribers to the stream at base.
-func dialFanout(ctx context.Context, cfg FanoutConfig, base, streamID string) ([]*fanoutSub, error) {
-	addr, err := wsURL(base, streamID, cfg.Key)
-	if err != nil {
-		return nil, err
+// dialFanout connects the subscribers to the streams at base, subscriber
+// i to stream i modulo their count.
+func dialFanout(ctx context.Context, cfg FanoutConfig, base string, streamIDs []string) ([]*fanoutSub, error) {
+	addrs := make([]string, len(streamIDs))
+	for j, id := range streamIDs {
+		a, err := wsURL(base, id, cfg.Key)
+		if err != nil {
+			return nil, err
+		}
+		addrs[j] = a
 	}
 	subs := make([]*fanoutSub, cfg.Subscribers)
 	// a large read buffer: a burst reaches each client as one run of
 	// frames, read with few syscalls
 	dialer := cfg.Server.dialer(64<<10, 0)
 	for i := range subs {
-		c, _, err := dialer.DialContext(ctx, addr, nil)
+		c, _, err := dialer.DialContext(ctx, addrs[i%len(addrs)], nil)
 		if err != nil {
 			for _, s := range subs[:i] {
 				s.conn.Close()
 			}
 			return nil, fmt.Errorf("bench: subscriber %d: %w", i, err)
 		}
-		subs[i] = &fanoutSub{conn: c, lat: make([]time.Duration, 0, cfg.Rate*int(cfg.Duration.Seconds()+1)), meter: cfg.Meter}
+		perStream := cfg.Rate / len(addrs)
+		subs[i] = &fanoutSub{conn: c, stream: i % len(addrs), lat: make([]time.Duration, 0, perStream*int(cfg.Duration.Seconds()+1)), meter: cfg.Meter}
 	}
 	return subs, nil
 }
@@ -323,10 +357,12 @@ func (s *fanoutSub) scan(data []byte, now int64) {
 }
 
 // sendFanout ingests Rate events a second until the deadline, from
-// senders goroutines, and returns how many were accepted and how many
-// requests failed.
-func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles []string, deadline time.Time) (sent, ingestErrs int64) {
-	var nSent, ingestErr atomic.Int64
+// senders goroutines, the events of a request spread over the streams in
+// turn (vehicles[stream][sender]), and returns how many were accepted
+// for each stream and how many requests failed.
+func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles [][]string, deadline time.Time) (sent []int64, ingestErrs int64) {
+	nSent := make([]atomic.Int64, len(vehicles))
+	var ingestErr atomic.Int64
 	client := cfg.Server.client()
 	interval := time.Duration(float64(time.Second) * float64(cfg.Batch) * senders / float64(cfg.Rate))
 	var swg sync.WaitGroup
@@ -344,26 +380,38 @@ func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles []string, deadli
 			}
 			ticker := time.NewTicker(interval)
 			defer ticker.Stop()
-			seq := int64(snd) << 32
+			seq, next := int64(snd)<<32, snd%len(vehicles)
+			per := make([]int64, len(vehicles))
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				<-ticker.C
 				evs := make([]map[string]any, cfg.Batch)
 				now := time.Now()
+				clear(per)
 				for i := range evs {
 					seq++
 					evs[i] = map[string]any{"event_type": "bench_ping", "category": "operational_events", "timestamp": now.UTC().Format(time.RFC3339Nano),
-						"severity": "low", "priority": "normal", "source": map[string]any{"vehicle_id": vehicles[snd]},
+						"severity": "low", "priority": "normal", "source": map[string]any{"vehicle_id": vehicles[next][snd]},
 						"event_data": map[string]any{"~seq": seq, "~ns": now.UnixNano()}}
+					per[next]++
+					next = (next + 1) % len(vehicles)
 				}
 				if err := apiCallWith(ctx, client, "POST", cfg.URL+"/v1/events", cfg.Key, map[string]any{"events": evs}, nil); err != nil {
 					ingestErr.Add(1)
 					cfg.Meter.Fail()
 					continue
 				}
-				nSent.Add(int64(cfg.Batch))
+				for j, n := range per {
+					if n > 0 {
+						nSent[j].Add(n)
+					}
+				}
 			}
 		}(snd)
 	}
 	swg.Wait()
-	return nSent.Load(), ingestErr.Load()
+	sent = make([]int64, len(vehicles))
+	for j := range sent {
+		sent[j] = nSent[j].Load()
+	}
+	return sent, ingestErr.Load()
 }

@@ -103,13 +103,8 @@ func (cfg *SSEConfig) defaults() {
 // SSE runs the Server-Sent Events benchmark.
 func SSE(ctx context.Context, cfg SSEConfig) (*SSEResult, error) {
 	cfg.defaults()
-	run := time.Now().UnixNano()
-	vehicles := make([]string, senders)
-	q := url.Values{"after": {"now"}}
-	for i := range vehicles {
-		vehicles[i] = fmt.Sprintf("sse-%d-%d", run, i)
-		q.Add("vehicle_id", vehicles[i])
-	}
+	vehicles := runVehicles("sse", 1)
+	q := url.Values{"after": {"now"}, "vehicle_id": vehicles[0]}
 	feedURL := cfg.URL + "/api/v1/streaming/feed?" + q.Encode()
 	res := &SSEResult{Clients: cfg.Clients}
 	res.RSSBefore, _ = cfg.rss(ctx)
@@ -145,7 +140,8 @@ func SSE(ctx context.Context, cfg SSEConfig) (*SSEResult, error) {
 	cpu0, _, _ := cfg.Server.usage(ctx, cfg.URL)
 	start = time.Now()
 	fc := FanoutConfig{URL: cfg.URL, Key: cfg.Key, Rate: cfg.Rate, Batch: cfg.Batch, Server: cfg.Server, Meter: cfg.Meter}
-	res.Sent, res.IngestErrors = sendFanout(ctx, fc, vehicles, start.Add(cfg.Duration))
+	sent, ingestErrs := sendFanout(ctx, fc, vehicles, start.Add(cfg.Duration))
+	res.Sent, res.IngestErrors = sent[0], ingestErrs
 	res.Elapsed = time.Since(start)
 	sleepCtx(ctx, cfg.Drain)
 	cpu1, rss, source := cfg.Server.usage(ctx, cfg.URL)

@@ -137,8 +137,9 @@ func runJSON(t *testing.T, args ...string) (map[string]any, string) {
 // The sse mode against a real server: every published event reaches every
 // client, the server's memory per client and CPU come from /proc, and
 // the progress line runs; fanout reaches the same server over wss://
-// with --tls --insecure, and is refused the self-signed certificate
-// without --insecure.
+// with --tls --insecure (two streams, two subscribers each: every event
+// reaches the two of its stream), and is refused the self-signed
+// certificate without --insecure.
 func TestModesAgainstAServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts a server")
@@ -163,8 +164,9 @@ func TestModesAgainstAServer(t *testing.T) {
 	})
 	t.Run("fanout over TLS", func(t *testing.T) {
 		got, _ := runJSON(t, "fanout", "--url", strings.Replace(s.tls, "https://", "http://", 1), "--tls", "--insecure", "--key", s.key,
-			"--subscribers", "3", "--events-per-sec", "100", "--batch", "10", "--duration", "2s", "--pid", pid, "--quiet")
-		if got["tls"] != true || got["delivered"] != got["expected"] || got["lost"] != 0.0 || got["sent"].(float64) < 10 {
+			"--streams", "2", "--subscribers", "4", "--events-per-sec", "100", "--batch", "10", "--duration", "2s", "--pid", pid, "--quiet")
+		if got["tls"] != true || got["streams"] != 2.0 || got["delivered"] != got["expected"] || got["expected"] != 2*got["sent"].(float64) ||
+			got["lost"] != 0.0 || got["sent"].(float64) < 10 {
 			t.Fatalf("fanout over TLS: %v", got)
 		}
 		if got["server_cpu_us_per_publish"] == nil && got["server_cpu_s"] != 0.0 {
