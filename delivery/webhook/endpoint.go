@@ -357,7 +357,7 @@ func (e *endpoint) run(j job) {
 		o = outcome{kind: skipped, err: err.Error()}
 	default:
 		ts := now.Unix()
-		o = send(e.sendCtx, e.client, request{url: info.WebhookURL, id: id, timestamp: ts, signature: Sign(keys.at(now), id, ts, body),
+		o = send(e.sendCtx, e.client, request{url: info.WebhookURL, id: id, timestamp: ts, signature: keys.sign(now, id, ts, body),
 			body: body, userAgent: e.cfg.UserAgent}, e.cfg.Now)
 	}
 	e.finish(j, o, info)

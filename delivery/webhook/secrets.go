@@ -24,12 +24,13 @@ type secretSet struct {
 	PreviousUntil time.Time `json:"previous_until,omitempty"`
 }
 
-// signingKeys are the decoded keys of a stream.
+// signingKeys are the decoded keys of a stream, with their HMAC states.
 type signingKeys struct {
 	current       []byte
 	previous      []byte
 	previousUntil time.Time
 	fetched       time.Time
+	macs          [2]*macPool // current's, previous's
 }
 
 // at returns the keys to sign with at now: the current one, then the
@@ -39,6 +40,21 @@ func (k *signingKeys) at(now time.Time) [][]byte {
 		return [][]byte{k.current, k.previous}
 	}
 	return [][]byte{k.current}
+}
+
+// sign returns the webhook-signature header value of a message signed at
+// now (as Sign with the keys of at), from the keys' kept HMAC states.
+func (k *signingKeys) sign(now time.Time, id string, ts int64, body []byte) string {
+	if k.macs[0] == nil { // keys not made by the cache
+		return Sign(k.at(now), id, ts, body)
+	}
+	buf := make([]byte, 0, 96)
+	buf = k.macs[0].appendSignature(buf, id, ts, body)
+	if k.previous != nil && now.Before(k.previousUntil) {
+		buf = append(buf, ' ')
+		buf = k.macs[1].appendSignature(buf, id, ts, body)
+	}
+	return string(buf)
 }
 
 // secretCache caches streams' keys for ttl, so that a rotation reaches
@@ -92,9 +108,12 @@ func (c *secretCache) load(ctx context.Context, sc store.Scope, streamID string,
 	if k.current, err = secretKey(set.Current); err != nil {
 		return nil, err
 	}
+	k.macs[0] = newMACPool(k.current)
 	if set.Previous != "" {
 		if k.previous, err = secretKey(set.Previous); err != nil {
 			k.previous = nil
+		} else {
+			k.macs[1] = newMACPool(k.previous)
 		}
 	}
 	return k, nil
