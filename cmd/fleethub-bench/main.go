@@ -78,6 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	meter := &bench.Meter{}
 	f.c.Meter = meter
 	var res printer
+	srv := watchServer(f.pid)
 	if f.quiet || args[0] == "broker" {
 		res, err = generate(ctx, args[0], f, stdout)
 	} else {
@@ -91,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if res != nil {
-		if err := writeResult(stdout, args[0], res, f.json); err != nil {
+		if err := writeResult(stdout, args[0], srv.around(res), f.json); err != nil {
 			fmt.Fprintln(stderr, "fleethub-bench:", err)
 			return 1
 		}

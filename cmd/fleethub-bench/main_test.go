@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +167,29 @@ func TestRunBroker(t *testing.T) {
 	}
 	if addr := strings.TrimSpace(stdout.String()); !strings.HasPrefix(addr, "127.0.0.1:") {
 		t.Fatalf("broker printed %q, want 127.0.0.1:port", addr)
+	}
+}
+
+// With --pid, a request generator's report gains the server's CPU over
+// the run and its memory (here the test's own process stands for it).
+func TestServerFiguresAddedWithPID(t *testing.T) {
+	w := watchServer(os.Getpid())
+	if !w.ok {
+		t.Skip("no /proc here")
+	}
+	res := &bench.Result{Name: "health", Requests: 10, Statuses: map[int]int64{200: 10}, Elapsed: time.Second}
+	var out bytes.Buffer
+	if err := writeResult(&out, "health", w.around(res), true); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["server_cpu_source"] != fmt.Sprintf("/proc/%d", os.Getpid()) || got["server_rss_mib"].(float64) <= 0 || got["server_cpu_us_per_request"] == nil {
+		t.Fatalf("server figures: %v", got)
+	}
+	if w := watchServer(0); w.around(res) != printer(res) {
+		t.Fatal("figures added without --pid")
 	}
 }

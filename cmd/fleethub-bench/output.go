@@ -151,3 +151,52 @@ func writeResult(w io.Writer, mode string, res printer, asJSON bool) error {
 	_, err = io.WriteString(w, strings.TrimSpace(string(b))+"\n")
 	return err
 }
+
+// serverWatch is the server's /proc figures at the start of a run, for
+// the results that do not read them themselves.
+type serverWatch struct {
+	pid   int
+	start bench.Proc
+	at    time.Time
+	ok    bool
+}
+
+func watchServer(pid int) *serverWatch {
+	w := &serverWatch{pid: pid, at: time.Now()}
+	if pid > 0 {
+		w.start, w.ok = readProc(pid)
+	}
+	return w
+}
+
+// withServer is a result with the server's CPU over the run and its
+// memory at the end added to its report.
+type withServer struct {
+	printer
+	rep *bench.Report
+}
+
+func (w withServer) Report() *bench.Report { return w.rep }
+
+// around adds the server's figures to a request generator's report
+// (fanout, sse and idle read them themselves).
+func (w *serverWatch) around(res printer) printer {
+	r, ok := res.(*bench.Result)
+	if !ok || !w.ok {
+		return res
+	}
+	end, ok := readProc(w.pid)
+	if !ok {
+		return res
+	}
+	rep := r.Report()
+	cpu, secs := (end.CPU - w.start.CPU).Seconds(), time.Since(w.at).Seconds()
+	rep.Add("server_cpu_source", "server figures from", fmt.Sprintf("/proc/%d", w.pid), "")
+	rep.Add("server_cpu_s", "server CPU", cpu, "s")
+	rep.Add("server_cpu_pct", "server CPU share of one core", 100*cpu/secs, "%")
+	rep.Add("server_rss_mib", "server RSS", float64(end.RSS)/(1<<20), "MiB")
+	if r.Requests > 0 {
+		rep.Add("server_cpu_us_per_request", "server CPU per request", cpu*1e6/float64(r.Requests), "µs")
+	}
+	return withServer{printer: res, rep: rep}
+}
