@@ -113,14 +113,14 @@ func (h *Handlers) Routes() []*api.Route {
 		id := api.Param{Name: "stream_id", In: "path", Type: "string", Required: true}
 		out = append(out,
 			&api.Route{Method: "GET", Path: base, Tag: "streaming", Summary: "Webhook deliveries of a " + kind + " stream: attempts, answers, errors, dead letters",
-				Permission: "streams:read", Response: ListResponse{}, Errors: []int{400, 404},
+				Permission: "streams:read", TokenScope: api.FleetReadScope, Response: ListResponse{}, Errors: []int{400, 404},
 				Params: []api.Param{id,
 					{Name: "status", In: "query", Type: "string", Enum: store.DeliveryStatuses},
 					{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},
 					{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page"}},
 				Handler: func(c *api.Ctx) error { return h.list(c, kind) }},
 			&api.Route{Method: "POST", Path: base + "/replay", Tag: "streaming", Summary: "Send webhook deliveries of a " + kind + " stream again, by ids or time range (same webhook-ids)",
-				Permission: "streams:manage", Params: []api.Param{id}, Request: ReplayBody{}, Response: ReplayResponse{}, Errors: []int{400, 404},
+				Permission: "streams:manage", TokenScope: "webhooks:replay", Params: []api.Param{id}, Request: ReplayBody{}, Response: ReplayResponse{}, Errors: []int{400, 404},
 				Handler: func(c *api.Ctx) error { return h.replay(c, kind) }},
 		)
 	}

@@ -250,6 +250,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	socks := watchSockets(t, ctx)
 	chrome(t, ctx, "open", chromedp.Navigate(n.url+"/console/#key="+k))
 	eventually(t, ctx, "connected", `document.getElementById('conn').textContent === 'live'`)
+	// the key was exchanged for a token and forgotten
+	keyGone(t, ctx, k)
 	eventually(t, ctx, "the event from before the console opened", `!!document.querySelector('#feed [data-event-id="console-e0"]')`)
 	eventually(t, ctx, "the alert created before the page opened", `!!document.querySelector('#alerts [data-alert="`+earlier+`"]') && document.querySelector('#alerts [data-alert="`+earlier+`"]').textContent.indexOf('Main St closed') === 0`)
 
@@ -265,8 +267,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	chrome(t, ctx, "follow", chromedp.Click(chromedp.CSS(`#streams [data-follow="`+theirs+`"]`)))
 	eventually(t, ctx, "followed", `(() => { const li = document.querySelector('#streams [data-stream="`+theirs+`"]');
   return !!li && li.dataset.other !== 'true' && li.textContent.indexOf('(followed)') > 0; })()`)
-	eventually(t, ctx, "the key is kept in the tab and shown only in part",
-		`sessionStorage.getItem('fleethub.console.key') === `+jsString(k)+` && location.href.indexOf(`+jsString(k)+`) < 0 && document.documentElement.outerHTML.indexOf(`+jsString(k)+`) < 0 && document.getElementById('who').textContent.indexOf('…') > 0`)
+	eventually(t, ctx, "signed in with a token", `document.getElementById('who').textContent.indexOf('signed in until') === 0`)
 	// A trip's vehicle is placed from the trip listing, polled every 2 s,
 	// and its route, read when the trip changed: its marker comes up to 2 s
 	// plus two round trips after the points, so it gets the usual 5 s (the
@@ -394,6 +395,38 @@ document.getElementById('feed-filters').dispatchEvent(new Event('input'))`)
 	chrome(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
 	eventually(t, ctx, "phone layout", `document.documentElement.scrollWidth <= window.innerWidth + 1`)
 	shoot(t, ctx, "console-phone.png")
+	chrome(t, ctx, "desktop", chromedp.EmulateViewport(1280, 800))
+
+	// the token revoked: the followed stream's websocket closes with
+	// 4401 and the console asks for a key again; signing in with the
+	// form starts it again with a new token, the key forgotten again
+	tok, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.parse(sessionStorage.getItem('fleethub.console.token')).token_id`))
+	if err != nil || tok == "" {
+		t.Fatalf("the token's id in the tab: %q %v", tok, err)
+	}
+	if r := n.do("DELETE", "/v1/tokens/"+tok, k, nil); r.Status != 200 {
+		t.Fatalf("revoke: %d %s", r.Status, r.Body)
+	}
+	eventually(t, ctx, "asked for a key again", `(() => { try { return !document.getElementById('signin').hidden && document.getElementById('app').hidden &&
+  document.getElementById('signin-error').textContent.indexOf('revoked') > 0 && !sessionStorage.getItem('fleethub.console.token'); } catch (e) { return false; } })()`)
+	chrome(t, ctx, "sign in again", chromedp.SendKeys(chromedp.CSS("#key"), k+kb.Enter))
+	eventually(t, ctx, "live again", `document.getElementById('conn').textContent === 'live' && !!document.querySelector('#feed [data-event-id="console-e3"]')`)
+	keyGone(t, ctx, k)
+	if again, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.parse(sessionStorage.getItem('fleethub.console.token')).token_id`)); again == tok || again == "" {
+		t.Errorf("signed in again with token %q, the revoked one was %q", again, tok)
+	}
+}
+
+// keyGone fails unless the console holds a token and the key is in no
+// storage, URL or markup of the page.
+func keyGone(t *testing.T, ctx context.Context, key string) {
+	t.Helper()
+	eventually(t, ctx, "a token in the tab, the key nowhere", `(() => {
+  const k = `+jsString(key)+`, secret = k.slice(k.lastIndexOf('_') + 1);
+  const stores = [localStorage, sessionStorage].flatMap(s => Object.keys(s).map(n => n + '=' + s.getItem(n)));
+  const tok = JSON.parse(sessionStorage.getItem('fleethub.console.token') || '{}');
+  return !!tok.token && tok.scopes.indexOf('feed:read') >= 0 && stores.every(v => v.indexOf(secret) < 0) &&
+    location.href.indexOf(secret) < 0 && document.documentElement.outerHTML.indexOf(secret) < 0 && document.getElementById('key').value === ''; })()`)
 }
 
 func jsString(s string) string { return fmt.Sprintf("%q", s) }
@@ -454,7 +487,7 @@ func TestConsoleKeyboard(t *testing.T) {
 	chrome(t, ctx, "type a wrong key", chromedp.KeyEvent(wrong), chromedp.KeyEvent(kb.Enter))
 	eventually(t, ctx, "refused, the focus back on the key field", `document.getElementById('signin-error').textContent.indexOf('not accepted') >= 0 && document.activeElement.id === 'key' && !document.getElementById('signin').hidden`)
 	chrome(t, ctx, "type the key", chromedp.KeyEvent(k), chromedp.KeyEvent(kb.Enter))
-	eventually(t, ctx, "signed in", `document.getElementById('conn').textContent === 'live' && document.getElementById('signin').hidden && sessionStorage.getItem('fleethub.console.key') === `+jsString(k))
+	eventually(t, ctx, "signed in", `document.getElementById('conn').textContent === 'live' && document.getElementById('signin').hidden && !sessionStorage.getItem('fleethub.console.key') && !!sessionStorage.getItem('fleethub.console.token')`)
 
 	evs := []any{
 		map[string]any{"event_id": "kb-e1", "event_type": "harsh_braking", "category": "safety_events", "timestamp": stamp(-time.Minute),

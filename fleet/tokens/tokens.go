@@ -46,18 +46,22 @@ const (
 	// their status, tiles), each only while the minting key holds that
 	// route's permission.
 	ScopeFleetRead = "fleet:read"
+	// ScopeWebhooksReplay: POST .../deliveries/{stream_id}/replay (the
+	// console's replay of dead letters).
+	ScopeWebhooksReplay = "webhooks:replay"
 )
 
 // scopePermission is the key permission a scope needs at minting.
 var scopePermission = map[string]string{
-	ScopeFeedRead:    "streams:read",
-	ScopeStreamsRead: "streams:read",
-	ScopeAlertsAck:   "emergency:write",
-	ScopeFleetRead:   "", // checked per route against the key's permissions
+	ScopeFeedRead:       "streams:read",
+	ScopeStreamsRead:    "streams:read",
+	ScopeAlertsAck:      "emergency:write",
+	ScopeFleetRead:      "", // checked per route against the key's permissions
+	ScopeWebhooksReplay: "streams:manage",
 }
 
 // scopeList names the scopes for messages.
-const scopeList = "feed:read, streams:read, alerts:acknowledge or fleet:read"
+const scopeList = "feed:read, streams:read, alerts:acknowledge, fleet:read or webhooks:replay"
 
 // Limits.
 const (
@@ -202,7 +206,7 @@ type claims struct {
 	// only with its permission among them).
 	Perms []string `json:"perms,omitempty"`
 	Iat   int64    `json:"iat"`
-	Exp       int64    `json:"exp"`
+	Exp   int64    `json:"exp"`
 	// Rate and burst of the minting key: a token's requests count
 	// against that key's budget.
 	Rate  int `json:"rl_rate"`

@@ -1,13 +1,21 @@
-// Fleethub dispatch console. Talks to the REST API with the key in the
-// X-API-Key header and to the streaming websocket with the key as an
-// offered subprotocol; keeps the key in this tab's sessionStorage only.
-// Events and positions come from the organization's feed
-// (/api/v1/streaming/feed): the newest on open, then a long poll after
-// the feed's cursor. The console starts no stream of its own.
+// Fleethub dispatch console. Signs in by exchanging the key it is given,
+// once, for a short-lived browser token (POST /v1/tokens) and forgets the
+// key: the token, kept in this tab's sessionStorage, goes in the
+// Authorization header of the API calls and as an offered subprotocol of
+// the streaming websocket. When the token expires or is refused the
+// console asks for a key again. Events and positions come from the
+// organization's feed (/api/v1/streaming/feed): the newest on open, then
+// a long poll after the feed's cursor. The console starts no stream of
+// its own.
 (function () {
   'use strict';
 
-  var KEY = 'fleethub.console.key';
+  var KEY = 'fleethub.console.key';       // where an earlier console kept the key: removed
+  var TOKEN = 'fleethub.console.token';   // {token, token_id, expires_at, scopes}
+  var ENDED = 'fleethub.console.ended';   // why the last session ended, shown at the next sign-in
+  var TOKEN_TTL = 8 * 3600;               // seconds a sign-in lasts
+  // scopes asked for; one the key may not grant is left out
+  var SCOPES = ['feed:read', 'streams:read', 'fleet:read', 'alerts:acknowledge', 'webhooks:replay'];
   var STREAMS = 'fleethub.console.streams';
   var FEED_MAX = 1000;      // events kept in memory
   var FEED_SHOWN = 200;     // events drawn after filtering
@@ -18,7 +26,7 @@
 
   var $ = function (id) { return document.getElementById(id); };
   var S = {
-    key: '', streams: [], orgStreams: [], positions: {}, ws: null, wsOpen: false, backoff: 500, timer: 0,
+    token: '', streams: [], orgStreams: [], positions: {}, ws: null, wsOpen: false, backoff: 500, timer: 0,
     feed: [], seen: {}, vehicles: {}, trips: {}, readAt: {}, alerts: {}, selected: '', map: null,
     layers: {}, route: null, routeEvents: null, focus: null, renderQueued: false, polling: 0, selectedEvent: '',
     stats: { messages: 0, duplicates: 0, gaps: 0, connects: 0, historyLost: 0 },
@@ -35,14 +43,14 @@
     return k.trim();
   }
 
-  function masked(k) {
-    var i = k.lastIndexOf('_');
-    var head = i > 0 && i < 12 ? k.slice(0, i + 1) : '';
-    return head + '…' + k.slice(-4);
+  function api(method, path, body, signal) {
+    var opt = { method: method, headers: { 'Authorization': 'Bearer ' + S.token }, cache: 'no-store', signal: signal };
+    return request(path, opt, body);
   }
 
-  function api(method, path, body, signal) {
-    var opt = { method: method, headers: { 'X-API-Key': S.key }, cache: 'no-store', signal: signal };
+  // request sends one API call; a token the server no longer takes ends
+  // the session.
+  function request(path, opt, body) {
     if (body !== undefined) {
       opt.headers['Content-Type'] = 'application/json';
       opt.body = JSON.stringify(body);
@@ -57,6 +65,7 @@
           err.status = r.status;
           err.code = e && e.code;
           err.details = (e && e.details) || {};
+          if (S.token && opt.headers.Authorization && /^(token_expired|token_revoked|invalid_token|api_key_revoked)$/.test(err.code)) ended(err.code);
           throw err;
         }
         return data;
@@ -64,26 +73,65 @@
     });
   }
 
-  function signIn(k) {
-    S.key = k;
+  // signIn exchanges the key for a token and forgets the key: it is in
+  // no storage, no URL and no variable once this returns. A key that may
+  // not acknowledge alerts gets a token without that scope.
+  function signIn(k, scopes) {
     $('signin-error').textContent = '';
-    return api('GET', '/v1/trips/health').then(function () {
-      sessionStorage.setItem(KEY, k);
-      $('who').textContent = 'key ' + masked(k);
-      $('signin').hidden = true;
-      $('app').hidden = false;
-      $('signout').hidden = false;
-      start();
+    scopes = scopes || SCOPES;
+    var opt = { method: 'POST', headers: { 'X-API-Key': k }, cache: 'no-store' };
+    return request('/v1/tokens', opt, { scopes: scopes, expires_in_seconds: TOKEN_TTL }).then(function (t) {
+      sessionStorage.setItem(TOKEN, JSON.stringify({ token: t.token, token_id: t.token_id, expires_at: t.expires_at, scopes: t.scopes }));
+      sessionStorage.removeItem(ENDED);
+      signedIn(t);
     }, function (err) {
-      S.key = '';
-      sessionStorage.removeItem(KEY);
-      $('signin-error').textContent = err.status === 401 ? 'This key was not accepted.' : 'Sign-in failed: ' + err.message;
+      var scope = err.details && err.details.scope;
+      if (err.status === 403 && scope && scope !== 'feed:read' && scopes.indexOf(scope) >= 0) {
+        return signIn(k, scopes.filter(function (s) { return s !== scope; }));
+      }
+      $('signin-error').textContent = err.status === 401 ? 'This key was not accepted.' :
+        err.status === 403 ? 'This key cannot sign in to the console: ' + err.message : 'Sign-in failed: ' + err.message;
       $('key').focus();
+      return null;
     });
   }
 
+  // signedIn starts the console with a token, until its expiry.
+  function signedIn(t) {
+    S.token = t.token;
+    S.scopes = t.scopes || [];
+    var exp = Date.parse(t.expires_at);
+    $('who').textContent = 'signed in until ' + fmtTime(t.expires_at);
+    $('signin').hidden = true;
+    $('app').hidden = false;
+    $('signout').hidden = false;
+    setTimeout(function () { ended('token_expired'); }, Math.max(0, Math.min(exp - Date.now(), 2147483647)));
+    start();
+  }
+
+  // storedToken is the tab's token while it has not expired.
+  function storedToken() {
+    var t = null;
+    try { t = JSON.parse(sessionStorage.getItem(TOKEN) || 'null'); } catch (e) { t = null; }
+    if (!t || !t.token || !(Date.parse(t.expires_at) > Date.now() + 5000)) { sessionStorage.removeItem(TOKEN); return null; }
+    return t;
+  }
+
+  // ended ends the session whose token expired or was refused: the page
+  // starts again and asks for a key.
+  var ending = false;
+  function ended(code) {
+    if (ending) return;
+    ending = true;
+    var why = { token_expired: 'Your sign-in expired.', token_revoked: 'Your sign-in was revoked.', api_key_revoked: 'The key you signed in with was revoked.' }[code] ||
+      'Your sign-in is no longer accepted.';
+    sessionStorage.removeItem(TOKEN);
+    sessionStorage.setItem(ENDED, why + ' Sign in again with a key.');
+    location.reload();
+  }
+
   function signOut() {
-    sessionStorage.removeItem(KEY);
+    sessionStorage.removeItem(TOKEN);
     sessionStorage.removeItem(STREAMS);
     location.reload();
   }
@@ -249,11 +297,11 @@
       var p = S.positions[first.id];
       var q = 'stream_id=' + encodeURIComponent(first.id) + '&last_offset=' + p.offset;
       if (p.epoch) q += '&epoch=' + encodeURIComponent(p.epoch);
-      // Browsers cannot set headers on a websocket: the key travels as an
-      // offered subprotocol, "fhk.<key>", never in the URL; the server
+      // Browsers cannot set headers on a websocket: the token travels as an
+      // offered subprotocol, "fhk.<token>", never in the URL; the server
       // selects "fleethub.v1" and does not echo it (docs/websocket.md).
       var ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/v1/streaming/ws?' + q,
-        ['fleethub.v1', 'fhk.' + S.key]);
+        ['fleethub.v1', 'fhk.' + S.token]);
       S.ws = ws;
       ws.onopen = function () {
         S.wsOpen = true;
@@ -266,6 +314,7 @@
         S.wsOpen = false;
         S.ws = null;
         if (ev.code === 4001) { $('streams-error').textContent = 'the followed streams were stopped'; return; }
+        if (ev.code === 4401) { ended(ev.reason === 'token revoked' ? 'token_revoked' : 'token_expired'); return; }
         var wait = S.backoff;
         S.backoff = Math.min(S.backoff * 2, 10000);
         S.timer = setTimeout(connect, wait);
@@ -503,7 +552,7 @@
 
   function drawTile(cv, c, type) {
     var path = '/v1/api/tiles/buildings/' + c.z + '/' + c.x + '/' + c.y + '.mvt';
-    return fetch(path, { headers: { 'X-API-Key': S.key } }).then(function (r) {
+    return fetch(path, { headers: { 'Authorization': 'Bearer ' + S.token } }).then(function (r) {
       if (!r.ok) return null;
       if (type === 'mvt') return r.arrayBuffer().then(function (b) { paintVector(cv, decodeTile(new Uint8Array(b))); });
       return r.blob().then(createImageBitmap).then(function (img) { cv.getContext('2d').drawImage(img, 0, 0, 256, 256); cv.dataset.features = 1; });
@@ -1061,7 +1110,12 @@
     $('feed-filters').addEventListener('input', refilter);
     $('feed-filters').addEventListener('submit', function (ev) { ev.preventDefault(); });
     $('add-stream').addEventListener('submit', addStream);
-    var k = keyFromFragment() || sessionStorage.getItem(KEY) || '';
-    if (k) signIn(k); else $('key').focus();
+    sessionStorage.removeItem(KEY); // an earlier console kept the key there
+    var k = keyFromFragment();
+    var t = storedToken();
+    if (k) { signIn(k); k = ''; return; }
+    if (t) { signedIn(t); return; }
+    $('signin-error').textContent = sessionStorage.getItem(ENDED) || '';
+    $('key').focus();
   });
 })();
