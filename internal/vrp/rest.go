@@ -16,6 +16,15 @@ func take(b *Break, tm float64) (float64, bool) {
 // the service, and after the breaks it takes there.
 func (t *tables) depart(r *route, i int) float64 {
 	d := r.a[i] + t.service[t.node(r, i)]
+	if r.brk != nil {
+		d = t.rested(r, i, d)
+	}
+	return d
+}
+
+// rested is when r's vehicle, ready at d, ends the breaks it takes at
+// position i.
+func (t *tables) rested(r *route, i int, d float64) float64 {
 	for k, at := range r.brk {
 		if int(at) == i {
 			b := &t.brks[r.v][k]

@@ -131,7 +131,11 @@ func (t *tables) check(r *route, c int32, i int) (float64, Reason) {
 		// Breaks that fit nowhere, even without c.
 		return 0, ReasonBreak
 	}
-	why := t.timeCheck(r, c, i, t.depart(r, i), tr.minutes[kpc], tr.minutes[kcq], 0, 0)
+	leave := r.a[i] + t.service[p]
+	if r.brk != nil {
+		leave = t.rested(r, i, leave)
+	}
+	why := t.timeCheck(r, c, i, leave, tr.minutes[kpc], tr.minutes[kcq], 0, 0)
 	if why != "" && r.brk != nil {
 		why = t.splitCheck(r, c, i, tr.minutes[kpc], tr.minutes[kcq], why)
 	}
