@@ -196,7 +196,7 @@ func BenchmarkQueue(b *testing.B) {
 		}
 		rs := make([]store.DeliveryResult, len(ins))
 		for j, x := range ins {
-			rs[j] = store.DeliveryResult{ID: x.ID, Status: store.DeliveryDelivered, Attempted: true, StatusCode: 204, At: now}
+			rs[j] = store.DeliveryResult{ID: x.ID, Seq: x.Seq, Status: store.DeliveryDelivered, Attempted: true, StatusCode: 204, At: now}
 		}
 		t1 := time.Now()
 		if err := st.RecordDeliveries(context.Background(), "n", rs); err != nil {

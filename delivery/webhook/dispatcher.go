@@ -414,7 +414,7 @@ func (d *Dispatcher) release(ids []string, next time.Time) {
 // record turns an outcome into a delivery's new state and queues it for
 // the recorder.
 func (d *Dispatcher) record(x store.Delivery, o outcome, now time.Time) {
-	r := store.DeliveryResult{ID: x.ID, Attempted: o.kind != skipped, StatusCode: o.code, Error: o.err, LatencyMS: o.latency.Milliseconds(), At: now}
+	r := store.DeliveryResult{ID: x.ID, Seq: x.Seq, Attempted: o.kind != skipped, StatusCode: o.code, Error: o.err, LatencyMS: o.latency.Milliseconds(), At: now}
 	final := true
 	switch o.kind {
 	case delivered:
@@ -463,7 +463,7 @@ func (d *Dispatcher) disable(info hub.StreamInfo, items []item, o outcome, now t
 	defer cancel()
 	rs := make([]store.DeliveryResult, len(items))
 	for i, it := range items {
-		rs[i] = store.DeliveryResult{ID: it.d.ID, Status: store.DeliveryDisabled, Attempted: true, StatusCode: o.code, Error: o.err,
+		rs[i] = store.DeliveryResult{ID: it.d.ID, Seq: it.d.Seq, Status: store.DeliveryDisabled, Attempted: true, StatusCode: o.code, Error: o.err,
 			LatencyMS: o.latency.Milliseconds(), At: now}
 	}
 	if err := d.q.RecordDeliveries(ctx, d.cfg.Node, rs); err != nil {

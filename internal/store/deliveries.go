@@ -65,7 +65,11 @@ type DeliveryClaim struct {
 // without one, such as dead-lettering the deliveries of a vanished
 // stream).
 type DeliveryResult struct {
-	ID            string
+	ID string
+	// Seq is the row's Seq when the writer knows it (0 when not): a
+	// backend may find the row by it rather than by ID, which it still
+	// checks.
+	Seq           int64
 	Status        string // the new status
 	Attempted     bool   // adds one to Attempts
 	NextAttemptAt time.Time

@@ -26,6 +26,11 @@ const (
 	sqlRecordDelivery = `UPDATE deliveries SET status = ?, attempts = attempts + ?, next_attempt_at = ?, last_status_code = ?,
 		last_error = ?, last_latency_ms = ?, delivered_at = ?, lease_owner = '', lease_until = 0
 		WHERE id = ? AND lease_owner = ? AND ` + sqlstore.Claimable
+	// sqlRecordDeliveryBySeq finds the row by its rowid (DeliveryResult
+	// Seq) rather than through the id index, and still checks the id
+	sqlRecordDeliveryBySeq = `UPDATE deliveries SET status = ?, attempts = attempts + ?, next_attempt_at = ?, last_status_code = ?,
+		last_error = ?, last_latency_ms = ?, delivered_at = ?, lease_owner = '', lease_until = 0
+		WHERE seq = ? AND id = ? AND lease_owner = ? AND ` + sqlstore.Claimable
 )
 
 // EnqueueDeliveries inserts deliveries, skipping known ids, in one
@@ -142,11 +147,16 @@ func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []store.D
 		return fmt.Errorf("sqlite: record deliveries: %w", err)
 	}
 	defer tx.Rollback()
-	st, err := s.txStmt(ctx, tx, sqlRecordDelivery)
+	byID, err := s.txStmt(ctx, tx, sqlRecordDelivery)
 	if err != nil {
 		return fmt.Errorf("sqlite: record deliveries: %w", err)
 	}
-	defer st.Close()
+	defer byID.Close()
+	bySeq, err := s.txStmt(ctx, tx, sqlRecordDeliveryBySeq)
+	if err != nil {
+		return fmt.Errorf("sqlite: record deliveries: %w", err)
+	}
+	defer bySeq.Close()
 	for _, r := range rs {
 		inc := 0
 		if r.Attempted {
@@ -156,7 +166,12 @@ func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []store.D
 		if r.Status == store.DeliveryDelivered {
 			delivered = sqlstore.MS(r.At)
 		}
-		if _, err := st.ExecContext(ctx, r.Status, inc, sqlstore.MS(r.NextAttemptAt), r.StatusCode, r.Error, r.LatencyMS, delivered, r.ID, owner); err != nil {
+		if r.Seq > 0 {
+			_, err = bySeq.ExecContext(ctx, r.Status, inc, sqlstore.MS(r.NextAttemptAt), r.StatusCode, r.Error, r.LatencyMS, delivered, r.Seq, r.ID, owner)
+		} else {
+			_, err = byID.ExecContext(ctx, r.Status, inc, sqlstore.MS(r.NextAttemptAt), r.StatusCode, r.Error, r.LatencyMS, delivered, r.ID, owner)
+		}
+		if err != nil {
 			return fmt.Errorf("sqlite: record deliveries: %w", err)
 		}
 	}

@@ -215,7 +215,7 @@ func single(dsn string) (*sql.DB, error) {
 // transaction after (txStmt): the hot writes (a webhook delivery's
 // enqueue and outcome) no longer parse their SQL each time, which was a
 // quarter of an outcome's write.
-var writerStmts = []string{sqlEndpointDisabled, sqlEnqueueDelivery, sqlRecordDelivery}
+var writerStmts = []string{sqlEndpointDisabled, sqlEnqueueDelivery, sqlRecordDelivery, sqlRecordDeliveryBySeq}
 
 // prepare prepares writerStmts on the writer; its one connection must be
 // free (no transaction may wait for it meanwhile).

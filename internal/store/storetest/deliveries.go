@@ -300,6 +300,34 @@ func deliveries(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("RecordBySeq", func(t *testing.T) {
+		t.Parallel()
+		s := deliveriesOf(t, open)
+		a, b := newDelivery(dscope, "s1", 1), newDelivery(dscope, "s1", 2)
+		enqueue(t, s, a, b)
+		now := base.Add(time.Second)
+		got := claim(t, s, "n1", now, 10, "s1")
+		if len(got) != 2 || got[0].Seq == 0 || got[1].Seq == 0 {
+			t.Fatalf("claimed %+v, want both with their Seq", got)
+		}
+		// an outcome naming b's id with a's Seq never touches a (a backend
+		// that finds rows by Seq still checks the id)
+		err := s.RecordDeliveries(t.Context(), "n1", []store.DeliveryResult{{ID: b.ID, Seq: got[0].Seq, Status: store.DeliveryDeadLettered, Attempted: true, StatusCode: 400, At: now}})
+		if err != nil {
+			t.Fatalf("RecordDeliveries: %v", err)
+		}
+		if d := byID(t, s, dscope, "s1", a.ID); d.Status != store.DeliveryPending || d.Attempts != 0 || d.LeaseOwner != "n1" {
+			t.Errorf("a changed by an outcome naming b: %+v", d)
+		}
+		err = s.RecordDeliveries(t.Context(), "n1", []store.DeliveryResult{{ID: a.ID, Seq: got[0].Seq, Status: store.DeliveryDelivered, Attempted: true, StatusCode: 200, At: now}})
+		if err != nil {
+			t.Fatalf("RecordDeliveries: %v", err)
+		}
+		if d := byID(t, s, dscope, "s1", a.ID); d.Status != store.DeliveryDelivered || d.Attempts != 1 || d.LastStatusCode != 200 || d.LeaseOwner != "" {
+			t.Errorf("row recorded with its Seq: %+v", d)
+		}
+	})
+
 	t.Run("RenewAndRelease", func(t *testing.T) {
 		t.Parallel()
 		s := deliveriesOf(t, open)
