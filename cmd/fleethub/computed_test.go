@@ -413,4 +413,25 @@ func corpusRest(c *corpus, k string) {
 	}
 	c.call("POST", "/v1/routing/sources_to_targets", k, map[string]any{"sources": []map[string]any{{"lat": 40.000, "lon": -83.000}, {"lat": 40.002, "lon": -83.000}},
 		"targets": []map[string]any{{"lat": 40.002, "lon": -83.000}, {"lat": 40.004, "lon": -83.000}, {"lat": 40.001, "lon": -83.001}}, "costing": "auto"}, 200)
+	corpusMatch(c, k)
+}
+
+// corpusMatch matches three traces on the tiny extract's block: up Main
+// Street, round the block, and up Main Street with a fix off the roads.
+func corpusMatch(c *corpus, k string) {
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	trace := func(ll ...[2]float64) []map[string]any {
+		var pts []map[string]any
+		for i, p := range ll {
+			pts = append(pts, map[string]any{"latitude": p[0], "longitude": p[1], "timestamp": t0.Add(time.Duration(3*i) * time.Second).Format(time.RFC3339), "accuracy_m": 5 + i%3})
+		}
+		return pts
+	}
+	up := [][2]float64{{40.0002, -83.00002}, {40.0005, -82.99998}, {40.0008, -83.00003}, {40.0011, -83.00001}, {40.0014, -82.99997}, {40.0017, -83.00002}}
+	round := append(append([][2]float64{}, up...), [2]float64{40.00202, -83.0003}, [2]float64{40.00198, -83.0006}, [2]float64{40.00201, -83.00098},
+		[2]float64{40.0015, -83.00102}, [2]float64{40.001, -83.00099}, [2]float64{40.0005, -83.00101})
+	jump := append(append(append([][2]float64{}, up[:3]...), [2]float64{40.05, -83.05}), up[3:]...)
+	for _, tr := range [][][2]float64{up, round, jump} {
+		c.call("POST", "/api/v1/fleet/routing/match", k, map[string]any{"costing": "auto", "points": trace(tr...)}, 200)
+	}
 }

@@ -63,10 +63,10 @@ type pendingPoint struct {
 // RoadStats counts a trip's points by what the road matcher made of
 // them.
 type RoadStats struct {
-	Matched   int `json:"matched"`   // on a road, judged by its limit
-	Unmatched int `json:"unmatched"` // no road within their radius
-	Unjudged  int `json:"unjudged"`  // the queue was full: judged without a road
-	Late      int `json:"late"`      // older than a point already matched: not judged for speeding
+	Matched   int `json:"matched" source:"computed" doc:"points on a road, judged by its limit"`
+	Unmatched int `json:"unmatched" source:"computed" doc:"points with no road within their radius, judged by the configured limit"`
+	Unjudged  int `json:"unjudged" source:"measured" doc:"points that came while the matcher's queue was full, judged without a road (match none): a reading of the service's load, 0 while it keeps up"`
+	Late      int `json:"late" source:"measured" doc:"points that reached the matcher after a newer point of the trip: not judged for speeding; 0 while uploads come in order"`
 }
 
 // roadMatcher runs map matching beside the upload path: uploads hand it

@@ -83,32 +83,82 @@ const (
 	bandRural               // another road limited above 60 km/h
 )
 
-// bandsOf matches a trip's stored points, as one trace, and returns the
-// band of the road under each; nil without a road network.
-func (s *Service) bandsOf(pts []Point) []band {
+// matchTrip matches a trip's stored points, as one trace, with the
+// route on the roads between them; nil without a road network.
+func (s *Service) matchTrip(pts []Point) *mapmatch.Result {
 	if s.cfg.Roads == nil {
 		return nil
 	}
-	out := make([]band, len(pts))
-	tr := s.cfg.Roads.Trace()
-	keep := func(ms []mapmatch.Match) {
-		for _, m := range ms {
-			if !m.Matched || m.Index >= len(out) {
-				continue
-			}
-			switch {
-			case m.Class == routing.ClassMotorway || m.Class == routing.ClassTrunk:
-				out[m.Index] = bandHighway
-			case m.LimitKmh <= 60:
-				out[m.Index] = bandCity
-			default:
-				out[m.Index] = bandRural
-			}
+	mp := make([]mapmatch.Point, len(pts))
+	for i, p := range pts {
+		mp[i] = matchPoint(p)
+	}
+	res := s.cfg.Roads.Match(mp)
+	return &res
+}
+
+// bandsOf is the band of the road under each point of a matched trip;
+// nil when it was not matched (no road network).
+func bandsOf(res *mapmatch.Result) []band {
+	if res == nil {
+		return nil
+	}
+	out := make([]band, len(res.Matches))
+	for i, m := range res.Matches {
+		switch {
+		case !m.Matched:
+		case m.Class == routing.ClassMotorway || m.Class == routing.ClassTrunk:
+			out[i] = bandHighway
+		case m.LimitKmh <= 60:
+			out[i] = bandCity
+		default:
+			out[i] = bandRural
 		}
 	}
-	for _, p := range pts {
-		keep(tr.Add(matchPoint(p)))
-	}
-	keep(tr.Flush())
 	return out
+}
+
+// matchedLine is a matched trip's line: the roads' geometry through each
+// run of matched points, joined by straight legs through the points
+// between runs; with the distance along the roads (km) and the points
+// matched. Nil and nil when no two successive points were matched.
+func matchedLine(pts []Point, res *mapmatch.Result) ([][2]float64, *float64, int) {
+	if res == nil {
+		return nil, nil, 0
+	}
+	var coords [][2]float64
+	meters, routed, n := 0.0, false, 0
+	add := func(lon, lat float64) {
+		if k := len(coords) - 1; k >= 0 && coords[k] == [2]float64{lon, lat} {
+			return
+		}
+		coords = append(coords, [2]float64{lon, lat})
+	}
+	next := 0 // the first point not yet drawn
+	for _, r := range res.Runs {
+		for ; next < r.First; next++ {
+			add(pts[next].Lon, pts[next].Lat)
+		}
+		routed = routed || len(r.Segments) > 0
+		meters += r.Meters
+		first := res.Matches[r.First]
+		add(first.Lon, first.Lat)
+		for _, sg := range r.Segments {
+			for k := range sg.Lat {
+				add(sg.Lon[k], sg.Lat[k])
+			}
+		}
+		last := res.Matches[r.Last]
+		add(last.Lon, last.Lat)
+		n += r.Last - r.First + 1
+		next = r.Last + 1
+	}
+	for ; next < len(pts); next++ {
+		add(pts[next].Lon, pts[next].Lat)
+	}
+	if !routed {
+		return nil, nil, 0
+	}
+	km := round(meters/1000, 3)
+	return coords, &km, n
 }

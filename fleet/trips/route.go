@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/internal/geo"
+	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -22,10 +23,15 @@ type RouteQuery struct {
 // Geometry is a GeoJSON LineString of [longitude, latitude].
 type Geometry struct {
 	Type        string      `json:"type" enum:"LineString"`
-	Coordinates [][]float64 `json:"coordinates"`
+	Coordinates [][]float64 `json:"coordinates" source:"computed" doc:"match matched: along the roads the points were matched to, joined by straight legs through the points matched to no road; match none: straight legs between the stored points"`
 	TotalPoints int         `json:"total_points" doc:"points stored for the trip"`
 	Simplified  bool        `json:"simplified"`
 	Precision   int         `json:"precision"`
+	Match       string      `json:"match" enum:"matched,none" source:"computed" doc:"matched: with --osm some of the points were matched to the roads and the line follows them; none: no road network, or no two successive points matched, and the line joins the points"`
+	// MatchedDistanceKm is the distance along the roads of the matched
+	// stretches; nil when none.
+	MatchedDistanceKm *float64 `json:"matched_distance_km" source:"computed" doc:"km along the roads through the successive matched points (the stretches between them and points matched to no road, or a GPS jump, are left out); null with match none"`
+	MatchedPoints     int      `json:"matched_points" source:"computed" doc:"points matched to a road; 0 with match none"`
 }
 
 // RouteAnalytics summarizes the driven route.
@@ -73,8 +79,9 @@ type Route struct {
 	RouteAnalytics          RouteAnalytics   `json:"route_analytics"`
 	Waypoints               []Waypoint       `json:"waypoints,omitempty"`
 	TrafficAnalysis         *TrafficAnalysis `json:"traffic_analysis,omitempty"`
-	AlternativeRoutes       *[]any           `json:"alternative_routes,omitempty" source:"unknown" doc:"with include_alternatives: null, alternatives need a road network the trip's route is not matched to in this release"`
+	AlternativeRoutes       *[]any           `json:"alternative_routes,omitempty" source:"unknown" doc:"with include_alternatives: null, alternatives are not computed in this release"`
 	OptimizationSuggestions []Suggestion     `json:"optimization_suggestions"`
+	RoadMatching            *RoadStats       `json:"road_matching" doc:"what the road matcher beside the uploads made of the trip's points for speeding, as it last wrote (at least every 5 s while they change); null without --osm or before its first write"`
 }
 
 // fuel price used for cost estimates, USD per liter (documented).
@@ -99,8 +106,10 @@ func (s *Service) Route(ctx context.Context, org, env, id string, q RouteQuery) 
 	if t.Status == store.TripActive || t.Status == store.TripPaused {
 		r.RouteStatus = "active"
 	}
-	r.RouteGeometry = geometry(pts, q)
-	prof := profileOf(pts, s.bandsOf(pts))
+	matched := s.matchTrip(pts)
+	r.RouteGeometry = routeGeometry(pts, matched, q)
+	r.RoadMatching = st.Roads
+	prof := profileOf(pts, bandsOf(matched))
 	straight := geo.Distance(pts[0].pos(), pts[len(pts)-1].pos()) / 1000
 	cruise := cruisingSpeed(prof.speeds)
 	turns := turnIndexes(pts)
@@ -118,18 +127,34 @@ func (s *Service) Route(ctx context.Context, org, env, id string, q RouteQuery) 
 	return r, nil
 }
 
-// geometry is the route's line, simplified and rounded as q asks.
-func geometry(pts []Point, q RouteQuery) Geometry {
-	coords := make([][2]float64, len(pts))
-	for i, p := range pts {
-		coords[i] = [2]float64{p.Lon, p.Lat}
+// routeGeometry is the route's line: along the matched roads where
+// there are any, else straight between the points; simplified and
+// rounded as q asks.
+func routeGeometry(pts []Point, matched *mapmatch.Result, q RouteQuery) Geometry {
+	coords, km, n := matchedLine(pts, matched)
+	if coords == nil {
+		coords = make([][2]float64, len(pts))
+		for i, p := range pts {
+			coords[i] = [2]float64{p.Lon, p.Lat}
+		}
 	}
+	g := geometry(coords, len(pts), q)
+	g.Match = "none"
+	if km != nil {
+		g.Match, g.MatchedDistanceKm, g.MatchedPoints = "matched", km, n
+	}
+	return g
+}
+
+// geometry is a line of total points' route, simplified and rounded as
+// q asks.
+func geometry(coords [][2]float64, total int, q RouteQuery) Geometry {
 	if q.SimplifyGeometry {
 		tol := math.Pow(10, -float64(q.Precision)) * 5 // half a unit of the last kept decimal
 		coords = simplify(coords, math.Max(tol, 1e-6))
 	}
 	scale := math.Pow(10, float64(q.Precision))
-	g := Geometry{Type: "LineString", TotalPoints: len(pts), Simplified: q.SimplifyGeometry, Precision: q.Precision}
+	g := Geometry{Type: "LineString", TotalPoints: total, Simplified: q.SimplifyGeometry, Precision: q.Precision}
 	for _, c := range coords {
 		g.Coordinates = append(g.Coordinates, []float64{math.Round(c[0]*scale) / scale, math.Round(c[1]*scale) / scale})
 	}
