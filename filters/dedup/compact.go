@@ -264,8 +264,7 @@ func (c *Compact) Done(_ context.Context, ids ...string) error {
 	c.touchEvictions(len(hs))
 	for _, h := range hs {
 		c.claims.del(h)
-		c.remove(h)
-		c.push(h, now)
+		c.record(h, now)
 	}
 	return nil
 }
@@ -392,6 +391,46 @@ func (c *Compact) push(h hkey, t int64) {
 	if c.tail-c.head == c.size {
 		c.evict()
 	}
+	c.slot(h, c.place1(h, t))
+}
+
+// record appends h, recorded at t, to the ring, as remove then push
+// would, with one probe of the table: its earlier record, if any, is
+// dropped and its slot pointed at the new place; else the first empty
+// slot of its probe sequence, where find stopped, takes it. mu must be
+// held.
+func (c *Compact) record(h hkey, t int64) {
+	if c.tail-c.head == c.size {
+		c.evict()
+	}
+	if (c.used+1)*4 > len(c.slots)*3 {
+		c.grow()
+	}
+	pos := c.place1(h, t)
+	mask := uint64(len(c.slots) - 1)
+	tag := uint64(uint32(h.b)) << 32
+	for i := h.b & mask; ; i = (i + 1) & mask {
+		s := c.slots[i]
+		if s == 0 {
+			c.slots[i] = tag | uint64(pos+1)
+			c.used++
+			c.empty.Store(false)
+			return
+		}
+		if s&^math.MaxUint32 == tag {
+			if old := c.entry(uint32(s) - 1); old.h == h {
+				old.t = dead
+				c.slots[i] = tag | uint64(pos+1)
+				return
+			}
+		}
+	}
+}
+
+// place1 puts h, recorded at t, at the ring's tail, which has room, and
+// returns its position; the table is left to the caller. mu must be
+// held.
+func (c *Compact) place1(h hkey, t int64) uint32 {
 	pos := c.tail % c.size
 	ci := pos >> chunkBits
 	if ci >= uint64(len(c.chunks)) {
@@ -402,7 +441,7 @@ func (c *Compact) push(h hkey, t int64) {
 	}
 	c.chunks[ci][pos&chunkMask] = centry{h: h, t: t}
 	c.tail++
-	c.slot(h, uint32(pos))
+	return uint32(pos)
 }
 
 // expire evicts the ids whose TTL has passed from the head of the ring,
