@@ -19,8 +19,12 @@
 // retention deleted); a position past a partition's end (a log that
 // started over) too.
 //
-// A Feed holds no state of its own between calls: it is safe for
-// concurrent use as far as its Reader is. Pull blocks only in Wait,
+// A Feed keeps the messages it decoded last, per partition (512 each),
+// so that readers of the same part of the log (live event streams and
+// consoles following the head, several readers of one page) decode each
+// message once: an Entry's Message may be shared with other readers and
+// must not be changed. It holds no other state between calls: it is safe
+// for concurrent use as far as its Reader is. Pull blocks only in Wait,
 // bounded by the query's wait and the caller's ctx.
 package feed
 
@@ -94,8 +98,10 @@ type Query struct {
 
 // Entry is one message of the feed and the cursor just past it.
 type Entry struct {
-	Cursor  string
-	Topic   string
+	Cursor string
+	Topic  string
+	// Message may be shared with other readers of the feed: read it,
+	// never change it.
 	Message *event.Envelope
 }
 
@@ -107,10 +113,13 @@ type Page struct {
 }
 
 // Feed reads the bus log.
-type Feed struct{ r Reader }
+type Feed struct {
+	r     Reader
+	cache *decodedCache
+}
 
 // New makes a feed over r.
-func New(r Reader) *Feed { return &Feed{r: r} }
+func New(r Reader) *Feed { return &Feed{r: r, cache: newDecodedCache()} }
 
 // Start resolves a query's After to a position, checking it against
 // what the log retains.
@@ -265,6 +274,8 @@ type part struct {
 	index int
 	buf   []hub.Message
 	done  bool // read to its end
+	// decoded is the partition's cache of decoded messages
+	decoded *slots
 	// the bus time of buf[0], as seconds and nanoseconds: compared on
 	// every message the merge takes, cheaper than time.Time's methods
 	sec  int64
@@ -294,7 +305,7 @@ func (f *Feed) read(ctx context.Context, q Query, pos Position) ([]Entry, error)
 	var parts []*part
 	for _, t := range q.Topics {
 		for i := range pos[t] {
-			p := &part{topic: t, index: i}
+			p := &part{topic: t, index: i, decoded: f.cache.of(t, i)}
 			if err := f.fill(ctx, q.Topics, pos, p); err != nil {
 				return nil, err
 			}
@@ -311,7 +322,7 @@ func (f *Feed) read(ctx context.Context, q Query, pos Position) ([]Entry, error)
 		m := next.buf[0]
 		next.advance()
 		pos[next.topic][next.index] = m.Offset + 1
-		if env := take(q, m.Value); env != nil {
+		if env := f.take(q, next.decoded, m); env != nil {
 			out = append(out, Entry{Cursor: cw.cursor(pos, q.Topics), Topic: next.topic, Message: env})
 		}
 		if len(next.buf) == 0 && len(out) < q.Limit {
@@ -323,13 +334,13 @@ func (f *Feed) read(ctx context.Context, q Query, pos Position) ([]Entry, error)
 	return out, nil
 }
 
-// take decodes a message of the query's tenant that its filter takes;
-// nil for any other.
-func take(q Query, b []byte) *event.Envelope {
-	if org, env, ok := event.Tenant(b); ok && (string(org) != q.Org || string(env) != q.Env) {
+// take decodes a message of the query's tenant (or finds it decoded) that
+// its filter takes; nil for any other.
+func (f *Feed) take(q Query, s *slots, m hub.Message) *event.Envelope {
+	if org, env, ok := event.Tenant(m.Value); ok && (string(org) != q.Org || string(env) != q.Env) {
 		return nil // another tenant's: not decoded
 	}
-	env, err := event.Unmarshal(b)
+	env, err := f.cache.decode(s, m.Offset, m.Value)
 	if err != nil || env.Org != q.Org || env.Env != q.Env {
 		return nil // another tenant's, or not a message of the model
 	}
