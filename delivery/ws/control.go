@@ -125,10 +125,10 @@ func (c *conn) handle(b []byte) {
 		c.subscribeFeedFrame(b)
 	case "unsubscribe_feed":
 		if !c.unsubscribeFeed() {
-			c.feedNotice(feedNotice{Type: "error", Code: "not_subscribed", Message: "the feed is not followed"})
+			c.feedNotice(feedNotice{Type: "feed_error", Code: "not_subscribed", Message: "the feed is not followed"})
 			return
 		}
-		c.feedNotice(feedNotice{Type: "unsubscribed"})
+		c.feedNotice(feedNotice{Type: "feed_unsubscribed"})
 	case "unsubscribe":
 		if !c.unsubscribe(f.StreamID) {
 			c.notice(notice{Type: "error", Code: "not_subscribed", StreamID: f.StreamID, Message: "the stream is not followed"})

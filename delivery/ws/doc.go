@@ -105,7 +105,7 @@
 //	1009  message too big                  a client frame over MaxMessageSize
 //	4001  stream stopped                   every followed stream was stopped
 //	4008  slow consumer                    beyond MaxLag for LagGrace; a write past WriteTimeout; control frames overflow
-//	4401  token expired                    the browser token the connection opened with expired (ServeLimited)
+//	4401  token expired / token revoked    the browser token the connection opened with ended (ServeLimited)
 //
 // 4001 tells a client not to reconnect; 4008 tells it to reconnect with
 // last_offset set to the last offset it processed.
@@ -195,6 +195,23 @@
 // and 381 allocations). Batches of 50: 1.6–2.1 M msgs/s (the test client
 // scans every batch). Before the coalescing writer: 0.2–0.28 M, 0.8–1.2 M
 // and 0.9–1.1 M msgs/s for 1, 100 and 1000 subs.
+//
+// # The organization's feed
+//
+// feedsub.go: a connection may follow the organization's feed (hub/feed,
+// Config.Feed) beside its streams: feed=true in the upgrade query with
+// the pull's parameters, or a subscribe_feed frame (unsubscribe_feed
+// ends it). Its start (after, now, last) is fixed before the 101 like a
+// stream's. Its reader goroutine pulls pages from the bus log with the
+// feed's own wait and pushes one {"feed": entry} frame per entry into the
+// connection's queue, waiting for space when it is full: a slow client
+// holds its own reader only. The entry is api/feed's encoding, so its
+// cursor is the one the pull and the event stream give it. Feed frames
+// are not cached (each subscription has its own filters) and are not
+// counted as a stream's deliveries; the streams' shared-frame path is
+// untouched. A browser token opens it with the feed:read scope (the
+// feed argument of ServeLimited); the token's Life closing the
+// connection with 4401 covers it like the streams.
 //
 // # Connection caps
 //

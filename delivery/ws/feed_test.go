@@ -274,8 +274,11 @@ func wsEntries(t *testing.T, c *websocket.Conn, n int) []got {
 func wsSubscribed(t *testing.T, c *websocket.Conn) feedFrame {
 	t.Helper()
 	f := wsFrame(t, c)
-	if f.Type != "subscribed" {
-		t.Fatalf("first frame %+v, want subscribed", f)
+	if f.Type == "subscribed" { // a stream's, opened in the query: the feed's follows
+		f = wsFrame(t, c)
+	}
+	if f.Type != "feed_subscribed" {
+		t.Fatalf("first frame %+v, want feed_subscribed", f)
 	}
 	return f
 }
@@ -398,11 +401,11 @@ func TestFeedSubscribeFrame(t *testing.T) {
 
 	send(`{"type":"subscribe_feed","types":"bogus","limit":5}`)
 	f := wsFrame(t, c)
-	if f.Type != "error" || f.Code != "invalid_request" || !strings.Contains(f.Message, "types:") || !strings.Contains(f.Message, "limit:") {
+	if f.Type != "feed_error" || f.Code != "invalid_request" || !strings.Contains(f.Message, "types:") || !strings.Contains(f.Message, "limit:") {
 		t.Fatalf("bad parameters: %+v", f)
 	}
 	send(`{"type":"subscribe_feed","after":"not-a-cursor"}`)
-	if f := wsFrame(t, c); f.Type != "error" || f.Code != "invalid_request" || !strings.Contains(f.Message, "after") {
+	if f := wsFrame(t, c); f.Type != "feed_error" || f.Code != "invalid_request" || !strings.Contains(f.Message, "after") {
 		t.Fatalf("bad cursor: %+v", f)
 	}
 	// the refusals left the subscription as it was
@@ -417,11 +420,11 @@ func TestFeedSubscribeFrame(t *testing.T) {
 		t.Fatalf("filtered: %s, want %s", got[0].id, all[6])
 	}
 	send(`{"type":"unsubscribe_feed"}`)
-	if f := wsFrame(t, c); f.Type != "unsubscribed" {
+	if f := wsFrame(t, c); f.Type != "feed_unsubscribed" {
 		t.Fatalf("unsubscribe: %+v", f)
 	}
 	send(`{"type":"unsubscribe_feed"}`)
-	if f := wsFrame(t, c); f.Type != "error" || f.Code != "not_subscribed" {
+	if f := wsFrame(t, c); f.Type != "feed_error" || f.Code != "not_subscribed" {
 		t.Fatalf("unsubscribe again: %+v", f)
 	}
 }
@@ -483,11 +486,13 @@ func TestFeedWebsocketTokenScopeAndEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wsSubscribed(t, c)
+	if f := wsFrame(t, c); f.Type != "subscribed" {
+		t.Fatalf("stream: %+v", f)
+	}
 	if err := c.WriteMessage(websocket.TextMessage, []byte(`{"type":"subscribe_feed"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if f := wsFrame(t, c); f.Type != "error" || f.Code != "insufficient_permissions" {
+	if f := wsFrame(t, c); f.Type != "feed_error" || f.Code != "insufficient_permissions" {
 		t.Fatalf("a streams:read token's subscribe_feed: %+v", f)
 	}
 	// feed:read only: the feed, no stream

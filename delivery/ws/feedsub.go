@@ -150,16 +150,14 @@ func feedParams(b []byte) (map[string][]string, error) {
 
 // feedNotice is a control frame about the feed subscription.
 type feedNotice struct {
-	Type           string `json:"type"` // subscribed, unsubscribed, error
+	Type           string `json:"type"` // feed_subscribed, feed_unsubscribed, feed_error
 	Code           string `json:"code,omitempty"`
-	Feed           bool   `json:"feed"`
 	Cursor         string `json:"cursor,omitempty"`
 	FirstAvailable string `json:"first_available,omitempty"`
 	Message        string `json:"message,omitempty"`
 }
 
 func (c *conn) feedNotice(n feedNotice) {
-	n.Feed = true
 	b, err := json.Marshal(n)
 	if err != nil {
 		c.s.logger.Warn("websocket feed notice not encoded", "error", err)
@@ -179,7 +177,7 @@ func (c *conn) feedRefused(err error) {
 	if fe.code == "internal_error" {
 		c.s.logger.Warn("websocket feed subscription failed", "error", err)
 	}
-	c.feedNotice(feedNotice{Type: "error", Code: fe.code, FirstAvailable: fe.firstAvailable, Message: fe.message})
+	c.feedNotice(feedNotice{Type: "feed_error", Code: fe.code, FirstAvailable: fe.firstAvailable, Message: fe.message})
 }
 
 // subscribeFeedFrame acts on a subscribe_feed frame: it opens the
@@ -221,7 +219,7 @@ func (c *conn) subscribeFeed(st *feedStart) bool {
 		<-old.done
 		c.q.purge(old)
 	}
-	c.feedNotice(feedNotice{Type: "subscribed", Cursor: st.cursor})
+	c.feedNotice(feedNotice{Type: "feed_subscribed", Cursor: st.cursor})
 	go c.runFeed(sb, st)
 	return true
 }
