@@ -28,10 +28,21 @@ type MemoryResult struct {
 }
 
 // Print writes a summary.
-func (r *MemoryResult) Print(w io.Writer) {
-	fmt.Fprintf(w, "memory: %d events of %d bytes into %d streams = %d stream-log entries (%.1f GiB) in %s\n",
-		r.Events, r.Size, r.Streams, r.Matched, float64(r.Matched)*float64(r.Size)/(1<<30), r.Elapsed.Round(time.Millisecond))
-	fmt.Fprintf(w, "  server RSS %.1f MiB before, %.1f MiB at most, %.1f MiB after\n", r.RSSBefore/(1<<20), r.RSSMax/(1<<20), r.RSSAfter/(1<<20))
+func (r *MemoryResult) Print(w io.Writer) { r.Report().WriteTable(w) }
+
+// Report is the result's figures.
+func (r *MemoryResult) Report() *Report {
+	rep := &Report{Mode: "memory"}
+	rep.Add("events", "events ingested", r.Events, "")
+	rep.Add("size", "bytes each", r.Size, "")
+	rep.Add("streams", "streams", r.Streams, "")
+	rep.Add("entries", "stream-log entries", r.Matched, "")
+	rep.Add("written_gib", "written", float64(r.Matched)*float64(r.Size)/(1<<30), "GiB")
+	rep.Add("elapsed_s", "took", r.Elapsed.Seconds(), "s")
+	rep.Add("server_rss_before_mib", "server RSS before", r.RSSBefore/(1<<20), "MiB")
+	rep.Add("server_rss_max_mib", "server RSS at most", r.RSSMax/(1<<20), "MiB")
+	rep.Add("server_rss_after_mib", "server RSS after", r.RSSAfter/(1<<20), "MiB")
+	return rep
 }
 
 // Memory starts cfg.Streams event streams, ingests cfg.Events events of

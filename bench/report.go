@@ -52,6 +52,16 @@ func StatusCounts(m map[int]int64) Counts {
 	return c
 }
 
+// NamedCounts is a tally by name, in name order.
+func NamedCounts(m map[string]int64) Counts {
+	c := make(Counts, 0, len(m))
+	for k, n := range m {
+		c = append(c, Count{Name: k, N: n})
+	}
+	slices.SortFunc(c, func(a, b Count) int { return strings.Compare(a.Name, b.Name) })
+	return c
+}
+
 // Add appends a row.
 func (r *Report) Add(key, label string, value any, unit string) {
 	r.Rows = append(r.Rows, Row{Key: key, Label: label, Value: value, Unit: unit})

@@ -161,8 +161,8 @@ func (r *SoakResult) Print(w io.Writer) {
 			fmt.Fprintf(w, "  %-10s delivered %d  lost %d  duplicates %d  caught up %s\n", s.Sink, s.Delivered, s.Lost, s.Duplicates, ms(s.CaughtUp))
 		}
 	}
-	fmt.Fprintf(w, "points: accepted in acknowledged batches %d, stored %d, accepted and not stored %d; skipped by the server %v\n",
-		r.PointsAcked, r.PointsStored, r.PointsLost, r.PointsSkipped)
+	fmt.Fprintf(w, "points: accepted in acknowledged batches %d, stored %d, accepted and not stored %d; skipped by the server %s\n",
+		r.PointsAcked, r.PointsStored, r.PointsLost, formatValue(NamedCounts(r.PointsSkipped)))
 }
 
 // soakPhaseNames are the phases in order.
