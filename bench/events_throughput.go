@@ -37,39 +37,54 @@ type EventsResult struct {
 	ServerRSSBytes   float64
 }
 
-// Print writes a summary.
-func (r *EventsResult) Print(w io.Writer) {
+// Print writes the report as a table.
+func (r *EventsResult) Print(w io.Writer) { r.Report().WriteTable(w) }
+
+// Report is the result's figures.
+func (r *EventsResult) Report() *Report {
 	per := float64(r.ExpectedAppends) / float64(max(1, r.Accepted))
 	secs := r.SendElapsed.Seconds()
-	offered := "as fast as possible"
-	if r.Rate > 0 {
-		offered = fmt.Sprintf("%d events/s offered", r.Rate)
-	}
-	fmt.Fprintf(w, "events: %d streams (filters %s: %.2f appends/event), rules %s; %d vehicles, %d senders × %d events a request, %s\n",
-		r.Streams, r.Filters, per, r.Rules, r.Vehicles, r.Conns, r.Batch, offered)
+	rep := &Report{Mode: "events"}
+	rep.Add("streams", "streams", r.Streams, "")
+	rep.Add("filters", "filters", r.Filters, "")
+	rep.Add("appends_per_event", "appends per event", per, "")
+	rep.Add("rules", "rules", r.Rules, "")
+	rep.Add("vehicles", "vehicles", r.Vehicles, "")
+	rep.Add("senders", "senders", r.Conns, "")
+	rep.Add("batch", "events a request", r.Batch, "")
+	rep.Add("offered_per_s", "offered", r.Rate, "events/s (0: as fast as possible)")
 	if r.OtherStreams > 0 {
-		fmt.Fprintf(w, "  WARNING: %d other active events streams in the organization count in the figures\n", r.OtherStreams)
+		rep.Add("other_streams", "WARNING: other events streams counted", r.OtherStreams, "")
 	}
-	res := Result{Latencies: r.RequestLatencies}
-	fmt.Fprintf(w, "  ingest: %d events accepted in %.1fs = %.0f events/s; %d requests, %d errors%s; request p50 %s p99 %s\n",
-		r.Accepted, secs, float64(r.Accepted)/secs, r.Requests, r.Errors, firstErr(r.FirstError), res.Quantile(.5), res.Quantile(.99))
-	fmt.Fprintf(w, "  pipeline while sending: %.0f events/s (%.0f appends/s); behind at the end of sending: %.0f events\n",
-		r.SteadyRate, r.SteadyRate*per, float64(r.ExpectedAppends-r.AppendsAtSendEnd)/per)
+	rep.Add("accepted", "events accepted", r.Accepted, "")
+	rep.Add("ingest_per_s", "ingest rate", float64(r.Accepted)/secs, "events/s")
+	rep.Add("requests", "requests", r.Requests, "")
+	rep.Add("errors", "errors", r.Errors, "")
+	if r.FirstError != "" {
+		rep.Add("first_error", "first error", r.FirstError, "")
+	}
+	rep.Add("request_p50_ms", "request p50", quantile(r.RequestLatencies, .5), "")
+	rep.Add("request_p99_ms", "request p99", quantile(r.RequestLatencies, .99), "")
+	rep.Add("pipeline_sending_per_s", "pipeline while sending", r.SteadyRate, "events/s")
+	rep.Add("behind_at_send_end", "behind at the end of sending", float64(r.ExpectedAppends-r.AppendsAtSendEnd)/per, "events")
 	if r.Drained > 0 {
-		fmt.Fprintf(w, "  pipeline overall: every accepted event appended %.2fs after the first request = %.0f events/s\n",
-			r.Drained.Seconds(), float64(r.Accepted)/r.Drained.Seconds())
+		rep.Add("drained_s", "all appended after", r.Drained.Seconds(), "s")
+		rep.Add("pipeline_overall_per_s", "pipeline overall", float64(r.Accepted)/r.Drained.Seconds(), "events/s")
 		if behind, d := float64(r.ExpectedAppends-r.AppendsAtSendEnd)/per, r.Drained-r.SendElapsed; d >= time.Second {
-			fmt.Fprintf(w, "  pipeline alone after sending: %.0f events in %.2fs = %.0f events/s\n", behind, d.Seconds(), behind/d.Seconds())
+			rep.Add("pipeline_after_sending_per_s", "pipeline alone after sending", behind/d.Seconds(), "events/s")
 		}
 	} else {
-		fmt.Fprintf(w, "  pipeline overall: NOT drained: %d of %d appends\n", r.Appends, r.ExpectedAppends)
+		rep.Add("not_drained_appends", "NOT drained: appends", r.Appends, fmt.Sprintf("of %d", r.ExpectedAppends))
 	}
 	if r.Appends > r.ExpectedAppends {
-		fmt.Fprintf(w, "  WARNING: %d appends more than the accepted events owe (other traffic of the organization)\n", r.Appends-r.ExpectedAppends)
+		rep.Add("extra_appends", "WARNING: appends beyond the accepted events'", r.Appends-r.ExpectedAppends, "")
 	}
-	fmt.Fprintf(w, "  server CPU %.1f s = %.0f%% of one core over %.1fs, %.1f µs per accepted event; RSS %.0f MiB; before the run %.0f%% of one core\n",
-		r.ServerCPUSeconds, 100*r.ServerCPUSeconds/r.Measured.Seconds(), r.Measured.Seconds(), 1e6*r.ServerCPUSeconds/float64(max(1, r.Accepted)),
-		r.ServerRSSBytes/(1<<20), 100*r.IdleCPU)
+	rep.Add("server_cpu_s", "server CPU", r.ServerCPUSeconds, fmt.Sprintf("s over %.1f s", r.Measured.Seconds()))
+	rep.Add("server_cpu_pct", "server CPU share of one core", 100*r.ServerCPUSeconds/r.Measured.Seconds(), "%")
+	rep.Add("server_cpu_us_per_event", "server CPU per accepted event", 1e6*r.ServerCPUSeconds/float64(max(1, r.Accepted)), "µs")
+	rep.Add("server_rss_mib", "server RSS", r.ServerRSSBytes/(1<<20), "MiB")
+	rep.Add("server_idle_cpu_pct", "server CPU before the run", 100*r.IdleCPU, "% of one core")
+	return rep
 }
 
 // Events runs the throughput measurement.

@@ -44,3 +44,24 @@ func TestReportFormats(t *testing.T) {
 		t.Fatalf("JSON: %s", out.String())
 	}
 }
+
+// The events result reads as a table, drained or not.
+func TestEventsReport(t *testing.T) {
+	for _, r := range []*EventsResult{
+		{Streams: 100, Filters: "mix", Rules: "none", Accepted: 1000, ExpectedAppends: 3000, Appends: 3000, AppendsAtSendEnd: 2400,
+			SendElapsed: 2 * time.Second, Drained: 4 * time.Second, Measured: 4 * time.Second, ServerCPUSeconds: 2, RequestLatencies: []time.Duration{time.Millisecond}},
+		{},
+	} {
+		var b bytes.Buffer
+		r.Print(&b)
+		if !strings.Contains(b.String(), "pipeline while sending") {
+			t.Errorf("events table:\n%s", b.String())
+		}
+		if r.Drained > 0 && !strings.Contains(b.String(), "pipeline alone after sending") {
+			t.Errorf("drained run lacks the rate after sending:\n%s", b.String())
+		}
+		if r.Drained == 0 && !strings.Contains(b.String(), "NOT drained") {
+			t.Errorf("run not drained does not say so:\n%s", b.String())
+		}
+	}
+}

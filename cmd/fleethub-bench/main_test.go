@@ -129,12 +129,13 @@ func TestResultTableAndJSON(t *testing.T) {
 	}
 	// a result without a report still gives JSON, its fields
 	out.Reset()
-	if err := writeResult(&out, "events", &bench.EventsResult{Streams: 4, RequestLatencies: make([]time.Duration, 1000)}, true); err != nil {
+	iso := &bench.IsolationResult{Duplicates: 4, Phases: []bench.IsolationPhase{{Delivered: 7, Latencies: make([]time.Duration, 1000)}}}
+	if err := writeResult(&out, "webhook", iso, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got["mode"] != "events" || got["result"].(map[string]any)["Streams"] != 4.0 ||
-		strings.Contains(out.String(), "RequestLatencies") {
-		t.Fatalf("events as JSON: %v %s", err, out.String())
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || got["mode"] != "webhook" || got["result"].(map[string]any)["Duplicates"] != 4.0 ||
+		strings.Contains(out.String(), "Latencies") {
+		t.Fatalf("isolation as JSON: %v %s", err, out.String())
 	}
 }
 
