@@ -126,7 +126,7 @@ type EntryView struct {
 func (h *Handlers) Routes() []*api.Route {
 	return []*api.Route{
 		{Method: "GET", Path: "/api/v1/streaming/feed", Tag: "streaming", Permission: "streams:read", TokenScope: "feed:read",
-			Summary: "The organization's events or telemetry from the durable bus log, oldest first, by cursor; with Accept: text/event-stream the same feed live as Server-Sent Events (see docs/streaming.md#the-feed)",
+			Summary: "The organization's events or telemetry from the durable bus log, oldest first, by cursor; with Accept: text/event-stream the same feed live as Server-Sent Events (an event stream opened with a browser token ends with event: error token_expired or token_revoked when the token does). The cursors are those of the websocket's feed subscription too (see docs/streaming.md#the-feed)",
 			Params:  feedParams, Response: FeedView{}, Errors: []int{410}, Handler: h.serveFeed},
 		h.sseRoute(),
 	}

@@ -20,7 +20,7 @@ const statePoll = time.Second
 
 func (h *Handlers) sseRoute() *api.Route {
 	return &api.Route{Method: "GET", Path: "/api/v1/streaming/sse", Tag: "streaming", Permission: "streams:read", TokenScope: "streams:read",
-		Summary: "A registered stream's messages as Server-Sent Events: id is the offset, data the websocket's {stream_id, offset, message}; resume with Last-Event-ID (see docs/streaming.md#server-sent-events-of-a-registered-stream)",
+		Summary: "A registered stream's messages as Server-Sent Events: id is the offset, data the websocket's {stream_id, offset, message}; resume with Last-Event-ID; opened with a browser token it ends with event: error token_expired or token_revoked when the token does (see docs/streaming.md#server-sent-events-of-a-registered-stream)",
 		Raw:     "text/event-stream", Errors: []int{404, 501},
 		Params: []api.Param{{Name: "stream_id", In: "query", Type: "string", Required: true},
 			{Name: "last_offset", In: "query", Type: "integer", Description: "resume after this offset (Last-Event-ID wins); absent: only new messages"},

@@ -21,7 +21,7 @@ import (
 // MintBody is the body of POST /v1/tokens.
 type MintBody struct {
 	ExpiresInSeconds *int     `json:"expires_in_seconds,omitempty" doc:"1-86400, default 3600"`
-	Scopes           []string `json:"scopes" required:"true" doc:"feed:read, streams:read, alerts:acknowledge"`
+	Scopes           []string `json:"scopes" required:"true" doc:"feed:read (the feed: pull, event stream, websocket), streams:read (registered streams: websocket, event stream), alerts:acknowledge, webhooks:replay, fleet:read (the console's reads, each within the minting key's permissions)"`
 	StreamIDs        []string `json:"stream_ids,omitempty" doc:"with streams:read: only these registered streams (at most 100); absent: every stream of the organization"`
 }
 
@@ -52,7 +52,7 @@ func New(svc *domain.Service) *Handlers { return &Handlers{svc: svc} }
 func (h *Handlers) Routes() []*api.Route {
 	return []*api.Route{
 		{Method: "POST", Path: "/v1/tokens", Tag: "keys", Permission: "tokens:create",
-			Summary: "Mint a short-lived browser token (HS256 JWT) that the feed, Server-Sent Events and websocket endpoints take in place of a key, limited to its scopes (see docs/security.md#browser-tokens)",
+			Summary: "Mint a short-lived browser token (HS256 JWT) taken in place of a key by the routes of its scopes; an event stream or websocket it opened ends when it expires or is revoked (event: error token_expired or token_revoked; close 4401) (see docs/security.md#browser-tokens)",
 			Request: MintBody{}, Response: TokenView{}, Status: 201, Handler: h.mint},
 		{Method: "DELETE", Path: "/v1/tokens/{token_id}", Tag: "keys", Permission: "tokens:create",
 			Summary: "Revoke a browser token before it expires", Errors: []int{404},
