@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/fleethub/fleethub/api"
 	apifeed "github.com/fleethub/fleethub/api/feed"
@@ -531,6 +532,41 @@ func TestFeedWebsocketTokenScopeAndEnd(t *testing.T) {
 		// a new connection with the ended token is refused by the sink too
 		if _, res, err := s.wsDial("feed=true&token="+tc.token, false); err == nil || res.StatusCode != 401 {
 			t.Fatalf("%s: a new connection: %v %v", tc.text, res, err)
+		}
+	}
+}
+
+// With encoding=msgpack a feed entry is a binary frame holding the msgpack
+// form of the same {"feed": entry}, with the same cursor.
+func TestFeedMsgpack(t *testing.T) {
+	s := newFeedServer(t, nil)
+	ids := s.publish(2)
+	pulled := s.pull("types=events")
+	c, _, err := s.wsDial("feed=true&types=events&encoding=msgpack", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsSubscribed(t, c) // control frames stay JSON text
+	for i := range ids {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		typ, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct {
+			Feed struct {
+				Cursor  string `msgpack:"cursor"`
+				Type    string `msgpack:"type"`
+				Message struct {
+					EventID string `msgpack:"event_id"`
+				} `msgpack:"message"`
+			} `msgpack:"feed"`
+		}
+		if typ != websocket.BinaryMessage || msgpack.Unmarshal(b, &f) != nil {
+			t.Fatalf("entry %d: frame type %d %x", i, typ, b)
+		}
+		if f.Feed.Cursor != pulled[i].cursor || f.Feed.Message.EventID != ids[i] || f.Feed.Type != "events" {
+			t.Fatalf("entry %d: %+v, pulled %+v", i, f.Feed, pulled[i])
 		}
 	}
 }
