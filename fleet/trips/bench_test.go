@@ -9,17 +9,24 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/fleet/trips"
+	"github.com/fleethub/fleethub/internal/mapmatch"
+	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/store/sqlite"
 )
 
 func newService(tb testing.TB) *trips.Service {
+	tb.Helper()
+	return newServiceWith(tb, trips.Config{})
+}
+
+func newServiceWith(tb testing.TB, cfg trips.Config) *trips.Service {
 	tb.Helper()
 	st, err := sqlite.Open(context.Background(), sqlite.Config{Dir: tb.TempDir()})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { st.Close() })
-	svc, err := trips.New(trips.Config{}, st, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc, err := trips.New(cfg, st, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -39,8 +46,29 @@ func batch(trip string, start time.Time, from, n int) *trips.BatchRequest {
 
 // BenchmarkUploadBatch measures validation, detection, analytics and the
 // durable SQLite write of 1,000-point batches over 64 trips.
-func BenchmarkUploadBatch(b *testing.B) {
-	svc := newService(b)
+func BenchmarkUploadBatch(b *testing.B) { benchUpload(b, newService(b)) }
+
+// BenchmarkUploadBatchRoads is BenchmarkUploadBatch with a road network
+// (the street fixture) and the road matcher's workers running beside
+// the uploads on the same cores.
+func BenchmarkUploadBatchRoads(b *testing.B) { benchRoads(b, true) }
+
+// BenchmarkUploadBatchRoadsAlone is the upload path with a road network
+// and no worker running: what an upload itself costs (its points are
+// queued, then judged without a road past the bound).
+func BenchmarkUploadBatchRoadsAlone(b *testing.B) { benchRoads(b, false) }
+
+func benchRoads(b *testing.B, workers bool) {
+	svc := newServiceWith(b, trips.Config{Roads: mapmatch.New(street{}, routing.Auto, mapmatch.Config{})})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if workers {
+		go svc.RunRoads(ctx)
+	}
+	benchUpload(b, svc)
+}
+
+func benchUpload(b *testing.B, svc *trips.Service) {
 	ctx := context.Background()
 	start := time.Now().Add(-72 * time.Hour).UTC().Truncate(time.Second)
 	const nTrips = 64

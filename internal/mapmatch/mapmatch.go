@@ -156,9 +156,15 @@ func (t *Trace) transition(cands []candidate, x, y float64) bool {
 	prev := &t.window[len(t.window)-1]
 	straight := math.Hypot(x-prev.x, y-prev.y)
 	bound := min(2*straight+300, t.m.cfg.MaxRouteM)
-	best := make([]float64, len(cands))
-	back := make([]int32, len(cands))
-	bwd := make([]bool, len(cands))
+	var bestBuf [16]float64 // on the stack for the usual 8 candidates
+	var backBuf [16]int32
+	var bwdBuf [16]bool
+	best, back, bwd := bestBuf[:0], backBuf[:0], bwdBuf[:0]
+	if len(cands) <= len(bestBuf) {
+		best, back, bwd = bestBuf[:len(cands)], backBuf[:len(cands)], bwdBuf[:len(cands)]
+	} else {
+		best, back, bwd = make([]float64, len(cands)), make([]int32, len(cands)), make([]bool, len(cands))
+	}
 	for j := range best {
 		best[j], back[j] = math.Inf(-1), -1
 	}

@@ -160,6 +160,9 @@ type candidate struct {
 // (x, y), nearest first, at most max of them.
 func (n *network) candidates(x, y, radius float64, limit int, buf []candidate) []candidate {
 	out := buf[:0]
+	if cap(out) == 0 {
+		out = make([]candidate, 0, limit) // grown once where more roads are near
+	}
 	r2 := radius * radius
 	for cx := int64(math.Floor((x - radius) / n.cell)); cx <= int64(math.Floor((x+radius)/n.cell)); cx++ {
 		for cy := int64(math.Floor((y - radius) / n.cell)); cy <= int64(math.Floor((y+radius)/n.cell)); cy++ {
