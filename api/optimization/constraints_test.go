@@ -58,15 +58,7 @@ func checkPlan(t *testing.T, body, data map[string]any) {
 	for _, r := range data["optimized_routes"].([]any) {
 		rv := r.(map[string]any)
 		v := vehicles[rv["vehicle_id"].(string)]
-		has := map[string]bool{}
-		for _, w := range typeGives[fmt.Sprint(v["vehicle_type"])] {
-			has[w] = true
-		}
-		if rs, ok := v["restrictions"].([]string); ok {
-			for _, w := range rs {
-				has[w] = true
-			}
-		}
+		has := provides(v)
 		at := v["start_index"].(int)
 		shiftStart, shiftEnd := minutesOf(t, fmt.Sprint(v["shift_start"])), minutesOf(t, fmt.Sprint(v["shift_end"]))
 		clock, load, breaks := shiftStart, 0.0, 0
@@ -144,6 +136,13 @@ func checkPlan(t *testing.T, body, data map[string]any) {
 			t.Errorf("%s takes %d breaks of %d", rv["vehicle_id"], breaks, want)
 		}
 	}
+	checkCovered(t, data, seen, len(dests))
+}
+
+// checkCovered checks that the destinations served (seen) and the
+// unassigned ones are apart and together all n of the request.
+func checkCovered(t *testing.T, data map[string]any, seen map[string]bool, n int) {
+	t.Helper()
 	for _, u := range data["unassigned_destinations"].([]any) {
 		id := u.(map[string]any)["destination_id"].(string)
 		if seen[id] {
@@ -151,9 +150,23 @@ func checkPlan(t *testing.T, body, data map[string]any) {
 		}
 		seen[id] = true
 	}
-	if len(seen) != len(dests) {
-		t.Errorf("%d of %d destinations served or unassigned", len(seen), len(dests))
+	if len(seen) != n {
+		t.Errorf("%d of %d destinations served or unassigned", len(seen), n)
 	}
+}
+
+// provides is what vehicle v provides: its restrictions and its type's.
+func provides(v map[string]any) map[string]bool {
+	has := map[string]bool{}
+	for _, w := range typeGives[fmt.Sprint(v["vehicle_type"])] {
+		has[w] = true
+	}
+	if rs, ok := v["restrictions"].([]string); ok {
+		for _, w := range rs {
+			has[w] = true
+		}
+	}
+	return has
 }
 
 // clockAfter is the time after leaving at clock for seconds of travel.
