@@ -106,15 +106,7 @@ func run(ctx context.Context, name string, cfg Config, build request, ok func(in
 	if err := uri.Parse(nil, []byte(cfg.URL)); err != nil {
 		return nil, fmt.Errorf("bench: url: %w", err)
 	}
-	client := &fasthttp.HostClient{Addr: string(uri.Host()), MaxConns: cfg.Conns, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
-		MaxIdleConnDuration: time.Minute}
-	if string(uri.Scheme()) == "https" {
-		client.IsTLS = true
-		client.TLSConfig = &tls.Config{InsecureSkipVerify: cfg.Insecure} // --insecure: a self-signed certificate
-		if !strings.Contains(client.Addr, ":") {
-			client.Addr += ":443"
-		}
-	}
+	client := hostClient(uri, cfg)
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	res := &Result{Name: name, Statuses: map[int]int64{}}
@@ -202,6 +194,20 @@ func run(ctx context.Context, name string, cfg Config, build request, ok func(in
 	res.Requests, res.Errors, res.Items = reqs.Load(), errs.Load(), items.Load()
 	slices.Sort(res.Latencies)
 	return res, nil
+}
+
+// hostClient is the client of run's workers: HTTPS for an https:// URL.
+func hostClient(uri *fasthttp.URI, cfg Config) *fasthttp.HostClient {
+	client := &fasthttp.HostClient{Addr: string(uri.Host()), MaxConns: cfg.Conns, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
+		MaxIdleConnDuration: time.Minute}
+	if string(uri.Scheme()) == "https" {
+		client.IsTLS = true
+		client.TLSConfig = &tls.Config{InsecureSkipVerify: cfg.Insecure} // --insecure: a self-signed certificate
+		if !strings.Contains(client.Addr, ":") {
+			client.Addr += ":443"
+		}
+	}
+	return client
 }
 
 // Health drives authenticated GET /v1/trips/health.

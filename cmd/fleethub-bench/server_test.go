@@ -162,6 +162,14 @@ func TestModesAgainstAServer(t *testing.T) {
 			t.Fatalf("progress lines: %q", progress)
 		}
 	})
+	t.Run("health over TLS", func(t *testing.T) {
+		got, _ := runJSON(t, "health", "--url", s.tls, "--insecure", "--key", s.key, "--conns", "2", "--rate", "50", "--duration", "1s",
+			"--pid", pid, "--quiet")
+		st, _ := got["statuses"].(map[string]any)
+		if got["errors"] != 0.0 || len(st) != 1 || st["200"] == nil || got["server_cpu_source"] != "/proc/"+pid {
+			t.Fatalf("health over TLS: %v", got)
+		}
+	})
 	t.Run("fanout over TLS", func(t *testing.T) {
 		got, _ := runJSON(t, "fanout", "--url", strings.Replace(s.tls, "https://", "http://", 1), "--tls", "--insecure", "--key", s.key,
 			"--streams", "2", "--subscribers", "4", "--events-per-sec", "100", "--batch", "10", "--duration", "2s", "--pid", pid, "--quiet")
