@@ -442,12 +442,3 @@ func servable(bad map[string]string, pr *vrp.Problem) {
 		}
 	}
 }
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
