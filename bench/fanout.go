@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -177,7 +178,9 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 	streamIDs := make([]string, 0, cfg.Streams)
 	defer func() {
 		for _, id := range streamIDs {
-			_ = apiCallWith(context.Background(), client, "POST", cfg.URL+"/api/v1/streaming/events/stop", cfg.Key, map[string]any{"stream_id": id}, nil)
+			if err := apiCallWith(context.Background(), client, "POST", cfg.URL+"/api/v1/streaming/events/stop", cfg.Key, map[string]any{"stream_id": id}, nil); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: stopping stream %s: %v\n", id, err)
+			}
 		}
 	}()
 	for _, vs := range vehicles {

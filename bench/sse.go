@@ -191,8 +191,11 @@ func openSSE(ctx context.Context, client *http.Client, feedURL, key string) (io.
 		return nil, fmt.Errorf("bench: sse: %w", err)
 	}
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("bench: sse: %d %s, its body unread: %w", resp.StatusCode, resp.Header.Get("Content-Type"), err)
+		}
 		return nil, fmt.Errorf("bench: sse: %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 	return resp.Body, nil
