@@ -160,12 +160,14 @@ type accepted struct {
 // What a busy endpoint has no room for is queued in the store, to be
 // claimed as its queue drains. What an endpoint that takes nothing has
 // no room for (circuit open or half-open, or stalled: a receiver that
-// stopped answering fills its queue before its first timeout) is parked (store.Delivery Park: on SQLite one write at the end of the
-// stream's spool file, no page of the database), and a poll, or a
-// refill, moves it into the queue as the endpoint can take it. Parked
-// deliveries are written after the other streams' commit and hand-over,
-// not in it: a dead receiver's deliveries, just as durable before
-// AcceptMany returns, never make a healthy neighbour's wait.
+// stopped answering fills its queue before its first timeout) is
+// parked (store.Delivery Park: on SQLite one write at the end of the
+// stream's spool file, no page of the database; on PostgreSQL one insert
+// into the narrow parked_deliveries), and a poll, or a refill, moves it
+// into the queue as the endpoint can take it. Parked deliveries, and a
+// disabled endpoint's, are written after the other streams' commit and
+// hand-over, not in it: a dead receiver's deliveries, just as durable
+// before AcceptMany returns, never make a healthy neighbour's wait.
 func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, entries [][]hub.Entry) error {
 	now := d.cfg.Now()
 	until := now.Add(d.cfg.Lease)

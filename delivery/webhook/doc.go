@@ -38,9 +38,13 @@
 // the same URL are two endpoints: one tenant's limits and failures are
 // never another's. A dead receiver costs its own workers a timeout each,
 // then its circuit opens and its deliveries go back to the store until a
-// single probe succeeds; the others never wait for it. The shared parts
-// are the store (one write per accepted batch, one per batch of
-// outcomes) and the poller (one indexed query per due stream).
+// single probe succeeds; the others never wait for it. What it cannot
+// take meanwhile is parked out of the delivery log (a spool file on
+// SQLite, parked_deliveries on PostgreSQL), written after the healthy
+// streams' commit; while its circuit is open it records one attempt per
+// probe. The shared parts are the store (one write per accepted batch,
+// one per batch of outcomes) and the poller (one indexed query per due
+// stream).
 //
 // # Retries
 //
