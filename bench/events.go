@@ -55,6 +55,9 @@ type EventsConfig struct {
 	Drain     time.Duration
 	PollEvery time.Duration // default 250ms
 	Latency   bool          // set by EventsLatency
+	// Meter, when set, counts the ingest requests and their errors as
+	// they happen.
+	Meter *Meter
 }
 
 // eventCategories are the categories the generator's events take in turn.

@@ -103,13 +103,16 @@ func (r *eventRun) send(ctx context.Context, deadline time.Time, s *eventsSent) 
 				s.requests.Add(1)
 				if err != nil {
 					s.fail(err.Error())
+					cfg.Meter.Fail()
 					continue
 				}
 				if resp.StatusCode() != 202 {
+					cfg.Meter.Fail()
 					s.fail(fmt.Sprintf("status %d: %.200s", resp.StatusCode(), resp.Body()))
 					continue
 				}
 				lat = append(lat, time.Since(t0))
+				cfg.Meter.Observe(lat[len(lat)-1])
 				s.accepted.Add(int64(cfg.Batch))
 				s.appends.Add(appends)
 			}

@@ -159,7 +159,7 @@ func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (pri
 		return bench.Soak(ctx, sc)
 	case "events":
 		ec := bench.EventsConfig{URL: c.URL, Key: c.Key, Streams: f.streams, Filters: f.filters, Rules: f.rules, Rate: int(c.Rate), Duration: c.Duration,
-			Batch: f.batch, Vehicles: f.vehicles, Conns: c.Conns}
+			Batch: f.batch, Vehicles: f.vehicles, Conns: c.Conns, Meter: c.Meter}
 		if f.latency {
 			return bench.EventsLatency(ctx, ec)
 		}
