@@ -14,7 +14,7 @@ import (
 // profileVersion names the rules a saved graph was built with; a change
 // to the profiles, the graph or the file layout changes it, so that an
 // old file is rebuilt rather than read.
-const profileVersion = "p6"
+const profileVersion = "p7"
 
 // cacheMagic opens a saved file.
 const cacheMagic = "FHROUTE3"

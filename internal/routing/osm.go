@@ -62,8 +62,10 @@ func importOSM(r io.Reader) (*extract, error) {
 // restrictionOf reads a type=restriction relation with one from way, one
 // via node and one to way (restrictions through a via way are not read).
 // restriction applies to cars and trucks; restriction:motorcar,
-// restriction:hgv and restriction:bicycle to the one named; except=
-// lifts it for the costings it names.
+// restriction:motor_vehicle and restriction:hgv to the one named;
+// except= lifts it for the costings it names. Bicycles and pedestrians
+// take no turn restriction, as OSRM's bicycle and foot profiles
+// (restriction:bicycle is not read).
 func restrictionOf(ms []member, tags map[string]string) (restriction, bool) {
 	if tags["type"] != "restriction" {
 		return restriction{}, false
@@ -73,7 +75,7 @@ func restrictionOf(ms []member, tags map[string]string) (restriction, bool) {
 	for _, k := range []struct {
 		key string
 		set uint8
-	}{{"restriction", 1<<Auto | 1<<Truck}, {"restriction:motorcar", 1 << Auto}, {"restriction:motor_vehicle", 1<<Auto | 1<<Truck}, {"restriction:hgv", 1 << Truck}, {"restriction:bicycle", 1 << Bicycle}} {
+	}{{"restriction", 1<<Auto | 1<<Truck}, {"restriction:motorcar", 1 << Auto}, {"restriction:motor_vehicle", 1<<Auto | 1<<Truck}, {"restriction:hgv", 1 << Truck}} {
 		if v := tags[k.key]; v != "" {
 			value, r.costings = v, k.set
 			break
@@ -92,8 +94,6 @@ func restrictionOf(ms []member, tags map[string]string) (restriction, bool) {
 			r.costings &^= 1 << Auto
 		case "hgv":
 			r.costings &^= 1 << Truck
-		case "bicycle":
-			r.costings &^= 1 << Bicycle
 		}
 	}
 	var froms, vias, tos int

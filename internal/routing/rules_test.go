@@ -168,6 +168,7 @@ func TestRestrictionRelations(t *testing.T) {
 		{map[string]string{"type": "multipolygon"}, []member{{1, 1, "from"}, {0, 2, "via"}, {1, 3, "to"}}, false, false, 0},
 		{map[string]string{"type": "restriction", "restriction": "give_way"}, []member{{1, 1, "from"}, {0, 2, "via"}, {1, 3, "to"}}, false, false, 0},
 		{map[string]string{"type": "restriction", "restriction": "no_right_turn", "except": "motorcar;hgv"}, []member{{1, 1, "from"}, {0, 2, "via"}, {1, 3, "to"}}, false, false, 0},
+		{map[string]string{"type": "restriction", "restriction:bicycle": "no_right_turn"}, []member{{1, 1, "from"}, {0, 2, "via"}, {1, 3, "to"}}, false, false, 0},
 	} {
 		r, ok := restrictionOf(tc.ms, tc.tags)
 		if ok != tc.ok || ok && (r.only != tc.only || r.costings != tc.costing) {
