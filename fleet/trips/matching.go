@@ -2,6 +2,7 @@ package trips
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"sync"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/store"
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // Defaults of the road matcher beside the upload path.
@@ -37,8 +39,9 @@ type roadShard struct {
 	points int           // points waiting in jobs not judged without a road
 	busy   bool          // the worker is judging a job it took
 	wake   chan struct{} // capacity 1: work was queued
-	// tracks is the worker goroutine's alone
-	tracks map[string]*roadTrack
+	// tracks is the worker goroutine's alone: the trips it judged
+	// lately, the least recently judged forgotten past Config.Trackers
+	tracks *lru.Cache[string, *roadTrack]
 }
 
 // roadTrack is a trip's road matching: its trace on the roads, the
@@ -79,12 +82,16 @@ type roadMatcher struct {
 	met    *roadMetrics
 }
 
-func newRoadMatcher(m *mapmatch.Matcher, shards, bound int, met *roadMetrics) *roadMatcher {
+func newRoadMatcher(m *mapmatch.Matcher, shards, bound, trips int, met *roadMetrics) (*roadMatcher, error) {
 	r := &roadMatcher{m: m, bound: bound, met: met, shards: make([]*roadShard, shards)}
 	for i := range r.shards {
-		r.shards[i] = &roadShard{wake: make(chan struct{}, 1), tracks: map[string]*roadTrack{}}
+		c, err := lru.New[string, *roadTrack](max(trips/shards, 16))
+		if err != nil {
+			return nil, fmt.Errorf("trips: road tracks: %w", err)
+		}
+		r.shards[i] = &roadShard{wake: make(chan struct{}, 1), tracks: c}
 	}
-	return r
+	return r, nil
 }
 
 func (r *roadMatcher) shard(trip string) *roadShard {

@@ -16,13 +16,13 @@ import (
 // points whose road became final to the trip's speeding detector and
 // stores the events it raised. The shard's worker only.
 func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
-	rt := sh.tracks[j.trip]
+	rt, _ := sh.tracks.Get(j.trip)
 	if rt == nil && j.end {
 		return // nothing of the trip was judged here (a restart): nothing to close
 	}
 	if rt == nil || j.replay {
 		rt = &roadTrack{trace: s.roads.m.Trace(), det: detect.New(roadThresholds(j.thr)), thr: j.thr, savedAt: time.Now()}
-		sh.tracks[j.trip] = rt
+		sh.tracks.Add(j.trip, rt)
 	} else if j.thr != rt.thr {
 		rt.thr = j.thr
 		rt.det.SetThresholds(roadThresholds(j.thr))
@@ -49,7 +49,7 @@ func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
 	if j.end {
 		evs = s.decided(rt, rt.trace.Flush(), evs)
 		evs = rt.det.Flush(evs)
-		delete(sh.tracks, j.trip)
+		sh.tracks.Remove(j.trip)
 	}
 	if len(evs) == 0 && !j.end && !j.replay && !(rt.dirty && time.Since(rt.savedAt) >= roadsSaveEvery) {
 		return

@@ -171,7 +171,9 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 	}
 	s := &Service{cfg: cfg, store: st, pub: pub, thr: thr, log: log, now: cfg.Now, tracks: c, roadMet: newRoadMetrics()}
 	if cfg.Roads != nil {
-		s.roads = newRoadMatcher(cfg.Roads, cfg.MatchWorkers, cfg.MatchQueue, s.roadMet)
+		if s.roads, err = newRoadMatcher(cfg.Roads, cfg.MatchWorkers, cfg.MatchQueue, cfg.Trackers, s.roadMet); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
