@@ -95,6 +95,11 @@ const (
 	// two): a 128 KiB table plus the frames, per shared stream. It covers
 	// the spread of pumps that each run up to a 4 MiB queue ahead (doc.go).
 	cacheSlots = 16384
+	// readBufferSize is gorilla's read buffer per connection. Client
+	// frames are small control frames; gorilla needs room for a control
+	// frame's payload (125 bytes) and a header, and reads a larger
+	// message past the buffer.
+	readBufferSize = 256
 )
 
 func (c Config) withDefaults() Config {

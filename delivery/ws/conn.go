@@ -51,7 +51,7 @@ type conn struct {
 // else can see it.
 func (c *conn) init(wsc *websocket.Conn) {
 	c.ws = wsc
-	c.batch = newBatcher(wsc.NetConn())
+	c.batch = newBatcher(wsc.NetConn(), &c.s.batchBufs)
 	c.q = newQueue(c.s.cfg.QueueBytes)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.closing = make(chan struct{})

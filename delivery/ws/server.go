@@ -40,6 +40,13 @@ type Server struct {
 	rings   map[string]*ring
 	noCache bool      // set before use by tests and benchmarks only
 	flaters sync.Pool // *flate.Writer of the compressed frames (frames.go)
+	// batchBufs are the writers' buffers (*batchBufs, writer.go), held by
+	// a connection only while it has frames to write
+	batchBufs sync.Pool
+	// wsWrite is gorilla's write buffer pool: gorilla writes only control
+	// frames here (WriteControl, which needs no buffer), so a connection
+	// keeps no write buffer of its own
+	wsWrite sync.Pool
 }
 
 // New returns a Server; zero Config fields take their defaults. A nil
@@ -67,6 +74,7 @@ func New(cfg Config, streams hub.Streams, log hub.Log, logger *slog.Logger) *Ser
 		conns:   map[*conn]struct{}{},
 		rings:   map[string]*ring{},
 	}
+	s.batchBufs.New = newBatchBufs
 	for _, u := range []*websocket.FastHTTPUpgrader{&s.plain, &s.deflate} {
 		u.HandshakeTimeout = cfg.WriteTimeout
 		// Keys, not cookies, authenticate (header, subprotocol or api_key
@@ -77,6 +85,10 @@ func New(cfg Config, streams hub.Streams, log hub.Log, logger *slog.Logger) *Ser
 		// (KeyProtocolPrefix) is never echoed in the response.
 		u.Subprotocols = []string{Protocol}
 		u.Error = handshakeError
+		// clients send small frames (subscribe, ack, pongs): a small
+		// buffer, larger frames are read past it
+		u.ReadBufferSize = readBufferSize
+		u.WriteBufferPool = &s.wsWrite
 	}
 	s.deflate.EnableCompression = true
 	return s

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/fasthttp/websocket"
@@ -25,21 +26,35 @@ const (
 )
 
 // batcher gathers frames for one writev; the writer goroutine owns it.
+// Its buffers (batchBufs) come from the Server's pool only while the
+// writer has frames to write, and go back when it has written them: an
+// idle connection holds none.
 type batcher struct {
 	raw    net.Conn    // the socket under fasthttp's hijack wrapper
 	writev bool        // raw writes net.Buffers with one writev (TCP, Unix)
-	flat   []byte      // otherwise the frames are copied here for one Write
 	vec    net.Buffers // what WriteTo consumes: a field, so no allocation per flush
-	bufs   [][]byte
-	heads  []byte // frame headers; never grown past its capacity, as bufs point into it
 	size   int
+	pool   *sync.Pool // of *batchBufs, the Server's
+	m      *batchBufs // held between acquire and release
 }
 
-func newBatcher(nc net.Conn) *batcher {
+// batchBufs are a batcher's buffers, pooled by the Server.
+type batchBufs struct {
+	flat  []byte // without writev, the frames are copied here for one Write
+	bufs  [][]byte
+	heads []byte // frame headers; never grown past its capacity, as bufs point into it
+}
+
+// newBatchBufs is the pool's constructor.
+func newBatchBufs() any {
+	return &batchBufs{heads: make([]byte, 0, 16<<10)}
+}
+
+func newBatcher(nc net.Conn, pool *sync.Pool) *batcher {
 	if u, ok := nc.(interface{ UnsafeConn() net.Conn }); ok {
 		nc = u.UnsafeConn()
 	}
-	b := &batcher{raw: nc, heads: make([]byte, 0, 16<<10)}
+	b := &batcher{raw: nc, pool: pool}
 	switch nc.(type) {
 	case *net.TCPConn, *net.UnixConn:
 		b.writev = true
@@ -47,11 +62,29 @@ func newBatcher(nc net.Conn) *batcher {
 	return b
 }
 
-func (b *batcher) full() bool {
-	return b.size >= coalesceBytes || len(b.bufs) >= coalesceVecs || cap(b.heads)-len(b.heads) < maxFrameHead
+// acquire takes buffers from the pool, unless the batcher holds some.
+func (b *batcher) acquire() {
+	if b.m == nil {
+		b.m = b.pool.Get().(*batchBufs)
+	}
 }
 
-// add appends a frame; the caller checked full first.
+// release forgets the gathered frames and gives the buffers back.
+func (b *batcher) release() {
+	if b.m == nil {
+		return
+	}
+	b.reset()
+	b.pool.Put(b.m)
+	b.m = nil
+}
+
+func (b *batcher) full() bool {
+	m := b.m
+	return b.size >= coalesceBytes || len(m.bufs) >= coalesceVecs || cap(m.heads)-len(m.heads) < maxFrameHead
+}
+
+// add appends a frame; the caller acquired the buffers and checked full.
 func (b *batcher) add(f *frame) {
 	op := byte(websocket.TextMessage)
 	if f.bin {
@@ -61,47 +94,49 @@ func (b *batcher) add(f *frame) {
 		op |= 0x40 // RSV1: a compressed message (RFC 7692)
 	}
 	b.head(op, len(f.data))
-	b.bufs = append(b.bufs, f.data)
+	b.m.bufs = append(b.m.bufs, f.data)
 	b.size += len(f.data)
 }
 
 // head appends the header of a final, unmasked server frame.
 func (b *batcher) head(op byte, n int) {
-	at := len(b.heads)
+	m := b.m
+	at := len(m.heads)
 	switch {
 	case n < 126:
-		b.heads = append(b.heads, 0x80|op, byte(n))
+		m.heads = append(m.heads, 0x80|op, byte(n))
 	case n < 1<<16:
-		b.heads = append(b.heads, 0x80|op, 126, byte(n>>8), byte(n))
+		m.heads = append(m.heads, 0x80|op, 126, byte(n>>8), byte(n))
 	default:
-		b.heads = append(b.heads, 0x80|op, 127)
-		b.heads = binary.BigEndian.AppendUint64(b.heads, uint64(n))
+		m.heads = append(m.heads, 0x80|op, 127)
+		m.heads = binary.BigEndian.AppendUint64(m.heads, uint64(n))
 	}
-	b.bufs = append(b.bufs, b.heads[at:len(b.heads):len(b.heads)])
+	m.bufs = append(m.bufs, m.heads[at:len(m.heads):len(m.heads)])
 }
 
 // flush writes the gathered frames with one writev under the deadline.
 func (b *batcher) flush(timeout time.Duration) error {
-	if len(b.bufs) == 0 {
+	m := b.m
+	if m == nil || len(m.bufs) == 0 {
 		return nil
 	}
 	err := b.raw.SetWriteDeadline(time.Now().Add(timeout))
 	switch {
 	case err != nil:
 	case b.writev:
-		b.vec = b.bufs
+		b.vec = m.bufs
 		_, err = b.vec.WriteTo(b.raw)
 		b.vec = nil
 	default:
 		// a TLS connection, say: net.Buffers would write buffer by
 		// buffer, so one frame could be split around another writer's
-		b.flat = b.flat[:0]
-		for _, p := range b.bufs {
-			b.flat = append(b.flat, p...)
+		m.flat = m.flat[:0]
+		for _, p := range m.bufs {
+			m.flat = append(m.flat, p...)
 		}
-		_, err = b.raw.Write(b.flat)
-		if cap(b.flat) > 2*coalesceBytes {
-			b.flat = nil
+		_, err = b.raw.Write(m.flat)
+		if cap(m.flat) > 2*coalesceBytes {
+			m.flat = nil
 		}
 	}
 	b.reset()
@@ -110,8 +145,11 @@ func (b *batcher) flush(timeout time.Duration) error {
 
 // reset forgets the gathered frames.
 func (b *batcher) reset() {
-	clear(b.bufs)
-	b.bufs, b.heads, b.size = b.bufs[:0], b.heads[:0], 0
+	b.size = 0
+	if m := b.m; m != nil {
+		clear(m.bufs)
+		m.bufs, m.heads = m.bufs[:0], m.heads[:0]
+	}
 }
 
 // writeLoop is the connection's one writer: it drains the queue, pings,
@@ -171,8 +209,10 @@ func (c *conn) finish(buf []frame) {
 // Past close, only the reasons that flush keep writing.
 func (c *conn) writeFrames(frames []frame) (err error) {
 	b := c.batch
+	b.acquire()
 	done := 0 // frames[:done] are accounted for
 	defer func() {
+		b.release() // an idle connection holds no write buffers
 		if err != nil {
 			c.brokenWrite = true // a frame may be half written: no close frame
 			err = writeFailure(err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -63,7 +64,8 @@ func TestBatcherFraming(t *testing.T) {
 			w, r := mk()
 			defer w.Close()
 			defer r.Close()
-			b := newBatcher(w)
+			b := newBatcher(w, &sync.Pool{New: newBatchBufs})
+			b.acquire()
 			if b.writev != (name == "tcp") {
 				t.Fatalf("writev %v", b.writev)
 			}
