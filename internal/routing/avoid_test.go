@@ -81,6 +81,14 @@ func TestAvoid(t *testing.T) {
 			t.Errorf("auto avoiding %q: %+v, want %.0f m via %v", tc.avoid, got, want, tc.via)
 		}
 	}
+	// a truck of its own size (answered without the hierarchy: the road
+	// round the bay is posted for 40 t) avoids too
+	posted := avoidNet(t)
+	posted.x.ways[7].tags["maxweight"] = "40"
+	sized := posted.graph().Route(Request{Sources: [][2]float64{a}, Targets: [][2]float64{b}, Costing: Truck, Truck: &TruckSize{Height: 3, Weight: 50}, Avoid: AvoidHighways | AvoidTolls})
+	if got, want := sized.Costs[0][0], spurs+n.meters(1, 3, 2); !got.OK || !near(got.Meters, want, 1) {
+		t.Errorf("a 50 t truck avoiding highways and tolls: %+v, want %.0f m", got, want)
+	}
 	plain, detour := routeAvoiding(g, Auto, 0, a, b), routeAvoiding(g, Auto, AvoidHighways|AvoidTolls, a, b)
 	if detour.Seconds < plain.Seconds+60 {
 		t.Errorf("the detour takes %.0f s, the motorway %.0f s", detour.Seconds, plain.Seconds)
