@@ -107,7 +107,7 @@ func (h *Handlers) match(c *api.Ctx) error {
 		return api.Errf("not_implemented", "no road graph loaded (start with --osm)")
 	}
 	var b MatchBody
-	if err := c.Bind(&b, false); err != nil {
+	if err := bindFast(c, &b); err != nil {
 		return err
 	}
 	bad := map[string]string{}
@@ -120,7 +120,7 @@ func (h *Handlers) match(c *api.Ctx) error {
 		return api.Validation("validation_failed", bad)
 	}
 	res := h.mm.get(costing).Match(pts)
-	return c.JSON(200, MatchResponse{Success: true, Data: matchData(res, times)})
+	return writeFast(c, MatchResponse{Success: true, Data: matchData(res, times)})
 }
 
 // tracePoints checks a trace's fixes and returns them with their times

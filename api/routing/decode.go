@@ -1,0 +1,45 @@
+package routing
+
+import (
+	"bytes"
+
+	"github.com/fleethub/fleethub/api"
+	gojson "github.com/goccy/go-json"
+)
+
+// bindFast decodes a large body (a trace of up to 10,000 fixes) with
+// goccy/go-json, several times faster than encoding/json on such bodies;
+// a body it refuses, or one that is not a JSON object, goes to
+// api.DecodeJSON for the precise answer every route gives (naming each
+// unknown field, refusing null).
+func bindFast(c *api.Ctx, v any) error {
+	body := c.PostBody()
+	if len(bytes.TrimSpace(body)) == 0 {
+		return api.Errf("invalid_request", "request body is required")
+	}
+	if !api.IsJSON(c.Request.Header.ContentType()) {
+		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	}
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return api.DecodeJSON(body, v)
+	}
+	dec := gojson.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil || dec.More() {
+		return api.DecodeJSON(body, v)
+	}
+	return nil
+}
+
+// writeFast encodes v as the 200 answer with goccy/go-json, as c.JSON
+// would with encoding/json.
+func writeFast(c *api.Ctx, v any) error {
+	b, err := gojson.MarshalNoEscape(v)
+	if err != nil {
+		return api.Internal(err)
+	}
+	c.SetStatusCode(200)
+	c.SetContentType("application/json")
+	c.Response.SetBodyRaw(append(b, '\n'))
+	return nil
+}
