@@ -85,8 +85,9 @@ func index0(l []string, s string) int {
 var avoidKeys = []string{"avoid_toll_roads", "avoid_highways", "avoid_ferries"}
 
 // trafficRestrictions refuses, by name, a key other than avoidKeys and
-// one set true: the routing engine has no avoid sets yet, so a plan that
-// avoids tolls, highways or ferries cannot be made.
+// one set true: the optimizer does not price travel with the routing
+// engine's avoid sets yet, so a plan that avoids tolls, highways or
+// ferries cannot be made.
 func trafficRestrictions(bad map[string]string, tr map[string]bool) {
 	for k, on := range tr {
 		f := "constraints.traffic_restrictions." + k
@@ -94,7 +95,7 @@ func trafficRestrictions(bad map[string]string, tr map[string]bool) {
 		case index0(avoidKeys, k) < 0:
 			bad[f] = "unknown: one of " + strings.Join(avoidKeys, ", ")
 		case on:
-			bad[f] = "not supported yet: the routing engine has no avoid sets, so true cannot be honoured"
+			bad[f] = "not supported yet: the optimizer does not price travel with avoid sets, so true cannot be honoured"
 		}
 	}
 }
