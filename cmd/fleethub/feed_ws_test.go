@@ -83,3 +83,40 @@ func TestFeedOverWebsocketSharesTheCursors(t *testing.T) {
 		t.Fatalf("the next event: event stream %s, websocket %s %s", ev.ID, next.Cursor, eventIDOf(t, next.Message))
 	}
 }
+
+// On a node, revoking a token ends what it opened at once: the feed's
+// event stream with an error event token_revoked, the websocket with
+// 4401 "token revoked".
+func TestRevokedTokenEndsOpenConnections(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	m := n.mintToken(t, k, map[string]any{"scopes": []string{"feed:read"}})
+	tok := url.QueryEscape(m["token"].(string))
+	sse := openSSE(t, n, "/api/v1/streaming/feed?after=now&token="+tok, "")
+	c, status := n.wsDial(t, "feed=true&after=now&token="+tok)
+	if status != 101 {
+		t.Fatalf("feed websocket: %d", status)
+	}
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, b, err := c.ReadMessage(); err != nil || !json.Valid(b) {
+		t.Fatalf("feed_subscribed: %s %v", b, err)
+	}
+	if r := n.do("DELETE", "/v1/tokens/"+m["token_id"].(string), k, nil); r.Status != 200 {
+		t.Fatalf("revoke: %d %s", r.Status, r.Body)
+	}
+	ev := sse.next(t)
+	var body struct{ Code string }
+	if ev.Name != "error" || json.Unmarshal([]byte(ev.Data), &body) != nil || body.Code != "token_revoked" {
+		t.Fatalf("event stream at the revocation: %+v", ev)
+	}
+	for {
+		_, _, err := c.ReadMessage()
+		if err == nil {
+			continue
+		}
+		if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != 4401 || ce.Text != "token revoked" {
+			t.Fatalf("websocket at the revocation: %v, want close 4401 token revoked", err)
+		}
+		break
+	}
+}
