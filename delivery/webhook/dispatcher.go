@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -254,25 +255,19 @@ func (d *Dispatcher) persist(ctx context.Context, now time.Time, parts []accepte
 	if err != nil {
 		return err
 	}
-	byStream := make(map[string][]store.Delivery, len(parts))
-	for _, x := range ins {
-		byStream[x.StreamID] = append(byStream[x.StreamID], x)
-	}
-	for _, part := range parts {
+	runs := runsOf(parts, ins)
+	for k, part := range parts {
 		if part.parked && part.leased == 0 {
 			continue // AcceptMany accounts for them once they are written
 		}
-		var hand []store.Delivery
+		run := runs[k]
 		pending := 0
-		for _, x := range byStream[part.info.ID] {
-			if x.Status != store.DeliveryPending {
-				continue
-			}
-			pending++
-			if x.LeaseOwner == d.cfg.Node {
-				hand = append(hand, x)
+		for _, x := range run {
+			if x.Status == store.DeliveryPending {
+				pending++
 			}
 		}
+		hand := leasedTo(run, d.cfg.Node)
 		d.count(part.info.ID, "pending", int64(pending))
 		if part.ep != nil && (len(hand) > 0 || pending > len(hand)) {
 			if refused := part.ep.add(hand, pending > len(hand), now); len(refused) > 0 {
@@ -281,6 +276,53 @@ func (d *Dispatcher) persist(ctx context.Context, now time.Time, parts []accepte
 		}
 	}
 	return nil
+}
+
+// runsOf splits ins, the rows inserted for parts, by part. ins keeps the
+// order the rows were given in (each part's in a run), so each part's run
+// is a sub-slice of it; rows out of that order are grouped by stream.
+func runsOf(parts []accepted, ins []store.Delivery) [][]store.Delivery {
+	runs := make([][]store.Delivery, len(parts))
+	next := 0
+	for k, part := range parts {
+		from := next
+		for next < len(ins) && ins[next].StreamID == part.info.ID {
+			next++
+		}
+		runs[k] = ins[from:next]
+	}
+	if next == len(ins) {
+		return runs
+	}
+	by := map[string][]store.Delivery{}
+	for _, x := range ins {
+		by[x.StreamID] = append(by[x.StreamID], x)
+	}
+	for k, part := range parts {
+		runs[k] = by[part.info.ID]
+		delete(by, part.info.ID) // a stream named twice is handed over once
+	}
+	return runs
+}
+
+// leasedTo returns the pending rows of run leased to node: the start of
+// run when they lead it, as Accept writes them, else a copy.
+func leasedTo(run []store.Delivery, node string) []store.Delivery {
+	mine := func(x store.Delivery) bool { return x.Status == store.DeliveryPending && x.LeaseOwner == node }
+	k := 0
+	for k < len(run) && mine(run[k]) {
+		k++
+	}
+	if !slices.ContainsFunc(run[k:], mine) {
+		return run[:k]
+	}
+	var out []store.Delivery
+	for _, x := range run {
+		if mine(x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // hungry asks the poller to refill e from the store now.

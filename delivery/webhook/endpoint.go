@@ -80,9 +80,11 @@ type endpoint struct {
 	backlog bool
 }
 
-// item is a held delivery and when it joined the queue.
+// item is a held delivery and when it joined the queue. d points into
+// the slice the store returned (never changed after), so queueing and
+// batching copy a pointer, not the delivery.
 type item struct {
-	d  store.Delivery
+	d  *store.Delivery
 	at time.Time
 }
 
@@ -223,7 +225,8 @@ func (e *endpoint) add(ds []store.Delivery, more bool, now time.Time) (refused [
 	if len(e.held) == 0 {
 		e.progress = now
 	}
-	for _, d := range ds {
+	for i := range ds {
+		d := &ds[i]
 		if _, ok := e.held[d.ID]; ok {
 			continue
 		}
@@ -408,7 +411,7 @@ func (e *endpoint) finish(j job, o outcome, info hub.StreamInfo) {
 		return
 	}
 	for _, it := range j.items {
-		e.rec.record(it.d, o, now)
+		e.rec.record(*it.d, o, now)
 	}
 }
 

@@ -66,27 +66,18 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
 	}
-	byID := make(map[string]int, len(ds))
-	rows := make([]store.Delivery, len(ds))
-	for i, d := range ds {
-		d.Status, d.Attempts = store.DeliveryPending, 0
-		if disabled[d.StreamID] {
-			d.Status, d.LeaseOwner, d.LeaseUntil = store.DeliveryDisabled, "", time.Time{}
-		}
-		rows[i] = d
-		if _, dup := byID[d.ID]; !dup {
-			byID[d.ID] = i
-		}
-	}
 	st, err := s.txStmt(ctx, tx, sqlEnqueueDelivery)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
 	}
 	defer st.Close()
-	var out []store.Delivery
-	for i, d := range rows {
-		if byID[d.ID] != i {
-			continue
+	// a duplicate id within ds is inserted once, by its first occurrence:
+	// the later ones meet the row and are skipped
+	out := make([]store.Delivery, 0, len(ds))
+	for _, d := range ds {
+		d.Status, d.Attempts = store.DeliveryPending, 0
+		if disabled[d.StreamID] {
+			d.Status, d.LeaseOwner, d.LeaseUntil = store.DeliveryDisabled, "", time.Time{}
 		}
 		res, err := st.ExecContext(ctx, d.ID, d.Org, d.Env, d.StreamID, d.Offset, d.Payload, d.Status, sqlstore.MS(d.NextAttemptAt), sqlstore.MS(d.QueuedAt), sqlstore.MS(d.CreatedAt),
 			d.LeaseOwner, sqlstore.MS(d.LeaseUntil))
