@@ -1,10 +1,12 @@
 package routing
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
 
+	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/routing"
 )
 
@@ -73,5 +75,38 @@ func BenchmarkEncodeMatrix(b *testing.B) {
 	for b.Loop() {
 		json.Marshal(MatrixResponse{Success: true, Data: MatrixData{SourcesToTargets: cells(res.Costs), Units: "kilometers",
 			Sources: located(res.Sources), Targets: located(res.Targets)}})
+	}
+}
+
+// TestEncodeFast: a match answer written by goccy/go-json is byte for
+// byte what encoding/json writes for c.JSON (floats, nulls, the closing
+// newline).
+func TestEncodeFast(t *testing.T) {
+	res := mapmatch.Result{
+		Matches: []mapmatch.Match{
+			{Index: 0, Matched: true, WayID: 11, Lat: 40.00000012, Lon: -83.1234567891, Meters: 2.25, Confidence: 0.98765},
+			{Index: 1, Matched: true, WayID: 11, Lat: 40.001, Lon: -83.001, Meters: 0, Confidence: 1},
+			{Index: 2},
+			{Index: 3, Matched: true, WayID: 1 << 40, Lat: -33.5, Lon: 151.25, Meters: 1e-7, Confidence: 1e-9},
+		},
+		Runs: []mapmatch.Run{
+			{First: 0, Last: 1, Meters: 123.456789, Segments: []mapmatch.Segment{{WayID: 11, Class: routing.ClassPrimary, LimitKmh: 88.5, Posted: true,
+				Meters: 123.456789, Lat: []float64{40.00000012, 40.001}, Lon: []float64{-83.1234567891, -83.001}, Start: 0, End: 1, Confidence: 0.98765}}},
+			{First: 3, Last: 3},
+		},
+	}
+	v := MatchResponse{Success: true, Data: matchData(res, []float64{1.5e9, 1.5e9 + 1.25, 1.5e9 + 3, 1.5e9 + 4.5})}
+	got, err := encodeFast(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("goccy:\n%s\nencoding/json:\n%s", got, want.Bytes())
 	}
 }
