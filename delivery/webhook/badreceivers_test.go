@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,6 +203,61 @@ func TestADeadEndpointWritesAtItsProbeRate(t *testing.T) {
 		}
 		if n := c[store.DeliveryPending] + c[store.DeliveryFailed]; n != 1+cooldowns*per {
 			t.Errorf("%d deliveries waiting, want all %d", n, 1+cooldowns*per)
+		}
+	})
+}
+
+// A receiver that is down (answering 503) while messages keep coming has
+// them parked once its circuit opens; when it is back at the same
+// address, the next probe closes the circuit and every message arrives,
+// each under one webhook-id, none lost.
+func TestParkedDeliveriesArriveWhenTheReceiverIsBack(t *testing.T) {
+	eachBackend(t, func(t *testing.T, st backend) {
+		cs := newCountingStore(st)
+		f := newFixture(t, cs)
+		var down atomic.Bool
+		down.Store(true)
+		rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+			if down.Load() {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		})
+		info := f.stream(rc.URL)
+		rc.secret = func() string { return f.secrt[info.ID] }
+		d := f.start(testConfig())
+		accept(t, d, info, entries(0, 1))
+		waitFor(t, "the circuit to open", func() bool {
+			c, _ := d.EndpointState(info.ID)
+			return c == webhook.CircuitOpen
+		})
+		for i := range 10 {
+			accept(t, d, info, entries(int64(1+20*i), 20))
+		}
+		if w := cs.get(info.ID); w.parked == 0 {
+			t.Errorf("nothing parked while the circuit was open: %+v", w)
+		}
+		down.Store(false)
+		waitFor(t, "every delivery once the receiver is back", func() bool { return countOf(t, cs, info, store.DeliveryDelivered) == 201 })
+		seen, bad := offsetsOf(rc)
+		if bad != nil {
+			t.Error(bad)
+		}
+		for off := int64(0); off <= 200; off++ {
+			if seen[off] == 0 {
+				t.Fatalf("offset %d never arrived", off)
+			}
+		}
+		ids := map[string]bool{}
+		for _, x := range list(t, cs, info, "") {
+			ids[x.ID] = true
+		}
+		if len(ids) != 201 {
+			t.Errorf("the delivery log holds %d distinct deliveries, want 201", len(ids))
+		}
+		if parked, err := cs.ParkedStreams(context.Background()); err != nil || len(parked) != 0 {
+			t.Errorf("parked streams %v (%v) after the backlog was delivered, want none", parked, err)
 		}
 	})
 }

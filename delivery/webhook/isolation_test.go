@@ -15,14 +15,19 @@ import (
 	"github.com/fleethub/fleethub/internal/store"
 )
 
-// One bus batch matches a healthy stream and one whose circuit is open:
+// One bus batch matches a healthy stream and one whose circuit is open
+// (on SQLite and PostgreSQL):
 // the healthy stream's deliveries are sent; the other's are durable when
 // AcceptMany returns, counted as waiting at once, and parked (out of the
 // delivery log) while the circuit stays open. When the endpoint can send
 // again (here: a new webhook_url, which the next message brings, resets
 // the circuit) they join the log and are delivered.
 func TestOpenCircuitParksItsDeliveries(t *testing.T) {
-	f := newFixture(t, openSQLite(t, t.TempDir()))
+	eachBackend(t, openCircuitParks)
+}
+
+func openCircuitParks(t *testing.T, st backend) {
+	f := newFixture(t, st)
 	rc := newReceiver(t, nil)
 	healthy := f.stream(rc.URL)
 	rc.secret = func() string { return f.secrt[healthy.ID] }
@@ -201,7 +206,11 @@ func TestAStalledEndpointParks(t *testing.T) {
 // probe carries leaves the parked deliveries: the backlog does not move
 // into the delivery log at every cooldown's end.
 func TestHalfOpenUnparksOnlyTheProbe(t *testing.T) {
-	f := newFixture(t, openSQLite(t, t.TempDir()))
+	eachBackend(t, halfOpenUnparks)
+}
+
+func halfOpenUnparks(t *testing.T, st backend) {
+	f := newFixture(t, st)
 	down := newReceiver(t, nil)
 	dead := f.stream(down.URL)
 	down.Close() // connections refused
