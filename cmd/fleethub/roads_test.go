@@ -14,8 +14,10 @@ import (
 // maxspeed: the class default, 40 km/h) raises a speeding event whose
 // speed_limit_kmh is 40 and whose match is road, published on the feed
 // once the road matcher beside the upload has judged the points (the
-// upload's answer does not wait for it); the same trip on a node without
-// --osm stays under the configured 100 km/h.
+// upload's answer does not wait for it), and the trip's route follows the
+// street (match matched); the same trip on a node without --osm stays
+// under the configured 100 km/h and its route joins the points (match
+// none).
 func TestSpeedingJudgedByTheRoad(t *testing.T) {
 	sp := append(constant(60, 13), constant(20, 10)...)
 	for _, osm := range []bool{true, false} {
@@ -36,6 +38,15 @@ func TestSpeedingJudgedByTheRoad(t *testing.T) {
 			if e.(map[string]any)["event_type"] == "speeding" {
 				evs = append(evs, e)
 			}
+		}
+		// the route follows Main Street with --osm, the points without it
+		rt := n.do("GET", "/v1/trips/"+id+"/route", k, nil)
+		if rt.Status != 200 {
+			t.Fatalf("route: %d %s", rt.Status, rt.Body)
+		}
+		g := rt.json(t)["route_geometry"].(map[string]any)
+		if want := map[bool]string{true: "matched", false: "none"}[osm]; g["match"] != want || (g["matched_distance_km"] != nil) != osm {
+			t.Errorf("--osm %v: route_geometry match %v, matched_distance_km %v", osm, g["match"], g["matched_distance_km"])
 		}
 		if !osm {
 			if len(evs) != 0 {
