@@ -69,7 +69,6 @@ type RoadStats struct {
 	Matched   int `json:"matched" source:"computed" doc:"points on a road, judged by its limit"`
 	Unmatched int `json:"unmatched" source:"computed" doc:"points with no road within their radius, judged by the configured limit"`
 	Unjudged  int `json:"unjudged" source:"measured" doc:"points that came while the matcher's queue was full, judged without a road (match none): a reading of the service's load, 0 while it keeps up"`
-	Late      int `json:"late" source:"measured" doc:"points that reached the matcher after a newer point of the trip: not judged for speeding; 0 while uploads come in order"`
 }
 
 // roadMatcher runs map matching beside the upload path: uploads hand it

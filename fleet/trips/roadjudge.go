@@ -31,8 +31,8 @@ func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
 	for _, p := range j.pts {
 		switch {
 		case p.TS <= rt.lastTS && !j.replay:
-			rt.stats.Late++ // behind what the trace has: not judged again
-			rt.dirty = true
+			// not after what the trace has (an upload with an older
+			// point replays the trip instead): nothing to judge
 		case j.none:
 			evs = s.decided(rt, rt.trace.Flush(), evs) // the trace is cut here
 			rt.trace = s.roads.m.Trace()
