@@ -6,7 +6,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/fleethub/fleethub/internal/routing"
 )
 
 // The checker's own reading of the documented rules, kept apart from the
@@ -444,8 +447,10 @@ func TestSequenceAndConfidence(t *testing.T) {
 }
 
 // TestTrafficRestrictions: the three avoid keys false are accepted (and
-// the plan passes checkPlan); true is refused as not supported yet, and
-// any other key as unknown, each by name.
+// the plan passes checkPlan); true is refused with the request's matrix
+// and without a road network, each by name, and any other key as
+// unknown. With a road network that can leave roads out, true prices
+// travel without those roads (avoidRoads) and the routes say so.
 func TestTrafficRestrictions(t *testing.T) {
 	url := serveWork(t, nil, 500_000)
 	body := line([]float64{0, 1, 2}, map[string]int{"a": 0})
@@ -455,16 +460,77 @@ func TestTrafficRestrictions(t *testing.T) {
 		t.Fatalf("%d %v", st, res)
 	}
 	checkPlan(t, body, res["data"].(map[string]any))
-	for key, want := range map[string]string{"avoid_toll_roads": "not supported yet", "avoid_highways": "not supported yet", "avoid_ferries": "not supported yet",
-		"avoid_tolls": "unknown", "avoid_unpaved": "unknown"} {
-		body["constraints"] = map[string]any{"traffic_restrictions": map[string]any{key: true}}
-		st, res := post(t, url, body)
+	depot := map[string]any{"latitude": 39.96, "longitude": -83.0}
+	coords := map[string]any{"fleet_id": "f", "options": map[string]any{"time_limit_seconds": 0.1},
+		"vehicles": []map[string]any{{"vehicle_id": "v", "start_location": depot}},
+		"destinations": []map[string]any{
+			{"destination_id": "a", "location": map[string]any{"latitude": 39.97, "longitude": -83.0}},
+			{"destination_id": "b", "location": map[string]any{"latitude": 39.98, "longitude": -83.0}}}}
+	flat := serveWork(t, &flatRoads{}, 500_000)
+	for _, tc := range []struct {
+		url  string
+		body map[string]any
+		key  string
+		want string
+	}{
+		{url, body, "avoid_toll_roads", "the request's matrix"},
+		{url, body, "avoid_highways", "the request's matrix"},
+		{url, coords, "avoid_ferries", "needs the road network"},
+		{flat, coords, "avoid_ferries", "the road network cannot"},
+		{url, body, "avoid_tolls", "unknown"},
+		{url, body, "avoid_unpaved", "unknown"},
+	} {
+		tc.body["constraints"] = map[string]any{"traffic_restrictions": map[string]any{tc.key: true}}
+		st, res := post(t, tc.url, tc.body)
 		if st != 400 {
-			t.Fatalf("%s: status %d", key, st)
+			t.Fatalf("%s: status %d", tc.key, st)
 		}
 		e := res["error"].(map[string]any)
-		if msg, _ := e["details"].(map[string]any)["constraints.traffic_restrictions."+key].(string); e["code"] != "validation_failed" || !strings.HasPrefix(msg, want) {
-			t.Errorf("%s: error %v, want %q", key, e, want)
+		if msg, _ := e["details"].(map[string]any)["constraints.traffic_restrictions."+tc.key].(string); e["code"] != "validation_failed" || !strings.HasPrefix(msg, tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.key, e, tc.want)
 		}
 	}
+	roads := &avoidRoads{}
+	coords["constraints"] = map[string]any{"traffic_restrictions": map[string]any{"avoid_highways": true, "avoid_ferries": true, "avoid_toll_roads": false}}
+	st, res = post(t, serveWork(t, roads, 500_000), coords)
+	if st != 200 {
+		t.Fatalf("%d %v", st, res)
+	}
+	data := res["data"].(map[string]any)
+	if km := metric(data, "total_distance"); km != 15 || !slices.Equal(roads.asked(), []routing.Avoid{routing.AvoidHighways | routing.AvoidFerries}) || roads.calls != 0 {
+		t.Errorf("%v km (want 3 legs of 5), avoid sets asked %v, plain matrices %d", km, roads.asked(), roads.calls)
+	}
+	fs := data["optimized_routes"].([]any)[0].(map[string]any)["route_optimization_details"].(map[string]any)["optimization_factors"].([]any)
+	if last := fs[len(fs)-1].(map[string]any); last["factor"] != "traffic_restrictions" || last["impact"] != "road network without highways+ferries" {
+		t.Errorf("factors %v", fs)
+	}
+}
+
+// avoidRoads is flatRoads that can leave roads out: every trip then
+// takes 5 km and 6 minutes. It records the avoid sets asked.
+type avoidRoads struct {
+	flatRoads
+	mu   sync.Mutex // the handler appends to sets, the test reads them
+	sets []routing.Avoid
+}
+
+func (f *avoidRoads) MatrixAvoiding(sources, targets [][2]float64, _ routing.Costing, a routing.Avoid) [][]routing.Cost {
+	f.mu.Lock()
+	f.sets = append(f.sets, a)
+	f.mu.Unlock()
+	out := make([][]routing.Cost, len(sources))
+	for i := range sources {
+		out[i] = make([]routing.Cost, len(targets))
+		for j := range targets {
+			out[i][j] = routing.Cost{Meters: 5000, Seconds: 360, OK: true}
+		}
+	}
+	return out
+}
+
+// asked are the avoid sets asked so far.
+func (f *avoidRoads) asked() []routing.Avoid {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]routing.Avoid(nil), f.sets...)
 }

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"strings"
 
+	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/vrp"
 )
 
@@ -81,21 +82,26 @@ func index0(l []string, s string) int {
 	return -1
 }
 
-// avoidKeys are the keys of constraints.traffic_restrictions.
-var avoidKeys = []string{"avoid_toll_roads", "avoid_highways", "avoid_ferries"}
+// avoidKeys are the keys of constraints.traffic_restrictions, and
+// avoidSets the kinds of road each leaves out.
+var (
+	avoidKeys = []string{"avoid_toll_roads", "avoid_highways", "avoid_ferries"}
+	avoidSets = []routing.Avoid{routing.AvoidTolls, routing.AvoidHighways, routing.AvoidFerries}
+)
 
-// trafficRestrictions refuses, by name, a key other than avoidKeys and
-// one set true: the optimizer does not price travel with the routing
-// engine's avoid sets yet, so a plan that avoids tolls, highways or
-// ferries cannot be made.
-func trafficRestrictions(bad map[string]string, tr map[string]bool) {
+// trafficRestrictions reads the kinds of road the plan avoids (the keys
+// set true) and refuses, by name, a key other than avoidKeys. Whether a
+// plan can avoid them depends on the travel costs (Service.avoidable).
+func trafficRestrictions(bad map[string]string, tr map[string]bool) routing.Avoid {
+	var avoid routing.Avoid
 	for k, on := range tr {
 		f := "constraints.traffic_restrictions." + k
-		switch {
-		case index0(avoidKeys, k) < 0:
+		switch i := index0(avoidKeys, k); {
+		case i < 0:
 			bad[f] = "unknown: one of " + strings.Join(avoidKeys, ", ")
 		case on:
-			bad[f] = "not supported yet: the optimizer does not price travel with avoid sets, so true cannot be honoured"
+			avoid |= avoidSets[i]
 		}
 	}
+	return avoid
 }

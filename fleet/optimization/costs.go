@@ -11,6 +11,17 @@ type Roads interface {
 	Matrix(sources, targets [][2]float64, c routing.Costing) [][]routing.Cost
 }
 
+// AvoidingRoads prices travel on the road network with kinds of road left
+// out (constraints.traffic_restrictions). *routing.Graph satisfies it.
+type AvoidingRoads interface {
+	MatrixAvoiding(sources, targets [][2]float64, c routing.Costing, avoid routing.Avoid) [][]routing.Cost
+}
+
+var (
+	_ Roads         = (*routing.Graph)(nil)
+	_ AvoidingRoads = (*routing.Graph)(nil)
+)
+
 // The cost sources an answer names.
 const (
 	SourceMatrix      = "matrix"       // the caller's own matrix
@@ -33,8 +44,9 @@ func costing(v Vehicle) routing.Costing {
 // the others pr.Profiles, and each vehicle's Profile names its own. It
 // sets the rows of the stops and vehicles. A pair the graph cannot route
 // keeps the great-circle model; missing counts those pairs, once however
-// many costings could not route them.
-func roadMatrix(roads Roads, pr *vrp.Problem, vs []Vehicle) (missing int) {
+// many costings could not route them. With avoid, the roads of those
+// kinds are left out (roads is then an AvoidingRoads).
+func roadMatrix(roads Roads, pr *vrp.Problem, vs []Vehicle, avoid routing.Avoid) (missing int) {
 	rows := map[[2]float64]int{}
 	var pts [][2]float64
 	row := func(lat, lon float64) int {
@@ -68,7 +80,12 @@ func roadMatrix(roads Roads, pr *vrp.Problem, vs []Vehicle) (missing int) {
 	unrouted := make([]bool, n*n)
 	pr.Matrix, pr.Profiles = nil, nil
 	for _, c := range costings {
-		costs := roads.Matrix(pts, pts, c)
+		var costs [][]routing.Cost
+		if ar, ok := roads.(AvoidingRoads); ok && avoid != 0 {
+			costs = ar.MatrixAvoiding(pts, pts, c, avoid)
+		} else {
+			costs = roads.Matrix(pts, pts, c)
+		}
 		m := &vrp.Matrix{Size: n, Minutes: make([]float64, n*n), Km: make([]float64, n*n)}
 		for i := 0; i < n; i++ {
 			for j := 0; j < n; j++ {

@@ -12,11 +12,11 @@ import (
 // entries finite and not negative, shifts that end after they start,
 // windows in order, a time limit in (0, 60] s, capabilities within the
 // vocabulary (no pallet on a bicycle or on foot), traffic restrictions
-// only the three avoid keys and only false, at most six breaks, in
-// order, that an idle vehicle can all take inside their windows and its
-// shift, cost models within range, real_time_traffic and
-// driver_preferences never true, priority weights not negative. Seeds
-// are in testdata/fuzz/FuzzBuild.
+// only the three avoid keys, each true one in the avoid set, at most six
+// breaks, in order, that an idle vehicle can all take inside their
+// windows and its shift, cost models within range, real_time_traffic
+// and driver_preferences never true, priority weights not negative.
+// Seeds are in testdata/fuzz/FuzzBuild.
 func FuzzBuild(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var r Request
@@ -58,8 +58,8 @@ func FuzzBuild(f *testing.F) {
 		}
 		if c := r.Constraints; c != nil {
 			for k, on := range c.TrafficRestrictions {
-				if on || index0(avoidKeys, k) < 0 {
-					t.Fatalf("traffic restriction %s: %v accepted", k, on)
+				if i := index0(avoidKeys, k); i < 0 || on != (b.avoid&avoidSets[i] != 0) {
+					t.Fatalf("traffic restriction %s: %v accepted as %v", k, on, b.avoid)
 				}
 			}
 		}

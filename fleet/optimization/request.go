@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/vrp"
 )
 
@@ -87,7 +88,7 @@ type Constraints struct {
 	DriverBreakRequirements bool            `json:"driver_break_requirements,omitempty" doc:"true: a vehicle without break_windows whose shift is longer than 8 h takes 30 minutes beginning at most 8 h into its shift (the US hours-of-service 30-minute rule); shifts over 16 h 30 min need break_windows"`
 	VehicleCapacityStrict   *bool           `json:"vehicle_capacity_strict,omitempty" doc:"default true: capacities are hard limits; false: a route may carry up to 20 % over each capacity, every unit over priced as an hour of driving and reported in capacity_overload"`
 	TimeWindowViolations    string          `json:"time_window_violations,omitempty" enum:"none,allow" doc:"allow: a late arrival is counted, not refused"`
-	TrafficRestrictions     map[string]bool `json:"traffic_restrictions,omitempty" doc:"avoid_toll_roads, avoid_highways, avoid_ferries; false is accepted, true is refused (not supported yet: the optimizer does not price travel with avoid sets); any other key is refused"`
+	TrafficRestrictions     map[string]bool `json:"traffic_restrictions,omitempty" doc:"avoid_toll_roads, avoid_highways, avoid_ferries: true leaves those roads out of the road network's travel costs (with --osm); true is refused with the request's matrix or without a road network; any other key is refused"`
 	FuelEfficiencyPriority  float64         `json:"fuel_efficiency_priority,omitempty" doc:">= 0: the weight of fuel in the objective (with delivery_time_priority and cost_priority; only their ratios count)"`
 	DeliveryTimePriority    float64         `json:"delivery_time_priority,omitempty" doc:">= 0: the weight of driving time in the objective"`
 	CostPriority            float64         `json:"cost_priority,omitempty" doc:">= 0: the weight of cost (each vehicle's model) in the objective"`
@@ -197,6 +198,7 @@ type built struct {
 	pr        *vrp.Problem
 	timeLimit time.Duration
 	seed      uint64
+	avoid     routing.Avoid // the kinds of road traffic_restrictions leave out
 }
 
 // build validates a request into a problem; bad names each refused field.
@@ -226,7 +228,7 @@ func build(r *Request) (*built, map[string]string) {
 		if c.MaxRouteDuration < 0 || c.MaxRouteDistance < 0 {
 			bad["constraints"] = "max_route_duration and max_route_distance must not be negative"
 		}
-		trafficRestrictions(bad, c.TrafficRestrictions)
+		b.avoid = trafficRestrictions(bad, c.TrafficRestrictions)
 	}
 	objective(bad, r, b.pr)
 	seen := map[string]bool{}

@@ -83,16 +83,40 @@ func (e *StateError) Error() string {
 }
 
 // costs settles where travel costs come from: the caller's matrix, the
-// road graph, or great-circle distance; missing counts the pairs the
-// road graph could not route.
-func (s *Service) costs(r *Request, pr *vrp.Problem) (source string, missing int) {
+// road graph (leaving out b.avoid), or great-circle distance; missing
+// counts the pairs the road graph could not route.
+func (s *Service) costs(r *Request, b *built) (source string, missing int) {
 	switch {
-	case pr.Matrix != nil:
+	case b.pr.Matrix != nil:
 		return SourceMatrix, 0
 	case s.roads != nil:
-		return SourceRoads, roadMatrix(s.roads, pr, r.Vehicles)
+		return SourceRoads, roadMatrix(s.roads, b.pr, r.Vehicles, b.avoid)
 	}
 	return SourceGreatCircle, 0
+}
+
+// avoidable refuses, by name, each traffic restriction set true that the
+// travel costs cannot honour: the request's matrix is the caller's own,
+// and great-circle travel knows no roads; only a road network that can
+// leave roads out honours them.
+func (s *Service) avoidable(bad map[string]string, r *Request, b *built) {
+	why := ""
+	_, can := s.roads.(AvoidingRoads)
+	switch {
+	case b.pr.Matrix != nil:
+		why = "the request's matrix sets the travel costs: leave those roads out of the matrix sent"
+	case s.roads == nil:
+		why = "needs the road network (the server runs without --osm): great-circle travel knows no roads"
+	case !can:
+		why = "the road network cannot leave roads out"
+	default:
+		return
+	}
+	for k, on := range r.Constraints.TrafficRestrictions {
+		if on {
+			bad["constraints.traffic_restrictions."+k] = why
+		}
+	}
 }
 
 // minSearch is the share of the time limit the search gets at least
@@ -121,7 +145,13 @@ func (s *Service) Optimize(ctx context.Context, sc store.Scope, r *Request) (Res
 	if len(bad) > 0 {
 		return Result{}, &ValidationError{Fields: bad}
 	}
-	source, missing := s.costs(r, b.pr)
+	if b.avoid != 0 {
+		s.avoidable(bad, r, b)
+		if len(bad) > 0 {
+			return Result{}, &ValidationError{Fields: bad}
+		}
+	}
+	source, missing := s.costs(r, b)
 	servable(bad, b.pr)
 	if len(bad) > 0 {
 		return Result{}, &ValidationError{Fields: bad}
@@ -132,6 +162,16 @@ func (s *Service) Optimize(ctx context.Context, sc store.Scope, r *Request) (Res
 	if missing > 0 {
 		res.OptimizationInsights.Bottlenecks = append(res.OptimizationInsights.Bottlenecks,
 			fmt.Sprintf("%d location pair(s) have no road route; they are priced great-circle", missing))
+		if b.avoid != 0 {
+			res.OptimizationInsights.Bottlenecks = append(res.OptimizationInsights.Bottlenecks,
+				"those legs are not held to traffic_restrictions: their roads are unknown")
+		}
+	}
+	if b.avoid != 0 {
+		for i := range res.OptimizedRoutes {
+			d := &res.OptimizedRoutes[i].RouteOptimizationDetails
+			d.OptimizationFactors = append(d.OptimizationFactors, Factor{"traffic_restrictions", 0.2, "road network without " + b.avoid.String()})
+		}
 	}
 	var idb [10]byte
 	if _, err := rand.Read(idb[:]); err != nil {
