@@ -155,7 +155,7 @@ type DetectedEvent struct {
 	Severity   string         `json:"severity" enum:"moderate,high,critical" source:"computed"`
 	Confidence *float64       `json:"confidence,omitempty" source:"computed"`
 	Location   *Location      `json:"location,omitempty"`
-	Metrics    map[string]any `json:"metrics" source:"computed" doc:"the episode's measurements; speeding's speed_limit_kmh is the limit it was judged by: with --osm, the posted (or class default) limit of the road the points were matched to (match: road), else the limit the hub applies, the device's or --speed-limit-kmh (match: none)"`
+	Metrics    map[string]any `json:"metrics" source:"computed" doc:"the episode's measurements; speeding's speed_limit_kmh is the limit it was judged by, the device's or --speed-limit-kmh (match: none). With --osm speeding is judged against the matched roads by the road matcher after the upload's answer, and published on the events stream rather than listed here"`
 }
 
 // LastLocation is the last accepted point.
