@@ -163,7 +163,8 @@ func uploadBench(b *testing.B, st backend, dead bool) {
 	if !ok {
 		b.Fatal("the backend stores no trips")
 	}
-	f := newFixture(b, st)
+	cs := newCountingStore(st)
+	f := newFixture(b, cs)
 	var got atomic.Int64
 	infos := []hub.StreamInfo{f.stream(countingReceiver(b, &got, make(chan struct{}), -1))}
 	if dead {
@@ -202,6 +203,7 @@ func uploadBench(b *testing.B, st backend, dead bool) {
 	}
 	data := make([]byte, 2048)
 	lats := make([]time.Duration, 0, b.N)
+	before := cs.get(infos[len(infos)-1].ID)
 	pace := time.NewTicker(20 * time.Millisecond)
 	defer pace.Stop()
 	b.ResetTimer()
@@ -225,6 +227,12 @@ func uploadBench(b *testing.B, st backend, dead bool) {
 	b.ReportMetric(float64(lats[len(lats)/2].Microseconds())/1000, "upload-p50-ms")
 	b.ReportMetric(float64(lats[len(lats)*99/100].Microseconds())/1000, "upload-p99-ms")
 	b.ReportMetric(float64(got.Load())/b.Elapsed().Seconds(), "healthy-deliveries/s")
+	if dead {
+		// what the dead stream wrote to the delivery log meanwhile (its
+		// parked deliveries aside)
+		w := cs.get(infos[1].ID)
+		b.ReportMetric(float64(w.queued-before.queued+w.outcomes-before.outcomes+w.released-before.released)/b.Elapsed().Seconds(), "dead-log-writes/s")
+	}
 }
 
 // BenchmarkTripUpload: trip upload latency on the store the webhook queue
