@@ -159,7 +159,9 @@ func (t *Trace) transition(cands []candidate, x, y float64) bool {
 	var bestBuf [16]float64 // on the stack for the usual 8 candidates
 	var backBuf [16]int32
 	var bwdBuf [16]bool
-	best, back, bwd := bestBuf[:0], backBuf[:0], bwdBuf[:0]
+	var best []float64
+	var back []int32
+	var bwd []bool
 	if len(cands) <= len(bestBuf) {
 		best, back, bwd = bestBuf[:len(cands)], backBuf[:len(cands)], bwdBuf[:len(cands)]
 	} else {
