@@ -194,7 +194,7 @@ func (g *Graph) lazy(c Costing, avoid Avoid) *lazyCost {
 			}
 		}
 		a, keep := g.network(c, g.wayFilter(c, defaultTruck, avoid))
-		lc.cg = newCostGraph(c, keep, contract(a, keep))
+		lc.cg = newCostGraph(c, keep, contract(a, keep, witnessFor(c)))
 		lc.cg.avoid = avoid
 		if g.cacheBase != "" {
 			lc.err = writeCosting(g.cacheBase, lc.cg)
