@@ -1,6 +1,7 @@
 package mapmatch
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -100,4 +101,80 @@ func BenchmarkMatchTrace1000(b *testing.B) {
 		m.Match(pts)
 	}
 	b.ReportMetric(float64(b.N*len(pts))/b.Elapsed().Seconds(), "points/s")
+}
+
+// TestMatchRouteThroughUnseenRoads: fixes 400 m apart on a chain of
+// 200 m roads: the route names every road between them, those no fix
+// lies on too, each 200 m long but the first (150 m) and the last
+// (50 m), and places them along the trace by distance.
+func TestMatchRouteThroughUnseenRoads(t *testing.T) {
+	h := &handNet{}
+	for i := range 5 {
+		h.road(int64(i+1), i, i+1, 50, [2]float64{200 * float64(i), 0}, [2]float64{200 * float64(i+1), 0})
+	}
+	var pts []Point
+	for _, x := range []float64{50, 450, 850} {
+		lat, lon := toLatLon(x, 3)
+		pts = append(pts, Point{Lat: lat, Lon: lon, Accuracy: 5})
+	}
+	res := New(h, routing.Auto, Config{}).Match(pts)
+	if len(res.Runs) != 1 {
+		t.Fatalf("runs %+v", res.Runs)
+	}
+	segs := res.Runs[0].Segments
+	if len(segs) != 5 {
+		t.Fatalf("%d segments, want 5: %+v", len(segs), segs)
+	}
+	for i, s := range segs {
+		want := [5]float64{150, 200, 200, 200, 50}[i]
+		if s.WayID != int64(i+1) || math.Abs(s.Meters-want) > 1 {
+			t.Errorf("segment %d: way %d, %v m; want way %d, %v m", i, s.WayID, s.Meters, i+1, want)
+		}
+	}
+	// road 3 begins 350 m into the 400 m from fix 0 to fix 1
+	if math.Abs(segs[2].Start-0.875) > 0.01 {
+		t.Errorf("road 3 starts at %v along the trace, want 0.875", segs[2].Start)
+	}
+	if math.Abs(segs[2].End-1.375) > 0.01 || segs[4].End != 2 {
+		t.Errorf("road 3 ends at %v, road 5 at %v; want 1.375 and 2", segs[2].End, segs[4].End)
+	}
+}
+
+// TestMatchGeometryBends: one road bending through two inner points,
+// driven both ways: the geometry runs from the first fix's place through
+// the bends and the middle fix's place, in the order driven, and the
+// length is the road's between the fixes.
+func TestMatchGeometryBends(t *testing.T) {
+	h := &handNet{}
+	h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{300, 0}, [2]float64{300, 300}, [2]float64{600, 300})
+	fix := func(xy ...[2]float64) []Point {
+		var pts []Point
+		for _, p := range xy {
+			lat, lon := toLatLon(p[0], p[1])
+			pts = append(pts, Point{Lat: lat, Lon: lon, Accuracy: 5})
+		}
+		return pts
+	}
+	m := New(h, routing.Auto, Config{})
+	for _, tc := range []struct {
+		pts  []Point
+		line [][2]float64
+	}{
+		{fix([2]float64{100, 2}, [2]float64{302, 150}, [2]float64{500, 302}), [][2]float64{{100, 0}, {300, 0}, {300, 150}, {300, 300}, {500, 300}}},
+		{fix([2]float64{500, 302}, [2]float64{302, 150}, [2]float64{100, 2}), [][2]float64{{500, 300}, {300, 300}, {300, 150}, {300, 0}, {100, 0}}},
+	} {
+		res := m.Match(tc.pts)
+		if len(res.Runs) != 1 || len(res.Runs[0].Segments) != 1 || math.Abs(res.Runs[0].Meters-700) > 1 {
+			t.Fatalf("runs %+v, want one of 700 m on one road", res.Runs)
+		}
+		s := res.Runs[0].Segments[0]
+		var got [][2]float64
+		for k := range s.Lat {
+			x, y := h.xy(Match{Lat: s.Lat[k], Lon: s.Lon[k]})
+			got = append(got, [2]float64{math.Round(x), math.Round(y)})
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.line) {
+			t.Errorf("geometry %v, want %v", got, tc.line)
+		}
+	}
 }
