@@ -97,14 +97,29 @@ func (s *Service) matchTrip(pts []Point) *mapmatch.Result {
 	return &res
 }
 
-// bandsOf is the band of the road under each point of a matched trip;
-// nil when it was not matched (no road network).
-func bandsOf(res *mapmatch.Result) []band {
-	if res == nil {
+// matchPoints matches a trip's stored points, as one trace, without the
+// route between them (what the road bands need); nil without a road
+// network.
+func (s *Service) matchPoints(pts []Point) []mapmatch.Match {
+	if s.cfg.Roads == nil {
 		return nil
 	}
-	out := make([]band, len(res.Matches))
-	for i, m := range res.Matches {
+	tr := s.cfg.Roads.Trace()
+	out := make([]mapmatch.Match, 0, len(pts))
+	for _, p := range pts {
+		out = append(out, tr.Add(matchPoint(p))...)
+	}
+	return append(out, tr.Flush()...)
+}
+
+// bandsOf is the band of the road under each point of a matched trip;
+// nil when it was not matched (no road network).
+func bandsOf(ms []mapmatch.Match) []band {
+	if ms == nil {
+		return nil
+	}
+	out := make([]band, len(ms))
+	for i, m := range ms {
 		switch {
 		case !m.Matched:
 		case m.Class == routing.ClassMotorway || m.Class == routing.ClassTrunk:

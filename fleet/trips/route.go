@@ -109,7 +109,11 @@ func (s *Service) Route(ctx context.Context, org, env, id string, q RouteQuery) 
 	matched := s.matchTrip(pts)
 	r.RouteGeometry = routeGeometry(pts, matched, q)
 	r.RoadMatching = st.Roads
-	prof := profileOf(pts, bandsOf(matched))
+	var ms []mapmatch.Match
+	if matched != nil {
+		ms = matched.Matches
+	}
+	prof := profileOf(pts, bandsOf(ms))
 	straight := geo.Distance(pts[0].pos(), pts[len(pts)-1].pos()) / 1000
 	cruise := cruisingSpeed(prof.speeds)
 	turns := turnIndexes(pts)

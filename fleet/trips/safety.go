@@ -192,7 +192,7 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 		return SafetyAnalysis{}, err
 	}
 	now := s.now().UTC()
-	prof := profileOf(pts, bandsOf(s.matchTrip(pts)))
+	prof := profileOf(pts, bandsOf(s.matchPoints(pts)))
 	risks, points := riskFactors(events, a.DistanceKm)
 	bd := breakdown(points, a.DistanceKm, consistency(prof.moving))
 	out := SafetyAnalysis{TripID: id, OverallSafetyScore: a.SafetyScore, ScoreGrade: grade(a.SafetyScore), AnalysisTimestamp: now,
