@@ -77,7 +77,6 @@ type app struct {
 	log       *slog.Logger
 	trips     *trips.Service
 	metrics   *prometheus.Registry
-	metrics   *prometheus.Registry
 	vehicles  *vehicles.Service // vehicle profiles; Fleet answers the fleet of a vehicle
 	intake    *telemetry.Service
 	streams   *streams.Service
@@ -194,7 +193,6 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
 		return nil, err
 	}
-	a.metrics.MustRegister(a.trips.Collectors()...)
 	a.metrics.MustRegister(a.trips.Collectors()...)
 	deliveries, ok := a.store.(store.Deliveries)
 	if !ok {
@@ -334,7 +332,6 @@ func (a *app) openBus(ctx context.Context, others map[string]health.Dependency) 
 func (a *app) openServer(hasher *apikey.Hasher, storeName string, others map[string]health.Dependency, tlsConf *tls.Config) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.metrics = reg
 	a.metrics = reg
 	a.keys = keys.New(keys.Config{}, a.store, hasher, a.limiter, a.log)
 	a.server = api.New(api.Config{Addr: a.cfg.Addr, PlainAddr: a.cfg.PlainAddr, TLS: tlsConf, MaxBodyBytes: a.cfg.MaxBodyBytes, Version: version}, a.log, reg, a.keys, a.limiter)
@@ -490,7 +487,6 @@ func (a *app) start(ctx context.Context) error {
 	a.goRun(func() error { return a.hooks.Run(ctx) })
 	a.goRun(func() error { return a.fences.Run(ctx) })
 	a.goRun(func() error { return a.intake.Run(ctx) })
-	a.goRun(func() error { return a.trips.RunRoads(ctx) })
 	a.goRun(func() error { return a.trips.RunRoads(ctx) })
 	a.goRun(func() error { return a.alerts.Run(ctx) })
 	if a.outbox != nil {
