@@ -170,6 +170,12 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer, auth Authentic
 		ErrorHandler:                  s.transportError,
 		CloseOnShutdown:               true,
 		Logger:                        fasthttpLogger{log},
+		// a connection's read buffer (ReadBufferSize) is given back when
+		// a request is read and nothing follows it: a keep-alive
+		// connection waits without one, and a websocket reads its socket
+		// directly after the upgrade instead of keeping the buffer for
+		// its life (fasthttp keeps it when the client sent more)
+		ReduceMemoryUsage: true,
 	}
 	return s
 }
