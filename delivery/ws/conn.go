@@ -12,8 +12,9 @@ import (
 )
 
 // conn is one websocket connection. Its goroutines: the reader (fasthttp's
-// hijack goroutine, which owns the rest and returns last), the writer, and
-// one pump per subscription; all of them end when ctx is cancelled.
+// hijack goroutine, which owns the rest and returns last), the writer
+// while the queue holds frames or the connection closes, and one pump per
+// subscription; all of them end when ctx is cancelled.
 type conn struct {
 	s               *Server
 	ws              *websocket.Conn
@@ -41,7 +42,9 @@ type conn struct {
 	invalid int // malformed frames in a row; reader only
 
 	batch       *batcher // the writer's
+	wbuf        []frame  // the writer's frame slice between its runs
 	brokenWrite bool     // a write failed midway; the writer's
+	pingSlot    int      // when the Server's pinger pings it (Server.pingLoop)
 
 	deadlineMu sync.Mutex // orders read-deadline extensions with cut
 	cutOff     bool       // set by cut; guarded by deadlineMu
@@ -52,7 +55,7 @@ type conn struct {
 func (c *conn) init(wsc *websocket.Conn) {
 	c.ws = wsc
 	c.batch = newBatcher(wsc.NetConn(), &c.s.batchBufs)
-	c.q = newQueue(c.s.cfg.QueueBytes)
+	c.q = newQueue(c.s.cfg.QueueBytes, c.startWriter)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.closing = make(chan struct{})
 	c.readerDone = make(chan struct{})
@@ -61,8 +64,6 @@ func (c *conn) init(wsc *websocket.Conn) {
 
 // run serves the connection until its end; it is the reader.
 func (c *conn) run(initial []subscription, fst *feedStart) {
-	c.wg.Add(1)
-	go c.writeLoop()
 	followed := 0
 	if fst != nil && c.subscribeFeed(fst) {
 		followed++
@@ -110,6 +111,7 @@ func (c *conn) close(err error) {
 			// closing and this line runs to its own deadline.
 			_ = c.ws.NetConn().SetWriteDeadline(time.Now().Add(closeWait))
 		}
+		c.q.kick(true) // a writer ends the connection
 	})
 }
 

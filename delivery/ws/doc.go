@@ -31,16 +31,37 @@
 // # Goroutines
 //
 // Per connection: the reader, which is fasthttp's hijack goroutine and
-// owns the rest; one writer; one pump per followed stream. The reader
-// returns when the socket fails or the close handshake ends, then waits
-// for the writer and the pumps (conn.wg) and decrements Connected; the
-// Server waits for the readers (Server.wg). A connection ends through
-// conn.close(reason), once, which never blocks: it cancels the pumps and
-// wakes the writer, which writes the queue when the reason calls for it,
-// the close frame, waits up to a second for the client's close reply and
-// cuts the socket with deadlines (fasthttp's hijacked Close is a no-op;
-// fasthttp closes the socket when the reader returns). Shutdown returns
-// when every connection's goroutines have ended.
+// owns the rest; the writer, only while the queue holds frames; one pump
+// per followed stream. An idle connection has no writer and holds no
+// write buffers: a frame pushed into an empty queue starts the writer
+// (queue.kick), which takes the batch buffers from the Server's pool,
+// writes until the queue is empty, gives them back and ends; the check
+// for an empty queue and the start of a writer are under the queue's
+// lock, so a frame is never left without one. The Server's one pinger
+// goroutine (pinger.go) queues a ping frame into every connection once
+// per PingInterval, spread over 16 slots, so a connection has no ticker
+// of its own. The reader returns when the socket fails or the close
+// handshake ends, then waits for the writer and the pumps (conn.wg) and
+// decrements Connected; the Server waits for the readers (Server.wg). A
+// connection ends through conn.close(reason), once, which never blocks:
+// it cancels the pumps and starts the writer if none runs; the writer
+// writes the queue when the reason calls for it, the close frame, waits
+// up to a second for the client's close reply and cuts the socket with
+// deadlines (fasthttp's hijacked Close is a no-op; fasthttp closes the
+// socket when the reader returns); no writer starts after that one.
+// Shutdown returns when every connection's goroutines and the pinger
+// have ended.
+//
+// Memory of an idle connection: gorilla's Conn reads through a 256-byte
+// buffer (client frames are small; larger ones are read past it) and has
+// no write buffer (WriteBufferPool: it writes only control frames, the
+// writer frames data itself). The API's fasthttp server runs with
+// ReduceMemoryUsage, so the request's 16 KiB read buffer is given back
+// once the upgrade request is read and nothing follows it (RFC 6455
+// §4.1: a client sends nothing before the handshake response), and the
+// hijacked connection reads the socket directly; a client that sent
+// more keeps the buffer, so nothing it sent is lost. Measured in
+// docs/performance.md (idle connections).
 //
 // # Backpressure: pull, never push
 //
@@ -148,7 +169,8 @@
 // message is one JSON value (or one msgpack value), which any client
 // parses. Compressed messages are framed the same way from their shared
 // deflated bytes (RSV1 set); pings, pongs and the close frame go
-// through gorilla from the writer goroutine, between two writevs; every
+// through gorilla from the writer goroutine, between two writevs (pings
+// and pongs are queued like data, in order); every
 // frame is written by a single Write or writev, which the runtime never
 // interleaves with another write on the socket (gorilla's own close reply
 // and 1009 may come from the reader). Pongs to client pings are queued to

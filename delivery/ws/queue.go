@@ -19,22 +19,28 @@ type frame struct {
 }
 
 // queue is a connection's bounded byte queue between its producers (the
-// pumps and the reader) and its one writer. Bytes count from push until
-// the writer has written the frame. Pushing never blocks: a pump that
-// finds the queue full gets a channel that is closed when the writer has
-// drained it to half, and waits on that (only its own connection waits).
+// pumps, the reader and the Server's pinger) and its one writer. Bytes
+// count from push until the writer has written the frame. Pushing never
+// blocks: a pump that finds the queue full gets a channel that is closed
+// when the writer has drained it to half, and waits on that (only its own
+// connection waits).
+//
+// The writer runs only while there is something to write: wake starts it
+// (run) when frames wait and none runs, and it ends when it finds the
+// queue empty (stop), so an idle connection has no writer goroutine.
 type queue struct {
 	limit int
-	ready chan struct{} // capacity 1: wakes the writer
+	run   func() // starts a writer goroutine
 
-	mu    sync.Mutex // guards the fields below
-	items []frame
-	bytes int
-	space chan struct{} // closed when bytes fall to limit/2; nil when no pump waits
+	mu      sync.Mutex // guards the fields below
+	items   []frame
+	bytes   int
+	space   chan struct{} // closed when bytes fall to limit/2; nil when no pump waits
+	running bool          // a writer runs, or the last one ran to the connection's end
 }
 
-func newQueue(limit int) *queue {
-	return &queue{limit: limit, ready: make(chan struct{}, 1)}
+func newQueue(limit int, run func()) *queue {
+	return &queue{limit: limit, run: run}
 }
 
 // push adds a data frame while the queue is under its limit. Otherwise it
@@ -77,11 +83,34 @@ func (q *queue) pushControl(f frame) bool {
 	return true
 }
 
-func (q *queue) wake() {
-	select {
-	case q.ready <- struct{}{}:
-	default:
+// wake starts the writer when frames wait and no writer runs.
+func (q *queue) wake() { q.kick(false) }
+
+// kick starts the writer when none runs and frames wait, or always
+// (the connection is closing: the writer ends it).
+func (q *queue) kick(always bool) {
+	q.mu.Lock()
+	start := !q.running && (always || len(q.items) > 0)
+	if start {
+		q.running = true
 	}
+	q.mu.Unlock()
+	if start {
+		q.run()
+	}
+}
+
+// stop ends the writer's run when the queue is empty and the connection
+// is not closing; false means the writer goes on. Checked under mu, so a
+// frame pushed meanwhile either is seen here or starts a new writer.
+func (q *queue) stop(closing func() bool) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items) > 0 || closing() {
+		return false
+	}
+	q.running = false
+	return true
 }
 
 // take moves the queued frames to buf (emptied by the caller) and returns

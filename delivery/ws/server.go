@@ -31,10 +31,14 @@ type Server struct {
 	plain   websocket.FastHTTPUpgrader // no compression offered
 	deflate websocket.FastHTTPUpgrader // permessage-deflate negotiated when the client offers it
 
-	mu     sync.Mutex // guards conns and closed; wg.Add only under mu while !closed
-	conns  map[*conn]struct{}
-	closed bool
-	wg     sync.WaitGroup // one per running connection
+	mu       sync.Mutex // guards conns, closed and the pinger's fields; wg.Add only under mu while !closed
+	conns    map[*conn]struct{}
+	closed   bool
+	wg       sync.WaitGroup // one per running connection
+	pinging  bool           // the pinger was started (pinger.go)
+	pingNext int            // the ping slot of the next connection
+	pingStop chan struct{}  // closed by Shutdown: the pinger ends
+	pingDone chan struct{}  // closed when the pinger ended
 
 	ringsMu sync.Mutex // guards rings and ring.refs
 	rings   map[string]*ring
@@ -199,6 +203,9 @@ func (s *Server) run(c *conn, subs []subscription, fst *feedStart) {
 		return
 	}
 	s.conns[c] = struct{}{}
+	c.pingSlot = s.pingNext
+	s.pingNext = (s.pingNext + 1) % pingSlots
+	s.startPinger()
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer func() {
@@ -228,6 +235,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
+	s.stopPinger()
 	for _, c := range conns {
 		c.close(ErrShutdown)
 	}

@@ -23,6 +23,7 @@ const (
 	coalesceBytes = 128 << 10 // flush the gathered frames at this size
 	coalesceVecs  = 1024      // or at this many buffers
 	maxFrameHead  = 2 + 8 + 5 // frame header plus a msgpack array header
+	keptFrames    = 64        // the frame slice an idle connection keeps
 )
 
 // batcher gathers frames for one writev; the writer goroutine owns it.
@@ -152,28 +153,38 @@ func (b *batcher) reset() {
 	}
 }
 
-// writeLoop is the connection's one writer: it drains the queue, pings,
-// and at the end writes the close frame and closes the socket.
+// startWriter starts a writer goroutine; the queue calls it (kick) when
+// frames wait, or the connection closes, and no writer runs.
+func (c *conn) startWriter() {
+	c.wg.Add(1)
+	go c.writeLoop()
+}
+
+// writeLoop is the connection's one writer while it runs: it drains the
+// queue and ends when the queue is empty, or, once the connection closes,
+// writes the close frame and ends the socket (finish). Pings come
+// through the queue (the Server's pinger).
 func (c *conn) writeLoop() {
 	defer c.wg.Done()
-	ping := time.NewTicker(c.s.cfg.PingInterval)
-	defer ping.Stop()
-	var buf []frame
+	buf := c.wbuf
 	for {
-		select {
-		case <-c.q.ready:
-			buf = c.q.take(buf)
+		if c.isClosing() {
+			c.finish(buf)
+			return
+		}
+		if buf = c.q.take(buf); len(buf) > 0 {
 			err := c.writeFrames(buf)
 			clear(buf)
 			if err != nil {
 				c.close(err)
 			}
-		case <-ping.C:
-			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.s.cfg.WriteTimeout)); err != nil {
-				c.close(writeFailure(err))
-			}
-		case <-c.closing:
-			c.finish(buf)
+			continue
+		}
+		if cap(buf) > keptFrames {
+			buf = nil // a burst's array is not kept for an idle connection
+		}
+		c.wbuf = buf // before stop: the next writer may start right after it
+		if c.q.stop(c.isClosing) {
 			return
 		}
 	}
