@@ -19,10 +19,10 @@ func LooksLikeToken(s string) bool {
 	return strings.Count(s, ".") == 2 && strings.HasPrefix(s, "eyJ")
 }
 
-// FleetReadScope is the token scope of the read routes a dispatch
+// ConsoleReadScope is the token scope of the read routes a dispatch
 // console shows; a token opens such a route only when the key that
 // minted it holds the route's permission.
-const FleetReadScope = "fleet:read"
+const ConsoleReadScope = "console:read"
 
 // SetTokens lets the routes with a TokenScope take browser tokens; call
 // it before Serve.
@@ -49,8 +49,8 @@ func (s *Server) authenticateToken(c *Ctx, token string) (*Principal, error) {
 		return nil, Errf("insufficient_permissions", "this token lacks the %s scope", strings.Join(scopes, " or ")).
 			WithDetails(map[string]string{"required_scope": strings.Join(scopes, " or ")})
 	}
-	// fleet:read opens a read only where the minting key may make it
-	if scopes[held] == FleetReadScope && r.Permission != "" && (p.Token.KeyPermissions == nil || !p.Token.KeyHas(r.Permission)) {
+	// console:read opens a read only where the minting key may make it
+	if scopes[held] == ConsoleReadScope && r.Permission != "" && (p.Token.KeyPermissions == nil || !p.Token.KeyHas(r.Permission)) {
 		return nil, Errf("insufficient_permissions", "the key that minted this token lacks the %s permission", r.Permission).
 			WithDetails(map[string]string{"required_permission": r.Permission})
 	}

@@ -51,7 +51,7 @@ func (h *Handlers) Routes() []*api.Route {
 		{Name: "date_from", In: "query", Type: "string"}, {Name: "date_to", In: "query", Type: "string"},
 		{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"}, {Name: "offset", In: "query", Type: "integer"}}
 	return []*api.Route{
-		{Method: "GET", Path: "/v1/emergency/incidents", Tag: "emergency", Summary: "List incidents, newest first", Permission: "emergency:read", TokenScope: api.FleetReadScope,
+		{Method: "GET", Path: "/v1/emergency/incidents", Tag: "emergency", Summary: "List incidents, newest first", Permission: "emergency:read", TokenScope: api.ConsoleReadScope,
 			Params: q, Response: domain.ListResponse{}, Handler: h.list},
 		{Method: "POST", Path: "/v1/emergency/incidents", Tag: "emergency", Summary: "Report an incident (panic button, manual report)", Permission: "emergency:write",
 			Request: domain.ReportBody{}, Response: domain.Incident{}, Status: 201, Handler: h.report},

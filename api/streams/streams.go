@@ -111,7 +111,7 @@ func (h *Handlers) Routes() []*api.Route {
 				Request: k.start, Response: StreamView{}, Status: 201, Handler: func(c *api.Ctx) error { return h.start(c, kind) }},
 			&api.Route{Method: "POST", Path: base + "/stop", Tag: "streaming", Summary: "Stop a " + kind + " stream and close its connections", Permission: "streams:manage",
 				Request: StopBody{}, Response: StatusView{}, Errors: []int{404, 409}, Handler: func(c *api.Ctx) error { return h.stop(c, kind) }},
-			&api.Route{Method: "GET", Path: base + "/status/{stream_id}", Tag: "streaming", Summary: "Status, counters and lag of a " + kind + " stream", Permission: "streams:read", TokenScope: api.FleetReadScope,
+			&api.Route{Method: "GET", Path: base + "/status/{stream_id}", Tag: "streaming", Summary: "Status, counters and lag of a " + kind + " stream", Permission: "streams:read", TokenScope: api.ConsoleReadScope,
 				Params: idParam, Response: StatusView{}, Handler: func(c *api.Ctx) error { return h.status(c, kind) }},
 			&api.Route{Method: "PUT", Path: base + "/configure/{stream_id}", Tag: "streaming", Summary: "Change filters and settings, pause or resume a " + kind + " stream without reconnecting clients",
 				Permission: "streams:manage", Params: idParam, Request: k.configure, Response: StatusView{}, Errors: []int{409},
@@ -119,7 +119,7 @@ func (h *Handlers) Routes() []*api.Route {
 		)
 	}
 	out = append(out, &api.Route{Method: "GET", Path: "/api/v1/streaming/streams", Tag: "streaming",
-		Summary: "Every stream of the organization and environment, newest first, each with its status (keyset cursors)", Permission: "streams:read", TokenScope: api.FleetReadScope,
+		Summary: "Every stream of the organization and environment, newest first, each with its status (keyset cursors)", Permission: "streams:read", TokenScope: api.ConsoleReadScope,
 		Params: []api.Param{{Name: "kind", In: "query", Type: "string", Enum: []string{hub.KindTelemetry, hub.KindEvents}},
 			{Name: "status", In: "query", Type: "string", Enum: []string{hub.StateActive, hub.StatePaused, hub.StateStopped}},
 			{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},

@@ -65,9 +65,9 @@ func New(a *tiles.Archive) *Handlers {
 // Routes returns the tile routes (plain error form).
 func (h *Handlers) Routes() []*api.Route {
 	return []*api.Route{
-		{Method: "GET", Path: "/v1/api/tiles/buildings/metadata", Tag: "tiles", Summary: "Header and metadata of the building tile archive", Permission: "maps:read", TokenScope: api.FleetReadScope,
+		{Method: "GET", Path: "/v1/api/tiles/buildings/metadata", Tag: "tiles", Summary: "Header and metadata of the building tile archive", Permission: "maps:read", TokenScope: api.ConsoleReadScope,
 			Auth: api.AuthKeyPlain, Response: MetadataResponse{}, Errors: []int{501}, Handler: h.metadata},
-		{Method: "GET", Path: "/v1/api/tiles/buildings/{z}/{x}/{y}.mvt", Tag: "tiles", Summary: "One tile of the building archive", Permission: "maps:read", TokenScope: api.FleetReadScope,
+		{Method: "GET", Path: "/v1/api/tiles/buildings/{z}/{x}/{y}.mvt", Tag: "tiles", Summary: "One tile of the building archive", Permission: "maps:read", TokenScope: api.ConsoleReadScope,
 			Auth: api.AuthKeyPlain, Raw: "application/vnd.mapbox-vector-tile", Errors: []int{400, 404, 501},
 			Params:  []api.Param{{Name: "z", In: "path", Type: "integer"}, {Name: "x", In: "path", Type: "integer"}, {Name: "y", In: "path", Type: "integer"}},
 			Handler: h.tile},

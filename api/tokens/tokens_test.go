@@ -43,8 +43,8 @@ func serve(t *testing.T) string {
 	srv.Handle(apitokens.New(svc).Routes()...)
 	ok := func(c *api.Ctx) error { return c.JSON(200, map[string]bool{"ok": true}) }
 	srv.Handle(
-		&api.Route{Method: "GET", Path: "/trips", Tag: "t", Permission: "trips:read", TokenScope: api.FleetReadScope, Handler: ok},
-		&api.Route{Method: "GET", Path: "/incidents", Tag: "t", Permission: "emergency:read", TokenScope: api.FleetReadScope, Handler: ok},
+		&api.Route{Method: "GET", Path: "/trips", Tag: "t", Permission: "trips:read", TokenScope: api.ConsoleReadScope, Handler: ok},
+		&api.Route{Method: "GET", Path: "/incidents", Tag: "t", Permission: "emergency:read", TokenScope: api.ConsoleReadScope, Handler: ok},
 		&api.Route{Method: "GET", Path: "/keyonly", Tag: "t", Permission: "trips:read", Handler: ok},
 		&api.Route{Method: "GET", Path: "/ws", Tag: "t", Permission: "streams:read", TokenScope: "streams:read feed:read", Handler: ok},
 	)
@@ -100,12 +100,12 @@ func call(t *testing.T, method, url, auth string, body any) answer {
 	return a
 }
 
-// A fleet:read token opens the reads it is put on only where the minting
+// A console:read token opens the reads it is put on only where the minting
 // key holds the route's permission; a route without a token scope stays
 // a key's; a route with alternatives opens to any of them.
-func TestFleetReadFollowsTheKeysPermissions(t *testing.T) {
+func TestConsoleReadFollowsTheKeysPermissions(t *testing.T) {
 	base := serve(t)
-	m := call(t, "POST", base+"/v1/tokens", key, map[string]any{"scopes": []string{"fleet:read", "feed:read"}})
+	m := call(t, "POST", base+"/v1/tokens", key, map[string]any{"scopes": []string{"console:read", "feed:read"}})
 	if m.status != 201 {
 		t.Fatalf("mint: %d %v", m.status, m.body)
 	}
@@ -124,10 +124,10 @@ func TestFleetReadFollowsTheKeysPermissions(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d %s", tc.path, a.status, a.code, tc.status, tc.code)
 		}
 	}
-	// a token without fleet:read opens no read
+	// a token without console:read opens no read
 	m = call(t, "POST", base+"/v1/tokens", key, map[string]any{"scopes": []string{"feed:read"}})
 	if a := call(t, "GET", base+"/trips", m.body["token"].(string), nil); a.status != 403 {
-		t.Errorf("a feed:read token on a fleet:read route: %d", a.status)
+		t.Errorf("a feed:read token on a console:read route: %d", a.status)
 	}
 	// an unknown scope is refused by name
 	if a := call(t, "POST", base+"/v1/tokens", key, map[string]any{"scopes": []string{"fleet:write"}}); a.status != 400 || a.code != "validation_failed" {

@@ -113,7 +113,7 @@ func (h *Handlers) Routes() []*api.Route {
 		id := api.Param{Name: "stream_id", In: "path", Type: "string", Required: true}
 		out = append(out,
 			&api.Route{Method: "GET", Path: base, Tag: "streaming", Summary: "Webhook deliveries of a " + kind + " stream: attempts, answers, errors, dead letters",
-				Permission: "streams:read", TokenScope: api.FleetReadScope, Response: ListResponse{}, Errors: []int{400, 404},
+				Permission: "streams:read", TokenScope: api.ConsoleReadScope, Response: ListResponse{}, Errors: []int{400, 404},
 				Params: []api.Param{id,
 					{Name: "status", In: "query", Type: "string", Enum: store.DeliveryStatuses},
 					{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},

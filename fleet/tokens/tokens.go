@@ -41,11 +41,11 @@ const (
 	ScopeFeedRead    = "feed:read"          // GET /api/v1/streaming/feed (pull and SSE)
 	ScopeStreamsRead = "streams:read"       // registered streams over websocket and SSE (StreamIDs narrows it)
 	ScopeAlertsAck   = "alerts:acknowledge" // POST /v1/emergency/alerts/{id}/acknowledge
-	// ScopeFleetRead opens the reads a dispatch console shows (trips and
+	// ScopeConsoleRead opens the reads a dispatch console shows (trips and
 	// their routes and safety scores, incidents and alerts, streams and
 	// their status, tiles), each only while the minting key holds that
 	// route's permission.
-	ScopeFleetRead = "fleet:read"
+	ScopeConsoleRead = "console:read"
 	// ScopeWebhooksReplay: POST .../deliveries/{stream_id}/replay (the
 	// console's replay of dead letters).
 	ScopeWebhooksReplay = "webhooks:replay"
@@ -56,12 +56,12 @@ var scopePermission = map[string]string{
 	ScopeFeedRead:       "streams:read",
 	ScopeStreamsRead:    "streams:read",
 	ScopeAlertsAck:      "emergency:write",
-	ScopeFleetRead:      "", // checked per route against the key's permissions
+	ScopeConsoleRead:    "", // checked per route against the key's permissions
 	ScopeWebhooksReplay: "streams:manage",
 }
 
 // scopeList names the scopes for messages.
-const scopeList = "feed:read, streams:read, alerts:acknowledge, fleet:read or webhooks:replay"
+const scopeList = "feed:read, streams:read, alerts:acknowledge, console:read or webhooks:replay"
 
 // Limits.
 const (
@@ -202,7 +202,7 @@ type claims struct {
 	Env       string   `json:"env"`
 	Scopes    []string `json:"scopes"`
 	StreamIDs []string `json:"stream_ids,omitempty"`
-	// Perms are the minting key's permissions (fleet:read opens a route
+	// Perms are the minting key's permissions (console:read opens a route
 	// only with its permission among them).
 	Perms []string `json:"perms,omitempty"`
 	Iat   int64    `json:"iat"`
@@ -237,7 +237,7 @@ func (s *Service) Mint(ctx context.Context, p *apikey.Principal, r MintRequest) 
 	exp := now.Add(r.TTL).Truncate(time.Second)
 	c := claims{Iss: issuer, Sub: p.KeyID, Jti: "tok_" + hex.EncodeToString(b[:]), Org: p.Org, Env: p.Env,
 		Scopes: slices.Clone(r.Scopes), StreamIDs: slices.Clone(r.StreamIDs), Iat: now.Unix(), Exp: exp.Unix(), Rate: p.Rate, Burst: p.Burst}
-	if slices.Contains(r.Scopes, ScopeFleetRead) {
+	if slices.Contains(r.Scopes, ScopeConsoleRead) {
 		c.Perms = slices.Clone(p.Permissions)
 	}
 	payload, err := json.Marshal(c)

@@ -32,7 +32,7 @@ type TokenGrant struct {
 	ExpiresAt time.Time
 	// KeyPermissions are the minting key's permissions when the token was
 	// minted (nil for tokens minted before they were recorded): a route a
-	// token opens by the fleet:read scope needs its permission among them.
+	// token opens by the console:read scope needs its permission among them.
 	KeyPermissions []string
 	// Life, when set, ends when the token expires or is revoked, with
 	// context.Cause ErrTokenExpired or ErrTokenRevoked: a connection the

@@ -15,7 +15,7 @@
   var ENDED = 'fleethub.console.ended';   // why the last session ended, shown at the next sign-in
   var TOKEN_TTL = 8 * 3600;               // seconds a sign-in lasts
   // scopes asked for; one the key may not grant is left out
-  var SCOPES = ['feed:read', 'streams:read', 'fleet:read', 'alerts:acknowledge', 'webhooks:replay'];
+  var SCOPES = ['feed:read', 'streams:read', 'console:read', 'alerts:acknowledge', 'webhooks:replay'];
   var STREAMS = 'fleethub.console.streams';
   var FEED_MAX = 1000;      // events kept in memory
   var FEED_SHOWN = 200;     // events drawn after filtering
