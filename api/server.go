@@ -176,6 +176,10 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer, auth Authentic
 		// directly after the upgrade instead of keeping the buffer for
 		// its life (fasthttp keeps it when the client sent more)
 		ReduceMemoryUsage: true,
+		// a hijacked connection (a websocket) is closed by its hijacker,
+		// which then runs it without holding the upgrade request's
+		// context (delivery/ws Config.KeptHijackedConns)
+		KeepHijackedConns: true,
 	}
 	return s
 }

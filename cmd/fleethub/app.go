@@ -369,6 +369,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		k, err := a.keys.Get(ctx, store.Scope{Org: org, Env: env}, keyID)
 		return k.Plan, err
 	})}
+	wcfg.KeptHijackedConns = true // the API's server keeps hijacked connections (api/server.go)
 	// the embedded window: ten million ids in about 360 MiB, allocated as they come (filters/dedup)
 	const windowSize, windowTTL = 10_000_000, time.Hour
 	var window dedup.Window = dedup.NewCompact(windowSize, windowTTL)

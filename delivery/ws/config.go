@@ -51,6 +51,14 @@ type Config struct {
 	// (feedsub.go). Nil: a feed subscription is refused with
 	// not_implemented.
 	Feed *FeedSource
+	// KeptHijackedConns says that the fasthttp server calling Serve runs
+	// with KeepHijackedConns: a connection then runs in a goroutine of its
+	// own and fasthttp's hijack handler returns at once, which frees the
+	// upgrade request's context (about 4 KiB) for the connection's life;
+	// the connection closes its socket itself. Without it the connection
+	// runs in the hijack handler, and a server that does not keep
+	// hijacked connections closes the socket when it returns.
+	KeptHijackedConns bool
 }
 
 // Defaults and fixed limits, in one place.

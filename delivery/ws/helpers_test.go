@@ -169,10 +169,12 @@ func newFixtureLog(t testing.TB, cfg ws.Config, log hub.Log, infos ...hub.Stream
 	if err != nil {
 		t.Fatal(err)
 	}
+	// as the API's server: read buffers given back after each request,
+	// hijacked connections kept when the Server is told so
 	hs := &fasthttp.Server{Handler: func(rc *fasthttp.RequestCtx) {
 		rc.Response.Header.Set("X-Request-Id", "req-1")
 		_ = f.srv.Serve(rc, testOrg, testEnv, testKey)
-	}}
+	}, ReduceMemoryUsage: true, KeepHijackedConns: cfg.KeptHijackedConns}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

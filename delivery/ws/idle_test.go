@@ -2,6 +2,7 @@ package ws_test
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,8 +16,18 @@ import (
 // An idle connection has no writer goroutine and holds no write buffers,
 // yet it is pinged on time and gets what is published after a long quiet
 // spell, in order; a burst borrows the buffers and gives them back.
+// Both ways of running a connection: in fasthttp's hijack handler, and on
+// its own with the hijacked connection kept (the API's server).
 func TestIdleConnectionPingedAndDelivered(t *testing.T) {
-	f := newFixture(t, ws.Config{PingInterval: 40 * time.Millisecond, ReadTimeout: time.Second}, hub.StreamInfo{ID: "s1"})
+	for _, kept := range []bool{false, true} {
+		t.Run(fmt.Sprintf("kept=%v", kept), func(t *testing.T) {
+			testIdleConnection(t, ws.Config{PingInterval: 40 * time.Millisecond, ReadTimeout: time.Second, KeptHijackedConns: kept})
+		})
+	}
+}
+
+func testIdleConnection(t *testing.T, cfg ws.Config) {
+	f := newFixture(t, cfg, hub.StreamInfo{ID: "s1"})
 	const n = 3
 	var pings [n]atomic.Int64
 	cs := make([]*client, n)

@@ -152,17 +152,30 @@ func (s *Server) ServeLimited(rc *fasthttp.RequestCtx, org, env, keyID string, a
 	if req.compression {
 		up = &s.deflate
 	}
-	err = up.Upgrade(rc, func(wsc *websocket.Conn) {
-		// runs in fasthttp's hijack goroutine, after Serve returned
+	serve := func(wsc *websocket.Conn) {
 		if sl.start() {
 			defer release()
 		}
+		// with KeepHijackedConns fasthttp leaves the socket to its
+		// hijacker; without, this Close is a no-op and fasthttp closes
+		// it when the hijack handler returns
+		defer func() { _ = wsc.NetConn().Close() }()
 		c.init(wsc)
 		if life != nil {
 			stop := context.AfterFunc(life, func() { c.close(tokenReason(life)) })
 			defer stop()
 		}
 		s.run(c, req.subs, req.feed)
+	}
+	err = up.Upgrade(rc, func(wsc *websocket.Conn) {
+		// runs in fasthttp's hijack goroutine, after Serve returned
+		if s.cfg.KeptHijackedConns {
+			// the hijack handler returns at once, so fasthttp frees the
+			// request's context; the connection runs on its own
+			go serve(wsc)
+			return
+		}
+		serve(wsc)
 	})
 	if err != nil {
 		if sl.start() {
