@@ -42,6 +42,7 @@ type conn struct {
 	invalid int // malformed frames in a row; reader only
 
 	batch       *batcher // the writer's
+	writer      func()   // c.writeLoop, made once
 	wbuf        []frame  // the writer's frame slice between its runs
 	brokenWrite bool     // a write failed midway; the writer's
 	pingSlot    int      // when the Server's pinger pings it (Server.pingLoop)
@@ -55,6 +56,7 @@ type conn struct {
 func (c *conn) init(wsc *websocket.Conn) {
 	c.ws = wsc
 	c.batch = newBatcher(wsc.NetConn(), &c.s.batchBufs)
+	c.writer = c.writeLoop
 	c.q = newQueue(c.s.cfg.QueueBytes, c.startWriter)
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.closing = make(chan struct{})

@@ -157,7 +157,7 @@ func (b *batcher) reset() {
 // frames wait, or the connection closes, and no writer runs.
 func (c *conn) startWriter() {
 	c.wg.Add(1)
-	go c.writeLoop()
+	go c.writer() // a func value: go allocates no closure for it
 }
 
 // writeLoop is the connection's one writer while it runs: it drains the
