@@ -97,12 +97,17 @@ func (m *Matcher) path(p *paths, pa, pb Point, a, b Match) ([]piece, float64, bo
 	xa, ya := n.plane(pa.Lat, pa.Lon)
 	xb, yb := n.plane(pb.Lat, pb.Lon)
 	bound := min(2*math.Hypot(xb-xa, yb-ya)+300, m.cfg.MaxRouteM)
-	ca := candidate{edge: int32(a.Edge), off: a.off}
+	ca := candidate{edge: int32(a.Edge), off: a.off, bwd: a.bwd, moving: true}
 	cb := candidate{edge: int32(b.Edge), off: b.off}
+	p.aim(n, []candidate{cb})
 	p.from(n, &ca, bound)
-	d, _, how := p.toVia(n, &ca, &cb)
+	r := p.to(n, &ca, &cb, heldSlack*sigmaOf(pb))
+	d, how := r.d, r.how
 	if math.IsInf(d, 1) {
 		return nil, 0, false
+	}
+	if how == viaHeld {
+		return []piece{{cb.edge, ca.off, ca.off}}, 0, true
 	}
 	if how == viaSameEdge {
 		return []piece{{cb.edge, ca.off, cb.off}}, d, true

@@ -9,9 +9,14 @@
 //   - emission: a Gaussian of the distance from the point to the road,
 //     sigma the point's accuracy (at least 4 m; 10 m when not given);
 //   - transition: an exponential of |route distance on the graph −
-//     straight-line distance| between two successive points (beta 10 m),
-//     the route found by a Dijkstra over the costing's directed roads
-//     bounded to twice the straight line plus 300 m (at most 5 km);
+//     straight-line distance| between two successive points (beta
+//     20 m), the route found by a Dijkstra over the costing's directed
+//     roads bounded to twice the straight line plus 300 m (at most
+//     5 km); a route that turns round on the previous point's road,
+//     against the direction it was travelled, loses UTurn (12) more;
+//     a point up to 3 sigmas behind the previous one on the same road
+//     has not moved (a vehicle standing, or noise) and is held at the
+//     previous point's place, so that a stop adds no distance;
 //   - Viterbi over a window: a point's road is decided, and final, when
 //     Lag (default 5) more points have arrived, by the best path then, or
 //     when the trace is flushed.
@@ -36,9 +41,10 @@ import (
 // Config tunes a Matcher; zero fields take the defaults.
 type Config struct {
 	Lag       int     // points after which a point's road is final: 5
-	Beta      float64 // meters, the transition's scale: 10
+	Beta      float64 // meters, the transition's scale: 20
 	Candidate int     // roads considered per point: 8
 	MaxRouteM float64 // the route search's bound: 5,000 m
+	UTurn     float64 // the log-likelihood a transition loses for turning round on the road: 12
 }
 
 // Matcher matches traces onto one costing's roads.
@@ -54,7 +60,10 @@ func New(r Roads, c routing.Costing, cfg Config) *Matcher {
 		cfg.Lag = 5
 	}
 	if cfg.Beta <= 0 {
-		cfg.Beta = 10
+		cfg.Beta = 20
+	}
+	if cfg.UTurn <= 0 {
+		cfg.UTurn = 12
 	}
 	if cfg.Candidate <= 0 {
 		cfg.Candidate = 8
@@ -66,6 +75,22 @@ func New(r Roads, c routing.Costing, cfg Config) *Matcher {
 	m.pool.New = func() any { return newPaths(m.net.junction) }
 	return m
 }
+
+// sigmaOf is the standard deviation of point p's error on each axis:
+// its accuracy, 10 m when not given, at least 4 m.
+func sigmaOf(p Point) float64 {
+	if !(p.Accuracy > 0) {
+		return 10
+	}
+	return max(p.Accuracy, 4)
+}
+
+// heldSlack is how far back along its road, in sigmas of the later
+// point, a point may lie behind the previous one and be read as not
+// having moved (a vehicle standing, or the noise of two fixes: their
+// difference has sqrt(2) sigmas) rather than as having turned round:
+// it is held at the previous point's place.
+const heldSlack = 3
 
 // Point is a GPS fix: where, and how accurate (meters, 0 not known).
 type Point struct {
@@ -122,11 +147,7 @@ func (t *Trace) Add(p Point) []Match {
 	if math.IsNaN(p.Lat) || math.IsNaN(p.Lon) || p.Lat < -90 || p.Lat > 90 || p.Lon < -180 || p.Lon > 180 {
 		return append(t.Flush(), Match{Index: idx})
 	}
-	sigma := p.Accuracy
-	if sigma <= 0 {
-		sigma = 10
-	}
-	sigma = max(sigma, 4)
+	sigma := sigmaOf(p)
 	radius := min(max(4*sigma, 50), 200)
 	x, y := n.plane(p.Lat, p.Lon)
 	cands := n.candidates(x, y, radius, t.m.cfg.Candidate, nil)
@@ -139,7 +160,7 @@ func (t *Trace) Add(p Point) []Match {
 		cands[i].bwd = !n.fwd[cands[i].edge]
 	}
 	var out []Match
-	if len(t.window) > 0 && !t.transition(cands, x, y) {
+	if len(t.window) > 0 && !t.transition(cands, x, y, sigma) {
 		out = t.Flush() // nothing of the previous point reaches this one
 	}
 	t.window = append(t.window, step{index: idx, x: x, y: y, cands: cands})
@@ -151,27 +172,29 @@ func (t *Trace) Add(p Point) []Match {
 
 // transition adds to the new candidates' emission scores the best path
 // from the previous step's; false when none is reachable.
-func (t *Trace) transition(cands []candidate, x, y float64) bool {
+func (t *Trace) transition(cands []candidate, x, y, sigma float64) bool {
 	n := t.m.net
 	prev := &t.window[len(t.window)-1]
 	straight := math.Hypot(x-prev.x, y-prev.y)
 	bound := min(2*straight+300, t.m.cfg.MaxRouteM)
 	var bestBuf [16]float64 // on the stack for the usual 8 candidates
 	var backBuf [16]int32
-	var bwdBuf [16]bool
+	var bwdBuf, heldBuf [16]bool
 	var best []float64
 	var back []int32
-	var bwd []bool
+	var bwd, held []bool
 	if len(cands) <= len(bestBuf) {
-		best, back, bwd = bestBuf[:len(cands)], backBuf[:len(cands)], bwdBuf[:len(cands)]
+		best, back, bwd, held = bestBuf[:len(cands)], backBuf[:len(cands)], bwdBuf[:len(cands)], heldBuf[:len(cands)]
 	} else {
-		best, back, bwd = make([]float64, len(cands)), make([]int32, len(cands)), make([]bool, len(cands))
+		best, back = make([]float64, len(cands)), make([]int32, len(cands))
+		bwd, held = make([]bool, len(cands)), make([]bool, len(cands))
 	}
 	for j := range best {
 		best[j], back[j] = math.Inf(-1), -1
 	}
 	p := t.m.pool.Get().(*paths)
 	defer t.m.pool.Put(p)
+	p.aim(n, cands)
 	for i := range prev.cands {
 		a := &prev.cands[i]
 		if math.IsInf(a.score, -1) {
@@ -179,20 +202,29 @@ func (t *Trace) transition(cands []candidate, x, y float64) bool {
 		}
 		p.from(n, a, bound)
 		for j := range cands {
-			d, against := p.to(n, a, &cands[j])
-			if math.IsInf(d, 1) {
+			r := p.to(n, a, &cands[j], heldSlack*sigma)
+			if math.IsInf(r.d, 1) {
 				continue
 			}
-			if s := a.score - math.Abs(d-straight)/t.m.cfg.Beta; s > best[j] {
-				best[j], back[j], bwd[j] = s, int32(i), against
+			s := a.score - math.Abs(r.d-straight)/t.m.cfg.Beta
+			if r.turned {
+				s -= t.m.cfg.UTurn
+			}
+			if s > best[j] {
+				best[j], back[j], bwd[j], held[j] = s, int32(i), r.bwd, r.how == viaHeld
 			}
 		}
 	}
 	top := math.Inf(-1)
 	for j := range cands {
-		cands[j].score += best[j]
-		cands[j].back, cands[j].bwd = back[j], bwd[j]
-		top = max(top, cands[j].score)
+		c := &cands[j]
+		c.score += best[j]
+		c.back, c.bwd, c.moving = back[j], bwd[j], back[j] >= 0
+		if held[j] { // not moved: at the previous point's place
+			a := &prev.cands[back[j]]
+			c.off, c.x, c.y = a.off, a.x, a.y
+		}
+		top = max(top, c.score)
 	}
 	if math.IsInf(top, -1) {
 		return false

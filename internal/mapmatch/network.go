@@ -153,7 +153,10 @@ type candidate struct {
 	score float64 // the best path's log-likelihood up to here
 	back  int32   // the previous step's candidate on that path (-1: none)
 	bwd   bool    // travelled against the edge's points
-	dead  bool    // not reached from the previous point's decided road
+	// moving: reached from a previous point, so bwd is the direction
+	// of travel (not a guess)
+	moving bool
+	dead   bool // not reached from the previous point's decided road
 }
 
 // candidates are the nearest place of every edge within radius of

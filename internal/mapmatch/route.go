@@ -8,8 +8,14 @@ import "math"
 type paths struct {
 	dist    []float64
 	via     []int32 // the directed edge each junction was reached by; -1: from the search's candidate
+	turned  []bool  // reached by leaving the candidate's edge behind it: turning round
 	touched []int32
 	heap    []item
+	// the junctions the searches are for (goal[j] == gen) and how many:
+	// a search stops once it has settled them all
+	goal  []uint32
+	gen   uint32
+	goals int
 }
 
 type item struct {
@@ -18,7 +24,8 @@ type item struct {
 }
 
 func newPaths(junctions int) *paths {
-	p := &paths{dist: make([]float64, junctions), via: make([]int32, junctions)}
+	p := &paths{dist: make([]float64, junctions), via: make([]int32, junctions), turned: make([]bool, junctions),
+		goal: make([]uint32, junctions)}
 	for i := range p.dist {
 		p.dist[i] = math.Inf(1)
 	}
@@ -32,14 +39,14 @@ func (p *paths) reset() {
 	p.touched, p.heap = p.touched[:0], p.heap[:0]
 }
 
-func (p *paths) reach(j int32, d float64, via int32) {
+func (p *paths) reach(j int32, d float64, via int32, turned bool) {
 	if d >= p.dist[j] {
 		return
 	}
 	if math.IsInf(p.dist[j], 1) {
 		p.touched = append(p.touched, j)
 	}
-	p.dist[j], p.via[j] = d, via
+	p.dist[j], p.via[j], p.turned[j] = d, via, turned
 	p.heap = append(p.heap, item{d, j})
 	for i := len(p.heap) - 1; i > 0; { // sift up
 		up := (i - 1) / 2
@@ -73,15 +80,42 @@ func (p *paths) pop() item {
 	return top
 }
 
+// aim makes the searches that follow stop once they have settled the
+// junctions through which the routes enter the edges of cands.
+func (p *paths) aim(n *network, cands []candidate) {
+	p.gen++
+	if p.gen == 0 { // wrapped: forget every old mark
+		clear(p.goal)
+		p.gen = 1
+	}
+	p.goals = 0
+	mark := func(j int32) {
+		if p.goal[j] != p.gen {
+			p.goal[j] = p.gen
+			p.goals++
+		}
+	}
+	for i := range cands {
+		if e := cands[i].edge; n.fwd[e] {
+			mark(n.tail[e])
+		}
+		if e := cands[i].edge; n.bwd[e] {
+			mark(n.head[e])
+		}
+	}
+}
+
 // from runs the search from candidate a, leaving its edge the ways it
-// may be travelled, up to bound meters.
+// may be travelled, up to bound meters; leaving it behind a moving
+// candidate is turning round.
 func (p *paths) from(n *network, a *candidate, bound float64) {
 	p.reset()
+	settled := 0
 	if n.fwd[a.edge] {
-		p.reach(n.head[a.edge], n.length(a.edge)-a.off, -1)
+		p.reach(n.head[a.edge], n.length(a.edge)-a.off, -1, a.moving && a.bwd)
 	}
 	if n.bwd[a.edge] {
-		p.reach(n.tail[a.edge], a.off, -1)
+		p.reach(n.tail[a.edge], a.off, -1, a.moving && !a.bwd)
 	}
 	for len(p.heap) > 0 {
 		it := p.pop()
@@ -91,59 +125,70 @@ func (p *paths) from(n *network, a *candidate, bound float64) {
 		if it.d > bound {
 			break
 		}
+		if p.goal[it.j] == p.gen {
+			if settled++; settled == p.goals {
+				break // every junction aimed at is reached by its shortest route
+			}
+		}
 		for _, de := range n.out[n.outFirst[it.j]:n.outFirst[it.j+1]] {
 			e := de / 2
 			to := n.head[e]
 			if de%2 == 1 {
 				to = n.tail[e]
 			}
-			p.reach(to, it.d+n.length(e), de)
+			p.reach(to, it.d+n.length(e), de, p.turned[it.j])
 		}
 	}
 }
 
-// sameEdgeSlack is how far back along a one-way edge a later point may
-// lie and still be reached on it directly: the noise of two fixes.
-const sameEdgeSlack = 30
-
-// to is the route distance from the search's candidate a to candidate
-// b, and whether b is reached against its edge's points; +Inf when not
-// reached within the bound.
-func (p *paths) to(n *network, a, b *candidate) (float64, bool) {
-	d, bwd, _ := p.toVia(n, a, b)
-	return d, bwd
+// route is how a candidate is reached from the search's: meters along
+// the roads, whether against its edge's points, how it enters its edge,
+// and whether the route turns round (on the previous candidate's edge,
+// against its direction of travel).
+type route struct {
+	d      float64
+	bwd    bool
+	how    int
+	turned bool
 }
 
 // How a route enters the target's edge.
 const (
 	viaSameEdge = iota // along the edge both candidates lie on
+	viaHeld            // not at all: the target is a little behind on the same edge
 	viaTail            // from the edge's tail junction, forward
 	viaHead            // from the edge's head junction, backward
 )
 
-// toVia is to, and how the route enters b's edge.
-func (p *paths) toVia(n *network, a, b *candidate) (float64, bool, int) {
-	best, bwd, how := math.Inf(1), false, viaSameEdge
+// to is the route from the search's candidate a to candidate b; d is
+// +Inf when b is not reached within the bound. A b a little behind a
+// on their edge (within slack) is held at a's place.
+func (p *paths) to(n *network, a, b *candidate, slack float64) route {
+	r := route{d: math.Inf(1)}
 	if a.edge == b.edge {
 		d := b.off - a.off
 		switch {
+		case a.moving && a.bwd && d <= 0, a.moving && !a.bwd && d >= 0:
+			return route{math.Abs(d), a.bwd, viaSameEdge, false}
+		case a.moving && math.Abs(d) <= slack:
+			return route{0, a.bwd, viaHeld, false}
 		case d >= 0 && n.fwd[b.edge]:
-			return d, false, viaSameEdge
+			r = route{d, false, viaSameEdge, a.moving}
 		case d <= 0 && n.bwd[b.edge]:
-			return -d, true, viaSameEdge
-		case math.Abs(d) <= sameEdgeSlack:
-			best, bwd = math.Abs(d), !n.fwd[b.edge]
+			r = route{-d, true, viaSameEdge, a.moving}
+		case math.Abs(d) <= slack:
+			return route{0, !n.fwd[b.edge], viaHeld, false}
 		}
 	}
 	if n.fwd[b.edge] {
-		if d := p.dist[n.tail[b.edge]] + b.off; d < best {
-			best, bwd, how = d, false, viaTail
+		if d := p.dist[n.tail[b.edge]] + b.off; d < r.d {
+			r = route{d, false, viaTail, p.turned[n.tail[b.edge]]}
 		}
 	}
 	if n.bwd[b.edge] {
-		if d := p.dist[n.head[b.edge]] + n.length(b.edge) - b.off; d < best {
-			best, bwd, how = d, true, viaHead
+		if d := p.dist[n.head[b.edge]] + n.length(b.edge) - b.off; d < r.d {
+			r = route{d, true, viaHead, p.turned[n.head[b.edge]]}
 		}
 	}
-	return best, bwd, how
+	return r
 }

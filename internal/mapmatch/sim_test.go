@@ -1,9 +1,11 @@
 package mapmatch
 
 import (
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -28,130 +30,133 @@ func sharedData(tb testing.TB, rel string) string {
 	return p
 }
 
-var columbus struct {
-	once sync.Once
-	g    *routing.Graph
-	err  error
+// extracts are the shared OSM extracts the simulations drive on.
+var extracts = []string{"us-oh-columbus.osm.pbf", "us-ny-queens-village.osm.pbf", "us-or-portland-central-roads.osm.pbf"}
+
+var graphs struct {
+	sync.Mutex
+	g map[string]*routing.Graph
 }
 
-func columbusGraph(tb testing.TB) *routing.Graph {
-	path := sharedData(tb, filepath.Join("osm", "us-oh-columbus.osm.pbf"))
-	columbus.once.Do(func() { columbus.g, columbus.err = routing.Load(path, routing.Options{Costings: []routing.Costing{}}) })
-	if columbus.err != nil {
-		tb.Fatal(columbus.err)
+// extractGraph is the road graph of the shared extract name, loaded once.
+func extractGraph(tb testing.TB, name string) *routing.Graph {
+	tb.Helper()
+	path := sharedData(tb, filepath.Join("osm", name))
+	graphs.Lock()
+	defer graphs.Unlock()
+	if g := graphs.g[name]; g != nil {
+		return g
 	}
-	return columbus.g
+	g, err := routing.Load(path, routing.Options{Costings: []routing.Costing{}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if graphs.g == nil {
+		graphs.g = map[string]*routing.Graph{}
+	}
+	graphs.g[name] = g
+	return g
 }
 
-// drive is a simulated trip: a random drive over the roads cars may use
-// (no U-turn where another way on exists, onto service roads only where
-// nothing else goes on), a fix every dt seconds at
-// 90 % of each road's limit (at most 80 km/h) with Gaussian noise of
-// sigma meters on each axis, and the way each fix was truly on.
-func drive(n *network, rng *rand.Rand, meters, dt, sigma float64) (pts []Point, ways []int64) {
-	var de int32 = -1
-	for de < 0 {
-		e := int32(rng.IntN(len(n.fwd)))
-		if n.fwd[e] {
-			de = 2 * e
-		} else if n.bwd[e] {
-			de = 2*e + 1
+func columbusGraph(tb testing.TB) *routing.Graph { return extractGraph(tb, extracts[0]) }
+
+// simScore is how well a matcher did on simulated trips.
+type simScore struct {
+	fixes, right int
+	// misses near a change of way: the fix truly within 2 sigma (along
+	// the drive) of where the drive passes from the way it matched to
+	// onto the true one, or back
+	nearChange int
+	lengthErr  []float64 // per trip: |matched route − driven| / driven
+	confRight  float64   // summed confidence of the right matches
+	confWrong  float64
+}
+
+// simulate drives trips trips of 5 km on m's roads, a fix every dt
+// seconds with sigma meters of noise, and matches each whole (as Match
+// does: every fix decided online, after the lag).
+func simulate(m *Matcher, rng *rand.Rand, trips int, dt, sigma float64) simScore {
+	var sc simScore
+	for range trips {
+		tp := drive(m.net, rng, 5000, dt, sigma)
+		res := m.Match(tp.pts)
+		if len(res.Matches) != len(tp.pts) {
+			panic("a match per fix")
 		}
-	}
-	var driven, next float64
-	for driven < meters {
-		e, back := de/2, de%2 == 1
-		road := n.roads.EdgeRoad(int(e), back)
-		step := min(road.LimitKmh*0.9, 80) / 3.6 * dt
-		l := n.length(e)
-		for ; next <= l; next += step {
-			off := next
-			if back {
-				off = l - next
+		for i, mt := range res.Matches {
+			sc.fixes++
+			if mt.Matched && mt.WayID == tp.ways[i] {
+				sc.right++
+				sc.confRight += mt.Confidence
+				continue
 			}
-			x, y := n.along(e, off)
-			x, y = x+rng.NormFloat64()*sigma, y+rng.NormFloat64()*sigma
-			lat, lon := n.latLon(x, y)
-			pts, ways = append(pts, Point{Lat: lat, Lon: lon, Accuracy: sigma}), append(ways, road.WayID)
+			sc.confWrong += mt.Confidence
+			for _, c := range tp.changes {
+				if math.Abs(c-tp.at[i]) <= 2*sigma {
+					sc.nearChange++
+					break
+				}
+			}
 		}
-		next -= l
-		driven += l
-		end := n.head[e]
-		if back {
-			end = n.tail[e]
+		route := 0.0
+		for _, r := range res.Runs {
+			route += r.Meters
 		}
-		outs := n.out[n.outFirst[end]:n.outFirst[end+1]]
-		if len(outs) == 0 {
-			break
+		if tp.meters > 0 {
+			sc.lengthErr = append(sc.lengthErr, math.Abs(route-tp.meters)/tp.meters)
 		}
-		de = pick(n, outs, e, rng)
 	}
-	return pts, ways
+	return sc
 }
 
-// pick is the way on: a random one of the roads leaving the junction
-// other than the one arrived on, service roads (parking aisles,
-// driveways) only when there is nothing else.
-func pick(n *network, outs []int32, from int32, rng *rand.Rand) int32 {
-	var through, service []int32
-	for _, o := range outs {
-		switch {
-		case o/2 == from:
-		case n.roads.EdgeRoad(int(o/2), o%2 == 1).Class == routing.ClassService:
-			service = append(service, o)
-		default:
-			through = append(through, o)
-		}
+func (sc simScore) share() float64 { return float64(sc.right) / float64(sc.fixes) }
+
+func (sc simScore) medianLengthErr() float64 {
+	if len(sc.lengthErr) == 0 {
+		return math.NaN()
 	}
-	if len(through) > 0 {
-		return through[rng.IntN(len(through))]
-	}
-	if len(service) > 0 {
-		return service[rng.IntN(len(service))]
-	}
-	return outs[0]
+	e := slices.Clone(sc.lengthErr)
+	slices.Sort(e)
+	return e[len(e)/2]
 }
 
-// TestSimulatedDrives: on the Columbus extract, random drives of 5 km
-// sampled every 5 s with 10 m of noise on each axis are matched onto the
-// road (the OSM way) they were on for at least 90 % of their fixes (92 to
-// 93 % over seeds; the misses are within 30 m of the right way, near
-// junctions of residential streets), and the confidence is clearly lower
-// where the match is wrong.
+// TestSimulatedDrives: on each shared extract, 30 simulated drives of
+// 5 km (see drive: the quickest route to a random place, slowing for
+// turns, standing at some junctions) are matched, at the two settings
+// of the accuracy targets: a fix every 5 s with 10 m of noise on each
+// axis, and every 30 s with 20 m. Most fixes are matched onto the OSM
+// way they were truly on, the matched route's length is within 2 % of
+// the distance driven (the median over the drives), and at 5 s the
+// confidence is clearly lower where the match is wrong. The least
+// shares asserted are a point or two under what the matcher does with
+// this seed (docs/routing.md has the figures over seeds).
 func TestSimulatedDrives(t *testing.T) {
-	m := New(columbusGraph(t), routing.Auto, Config{})
-	rng := rand.New(rand.NewPCG(7, 29))
-	right, all := 0, 0
-	var confRight, confWrong float64
-	for trip := 0; trip < 40; trip++ {
-		pts, ways := drive(m.net, rng, 5000, 5, 10)
-		tr := m.Trace()
-		var out []Match
-		for _, p := range pts {
-			out = append(out, tr.Add(p)...)
-		}
-		out = append(out, tr.Flush()...)
-		if len(out) != len(pts) {
-			t.Fatalf("%d matches for %d fixes", len(out), len(pts))
-		}
-		for i, mt := range out {
-			all++
-			if mt.Matched && mt.WayID == ways[i] {
-				right++
-				confRight += mt.Confidence
-			} else {
-				confWrong += mt.Confidence
+	for _, tc := range []struct {
+		name        string
+		at5s, at30s float64 // the least shares of fixes on the right way
+	}{
+		{extracts[0], 0.93, 0.86},
+		{extracts[1], 0.90, 0.80},
+		{extracts[2], 0.87, 0.78},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(extractGraph(t, tc.name), routing.Auto, Config{})
+			for _, set := range []struct{ dt, sigma, right float64 }{{5, 10, tc.at5s}, {30, 20, tc.at30s}} {
+				sc := simulate(m, rand.New(rand.NewPCG(7, 29)), 30, set.dt, set.sigma)
+				cr, cw := sc.confRight/float64(sc.right), sc.confWrong/float64(max(sc.fixes-sc.right, 1))
+				t.Logf("%.0f s, %.0f m: %d fixes, %.1f%% on the right way (%d of the misses within 2 sigmas of a change of way); median length error %.2f%%; mean confidence %.2f right, %.2f wrong",
+					set.dt, set.sigma, sc.fixes, 100*sc.share(), sc.nearChange, 100*sc.medianLengthErr(), cr, cw)
+				if sc.share() < set.right {
+					t.Errorf("%.0f s, %.0f m: %.1f%% of the fixes on the right way, want at least %.0f%%", set.dt, set.sigma, 100*sc.share(), 100*set.right)
+				}
+				if e := sc.medianLengthErr(); !(e <= 0.02) {
+					t.Errorf("%.0f s, %.0f m: median length error %.2f%%, want at most 2%%", set.dt, set.sigma, 100*e)
+				}
+				if set.dt == 5 && cr < cw+0.2 {
+					t.Errorf("%.0f s, %.0f m: confidence %.2f on the right way and %.2f on a wrong one: it does not tell them apart", set.dt, set.sigma, cr, cw)
+				}
 			}
-		}
-	}
-	share := float64(right) / float64(all)
-	confRight, confWrong = confRight/float64(right), confWrong/float64(all-right)
-	t.Logf("%d fixes, %.1f%% on the right road; mean confidence %.2f on the right road, %.2f on a wrong one", all, 100*share, confRight, confWrong)
-	if share < 0.9 {
-		t.Errorf("%.1f%% of the fixes on the right road, want at least 90%%", 100*share)
-	}
-	if confRight < confWrong+0.2 {
-		t.Errorf("confidence %.2f on the right road and %.2f on a wrong one: it does not tell them apart", confRight, confWrong)
+		})
 	}
 }
 
@@ -163,7 +168,7 @@ func BenchmarkMatch(b *testing.B) {
 	var traces [][]Point
 	total := 0
 	for range 20 {
-		pts, _ := drive(m.net, rng, 5000, 5, 10)
+		pts := drive(m.net, rng, 5000, 5, 10).pts
 		traces, total = append(traces, pts), total+len(pts)
 	}
 	b.ResetTimer()
