@@ -30,27 +30,39 @@
 //
 // # Goroutines
 //
-// Per connection: the reader, which is fasthttp's hijack goroutine and
-// owns the rest; the writer, only while the queue holds frames; one pump
-// per followed stream. An idle connection has no writer and holds no
-// write buffers: a frame pushed into an empty queue starts the writer
-// (queue.kick), which takes the batch buffers from the Server's pool,
-// writes until the queue is empty, gives them back and ends; the check
-// for an empty queue and the start of a writer are under the queue's
-// lock, so a frame is never left without one. The Server's one pinger
-// goroutine (pinger.go) queues a ping frame into every connection once
-// per PingInterval, spread over 16 slots, so a connection has no ticker
-// of its own. The reader returns when the socket fails or the close
-// handshake ends, then waits for the writer and the pumps (conn.wg) and
-// decrements Connected; the Server waits for the readers (Server.wg). A
-// connection ends through conn.close(reason), once, which never blocks:
-// it cancels the pumps and starts the writer if none runs; the writer
-// writes the queue when the reason calls for it, the close frame, waits
-// up to a second for the client's close reply and cuts the socket with
-// deadlines (fasthttp's hijacked Close is a no-op; fasthttp closes the
-// socket when the reader returns); no writer starts after that one.
-// Shutdown returns when every connection's goroutines and the pinger
-// have ended.
+// Per connection: the reader, which owns the rest (fasthttp's hijack
+// goroutine, or its own with Config.KeptHijackedConns, which lets
+// fasthttp free the upgrade request's context); the writer, only while
+// the queue holds frames; one pump per followed stream while it has
+// something to do. An idle connection has only its reader: a pump that is
+// caught up with nothing pending parks in its stream's lot (park.go) and
+// its goroutine ends; the lot's one waiter goroutine per stream waits for
+// the log's next offset (hub.Log.Wait) and starts the parked pumps again,
+// and looks at the stream once a second for them (paused, stopped or
+// gone, another epoch), waking them to act as before. A parked pump keeps
+// its place in conn.wg; its subscription's cancellation (context
+// AfterFunc, set once per subscription) takes it out of the lot and ends
+// it. The pump's state stays in its pump struct between goroutines, and
+// whoever takes it out of the lot under the lot's lock owns it, so one
+// goroutine at most runs a pump. An idle connection has no writer and
+// holds no write buffers either: a frame pushed into an empty queue
+// starts the writer (queue.kick), which takes the batch buffers from the
+// Server's pool, writes until the queue is empty, gives them back and
+// ends; the check for an empty queue and the start of a writer are under
+// the queue's lock, so a frame is never left without one. The Server's
+// one pinger goroutine (pinger.go) queues a ping frame into every
+// connection once per PingInterval, spread over 16 slots, so a connection
+// has no ticker of its own. The reader returns when the socket fails or
+// the close handshake ends, then waits for the writer and the pumps
+// (conn.wg) and decrements Connected; the Server waits for the readers
+// (Server.wg). A connection ends through conn.close(reason), once, which
+// never blocks: it cancels the pumps and starts the writer if none runs;
+// the writer writes the queue when the reason calls for it, the close
+// frame, waits up to a second for the client's close reply and cuts the
+// socket with deadlines; the reader then closes the socket (a no-op when
+// fasthttp does not keep hijacked connections: it closes the socket when
+// its hijack handler returns); no writer starts after that one. Shutdown
+// returns when every connection's goroutines and the pinger have ended.
 //
 // Memory of an idle connection: gorilla's Conn reads through a 256-byte
 // buffer (client frames are small; larger ones are read past it) and has
@@ -82,10 +94,11 @@
 // past retention are reported with offsets_expired and skipped.
 //
 // A pump looks at its stream (hub.Streams, from memory) before every log
-// read and at least once a second: paused holds delivery at the current
-// position, stopped drops the subscription with a stream_stopped error
-// and, if none is left, closes the connection with 4001. A stream that
-// disappeared from hub.Streams counts as stopped.
+// read and at least once a second (a parked pump through its stream's
+// lot): paused holds delivery at the current position, stopped drops the
+// subscription with a stream_stopped error and, if none is left, closes
+// the connection with 4001. A stream that disappeared from hub.Streams
+// counts as stopped.
 //
 // # Epochs: a lost history is reported, never skipped
 //

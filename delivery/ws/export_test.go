@@ -25,3 +25,21 @@ func Writers(s *Server) (running, holding int) {
 	}
 	return running, holding
 }
+
+// Parked counts the pumps of s waiting in their streams' lots, without a
+// goroutine of their own.
+func Parked(s *Server) int {
+	s.ringsMu.Lock()
+	rings := make([]*ring, 0, len(s.rings))
+	for _, r := range s.rings {
+		rings = append(rings, r)
+	}
+	s.ringsMu.Unlock()
+	n := 0
+	for _, r := range rings {
+		r.lot.mu.Lock()
+		n += len(r.lot.pumps)
+		r.lot.mu.Unlock()
+	}
+	return n
+}

@@ -35,6 +35,7 @@ type ring struct {
 	off    bool   // no caching (benchmarks measure the cache's worth)
 	table  atomic.Pointer[slots]
 	flate  *sync.Pool // the server's *flate.Writer pool
+	lot    lot        // the stream's parked pumps (park.go)
 }
 
 type slots [cacheSlots]atomic.Pointer[entryFrames]
@@ -287,6 +288,7 @@ func (s *Server) acquireRing(id string) *ring {
 	if r == nil {
 		r = newRing(id, &s.flaters)
 		r.off = s.noCache
+		r.lot.init(s, id)
 		s.rings[id] = r
 	}
 	r.refs++

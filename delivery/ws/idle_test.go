@@ -1,6 +1,7 @@
 package ws_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -13,9 +14,11 @@ import (
 	"github.com/fleethub/fleethub/hub"
 )
 
-// An idle connection has no writer goroutine and holds no write buffers,
-// yet it is pinged on time and gets what is published after a long quiet
-// spell, in order; a burst borrows the buffers and gives them back.
+// An idle connection has no writer goroutine, holds no write buffers and
+// its pump is parked (no goroutine either), yet it is pinged on time and
+// gets what is published after a long quiet spell, in order; a burst
+// borrows the buffers and gives them back; a parked subscription still
+// learns that its stream stopped.
 // Both ways of running a connection: in fasthttp's hijack handler, and on
 // its own with the hijacked connection kept (the API's server).
 func TestIdleConnectionPingedAndDelivered(t *testing.T) {
@@ -47,7 +50,7 @@ func testIdleConnection(t *testing.T, cfg ws.Config) {
 		t.Helper()
 		eventually(t, what, func() bool {
 			running, holding := ws.Writers(f.srv)
-			return running == 0 && holding == 0
+			return running == 0 && holding == 0 && ws.Parked(f.srv) == n
 		})
 	}
 	quiet("no writer and no buffers after the subscribed notices")
@@ -76,5 +79,46 @@ func testIdleConnection(t *testing.T, cfg ws.Config) {
 	f.appendN("s1", 1, 0)
 	for _, c := range cs {
 		readOffsets(t, c, "s1", 602, 1)
+	}
+	quiet("parked again")
+
+	f.streams.setState("s1", hub.StateStopped)
+	for _, c := range cs {
+		expectControl(t, c, "error", "stream_stopped")
+		if code := expectClose(t, c); code != ws.CloseStreamStopped {
+			t.Fatalf("close code %d, want %d", code, ws.CloseStreamStopped)
+		}
+	}
+	eventually(t, "no connection left", func() bool { return f.srv.Connections() == 0 && ws.Parked(f.srv) == 0 })
+}
+
+// A parked subscription can be left and resumed at once, and a parked
+// connection closes on Shutdown with 1001.
+func TestParkedSubscriptionCancelled(t *testing.T) {
+	f := newFixture(t, ws.Config{}, hub.StreamInfo{ID: "s1"}, hub.StreamInfo{ID: "s2"})
+	c := f.mustDial("stream_id=s1,s2")
+	expectControl(t, c, "subscribed", "")
+	expectControl(t, c, "subscribed", "")
+	eventually(t, "both pumps parked", func() bool { return ws.Parked(f.srv) == 2 })
+	send(t, c, `{"type":"unsubscribe","stream_id":"s2"}`)
+	expectControl(t, c, "unsubscribed", "")
+	eventually(t, "one pump parked", func() bool { return ws.Parked(f.srv) == 1 })
+	f.appendN("s1", 3, 0)
+	f.appendN("s2", 3, 0)
+	readOffsets(t, c, "s1", 1, 3)
+	send(t, c, `{"type":"resume","stream_id":"s1","last_offset":1}`)
+	expectControl(t, c, "subscribed", "")
+	readOffsets(t, c, "s1", 2, 2)
+	eventually(t, "parked again", func() bool { return ws.Parked(f.srv) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if code := expectClose(t, c); code != ws.CloseGoingAway {
+		t.Fatalf("close code %d, want %d", code, ws.CloseGoingAway)
+	}
+	if n := ws.Parked(f.srv); n != 0 {
+		t.Fatalf("%d pumps parked after Shutdown", n)
 	}
 }

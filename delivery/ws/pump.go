@@ -49,6 +49,13 @@ type pump struct {
 	// caughtUp: the last read was short, so the pump was at the log's
 	// head: it waits for the next offset before it reads again
 	caughtUp bool
+
+	// parking: the pump has nothing to deliver and waits for the log in
+	// its stream's lot (park.go) instead of in its own goroutine
+	parking    bool
+	parked     bool        // in the lot; guarded by the lot's mu
+	resumeFn   func()      // p.resume, made once: go allocates nothing for it
+	stopCancel func() bool // stops the hook that ends a parked pump on cancel
 }
 
 // wakeWriter wakes the writer for frames pushed without waking it; the
@@ -60,19 +67,50 @@ func (p *pump) wakeWriter() {
 	}
 }
 
+// run is the pump's first goroutine; a pump that parks (park.go) ends its
+// goroutine and gets a new one (resume) when the log moves on.
 func (sb *sub) run(info hub.StreamInfo, st start) {
 	c := sb.c
-	defer c.wg.Done()
-	defer close(sb.done)
-	defer c.s.releaseRing(sb.ring)
 	p := &pump{sb: sb, c: c, info: info, epoch: st.epoch, next: st.next, pos: st.next - 1}
 	p.tick = time.NewTicker(stateCheckEvery)
-	defer p.tick.Stop()
 	p.timer = time.NewTimer(time.Hour)
 	p.timer.Stop()
-	defer p.timer.Stop()
+	p.resumeFn = p.resume
+	p.stopCancel = context.AfterFunc(sb.ctx, func() {
+		if sb.ring.lot.unpark(p) {
+			p.end() // cancelled while parked
+		}
+	})
+	p.drive()
+}
+
+// resume runs a woken pump again.
+func (p *pump) resume() {
+	p.tick.Reset(stateCheckEvery)
+	p.drive()
+}
+
+// drive runs the pump until it ends or parks.
+func (p *pump) drive() {
 	p.loop()
+	if p.parking {
+		p.parking = false
+		p.tick.Stop()
+		p.sb.ring.lot.park(p) // the last thing this goroutine does with p
+		return
+	}
 	p.wakeWriter()
+	p.end()
+}
+
+// end releases what the pump holds; its sub is done.
+func (p *pump) end() {
+	p.stopCancel()
+	p.tick.Stop()
+	p.timer.Stop()
+	p.c.s.releaseRing(p.sb.ring)
+	close(p.sb.done)
+	p.c.wg.Done()
 }
 
 // loop runs the pump until its sub ends: it hands the framed entry to
@@ -132,7 +170,7 @@ func (p *pump) read(ctx context.Context) bool {
 		// a read now would find nothing (or what Wait tells at once): a
 		// single-message publish costs one lookup, read and epoch, not two
 		p.caughtUp = false
-		if p.wait(); ctx.Err() != nil {
+		if p.wait(); p.parking || ctx.Err() != nil {
 			return false
 		}
 	}
@@ -227,7 +265,7 @@ func (p *pump) take(entries []hub.Entry, skipTo int64) bool {
 	if len(entries) == 0 {
 		p.lagSince = time.Time{}
 		p.wait()
-		return true
+		return !p.parking
 	}
 	if first := entries[0].Offset; first > p.next {
 		p.expired(first)
@@ -245,9 +283,15 @@ func (p *pump) take(entries []hub.Entry, skipTo int64) bool {
 }
 
 // wait blocks until the log has offset next, the batch is due, a second
-// passed (to look at the stream's state) or the sub ends.
+// passed (to look at the stream's state) or the sub ends. A pump with
+// nothing pending parks instead (parking set): its stream's lot waits
+// for it, without its goroutine.
 func (p *pump) wait() {
 	p.wakeWriter()
+	if len(p.batch) == 0 && !p.hasOut && len(p.held) == 0 && p.info.State == hub.StateActive {
+		p.parking = true
+		return
+	}
 	var due <-chan time.Time
 	if len(p.batch) > 0 {
 		p.timer.Reset(time.Until(p.batchDue))
