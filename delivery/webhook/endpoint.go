@@ -138,6 +138,21 @@ func (e *endpoint) room(now time.Time) int {
 	return e.roomLocked(now)
 }
 
+// refillRoom is what a claim from the store may give the endpoint at now:
+// its room once no more than half its queue limit waits to be sent, else
+// nothing. An endpoint with more waiting is not short of work, and asks
+// for a refill itself when it drains to half (hungry, the same bound);
+// claiming the few slots a slow receiver frees at every poll cost a claim
+// (an index walk past the rows it holds) and an unpark each time.
+func (e *endpoint) refillRoom(now time.Time) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.queue)+e.reserved > e.cfg.QueueLimit/2 {
+		return 0
+	}
+	return e.roomLocked(now)
+}
+
 // roomLocked is room with the lock held.
 func (e *endpoint) roomLocked(now time.Time) int {
 	if e.stopping || e.disabled || e.stalledLocked(now) {

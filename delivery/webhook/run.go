@@ -114,7 +114,7 @@ func (d *Dispatcher) unpark(ctx context.Context, now time.Time) {
 			// stopped, or no longer a webhook stream: the poll dead-letters
 			// what is in the queue
 			d.unparkStream(ctx, id, unparkRound)
-		case e.room(now) > 0:
+		case e.refillRoom(now) > 0:
 			if err := d.claimFor(ctx, e, now); err != nil && ctx.Err() == nil {
 				d.log.Warn("webhook claim failed", "stream_id", id, "error", err)
 			}
@@ -171,9 +171,10 @@ func (d *Dispatcher) refill(ctx context.Context) {
 	}
 }
 
-// claimFor claims what e has room for.
+// claimFor claims what e has room for, once it has drained to half its
+// queue (refillRoom).
 func (d *Dispatcher) claimFor(ctx context.Context, e *endpoint, now time.Time) error {
-	room := e.room(now)
+	room := e.refillRoom(now)
 	if room <= 0 {
 		return nil
 	}
