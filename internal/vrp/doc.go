@@ -12,8 +12,11 @@
 //
 //   - construction: every stop at its cheapest feasible position, most
 //     urgent first;
-//   - with MinimizeVehicles, route minimisation: a whole route is removed
-//     and its stops reinserted by ruin and recreate; a candidate replaces
+//   - with MinimizeVehicles, route minimisation: a whole route (the one
+//     with fewer stops of two drawn at random) is removed and its stops
+//     reinserted by ruin and recreate, half the ruins removing strings
+//     from the routes nearest a stop left out rather than a random
+//     served one, to make room where it is needed; a candidate replaces
 //     the current plan when fewer stops are left out, or when the stops
 //     left out were left out less often (an absence counter per stop);
 //     when every stop is back the plan is the new best and another route
@@ -24,7 +27,11 @@
 //     run inside it) from routes near a random stop, the recreate
 //     reinserts them in a random, demand, far-first or near-first order,
 //     each at its cheapest position, skipping positions at a 1 % blink
-//     rate; a candidate is accepted when it costs less than the current
+//     rate (the positions between two skips drawn at once, a geometric
+//     variate) and never checking the positions before the first whose
+//     next stop's latest start leaves room for the stop's window opening
+//     and service (found by bisection, latest starts rising along a
+//     route without breaks); a candidate is accepted when it costs less than the current
 //     plan plus the temperature times an exponential variate, the
 //     temperature falling geometrically over the budget to 0.003 times
 //     the mean return trip to a stop. Above 150 stops
@@ -35,7 +42,10 @@
 //     route or another, checked in constant time) and 2-opt* (two routes
 //     exchange their tails so that a stop is followed by one of its
 //     nearest stops, priced in constant time and rebuilt only when it
-//     saves), until no move saves; a polished plan that saves becomes
+//     saves) and or-opt (a string of two or three stops moved into
+//     another route beside one of its first stop's nearest stops, the
+//     two routes rebuilt only when the arcs say it saves), until no move
+//     saves; a polished plan that saves becomes
 //     both the current and the best one.
 //
 // Each route keeps, per position, the earliest service start (forward)

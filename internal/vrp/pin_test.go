@@ -10,10 +10,17 @@ import (
 )
 
 // pinned are plans of the goals that existed before (distance, with
-// vehicles first as the benchmark asks, time and the one cost model) for fixed seeds and work budgets, recorded before the
-// objectives beyond distance, several breaks and priced overloads were
-// added: with none of them asked for, the solver must plan exactly these
-// routes (an FNV-64a hash of the routes, and their distance).
+// vehicles first as the benchmark asks, time and the one cost model) for
+// fixed seeds and work budgets: with none of the objectives beyond
+// distance, several breaks or priced overloads asked for, the solver must
+// plan exactly these routes (an FNV-64a hash of the routes, and their
+// distance). They were recorded again when the search changed (route
+// minimisation around left-out stops, insertion positions skipped by
+// their windows, or-opt): at this budget the new plans are as good on
+// average (over R101–R109 and R201–R209 with seeds 1 to 12, 7.875
+// vehicles on average before and after, the distance gap to the best
+// known +1.30 % before, +1.01 % after), though R101 seed 2 takes 20
+// vehicles where it took 19 and RC201 seed 3 is 1.8 % longer.
 var pinned = []struct {
 	name   string
 	seed   uint64
@@ -22,13 +29,13 @@ var pinned = []struct {
 	hash   string
 	dist   string
 }{
-	{"C101", 1, vrp.GoalDistance, true, "060ccae1db7d1031", "828.936867"},
-	{"R101", 2, vrp.GoalDistance, true, "9aab9330730678ed", "1657.135954"},
-	{"RC201", 3, vrp.GoalDistance, true, "800d63c4dad024fb", "1429.527084"},
-	{"R211", 4, vrp.GoalDistance, true, "2750eecd95d08a4b", "819.867763"},
-	{"R101", 5, vrp.GoalDistance, false, "b09db3f3352d773f", "1653.533228"},
-	{"RC201", 6, vrp.GoalTime, false, "96e1f4a1f120fbfb", "1284.260831"},
-	{"R211", 7, vrp.GoalCost, true, "f5025f78c71e8da3", "884.802784"},
+	{"C101", 1, vrp.GoalDistance, true, "bfdfc23c7a217655", "828.936867"},
+	{"R101", 2, vrp.GoalDistance, true, "f43a1ad170ff68fb", "1656.862941"},
+	{"RC201", 3, vrp.GoalDistance, true, "dcec3a64e6773b27", "1455.099546"},
+	{"R211", 4, vrp.GoalDistance, true, "c6f6be4a8fbc399d", "819.729479"},
+	{"R101", 5, vrp.GoalDistance, false, "fc2532e8a15f3d33", "1642.876875"},
+	{"RC201", 6, vrp.GoalTime, false, "cb4ff7dd07a639d3", "1291.493521"},
+	{"R211", 7, vrp.GoalCost, true, "e08d55feaa8196e1", "825.884408"},
 }
 
 // routesHash is an FNV-64a hash of routes printed in order.

@@ -60,10 +60,13 @@ type worker struct {
 	stopped  bool      // the deadline came
 	cut      bool      // the clock, not the work, ended or paced a phase
 	iters    int
-	gen      uint64  // the iteration whose candidate may change its own routes
-	stamp    []int32 // per vehicle class: the insertion that last tried it empty
-	stampNow int32
-	near     []int32 // per vehicle: the stamp of the insertion whose neighbours it serves
+	gen      uint64 // the iteration whose candidate may change its own routes
+	// unblinked is how many insertion positions are checked before the
+	// next one is skipped (blinks).
+	unblinked int
+	stamp     []int32 // per vehicle class: the insertion that last tried it empty
+	stampNow  int32
+	near      []int32 // per vehicle: the stamp of the insertion whose neighbours it serves
 	// fleetShare is the percentage of the work after construction that
 	// route minimisation may use, with MinimizeVehicles.
 	fleetShare int
@@ -76,6 +79,7 @@ type worker struct {
 func newWorker(t *tables, i int, seed uint64, deadline time.Time) *worker {
 	w := &worker{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), deadline: deadline, stamp: make([]int32, t.classes)}
 	w.fleetShare, w.hot = style(i)
+	w.blinks()
 	return w
 }
 
@@ -178,7 +182,11 @@ func (w *worker) construct() *solution {
 
 // ruin removes strings of stops from routes near a random stop (SISR's
 // adjacent string removal) and returns them.
-func (w *worker) ruin(s *solution) []int32 {
+func (w *worker) ruin(s *solution) []int32 { return w.ruinNear(s, -1) }
+
+// ruinNear is ruin around stop seed, which may be absent, or around a
+// random served stop when seed is negative.
+func (w *worker) ruinNear(s *solution, seed int32) []int32 {
 	t := w.t
 	w.removed, w.ruined = w.removed[:0], w.ruined[:0]
 	if s.used == 0 {
@@ -188,9 +196,11 @@ func (w *worker) ruin(s *solution) []int32 {
 	lsMax := math.Min(maxString, float64(served)/float64(s.used))
 	ksMax := 4*avgRemoved/(1+lsMax) - 1
 	ks := int(w.rng.Float64()*ksMax) + 1
-	seed := int32(w.rng.IntN(t.n))
-	for s.where[seed] < 0 {
+	if seed < 0 {
 		seed = int32(w.rng.IntN(t.n))
+		for s.where[seed] < 0 {
+			seed = int32(w.rng.IntN(t.n))
+		}
 	}
 	for _, c := range t.adj[seed] {
 		if len(w.ruined) >= ks {
@@ -371,12 +381,12 @@ func (w *worker) cheapest(s *solution, c int32, open bool, only int32) (int32, i
 		if empty {
 			extra = tb.vehicleCost
 		}
-		for i := 0; i <= len(r.stops); i++ {
+		for i := tb.firstPlace(r, c); i <= len(r.stops); i++ {
 			if r.a[i] > late {
 				break
 			}
 			w.work++
-			if w.rng.Float64() < blink {
+			if w.blinks() {
 				continue
 			}
 			d, why := tb.check(r, c, i)
@@ -389,6 +399,40 @@ func (w *worker) cheapest(s *solution, c int32, open bool, only int32) (int32, i
 		}
 	}
 	return bestV, bestPos
+}
+
+// blinks reports whether the next insertion position is skipped, at the
+// blink rate: the positions between two skips are drawn at once, a
+// geometric variate, rather than one draw per position.
+func (w *worker) blinks() bool {
+	if w.unblinked > 0 {
+		w.unblinked--
+		return false
+	}
+	w.unblinked = int(math.Log(1-w.rng.Float64()) / math.Log1p(-blink))
+	return true
+}
+
+// firstPlace is the first position of r after which stop c might be
+// inserted: before it, the next stop's latest start is earlier than c's
+// window opening plus its service, so c cannot come there. Latest starts
+// never fall along a route without breaks, so it is found by bisection;
+// with breaks it is 0.
+func (t *tables) firstPlace(r *route, c int32) int {
+	if r.brk != nil {
+		return 0
+	}
+	need := t.early[c] + t.service[c] - tol
+	lo, hi := 0, len(r.stops)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if r.z[mid+1] < need {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // anneal is ruin and recreate under simulated annealing for limit work,
@@ -435,12 +479,9 @@ func (w *worker) minimizeRoutes(s *solution, limit budget) *solution {
 	}
 	for best.used > tb.minRoutes && !w.out(&limit) {
 		cur := w.fork(best)
-		k := w.rng.IntN(cur.used)
+		drop := w.smallRoute(cur)
 		for v, r := range cur.routes {
-			if len(r.stops) == 0 {
-				continue
-			}
-			if k--; k < 0 {
+			if int32(v) == drop {
 				for _, c := range r.stops {
 					cur.absent = append(cur.absent, c)
 					cur.where[c] = -1
@@ -453,7 +494,12 @@ func (w *worker) minimizeRoutes(s *solution, limit budget) *solution {
 		w.total(cur)
 		for !w.out(&limit) {
 			cand := w.fork(cur)
-			w.recreate(cand, w.ruin(cand), false)
+			// Half the ruins make room around a stop left out.
+			seed := int32(-1)
+			if w.rng.IntN(2) == 0 {
+				seed = cur.absent[w.rng.IntN(len(cur.absent))]
+			}
+			w.recreate(cand, w.ruinNear(cand, seed), false)
 			w.total(cand)
 			for _, c := range cand.absent {
 				absences[c]++
@@ -468,6 +514,28 @@ func (w *worker) minimizeRoutes(s *solution, limit budget) *solution {
 		}
 	}
 	return best
+}
+
+// smallRoute is the shorter in stops of two routes of s drawn at random:
+// route minimisation removes small routes more often than large ones.
+func (w *worker) smallRoute(s *solution) int32 {
+	pick := func() int32 {
+		k := w.rng.IntN(s.used)
+		for v, r := range s.routes {
+			if len(r.stops) == 0 {
+				continue
+			}
+			if k--; k < 0 {
+				return int32(v)
+			}
+		}
+		return -1
+	}
+	a, b := pick(), pick()
+	if len(s.routes[b].stops) < len(s.routes[a].stops) {
+		return b
+	}
+	return a
 }
 
 // search runs one worker's whole search within limit.
