@@ -129,15 +129,6 @@ func (e *endpoint) update(info hub.StreamInfo) {
 	e.info = info
 }
 
-// room is how many more deliveries the endpoint takes at now: none while
-// the circuit is open or the endpoint disabled, one batch while
-// half-open, else up to the queue limit.
-func (e *endpoint) room(now time.Time) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.roomLocked(now)
-}
-
 // refillRoom is what a claim from the store may give the endpoint at now:
 // its room once no more than half its queue limit waits to be sent, else
 // nothing. An endpoint with more waiting is not short of work, and asks
@@ -153,7 +144,9 @@ func (e *endpoint) refillRoom(now time.Time) int {
 	return e.roomLocked(now)
 }
 
-// roomLocked is room with the lock held.
+// roomLocked is how many more deliveries the endpoint takes at now: none
+// while the circuit is open, the endpoint disabled or stalled, one batch
+// while half-open, else up to the queue limit; lock held.
 func (e *endpoint) roomLocked(now time.Time) int {
 	if e.stopping || e.disabled || e.stalledLocked(now) {
 		return 0
