@@ -288,7 +288,7 @@ func (p *pump) take(entries []hub.Entry, skipTo int64) bool {
 // for it, without its goroutine.
 func (p *pump) wait() {
 	p.wakeWriter()
-	if len(p.batch) == 0 && !p.hasOut && len(p.held) == 0 && p.info.State == hub.StateActive {
+	if len(p.batch) == 0 && !p.hasOut && len(p.held) == 0 && p.info.State != hub.StatePaused {
 		p.parking = true
 		return
 	}
