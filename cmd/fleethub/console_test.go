@@ -84,15 +84,28 @@ func eventuallyWithin(t *testing.T, ctx context.Context, d time.Duration, what, 
 		c, cancel := context.WithTimeout(ctx, 20*time.Second)
 		ok, err := chromedp.Run(c, chromedp.Evaluate[bool](expr))
 		cancel()
-		if err != nil {
+		if err != nil && !navigating(err) {
 			t.Fatalf("%s: %v", what, err)
 		}
-		return ok
+		return err == nil && ok
 	})
 	if !held {
 		state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('conn').textContent + ' | ' + JSON.stringify(window.fleethubConsole && window.fleethubConsole.stats) + ' | ' + document.querySelector('main').innerText.slice(0, 600)`))
 		t.Fatalf("%s: not seen within %v\n%s\npage: %s", what, d, expr, state)
 	}
+}
+
+// navigating reports whether an evaluation failed because the page was
+// loading another document meanwhile (the console reloads itself when
+// its token ends): the condition is asked again on the new page.
+func navigating(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"navigated or closed", "Execution context was destroyed", "Cannot find context with specified id"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // shoot saves a screenshot under FLEETHUB_CONSOLE_SCREENSHOTS (docs/img
