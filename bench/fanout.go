@@ -289,8 +289,9 @@ func dialFanout(ctx context.Context, cfg FanoutConfig, base string, streamIDs []
 	// frames, read with few syscalls
 	dialer := cfg.Server.dialer(64<<10, 0)
 	for i := range subs {
-		c, _, err := dialer.DialContext(ctx, addrs[i%len(addrs)], nil)
+		c, resp, err := dialer.DialContext(ctx, addrs[i%len(addrs)], nil)
 		if err != nil {
+			err = handshakeErr(resp, err)
 			for _, s := range subs[:i] {
 				s.conn.Close()
 			}

@@ -74,8 +74,9 @@ func Idle(ctx context.Context, base, key string, n int, hold time.Duration, srv 
 	}()
 	start := time.Now()
 	for i := 0; i < n && ctx.Err() == nil; i++ {
-		c, _, err := dialer.DialContext(ctx, addr, nil)
+		c, resp, err := dialer.DialContext(ctx, addr, nil)
 		if err != nil {
+			err = handshakeErr(resp, err)
 			res.Failed++
 			if res.FirstError == "" {
 				res.FirstError = err.Error()

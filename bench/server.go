@@ -164,3 +164,17 @@ func serverProcessWith(ctx context.Context, client *http.Client, base string) (c
 	}
 	return cpu, rss
 }
+
+// handshakeErr is a failed websocket dial's error with the server's
+// answer when it gave one (429 too_many_connections past a key's cap).
+func handshakeErr(resp *http.Response, err error) error {
+	if resp == nil {
+		return err
+	}
+	b, rerr := io.ReadAll(io.LimitReader(resp.Body, 300))
+	resp.Body.Close()
+	if rerr != nil {
+		return fmt.Errorf("%w: %d", err, resp.StatusCode)
+	}
+	return fmt.Errorf("%w: %d %s", err, resp.StatusCode, bytes.TrimSpace(b))
+}
