@@ -474,11 +474,7 @@ func (h *Handlers) pull(ctx context.Context, q feed.Query) (feed.Page, error) {
 }
 
 func entryView(e feed.Entry) (EntryView, error) {
-	var msg any = e.Message.Event
-	if e.Message.Telemetry != nil {
-		msg = e.Message.Telemetry
-	}
-	b, err := json.Marshal(msg)
+	b, err := e.MessageJSON()
 	if err != nil {
 		return EntryView{}, fmt.Errorf("feed: encode entry: %w", err)
 	}

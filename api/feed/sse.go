@@ -48,6 +48,27 @@ func (s *eventStream) event(id, name string, data any) error {
 	return err
 }
 
+// entry writes a feed entry as a default event: the pull's entry
+// (EntryView, byte for byte as encoding/json writes it) around the
+// message's JSON, which the feed encodes once for all its readers. The
+// cursor (base64url) and the type need no escaping.
+func (s *eventStream) entry(e feed.Entry) error {
+	msg, err := e.MessageJSON()
+	if err != nil {
+		return fmt.Errorf("feed: encode event: %w", err)
+	}
+	s.w.WriteString("id: ")
+	s.w.WriteString(e.Cursor)
+	s.w.WriteString("\ndata: {\"cursor\":\"")
+	s.w.WriteString(e.Cursor)
+	s.w.WriteString("\",\"type\":\"")
+	s.w.WriteString(typeOf(e.Topic))
+	s.w.WriteString("\",\"message\":")
+	s.w.Write(msg)
+	_, err = s.w.WriteString("}\n\n")
+	return err
+}
+
 // start answers 200 with an event stream written by run after the
 // handler returns; run's ctx ends on Shutdown or the server's end.
 func (h *Handlers) start(c *api.Ctx, run func(ctx context.Context, s *eventStream) error) error {
@@ -154,11 +175,7 @@ func (h *Handlers) streamFeed(c *api.Ctx, q feed.Query) error {
 				return err
 			}
 			for _, e := range page.Entries {
-				v, err := entryView(e)
-				if err != nil {
-					return err
-				}
-				if err := s.event(e.Cursor, "", v); err != nil {
+				if err := s.entry(e); err != nil {
 					return err
 				}
 			}

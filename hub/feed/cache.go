@@ -1,6 +1,8 @@
 package feed
 
 import (
+	"encoding/json"
+	"fmt"
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
@@ -35,12 +37,14 @@ type partKey struct {
 
 type slots [cacheSlots]atomic.Pointer[decoded]
 
-// decoded is one message decoded.
+// decoded is one message decoded, and its JSON once a reader asked for
+// it.
 type decoded struct {
 	offset int64
 	size   int
 	sum    uint64
 	env    *event.Envelope
+	json   atomic.Pointer[[]byte]
 }
 
 func newDecodedCache() *decodedCache {
@@ -60,18 +64,46 @@ func (c *decodedCache) of(topic string, partition int) *slots {
 	return s
 }
 
-// decode is the envelope of the message at offset whose bytes are b:
-// from the cache when it holds that message, else decoded and kept.
-func (c *decodedCache) decode(s *slots, offset int64, b []byte) (*event.Envelope, error) {
+// decode is the message at offset whose bytes are b: from the cache
+// when it holds that message, else decoded and kept.
+func (c *decodedCache) decode(s *slots, offset int64, b []byte) (*decoded, error) {
 	sum := maphash.Bytes(c.seed, b)
 	slot := &s[uint64(offset)%cacheSlots]
 	if d := slot.Load(); d != nil && d.offset == offset && d.size == len(b) && d.sum == sum {
-		return d.env, nil
+		return d, nil
 	}
 	env, err := event.Unmarshal(b)
 	if err != nil {
 		return nil, err
 	}
-	slot.Store(&decoded{offset: offset, size: len(b), sum: sum, env: env})
-	return env, nil
+	d := &decoded{offset: offset, size: len(b), sum: sum, env: env}
+	slot.Store(d)
+	return d, nil
+}
+
+// messageJSON is the JSON of the message's event or telemetry message,
+// encoded by the first reader that asks and shared with the others.
+func (d *decoded) messageJSON() ([]byte, error) {
+	if b := d.json.Load(); b != nil {
+		return *b, nil
+	}
+	b, err := encodeMessage(d.env)
+	if err != nil {
+		return nil, err
+	}
+	d.json.Store(&b)
+	return b, nil
+}
+
+// encodeMessage is the JSON of env's event or telemetry message.
+func encodeMessage(env *event.Envelope) ([]byte, error) {
+	var msg any = env.Event
+	if env.Telemetry != nil {
+		msg = env.Telemetry
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return nil, fmt.Errorf("feed: encode message: %w", err)
+	}
+	return b, nil
 }

@@ -28,16 +28,16 @@ func TestDecodedCacheHitsOnlyTheSameMessage(t *testing.T) {
 	}
 	a, b := encoded(t, "a"), encoded(t, "b")
 	first, err := c.decode(s, 7, a)
-	if err != nil || first.Event.EventID != "a" {
+	if err != nil || first.env.Event.EventID != "a" {
 		t.Fatalf("decode: %v %v", first, err)
 	}
 	if again, _ := c.decode(s, 7, a); again != first {
 		t.Fatal("the same message at the same offset was decoded again")
 	}
-	if other, _ := c.decode(s, 7, b); other == first || other.Event.EventID != "b" {
-		t.Fatalf("other bytes at offset 7 gave %q", other.Event.EventID)
+	if other, _ := c.decode(s, 7, b); other == first || other.env.Event.EventID != "b" {
+		t.Fatalf("other bytes at offset 7 gave %q", other.env.Event.EventID)
 	}
-	if wrapped, _ := c.decode(s, 7+cacheSlots, a); wrapped.Event.EventID != "a" || wrapped == first {
+	if wrapped, _ := c.decode(s, 7+cacheSlots, a); wrapped.env.Event.EventID != "a" || wrapped == first {
 		t.Fatal("another offset of the slot was served from the cache")
 	}
 	if _, err := c.decode(s, 8, []byte{0xc1}); err == nil {

@@ -103,6 +103,18 @@ type Entry struct {
 	// Message may be shared with other readers of the feed: read it,
 	// never change it.
 	Message *event.Envelope
+	shared  *decoded // where Message came from, nil if from no cache
+}
+
+// MessageJSON is the JSON of the entry's event or telemetry message. An
+// entry read from the log shares it with every other reader of the same
+// message, so it is encoded once however many readers there are; the
+// bytes are shared too: read them, never change them.
+func (e Entry) MessageJSON() ([]byte, error) {
+	if e.shared != nil && e.shared.env == e.Message {
+		return e.shared.messageJSON()
+	}
+	return encodeMessage(e.Message)
 }
 
 // Page is what a Pull returns; Next is where to continue (past the
@@ -322,8 +334,8 @@ func (f *Feed) read(ctx context.Context, q Query, pos Position) ([]Entry, error)
 		m := next.buf[0]
 		next.advance()
 		pos[next.topic][next.index] = m.Offset + 1
-		if env := f.take(q, next.decoded, m); env != nil {
-			out = append(out, Entry{Cursor: cw.cursor(pos, q.Topics), Topic: next.topic, Message: env})
+		if d := f.take(q, next.decoded, m); d != nil {
+			out = append(out, Entry{Cursor: cw.cursor(pos, q.Topics), Topic: next.topic, Message: d.env, shared: d})
 		}
 		if len(next.buf) == 0 && len(out) < q.Limit {
 			if err := f.fill(ctx, q.Topics, pos, next); err != nil {
@@ -336,18 +348,18 @@ func (f *Feed) read(ctx context.Context, q Query, pos Position) ([]Entry, error)
 
 // take decodes a message of the query's tenant (or finds it decoded) that
 // its filter takes; nil for any other.
-func (f *Feed) take(q Query, s *slots, m hub.Message) *event.Envelope {
+func (f *Feed) take(q Query, s *slots, m hub.Message) *decoded {
 	if org, env, ok := event.Tenant(m.Value); ok && (string(org) != q.Org || string(env) != q.Env) {
 		return nil // another tenant's: not decoded
 	}
-	env, err := f.cache.decode(s, m.Offset, m.Value)
-	if err != nil || env.Org != q.Org || env.Env != q.Env {
+	d, err := f.cache.decode(s, m.Offset, m.Value)
+	if err != nil || d.env.Org != q.Org || d.env.Env != q.Env {
 		return nil // another tenant's, or not a message of the model
 	}
-	if q.Match != nil && !q.Match.Match(env) {
+	if q.Match != nil && !q.Match.Match(d.env) {
 		return nil
 	}
-	return env
+	return d
 }
 
 // oldest is the partition whose next message the merge takes: the
