@@ -159,7 +159,11 @@ func (s *Server) ServeLimited(rc *fasthttp.RequestCtx, org, env, keyID string, a
 		// with KeepHijackedConns fasthttp leaves the socket to its
 		// hijacker; without, this Close is a no-op and fasthttp closes
 		// it when the hijack handler returns
-		defer func() { _ = wsc.NetConn().Close() }()
+		defer func() {
+			if err := wsc.NetConn().Close(); err != nil {
+				s.logger.Debug("websocket socket close", "error", err)
+			}
+		}()
 		c.init(wsc)
 		if life != nil {
 			stop := context.AfterFunc(life, func() { c.close(tokenReason(life)) })
