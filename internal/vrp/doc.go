@@ -102,8 +102,8 @@
 // Solve runs Options.Workers searches (2 by default, one per core of the
 // machine it was measured on) with different seeds and keeps the best
 // plan. The workers take two styles in turn (style): the first spends up
-// to half its budget on route minimisation and anneals from 0.6 times
-// the mean return trip, the second at most a fifth and from 0.3; the
+// to half its budget on route minimisation and anneals from 1.2 times
+// the mean return trip, the second at most a fifth and from 0.6; the
 // first kind wins the vehicle counts of tight instances, the second the
 // distance of instances with few long routes. A worker's length is work, not time: WorkPerSecond units (an
 // insertion position checked, a route visited, a route position rebuilt,

@@ -20,7 +20,7 @@ const (
 	blink      = 0.01
 	// The temperatures run from tStart to tEnd times the mean price of a
 	// return trip to a stop.
-	tStart = 0.3
+	tStart = 0.6
 	tEnd   = 0.003
 )
 
