@@ -109,10 +109,11 @@
 // insertion position checked, a route visited, a route position rebuilt,
 // a stop copied with a candidate) per second of the limit, and at most
 // ItersPerStop iterations per stop, so the same seed gives the same
-// routes. Measured in CPU time, a worker does about 100 million units a
+// routes. Measured in CPU time, a worker did about 100 million units a
 // second on Solomon's and Gehring and Homberger's instances alike (a
-// 2-vCPU AMD EPYC VM), so the work ends at about 80 % of the limit on an
-// idle machine. On a busy one the clock paces the annealing when it runs
+// 2-vCPU AMD EPYC VM), and about 9 % fewer since the insertion finds its
+// first position by bisection (uncounted), so the work ends at about
+// 87 % of the limit on an idle machine. On a busy one the clock paces the annealing when it runs
 // more than 10 % ahead of the work, the deadline (97 % of the limit)
 // stops a worker, and Solution.Cut says the plan may then differ from
 // one run to the next.
