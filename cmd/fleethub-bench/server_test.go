@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // testServer is a fleethub server this test started: HTTPS at tls, plain
@@ -68,16 +70,14 @@ func startServer(t *testing.T) *testServer {
 
 func waitHealthy(t *testing.T, url string) {
 	t.Helper()
-	for range 600 {
-		if res, err := http.Get(url); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return
-			}
+	waitfor.Until(t, time.Minute, url+" answering 200", func() bool {
+		res, err := http.Get(url)
+		if err != nil {
+			return false
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s never answered", url)
+		res.Body.Close()
+		return res.StatusCode == 200
+	})
 }
 
 func freeAddr(t *testing.T) string {
