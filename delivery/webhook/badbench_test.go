@@ -15,6 +15,7 @@ import (
 	"github.com/fleethub/fleethub/delivery/webhook"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/internal/store"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // badKinds are the receivers a healthy one is measured beside: one that
@@ -193,7 +194,15 @@ func uploadBench(b *testing.B, st backend, dead bool) {
 		}
 	})
 	defer func() { cancel(); wg.Wait() }()
-	time.Sleep(2 * time.Second) // real time: the dead circuit opens, the queue settles
+	// measured once the healthy stream delivers and the dead one's
+	// circuit is open (the state a soak's dead receiver is in)
+	waitfor.Until(b, time.Minute, "the healthy stream delivering", func() bool { return got.Load() > 0 })
+	if dead {
+		waitfor.Until(b, time.Minute, "the dead receiver's circuit open", func() bool {
+			c, _ := d.EndpointState(infos[len(infos)-1].ID)
+			return c == webhook.CircuitOpen
+		})
+	}
 	start := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)
 	sc := store.Scope{Org: "org-a", Env: "test"}
 	tr := store.Trip{ID: "trip_upload", Org: sc.Org, Env: sc.Env, VehicleID: "veh_1", Status: store.TripActive,
