@@ -104,18 +104,31 @@ func (s *Store) UnparkDeliveries(ctx context.Context, streamID string, limit int
 }
 
 // CountDeliveries counts a stream's deliveries per status, parked ones as
-// pending: counted first, so that a move between the two counts counts
-// them twice rather than not at all.
+// pending, in one statement: one snapshot, so that a move from
+// parked_deliveries to deliveries is counted once, never twice or not at
+// all.
 func (s *Store) CountDeliveries(ctx context.Context, sc store.Scope, streamID string) (map[string]int64, error) {
-	var parked int64
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM parked_deliveries WHERE stream_id = $1 AND org = $2 AND env = $3`,
-		streamID, sc.Org, sc.Env).Scan(&parked); err != nil {
+	out := make(map[string]int64, len(store.DeliveryStatuses))
+	for _, st := range store.DeliveryStatuses {
+		out[st] = 0
+	}
+	rows, err := s.pool.Query(ctx, `SELECT status, count(*) FROM deliveries WHERE stream_id = $1 AND org = $2 AND env = $3 GROUP BY status
+		UNION ALL SELECT $4, count(*) FROM parked_deliveries WHERE stream_id = $1 AND org = $2 AND env = $3`,
+		streamID, sc.Org, sc.Env, store.DeliveryPending)
+	if err != nil {
 		return nil, wrap("count deliveries", err)
 	}
-	out, err := s.shared.CountDeliveries(ctx, sc, streamID)
-	if err != nil {
-		return nil, err
+	defer rows.Close()
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, wrap("count deliveries", err)
+		}
+		out[st] += n
 	}
-	out[store.DeliveryPending] += parked
+	if err := rows.Err(); err != nil {
+		return nil, wrap("count deliveries", err)
+	}
 	return out, nil
 }

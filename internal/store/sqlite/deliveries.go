@@ -175,10 +175,12 @@ func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []store.D
 // CountDeliveries counts a stream's deliveries per status, parked ones as
 // pending.
 func (s *Store) CountDeliveries(ctx context.Context, sc store.Scope, streamID string) (map[string]int64, error) {
-	// parked first: a move from the spool to the queue while counting
-	// (between its enqueue and its consume) counts them twice rather
-	// than not. The spool is keyed by stream id alone; the callers found
-	// the stream in sc.
+	// counted under the spool's lock: a move from the spool to the
+	// queue (its enqueue and its consume) holds it, so no delivery is
+	// counted in both places or in neither. The spool is keyed by stream
+	// id alone; the callers found the stream in sc.
+	s.parked.mu.Lock()
+	defer s.parked.mu.Unlock()
 	parked := int64(s.parked.sp.Len(streamID))
 	out, err := s.shared.CountDeliveries(ctx, sc, streamID)
 	if err != nil {

@@ -32,7 +32,7 @@ const parkedVersion = 1
 // parking is the spool of parked deliveries.
 type parking struct {
 	sp *spool.Spool
-	mu sync.Mutex // one unpark at a time: a peek and its consume
+	mu sync.Mutex // one unpark at a time (a peek and its consume), and no count during one
 }
 
 // encodeParked encodes what a parked delivery keeps: its identity,
