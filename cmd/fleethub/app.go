@@ -187,7 +187,9 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	}
 	a.openServer(hasher, storeName, others, tlsConf)
 	devs := devices.New(a.store)
-	if a.vehicles, err = vehicles.New(vehicles.Config{}, a.store); err != nil {
+	// the embedded store is this process's alone: every profile write
+	// goes through a.vehicles
+	if a.vehicles, err = vehicles.New(vehicles.Config{SoleWriter: cfg.DatabaseURL == ""}, a.store); err != nil {
 		return nil, err
 	}
 	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {

@@ -15,7 +15,10 @@
 //     answers included: an entry is used for Config.FleetTTL (5 s by
 //     default) after it was read from the store, then read again. A PUT or
 //     DELETE on this node replaces its entry at once; another node sharing
-//     the store (PostgreSQL) sees the change within FleetTTL.
+//     the store (PostgreSQL) sees the change within FleetTTL. On the
+//     embedded store (Config.SoleWriter: one process owns it, so every
+//     write goes through this Service) an entry stays until a write
+//     replaces it or the LRU drops it, and a hit never reads the store.
 //
 // A Service is safe for concurrent use. A cache hit takes only the LRU's
 // own lock (BenchmarkFleetHit: no allocation). A miss reads the store

@@ -23,12 +23,12 @@ type fleetEntry struct {
 // Fleet answers the fleet vehicleID of the scope (org, env) belongs to:
 // "" when the vehicle has no profile or its profile names no fleet. It
 // answers from the cache while the entry is younger than
-// Config.FleetTTL, else from the store; a store error is returned and
-// nothing is cached.
+// Config.FleetTTL (for as long as it is cached with Config.SoleWriter),
+// else from the store; a store error is returned and nothing is cached.
 func (s *Service) Fleet(ctx context.Context, org, env, vehicleID string) (fleetID string, err error) {
 	k := keyOf(org, env, vehicleID)
 	now := s.cfg.Now()
-	if e, ok := s.fleets.Get(k); ok && now.Sub(e.at) < s.cfg.FleetTTL && !now.Before(e.at) {
+	if e, ok := s.fleets.Get(k); ok && (s.cfg.SoleWriter || now.Sub(e.at) < s.cfg.FleetTTL && !now.Before(e.at)) {
 		return e.fleet, nil
 	}
 	s.mu.Lock()

@@ -33,6 +33,11 @@ type Config struct {
 	// the store again (default 5 s): the longest another node's change
 	// takes to reach this one.
 	FleetTTL time.Duration
+	// SoleWriter says that every write of the profiles goes through this
+	// Service (the embedded store, which one process owns): then a cached
+	// answer stays right until a write here replaces it, and FleetTTL is
+	// not used.
+	SoleWriter bool
 	// FleetCacheSize bounds the vehicles whose fleet is cached (default
 	// 65,536; the least recently asked are dropped first).
 	FleetCacheSize int

@@ -193,6 +193,49 @@ func TestFleetLookup(t *testing.T) {
 	})
 }
 
+// As the sole writer of its store (the embedded default) the service
+// answers from its cache however old the entry, positive or negative,
+// and still sees its own writes at once.
+func TestFleetSoleWriter(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)}
+	cs := &countingStore{Store: testdb.SQLite(t)}
+	s, err := vehicles.New(vehicles.Config{Now: clk.now, SoleWriter: true}, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sc := store.Scope{Org: "o", Env: "test"}
+	fleet := func(id string) string {
+		t.Helper()
+		f, err := s.Fleet(ctx, "o", "test", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	if _, err := s.Put(ctx, sc, "v1", vehicles.Body{FleetID: "north"}); err != nil {
+		t.Fatal(err)
+	}
+	if f := fleet("v2"); f != "" {
+		t.Fatalf("no profile: fleet %q", f)
+	}
+	fleet("v1")
+	reads := cs.count()
+	clk.advance(time.Hour)
+	if f1, f2 := fleet("v1"), fleet("v2"); f1 != "north" || f2 != "" || cs.count() != reads {
+		t.Fatalf("an hour later: %q and %q after %d more reads, want north and none from the cache", f1, f2, cs.count()-reads)
+	}
+	if _, err := s.Put(ctx, sc, "v2", vehicles.Body{FleetID: "south"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, sc, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if f1, f2 := fleet("v1"), fleet("v2"); f1 != "" || f2 != "south" {
+		t.Fatalf("after this node's writes: %q and %q, want none and south", f1, f2)
+	}
+}
+
 // The cache holds at most FleetCacheSize vehicles: the least recently
 // asked is read from the store again.
 func TestFleetCacheIsBounded(t *testing.T) {
