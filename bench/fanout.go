@@ -37,6 +37,11 @@ type FanoutConfig struct {
 	// arrays of up to 100 messages, sent after MaxWaitMS at the latest).
 	BatchEvents bool
 	MaxWaitMS   int
+	// Senders ingest in parallel, each with one request in flight and
+	// its own vehicle per stream (default 4): more of them model more
+	// publishers, whose concurrent requests the server's group commit
+	// shares an fsync among.
+	Senders int
 	// Server: where the server's CPU and memory are read (its /proc with
 	// a PID, else its /metrics), and how it is reached over HTTPS.
 	Server ServerConfig
@@ -48,7 +53,7 @@ type FanoutConfig struct {
 // FanoutResult is what the subscribers saw.
 type FanoutResult struct {
 	Sent, Expected, Delivered, Lost, Duplicates, OutOfOrder int64
-	Streams, Subscribers                                    int
+	Streams, Subscribers, Senders                           int
 	Elapsed                                                 time.Duration
 	Latencies                                               []time.Duration `json:"-"`
 	ServerCPUSeconds                                        float64
@@ -68,6 +73,9 @@ func (r *FanoutResult) Report() *Report {
 	rep := &Report{Mode: "fanout"}
 	rep.Add("streams", "streams", r.Streams, "")
 	rep.Add("subscribers", "subscribers", r.Subscribers, "")
+	if r.Senders > 0 {
+		rep.Add("senders", "senders", r.Senders, "")
+	}
 	rep.Add("tls", "TLS", r.TLS, "")
 	rep.Add("sent", "events sent", r.Sent, "")
 	rep.Add("expected", "deliveries expected", r.Expected, "")
@@ -148,12 +156,15 @@ func (cfg *FanoutConfig) defaults() {
 	if cfg.Drain == 0 {
 		cfg.Drain = 3 * time.Second
 	}
+	if cfg.Senders <= 0 {
+		cfg.Senders = defaultSenders
+	}
 }
 
-// senders ingest in parallel, each for its own vehicle, so a slow ingest
-// round trip (Kafka acks) does not throttle the offered rate; order is
-// checked per vehicle (seq = sender<<32 | n)
-const senders = 4
+// defaultSenders ingest in parallel, each for its own vehicle, so a slow
+// ingest round trip (Kafka acks) does not throttle the offered rate;
+// order is checked per vehicle (seq = sender<<32 | n)
+const defaultSenders = 4
 
 // fanoutSub is one websocket subscriber and what it saw; only its
 // receive goroutine touches it until the connection is closed.
@@ -161,9 +172,9 @@ type fanoutSub struct {
 	conn   *websocket.Conn
 	stream int // index of the stream it follows
 	lat    []time.Duration
-	seen   [senders]seenSet
+	seen   []seenSet // per sender
 	got    int64
-	last   [senders]int64
+	last   []int64 // per sender
 	dup    int64
 	ooo    int64
 	// meter counts deliveries live (nil: not)
@@ -173,7 +184,7 @@ type fanoutSub struct {
 // Fanout runs the fan-out benchmark.
 func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 	cfg.defaults()
-	vehicles := runVehicles("fanout", cfg.Streams)
+	vehicles := runVehiclesFor("fanout", cfg.Streams, cfg.Senders)
 	client := cfg.Server.client()
 	streamIDs := make([]string, 0, cfg.Streams)
 	defer func() {
@@ -226,7 +237,7 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 		s.conn.Close()
 	}
 	wg.Wait()
-	res := &FanoutResult{Streams: cfg.Streams, Subscribers: cfg.Subscribers, Elapsed: elapsed, ServerCPUSeconds: cpu1 - cpu0, ServerRSSBytes: rss,
+	res := &FanoutResult{Streams: cfg.Streams, Subscribers: cfg.Subscribers, Senders: cfg.Senders, Elapsed: elapsed, ServerCPUSeconds: cpu1 - cpu0, ServerRSSBytes: rss,
 		IngestErrors: ingestErr, CPUSource: source, TLS: strings.HasPrefix(cfg.URL, "https:")}
 	for _, n := range sent {
 		res.Sent += n
@@ -243,9 +254,14 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 	return res, nil
 }
 
-// runVehicles names the vehicles of a run: per stream, one per sender
-// (a sender's events of one vehicle keep their order).
+// runVehicles names the vehicles of a run of the default senders.
 func runVehicles(prefix string, streams int) [][]string {
+	return runVehiclesFor(prefix, streams, defaultSenders)
+}
+
+// runVehiclesFor names the vehicles of a run: per stream, one per sender
+// (a sender's events of one vehicle keep their order).
+func runVehiclesFor(prefix string, streams, senders int) [][]string {
 	run := time.Now().UnixNano()
 	vs := make([][]string, streams)
 	for j := range vs {
@@ -345,7 +361,10 @@ func (s *fanoutSub) scan(data []byte, now int64) {
 		}
 		seq, rest2 := scanInt(rest[j+len(seqKey):])
 		data = rest2
-		src := (seq >> 32) % senders
+		src := int(seq >> 32)
+		for src >= len(s.seen) { // a sender seen first
+			s.seen, s.last = append(s.seen, seenSet{}), append(s.last, 0)
+		}
 		if !s.seen[src].add(seq & (1<<32 - 1)) {
 			s.dup++
 			continue
@@ -360,15 +379,17 @@ func (s *fanoutSub) scan(data []byte, now int64) {
 	}
 }
 
-// sendFanout ingests Rate events a second until the deadline, from
-// senders goroutines, the events of a request spread over the streams in
-// turn (vehicles[stream][sender]), and returns how many were accepted
-// for each stream and how many requests failed.
+// sendFanout ingests Rate events a second until the deadline, from one
+// goroutine per sender (len(vehicles[0])), the events of a request
+// spread over the streams in turn (vehicles[stream][sender]), and
+// returns how many were accepted for each stream and how many requests
+// failed.
 func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles [][]string, deadline time.Time) (sent []int64, ingestErrs int64) {
+	senders := len(vehicles[0])
 	nSent := make([]atomic.Int64, len(vehicles))
 	var ingestErr atomic.Int64
 	client := cfg.Server.client()
-	interval := time.Duration(float64(time.Second) * float64(cfg.Batch) * senders / float64(cfg.Rate))
+	interval := time.Duration(float64(time.Second) * float64(cfg.Batch) * float64(senders) / float64(cfg.Rate))
 	var swg sync.WaitGroup
 	for snd := 0; snd < senders; snd++ {
 		swg.Add(1)
@@ -380,7 +401,7 @@ func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles [][]string, dead
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(time.Duration(snd) * interval / senders):
+			case <-time.After(time.Duration(snd) * interval / time.Duration(senders)):
 			}
 			ticker := time.NewTicker(interval)
 			defer ticker.Stop()

@@ -40,6 +40,7 @@ type flags struct {
 	port        int
 	batchEvents bool
 	maxWait     int
+	senders     int
 	subURL      string
 	eps         int
 	events      int
@@ -188,6 +189,7 @@ func (m modeFlags) streaming() {
 	if m.in("fanout") {
 		fs.BoolVar(&f.batchEvents, "batch-events", false, "start the stream with batch_events")
 		fs.IntVar(&f.maxWait, "max-wait-ms", 20, "max_wait_time of batch_events, milliseconds")
+		fs.IntVar(&f.senders, "senders", 4, "parallel publishers, each with one ingest request in flight")
 		fs.StringVar(&f.subURL, "subscribe-url", "", "node the websocket clients connect to (default --url)")
 		fs.IntVar(&f.streams, "streams", 1, "event streams, each of its own vehicles: subscriber i follows stream i modulo this, the events are spread over them (1,000 with --subscribers 1000: one subscriber a stream)")
 	}

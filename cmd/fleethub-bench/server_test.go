@@ -172,9 +172,9 @@ func TestModesAgainstAServer(t *testing.T) {
 	})
 	t.Run("fanout over TLS", func(t *testing.T) {
 		got, _ := runJSON(t, "fanout", "--url", strings.Replace(s.tls, "https://", "http://", 1), "--tls", "--insecure", "--key", s.key,
-			"--streams", "2", "--subscribers", "4", "--events-per-sec", "100", "--batch", "10", "--duration", "2s", "--pid", pid, "--quiet")
-		if got["tls"] != true || got["streams"] != 2.0 || got["delivered"] != got["expected"] || got["expected"] != 2*got["sent"].(float64) ||
-			got["lost"] != 0.0 || got["sent"].(float64) < 10 {
+			"--streams", "2", "--subscribers", "4", "--events-per-sec", "100", "--batch", "10", "--senders", "5", "--duration", "2s", "--pid", pid, "--quiet")
+		if got["tls"] != true || got["streams"] != 2.0 || got["senders"] != 5.0 || got["delivered"] != got["expected"] || got["expected"] != 2*got["sent"].(float64) ||
+			got["lost"] != 0.0 || got["duplicates"] != 0.0 || got["out_of_order"] != 0.0 || got["sent"].(float64) < 10 {
 			t.Fatalf("fanout over TLS: %v", got)
 		}
 		if got["server_cpu_us_per_publish"] == nil && got["server_cpu_s"] != 0.0 {
