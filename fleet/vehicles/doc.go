@@ -18,7 +18,10 @@
 //     the store (PostgreSQL) sees the change within FleetTTL. On the
 //     embedded store (Config.SoleWriter: one process owns it, so every
 //     write goes through this Service) an entry stays until a write
-//     replaces it or the LRU drops it, and a hit never reads the store.
+//     replaces it or the LRU drops it; and Load reads at start every
+//     profile that names a fleet (up to FleetCacheSize of them), after
+//     which Fleet answers every vehicle from memory and never reads the
+//     store, its own writes keeping the map right.
 //
 // A Service is safe for concurrent use. A cache hit takes only the LRU's
 // own lock (BenchmarkFleetHit: no allocation). A miss reads the store

@@ -3,6 +3,7 @@ package vehicles
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fleethub/fleethub/internal/store"
@@ -27,6 +28,15 @@ type fleetEntry struct {
 // else from the store; a store error is returned and nothing is cached.
 func (s *Service) Fleet(ctx context.Context, org, env, vehicleID string) (fleetID string, err error) {
 	k := keyOf(org, env, vehicleID)
+	if s.cfg.SoleWriter {
+		s.kmu.RLock()
+		if s.known != nil {
+			f := s.known[k]
+			s.kmu.RUnlock()
+			return f, nil
+		}
+		s.kmu.RUnlock()
+	}
 	now := s.cfg.Now()
 	if e, ok := s.fleets.Get(k); ok && (s.cfg.SoleWriter || now.Sub(e.at) < s.cfg.FleetTTL && !now.Before(e.at)) {
 		return e.fleet, nil
@@ -58,9 +68,53 @@ func (s *Service) wrote(sc store.Scope, id string, fleet *string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gen++
+	s.kmu.Lock()
+	defer s.kmu.Unlock()
 	if fleet == nil {
 		s.fleets.Remove(k)
+		s.known = nil // what the store holds is not known: read it again
 		return
 	}
 	s.fleets.Add(k, fleetEntry{fleet: *fleet, at: s.cfg.Now()})
+	switch {
+	case s.known == nil:
+	case *fleet == "":
+		delete(s.known, k)
+	case len(s.known) >= s.cfg.FleetCacheSize:
+		if _, ok := s.known[k]; !ok {
+			s.known = nil // past the bound: the LRU answers from now on
+			return
+		}
+		s.known[k] = *fleet
+	default:
+		s.known[k] = *fleet
+	}
+}
+
+// Load reads, with Config.SoleWriter, the fleet of every vehicle whose
+// profile names one, so that Fleet answers from memory without reading
+// the store; when there are more than Config.FleetCacheSize it keeps
+// none and Fleet goes on with its cache. Without SoleWriter it does
+// nothing. Call it before the service takes writes (at start).
+func (s *Service) Load(ctx context.Context) error {
+	if !s.cfg.SoleWriter {
+		return nil
+	}
+	s.mu.Lock() // no write is recorded meanwhile
+	defer s.mu.Unlock()
+	vs, err := s.st.ListVehicleFleets(ctx, s.cfg.FleetCacheSize+1)
+	if err != nil {
+		return fmt.Errorf("vehicles: loading fleets: %w", err)
+	}
+	s.kmu.Lock()
+	defer s.kmu.Unlock()
+	if len(vs) > s.cfg.FleetCacheSize {
+		s.known = nil
+		return nil
+	}
+	s.known = make(map[fleetKey]string, len(vs))
+	for _, v := range vs {
+		s.known[keyOf(v.Org, v.Env, v.ID)] = v.FleetID
+	}
+	return nil
 }

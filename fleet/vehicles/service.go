@@ -24,6 +24,7 @@ type Store interface {
 	PutVehicle(ctx context.Context, v store.Vehicle) (store.Vehicle, error)
 	GetVehicle(ctx context.Context, s store.Scope, id string) (store.Vehicle, error)
 	ListVehicles(ctx context.Context, f store.VehicleFilter) ([]store.Vehicle, error)
+	ListVehicleFleets(ctx context.Context, limit int) ([]store.VehicleFleet, error)
 	DeleteVehicle(ctx context.Context, s store.Scope, id string) error
 }
 
@@ -36,7 +37,9 @@ type Config struct {
 	// SoleWriter says that every write of the profiles goes through this
 	// Service (the embedded store, which one process owns): then a cached
 	// answer stays right until a write here replaces it, and FleetTTL is
-	// not used.
+	// not used; and after Load, while the profiles that name a fleet are
+	// at most FleetCacheSize, Fleet answers from all of them in memory
+	// and never reads the store.
 	SoleWriter bool
 	// FleetCacheSize bounds the vehicles whose fleet is cached (default
 	// 65,536; the least recently asked are dropped first).
@@ -56,6 +59,11 @@ type Service struct {
 	// gen counts this node's profile writes: a store read that began
 	// before a write must not cache what it read (Fleet)
 	gen uint64
+	// known, with SoleWriter after Load: the fleet of every vehicle whose
+	// profile names one; nil when not loaded, past FleetCacheSize, or
+	// after a write whose outcome is not known. Written under mu too.
+	kmu   sync.RWMutex
+	known map[fleetKey]string
 }
 
 // New makes the service.

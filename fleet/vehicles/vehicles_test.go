@@ -3,6 +3,8 @@ package vehicles_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -233,6 +235,71 @@ func TestFleetSoleWriter(t *testing.T) {
 	}
 	if f1, f2 := fleet("v1"), fleet("v2"); f1 != "" || f2 != "south" {
 		t.Fatalf("after this node's writes: %q and %q, want none and south", f1, f2)
+	}
+}
+
+// Loaded at start as the sole writer, the service answers every
+// vehicle's fleet from memory, with no store read for a vehicle it has
+// never been asked about, and keeps the answers right through its own
+// writes; past FleetCacheSize profiles, or after a write whose outcome
+// is unknown, it reads the store again.
+func TestFleetSoleWriterLoaded(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)}
+	st := testdb.SQLite(t)
+	ctx := context.Background()
+	sc := store.Scope{Org: "o", Env: "test"}
+	before := newService(t, st, clk) // the previous run
+	for i, f := range []string{"north", "south", ""} {
+		if _, err := before.Put(ctx, sc, fmt.Sprint("v", i), vehicles.Body{FleetID: f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := func(size int) (*vehicles.Service, *countingStore) {
+		cs := &countingStore{Store: st}
+		s, err := vehicles.New(vehicles.Config{Now: clk.now, SoleWriter: true, FleetCacheSize: size}, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Load(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return s, cs
+	}
+	fleets := func(s *vehicles.Service, ids ...string) []string {
+		t.Helper()
+		var out []string
+		for _, id := range ids {
+			f, err := s.Fleet(ctx, "o", "test", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, f)
+		}
+		return out
+	}
+	s, cs := open(0)
+	if got := fleets(s, "v0", "v1", "v2", "v9"); !slices.Equal(got, []string{"north", "south", "", ""}) || cs.count() != 0 {
+		t.Fatalf("loaded: %v after %d store reads, want north, south, none, none and no read", got, cs.count())
+	}
+	if _, err := s.Put(ctx, sc, "v9", vehicles.Body{FleetID: "east"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Put(ctx, sc, "v0", vehicles.Body{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, sc, "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fleets(s, "v0", "v1", "v9"); !slices.Equal(got, []string{"", "", "east"}) || cs.count() != 0 {
+		t.Fatalf("after this node's writes: %v after %d store reads, want none, none, east and no read", got, cs.count())
+	}
+	// more profiles with a fleet than the bound: the cache and the store answer
+	if _, err := s.Put(ctx, sc, "v5", vehicles.Body{FleetID: "west"}); err != nil {
+		t.Fatal(err)
+	}
+	s, cs = open(1)
+	if got := fleets(s, "v9", "v7"); !slices.Equal(got, []string{"east", ""}) || cs.count() != 2 {
+		t.Fatalf("past the bound: %v after %d store reads, want east and none after 2", got, cs.count())
 	}
 }
 

@@ -18,6 +18,12 @@ type Vehicle struct {
 	UpdatedAt time.Time
 }
 
+// VehicleFleet is a vehicle of a scope and the fleet its profile names.
+type VehicleFleet struct {
+	Scope
+	ID, FleetID string
+}
+
 // VehicleFilter selects vehicles of a scope in id order. FleetID matches
 // exactly when set. AfterID continues a listing after that id.
 type VehicleFilter struct {
@@ -34,6 +40,9 @@ type Vehicles interface {
 	PutVehicle(ctx context.Context, v Vehicle) (Vehicle, error)
 	GetVehicle(ctx context.Context, s Scope, id string) (Vehicle, error)
 	ListVehicles(ctx context.Context, f VehicleFilter) ([]Vehicle, error)
+	// ListVehicleFleets lists the profiles that name a fleet, of every
+	// scope, at most limit of them (0: all).
+	ListVehicleFleets(ctx context.Context, limit int) ([]VehicleFleet, error)
 	// DeleteVehicle deletes a profile; ErrNotFound when absent.
 	DeleteVehicle(ctx context.Context, s Scope, id string) error
 }

@@ -58,6 +58,21 @@ func (s *Store) ListVehicles(ctx context.Context, f store.VehicleFilter) ([]stor
 	return out, s.wrap("list vehicles", err)
 }
 
+// ListVehicleFleets lists the profiles that name a fleet, of every scope.
+func (s *Store) ListVehicleFleets(ctx context.Context, limit int) ([]store.VehicleFleet, error) {
+	q := `SELECT org, env, id, fleet_id FROM vehicles WHERE fleet_id <> ''`
+	if limit > 0 {
+		q += ` LIMIT ` + strconv.Itoa(limit)
+	}
+	rows, err := s.r.Query(ctx, q)
+	out, err := collect([]store.VehicleFleet{}, rows, err, func(r Row) (store.VehicleFleet, error) {
+		var v store.VehicleFleet
+		err := r.Scan(&v.Org, &v.Env, &v.ID, &v.FleetID)
+		return v, err
+	})
+	return out, s.wrap("list vehicle fleets", err)
+}
+
 // DeleteVehicle deletes a profile; ErrNotFound when absent.
 func (s *Store) DeleteVehicle(ctx context.Context, sc store.Scope, id string) error {
 	n, err := s.w.Exec(ctx, `DELETE FROM vehicles WHERE org = ? AND env = ? AND id = ?`, sc.Org, sc.Env, id)

@@ -105,4 +105,36 @@ func vehicles(t *testing.T, open Opener) {
 			t.Errorf("the other organization's vehicles after the delete: %v", got)
 		}
 	})
+	t.Run("ListVehicleFleets", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := t.Context()
+		t0 := time.UnixMilli(1_800_000_000_000).UTC()
+		for _, v := range []store.Vehicle{
+			{ID: "v1", Org: "o1", Env: "test", FleetID: "north"},
+			{ID: "v2", Org: "o1", Env: "test"},
+			{ID: "v1", Org: "o2", Env: "live", FleetID: "south"},
+			{ID: "v3", Org: "o1", Env: "test", FleetID: "north"},
+		} {
+			v.Doc, v.CreatedAt, v.UpdatedAt = []byte(`{}`), t0, t0
+			if _, err := s.PutVehicle(ctx, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.ListVehicleFleets(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, v := range got {
+			keys = append(keys, v.Org+"/"+v.Env+"/"+v.ID+"="+v.FleetID)
+		}
+		slices.Sort(keys)
+		if want := []string{"o1/test/v1=north", "o1/test/v3=north", "o2/live/v1=south"}; !slices.Equal(keys, want) {
+			t.Errorf("ListVehicleFleets = %v, want %v (a profile without a fleet left out)", keys, want)
+		}
+		if got, err := s.ListVehicleFleets(ctx, 2); err != nil || len(got) != 2 {
+			t.Errorf("ListVehicleFleets(limit 2): %d, %v", len(got), err)
+		}
+	})
 }
