@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleethub/fleethub/api"
@@ -82,13 +83,17 @@ type app struct {
 	streams   *streams.Service
 	reg       *streams.Registry
 	streamLog hub.Log // the stream logs (embedded or Redis)
-	pipe      *pipeline.Pipeline
-	ws        *ws.Server
-	hooks     *webhook.Dispatcher
-	fences    *crossings.Watcher
-	store     store.Backend
-	redis     *redis.Client
-	bus       hub.Bus
+	// deferredLog is the embedded stream log when it defers its fsyncs
+	// to the embedded bus's commits (set once, read by the bus's commit
+	// loop)
+	deferredLog atomic.Pointer[embedlog.Log]
+	pipe        *pipeline.Pipeline
+	ws          *ws.Server
+	hooks       *webhook.Dispatcher
+	fences      *crossings.Watcher
+	store       store.Backend
+	redis       *redis.Client
+	bus         hub.Bus
 	// busLog reads the bus's topics by offset (the feed); feed serves
 	// it and the registered streams' event streams.
 	busLog  hubfeed.Reader
@@ -190,6 +195,9 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	// the embedded store is this process's alone: every profile write
 	// goes through a.vehicles
 	if a.vehicles, err = vehicles.New(vehicles.Config{SoleWriter: cfg.DatabaseURL == ""}, a.store); err != nil {
+		return nil, err
+	}
+	if err := a.vehicles.Load(ctx); err != nil {
 		return nil, err
 	}
 	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
@@ -318,7 +326,16 @@ func (a *app) openBus(ctx context.Context, others map[string]health.Dependency) 
 		a.ready = append(a.ready, breakerHealth{bb.b, health.Unhealthy})
 	} else {
 		dir := filepath.Join(a.cfg.Data, "bus")
-		eb, err := embedbus.Open(embedbus.Config{Dir: dir, Retention: a.cfg.LogRetention, MaxBytes: a.cfg.LogMaxBytes, Logger: a.log})
+		// the stream logs append without an fsync each and are synced
+		// before the consumers' offsets are written: what a machine's
+		// crash takes from them the bus hands again (docs/architecture.md)
+		eb, err := embedbus.Open(embedbus.Config{Dir: dir, Retention: a.cfg.LogRetention, MaxBytes: a.cfg.LogMaxBytes, Logger: a.log,
+			BeforeCommit: func(ctx context.Context) error {
+				if l := a.deferredLog.Load(); l != nil {
+					return l.Sync(ctx)
+				}
+				return nil
+			}})
 		if err != nil {
 			return fmt.Errorf("embedded bus in %s: %w", dir, err)
 		}
@@ -385,9 +402,14 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		wcfg.Conns, a.closers = conns, append(a.closers, conns.Close)
 	} else {
 		dir := filepath.Join(cfg.Data, "streams")
-		ml, err := embedlog.Open(embedlog.Config{Dir: dir, Retention: cfg.LogRetention, MaxBytes: cfg.LogMaxBytes, Logger: log})
+		// on the embedded bus, whose commits wait for Sync (openBus)
+		deferSync := cfg.KafkaBrokers == ""
+		ml, err := embedlog.Open(embedlog.Config{Dir: dir, Retention: cfg.LogRetention, MaxBytes: cfg.LogMaxBytes, DeferSync: deferSync, Logger: log})
 		if err != nil {
 			return fmt.Errorf("stream log in %s: %w", dir, err)
+		}
+		if deferSync {
+			a.deferredLog.Store(ml)
 		}
 		a.streamLog, a.closers = ml, append(a.closers, ml.Close)
 		acks, err := ws.OpenFileAcks(filepath.Join(dir, "acks"), 0, a.log)

@@ -59,7 +59,14 @@ type Config struct {
 	// CommitEvery is how often moved group offsets are written (default
 	// 100 ms).
 	CommitEvery time.Duration
-	Logger      *slog.Logger
+	// BeforeCommit, when set, is called each time committed offsets are
+	// about to be written, after they were read: what the handlers did
+	// with the messages below them must be durable when it returns nil
+	// (cmd/fleethub syncs the stream log, which appends without an
+	// fsync). On an error nothing is written and the next round tries
+	// again.
+	BeforeCommit func(context.Context) error
+	Logger       *slog.Logger
 }
 
 // Default memory bound.
@@ -489,6 +496,14 @@ func (b *Bus) writeGroups(force bool) error {
 		g.mu.Unlock()
 	}
 	b.mu.Unlock()
+	if b.cfg.BeforeCommit != nil {
+		if err := b.cfg.BeforeCommit(context.Background()); err != nil {
+			b.mu.Lock()
+			b.dirty = true
+			b.mu.Unlock()
+			return fmt.Errorf("bus: before the commit: %w", err)
+		}
+	}
 	raw, err := json.Marshal(snap)
 	if err != nil {
 		return err

@@ -201,3 +201,54 @@ func TestDurableBusResumesAfterReopen(t *testing.T) {
 		t.Fatalf("Range after reopen: %d messages, %v", len(msgs), err)
 	}
 }
+
+// Committed offsets are written only once BeforeCommit says what the
+// handlers did is durable: while it fails the group's position is not
+// recorded, and a reopened bus hands the messages again.
+func TestCommitWaitsForBeforeCommit(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		err    error
+		resume string
+	}{
+		{"durable", nil, "v0:40"},
+		{"not durable", errors.New("stream log fsync failed"), "v0:0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var mu sync.Mutex
+			calls := 0
+			cfg := embedbus.Config{Dir: dir, Partitions: 1, MaxBatch: 10, CommitEvery: 10 * time.Millisecond,
+				BeforeCommit: func(context.Context) error {
+					mu.Lock()
+					defer mu.Unlock()
+					calls++
+					return c.err
+				}}
+			b, err := embedbus.Open(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			publish(t, b, "t", 100, 1)
+			consumeUntil(t, b, "g", 40)
+			err = b.Close(context.Background())
+			if (err != nil) != (c.err != nil) {
+				t.Fatalf("Close: %v", err)
+			}
+			mu.Lock()
+			if calls == 0 {
+				t.Error("BeforeCommit never called")
+			}
+			mu.Unlock()
+			cfg.BeforeCommit = nil
+			b, err = embedbus.Open(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close(context.Background())
+			if got := consumeUntil(t, b, "g", 1); got[0] != c.resume {
+				t.Errorf("after a reopen the group resumes at %q, want %q", got[0], c.resume)
+			}
+		})
+	}
+}

@@ -39,7 +39,14 @@ type Config struct {
 	StreamMemBytes int64
 	// SegmentBytes is the size of a segment file (default 64 MiB).
 	SegmentBytes int64
-	Logger       *slog.Logger
+	// DeferSync appends without an fsync each (seglog.Config.DeferSync):
+	// an append returns once written, and Sync makes everything
+	// appended before it durable. For a log fed by a durable bus whose
+	// consumer offsets are recorded only after a Sync (cmd/fleethub on
+	// the embedded bus): what a crash of the machine takes from the log
+	// the bus hands again, under a new epoch.
+	DeferSync bool
+	Logger    *slog.Logger
 }
 
 // Default memory bounds.
@@ -74,15 +81,24 @@ func Open(cfg Config) (*Log, error) {
 		cfg.StreamMemBytes = DefaultStreamMemBytes
 	}
 	sl, err := seglog.Open(seglog.Config{Dir: cfg.Dir, Retention: cfg.Retention, MaxBytes: cfg.MaxBytes,
-		MemBytes: cfg.MemBytes, KeyMemBytes: cfg.StreamMemBytes, SegmentBytes: cfg.SegmentBytes, Logger: cfg.Logger})
+		MemBytes: cfg.MemBytes, KeyMemBytes: cfg.StreamMemBytes, SegmentBytes: cfg.SegmentBytes, DeferSync: cfg.DeferSync, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("stream log: %w", err)
 	}
 	return &Log{sl: sl}, nil
 }
 
+// Sync returns once everything appended before it is durable (with
+// Config.DeferSync; otherwise every append already was).
+func (l *Log) Sync(ctx context.Context) error {
+	if err := l.sl.Sync(ctx); err != nil {
+		return fmt.Errorf("stream log: %w", err)
+	}
+	return nil
+}
+
 // Append adds entries and returns the offset of the last one once they
-// are durable.
+// are durable (once written, with Config.DeferSync).
 func (l *Log) Append(ctx context.Context, id string, data [][]byte) (int64, error) {
 	if len(data) == 0 {
 		return l.Last(ctx, id)

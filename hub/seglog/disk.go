@@ -27,6 +27,7 @@ import (
 //	00000000000000000001.idx   per sealed segment: each key's offsets in it and scan marks
 //	keys                       every key's next offset (survives the deletion of its records)
 //	epoch                      the name of this directory's history
+//	run                        with DeferSync, while open: the boot of the machine it was opened on
 const (
 	segExt    = ".seg"
 	idxExt    = ".idx"
@@ -135,6 +136,11 @@ func (l *Log) openDir() error {
 	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
 	if err := l.loadEpoch(len(seqs) > 0); err != nil {
 		return err
+	}
+	if l.cfg.DeferSync {
+		if err := l.checkRun(); err != nil {
+			return err
+		}
 	}
 	for i, seq := range seqs {
 		s := &segment{seq: seq, path: segPath(dir, seq)}
@@ -393,6 +399,10 @@ func (l *Log) roll() error {
 	if n := len(l.segs); n > 0 {
 		last := l.segs[n-1]
 		if l.active != nil {
+			// a sealed segment is on disk whole before its index is
+			if err := l.syncActive(); err != nil {
+				return err
+			}
 			if err := l.active.Close(); err != nil {
 				return fmt.Errorf("seglog: %w", err)
 			}
@@ -435,7 +445,8 @@ func (l *Log) roll() error {
 }
 
 // writeDisk writes a round to the segment being written with one fsync
-// and returns the segment and each record's file position.
+// (with DeferSync, only when the round asks for one) and returns the
+// segment and each record's file position.
 func (l *Log) writeDisk(round []*request) (*segment, []int64, error) {
 	seg := l.segs[len(l.segs)-1]
 	if l.active == nil || seg.size >= l.cfg.SegmentBytes {
@@ -466,7 +477,7 @@ func (l *Log) writeDisk(round []*request) (*segment, []int64, error) {
 		written += int64(len(buf))
 	}
 	if err == nil {
-		err = l.active.Sync()
+		err = l.syncRound(round, written > 0)
 	}
 	l.buf = buf[:0]
 	if err != nil {

@@ -10,7 +10,11 @@
 // while it was busy: one write and one fsync per round, never one per
 // record. Append returns only after its records are on disk, and a record
 // becomes visible to readers only then, so an offset a reader has seen is
-// never given to another record after a crash. Segments are deleted whole,
+// never given to another record after a crash. A log whose records can be
+// made again from elsewhere may defer its fsyncs (Config.DeferSync): its
+// records are visible once written, which a process's death does not
+// undo, are fsynced when its owner calls Sync, and a machine's restart
+// before they were starts a new history (a new epoch) instead. Segments are deleted whole,
 // oldest first, past the retention age or byte budget. Opening the
 // directory cuts a torn tail of the newest segment and refuses, with an
 // error naming the file, a corrupt older segment or one of another format
@@ -57,6 +61,17 @@ type Config struct {
 	// KeyMemBytes those of one key. Without Dir these are the retention.
 	MemBytes    int64
 	KeyMemBytes int64
+	// DeferSync writes each round without an fsync: its records are
+	// visible at once and outlive the process (the kernel holds them),
+	// but they reach the disk only at Sync, at the end of a segment and
+	// at Close. For a log whose records can be made again from a durable
+	// source (a stream log, rebuilt from the bus), whose owner calls
+	// Sync before it records how far it has read that source. A
+	// directory whose last run did not Close on an earlier boot of the
+	// machine (power lost, the kernel crashed: unsynced records may be
+	// gone) opens as a new history, a new epoch, so that no reader
+	// takes an offset it saw for a record that now has another.
+	DeferSync bool
 	// Now is the clock (default time.Now); Logger gets recovery notes.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -94,8 +109,10 @@ type Log struct {
 	done   chan struct{}
 
 	// writer goroutine only
-	active segmentFile
-	buf    []byte
+	active   segmentFile
+	buf      []byte
+	unsynced bool  // DeferSync: the active segment has writes not yet fsynced
+	syncErr  error // DeferSync: the fsync that failed (it sticks)
 }
 
 // keyState is what the log knows of one key.
@@ -126,6 +143,7 @@ const markEvery = 256 << 10
 
 type request struct {
 	recs []Record
+	sync bool // Sync: fsync whatever the log wrote without one
 	done chan error
 }
 
@@ -168,7 +186,8 @@ func Open(cfg Config) (*Log, error) {
 }
 
 // Epoch names the log's history: it is kept in the directory, so it
-// changes only with a new directory (or, in memory, a new log).
+// changes only with a new directory (or, in memory, a new log), or with
+// DeferSync when the machine restarted while the log was open.
 func (l *Log) Epoch() string { return l.epoch }
 
 // Append adds records and returns once they are durable (in memory only:
@@ -319,6 +338,13 @@ func (l *Log) Close() error {
 	var err error
 	if l.cfg.Dir != "" && l.dirty {
 		err = l.writeKeys()
+	}
+	if l.cfg.Dir != "" && l.cfg.DeferSync {
+		// the writer has stopped: what it wrote goes to disk now, and
+		// the run is marked closed only if it did
+		if err = errors.Join(err, l.syncActive()); err == nil {
+			err = l.closedCleanly()
+		}
 	}
 	return errors.Join(err, l.closeFiles())
 }
