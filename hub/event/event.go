@@ -7,6 +7,10 @@
 // tenant and the kind of what it holds; Marshal and Unmarshal are the
 // bus's codec of it.
 //
+// Marshal writes event envelopes without reflection (event_encoder.go),
+// byte for byte as the msgpack library would, and leaves the rest to the
+// library; Unmarshal reads event and telemetry envelopes without it.
+//
 // Concurrency: Marshal and Unmarshal keep no state and are safe for
 // concurrent use. The message types are plain values without locks: one
 // may be read by many goroutines at once but must not be changed while it
