@@ -4,11 +4,19 @@
 // live as Server-Sent Events; and GET /api/v1/streaming/sse, a
 // registered stream's messages as Server-Sent Events.
 //
-// A Handlers is safe for concurrent use. An event stream is written by
-// fasthttp's body stream writer after the handler returned: it holds no
-// RequestCtx, only the connection (for write deadlines), and ends when
-// the client goes away (a write fails; a heartbeat every Heartbeat finds
-// it), when Shutdown is called, or when the server's context ends.
+// A Handlers is safe for concurrent use. The feed's event stream is
+// written on the hijacked connection (the server must keep hijacked
+// connections, as api.Server does): it holds no RequestCtx and no buffer
+// of fasthttp's, and has a goroutine only while it writes or pulls.
+// Streams of one organization, environment, types and filter that follow
+// the head share one tail (tail.go), which reads, filters and encodes
+// each entry once; a stream resuming from an old cursor, or one that fell
+// behind its tail, pulls on its own until it reaches the head. A stream
+// ends when the client goes away (a write fails; a heartbeat every
+// Heartbeat finds it), when its browser token ends, when Shutdown is
+// called, or when the server's context ends. A registered stream's event
+// stream is written by fasthttp's body stream writer after the handler
+// returned.
 package feed
 
 import (
@@ -41,6 +49,11 @@ type Config struct {
 	Retry time.Duration
 	// WriteTimeout bounds one write of an event stream (default 30 s).
 	WriteTimeout time.Duration
+	// TailEntries is how many events a shared tail keeps for its clients
+	// (rounded up to a power of two; default 2048): a client further
+	// behind than that leaves the tail and reads on its own until it
+	// catches up.
+	TailEntries int
 	// Logger records why an event stream ended other than by its client
 	// leaving or the server stopping (default slog.Default()).
 	Logger *slog.Logger
@@ -57,7 +70,12 @@ type Handlers struct {
 	mu     sync.Mutex // guards closed
 	closed bool
 	done   chan struct{}
-	wg     sync.WaitGroup // running event streams
+	wg     sync.WaitGroup // running event streams and tails
+
+	ctx    context.Context // ends on Shutdown: the feed's event streams and tails
+	cancel context.CancelFunc
+	tmu    sync.Mutex       // guards tails
+	tails  map[string]*tail // by tailKey
 }
 
 // New makes the handlers over a feed (nil: the feed answers 501) and the registered streams and
@@ -73,7 +91,11 @@ func New(cfg Config, f *feed.Feed, streams hub.Streams, log hub.Log) *Handlers {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 30 * time.Second
 	}
-	h := &Handlers{cfg: cfg, feed: f, streams: streams, log: log, done: make(chan struct{})}
+	if cfg.TailEntries <= 0 {
+		cfg.TailEntries = 2048
+	}
+	h := &Handlers{cfg: cfg, feed: f, streams: streams, log: log, done: make(chan struct{}), tails: map[string]*tail{}}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.counter, _ = streams.(hub.Counter)
 	return h
 }
@@ -84,6 +106,7 @@ func (h *Handlers) Shutdown(ctx context.Context) error {
 	if !h.closed {
 		h.closed = true
 		close(h.done)
+		h.cancel()
 	}
 	h.mu.Unlock()
 	ended := make(chan struct{})
@@ -164,16 +187,23 @@ func typeOf(topic string) string {
 // bad ones answer validation_failed naming them.
 func (h *Handlers) query(c *api.Ctx) (q feed.Query, last int, err error) {
 	org, env := c.Scope()
-	args := map[string][]string{}
-	for k, v := range c.QueryArgs().All() {
-		args[string(k)] = append(args[string(k)], string(v))
-	}
-	delete(args, "token") // a browser token, read by the server's authentication
+	args := queryArgs(c)
 	mode := readPull
 	if wantsEvents(c) {
 		mode = readEvents
 	}
 	return parseParams(org, env, args, mode)
+}
+
+// queryArgs are the request's query parameters but a browser token (read
+// by the server's authentication).
+func queryArgs(c *api.Ctx) map[string][]string {
+	args := map[string][]string{}
+	for k, v := range c.QueryArgs().All() {
+		args[string(k)] = append(args[string(k)], string(v))
+	}
+	delete(args, "token")
+	return args
 }
 
 // How a query reads the feed: a pull, an event stream, or a websocket

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/fleethub/fleethub/api"
@@ -139,9 +140,30 @@ func lastEventID(c *api.Ctx) string {
 	return string(c.Request.Header.Peek("Last-Event-ID"))
 }
 
+// newClient is an event stream of the feed from cursor; it ends with
+// base, with life when not nil, and on Shutdown. The caller has called
+// begin, and runs it once it has its connection.
+func (h *Handlers) newClient(base, life context.Context, q feed.Query, key, cursor string, chunked bool) *client {
+	cl := &client{h: h, q: feed.Query{Org: q.Org, Env: q.Env, Topics: q.Topics, Match: q.Match}, key: key, cursor: cursor,
+		life: life, out: sseWriter{chunked: chunked, timeout: h.cfg.WriteTimeout}}
+	ctx, cancel := context.WithCancel(h.ctx)
+	stopBase := context.AfterFunc(base, cancel)
+	stopLife := func() bool { return false }
+	if life != nil {
+		stopLife = context.AfterFunc(life, cancel)
+	}
+	stopWake := context.AfterFunc(ctx, cl.wake)
+	cl.ctx = ctx
+	cl.end = func() { stopWake(); stopLife(); stopBase(); cancel() }
+	return cl
+}
+
 // streamFeed serves the feed as an event stream: each entry is a default
 // event whose id is its cursor and whose data is the pull's entry; an
-// idle stream sends a heartbeat comment every Heartbeat.
+// idle stream sends a heartbeat comment every Heartbeat. The response is
+// written on the hijacked connection: the stream keeps no request context
+// and no buffer of fasthttp's, and a client following the head shares its
+// tail with the other clients of its filter (tail.go).
 func (h *Handlers) streamFeed(c *api.Ctx, q feed.Query) error {
 	param := "after"
 	if id := lastEventID(c); id != "" {
@@ -151,40 +173,47 @@ func (h *Handlers) streamFeed(c *api.Ctx, q feed.Query) error {
 	if err != nil {
 		return feedErr(err, param)
 	}
-	q.Limit, q.Wait = feed.MaxLimit, h.cfg.Heartbeat
-	return h.start(c, func(ctx context.Context, s *eventStream) error {
-		for {
-			page, err := h.feed.PullFrom(ctx, q, pos)
-			var ee *feed.ExpiredError
-			switch {
-			case errors.As(err, &ee):
-				// retention passed the stream's position: said, not skipped
-				if err := s.event("", "error", map[string]string{"code": "cursor_expired", "first_available": ee.FirstAvailable,
-					"message": "retention deleted messages this stream had not sent yet; reconnect with Last-Event-ID set to first_available to go on"}); err != nil {
-					return err
-				}
-				return s.flush()
-			case err != nil:
-				if ctx.Err() == nil {
-					// the client is told before the stream ends; the feed's error is what is returned
-					if werr := s.event("", "error", map[string]string{"code": "internal_error", "message": "the feed could not be read; reconnect with Last-Event-ID"}); werr == nil {
-						werr = s.flush()
-						err = errors.Join(err, werr)
-					}
-				}
-				return err
-			}
-			for _, e := range page.Entries {
-				if err := s.entry(e); err != nil {
-					return err
-				}
-			}
-			if len(page.Entries) == 0 {
-				s.w.WriteString(": heartbeat\n\n")
-			}
-			if err := s.flush(); err != nil {
-				return err
-			}
+	if !h.begin() {
+		return api.Errf("service_unavailable", "the server is shutting down")
+	}
+	var life context.Context // the browser token's, when one opened the stream
+	if p := c.Principal; p != nil && p.Token != nil {
+		life = p.Token.Life
+	}
+	cl := h.newClient(c.Context(), life, q, tailKey(q, queryArgs(c)), pos.Cursor(q.Topics), c.Request.Header.IsHTTP11())
+	c.SetStatusCode(200)
+	c.SetContentType("text/event-stream; charset=utf-8")
+	c.Response.Header.Set("Cache-Control", "no-cache")
+	c.Response.Header.Set("X-Accel-Buffering", "no")
+	if cl.out.chunked {
+		c.Response.Header.SetContentLength(-1) // Transfer-Encoding: chunked
+	} else {
+		c.Response.Header.SetConnectionClose()
+		c.Response.Header.SetContentLength(-2) // the body ends with the connection
+	}
+	head := append([]byte(nil), c.Response.Header.Header()...)
+	retry := "retry: " + strconv.FormatInt(h.cfg.Retry.Milliseconds(), 10) + "\n\n"
+	c.HijackSetNoResponse(true)
+	c.Hijack(func(conn net.Conn) {
+		// runs in fasthttp's goroutine for the connection, which frees
+		// the request's context when this returns (KeepHijackedConns)
+		cl.conn = conn
+		err := conn.SetWriteDeadline(time.Now().Add(h.cfg.WriteTimeout))
+		if err == nil {
+			_, err = conn.Write(head)
 		}
+		if err == nil {
+			sc := scratchPool.Get().(*scratch)
+			sc.buf = append(cl.out.begin(sc.buf), retry...)
+			err = cl.out.write(conn, sc.buf, false)
+			sc.buf = sc.buf[:0]
+			scratchPool.Put(sc)
+		}
+		if err != nil {
+			cl.finish(&scratch{})
+			return
+		}
+		go cl.run()
 	})
+	return nil
 }

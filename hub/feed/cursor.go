@@ -101,3 +101,44 @@ func ParseCursor(s string) (Position, error) {
 	}
 	return p, nil
 }
+
+// Clone is a copy of p that shares nothing with it.
+func (p Position) Clone() Position {
+	c := make(Position, len(p))
+	for t, offs := range p {
+		c[t] = append([]int64(nil), offs...)
+	}
+	return c
+}
+
+// Within reports whether p is at or before q in every partition of the
+// topics: a reader at q has read everything one at p has. Positions
+// of different partition counts are not comparable (false).
+func (p Position) Within(q Position, topics []string) bool {
+	for _, t := range topics {
+		a, b := p[t], q[t]
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if a[i] > b[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Max is the position past both p and q in every partition of the
+// topics (p's partitions where they differ in count).
+func (p Position) Max(q Position, topics []string) Position {
+	m := p.Clone()
+	for _, t := range topics {
+		for i, o := range q[t] {
+			if i < len(m[t]) && o > m[t][i] {
+				m[t][i] = o
+			}
+		}
+	}
+	return m
+}

@@ -100,6 +100,9 @@ type Query struct {
 type Entry struct {
 	Cursor string
 	Topic  string
+	// Partition and Offset locate the message in its topic's log.
+	Partition int
+	Offset    int64
 	// Message may be shared with other readers of the feed: read it,
 	// never change it.
 	Message *event.Envelope
@@ -335,7 +338,7 @@ func (f *Feed) read(ctx context.Context, q Query, pos Position) ([]Entry, error)
 		next.advance()
 		pos[next.topic][next.index] = m.Offset + 1
 		if d := f.take(q, next.decoded, m); d != nil {
-			out = append(out, Entry{Cursor: cw.cursor(pos, q.Topics), Topic: next.topic, Message: d.env, shared: d})
+			out = append(out, Entry{Cursor: cw.cursor(pos, q.Topics), Topic: next.topic, Partition: next.index, Offset: m.Offset, Message: d.env, shared: d})
 		}
 		if len(next.buf) == 0 && len(out) < q.Limit {
 			if err := f.fill(ctx, q.Topics, pos, next); err != nil {

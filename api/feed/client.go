@@ -1,0 +1,315 @@
+package feed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fleethub/fleethub/hub/feed"
+	"github.com/fleethub/fleethub/internal/apikey"
+)
+
+// A client is one event stream of the feed on a hijacked connection. It
+// has a goroutine only while it has something to do: while it follows a
+// tail and has entries or a heartbeat to send, or while it pulls on its
+// own (from an old cursor, or after falling behind its tail). A client
+// parked at its tail costs its connection and this struct; the tail
+// starts it again when entries come.
+type client struct {
+	h    *Handlers
+	conn net.Conn
+	out  sseWriter
+	ctx  context.Context // ends with the stream: client gone, token ended, shutdown
+	end  func()          // releases ctx and what watches it
+	life context.Context // the browser token's, nil for a key
+	q    feed.Query      // Org, Env, Topics, Match
+	key  string          // its tail's
+
+	t atomic.Pointer[tail] // followed; nil while pulling on its own
+
+	// Owned by the goroutine running the client (running says which, under
+	// the tail's lock): where it is and what it skips.
+	cursor string        // past the last entry sent
+	skip   feed.Position // while set: entries below it were sent before joining
+
+	// Guarded by t.mu while the client follows t.
+	next    uint64 // the tail's item to send next
+	beat    uint64 // the tail's heartbeats sent
+	running bool
+}
+
+// scratch is a running client's buffers, pooled: an event stream holds
+// none while parked.
+type scratch struct {
+	buf   []byte
+	items []item
+}
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{buf: make([]byte, 0, flushAt+4<<10)} }}
+
+// flushAt is how much a client gathers before writing: one write per
+// batch of pending entries, at most about this much.
+const flushAt = 32 << 10
+
+// run serves the client until its stream ends or it parks at its tail.
+func (c *client) run() {
+	sc := scratchPool.Get().(*scratch)
+	defer func() {
+		sc.buf, sc.items = sc.buf[:0], sc.items[:0]
+		scratchPool.Put(sc)
+	}()
+	for {
+		t := c.t.Load()
+		if t == nil {
+			if !c.alone(sc) {
+				c.finish(sc)
+				return
+			}
+			continue
+		}
+		var beat bool
+		var turn int
+		sc.items, beat, turn = t.take(c, sc.items[:0])
+		switch turn {
+		case turnParked:
+			return
+		case turnEnded:
+			c.finish(sc)
+			return
+		case turnLeft:
+			continue
+		}
+		if err := c.send(sc, beat); err != nil {
+			c.leave(t)
+			c.finish(sc)
+			return
+		}
+	}
+}
+
+// send writes the items taken from the tail (those below skip were sent
+// before joining), or a heartbeat when there are none, in one write.
+func (c *client) send(sc *scratch, beat bool) error {
+	b := c.out.begin(sc.buf)
+	topics := c.q.Topics
+	for i := range sc.items {
+		it := &sc.items[i]
+		if c.skip == nil {
+			b = append(b, it.text...)
+			c.cursor = it.cursor
+			continue
+		}
+		if it.offset < c.skip[it.topic][it.part] {
+			continue // sent by the client's own pull
+		}
+		p, err := feed.ParseCursor(it.cursor)
+		if err != nil {
+			return err
+		}
+		if c.skip.Within(p, topics) {
+			c.skip = nil // from here on the tail's cursors are past all the client sent
+			b = append(b, it.text...)
+			c.cursor = it.cursor
+			continue
+		}
+		// the client read further than the tail in another partition:
+		// its cursor is past both
+		c.cursor = p.Max(c.skip, topics).Cursor(topics)
+		b = appendEntry(b, c.cursor, it.typ, it.msg)
+	}
+	if len(sc.items) == 0 && beat {
+		b = append(b, heartbeat...)
+	}
+	sc.buf = b
+	return c.out.write(c.conn, b, false)
+}
+
+// leave takes c off t after a failed write.
+func (c *client) leave(t *tail) {
+	t.mu.Lock()
+	delete(t.clients, c)
+	t.mu.Unlock()
+	c.t.Store(nil)
+}
+
+// alone pulls the feed from c's cursor and sends what it reads until it
+// reaches the head and joins the tail (true), or the stream ends (false).
+func (c *client) alone(sc *scratch) bool {
+	q := c.q
+	q.After = c.cursor
+	pos, err := c.h.feed.Start(c.ctx, &q)
+	if err != nil {
+		return c.failed(sc, err)
+	}
+	var wait time.Duration
+	for c.ctx.Err() == nil {
+		q.Limit, q.Wait = feed.MaxLimit, wait
+		page, err := c.h.feed.PullFrom(c.ctx, q, pos)
+		if err != nil {
+			return c.failed(sc, err)
+		}
+		b := c.out.begin(sc.buf)
+		for _, e := range page.Entries {
+			msg, err := e.MessageJSON()
+			if err != nil {
+				return c.failed(sc, err)
+			}
+			b = appendEntry(b, e.Cursor, typeOf(e.Topic), msg)
+			if len(b) >= flushAt {
+				if err := c.out.write(c.conn, b, false); err != nil {
+					return false
+				}
+				b = c.out.begin(b)
+			}
+		}
+		if len(page.Entries) == 0 && wait > 0 {
+			b = append(b, heartbeat...)
+		}
+		moved := page.Next != c.cursor
+		c.cursor = page.Next
+		if err := c.out.write(c.conn, b, false); err != nil {
+			return false
+		}
+		sc.buf = b
+		if len(page.Entries) < feed.MaxLimit && c.h.join(c, pos) {
+			return true
+		}
+		wait = 0
+		if len(page.Entries) == 0 && !moved {
+			wait = c.h.cfg.Heartbeat // at the head, and the tail ahead by what the client has yet to see
+		}
+	}
+	return false
+}
+
+// failed tells the client why the feed could not be read and reports
+// that the stream ends (false).
+func (c *client) failed(sc *scratch, err error) bool {
+	if c.ctx.Err() != nil {
+		return false
+	}
+	var ee *feed.ExpiredError
+	b := c.out.begin(sc.buf)
+	if errors.As(err, &ee) {
+		// retention passed the stream's position: said, not skipped
+		b = appendEvent(b, "error", map[string]string{"code": "cursor_expired", "first_available": ee.FirstAvailable,
+			"message": "retention deleted messages this stream had not sent yet; reconnect with Last-Event-ID set to first_available to go on"})
+	} else {
+		c.h.logger().Warn("event stream ended", "error", err)
+		b = appendEvent(b, "error", map[string]string{"code": "internal_error", "message": "the feed could not be read; reconnect with Last-Event-ID"})
+	}
+	sc.buf = b
+	if werr := c.out.write(c.conn, b, false); werr != nil {
+		c.h.logger().Debug("event stream error not told to the client", "error", werr)
+	}
+	return false
+}
+
+// finish ends the stream: the token's end told when it ended it, the
+// last chunk, the connection closed.
+func (c *client) finish(sc *scratch) {
+	defer c.h.wg.Done()
+	defer c.end()
+	b := c.out.begin(sc.buf)
+	if c.life != nil && c.life.Err() != nil {
+		b = appendTokenEnded(b, context.Cause(c.life))
+	}
+	if err := c.out.write(c.conn, b, true); err != nil {
+		c.h.logger().Debug("event stream end not told to the client", "error", err)
+	}
+	if err := c.conn.Close(); err != nil {
+		c.h.logger().Debug("event stream close", "error", err)
+	}
+}
+
+// appendTokenEnded is the error event telling the client that the browser
+// token its stream was opened with expired or was revoked, with the code
+// of the 401 a new request with the token gets.
+func appendTokenEnded(b []byte, cause error) []byte {
+	ev := map[string]string{"code": "token_expired", "message": "the token this stream was opened with has expired: mint a new one and reconnect with Last-Event-ID"}
+	if errors.Is(cause, apikey.ErrTokenRevoked) {
+		ev = map[string]string{"code": "token_revoked", "message": "the token this stream was opened with has been revoked"}
+	}
+	return appendEvent(b, "error", ev)
+}
+
+const heartbeat = ": heartbeat\n\n"
+
+// appendEntry appends a feed entry as a default event: the pull's entry
+// (EntryView, byte for byte as encoding/json writes it) around the
+// message's JSON. The cursor (base64url) and the type need no escaping.
+func appendEntry(b []byte, cursor, typ string, msg []byte) []byte {
+	b = append(b, "id: "...)
+	b = append(b, cursor...)
+	b = append(b, "\ndata: {\"cursor\":\""...)
+	b = append(b, cursor...)
+	b = append(b, "\",\"type\":\""...)
+	b = append(b, typ...)
+	b = append(b, "\",\"message\":"...)
+	b = append(b, msg...)
+	return append(b, "}\n\n"...)
+}
+
+// appendEvent appends a named event of string fields.
+func appendEvent(b []byte, name string, fields map[string]string) []byte {
+	data, err := json.Marshal(fields)
+	if err != nil {
+		data = []byte(`{"code":"internal_error"}`)
+	}
+	b = append(b, "event: "...)
+	b = append(b, name...)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	return append(b, "\n\n"...)
+}
+
+// sseWriter frames an event stream's writes: as chunks of a chunked
+// HTTP/1.1 body, or as they are for HTTP/1.0 (the body ends with the
+// connection).
+type sseWriter struct {
+	chunked bool
+	timeout time.Duration
+}
+
+// chunkRoom is the room a buffer keeps before its data for the chunk's
+// size line.
+const chunkRoom = 18
+
+// begin is buf emptied, with room for the chunk's size line.
+func (w sseWriter) begin(buf []byte) []byte {
+	if cap(buf) < chunkRoom {
+		buf = make([]byte, 0, flushAt)
+	}
+	return buf[:chunkRoom]
+}
+
+// write writes b (from begin, and appended to) in one write within the
+// timeout: its data as one chunk, and the body's end when final.
+func (w sseWriter) write(conn net.Conn, b []byte, final bool) error {
+	start := chunkRoom
+	if w.chunked {
+		if n := len(b) - chunkRoom; n > 0 {
+			var line [chunkRoom]byte
+			l := append(strconv.AppendInt(line[:0], int64(n), 16), "\r\n"...)
+			start = chunkRoom - len(l)
+			copy(b[start:], l)
+			b = append(b, "\r\n"...)
+		}
+		if final {
+			b = append(b, "0\r\n\r\n"...)
+		}
+	}
+	if len(b) == start {
+		return nil
+	}
+	if err := conn.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil {
+		return err
+	}
+	_, err := conn.Write(b[start:])
+	return err
+}
