@@ -21,7 +21,25 @@ type Batcher interface {
 	ForgetAll(ctx context.Context, ids ...string) error
 }
 
+// Private is a Batcher that one process keeps for itself, used by one
+// caller that tells its own copies in flight apart itself (Compact, the
+// embedded hub's pipeline): nothing outside the process reads it, and
+// it is gone with the process. Such a caller needs no claim that differs
+// from a record, so it may record ids as it claims them, with one call
+// per batch instead of ClaimAll then Done.
+type Private interface {
+	Batcher
+	// RecordAll records each of ids that is neither recorded nor
+	// claimed as seen now and sets states[i] to Unseen for it, else to
+	// Duplicate (recorded) or InFlight (claimed), recording nothing; an
+	// id listed twice is Duplicate the second time. ForgetAll undoes a
+	// record (the caller's hand-off failed). states must be at least as
+	// long as ids; ErrEmptyID as ClaimAll.
+	RecordAll(ctx context.Context, ids []string, states []State) error
+}
+
 var (
+	_ Private = (*Compact)(nil)
 	_ Batcher = (*Local)(nil)
 	_ Batcher = (*Compact)(nil)
 	_ Batcher = (*Redis)(nil)

@@ -152,3 +152,38 @@ func BenchmarkCompactClaimAllFull10M(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/id")
 }
+
+// BenchmarkCompactRecordAllFull10M: as BenchmarkCompactClaimAllFull10M
+// with one RecordAll per batch of 512 new ids, as the embedded hub's
+// pipeline records a bus batch's events (dedup.Private). ns/op is per id.
+func BenchmarkCompactRecordAllFull10M(b *testing.B) {
+	const size, batch = 10_000_000, 512
+	w := dedup.NewCompact(size, time.Hour)
+	ctx := context.Background()
+	key := func(i int) string { return "org_1\x00live\x00evt_" + strconv.Itoa(i) }
+	ids := make([]string, 0, batch)
+	for i := range size {
+		if ids = append(ids, key(i)); len(ids) == batch || i == size-1 {
+			if err := w.Done(ctx, ids...); err != nil {
+				b.Fatal(err)
+			}
+			ids = ids[:0]
+		}
+	}
+	states := make([]dedup.State, batch)
+	next := size
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		ids = ids[:0]
+		for range batch {
+			ids = append(ids, key(next))
+			next++
+		}
+		b.StartTimer()
+		if err := w.RecordAll(ctx, ids, states); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/id")
+}

@@ -231,6 +231,35 @@ func (c *Compact) ClaimAll(_ context.Context, ids []string, states []State) erro
 	return nil
 }
 
+// RecordAll implements Private: Seen for each id under one lock and one
+// look at the clock, the table's places of the ids, and of those a full
+// window evicts for them, read together first (see ClaimAll). An id
+// recorded this way is in the window at once, with its TTL counted from
+// now.
+func (c *Compact) RecordAll(_ context.Context, ids []string, states []State) error {
+	if err := checkIDs(ids); err != nil {
+		return err
+	}
+	var buf [64]hkey
+	hs := c.hashes(buf[:0], ids)
+	states = states[:len(hs)]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock()
+	c.expire(now)
+	c.touch(hs)
+	c.touchEvictions(len(hs))
+	for i, h := range hs {
+		if s := c.state(h, now); s != Unseen {
+			states[i] = s
+			continue
+		}
+		c.push(h, now)
+		states[i] = Unseen
+	}
+	return nil
+}
+
 // claim reserves h unless it is recorded or claimed; mu must be held.
 func (c *Compact) claim(h hkey, now int64) State {
 	if s := c.state(h, now); s != Unseen {

@@ -74,6 +74,61 @@ func TestCompactClaimAllFull(t *testing.T) {
 	}
 }
 
+// TestCompactRecordAll: RecordAll records new ids at once, answers
+// Duplicate for recorded ones and for an id listed twice, InFlight for a
+// claimed one without recording it, and ForgetAll makes its ids new
+// again; in a full window it evicts the oldest ids as Done would.
+func TestCompactRecordAll(t *testing.T) {
+	clk := newFakeClock()
+	w := compactAt(clk, 4, time.Hour)
+	ctx := context.Background()
+	if err := w.Done(ctx, "old"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := w.Claim(ctx, "claimed"); st != Unseen {
+		t.Fatalf("Claim = %v", st)
+	}
+	ids := []string{"new", "old", "claimed", "new"}
+	states := make([]State, len(ids))
+	if err := w.RecordAll(ctx, ids, states); err != nil {
+		t.Fatal(err)
+	}
+	if want := []State{Unseen, Duplicate, InFlight, Duplicate}; !slices.Equal(states, want) {
+		t.Fatalf("RecordAll(%v) = %v, want %v", ids, states, want)
+	}
+	if !w.Has("new") || w.Has("claimed") {
+		t.Errorf("after RecordAll: Has(new) = %v, Has(claimed) = %v; want true, false", w.Has("new"), w.Has("claimed"))
+	}
+	if err := w.ForgetAll(ctx, "new"); err != nil {
+		t.Fatal(err)
+	}
+	if w.Has("new") {
+		t.Error("a forgotten id is still recorded")
+	}
+	// the ring: old, new (forgotten, its place kept), a, b, c: c evicts
+	// old; d and e evict new's place and a
+	for _, id := range []string{"a", "b", "c"} {
+		if err := w.Done(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.add(time.Second)
+	if err := w.RecordAll(ctx, []string{"d", "e"}, states); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{"old": false, "a": false, "b": true, "c": true, "d": true, "e": true} {
+		if got := w.Has(id); got != want {
+			t.Errorf("full window after RecordAll: Has(%s) = %v, want %v", id, got, want)
+		}
+	}
+	if err := w.RecordAll(ctx, []string{"x", ""}, states); err != ErrEmptyID {
+		t.Errorf("RecordAll with an empty id = %v, want ErrEmptyID", err)
+	}
+	if w.Has("x") {
+		t.Error("RecordAll refused for an empty id recorded the others")
+	}
+}
+
 // TestCompactHasEach: HasEach finds what Has finds for prefix+id, empty
 // ids never, expired ids no more, and answers an empty window at once.
 func TestCompactHasEach(t *testing.T) {

@@ -226,7 +226,7 @@ func (r *refWindow) len() int {
 	return n
 }
 
-// TestCompactModel runs random Seen, Done and Forget calls, with the
+// TestCompactModel runs random Seen, RecordAll, Done and Forget calls, with the
 // clock moving on, against Compact and the model, and compares every
 // answer and the number of ids held. The larger sizes make the table
 // grow and the ring wrap around chunks it frees and allocates again.
@@ -253,10 +253,25 @@ func TestCompactModel(t *testing.T) {
 				now := int64(clk.now().Sub(w.base))
 				id := "evt_" + strconv.Itoa(rng.Intn(tc.ids))
 				switch k := rng.Intn(10); {
-				case k < 7:
+				case k < 6:
 					got, want := mustSeen(t, w, id), ref.seen(id, now)
 					if got != want {
 						t.Fatalf("seed %d, op %d: Seen(%s) = %v, model says %v", seed, op, id, got, want)
+					}
+				case k < 7:
+					// RecordAll is Seen of each id in turn
+					ids := []string{id}
+					for range rng.Intn(4) {
+						ids = append(ids, "evt_"+strconv.Itoa(rng.Intn(tc.ids)))
+					}
+					states := make([]State, len(ids))
+					if err := w.RecordAll(ctx, ids, states); err != nil {
+						t.Fatal(err)
+					}
+					for j, id := range ids {
+						if got, want := states[j] == Duplicate, ref.seen(id, now); got != want || states[j] == InFlight {
+							t.Fatalf("seed %d, op %d: RecordAll(%v)[%d] = %v, model says seen %v", seed, op, ids, j, states[j], want)
+						}
 					}
 				case k < 9:
 					if err := w.Done(ctx, id); err != nil {

@@ -49,7 +49,11 @@
 //     forgotten or recorded again keeps its old place in the ring until
 //     that reaches the head, and counts against size until then. Compact
 //     also implements Recorder, which records ids at a past time (the
-//     pipeline's Warm rebuilds a window from the stream logs with it).
+//     pipeline's Warm rebuilds a window from the stream logs with it),
+//     and Private: it is one process's own, so its one caller (the
+//     embedded hub's pipeline) may record a batch's ids as it claims
+//     them, with RecordAll, and ForgetAll them if its hand-off fails,
+//     instead of ClaimAll then Done.
 //   - Redis is a window shared by every node: keys prefix+id, "1" for a
 //     recorded id (TTL) and "c" for a claim (lease), expiring by
 //     themselves. Seen is one SET NX PX and Claim one Lua script, each one

@@ -127,6 +127,10 @@ func (p *Pipeline) claimAll(ctx context.Context, b *batch) {
 	if len(b.keys) == 0 {
 		return
 	}
+	if p.private != nil {
+		p.recordAll(ctx, b)
+		return
+	}
 	keys := string(b.keys) // one string for the batch: each key is part of it
 	var slab []claim       // the batch's new claims, allocated at once
 	p.mu.Lock()
@@ -189,10 +193,73 @@ func (p *Pipeline) claimAll(ctx context.Context, b *batch) {
 	}
 }
 
+// recordAll is claimAll with a window of this process alone
+// (dedup.Private): the keys new to the window are recorded as they are
+// claimed, in one call, and forgotten if the batch fails, so that
+// nothing is left to record after the hand-off. The window then answers
+// Duplicate for a copy of an event this node has in flight or held, as
+// the claim index would (the first copy's bus message is not committed
+// before its hand-off; after a crash the window starts again from the
+// logs), and the index is not used: the one message whose claim it
+// would find, a held event's own message delivered again after its
+// batch failed, is found among the held events.
+func (p *Pipeline) recordAll(ctx context.Context, b *batch) {
+	keys := string(b.keys) // one string for the batch: each key is part of it
+	p.mu.Lock()
+	held := len(p.holds) > 0
+	for i := range b.ms {
+		m := &b.ms[i]
+		if m.keyHi == 0 {
+			continue
+		}
+		m.key = keys[m.keyLo:m.keyHi]
+		if held {
+			if hi := p.holds[m.from]; hi != nil && hi.claim != nil && hi.claim.key == m.key {
+				// The message of a held event, delivered again: its
+				// claim (and its record) stand.
+				hi.claim.refs++
+				m.claim = hi.claim
+				b.claims = append(b.claims, m.claim)
+				continue
+			}
+		}
+		b.ask = append(b.ask, m.key)
+		b.asked = append(b.asked, i)
+	}
+	p.mu.Unlock()
+	if len(b.ask) == 0 {
+		return
+	}
+	b.states = append(b.states[:0], make([]dedup.State, len(b.ask))...)
+	if err := p.private.RecordAll(ctx, b.ask, b.states); err != nil {
+		p.logger.Warn("dedup window failed; delivering", "events", len(b.ask), "error", err)
+		clear(b.states) // Unseen
+	}
+	var slab []claim // the batch's new claims, allocated at once
+	for j, i := range b.asked {
+		m := &b.ms[i]
+		switch b.states[j] {
+		case dedup.Unseen:
+			if slab == nil {
+				slab = make([]claim, 0, len(b.asked)-j)
+			}
+			slab = append(slab, claim{key: m.key, by: m.from, refs: 1})
+			m.claim = &slab[len(slab)-1]
+			b.claims = append(b.claims, m.claim)
+		case dedup.InFlight:
+			m.inFlight = true
+		default:
+			m.dup = true
+		}
+	}
+}
+
 // claimsDone records finished claims as seen in the window, then lets
-// them go. keys is memory for their keys, returned for reuse.
+// them go. keys is memory for their keys, returned for reuse. A window
+// of this process alone recorded them when they were claimed
+// (recordAll): nothing is left to do.
 func (p *Pipeline) claimsDone(ctx context.Context, cs []*claim, keys []string) []string {
-	if len(cs) == 0 {
+	if len(cs) == 0 || p.private != nil {
 		return keys
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)

@@ -34,10 +34,12 @@ func checkHeld(t *testing.T, p *Pipeline, want int64, wantOK bool) {
 // TestHeldEventSurvivesRestart: an event kept behind a sequence gap
 // holds the commit of its partition back to its own offset; a pipeline
 // that restarts from there (the node crashed) delivers it.
-func TestHeldEventSurvivesRestart(t *testing.T) {
+func TestHeldEventSurvivesRestart(t *testing.T) { eachWindow(t, testHeldEventSurvivesRestart) }
+
+func testHeldEventSurvivesRestart(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	ord := f.start("org-a", "live", hub.KindEvents, `{"processing_rules": {"event_ordering": true}}`)
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	batch := orderedEvents(t, 0, 1, 3, 4) // 2 is late
 	if err := p.Handle(t.Context(), batch); err != nil {
 		t.Fatal(err)
@@ -55,7 +57,7 @@ func TestHeldEventSurvivesRestart(t *testing.T) {
 
 	// The node crashes. The bus committed min(3, Held) = 1 and hands the
 	// next pipeline the batch from there.
-	restarted := f.pipeline(nil, nil)
+	restarted := f.pipeline(nil, window())
 	if err := restarted.Handle(t.Context(), batch[1:]); err != nil {
 		t.Fatal(err)
 	}
@@ -66,10 +68,12 @@ func TestHeldEventSurvivesRestart(t *testing.T) {
 
 // TestHeldEventReleasedInOrder: the late event releases the held ones in
 // order, and the partition holds nothing back any more.
-func TestHeldEventReleasedInOrder(t *testing.T) {
+func TestHeldEventReleasedInOrder(t *testing.T) { eachWindow(t, testHeldEventReleasedInOrder) }
+
+func testHeldEventReleasedInOrder(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	ord := f.start("org-a", "live", hub.KindEvents, `{"processing_rules": {"event_ordering": true}}`)
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	if err := p.Handle(t.Context(), orderedEvents(t, 0, 1, 3, 4)); err != nil {
 		t.Fatal(err)
 	}
@@ -87,9 +91,13 @@ func TestHeldEventReleasedInOrder(t *testing.T) {
 // failed batch only; the released event stays held back (Held) until the
 // expiry loop hands it off.
 func TestReleasedEventsRetriedAfterFailedBatch(t *testing.T) {
+	eachWindow(t, testReleasedEventsRetriedAfterFailedBatch)
+}
+
+func testReleasedEventsRetriedAfterFailedBatch(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	ord := f.start("org-a", "live", hub.KindEvents, webhookEvents(`{"event_ordering": true}`))
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	if err := p.Handle(t.Context(), orderedEvents(t, 0, 1, 3)); err != nil {
 		t.Fatal(err)
 	}

@@ -59,6 +59,20 @@ func (f *fixture) start(org, env, kind, body string) string {
 	return s.Entry.Rec.ID
 }
 
+// eachWindow runs a test with each kind of dedup window a pipeline
+// meets, a new one of the kind from each call of window: a Local, which
+// stands for a window shared by nodes (claims, recorded after the
+// hand-off), and a Compact, a window of this process alone
+// (dedup.Private: recorded as they are claimed).
+func eachWindow(t *testing.T, test func(t *testing.T, window func() dedup.Window)) {
+	t.Run("window=shared", func(t *testing.T) {
+		test(t, func() dedup.Window { return dedup.NewLocal(1000, time.Hour) })
+	})
+	t.Run("window=private", func(t *testing.T) {
+		test(t, func() dedup.Window { return dedup.NewCompact(1000, time.Hour) })
+	})
+}
+
 // pipeline makes a pipeline over the fixture with its own window.
 func (f *fixture) pipeline(bus hub.Bus, w dedup.Window) *Pipeline {
 	if w == nil {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/fleethub/fleethub/filters/dedup"
 	"slices"
 	"testing"
 	"time"
@@ -36,10 +37,14 @@ func severities(t *testing.T, first int64, sev ...string) []hub.Message {
 // released at once; a stream of the same organization without ordering
 // gets every event at once.
 func TestOrderingKnowsNumbersOfUnmatchedEvents(t *testing.T) {
+	eachWindow(t, testOrderingKnowsNumbersOfUnmatchedEvents)
+}
+
+func testOrderingKnowsNumbersOfUnmatchedEvents(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	ord := f.start("org-a", "live", hub.KindEvents, `{"event_filters": {"severity_levels": ["high", "critical"]}, "processing_rules": {"event_ordering": true, "deduplication": true}}`)
 	low := f.start("org-a", "live", hub.KindEvents, `{"event_filters": {"severity_levels": ["low"]}, "processing_rules": {"deduplication": true}}`)
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	if err := p.Handle(t.Context(), severities(t, 0, "high", "low", "low", "high")); err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +67,14 @@ func TestOrderingKnowsNumbersOfUnmatchedEvents(t *testing.T) {
 // TestOrderingCostsOtherStreamsNothing: while an ordering stream waits
 // for a gap, a stream without ordering has every event already, once.
 func TestOrderingCostsOtherStreamsNothing(t *testing.T) {
+	eachWindow(t, testOrderingCostsOtherStreamsNothing)
+}
+
+func testOrderingCostsOtherStreamsNothing(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	ord := f.start("org-a", "live", hub.KindEvents, `{"processing_rules": {"event_ordering": true}}`)
 	plain := f.start("org-a", "live", hub.KindEvents, `{"processing_rules": {"deduplication": true}}`)
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	if err := p.Handle(t.Context(), orderedEvents(t, 0, 1, 3, 4)); err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +98,13 @@ func TestOrderingCostsOtherStreamsNothing(t *testing.T) {
 // TestLateEventMarked: a number that arrives after its gap was skipped is
 // delivered at once with metadata.late in the ordering stream, and
 // unmarked in a stream without ordering.
-func TestLateEventMarked(t *testing.T) {
+func TestLateEventMarked(t *testing.T) { eachWindow(t, testLateEventMarked) }
+
+func testLateEventMarked(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	ord := f.start("org-a", "live", hub.KindEvents, `{"processing_rules": {"event_ordering": true}}`)
 	plain := f.start("org-a", "live", hub.KindEvents, `{}`)
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	now := t0
 	p.now = func() time.Time { return now }
 	if err := p.Handle(t.Context(), orderedEvents(t, 0, 1, 3)); err != nil {
@@ -119,11 +130,13 @@ func TestLateEventMarked(t *testing.T) {
 
 // TestCopiesOfABufferedNumber: without deduplication a copy of a waiting
 // event is delivered right after it; with deduplication once.
-func TestCopiesOfABufferedNumber(t *testing.T) {
+func TestCopiesOfABufferedNumber(t *testing.T) { eachWindow(t, testCopiesOfABufferedNumber) }
+
+func testCopiesOfABufferedNumber(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	ord := f.start("org-a", "live", hub.KindEvents, `{"processing_rules": {"event_ordering": true}}`)
 	dd := f.start("org-a", "live", hub.KindEvents, `{"processing_rules": {"event_ordering": true, "deduplication": true}}`)
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	if err := p.Handle(t.Context(), orderedEvents(t, 0, 1, 3, 3)); err != nil {
 		t.Fatal(err)
 	}
@@ -141,10 +154,12 @@ func TestCopiesOfABufferedNumber(t *testing.T) {
 
 // TestUnsequencedEventsPassAtOnce: an event without a sequence number is
 // not ordered and does not move its source's sequence.
-func TestUnsequencedEventsPassAtOnce(t *testing.T) {
+func TestUnsequencedEventsPassAtOnce(t *testing.T) { eachWindow(t, testUnsequencedEventsPassAtOnce) }
+
+func testUnsequencedEventsPassAtOnce(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	ord := f.start("org-a", "live", hub.KindEvents, `{"processing_rules": {"event_ordering": true}}`)
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	msgs := orderedEvents(t, 0, 1, 3)
 	msgs = append(msgs, msg(t, hub.TopicEvents, 2, anEvent("org-a", "live", "evt_none", "v1", 0)))
 	if err := p.Handle(t.Context(), msgs); err != nil {
@@ -163,10 +178,12 @@ func TestUnsequencedEventsPassAtOnce(t *testing.T) {
 
 // TestOrderingScopedByTenant: the same vehicle id and numbers in another
 // organization neither fill nor take another's sequence.
-func TestOrderingScopedByTenant(t *testing.T) {
+func TestOrderingScopedByTenant(t *testing.T) { eachWindow(t, testOrderingScopedByTenant) }
+
+func testOrderingScopedByTenant(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	a := f.start("org-a", "live", hub.KindEvents, `{"processing_rules": {"event_ordering": true}}`)
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	f.start("org-b", "live", hub.KindEvents, `{"processing_rules": {"event_ordering": true}}`)
 	if err := p.Handle(t.Context(), orderedEvents(t, 0, 1, 3)); err != nil {
 		t.Fatal(err)

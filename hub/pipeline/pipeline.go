@@ -72,6 +72,15 @@
 // after a crash, lapsed (dedup.DefaultLease). When the window fails,
 // events are delivered without deduplication.
 //
+// A window of this process alone (dedup.Private: the embedded hub's
+// Compact) has no other node to hold off, and is lost with the process:
+// there the keys new to it are recorded as they are claimed, with one
+// call per batch (RecordAll), and forgotten when the batch fails, so
+// that nothing is left to record after the hand-off. The window itself
+// then answers Duplicate for a copy of an event in flight or held here,
+// and the claim index is not used. An id's TTL counts from its claim,
+// not its hand-off (earlier by at most OrderWait for a held event).
+//
 // Backpressure: bus → pipeline blocks (the next batch of a partition waits
 // for the previous one); pipeline → log never blocks on a client.
 package pipeline
@@ -144,6 +153,10 @@ type Pipeline struct {
 	logger *slog.Logger
 	now    func() time.Time
 
+	// private is dedup when it is a window of this process alone: ids
+	// are recorded as they are claimed (recordAll)
+	private dedup.Private
+
 	mu         sync.Mutex // guards everything below
 	seqs       map[scope]*order.Sequencer[*heldItem]
 	holds      map[busRef]*heldItem      // held or released and not yet handed off
@@ -180,10 +193,12 @@ func New(cfg Config, bus hub.Bus, reg *streams.Registry, log hub.Log, window ded
 	if err != nil {
 		panic(fmt.Sprintf("pipeline: throttle cache: %v", err)) // a constant positive size never fails
 	}
-	return &Pipeline{cfg: cfg, bus: bus, reg: reg, log: log, dedup: window, enrich: enrich, sink: sink, logger: logger, now: time.Now,
+	p := &Pipeline{cfg: cfg, bus: bus, reg: reg, log: log, dedup: window, enrich: enrich, sink: sink, logger: logger, now: time.Now,
 		seqs: map[scope]*order.Sequencer[*heldItem]{}, holds: map[busRef]*heldItem{}, heldAt: map[partKey]map[int64]int{},
 		claims: newClaimIndex(), throttle: th,
 		correlated: expirable.NewLRU[string, int](100_000, nil, 24*time.Hour)}
+	p.private, _ = window.(dedup.Private)
+	return p
 }
 
 // Run consumes until ctx ends.

@@ -92,9 +92,13 @@ func telemetrySeqs(ms []map[string]any) []int64 {
 // TestDedupedEventDeliveredAfterFailedBatch: the hand-off of a batch
 // fails; its redelivery is not taken for a duplicate, a later copy is.
 func TestDedupedEventDeliveredAfterFailedBatch(t *testing.T) {
+	eachWindow(t, testDedupedEventDeliveredAfterFailedBatch)
+}
+
+func testDedupedEventDeliveredAfterFailedBatch(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	evs := f.start("org-a", "live", hub.KindEvents, webhookEvents(`{"deduplication": true}`))
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	batch := []hub.Message{msg(t, hub.TopicEvents, 0, anEvent("org-a", "live", "evt_1", "v1", 1))}
 
 	f.sink.failNext(1)
@@ -124,7 +128,9 @@ func TestDedupedEventDeliveredAfterFailedBatch(t *testing.T) {
 // TestDedupScopedByTenant: one event_id sent by two organizations, and
 // by one organization in two environments, reaches each of them; only a
 // repeat within one tenant is suppressed.
-func TestDedupScopedByTenant(t *testing.T) {
+func TestDedupScopedByTenant(t *testing.T) { eachWindow(t, testDedupScopedByTenant) }
+
+func testDedupScopedByTenant(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	rules := webhookEvents(`{"deduplication": true}`)
 	tenants := [][2]string{{"org-a", "live"}, {"org-b", "live"}, {"org-a", "test"}}
@@ -135,7 +141,7 @@ func TestDedupScopedByTenant(t *testing.T) {
 		batch = append(batch, msg(t, hub.TopicEvents, int64(i), anEvent(tn[0], tn[1], "evt_same", "v1", 1)))
 	}
 	batch = append(batch, msg(t, hub.TopicEvents, 3, anEvent("org-a", "live", "evt_same", "v1", 1)))
-	if err := f.pipeline(nil, nil).Handle(t.Context(), batch); err != nil {
+	if err := f.pipeline(nil, window()).Handle(t.Context(), batch); err != nil {
 		t.Fatal(err)
 	}
 	for i, tn := range tenants {
@@ -151,9 +157,13 @@ func TestDedupScopedByTenant(t *testing.T) {
 // TestConcurrentPartitionsDeliverOnce: two partitions carry copies of the
 // same events at the same time; each event reaches the stream once.
 func TestConcurrentPartitionsDeliverOnce(t *testing.T) {
+	eachWindow(t, testConcurrentPartitionsDeliverOnce)
+}
+
+func testConcurrentPartitionsDeliverOnce(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	evs := f.start("org-a", "live", hub.KindEvents, webhookEvents(`{"deduplication": true}`))
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	const events = 300
 	batches := make([][]hub.Message, 2)
 	for part := range batches {
@@ -187,10 +197,12 @@ func TestConcurrentPartitionsDeliverOnce(t *testing.T) {
 // TestCopyWhileFirstInFlight: a copy of an event arrives on another
 // partition while the first one's hand-off is still under way; the copy
 // is suppressed and the event reaches the stream once.
-func TestCopyWhileFirstInFlight(t *testing.T) {
+func TestCopyWhileFirstInFlight(t *testing.T) { eachWindow(t, testCopyWhileFirstInFlight) }
+
+func testCopyWhileFirstInFlight(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	evs := f.start("org-a", "live", hub.KindEvents, webhookEvents(`{"deduplication": true}`))
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	first := msg(t, hub.TopicEvents, 7, anEvent("org-a", "live", "evt_1", "v1", 1))
 	copied := first
 	copied.Partition = 1
@@ -219,10 +231,14 @@ func TestCopyWhileFirstInFlight(t *testing.T) {
 // fails. The redelivered event is not taken for a copy of the held one:
 // the second stream gets it.
 func TestRedeliveredHeldDedupEventReachesEveryStream(t *testing.T) {
+	eachWindow(t, testRedeliveredHeldDedupEventReachesEveryStream)
+}
+
+func testRedeliveredHeldDedupEventReachesEveryStream(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	ordered := f.start("org-a", "live", hub.KindEvents, `{"processing_rules": {"deduplication": true, "event_ordering": true}}`)
 	plain := f.start("org-a", "live", hub.KindEvents, webhookEvents(`{"deduplication": true}`))
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	if err := p.Handle(t.Context(), []hub.Message{msg(t, hub.TopicEvents, 0, anEvent("org-a", "live", "evt_1", "v1", 1))}); err != nil {
 		t.Fatal(err)
 	}
@@ -287,9 +303,13 @@ func TestCopyClaimedByAnotherNode(t *testing.T) {
 // TestThrottledTelemetryRedelivered: the redelivery of a failed batch is
 // not throttled by its own first attempt.
 func TestThrottledTelemetryRedelivered(t *testing.T) {
+	eachWindow(t, testThrottledTelemetryRedelivered)
+}
+
+func testThrottledTelemetryRedelivered(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	tel := f.start("org-a", "live", hub.KindTelemetry, `{"delivery_method": "webhook", "webhook_url": "https://hooks.example.com/t", "stream_config": {"frequency": "low"}}`)
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	batch := []hub.Message{msg(t, hub.TopicTelemetry, 0, aTelemetry("org-a", "live", "v1", 1))}
 	f.sink.failNext(1)
 	if err := p.Handle(t.Context(), batch); !errors.Is(err, errQueueDown) {
@@ -310,9 +330,13 @@ func TestThrottledTelemetryRedelivered(t *testing.T) {
 // TestCorrelationPositionAfterFailedBatch: the redelivery of a failed
 // batch gets the correlation position its first attempt had.
 func TestCorrelationPositionAfterFailedBatch(t *testing.T) {
+	eachWindow(t, testCorrelationPositionAfterFailedBatch)
+}
+
+func testCorrelationPositionAfterFailedBatch(t *testing.T, window func() dedup.Window) {
 	f := newFixture(t)
 	evs := f.start("org-a", "live", hub.KindEvents, webhookEvents(`{"correlation_enabled": true}`))
-	p := f.pipeline(nil, nil)
+	p := f.pipeline(nil, window())
 	ev := anEvent("org-a", "live", "evt_1", "v1", 1)
 	ev.Event.Metadata.CorrelationID = "trip-1"
 	batch := []hub.Message{msg(t, hub.TopicEvents, 0, ev)}
