@@ -84,9 +84,10 @@ func (sb *sub) run(info hub.StreamInfo, st start) {
 	p.drive()
 }
 
-// resume runs a woken pump again.
+// resume runs a woken pump again. Its ticker ran on while it was
+// parked (a tick that came meanwhile makes one early state check), so a
+// delivery to a parked pump costs no timer change.
 func (p *pump) resume() {
-	p.tick.Reset(stateCheckEvery)
 	p.drive()
 }
 
@@ -95,7 +96,6 @@ func (p *pump) drive() {
 	p.loop()
 	if p.parking {
 		p.parking = false
-		p.tick.Stop()
 		p.sb.ring.lot.park(p) // the last thing this goroutine does with p
 		return
 	}
