@@ -31,6 +31,9 @@ type client struct {
 	key  string          // its tail's
 
 	t atomic.Pointer[tail] // followed; nil while pulling on its own
+	// runFn is run as a func value made once: starting it in a
+	// goroutine allocates nothing
+	runFn func()
 
 	// Owned by the goroutine running the client (running says which, under
 	// the tail's lock): where it is and what it skips.
@@ -50,7 +53,7 @@ type scratch struct {
 	items []item
 }
 
-var scratchPool = sync.Pool{New: func() any { return &scratch{buf: make([]byte, 0, flushAt+4<<10)} }}
+var scratchPool = sync.Pool{New: func() any { return &scratch{buf: make([]byte, 0, 4<<10)} }}
 
 // flushAt is how much a client gathers before writing: one write per
 // batch of pending entries, at most about this much.
@@ -58,38 +61,47 @@ const flushAt = 32 << 10
 
 // run serves the client until its stream ends or it parks at its tail.
 func (c *client) run() {
+	for c.step() {
+	}
+}
+
+// step sends one batch, or pulls on its own until it joins its tail
+// again; false once the client parked or its stream ended. It holds
+// buffers of the pool only meanwhile, so that a thousand clients woken
+// together hold as many as are writing at once.
+func (c *client) step() bool {
 	sc := scratchPool.Get().(*scratch)
 	defer func() {
+		clear(sc.items) // the events' bytes go with the ring
 		sc.buf, sc.items = sc.buf[:0], sc.items[:0]
 		scratchPool.Put(sc)
 	}()
-	for {
-		t := c.t.Load()
-		if t == nil {
-			if !c.alone(sc) {
-				c.finish(sc)
-				return
-			}
-			continue
-		}
-		var beat bool
-		var turn int
-		sc.items, beat, turn = t.take(c, sc.items[:0])
-		switch turn {
-		case turnParked:
-			return
-		case turnEnded:
+	t := c.t.Load()
+	if t == nil {
+		if !c.alone(sc) {
 			c.finish(sc)
-			return
-		case turnLeft:
-			continue
+			return false
 		}
-		if err := c.send(sc, beat); err != nil {
-			c.leave(t)
-			c.finish(sc)
-			return
-		}
+		return true
 	}
+	var beat bool
+	var turn int
+	sc.items, beat, turn = t.take(c, sc.items[:0])
+	switch turn {
+	case turnParked:
+		return false
+	case turnEnded:
+		c.finish(sc)
+		return false
+	case turnLeft:
+		return true
+	}
+	if err := c.send(sc, beat); err != nil {
+		c.leave(t)
+		c.finish(sc)
+		return false
+	}
+	return true
 }
 
 // send writes the items taken from the tail (those below skip were sent

@@ -152,6 +152,7 @@ func (h *Handlers) newClient(base, life context.Context, q feed.Query, key, curs
 	if life != nil {
 		stopLife = context.AfterFunc(life, cancel)
 	}
+	cl.runFn = cl.run
 	stopWake := context.AfterFunc(ctx, cl.wake)
 	cl.ctx = ctx
 	cl.end = func() { stopWake(); stopLife(); stopBase(); cancel() }
@@ -213,7 +214,7 @@ func (h *Handlers) streamFeed(c *api.Ctx, q feed.Query) error {
 			cl.finish(&scratch{})
 			return
 		}
-		go cl.run()
+		go cl.runFn()
 	})
 	return nil
 }

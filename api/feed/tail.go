@@ -165,7 +165,7 @@ func (t *tail) run() {
 		var idle bool
 		wake, idle = t.publish(items, pos.Clone(), len(page.Entries) == 0, wake[:0])
 		for _, c := range wake {
-			go c.run()
+			go c.runFn()
 		}
 		clear(wake)
 		if idle && t.stop(false) {
@@ -244,7 +244,7 @@ func (t *tail) stop(force bool) bool {
 	t.mu.Unlock()
 	h.tmu.Unlock()
 	for _, c := range wake {
-		go c.run()
+		go c.runFn()
 	}
 	return true
 }
@@ -305,7 +305,7 @@ func (c *client) wake() {
 	}
 	t.mu.Unlock()
 	if start {
-		go c.run()
+		go c.runFn()
 	}
 }
 
