@@ -325,7 +325,9 @@ func tailKey(q feed.Query, args map[string][]string) string {
 	field(strings.Join(q.Topics, ","))
 	names := make([]string, 0, len(args))
 	for k := range args {
-		if k != "after" && k != "types" && k != "token" {
+		switch k {
+		case "after", "types", "token", "limit", "wait": // not filters; limit and wait are the pull's
+		default:
 			names = append(names, k)
 		}
 	}

@@ -486,3 +486,32 @@ func TestTailJoinAheadInOnePartition(t *testing.T) {
 		t.Fatal("the tail passed the client's position and it still skips")
 	}
 }
+
+// Event streams share a tail when their filter is the same however it is
+// written, and only then.
+func TestTailKey(t *testing.T) {
+	ev := feed.Query{Org: "o", Env: "e", Topics: []string{hub.TopicEvents}}
+	both := feed.Query{Org: "o", Env: "e", Topics: []string{hub.TopicEvents, hub.TopicTelemetry}}
+	bothRev := feed.Query{Org: "o", Env: "e", Topics: []string{hub.TopicTelemetry, hub.TopicEvents}}
+	other := feed.Query{Org: "o2", Env: "e", Topics: []string{hub.TopicEvents}}
+	base := map[string][]string{"severity": {"high", "low"}, "vehicle_id": {"v1"}}
+	for _, c := range []struct {
+		name string
+		q    feed.Query
+		args map[string][]string
+		same bool
+	}{
+		{"values in another order, repeated, with after, limit and wait", ev, map[string][]string{"vehicle_id": {"v1"}, "severity": {"low", "high", "low"}, "after": {"now"}, "limit": {"5"}, "wait": {"1"}}, true},
+		{"another value", ev, map[string][]string{"severity": {"high"}, "vehicle_id": {"v1"}}, false},
+		{"a value moved to another parameter", ev, map[string][]string{"severity": {"high", "low", "v1"}}, false},
+		{"another organization", other, base, false},
+		{"more types", both, base, false},
+	} {
+		if got := tailKey(c.q, c.args) == tailKey(ev, base); got != c.same {
+			t.Errorf("%s: same tail %v, want %v", c.name, got, c.same)
+		}
+	}
+	if tailKey(both, base) == tailKey(bothRev, base) {
+		t.Error("types in another order make other cursors: they cannot share a tail")
+	}
+}
