@@ -38,6 +38,15 @@ type WebhookConfig struct {
 	// such, for comparison).
 	DeadNeighbour    bool
 	HealthyNeighbour bool
+	// Receivers is how many healthy receivers run, each the receiver of
+	// a stream of its own matching the same events and checking its own
+	// signatures (default 1): the rate counts every delivery they get.
+	Receivers int
+	// BadNeighbours adds five streams on the same events whose receivers
+	// misbehave: one refuses connections (down), one never answers, one
+	// answers after a second, one answers 500 to every other request and
+	// one answers 410 Gone.
+	BadNeighbours bool
 	// BatchSize > 1 turns on batch_events: deliveries carry arrays.
 	BatchSize int
 	// Drain is how long to wait for deliveries after publishing stops
@@ -67,14 +76,33 @@ func Webhook(ctx context.Context, cfg WebhookConfig) (*Result, error) {
 	_, _ = rand.Read(rb[:])
 	runID := "bench-" + hex.EncodeToString(rb[:])
 
-	rcv := &webhookReceiver{}
-	ln, err := net.Listen("tcp", cfg.ReceiverAddr)
-	if err != nil {
-		return nil, fmt.Errorf("bench: receiver: %w", err)
+	if cfg.Receivers <= 0 {
+		cfg.Receivers = 1
 	}
-	srv := &fasthttp.Server{Handler: rcv.serve, ReadTimeout: time.Minute, NoDefaultServerHeader: true}
-	go srv.Serve(ln)
-	defer srv.Shutdown()
+	rcvs := make([]*webhookReceiver, cfg.Receivers)
+	urls := make([]string, cfg.Receivers)
+	for i := range rcvs {
+		addr := cfg.ReceiverAddr
+		if i > 0 {
+			addr = "127.0.0.1:0"
+		}
+		rcvs[i] = &webhookReceiver{}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("bench: receiver: %w", err)
+		}
+		srv := &fasthttp.Server{Handler: rcvs[i].serve, ReadTimeout: time.Minute, NoDefaultServerHeader: true}
+		go srv.Serve(ln)
+		defer srv.Shutdown()
+		urls[i] = "http://" + ln.Addr().String() + "/hooks"
+	}
+	if cfg.BadNeighbours {
+		stop, err := startBadNeighbours(cfg, runID)
+		defer stop()
+		if err != nil {
+			return nil, err
+		}
+	}
 
 	var deadURL string
 	if cfg.DeadNeighbour {
@@ -100,11 +128,13 @@ func Webhook(ctx context.Context, cfg WebhookConfig) (*Result, error) {
 		}
 		defer stopWebhookStream(cfg, hid)
 	}
-	id, err := rcv.follow(cfg, runID, "http://"+ln.Addr().String()+"/hooks")
-	if err != nil {
-		return nil, err
+	for i, rcv := range rcvs {
+		id, err := rcv.follow(cfg, runID, urls[i])
+		if err != nil {
+			return nil, err
+		}
+		defer stopWebhookStream(cfg, id)
 	}
-	defer stopWebhookStream(cfg, id)
 	if deadURL != "" {
 		did, _, err := startWebhookStream(cfg, runID, deadURL)
 		if err != nil {
@@ -118,29 +148,99 @@ func Webhook(ctx context.Context, cfg WebhookConfig) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	published := res.Items
+	published := res.Items * int64(len(rcvs)) // every receiver gets every event
+	got := func() (n int64) {
+		for _, rcv := range rcvs {
+			n += rcv.messages.Load()
+		}
+		return n
+	}
 	deadline := time.Now().Add(cfg.Drain)
-	for rcv.messages.Load() < published && time.Now().Before(deadline) && ctx.Err() == nil {
+	for got() < published && time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(20 * time.Millisecond)
 	}
-	out := &Result{Name: "webhook", Statuses: res.Statuses, Errors: res.Errors + rcv.bad.Load(), FirstError: res.FirstError}
-	out.Requests, out.Items = rcv.requests.Load(), rcv.messages.Load()
-	if last := rcv.last.Load(); last > 0 {
+	out := &Result{Name: "webhook", Statuses: res.Statuses, Errors: res.Errors, FirstError: res.FirstError, Elapsed: res.Elapsed}
+	var last int64
+	for _, rcv := range rcvs {
+		out.Errors += rcv.bad.Load()
+		out.Requests += rcv.requests.Load()
+		out.Items += rcv.messages.Load()
+		last = max(last, rcv.last.Load())
+		rcv.mu.Lock()
+		out.Latencies = append(out.Latencies, rcv.lats...)
+		if out.FirstError == "" {
+			out.FirstError = rcv.firstErr
+		}
+		rcv.mu.Unlock()
+	}
+	if last > 0 {
 		out.Elapsed = time.Duration(last - start.UnixNano())
-	} else {
-		out.Elapsed = res.Elapsed
 	}
-	rcv.mu.Lock()
-	out.Latencies = rcv.lats
-	if out.FirstError == "" {
-		out.FirstError = rcv.firstErr
-	}
-	rcv.mu.Unlock()
 	sort.Slice(out.Latencies, func(i, j int) bool { return out.Latencies[i] < out.Latencies[j] })
 	if out.Items < published && out.FirstError == "" {
-		out.FirstError = fmt.Sprintf("%d of %d published events delivered within %s of the end", out.Items, published, cfg.Drain)
+		out.FirstError = fmt.Sprintf("%d of %d deliveries (%d receivers × %d published events) made within %s of the end", out.Items, published, len(rcvs), res.Items, cfg.Drain)
 	}
 	return out, nil
+}
+
+// startBadNeighbours starts the five misbehaving receivers of
+// BadNeighbours and their streams; stop ends them all, whatever err.
+func startBadNeighbours(cfg WebhookConfig, runID string) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	serve := func(h fasthttp.RequestHandler) (string, error) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", fmt.Errorf("bench: bad receiver: %w", err)
+		}
+		srv := &fasthttp.Server{Handler: h, NoDefaultServerHeader: true}
+		go srv.Serve(ln)
+		stops = append(stops, func() { srv.Shutdown() })
+		return "http://" + ln.Addr().String() + "/bad", nil
+	}
+	// down: a port nothing listens on any more (connections refused)
+	dl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return stop, fmt.Errorf("bench: bad receiver: %w", err)
+	}
+	down := "http://" + dl.Addr().String() + "/down"
+	dl.Close()
+	hung, hstop, err := deadReceiver()
+	if err != nil {
+		return stop, err
+	}
+	stops = append(stops, hstop)
+	var flakyN atomic.Int64
+	slow, err := serve(func(c *fasthttp.RequestCtx) { time.Sleep(time.Second); c.SetStatusCode(204) })
+	if err != nil {
+		return stop, err
+	}
+	flaky, err := serve(func(c *fasthttp.RequestCtx) {
+		if flakyN.Add(1)%2 == 0 {
+			c.SetStatusCode(500)
+			return
+		}
+		c.SetStatusCode(204)
+	})
+	if err != nil {
+		return stop, err
+	}
+	gone, err := serve(func(c *fasthttp.RequestCtx) { c.SetStatusCode(410) })
+	if err != nil {
+		return stop, err
+	}
+	for _, u := range []string{down, hung, slow, flaky, gone} {
+		id, _, err := startWebhookStream(cfg, runID, u)
+		if err != nil {
+			return stop, err
+		}
+		stops = append(stops, func() { stopWebhookStream(cfg, id) })
+	}
+	return stop, nil
 }
 
 // deadReceiver listens on loopback, accepts connections and never reads

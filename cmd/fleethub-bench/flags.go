@@ -41,6 +41,8 @@ type flags struct {
 	batchEvents bool
 	maxWait     int
 	senders     int
+	receivers   int
+	bad         bool
 	subURL      string
 	eps         int
 	events      int
@@ -200,6 +202,8 @@ func (m modeFlags) webhookEventsMemory() {
 	if m.in("webhook") {
 		fs.BoolVar(&f.dead, "dead-neighbour", false, "add a stream whose receiver never answers")
 		fs.BoolVar(&f.healthy, "healthy-neighbour", false, "add a stream whose receiver answers at once")
+		fs.IntVar(&f.receivers, "receivers", 1, "healthy receivers, each checking the signatures of a stream of its own on the same events")
+		fs.BoolVar(&f.bad, "bad-neighbours", false, "add five streams on the same events whose receivers are down, never answer, answer after 1 s, fail every other request, answer 410")
 		fs.IntVar(&f.isolation, "isolation", 0, "run this many rounds of two phases of --duration each, alone then beside a dead neighbour, in one server process, and compare")
 		fs.IntVar(&f.whBatch, "batch-size", 0, "batch_events size (deliveries carry arrays)")
 	}

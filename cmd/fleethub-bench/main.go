@@ -129,7 +129,8 @@ func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (pri
 	case "health":
 		return bench.Health(ctx, c)
 	case "webhook":
-		wc := bench.WebhookConfig{Config: c, Batch: f.batch, DeadNeighbour: f.dead, HealthyNeighbour: f.healthy, BatchSize: f.whBatch}
+		wc := bench.WebhookConfig{Config: c, Batch: f.batch, DeadNeighbour: f.dead, HealthyNeighbour: f.healthy, BatchSize: f.whBatch,
+			Receivers: f.receivers, BadNeighbours: f.bad}
 		if f.isolation > 0 {
 			return bench.WebhookIsolation(ctx, wc, f.isolation)
 		}

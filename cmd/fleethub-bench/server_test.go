@@ -50,7 +50,8 @@ func startServer(t *testing.T) *testServer {
 	cert, key := selfSigned(t, dir)
 	s := &testServer{key: strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])}
 	tlsAddr, plainAddr := freeAddr(t), freeAddr(t)
-	cmd := exec.Command(bin, "serve", "--data", data, "--addr", tlsAddr, "--plain-addr", plainAddr, "--tls-cert", cert, "--tls-key", key)
+	cmd := exec.Command(bin, "serve", "--data", data, "--addr", tlsAddr, "--plain-addr", plainAddr, "--tls-cert", cert, "--tls-key", key,
+		"--allow-private-webhooks") // the webhook mode's receivers listen on loopback
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
@@ -160,6 +161,15 @@ func TestModesAgainstAServer(t *testing.T) {
 		}
 		if !strings.Contains(progress, "/s  p99 ") || !strings.Contains(progress, "server CPU ") {
 			t.Fatalf("progress lines: %q", progress)
+		}
+	})
+	t.Run("webhook to two receivers beside five bad ones", func(t *testing.T) {
+		got, _ := runJSON(t, "webhook", "--url", s.plain, "--key", s.key, "--receivers", "2", "--bad-neighbours",
+			"--conns", "2", "--rate", "200", "--batch", "10", "--duration", "1s", "--quiet")
+		st, _ := got["statuses"].(map[string]any)
+		accepted, _ := st["202"].(float64)
+		if accepted < 5 || len(st) != 1 || got["errors"] != 0.0 || got["items"] != 2*10*accepted {
+			t.Fatalf("webhook: %v, want every one of the %v accepted requests' 10 events at both receivers, signed", got, accepted)
 		}
 	})
 	t.Run("health over TLS", func(t *testing.T) {
