@@ -75,6 +75,12 @@ func TestHealthyReceiversBesideBadOnes(t *testing.T) {
 
 		cfg := testConfig()
 		cfg.BreakerCooldown = 200 * time.Millisecond
+		// a healthy receiver must never time out, nor a claimed delivery's
+		// lease run out before its outcome is recorded: on a loaded
+		// machine either may take longer than the tests' usual 300 ms and
+		// 3 s, and what timed out or lapsed is sent again
+		// (at-least-once), which this test would count as a duplicate
+		cfg.Timeout, cfg.Lease = 2*time.Second, 20*time.Second
 		d := f.start(cfg)
 		// the dead and silent receivers' circuits open first
 		if err := d.AcceptMany(context.Background(), []hub.StreamInfo{dead, silent}, [][]hub.Entry{entries(0, 1), entries(0, 1)}); err != nil {
