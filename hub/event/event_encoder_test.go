@@ -26,9 +26,11 @@ func randomValue(r *rand.Rand, depth, keys int, odd bool) any {
 	case 1:
 		return r.IntN(2) == 0
 	case 2:
-		return fmt.Sprint("s", r.IntN(1000), string(make([]byte, r.IntN(40))))
+		specials := []string{"", "plain", `"quoted" \ back`, "<tag> & amp", "line\nbreak\ttab\u0001\u001f", "\u2028\u2029", "caf\u00e9 \U0001F69A", "bad \xff\xfe utf8", string(make([]byte, r.IntN(40)))}
+		return fmt.Sprint("s", r.IntN(1000), specials[r.IntN(len(specials))])
 	case 3:
-		return r.NormFloat64() * 1e3
+		floats := []float64{r.NormFloat64() * 1e3, 0, math.Copysign(0, -1), 1e-7, 1.5e-6, 1e-6, 123456789012345678901.0, 1e21, 1e22, -3.25e-9, 100, 0.1, 1.0 / 3}
+		return floats[r.IntN(len(floats))]
 	case 4:
 		// every width of the compact encoding, both signs
 		ints := []int{0, 5, 127, 128, 255, 256, 65535, 65536, math.MaxUint32, math.MaxUint32 + 1, -1, -32, -33, -128, -129, -32768, -32769, math.MinInt32, math.MinInt32 - 1}
