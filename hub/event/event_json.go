@@ -312,3 +312,43 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, s[start:]...)
 	return append(b, '"')
 }
+
+// AppendTelemetryJSON appends t as encoding/json.Marshal writes it, byte
+// for byte, as AppendEventJSON does an event; false when a value holds
+// something it leaves to encoding/json.
+func AppendTelemetryJSON(b []byte, t *Telemetry) ([]byte, bool) {
+	var ok bool
+	b = append(b, `{"timestamp":`...)
+	if b, ok = appendJSONTime(b, t.Timestamp); !ok {
+		return b, false
+	}
+	b = appendJSONString(append(b, `,"vehicle_id":`...), t.VehicleID)
+	b = appendJSONString(append(b, `,"data_type":`...), t.DataType)
+	b = strconv.AppendInt(append(b, `,"sequence":`...), t.Sequence, 10)
+	b = append(b, `,"data":`...)
+	if t.Data == nil {
+		b = append(b, "null"...)
+	} else if b, ok = appendJSONMap(b, t.Data, 0); !ok {
+		return b, false
+	}
+	if q := t.QualityIndicators; q != nil {
+		b = append(b, `,"quality_indicators":{`...)
+		sep := ""
+		for _, f := range [...]struct {
+			key string
+			v   *float64
+		}{{`"signal_strength":`, q.SignalStrength}, {`"data_completeness":`, q.DataCompleteness}} {
+			if f.v != nil {
+				if b, ok = appendJSONFloat(append(append(b, sep...), f.key...), *f.v); !ok {
+					return b, false
+				}
+				sep = ","
+			}
+		}
+		if q.SensorHealth != "" {
+			b = appendJSONString(append(append(b, sep...), `"sensor_health":`...), q.SensorHealth)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), true
+}
