@@ -51,6 +51,8 @@ type client struct {
 type scratch struct {
 	buf   []byte
 	items []item
+	vec   net.Buffers // a vectored write's parts: the events' shared bytes
+	line  [chunkRoom]byte
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{buf: make([]byte, 0, 4<<10)} }}
@@ -105,34 +107,94 @@ func (c *client) step() bool {
 }
 
 // send writes the items taken from the tail (those below skip were sent
-// before joining), or a heartbeat when there are none, in one write.
+// before joining), or a heartbeat when there are none, in one write: on a
+// TCP connection one writev of the events' shared bytes, so that a write
+// that waits for a slow reader holds references, not a copy.
 func (c *client) send(sc *scratch, beat bool) error {
-	b := c.out.begin(sc.buf)
-	topics := c.q.Topics
+	if !c.out.vectored {
+		return c.sendCopy(sc, beat)
+	}
+	vec := append(sc.vec[:0], nil) // [0]: the chunk's size line
+	n := 0
 	for i := range sc.items {
-		it := &sc.items[i]
-		if c.skip == nil {
-			b = append(b, it.text...)
-			c.cursor = it.cursor
-			continue
-		}
-		if it.offset < c.skip[it.topic][it.part] {
-			continue // sent by the client's own pull
-		}
-		p, err := feed.ParseCursor(it.cursor)
+		text, err := c.text(&sc.items[i])
 		if err != nil {
 			return err
 		}
-		if c.skip.Within(p, topics) {
-			c.skip = nil // from here on the tail's cursors are past all the client sent
-			b = append(b, it.text...)
-			c.cursor = it.cursor
-			continue
+		if text != nil {
+			vec = append(vec, text)
+			n += len(text)
 		}
-		// the client read further than the tail in another partition:
-		// its cursor is past both
-		c.cursor = p.Max(c.skip, topics).Cursor(topics)
-		b = appendEntry(b, c.cursor, it.typ, it.msg)
+	}
+	if n == 0 && beat {
+		vec = append(vec, []byte(heartbeat))
+		n = len(heartbeat)
+	}
+	defer func() {
+		clear(vec)
+		sc.vec = vec[:0]
+	}()
+	if n == 0 {
+		return nil
+	}
+	parts := vec[1:]
+	if c.out.chunked {
+		vec[0] = append(strconv.AppendInt(sc.line[:0], int64(n), 16), "\r\n"...)
+		vec = append(vec, crlf)
+		parts = vec
+	}
+	if err := c.conn.SetWriteDeadline(time.Now().Add(c.out.timeout)); err != nil {
+		return err
+	}
+	_, err := parts.WriteTo(c.conn)
+	return err
+}
+
+var crlf = []byte("\r\n")
+
+// text is what c sends of a tail's item: its shared event, nil when c
+// sent it before joining, or the event with a cursor of c's own while c
+// is ahead of the tail in a partition.
+func (c *client) text(it *item) ([]byte, error) {
+	if c.skip == nil {
+		c.cursor = it.cursor
+		return it.text, nil
+	}
+	if it.offset < c.skip[it.topic][it.part] {
+		return nil, nil // sent by the client's own pull
+	}
+	p, err := feed.ParseCursor(it.cursor)
+	if err != nil {
+		return nil, err
+	}
+	topics := c.q.Topics
+	if c.skip.Within(p, topics) {
+		c.skip = nil // from here on the tail's cursors are past all the client sent
+		c.cursor = it.cursor
+		return it.text, nil
+	}
+	// the client read further than the tail in another partition: its
+	// cursor is past both
+	c.cursor = p.Max(c.skip, topics).Cursor(topics)
+	return appendEntry(nil, c.cursor, it.typ, it.msg), nil
+}
+
+// sendCopy is send on a connection without vectored writes (TLS): the
+// events copied into one buffer, written when it holds flushAt.
+func (c *client) sendCopy(sc *scratch, beat bool) error {
+	b := c.out.begin(sc.buf)
+	for i := range sc.items {
+		if len(b) >= flushAt {
+			if err := c.out.write(c.conn, b, false); err != nil {
+				return err
+			}
+			b = c.out.begin(b)
+		}
+		text, err := c.text(&sc.items[i])
+		if err != nil {
+			return err
+		}
+		b = append(b, text...)
 	}
 	if len(sc.items) == 0 && beat {
 		b = append(b, heartbeat...)
@@ -284,8 +346,9 @@ func appendEvent(b []byte, name string, fields map[string]string) []byte {
 // HTTP/1.1 body, or as they are for HTTP/1.0 (the body ends with the
 // connection).
 type sseWriter struct {
-	chunked bool
-	timeout time.Duration
+	chunked  bool
+	vectored bool // the connection writes net.Buffers in one writev
+	timeout  time.Duration
 }
 
 // chunkRoom is the room a buffer keeps before its data for the chunk's

@@ -198,6 +198,10 @@ func (h *Handlers) streamFeed(c *api.Ctx, q feed.Query) error {
 	c.Hijack(func(conn net.Conn) {
 		// runs in fasthttp's goroutine for the connection, which frees
 		// the request's context when this returns (KeepHijackedConns)
+		if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
+			conn = u.UnsafeConn() // fasthttp's wrapper hides the socket's writev
+		}
+		_, cl.out.vectored = conn.(*net.TCPConn)
 		cl.conn = conn
 		err := conn.SetWriteDeadline(time.Now().Add(h.cfg.WriteTimeout))
 		if err == nil {

@@ -67,9 +67,15 @@ func (c *fakeConn) entries(t *testing.T) sent {
 	var body []byte
 	for len(raw) > 0 {
 		i := bytes.Index(raw, []byte("\r\n"))
+		if i < 0 {
+			break // a chunk being written (a vectored write comes part by part)
+		}
 		n, err := strconv.ParseInt(string(raw[:i]), 16, 64)
 		if err != nil {
 			t.Fatalf("chunk size %q: %v", raw[:i], err)
+		}
+		if len(raw) < i+2+int(n)+2 {
+			break
 		}
 		body = append(body, raw[i+2:i+2+int(n)]...)
 		raw = raw[i+2+int(n)+2:]
@@ -107,6 +113,10 @@ type tailRig struct {
 	h   *Handlers
 	q   feed.Query
 	n   int // events published
+	// followed counts the streams started: every other one writes as on
+	// a TCP connection (net.Buffers, which a fake connection gets as
+	// one Write per part), the others as on TLS (one buffer)
+	followed int
 }
 
 func newTailRig(t *testing.T, entries int) *tailRig {
@@ -167,6 +177,8 @@ func (r *tailRig) follow(after string, conn *fakeConn) (*fakeConn, *client) {
 	args := map[string][]string{"severity": {"low", "high", "low"}} // the same filter, written otherwise
 	cl := r.h.newClient(context.Background(), nil, q, tailKey(q, args), pos.Cursor(q.Topics), true)
 	cl.conn = conn
+	cl.out.vectored = r.followed%2 == 0
+	r.followed++
 	go cl.run()
 	return conn, cl
 }
@@ -388,6 +400,12 @@ func TestTailRandomWorkload(t *testing.T) {
 // both, so that resuming from any of them repeats nothing and skips
 // nothing. The tail's reads are made here one entry at a time.
 func TestTailJoinAheadInOnePartition(t *testing.T) {
+	for _, vectored := range []bool{false, true} {
+		t.Run(fmt.Sprint("vectored ", vectored), func(t *testing.T) { testTailJoinAhead(t, vectored) })
+	}
+}
+
+func testTailJoinAhead(t *testing.T, vectored bool) {
 	ctx := context.Background()
 	r := newTailRig(t, 64)
 	q := r.q
@@ -427,6 +445,7 @@ func TestTailJoinAheadInOnePartition(t *testing.T) {
 	conn := &fakeConn{}
 	cl := r.h.newClient(ctx, nil, q, "k", p.Cursor(q.Topics), true)
 	cl.conn = conn
+	cl.out.vectored = vectored
 	if ok, stopped := tl.add(cl, p); !ok || stopped {
 		t.Fatalf("join: %v, stopped %v", ok, stopped)
 	}
