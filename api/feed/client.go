@@ -55,7 +55,7 @@ type scratch struct {
 	line  [chunkRoom]byte
 }
 
-var scratchPool = sync.Pool{New: func() any { return &scratch{buf: make([]byte, 0, 4<<10)} }}
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }} // buf made when first needed (not on TCP)
 
 // flushAt is how much a client gathers before writing: one write per
 // batch of pending entries, at most about this much.
@@ -358,7 +358,7 @@ const chunkRoom = 18
 // begin is buf emptied, with room for the chunk's size line.
 func (w sseWriter) begin(buf []byte) []byte {
 	if cap(buf) < chunkRoom {
-		buf = make([]byte, 0, flushAt)
+		buf = make([]byte, 0, 4<<10)
 	}
 	return buf[:chunkRoom]
 }
