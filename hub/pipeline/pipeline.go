@@ -416,8 +416,25 @@ func (b *batch) add(e *streams.Entry, d []byte, eventID string) {
 // encode marshals v, a stream's copy of a message; one that cannot be
 // encoded (a non-finite number in free-form data) is logged and nil
 // returned, and batch.add leaves it out: the stream misses that message,
-// and the log says so.
+// and the log says so. Events and telemetry are written without
+// reflection (event.AppendEventJSON, AppendTelemetryJSON: the same bytes)
+// unless a free-form value needs encoding/json.
 func (p *Pipeline) encode(v any, streamID string) []byte {
+	var fast []byte
+	ok := false
+	switch x := v.(type) {
+	case *event.Event:
+		fast, ok = event.AppendEventJSON(make([]byte, 0, 512), x)
+	case event.Event:
+		fast, ok = event.AppendEventJSON(make([]byte, 0, 512), &x)
+	case *event.Telemetry:
+		fast, ok = event.AppendTelemetryJSON(make([]byte, 0, 384), x)
+	case event.Telemetry:
+		fast, ok = event.AppendTelemetryJSON(make([]byte, 0, 384), &x)
+	}
+	if ok {
+		return fast
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		p.logger.Error("pipeline: message left out of a stream: cannot encode it", "stream_id", streamID, "error", err)
