@@ -301,15 +301,19 @@ func (c *client) finish(sc *scratch) {
 	}
 }
 
-// appendTokenEnded is the error event telling the client that the browser
-// token its stream was opened with expired or was revoked, with the code
-// of the 401 a new request with the token gets.
+// appendTokenEnded appends the error event of tokenEndedEvent.
 func appendTokenEnded(b []byte, cause error) []byte {
-	ev := map[string]string{"code": "token_expired", "message": "the token this stream was opened with has expired: mint a new one and reconnect with Last-Event-ID"}
+	return appendEvent(b, "error", tokenEndedEvent(cause))
+}
+
+// tokenEndedEvent tells the client that the browser token its stream was
+// opened with expired or was revoked, with the code of the 401 a new
+// request with the token gets.
+func tokenEndedEvent(cause error) map[string]string {
 	if errors.Is(cause, apikey.ErrTokenRevoked) {
-		ev = map[string]string{"code": "token_revoked", "message": "the token this stream was opened with has been revoked"}
+		return map[string]string{"code": "token_revoked", "message": "the token this stream was opened with has been revoked"}
 	}
-	return appendEvent(b, "error", ev)
+	return map[string]string{"code": "token_expired", "message": "the token this stream was opened with has expired: mint a new one and reconnect with Last-Event-ID"}
 }
 
 const heartbeat = ": heartbeat\n\n"

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/hub/feed"
-	"github.com/fleethub/fleethub/internal/apikey"
 )
 
 // eventStream is one Server-Sent Events response being written.
@@ -46,27 +44,6 @@ func (s *eventStream) event(id, name string, data any) error {
 	s.w.WriteString("data: ")
 	s.w.Write(b)
 	_, err = s.w.WriteString("\n\n")
-	return err
-}
-
-// entry writes a feed entry as a default event: the pull's entry
-// (EntryView, byte for byte as encoding/json writes it) around the
-// message's JSON, which the feed encodes once for all its readers. The
-// cursor (base64url) and the type need no escaping.
-func (s *eventStream) entry(e feed.Entry) error {
-	msg, err := e.MessageJSON()
-	if err != nil {
-		return fmt.Errorf("feed: encode event: %w", err)
-	}
-	s.w.WriteString("id: ")
-	s.w.WriteString(e.Cursor)
-	s.w.WriteString("\ndata: {\"cursor\":\"")
-	s.w.WriteString(e.Cursor)
-	s.w.WriteString("\",\"type\":\"")
-	s.w.WriteString(typeOf(e.Topic))
-	s.w.WriteString("\",\"message\":")
-	s.w.Write(msg)
-	_, err = s.w.WriteString("}\n\n")
 	return err
 }
 
@@ -125,11 +102,7 @@ func (h *Handlers) start(c *api.Ctx, run func(ctx context.Context, s *eventStrea
 // opened with expired or was revoked, before the stream closes: an error
 // event with the code of the 401 a new request with the token gets.
 func tokenEnded(s *eventStream, cause error) error {
-	ev := map[string]string{"code": "token_expired", "message": "the token this stream was opened with has expired: mint a new one and reconnect with Last-Event-ID"}
-	if errors.Is(cause, apikey.ErrTokenRevoked) {
-		ev = map[string]string{"code": "token_revoked", "message": "the token this stream was opened with has been revoked"}
-	}
-	if err := s.event("", "error", ev); err != nil {
+	if err := s.event("", "error", tokenEndedEvent(cause)); err != nil {
 		return err
 	}
 	return s.flush()

@@ -2,7 +2,6 @@ package feed
 
 import (
 	"context"
-	"errors"
 	"sort"
 	"strconv"
 	"strings"
@@ -348,6 +347,3 @@ func tailKey(q feed.Query, args map[string][]string) string {
 	}
 	return b.String()
 }
-
-// errTokenEnded ends a stream whose browser token ended.
-var errTokenEnded = errors.New("feed: token ended")
