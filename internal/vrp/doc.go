@@ -11,7 +11,8 @@
 // and Vanden Berghe, Transportation Science 54(2), 2020):
 //
 //   - construction: every stop at its cheapest feasible position, most
-//     urgent first;
+//     urgent first, the stops left out offered again (up to three
+//     times: a blink may skip an idle vehicle's only position);
 //   - with MinimizeVehicles, route minimisation: a whole route (the one
 //     with fewer stops of two drawn at random) is removed and its stops
 //     reinserted by ruin and recreate, half the ruins removing strings

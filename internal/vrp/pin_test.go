@@ -21,7 +21,10 @@ import (
 // R201–R209 with seeds 1 to 12, 7.875 vehicles on average before and
 // after, the distance gap to the best known over all runs +1.30 %
 // before, +1.00 % after); here every plan keeps its vehicle count, six
-// are as short or shorter and RC201 seed 3 is 2.6 % longer.
+// are as short or shorter and RC201 seed 3 is 2.6 % longer. R101 seed 5
+// was recorded again when the first plan began to offer again the stops
+// a blink left out (its first plan had left one out): 19 routes as
+// before, 0.28 % longer.
 var pinned = []struct {
 	name   string
 	seed   uint64
@@ -34,7 +37,7 @@ var pinned = []struct {
 	{"R101", 2, vrp.GoalDistance, true, "4ac52792b37fde53", "1651.258327"},
 	{"RC201", 3, vrp.GoalDistance, true, "15a34a112c5c9de3", "1467.345595"},
 	{"R211", 4, vrp.GoalDistance, true, "33f04728092e7cff", "805.827047"},
-	{"R101", 5, vrp.GoalDistance, false, "fff7e78e09cc4f9b", "1650.799240"},
+	{"R101", 5, vrp.GoalDistance, false, "22f1765ab04d3d7d", "1655.387249"},
 	{"RC201", 6, vrp.GoalTime, false, "dd7ef2da70ec8ae3", "1282.303833"},
 	{"R211", 7, vrp.GoalCost, true, "30182795fcb07109", "822.149219"},
 }

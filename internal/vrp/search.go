@@ -176,6 +176,12 @@ func (w *worker) construct() *solution {
 		s.where[i] = -1
 	}
 	w.recreate(s, all, true)
+	// A blink may skip an idle vehicle's only position and leave out a
+	// stop that fits nowhere else; route minimisation starts only from a
+	// plan that serves every stop it can, so those are offered again.
+	for try := 0; try < 3 && len(s.absent) > 0; try++ {
+		w.recreate(s, nil, true)
+	}
 	w.total(s)
 	return s
 }
