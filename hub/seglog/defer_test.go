@@ -1,9 +1,11 @@
 package seglog
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -28,8 +30,8 @@ func deferred(t *testing.T, dir string) (Config, *atomic.Int64, *atomic.Bool) {
 	t.Helper()
 	cfg := Config{Dir: dir, DeferSync: true}
 	syncs, fail := new(atomic.Int64), new(atomic.Bool)
-	cfg.create = func(path string) (segmentFile, error) {
-		f, err := createSegmentFile(path)
+	cfg.create = func(path string, size int64) (segmentFile, error) {
+		f, err := createSegmentFile(path, size)
 		if err != nil {
 			return nil, err
 		}
@@ -148,4 +150,84 @@ func TestDeferSyncFailureSticks(t *testing.T) {
 	if err := l.Sync(context.Background()); err == nil {
 		t.Fatal("Sync after a failed fsync: nil, want the failure again")
 	}
+}
+
+// copyDir copies a log directory as it is on disk now: what a crash
+// would leave (the kernel keeps what the process wrote).
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A segment is allocated ahead on Linux (its sync then records no size):
+// while it is written the file is a whole segment long; a copy taken
+// then (a crash) opens with every record and the zeros cut; sealing and
+// closing trim it to its records.
+func TestPreallocatedSegment(t *testing.T) {
+	dir := t.TempDir()
+	const segBytes = 64 << 10
+	l := open(t, Config{Dir: dir, SegmentBytes: segBytes})
+	appendN(t, l, "k", 0, 100)
+	segs := segments(t, dir)
+	active := segs[len(segs)-1]
+	st, err := os.Stat(active)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS == "linux" && st.Size() != segBytes {
+		t.Errorf("the segment being written is %d bytes, want %d allocated ahead", st.Size(), segBytes)
+	}
+	crashed := filepath.Join(t.TempDir(), "copy")
+	copyDir(t, dir, crashed)
+	c := open(t, Config{Dir: crashed, SegmentBytes: segBytes})
+	equal(t, "after a crash", readAll(t, c, "k", 1), want("k", 0, 100))
+	appendN(t, c, "k", 100, 1)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = os.Stat(active); err != nil || st.Size() >= segBytes {
+		t.Fatalf("closed: the segment is %d bytes (%v), want its records only", st.Size(), err)
+	}
+	l = open(t, Config{Dir: dir, SegmentBytes: segBytes})
+	equal(t, "after a clean close", readAll(t, l, "k", 1), want("k", 0, 100))
+	// a sealed segment is trimmed too, and read back whole
+	for i := 0; i < 40; i++ {
+		appendN(t, l, "k", 100+i*100, 100) // over 100 KiB in all: two segments sealed
+	}
+	segs = segments(t, dir)
+	if len(segs) < 3 {
+		t.Fatalf("%d segments, want some sealed", len(segs))
+	}
+	for _, name := range segs[:len(segs)-1] {
+		st, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// a round that starts below the size may end past it; none is
+		// left with the zeros of its allocation
+		if f, _ := os.ReadFile(name); st.Size() == segBytes && bytes.HasSuffix(f, make([]byte, 64)) {
+			t.Errorf("sealed %s keeps its allocated end", name)
+		}
+	}
+	l.Close()
+	l = open(t, Config{Dir: dir, SegmentBytes: segBytes})
+	equal(t, "across sealed segments", readAll(t, l, "k", 1), want("k", 0, 4100))
 }

@@ -39,16 +39,50 @@ const (
 // written out.
 const writeChunk = 1 << 20
 
-// segmentFile is the writable end of a segment.
+// segmentFile is the writable end of a segment. Its writes go on from
+// the last; Sync makes what was written durable (the data and what is
+// needed to read it back).
 type segmentFile interface {
 	Write(p []byte) (int, error)
 	Sync() error
 	Truncate(size int64) error
+	Seek(offset int64, whence int) (int64, error)
 	Close() error
 }
 
-func createSegmentFile(path string) (segmentFile, error) {
-	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// createSegmentFile creates a segment for writing with size bytes
+// allocated ahead where the platform can (Linux: fallocate): the file is
+// that long from the start, so a write into it changes no file size and
+// its sync need not record one (fdatasync), about a third cheaper than
+// an append's fsync on ext4. The unused end reads as zeros, which no
+// record starts with: a reopen cuts it as a torn tail, and sealing a
+// segment or closing the log truncates it first.
+func createSegmentFile(path string, size int64) (segmentFile, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return preallocate(f, size), nil
+}
+
+// trimActive cuts the unused, preallocated end of the segment being
+// written and syncs it: its records (DeferSync's too) and the cut are
+// durable, and a sealed segment ends with its last record, as a reopen
+// reads it. A sync that failed before (DeferSync) fails it. Writer
+// goroutine only, or after it ended.
+func (l *Log) trimActive() error {
+	if l.syncErr != nil {
+		return l.syncErr
+	}
+	seg := l.segs[len(l.segs)-1]
+	if err := l.active.Truncate(seg.size); err != nil {
+		return fmt.Errorf("seglog: %w", err)
+	}
+	if err := l.active.Sync(); err != nil {
+		return fmt.Errorf("seglog: %w", err)
+	}
+	l.unsynced = false
+	return nil
 }
 
 // segment is one segment file, read through its own handle.
@@ -233,7 +267,13 @@ func (l *Log) scan(s *segment, newest bool) error {
 			if !newest {
 				return fmt.Errorf("seglog: %s: corrupt record at byte %d of %d; refusing to start on it (move the file away to start without it and everything after it)", s.path, at, st.Size())
 			}
-			l.cfg.Logger.Warn("segment log: cut a torn tail", "file", s.path, "at_byte", at, "dropped_bytes", st.Size()-at)
+			if zeroAt(s.f, at) {
+				// the segment's preallocated end (or a tail torn where
+				// nothing had reached the disk yet): no record lost
+				l.cfg.Logger.Info("segment log: cut the unused end of the newest segment", "file", s.path, "at_byte", at, "dropped_bytes", st.Size()-at)
+			} else {
+				l.cfg.Logger.Warn("segment log: cut a torn tail", "file", s.path, "at_byte", at, "dropped_bytes", st.Size()-at)
+			}
 			return l.cut(s, at)
 		}
 		ks := l.state(f.key)
@@ -246,6 +286,15 @@ func (l *Log) scan(s *segment, newest bool) error {
 			s.newest = f.time
 		}
 	}
+}
+
+// zeroAt reports whether the frame header at byte at is all zeros.
+func zeroAt(f io.ReaderAt, at int64) bool {
+	var h [frameHeader]byte
+	if n, _ := f.ReadAt(h[:], at); n < len(h) {
+		return false
+	}
+	return h == [frameHeader]byte{}
 }
 
 // cut truncates a segment at byte at (the header is rewritten when at
@@ -399,8 +448,9 @@ func (l *Log) roll() error {
 	if n := len(l.segs); n > 0 {
 		last := l.segs[n-1]
 		if l.active != nil {
-			// a sealed segment is on disk whole before its index is
-			if err := l.syncActive(); err != nil {
+			// a sealed segment is on disk whole, and no longer than its
+			// records, before its index is
+			if err := l.trimActive(); err != nil {
 				return err
 			}
 			if err := l.active.Close(); err != nil {
@@ -414,7 +464,7 @@ func (l *Log) roll() error {
 		seq = last.seq + 1
 	}
 	path := segPath(l.cfg.Dir, seq)
-	f, err := l.cfg.create(path)
+	f, err := l.cfg.create(path, l.cfg.SegmentBytes)
 	if err != nil {
 		return fmt.Errorf("seglog: new segment: %w", err)
 	}
@@ -483,7 +533,11 @@ func (l *Log) writeDisk(round []*request) (*segment, []int64, error) {
 	if err != nil {
 		// take back what may have reached the file, so the next round
 		// starts on a clean frame boundary
-		if terr := l.active.Truncate(seg.size); terr != nil {
+		terr := l.active.Truncate(seg.size)
+		if terr == nil {
+			_, terr = l.active.Seek(seg.size, io.SeekStart)
+		}
+		if terr != nil {
 			l.cfg.Logger.Error("segment log: cannot take back a failed write; starting a new segment", "file", seg.path, "error", terr)
 			if cerr := l.active.Close(); cerr != nil {
 				l.cfg.Logger.Warn("segment log: closing the segment of a failed write", "file", seg.path, "error", cerr)

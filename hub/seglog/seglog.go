@@ -76,9 +76,9 @@ type Config struct {
 	Now    func() time.Time
 	Logger *slog.Logger
 
-	// create opens a segment for writing; tests swap it to inject
-	// faults.
-	create func(path string) (segmentFile, error)
+	// create opens a segment for writing, size bytes allocated ahead;
+	// tests swap it to inject faults.
+	create func(path string, size int64) (segmentFile, error)
 }
 
 // Record is one record to append. Append sets Offset; Time defaults to
@@ -339,10 +339,11 @@ func (l *Log) Close() error {
 	if l.cfg.Dir != "" && l.dirty {
 		err = l.writeKeys()
 	}
-	if l.cfg.Dir != "" && l.cfg.DeferSync {
-		// the writer has stopped: what it wrote goes to disk now, and
-		// the run is marked closed only if it did
-		if err = errors.Join(err, l.syncActive()); err == nil {
+	if l.cfg.Dir != "" && l.active != nil {
+		// the writer has stopped: what it wrote goes to disk now, the
+		// segment ends with its last record, and (DeferSync) the run is
+		// marked closed only if all of it did
+		if err = errors.Join(err, l.trimActive()); err == nil && l.cfg.DeferSync {
 			err = l.closedCleanly()
 		}
 	}

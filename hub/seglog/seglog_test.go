@@ -320,8 +320,8 @@ func (f faultFile) Sync() error {
 
 func faulty(cfg *Config) (syncs *atomic.Int64, fail *atomic.Bool) {
 	syncs, fail = new(atomic.Int64), new(atomic.Bool)
-	cfg.create = func(path string) (segmentFile, error) {
-		f, err := createSegmentFile(path)
+	cfg.create = func(path string, size int64) (segmentFile, error) {
+		f, err := createSegmentFile(path, size)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package seglog
+
+import "os"
+
+// preallocate returns f as it is: segments grow as they are written and
+// Sync is an fsync.
+func preallocate(f *os.File, _ int64) segmentFile { return f }
