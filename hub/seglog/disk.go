@@ -291,8 +291,8 @@ func (l *Log) scan(s *segment, newest bool) error {
 // zeroAt reports whether the frame header at byte at is all zeros.
 func zeroAt(f io.ReaderAt, at int64) bool {
 	var h [frameHeader]byte
-	if n, _ := f.ReadAt(h[:], at); n < len(h) {
-		return false
+	if n, err := f.ReadAt(h[:], at); n < len(h) || (err != nil && err != io.EOF) {
+		return false // too short to be a frame's header, or unreadable: not known to be zeros
 	}
 	return h == [frameHeader]byte{}
 }
