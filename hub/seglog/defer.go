@@ -28,21 +28,11 @@ func (l *Log) Sync(ctx context.Context) error {
 	if l.cfg.Dir == "" || !l.cfg.DeferSync {
 		return nil
 	}
-	r := &request{sync: true, done: make(chan error, 1)}
-	l.qmu.Lock()
-	if l.closed {
-		l.qmu.Unlock()
+	err := l.submit(ctx, &request{sync: true, done: make(chan error, 1)}, "sync")
+	if errors.Is(err, ErrClosed) {
 		return nil
 	}
-	l.queue = append(l.queue, r)
-	l.qcond.Signal()
-	l.qmu.Unlock()
-	select {
-	case err := <-r.done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("seglog: sync: %w", ctx.Err())
-	}
+	return err
 }
 
 // syncRound ends a round's write: an fsync of the active segment, with

@@ -196,7 +196,14 @@ func (l *Log) Append(ctx context.Context, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	r := &request{recs: recs, done: make(chan error, 1)}
+	return l.submit(ctx, &request{recs: recs, done: make(chan error, 1)}, "append")
+}
+
+// submit queues r for the writer and waits for its answer; ErrClosed on
+// a closed log. The request is not abandoned when ctx ends: a caller
+// that stops waiting only loses the answer, the records may still be
+// written.
+func (l *Log) submit(ctx context.Context, r *request, what string) error {
 	l.qmu.Lock()
 	if l.closed {
 		l.qmu.Unlock()
@@ -205,13 +212,11 @@ func (l *Log) Append(ctx context.Context, recs []Record) error {
 	l.queue = append(l.queue, r)
 	l.qcond.Signal()
 	l.qmu.Unlock()
-	// The write is not abandoned when ctx ends: a caller that stops
-	// waiting only loses the answer, the records may still be written.
 	select {
 	case err := <-r.done:
 		return err
 	case <-ctx.Done():
-		return fmt.Errorf("seglog: append: %w", ctx.Err())
+		return fmt.Errorf("seglog: %s: %w", what, ctx.Err())
 	}
 }
 
