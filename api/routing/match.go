@@ -172,6 +172,7 @@ func tracePoints(in []MatchPoint, bad map[string]string) ([]mapmatch.Point, []fl
 			bad[f+"timestamp"] = "must not be before points[" + strconv.Itoa(i-1) + "].timestamp"
 		default:
 			times[i] = float64(ts.UnixNano()) / 1e9
+			pts[i].Time = times[i]
 		}
 		if err == nil {
 			prev = ts

@@ -19,7 +19,7 @@ type road struct {
 
 // matchPoint is a trip point as the map matcher takes it.
 func matchPoint(p Point) mapmatch.Point {
-	mp := mapmatch.Point{Lat: p.Lat, Lon: p.Lon}
+	mp := mapmatch.Point{Lat: p.Lat, Lon: p.Lon, Time: float64(p.TS) / 1000}
 	if !math.IsNaN(p.Accuracy) {
 		mp.Accuracy = p.Accuracy
 	}

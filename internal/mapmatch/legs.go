@@ -96,12 +96,21 @@ func (m *Matcher) path(p *paths, pa, pb Point, a, b Match) ([]piece, float64, bo
 	n := m.net
 	xa, ya := n.plane(pa.Lat, pa.Lon)
 	xb, yb := n.plane(pb.Lat, pb.Lon)
-	bound := min(2*math.Hypot(xb-xa, yb-ya)+300, m.cfg.MaxRouteM)
 	ca := candidate{edge: int32(a.Edge), off: a.off, bwd: a.bwd, moving: true}
 	cb := candidate{edge: int32(b.Edge), off: b.off}
-	p.aim(n, []candidate{cb})
-	p.from(n, &ca, bound)
-	r := p.to(n, &ca, &cb, heldSlack*sigmaOf(pb))
+	return m.pieces(p, xa, ya, xb, yb, sigmaOf(pb), &ca, &cb)
+}
+
+// pieces is the route from candidate a to candidate b (of the fixes at
+// (xa, ya) and (xb, yb), b's sigma sigmaB), as the matcher's transitions
+// find it, its pieces in order and its length; false when b is not
+// reached within the search's bound.
+func (m *Matcher) pieces(p *paths, xa, ya, xb, yb, sigmaB float64, ca, cb *candidate) ([]piece, float64, bool) {
+	n := m.net
+	bound := min(2*math.Hypot(xb-xa, yb-ya)+300, m.cfg.MaxRouteM)
+	p.aim(n, []candidate{*cb})
+	p.from(n, ca, bound)
+	r := p.to(n, ca, cb, heldSlack*sigmaB)
 	d, how := r.d, r.how
 	if math.IsInf(d, 1) {
 		return nil, 0, false
@@ -122,7 +131,7 @@ func (m *Matcher) path(p *paths, pa, pb Point, a, b Match) ([]piece, float64, bo
 	for range n.junction + 1 {
 		de := p.via[j]
 		if de < 0 {
-			rev = append(rev, startPiece(n, p, &ca, j))
+			rev = append(rev, startPiece(n, p, ca, j))
 			break
 		}
 		e := de / 2

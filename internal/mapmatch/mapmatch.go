@@ -92,10 +92,14 @@ func sigmaOf(p Point) float64 {
 // it is held at the previous point's place.
 const heldSlack = 3
 
-// Point is a GPS fix: where, and how accurate (meters, 0 not known).
+// Point is a GPS fix: where, how accurate (meters, 0 not known) and
+// when (seconds from any fixed epoch, e.g. Unix time; 0 not known). With
+// times, a point's place along its road is smoothed with its neighbours'
+// (see smooth.go).
 type Point struct {
 	Lat, Lon float64
 	Accuracy float64
+	Time     float64
 }
 
 // Match is where a point lies on the roads: its road (way, class, speed
@@ -125,6 +129,8 @@ type Match struct {
 type step struct {
 	index int
 	x, y  float64
+	t     float64 // the fix's time (0 not known)
+	sigma float64
 	cands []candidate
 }
 
@@ -133,6 +139,15 @@ type Trace struct {
 	m      *Matcher
 	next   int // the index of the next point
 	window []step
+	// the decided points the smoother reads, oldest first, and the last
+	// decided one (its step, with only its chosen candidate, and its
+	// smoothed place relative to that candidate's)
+	hist    []histPoint
+	last    step
+	lastC   candidate
+	hasLast bool
+	lastU   float64
+	chain   []int32
 }
 
 // Trace starts a trace.
@@ -163,7 +178,7 @@ func (t *Trace) Add(p Point) []Match {
 	if len(t.window) > 0 && !t.transition(cands, x, y, sigma) {
 		out = t.Flush() // nothing of the previous point reaches this one
 	}
-	t.window = append(t.window, step{index: idx, x: x, y: y, cands: cands})
+	t.window = append(t.window, step{index: idx, x: x, y: y, t: p.Time, sigma: sigma, cands: cands})
 	for len(t.window) > t.m.cfg.Lag {
 		out = append(out, t.decide())
 	}
@@ -177,16 +192,17 @@ func (t *Trace) transition(cands []candidate, x, y, sigma float64) bool {
 	prev := &t.window[len(t.window)-1]
 	straight := math.Hypot(x-prev.x, y-prev.y)
 	bound := min(2*straight+300, t.m.cfg.MaxRouteM)
-	var bestBuf [16]float64 // on the stack for the usual 8 candidates
+	var bestBuf, routeBuf [16]float64 // on the stack for the usual 8 candidates
 	var backBuf [16]int32
 	var bwdBuf, heldBuf [16]bool
-	var best []float64
+	var best, routeD []float64
 	var back []int32
 	var bwd, held []bool
 	if len(cands) <= len(bestBuf) {
 		best, back, bwd, held = bestBuf[:len(cands)], backBuf[:len(cands)], bwdBuf[:len(cands)], heldBuf[:len(cands)]
+		routeD = routeBuf[:len(cands)]
 	} else {
-		best, back = make([]float64, len(cands)), make([]int32, len(cands))
+		best, back, routeD = make([]float64, len(cands)), make([]int32, len(cands)), make([]float64, len(cands))
 		bwd, held = make([]bool, len(cands)), make([]bool, len(cands))
 	}
 	for j := range best {
@@ -211,7 +227,7 @@ func (t *Trace) transition(cands []candidate, x, y, sigma float64) bool {
 				s -= t.m.cfg.UTurn
 			}
 			if s > best[j] {
-				best[j], back[j], bwd[j], held[j] = s, int32(i), r.bwd, r.how == viaHeld
+				best[j], back[j], bwd[j], held[j], routeD[j] = s, int32(i), r.bwd, r.how == viaHeld, r.d
 			}
 		}
 	}
@@ -219,7 +235,7 @@ func (t *Trace) transition(cands []candidate, x, y, sigma float64) bool {
 	for j := range cands {
 		c := &cands[j]
 		c.score += best[j]
-		c.back, c.bwd, c.moving = back[j], bwd[j], back[j] >= 0
+		c.back, c.bwd, c.moving, c.routeD = back[j], bwd[j], back[j] >= 0, routeD[j]
 		if held[j] { // not moved: at the previous point's place
 			a := &prev.cands[back[j]]
 			c.off, c.x, c.y = a.off, a.x, a.y
@@ -242,6 +258,7 @@ func (t *Trace) Flush() []Match {
 	for len(t.window) > 0 {
 		out = append(out, t.decide())
 	}
+	t.hist, t.hasLast = t.hist[:0], false
 	return out
 }
 
@@ -252,8 +269,11 @@ func (t *Trace) Pending() int { return len(t.window) }
 // the best path from the newest step that keeps to the roads already
 // decided.
 func (t *Trace) decide() Match {
-	chosen := max(t.origin(t.bestNewest()), 0)
+	t.chain = t.path(t.bestNewest(), t.chain)
+	chosen := max(t.chain[0], 0)
 	st := t.window[0]
+	c := st.cands[chosen]
+	t.smooth(&c, t.chain[0] >= 0 && !c.dead)
 	t.window = t.window[1:]
 	if len(t.window) > 0 { // the next step's paths now start here
 		for j := range t.window[0].cands {
@@ -262,7 +282,27 @@ func (t *Trace) decide() Match {
 			c.back = -1
 		}
 	}
-	return t.m.match(st.index, &st.cands[chosen], confidence(st.cands, chosen))
+	mt := t.m.match(st.index, &c, confidence(st.cands, chosen))
+	t.last, t.lastC, t.hasLast = st, st.cands[chosen], true
+	t.last.cands = nil
+	return mt
+}
+
+// path is the candidate of every step of the window on the path to the
+// newest step's candidate j, oldest first; -1 where the path was cut.
+func (t *Trace) path(j int, buf []int32) []int32 {
+	buf = buf[:0]
+	for range t.window {
+		buf = append(buf, -1)
+	}
+	k := int32(j)
+	for s := len(t.window) - 1; s >= 0 && k >= 0; s-- {
+		buf[s] = k
+		if s > 0 {
+			k = t.window[s].cands[k].back
+		}
+	}
+	return buf
 }
 
 // origin is the oldest step's candidate on the path to the newest

@@ -152,7 +152,10 @@ type candidate struct {
 	dist  float64 // meters from the point
 	score float64 // the best path's log-likelihood up to here
 	back  int32   // the previous step's candidate on that path (-1: none)
-	bwd   bool    // travelled against the edge's points
+	// meters along the roads from the previous step's candidate on that
+	// path
+	routeD float64
+	bwd    bool // travelled against the edge's points
 	// moving: reached from a previous point, so bwd is the direction
 	// of travel (not a guess)
 	moving bool

@@ -73,7 +73,7 @@ func drive(n *network, rng *rand.Rand, meters, dt, sigma float64) trip {
 			i++
 		}
 		if clock >= nextFix {
-			t.fix(n, rng, path[i], s-ends[i]+n.length(path[i]/2), sigma, s)
+			t.fix(n, rng, path[i], s-ends[i]+n.length(path[i]/2), sigma, s, clock)
 			nextFix += dt
 		}
 		if s >= ends[len(ends)-1] {
@@ -87,8 +87,8 @@ func drive(n *network, rng *rand.Rand, meters, dt, sigma float64) trip {
 		if k := i; caps[k] == 0 && stops[k] > 0 && at[k]-s < 0.5 {
 			s, v = at[k], 0 // stood at the stop line
 			clock, stops[k], caps[k], at[k] = clock+stops[k], 0, min(turnSpeedAt(n, path, k), cruise[k]), ends[k]
-			for clock >= nextFix {
-				t.fix(n, rng, path[i], s-ends[i]+n.length(path[i]/2), sigma, s)
+			for clock >= nextFix { // the fixes taken while it stood
+				t.fix(n, rng, path[i], s-ends[i]+n.length(path[i]/2), sigma, s, nextFix)
 				nextFix += dt
 			}
 			continue
@@ -101,8 +101,8 @@ func drive(n *network, rng *rand.Rand, meters, dt, sigma float64) trip {
 }
 
 // fix appends a fix taken off meters along directed edge de, s meters
-// into the drive.
-func (t *trip) fix(n *network, rng *rand.Rand, de int32, off, sigma, s float64) {
+// into the drive, at clock seconds from its start.
+func (t *trip) fix(n *network, rng *rand.Rand, de int32, off, sigma, s, clock float64) {
 	e, back := de/2, de%2 == 1
 	if back {
 		off = n.length(e) - off
@@ -110,7 +110,7 @@ func (t *trip) fix(n *network, rng *rand.Rand, de int32, off, sigma, s float64) 
 	x, y := n.along(e, off)
 	x, y = x+rng.NormFloat64()*sigma, y+rng.NormFloat64()*sigma
 	lat, lon := n.latLon(x, y)
-	t.pts = append(t.pts, Point{Lat: lat, Lon: lon, Accuracy: sigma})
+	t.pts = append(t.pts, Point{Lat: lat, Lon: lon, Accuracy: sigma, Time: 1.8e9 + clock})
 	t.ways = append(t.ways, n.roads.EdgeRoad(int(e), back).WayID)
 	t.at = append(t.at, s)
 }
