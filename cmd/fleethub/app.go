@@ -389,7 +389,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		return k.Plan, err
 	})}
 	wcfg.KeptHijackedConns = true // the API's server keeps hijacked connections (api/server.go)
-	// the embedded window: ten million ids in about 360 MiB, allocated as they come (filters/dedup)
+	// the embedded window: ten million ids in about 490 MiB, allocated as they come (filters/dedup)
 	const windowSize, windowTTL = 10_000_000, time.Hour
 	var window dedup.Window = dedup.NewCompact(windowSize, windowTTL)
 	if a.redis != nil {

@@ -43,8 +43,8 @@
 //     of each id, not the id, in a ring in recording order (oldest leaves
 //     first, by age or once size ids are held) with an open-addressing
 //     table over it, both grown as ids come (nothing is allocated up
-//     front), and a map of live claims. An id costs about 37 bytes
-//     whatever its length (measured: 357 MiB for ten million,
+//     front), and a map of live claims. An id costs about 51 bytes
+//     whatever its length (measured: 487 MiB for ten million,
 //     BenchmarkCompactMemory10M; Local would need 1.3 GB). An id
 //     forgotten or recorded again keeps its old place in the ring until
 //     that reaches the head, and counts against size until then. Compact

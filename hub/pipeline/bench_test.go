@@ -122,7 +122,7 @@ func (g *eventGen) batch(b *testing.B, msgs []hub.Message) {
 // its size in ids, 10 s or 100 s, and stays full), which the pipeline
 // uses when the streams deduplicate: every variant of a window has the
 // same heap, which sets how often the collector runs (a full compact
-// window, 357 MiB without pointers, makes it run less often).
+// window, 229 MiB of ring without pointers on the heap, makes it run less often).
 // The batches are made with the timer stopped: b.Loop would otherwise
 // hand the same messages again, duplicates and late events every one.
 // benchWarmUp batches are handled first, untimed.
