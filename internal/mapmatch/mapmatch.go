@@ -4,7 +4,7 @@
 //
 //   - candidates: the nearest place on every road segment within a
 //     radius of the point (4 times its accuracy, at least 50 m, at most
-//     200 m; the nearest 8 roads), found in a 100 m grid over the
+//     200 m; the nearest 10 roads), found in a 100 m grid over the
 //     segments;
 //   - emission: a Gaussian of the distance from the point to the road,
 //     sigma the point's accuracy (at least 4 m; 10 m when not given);
@@ -42,7 +42,7 @@ import (
 type Config struct {
 	Lag       int     // points after which a point's road is final: 5
 	Beta      float64 // meters, the transition's scale: 20
-	Candidate int     // roads considered per point: 8
+	Candidate int     // roads considered per point: 10
 	MaxRouteM float64 // the route search's bound: 5,000 m
 	UTurn     float64 // the log-likelihood a transition loses for turning round on the road: 12
 }
@@ -66,7 +66,7 @@ func New(r Roads, c routing.Costing, cfg Config) *Matcher {
 		cfg.UTurn = 12
 	}
 	if cfg.Candidate <= 0 {
-		cfg.Candidate = 8
+		cfg.Candidate = 10
 	}
 	if cfg.MaxRouteM <= 0 {
 		cfg.MaxRouteM = 5000
@@ -84,6 +84,10 @@ func sigmaOf(p Point) float64 {
 	}
 	return max(p.Accuracy, 4)
 }
+
+// servicePenalty is the log-likelihood a transition loses for leaving a
+// road for a service road (a parking aisle, a driveway, an alley).
+const servicePenalty = 3
 
 // heldSlack is how far back along its road, in sigmas of the later
 // point, a point may lie behind the previous one and be read as not
@@ -140,8 +144,8 @@ type Trace struct {
 	next   int // the index of the next point
 	window []step
 	// the decided points the smoother reads, oldest first, and the last
-	// decided one (its step, with only its chosen candidate, and its
-	// smoothed place relative to that candidate's)
+	// decided one: its step (without candidates), its place as reported
+	// and that place's meters along the path from its chosen candidate's
 	hist    []histPoint
 	last    step
 	lastC   candidate
@@ -192,7 +196,7 @@ func (t *Trace) transition(cands []candidate, x, y, sigma float64) bool {
 	prev := &t.window[len(t.window)-1]
 	straight := math.Hypot(x-prev.x, y-prev.y)
 	bound := min(2*straight+300, t.m.cfg.MaxRouteM)
-	var bestBuf, routeBuf [16]float64 // on the stack for the usual 8 candidates
+	var bestBuf, routeBuf [16]float64 // on the stack for the usual 10 candidates
 	var backBuf [16]int32
 	var bwdBuf, heldBuf [16]bool
 	var best, routeD []float64
@@ -223,6 +227,9 @@ func (t *Trace) transition(cands []candidate, x, y, sigma float64) bool {
 				continue
 			}
 			s := a.score - math.Abs(r.d-straight)/t.m.cfg.Beta
+			if n.service[cands[j].edge] && !n.service[a.edge] {
+				s -= servicePenalty
+			}
 			if r.turned {
 				s -= t.m.cfg.UTurn
 			}
@@ -283,7 +290,7 @@ func (t *Trace) decide() Match {
 		}
 	}
 	mt := t.m.match(st.index, &c, confidence(st.cands, chosen))
-	t.last, t.lastC, t.hasLast = st, st.cands[chosen], true
+	t.last, t.lastC, t.hasLast = st, c, true
 	t.last.cands = nil
 	return mt
 }

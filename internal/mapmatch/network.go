@@ -31,6 +31,7 @@ type network struct {
 	ptFirst  []int32   // edge e's points: ptFirst[e] to ptFirst[e+1]-1
 	segEdge  []int32   // per point: the edge whose segment starts there (-1: last point)
 	fwd, bwd []bool
+	service  []bool // a service road: a parking aisle, a driveway, an alley
 	tail     []int32
 	head     []int32
 	// outgoing directed edges per junction: 2*e forward (leaves tail),
@@ -72,6 +73,7 @@ func newNetwork(r Roads, c routing.Costing) *network {
 	n.ptFirst = make([]int32, edges+1)
 	n.fwd, n.bwd = make([]bool, edges), make([]bool, edges)
 	n.tail, n.head = make([]int32, edges), make([]int32, edges)
+	n.service = make([]bool, edges)
 	deg := make([]int32, n.junction+1)
 	for e := 0; e < edges; e++ {
 		a, b := first[e], first[e+1]
@@ -83,6 +85,7 @@ func newNetwork(r Roads, c routing.Costing) *network {
 		t, h := r.EdgeEnds(e)
 		n.tail[e], n.head[e] = int32(t), int32(h)
 		n.fwd[e], n.bwd[e] = r.EdgeOpen(e, c)
+		n.service[e] = r.EdgeRoad(e, false).Class == routing.ClassService
 		if n.fwd[e] {
 			deg[t]++
 		}

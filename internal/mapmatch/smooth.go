@@ -31,24 +31,114 @@ type histPoint struct {
 }
 
 // measure is point (x, y)'s place along the path relative to candidate
-// c's place: the fix's offset along the direction of travel there (0
-// where c is the fix's projection inside a segment; the overshoot where
-// the projection stopped at the end of the edge or the place was held).
-func (n *network) measure(c *candidate, x, y float64) float64 {
-	a, b := n.ptFirst[c.edge], n.ptFirst[c.edge+1]-1
-	k := a
-	for k < b-1 && n.cum[k+1] < c.off {
-		k++
-	}
-	dx, dy := n.x[k+1]-n.x[k], n.y[k+1]-n.y[k]
-	l := math.Hypot(dx, dy)
-	if l == 0 {
-		return 0
-	}
+// c's place (meters, positive ahead): where the fix projects onto c's
+// edge, or onto the edge the path comes from (in) or goes on to (out)
+// where these join c's edge and the fix is nearer to them. Without them,
+// a fix beyond an end of c's edge is measured along the edge's last
+// segment there.
+func (n *network) measure(c *candidate, x, y float64, in, out *candidate) float64 {
+	l := n.length(c.edge)
+	d, off, t := n.projectEdge(c.edge, x, y, 0, l)
+	z := off - c.off
 	if c.bwd {
-		dx, dy = -dx, -dy
+		z = -z
 	}
-	return ((x-c.x)*dx + (y-c.y)*dy) / l
+	entry, exit := n.tail[c.edge], n.head[c.edge]
+	fromEntry := c.off // c's meters from its entry junction
+	if c.bwd {
+		entry, exit, fromEntry = exit, entry, l-c.off
+	}
+	const near = 60 // meters of a neighbouring edge read
+	clamped := t == 0 && off == 0 || t == 1 && off == l
+	if !measureNeighbours {
+		in, out = nil, nil
+	}
+	if in != nil && in.edge != c.edge && n.exitOf(in) == entry {
+		a := n.fromJunction(in, entry, x, y, near, &d)
+		if a >= 0 {
+			z, clamped = -fromEntry-a, false
+		}
+	}
+	if out != nil && out.edge != c.edge && n.entryOf(out) == exit {
+		a := n.fromJunction(out, exit, x, y, near, &d)
+		if a >= 0 {
+			z, clamped = (l-fromEntry)+a, false
+		}
+	}
+	if clamped { // beyond the edge's end: along its last segment there
+		k := n.ptFirst[c.edge]
+		if off > 0 {
+			k = n.ptFirst[c.edge+1] - 2
+		}
+		dx, dy := n.x[k+1]-n.x[k], n.y[k+1]-n.y[k]
+		if sl := math.Hypot(dx, dy); sl > 0 {
+			px, py := n.along(c.edge, off)
+			r := ((x-px)*dx + (y-py)*dy) / sl
+			if c.bwd {
+				r = -r
+			}
+			z += r
+		}
+	}
+	return z
+}
+
+var measureNeighbours = true
+
+// exitOf and entryOf are the junctions where candidate c's road is
+// left and entered in its direction of travel.
+func (n *network) exitOf(c *candidate) int32 {
+	if c.bwd {
+		return n.tail[c.edge]
+	}
+	return n.head[c.edge]
+}
+
+func (n *network) entryOf(c *candidate) int32 {
+	if c.bwd {
+		return n.head[c.edge]
+	}
+	return n.tail[c.edge]
+}
+
+// fromJunction is the meters from junction j along c's edge to where
+// (x, y) projects onto the part of that edge within near meters of j,
+// when that projection is nearer than *d (which it then lowers); -1
+// otherwise.
+func (n *network) fromJunction(c *candidate, j int32, x, y, near float64, d *float64) float64 {
+	l := n.length(c.edge)
+	lo, hi := 0.0, min(near, l)
+	atTail := n.tail[c.edge] == j && (n.head[c.edge] != j || !c.bwd)
+	if !atTail {
+		lo, hi = max(0, l-near), l
+	}
+	dd, off, _ := n.projectEdge(c.edge, x, y, lo, hi)
+	if dd >= *d {
+		return -1
+	}
+	*d = dd
+	if atTail {
+		return off
+	}
+	return l - off
+}
+
+// projectEdge is the nearest place to (x, y) on the part of edge e from
+// lo to hi meters from its start: its distance, its meters from the
+// start, and where it lies on the segment it was found on (0 to 1).
+func (n *network) projectEdge(e int32, x, y, lo, hi float64) (d, off, t float64) {
+	d = math.Inf(1)
+	a, b := n.ptFirst[e], n.ptFirst[e+1]-1
+	for k := a; k < b; k++ {
+		if n.cum[k+1] < lo || n.cum[k] > hi {
+			continue
+		}
+		px, py, tk := project(x, y, n.x[k], n.y[k], n.x[k+1], n.y[k+1])
+		if dk := math.Hypot(px-x, py-y); dk < d {
+			d, off, t = dk, n.cum[k]+tk*(n.cum[k+1]-n.cum[k]), tk
+		}
+	}
+	return d, off, t
 }
 
 // rts is the smoothed position at index at of measurements z (variance
@@ -131,14 +221,41 @@ func (t *Trace) smooth(c *candidate, linked bool) {
 		ts, z, r = append(ts, h.t), append(z, h.z), append(r, h.r)
 	}
 	at := len(ts)
-	z0 := n.measure(c, st.x, st.y)
+	// the chain's candidates, with the road before each (the last one
+	// of another edge) and after it
+	var cs [32]*candidate
+	m := 1
+	cs[0] = c
+	for s := 1; s < len(t.window) && t.chain[s] >= 0 && m < len(cs); s++ {
+		cs[m] = &t.window[s].cands[t.chain[s]]
+		m++
+	}
+	var in *candidate
+	if t.hasLast {
+		in = &t.lastC
+	}
+	var ins [32]*candidate
+	for s := range m {
+		ins[s] = in
+		if s+1 < m && cs[s+1].edge != cs[s].edge {
+			in = cs[s]
+		}
+	}
+	var outs [32]*candidate
+	var out *candidate
+	for s := m - 1; s >= 0; s-- {
+		outs[s] = out
+		if s > 0 && cs[s-1].edge != cs[s].edge {
+			out = cs[s]
+		}
+	}
+	z0 := n.measure(c, st.x, st.y, ins[0], outs[0])
 	ts, z, r = append(ts, st.t), append(z, z0), append(r, st.sigma*st.sigma)
 	u := 0.0
-	for s := 1; s < len(t.window) && t.chain[s] >= 0; s++ {
+	for s := 1; s < m; s++ {
 		w := &t.window[s]
-		k := &w.cands[t.chain[s]]
-		u += k.routeD
-		ts, z, r = append(ts, w.t), append(z, u+n.measure(k, w.x, w.y)), append(r, w.sigma*w.sigma)
+		u += cs[s].routeD
+		ts, z, r = append(ts, w.t), append(z, u+n.measure(cs[s], w.x, w.y, ins[s], outs[s])), append(r, w.sigma*w.sigma)
 	}
 	t.hist = append(t.hist, histPoint{st.t, z0, st.sigma * st.sigma})
 	if len(t.hist) > smoothHistory {
@@ -157,7 +274,7 @@ func (t *Trace) smooth(c *candidate, linked bool) {
 	}
 	x := rts(ts, z, r, smoothAccel, at)
 	if hadLast {
-		x = max(x, prevU, -c.routeD)
+		x = max(x, prevU)
 	}
 	if len(t.window) > 1 && t.chain[1] >= 0 {
 		x = min(x, t.window[1].cands[t.chain[1]].routeD)
@@ -166,13 +283,13 @@ func (t *Trace) smooth(c *candidate, linked bool) {
 		return
 	}
 	t.lastU = x
-	t.slide(c, x)
+	t.slide(c, x, prevU)
 }
 
 // slide moves candidate c of the window's oldest step x meters along
 // the chosen path (forward when x > 0), onto the road of the path that
-// lies there.
-func (t *Trace) slide(c *candidate, x float64) {
+// lies there; the last decided point's place is at lastU.
+func (t *Trace) slide(c *candidate, x, lastU float64) {
 	n := t.m.net
 	st := &t.window[0]
 	l := n.length(c.edge)
@@ -192,9 +309,8 @@ func (t *Trace) slide(c *candidate, x float64) {
 		} else if x < 0 && t.hasLast {
 			a, b := t.lastC, *c
 			a.moving = true
-			var total float64
-			pcs, total, _ = t.m.pieces(p, t.last.x, t.last.y, st.x, st.y, st.sigma, &a, &b)
-			d = total + x
+			pcs, _, _ = t.m.pieces(p, t.last.x, t.last.y, st.x, st.y, st.sigma, &a, &b)
+			d = x - lastU
 		}
 		t.m.pool.Put(p)
 		if e, o, bwd, ok := placeAlong(pcs, d); ok {
