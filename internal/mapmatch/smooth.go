@@ -8,16 +8,28 @@ import "math"
 // of road the projection of the fix alone often falls on the wrong side
 // of the junction. Once the path through the window is chosen, each
 // point's place is a position along that path (meters from the decided
-// point's place) measured with the fix's noise at the fix's time; a
-// Rauch-Tung-Striebel smoother over those positions, with a
+// point's place): where its fix is nearest to the path (its own road, or
+// the road before or after it on the path), with the fix's variance, at
+// the fix's time. A Rauch-Tung-Striebel smoother over those positions
+// (the decided points before it and the window after it), with a
 // constant-velocity motion model whose acceleration is white noise of
-// smoothAccel, estimates the place from the fixes before and after it
-// as well, and the point is reported at the smoothed place, on whichever
-// road of the path lies there. Points without times are not smoothed.
+// density smoothAccel, estimates the place from the fixes around it as
+// well. Where the smoothed track stands (under 1 m/s) its fixes' mean is
+// placed on the path instead of each fix, and the track smoothed again:
+// a fix off to the side of the road just before a turn is nearer the road
+// after it, so that a vehicle waiting at a junction would otherwise be
+// placed past it. The point is reported at the smoothed place, never
+// behind the previous point's nor past the next one's place, on
+// whichever road of the path lies there. Points without times are not
+// smoothed.
 
 // smoothAccel is the motion model's acceleration noise: the spectral
 // density of the white-noise acceleration, m²/s³.
-var smoothAccel = 2.0
+const smoothAccel = 2.0
+
+// standing is the speed (m/s) under which the smoothed track is read as
+// standing.
+const standing = 1.0
 
 // smoothHistory is how many decided points before the one being decided
 // the smoother reads.
@@ -28,6 +40,7 @@ const smoothHistory = 6
 // (meters from the last decided point's place on the path).
 type histPoint struct {
 	t, z, r float64
+	x, y    float64 // the fix
 }
 
 // measure is point (x, y)'s place along the path relative to candidate
@@ -50,9 +63,6 @@ func (n *network) measure(c *candidate, x, y float64, in, out *candidate) float6
 	}
 	const near = 60 // meters of a neighbouring edge read
 	clamped := t == 0 && off == 0 || t == 1 && off == l
-	if !measureNeighbours {
-		in, out = nil, nil
-	}
 	if in != nil && in.edge != c.edge && n.exitOf(in) == entry {
 		a := n.fromJunction(in, entry, x, y, near, &d)
 		if a >= 0 {
@@ -82,8 +92,6 @@ func (n *network) measure(c *candidate, x, y float64, in, out *candidate) float6
 	}
 	return z
 }
-
-var measureNeighbours = true
 
 // exitOf and entryOf are the junctions where candidate c's road is
 // left and entered in its direction of travel.
@@ -141,10 +149,11 @@ func (n *network) projectEdge(e int32, x, y, lo, hi float64) (d, off, t float64)
 	return d, off, t
 }
 
-// rts is the smoothed position at index at of measurements z (variance
-// r) taken at times ts, under a constant-velocity model with white-noise
-// acceleration of density q.
-func rts(ts, z, r []float64, q float64, at int) float64 {
+// rts smooths measurements z (variance r) taken at times ts under a
+// constant-velocity model with white-noise acceleration of density q
+// (Rauch-Tung-Striebel): the positions into u and the speeds into v
+// (both as long as z).
+func rts(ts, z, r []float64, q float64, u, v []float64) {
 	n := len(z)
 	type gauss struct{ u, v, puu, puv, pvv float64 }
 	var fBuf, pBuf [32]gauss
@@ -179,25 +188,26 @@ func rts(ts, z, r []float64, q float64, at int) float64 {
 		}
 		f[i] = g
 	}
-	s := f[n-1]
-	for i := n - 2; i >= at; i-- {
+	su, sv := f[n-1].u, f[n-1].v
+	u[n-1], v[n-1] = su, sv
+	for i := n - 2; i >= 0; i-- {
 		dt := max(ts[i+1]-ts[i], 1e-3)
 		p, fi := pr[i+1], f[i]
-		// C = P_f F^T P_pred^-1
+		// the gain P_f Fᵀ P_pred⁻¹
 		cuu, cuv := fi.puu+dt*fi.puv, fi.puv
 		cvu, cvv := fi.puv+dt*fi.pvv, fi.pvv
 		det := p.puu*p.pvv - p.puv*p.puv
 		if !(det > 0) {
-			return f[at].u
+			su, sv = fi.u, fi.v
+		} else {
+			iuu, iuv, ivv := p.pvv/det, -p.puv/det, p.puu/det
+			guu, guv := cuu*iuu+cuv*iuv, cuu*iuv+cuv*ivv
+			gvu, gvv := cvu*iuu+cvv*iuv, cvu*iuv+cvv*ivv
+			du, dv := su-p.u, sv-p.v
+			su, sv = fi.u+guu*du+guv*dv, fi.v+gvu*du+gvv*dv
 		}
-		iuu, iuv, ivv := p.pvv/det, -p.puv/det, p.puu/det
-		guu, guv := cuu*iuu+cuv*iuv, cuu*iuv+cuv*ivv
-		gvu, gvv := cvu*iuu+cvv*iuv, cvu*iuv+cvv*ivv
-		du, dv := s.u-p.u, s.v-p.v
-		s = gauss{u: fi.u + guu*du + guv*dv, v: fi.v + gvu*du + gvv*dv}
-		// the covariances of the smoothed state are not needed for the means
+		u[i], v[i] = su, sv
 	}
-	return s.u
 }
 
 // smooth moves c, the chosen candidate of the window's oldest step (on
@@ -217,8 +227,11 @@ func (t *Trace) smooth(c *candidate, linked bool) {
 	}
 	var tsBuf, zBuf, rBuf [32]float64
 	ts, z, r := tsBuf[:0], zBuf[:0], rBuf[:0]
+	var xsBuf, ysBuf [32]float64
+	xs, ys := xsBuf[:0], ysBuf[:0]
 	for _, h := range t.hist {
 		ts, z, r = append(ts, h.t), append(z, h.z), append(r, h.r)
+		xs, ys = append(xs, h.x), append(ys, h.y)
 	}
 	at := len(ts)
 	// the chain's candidates, with the road before each (the last one
@@ -251,13 +264,15 @@ func (t *Trace) smooth(c *candidate, linked bool) {
 	}
 	z0 := n.measure(c, st.x, st.y, ins[0], outs[0])
 	ts, z, r = append(ts, st.t), append(z, z0), append(r, st.sigma*st.sigma)
-	u := 0.0
+	xs, ys = append(xs, st.x), append(ys, st.y)
+	var us [32]float64 // the candidates' places along the path
 	for s := 1; s < m; s++ {
 		w := &t.window[s]
-		u += cs[s].routeD
-		ts, z, r = append(ts, w.t), append(z, u+n.measure(cs[s], w.x, w.y, ins[s], outs[s])), append(r, w.sigma*w.sigma)
+		us[s] = us[s-1] + cs[s].routeD
+		ts, z, r = append(ts, w.t), append(z, us[s]+n.measure(cs[s], w.x, w.y, ins[s], outs[s])), append(r, w.sigma*w.sigma)
+		xs, ys = append(xs, w.x), append(ys, w.y)
 	}
-	t.hist = append(t.hist, histPoint{st.t, z0, st.sigma * st.sigma})
+	t.hist = append(t.hist, histPoint{st.t, z0, st.sigma * st.sigma, st.x, st.y})
 	if len(t.hist) > smoothHistory {
 		t.hist = append(t.hist[:0], t.hist[1:]...)
 	}
@@ -272,7 +287,42 @@ func (t *Trace) smooth(c *candidate, linked bool) {
 	if !timed {
 		return
 	}
-	x := rts(ts, z, r, smoothAccel, at)
+	var uBuf, vBuf [32]float64
+	su, sv := uBuf[:len(z)], vBuf[:len(z)]
+	if len(z) > len(uBuf) {
+		su, sv = make([]float64, len(z)), make([]float64, len(z))
+	}
+	rts(ts, z, r, smoothAccel, su, sv)
+	// A vehicle standing: its fixes' places along the path, each the
+	// nearest point of the path to the fix, are biased where the path
+	// turns (a fix off to the side of the road before the turn is
+	// nearer the road after it); the nearest point of the path to their
+	// mean is not.
+	changed := false
+	for i := 0; i < len(z); {
+		k := i + 1
+		for k < len(z) && math.Abs(sv[k]) < standing && math.Abs(sv[i]) < standing {
+			k++
+		}
+		if k-i >= 2 && k > at { // fixes i to k-1 stood, the window's among them
+			var cx, cy float64
+			for j := i; j < k; j++ {
+				cx, cy = cx+xs[j], cy+ys[j]
+			}
+			cx, cy = cx/float64(k-i), cy/float64(k-i)
+			ref := max(i, at) - at // a step of the window among them
+			zc := us[ref] + n.measure(cs[ref], cx, cy, ins[ref], outs[ref])
+			for j := i; j < k; j++ {
+				z[j] = zc
+			}
+			changed = true
+		}
+		i = k
+	}
+	if changed {
+		rts(ts, z, r, smoothAccel, su, sv)
+	}
+	x := su[at]
 	if hadLast {
 		x = max(x, prevU)
 	}
