@@ -11,14 +11,17 @@ import (
 
 // trip is a simulated drive: its fixes, the way each fix was truly on,
 // where along the drive each was taken (meters), where the drive passes
-// from one way to another, and the distance driven from the first fix
-// to the last.
+// from one way to another, the distance driven from the first fix to
+// the last, and the directed edges driven with the meters from the
+// drive's start to the end of each.
 type trip struct {
 	pts     []Point
 	ways    []int64
 	at      []float64
 	changes []float64
 	meters  float64
+	path    []int32
+	ends    []float64
 }
 
 // Kinematics of the simulated driver (m/s and m/s²).
@@ -38,7 +41,8 @@ const (
 // before the junction, at 15 % of the junctions where three or more
 // roads meet, accelerating at
 // 1.5 m/s² and braking at 2 m/s²; a fix every dt seconds with Gaussian
-// noise of sigma meters on each axis, its Accuracy sigma.
+// noise of sigma meters on each axis, its Accuracy sigma, its Time the
+// moment it was taken (seconds from an arbitrary epoch).
 func drive(n *network, rng *rand.Rand, meters, dt, sigma float64) trip {
 	path, ends := simPath(n, rng, meters)
 	pace := 0.8 + 0.2*rng.Float64()
@@ -61,7 +65,7 @@ func drive(n *network, rng *rand.Rand, meters, dt, sigma float64) trip {
 			}
 		}
 	}
-	var t trip
+	t := trip{path: path, ends: ends}
 	for i := 1; i < len(path); i++ {
 		if n.roads.EdgeRoad(int(path[i]/2), path[i]%2 == 1).WayID != n.roads.EdgeRoad(int(path[i-1]/2), path[i-1]%2 == 1).WayID {
 			t.changes = append(t.changes, ends[i-1])
@@ -260,4 +264,38 @@ func turnSpeedAt(n *network, path []int32, k int) float64 {
 		return math.Inf(1)
 	}
 	return turnSpeed(n, path[k], path[k+1])
+}
+
+// nearest is where along the drive (meters) its path is nearest to
+// (x, y), fix i's place, looking within 150 m of where fix i was taken.
+func (t *trip) nearest(n *network, i int, x, y float64) float64 {
+	best, at := math.Inf(1), t.at[i]
+	for k, de := range t.path {
+		start := t.ends[k] - n.length(de/2)
+		if t.ends[k] < t.at[i]-150 || start > t.at[i]+150 {
+			continue
+		}
+		e := de / 2
+		for q := n.ptFirst[e]; q < n.ptFirst[e+1]-1; q++ {
+			px, py, f := project(x, y, n.x[q], n.y[q], n.x[q+1], n.y[q+1])
+			if d := math.Hypot(px-x, py-y); d < best {
+				off := n.cum[q] + f*(n.cum[q+1]-n.cum[q])
+				if de%2 == 1 {
+					off = n.length(e) - off
+				}
+				best, at = d, start+off
+			}
+		}
+	}
+	return at
+}
+
+// wayAt is the way the drive is on s meters into it.
+func (t *trip) wayAt(n *network, s float64) int64 {
+	for k, de := range t.path {
+		if s <= t.ends[k] || k == len(t.path)-1 {
+			return n.roads.EdgeRoad(int(de/2), de%2 == 1).WayID
+		}
+	}
+	return 0
 }

@@ -35,3 +35,45 @@ func TestSimulationTable(t *testing.T) {
 		t.Log(b.String())
 	}
 }
+
+// TestSimulationBound reports, on the drives of TestSimulatedDrives's
+// two settings (seed 7, 29), how many fixes a matcher that knew the
+// drive's path could put on the right way: each fix placed at its
+// nearest point of the true path (within 150 m of where it was taken
+// along the drive), alone, and those places smoothed as the matcher
+// smooths them (the 6 fixes before and 5 after). It asserts nothing:
+// it is the bound quoted in docs/routing.md, with -v.
+func TestSimulationBound(t *testing.T) {
+	if testing.Short() || raceOn {
+		t.Skip("a report: run it with -v, without -race")
+	}
+	for _, name := range extracts {
+		m := New(extractGraph(t, name), routing.Auto, Config{})
+		for _, set := range []struct{ dt, sigma float64 }{{5, 10}, {30, 20}} {
+			rng := rand.New(rand.NewPCG(7, 29))
+			fixes, alone, smoothed := 0, 0, 0
+			for range 30 {
+				tp := drive(m.net, rng, 5000, set.dt, set.sigma)
+				ts, z, r := make([]float64, len(tp.pts)), make([]float64, len(tp.pts)), make([]float64, len(tp.pts))
+				for i, p := range tp.pts {
+					x, y := m.net.plane(p.Lat, p.Lon)
+					ts[i], z[i], r[i] = p.Time, tp.nearest(m.net, i, x, y), set.sigma*set.sigma
+					fixes++
+					if tp.wayAt(m.net, z[i]) == tp.ways[i] {
+						alone++
+					}
+				}
+				u, v := make([]float64, len(z)), make([]float64, len(z))
+				for i := range z {
+					lo, hi := max(0, i-6), min(len(z), i+6)
+					rts(ts[lo:hi], z[lo:hi], r[lo:hi], smoothAccel, u[:hi-lo], v[:hi-lo])
+					if tp.wayAt(m.net, u[i-lo]) == tp.ways[i] {
+						smoothed++
+					}
+				}
+			}
+			t.Logf("%s, %.0f s, %.0f m: %d fixes; on the true path %.1f%% on the right way alone, %.1f%% smoothed",
+				name, set.dt, set.sigma, fixes, 100*float64(alone)/float64(fixes), 100*float64(smoothed)/float64(fixes))
+		}
+	}
+}
