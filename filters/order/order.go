@@ -59,6 +59,7 @@ type Sequencer[T any] struct {
 	found     []*stream[T]          // AppendPushAll's memory; mu must be held
 	hashes    []uint64              // AppendPushAll's memory; mu must be held
 	touched   uint64                // the sum of what AppendPushAll read ahead, so that the reads are made
+	keep      func(T) T             // KeepWith's; nil: values are buffered as pushed
 }
 
 type stream[T any] struct {
@@ -101,6 +102,16 @@ func New[T any](cfg Config) (*Sequencer[T], error) {
 	s := &Sequencer[T]{cfg: cfg, sources: newSourceTable[T](), waiting: make(map[string]*stream[T])}
 	s.recent.newer, s.recent.older = &s.recent, &s.recent
 	return s, nil
+}
+
+// KeepWith has the Sequencer buffer keep(v) instead of each value v it
+// buffers (an item pushed ahead of a gap); an item released by its own
+// push is returned as pushed. A caller whose values live in memory it
+// reuses copies them there. Call it before the first push.
+func (s *Sequencer[T]) KeepWith(keep func(T) T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keep = keep
 }
 
 // front puts st first in the order of pushes (it may be in it already);
@@ -220,6 +231,9 @@ func (s *Sequencer[T]) push(out []Item[T], st *stream[T], h uint64, source strin
 		}
 		return 0
 	})
+	if s.keep != nil {
+		v = s.keep(v)
+	}
 	st.buf = slices.Insert(st.buf, i, pending[T]{seq: seq, v: v, at: now})
 	if !st.waiting {
 		s.waiting[source], st.waiting = st, true

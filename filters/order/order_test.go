@@ -287,3 +287,41 @@ func TestMaxSources(t *testing.T) {
 		t.Fatalf("b kept its sequence: got %v", got)
 	}
 }
+
+// TestKeepWith: a value buffered behind a gap is the one keep returned
+// (the caller may reuse the memory of what it pushed); a value released
+// by its own push, or late, is the one pushed.
+func TestKeepWith(t *testing.T) {
+	s, err := order.New[*string](order.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[*string]bool{}
+	s.KeepWith(func(v *string) *string {
+		c := new(string)
+		*c = *v + " kept"
+		kept[c] = true
+		return c
+	})
+	now := time.Unix(0, 0)
+	mem := new(string) // the caller's memory, reused for every push
+	pushOne := func(seq int64) []order.Item[*string] {
+		*mem = fmt.Sprint(seq)
+		out := s.AppendPush(nil, "v", seq, mem, now)
+		*mem = "reused"
+		return out
+	}
+	if out := pushOne(1); len(out) != 1 || out[0].Value != mem {
+		t.Fatalf("push 1 released %v, want the pushed value", out)
+	}
+	if out := pushOne(3); len(out) != 0 {
+		t.Fatalf("push 3 released %d items, want it buffered", len(out))
+	}
+	out := pushOne(2)
+	if len(out) != 2 || out[0].Value != mem || !kept[out[1].Value] || *out[1].Value != "3 kept" {
+		t.Fatalf("push 2 released %d items (second kept: %v), want 2 as pushed, then the copy of 3", len(out), len(out) == 2 && kept[out[1].Value])
+	}
+	if out := pushOne(2); len(out) != 1 || !out[0].Late || out[0].Value != mem {
+		t.Fatalf("late push of 2 released %v, want it late, as pushed", out)
+	}
+}

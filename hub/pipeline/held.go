@@ -52,6 +52,19 @@ type heldItem struct {
 	data    []streamData
 	owed    int
 	tracked bool // kept in a buffer, not yet handed off; p.mu
+	// kept is the copy a reorder buffer keeps of an item of its batch's
+	// memory (keepHeld); nil: none
+	kept *heldItem
+}
+
+// keepHeld is the reorder buffers' KeepWith: sequenceAll makes a batch's
+// items in one allocation, and the few a buffer keeps past their push
+// are copied out of it, so that a kept item holds no other.
+func keepHeld(hi *heldItem) *heldItem {
+	c := new(heldItem)
+	*c = *hi
+	hi.kept = c
+	return c
 }
 
 // stashed is a released event's hand-off to one stream that failed and

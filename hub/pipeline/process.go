@@ -147,6 +147,13 @@ func orderSource(ev *event.Event) string {
 // buffer kept it) is not pushed again.
 func (p *Pipeline) sequenceAll(ms []matchedMsg, b *batch, now time.Time) {
 	b.takes = slices.Grow(b.takes[:0], len(b.matched)) // never moved: each event's takes are part of it
+	n := 0
+	for i := range ms {
+		if ms[i].ordered {
+			n++
+		}
+	}
+	slab := make([]heldItem, n) // one allocation for the batch's items (keepHeld)
 	for i := range ms {
 		m := &ms[i]
 		m.push = -1
@@ -159,7 +166,9 @@ func (p *Pipeline) sequenceAll(ms []matchedMsg, b *batch, now time.Time) {
 				b.takes = append(b.takes, e)
 			}
 		}
-		m.held = &heldItem{env: m.env, from: m.from, claim: m.claim}
+		m.held = &slab[len(slab)-n]
+		n--
+		*m.held = heldItem{env: m.env, from: m.from, claim: m.claim}
 		if len(b.takes) > lo {
 			m.held.takes = b.takes[lo:len(b.takes):len(b.takes)]
 		}
@@ -192,6 +201,7 @@ func (p *Pipeline) sequenceAll(ms []matchedMsg, b *batch, now time.Time) {
 				if seq, err = order.New[*heldItem](order.Config{MaxBuffered: p.cfg.MaxBuffered, MaxWait: p.cfg.OrderWait, MaxSources: p.cfg.MaxSources}); err != nil {
 					panic(fmt.Sprintf("pipeline: sequencer: %v", err)) // New checked the config
 				}
+				seq.KeepWith(keepHeld)
 				p.seqs[s] = seq
 			}
 		}
@@ -201,6 +211,11 @@ func (p *Pipeline) sequenceAll(ms []matchedMsg, b *batch, now time.Time) {
 		pushed++
 	}
 	flush()
+	for i := range ms {
+		if m := &ms[i]; m.push >= 0 && m.held.kept != nil {
+			m.held = m.held.kept // what its buffer released or keeps
+		}
+	}
 	// an event its own push did not release was kept
 	for i := range ms {
 		m := &ms[i]
