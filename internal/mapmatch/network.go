@@ -163,6 +163,11 @@ type candidate struct {
 	// of travel (not a guess)
 	moving bool
 	dead   bool // not reached from the previous point's decided road
+	// the place along the path measured for the smoother (see measure),
+	// with the roads before and after it it was measured with
+	measured bool
+	mKey     [2]int32
+	mz       float64
 }
 
 // candidates are the nearest place of every edge within radius of

@@ -43,15 +43,42 @@ type histPoint struct {
 	x, y    float64 // the fix
 }
 
-// measure is point (x, y)'s place along the path relative to candidate
+// measure is fix (x, y)'s place along the path relative to candidate
+// c's place, the fix being c's own (see measureNew); it is kept in c, as
+// a step of the window is measured again at each decision.
+func (n *network) measure(c *candidate, x, y float64, in, out *candidate) float64 {
+	key := [2]int32{-1, -1} // the roads before and after, as measured
+	if in != nil {
+		key[0] = 2*in.edge + int32(b2i(in.bwd))
+	}
+	if out != nil {
+		key[1] = 2*out.edge + int32(b2i(out.bwd))
+	}
+	if c.measured && c.mKey == key {
+		return c.mz
+	}
+	z := n.measureNew(c, x, y, in, out)
+	c.measured, c.mKey, c.mz = true, key, z
+	return z
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// measureNew is point (x, y)'s place along the path relative to candidate
 // c's place (meters, positive ahead): where the fix projects onto c's
 // edge, or onto the edge the path comes from (in) or goes on to (out)
 // where these join c's edge and the fix is nearer to them. Without them,
 // a fix beyond an end of c's edge is measured along the edge's last
 // segment there.
-func (n *network) measure(c *candidate, x, y float64, in, out *candidate) float64 {
+func (n *network) measureNew(c *candidate, x, y float64, in, out *candidate) float64 {
 	l := n.length(c.edge)
-	d, off, t := n.projectEdge(c.edge, x, y, 0, l)
+	w := 3*math.Hypot(x-c.x, y-c.y) + 20 // the nearest place lies within this of c's, along the edge
+	d, off, t := n.projectEdge(c.edge, x, y, c.off-w, c.off+w)
 	z := off - c.off
 	if c.bwd {
 		z = -z
@@ -311,7 +338,7 @@ func (t *Trace) smooth(c *candidate, linked bool) {
 			}
 			cx, cy = cx/float64(k-i), cy/float64(k-i)
 			ref := max(i, at) - at // a step of the window among them
-			zc := us[ref] + n.measure(cs[ref], cx, cy, ins[ref], outs[ref])
+			zc := us[ref] + n.measureNew(cs[ref], cx, cy, ins[ref], outs[ref])
 			for j := i; j < k; j++ {
 				z[j] = zc
 			}
