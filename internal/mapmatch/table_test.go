@@ -77,3 +77,29 @@ func TestSimulationBound(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulationSeeds reports TestSimulatedDrives's figures over seeds
+// 1, 2, 3 and 7 (30 drives each): the share of fixes on the right way
+// and the median length error at its two settings, and their mean over
+// the seeds. It asserts nothing: it is the range quoted in
+// docs/routing.md, with -v.
+func TestSimulationSeeds(t *testing.T) {
+	if testing.Short() || raceOn {
+		t.Skip("a report: run it with -v, without -race")
+	}
+	var b strings.Builder
+	for _, name := range extracts {
+		m := New(extractGraph(t, name), routing.Auto, Config{})
+		for _, set := range []struct{ dt, sigma float64 }{{5, 10}, {30, 20}} {
+			fmt.Fprintf(&b, "%s, %.0f s, %.0f m: right way %% / median length error %% by seed:", name, set.dt, set.sigma)
+			sum := 0.0
+			for _, seed := range []uint64{1, 2, 3, 7} {
+				sc := simulate(m, rand.New(rand.NewPCG(seed, 29)), 30, set.dt, set.sigma)
+				sum += sc.share()
+				fmt.Fprintf(&b, " %.1f / %.2f;", 100*sc.share(), 100*sc.medianLengthErr())
+			}
+			fmt.Fprintf(&b, " mean %.2f\n", 100*sum/4)
+		}
+	}
+	t.Log("\n" + b.String())
+}
