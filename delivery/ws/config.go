@@ -9,7 +9,7 @@ import (
 // Config of a Server. Zero fields take the defaults below, applied in New.
 type Config struct {
 	QueueBytes     int           // per-connection send queue limit, default 4 MiB
-	WriteTimeout   time.Duration // deadline of every write, default 10s
+	WriteTimeout   time.Duration // a write must end within WriteTimeout/2 to WriteTimeout of its start (deadlines are renewed once half used), default 10s
 	PingInterval   time.Duration // default 20s
 	ReadTimeout    time.Duration // default 60s, extended by any frame or pong; keep it above PingInterval
 	MaxMessageSize int64         // largest client frame, default 64 KiB

@@ -87,8 +87,8 @@
 // than LagNotice messages behind (the stream's hub.StreamInfo.LagNotice
 // when it sets one) sends {"type":"lag"} (at most every 5 s);
 // more than MaxLag behind for longer than LagGrace closes with 4008. A
-// client that stops reading altogether is closed when a write exceeds
-// WriteTimeout (4008, but the close frame cannot get through a full
+// client that stops reading altogether is closed when a write exceeds its
+// deadline, WriteTimeout/2 to WriteTimeout after it began (4008, but the close frame cannot get through a full
 // socket). Control frames (replies, notices, pongs) may exceed the queue
 // limit by 64 KiB; past that the client is closed with 4008 too. Entries
 // past retention are reported with offsets_expired and skipped.

@@ -74,7 +74,7 @@ func TestBatcherFraming(t *testing.T) {
 				for i := range frames {
 					b.add(&frames[i])
 				}
-				errc <- b.flush(5 * time.Second)
+				errc <- b.flush(5*time.Second, false)
 			}()
 			for i, wf := range want {
 				op, payload := readFrame(t, r)
