@@ -253,3 +253,25 @@ func TestRoadAt(t *testing.T) {
 		}
 	}
 }
+
+// TestLongLagSmoothed: a lag longer than the smoother's buffers, with
+// times, matches every fix onto its road.
+func TestLongLagSmoothed(t *testing.T) {
+	h := &handNet{}
+	h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{2000, 0})
+	tr := New(h, routing.Auto, Config{Lag: 40}).Trace()
+	var out []Match
+	for i := range 100 {
+		lat, lon := toLatLon(15*float64(i), wobble(i, 5))
+		out = append(out, tr.Add(Point{Lat: lat, Lon: lon, Accuracy: 5, Time: 1.8e9 + float64(i)})...)
+	}
+	out = append(out, tr.Flush()...)
+	if len(out) != 100 {
+		t.Fatalf("%d matches for 100 fixes", len(out))
+	}
+	for i, m := range out {
+		if !m.Matched || m.WayID != 1 {
+			t.Errorf("fix %d matched to way %d (%v)", i, m.WayID, m.Matched)
+		}
+	}
+}
