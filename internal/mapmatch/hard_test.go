@@ -117,3 +117,54 @@ func points(xy [][2]float64, acc float64) []Point {
 	}
 	return out
 }
+
+// TestWaitBeforeCrossStreet: a car brakes to wait 8 m before a junction
+// for longer than the lag, its fixes (with times, a second apart)
+// scattered up to 16 m around where it stands, four of them nearer the
+// cross street than its own road, then drives straight on: the fixes
+// while it waits are on the road it waits on, as where it went on shows
+// (and the others too, but within 5 m of the junction), and the route is
+// the distance driven.
+func TestWaitBeforeCrossStreet(t *testing.T) {
+	h := &handNet{}
+	h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{500, 0})
+	h.road(2, 1, 2, 50, [2]float64{500, 0}, [2]float64{1000, 0})
+	h.road(3, 1, 3, 30, [2]float64{500, 0}, [2]float64{500, 400})
+	var pts [][2]float64
+	var ways []int64
+	for _, x := range []float64{380, 394, 407, 419, 430, 440, 459, 466, 476, 483, 488, 491} { // braking
+		pts, ways = append(pts, [2]float64{x, wobble(len(pts), 3)}), append(ways, 1)
+	}
+	for _, p := range [][2]float64{{480, 4}, {503, 9}, {497, -5}, {504, 10}, {481, -3}, {502, -7}, {486, 2}, {503, 6}, {490, -9}, {499, 11}, {483, -6}, {476, -8}} {
+		pts, ways = append(pts, p), append(ways, 1)
+	}
+	for i := 1; i < 20; i++ { // away at 2 m/s², then at 14 m/s
+		x := 492 + float64(i*i)
+		if i > 7 {
+			x = 492 + 49 + 14*float64(i-7)
+		}
+		way := int64(1)
+		if x > 500 {
+			way = 2
+		}
+		pts, ways = append(pts, [2]float64{x, wobble(i, 3)}), append(ways, way)
+	}
+	fixes := points(pts, 8)
+	for i := range fixes {
+		fixes[i].Time = 1.8e9 + float64(i)
+	}
+	res := New(h, routing.Auto, Config{}).Match(fixes)
+	for i, m := range res.Matches {
+		moving := i < 12 || i >= 24
+		if moving && math.Abs(pts[i][0]-500) < 5 {
+			continue // a fix taken within 5 m of the junction: either way
+		}
+		if !m.Matched || m.WayID != ways[i] {
+			t.Errorf("fix %d (%.0f, %.0f) matched to way %d (%v), want %d", i, pts[i][0], pts[i][1], m.WayID, m.Matched, ways[i])
+		}
+	}
+	want := pts[len(pts)-1][0] - pts[0][0]
+	if len(res.Runs) != 1 || math.Abs(res.Runs[0].Meters-want) > 20 {
+		t.Errorf("runs %+v, want one of %.0f m", res.Runs, want)
+	}
+}

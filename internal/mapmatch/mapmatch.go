@@ -18,8 +18,12 @@
 //     has not moved (a vehicle standing, or noise) and is held at the
 //     previous point's place, so that a stop adds no distance;
 //   - Viterbi over a window: a point's road is decided, and final, when
-//     Lag (default 5) more points have arrived, by the best path then, or
-//     when the trace is flushed.
+//     Lag (default 5) more points have arrived that moved (a point held
+//     where the previous one stood does not count, while the window holds
+//     fewer than 4 × Lag points), by the best path then, or when the
+//     trace is flushed;
+//   - the decided point's place is smoothed along the path with its
+//     neighbours by time (see smooth.go), and its road is the one there.
 //
 // A point with no road within its radius is unmatched and cuts the
 // trace: the points before it are decided at once, the ones after it
@@ -40,7 +44,7 @@ import (
 
 // Config tunes a Matcher; zero fields take the defaults.
 type Config struct {
-	Lag       int     // points after which a point's road is final: 5
+	Lag       int     // moved points after which a point's road is final: 5 (see due)
 	Beta      float64 // meters, the transition's scale: 20
 	Candidate int     // roads considered per point: 10
 	MaxRouteM float64 // the route search's bound: 5,000 m
@@ -135,6 +139,7 @@ type step struct {
 	x, y  float64
 	t     float64 // the fix's time (0 not known)
 	sigma float64
+	held  bool // its best candidate is held at the previous point's place
 	cands []candidate
 }
 
@@ -179,19 +184,49 @@ func (t *Trace) Add(p Point) []Match {
 		cands[i].bwd = !n.fwd[cands[i].edge]
 	}
 	var out []Match
-	if len(t.window) > 0 && !t.transition(cands, x, y, sigma) {
-		out = t.Flush() // nothing of the previous point reaches this one
+	held := false
+	if len(t.window) > 0 {
+		var ok bool
+		if held, ok = t.transition(cands, x, y, sigma); !ok {
+			out = t.Flush() // nothing of the previous point reaches this one
+		}
 	}
-	t.window = append(t.window, step{index: idx, x: x, y: y, t: p.Time, sigma: sigma, cands: cands})
-	for len(t.window) > t.m.cfg.Lag {
+	t.window = append(t.window, step{index: idx, x: x, y: y, t: p.Time, sigma: sigma, held: held, cands: cands})
+	for t.due() {
 		out = append(out, t.decide())
 	}
 	return out
 }
 
+// standLag is how many times Lag points the window may hold while the
+// vehicle stands.
+const standLag = 4
+
+// due says the oldest point of the window is to be decided: Lag points
+// after it have moved (points held where the previous one stood do not
+// count while the vehicle stands, so that where it went on decides where
+// it stood), or the window holds standLag times Lag points.
+func (t *Trace) due() bool {
+	lag := t.m.cfg.Lag
+	if len(t.window) <= lag {
+		return false
+	}
+	if len(t.window) > standLag*lag {
+		return true
+	}
+	moved := 0
+	for s := 1; s < len(t.window); s++ {
+		if !t.window[s].held {
+			moved++
+		}
+	}
+	return moved >= lag
+}
+
 // transition adds to the new candidates' emission scores the best path
-// from the previous step's; false when none is reachable.
-func (t *Trace) transition(cands []candidate, x, y, sigma float64) bool {
+// from the previous step's; false when none is reachable. held says the
+// best of them is held at the previous point's place.
+func (t *Trace) transition(cands []candidate, x, y, sigma float64) (stood, ok bool) {
 	n := t.m.net
 	prev := &t.window[len(t.window)-1]
 	straight := math.Hypot(x-prev.x, y-prev.y)
@@ -238,7 +273,7 @@ func (t *Trace) transition(cands []candidate, x, y, sigma float64) bool {
 			}
 		}
 	}
-	top := math.Inf(-1)
+	top, topJ := math.Inf(-1), 0
 	for j := range cands {
 		c := &cands[j]
 		c.score += best[j]
@@ -247,15 +282,17 @@ func (t *Trace) transition(cands []candidate, x, y, sigma float64) bool {
 			a := &prev.cands[back[j]]
 			c.off, c.x, c.y = a.off, a.x, a.y
 		}
-		top = max(top, c.score)
+		if c.score > top {
+			top, topJ = c.score, j
+		}
 	}
 	if math.IsInf(top, -1) {
-		return false
+		return false, false
 	}
 	for j := range cands { // keep the scores near 0
 		cands[j].score -= top
 	}
-	return true
+	return held[topJ], true
 }
 
 // Flush decides every point still in the window (the trace ends, or is
