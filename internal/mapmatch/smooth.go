@@ -315,11 +315,11 @@ func (t *Trace) smooth(c *candidate, linked bool) {
 		return
 	}
 	var uBuf, vBuf [32]float64
-	su, sv := uBuf[:0], vBuf[:0]
-	if len(z) > len(uBuf) { // a lag of more than 25 points
-		su, sv = make([]float64, len(z)), make([]float64, len(z))
-	} else {
+	var su, sv []float64
+	if len(z) <= len(uBuf) {
 		su, sv = uBuf[:len(z)], vBuf[:len(z)]
+	} else { // a long window
+		su, sv = make([]float64, len(z)), make([]float64, len(z))
 	}
 	rts(ts, z, r, smoothAccel, su, sv)
 	// A vehicle standing: its fixes' places along the path, each the
