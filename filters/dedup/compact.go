@@ -41,6 +41,7 @@ type Compact struct {
 	claims     claimTable
 	sweepAt    int
 	touched    uint64 // the sum of the slots touch read, so that the reads are made
+	hbuf       []hkey // RecordAll's hashes, kept between calls
 }
 
 // hkey is the 128-bit hash of an id.
@@ -59,6 +60,8 @@ const (
 	dead      = math.MinInt64
 	minSlots  = 1024
 	minSweep  = 1024
+	// maxKeptHashes bounds the hashes RecordAll keeps for its next call
+	maxKeptHashes = 8192
 	// maxCompact keeps a position and a marker in 32 bits.
 	maxCompact = math.MaxUint32 - 1
 )
@@ -240,11 +243,15 @@ func (c *Compact) RecordAll(_ context.Context, ids []string, states []State) err
 	if err := checkIDs(ids); err != nil {
 		return err
 	}
-	var buf [64]hkey
-	hs := c.hashes(buf[:0], ids)
-	states = states[:len(hs)]
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// hashed under the lock into memory the window keeps: a batch of
+	// hundreds would otherwise allocate its hashes in every call
+	hs := c.hashes(c.hbuf[:0], ids)
+	if cap(hs) <= maxKeptHashes {
+		c.hbuf = hs[:0]
+	}
+	states = states[:len(hs)]
 	now := c.clock()
 	c.expire(now)
 	c.touch(hs)
