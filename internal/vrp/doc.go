@@ -45,11 +45,9 @@
 //     nearest stops, priced in constant time and rebuilt only when it
 //     saves) and or-opt (a string of two or three stops moved into
 //     another route beside one of its first stop's nearest stops, the
-//     two routes rebuilt only when the arcs say it saves) and swap (a
-//     stop and the stop before or after one of its nearest stops in
-//     another route trade places, the two routes rebuilt only when the
-//     eight arcs say it saves), until no move saves; a polished plan
-//     that saves becomes both the current and the best one.
+//     two routes rebuilt only when the arcs say it saves), until no move
+//     saves; a polished plan that saves becomes
+//     both the current and the best one.
 //
 // Each route keeps, per position, the earliest service start (forward)
 // and the latest service start that keeps every later stop and the

@@ -7,9 +7,8 @@ const polishNear = 30
 // polish is s improved by local search until no move helps: relocate (a
 // stop moved next to one of its nearest stops, in its own route or
 // another), 2-opt* (two routes exchange their tails, so that a stop is
-// followed by one of its nearest stops), or-opt (orOpt: a string of
-// two or three stops moved into another route) and swap (a stop and one
-// beside its nearest stop in another route trade places). A relocation is checked in
+// followed by one of its nearest stops) and or-opt (orOpt: a string of
+// two or three stops moved into another route). A relocation is checked in
 // constant time; an exchange of tails is priced in constant time and
 // rebuilt only when it saves. It never opens a route.
 func (w *worker) polish(s *solution) *solution {
@@ -30,7 +29,7 @@ func (w *worker) polish(s *solution) *solution {
 			if s.where[c] < 0 {
 				continue
 			}
-			if w.relocate(s, c, pos, index) || w.twoOptStar(s, c, pos, index) || w.orOpt(s, c, pos, index) || w.swap(s, c, pos, index) {
+			if w.relocate(s, c, pos, index) || w.twoOptStar(s, c, pos, index) || w.orOpt(s, c, pos, index) {
 				moved = true
 			}
 		}
