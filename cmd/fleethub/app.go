@@ -389,14 +389,6 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		return k.Plan, err
 	})}
 	wcfg.KeptHijackedConns = true // the API's server keeps hijacked connections (api/server.go)
-	switch {
-	case cfg.WSLinger < 0:
-		return fmt.Errorf("--ws-linger must not be negative, not %s", cfg.WSLinger)
-	case cfg.WSLinger == 0:
-		wcfg.Linger = -1 // never wait
-	default:
-		wcfg.Linger = cfg.WSLinger
-	}
 	// the embedded window: ten million ids in about 490 MiB, allocated as they come (filters/dedup)
 	const windowSize, windowTTL = 10_000_000, time.Hour
 	var window dedup.Window = dedup.NewCompact(windowSize, windowTTL)

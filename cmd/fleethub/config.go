@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/delivery/webhook"
-	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub/seglog"
 )
 
@@ -41,8 +40,6 @@ type config struct {
 	// OrderWait is how long an event_ordering stream waits for a
 	// sequence gap to fill (0: the pipeline's default).
 	OrderWait time.Duration
-	// WSLinger is ws.Config.Linger (0: never wait).
-	WSLinger time.Duration
 	// SSEHeartbeat is the interval of an idle event stream's heartbeat
 	// (0: api/feed's 15 s; tests shorten it).
 	SSEHeartbeat time.Duration
@@ -114,7 +111,6 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	fs.DurationVar(&c.LogRetention, "log-retention", seglog.DefaultRetention, "how long the embedded bus and stream logs under --data keep messages")
 	fs.Int64Var(&c.LogMaxBytes, "log-max-bytes", seglog.DefaultMaxBytes, "disk bytes each of the embedded bus and stream logs keeps at most (oldest segments deleted first)")
 	fs.DurationVar(&c.OrderWait, "order-wait", 2*time.Second, "how long event_ordering waits for a missing sequence number before it skips the gap")
-	fs.DurationVar(&c.WSLinger, "ws-linger", ws.DefaultLinger, "a busy websocket stream delivers what comes within this time of its last delivery round in the next round: one write per connection per round (0: every message at once)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 15*time.Second, "how long shutdown waits for in-flight work")
 	fs.Usage = func() {
 		fmt.Fprintln(w, "usage: fleethub serve [flags]\n\nEvery flag can also be set as FLEETHUB_<FLAG> (dashes as underscores).")

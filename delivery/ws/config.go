@@ -22,14 +22,6 @@ type Config struct {
 	MaxLag    int64         // default 100,000
 	LagGrace  time.Duration // default 30s
 	ReadBatch int           // entries read from the log per pump step, default 256
-	// Linger: when a stream's log moves on again within Linger of the
-	// last time its caught-up subscriptions were woken, they are woken
-	// when Linger has passed since then, so that each reads and writes
-	// what came meanwhile in one go: on a busy stream one read and one
-	// write per connection per Linger rather than per message, for at
-	// most Linger of added latency. A stream whose messages come further
-	// apart is delivered at once. Default 2 ms; negative: never wait.
-	Linger time.Duration
 	// MaxSubscriptions bounds the streams one connection follows, in the
 	// query and through subscribe frames together.
 	MaxSubscriptions int // default 100
@@ -80,7 +72,6 @@ const (
 	DefaultMaxLag           = 100_000
 	DefaultLagGrace         = 30 * time.Second
 	DefaultReadBatch        = 256
-	DefaultLinger           = 2 * time.Millisecond
 	DefaultMaxSubscriptions = 100
 
 	// DefaultBatchSize and DefaultMaxWait apply to a stream with
@@ -149,9 +140,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxSubscriptions <= 0 {
 		c.MaxSubscriptions = DefaultMaxSubscriptions
-	}
-	if c.Linger == 0 {
-		c.Linger = DefaultLinger
 	}
 	if c.Acks == nil {
 		c.Acks = NewMemoryAcks()

@@ -282,39 +282,3 @@ func TestPlainHTTPAndLimits(t *testing.T) {
 	send(t, c, `{"type":"resume","stream_id":"s2","last_offset":0}`) // a move is not a new subscription
 	expectControl(t, c, "subscribed", "")
 }
-
-// TestDeliveryRounds: with the stream's caught-up subscriptions woken
-// in rounds (Config.Linger) and without, every connection gets every
-// message once, in order, whether messages come after the last round
-// was delivered or in a burst.
-func TestDeliveryRounds(t *testing.T) {
-	for _, linger := range []time.Duration{-1, ws.DefaultLinger, 50 * time.Millisecond} {
-		t.Run(linger.String(), func(t *testing.T) {
-			f := newFixture(t, ws.Config{Linger: linger}, hub.StreamInfo{ID: "s1"})
-			var cs []*client
-			for range 3 {
-				c := f.mustDial("stream_id=s1")
-				expectControl(t, c, "subscribed", "")
-				cs = append(cs, c)
-			}
-			// runs of one, two or three, each appended once the last run
-			// was delivered (the subscriptions are caught up and woken
-			// again within the linger of their last round), then a burst
-			next := int64(1)
-			for i := range 30 {
-				n := 1 + i%3
-				f.appendN("s1", n, 0)
-				for _, c := range cs {
-					readOffsets(t, c, "s1", next, n)
-				}
-				next += int64(n)
-			}
-			for i := range 60 {
-				f.appendN("s1", 1+i%3, 0)
-			}
-			for _, c := range cs {
-				readOffsets(t, c, "s1", next, 120)
-			}
-		})
-	}
-}

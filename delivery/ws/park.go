@@ -30,7 +30,6 @@ type lot struct {
 	waitFor int64 // the offset the waiter waits for
 
 	kick   chan struct{} // capacity 1: a pump parked that waits for an earlier offset, or the lot emptied
-	woke   time.Time     // when the waiter last woke the pumps for the log (Config.Linger); the waiter's
 	woken  []*pump       // the waiter's
 	tick   *time.Ticker  // the waiter's
 	waitFn func()        // l.waitLoop, made once: go allocates nothing for it
@@ -123,16 +122,6 @@ func (l *lot) waitLoop() {
 		select {
 		case <-l.s.log.Wait(l.id, next):
 			wake = true
-			if linger := l.s.cfg.Linger; linger > 0 {
-				// a busy stream's pumps take what comes within Linger
-				// of their last round in their next one
-				now := time.Now()
-				if d := l.woke.Add(linger).Sub(now); d > 0 {
-					time.Sleep(d)
-					now = now.Add(d)
-				}
-				l.woke = now
-			}
 		case <-l.tick.C:
 			wake = l.changed(org, env, epoch)
 		case <-l.kick:
