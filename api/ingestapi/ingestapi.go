@@ -19,6 +19,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/ingest/telemetry"
+	"github.com/fleethub/fleethub/internal/jsonw"
 	gojson "github.com/goccy/go-json"
 )
 
@@ -198,7 +199,7 @@ func (h *Handlers) telemetry(c *api.Ctx) error {
 	if err != nil {
 		return mapErr(err)
 	}
-	return c.JSON(202, TelemetryAccepted{Accepted: res.Accepted, Sequence: res.Sequences, GeneratedEventIDs: res.Generated, IngestedAt: res.IngestedAt})
+	return accepted(c, TelemetryAccepted{Accepted: res.Accepted, Sequence: res.Sequences, GeneratedEventIDs: res.Generated, IngestedAt: res.IngestedAt})
 }
 
 func (h *Handlers) events(c *api.Ctx) error {
@@ -211,6 +212,83 @@ func (h *Handlers) events(c *api.Ctx) error {
 	if err != nil {
 		return mapErr(err)
 	}
-	return c.JSON(202, EventsAccepted{Accepted: res.Accepted, EventIDs: res.EventIDs, Duplicates: res.Duplicates,
+	return accepted(c, EventsAccepted{Accepted: res.Accepted, EventIDs: res.EventIDs, Duplicates: res.Duplicates,
 		DuplicateEventIDs: res.DuplicateEventIDs, IngestedAt: res.IngestedAt})
+}
+
+// jsonAppender is an answer that writes its own JSON, byte for byte what
+// api.Ctx.JSON would (encoding/json without HTML escaping, a newline
+// after); false when it leaves the value to encoding/json.
+type jsonAppender interface {
+	appendJSON(b []byte) ([]byte, bool)
+}
+
+// accepted answers 202 with v: written by v itself on the hot paths (a
+// single-message publish spent 4 % of its CPU in encoding/json's
+// reflection), else by c.JSON.
+func accepted(c *api.Ctx, v jsonAppender) error {
+	b, ok := v.appendJSON(make([]byte, 0, 256))
+	if !ok {
+		return c.JSON(202, v)
+	}
+	c.SetStatusCode(202)
+	c.SetContentType("application/json")
+	c.Response.SetBodyRaw(b)
+	return nil
+}
+
+func (a TelemetryAccepted) appendJSON(b []byte) ([]byte, bool) {
+	b = append(b, `{"accepted":`...)
+	b = strconv.AppendInt(b, int64(a.Accepted), 10)
+	b = append(b, `,"sequence":`...)
+	if a.Sequence == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, n := range a.Sequence {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, n, 10)
+		}
+		b = append(b, ']')
+	}
+	if len(a.GeneratedEventIDs) > 0 {
+		b = appendStrings(append(b, `,"generated_event_ids":`...), a.GeneratedEventIDs)
+	}
+	return appendIngestedAt(b, a.IngestedAt)
+}
+
+func (a EventsAccepted) appendJSON(b []byte) ([]byte, bool) {
+	b = append(b, `{"accepted":`...)
+	b = strconv.AppendInt(b, int64(a.Accepted), 10)
+	b = appendStrings(append(b, `,"event_ids":`...), a.EventIDs)
+	b = append(b, `,"duplicates":`...)
+	b = strconv.AppendInt(b, int64(a.Duplicates), 10)
+	if len(a.DuplicateEventIDs) > 0 {
+		b = appendStrings(append(b, `,"duplicate_event_ids":`...), a.DuplicateEventIDs)
+	}
+	return appendIngestedAt(b, a.IngestedAt)
+}
+
+// appendStrings appends ss as a JSON array (null when nil).
+func appendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonw.AppendString(b, s, false)
+	}
+	return append(b, ']')
+}
+
+// appendIngestedAt ends an answer with its ingested_at.
+func appendIngestedAt(b []byte, t time.Time) ([]byte, bool) {
+	b = append(b, `,"ingested_at":`...)
+	b, ok := jsonw.AppendTime(b, t)
+	return append(b, "}\n"...), ok
 }

@@ -5,7 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/fleethub/fleethub/internal/jsonw"
 )
 
 // AppendEventJSON appends ev as encoding/json.Marshal writes it, byte for
@@ -242,76 +243,13 @@ func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
 	return b, true
 }
 
-// appendJSONTime writes t as time.Time's MarshalJSON does (RFC 3339 with
-// nanoseconds); false for a year it refuses.
-func appendJSONTime(b []byte, t time.Time) ([]byte, bool) {
-	if y := t.Year(); y < 0 || y > 9999 {
-		return b, false
-	}
-	if _, off := t.Zone(); off <= -24*3600 || off >= 24*3600 {
-		return b, false // MarshalJSON refuses a zone of 24 hours or more
-	}
-	b = append(b, '"')
-	b = t.AppendFormat(b, time.RFC3339Nano)
-	return append(b, '"'), true
-}
+// appendJSONTime writes t as time.Time's MarshalJSON does; false for
+// what it refuses.
+func appendJSONTime(b []byte, t time.Time) ([]byte, bool) { return jsonw.AppendTime(b, t) }
 
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString writes s quoted and escaped as encoding/json does by
-// default: `"` and `\`, control characters (\b \f \n \r \t by name, the
-// others as \u00XX), <, > and & as \u003c, \u003e and \u0026, U+2028 and
-// U+2029 escaped, and each byte of invalid UTF-8 as \ufffd.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendJSONString writes s quoted and escaped as encoding/json.Marshal
+// does (HTML characters escaped).
+func appendJSONString(b []byte, s string) []byte { return jsonw.AppendString(b, s, true) }
 
 // AppendTelemetryJSON appends t as encoding/json.Marshal writes it, byte
 // for byte, as AppendEventJSON does an event; false when a value holds
