@@ -41,12 +41,15 @@ func TestSimulationTable(t *testing.T) {
 // drive's path could put on the right way: each fix placed at its
 // nearest point of the true path (within 150 m of where it was taken
 // along the drive), alone, and those places smoothed as the matcher
-// smooths them (the 6 fixes before and 5 after). It asserts nothing:
-// it is the bound quoted in docs/routing.md, with -v.
-func TestSimulationBound(t *testing.T) {
-	if testing.Short() || raceOn {
-		t.Skip("a report: run it with -v, without -race")
+// smooths them (the 6 fixes before and 5 after). A measurement, not a
+// test: the bound quoted in docs/routing.md, printed with -v.
+func BenchmarkSimulationBound(b *testing.B) {
+	for b.Loop() {
+		simulationBound(b)
 	}
+}
+
+func simulationBound(t testing.TB) {
 	for _, name := range extracts {
 		m := New(extractGraph(t, name), routing.Auto, Config{})
 		for _, set := range []struct{ dt, sigma float64 }{{5, 10}, {30, 20}} {
@@ -81,12 +84,15 @@ func TestSimulationBound(t *testing.T) {
 // TestSimulationSeeds reports TestSimulatedDrives's figures over seeds
 // 1, 2, 3 and 7 (30 drives each): the share of fixes on the right way
 // and the median length error at its two settings, and their mean over
-// the seeds. It asserts nothing: it is the range quoted in
-// docs/routing.md, with -v.
-func TestSimulationSeeds(t *testing.T) {
-	if testing.Short() || raceOn {
-		t.Skip("a report: run it with -v, without -race")
+// the seeds. A measurement, not a test: the range quoted in
+// docs/routing.md, printed with -v.
+func BenchmarkSimulationSeeds(bb *testing.B) {
+	for bb.Loop() {
+		simulationSeeds(bb)
 	}
+}
+
+func simulationSeeds(t testing.TB) {
 	var b strings.Builder
 	for _, name := range extracts {
 		m := New(extractGraph(t, name), routing.Auto, Config{})
