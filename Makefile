@@ -18,12 +18,17 @@ build:
 ## FLEETHUB_TEST_DATABASE_URL and FLEETHUB_TEST_REDIS_URL and skip without them.
 ## The routing engine's checks on every real extract and the model tests'
 ## full seed counts run again without the detector, which makes contracting a
-## city ten times slower and the server five to ten times (race_on_test.go)
+## city ten times slower and the server five to ten times (race_on_test.go).
+## The tests that build and drive a server child (the crash harnesses, the
+## load generators against a server) or serve a whole city skip themselves
+## under the detector and run only in that second pass, where the child's
+## build reuses the packages the test binaries compiled.
+SERVER_TESTS = ^(TestModel(Embedded|TwoNodes)|TestCrash[A-Za-z]*|TestRoutingMatrix|TestModesAgainstAServer)$$
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 	$(GO) test -count=1 -run '^TestRealExtracts$$' ./internal/routing/
-	$(GO) test -count=1 -timeout 8m -run '^TestModel(Embedded|TwoNodes)$$' ./cmd/fleethub/
+	$(GO) test -count=1 -timeout 10m -parallel 4 -run '$(SERVER_TESTS)' ./cmd/fleethub/ ./cmd/fleethub-bench/
 
 test-short:
 	$(GO) test -count=1 $(PKGS)

@@ -145,6 +145,9 @@ func TestModesAgainstAServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts a server")
 	}
+	if raceOn {
+		t.Skip("runs in make test's pass without the race detector (see the Makefile)")
+	}
 	s := startServer(t)
 	pid := strconv.Itoa(s.pid)
 	t.Run("sse", func(t *testing.T) {

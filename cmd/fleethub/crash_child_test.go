@@ -201,3 +201,14 @@ func (c *crashChild) tail(lines int) string {
 	}
 	return fmt.Sprintf("server log, last %d lines:\n%s", len(ring), strings.Join(ring, "\n"))
 }
+
+// skipUnderRace skips a test under the race detector: it drives a server
+// child built without the detector, or contracts a whole city, and
+// `make test` runs it in its pass without the detector, where the child's
+// build reuses the packages the test binary compiled.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceOn {
+		t.Skip("runs in make test's pass without the race detector (see the Makefile)")
+	}
+}

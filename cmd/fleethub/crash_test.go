@@ -82,6 +82,7 @@ type crashMode struct {
 // TestCrashEmbedded: one node on its defaults (SQLite, in-process bus,
 // in-process stream log).
 func TestCrashEmbedded(t *testing.T) {
+	skipUnderRace(t)
 	t.Parallel() // mostly waits on its child server: beside the other crash test
 	runCrash(t, crashMode{name: "embedded"})
 }
@@ -90,6 +91,7 @@ func TestCrashEmbedded(t *testing.T) {
 // dedup window, Kafka bus (kfake, in this process, so the broker outlives
 // every SIGKILL of the server).
 func TestCrashPostgresRedisKafka(t *testing.T) {
+	skipUnderRace(t)
 	t.Parallel() // mostly waits for the consumer group after each restart
 	pg := requireService(t, "FLEETHUB_TEST_DATABASE_URL")
 	rd := requireService(t, "FLEETHUB_TEST_REDIS_URL")

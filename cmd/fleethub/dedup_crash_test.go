@@ -29,6 +29,8 @@ import (
 // share a bus partition and are handled in order: once a last, new
 // event is in the logs, everything before it was handled.
 func TestCrashDedupAcrossRestart(t *testing.T) {
+	skipUnderRace(t)
+	t.Parallel() // mostly waits on its child server
 	b := make([]byte, 4)
 	rand.Read(b)
 	run := hex.EncodeToString(b)

@@ -144,6 +144,7 @@ func errorNames(t *testing.T, r resp, field string) bool {
 // TestRoutingMatrix serves the Columbus extract (validation is in
 // TestRoutingMatrixTiny).
 func TestRoutingMatrix(t *testing.T) {
+	skipUnderRace(t)
 	t.Parallel() // contracts a city: beside the crash tests, which mostly wait
 	cfg := testConfig(t)
 	cfg.OSM = sharedData(t, "osm/us-oh-columbus.osm.pbf")
