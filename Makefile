@@ -22,13 +22,22 @@ build:
 ## The tests that build and drive a server child (the crash harnesses, the
 ## load generators against a server) or serve a whole city skip themselves
 ## under the detector and run only in that second pass, where the child's
-## build reuses the packages the test binaries compiled.
-SERVER_TESTS = ^(TestModel(Embedded|TwoNodes)|TestCrash[A-Za-z]*|TestRoutingMatrix|TestModesAgainstAServer)$$
+## build reuses the packages the test binaries compiled. The second pass runs
+## as two groups side by side: the crash harnesses, which mostly wait for
+## their child to restart, beside the rest.
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
-	$(GO) test -count=1 -run '^TestRealExtracts$$' ./internal/routing/
-	$(GO) test -count=1 -timeout 10m -parallel 4 -run '$(SERVER_TESTS)' ./cmd/fleethub/ ./cmd/fleethub-bench/
+	$(GO) test -count=1 -run '^$$' ./internal/routing/ ./cmd/fleethub/ ./cmd/fleethub-bench/
+	$(MAKE) --no-print-directory -j2 test-crash test-server
+
+# the second pass of make test, in two groups (see test)
+.PHONY: test-crash test-server
+test-crash:
+	$(GO) test -count=1 -timeout 10m -parallel 3 -run '^TestCrash[A-Za-z]*$$' ./cmd/fleethub/
+test-server:
+	$(GO) test -count=1 -timeout 8m -run '^TestRealExtracts$$' ./internal/routing/
+	$(GO) test -count=1 -timeout 8m -run '^(TestModel(Embedded|TwoNodes)|TestRoutingMatrix|TestModesAgainstAServer)$$' ./cmd/fleethub/ ./cmd/fleethub-bench/
 
 test-short:
 	$(GO) test -count=1 $(PKGS)
