@@ -223,7 +223,8 @@ func TestShutdown(t *testing.T) {
 }
 
 func TestPingKeepsAlive(t *testing.T) {
-	f := newFixture(t, ws.Config{PingInterval: 50 * time.Millisecond, ReadTimeout: 300 * time.Millisecond}, hub.StreamInfo{ID: "s1"})
+	// a read timeout long enough for a busy machine's scheduling stalls
+	f := newFixture(t, ws.Config{PingInterval: 100 * time.Millisecond, ReadTimeout: 600 * time.Millisecond}, hub.StreamInfo{ID: "s1"})
 	c := f.mustDial("stream_id=s1")
 	pongs := make(chan string, 1)
 	c.SetPongHandler(func(s string) error {
