@@ -35,7 +35,11 @@
 //     route without breaks); a candidate is accepted when it costs less than the current
 //     plan plus the temperature times an exponential variate, the
 //     temperature falling geometrically over the budget to 0.003 times
-//     the mean return trip to a stop. Above 150 stops
+//     the mean return trip to a stop; when the best plan has not fallen
+//     for 15 % of the annealing's work (and at least 4 million units),
+//     up to 95 % of it, the current plan becomes the best one with about
+//     30 of its stops taken out by string removals and reinserted (a
+//     kick out of a trap). Above 150 stops
 //     a stop is first offered only to the routes of its 40 nearest
 //     stops, and to all routes when none of those takes it;
 //   - a local search on every new best plan of the annealing (polish):

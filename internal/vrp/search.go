@@ -447,8 +447,15 @@ func (w *worker) anneal(s *solution, limit budget, open bool) *solution {
 	tb := w.t
 	cur, best := s, s
 	t0, t1 := w.hot*tStart*tb.scale, tEnd*tb.scale
+	stall := max(int64(stallShare*float64(limit.work-limit.fromWork)), minStall)
+	lastBest := w.work // the work when best was last lowered, or the last kick
 	for !w.out(&limit) {
-		temp := t0 * math.Pow(t1/t0, w.progress(&limit))
+		p := w.progress(&limit)
+		temp := t0 * math.Pow(t1/t0, p)
+		if w.work-lastBest > stall && p < kickUntil {
+			cur = w.kick(best, open)
+			lastBest = w.work
+		}
 		cand := w.fork(cur)
 		w.recreate(cand, w.ruin(cand), open)
 		w.total(cand)
@@ -456,13 +463,47 @@ func (w *worker) anneal(s *solution, limit budget, open bool) *solution {
 			cur = cand
 		}
 		if cand.cost < best.cost-tol {
-			best = cand
+			best, lastBest = cand, w.work
 			if p := w.polish(cand); p.cost < cand.cost-tol {
 				cur, best = p, p
 			}
 		}
 	}
 	return best
+}
+
+// An annealing whose best plan has not fallen for stallShare of its work,
+// and for at least minStall units, is kicked out of that plan's
+// neighbourhood (kick), up to kickUntil of its progress: a trap, where
+// the temperature no longer lets the search leave the best plan's
+// neighbourhood, costs at most that share. A short search (under about
+// minStall / stallShare units of annealing) is never kicked: it has no
+// time to come back to a plan as good.
+const (
+	stallShare = 0.15
+	minStall   = 4_000_000
+	kickUntil  = 0.95
+	kickStops  = 30 // at most; at most 3 in 10 of the stops served
+)
+
+// kick is s with about kickStops of its stops taken out by string
+// removals around random stops and inserted again, each at its cheapest
+// place: a plan well away from s, from which the annealing goes on at
+// its temperature.
+func (w *worker) kick(s *solution, open bool) *solution {
+	cand := w.fork(s)
+	want := min(kickStops, 3*(w.t.n-len(s.absent))/10)
+	var gone []int32
+	for len(gone) < want {
+		out := w.ruin(cand)
+		if len(out) == 0 {
+			break
+		}
+		gone = append(gone, out...)
+	}
+	w.recreate(cand, gone, open)
+	w.total(cand)
+	return cand
 }
 
 // minimizeRoutes removes whole routes and reinserts their stops (SISR's
