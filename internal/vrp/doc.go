@@ -49,8 +49,12 @@
 //     nearest stops, priced in constant time and rebuilt only when it
 //     saves) and or-opt (a string of two or three stops moved into
 //     another route beside one of its first stop's nearest stops, the
-//     two routes rebuilt only when the arcs say it saves), until no move
-//     saves; a polished plan that saves becomes
+//     two routes rebuilt only when the arcs say it saves), and, in a
+//     pass where none of those saves, SWAP* (Vidal 2022: two routes near
+//     each other trade a stop each, each going to the cheapest of its
+//     three cheapest feasible places in the other route or to the place
+//     the other leaves, priced by the arcs and rebuilt only when they
+//     save), until no move saves; a polished plan that saves becomes
 //     both the current and the best one.
 //
 // Each route keeps, per position, the earliest service start (forward)

@@ -24,7 +24,14 @@ import (
 // are as short or shorter and RC201 seed 3 is 2.6 % longer. R101 seed 5
 // was recorded again when the first plan began to offer again the stops
 // a blink left out (its first plan had left one out): 19 routes as
-// before, 0.28 % longer.
+// before, 0.28 % longer. All but C101's and R101 seed 5's were recorded
+// again when the local search began SWAP* between routes (swapstar.go):
+// over R101–R104, R106–R108 and R201–R209 with seeds 1 to 12 at this
+// budget (180 runs), 7.833 vehicles on average before and after, the
+// distance gap over all runs +1.125 % before and +1.126 % after; here
+// every plan keeps its vehicle count, RC201 seed 3 is 0.63 % shorter,
+// R211 seed 7 0.53 %, R211 seed 4 0.33 %, R101 seed 2 0.03 %, and RC201
+// seed 6 (the time goal) 0.07 % longer.
 var pinned = []struct {
 	name   string
 	seed   uint64
@@ -34,12 +41,12 @@ var pinned = []struct {
 	dist   string
 }{
 	{"C101", 1, vrp.GoalDistance, true, "bfdfc23c7a217655", "828.936867"},
-	{"R101", 2, vrp.GoalDistance, true, "4ac52792b37fde53", "1651.258327"},
-	{"RC201", 3, vrp.GoalDistance, true, "15a34a112c5c9de3", "1467.345595"},
-	{"R211", 4, vrp.GoalDistance, true, "33f04728092e7cff", "805.827047"},
+	{"R101", 2, vrp.GoalDistance, true, "9286703a0413562b", "1650.799240"},
+	{"RC201", 3, vrp.GoalDistance, true, "7debdfcb336edb95", "1458.071362"},
+	{"R211", 4, vrp.GoalDistance, true, "a5f981cdd11c7687", "803.129396"},
 	{"R101", 5, vrp.GoalDistance, false, "22f1765ab04d3d7d", "1655.387249"},
-	{"RC201", 6, vrp.GoalTime, false, "dd7ef2da70ec8ae3", "1282.303833"},
-	{"R211", 7, vrp.GoalCost, true, "30182795fcb07109", "822.149219"},
+	{"RC201", 6, vrp.GoalTime, false, "bf002678bbaae0ef", "1283.141814"},
+	{"R211", 7, vrp.GoalCost, true, "cd94c9ddf4bc5db5", "817.782160"},
 }
 
 // routesHash is an FNV-64a hash of routes printed in order.

@@ -8,7 +8,9 @@ const polishNear = 30
 // stop moved next to one of its nearest stops, in its own route or
 // another), 2-opt* (two routes exchange their tails, so that a stop is
 // followed by one of its nearest stops) and or-opt (orOpt: a string of
-// two or three stops moved into another route). A relocation is checked in
+// two or three stops moved into another route); when none of those helps
+// in a pass, SWAP* (swapStars: two routes trade a stop each, each going
+// to its cheapest place in the other). A relocation is checked in
 // constant time; an exchange of tails is priced in constant time and
 // rebuilt only when it saves. It never opens a route.
 func (w *worker) polish(s *solution) *solution {
@@ -33,7 +35,7 @@ func (w *worker) polish(s *solution) *solution {
 				moved = true
 			}
 		}
-		if !moved {
+		if !moved && !w.swapStars(s, index) {
 			break
 		}
 	}

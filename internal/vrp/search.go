@@ -72,6 +72,7 @@ type worker struct {
 	fleetShare int
 	hot        float64 // times tStart: the worker's starting temperature
 	removed    []int32
+	in1, in2   []place3  // SWAP*'s cheapest gaps (swapStar)
 	key        []float64 // per stop: the recreation order's key
 	ruined     []int32
 }
