@@ -19,10 +19,12 @@ import (
 // Dijkstra over the turn graph answers, and the graph saved under the
 // cache directory loads back to the same answers.
 func TestRealExtracts(t *testing.T) {
-	names := []string{"us-oh-columbus.osm.pbf", "us-ny-queens-village.osm.pbf", "us-or-portland-central-roads.osm.pbf"}
 	if raceOn {
-		names = names[2:] // see race_on_test.go
+		// see race_on_test.go; the costings' concurrent build is checked
+		// under the detector on the fixtures (TestSavedGraphIsLoaded)
+		t.Skip("runs in make test's pass without the race detector, on all three extracts")
 	}
+	names := []string{"us-oh-columbus.osm.pbf", "us-ny-queens-village.osm.pbf", "us-or-portland-central-roads.osm.pbf"}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			path := SharedData(t, filepath.Join("osm", name))
