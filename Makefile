@@ -16,13 +16,13 @@ build:
 
 ## test: every test, with the race detector; PostgreSQL and Redis tests read
 ## FLEETHUB_TEST_DATABASE_URL and FLEETHUB_TEST_REDIS_URL and skip without them.
-## The routing engine's checks on every real extract and the model tests'
-## full seed counts run again without the detector, which makes contracting a
-## city ten times slower and the server five to ten times (race_on_test.go).
-## The tests that build and drive a server child (the crash harnesses, the
-## load generators against a server) or serve a whole city skip themselves
-## under the detector and run only in that second pass, where the child's
-## build reuses the packages the test binaries compiled. The second pass runs
+## The model tests' full seed counts run again without the detector, which
+## makes the server five to ten times slower (race_on_test.go). The tests
+## that build and drive a server child (the crash harnesses, the load
+## generators against a server) or contract a whole city (the routing
+## engine's checks on every real extract, the Columbus matrix) skip
+## themselves under the detector and run only in that second pass, where
+## the child's build reuses the packages the test binaries compiled. The second pass runs
 ## as two groups side by side: the crash harnesses, which mostly wait for
 ## their child to restart, beside the rest.
 test:
