@@ -25,7 +25,8 @@ package main
 //   - every acknowledged location point is in its trip's route.
 //
 // FLEETHUB_CRASH_SEED replays a run's random choices (cycle delays, batch
-// sizes); FLEETHUB_CRASH_CYCLES changes the number of cycles (default 20).
+// sizes); FLEETHUB_CRASH_CYCLES changes the number of cycles (default 20,
+// 12 on Kafka, whose cycles wait 6 to 12 s for the consumer group).
 // The first cycle that finds a loss reports all of it and ends the test.
 
 import (
@@ -49,6 +50,9 @@ import (
 
 const (
 	crashDefaultCycles = 20
+	// crashKafkaCycles is the Kafka mode's default: each of its cycles
+	// waits for the killed member's group session to expire
+	crashKafkaCycles = 12
 	// crashVerifyWithin bounds the checks after a restart. With Kafka the
 	// pipeline resumes once the group dropped the killed node's member: 4 s
 	// after the restart, at most about 16 s when the node was killed
@@ -157,7 +161,11 @@ func crashEnvInt(t *testing.T, name string, def int64) int64 {
 
 func runCrash(t *testing.T, m crashMode) {
 	seed := crashEnvInt(t, "FLEETHUB_CRASH_SEED", time.Now().UnixNano())
-	cycles := int(crashEnvInt(t, "FLEETHUB_CRASH_CYCLES", crashDefaultCycles))
+	def := crashDefaultCycles
+	if m.kafka != "" {
+		def = crashKafkaCycles
+	}
+	cycles := int(crashEnvInt(t, "FLEETHUB_CRASH_CYCLES", int64(def)))
 	t.Logf("%s: seed %d (FLEETHUB_CRASH_SEED=%d replays the random choices), %d cycles", m.name, seed, seed, cycles)
 	b := make([]byte, 4)
 	rand.Read(b)
