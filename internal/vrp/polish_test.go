@@ -16,20 +16,8 @@ import (
 func TestPolishKeepsFeasible(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for round := 0; round < 100; round++ {
-		p := randomProblem(rng, 40)
-		p.Vehicles = append(p.Vehicles, p.Vehicles...)
-		if round%2 == 1 {
-			p = profiled(rng, p, 3)
-		}
-		p.Goal = Goal(rng.IntN(3))
-		tb := newTables(p)
-		w := newWorker(tb, round, uint64(round), time.Now().Add(time.Hour))
-		s := w.construct()
-		w.gen++
-		for k := 0; k < 20; k++ {
-			w.recreate(s, w.ruin(s), true)
-		}
-		w.total(s)
+		w, s := searchedPlan(rng, round, 20)
+		tb, p := w.t, w.t.p
 		ps := w.polish(s)
 		if ps.cost > s.cost+tol {
 			t.Fatalf("round %d: polish %v, was %v", round, ps.cost, s.cost)
@@ -59,4 +47,24 @@ func TestPolishKeepsFeasible(t *testing.T) {
 			t.Fatalf("round %d: %d served, %d absent, of %d", round, len(seen), len(ps.absent), len(p.Stops))
 		}
 	}
+}
+
+// searchedPlan makes a random problem of 40 stops and twice its vehicles
+// (every other round with travel-time profiles, a random goal), and a
+// worker's plan for it after ruins rounds of ruin and recreate.
+func searchedPlan(rng *rand.Rand, round, ruins int) (*worker, *solution) {
+	p := randomProblem(rng, 40)
+	p.Vehicles = append(p.Vehicles, p.Vehicles...)
+	if round%2 == 1 {
+		p = profiled(rng, p, 3)
+	}
+	p.Goal = Goal(rng.IntN(3))
+	w := newWorker(newTables(p), round, uint64(round), time.Now().Add(time.Hour))
+	s := w.construct()
+	w.gen++
+	for range ruins {
+		w.recreate(s, w.ruin(s), true)
+	}
+	w.total(s)
+	return w, s
 }

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"time"
 )
 
 // TestSwapStarSaves: every exchange SWAP* makes lowers the plan's price,
@@ -15,20 +14,8 @@ func TestSwapStarSaves(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	swaps := 0
 	for round := 0; round < 60; round++ {
-		p := randomProblem(rng, 40)
-		p.Vehicles = append(p.Vehicles, p.Vehicles...)
-		if round%2 == 1 {
-			p = profiled(rng, p, 3)
-		}
-		p.Goal = Goal(rng.IntN(3))
-		tb := newTables(p)
-		w := newWorker(tb, round, uint64(round), time.Now().Add(time.Hour))
-		s := w.construct()
-		w.gen++
-		for k := 0; k < 5; k++ {
-			w.recreate(s, w.ruin(s), true)
-		}
-		w.total(s)
+		w, s := searchedPlan(rng, round, 5)
+		tb, p := w.t, w.t.p
 		s = w.fork(s)
 		index := func(int32) {}
 		for v1 := range s.routes {
