@@ -24,11 +24,10 @@ build:
 ## themselves under the detector and run only in that second pass, where
 ## the child's build reuses the packages the test binaries compiled. The second pass runs
 ## as two groups side by side: the crash harnesses, which mostly wait for
-## their child to restart, beside the rest. The race pass runs four packages
-## at a time on two cores: many of its tests wait on sockets and timers.
+## their child to restart, beside the rest.
 test:
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 -p 4 -timeout 12m $(PKGS)
+	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 	$(GO) test -count=1 -run '^$$' ./internal/routing/ ./cmd/fleethub/ ./cmd/fleethub-bench/
 	$(MAKE) --no-print-directory -j2 test-crash test-server
 
