@@ -231,3 +231,72 @@ func TestTwoNodesKafkaRedis(t *testing.T) {
 		return st["counters"].(map[string]any)["matched"].(float64) == total
 	})
 }
+
+// TestPauseResumeStopReachTheSubscriber: a connected subscriber follows
+// its stream's state as the API changes it: a paused stream takes
+// nothing (what is published meanwhile is never delivered), delivery
+// goes on once it is active again, and stopping it tells the subscriber
+// so.
+func TestPauseResumeStopReachTheSubscriber(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	id := startEventStream(t, n, k, "veh-state")
+	c := n.dial(t, k, "stream_id="+id)
+	expectSubscribed(t, c)
+	frames := make(chan []byte, 64)
+	go func() {
+		defer close(frames)
+		for {
+			_, data, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			frames <- data
+		}
+	}()
+	next := func(within time.Duration) ([]byte, bool) {
+		select {
+		case f, ok := <-frames:
+			return f, ok
+		case <-time.After(within):
+			return nil, false
+		}
+	}
+	message := func(f []byte) delivered {
+		var d delivered
+		if err := json.Unmarshal(f, &d); err != nil || len(d.Message) == 0 {
+			t.Fatalf("want a delivered message, got %s", f)
+		}
+		return d
+	}
+
+	n.ingestEvents(t, k, "veh-state", 0, 1)
+	if f, ok := next(10 * time.Second); !ok || message(f).Offset != 1 {
+		t.Fatalf("active stream: got %s, %v", f, ok)
+	}
+	if r := n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{"state": "paused"}); r.Status != 200 {
+		t.Fatalf("pause: %d %s", r.Status, r.Body)
+	}
+	n.ingestEvents(t, k, "veh-state", 1, 2)
+	if f, ok := next(time.Second); ok {
+		t.Fatalf("paused stream delivered %s", f)
+	}
+	if r := n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{"state": "active"}); r.Status != 200 {
+		t.Fatalf("resume: %d %s", r.Status, r.Body)
+	}
+	n.ingestEvents(t, k, "veh-state", 3, 1)
+	f, ok := next(10 * time.Second)
+	if !ok {
+		t.Fatal("nothing delivered after resume")
+	}
+	if d := message(f); d.Offset != 2 || seqOf(t, d) != 3 {
+		t.Fatalf("after resume: offset %d, seq %d; want the event published after it (seq 3) at offset 2", d.Offset, seqOf(t, d))
+	}
+	if r := n.do("POST", "/api/v1/streaming/events/stop", k, map[string]any{"stream_id": id}); r.Status != 200 {
+		t.Fatalf("stop: %d %s", r.Status, r.Body)
+	}
+	f, ok = next(10 * time.Second)
+	if !ok || !strings.Contains(string(f), `"stream_stopped"`) {
+		t.Fatalf("after stop: got %s, %v", f, ok)
+	}
+}

@@ -31,12 +31,16 @@ const (
 	testKey = "key1"
 )
 
-// streams is an in-memory hub.Streams.
+// streams is an in-memory hub.Streams whose Version moves on with every
+// change, as the registry's does.
 type streams struct {
 	mu      sync.Mutex
 	m       map[string]hub.StreamInfo
 	lookups atomic.Int64 // calls of Stream (BenchmarkPublish_1000Streams)
+	version atomic.Uint64
 }
+
+func (s *streams) Version() uint64 { return s.version.Load() }
 
 func (s *streams) Stream(org, env, id string) (hub.StreamInfo, bool) {
 	s.lookups.Add(1)
@@ -65,6 +69,7 @@ func (s *streams) put(info hub.StreamInfo) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m[info.ID] = info
+	s.version.Add(1)
 }
 
 func (s *streams) setState(id, state string) {
@@ -73,6 +78,7 @@ func (s *streams) setState(id, state string) {
 	info := s.m[id]
 	info.State = state
 	s.m[id] = info
+	s.version.Add(1)
 }
 
 // counter is an in-memory hub.Counter.

@@ -123,6 +123,9 @@ type Registry struct {
 	indexes  map[scopeKey]*expr.Index[string]
 	ordering map[scopeKey]map[string]struct{} // events streams with event_ordering, not stopped
 	since    time.Time
+	// version moves on whenever an entry is installed, replaced or
+	// dropped (Version)
+	version atomic.Uint64
 }
 
 var (
@@ -187,6 +190,7 @@ func (r *Registry) put(rec store.Stream) *Entry {
 		e.lagMS.Store(old.lagMS.Load())
 	}
 	r.streams[rec.ID] = e
+	r.version.Add(1)
 	k := scopeKey{rec.Org, rec.Env}
 	ix := r.indexes[k]
 	if ix == nil {
@@ -262,6 +266,7 @@ func (r *Registry) refresh(ctx context.Context) error {
 	for id, e := range r.streams {
 		if e.Rec.State == hub.StateStopped && now.Sub(e.Rec.StoppedAt) > r.cfg.StoppedRetention {
 			delete(r.streams, id)
+			r.version.Add(1)
 		}
 	}
 	return nil
@@ -335,6 +340,12 @@ func (r *Registry) Stream(org, env, id string) (hub.StreamInfo, bool) {
 	}
 	return e.Info, true
 }
+
+// Version moves on whenever the registry installs, replaces or drops a
+// stream: what Stream answered stands while it has not moved. The
+// websocket pumps ask it on every wake-up instead of looking their
+// stream up (an atomic read instead of a lock and a map look-up).
+func (r *Registry) Version() uint64 { return r.version.Load() }
 
 // Count implements hub.Counter.
 func (r *Registry) Count(id, name string, n int64) {
