@@ -200,22 +200,33 @@ func benchmarkHandleEvents(b *testing.B, filters, rules string, w dedup.Window) 
 // (none, dedup+ordering), so that a CPU profile of the benchmark tells
 // the two apart: go tool pprof -tagfocus 'run=dedup.ordering' ….
 //
+// rules=dedup and rules=ordering run the second pipeline with that rule
+// alone on every stream, to tell the two rules' costs apart.
+//
 // taken=full is the hour after a restart: the rules pipeline also holds,
 // as cmd/fleethub does, the ids its streams' logs held at start
 // (KeepStreamIDs), here ten million of other events, and looks each
 // entry of its deduplicating streams up there.
 func BenchmarkRulesCost(b *testing.B) {
-	for _, c := range []struct{ filters, taken string }{{"mix", ""}, {"all", ""}, {"mix", "full"}} {
+	for _, c := range []struct{ filters, taken, rules string }{
+		{"mix", "", ""}, {"all", "", ""}, {"mix", "full", ""},
+		{"mix", "", "dedup"}, {"mix", "", "ordering"},
+	} {
 		name := "filters=" + c.filters
 		if c.taken != "" {
 			name += ",taken=" + c.taken
+		}
+		rules := "dedup+ordering"
+		if c.rules != "" {
+			name += ",rules=" + c.rules
+			rules = c.rules
 		}
 		b.Run(name, func(b *testing.B) {
 			const size = 10_000_000
 			filters := c.filters
 			w := fullWindow(b, dedup.NewCompact(size, time.Hour), size)
 			none := newEventsRun(b, filters, "none", w)
-			both := newEventsRun(b, filters, "dedup+ordering", w)
+			both := newEventsRun(b, filters, rules, w)
 			if c.taken != "" {
 				taken := dedup.NewCompact(size, time.Hour)
 				fullTaken(b, taken, both.ids, size)
