@@ -55,6 +55,42 @@ type Streams interface {
 	Stream(org, env, id string) (StreamInfo, bool)
 }
 
+// Versioned is a Streams that tells when any of its streams changed:
+// Version moves on whenever one is installed, changed or dropped
+// (streams.Registry).
+type Versioned interface {
+	Version() uint64
+}
+
+// StreamCache remembers what Streams.Stream answered for one stream
+// and asks again only once the streams' Version has moved; it asks on
+// every call of Streams that are not Versioned, and for a stream that
+// was not found. A sink that looks its stream up on every wake-up (a
+// websocket subscription, an SSE response) keeps one. The zero value is
+// ready; not safe for concurrent use.
+type StreamCache struct {
+	info StreamInfo
+	ver  uint64
+	ok   bool // info holds a found stream, read at ver
+}
+
+// Stream answers as s.Stream(org, env, id) would; a cache serves one
+// stream, so org, env and id are the same in every call.
+func (c *StreamCache) Stream(s Streams, org, env, id string) (StreamInfo, bool) {
+	v, versioned := s.(Versioned)
+	var ver uint64
+	if versioned {
+		// read before the look-up: a change made during it moves the
+		// version past the one kept
+		if ver = v.Version(); c.ok && ver == c.ver {
+			return c.info, true
+		}
+	}
+	info, ok := s.Stream(org, env, id)
+	c.info, c.ver, c.ok = info, ver, ok && versioned
+	return info, ok
+}
+
 // Counter records what sinks did with a stream's messages.
 type Counter interface {
 	// Count adds n to the named counter of a stream: delivered,

@@ -183,8 +183,9 @@ func (h *Handlers) follow(ctx context.Context, s *eventStream, org, env string, 
 		return err
 	}
 	idle := time.Now()
+	var cache hub.StreamCache
 	for {
-		info, ok := h.streams.Stream(org, env, st.id)
+		info, ok := cache.Stream(h.streams, org, env, st.id)
 		if !ok || info.State == hub.StateStopped {
 			if err := s.event("", "error", notice{Type: "error", Code: "stream_stopped", StreamID: st.id, Message: "the stream was stopped"}); err != nil {
 				return err

@@ -23,17 +23,14 @@ type sub struct {
 
 // pump is the state of a sub's goroutine; only that goroutine touches it.
 type pump struct {
-	sb   *sub
-	c    *conn
-	info hub.StreamInfo
-	// infoVer is the streams' version info was read at (refresh), when
-	// infoRead
-	infoVer  uint64
-	infoRead bool
-	epoch    string      // the history next and pos belong to
-	next     int64       // next offset to read from the log
-	pos      int64       // last offset the queue accepted
-	held     []hub.Entry // read, not yet framed
+	sb    *sub
+	c     *conn
+	info  hub.StreamInfo
+	cache hub.StreamCache // refresh's look-ups of the stream
+	epoch string          // the history next and pos belong to
+	next  int64           // next offset to read from the log
+	pos   int64           // last offset the queue accepted
+	held  []hub.Entry     // read, not yet framed
 
 	out    frame // framed, not yet accepted by the queue
 	hasOut bool
@@ -395,20 +392,12 @@ func (p *pump) flushBatch() {
 // refresh looks the stream up again; false when it was stopped (or is
 // gone), after dropping the subscription.
 func (p *pump) refresh() bool {
-	var ver uint64
-	if v := p.c.s.versions; v != nil {
-		// read before the look-up: a change made during it moves the
-		// version past the one kept
-		if ver = v.Version(); p.infoRead && ver == p.infoVer {
-			return true // nothing changed since p.info was read
-		}
-	}
-	info, ok := p.c.s.streams.Stream(p.c.org, p.c.env, p.sb.id)
+	info, ok := p.cache.Stream(p.c.s.streams, p.c.org, p.c.env, p.sb.id)
 	if !ok || info.State == hub.StateStopped {
 		p.c.dropStopped(p.sb)
 		return false
 	}
-	p.info, p.infoVer, p.infoRead = info, ver, true
+	p.info = info
 	return true
 }
 

@@ -22,14 +22,11 @@ import (
 type Server struct {
 	cfg     Config
 	streams hub.Streams
-	// versions is streams when it tells when any stream changed; nil:
-	// each pump looks its stream up on every wake-up
-	versions versioned
-	log      hub.Log
-	counter  hub.Counter
-	acks     Acks
-	counts   Conns
-	logger   *slog.Logger
+	log     hub.Log
+	counter hub.Counter
+	acks    Acks
+	counts  Conns
+	logger  *slog.Logger
 
 	plain   websocket.FastHTTPUpgrader // no compression offered
 	deflate websocket.FastHTTPUpgrader // permessage-deflate negotiated when the client offers it
@@ -56,12 +53,6 @@ type Server struct {
 	wsWrite sync.Pool
 }
 
-// versioned is a hub.Streams whose Version moves on whenever any of its
-// streams changes (streams.Registry).
-type versioned interface {
-	Version() uint64
-}
-
 // New returns a Server; zero Config fields take their defaults. A nil
 // logger logs nothing.
 func New(cfg Config, streams hub.Streams, log hub.Log, logger *slog.Logger) *Server {
@@ -76,18 +67,16 @@ func New(cfg Config, streams hub.Streams, log hub.Log, logger *slog.Logger) *Ser
 		logger = slog.New(slog.DiscardHandler)
 	}
 	cfg = cfg.withDefaults()
-	versions, _ := streams.(versioned)
 	s := &Server{
-		cfg:      cfg,
-		streams:  streams,
-		versions: versions,
-		log:      log,
-		counter:  counter,
-		acks:     cfg.Acks,
-		counts:   cfg.Conns,
-		logger:   logger,
-		conns:    map[*conn]struct{}{},
-		rings:    map[string]*ring{},
+		cfg:     cfg,
+		streams: streams,
+		log:     log,
+		counter: counter,
+		acks:    cfg.Acks,
+		counts:  cfg.Conns,
+		logger:  logger,
+		conns:   map[*conn]struct{}{},
+		rings:   map[string]*ring{},
 	}
 	s.batchBufs.New = newBatchBufs
 	for _, u := range []*websocket.FastHTTPUpgrader{&s.plain, &s.deflate} {

@@ -129,8 +129,9 @@ type Registry struct {
 }
 
 var (
-	_ hub.Streams = (*Registry)(nil)
-	_ hub.Counter = (*Registry)(nil)
+	_ hub.Streams   = (*Registry)(nil)
+	_ hub.Versioned = (*Registry)(nil)
+	_ hub.Counter   = (*Registry)(nil)
 )
 
 // NewRegistry makes a registry; Load fills it.
