@@ -342,10 +342,12 @@ func (r *Registry) Stream(org, env, id string) (hub.StreamInfo, bool) {
 	return e.Info, true
 }
 
-// Version moves on whenever the registry installs, replaces or drops a
-// stream: what Stream answered stands while it has not moved. The
-// websocket pumps ask it on every wake-up instead of looking their
-// stream up (an atomic read instead of a lock and a map look-up).
+// Version implements hub.Versioned: it moves on whenever the registry
+// installs, replaces or drops a stream, so what Stream answered stands
+// while it has not moved. Sinks that look their stream up on every
+// wake-up (websocket subscriptions, SSE responses) ask it instead,
+// through hub.StreamCache: an atomic read instead of a lock and a map
+// look-up.
 func (r *Registry) Version() uint64 { return r.version.Load() }
 
 // Count implements hub.Counter.
