@@ -11,8 +11,10 @@ import (
 // lot is where the caught-up pumps of one stream wait without a
 // goroutine of their own: a pump with nothing to deliver parks here and
 // its goroutine ends; one waiter goroutine per stream (while any pump is
-// parked) waits for the log's next offset and starts every parked pump's
-// goroutine again. The waiter also looks at the stream once a second and
+// parked) waits for the log's next offset and runs every parked pump
+// again, on its own goroutine for as long as the pump need not block
+// (pump.resumeInline): a pump that reads the new entries, queues their
+// frames and parks again costs no goroutine start. The waiter also looks at the stream once a second and
 // wakes the pumps when it was paused, stopped or removed, or its history
 // changed (Epoch), which they then handle as before.
 //
@@ -144,7 +146,8 @@ func (l *lot) changed(org, env, epoch string) bool {
 	return err == nil && e != epoch
 }
 
-// wakeAll starts the goroutine of every parked pump again.
+// wakeAll runs every parked pump again, each on this goroutine until it
+// parks again or would block (resumeInline).
 func (l *lot) wakeAll() {
 	l.mu.Lock()
 	l.woken = append(l.woken[:0], l.pumps...)
@@ -155,7 +158,7 @@ func (l *lot) wakeAll() {
 	l.pumps = l.pumps[:0]
 	l.mu.Unlock()
 	for _, p := range l.woken {
-		go p.resumeFn()
+		p.resumeInline()
 	}
 	clear(l.woken)
 }

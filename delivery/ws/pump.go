@@ -53,10 +53,14 @@ type pump struct {
 
 	// parking: the pump has nothing to deliver and waits for the log in
 	// its stream's lot (park.go) instead of in its own goroutine
-	parking    bool
-	parked     bool        // in the lot; guarded by the lot's mu
-	resumeFn   func()      // p.resume, made once: go allocates nothing for it
-	stopCancel func() bool // stops the hook that ends a parked pump on cancel
+	parking  bool
+	parked   bool   // in the lot; guarded by the lot's mu
+	resumeFn func() // p.resume, made once: go allocates nothing for it
+	// inline says the pump runs on its lot's waiter (resumeInline); at
+	// the first step that would block it sets handoff and stops, and goes
+	// on on a goroutine of its own
+	inline, handoff bool
+	stopCancel      func() bool // stops the hook that ends a parked pump on cancel
 }
 
 // wakeWriter wakes the writer for frames pushed without waking it; the
@@ -90,6 +94,29 @@ func (sb *sub) run(info hub.StreamInfo, st start) {
 // delivery to a parked pump costs no timer change.
 func (p *pump) resume() {
 	p.drive()
+}
+
+// resumeInline runs a woken pump on the goroutine that woke it (its
+// lot's waiter) for as long as it need not block: in the common case it
+// reads the new entries, hands their frames to its connection's queue
+// and parks again, and no goroutine is started for it. At the first step
+// that would block (a full queue, a batch not yet due, a paused stream)
+// it goes on on a goroutine of its own, as resume does.
+func (p *pump) resumeInline() {
+	p.inline = true
+	p.loop()
+	p.inline = false
+	switch {
+	case p.handoff:
+		p.handoff = false
+		go p.resumeFn()
+	case p.parking:
+		p.parking = false
+		p.sb.ring.lot.park(p)
+	default:
+		p.wakeWriter()
+		p.end()
+	}
 }
 
 // drive runs the pump until it ends or parks.
@@ -150,6 +177,10 @@ func (p *pump) pushOut(ctx context.Context) bool {
 		p.out, p.hasOut = frame{}, false
 		return true
 	}
+	if p.inline {
+		p.handoff = true // waits for the writer on a goroutine of its own
+		return false
+	}
 	// the queue is full: wait for the writer, looking at the stream and
 	// the lag once a second meanwhile
 	select {
@@ -171,7 +202,7 @@ func (p *pump) read(ctx context.Context) bool {
 		// a read now would find nothing (or what Wait tells at once): a
 		// single-message publish costs one lookup, read and epoch, not two
 		p.caughtUp = false
-		if p.wait(); p.parking || ctx.Err() != nil {
+		if p.wait(); p.parking || p.handoff || ctx.Err() != nil {
 			return false
 		}
 	}
@@ -206,6 +237,10 @@ func (p *pump) read(ctx context.Context) bool {
 // the writer; false when the sub ended meanwhile.
 func (p *pump) idle(ctx context.Context) bool {
 	p.wakeWriter()
+	if p.inline {
+		p.handoff = true
+		return false
+	}
 	select {
 	case <-ctx.Done():
 		return false
@@ -266,7 +301,7 @@ func (p *pump) take(entries []hub.Entry, skipTo int64) bool {
 	if len(entries) == 0 {
 		p.lagSince = time.Time{}
 		p.wait()
-		return !p.parking
+		return !p.parking && !p.handoff
 	}
 	if first := entries[0].Offset; first > p.next {
 		p.expired(first)
@@ -291,6 +326,10 @@ func (p *pump) wait() {
 	p.wakeWriter()
 	if len(p.batch) == 0 && !p.hasOut && len(p.held) == 0 && p.info.State != hub.StatePaused {
 		p.parking = true
+		return
+	}
+	if p.inline {
+		p.handoff = true // waits on a goroutine of its own
 		return
 	}
 	var due <-chan time.Time
