@@ -57,9 +57,10 @@ type pump struct {
 	parked   bool   // in the lot; guarded by the lot's mu
 	resumeFn func() // p.resume, made once: go allocates nothing for it
 	// inline says the pump runs on its lot's waiter (resumeInline); at
-	// the first step that would block it sets handoff and stops, and goes
-	// on on a goroutine of its own
+	// the first step that would block, or at a second read of the log, it
+	// sets handoff and stops, and goes on on a goroutine of its own
 	inline, handoff bool
+	inlineRead      bool        // the log was read once since resumeInline began
 	stopCancel      func() bool // stops the hook that ends a parked pump on cancel
 }
 
@@ -101,9 +102,11 @@ func (p *pump) resume() {
 // reads the new entries, hands their frames to its connection's queue
 // and parks again, and no goroutine is started for it. At the first step
 // that would block (a full queue, a batch not yet due, a paused stream)
-// it goes on on a goroutine of its own, as resume does.
+// it goes on on a goroutine of its own, as resume does; so does a pump
+// with more than one read of the log to deliver (a burst), so that no
+// pump keeps the others of its stream waiting.
 func (p *pump) resumeInline() {
-	p.inline = true
+	p.inline, p.inlineRead = true, false
 	p.loop()
 	p.inline = false
 	switch {
@@ -215,6 +218,13 @@ func (p *pump) read(ctx context.Context) bool {
 			return true
 		}
 		return p.idle(ctx)
+	}
+	if p.inline {
+		if p.inlineRead {
+			p.handoff = true
+			return false
+		}
+		p.inlineRead = true
 	}
 	entries, skipTo, err := p.readLog(ctx)
 	if err == nil {
