@@ -14,9 +14,10 @@ import (
 // parked) waits for the log's next offset and runs every parked pump
 // again, on its own goroutine for as long as the pump need not block
 // (pump.resumeInline): a pump that reads the new entries, queues their
-// frames and parks again costs no goroutine start. The waiter also looks at the stream once a second and
-// wakes the pumps when it was paused, stopped or removed, or its history
-// changed (Epoch), which they then handle as before.
+// frames and parks again costs no goroutine start. The waiter also looks
+// at the stream once a second and wakes the pumps when it was paused,
+// stopped or removed, or its history changed (Epoch), which they then
+// handle as before.
 //
 // A parked pump keeps its place in its connection's wait group; when its
 // subscription is cancelled (unsubscribe, resume, the connection's end)

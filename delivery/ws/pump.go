@@ -109,22 +109,23 @@ func (p *pump) resumeInline() {
 	p.inline, p.inlineRead = true, false
 	p.loop()
 	p.inline = false
-	switch {
-	case p.handoff:
+	if p.handoff {
 		p.handoff = false
 		go p.resumeFn()
-	case p.parking:
-		p.parking = false
-		p.sb.ring.lot.park(p)
-	default:
-		p.wakeWriter()
-		p.end()
+		return
 	}
+	p.stopped()
 }
 
 // drive runs the pump until it ends or parks.
 func (p *pump) drive() {
 	p.loop()
+	p.stopped()
+}
+
+// stopped parks a pump whose loop stopped to park, and ends it
+// otherwise.
+func (p *pump) stopped() {
 	if p.parking {
 		p.parking = false
 		p.sb.ring.lot.park(p) // the last thing this goroutine does with p
