@@ -364,6 +364,7 @@ type scratch struct {
 	claimBuf []*claim                // batch.claims' memory
 	finished []*claim
 	done     []string
+	items    []heldItem // the items of ms pushed into reorder buffers
 }
 
 // reset drops what s points to, keeping its memory.
@@ -377,9 +378,10 @@ func (s *scratch) reset() {
 	clear(s.claimBuf)
 	clear(s.finished)
 	clear(s.done)
+	clear(s.items)
 	s.ms, s.matched, s.keys, s.ask, s.asked, s.states = s.ms[:0], s.matched[:0], s.keys[:0], s.ask[:0], s.asked[:0], s.states[:0]
 	s.takes, s.pushes, s.released, s.ends = s.takes[:0], s.pushes[:0], s.released[:0], s.ends[:0]
-	s.claimBuf, s.finished, s.done, s.nkeys = s.claimBuf[:0], s.finished[:0], s.done[:0], 0
+	s.claimBuf, s.finished, s.done, s.nkeys, s.items = s.claimBuf[:0], s.finished[:0], s.done[:0], 0, s.items[:0]
 }
 
 // matchedMsg is a message of a batch that streams matched or whose
@@ -473,6 +475,13 @@ func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
 func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) error {
 	var ids []string
 	now := p.now()
+	// whether the scope of the last sequenced event has an ordering
+	// stream: a batch's events are mostly of one scope, and the answer
+	// holds for the batch (a stream started meanwhile takes the next)
+	var orders struct {
+		scope
+		known, yes bool
+	}
 	for _, m := range msgs {
 		env, err := event.Unmarshal(m.Value)
 		if err != nil {
@@ -491,7 +500,14 @@ func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) erro
 		ids, b.matched = p.reg.Match(env, ids, b.matched)
 		// an ordering stream of the scope tracks every sequenced event
 		// of its sources, matched or not
-		ordered := env.Kind == event.KindEvent && env.Event.Metadata.SequenceNumber > 0 && p.reg.Orders(env.Org, env.Env)
+		ordered := false
+		if env.Kind == event.KindEvent && env.Event.Metadata.SequenceNumber > 0 {
+			if !orders.known || env.Org != orders.org || env.Env != orders.env {
+				orders.scope, orders.known = scope{env.Org, env.Env}, true
+				orders.yes = p.reg.Orders(env.Org, env.Env)
+			}
+			ordered = orders.yes
+		}
 		if len(b.matched) == lo && !ordered {
 			continue
 		}

@@ -153,7 +153,10 @@ func (p *Pipeline) sequenceAll(ms []matchedMsg, b *batch, now time.Time) {
 			n++
 		}
 	}
-	slab := make([]heldItem, n) // one allocation for the batch's items (keepHeld)
+	// the batch's items, in memory later batches reuse: an item a
+	// reorder buffer keeps past the batch is copied out of it (keepHeld)
+	b.items = slices.Grow(b.items[:0], n)[:n]
+	slab := b.items
 	for i := range ms {
 		m := &ms[i]
 		m.push = -1
