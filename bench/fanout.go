@@ -388,7 +388,7 @@ func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles [][]string, dead
 	senders := len(vehicles[0])
 	nSent := make([]atomic.Int64, len(vehicles))
 	var ingestErr atomic.Int64
-	client := cfg.Server.client()
+	client := cfg.Server.clientConns(senders)
 	interval := time.Duration(float64(time.Second) * float64(cfg.Batch) * float64(senders) / float64(cfg.Rate))
 	var swg sync.WaitGroup
 	for snd := 0; snd < senders; snd++ {

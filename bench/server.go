@@ -50,6 +50,19 @@ func (s ServerConfig) client() *http.Client {
 	return &http.Client{Transport: t}
 }
 
+// clientConns is client for n requests in flight at once: it keeps n
+// connections to the server open between requests (the default one
+// keeps two, so that the other senders would each open and close a
+// connection per request, and the server's figures would count that).
+func (s ServerConfig) clientConns(n int) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = max(n, t.MaxIdleConns), n
+	if s.Insecure {
+		t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // --insecure: a self-signed certificate
+	}
+	return &http.Client{Transport: t}
+}
+
 // dialer is a websocket dialer with the server's TLS settings.
 func (s ServerConfig) dialer(readBuf, writeBuf int) *websocket.Dialer {
 	d := &websocket.Dialer{HandshakeTimeout: 30 * time.Second, ReadBufferSize: readBuf, WriteBufferSize: writeBuf}
