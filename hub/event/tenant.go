@@ -29,6 +29,37 @@ func Tenant(b []byte) (org, env []byte, ok bool) {
 	return org, env, true
 }
 
+// Head reads an envelope's organization, environment and kind from the
+// head of its encoding, as Tenant and without allocating; ok is false
+// for bytes that do not begin so (decode those with Unmarshal). The
+// pipeline skips, for the cost of this look, a message no stream of its
+// scope could take. The slices share b.
+func Head(b []byte) (org, env, kind []byte, ok bool) {
+	r := mpReader{b: b}
+	if _, ok := r.mapLen(); !ok {
+		return nil, nil, nil, false
+	}
+	for n, want := range [3]string{"o", "e", "k"} {
+		k, ok := r.key()
+		if !ok || string(k) != want {
+			return nil, nil, nil, false
+		}
+		i, j, ok := r.strRange()
+		if !ok {
+			return nil, nil, nil, false
+		}
+		switch n {
+		case 0:
+			org = b[i:j]
+		case 1:
+			env = b[i:j]
+		default:
+			kind = b[i:j]
+		}
+	}
+	return org, env, kind, true
+}
+
 // headKind reads an envelope's kind from the head of its encoding, where
 // Marshal and TelemetryEncoder write it (after o and e), without
 // decoding the rest or allocating; ok is false for bytes that do not

@@ -86,6 +86,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -482,7 +483,11 @@ func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) erro
 		scope
 		known, yes bool
 	}
+	var sk skipper
 	for _, m := range msgs {
+		if sk.skip(ctx, p, m.Value, now) {
+			continue
+		}
 		env, err := event.Unmarshal(m.Value)
 		if err != nil {
 			p.logger.Warn("undecodable bus message skipped", "topic", m.Topic, "offset", m.Offset, "error", err)
@@ -537,6 +542,50 @@ func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) erro
 		return ErrInFlight
 	}
 	return nil
+}
+
+// skipper tells, from the head of a bus message, whether no stream
+// could take it: a message of another kind than events and telemetry,
+// or of a scope without an active stream of its kind (nor, for an event,
+// an ordering stream). Such a message is skipped without being decoded:
+// telemetry uploaded while nobody streams it costs the pipeline a look
+// at its first bytes. The registry's answer is kept for a run of
+// messages of one scope and kind (a stream started meanwhile takes the
+// next batch, as it would have taken the next message).
+type skipper struct {
+	org, env, kind []byte
+	takes, known   bool
+	caughtUp       bool
+}
+
+func (s *skipper) skip(ctx context.Context, p *Pipeline, b []byte, now time.Time) bool {
+	org, env, kind, ok := event.Head(b)
+	if !ok {
+		return false // decoded, or reported undecodable, by Unmarshal
+	}
+	var streamKind string
+	switch string(kind) {
+	case event.KindEvent:
+		streamKind = hub.KindEvents
+	case event.KindTelemetry:
+		streamKind = hub.KindTelemetry
+	default:
+		return true
+	}
+	if s.known && bytes.Equal(org, s.org) && bytes.Equal(env, s.env) && bytes.Equal(kind, s.kind) {
+		return !s.takes
+	}
+	if !s.caughtUp {
+		// on several nodes, a stream another node started before now
+		// (so before the message was sent) is known first
+		s.caughtUp = true
+		if err := p.reg.CatchUp(ctx, now); err != nil {
+			p.logger.Warn("stream registry not caught up; streams started in the last second on other nodes may miss this batch", "error", err)
+		}
+	}
+	s.org, s.env, s.kind, s.known = org, env, kind, true
+	s.takes = p.reg.Takes(string(org), string(env), streamKind)
+	return !s.takes
 }
 
 // manyAppender is the optional ability of a log to append to several

@@ -357,3 +357,41 @@ func testCorrelationPositionAfterFailedBatch(t *testing.T, window func() dedup.W
 		t.Errorf("correlation position %v after a redelivery, want 1", corr["position"])
 	}
 }
+
+// TestScopesWithoutStreamsSkipped: in a batch of several tenants'
+// telemetry, the messages of a tenant without a telemetry stream are
+// skipped (from their first bytes) and those of a tenant with one all
+// reach it; a stream started after a batch takes the next batch.
+func TestScopesWithoutStreamsSkipped(t *testing.T) {
+	f := newFixture(t)
+	ev := f.start("org-a", "live", hub.KindEvents, `{}`)
+	p := f.pipeline(nil, nil)
+	var batch []hub.Message
+	for i := range 6 {
+		org := []string{"org-a", "org-b", "org-c"}[i%3]
+		batch = append(batch, msg(t, hub.TopicTelemetry, int64(i), aTelemetry(org, "live", "v1", int64(i))))
+	}
+	if err := p.Handle(t.Context(), batch); err != nil {
+		t.Fatal(err)
+	}
+	tel := f.start("org-b", "live", hub.KindTelemetry, `{}`)
+	batch = batch[:0]
+	for i := 6; i < 12; i++ {
+		org := []string{"org-a", "org-b", "org-c"}[i%3]
+		batch = append(batch, msg(t, hub.TopicTelemetry, int64(i), aTelemetry(org, "live", "v1", int64(i))))
+	}
+	if err := p.Handle(t.Context(), batch); err != nil {
+		t.Fatal(err)
+	}
+	got := f.logged(tel)
+	var seqs []float64
+	for _, m := range got {
+		seqs = append(seqs, m["sequence"].(float64))
+	}
+	if !slices.Equal(seqs, []float64{7, 10}) {
+		t.Errorf("org-b's telemetry stream got readings %v, want [7 10] (its own, after it started)", seqs)
+	}
+	if n := len(f.logged(ev)); n != 0 {
+		t.Errorf("org-a's events stream got %d telemetry messages", n)
+	}
+}

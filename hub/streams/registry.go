@@ -122,7 +122,10 @@ type Registry struct {
 	streams  map[string]*Entry
 	indexes  map[scopeKey]*expr.Index[string]
 	ordering map[scopeKey]map[string]struct{} // events streams with event_ordering, not stopped
-	since    time.Time
+	// active counts the active streams of each scope, events streams
+	// first, then telemetry streams (Takes)
+	active map[scopeKey]*[2]int
+	since  time.Time
 	// version moves on whenever an entry is installed, replaced or
 	// dropped (Version)
 	version atomic.Uint64
@@ -149,7 +152,7 @@ func NewRegistry(cfg RegistryConfig, st Store, log *slog.Logger) *Registry {
 		cfg.Reread = DefaultReread
 	}
 	return &Registry{cfg: cfg, store: st, log: log, now: time.Now, streams: map[string]*Entry{}, indexes: map[scopeKey]*expr.Index[string]{}, ordering: map[scopeKey]map[string]struct{}{},
-		fl: flusher{flushed: map[string]map[string]int64{}, conn: map[string]int64{}}}
+		active: map[scopeKey]*[2]int{}, fl: flusher{flushed: map[string]map[string]int64{}, conn: map[string]int64{}}}
 }
 
 // ShareCounters makes status report the counters of every node; call
@@ -193,6 +196,8 @@ func (r *Registry) put(rec store.Stream) *Entry {
 	r.streams[rec.ID] = e
 	r.version.Add(1)
 	k := scopeKey{rec.Org, rec.Env}
+	r.countActive(k, old, -1)
+	r.countActive(k, e, 1)
 	ix := r.indexes[k]
 	if ix == nil {
 		ix = &expr.Index[string]{}
@@ -216,6 +221,47 @@ func (r *Registry) put(rec store.Stream) *Entry {
 		}
 	}
 	return e
+}
+
+// countActive adds d to the count of e's kind in scope k if e is an
+// active stream; lock held.
+func (r *Registry) countActive(k scopeKey, e *Entry, d int) {
+	if e == nil || e.Rec.State != hub.StateActive {
+		return
+	}
+	kind := 0
+	if e.Rec.Kind == hub.KindTelemetry {
+		kind = 1
+	}
+	n := r.active[k]
+	if n == nil {
+		n = new([2]int)
+		r.active[k] = n
+	}
+	if n[kind] += d; *n == [2]int{} {
+		delete(r.active, k)
+	}
+}
+
+// Takes reports whether a message of kind (hub.KindEvents or
+// hub.KindTelemetry) in a scope could be taken by any stream: an active
+// stream of its kind, or, for an event, an events stream with
+// event_ordering that is not stopped (it tracks every sequenced event of
+// its scope). When it reports false Match would match nothing and the
+// pipeline tracks nothing: a message can be skipped without decoding it.
+// On several nodes, call CatchUp first.
+func (r *Registry) Takes(org, env, kind string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	k := scopeKey{org, env}
+	n := r.active[k]
+	switch kind {
+	case hub.KindTelemetry:
+		return n != nil && n[1] > 0
+	case hub.KindEvents:
+		return (n != nil && n[0] > 0) || len(r.ordering[k]) > 0
+	}
+	return false
 }
 
 // Ordered reports whether an entry is an events stream with
