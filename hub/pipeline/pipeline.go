@@ -476,13 +476,6 @@ func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
 func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) error {
 	var ids []string
 	now := p.now()
-	// whether the scope of the last sequenced event has an ordering
-	// stream: a batch's events are mostly of one scope, and the answer
-	// holds for the batch (a stream started meanwhile takes the next)
-	var orders struct {
-		scope
-		known, yes bool
-	}
 	var sk skipper
 	for _, m := range msgs {
 		if sk.skip(ctx, p, m.Value, now) {
@@ -505,14 +498,7 @@ func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) erro
 		ids, b.matched = p.reg.Match(env, ids, b.matched)
 		// an ordering stream of the scope tracks every sequenced event
 		// of its sources, matched or not
-		ordered := false
-		if env.Kind == event.KindEvent && env.Event.Metadata.SequenceNumber > 0 {
-			if !orders.known || env.Org != orders.org || env.Env != orders.env {
-				orders.scope, orders.known = scope{env.Org, env.Env}, true
-				orders.yes = p.reg.Orders(env.Org, env.Env)
-			}
-			ordered = orders.yes
-		}
+		ordered := env.Kind == event.KindEvent && env.Event.Metadata.SequenceNumber > 0 && sk.orders(p, env)
 		if len(b.matched) == lo && !ordered {
 			continue
 		}
@@ -549,43 +535,55 @@ func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) erro
 // or of a scope without an active stream of its kind (nor, for an event,
 // an ordering stream). Such a message is skipped without being decoded:
 // telemetry uploaded while nobody streams it costs the pipeline a look
-// at its first bytes. The registry's answer is kept for a run of
-// messages of one scope and kind (a stream started meanwhile takes the
-// next batch, as it would have taken the next message).
+// at its first bytes. The registry's answer for a scope is kept for a
+// run of messages of that scope, as is whether the scope orders (a
+// stream started meanwhile takes the next batch, as it would have taken
+// the next message).
 type skipper struct {
-	org, env, kind []byte
-	takes, known   bool
-	caughtUp       bool
+	org, env          []byte
+	known, caughtUp   bool
+	events, telemetry bool // the scope has an active stream of the kind
+	order             bool // the scope has an ordering stream
+	// current says the fields above are those of the message skip was
+	// last asked about
+	current bool
 }
 
 func (s *skipper) skip(ctx context.Context, p *Pipeline, b []byte, now time.Time) bool {
 	org, env, kind, ok := event.Head(b)
+	s.current = false
 	if !ok {
 		return false // decoded, or reported undecodable, by Unmarshal
 	}
-	var streamKind string
-	switch string(kind) {
-	case event.KindEvent:
-		streamKind = hub.KindEvents
-	case event.KindTelemetry:
-		streamKind = hub.KindTelemetry
-	default:
+	if string(kind) != event.KindEvent && string(kind) != event.KindTelemetry {
 		return true
 	}
-	if s.known && bytes.Equal(org, s.org) && bytes.Equal(env, s.env) && bytes.Equal(kind, s.kind) {
-		return !s.takes
-	}
-	if !s.caughtUp {
-		// on several nodes, a stream another node started before now
-		// (so before the message was sent) is known first
-		s.caughtUp = true
-		if err := p.reg.CatchUp(ctx, now); err != nil {
-			p.logger.Warn("stream registry not caught up; streams started in the last second on other nodes may miss this batch", "error", err)
+	if !s.known || !bytes.Equal(org, s.org) || !bytes.Equal(env, s.env) {
+		if !s.caughtUp {
+			// on several nodes, a stream another node started before
+			// now (so before the message was sent) is known first
+			s.caughtUp = true
+			if err := p.reg.CatchUp(ctx, now); err != nil {
+				p.logger.Warn("stream registry not caught up; streams started in the last second on other nodes may miss this batch", "error", err)
+			}
 		}
+		s.org, s.env, s.known = org, env, true
+		s.events, s.telemetry, s.order = p.reg.Scope(string(org), string(env))
 	}
-	s.org, s.env, s.kind, s.known = org, env, kind, true
-	s.takes = p.reg.Takes(string(org), string(env), streamKind)
-	return !s.takes
+	s.current = true
+	if string(kind) == event.KindTelemetry {
+		return !s.telemetry
+	}
+	return !s.events && !s.order
+}
+
+// orders reports whether env's scope has an ordering stream: skip's
+// answer for the message it was last asked about, else the registry's.
+func (s *skipper) orders(p *Pipeline, env *event.Envelope) bool {
+	if s.current {
+		return s.order
+	}
+	return p.reg.Orders(env.Org, env.Env)
 }
 
 // manyAppender is the optional ability of a log to append to several

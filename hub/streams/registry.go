@@ -123,7 +123,7 @@ type Registry struct {
 	indexes  map[scopeKey]*expr.Index[string]
 	ordering map[scopeKey]map[string]struct{} // events streams with event_ordering, not stopped
 	// active counts the active streams of each scope, events streams
-	// first, then telemetry streams (Takes)
+	// first, then telemetry streams (Scope)
 	active map[scopeKey]*[2]int
 	since  time.Time
 	// version moves on whenever an entry is installed, replaced or
@@ -243,25 +243,22 @@ func (r *Registry) countActive(k scopeKey, e *Entry, d int) {
 	}
 }
 
-// Takes reports whether a message of kind (hub.KindEvents or
-// hub.KindTelemetry) in a scope could be taken by any stream: an active
-// stream of its kind, or, for an event, an events stream with
-// event_ordering that is not stopped (it tracks every sequenced event of
-// its scope). When it reports false Match would match nothing and the
-// pipeline tracks nothing: a message can be skipped without decoding it.
-// On several nodes, call CatchUp first.
-func (r *Registry) Takes(org, env, kind string) bool {
+// Scope reports what the streams of a scope could take: events (an
+// active events stream), telemetry (an active telemetry stream), and
+// whether it orders (an events stream with event_ordering that is not
+// stopped, paused ones included: it tracks every sequenced event of the
+// scope, as Orders). A message of a kind its scope takes nothing of, and
+// for an event of a scope that does not order, matches no stream and is
+// tracked by nothing: the pipeline skips it without decoding it. On
+// several nodes, call CatchUp first.
+func (r *Registry) Scope(org, env string) (events, telemetry, orders bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	k := scopeKey{org, env}
-	n := r.active[k]
-	switch kind {
-	case hub.KindTelemetry:
-		return n != nil && n[1] > 0
-	case hub.KindEvents:
-		return (n != nil && n[0] > 0) || len(r.ordering[k]) > 0
+	if n := r.active[k]; n != nil {
+		events, telemetry = n[0] > 0, n[1] > 0
 	}
-	return false
+	return events, telemetry, len(r.ordering[k]) > 0
 }
 
 // Ordered reports whether an entry is an events stream with
