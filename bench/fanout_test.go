@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,10 +15,28 @@ import (
 // measured per publish must not be counted opening and closing one for
 // most of them (the default client keeps two idle connections a host).
 func TestFanoutSendersKeepTheirConnections(t *testing.T) {
+	const senders = 8
 	var conns, requests atomic.Int64
+	// every sender's request waits until each sender has one in flight,
+	// so that the senders' connections are all busy at once, round after
+	// round, as against a server that takes its time
+	var mu sync.Mutex
+	waiting, round := 0, make(chan struct{})
+	done := make(chan struct{})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
-		time.Sleep(2 * time.Millisecond) // the senders' requests overlap
+		mu.Lock()
+		ch := round
+		if waiting++; waiting == senders {
+			close(round)
+			waiting, round = 0, make(chan struct{})
+		}
+		mu.Unlock()
+		select {
+		case <-ch:
+		case <-done:
+		case <-r.Context().Done():
+		}
 		w.WriteHeader(http.StatusAccepted)
 		_, _ = w.Write([]byte(`{"accepted": 1}`))
 	}))
@@ -28,15 +47,16 @@ func TestFanoutSendersKeepTheirConnections(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	const senders = 8
+	deadline := time.Now().Add(time.Second)
+	stop := time.AfterFunc(time.Until(deadline), func() { close(done) })
+	defer stop.Stop()
 	cfg := FanoutConfig{URL: srv.URL, Key: "k", Rate: 2000, Batch: 1}
-	vehicles := runVehiclesFor("veh", 1, senders)
-	sent, errs := sendFanout(context.Background(), cfg, vehicles, time.Now().Add(time.Second))
+	sent, errs := sendFanout(context.Background(), cfg, runVehiclesFor("veh", 1, senders), deadline)
 	if errs != 0 {
 		t.Fatalf("%d ingest requests failed", errs)
 	}
-	if sent[0] < 200 {
-		t.Fatalf("%d events sent in a second, want hundreds", sent[0])
+	if sent[0] < 10*senders {
+		t.Fatalf("%d events sent in a second, want at least ten rounds of %d", sent[0], senders)
 	}
 	// a sender may dial once more when its request starts before its
 	// previous connection is back in the pool
