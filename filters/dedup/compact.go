@@ -17,8 +17,14 @@ import (
 // safe for concurrent use.
 //
 // Recorded ids sit in a ring in the order they were recorded, each with
-// its time; an open-addressing table at most half full (linear probing, backward-shift
-// deletion) maps a hash to its place in the ring. The oldest id leaves
+// its time; a table of buckets maps a hash to its place in the ring. A
+// bucket is one cache line: seven slots and the count of the ids that
+// went past it because it was full (an id is stored in the first bucket
+// from its home with a free slot, and a look-up goes on past a bucket
+// only while that count is not zero). The table is at most half full,
+// so nearly every look-up, insertion and eviction reads one line, and
+// compares the slots of a bucket in a loop of fixed length rather than
+// one whose end depends on the data. The oldest id leaves
 // first: once the window holds size ids, or once its TTL has passed. Both
 // the ring and the table grow as ids come: a window that holds few ids
 // costs little, whatever its size. Claims sit in a map of their own.
@@ -34,7 +40,7 @@ type Compact struct {
 	base       time.Time   // times are ns since base
 	chunks     [][]centry  // the ring: position p is chunks[p>>chunkBits][p&chunkMask]
 	head, tail uint64      // ids recorded, ever, before the oldest and the newest-plus-one: the ring holds [head, tail)
-	slots      []uint64    // the table: 0 empty, else uint32(h.b)<<32 | position+1
+	slots      []uint64    // the table, buckets of bucketSlots: slot 0 empty, else h.b's high 32 bits | position+1; the last of a bucket its overflow count
 	mem        *slotBox    // the table's memory when it is not the heap's
 	used       int         // slots in use
 	empty      atomic.Bool // set while used is 0 (Has answers without the lock); cleared on every insert
@@ -58,8 +64,13 @@ const (
 	chunkSize = 1 << chunkBits
 	chunkMask = chunkSize - 1
 	dead      = math.MinInt64
-	minSlots  = 1024
-	minSweep  = 1024
+	// bucketSlots is a bucket's slots: one cache line of them, the
+	// last the bucket's overflow count
+	bucketSlots = 8
+	bucketIDs   = bucketSlots - 1
+	minBuckets  = 128
+	tagMask     = ^uint64(math.MaxUint32) // a slot's hash bits
+	minSweep    = 1024
 	// maxKeptHashes bounds the hashes RecordAll keeps for its next call
 	maxKeptHashes = 8192
 	// maxCompact keeps a position and a marker in 32 bits.
@@ -379,7 +390,7 @@ func (c *Compact) state(h hkey, now int64) State {
 		}
 		// Expired, behind a younger head (RecordAt): gone now.
 		c.entry(pos).t = dead
-		c.unslot(i)
+		c.unslot(i, h.b)
 	}
 	if end, ok := c.claims.get(h); ok && now < end {
 		return InFlight
@@ -397,27 +408,42 @@ func (c *Compact) find(h hkey) (slot int, pos uint32, ok bool) {
 	if len(c.slots) == 0 {
 		return 0, 0, false
 	}
-	mask := uint64(len(c.slots) - 1)
-	tag := uint64(uint32(h.b)) << 32
-	for i := h.b & mask; ; i = (i + 1) & mask {
-		s := c.slots[i]
-		if s == 0 {
-			return 0, 0, false
-		}
-		if s&^math.MaxUint32 == tag {
-			p := uint32(s) - 1
-			if c.entry(p).h == h {
-				return int(i), p, true
+	mask := c.bucketMask()
+	tag := h.b & tagMask
+	for b := h.b & mask; ; b = (b + 1) & mask {
+		bk := c.bucket(b)
+		for j := range bucketIDs {
+			if s := bk[j]; s&tagMask == tag && s != 0 {
+				p := uint32(s) - 1
+				if c.entry(p).h == h {
+					return int(b)*bucketSlots + j, p, true
+				}
 			}
+		}
+		if bk[bucketIDs] == 0 {
+			return 0, 0, false
 		}
 	}
 }
+
+// bucket returns bucket b of the table; mu must be held.
+func (c *Compact) bucket(b uint64) []uint64 {
+	i := b * bucketSlots
+	return c.slots[i : i+bucketSlots : i+bucketSlots]
+}
+
+// bucketMask is the number of buckets less one; mu must be held.
+func (c *Compact) bucketMask() uint64 { return uint64(len(c.slots))/bucketSlots - 1 }
+
+// home is the bucket of h (whose high 32 bits are a slot's) in a table
+// of mask+1 buckets.
+func home(hb, mask uint64) uint64 { return hb & mask }
 
 // remove forgets h's record, if any; mu must be held.
 func (c *Compact) remove(h hkey) {
 	if i, pos, ok := c.find(h); ok {
 		c.entry(pos).t = dead
-		c.unslot(i)
+		c.unslot(i, h.b)
 	}
 }
 
@@ -427,14 +453,17 @@ func (c *Compact) push(h hkey, t int64) {
 	if c.tail-c.head == c.size {
 		c.evict()
 	}
-	c.slot(h, c.place1(h, t))
+	if c.full() {
+		c.grow()
+	}
+	c.insert(h.b&tagMask|uint64(c.place1(h, t)+1), h.b)
+	c.used++
+	c.empty.Store(false)
 }
 
 // record appends h, recorded at t, to the ring, as remove then push
-// would, with one probe of the table: its earlier record, if any, is
-// dropped and its slot pointed at the new place; else the first empty
-// slot of its probe sequence, where find stopped, takes it. mu must be
-// held.
+// would: its earlier record, if any, is dropped and its slot pointed at
+// the new place; else a slot is taken for it. mu must be held.
 func (c *Compact) record(h hkey, t int64) {
 	if c.tail-c.head == c.size {
 		c.evict()
@@ -442,25 +471,14 @@ func (c *Compact) record(h hkey, t int64) {
 	if c.full() {
 		c.grow()
 	}
-	pos := c.place1(h, t)
-	mask := uint64(len(c.slots) - 1)
-	tag := uint64(uint32(h.b)) << 32
-	for i := h.b & mask; ; i = (i + 1) & mask {
-		s := c.slots[i]
-		if s == 0 {
-			c.slots[i] = tag | uint64(pos+1)
-			c.used++
-			c.empty.Store(false)
-			return
-		}
-		if s&^math.MaxUint32 == tag {
-			if old := c.entry(uint32(s) - 1); old.h == h {
-				old.t = dead
-				c.slots[i] = tag | uint64(pos+1)
-				return
-			}
-		}
+	if i, old, ok := c.find(h); ok {
+		c.entry(old).t = dead
+		c.slots[i] = h.b&tagMask | uint64(c.place1(h, t)+1)
+		return
 	}
+	c.insert(h.b&tagMask|uint64(c.place1(h, t)+1), h.b)
+	c.used++
+	c.empty.Store(false)
 }
 
 // place1 puts h, recorded at t, at the ring's tail, which has room, and
@@ -514,10 +532,10 @@ func (c *Compact) touch(hs []hkey) {
 	if len(c.slots) == 0 {
 		return
 	}
-	mask := uint64(len(c.slots) - 1)
+	mask := c.bucketMask()
 	var x uint64
 	for _, h := range hs {
-		x += c.slots[h.b&mask]
+		x += c.slots[home(h.b, mask)*bucketSlots]
 	}
 	c.touched += x
 }
@@ -528,11 +546,11 @@ func (c *Compact) touchRing(n uint64) {
 	if len(c.slots) == 0 {
 		return
 	}
-	mask := uint64(len(c.slots) - 1)
+	mask := c.bucketMask()
 	var x uint64
 	for j := range min(n, c.tail-c.head) {
 		if e := c.entry(uint32((c.head + j) % c.size)); e.t != dead {
-			x += c.slots[e.h.b&mask]
+			x += c.slots[home(e.h.b, mask)*bucketSlots]
 		}
 	}
 	c.touched += x
@@ -551,13 +569,7 @@ func (c *Compact) touchEvictions(n int) {
 func (c *Compact) evict() {
 	pos := uint32(c.head % c.size)
 	if e := c.entry(pos); e.t != dead {
-		mask := uint64(len(c.slots) - 1)
-		for i := e.h.b & mask; ; i = (i + 1) & mask {
-			if s := c.slots[i]; uint32(s) == pos+1 {
-				c.unslot(int(i))
-				break
-			}
-		}
+		c.unslot(c.slotOf(e.h.b, pos), e.h.b)
 	}
 	c.head++
 	next := c.head % c.size
@@ -567,60 +579,68 @@ func (c *Compact) evict() {
 	}
 }
 
-// slot puts position pos of hash h in the table, growing it first when
-// it is half full; mu must be held.
-func (c *Compact) slot(h hkey, pos uint32) {
-	if c.full() {
-		c.grow()
+// slotOf returns the slot of the id at ring position pos, whose hash
+// has hb as its second half: the first bucket from its home that holds
+// pos (positions are unique in the table); mu must be held.
+func (c *Compact) slotOf(hb uint64, pos uint32) int {
+	mask := c.bucketMask()
+	for b := home(hb, mask); ; b = (b + 1) & mask {
+		bk := c.bucket(b)
+		for j := range bucketIDs {
+			if uint32(bk[j]) == pos+1 {
+				return int(b)*bucketSlots + j
+			}
+		}
 	}
-	c.place(uint64(uint32(h.b))<<32 | uint64(pos+1))
-	c.used++
-	c.empty.Store(false)
 }
 
 // full reports whether one more id would fill the table past half its
-// slots: a new id's probe, and an evicted id's backward shift, then look
-// at 1.5 slots on average (at three quarters full, 8.5 and 2.5), and
-// rarely leave the cache line they start in; mu must be held.
+// slots (four ids a bucket of seven on average, as many bytes per id as
+// a table of single slots at most half full): a bucket then overflows
+// for about 5 % of the ids; mu must be held.
 func (c *Compact) full() bool { return (c.used+1)*2 > len(c.slots) }
 
-// place puts a slot value in the table; mu must be held.
-func (c *Compact) place(s uint64) {
-	mask := uint64(len(c.slots) - 1)
-	i := (s >> 32) & mask
-	for c.slots[i] != 0 {
-		i = (i + 1) & mask
+// insert puts slot value s, of an id whose hash has hb as its second
+// half, in the first bucket from its home with a free slot, counting it
+// in the overflow count of each full bucket it passes; mu must be held.
+func (c *Compact) insert(s, hb uint64) {
+	mask := c.bucketMask()
+	for b := home(hb, mask); ; b = (b + 1) & mask {
+		bk := c.bucket(b)
+		for j := range bucketIDs {
+			if bk[j] == 0 {
+				bk[j] = s
+				return
+			}
+		}
+		bk[bucketIDs]++
 	}
-	c.slots[i] = s
 }
 
-// grow doubles the table; a slot keeps the 32 bits of the hash its home
-// is made of, so nothing is read from the ring.
+// grow doubles the table and fills it from the ring, oldest first: each
+// id still recorded (not dead) goes back in at its place.
 func (c *Compact) grow() {
-	old, oldMem := c.slots, c.mem.m
-	c.slots, c.mem.m = makeSlots(max(minSlots, 2*len(old)))
-	for _, s := range old {
-		if s != 0 {
-			c.place(s)
+	oldMem := c.mem.m
+	n := max(minBuckets, 2*(len(c.slots)/bucketSlots))
+	c.slots, c.mem.m = makeSlots(n * bucketSlots)
+	for p := c.head; p < c.tail; p++ {
+		pos := uint32(p % c.size)
+		if e := c.entry(pos); e.t != dead {
+			c.insert(e.h.b&tagMask|uint64(pos+1), e.h.b)
 		}
 	}
 	oldMem.free()
 }
 
-// unslot empties slot i, moving later slots of the probe sequence back
-// so that none is left behind a gap (backward-shift deletion); mu must
-// be held.
-func (c *Compact) unslot(i int) {
-	mask := len(c.slots) - 1
-	for j := (i + 1) & mask; c.slots[j] != 0; j = (j + 1) & mask {
-		home := int(c.slots[j]>>32) & mask
-		// The slot at j stays unless its home is outside (i, j].
-		if (j > i && (home <= i || home > j)) || (j < i && home <= i && home > j) {
-			c.slots[i] = c.slots[j]
-			i = j
-		}
-	}
+// unslot empties slot i, of an id whose hash has hb as its second half,
+// and takes it out of the overflow counts of the buckets from its home
+// to its own; mu must be held.
+func (c *Compact) unslot(i int, hb uint64) {
 	c.slots[i] = 0
+	mask := c.bucketMask()
+	for b, own := home(hb, mask), uint64(i/bucketSlots); b != own; b = (b + 1) & mask {
+		c.slots[b*bucketSlots+bucketIDs]--
+	}
 	c.used--
 }
 

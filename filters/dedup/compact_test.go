@@ -392,3 +392,54 @@ func TestCompactHas(t *testing.T) {
 		t.Fatalf("b after Has(b) = %v, want Unseen", st)
 	}
 }
+
+// TestCompactBucketOverflow: ids that share a home bucket (hashes made to
+// collide) spill over several buckets; each stays found while recorded,
+// none is found once forgotten or evicted, and once all are gone every
+// bucket's overflow count is back to zero, so look-ups stop at their
+// home again.
+func TestCompactBucketOverflow(t *testing.T) {
+	const n = 40 // more than five buckets' worth
+	w := NewCompact(n, time.Hour)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	hs := make([]hkey, n)
+	for i := range hs {
+		hs[i] = hkey{a: uint64(i) + 1, b: uint64(i+1)<<32 | 5} // home bucket 5 in any table
+		w.push(hs[i], w.clock())
+	}
+	found := func(h hkey) bool { _, _, ok := w.find(h); return ok }
+	for i, h := range hs {
+		if !found(h) {
+			t.Fatalf("id %d of %d sharing a bucket not found", i, n)
+		}
+	}
+	for i := 0; i < n; i += 2 {
+		w.remove(hs[i])
+	}
+	for i, h := range hs {
+		if found(h) != (i%2 == 1) {
+			t.Fatalf("after removing the even ids: id %d found = %v", i, found(h))
+		}
+	}
+	// a full ring evicts the oldest as new ids come: the odd ones go
+	for i := range n {
+		w.push(hkey{a: uint64(1000 + i), b: uint64(1000+i)<<32 | uint64(i)}, w.clock())
+	}
+	for i, h := range hs {
+		if found(h) {
+			t.Fatalf("id %d found after the ring moved past it", i)
+		}
+	}
+	for p := w.head; p < w.tail; p++ {
+		w.remove(w.entry(uint32(p % w.size)).h)
+	}
+	if w.used != 0 {
+		t.Fatalf("%d slots used after every id was removed", w.used)
+	}
+	for b := range len(w.slots) / bucketSlots {
+		if c := w.slots[b*bucketSlots+bucketIDs]; c != 0 {
+			t.Fatalf("bucket %d: overflow count %d with the table empty", b, c)
+		}
+	}
+}
