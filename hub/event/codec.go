@@ -37,9 +37,23 @@ func Unmarshal(b []byte) (*Envelope, error) {
 			return e, nil
 		}
 	}
-	var e Envelope
-	if err := msgpack.Unmarshal(b, &e); err != nil {
+	return unmarshalReflected(b)
+}
+
+// unmarshalReflected decodes b with the msgpack library. Bytes the
+// library cannot take make it panic in places (a nil where a time is
+// expected: "reflect: call of reflect.Value.IsNil on struct Value",
+// found by FuzzHead); such a message is an error, not a crash of its
+// reader.
+func unmarshalReflected(b []byte) (e *Envelope, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, err = nil, fmt.Errorf("event: unmarshal: malformed message: %v", r)
+		}
+	}()
+	var env Envelope
+	if err := msgpack.Unmarshal(b, &env); err != nil {
 		return nil, fmt.Errorf("event: unmarshal: %w", err)
 	}
-	return &e, nil
+	return &env, nil
 }

@@ -106,3 +106,12 @@ func BenchmarkPointsCodec(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*len(pts))/b.Elapsed().Seconds(), "points/s")
 }
+
+// TestUnmarshalMalformedIsAnError: bytes the msgpack library panics on
+// (a nil where the envelope has a time) are an error for the reader.
+func TestUnmarshalMalformedIsAnError(t *testing.T) {
+	b := []byte("\x85\xa1o\xa10\xa1e\xa40000\xa1k\xa6000000\xa1i\xc0")
+	if e, err := event.Unmarshal(b); err == nil {
+		t.Fatalf("Unmarshal of a nil time = %+v, want an error", e)
+	}
+}

@@ -8,7 +8,7 @@ package event
 // of this look instead of a full decode. The slices share b.
 func Tenant(b []byte) (org, env []byte, ok bool) {
 	r := mpReader{b: b}
-	if _, ok := r.mapLen(); !ok {
+	if n, ok := r.mapLen(); !ok || n < 2 {
 		return nil, nil, false
 	}
 	for _, want := range [2]string{"o", "e"} {
@@ -36,7 +36,7 @@ func Tenant(b []byte) (org, env []byte, ok bool) {
 // scope could take. The slices share b.
 func Head(b []byte) (org, env, kind []byte, ok bool) {
 	r := mpReader{b: b}
-	if _, ok := r.mapLen(); !ok {
+	if n, ok := r.mapLen(); !ok || n < 3 {
 		return nil, nil, nil, false
 	}
 	for n, want := range [3]string{"o", "e", "k"} {
@@ -66,7 +66,7 @@ func Head(b []byte) (org, env, kind []byte, ok bool) {
 // begin so. Unmarshal picks its decoder by it.
 func headKind(b []byte) (kind []byte, ok bool) {
 	r := mpReader{b: b}
-	if _, ok := r.mapLen(); !ok {
+	if n, ok := r.mapLen(); !ok || n < 3 {
 		return nil, false
 	}
 	for _, want := range [3]string{"o", "e", "k"} {

@@ -44,3 +44,41 @@ func TestTenantReadsTheHeadOfEveryEnvelope(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHead: Head never panics, reads nothing past the envelope's map
+// (an envelope of fewer than three keys is not read), agrees with
+// Tenant, and with Unmarshal on what the encoders write.
+func FuzzHead(f *testing.F) {
+	for _, env := range []*event.Envelope{
+		{Org: "org-a", Env: "live", Kind: event.KindEvent, Event: &event.Event{EventID: "e1"}},
+		{Org: "o", Env: "test", Kind: event.KindPoints, Points: []event.Point{{VehicleID: "v"}}},
+	} {
+		b, err := event.Marshal(env)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte{0x83, 0xa1, 'o', 0xa1, 'x'})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		org, env, _, ok := event.Head(b)
+		if !ok {
+			return
+		}
+		torg, tenv, tok := event.Tenant(b)
+		if !tok || string(torg) != string(org) || string(tenv) != string(env) {
+			t.Fatalf("Head %q %q, Tenant %q %q %v", org, env, torg, tenv, tok)
+		}
+		e, err := event.Unmarshal(b)
+		if err != nil || e.Kind != event.KindEvent || e.Event == nil {
+			return
+		}
+		again, err := event.Marshal(e) // as the encoders write it
+		if err != nil {
+			return
+		}
+		if org, env, kind, ok := event.Head(again); !ok || string(org) != e.Org || string(env) != e.Env || string(kind) != e.Kind {
+			t.Fatalf("Head of an encoded envelope: %q %q %q %v, want %q %q %q", org, env, kind, ok, e.Org, e.Env, e.Kind)
+		}
+	})
+}
