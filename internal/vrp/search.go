@@ -450,11 +450,16 @@ func (w *worker) anneal(s *solution, limit budget, open bool) *solution {
 	t0, t1 := w.hot*tStart*tb.scale, tEnd*tb.scale
 	stall := max(int64(stallShare*float64(limit.work-limit.fromWork)), minStall)
 	lastBest := w.work // the work when best was last lowered, or the last kick
+	fleetLeft := fleetKicks
 	for !w.out(&limit) {
 		p := w.progress(&limit)
 		temp := t0 * math.Pow(t1/t0, p)
 		if w.work-lastBest > stall && p < kickUntil {
-			cur = w.kick(best, open)
+			if m := w.fewerRoutes(best, &fleetLeft, limit); m != nil {
+				cur, best = m, m
+			} else {
+				cur = w.kick(best, open)
+			}
 			lastBest = w.work
 		}
 		cand := w.fork(cur)
@@ -486,6 +491,37 @@ const (
 	kickUntil  = 0.95
 	kickStops  = 30 // at most; at most 3 in 10 of the stops served
 )
+
+// With MinimizeVehicles, the first fleetKicks stalls of an annealing
+// whose best plan has more routes than the fleet bound each first give
+// route minimisation fleetKickShare of what is left of the annealing's
+// budget, from that plan (fewerRoutes): a stalled plan is a well-placed
+// start for one route fewer, which the search that found its fleet late,
+// or not at all, had little work left to look for.
+const (
+	fleetKicks     = 2
+	fleetKickShare = 0.04
+)
+
+// fewerRoutes is route minimisation from best, the annealing's stalled
+// best plan, for fleetKickShare of what is left of limit, when left (the
+// tries left) is not 0 and best has more routes than the fleet bound:
+// the plan it finds with fewer routes, polished, or nil when it finds
+// none (or does not try).
+func (w *worker) fewerRoutes(best *solution, left *int, limit budget) *solution {
+	if *left == 0 || !w.t.p.MinimizeVehicles || best.used <= w.t.minRoutes || len(best.absent) > 0 {
+		return nil
+	}
+	*left--
+	m := w.minimizeRoutes(best, w.share(limit, fleetKickShare))
+	if m.used >= best.used {
+		return nil
+	}
+	if pm := w.polish(m); pm.cost < m.cost-tol {
+		return pm
+	}
+	return m
+}
 
 // kick is s with about kickStops of its stops taken out by string
 // removals around random stops and inserted again, each at its cheapest
