@@ -468,7 +468,8 @@ func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
 }
 
 // match processes every message of msgs into b: it decodes and matches
-// them all, claims the dedup keys of the events deduplicating streams
+// them all (but those no stream of their scope could take: skipper),
+// claims the dedup keys of the events deduplicating streams
 // matched at once (claimAll), pushes the sequenced events into the
 // reorder buffers at once (sequenceAll), then applies the streams' rules
 // to each message in turn. It fails, with what came before it processed,
