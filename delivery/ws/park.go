@@ -114,9 +114,10 @@ func (l *lot) waitLoop() {
 			return
 		}
 		p0 := l.pumps[0]
-		next := p0.next
+		next, mixed := p0.next, false
 		for _, p := range l.pumps[1:] {
 			next = min(next, p.next)
+			mixed = mixed || p.epoch != p0.epoch
 		}
 		l.waitFor = next
 		org, env, epoch := p0.c.org, p0.c.env, p0.epoch
@@ -126,7 +127,10 @@ func (l *lot) waitLoop() {
 		case <-l.s.log.Wait(l.id, next):
 			wake = true
 		case <-l.tick.C:
-			wake = l.changed(org, env, epoch)
+			// pumps of two histories: one parked after the stream's
+			// history changed but before it looked, the other after it
+			// moved to the new one; each then finds out for itself
+			wake = mixed || l.changed(org, env, epoch)
 		case <-l.kick:
 		}
 		if wake {
