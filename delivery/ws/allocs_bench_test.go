@@ -30,6 +30,14 @@ func BenchmarkDeliveryAllocs_1Subs(b *testing.B)    { benchDeliveryAllocs(b, 1, 
 func BenchmarkDeliveryAllocs_100Subs(b *testing.B)  { benchDeliveryAllocs(b, 100, hub.StreamInfo{}) }
 func BenchmarkDeliveryAllocs_1000Subs(b *testing.B) { benchDeliveryAllocs(b, 1000, hub.StreamInfo{}) }
 
+// BenchmarkDeliveryStep is the case rather than a burst: one
+// message appended at a time, the next once every subscriber has read
+// it, so each append wakes the stream's pumps and each delivery is a
+// write of its own.
+func BenchmarkDeliveryStep_100Subs(b *testing.B) {
+	benchDeliveryAllocs(b, 100, hub.StreamInfo{}, stepwise)
+}
+
 // Compressed (permessage-deflate) and batched (frames of 10) likewise.
 func BenchmarkDeliveryAllocsDeflate_100Subs(b *testing.B) {
 	benchDeliveryAllocs(b, 100, hub.StreamInfo{Compression: true})
@@ -38,7 +46,10 @@ func BenchmarkDeliveryAllocsBatch10_100Subs(b *testing.B) {
 	benchDeliveryAllocs(b, 100, hub.StreamInfo{BatchEvents: true, BatchSize: 10, MaxWait: time.Minute})
 }
 
-func benchDeliveryAllocs(b *testing.B, subs int, info hub.StreamInfo) {
+// stepwise makes benchDeliveryAllocs append one message at a time.
+const stepwise = true
+
+func benchDeliveryAllocs(b *testing.B, subs int, info hub.StreamInfo, step ...bool) {
 	info.ID = "s1"
 	per := 1
 	if info.BatchEvents {
@@ -48,6 +59,11 @@ func benchDeliveryAllocs(b *testing.B, subs int, info hub.StreamInfo) {
 	b.Cleanup(func() { _ = log.Close() })
 	f := newFixtureLog(b, ws.Config{MaxLag: 1 << 40, LagNotice: 1 << 40}, log, info, hub.StreamInfo{ID: "idle"})
 	var frames atomic.Int64 // data frames read by all clients
+	// the readers tell when frames reach wantFrames; stepwise waits for it
+	// rather than spinning, which would take a core from the server
+	var wantFrames atomic.Int64
+	wantFrames.Store(1 << 62)
+	reached := make(chan struct{}, 1)
 	var readers sync.WaitGroup
 	conns := make([]*websocket.Conn, subs)
 	for i := range conns {
@@ -63,7 +79,15 @@ func benchDeliveryAllocs(b *testing.B, subs int, info hub.StreamInfo) {
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
-			skipFrames(bufio.NewReaderSize(c.NetConn(), 64<<10), &frames)
+			r := bufio.NewReaderSize(c.NetConn(), 64<<10)
+			for skipFrame(r, &frames) {
+				if frames.Load() >= wantFrames.Load() {
+					select {
+					case reached <- struct{}{}:
+					default:
+					}
+				}
+			}
 		}()
 	}
 	b.Cleanup(func() {
@@ -100,7 +124,21 @@ func benchDeliveryAllocs(b *testing.B, subs int, info hub.StreamInfo) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := cpuTime(b)
-	total := mallocs(func() { deliver(n) })
+	total := mallocs(func() {
+		if len(step) == 0 {
+			deliver(n)
+			return
+		}
+		for range n / per {
+			appendN("s1", per)
+			sent++
+			want := sent * int64(subs)
+			wantFrames.Store(want)
+			for frames.Load() < want {
+				<-reached
+			}
+		}
+	})
 	cpu = cpuTime(b) - cpu
 	b.StopTimer()
 	extra := float64(total) - float64(appendOnly)

@@ -44,6 +44,8 @@ type conn struct {
 	batch       *batcher // the writer's
 	writer      func()   // c.writeLoop, made once
 	wbuf        []frame  // the writer's frame slice between its runs
+	carry       []frame  // frames writeDirect hands to the writer goroutine it starts
+	carried     bool     // the batcher holds the rest of a writev of carry begun
 	brokenWrite bool     // a write failed midway; the writer's
 	pingSlot    int      // when the Server's pinger pings it (Server.pingLoop)
 
@@ -58,6 +60,9 @@ func (c *conn) init(wsc *websocket.Conn) {
 	c.batch = newBatcher(wsc.NetConn(), &c.s.batchBufs)
 	c.writer = c.writeLoop
 	c.q = newQueue(c.s.cfg.QueueBytes, c.startWriter)
+	if c.batch.rc != nil {
+		c.q.direct = c.writeDirect
+	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.closing = make(chan struct{})
 	c.readerDone = make(chan struct{})

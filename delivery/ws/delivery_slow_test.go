@@ -273,3 +273,20 @@ func TestPingKeepsAlive(t *testing.T) {
 	f.mustDial("stream_id=s1")
 	eventually(t, "silent client closed", func() bool { return f.srv.Connections() == 1 })
 }
+
+// A client that stops reading fills its socket: single messages, each
+// written by the pump that framed it while the socket had room, then
+// half written, then left to the writer goroutine. Once the client reads
+// again it gets every message whole and in order.
+func TestFramesWholeAfterAFullSocket(t *testing.T) {
+	const total, size = 600, 16 << 10 // 9.6 MB: more than loopback's socket buffers hold
+	f := newFixture(t, ws.Config{QueueBytes: 64 << 20, MaxLag: 1 << 40, LagNotice: 1 << 40, WriteTimeout: time.Minute},
+		hub.StreamInfo{ID: "s1"})
+	c := f.mustDial("stream_id=s1")
+	for range total {
+		f.appendN("s1", 1, size)
+		time.Sleep(300 * time.Microsecond) // the pump parks: the next append wakes it
+	}
+	expectControl(t, c, "subscribed", "")
+	readOffsetsEach(t, c, "s1", 1, total, nil)
+}

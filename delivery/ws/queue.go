@@ -29,8 +29,9 @@ type frame struct {
 // (run) when frames wait and none runs, and it ends when it finds the
 // queue empty (stop), so an idle connection has no writer goroutine.
 type queue struct {
-	limit int
-	run   func() // starts a writer goroutine
+	limit  int
+	run    func() // starts a writer goroutine
+	direct func() // writes at once on the pusher's goroutine, else runs one (nil: run)
 
 	mu      sync.Mutex // guards the fields below
 	items   []frame
@@ -61,9 +62,17 @@ func (q *queue) push(f frame, more bool) (bool, <-chan struct{}) {
 	}
 	q.items = append(q.items, f)
 	q.bytes += f.size
+	start := !more && !q.running
+	if start {
+		q.running = true
+	}
 	q.mu.Unlock()
-	if !more {
-		q.wake()
+	if start {
+		if q.direct != nil {
+			q.direct() // the pusher writes what it can without blocking
+		} else {
+			q.run()
+		}
 	}
 	return true, nil
 }

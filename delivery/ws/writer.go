@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fasthttp/websocket"
@@ -38,6 +39,13 @@ type batcher struct {
 	pool   *sync.Pool // of *batchBufs, the Server's
 	m      *batchBufs // held between acquire and release
 	due    time.Time  // the write deadline flush set last
+
+	// writing without blocking (writeDirect): the raw socket (nil when
+	// not done), writevOnce as a func value made once, and its results
+	rc    syscall.RawConn
+	wfn   func(uintptr) bool
+	wrote int
+	werr  error
 }
 
 // batchBufs are a batcher's buffers, pooled by the Server.
@@ -45,6 +53,7 @@ type batchBufs struct {
 	flat  []byte // without writev, the frames are copied here for one Write
 	bufs  [][]byte
 	heads []byte // frame headers; never grown past its capacity, as bufs point into it
+	iov   iovecs // writevOnce's vector
 }
 
 // newBatchBufs is the pool's constructor.
@@ -60,6 +69,9 @@ func newBatcher(nc net.Conn, pool *sync.Pool) *batcher {
 	switch nc.(type) {
 	case *net.TCPConn, *net.UnixConn:
 		b.writev = true
+	}
+	if b.rc = directOf(b); b.rc != nil {
+		b.wfn = b.writevOnce
 	}
 	return b
 }
@@ -154,6 +166,44 @@ func (b *batcher) flush(timeout time.Duration, renew bool) error {
 	return err
 }
 
+// tryDirect writes the gathered frames with one writev that does not
+// wait for the socket, and reports whether all of them went. What did
+// not stays gathered (past what was written, which may end inside a
+// frame) for flush; so does everything after an error, which flush then
+// meets again. The deadline is kept as flush keeps it: a write that
+// could not finish here finishes in flush.
+func (b *batcher) tryDirect(timeout time.Duration) bool {
+	if now := time.Now(); b.due.Sub(now) < timeout/2 {
+		b.due = now.Add(timeout)
+		if b.raw.SetWriteDeadline(b.due) != nil {
+			return false
+		}
+	}
+	if err := b.rc.Write(b.wfn); err != nil || b.werr != nil {
+		b.werr = nil
+		return false
+	}
+	b.consume(b.wrote)
+	return len(b.m.bufs) == 0
+}
+
+// consume drops the first n written bytes of the gathered buffers.
+func (b *batcher) consume(n int) {
+	m := b.m
+	b.size -= n
+	i := 0
+	for i < len(m.bufs) && n >= len(m.bufs[i]) {
+		n -= len(m.bufs[i])
+		i++
+	}
+	if i < len(m.bufs) && n > 0 {
+		m.bufs[i] = m.bufs[i][n:]
+	}
+	k := copy(m.bufs, m.bufs[i:])
+	clear(m.bufs[k:])
+	m.bufs = m.bufs[:k]
+}
+
 // reset forgets the gathered frames.
 func (b *batcher) reset() {
 	b.size = 0
@@ -177,6 +227,12 @@ func (c *conn) startWriter() {
 func (c *conn) writeLoop() {
 	defer c.wg.Done()
 	buf := c.wbuf
+	if carry := c.carry; carry != nil {
+		c.carry = nil
+		c.writeCarried(carry)
+		clear(carry)
+		buf = carry[:0] // writeDirect took the writer's slice with them
+	}
 	for {
 		if c.isClosing() {
 			c.finish(buf)
@@ -197,6 +253,72 @@ func (c *conn) writeLoop() {
 		if c.q.stop(c.isClosing) {
 			return
 		}
+	}
+}
+
+// writeDirect runs on the goroutine that pushed a frame to a queue with
+// no writer (a pump, most often on its stream's waiter): it writes the
+// queued data frames with one writev that does not wait for the socket,
+// so a delivery to a socket with room in its send buffer starts no
+// writer goroutine. What it cannot write so (the send buffer full, a
+// control frame, more than one writev holds, a closing connection, a
+// failed or refused write) goes to a writer goroutine, as carry, with
+// what was left of a writev begun here first in the batcher.
+func (c *conn) writeDirect() {
+	b := c.batch
+	if b.rc == nil || c.isClosing() {
+		c.startWriter()
+		return
+	}
+	buf := c.q.take(c.wbuf)
+	c.wbuf = nil
+	b.acquire()
+	for i := range buf {
+		if buf[i].gorilla() || b.full() {
+			b.release()
+			c.carry = buf
+			c.startWriter()
+			return
+		}
+		b.add(&buf[i])
+	}
+	if !b.tryDirect(c.s.cfg.WriteTimeout) {
+		c.carry, c.carried = buf, true // the batcher holds the rest
+		c.startWriter()
+		return
+	}
+	b.release()
+	c.account(buf, true)
+	clear(buf)
+	if cap(buf) > keptFrames {
+		buf = nil
+	}
+	c.wbuf = buf[:0]
+	if !c.q.stop(c.isClosing) {
+		c.startWriter() // more came meanwhile, or the connection closes
+	}
+}
+
+// writeCarried writes what writeDirect handed over: the rest of a writev
+// it began (completed whatever closes meanwhile: a frame may be half
+// written), or frames it did not try.
+func (c *conn) writeCarried(frames []frame) {
+	var err error
+	if c.carried {
+		c.carried = false
+		b := c.batch
+		err = b.flush(c.s.cfg.WriteTimeout, c.isClosing())
+		b.release()
+		if err != nil {
+			c.brokenWrite = true
+			err = writeFailure(err)
+		}
+		c.account(frames, err == nil)
+	} else {
+		err = c.writeFrames(frames)
+	}
+	if err != nil {
+		c.close(err)
 	}
 }
 
