@@ -54,7 +54,8 @@ func (l *Log) syncRound(round []*request, wrote bool) error {
 }
 
 // syncActive fsyncs the active segment if it has unsynced writes; a
-// failure sticks (see Sync). Writer goroutine only, or after it ended.
+// failure sticks (see Sync). The round's writer only, or after the writer
+// goroutine ended.
 func (l *Log) syncActive() error {
 	if l.syncErr != nil {
 		return l.syncErr

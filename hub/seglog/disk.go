@@ -333,7 +333,7 @@ type indexSpan struct {
 func (s *segment) idxPath() string { return strings.TrimSuffix(s.path, segExt) + idxExt }
 
 // writeIndex writes a segment's sidecar; mu need not be held by the
-// writer goroutine or at open.
+// round's writer or at open.
 func (l *Log) writeIndex(s *segment) error {
 	ix := index{Newest: s.newest.UnixNano(), Keys: map[string]indexSpan{}}
 	l.mu.Lock()

@@ -6,9 +6,10 @@
 //
 // With a directory the log is durable: every key's records go to one
 // sequence of segment files (CRC-framed records, see format.go), written
-// by a single writer goroutine that group-commits whatever callers queued
-// while it was busy: one write and one fsync per round, never one per
-// record. Append returns only after its records are on disk, and a record
+// one round at a time: a caller that finds no round being written writes
+// the queue itself, and a writer goroutine group-commits whatever callers
+// queued while a round was written: one write and one fsync per round,
+// never one per record. Append returns only after its records are on disk, and a record
 // becomes visible to readers only then, so an offset a reader has seen is
 // never given to another record after a crash. A log whose records can be
 // made again from elsewhere may defer its fsyncs (Config.DeferSync): its
@@ -102,13 +103,17 @@ type Log struct {
 	dirty    bool                // key offsets changed since the last keys file
 	dropped  map[string]dropMark // keys Drop made unreadable whose records a segment may hold (with Dir, kept in droppedFile)
 
-	qmu    sync.Mutex // guards queue and closed
-	qcond  *sync.Cond
-	queue  []*request
-	closed bool
-	done   chan struct{}
+	qmu   sync.Mutex // guards queue, spare, writing and closed
+	qcond *sync.Cond // the writer goroutine waits on it
+	queue []*request
+	spare []*request // the last round's slice, for the next queue
+	// writing says a round is being written, by the writer goroutine or
+	// by a caller of submit; rounds are written one at a time, in order
+	writing bool
+	closed  bool
+	done    chan struct{}
 
-	// writer goroutine only
+	// the round's writer only (writing), or after the writer goroutine ended
 	active   segmentFile
 	buf      []byte
 	unsynced bool  // DeferSync: the active segment has writes not yet fsynced
@@ -203,6 +208,12 @@ func (l *Log) Append(ctx context.Context, recs []Record) error {
 // a closed log. The request is not abandoned when ctx ends: a caller
 // that stops waiting only loses the answer, the records may still be
 // written.
+//
+// When no round is being written, the caller writes the queue itself
+// (its own request and whatever queued with it) and returns: an append
+// with nobody beside it costs no hand-over to the writer goroutine and
+// back. Requests that come while a round is written wait for the writer
+// goroutine, which takes the next round once that one is done.
 func (l *Log) submit(ctx context.Context, r *request, what string) error {
 	l.qmu.Lock()
 	if l.closed {
@@ -210,6 +221,12 @@ func (l *Log) submit(ctx context.Context, r *request, what string) error {
 		return ErrClosed
 	}
 	l.queue = append(l.queue, r)
+	if !l.writing {
+		round := l.takeRound()
+		l.qmu.Unlock()
+		l.writeRound(round)
+		return <-r.done
+	}
 	l.qcond.Signal()
 	l.qmu.Unlock()
 	select {
@@ -371,26 +388,47 @@ func (l *Log) closeFiles() error {
 // with one fsync and makes it visible.
 func (l *Log) writeLoop() {
 	defer close(l.done)
-	var spare []*request
 	for {
 		l.qmu.Lock()
-		for len(l.queue) == 0 && !l.closed {
+		for (l.writing || len(l.queue) == 0) && !(l.closed && !l.writing) {
 			l.qcond.Wait()
 		}
 		if len(l.queue) == 0 {
 			l.qmu.Unlock()
-			return
+			return // closed, and the last round written
 		}
-		round := l.queue
-		l.queue = spare[:0]
+		round := l.takeRound()
 		l.qmu.Unlock()
-		err := l.write(round)
-		for _, r := range round {
-			r.done <- err
-		}
-		clear(round)
-		spare = round
+		l.writeRound(round)
 	}
+}
+
+// takeRound takes the queue as the next round to write; qmu held, and
+// no round being written. Whoever takes it writes it (writeRound).
+func (l *Log) takeRound() []*request {
+	round := l.queue
+	l.queue = l.spare[:0]
+	l.spare = nil
+	l.writing = true
+	return round
+}
+
+// writeRound writes a round taken by takeRound, answers its requests and
+// lets the next round be taken: by the writer goroutine when requests
+// queued meanwhile (or the log closes), else by the next caller.
+func (l *Log) writeRound(round []*request) {
+	err := l.write(round)
+	for _, r := range round {
+		r.done <- err
+	}
+	clear(round)
+	l.qmu.Lock()
+	l.writing = false
+	l.spare = round
+	if len(l.queue) > 0 || l.closed {
+		l.qcond.Signal()
+	}
+	l.qmu.Unlock()
 }
 
 // write assigns offsets to a round, writes it, and publishes it.
