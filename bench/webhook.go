@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +49,9 @@ type WebhookConfig struct {
 	// answers after a second, one answers 500 to every other request and
 	// one answers 410 Gone.
 	BadNeighbours bool
+	// Bad adds some of those five only, by kind: down, hung (never
+	// answers), slow, flaky, gone; BadNeighbours is all five.
+	Bad []string
 	// BatchSize > 1 turns on batch_events: deliveries carry arrays.
 	BatchSize int
 	// Drain is how long to wait for deliveries after publishing stops
@@ -97,7 +102,10 @@ func Webhook(ctx context.Context, cfg WebhookConfig) (*Result, error) {
 		urls[i] = "http://" + ln.Addr().String() + "/hooks"
 	}
 	if cfg.BadNeighbours {
-		stop, err := startBadNeighbours(cfg, runID)
+		cfg.Bad = BadKinds
+	}
+	if len(cfg.Bad) > 0 {
+		stop, err := startBadNeighbours(cfg, runID, cfg.Bad)
 		defer stop()
 		if err != nil {
 			return nil, err
@@ -183,13 +191,21 @@ func Webhook(ctx context.Context, cfg WebhookConfig) (*Result, error) {
 	return out, nil
 }
 
-// startBadNeighbours starts the five misbehaving receivers of
-// BadNeighbours and their streams; stop ends them all, whatever err.
-func startBadNeighbours(cfg WebhookConfig, runID string) (stop func(), err error) {
+// BadKinds are the misbehaving receivers WebhookConfig.Bad names.
+var BadKinds = []string{"down", "hung", "slow", "flaky", "gone"}
+
+// startBadNeighbours starts the misbehaving receivers of kinds and their
+// streams; stop ends them all, whatever err.
+func startBadNeighbours(cfg WebhookConfig, runID string, kinds []string) (stop func(), err error) {
 	var stops []func()
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
 			stops[i]()
+		}
+	}
+	for _, k := range kinds {
+		if !slices.Contains(BadKinds, k) {
+			return stop, fmt.Errorf("bench: bad receiver %q: want one of %s", k, strings.Join(BadKinds, ", "))
 		}
 	}
 	serve := func(h fasthttp.RequestHandler) (string, error) {
@@ -233,8 +249,9 @@ func startBadNeighbours(cfg WebhookConfig, runID string) (stop func(), err error
 	if err != nil {
 		return stop, err
 	}
-	for _, u := range []string{down, hung, slow, flaky, gone} {
-		id, _, err := startWebhookStream(cfg, runID, u)
+	urls := map[string]string{"down": down, "hung": hung, "slow": slow, "flaky": flaky, "gone": gone}
+	for _, k := range kinds {
+		id, _, err := startWebhookStream(cfg, runID, urls[k])
 		if err != nil {
 			return stop, err
 		}

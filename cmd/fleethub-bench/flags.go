@@ -43,6 +43,7 @@ type flags struct {
 	senders     int
 	receivers   int
 	bad         bool
+	badKinds    string
 	subURL      string
 	eps         int
 	events      int
@@ -204,6 +205,7 @@ func (m modeFlags) webhookEventsMemory() {
 		fs.BoolVar(&f.healthy, "healthy-neighbour", false, "add a stream whose receiver answers at once")
 		fs.IntVar(&f.receivers, "receivers", 1, "healthy receivers, each checking the signatures of a stream of its own on the same events")
 		fs.BoolVar(&f.bad, "bad-neighbours", false, "add five streams on the same events whose receivers are down, never answer, answer after 1 s, fail every other request, answer 410")
+		fs.StringVar(&f.badKinds, "bad", "", "add only some of those streams, a comma-separated list of down, hung (never answers), slow, flaky, gone")
 		fs.IntVar(&f.isolation, "isolation", 0, "run this many rounds of two phases of --duration each, alone then beside a dead neighbour, in one server process, and compare")
 		fs.IntVar(&f.whBatch, "batch-size", 0, "batch_events size (deliveries carry arrays)")
 	}

@@ -31,6 +31,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/fleethub/fleethub/bench"
@@ -131,6 +132,9 @@ func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (pri
 	case "webhook":
 		wc := bench.WebhookConfig{Config: c, Batch: f.batch, DeadNeighbour: f.dead, HealthyNeighbour: f.healthy, BatchSize: f.whBatch,
 			Receivers: f.receivers, BadNeighbours: f.bad}
+		if f.badKinds != "" {
+			wc.Bad = strings.Split(f.badKinds, ",")
+		}
 		if f.isolation > 0 {
 			return bench.WebhookIsolation(ctx, wc, f.isolation)
 		}

@@ -175,6 +175,20 @@ func TestModesAgainstAServer(t *testing.T) {
 			t.Fatalf("webhook: %v, want every one of the %v accepted requests' 10 events at both receivers, signed", got, accepted)
 		}
 	})
+	t.Run("webhook beside the bad receivers named", func(t *testing.T) {
+		got, _ := runJSON(t, "webhook", "--url", s.plain, "--key", s.key, "--receivers", "1", "--bad", "down,slow",
+			"--conns", "2", "--rate", "200", "--batch", "10", "--duration", "1s", "--quiet")
+		st, _ := got["statuses"].(map[string]any)
+		accepted, _ := st["202"].(float64)
+		if accepted < 5 || got["errors"] != 0.0 || got["items"] != 10*accepted {
+			t.Fatalf("webhook --bad down,slow: %v", got)
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{"webhook", "--url", s.plain, "--key", s.key, "--bad", "down,late", "--duration", "1s", "--quiet"},
+			&stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), `"late"`) {
+			t.Fatalf("--bad with an unknown kind: exit %d, %s", code, stderr.String())
+		}
+	})
 	t.Run("health over TLS", func(t *testing.T) {
 		got, _ := runJSON(t, "health", "--url", s.tls, "--insecure", "--key", s.key, "--conns", "2", "--rate", "50", "--duration", "1s",
 			"--pid", pid, "--quiet")
