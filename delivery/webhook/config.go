@@ -27,6 +27,7 @@ const (
 	DefaultBreakerThreshold = 5 // consecutive failures that open the circuit
 	DefaultBreakerCooldown  = 30 * time.Second
 	DefaultStallAfter       = 100 * time.Millisecond // no request finished: a receiver that stopped answering
+	DefaultSlowDrain        = 5 * time.Second        // a full queue this long to drain: a slow receiver
 	DefaultSecretTTL        = 5 * time.Second
 	DefaultRecordEvery      = 5 * time.Millisecond
 	DefaultRecordBatch      = 1_000
@@ -73,6 +74,12 @@ type Config struct {
 	// request for this long is stalled, and what it has no room for is
 	// parked (as while its circuit is open).
 	StallAfter time.Duration
+	// SlowDrain: an endpoint whose held deliveries (half its queue or
+	// more) would take longer than this to send at the rate it finished
+	// them over its last full second is slow, and what it has no room
+	// for is parked too: a receiver that answers, but far slower than
+	// its messages come.
+	SlowDrain time.Duration
 
 	SecretTTL   time.Duration // how long a stream's secrets are cached
 	RecordEvery time.Duration // outcomes are written in batches this often
@@ -128,6 +135,7 @@ func (c *Config) defaults() {
 	set(&c.MaxRetryAfter, c.RetryFor)
 	set(&c.BreakerCooldown, DefaultBreakerCooldown)
 	set(&c.StallAfter, DefaultStallAfter)
+	set(&c.SlowDrain, DefaultSlowDrain)
 	set(&c.SecretTTL, DefaultSecretTTL)
 	set(&c.RecordEvery, DefaultRecordEvery)
 	set(&c.Drain, DefaultDrain)

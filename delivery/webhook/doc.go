@@ -42,7 +42,8 @@
 // take meanwhile is parked out of the delivery log (a spool file on
 // SQLite, parked_deliveries on PostgreSQL), written after the healthy
 // streams' commit; while its circuit is open it records one attempt per
-// probe. The shared parts are the store (one write per accepted batch,
+// probe. So is what a slow receiver (one whose held deliveries would take
+// longer than SlowDrain to send at its measured rate) has no room for. The shared parts are the store (one write per accepted batch,
 // one per batch of outcomes) and the poller (one indexed query per due
 // stream).
 //

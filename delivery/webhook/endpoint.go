@@ -78,6 +78,14 @@ type endpoint struct {
 	// room for; when its queue runs half empty it asks for a refill
 	// instead of waiting for the next poll.
 	backlog bool
+	// the rate it finishes deliveries at while it has more waiting: rate
+	// (a second) is the count over the last full window in which its
+	// queue never ran empty (0: none such), finished the count since
+	// windowAt, ranEmpty whether its queue ran empty since
+	rate     float64
+	finished int
+	windowAt time.Time
+	ranEmpty bool
 }
 
 // item is a held delivery and when it joined the queue. d points into
@@ -100,7 +108,7 @@ func newEndpoint(env endpointEnv, info hub.StreamInfo) *endpoint {
 	return &endpoint{endpointEnv: env, id: info.ID, info: info, client: newClient(c.Concurrency, c.Timeout, c.AllowPrivate),
 		held: map[string]int{}, changed: make(chan struct{}),
 		br:    breaker{threshold: c.BreakerThreshold, cooldown: c.BreakerCooldown},
-		pacer: env.rate, active: c.Now(), progress: c.Now()}
+		pacer: env.rate, active: c.Now(), progress: c.Now(), windowAt: c.Now()}
 }
 
 // unhold forgets a held delivery; lock held.
@@ -168,16 +176,45 @@ func (e *endpoint) roomLocked(now time.Time) int {
 }
 
 // parks reports whether what the endpoint has no room for at now is
-// parked: while its circuit is not closed, or it is stalled (it holds
+// parked: while its circuit is not closed, while it is stalled (it holds
 // deliveries and has finished no request for StallAfter: a receiver
 // that accepts connections and never answers, before its first
-// timeout). A receiver that is merely busy, its queue full but
-// draining, has its surplus queued in the store as usual, to be claimed
-// as the queue drains: parking it would only write it twice.
+// timeout), or while it is slow (what it holds would take more than
+// SlowDrain to send at the rate it finished deliveries over its last
+// full second: a receiver that answers, far slower than its messages
+// come). A receiver that is merely busy, its queue full but draining
+// within SlowDrain, has its surplus queued in the store as usual, to be
+// claimed as the queue drains: parking it would write it twice, where a
+// slow one's surplus would otherwise sit in the delivery log every
+// stream's commit shares for as long as it takes to send.
 func (e *endpoint) parks(now time.Time) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.br.state(now) != CircuitClosed || e.stalledLocked(now)
+	return e.br.state(now) != CircuitClosed || e.stalledLocked(now) || e.slowLocked()
+}
+
+// slowLocked: holding half its queue or more, which would take longer
+// than SlowDrain at the rate measured (none measured yet: not slow);
+// lock held.
+func (e *endpoint) slowLocked() bool {
+	n := len(e.held) + e.reserved
+	return e.rate > 0 && n >= e.cfg.QueueLimit/2 && float64(n) > e.rate*e.cfg.SlowDrain.Seconds()
+}
+
+// countFinished adds n finished deliveries to the rate's window, which
+// closes once a second has passed. Only a window in which the queue never
+// ran empty measures how fast the receiver takes deliveries (otherwise it
+// took what came); lock held.
+func (e *endpoint) countFinished(n int, now time.Time) {
+	e.finished += n
+	e.ranEmpty = e.ranEmpty || len(e.queue) == 0
+	if d := now.Sub(e.windowAt); d >= time.Second {
+		e.rate = 0
+		if !e.ranEmpty {
+			e.rate = float64(e.finished) / d.Seconds()
+		}
+		e.finished, e.windowAt, e.ranEmpty = 0, now, false
+	}
 }
 
 // stalledLocked: holding deliveries, no request finished for
@@ -393,6 +430,7 @@ func (e *endpoint) finish(j job, o outcome, info hub.StreamInfo) {
 	}
 	if o.kind != aborted {
 		e.progress = now
+		e.countFinished(len(j.items), now)
 	}
 	e.active = now
 	e.signal()

@@ -285,3 +285,39 @@ func TestABusyReceiverIsQueuedNotParked(t *testing.T) {
 	close(answer)
 	waitFor(t, "every delivery", func() bool { return countOf(t, f.st, busy, store.DeliveryDelivered) == 101 })
 }
+
+// A receiver that answers, but far slower than its messages come, is
+// slow: once a second of its answers shows that what it holds would take
+// longer than SlowDrain to send, what it has no room for is parked rather
+// than written to the delivery log the healthy streams' commits share,
+// and it all arrives in the end.
+func TestASlowReceiverParks(t *testing.T) {
+	eachBackend(t, slowReceiverParks)
+}
+
+func slowReceiverParks(t *testing.T, st backend) {
+	f := newFixture(t, st)
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond) // two workers: about 100 a second
+		w.WriteHeader(http.StatusNoContent)
+	})
+	slow := f.stream(rc.URL)
+	cfg := testConfig()
+	cfg.QueueLimit, cfg.Concurrency, cfg.StallAfter, cfg.SlowDrain = 200, 2, time.Minute, 200*time.Millisecond
+	d := f.start(cfg)
+	accept(t, d, slow, entries(1, 300)) // 200 held, 100 queued in the log
+	waitFor(t, "a second of answers", func() bool { return len(rc.all()) >= 120 })
+	before := len(list(t, f.st, slow, ""))
+	for i := range 10 {
+		accept(t, d, slow, entries(int64(301+20*i), 20))
+	}
+	// parked deliveries move into the log only as the receiver takes
+	// them: a few dozen while the 200 come, not all of them
+	if n := len(list(t, f.st, slow, "")); n > before+100 {
+		t.Errorf("the delivery log grew from %d to %d deliveries as 200 more came: the slow receiver's surplus went in, not parked", before, n)
+	}
+	if ids, err := f.st.ParkedStreams(context.Background()); err != nil || len(ids) != 1 {
+		t.Errorf("parked streams %v (%v), want the slow one", ids, err)
+	}
+	waitFor(t, "every delivery", func() bool { return countOf(t, f.st, slow, store.DeliveryDelivered) == 500 })
+}
