@@ -45,11 +45,18 @@
 // it. The pump's state stays in its pump struct between goroutines, and
 // whoever takes it out of the lot under the lot's lock owns it, so one
 // goroutine at most runs a pump. An idle connection has no writer and
-// holds no write buffers either: a frame pushed into an empty queue
-// starts the writer (queue.kick), which takes the batch buffers from the
-// Server's pool, writes until the queue is empty, gives them back and
-// ends; the check for an empty queue and the start of a writer are under
-// the queue's lock, so a frame is never left without one. The Server's
+// holds no write buffers either. A data frame pushed into a queue with
+// no writer running is written by the pusher itself (conn.writeDirect):
+// one writev that does not wait for the socket, with buffers from the
+// Server's pool given back at once, so a delivery to a socket with room
+// starts no goroutine. What it cannot write so (the socket's buffer
+// full, a control frame, more than one writev's worth, a closing
+// connection) starts the writer (queue.kick), with the rest of a writev
+// begun first; the writer takes the batch buffers from the pool, writes
+// until the queue is empty, gives them back and ends. The check for an
+// empty queue and the claim of the writer's role are under the queue's
+// lock, so a frame is never left without a writer and two never write at
+// once. The Server's
 // one pinger goroutine (pinger.go) queues a ping frame into every
 // connection once per PingInterval, spread over 16 slots, so a connection
 // has no ticker of its own. The reader returns when the socket fails or
