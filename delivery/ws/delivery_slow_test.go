@@ -19,8 +19,10 @@ func TestSlowClientDoesNotDelayOthers(t *testing.T) {
 	const total = 20_000
 	f := newFixture(t, ws.Config{
 		// the fast client may lag by the whole burst meanwhile: MaxLag is
-		// above it, and the slow one ends by the write deadline
-		QueueBytes: 64 << 10, MaxLag: 2 * total, LagNotice: 500, WriteTimeout: time.Second,
+		// above it, and the slow one ends by the write deadline, long
+		// enough for the fast one's reader under the race detector on a
+		// loaded machine (a second was not, once)
+		QueueBytes: 64 << 10, MaxLag: 2 * total, LagNotice: 500, WriteTimeout: 2 * time.Second,
 	}, hub.StreamInfo{ID: "s1"})
 	slow := f.mustDial("stream_id=s1") // never reads until the end
 	fast := f.mustDial("stream_id=s1")
