@@ -85,3 +85,22 @@ func BenchmarkReadDisk(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendAlone measures one caller's appends of one record each,
+// as the pipeline appends a message to a stream's log (DeferSync, no
+// fsync of its own): what an append costs when nobody appends beside it.
+func BenchmarkAppendAlone(b *testing.B) {
+	l, err := Open(Config{Dir: b.TempDir(), DeferSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	data := bytes.Repeat([]byte("x"), 400)
+	recs := make([]Record, 1)
+	for b.Loop() {
+		recs[0] = Record{Key: "k", Data: data}
+		if err := l.Append(context.Background(), recs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
