@@ -290,9 +290,11 @@ func (c *conn) writeDirect() {
 	b.release()
 	c.account(buf, true)
 	clear(buf)
-	if cap(buf) > keptFrames {
-		buf = nil
-	}
+	// a burst's array is kept for the next one (dropping it here made
+	// every burst grow the queue's array again); an idle connection's
+	// writer goroutines, which its pings start, drop the queue's two
+	// arrays when they end (writeLoop), so it gives them back within two
+	// pings
 	c.wbuf = buf[:0]
 	if !c.q.stop(c.isClosing) {
 		c.startWriter() // more came meanwhile, or the connection closes
