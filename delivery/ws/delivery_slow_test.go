@@ -13,6 +13,7 @@ import (
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/embedlog"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 func TestSlowClientDoesNotDelayOthers(t *testing.T) {
@@ -285,9 +286,19 @@ func TestFramesWholeAfterAFullSocket(t *testing.T) {
 	f := newFixture(t, ws.Config{QueueBytes: 64 << 20, MaxLag: 1 << 40, LagNotice: 1 << 40, WriteTimeout: time.Minute},
 		hub.StreamInfo{ID: "s1"})
 	c := f.mustDial("stream_id=s1")
-	for range total {
+	paced := true
+	for i := range total {
 		f.appendN("s1", 1, size)
-		time.Sleep(300 * time.Microsecond) // the pump parks: the next append wakes it
+		// while the socket has room, the next append waits for this
+		// message to be written, so that the pump has parked and the
+		// append wakes it to write one frame; once a write waits for
+		// the client, the rest follow at once
+		if paced && !waitfor.Poll(time.Second, func() bool { return f.counter.get("s1", "delivered") == int64(i+1) }) {
+			paced = false
+		}
+	}
+	if !paced {
+		t.Logf("the socket filled after %d messages", f.counter.get("s1", "delivered"))
 	}
 	expectControl(t, c, "subscribed", "")
 	readOffsetsEach(t, c, "s1", 1, total, nil)

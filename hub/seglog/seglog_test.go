@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 func open(t *testing.T, cfg Config) *Log {
@@ -374,7 +376,7 @@ func TestCloseDuringAppends(t *testing.T) {
 	}
 	const writers = 8
 	var wg sync.WaitGroup
-	acked := make([]int, writers) // each writer's key: records acknowledged
+	acked := make([]atomic.Int64, writers) // each writer's key: records acknowledged
 	for w := range writers {
 		wg.Add(1)
 		go func() {
@@ -388,11 +390,21 @@ func TestCloseDuringAppends(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				acked[w]++
+				acked[w].Add(1)
 			}
 		}()
 	}
-	time.Sleep(50 * time.Millisecond)
+	// Close once every writer has appended a while
+	if !waitfor.Poll(10*time.Second, func() bool {
+		for w := range writers {
+			if acked[w].Load() < 20 {
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatal("the writers did not append 20 records each")
+	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -401,8 +413,8 @@ func TestCloseDuringAppends(t *testing.T) {
 	for w := range writers {
 		key := fmt.Sprint("k", w)
 		got := readAll(t, l, key, 1)
-		if len(got) < acked[w] {
-			t.Fatalf("%s: %d records after reopen, %d acknowledged", key, len(got), acked[w])
+		if n := acked[w].Load(); int64(len(got)) < n {
+			t.Fatalf("%s: %d records after reopen, %d acknowledged", key, len(got), n)
 		}
 		for i, d := range got { // readAll checks the offsets follow each other from 1
 			if d != fmt.Sprint(i) {
