@@ -27,7 +27,10 @@ type frame struct {
 //
 // The writer runs only while there is something to write: wake starts it
 // (run) when frames wait and none runs, and it ends when it finds the
-// queue empty (stop), so an idle connection has no writer goroutine.
+// queue empty (stop), so an idle connection has no writer goroutine. A
+// data frame pushed while none runs takes the writer's role on the
+// pusher's goroutine (direct), which writes what the socket takes at
+// once and starts a writer goroutine only for the rest.
 type queue struct {
 	limit  int
 	run    func() // starts a writer goroutine
