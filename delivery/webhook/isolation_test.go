@@ -297,8 +297,15 @@ func TestASlowReceiverParks(t *testing.T) {
 
 func slowReceiverParks(t *testing.T, st backend) {
 	f := newFixture(t, st)
+	// it answers one request per tick of its own: about 100 a second
+	pace := time.NewTicker(10 * time.Millisecond)
+	t.Cleanup(pace.Stop)
 	rc := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
-		time.Sleep(20 * time.Millisecond) // two workers: about 100 a second
+		select {
+		case <-pace.C:
+		case <-r.Context().Done():
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	})
 	slow := f.stream(rc.URL)
