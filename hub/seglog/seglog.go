@@ -9,8 +9,8 @@
 // one round at a time: a caller that finds no round being written writes
 // the queue itself, and a writer goroutine group-commits whatever callers
 // queued while a round was written: one write and one fsync per round,
-// never one per record. Append returns only after its records are on disk, and a record
-// becomes visible to readers only then, so an offset a reader has seen is
+// never one per record. Append returns only after its records are on
+// disk, and a record becomes visible to readers only then, so an offset a reader has seen is
 // never given to another record after a crash. A log whose records can be
 // made again from elsewhere may defer its fsyncs (Config.DeferSync): its
 // records are visible once written, which a process's death does not
