@@ -125,14 +125,28 @@ func payload(quotedID []byte, e hub.Entry) []byte {
 	return append(b, '}')
 }
 
-// deliveryID is the webhook-id of a payload: derived from its bytes
-// (which hold the stream id and offset), so enqueueing the same entry
-// again is recognised, while a log that starts its offsets again (its
-// history lost) does not collide with old deliveries.
-func deliveryID(p []byte) string {
+// deliveryID is the webhook-id of the payload p of the entry at offset:
+// derived from p's bytes (which hold the stream id and offset), so
+// enqueueing the same entry again is recognised, while a log that starts
+// its offsets again (its history lost) does not collide with old
+// deliveries. The hash follows the offset's low 48 bits in an alphabet
+// that sorts like the numbers it encodes, so the ids a stream enqueues
+// grow at the end of the delivery log's unique index rather than at
+// random places in it: a random key writes a leaf page of that index per
+// row once the index outgrows the store's cache.
+func deliveryID(offset int64, p []byte) string {
 	sum := sha256.Sum256(p)
-	return "msg_" + base64.RawURLEncoding.EncodeToString(sum[:16])
+	var b [4 + 8 + 22]byte
+	copy(b[:], "msg_")
+	for i := range 8 {
+		b[4+i] = orderedDigits[(uint64(offset)>>(42-6*i))&63]
+	}
+	base64.RawURLEncoding.Encode(b[12:], sum[:16])
+	return string(b[:])
 }
+
+// orderedDigits are the 64 characters of base64url in byte order.
+const orderedDigits = "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
 
 // Accept stores entries of a webhook stream as deliveries and returns
 // once they are durable (the bus offset is committed after it). While
@@ -200,7 +214,7 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 		parts = append(parts, accepted{info: info, ep: ep, parked: park, leased: room, n: len(entries[k])})
 		for i, e := range entries[k] {
 			p := payload(quoted, e)
-			x := store.Delivery{ID: deliveryID(p), Org: info.Org, Env: info.Env, StreamID: info.ID, Offset: e.Offset, Payload: p,
+			x := store.Delivery{ID: deliveryID(e.Offset, p), Org: info.Org, Env: info.Env, StreamID: info.ID, Offset: e.Offset, Payload: p,
 				NextAttemptAt: now, QueuedAt: now, CreatedAt: now}
 			switch {
 			case i < room:

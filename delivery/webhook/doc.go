@@ -84,7 +84,11 @@
 //     (a new data directory, a flushed Redis) starts its offsets again,
 //     and an offset-keyed id would silently swallow new messages as
 //     duplicates of old ones. Enqueueing the same entry twice still
-//     makes one delivery.
+//     makes one delivery. The offset's low 48 bits lead the id, in an
+//     alphabet that sorts like the numbers, so the log's unique index
+//     of ids grows at its end: with a hash alone each row wrote a leaf
+//     page of that index once it outgrew the cache (BenchmarkQueue:
+//     33.6 against 15.8 µs an enqueue at 300,000 deliveries).
 //   - Accept group-commits: concurrent calls (the bus partitions) share
 //     one store transaction. One commit per call made the commit the
 //     largest cost of a server at 12,000 messages/s (45 % of the store's

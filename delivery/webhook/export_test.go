@@ -1,0 +1,4 @@
+package webhook
+
+// DeliveryID is deliveryID for the external tests.
+var DeliveryID = deliveryID
