@@ -103,6 +103,12 @@ func (s *Store) UnparkDeliveries(ctx context.Context, streamID string, limit int
 	return n, nil
 }
 
+// parkedRow names the parked count's row in CountDeliveries.
+const parkedRow = "parked"
+
+// inScope holds when the stream's deliveries are of the scope asked.
+const inScope = `EXISTS (SELECT 1 FROM deliveries o WHERE o.stream_id = $1 AND o.org = $2 AND o.env = $3)`
+
 // CountDeliveries counts a stream's deliveries per status, parked ones as
 // pending, in one statement: one snapshot, so that a move from
 // parked_deliveries to deliveries is counted once, never twice or not at
@@ -112,23 +118,37 @@ func (s *Store) CountDeliveries(ctx context.Context, sc store.Scope, streamID st
 	for _, st := range store.DeliveryStatuses {
 		out[st] = 0
 	}
-	rows, err := s.pool.Query(ctx, `SELECT status, count(*) FROM deliveries WHERE stream_id = $1 AND org = $2 AND env = $3 GROUP BY status
+	// each count of deliveries reads one index: all of the stream's, and
+	// the ones not delivered by status (deliveries_open); the scope is
+	// checked once on one of the stream's rows (they all have its scope)
+	rows, err := s.pool.Query(ctx, `SELECT '', count(*) FROM deliveries WHERE stream_id = $1 AND `+inScope+`
+		UNION ALL SELECT status, count(*) FROM deliveries WHERE stream_id = $1 AND (`+sqlstore.OpenStatus+`) AND `+inScope+` GROUP BY status
 		UNION ALL SELECT $4, count(*) FROM parked_deliveries WHERE stream_id = $1 AND org = $2 AND env = $3`,
-		streamID, sc.Org, sc.Env, store.DeliveryPending)
+		streamID, sc.Org, sc.Env, parkedRow)
 	if err != nil {
 		return nil, wrap("count deliveries", err)
 	}
 	defer rows.Close()
+	var all, open int64
 	for rows.Next() {
 		var st string
 		var n int64
 		if err := rows.Scan(&st, &n); err != nil {
 			return nil, wrap("count deliveries", err)
 		}
-		out[st] += n
+		switch st {
+		case "":
+			all = n
+		case parkedRow:
+			out[store.DeliveryPending] += n
+		default:
+			out[st] += n
+			open += n
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, wrap("count deliveries", err)
 	}
+	out[store.DeliveryDelivered] = all - open
 	return out, nil
 }

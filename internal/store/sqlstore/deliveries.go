@@ -31,6 +31,14 @@ const deliveryCols = `seq, id, org, env, stream_id, msg_offset, payload, status,
 // due time and lease aside.
 const Claimable = `status IN ('pending', 'failed')`
 
+// inScope holds when the stream's rows (stream id, org, env) are of the
+// scope asked, without reading more than one of them when they are.
+const inScope = `EXISTS (SELECT 1 FROM deliveries o WHERE o.stream_id = ? AND o.org = ? AND o.env = ?)`
+
+// OpenStatus is the condition of the index deliveries_open: every status
+// but delivered.
+const OpenStatus = `status = 'pending' OR status = 'failed' OR status = 'dead_lettered' OR status = 'disabled'`
+
 // scanDelivery reads deliveryCols.
 func scanDelivery(row Row) (store.Delivery, error) {
 	var d store.Delivery
@@ -134,7 +142,13 @@ func (s *Store) ListDeliveries(ctx context.Context, sc store.Scope, streamID str
 	}
 	where := `org = ? AND env = ? AND stream_id = ?`
 	args := []any{sc.Org, sc.Env, streamID}
-	if q.Status != "" {
+	switch {
+	case q.Status == store.DeliveryDelivered:
+		where += ` AND status = 'delivered'`
+	case slices.Contains(store.DeliveryStatuses, q.Status):
+		// a literal, so the planners see the query within deliveries_open
+		where += ` AND status = '` + q.Status + `'`
+	case q.Status != "":
 		where += ` AND status = ?`
 		args = append(args, q.Status)
 	}
@@ -213,17 +227,28 @@ func (s *Store) CountDeliveries(ctx context.Context, sc store.Scope, streamID st
 	for _, st := range store.DeliveryStatuses {
 		out[st] = 0
 	}
-	rows, err := s.r.Query(ctx, `SELECT status, COUNT(*) FROM deliveries WHERE stream_id = ? AND org = ? AND env = ? GROUP BY status`, streamID, sc.Org, sc.Env)
+	// one statement, so both counts are of one snapshot; each reads one
+	// index and no row, the scope checked once on one of the stream's
+	// rows (they all have its scope)
+	rows, err := s.r.Query(ctx, `SELECT '', COUNT(*) FROM deliveries WHERE stream_id = ? AND `+inScope+`
+		UNION ALL SELECT status, COUNT(*) FROM deliveries WHERE stream_id = ? AND (`+OpenStatus+`) AND `+inScope+` GROUP BY status`,
+		streamID, streamID, sc.Org, sc.Env, streamID, streamID, sc.Org, sc.Env)
+	var all, open int64
 	_, err = collect(nil, rows, err, func(r Row) (struct{}, error) {
 		var st string
 		var n int64
 		err := r.Scan(&st, &n)
-		out[st] = n
+		if st == "" {
+			all = n
+		} else {
+			out[st], open = n, open+n
+		}
 		return struct{}{}, err
 	})
 	if err != nil {
 		return nil, s.wrap("count deliveries", err)
 	}
+	out[store.DeliveryDelivered] = all - open
 	return out, nil
 }
 
@@ -242,7 +267,7 @@ func (s *Store) DisableDeliveries(ctx context.Context, sc store.Scope, streamID,
 		}
 		var err error
 		moved, err = tx.Exec(ctx, `UPDATE deliveries SET status = 'disabled', lease_owner = '', lease_until = 0
-			WHERE stream_id = ? AND org = ? AND env = ? AND `+Claimable, streamID, sc.Org, sc.Env)
+			WHERE stream_id = ? AND org = ? AND env = ? AND (status = 'pending' OR status = 'failed')`, streamID, sc.Org, sc.Env)
 		return err
 	})
 	if err != nil {

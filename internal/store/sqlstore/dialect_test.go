@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fleethub/fleethub/internal/store"
 )
 
 func TestRebind(t *testing.T) {
@@ -80,5 +82,19 @@ func TestMigrationsReleased(t *testing.T) {
 				t.Errorf("%s migration %d digest %s, want %s: a released migration changed", d.Name, i+1, got, want[i])
 			}
 		}
+	}
+}
+
+// deliveries_open holds every status but delivered: CountDeliveries counts
+// the delivered ones as all of a stream's less those.
+func TestOpenStatusIsEveryStatusButDelivered(t *testing.T) {
+	for _, st := range store.DeliveryStatuses {
+		in := strings.Contains(OpenStatus, "status = '"+st+"'")
+		if in == (st == store.DeliveryDelivered) {
+			t.Errorf("status %q: in OpenStatus %v", st, in)
+		}
+	}
+	if n := strings.Count(OpenStatus, "status = '"); n != len(store.DeliveryStatuses)-1 {
+		t.Errorf("OpenStatus names %d statuses: %s", n, OpenStatus)
 	}
 }
