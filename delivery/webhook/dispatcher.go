@@ -190,7 +190,12 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 	defer d.accept.RUnlock()
 	// parked deliveries go in a write of their own, after the others:
 	// the healthy streams' commit is no larger than without them
-	var ds, parkedDs []store.Delivery
+	total := 0
+	for _, es := range entries {
+		total += len(es)
+	}
+	ds := make([]store.Delivery, 0, total)
+	var parkedDs []store.Delivery
 	parts := make([]accepted, 0, len(infos))
 	for k, info := range infos {
 		if len(entries[k]) == 0 {
