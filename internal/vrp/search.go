@@ -628,10 +628,45 @@ func (w *worker) search(limit budget) (first, best *solution) {
 	first = s
 	if w.t.p.MinimizeVehicles {
 		s = w.minimizeRoutes(s, w.share(limit, float64(w.fleetShare)/100))
-		return first, w.anneal(s, w.share(limit, 1), false)
+		return first, w.restarts(s, limit, false)
 	}
-	return first, w.anneal(s, w.share(limit, 1), true)
+	return first, w.restarts(s, limit, true)
 }
+
+// restarts anneals from s for what is left of limit. With
+// MinimizeVehicles, a plan whose routes hold longRoute stops or more on
+// average (Solomon's C2, R2 and RC2) is annealed restartsLong times from
+// s, each annealing with an equal share of what is left and the best
+// plan kept, as long as each share is at least minRestart units (so
+// that each is still kicked): on those instances one annealing's plan
+// varies by several percent from one seed to the next and a longer
+// annealing does not end lower, so the best of shorter ones does better.
+func (w *worker) restarts(s *solution, limit budget, open bool) *solution {
+	k := 1
+	if w.t.p.MinimizeVehicles && s.used > 0 && (w.t.n-len(s.absent))/s.used >= longRoute {
+		k = restartsLong
+		for k > 1 && (limit.work-w.work)/int64(k) < minRestart {
+			k--
+		}
+	}
+	var best *solution
+	for i := 0; i < k; i++ {
+		b := w.anneal(s, w.share(limit, 1/float64(k-i)), open)
+		if best == nil || better(b, best) {
+			best = b
+		}
+	}
+	return best
+}
+
+// restarts' parameters: routes of longRoute stops or more on average
+// are annealed restartsLong times, each annealing at least minRestart
+// units (about the shortest annealing that is kicked).
+const (
+	longRoute    = 20
+	restartsLong = 2
+	minRestart   = 27_000_000
+)
 
 // style is worker i's way of searching, the workers taking the two in
 // turn: the first spends up to half its budget on route minimisation and
