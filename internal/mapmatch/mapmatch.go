@@ -9,10 +9,13 @@
 //   - emission: a Gaussian of the distance from the point to the road,
 //     sigma the point's accuracy (at least 4 m; 10 m when not given);
 //   - transition: an exponential of |route distance on the graph −
-//     straight-line distance| between two successive points (beta
+//     straight-line distance| between two successive points, plus the
+//     meters the route's turns and slow roads cost (see turnMeters: a
+//     driver goes straight on and keeps to the faster roads) (beta
 //     20 m), the route found by a Dijkstra over the costing's directed
-//     roads bounded to twice the straight line plus 300 m (at most
-//     5 km); a route that turns round on the previous point's road,
+//     roads, by those meters with the costs, bounded to twice the
+//     straight line plus 300 m of road (at most 5 km); a route that
+//     turns round on the previous point's road,
 //     against the direction it was travelled, loses UTurn (12) more;
 //     a point up to 3 sigmas behind the previous one on the same road
 //     has not moved (a vehicle standing, or noise) and is held at the
@@ -261,7 +264,7 @@ func (t *Trace) transition(cands []candidate, x, y, sigma float64) (stood, ok bo
 			if math.IsInf(r.d, 1) {
 				continue
 			}
-			s := a.score - math.Abs(r.d-straight)/t.m.cfg.Beta
+			s := a.score - (math.Abs(r.d-straight)+r.turns)/t.m.cfg.Beta
 			if n.service[cands[j].edge] && !n.service[a.edge] {
 				s -= servicePenalty
 			}

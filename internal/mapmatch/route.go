@@ -6,9 +6,11 @@ import "math"
 // distance to each junction reached, and which were touched so that a
 // reset costs what the search cost.
 type paths struct {
-	dist    []float64
-	via     []int32 // the directed edge each junction was reached by; -1: from the search's candidate
-	turned  []bool  // reached by leaving the candidate's edge behind it: turning round
+	dist    []float64 // meters along the roads
+	cost    []float64 // dist with the turns' and slow roads' costs (see turnMeters): what the search minimises
+	via     []int32   // the directed edge each junction was reached by; -1: from the search's candidate
+	in      []int32   // the directed edge each junction was entered by, the candidate's own included
+	turned  []bool    // reached by leaving the candidate's edge behind it: turning round
 	touched []int32
 	heap    []item
 	// the junctions the searches are for (goal[j] == gen) and how many:
@@ -24,30 +26,30 @@ type item struct {
 }
 
 func newPaths(junctions int) *paths {
-	p := &paths{dist: make([]float64, junctions), via: make([]int32, junctions), turned: make([]bool, junctions),
-		goal: make([]uint32, junctions)}
+	p := &paths{dist: make([]float64, junctions), cost: make([]float64, junctions), via: make([]int32, junctions),
+		in: make([]int32, junctions), turned: make([]bool, junctions), goal: make([]uint32, junctions)}
 	for i := range p.dist {
-		p.dist[i] = math.Inf(1)
+		p.dist[i], p.cost[i] = math.Inf(1), math.Inf(1)
 	}
 	return p
 }
 
 func (p *paths) reset() {
 	for _, j := range p.touched {
-		p.dist[j] = math.Inf(1)
+		p.dist[j], p.cost[j] = math.Inf(1), math.Inf(1)
 	}
 	p.touched, p.heap = p.touched[:0], p.heap[:0]
 }
 
-func (p *paths) reach(j int32, d float64, via int32, turned bool) {
-	if d >= p.dist[j] {
+func (p *paths) reach(j int32, d, cost float64, via, in int32, turned bool) {
+	if cost >= p.cost[j] {
 		return
 	}
-	if math.IsInf(p.dist[j], 1) {
+	if math.IsInf(p.cost[j], 1) {
 		p.touched = append(p.touched, j)
 	}
-	p.dist[j], p.via[j], p.turned[j] = d, via, turned
-	p.heap = append(p.heap, item{d, j})
+	p.dist[j], p.cost[j], p.via[j], p.in[j], p.turned[j] = d, cost, via, in, turned
+	p.heap = append(p.heap, item{cost, j})
 	for i := len(p.heap) - 1; i > 0; { // sift up
 		up := (i - 1) / 2
 		if p.heap[up].d <= p.heap[i].d {
@@ -112,17 +114,19 @@ func (p *paths) from(n *network, a *candidate, bound float64) {
 	p.reset()
 	settled := 0
 	if n.fwd[a.edge] {
-		p.reach(n.head[a.edge], n.length(a.edge)-a.off, -1, a.moving && a.bwd)
+		d, de := n.length(a.edge)-a.off, 2*a.edge
+		p.reach(n.head[a.edge], d, d*(1+n.slow[de]), -1, de, a.moving && a.bwd)
 	}
 	if n.bwd[a.edge] {
-		p.reach(n.tail[a.edge], a.off, -1, a.moving && !a.bwd)
+		d, de := a.off, 2*a.edge+1
+		p.reach(n.tail[a.edge], d, d*(1+n.slow[de]), -1, de, a.moving && !a.bwd)
 	}
 	for len(p.heap) > 0 {
 		it := p.pop()
-		if it.d > p.dist[it.j] {
+		if it.d > p.cost[it.j] {
 			continue // a stale entry
 		}
-		if it.d > bound {
+		if p.dist[it.j] > bound {
 			break
 		}
 		if p.goal[it.j] == p.gen {
@@ -130,13 +134,14 @@ func (p *paths) from(n *network, a *candidate, bound float64) {
 				break // every junction aimed at is reached by its shortest route
 			}
 		}
+		d, in, turned := p.dist[it.j], p.in[it.j], p.turned[it.j]
 		for _, de := range n.out[n.outFirst[it.j]:n.outFirst[it.j+1]] {
 			e := de / 2
 			to := n.head[e]
 			if de%2 == 1 {
 				to = n.tail[e]
 			}
-			p.reach(to, it.d+n.length(e), de, p.turned[it.j])
+			p.reach(to, d+n.lens[e], it.d+n.dcost[de]+n.turn(in, de), de, de, turned)
 		}
 	}
 }
@@ -147,6 +152,7 @@ func (p *paths) from(n *network, a *candidate, bound float64) {
 // against its direction of travel).
 type route struct {
 	d      float64
+	turns  float64 // the meters its turns and slow roads cost (see turnMeters)
 	bwd    bool
 	how    int
 	turned bool
@@ -169,25 +175,27 @@ func (p *paths) to(n *network, a, b *candidate, slack float64) route {
 		d := b.off - a.off
 		switch {
 		case a.moving && a.bwd && d <= 0, a.moving && !a.bwd && d >= 0:
-			return route{math.Abs(d), a.bwd, viaSameEdge, false}
+			return route{math.Abs(d), math.Abs(d) * n.slow[2*b.edge+int32(b2i(a.bwd))], a.bwd, viaSameEdge, false}
 		case a.moving && math.Abs(d) <= slack:
-			return route{0, a.bwd, viaHeld, false}
+			return route{0, 0, a.bwd, viaHeld, false}
 		case d >= 0 && n.fwd[b.edge]:
-			r = route{d, false, viaSameEdge, a.moving}
+			r = route{d, d * n.slow[2*b.edge], false, viaSameEdge, a.moving}
 		case d <= 0 && n.bwd[b.edge]:
-			r = route{-d, true, viaSameEdge, a.moving}
+			r = route{-d, -d * n.slow[2*b.edge+1], true, viaSameEdge, a.moving}
 		case math.Abs(d) <= slack:
-			return route{0, !n.fwd[b.edge], viaHeld, false}
+			return route{0, 0, !n.fwd[b.edge], viaHeld, false}
 		}
 	}
-	if n.fwd[b.edge] {
-		if d := p.dist[n.tail[b.edge]] + b.off; d < r.d {
-			r = route{d, false, viaTail, p.turned[n.tail[b.edge]]}
+	if j := n.tail[b.edge]; n.fwd[b.edge] && !math.IsInf(p.cost[j], 1) {
+		tc := p.cost[j] - p.dist[j] + n.turn(p.in[j], 2*b.edge) + b.off*n.slow[2*b.edge]
+		if d := p.dist[j] + b.off; d+tc < r.d+r.turns {
+			r = route{d, tc, false, viaTail, p.turned[j]}
 		}
 	}
-	if n.bwd[b.edge] {
-		if d := p.dist[n.head[b.edge]] + n.length(b.edge) - b.off; d < r.d {
-			r = route{d, true, viaHead, p.turned[n.head[b.edge]]}
+	if j := n.head[b.edge]; n.bwd[b.edge] && !math.IsInf(p.cost[j], 1) {
+		tc := p.cost[j] - p.dist[j] + n.turn(p.in[j], 2*b.edge+1) + (n.length(b.edge)-b.off)*n.slow[2*b.edge+1]
+		if d := p.dist[j] + n.length(b.edge) - b.off; d+tc < r.d+r.turns {
+			r = route{d, tc, true, viaHead, p.turned[j]}
 		}
 	}
 	return r
