@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,8 +10,11 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/fleethub/fleethub/internal/netguard"
 )
@@ -43,30 +45,97 @@ func control(network, address string, _ syscall.RawConn) error {
 
 // newClient returns the HTTP client of one endpoint: its own connection
 // pool (keep-alive, at most conns connections), no proxy (a proxy would
-// be the address checked), no redirects, and the address check unless
-// allowPrivate.
-func newClient(conns int, timeout time.Duration, allowPrivate bool) *http.Client {
+// be the address checked), no redirects, the address check unless
+// allowPrivate, and every connection in cut (closed when the dispatcher
+// cuts the requests in flight at shutdown).
+//
+// A POST that meets a kept-alive connection the receiver had just closed
+// (before any byte of an answer) is sent once more on a new connection,
+// as net/http does: idle connections are dropped after idleConn, below
+// the 5 s keep-alive of common servers, so this is rare, and a receiver
+// that got it anyway deduplicates on the webhook-id.
+func newClient(conns int, timeout time.Duration, allowPrivate bool, cut *connSet) *fasthttp.Client {
 	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
 		d.Control = control
 	}
-	t := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          conns,
-		MaxIdleConnsPerHost:   conns,
-		MaxConnsPerHost:       conns,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   timeout,
-		ExpectContinueTimeout: 0,
-		DisableCompression:    true,
+	return &fasthttp.Client{
+		Dial: func(addr string) (net.Conn, error) {
+			c, err := d.Dial("tcp", addr)
+			if err != nil {
+				return nil, err
+			}
+			return cut.track(c)
+		},
+		MaxConnsPerHost:          conns,
+		MaxIdleConnDuration:      idleConn,
+		MaxResponseBodySize:      maxResponseBytes,
+		NoDefaultUserAgentHeader: true,
+		DisablePathNormalizing:   true,
+		RetryIfErr: func(_ *fasthttp.Request, attempts int, err error) (bool, bool) {
+			closed := errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed)
+			return false, attempts < 2 && closed
+		},
 	}
-	return &http.Client{
-		Transport:     t,
-		Timeout:       timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// idleConn is how long a connection may wait unused in an endpoint's pool.
+const idleConn = 4 * time.Second
+
+// connSet holds the open connections of every endpoint, so that shutdown
+// can cut the requests in flight (fasthttp takes no context). The zero
+// value is usable; a nil *connSet tracks nothing.
+type connSet struct {
+	mu     sync.Mutex
+	conns  map[*trackedConn]struct{}
+	closed bool
+}
+
+// track adds c to the set, or closes it when the set was cut.
+func (s *connSet) track(c net.Conn) (net.Conn, error) {
+	if s == nil {
+		return c, nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.Close()
+		return nil, errShutdown
+	}
+	if s.conns == nil {
+		s.conns = map[*trackedConn]struct{}{}
+	}
+	t := &trackedConn{Conn: c, set: s}
+	s.conns[t] = struct{}{}
+	return t, nil
+}
+
+// cut closes every connection and refuses new ones.
+func (s *connSet) cut() {
+	s.mu.Lock()
+	s.closed = true
+	conns := s.conns
+	s.conns = nil
+	s.mu.Unlock()
+	for c := range conns {
+		c.Conn.Close()
+	}
+}
+
+// errShutdown is a connection refused because the dispatcher is stopping.
+var errShutdown = errors.New("webhook: shutting down")
+
+// trackedConn leaves its set when closed.
+type trackedConn struct {
+	net.Conn
+	set *connSet
+}
+
+func (c *trackedConn) Close() error {
+	c.set.mu.Lock()
+	delete(c.set.conns, c)
+	c.set.mu.Unlock()
+	return c.Conn.Close()
 }
 
 // outcome kinds.
@@ -104,76 +173,81 @@ type request struct {
 	userAgent string
 }
 
-// send posts r and classifies the answer.
-func send(ctx context.Context, c *http.Client, r request, now func() time.Time) outcome {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(r.body))
-	if err != nil {
-		return outcome{kind: dead, err: "invalid webhook_url: " + err.Error()}
-	}
-	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+// send posts r, waiting at most timeout for the whole answer, and
+// classifies it.
+func send(ctx context.Context, c *fasthttp.Client, r request, timeout time.Duration, now func() time.Time) outcome {
+	if !httpURL(r.url) {
 		return outcome{kind: dead, err: "webhook_url must be http or https"}
 	}
-	h := req.Header
-	h["Content-Type"] = []string{"application/json"}
-	h["User-Agent"] = []string{r.userAgent}
-	h["Webhook-Id"] = []string{r.id}
-	h["Webhook-Timestamp"] = []string{strconv.FormatInt(r.timestamp, 10)}
-	h["Webhook-Signature"] = []string{r.signature}
+	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(res)
+	req.SetRequestURI(r.url)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.Header.SetContentType("application/json")
+	req.Header.SetUserAgent(r.userAgent)
+	req.Header.Set("Webhook-Id", r.id)
+	req.Header.Set("Webhook-Timestamp", strconv.FormatInt(r.timestamp, 10))
+	req.Header.Set("Webhook-Signature", r.signature)
+	req.SetBodyRaw(r.body)
 	start := now()
-	res, err := c.Do(req)
+	err := c.DoTimeout(req, res, timeout)
 	lat := now().Sub(start)
-	if err != nil {
+	st := res.StatusCode()
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge) && st > 0:
+		// answered: the status decides, the body is not kept
+	case errors.Is(err, fasthttp.ErrorInvalidURI):
+		return outcome{kind: dead, err: "invalid webhook_url: " + err.Error()}
+	case err != nil:
 		return errorOutcome(ctx, err, lat)
 	}
-	var snippet []byte
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		var rerr error
-		if snippet, rerr = io.ReadAll(io.LimitReader(res.Body, errorBodyBytes)); rerr != nil {
-			snippet = fmt.Appendf(snippet, " [reading the body: %v]", rerr)
-		}
-	}
-	// drain so the connection goes back to the pool
-	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, maxResponseBytes))
-	res.Body.Close()
-	o := outcome{code: res.StatusCode, latency: lat}
-	switch st := res.StatusCode; {
+	o := outcome{code: st, latency: lat}
+	switch {
 	case st >= 200 && st <= 299:
 		o.kind = delivered
 		return o
-	case st == http.StatusGone:
+	case st == fasthttp.StatusGone:
 		o.kind = gone
-	case st == http.StatusTooManyRequests || st == http.StatusRequestTimeout || st >= 500:
+	case st == fasthttp.StatusTooManyRequests || st == fasthttp.StatusRequestTimeout || st >= 500:
 		o.kind = retry
-		o.retryAfter = retryAfter(res.Header.Get("Retry-After"), start)
+		o.retryAfter = retryAfter(string(res.Header.Peek("Retry-After")), start)
 	case st >= 300 && st <= 399:
 		o.kind = dead
-		o.err = fmt.Sprintf("HTTP %d: redirects are not followed (Location: %.200s)", st, res.Header.Get("Location"))
+		o.err = fmt.Sprintf("HTTP %d: redirects are not followed (Location: %.200s)", st, res.Header.Peek("Location"))
 		return o
 	default:
 		o.kind = dead
 	}
-	o.err = "HTTP " + strconv.Itoa(res.StatusCode)
+	o.err = "HTTP " + strconv.Itoa(st)
+	var snippet []byte
+	if err == nil {
+		snippet = res.Body()
+		snippet = snippet[:min(len(snippet), errorBodyBytes)]
+	}
 	if s := strings.TrimSpace(strings.ToValidUTF8(string(snippet), "")); s != "" {
 		o.err += ": " + s
 	}
 	return o
 }
 
+// httpURL reports whether u starts with an http or https scheme.
+func httpURL(u string) bool {
+	i := strings.Index(u, "://")
+	return i > 0 && (strings.EqualFold(u[:i], "http") || strings.EqualFold(u[:i], "https"))
+}
+
 func errorOutcome(ctx context.Context, err error, lat time.Duration) outcome {
-	var ne net.Error
+	var te interface{ Timeout() bool }
 	switch {
 	case errors.Is(err, ErrAddressNotAllowed):
 		return outcome{kind: dead, err: ErrAddressNotAllowed.Error() + " (private, loopback, link-local or metadata address; see --allow-private-webhooks)", latency: lat}
 	case ctx.Err() != nil:
 		return outcome{kind: aborted, err: "shutting down", latency: lat}
-	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &te) && te.Timeout(), errors.Is(err, fasthttp.ErrDialTimeout), errors.Is(err, context.DeadlineExceeded):
 		return outcome{kind: retry, err: "timeout: no complete answer in time", latency: lat}
 	default:
-		msg := err.Error()
-		if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "Post ") {
-			msg = msg[i+2:] // drop `Post "url":`, keep the cause
-		}
-		return outcome{kind: retry, err: "connection error: " + msg, latency: lat}
+		return outcome{kind: retry, err: "connection error: " + err.Error(), latency: lat}
 	}
 }
 

@@ -100,7 +100,9 @@ func New(cfg Config, q store.Deliveries, streams hub.Streams, secrets StreamStor
 		results: make(chan result, 2*cfg.RecordBatch),
 		wake:    make(chan struct{}, 1), hungrySet: map[string]*endpoint{}}
 	d.sendCtx, d.sendCancel = context.WithCancel(context.Background())
-	d.env = endpointEnv{cfg: cfg, log: log, keys: d.secrets, rec: d, rate: pacer, sendCtx: d.sendCtx, halt: d.stopping, running: &d.workers}
+	conns := &connSet{}
+	context.AfterFunc(d.sendCtx, conns.cut)
+	d.env = endpointEnv{cfg: cfg, log: log, keys: d.secrets, rec: d, rate: pacer, sendCtx: d.sendCtx, conns: conns, halt: d.stopping, running: &d.workers}
 	return d, nil
 }
 

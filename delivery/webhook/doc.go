@@ -98,11 +98,19 @@
 //   - Outcomes are written by one recorder in batches, not per request:
 //     the store side of a delivery (enqueue plus outcome) costs about
 //     19 µs of the single SQLite writer (BenchmarkQueue).
-//   - net/http, not fasthttp, for the client: HTTP/2 and TLS to arbitrary
-//     receivers, and a per-dial Control hook for the address check.
-//     BenchmarkDispatch measures the whole path against a local receiver:
-//     12,000–16,000 deliveries/s in one process, p50 about 1 ms from Accept
-//     to the receiver at 5,000 messages/s.
+//   - fasthttp for the client (client.go), HTTP/1.1 over TCP or TLS: a
+//     request is written and its answer read on the worker's own
+//     goroutine. net/http's client, used before, hands every request to
+//     a connection's writer and reader goroutines; those hand-offs and
+//     its per-request allocations were 45 % of a server's CPU at four
+//     saturated receivers, and the switch cut the server's CPU per
+//     delivery by about 30 % (docs/performance.md). HTTP/2 is not
+//     offered to receivers. The address check stays in the dialer's
+//     Control hook (the client's Dial is a net.Dialer's); fasthttp takes
+//     no context, so shutdown cuts the requests in flight by closing
+//     every endpoint's connections (connSet). A POST that meets a pooled
+//     connection the receiver closed, before any byte of an answer, is
+//     sent once more on a new one, as net/http does.
 //   - The store interface taken is store.Deliveries whole (more than the
 //     house's four methods): the dispatcher uses nearly all of it, and a
 //     narrower copy would only repeat it.

@@ -5,9 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/internal/ratelimit"
@@ -43,6 +44,7 @@ type endpointEnv struct {
 	rec     recorder        // outcomes, releases, refills
 	rate    ratelimit.Pacer // a full bucket under Rate and Burst: each endpoint paces with a copy
 	sendCtx context.Context // requests' context: cancelled to cut those in flight
+	conns   *connSet        // every endpoint's connections, cut with sendCtx (nil: none kept)
 	halt    <-chan struct{} // closed when workers must stop taking jobs
 	running *sync.WaitGroup // the workers of every endpoint, waited for at shutdown
 }
@@ -55,7 +57,7 @@ type endpointEnv struct {
 type endpoint struct {
 	endpointEnv
 	id     string
-	client *http.Client
+	client *fasthttp.Client
 
 	mu       sync.Mutex // guards the fields below
 	info     hub.StreamInfo
@@ -105,7 +107,7 @@ type job struct {
 // newEndpoint makes the endpoint of a stream; env.cfg has its defaults.
 func newEndpoint(env endpointEnv, info hub.StreamInfo) *endpoint {
 	c := env.cfg
-	return &endpoint{endpointEnv: env, id: info.ID, info: info, client: newClient(c.Concurrency, c.Timeout, c.AllowPrivate),
+	return &endpoint{endpointEnv: env, id: info.ID, info: info, client: newClient(c.Concurrency, c.Timeout, c.AllowPrivate, env.conns),
 		held: map[string]int{}, changed: make(chan struct{}),
 		br:    breaker{threshold: c.BreakerThreshold, cooldown: c.BreakerCooldown},
 		pacer: env.rate, active: c.Now(), progress: c.Now(), windowAt: c.Now()}
@@ -406,7 +408,7 @@ func (e *endpoint) run(j job) {
 	default:
 		ts := now.Unix()
 		o = send(e.sendCtx, e.client, request{url: info.WebhookURL, id: id, timestamp: ts, signature: keys.sign(now, id, ts, body),
-			body: body, userAgent: e.cfg.UserAgent}, e.cfg.Now)
+			body: body, userAgent: e.cfg.UserAgent}, e.cfg.Timeout, e.cfg.Now)
 	}
 	e.finish(j, o, info)
 }

@@ -430,3 +430,40 @@ func TestTwoNodesOnePostgres(t *testing.T) {
 		t.Errorf("%d distinct deliveries received, want 600", len(got))
 	}
 }
+
+// A shutdown with no grace cuts the requests in flight: the deliveries go
+// back unattempted at once, rather than when the receiver answers or the
+// request times out (a minute here, past the test's own patience).
+func TestShutdownCutsRequestsInFlight(t *testing.T) {
+	st := openAt(t, t.TempDir())
+	defer st.Close()
+	f := newFixture(t, st)
+	var c tally
+	rc := newHoldingReceiver(t, &c, 0)
+	info := f.stream(rc.URL)
+	cfg := testConfig()
+	cfg.Timeout = time.Minute
+	d, err := webhook.New(cfg, st, f.reg, st, f.cnt, testLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(context.Background()) }()
+	accept(t, d, info, entries(1, 3))
+	waitHeld(t, rc)
+	cut, cancel := context.WithCancel(context.Background())
+	cancel()
+	closed := make(chan struct{})
+	go func() { d.Close(cut); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close waited for the receiver: the request in flight was not cut")
+	}
+	<-done
+	for _, x := range list(t, st, info, "") {
+		if x.Status != store.DeliveryPending || x.Attempts != 0 {
+			t.Errorf("after the cut: %s %s, %d attempts (want pending, none)", x.ID, x.Status, x.Attempts)
+		}
+	}
+}
