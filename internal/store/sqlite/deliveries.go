@@ -74,12 +74,16 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 	// a duplicate id within ds is inserted once, by its first occurrence:
 	// the later ones meet the row and are skipped
 	out := make([]store.Delivery, 0, len(ds))
-	for _, d := range ds {
+	rowCtx := rowContext(ctx)
+	for i, d := range ds {
+		if i%rowsPerCheck == rowsPerCheck-1 && ctx.Err() != nil {
+			return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", ctx.Err())
+		}
 		d.Status, d.Attempts = store.DeliveryPending, 0
 		if disabled[d.StreamID] {
 			d.Status, d.LeaseOwner, d.LeaseUntil = store.DeliveryDisabled, "", time.Time{}
 		}
-		res, err := st.ExecContext(ctx, d.ID, d.Org, d.Env, d.StreamID, d.Offset, d.Payload, d.Status, sqlstore.MS(d.NextAttemptAt), sqlstore.MS(d.QueuedAt), sqlstore.MS(d.CreatedAt),
+		res, err := st.ExecContext(rowCtx, d.ID, d.Org, d.Env, d.StreamID, d.Offset, d.Payload, d.Status, sqlstore.MS(d.NextAttemptAt), sqlstore.MS(d.QueuedAt), sqlstore.MS(d.CreatedAt),
 			d.LeaseOwner, sqlstore.MS(d.LeaseUntil))
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: enqueue deliveries: %w", err)
@@ -101,6 +105,17 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 	}
 	return out, nil
 }
+
+// rowContext is the context of each row's statement in a hot write: ctx
+// without its cancellation, which the driver would otherwise watch with
+// a goroutine of its own for every statement (4 % of a server's CPU at
+// 15,000 deliveries a second). The transaction still ends with ctx, and
+// the loops look at ctx every rowsPerCheck rows.
+func rowContext(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
+// rowsPerCheck is how many rows a hot write takes between looks at its
+// context.
+const rowsPerCheck = 64
 
 // endpoints reads in tx whether the endpoint of each stream of ds is
 // disabled, adding the rows of streams it meets for the first time.
@@ -148,7 +163,11 @@ func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []store.D
 		return fmt.Errorf("sqlite: record deliveries: %w", err)
 	}
 	defer bySeq.Close()
-	for _, r := range rs {
+	rowCtx := rowContext(ctx)
+	for i, r := range rs {
+		if i%rowsPerCheck == rowsPerCheck-1 && ctx.Err() != nil {
+			return fmt.Errorf("sqlite: record deliveries: %w", ctx.Err())
+		}
 		inc := 0
 		if r.Attempted {
 			inc = 1
@@ -158,9 +177,9 @@ func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []store.D
 			delivered = sqlstore.MS(r.At)
 		}
 		if r.Seq > 0 {
-			_, err = bySeq.ExecContext(ctx, r.Status, inc, sqlstore.MS(r.NextAttemptAt), r.StatusCode, r.Error, r.LatencyMS, delivered, r.Seq, r.ID, owner)
+			_, err = bySeq.ExecContext(rowCtx, r.Status, inc, sqlstore.MS(r.NextAttemptAt), r.StatusCode, r.Error, r.LatencyMS, delivered, r.Seq, r.ID, owner)
 		} else {
-			_, err = byID.ExecContext(ctx, r.Status, inc, sqlstore.MS(r.NextAttemptAt), r.StatusCode, r.Error, r.LatencyMS, delivered, r.ID, owner)
+			_, err = byID.ExecContext(rowCtx, r.Status, inc, sqlstore.MS(r.NextAttemptAt), r.StatusCode, r.Error, r.LatencyMS, delivered, r.ID, owner)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: record deliveries: %w", err)
