@@ -528,8 +528,13 @@ func (w *worker) fewerRoutes(best *solution, left *int, limit budget) *solution 
 // place: a plan well away from s, from which the annealing goes on at
 // its temperature.
 func (w *worker) kick(s *solution, open bool) *solution {
+	return w.shake(s, open, min(kickStops, 3*(w.t.n-len(s.absent))/10))
+}
+
+// shake is s with about want of its stops taken out by string removals
+// around random stops and inserted again, each at its cheapest place.
+func (w *worker) shake(s *solution, open bool, want int) *solution {
 	cand := w.fork(s)
-	want := min(kickStops, 3*(w.t.n-len(s.absent))/10)
 	var gone []int32
 	for len(gone) < want {
 		out := w.ruin(cand)
@@ -635,12 +640,14 @@ func (w *worker) search(limit budget) (first, best *solution) {
 
 // restarts anneals from s for what is left of limit. With
 // MinimizeVehicles, a plan whose routes hold longRoute stops or more on
-// average (Solomon's C2, R2 and RC2) is annealed restartsLong times from
-// s, each annealing with an equal share of what is left and the best
-// plan kept, as long as each share is at least minRestart units (so
-// that each is still kicked): on those instances one annealing's plan
-// varies by several percent from one seed to the next and a longer
-// annealing does not end lower, so the best of shorter ones does better.
+// average (Solomon's C2, R2 and RC2) is annealed restartsLong times, each
+// annealing with an equal share of what is left, as long as each share
+// is at least minRestart units (so that each is still kicked): the first
+// from s, each next one from the best plan so far with restartStops of
+// its stops (at most 6 in 10) taken out and inserted again, at half the
+// starting temperature; the best plan is kept. On those instances one
+// annealing's plan varies by several percent from one seed to the next
+// and a longer annealing does not end lower.
 func (w *worker) restarts(s *solution, limit budget, open bool) *solution {
 	k := 1
 	if w.t.p.MinimizeVehicles && s.used > 0 && (w.t.n-len(s.absent))/s.used >= longRoute {
@@ -649,9 +656,16 @@ func (w *worker) restarts(s *solution, limit budget, open bool) *solution {
 			k--
 		}
 	}
+	hot := w.hot
+	defer func() { w.hot = hot }()
 	var best *solution
 	for i := 0; i < k; i++ {
-		b := w.anneal(s, w.share(limit, 1/float64(k-i)), open)
+		from := s
+		if i > 0 {
+			from = w.shake(best, open, min(restartStops, 6*(w.t.n-len(best.absent))/10))
+			w.hot = hot / 2
+		}
+		b := w.anneal(from, w.share(limit, 1/float64(k-i)), open)
 		if best == nil || better(b, best) {
 			best = b
 		}
@@ -661,11 +675,13 @@ func (w *worker) restarts(s *solution, limit budget, open bool) *solution {
 
 // restarts' parameters: routes of longRoute stops or more on average
 // are annealed restartsLong times, each annealing at least minRestart
-// units (about the shortest annealing that is kicked).
+// units (about the shortest annealing that is kicked), each after the
+// first from the best plan with restartStops of its stops reinserted.
 const (
 	longRoute    = 20
 	restartsLong = 2
 	minRestart   = 27_000_000
+	restartStops = 60
 )
 
 // style is worker i's way of searching, the workers taking the two in
