@@ -156,13 +156,6 @@ func mallocs(fn func()) uint64 {
 	return after.Mallocs - before.Mallocs
 }
 
-// skipFrames reads server frames (unmasked) off the socket, counting the
-// data frames, without allocating, until the connection ends.
-func skipFrames(r *bufio.Reader, frames *atomic.Int64) {
-	for skipFrame(r, frames) {
-	}
-}
-
 // skipFrame reads one frame, counting it when it is a data frame; false
 // when the connection ended.
 func skipFrame(r *bufio.Reader, frames *atomic.Int64) bool {
