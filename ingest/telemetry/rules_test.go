@@ -213,3 +213,44 @@ func TestRulesReadOnlyEngineDiagnostics(t *testing.T) {
 		t.Fatalf("environmental data raised %q", types(evs))
 	}
 }
+
+// A failed request that touched many vehicles, each more than once,
+// leaves every one of them as it was: the retry raises what a first try
+// raises.
+func TestRollbackOfManyVehicles(t *testing.T) {
+	request := func() []string {
+		var msgs []string
+		for round, codes := range []int{3, 5} {
+			for v := range 12 {
+				msgs = append(msgs, diag(fmt.Sprintf("v%d", v), time.Duration(round-3)*time.Second, codes, false, 90))
+			}
+		}
+		return msgs
+	}
+	baseline := func(f *fixture) {
+		for v := range 12 {
+			f.send(t, diag(fmt.Sprintf("v%d", v), -5*time.Second, 1, false, 90))
+		}
+	}
+	clean := newFixture(t, telemetry.Config{})
+	baseline(clean)
+	want := types(clean.send(t, request()...))
+	if want == "" {
+		t.Fatal("the request raises nothing: the test shows nothing")
+	}
+
+	f := newFixture(t, telemetry.Config{})
+	baseline(f)
+	f.bus.setFail(errDown)
+	list := make([]map[string]any, 0, 24)
+	for _, m := range request() {
+		list = append(list, obj(t, m))
+	}
+	if _, err := f.svc.IngestTelemetry(context.Background(), "o", "test", list); !errors.Is(err, errDown) {
+		t.Fatalf("err %v", err)
+	}
+	f.bus.setFail(nil)
+	if got := types(f.send(t, request()...)); got != want {
+		t.Fatalf("retry raised %q, a first try %q", got, want)
+	}
+}
