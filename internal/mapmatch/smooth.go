@@ -18,7 +18,9 @@ import "math"
 // placed on the path instead of each fix, and the track smoothed again:
 // a fix off to the side of the road just before a turn is nearer the road
 // after it, so that a vehicle waiting at a junction would otherwise be
-// placed past it. The point is reported at the smoothed place, never
+// placed past it. A smoothed place a little past a junction of three or
+// more roads is moved to just before it where standing there is likelier
+// (see waitBefore). The point is reported at the smoothed place, never
 // behind the previous point's nor past the next one's place, on
 // whichever road of the path lies there. Points without times are not
 // smoothed.
@@ -352,6 +354,7 @@ func (t *Trace) smooth(c *candidate, linked bool) {
 		rts(ts, z, r, smoothAccel, su, sv)
 	}
 	x := su[at]
+	x = t.waitBefore(c, x, sv[at], st.sigma, ins[0], outs[0])
 	if hadLast {
 		x = max(x, prevU)
 	}
@@ -424,4 +427,61 @@ func placeAlong(pcs []piece, d float64) (int32, float64, bool, bool) {
 	}
 	pc := pcs[len(pcs)-1]
 	return pc.edge, pc.to, pc.to < pc.from, true
+}
+
+// A vehicle waits before a junction (at a light, a stop sign), not after
+// it. A smoothed place a little past a junction of three or more roads
+// is read as the vehicle standing before it when that is likelier: the
+// place is Gaussian about the smoothed one (sd the fix's sigma); moving,
+// the vehicle is anywhere along the path alike, while standing it is
+// waitBack meters before the junction, with the weight of waitWeight
+// meters of moving road times a Gaussian of the smoothed speed (sd
+// waitSpeed).
+const (
+	waitWeight = 160.0 // meters
+	waitSpeed  = 3.0   // m/s
+	waitBack   = 4.0   // meters
+	waitReach  = 2.0   // sigmas past the junction looked at
+)
+
+// waitBefore is smoothed place x (meters along the path from c's place,
+// the path's roads before and after c's in and out), the smoothed speed
+// there v, moved to 1 m before the junction of three or more roads it
+// lies up to waitReach sigmas past, when standing before that junction
+// is likelier than having moved past it.
+func (t *Trace) waitBefore(c *candidate, x, v, sigma float64, in, out *candidate) float64 {
+	if !c.moving {
+		return x
+	}
+	n := t.m.net
+	l := n.length(c.edge)
+	toExit, fromEntry := l-c.off, c.off
+	if c.bwd {
+		toExit, fromEntry = c.off, l-c.off
+	}
+	w := waitWeight / sigma * math.Exp(-0.5*(v/waitSpeed)*(v/waitSpeed)) / math.Sqrt(2*math.Pi)
+	try := func(j int32, at float64) (float64, bool) {
+		e := x - at // meters past the junction
+		if e <= 0 || e > waitReach*sigma || n.outFirst[j+1]-n.outFirst[j] < 3 {
+			return x, false
+		}
+		zs := (e + waitBack) / sigma
+		before := 0.5*math.Erfc(e/sigma/math.Sqrt2) + w*math.Exp(-0.5*zs*zs)
+		after := 0.5 * math.Erfc(-e/sigma/math.Sqrt2)
+		if before > after {
+			return at - 1, true
+		}
+		return x, true
+	}
+	if out != nil && out.edge != c.edge && n.entryOf(out) == n.exitOf(c) {
+		if y, ok := try(n.exitOf(c), toExit); ok {
+			return y
+		}
+	}
+	if in != nil && in.edge != c.edge && n.exitOf(in) == n.entryOf(c) {
+		if y, ok := try(n.entryOf(c), -fromEntry); ok {
+			return y
+		}
+	}
+	return x
 }
