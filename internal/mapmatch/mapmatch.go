@@ -24,7 +24,9 @@
 //     Lag (default 5) more points have arrived that moved (a point held
 //     where the previous one stood does not count, while the window holds
 //     fewer than 4 × Lag points), by the best path then, or when the
-//     trace is flushed;
+//     trace is flushed; a last point decided alone at the very end of
+//     its road goes on to a road the path enters there when that lies
+//     nearer its fix (see lastOnward);
 //   - the decided point's place is smoothed along the path with its
 //     neighbours by time (see smooth.go), and its road is the one there.
 //
@@ -319,6 +321,9 @@ func (t *Trace) decide() Match {
 	t.chain = t.path(t.bestNewest(), t.chain)
 	chosen := max(t.chain[0], 0)
 	st := t.window[0]
+	if len(t.window) == 1 && t.chain[0] >= 0 {
+		chosen = t.lastOnward(chosen)
+	}
 	c := st.cands[chosen]
 	t.smooth(&c, t.chain[0] >= 0 && !c.dead)
 	t.window = t.window[1:]
@@ -454,4 +459,39 @@ func (m *Matcher) RoadAt(lat, lon, accuracy float64) (limitKmh float64, class st
 		}
 	}
 	return road.LimitKmh, road.Class.String(), true
+}
+
+// lastOnward is the candidate of the last point of the window when it is
+// decided alone (the trace ends or is cut): chosen, unless chosen stands
+// at the end of its road in the direction travelled, where a candidate on
+// a road the path enters there lies nearer the fix; then the best of
+// those. With no later point, the route into a point just past a turn
+// weighs against it (longer than the straight line, and the turn's cost)
+// with nothing after it to weigh against the place before the turn.
+func (t *Trace) lastOnward(chosen int32) int32 {
+	n := t.m.net
+	st := &t.window[0]
+	c := &st.cands[chosen]
+	if !c.moving {
+		return chosen
+	}
+	toExit := n.length(c.edge) - c.off
+	if c.bwd {
+		toExit = c.off
+	}
+	if toExit > 1 {
+		return chosen
+	}
+	exit := n.exitOf(c)
+	best := chosen
+	for j := range st.cands {
+		b := &st.cands[j]
+		if b.dead || !b.moving || math.IsInf(b.score, -1) || b.edge == c.edge || n.entryOf(b) != exit || b.dist >= c.dist {
+			continue
+		}
+		if best == chosen || b.score > st.cands[best].score {
+			best = int32(j)
+		}
+	}
+	return best
 }
