@@ -372,3 +372,83 @@ func TestJSONPathAnswersAsBefore(t *testing.T) {
 		}
 	}
 }
+
+// POST /v1/events answers every body as the general path does, valid and
+// invalid, and publishes the same events.
+func TestEventsJSONPathAnswersAsBefore(t *testing.T) {
+	fast := start(t, "all")
+	slow := startWith(t, func(s *telemetry.Service) ingestapi.Service { return generalOnly{s} }, "all")
+	at := fmt.Sprintf("%q", now(-time.Minute))
+	ev := func(id string, extra string) string {
+		return `{"event_id":"` + id + `","event_type":"harsh_braking","category":"safety_events","timestamp":` + at +
+			`,"severity":"high","source":{"vehicle_id":"v1","driver_id":"d1"}` + extra + `}`
+	}
+	full := ev("e1", `,"location":{"latitude":40.1,"longitude":-83.2,"speed_limit":50},"metadata":{"sequence_number":4,"source_system":"tms"},`+
+		`"event_data":{"g":0.62,"l":[1,{"x":null}]},"recommendations":["slow down"]`)
+	var many strings.Builder
+	many.WriteString(`{"events":[`)
+	for i := range 1000 {
+		if i > 0 {
+			many.WriteByte(',')
+		}
+		many.WriteString(ev(fmt.Sprint("m", i), fmt.Sprintf(`,"event_data":{"n":%d}`, i)))
+	}
+	many.WriteString(`]}`)
+	for _, req := range []string{
+		`{"events":[` + full + `]}`,
+		`{"events":[` + ev("e2", "") + `,` + ev("e2", `,"priority":"urgent"`) + `]}`,
+		many.String(),
+		`{"events":[` + ev("e3", `,"location":{"latitude":91,"longitude":0}`) + `]}`,
+		`{"events":[` + ev("e4", `,"metadata":{"late":true}`) + `]}`,
+		`{"events":[` + ev("e5", `,"colour":"red"`) + `]}`,
+		`{"events":[` + ev("e6", `,"event_data":{"a":1e400}`) + `]}`,
+		`{"events":[` + ev("e7", `,"severity":"low"`) + `]}`,
+		`{"events":[{"event_type":"x"}]}`,
+		`{"events":[` + ev("e8", "") + `, 7]}`,
+		`{"events":[]}`, `{}`, `{"events":{"a":1}}`, `{"events":[`, `{"events":[]} {}`, `{"events":[` + ev("e9", "") + `],"more":1}`,
+		`[` + ev("e10", "") + `]`, `null`,
+	} {
+		a, b := fast.post(t, "/v1/events", ct, req), slow.post(t, "/v1/events", ct, req)
+		if a.status != b.status {
+			t.Errorf("%.120s: status %d, general path %d", req, a.status, b.status)
+			continue
+		}
+		if a.status != 202 {
+			ea, eb := a.body["error"].(map[string]any), b.body["error"].(map[string]any)
+			delete(ea, "request_id")
+			delete(eb, "request_id")
+			if !reflect.DeepEqual(ea, eb) {
+				t.Errorf("%.120s:\n%s\ngeneral path:\n%s", req, a.raw, b.raw)
+			}
+			continue
+		}
+		for _, k := range []string{"accepted", "event_ids", "duplicates", "duplicate_event_ids"} {
+			if !reflect.DeepEqual(a.body[k], b.body[k]) {
+				t.Errorf("%.120s: %s %v, general path %v", req, k, a.body[k], b.body[k])
+			}
+		}
+	}
+	fast.bus.mu.Lock()
+	slow.bus.mu.Lock()
+	defer fast.bus.mu.Unlock()
+	defer slow.bus.mu.Unlock()
+	if len(fast.bus.msgs) != len(slow.bus.msgs) || len(fast.bus.msgs) < 1003 {
+		t.Fatalf("published %d messages, general path %d", len(fast.bus.msgs), len(slow.bus.msgs))
+	}
+	for i, m := range fast.bus.msgs {
+		a, err := event.Unmarshal(m.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := event.Unmarshal(slow.bus.msgs[i].Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// the two servers stamp their own ingestion and processing times
+		a.IngestedAt, b.IngestedAt = time.Time{}, time.Time{}
+		a.Event.Metadata.ProcessingTime, b.Event.Metadata.ProcessingTime = "", ""
+		if string(m.Key) != string(slow.bus.msgs[i].Key) || !reflect.DeepEqual(a, b) {
+			t.Fatalf("message %d differs:\n%+v\n%+v", i, a.Event, b.Event)
+		}
+	}
+}

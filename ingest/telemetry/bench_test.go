@@ -79,3 +79,67 @@ func BenchmarkIngestTelemetry1000(b *testing.B) {
 		})
 	}
 }
+
+// eventsRequest is an events request body of n events shaped as the load
+// generators send them (ids, source, location, event_data, metadata).
+func eventsRequest(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"events":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"event_id":"be-%d","event_type":"harsh_braking","category":"safety_events","timestamp":%q,"severity":"high","priority":"normal",`+
+			`"source":{"vehicle_id":"veh-%03d","driver_id":"drv-%03d"},"location":{"latitude":40.%06d,"longitude":-83.%06d},`+
+			`"event_data":{"deceleration_g":0.62,"speed_before_kmh":71.5,"n":%d},"metadata":{"sequence_number":%d,"source_system":"bench"}}`,
+			i, t0.Add(time.Duration(i-n)*time.Millisecond).Format(time.RFC3339Nano), i%100, i%100, i, i, i, i+1)
+	}
+	b.WriteString(`]}`)
+	return []byte(b.String())
+}
+
+// BenchmarkIngestEvents runs events request bodies of 1 and 500 events
+// through the intake, from the JSON bytes to the messages handed to the
+// bus: JSON reads them in one pass (IngestEventsJSON, what POST
+// /v1/events does); General decodes them as the handler does when the
+// reader declines (goccy/go-json into maps, numbers as json.Number) and
+// calls IngestEvents.
+func BenchmarkIngestEvents(b *testing.B) {
+	for _, n := range []int{1, 500} {
+		body := eventsRequest(n)
+		for _, path := range []string{"JSON", "General"} {
+			b.Run(fmt.Sprintf("%s/%d", path, n), func(b *testing.B) {
+				svc, err := telemetry.New(telemetry.Config{Now: func() time.Time { return t0 }}, nopBus{}, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.SetBytes(int64(len(body)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if path == "JSON" {
+						if _, taken, err := svc.IngestEventsJSON(context.Background(), "o", "test", body); !taken || err != nil {
+							b.Fatalf("not taken: %v", err)
+						}
+						continue
+					}
+					var req struct {
+						Events []any `json:"events"`
+					}
+					dec := gojson.NewDecoder(bytes.NewReader(body))
+					dec.UseNumber()
+					if err := dec.Decode(&req); err != nil {
+						b.Fatal(err)
+					}
+					list := make([]map[string]any, len(req.Events))
+					for i, m := range req.Events {
+						list[i], _ = m.(map[string]any)
+					}
+					if _, err := svc.IngestEvents(context.Background(), "o", "test", list); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds(), "events/s")
+			})
+		}
+	}
+}

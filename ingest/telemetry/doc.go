@@ -26,6 +26,13 @@
 // terms, and a differential test and a fuzz target hold the two paths to
 // publishing the same messages.
 //
+// IngestEventsJSON does the same for POST /v1/events (eventReader): the
+// source, location and metadata objects are read into the event directly
+// and every other member into the value a decoder with UseNumber makes,
+// then checked by eventField, the general path's own check; a
+// 500-event request allocates half as much as decoding it into maps
+// first (BenchmarkIngestEvents).
+//
 // Validation decisions the interface leaves open:
 //   - the four documented data types accept only their documented groups
 //     and fields with their documented types; counts (dtc_count, cycles,

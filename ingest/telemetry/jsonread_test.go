@@ -14,36 +14,70 @@ import (
 	"github.com/fleethub/fleethub/ingest/telemetry"
 )
 
+// ingestPath is one request body's two ways in: the reader (fast) and
+// the general path (decode, then slow on the list named list).
+type ingestPath struct {
+	list string
+	fast func(f *fixture, body []byte) (telemetry.Result, bool, error)
+	slow func(f *fixture, list []map[string]any) (telemetry.Result, error)
+}
+
+var (
+	telemetryPath = ingestPath{"messages",
+		func(f *fixture, body []byte) (telemetry.Result, bool, error) {
+			return f.svc.IngestTelemetryJSON(context.Background(), "org-a", "test", body)
+		},
+		func(f *fixture, list []map[string]any) (telemetry.Result, error) {
+			return f.svc.IngestTelemetry(context.Background(), "org-a", "test", list)
+		}}
+	eventsPath = ingestPath{"events",
+		func(f *fixture, body []byte) (telemetry.Result, bool, error) {
+			return f.svc.IngestEventsJSON(context.Background(), "org-a", "test", body)
+		},
+		func(f *fixture, list []map[string]any) (telemetry.Result, error) {
+			return f.svc.IngestEvents(context.Background(), "org-a", "test", list)
+		}}
+)
+
 // general decodes a body as the API does when the reader declines it and
-// runs it through IngestTelemetry; ok is false when the body is not JSON
-// of the request's shape (the API answers invalid_request).
-func general(f *fixture, body []byte) (res telemetry.Result, err error, ok bool) {
-	var req struct {
-		Messages []any `json:"messages"`
-	}
+// runs it through the path's general ingest; ok is false when the body is
+// not JSON of the request's shape (the API answers invalid_request).
+func general(f *fixture, p ingestPath, body []byte) (res telemetry.Result, err error, ok bool) {
+	var req map[string]any
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	if err := dec.Decode(&req); err != nil || dec.More() {
+	if err := dec.Decode(&req); err != nil || dec.More() || req == nil {
 		return res, nil, false
 	}
+	for k := range req {
+		if k != p.list {
+			return res, nil, false // the API refuses unknown members
+		}
+	}
+	items, _ := req[p.list].([]any)
 	var list []map[string]any
-	if req.Messages != nil {
-		list = make([]map[string]any, len(req.Messages))
-		for i, e := range req.Messages {
+	if items != nil {
+		list = make([]map[string]any, len(items))
+		for i, e := range items {
 			list[i], _ = e.(map[string]any)
 		}
 	}
-	res, err = f.svc.IngestTelemetry(context.Background(), "org-a", "test", list)
+	res, err = p.slow(f, list)
 	return res, err, true
 }
 
-// differ runs body through the reader on fast and through the general
-// path on slow, and reports how they differ; taken says whether the
-// reader took it, n how many events it published.
+// differ runs a telemetry body through the reader on fast and through
+// the general path on slow, and reports how they differ; taken says
+// whether the reader took it, n how many events it published.
 func differ(t *testing.T, fast, slow *fixture, body []byte) (taken bool, n int, diff string) {
 	t.Helper()
-	fres, taken, ferr := fast.svc.IngestTelemetryJSON(context.Background(), "org-a", "test", body)
-	sres, serr, ok := general(slow, body)
+	return differOn(t, telemetryPath, fast, slow, body)
+}
+
+func differOn(t *testing.T, p ingestPath, fast, slow *fixture, body []byte) (taken bool, n int, diff string) {
+	t.Helper()
+	fres, taken, ferr := p.fast(fast, body)
+	sres, serr, ok := general(slow, p, body)
 	fcalls, scalls := fast.bus.take(), slow.bus.take()
 	if !taken {
 		if ferr != nil || len(fcalls) != 0 {
@@ -57,7 +91,8 @@ func differ(t *testing.T, fast, slow *fixture, body []byte) (taken bool, n int, 
 	case serr != nil || ferr != nil:
 		return true, 0, fmt.Sprintf("taken with err %v; general path: %v", ferr, serr)
 	case fres.Accepted != sres.Accepted || !reflect.DeepEqual(fres.Sequences, sres.Sequences) || !fres.IngestedAt.Equal(sres.IngestedAt) ||
-		len(fres.Generated) != len(sres.Generated):
+		len(fres.Generated) != len(sres.Generated) || len(fres.EventIDs) != len(sres.EventIDs) ||
+		fres.Duplicates != sres.Duplicates || !reflect.DeepEqual(fres.DuplicateEventIDs, sres.DuplicateEventIDs):
 		return true, 0, fmt.Sprintf("result %+v, general path %+v", fres, sres)
 	case len(fcalls) != len(scalls):
 		return true, 0, fmt.Sprintf("%d publish calls, general path %d", len(fcalls), len(scalls))

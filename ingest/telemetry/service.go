@@ -239,7 +239,6 @@ func (s *Service) IngestEvents(ctx context.Context, org, env string, evs []map[s
 		return Result{}, err
 	}
 	now := s.cfg.Now().UTC()
-	processed := now.Format(time.RFC3339Nano)
 	var errs fieldErrors
 	out := make([]event.Event, len(evs))
 	for i, m := range evs {
@@ -248,6 +247,31 @@ func (s *Service) IngestEvents(ctx context.Context, org, env string, evs []map[s
 	if err := errs.err(CodeValidation); err != nil {
 		return Result{}, err
 	}
+	return s.acceptEvents(ctx, org, env, out, now)
+}
+
+// IngestEventsJSON is IngestEvents for the JSON body of POST /v1/events
+// ({"events": [...]}): when the body is valid and plainly written it
+// reads and checks it in one pass, without decoding it first (see
+// eventReader), and ingests it; it returns taken true and what
+// IngestEvents would have returned for the decoded events. Otherwise it
+// does nothing and returns taken false: the caller decodes the body and
+// calls IngestEvents, which words the errors.
+func (s *Service) IngestEventsJSON(ctx context.Context, org, env string, body []byte) (res Result, taken bool, err error) {
+	now := s.cfg.Now().UTC()
+	r := eventReader{bodyReader: bodyReader{b: body, s: s, now: now}}
+	out, ok := r.read()
+	if !ok {
+		return Result{}, false, nil
+	}
+	res, err = s.acceptEvents(ctx, org, env, out, now)
+	return res, true, err
+}
+
+// acceptEvents publishes valid events (out, in request order), with the
+// device_online events their vehicles raise, in one Publish call.
+func (s *Service) acceptEvents(ctx context.Context, org, env string, out []event.Event, now time.Time) (Result, error) {
+	processed := now.Format(time.RFC3339Nano)
 	dups, dupIDs := duplicates(out)
 
 	var tx txn

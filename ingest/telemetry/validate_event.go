@@ -22,62 +22,9 @@ func (s *Service) validateEvent(m map[string]any, a at, now time.Time, errs *fie
 		errs.add(a.path(""), "must be an object")
 		return e, false
 	}
-	var msg string
 	for k, v := range m {
-		switch k {
-		case "event_id":
-			if e.EventID, msg = text(v, MaxTextLen); msg == "" && !eventID(e.EventID) {
-				msg = "must be 1 to 100 letters, digits, _, -, . or :"
-			}
-		case "event_type":
-			if e.EventType, msg = text(v, MaxTextLen); msg == "" && !snake(e.EventType) {
-				msg = "must be a snake_case name such as harsh_braking"
-			}
-		case "category":
-			e.Category, msg = oneOf(v, event.Categories)
-		case "timestamp":
-			e.Timestamp, msg = timestamp(v, true, now.Add(s.cfg.MaxFuture), s.cfg.MaxFuture)
-		case "severity":
-			e.Severity, msg = oneOf(v, event.Severities)
-		case "priority":
-			e.Priority, msg = oneOf(v, event.Priorities)
-		case "source":
-			e.Source, msg = source(v, a, errs)
-		case "location":
-			e.Location, msg = location(v, a, errs)
-		case "metadata":
-			e.Metadata, msg = metadata(v, a, errs)
-		case "event_data":
-			e.EventData = object(v, k, a, errs)
-		case "risk_assessment":
-			e.RiskAssessment = object(v, k, a, errs)
-		case "automatic_actions":
-			e.AutomaticActions = object(v, k, a, errs)
-		case "emergency_response":
-			e.EmergencyResponse = object(v, k, a, errs)
-		case "escalation":
-			e.Escalation = object(v, k, a, errs)
-		case "predictive_indicators":
-			e.PredictiveIndicators = object(v, k, a, errs)
-		case "performance_metrics":
-			e.PerformanceMetrics = object(v, k, a, errs)
-		case "recommendations":
-			switch v.(type) {
-			case []any, map[string]any:
-				n, sub, fmsg := freeForm(v, 1)
-				if fmsg != "" {
-					errs.add(a.path(joinPath(k, sub)), fmsg)
-				}
-				e.Recommendations = n
-			default:
-				msg = "must be an array or an object"
-			}
-		default:
-			msg = "unknown field"
-		}
-		if msg != "" {
+		if msg := s.eventField(&e, k, v, a, now, errs); msg != "" {
 			errs.add(a.path(key(k)), msg)
-			msg = ""
 		}
 	}
 	for _, req := range [...]string{"event_type", "category", "timestamp", "severity", "source"} {
@@ -85,13 +32,76 @@ func (s *Service) validateEvent(m map[string]any, a at, now time.Time, errs *fie
 			errs.add(a.path(req), "is required")
 		}
 	}
+	eventDefaults(&e)
+	return e, errs.count() == before
+}
+
+// eventDefaults fills what an event left out.
+func eventDefaults(e *event.Event) {
 	if e.Priority == "" {
 		e.Priority = "normal"
 	}
 	if e.Metadata.SourceSystem == "" {
 		e.Metadata.SourceSystem = SourceSystemExternal
 	}
-	return e, errs.count() == before
+}
+
+// eventField checks one member k of an external event and sets it on e.
+// It returns the message for the member itself; failures inside it
+// (source.x, event_data.y) go to errs under their own paths.
+func (s *Service) eventField(e *event.Event, k string, v any, a at, now time.Time, errs *fieldErrors) (msg string) {
+	switch k {
+	case "event_id":
+		if e.EventID, msg = text(v, MaxTextLen); msg == "" && !eventID(e.EventID) {
+			msg = "must be 1 to 100 letters, digits, _, -, . or :"
+		}
+	case "event_type":
+		if e.EventType, msg = text(v, MaxTextLen); msg == "" && !snake(e.EventType) {
+			msg = "must be a snake_case name such as harsh_braking"
+		}
+	case "category":
+		e.Category, msg = oneOf(v, event.Categories)
+	case "timestamp":
+		e.Timestamp, msg = timestamp(v, true, now.Add(s.cfg.MaxFuture), s.cfg.MaxFuture)
+	case "severity":
+		e.Severity, msg = oneOf(v, event.Severities)
+	case "priority":
+		e.Priority, msg = oneOf(v, event.Priorities)
+	case "source":
+		e.Source, msg = source(v, a, errs)
+	case "location":
+		e.Location, msg = location(v, a, errs)
+	case "metadata":
+		e.Metadata, msg = metadata(v, a, errs)
+	case "event_data":
+		e.EventData = object(v, k, a, errs)
+	case "risk_assessment":
+		e.RiskAssessment = object(v, k, a, errs)
+	case "automatic_actions":
+		e.AutomaticActions = object(v, k, a, errs)
+	case "emergency_response":
+		e.EmergencyResponse = object(v, k, a, errs)
+	case "escalation":
+		e.Escalation = object(v, k, a, errs)
+	case "predictive_indicators":
+		e.PredictiveIndicators = object(v, k, a, errs)
+	case "performance_metrics":
+		e.PerformanceMetrics = object(v, k, a, errs)
+	case "recommendations":
+		switch v.(type) {
+		case []any, map[string]any:
+			n, sub, fmsg := freeForm(v, 1)
+			if fmsg != "" {
+				errs.add(a.path(joinPath(k, sub)), fmsg)
+			}
+			e.Recommendations = n
+		default:
+			msg = "must be an array or an object"
+		}
+	default:
+		msg = "unknown field"
+	}
+	return msg
 }
 
 // eventID reports whether s is a usable event id.
