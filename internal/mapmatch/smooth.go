@@ -354,7 +354,13 @@ func (t *Trace) smooth(c *candidate, linked bool) {
 		rts(ts, z, r, smoothAccel, su, sv)
 	}
 	x := su[at]
-	x = t.waitBefore(c, x, sv[at], st.sigma, ins[0], outs[0])
+	gap := 0.0 // seconds from the previous fix (the next one for the first)
+	if at > 0 {
+		gap = ts[at] - ts[at-1]
+	} else if at+1 < len(ts) {
+		gap = ts[at+1] - ts[at]
+	}
+	x = t.waitBefore(c, x, sv[at], gap, st.sigma, ins[0], outs[0])
 	if hadLast {
 		x = max(x, prevU)
 	}
@@ -436,20 +442,23 @@ func placeAlong(pcs []piece, d float64) (int32, float64, bool, bool) {
 // the vehicle is anywhere along the path alike, while standing it is
 // waitBack meters before the junction, with the weight of waitWeight
 // meters of moving road times a Gaussian of the smoothed speed (sd
-// waitSpeed).
+// waitSpeed per second between the fixes, at least 1 s: 3 m/s at 5 s,
+// 18 m/s at 30 s, where the smoothed speed says little of whether the
+// vehicle stood at the moment of the fix).
 const (
 	waitWeight = 160.0 // meters
-	waitSpeed  = 3.0   // m/s
+	waitSpeed  = 0.6   // m/s per second between the fixes
 	waitBack   = 4.0   // meters
 	waitReach  = 2.0   // sigmas past the junction looked at
 )
 
 // waitBefore is smoothed place x (meters along the path from c's place,
 // the path's roads before and after c's in and out), the smoothed speed
-// there v, moved to 1 m before the junction of three or more roads it
-// lies up to waitReach sigmas past, when standing before that junction
-// is likelier than having moved past it.
-func (t *Trace) waitBefore(c *candidate, x, v, sigma float64, in, out *candidate) float64 {
+// there v, the fix gap seconds after the one before it, moved to 1 m
+// before the junction of three or more roads it lies up to waitReach
+// sigmas past, when standing before that junction is likelier than
+// having moved past it.
+func (t *Trace) waitBefore(c *candidate, x, v, gap, sigma float64, in, out *candidate) float64 {
 	if !c.moving {
 		return x
 	}
@@ -459,7 +468,8 @@ func (t *Trace) waitBefore(c *candidate, x, v, sigma float64, in, out *candidate
 	if c.bwd {
 		toExit, fromEntry = c.off, l-c.off
 	}
-	w := waitWeight / sigma * math.Exp(-0.5*(v/waitSpeed)*(v/waitSpeed)) / math.Sqrt(2*math.Pi)
+	sv := waitSpeed * max(gap, 1)
+	w := waitWeight / sigma * math.Exp(-0.5*(v/sv)*(v/sv)) / math.Sqrt(2*math.Pi)
 	try := func(j int32, at float64) (float64, bool) {
 		e := x - at // meters past the junction
 		if e <= 0 || e > waitReach*sigma || n.outFirst[j+1]-n.outFirst[j] < 3 {
