@@ -457,7 +457,8 @@ const (
 // there v, the fix gap seconds after the one before it, moved to 1 m
 // before the junction of three or more roads it lies up to waitReach
 // sigmas past, when standing before that junction is likelier than
-// having moved past it.
+// being past it (moving, or standing before the next junction of three
+// or more roads, where a road is short).
 func (t *Trace) waitBefore(c *candidate, x, v, gap, sigma float64, in, out *candidate) float64 {
 	if !c.moving {
 		return x
@@ -470,7 +471,8 @@ func (t *Trace) waitBefore(c *candidate, x, v, gap, sigma float64, in, out *cand
 	}
 	sv := waitSpeed * max(gap, 1)
 	w := waitWeight / sigma * math.Exp(-0.5*(v/sv)*(v/sv)) / math.Sqrt(2*math.Pi)
-	try := func(j int32, at float64) (float64, bool) {
+	// j at meters along the path, the next junction k at next
+	try := func(j int32, at float64, k int32, next float64) (float64, bool) {
 		e := x - at // meters past the junction
 		if e <= 0 || e > waitReach*sigma || n.outFirst[j+1]-n.outFirst[j] < 3 {
 			return x, false
@@ -478,18 +480,22 @@ func (t *Trace) waitBefore(c *candidate, x, v, gap, sigma float64, in, out *cand
 		zs := (e + waitBack) / sigma
 		before := 0.5*math.Erfc(e/sigma/math.Sqrt2) + w*math.Exp(-0.5*zs*zs)
 		after := 0.5 * math.Erfc(-e/sigma/math.Sqrt2)
+		if n.outFirst[k+1]-n.outFirst[k] >= 3 { // or standing before the next one
+			zn := (x - (next - waitBack)) / sigma
+			after += w * math.Exp(-0.5*zn*zn)
+		}
 		if before > after {
 			return at - 1, true
 		}
 		return x, true
 	}
 	if out != nil && out.edge != c.edge && n.entryOf(out) == n.exitOf(c) {
-		if y, ok := try(n.exitOf(c), toExit); ok {
+		if y, ok := try(n.exitOf(c), toExit, n.exitOf(out), toExit+n.length(out.edge)); ok {
 			return y
 		}
 	}
 	if in != nil && in.edge != c.edge && n.exitOf(in) == n.entryOf(c) {
-		if y, ok := try(n.entryOf(c), -fromEntry); ok {
+		if y, ok := try(n.entryOf(c), -fromEntry, n.exitOf(c), toExit); ok {
 			return y
 		}
 	}
