@@ -114,18 +114,20 @@
 // to half its budget on route minimisation and anneals from 1.2 times
 // the mean return trip, the second at most a fifth and from 0.6; the
 // first kind wins the vehicle counts of tight instances, the second the
-// distance of instances with few long routes. A worker's length is work, not time: WorkPerSecond units (an
-// insertion position checked, a route visited, a route position rebuilt,
-// a stop copied with a candidate) per second of the limit, and at most
-// ItersPerStop iterations per stop, so the same seed gives the same
-// routes. Measured in CPU time, a worker did about 100 million units a
-// second on Solomon's and Gehring and Homberger's instances alike (a
-// 2-vCPU AMD EPYC VM), and about 9 % fewer since the insertion finds its
-// first position by bisection (uncounted), so the work ends at about
-// 87 % of the limit on an idle machine. On a busy one the clock paces the annealing when it runs
-// more than 10 % ahead of the work, the deadline (97 % of the limit)
-// stops a worker, and Solution.Cut says the plan may then differ from
-// one run to the next.
+// distance of instances with few long routes. A worker's length is
+// work, not time: WorkPerSecond units (an insertion position checked, a
+// route visited, a route position rebuilt, a stop copied with a
+// candidate) per second of the limit, and at most ItersPerStop
+// iterations per stop, so the same seed gives the same routes. Measured
+// in CPU time on Solomon's instances (BenchmarkSolomonSet, one seed), a
+// core did about 35 million units a second on the project's 2-vCPU
+// Intel Xeon VM of 2026-11-29 22:22 UTC, 71.6 million on the machine of
+// 21:47 the same evening and about 91 million on an AMD EPYC VM before:
+// WorkPerSecond is 87 % of the slowest, so that the work ends within the
+// limit there and well before it on a faster machine. On a busy one the
+// clock paces the annealing when it runs more than 10 % ahead of the
+// work, the deadline (97 % of the limit) stops a worker, and
+// Solution.Cut says the plan may then differ from one run to the next.
 //
 // # Concurrency
 //

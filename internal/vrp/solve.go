@@ -27,12 +27,14 @@ type Options struct {
 
 // WorkPerSecond is how much search work a worker is given per second of
 // TimeLimit (see the package documentation for the units): about 87 % of
-// what one core does in a second.
-const WorkPerSecond = 80_000_000
+// what one core of the project's machine did in a second when last
+// measured (about 35 million units on Solomon's instances, 2026-11-29).
+const WorkPerSecond = 30_000_000
 
 // ItersPerStop bounds a worker's iterations by the number of stops, so
 // that small problems end long before their time limit: Solomon's
-// 100-customer instances take about 150,000 iterations per worker in 2 s.
+// 100-customer instances took about 150,000 iterations per worker at
+// 160 million units (2 s at 80 million units a second).
 const ItersPerStop = 5000
 
 // Solution is the solver's answer.
