@@ -120,11 +120,13 @@
 // candidate) per second of the limit, and at most ItersPerStop
 // iterations per stop, so the same seed gives the same routes. Measured
 // in CPU time on Solomon's instances (BenchmarkSolomonSet, one seed), a
-// core did about 35 million units a second on the project's 2-vCPU
-// Intel Xeon VM of 2026-11-29 22:22 UTC, 71.6 million on the machine of
-// 21:47 the same evening and about 91 million on an AMD EPYC VM before:
-// WorkPerSecond is 87 % of the slowest, so that the work ends within the
-// limit there and well before it on a faster machine. On a busy one the
+// core did 33 to 35 million units a second on the project's 2-vCPU
+// Intel Xeon VM of 2026-11-29 22:22 to 23:08 UTC, 71.6 million on the
+// machine of 21:47 the same evening and about 91 million on an AMD EPYC
+// VM before: WorkPerSecond is 86 to 91 % of the slowest, so that the
+// work may end within the limit there and well before it on a faster
+// machine (through the API about half of Solomon's answers were still
+// paced or cut by the clock on that VM nearly idle: docs/performance.md). On a busy one the
 // clock paces the annealing when it runs more than 10 % ahead of the
 // work, the deadline (97 % of the limit) stops a worker, and
 // Solution.Cut says the plan may then differ from one run to the next.

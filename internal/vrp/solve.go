@@ -28,7 +28,7 @@ type Options struct {
 // WorkPerSecond is how much search work a worker is given per second of
 // TimeLimit (see the package documentation for the units): about 87 % of
 // what one core of the project's machine did in a second when last
-// measured (about 35 million units on Solomon's instances, 2026-11-29).
+// measured (33 to 35 million units on Solomon's instances, 2026-11-29).
 const WorkPerSecond = 30_000_000
 
 // ItersPerStop bounds a worker's iterations by the number of stops, so
