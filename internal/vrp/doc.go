@@ -126,10 +126,11 @@
 // VM before: WorkPerSecond is 86 to 91 % of the slowest, so that the
 // work may end within the limit there and well before it on a faster
 // machine (through the API about half of Solomon's answers were still
-// paced or cut by the clock on that VM nearly idle: docs/performance.md). On a busy one the
-// clock paces the annealing when it runs more than 10 % ahead of the
-// work, the deadline (97 % of the limit) stops a worker, and
-// Solution.Cut says the plan may then differ from one run to the next.
+// paced or cut by the clock on that VM nearly idle: docs/performance.md).
+// On a busy one the clock paces the annealing when it runs more than
+// 10 % ahead of the work, the deadline (97 % of the limit) stops a
+// worker, and Solution.Cut says the plan may then differ from one run to
+// the next.
 //
 // # Concurrency
 //
