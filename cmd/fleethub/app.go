@@ -120,8 +120,9 @@ type app struct {
 
 	// alerts sends escalation levels and expiries when they fall due;
 	// outbox retries gateway notifications (nil without --notify-url).
-	alerts *emergency.Alerts
-	outbox *emergency.Outbox
+	alerts    *emergency.Alerts
+	optimizer *optimization.Service // its work rate is measured at start (Calibrate)
+	outbox    *emergency.Outbox
 }
 
 // openStore opens the configured backend.
@@ -463,7 +464,8 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(geocoding.New(eng.addrs).Routes()...)
 	a.server.Handle(apitiles.New(eng.archive).Routes()...)
 	a.server.Handle(apirouting.New(eng.roads, eng.matcher).Routes()...)
-	a.server.Handle(apioptimization.New(optimization.New(optimization.Config{}, a.store, publish.NewWithFleets(a.bus, a.vehicles), eng.roads)).Routes()...)
+	a.optimizer = optimization.New(optimization.Config{WorkPerSecond: a.cfg.SolverWorkRate}, a.store, publish.NewWithFleets(a.bus, a.vehicles), eng.roads)
+	a.server.Handle(apioptimization.New(a.optimizer).Routes()...)
 	directory := contacts.New(a.store, nil)
 	a.server.Handle(apicontacts.New(directory).Routes()...)
 	var notifier emergency.Notifier
@@ -514,6 +516,13 @@ func (a *app) start(ctx context.Context) error {
 	a.goRun(func() error { return a.intake.Run(ctx) })
 	a.goRun(func() error { return a.trips.RunRoads(ctx) })
 	a.goRun(func() error { return a.alerts.Run(ctx) })
+	if a.cfg.SolverWorkRate == 0 {
+		a.goRun(func() error {
+			measured, perSecond := a.optimizer.Calibrate()
+			a.log.Info("route optimizer calibrated", "work_per_core_second", int64(measured), "work_per_limit_second", perSecond)
+			return nil
+		})
+	}
 	if a.outbox != nil {
 		a.goRun(func() error { return a.outbox.Run(ctx) })
 	}

@@ -37,6 +37,9 @@ type config struct {
 
 	LogRetention time.Duration
 	LogMaxBytes  int64
+	// SolverWorkRate is the optimizer's work per second of a time limit;
+	// 0 measures the machine at start (optimization.Service.Calibrate).
+	SolverWorkRate int64
 	// OrderWait is how long an event_ordering stream waits for a
 	// sequence gap to fill (0: the pipeline's default).
 	OrderWait time.Duration
@@ -110,6 +113,7 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "if set, serve Go pprof profiles on this address (e.g. 127.0.0.1:6060)")
 	fs.DurationVar(&c.LogRetention, "log-retention", seglog.DefaultRetention, "how long the embedded bus and stream logs under --data keep messages")
 	fs.Int64Var(&c.LogMaxBytes, "log-max-bytes", seglog.DefaultMaxBytes, "disk bytes each of the embedded bus and stream logs keeps at most (oldest segments deleted first)")
+	fs.Int64Var(&c.SolverWorkRate, "solver-work-rate", 0, "work units a route optimization search gets per second of its time limit; 0 measures this machine at start and gives 87 % of one core's rate (docs/optimization.md). A fixed value makes a seed give the same plan on any machine")
 	fs.DurationVar(&c.OrderWait, "order-wait", 2*time.Second, "how long event_ordering waits for a missing sequence number before it skips the gap")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 15*time.Second, "how long shutdown waits for in-flight work")
 	fs.Usage = func() {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/fleet/keys"
+	"github.com/fleethub/fleethub/internal/vrp"
 )
 
 // node is a running server for a test.
@@ -23,7 +24,8 @@ type node struct {
 }
 
 func testConfig(t *testing.T) *config {
-	return &config{Addr: "127.0.0.1:0", Data: t.TempDir(), MaxBodyBytes: 1 << 20, ShutdownGrace: 5 * time.Second}
+	// the optimizer's rate fixed: no measuring run at every test server's start
+	return &config{Addr: "127.0.0.1:0", Data: t.TempDir(), MaxBodyBytes: 1 << 20, ShutdownGrace: 5 * time.Second, SolverWorkRate: vrp.WorkPerSecond}
 }
 
 func testLogger(t *testing.T) *slog.Logger {

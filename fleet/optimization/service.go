@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
@@ -34,6 +35,10 @@ type Config struct {
 	// (vrp.Options.Work) instead of one set by the request's time limit:
 	// the same request then gives the same plan on any machine.
 	Work int64
+	// WorkPerSecond, when not 0, is each search's work per second of the
+	// time limit, in place of the default (vrp.WorkPerSecond) until
+	// Calibrate measures this machine.
+	WorkPerSecond int64
 }
 
 // Service runs, stores and applies optimizations.
@@ -42,6 +47,28 @@ type Service struct {
 	st    store.Optimizations
 	pub   Publisher
 	roads Roads
+	// rate is each search's work per second of the time limit:
+	// vrp.WorkPerSecond until Calibrate has measured this machine
+	rate atomic.Int64
+}
+
+// RateShare is the share of a core's measured work rate (Calibrate) a
+// search is given per second of its time limit, so that its work ends
+// within the limit with room for the road matrices and a busy moment.
+const RateShare = 0.87
+
+// Calibrate measures the solver's work rate on this machine
+// (vrp.MeasureRate, about half a second of one core) and sets each
+// search's work per second of the time limit to RateShare of it; it
+// returns the measured rate, 0 where it cannot be measured (the default,
+// vrp.WorkPerSecond, then stays). Requests before it returns use the
+// default.
+func (s *Service) Calibrate() (measured float64, perSecond int64) {
+	measured = vrp.MeasureRate(vrp.RateWork)
+	if measured > 0 {
+		s.rate.Store(int64(measured * RateShare))
+	}
+	return measured, s.rate.Load()
 }
 
 // Publisher puts events of a scope on the bus (hub/publish).
@@ -58,7 +85,12 @@ func New(cfg Config, st store.Optimizations, pub Publisher, roads Roads) *Servic
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{cfg: cfg, st: st, pub: pub, roads: roads}
+	s := &Service{cfg: cfg, st: st, pub: pub, roads: roads}
+	s.rate.Store(vrp.WorkPerSecond)
+	if cfg.WorkPerSecond > 0 {
+		s.rate.Store(cfg.WorkPerSecond)
+	}
+	return s
 }
 
 // ValidationError is a request refused, naming each bad field.
@@ -126,14 +158,14 @@ const minSearch = 20
 // searchOptions bounds the search of b once spent (validation, road
 // matrices) has gone: its deadline is what is left of the time limit, at
 // least a minSearch-th of it, so that the answer comes within the limit
-// plus that share. Its work is the whole limit's (vrp.WorkPerSecond per
-// second of it), the same for the same request however long the matrices
-// took, so that a seed repeats; when the deadline comes first the
-// solution is cut and says so.
+// plus that share. Its work is the whole limit's (the calibrated rate per
+// second of it, Calibrate), the same for the same request however long
+// the matrices took, so that a seed repeats on this server; when the
+// deadline comes first the solution is cut and says so.
 func (s *Service) searchOptions(b *built, spent time.Duration) vrp.Options {
 	o := vrp.Options{TimeLimit: max(b.timeLimit-spent, b.timeLimit/minSearch), Seed: b.seed, Work: s.cfg.Work}
 	if o.Work == 0 {
-		o.Work = int64(b.timeLimit.Seconds() * vrp.WorkPerSecond)
+		o.Work = int64(b.timeLimit.Seconds() * float64(s.rate.Load()))
 	}
 	return o
 }

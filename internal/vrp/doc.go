@@ -127,6 +127,11 @@
 // work may end within the limit there and well before it on a faster
 // machine (through the API about half of Solomon's answers were still
 // paced or cut by the clock on that VM nearly idle: docs/performance.md).
+// Since machines differ so, the server does not rely on it: MeasureRate
+// times a fixed search on this machine, by its thread's processor time,
+// and the optimization service gives each search a share of that rate
+// (fleet/optimization Calibrate); WorkPerSecond is the fallback until
+// then, and where no thread clock can be read.
 // On a busy one the clock paces the annealing when it runs more than
 // 10 % ahead of the work, the deadline (97 % of the limit) stops a
 // worker, and Solution.Cut says the plan may then differ from one run to

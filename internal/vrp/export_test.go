@@ -1,0 +1,4 @@
+package vrp
+
+// RateInstance exposes MeasureRate's instance to the tests.
+var RateInstance = rateInstance
