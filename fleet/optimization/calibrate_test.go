@@ -9,7 +9,7 @@ import (
 )
 
 // A search's work follows the rate measured on this machine, not the
-// default, once Calibrate has run; a configured Work still wins.
+// default, once Calibrate has run; a configured rate or Work is kept.
 func TestCalibrateSetsTheWorkBudget(t *testing.T) {
 	s := New(Config{}, nil, nil, nil)
 	b := &built{timeLimit: 2 * time.Second}
@@ -28,6 +28,10 @@ func TestCalibrateSetsTheWorkBudget(t *testing.T) {
 	}
 	if got := s.searchOptions(b, 500*time.Millisecond).Work; got != 2*perSecond {
 		t.Fatalf("work after calibrating %d, want %d (the whole limit's, whatever was spent)", got, 2*perSecond)
+	}
+	rate := New(Config{WorkPerSecond: 5_000_000}, nil, nil, nil) // --solver-work-rate
+	if got := rate.searchOptions(b, 0).Work; got != 10_000_000 {
+		t.Fatalf("work at a fixed rate of 5 million a second %d, want 10 million", got)
 	}
 	fixed := New(Config{Work: 12345}, nil, nil, nil)
 	fixed.Calibrate()
