@@ -181,7 +181,7 @@ func runCrash(t *testing.T, m crashMode) {
 	}
 	h.key = crashKey(t, bin, storeArgs)
 	addr := crashFreeAddr(t)
-	args := append([]string{"serve", "--addr", addr, "--allow-private-webhooks", "--shutdown-grace", "1s"}, storeArgs...)
+	args := append([]string{"serve", "--addr", addr, "--allow-private-webhooks", "--shutdown-grace", "1s", "--solver-work-rate", fixedSolverRate}, storeArgs...)
 	if m.redisURL != "" {
 		args = append(args, "--redis-url", m.redisURL)
 		crashRedisCleanup(t, m.redisURL, func() []string {

@@ -40,7 +40,7 @@ func TestCrashDedupAcrossRestart(t *testing.T) {
 	key := crashKey(t, bin, storeArgs)
 	addr := crashFreeAddr(t)
 	base := "http://" + addr
-	child := &crashChild{t: t, bin: bin, args: append([]string{"serve", "--addr", addr, "--allow-private-webhooks", "--shutdown-grace", "1s"}, storeArgs...),
+	child := &crashChild{t: t, bin: bin, args: append([]string{"serve", "--addr", addr, "--allow-private-webhooks", "--shutdown-grace", "1s", "--solver-work-rate", fixedSolverRate}, storeArgs...),
 		logPath: filepath.Join(dir, "server.log")}
 	t.Cleanup(child.kill)
 	rc := newCrashReceiver(t)

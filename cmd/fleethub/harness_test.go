@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,10 @@ type node struct {
 	app *app
 	url string
 }
+
+// fixedSolverRate is --solver-work-rate for the servers the tests start
+// as processes: a fixed rate spares each start its measuring run.
+var fixedSolverRate = strconv.FormatInt(vrp.WorkPerSecond, 10)
 
 func testConfig(t *testing.T) *config {
 	// the optimizer's rate fixed: no measuring run at every test server's start

@@ -120,7 +120,7 @@ func TestModelCrash(t *testing.T) {
 		r.orgs, r.keys = append(r.orgs, org), append(r.keys, crashKeyFor(t, bin, storeArgs, org, tn.Env))
 	}
 	addr := crashFreeAddr(t)
-	args := append([]string{"serve", "--addr", addr, "--allow-private-webhooks", "--shutdown-grace", "1s", "--order-wait", orderWait.String()}, storeArgs...)
+	args := append([]string{"serve", "--addr", addr, "--allow-private-webhooks", "--shutdown-grace", "1s", "--solver-work-rate", fixedSolverRate, "--order-wait", orderWait.String()}, storeArgs...)
 	base := "http://" + addr
 	child := &crashChild{t: t, bin: bin, args: args, logPath: filepath.Join(dir, "server.log")}
 	t.Cleanup(child.kill)
