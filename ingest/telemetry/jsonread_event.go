@@ -151,19 +151,40 @@ func eventMember(k []byte) (string, int) {
 	return "", 0
 }
 
+// members reads an object, handing each key to member, which reads its
+// value and returns the key's bit (0 for a key it does not take) and
+// whether the value read well; a key not taken, a value that failed or
+// a repeated key declines. seen holds the bits of the keys read.
+func (r *bodyReader) members(member func(k []byte) (bit int, ok bool)) (seen int, ok bool) {
+	if !r.open('{') {
+		return 0, false
+	}
+	if r.peek() == '}' {
+		r.i++
+		return 0, true
+	}
+	for more := true; more; {
+		k, ok := r.key()
+		if !ok {
+			return 0, false
+		}
+		bit, ok := member(k)
+		if !ok || bit == 0 || seen&bit != 0 {
+			return 0, false
+		}
+		seen |= bit
+		if more, ok = r.next('}'); !ok {
+			return 0, false
+		}
+	}
+	return seen, true
+}
+
 // source reads the source object as source() checks it: known ids,
 // each a string of at most MaxIDLen characters, one of vehicle_id,
 // driver_id or trip_id not empty.
 func (r *eventReader) source(src *event.Source) bool {
-	if !r.open('{') {
-		return false
-	}
-	var seen int
-	for more := true; more; {
-		k, ok := r.key()
-		if !ok {
-			return false
-		}
+	_, ok := r.members(func(k []byte) (int, bool) {
 		var dst *string
 		var bit int
 		switch string(k) {
@@ -176,74 +197,48 @@ func (r *eventReader) source(src *event.Source) bool {
 		case "fleet_id":
 			dst, bit = &src.FleetID, 8
 		default:
-			return false
+			return 0, false
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		v, ok := r.str()
-		if !ok || !textOK(v, MaxIDLen) {
-			return false
-		}
-		*dst = string(v)
-		if more, ok = r.next('}'); !ok {
-			return false
-		}
-	}
-	return src.VehicleID != "" || src.DriverID != "" || src.TripID != ""
+		v, ok := r.text(MaxIDLen)
+		*dst = v
+		return bit, ok
+	})
+	return ok && (src.VehicleID != "" || src.DriverID != "" || src.TripID != "")
 }
 
 // location reads the location object as location() checks it.
 func (r *eventReader) location(e *event.Event) bool {
-	if !r.open('{') {
-		return false
-	}
 	l := &event.Location{}
-	var seen int
-	for more := true; more; {
-		k, ok := r.key()
-		if !ok {
-			return false
-		}
-		var bit int
+	seen, ok := r.members(func(k []byte) (bit int, ok bool) {
 		switch string(k) {
 		case "latitude":
-			bit = 1
 			l.Latitude, ok = r.number()
-			ok = ok && l.Latitude >= -90 && l.Latitude <= 90
+			return 1, ok && l.Latitude >= -90 && l.Latitude <= 90
 		case "longitude":
-			bit = 2
 			l.Longitude, ok = r.number()
-			ok = ok && l.Longitude >= -180 && l.Longitude <= 180
+			return 2, ok && l.Longitude >= -180 && l.Longitude <= 180
 		case "address":
-			bit = 4
 			l.Address, ok = r.text(MaxAddressLen)
+			return 4, ok
 		case "geofence":
-			bit = 8
 			l.Geofence, ok = r.text(MaxIDLen)
+			return 8, ok
 		case "road_type":
-			bit = 16
 			l.RoadType, ok = r.text(MaxTextLen)
+			return 16, ok
 		case "accuracy":
-			bit = 32
 			l.Accuracy, ok = r.nonNegative()
+			return 32, ok
 		case "speed_limit":
-			bit = 64
 			l.SpeedLimit, ok = r.nonNegative()
+			return 64, ok
 		case "emergency_services_distance":
-			bit = 128
 			l.EmergencyServicesDistance, ok = r.nonNegative()
+			return 128, ok
 		}
-		if !ok || bit == 0 || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		if more, ok = r.next('}'); !ok {
-			return false
-		}
-	}
-	if seen&3 != 3 {
+		return 0, false
+	})
+	if !ok || seen&3 != 3 {
 		return false
 	}
 	e.Location = l
@@ -253,44 +248,24 @@ func (r *eventReader) location(e *event.Event) bool {
 // metadata reads the metadata object as metadata() checks it; late, set
 // by the hub only, is declined with every other member it refuses.
 func (r *eventReader) metadata(md *event.Metadata) bool {
-	if !r.open('{') {
-		return false
-	}
-	if r.peek() == '}' {
-		r.i++
-		return true
-	}
-	var seen int
-	for more := true; more; {
-		k, ok := r.key()
-		if !ok {
-			return false
-		}
-		var bit int
+	_, ok := r.members(func(k []byte) (bit int, ok bool) {
 		switch string(k) {
 		case "correlation_id":
-			bit = 1
 			md.CorrelationID, ok = r.text(MaxIDLen)
+			return 1, ok
 		case "sequence_number":
-			bit = 2
 			md.SequenceNumber, ok = r.count()
-			ok = ok && md.SequenceNumber <= MaxSequenceNumber
+			return 2, ok && md.SequenceNumber <= MaxSequenceNumber
 		case "source_system":
-			bit = 4
 			md.SourceSystem, ok = r.text(MaxTextLen)
+			return 4, ok
 		case "processing_time":
-			bit = 8
 			_, ok = r.text(MaxTextLen) // replaced by the hub's
+			return 8, ok
 		}
-		if !ok || bit == 0 || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		if more, ok = r.next('}'); !ok {
-			return false
-		}
-	}
-	return true
+		return 0, false
+	})
+	return ok
 }
 
 // text reads a plain string of at most max characters.
