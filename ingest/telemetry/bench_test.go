@@ -59,18 +59,11 @@ func BenchmarkIngestTelemetry1000(b *testing.B) {
 					}
 					continue
 				}
-				var req struct {
+				list := decodeList(b, body, func(r *struct {
 					Messages []any `json:"messages"`
-				}
-				dec := gojson.NewDecoder(bytes.NewReader(body))
-				dec.UseNumber()
-				if err := dec.Decode(&req); err != nil {
-					b.Fatal(err)
-				}
-				list := make([]map[string]any, len(req.Messages))
-				for i, m := range req.Messages {
-					list[i], _ = m.(map[string]any)
-				}
+				}) []any {
+					return r.Messages
+				})
 				if _, err := svc.IngestTelemetry(context.Background(), "o", "test", list); err != nil {
 					b.Fatal(err)
 				}
@@ -122,18 +115,11 @@ func BenchmarkIngestEvents(b *testing.B) {
 						}
 						continue
 					}
-					var req struct {
+					list := decodeList(b, body, func(r *struct {
 						Events []any `json:"events"`
-					}
-					dec := gojson.NewDecoder(bytes.NewReader(body))
-					dec.UseNumber()
-					if err := dec.Decode(&req); err != nil {
-						b.Fatal(err)
-					}
-					list := make([]map[string]any, len(req.Events))
-					for i, m := range req.Events {
-						list[i], _ = m.(map[string]any)
-					}
+					}) []any {
+						return r.Events
+					})
 					if _, err := svc.IngestEvents(context.Background(), "o", "test", list); err != nil {
 						b.Fatal(err)
 					}
@@ -142,4 +128,21 @@ func BenchmarkIngestEvents(b *testing.B) {
 			})
 		}
 	}
+}
+
+// decodeList decodes a request body as the handlers do when the reader
+// declines it (goccy/go-json into the request's struct, numbers as
+// json.Number) and returns its list as maps.
+func decodeList[T any](b *testing.B, body []byte, items func(*T) []any) []map[string]any {
+	var req T
+	dec := gojson.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&req); err != nil {
+		b.Fatal(err)
+	}
+	list := make([]map[string]any, len(items(&req)))
+	for i, m := range items(&req) {
+		list[i], _ = m.(map[string]any)
+	}
+	return list
 }
