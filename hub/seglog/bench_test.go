@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // BenchmarkAppend measures durable appends from parallel callers, as
@@ -103,4 +106,46 @@ func BenchmarkAppendAlone(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkAppendSync measures single-record durable appends from
+// callers callers, with the syncs made as quick calls (quickSync) and as
+// blocking calls. cpu-µs/append is the process's CPU per append
+// (getrusage: user and system), which the scheduler's hand-overs around
+// a blocking call add to.
+func BenchmarkAppendSync(b *testing.B) {
+	for _, c := range []struct {
+		mode    string
+		callers int
+	}{{"quick", 1}, {"blocking", 1}, {"quick", 4}, {"blocking", 4}} {
+		mode := c.mode
+		b.Run(fmt.Sprintf("%s/callers=%d", c.mode, c.callers), func(b *testing.B) {
+			l, err := Open(Config{Dir: b.TempDir(), blockingSync: mode == "blocking"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			data := bytes.Repeat([]byte("x"), 400)
+			b.SetParallelism((c.callers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			start := processCPU()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := l.Append(context.Background(), []Record{{Key: "k", Data: data}}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(processCPU()-start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/append")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+		})
+	}
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

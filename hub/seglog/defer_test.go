@@ -30,8 +30,8 @@ func deferred(t *testing.T, dir string) (Config, *atomic.Int64, *atomic.Bool) {
 	t.Helper()
 	cfg := Config{Dir: dir, DeferSync: true}
 	syncs, fail := new(atomic.Int64), new(atomic.Bool)
-	cfg.create = func(path string, size int64) (segmentFile, error) {
-		f, err := createSegmentFile(path, size)
+	cfg.create = func(path string, size int64, q *quickSync) (segmentFile, error) {
+		f, err := createSegmentFile(path, size, q)
 		if err != nil {
 			return nil, err
 		}

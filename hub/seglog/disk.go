@@ -57,12 +57,12 @@ type segmentFile interface {
 // an append's fsync on ext4. The unused end reads as zeros, which no
 // record starts with: a reopen cuts it as a torn tail, and sealing a
 // segment or closing the log truncates it first.
-func createSegmentFile(path string, size int64) (segmentFile, error) {
+func createSegmentFile(path string, size int64, q *quickSync) (segmentFile, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return preallocate(f, size), nil
+	return preallocate(f, size, q), nil
 }
 
 // trimActive cuts the unused, preallocated end of the segment being
@@ -464,7 +464,7 @@ func (l *Log) roll() error {
 		seq = last.seq + 1
 	}
 	path := segPath(l.cfg.Dir, seq)
-	f, err := l.cfg.create(path, l.cfg.SegmentBytes)
+	f, err := l.cfg.create(path, l.cfg.SegmentBytes, l.quick)
 	if err != nil {
 		return fmt.Errorf("seglog: new segment: %w", err)
 	}

@@ -3,6 +3,7 @@ package seglog
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 // preallocate allocates size bytes to f and returns it as a segment file
@@ -10,22 +11,38 @@ import (
 // size, so the data and its extents are all a sync has to record. If
 // the file system cannot allocate ahead, f is returned as it is, its
 // Sync an fsync.
-func preallocate(f *os.File, size int64) segmentFile {
+func preallocate(f *os.File, size int64, q *quickSync) segmentFile {
 	if size <= 0 {
 		return f
 	}
 	if err := syscall.Fallocate(int(f.Fd()), 0, 0, size); err != nil {
 		return f
 	}
-	return dataSyncFile{f}
+	return dataSyncFile{f, q}
 }
 
-// dataSyncFile is a preallocated segment: Sync is fdatasync.
-type dataSyncFile struct{ *os.File }
+// dataSyncFile is a preallocated segment: Sync is fdatasync, a quick
+// call while q says the disk syncs quickly (nil: always the blocking
+// call).
+type dataSyncFile struct {
+	*os.File
+	q *quickSync
+}
 
 func (f dataSyncFile) Sync() error {
 	for {
-		err := syscall.Fdatasync(int(f.Fd()))
+		var err error
+		if f.q.quick() {
+			start := time.Now()
+			if _, _, e := syscall.RawSyscall(syscall.SYS_FDATASYNC, f.Fd(), 0, 0); e != 0 {
+				err = e
+			}
+			f.q.observe(time.Since(start))
+		} else {
+			start := time.Now()
+			err = syscall.Fdatasync(int(f.Fd()))
+			f.q.observe(time.Since(start))
+		}
 		if err != syscall.EINTR {
 			if err != nil {
 				return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}

@@ -322,8 +322,8 @@ func (f faultFile) Sync() error {
 
 func faulty(cfg *Config) (syncs *atomic.Int64, fail *atomic.Bool) {
 	syncs, fail = new(atomic.Int64), new(atomic.Bool)
-	cfg.create = func(path string, size int64) (segmentFile, error) {
-		f, err := createSegmentFile(path, size)
+	cfg.create = func(path string, size int64, q *quickSync) (segmentFile, error) {
+		f, err := createSegmentFile(path, size, q)
 		if err != nil {
 			return nil, err
 		}
