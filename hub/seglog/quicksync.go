@@ -19,7 +19,12 @@ const quickSyncBound = 300 * time.Microsecond
 // quickSyncBound) a sync is made as a system call the scheduler does not
 // see: its processor waits with it, as for any other short call. A slow
 // disk (a mean above the bound) gets the ordinary blocking call, so that
-// the other goroutines do not wait for it. Safe for concurrent use.
+// the other goroutines do not wait for it. The price: a quick call that
+// meets a disk stalling (a volume that stops answering for seconds)
+// holds its processor until the disk answers, and a garbage collection
+// that starts meanwhile waits for it too; one such sync lifts the mean
+// over the bound, so the syncs after it are blocking calls until the
+// disk is quick again. Safe for concurrent use.
 type quickSync struct {
 	mean atomic.Int64 // nanoseconds, weight 1/8 to the newest
 }
