@@ -201,23 +201,41 @@ func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
 	r.a = append(r.a, 0)
 	r.z = append(r.z, 0)
 	copy(r.z[i+2:], r.z[i+1:m+1])
+	// Where a recomputed start equals the one the same stop had before,
+	// every start beyond it (earliest starts after it, latest before it)
+	// is the one it had: the same arithmetic on the same numbers.
 	a, z := r.a, r.z
-	prev := p
-	for j := i + 1; j <= m+1; j++ {
+	old := a[i+1] // the earliest start of the stop now at i+2, before
+	a[i+1] = fmax(a[i]+t.service[p]+tr.minutes[t.arc(p, c)], t.early[c])
+	prev := c
+	for j := i + 2; j <= m+1; j++ {
 		cur := t.end[r.v]
 		if j <= m {
 			cur = r.stops[j-1]
 		}
-		a[j] = fmax(a[j-1]+t.service[prev]+tr.minutes[t.arc(prev, cur)], t.early[cur])
+		aj := fmax(a[j-1]+t.service[prev]+tr.minutes[t.arc(prev, cur)], t.early[cur])
+		if aj == old {
+			// a[j:m+1] still holds the old starts of positions j+1 on.
+			copy(a[j+1:m+2], a[j:m+1])
+			a[j] = aj
+			break
+		}
+		old, a[j] = a[j], aj
 		prev = cur
 	}
 	next := t.node(r, i+2)
-	for j := i + 1; j >= 0; j-- {
+	z[i+1] = fmin(t.late[c], z[i+2]-tr.minutes[t.arc(c, next)]-t.service[c])
+	next = c
+	for j := i; j >= 0; j-- {
 		cur := t.start[r.v]
 		if j > 0 {
 			cur = r.stops[j-1]
 		}
-		z[j] = fmin(t.late[cur], z[j+1]-tr.minutes[t.arc(cur, next)]-t.service[cur])
+		zj := fmin(t.late[cur], z[j+1]-tr.minutes[t.arc(cur, next)]-t.service[cur])
+		if zj == z[j] {
+			break
+		}
+		z[j] = zj
 		next = cur
 	}
 	return r

@@ -1,9 +1,10 @@
 package vrp
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"time"
 )
 
@@ -295,16 +296,20 @@ func (w *worker) order(stops []int32) {
 			key[c] = tb.fromDepot[c]
 		}
 	}
-	sort.Slice(stops, func(i, j int) bool {
-		a, b := stops[i], stops[j]
-		pa, pb := w.t.p.Stops[a].Priority, w.t.p.Stops[b].Priority
-		if pa != pb {
-			return pa > pb
+	// A total order (ties go to the lower stop), so that any sort gives
+	// the same sequence.
+	ps := w.t.p.Stops
+	slices.SortFunc(stops, func(a, b int32) int {
+		if pa, pb := ps[a].Priority, ps[b].Priority; pa != pb {
+			return cmp.Compare(pb, pa)
 		}
 		if key[a] != key[b] {
-			return key[a] < key[b]
+			if key[a] < key[b] {
+				return -1
+			}
+			return 1
 		}
-		return a < b
+		return cmp.Compare(a, b)
 	})
 }
 
@@ -369,6 +374,7 @@ func (w *worker) cheapest(s *solution, c int32, open bool, only int32) (int32, i
 	w.stampNow++
 	bestV, bestPos, best := int32(-1), -1, math.Inf(1)
 	late := tb.late[c] + tol
+	pb := tb.probeOf(c)
 	w.work += int64(len(s.routes) / 4)
 	for v, r := range s.routes {
 		empty := len(r.stops) == 0
@@ -388,6 +394,12 @@ func (w *worker) cheapest(s *solution, c int32, open bool, only int32) (int32, i
 		if empty {
 			extra = tb.vehicleCost
 		}
+		if r.brk == nil && !tb.extras {
+			if i, d := w.cheapestIn(r, &pb, extra, best); i >= 0 {
+				bestV, bestPos, best = int32(v), i, d
+			}
+			continue
+		}
 		for i := tb.firstPlace(r, c); i <= len(r.stops); i++ {
 			if r.a[i] > late {
 				break
@@ -406,6 +418,75 @@ func (w *worker) cheapest(s *solution, c int32, open bool, only int32) (int32, i
 		}
 	}
 	return bestV, bestPos
+}
+
+// cheapestIn is cheapest's loop over the positions of r, a route
+// without breaks when the plan's price is its arcs (no extras): the
+// cheapest feasible position of stop c in r whose price plus extra is
+// below best, and that sum, or -1. It is check's arithmetic in the same
+// order, each position priced first and its timing and kilometres
+// checked only when it would be the cheapest so far, so that it chooses
+// what check would, with the same blinks and the same work counted.
+func (w *worker) cheapestIn(r *route, pb *probe, extra, best float64) (int, float64) {
+	tb := w.t
+	tr := tb.of(r.v)
+	lc, rowC, size := pb.lc, pb.rowC, tb.size
+	lateC, earlyC, serviceC, late := pb.late, pb.early, pb.service, pb.lateTol
+	maxKm := tb.maxKm[r.v] + tol
+	stops, a, z := r.stops, r.a, r.z
+	m := len(stops)
+	i := tb.firstPlaceAt(r, pb.need)
+	p := tb.start[r.v]
+	if i > 0 {
+		p = stops[i-1]
+	}
+	end := tb.end[r.v]
+	bestPos := -1
+	for ; i <= m; i++ {
+		if a[i] > late {
+			break
+		}
+		q := end
+		if i < m {
+			q = stops[i]
+		}
+		w.work++
+		if w.blinks() {
+			p = q
+			continue
+		}
+		lp := int(tb.loc[p]) * size
+		lq := int(tb.loc[q])
+		kpc, kcq, kpq := lp+lc, rowC+lq, lp+lq
+		d := tr.price(kpc) + tr.price(kcq) - tr.price(kpq)
+		if !(d+extra < best) {
+			p = q
+			continue
+		}
+		arrive := a[i] + tb.service[p] + tr.minutes[kpc]
+		if arrive > lateC+tol || fmax(arrive, earlyC)+serviceC+tr.minutes[kcq] > z[i+1]+tol ||
+			r.km+tr.km[kpc]+tr.km[kcq]-tr.km[kpq] > maxKm {
+			p = q
+			continue
+		}
+		bestPos, best = i, d+extra
+		p = q
+	}
+	return bestPos, best
+}
+
+// probe is what cheapestIn reads of the stop it places, set once per
+// stop rather than once per route.
+type probe struct {
+	lc, rowC                            int // its location, and its row in the matrices
+	late, lateTol, early, service, need float64
+}
+
+// probeOf is stop c's probe.
+func (t *tables) probeOf(c int32) probe {
+	lc := int(t.loc[c])
+	return probe{lc: lc, rowC: lc * t.size, late: t.late[c], lateTol: t.late[c] + tol, early: t.early[c], service: t.service[c],
+		need: t.early[c] + t.service[c] - tol}
 }
 
 // blinks reports whether the next insertion position is skipped, at the
@@ -429,7 +510,12 @@ func (t *tables) firstPlace(r *route, c int32) int {
 	if r.brk != nil {
 		return 0
 	}
-	need := t.early[c] + t.service[c] - tol
+	return t.firstPlaceAt(r, t.early[c]+t.service[c]-tol)
+}
+
+// firstPlaceAt is firstPlace for a stop whose window opening plus
+// service, less tol, is need, in a route without breaks.
+func (t *tables) firstPlaceAt(r *route, need float64) int {
 	lo, hi := 0, len(r.stops)
 	for lo < hi {
 		mid := (lo + hi) / 2

@@ -1,0 +1,94 @@
+package vrp
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// cheapestByCheck is cheapest's loop over r's positions as written with
+// check: the reference cheapestIn must agree with.
+func (w *worker) cheapestByCheck(r *route, c int32, extra, best float64) (int, float64) {
+	tb := w.t
+	bestPos := -1
+	late := tb.late[c] + tol
+	for i := tb.firstPlace(r, c); i <= len(r.stops); i++ {
+		if r.a[i] > late {
+			break
+		}
+		w.work++
+		if w.blinks() {
+			continue
+		}
+		d, why := tb.check(r, c, i)
+		if why == "" && d+extra < best {
+			bestPos, best = i, d+extra
+		}
+	}
+	return bestPos, best
+}
+
+// TestCheapestInAgreesWithCheck: the insertion loop for routes without
+// breaks chooses the position, and returns the price, that the loop
+// over check chooses, counts the same work and draws the same blinks
+// (two workers of one seed stay in step), on random routes of random
+// problems, with their own matrices in every other round and a route
+// kilometre limit that refuses some insertions; and a route extended in
+// place has exactly the earliest and latest starts of one built from
+// scratch.
+func TestCheapestInAgreesWithCheck(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	chosen, refused := 0, 0
+	for round := 0; round < 100; round++ {
+		p := randomProblem(rng, 30)
+		if round%2 == 1 {
+			p = profiled(rng, p, 2)
+		}
+		p.Goal = Goal(rng.IntN(5))
+		tb := newTables(p)
+		seed := rng.Uint64()
+		w1 := newWorker(tb, 0, seed, time.Now().Add(time.Hour))
+		w2 := newWorker(tb, 0, seed, time.Now().Add(time.Hour))
+		gen := uint64(round + 1)
+		routes := []*route{tb.empty[0], tb.empty[1]}
+		for _, c := range rng.Perm(len(p.Stops)) {
+			c := int32(c)
+			for v, r := range routes {
+				if !tb.fits(r, c) {
+					continue
+				}
+				extra, best := 0.0, math.Inf(1)
+				if rng.IntN(3) == 0 {
+					extra, best = rng.Float64()*10, rng.Float64()*100
+				}
+				pb := tb.probeOf(c)
+				i1, d1 := w1.cheapestIn(r, &pb, extra, best)
+				i2, d2 := w2.cheapestByCheck(r, c, extra, best)
+				if i1 != i2 || d1 != d2 || w1.work != w2.work || w1.unblinked != w2.unblinked {
+					t.Fatalf("round %d: stop %d in route %v: position %d at %v (work %d), want %d at %v (work %d)", round, c, r.stops, i1, d1, w1.work, i2, d2, w2.work)
+				}
+				if i1 < 0 {
+					refused++
+					continue
+				}
+				chosen++
+				nr := tb.insert(r, c, i1, gen)
+				fresh := tb.newRoute(int32(v), append([]int32(nil), nr.stops...))
+				for k := range fresh.a {
+					if nr.a[k] != fresh.a[k] || nr.z[k] != fresh.z[k] {
+						t.Fatalf("round %d: position %d of %v: in place %v / %v, fresh %v / %v", round, k, nr.stops, nr.a[k], nr.z[k], fresh.a[k], fresh.z[k])
+					}
+				}
+				routes[v] = nr
+				break
+			}
+		}
+		if w1.rng.Uint64() != w2.rng.Uint64() {
+			t.Fatalf("round %d: the random streams parted", round)
+		}
+	}
+	if chosen < 1000 || refused < 100 {
+		t.Fatalf("%d insertions chosen, %d refused: too few to tell", chosen, refused)
+	}
+}
