@@ -92,3 +92,51 @@ func TestCheapestInAgreesWithCheck(t *testing.T) {
 		t.Fatalf("%d insertions chosen, %d refused: too few to tell", chosen, refused)
 	}
 }
+
+// TestStringTimingAgreesWithBuild: or-opt's timing before a build
+// (late2, lateWith) refuses only routes that build refuses, and refuses
+// some, on random routes and strings of random problems.
+func TestStringTimingAgreesWithBuild(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	refused := 0
+	for round := 0; round < 100; round++ {
+		p := randomProblem(rng, 30)
+		if round%2 == 1 {
+			p = profiled(rng, p, 2)
+		}
+		tb := newTables(p)
+		w := newWorker(tb, 0, rng.Uint64(), time.Now().Add(time.Hour))
+		s := w.construct()
+		for _, r := range s.routes {
+			for _, r2 := range s.routes {
+				if r == r2 || len(r.stops) < 3 {
+					continue
+				}
+				for k := 0; k+2 <= len(r.stops); k++ {
+					l := 2 + rng.IntN(min(2, len(r.stops)-k-1))
+					seg := r.stops[k : k+l]
+					rest := append(append([]int32(nil), r.stops[:k]...), r.stops[k+l:]...)
+					if len(rest) > 0 && tb.late2(r, k, k+l+1) {
+						refused++
+						if w.build(r.v, rest) != nil {
+							t.Fatalf("round %d: %v without %d stops from %d refused, build takes it", round, r.stops, l, k)
+						}
+					}
+					for i := 0; i <= len(r2.stops); i++ {
+						if !tb.lateWith(r2, seg, i) {
+							continue
+						}
+						refused++
+						with := append(append(append([]int32(nil), r2.stops[:i]...), seg...), r2.stops[i:]...)
+						if w.build(r2.v, with) != nil {
+							t.Fatalf("round %d: %v with %v after %d refused, build takes it", round, r2.stops, seg, i)
+						}
+					}
+				}
+			}
+		}
+	}
+	if refused < 100 {
+		t.Fatalf("%d refusals: too few to tell", refused)
+	}
+}

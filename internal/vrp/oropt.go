@@ -63,6 +63,11 @@ func (w *worker) moveString(s *solution, v, v2 int32, k, l, i int, index func(in
 	s2 := make([]int32, 0, len(r2.stops)+l+4)
 	s2 = append(append(append(s2, r2.stops[:i]...), seg...), r2.stops[i:]...)
 	w.work += int64(len(s1) + len(s2))
+	// Both timings first, where they refuse: build would refuse the
+	// same routes, and moveString moves nothing either way.
+	if (len(s1) > 0 && tb.late2(r, k, k+l+1)) || tb.lateWith(r2, seg, i) {
+		return false
+	}
 	n1, n2 := w.build(v, s1), w.build(v2, s2)
 	if n1 == nil || n2 == nil {
 		return false
@@ -88,4 +93,42 @@ func (w *worker) moveString(s *solution, v, v2 int32, k, l, i int, index func(in
 	index(v)
 	index(v2)
 	return true
+}
+
+// late2 reports whether r, a route without breaks, with the stops
+// between positions p and q taken out, reaches position q's stop later
+// than its latest start: a route build (newRoute, feasible) would then
+// refuse, because it computes that arrival and that latest start with
+// the same arithmetic. With breaks it reports false (build decides).
+// A route left without stops is never refused: moveString asks only
+// when some are left.
+func (t *tables) late2(r *route, p, q int) bool {
+	if r.brk != nil {
+		return false
+	}
+	x, y := t.node(r, p), t.node(r, q)
+	return r.a[p]+t.service[x]+t.of(r.v).minutes[t.arc(x, y)] > r.z[q]+tol
+}
+
+// lateWith reports whether r, a route without breaks, with the stops of
+// seg inserted after its position i, serves one of them after its
+// window or reaches position i+1's stop later than its latest start:
+// a route build would then refuse, as for late2. With breaks it reports
+// false.
+func (t *tables) lateWith(r *route, seg []int32, i int) bool {
+	if r.brk != nil {
+		return false
+	}
+	tr := t.of(r.v)
+	prev := t.node(r, i)
+	at := r.a[i]
+	for _, c := range seg {
+		arrive := at + t.service[prev] + tr.minutes[t.arc(prev, c)]
+		if arrive > t.late[c]+tol {
+			return true
+		}
+		at, prev = fmax(arrive, t.early[c]), c
+	}
+	y := t.node(r, i+1)
+	return at+t.service[prev]+tr.minutes[t.arc(prev, y)] > r.z[i+1]+tol
 }
