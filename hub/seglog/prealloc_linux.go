@@ -32,17 +32,15 @@ type dataSyncFile struct {
 func (f dataSyncFile) Sync() error {
 	for {
 		var err error
+		start := time.Now()
 		if f.q.quick() {
-			start := time.Now()
 			if _, _, e := syscall.RawSyscall(syscall.SYS_FDATASYNC, f.Fd(), 0, 0); e != 0 {
 				err = e
 			}
-			f.q.observe(time.Since(start))
 		} else {
-			start := time.Now()
 			err = syscall.Fdatasync(int(f.Fd()))
-			f.q.observe(time.Since(start))
 		}
+		f.q.observe(time.Since(start))
 		if err != syscall.EINTR {
 			if err != nil {
 				return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
