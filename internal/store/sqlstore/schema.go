@@ -303,6 +303,11 @@ var migrations = []string{
 	`DROP INDEX deliveries_stream_status;
 	CREATE INDEX deliveries_open ON deliveries(stream_id, status, seq)
 		WHERE status = 'pending' OR status = 'failed' OR status = 'dead_lettered' OR status = 'disabled';`,
+	// A vehicle's trips by start time: a trip's start reads the
+	// vehicle's latest trip (its sequence, odometer and fuel carry on),
+	// which through trips_scope_start walked every trip of the
+	// organization for a vehicle new to it.
+	`CREATE INDEX trips_vehicle_start ON trips(org, env, vehicle_id, start_time, id);`,
 }
 
 // Migrate applies the pending migrations of db, a database of dialect d,

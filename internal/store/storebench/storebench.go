@@ -144,14 +144,15 @@ func AppendPoints(b *testing.B, open Opener) {
 	}
 }
 
-// Reads measures the reads a request makes most: a trip by id and a page
-// of a scope's trips.
+// Reads measures the reads a request makes most: a trip by id, a page
+// of a scope's trips, and a vehicle's latest trip (what a trip's start
+// reads) for a vehicle with none among the scope's 20,000.
 func Reads(b *testing.B, open Opener) {
 	s := open(b)
 	start := time.Date(2025, 3, 14, 15, 0, 0, 0, time.UTC)
-	for i := range 200 {
+	for i := range 20_000 {
 		at := start.Add(time.Duration(i) * time.Minute)
-		t := store.Trip{ID: fmt.Sprintf("trip_%03d", i), Org: scope.Org, Env: scope.Env, VehicleID: fmt.Sprintf("veh_%d", i),
+		t := store.Trip{ID: fmt.Sprintf("trip_%05d", i), Org: scope.Org, Env: scope.Env, VehicleID: fmt.Sprintf("veh_%d", i),
 			Status: store.TripCompleted, StartTime: at, EndTime: at.Add(time.Minute), Version: 1, CreatedAt: at, UpdatedAt: at,
 			StartLocation: &store.Place{Latitude: 48.85, Longitude: 2.35}}
 		if err := s.CreateTrip(b.Context(), t); err != nil {
@@ -161,7 +162,7 @@ func Reads(b *testing.B, open Opener) {
 	b.Run("GetTrip", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := s.GetTrip(b.Context(), scope, "trip_100"); err != nil {
+			if _, err := s.GetTrip(b.Context(), scope, "trip_00100"); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -170,8 +171,17 @@ func Reads(b *testing.B, open Opener) {
 		b.ReportAllocs()
 		for b.Loop() {
 			got, err := s.ListTrips(b.Context(), store.TripFilter{Scope: scope, Statuses: []string{store.TripCompleted}, Desc: true, Limit: 20,
-				After: &store.Keyset{Value: float64(start.Add(150 * time.Minute).UnixMilli()), ID: "trip_150"}})
+				After: &store.Keyset{Value: float64(start.Add(150 * time.Minute).UnixMilli()), ID: "trip_00150"}})
 			if err != nil || len(got) != 20 {
+				b.Fatalf("listed %d: %v", len(got), err)
+			}
+		}
+	})
+	b.Run("VehicleLatest", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			got, err := s.ListTrips(b.Context(), store.TripFilter{Scope: scope, VehicleID: "veh_new", Sort: "start_time", Desc: true, Limit: 1})
+			if err != nil || len(got) != 0 {
 				b.Fatalf("listed %d: %v", len(got), err)
 			}
 		}
