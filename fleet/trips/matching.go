@@ -16,6 +16,7 @@ import (
 // Defaults of the road matcher beside the upload path.
 const (
 	defaultMatchQueue = 50_000          // points waiting per shard before more are judged without a road
+	defaultMatchTrips = 65_536          // trips with a trace, over all shards
 	roadsSaveEvery    = 5 * time.Second // a trip's road counts are written at most this often without an event
 )
 
@@ -40,14 +41,23 @@ type roadShard struct {
 	busy   bool          // the worker is judging a job it took
 	wake   chan struct{} // capacity 1: work was queued
 	// tracks is the worker goroutine's alone: the trips it judged
-	// lately, the least recently judged forgotten past Config.Trackers
-	tracks *lru.Cache[string, *roadTrack]
+	// lately, the least recently judged forgotten past Config.MatchTrips
+	// and put in forgotten until the worker closes them
+	tracks    *lru.Cache[string, *roadTrack]
+	forgotten []forgottenTrack
+}
+
+// forgottenTrack is a trip the worker's tracks let go of to make room.
+type forgottenTrack struct {
+	trip string
+	rt   *roadTrack
 }
 
 // roadTrack is a trip's road matching: its trace on the roads, the
 // points waiting for their road to be final, and the detector that
 // judges speeding against the road.
 type roadTrack struct {
+	sc      store.Scope
 	trace   *mapmatch.Trace
 	pending []pendingPoint // the points in the trace's window, oldest first
 	det     *detect.Detector
@@ -84,11 +94,15 @@ type roadMatcher struct {
 func newRoadMatcher(m *mapmatch.Matcher, shards, bound, trips int, met *roadMetrics) (*roadMatcher, error) {
 	r := &roadMatcher{m: m, bound: bound, met: met, shards: make([]*roadShard, shards)}
 	for i := range r.shards {
-		c, err := lru.New[string, *roadTrack](max(trips/shards, 16))
+		sh := &roadShard{wake: make(chan struct{}, 1)}
+		c, err := lru.NewWithEvict(max(trips/shards, 16), func(trip string, rt *roadTrack) {
+			sh.forgotten = append(sh.forgotten, forgottenTrack{trip: trip, rt: rt})
+		})
 		if err != nil {
 			return nil, fmt.Errorf("trips: road tracks: %w", err)
 		}
-		r.shards[i] = &roadShard{wake: make(chan struct{}, 1), tracks: c}
+		sh.tracks = c
+		r.shards[i] = sh
 	}
 	return r, nil
 }

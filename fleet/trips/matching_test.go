@@ -2,6 +2,7 @@ package trips_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -198,5 +199,49 @@ func TestLatePointKeepsRoadSpeeding(t *testing.T) {
 	}
 	if n := len(s.speeding()); n != 1 {
 		t.Errorf("%d speeding events published, want 1", n)
+	}
+}
+
+// TestForgottenTripIsClosed: past MatchTrips the road matcher forgets
+// the trip it judged least recently; the points in that trip's window
+// are decided then and its open speeding episode closed and published,
+// as a stop would, instead of being dropped with the trace.
+func TestForgottenTripIsClosed(t *testing.T) {
+	s := newStreetTrip(t, trips.Config{MatchWorkers: 1, MatchTrips: 16})
+	go s.svc.RunRoads(s.ctx)
+	s.drive(1, 30, 60) // 60 km/h up the street posted 40: an episode still open
+	waitfor.Until(t, 10*time.Second, "the points decided before the window", func() bool {
+		return s.metric("fleethub_trips_road_match_lag_seconds") == 25
+	})
+	if n := len(s.speeding()); n != 0 {
+		t.Fatalf("%d speeding events while the episode is open", n)
+	}
+	// 16 more trips, each a point on the street: the first trip is the
+	// one judged least recently
+	for i := range 16 {
+		tr, err := s.svc.Start(s.ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: fmt.Sprintf("veh-other-%d", i), StartTime: &s.start})
+		if err != nil {
+			t.Fatal(err)
+		}
+		la, lo, at := 40+float64(200+i)/111195.0, -83.0, s.start.Add(time.Second).Format(time.RFC3339Nano)
+		if _, err := s.svc.UploadBatch(s.ctx, "org-a", "test", &trips.BatchRequest{TripID: tr.TripID,
+			Locations: []trips.LocationIn{{Latitude: &la, Longitude: &lo, Timestamp: at}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitfor.Until(t, 10*time.Second, "the forgotten trip's speeding published", func() bool { return len(s.speeding()) == 1 })
+	e := s.speeding()[0]
+	if e.EventData["match"] != "road" || e.EventData["speed_limit_kmh"] != 40.0 {
+		t.Errorf("speeding %v, want judged by the street's 40 km/h", e.EventData)
+	}
+	waitfor.Until(t, 10*time.Second, "the forgotten trip's window decided", func() bool {
+		return s.metric("fleethub_trips_road_match_lag_seconds") == 30
+	})
+	tr, err := s.svc.Get(s.ctx, "org-a", "test", s.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := tr.Analytics.HarshEvents.Speeding; n != 1 {
+		t.Errorf("the trip counts %d speeding events, want 1", n)
 	}
 }

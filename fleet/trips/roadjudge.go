@@ -21,8 +21,9 @@ func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
 		return // nothing of the trip was judged here (a restart): nothing to close
 	}
 	if rt == nil || j.replay {
-		rt = &roadTrack{trace: s.roads.m.Trace(), det: detect.New(roadThresholds(j.thr)), thr: j.thr, savedAt: time.Now()}
+		rt = &roadTrack{sc: j.sc, trace: s.roads.m.Trace(), det: detect.New(roadThresholds(j.thr)), thr: j.thr, savedAt: time.Now()}
 		sh.tracks.Add(j.trip, rt)
+		s.closeForgotten(ctx, sh)
 	} else if j.thr != rt.thr {
 		rt.thr = j.thr
 		rt.det.SetThresholds(roadThresholds(j.thr))
@@ -50,6 +51,7 @@ func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
 		evs = s.decided(rt, rt.trace.Flush(), evs)
 		evs = rt.det.Flush(evs)
 		sh.tracks.Remove(j.trip)
+		sh.forgotten = sh.forgotten[:0] // the one removed, closed here
 	}
 	if len(evs) == 0 && !j.end && !j.replay && !(rt.dirty && time.Since(rt.savedAt) >= roadsSaveEvery) {
 		return
@@ -59,6 +61,25 @@ func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
 		return
 	}
 	rt.dirty, rt.savedAt = false, time.Now()
+}
+
+// closeForgotten decides the points in the window of the trips the
+// shard let go of to make room, closes their speeding episodes and
+// stores what that judged, as a stop would.
+func (s *Service) closeForgotten(ctx context.Context, sh *roadShard) {
+	for len(sh.forgotten) > 0 {
+		f := sh.forgotten[0]
+		sh.forgotten = sh.forgotten[1:]
+		evs := s.decided(f.rt, f.rt.trace.Flush(), nil)
+		evs = f.rt.det.Flush(evs)
+		if len(evs) == 0 && !f.rt.dirty {
+			continue
+		}
+		if err := s.storeRoadEvents(ctx, roadJob{sc: f.rt.sc, trip: f.trip}, f.rt.stats, evs); err != nil {
+			s.log.Warn("storing the events judged on the roads failed", "trip_id", f.trip, "events", len(evs), "error", err)
+		}
+	}
+	sh.forgotten = sh.forgotten[:0]
 }
 
 // decided feeds the points whose matches ms became final, on their

@@ -114,6 +114,12 @@ type Config struct {
 	// (default 50,000 per worker); points beyond it are judged without a
 	// road (match none).
 	MatchQueue int
+	// MatchTrips is how many trips the road matcher keeps a trace of
+	// (default 65,536, shared by the workers): a trip judged least
+	// recently is forgotten past it, its points in the window decided
+	// then and its speeding episode closed, and its next points start
+	// a new trace.
+	MatchTrips int
 }
 
 // Service is the trip domain service.
@@ -156,6 +162,9 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 	if cfg.MatchQueue <= 0 {
 		cfg.MatchQueue = defaultMatchQueue
 	}
+	if cfg.MatchTrips <= 0 {
+		cfg.MatchTrips = defaultMatchTrips
+	}
 	if cfg.ThresholdsRefresh <= 0 {
 		cfg.ThresholdsRefresh = time.Second
 	}
@@ -171,7 +180,7 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 	}
 	s := &Service{cfg: cfg, store: st, pub: pub, thr: thr, log: log, now: cfg.Now, tracks: c, roadMet: newRoadMetrics()}
 	if cfg.Roads != nil {
-		if s.roads, err = newRoadMatcher(cfg.Roads, cfg.MatchWorkers, cfg.MatchQueue, cfg.Trackers, s.roadMet); err != nil {
+		if s.roads, err = newRoadMatcher(cfg.Roads, cfg.MatchWorkers, cfg.MatchQueue, cfg.MatchTrips, s.roadMet); err != nil {
 			return nil, err
 		}
 	}
