@@ -14,8 +14,13 @@ import (
 )
 
 // conn is the database as sqlstore runs it: reads on the read pool,
-// writes and transactions on the one writer connection.
-type conn struct{ w, r *sql.DB }
+// writes and transactions on the one writer connection, whose
+// transactions run the statements of stmts (the Store's writerStmts) as
+// prepared at Open.
+type conn struct {
+	w, r  *sql.DB
+	stmts map[string]*sql.Stmt
+}
 
 var _ sqlstore.Conn = conn{}
 
@@ -28,7 +33,21 @@ func (c conn) Begin(ctx context.Context) (sqlstore.Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tx{querier{t}, t}, nil
+	return tx{querier{txPrepared{t, c.stmts}}, t}, nil
+}
+
+// txPrepared is a transaction that runs a statement prepared at Open
+// where there is one for the query.
+type txPrepared struct {
+	*sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (t txPrepared) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.stmts[query]; st != nil {
+		return t.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, query, args...)
 }
 
 // sqlQuerier is what a pool and a transaction have in common.

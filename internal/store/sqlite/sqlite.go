@@ -129,7 +129,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
-	sc := conn{w: w, r: r}
+	sc := conn{w: w, r: r, stmts: s.stmts} // stmts filled by prepare before any use but the migration's
 	if err := sqlstore.Migrate(ctx, sc, sqlstore.SQLite, cfg.Now); err != nil {
 		close(s.checkpoints)
 		s.Close()
@@ -212,10 +212,12 @@ func single(dsn string) (*sql.DB, error) {
 }
 
 // writerStmts are prepared on the writer at Open and reused by every
-// transaction after (txStmt): the hot writes (a webhook delivery's
-// enqueue and outcome) no longer parse their SQL each time, which was a
-// quarter of an outcome's write.
-var writerStmts = []string{sqlEndpointDisabled, sqlEnqueueDelivery, sqlRecordDelivery, sqlRecordDeliveryBySeq}
+// transaction after (txStmt, and sqlstore's transactions through
+// conn): the hot writes (a webhook delivery's enqueue and outcome, a
+// trip's upload) no longer parse their SQL each time, which was a
+// quarter of an outcome's write and a third of a one-point upload's.
+var writerStmts = []string{sqlEndpointDisabled, sqlEnqueueDelivery, sqlRecordDelivery, sqlRecordDeliveryBySeq,
+	sqlstore.TripUpdate, sqlstore.InsertBlock, sqlstore.UpsertEvent, sqlstore.DeleteEvents}
 
 // prepare prepares writerStmts on the writer; its one connection must be
 // free (no transaction may wait for it meanwhile).
