@@ -13,10 +13,16 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
+// DefaultActiveTrips is the default of Config.Trackers and
+// Config.MatchTrips: the trips in progress whose state stays in memory.
+// A trip's upload state holds at most 4,096 recent timestamps, its road
+// trace a window of at most 20 points: about 20 KB for both together
+// on a trip a few minutes old (docs/trips.md).
+const DefaultActiveTrips = 16_384
+
 // Defaults of the road matcher beside the upload path.
 const (
 	defaultMatchQueue = 50_000          // points waiting per shard before more are judged without a road
-	defaultMatchTrips = 65_536          // trips with a trace, over all shards
 	roadsSaveEvery    = 5 * time.Second // a trip's road counts are written at most this often without an event
 )
 

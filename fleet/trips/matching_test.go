@@ -245,3 +245,27 @@ func TestForgottenTripIsClosed(t *testing.T) {
 		t.Errorf("the trip counts %d speeding events, want 1", n)
 	}
 }
+
+// TestRoadCountsRideTheNextUpload: what the road matcher made of a trip's
+// points is stored with the trip's next upload, without a write of its
+// own and without waiting for the stop: after three uploads of 10 fixes
+// (20 judged by the matcher, the last 10 of them in its window), a
+// fourth upload stores the counts of the first 25.
+func TestRoadCountsRideTheNextUpload(t *testing.T) {
+	s := newStreetTrip(t, trips.Config{MatchWorkers: 1})
+	go s.svc.RunRoads(s.ctx)
+	s.drive(1, 30, 36)
+	waitfor.Until(t, 10*time.Second, "the matcher idle", s.svc.RoadsIdle)
+	s.drive(31, 10, 36)
+	waitfor.Until(t, 10*time.Second, "the matcher idle again", s.svc.RoadsIdle)
+	counts := func() *trips.RoadStats {
+		r, err := s.svc.Route(s.ctx, "org-a", "test", s.id, trips.RouteQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.RoadMatching
+	}
+	if c := counts(); c == nil || c.Matched != 25 || c.Unmatched != 0 {
+		t.Fatalf("road counts %+v after the fourth upload, want the 25 points decided before it", c)
+	}
+}

@@ -53,14 +53,39 @@ func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
 		sh.tracks.Remove(j.trip)
 		sh.forgotten = sh.forgotten[:0] // the one removed, closed here
 	}
-	if len(evs) == 0 && !j.end && !j.replay && !(rt.dirty && time.Since(rt.savedAt) >= roadsSaveEvery) {
-		return
+	if len(evs) == 0 && !j.end && !j.replay {
+		if rt.dirty && s.carryRoads(j.trip, rt.stats) {
+			rt.dirty, rt.savedAt = false, time.Now()
+		}
+		if !(rt.dirty && time.Since(rt.savedAt) >= roadsSaveEvery) {
+			return
+		}
 	}
 	if err := s.storeRoadEvents(ctx, j, rt.stats, evs); err != nil {
 		s.log.Warn("storing the events judged on the roads failed", "trip_id", j.trip, "events", len(evs), "error", err)
 		return
 	}
 	rt.dirty, rt.savedAt = false, time.Now()
+}
+
+// carryRoads hands a trip's road counts to its upload state in memory,
+// for the trip's next write (an upload's, the stop's) to store with
+// everything else: a write of their own for each trip every few
+// seconds was, at 10,000 trips, as many writes as the uploads made. It
+// reports false when the trip's state is not in memory or an upload
+// holds it now; the counts are written by the worker then (at most
+// every roadsSaveEvery), or carried after a later job.
+func (s *Service) carryRoads(trip string, stats RoadStats) bool {
+	tr, ok := s.tracks.Peek(trip)
+	if !ok || !tr.mu.TryLock() {
+		return false
+	}
+	defer tr.mu.Unlock()
+	if !tr.loaded {
+		return false
+	}
+	tr.st.Roads = &stats
+	return true
 }
 
 // closeForgotten decides the points in the window of the trips the

@@ -85,8 +85,9 @@ type Config struct {
 	// MaxFuture rejects points further ahead of the server clock
 	// (default 5 min).
 	MaxFuture time.Duration
-	// Trackers is how many trips keep detector state in memory
-	// (default 4096).
+	// Trackers is how many trips keep their analysis state in memory
+	// between uploads (default DefaultActiveTrips); a trip beyond it is
+	// read back from the store, its points included, at its next upload.
 	Trackers int
 	// Vehicle is the default fuel model, of a vehicle without a profile
 	// (zero fields: analytics' defaults, 8 L/100 km).
@@ -115,7 +116,7 @@ type Config struct {
 	// road (match none).
 	MatchQueue int
 	// MatchTrips is how many trips the road matcher keeps a trace of
-	// (default 65,536, shared by the workers): a trip judged least
+	// (default DefaultActiveTrips, shared by the workers): a trip judged least
 	// recently is forgotten past it, its points in the window decided
 	// then and its speeding episode closed, and its next points start
 	// a new trace.
@@ -153,8 +154,8 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 	if cfg.MaxFuture == 0 {
 		cfg.MaxFuture = 5 * time.Minute
 	}
-	if cfg.Trackers == 0 {
-		cfg.Trackers = 4096
+	if cfg.Trackers <= 0 {
+		cfg.Trackers = DefaultActiveTrips
 	}
 	if cfg.MatchWorkers <= 0 {
 		cfg.MatchWorkers = runtime.GOMAXPROCS(0)
@@ -163,7 +164,7 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 		cfg.MatchQueue = defaultMatchQueue
 	}
 	if cfg.MatchTrips <= 0 {
-		cfg.MatchTrips = defaultMatchTrips
+		cfg.MatchTrips = DefaultActiveTrips
 	}
 	if cfg.ThresholdsRefresh <= 0 {
 		cfg.ThresholdsRefresh = time.Second
