@@ -3,9 +3,11 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -34,34 +36,9 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Result, error) {
 	run0 := time.Now().UnixNano()
 	// points start far enough back that a run never passes the server clock
 	start := time.Now().Add(-time.Duration(cfg.Trips) * 0).Add(-48 * time.Hour).UTC()
-	ids := make([]string, cfg.Trips)
-	for i := range ids {
-		body, err := json.Marshal(map[string]any{"vehicle_id": fmt.Sprintf("bench-%d-%d", run0, i), "start_time": start.Format(time.RFC3339Nano)})
-		if err != nil {
-			return nil, fmt.Errorf("bench: trip body: %w", err)
-		}
-		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-		req.SetRequestURI(cfg.URL + "/v1/trips")
-		req.Header.SetMethod("POST")
-		req.Header.SetContentType("application/json")
-		req.Header.Set("X-API-Key", cfg.Key)
-		req.SetBody(body)
-		err = fasthttp.DoTimeout(req, resp, 10*time.Second)
-		if err == nil && resp.StatusCode() != 201 {
-			err = fmt.Errorf("status %d: %s", resp.StatusCode(), resp.Body())
-		}
-		if err != nil {
-			return nil, fmt.Errorf("bench: start trip: %w", err)
-		}
-		var t struct {
-			TripID string `json:"trip_id"`
-		}
-		if err := json.Unmarshal(resp.Body(), &t); err != nil {
-			return nil, fmt.Errorf("bench: start trip: %w", err)
-		}
-		ids[i] = t.TripID
-		fasthttp.ReleaseRequest(req)
-		fasthttp.ReleaseResponse(resp)
+	ids, err := startTrips(ctx, cfg.Config, cfg.Trips, fmt.Sprintf("bench-%d", run0), start)
+	if err != nil {
+		return nil, err
 	}
 	perWorker := cfg.Trips / cfg.Conns
 	// each worker owns trips [w*perWorker, (w+1)*perWorker)
@@ -99,4 +76,65 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Result, error) {
 		req.SetBodyRaw(b)
 		return cfg.Batch
 	}, func(st int) bool { return st == 200 })
+}
+
+// startTrips starts n trips (POST /v1/trips), of vehicles prefix-0 to
+// prefix-(n-1), from cfg.Conns connections at once, and returns their
+// ids in that order.
+func startTrips(ctx context.Context, cfg Config, n int, prefix string, start time.Time) ([]string, error) {
+	cfg.defaults()
+	uri := fasthttp.AcquireURI()
+	defer fasthttp.ReleaseURI(uri)
+	if err := uri.Parse(nil, []byte(cfg.URL)); err != nil {
+		return nil, fmt.Errorf("bench: url: %w", err)
+	}
+	client := hostClient(uri, cfg)
+	ids := make([]string, n)
+	errs := make([]error, min(cfg.Conns, n))
+	var wg sync.WaitGroup
+	for w := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			defer fasthttp.ReleaseRequest(req)
+			defer fasthttp.ReleaseResponse(resp)
+			for i := w; i < n && ctx.Err() == nil; i += len(errs) {
+				body, err := json.Marshal(map[string]any{"vehicle_id": fmt.Sprintf("%s-%d", prefix, i), "start_time": start.Format(time.RFC3339Nano)})
+				if err != nil {
+					errs[w] = fmt.Errorf("bench: trip body: %w", err)
+					return
+				}
+				req.Reset()
+				req.SetRequestURI(cfg.URL + "/v1/trips")
+				req.Header.SetMethod("POST")
+				req.Header.SetContentType("application/json")
+				req.Header.Set("X-API-Key", cfg.Key)
+				req.SetBody(body)
+				err = client.DoTimeout(req, resp, 30*time.Second)
+				if err == nil && resp.StatusCode() != 201 {
+					err = fmt.Errorf("status %d: %s", resp.StatusCode(), resp.Body())
+				}
+				var t struct {
+					TripID string `json:"trip_id"`
+				}
+				if err == nil {
+					err = json.Unmarshal(resp.Body(), &t)
+				}
+				if err != nil {
+					errs[w] = fmt.Errorf("bench: start trip: %w", err)
+					return
+				}
+				ids[i] = t.TripID
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("bench: start trips: %w", err)
+	}
+	return ids, nil
 }

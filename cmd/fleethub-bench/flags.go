@@ -12,14 +12,14 @@ import (
 )
 
 // modes are the generators, in the order the usage lists them.
-var modes = []string{"health", "ingest", "fanout", "sse", "webhook", "events", "matrix", "optimize", "idle", "memory", "broker", "soak"}
+var modes = []string{"health", "ingest", "drive", "fanout", "sse", "webhook", "events", "matrix", "optimize", "idle", "memory", "broker", "soak"}
 
 // Groups of modes that share flags.
 var (
 	// serverModes drive a running server at --url with --key.
-	serverModes = []string{"health", "ingest", "fanout", "sse", "webhook", "events", "matrix", "optimize", "idle", "memory"}
+	serverModes = []string{"health", "ingest", "drive", "fanout", "sse", "webhook", "events", "matrix", "optimize", "idle", "memory"}
 	// loadModes send requests from --conns workers at --rate.
-	loadModes = []string{"health", "ingest", "webhook", "events", "matrix", "optimize"}
+	loadModes = []string{"health", "ingest", "drive", "webhook", "events", "matrix", "optimize"}
 	// tlsModes reach an https:// (wss://) server, --insecure accepting a
 	// self-signed certificate.
 	tlsModes = []string{"health", "fanout", "sse", "idle"}
@@ -53,6 +53,10 @@ type flags struct {
 	vrpMatch    string
 	timeLimit   float64
 	seed        int64
+	osm         string
+	every       time.Duration
+	upload      time.Duration
+	noise       float64
 
 	fleethub    string
 	redisURL    string
@@ -159,11 +163,21 @@ func (m modeFlags) load() {
 	fs, f := m.fs, m.f
 	if m.in(loadModes...) {
 		fs.IntVar(&f.c.Conns, "conns", pick(m.mode, map[string]int{"": 64, "events": 8}), "concurrent connections")
-		fs.Float64Var(&f.c.Rate, "rate", 0, pick(m.mode, map[string]string{"": "requests per second in total (0: as fast as possible)",
-			"events": "events per second (0: as fast as possible)"}))
+		if m.mode != "drive" { // paced by the vehicles' uploads
+			fs.Float64Var(&f.c.Rate, "rate", 0, pick(m.mode, map[string]string{"": "requests per second in total (0: as fast as possible)",
+				"events": "events per second (0: as fast as possible)"}))
+		}
 	}
 	if m.in("ingest", "soak") {
 		fs.IntVar(&f.trips, "trips", 256, pick(m.mode, map[string]string{"": "trips in parallel", "soak": "vehicles on trips (default 2000)"}))
+	}
+	if m.in("drive") {
+		fs.StringVar(&f.osm, "osm", "", "the .osm.pbf extract the server was started with (--osm): the vehicles drive its roads")
+		fs.IntVar(&f.vehicles, "vehicles", 1000, "vehicles, each on a trip of its own")
+		fs.DurationVar(&f.every, "every", time.Second, "each vehicle takes a point this often")
+		fs.DurationVar(&f.upload, "upload-every", 0, "each vehicle uploads the points it took this often (default --every)")
+		fs.Float64Var(&f.noise, "noise", 5, "GPS error, meters on each axis (and the points' accuracy_meters)")
+		fs.Int64Var(&f.seed, "seed", 1, "seed of the drives")
 	}
 	if m.in("ingest") {
 		fs.StringVar(&f.kind, "kind", "locations", "locations (POST /v1/locations/batch) or telemetry (POST /v1/telemetry; --batch at most 1000)")

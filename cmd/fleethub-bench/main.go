@@ -37,7 +37,7 @@ import (
 	"github.com/fleethub/fleethub/bench"
 )
 
-const usageLine = "usage: fleethub-bench health|ingest|fanout|sse|webhook|events|matrix|optimize|idle|memory|broker|soak [flags]"
+const usageLine = "usage: fleethub-bench health|ingest|drive|fanout|sse|webhook|events|matrix|optimize|idle|memory|broker|soak [flags]"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -174,6 +174,11 @@ func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (pri
 			BatchEvents: f.batchEvents, MaxWaitMS: f.maxWait, Senders: f.senders, Server: srv, Meter: c.Meter})
 	case "sse":
 		return bench.SSE(ctx, bench.SSEConfig{URL: c.URL, Key: c.Key, Clients: f.clients, Rate: f.eps, Duration: c.Duration, Batch: f.batch, Server: srv, Meter: c.Meter})
+	case "drive":
+		if f.osm == "" {
+			return nil, errors.New("drive needs --osm, the extract the server was started with")
+		}
+		return bench.Drive(ctx, bench.DriveConfig{Config: c, OSM: f.osm, Vehicles: f.vehicles, Every: f.every, Upload: f.upload, Noise: f.noise, Seed: uint64(f.seed), Server: srv})
 	case "ingest":
 		if f.kind == "telemetry" {
 			return bench.Telemetry(ctx, bench.IngestConfig{Config: c, Trips: f.trips, Batch: f.batch})

@@ -32,9 +32,9 @@ type testServer struct {
 }
 
 // startServer builds cmd/fleethub, creates a key and serves HTTPS with a
-// self-signed certificate beside plain HTTP (--plain-addr), killed at the
-// test's end.
-func startServer(t *testing.T) *testServer {
+// self-signed certificate beside plain HTTP (--plain-addr), with the
+// road network of osm, killed at the test's end.
+func startServer(t *testing.T, osm string) *testServer {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "fleethub")
@@ -51,7 +51,8 @@ func startServer(t *testing.T) *testServer {
 	s := &testServer{key: strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])}
 	tlsAddr, plainAddr := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(bin, "serve", "--data", data, "--addr", tlsAddr, "--plain-addr", plainAddr, "--tls-cert", cert, "--tls-key", key,
-		"--allow-private-webhooks", "--solver-work-rate", "30000000") // the webhook mode's receivers listen on loopback; a fixed solver rate spares the start its measuring run
+		"--allow-private-webhooks", "--solver-work-rate", "30000000", // the webhook mode's receivers listen on loopback; a fixed solver rate spares the start its measuring run
+		"--osm", osm)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
@@ -148,8 +149,22 @@ func TestModesAgainstAServer(t *testing.T) {
 	if raceOn {
 		t.Skip("runs in make test's pass without the race detector (see the Makefile)")
 	}
-	s := startServer(t)
+	const osm = "../../internal/routing/testdata/tiny.osm.pbf"
+	s := startServer(t, osm)
 	pid := strconv.Itoa(s.pid)
+	t.Run("drive", func(t *testing.T) {
+		got, _ := runJSON(t, "drive", "--url", s.plain, "--key", s.key, "--osm", osm, "--vehicles", "20", "--every", "250ms",
+			"--upload-every", "500ms", "--duration", "3s", "--pid", pid, "--quiet")
+		st, _ := got["statuses"].(map[string]any)
+		points, judged := got["points"].(float64), got["judged"].(float64)
+		if got["errors"] != 0.0 || len(st) != 1 || st["200"] == nil || got["vehicles"] != 20.0 || points < 20*8 {
+			t.Fatalf("drive: %v", got)
+		}
+		// every point but those still in a trip's window reached its road
+		if judged < points-20*20 || judged > points || got["queued_end"] != 0.0 || got["overflow"] != 0.0 || got["lag_p50_s"] == nil {
+			t.Fatalf("drive: %v points accepted, %v judged: %v", points, judged, got)
+		}
+	})
 	t.Run("sse", func(t *testing.T) {
 		got, progress := runJSON(t, "sse", "--url", s.plain, "--key", s.key, "--clients", "3", "--events-per-sec", "100", "--batch", "10",
 			"--duration", "2s", "--pid", pid)
