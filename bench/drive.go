@@ -48,6 +48,7 @@ type DriveResult struct {
 type RoadFigures struct {
 	Judged   int64         // points whose road became final
 	Lag      *histogram    // acceptance to road final
+	Wait     *histogram    // acceptance to the matcher taking the points up
 	Overflow int64         // points judged without a road (the matcher's queue full)
 	Queued   float64       // points waiting for the matcher at the end
 	Settle   time.Duration // after the last upload, until the matcher's queue was empty (at most 30 s)
@@ -170,7 +171,7 @@ func Drive(ctx context.Context, cfg DriveConfig) (*DriveResult, error) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		out.Roads = &RoadFigures{Settle: time.Since(t0), Lag: after.lag.minus(before.lag), Overflow: int64(after.overflow - before.overflow), Queued: after.queued}
+		out.Roads = &RoadFigures{Settle: time.Since(t0), Lag: after.lag.minus(before.lag), Wait: after.wait.minus(before.wait), Overflow: int64(after.overflow - before.overflow), Queued: after.queued}
 		out.Roads.Judged = int64(out.Roads.Lag.count)
 	}
 	cpu1, rss, src := cfg.Server.usage(ctx, cfg.URL)
@@ -201,13 +202,14 @@ func (r *RoadFigures) rows(rep *Report) {
 	rep.Add("overflow", "points judged without a road (queue full)", r.Overflow, "")
 	rep.Add("queued_end", "points waiting for the matcher at the end", int64(r.Queued), "")
 	rep.Add("settle", "matcher's queue empty after the last upload", r.Settle, "")
+	if r.Wait.count > 0 {
+		rep.Add("wait_p50_s", "taken up by the matcher after acceptance p50", r.Wait.quantile(0.5), "s")
+		rep.Add("wait_p99_s", "taken up by the matcher after acceptance p99", r.Wait.quantile(0.99), "s")
+	}
 	if r.Lag.count > 0 {
-		for _, q := range []struct {
-			key, label string
-			q          float64
-		}{{"lag_p50_s", "road final after acceptance p50", 0.5}, {"lag_p90_s", "road final after acceptance p90", 0.9}, {"lag_p99_s", "road final after acceptance p99", 0.99}} {
-			rep.Add(q.key, q.label, r.Lag.quantile(q.q), "s")
-		}
+		rep.Add("lag_p50_s", "road final after acceptance p50", r.Lag.quantile(0.5), "s")
+		rep.Add("lag_p90_s", "road final after acceptance p90", r.Lag.quantile(0.9), "s")
+		rep.Add("lag_p99_s", "road final after acceptance p99", r.Lag.quantile(0.99), "s")
 		rep.Add("lag_within_5s_pct", "road final within 5 s", 100*r.Lag.within(5), "%")
 	}
 }

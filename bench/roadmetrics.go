@@ -14,6 +14,7 @@ import (
 // roadMetrics are the server's road matcher figures on /metrics.
 type roadMetrics struct {
 	lag      *histogram
+	wait     *histogram
 	overflow float64
 	queued   float64
 }
@@ -89,8 +90,8 @@ func readRoadMetrics(ctx context.Context, srv ServerConfig, base string) (roadMe
 		return roadMetrics{}, fmt.Errorf("bench: /metrics: %w", err)
 	}
 	defer res.Body.Close()
-	m := roadMetrics{lag: &histogram{}}
-	const lag = "fleethub_trips_road_match_lag_seconds"
+	m := roadMetrics{lag: &histogram{}, wait: &histogram{}}
+	hists := map[string]*histogram{"fleethub_trips_road_match_lag_seconds": m.lag, "fleethub_trips_road_match_wait_seconds": m.wait}
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	seen := false
@@ -104,16 +105,21 @@ func readRoadMetrics(ctx context.Context, srv ServerConfig, base string) (roadMe
 		if err != nil {
 			continue
 		}
-		switch {
-		case strings.HasPrefix(name, lag+`_bucket{le="`):
-			b, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(name, lag+`_bucket{le="`), `"}`), 64)
+		base, le, isBucket := strings.Cut(name, `_bucket{le="`)
+		if h := hists[base]; isBucket && h != nil {
+			b, err := strconv.ParseFloat(strings.TrimSuffix(le, `"}`), 64)
 			if err != nil {
 				continue
 			}
-			m.lag.le, m.lag.cum = append(m.lag.le, b), append(m.lag.cum, f)
+			h.le, h.cum = append(h.le, b), append(h.cum, f)
 			seen = true
-		case name == lag+"_count":
-			m.lag.count = f
+			continue
+		}
+		if h := hists[strings.TrimSuffix(name, "_count")]; h != nil && strings.HasSuffix(name, "_count") {
+			h.count = f
+			continue
+		}
+		switch {
 		case name == "fleethub_trips_road_match_overflow_points_total":
 			m.overflow = f
 		case name == "fleethub_trips_road_match_queued_points":

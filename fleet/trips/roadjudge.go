@@ -16,6 +16,12 @@ import (
 // points whose road became final to the trip's speeding detector and
 // stores the events it raised. The shard's worker only.
 func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
+	if !j.end && !j.replay {
+		wait := time.Since(j.at).Seconds()
+		for range j.pts {
+			s.roads.met.wait.Observe(wait)
+		}
+	}
 	rt, _ := sh.tracks.Get(j.trip)
 	if rt == nil && j.end {
 		return // nothing of the trip was judged here (a restart): nothing to close
