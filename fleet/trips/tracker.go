@@ -56,9 +56,17 @@ func (s *Service) load(ctx context.Context, tr *tracker, sc store.Scope, id, dev
 	}
 	tr.trip, tr.st, tr.thr, tr.thrAt = t, st, thr, s.now()
 	tr.det = detect.New(s.uploadThresholds(thr))
-	tr.seen = make(map[int64]struct{}, MaxBatch)
-	var sink []detect.Event
 	bound := st.LastTS - s.cfg.ReorderWindow.Milliseconds()
+	recent := 0
+	for _, p := range pts {
+		if p.TS >= bound {
+			recent++
+		}
+	}
+	// sized for what it holds: sized for a whole batch, every trip in
+	// memory held tens of kilobytes of empty map
+	tr.seen = make(map[int64]struct{}, recent)
+	var sink []detect.Event
 	for _, p := range pts {
 		if p.TS >= bound {
 			tr.seen[p.TS] = struct{}{}
