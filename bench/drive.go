@@ -203,13 +203,13 @@ func (r *RoadFigures) rows(rep *Report) {
 	rep.Add("queued_end", "points waiting for the matcher at the end", int64(r.Queued), "")
 	rep.Add("settle", "matcher's queue empty after the last upload", r.Settle, "")
 	if r.Wait.count > 0 {
-		rep.Add("wait_p50_s", "taken up by the matcher after acceptance p50", r.Wait.quantile(0.5), "s")
-		rep.Add("wait_p99_s", "taken up by the matcher after acceptance p99", r.Wait.quantile(0.99), "s")
+		rep.Add("wait_p50_ms", "taken up by the matcher after acceptance p50", seconds(r.Wait.quantile(0.5)), "")
+		rep.Add("wait_p99_ms", "taken up by the matcher after acceptance p99", seconds(r.Wait.quantile(0.99)), "")
 	}
 	if r.Lag.count > 0 {
-		rep.Add("lag_p50_s", "road final after acceptance p50", r.Lag.quantile(0.5), "s")
-		rep.Add("lag_p90_s", "road final after acceptance p90", r.Lag.quantile(0.9), "s")
-		rep.Add("lag_p99_s", "road final after acceptance p99", r.Lag.quantile(0.99), "s")
+		rep.Add("lag_p50_ms", "road final after acceptance p50", seconds(r.Lag.quantile(0.5)), "")
+		rep.Add("lag_p90_ms", "road final after acceptance p90", seconds(r.Lag.quantile(0.9)), "")
+		rep.Add("lag_p99_ms", "road final after acceptance p99", seconds(r.Lag.quantile(0.99)), "")
 		rep.Add("lag_within_5s_pct", "road final within 5 s", 100*r.Lag.within(5), "%")
 	}
 }
@@ -364,6 +364,9 @@ func (rd *roadWalk) drive(c *car, m float64) {
 		}
 	}
 }
+
+// seconds is s seconds as a duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // meters between two places, on a sphere.
 func meters(lat1, lon1, lat2, lon2 float64) float64 {

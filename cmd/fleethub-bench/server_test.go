@@ -161,7 +161,7 @@ func TestModesAgainstAServer(t *testing.T) {
 			t.Fatalf("drive: %v", got)
 		}
 		// every point but those still in a trip's window reached its road
-		if judged < points-20*20 || judged > points || got["queued_end"] != 0.0 || got["overflow"] != 0.0 || got["lag_p50_s"] == nil {
+		if judged < points-20*20 || judged > points || got["queued_end"] != 0.0 || got["overflow"] != 0.0 || got["lag_p50_ms"] == nil || got["wait_p99_ms"] == nil {
 			t.Fatalf("drive: %v points accepted, %v judged: %v", points, judged, got)
 		}
 	})

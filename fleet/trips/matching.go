@@ -16,7 +16,7 @@ import (
 // DefaultActiveTrips is the default of Config.Trackers and
 // Config.MatchTrips: the trips in progress whose state stays in memory.
 // A trip's upload state holds at most 4,096 recent timestamps, its road
-// trace a window of at most 20 points: about 20 KB for both together
+// trace a window of at most 20 points: about 27 KB for both together
 // on a trip a few minutes old (docs/trips.md).
 const DefaultActiveTrips = 16_384
 

@@ -81,7 +81,7 @@ type Route struct {
 	TrafficAnalysis         *TrafficAnalysis `json:"traffic_analysis,omitempty"`
 	AlternativeRoutes       *[]any           `json:"alternative_routes,omitempty" source:"unknown" doc:"with include_alternatives: null, alternatives are not computed in this release"`
 	OptimizationSuggestions []Suggestion     `json:"optimization_suggestions"`
-	RoadMatching            *RoadStats       `json:"road_matching" doc:"what the road matcher beside the uploads made of the trip's points for speeding, as it last wrote (with a speeding event, at the stop, and with the first upload judged 5 s or more after the last write); null without --osm or before its first write"`
+	RoadMatching            *RoadStats       `json:"road_matching" doc:"what the road matcher beside the uploads made of the trip's points for speeding, as last stored (with a speeding event, at the stop, and with the trip's next upload after the matcher judged points); null without --osm or before its first write"`
 }
 
 // fuel price used for cost estimates, USD per liter (documented).

@@ -216,8 +216,8 @@ type state struct {
 	// Profile is the vehicle's profile as the start read it, and the
 	// stop again; nil: none, the default model
 	Profile *fuelProfile `json:"profile,omitempty"`
-	// Roads is what the road matcher made of the points, as it last
-	// wrote; nil without a road network or before its first write
+	// Roads is what the road matcher made of the points, as last
+	// stored; nil without a road network or before the first
 	Roads *RoadStats `json:"roads,omitempty"`
 }
 
