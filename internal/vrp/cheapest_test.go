@@ -3,6 +3,7 @@ package vrp
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -33,10 +34,11 @@ func (w *worker) cheapestByCheck(r *route, c int32, extra, best float64) (int, f
 // breaks chooses the position, and returns the price, that the loop
 // over check chooses, counts the same work and draws the same blinks
 // (two workers of one seed stay in step), on random routes of random
-// problems, with their own matrices in every other round and a route
+// problems, with their own matrices in every other round, prices computed
+// from kilometres and minutes in every fourth, and a route
 // kilometre limit that refuses some insertions; and a route extended in
-// place has exactly the earliest and latest starts of one built from
-// scratch.
+// place has exactly the earliest and latest starts and the arc prices of
+// one built from scratch.
 func TestCheapestInAgreesWithCheck(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	chosen, refused := 0, 0
@@ -47,6 +49,13 @@ func TestCheapestInAgreesWithCheck(t *testing.T) {
 		}
 		p.Goal = Goal(rng.IntN(5))
 		tb := newTables(p)
+		if round%4 == 3 {
+			// Prices computed from each arc's kilometres and minutes, as
+			// for the travels of a fleet beyond maxPriced.
+			for k := range tb.tr {
+				tb.tr[k].cost, tb.tr[k].into = nil, nil
+			}
+		}
 		seed := rng.Uint64()
 		w1 := newWorker(tb, 0, seed, time.Now().Add(time.Hour))
 		w2 := newWorker(tb, 0, seed, time.Now().Add(time.Hour))
@@ -79,6 +88,9 @@ func TestCheapestInAgreesWithCheck(t *testing.T) {
 					if nr.a[k] != fresh.a[k] || nr.z[k] != fresh.z[k] {
 						t.Fatalf("round %d: position %d of %v: in place %v / %v, fresh %v / %v", round, k, nr.stops, nr.a[k], nr.z[k], fresh.a[k], fresh.z[k])
 					}
+				}
+				if !slices.Equal(nr.leg, fresh.leg) {
+					t.Fatalf("round %d: legs of %v: in place %v, fresh %v", round, nr.stops, nr.leg, fresh.leg)
 				}
 				routes[v] = nr
 				break

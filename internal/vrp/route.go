@@ -14,6 +14,9 @@ type route struct {
 	gen   uint64 // the worker's iteration that built it; 0 for shared ones
 	stops []int32
 	a, z  []float64
+	// leg holds, per position i, the goal's price of the arc from it to
+	// position i+1.
+	leg   []float64
 	load  [3]float64
 	km    float64
 	cost  float64 // the goal's price of its arcs
@@ -45,9 +48,9 @@ func (t *tables) node(r *route, i int) int32 {
 // exceeds its latest (build refuses the route).
 func (t *tables) newRoute(v int32, stops []int32) *route {
 	m := len(stops)
-	buf := make([]float64, 2*(m+2)+8)
-	r := &route{v: v, stops: stops, a: buf[: m+2 : m+6], z: buf[m+6 : m+6+m+2]}
-	a, z := r.a, r.z
+	buf := make([]float64, 3*(m+6))
+	r := &route{v: v, stops: stops, a: buf[: m+2 : m+6], z: buf[m+6 : 2*m+8 : 2*m+12], leg: buf[2*m+12 : 3*m+13]}
+	a, z, leg := r.a, r.z, r.leg
 	a[0] = t.p.Vehicles[v].ShiftStart
 	tr := t.of(v)
 	prev := t.start[v]
@@ -58,7 +61,8 @@ func (t *tables) newRoute(v int32, stops []int32) *route {
 		}
 		k := t.arc(prev, cur)
 		r.km += tr.km[k]
-		r.cost += tr.price(k)
+		leg[i-1] = tr.price(k)
+		r.cost += leg[i-1]
 		a[i] = fmax(a[i-1]+t.service[prev]+tr.minutes[k], t.early[cur])
 		prev = cur
 	}
@@ -188,13 +192,17 @@ func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
 	kpc, kcq, kpq := t.arc(p, c), t.arc(c, q), t.arc(p, q)
 	tr := t.of(r.v)
 	r.km += tr.km[kpc] + tr.km[kcq] - tr.km[kpq]
-	r.cost += tr.price(kpc) + tr.price(kcq) - tr.price(kpq)
+	pc, cq := tr.price(kpc), tr.price(kcq)
+	r.cost += pc + cq - r.leg[i]
 	d := &t.demand[c]
 	r.load[0], r.load[1], r.load[2] = r.load[0]+d[0], r.load[1]+d[1], r.load[2]+d[2]
 	r.needs |= t.needs[c]
 	r.stops = append(r.stops, 0)
 	copy(r.stops[i+1:], r.stops[i:])
 	r.stops[i] = c
+	r.leg = append(r.leg, 0)
+	copy(r.leg[i+2:], r.leg[i+1:])
+	r.leg[i], r.leg[i+1] = pc, cq
 	m := len(r.stops)
 	// Positions up to i keep their earliest starts, those after i+1 their
 	// latest starts (one place further on).

@@ -430,6 +430,71 @@ func (w *worker) cheapest(s *solution, c int32, open bool, only int32) (int32, i
 func (w *worker) cheapestIn(r *route, pb *probe, extra, best float64) (int, float64) {
 	tb := w.t
 	tr := tb.of(r.v)
+	if tr.cost == nil {
+		return w.cheapestInLinear(r, tr, pb, extra, best)
+	}
+	size := tb.size
+	lateC, earlyC, serviceC, late := pb.late, pb.early, pb.service, pb.lateTol
+	maxKm := tb.maxKm[r.v] + tol
+	stops, a, z := r.stops, r.a, r.z
+	m := len(stops)
+	i := tb.firstPlaceAt(r, pb.need)
+	p := tb.start[r.v]
+	if i > 0 {
+		p = stops[i-1]
+	}
+	end := tb.end[r.v]
+	// The prices of the arcs into c (its column, kept as a row of into)
+	// and out of c (its row).
+	into, out := tr.into[pb.rowC:pb.rowC+size], tr.cost[pb.rowC:pb.rowC+size]
+	leg, loc := r.leg, tb.loc
+	lp := int(loc[p])
+	bestPos := -1
+	// The work and the positions left before the next blink are counted
+	// here and handed back to w at the end.
+	work, unblinked := w.work, w.unblinked
+	for ; i <= m; i++ {
+		if a[i] > late {
+			break
+		}
+		q := end
+		if i < m {
+			q = stops[i]
+		}
+		lq := int(loc[q])
+		work++
+		if unblinked > 0 {
+			unblinked--
+		} else {
+			w.unblinked = 0
+			w.blinks()
+			unblinked = w.unblinked
+			p, lp = q, lq
+			continue
+		}
+		d := into[lp] + out[lq] - leg[i]
+		if !(d+extra < best) {
+			p, lp = q, lq
+			continue
+		}
+		kpc, kcq, kpq := lp*size+pb.lc, pb.rowC+lq, lp*size+lq
+		arrive := a[i] + tb.service[p] + tr.minutes[kpc]
+		if arrive > lateC+tol || fmax(arrive, earlyC)+serviceC+tr.minutes[kcq] > z[i+1]+tol ||
+			r.km+tr.km[kpc]+tr.km[kcq]-tr.km[kpq] > maxKm {
+			p, lp = q, lq
+			continue
+		}
+		bestPos, best = i, d+extra
+		p, lp = q, lq
+	}
+	w.work, w.unblinked = work, unblinked
+	return bestPos, best
+}
+
+// cheapestInLinear is cheapestIn for a travel whose prices are computed
+// from each arc's kilometres and minutes (travel.cost nil).
+func (w *worker) cheapestInLinear(r *route, tr *travel, pb *probe, extra, best float64) (int, float64) {
+	tb := w.t
 	lc, rowC, size := pb.lc, pb.rowC, tb.size
 	lateC, earlyC, serviceC, late := pb.late, pb.early, pb.service, pb.lateTol
 	maxKm := tb.maxKm[r.v] + tol

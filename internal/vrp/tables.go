@@ -54,7 +54,11 @@ type tables struct {
 // holds at most maxPriced priced matrices.
 type travel struct {
 	km, minutes, cost []float64
-	perKm, perMinute  float64
+	// into is cost transposed (into[c*size+p] is the price of the arc
+	// from p to c), so that the insertion loop reads the prices into and
+	// out of a stop from two rows.
+	into             []float64
+	perKm, perMinute float64
 }
 
 // maxPriced is how many travels keep the price of every arc.
@@ -256,6 +260,13 @@ func (t *tables) travelOf(m *Matrix, c Costs, priced bool) travel {
 		tr.cost = make([]float64, len(m.Km))
 		for k := range tr.cost {
 			tr.cost[k] = t.p.arcCost(c, m.Km[k], m.Minutes[k])
+		}
+		s := m.Size
+		tr.into = make([]float64, len(tr.cost))
+		for i := 0; i < s; i++ {
+			for j := 0; j < s; j++ {
+				tr.into[j*s+i] = tr.cost[i*s+j]
+			}
 		}
 	}
 	return tr
