@@ -201,8 +201,8 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if err := a.vehicles.Load(ctx); err != nil {
 		return nil, err
 	}
-	if cfg.ActiveTrips < 1 {
-		return nil, fmt.Errorf("--active-trips must be at least 1, not %d", cfg.ActiveTrips)
+	if cfg.ActiveTrips < 0 {
+		return nil, fmt.Errorf("--active-trips must be positive (0: the default, %d), not %d", trips.DefaultActiveTrips, cfg.ActiveTrips)
 	}
 	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher,
 		Trackers: cfg.ActiveTrips, MatchTrips: cfg.ActiveTrips}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {

@@ -105,7 +105,7 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	fs.Float64Var(&c.SpeedLimitKmh, "speed-limit-kmh", 100, "organization default speed limit for speeding detection when no device setting applies")
-	fs.IntVar(&c.ActiveTrips, "active-trips", trips.DefaultActiveTrips, "trips whose analysis (and, with --osm, road matching) state stays in memory between uploads; a trip beyond it is read back from the store at its next upload and its road trace starts again")
+	fs.IntVar(&c.ActiveTrips, "active-trips", trips.DefaultActiveTrips, "trips whose analysis (and, with --osm, road matching) state stays in memory between uploads; a trip beyond it is read back from the store at its next upload and its road trace starts again (0: the default)")
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", false, "let webhooks reach loopback, private, link-local, CGNAT and metadata addresses (tests and local use only)")
 	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", webhook.DefaultConcurrency, "webhook requests in flight per endpoint (each stream's webhook_url; 0: the default)")
 	fs.StringVar(&c.Addresses, "addresses", "", "comma list of address files for geocoding: OpenAddresses CSV (LON,LAT,NUMBER,STREET,UNIT,CITY,DISTRICT,REGION,POSTCODE,ID,HASH) or GeoJSON, or {\"addresses\": [{address1, …}]} JSON; the index is saved under --data/geocode; without it geocoding answers 501")

@@ -163,19 +163,28 @@ func requireService(t *testing.T, env string) string {
 	return v
 }
 
-// A setting newApp refuses is an error, and what it had opened is closed.
-func TestNewAppRefusesNegativeWebhookConcurrency(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.WebhookConcurrency = -1
-	a, err := newApp(context.Background(), cfg, testLogger(t))
-	if err == nil || a != nil || !strings.Contains(err.Error(), "--webhook-concurrency") {
-		t.Fatalf("newApp = %v, %v; want an error naming --webhook-concurrency", a, err)
+// A setting newApp refuses is an error naming it, and what it had
+// opened is closed.
+func TestNewAppRefusesNegativeSettings(t *testing.T) {
+	for _, c := range []struct {
+		flag string
+		set  func(*config, int)
+	}{
+		{"--webhook-concurrency", func(c *config, v int) { c.WebhookConcurrency = v }},
+		{"--active-trips", func(c *config, v int) { c.ActiveTrips = v }},
+	} {
+		cfg := testConfig(t)
+		c.set(cfg, -1)
+		a, err := newApp(context.Background(), cfg, testLogger(t))
+		if err == nil || a != nil || !strings.Contains(err.Error(), c.flag) {
+			t.Fatalf("newApp = %v, %v; want an error naming %s", a, err, c.flag)
+		}
+		// the store it opened was closed: the same directory opens again
+		c.set(cfg, 0)
+		b, err := newApp(context.Background(), cfg, testLogger(t))
+		if err != nil {
+			t.Fatalf("newApp after the refusal of %s: %v", c.flag, err)
+		}
+		b.closeAll()
 	}
-	// the store it opened was closed: the same directory opens again
-	cfg.WebhookConcurrency = 0
-	b, err := newApp(context.Background(), cfg, testLogger(t))
-	if err != nil {
-		t.Fatalf("newApp after the refusal: %v", err)
-	}
-	b.closeAll()
 }
