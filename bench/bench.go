@@ -101,12 +101,10 @@ type request func(w, i int, req *fasthttp.Request) int
 // decides whether a status counts as success.
 func run(ctx context.Context, name string, cfg Config, build request, ok func(int) bool) (*Result, error) {
 	cfg.defaults()
-	uri := fasthttp.AcquireURI()
-	defer fasthttp.ReleaseURI(uri)
-	if err := uri.Parse(nil, []byte(cfg.URL)); err != nil {
-		return nil, fmt.Errorf("bench: url: %w", err)
+	client, err := newHostClient(cfg)
+	if err != nil {
+		return nil, err
 	}
-	client := hostClient(uri, cfg)
 	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	res := &Result{Name: name, Statuses: map[int]int64{}}
@@ -194,6 +192,25 @@ func run(ctx context.Context, name string, cfg Config, build request, ok func(in
 	res.Requests, res.Errors, res.Items = reqs.Load(), errs.Load(), items.Load()
 	slices.Sort(res.Latencies)
 	return res, nil
+}
+
+// jsonPOST makes req a POST of the JSON body to url; the body is the
+// caller's and must not change until the request is sent.
+func jsonPOST(req *fasthttp.Request, url string, body []byte) {
+	req.SetRequestURI(url)
+	req.Header.SetMethod("POST")
+	req.Header.SetContentType("application/json")
+	req.SetBodyRaw(body)
+}
+
+// newHostClient is the client of cfg.Conns connections to cfg.URL.
+func newHostClient(cfg Config) (*fasthttp.HostClient, error) {
+	uri := fasthttp.AcquireURI()
+	defer fasthttp.ReleaseURI(uri)
+	if err := uri.Parse(nil, []byte(cfg.URL)); err != nil {
+		return nil, fmt.Errorf("bench: url: %w", err)
+	}
+	return hostClient(uri, cfg), nil
 }
 
 // hostClient is the client of run's workers: HTTPS for an https:// URL.

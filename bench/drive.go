@@ -148,10 +148,7 @@ func Drive(ctx context.Context, cfg DriveConfig) (*DriveResult, error) {
 		}
 		b = append(b, "]}"...)
 		bufs[w] = b
-		req.SetRequestURI(url)
-		req.Header.SetMethod("POST")
-		req.Header.SetContentType("application/json")
-		req.SetBodyRaw(b)
+		jsonPOST(req, url, b)
 		return n
 	}, func(st int) bool { return st == 200 })
 	if err != nil {

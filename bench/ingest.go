@@ -70,10 +70,7 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Result, error) {
 		}
 		b = append(b, "]}"...)
 		bufs[w] = b
-		req.SetRequestURI(url)
-		req.Header.SetMethod("POST")
-		req.Header.SetContentType("application/json")
-		req.SetBodyRaw(b)
+		jsonPOST(req, url, b)
 		return cfg.Batch
 	}, func(st int) bool { return st == 200 })
 }
@@ -83,12 +80,10 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Result, error) {
 // ids in that order.
 func startTrips(ctx context.Context, cfg Config, n int, prefix string, start time.Time) ([]string, error) {
 	cfg.defaults()
-	uri := fasthttp.AcquireURI()
-	defer fasthttp.ReleaseURI(uri)
-	if err := uri.Parse(nil, []byte(cfg.URL)); err != nil {
-		return nil, fmt.Errorf("bench: url: %w", err)
+	client, err := newHostClient(cfg)
+	if err != nil {
+		return nil, err
 	}
-	client := hostClient(uri, cfg)
 	ids := make([]string, n)
 	errs := make([]error, min(cfg.Conns, n))
 	var wg sync.WaitGroup
@@ -106,11 +101,8 @@ func startTrips(ctx context.Context, cfg Config, n int, prefix string, start tim
 					return
 				}
 				req.Reset()
-				req.SetRequestURI(cfg.URL + "/v1/trips")
-				req.Header.SetMethod("POST")
-				req.Header.SetContentType("application/json")
+				jsonPOST(req, cfg.URL+"/v1/trips", body)
 				req.Header.Set("X-API-Key", cfg.Key)
-				req.SetBody(body)
 				err = client.DoTimeout(req, resp, 30*time.Second)
 				if err == nil && resp.StatusCode() != 201 {
 					err = fmt.Errorf("status %d: %s", resp.StatusCode(), resp.Body())

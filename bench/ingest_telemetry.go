@@ -107,10 +107,7 @@ func Telemetry(ctx context.Context, cfg IngestConfig) (*Result, error) {
 	url := cfg.URL + "/v1/telemetry"
 	return run(ctx, "telemetry", cfg.Config, func(w, i int, req *fasthttp.Request) int {
 		b := workers[w].request(cfg.Batch, time.Now().UTC())
-		req.SetRequestURI(url)
-		req.Header.SetMethod("POST")
-		req.Header.SetContentType("application/json")
-		req.SetBodyRaw(b)
+		jsonPOST(req, url, b)
 		return cfg.Batch
 	}, func(st int) bool { return st == 202 })
 }

@@ -13,10 +13,7 @@ import (
 func post(ctx context.Context, name string, cfg Config, path string, body []byte) (*Result, error) {
 	url := cfg.URL + path
 	return run(ctx, name, cfg, func(w, i int, req *fasthttp.Request) int {
-		req.SetRequestURI(url)
-		req.Header.SetMethod("POST")
-		req.Header.SetContentType("application/json")
-		req.SetBodyRaw(body)
+		jsonPOST(req, url, body)
 		return 1
 	}, func(st int) bool { return st == 200 })
 }
@@ -40,10 +37,7 @@ func Matrix(ctx context.Context, cfg Config, lat, lon float64) (*Result, error) 
 	}
 	url := cfg.URL + "/v1/routing/sources_to_targets"
 	return run(ctx, "matrix", cfg, func(w, i int, req *fasthttp.Request) int {
-		req.SetRequestURI(url)
-		req.Header.SetMethod("POST")
-		req.Header.SetContentType("application/json")
-		req.SetBodyRaw(bodies[(w*7+i)%len(bodies)])
+		jsonPOST(req, url, bodies[(w*7+i)%len(bodies)])
 		return 1
 	}, func(st int) bool { return st == 200 })
 }

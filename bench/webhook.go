@@ -324,10 +324,7 @@ func publishEvents(ctx context.Context, cfg WebhookConfig, runID string, d time.
 		}
 		b = append(b, "]}"...)
 		bufs[w] = b
-		req.SetRequestURI(url)
-		req.Header.SetMethod("POST")
-		req.Header.SetContentType("application/json")
-		req.SetBodyRaw(b)
+		jsonPOST(req, url, b)
 		return cfg.Batch
 	}, func(st int) bool { return st == 202 })
 }
