@@ -35,7 +35,8 @@ type DriveConfig struct {
 type DriveResult struct {
 	*Result
 	Vehicles int
-	Points   int64        // points uploaded and accepted
+	Conns    int          // connections uploading (at most Config.Conns, a divisor of Vehicles where one is near)
+	Points   int64        // points in uploads answered 200
 	Roads    *RoadFigures // nil: the server has no road matcher
 	// CPU seconds over the run and resident bytes at the end of the
 	// server, read from CPUSource ("" when not read)
@@ -78,6 +79,15 @@ func Drive(ctx context.Context, cfg DriveConfig) (*DriveResult, error) {
 	}
 	if cfg.Vehicles < cfg.Conns {
 		cfg.Conns = cfg.Vehicles
+	}
+	// each connection's turn comes round its vehicles once per upload
+	// period: with as many vehicles on each, no turn finds a vehicle
+	// with nothing new to send
+	for c := cfg.Conns; c >= (cfg.Conns+1)/2; c-- {
+		if cfg.Vehicles%c == 0 {
+			cfg.Conns = c
+			break
+		}
 	}
 	f, err := os.Open(cfg.OSM)
 	if err != nil {
@@ -140,11 +150,21 @@ func Drive(ctx context.Context, cfg DriveConfig) (*DriveResult, error) {
 			if n > 0 {
 				b = append(b, ',')
 			}
+			at := len(b)
 			b = rd.point(b, c, cfg.Every, cfg.Noise)
+			c.last = append(c.last[:0], b[at:]...)
 		}
-		if n == 0 { // paced ahead of the vehicle's clock: its next point now
-			b = rd.point(b, c, cfg.Every, cfg.Noise)
-			n = 1
+		if n == 0 {
+			// a turn with nothing new (the vehicles do not divide evenly
+			// among the connections, or the vehicle has not uploaded
+			// yet): its last point again, which the server turns down
+			// as a duplicate, or its first point now
+			if c.last == nil {
+				b = rd.point(b, c, cfg.Every, cfg.Noise)
+				n = 1
+			} else {
+				b = append(b, c.last...)
+			}
 		}
 		b = append(b, "]}"...)
 		bufs[w] = b
@@ -154,7 +174,7 @@ func Drive(ctx context.Context, cfg DriveConfig) (*DriveResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &DriveResult{Result: res, Vehicles: cfg.Vehicles, Points: res.Items}
+	out := &DriveResult{Result: res, Vehicles: cfg.Vehicles, Conns: cfg.Conns, Points: res.Items}
 	if roads {
 		// the matcher works behind the uploads: wait until its queue is empty
 		t0 := time.Now()
@@ -182,7 +202,8 @@ func (r *DriveResult) Report() *Report {
 	rep.Mode = "drive"
 	secs := r.Elapsed.Seconds()
 	rep.Add("vehicles", "vehicles", r.Vehicles, "")
-	rep.Add("points", "points accepted", r.Points, "")
+	rep.Add("conns", "connections", r.Conns, "")
+	rep.Add("points", "points uploaded (answered 200)", r.Points, "")
 	rep.Add("points_per_s", "point rate", float64(r.Points)/secs, "points/s")
 	if rf := r.Roads; rf != nil {
 		rf.rows(rep)
@@ -278,6 +299,7 @@ type car struct {
 	d    int32   // the directed edge it is on
 	s    float64 // meters along it
 	next time.Time
+	last []byte // the last point it uploaded, as JSON
 	rng  *rand.Rand
 }
 
