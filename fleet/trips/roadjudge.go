@@ -75,22 +75,17 @@ func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
 }
 
 // carryRoads hands a trip's road counts to its upload state in memory,
-// for the trip's next write (an upload's, the stop's) to store with
-// everything else: a write of their own for each trip every few
-// seconds was, at 10,000 trips, as many writes as the uploads made. It
-// reports false when the trip's state is not in memory or an upload
-// holds it now; the counts are written by the worker then (at most
-// every roadsSaveEvery), or carried after a later job.
+// for the trip's next write (an upload's, a pause's or the stop's) to
+// store with everything else: a write of their own for each trip every
+// few seconds was, at 10,000 trips, as many writes as the uploads made.
+// It reports false when the trip is not in memory; the worker writes
+// the counts itself then, at most every roadsSaveEvery.
 func (s *Service) carryRoads(trip string, stats RoadStats) bool {
 	tr, ok := s.tracks.Peek(trip)
-	if !ok || !tr.mu.TryLock() {
+	if !ok {
 		return false
 	}
-	defer tr.mu.Unlock()
-	if !tr.loaded {
-		return false
-	}
-	tr.st.Roads = &stats
+	tr.roads.Store(&stats)
 	return true
 }
 
@@ -182,6 +177,7 @@ func (s *Service) storeRoadEvents(ctx context.Context, j roadJob, stats RoadStat
 			st.Running.AddEvent(e)
 		}
 		st.Roads = &stats
+		tr.roads.Store(&stats) // the newest: no later write may put older ones back
 		seqBase := st.Seq
 		st.Seq += int64(len(added))
 		prevVersion := t.Version

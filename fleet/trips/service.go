@@ -370,6 +370,7 @@ func (s *Service) updateWith(ctx context.Context, sc store.Scope, id string, f f
 		t.Version = prev + 1
 		t.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
 		t.Totals = totalsOf(s.analyticsOf(&st))
+		tr.withRoads(&st)
 		if t.State, err = json.Marshal(st); err != nil {
 			return t, st, err
 		}

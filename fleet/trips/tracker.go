@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
@@ -21,6 +22,18 @@ type tracker struct {
 	seen   map[int64]struct{}
 	thr    detect.Thresholds
 	thrAt  time.Time // when thr was read: it is read again after ThresholdsRefresh
+	// roads is the road matcher's latest counts of the trip, set by its
+	// worker without the lock, for the trip's next write to store (the
+	// counts only grow: the latest is the one to keep)
+	roads atomic.Pointer[RoadStats]
+}
+
+// withRoads puts the road matcher's latest counts into st, a state about
+// to be written. Lock held.
+func (tr *tracker) withRoads(st *state) {
+	if r := tr.roads.Load(); r != nil {
+		st.Roads = r
+	}
 }
 
 func (tr *tracker) invalidate() { tr.loaded = false; tr.seen = nil; tr.det = nil }

@@ -367,6 +367,7 @@ func (s *Service) apply(ctx context.Context, tr *tracker, sc store.Scope, device
 	t.Totals = totalsOf(a)
 	seqBase := st.Seq
 	st.Seq += int64(len(res.newEvents))
+	tr.withRoads(&st)
 	if t.State, err = json.Marshal(st); err != nil {
 		return res, err
 	}
