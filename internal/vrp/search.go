@@ -832,7 +832,7 @@ const (
 	longRoute    = 20
 	restartsLong = 2
 	minRestart   = 27_000_000
-	restartStops = 60
+	restartStops = 30
 )
 
 // style is worker i's way of searching, the workers taking the two in
