@@ -55,7 +55,14 @@
 //     three cheapest feasible places in the other route or to the place
 //     the other leaves, priced by the arcs and rebuilt only when they
 //     save), until no move saves; a polished plan that saves becomes
-//     both the current and the best one.
+//     both the current and the best one;
+//   - at the end of each search, a local search over whole
+//     neighbourhoods on its best plan (finish): a stretch of a route
+//     reversed, a string of one to three stops moved anywhere in its
+//     route or another, in order or reversed, and two routes exchanging
+//     a stop each, each going to its cheapest place in the other, priced
+//     by the arcs and rebuilt only when they save, until no move saves
+//     or it has spent 2 % of the search's work beyond it.
 //
 // Each route keeps, per position, the earliest service start (forward)
 // and the latest service start that keeps every later stop and the

@@ -784,9 +784,9 @@ func (w *worker) search(limit budget) (first, best *solution) {
 	first = s
 	if w.t.p.MinimizeVehicles {
 		s = w.minimizeRoutes(s, w.share(limit, float64(w.fleetShare)/100))
-		return first, w.restarts(s, limit, false)
+		return first, w.finish(w.restarts(s, limit, false), limit)
 	}
-	return first, w.restarts(s, limit, true)
+	return first, w.finish(w.restarts(s, limit, true), limit)
 }
 
 // restarts anneals from s for what is left of limit. With
