@@ -21,4 +21,6 @@ func BenchmarkDeliveries(b *testing.B) { storebench.Deliveries(b, openBench) }
 
 func BenchmarkAppendPoints(b *testing.B) { storebench.AppendPoints(b, openBench) }
 
+func BenchmarkAppendPointsParallel(b *testing.B) { storebench.AppendPointsParallel(b, openBench) }
+
 func BenchmarkReads(b *testing.B) { storebench.Reads(b, openBench) }

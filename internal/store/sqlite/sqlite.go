@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +69,13 @@ type Store struct {
 	path   string
 
 	stmts map[string]*sql.Stmt // writerStmts, prepared at Open; read-only after
+
+	// appends carries AppendPoints' uploads to appendLoop, which
+	// closes appendsStopped when stopAppends makes it return (appends.go)
+	appends        chan *appendReq
+	stopAppends    chan struct{}
+	appendsStopped chan struct{}
+	stopOnce       sync.Once
 
 	stopCheckpoints context.CancelFunc
 	checkpoints     chan struct{} // closed when the checkpoint loop returned
@@ -141,6 +149,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.shared = sqlstore.New(sc, sqlstore.SQLite)
+	s.appends, s.stopAppends, s.appendsStopped = make(chan *appendReq, maxAppendBatch), make(chan struct{}), make(chan struct{})
+	go s.appendLoop(s.stopAppends)
 	cctx, cancel := context.WithCancel(context.Background())
 	s.stopCheckpoints = cancel
 	go s.checkpointLoop(cctx, cfg.CheckpointEvery)
@@ -258,6 +268,10 @@ func (s *Store) Stats() store.Stats {
 
 // Close closes both pools.
 func (s *Store) Close() error {
+	if s.stopAppends != nil {
+		s.stopOnce.Do(func() { close(s.stopAppends) })
+		<-s.appendsStopped
+	}
 	if s.stopCheckpoints != nil {
 		s.stopCheckpoints()
 	}

@@ -155,30 +155,38 @@ func (s *Store) AppendPoints(ctx context.Context, t store.Trip, prev int64, bloc
 		return fmt.Errorf("%s: append points: %w", s.d.Name, err)
 	}
 	return s.inTx(ctx, "append points", func(tx Querier) error {
-		n, err := tx.Exec(ctx, TripUpdate, args...)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return fmt.Errorf("trip %s: version %d: %w", t.ID, prev, store.ErrConflict)
-		}
-		for _, b := range blocks {
-			if _, err := tx.Exec(ctx, InsertBlock, t.ID, b.Seq, b.FirstTS, b.LastTS, b.Count, b.Data); err != nil {
-				return fmt.Errorf("block %d: %w", b.Seq, err)
-			}
-		}
-		if replace {
-			if _, err := tx.Exec(ctx, DeleteEvents, t.ID); err != nil {
-				return fmt.Errorf("delete events: %w", err)
-			}
-		}
-		for _, e := range events {
-			if _, err := tx.Exec(ctx, UpsertEvent, e.ID, t.ID, e.Type, MS(e.Time), string(e.Data)); err != nil {
-				return fmt.Errorf("event %s: %w", e.ID, err)
-			}
-		}
-		return nil
+		return WriteAppend(ctx, tx, t, prev, args, blocks, events, replace)
 	})
+}
+
+// WriteAppend runs AppendPoints' statements in tx: the trip's update
+// (args from UpdateTripArgs; store.ErrConflict when its version is no
+// longer prev), its blocks and its events. A backend that shares one
+// transaction among several uploads runs it for each.
+func WriteAppend(ctx context.Context, tx Querier, t store.Trip, prev int64, args []any, blocks []store.PointBlock, events []store.TripEvent, replace bool) error {
+	n, err := tx.Exec(ctx, TripUpdate, args...)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("trip %s: version %d: %w", t.ID, prev, store.ErrConflict)
+	}
+	for _, b := range blocks {
+		if _, err := tx.Exec(ctx, InsertBlock, t.ID, b.Seq, b.FirstTS, b.LastTS, b.Count, b.Data); err != nil {
+			return fmt.Errorf("block %d: %w", b.Seq, err)
+		}
+	}
+	if replace {
+		if _, err := tx.Exec(ctx, DeleteEvents, t.ID); err != nil {
+			return fmt.Errorf("delete events: %w", err)
+		}
+	}
+	for _, e := range events {
+		if _, err := tx.Exec(ctx, UpsertEvent, e.ID, t.ID, e.Type, MS(e.Time), string(e.Data)); err != nil {
+			return fmt.Errorf("event %s: %w", e.ID, err)
+		}
+	}
+	return nil
 }
 
 // ReadPoints returns every block of a trip of the scope in block order;

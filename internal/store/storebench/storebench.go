@@ -6,6 +6,7 @@ package storebench
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,6 +143,42 @@ func AppendPoints(b *testing.B, open Opener) {
 			}
 		})
 	}
+}
+
+// AppendPointsParallel measures AppendPoints from 16 goroutines at once,
+// each on a trip of its own: one upload of one 2 KiB block and one event
+// each, as many small uploads of a fleet arrive (a backend that shares a
+// transaction among the uploads waiting shows it here).
+func AppendPointsParallel(b *testing.B, open Opener) {
+	s := open(b)
+	start := time.Date(2025, 3, 14, 15, 0, 0, 0, time.UTC)
+	var next atomic.Int64
+	data := make([]byte, 2048)
+	b.SetParallelism(8) // 16 goroutines on 2 processors
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		id := next.Add(1)
+		tr := store.Trip{ID: fmt.Sprintf("trip_p%03d", id), Org: scope.Org, Env: scope.Env, VehicleID: fmt.Sprintf("veh_p%03d", id),
+			Status: store.TripActive, StartTime: start, Version: 1, CreatedAt: start, UpdatedAt: start}
+		if err := s.CreateTrip(b.Context(), tr); err != nil {
+			b.Error(err)
+			return
+		}
+		var seq int64
+		for pb.Next() {
+			seq++
+			ts := start.UnixMilli() + seq*1_000
+			prev := tr.Version
+			tr.Version++
+			tr.Totals.LocationsCount++
+			ev := store.TripEvent{ID: fmt.Sprintf("evt_p%03d_%d", id, seq), Type: "harsh_braking", Time: start, Data: []byte(`{"g":0.61}`)}
+			if err := s.AppendPoints(b.Context(), tr, prev, []store.PointBlock{{Seq: seq, FirstTS: ts, LastTS: ts, Count: 1, Data: data}},
+				[]store.TripEvent{ev}, false); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // Reads measures the reads a request makes most: a trip by id, a page
