@@ -27,7 +27,11 @@ type DriveConfig struct {
 	Upload   time.Duration // each vehicle uploads what it took this often (default Every)
 	Noise    float64       // GPS error, meters on each axis (default 5)
 	Seed     uint64
-	Server   ServerConfig
+	// Stop stops every trip once the uploads end, so that the points
+	// still in the matcher's windows are decided too and every point
+	// accepted should reach a final road.
+	Stop   bool
+	Server ServerConfig
 }
 
 // DriveResult is a drive's uploads and what the server's road matcher
@@ -35,9 +39,10 @@ type DriveConfig struct {
 type DriveResult struct {
 	*Result
 	Vehicles int
-	Conns    int          // connections uploading (at most Config.Conns, a divisor of Vehicles where one is near)
-	Points   int64        // points in uploads answered 200
-	Roads    *RoadFigures // nil: the server has no road matcher
+	Conns    int           // connections uploading (at most Config.Conns, a divisor of Vehicles where one is near)
+	Points   int64         // points in uploads answered 200
+	Roads    *RoadFigures  // nil: the server has no road matcher
+	Stopped  time.Duration // how long stopping the trips took (DriveConfig.Stop)
 	// CPU seconds over the run and resident bytes at the end of the
 	// server, read from CPUSource ("" when not read)
 	CPU, RSS  float64
@@ -52,7 +57,7 @@ type RoadFigures struct {
 	Wait     *histogram    // acceptance to the matcher taking the points up
 	Overflow int64         // points judged without a road (the matcher's queue full)
 	Queued   float64       // points waiting for the matcher at the end
-	Settle   time.Duration // after the last upload, until the matcher's queue was empty (at most 30 s)
+	Settle   time.Duration // after the last upload (and the stops), until the matcher was done (at most 30 s)
 }
 
 // Drive starts cfg.Vehicles trips and, for cfg.Duration, uploads each
@@ -175,18 +180,29 @@ func Drive(ctx context.Context, cfg DriveConfig) (*DriveResult, error) {
 		return nil, err
 	}
 	out := &DriveResult{Result: res, Vehicles: cfg.Vehicles, Conns: cfg.Conns, Points: res.Items}
+	if cfg.Stop {
+		t0 := time.Now()
+		if err := stopTrips(ctx, cfg.Config, ids); err != nil {
+			return nil, err
+		}
+		out.Stopped = time.Since(t0)
+	}
 	if roads {
 		// the matcher works behind the uploads: wait until its queue is empty
 		t0 := time.Now()
 		var after roadMetrics
+		// (a stop's job carries no points: the count of decided points
+		// standing still for 200 ms tells those are done too)
+		last := -1.0
 		for {
 			if after, err = readRoadMetrics(ctx, cfg.Server, cfg.URL); err != nil {
 				return nil, err
 			}
-			if after.queued == 0 || time.Since(t0) > 30*time.Second || ctx.Err() != nil {
+			if after.queued == 0 && after.lag.count == last || time.Since(t0) > 30*time.Second || ctx.Err() != nil {
 				break
 			}
-			time.Sleep(100 * time.Millisecond)
+			last = after.lag.count
+			time.Sleep(200 * time.Millisecond)
 		}
 		out.Roads = &RoadFigures{Settle: time.Since(t0), Lag: after.lag.minus(before.lag), Wait: after.wait.minus(before.wait), Overflow: int64(after.overflow - before.overflow), Queued: after.queued}
 		out.Roads.Judged = int64(out.Roads.Lag.count)
@@ -205,6 +221,9 @@ func (r *DriveResult) Report() *Report {
 	rep.Add("conns", "connections", r.Conns, "")
 	rep.Add("points", "points uploaded (answered 200)", r.Points, "")
 	rep.Add("points_per_s", "point rate", float64(r.Points)/secs, "points/s")
+	if r.Stopped > 0 {
+		rep.Add("stopped_ms", "trips stopped after the uploads in", r.Stopped, "")
+	}
 	if rf := r.Roads; rf != nil {
 		rf.rows(rep)
 	}
@@ -219,7 +238,7 @@ func (r *RoadFigures) rows(rep *Report) {
 	rep.Add("judged", "points whose road became final", r.Judged, "")
 	rep.Add("overflow", "points judged without a road (queue full)", r.Overflow, "")
 	rep.Add("queued_end", "points waiting for the matcher at the end", int64(r.Queued), "")
-	rep.Add("settle", "matcher's queue empty after the last upload", r.Settle, "")
+	rep.Add("settle", "matcher done after the last upload", r.Settle, "")
 	if r.Wait.count > 0 {
 		rep.Add("wait_p50_ms", "taken up by the matcher after acceptance p50", seconds(r.Wait.quantile(0.5)), "")
 		rep.Add("wait_p99_ms", "taken up by the matcher after acceptance p99", seconds(r.Wait.quantile(0.99)), "")

@@ -79,12 +79,57 @@ func Ingest(ctx context.Context, cfg IngestConfig) (*Result, error) {
 // prefix-(n-1), from cfg.Conns connections at once, and returns their
 // ids in that order.
 func startTrips(ctx context.Context, cfg Config, n int, prefix string, start time.Time) ([]string, error) {
+	ids := make([]string, n)
+	err := onConns(ctx, cfg, n, "start trip", func(req *fasthttp.Request, resp *fasthttp.Response, do func() error, i int) error {
+		body, err := json.Marshal(map[string]any{"vehicle_id": fmt.Sprintf("%s-%d", prefix, i), "start_time": start.Format(time.RFC3339Nano)})
+		if err != nil {
+			return err
+		}
+		jsonPOST(req, cfg.URL+"/v1/trips", body)
+		if err := do(); err != nil {
+			return err
+		}
+		if resp.StatusCode() != 201 {
+			return fmt.Errorf("status %d: %s", resp.StatusCode(), resp.Body())
+		}
+		var t struct {
+			TripID string `json:"trip_id"`
+		}
+		if err := json.Unmarshal(resp.Body(), &t); err != nil {
+			return err
+		}
+		ids[i] = t.TripID
+		return nil
+	})
+	return ids, err
+}
+
+// stopTrips stops the trips of ids (POST /v1/trips/{id}/stop) from
+// cfg.Conns connections at once.
+func stopTrips(ctx context.Context, cfg Config, ids []string) error {
+	return onConns(ctx, cfg, len(ids), "stop trip", func(req *fasthttp.Request, resp *fasthttp.Response, do func() error, i int) error {
+		jsonPOST(req, cfg.URL+"/v1/trips/"+ids[i]+"/stop", []byte("{}"))
+		if err := do(); err != nil {
+			return err
+		}
+		if resp.StatusCode() != 200 {
+			return fmt.Errorf("status %d: %s", resp.StatusCode(), resp.Body())
+		}
+		return nil
+	})
+}
+
+// onConns runs each(i) for i from 0 to n-1 from cfg.Conns connections
+// at once, each with a request and a response of its own (reset, with
+// the key, before each) and do sending the request; a connection stops
+// at its first error, and the errors are named by what.
+func onConns(ctx context.Context, cfg Config, n int, what string,
+	each func(req *fasthttp.Request, resp *fasthttp.Response, do func() error, i int) error) error {
 	cfg.defaults()
 	client, err := newHostClient(cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	ids := make([]string, n)
 	errs := make([]error, min(cfg.Conns, n))
 	var wg sync.WaitGroup
 	for w := range errs {
@@ -94,39 +139,25 @@ func startTrips(ctx context.Context, cfg Config, n int, prefix string, start tim
 			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 			defer fasthttp.ReleaseRequest(req)
 			defer fasthttp.ReleaseResponse(resp)
-			for i := w; i < n && ctx.Err() == nil; i += len(errs) {
-				body, err := json.Marshal(map[string]any{"vehicle_id": fmt.Sprintf("%s-%d", prefix, i), "start_time": start.Format(time.RFC3339Nano)})
-				if err != nil {
-					errs[w] = fmt.Errorf("bench: trip body: %w", err)
-					return
-				}
-				req.Reset()
-				jsonPOST(req, cfg.URL+"/v1/trips", body)
+			do := func() error {
 				req.Header.Set("X-API-Key", cfg.Key)
-				err = client.DoTimeout(req, resp, 30*time.Second)
-				if err == nil && resp.StatusCode() != 201 {
-					err = fmt.Errorf("status %d: %s", resp.StatusCode(), resp.Body())
-				}
-				var t struct {
-					TripID string `json:"trip_id"`
-				}
-				if err == nil {
-					err = json.Unmarshal(resp.Body(), &t)
-				}
-				if err != nil {
-					errs[w] = fmt.Errorf("bench: start trip: %w", err)
+				return client.DoTimeout(req, resp, 30*time.Second)
+			}
+			for i := w; i < n && ctx.Err() == nil; i += len(errs) {
+				req.Reset()
+				if err := each(req, resp, do, i); err != nil {
+					errs[w] = fmt.Errorf("bench: %s: %w", what, err)
 					return
 				}
-				ids[i] = t.TripID
 			}
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("bench: start trips: %w", err)
+		return fmt.Errorf("bench: %s: %w", what, err)
 	}
-	return ids, nil
+	return nil
 }

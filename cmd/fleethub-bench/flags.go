@@ -57,6 +57,7 @@ type flags struct {
 	every       time.Duration
 	upload      time.Duration
 	noise       float64
+	stop        bool
 
 	fleethub    string
 	redisURL    string
@@ -178,6 +179,7 @@ func (m modeFlags) load() {
 		fs.DurationVar(&f.upload, "upload-every", 0, "each vehicle uploads the points it took this often (default --every)")
 		fs.Float64Var(&f.noise, "noise", 5, "GPS error, meters on each axis (and the points' accuracy_meters)")
 		fs.Int64Var(&f.seed, "seed", 1, "seed of the drives")
+		fs.BoolVar(&f.stop, "stop", false, "stop every trip after the uploads, so that the points still in the matcher's windows reach a road too")
 	}
 	if m.in("ingest") {
 		fs.StringVar(&f.kind, "kind", "locations", "locations (POST /v1/locations/batch) or telemetry (POST /v1/telemetry; --batch at most 1000)")

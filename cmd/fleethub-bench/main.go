@@ -178,7 +178,7 @@ func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (pri
 		if f.osm == "" {
 			return nil, errors.New("drive needs --osm, the extract the server was started with")
 		}
-		return bench.Drive(ctx, bench.DriveConfig{Config: c, OSM: f.osm, Vehicles: f.vehicles, Every: f.every, Upload: f.upload, Noise: f.noise, Seed: uint64(f.seed), Server: srv})
+		return bench.Drive(ctx, bench.DriveConfig{Config: c, OSM: f.osm, Vehicles: f.vehicles, Every: f.every, Upload: f.upload, Noise: f.noise, Seed: uint64(f.seed), Stop: f.stop, Server: srv})
 	case "ingest":
 		if f.kind == "telemetry" {
 			return bench.Telemetry(ctx, bench.IngestConfig{Config: c, Trips: f.trips, Batch: f.batch})

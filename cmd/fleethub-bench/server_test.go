@@ -154,15 +154,15 @@ func TestModesAgainstAServer(t *testing.T) {
 	pid := strconv.Itoa(s.pid)
 	t.Run("drive", func(t *testing.T) {
 		got, _ := runJSON(t, "drive", "--url", s.plain, "--key", s.key, "--osm", osm, "--vehicles", "20", "--every", "250ms",
-			"--upload-every", "500ms", "--duration", "3s", "--pid", pid, "--quiet")
+			"--upload-every", "500ms", "--duration", "3s", "--stop", "--pid", pid, "--quiet")
 		st, _ := got["statuses"].(map[string]any)
 		points, judged := got["points"].(float64), got["judged"].(float64)
-		if got["errors"] != 0.0 || len(st) != 1 || st["200"] == nil || got["vehicles"] != 20.0 || points < 20*8 {
+		if got["errors"] != 0.0 || len(st) != 1 || st["200"] == nil || got["vehicles"] != 20.0 || points < 20*8 || got["stopped_ms"] == nil {
 			t.Fatalf("drive: %v", got)
 		}
-		// every point but those still in a trip's window reached its road
-		if judged < points-20*20 || judged > points || got["queued_end"] != 0.0 || got["overflow"] != 0.0 || got["lag_p50_ms"] == nil || got["wait_p99_ms"] == nil {
-			t.Fatalf("drive: %v points accepted, %v judged: %v", points, judged, got)
+		// the trips stopped, every point uploaded reached its road
+		if judged != points || got["queued_end"] != 0.0 || got["overflow"] != 0.0 || got["lag_p50_ms"] == nil || got["wait_p99_ms"] == nil {
+			t.Fatalf("drive: %v points uploaded, %v judged: %v", points, judged, got)
 		}
 	})
 	t.Run("sse", func(t *testing.T) {
