@@ -339,13 +339,7 @@ func (f *finisher) apply2(s *solution, a, b int32, na, nb []int32, ra, rb *route
 		return false
 	}
 	s.used += min(1, len(n1.stops)) + min(1, len(n2.stops)) - min(1, len(ra.stops)) - min(1, len(rb.stops))
-	w.set(s, a, n1)
-	w.set(s, b, n2)
-	for _, x := range n1.stops {
-		s.where[x] = a
-	}
-	for _, x := range n2.stops {
-		s.where[x] = b
-	}
+	w.setHere(s, a, n1)
+	w.setHere(s, b, n2)
 	return true
 }

@@ -86,10 +86,7 @@ func (w *worker) moveString(s *solution, v, v2 int32, k, l, i int, index func(in
 		s.used--
 	}
 	w.set(s, v, n1)
-	w.set(s, v2, n2)
-	for _, x := range n2.stops {
-		s.where[x] = v2
-	}
+	w.setHere(s, v2, n2)
 	index(v)
 	index(v2)
 	return true

@@ -185,14 +185,8 @@ func (w *worker) twoOptStar(s *solution, c int32, pos []int32, index func(int32)
 		if len(n2.stops) == 0 {
 			s.used--
 		}
-		w.set(s, v1, n1)
-		w.set(s, v2, n2)
-		for _, x := range n1.stops {
-			s.where[x] = v1
-		}
-		for _, x := range n2.stops {
-			s.where[x] = v2
-		}
+		w.setHere(s, v1, n1)
+		w.setHere(s, v2, n2)
 		index(v1)
 		index(v2)
 		return true

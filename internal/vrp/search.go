@@ -167,6 +167,15 @@ func (w *worker) set(s *solution, v int32, r *route) {
 	w.work += int64(len(r.stops) + 2)
 }
 
+// setHere is set, with every stop of r noted as on vehicle v's route:
+// for a route that took stops from another.
+func (w *worker) setHere(s *solution, v int32, r *route) {
+	w.set(s, v, r)
+	for _, x := range r.stops {
+		s.where[x] = v
+	}
+}
+
 // construct inserts every stop into empty routes.
 func (w *worker) construct() *solution {
 	t := w.t
