@@ -48,6 +48,10 @@ type FanoutConfig struct {
 	// Meter, when set, counts deliveries (with their latency) and failed
 	// ingest requests as they happen.
 	Meter *Meter
+	// Centrifugo, when set, is the HTTP API key of a Centrifugo server at
+	// URL, driven instead of Fleethub (centrifugo.go): a channel per
+	// stream, the same events published through its API.
+	Centrifugo string
 }
 
 // FanoutResult is what the subscribers saw.
@@ -63,6 +67,8 @@ type FanoutResult struct {
 	// /metrics.
 	CPUSource string
 	TLS       bool
+	// Server is what was driven: fleethub, or centrifugo.
+	Server string
 }
 
 // Report is the result's figures: with the server's CPU, its cost per
@@ -71,6 +77,9 @@ type FanoutResult struct {
 func (r *FanoutResult) Report() *Report {
 	secs := r.Elapsed.Seconds()
 	rep := &Report{Mode: "fanout"}
+	if r.Server != "" {
+		rep.Add("server", "server", r.Server, "")
+	}
 	rep.Add("streams", "streams", r.Streams, "")
 	rep.Add("subscribers", "subscribers", r.Subscribers, "")
 	if r.Senders > 0 {
@@ -179,6 +188,8 @@ type fanoutSub struct {
 	ooo    int64
 	// meter counts deliveries live (nil: not)
 	meter *Meter
+	// pong answers the server's pings (Centrifugo's, which are frames)
+	pong bool
 }
 
 // Fanout runs the fan-out benchmark.
@@ -186,7 +197,7 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 	cfg.defaults()
 	vehicles := runVehiclesFor("fanout", cfg.Streams, cfg.Senders)
 	client := cfg.Server.client()
-	streamIDs := make([]string, 0, cfg.Streams)
+	var streamIDs []string
 	defer func() {
 		for _, id := range streamIDs {
 			if err := apiCallWith(context.Background(), client, "POST", cfg.URL+"/api/v1/streaming/events/stop", cfg.Key, map[string]any{"stream_id": id}, nil); err != nil {
@@ -194,7 +205,11 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 			}
 		}
 	}()
+	channels := centrifugoChannels(vehicles)
 	for _, vs := range vehicles {
+		if cfg.Centrifugo != "" {
+			break // a channel needs no start
+		}
 		id, err := startFanoutStream(ctx, cfg, vs)
 		if err != nil {
 			return nil, err
@@ -205,7 +220,7 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 	if sub0 == "" {
 		sub0 = cfg.URL
 	}
-	subs, err := dialFanout(ctx, cfg, sub0, streamIDs)
+	subs, err := dialFanout(ctx, cfg, sub0, streamIDs, channels)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +239,7 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 		cpuB0, _, _ = cfg.Server.usage(ctx, sub0)
 	}
 	start := time.Now()
-	sent, ingestErr := sendFanout(ctx, cfg, vehicles, start.Add(cfg.Duration))
+	sent, ingestErr := sendFanout(ctx, cfg, vehicles, channels, start.Add(cfg.Duration))
 	elapsed := time.Since(start)
 	time.Sleep(cfg.Drain)
 	cpu1, rss, source := cfg.Server.usage(ctx, cfg.URL)
@@ -237,8 +252,11 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 		s.conn.Close()
 	}
 	wg.Wait()
-	res := &FanoutResult{Streams: cfg.Streams, Subscribers: cfg.Subscribers, Senders: cfg.Senders, Elapsed: elapsed, ServerCPUSeconds: cpu1 - cpu0, ServerRSSBytes: rss,
+	res := &FanoutResult{Server: "fleethub", Streams: cfg.Streams, Subscribers: cfg.Subscribers, Senders: cfg.Senders, Elapsed: elapsed, ServerCPUSeconds: cpu1 - cpu0, ServerRSSBytes: rss,
 		IngestErrors: ingestErr, CPUSource: source, TLS: strings.HasPrefix(cfg.URL, "https:")}
+	if cfg.Centrifugo != "" {
+		res.Server = "centrifugo"
+	}
 	for _, n := range sent {
 		res.Sent += n
 	}
@@ -289,12 +307,18 @@ func startFanoutStream(ctx context.Context, cfg FanoutConfig, vehicles []string)
 	return st.StreamID, nil
 }
 
-// dialFanout connects the subscribers to the streams at base, subscriber
-// i to stream i modulo their count.
-func dialFanout(ctx context.Context, cfg FanoutConfig, base string, streamIDs []string) ([]*fanoutSub, error) {
-	addrs := make([]string, len(streamIDs))
-	for j, id := range streamIDs {
-		a, err := wsURL(base, id, cfg.Key)
+// dialFanout connects the subscribers to the streams at base (to the
+// channels, on Centrifugo), subscriber i to stream i modulo their count.
+func dialFanout(ctx context.Context, cfg FanoutConfig, base string, streamIDs, channels []string) ([]*fanoutSub, error) {
+	addrs := make([]string, len(channels))
+	for j := range addrs {
+		var a string
+		var err error
+		if cfg.Centrifugo != "" {
+			a, err = centrifugoWS(base)
+		} else {
+			a, err = wsURL(base, streamIDs[j], cfg.Key)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -315,6 +339,15 @@ func dialFanout(ctx context.Context, cfg FanoutConfig, base string, streamIDs []
 		}
 		perStream := cfg.Rate / len(addrs)
 		subs[i] = &fanoutSub{conn: c, stream: i % len(addrs), lat: make([]time.Duration, 0, perStream*int(cfg.Duration.Seconds()+1)), meter: cfg.Meter}
+		if cfg.Centrifugo != "" {
+			subs[i].pong = true
+			if err := centrifugoSubscribe(c, channels[i%len(addrs)]); err != nil {
+				for _, s := range subs[:i+1] {
+					s.conn.Close()
+				}
+				return nil, err
+			}
+		}
 	}
 	return subs, nil
 }
@@ -338,6 +371,9 @@ func (s *fanoutSub) receive() {
 			if err != nil {
 				break
 			}
+		}
+		if s.pong {
+			centrifugoPong(s.conn, buf)
 		}
 		s.scan(buf, time.Now().UnixNano())
 	}
@@ -384,7 +420,7 @@ func (s *fanoutSub) scan(data []byte, now int64) {
 // spread over the streams in turn (vehicles[stream][sender]), and
 // returns how many were accepted for each stream and how many requests
 // failed.
-func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles [][]string, deadline time.Time) (sent []int64, ingestErrs int64) {
+func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles [][]string, channels []string, deadline time.Time) (sent []int64, ingestErrs int64) {
 	senders := len(vehicles[0])
 	nSent := make([]atomic.Int64, len(vehicles))
 	var ingestErr atomic.Int64
@@ -410,6 +446,7 @@ func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles [][]string, dead
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				<-ticker.C
 				evs := make([]map[string]any, cfg.Batch)
+				chs := make([]string, cfg.Batch)
 				now := time.Now()
 				clear(per)
 				for i := range evs {
@@ -417,10 +454,17 @@ func sendFanout(ctx context.Context, cfg FanoutConfig, vehicles [][]string, dead
 					evs[i] = map[string]any{"event_type": "bench_ping", "category": "operational_events", "timestamp": now.UTC().Format(time.RFC3339Nano),
 						"severity": "low", "priority": "normal", "source": map[string]any{"vehicle_id": vehicles[next][snd]},
 						"event_data": map[string]any{"~seq": seq, "~ns": now.UnixNano()}}
+					chs[i] = channels[next]
 					per[next]++
 					next = (next + 1) % len(vehicles)
 				}
-				if err := apiCallWith(ctx, client, "POST", cfg.URL+"/v1/events", cfg.Key, map[string]any{"events": evs}, nil); err != nil {
+				var err error
+				if cfg.Centrifugo != "" {
+					err = centrifugoPublish(ctx, client, cfg.URL, cfg.Centrifugo, chs, evs)
+				} else {
+					err = apiCallWith(ctx, client, "POST", cfg.URL+"/v1/events", cfg.Key, map[string]any{"events": evs}, nil)
+				}
+				if err != nil {
 					ingestErr.Add(1)
 					cfg.Meter.Fail()
 					continue

@@ -51,7 +51,8 @@ func TestFanoutSendersKeepTheirConnections(t *testing.T) {
 	stop := time.AfterFunc(time.Until(deadline), func() { close(done) })
 	defer stop.Stop()
 	cfg := FanoutConfig{URL: srv.URL, Key: "k", Rate: 2000, Batch: 1}
-	sent, errs := sendFanout(context.Background(), cfg, runVehiclesFor("veh", 1, senders), deadline)
+	vs := runVehiclesFor("veh", 1, senders)
+	sent, errs := sendFanout(context.Background(), cfg, vs, centrifugoChannels(vs), deadline)
 	if errs != 0 {
 		t.Fatalf("%d ingest requests failed", errs)
 	}

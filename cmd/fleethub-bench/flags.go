@@ -45,6 +45,7 @@ type flags struct {
 	bad         bool
 	badKinds    string
 	subURL      string
+	centrifugo  string
 	eps         int
 	events      int
 	size        int
@@ -210,6 +211,7 @@ func (m modeFlags) streaming() {
 		fs.IntVar(&f.maxWait, "max-wait-ms", 20, "max_wait_time of batch_events, milliseconds")
 		fs.IntVar(&f.senders, "senders", 4, "parallel publishers, each with one ingest request in flight")
 		fs.StringVar(&f.subURL, "subscribe-url", "", "node the websocket clients connect to (default --url)")
+		fs.StringVar(&f.centrifugo, "centrifugo-key", "", "drive a Centrifugo server at --url instead, with this key of its HTTP API: a channel per stream, the same subscribers, senders and events, so that the CPU figures compare on one machine")
 		fs.IntVar(&f.streams, "streams", 1, "event streams, each of its own vehicles: subscriber i follows stream i modulo this, the events are spread over them (1,000 with --subscribers 1000: one subscriber a stream)")
 	}
 }

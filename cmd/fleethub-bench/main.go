@@ -171,7 +171,7 @@ func generate(ctx context.Context, name string, f *flags, stdout io.Writer) (pri
 		return bench.Events(ctx, ec)
 	case "fanout":
 		return bench.Fanout(ctx, bench.FanoutConfig{URL: c.URL, Key: c.Key, SubscribeURL: f.subURL, Subscribers: f.subs, Streams: f.streams, Rate: f.eps, Duration: c.Duration, Batch: f.batch,
-			BatchEvents: f.batchEvents, MaxWaitMS: f.maxWait, Senders: f.senders, Server: srv, Meter: c.Meter})
+			BatchEvents: f.batchEvents, MaxWaitMS: f.maxWait, Senders: f.senders, Server: srv, Meter: c.Meter, Centrifugo: f.centrifugo})
 	case "sse":
 		return bench.SSE(ctx, bench.SSEConfig{URL: c.URL, Key: c.Key, Clients: f.clients, Rate: f.eps, Duration: c.Duration, Batch: f.batch, Server: srv, Meter: c.Meter})
 	case "drive":

@@ -1,0 +1,130 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// A Centrifugo server as the other side of `fleethub-bench fanout`
+// (--centrifugo-key): the same subscribers, senders, events and figures,
+// so that the server's CPU per delivery and per publish compare on one
+// machine with one client. Each stream is a channel; a subscriber
+// connects to /connection/websocket and subscribes with Centrifugo's
+// JSON protocol (the server must allow clients to subscribe without a
+// token: client.insecure, or channel.without_namespace with
+// allow_subscribe_for_client and a connection token it does not need
+// here); the senders publish through its HTTP API, /api/publish for one
+// event a request and /api/batch for more.
+
+// centrifugoChannels names a run's channels, one per stream.
+func centrifugoChannels(vehicles [][]string) []string {
+	chs := make([]string, len(vehicles))
+	for j, vs := range vehicles {
+		chs[j] = vs[0]
+	}
+	return chs
+}
+
+// centrifugoWS is the websocket address of a Centrifugo server at base.
+func centrifugoWS(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Errorf("bench: %w", err)
+	}
+	scheme := "ws://"
+	if u.Scheme == "https" {
+		scheme = "wss://"
+	}
+	return scheme + u.Host + "/connection/websocket", nil
+}
+
+// centrifugoSubscribe connects c and subscribes it to channel, returning
+// once the server confirmed the subscription (so that no publish of the
+// run can come before it).
+func centrifugoSubscribe(c *websocket.Conn, channel string) error {
+	cmds := fmt.Sprintf("{\"id\":1,\"connect\":{}}\n{\"id\":2,\"subscribe\":{\"channel\":%q}}", channel)
+	if err := c.WriteMessage(websocket.TextMessage, []byte(cmds)); err != nil {
+		return fmt.Errorf("bench: centrifugo connect: %w", err)
+	}
+	if err := c.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		return err
+	}
+	defer c.SetReadDeadline(time.Time{})
+	for {
+		_, m, err := c.ReadMessage()
+		if err != nil {
+			return fmt.Errorf("bench: centrifugo subscribe to %s: %w", channel, err)
+		}
+		for _, line := range bytes.Split(m, []byte("\n")) {
+			var reply struct {
+				ID    int             `json:"id"`
+				Error json.RawMessage `json:"error"`
+			}
+			if len(line) == 0 || json.Unmarshal(line, &reply) != nil {
+				continue
+			}
+			if len(reply.Error) > 0 {
+				return fmt.Errorf("bench: centrifugo command %d on %s: %s", reply.ID, channel, reply.Error)
+			}
+			if reply.ID == 2 {
+				return nil
+			}
+		}
+	}
+}
+
+// centrifugoPong answers a Centrifugo ping (an empty command) so that the
+// server keeps a connection held longer than its ping interval.
+func centrifugoPong(c *websocket.Conn, frame []byte) {
+	if len(frame) == 2 && frame[0] == '{' && frame[1] == '}' {
+		_ = c.WriteMessage(websocket.TextMessage, frame)
+	}
+}
+
+// centrifugoPublish publishes evs, each to its channel, through the HTTP
+// API: one publish, or a batch of them.
+func centrifugoPublish(ctx context.Context, client *http.Client, base, key string, channels []string, evs []map[string]any) error {
+	var body any
+	path := "/api/publish"
+	if len(evs) == 1 {
+		body = map[string]any{"channel": channels[0], "data": evs[0]}
+	} else {
+		cmds := make([]map[string]any, len(evs))
+		for i, ev := range evs {
+			cmds[i] = map[string]any{"publish": map[string]any{"channel": channels[i], "data": ev}}
+		}
+		body, path = map[string]any{"commands": cmds}, "/api/batch"
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, "POST", base+path, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("X-API-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	ans, err := io.ReadAll(res.Body)
+	if err != nil {
+		return fmt.Errorf("POST %s: reading the answer: %w", path, err)
+	}
+	// a command's failure is an "error" object in a 200 answer
+	if res.StatusCode >= 300 || bytes.Contains(ans, []byte(`"error"`)) {
+		return fmt.Errorf("POST %s: %d %s", path, res.StatusCode, ans)
+	}
+	return nil
+}
