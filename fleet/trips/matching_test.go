@@ -144,14 +144,14 @@ func TestRoadQueueOverflow(t *testing.T) {
 }
 
 // TestRoadMatchingLag: every point of a trip reaches a final road, the
-// last five when the trip stops; the lag histogram counts each once and
+// last ones (the matcher's window) when the trip stops; the lag histogram counts each once and
 // nothing stays queued.
 func TestRoadMatchingLag(t *testing.T) {
 	s := newStreetTrip(t, trips.Config{})
 	go s.svc.RunRoads(s.ctx)
 	s.drive(1, 53, 30)
 	waitfor.Until(t, 10*time.Second, "the points decided before the window", func() bool {
-		return s.metric("fleethub_trips_road_match_lag_seconds") == 48
+		return s.metric("fleethub_trips_road_match_lag_seconds") == 53-mapmatch.DefaultLag
 	})
 	if _, err := s.svc.Stop(s.ctx, "org-a", "test", s.id, trips.StopRequest{}); err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func TestForgottenTripIsClosed(t *testing.T) {
 	go s.svc.RunRoads(s.ctx)
 	s.drive(1, 30, 60) // 60 km/h up the street posted 40: an episode still open
 	waitfor.Until(t, 10*time.Second, "the points decided before the window", func() bool {
-		return s.metric("fleethub_trips_road_match_lag_seconds") == 25
+		return s.metric("fleethub_trips_road_match_lag_seconds") == 30-mapmatch.DefaultLag
 	})
 	if n := len(s.speeding()); n != 0 {
 		t.Fatalf("%d speeding events while the episode is open", n)
@@ -249,8 +249,8 @@ func TestForgottenTripIsClosed(t *testing.T) {
 // TestRoadCountsRideTheNextUpload: what the road matcher made of a trip's
 // points is stored with the trip's next upload, without a write of its
 // own and without waiting for the stop: after three uploads of 10 fixes
-// (20 judged by the matcher, the last 10 of them in its window), a
-// fourth upload stores the counts of the first 25.
+// (all but the matcher's window judged), a fourth upload stores the
+// counts of the points decided before it.
 func TestRoadCountsRideTheNextUpload(t *testing.T) {
 	s := newStreetTrip(t, trips.Config{MatchWorkers: 1})
 	go s.svc.RunRoads(s.ctx)
@@ -265,7 +265,7 @@ func TestRoadCountsRideTheNextUpload(t *testing.T) {
 		}
 		return r.RoadMatching
 	}
-	if c := counts(); c == nil || c.Matched != 25 || c.Unmatched != 0 {
-		t.Fatalf("road counts %+v after the fourth upload, want the 25 points decided before it", c)
+	if c := counts(); c == nil || c.Matched != 30-mapmatch.DefaultLag || c.Unmatched != 0 {
+		t.Fatalf("road counts %+v after the fourth upload, want the %d points decided before it", c, 30-mapmatch.DefaultLag)
 	}
 }

@@ -13,7 +13,7 @@ type roadMetrics struct {
 func newRoadMetrics() *roadMetrics {
 	return &roadMetrics{
 		lag: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fleethub_trips_road_match_lag_seconds",
-			Help:    "Time from a trip point's durable acceptance to its road being final (matched, unmatched, or judged without a road), the matcher's window of 5 later points included.",
+			Help:    "Time from a trip point's durable acceptance to its road being final (matched, unmatched, or judged without a road), the matcher's window of 4 later points included.",
 			Buckets: []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 4.5, 5, 5.5, 6, 7.5, 10, 15, 20, 30, 60, 300}}),
 		wait: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "fleethub_trips_road_match_wait_seconds",
 			Help:    "Time from a trip point's durable acceptance to the road matcher taking it up: how far the matcher is behind the uploads, its window aside.",
