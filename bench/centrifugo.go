@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -90,7 +89,8 @@ func centrifugoPong(c *websocket.Conn, frame []byte) {
 }
 
 // centrifugoPublish publishes evs, each to its channel, through the HTTP
-// API: one publish, or a batch of them.
+// API: one publish, or a batch of them. A command's failure is an error
+// object in a 200 answer.
 func centrifugoPublish(ctx context.Context, client *http.Client, base, key string, channels []string, evs []map[string]any) error {
 	var body any
 	path := "/api/publish"
@@ -103,28 +103,22 @@ func centrifugoPublish(ctx context.Context, client *http.Client, base, key strin
 		}
 		body, path = map[string]any{"commands": cmds}, "/api/batch"
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
+	var ans struct {
+		Error   json.RawMessage `json:"error"`
+		Replies []struct {
+			Error json.RawMessage `json:"error"`
+		} `json:"replies"`
+	}
+	if err := apiCallWith(ctx, client, "POST", base+path, key, body, &ans); err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, "POST", base+path, bytes.NewReader(b))
-	if err != nil {
-		return err
+	if len(ans.Error) > 0 {
+		return fmt.Errorf("POST %s: %s", path, ans.Error)
 	}
-	req.Header.Set("X-API-Key", key)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	ans, err := io.ReadAll(res.Body)
-	if err != nil {
-		return fmt.Errorf("POST %s: reading the answer: %w", path, err)
-	}
-	// a command's failure is an "error" object in a 200 answer
-	if res.StatusCode >= 300 || bytes.Contains(ans, []byte(`"error"`)) {
-		return fmt.Errorf("POST %s: %d %s", path, res.StatusCode, ans)
+	for _, r := range ans.Replies {
+		if len(r.Error) > 0 {
+			return fmt.Errorf("POST %s: a publish of the batch: %s", path, r.Error)
+		}
 	}
 	return nil
 }

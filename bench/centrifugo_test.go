@@ -36,7 +36,7 @@ func (f *centrifugoFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.connection(w, r)
 	case "/api/publish", "/api/batch":
 		if r.Header.Get("X-API-Key") != f.key {
-			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 			return
 		}
 		var body struct {
