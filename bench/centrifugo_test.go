@@ -56,15 +56,29 @@ func (f *centrifugoFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.commands = append(f.commands, r.URL.Path)
 		f.mu.Unlock()
+		f.mu.Lock()
+		refuse := f.refuse
+		f.mu.Unlock()
+		const unknown = `{"error":{"code":102,"message":"unknown channel"}}`
 		if r.URL.Path == "/api/publish" {
+			if body.Channel == refuse {
+				_, _ = w.Write([]byte(unknown))
+				return
+			}
 			f.push(body.Channel, body.Data)
 			_, _ = w.Write([]byte(`{"result":{}}`))
 			return
 		}
+		var replies []string
 		for _, c := range body.Commands {
+			if c.Publish.Channel == refuse {
+				replies = append(replies, unknown)
+				continue
+			}
 			f.push(c.Publish.Channel, c.Publish.Data)
+			replies = append(replies, `{"publish":{}}`)
 		}
-		_, _ = w.Write([]byte(`{"replies":[]}`))
+		_, _ = w.Write([]byte(`{"replies":[` + strings.Join(replies, ",") + `]}`))
 	default:
 		http.NotFound(w, r)
 	}
@@ -190,6 +204,26 @@ func TestFanoutDrivesCentrifugo(t *testing.T) {
 	}
 	if res.Sent != 0 || res.IngestErrors == 0 {
 		t.Fatalf("with a wrong key: %d sent, %d errors", res.Sent, res.IngestErrors)
+	}
+}
+
+// A publish the server answers with an error object (in a 200 answer,
+// alone or among a batch's replies) is an error.
+func TestCentrifugoPublishErrors(t *testing.T) {
+	f, srv := newCentrifugoFake(t, "secret")
+	f.mu.Lock()
+	f.refuse = "gone"
+	f.mu.Unlock()
+	ev := map[string]any{"n": 1}
+	ctx := context.Background()
+	if err := centrifugoPublish(ctx, http.DefaultClient, srv.URL, "secret", []string{"ok"}, []map[string]any{ev}); err != nil {
+		t.Fatalf("a publish: %v", err)
+	}
+	if err := centrifugoPublish(ctx, http.DefaultClient, srv.URL, "secret", []string{"gone"}, []map[string]any{ev}); err == nil || !strings.Contains(err.Error(), "unknown channel") {
+		t.Fatalf("a refused publish: %v", err)
+	}
+	if err := centrifugoPublish(ctx, http.DefaultClient, srv.URL, "secret", []string{"ok", "gone"}, []map[string]any{ev, ev}); err == nil || !strings.Contains(err.Error(), "a publish of the batch") {
+		t.Fatalf("a batch with a refused publish: %v", err)
 	}
 }
 
