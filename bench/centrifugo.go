@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -34,15 +33,11 @@ func centrifugoChannels(vehicles [][]string) []string {
 
 // centrifugoWS is the websocket address of a Centrifugo server at base.
 func centrifugoWS(base string) (string, error) {
-	u, err := url.Parse(base)
+	origin, err := wsOrigin(base)
 	if err != nil {
-		return "", fmt.Errorf("bench: %w", err)
+		return "", err
 	}
-	scheme := "ws://"
-	if u.Scheme == "https" {
-		scheme = "wss://"
-	}
-	return scheme + u.Host + "/connection/websocket", nil
+	return origin + "/connection/websocket", nil
 }
 
 // centrifugoSubscribe connects c and subscribes it to channel, returning

@@ -93,15 +93,24 @@ func (s ServerConfig) usage(ctx context.Context, base string) (cpu, rss float64,
 // wsURL is the websocket address of a stream at base: wss:// for an
 // https:// base.
 func wsURL(base, streamID, key string) (string, error) {
+	origin, err := wsOrigin(base)
+	if err != nil {
+		return "", err
+	}
+	return origin + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(streamID) + "&api_key=" + url.QueryEscape(key), nil
+}
+
+// wsOrigin is the websocket scheme and host of base: wss:// for an
+// https:// base, ws:// otherwise.
+func wsOrigin(base string) (string, error) {
 	u, err := url.Parse(base)
 	if err != nil {
 		return "", fmt.Errorf("bench: %w", err)
 	}
-	scheme := "ws://"
 	if u.Scheme == "https" {
-		scheme = "wss://"
+		return "wss://" + u.Host, nil
 	}
-	return scheme + u.Host + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(streamID) + "&api_key=" + url.QueryEscape(key), nil
+	return "ws://" + u.Host, nil
 }
 
 func apiCall(ctx context.Context, method, url, key string, body any, out any) error {
