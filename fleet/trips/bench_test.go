@@ -46,7 +46,11 @@ func batch(trip string, start time.Time, from, n int) *trips.BatchRequest {
 
 // BenchmarkUploadBatch measures validation, detection, analytics and the
 // durable SQLite write of 1,000-point batches over 64 trips.
-func BenchmarkUploadBatch(b *testing.B) { benchUpload(b, newService(b)) }
+func BenchmarkUploadBatch(b *testing.B) { benchUpload(b, newService(b), 1000) }
+
+// BenchmarkUploadOnePoint is a vehicle reporting as it goes: one point an
+// upload, over 64 trips, each upload on its own (no group commit).
+func BenchmarkUploadOnePoint(b *testing.B) { benchUpload(b, newService(b), 1) }
 
 // BenchmarkUploadBatchRoads is BenchmarkUploadBatch with a road network
 // (the street fixture) and the road matcher's workers running beside
@@ -65,10 +69,10 @@ func benchRoads(b *testing.B, workers bool) {
 	if workers {
 		go svc.RunRoads(ctx)
 	}
-	benchUpload(b, svc)
+	benchUpload(b, svc, 1000)
 }
 
-func benchUpload(b *testing.B, svc *trips.Service) {
+func benchUpload(b *testing.B, svc *trips.Service, points int) {
 	ctx := context.Background()
 	start := time.Now().Add(-72 * time.Hour).UTC().Truncate(time.Second)
 	const nTrips = 64
@@ -82,15 +86,15 @@ func benchUpload(b *testing.B, svc *trips.Service) {
 	}
 	reqs := make([]*trips.BatchRequest, b.N)
 	for i := range reqs {
-		reqs[i] = batch(ids[i%nTrips], start, (i/nTrips)*1000, 1000)
+		reqs[i] = batch(ids[i%nTrips], start, (i/nTrips)*points, points)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		res, err := svc.UploadBatch(ctx, "o", "test", reqs[i])
-		if err != nil || res.ProcessedCount != 1000 {
+		if err != nil || res.ProcessedCount != points {
 			b.Fatalf("%v %+v", err, res.RejectedCount)
 		}
 	}
-	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "points/s")
+	b.ReportMetric(float64(b.N*points)/b.Elapsed().Seconds(), "points/s")
 }
