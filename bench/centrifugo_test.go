@@ -183,7 +183,7 @@ func TestFanoutDrivesCentrifugo(t *testing.T) {
 		if err != nil {
 			t.Fatalf("batch %d: %v", batch, err)
 		}
-		if res.Server != "centrifugo" || res.Sent == 0 || res.Expected != 2*res.Sent || res.Delivered != res.Expected || res.Lost != 0 || res.Duplicates != 0 || res.OutOfOrder != 0 || res.IngestErrors != 0 {
+		if res.Server != "centrifugo" || res.Offered != 300 || res.Sent == 0 || res.Expected != 2*res.Sent || res.Delivered != res.Expected || res.Lost != 0 || res.Duplicates != 0 || res.OutOfOrder != 0 || res.IngestErrors != 0 {
 			t.Fatalf("batch %d: %+v", batch, *res)
 		}
 		f.mu.Lock()

@@ -58,11 +58,15 @@ type FanoutConfig struct {
 type FanoutResult struct {
 	Sent, Expected, Delivered, Lost, Duplicates, OutOfOrder int64
 	Streams, Subscribers, Senders                           int
-	Elapsed                                                 time.Duration
-	Latencies                                               []time.Duration `json:"-"`
-	ServerCPUSeconds                                        float64
-	ServerRSSBytes                                          float64
-	IngestErrors                                            int64
+	// Offered is the events a second the senders were to publish
+	// (--events-per-sec): a sender waits for each answer, so a slow one
+	// sends fewer.
+	Offered          int
+	Elapsed          time.Duration
+	Latencies        []time.Duration `json:"-"`
+	ServerCPUSeconds float64
+	ServerRSSBytes   float64
+	IngestErrors     int64
 	// CPUSource is where the server's CPU was read: /proc/<pid> or
 	// /metrics.
 	CPUSource string
@@ -86,7 +90,11 @@ func (r *FanoutResult) Report() *Report {
 		rep.Add("senders", "senders", r.Senders, "")
 	}
 	rep.Add("tls", "TLS", r.TLS, "")
+	if r.Offered > 0 {
+		rep.Add("offered_per_s", "events offered", r.Offered, "/s")
+	}
 	rep.Add("sent", "events sent", r.Sent, "")
+	rep.Add("sent_per_s", "events sent a second", float64(r.Sent)/secs, "/s")
 	rep.Add("expected", "deliveries expected", r.Expected, "")
 	rep.Add("delivered", "delivered", r.Delivered, "")
 	rep.Add("deliveries_per_s", "delivery rate", float64(r.Delivered)/secs, "/s")
@@ -252,7 +260,7 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 		s.conn.Close()
 	}
 	wg.Wait()
-	res := &FanoutResult{Server: "fleethub", Streams: cfg.Streams, Subscribers: cfg.Subscribers, Senders: cfg.Senders, Elapsed: elapsed, ServerCPUSeconds: cpu1 - cpu0, ServerRSSBytes: rss,
+	res := &FanoutResult{Server: "fleethub", Offered: cfg.Rate, Streams: cfg.Streams, Subscribers: cfg.Subscribers, Senders: cfg.Senders, Elapsed: elapsed, ServerCPUSeconds: cpu1 - cpu0, ServerRSSBytes: rss,
 		IngestErrors: ingestErr, CPUSource: source, TLS: strings.HasPrefix(cfg.URL, "https:")}
 	if cfg.Centrifugo != "" {
 		res.Server = "centrifugo"
