@@ -62,7 +62,20 @@
 //     route or another, in order or reversed, and two routes exchanging
 //     a stop each, each going to its cheapest place in the other, priced
 //     by the arcs and rebuilt only when they save, until no move saves
-//     or it has spent 2 % of the search's work beyond it.
+//     or it has spent 2 % of the search's work beyond it;
+//   - after the searches, a set partitioning over the routes they found
+//     (recombine, pool.go): each search keeps in a pool every route of
+//     its annealings' best plans and every route built by a candidate
+//     whose arcs cost at most 1 % more than the best plan's, one per set
+//     of stops and class of vehicle, in its cheapest order (counting no
+//     work, so the searches are unchanged); on the better search's plan,
+//     for every set of up to three of its routes that routes of the two
+//     pools lie within, the cheapest partition of their stops into routes
+//     of the pools and of the plan is found by a depth-first search
+//     (bounded by each stop's lowest price per stop among the routes
+//     that hold it) and taken when it saves, until none saves or it has
+//     spent 1 % of a search's work beyond it; a plan it changed goes
+//     through the final local search again.
 //
 // Each route keeps, per position, the earliest service start (forward)
 // and the latest service start that keeps every later stop and the
@@ -117,7 +130,7 @@
 //
 // Solve runs Options.Workers searches (2 by default, one per core of the
 // machine it was measured on) with different seeds and keeps the best
-// plan. The workers take two styles in turn (style): the first spends up
+// plan, recombined with the routes of all of them. The workers take two styles in turn (style): the first spends up
 // to half its budget on route minimisation and anneals from 1.2 times
 // the mean return trip, the second at most a fifth and from 0.6; the
 // first kind wins the vehicle counts of tight instances, the second the

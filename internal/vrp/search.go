@@ -76,6 +76,7 @@ type worker struct {
 	in1, in2   []place3  // SWAP*'s cheapest gaps (swapStar)
 	key        []float64 // per stop: the recreation order's key
 	ruined     []int32
+	pool       *pool // the routes of its best plans, when kept
 }
 
 func newWorker(t *tables, i int, seed uint64, deadline time.Time) *worker {
@@ -611,12 +612,14 @@ func (w *worker) anneal(s *solution, limit budget, open bool) *solution {
 	stall := max(int64(stallShare*float64(limit.work-limit.fromWork)), minStall)
 	lastBest := w.work // the work when best was last lowered, or the last kick
 	fleetLeft := fleetKicks
+	w.record(best)
 	for !w.out(&limit) {
 		p := w.progress(&limit)
 		temp := t0 * math.Pow(t1/t0, p)
 		if w.work-lastBest > stall && p < kickUntil {
 			if m := w.fewerRoutes(best, &fleetLeft, limit); m != nil {
 				cur, best = m, m
+				w.record(best)
 			} else {
 				cur = w.kick(best, open)
 			}
@@ -628,11 +631,15 @@ func (w *worker) anneal(s *solution, limit budget, open bool) *solution {
 		if cand.cost < cur.cost-temp*math.Log(1-w.rng.Float64()) {
 			cur = cand
 		}
+		if w.pool != nil && cand.cost < best.cost+recordNear*(best.cost-float64(best.used)*tb.vehicleCost) {
+			w.recordNew(cand)
+		}
 		if cand.cost < best.cost-tol {
 			best, lastBest = cand, w.work
 			if p := w.polish(cand); p.cost < cand.cost-tol {
 				cur, best = p, p
 			}
+			w.record(best)
 		}
 	}
 	return best
@@ -793,9 +800,12 @@ func (w *worker) search(limit budget) (first, best *solution) {
 	first = s
 	if w.t.p.MinimizeVehicles {
 		s = w.minimizeRoutes(s, w.share(limit, float64(w.fleetShare)/100))
-		return first, w.finish(w.restarts(s, limit, false), limit)
+		best = w.finish(w.restarts(s, limit, false), limit)
+	} else {
+		best = w.finish(w.restarts(s, limit, true), limit)
 	}
-	return first, w.finish(w.restarts(s, limit, true), limit)
+	w.record(best)
+	return first, best
 }
 
 // restarts anneals from s for what is left of limit. With

@@ -92,6 +92,7 @@ func (p *Problem) Solve(o Options) Solution {
 	type result struct {
 		first, best *solution
 		cut         bool
+		pool        *pool
 	}
 	res := make([]result, o.Workers)
 	var wg sync.WaitGroup
@@ -100,8 +101,11 @@ func (p *Problem) Solve(o Options) Solution {
 		go func() {
 			defer wg.Done()
 			w := newWorker(t, i, splitmix(o.Seed+uint64(i)), deadline)
+			if !t.extras {
+				w.pool = newPool(t.n, len(p.Vehicles))
+			}
 			first, best := w.search(limit)
-			res[i] = result{first, best, w.cut}
+			res[i] = result{first, best, w.cut, w.pool}
 		}()
 	}
 	wg.Wait()
@@ -112,6 +116,20 @@ func (p *Problem) Solve(o Options) Solution {
 		}
 	}
 	best := res[win].best
+	cut := false
+	if res[win].pool != nil {
+		// The set partitioning over every search's routes, and the
+		// final local search again on a plan it changed.
+		pools := make([]*pool, len(res))
+		for i := range res {
+			pools[i] = res[i].pool
+		}
+		w := newWorker(t, len(res), splitmix(o.Seed+uint64(len(res))), deadline)
+		if r := w.recombine(best, merge(pools), int64(recombineShare*float64(limit.work))); better(r, best) {
+			best = w.finish(r, budget{work: w.work + limit.work, fromWork: w.work, until: deadline})
+		}
+		cut = w.cut
+	}
 	sol := Solution{Routes: make([][]int, len(p.Vehicles)), Unassigned: map[int]Reason{}}
 	for v, r := range best.routes {
 		for _, c := range r.stops {
@@ -128,6 +146,7 @@ func (p *Problem) Solve(o Options) Solution {
 			sol.Initial[v] = append(sol.Initial[v], int(c))
 		}
 	}
+	sol.Cut = cut
 	for _, r := range res {
 		sol.Cut = sol.Cut || r.cut
 	}
