@@ -115,27 +115,38 @@ end
 `
 
 // appendScript assigns offsets and adds entries atomically, in the
-// stream's current history. ARGV: the entries, a fresh epoch, MAXLEN.
+// stream's current history. KEYS: seq, log, epoch, the call's key
+// (callKey); ARGV: the entries, a fresh epoch, MAXLEN, the call key's
+// TTL in ms. A call that ran already (the client sent it again after a
+// reply it did not get in time) answers what it answered then and
+// appends nothing.
 const appendScript = ensureHistory + `
-ensure(ARGV[#ARGV - 1])
+local done = redis.call('GET', KEYS[4])
+if done then return tonumber(done) end
+ensure(ARGV[#ARGV - 2])
 local n = 0
-for i = 1, #ARGV - 2 do
+for i = 1, #ARGV - 3 do
   n = redis.call('INCR', KEYS[1])
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[#ARGV], n .. '-0', 'd', ARGV[i])
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[#ARGV - 1], n .. '-0', 'd', ARGV[i])
 end
+redis.call('SET', KEYS[4], n, 'PX', ARGV[#ARGV])
 return n`
 
 // uniqueScript is appendScript for entries with message ids: an entry
 // whose id the stream took within the TTL is not appended again,
 // atomically with the append, so that a message handed again after a
 // crash is not appended twice; the id's key holds the offset it took.
-// KEYS: seq, log, epoch, then the id keys; ARGV: n entries, then for each
-// the index of its id key in KEYS (0: none), a fresh epoch, MAXLEN, the
-// TTL in ms. Returns the offset of each entry, new or earlier.
+// KEYS: seq, log, epoch, the call's key, then the id keys; ARGV: n
+// entries, then for each the index of its id key in KEYS (0: none), a
+// fresh epoch, MAXLEN, the TTL in ms, the call key's TTL in ms. Returns
+// the offset of each entry, new or earlier; a call that ran already
+// returns its first answer (as appendScript).
 const uniqueScript = ensureHistory + `
-local ttl = ARGV[#ARGV]
-ensure(ARGV[#ARGV - 2])
-local count = (#ARGV - 3) / 2
+local done = redis.call('GET', KEYS[4])
+if done then return cjson.decode(done) end
+local ttl = ARGV[#ARGV - 1]
+ensure(ARGV[#ARGV - 3])
+local count = (#ARGV - 4) / 2
 local offs = {}
 for i = 1, count do
   local k = tonumber(ARGV[count + i])
@@ -145,11 +156,12 @@ for i = 1, count do
     offs[i] = tonumber(prev)
   else
     local n = redis.call('INCR', KEYS[1])
-    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[#ARGV - 1], n .. '-0', 'd', ARGV[i])
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[#ARGV - 2], n .. '-0', 'd', ARGV[i])
     if k > 0 then redis.call('SET', KEYS[k], n, 'PX', ttl) end
     offs[i] = n
   end
 end
+redis.call('SET', KEYS[4], cjson.encode(offs), 'PX', ARGV[#ARGV])
 return offs`
 
 // epochScript returns a stream's epoch and newest offset, giving it an
@@ -192,6 +204,17 @@ func (k keys) all() []string { return []string{k.seq, k.log, k.epoch} }
 // seq key's prefix puts it in the stream's hash slot.
 func (k keys) msgID(id string) string { return strings.TrimSuffix(k.seq, "seq") + "mid:" + id }
 
+// callKey is the key of one append call, in the stream's hash slot: it
+// holds the call's answer for callTTL. go-redis sends a command again
+// when its reply did not come within the read timeout, though Redis may
+// have run it; the key makes the second run answer the first's instead
+// of appending the entries twice.
+func (k keys) callKey() string { return strings.TrimSuffix(k.seq, "seq") + "call:" + newEpoch() }
+
+// callTTL outlives every resend of a call: go-redis's retries of one
+// command end within a few read timeouts.
+const callTTL = 10 * time.Second
+
 // newEpoch is a fresh history name: 16 hex digits.
 func newEpoch() string {
 	var b [8]byte
@@ -208,8 +231,9 @@ func (l *Log) Append(ctx context.Context, id string, data [][]byte) (int64, erro
 	for _, d := range data {
 		args = append(args, d)
 	}
-	args = append(args, newEpoch(), l.cfg.MaxEntries)
-	last, err := l.script.Run(ctx, l.rdb, l.keys(id).all(), args...).Int64()
+	args = append(args, newEpoch(), l.cfg.MaxEntries, callTTL.Milliseconds())
+	k := l.keys(id)
+	last, err := l.script.Run(ctx, l.rdb, append(k.all(), k.callKey()), args...).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("redislog: append: %w", err)
 	}
@@ -229,8 +253,8 @@ func (l *Log) AppendUnique(ctx context.Context, id string, data [][]byte, ids []
 		return nil, nil
 	}
 	k := l.keys(id)
-	ks := k.all()
-	args := make([]any, 0, 2*len(data)+3)
+	ks := append(k.all(), k.callKey())
+	args := make([]any, 0, 2*len(data)+4)
 	for _, d := range data {
 		args = append(args, d)
 	}
@@ -242,7 +266,7 @@ func (l *Log) AppendUnique(ctx context.Context, id string, data [][]byte, ids []
 		ks = append(ks, k.msgID(mid))
 		args = append(args, len(ks))
 	}
-	args = append(args, newEpoch(), l.cfg.MaxEntries, max(ttl.Milliseconds(), 1))
+	args = append(args, newEpoch(), l.cfg.MaxEntries, max(ttl.Milliseconds(), 1), callTTL.Milliseconds())
 	offs, err := l.unique.Run(ctx, l.rdb, ks, args...).Int64Slice()
 	if err != nil {
 		return nil, fmt.Errorf("redislog: append: %w", err)
