@@ -3,6 +3,7 @@ package faultproxy
 import (
 	"net"
 	"sync"
+	"time"
 )
 
 // Proxy forwards TCP connections from its own address to a target.
@@ -17,6 +18,10 @@ type Proxy struct {
 	hang   bool
 	closed bool
 	conns  map[net.Conn]struct{} // both ends of every live connection
+	// slow holds what these target-side connections send for their
+	// duration before it is passed on (Slow)
+	slow map[net.Conn]time.Duration
+	ups  map[net.Conn]struct{} // the target-side ends of conns
 }
 
 // New listens on a free port of 127.0.0.1 and forwards each connection it
@@ -26,7 +31,7 @@ func New(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}, slow: map[net.Conn]time.Duration{}, ups: map[net.Conn]struct{}{}}
 	p.held = sync.NewCond(&p.mu)
 	p.wg.Add(1)
 	go p.accept()
@@ -56,6 +61,19 @@ func (p *Proxy) Hang(v bool) {
 	p.hang = v
 	if !v {
 		p.held.Broadcast()
+	}
+}
+
+// Slow holds each reply the target sends on the connections open now for
+// d before passing it on, while their requests go through at once: the
+// target does what it was asked, and its client waits longer for the
+// answer (a command that runs but whose reply comes after the client's
+// read timeout). Connections opened later are not held.
+func (p *Proxy) Slow(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for up := range p.ups {
+		p.slow[up] = d
 	}
 }
 
@@ -114,6 +132,7 @@ func (p *Proxy) serve(c net.Conn) {
 		return
 	}
 	p.conns[c], p.conns[up] = struct{}{}, struct{}{}
+	p.ups[up] = struct{}{}
 	p.mu.Unlock()
 	p.wg.Add(1)
 	go func() { defer p.wg.Done(); p.pipe(c, up) }()
@@ -126,6 +145,12 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
+		p.mu.Lock()
+		delay := p.slow[src]
+		p.mu.Unlock()
+		if n > 0 && delay > 0 {
+			time.Sleep(delay)
+		}
 		p.mu.Lock()
 		for p.hang {
 			if _, live := p.conns[src]; !live {
@@ -146,6 +171,8 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 	dst.Close()
 	p.mu.Lock()
 	delete(p.conns, dst)
+	delete(p.ups, src)
+	delete(p.slow, src)
 	p.held.Broadcast()
 	p.mu.Unlock()
 }

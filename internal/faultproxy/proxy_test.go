@@ -172,3 +172,40 @@ func TestListener(t *testing.T) {
 		t.Fatalf("after Cut(false): %v", err)
 	}
 }
+
+// Slow holds the replies of the connections open when it was called and
+// lets those of later connections through: the slow one's reply is not
+// there within a deadline its held time exceeds, comes whole after it,
+// and a new connection answers meanwhile.
+func TestSlow(t *testing.T) {
+	p, err := faultproxy.New(echoServer(t).Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	slow := dial(t, p.Addr())
+	if err := roundTrip(slow, "before"); err != nil {
+		t.Fatal(err)
+	}
+	p.Slow(time.Second)
+	if _, err := slow.Write([]byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	quick := dial(t, p.Addr())
+	if err := roundTrip(quick, "quick"); err != nil {
+		t.Fatalf("a connection opened after Slow: %v", err)
+	}
+	if err := slow.SetReadDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4)
+	if n, err := slow.Read(got); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read from the slowed connection: %d bytes %q, %v", n, got[:n], err)
+	}
+	if err := slow.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(slow, got); err != nil || string(got) != "late" {
+		t.Fatalf("the slowed reply: %q %v", got, err)
+	}
+}
