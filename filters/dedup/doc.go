@@ -56,8 +56,9 @@
 //     them, with RecordAll, and ForgetAll them if its hand-off fails,
 //     instead of ClaimAll then Done.
 //   - Redis is a window shared by every node: keys prefix+id, "1" for a
-//     recorded id (TTL) and "c" for a claim (lease), expiring by
-//     themselves. Seen is one SET NX PX and Claim one Lua script, each one
+//     recorded id (TTL) and "c" with the claiming call's token for a
+//     claim (lease), expiring by themselves; a claim the client sends
+//     again after a timeout finds its own token and is not in flight. Seen is one SET NX PX and Claim one Lua script, each one
 //     atomic round trip, so of two nodes racing on one id exactly one sees
 //     it first; Done is one pipelined round trip for any number of ids.
 //

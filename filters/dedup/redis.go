@@ -2,25 +2,46 @@ package dedup
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// seenValue is the value of a key recorded as seen; a claim is "c".
+// seenValue is the value of a key recorded as seen; a claim is "c" and
+// the token of the call that claimed it (claimToken).
 const seenValue = "1"
 
-// claimScript sets a missing key to a claim for the lease (ARGV[1], ms)
-// and answers 0; it answers 1 for a claim and 2 for a seen id.
+// claimScript sets a missing key to the claim ARGV[2] for the lease
+// (ARGV[1], ms) and answers 0; it answers 1 for another claim and 2 for
+// a seen id. A key that holds ARGV[2] already was claimed by this very
+// call, run before: go-redis sends a command again when its reply did
+// not come within the read timeout, though Redis may have run it, and
+// the call must not then find its own claim in flight.
 const claimScript = `
 local v = redis.call('GET', KEYS[1])
 if not v then
-  redis.call('SET', KEYS[1], 'c', 'PX', ARGV[1])
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[1])
   return 0
 end
-if v == 'c' then return 1 end
+if v == ARGV[2] then return 0 end
+if string.sub(v, 1, 1) == 'c' then return 1 end
 return 2`
+
+// claimToken is a call's claim value: "c", 16 random hex digits and the
+// id's place in the call (so that an id twice in one ClaimAll is claimed
+// once, in flight the second time).
+func claimToken(call string, i int) string { return "c" + call + ":" + strconv.Itoa(i) }
+
+// newCall names one claiming call.
+func newCall() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
 
 // Redis is a window shared by every node using the same Redis and prefix.
 // It is safe for concurrent use.
@@ -64,7 +85,7 @@ func (r *Redis) Claim(ctx context.Context, id string) (State, error) {
 	if id == "" {
 		return Unseen, ErrEmptyID
 	}
-	n, err := r.claim.Run(ctx, r.client, []string{r.prefix + id}, max(r.lease.Milliseconds(), 1)).Int()
+	n, err := r.claim.Run(ctx, r.client, []string{r.prefix + id}, max(r.lease.Milliseconds(), 1), claimToken(newCall(), 0)).Int()
 	if err != nil {
 		return Unseen, fmt.Errorf("dedup: redis claim: %w", err)
 	}
@@ -84,24 +105,25 @@ func (r *Redis) ClaimAll(ctx context.Context, ids []string, states []State) erro
 	}
 	states = states[:len(ids)]
 	lease := max(r.lease.Milliseconds(), 1)
-	run := func(eval func(p redis.Pipeliner, key string) *redis.Cmd) ([]*redis.Cmd, error) {
+	call := newCall()
+	run := func(eval func(p redis.Pipeliner, key, claim string) *redis.Cmd) ([]*redis.Cmd, error) {
 		cmds := make([]*redis.Cmd, len(ids))
 		_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i, id := range ids {
-				cmds[i] = eval(p, r.prefix+id)
+				cmds[i] = eval(p, r.prefix+id, claimToken(call, i))
 			}
 			return nil
 		})
 		return cmds, err
 	}
-	cmds, err := run(func(p redis.Pipeliner, key string) *redis.Cmd {
-		return r.claim.EvalSha(ctx, p, []string{key}, lease)
+	cmds, err := run(func(p redis.Pipeliner, key, claim string) *redis.Cmd {
+		return r.claim.EvalSha(ctx, p, []string{key}, lease, claim)
 	})
 	if redis.HasErrorPrefix(err, "NOSCRIPT") {
 		// The script is not loaded yet (or Redis restarted): send it
 		// with the ids; EVAL loads it for the next calls.
-		cmds, err = run(func(p redis.Pipeliner, key string) *redis.Cmd {
-			return r.claim.Eval(ctx, p, []string{key}, lease)
+		cmds, err = run(func(p redis.Pipeliner, key, claim string) *redis.Cmd {
+			return r.claim.Eval(ctx, p, []string{key}, lease, claim)
 		})
 	}
 	if err != nil {

@@ -1,0 +1,56 @@
+package dedup_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/filters/dedup"
+	"github.com/fleethub/fleethub/internal/faultproxy"
+	"github.com/redis/go-redis/v9"
+)
+
+// A claim whose reply comes after the client's read timeout was made by
+// Redis all the same; go-redis sends it again on a new connection. The
+// second run finds the call's own claim and answers Unseen, not
+// InFlight (which would hold the event until the lease ran out), and an
+// id twice in one ClaimAll is still claimed once.
+func TestClaimSentAgainIsStillTheCallers(t *testing.T) {
+	direct := redisClient(t)
+	prefix := testPrefix(t, direct)
+	// the script in Redis's cache, so that the first command through the
+	// proxy is the claim itself
+	if _, err := dedup.NewRedis(direct, prefix+"warm:", time.Minute).Claim(t.Context(), "w"); err != nil {
+		t.Fatal(err)
+	}
+	slowClient := func(t *testing.T) *redis.Client {
+		proxy, err := faultproxy.New(direct.Options().Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { proxy.Close() })
+		opt := *direct.Options()
+		opt.Addr = proxy.Addr()
+		opt.ReadTimeout, opt.PoolSize, opt.MinIdleConns, opt.MaxRetries = 150*time.Millisecond, 1, 0, 3
+		opt.MinRetryBackoff, opt.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
+		c := redis.NewClient(&opt)
+		t.Cleanup(func() { c.Close() })
+		if err := c.Ping(t.Context()).Err(); err != nil { // the first connection, made
+			t.Fatal(err)
+		}
+		proxy.Slow(400 * time.Millisecond) // its replies
+		return c
+	}
+	w := dedup.NewRedis(slowClient(t), prefix, time.Minute)
+	if st, err := w.Claim(t.Context(), "x"); err != nil || st != dedup.Unseen {
+		t.Fatalf("Claim sent again: %v, %v; want Unseen", st, err)
+	}
+	w = dedup.NewRedis(slowClient(t), prefix, time.Minute)
+	states := make([]dedup.State, 3)
+	if err := w.ClaimAll(t.Context(), []string{"y", "y", "x"}, states); err != nil {
+		t.Fatal(err)
+	}
+	if want := []dedup.State{dedup.Unseen, dedup.InFlight, dedup.InFlight}; !slices.Equal(states, want) {
+		t.Fatalf("ClaimAll sent again = %v, want %v (x is the first call's)", states, want)
+	}
+}
