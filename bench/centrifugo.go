@@ -22,8 +22,9 @@ import (
 // here); the senders publish through its HTTP API, /api/publish for one
 // event a request and /api/batch for more.
 
-// centrifugoChannels names a run's channels, one per stream.
-func centrifugoChannels(vehicles [][]string) []string {
+// streamNames names a run's streams by their first vehicle: the
+// channels of a Centrifugo run.
+func streamNames(vehicles [][]string) []string {
 	chs := make([]string, len(vehicles))
 	for j, vs := range vehicles {
 		chs[j] = vs[0]

@@ -230,7 +230,7 @@ func TestCentrifugoPublishErrors(t *testing.T) {
 // A subscription the server refuses stops the run, naming the channel.
 func TestFanoutCentrifugoRefusedSubscription(t *testing.T) {
 	f, srv := newCentrifugoFake(t, "secret")
-	ch := centrifugoChannels(runVehiclesFor("fanout", 1, 1))[0]
+	ch := streamNames(runVehiclesFor("fanout", 1, 1))[0]
 	f.mu.Lock()
 	f.refuse = ch
 	f.mu.Unlock()

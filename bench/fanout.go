@@ -213,16 +213,15 @@ func Fanout(ctx context.Context, cfg FanoutConfig) (*FanoutResult, error) {
 			}
 		}
 	}()
-	channels := centrifugoChannels(vehicles)
-	for _, vs := range vehicles {
-		if cfg.Centrifugo != "" {
-			break // a channel needs no start
+	channels := streamNames(vehicles)
+	if cfg.Centrifugo == "" { // a channel needs no start
+		for _, vs := range vehicles {
+			id, err := startFanoutStream(ctx, cfg, vs)
+			if err != nil {
+				return nil, err
+			}
+			streamIDs = append(streamIDs, id)
 		}
-		id, err := startFanoutStream(ctx, cfg, vs)
-		if err != nil {
-			return nil, err
-		}
-		streamIDs = append(streamIDs, id)
 	}
 	sub0 := cfg.SubscribeURL
 	if sub0 == "" {

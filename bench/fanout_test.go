@@ -52,7 +52,7 @@ func TestFanoutSendersKeepTheirConnections(t *testing.T) {
 	defer stop.Stop()
 	cfg := FanoutConfig{URL: srv.URL, Key: "k", Rate: 2000, Batch: 1}
 	vs := runVehiclesFor("veh", 1, senders)
-	sent, errs := sendFanout(context.Background(), cfg, vs, centrifugoChannels(vs), deadline)
+	sent, errs := sendFanout(context.Background(), cfg, vs, streamNames(vs), deadline)
 	if errs != 0 {
 		t.Fatalf("%d ingest requests failed", errs)
 	}

@@ -140,7 +140,7 @@ func SSE(ctx context.Context, cfg SSEConfig) (*SSEResult, error) {
 	cpu0, _, _ := cfg.Server.usage(ctx, cfg.URL)
 	start = time.Now()
 	fc := FanoutConfig{URL: cfg.URL, Key: cfg.Key, Rate: cfg.Rate, Batch: cfg.Batch, Server: cfg.Server, Meter: cfg.Meter}
-	sent, ingestErrs := sendFanout(ctx, fc, vehicles, centrifugoChannels(vehicles), start.Add(cfg.Duration))
+	sent, ingestErrs := sendFanout(ctx, fc, vehicles, streamNames(vehicles), start.Add(cfg.Duration))
 	res.Sent, res.IngestErrors = sent[0], ingestErrs
 	res.Elapsed = time.Since(start)
 	sleepCtx(ctx, cfg.Drain)
