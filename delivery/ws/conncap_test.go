@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/faultproxy"
 	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
@@ -228,4 +229,70 @@ func TestConnectionCapBadRequestTakesNoSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
+}
+
+// TestConnsRedisSentAgainCountsOnce: go-redis sends a command again when
+// its reply comes after the read timeout, though Redis ran it; an acquire
+// and a release sent again count the connection once, so the key's
+// other connections are not refused and its slot is freed by the release.
+func TestConnsRedisSentAgainCountsOnce(t *testing.T) {
+	direct := redisForTest(t)
+	ctx := context.Background()
+	key := fmt.Sprintf("resend-%d", time.Now().UnixNano())
+	org := "org-" + key
+	// the scripts in Redis's cache, so that the first command through the
+	// proxy is the call itself
+	warm := ws.NewRedisConns(direct, time.Minute, nil)
+	defer warm.Close()
+	r, err := warm.Acquire(ctx, org+"-warm", key+"-warm", 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r()
+	proxy, err := faultproxy.New(direct.Options().Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	opt := *direct.Options()
+	opt.Addr = proxy.Addr()
+	opt.ReadTimeout, opt.PoolSize, opt.MinIdleConns, opt.MaxRetries = 150*time.Millisecond, 1, 0, 3
+	opt.MinRetryBackoff, opt.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
+	slow := redis.NewClient(&opt)
+	defer slow.Close()
+	c := ws.NewRedisConns(slow, time.Minute, nil)
+	defer c.Close()
+	counters := []string{"fleethub:wsconns:key:" + key, "fleethub:wsconns:org:" + org}
+	count := func() []int {
+		var n []int
+		for _, k := range counters {
+			v, _ := direct.Get(ctx, k).Int()
+			n = append(n, v)
+		}
+		return n
+	}
+	if err := slow.Ping(ctx).Err(); err != nil { // the first connection, made
+		t.Fatal(err)
+	}
+	proxy.Slow(400 * time.Millisecond) // its replies come after the read timeout
+	release, err := c.Acquire(ctx, org, key, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n[0] != 1 || n[1] != 1 {
+		t.Fatalf("one connection sent twice counts %v, want [1 1]", n)
+	}
+	other, err := warm.Acquire(ctx, org, key, 2, 2)
+	if err != nil {
+		t.Fatalf("the key's second connection of two: %v", err)
+	}
+	defer other()
+	if err := slow.Ping(ctx).Err(); err != nil { // a connection made now, held as well
+		t.Fatal(err)
+	}
+	proxy.Slow(400 * time.Millisecond)
+	release()
+	if n := count(); n[0] != 1 || n[1] != 1 {
+		t.Fatalf("after a release sent again the counters are %v, want [1 1] (the other connection)", n)
+	}
 }

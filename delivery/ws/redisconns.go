@@ -2,6 +2,8 @@ package ws
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
 	"sync"
 	"time"
@@ -34,24 +36,43 @@ var _ Conns = (*RedisConns)(nil)
 // DefaultConnsTTL is the lifetime of a connection counter not refreshed.
 const DefaultConnsTTL = time.Minute
 
-// connScript: KEYS key counter, org counter; ARGV key cap, org cap, ttl
-// in ms. Returns 0 when counted, 1 when the key is at its cap, 2 when
-// the organization is.
+// connScript: KEYS key counter, org counter, the call's key; ARGV key
+// cap, org cap, ttl in ms, the call key's ttl in ms. Returns 0 when
+// counted, 1 when the key is at its cap, 2 when the organization is.
+//
+// go-redis sends a command again when its reply did not come within the
+// read timeout, though Redis may have run it: the call's key holds the
+// first run's answer, and a second run answers it without counting the
+// connection twice (a count that would stay while the node holds any
+// connection of the key, since each refresh extends it).
 const connScript = `
-if tonumber(redis.call('GET', KEYS[1]) or '0') >= tonumber(ARGV[1]) then return 1 end
-if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[2]) then return 2 end
-redis.call('INCR', KEYS[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('INCR', KEYS[2])
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return 0`
+local done = redis.call('GET', KEYS[3])
+if done then return tonumber(done) end
+local r = 0
+if tonumber(redis.call('GET', KEYS[1]) or '0') >= tonumber(ARGV[1]) then r = 1
+elseif tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[2]) then r = 2
+else
+  redis.call('INCR', KEYS[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  redis.call('INCR', KEYS[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+end
+redis.call('SET', KEYS[3], r, 'PX', ARGV[4])
+return r`
 
-// releaseScript decrements both counters, never below zero.
+// releaseScript decrements both counters, never below zero, once per
+// call key (KEYS[3], ARGV[1] its ttl in ms): a release sent again
+// decrements nothing more.
 const releaseScript = `
+if redis.call('SET', KEYS[3], 1, 'NX', 'PX', ARGV[1]) == false then return 0 end
 for i = 1, 2 do
   if tonumber(redis.call('GET', KEYS[i]) or '0') > 0 then redis.call('DECR', KEYS[i]) end
 end
 return 0`
+
+// callTTL outlives every resend of a call: go-redis's retries of one
+// command end within a few read timeouts.
+const callTTL = 10 * time.Second
 
 var releaser = redis.NewScript(releaseScript)
 
@@ -77,10 +98,17 @@ func NewRedisConns(rdb redis.UniversalClient, ttl time.Duration, log *slog.Logge
 func (r *RedisConns) keyOf(keyID string) string { return r.prefix + "key:" + keyID }
 func (r *RedisConns) orgOf(org string) string   { return r.prefix + "org:" + org }
 
+// callKey is the key of one acquire or release call (see connScript).
+func (r *RedisConns) callKey() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return r.prefix + "call:" + hex.EncodeToString(b[:])
+}
+
 // Acquire implements Conns.
 func (r *RedisConns) Acquire(ctx context.Context, org, keyID string, keyCap, orgCap int) (func(), error) {
 	keys := []string{r.keyOf(keyID), r.orgOf(org)}
-	n, err := r.script.Run(ctx, r.rdb, keys, keyCap, orgCap, r.ttl.Milliseconds()).Int()
+	n, err := r.script.Run(ctx, r.rdb, append(keys, r.callKey()), keyCap, orgCap, r.ttl.Milliseconds(), callTTL.Milliseconds()).Int()
 	if err != nil {
 		// Redis is down: this node's own count decides
 		return r.local.Acquire(ctx, org, keyID, keyCap, orgCap)
@@ -112,7 +140,7 @@ func (r *RedisConns) Acquire(ctx context.Context, org, keyID string, keyCap, org
 func (r *RedisConns) release(keys []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), acksTimeout)
 	defer cancel()
-	if err := releaser.Run(ctx, r.rdb, keys).Err(); err != nil {
+	if err := releaser.Run(ctx, r.rdb, []string{keys[0], keys[1], r.callKey()}, callTTL.Milliseconds()).Err(); err != nil {
 		r.log.Debug("releasing a websocket connection's counters failed; they expire with their TTL", "keys", keys, "error", err)
 	}
 }
