@@ -2,6 +2,8 @@ package ratelimit
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -18,8 +20,15 @@ const DefaultPrefix = "fleethub:rl:"
 // again. All times are integer microseconds since the epoch; they stay below
 // 2^53, so Lua's doubles hold them exactly.
 //
+// go-redis sends a command again when its reply did not come within the
+// read timeout, though Redis may have run it: the bucket keeps the token
+// of the last call it charged (field "call"), and that call run again is
+// answered as allowed without a second charge. A call denied changed
+// nothing, so it may run twice. (A resend after another call charged the
+// bucket is charged again: the key pays one token more, never less.)
+//
 //	KEYS[1] bucket hash, KEYS[2] revocation marker
-//	ARGV[1] emission interval, ARGV[2] tolerance (interval*burst)
+//	ARGV[1] emission interval, ARGV[2] tolerance (interval*burst), ARGV[3] the call's token
 //	returns {status, tat, now}: status 1 allowed, 0 denied, -1 revoked
 const allowLua = `
 if redis.replicate_commands then redis.replicate_commands() end
@@ -30,7 +39,11 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local interval = tonumber(ARGV[1])
 local tolerance = tonumber(ARGV[2])
-local tat = tonumber(redis.call('HGET', KEYS[1], 'tat')) or now
+local state = redis.call('HMGET', KEYS[1], 'tat', 'call')
+local tat = tonumber(state[1]) or now
+if state[2] == ARGV[3] then
+  return {1, tat, now}
+end
 if tat < now then
   tat = now
 end
@@ -38,7 +51,7 @@ local nxt = tat + interval
 if nxt - now > tolerance then
   return {0, tat, now}
 end
-redis.call('HSET', KEYS[1], 'tat', string.format('%d', nxt))
+redis.call('HSET', KEYS[1], 'tat', string.format('%d', nxt), 'call', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], math.ceil((nxt - now) / 1000))
 return {1, nxt, now}
 `
@@ -80,7 +93,9 @@ func (r *Redis) Allow(ctx context.Context, key string, lim Limit) (Result, error
 		return Result{}, err
 	}
 	bucket, marker := r.keys(key)
-	v, err := r.allow.Run(ctx, r.client, []string{bucket, marker}, g.interval, g.tolerance).Int64Slice()
+	var token [8]byte
+	_, _ = rand.Read(token[:])
+	v, err := r.allow.Run(ctx, r.client, []string{bucket, marker}, g.interval, g.tolerance, hex.EncodeToString(token[:])).Int64Slice()
 	if err != nil {
 		return Result{}, fmt.Errorf("ratelimit: redis allow: %w", err)
 	}

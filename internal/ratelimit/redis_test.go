@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/fleethub/fleethub/internal/faultproxy"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/fleethub/fleethub/internal/waitfor"
 )
@@ -221,5 +222,38 @@ func TestRedisInvalid(t *testing.T) {
 	// Redis works in microseconds: two million per second is too fine.
 	if _, err := rl.Allow(ctx, "k", ratelimit.Limit{Rate: 2_000_000, Window: time.Second}); !errors.Is(err, ratelimit.ErrInvalid) {
 		t.Errorf("sub-microsecond interval: err = %v, want ErrInvalid", err)
+	}
+}
+
+// TestRedisAllowSentAgainChargesOnce: go-redis sends a command again when
+// its reply comes after the read timeout, though Redis ran it; the call
+// run twice takes one token, not two.
+func TestRedisAllowSentAgainChargesOnce(t *testing.T) {
+	direct, rl, prefix := newRedis(t)
+	ctx := t.Context()
+	lim := ratelimit.Limit{Rate: 1, Burst: 2}             // one token per minute, two in the bucket
+	if _, err := rl.Allow(ctx, "warm", lim); err != nil { // the script in Redis's cache
+		t.Fatal(err)
+	}
+	proxy, err := faultproxy.New(direct.Options().Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	opt := *direct.Options()
+	opt.Addr = proxy.Addr()
+	opt.ReadTimeout, opt.PoolSize, opt.MinIdleConns, opt.MaxRetries = 150*time.Millisecond, 1, 0, 3
+	opt.MinRetryBackoff, opt.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
+	slow := newRedisClient(t, &opt) // its first connection, made
+	proxy.Slow(400 * time.Millisecond)
+	r, err := ratelimit.NewRedis(slow, prefix).Allow(ctx, "k", lim)
+	if err != nil || !r.Allowed {
+		t.Fatalf("the call sent again: %+v, %v; want allowed", r, err)
+	}
+	if r, err := rl.Allow(ctx, "k", lim); err != nil || !r.Allowed || r.Remaining != 0 {
+		t.Fatalf("the second call: %+v, %v; want allowed, none remaining (the first took one token)", r, err)
+	}
+	if r, err := rl.Allow(ctx, "k", lim); err != nil || r.Allowed {
+		t.Fatalf("the third call: %+v, %v; want denied", r, err)
 	}
 }
