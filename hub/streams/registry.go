@@ -152,7 +152,7 @@ func NewRegistry(cfg RegistryConfig, st Store, log *slog.Logger) *Registry {
 		cfg.Reread = DefaultReread
 	}
 	return &Registry{cfg: cfg, store: st, log: log, now: time.Now, streams: map[string]*Entry{}, indexes: map[scopeKey]*expr.Index[string]{}, ordering: map[scopeKey]map[string]struct{}{},
-		active: map[scopeKey]*[2]int{}, fl: flusher{flushed: map[string]map[string]int64{}, conn: map[string]int64{}}}
+		active: map[scopeKey]*[2]int{}, fl: flusher{flushed: map[string]map[string]int64{}, pending: map[string]*sealed{}, conn: map[string]int64{}}}
 }
 
 // ShareCounters makes status report the counters of every node; call

@@ -2,6 +2,8 @@ package streams
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,8 +16,11 @@ import (
 // SharedCounters adds up the counters of every node (Redis when several
 // nodes run). The registry flushes its local deltas every second.
 type SharedCounters interface {
-	// Flush adds deltas and records this node's connected clients.
-	Flush(ctx context.Context, streamID string, deltas map[string]int64, connected int64) error
+	// Flush adds deltas and records this node's connected clients. call
+	// names the deltas: a Flush of the same call again adds nothing more
+	// (the registry sends a flush that failed again with the same name,
+	// as the store may have taken it before the failure).
+	Flush(ctx context.Context, streamID, call string, deltas map[string]int64, connected int64) error
 	// Totals returns the summed counters and connected clients of live nodes.
 	Totals(ctx context.Context, streamID string) (map[string]int64, int64, error)
 }
@@ -35,20 +40,35 @@ func NewRedisCounters(rdb redis.UniversalClient, node string) *RedisCounters {
 	return &RedisCounters{rdb: rdb, prefix: "fleethub:streamctr:", node: node, now: time.Now}
 }
 
+// flushScript: KEYS totals, connected, applied (node → its last call);
+// ARGV node, call, "connected|unix ms", then counter and delta pairs.
+// The totals move once per call of a node: go-redis sends a command again
+// when its reply did not come within the read timeout, though Redis may
+// have run it, and the registry sends a failed flush again.
+var flushScript = redis.NewScript(`
+if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then
+  for i = 4, #ARGV, 2 do
+    redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
+  end
+  redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+end
+redis.call('EXPIRE', KEYS[1], 172800)
+redis.call('EXPIRE', KEYS[3], 172800)
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], 3600)
+return 1`)
+
 // Flush implements SharedCounters.
-func (r *RedisCounters) Flush(ctx context.Context, id string, deltas map[string]int64, connected int64) error {
-	pipe := r.rdb.Pipeline()
-	tot := r.prefix + "{" + id + "}:totals"
+func (r *RedisCounters) Flush(ctx context.Context, id, call string, deltas map[string]int64, connected int64) error {
+	tag := r.prefix + "{" + id + "}:"
+	args := make([]any, 0, 3+2*len(deltas))
+	args = append(args, r.node, call, strconv.FormatInt(connected, 10)+"|"+strconv.FormatInt(r.now().UnixMilli(), 10))
 	for k, v := range deltas {
 		if v != 0 {
-			pipe.HIncrBy(ctx, tot, k, v)
+			args = append(args, k, v)
 		}
 	}
-	pipe.Expire(ctx, tot, 48*time.Hour)
-	conn := r.prefix + "{" + id + "}:conn"
-	pipe.HSet(ctx, conn, r.node, strconv.FormatInt(connected, 10)+"|"+strconv.FormatInt(r.now().UnixMilli(), 10))
-	pipe.Expire(ctx, conn, time.Hour)
-	if _, err := pipe.Exec(ctx); err != nil {
+	if err := flushScript.Run(ctx, r.rdb, []string{tag + "totals", tag + "conn", tag + "applied"}, args...).Err(); err != nil {
 		return fmt.Errorf("streams: flush counters: %w", err)
 	}
 	return nil
@@ -94,9 +114,18 @@ func (r *RedisCounters) Totals(ctx context.Context, id string) (map[string]int64
 // flusher remembers what was already flushed per stream.
 type flusher struct {
 	mu      sync.Mutex
-	flushed map[string]map[string]int64
+	flushed map[string]map[string]int64 // counted as flushed: taken, or sealed in pending
+	pending map[string]*sealed          // a flush that failed, to send again as it was
 	conn    map[string]int64
 	failing bool // the last flush failed: logged once per outage
+}
+
+// sealed is a stream's flush as first sent: a flush that failed may have
+// been taken, so it goes again under its name until one is answered.
+type sealed struct {
+	call   string
+	deltas map[string]int64
+	conn   int64
 }
 
 // flushCounters sends every stream's counter deltas to the shared store.
@@ -114,24 +143,32 @@ func (r *Registry) flushCounters(ctx context.Context) {
 	defer r.fl.mu.Unlock()
 	for _, e := range entries {
 		id := e.Rec.ID
-		prev := r.fl.flushed[id]
-		if prev == nil {
-			prev = map[string]int64{}
-			r.fl.flushed[id] = prev
-		}
-		deltas := map[string]int64{}
-		changed := false
-		for _, n := range counterNames {
-			cur := e.Counter(n)
-			if d := cur - prev[n]; d != 0 {
-				deltas[n], changed = d, true
+		p := r.fl.pending[id]
+		if p == nil {
+			prev := r.fl.flushed[id]
+			if prev == nil {
+				prev = map[string]int64{}
+				r.fl.flushed[id] = prev
 			}
+			deltas := map[string]int64{}
+			changed := false
+			for _, n := range counterNames {
+				cur := e.Counter(n)
+				if d := cur - prev[n]; d != 0 {
+					deltas[n], changed = d, true
+				}
+			}
+			conn := e.connected.Load()
+			if !changed && conn == 0 && r.fl.conn[id] == 0 {
+				continue
+			}
+			for k, d := range deltas {
+				prev[k] += d
+			}
+			p = &sealed{call: newCall(), deltas: deltas, conn: conn}
+			r.fl.pending[id] = p
 		}
-		conn := e.connected.Load()
-		if !changed && conn == 0 && r.fl.conn[id] == 0 {
-			continue
-		}
-		if err := r.shared.Flush(ctx, id, deltas, conn); err != nil {
+		if err := r.shared.Flush(ctx, id, p.call, p.deltas, p.conn); err != nil {
 			if !r.fl.failing {
 				r.log.Warn("stream counters not shared; kept on this node until they can be", "error", err)
 				r.fl.failing = true
@@ -142,11 +179,16 @@ func (r *Registry) flushCounters(ctx context.Context) {
 			r.log.Info("stream counters shared again")
 			r.fl.failing = false
 		}
-		for k, d := range deltas {
-			prev[k] += d
-		}
-		r.fl.conn[id] = conn
+		delete(r.fl.pending, id)
+		r.fl.conn[id] = p.conn
 	}
+}
+
+// newCall names a flush: 16 hex digits.
+func newCall() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // totals returns the counters of every node for an entry: the shared
@@ -167,11 +209,15 @@ func (r *Registry) totals(ctx context.Context, e *Entry) (map[string]int64, int6
 	r.fl.mu.Lock()
 	prev := r.fl.flushed[e.Rec.ID]
 	lastConn := r.fl.conn[e.Rec.ID]
-	r.fl.mu.Unlock()
+	var unsent map[string]int64 // a flush not answered yet: counted here
+	if p := r.fl.pending[e.Rec.ID]; p != nil {
+		unsent = p.deltas
+	}
 	out := map[string]int64{}
 	for _, n := range counterNames {
-		out[n] = tot[n] + local[n] - prev[n]
+		out[n] = tot[n] + local[n] - prev[n] + unsent[n]
 	}
+	r.fl.mu.Unlock()
 	return out, conn - lastConn + e.connected.Load()
 }
 

@@ -1,0 +1,84 @@
+package streams_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/fleethub/fleethub/hub/streams"
+	"github.com/fleethub/fleethub/internal/faultproxy"
+)
+
+// TestRedisCountersFlushOnce: a flush the Redis client sends again after
+// its read timeout (Redis ran it), and a flush the registry sends again
+// under the same name after a failure, add their deltas once.
+func TestRedisCountersFlushOnce(t *testing.T) {
+	u := os.Getenv("FLEETHUB_TEST_REDIS_URL")
+	if u == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("FLEETHUB_TEST_REDIS_URL is not set but CI=true")
+		}
+		t.Skip("FLEETHUB_TEST_REDIS_URL not set: skipping the Redis counters test")
+	}
+	opt, err := redis.ParseURL(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := redis.NewClient(opt)
+	t.Cleanup(func() { direct.Close() })
+	ctx := context.Background()
+	id := fmt.Sprintf("str_test_%d", time.Now().UnixNano())
+	warm := streams.NewRedisCounters(direct, "node-w")
+	if err := warm.Flush(ctx, id+"-warm", "w", map[string]int64{"matched": 1}, 0); err != nil { // the script in Redis's cache
+		t.Fatal(err)
+	}
+	proxy, err := faultproxy.New(opt.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	sopt := *opt
+	sopt.Addr = proxy.Addr()
+	sopt.ReadTimeout, sopt.PoolSize, sopt.MinIdleConns, sopt.MaxRetries = 150*time.Millisecond, 1, 0, 3
+	sopt.MinRetryBackoff, sopt.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
+	slow := redis.NewClient(&sopt)
+	t.Cleanup(func() { slow.Close() })
+	if err := slow.Ping(ctx).Err(); err != nil { // the first connection, made
+		t.Fatal(err)
+	}
+	node := streams.NewRedisCounters(slow, "node-a")
+	delivered := func() int64 {
+		t.Helper()
+		tot, _, err := warm.Totals(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tot["delivered"]
+	}
+	proxy.Slow(400 * time.Millisecond) // its replies come after the read timeout
+	if err := node.Flush(ctx, id, "c1", map[string]int64{"delivered": 5}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := delivered(); n != 5 {
+		t.Fatalf("a flush of 5 sent again by the client: delivered %d, want 5", n)
+	}
+	if err := node.Flush(ctx, id, "c1", map[string]int64{"delivered": 5}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := delivered(); n != 5 {
+		t.Fatalf("the same flush sent again by the registry: delivered %d, want 5", n)
+	}
+	if err := node.Flush(ctx, id, "c2", map[string]int64{"delivered": 2}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := streams.NewRedisCounters(direct, "node-b").Flush(ctx, id, "c2", map[string]int64{"delivered": 3}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := delivered(); n != 10 {
+		t.Fatalf("after the next flush and another node's of the same name: delivered %d, want 10", n)
+	}
+}
