@@ -55,12 +55,14 @@
 //     embedded hub's pipeline) may record a batch's ids as it claims
 //     them, with RecordAll, and ForgetAll them if its hand-off fails,
 //     instead of ClaimAll then Done.
-//   - Redis is a window shared by every node: keys prefix+id, "1" for a
-//     recorded id (TTL) and "c" with the claiming call's token for a
-//     claim (lease), expiring by themselves; a claim the client sends
-//     again after a timeout finds its own token and is not in flight. Seen is one SET NX PX and Claim one Lua script, each one
-//     atomic round trip, so of two nodes racing on one id exactly one sees
-//     it first; Done is one pipelined round trip for any number of ids.
+//   - Redis is a window shared by every node: keys prefix+id, "1" (Done)
+//     or "s" with the recording call's token (Seen) for a recorded id
+//     (TTL) and "c" with the claiming call's token for a claim (lease),
+//     expiring by themselves; a Seen or a claim the client sends again
+//     after a timeout finds its own token, and is neither a duplicate nor
+//     in flight. Seen and Claim are one Lua script each, one atomic round
+//     trip, so of two nodes racing on one id exactly one sees it first;
+//     Done is one pipelined round trip for any number of ids.
 //
 // Forget removes an id's record or claim, so that it is unseen again.
 //

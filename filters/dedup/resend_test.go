@@ -14,13 +14,17 @@ import (
 // Redis all the same; go-redis sends it again on a new connection. The
 // second run finds the call's own claim and answers Unseen, not
 // InFlight (which would hold the event until the lease ran out), and an
-// id twice in one ClaimAll is still claimed once.
+// id twice in one ClaimAll is still claimed once. A Seen sent again
+// likewise finds its own record and answers false, not a duplicate.
 func TestClaimSentAgainIsStillTheCallers(t *testing.T) {
 	direct := redisClient(t)
 	prefix := testPrefix(t, direct)
 	// the script in Redis's cache, so that the first command through the
 	// proxy is the claim itself
 	if _, err := dedup.NewRedis(direct, prefix+"warm:", time.Minute).Claim(t.Context(), "w"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dedup.NewRedis(direct, prefix+"warm:", time.Minute).Seen(t.Context(), "w"); err != nil {
 		t.Fatal(err)
 	}
 	slowClient := func(t *testing.T) *redis.Client {
@@ -42,6 +46,16 @@ func TestClaimSentAgainIsStillTheCallers(t *testing.T) {
 		return c
 	}
 	w := dedup.NewRedis(slowClient(t), prefix, time.Minute)
+	if dup, err := w.Seen(t.Context(), "s"); err != nil || dup {
+		t.Fatalf("Seen sent again: %v, %v; want false (the id is new)", dup, err)
+	}
+	if dup, err := dedup.NewRedis(direct, prefix, time.Minute).Seen(t.Context(), "s"); err != nil || !dup {
+		t.Fatalf("Seen of the recorded id: %v, %v; want true", dup, err)
+	}
+	if st, err := dedup.NewRedis(direct, prefix, time.Minute).Claim(t.Context(), "s"); err != nil || st != dedup.Duplicate {
+		t.Fatalf("Claim of the recorded id: %v, %v; want Duplicate", st, err)
+	}
+	w = dedup.NewRedis(slowClient(t), prefix, time.Minute)
 	if st, err := w.Claim(t.Context(), "x"); err != nil || st != dedup.Unseen {
 		t.Fatalf("Claim sent again: %v, %v; want Unseen", st, err)
 	}
