@@ -44,11 +44,17 @@ type Result struct {
 // matched fixes on the roads.
 func (m *Matcher) Match(pts []Point) Result {
 	tr := m.Trace()
-	res := Result{Matches: make([]Match, 0, len(pts))}
+	ms := make([]Match, 0, len(pts))
 	for _, p := range pts {
-		res.Matches = append(res.Matches, tr.Add(p)...)
+		ms = append(ms, tr.Add(p)...)
 	}
-	res.Matches = append(res.Matches, tr.Flush()...)
+	return m.result(pts, append(ms, tr.Flush()...))
+}
+
+// result is the trace pts with its matches ms (one a fix, in order) and
+// the route between successive matched fixes.
+func (m *Matcher) result(pts []Point, ms []Match) Result {
+	res := Result{Matches: ms}
 	p := m.pool.Get().(*paths)
 	defer m.pool.Put(p)
 	var run *Run

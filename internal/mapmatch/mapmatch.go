@@ -169,6 +169,10 @@ type Trace struct {
 	hasLast bool
 	lastU   float64
 	chain   []int32
+	// broken counts the points decided on a path that leaves the roads
+	// decided before them (no candidate of the newest step has a best
+	// path that keeps to them)
+	broken int
 }
 
 // Trace starts a trace.
@@ -325,7 +329,11 @@ func (t *Trace) Pending() int { return len(t.window) }
 // the best path from the newest step that keeps to the roads already
 // decided.
 func (t *Trace) decide() Match {
-	t.chain = t.path(t.bestNewest(), t.chain)
+	j, kept := t.bestNewestKept()
+	if !kept {
+		t.broken++
+	}
+	t.chain = t.path(j, t.chain)
 	chosen := max(t.chain[0], 0)
 	st := t.window[0]
 	if len(t.window) == 1 && t.chain[0] >= 0 {
@@ -378,6 +386,13 @@ func (t *Trace) origin(j int) int32 {
 // those that keep to the roads already decided, or the best of all when
 // none does.
 func (t *Trace) bestNewest() int {
+	j, _ := t.bestNewestKept()
+	return j
+}
+
+// bestNewestKept is bestNewest, and whether its path keeps to the roads
+// already decided.
+func (t *Trace) bestNewestKept() (int, bool) {
 	last := t.window[len(t.window)-1].cands
 	first := t.window[0].cands
 	bestJ, bestAlive := 0, -1
@@ -390,9 +405,9 @@ func (t *Trace) bestNewest() int {
 		}
 	}
 	if bestAlive >= 0 {
-		return bestAlive
+		return bestAlive, true
 	}
-	return bestJ
+	return bestJ, false
 }
 
 // confidence is the chosen candidate's share of its step's likelihood

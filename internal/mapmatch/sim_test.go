@@ -70,6 +70,12 @@ type simScore struct {
 	lengthErr  []float64 // per trip: |matched route − driven| / driven
 	confRight  float64   // summed confidence of the right matches
 	confWrong  float64
+	// decided[k]: matched fixes decided when k more fixes had come after
+	// them (by a later fix's arrival, or when one cut the trace);
+	// flushed: fixes decided at the end of their trace
+	decided []int
+	flushed int
+	broken  int // fixes decided on a path that left the roads decided before them
 }
 
 // simulate drives trips trips of 5 km on m's roads, a fix every dt
@@ -79,7 +85,25 @@ func simulate(m *Matcher, rng *rand.Rand, trips int, dt, sigma float64) simScore
 	var sc simScore
 	for range trips {
 		tp := drive(m.net, rng, 5000, dt, sigma)
-		res := m.Match(tp.pts)
+		tr := m.Trace()
+		var ms []Match
+		for i, p := range tp.pts {
+			out := tr.Add(p)
+			for _, mt := range out {
+				if mt.Index == i && !mt.Matched { // unmatched at once
+					continue
+				}
+				k := i - mt.Index
+				for len(sc.decided) <= k {
+					sc.decided = append(sc.decided, 0)
+				}
+				sc.decided[k]++
+			}
+			ms = append(ms, out...)
+		}
+		flushed := tr.Flush()
+		sc.flushed, sc.broken = sc.flushed+len(flushed), sc.broken+tr.broken
+		res := m.result(tp.pts, append(ms, flushed...))
 		if len(res.Matches) != len(tp.pts) {
 			panic("a match per fix")
 		}
@@ -110,6 +134,37 @@ func simulate(m *Matcher, rng *rand.Rand, trips int, dt, sigma float64) simScore
 }
 
 func (sc simScore) share() float64 { return float64(sc.right) / float64(sc.fixes) }
+
+// lagQuantile is the q-quantile of the fixes' decision lag in fixes (the
+// fixes that had come after each when it was decided), those decided at
+// a trace's end left out.
+func (sc simScore) lagQuantile(q float64) int {
+	total := 0
+	for _, n := range sc.decided {
+		total += n
+	}
+	need, acc := int(math.Ceil(q*float64(total))), 0
+	for k, n := range sc.decided {
+		if acc += n; acc >= need {
+			return k
+		}
+	}
+	return len(sc.decided) - 1
+}
+
+// lagShares is the share of the fixes decided online with each lag in
+// fixes up to hi, the last share the rest.
+func (sc simScore) lagShares(hi int) []float64 {
+	total := 0
+	for _, n := range sc.decided {
+		total += n
+	}
+	out := make([]float64, hi+1)
+	for k, n := range sc.decided {
+		out[min(k, hi)] += float64(n) / float64(max(total, 1))
+	}
+	return out
+}
 
 func (sc simScore) medianLengthErr() float64 {
 	if len(sc.lengthErr) == 0 {

@@ -81,11 +81,12 @@ func simulationBound(t testing.TB) {
 	}
 }
 
-// TestSimulationSeeds reports TestSimulatedDrives's figures over seeds
-// 1, 2, 3 and 7 (30 drives each): the share of fixes on the right way
-// and the median length error at its two settings, and their mean over
-// the seeds. A measurement, not a test: the range quoted in
-// docs/routing.md, printed with -v.
+// BenchmarkSimulationSeeds reports TestSimulatedDrives's figures over
+// seeds 1, 2, 3 and 7 (30 drives each): the share of fixes on the right
+// way and the median length error at its two settings and at a fix a
+// second with 5 m of noise, their mean over the seeds, and how many
+// fixes had come after each fix when it was decided. A measurement, not
+// a test: the range quoted in docs/routing.md, printed with -v.
 func BenchmarkSimulationSeeds(bb *testing.B) {
 	for bb.Loop() {
 		simulationSeeds(bb)
@@ -95,17 +96,38 @@ func BenchmarkSimulationSeeds(bb *testing.B) {
 func simulationSeeds(t testing.TB) {
 	var b strings.Builder
 	for _, name := range extracts {
-		m := New(extractGraph(t, name), routing.Auto, Config{})
-		for _, set := range []struct{ dt, sigma float64 }{{5, 10}, {30, 20}} {
-			fmt.Fprintf(&b, "%s, %.0f s, %.0f m: right way %% / median length error %% by seed:", name, set.dt, set.sigma)
-			sum := 0.0
-			for _, seed := range []uint64{1, 2, 3, 7} {
-				sc := simulate(m, rand.New(rand.NewPCG(seed, 29)), 30, set.dt, set.sigma)
-				sum += sc.share()
-				fmt.Fprintf(&b, " %.1f / %.2f;", 100*sc.share(), 100*sc.medianLengthErr())
-			}
-			fmt.Fprintf(&b, " mean %.2f\n", 100*sum/4)
-		}
+		seedsReport(&b, New(extractGraph(t, name), routing.Auto, Config{}), name)
 	}
 	t.Log("\n" + b.String())
+}
+
+// seedsSettings are BenchmarkSimulationSeeds's fix intervals and noises.
+var seedsSettings = []struct{ dt, sigma float64 }{{1, 5}, {5, 10}, {30, 20}}
+
+// seedsReport writes m's figures on extract name over the seeds.
+func seedsReport(b *strings.Builder, m *Matcher, name string) {
+	for _, set := range seedsSettings {
+		fmt.Fprintf(b, "%s, %.0f s, %.0f m: right way %% / median length error %% by seed:", name, set.dt, set.sigma)
+		sum := 0.0
+		var all simScore
+		for _, seed := range []uint64{1, 2, 3, 7} {
+			sc := simulate(m, rand.New(rand.NewPCG(seed, 29)), 30, set.dt, set.sigma)
+			sum += sc.share()
+			fmt.Fprintf(b, " %.1f / %.2f;", 100*sc.share(), 100*sc.medianLengthErr())
+			for k, n := range sc.decided {
+				for len(all.decided) <= k {
+					all.decided = append(all.decided, 0)
+				}
+				all.decided[k] += n
+			}
+			all.flushed += sc.flushed
+			all.broken += sc.broken
+		}
+		fmt.Fprintf(b, " mean %.2f\n", 100*sum/4)
+		fmt.Fprintf(b, "  decided after fixes: p50 %d, p90 %d, p99 %d, max %d; by lag 0..5+:", all.lagQuantile(0.5), all.lagQuantile(0.9), all.lagQuantile(0.99), len(all.decided)-1)
+		for _, sh := range all.lagShares(5) {
+			fmt.Fprintf(b, " %.1f", 100*sh)
+		}
+		fmt.Fprintf(b, " %%; %d at a trace's end; %d on a path that left the roads decided before\n", all.flushed, all.broken)
+	}
 }
