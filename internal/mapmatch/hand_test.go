@@ -188,12 +188,16 @@ func TestGPSJump(t *testing.T) {
 	}
 }
 
-// TestLag: a point's match comes out, final, once Lag more points have
-// arrived; Flush gives the rest.
+// TestLag: without the paths' meeting, a point's match comes out, final,
+// once Lag more points have arrived (the bound of the wait); Flush gives
+// the rest. (With it, on this lone road, each point is final as the next
+// comes: TestDecidedWhenPathsMeet.)
 func TestLag(t *testing.T) {
 	h := &handNet{}
 	h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{2000, 0})
-	tr := New(h, routing.Auto, Config{Lag: 3}).Trace()
+	m := New(h, routing.Auto, Config{Lag: 3})
+	m.convergeAfter = 1 << 30
+	tr := m.Trace()
 	got := 0
 	for i := 0; i < 10; i++ {
 		lat, lon := toLatLon(100+50*float64(i), 2)
@@ -209,12 +213,15 @@ func TestLag(t *testing.T) {
 }
 
 // TestTentative: the points waiting in the window have a road already,
-// which Add then confirms; Tentative changes nothing.
+// which Add then confirms; Tentative changes nothing. (The paths'
+// meeting is left out, so that all four points wait.)
 func TestTentative(t *testing.T) {
 	h := &handNet{}
 	h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{2000, 0})
 	h.road(2, 1, 2, 30, [2]float64{2000, 0}, [2]float64{2000, 1000})
-	tr := New(h, routing.Auto, Config{}).Trace()
+	m := New(h, routing.Auto, Config{})
+	m.convergeAfter = 1 << 30
+	tr := m.Trace()
 	for i := 0; i < 4; i++ {
 		lat, lon := toLatLon(100+60*float64(i), 3)
 		tr.Add(Point{Lat: lat, Lon: lon})

@@ -20,15 +20,25 @@
 //     a point up to 3 sigmas behind the previous one on the same road
 //     has not moved (a vehicle standing, or noise) and is held at the
 //     previous point's place, so that a stop adds no distance;
-//   - Viterbi over a window: a point's road is decided, and final, when
-//     Lag (default 4) more points have arrived that moved (a point held
-//     where the previous one stood does not count, while the window holds
-//     fewer than 4 × Lag points), by the best path then, or when the
-//     trace is flushed; a last point decided alone at the very end of
-//     its road goes on to a road the path enters there when that lies
-//     nearer its fix (see lastOnward);
+//   - Viterbi over a window: a point's road is decided, and final, as
+//     soon as the best paths to every live candidate of the newest point
+//     (those within e⁻¹⁰ of the best that keep to the roads already
+//     decided) pass through the same candidate of it, with at least one
+//     point after it: no later point changes that choice, short of one
+//     lifting a candidate left out as e¹⁰ times less likely (the
+//     Viterbi's convergence point; see converged); the point is then
+//     smoothed (below) and decided if its smoothed place lies a sigma of
+//     its fix or more inside its road, else it waits. At the latest it
+//     is decided when Lag (default 4) more points have arrived that moved
+//     (a point held where the previous one stood does not count, while
+//     the window holds fewer than 4 × Lag points), by the best path then,
+//     or when the trace is flushed; a last point decided alone at the
+//     very end of its road goes on to a road the path enters there when
+//     that lies nearer its fix (see lastOnward);
 //   - the decided point's place is smoothed along the path with its
-//     neighbours by time (see smooth.go), and its road is the one there.
+//     neighbours by time (see smooth.go): the points before it and those
+//     still in the window after it, fewer when its paths met early, and
+//     its road is the one there.
 //
 // A point with no road within its radius is unmatched and cuts the
 // trace: the points before it are decided at once, the ones after it
@@ -48,15 +58,16 @@ import (
 )
 
 // DefaultLag is Config.Lag's default: at a fix a second a point's road is
-// final about 4 s after it arrived (5 would take a second more and, on
-// the simulated drives of docs/routing.md, change nothing at fixes 5 and
-// 30 s apart; at a fix a second it puts 0.1 to 0.5 % more of them on the
-// right road).
+// final at most about 4 s after it arrived, moving (5 would take a second
+// more and, on the simulated drives of docs/routing.md, change nothing at
+// fixes 5 and 30 s apart; at a fix a second it put 0.1 to 0.5 % more of
+// them on the right road before the paths' meeting decided most points
+// sooner).
 const DefaultLag = 4
 
 // Config tunes a Matcher; zero fields take the defaults.
 type Config struct {
-	Lag       int     // moved points after which a point's road is final: 4 (see due)
+	Lag       int     // moved points after which a point's road is final at the latest: 4 (see due)
 	Beta      float64 // meters, the transition's scale: 20
 	Candidate int     // roads considered per point: 10
 	MaxRouteM float64 // the route search's bound: 5,000 m
@@ -68,6 +79,9 @@ type Matcher struct {
 	net  *network
 	cfg  Config
 	pool sync.Pool // *paths
+	// the points after the oldest one the window holds before the
+	// meeting of its paths may decide it (see converged): 1
+	convergeAfter int
 }
 
 // New is a Matcher onto the roads costing c may travel.
@@ -87,7 +101,7 @@ func New(r Roads, c routing.Costing, cfg Config) *Matcher {
 	if cfg.MaxRouteM <= 0 {
 		cfg.MaxRouteM = 5000
 	}
-	m := &Matcher{net: newNetwork(r, c), cfg: cfg}
+	m := &Matcher{net: newNetwork(r, c), cfg: cfg, convergeAfter: 1}
 	m.pool.New = func() any { return newPaths(m.net.junction) }
 	return m
 }
@@ -208,8 +222,22 @@ func (t *Trace) Add(p Point) []Match {
 		}
 	}
 	t.window = append(t.window, step{index: idx, x: x, y: y, t: p.Time, sigma: sigma, held: held, cands: cands})
-	for t.due() {
-		out = append(out, t.decide())
+	// The oldest point is decided when the window is full (due), or
+	// when its paths have met (converged) and its smoothed place lies
+	// settledSigmas or more inside its road; otherwise it waits.
+	for len(t.window) > 0 {
+		if t.due() {
+			out = append(out, t.decide())
+			continue
+		}
+		if !t.converged() {
+			break
+		}
+		mt, ok := t.decideIf(true)
+		if !ok {
+			break
+		}
+		out = append(out, mt)
 	}
 	return out
 }
@@ -218,10 +246,12 @@ func (t *Trace) Add(p Point) []Match {
 // vehicle stands.
 const standLag = 4
 
-// due says the oldest point of the window is to be decided: Lag points
-// after it have moved (points held where the previous one stood do not
-// count while the vehicle stands, so that where it went on decides where
-// it stood), or the window holds standLag times Lag points.
+// due says the oldest point of the window is to be decided whatever its
+// paths: Lag points after it have moved (points held where the previous
+// one stood do not count while the vehicle stands, so that where it went
+// on decides where it stood), or the window holds standLag times Lag
+// points. It bounds the wait; the paths' meeting (converged) usually
+// decides a point sooner.
 func (t *Trace) due() bool {
 	lag := t.m.cfg.Lag
 	if len(t.window) <= lag {
@@ -237,6 +267,54 @@ func (t *Trace) due() bool {
 		}
 	}
 	return moved >= lag
+}
+
+// livePrune is how far below the best candidate of the newest step, in
+// log-likelihood, a candidate is no longer read as live when the window
+// looks for where its paths meet: e⁻¹⁰, one chance in 22,000.
+const livePrune = 10
+
+// settledSigmas is how far from the ends of its road, in sigmas of its
+// fix, a point decided where its paths meet must be smoothed to: nearer,
+// the fixes still to come may smooth it onto the road before or after.
+const settledSigmas = 1
+
+// converged says the oldest point of the window, with at least
+// convergeAfter points after it, has its road already: every live
+// candidate of the newest step (a finite score at most livePrune below
+// the best, on a path that keeps to the roads already decided) comes by
+// its best path from the same candidate of the oldest step. Whatever
+// points come next, the best path then goes through one of the newest
+// step's candidates, so through that one: deciding the point now
+// chooses what deciding it later would (the Viterbi's convergence
+// point, Šrámek, Brejová and Vinař 2007), unless a candidate left out
+// below livePrune comes to lead. Its place along the path is smoothed
+// with fewer fixes after it; see Add.
+func (t *Trace) converged() bool {
+	w := t.window
+	if len(w) <= t.m.convergeAfter {
+		return false
+	}
+	newest, first := w[len(w)-1].cands, w[0].cands
+	top := math.Inf(-1)
+	for j := range newest {
+		top = max(top, newest[j].score)
+	}
+	from := int32(-1)
+	for j := range newest {
+		if math.IsInf(newest[j].score, -1) || newest[j].score < top-livePrune {
+			continue
+		}
+		k := t.origin(j)
+		if k < 0 || first[k].dead {
+			continue
+		}
+		if from >= 0 && k != from {
+			return false
+		}
+		from = k
+	}
+	return from >= 0
 }
 
 // transition adds to the new candidates' emission scores the best path
@@ -329,6 +407,14 @@ func (t *Trace) Pending() int { return len(t.window) }
 // the best path from the newest step that keeps to the roads already
 // decided.
 func (t *Trace) decide() Match {
+	mt, _ := t.decideIf(false)
+	return mt
+}
+
+// decideIf is decide; with settled, only when the point's smoothed place
+// lies at least settledSigmas of its fix from the ends of its road, and
+// false (the trace unchanged) when it does not.
+func (t *Trace) decideIf(settled bool) (Match, bool) {
 	j, kept := t.bestNewestKept()
 	if !kept {
 		t.broken++
@@ -340,7 +426,14 @@ func (t *Trace) decide() Match {
 		chosen = t.lastOnward(chosen)
 	}
 	c := st.cands[chosen]
+	var saved [smoothHistory + 1]histPoint // what smooth changes
+	nh, lastU, hasLast := copy(saved[:], t.hist), t.lastU, t.hasLast
 	t.smooth(&c, t.chain[0] >= 0 && !c.dead)
+	if l := t.m.net.length(c.edge); settled && min(c.off, l-c.off) < settledSigmas*st.sigma {
+		t.hist = append(t.hist[:0], saved[:nh]...)
+		t.lastU, t.hasLast = lastU, hasLast
+		return Match{}, false
+	}
 	t.window = t.window[1:]
 	if len(t.window) > 0 { // the next step's paths now start here
 		for j := range t.window[0].cands {
@@ -352,7 +445,7 @@ func (t *Trace) decide() Match {
 	mt := t.m.match(st.index, &c, confidence(st.cands, chosen))
 	t.last, t.lastC, t.hasLast = st, c, true
 	t.last.cands = nil
-	return mt
+	return mt, true
 }
 
 // path is the candidate of every step of the window on the path to the

@@ -11,10 +11,14 @@ import "math"
 // point's place): where its fix is nearest to the path (its own road, or
 // the road before or after it on the path), with the fix's variance, at
 // the fix's time. A Rauch-Tung-Striebel smoother over those positions
-// (the decided points before it and the window after it), with a
-// constant-velocity motion model whose acceleration is white noise of
-// density smoothAccel, estimates the place from the fixes around it as
-// well. Where the smoothed track stands (under 1 m/s) its fixes' mean is
+// (the decided points before it and the window after it: up to Lag
+// points and more, or as few as one where the point's paths met early,
+// see Trace.Add), with a constant-velocity motion model whose
+// acceleration is white noise of density smoothAccel, estimates the
+// place from the fixes around it as well. A point decided early is
+// decided only where its smoothed place lies a sigma or more inside its
+// road (settledSigmas): the fixes still to come seldom move it that far,
+// so not onto another road. Where the smoothed track stands (under 1 m/s) its fixes' mean is
 // placed on the path instead of each fix, and the track smoothed again:
 // a fix off to the side of the road just before a turn is nearer the road
 // after it, so that a vehicle waiting at a junction would otherwise be
