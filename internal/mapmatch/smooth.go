@@ -18,13 +18,13 @@ import "math"
 // place from the fixes around it as well. A point decided early is
 // decided only where its smoothed place lies a sigma or more inside its
 // road (settledSigmas): the fixes still to come seldom move it that far,
-// so not onto another road. Where the smoothed track stands (under 1 m/s) its fixes' mean is
-// placed on the path instead of each fix, and the track smoothed again:
-// a fix off to the side of the road just before a turn is nearer the road
-// after it, so that a vehicle waiting at a junction would otherwise be
-// placed past it. A smoothed place a little past a junction of three or
-// more roads is moved to just before it where standing there is likelier
-// (see waitBefore). The point is reported at the smoothed place, never
+// so not onto another road. Where the smoothed track stands (under 1
+// m/s) its fixes' mean is placed on the path instead of each fix, and
+// the track smoothed again: a fix off to the side of the road just
+// before a turn is nearer the road after it, so that a vehicle waiting
+// at a junction would otherwise be placed past it. A smoothed place a
+// little past a junction of three or more roads is moved to just before
+// it where standing there is likelier (see waitBefore). The point is reported at the smoothed place, never
 // behind the previous point's nor past the next one's place, on
 // whichever road of the path lies there. Points without times are not
 // smoothed.
