@@ -1,6 +1,7 @@
 package mapmatch
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -191,4 +192,43 @@ func gridNet(n int, apart float64) *handNet {
 		way += 2
 	}
 	return h
+}
+
+// TestDecidedAcrossJunctionOfOneRoad: a street of one way in two edges
+// either side of a junction with a side street; a car drives through
+// it, a fix a second 15 m apart. The fixes within a sigma of the
+// junction are decided before Lag more fixes have come: their smoothed
+// place may still move onto the other edge, but that is the same road.
+func TestDecidedAcrossJunctionOfOneRoad(t *testing.T) {
+	h := &handNet{}
+	h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{1000, 0})
+	h.road(1, 1, 2, 50, [2]float64{1000, 0}, [2]float64{2000, 0})
+	h.road(3, 1, 3, 30, [2]float64{1000, 0}, [2]float64{1000, 800})
+	tr := New(h, routing.Auto, Config{}).Trace()
+	decidedAt := map[int]int{}
+	var xs []float64
+	for i := range 30 {
+		x := 800 + 15*float64(i) + 2
+		xs = append(xs, x)
+		lat, lon := toLatLon(x, wobble(i, 2))
+		for _, m := range tr.Add(Point{Lat: lat, Lon: lon, Accuracy: 5, Time: 1.8e9 + float64(i)}) {
+			decidedAt[m.Index] = i
+			if !m.Matched || m.WayID != 1 {
+				t.Errorf("fix %d on way %d", m.Index, m.WayID)
+			}
+		}
+	}
+	near := 0
+	for i, x := range xs[:25] {
+		if math.Abs(x-1000) > 5 {
+			continue
+		}
+		near++
+		if at, ok := decidedAt[i]; !ok || at-i >= DefaultLag {
+			t.Errorf("fix %d, %.0f m from the junction: decided after %d fixes (%v), want fewer than %d", i, x-1000, at-i, ok, DefaultLag)
+		}
+	}
+	if near == 0 {
+		t.Fatal("no fix near the junction")
+	}
 }

@@ -28,7 +28,9 @@
 //     lifting a candidate left out as e¹⁰ times less likely (the
 //     Viterbi's convergence point; see converged); the point is then
 //     smoothed (below) and decided if its smoothed place lies a sigma of
-//     its fix or more inside its road, else it waits. At the latest it
+//     its fix or more inside its road, or nearer an end where the path
+//     on the other side of it is on the same way, class and limit (see
+//     settledOn), else it waits. At the latest it
 //     is decided when Lag (default 4) more points have arrived that moved
 //     (a point held where the previous one stood does not count, while
 //     the window holds fewer than 4 × Lag points), by the best path then,
@@ -276,8 +278,49 @@ const livePrune = 10
 
 // settledSigmas is how far from the ends of its road, in sigmas of its
 // fix, a point decided where its paths meet must be smoothed to: nearer,
-// the fixes still to come may smooth it onto the road before or after.
+// the fixes still to come may smooth it onto the road before or after
+// (see settledOn).
 const settledSigmas = 1
+
+// settledOn says the smoothed place c of the window's oldest point
+// (of sigma) is settled on its road: it lies at least settledSigmas from
+// each end of its edge, or nearer an end where the path goes on, or came
+// from, through that end onto a road of the same way, class and speed
+// limit (the fixes still to come may move it onto that edge, but not
+// onto another road). linked says the path comes from the last decided
+// point.
+func (t *Trace) settledOn(c *candidate, sigma float64, linked bool) bool {
+	n := t.m.net
+	l := n.length(c.edge)
+	toExit, fromEntry := l-c.off, c.off
+	if c.bwd {
+		toExit, fromEntry = c.off, l-c.off
+	}
+	margin := settledSigmas * sigma
+	road := n.roads.EdgeRoad(int(c.edge), c.bwd)
+	same := func(b *candidate) bool {
+		r := n.roads.EdgeRoad(int(b.edge), b.bwd)
+		return r.WayID == road.WayID && r.Class == road.Class && r.LimitKmh == road.LimitKmh && r.Posted == road.Posted
+	}
+	if toExit < margin { // the path's next road, where a later point lies on it
+		var next *candidate
+		for s := 1; s < len(t.window) && t.chain[s] >= 0; s++ {
+			if b := &t.window[s].cands[t.chain[s]]; b.edge != c.edge {
+				next = b
+				break
+			}
+		}
+		if next == nil || n.entryOf(next) != n.exitOf(c) || !same(next) {
+			return false
+		}
+	}
+	if fromEntry < margin { // the road of the last decided point
+		if !linked || t.lastC.edge != c.edge && (n.exitOf(&t.lastC) != n.entryOf(c) || !same(&t.lastC)) {
+			return false
+		}
+	}
+	return true
+}
 
 // converged says the oldest point of the window, with at least
 // convergeAfter points after it, has its road already: every live
@@ -412,8 +455,8 @@ func (t *Trace) decide() Match {
 }
 
 // decideIf is decide; with settled, only when the point's smoothed place
-// lies at least settledSigmas of its fix from the ends of its road, and
-// false (the trace unchanged) when it does not.
+// is settled on its road (settledOn), and false (the trace unchanged)
+// when it is not.
 func (t *Trace) decideIf(settled bool) (Match, bool) {
 	j, kept := t.bestNewestKept()
 	if !kept {
@@ -429,7 +472,7 @@ func (t *Trace) decideIf(settled bool) (Match, bool) {
 	var saved [smoothHistory + 1]histPoint // what smooth changes
 	nh, lastU, hasLast := copy(saved[:], t.hist), t.lastU, t.hasLast
 	t.smooth(&c, t.chain[0] >= 0 && !c.dead)
-	if l := t.m.net.length(c.edge); settled && min(c.off, l-c.off) < settledSigmas*st.sigma {
+	if settled && !t.settledOn(&c, st.sigma, hasLast && t.chain[0] >= 0 && !c.dead) {
 		t.hist = append(t.hist[:0], saved[:nh]...)
 		t.lastU, t.hasLast = lastU, hasLast
 		return Match{}, false

@@ -17,8 +17,9 @@ import "math"
 // acceleration is white noise of density smoothAccel, estimates the
 // place from the fixes around it as well. A point decided early is
 // decided only where its smoothed place lies a sigma or more inside its
-// road (settledSigmas): the fixes still to come seldom move it that far,
-// so not onto another road. Where the smoothed track stands (under 1
+// road (settledSigmas), or where the path goes on through the nearer end
+// on the same way, class and limit (settledOn): the fixes still to come
+// seldom move it that far, so not onto another road. Where the smoothed track stands (under 1
 // m/s) its fixes' mean is placed on the path instead of each fix, and
 // the track smoothed again: a fix off to the side of the road just
 // before a turn is nearer the road after it, so that a vehicle waiting
