@@ -39,9 +39,10 @@ type Result struct {
 	Runs    []Run
 }
 
-// Match matches a whole trace at once: each fix's road decided with the
-// whole trace known (as Flush would), and the route between successive
-// matched fixes on the roads.
+// Match matches a whole trace at once: each fix's road decided as a
+// Trace decides it, fix by fix (where its paths meet, or after the
+// window; the last ones when the trace ends), and the route between
+// successive matched fixes on the roads.
 func (m *Matcher) Match(pts []Point) Result {
 	tr := m.Trace()
 	ms := make([]Match, 0, len(pts))
