@@ -58,9 +58,7 @@ func TestHealthyReceiversBesideBadOnes(t *testing.T) {
 			rc.secret = func() string { return f.secrt[info.ID] }
 			healthy, rcs = append(healthy, info), append(rcs, rc)
 		}
-		down := newReceiver(t, nil)
-		dead := f.stream(down.URL)
-		down.Close()
+		dead := f.stream(refusingURL(t)) // down: connections refused
 		silent := f.stream(hungReceiver(t).URL)
 		slowRc := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
 			select {
@@ -171,9 +169,7 @@ func TestADeadEndpointWritesAtItsProbeRate(t *testing.T) {
 	eachBackend(t, func(t *testing.T, st backend) {
 		cs := newCountingStore(st)
 		f := newFixture(t, cs)
-		down := newReceiver(t, nil)
-		dead := f.stream(down.URL)
-		down.Close()
+		dead := f.stream(refusingURL(t)) // down: connections refused
 		var clk clock
 		cfg := testConfig()
 		cfg.BreakerCooldown, cfg.Now = time.Second, clk.now

@@ -31,9 +31,7 @@ func openCircuitParks(t *testing.T, st backend) {
 	rc := newReceiver(t, nil)
 	healthy := f.stream(rc.URL)
 	rc.secret = func() string { return f.secrt[healthy.ID] }
-	down := newReceiver(t, nil)
-	dead := f.stream(down.URL)
-	down.Close() // connections refused
+	dead := f.stream(refusingURL(t)) // down: connections refused
 	cfg := testConfig()
 	cfg.BreakerCooldown = time.Hour // stays open until the URL changes
 	d := f.start(cfg)
@@ -211,9 +209,7 @@ func TestHalfOpenUnparksOnlyTheProbe(t *testing.T) {
 
 func halfOpenUnparks(t *testing.T, st backend) {
 	f := newFixture(t, st)
-	down := newReceiver(t, nil)
-	dead := f.stream(down.URL)
-	down.Close() // connections refused
+	dead := f.stream(refusingURL(t)) // down: connections refused
 	var clk clock
 	cfg := testConfig()
 	// a cooldown ends when the test moves the clock (each move shorter
