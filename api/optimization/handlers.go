@@ -9,6 +9,7 @@ package optimization
 
 import (
 	"errors"
+	"time"
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/optimization"
@@ -69,7 +70,9 @@ func (h *Handlers) optimize(c *api.Ctx) error {
 	if err := c.Bind(&r, false); err != nil {
 		return err
 	}
-	res, err := h.svc.Optimize(c.Context(), scope(c), &r)
+	// The time limit counts from the request's arrival (read, before the
+	// body is decoded).
+	res, err := h.svc.OptimizeAfter(c.Context(), scope(c), &r, time.Since(c.Time()))
 	return answer(c, res, err)
 }
 

@@ -170,9 +170,18 @@ func (s *Service) searchOptions(b *built, spent time.Duration) vrp.Options {
 	return o
 }
 
-// Optimize validates r, solves it and stores the answer.
+// Optimize validates r, solves it and stores the answer, its time limit
+// counted from now.
 func (s *Service) Optimize(ctx context.Context, sc store.Scope, r *Request) (Result, error) {
-	start := s.cfg.Now()
+	return s.OptimizeAfter(ctx, sc, r, 0)
+}
+
+// OptimizeAfter is Optimize for a request that arrived waited ago (read,
+// then decoded): its time limit counts from its arrival, so that the
+// decoding of a large matrix, tens of milliseconds on a busy machine,
+// comes out of the search's time and not after the limit.
+func (s *Service) OptimizeAfter(ctx context.Context, sc store.Scope, r *Request, waited time.Duration) (Result, error) {
+	start := s.cfg.Now().Add(-max(waited, 0))
 	b, bad := build(r)
 	if len(bad) > 0 {
 		return Result{}, &ValidationError{Fields: bad}
