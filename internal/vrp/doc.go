@@ -159,7 +159,10 @@
 // On a busy one the clock paces the annealing when it runs more than
 // 10 % ahead of the work, the deadline (97 % of the limit) stops a
 // worker, and Solution.Cut says the plan may then differ from one run to
-// the next.
+// the next. The searches' phases end 3 % of that time before it
+// (endShare), so that the final local search and the set partitioning,
+// which may spend 2 % and 1 % of the work beyond the budget, still run
+// when the clock ends the searches.
 //
 // # Concurrency
 //

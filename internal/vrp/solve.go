@@ -85,7 +85,12 @@ func (p *Problem) Solve(o Options) Solution {
 	}
 	t := newTables(p)
 	deadline := start.Add(o.TimeLimit * 97 / 100)
-	limit := budget{work: int64(o.TimeLimit.Seconds() * WorkPerSecond), iters: ItersPerStop * len(p.Stops), until: deadline}
+	// The searches' phases end endShare of the time before the
+	// deadline, so that their final local searches and the set
+	// partitioning have the time of the work they may spend beyond the
+	// budget when the clock, not the work, ends the searches.
+	until := start.Add(time.Duration(float64(deadline.Sub(start)) * (1 - endShare)))
+	limit := budget{work: int64(o.TimeLimit.Seconds() * WorkPerSecond), iters: ItersPerStop * len(p.Stops), until: until}
 	if o.Work > 0 {
 		limit.work = o.Work
 	}
@@ -157,6 +162,11 @@ func (p *Problem) Solve(o Options) Solution {
 	sol.Agreement, sol.RouteAgreement = agreement(best, bests)
 	return sol
 }
+
+// endShare is the share of a Solve's time kept for the steps after the
+// searches' phases: the final local search (finishShare of the work
+// beyond the budget) and the set partitioning (recombineShare).
+const endShare = finishShare + recombineShare
 
 // agreement is how often the searches' best plans found best again: the
 // share within 0.1 % of its cost, and per route of best the share that
