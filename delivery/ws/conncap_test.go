@@ -15,7 +15,7 @@ import (
 
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
-	"github.com/fleethub/fleethub/internal/faultproxy"
+	"github.com/fleethub/fleethub/internal/redisresend"
 	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
@@ -249,18 +249,8 @@ func TestConnsRedisSentAgainCountsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	r()
-	proxy, err := faultproxy.New(direct.Options().Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	opt := *direct.Options()
-	opt.Addr = proxy.Addr()
-	opt.ReadTimeout, opt.PoolSize, opt.MinIdleConns, opt.MaxRetries = 150*time.Millisecond, 1, 0, 3
-	opt.MinRetryBackoff, opt.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
-	slow := redis.NewClient(&opt)
-	defer slow.Close()
-	c := ws.NewRedisConns(slow, time.Minute, nil)
+	slow := redisresend.New(t, direct.Options())
+	c := ws.NewRedisConns(slow.Client, time.Minute, nil)
 	defer c.Close()
 	counters := []string{"fleethub:wsconns:key:" + key, "fleethub:wsconns:org:" + org}
 	count := func() []int {
@@ -271,10 +261,7 @@ func TestConnsRedisSentAgainCountsOnce(t *testing.T) {
 		}
 		return n
 	}
-	if err := slow.Ping(ctx).Err(); err != nil { // the first connection, made
-		t.Fatal(err)
-	}
-	proxy.Slow(400 * time.Millisecond) // its replies come after the read timeout
+	slow.Hold(t)
 	release, err := c.Acquire(ctx, org, key, 2, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -287,10 +274,7 @@ func TestConnsRedisSentAgainCountsOnce(t *testing.T) {
 		t.Fatalf("the key's second connection of two: %v", err)
 	}
 	defer other()
-	if err := slow.Ping(ctx).Err(); err != nil { // a connection made now, held as well
-		t.Fatal(err)
-	}
-	proxy.Slow(400 * time.Millisecond)
+	slow.Hold(t) // the connection the acquire's resend made
 	release()
 	if n := count(); n[0] != 1 || n[1] != 1 {
 		t.Fatalf("after a release sent again the counters are %v, want [1 1] (the other connection)", n)

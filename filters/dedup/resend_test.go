@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/filters/dedup"
-	"github.com/fleethub/fleethub/internal/faultproxy"
+	"github.com/fleethub/fleethub/internal/redisresend"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -28,22 +28,9 @@ func TestClaimSentAgainIsStillTheCallers(t *testing.T) {
 		t.Fatal(err)
 	}
 	slowClient := func(t *testing.T) *redis.Client {
-		proxy, err := faultproxy.New(direct.Options().Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { proxy.Close() })
-		opt := *direct.Options()
-		opt.Addr = proxy.Addr()
-		opt.ReadTimeout, opt.PoolSize, opt.MinIdleConns, opt.MaxRetries = 150*time.Millisecond, 1, 0, 3
-		opt.MinRetryBackoff, opt.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
-		c := redis.NewClient(&opt)
-		t.Cleanup(func() { c.Close() })
-		if err := c.Ping(t.Context()).Err(); err != nil { // the first connection, made
-			t.Fatal(err)
-		}
-		proxy.Slow(400 * time.Millisecond) // its replies
-		return c
+		c := redisresend.New(t, direct.Options())
+		c.Hold(t)
+		return c.Client
 	}
 	w := dedup.NewRedis(slowClient(t), prefix, time.Minute)
 	if dup, err := w.Seen(t.Context(), "s"); err != nil || dup {

@@ -5,8 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleethub/fleethub/internal/faultproxy"
-	"github.com/redis/go-redis/v9"
+	"github.com/fleethub/fleethub/internal/redisresend"
 )
 
 // An append whose reply comes after the client's read timeout was run by
@@ -28,22 +27,9 @@ func TestAppendSentAgainAppendsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, unique := range []bool{false, true} {
-		opt := *direct.Options()
-		proxy, err := faultproxy.New(direct.Options().Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { proxy.Close() })
-		opt.Addr = proxy.Addr()
-		opt.ReadTimeout, opt.PoolSize, opt.MinIdleConns, opt.MaxRetries = 150*time.Millisecond, 1, 0, 3
-		opt.MinRetryBackoff, opt.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
-		slow := redis.NewClient(&opt)
-		t.Cleanup(func() { slow.Close() })
-		l := newLogOn(t, slow, prefix)
-		if err := slow.Ping(ctx).Err(); err != nil { // the first connection, made
-			t.Fatal(err)
-		}
-		proxy.Slow(400 * time.Millisecond) // the first connection's replies
+		slow := redisresend.New(t, direct.Options())
+		l := newLogOn(t, slow.Client, prefix)
+		slow.Hold(t)
 		id := "plain"
 		if unique {
 			id = "unique"

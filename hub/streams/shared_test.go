@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/fleethub/fleethub/hub/streams"
-	"github.com/fleethub/fleethub/internal/faultproxy"
+	"github.com/fleethub/fleethub/internal/redisresend"
 )
 
 // TestRedisCountersFlushOnce: a flush the Redis client sends again after
@@ -36,21 +36,8 @@ func TestRedisCountersFlushOnce(t *testing.T) {
 	if err := warm.Flush(ctx, id+"-warm", "w", map[string]int64{"matched": 1}, 0); err != nil { // the script in Redis's cache
 		t.Fatal(err)
 	}
-	proxy, err := faultproxy.New(opt.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { proxy.Close() })
-	sopt := *opt
-	sopt.Addr = proxy.Addr()
-	sopt.ReadTimeout, sopt.PoolSize, sopt.MinIdleConns, sopt.MaxRetries = 150*time.Millisecond, 1, 0, 3
-	sopt.MinRetryBackoff, sopt.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
-	slow := redis.NewClient(&sopt)
-	t.Cleanup(func() { slow.Close() })
-	if err := slow.Ping(ctx).Err(); err != nil { // the first connection, made
-		t.Fatal(err)
-	}
-	node := streams.NewRedisCounters(slow, "node-a")
+	slow := redisresend.New(t, opt)
+	node := streams.NewRedisCounters(slow.Client, "node-a")
 	delivered := func() int64 {
 		t.Helper()
 		tot, _, err := warm.Totals(ctx, id)
@@ -59,7 +46,7 @@ func TestRedisCountersFlushOnce(t *testing.T) {
 		}
 		return tot["delivered"]
 	}
-	proxy.Slow(400 * time.Millisecond) // its replies come after the read timeout
+	slow.Hold(t)
 	if err := node.Flush(ctx, id, "c1", map[string]int64{"delivered": 5}, 1); err != nil {
 		t.Fatal(err)
 	}

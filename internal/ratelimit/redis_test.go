@@ -13,8 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/fleethub/fleethub/internal/faultproxy"
 	"github.com/fleethub/fleethub/internal/ratelimit"
+	"github.com/fleethub/fleethub/internal/redisresend"
 	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
@@ -235,18 +235,9 @@ func TestRedisAllowSentAgainChargesOnce(t *testing.T) {
 	if _, err := rl.Allow(ctx, "warm", lim); err != nil { // the script in Redis's cache
 		t.Fatal(err)
 	}
-	proxy, err := faultproxy.New(direct.Options().Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	opt := *direct.Options()
-	opt.Addr = proxy.Addr()
-	opt.ReadTimeout, opt.PoolSize, opt.MinIdleConns, opt.MaxRetries = 150*time.Millisecond, 1, 0, 3
-	opt.MinRetryBackoff, opt.MaxRetryBackoff = time.Millisecond, 2*time.Millisecond
-	slow := newRedisClient(t, &opt) // its first connection, made
-	proxy.Slow(400 * time.Millisecond)
-	r, err := ratelimit.NewRedis(slow, prefix).Allow(ctx, "k", lim)
+	slow := redisresend.New(t, direct.Options())
+	slow.Hold(t)
+	r, err := ratelimit.NewRedis(slow.Client, prefix).Allow(ctx, "k", lim)
 	if err != nil || !r.Allowed {
 		t.Fatalf("the call sent again: %+v, %v; want allowed", r, err)
 	}
