@@ -51,7 +51,6 @@ type Redis struct {
 	ttl    time.Duration
 	lease  time.Duration
 	claim  *redis.Script
-	seen   *redis.Script
 }
 
 // NewRedis returns a window storing ids as keys prefix+id that expire
@@ -64,36 +63,23 @@ func NewRedis(client redis.UniversalClient, prefix string, ttl time.Duration) *R
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	return &Redis{client: client, prefix: prefix, ttl: max(ttl, time.Millisecond), lease: DefaultLease, claim: redis.NewScript(claimScript), seen: redis.NewScript(seenScript)}
+	return &Redis{client: client, prefix: prefix, ttl: max(ttl, time.Millisecond), lease: DefaultLease, claim: redis.NewScript(claimScript)}
 }
 
-// seenScript sets a missing key to the record ARGV[2] for the TTL
-// (ARGV[1], ms) and answers 0; it answers 1 for a key that exists
-// (recorded or claimed), unless it holds ARGV[2]: this very call, run
-// before and sent again by go-redis after its read timeout, which must
-// not find its own record and call the id a duplicate.
-const seenScript = `
-local v = redis.call('GET', KEYS[1])
-if not v then
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[1])
-  return 0
-end
-if v == ARGV[2] then return 0 end
-return 1`
-
-// Seen records id with one Lua script, one atomic round trip, and
-// reports whether the key already existed (recorded or claimed). The
-// record holds "s" and the call's token (any value other than a claim's
-// reads as seen).
+// Seen records id with claimScript, one atomic round trip, for the TTL
+// instead of a lease and with a record's value ("s" and the call's
+// token: any value other than a claim's reads as seen), and reports
+// whether the key already existed (recorded or claimed). A Seen sent
+// again finds its own record and is not a duplicate.
 func (r *Redis) Seen(ctx context.Context, id string) (bool, error) {
 	if id == "" {
 		return false, ErrEmptyID
 	}
-	n, err := r.seen.Run(ctx, r.client, []string{r.prefix + id}, r.ttl.Milliseconds(), "s"+newCall()).Int()
+	n, err := r.claim.Run(ctx, r.client, []string{r.prefix + id}, r.ttl.Milliseconds(), "s"+newCall()).Int()
 	if err != nil {
 		return false, fmt.Errorf("dedup: redis seen: %w", err)
 	}
-	return n == 1, nil
+	return n != 0, nil
 }
 
 // Claim reserves id with one Lua script, one atomic round trip: of nodes
