@@ -3,11 +3,8 @@ package streams_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/fleethub/fleethub/hub/streams"
 	"github.com/fleethub/fleethub/internal/redisresend"
@@ -17,26 +14,14 @@ import (
 // its read timeout (Redis ran it), and a flush the registry sends again
 // under the same name after a failure, add their deltas once.
 func TestRedisCountersFlushOnce(t *testing.T) {
-	u := os.Getenv("FLEETHUB_TEST_REDIS_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("FLEETHUB_TEST_REDIS_URL is not set but CI=true")
-		}
-		t.Skip("FLEETHUB_TEST_REDIS_URL not set: skipping the Redis counters test")
-	}
-	opt, err := redis.ParseURL(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	direct := redis.NewClient(opt)
-	t.Cleanup(func() { direct.Close() })
+	direct := redisForTest(t)
 	ctx := context.Background()
 	id := fmt.Sprintf("str_test_%d", time.Now().UnixNano())
 	warm := streams.NewRedisCounters(direct, "node-w")
 	if err := warm.Flush(ctx, id+"-warm", "w", map[string]int64{"matched": 1}, 0); err != nil { // the script in Redis's cache
 		t.Fatal(err)
 	}
-	slow := redisresend.New(t, opt)
+	slow := redisresend.New(t, direct.Options())
 	node := streams.NewRedisCounters(slow.Client, "node-a")
 	delivered := func() int64 {
 		t.Helper()
