@@ -60,7 +60,7 @@
 //     (TTL) and "c" with the claiming call's token for a claim (lease),
 //     expiring by themselves; a Seen or a claim the client sends again
 //     after a timeout finds its own token, and is neither a duplicate nor
-//     in flight. Seen and Claim are one Lua script each, one atomic round
+//     in flight. Seen and Claim run one Lua script, one atomic round
 //     trip, so of two nodes racing on one id exactly one sees it first;
 //     Done is one pipelined round trip for any number of ids.
 //
