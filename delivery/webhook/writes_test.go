@@ -86,6 +86,9 @@ func (c *countingStore) ClaimDeliveries(ctx context.Context, cl store.DeliveryCl
 
 func (c *countingStore) RecordDeliveries(ctx context.Context, owner string, rs []store.DeliveryResult) error {
 	err := c.backend.RecordDeliveries(ctx, owner, rs)
+	if err != nil {
+		return err // nothing written: the recorder tries the batch again
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, r := range rs {
@@ -95,7 +98,7 @@ func (c *countingStore) RecordDeliveries(ctx context.Context, owner string, rs [
 			w.attempts++
 		}
 	}
-	return err
+	return nil
 }
 
 func (c *countingStore) ReleaseDeliveries(ctx context.Context, owner string, ids []string, next time.Time) error {

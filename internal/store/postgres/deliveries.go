@@ -133,16 +133,18 @@ func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []store.D
 			at[i] = sqlstore.MS(r.At)
 		}
 	}
-	// The rows are locked in id order first, as every other statement on
-	// deliveries locks them (an index scan over id = ANY): a join over the
-	// unnested arrays would lock them in whatever order it meets them, and
-	// two nodes touching the same deliveries (a lease taken over) could
-	// deadlock.
+	// The rows are locked in id order first, as every other statement
+	// changing more than one delivery locks them (sqlstore's byID): a join
+	// over the unnested arrays would lock them in whatever order it meets
+	// them, and two statements touching the same deliveries (a lease
+	// renewed while its outcome is recorded, a lease taken over) could
+	// deadlock. Rows no longer claimable are not locked: nothing here
+	// changes them.
 	_, err := s.pool.Exec(ctx, `WITH u AS (
 			SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::bigint[], $6::int[], $7::text[], $8::bigint[], $9::bigint[])
 				AS u(id, status, inc, next, code, err, lat, at)
 		), l AS (
-			SELECT id FROM deliveries WHERE id = ANY($2::text[]) ORDER BY id FOR UPDATE
+			SELECT id FROM deliveries WHERE id = ANY($2::text[]) AND `+sqlstore.Claimable+` ORDER BY id FOR UPDATE
 		)
 		UPDATE deliveries d SET status = u.status, attempts = d.attempts + u.inc, next_attempt_at = u.next,
 			last_status_code = u.code, last_error = u.err, last_latency_ms = u.lat, delivered_at = u.at, lease_owner = '', lease_until = 0

@@ -51,6 +51,17 @@ func scanDelivery(row Row) (store.Delivery, error) {
 	return d, nil
 }
 
+// byID is an UPDATE of the deliveries where holds, setting set, that
+// locks them in id order before it changes any: every statement that
+// changes more than one delivery takes its locks in that order
+// (PostgreSQL's RecordDeliveries too), so two of them, one node renewing
+// leases while it records outcomes, never each hold a row the other
+// waits for. Its arguments are where's, then set's.
+func (s *Store) byID(where, set string) string {
+	return `WITH l(lid) AS MATERIALIZED (SELECT id FROM deliveries WHERE ` + where + ` ORDER BY id` + s.d.forUpdate + `)
+		UPDATE deliveries SET ` + set + ` FROM l WHERE deliveries.id = l.lid`
+}
+
 // ClaimDeliveries leases due deliveries of some streams, oldest due first.
 func (s *Store) ClaimDeliveries(ctx context.Context, c store.DeliveryClaim) ([]store.Delivery, error) {
 	if len(c.StreamIDs) == 0 || c.Limit <= 0 {
@@ -83,8 +94,8 @@ func (s *Store) RenewDeliveryLeases(ctx context.Context, owner string, ids []str
 	kept := map[string]bool{}
 	err := s.d.chunks(ids, func(part []string) error {
 		in, args := s.d.In("id", part)
-		rows, err := s.w.Query(ctx, `UPDATE deliveries SET lease_until = ? WHERE lease_owner = ? AND `+Claimable+` AND `+in+` RETURNING id`,
-			slices.Concat([]any{MS(until), owner}, args)...)
+		rows, err := s.w.Query(ctx, s.byID(`lease_owner = ? AND `+Claimable+` AND `+in, `lease_until = ?`)+` RETURNING id`,
+			slices.Concat([]any{owner}, args, []any{MS(until)})...)
 		_, err = collect(nil, rows, err, func(r Row) (struct{}, error) {
 			var id string
 			err := r.Scan(&id)
@@ -109,8 +120,8 @@ func (s *Store) RenewDeliveryLeases(ctx context.Context, owner string, ids []str
 func (s *Store) ReleaseDeliveries(ctx context.Context, owner string, ids []string, next time.Time) error {
 	err := s.d.chunks(ids, func(part []string) error {
 		in, args := s.d.In("id", part)
-		_, err := s.w.Exec(ctx, `UPDATE deliveries SET lease_owner = '', lease_until = 0, next_attempt_at = ?
-			WHERE lease_owner = ? AND `+Claimable+` AND `+in, slices.Concat([]any{MS(next), owner}, args)...)
+		_, err := s.w.Exec(ctx, s.byID(`lease_owner = ? AND `+Claimable+` AND `+in, `lease_owner = '', lease_until = 0, next_attempt_at = ?`),
+			slices.Concat([]any{owner}, args, []any{MS(next)})...)
 		return err
 	})
 	return s.wrap("release deliveries", err)
@@ -178,15 +189,15 @@ const enableEndpoint = `UPDATE delivery_endpoints SET disabled_at = 0, url = '',
 // a disabled endpoint; it returns how many.
 func (s *Store) RequeueDeliveries(ctx context.Context, sc store.Scope, streamID string, r store.DeliveryRequeue) (int64, error) {
 	now := MS(r.Now)
-	set := `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, queued_at = ?, delivered_at = 0, lease_owner = '', lease_until = 0
-		WHERE org = ? AND env = ? AND stream_id = ? AND lease_until < ?`
-	head := []any{now, now, sc.Org, sc.Env, streamID, now}
+	const set = `status = 'pending', attempts = 0, next_attempt_at = ?, queued_at = ?, delivered_at = 0, lease_owner = '', lease_until = 0`
+	const where = `org = ? AND env = ? AND stream_id = ? AND lease_until < ?`
+	head, tail := []any{sc.Org, sc.Env, streamID, now}, []any{now, now}
 	var total int64
 	err := s.inTx(ctx, "requeue deliveries", func(tx Querier) error {
 		if len(r.IDs) > 0 {
 			err := s.d.chunks(r.IDs, func(part []string) error {
 				in, args := s.d.In("id", part)
-				n, err := tx.Exec(ctx, set+` AND `+in, slices.Concat(head, args)...)
+				n, err := tx.Exec(ctx, s.byID(where+` AND `+in, set), slices.Concat(head, args, tail)...)
 				total += n
 				return err
 			})
@@ -194,7 +205,7 @@ func (s *Store) RequeueDeliveries(ctx context.Context, sc store.Scope, streamID 
 				return err
 			}
 		} else {
-			n, err := tx.Exec(ctx, set+` AND created_at >= ? AND created_at < ?`, slices.Concat(head, []any{MS(r.From), MS(r.To)})...)
+			n, err := tx.Exec(ctx, s.byID(where+` AND created_at >= ? AND created_at < ?`, set), slices.Concat(head, []any{MS(r.From), MS(r.To)}, tail)...)
 			if err != nil {
 				return err
 			}
@@ -266,8 +277,8 @@ func (s *Store) DisableDeliveries(ctx context.Context, sc store.Scope, streamID,
 			return err
 		}
 		var err error
-		moved, err = tx.Exec(ctx, `UPDATE deliveries SET status = 'disabled', lease_owner = '', lease_until = 0
-			WHERE stream_id = ? AND org = ? AND env = ? AND (status = 'pending' OR status = 'failed')`, streamID, sc.Org, sc.Env)
+		moved, err = tx.Exec(ctx, s.byID(`stream_id = ? AND org = ? AND env = ? AND `+Claimable, `status = 'disabled', lease_owner = '', lease_until = 0`),
+			streamID, sc.Org, sc.Env)
 		return err
 	})
 	if err != nil {
@@ -285,8 +296,8 @@ func (s *Store) EnableDeliveries(ctx context.Context, sc store.Scope, streamID s
 			return err
 		}
 		var err error
-		moved, err = tx.Exec(ctx, `UPDATE deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, queued_at = ?
-			WHERE stream_id = ? AND org = ? AND env = ? AND status = 'disabled'`, MS(now), MS(now), streamID, sc.Org, sc.Env)
+		moved, err = tx.Exec(ctx, s.byID(`stream_id = ? AND org = ? AND env = ? AND status = 'disabled'`, `status = 'pending', attempts = 0, next_attempt_at = ?, queued_at = ?`),
+			streamID, sc.Org, sc.Env, MS(now), MS(now))
 		return err
 	})
 	if err != nil {

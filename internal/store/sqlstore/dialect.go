@@ -23,6 +23,10 @@ type Dialect struct {
 	// it picks and skips those another claim holds; SQLite's one writer
 	// already keeps claims apart.
 	skipLocked string
+	// forUpdate ends the sub-select of an update that locks its rows in
+	// an order of its own first (byID): PostgreSQL locks rows one at a
+	// time as a statement meets them; SQLite's one writer takes none.
+	forUpdate string
 	// arrays: a list of values is bound as one array parameter; without,
 	// as one placeholder per value, at most inChunk in one statement.
 	arrays  bool
@@ -57,6 +61,7 @@ var Postgres = &Dialect{
 		"{without rowid}", "",
 	),
 	skipLocked: " FOR UPDATE SKIP LOCKED",
+	forUpdate:  " FOR UPDATE",
 	arrays:     true,
 	strpos:     "strpos",
 	// the first eight bytes of "fleethub" read as an int64

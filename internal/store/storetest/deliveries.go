@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -358,6 +359,69 @@ func deliveries(t *testing.T, open Opener) {
 		}
 		if db.LeaseOwner != "n2" {
 			t.Errorf("release by n1 touched n2's lease: %+v", db)
+		}
+	})
+
+	// One node renewing its leases while it records outcomes and
+	// releases deliveries, over the same rows: each statement locks the
+	// rows it changes in the same order (by id), or two of them, each
+	// holding rows the other wants, deadlock and one fails (PostgreSQL
+	// aborts it). The rows are written in an order unlike their ids', as
+	// deliveries of many streams arrive, and each call names them shuffled.
+	t.Run("RenewBesideRecordAndRelease", func(t *testing.T) {
+		t.Parallel()
+		s := deliveriesOf(t, open)
+		rng := rand.New(rand.NewPCG(7, 29))
+		now := base.Add(time.Hour)
+		for round := range 20 {
+			stream := fmt.Sprintf("rr%d", round)
+			var ds []store.Delivery
+			for i := int64(1); i <= 120; i++ {
+				ds = append(ds, newDelivery(dscope, stream, i))
+			}
+			rng.Shuffle(len(ds), func(i, j int) { ds[i], ds[j] = ds[j], ds[i] })
+			enqueue(t, s, ds...)
+			ids := deliveryIDs(claim(t, s, "n1", now, len(ds), stream))
+			if len(ids) != len(ds) {
+				t.Fatalf("claimed %d of %d", len(ids), len(ds))
+			}
+			shuffled := func() []string {
+				out := slices.Clone(ids)
+				rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+				return out
+			}
+			// half recorded, the other half released, each half named
+			// in an order of its own
+			renew, record := shuffled(), shuffled()
+			release := slices.Clone(record[len(record)/2:])
+			rng.Shuffle(len(release), func(i, j int) { release[i], release[j] = release[j], release[i] })
+			rs := make([]store.DeliveryResult, 0, len(record)/2)
+			for _, id := range record[:len(record)/2] {
+				rs = append(rs, store.DeliveryResult{ID: id, Status: store.DeliveryDelivered, Attempted: true, StatusCode: 204, At: now})
+			}
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				if _, err := s.RenewDeliveryLeases(t.Context(), "n1", renew, now.Add(time.Hour)); err != nil {
+					t.Errorf("RenewDeliveryLeases: %v", err)
+				}
+			})
+			wg.Go(func() {
+				if err := s.RecordDeliveries(t.Context(), "n1", rs); err != nil {
+					t.Errorf("RecordDeliveries: %v", err)
+				}
+			})
+			wg.Go(func() {
+				if err := s.ReleaseDeliveries(t.Context(), "n1", release, now); err != nil {
+					t.Errorf("ReleaseDeliveries: %v", err)
+				}
+			})
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			if c := counts(t, s, dscope, stream); c[store.DeliveryDelivered] != int64(len(rs)) {
+				t.Fatalf("round %d: %d delivered, want %d", round, c[store.DeliveryDelivered], len(rs))
+			}
 		}
 	})
 
