@@ -22,7 +22,11 @@ build:
 ## generators against a server) or contract a whole city (the routing
 ## engine's checks on every real extract, the Columbus matrix) skip
 ## themselves under the detector and run only in that second pass, where
-## the child's build reuses the packages the test binaries compiled. The second pass runs
+## the child's build reuses the packages the test binaries compiled; so do
+## the console's browser tests and the engines' tests over real data (map
+## matching's simulated drives, geocoding's held-out addresses), and the
+## solver's randomized tests run a quarter of their seeds under it: the
+## engines' packages run whole in the second pass. The second pass runs
 ## as two groups side by side: the crash harnesses, which mostly wait for
 ## their child to restart, beside the rest.
 test:
@@ -34,10 +38,11 @@ test:
 # the second pass of make test, in two groups (see test)
 .PHONY: test-crash test-server
 test-crash:
-	$(GO) test -count=1 -timeout 10m -parallel 3 -run '^TestCrash[A-Za-z]*$$' ./cmd/fleethub/
+	$(GO) test -count=1 -timeout 10m -parallel 3 -run '^(TestCrash[A-Za-z]*|TestModelCrash)$$' ./cmd/fleethub/
 test-server:
 	$(GO) test -count=1 -timeout 8m -run '^TestRealExtracts$$' ./internal/routing/
-	$(GO) test -count=1 -timeout 8m -run '^(TestModel(Embedded|TwoNodes)|TestRoutingMatrix|TestModesAgainstAServer)$$' ./cmd/fleethub/ ./cmd/fleethub-bench/
+	$(GO) test -count=1 -timeout 8m -run '^(TestModel(Embedded|TwoNodes)|TestRoutingMatrix|TestModesAgainstAServer|TestConsole[A-Za-z]*)$$' ./cmd/fleethub/ ./cmd/fleethub-bench/
+	$(GO) test -count=1 -timeout 8m ./internal/vrp/ ./api/optimization/ ./internal/mapmatch/ ./internal/geocode/
 
 test-short:
 	$(GO) test -count=1 $(PKGS)

@@ -44,6 +44,10 @@ func chromium(t *testing.T) string {
 // browser opens a headless Chromium tab at 1280×800.
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	// what the console does is not concurrency the detector would see
+	// (the server's part is the API's, tested under it); the browser
+	// tests run in make test's second pass
+	skipUnderRace(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1280, 800),
 		chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -91,6 +91,8 @@ func genModelCrashWorkload(seed uint64, cycles int) (*mWorkload, []int) {
 }
 
 func TestModelCrash(t *testing.T) {
+	skipUnderRace(t) // its server is a child built without the detector
+	t.Parallel()     // mostly waits on its child server: beside the crash tests
 	seed := uint64(time.Now().UnixNano())
 	if v := modelEnvInt(t, "FLEETHUB_MODEL_SEED", -1); v >= 0 {
 		seed = uint64(v)

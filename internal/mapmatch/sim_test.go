@@ -186,6 +186,9 @@ func (sc simScore) medianLengthErr() float64 {
 // shares asserted are up to a point under what the matcher does with
 // this seed (docs/routing.md has the figures over seeds).
 func TestSimulatedDrives(t *testing.T) {
+	if raceOn {
+		t.Skip("runs in make test's pass without the race detector (see the Makefile)")
+	}
 	for _, tc := range []struct {
 		name        string
 		at5s, at30s float64 // the least shares of fixes on the right way

@@ -146,7 +146,7 @@ func randomProblem(rng *rand.Rand, n, k int) *vrp.Problem {
 // or two breaks per vehicle, every plan passes checkPlan and Plan places
 // every break inside its window, in order.
 func TestConstraintsRandom(t *testing.T) {
-	for seed := uint64(1); seed <= 6; seed++ {
+	for seed := uint64(1); seed <= uint64(vrp.Seeds(6)); seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		pr := randomProblem(rng, 60, 8)
 		sol := pr.Solve(vrp.Options{TimeLimit: 20 * time.Second, Work: 1_000_000, Seed: seed})

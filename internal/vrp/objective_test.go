@@ -25,7 +25,8 @@ func longestMinutes(pr *vrp.Problem, sol vrp.Solution) float64 {
 // than without it, over the seeds together.
 func TestObjectivesRandom(t *testing.T) {
 	var plain, balanced float64
-	for seed := uint64(1); seed <= 4; seed++ {
+	n := vrp.Seeds(4)
+	for seed := uint64(1); seed <= uint64(n); seed++ {
 		for _, tc := range []struct {
 			name string
 			set  func(pr *vrp.Problem)
@@ -72,6 +73,9 @@ func TestObjectivesRandom(t *testing.T) {
 		}
 	}
 	t.Logf("longest routes summed over the seeds: %.1f min by distance, %.1f with balance", plain, balanced)
+	if n < 4 {
+		return // over one seed the longest route may go either way: the full count runs without the race detector
+	}
 	if balanced > plain {
 		t.Errorf("balance lengthened the longest routes: %.1f min, %.1f without", balanced, plain)
 	}

@@ -16,7 +16,8 @@ import (
 func TestRecombineKeepsFeasible(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 3))
 	saved := 0
-	for round := 0; round < 60; round++ {
+	rounds := seeds(60)
+	for round := range rounds {
 		// Short routes on a fleet mostly of one class, the other class
 		// beside it.
 		p := randomProblem(rng, 50)
@@ -80,8 +81,8 @@ func TestRecombineKeepsFeasible(t *testing.T) {
 			t.Fatalf("round %d: %d routes, was %d", round, r.used, best.used)
 		}
 	}
-	if saved == 0 {
-		t.Fatalf("recombine saved on no plan of 60")
+	if saved == 0 && !raceOn { // 4 of 60 save: the rounds under the race detector may have none
+		t.Fatalf("recombine saved on no plan of %d", rounds)
 	}
-	t.Logf("recombine saved on %d plans of 60", saved)
+	t.Logf("recombine saved on %d plans of %d", saved, rounds)
 }

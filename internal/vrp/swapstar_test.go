@@ -13,7 +13,7 @@ import (
 func TestSwapStarSaves(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	swaps := 0
-	for round := 0; round < 60; round++ {
+	for round := range seeds(60) {
 		w, s := searchedPlan(rng, round, 5)
 		tb, p := w.t, w.t.p
 		s = w.fork(s)
