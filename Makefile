@@ -28,7 +28,7 @@ build:
 ## solver's randomized tests run a quarter of their seeds under it: the
 ## engines' packages run whole in the second pass. The second pass runs
 ## as two groups side by side: the crash harnesses, which mostly wait for
-## their child to restart, beside the rest.
+## their child to restart, then the engines' packages, beside the rest.
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
@@ -39,10 +39,10 @@ test:
 .PHONY: test-crash test-server
 test-crash:
 	$(GO) test -count=1 -timeout 10m -parallel 3 -run '^(TestCrash[A-Za-z]*|TestModelCrash)$$' ./cmd/fleethub/
+	$(GO) test -count=1 -timeout 8m ./internal/vrp/ ./api/optimization/ ./internal/mapmatch/ ./internal/geocode/
 test-server:
 	$(GO) test -count=1 -timeout 8m -run '^TestRealExtracts$$' ./internal/routing/
 	$(GO) test -count=1 -timeout 8m -run '^(TestModel(Embedded|TwoNodes)|TestRoutingMatrix|TestModesAgainstAServer|TestConsole[A-Za-z]*)$$' ./cmd/fleethub/ ./cmd/fleethub-bench/
-	$(GO) test -count=1 -timeout 8m ./internal/vrp/ ./api/optimization/ ./internal/mapmatch/ ./internal/geocode/
 
 test-short:
 	$(GO) test -count=1 $(PKGS)
