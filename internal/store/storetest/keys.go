@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -293,6 +294,43 @@ func keys(t *testing.T, open Opener) {
 				want := k
 				want.LastUsedAt = st.want[k.ID]
 				checkKey(t, fmt.Sprintf("step %d: %s", i, k.ID), keyByHash(t, s, k.Hash), stored(want))
+			}
+		}
+	})
+
+	// Nodes flush the last-use times of the same keys at once, each in
+	// an order of its own: the rows are locked in one order, or two
+	// flushes each hold a key the other waits for and one fails
+	// (PostgreSQL aborts it as a deadlock).
+	t.Run("ConcurrentTouches", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		var ks []store.APIKey
+		for i := range 60 {
+			k := newKey(live, fmt.Sprintf("key_t%02d", i), base)
+			k.Hash = fmt.Sprintf("hash_t%02d", i)
+			ks = append(ks, k)
+		}
+		mustCreate(t, s, ks...)
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for round := range 15 {
+					used := map[string]time.Time{}
+					for _, k := range ks {
+						used[k.ID] = base.Add(time.Duration(round*4+w) * time.Second)
+					}
+					if err := s.TouchKeys(t.Context(), used); err != nil {
+						t.Errorf("flush %d of %d: TouchKeys: %v", round, w, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		for _, k := range ks {
+			if got := keyByHash(t, s, k.Hash).LastUsedAt; !got.Equal(storedTime(base.Add(59 * time.Second))) {
+				t.Errorf("%s last used %v, want the latest flush's %v", k.ID, got, storedTime(base.Add(59*time.Second)))
 			}
 		}
 	})
