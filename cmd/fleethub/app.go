@@ -394,6 +394,10 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		return k.Plan, err
 	})}
 	wcfg.KeptHijackedConns = true // the API's server keeps hijacked connections (api/server.go)
+	wcfg.WriteLinger = cfg.WSWriteLinger
+	if wcfg.WriteLinger == 0 {
+		wcfg.WriteLinger = -1 // off: ws.Config's zero is its default
+	}
 	// the embedded window: ten million ids in about 490 MiB, allocated as they come (filters/dedup)
 	const windowSize, windowTTL = 10_000_000, time.Hour
 	var window dedup.Window = dedup.NewCompact(windowSize, windowTTL)
@@ -424,6 +428,9 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		wcfg.Acks, a.closers = acks, append(a.closers, acks.Close)
 	}
 	a.streams = streams.NewService(a.reg, a.store, a.streamLog, a.streamOptions()...)
+	if cfg.WSWriteLinger < 0 {
+		return fmt.Errorf("--ws-write-linger must not be negative, not %s", cfg.WSWriteLinger)
+	}
 	if cfg.OrderWait < 0 {
 		return fmt.Errorf("--order-wait must not be negative, not %s", cfg.OrderWait)
 	}

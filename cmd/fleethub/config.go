@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/delivery/webhook"
+	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/fleet/trips"
 	"github.com/fleethub/fleethub/hub/seglog"
 )
@@ -45,6 +46,8 @@ type config struct {
 	// OrderWait is how long an event_ordering stream waits for a
 	// sequence gap to fill (0: the pipeline's default).
 	OrderWait time.Duration
+	// WSWriteLinger is ws.Config.WriteLinger; 0 turns it off.
+	WSWriteLinger time.Duration
 	// SSEHeartbeat is the interval of an idle event stream's heartbeat
 	// (0: api/feed's 15 s; tests shorten it).
 	SSEHeartbeat time.Duration
@@ -118,6 +121,7 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	fs.Int64Var(&c.LogMaxBytes, "log-max-bytes", seglog.DefaultMaxBytes, "disk bytes each of the embedded bus and stream logs keeps at most (oldest segments deleted first)")
 	fs.Int64Var(&c.SolverWorkRate, "solver-work-rate", 0, "work units a route optimization search gets per second of its time limit; 0 measures this machine at start and gives 87 % of one core's rate (docs/optimization.md). A fixed value makes a seed give the same plan on any machine")
 	fs.DurationVar(&c.OrderWait, "order-wait", 2*time.Second, "how long event_ordering waits for a missing sequence number before it skips the gap")
+	fs.DurationVar(&c.WSWriteLinger, "ws-write-linger", ws.DefaultWriteLinger, "a websocket getting messages faster than one this often holds each until this long after its last write and writes them together (0: every message at once)")
 	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 15*time.Second, "how long shutdown waits for in-flight work")
 	fs.Usage = func() {
 		fmt.Fprintln(w, "usage: fleethub serve [flags]\n\nEvery flag can also be set as FLEETHUB_<FLAG> (dashes as underscores).")

@@ -22,6 +22,13 @@ type Config struct {
 	MaxLag    int64         // default 100,000
 	LagGrace  time.Duration // default 30s
 	ReadBatch int           // entries read from the log per pump step, default 256
+	// WriteLinger: a connection whose last two writes, and a frame
+	// pushed to it now, each came within this long of the one before
+	// holds that frame, and what comes meanwhile, until this long after
+	// its last write, then writes them together (one writev); any other
+	// push is written at once (conn.pushed). Default 5 ms; negative:
+	// every push is written at once.
+	WriteLinger time.Duration
 	// MaxSubscriptions bounds the streams one connection follows, in the
 	// query and through subscribe frames together.
 	MaxSubscriptions int // default 100
@@ -72,6 +79,7 @@ const (
 	DefaultMaxLag           = 100_000
 	DefaultLagGrace         = 30 * time.Second
 	DefaultReadBatch        = 256
+	DefaultWriteLinger      = 5 * time.Millisecond
 	DefaultMaxSubscriptions = 100
 
 	// DefaultBatchSize and DefaultMaxWait apply to a stream with
@@ -113,6 +121,9 @@ const (
 func (c Config) withDefaults() Config {
 	if c.QueueBytes <= 0 {
 		c.QueueBytes = DefaultQueueBytes
+	}
+	if c.WriteLinger == 0 {
+		c.WriteLinger = DefaultWriteLinger
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout

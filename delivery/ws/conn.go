@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fasthttp/websocket"
@@ -41,13 +42,16 @@ type conn struct {
 
 	invalid int // malformed frames in a row; reader only
 
-	batch       *batcher // the writer's
-	writer      func()   // c.writeLoop, made once
-	wbuf        []frame  // the writer's frame slice between its runs
-	carry       []frame  // frames writeDirect hands to the writer goroutine it starts
-	carried     bool     // the batcher holds the rest of a writev of carry begun
-	brokenWrite bool     // a write failed midway; the writer's
-	pingSlot    int      // when the Server's pinger pings it (Server.pingLoop)
+	batch       *batcher     // the writer's
+	lastWrite   atomic.Int64 // when the last direct write began, in ns since the Server's start (WriteLinger)
+	lastGap     atomic.Int64 // the ns between that write and the one before it
+	linger      *time.Timer  // runs writeDirect when a held push's linger ends; made on first use
+	writer      func()       // c.writeLoop, made once
+	wbuf        []frame      // the writer's frame slice between its runs
+	carry       []frame      // frames writeDirect hands to the writer goroutine it starts
+	carried     bool         // the batcher holds the rest of a writev of carry begun
+	brokenWrite bool         // a write failed midway; the writer's
+	pingSlot    int          // when the Server's pinger pings it (Server.pingLoop)
 
 	deadlineMu sync.Mutex // orders read-deadline extensions with cut
 	cutOff     bool       // set by cut; guarded by deadlineMu
@@ -61,7 +65,7 @@ func (c *conn) init(wsc *websocket.Conn) {
 	c.writer = c.writeLoop
 	c.q = newQueue(c.s.cfg.QueueBytes, c.startWriter)
 	if c.batch.rc != nil {
-		c.q.direct = c.writeDirect
+		c.q.direct = c.pushed
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.closing = make(chan struct{})

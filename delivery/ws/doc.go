@@ -56,7 +56,12 @@
 // until the queue is empty, gives them back and ends. The check for an
 // empty queue and the claim of the writer's role are under the queue's
 // lock, so a frame is never left without a writer and two never write at
-// once. The Server's
+// once. A busy connection (its last two writes, and the push, each within
+// Config.WriteLinger of the one before) is not written at once: the
+// pusher arms the connection's linger timer instead (conn.pushed), which
+// writes the queue WriteLinger after the last write, in one writev, and
+// counts in conn.wg until it has run. The writer's role stays taken
+// meanwhile, so frames keep their order. The Server's
 // one pinger goroutine (pinger.go) queues a ping frame into every
 // connection once per PingInterval, spread over 16 slots, so a connection
 // has no ticker of its own. The reader returns when the socket fails or

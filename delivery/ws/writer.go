@@ -256,6 +256,40 @@ func (c *conn) writeLoop() {
 	}
 }
 
+// pushed runs on the goroutine that pushed a frame to a queue with no
+// writer: the frame is written at once (writeDirect), unless the
+// connection's last two writes, and this one, each came less than
+// WriteLinger after the one before (or, for a held write, at most twice
+// that), that is, while frames come faster than one a WriteLinger; then
+// the queue holds it, and what else comes meanwhile, until WriteLinger
+// after the last write, when a timer writes them together. A connection
+// that gets a frame now and then (two close together by chance) is
+// written at once. The queue's writer role is
+// taken either way (no other writer starts), so frames keep their order.
+// The held write counts in the connection's goroutines (wg) until it has
+// run, so that the connection ends only after it; the pusher is one of
+// them (a pump), so the count cannot be at zero here.
+func (c *conn) pushed() {
+	if l := c.s.cfg.WriteLinger; l > 0 {
+		if wait := time.Duration(c.lastWrite.Load()) + l - c.s.since(); wait > 0 && time.Duration(c.lastGap.Load()) < 2*l {
+			c.wg.Add(1)
+			if c.linger == nil {
+				c.linger = time.AfterFunc(wait, c.lingered)
+			} else {
+				c.linger.Reset(wait)
+			}
+			return
+		}
+	}
+	c.writeDirect()
+}
+
+// lingered writes what a held push kept, on the linger's timer.
+func (c *conn) lingered() {
+	defer c.wg.Done()
+	c.writeDirect()
+}
+
 // writeDirect runs on the goroutine that pushed a frame to a queue with
 // no writer (a pump, most often on its stream's waiter): it writes the
 // queued data frames with one writev that does not wait for the socket,
@@ -272,6 +306,8 @@ func (c *conn) writeDirect() {
 	}
 	buf := c.q.take(c.wbuf)
 	c.wbuf = nil
+	now := int64(c.s.since())
+	c.lastGap.Store(now - c.lastWrite.Swap(now))
 	b.acquire()
 	for i := range buf {
 		if buf[i].gorilla() || b.full() {

@@ -1,0 +1,42 @@
+package ws_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/delivery/ws"
+	"github.com/fleethub/fleethub/hub"
+)
+
+// A connection whose last two writes came within WriteLinger of each
+// other, and which gets a frame within WriteLinger of the last, holds it
+// and what comes next until WriteLinger after that write, then writes it
+// all, in order. Off (negative), every frame goes out as it comes.
+func TestWriteLinger(t *testing.T) {
+	const linger = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		linger time.Duration
+	}{{"held", linger}, {"off", -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, ws.Config{WriteLinger: tc.linger}, hub.StreamInfo{ID: "s1"})
+			c := f.mustDial("stream_id=s1")
+			expectControl(t, c, "subscribed", "")
+			time.Sleep(2 * linger) // the subscribed reply's write is long past
+			for round := range 2 {
+				from := int64(1 + round*52)
+				f.appendN("s1", 1, 0) // written at once: nothing was written for 2 × linger
+				readOffsets(t, c, "s1", from, 1)
+				began := time.Now()
+				f.appendN("s1", 1, 0) // written at once: one write came shortly before, not two
+				readOffsets(t, c, "s1", from+1, 1)
+				f.appendN("s1", 50, 0) // the third within the linger: held, then written together
+				readOffsets(t, c, "s1", from+2, 50)
+				if took := time.Since(began); tc.linger > 0 && took < linger {
+					t.Fatalf("round %d: the 50 frames after the second came %v after it was appended, before the linger of its write (%v) ended", round, took, linger)
+				}
+				time.Sleep(2 * linger)
+			}
+		})
+	}
+}
