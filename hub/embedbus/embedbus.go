@@ -29,7 +29,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -164,13 +163,18 @@ func Open(cfg Config) (*Bus, error) {
 
 func partKey(topic string, part int) string { return topic + "/" + strconv.Itoa(part) }
 
+// partitionOf is a key's partition: its 32-bit FNV-1a hash modulo the
+// partition count (written out: hash/fnv's hasher is allocated per call).
 func (b *Bus) partitionOf(key []byte) int {
 	if len(key) == 0 {
 		return 0
 	}
-	h := fnv.New32a()
-	h.Write(key)
-	return int(h.Sum32() % uint32(b.cfg.Partitions))
+	const offset32, prime32 = 2166136261, 16777619
+	h := uint32(offset32)
+	for _, c := range key {
+		h = (h ^ uint32(c)) * prime32
+	}
+	return int(h % uint32(b.cfg.Partitions))
 }
 
 // Publish appends messages; it returns once they are durable.
@@ -181,13 +185,7 @@ func (b *Bus) Publish(ctx context.Context, msgs ...hub.Message) error {
 	if closed {
 		return hub.ErrClosed
 	}
-	recs := make([]seglog.Record, len(msgs))
-	for i, m := range msgs {
-		d := make([]byte, 0, binary.MaxVarintLen32+len(m.Key)+len(m.Value))
-		d = binary.AppendUvarint(d, uint64(len(m.Key)))
-		d = append(append(d, m.Key...), m.Value...)
-		recs[i] = seglog.Record{Key: partKey(m.Topic, b.partitionOf(m.Key)), Time: m.Time, Data: d}
-	}
+	recs := b.records(msgs)
 	err := b.log.Append(ctx, recs)
 	if ctx.Err() == nil {
 		b.state.appended(err)
@@ -199,6 +197,51 @@ func (b *Bus) Publish(ctx context.Context, msgs ...hub.Message) error {
 		return fmt.Errorf("bus: %w", err)
 	}
 	return nil
+}
+
+// records makes the log's records of msgs. The data of a call's records
+// of one partition share one array: the log keeps a partition's records
+// in memory in order and lets them go in order, so the array is held by
+// those records only, about as long as each would hold its own (one
+// array for the whole call would be held by whichever partition keeps
+// its records longest). A partition's key is made once per call.
+func (b *Bus) records(msgs []hub.Message) []seglog.Record {
+	type part struct {
+		topic string
+		part  int
+		key   string
+		size  int
+		buf   []byte
+	}
+	var parts []part // the call's partitions, in the order met
+	at := make([]int, len(msgs))
+	for i, m := range msgs {
+		p, k := b.partitionOf(m.Key), -1
+		for j := range parts {
+			if parts[j].part == p && parts[j].topic == m.Topic {
+				k = j
+				break
+			}
+		}
+		if k < 0 {
+			k = len(parts)
+			parts = append(parts, part{topic: m.Topic, part: p, key: partKey(m.Topic, p)})
+		}
+		at[i] = k
+		parts[k].size += binary.MaxVarintLen32 + len(m.Key) + len(m.Value)
+	}
+	for j := range parts {
+		parts[j].buf = make([]byte, 0, parts[j].size)
+	}
+	recs := make([]seglog.Record, len(msgs))
+	for i, m := range msgs {
+		p := &parts[at[i]]
+		start := len(p.buf)
+		p.buf = binary.AppendUvarint(p.buf, uint64(len(m.Key)))
+		p.buf = append(append(p.buf, m.Key...), m.Value...)
+		recs[i] = seglog.Record{Key: p.key, Time: m.Time, Data: p.buf[start:len(p.buf):len(p.buf)]}
+	}
+	return recs
 }
 
 // decode turns log entries of a partition into messages.

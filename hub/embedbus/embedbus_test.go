@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"sync"
@@ -250,5 +251,50 @@ func TestCommitWaitsForBeforeCommit(t *testing.T) {
 				t.Errorf("after a reopen the group resumes at %q, want %q", got[0], c.resume)
 			}
 		})
+	}
+}
+
+// A message's partition is its key's 32-bit FNV-1a hash modulo the
+// partition count, as it was when a log on disk was written: one call
+// with messages of two topics and many keys puts each message in its
+// topic's partition of its key, in the call's order within a partition,
+// with its key and value intact.
+func TestPublishPartitionsByKey(t *testing.T) {
+	const parts = 8
+	b := embedbus.New(embedbus.Config{Partitions: parts})
+	defer b.Close(context.Background())
+	var msgs []hub.Message
+	for i := range 600 {
+		topic := []string{"telemetry", "events"}[i%2]
+		key := fmt.Sprintf("vehicle-%d", i%37)
+		msgs = append(msgs, hub.Message{Topic: topic, Key: []byte(key), Value: []byte(fmt.Sprintf("%s %d", key, i))})
+	}
+	if err := b.Publish(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{} // topic/partition → values in order
+	for _, m := range msgs {
+		h := fnv.New32a()
+		h.Write(m.Key)
+		tp := fmt.Sprintf("%s/%d", m.Topic, h.Sum32()%parts)
+		want[tp] = append(want[tp], string(m.Value))
+	}
+	for _, topic := range []string{"telemetry", "events"} {
+		for p := range parts {
+			got, err := b.Range(context.Background(), topic, p, 0, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var vals []string
+			for _, m := range got {
+				if !strings.HasPrefix(string(m.Value), string(m.Key)+" ") {
+					t.Errorf("%s/%d: key %q with value %q", topic, p, m.Key, m.Value)
+				}
+				vals = append(vals, string(m.Value))
+			}
+			if tp := fmt.Sprintf("%s/%d", topic, p); strings.Join(vals, ",") != strings.Join(want[tp], ",") {
+				t.Errorf("%s: %d messages %v, want %d %v", tp, len(vals), vals, len(want[tp]), want[tp])
+			}
+		}
 	}
 }
