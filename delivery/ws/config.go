@@ -22,12 +22,12 @@ type Config struct {
 	MaxLag    int64         // default 100,000
 	LagGrace  time.Duration // default 30s
 	ReadBatch int           // entries read from the log per pump step, default 256
-	// WriteLinger: a connection whose last two writes, and a frame
-	// pushed to it now, each came within this long of the one before
-	// holds that frame, and what comes meanwhile, until this long after
-	// its last write, then writes them together (one writev); any other
-	// push is written at once (conn.pushed). Default 5 ms; negative:
-	// every push is written at once.
+	// WriteLinger: a frame pushed within this long of the connection's
+	// last write, itself within twice this long of the write before, is
+	// held with what comes meanwhile until this long after the last
+	// write, then written with them (one writev); any other push is
+	// written at once (conn.pushed). Default 5 ms; negative: every push
+	// is written at once.
 	WriteLinger time.Duration
 	// MaxSubscriptions bounds the streams one connection follows, in the
 	// query and through subscribe frames together.

@@ -56,8 +56,9 @@
 // until the queue is empty, gives them back and ends. The check for an
 // empty queue and the claim of the writer's role are under the queue's
 // lock, so a frame is never left without a writer and two never write at
-// once. A busy connection (its last two writes, and the push, each within
-// Config.WriteLinger of the one before) is not written at once: the
+// once. A busy connection (the push within Config.WriteLinger of its
+// last write, that write within twice as long of the one before) is not
+// written at once: the
 // pusher arms the connection's linger timer instead (conn.pushed), which
 // writes the queue WriteLinger after the last write, in one writev, and
 // counts in conn.wg until it has run. The writer's role stays taken

@@ -257,18 +257,19 @@ func (c *conn) writeLoop() {
 }
 
 // pushed runs on the goroutine that pushed a frame to a queue with no
-// writer: the frame is written at once (writeDirect), unless the
-// connection's last two writes, and this one, each came less than
-// WriteLinger after the one before (or, for a held write, at most twice
-// that), that is, while frames come faster than one a WriteLinger; then
-// the queue holds it, and what else comes meanwhile, until WriteLinger
-// after the last write, when a timer writes them together. A connection
-// that gets a frame now and then (two close together by chance) is
-// written at once. The queue's writer role is
-// taken either way (no other writer starts), so frames keep their order.
-// The held write counts in the connection's goroutines (wg) until it has
-// run, so that the connection ends only after it; the pusher is one of
-// them (a pump), so the count cannot be at zero here.
+// writer: the frame is written at once (writeDirect), unless the frame
+// comes less than WriteLinger after the connection's last write and that
+// write less than twice WriteLinger after the one before (a held write
+// comes WriteLinger after the last, so a connection that keeps getting
+// frames faster than one a WriteLinger stays held). Then the queue holds
+// it, and what else comes meanwhile, until WriteLinger after the last
+// write, when a timer writes them together. A connection that gets a
+// frame now and then, two close together by chance included, is written
+// at once. The queue's writer role is taken either way (no other writer
+// starts), so frames keep their order. The held write counts in the
+// connection's goroutines (wg) until it has run, so that the connection
+// ends only after it; the pusher is one of them (a pump), so the count
+// cannot be at zero here.
 func (c *conn) pushed() {
 	if l := c.s.cfg.WriteLinger; l > 0 {
 		if wait := time.Duration(c.lastWrite.Load()) + l - c.s.since(); wait > 0 && time.Duration(c.lastGap.Load()) < 2*l {
