@@ -29,6 +29,9 @@ type Config struct {
 	// written at once (conn.pushed). Default 5 ms; negative: every push
 	// is written at once.
 	WriteLinger time.Duration
+	// Now is the clock WriteLinger reads; default time.Now (tests move
+	// it forward).
+	Now func() time.Time
 	// MaxSubscriptions bounds the streams one connection follows, in the
 	// query and through subscribe frames together.
 	MaxSubscriptions int // default 100
@@ -124,6 +127,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WriteLinger == 0 {
 		c.WriteLinger = DefaultWriteLinger
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout

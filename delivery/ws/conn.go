@@ -43,7 +43,7 @@ type conn struct {
 	invalid int // malformed frames in a row; reader only
 
 	batch       *batcher     // the writer's
-	lastWrite   atomic.Int64 // when the last direct write began, in ns since the Server's start (WriteLinger)
+	lastWrite   atomic.Int64 // when the last write began, in ns since the Server's start (WriteLinger)
 	lastGap     atomic.Int64 // the ns between that write and the one before it
 	linger      *time.Timer  // runs writeDirect when a held push's linger ends; made on first use
 	writer      func()       // c.writeLoop, made once

@@ -1,6 +1,7 @@
 package ws_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,10 +20,12 @@ func TestWriteLinger(t *testing.T) {
 		linger time.Duration
 	}{{"held", linger}, {"off", -1}} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, ws.Config{WriteLinger: tc.linger}, hub.StreamInfo{ID: "s1"})
+			var ahead atomic.Int64 // what the test moved the Server's clock forward
+			now := func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }
+			f := newFixture(t, ws.Config{WriteLinger: tc.linger, Now: now}, hub.StreamInfo{ID: "s1"})
 			c := f.mustDial("stream_id=s1")
 			expectControl(t, c, "subscribed", "")
-			time.Sleep(2 * linger) // the subscribed reply's write is long past
+			ahead.Add(int64(2 * linger)) // the subscribed reply's write is long past
 			for round := range 2 {
 				from := int64(1 + round*52)
 				f.appendN("s1", 1, 0) // written at once: nothing was written for 2 × linger
@@ -35,7 +38,7 @@ func TestWriteLinger(t *testing.T) {
 				if took := time.Since(began); tc.linger > 0 && took < linger {
 					t.Fatalf("round %d: the 50 frames after the second came %v after it was appended, before the linger of its write (%v) ended", round, took, linger)
 				}
-				time.Sleep(2 * linger)
+				ahead.Add(int64(2 * linger))
 			}
 		})
 	}

@@ -27,7 +27,7 @@ type Server struct {
 	acks    Acks
 	counts  Conns
 	logger  *slog.Logger
-	start   time.Time // since reads the monotonic clock from here
+	start   time.Time // since reads the clock (Config.Now) from here
 
 	plain   websocket.FastHTTPUpgrader // no compression offered
 	deflate websocket.FastHTTPUpgrader // permessage-deflate negotiated when the client offers it
@@ -78,7 +78,7 @@ func New(cfg Config, streams hub.Streams, log hub.Log, logger *slog.Logger) *Ser
 		logger:  logger,
 		conns:   map[*conn]struct{}{},
 		rings:   map[string]*ring{},
-		start:   time.Now(),
+		start:   cfg.Now(),
 	}
 	s.batchBufs.New = newBatchBufs
 	for _, u := range []*websocket.FastHTTPUpgrader{&s.plain, &s.deflate} {
@@ -289,5 +289,6 @@ type nopCounter struct{}
 func (nopCounter) Count(string, string, int64) {}
 func (nopCounter) Connected(string, int)       {}
 
-// since is the time since the Server started, from the monotonic clock.
-func (s *Server) since() time.Duration { return time.Since(s.start) }
+// since is the time since the Server started, by Config.Now (time.Now's
+// readings carry the monotonic clock).
+func (s *Server) since() time.Duration { return s.cfg.Now().Sub(s.start) }

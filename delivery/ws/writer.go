@@ -239,6 +239,7 @@ func (c *conn) writeLoop() {
 			return
 		}
 		if buf = c.q.take(buf); len(buf) > 0 {
+			c.wrote()
 			err := c.writeFrames(buf)
 			clear(buf)
 			if err != nil {
@@ -285,6 +286,12 @@ func (c *conn) pushed() {
 	c.writeDirect()
 }
 
+// wrote notes a write beginning now, for pushed.
+func (c *conn) wrote() {
+	now := int64(c.s.since())
+	c.lastGap.Store(now - c.lastWrite.Swap(now))
+}
+
 // lingered writes what a held push kept, on the linger's timer.
 func (c *conn) lingered() {
 	defer c.wg.Done()
@@ -307,8 +314,7 @@ func (c *conn) writeDirect() {
 	}
 	buf := c.q.take(c.wbuf)
 	c.wbuf = nil
-	now := int64(c.s.since())
-	c.lastGap.Store(now - c.lastWrite.Swap(now))
+	c.wrote()
 	b.acquire()
 	for i := range buf {
 		if buf[i].gorilla() || b.full() {
