@@ -148,10 +148,23 @@ func (e *endpoint) update(info hub.StreamInfo) {
 func (e *endpoint) refillRoom(now time.Time) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.refillRoomLocked(now)
+}
+
+func (e *endpoint) refillRoomLocked(now time.Time) int {
 	if len(e.queue)+e.reserved > e.cfg.QueueLimit/2 {
 		return 0
 	}
 	return e.roomLocked(now)
+}
+
+// full reports whether e takes no deliveries from the store at now while
+// it is not disabled (a disabled endpoint's due deliveries are looked
+// for: they are disabled too).
+func (e *endpoint) full(now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return !e.disabled && e.refillRoomLocked(now) == 0
 }
 
 // roomLocked is how many more deliveries the endpoint takes at now: none

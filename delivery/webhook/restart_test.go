@@ -234,11 +234,11 @@ func (c *crashable) RecordDeliveries(ctx context.Context, owner string, rs []sto
 	return c.backend.RecordDeliveries(ctx, owner, rs)
 }
 
-func (c *crashable) DeliveryStreams(ctx context.Context, now time.Time) ([]store.DeliveryStream, error) {
+func (c *crashable) DeliveryStreams(ctx context.Context, now time.Time, full []string) ([]store.DeliveryStream, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	return c.backend.DeliveryStreams(ctx, now)
+	return c.backend.DeliveryStreams(ctx, now, full)
 }
 
 // TestCrashMidStreamAndRestart: the store stops taking writes mid-stream

@@ -293,7 +293,7 @@ func (d *Dispatcher) recordLoop() {
 // disabled endpoints: a stream disabled elsewhere is disabled here, a
 // disabled stream whose webhook_url changed is enabled again.
 func (d *Dispatcher) poll(ctx context.Context, now time.Time) error {
-	streams, err := d.q.DeliveryStreams(ctx, now)
+	streams, err := d.q.DeliveryStreams(ctx, now, d.fullEndpoints(now))
 	if err != nil {
 		return err
 	}
@@ -342,6 +342,27 @@ func (d *Dispatcher) poll(ctx context.Context, now time.Time) error {
 		e.setDisabled(true)
 	}
 	return nil
+}
+
+// fullEndpoints lists the streams whose endpoints take no deliveries
+// from the store now (a full queue, an open circuit) and are not
+// disabled here: the poll would only look for their due deliveries to
+// leave them, and for a receiver that never answers that look walks
+// every delivery its queue holds.
+func (d *Dispatcher) fullEndpoints(now time.Time) []string {
+	d.mu.Lock()
+	eps := make([]*endpoint, 0, len(d.endpoints))
+	for _, e := range d.endpoints {
+		eps = append(eps, e)
+	}
+	d.mu.Unlock()
+	var full []string
+	for _, e := range eps {
+		if e.full(now) {
+			full = append(full, e.id)
+		}
+	}
+	return full
 }
 
 // abandon dead-letters the due deliveries of a stream that no longer

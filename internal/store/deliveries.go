@@ -147,8 +147,10 @@ type Deliveries interface {
 	// ends their leases; rows no longer leased by owner are skipped.
 	RecordDeliveries(ctx context.Context, owner string, rs []DeliveryResult) error
 	// DeliveryStreams returns the streams with a claimable delivery at
-	// now, and every disabled stream.
-	DeliveryStreams(ctx context.Context, now time.Time) ([]DeliveryStream, error)
+	// now, and every disabled stream. The deliveries of the streams in
+	// full are not looked at (a caller whose queues for them have no
+	// room): they are listed only when disabled, with Due false.
+	DeliveryStreams(ctx context.Context, now time.Time, full []string) ([]DeliveryStream, error)
 	// ListDeliveries pages a stream's deliveries, newest first; next is
 	// the cursor of the following page, 0 at the end.
 	ListDeliveries(ctx context.Context, sc Scope, streamID string, q DeliveryQuery) (ds []Delivery, next int64, err error)

@@ -128,13 +128,29 @@ func (s *Store) ReleaseDeliveries(ctx context.Context, owner string, ids []strin
 }
 
 // DeliveryStreams lists the streams with a claimable delivery at now, and
-// every disabled stream.
-func (s *Store) DeliveryStreams(ctx context.Context, now time.Time) ([]store.DeliveryStream, error) {
+// every disabled stream; the deliveries of the streams in full are not
+// looked at. Looking means walking a stream's due deliveries in the
+// partial index until one is not leased, so a stream whose every due
+// delivery is held by a queue (a receiver that never answers) costs a
+// walk of all of them: the caller names those it could not take more
+// of anyway. The CTE is materialized so that the walk runs once per
+// stream rather than once for the filter and once for the column.
+func (s *Store) DeliveryStreams(ctx context.Context, now time.Time, full []string) ([]store.DeliveryStream, error) {
 	n := MS(now)
-	rows, err := s.r.Query(ctx, `SELECT stream_id, org, env, disabled_at, url, reason, due FROM (
-		SELECT e.stream_id, e.org, e.env, e.disabled_at, e.url, e.reason,
-			EXISTS (SELECT 1 FROM deliveries d WHERE d.stream_id = e.stream_id AND d.`+Claimable+` AND d.next_attempt_at <= ? AND d.lease_until < ?) AS due
-		FROM delivery_endpoints e) x WHERE due OR disabled_at > 0 ORDER BY stream_id`, n, n)
+	due := `EXISTS (SELECT 1 FROM deliveries d WHERE d.stream_id = e.stream_id AND d.` + Claimable + ` AND d.next_attempt_at <= ? AND d.lease_until < ?)`
+	var args []any
+	if len(full) > 0 {
+		if s.d.inChunk > 0 && len(full) > s.d.inChunk {
+			full = full[:s.d.inChunk] // the rest are looked at: only slower
+		}
+		var in string
+		in, args = s.d.In("e.stream_id", full)
+		due = `CASE WHEN ` + in + ` THEN FALSE ELSE ` + due + ` END`
+	}
+	args = append(args, n, n)
+	rows, err := s.r.Query(ctx, `WITH x AS MATERIALIZED (
+		SELECT e.stream_id, e.org, e.env, e.disabled_at, e.url, e.reason, `+due+` AS due FROM delivery_endpoints e)
+		SELECT stream_id, org, env, disabled_at, url, reason, due FROM x WHERE due OR disabled_at > 0 ORDER BY stream_id`, args...)
 	out, err := collect(nil, rows, err, func(r Row) (store.DeliveryStream, error) {
 		var d store.DeliveryStream
 		var at int64

@@ -526,12 +526,19 @@ func deliveries(t *testing.T, open Opener) {
 		if err := s.RecordDeliveries(t.Context(), "n1", []store.DeliveryResult{{ID: a.ID, Status: store.DeliveryDelivered, Attempted: true, At: now}}); err != nil {
 			t.Fatal(err)
 		}
-		streams, err := s.DeliveryStreams(t.Context(), now)
+		streams, err := s.DeliveryStreams(t.Context(), now, nil)
 		if err != nil {
 			t.Fatalf("DeliveryStreams: %v", err)
 		}
 		if len(streams) != 2 || streams[0].StreamID != "s1" || !streams[0].Due || streams[0].Disabled || streams[0].Org != dscope.Org || streams[1].StreamID != "s2" {
 			t.Fatalf("DeliveryStreams = %+v, want s1 and s2 due", streams)
+		}
+		// a stream the caller has no room for is not looked at
+		if streams, err = s.DeliveryStreams(t.Context(), now, []string{"s1", "s9"}); err != nil {
+			t.Fatal(err)
+		}
+		if len(streams) != 1 || streams[0].StreamID != "s2" || !streams[0].Due {
+			t.Fatalf("DeliveryStreams with s1 full = %+v, want only s2 due", streams)
 		}
 		n, err := s.DisableDeliveries(t.Context(), dscope, "s1", "https://gone.example/hook", "HTTP 410 Gone", now)
 		if err != nil || n != 1 {
@@ -545,7 +552,7 @@ func deliveries(t *testing.T, open Opener) {
 		if got := claim(t, s, "n1", now.Add(time.Hour), 10, "s1"); len(got) != 0 {
 			t.Errorf("claimed %v of a disabled stream", deliveryIDs(got))
 		}
-		if streams, err = s.DeliveryStreams(t.Context(), now); err != nil {
+		if streams, err = s.DeliveryStreams(t.Context(), now, []string{"s1"}); err != nil {
 			t.Fatal(err)
 		}
 		if len(streams) != 2 || !streams[0].Disabled || streams[0].Due || streams[0].URL != "https://gone.example/hook" || streams[0].Reason != "HTTP 410 Gone" ||
@@ -562,7 +569,7 @@ func deliveries(t *testing.T, open Opener) {
 		if got := claim(t, s, "n1", later, 10, "s1"); len(got) != 2 || got[0].Status != store.DeliveryPending {
 			t.Errorf("after enabling claimed %+v", got)
 		}
-		if streams, err = s.DeliveryStreams(t.Context(), later); err != nil {
+		if streams, err = s.DeliveryStreams(t.Context(), later, nil); err != nil {
 			t.Fatal(err)
 		}
 		if len(streams) != 1 || streams[0].StreamID != "s2" {
@@ -575,7 +582,7 @@ func deliveries(t *testing.T, open Opener) {
 		if n, err := s.RequeueDeliveries(t.Context(), dscope, "s2", store.DeliveryRequeue{IDs: []string{c.ID}, Now: later}); err != nil || n != 1 {
 			t.Fatalf("requeue of a disabled delivery = %d, %v", n, err)
 		}
-		if streams, err = s.DeliveryStreams(t.Context(), later); err != nil {
+		if streams, err = s.DeliveryStreams(t.Context(), later, nil); err != nil {
 			t.Fatal(err)
 		}
 		if len(streams) != 1 || streams[0].StreamID != "s2" || streams[0].Disabled || !streams[0].Due {
