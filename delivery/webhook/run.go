@@ -206,17 +206,23 @@ func (d *Dispatcher) Close(ctx context.Context) error {
 	return nil
 }
 
+// endpointList is a copy of the endpoints, for work done outside d.mu.
+func (d *Dispatcher) endpointList() []*endpoint {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	eps := make([]*endpoint, 0, len(d.endpoints))
+	for _, e := range d.endpoints {
+		eps = append(eps, e)
+	}
+	return eps
+}
+
 // shutdown: stop taking work, drain, release, flush.
 func (d *Dispatcher) shutdown(ctx context.Context) {
 	d.accept.Lock()
 	d.live = false
 	d.accept.Unlock()
-	d.mu.Lock()
-	eps := make([]*endpoint, 0, len(d.endpoints))
-	for _, e := range d.endpoints {
-		eps = append(eps, e)
-	}
-	d.mu.Unlock()
+	eps := d.endpointList()
 	var queued []string
 	for _, e := range eps {
 		queued = append(queued, e.stop()...)
@@ -350,12 +356,7 @@ func (d *Dispatcher) poll(ctx context.Context, now time.Time) error {
 // leave them, and for a receiver that never answers that look walks
 // every delivery its queue holds.
 func (d *Dispatcher) fullEndpoints(now time.Time) []string {
-	d.mu.Lock()
-	eps := make([]*endpoint, 0, len(d.endpoints))
-	for _, e := range d.endpoints {
-		eps = append(eps, e)
-	}
-	d.mu.Unlock()
+	eps := d.endpointList()
 	var full []string
 	for _, e := range eps {
 		if e.full(now) {
@@ -383,12 +384,7 @@ func (d *Dispatcher) abandon(ctx context.Context, s store.DeliveryStream, now ti
 // renew extends the leases of everything held, and forgets what another
 // node took over.
 func (d *Dispatcher) renew(ctx context.Context, now time.Time) {
-	d.mu.Lock()
-	eps := make([]*endpoint, 0, len(d.endpoints))
-	for _, e := range d.endpoints {
-		eps = append(eps, e)
-	}
-	d.mu.Unlock()
+	eps := d.endpointList()
 	var ids []string
 	for _, e := range eps {
 		ids = e.heldIDs(ids)
