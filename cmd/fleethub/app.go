@@ -216,6 +216,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if err := a.openStreaming(ctx, deliveries, eng.addrs); err != nil {
 		return nil, err
 	}
+	a.metrics.MustRegister(newLogCollector(map[string]any{"bus": a.bus, "streams": a.streamLog}))
 	intake := telemetry.Config{Fleets: a.vehicles}
 	if eng.matcher != nil {
 		intake.Roads = eng.matcher

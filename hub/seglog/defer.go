@@ -40,7 +40,7 @@ func (l *Log) Sync(ctx context.Context) error {
 // whether this round wrote anything).
 func (l *Log) syncRound(round []*request, wrote bool) error {
 	if !l.cfg.DeferSync {
-		return l.active.Sync()
+		return l.syncSegment()
 	}
 	if wrote {
 		l.unsynced = true
@@ -63,7 +63,7 @@ func (l *Log) syncActive() error {
 	if !l.unsynced || l.active == nil {
 		return nil
 	}
-	if err := l.active.Sync(); err != nil {
+	if err := l.syncSegment(); err != nil {
 		l.syncErr = fmt.Errorf("seglog: sync: %w", err)
 		l.cfg.Logger.Error("segment log: fsync failed; nothing written since the last good one counts as durable until a restart", "dir", l.cfg.Dir, "error", err)
 		return l.syncErr

@@ -78,11 +78,18 @@ func (l *Log) trimActive() error {
 	if err := l.active.Truncate(seg.size); err != nil {
 		return fmt.Errorf("seglog: %w", err)
 	}
-	if err := l.active.Sync(); err != nil {
+	if err := l.syncSegment(); err != nil {
 		return fmt.Errorf("seglog: %w", err)
 	}
 	l.unsynced = false
 	return nil
+}
+
+// syncSegment fsyncs the active segment, counted in Stats.Syncs. The
+// round's writer only, or after the writer goroutine ended.
+func (l *Log) syncSegment() error {
+	l.syncs.Add(1)
+	return l.active.Sync()
 }
 
 // segment is one segment file, read through its own handle.

@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
@@ -127,6 +128,9 @@ type Log struct {
 	buf      []byte
 	unsynced bool  // DeferSync: the active segment has writes not yet fsynced
 	syncErr  error // DeferSync: the fsync that failed (it sticks)
+
+	// what the log has written since it opened (Stats)
+	rounds, records, syncs atomic.Int64
 }
 
 // keyState is what the log knows of one key.
@@ -476,6 +480,14 @@ func (l *Log) write(round []*request) error {
 			return err
 		}
 	}
+	n := 0
+	for _, r := range round {
+		n += len(r.recs)
+	}
+	if n > 0 { // not a round of Sync requests alone
+		l.rounds.Add(1)
+		l.records.Add(int64(n))
+	}
 	gone := l.publish(round, seg, positions, now)
 	if len(gone) > 0 {
 		if err := l.drop(gone); err != nil {
@@ -605,19 +617,25 @@ func (l *Log) evictAll() {
 	}
 }
 
-// Stats are the log's sizes.
+// Stats are the log's sizes, and what it has written since it opened:
+// Records in Rounds (one write each, so Records/Rounds is how many
+// records a write carried) and the fsyncs of its segments.
 type Stats struct {
 	Keys      int
 	MemBytes  int64
 	DiskBytes int64
 	Segments  int
+	Rounds    int64
+	Records   int64
+	Syncs     int64
 }
 
-// Stats returns the log's sizes.
+// Stats returns the log's sizes and counts.
 func (l *Log) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := Stats{Keys: len(l.keys), MemBytes: l.memBytes, Segments: len(l.segs)}
+	s := Stats{Keys: len(l.keys), MemBytes: l.memBytes, Segments: len(l.segs),
+		Rounds: l.rounds.Load(), Records: l.records.Load(), Syncs: l.syncs.Load()}
 	for _, seg := range l.segs {
 		s.DiskBytes += seg.size
 	}

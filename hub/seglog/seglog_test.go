@@ -357,6 +357,13 @@ func TestGroupCommit(t *testing.T) {
 	if n >= writers*each {
 		t.Errorf("%d fsyncs for %d appends: no group commit", n, writers*each)
 	}
+	// Stats counts the same: every record, in rounds of several, one
+	// fsync a round
+	st := l.Stats()
+	if st.Records != writers*each || st.Rounds >= st.Records || st.Syncs != n || st.Rounds != st.Syncs {
+		t.Errorf("Stats: %d records in %d rounds, %d syncs; want %d records in fewer rounds, one sync a round (%d)",
+			st.Records, st.Rounds, st.Syncs, writers*each, n)
+	}
 	for k := range 4 {
 		if _, last := l.Bounds(fmt.Sprint("k", k)); last != writers/4*each {
 			t.Errorf("k%d has %d records, want %d", k, last, writers/4*each)
