@@ -227,7 +227,7 @@ func single(dsn string) (*sql.DB, error) {
 // trip's upload) no longer parse their SQL each time, which was a
 // quarter of an outcome's write and a third of a one-point upload's.
 var writerStmts = []string{sqlEndpointDisabled, sqlEnqueueDelivery, sqlRecordDelivery, sqlRecordDeliveryBySeq,
-	sqlstore.TripUpdate, sqlstore.InsertBlock, sqlstore.UpsertEvent, sqlstore.DeleteEvents}
+	sqlstore.TripUpdate, sqlstore.TripUpdateSameStatus, sqlstore.InsertBlock, sqlstore.UpsertEvent, sqlstore.DeleteEvents}
 
 // prepare prepares writerStmts on the writer; its one connection must be
 // free (no transaction may wait for it meanwhile).

@@ -28,6 +28,16 @@ const (
 	metadata = ?, metadata_history = ?, state = ?, distance_km = ?, duration_minutes = ?, avg_speed_kmh = ?,
 	max_speed_kmh = ?, safety_score = ?, eco_score = ?, events_count = ?, locations_count = ?, version = ?,
 	updated_at = ? WHERE id = ? AND org = ? AND env = ? AND version = ?`
+	// TripUpdateSameStatus is TripUpdate for a trip whose stored status is
+	// already the new one (the last argument; see sameStatusArgs), which
+	// it leaves out of SET: a column in SET has SQLite delete and insert
+	// again the entry of every index on it, changed or not, and an
+	// upload rarely changes the status (trips_status, trips_open_vehicle:
+	// two index entries and their pages a commit, per upload).
+	TripUpdateSameStatus = `UPDATE trips SET driver_id = ?, end_time = ?, start_location = ?, end_location = ?,
+	metadata = ?, metadata_history = ?, state = ?, distance_km = ?, duration_minutes = ?, avg_speed_kmh = ?,
+	max_speed_kmh = ?, safety_score = ?, eco_score = ?, events_count = ?, locations_count = ?, version = ?,
+	updated_at = ? WHERE id = ? AND org = ? AND env = ? AND version = ? AND status = ?`
 	InsertBlock  = `INSERT INTO trip_points(trip_id, seq, first_ts, last_ts, count, data) VALUES (?, ?, ?, ?, ?, ?)`
 	DeleteEvents = `DELETE FROM trip_events WHERE trip_id = ?`
 	UpsertEvent  = `INSERT INTO trip_events(id, trip_id, type, ts, data) VALUES (?, ?, ?, ?, ?)
@@ -128,6 +138,15 @@ func UpdateTripArgs(t store.Trip, prev int64) ([]any, error) {
 		t.ID, t.Org, t.Env, prev}, nil
 }
 
+// sameStatusArgs are TripUpdateSameStatus's arguments from TripUpdate's:
+// the status moves from second to last.
+func sameStatusArgs(args []any) []any {
+	out := make([]any, 0, len(args))
+	out = append(out, args[0])
+	out = append(out, args[2:]...)
+	return append(out, args[1])
+}
+
 // UpdateTrip writes t when the stored version is prev. ErrConflict when it
 // is not (or the trip is missing or of another scope), and when the new
 // status would give the vehicle a second open trip.
@@ -164,7 +183,10 @@ func (s *Store) AppendPoints(ctx context.Context, t store.Trip, prev int64, bloc
 // longer prev), its blocks and its events. A backend that shares one
 // transaction among several uploads runs it for each.
 func WriteAppend(ctx context.Context, tx Querier, t store.Trip, prev int64, args []any, blocks []store.PointBlock, events []store.TripEvent, replace bool) error {
-	n, err := tx.Exec(ctx, TripUpdate, args...)
+	n, err := tx.Exec(ctx, TripUpdateSameStatus, sameStatusArgs(args)...)
+	if err == nil && n == 0 { // the status changes (or the version did)
+		n, err = tx.Exec(ctx, TripUpdate, args...)
+	}
 	if err != nil {
 		return err
 	}

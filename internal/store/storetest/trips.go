@@ -432,6 +432,26 @@ func trips(t *testing.T, open Opener) {
 			t.Fatalf("AppendPoints replacing events with none: %v", err)
 		}
 		checkEvents(t, "after replacing events with none", tripEvents(t, s, live, tr.ID), tr.ID)
+
+		// An append that changes the status writes it (paused, then
+		// active again), and a stale one that would changes nothing.
+		v6 := next(v5, base.Add(5*time.Minute))
+		v6.Status = "paused"
+		if err := s.AppendPoints(t.Context(), v6, v5.Version, nil, nil, false); err != nil {
+			t.Fatalf("AppendPoints pausing: %v", err)
+		}
+		checkTrip(t, "trip after an append that paused it", getTrip(t, s, live, tr.ID), storedTrip(v6))
+		stale := next(v5, base.Add(6*time.Minute))
+		if err := s.AppendPoints(t.Context(), stale, v5.Version, nil, nil, false); !errors.Is(err, store.ErrConflict) {
+			t.Errorf("stale AppendPoints resuming: %v, want ErrConflict", err)
+		}
+		checkTrip(t, "trip after a stale append", getTrip(t, s, live, tr.ID), storedTrip(v6))
+		v7 := next(v6, base.Add(7*time.Minute))
+		v7.Status = tr.Status
+		if err := s.AppendPoints(t.Context(), v7, v6.Version, nil, nil, false); err != nil {
+			t.Fatalf("AppendPoints resuming: %v", err)
+		}
+		checkTrip(t, "trip after an append that resumed it", getTrip(t, s, live, tr.ID), storedTrip(v7))
 		if bs := readPoints(t, s, live, "trip_missing"); len(bs) != 0 {
 			t.Errorf("ReadPoints of a missing trip = %d blocks, want none", len(bs))
 		}
