@@ -69,6 +69,12 @@ type Route struct {
 	// EndpointLimit is a per-key limit of this route on top of the key's
 	// plan (the search endpoint: 1,000 per minute).
 	EndpointLimit *ratelimit.Limit
+	// MaxBodyBytes, when more than the server's (Config.MaxBodyBytes), is
+	// the largest body this route accepts: a route whose own limits take
+	// more (the optimizer's 1,000 destinations with their two matrices).
+	// The path must have no parameters: the limit is chosen from the
+	// request line, before the body is read.
+	MaxBodyBytes int
 
 	metrics *routeMetrics // set by Handle
 }

@@ -25,9 +25,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"runtime/debug"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,10 +112,13 @@ type Server struct {
 	router   *router.Router
 	http     *fasthttp.Server
 	routes   []*Route
-	reqSeq   atomic.Uint64
-	reqPfx   string
-	stats    *Stats
-	metrics  *metrics
+	// bodyLimits are the routes' own body limits above the server's, by
+	// path; replaced whole by Handle
+	bodyLimits atomic.Pointer[map[string][]routeLimit]
+	reqSeq     atomic.Uint64
+	reqPfx     string
+	stats      *Stats
+	metrics    *metrics
 
 	baseCtx context.Context
 	cancel  context.CancelFunc
@@ -168,8 +174,11 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer, auth Authentic
 		NoDefaultDate:                 true,
 		DisableHeaderNamesNormalizing: false,
 		ErrorHandler:                  s.transportError,
-		CloseOnShutdown:               true,
-		Logger:                        fasthttpLogger{log},
+		HeaderReceived: func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+			return fasthttp.RequestConfig{MaxRequestBodySize: s.bodyLimit(h)}
+		},
+		CloseOnShutdown: true,
+		Logger:          fasthttpLogger{log},
 		// a connection's read buffer (ReadBufferSize) is given back when
 		// a request is read and nothing follows it: a keep-alive
 		// connection waits without one, and a websocket reads its socket
@@ -199,8 +208,42 @@ func (s *Server) Handle(routes ...*Route) {
 		}
 		r.metrics = s.metrics.route(r)
 		s.routes = append(s.routes, r)
+		if r.MaxBodyBytes > s.cfg.MaxBodyBytes {
+			if strings.Contains(r.Path, "{") {
+				panic("api: MaxBodyBytes on a path with parameters: " + r.Path)
+			}
+			limits := map[string][]routeLimit{}
+			if old := s.bodyLimits.Load(); old != nil {
+				maps.Copy(limits, *old)
+			}
+			limits[r.Path] = append(slices.Clone(limits[r.Path]), routeLimit{r.Method, r.MaxBodyBytes})
+			s.bodyLimits.Store(&limits)
+		}
 		s.router.Handle(r.Method, r.Path, func(rc *fasthttp.RequestCtx) { s.run(rc, r) })
 	}
+}
+
+// routeLimit is a route's own body limit (Route.MaxBodyBytes).
+type routeLimit struct {
+	method string
+	n      int
+}
+
+// bodyLimit is the largest body the request with header h may send: its
+// route's MaxBodyBytes, else the server's. It allocates nothing.
+func (s *Server) bodyLimit(h *fasthttp.RequestHeader) int {
+	if limits := s.bodyLimits.Load(); limits != nil {
+		path := h.RequestURI()
+		if i := bytes.IndexByte(path, '?'); i >= 0 {
+			path = path[:i]
+		}
+		for _, l := range (*limits)[string(path)] {
+			if string(h.Method()) == l.method {
+				return l.n
+			}
+		}
+	}
+	return s.cfg.MaxBodyBytes
 }
 
 // serve is the entry of every request: request id, then the router.
@@ -453,7 +496,7 @@ func (s *Server) transportError(rc *fasthttp.RequestCtx, err error) {
 		rc.Response.Header.Set("X-Request-Id", c.RequestID)
 	}
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
-		s.writeError(c, Errf("payload_too_large", "request body exceeds %d bytes", s.cfg.MaxBodyBytes))
+		s.writeError(c, Errf("payload_too_large", "request body exceeds %d bytes", s.bodyLimit(&rc.Request.Header)))
 		return
 	}
 	var te interface{ Timeout() bool }

@@ -28,12 +28,18 @@ type Response struct {
 	Data    domain.Result `json:"data"`
 }
 
+// MaxRequestBytes is the largest optimization request: 1,000
+// destinations and 200 vehicles with their two 1,001 × 1,001 matrices of
+// numbers written to full precision (up to 25 bytes each with the comma:
+// about 50 MB), above the server's limit for other routes.
+const MaxRequestBytes = 64 << 20
+
 // Routes returns the optimization routes.
 func (h *Handlers) Routes() []*api.Route {
 	id := []api.Param{{Name: "optimization_id", In: "path", Type: "string", Required: true}}
 	return []*api.Route{
 		{Method: "POST", Path: "/api/v1/fleet/optimization/routes", Tag: "optimization", Summary: "Plan multi-vehicle routes (capacities, time windows, shifts; the caller's own matrix or road costs)",
-			Permission: "fleet:write", Request: domain.Request{}, Response: Response{}, Handler: h.optimize},
+			Permission: "fleet:write", Request: domain.Request{}, Response: Response{}, MaxBodyBytes: MaxRequestBytes, Handler: h.optimize},
 		{Method: "GET", Path: "/api/v1/fleet/optimization/{optimization_id}", Tag: "optimization", Summary: "A stored optimization", Permission: "fleet:read",
 			Params: id, Response: Response{}, Handler: h.get},
 		{Method: "PUT", Path: "/api/v1/fleet/optimization/{optimization_id}/apply", Tag: "optimization", Summary: "Apply an optimization: marks it applied and emits route assignments",

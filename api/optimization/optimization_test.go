@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"reflect"
 	"strings"
@@ -574,4 +575,58 @@ func TestLimitCountsFromArrival(t *testing.T) {
 	if res.OptimizationSummary.OptimizationTime < 1.5 {
 		t.Errorf("optimization_time %v s: the time before the call is not counted", res.OptimizationSummary.OptimizationTime)
 	}
+}
+
+// TestLargestRequest: 1,000 destinations with both matrices written to
+// full precision, a body far over the server's limit for other routes
+// (api.DefaultMaxBodyBytes), is planned: every destination served or
+// left out with its reason.
+func TestLargestRequest(t *testing.T) {
+	if raceOn {
+		t.Skip("runs in make test's pass without the race detector (see the Makefile): 36 MB of JSON")
+	}
+	url := serve(t, nil)
+	const n = 1000
+	rng := rand.New(rand.NewPCG(3, 5))
+	xy := make([][2]float64, n+1)
+	for i := range xy {
+		xy[i] = [2]float64{rng.Float64() * 100, rng.Float64() * 100}
+	}
+	dur, dist := make([][]float64, n+1), make([][]float64, n+1)
+	for i := range dur {
+		dur[i], dist[i] = make([]float64, n+1), make([]float64, n+1)
+		for j := range dur[i] {
+			d := math.Hypot(xy[i][0]-xy[j][0], xy[i][1]-xy[j][1])
+			dur[i][j], dist[i][j] = 60*d/0.7, d
+		}
+	}
+	var vs, ds []map[string]any
+	for v := range 100 {
+		vs = append(vs, map[string]any{"vehicle_id": fmt.Sprintf("v%d", v), "start_index": 0, "capacity": map[string]any{"weight": 200},
+			"shift_start": "06:00:00", "shift_end": "22:00:00"})
+	}
+	for i := 1; i <= n; i++ {
+		ds = append(ds, map[string]any{"destination_id": fmt.Sprintf("d%d", i), "location_index": i,
+			"delivery_requirements": map[string]any{"weight": 10}, "time_window": map[string]any{"service_duration": 5}})
+	}
+	body := map[string]any{"fleet_id": "f", "vehicles": vs, "destinations": ds, "matrix": map[string]any{"durations": dur, "distances": dist},
+		"options": map[string]any{"time_limit_seconds": 2, "seed": 1}}
+	b, _ := json.Marshal(body)
+	if len(b) <= api.DefaultMaxBodyBytes {
+		t.Fatalf("the request is %d bytes, not over the server's %d", len(b), api.DefaultMaxBodyBytes)
+	}
+	st, res := post(t, url, body)
+	if st != 200 {
+		t.Fatalf("%d bytes: %d %v", len(b), st, res["error"])
+	}
+	data := res["data"].(map[string]any)
+	served := 0
+	for _, r := range routesOf(t, data) {
+		served += len(r)
+	}
+	left, _ := data["unassigned_destinations"].([]any)
+	if served+len(left) != n || served == 0 {
+		t.Errorf("%d served and %d left out of %d", served, len(left), n)
+	}
+	t.Logf("%d bytes: %d served, %d left out", len(b), served, len(left))
 }

@@ -104,7 +104,7 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	storeFlags(fs, c)
 	fs.StringVar(&c.KafkaBrokers, "kafka-brokers", "", "comma list of Kafka brokers; switches the bus to Kafka")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "redis://... shares rate limits, dedup and the stream registry across nodes")
-	fs.IntVar(&c.MaxBodyBytes, "max-body-bytes", 8<<20, "largest accepted request body")
+	fs.IntVar(&c.MaxBodyBytes, "max-body-bytes", 8<<20, "largest accepted request body (the route optimizer takes up to 64 MiB, or this when larger)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	fs.Float64Var(&c.SpeedLimitKmh, "speed-limit-kmh", 100, "organization default speed limit for speeding detection when no device setting applies")
