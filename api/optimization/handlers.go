@@ -29,7 +29,7 @@ type Response struct {
 }
 
 // MaxRequestBytes is the largest optimization request: 1,000
-// destinations and 200 vehicles with their two 1,001 × 1,001 matrices of
+// destinations and 250 vehicles with their two 1,001 × 1,001 matrices of
 // numbers written to full precision (up to 25 bytes each with the comma:
 // about 50 MB), above the server's limit for other routes.
 const MaxRequestBytes = 64 << 20

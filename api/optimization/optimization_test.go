@@ -528,6 +528,13 @@ func TestBadRequests(t *testing.T) {
 			}
 			b["destinations"] = ds
 		}, "destinations"},
+		{"251 vehicles", func(b map[string]any) {
+			vs := b["vehicles"].([]map[string]any)
+			for len(vs) < 251 {
+				vs = append(vs, map[string]any{"vehicle_id": fmt.Sprint("x", len(vs)), "start_index": 0})
+			}
+			b["vehicles"] = vs
+		}, "vehicles"},
 		{"index without matrix", func(b map[string]any) { delete(b, "matrix") }, "vehicles[0].start_index"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -577,7 +584,8 @@ func TestLimitCountsFromArrival(t *testing.T) {
 	}
 }
 
-// TestLargestRequest: 1,000 destinations with both matrices written to
+// TestLargestRequest: 1,000 destinations and 250 vehicles (the shape of
+// the largest Gehring–Homberger instances) with both matrices written to
 // full precision, a body far over the server's limit for other routes
 // (api.DefaultMaxBodyBytes), is planned: every destination served or
 // left out with its reason.
@@ -601,7 +609,7 @@ func TestLargestRequest(t *testing.T) {
 		}
 	}
 	var vs, ds []map[string]any
-	for v := range 100 {
+	for v := range 250 {
 		vs = append(vs, map[string]any{"vehicle_id": fmt.Sprintf("v%d", v), "start_index": 0, "capacity": map[string]any{"weight": 200},
 			"shift_start": "06:00:00", "shift_end": "22:00:00"})
 	}

@@ -10,9 +10,10 @@ import (
 	"github.com/fleethub/fleethub/internal/vrp"
 )
 
-// The request's bounds.
+// The request's bounds: the fleets of the largest Gehring–Homberger
+// instances (1,000 customers, 250 vehicles).
 const (
-	MaxVehicles      = 200
+	MaxVehicles      = 250
 	MaxDestinations  = 1000
 	MaxMatrixSize    = MaxDestinations + 2*MaxVehicles
 	DefaultTimeLimit = 2.0  // seconds
