@@ -168,23 +168,13 @@ type accepted struct {
 }
 
 // AcceptMany stores the entries of several streams in one group commit
-// (a bus batch matching two webhook streams costs one transaction) and
-// hands them to their endpoints; it returns once they are durable.
-//
-// Each endpoint takes what it has room for (reserved at once, so that
-// concurrent calls, one per bus partition, never lease more than its
-// queue holds), leased to this node and handed over after the commit.
-// What a busy endpoint has no room for is queued in the store, to be
-// claimed as its queue drains. What an endpoint that takes nothing has
-// no room for (circuit open or half-open, or stalled: a receiver that
-// stopped answering fills its queue before its first timeout) is
-// parked (store.Delivery Park: on SQLite one write at the end of the
-// stream's spool file, no page of the database; on PostgreSQL one insert
-// into the narrow parked_deliveries), and a poll, or a refill, moves it
-// into the queue as the endpoint can take it. Parked deliveries, and a
-// disabled endpoint's, are written after the other streams' commit and
-// hand-over, not in it: a dead receiver's deliveries, just as durable
-// before AcceptMany returns, never make a healthy neighbour's wait.
+// and hands each endpoint, leased to this node, what it has room for
+// (reserved at once, so that the concurrent calls of several bus
+// partitions never overfill a queue); it returns once all are durable.
+// The rest wait in the store: queued when the endpoint is busy, parked
+// (store.Delivery Park) when it takes nothing (circuit open or
+// half-open, stalled, slow). Parked deliveries and a disabled endpoint's
+// are written after the commit the healthy streams wait for.
 func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, entries [][]hub.Entry) error {
 	now := d.cfg.Now()
 	until := now.Add(d.cfg.Lease)
