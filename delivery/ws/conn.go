@@ -45,7 +45,6 @@ type conn struct {
 	batch       *batcher     // the writer's
 	lastWrite   atomic.Int64 // when the last write began, in ns since the Server's start (WriteLinger)
 	lastGap     atomic.Int64 // the ns between that write and the one before it
-	linger      *time.Timer  // runs writeDirect when a held push's linger ends; made on first use
 	writer      func()       // c.writeLoop, made once
 	wbuf        []frame      // the writer's frame slice between its runs
 	carry       []frame      // frames writeDirect hands to the writer goroutine it starts

@@ -59,9 +59,11 @@
 // once. A busy connection (the push within Config.WriteLinger of its
 // last write, that write within twice as long of the one before) is not
 // written at once: the
-// pusher arms the connection's linger timer instead (conn.pushed), which
-// writes the queue WriteLinger after the last write, in one writev, and
-// counts in conn.wg until it has run. The writer's role stays taken
+// pusher hands it to the Server's lingerer instead (conn.pushed, one
+// timer for every held connection, linger.go), which writes the queue
+// WriteLinger after the last write (up to a fifth of it sooner, so that
+// connections due together are written on one firing), in one writev,
+// and counts in conn.wg until it has run. The writer's role stays taken
 // meanwhile, so frames keep their order. The Server's
 // one pinger goroutine (pinger.go) queues a ping frame into every
 // connection once per PingInterval, spread over 16 slots, so a connection

@@ -52,6 +52,9 @@ type Server struct {
 	// frames here (WriteControl, which needs no buffer), so a connection
 	// keeps no write buffer of its own
 	wsWrite sync.Pool
+	// linger holds busy connections' writes until their lingers end
+	// (conn.pushed)
+	linger lingerer
 }
 
 // New returns a Server; zero Config fields take their defaults. A nil
@@ -80,6 +83,7 @@ func New(cfg Config, streams hub.Streams, log hub.Log, logger *slog.Logger) *Ser
 		rings:   map[string]*ring{},
 		start:   cfg.Now(),
 	}
+	s.linger.s = s
 	s.batchBufs.New = newBatchBufs
 	for _, u := range []*websocket.FastHTTPUpgrader{&s.plain, &s.deflate} {
 		u.HandshakeTimeout = cfg.WriteTimeout

@@ -264,7 +264,7 @@ func (c *conn) writeLoop() {
 // comes WriteLinger after the last, so a connection that keeps getting
 // frames faster than one a WriteLinger stays held). Then the queue holds
 // it, and what else comes meanwhile, until WriteLinger after the last
-// write, when a timer writes them together. A connection that gets a
+// write, when the Server's lingerer writes them together. A connection that gets a
 // frame now and then, two close together by chance included, is written
 // at once. The queue's writer role is taken either way (no other writer
 // starts), so frames keep their order. The held write counts in the
@@ -273,13 +273,9 @@ func (c *conn) writeLoop() {
 // cannot be at zero here.
 func (c *conn) pushed() {
 	if l := c.s.cfg.WriteLinger; l > 0 {
-		if wait := time.Duration(c.lastWrite.Load()) + l - c.s.since(); wait > 0 && time.Duration(c.lastGap.Load()) < 2*l {
+		if due := time.Duration(c.lastWrite.Load()) + l; due > c.s.since() && time.Duration(c.lastGap.Load()) < 2*l {
 			c.wg.Add(1)
-			if c.linger == nil {
-				c.linger = time.AfterFunc(wait, c.lingered)
-			} else {
-				c.linger.Reset(wait)
-			}
+			c.s.linger.hold(c, due)
 			return
 		}
 	}
@@ -292,7 +288,7 @@ func (c *conn) wrote() {
 	c.lastGap.Store(now - c.lastWrite.Swap(now))
 }
 
-// lingered writes what a held push kept, on the linger's timer.
+// lingered writes what a held push kept, when its linger ends.
 func (c *conn) lingered() {
 	defer c.wg.Done()
 	c.writeDirect()
