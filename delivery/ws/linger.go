@@ -22,7 +22,6 @@ type lingerer struct {
 	held  []heldConn
 	timer *time.Timer
 	armed time.Duration // the due time the timer is set for, since the Server's start; 0: not set
-	spare []*conn       // fire's slice between firings; mu
 }
 
 type heldConn struct {
@@ -57,7 +56,8 @@ func (l *lingerer) arm(due time.Duration) {
 func (l *lingerer) fire() {
 	until := l.s.since() + l.s.cfg.WriteLinger/lingerSlack
 	l.mu.Lock()
-	due, keep := l.spare[:0], l.held[:0]
+	var due []*conn
+	keep := l.held[:0]
 	var next time.Duration
 	for _, h := range l.held {
 		switch {
@@ -76,15 +76,8 @@ func (l *lingerer) fire() {
 	if next != 0 {
 		l.arm(next)
 	}
-	l.spare = nil
 	l.mu.Unlock()
-	for i, c := range due {
+	for _, c := range due {
 		c.lingered()
-		due[i] = nil
 	}
-	l.mu.Lock()
-	if l.spare == nil {
-		l.spare = due[:0]
-	}
-	l.mu.Unlock()
 }
