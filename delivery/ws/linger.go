@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// lingerSlack is how much earlier than its due time the lingerer writes a
-// held connection, as a share of WriteLinger: the held connections whose
-// lingers end within it of one another are written on one firing.
+// lingerSlack divides WriteLinger into how much earlier than its due
+// time the lingerer writes a held connection: the held connections whose
+// lingers end within that of one another are written on one firing.
 const lingerSlack = 5
 
 // lingerer holds the busy connections' writes (conn.pushed) until their
@@ -17,8 +17,9 @@ const lingerSlack = 5
 // per held write, about as many as deliveries in a burst at 100
 // subscribers.
 type lingerer struct {
-	s     *Server
-	mu    sync.Mutex // guards held, timer and armed
+	since func() time.Duration // the Server's clock (Server.since)
+	slack time.Duration        // WriteLinger / lingerSlack
+	mu    sync.Mutex           // guards held, timer and armed
 	held  []heldConn
 	timer *time.Timer
 	armed time.Duration // the due time the timer is set for, since the Server's start; 0: not set
@@ -43,7 +44,7 @@ func (l *lingerer) hold(c *conn, due time.Duration) {
 // arm sets the timer for due; mu held.
 func (l *lingerer) arm(due time.Duration) {
 	l.armed = due
-	wait := due - l.s.since()
+	wait := due - l.since()
 	if l.timer == nil {
 		l.timer = time.AfterFunc(wait, l.fire)
 		return
@@ -54,7 +55,7 @@ func (l *lingerer) arm(due time.Duration) {
 // fire writes the held connections due by now (and within the slack), in
 // the order they were held, and sets the timer for the rest.
 func (l *lingerer) fire() {
-	until := l.s.since() + l.s.cfg.WriteLinger/lingerSlack
+	until := l.since() + l.slack
 	l.mu.Lock()
 	var due []*conn
 	keep := l.held[:0]

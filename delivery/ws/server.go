@@ -83,7 +83,7 @@ func New(cfg Config, streams hub.Streams, log hub.Log, logger *slog.Logger) *Ser
 		rings:   map[string]*ring{},
 		start:   cfg.Now(),
 	}
-	s.linger.s = s
+	s.linger.since, s.linger.slack = s.since, cfg.WriteLinger/lingerSlack
 	s.batchBufs.New = newBatchBufs
 	for _, u := range []*websocket.FastHTTPUpgrader{&s.plain, &s.deflate} {
 		u.HandshakeTimeout = cfg.WriteTimeout
