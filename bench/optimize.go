@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleethub/fleethub/fleet/optimization"
 	"github.com/fleethub/fleethub/internal/vrp"
 )
 
@@ -211,7 +212,7 @@ func fromSolomon(s *vrp.Instance) *instance {
 
 // fromCVRP puts the depot first. The fleet is unlimited in CVRPLIB; the
 // request offers twice the routes the instance's name promises (its
-// "-kN"), at most the API's 200.
+// "-kN"), at most the API's limit (optimization.MaxVehicles).
 func fromCVRP(c *vrp.CVRP, name string) *instance {
 	order := []int{c.Depot}
 	for i := range c.Nodes {
@@ -231,7 +232,7 @@ func fromCVRP(c *vrp.CVRP, name string) *instance {
 			k = 0 // no vehicle count in the name
 		}
 	}
-	in.fleet = min(200, max(2*k, 10))
+	in.fleet = min(optimization.MaxVehicles, max(2*k, 10))
 	return in
 }
 

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fleethub/fleethub/fleet/optimization"
+	"github.com/fleethub/fleethub/internal/vrp"
 )
 
 func TestReadInstances(t *testing.T) {
@@ -22,6 +25,22 @@ func TestReadInstances(t *testing.T) {
 	// X7 has no "-kN": a fleet of 10; hypot(3, 4) = 5.
 	if c.name != "x7" || c.nodes() != 7 || c.fleet != 10 || !c.cvrp || c.dist(0, 1) != 5 || c.demand[6] != 7 {
 		t.Fatalf("%+v", c)
+	}
+	// A fleet of twice the name's routes, within what the API takes:
+	// X-n916-k207 needs 207 routes.
+	f, err := os.Open("../internal/vrp/testdata/x7.vrp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	x, err := vrp.ParseCVRPLIB(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"X-n101-k25": 50, "X-n916-k207": optimization.MaxVehicles} {
+		if got := fromCVRP(x, name).fleet; got != want {
+			t.Errorf("%s: a fleet of %d, want %d", name, got, want)
+		}
 	}
 }
 
