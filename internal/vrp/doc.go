@@ -41,7 +41,9 @@
 //     30 of its stops taken out by string removals and reinserted (a
 //     kick out of a trap). Above 150 stops
 //     a stop is first offered only to the routes of its 40 nearest
-//     stops, and to all routes when none of those takes it;
+//     stops (and idle vehicles), and to all routes when none of those
+//     takes it or an idle vehicle is the cheapest of them: a route opens
+//     only when no route in use takes the stop for less;
 //   - a local search on every new best plan of the annealing (polish):
 //     relocate (a stop moved next to one of its 30 nearest stops, in its
 //     route or another, checked in constant time) and 2-opt* (two routes

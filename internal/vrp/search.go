@@ -347,6 +347,11 @@ func (w *worker) recreate(s *solution, stops []int32, open bool) {
 				}
 			}
 			bestV, bestPos = w.cheapest(s, c, open, w.stampNow)
+			if bestV >= 0 && len(s.routes[bestV].stops) == 0 {
+				// A route opens only when no route in use, near or
+				// not, takes the stop for less: the full pass decides.
+				bestV = -1
+			}
 		}
 		if bestV < 0 {
 			bestV, bestPos = w.cheapest(s, c, open, 0)
@@ -370,7 +375,11 @@ func (w *worker) recreate(s *solution, stops []int32, open bool) {
 
 // Above granularFrom stops, a stop is first offered only to the routes
 // of its granular nearest neighbours (and to idle vehicles), which cuts
-// the positions checked per insertion on large instances.
+// the positions checked per insertion on large instances. When an idle
+// vehicle is the cheapest of those, every route is offered the stop
+// before a route opens: where the neighbours' routes are full (CVRPLIB's
+// capacity-tight instances), opening a route at once added routes that a
+// farther route in use had room to spare, and the plans kept them.
 const (
 	granularFrom = 150
 	granular     = 40
