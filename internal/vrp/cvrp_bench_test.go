@@ -45,14 +45,7 @@ func BenchmarkCVRPSet(b *testing.B) {
 		}
 	}
 	slices.Sort(names)
-	var seeds []uint64
-	for _, f := range strings.Split(*cvrpSeeds, ",") {
-		s, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-		if err != nil {
-			b.Fatalf("-cvrp.seeds: %v", err)
-		}
-		seeds = append(seeds, s)
-	}
+	seeds := parseSeeds(b, "-cvrp.seeds", *cvrpSeeds)
 	for b.Loop() {
 		runs, gap, over := 0, 0.0, 0
 		for _, name := range names {

@@ -64,14 +64,7 @@ func BenchmarkSolomonSet(b *testing.B) {
 			return !re.MatchString(strings.TrimSuffix(filepath.Base(f), ".txt"))
 		})
 	}
-	var seeds []uint64
-	for _, f := range strings.Split(*solomonSeeds, ",") {
-		s, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-		if err != nil {
-			b.Fatalf("-solomon.seeds: %v", err)
-		}
-		seeds = append(seeds, s)
-	}
+	seeds := parseSeeds(b, "-solomon.seeds", *solomonSeeds)
 	var plans io.Writer = io.Discard
 	if *solomonPlans != "" {
 		f, err := os.Create(*solomonPlans)
@@ -95,6 +88,19 @@ func BenchmarkSolomonSet(b *testing.B) {
 		b.ReportMetric(float64(at)/float64(len(seeds)), "at-best-known-vehicles")
 		b.ReportMetric(gap/float64(max(at, 1)), "mean-gap-%")
 	}
+}
+
+// parseSeeds reads a comma-separated list of seeds given to flag.
+func parseSeeds(b *testing.B, flag, list string) []uint64 {
+	var seeds []uint64
+	for _, f := range strings.Split(list, ",") {
+		s, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			b.Fatalf("%s: %v", flag, err)
+		}
+		seeds = append(seeds, s)
+	}
+	return seeds
 }
 
 // classSum is one class's instances, those at the best-known vehicle
