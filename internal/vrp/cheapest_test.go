@@ -34,14 +34,17 @@ func (w *worker) cheapestByCheck(r *route, c int32, extra, best float64) (int, f
 // breaks chooses the position, and returns the price, that the loop
 // over check chooses, counts the same work and draws the same blinks
 // (two workers of one seed stay in step), on random routes of random
-// problems, with their own matrices in every other round, prices computed
-// from kilometres and minutes in every fourth, and a route
-// kilometre limit that refuses some insertions; and a route extended in
+// problems, with their own matrices in every other round (symmetric and
+// not: the loop reads a symmetric matrix's arcs into the stop from the
+// stop's row), prices computed from kilometres and minutes in every
+// fourth, and a route kilometre limit that refuses some insertions (and
+// none on other vehicles); and a route extended in
 // place has exactly the earliest and latest starts and the arc prices of
 // one built from scratch.
 func TestCheapestInAgreesWithCheck(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	chosen, refused := 0, 0
+	var sym, asym, limited, unlimited int
 	for round := 0; round < 100; round++ {
 		p := randomProblem(rng, 30)
 		if round%2 == 1 {
@@ -49,6 +52,20 @@ func TestCheapestInAgreesWithCheck(t *testing.T) {
 		}
 		p.Goal = Goal(rng.IntN(5))
 		tb := newTables(p)
+		for _, tr := range tb.tr {
+			if tr.kmSym && tr.minutesSym {
+				sym++
+			} else if !tr.kmSym && !tr.minutesSym {
+				asym++
+			}
+		}
+		for _, km := range tb.maxKm {
+			if math.IsInf(km, 1) {
+				unlimited++
+			} else {
+				limited++
+			}
+		}
 		if round%4 == 3 {
 			// Prices computed from each arc's kilometres and minutes, as
 			// for the travels of a fleet beyond maxPriced.
@@ -102,6 +119,9 @@ func TestCheapestInAgreesWithCheck(t *testing.T) {
 	}
 	if chosen < 1000 || refused < 100 {
 		t.Fatalf("%d insertions chosen, %d refused: too few to tell", chosen, refused)
+	}
+	if sym == 0 || asym == 0 || limited == 0 || unlimited == 0 {
+		t.Fatalf("travels symmetric %d, not %d; vehicles with a kilometre limit %d, without %d: a case untried", sym, asym, limited, unlimited)
 	}
 }
 

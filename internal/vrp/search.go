@@ -469,6 +469,10 @@ func (w *worker) cheapestIn(r *route, pb *probe, extra, best float64) (int, floa
 	leg, loc := r.leg, tb.loc
 	lp := int(loc[p])
 	bestPos := -1
+	// The arcs from p to c are read in c's row when their matrix is
+	// symmetric, and the kilometres checked only under a limit (an
+	// infinite one refuses nothing).
+	kmBound := !math.IsInf(maxKm, 1)
 	// The work and the positions left before the next blink are counted
 	// here and handed back to w at the end.
 	work, unblinked := w.work, w.unblinked
@@ -496,12 +500,29 @@ func (w *worker) cheapestIn(r *route, pb *probe, extra, best float64) (int, floa
 			p, lp = q, lq
 			continue
 		}
-		kpc, kcq, kpq := lp*size+pb.lc, pb.rowC+lq, lp*size+lq
-		arrive := a[i] + tb.service[p] + tr.minutes[kpc]
-		if arrive > lateC+tol || fmax(arrive, earlyC)+serviceC+tr.minutes[kcq] > z[i+1]+tol ||
-			r.km+tr.km[kpc]+tr.km[kcq]-tr.km[kpq] > maxKm {
+		kpc, kcp, kcq := lp*size+pb.lc, pb.rowC+lp, pb.rowC+lq
+		var minutesPC float64
+		if tr.minutesSym {
+			minutesPC = tr.minutes[kcp]
+		} else {
+			minutesPC = tr.minutes[kpc]
+		}
+		arrive := a[i] + tb.service[p] + minutesPC
+		if arrive > lateC+tol || fmax(arrive, earlyC)+serviceC+tr.minutes[kcq] > z[i+1]+tol {
 			p, lp = q, lq
 			continue
+		}
+		if kmBound {
+			var kmPC float64
+			if tr.kmSym {
+				kmPC = tr.km[kcp]
+			} else {
+				kmPC = tr.km[kpc]
+			}
+			if r.km+kmPC+tr.km[kcq]-tr.km[lp*size+lq] > maxKm {
+				p, lp = q, lq
+				continue
+			}
 		}
 		bestPos, best = i, d+extra
 		p, lp = q, lq

@@ -56,9 +56,13 @@ type travel struct {
 	km, minutes, cost []float64
 	// into is cost transposed (into[c*size+p] is the price of the arc
 	// from p to c), so that the insertion loop reads the prices into and
-	// out of a stop from two rows.
-	into             []float64
-	perKm, perMinute float64
+	// out of a stop from two rows; cost itself when it is symmetric.
+	into []float64
+	// kmSym and minutesSym say km and minutes are symmetric, so that the
+	// insertion loop reads the arc from p to c in c's row, beside the
+	// others it reads: on a large matrix a column read is a cache miss.
+	kmSym, minutesSym bool
+	perKm, perMinute  float64
 }
 
 // maxPriced is how many travels keep the price of every arc.
@@ -254,7 +258,7 @@ func (t *tables) vehicles() {
 // travelOf is m's arcs with the goal's price of each for cost model c,
 // kept when priced.
 func (t *tables) travelOf(m *Matrix, c Costs, priced bool) travel {
-	tr := travel{km: m.Km, minutes: m.Minutes}
+	tr := travel{km: m.Km, minutes: m.Minutes, kmSym: symmetric(m.Km, m.Size), minutesSym: symmetric(m.Minutes, m.Size)}
 	tr.perKm, tr.perMinute = t.p.linear(c)
 	if priced {
 		tr.cost = make([]float64, len(m.Km))
@@ -262,14 +266,30 @@ func (t *tables) travelOf(m *Matrix, c Costs, priced bool) travel {
 			tr.cost[k] = t.p.arcCost(c, m.Km[k], m.Minutes[k])
 		}
 		s := m.Size
-		tr.into = make([]float64, len(tr.cost))
-		for i := 0; i < s; i++ {
-			for j := 0; j < s; j++ {
-				tr.into[j*s+i] = tr.cost[i*s+j]
+		if symmetric(tr.cost, s) {
+			tr.into = tr.cost
+		} else {
+			tr.into = make([]float64, len(tr.cost))
+			for i := 0; i < s; i++ {
+				for j := 0; j < s; j++ {
+					tr.into[j*s+i] = tr.cost[i*s+j]
+				}
 			}
 		}
 	}
 	return tr
+}
+
+// symmetric reports whether the s × s matrix m is its own transpose.
+func symmetric(m []float64, s int) bool {
+	for i := 0; i < s; i++ {
+		for j := i + 1; j < s; j++ {
+			if m[i*s+j] != m[j*s+i] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // buildMatrix prices travel between places with the coordinate model.
