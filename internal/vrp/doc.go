@@ -83,10 +83,15 @@
 // and the latest service start that keeps every later stop and the
 // return on time (backward), its load in three dimensions and its
 // distance, so that an insertion is checked in constant time (check);
-// Eval, which walks a route, is the reference it agrees with. A left-out
-// stop costs more than any route (8 times more per priority level), so
-// urgent stops are kept before low ones when not all fit, and a stop that
-// fits nowhere is reported with the constraint that refused it (Reason).
+// Eval, which walks a route, is the reference it agrees with. The
+// insertion loop reads the arcs into a stop in the stop's row, as a
+// column read is a cache miss on a large matrix: their prices from a
+// transposed copy (the prices themselves when they are symmetric), their
+// minutes and kilometres when those are symmetric; and it checks
+// kilometres only under a limit. A left-out stop costs more than any
+// route (8 times more per priority level), so urgent stops are kept
+// before low ones when not all fit, and a stop that fits nowhere is
+// reported with the constraint that refused it (Reason).
 //
 // Capabilities and breaks: a stop's Needs and a vehicle's Has are bit
 // sets (the caller's vocabulary); a vehicle serves a stop only when it
