@@ -73,17 +73,8 @@ type cvrpBKS struct {
 // cvrpBestKnown reads bks.csv (instance, dimension, capacity, cost,
 // routes) of the X set.
 func cvrpBestKnown(b *testing.B, dir string) map[string]cvrpBKS {
-	f, err := os.Open(filepath.Join(dir, "bks.csv"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) < 2 {
-		b.Fatalf("bks.csv: %v", err)
-	}
 	out := map[string]cvrpBKS{}
-	for _, r := range rows[1:] {
+	for _, r := range bksRows(b, dir) {
 		cost, _ := strconv.ParseFloat(r[3], 64)
 		routes := 0
 		if len(r) > 4 {
@@ -92,6 +83,20 @@ func cvrpBestKnown(b *testing.B, dir string) map[string]cvrpBKS {
 		out[r[0]] = cvrpBKS{routes: routes, cost: cost}
 	}
 	return out
+}
+
+// bksRows reads the rows of dir's bks.csv after its header.
+func bksRows(tb testing.TB, dir string) [][]string {
+	f, err := os.Open(filepath.Join(dir, "bks.csv"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		tb.Fatalf("bks.csv: %v", err)
+	}
+	return rows[1:]
 }
 
 // solveCVRP plans c for distance alone, with a fleet of twice the

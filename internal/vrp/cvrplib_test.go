@@ -3,7 +3,6 @@ package vrp_test
 import (
 	"bufio"
 	"bytes"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"os"
@@ -110,16 +109,7 @@ func FuzzParseCVRPLIB(f *testing.F) {
 // which checks the distance convention against the published one.
 func TestCVRPLIBShared(t *testing.T) {
 	dir := sharedData(t, "vrp/cvrp/uchoa-x")
-	f, err := os.Open(filepath.Join(dir, "bks.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) < 2 {
-		t.Fatalf("bks.csv: %v", err)
-	}
-	for _, r := range rows[1:] {
+	for _, r := range bksRows(t, dir) {
 		name := r[0]
 		dim, _ := strconv.Atoi(r[1])
 		capacity, _ := strconv.ParseFloat(r[2], 64)
