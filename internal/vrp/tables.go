@@ -86,10 +86,17 @@ const neighbours = 100
 // locations, travel per profile, time windows and demands, the
 // vehicles' limits and classes, and the prices and neighbours the search
 // reads.
-func newTables(p *Problem) *tables {
+func newTables(p *Problem) *tables { return buildTables(p, true) }
+
+// buildTables is newTables, with the locations renumbered for locality
+// (renumber) when asked.
+func buildTables(p *Problem, renumber bool) *tables {
 	t := &tables{p: p, n: len(p.Stops)}
 	places := t.locate()
 	t.travels(places)
+	if renumber {
+		t.renumber()
+	}
 	t.windows()
 	t.vehicles()
 	t.empty = make([]*route, len(p.Vehicles))
