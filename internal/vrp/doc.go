@@ -88,7 +88,7 @@
 // column read is a cache miss on a large matrix: their prices from a
 // transposed copy (the prices themselves when they are symmetric), their
 // minutes and kilometres when those are symmetric; and it checks
-// kilometres only under a limit. From localityFrom (400) locations on,
+// kilometres only under a limit. From localityFrom (200) locations on,
 // the matrices are copied with their locations renumbered along a
 // nearest-neighbour chain (renumber), so that the places of the routes
 // near a stop lie near it in its row: every arc keeps its values and the

@@ -5,7 +5,7 @@ package vrp
 // each other: the insertion loop reads a stop's row at the locations of
 // the routes near it, and on a matrix larger than the processor's cache
 // each scattered read is a miss. Below it a matrix fits in the cache.
-const localityFrom = 400
+const localityFrom = 200
 
 // renumber permutes the locations of every travel's matrices, and the
 // nodes' locations with them, into the order of a nearest-neighbour
