@@ -63,18 +63,20 @@ func (t *tables) newRoute(v int32, stops []int32) *route {
 		r.km += tr.km[k]
 		leg[i-1] = tr.price(k)
 		r.cost += leg[i-1]
-		a[i] = fmax(a[i-1]+t.service[prev]+tr.minutes[k], t.early[cur])
+		mins := tr.minutes[k]
+		a[i] = fmax(a[i-1]+t.service[prev]+mins, t.early[cur])
+		// z[i-1] holds the minutes from position i-1 to i until the
+		// backward pass below replaces it.
+		z[i-1] = mins
 		prev = cur
 	}
 	z[m+1] = t.zEnd[v]
-	next := t.end[v]
 	for i := m; i >= 0; i-- {
 		cur := t.start[v]
 		if i > 0 {
 			cur = stops[i-1]
 		}
-		z[i] = fmin(t.late[cur], z[i+1]-tr.minutes[t.arc(cur, next)]-t.service[cur])
-		next = cur
+		z[i] = fmin(t.late[cur], z[i+1]-z[i]-t.service[cur])
 	}
 	if len(t.brks[v]) > 0 {
 		t.placeBreaks(r)
