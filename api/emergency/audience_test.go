@@ -562,3 +562,84 @@ func TestAutomatedActionsReportWhatHappened(t *testing.T) {
 		t.Errorf("show_safe_route without a bus: %v, want failed", r)
 	}
 }
+
+// refusingGateway answers 500 to the notifications whose address is in
+// refuse (all of them when refuse is nil), 202 to the others.
+type refusingGateway struct{ refuse map[string]bool }
+
+func (g refusingGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var n emergency.Notification
+	if err := json.NewDecoder(r.Body).Decode(&n); err != nil || g.refuse == nil || g.refuse[n.To] {
+		w.WriteHeader(500)
+		return
+	}
+	w.WriteHeader(202)
+}
+
+// TestIncidentTimelineNamesOnlyThoseReached: the timeline's
+// emergency_contacts_notified lists the people with a notification
+// delivered, not those every notification failed for, and is left out
+// when nobody was reached.
+func TestIncidentTimelineNamesOnlyThoseReached(t *testing.T) {
+	report := func(f *fixture) map[string]any {
+		code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "crash", "severity_level": "high",
+			"location": map[string]any{"latitude": 40.0, "longitude": -83.0}, "vehicle_id": "veh_in", "driver_id": "drv_in"})
+		if code != 201 {
+			t.Fatalf("incident: %d %v", code, in)
+		}
+		return in
+	}
+	entry := func(in map[string]any) map[string]any {
+		for _, e := range in["timeline"].([]any) {
+			if e := e.(map[string]any); e["event"] == "emergency_contacts_notified" {
+				return e
+			}
+		}
+		return nil
+	}
+	t.Run("some refused", func(t *testing.T) {
+		// e1's only address and d1's sms are refused; d1's e-mail goes.
+		f := startWith(t, testdb.SQLite(t), refusingGateway{refuse: map[string]bool{"+15550000006": true, "+15550000004": true}}, emergency.AlertsConfig{}, nil)
+		p := seed(f)
+		in := report(f)
+		e := entry(in)
+		if e == nil {
+			t.Fatalf("no emergency_contacts_notified although some were reached: %v", in["timeline"])
+		}
+		data := e["data"].(map[string]any)
+		if got := fmt.Sprint(data["emergency_contacts"]); got != fmt.Sprint([]string{p.x}) {
+			t.Errorf("emergency contacts reached %s, want [%s] (not %s, refused)", got, p.x, p.e1)
+		}
+		if got, want := fmt.Sprint(sorted(anyStrings(data["dispatchers"])...)), fmt.Sprint(sorted(p.d1, p.d2)); got != want {
+			t.Errorf("dispatchers reached %s, want %s", got, want)
+		}
+		if e["description"] != "1 emergency contacts and 2 dispatchers notified" {
+			t.Errorf("description %q", e["description"])
+		}
+	})
+	t.Run("all refused", func(t *testing.T) {
+		f := startWith(t, testdb.SQLite(t), refusingGateway{}, emergency.AlertsConfig{}, nil)
+		seed(f)
+		in := report(f)
+		if e := entry(in); e != nil {
+			t.Errorf("timeline says %v although every notification failed", e)
+		}
+		log := in["communication_log"].([]any)
+		if len(log) == 0 {
+			t.Fatal("nothing was tried")
+		}
+		for _, l := range log {
+			if s := l.(map[string]any)["delivery_status"]; s != "failed" {
+				t.Errorf("communication_log entry %v, want failed", l)
+			}
+		}
+	})
+}
+
+func anyStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}

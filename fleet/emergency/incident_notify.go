@@ -99,16 +99,30 @@ func (s *Incidents) notifyPeople(ctx context.Context, sc store.Scope, in *Incide
 	}
 	wg.Wait()
 	in.CommunicationLog = append(in.CommunicationLog, log...)
+	// Reached: a person with at least one notification delivered. The
+	// timeline states only that; nobody reached, no entry.
+	reached := map[string]bool{}
+	for _, l := range log {
+		if l.DeliveryStatus == "delivered" {
+			reached[l.Recipient] = true
+		}
+	}
 	ids := func(cs []contacts.Contact) []string {
 		out := []string{}
 		for _, c := range cs {
-			out = append(out, c.ContactID)
+			if reached[c.ContactID] {
+				out = append(out, c.ContactID)
+			}
 		}
 		return out
 	}
+	ec, dp := ids(ecs), ids(dispatchers)
+	if len(ec)+len(dp) == 0 {
+		return
+	}
 	in.Timeline = append(in.Timeline, TimelineEntry{Timestamp: now, Event: "emergency_contacts_notified",
-		Description: fmt.Sprintf("%d emergency contacts and %d dispatchers notified", len(ecs), len(dispatchers)),
-		Data:        map[string]any{"emergency_contacts": ids(ecs), "dispatchers": ids(dispatchers)}})
+		Description: fmt.Sprintf("%d emergency contacts and %d dispatchers notified", len(ec), len(dp)),
+		Data:        map[string]any{"emergency_contacts": ec, "dispatchers": dp}})
 }
 
 // job is one notification of an incident: a person, as whom, on which
