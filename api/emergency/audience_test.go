@@ -102,9 +102,16 @@ var places emergency.Places
 // a queue when ocfg is not nil.
 func startWith(t *testing.T, st store.Backend, gw http.Handler, cfg emergency.AlertsConfig, ocfg *emergency.OutboxConfig) *fixture {
 	t.Helper()
+	noGateway := gw == nil // as a server without --notify-url
+	if noGateway {
+		gw = http.NotFoundHandler()
+	}
 	gws := httptest.NewServer(gw)
 	t.Cleanup(gws.Close)
 	var notifier emergency.Notifier = &emergency.HTTPNotifier{URL: gws.URL, Client: gws.Client()}
+	if noGateway {
+		notifier = nil
+	}
 	var outbox *emergency.Outbox
 	if ocfg != nil {
 		outbox = emergency.NewOutbox(*ocfg, st, &emergency.HTTPNotifier{URL: gws.URL, Client: gws.Client(), Secrets: st})
@@ -642,4 +649,27 @@ func anyStrings(v any) []string {
 		out = append(out, x.(string))
 	}
 	return out
+}
+
+// TestAlertWithoutGatewayStatesNothingSent: without a notification
+// gateway nothing leaves the hub on the gateway's channels, so the
+// breakdown counts those deliveries failed and none sent, and the
+// channel's schedule says it never went out.
+func TestAlertWithoutGatewayStatesNothingSent(t *testing.T) {
+	f := startWith(t, testdb.SQLite(t), nil, emergency.AlertsConfig{}, nil)
+	seed(f)
+	code, al := f.do("POST", "/v1/emergency/alerts", alertBody([]string{"dispatchers"}, nil, "sms"))
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	ds := al["delivery_status"].(map[string]any)
+	sms := ds["delivery_breakdown"].(map[string]any)["sms"].(map[string]any)
+	if sms["sent"] != 0.0 || sms["delivered"] != 0.0 || sms["failed"] == 0.0 {
+		t.Errorf("sms breakdown %v, want nothing sent and the deliveries failed", sms)
+	}
+	for _, c := range ds["channel_schedule"].([]any) {
+		if c := c.(map[string]any); c["times_sent"] != 0.0 || c["last_sent_at"] != nil {
+			t.Errorf("schedule %v, want never sent", c)
+		}
+	}
 }

@@ -103,7 +103,16 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	for i := range al.Recipients {
 		al.Recipients[i].Delivered = delivered[al.Recipients[i].RecipientID]
 	}
-	al.DeliveryStatus.ChannelSchedule = planChannels(b.DeliveryChannels, now, exp)
+	al.DeliveryStatus.ChannelSchedule = planChannels(b.DeliveryChannels, now, exp, func(channel string) bool {
+		for _, r := range al.Recipients {
+			for _, d := range r.Deliveries {
+				if d.Channel == channel && d.Level == 0 && d.Repeat == 0 && d.wentOut() {
+					return true
+				}
+			}
+		}
+		return false
+	})
 	if len(al.Recipients) == 0 {
 		al.stopDeliveries(ChannelDone, "")
 	}

@@ -217,7 +217,10 @@ func deliveryStatus(rs []Recipient) DeliveryStatus {
 			}
 			v := &ds.DeliveryBreakdown.Voice
 			cc := counts[d.Channel]
-			if d.Channel == "voice_call" {
+			if !d.wentOut() {
+				// never left the hub (no gateway configured): failed,
+				// not sent
+			} else if d.Channel == "voice_call" {
 				v.Initiated++
 			} else if cc != nil {
 				cc.Sent++
@@ -243,4 +246,18 @@ func deliveryStatus(rs []Recipient) DeliveryStatus {
 		}
 	}
 	return ds
+}
+
+// wentOut reports whether a delivery left the hub: published on the bus
+// (in-app) or handed to the notification gateway, whatever the gateway
+// answered. One that failed before (no gateway configured, a publish
+// that failed) did not.
+func (d RecipientDelivery) wentOut() bool {
+	switch d.Status {
+	case "delivered", "retrying":
+		return true
+	case "failed":
+		return d.Channel != "in_app_alert" && d.NotificationID != ""
+	}
+	return false
 }

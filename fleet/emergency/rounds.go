@@ -25,15 +25,16 @@ import (
 // due), only the latest is sent.
 
 // planChannels is the schedule of a new alert's channels, created at now
-// and expiring at exp: a channel without a delay is sent at now.
-func planChannels(chs []Channel, now, exp time.Time) []ChannelSchedule {
+// and expiring at exp: a channel without a delay was sent at now, and
+// went says whether it went out to anyone.
+func planChannels(chs []Channel, now, exp time.Time, went func(channel string) bool) []ChannelSchedule {
 	out := make([]ChannelSchedule, 0, len(chs))
 	for _, c := range chs {
 		cs := ChannelSchedule{Channel: c.Channel, Priority: c.Priority, DelayMinutes: c.DelayMinutes, RepeatIntervalMinutes: c.RepeatIntervalMinutes,
 			MaxRepeats: c.MaxRepeats, FirstDeliveryAt: now.Add(time.Duration(c.DelayMinutes) * time.Minute), Status: ChannelScheduled}
 		cs.RepeatsRemaining = cs.repeatsBefore(exp)
 		if c.DelayMinutes == 0 {
-			cs.sent(0, now, exp)
+			cs.sent(0, now, exp, went(c.Channel))
 		}
 		out = append(out, cs)
 	}
@@ -74,10 +75,13 @@ func (cs *ChannelSchedule) pending(n int) bool {
 	return next != nil && !cs.due(n).Before(*next)
 }
 
-// sent records round n as sent at now; exp bounds the repeats to come.
-func (cs *ChannelSchedule) sent(n int, now, exp time.Time) {
-	cs.TimesSent++
-	cs.LastSentAt = &now
+// sent records round n as taken at now, and as sent when it went out to
+// at least one recipient (went); exp bounds the repeats to come.
+func (cs *ChannelSchedule) sent(n int, now, exp time.Time, went bool) {
+	if went {
+		cs.TimesSent++
+		cs.LastSentAt = &now
+	}
 	last := cs.repeatsBefore(exp)
 	cs.RepeatsRemaining = max(0, last-n)
 	cs.Status, cs.NextRepeatAt = ChannelDone, nil
@@ -183,7 +187,11 @@ func (a *Alerts) takeRound(ctx context.Context, sc store.Scope, al *Alert, d sto
 			al.Recipients[j].record(s.rd)
 		}
 	}
-	cs.sent(d.Level, now, al.ExpiresAt)
+	went := false
+	for _, s := range *sent {
+		went = went || s.rd.wentOut()
+	}
+	cs.sent(d.Level, now, al.ExpiresAt, went)
 	al.recount()
 	al.AffectedAreaAnalysis.count(al.Recipients)
 	return true, nil

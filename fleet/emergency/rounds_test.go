@@ -20,7 +20,7 @@ func TestDeliverySteps(t *testing.T) {
 		{Channel: "in_app_alert"},
 		{Channel: "sms", RepeatIntervalMinutes: 20, MaxRepeats: 5},                          // +20, +40; +60 is the expiration
 		{Channel: "voice_call", DelayMinutes: 30, RepeatIntervalMinutes: 15, MaxRepeats: 3}, // +30, +45; +60 is not before it
-	}, t0, exp)
+	}, t0, exp, func(string) bool { return true })
 	var got []string
 	for _, d := range deliverySteps(store.Scope{Org: "o", Env: "test"}, al) {
 		if d.Kind != store.AlertDueDelivery || d.AlertID != "alr_1" || d.Org != "o" {
@@ -42,12 +42,21 @@ func TestDeliverySteps(t *testing.T) {
 	if !v.pending(0) || !v.pending(1) {
 		t.Fatal("the voice call's rounds are pending")
 	}
-	v.sent(0, t0.Add(30*time.Minute), exp)
+	v.sent(0, t0.Add(30*time.Minute), exp, true)
 	if v.pending(0) || !v.pending(1) || v.Status != ChannelRepeating || !v.NextRepeatAt.Equal(t0.Add(45*time.Minute)) {
 		t.Errorf("after round 0: %+v", v)
 	}
-	v.sent(1, t0.Add(45*time.Minute), exp)
+	v.sent(1, t0.Add(45*time.Minute), exp, true)
 	if v.pending(1) || v.Status != ChannelDone || v.RepeatsRemaining != 0 || v.TimesSent != 2 {
 		t.Errorf("after round 1: %+v", v)
+	}
+	// a round that reached nobody is taken but not counted as sent
+	n := planChannels([]Channel{{Channel: "sms", RepeatIntervalMinutes: 20, MaxRepeats: 1}}, t0, exp, func(string) bool { return false })[0]
+	if n.TimesSent != 0 || n.LastSentAt != nil || n.Status != ChannelRepeating {
+		t.Errorf("a first delivery that went out to nobody: %+v", n)
+	}
+	n.sent(1, t0.Add(20*time.Minute), exp, false)
+	if n.TimesSent != 0 || n.LastSentAt != nil || n.Status != ChannelDone || n.pending(1) {
+		t.Errorf("a repeat that went out to nobody: %+v", n)
 	}
 }

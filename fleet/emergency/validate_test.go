@@ -86,12 +86,14 @@ func TestDeliveryCounts(t *testing.T) {
 	}
 	rs := []Recipient{
 		{Deliveries: []RecipientDelivery{{Channel: "sms", Status: "delivered"}, {Channel: "sms", Status: "retrying"}, {Channel: "voice_call", Status: "delivered"}}},
-		{Deliveries: []RecipientDelivery{{Channel: "voice_call", Status: "failed"}, {Channel: "in_app_alert", Status: "delivered"},
-			{Channel: "email", Status: "skipped"}, {Channel: "sms", Status: "delivered", Level: 1}}},
+		{Deliveries: []RecipientDelivery{{Channel: "voice_call", Status: "failed", NotificationID: "ntf_1"}, {Channel: "in_app_alert", Status: "delivered"},
+			{Channel: "email", Status: "skipped"}, {Channel: "sms", Status: "delivered", Level: 1},
+			// no gateway configured: failed, never sent
+			{Channel: "push_notification", Status: "failed", Reason: ErrNoGateway.Error()}}},
 	}
-	want := DeliveryStatus{TotalRecipients: 2, SuccessfulDeliveries: 3, FailedDeliveries: 1, PendingDeliveries: 1, DeliveryBreakdown: Breakdown{
+	want := DeliveryStatus{TotalRecipients: 2, SuccessfulDeliveries: 3, FailedDeliveries: 2, PendingDeliveries: 1, DeliveryBreakdown: Breakdown{
 		SMS: ChannelCounts{Sent: 2, Delivered: 1}, Voice: VoiceCounts{Initiated: 2, Answered: 1, Failed: 1},
-		InApp: ChannelCounts{Sent: 1, Delivered: 1}}}
+		InApp: ChannelCounts{Sent: 1, Delivered: 1}, Push: ChannelCounts{Failed: 1}}}
 	if ds := deliveryStatus(rs); !reflect.DeepEqual(ds, want) {
 		t.Errorf("deliveryStatus = %+v; want %+v", ds, want)
 	}
