@@ -132,7 +132,7 @@ type ChannelSchedule struct {
 	Status                string `json:"status" enum:"scheduled,repeating,done,cancelled" doc:"scheduled: the first delivery waits for delay_minutes; repeating: sent, repeats to come; done: nothing more to send (every repeat made, or every recipient acknowledged); cancelled: the alert was cancelled or expired before everything was sent"`
 	// FirstDeliveryAt is when the first delivery goes (or went).
 	FirstDeliveryAt  time.Time  `json:"first_delivery_at" doc:"the alert's creation plus delay_minutes: when the first delivery goes, or went"`
-	TimesSent        int        `json:"times_sent" doc:"how many times the channel went out to its recipients: the first delivery and each repeat"`
+	TimesSent        int        `json:"times_sent" doc:"how many of the channel's rounds (the first delivery and each repeat) went out to at least one recipient"`
 	LastSentAt       *time.Time `json:"last_sent_at"`
 	RepeatsRemaining int        `json:"repeats_remaining" doc:"repeats still to come; repeats that would fall after the expiration are not counted (nor sent)"`
 	NextRepeatAt     *time.Time `json:"next_repeat_at" doc:"when the next repeat goes; null when none is to come or the first delivery is still scheduled"`
