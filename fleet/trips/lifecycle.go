@@ -216,7 +216,7 @@ func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeReque
 	}
 	data := map[string]any{"reason": r.Reason, "pause_count": st.PauseCount, "total_pause_duration": float64(st.TotalPauseMS) / 1000}
 	if len(r.Metadata) > 0 {
-		data["metadata"] = r.Metadata
+		data["metadata"] = plainNumbers(r.Metadata)
 	}
 	s.lifecycleEvent(ctx, t, &st, "trip_resumed", now, resumeLoc, data)
 	return ResumeResult{Success: true, TripID: t.ID, Status: t.Status, ResumedAt: now, TotalPauseDuration: round(float64(st.TotalPauseMS)/1000, 1),

@@ -2,6 +2,7 @@ package trips_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/fleet/trips"
+	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/internal/store/sqlite"
 )
 
@@ -98,5 +100,62 @@ func TestPauseIsTimedOnTheServiceClock(t *testing.T) {
 	}
 	if g.PausedAt != nil || g.PauseCount != 2 || g.TotalPauseDuration != 120 {
 		t.Errorf("after stop: paused_at %v, count %d, total %v; want closed, 2, 120 s", g.PausedAt, g.PauseCount, g.TotalPauseDuration)
+	}
+}
+
+// TestResumeMetadataKeepsItsNumbers: the metadata of a resume, decoded
+// from a request (numbers as json.Number), reaches the streams with its
+// numbers as numbers once the trip_resumed event has crossed the bus's
+// codec, not as strings.
+func TestResumeMetadataKeepsItsNumbers(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)}
+	st, err := sqlite.Open(context.Background(), sqlite.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	pub := &recorder{}
+	svc, err := trips.New(trips.Config{Now: clk.now}, st, pub, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tr, err := svc.Start(ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: "veh-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Pause(ctx, "org-a", "test", tr.TripID, trips.PauseRequest{Reason: "fuel"}); err != nil {
+		t.Fatal(err)
+	}
+	md := map[string]any{"n": json.Number("1.5"), "big": json.Number("12345678901"), "flag": true,
+		"o": map[string]any{"k": []any{json.Number("1"), json.Number("-2"), "x"}}}
+	if _, err := svc.Resume(ctx, "org-a", "test", tr.TripID, trips.ResumeRequest{Reason: "fueled", Metadata: md}); err != nil {
+		t.Fatal(err)
+	}
+	var ev *event.Event
+	pub.mu.Lock()
+	for _, e := range pub.evs {
+		if e.EventType == "trip_resumed" {
+			ev = e
+		}
+	}
+	pub.mu.Unlock()
+	if ev == nil {
+		t.Fatal("no trip_resumed event")
+	}
+	b, err := event.Marshal(&event.Envelope{Org: "org-a", Env: "test", Kind: event.KindEvent, Event: ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := event.Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(back.Event.EventData["metadata"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"big":12345678901,"flag":true,"n":1.5,"o":{"k":[1,-2,"x"]}}`; string(got) != want {
+		t.Errorf("metadata on the stream %s, want %s", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package trips
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"time"
 
@@ -126,4 +127,34 @@ func (s *Service) Health(context.Context) string {
 		return "degraded"
 	}
 	return "healthy"
+}
+
+// plainNumbers is v, a value decoded from a request (numbers as
+// json.Number), with its numbers as int64 (integers that fit) or float64,
+// in maps and arrays at any depth: the bus carries a json.Number as the
+// string it is, and the event would give a number back as a string.
+func plainNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return x.String()
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = plainNumbers(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plainNumbers(e)
+		}
+		return out
+	}
+	return v
 }
