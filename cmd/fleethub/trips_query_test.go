@@ -52,6 +52,48 @@ func TestMetadataUpdate(t *testing.T) {
 	}
 }
 
+// TestMetadataTypedKeys: the metadata keys the interface types (purpose,
+// priority and the other strings; tags an array of strings) are refused
+// with a 400 naming each when sent as another type, at start and on
+// update, and the refused update changes nothing.
+func TestMetadataTypedKeys(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	r := n.do("POST", "/v1/trips", k, map[string]any{"vehicle_id": "veh-t", "metadata": map[string]any{"tags": "a", "priority": 3}})
+	if r.Status != 400 || r.errCode(t) != "validation_failed" {
+		t.Fatalf("start with typed keys mistyped: %d %s", r.Status, r.Body)
+	}
+	for _, f := range []string{"metadata.tags", "metadata.priority"} {
+		if !strings.Contains(string(r.Body), f) {
+			t.Errorf("start's error does not name %s: %s", f, r.Body)
+		}
+	}
+	id := n.startTrip(k, "veh-1", time.Now())
+	before := n.do("GET", "/v1/trips/"+id, k, nil).json(t)["metadata"]
+	for _, bad := range []map[string]any{{"purpose": 5}, {"tags": "a"}, {"tags": []any{"a", 1}}, {"route_name": map[string]any{"a": 1}}, {"purpose": "ok", "external_id": true}} {
+		r := n.do("PUT", "/v1/trips/"+id+"/metadata", k, map[string]any{"metadata": bad})
+		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+			t.Errorf("%v: %d %s", bad, r.Status, r.Body)
+			continue
+		}
+		for key := range bad {
+			if key == "purpose" && bad[key] == "ok" {
+				continue
+			}
+			if !strings.Contains(string(r.Body), "metadata."+key) {
+				t.Errorf("%v: the error does not name metadata.%s: %s", bad, key, r.Body)
+			}
+		}
+	}
+	if after := n.do("GET", "/v1/trips/"+id, k, nil).json(t)["metadata"]; fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("refused updates changed the metadata: %v, was %v", after, before)
+	}
+	r = n.do("PUT", "/v1/trips/"+id+"/metadata", k, map[string]any{"metadata": map[string]any{"tags": []string{"a", "b"}, "priority": "urgent", "estimated_revenue": 12.5}})
+	if r.Status != 200 {
+		t.Errorf("well-typed update: %d %s", r.Status, r.Body)
+	}
+}
+
 func TestListTrips(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	k := n.key("org-a", "test", []string{"all"}, 100000)

@@ -43,6 +43,7 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 			bad["start_time"] = "must not be in the future"
 		}
 	}
+	checkMetadata(bad, r.Metadata)
 	md, err := metadataJSON(r.Metadata, actor, now, nil)
 	if err != nil {
 		bad["metadata"] = err.Error()

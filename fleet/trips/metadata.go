@@ -40,6 +40,37 @@ func metadataJSON(m map[string]any, actor string, now time.Time, _ []byte) ([]by
 	return b, nil
 }
 
+// typedKeys are the metadata keys the interface gives a type: each must
+// be a string, tags an array of strings (null removes a key on update).
+var typedKeys = map[string]string{"purpose": "a string", "route_name": "a string", "customer_id": "a string", "work_order_id": "a string",
+	"priority": "a string", "driver_notes": "a string", "cost_center": "a string", "external_id": "a string", "tags": "an array of strings"}
+
+// checkMetadata adds to bad each typed key of m whose value has another
+// type, named metadata.<key>.
+func checkMetadata(bad map[string]string, m map[string]any) {
+	for k, want := range typedKeys {
+		v, ok := m[k]
+		if !ok || v == nil {
+			continue
+		}
+		var good bool
+		if k == "tags" {
+			a, isArr := v.([]any)
+			good = isArr
+			for _, e := range a {
+				if _, isStr := e.(string); !isStr {
+					good = false
+				}
+			}
+		} else {
+			_, good = v.(string)
+		}
+		if !good {
+			bad["metadata."+k] = "must be " + want
+		}
+	}
+}
+
 // MetadataRequest is PUT /v1/trips/{trip_id}/metadata.
 type MetadataRequest struct {
 	Metadata        map[string]any `json:"metadata" required:"true"`
@@ -73,6 +104,10 @@ type MetadataResult struct {
 func (s *Service) UpdateMetadata(ctx context.Context, org, env, id, actor string, r MetadataRequest) (MetadataResult, error) {
 	if r.Metadata == nil {
 		return MetadataResult{}, &ValidationError{Code: "validation_failed", Fields: map[string]string{"metadata": "is required and must be an object"}}
+	}
+	bad := map[string]string{}
+	if checkMetadata(bad, r.Metadata); len(bad) > 0 {
+		return MetadataResult{}, &ValidationError{Code: "validation_failed", Fields: bad}
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	var hist []HistoryEntry
