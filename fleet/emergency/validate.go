@@ -58,8 +58,12 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 	}
 	if ep := b.EscalationPolicy; ep != nil {
 		for i, l := range ep.EscalationLevels {
-			if l.DelayMinutes <= 0 || l.Action == "" {
-				bad[fmt.Sprintf("escalation_policy.escalation_levels[%d]", i)] = "delay_minutes above 0 and an action are required"
+			p := fmt.Sprintf("escalation_policy.escalation_levels[%d]", i)
+			if l.DelayMinutes <= 0 {
+				bad[p+".delay_minutes"] = "is required: above 0"
+			}
+			if _, ok := levelRoles[l.Action]; !ok {
+				bad[p+".action"] = "must be one of " + strings.Join(LevelActions, ", ")
 			}
 		}
 	}
@@ -82,6 +86,9 @@ func (c *Channel) validate(p string, before []Channel, now, exp time.Time, bad m
 		bad[p+".channel"] = "must be one of " + strings.Join(Channels, ", ")
 	case slices.ContainsFunc(before, func(o Channel) bool { return o.Channel == c.Channel }):
 		bad[p+".channel"] = "is listed twice: one item per channel"
+	}
+	if c.Priority != "" && !slices.Contains(ChannelPriorities, c.Priority) {
+		bad[p+".priority"] = "must be one of " + strings.Join(ChannelPriorities, ", ")
 	}
 	switch {
 	case c.DelayMinutes < 0 || c.DelayMinutes > maxDelayMinutes:

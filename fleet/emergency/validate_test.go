@@ -62,8 +62,15 @@ func TestAlertBodyValidate(t *testing.T) {
 		{"expired", func(b *AlertBody) { b.Expiration = "2024-05-01T11:00:00Z" }, []string{"expiration"}},
 		{"unknown action", func(b *AlertBody) { b.AutomatedActions = []string{"show_safe_route", "launch"} }, []string{"automated_actions[1]"}},
 		{"escalation level without delay", func(b *AlertBody) {
-			b.EscalationPolicy = &EscalationPolicy{Enabled: true, EscalationLevels: []EscalationLevel{{Action: "call"}}}
-		}, []string{"escalation_policy.escalation_levels[0]"}},
+			b.EscalationPolicy = &EscalationPolicy{Enabled: true, EscalationLevels: []EscalationLevel{{Action: "notify_supervisors"}}}
+		}, []string{"escalation_policy.escalation_levels[0].delay_minutes"}},
+		{"escalation level with an unknown action", func(b *AlertBody) {
+			b.EscalationPolicy = &EscalationPolicy{Enabled: true, EscalationLevels: []EscalationLevel{{DelayMinutes: 5, Action: "notify_dispatchers"},
+				{DelayMinutes: 10, Action: "panic"}, {DelayMinutes: 15}}}
+		}, []string{"escalation_policy.escalation_levels[1].action", "escalation_policy.escalation_levels[2].action"}},
+		{"channel priority", func(b *AlertBody) {
+			b.DeliveryChannels = []Channel{{Channel: "sms", Priority: "whenever"}, {Channel: "email", Priority: "immediate"}}
+		}, []string{"delivery_channels[0].priority"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := valid()
