@@ -41,6 +41,9 @@ func TestIncidents(t *testing.T) {
 		t.Errorf("another org: %d %s", r.Status, r.Body)
 	}
 	r = n.do("PUT", "/v1/emergency/incidents/"+id+"/status", k, map[string]any{"status": "escalated", "notes": "no answer from driver"})
+	if er := r.json(t)["emergency_response"].(map[string]any); er["status"] != "not_integrated" || er["dispatched"] != false {
+		t.Errorf("escalating the incident changed its emergency response: %v (nothing was dispatched)", er)
+	}
 	if r.Status != 200 || r.json(t)["status"] != "escalated" {
 		t.Fatalf("escalate: %d %s", r.Status, r.Body)
 	}

@@ -37,7 +37,7 @@ type Response struct {
 	Dispatched            bool        `json:"dispatched" source:"constant" doc:"always false: no emergency dispatch is integrated"`
 	ServicesContacted     []string    `json:"services_contacted" source:"constant" doc:"services this hub contacted: none, no emergency dispatch is integrated"`
 	EstimatedResponseTime *float64    `json:"estimated_response_time" source:"unknown" doc:"minutes; null: no emergency service reports to the hub"`
-	Status                string      `json:"status" enum:"not_integrated,escalated,resolved,cancelled" doc:"not_integrated while the incident is active: the hub calls no emergency service, the people of the directory are notified (communication_log); the incident's status once it is escalated, resolved or cancelled"`
+	Status                string      `json:"status" enum:"not_integrated" doc:"not_integrated: the hub calls no emergency service, whatever the incident's own status (escalated, resolved and cancelled are the incident's status, not a response's); the people of the directory are notified (communication_log)"`
 	FirstResponders       []Responder `json:"first_responders" source:"constant" doc:"always empty: no emergency dispatch is integrated"`
 }
 

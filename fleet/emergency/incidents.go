@@ -267,12 +267,6 @@ func (s *Incidents) SetStatus(ctx context.Context, sc store.Scope, id, actor str
 		in.StatusUpdates = append(in.StatusUpdates, StatusUpdate{Timestamp: now, Status: b.Status, UpdatedBy: by, Notes: b.Notes, ResolutionType: b.ResolutionType})
 		in.Timeline = append(in.Timeline, TimelineEntry{Timestamp: now, Event: "status_" + b.Status, Description: "Status changed to " + b.Status,
 			Data: map[string]any{"updated_by": by, "resolution_type": b.ResolutionType}})
-		if b.Status == "escalated" {
-			in.EmergencyResponse.Status = "escalated"
-		}
-		if b.Status == "resolved" || b.Status == "cancelled" {
-			in.EmergencyResponse.Status = b.Status
-		}
 		in.NextActions = nextActions(in)
 		err = s.save(ctx, sc, in, ver)
 		if errors.Is(err, store.ErrConflict) && attempt < 3 {
