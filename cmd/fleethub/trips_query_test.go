@@ -32,6 +32,16 @@ func TestMetadataUpdate(t *testing.T) {
 	if fmt.Sprint(ch["added"]) != "[billing_code route_name tags]" || fmt.Sprint(ch["modified"]) != "[purpose]" {
 		t.Errorf("changes %v", ch)
 	}
+	// Nothing changes (a managed key, a value as it is): nothing is
+	// written, no history entry, updated_at as it was.
+	for _, same := range []map[string]any{{"updated_by": "mallory"}, {"route_name": "R1", "tags": []string{"x"}}} {
+		r2 := n.do("PUT", "/v1/trips/"+id+"/metadata", k, map[string]any{"metadata": same})
+		m2 := r2.json(t)
+		if r2.Status != 200 || len(m2["metadata_history"].([]any)) != len(h) || m2["updated_at"] != m["updated_at"] ||
+			m2["metadata"].(map[string]any)["updated_by"] != md["updated_by"] {
+			t.Errorf("%v changes nothing, yet: %d %s (before: %d history entries, updated_at %v)", same, r2.Status, r2.Body, len(h), m["updated_at"])
+		}
+	}
 	r = n.do("PUT", "/v1/trips/"+id+"/metadata", k, map[string]any{"metadata": map[string]any{"route_name": nil}})
 	md = r.json(t)["metadata"].(map[string]any)
 	if _, still := md["route_name"]; still || md["billing_code"] != "B7" {

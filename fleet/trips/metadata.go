@@ -112,6 +112,7 @@ func (s *Service) UpdateMetadata(ctx context.Context, org, env, id, actor string
 	now := s.now().UTC().Truncate(time.Millisecond)
 	var hist []HistoryEntry
 	var md map[string]any
+	var unchanged time.Time // the trip's last update, when this one changes nothing
 	t, _, err := s.update(ctx, scope(org, env), id, func(t *store.Trip, st *state) error {
 		old := s.metadataMap(t.ID, t.Metadata)
 		next := map[string]any{}
@@ -165,6 +166,14 @@ func (s *Service) UpdateMetadata(ctx context.Context, org, env, id, actor string
 		if ch.Removed == nil {
 			ch.Removed = []string{}
 		}
+		if len(ch.Added)+len(ch.Modified)+len(ch.Removed) == 0 {
+			// nothing changes: nothing is written, no history entry
+			md, hist, unchanged = old, []HistoryEntry{}, t.UpdatedAt
+			if len(t.MetadataHistory) > 0 && json.Unmarshal(t.MetadataHistory, &hist) != nil {
+				hist = []HistoryEntry{}
+			}
+			return errUnchanged
+		}
 		ts := now.Format(time.RFC3339Nano)
 		if _, ok := next["created_at"]; !ok {
 			next["created_at"], next["created_by"] = ts, actor
@@ -195,11 +204,17 @@ func (s *Service) UpdateMetadata(ctx context.Context, org, env, id, actor string
 		md = next
 		return nil
 	})
+	if errors.Is(err, errUnchanged) {
+		return MetadataResult{TripID: t.ID, Metadata: md, UpdatedAt: unchanged, MetadataHistory: hist}, nil
+	}
 	if err != nil {
 		return MetadataResult{}, err
 	}
 	return MetadataResult{TripID: t.ID, Metadata: md, UpdatedAt: t.UpdatedAt, MetadataHistory: hist}, nil
 }
+
+// errUnchanged ends a metadata update that changes nothing, unwritten.
+var errUnchanged = errors.New("trips: metadata unchanged")
 
 // sameJSON reports whether a and b encode alike; values that do not
 // encode are not the same.
