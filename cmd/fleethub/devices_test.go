@@ -33,6 +33,14 @@ func TestDeviceSettings(t *testing.T) {
 	if g := n.do("GET", "/v1/devices/dev-1/settings", k, nil).json(t); g["settings_version"] != "v2" {
 		t.Errorf("get: %v", g["settings_version"])
 	}
+	// a PUT that changes nothing (empty, or a group as it is) makes no
+	// new version
+	for _, same := range []map[string]any{{}, {"power_management": map[string]any{"sleep_mode_enabled": true}}} {
+		r := n.do("PUT", "/v1/devices/dev-1/settings", k, same)
+		if a := r.json(t); r.Status != 200 || a["settings_version"] != "v2" || a["applied_at"] != sa0(t, n, k) {
+			t.Errorf("%v changes nothing, yet: %d %s", same, r.Status, r.Body)
+		}
+	}
 	if r := n.do("GET", "/v1/devices/dev-1/settings", other, nil); r.Status != 404 {
 		t.Errorf("another org: %d", r.Status)
 	}
@@ -91,4 +99,10 @@ func TestDeviceSettingsDriveDetection(t *testing.T) {
 	if ev := r.json(t)["events_detected"].([]any); len(ev) != 1 {
 		t.Errorf("default settings: %v", ev)
 	}
+}
+
+// sa0 is dev-1's applied_at as stored.
+func sa0(t *testing.T, n *node, k string) any {
+	t.Helper()
+	return n.do("GET", "/v1/devices/dev-1/settings", k, nil).json(t)["applied_at"]
 }

@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,6 +100,13 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, deviceID string, bo
 		mb, err := json.Marshal(merge(base, patch))
 		if err != nil {
 			return Applied{}, err
+		}
+		if prev > 0 && bytes.Equal(mb, cur.Settings) {
+			// nothing changes: no new version, the record as it stands
+			var rec Applied
+			if err := json.Unmarshal(cur.Record, &rec); err == nil {
+				return rec, nil
+			}
 		}
 		var merged Settings
 		if err := json.Unmarshal(mb, &merged); err != nil {
