@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/fleethub/fleethub/api"
@@ -86,4 +87,34 @@ func FuzzDecodeJSON(f *testing.F) {
 			t.Fatalf("decode error %v is not a 400 invalid_request", err)
 		}
 	})
+}
+
+// TestDecodeJSONTypeErrorsSpeakJSON: a value of the wrong type is named
+// with its field and the JSON type it must be, never a Go type.
+func TestDecodeJSONTypeErrorsSpeakJSON(t *testing.T) {
+	for in, want := range map[string][2]string{
+		`{"n":12.5}`:           {"n", "must be an integer"},
+		`{"tags":"x"}`:         {"tags", "must be an array"},
+		`{"inner":{"f":"no"}}`: {"inner.f", "must be a number"},
+		`{"inner":[1]}`:        {"inner", "must be an object"},
+		`{"name":{"a":1}}`:     {"name", "must be a string"},
+		`{"tags":["x", 1]}`:    {"tags", "must be a string"},
+	} {
+		var b body
+		err := api.DecodeJSON([]byte(in), &b)
+		var e *api.Error
+		if !errors.As(err, &e) {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		d, _ := e.Details.(map[string]string)
+		if d[want[0]] != want[1] {
+			t.Errorf("%s: details %v, want %s: %s", in, e.Details, want[0], want[1])
+		}
+		for _, goType := range []string{"float64", "be int", "[]string", "map[", "interface {}", "struct {"} {
+			if strings.Contains(e.Message, goType) {
+				t.Errorf("%s: message %q names the Go type %s", in, e.Message, goType)
+			}
+		}
+	}
 }

@@ -182,7 +182,7 @@ func decodeError(err error) *Error {
 		if field == "" {
 			field = "body"
 		}
-		return Errf("invalid_request", "field %s must be %s, got %s", field, te.Type.String(), te.Value).
+		return Errf("invalid_request", "field %s must be %s, got %s", field, jsonKind(te.Type.String()), te.Value).
 			WithDetails(map[string]string{field: "must be " + jsonKind(te.Type.String())})
 	case asErr(err, &se):
 		return Errf("invalid_request", "malformed JSON at offset %d: %v", se.Offset, se)
@@ -201,6 +201,8 @@ func jsonKind(goType string) string {
 		return "a string"
 	case goType == "bool":
 		return "a boolean"
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "an integer"
 	default:
 		return "a number"
 	}
