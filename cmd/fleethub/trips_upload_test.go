@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"math"
 	"testing"
@@ -41,6 +42,9 @@ func TestBatchValidationAndIdempotence(t *testing.T) {
 	big := track(t0, 40, -83, constant(10, 1001))
 	if r := n.batch(k, id, big); r.Status != 400 || r.errCode(t) != "batch_too_large" {
 		t.Fatalf("1001 points: %d %.200s", r.Status, r.Body)
+	}
+	if r := n.batch(k, id, []map[string]any{}); r.Status != 400 || r.errCode(t) != "validation_failed" || !strings.Contains(string(r.Body), `"locations"`) {
+		t.Fatalf("no points: %d %.200s", r.Status, r.Body)
 	}
 	first := n.batch(k, id, pts).json(t)
 	again := n.batch(k, id, pts)

@@ -183,8 +183,8 @@ func (s *Service) UploadBatch(ctx context.Context, org, env string, r *BatchRequ
 	if r.TripID == "" {
 		bad["trip_id"] = "is required"
 	}
-	if r.Locations == nil {
-		bad["locations"] = "is required"
+	if len(r.Locations) == 0 {
+		bad["locations"] = "is required: 1 to 1000 points"
 	}
 	if len(bad) > 0 {
 		return BatchResult{}, &ValidationError{Code: "validation_failed", Fields: bad}
