@@ -98,7 +98,7 @@ func TestDecodeJSONTypeErrorsSpeakJSON(t *testing.T) {
 		`{"inner":{"f":"no"}}`: {"inner.f", "must be a number"},
 		`{"inner":[1]}`:        {"inner", "must be an object"},
 		`{"name":{"a":1}}`:     {"name", "must be a string"},
-		`{"tags":["x", 1]}`:    {"tags", "must be a string"},
+		`{"tags":["x", 1]}`:    {"tags[1]", "must be a string"},
 	} {
 		var b body
 		err := api.DecodeJSON([]byte(in), &b)
@@ -115,6 +115,37 @@ func TestDecodeJSONTypeErrorsSpeakJSON(t *testing.T) {
 			if strings.Contains(e.Message, goType) {
 				t.Errorf("%s: message %q names the Go type %s", in, e.Message, goType)
 			}
+		}
+	}
+}
+
+// TestDecodeJSONTypeErrorIndexes: a type error inside an array of
+// objects names the element, as the validation of its values does
+// (locations[2].latitude).
+func TestDecodeJSONTypeErrorIndexes(t *testing.T) {
+	type point struct {
+		Latitude  float64 `json:"latitude"`
+		Longitude float64 `json:"longitude"`
+	}
+	type batch struct {
+		Locations []point   `json:"locations"`
+		Groups    [][]point `json:"groups"`
+	}
+	for in, want := range map[string]string{
+		`{"locations":[{"latitude":1,"longitude":2},{"latitude":3},{"latitude":"x"}]}`: "locations[2].latitude",
+		`{"locations":[{"latitude":"1"}]}`:                                             "locations[0].latitude",
+		`{"groups":[[{"longitude":1}],[{"longitude":2},{"longitude":true}]]}`:          "groups[1][1].longitude",
+		`{"locations":[{"latitude":1},"p"]}`:                                           "locations[1]",
+	} {
+		var b batch
+		err := api.DecodeJSON([]byte(in), &b)
+		var e *api.Error
+		if !errors.As(err, &e) {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if d, _ := e.Details.(map[string]string); d[want] == "" || !strings.Contains(e.Message, want) {
+			t.Errorf("%s: %s %v, want the field %s", in, e.Message, e.Details, want)
 		}
 	}
 }

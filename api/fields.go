@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"sort"
 	"strconv"
@@ -130,4 +131,69 @@ func eachJSONField(t reflect.Type, fn func(name, opts string, f reflect.StructFi
 		}
 		fn(name, opts, f)
 	}
+}
+
+// indexedPath is the path of the value a type error met, with the index
+// of every array on the way (locations[3].latitude where encoding/json
+// says locations.latitude): the first value at field's path, in document
+// order, whose JSON kind is found's ("string", "number 1.5", "object",
+// "array", "bool", as UnmarshalTypeError.Value gives it), which is the
+// one the decoder stopped at.
+func indexedPath(body []byte, field, found string) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return "", false
+	}
+	kind, _, _ := strings.Cut(found, " ")
+	return locate(v, strings.Split(field, "."), kind, "")
+}
+
+func locate(v any, segs []string, kind, path string) (string, bool) {
+	if len(segs) == 0 && jsonKindOf(v) == kind {
+		return path, true
+	}
+	if arr, ok := v.([]any); ok {
+		for i, e := range arr {
+			if p, ok := locate(e, segs, kind, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return p, true
+			}
+		}
+		return "", false
+	}
+	obj, ok := v.(map[string]any)
+	if !ok || len(segs) == 0 {
+		return "", false
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		if strings.EqualFold(k, segs[0]) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if p, ok := locate(obj[k], segs[1:], kind, join(path, k)); ok {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// jsonKindOf names v's JSON kind as UnmarshalTypeError.Value does.
+func jsonKindOf(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "bool"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
 }

@@ -142,7 +142,7 @@ func DecodeJSON(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+		return decodeError(err, body)
 	}
 	if dec.More() {
 		return Errf("invalid_request", "malformed JSON: trailing data after the body")
@@ -173,7 +173,7 @@ func wantsObject(v any) bool {
 	return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
 }
 
-func decodeError(err error) *Error {
+func decodeError(err error, body []byte) *Error {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
@@ -181,6 +181,8 @@ func decodeError(err error) *Error {
 		field := te.Field
 		if field == "" {
 			field = "body"
+		} else if p, ok := indexedPath(body, field, te.Value); ok {
+			field = p
 		}
 		return Errf("invalid_request", "field %s must be %s, got %s", field, jsonKind(te.Type.String()), te.Value).
 			WithDetails(map[string]string{field: "must be " + jsonKind(te.Type.String())})

@@ -417,8 +417,8 @@ func TestChannelTimingRefused(t *testing.T) {
 		{map[string]any{"channel": "voice_call", "delay_minutes": -5}, "validation_failed", "delivery_channels[1].delay_minutes"},
 		{map[string]any{"channel": "voice_call", "delay_minutes": 60}, "validation_failed", "delivery_channels[1].delay_minutes"}, // at the expiration
 		{map[string]any{"channel": "in_app_alert"}, "validation_failed", "delivery_channels[1].channel"},                          // listed twice
-		{map[string]any{"channel": "sms", "repeat_interval_minutes": 0.5, "max_repeats": 3}, "invalid_request", "delivery_channels.repeat_interval_minutes"},
-		{map[string]any{"channel": "voice_call", "delay_minutes": "ten"}, "invalid_request", "delivery_channels.delay_minutes"},
+		{map[string]any{"channel": "sms", "repeat_interval_minutes": 0.5, "max_repeats": 3}, "invalid_request", "delivery_channels[1].repeat_interval_minutes"},
+		{map[string]any{"channel": "voice_call", "delay_minutes": "ten"}, "invalid_request", "delivery_channels[1].delay_minutes"},
 	} {
 		code, out := f.do("POST", "/v1/emergency/alerts", timedAlert(exp, map[string]any{"channel": "in_app_alert"}, c.item))
 		e, _ := out["error"].(map[string]any)

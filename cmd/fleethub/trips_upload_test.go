@@ -43,6 +43,12 @@ func TestBatchValidationAndIdempotence(t *testing.T) {
 	if r := n.batch(k, id, big); r.Status != 400 || r.errCode(t) != "batch_too_large" {
 		t.Fatalf("1001 points: %d %.200s", r.Status, r.Body)
 	}
+	// a value of the wrong type is named with its point's index
+	bad[4]["latitude"] = "forty"
+	if r := n.batch(k, id, bad); r.Status != 400 || r.errCode(t) != "invalid_request" ||
+		r.json(t)["error"].(map[string]any)["details"].(map[string]any)["locations[4].latitude"] == nil {
+		t.Fatalf("a string latitude: %d %s", r.Status, r.Body)
+	}
 	if r := n.batch(k, id, []map[string]any{}); r.Status != 400 || r.errCode(t) != "validation_failed" || !strings.Contains(string(r.Body), `"locations"`) {
 		t.Fatalf("no points: %d %.200s", r.Status, r.Body)
 	}
