@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleethub/fleethub/api"
 )
@@ -148,6 +149,35 @@ func TestDecodeJSONTypeErrorIndexes(t *testing.T) {
 		}
 		if d, _ := e.Details.(map[string]string); d[want] == "" || !strings.Contains(e.Message, want) {
 			t.Errorf("%s: %s %v, want the field %s", in, e.Message, e.Details, want)
+		}
+	}
+}
+
+// TestDecodeJSONBadTimeNamed: a date-time that does not parse is named
+// by its path, where time.Time's own error names no field.
+func TestDecodeJSONBadTimeNamed(t *testing.T) {
+	type window struct {
+		From time.Time  `json:"from"`
+		To   *time.Time `json:"to"`
+	}
+	type req struct {
+		StartTime *time.Time `json:"start_time"`
+		Windows   []window   `json:"windows"`
+	}
+	for in, want := range map[string]string{
+		`{"start_time":"yesterday"}`: "start_time",
+		`{"start_time":"2026-01-02T03:04:05Z","windows":[{"from":"2026-01-02T03:04:05Z"},{"from":"2026-01-02T03:04:05Z","to":"2026-13-40"}]}`: "windows[1].to",
+		`{"windows":[{"from":5}]}`: "windows[0].from",
+	} {
+		var r req
+		err := api.DecodeJSON([]byte(in), &r)
+		var e *api.Error
+		if !errors.As(err, &e) || e.Code != "invalid_request" {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if d, _ := e.Details.(map[string]string); len(d) != 1 || d[want] == "" || !strings.Contains(e.Message, want) {
+			t.Errorf("%s: %s %v, want %s named alone", in, e.Message, e.Details, want)
 		}
 	}
 }

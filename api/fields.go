@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // maxUnknown bounds how many unknown fields one refusal names.
@@ -196,4 +197,63 @@ func jsonKindOf(v any) string {
 		return "object"
 	}
 	return "null"
+}
+
+
+// badTimes names each time.Time field of t whose value in body is not an
+// RFC 3339 date-time (what time.Time decodes), with its full path.
+func badTimes(body []byte, t reflect.Type) map[string]string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	bad := map[string]string{}
+	walkTimes(v, t, "", bad)
+	return bad
+}
+
+func walkTimes(v any, t reflect.Type, path string, bad map[string]string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if v == nil || len(bad) >= maxUnknown {
+		return
+	}
+	if t == timeType {
+		s, ok := v.(string)
+		if _, err := time.Parse(time.RFC3339, s); !ok || err != nil {
+			bad[path] = "must be an ISO 8601 date-time with a time zone (RFC 3339)"
+		}
+		return
+	}
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		fields := jsonFields(t)
+		for k, e := range obj {
+			if ft, ok := fields[strings.ToLower(k)]; ok {
+				walkTimes(e, ft, join(path, k), bad)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if arr, ok := v.([]any); ok {
+			for i, e := range arr {
+				walkTimes(e, t.Elem(), path+"["+strconv.Itoa(i)+"]", bad)
+			}
+		}
+	case reflect.Map:
+		if obj, ok := v.(map[string]any); ok && t.Key().Kind() == reflect.String {
+			for k, e := range obj {
+				walkTimes(e, t.Elem(), join(path, k), bad)
+			}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/fleethub/fleethub/internal/apikey"
@@ -142,7 +143,7 @@ func DecodeJSON(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err, body)
+		return decodeError(err, body, reflect.TypeOf(v))
 	}
 	if dec.More() {
 		return Errf("invalid_request", "malformed JSON: trailing data after the body")
@@ -173,7 +174,7 @@ func wantsObject(v any) bool {
 	return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
 }
 
-func decodeError(err error, body []byte) *Error {
+func decodeError(err error, body []byte, target reflect.Type) *Error {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
@@ -188,6 +189,18 @@ func decodeError(err error, body []byte) *Error {
 			WithDetails(map[string]string{field: "must be " + jsonKind(te.Type.String())})
 	case asErr(err, &se):
 		return Errf("invalid_request", "malformed JSON at offset %d: %v", se.Offset, se)
+	case target != nil:
+		// a time that does not parse (time.Time's own decoding names no
+		// field): found by walking the body against the target
+		if bad := badTimes(body, target); len(bad) > 0 {
+			fields := make([]string, 0, len(bad))
+			for f := range bad {
+				fields = append(fields, f)
+			}
+			sort.Strings(fields)
+			return Errf("invalid_request", "field %s must be an ISO 8601 date-time with a time zone (RFC 3339)", strings.Join(fields, ", ")).WithDetails(bad)
+		}
+		return Errf("invalid_request", "malformed JSON: %v", err)
 	default:
 		return Errf("invalid_request", "malformed JSON: %v", err)
 	}

@@ -78,6 +78,10 @@ func TestMetadataTypedKeys(t *testing.T) {
 			t.Errorf("start's error does not name %s: %s", f, r.Body)
 		}
 	}
+	if r := n.do("POST", "/v1/trips", k, map[string]any{"vehicle_id": "veh-t", "start_time": "yesterday"}); r.Status != 400 ||
+		r.json(t)["error"].(map[string]any)["details"].(map[string]any)["start_time"] == nil {
+		t.Errorf("start_time yesterday: %d %s", r.Status, r.Body)
+	}
 	id := n.startTrip(k, "veh-1", time.Now())
 	before := n.do("GET", "/v1/trips/"+id, k, nil).json(t)["metadata"]
 	for _, bad := range []map[string]any{{"purpose": 5}, {"tags": "a"}, {"tags": []any{"a", 1}}, {"route_name": map[string]any{"a": 1}}, {"purpose": "ok", "external_id": true}} {
