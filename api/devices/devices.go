@@ -8,10 +8,7 @@
 package devices
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/devices"
@@ -51,30 +48,16 @@ func decode(c *api.Ctx) (domain.Settings, error) {
 	return decodeSettings(c.Request.Header.ContentType(), c.PostBody())
 }
 
-// decodeSettings is decode over the Content-Type and body. A non-empty
-// body that is not a JSON object goes to api.DecodeJSON, which refuses it
-// as every other route does: encoding/json takes null as {}.
+// decodeSettings is decode over the Content-Type and body, by the API's
+// one decoder: an unknown setting is refused by its full path
+// (validation_failed), a value of the wrong type too (invalid_request),
+// and a body that is not a JSON object as on every other route.
 func decodeSettings(contentType, raw []byte) (domain.Settings, error) {
 	var body domain.Settings
 	if !api.IsJSON(contentType) {
 		return body, api.Errf("unsupported_media_type", "Content-Type must be application/json")
 	}
-	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] != '{' {
-		return body, api.DecodeJSON(raw, &body)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return body, api.Validation("validation_failed", map[string]string{te.Field: "must be " + te.Type.String()})
-		}
-		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return body, api.Validation("validation_failed", map[string]string{strings.Trim(f, `"`): "is not a known setting"})
-		}
-		return body, api.Errf("invalid_request", "malformed JSON: %v", err)
-	}
-	return body, nil
+	return body, api.DecodeJSON(raw, &body)
 }
 
 func (h *Handlers) put(c *api.Ctx) error {

@@ -65,6 +65,22 @@ func TestDeviceSettings(t *testing.T) {
 			t.Errorf("%v: details %v", c.body, d)
 		}
 	}
+	// unknown settings and values of the wrong type, named by their full
+	// path as on every other route
+	for _, c := range []struct {
+		body        map[string]any
+		code, field string
+	}{
+		{map[string]any{"telemetry_settings": map[string]any{"foo": 1}}, "validation_failed", "telemetry_settings.foo"},
+		{map[string]any{"safety_features": map[string]any{"speeding_alerts": map[string]any{"loud": true}}}, "validation_failed", "safety_features.speeding_alerts.loud"},
+		{map[string]any{"telemetry_settings": map[string]any{"collection_interval_seconds": "x"}}, "invalid_request", "telemetry_settings.collection_interval_seconds"},
+		{map[string]any{"telemetry_settings": map[string]any{"data_types": []any{"location", 3}}}, "invalid_request", "telemetry_settings.data_types[1]"},
+	} {
+		r := n.do("PUT", "/v1/devices/dev-1/settings", k, c.body)
+		if r.Status != 400 || r.errCode(t) != c.code || r.json(t)["error"].(map[string]any)["details"].(map[string]any)[c.field] == nil {
+			t.Errorf("%v: %d %s, want %s naming %s", c.body, r.Status, r.Body, c.code, c.field)
+		}
+	}
 	if g := n.do("GET", "/v1/devices/dev-1/settings", k, nil).json(t); g["settings_version"] != "v2" {
 		t.Errorf("bad input changed the version: %v", g["settings_version"])
 	}
