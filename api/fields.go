@@ -28,14 +28,30 @@ func unknownFields(body []byte, t reflect.Type) map[string]string {
 		return nil // the typed decode reports a malformed body
 	}
 	bad := map[string]string{}
-	walkFields(v, t, "", bad)
+	walkFields(v, t, "", bad, nil)
 	if len(bad) == 0 {
 		return nil
 	}
 	return bad
 }
 
-func walkFields(v any, t reflect.Type, path string, bad map[string]string) {
+// walkFields walks v, decoded JSON, against t: bad gets each field t
+// does not declare, and times, when not nil, each time.Time whose value
+// is not an RFC 3339 date-time; both by full path.
+func walkFields(v any, t reflect.Type, path string, bad, times map[string]string) {
+	if times != nil && v != nil {
+		tt := t
+		for tt.Kind() == reflect.Pointer {
+			tt = tt.Elem()
+		}
+		if tt == timeType {
+			s, ok := v.(string)
+			if _, err := time.Parse(time.RFC3339, s); (!ok || err != nil) && len(times) < maxUnknown {
+				times[path] = "must be an ISO 8601 date-time with a time zone (RFC 3339)"
+			}
+			return
+		}
+	}
 	for t.Kind() == reflect.Pointer {
 		if t.Implements(unmarshalerType) {
 			return
@@ -65,7 +81,7 @@ func walkFields(v any, t reflect.Type, path string, bad map[string]string) {
 				}
 				continue
 			}
-			walkFields(obj[k], ft, join(path, k), bad)
+			walkFields(obj[k], ft, join(path, k), bad, times)
 		}
 	case reflect.Slice, reflect.Array:
 		arr, ok := v.([]any)
@@ -73,7 +89,7 @@ func walkFields(v any, t reflect.Type, path string, bad map[string]string) {
 			return
 		}
 		for i, e := range arr {
-			walkFields(e, t.Elem(), path+"["+strconv.Itoa(i)+"]", bad)
+			walkFields(e, t.Elem(), path+"["+strconv.Itoa(i)+"]", bad, times)
 		}
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
@@ -81,7 +97,7 @@ func walkFields(v any, t reflect.Type, path string, bad map[string]string) {
 			return
 		}
 		for k, e := range obj {
-			walkFields(e, t.Elem(), join(path, k), bad)
+			walkFields(e, t.Elem(), join(path, k), bad, times)
 		}
 	}
 }
@@ -199,7 +215,6 @@ func jsonKindOf(v any) string {
 	return "null"
 }
 
-
 // badTimes names each time.Time field of t whose value in body is not an
 // RFC 3339 date-time (what time.Time decodes), with its full path.
 func badTimes(body []byte, t reflect.Type) map[string]string {
@@ -210,50 +225,6 @@ func badTimes(body []byte, t reflect.Type) map[string]string {
 		return nil
 	}
 	bad := map[string]string{}
-	walkTimes(v, t, "", bad)
+	walkFields(v, t, "", map[string]string{}, bad)
 	return bad
-}
-
-func walkTimes(v any, t reflect.Type, path string, bad map[string]string) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if v == nil || len(bad) >= maxUnknown {
-		return
-	}
-	if t == timeType {
-		s, ok := v.(string)
-		if _, err := time.Parse(time.RFC3339, s); !ok || err != nil {
-			bad[path] = "must be an ISO 8601 date-time with a time zone (RFC 3339)"
-		}
-		return
-	}
-	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
-		return
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return
-		}
-		fields := jsonFields(t)
-		for k, e := range obj {
-			if ft, ok := fields[strings.ToLower(k)]; ok {
-				walkTimes(e, ft, join(path, k), bad)
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		if arr, ok := v.([]any); ok {
-			for i, e := range arr {
-				walkTimes(e, t.Elem(), path+"["+strconv.Itoa(i)+"]", bad)
-			}
-		}
-	case reflect.Map:
-		if obj, ok := v.(map[string]any); ok && t.Key().Kind() == reflect.String {
-			for k, e := range obj {
-				walkTimes(e, t.Elem(), join(path, k), bad)
-			}
-		}
-	}
 }
