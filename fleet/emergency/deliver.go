@@ -217,12 +217,13 @@ func deliveryStatus(rs []Recipient) DeliveryStatus {
 			}
 			v := &ds.DeliveryBreakdown.Voice
 			cc := counts[d.Channel]
-			if !d.wentOut() {
+			switch {
+			case !d.wentOut():
 				// never left the hub (no gateway configured): failed,
 				// not sent
-			} else if d.Channel == "voice_call" {
+			case d.Channel == "voice_call":
 				v.Initiated++
-			} else if cc != nil {
+			case cc != nil:
 				cc.Sent++
 			}
 			switch d.Status {
