@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 type fieldsInner struct {
@@ -72,7 +74,7 @@ func TestDecodeJSONNamesAtMostTwenty(t *testing.T) {
 	body = append(body, '}')
 	var v fieldsBody
 	e := AsError(DecodeJSON(body, &v))
-	if n := len(e.Details.(map[string]string)); e.Code != "validation_failed" || n != maxUnknown {
-		t.Fatalf("%s with %d details, want validation_failed with %d", e.Code, n, maxUnknown)
+	if n := len(e.Details.(map[string]string)); e.Code != "validation_failed" || n != jsonpath.MaxNamed {
+		t.Fatalf("%s with %d details, want validation_failed with %d", e.Code, n, jsonpath.MaxNamed)
 	}
 }

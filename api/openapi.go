@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // Schema is a JSON Schema (OpenAPI 3.1 dialect) as a plain map.
@@ -281,7 +283,7 @@ func (g *schemaGen) schema(t reflect.Type) Schema {
 }
 
 func (g *schemaGen) fields(t reflect.Type, props Schema, required *[]string) {
-	eachJSONField(t, func(name, opts string, f reflect.StructField) {
+	jsonpath.EachField(t, func(name, opts string, f reflect.StructField) {
 		var fs Schema
 		if sch := f.Tag.Get("schema"); strings.HasPrefix(sch, "oneOf:") {
 			var alts []any

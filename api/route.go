@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/valyala/fasthttp"
 )
@@ -149,7 +150,7 @@ func DecodeJSON(body []byte, v any) error {
 		return Errf("invalid_request", "malformed JSON: trailing data after the body")
 	}
 	if t := reflect.TypeOf(v); t != nil {
-		if bad := unknownFields(body, t); bad != nil {
+		if bad := jsonpath.Unknown(body, t); bad != nil {
 			return Validation("validation_failed", bad)
 		}
 	}
@@ -182,17 +183,17 @@ func decodeError(err error, body []byte, target reflect.Type) *Error {
 		field := te.Field
 		if field == "" {
 			field = "body"
-		} else if p, ok := indexedPath(body, field, te.Value); ok {
+		} else if p, ok := jsonpath.Indexed(body, field, te.Value); ok {
 			field = p
 		}
-		return Errf("invalid_request", "field %s must be %s, got %s", field, jsonKind(te.Type.String()), te.Value).
-			WithDetails(map[string]string{field: "must be " + jsonKind(te.Type.String())})
+		return Errf("invalid_request", "field %s must be %s, got %s", field, jsonpath.Kind(te.Type.String()), te.Value).
+			WithDetails(map[string]string{field: "must be " + jsonpath.Kind(te.Type.String())})
 	case asErr(err, &se):
 		return Errf("invalid_request", "malformed JSON at offset %d: %v", se.Offset, se)
 	case target != nil:
 		// a time that does not parse (time.Time's own decoding names no
 		// field): found by walking the body against the target
-		if bad := badTimes(body, target); len(bad) > 0 {
+		if bad := jsonpath.BadTimes(body, target); len(bad) > 0 {
 			fields := make([]string, 0, len(bad))
 			for f := range bad {
 				fields = append(fields, f)
@@ -203,23 +204,6 @@ func decodeError(err error, body []byte, target reflect.Type) *Error {
 		return Errf("invalid_request", "malformed JSON: %v", err)
 	default:
 		return Errf("invalid_request", "malformed JSON: %v", err)
-	}
-}
-
-func jsonKind(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "[]"):
-		return "an array"
-	case strings.HasPrefix(goType, "map"), strings.HasPrefix(goType, "struct"), strings.Contains(goType, "."):
-		return "an object"
-	case goType == "string":
-		return "a string"
-	case goType == "bool":
-		return "a boolean"
-	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
-		return "an integer"
-	default:
-		return "a number"
 	}
 }
 

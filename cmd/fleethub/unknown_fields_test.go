@@ -101,3 +101,30 @@ func hasKeyEnding(details map[string]any, field string) bool {
 	}
 	return false
 }
+
+// TestNestedFieldsNamedByPath: a stream start's unknown or mistyped field
+// inside an object or an array is named by its full path, as on every
+// other route.
+func TestNestedFieldsNamedByPath(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	key := n.key("org-a", "test", []string{"all"}, 1_000_000)
+	for _, c := range []struct {
+		path  string
+		body  map[string]any
+		field string
+	}{
+		{"/api/v1/streaming/events/start", map[string]any{"stream_config": map[string]any{"delivery_method": "websocket", "zz": 1}}, "stream_config.zz"},
+		{"/api/v1/streaming/events/start", map[string]any{"event_filters": map[string]any{"zz": 1}}, "event_filters.zz"},
+		{"/api/v1/streaming/events/start", map[string]any{"event_filters": map[string]any{"categories": []any{"safety_events", 5}}}, "event_filters.categories[1]"},
+		{"/api/v1/streaming/telemetry/start", map[string]any{"data_types": []string{"gps_enhanced"}, "filters": map[string]any{"zz": 1}}, "filters.zz"},
+	} {
+		r := n.do("POST", c.path, key, c.body)
+		if r.Status != 400 {
+			t.Errorf("%s %v: %d %s", c.path, c.body, r.Status, r.Body)
+			continue
+		}
+		if d, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any); d[c.field] == nil {
+			t.Errorf("%s %v: %s, want %s named", c.path, c.body, r.Body, c.field)
+		}
+	}
+}

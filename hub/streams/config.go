@@ -1,8 +1,9 @@
 package streams
 
 import (
+	"bytes"
 	"encoding/json"
-	"strings"
+	"reflect"
 	"time"
 
 	"github.com/fleethub/fleethub/filters/expr"
@@ -181,11 +182,15 @@ func mergeJSON(base, patch map[string]any) map[string]any {
 	return out
 }
 
-// decodeStrict decodes JSON into v, refusing unknown fields.
+// decodeStrict decodes JSON into v, refusing unknown fields; a fault is
+// a *FieldError naming its field by its full path.
 func decodeStrict(b []byte, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	return dec.Decode(v)
+	if err := dec.Decode(v); err != nil {
+		return bodyError(err, b, reflect.TypeOf(v))
+	}
+	return nil
 }
 
 // telemetryFrequency returns the minimum spacing of messages per vehicle

@@ -9,10 +9,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"reflect"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/netguard"
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -116,7 +121,7 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 		return Started{}, fmt.Errorf("streams: unknown kind %q", kind)
 	}
 	if err != nil {
-		return Started{}, bodyError(err)
+		return Started{}, err
 	}
 	if fe := refused(kind, &cfg); fe != nil {
 		return Started{}, fe
@@ -160,26 +165,36 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 	return out, nil
 }
 
-// bodyError turns a decode error into a field error.
-func bodyError(err error) error {
+// bodyError turns the error of decoding body into t into a field error,
+// the field named by its full path (filters.vehicle_ids[2]).
+func bodyError(err error, body []byte, t reflect.Type) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		f := te.Field
 		if f == "" {
 			f = "body"
+		} else if p, ok := jsonpath.Indexed(body, f, te.Value); ok {
+			f = p
 		}
-		return &FieldError{f, "must be " + te.Type.String()}
+		return &FieldError{f, "must be " + jsonpath.Kind(te.Type.String())}
 	}
-	msg := err.Error()
-	const unknown = "json: unknown field "
-	if len(msg) > len(unknown) && msg[:len(unknown)] == unknown {
-		f := msg[len(unknown):]
-		if len(f) > 1 && f[0] == '"' {
-			f = f[1 : len(f)-1]
+	first := func(m map[string]string) (string, string, bool) {
+		keys := slices.Sorted(maps.Keys(m))
+		if len(keys) == 0 {
+			return "", "", false
 		}
-		return &FieldError{f, "is not a known field"}
+		return keys[0], m[keys[0]], true
 	}
-	return &FieldError{"body", "malformed JSON: " + msg}
+	if strings.HasPrefix(err.Error(), "json: unknown field ") {
+		if f, _, ok := first(jsonpath.Unknown(body, t)); ok {
+			return &FieldError{f, "is not a known field"}
+		}
+		return &FieldError{strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), "is not a known field"}
+	}
+	if f, msg, ok := first(jsonpath.BadTimes(body, t)); ok {
+		return &FieldError{f, msg}
+	}
+	return &FieldError{"body", "malformed JSON: " + err.Error()}
 }
 
 // Get returns a stream of the scope (stopped streams stay readable for
@@ -345,7 +360,7 @@ func merged(kind, id string, stored *Config, patch map[string]any) (*Config, err
 		err = decodeStrict(raw, next.Telemetry)
 	}
 	if err != nil {
-		return nil, bodyError(err)
+		return nil, err
 	}
 	return &next, nil
 }

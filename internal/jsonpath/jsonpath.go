@@ -1,4 +1,9 @@
-package api
+// Package jsonpath names the places of a JSON body that do not fit the Go
+// type it decodes into, by their full path (vehicles[0].break_windows,
+// locations[4].latitude): fields the type does not declare, date-times
+// that do not parse, the value a type error met, and the JSON type a Go
+// type takes. Fields are matched as encoding/json matches them.
+package jsonpath
 
 import (
 	"bytes"
@@ -11,16 +16,21 @@ import (
 	"time"
 )
 
-// maxUnknown bounds how many unknown fields one refusal names.
-const maxUnknown = 20
+var (
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	timeType        = reflect.TypeFor[time.Time]()
+)
 
-// unknownFields names, by path (vehicles[0].break_windows), each field of
+// MaxNamed bounds how many fields one refusal names.
+const MaxNamed = 20
+
+// Unknown names, by path (vehicles[0].break_windows), each field of
 // a JSON body that the Go type t it decodes into does not declare, up to
-// maxUnknown; nil when there is none. Fields are matched as
+// MaxNamed; nil when there is none. Fields are matched as
 // encoding/json matches them (json tags, embedded structs promoted, case
 // folded). A value whose type decodes itself (json.Unmarshaler) or is free
 // form (any, map[string]any) is not looked into.
-func unknownFields(body []byte, t reflect.Type) map[string]string {
+func Unknown(body []byte, t reflect.Type) map[string]string {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -46,7 +56,7 @@ func walkFields(v any, t reflect.Type, path string, bad, times map[string]string
 		}
 		if tt == timeType {
 			s, ok := v.(string)
-			if _, err := time.Parse(time.RFC3339, s); (!ok || err != nil) && len(times) < maxUnknown {
+			if _, err := time.Parse(time.RFC3339, s); (!ok || err != nil) && len(times) < MaxNamed {
 				times[path] = "must be an ISO 8601 date-time with a time zone (RFC 3339)"
 			}
 			return
@@ -76,7 +86,7 @@ func walkFields(v any, t reflect.Type, path string, bad, times map[string]string
 		for _, k := range keys {
 			ft, ok := fields[strings.ToLower(k)]
 			if !ok {
-				if len(bad) < maxUnknown {
+				if len(bad) < MaxNamed {
 					bad[join(path, k)] = "unknown field"
 				}
 				continue
@@ -113,16 +123,16 @@ func join(path, k string) string {
 // structs' promoted, to their types.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
-	eachJSONField(t, func(name, _ string, f reflect.StructField) { out[strings.ToLower(name)] = f.Type })
+	EachField(t, func(name, _ string, f reflect.StructField) { out[strings.ToLower(name)] = f.Type })
 	return out
 }
 
-// eachJSONField calls fn with each field of struct type t as
+// EachField calls fn with each field of struct type t as
 // encoding/json names it (its json tag's name, else its Go name, and the
 // tag's options), walking into embedded structs without a name; fields
 // tagged "-" and unexported ones are skipped. The OpenAPI schemas and the
 // unknown-field check read fields through it, so they agree.
-func eachJSONField(t reflect.Type, fn func(name, opts string, f reflect.StructField)) {
+func EachField(t reflect.Type, fn func(name, opts string, f reflect.StructField)) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -136,7 +146,7 @@ func eachJSONField(t reflect.Type, fn func(name, opts string, f reflect.StructFi
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				eachJSONField(ft, fn)
+				EachField(ft, fn)
 				continue
 			}
 		}
@@ -150,13 +160,13 @@ func eachJSONField(t reflect.Type, fn func(name, opts string, f reflect.StructFi
 	}
 }
 
-// indexedPath is the path of the value a type error met, with the index
+// Indexed is the path of the value a type error met, with the index
 // of every array on the way (locations[3].latitude where encoding/json
 // says locations.latitude): the first value at field's path, in document
 // order, whose JSON kind is found's ("string", "number 1.5", "object",
 // "array", "bool", as UnmarshalTypeError.Value gives it), which is the
 // one the decoder stopped at.
-func indexedPath(body []byte, field, found string) (string, bool) {
+func Indexed(body []byte, field, found string) (string, bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -215,9 +225,9 @@ func jsonKindOf(v any) string {
 	return "null"
 }
 
-// badTimes names each time.Time field of t whose value in body is not an
+// BadTimes names each time.Time field of t whose value in body is not an
 // RFC 3339 date-time (what time.Time decodes), with its full path.
-func badTimes(body []byte, t reflect.Type) map[string]string {
+func BadTimes(body []byte, t reflect.Type) map[string]string {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -227,4 +237,24 @@ func badTimes(body []byte, t reflect.Type) map[string]string {
 	bad := map[string]string{}
 	walkFields(v, t, "", map[string]string{}, bad)
 	return bad
+}
+
+// Kind is the JSON type a value of Go type goType (as reflect names it)
+// must be: "an array", "an object", "a string", "a boolean", "an
+// integer" or "a number".
+func Kind(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "an array"
+	case strings.HasPrefix(goType, "map"), strings.HasPrefix(goType, "struct"), strings.Contains(goType, "."):
+		return "an object"
+	case goType == "string":
+		return "a string"
+	case goType == "bool":
+		return "a boolean"
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "an integer"
+	default:
+		return "a number"
+	}
 }
