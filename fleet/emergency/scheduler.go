@@ -28,9 +28,6 @@ var levelRoles = map[string]string{
 	"notify_dispatchers":          "dispatcher",
 }
 
-// LevelActions are the escalation levels' actions (levelRoles' keys).
-var LevelActions = []string{"notify_dispatchers", "notify_emergency_management", "notify_supervisors"}
-
 // ChannelPriorities are a delivery channel's priorities, handed to the
 // gateway with each notification.
 var ChannelPriorities = []string{"immediate", "high", "normal", "low"}

@@ -2,6 +2,7 @@ package emergency
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -63,7 +64,7 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 				bad[p+".delay_minutes"] = "is required: above 0"
 			}
 			if _, ok := levelRoles[l.Action]; !ok {
-				bad[p+".action"] = "must be one of " + strings.Join(LevelActions, ", ")
+				bad[p+".action"] = "must be one of " + strings.Join(slices.Sorted(maps.Keys(levelRoles)), ", ")
 			}
 		}
 	}
