@@ -15,10 +15,10 @@ import (
 // entries of a stream.
 type histLog struct {
 	max int
-	// read, when set (before use), gets the last offset of a Read that
-	// returned entries if it has room: a test waits there until a pump
-	// holds them.
-	read chan int64
+	// waited, when set (before use), gets the offset each Wait waits
+	// from, if it has room: a test waits there until a pump has taken
+	// what it read and waits for what comes after.
+	waited chan int64
 
 	mu      sync.Mutex // guards the fields below
 	gen     int
@@ -73,12 +73,7 @@ func (l *histLog) Read(_ context.Context, id string, from int64, n int) ([]hub.E
 	if i >= len(s.entries) {
 		return nil, nil
 	}
-	out := append([]hub.Entry(nil), s.entries[i:min(len(s.entries), i+n)]...)
-	select {
-	case l.read <- out[len(out)-1].Offset:
-	default: // nobody waits (or no channel)
-	}
-	return out, nil
+	return append([]hub.Entry(nil), s.entries[i:min(len(s.entries), i+n)]...), nil
 }
 
 func (l *histLog) Last(_ context.Context, id string) (int64, error) {
@@ -90,6 +85,10 @@ func (l *histLog) Last(_ context.Context, id string) (int64, error) {
 func (l *histLog) Wait(id string, from int64) <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	select {
+	case l.waited <- from:
+	default: // nobody waits (or no channel)
+	}
 	s := l.stream(id)
 	if from <= s.last() {
 		c := make(chan struct{})
