@@ -52,8 +52,20 @@ type DriveResult struct {
 // RoadFigures are the server's road matcher's figures over a drive, from
 // its /metrics.
 type RoadFigures struct {
-	Judged   int64         // points whose road became final
-	Lag      *histogram    // acceptance to road final
+	Judged int64 // points whose road became final
+	// Lag is acceptance to road final for the points decided in the
+	// steady part of the drive: from SteadyFrom after the uploads began
+	// to their end. In a steady fleet the lags of the points decided in
+	// a span of time are those of the points accepted in it; the first
+	// uploads (a vehicle's first points, with no window before them)
+	// and the points still in the windows when the uploads end (decided
+	// by the stops, or never) are not a fleet that goes on driving.
+	Lag        *histogram
+	SteadyFrom time.Duration
+	// WholeLag is the same over the whole run, the stops' decisions
+	// included: a point still in its trip's window when the uploads end
+	// waits for the generator to stop its trip, after every upload.
+	WholeLag *histogram
 	Wait     *histogram    // acceptance to the matcher taking the points up
 	Overflow int64         // points judged without a road (the matcher's queue full)
 	Queued   float64       // points waiting for the matcher at the end
@@ -136,6 +148,24 @@ func Drive(ctx context.Context, cfg DriveConfig) (*DriveResult, error) {
 	}
 	cpu0, _, _ := cfg.Server.usage(ctx, cfg.URL)
 
+	// the steady part of the drive begins once every vehicle has
+	// uploaded twice and its points had time to be decided
+	steadyFrom := min(2*cfg.Upload+5*time.Second, cfg.Duration/2)
+	type snapshot struct {
+		m   roadMetrics
+		err error
+	}
+	mid := make(chan snapshot, 1)
+	if roads {
+		go func() {
+			select {
+			case <-time.After(time.Until(t0.Add(steadyFrom))):
+			case <-ctx.Done():
+			}
+			m, err := readRoadMetrics(ctx, cfg.Server, cfg.URL)
+			mid <- snapshot{m, err}
+		}()
+	}
 	lc := cfg.Config
 	lc.Rate = float64(cfg.Conns*perWorker) / cfg.Upload.Seconds()
 	url := cfg.URL + "/v1/locations/batch"
@@ -180,6 +210,18 @@ func Drive(ctx context.Context, cfg DriveConfig) (*DriveResult, error) {
 		return nil, err
 	}
 	out := &DriveResult{Result: res, Vehicles: cfg.Vehicles, Conns: cfg.Conns, Points: res.Items}
+	var steady *histogram
+	if roads {
+		from := <-mid
+		if from.err != nil {
+			return nil, from.err
+		}
+		end, err := readRoadMetrics(ctx, cfg.Server, cfg.URL)
+		if err != nil {
+			return nil, err
+		}
+		steady = end.lag.minus(from.m.lag)
+	}
 	if cfg.Stop {
 		t0 := time.Now()
 		if err := stopTrips(ctx, cfg.Config, ids); err != nil {
@@ -204,8 +246,8 @@ func Drive(ctx context.Context, cfg DriveConfig) (*DriveResult, error) {
 			last = after.lag.count
 			time.Sleep(200 * time.Millisecond)
 		}
-		out.Roads = &RoadFigures{Settle: time.Since(t0), Lag: after.lag.minus(before.lag), Wait: after.wait.minus(before.wait), Overflow: int64(after.overflow - before.overflow), Queued: after.queued}
-		out.Roads.Judged = int64(out.Roads.Lag.count)
+		out.Roads = &RoadFigures{Settle: time.Since(t0), Lag: steady, SteadyFrom: steadyFrom, WholeLag: after.lag.minus(before.lag), Wait: after.wait.minus(before.wait), Overflow: int64(after.overflow - before.overflow), Queued: after.queued}
+		out.Roads.Judged = int64(out.Roads.WholeLag.count)
 	}
 	cpu1, rss, src := cfg.Server.usage(ctx, cfg.URL)
 	out.CPU, out.RSS, out.CPUSource = cpu1-cpu0, rss, src
@@ -244,10 +286,16 @@ func (r *RoadFigures) rows(rep *Report) {
 		rep.Add("wait_p99_ms", "taken up by the matcher after acceptance p99", seconds(r.Wait.quantile(0.99)), "")
 	}
 	if r.Lag.count > 0 {
+		rep.Add("steady_from_ms", "steady part of the drive from", r.SteadyFrom, "")
+		rep.Add("steady_judged", "points whose road became final in it", int64(r.Lag.count), "")
 		rep.Add("lag_p50_ms", "road final after acceptance p50", seconds(r.Lag.quantile(0.5)), "")
 		rep.Add("lag_p90_ms", "road final after acceptance p90", seconds(r.Lag.quantile(0.9)), "")
 		rep.Add("lag_p99_ms", "road final after acceptance p99", seconds(r.Lag.quantile(0.99)), "")
 		rep.Add("lag_within_5s_pct", "road final within 5 s", 100*r.Lag.within(5), "%")
+	}
+	if r.WholeLag.count > 0 {
+		rep.Add("whole_lag_p99_ms", "whole run (first uploads, stops) p99", seconds(r.WholeLag.quantile(0.99)), "")
+		rep.Add("whole_lag_within_5s_pct", "whole run within 5 s", 100*r.WholeLag.within(5), "%")
 	}
 }
 

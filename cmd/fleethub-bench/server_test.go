@@ -164,6 +164,11 @@ func TestModesAgainstAServer(t *testing.T) {
 		if judged != points || got["queued_end"] != 0.0 || got["overflow"] != 0.0 || got["lag_p50_ms"] == nil || got["wait_p99_ms"] == nil {
 			t.Fatalf("drive: %v points uploaded, %v judged: %v", points, judged, got)
 		}
+		// the lag figures are of the steady part (from 1.5 s here), the
+		// whole run's beside them
+		if steady, _ := got["steady_judged"].(float64); steady <= 0 || steady >= judged || got["steady_from_ms"] != 1500.0 || got["whole_lag_p99_ms"] == nil {
+			t.Fatalf("drive: %v judged in the steady part of %v: %v", got["steady_judged"], judged, got)
+		}
 	})
 	t.Run("sse", func(t *testing.T) {
 		got, progress := runJSON(t, "sse", "--url", s.plain, "--key", s.key, "--clients", "3", "--events-per-sec", "100", "--batch", "10",

@@ -282,3 +282,48 @@ func TestLongLagSmoothed(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowVehicleNotHeld: a car crawling at 5 m/s, a fix a second with
+// 5 m of accuracy, has fixes that lie a little behind the one before
+// (noise, not a stand): each point is still final Lag fixes after it.
+// The same places 5 s apart are a vehicle that stood at times, and the
+// points before a fix that seems to stand wait for more. (The paths'
+// meeting is left out, so that only the window decides.)
+func TestSlowVehicleNotHeld(t *testing.T) {
+	h := &handNet{}
+	h.road(1, 0, 1, 50, [2]float64{0, 0}, [2]float64{3000, 0})
+	var xs []float64
+	for i := range 40 {
+		xs = append(xs, 100+5*float64(i)+wobble(i, 4))
+	}
+	back := 0
+	for i := 1; i < len(xs); i++ {
+		if xs[i] < xs[i-1] {
+			back++
+		}
+	}
+	if back < 3 {
+		t.Fatalf("only %d fixes behind the one before: the test shows nothing", back)
+	}
+	// late is how many times a point was not final Lag fixes after it
+	late := func(dt float64) int {
+		m := New(h, routing.Auto, Config{Lag: 4})
+		m.convergeAfter = 1 << 30
+		tr := m.Trace()
+		got, late := 0, 0
+		for i, x := range xs {
+			lat, lon := toLatLon(x, wobble(i+3, 3))
+			got += len(tr.Add(Point{Lat: lat, Lon: lon, Accuracy: 5, Time: 1.8e9 + dt*float64(i)}))
+			if got < max(0, i+1-4) {
+				late++
+			}
+		}
+		return late
+	}
+	if n := late(1); n != 0 {
+		t.Errorf("a fix a second: %d times a point waited beyond the window (%d fixes behind the one before)", n, back)
+	}
+	if n := late(5); n == 0 {
+		t.Errorf("fixes 5 s apart: no point waited for the fixes that seem to stand")
+	}
+}

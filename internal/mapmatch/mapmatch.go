@@ -33,7 +33,9 @@
 //     settledOn), else it waits. At the latest it
 //     is decided when Lag (default 4) more points have arrived that moved
 //     (a point held where the previous one stood does not count, while
-//     the window holds fewer than 4 × Lag points), by the best path then,
+//     the window holds fewer than 4 × Lag points, unless it came too soon
+//     after a point that moved to tell a stand from noise: see
+//     noiseHeld), by the best path then,
 //     or when the trace is flushed; a last point decided alone at the
 //     very end of its road goes on to a road the path enters there when
 //     that lies nearer its fix (see lastOnward);
@@ -251,9 +253,9 @@ const standLag = 4
 // due says the oldest point of the window is to be decided whatever its
 // paths: Lag points after it have moved (points held where the previous
 // one stood do not count while the vehicle stands, so that where it went
-// on decides where it stood), or the window holds standLag times Lag
-// points. It bounds the wait; the paths' meeting (converged) usually
-// decides a point sooner.
+// on decides where it stood; see noiseHeld for those that do), or the
+// window holds standLag times Lag points. It bounds the wait; the paths'
+// meeting (converged) usually decides a point sooner.
 func (t *Trace) due() bool {
 	lag := t.m.cfg.Lag
 	if len(t.window) <= lag {
@@ -264,11 +266,31 @@ func (t *Trace) due() bool {
 	}
 	moved := 0
 	for s := 1; s < len(t.window); s++ {
-		if !t.window[s].held {
+		if st := &t.window[s]; !st.held || noiseHeld(st, &t.window[s-1]) {
 			moved++
 		}
 	}
 	return moved >= lag
+}
+
+// crawlSpeed (m/s, 18 km/h) is the speed below which a vehicle's
+// advance between two fixes may hide in their noise (see noiseHeld).
+const crawlSpeed = 5
+
+// noiseHeld says the held point st, whose predecessor in the window is
+// prev, counts as having moved: prev was not held, and st came so soon
+// after it (within 2 sigmas of st's fix at crawlSpeed) that a vehicle
+// going on slowly would often seem to stand or step back by the fixes'
+// noise alone. At a fix a second and 5 m of noise, a vehicle at 6 m a
+// second has one fix in five or so behind the one before it; counting
+// those as a stand held the points before them for another upload.
+// Fixes 5 s or more apart are never read so: a vehicle that moved
+// advanced beyond their noise, so one that seems to stand stood.
+func noiseHeld(st, prev *step) bool {
+	if prev.held || st.t == 0 || prev.t == 0 {
+		return false
+	}
+	return (st.t-prev.t)*crawlSpeed <= 2*st.sigma
 }
 
 // livePrune is how far below the best candidate of the newest step, in
