@@ -23,6 +23,9 @@ func matchPoint(p Point) mapmatch.Point {
 	if !math.IsNaN(p.Accuracy) {
 		mp.Accuracy = p.Accuracy
 	}
+	if !math.IsNaN(p.Speed) {
+		mp.Speed, mp.HasSpeed = p.Speed/3.6, true
+	}
 	return mp
 }
 

@@ -138,6 +138,12 @@ type Point struct {
 	Lat, Lon float64
 	Accuracy float64
 	Time     float64
+	// Speed is the speed over the ground the device measured (m/s),
+	// read only when HasSpeed: the smoother takes it as a measurement
+	// of the speed along the path (see rts), so that a fix's place along
+	// its road is read with its neighbours' more tightly.
+	Speed    float64
+	HasSpeed bool
 }
 
 // Match is where a point lies on the roads: its road (way, class, speed
@@ -168,6 +174,7 @@ type step struct {
 	index int
 	x, y  float64
 	t     float64 // the fix's time (0 not known)
+	speed float64 // the measured speed, m/s (NaN not known)
 	sigma float64
 	held  bool // its best candidate is held at the previous point's place
 	cands []candidate
@@ -225,7 +232,11 @@ func (t *Trace) Add(p Point) []Match {
 			out = t.Flush() // nothing of the previous point reaches this one
 		}
 	}
-	t.window = append(t.window, step{index: idx, x: x, y: y, t: p.Time, sigma: sigma, held: held, cands: cands})
+	speed := math.NaN()
+	if p.HasSpeed && p.Speed >= 0 && p.Speed < 100 {
+		speed = p.Speed
+	}
+	t.window = append(t.window, step{index: idx, x: x, y: y, t: p.Time, speed: speed, sigma: sigma, held: held, cands: cands})
 	// The oldest point is decided when the window is full (due), or
 	// when its paths have met (converged) and its smoothed place lies
 	// settledSigmas or more inside its road; otherwise it waits.

@@ -16,6 +16,7 @@ import (
 // drive's start to the end of each.
 type trip struct {
 	pts     []Point
+	speeds  []float64 // the true speed at each fix, m/s
 	ways    []int64
 	at      []float64
 	changes []float64
@@ -77,7 +78,7 @@ func drive(n *network, rng *rand.Rand, meters, dt, sigma float64) trip {
 			i++
 		}
 		if clock >= nextFix {
-			t.fix(n, rng, path[i], s-ends[i]+n.length(path[i]/2), sigma, s, clock)
+			t.fix(n, rng, path[i], s-ends[i]+n.length(path[i]/2), sigma, s, clock, v)
 			nextFix += dt
 		}
 		if s >= ends[len(ends)-1] {
@@ -92,7 +93,7 @@ func drive(n *network, rng *rand.Rand, meters, dt, sigma float64) trip {
 			s, v = at[k], 0 // stood at the stop line
 			clock, stops[k], caps[k], at[k] = clock+stops[k], 0, min(turnSpeedAt(n, path, k), cruise[k]), ends[k]
 			for clock >= nextFix { // the fixes taken while it stood
-				t.fix(n, rng, path[i], s-ends[i]+n.length(path[i]/2), sigma, s, nextFix)
+				t.fix(n, rng, path[i], s-ends[i]+n.length(path[i]/2), sigma, s, nextFix, 0)
 				nextFix += dt
 			}
 			continue
@@ -105,8 +106,8 @@ func drive(n *network, rng *rand.Rand, meters, dt, sigma float64) trip {
 }
 
 // fix appends a fix taken off meters along directed edge de, s meters
-// into the drive, at clock seconds from its start.
-func (t *trip) fix(n *network, rng *rand.Rand, de int32, off, sigma, s, clock float64) {
+// into the drive, at clock seconds from its start, at speed v.
+func (t *trip) fix(n *network, rng *rand.Rand, de int32, off, sigma, s, clock, v float64) {
 	e, back := de/2, de%2 == 1
 	if back {
 		off = n.length(e) - off
@@ -117,6 +118,7 @@ func (t *trip) fix(n *network, rng *rand.Rand, de int32, off, sigma, s, clock fl
 	t.pts = append(t.pts, Point{Lat: lat, Lon: lon, Accuracy: sigma, Time: 1.8e9 + clock})
 	t.ways = append(t.ways, n.roads.EdgeRoad(int(e), back).WayID)
 	t.at = append(t.at, s)
+	t.speeds = append(t.speeds, v)
 }
 
 // simPath is a drive of at least meters as directed edges, and the

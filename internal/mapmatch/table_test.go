@@ -1,6 +1,7 @@
 package mapmatch
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -69,7 +70,7 @@ func simulationBound(t testing.TB) {
 				u, v := make([]float64, len(z)), make([]float64, len(z))
 				for i := range z {
 					lo, hi := max(0, i-6), min(len(z), i+6)
-					rts(ts[lo:hi], z[lo:hi], r[lo:hi], smoothAccel, u[:hi-lo], v[:hi-lo])
+					rts(ts[lo:hi], z[lo:hi], r[lo:hi], smoothAccel, u[:hi-lo], v[:hi-lo], nil)
 					if tp.wayAt(m.net, u[i-lo]) == tp.ways[i] {
 						smoothed++
 					}
@@ -101,6 +102,10 @@ func simulationSeeds(t testing.TB) {
 	t.Log("\n" + b.String())
 }
 
+// simSpeed: BenchmarkSimulationSeeds's fixes carry their true speed with
+// this much Gaussian noise (m/s); below 0 they carry none.
+var simSpeed = flag.Float64("sim.speed", -1, "BenchmarkSimulationSeeds: fixes carry their speed with this much Gaussian noise, m/s (below 0: no speed)")
+
 // seedsSettings are BenchmarkSimulationSeeds's fix intervals and noises.
 var seedsSettings = []struct{ dt, sigma float64 }{{1, 5}, {5, 10}, {30, 20}}
 
@@ -111,7 +116,7 @@ func seedsReport(b *strings.Builder, m *Matcher, name string) {
 		sum := 0.0
 		var all simScore
 		for _, seed := range []uint64{1, 2, 3, 7} {
-			sc := simulate(m, rand.New(rand.NewPCG(seed, 29)), 30, set.dt, set.sigma)
+			sc := simulateSpeeds(m, rand.New(rand.NewPCG(seed, 29)), 30, set.dt, set.sigma, *simSpeed)
 			sum += sc.share()
 			fmt.Fprintf(b, " %.1f / %.2f;", 100*sc.share(), 100*sc.medianLengthErr())
 			for k, n := range sc.decided {
