@@ -26,6 +26,9 @@ func matchPoint(p Point) mapmatch.Point {
 	if !math.IsNaN(p.Speed) {
 		mp.Speed, mp.HasSpeed = p.Speed/3.6, true
 	}
+	if !math.IsNaN(p.Heading) {
+		mp.Heading, mp.HasHeading = p.Heading, true
+	}
 	return mp
 }
 

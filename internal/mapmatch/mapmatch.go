@@ -144,6 +144,13 @@ type Point struct {
 	// its road is read with its neighbours' more tightly.
 	Speed    float64
 	HasSpeed bool
+	// Heading is the course over the ground the device measured,
+	// degrees clockwise from north, read only when HasHeading and the
+	// point's measured speed is at least headingSpeed (a receiver's
+	// course is noise while it stands): a candidate road whose direction
+	// at the place disagrees with it is less likely (see headingScore).
+	Heading    float64
+	HasHeading bool
 }
 
 // Match is where a point lies on the roads: its road (way, class, speed
@@ -219,10 +226,14 @@ func (t *Trace) Add(p Point) []Match {
 	if len(cands) == 0 {
 		return append(t.Flush(), Match{Index: idx})
 	}
+	heading, useHeading := headingOf(p)
 	for i := range cands {
 		z := cands[i].dist / sigma
 		cands[i].score = -0.5 * z * z
 		cands[i].bwd = !n.fwd[cands[i].edge]
+		if useHeading {
+			cands[i].score += n.headingScore(&cands[i], heading)
+		}
 	}
 	var out []Match
 	held := false

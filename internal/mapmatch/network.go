@@ -220,6 +220,7 @@ func (n *network) length(e int32) float64 { return n.lens[e] }
 // candidate is a place on an edge near a point.
 type candidate struct {
 	edge  int32
+	seg   int32   // the segment of the edge the place lies on (its first point)
 	off   float64 // meters from the edge's start
 	x, y  float64 // the place in the plane
 	dist  float64 // meters from the point
@@ -258,7 +259,7 @@ func (n *network) candidates(x, y, radius float64, limit int, buf []candidate) [
 				}
 				e := n.segEdge[k]
 				off := n.cum[k] + t*(n.cum[k+1]-n.cum[k])
-				c := candidate{edge: e, off: off, x: px, y: py, dist: math.Sqrt(d2), back: -1}
+				c := candidate{edge: e, seg: k, off: off, x: px, y: py, dist: math.Sqrt(d2), back: -1}
 				if i := slices.IndexFunc(out, func(o candidate) bool { return o.edge == e }); i >= 0 {
 					if c.dist < out[i].dist {
 						out[i] = c

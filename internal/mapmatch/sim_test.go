@@ -82,21 +82,25 @@ type simScore struct {
 // seconds with sigma meters of noise, and matches each whole (as Match
 // does: every fix decided online, after the lag).
 func simulate(m *Matcher, rng *rand.Rand, trips int, dt, sigma float64) simScore {
-	return simulateSpeeds(m, rng, trips, dt, sigma, -1)
+	return simulateSensors(m, rng, trips, dt, sigma, -1, -1)
 }
 
-// simulateSpeeds is simulate with each fix carrying its true speed with
-// Gaussian noise of speedNoise m/s (not below 0), when speedNoise >= 0.
-// The noise comes from a generator of its own, so that the drives and
-// their fixes are those simulate makes.
-func simulateSpeeds(m *Matcher, rng *rand.Rand, trips int, dt, sigma, speedNoise float64) simScore {
+// simulateSensors is simulate with each fix carrying its true speed
+// with Gaussian noise of speedNoise m/s (not below 0), when speedNoise
+// >= 0, and its true course with Gaussian noise of courseNoise degrees,
+// when courseNoise >= 0. The noise comes from a generator of its own,
+// so that the drives and their fixes are those simulate makes.
+func simulateSensors(m *Matcher, rng *rand.Rand, trips int, dt, sigma, speedNoise, courseNoise float64) simScore {
 	var sc simScore
 	noise := rand.New(rand.NewPCG(uint64(dt*1000), uint64(sigma*1000)))
 	for range trips {
 		tp := drive(m.net, rng, 5000, dt, sigma)
-		if speedNoise >= 0 {
-			for i := range tp.pts {
+		for i := range tp.pts {
+			if speedNoise >= 0 {
 				tp.pts[i].Speed, tp.pts[i].HasSpeed = max(tp.speeds[i]+speedNoise*noise.NormFloat64(), 0), true
+			}
+			if courseNoise >= 0 {
+				tp.pts[i].Heading, tp.pts[i].HasHeading = math.Mod(tp.courses[i]+courseNoise*noise.NormFloat64()+360, 360), true
 			}
 		}
 		tr := m.Trace()

@@ -17,6 +17,7 @@ import (
 type trip struct {
 	pts     []Point
 	speeds  []float64 // the true speed at each fix, m/s
+	courses []float64 // the true direction of travel at each fix, degrees clockwise from north
 	ways    []int64
 	at      []float64
 	changes []float64
@@ -113,6 +114,13 @@ func (t *trip) fix(n *network, rng *rand.Rand, de int32, off, sigma, s, clock, v
 		off = n.length(e) - off
 	}
 	x, y := n.along(e, off)
+	l := n.length(e)
+	ax, ay := n.along(e, max(off-1, 0))
+	bx, by := n.along(e, min(off+1, l))
+	if back {
+		ax, ay, bx, by = bx, by, ax, ay
+	}
+	t.courses = append(t.courses, math.Atan2(bx-ax, by-ay)*180/math.Pi)
 	x, y = x+rng.NormFloat64()*sigma, y+rng.NormFloat64()*sigma
 	lat, lon := n.latLon(x, y)
 	t.pts = append(t.pts, Point{Lat: lat, Lon: lon, Accuracy: sigma, Time: 1.8e9 + clock})

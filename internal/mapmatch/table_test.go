@@ -106,6 +106,10 @@ func simulationSeeds(t testing.TB) {
 // this much Gaussian noise (m/s); below 0 they carry none.
 var simSpeed = flag.Float64("sim.speed", -1, "BenchmarkSimulationSeeds: fixes carry their speed with this much Gaussian noise, m/s (below 0: no speed)")
 
+// simCourse: the same for the fixes' course over the ground, degrees
+// (read only with a speed).
+var simCourse = flag.Float64("sim.course", -1, "BenchmarkSimulationSeeds: fixes carry their course with this much Gaussian noise, degrees (below 0: no course; read only with -sim.speed)")
+
 // seedsSettings are BenchmarkSimulationSeeds's fix intervals and noises.
 var seedsSettings = []struct{ dt, sigma float64 }{{1, 5}, {5, 10}, {30, 20}}
 
@@ -116,7 +120,7 @@ func seedsReport(b *strings.Builder, m *Matcher, name string) {
 		sum := 0.0
 		var all simScore
 		for _, seed := range []uint64{1, 2, 3, 7} {
-			sc := simulateSpeeds(m, rand.New(rand.NewPCG(seed, 29)), 30, set.dt, set.sigma, *simSpeed)
+			sc := simulateSensors(m, rand.New(rand.NewPCG(seed, 29)), 30, set.dt, set.sigma, *simSpeed, *simCourse)
 			sum += sc.share()
 			fmt.Fprintf(b, " %.1f / %.2f;", 100*sc.share(), 100*sc.medianLengthErr())
 			for k, n := range sc.decided {
