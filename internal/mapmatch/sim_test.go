@@ -238,13 +238,28 @@ func TestSimulatedDrives(t *testing.T) {
 
 // BenchmarkMatch: fixes matched per second, one trace after another, on
 // the Columbus extract (5 s sampling, 10 m noise).
-func BenchmarkMatch(b *testing.B) {
+func BenchmarkMatch(b *testing.B) { benchMatch(b, false) }
+
+// BenchmarkMatchSensors is BenchmarkMatch with each fix carrying its
+// measured speed (0.5 m/s of noise) and course (10°), as trip points
+// from a phone or a tracker do.
+func BenchmarkMatchSensors(b *testing.B) { benchMatch(b, true) }
+
+func benchMatch(b *testing.B, sensors bool) {
 	m := New(columbusGraph(b), routing.Auto, Config{})
 	rng := rand.New(rand.NewPCG(1, 2))
+	noise := rand.New(rand.NewPCG(3, 4))
 	var traces [][]Point
 	total := 0
 	for range 20 {
-		pts := drive(m.net, rng, 5000, 5, 10).pts
+		tp := drive(m.net, rng, 5000, 5, 10)
+		pts := tp.pts
+		if sensors {
+			for i := range pts {
+				pts[i].Speed, pts[i].HasSpeed = max(tp.speeds[i]+0.5*noise.NormFloat64(), 0), true
+				pts[i].Heading, pts[i].HasHeading = math.Mod(tp.courses[i]+10*noise.NormFloat64()+360, 360), true
+			}
+		}
 		traces, total = append(traces, pts), total+len(pts)
 	}
 	b.ResetTimer()
