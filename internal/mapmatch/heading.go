@@ -50,8 +50,12 @@ func (n *network) headingScore(c *candidate, h float64) float64 {
 	if n.bwd[c.edge] {
 		d = min(d, angleBetween(h, b+math.Pi))
 	}
-	return headingLog(d) - headingLog(0)
+	return headingLog(d) - headingPeak
 }
+
+// headingPeak is headingLog(0): the likelihood of a course along the
+// road.
+var headingPeak = headingLog(0)
 
 // headingLog is the log of the course's likelihood at d radians from the
 // road's direction.
