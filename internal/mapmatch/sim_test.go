@@ -202,7 +202,9 @@ func (sc simScore) medianLengthErr() float64 {
 // the distance driven (the median over the drives), and at 5 s the
 // confidence is clearly lower where the match is wrong. The least
 // shares asserted are up to a point under what the matcher does with
-// this seed (docs/routing.md has the figures over seeds).
+// this seed (docs/routing.md has the figures over seeds). The same
+// drives with measured speeds and courses put more fixes on the right
+// way.
 func TestSimulatedDrives(t *testing.T) {
 	if raceOn {
 		t.Skip("runs in make test's pass without the race detector (see the Makefile)")
@@ -230,6 +232,16 @@ func TestSimulatedDrives(t *testing.T) {
 				}
 				if set.dt == 5 && cr < cw+0.2 {
 					t.Errorf("%.0f s, %.0f m: confidence %.2f on the right way and %.2f on a wrong one: it does not tell them apart", set.dt, set.sigma, cr, cw)
+				}
+				// the same drives with the speeds and courses a device
+				// measures: more fixes on the right way
+				ss := simulateSensors(m, rand.New(rand.NewPCG(7, 29)), 30, set.dt, set.sigma, 0.5, 10)
+				t.Logf("%.0f s, %.0f m, with speeds (0.5 m/s) and courses (10°): %.1f%% on the right way; median length error %.2f%%", set.dt, set.sigma, 100*ss.share(), 100*ss.medianLengthErr())
+				if ss.right <= sc.right {
+					t.Errorf("%.0f s, %.0f m: %.1f%% on the right way with speeds and courses, %.1f%% without", set.dt, set.sigma, 100*ss.share(), 100*sc.share())
+				}
+				if e := ss.medianLengthErr(); !(e <= 0.02) {
+					t.Errorf("%.0f s, %.0f m, with speeds and courses: median length error %.2f%%, want at most 2%%", set.dt, set.sigma, 100*e)
 				}
 			}
 		})
