@@ -246,3 +246,73 @@ func TestMatchRefusals(t *testing.T) {
 		t.Errorf("without a graph: %d %s", status, body)
 	}
 }
+
+// crossNet is a road east from (0,0) to (500,0) (way 1), on to (1000,0)
+// (way 2), and a cross street north from (500,0) to (500,400) (way 3).
+type crossNet struct{}
+
+var crossEdges = [3][2][2]float64{{{0, 0}, {500, 0}}, {{500, 0}, {1000, 0}}, {{500, 0}, {500, 400}}}
+
+func (crossNet) Edges() int { return 3 }
+func (crossNet) Nodes() int { return 4 }
+func (crossNet) EdgePoints(e int, lat, lon []float64) ([]float64, []float64) {
+	for _, p := range crossEdges[e] {
+		a, b := toLatLon(p[0], p[1])
+		lat, lon = append(lat, a), append(lon, b)
+	}
+	return lat, lon
+}
+
+var crossEnds = [3][2]int{{0, 1}, {1, 2}, {1, 3}}
+
+func (crossNet) EdgeEnds(e int) (int, int)                  { return crossEnds[e][0], crossEnds[e][1] }
+func (crossNet) EdgeOpen(int, routing.Costing) (bool, bool) { return true, true }
+func (crossNet) EdgeRoad(e int, _ bool) routing.Road {
+	return routing.Road{WayID: int64(e + 1), Class: routing.ClassResidential, LimitKmh: 50, Posted: true}
+}
+
+// TestMatchReadsSpeedAndHeading: a car drives east past a cross street,
+// a fix every 5 s; the three fixes at the junction lie 30 m up the cross
+// street. Without the speed and course the device measured, some of them
+// are put on the cross street; with them (43 km/h, east) none is.
+func TestMatchReadsSpeedAndHeading(t *testing.T) {
+	url := startServer(t, apirouting.NewMatching(crossNet{}))
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	onCross := func(sensors bool) int {
+		var pts []point
+		for i, x := range []float64{300, 360, 420, 498, 503, 497, 560, 620, 680} {
+			y := 2 * math.Sin(float64(i)*2.3)
+			if x > 490 && x < 510 {
+				y = 30
+			}
+			p := fix(x, y, t0.Add(time.Duration(i)*5*time.Second))
+			p["accuracy_m"] = 8
+			if sensors {
+				p["speed_kmh"], p["heading"] = 43.2, 90
+			}
+			pts = append(pts, p)
+		}
+		status, body := post(t, url, point{"costing": "auto", "points": pts})
+		if status != 200 {
+			t.Fatalf("%d %s", status, body)
+		}
+		var a matchAnswer
+		if err := json.Unmarshal(body, &a); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, tp := range a.Data.Tracepoints {
+			if tp.WayID != nil && *tp.WayID == 3 {
+				n++
+			}
+		}
+		return n
+	}
+	plain, sensed := onCross(false), onCross(true)
+	if plain == 0 {
+		t.Fatalf("without speed and course no fix went onto the cross street: the test shows nothing")
+	}
+	if sensed != 0 {
+		t.Errorf("with the car's speed and course east, %d fixes on the cross street (%d without)", sensed, plain)
+	}
+}
