@@ -14,9 +14,7 @@ build:
 	$(GO) build -o bin/fleethub ./cmd/fleethub
 	$(GO) build -o bin/fleethub-bench ./cmd/fleethub-bench
 
-## test: every test, with the race detector (four test binaries at a
-## time: many tests wait on servers, children and clocks, and with two the
-## cores stood idle 40 % of the pass); PostgreSQL and Redis tests read
+## test: every test, with the race detector; PostgreSQL and Redis tests read
 ## FLEETHUB_TEST_DATABASE_URL and FLEETHUB_TEST_REDIS_URL and skip without them.
 ## The model tests' full seed counts run again without the detector, which
 ## makes the server five to ten times slower (race_on_test.go). The tests
@@ -33,7 +31,7 @@ build:
 ## their child to restart, then the engines' packages, beside the rest.
 test:
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 -timeout 12m -p 4 $(PKGS)
+	$(GO) test -race -count=1 -timeout 12m $(PKGS)
 	$(GO) test -count=1 -run '^$$' ./internal/routing/ ./cmd/fleethub/ ./cmd/fleethub-bench/
 	$(MAKE) --no-print-directory -j2 test-crash test-server
 
