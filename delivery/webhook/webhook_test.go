@@ -321,7 +321,7 @@ func TestRetryAfterAndExhaustion(t *testing.T) {
 	always := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
 	s2 := f.stream(always.URL)
 	cfg := testConfig()
-	cfg.RetryFor = 150 * time.Millisecond
+	cfg.RetryFor = time.Second // room for a first attempt late on a loaded machine, then retries
 	cfg.BreakerThreshold = 1000
 	d2 := f.start(cfg)
 	accept(t, d2, s2, entries(1, 1))
