@@ -1,7 +1,6 @@
 package routing_test
 
 import (
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -135,14 +134,7 @@ func TestMatchColumbus(t *testing.T) {
 	right, all := 0, 0
 	for range 5 {
 		pts, ways := drive(g, rng, 300, time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
-		status, body := post(t, url, point{"costing": "auto", "points": pts})
-		if status != 200 {
-			t.Fatalf("%d %s", status, body)
-		}
-		var a matchAnswer
-		if err := json.Unmarshal(body, &a); err != nil {
-			t.Fatal(err)
-		}
+		a := matchTrace(t, url, pts)
 		for i, tp := range a.Data.Tracepoints {
 			all++
 			if tp.Matched && *tp.WayID == ways[i] {

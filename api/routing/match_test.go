@@ -85,11 +85,15 @@ func post(t testing.TB, url string, body any) (int, []byte) {
 	return res.StatusCode, out
 }
 
-// handNet is a hand-built network in meters east (x) and north (y) of
-// 40°N 83°W: road 1 (posted 50) east from (0,0) to (1000,0), road 2
-// (no limit posted: the class default, 30) north from its end to
-// (1000,1000).
-type handNet struct{}
+// lineNet is a hand-built network of straight edges in meters east (x)
+// and north (y) of 40°N 83°W, each edge between the junctions of ends
+// and on its road.
+type lineNet struct {
+	nodes int
+	edges [][2][2]float64
+	ends  [][2]int
+	roads []routing.Road
+}
 
 const mPerDeg = 111_194.93
 
@@ -97,24 +101,44 @@ func toLatLon(x, y float64) (float64, float64) {
 	return 40 + y/mPerDeg, -83 + x/(mPerDeg*math.Cos(40*math.Pi/180))
 }
 
-var handEdges = [2][2][2]float64{{{0, 0}, {1000, 0}}, {{1000, 0}, {1000, 1000}}}
-
-func (handNet) Edges() int { return 2 }
-func (handNet) Nodes() int { return 3 }
-func (handNet) EdgePoints(e int, lat, lon []float64) ([]float64, []float64) {
-	for _, p := range handEdges[e] {
+func (n lineNet) Edges() int { return len(n.edges) }
+func (n lineNet) Nodes() int { return n.nodes }
+func (n lineNet) EdgePoints(e int, lat, lon []float64) ([]float64, []float64) {
+	for _, p := range n.edges[e] {
 		a, b := toLatLon(p[0], p[1])
 		lat, lon = append(lat, a), append(lon, b)
 	}
 	return lat, lon
 }
-func (handNet) EdgeEnds(e int) (int, int)                  { return e, e + 1 }
-func (handNet) EdgeOpen(int, routing.Costing) (bool, bool) { return true, true }
-func (handNet) EdgeRoad(e int, _ bool) routing.Road {
-	if e == 0 {
-		return routing.Road{WayID: 11, Class: routing.ClassPrimary, LimitKmh: 50, Posted: true}
-	}
-	return routing.Road{WayID: 22, Class: routing.ClassResidential, LimitKmh: 30}
+func (n lineNet) EdgeEnds(e int) (int, int)                { return n.ends[e][0], n.ends[e][1] }
+func (lineNet) EdgeOpen(int, routing.Costing) (bool, bool) { return true, true }
+func (n lineNet) EdgeRoad(e int, _ bool) routing.Road      { return n.roads[e] }
+
+// handNet: road 1 (posted 50) east from (0,0) to (1000,0), road 2 (no
+// limit posted: the class default, 30) north from its end to
+// (1000,1000).
+var handNet = lineNet{
+	nodes: 3,
+	edges: [][2][2]float64{{{0, 0}, {1000, 0}}, {{1000, 0}, {1000, 1000}}},
+	ends:  [][2]int{{0, 1}, {1, 2}},
+	roads: []routing.Road{
+		{WayID: 11, Class: routing.ClassPrimary, LimitKmh: 50, Posted: true},
+		{WayID: 22, Class: routing.ClassResidential, LimitKmh: 30},
+	},
+}
+
+// crossNet: a road east from (0,0) to (500,0) (way 1), on to (1000,0)
+// (way 2), and a cross street north from (500,0) to (500,400) (way 3),
+// all residential, posted 50.
+var crossNet = lineNet{
+	nodes: 4,
+	edges: [][2][2]float64{{{0, 0}, {500, 0}}, {{500, 0}, {1000, 0}}, {{500, 0}, {500, 400}}},
+	ends:  [][2]int{{0, 1}, {1, 2}, {1, 3}},
+	roads: []routing.Road{
+		{WayID: 1, Class: routing.ClassResidential, LimitKmh: 50, Posted: true},
+		{WayID: 2, Class: routing.ClassResidential, LimitKmh: 50, Posted: true},
+		{WayID: 3, Class: routing.ClassResidential, LimitKmh: 50, Posted: true},
+	},
 }
 
 type point = map[string]any
@@ -129,6 +153,21 @@ type matchAnswer struct {
 	Data    apirouting.MatchData `json:"data"`
 }
 
+// matchTrace posts pts to /match with the auto costing and returns the
+// answer, failing the test unless it is a 200.
+func matchTrace(t *testing.T, url string, pts []point) matchAnswer {
+	t.Helper()
+	status, body := post(t, url, point{"costing": "auto", "points": pts})
+	if status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	var a matchAnswer
+	if err := json.Unmarshal(body, &a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // TestMatchOverHTTP: a trace east along road 1 and north up road 2, a
 // fix every 5 s 50 m apart, then a fix 2 km off the roads and two more
 // on road 2: two matchings split at the far fix, which is reported
@@ -136,7 +175,7 @@ type matchAnswer struct {
 // road 2 (its class default, 30) with their distances, their durations
 // shared from the timestamps, and a geometry through the corner.
 func TestMatchOverHTTP(t *testing.T) {
-	url := startServer(t, apirouting.NewMatching(handNet{}))
+	url := startServer(t, apirouting.NewMatching(handNet))
 	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	var pts []point
 	for x := 200.0; x <= 950; x += 50 {
@@ -149,17 +188,10 @@ func TestMatchOverHTTP(t *testing.T) {
 	pts = append(pts, fix(3000, 3000, t0.Add(time.Duration(len(pts))*5*time.Second)))
 	pts = append(pts, fix(1000, 700, t0.Add(time.Duration(len(pts))*5*time.Second)))
 	pts = append(pts, fix(1000, 750, t0.Add(time.Duration(len(pts))*5*time.Second)))
-	status, body := post(t, url, point{"costing": "auto", "points": pts})
-	if status != 200 {
-		t.Fatalf("%d %s", status, body)
-	}
-	var a matchAnswer
-	if err := json.Unmarshal(body, &a); err != nil {
-		t.Fatal(err)
-	}
+	a := matchTrace(t, url, pts)
 	d := a.Data
 	if !a.Success || len(d.Tracepoints) != len(pts) || d.MatchedCount != len(pts)-1 || d.UnmatchedCount != 1 {
-		t.Fatalf("answer %s", body)
+		t.Fatalf("answer %+v", a)
 	}
 	if tp := d.Tracepoints[far]; tp.Matched || tp.Latitude != nil || tp.WayID != nil || tp.Matching != nil {
 		t.Errorf("the far fix %+v, want unmatched and placed nowhere", tp)
@@ -199,7 +231,7 @@ func TestMatchOverHTTP(t *testing.T) {
 // TestMatchRefusals: a bad trace is a 400 naming the field; without a
 // road graph the answer is the matrix's 501.
 func TestMatchRefusals(t *testing.T) {
-	url := startServer(t, apirouting.NewMatching(handNet{}))
+	url := startServer(t, apirouting.NewMatching(handNet))
 	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	ok := func() []point {
 		return []point{fix(100, 0, t0), fix(150, 0, t0.Add(time.Second)), fix(200, 0, t0.Add(2*time.Second))}
@@ -247,36 +279,12 @@ func TestMatchRefusals(t *testing.T) {
 	}
 }
 
-// crossNet is a road east from (0,0) to (500,0) (way 1), on to (1000,0)
-// (way 2), and a cross street north from (500,0) to (500,400) (way 3).
-type crossNet struct{}
-
-var crossEdges = [3][2][2]float64{{{0, 0}, {500, 0}}, {{500, 0}, {1000, 0}}, {{500, 0}, {500, 400}}}
-
-func (crossNet) Edges() int { return 3 }
-func (crossNet) Nodes() int { return 4 }
-func (crossNet) EdgePoints(e int, lat, lon []float64) ([]float64, []float64) {
-	for _, p := range crossEdges[e] {
-		a, b := toLatLon(p[0], p[1])
-		lat, lon = append(lat, a), append(lon, b)
-	}
-	return lat, lon
-}
-
-var crossEnds = [3][2]int{{0, 1}, {1, 2}, {1, 3}}
-
-func (crossNet) EdgeEnds(e int) (int, int)                  { return crossEnds[e][0], crossEnds[e][1] }
-func (crossNet) EdgeOpen(int, routing.Costing) (bool, bool) { return true, true }
-func (crossNet) EdgeRoad(e int, _ bool) routing.Road {
-	return routing.Road{WayID: int64(e + 1), Class: routing.ClassResidential, LimitKmh: 50, Posted: true}
-}
-
 // TestMatchReadsSpeedAndHeading: a car drives east past a cross street,
 // a fix every 5 s; the three fixes at the junction lie 30 m up the cross
 // street. Without the speed and course the device measured, some of them
 // are put on the cross street; with them (43 km/h, east) none is.
 func TestMatchReadsSpeedAndHeading(t *testing.T) {
-	url := startServer(t, apirouting.NewMatching(crossNet{}))
+	url := startServer(t, apirouting.NewMatching(crossNet))
 	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	onCross := func(sensors bool) int {
 		var pts []point
@@ -292,14 +300,7 @@ func TestMatchReadsSpeedAndHeading(t *testing.T) {
 			}
 			pts = append(pts, p)
 		}
-		status, body := post(t, url, point{"costing": "auto", "points": pts})
-		if status != 200 {
-			t.Fatalf("%d %s", status, body)
-		}
-		var a matchAnswer
-		if err := json.Unmarshal(body, &a); err != nil {
-			t.Fatal(err)
-		}
+		a := matchTrace(t, url, pts)
 		n := 0
 		for _, tp := range a.Data.Tracepoints {
 			if tp.WayID != nil && *tp.WayID == 3 {
