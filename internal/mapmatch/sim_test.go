@@ -63,6 +63,9 @@ func columbusGraph(tb testing.TB) *routing.Graph { return extractGraph(tb, extra
 // simScore is how well a matcher did on simulated trips.
 type simScore struct {
 	fixes, right int
+	// sameLimit: fixes matched to a road of the true one's class and
+	// limit (the way itself or another), what speeding is judged by
+	sameLimit int
 	// misses near a change of way: the fix truly within 2 sigma (along
 	// the drive) of where the drive passes from the way it matched to
 	// onto the true one, or back
@@ -127,6 +130,9 @@ func simulateSensors(m *Matcher, rng *rand.Rand, trips int, dt, sigma, speedNois
 		}
 		for i, mt := range res.Matches {
 			sc.fixes++
+			if tr := tp.roads[i]; mt.Matched && mt.Class == tr.Class && mt.LimitKmh == tr.LimitKmh {
+				sc.sameLimit++
+			}
 			if mt.Matched && mt.WayID == tp.ways[i] {
 				sc.right++
 				sc.confRight += mt.Confidence
@@ -222,8 +228,8 @@ func TestSimulatedDrives(t *testing.T) {
 			for _, set := range []struct{ dt, sigma, right float64 }{{5, 10, tc.at5s}, {30, 20, tc.at30s}} {
 				sc := simulate(m, rand.New(rand.NewPCG(7, 29)), 30, set.dt, set.sigma)
 				cr, cw := sc.confRight/float64(sc.right), sc.confWrong/float64(max(sc.fixes-sc.right, 1))
-				t.Logf("%.0f s, %.0f m: %d fixes, %.1f%% on the right way (%d of the misses within 2 sigmas of a change of way); median length error %.2f%%; mean confidence %.2f right, %.2f wrong",
-					set.dt, set.sigma, sc.fixes, 100*sc.share(), sc.nearChange, 100*sc.medianLengthErr(), cr, cw)
+				t.Logf("%.0f s, %.0f m: %d fixes, %.1f%% on the right way (%d of the misses within 2 sigmas of a change of way), %.1f%% on a road of its class and limit; median length error %.2f%%; mean confidence %.2f right, %.2f wrong",
+					set.dt, set.sigma, sc.fixes, 100*sc.share(), sc.nearChange, 100*float64(sc.sameLimit)/float64(sc.fixes), 100*sc.medianLengthErr(), cr, cw)
 				if sc.share() < set.right {
 					t.Errorf("%.0f s, %.0f m: %.1f%% of the fixes on the right way, want at least %.0f%%", set.dt, set.sigma, 100*sc.share(), 100*set.right)
 				}

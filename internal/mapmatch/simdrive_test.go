@@ -19,6 +19,7 @@ type trip struct {
 	speeds  []float64 // the true speed at each fix, m/s
 	courses []float64 // the true direction of travel at each fix, degrees clockwise from north
 	ways    []int64
+	roads   []routing.Road // the road each fix was truly on
 	at      []float64
 	changes []float64
 	meters  float64
@@ -124,7 +125,8 @@ func (t *trip) fix(n *network, rng *rand.Rand, de int32, off, sigma, s, clock, v
 	x, y = x+rng.NormFloat64()*sigma, y+rng.NormFloat64()*sigma
 	lat, lon := n.latLon(x, y)
 	t.pts = append(t.pts, Point{Lat: lat, Lon: lon, Accuracy: sigma, Time: 1.8e9 + clock})
-	t.ways = append(t.ways, n.roads.EdgeRoad(int(e), back).WayID)
+	road := n.roads.EdgeRoad(int(e), back)
+	t.ways, t.roads = append(t.ways, road.WayID), append(t.roads, road)
 	t.at = append(t.at, s)
 	t.speeds = append(t.speeds, v)
 }

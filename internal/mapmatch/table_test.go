@@ -97,7 +97,7 @@ func BenchmarkSimulationSeeds(bb *testing.B) {
 func simulationSeeds(t testing.TB) {
 	var b strings.Builder
 	for _, name := range extracts {
-		seedsReport(&b, New(extractGraph(t, name), routing.Auto, Config{}), name)
+		seedsReport(&b, New(extractGraph(t, name), routing.Auto, Config{Beta: *simBeta}), name)
 	}
 	t.Log("\n" + b.String())
 }
@@ -110,6 +110,8 @@ var simSpeed = flag.Float64("sim.speed", -1, "BenchmarkSimulationSeeds: fixes ca
 // (read only with a speed).
 var simCourse = flag.Float64("sim.course", -1, "BenchmarkSimulationSeeds: fixes carry their course with this much Gaussian noise, degrees (below 0: no course; read only with -sim.speed)")
 
+var simBeta = flag.Float64("sim.beta", 0, "BenchmarkSimulationSeeds: Config.Beta (0: the default)")
+
 // seedsSettings are BenchmarkSimulationSeeds's fix intervals and noises.
 var seedsSettings = []struct{ dt, sigma float64 }{{1, 5}, {5, 10}, {30, 20}}
 
@@ -117,11 +119,12 @@ var seedsSettings = []struct{ dt, sigma float64 }{{1, 5}, {5, 10}, {30, 20}}
 func seedsReport(b *strings.Builder, m *Matcher, name string) {
 	for _, set := range seedsSettings {
 		fmt.Fprintf(b, "%s, %.0f s, %.0f m: right way %% / median length error %% by seed:", name, set.dt, set.sigma)
-		sum := 0.0
+		sum, same := 0.0, 0.0
 		var all simScore
 		for _, seed := range []uint64{1, 2, 3, 7} {
 			sc := simulateSensors(m, rand.New(rand.NewPCG(seed, 29)), 30, set.dt, set.sigma, *simSpeed, *simCourse)
 			sum += sc.share()
+			same += float64(sc.sameLimit) / float64(sc.fixes)
 			fmt.Fprintf(b, " %.1f / %.2f;", 100*sc.share(), 100*sc.medianLengthErr())
 			for k, n := range sc.decided {
 				for len(all.decided) <= k {
@@ -132,7 +135,7 @@ func seedsReport(b *strings.Builder, m *Matcher, name string) {
 			all.flushed += sc.flushed
 			all.broken += sc.broken
 		}
-		fmt.Fprintf(b, " mean %.2f\n", 100*sum/4)
+		fmt.Fprintf(b, " mean %.2f; on a road of the true one's class and limit %.2f\n", 100*sum/4, 100*same/4)
 		fmt.Fprintf(b, "  decided after fixes: p50 %d, p90 %d, p99 %d, max %d; by lag 0..5+:", all.lagQuantile(0.5), all.lagQuantile(0.9), all.lagQuantile(0.99), len(all.decided)-1)
 		for _, sh := range all.lagShares(5) {
 			fmt.Fprintf(b, " %.1f", 100*sh)
