@@ -64,7 +64,7 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 		Version: 1, CreatedAt: now, UpdatedAt: now}
 	a := s.analyticsOf(&st)
 	t.Totals = totalsOf(a)
-	if t.State, err = json.Marshal(st); err != nil {
+	if t.State, err = encodeState(&st); err != nil {
 		return Trip{}, err
 	}
 	if err := s.store.CreateTrip(ctx, t); err != nil {

@@ -185,8 +185,8 @@ func (s *Service) storeRoadEvents(ctx context.Context, j roadJob, stats RoadStat
 		t.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
 		t.Totals = totalsOf(s.analyticsOf(&st))
 		var err error
-		if t.State, err = json.Marshal(st); err != nil {
-			return fmt.Errorf("trips: state: %w", err)
+		if t.State, err = encodeState(&st); err != nil {
+			return err
 		}
 		err = s.store.AppendPoints(ctx, t, prevVersion, nil, recs, false)
 		if errors.Is(err, store.ErrConflict) && attempt < 3 {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	gojson "github.com/goccy/go-json"
 	"log/slog"
 	"math"
 	"runtime"
@@ -221,6 +222,15 @@ type state struct {
 	Roads *RoadStats `json:"roads,omitempty"`
 }
 
+// encodeState is st as stored with its trip.
+func encodeState(st *state) ([]byte, error) {
+	b, err := gojson.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("trips: state: %w", err)
+	}
+	return b, nil
+}
+
 func decodeState(b []byte) (state, error) {
 	var st state
 	if len(b) == 0 {
@@ -371,7 +381,7 @@ func (s *Service) updateWith(ctx context.Context, sc store.Scope, id string, f f
 		t.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
 		t.Totals = totalsOf(s.analyticsOf(&st))
 		tr.withRoads(&st)
-		if t.State, err = json.Marshal(st); err != nil {
+		if t.State, err = encodeState(&st); err != nil {
 			return t, st, err
 		}
 		if len(events) > 0 {

@@ -368,7 +368,7 @@ func (s *Service) apply(ctx context.Context, tr *tracker, sc store.Scope, device
 	seqBase := st.Seq
 	st.Seq += int64(len(res.newEvents))
 	tr.withRoads(&st)
-	if t.State, err = json.Marshal(st); err != nil {
+	if t.State, err = encodeState(&st); err != nil {
 		return res, err
 	}
 	if err := s.store.AppendPoints(ctx, t, prev, []store.PointBlock{block}, recs, late); err != nil {
