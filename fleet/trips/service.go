@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	gojson "github.com/goccy/go-json"
 	"log/slog"
 	"math"
 	"runtime"
@@ -21,6 +20,7 @@ import (
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/store"
+	gojson "github.com/goccy/go-json"
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 

@@ -43,8 +43,10 @@ func drivenState(tb testing.TB) state {
 			switch {
 			case k >= 100 && k < 130:
 				kmh = 0 // standing
+			case k >= 85 && k < 99:
+				kmh = 60
 			case k == 99:
-				kmh = 5 // hard braking from about 60
+				kmh = 5 // hard braking
 			}
 			lat += kmh / 3.6 / 111_195
 			la, lo, sp, hd, acc := lat, -83+1e-6*float64(k), kmh, math.Mod(float64(k)*7.3, 360), 3+float64(k%7)

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	gojson "github.com/goccy/go-json"
 	"math"
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/stamp"
+	gojson "github.com/goccy/go-json"
 )
 
 // ErrStateVersion is returned by UnmarshalJSON for a state written by an
