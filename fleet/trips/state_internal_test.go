@@ -15,8 +15,9 @@ import (
 )
 
 // drivenState is the stored state of a trip after 300 points uploaded
-// in batches of 5: a drive that speeds up, brakes hard, stands and
-// drives on, with speeds, headings and accuracies.
+// in batches of 5 by a described device: a drive that speeds up and
+// slows down, brakes, stands and drives on, with speeds, headings and
+// accuracies.
 func drivenState(tb testing.TB) state {
 	tb.Helper()
 	ctx := context.Background()
@@ -43,10 +44,10 @@ func drivenState(tb testing.TB) state {
 			switch {
 			case k >= 100 && k < 130:
 				kmh = 0 // standing
-			case k >= 85 && k < 99:
+			case k >= 85 && k < 97:
 				kmh = 60
-			case k == 99:
-				kmh = 5 // hard braking
+			case k >= 97 && k < 100:
+				kmh = 60 - 18*float64(k-96) // braking at 5 m/s² for 3 s
 			}
 			lat += kmh / 3.6 / 111_195
 			la, lo, sp, hd, acc := lat, -83+1e-6*float64(k), kmh, math.Mod(float64(k)*7.3, 360), 3+float64(k%7)
@@ -65,8 +66,8 @@ func drivenState(tb testing.TB) state {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if s.Blocks != 60 || len(t.State) == 0 {
-		tb.Fatalf("state of %d blocks, %d bytes", s.Blocks, len(t.State))
+	if s.Blocks != 60 || len(t.State) == 0 || s.Last == nil || s.Device == nil {
+		tb.Fatalf("state of %d blocks, %d bytes, last point %v, device %v", s.Blocks, len(t.State), s.Last, s.Device)
 	}
 	return s
 }
