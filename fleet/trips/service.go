@@ -203,8 +203,6 @@ type state struct {
 	Last         *Point            `json:"last,omitempty"`
 	Blocks       int64             `json:"blocks"`
 	Seq          int64             `json:"seq"`
-	Harsh        HarshEvents       `json:"harsh"`
-	Events       int               `json:"events"`
 	DeviceID     string            `json:"device_id,omitempty"`
 	Device       *DeviceRecord     `json:"device,omitempty"`
 	// the readings the stop gave, as given

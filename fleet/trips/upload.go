@@ -465,7 +465,6 @@ func (s *Service) replay(ctx context.Context, tr *tracker, sc store.Scope, st *s
 	sortPoints(all)
 	det := detect.New(s.uploadThresholds(tr.thr))
 	st.Running = analytics.Running{}
-	st.Harsh, st.Events = HarshEvents{}, 0
 	var events []detect.Event
 	pauses := st.Pauses
 	pi := 0
