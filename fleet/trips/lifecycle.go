@@ -206,7 +206,6 @@ func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeReque
 			fromPause = round(geo.Distance(geo.Point{Lat: st.PauseLoc.Latitude, Lon: st.PauseLoc.Longitude}, geo.Point{Lat: resumeLoc.Latitude, Lon: resumeLoc.Longitude})/1000, 3)
 		}
 		closePause(st, now)
-		st.ResumedAt = now.UnixMilli()
 		st.PauseLoc = nil
 		t.Status = store.TripActive
 		st.Seq++ // trip_resumed

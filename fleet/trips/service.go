@@ -197,8 +197,6 @@ type state struct {
 	PauseCount   int               `json:"pause_count"`
 	TotalPauseMS int64             `json:"total_pause_ms"`
 	Pauses       [][2]int64        `json:"pauses,omitempty"`
-	ResumedAt    int64             `json:"resumed_at,omitempty"`
-	FirstTS      int64             `json:"first_ts,omitempty"`
 	LastTS       int64             `json:"last_ts,omitempty"`
 	Last         *Point            `json:"last,omitempty"`
 	Blocks       int64             `json:"blocks"`

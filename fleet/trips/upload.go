@@ -443,9 +443,6 @@ func advance(det *detect.Detector, st *state, acc []Point) []detect.Event {
 	for _, e := range events {
 		st.Running.AddEvent(e)
 	}
-	if st.FirstTS == 0 {
-		st.FirstTS = acc[0].TS
-	}
 	st.LastTS = acc[len(acc)-1].TS
 	last := acc[len(acc)-1]
 	st.Last = &last
@@ -479,7 +476,7 @@ func (s *Service) replay(ctx context.Context, tr *tracker, sc store.Scope, st *s
 	for _, e := range events {
 		st.Running.AddEvent(e)
 	}
-	st.FirstTS, st.LastTS = all[0].TS, all[len(all)-1].TS
+	st.LastTS = all[len(all)-1].TS
 	last := all[len(all)-1]
 	st.Last = &last
 	return det, events, all, nil
