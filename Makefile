@@ -25,13 +25,16 @@ build:
 ## the child's build reuses the packages the test binaries compiled; so do
 ## the console's browser tests and the engines' tests over real data (map
 ## matching's simulated drives, geocoding's held-out addresses), and the
-## solver's randomized tests run a quarter of their seeds under it: the
-## engines' packages run whole in the second pass. The second pass runs
+## solver's randomized tests and pinned plans run a quarter of their seeds
+## under it: the engines' packages run whole in the second pass. The second pass runs
 ## as two groups side by side: the crash harnesses, which mostly wait for
 ## their child to restart, then the engines' packages, beside the rest.
+## The race pass runs four packages at a time: many of its tests wait on
+## real time (receivers that answer slowly, brokers that rebalance), so
+## two at a time left a core idle for a third of the pass.
 test:
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+	$(GO) test -race -count=1 -p 4 -timeout 12m $(PKGS)
 	$(GO) test -count=1 -run '^$$' ./internal/routing/ ./cmd/fleethub/ ./cmd/fleethub-bench/
 	$(MAKE) --no-print-directory -j2 test-crash test-server
 

@@ -62,9 +62,10 @@ func routesHash(routes [][]int) string {
 
 // TestPinnedSolomonPlans: the default objective plans what it planned
 // before the other objectives existed, for fixed seeds and budgets;
-// every plan passes checkSolomon.
+// every plan passes checkSolomon. Under the race detector it checks a
+// quarter of the pins; make test's pass without it checks them all.
 func TestPinnedSolomonPlans(t *testing.T) {
-	for _, pc := range pinned {
+	for _, pc := range pinned[:vrp.Seeds(len(pinned))] {
 		t.Run(fmt.Sprintf("%s/%d", pc.name, pc.seed), func(t *testing.T) {
 			in := readSolomon(t, sharedData(t, "vrp/solomon/"+pc.name+".txt"))
 			pr := in.Problem()

@@ -15,7 +15,7 @@ import (
 // for it).
 func TestPolishKeepsFeasible(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for round := 0; round < 100; round++ {
+	for round := range seeds(100) {
 		w, s := searchedPlan(rng, round, 20)
 		tb, p := w.t, w.t.p
 		ps := w.polish(s)
