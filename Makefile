@@ -29,9 +29,11 @@ build:
 ## under it: the engines' packages run whole in the second pass. The second pass runs
 ## as two groups side by side: the crash harnesses, which mostly wait for
 ## their child to restart, then the engines' packages, beside the rest.
-## The race pass runs four packages at a time, beside go vet: many of its tests wait on
-## real time (receivers that answer slowly, brokers that rebalance), so
-## two at a time left a core idle for a third of the pass.
+## The race pass runs at least four packages at a time (RACE_PARALLEL: the
+## processors, or 4 where there are fewer), beside go vet: many of its
+## tests wait on real time (receivers that answer slowly, brokers that
+## rebalance), so two at a time on two cores left one idle for a third of
+## the pass.
 ## Test binaries are linked without DWARF (-ldflags=-w): stack traces and
 ## race reports read the symbol table, and each link takes a quarter less.
 test test-vet test-race test-crash test-server: export GOFLAGS := $(filter-out -ldflags=-w,$(GOFLAGS)) -ldflags=-w
@@ -45,8 +47,9 @@ test:
 .PHONY: test-vet test-race
 test-vet:
 	$(GO) vet $(PKGS)
+RACE_PARALLEL ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); echo $$(( n > 4 ? n : 4 )))
 test-race:
-	$(GO) test -race -count=1 -p 4 -timeout 12m $(PKGS)
+	$(GO) test -race -count=1 -p $(RACE_PARALLEL) -timeout 12m $(PKGS)
 
 # the second pass of make test, in two groups (see test)
 .PHONY: test-crash test-server
