@@ -77,11 +77,15 @@ func centrifugoSubscribe(c *websocket.Conn, channel string) error {
 }
 
 // centrifugoPong answers a Centrifugo ping (an empty command) so that the
-// server keeps a connection held longer than its ping interval.
-func centrifugoPong(c *websocket.Conn, frame []byte) {
+// server keeps a connection held longer than its ping interval; the
+// error of a pong that could not be sent (the connection is gone).
+func centrifugoPong(c *websocket.Conn, frame []byte) error {
 	if len(frame) == 2 && frame[0] == '{' && frame[1] == '}' {
-		_ = c.WriteMessage(websocket.TextMessage, frame)
+		if err := c.WriteMessage(websocket.TextMessage, frame); err != nil {
+			return fmt.Errorf("bench: centrifugo pong: %w", err)
+		}
 	}
+	return nil
 }
 
 // centrifugoPublish publishes evs, each to its channel, through the HTTP

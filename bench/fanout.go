@@ -379,10 +379,10 @@ func (s *fanoutSub) receive() {
 				break
 			}
 		}
-		if s.pong {
-			centrifugoPong(s.conn, buf)
-		}
 		s.scan(buf, time.Now().UnixNano())
+		if s.pong && centrifugoPong(s.conn, buf) != nil {
+			return // the connection is gone, as the next read would say
+		}
 	}
 }
 

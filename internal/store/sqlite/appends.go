@@ -119,31 +119,27 @@ func (s *Store) writeAppends(batch []*appendReq) {
 	for _, r := range batch {
 		if multi {
 			if _, err := tx.ExecContext(ctx, "SAVEPOINT upload"); err != nil {
-				_ = tx.Rollback()
-				answer(err)
+				answer(errors.Join(err, tx.Rollback()))
 				return
 			}
 		}
 		r.err = sqlstore.WriteAppend(ctx, q, r.t, r.prev, r.args, r.blocks, r.events, r.replace)
 		if r.err != nil && !ownFailure(r.err) {
 			// the disk or the transaction: what it holds is not known
-			_ = tx.Rollback()
 			err := r.err
 			r.err = nil
-			answer(err)
+			answer(errors.Join(err, tx.Rollback()))
 			return
 		}
 		if multi {
 			if r.err != nil {
 				if _, err := tx.ExecContext(ctx, "ROLLBACK TO upload"); err != nil {
-					_ = tx.Rollback()
-					answer(err)
+					answer(errors.Join(err, tx.Rollback()))
 					return
 				}
 			}
 			if _, err := tx.ExecContext(ctx, "RELEASE upload"); err != nil {
-				_ = tx.Rollback()
-				answer(err)
+				answer(errors.Join(err, tx.Rollback()))
 				return
 			}
 		}
