@@ -310,14 +310,19 @@ func slowReceiverParks(t *testing.T, st backend) {
 	d := f.start(cfg)
 	accept(t, d, slow, entries(1, 300)) // 200 held, 100 queued in the log
 	waitFor(t, "a second of answers", func() bool { return len(rc.all()) >= 120 })
+	answered := len(rc.all())
 	before := len(list(t, f.st, slow, ""))
 	for i := range 10 {
 		accept(t, d, slow, entries(int64(301+20*i), 20))
 	}
 	// parked deliveries move into the log only as the receiver takes
-	// them: a few dozen while the 200 come, not all of them
-	if n := len(list(t, f.st, slow, "")); n > before+100 {
-		t.Errorf("the delivery log grew from %d to %d deliveries as 200 more came: the slow receiver's surplus went in, not parked", before, n)
+	// them: about as many as it answered while the 200 came (a few on a
+	// quiet machine, more where the accepts are slow), not all of them
+	took := len(rc.all()) - answered
+	if n := len(list(t, f.st, slow, "")); took+60 >= 200 {
+		t.Logf("the receiver took %d while the 200 came: the log's growth (%d) cannot tell parking from none", took, n-before)
+	} else if n > before+took+60 {
+		t.Errorf("the delivery log grew from %d to %d deliveries as 200 more came and the receiver took %d: the slow receiver's surplus went in, not parked", before, n, took)
 	}
 	if ids, err := f.st.ParkedStreams(context.Background()); err != nil || len(ids) != 1 {
 		t.Errorf("parked streams %v (%v), want the slow one", ids, err)
