@@ -113,13 +113,15 @@ func (s *Store) writeAppends(batch []*appendReq) {
 		answer(err)
 		return
 	}
+	// abort answers every upload with err and the rollback's own error
+	abort := func(err error) { answer(errors.Join(err, tx.Rollback())) }
 	q := querier{txPrepared{tx, s.stmts}}
 	multi := len(batch) > 1
 	written := 0
 	for _, r := range batch {
 		if multi {
 			if _, err := tx.ExecContext(ctx, "SAVEPOINT upload"); err != nil {
-				answer(errors.Join(err, tx.Rollback()))
+				abort(err)
 				return
 			}
 		}
@@ -128,18 +130,18 @@ func (s *Store) writeAppends(batch []*appendReq) {
 			// the disk or the transaction: what it holds is not known
 			err := r.err
 			r.err = nil
-			answer(errors.Join(err, tx.Rollback()))
+			abort(err)
 			return
 		}
 		if multi {
 			if r.err != nil {
 				if _, err := tx.ExecContext(ctx, "ROLLBACK TO upload"); err != nil {
-					answer(errors.Join(err, tx.Rollback()))
+					abort(err)
 					return
 				}
 			}
 			if _, err := tx.ExecContext(ctx, "RELEASE upload"); err != nil {
-				answer(errors.Join(err, tx.Rollback()))
+				abort(err)
 				return
 			}
 		}
