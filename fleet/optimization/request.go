@@ -108,6 +108,7 @@ type Matrix struct {
 type Options struct {
 	TimeLimitSeconds *float64 `json:"time_limit_seconds,omitempty" doc:"the answer's time in seconds (road matrices and search), more than 0 and at most 60, default 2"`
 	Seed             *int64   `json:"seed,omitempty" doc:"random seed, >= 0, default 0: the same request and seed give the same routes"`
+	Alternatives     *int     `json:"alternatives,omitempty" doc:"runner-up plans to return, 0 to 5, default 0: the cheapest other plans the search met, in alternative_plans and in each route's alternative_routes"`
 }
 
 // Request is POST /api/v1/fleet/optimization/routes.
@@ -199,6 +200,7 @@ type built struct {
 	pr        *vrp.Problem
 	timeLimit time.Duration
 	seed      uint64
+	alts      int           // runner-up plans asked for
 	avoid     routing.Avoid // the kinds of road traffic_restrictions leave out
 }
 
@@ -262,7 +264,17 @@ func (b *built) options(bad map[string]string, o *Options) {
 			b.seed = uint64(*s)
 		}
 	}
+	if a := o.Alternatives; a != nil {
+		if *a < 0 || *a > MaxAlternatives {
+			bad["options.alternatives"] = fmt.Sprintf("must be 0 to %d", MaxAlternatives)
+		} else {
+			b.alts = *a
+		}
+	}
 }
+
+// MaxAlternatives bounds options.alternatives.
+const MaxAlternatives = 5
 
 // matrix validates the caller's matrix into pr.Matrix and returns its
 // size (0 without one).

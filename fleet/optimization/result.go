@@ -3,6 +3,7 @@ package optimization
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,9 +86,49 @@ type Factor struct {
 
 // Details of a route's optimization.
 type Details struct {
-	OptimizationFactors []Factor `json:"optimization_factors"`
-	AlternativeRoutes   []any    `json:"alternative_routes" source:"unknown" doc:"null: runner-up routes are not computed in this release"`
-	ConfidenceLevel     float64  `json:"confidence_level" source:"computed" doc:"the share of the independent searches whose best plan has a route of these stops (in any order, on any vehicle)"`
+	OptimizationFactors []Factor           `json:"optimization_factors"`
+	AlternativeRoutes   []AlternativeRoute `json:"alternative_routes" source:"computed" doc:"null unless options.alternatives asks for runner-up plans; then this vehicle's route in each runner-up plan where it differs from this one (an empty list: every runner-up plan drives it as here)"`
+	ConfidenceLevel     float64            `json:"confidence_level" source:"computed" doc:"the share of the independent searches whose best plan has a route of these stops (in any order, on any vehicle)"`
+}
+
+// AlternativeRoute is a vehicle's route in a runner-up plan.
+type AlternativeRoute struct {
+	RouteID                  string   `json:"route_id" doc:"plan-N/vehicle_id"`
+	Name                     string   `json:"name" doc:"runner-up plan N"`
+	Plan                     int      `json:"plan" doc:"the runner-up plan's number in alternative_plans, from 1"`
+	DestinationIDs           []string `json:"destination_ids" doc:"in visiting order; empty when the vehicle stays at its depot in that plan"`
+	DistanceKm               float64  `json:"distance_km"`
+	EstimatedDurationMinutes float64  `json:"estimated_duration_minutes"`
+	TotalStops               int      `json:"total_stops"`
+	EfficiencyScore          float64  `json:"efficiency_score" doc:"service time over route time, as route_efficiency"`
+	TimeDifferenceMinutes    float64  `json:"time_difference_minutes" doc:"this route's minutes minus the chosen route's"`
+	FuelCostDifferenceUSD    float64  `json:"fuel_cost_difference_usd" doc:"this route's fuel at 1.05 USD/L minus the chosen route's"`
+	TradeOffs                TradeOff `json:"trade_offs"`
+}
+
+// TradeOff compares a runner-up route, and its plan, with the chosen
+// ones: each figure the runner-up's minus the chosen one's.
+type TradeOff struct {
+	DistanceDifferenceKm      float64 `json:"distance_difference_km"`
+	CostDifferenceUSD         float64 `json:"cost_difference_usd" doc:"by the vehicle's cost model"`
+	PlanDistanceDifferenceKm  float64 `json:"plan_distance_difference_km"`
+	PlanTimeDifferenceMinutes float64 `json:"plan_time_difference_minutes"`
+	PlanCostDifferenceUSD     float64 `json:"plan_cost_difference_usd"`
+	PlanVehiclesDifference    int     `json:"plan_vehicles_difference" doc:"routes used"`
+	PlanUnassignedDifference  int     `json:"plan_unassigned_difference" doc:"destinations left out"`
+}
+
+// AlternativePlan is a runner-up plan as a whole.
+type AlternativePlan struct {
+	Plan                    int     `json:"plan" doc:"from 1, cheapest first by what the search minimises"`
+	TotalDistance           float64 `json:"total_distance" doc:"kilometers"`
+	TotalTime               float64 `json:"total_time" doc:"minutes"`
+	FuelConsumptionEstimate float64 `json:"fuel_consumption_estimate" doc:"liters"`
+	CostEstimate            float64 `json:"cost_estimate" doc:"USD"`
+	VehiclesUsed            int     `json:"vehicles_used"`
+	UnassignedDestinations  int     `json:"unassigned_destinations"`
+	TimeWindowCompliance    float64 `json:"time_window_compliance" doc:"percent of stops within their window"`
+	RoutesChanged           int     `json:"routes_changed" doc:"vehicles whose route differs from the chosen plan's"`
 }
 
 // RouteView is one vehicle's route.
@@ -128,6 +169,9 @@ type Result struct {
 	OptimizedRoutes        []RouteView  `json:"optimized_routes"`
 	UnassignedDestinations []Unassigned `json:"unassigned_destinations"`
 	OptimizationInsights   Insights     `json:"optimization_insights"`
+	// AlternativePlans are the runner-up plans options.alternatives asks
+	// for.
+	AlternativePlans []AlternativePlan `json:"alternative_plans,omitempty" doc:"with options.alternatives: the runner-up plans, cheapest first (fewer may exist than asked for); each vehicle's route in them is in its alternative_routes"`
 }
 
 func r2(v float64) float64 { return math.Round(v*100) / 100 }
@@ -220,6 +264,9 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 			RouteEfficiency: r2(rt.Efficiency), EstimatedCost: r2(rt.Cost), CapacityOverload: overload(pr, rt.Over)}
 		res.OptimizedRoutes = append(res.OptimizedRoutes, rv)
 	}
+	if sol.Alternatives != nil {
+		alternatives(&res, req, pr, sol, pl)
+	}
 	counts := map[vrp.Reason]int{}
 	var reasons []vrp.Reason // in order of first appearance
 	for _, m := range pl.Unassigned {
@@ -245,6 +292,60 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 	res.OptimizationSummary = Summary{TotalVehicles: len(pr.Vehicles), TotalDestinations: len(pr.Stops), OptimizationTime: r2(took.Seconds()),
 		AlgorithmUsed: "sisr", ConfidenceScore: r2(sol.Agreement), CostSource: source, Repeatable: !sol.Cut}
 	return res
+}
+
+// alternatives adds the runner-up plans to res: alternative_plans, and
+// in each route's alternative_routes that vehicle's route in every
+// runner-up plan where it differs.
+func alternatives(res *Result, req *Request, pr *vrp.Problem, sol vrp.Solution, pl vrp.Plan) {
+	for i := range res.OptimizedRoutes {
+		res.OptimizedRoutes[i].RouteOptimizationDetails.AlternativeRoutes = []AlternativeRoute{}
+	}
+	used := func(routes [][]int) int {
+		n := 0
+		for _, r := range routes {
+			if len(r) > 0 {
+				n++
+			}
+		}
+		return n
+	}
+	for k, a := range sol.Alternatives {
+		n := k + 1
+		apl := pr.Plan(vrp.Solution{Routes: a.Routes})
+		ap := AlternativePlan{Plan: n, TotalDistance: r2(apl.Km), TotalTime: r2(apl.Minutes), FuelConsumptionEstimate: r2(apl.Fuel),
+			CostEstimate: r2(apl.Cost), VehiclesUsed: used(a.Routes), UnassignedDestinations: a.Unassigned, TimeWindowCompliance: r2(apl.Compliance)}
+		for v := range a.Routes {
+			if !slices.Equal(a.Routes[v], sol.Routes[v]) {
+				ap.RoutesChanged++
+			}
+		}
+		res.AlternativePlans = append(res.AlternativePlans, ap)
+		byVehicle := map[int]vrp.Route{}
+		for _, rt := range apl.Routes {
+			byVehicle[rt.Vehicle] = rt
+		}
+		for i, rv := range res.OptimizedRoutes { // one per route of pl, in its order
+			c := pl.Routes[i]
+			v := c.Vehicle
+			if slices.Equal(a.Routes[v], sol.Routes[v]) {
+				continue
+			}
+			alt := byVehicle[v] // zero when the vehicle stays at its depot
+			ids := []string{}
+			for _, vis := range alt.Visits {
+				ids = append(ids, req.Destinations[vis.Stop].DestinationID)
+			}
+			ar := AlternativeRoute{RouteID: fmt.Sprintf("plan-%d/%s", n, rv.VehicleID), Name: fmt.Sprintf("runner-up plan %d", n), Plan: n,
+				DestinationIDs: ids, DistanceKm: r2(alt.Km), EstimatedDurationMinutes: r2(alt.Minutes), TotalStops: len(alt.Visits),
+				EfficiencyScore: r2(alt.Efficiency), TimeDifferenceMinutes: r2(alt.Minutes - c.Minutes), FuelCostDifferenceUSD: r2((alt.Fuel - c.Fuel) * vrp.FuelPrice),
+				TradeOffs: TradeOff{DistanceDifferenceKm: r2(alt.Km - c.Km), CostDifferenceUSD: r2(alt.Cost - c.Cost),
+					PlanDistanceDifferenceKm: r2(apl.Km - pl.Km), PlanTimeDifferenceMinutes: r2(apl.Minutes - pl.Minutes), PlanCostDifferenceUSD: r2(apl.Cost - pl.Cost),
+					PlanVehiclesDifference: ap.VehiclesUsed - len(pl.Routes), PlanUnassignedDifference: a.Unassigned - len(pl.Unassigned)}}
+			d := &res.OptimizedRoutes[i].RouteOptimizationDetails
+			d.AlternativeRoutes = append(d.AlternativeRoutes, ar)
+		}
+	}
 }
 
 // overload is a load beyond capacity as the answer gives it: nil when

@@ -163,7 +163,7 @@ const minSearch = 20
 // the matrices took, so that a seed repeats on this server; when the
 // deadline comes first the solution is cut and says so.
 func (s *Service) searchOptions(b *built, spent time.Duration) vrp.Options {
-	o := vrp.Options{TimeLimit: max(b.timeLimit-spent, b.timeLimit/minSearch), Seed: b.seed, Work: s.cfg.Work}
+	o := vrp.Options{TimeLimit: max(b.timeLimit-spent, b.timeLimit/minSearch), Seed: b.seed, Work: s.cfg.Work, Alternatives: b.alts}
 	if o.Work == 0 {
 		o.Work = int64(b.timeLimit.Seconds() * float64(s.rate.Load()))
 	}

@@ -43,6 +43,7 @@ func newPool(n, vehicles int) *pool {
 // record adds the routes of s to w's pool, when it keeps one. It counts
 // no work: it changes nothing the search does.
 func (w *worker) record(s *solution) {
+	w.runner(s)
 	p := w.pool
 	if p == nil {
 		return

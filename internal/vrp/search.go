@@ -76,7 +76,8 @@ type worker struct {
 	in1, in2   []place3  // SWAP*'s cheapest gaps (swapStar)
 	key        []float64 // per stop: the recreation order's key
 	ruined     []int32
-	pool       *pool // the routes of its best plans, when kept
+	pool       *pool    // the routes of its best plans, when kept
+	runners    *runners // its cheapest plans, when Options.Alternatives asks for them
 }
 
 func newWorker(t *tables, i int, seed uint64, deadline time.Time) *worker {
@@ -661,6 +662,7 @@ func (w *worker) anneal(s *solution, limit budget, open bool) *solution {
 		cand := w.fork(cur)
 		w.recreate(cand, w.ruin(cand), open)
 		w.total(cand)
+		w.runner(cand)
 		if cand.cost < cur.cost-temp*math.Log(1-w.rng.Float64()) {
 			cur = cand
 		}

@@ -23,6 +23,9 @@ type Options struct {
 	// TimeLimit × WorkPerSecond: with a generous TimeLimit the plan then
 	// depends on the Problem and the Seed alone, however busy the machine.
 	Work int64
+	// Alternatives is how many runner-up plans to return
+	// (Solution.Alternatives); 0 keeps none.
+	Alternatives int
 	// inOrder keeps the matrices' own order of locations (no renumbering
 	// for locality), so that the tests can compare plans with and without.
 	inOrder bool
@@ -65,6 +68,11 @@ type Solution struct {
 	// searches whose best plan has a route of the same stops, in any
 	// order and on any vehicle; 0 for an idle vehicle.
 	RouteAgreement []float64
+	// Alternatives are up to Options.Alternatives runner-up plans,
+	// cheapest first: the cheapest distinct plans the searches met (their
+	// best plans along the way, the annealing's candidates, the other
+	// searches' best plans), each different from Routes.
+	Alternatives []Alternative
 }
 
 // Solve plans the routes: cheapest insertion, then (with
@@ -101,6 +109,7 @@ func (p *Problem) Solve(o Options) Solution {
 		first, best *solution
 		cut         bool
 		pool        *pool
+		runners     *runners
 	}
 	res := make([]result, o.Workers)
 	var wg sync.WaitGroup
@@ -112,8 +121,11 @@ func (p *Problem) Solve(o Options) Solution {
 			if !t.extras {
 				w.pool = newPool(t.n, len(p.Vehicles))
 			}
+			if o.Alternatives > 0 {
+				w.runners = &runners{max: o.Alternatives + 1}
+			}
 			first, best := w.search(limit)
-			res[i] = result{first, best, w.cut, w.pool}
+			res[i] = result{first, best, w.cut, w.pool, w.runners}
 		}()
 	}
 	wg.Wait()
@@ -163,6 +175,13 @@ func (p *Problem) Solve(o Options) Solution {
 		bests[i] = res[i].best
 	}
 	sol.Agreement, sol.RouteAgreement = agreement(best, bests)
+	if o.Alternatives > 0 {
+		lists := make([]*runners, len(res))
+		for i := range res {
+			lists[i] = res[i].runners
+		}
+		sol.Alternatives = t.runnersUp(best, lists, bests, o.Alternatives)
+	}
 	return sol
 }
 
