@@ -262,7 +262,17 @@ type Request struct {
 	// Avoid leaves kinds of road out of every route (tolls, highways,
 	// ferries); locations snap to the roads that remain.
 	Avoid Avoid
+	// Observed, when not nil, are speeds measured on the roads (a
+	// fleet's own): the edges it knows are timed at its speeds, and the
+	// routes are the quickest by those times, found by a search of the
+	// whole network per source (slower than the prepared hierarchy,
+	// which knows only the costing's speeds).
+	Observed Speeds
 }
+
+// Speeds gives the speed, km/h, measured on edge e travelled forward
+// (in the order of its points) or backward; ok false where none is.
+type Speeds func(e int, backward bool) (kmh float64, ok bool)
 
 // Result is the answer to a Request: Costs[i][j] from source i to
 // target j, and where each location snapped.
@@ -314,7 +324,12 @@ func (g *Graph) Route(req Request) Result {
 	}
 	srcs := place(req.Sources, res.Sources, true)
 	dsts := place(req.Targets, res.Targets, false)
-	if plain {
+	if req.Observed != nil {
+		// the same roads as the graph the locations snapped to, timed
+		// at the speeds observed
+		a := g.turnArcsObserved(req.Costing, g.restrictions, g.wayFilter(req.Costing, size, req.Avoid), on.keep, req.Observed)
+		res.Costs = plainTable(a, srcs, dsts)
+	} else if plain {
 		res.Costs = plainTable(own, srcs, dsts)
 	} else {
 		res.Costs = cg.table(srcs, dsts)

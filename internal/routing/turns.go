@@ -141,8 +141,27 @@ type turnRestriction struct {
 // where every other way on leads out of net (into a one-way fragment an
 // extract's edge cut off, say).
 func (g *Graph) turnArcs(c Costing, rs []turnRestriction, fits func(way int32) bool, net []bool) arcs {
+	return g.turnArcsObserved(c, rs, fits, net, nil)
+}
+
+// turnArcsObserved is turnArcs with the edges obs knows driven at its
+// speeds: their duration is their length at that speed (signals
+// included in it), their weight the costing's weight changed by as much.
+func (g *Graph) turnArcsObserved(c Costing, rs []turnRestriction, fits func(way int32) bool, net []bool, obs Speeds) arcs {
 	tb := turnBuilder{g: g, c: c, model: turnModels[c], net: net, byVia: map[int32][]turnRestriction{}}
 	tb.cost, tb.dur = g.nodeCosts(c, fits)
+	if obs != nil {
+		for v := range tb.cost {
+			if math.IsNaN(tb.cost[v]) {
+				continue
+			}
+			if kmh, ok := obs(v/2, v%2 == 1); ok && kmh > 0 {
+				d := 10 * g.meters(int32(v/2)) / (kmh / 3.6)
+				tb.cost[v] += d - tb.dur[v]
+				tb.dur[v] = d
+			}
+		}
+	}
 	for _, r := range rs {
 		if r.costings&(1<<c) != 0 {
 			tb.byVia[r.via] = append(tb.byVia[r.via], r)
