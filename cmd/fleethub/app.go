@@ -60,6 +60,7 @@ import (
 	"github.com/fleethub/fleethub/internal/geocode"
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/ratelimit"
+	"github.com/fleethub/fleethub/internal/roadspeed"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/store"
 	"github.com/fleethub/fleethub/internal/store/postgres"
@@ -204,7 +205,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if cfg.ActiveTrips < 0 {
 		return nil, fmt.Errorf("--active-trips must be positive (0: the default, %d), not %d", trips.DefaultActiveTrips, cfg.ActiveTrips)
 	}
-	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher,
+	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher, Speeds: eng.speeds,
 		Trackers: cfg.ActiveTrips, MatchTrips: cfg.ActiveTrips}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
 		return nil, err
 	}
@@ -235,6 +236,7 @@ type engines struct {
 	archive *tiles.Archive
 	roads   *routing.Graph
 	matcher *mapmatch.Matcher // the trips' points onto the auto roads of roads
+	speeds  *roadspeed.Table  // the speeds the trips were driven on those roads
 }
 
 // openEngines loads --addresses, --tiles and --osm.
@@ -268,6 +270,7 @@ func (a *app) openEngines() (engines, error) {
 		}
 		a.log.Info("road graph loaded", "junctions", e.roads.Nodes(), "edges", e.roads.Edges(), "costings", a.cfg.OSMCostings, "took", time.Since(start).Round(time.Millisecond))
 		e.matcher = mapmatch.New(e.roads, routing.Auto, mapmatch.Config{})
+		e.speeds = roadspeed.New(roadspeed.Config{})
 	}
 	return e, nil
 }
@@ -476,7 +479,11 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(geocoding.New(eng.addrs).Routes()...)
 	a.server.Handle(apitiles.New(eng.archive).Routes()...)
 	a.server.Handle(apirouting.New(eng.roads, eng.matcher).Routes()...)
-	a.optimizer = optimization.New(optimization.Config{WorkPerSecond: a.cfg.SolverWorkRate}, a.store, publish.NewWithFleets(a.bus, a.vehicles), eng.roads)
+	ocfg := optimization.Config{WorkPerSecond: a.cfg.SolverWorkRate}
+	if eng.speeds != nil {
+		ocfg.Traffic = eng.speeds
+	}
+	a.optimizer = optimization.New(ocfg, a.store, publish.NewWithFleets(a.bus, a.vehicles), eng.roads)
 	a.server.Handle(apioptimization.New(a.optimizer).Routes()...)
 	directory := contacts.New(a.store, nil)
 	a.server.Handle(apicontacts.New(directory).Routes()...)

@@ -1,6 +1,7 @@
 package optimization
 
 import (
+	"github.com/fleethub/fleethub/internal/roadspeed"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/vrp"
 )
@@ -17,16 +18,34 @@ type AvoidingRoads interface {
 	MatrixAvoiding(sources, targets [][2]float64, c routing.Costing, avoid routing.Avoid) [][]routing.Cost
 }
 
+// ObservingRoads prices travel on the road network with roads timed at
+// speeds observed on them (real_time_traffic). *routing.Graph satisfies
+// it.
+type ObservingRoads interface {
+	MatrixObserved(sources, targets [][2]float64, c routing.Costing, avoid routing.Avoid, obs routing.Speeds) [][]routing.Cost
+}
+
+// Traffic is the speeds an organization's fleet was observed driving on
+// the roads, over hours of the week (roadspeed.Table).
+type Traffic interface {
+	Observed(org string, hours []int) *roadspeed.Speeds
+}
+
 var (
-	_ Roads         = (*routing.Graph)(nil)
-	_ AvoidingRoads = (*routing.Graph)(nil)
+	_ Roads          = (*routing.Graph)(nil)
+	_ AvoidingRoads  = (*routing.Graph)(nil)
+	_ ObservingRoads = (*routing.Graph)(nil)
+	_ Traffic        = (*roadspeed.Table)(nil)
 )
 
 // The cost sources an answer names.
 const (
-	SourceMatrix      = "matrix"       // the caller's own matrix
-	SourceRoads       = "road_network" // the routing engine's road graph
-	SourceGreatCircle = "great_circle" // the great-circle model (vrp.Km, vrp.Minutes)
+	SourceMatrix = "matrix"       // the caller's own matrix
+	SourceRoads  = "road_network" // the routing engine's road graph
+	// SourceRoadsTraffic is the road graph with the cars' legs timed at
+	// the speeds the fleet was observed driving (real_time_traffic).
+	SourceRoadsTraffic = "road_network_traffic"
+	SourceGreatCircle  = "great_circle" // the great-circle model (vrp.Km, vrp.Minutes)
 )
 
 // costing is a vehicle's road costing: its vehicle_type when that names
@@ -46,7 +65,7 @@ func costing(v Vehicle) routing.Costing {
 // keeps the great-circle model; missing counts those pairs, once however
 // many costings could not route them. With avoid, the roads of those
 // kinds are left out (roads is then an AvoidingRoads).
-func roadMatrix(roads Roads, pr *vrp.Problem, vs []Vehicle, avoid routing.Avoid) (missing int) {
+func roadMatrix(roads Roads, pr *vrp.Problem, vs []Vehicle, avoid routing.Avoid, obs routing.Speeds) (missing int) {
 	rows := map[[2]float64]int{}
 	var pts [][2]float64
 	row := func(lat, lon float64) int {
@@ -81,7 +100,9 @@ func roadMatrix(roads Roads, pr *vrp.Problem, vs []Vehicle, avoid routing.Avoid)
 	pr.Matrix, pr.Profiles = nil, nil
 	for _, c := range costings {
 		var costs [][]routing.Cost
-		if ar, ok := roads.(AvoidingRoads); ok && avoid != 0 {
+		if or, ok := roads.(ObservingRoads); ok && obs != nil && c == routing.Auto {
+			costs = or.MatrixObserved(pts, pts, c, avoid, obs)
+		} else if ar, ok := roads.(AvoidingRoads); ok && avoid != 0 {
 			costs = ar.MatrixAvoiding(pts, pts, c, avoid)
 		} else {
 			costs = roads.Matrix(pts, pts, c)

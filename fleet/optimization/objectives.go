@@ -130,9 +130,6 @@ func objective(bad map[string]string, r *Request, pr *vrp.Problem) {
 	if c.VehicleCapacityStrict != nil && !*c.VehicleCapacityStrict {
 		pr.Overload, pr.OverloadPrice = overloadShare, overloadMinutes*unit
 	}
-	if r.RealTimeTraffic != nil && *r.RealTimeTraffic {
-		bad["real_time_traffic"] = "not supported: the service has no traffic data (travel comes from the matrix, the road graph or the great-circle model); send false or leave it out"
-	}
 	if r.DriverPreferences {
 		bad["driver_preferences"] = "not supported: the service holds no driver preferences; send false or leave it out"
 	}

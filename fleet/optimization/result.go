@@ -17,7 +17,7 @@ type Summary struct {
 	OptimizationTime  float64 `json:"optimization_time" doc:"seconds"`
 	AlgorithmUsed     string  `json:"algorithm_used"`
 	ConfidenceScore   float64 `json:"confidence_score" source:"computed" doc:"the share of the independent searches (2, each with its own seed and style) whose best plan costs within 0.1 % of the plan kept: 1 when every search found it again, 0.5 when one did not"`
-	CostSource        string  `json:"cost_source" enum:"matrix,road_network,great_circle" doc:"where travel costs came from: the request's matrix, the server's road graph, or great-circle distance (no road graph loaded)"`
+	CostSource        string  `json:"cost_source" enum:"matrix,road_network,road_network_traffic,great_circle" doc:"where travel costs came from: the request's matrix, the server's road graph at free-flow speeds, the road graph with cars timed at the speeds the fleet was observed driving (real_time_traffic), or great-circle distance (no road graph loaded)"`
 	Repeatable        bool    `json:"repeatable" doc:"the search ran its whole course, so the same request and seed give the same routes; false when the time limit cut it short"`
 }
 

@@ -18,10 +18,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/roadspeed"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/store"
 	"github.com/fleethub/fleethub/internal/vrp"
@@ -39,6 +41,9 @@ type Config struct {
 	// time limit, in place of the default (vrp.WorkPerSecond) until
 	// Calibrate measures this machine.
 	WorkPerSecond int64
+	// Traffic is the speeds the fleets were observed driving on the
+	// roads (real_time_traffic); nil refuses real_time_traffic.
+	Traffic Traffic
 }
 
 // Service runs, stores and applies optimizations.
@@ -117,14 +122,55 @@ func (e *StateError) Error() string {
 // costs settles where travel costs come from: the caller's matrix, the
 // road graph (leaving out b.avoid), or great-circle distance; missing
 // counts the pairs the road graph could not route.
-func (s *Service) costs(r *Request, b *built) (source string, missing int) {
+func (s *Service) costs(sc store.Scope, r *Request, b *built) (source string, missing int, note string) {
 	switch {
 	case b.pr.Matrix != nil:
-		return SourceMatrix, 0
+		return SourceMatrix, 0, ""
+	case s.roads != nil && b.traffic:
+		hours, when := s.shiftHours(b.pr)
+		sp := s.cfg.Traffic.Observed(sc.Org, hours)
+		if sp.Edges == 0 {
+			return SourceRoads, roadMatrix(s.roads, b.pr, r.Vehicles, b.avoid, nil),
+				"real_time_traffic: no speeds observed on the roads in the fleet's trips of the last 28 days, " + when + ": free-flow travel times"
+		}
+		missing = roadMatrix(s.roads, b.pr, r.Vehicles, b.avoid, sp.Speed)
+		return SourceRoadsTraffic, missing, fmt.Sprintf("real_time_traffic: cars' travel timed at the speeds observed on %d road segment(s) and direction(s) in the fleet's trips of the last 28 days, %s; free-flow elsewhere and for other vehicle types", sp.Edges, when)
 	case s.roads != nil:
-		return SourceRoads, roadMatrix(s.roads, b.pr, r.Vehicles, b.avoid)
+		return SourceRoads, roadMatrix(s.roads, b.pr, r.Vehicles, b.avoid, nil), ""
 	}
-	return SourceGreatCircle, 0
+	return SourceGreatCircle, 0, ""
+}
+
+// shiftHours are the hours of the week (roadspeed.HourOfWeek) that the
+// vehicles' shifts span today (UTC), and those hours in words.
+func (s *Service) shiftHours(pr *vrp.Problem) ([]int, string) {
+	now := s.cfg.Now().UTC()
+	from, to := 24*60.0, 0.0
+	for _, v := range pr.Vehicles {
+		from, to = math.Min(from, v.ShiftStart), math.Max(to, v.ShiftEnd)
+	}
+	first, last := int(from/60), int(math.Ceil(to/60))-1
+	first, last = max(0, min(first, 23)), max(0, min(last, 23))
+	last = max(last, first)
+	day := roadspeed.HourOfWeek(time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC))
+	var hours []int
+	for h := first; h <= last; h++ {
+		hours = append(hours, day+h)
+	}
+	return hours, fmt.Sprintf("%s %02d:00–%02d:00 UTC", now.Weekday(), first, last+1)
+}
+
+// trafficable refuses real_time_traffic where the travel costs cannot
+// honour it: the request's matrix is the caller's own, and without the
+// road network there are no roads to time.
+func (s *Service) trafficable(bad map[string]string, b *built) {
+	_, can := s.roads.(ObservingRoads)
+	switch {
+	case b.pr.Matrix != nil:
+		bad["real_time_traffic"] = "the request's matrix sets the travel costs: send true only without a matrix"
+	case s.roads == nil || !can || s.cfg.Traffic == nil:
+		bad["real_time_traffic"] = "needs the road network (the server runs without --osm), whose matched trips give the speeds observed"
+	}
 }
 
 // avoidable refuses, by name, each traffic restriction set true that the
@@ -192,7 +238,13 @@ func (s *Service) OptimizeAfter(ctx context.Context, sc store.Scope, r *Request,
 			return Result{}, &ValidationError{Fields: bad}
 		}
 	}
-	source, missing := s.costs(r, b)
+	if b.traffic {
+		s.trafficable(bad, b)
+		if len(bad) > 0 {
+			return Result{}, &ValidationError{Fields: bad}
+		}
+	}
+	source, missing, note := s.costs(sc, r, b)
 	servable(bad, b.pr)
 	if len(bad) > 0 {
 		return Result{}, &ValidationError{Fields: bad}
@@ -207,6 +259,9 @@ func (s *Service) OptimizeAfter(ctx context.Context, sc store.Scope, r *Request,
 			res.OptimizationInsights.Bottlenecks = append(res.OptimizationInsights.Bottlenecks,
 				"those legs are not held to traffic_restrictions: their roads are unknown")
 		}
+	}
+	if note != "" {
+		res.OptimizationInsights.Recommendations = append(res.OptimizationInsights.Recommendations, note)
 	}
 	if b.avoid != 0 {
 		for i := range res.OptimizedRoutes {

@@ -72,6 +72,12 @@ type roadTrack struct {
 	stats   RoadStats
 	dirty   bool // stats changed since savedAt
 	savedAt time.Time
+	// the last point decided, and since when (unix ms) the vehicle has
+	// stood, 0 while it moves: for the speeds observed on the roads
+	prev       Point
+	hasPrev    bool
+	stillSince int64
+	observed   int64 // the newest point whose speed was counted
 }
 
 type pendingPoint struct {

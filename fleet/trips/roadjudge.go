@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -27,7 +29,11 @@ func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
 		return // nothing of the trip was judged here (a restart): nothing to close
 	}
 	if rt == nil || j.replay {
-		rt = &roadTrack{sc: j.sc, trace: s.roads.m.Trace(), det: detect.New(roadThresholds(j.thr)), thr: j.thr, savedAt: time.Now()}
+		var observed int64
+		if rt != nil {
+			observed = rt.observed // a replay counts no speed twice
+		}
+		rt = &roadTrack{sc: j.sc, trace: s.roads.m.Trace(), det: detect.New(roadThresholds(j.thr)), thr: j.thr, savedAt: time.Now(), observed: observed}
 		sh.tracks.Add(j.trip, rt)
 		s.closeForgotten(ctx, sh)
 	} else if j.thr != rt.thr {
@@ -125,6 +131,7 @@ func (s *Service) decided(rt *roadTrack, ms []mapmatch.Match, evs []detect.Event
 			rt.stats.Unmatched++
 		}
 		rt.dirty = true
+		s.observeSpeed(rt, pp.p, m)
 		evs = rt.det.Feed(withRoad(pp.p, r), evs)
 		s.roads.met.lag.Observe(time.Since(pp.at).Seconds())
 	}
@@ -217,4 +224,48 @@ func (s *Service) handOver(tr *tracker, sc store.Scope, acc, all []Point) {
 		j.pts, j.replay = all, true
 	}
 	s.roads.offer(j)
+}
+
+// Speeds observed on the roads: a point's own speed, else the distance
+// from the point decided before it over the time between them (within
+// speedGap); a vehicle standing (under stillKmh) counts while it has
+// stood for at most stillFor (a light, a queue), not longer (a delivery,
+// a parking).
+const (
+	speedGap = 30_000  // ms
+	stillFor = 120_000 // ms
+	stillKmh = 3
+)
+
+// observeSpeed counts, when the service keeps the speeds observed, the
+// speed point p was driven at on the road m placed it on.
+func (s *Service) observeSpeed(rt *roadTrack, p Point, m mapmatch.Match) {
+	if s.speeds == nil {
+		return
+	}
+	kmh := p.Speed
+	if math.IsNaN(kmh) || kmh < 0 {
+		kmh = math.NaN()
+		if rt.hasPrev && p.TS > rt.prev.TS && p.TS-rt.prev.TS <= speedGap {
+			kmh = geo.Distance(rt.prev.pos(), p.pos()) / (float64(p.TS-rt.prev.TS) / 1000) * 3.6
+		}
+	}
+	rt.prev, rt.hasPrev = p, true
+	if math.IsNaN(kmh) {
+		return
+	}
+	if kmh < stillKmh {
+		if rt.stillSince == 0 {
+			rt.stillSince = p.TS
+		}
+		if p.TS-rt.stillSince > stillFor {
+			return
+		}
+	} else {
+		rt.stillSince = 0
+	}
+	if m.Matched && p.TS > rt.observed {
+		s.speeds.Observe(rt.sc.Org, m.Edge, m.Backward, p.Time(), kmh)
+		rt.observed = p.TS
+	}
 }

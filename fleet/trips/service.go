@@ -19,6 +19,7 @@ import (
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/mapmatch"
+	"github.com/fleethub/fleethub/internal/roadspeed"
 	"github.com/fleethub/fleethub/internal/store"
 	gojson "github.com/goccy/go-json"
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -108,6 +109,10 @@ type Config struct {
 	// limit. Nil: no road network, every point is judged by the
 	// configured limit.
 	Roads *mapmatch.Matcher
+	// Speeds, when not nil, counts the speed of every point the road
+	// matcher placed on a road, per organization, road edge, direction
+	// and hour of the week (the route optimizer's real_time_traffic).
+	Speeds *roadspeed.Table
 	// MatchWorkers is how many goroutines match the trips' points
 	// beside the upload path, each for its share of the trips (default
 	// GOMAXPROCS); RunRoads runs them.
@@ -141,6 +146,7 @@ type Service struct {
 	tracks       *lru.Cache[string, *tracker]
 	newMu        sync.Mutex   // serializes tracker creation
 	roads        *roadMatcher // nil without Config.Roads
+	speeds       *roadspeed.Table
 	roadMet      *roadMetrics
 }
 
@@ -182,6 +188,7 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 	}
 	s := &Service{cfg: cfg, store: st, pub: pub, thr: thr, log: log, now: cfg.Now, tracks: c, roadMet: newRoadMetrics()}
 	if cfg.Roads != nil {
+		s.speeds = cfg.Speeds
 		if s.roads, err = newRoadMatcher(cfg.Roads, cfg.MatchWorkers, cfg.MatchQueue, cfg.MatchTrips, s.roadMet); err != nil {
 			return nil, err
 		}

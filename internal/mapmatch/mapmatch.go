@@ -165,6 +165,7 @@ type Match struct {
 	Index      int // the point's place in its trace, from 0
 	Matched    bool
 	Edge       int
+	Backward   bool // travelled against the edge's points
 	WayID      int64
 	Class      routing.RoadClass
 	LimitKmh   float64
@@ -608,7 +609,7 @@ func confidence(cands []candidate, chosen int32) float64 {
 func (m *Matcher) match(idx int, c *candidate, conf float64) Match {
 	road := m.net.roads.EdgeRoad(int(c.edge), c.bwd)
 	lat, lon := m.net.latLon(c.x, c.y)
-	return Match{Index: idx, Matched: true, Edge: int(c.edge), WayID: road.WayID, Class: road.Class,
+	return Match{Index: idx, Matched: true, Edge: int(c.edge), Backward: c.bwd, WayID: road.WayID, Class: road.Class,
 		LimitKmh: road.LimitKmh, Posted: road.Posted, Lat: lat, Lon: lon, Meters: c.dist, Confidence: conf, off: c.off, bwd: c.bwd}
 }
 

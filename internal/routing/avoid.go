@@ -187,3 +187,9 @@ func (g *Graph) wayFilter(c Costing, s TruckSize, avoid Avoid) func(int32) bool 
 func (g *Graph) MatrixAvoiding(sources, targets [][2]float64, c Costing, avoid Avoid) [][]Cost {
 	return g.Route(Request{Sources: sources, Targets: targets, Costing: c, Avoid: avoid}).Costs
 }
+
+// MatrixObserved is MatrixAvoiding with the edges obs knows timed at its
+// speeds (Request.Observed): the route optimizer's real_time_traffic.
+func (g *Graph) MatrixObserved(sources, targets [][2]float64, c Costing, avoid Avoid, obs Speeds) [][]Cost {
+	return g.Route(Request{Sources: sources, Targets: targets, Costing: c, Avoid: avoid, Observed: obs}).Costs
+}

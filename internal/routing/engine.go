@@ -326,7 +326,9 @@ func (g *Graph) Route(req Request) Result {
 	dsts := place(req.Targets, res.Targets, false)
 	if req.Observed != nil {
 		// the same roads as the graph the locations snapped to, timed
-		// at the speeds observed
+		// at the speeds observed, the locations' own edges too
+		g.observedPhantoms(srcs, req.Costing, req.Observed, true)
+		g.observedPhantoms(dsts, req.Costing, req.Observed, false)
 		a := g.turnArcsObserved(req.Costing, g.restrictions, g.wayFilter(req.Costing, size, req.Avoid), on.keep, req.Observed)
 		res.Costs = plainTable(a, srcs, dsts)
 	} else if plain {
@@ -335,6 +337,33 @@ func (g *Graph) Route(req Request) Result {
 		res.Costs = cg.table(srcs, dsts)
 	}
 	return res
+}
+
+// observedPhantoms times the part of a location's edge ahead of it
+// (source) or behind it (target) at the speed obs knows on that edge, as
+// turnArcsObserved times whole edges.
+func (g *Graph) observedPhantoms(ps [][]phantom, c Costing, obs Speeds, source bool) {
+	for _, l := range ps {
+		for i := range l {
+			p := &l[i]
+			kmh, ok := obs(int(p.v/2), p.v%2 == 1)
+			if !ok || kmh <= 0 {
+				continue
+			}
+			w, d, _ := g.edgeCost(p.v, c)
+			L := g.meters(p.v / 2)
+			rest := 1.0
+			if L > 0 {
+				rest = max(0, min(1, (L-p.pos)/L))
+			}
+			od := 10 * L / (kmh / 3.6)
+			nw, nd := int64(math.Round((w+od-d)*rest)), int64(math.Round(od*rest))
+			if !source {
+				nw, nd = -nw, -nd
+			}
+			p.start.w, p.start.d = nw, nd
+		}
+	}
 }
 
 // Matrix is Route's costs with the default truck.

@@ -57,12 +57,21 @@ func TestObservedSpeeds(t *testing.T) {
 	if freeBack := route(nil, b, a); !near(back.Meters, freeBack.Meters, 0.5) || !near(back.Seconds, freeBack.Seconds, 0.5) {
 		t.Errorf("B to A, observed only A to B: %+v, free flow %+v", back, freeBack)
 	}
-	fast := route(at(200, true), a, b)
+	// a location half way along the motorway: its half of the edge is
+	// timed at the speed observed too
+	mid := n.along(1, 2, 0.5)
+	freeMid := route(nil, a, mid)
+	at60 := route(at(60, true), a, mid)
 	v := int32(2 * m)
 	if !fwd {
 		v++
 	}
 	_, d, _ := g.edgeCost(v, Auto)
+	half := n.meters(1, 2) / 2
+	if want := freeMid.Seconds - d/10/2 + half/(60/3.6); !near(at60.Meters, freeMid.Meters, 0.5) || !near(at60.Seconds, want, 0.6) {
+		t.Errorf("to the motorway's middle at 60 km/h: %+v, want %.1f s (free flow %+v)", at60, want, freeMid)
+	}
+	fast := route(at(200, true), a, b)
 	want := free.Seconds - d/10 + n.meters(1, 2)/(200/3.6)
 	if !near(fast.Meters, free.Meters, 0.5) || !near(fast.Seconds, want, 0.5) {
 		t.Errorf("motorway at 200 km/h: %+v, want %.1f s", fast, want)

@@ -174,6 +174,26 @@ func BenchmarkMatrix(b *testing.B) {
 			}
 		})
 	}
+	// real_time_traffic's matrix: every other edge observed at 20 km/h
+	// (one direction), a search of the whole network per source
+	for _, n := range []int{50, 100} {
+		b.Run(fmt.Sprintf("columbus-observed-%dx%d", n, n), func(b *testing.B) {
+			g, err := routing.Load(routing.SharedData(b, "osm/us-oh-columbus.osm.pbf"), routing.Options{CacheDir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, uint64(n)))
+			pts := make([][2]float64, n)
+			for i := range pts {
+				pts[i] = [2]float64{39.93 + rng.Float64()*0.1, -83.08 + rng.Float64()*0.15}
+			}
+			obs := func(e int, backward bool) (float64, bool) { return 20, e%2 == 0 && !backward }
+			b.ReportAllocs()
+			for b.Loop() {
+				g.MatrixObserved(pts, pts, routing.Auto, 0, obs)
+			}
+		})
+	}
 }
 
 // BenchmarkBuild: the graph of the Columbus extract from the .osm.pbf

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/waitfor"
+)
+
+// TestRealTimeTraffic: with --osm, a trip driven at 15 km/h north up Main
+// Street of the tiny extract (free flow 25 km/h) makes an optimization
+// asked with real_time_traffic time that street at what the fleet drove:
+// cost_source road_network_traffic, a longer route time than free flow
+// (which the same request without it keeps), and the insight naming the
+// speeds' source; another organization, whose fleet drove nothing, gets
+// free flow and an insight that says so. real_time_traffic beside the
+// request's matrix, or on a node without --osm, is refused by name.
+func TestRealTimeTraffic(t *testing.T) {
+	if now := time.Now().UTC(); now.Hour() == 0 && now.Minute() < 3 {
+		time.Sleep(3 * time.Minute) // the trip's hour and the plan's day must be today's
+	}
+	cfg := testConfig(t)
+	cfg.OSM = tinyOSM(t)
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	t0 := time.Now().Add(-2 * time.Minute).UTC()
+	id := n.startTrip(k, "veh-1", t0)
+	if r := n.do("POST", "/v1/locations/batch", k, map[string]any{"trip_id": id, "locations": track(t0.Add(time.Second), 40, -83, constant(15, 50))}); r.Status != 200 {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("POST", "/v1/trips/"+id+"/stop", k, map[string]any{"completion_status": "completed"}); r.Status != 200 {
+		t.Fatalf("stop: %d %s", r.Status, r.Body)
+	}
+	body := func(traffic bool) map[string]any {
+		return map[string]any{"fleet_id": "f1", "real_time_traffic": traffic, "options": map[string]any{"time_limit_seconds": 0.2},
+			"vehicles": []map[string]any{{"vehicle_id": "car", "start_location": map[string]any{"latitude": 40.0001, "longitude": -83.0},
+				"shift_start": fmt.Sprintf("%02d:00", t0.Hour()), "shift_end": fmt.Sprintf("%02d:59", t0.Hour())}},
+			"destinations": []map[string]any{{"destination_id": "d1", "location": map[string]any{"latitude": 40.0009, "longitude": -83.0},
+				"time_window": map[string]any{"service_duration": 0}}}}
+	}
+	plan := func(key string, traffic bool) map[string]any {
+		t.Helper()
+		r := n.do("POST", "/api/v1/fleet/optimization/routes", key, body(traffic))
+		if r.Status != 200 {
+			t.Fatalf("real_time_traffic %v: %d %s", traffic, r.Status, r.Body)
+		}
+		return r.json(t)["data"].(map[string]any)
+	}
+	source := func(d map[string]any) any { return d["optimization_summary"].(map[string]any)["cost_source"] }
+	minutes := func(d map[string]any) float64 {
+		return d["performance_metrics"].(map[string]any)["total_time"].(float64)
+	}
+	free := plan(k, false)
+	if source(free) != "road_network" {
+		t.Fatalf("without real_time_traffic: cost_source %v", source(free))
+	}
+	var busy map[string]any
+	waitfor.Until(t, 10*time.Second, "the trip's speeds matched to Main Street", func() bool {
+		busy = plan(k, true)
+		return source(busy) == "road_network_traffic"
+	})
+	// the car drives 222 m north on the two edges the trip drove (to the
+	// destination, then on round the block, since it turns round only at
+	// dead ends), at 15 km/h instead of the car's 25 km/h on residential
+	// streets: 21 s more; the rest of the block, not observed, at free flow
+	if d := minutes(busy) - minutes(free); d < 0.3 || d > 0.42 {
+		t.Errorf("route time %.2f min with the observed speeds, %.2f at free flow: want about 0.36 more", minutes(busy), minutes(free))
+	}
+	if recs := fmt.Sprint(busy["optimization_insights"].(map[string]any)["recommendations"]); !strings.Contains(recs, "speeds observed on") {
+		t.Errorf("insights %s", recs)
+	}
+	if again := plan(k, false); minutes(again) != minutes(free) || source(again) != "road_network" {
+		t.Errorf("without real_time_traffic after the trip: %.2f min, %v", minutes(again), source(again))
+	}
+	kb := n.key("org-b", "test", []string{"all"}, 100000)
+	other := plan(kb, true)
+	if source(other) != "road_network" || minutes(other) != minutes(free) ||
+		!strings.Contains(fmt.Sprint(other["optimization_insights"].(map[string]any)["recommendations"]), "no speeds observed") {
+		t.Errorf("another organization: %v, %.2f min, insights %v", source(other), minutes(other), other["optimization_insights"])
+	}
+
+	withMatrix := body(true)
+	withMatrix["matrix"] = map[string]any{"durations": [][]float64{{0, 60}, {60, 0}}}
+	withMatrix["vehicles"].([]map[string]any)[0]["start_index"] = 0
+	withMatrix["destinations"].([]map[string]any)[0]["location_index"] = 1
+	if r := n.do("POST", "/api/v1/fleet/optimization/routes", k, withMatrix); r.Status != 400 || !strings.Contains(string(r.Body), `"real_time_traffic"`) {
+		t.Errorf("real_time_traffic with a matrix: %d %s", r.Status, r.Body)
+	}
+	plain := startNode(t, testConfig(t))
+	kp := plain.key("org-a", "test", []string{"all"}, 100000)
+	if r := plain.do("POST", "/api/v1/fleet/optimization/routes", kp, body(true)); r.Status != 400 || !strings.Contains(string(r.Body), "--osm") {
+		t.Errorf("real_time_traffic without --osm: %d %s", r.Status, r.Body)
+	}
+}
