@@ -25,6 +25,7 @@ func longestMinutes(pr *vrp.Problem, sol vrp.Solution) float64 {
 // than without it, over the seeds together.
 func TestObjectivesRandom(t *testing.T) {
 	var plain, balanced float64
+	runnersUp := 0
 	n := vrp.Seeds(4)
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		for _, tc := range []struct {
@@ -46,9 +47,32 @@ func TestObjectivesRandom(t *testing.T) {
 				pr.Vehicles[v].Costs = &vrp.Costs{FuelPerKm: 0.05 * float64(v%3), PerKm: 0.1, PerHour: 20 + float64(v)}
 			}
 			tc.set(pr)
-			sol := pr.Solve(vrp.Options{TimeLimit: 20 * time.Second, Work: 1_000_000, Seed: seed})
+			sol := pr.Solve(vrp.Options{TimeLimit: 20 * time.Second, Work: 1_000_000, Seed: seed, Alternatives: 2})
 			if _, err := checkPlan(pr, sol); err != nil {
 				t.Fatalf("seed %d %s: %v", seed, tc.name, err)
+			}
+			// the runner-up plans hold to every rule the plan kept does
+			runnersUp += len(sol.Alternatives)
+			for k, a := range sol.Alternatives {
+				un := map[int]vrp.Reason{}
+				served := 0
+				for _, r := range a.Routes {
+					served += len(r)
+				}
+				for i := range pr.Stops {
+					un[i] = vrp.ReasonCapacity
+				}
+				for _, r := range a.Routes {
+					for _, si := range r {
+						delete(un, si)
+					}
+				}
+				if len(un) != a.Unassigned || served+len(un) != len(pr.Stops) {
+					t.Errorf("seed %d %s: runner-up %d serves %d, leaves %d out, says %d", seed, tc.name, k, served, len(un), a.Unassigned)
+				}
+				if _, err := checkPlan(pr, vrp.Solution{Routes: a.Routes, Unassigned: un}); err != nil {
+					t.Errorf("seed %d %s: runner-up %d: %v", seed, tc.name, k, err)
+				}
 			}
 			pl := pr.Plan(sol)
 			for _, r := range pl.Routes {
@@ -72,7 +96,10 @@ func TestObjectivesRandom(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("longest routes summed over the seeds: %.1f min by distance, %.1f with balance", plain, balanced)
+	t.Logf("longest routes summed over the seeds: %.1f min by distance, %.1f with balance; %d runner-up plans checked", plain, balanced, runnersUp)
+	if runnersUp == 0 {
+		t.Errorf("no runner-up plan in %d searches that asked for two each", 6*n)
+	}
 	if n < 4 {
 		return // over one seed the longest route may go either way: the full count runs without the race detector
 	}
