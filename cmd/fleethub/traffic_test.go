@@ -71,6 +71,9 @@ func TestRealTimeTraffic(t *testing.T) {
 	if recs := fmt.Sprint(busy["optimization_insights"].(map[string]any)["recommendations"]); !strings.Contains(recs, "speeds observed on") {
 		t.Errorf("insights %s", recs)
 	}
+	if m := n.do("GET", "/metrics", "", nil); !strings.Contains(string(m.Body), "fleethub_road_speed_cells 2") {
+		t.Errorf("/metrics lacks the two cells of speeds observed")
+	}
 	if again := plan(k, false); minutes(again) != minutes(free) || source(again) != "road_network" {
 		t.Errorf("without real_time_traffic after the trip: %.2f min, %v", minutes(again), source(again))
 	}

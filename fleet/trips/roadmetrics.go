@@ -28,5 +28,15 @@ func newRoadMetrics() *roadMetrics {
 // Collectors are the trip service's metrics, for the registry /metrics
 // serves.
 func (s *Service) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{s.roadMet.lag, s.roadMet.wait, s.roadMet.queued, s.roadMet.overflow}
+	cs := []prometheus.Collector{s.roadMet.lag, s.roadMet.wait, s.roadMet.queued, s.roadMet.overflow}
+	if sp := s.speeds; sp != nil {
+		cs = append(cs,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "fleethub_road_speed_cells",
+				Help: "Road edge, direction and hour-of-week cells of observed speeds held (real_time_traffic)."},
+				func() float64 { c, _ := sp.Stats(); return float64(c) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "fleethub_road_speed_refused_total",
+				Help: "Observed speeds not kept: the table was full of cells younger than the retention."},
+				func() float64 { _, r := sp.Stats(); return float64(r) }))
+	}
+	return cs
 }
