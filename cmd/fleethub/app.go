@@ -78,6 +78,7 @@ type app struct {
 	cfg       *config
 	log       *slog.Logger
 	trips     *trips.Service
+	speeds    *roadspeed.Shared // the observed road speeds shared through Redis; nil without --osm and --redis-url
 	metrics   *prometheus.Registry
 	vehicles  *vehicles.Service // vehicle profiles; Fleet answers the fleet of a vehicle
 	intake    *telemetry.Service
@@ -205,7 +206,15 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if cfg.ActiveTrips < 0 {
 		return nil, fmt.Errorf("--active-trips must be positive (0: the default, %d), not %d", trips.DefaultActiveTrips, cfg.ActiveTrips)
 	}
-	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher, Speeds: eng.speeds,
+	var speeds trips.SpeedCounter
+	switch {
+	case eng.speeds != nil && a.redis != nil:
+		a.speeds = roadspeed.NewShared(eng.speeds, a.redis, "", a.log)
+		speeds = a.speeds
+	case eng.speeds != nil:
+		speeds = eng.speeds
+	}
+	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher, Speeds: speeds,
 		Trackers: cfg.ActiveTrips, MatchTrips: cfg.ActiveTrips}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
 		return nil, err
 	}
@@ -480,7 +489,10 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 	a.server.Handle(apitiles.New(eng.archive).Routes()...)
 	a.server.Handle(apirouting.New(eng.roads, eng.matcher).Routes()...)
 	ocfg := optimization.Config{WorkPerSecond: a.cfg.SolverWorkRate}
-	if eng.speeds != nil {
+	switch {
+	case a.speeds != nil:
+		ocfg.Traffic = a.speeds // every node's observations, through Redis
+	case eng.speeds != nil:
 		ocfg.Traffic = eng.speeds
 	}
 	a.optimizer = optimization.New(ocfg, a.store, publish.NewWithFleets(a.bus, a.vehicles), eng.roads)
@@ -534,6 +546,9 @@ func (a *app) start(ctx context.Context) error {
 	a.goRun(func() error { return a.fences.Run(ctx) })
 	a.goRun(func() error { return a.intake.Run(ctx) })
 	a.goRun(func() error { return a.trips.RunRoads(ctx) })
+	if a.speeds != nil {
+		a.goRun(func() error { a.speeds.Run(ctx); return nil })
+	}
 	a.goRun(func() error { return a.alerts.Run(ctx) })
 	if a.cfg.SolverWorkRate == 0 {
 		a.goRun(func() error {

@@ -97,3 +97,42 @@ func TestRealTimeTraffic(t *testing.T) {
 		t.Errorf("real_time_traffic without --osm: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestRealTimeTrafficAcrossNodes: two nodes on one store and one Redis,
+// both with --osm. A trip uploaded to node A is matched there; node B's
+// optimization with real_time_traffic reads the speeds A's fleet drove
+// once A has shared them (every few seconds).
+func TestRealTimeTrafficAcrossNodes(t *testing.T) {
+	redisURL := requireService(t, "FLEETHUB_TEST_REDIS_URL")
+	if now := time.Now().UTC(); now.Hour() == 0 && now.Minute() < 3 {
+		time.Sleep(3 * time.Minute)
+	}
+	org := fmt.Sprintf("org-speeds-%d", time.Now().UnixNano()) // Redis outlives the test
+	cfgA := testConfig(t)
+	cfgA.OSM, cfgA.RedisURL = tinyOSM(t), redisURL
+	a := startNode(t, cfgA)
+	cfgB := testConfig(t)
+	cfgB.Data, cfgB.OSM, cfgB.RedisURL = cfgA.Data, tinyOSM(t), redisURL
+	b := startNode(t, cfgB)
+	k := a.key(org, "test", []string{"all"}, 100000)
+	t0 := time.Now().Add(-2 * time.Minute).UTC()
+	id := a.startTrip(k, "veh-1", t0)
+	if r := a.do("POST", "/v1/locations/batch", k, map[string]any{"trip_id": id, "locations": track(t0.Add(time.Second), 40, -83, constant(15, 50))}); r.Status != 200 {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+	if r := a.do("POST", "/v1/trips/"+id+"/stop", k, map[string]any{"completion_status": "completed"}); r.Status != 200 {
+		t.Fatalf("stop: %d %s", r.Status, r.Body)
+	}
+	body := map[string]any{"fleet_id": "f1", "real_time_traffic": true, "options": map[string]any{"time_limit_seconds": 0.2},
+		"vehicles": []map[string]any{{"vehicle_id": "car", "start_location": map[string]any{"latitude": 40.0001, "longitude": -83.0},
+			"shift_start": fmt.Sprintf("%02d:00", t0.Hour()), "shift_end": fmt.Sprintf("%02d:59", t0.Hour())}},
+		"destinations": []map[string]any{{"destination_id": "d1", "location": map[string]any{"latitude": 40.0009, "longitude": -83.0},
+			"time_window": map[string]any{"service_duration": 0}}}}
+	waitfor.Until(t, 20*time.Second, "node B timing Main Street at node A's observed speeds", func() bool {
+		r := b.do("POST", "/api/v1/fleet/optimization/routes", k, body)
+		if r.Status != 200 {
+			t.Fatalf("node B: %d %s", r.Status, r.Body)
+		}
+		return r.json(t)["data"].(map[string]any)["optimization_summary"].(map[string]any)["cost_source"] == "road_network_traffic"
+	})
+}

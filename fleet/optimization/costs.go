@@ -1,6 +1,7 @@
 package optimization
 
 import (
+	"context"
 	"github.com/fleethub/fleethub/internal/roadspeed"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/vrp"
@@ -28,7 +29,7 @@ type ObservingRoads interface {
 // Traffic is the speeds an organization's fleet was observed driving on
 // the roads, over hours of the week (roadspeed.Table).
 type Traffic interface {
-	Observed(org string, hours []int) *roadspeed.Speeds
+	Observed(ctx context.Context, org string, hours []int) *roadspeed.Speeds
 }
 
 var (
@@ -36,6 +37,7 @@ var (
 	_ AvoidingRoads  = (*routing.Graph)(nil)
 	_ ObservingRoads = (*routing.Graph)(nil)
 	_ Traffic        = (*roadspeed.Table)(nil)
+	_ Traffic        = (*roadspeed.Shared)(nil)
 )
 
 // The cost sources an answer names.

@@ -122,13 +122,13 @@ func (e *StateError) Error() string {
 // costs settles where travel costs come from: the caller's matrix, the
 // road graph (leaving out b.avoid), or great-circle distance; missing
 // counts the pairs the road graph could not route.
-func (s *Service) costs(sc store.Scope, r *Request, b *built) (source string, missing int, note string) {
+func (s *Service) costs(ctx context.Context, sc store.Scope, r *Request, b *built) (source string, missing int, note string) {
 	switch {
 	case b.pr.Matrix != nil:
 		return SourceMatrix, 0, ""
 	case s.roads != nil && b.traffic:
 		hours, when := s.shiftHours(b.pr)
-		sp := s.cfg.Traffic.Observed(sc.Org, hours)
+		sp := s.cfg.Traffic.Observed(ctx, sc.Org, hours)
 		if sp.Edges == 0 {
 			return SourceRoads, roadMatrix(s.roads, b.pr, r.Vehicles, b.avoid, nil),
 				"real_time_traffic: no speeds observed on the roads in the fleet's trips of the last 28 days, " + when + ": free-flow travel times"
@@ -244,7 +244,7 @@ func (s *Service) OptimizeAfter(ctx context.Context, sc store.Scope, r *Request,
 			return Result{}, &ValidationError{Fields: bad}
 		}
 	}
-	source, missing, note := s.costs(sc, r, b)
+	source, missing, note := s.costs(ctx, sc, r, b)
 	servable(bad, b.pr)
 	if len(bad) > 0 {
 		return Result{}, &ValidationError{Fields: bad}

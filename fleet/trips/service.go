@@ -19,7 +19,6 @@ import (
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/mapmatch"
-	"github.com/fleethub/fleethub/internal/roadspeed"
 	"github.com/fleethub/fleethub/internal/store"
 	gojson "github.com/goccy/go-json"
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -76,6 +75,13 @@ type Thresholds interface {
 	DetectThresholds(ctx context.Context, s store.Scope, deviceID string) (t detect.Thresholds, ok bool, err error)
 }
 
+// SpeedCounter counts the speeds the trips were driven on the roads
+// (roadspeed.Table, roadspeed.Shared).
+type SpeedCounter interface {
+	Observe(org string, edge int, backward bool, at time.Time, kmh float64)
+	Stats() (cells int, refused int64)
+}
+
 // Config of the service.
 type Config struct {
 	// DefaultSpeedLimitKmh is the organization default limit used for
@@ -112,7 +118,7 @@ type Config struct {
 	// Speeds, when not nil, counts the speed of every point the road
 	// matcher placed on a road, per organization, road edge, direction
 	// and hour of the week (the route optimizer's real_time_traffic).
-	Speeds *roadspeed.Table
+	Speeds SpeedCounter
 	// MatchWorkers is how many goroutines match the trips' points
 	// beside the upload path, each for its share of the trips (default
 	// GOMAXPROCS); RunRoads runs them.
@@ -146,7 +152,7 @@ type Service struct {
 	tracks       *lru.Cache[string, *tracker]
 	newMu        sync.Mutex   // serializes tracker creation
 	roads        *roadMatcher // nil without Config.Roads
-	speeds       *roadspeed.Table
+	speeds       SpeedCounter
 	roadMet      *roadMetrics
 }
 

@@ -3,10 +3,12 @@
 // the week (UTC), the mean of the speeds its matched trip points were
 // driven at, for the route optimizer's real_time_traffic. Observations
 // older than the retention are forgotten; a cell's mean follows its
-// newest observations once it holds Weight of them.
+// newest observations once it holds Weight of them. Shared adds every
+// node's observations up in Redis.
 package roadspeed
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -174,8 +176,8 @@ func (s *Speeds) Speed(edge int, backward bool) (float64, bool) {
 }
 
 // Observed gathers org's speeds over hours (each taken modulo
-// HoursPerWeek).
-func (t *Table) Observed(org string, hours []int) *Speeds {
+// HoursPerWeek). The table is in memory: ctx is not used.
+func (t *Table) Observed(_ context.Context, org string, hours []int) *Speeds {
 	oldest := t.cfg.Now().Add(-t.cfg.Retention).Unix()
 	type acc struct{ sum, n float64 }
 	sums := map[int32]acc{}

@@ -428,16 +428,48 @@ func plainTable(a arcs, srcs, dsts [][]phantom) [][]Cost {
 		return out
 	}
 	srcs, dsts = byEdge(srcs), byEdge(dsts)
+	// the targets' nodes: a search ends once it has settled them all
+	var targets []int32
+	isTarget := make([]bool, n)
+	for _, ps := range dsts {
+		for _, p := range ps {
+			if !isTarget[p.node] {
+				isTarget[p.node] = true
+				targets = append(targets, p.node)
+			}
+		}
+	}
 	out := make([][]Cost, len(srcs))
 	parallel(len(srcs), func() (func(int), func()) {
 		s := newSearch(n)
+		settled := make([]bool, n)
 		return func(i int) {
 			row := make([]Cost, len(dsts))
 			out[i] = row
 			if len(srcs[i]) == 0 {
 				return
 			}
-			s.run(srcs[i], a, none, func(int32, label) {})
+			// A target on a start node may lie behind the source on its
+			// edge and need the way round (the start's alt label), which
+			// only the whole search is sure to find: the search then
+			// runs on.
+			left := len(targets)
+			for _, p := range srcs[i] {
+				if isTarget[p.node] {
+					left = -1
+				}
+			}
+			s.run(srcs[i], a, none, func(v int32, _ label) {
+				if left > 0 && isTarget[v] && !settled[v] {
+					settled[v] = true
+					if left--; left == 0 {
+						s.stop = true
+					}
+				}
+			})
+			for _, v := range targets {
+				settled[v] = false
+			}
 			for t, ps := range dsts {
 				best := noLabel
 				for _, p := range ps {

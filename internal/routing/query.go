@@ -69,6 +69,9 @@ type search struct {
 	starts  []phantom
 	lo, hi  int32   // the least and greatest start node
 	alt     []label // per start, the best label reached by an arc
+	// stop, set by a settle callback, ends run once the node settled
+	// has been expanded
+	stop bool
 	// what backward searches placed, kept until their table is done
 	placed []placed
 	ends   []bucketEnd
@@ -90,6 +93,7 @@ func (s *search) reset() {
 	}
 	s.touched = s.touched[:0]
 	s.queue = s.queue[:0]
+	s.stop = false
 }
 
 // enqueue puts v in the queue, or moves it up after its weight fell.
@@ -192,7 +196,7 @@ func (s *search) run(starts []phantom, a, stall arcs, settle func(v int32, l lab
 		}
 	}
 	w := s.w
-	for len(s.queue) > 0 {
+	for len(s.queue) > 0 && !s.stop {
 		v := s.dequeue()
 		k := w[v]
 		stalled := false
