@@ -175,17 +175,23 @@ func BenchmarkMatrix(b *testing.B) {
 		})
 	}
 	// real_time_traffic's matrix: every other edge observed at 20 km/h
-	// (one direction), a search of the whole network per source
-	for _, n := range []int{50, 100} {
-		b.Run(fmt.Sprintf("columbus-observed-%dx%d", n, n), func(b *testing.B) {
+	// (one direction), a plain search per source until it has settled
+	// every target: over the area of the matrices above, and within
+	// about 2 km of downtown (a day's deliveries in a city)
+	for _, tc := range []struct {
+		name string
+		n    int
+		span float64
+	}{{"observed-50x50", 50, 1}, {"observed-100x100", 100, 1}, {"observed-near-100x100", 100, 0.25}} {
+		b.Run("columbus-"+tc.name, func(b *testing.B) {
 			g, err := routing.Load(routing.SharedData(b, "osm/us-oh-columbus.osm.pbf"), routing.Options{CacheDir: b.TempDir()})
 			if err != nil {
 				b.Fatal(err)
 			}
-			rng := rand.New(rand.NewPCG(1, uint64(n)))
-			pts := make([][2]float64, n)
+			rng := rand.New(rand.NewPCG(1, uint64(tc.n)))
+			pts := make([][2]float64, tc.n)
 			for i := range pts {
-				pts[i] = [2]float64{39.93 + rng.Float64()*0.1, -83.08 + rng.Float64()*0.15}
+				pts[i] = [2]float64{39.98 - 0.05*tc.span + rng.Float64()*0.1*tc.span, -83.005 - 0.075*tc.span + rng.Float64()*0.15*tc.span}
 			}
 			obs := func(e int, backward bool) (float64, bool) { return 20, e%2 == 0 && !backward }
 			b.ReportAllocs()
