@@ -15,7 +15,9 @@ import (
 // only the three avoid keys, each true one in the avoid set, at most six
 // breaks, in order, that an idle vehicle can all take inside their
 // windows and its shift, cost models within range, real_time_traffic
-// and driver_preferences never true, priority weights not negative.
+// taken as sent (the service refuses it where no roads can honour it),
+// driver_preferences never true, 0 to 5 runner-up plans, priority
+// weights not negative.
 // Seeds are in testdata/fuzz/FuzzBuild.
 func FuzzBuild(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -63,8 +65,14 @@ func FuzzBuild(f *testing.F) {
 				}
 			}
 		}
-		if r.RealTimeTraffic != nil && *r.RealTimeTraffic || r.DriverPreferences {
-			t.Fatal("real_time_traffic or driver_preferences true accepted")
+		if r.DriverPreferences {
+			t.Fatal("driver_preferences true accepted")
+		}
+		if traffic := r.RealTimeTraffic != nil && *r.RealTimeTraffic; b.traffic != traffic {
+			t.Fatalf("real_time_traffic %v built as %v", traffic, b.traffic)
+		}
+		if b.alts < 0 || b.alts > MaxAlternatives {
+			t.Fatalf("%d alternatives accepted", b.alts)
 		}
 		if w := pr.Weights; w.Time < 0 || w.Fuel < 0 || w.Cost < 0 {
 			t.Fatalf("weights %+v", w)
