@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/internal/redisresend"
+	"github.com/fleethub/fleethub/internal/testredis"
 	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
@@ -80,28 +80,8 @@ func TestConnsMemory(t *testing.T) {
 	}
 }
 
-// redisForTest connects to the test Redis, or skips the test without one
-// (fails under CI=true).
-func redisForTest(t *testing.T) *redis.Client {
-	t.Helper()
-	u := os.Getenv("FLEETHUB_TEST_REDIS_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("FLEETHUB_TEST_REDIS_URL is not set but CI=true")
-		}
-		t.Skip("FLEETHUB_TEST_REDIS_URL not set: skipping this Redis test")
-	}
-	opt, err := redis.ParseURL(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { rdb.Close() })
-	return rdb
-}
-
 func TestConnsRedis(t *testing.T) {
-	rdb := redisForTest(t)
+	rdb := testredis.Client(t)
 	key := fmt.Sprintf("test-%d", time.Now().UnixNano())
 	// two nodes share the count
 	a, b := ws.NewRedisConns(rdb, 3*time.Second, nil), ws.NewRedisConns(rdb, 3*time.Second, nil)
@@ -236,7 +216,7 @@ func TestConnectionCapBadRequestTakesNoSlot(t *testing.T) {
 // and a release sent again count the connection once, so the key's
 // other connections are not refused and its slot is freed by the release.
 func TestConnsRedisSentAgainCountsOnce(t *testing.T) {
-	direct := redisForTest(t)
+	direct := testredis.Client(t)
 	ctx := context.Background()
 	key := fmt.Sprintf("resend-%d", time.Now().UnixNano())
 	org := "org-" + key

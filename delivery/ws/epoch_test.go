@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/testredis"
 )
 
 // subscribed reads the subscribed frame of a stream and checks where it
@@ -261,7 +262,7 @@ func TestBadEpoch(t *testing.T) {
 // RedisAcks keeps positions with their epochs, and reads the bare offsets
 // stored before epochs as positions of no epoch.
 func TestRedisAcks(t *testing.T) {
-	rdb := redisForTest(t)
+	rdb := testredis.Client(t)
 	a := ws.NewRedisAcks(rdb, time.Minute)
 	k := fmt.Sprintf("test-%d", time.Now().UnixNano())
 	testAcks(t, a, k)

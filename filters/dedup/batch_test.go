@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/fleethub/fleethub/filters/dedup"
+	"github.com/fleethub/fleethub/internal/testredis"
 )
 
 // oneByOne is a window without ClaimAll: dedup.ClaimAll claims one id
@@ -83,8 +84,8 @@ func TestClaimAllInMemory(t *testing.T) {
 }
 
 func TestClaimAllRedis(t *testing.T) {
-	c := redisClient(t)
-	prefix := testPrefix(t, c)
+	c := testredis.Client(t)
+	prefix := testredis.Prefix(t, c, "dedup")
 	t.Run("Redis", func(t *testing.T) { testClaimAll(t, dedup.NewRedis(c, prefix, time.Minute)) })
 	t.Run("Failover", func(t *testing.T) {
 		testClaimAll(t, dedup.NewFailover(dedup.NewRedis(c, prefix+"f:", time.Minute), dedup.NewCompact(100, time.Minute)))

@@ -2,11 +2,8 @@ package dedup_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/fleethub/fleethub/filters/dedup"
+	"github.com/fleethub/fleethub/internal/testredis"
 	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
@@ -324,69 +322,26 @@ func BenchmarkCompactClaimDoneFull10M(b *testing.B) {
 	}
 }
 
-const redisURLEnv = "FLEETHUB_TEST_REDIS_URL"
-
-// redisClient connects a new client (a "node") to the test Redis,
-// skipping the test when none is configured (failing it under CI=true).
-func redisClient(tb testing.TB) *redis.Client {
-	tb.Helper()
-	url := os.Getenv(redisURLEnv)
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("%s is not set but CI=true: Redis tests must run in CI", redisURLEnv)
-		}
-		tb.Skipf("%s is not set; skipping Redis test (e.g. %s=redis://127.0.0.1:6379/0)", redisURLEnv, redisURLEnv)
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		tb.Fatalf("%s: %v", redisURLEnv, err)
-	}
-	c := redis.NewClient(opt)
-	tb.Cleanup(func() { _ = c.Close() })
-	if err := c.Ping(context.Background()).Err(); err != nil {
-		tb.Fatalf("ping %s: %v", opt.Addr, err)
-	}
-	return c
-}
-
-// testPrefix returns a key prefix unique to this test and deletes its keys
-// when the test ends.
-func testPrefix(tb testing.TB, c *redis.Client) string {
-	tb.Helper()
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	prefix := "fleethub:dedup-test:" + hex.EncodeToString(b) + ":"
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
-		for iter.Next(ctx) {
-			c.Del(ctx, iter.Val())
-		}
-	})
-	return prefix
-}
-
 func TestRedis(t *testing.T) {
-	c := redisClient(t)
-	testWindow(t, dedup.NewRedis(c, testPrefix(t, c), time.Minute))
+	c := testredis.Client(t)
+	testWindow(t, dedup.NewRedis(c, testredis.Prefix(t, c, "dedup"), time.Minute))
 }
 
 func TestRedisForget(t *testing.T) {
-	c := redisClient(t)
-	testForget(t, dedup.NewRedis(c, testPrefix(t, c), time.Minute))
+	c := testredis.Client(t)
+	testForget(t, dedup.NewRedis(c, testredis.Prefix(t, c, "dedup"), time.Minute))
 }
 
 func TestRedisClaim(t *testing.T) {
-	c := redisClient(t)
-	testClaim(t, dedup.NewRedis(c, testPrefix(t, c), time.Minute))
+	c := testredis.Client(t)
+	testClaim(t, dedup.NewRedis(c, testredis.Prefix(t, c, "dedup"), time.Minute))
 }
 
 // TestRedisClaimLeaseAndTTL: a claim expires after the lease, a record
 // after the TTL counted from Done.
 func TestRedisClaimLeaseAndTTL(t *testing.T) {
-	c := redisClient(t)
-	prefix := testPrefix(t, c)
+	c := testredis.Client(t)
+	prefix := testredis.Prefix(t, c, "dedup")
 	w := dedup.NewRedis(c, prefix, 90*time.Second)
 	claim(t, w, "evt_1")
 	lease, err := c.PTTL(t.Context(), prefix+"evt_1").Result()
@@ -405,8 +360,8 @@ func TestRedisClaimLeaseAndTTL(t *testing.T) {
 }
 
 func TestRedisKeyAndTTL(t *testing.T) {
-	c := redisClient(t)
-	prefix := testPrefix(t, c)
+	c := testredis.Client(t)
+	prefix := testredis.Prefix(t, c, "dedup")
 	w := dedup.NewRedis(c, prefix, 90*time.Second)
 	seen(t, w, "evt_1")
 	ttl, err := c.PTTL(t.Context(), prefix+"evt_1").Result()
@@ -424,8 +379,8 @@ func TestRedisKeyAndTTL(t *testing.T) {
 }
 
 func TestRedisTTL(t *testing.T) {
-	c := redisClient(t)
-	prefix := testPrefix(t, c)
+	c := testredis.Client(t)
+	prefix := testredis.Prefix(t, c, "dedup")
 	w := dedup.NewRedis(c, prefix, 100*time.Millisecond)
 	seen(t, w, "a")
 	if !seen(t, w, "a") {
@@ -447,8 +402,8 @@ func TestRedisTTL(t *testing.T) {
 // TestRedisTwoNodes: two nodes, each with its own client and window, share
 // one id space through the prefix; a window with another prefix does not.
 func TestRedisTwoNodes(t *testing.T) {
-	c1, c2 := redisClient(t), redisClient(t)
-	prefix := testPrefix(t, c1)
+	c1, c2 := testredis.Client(t), testredis.Client(t)
+	prefix := testredis.Prefix(t, c1, "dedup")
 	node1, node2 := dedup.NewRedis(c1, prefix, time.Minute), dedup.NewRedis(c2, prefix, time.Minute)
 	if seen(t, node1, "evt_1") {
 		t.Fatal("node1: first evt_1 is a dup")
@@ -459,7 +414,7 @@ func TestRedisTwoNodes(t *testing.T) {
 	if seen(t, node2, "evt_2") || !seen(t, node1, "evt_2") {
 		t.Error("node1 did not see node2's evt_2")
 	}
-	other := dedup.NewRedis(c2, testPrefix(t, c2), time.Minute)
+	other := dedup.NewRedis(c2, testredis.Prefix(t, c2, "dedup"), time.Minute)
 	if seen(t, other, "evt_1") {
 		t.Error("a window with another prefix saw evt_1")
 	}
@@ -502,8 +457,8 @@ func TestRedisError(t *testing.T) {
 }
 
 func BenchmarkRedisClaimDone(b *testing.B) {
-	c := redisClient(b)
-	w := dedup.NewRedis(c, testPrefix(b, c), time.Minute)
+	c := testredis.Client(b)
+	w := dedup.NewRedis(c, testredis.Prefix(b, c, "dedup"), time.Minute)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
@@ -518,8 +473,8 @@ func BenchmarkRedisClaimDone(b *testing.B) {
 }
 
 func BenchmarkRedisSeen(b *testing.B) {
-	c := redisClient(b)
-	w := dedup.NewRedis(c, testPrefix(b, c), time.Minute)
+	c := testredis.Client(b)
+	w := dedup.NewRedis(c, testredis.Prefix(b, c, "dedup"), time.Minute)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleethub/fleethub/filters/dedup"
 	"github.com/fleethub/fleethub/internal/redisresend"
+	"github.com/fleethub/fleethub/internal/testredis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -17,8 +18,8 @@ import (
 // id twice in one ClaimAll is still claimed once. A Seen sent again
 // likewise finds its own record and answers false, not a duplicate.
 func TestClaimSentAgainIsStillTheCallers(t *testing.T) {
-	direct := redisClient(t)
-	prefix := testPrefix(t, direct)
+	direct := testredis.Client(t)
+	prefix := testredis.Prefix(t, direct, "dedup")
 	// the script in Redis's cache, so that the first command through the
 	// proxy is the claim itself
 	if _, err := dedup.NewRedis(direct, prefix+"warm:", time.Minute).Claim(t.Context(), "w"); err != nil {

@@ -3,38 +3,17 @@ package streams_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/fleethub/fleethub/hub/streams"
-	"github.com/redis/go-redis/v9"
+	"github.com/fleethub/fleethub/internal/testredis"
 )
-
-// redisForTest connects to FLEETHUB_TEST_REDIS_URL, skipping the test
-// when it is not set (failing it under CI=true).
-func redisForTest(t *testing.T) *redis.Client {
-	t.Helper()
-	u := os.Getenv("FLEETHUB_TEST_REDIS_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("FLEETHUB_TEST_REDIS_URL is not set but CI=true")
-		}
-		t.Skip("FLEETHUB_TEST_REDIS_URL not set: skipping this Redis test")
-	}
-	opt, err := redis.ParseURL(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { rdb.Close() })
-	return rdb
-}
 
 // TestRedisLeaseHasOneHolder: one node holds the reaper's lease and
 // renews it; another takes it only once the holder stopped renewing.
 func TestRedisLeaseHasOneHolder(t *testing.T) {
-	rdb := redisForTest(t)
+	rdb := testredis.Client(t)
 	ctx := context.Background()
 	name := fmt.Sprintf("test-%d", time.Now().UnixNano())
 	a := streams.NewRedisLease(rdb, name, "node-a", time.Minute)

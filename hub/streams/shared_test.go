@@ -8,13 +8,14 @@ import (
 
 	"github.com/fleethub/fleethub/hub/streams"
 	"github.com/fleethub/fleethub/internal/redisresend"
+	"github.com/fleethub/fleethub/internal/testredis"
 )
 
 // TestRedisCountersFlushOnce: a flush the Redis client sends again after
 // its read timeout (Redis ran it), and a flush the registry sends again
 // under the same name after a failure, add their deltas once.
 func TestRedisCountersFlushOnce(t *testing.T) {
-	direct := redisForTest(t)
+	direct := testredis.Client(t)
 	ctx := context.Background()
 	id := fmt.Sprintf("str_test_%d", time.Now().UnixNano())
 	warm := streams.NewRedisCounters(direct, "node-w")

@@ -2,32 +2,14 @@ package roadspeed
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-)
 
-func redisForTest(t *testing.T) *redis.Client {
-	t.Helper()
-	u := os.Getenv("FLEETHUB_TEST_REDIS_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("FLEETHUB_TEST_REDIS_URL is not set but CI=true")
-		}
-		t.Skip("FLEETHUB_TEST_REDIS_URL not set: skipping this Redis test")
-	}
-	opt, err := redis.ParseURL(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(opt)
-	t.Cleanup(func() { rdb.Close() })
-	return rdb
-}
+	"github.com/fleethub/fleethub/internal/testredis"
+)
 
 // TestSharedAcrossNodes: two nodes on one Redis, each with its own
 // table. What one node's trips were driven is read by the other once
@@ -36,14 +18,8 @@ func redisForTest(t *testing.T) *redis.Client {
 // its own table, and what it could not flush is kept for the next flush.
 func TestSharedAcrossNodes(t *testing.T) {
 	ctx := context.Background()
-	rdb := redisForTest(t)
-	prefix := fmt.Sprintf("fhtest:%d:", time.Now().UnixNano())
-	t.Cleanup(func() {
-		keys, _ := rdb.Keys(ctx, prefix+"*").Result()
-		if len(keys) > 0 {
-			rdb.Del(ctx, keys...)
-		}
-	})
+	rdb := testredis.Client(t)
+	prefix := testredis.Prefix(t, rdb, "speeds")
 	now := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	a := NewShared(New(Config{Now: clock}), rdb, prefix, nil)
