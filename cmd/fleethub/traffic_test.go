@@ -81,6 +81,14 @@ func TestRealTimeTraffic(t *testing.T) {
 		t.Errorf("another organization: %v, %.2f min, insights %v", source(other), minutes(other), other["optimization_insights"])
 	}
 
+	bikes := body(true)
+	bikes["vehicles"].([]map[string]any)[0]["vehicle_type"] = "bicycle"
+	if r := n.do("POST", "/api/v1/fleet/optimization/routes", k, bikes); r.Status != 200 ||
+		r.json(t)["data"].(map[string]any)["optimization_summary"].(map[string]any)["cost_source"] != "road_network" ||
+		!strings.Contains(string(r.Body), "only cars") {
+		t.Errorf("a bicycle with real_time_traffic: %d %s", r.Status, r.Body)
+	}
+
 	withMatrix := body(true)
 	withMatrix["matrix"] = map[string]any{"durations": [][]float64{{0, 60}, {60, 0}}}
 	withMatrix["vehicles"].([]map[string]any)[0]["start_index"] = 0

@@ -127,6 +127,14 @@ func (s *Service) costs(ctx context.Context, sc store.Scope, r *Request, b *buil
 	case b.pr.Matrix != nil:
 		return SourceMatrix, 0, ""
 	case s.roads != nil && b.traffic:
+		cars := false
+		for _, v := range r.Vehicles {
+			cars = cars || costing(v) == routing.Auto
+		}
+		if !cars {
+			return SourceRoads, roadMatrix(s.roads, b.pr, r.Vehicles, b.avoid, nil),
+				"real_time_traffic: only cars (the auto costing) are timed at the speeds observed, and this fleet has none: free-flow travel times"
+		}
 		hours, when := s.shiftHours(b.pr)
 		sp := s.cfg.Traffic.Observed(ctx, sc.Org, hours)
 		if sp.Edges == 0 {
