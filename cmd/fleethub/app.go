@@ -214,7 +214,11 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	case eng.speeds != nil:
 		speeds = eng.speeds
 	}
-	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher, Speeds: speeds,
+	var router trips.Router
+	if eng.roads != nil {
+		router = eng.roads
+	}
+	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher, Speeds: speeds, Router: router,
 		Trackers: cfg.ActiveTrips, MatchTrips: cfg.ActiveTrips}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,26 @@ func TestRealTimeTraffic(t *testing.T) {
 		r.json(t)["data"].(map[string]any)["optimization_summary"].(map[string]any)["cost_source"] != "road_network" ||
 		!strings.Contains(string(r.Body), "only cars") {
 		t.Errorf("a bicycle with real_time_traffic: %d %s", r.Status, r.Body)
+	}
+
+	// the trip's route data: the quickest way from its first point to its
+	// last, at free flow and at the speeds the fleet drove (this trip's)
+	rt := n.do("GET", "/v1/trips/"+id+"/route?include_alternatives=true", k, nil)
+	if rt.Status != 200 {
+		t.Fatalf("route: %d %s", rt.Status, rt.Body)
+	}
+	alts, _ := rt.json(t)["alternative_routes"].([]any)
+	if len(alts) != 2 {
+		t.Fatalf("alternative routes %s", rt.Body)
+	}
+	fast, slow := alts[0].(map[string]any), alts[1].(map[string]any)
+	// 49 s of driving cover 204 m up Main Street: the car's 25 km/h there
+	// take 29 s, the fleet's own 15 km/h 49 s
+	if fast["route_id"] != "quickest_free_flow" || slow["route_id"] != "quickest_observed" ||
+		math.Abs(fast["distance_km"].(float64)-0.204) > 0.01 || math.Abs(slow["distance_km"].(float64)-0.204) > 0.01 ||
+		math.Abs(fast["estimated_duration_minutes"].(float64)-0.49) > 0.03 || math.Abs(slow["estimated_duration_minutes"].(float64)-0.82) > 0.03 ||
+		slow["trade_offs"].(map[string]any)["observed_road_segments"] != 2.0 {
+		t.Errorf("alternatives %v", alts)
 	}
 
 	withMatrix := body(true)

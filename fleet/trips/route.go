@@ -73,15 +73,15 @@ type Suggestion struct {
 
 // Route is the route data of a trip.
 type Route struct {
-	TripID                  string           `json:"trip_id"`
-	RouteStatus             string           `json:"route_status" enum:"active,completed,analyzing"`
-	RouteGeometry           Geometry         `json:"route_geometry"`
-	RouteAnalytics          RouteAnalytics   `json:"route_analytics"`
-	Waypoints               []Waypoint       `json:"waypoints,omitempty"`
-	TrafficAnalysis         *TrafficAnalysis `json:"traffic_analysis,omitempty"`
-	AlternativeRoutes       *[]any           `json:"alternative_routes,omitempty" source:"unknown" doc:"with include_alternatives: null, alternatives are not computed in this release"`
-	OptimizationSuggestions []Suggestion     `json:"optimization_suggestions"`
-	RoadMatching            *RoadStats       `json:"road_matching" doc:"what the road matcher beside the uploads made of the trip's points for speeding, as last stored (with a speeding event, at the stop, and with the trip's next upload after the matcher judged points); null without --osm or before its first write"`
+	TripID                  string              `json:"trip_id"`
+	RouteStatus             string              `json:"route_status" enum:"active,completed,analyzing"`
+	RouteGeometry           Geometry            `json:"route_geometry"`
+	RouteAnalytics          RouteAnalytics      `json:"route_analytics"`
+	Waypoints               []Waypoint          `json:"waypoints,omitempty"`
+	TrafficAnalysis         *TrafficAnalysis    `json:"traffic_analysis,omitempty"`
+	AlternativeRoutes       *[]AlternativeRoute `json:"alternative_routes,omitempty" doc:"with include_alternatives: the quickest routes by car from the trip's first point to its last on the road network (--osm), at free-flow speeds and at the fleet's observed speeds when any apply; empty for a round trip (ends under 100 m apart) or a place off the roads; null without a road network"`
+	OptimizationSuggestions []Suggestion        `json:"optimization_suggestions"`
+	RoadMatching            *RoadStats          `json:"road_matching" doc:"what the road matcher beside the uploads made of the trip's points for speeding, as last stored (with a speeding event, at the stop, and with the trip's next upload after the matcher judged points); null without --osm or before its first write"`
 }
 
 // fuel price used for cost estimates, USD per liter (documented).
@@ -125,7 +125,11 @@ func (s *Service) Route(ctx context.Context, org, env, id string, q RouteQuery) 
 		r.TrafficAnalysis = traffic(pts, prof.speeds, prof.cum, cruise)
 	}
 	if q.IncludeAlternatives {
-		r.AlternativeRoutes = new([]any) // points at nil: encoded null
+		r.AlternativeRoutes = new([]AlternativeRoute) // points at nil: encoded null
+		if s.router != nil {
+			alts := s.alternatives(ctx, sc, pts, a)
+			r.AlternativeRoutes = &alts
+		}
 	}
 	r.OptimizationSuggestions = suggestions(r.OptimizationSuggestions, a, r.RouteAnalytics.DeviationPercentage, straight, cruise)
 	return r, nil

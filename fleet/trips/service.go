@@ -119,6 +119,9 @@ type Config struct {
 	// matcher placed on a road, per organization, road edge, direction
 	// and hour of the week (the route optimizer's real_time_traffic).
 	Speeds SpeedCounter
+	// Router, when not nil, finds the alternative routes of a trip's
+	// route data on the road network.
+	Router Router
 	// MatchWorkers is how many goroutines match the trips' points
 	// beside the upload path, each for its share of the trips (default
 	// GOMAXPROCS); RunRoads runs them.
@@ -153,6 +156,7 @@ type Service struct {
 	newMu        sync.Mutex   // serializes tracker creation
 	roads        *roadMatcher // nil without Config.Roads
 	speeds       SpeedCounter
+	router       Router
 	roadMet      *roadMetrics
 }
 
@@ -195,6 +199,7 @@ func New(cfg Config, st Store, pub Publisher, thr Thresholds, log *slog.Logger) 
 	s := &Service{cfg: cfg, store: st, pub: pub, thr: thr, log: log, now: cfg.Now, tracks: c, roadMet: newRoadMetrics()}
 	if cfg.Roads != nil {
 		s.speeds = cfg.Speeds
+		s.router = cfg.Router
 		if s.roads, err = newRoadMatcher(cfg.Roads, cfg.MatchWorkers, cfg.MatchQueue, cfg.MatchTrips, s.roadMet); err != nil {
 			return nil, err
 		}
