@@ -68,7 +68,7 @@ func randomBody(rng *rand.Rand) map[string]any {
 		travel := []string{"minimize_time", "minimize_distance", "minimize_fuel", "minimize_cost"}
 		goals = append(goals, travel[rng.IntN(len(travel))])
 	}
-	for _, g := range []string{"balance_workload", "maximize_service_quality", "minimize_vehicles"} {
+	for _, g := range []string{"balance_workload", "maximize_service_quality", "maximize_efficiency", "minimize_vehicles"} {
 		if rng.IntN(3) == 0 {
 			goals = append(goals, g)
 		}

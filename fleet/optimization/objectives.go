@@ -9,15 +9,8 @@ import (
 )
 
 // Goals are the values of optimization_goals this service carries out.
-// maximize_efficiency is the interface's too, and refused (refusedGoals).
 var Goals = []string{"minimize_time", "minimize_distance", "minimize_fuel", "minimize_cost", "minimize_vehicles", "balance_workload",
-	"maximize_service_quality"}
-
-// refusedGoals are goals of the interface that no plan can honour yet,
-// with the reason the refusal names.
-var refusedGoals = map[string]string{
-	"maximize_efficiency": "not supported: it has no defined measure in this service; use minimize_time, balance_workload or maximize_service_quality",
-}
+	"maximize_service_quality", "maximize_efficiency"}
 
 // travelGoals price travel: the first one listed decides.
 var travelGoals = map[string]vrp.Goal{"minimize_time": vrp.GoalTime, "minimize_distance": vrp.GoalDistance, "minimize_fuel": vrp.GoalFuel,
@@ -27,10 +20,11 @@ var travelGoals = map[string]vrp.Goal{"minimize_time": vrp.GoalTime, "minimize_d
 // at 40 km/h in the default vehicle under the travel objective
 // (vrp.Problem.MinutePrice), and the overload a route may carry.
 const (
-	balanceMinutes  = 10.0 // per minute of the longest route
-	qualityMinutes  = 1.0  // per minute from window opening to service start, times 1, 2, 4, 8 by priority
-	overloadMinutes = 60.0 // per unit (kg, m³, package) over a capacity
-	overloadShare   = 0.2  // at most 20 % over each capacity
+	balanceMinutes    = 10.0 // per minute of the longest route
+	qualityMinutes    = 1.0  // per minute from window opening to service start, times 1, 2, 4, 8 by priority
+	efficiencyMinutes = 1.0  // per minute of every route with stops, shift start to return
+	overloadMinutes   = 60.0 // per unit (kg, m³, package) over a capacity
+	overloadShare     = 0.2  // at most 20 % over each capacity
 )
 
 // MaxCostFigure bounds fuel_consumption_l_per_100km, cost_per_hour and
@@ -76,8 +70,8 @@ func vehicleCosts(bad map[string]string, f string, v Vehicle) *vrp.Costs {
 // objective reads the goals, the priority weights, capacity strictness
 // and the fields that cannot be honoured into pr: the first travel goal
 // or, when a weight is given, the weights price travel; minimize_vehicles
-// puts routes first; balance_workload, maximize_service_quality and
-// vehicle_capacity_strict false add their terms.
+// puts routes first; balance_workload, maximize_service_quality,
+// maximize_efficiency and vehicle_capacity_strict false add their terms.
 func objective(bad map[string]string, r *Request, pr *vrp.Problem) {
 	c := r.Constraints
 	if c == nil {
@@ -91,13 +85,9 @@ func objective(bad map[string]string, r *Request, pr *vrp.Problem) {
 	}
 	weighted := w.Time+w.Fuel+w.Cost > 0
 	pr.Goal = vrp.GoalTime
-	decided, balance, quality := false, false, false
+	decided, balance, quality, efficiency := false, false, false, false
 	for i, g := range r.OptimizationGoals {
 		field := fmt.Sprintf("optimization_goals[%d]", i)
-		if why, ok := refusedGoals[g]; ok {
-			bad[field] = why
-			continue
-		}
 		if goal, ok := travelGoals[g]; ok {
 			if weighted {
 				bad[field] = "the *_priority weights of constraints price travel; give either them or " + g
@@ -113,6 +103,8 @@ func objective(bad map[string]string, r *Request, pr *vrp.Problem) {
 			balance = true
 		case "maximize_service_quality":
 			quality = true
+		case "maximize_efficiency":
+			efficiency = true
 		default:
 			bad[field] = "must be one of " + strings.Join(Goals, ", ")
 		}
@@ -126,6 +118,9 @@ func objective(bad map[string]string, r *Request, pr *vrp.Problem) {
 	}
 	if quality {
 		pr.Quality = qualityMinutes * unit
+	}
+	if efficiency {
+		pr.Efficiency = efficiencyMinutes * unit
 	}
 	if c.VehicleCapacityStrict != nil && !*c.VehicleCapacityStrict {
 		pr.Overload, pr.OverloadPrice = overloadShare, overloadMinutes*unit

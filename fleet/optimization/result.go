@@ -204,6 +204,9 @@ func factors(pr *vrp.Problem) []Factor {
 	if pr.Quality > 0 {
 		fs = append(fs, Factor{"service_quality", 0.4, "minutes from window opening to service, weighted 1, 2, 4, 8 by priority"})
 	}
+	if pr.Efficiency > 0 {
+		fs = append(fs, Factor{"efficiency", 0.4, "every route's minutes from shift start to return (driving, waiting, service, breaks), each worth a minute of driving"})
+	}
 	fs = append(fs, Factor{"time_windows", 0.3, "hard constraint"})
 	if pr.Overload > 0 {
 		return append(fs, Factor{"capacity", 0.1, "up to 20 % over, each unit over worth an hour of driving"})

@@ -131,6 +131,7 @@
 // against a reference kilometre (objective.go). Beyond the arcs a plan
 // may be priced for its longest route (Balance), for each stop's minutes
 // from its window's opening to its service start by priority (Quality),
+// for every route's minutes from shift start to return (Efficiency),
 // and for load beyond capacity, allowed up to Overload of it
 // (OverloadPrice per unit) (extras.go); the insertion heuristic estimates
 // these, the acceptance of every candidate prices them exactly. With

@@ -3,9 +3,9 @@ package vrp
 import "math"
 
 // The plan's price beyond arcs, vehicles and penalties (tables.extras):
-// each route's overload and service-quality term (route.extra), and the
-// longest route's minutes (solution.longest), each priced as the
-// Problem says.
+// each route's overload, service-quality and duration terms
+// (route.extra), and the longest route's minutes (solution.longest),
+// each priced as the Problem says.
 
 // minutes is r's duration: from its vehicle's shift start to its
 // earliest return, waits, services and breaks included.
@@ -38,6 +38,9 @@ func (t *tables) extraOf(r *route) float64 {
 			x += t.qw[s] * (r.a[i+1] - t.early[s])
 		}
 	}
+	if t.p.Efficiency > 0 && len(r.stops) > 0 {
+		x += t.p.Efficiency * t.minutes(r)
+	}
 	return x
 }
 
@@ -68,6 +71,17 @@ func (t *tables) insertExtra(s *solution, r *route, c int32, i int) float64 {
 			x += t.p.Balance * (d - s.longest)
 		}
 	}
+	if t.p.Efficiency > 0 {
+		// c's detour, its wait and its service push the return later by
+		// at most their sum (a later wait may absorb some); an empty
+		// route starts its minutes
+		arrive := t.depart(r, i) + tr.minutes[t.arc(p, c)]
+		grow := fmax(arrive, t.early[c]) - t.depart(r, i) + t.service[c] + tr.minutes[t.arc(c, q)] - tr.minutes[t.arc(p, q)]
+		if len(r.stops) == 0 {
+			grow += t.minutes(r)
+		}
+		x += t.p.Efficiency * fmax(grow, 0)
+	}
 	return x
 }
 
@@ -77,7 +91,7 @@ func (t *tables) insertExtra(s *solution, r *route, c int32, i int) float64 {
 // that serving a stop always pays.
 func (t *tables) extraBound() float64 {
 	p := t.p
-	if p.Balance <= 0 && p.Quality <= 0 {
+	if p.Balance <= 0 && p.Quality <= 0 && p.Efficiency <= 0 {
 		return 0
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -95,5 +109,6 @@ func (t *tables) extraBound() float64 {
 	for _, w := range t.qw {
 		b += w * h
 	}
+	b += p.Efficiency * h * float64(len(p.Vehicles))
 	return b
 }

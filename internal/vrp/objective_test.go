@@ -40,6 +40,7 @@ func TestObjectivesRandom(t *testing.T) {
 			{"overload", func(pr *vrp.Problem) { pr.Overload, pr.OverloadPrice = 0.2, 60*pr.MinutePrice() }},
 			{"plain", func(pr *vrp.Problem) {}},
 			{"balance", func(pr *vrp.Problem) { pr.Balance = 10 * pr.MinutePrice() }},
+			{"efficiency", func(pr *vrp.Problem) { pr.Efficiency = pr.MinutePrice() }},
 		} {
 			rng := rand.New(rand.NewPCG(seed, 11))
 			pr := randomProblem(rng, 50, 6)
@@ -98,7 +99,7 @@ func TestObjectivesRandom(t *testing.T) {
 	}
 	t.Logf("longest routes summed over the seeds: %.1f min by distance, %.1f with balance; %d runner-up plans checked", plain, balanced, runnersUp)
 	if runnersUp == 0 {
-		t.Errorf("no runner-up plan in %d searches that asked for two each", 6*n)
+		t.Errorf("no runner-up plan in %d searches that asked for two each", 7*n)
 	}
 	if n < 4 {
 		return // over one seed the longest route may go either way: the full count runs without the race detector

@@ -148,6 +148,10 @@ type Problem struct {
 	// stop's window opening and its service start, times its priority's
 	// weight (QualityWeight); 0: none.
 	Quality float64
+	// Efficiency is the price, in the goal's units, of a minute of each
+	// route with stops (from its shift start to its return: driving,
+	// waiting, service and breaks); 0: none.
+	Efficiency float64
 	// Overload is the share of each capacity a route may carry beyond it
 	// (0: none), each unit over priced OverloadPrice in the goal's units.
 	Overload, OverloadPrice float64

@@ -253,7 +253,7 @@ func (t *tables) vehicles() {
 		t.class[v] = c
 	}
 	t.classes = len(kinds)
-	t.extras = p.Balance > 0 || p.Quality > 0 || p.Overload > 0
+	t.extras = p.Balance > 0 || p.Quality > 0 || p.Overload > 0 || p.Efficiency > 0
 	t.qw = make([]float64, t.n)
 	for i := range t.qw {
 		if p.Quality > 0 {
