@@ -41,7 +41,11 @@ func Client(tb testing.TB) *redis.Client {
 	tb.Helper()
 	opt := Options(tb)
 	c := redis.NewClient(opt)
-	tb.Cleanup(func() { _ = c.Close() })
+	tb.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			tb.Logf("closing the test Redis client: %v", err)
+		}
+	})
 	if err := c.Ping(context.Background()).Err(); err != nil {
 		tb.Fatalf("ping %s: %v", opt.Addr, err)
 	}
@@ -53,7 +57,9 @@ func Client(tb testing.TB) *redis.Client {
 func Prefix(tb testing.TB, c *redis.Client, name string) string {
 	tb.Helper()
 	b := make([]byte, 8)
-	_, _ = rand.Read(b)
+	if _, err := rand.Read(b); err != nil {
+		tb.Fatal(err)
+	}
 	prefix := "fleethub:" + name + "-test:" + hex.EncodeToString(b) + ":"
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
