@@ -53,6 +53,24 @@ func TestAlternativeRoutes(t *testing.T) {
 			t.Errorf("plan %d: %.2f km after %.2f (the chosen plan %.2f)", k+1, d, prev, chosen)
 		}
 		prev = d
+		// the plan's own routes: every destination once (or left out), and
+		// their distances on the matrix add up to the plan's
+		seen, sum := map[string]bool{}, 0.0
+		for _, r := range pm["routes"].([]any) {
+			var ids []string
+			for _, id := range r.(map[string]any)["destination_ids"].([]any) {
+				if seen[id.(string)] {
+					t.Errorf("plan %d serves %s twice", k+1, id)
+				}
+				seen[id.(string)] = true
+				ids = append(ids, id.(string))
+			}
+			km, _ := along(ids)
+			sum += km
+		}
+		if len(seen)+int(pm["unassigned_destinations"].(float64)) != 12 || math.Abs(sum-d) > 0.05 {
+			t.Errorf("plan %d: %d served, %v left out, %.2f km by its routes against %.2f", k+1, len(seen), pm["unassigned_destinations"], sum, d)
+		}
 	}
 	entries := 0
 	for _, r := range data["optimized_routes"].([]any) {

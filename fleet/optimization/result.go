@@ -129,6 +129,14 @@ type AlternativePlan struct {
 	UnassignedDestinations  int     `json:"unassigned_destinations"`
 	TimeWindowCompliance    float64 `json:"time_window_compliance" doc:"percent of stops within their window"`
 	RoutesChanged           int     `json:"routes_changed" doc:"vehicles whose route differs from the chosen plan's"`
+	// Routes are the plan's every route, the unchanged ones too.
+	Routes []PlanRoute `json:"routes" doc:"every vehicle with destinations in this plan, in request order, with its destinations in visiting order (vehicles idle in the chosen plan included)"`
+}
+
+// PlanRoute is one vehicle's destinations in a runner-up plan.
+type PlanRoute struct {
+	VehicleID      string   `json:"vehicle_id"`
+	DestinationIDs []string `json:"destination_ids"`
 }
 
 // RouteView is one vehicle's route.
@@ -318,10 +326,19 @@ func alternatives(res *Result, req *Request, pr *vrp.Problem, sol vrp.Solution, 
 		apl := pr.Plan(vrp.Solution{Routes: a.Routes})
 		ap := AlternativePlan{Plan: n, TotalDistance: r2(apl.Km), TotalTime: r2(apl.Minutes), FuelConsumptionEstimate: r2(apl.Fuel),
 			CostEstimate: r2(apl.Cost), VehiclesUsed: used(a.Routes), UnassignedDestinations: a.Unassigned, TimeWindowCompliance: r2(apl.Compliance)}
-		for v := range a.Routes {
-			if !slices.Equal(a.Routes[v], sol.Routes[v]) {
+		ap.Routes = []PlanRoute{}
+		for v, r := range a.Routes {
+			if !slices.Equal(r, sol.Routes[v]) {
 				ap.RoutesChanged++
 			}
+			if len(r) == 0 {
+				continue
+			}
+			pr := PlanRoute{VehicleID: req.Vehicles[v].VehicleID}
+			for _, si := range r {
+				pr.DestinationIDs = append(pr.DestinationIDs, req.Destinations[si].DestinationID)
+			}
+			ap.Routes = append(ap.Routes, pr)
 		}
 		res.AlternativePlans = append(res.AlternativePlans, ap)
 		byVehicle := map[int]vrp.Route{}
