@@ -42,8 +42,8 @@ func (h *Handlers) Routes() []*api.Route {
 			Permission: "fleet:write", Request: domain.Request{}, Response: Response{}, MaxBodyBytes: MaxRequestBytes, Handler: h.optimize},
 		{Method: "GET", Path: "/api/v1/fleet/optimization/{optimization_id}", Tag: "optimization", Summary: "A stored optimization", Permission: "fleet:read",
 			Params: id, Response: Response{}, Handler: h.get},
-		{Method: "PUT", Path: "/api/v1/fleet/optimization/{optimization_id}/apply", Tag: "optimization", Summary: "Apply an optimization: marks it applied and emits route assignments",
-			Permission: "fleet:write", Params: id, Response: Response{}, Errors: []int{409}, Handler: h.apply},
+		{Method: "PUT", Path: "/api/v1/fleet/optimization/{optimization_id}/apply", Tag: "optimization", Summary: "Apply an optimization (its chosen plan, or a runner-up plan by number): marks it applied and emits route assignments",
+			Permission: "fleet:write", Params: id, Request: domain.ApplyRequest{}, Response: Response{}, Errors: []int{409}, Handler: h.apply},
 	}
 }
 
@@ -88,6 +88,10 @@ func (h *Handlers) get(c *api.Ctx) error {
 }
 
 func (h *Handlers) apply(c *api.Ctx) error {
-	res, err := h.svc.Apply(c.Context(), scope(c), c.PathParam("optimization_id"))
+	var a domain.ApplyRequest
+	if err := c.Bind(&a, true); err != nil {
+		return err
+	}
+	res, err := h.svc.Apply(c.Context(), scope(c), c.PathParam("optimization_id"), a)
 	return answer(c, res, err)
 }

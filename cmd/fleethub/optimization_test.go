@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 func TestFleetOptimization(t *testing.T) {
@@ -75,5 +79,75 @@ func TestFleetOptimization(t *testing.T) {
 		if det[f] == nil {
 			t.Errorf("details lack %s: %v", f, det)
 		}
+	}
+}
+
+// TestApplyRunnerUp: an optimization asked for two runner-up plans is
+// applied with its first runner-up plan: the answer names it, and the
+// route_assigned events on the feed carry that plan's routes, not the
+// chosen plan's. A plan number beyond the runner-ups, and an unknown
+// field, are refused by name and apply nothing.
+func TestApplyRunnerUp(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	depot := map[string]any{"latitude": 39.96, "longitude": -83.0}
+	var dests []map[string]any
+	for i := 0; i < 8; i++ {
+		dests = append(dests, map[string]any{"destination_id": fmt.Sprintf("d%d", i),
+			"location": map[string]any{"latitude": 39.96 + float64(i%4)*0.01, "longitude": -83.0 + float64(i/4)*0.01}})
+	}
+	body := map[string]any{"fleet_id": "f1", "destinations": dests, "options": map[string]any{"alternatives": 2, "seed": 1},
+		"vehicles": []map[string]any{{"vehicle_id": "t1", "driver_id": "drv-1", "start_location": depot}, {"vehicle_id": "t2", "driver_id": "drv-2", "start_location": depot}}}
+	r := n.do("POST", "/api/v1/fleet/optimization/routes", k, body)
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	d := r.json(t)["data"].(map[string]any)
+	plans, _ := d["alternative_plans"].([]any)
+	if len(plans) == 0 {
+		t.Fatalf("no runner-up plan: %s", r.Body)
+	}
+	id := d["optimization_id"].(string)
+	for _, bad := range []map[string]any{{"plan": len(plans) + 1}, {"plan": -1}, {"plan_id": 1}} {
+		r := n.do("PUT", "/api/v1/fleet/optimization/"+id+"/apply", k, bad)
+		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+			t.Errorf("apply %v: %d %s", bad, r.Status, r.Body)
+		}
+	}
+	r = n.do("PUT", "/api/v1/fleet/optimization/"+id+"/apply", k, map[string]any{"plan": 1})
+	if r.Status != 200 {
+		t.Fatalf("apply plan 1: %d %s", r.Status, r.Body)
+	}
+	if a := r.json(t)["data"].(map[string]any); a["status"] != "applied" || a["applied_plan"] != 1.0 {
+		t.Errorf("applied %v, plan %v", a["status"], a["applied_plan"])
+	}
+	want := map[string]string{}
+	for _, rt := range plans[0].(map[string]any)["routes"].([]any) {
+		m := rt.(map[string]any)
+		want[m["vehicle_id"].(string)] = fmt.Sprint(m["destination_ids"])
+	}
+	var p feedPage
+	waitfor.Until(t, 10*time.Second, "the runner-up plan's assignments on the feed", func() bool {
+		p = n.pull(t, k, "types=events&event_type=route_assigned")
+		return len(p.Entries) >= len(want)
+	})
+	got := map[string]string{}
+	for _, e := range p.Entries {
+		var ev struct {
+			Source struct {
+				VehicleID string `json:"vehicle_id"`
+			} `json:"source"`
+			EventData map[string]any `json:"event_data"`
+		}
+		if err := json.Unmarshal(e.Message, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.EventData["plan"] != 1.0 {
+			t.Errorf("assignment of plan %v", ev.EventData["plan"])
+		}
+		got[ev.Source.VehicleID] = fmt.Sprint(ev.EventData["stops"])
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("assignments %v, runner-up plan 1 %v", got, want)
 	}
 }

@@ -136,7 +136,9 @@ type AlternativePlan struct {
 // PlanRoute is one vehicle's destinations in a runner-up plan.
 type PlanRoute struct {
 	VehicleID      string   `json:"vehicle_id"`
+	DriverID       string   `json:"driver_id"`
 	DestinationIDs []string `json:"destination_ids"`
+	DistanceKm     float64  `json:"distance_km"`
 }
 
 // RouteView is one vehicle's route.
@@ -171,6 +173,7 @@ type Result struct {
 	FleetID                string       `json:"fleet_id"`
 	CreatedAt              time.Time    `json:"created_at"`
 	AppliedAt              *time.Time   `json:"applied_at,omitempty"`
+	AppliedPlan            *int         `json:"applied_plan,omitempty" doc:"the runner-up plan applied (its number in alternative_plans); absent when the chosen plan was"`
 	OptimizationSummary    Summary      `json:"optimization_summary"`
 	PerformanceMetrics     Performance  `json:"performance_metrics"`
 	ImprovementSummary     Improvement  `json:"improvement_summary"`
@@ -326,6 +329,10 @@ func alternatives(res *Result, req *Request, pr *vrp.Problem, sol vrp.Solution, 
 		apl := pr.Plan(vrp.Solution{Routes: a.Routes})
 		ap := AlternativePlan{Plan: n, TotalDistance: r2(apl.Km), TotalTime: r2(apl.Minutes), FuelConsumptionEstimate: r2(apl.Fuel),
 			CostEstimate: r2(apl.Cost), VehiclesUsed: used(a.Routes), UnassignedDestinations: a.Unassigned, TimeWindowCompliance: r2(apl.Compliance)}
+		byVehicle := map[int]vrp.Route{}
+		for _, rt := range apl.Routes {
+			byVehicle[rt.Vehicle] = rt
+		}
 		ap.Routes = []PlanRoute{}
 		for v, r := range a.Routes {
 			if !slices.Equal(r, sol.Routes[v]) {
@@ -334,17 +341,13 @@ func alternatives(res *Result, req *Request, pr *vrp.Problem, sol vrp.Solution, 
 			if len(r) == 0 {
 				continue
 			}
-			pr := PlanRoute{VehicleID: req.Vehicles[v].VehicleID}
+			route := PlanRoute{VehicleID: req.Vehicles[v].VehicleID, DriverID: req.Vehicles[v].DriverID, DistanceKm: r2(byVehicle[v].Km)}
 			for _, si := range r {
-				pr.DestinationIDs = append(pr.DestinationIDs, req.Destinations[si].DestinationID)
+				route.DestinationIDs = append(route.DestinationIDs, req.Destinations[si].DestinationID)
 			}
-			ap.Routes = append(ap.Routes, pr)
+			ap.Routes = append(ap.Routes, route)
 		}
 		res.AlternativePlans = append(res.AlternativePlans, ap)
-		byVehicle := map[int]vrp.Route{}
-		for _, rt := range apl.Routes {
-			byVehicle[rt.Vehicle] = rt
-		}
 		for i, rv := range res.OptimizedRoutes { // one per route of pl, in its order
 			c := pl.Routes[i]
 			v := c.Vehicle

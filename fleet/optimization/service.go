@@ -319,7 +319,7 @@ func (s *Service) load(ctx context.Context, sc store.Scope, id string) (Result, 
 
 // Apply marks a completed optimization applied and publishes one
 // route_assigned event per route.
-func (s *Service) Apply(ctx context.Context, sc store.Scope, id string) (Result, error) {
+func (s *Service) Apply(ctx context.Context, sc store.Scope, id string, a ApplyRequest) (Result, error) {
 	r, ver, err := s.load(ctx, sc, id)
 	if err != nil {
 		return Result{}, err
@@ -327,8 +327,14 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, id string) (Result,
 	if r.Status != "completed" {
 		return Result{}, &StateError{Status: r.Status}
 	}
+	if a.Plan != nil && (*a.Plan < 0 || *a.Plan > len(r.AlternativePlans)) {
+		return Result{}, &ValidationError{Fields: map[string]string{"plan": fmt.Sprintf("must be 0 (the chosen plan) or a runner-up plan of this optimization, 1 to %d", len(r.AlternativePlans))}}
+	}
 	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
 	r.Status, r.AppliedAt = "applied", &now
+	if a.Plan != nil && *a.Plan > 0 {
+		r.AppliedPlan = a.Plan
+	}
 	doc, err := json.Marshal(r)
 	if err != nil {
 		return Result{}, fmt.Errorf("optimization: encode %s: %w", id, err)
@@ -349,19 +355,44 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, id string) (Result,
 	return r, nil
 }
 
-// assignments are the route_assigned events of an applied plan.
+// ApplyRequest is the optional body of PUT …/apply.
+type ApplyRequest struct {
+	Plan *int `json:"plan,omitempty" doc:"0 or absent: the chosen plan; 1 to N: that runner-up plan of alternative_plans"`
+}
+
+// assignments are the route_assigned events of an applied plan: the
+// chosen plan's routes, or the runner-up plan's that was applied.
 func assignments(r *Result, now time.Time) []*event.Event {
-	evs := make([]*event.Event, 0, len(r.OptimizedRoutes))
-	for _, rt := range r.OptimizedRoutes {
-		stops := make([]string, 0, len(rt.RouteSequence))
-		for _, st := range rt.RouteSequence {
-			if st.ActivityType == "delivery" {
-				stops = append(stops, st.DestinationID)
-			}
+	type assigned struct {
+		vehicle, driver string
+		stops           []string
+		km              float64
+	}
+	var routes []assigned
+	if r.AppliedPlan != nil {
+		for _, rt := range r.AlternativePlans[*r.AppliedPlan-1].Routes {
+			routes = append(routes, assigned{rt.VehicleID, rt.DriverID, rt.DestinationIDs, rt.DistanceKm})
 		}
-		evs = append(evs, &event.Event{EventID: "evt_" + r.OptimizationID + "_" + rt.VehicleID, EventType: "route_assigned", Category: event.CategoryOperational,
-			Timestamp: now, Severity: "low", Priority: "normal", Source: event.Source{VehicleID: rt.VehicleID, DriverID: rt.DriverID},
-			EventData: map[string]any{"optimization_id": r.OptimizationID, "fleet_id": r.FleetID, "stops": stops, "total_distance_km": rt.RouteSummary.TotalDistance},
+	} else {
+		for _, rt := range r.OptimizedRoutes {
+			stops := make([]string, 0, len(rt.RouteSequence))
+			for _, st := range rt.RouteSequence {
+				if st.ActivityType == "delivery" {
+					stops = append(stops, st.DestinationID)
+				}
+			}
+			routes = append(routes, assigned{rt.VehicleID, rt.DriverID, stops, rt.RouteSummary.TotalDistance})
+		}
+	}
+	evs := make([]*event.Event, 0, len(routes))
+	for _, rt := range routes {
+		data := map[string]any{"optimization_id": r.OptimizationID, "fleet_id": r.FleetID, "stops": rt.stops, "total_distance_km": rt.km}
+		if r.AppliedPlan != nil {
+			data["plan"] = *r.AppliedPlan
+		}
+		evs = append(evs, &event.Event{EventID: "evt_" + r.OptimizationID + "_" + rt.vehicle, EventType: "route_assigned", Category: event.CategoryOperational,
+			Timestamp: now, Severity: "low", Priority: "normal", Source: event.Source{VehicleID: rt.vehicle, DriverID: rt.driver},
+			EventData: data,
 			Metadata:  event.Metadata{CorrelationID: r.OptimizationID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.optimization"}})
 	}
 	return evs
