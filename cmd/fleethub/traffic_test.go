@@ -23,21 +23,8 @@ func TestRealTimeTraffic(t *testing.T) {
 	cfg.OSM = tinyOSM(t)
 	n := startNode(t, cfg)
 	k := n.key("org-a", "test", []string{"all"}, 100000)
-	t0 := today(time.Now().Add(-2 * time.Minute))
-	id := n.startTrip(k, "veh-1", t0)
-	if r := n.do("POST", "/v1/locations/batch", k, map[string]any{"trip_id": id, "locations": track(t0.Add(time.Second), 40, -83, constant(15, 50))}); r.Status != 200 {
-		t.Fatalf("upload: %d %s", r.Status, r.Body)
-	}
-	if r := n.do("POST", "/v1/trips/"+id+"/stop", k, map[string]any{"completion_status": "completed"}); r.Status != 200 {
-		t.Fatalf("stop: %d %s", r.Status, r.Body)
-	}
-	body := func(traffic bool) map[string]any {
-		return map[string]any{"fleet_id": "f1", "real_time_traffic": traffic, "options": map[string]any{"time_limit_seconds": 0.2},
-			"vehicles": []map[string]any{{"vehicle_id": "car", "start_location": map[string]any{"latitude": 40.0001, "longitude": -83.0},
-				"shift_start": fmt.Sprintf("%02d:00", t0.Hour()), "shift_end": fmt.Sprintf("%02d:59", t0.Hour())}},
-			"destinations": []map[string]any{{"destination_id": "d1", "location": map[string]any{"latitude": 40.0009, "longitude": -83.0},
-				"time_window": map[string]any{"service_duration": 0}}}}
-	}
+	id, t0 := driveMainStreet(t, n, k)
+	body := func(traffic bool) map[string]any { return mainStreetPlan(t0, traffic) }
 	plan := func(key string, traffic bool) map[string]any {
 		t.Helper()
 		r := n.do("POST", "/api/v1/fleet/optimization/routes", key, body(traffic))
@@ -138,19 +125,8 @@ func TestRealTimeTrafficAcrossNodes(t *testing.T) {
 	cfgB.Data, cfgB.OSM, cfgB.RedisURL = cfgA.Data, tinyOSM(t), redisURL
 	b := startNode(t, cfgB)
 	k := a.key(org, "test", []string{"all"}, 100000)
-	t0 := today(time.Now().Add(-2 * time.Minute))
-	id := a.startTrip(k, "veh-1", t0)
-	if r := a.do("POST", "/v1/locations/batch", k, map[string]any{"trip_id": id, "locations": track(t0.Add(time.Second), 40, -83, constant(15, 50))}); r.Status != 200 {
-		t.Fatalf("upload: %d %s", r.Status, r.Body)
-	}
-	if r := a.do("POST", "/v1/trips/"+id+"/stop", k, map[string]any{"completion_status": "completed"}); r.Status != 200 {
-		t.Fatalf("stop: %d %s", r.Status, r.Body)
-	}
-	body := map[string]any{"fleet_id": "f1", "real_time_traffic": true, "options": map[string]any{"time_limit_seconds": 0.2},
-		"vehicles": []map[string]any{{"vehicle_id": "car", "start_location": map[string]any{"latitude": 40.0001, "longitude": -83.0},
-			"shift_start": fmt.Sprintf("%02d:00", t0.Hour()), "shift_end": fmt.Sprintf("%02d:59", t0.Hour())}},
-		"destinations": []map[string]any{{"destination_id": "d1", "location": map[string]any{"latitude": 40.0009, "longitude": -83.0},
-			"time_window": map[string]any{"service_duration": 0}}}}
+	_, t0 := driveMainStreet(t, a, k)
+	body := mainStreetPlan(t0, true)
 	waitfor.Until(t, 20*time.Second, "node B timing Main Street at node A's observed speeds", func() bool {
 		r := b.do("POST", "/api/v1/fleet/optimization/routes", k, body)
 		if r.Status != 200 {
@@ -158,6 +134,32 @@ func TestRealTimeTrafficAcrossNodes(t *testing.T) {
 		}
 		return r.json(t)["data"].(map[string]any)["optimization_summary"].(map[string]any)["cost_source"] == "road_network_traffic"
 	})
+}
+
+// driveMainStreet is a trip of vehicle veh-1 driven at 15 km/h for 50
+// s north up Main Street of the tiny extract, from 2 minutes ago, then
+// stopped: its id and start.
+func driveMainStreet(t *testing.T, n *node, key string) (string, time.Time) {
+	t.Helper()
+	t0 := today(time.Now().Add(-2 * time.Minute))
+	id := n.startTrip(key, "veh-1", t0)
+	if r := n.do("POST", "/v1/locations/batch", key, map[string]any{"trip_id": id, "locations": track(t0.Add(time.Second), 40, -83, constant(15, 50))}); r.Status != 200 {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("POST", "/v1/trips/"+id+"/stop", key, map[string]any{"completion_status": "completed"}); r.Status != 200 {
+		t.Fatalf("stop: %d %s", r.Status, r.Body)
+	}
+	return id, t0
+}
+
+// mainStreetPlan asks for a car from the south end of Main Street to a
+// destination 89 m up it and back, its shift the hour t0 lies in.
+func mainStreetPlan(t0 time.Time, traffic bool) map[string]any {
+	return map[string]any{"fleet_id": "f1", "real_time_traffic": traffic, "options": map[string]any{"time_limit_seconds": 0.2},
+		"vehicles": []map[string]any{{"vehicle_id": "car", "start_location": map[string]any{"latitude": 40.0001, "longitude": -83.0},
+			"shift_start": fmt.Sprintf("%02d:00", t0.Hour()), "shift_end": fmt.Sprintf("%02d:59", t0.Hour())}},
+		"destinations": []map[string]any{{"destination_id": "d1", "location": map[string]any{"latitude": 40.0009, "longitude": -83.0},
+			"time_window": map[string]any{"service_duration": 0}}}}
 }
 
 // today is t in UTC, or the start of today when t was yesterday: the
