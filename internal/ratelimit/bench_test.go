@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fleethub/fleethub/internal/ratelimit"
+	"github.com/fleethub/fleethub/internal/testredis"
 )
 
 // benchLimit admits one request per 60µs per key after a burst of 100, so
@@ -86,8 +87,8 @@ func benchMemoryManyKeys(b *testing.B, lim ratelimit.Limit) {
 }
 
 func BenchmarkRedisAllow(b *testing.B) {
-	c := newRedisClient(b, redisOptions(b))
-	rl := ratelimit.NewRedis(c, testPrefix(b, c))
+	c := testredis.Connect(b, testredis.Options(b))
+	rl := ratelimit.NewRedis(c, testredis.Prefix(b, c, "rl"))
 	ctx := context.Background()
 
 	b.Run("one_key", func(b *testing.B) {

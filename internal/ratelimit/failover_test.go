@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/fleethub/fleethub/internal/ratelimit"
+	"github.com/fleethub/fleethub/internal/testredis"
 )
 
 // deadRedis returns a limiter whose Redis address has no listener, with
@@ -104,8 +105,8 @@ func (c flakyConn) Write(p []byte) (int, error) {
 // while down is set: pooled connections fail and new ones do not dial.
 func flakyRedis(t *testing.T, down *atomic.Bool) *ratelimit.Redis {
 	t.Helper()
-	opt := redisOptions(t)
-	prefix := testPrefix(t, newRedisClient(t, opt))
+	opt := testredis.Options(t)
+	prefix := testredis.Prefix(t, testredis.Connect(t, opt), "rl")
 	addr := opt.Addr
 	opt.DialerRetries = 1
 	opt.MaxRetries = -1

@@ -1,11 +1,7 @@
 package ratelimit_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,64 +11,15 @@ import (
 
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/fleethub/fleethub/internal/redisresend"
+	"github.com/fleethub/fleethub/internal/testredis"
 	"github.com/fleethub/fleethub/internal/waitfor"
 )
-
-const redisURLEnv = "FLEETHUB_TEST_REDIS_URL"
-
-// redisOptions returns the options of the test Redis, skipping the test
-// when none is configured (failing it under CI=true).
-func redisOptions(tb testing.TB) *redis.Options {
-	tb.Helper()
-	url := os.Getenv(redisURLEnv)
-	if url == "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("%s is not set but CI=true: Redis tests must run in CI", redisURLEnv)
-		}
-		tb.Skipf("%s is not set; skipping Redis test (e.g. %s=redis://127.0.0.1:6379/0)", redisURLEnv, redisURLEnv)
-	}
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		tb.Fatalf("%s: %v", redisURLEnv, err)
-	}
-	return opt
-}
-
-// newRedisClient connects a new client (a "node") to the test Redis.
-func newRedisClient(tb testing.TB, opt *redis.Options) *redis.Client {
-	tb.Helper()
-	c := redis.NewClient(opt)
-	tb.Cleanup(func() { _ = c.Close() })
-	if err := c.Ping(tb.Context()).Err(); err != nil {
-		tb.Fatalf("ping %s: %v", opt.Addr, err)
-	}
-	return c
-}
-
-// testPrefix returns a key prefix unique to this test and deletes every key
-// under it when the test ends.
-func testPrefix(tb testing.TB, c *redis.Client) string {
-	tb.Helper()
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	prefix := "fleethub:rltest:" + hex.EncodeToString(b) + ":"
-	tb.Cleanup(func() {
-		// tb.Context is already canceled when cleanups run.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
-		for iter.Next(ctx) {
-			c.Del(ctx, iter.Val())
-		}
-	})
-	return prefix
-}
 
 // newRedis returns a client and a limiter under a fresh prefix.
 func newRedis(t *testing.T) (*redis.Client, *ratelimit.Redis, string) {
 	t.Helper()
-	c := newRedisClient(t, redisOptions(t))
-	prefix := testPrefix(t, c)
+	c := testredis.Connect(t, testredis.Options(t))
+	prefix := testredis.Prefix(t, c, "rl")
 	return c, ratelimit.NewRedis(c, prefix), prefix
 }
 
@@ -154,9 +101,9 @@ func TestRedisBucketTTL(t *testing.T) {
 }
 
 func TestRedisRevokeAcrossNodes(t *testing.T) {
-	opt := redisOptions(t)
-	a, b := newRedisClient(t, opt), newRedisClient(t, opt)
-	prefix := testPrefix(t, a)
+	opt := testredis.Options(t)
+	a, b := testredis.Connect(t, opt), testredis.Connect(t, opt)
+	prefix := testredis.Prefix(t, a, "rl")
 	nodeA, nodeB := ratelimit.NewRedis(a, prefix), ratelimit.NewRedis(b, prefix)
 	ctx := t.Context()
 	lim := ratelimit.Limit{Rate: 100}
@@ -180,9 +127,9 @@ func TestRedisRevokeAcrossNodes(t *testing.T) {
 }
 
 func TestRedisTwoNodesShareOneBudget(t *testing.T) {
-	opt := redisOptions(t)
-	nodes := []*redis.Client{newRedisClient(t, opt), newRedisClient(t, opt)}
-	prefix := testPrefix(t, nodes[0])
+	opt := testredis.Options(t)
+	nodes := []*redis.Client{testredis.Connect(t, opt), testredis.Connect(t, opt)}
+	prefix := testredis.Prefix(t, nodes[0], "rl")
 	limiters := []*ratelimit.Redis{ratelimit.NewRedis(nodes[0], prefix), ratelimit.NewRedis(nodes[1], prefix)}
 	ctx := t.Context()
 	lim := ratelimit.Limit{Rate: 1, Burst: 10, Window: time.Hour}

@@ -39,7 +39,13 @@ func Options(tb testing.TB) *redis.Options {
 // ends, after a ping.
 func Client(tb testing.TB) *redis.Client {
 	tb.Helper()
-	opt := Options(tb)
+	return Connect(tb, Options(tb))
+}
+
+// Connect is a new client with opt (the test Redis's Options, perhaps
+// changed), closed when tb ends, after a ping.
+func Connect(tb testing.TB, opt *redis.Options) *redis.Client {
+	tb.Helper()
 	c := redis.NewClient(opt)
 	tb.Cleanup(func() {
 		if err := c.Close(); err != nil {
