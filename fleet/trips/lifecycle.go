@@ -18,7 +18,7 @@ import (
 type StartRequest struct {
 	VehicleID     string         `json:"vehicle_id" required:"true"`
 	DriverID      string         `json:"driver_id,omitempty"`
-	StartLocation *Location      `json:"start_location,omitempty"`
+	StartLocation *PlaceIn       `json:"start_location,omitempty"`
 	StartTime     *time.Time     `json:"start_time,omitempty" doc:"default now"`
 	Metadata      map[string]any `json:"metadata,omitempty"`
 }
@@ -34,7 +34,7 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 	if len(r.DriverID) > 200 {
 		bad["driver_id"] = "must be at most 200 characters"
 	}
-	checkLocation(bad, "start_location", r.StartLocation)
+	checkPlace(bad, "start_location", r.StartLocation)
 	now := s.now().UTC().Truncate(time.Millisecond)
 	start := now
 	if r.StartTime != nil {
@@ -60,7 +60,7 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 	st.Seq = prev.Seq + 1 // trip_started
 	st.StartOdometer, st.StartFuelLevel = prev.Odometer, prev.FuelLevel
 	t := store.Trip{ID: newID("trip_"), Org: org, Env: env, VehicleID: r.VehicleID, DriverID: r.DriverID, Status: store.TripActive,
-		StartTime: start, StartLocation: placePtr(r.StartLocation), Metadata: md, MetadataHistory: []byte("[]"),
+		StartTime: start, StartLocation: placePtr(r.StartLocation.location()), Metadata: md, MetadataHistory: []byte("[]"),
 		Version: 1, CreatedAt: now, UpdatedAt: now}
 	a := s.analyticsOf(&st)
 	t.Totals = totalsOf(a)
@@ -73,7 +73,7 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 		}
 		return Trip{}, err
 	}
-	s.lifecycleEvent(ctx, t, &st, "trip_started", now, r.StartLocation, map[string]any{"start_time": start})
+	s.lifecycleEvent(ctx, t, &st, "trip_started", now, r.StartLocation.location(), map[string]any{"start_time": start})
 	return s.view(t, &st), nil
 }
 
@@ -121,14 +121,14 @@ func (s *Service) Get(ctx context.Context, org, env, id string) (Trip, error) {
 
 // PauseRequest pauses a trip.
 type PauseRequest struct {
-	Reason   string    `json:"reason,omitempty"`
-	Location *Location `json:"location,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Location *PlaceIn `json:"location,omitempty" doc:"defaults to the last uploaded point when absent"`
 }
 
 // Pause moves an active trip to paused.
 func (s *Service) Pause(ctx context.Context, org, env, id string, r PauseRequest) (PauseResult, error) {
 	bad := map[string]string{}
-	checkLocation(bad, "location", r.Location)
+	checkPlace(bad, "location", r.Location)
 	if len(r.Reason) > 500 {
 		bad["reason"] = "must be at most 500 characters"
 	}
@@ -142,7 +142,7 @@ func (s *Service) Pause(ctx context.Context, org, env, id string, r PauseRequest
 		}
 		t.Status = store.TripPaused
 		st.PausedAt = now.UnixMilli()
-		st.PauseLoc = r.Location
+		st.PauseLoc = r.Location.location()
 		if st.PauseLoc == nil && st.Last != nil {
 			st.PauseLoc = &Location{Latitude: st.Last.Lat, Longitude: st.Last.Lon}
 		}
@@ -176,7 +176,7 @@ func closePause(st *state, end time.Time) {
 
 // ResumeRequest resumes a paused trip.
 type ResumeRequest struct {
-	Location *Location      `json:"location,omitempty" doc:"defaults to the last known position when absent"`
+	Location *PlaceIn       `json:"location,omitempty" doc:"defaults to the pause location when absent"`
 	Reason   string         `json:"reason,omitempty"`
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
@@ -184,7 +184,7 @@ type ResumeRequest struct {
 // Resume moves a paused trip back to active.
 func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeRequest) (ResumeResult, error) {
 	bad := map[string]string{}
-	checkLocation(bad, "location", r.Location)
+	checkPlace(bad, "location", r.Location)
 	if len(r.Reason) > 500 {
 		bad["reason"] = "must be at most 500 characters"
 	}
@@ -198,7 +198,7 @@ func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeReque
 		if t.Status != store.TripPaused {
 			return &TransitionError{TripID: t.ID, From: t.Status, Action: "resume"}
 		}
-		resumeLoc = r.Location
+		resumeLoc = r.Location.location()
 		if resumeLoc == nil {
 			resumeLoc = st.PauseLoc
 		}
@@ -226,16 +226,16 @@ func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeReque
 
 // StopRequest stops a trip.
 type StopRequest struct {
-	EndLocation      *Location `json:"end_location,omitempty"`
-	OdometerReading  *int64    `json:"odometer_reading,omitempty"`
-	FuelLevelPercent *float64  `json:"fuel_level_percent,omitempty"`
-	CompletionStatus string    `json:"completion_status,omitempty" enum:"completed,cancelled,interrupted" doc:"default completed"`
+	EndLocation      *PlaceIn `json:"end_location,omitempty" doc:"defaults to the last uploaded point when absent"`
+	OdometerReading  *int64   `json:"odometer_reading,omitempty"`
+	FuelLevelPercent *float64 `json:"fuel_level_percent,omitempty"`
+	CompletionStatus string   `json:"completion_status,omitempty" enum:"completed,cancelled,interrupted" doc:"default completed"`
 }
 
 // Stop ends a trip, finalizing its analytics.
 func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) (StopResult, error) {
 	bad := map[string]string{}
-	checkLocation(bad, "end_location", r.EndLocation)
+	checkPlace(bad, "end_location", r.EndLocation)
 	switch r.CompletionStatus {
 	case "", store.TripCompleted, store.TripCancelled, store.TripInterrupted:
 	default:
@@ -298,7 +298,7 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 		t.Status = status
 		t.EndTime = now
 		if r.EndLocation != nil {
-			t.EndLocation = placePtr(r.EndLocation)
+			t.EndLocation = placePtr(r.EndLocation.location())
 		} else if st.Last != nil {
 			t.EndLocation = &store.Place{Latitude: st.Last.Lat, Longitude: st.Last.Lon}
 		}
@@ -327,14 +327,39 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 		StartOdometerReading: st.StartOdometer, StartFuelLevelPercent: st.StartFuelLevel}, nil
 }
 
-func checkLocation(bad map[string]string, field string, l *Location) {
+// PlaceIn is a place as a request gives it (start_location, the
+// location of a pause or a resume, end_location). Both coordinates are
+// required: a missing one is refused, never taken as 0.
+type PlaceIn struct {
+	Latitude  *float64 `json:"latitude" required:"true" doc:"-90 to 90"`
+	Longitude *float64 `json:"longitude" required:"true" doc:"-180 to 180"`
+	Address   string   `json:"address,omitempty" doc:"at most 500 characters"`
+}
+
+// location is p as a Location; nil when p is. p has passed checkPlace.
+func (p *PlaceIn) location() *Location {
+	if p == nil {
+		return nil
+	}
+	return &Location{Latitude: num(p.Latitude), Longitude: num(p.Longitude), Address: p.Address}
+}
+
+// checkPlace adds to bad each field of l, named field.<name>, that is
+// missing or out of range; l may be nil (the place was not given).
+func checkPlace(bad map[string]string, field string, l *PlaceIn) {
 	if l == nil {
 		return
 	}
-	if math.IsNaN(l.Latitude) || l.Latitude < -90 || l.Latitude > 90 {
+	switch {
+	case l.Latitude == nil:
+		bad[field+".latitude"] = "is required"
+	case math.IsNaN(*l.Latitude) || *l.Latitude < -90 || *l.Latitude > 90:
 		bad[field+".latitude"] = "must be between -90 and 90"
 	}
-	if math.IsNaN(l.Longitude) || l.Longitude < -180 || l.Longitude > 180 {
+	switch {
+	case l.Longitude == nil:
+		bad[field+".longitude"] = "is required"
+	case math.IsNaN(*l.Longitude) || *l.Longitude < -180 || *l.Longitude > 180:
 		bad[field+".longitude"] = "must be between -180 and 180"
 	}
 	if len(l.Address) > 500 {

@@ -1,0 +1,121 @@
+package trips_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fleethub/fleethub/fleet/trips"
+	"github.com/fleethub/fleethub/internal/store/sqlite"
+)
+
+// request decodes body as a client's request of type T.
+func request[T any](t *testing.T, body string) T {
+	t.Helper()
+	var r T
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		t.Fatalf("%s: %v", body, err)
+	}
+	return r
+}
+
+// refusedFields are the fields a validation error names, sorted; it fails
+// the test when err is not one.
+func refusedFields(t *testing.T, err error) []string {
+	t.Helper()
+	var ve *trips.ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err = %v, want a validation error", err)
+	}
+	return slices.Sorted(maps.Keys(ve.Fields))
+}
+
+// TestPlaceWithoutACoordinateIsRefused: a start_location, a pause's or a
+// resume's location or an end_location missing its latitude or longitude
+// is refused, naming the coordinate, and the trip is as it was: nothing
+// is stored or published at 0.
+func TestPlaceWithoutACoordinateIsRefused(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), sqlite.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	pub := &recorder{}
+	svc, err := trips.New(trips.Config{}, st, pub, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	_, err = svc.Start(ctx, "org-a", "test", "tester", request[trips.StartRequest](t, `{"vehicle_id":"v5","start_location":{"latitude":39.97}}`))
+	if got := refusedFields(t, err); !slices.Equal(got, []string{"start_location.longitude"}) {
+		t.Errorf("start without longitude refused naming %v", got)
+	}
+	tr, err := svc.Start(ctx, "org-a", "test", "tester", request[trips.StartRequest](t, `{"vehicle_id":"v5","start_location":{"latitude":39.97,"longitude":-83.0}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tr.TripID
+	published := func() int {
+		pub.mu.Lock()
+		defer pub.mu.Unlock()
+		return len(pub.evs)
+	}
+	before := published()
+
+	_, err = svc.Pause(ctx, "org-a", "test", id, request[trips.PauseRequest](t, `{"location":{"longitude":-83.0}}`))
+	if got := refusedFields(t, err); !slices.Equal(got, []string{"location.latitude"}) {
+		t.Errorf("pause without latitude refused naming %v", got)
+	}
+	if g, err := svc.Get(ctx, "org-a", "test", id); err != nil || g.Status != "active" || g.PauseCount != 0 {
+		t.Fatalf("after the refused pause: status %s, pause_count %d, err %v; want active, 0", g.Status, g.PauseCount, err)
+	}
+	if _, err := svc.Pause(ctx, "org-a", "test", id, trips.PauseRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	before++ // trip_paused
+
+	_, err = svc.Resume(ctx, "org-a", "test", id, request[trips.ResumeRequest](t, `{"location":{"latitude":39.97}}`))
+	if got := refusedFields(t, err); !slices.Equal(got, []string{"location.longitude"}) {
+		t.Errorf("resume without longitude refused naming %v", got)
+	}
+	if g, err := svc.Get(ctx, "org-a", "test", id); err != nil || g.Status != "paused" {
+		t.Fatalf("after the refused resume: status %s, err %v; want paused", g.Status, err)
+	}
+
+	for _, c := range []struct{ body, want string }{
+		{`{"end_location":{"latitude":40.03}}`, "end_location.longitude"},
+		{`{"end_location":{"longitude":-83.0,"address":"Main St"}}`, "end_location.latitude"},
+		{`{"end_location":{"latitude":null,"longitude":-83.0}}`, "end_location.latitude"},
+		{`{"end_location":{}}`, "end_location.latitude end_location.longitude"},
+	} {
+		_, err := svc.Stop(ctx, "org-a", "test", id, request[trips.StopRequest](t, c.body))
+		if got := strings.Join(refusedFields(t, err), " "); got != c.want {
+			t.Errorf("stop %s refused naming %q, want %q", c.body, got, c.want)
+		}
+	}
+	g, err := svc.Get(ctx, "org-a", "test", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Status != "paused" || g.EndLocation != nil {
+		t.Errorf("after the refused stops: status %s, end_location %+v; want paused, none", g.Status, g.EndLocation)
+	}
+	if n := published(); n != before {
+		t.Errorf("%d events published by refused requests", n-before)
+	}
+
+	s, err := svc.Stop(ctx, "org-a", "test", id, request[trips.StopRequest](t, `{"end_location":{"latitude":40.03,"longitude":-83.01,"address":"Depot"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := s.EndLocation; e == nil || e.Latitude != 40.03 || e.Longitude != -83.01 || e.Address != "Depot" {
+		t.Errorf("end_location %+v, want 40.03, -83.01, Depot", e)
+	}
+}
