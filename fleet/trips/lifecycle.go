@@ -45,11 +45,14 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 	}
 	checkMetadata(bad, r.Metadata)
 	md, err := metadataJSON(r.Metadata, actor, now, nil)
-	if err != nil {
-		bad["metadata"] = err.Error()
+	if err != nil && !errors.Is(err, ErrMetadataTooLarge) {
+		bad["metadata"] = "is not encodable"
 	}
 	if len(bad) > 0 {
 		return Trip{}, &ValidationError{Code: "validation_failed", Fields: bad}
+	}
+	if err != nil {
+		return Trip{}, err // over 64 KB: payload_too_large, as on update
 	}
 	sc := scope(org, env)
 	st := state{Running: analytics.Running{}}

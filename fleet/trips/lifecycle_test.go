@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleethub/fleethub/fleet/trips"
 	"github.com/fleethub/fleethub/internal/store/sqlite"
@@ -117,5 +118,23 @@ func TestPlaceWithoutACoordinateIsRefused(t *testing.T) {
 	}
 	if e := s.EndLocation; e == nil || e.Latitude != 40.03 || e.Longitude != -83.01 || e.Address != "Depot" {
 		t.Errorf("end_location %+v, want 40.03, -83.01, Depot", e)
+	}
+}
+
+// TestStartMetadataOverTheLimit: metadata over 64 KB at the start is the
+// same error as on update (payload_too_large over HTTP), not a field's
+// validation failure, and no trip is started.
+func TestStartMetadataOverTheLimit(t *testing.T) {
+	svc := newServiceAt(t, &fakeClock{t: time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)})
+	ctx := context.Background()
+	big := map[string]any{"notes": strings.Repeat("x", 66000)}
+	_, err := svc.Start(ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: "vbig", Metadata: big})
+	var ve *trips.ValidationError
+	if !errors.Is(err, trips.ErrMetadataTooLarge) || errors.As(err, &ve) {
+		t.Fatalf("err = %v, want ErrMetadataTooLarge", err)
+	}
+	// the vehicle has no trip: a new one starts
+	if _, err := svc.Start(ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: "vbig"}); err != nil {
+		t.Fatalf("start after the refusal: %v", err)
 	}
 }
