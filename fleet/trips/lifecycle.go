@@ -195,18 +195,19 @@ func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeReque
 		return ResumeResult{}, &ValidationError{Code: "validation_failed", Fields: bad}
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
-	var fromPause float64
+	var fromPause *float64 // null unless both places are known
 	var resumeLoc *Location
 	t, st, err := s.update(ctx, scope(org, env), id, func(t *store.Trip, st *state) error {
 		if t.Status != store.TripPaused {
 			return &TransitionError{TripID: t.ID, From: t.Status, Action: "resume"}
 		}
-		resumeLoc = r.Location.location()
+		resumeLoc, fromPause = r.Location.location(), nil
 		if resumeLoc == nil {
 			resumeLoc = st.PauseLoc
 		}
 		if resumeLoc != nil && st.PauseLoc != nil {
-			fromPause = round(geo.Distance(geo.Point{Lat: st.PauseLoc.Latitude, Lon: st.PauseLoc.Longitude}, geo.Point{Lat: resumeLoc.Latitude, Lon: resumeLoc.Longitude})/1000, 3)
+			km := round(geo.Distance(geo.Point{Lat: st.PauseLoc.Latitude, Lon: st.PauseLoc.Longitude}, geo.Point{Lat: resumeLoc.Latitude, Lon: resumeLoc.Longitude})/1000, 3)
+			fromPause = &km
 		}
 		closePause(st, now)
 		st.PauseLoc = nil

@@ -121,6 +121,47 @@ func TestPlaceWithoutACoordinateIsRefused(t *testing.T) {
 	}
 }
 
+// TestDistanceFromPauseNeedsBothPlaces: distance_from_pause is the
+// distance between the pause location and the resume location, and null
+// when the trip was paused with no location known (no location given and
+// no point uploaded yet), never 0.
+func TestDistanceFromPauseNeedsBothPlaces(t *testing.T) {
+	svc := newServiceAt(t, &fakeClock{t: time.Date(2026, 3, 2, 8, 0, 0, 0, time.UTC)})
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, pause, resume, want string
+	}{
+		{"pause location unknown", `{}`, `{"location":{"latitude":39.99,"longitude":-82.95}}`, `null`},
+		{"both known", `{"location":{"latitude":40.0,"longitude":-82.95}}`, `{"location":{"latitude":39.99,"longitude":-82.95}}`, `1.112`},
+		{"resumed where paused", `{"location":{"latitude":40.0,"longitude":-82.95}}`, `{}`, `0`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr, err := svc.Start(ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: "veh-" + c.name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.Pause(ctx, "org-a", "test", tr.TripID, request[trips.PauseRequest](t, c.pause)); err != nil {
+				t.Fatal(err)
+			}
+			r, err := svc.Resume(ctx, "org-a", "test", tr.TripID, request[trips.ResumeRequest](t, c.resume))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]json.RawMessage
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			if d := string(got["distance_from_pause"]); d != c.want {
+				t.Errorf("distance_from_pause %s, want %s", d, c.want)
+			}
+		})
+	}
+}
+
 // TestStartMetadataOverTheLimit: metadata over 64 KB at the start is the
 // same error as on update (payload_too_large over HTTP), not a field's
 // validation failure, and no trip is started.

@@ -142,8 +142,8 @@ type ResumeResult struct {
 	ResumedAt          time.Time `json:"resumed_at"`
 	TotalPauseDuration float64   `json:"total_pause_duration" doc:"seconds"`
 	PauseCount         int       `json:"pause_count"`
-	ResumeLocation     *Location `json:"resume_location"`
-	DistanceFromPause  float64   `json:"distance_from_pause" doc:"kilometers" source:"computed"`
+	ResumeLocation     *Location `json:"resume_location" doc:"the request's location, else the pause location; null when neither is known"`
+	DistanceFromPause  *float64  `json:"distance_from_pause" doc:"kilometers between the pause location and resume_location; null when either is unknown (a trip paused without a location before its first point)" source:"computed"`
 	Message            string    `json:"message"`
 }
 
