@@ -153,6 +153,47 @@ func TestDecodeJSONTypeErrorIndexes(t *testing.T) {
 	}
 }
 
+// TestDecodeJSONTypeErrorInEmbedded: a field promoted from an embedded
+// struct is named as the body has it (latitude, points[1].latitude),
+// never with the Go name of the struct it comes from.
+func TestDecodeJSONTypeErrorInEmbedded(t *testing.T) {
+	type Point struct {
+		Latitude float64  `json:"latitude"`
+		Speed    *float64 `json:"speed_kmh,omitempty"`
+	}
+	type Stamped struct {
+		Point
+		Timestamp string `json:"timestamp"`
+	}
+	type req struct {
+		ID string `json:"id"`
+		*Stamped
+		Points []Stamped `json:"points"`
+		Named  Point     `json:"named"`
+	}
+	for in, want := range map[string]string{
+		`{"id":"a","latitude":"40"}`:                   "latitude",
+		`{"speed_kmh":"fast"}`:                         "speed_kmh",
+		`{"timestamp":12345}`:                          "timestamp",
+		`{"points":[{"latitude":1},{"latitude":"x"}]}`: "points[1].latitude",
+		`{"named":{"latitude":true}}`:                  "named.latitude",
+	} {
+		var r req
+		err := api.DecodeJSON([]byte(in), &r)
+		var e *api.Error
+		if !errors.As(err, &e) || e.Code != "invalid_request" {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if d, _ := e.Details.(map[string]string); len(d) != 1 || d[want] == "" || !strings.Contains(e.Message, "field "+want+" ") {
+			t.Errorf("%s: %s %v, want %s named alone", in, e.Message, e.Details, want)
+		}
+		if strings.Contains(e.Message, "Point") || strings.Contains(e.Message, "Stamped") {
+			t.Errorf("%s: message %q names a Go type", in, e.Message)
+		}
+	}
+}
+
 // TestDecodeJSONBadTimeNamed: a date-time that does not parse is named
 // by its path, where time.Time's own error names no field.
 func TestDecodeJSONBadTimeNamed(t *testing.T) {

@@ -181,6 +181,9 @@ func decodeError(err error, body []byte, target reflect.Type) *Error {
 	switch {
 	case asErr(err, &te):
 		field := te.Field
+		if target != nil && field != "" {
+			field = jsonpath.Field(target, field) // LocationIn.latitude is latitude
+		}
 		if field == "" {
 			field = "body"
 		} else if p, ok := jsonpath.Indexed(body, field, te.Value); ok {

@@ -2,10 +2,12 @@ package trips
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/trips"
 	gojson "github.com/goccy/go-json"
 )
@@ -36,6 +38,33 @@ func TestDecodersAgree(t *testing.T) {
 	if len(a.Locations) != 50 || len(b.Locations) != 50 || *a.Locations[49].Latitude != *b.Locations[49].Latitude ||
 		a.Locations[7].Timestamp != b.Locations[7].Timestamp || a.Locations[3].NetworkType != b.Locations[3].NetworkType {
 		t.Fatal("decoders disagree")
+	}
+}
+
+// TestSingleTypeErrorNamesTheField: a point field of the wrong JSON type
+// in a single upload is named as the body has it (latitude), as the batch
+// names locations[0].latitude, never by the Go type that holds it.
+func TestSingleTypeErrorNamesTheField(t *testing.T) {
+	const point = `"trip_id":"trip_0123456789abcdef","latitude":40,"longitude":-82,"timestamp":"2026-11-23T10:00:00Z"`
+	for body, want := range map[string]string{
+		`{"trip_id":"trip_0123456789abcdef","latitude":"40","longitude":-82,"timestamp":"2026-11-23T10:00:00Z"}`: "latitude",
+		`{` + point + `,"speed_kmh":"fast"}`:                                                  "speed_kmh",
+		`{"trip_id":"trip_0123456789abcdef","latitude":40,"longitude":-82,"timestamp":12345}`: "timestamp",
+		`{` + point + `,"device_info":{"satellites_count":"9"}}`:                              "device_info.satellites_count",
+	} {
+		var r domain.SingleRequest
+		err := decodeUpload([]byte("application/json"), []byte(body), &r)
+		var e *api.Error
+		if !errors.As(err, &e) || e.Status != 400 {
+			t.Errorf("%s: %v", body, err)
+			continue
+		}
+		if d, _ := e.Details.(map[string]string); len(d) != 1 || d[want] == "" {
+			t.Errorf("%s: details %v, want %s", body, e.Details, want)
+		}
+		if strings.Contains(e.Message, "LocationIn") {
+			t.Errorf("%s: message %q names a Go type", body, e.Message)
+		}
 	}
 }
 

@@ -160,6 +160,51 @@ func EachField(t reflect.Type, fn func(name, opts string, f reflect.StructField)
 	}
 }
 
+// Field is the JSON path of field, a path as encoding/json's
+// UnmarshalTypeError gives it in decoding type t: that path names each
+// embedded struct on the way by its Go name (LocationIn.latitude), where
+// the JSON object has its fields promoted (latitude), so those names are
+// dropped. A path that leaves t's fields is kept from there as given.
+func Field(t reflect.Type, field string) string {
+	segs := strings.Split(field, ".")
+	out := make([]string, 0, len(segs))
+	for _, seg := range segs {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			t = nil
+			out = append(out, seg)
+			continue
+		}
+		if e, ok := embedded(t, seg); ok {
+			t = e
+			continue
+		}
+		next := jsonFields(t)[strings.ToLower(seg)]
+		t = next
+		out = append(out, seg)
+	}
+	return strings.Join(out, ".")
+}
+
+// embedded is the type of t's embedded struct field of Go name name whose
+// fields encoding/json promotes (no json name of its own).
+func embedded(t reflect.Type, name string) (reflect.Type, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.Anonymous || f.Name != name {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if n, _, _ := strings.Cut(tag, ","); n != "" || tag == "-" {
+			return nil, false
+		}
+		return f.Type, true
+	}
+	return nil, false
+}
+
 // Indexed is the path of the value a type error met, with the index
 // of every array on the way (locations[3].latitude where encoding/json
 // says locations.latitude): the first value at field's path, in document
