@@ -56,6 +56,14 @@ func TestMetadataUpdate(t *testing.T) {
 	if r := n.do("PUT", "/v1/trips/"+id+"/metadata", k, big); r.Status != 413 || r.errCode(t) != "payload_too_large" {
 		t.Fatalf("70 KB metadata: %d %.200s", r.Status, r.Body)
 	}
+	// the same at the start, and no trip is started
+	big = map[string]any{"vehicle_id": "veh-big", "metadata": map[string]any{"notes": strings.Repeat("x", 66000)}}
+	if r := n.do("POST", "/v1/trips", k, big); r.Status != 413 || r.errCode(t) != "payload_too_large" || strings.Contains(string(r.Body), "trips:") {
+		t.Fatalf("start with 66 KB metadata: %d %.200s", r.Status, r.Body)
+	}
+	if r := n.do("POST", "/v1/trips", k, map[string]any{"vehicle_id": "veh-big"}); r.Status != 201 {
+		t.Fatalf("start after the refused one: %d %s", r.Status, r.Body)
+	}
 	n.do("POST", "/v1/trips/"+id+"/stop", k, nil)
 	if r := n.do("PUT", "/v1/trips/"+id+"/metadata", k, map[string]any{"metadata": map[string]any{"after": true}}); r.Status != 200 {
 		t.Errorf("metadata on completed trip: %d", r.Status)

@@ -92,6 +92,14 @@ func TestTripLifecycle(t *testing.T) {
 	if rs["resumed_at"] == nil || rs["resume_location"] == nil || rs["message"] == "" {
 		t.Errorf("resume fields: %s", r.Body)
 	}
+	// a place without one of its coordinates is refused, never stored at 0
+	r = n.do("POST", "/v1/trips/"+id+"/stop", k, map[string]any{"end_location": map[string]any{"latitude": 40.03}})
+	if d, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any); r.Status != 400 || r.errCode(t) != "validation_failed" || d["end_location.longitude"] != "is required" {
+		t.Fatalf("stop with an end_location without longitude: %d %s", r.Status, r.Body)
+	}
+	if g := n.do("GET", "/v1/trips/"+id, k, nil).json(t); g["status"] != "active" || g["end_location"] != nil {
+		t.Fatalf("after the refused stop: status %v, end_location %v", g["status"], g["end_location"])
+	}
 	r = n.do("POST", "/v1/trips/"+id+"/stop", k, map[string]any{"odometer_reading": 48213, "fuel_level_percent": 61.5})
 	if r.Status != 200 {
 		t.Fatalf("stop: %d %s", r.Status, r.Body)
