@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/url"
 	"reflect"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/jsonpath"
@@ -78,7 +80,8 @@ type Route struct {
 	// request line, before the body is read.
 	MaxBodyBytes int
 
-	metrics *routeMetrics // set by Handle
+	metrics    *routeMetrics // set by Handle
+	pathParams []string      // the names of Path's parameters, set by Handle
 }
 
 // Handler serves a route. Returning a non-nil error writes the error form.
@@ -226,8 +229,90 @@ func (c *Ctx) JSON(status int, v any) error {
 // Scope returns the caller's organization and environment.
 func (c *Ctx) Scope() (org, env string) { return c.Principal.Org, c.Principal.Env }
 
-// PathParam returns a path parameter.
+// PathParam returns a path parameter, percent-decoded once (the server
+// decodes every parameter of the route before its handler runs).
 func (c *Ctx) PathParam(name string) string {
 	v, _ := c.UserValue(name).(string)
 	return v
+}
+
+// pathParamNames are the names of the parameters of a route's path:
+// "{name}", and the router's "{name?}", "{name:regexp}" and "{name:*}".
+func pathParamNames(path string) []string {
+	var names []string
+	for {
+		i := strings.IndexByte(path, '{')
+		if i < 0 {
+			return names
+		}
+		j := strings.IndexByte(path[i:], '}')
+		if j < 0 {
+			return names
+		}
+		name := path[i+1 : i+j]
+		if k := strings.IndexByte(name, ':'); k >= 0 {
+			name = name[:k]
+		}
+		names = append(names, strings.TrimSuffix(name, "?"))
+		path = path[i+j+1:]
+	}
+}
+
+// decodePathParams percent-decodes each path parameter of r once, in
+// place: the router matches the raw path, so that an encoded "/" (%2F)
+// stays inside its segment, and hands over the raw segments. A parameter
+// whose escapes do not decode, or that decodes to bytes that are not
+// UTF-8 text (invalid UTF-8, control characters), is 400 invalid_request
+// naming the parameter.
+func decodePathParams(rc *fasthttp.RequestCtx, r *Route) error {
+	var bad map[string]string
+	for _, name := range r.pathParams {
+		raw, ok := rc.UserValue(name).(string)
+		if !ok {
+			continue
+		}
+		v := raw
+		if strings.IndexByte(raw, '%') >= 0 {
+			var err error
+			if v, err = url.PathUnescape(raw); err != nil {
+				if bad == nil {
+					bad = map[string]string{}
+				}
+				bad[name] = "must be percent-encoded: % followed by two hexadecimal digits, %25 for a literal %"
+				continue
+			}
+		}
+		if !text(v) {
+			if bad == nil {
+				bad = map[string]string{}
+			}
+			bad[name] = "must be UTF-8 text without control characters"
+			continue
+		}
+		if v != raw {
+			rc.SetUserValue(name, v)
+		}
+	}
+	if bad != nil {
+		names := make([]string, 0, len(bad))
+		for n := range bad {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return Errf("invalid_request", "path parameter %s: %s", strings.Join(names, ", "), bad[names[0]]).WithDetails(bad)
+	}
+	return nil
+}
+
+// text reports whether s is valid UTF-8 without control characters.
+func text(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) {
+			return false
+		}
+	}
+	return true
 }

@@ -207,6 +207,7 @@ func (s *Server) Handle(routes ...*Route) {
 			r.Status = 200
 		}
 		r.metrics = s.metrics.route(r)
+		r.pathParams = pathParamNames(r.Path)
 		s.routes = append(s.routes, r)
 		if r.MaxBodyBytes > s.cfg.MaxBodyBytes {
 			if strings.Contains(r.Path, "{") {
@@ -292,6 +293,10 @@ func (s *Server) run(rc *fasthttp.RequestCtx, r *Route) {
 			s.writeError(c, s.throttleFailure(c, err))
 			return
 		}
+	}
+	if err := decodePathParams(rc, r); err != nil {
+		s.writeError(c, err)
+		return
 	}
 	if err := r.Handler(c); err != nil {
 		s.writeError(c, err)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -155,6 +156,14 @@ func testCRUD(t *testing.T, open testdb.Opener) {
 	}
 	if q := r.body["quiet_hours"].(map[string]any); q["critical_override"] != true {
 		t.Errorf("critical_override defaults to true: %v", q)
+	}
+	// the id percent-encoded, every byte of it, names the same contact
+	var enc strings.Builder
+	for i := 0; i < len(id); i++ {
+		fmt.Fprintf(&enc, "%%%02X", id[i])
+	}
+	if r := f.do("GET", "/v1/contacts/"+enc.String(), reader, nil); r.status != 200 || r.body["contact_id"] != id {
+		t.Errorf("get by the encoded id: %d %v", r.status, r.body)
 	}
 	if r := f.do("GET", "/v1/contacts/"+id, foreign, nil); r.status != 404 {
 		t.Errorf("another organization reads it: %d", r.status)

@@ -110,6 +110,19 @@ func TestDeviceSettingsDriveDetection(t *testing.T) {
 	if ev := r.json(t)["events_detected"].([]any); len(ev) != 0 {
 		t.Errorf("speeding alerts disabled, got %v", ev)
 	}
+	// an id with a reserved character is sent percent-encoded and is the
+	// same device as the upload's device_info names
+	if r := n.do("PUT", "/v1/devices/sp%20dev/settings", k, map[string]any{"safety_features": map[string]any{"speeding_alerts": map[string]any{"enabled": false}}}); r.Status != 200 || r.json(t)["device_id"] != "sp dev" {
+		t.Fatalf("put sp%%20dev: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("GET", "/v1/devices/sp%20dev/settings", k, nil); r.Status != 200 || r.json(t)["device_id"] != "sp dev" {
+		t.Errorf("get sp%%20dev: %d %s", r.Status, r.Body)
+	}
+	idsp := n.startTrip(k, "veh-s", t0)
+	r = n.do("POST", "/v1/locations/batch", k, map[string]any{"trip_id": idsp, "locations": track(t0, 40, -83, sp), "device_info": map[string]any{"device_id": "sp dev"}})
+	if ev := r.json(t)["events_detected"].([]any); len(ev) != 0 {
+		t.Errorf("speeding alerts disabled on \"sp dev\", got %v", ev)
+	}
 	id2 := n.startTrip(k, "veh-l", t0)
 	r = n.do("POST", "/v1/locations/batch", k, map[string]any{"trip_id": id2, "locations": track(t0, 40, -83, sp), "device_info": map[string]any{"device_id": "loud"}})
 	if ev := r.json(t)["events_detected"].([]any); len(ev) != 1 {
