@@ -84,7 +84,7 @@ func New(svc *domain.Service) *Handlers { return &Handlers{svc: svc} }
 // Routes returns the key management routes.
 func (s *Handlers) Routes() []*api.Route {
 	return []*api.Route{
-		{Method: "POST", Path: "/v1/api-keys", Tag: "keys", Summary: "Create an API key (returned once)", Permission: "keys:manage",
+		{Method: "POST", Path: "/v1/api-keys", Tag: "keys", Summary: "Create an API key (returned once); the calling key must be on the enterprise plan", Permission: "keys:manage",
 			Request: CreateBody{}, Response: CreatedView{}, Status: 201, Handler: s.handleCreate},
 		{Method: "GET", Path: "/v1/api-keys", Tag: "keys", Summary: "List the organization's keys of this environment", Permission: "keys:manage",
 			Response: ListView{}, Handler: s.handleList},
@@ -142,6 +142,9 @@ func (s *Handlers) handleCreate(c *api.Ctx) error {
 	r := domain.CreateRequest{Org: p.Org, Env: env, Name: b.Name, Permissions: b.Permissions, Plan: b.Plan, RPM: b.RateLimitRPM}
 	if bad := r.Validate(); bad != nil {
 		return api.Validation("validation_failed", bad)
+	}
+	if err := domain.CheckAPICreation(p); err != nil {
+		return apiError(err)
 	}
 	r.Permissions = domain.NormalizePermissions(r.Permissions)
 	if err := domain.CheckGrant(p, r); err != nil {

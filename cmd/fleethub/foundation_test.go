@@ -99,7 +99,7 @@ func TestPlainFormAuthErrors(t *testing.T) {
 
 func TestKeyLifecycleAndScope(t *testing.T) {
 	n := startNode(t, testConfig(t))
-	adminTest := n.key("org-a", "test", []string{"keys:manage", "trips:read"}, 0)
+	adminTest, _ := n.keyWith("org-a", "test", "enterprise", 0, "keys:manage", "trips:read") // creating keys through the API needs the enterprise plan
 	adminLive := n.key("org-a", "live", []string{"keys:manage"}, 0)
 	otherOrg := n.key("org-b", "test", []string{"keys:manage"}, 0)
 
@@ -184,7 +184,7 @@ func TestBodyRules(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.MaxBodyBytes = 4096
 	n := startNode(t, cfg)
-	admin := n.key("org-a", "test", []string{"all"}, 0)
+	admin, _ := n.keyWith("org-a", "test", "enterprise", 0, "all")
 	big := `{"name":"` + strings.Repeat("x", 8000) + `","permissions":["trips:read"]}`
 	cases := []struct {
 		name   string
@@ -432,7 +432,7 @@ func TestGracefulShutdownDrains(t *testing.T) {
 func TestRestartKeepsRecords(t *testing.T) {
 	cfg := testConfig(t)
 	n := startNode(t, cfg)
-	admin := n.key("org-a", "test", []string{"keys:manage", "trips:read"}, 0)
+	admin, _ := n.keyWith("org-a", "test", "enterprise", 0, "keys:manage", "trips:read")
 	r := n.do("POST", "/v1/api-keys", admin, map[string]any{"name": "keep", "permissions": []string{"trips:read"}})
 	k := r.json(t)["key"].(string)
 	n.stop()
@@ -475,6 +475,20 @@ func TestKeysCreateCommand(t *testing.T) {
 	r := n.do("GET", "/v1/api-keys", key, nil)
 	if r.Status != 200 || r.Header.Get("X-RateLimit-Limit") != "2000" {
 		t.Fatalf("bootstrap key: %d %s %v", r.Status, r.Body, r.Header)
+	}
+	// the command makes keys on any plan; such a key cannot create keys
+	// through the API, while the enterprise key can
+	var sout, serr strings.Builder
+	if code := run(context.Background(), []string{"keys", "create", "--data", dir, "--org", "acme", "--env", "live", "--name", "small", "--permissions", "all", "--plan", "starter"}, &sout, &serr); code != 0 {
+		t.Fatalf("starter key: exit %d: %s", code, serr.String())
+	}
+	starter := strings.SplitN(sout.String(), "\n", 2)[0]
+	body := map[string]any{"name": "again", "permissions": []string{"trips:read"}, "rate_limit_rpm": 10}
+	if r := n.do("POST", "/v1/api-keys", starter, body); r.Status != 403 || r.errCode(t) != "insufficient_permissions" || !strings.Contains(string(r.Body), `"plan"`) {
+		t.Errorf("starter key creates a key: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("POST", "/v1/api-keys", key, body); r.Status != 201 {
+		t.Errorf("enterprise key creates a key: %d %s", r.Status, r.Body)
 	}
 	var bad strings.Builder
 	if code := run(context.Background(), []string{"keys", "create", "--data", dir, "--org", "acme", "--env", "prod", "--name", "x", "--permissions", "all"}, &out, &bad); code == 0 || !strings.Contains(bad.String(), "--env") {

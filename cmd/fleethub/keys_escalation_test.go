@@ -47,10 +47,16 @@ func TestKeyEscalationRefused(t *testing.T) {
 	n := startNode(t, cfg)
 	rootLive, _ := n.keyWith("org-a", "live", "enterprise", 0, "all")
 	rootTest, _ := n.keyWith("org-a", "test", "enterprise", 0, "all")
-	manager, _ := n.keyWith("org-a", "live", "starter", 0, "keys:manage")
+	// a manager on the enterprise plan meets every rule but the plan's;
+	// keys on other plans cannot create keys through the API at all
+	manager, _ := n.keyWith("org-a", "live", "enterprise", 0, "keys:manage")
+	starter, _ := n.keyWith("org-a", "live", "starter", 0, "all")
+	professional, _ := n.keyWith("org-a", "live", "professional", 0, "all")
+	custom, _ := n.keyWith("org-a", "live", "custom", 5000, "all")
+	testDefault, _ := n.keyWith("org-a", "test", "", 0, "all")
 	_, allID := n.keyWith("org-a", "live", "enterprise", 0, "all")
 	_, readerID := n.keyWith("org-a", "live", "starter", 0, "trips:read")
-	testAdmin, _ := n.keyWith("org-a", "test", "", 0, "all")
+	testAdmin, _ := n.keyWith("org-a", "test", "enterprise", 0, "all")
 
 	type attack struct {
 		name, key, method, path string
@@ -69,10 +75,13 @@ func TestKeyEscalationRefused(t *testing.T) {
 		{"revoke a key holding more", manager, "DELETE", "/v1/api-keys/" + readerID, nil, 403, "insufficient_permissions", "required_permission", "trips:read"},
 		{"grant all", manager, "POST", "/v1/api-keys", perms("all"), 403, "insufficient_permissions", "required_permission", "all"},
 		{"grant unheld", manager, "POST", "/v1/api-keys", perms("keys:manage", "fleet:write"), 403, "insufficient_permissions", "required_permission", "fleet:write"},
-		{"plan above own", manager, "POST", "/v1/api-keys", with(perms("keys:manage"), "plan", "enterprise"), 403, "insufficient_permissions", "plan", "enterprise"},
-		{"professional above starter", manager, "POST", "/v1/api-keys", with(perms("keys:manage"), "plan", "professional"), 403, "insufficient_permissions", "plan", "professional"},
+		{"starter plan creates", starter, "POST", "/v1/api-keys", with(perms("trips:read"), "rate_limit_rpm", 10), 403, "insufficient_permissions", "plan", "enterprise"},
+		{"professional plan creates", professional, "POST", "/v1/api-keys", perms("trips:read"), 403, "insufficient_permissions", "plan", "enterprise"},
+		{"custom plan creates", custom, "POST", "/v1/api-keys", perms("trips:read"), 403, "insufficient_permissions", "plan", "enterprise"},
+		{"test default plan creates", testDefault, "POST", "/v1/api-keys", perms("trips:read"), 403, "insufficient_permissions", "plan", "enterprise"},
+		{"starter plan, bad body", starter, "POST", "/v1/api-keys", perms("bogus:perm"), 400, "validation_failed", "permissions[0]", "bogus:perm"},
 		{"rpm above own", manager, "POST", "/v1/api-keys", with(perms("keys:manage"), "rate_limit_rpm", 100_000), 403, "insufficient_permissions", "rate_limit_rpm", "100000"},
-		{"custom plan rpm above own", manager, "POST", "/v1/api-keys", with(with(perms("keys:manage"), "plan", "custom"), "rate_limit_rpm", 101), 403, "insufficient_permissions", "rate_limit_rpm", "101"},
+		{"custom plan rpm above own", manager, "POST", "/v1/api-keys", with(with(perms("keys:manage"), "plan", "custom"), "rate_limit_rpm", 2001), 403, "insufficient_permissions", "rate_limit_rpm", "2001"},
 		{"test key creates live", testAdmin, "POST", "/v1/api-keys", with(perms("all"), "environment", "live"), 403, "insufficient_permissions", "environment", "live"},
 		{"test key revokes live", testAdmin, "DELETE", "/v1/api-keys/" + readerID, nil, 404, "key_not_found", "", ""},
 		{"unknown permission", manager, "POST", "/v1/api-keys", perms("bogus:perm"), 400, "validation_failed", "permissions[0]", "bogus:perm"},
@@ -120,7 +129,7 @@ func TestKeyGrantWithinOwn(t *testing.T) {
 	cfg.MaxBodyBytes = 4 << 20 // room for the 100,000-entry lists
 	n := startNode(t, cfg)
 	rootLive, _ := n.keyWith("org-a", "live", "enterprise", 0, "all")
-	manager, _ := n.keyWith("org-a", "live", "professional", 0, "keys:manage", "trips:read")
+	manager, _ := n.keyWith("org-a", "live", "enterprise", 0, "keys:manage", "trips:read")
 	testAdmin, _ := n.keyWith("org-a", "test", "", 0, "all")
 	_, readerID := n.keyWith("org-a", "live", "starter", 0, "trips:read")
 

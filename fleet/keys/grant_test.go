@@ -60,6 +60,30 @@ func TestCheckGrant(t *testing.T) {
 	}
 }
 
+// TestCheckAPICreation: only a key on the enterprise plan creates keys
+// through the API; every other plan, the defaults included, is refused
+// naming the plan.
+func TestCheckAPICreation(t *testing.T) {
+	for _, c := range []struct {
+		plan string
+		ok   bool
+	}{
+		{"enterprise", true}, {"professional", false}, {"starter", false}, {"custom", false}, {"test", false}, {"", false},
+	} {
+		err := keys.CheckAPICreation(&apikey.Principal{Env: "live", Plan: c.plan, Permissions: []string{"all"}, Rate: 1e6})
+		if c.ok {
+			if err != nil {
+				t.Errorf("%q: refused: %v", c.plan, err)
+			}
+			continue
+		}
+		var e *keys.PermissionError
+		if !errors.As(err, &e) || e.Details["plan"] == "" || e.Details["required_plan"] != "enterprise" {
+			t.Errorf("%q: %v, want a refusal naming the plan", c.plan, err)
+		}
+	}
+}
+
 func TestCheckRevoke(t *testing.T) {
 	manager := &apikey.Principal{Permissions: []string{"keys:manage", "trips:read"}}
 	root := &apikey.Principal{Permissions: []string{"all"}}

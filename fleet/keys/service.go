@@ -291,6 +291,21 @@ func rankOf(plan string) int {
 	return planRank["starter"]
 }
 
+// APIPlan is the plan a key must be on to create keys through the API
+// (POST /v1/api-keys); the bootstrap command creates keys on any plan.
+const APIPlan = "enterprise"
+
+// CheckAPICreation reports whether creator may create keys through the
+// API at all: only a key on the enterprise plan may. The error is 403
+// insufficient_permissions naming the plan.
+func CheckAPICreation(creator *apikey.Principal) error {
+	if creator.Plan == APIPlan {
+		return nil
+	}
+	msg := fmt.Sprintf("creating keys through the API needs a key on the %s plan; this key is on the %s plan", APIPlan, creator.Plan)
+	return &PermissionError{Message: msg, Details: map[string]string{"plan": msg, "required_plan": APIPlan}}
+}
+
 // CheckGrant reports whether the creator may make the key r describes
 // without escalation: every permission is one the creator holds ("all" only
 // from a key holding all), the plan ranks at most the creator's, the
