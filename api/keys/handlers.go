@@ -23,7 +23,7 @@ import (
 type CreateBody struct {
 	Name         string   `json:"name" required:"true"`
 	Environment  string   `json:"environment,omitempty" enum:"test,live" doc:"defaults to the calling key's environment"`
-	RateLimitRPM int      `json:"rate_limit_rpm,omitempty"`
+	RateLimitRPM *int     `json:"rate_limit_rpm,omitempty" doc:"requests per minute, 1 to 60000000, in place of the plan's rate; absent: the plan's rate, else the environment's default (test 1000, live the starter plan's)"`
 	Permissions  []string `json:"permissions" required:"true"`
 	Plan         string   `json:"plan,omitempty" enum:"starter,professional,enterprise,custom"`
 }
@@ -35,7 +35,7 @@ type KeyView struct {
 	OrganizationID string     `json:"organization_id"`
 	Environment    string     `json:"environment"`
 	Permissions    []string   `json:"permissions"`
-	Plan           string     `json:"plan"`
+	Plan           string     `json:"plan" enum:"starter,professional,enterprise,custom,test" doc:"the plan the key was given; without one: custom when it has its own rate_limit_rpm, else test for a test key (1000 per minute), else starter"`
 	RateLimitRPM   int        `json:"rate_limit_rpm"`
 	Burst          int        `json:"burst"`
 	KeyHint        string     `json:"key_hint"`
@@ -139,8 +139,19 @@ func (s *Handlers) handleCreate(c *api.Ctx) error {
 	if env == "" {
 		env = p.Env
 	}
-	r := domain.CreateRequest{Org: p.Org, Env: env, Name: b.Name, Permissions: b.Permissions, Plan: b.Plan, RPM: b.RateLimitRPM}
-	if bad := r.Validate(); bad != nil {
+	r := domain.CreateRequest{Org: p.Org, Env: env, Name: b.Name, Permissions: b.Permissions, Plan: b.Plan}
+	if b.RateLimitRPM != nil {
+		r.RPM = *b.RateLimitRPM
+	}
+	bad := r.Validate()
+	if b.RateLimitRPM != nil && *b.RateLimitRPM == 0 {
+		// 0 sent is a rate, not "absent": refused as out of range
+		if bad == nil {
+			bad = map[string]string{}
+		}
+		bad["rate_limit_rpm"] = domain.RPMRange
+	}
+	if bad != nil {
 		return api.Validation("validation_failed", bad)
 	}
 	if err := domain.CheckAPICreation(p); err != nil {

@@ -164,6 +164,11 @@ func TestCreateKeyValidation(t *testing.T) {
 		{map[string]any{"name": "x", "permissions": []string{"nope"}}, "permissions[0]"},
 		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "plan": "gold"}, "plan"},
 		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "rate_limit_rpm": -5}, "rate_limit_rpm"},
+		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "rate_limit_rpm": 0}, "rate_limit_rpm"},
+		// the unknown ones by their first index, then the known set
+		{map[string]any{"name": "x", "permissions": []string{"a", "b", "trips:read", "a"}}, "permissions[0]"},
+		{map[string]any{"name": "x", "permissions": []string{"a", "b", "trips:read", "a"}}, "permissions[1]"},
+		{map[string]any{"name": "x", "permissions": []string{"a", "b", "trips:read", "a"}}, "permissions"},
 	} {
 		r := n.do("POST", "/v1/api-keys", admin, c.body)
 		if r.Status != 400 || r.errCode(t) != "validation_failed" {
@@ -177,6 +182,19 @@ func TestCreateKeyValidation(t *testing.T) {
 	}
 	if c := n.do("GET", "/v1/api-keys", admin, nil).json(t)["count"].(float64); c != 1 {
 		t.Errorf("bad input created keys: count %v", c)
+	}
+	// a key given no plan is listed by what it is: test (the test
+	// default) or custom (its own rate)
+	n.key("org-a", "test", []string{"trips:read"}, 300)
+	for _, k := range n.do("GET", "/v1/api-keys", admin, nil).json(t)["api_keys"].([]any) {
+		m := k.(map[string]any)
+		want := "test"
+		if m["rate_limit_rpm"].(float64) == 300 {
+			want = "custom"
+		}
+		if m["plan"] != want {
+			t.Errorf("key of %v rpm listed on plan %v, want %s", m["rate_limit_rpm"], m["plan"], want)
+		}
 	}
 }
 

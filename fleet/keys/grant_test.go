@@ -122,8 +122,14 @@ func TestValidateNamesUnknownOnce(t *testing.T) {
 	perms := append(slices.Repeat([]string{"bogus:perm"}, 100_000), "trips:read", "other:perm")
 	r := keys.CreateRequest{Org: "o", Env: "live", Name: "n", Permissions: perms}
 	bad := r.Validate()
-	if len(bad) != 2 || !strings.Contains(bad["permissions[0]"], "bogus:perm") || !strings.Contains(bad["permissions[100001]"], "other:perm") {
+	if len(bad) != 3 || !strings.Contains(bad["permissions[0]"], "bogus:perm") || !strings.Contains(bad["permissions[100001]"], "other:perm") {
 		t.Fatalf("details %v", bad)
+	}
+	// then the known set
+	for _, p := range append(slices.Clone(keys.Permissions), "all") {
+		if !strings.Contains(bad["permissions"], p) {
+			t.Errorf("details.permissions %q lacks %s", bad["permissions"], p)
+		}
 	}
 	many := make([]string, 50)
 	for i := range many {

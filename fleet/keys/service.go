@@ -51,6 +51,11 @@ var plans = map[string][2]int{
 // resolution of the shared (Redis) limiter.
 const MaxRPM = 60_000_000
 
+// RPMRange is the refusal of a rate out of range. RPM 0 in a
+// CreateRequest is "none" (the plan's rate); an API body that sends 0 is
+// refused with this too.
+var RPMRange = fmt.Sprintf("must be between 1 and %d", MaxRPM)
+
 // Limits returns the rate and burst of a key.
 func Limits(env, plan string, rpm int) (rate, burst int) {
 	switch {
@@ -233,7 +238,8 @@ func (r *CreateRequest) Validate() map[string]string {
 	}
 	// Each distinct unknown permission is named once, at its first index,
 	// and at most maxNamedUnknown of them: a list of 100,000 repeated
-	// entries gets one line of details, not 100,000.
+	// entries gets one line of details, not 100,000. details.permissions
+	// then lists the known set.
 	seen := map[string]bool{}
 	for i, p := range r.Permissions {
 		if p == "all" || slices.Contains(Permissions, p) || seen[p] {
@@ -241,10 +247,11 @@ func (r *CreateRequest) Validate() map[string]string {
 		}
 		seen[p] = true
 		if len(seen) > maxNamedUnknown {
-			bad["permissions"] = "more unknown permissions than shown; known: " + strings.Join(Permissions, ", ")
+			bad["permissions"] = "more unknown permissions than shown; known: " + knownPermissions()
 			break
 		}
 		bad[fmt.Sprintf("permissions[%d]", i)] = "unknown permission " + p
+		bad["permissions"] = "known: " + knownPermissions()
 	}
 	if _, ok := plans[r.Plan]; !ok && r.Plan != "" && r.Plan != "custom" {
 		bad["plan"] = "must be starter, professional, enterprise or custom"
@@ -253,13 +260,16 @@ func (r *CreateRequest) Validate() map[string]string {
 		bad["rate_limit_rpm"] = "is required for the custom plan"
 	}
 	if r.RPM < 0 || r.RPM > MaxRPM {
-		bad["rate_limit_rpm"] = fmt.Sprintf("must be between 1 and %d", MaxRPM)
+		bad["rate_limit_rpm"] = RPMRange
 	}
 	if len(bad) == 0 {
 		return nil
 	}
 	return bad
 }
+
+// knownPermissions is the known set as named in a 400's details.
+func knownPermissions() string { return strings.Join(Permissions, ", ") + ", all" }
 
 // maxNamedUnknown caps the unknown permissions named in a 400's details.
 const maxNamedUnknown = 10
