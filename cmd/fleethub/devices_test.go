@@ -50,6 +50,7 @@ func TestDeviceSettings(t *testing.T) {
 	}{
 		{map[string]any{"telemetry_settings": map[string]any{"collection_interval_seconds": 5}}, "telemetry_settings.collection_interval_seconds"},
 		{map[string]any{"telemetry_settings": map[string]any{"data_types": []string{"radar"}}}, "telemetry_settings.data_types[0]"},
+		{map[string]any{"telemetry_settings": map[string]any{"data_types": []string{}}}, "telemetry_settings.data_types"},
 		{map[string]any{"safety_features": map[string]any{"harsh_event_detection": map[string]any{"braking_threshold": 0.5}}}, "safety_features.harsh_event_detection.braking_threshold"},
 		{map[string]any{"power_management": map[string]any{"low_power_threshold": 80}}, "power_management.low_power_threshold"},
 		{map[string]any{"safety_features": map[string]any{"speeding_alerts": map[string]any{"alert_frequency": "hourly"}}}, "safety_features.speeding_alerts.alert_frequency"},
@@ -81,8 +82,22 @@ func TestDeviceSettings(t *testing.T) {
 			t.Errorf("%v: %d %s, want %s naming %s", c.body, r.Status, r.Body, c.code, c.field)
 		}
 	}
-	if g := n.do("GET", "/v1/devices/dev-1/settings", k, nil).json(t); g["settings_version"] != "v2" {
+	g := n.do("GET", "/v1/devices/dev-1/settings", k, nil).json(t)
+	if g["settings_version"] != "v2" {
 		t.Errorf("bad input changed the version: %v", g["settings_version"])
+	}
+	if dt := g["settings_applied"].(map[string]any)["telemetry_settings"].(map[string]any)["data_types"].([]any); len(dt) != 2 {
+		t.Errorf("data_types after bad input: %v", dt)
+	}
+	// a repeated data type is stored once, in first-seen order, and the
+	// list is replaced whole
+	r = n.do("PUT", "/v1/devices/dev-1/settings", k, map[string]any{"telemetry_settings": map[string]any{"data_types": []string{"camera", "location", "camera", "location"}}})
+	if a := r.json(t); r.Status != 200 || a["settings_version"] != "v3" {
+		t.Fatalf("repeated data types: %d %s", r.Status, r.Body)
+	}
+	ts := n.do("GET", "/v1/devices/dev-1/settings", k, nil).json(t)["settings_applied"].(map[string]any)["telemetry_settings"].(map[string]any)
+	if dt := ts["data_types"].([]any); len(dt) != 2 || dt[0] != "camera" || dt[1] != "location" {
+		t.Errorf("data_types stored %v, want [camera location]", dt)
 	}
 }
 

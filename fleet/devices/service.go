@@ -75,6 +75,7 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, deviceID string, bo
 	if bad := body.Validate(); len(bad) > 0 {
 		return Applied{}, &ValidationError{Fields: bad}
 	}
+	body.normalize()
 	for attempt := 0; ; attempt++ {
 		cur, err := s.store.GetDeviceSettings(ctx, sc, deviceID)
 		prev := cur.Version

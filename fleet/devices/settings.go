@@ -11,7 +11,7 @@ import (
 // TelemetrySettings group.
 type TelemetrySettings struct {
 	CollectionIntervalSeconds *float64 `json:"collection_interval_seconds,omitempty" doc:"10-3600"`
-	DataTypes                 []string `json:"data_types,omitempty" doc:"location, obd_data, accelerometer, gyroscope, camera, audio"`
+	DataTypes                 []string `json:"data_types,omitempty" doc:"location, obd_data, accelerometer, gyroscope, camera, audio: at least one; replaces the current list whole, each type stored once in first-seen order"`
 	HighFrequencyEvents       *bool    `json:"high_frequency_events,omitempty"`
 	BatchUploadSize           *float64 `json:"batch_upload_size,omitempty" doc:"1-500"`
 }
@@ -102,6 +102,10 @@ func (s *Settings) Validate() map[string]string {
 	if t := s.TelemetrySettings; t != nil {
 		rng(bad, "telemetry_settings.collection_interval_seconds", t.CollectionIntervalSeconds, 10, 3600)
 		rng(bad, "telemetry_settings.batch_upload_size", t.BatchUploadSize, 1, 500)
+		if t.DataTypes != nil && len(t.DataTypes) == 0 {
+			// sent as []: the list is replaced whole and never emptied
+			bad["telemetry_settings.data_types"] = "must name at least one of " + strings.Join(dataTypes, ", ") + "; leave the field out to keep the current list"
+		}
 		for i, d := range t.DataTypes {
 			if !slices.Contains(dataTypes, d) {
 				bad[fmt.Sprintf("telemetry_settings.data_types[%d]", i)] = "must be one of " + strings.Join(dataTypes, ", ")
@@ -137,4 +141,19 @@ func (s *Settings) Validate() map[string]string {
 		}
 	}
 	return bad
+}
+
+// normalize stores each data type once, in first-seen order.
+func (s *Settings) normalize() {
+	t := s.TelemetrySettings
+	if t == nil || len(t.DataTypes) < 2 {
+		return
+	}
+	out := make([]string, 0, len(dataTypes))
+	for _, d := range t.DataTypes {
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	t.DataTypes = out
 }
