@@ -63,7 +63,7 @@ type ValidateResponse struct {
 	ID          string       `json:"id,omitempty"`
 	Address     string       `json:"address,omitempty"`
 	Corrections []Correction `json:"corrections,omitempty"`
-	Suggestion  *Result      `json:"suggestion,omitempty"`
+	Suggestion  *Result      `json:"suggestion,omitempty" doc:"when the street is right but the house number is not on it: the street's nearest number, its confidence the score search gives it"`
 }
 
 // Correction is what validation changed in the query to match the
@@ -199,7 +199,7 @@ func (h *Handlers) validate(c *api.Ctx) error {
 		}
 	}
 	if v.Suggestion != nil {
-		r := result(*v.Suggestion, 0)
+		r := result(v.Suggestion.Address, v.Suggestion.Confidence)
 		out.Suggestion = &r
 	}
 	return c.JSON(200, out)

@@ -182,3 +182,21 @@ func TestWithoutAddresses(t *testing.T) {
 		}
 	}
 }
+
+// The suggestion's confidence is its score: the one search gives the same
+// address for the same query.
+func TestSuggestionConfidence(t *testing.T) {
+	s := start(t, fixture(t))
+	for _, addr := range []string{"240-99 Braddock Avenue, Glen Oaks, NY 11004", "240-99 Braddock Avenue"} {
+		_, body := s.get(t, "/v1/validate?q="+q(addr))
+		sg, _ := body["suggestion"].(map[string]any)
+		_, found := s.get(t, "/v1/search?q="+q(addr)+"&limit=1")
+		top := found["results"].([]any)[0].(map[string]any)
+		if sg == nil || sg["id"] != top["id"] || sg["confidence"] != top["confidence"] {
+			t.Errorf("%s: suggestion %v, want search's first result %v", addr, sg, top)
+		}
+		if conf, _ := sg["confidence"].(float64); conf <= 0 || conf > 0.7 {
+			t.Errorf("%s: suggestion confidence %v, want in (0, 0.7]", addr, sg["confidence"])
+		}
+	}
+}

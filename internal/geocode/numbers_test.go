@@ -107,7 +107,7 @@ func TestNumberRanges(t *testing.T) {
 		t.Errorf("Validate(12-14 150th St): %+v", v)
 	}
 	v = ix.Validate("101-102 Main St, Springfield, IL 62701")
-	if v.Exists || v.Suggestion == nil || v.Suggestion.ID != "m-100" {
+	if v.Exists || v.Suggestion == nil || v.Suggestion.Address.ID != "m-100" {
 		t.Errorf("Validate(101-102 Main St): %+v, want no such address and 100 suggested", v)
 	}
 }

@@ -18,8 +18,9 @@ type Validation struct {
 	Match       Match        // the best match, when there is one
 	Corrections []Correction // what was changed to match, when Exists
 	// Suggestion is the address of the street's nearest house number when
-	// the street is right but the number is not on it.
-	Suggestion *Address
+	// the street is right but the number is not on it, with its
+	// confidence: its score, as search gives it.
+	Suggestion *Match
 }
 
 // Validate reports whether an address exists: the best match names the
@@ -110,8 +111,8 @@ func (ix *Index) Validate(q string) Validation {
 	if !v.Exists {
 		v.Corrections = nil
 		if streetOK && qr.hasNum && !g.numMatched {
-			a := ix.address(int(g.lo))
-			v.Suggestion = &a
+			m := v.Match
+			v.Suggestion = &m
 		}
 	}
 	return v
