@@ -62,13 +62,14 @@ type ValidateResponse struct {
 	Exists      bool         `json:"exists"`
 	ID          string       `json:"id,omitempty"`
 	Address     string       `json:"address,omitempty"`
-	Corrections []Correction `json:"corrections,omitempty"`
-	Suggestion  *Result      `json:"suggestion,omitempty" doc:"when the street is right but the house number is not on it: the street's nearest number, its confidence the score search gives it"`
+	Corrections []Correction `json:"corrections,omitempty" doc:"what the address (when it exists) or the suggestion reads differently from the query: street or city typos, a number written another way; for a suggestion also its number in place of the query's, and the query's state or ZIP that is not its own"`
+	Suggestion  *Result      `json:"suggestion,omitempty" doc:"when the address does not exist as written but its street does: the street's nearest number when the house number is not on it, or the address itself when the query names another state or ZIP; its confidence the score search gives it"`
 }
 
 // Correction is what validation changed in the query to match the
-// address: a typo in the street or city, a house number written another
-// way.
+// address or the suggestion: a typo in the street or city, a house number
+// written another way or the suggestion's number, a state or ZIP that is
+// not the suggestion's.
 type Correction struct {
 	Field string `json:"field"`
 	From  string `json:"from"`
@@ -201,6 +202,9 @@ func (h *Handlers) validate(c *api.Ctx) error {
 	if v.Suggestion != nil {
 		r := result(v.Suggestion.Address, v.Suggestion.Confidence)
 		out.Suggestion = &r
+		for _, c := range v.Corrections {
+			out.Corrections = append(out.Corrections, Correction(c))
+		}
 	}
 	return c.JSON(200, out)
 }

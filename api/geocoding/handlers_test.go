@@ -200,3 +200,31 @@ func TestSuggestionConfidence(t *testing.T) {
 		}
 	}
 }
+
+// A state or ZIP that is not the address's: the address does not exist as
+// written; the answer says what differs and suggests the address.
+func TestValidateForeignStateOrZIP(t *testing.T) {
+	s := start(t, fixture(t))
+	for _, c := range []struct{ q, field, from, to string }{
+		{"240-16 Braddock Avenue, Glen Oaks, TX 11004", "state", "tx", "NY"},
+		{"240-16 Braddock Avenue, Glen Oaks, California 11004", "state", "california", "NY"},
+		{"240-16 Braddock Avenue, Glen Oaks, NY 90210", "postcode", "90210", "11004"},
+	} {
+		_, body := s.get(t, "/v1/validate?q="+q(c.q))
+		sg, _ := body["suggestion"].(map[string]any)
+		cs, _ := body["corrections"].([]any)
+		if body["exists"] != false || body["id"] != nil || sg == nil || sg["id"] != "fx-02" || len(cs) != 1 {
+			t.Fatalf("validate %q: %v, want no such address and fx-02 suggested", c.q, body)
+		}
+		if conf, _ := sg["confidence"].(float64); conf <= 0 || conf > 0.7 {
+			t.Errorf("validate %q: suggestion confidence %v, want in (0, 0.7]", c.q, sg["confidence"])
+		}
+		if cr := cs[0].(map[string]any); cr["field"] != c.field || cr["from"] != c.from || cr["to"] != c.to {
+			t.Errorf("validate %q: corrections %v, want %s %s → %s", c.q, cs, c.field, c.from, c.to)
+		}
+		_, body = s.get(t, "/v1/search?q="+q(c.q))
+		if res := body["results"].([]any); res[0].(map[string]any)["id"] != "fx-02" || res[0].(map[string]any)["confidence"].(float64) > 0.7 {
+			t.Errorf("search %q: %v, want fx-02 at 0.7 or less", c.q, res[0])
+		}
+	}
+}

@@ -78,6 +78,7 @@ type Index struct {
 
 	// derived on load, not saved
 	locZipID []uint32 // the ZIP of locality i in zips
+	locCode  []string // the USPS code of locality i's state, "" where it is not one
 
 	pool sync.Pool // *scratch
 }
@@ -88,6 +89,10 @@ func (ix *Index) derive() {
 	for i, z := range ix.locZip {
 		id, _ := ix.zips.find(Fold(ix.strs.at(int(z))))
 		ix.locZipID[i] = uint32(id)
+	}
+	ix.locCode = make([]string, len(ix.locState))
+	for i, s := range ix.locState {
+		ix.locCode[i] = stateCode(ix.strs.at(int(s)))
 	}
 }
 

@@ -30,6 +30,11 @@ const (
 	sOrd    = 0.95 // 109 for 109th
 )
 
+// sContra is what a street's confidence is multiplied by when the query
+// names a state or ZIP that is not the street's: never above the
+// validation threshold.
+const sContra = validConfidence
+
 // Limits of a query.
 const (
 	maxQueryBytes  = 1000 // longer queries are cut (the API refuses over 500 characters)
@@ -55,14 +60,15 @@ type qtok struct {
 	pw     float32 // what the word is worth where it matches best (0: unknown to the index)
 	pwCity bool    // it is worth that only as a city word
 
-	num    bool   // may be the house number
-	numID  int    // its key in nums, -1 if no address has it
-	baseID int    // the key of its leading digits (12 of 12a), -1
-	ends   [2]int // a range's numbers (100 and 110 of 100-110), -1 where no address has it
-	zip    bool   // may be the ZIP
-	zipID  int    // -1 if no locality has it
-	unit   bool   // follows a unit word (Apt 2)
-	typo   string // the word typos are looked for of, "" for none (see typos)
+	num       bool   // may be the house number
+	numID     int    // its key in nums, -1 if no address has it
+	baseID    int    // the key of its leading digits (12 of 12a), -1
+	ends      [2]int // a range's numbers (100 and 110 of 100-110), -1 where no address has it
+	zip       bool   // may be the ZIP
+	zipID     int    // -1 if no locality has it
+	unit      bool   // follows a unit word (Apt 2)
+	afterUnit bool   // directly follows a unit word: never a ZIP of its own (#19201)
+	typo      string // the word typos are looked for of, "" for none (see typos)
 }
 
 // query is an analysed query.
@@ -71,6 +77,7 @@ type query struct {
 	prefix   bool
 	joinedID int // key of the first two words joined (203 06 → 20306), -1
 	hasNum   bool
+	state    stateMention // the state the query names, if any
 }
 
 // parse analyses a query against the index's vocabulary.
@@ -83,7 +90,7 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 		if i > 0 && len(t) == 10 && t[5] == '-' && numberBase(t[:5]) == t[:5] && numberBase(t[6:]) == t[6:] {
 			t = t[:5] // ZIP+4
 		}
-		tk := qtok{text: t, numID: -1, baseID: -1, ends: [2]int{-1, -1}, zipID: -1}
+		tk := qtok{text: t, numID: -1, baseID: -1, ends: [2]int{-1, -1}, zipID: -1, afterUnit: unitLeft == 2}
 		last := qr.prefix && i == len(raw)-1
 		if unitLeft > 0 && (isNumeric(t) || len(t) <= 3) && !(len(t) == 5 && numberBase(t) == t) {
 			tk.unit = true
@@ -120,6 +127,7 @@ func (ix *Index) parse(q string, prefix bool, sc *scratch) query {
 		qr.toks = append(qr.toks, tk)
 	}
 	qr.joinedID = ix.joinedNumber(qr.toks)
+	qr.state = lastState(qr.toks, qr.prefix)
 	return qr
 }
 

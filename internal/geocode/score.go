@@ -21,6 +21,7 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 		g.asTyped = text == typed || qr.prefix && numTok == len(qr.toks)-1 && strings.HasPrefix(text, typed)
 	}
 	t := ix.matchWords(qr, &st, numTok, numScore, &g)
+	placeWords(qr, &st, &t, &g, numTok)
 	ix.leftOver(qr, &st, &t, &g)
 	if t.got == 0 || t.den == 0 {
 		return g, false
@@ -39,6 +40,8 @@ type streetView struct {
 	hasCity  bool
 	hasState bool
 	zipID    int
+	hasZip   bool
+	state    string // its state's USPS code, "" where unknown
 	a0, a1   uint32
 }
 
@@ -51,6 +54,8 @@ func (ix *Index) streetView(s uint32) streetView {
 		hasCity:  ix.locCity[loc] != 0,
 		hasState: ix.locState[loc] != 0,
 		zipID:    int(ix.locZipID[loc]),
+		hasZip:   ix.locZip[loc] != 0,
+		state:    ix.locCode[loc],
 		a0:       ix.stAddr[s],
 		a1:       ix.stAddr[s+1],
 	}
@@ -130,6 +135,7 @@ func (ix *Index) numberOf(tk *qtok, a0, a1 uint32) (score float32, lo, hi uint32
 // said, and the order the street's words were said in.
 type wordTally struct {
 	got, den      float32
+	matched       wordSet // the query words the street matches
 	nameGot       float32 // name words said count one, other street words half
 	nameAll       float32 // the same, of all the street's words
 	namesSaid     int     // name words said
@@ -171,6 +177,7 @@ func (ix *Index) matchWords(qr *query, st *streetView, numTok int, numScore floa
 		}
 		t.got += best
 		t.den += bestDen
+		t.matched = t.matched.with(k)
 		if bestWord >= 0 {
 			t.lastStreetTok = k
 			t.inOrder = t.inOrder && bestWord == t.nextWord
@@ -253,6 +260,45 @@ func (st *streetView) bestWord(tk *qtok, best, bestDen, cityPart float32) (float
 	return best, bestDen, bestWord
 }
 
+// placeWords settles the query's state and ZIPs that the street's words
+// left over: a state (by code or name, see lastState) or a five-digit
+// ZIP after the street that is not the street's contradicts it, whether
+// or not the index knows that state or ZIP, and weighs what it would
+// have matched; a state named otherwise than the index has it (New York
+// for NY) counts as the street's state. Neither is then a town.
+func placeWords(qr *query, st *streetView, t *wordTally, g *group, numTok int) {
+	if m := qr.state; m.n > 0 && m.at > t.lastStreetTok && st.state != "" {
+		free := true
+		for k := m.at; k < m.at+m.n; k++ {
+			free = free && !t.matched.has(k)
+		}
+		if free {
+			for k := m.at; k < m.at+m.n; k++ {
+				g.unmatched = g.unmatched.without(k)
+			}
+			t.den += wState
+			if m.code == st.state {
+				t.got += wState
+				t.matched = t.matched.with(m.at)
+			} else {
+				g.contra = g.contra.with(m.at)
+			}
+		}
+	}
+	if !st.hasZip {
+		return
+	}
+	for k := range qr.toks {
+		tk := &qr.toks[k]
+		if !tk.zip || tk.afterUnit || k == numTok || t.matched.has(k) || tk.num && k <= t.lastStreetTok || qr.prefix && k == len(qr.toks)-1 {
+			continue
+		}
+		g.unmatched = g.unmatched.without(k)
+		g.contra = g.contra.with(k)
+		t.den += wZip
+	}
+}
+
 // leftOver adds to t.den what the words left over cost: a town the rows
 // do not name counts half, and nothing where the locality has no city at
 // all; so does a word after the whole street name that is not a number
@@ -287,6 +333,9 @@ func (ix *Index) confidence(qr *query, st *streetView, t *wordTally, g *group, f
 		cover = float64(t.nameGot / t.nameAll)
 	}
 	conf := 0.9*float64(t.got/t.den) + 0.1*cover
+	if g.contra != 0 {
+		conf *= sContra
+	}
 	if qr.hasNum && !g.numMatched {
 		g.numMissed = true
 		conf *= 0.8

@@ -93,6 +93,7 @@ type group struct {
 	got, den   float32
 	unmatched  wordSet // query words this street leaves unmatched
 	townish    wordSet // the unmatched words that may name its town
+	contra     wordSet // the query's state (its first word) and ZIPs that are not the street's
 }
 
 // Find runs a query.
@@ -159,5 +160,6 @@ func b2i(b bool) int {
 // wordSet is a set of a query's words by position (maxQueryTokens ≤ 32).
 type wordSet uint32
 
-func (w wordSet) with(k int) wordSet { return w | 1<<k }
-func (w wordSet) has(k int) bool     { return w&(1<<k) != 0 }
+func (w wordSet) with(k int) wordSet    { return w | 1<<k }
+func (w wordSet) has(k int) bool        { return w&(1<<k) != 0 }
+func (w wordSet) without(k int) wordSet { return w &^ (1 << k) }

@@ -1,6 +1,7 @@
 package geocode_test
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -237,5 +238,66 @@ func TestTiesGoToWhatWasTyped(t *testing.T) {
 	}
 	if ms := ix.Autocomplete("213-2", 1); len(ms) != 1 || ms[0].Address.ID != "q-213-23" {
 		t.Errorf("213-2: %+v, want 213-23 Murdock Avenue", ms)
+	}
+}
+
+// A state or ZIP the query names that is not the address's contradicts
+// it, whether or not the index holds any address in that state or ZIP:
+// the address does not exist as written, its confidence is under the
+// validation threshold, and it is suggested with what differs.
+func TestForeignStateOrZIP(t *testing.T) {
+	ix := loadFixture(t)
+	for _, c := range []struct {
+		q    string
+		want []geocode.Correction
+	}{
+		{"240-16 Braddock Avenue, Glen Oaks, TX 11004", []geocode.Correction{{Field: "state", From: "tx", To: "NY"}}},
+		{"240-16 Braddock Avenue, Glen Oaks, California 11004", []geocode.Correction{{Field: "state", From: "california", To: "NY"}}},
+		{"240-16 Braddock Avenue, Glen Oaks, New Jersey", []geocode.Correction{{Field: "state", From: "new jersey", To: "NY"}}},
+		{"240-16 Braddock Avenue NJ 11004", []geocode.Correction{{Field: "state", From: "nj", To: "NY"}}},
+		{"240-16 Braddock Avenue, Glen Oaks, OH 11004", []geocode.Correction{{Field: "state", From: "oh", To: "NY"}}},
+		{"240-16 Braddock Avenue, Glen Oaks, NY 90210", []geocode.Correction{{Field: "postcode", From: "90210", To: "11004"}}},
+		{"240-16 Braddock Avenue, Glen Oaks, NY 43081", []geocode.Correction{{Field: "postcode", From: "43081", To: "11004"}}},
+		{"240-16 Braddock Avenue TX 90210", []geocode.Correction{{Field: "state", From: "tx", To: "NY"}, {Field: "postcode", From: "90210", To: "11004"}}},
+	} {
+		v := ix.Validate(c.q)
+		if v.Exists || v.Suggestion == nil || v.Suggestion.Address.ID != "fx-02" || v.Suggestion.Confidence > 0.7 || v.Suggestion.Confidence <= 0 ||
+			!slices.Equal(v.Corrections, c.want) {
+			t.Errorf("Validate(%q) = %+v, want no such address, fx-02 suggested under 0.7 with %v", c.q, v, c.want)
+		}
+		if ms := ix.Search(c.q, 1); len(ms) != 1 || ms[0].Address.ID != "fx-02" || ms[0].Confidence > 0.7 {
+			t.Errorf("Search(%q) = %+v, want fx-02 under 0.7", c.q, ms)
+		}
+	}
+	// the address's own state, by code or name, and a state that is the
+	// town (Delaware, OH) or part of the street are no contradiction
+	for _, q := range []string{"240-16 Braddock Avenue, Glen Oaks, NY 11004", "240-16 Braddock Avenue, Glen Oaks, New York 11004",
+		"36 N State St, Westerville, Ohio", "36 N State St, Delaware, OH 43081"} {
+		if v := ix.Validate(q); !v.Exists || v.Suggestion != nil || slices.ContainsFunc(v.Corrections, func(c geocode.Correction) bool { return c.Field == "state" }) {
+			t.Errorf("Validate(%q) = %+v, want it to exist", q, v)
+		}
+	}
+}
+
+// On the Queens Village file (skipped without it): a state or ZIP that no
+// row has still contradicts the address.
+func TestQueensForeignStateOrZIP(t *testing.T) {
+	ix, err := geocode.Load(sharedData(t, "addresses/us-ny-queens-village-osm-addresses.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"219-32 Jamaica Avenue, Queens Village, TX 11429", "219-32 Jamaica Avenue, Queens Village, California 11429",
+		"219-32 Jamaica Avenue, Queens Village, CA", "219-32 Jamaica Avenue NJ 11429", "219-32 Jamaica Avenue, Queens Village, NY 90210",
+		"219-32 Jamaica Avenue, Queens Village, NY 11428"} {
+		v := ix.Validate(q)
+		if v.Exists || v.Suggestion == nil || v.Suggestion.Address.ID != "n2545546163" || len(v.Corrections) == 0 {
+			t.Errorf("Validate(%q) = %+v, want no such address and n2545546163 suggested with what differs", q, v)
+		}
+		if ms := ix.Search(q, 1); len(ms) != 1 || ms[0].Address.ID != "n2545546163" || ms[0].Confidence > 0.7 {
+			t.Errorf("Search(%q) = %+v, want n2545546163 at 0.7 or less", q, ms)
+		}
+	}
+	if v := ix.Validate("219-32 Jamaica Avenue, Queens Village, NY 11429"); !v.Exists || v.Match.Address.ID != "n2545546163" {
+		t.Errorf("the address as it is: %+v", v)
 	}
 }

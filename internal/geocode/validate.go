@@ -1,13 +1,17 @@
 package geocode
 
+import "strings"
+
 // validConfidence is the confidence above which an address can exist.
 const validConfidence = 0.7
 
 // Correction is one change between the query and the address it
-// validated as: a typo in the street or city, a house number written
-// another way, a town the rows name otherwise.
+// validated as, or the suggestion: a typo in the street or city, a house
+// number written another way, a town the rows name otherwise; for a
+// suggestion also the house number it has in place of the query's, and a
+// state or ZIP the query names that is not the address's.
 type Correction struct {
-	Field string // street, city, number
+	Field string // street, city, number, state, postcode
 	From  string // as the query says it (folded)
 	To    string // as the index has it
 }
@@ -16,10 +20,12 @@ type Correction struct {
 type Validation struct {
 	Exists      bool
 	Match       Match        // the best match, when there is one
-	Corrections []Correction // what was changed to match, when Exists
-	// Suggestion is the address of the street's nearest house number when
-	// the street is right but the number is not on it, with its
-	// confidence: its score, as search gives it.
+	Corrections []Correction // what was changed to match, when Exists or with a Suggestion
+	// Suggestion is the address the query most likely means when it does
+	// not exist as written but its street does: the street's nearest house
+	// number when the number is not on it, or the address itself when the
+	// query names a state or ZIP other than its own. Its confidence is its
+	// score, as search gives it.
 	Suggestion *Match
 }
 
@@ -28,7 +34,11 @@ type Validation struct {
 // query's house number is on that street (203-06 and 20306 are the same
 // number), no other word of the query contradicts it (a ZIP, a state,
 // another street's word), and its confidence is above 0.7. A town the
-// rows name otherwise is accepted and reported as a correction.
+// rows name otherwise is accepted and reported as a correction. A state
+// or ZIP other than the address's contradicts it whether or not the
+// index holds any address there (see placeWords); the address is then
+// the suggestion, as is the street's nearest number when the query's
+// number is not on the street.
 func (ix *Index) Validate(q string) Validation {
 	var v Validation
 	if ix.Len() == 0 {
@@ -107,15 +117,56 @@ func (ix *Index) Validate(q string) Validation {
 			}
 		}
 	}
-	v.Exists = streetOK && numberOK && !contradicted && v.Match.Confidence > validConfidence
-	if !v.Exists {
+	v.Exists = streetOK && numberOK && !contradicted && g.contra == 0 && v.Match.Confidence > validConfidence
+	if v.Exists {
+		return v
+	}
+	switch {
+	case streetOK && qr.hasNum && !g.numMatched:
+		if tk := qr.firstNumber(); tk != nil {
+			v.Corrections = append(v.Corrections, Correction{Field: "number", From: tk.text, To: num})
+		}
+	case streetOK && numberOK && !contradicted && g.contra != 0:
+	default:
 		v.Corrections = nil
-		if streetOK && qr.hasNum && !g.numMatched {
-			m := v.Match
-			v.Suggestion = &m
+		return v
+	}
+	m := v.Match
+	v.Suggestion = &m
+	v.Corrections = append(v.Corrections, ix.placeCorrections(&qr, g, &m.Address)...)
+	return v
+}
+
+// firstNumber is the query's first word that may be a house number, nil
+// for none.
+func (qr *query) firstNumber() *qtok {
+	for k := range qr.toks {
+		if qr.toks[k].num {
+			return &qr.toks[k]
 		}
 	}
-	return v
+	return nil
+}
+
+// placeCorrections are the state and ZIPs of the query that street g's
+// address a contradicts (see placeWords).
+func (ix *Index) placeCorrections(qr *query, g *group, a *Address) []Correction {
+	var out []Correction
+	for k := range qr.toks {
+		if !g.contra.has(k) {
+			continue
+		}
+		if m := qr.state; k == m.at && m.n > 0 {
+			words := make([]string, m.n)
+			for j := range m.n {
+				words[j] = qr.toks[k+j].text
+			}
+			out = append(out, Correction{Field: "state", From: strings.Join(words, " "), To: a.Region})
+			continue
+		}
+		out = append(out, Correction{Field: "postcode", From: qr.toks[k].text, To: a.Postcode})
+	}
+	return out
 }
 
 // inRange reports whether number id is one end of the query word's
