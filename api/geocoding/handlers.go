@@ -111,23 +111,35 @@ func (h *Handlers) Routes() []*api.Route {
 // maxQuery is the longest q accepted, in characters.
 const maxQuery = 500
 
-func (h *Handlers) query(c *api.Ctx, def, max int) (geocode.Query, error) {
+// text reads q, the one parameter every route takes; a parameter a route
+// does not take is ignored, as by any route.
+func (h *Handlers) text(c *api.Ctx) (string, error) {
 	if h.ix == nil {
-		return geocode.Query{}, &api.Error{Status: 501, Code: "not_implemented", Message: "no address data loaded (start with --addresses)"}
+		return "", &api.Error{Status: 501, Code: "not_implemented", Message: "no address data loaded (start with --addresses)"}
 	}
 	raw := c.QueryArgs().Peek("q")
 	if !utf8.Valid(raw) {
-		return geocode.Query{}, plain(400, "query parameter q must be valid UTF-8")
+		return "", plain(400, "query parameter q must be valid UTF-8")
 	}
 	q := strings.TrimSpace(string(raw))
 	if q == "" {
-		return geocode.Query{}, plain(400, "query parameter q is required")
+		return "", plain(400, "query parameter q is required")
 	}
 	if utf8.RuneCountInString(q) > maxQuery {
-		return geocode.Query{}, plain(400, "query parameter q must be at most 500 characters")
+		return "", plain(400, "query parameter q must be at most 500 characters")
 	}
 	if strings.IndexFunc(q, unicode.IsControl) >= 0 {
-		return geocode.Query{}, plain(400, "query parameter q must not contain control characters")
+		return "", plain(400, "query parameter q must not contain control characters")
+	}
+	return q, nil
+}
+
+// query reads q, limit (from 1 to max, def when absent) and the focus
+// point of search and autocomplete.
+func (h *Handlers) query(c *api.Ctx, def, max int) (geocode.Query, error) {
+	q, err := h.text(c)
+	if err != nil {
+		return geocode.Query{}, err
 	}
 	out := geocode.Query{Text: q, Limit: def}
 	if v := c.QueryArgs().Peek("limit"); len(v) > 0 {
@@ -187,12 +199,12 @@ func result(a geocode.Address, conf float64) Result {
 }
 
 func (h *Handlers) validate(c *api.Ctx) error {
-	q, err := h.query(c, 1, 1)
+	q, err := h.text(c)
 	if err != nil {
 		return err
 	}
 	out := ValidateResponse{Success: true}
-	v := h.ix.Validate(q.Text)
+	v := h.ix.Validate(q)
 	if v.Exists {
 		out.Exists, out.ID, out.Address = true, v.Match.Address.ID, v.Match.Address.Text
 		for _, c := range v.Corrections {

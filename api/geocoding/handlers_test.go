@@ -228,3 +228,20 @@ func TestValidateForeignStateOrZIP(t *testing.T) {
 		}
 	}
 }
+
+// Validate takes q only: a limit or a focus point, which it does not take,
+// is ignored as every route ignores a parameter it does not take.
+func TestValidateIgnoresWhatItDoesNotTake(t *testing.T) {
+	s := start(t, fixture(t))
+	const addr = "240-16 Braddock Avenue, Glen Oaks, NY 11004"
+	_, want := s.get(t, "/v1/validate?q="+q(addr))
+	for _, extra := range []string{"&limit=2", "&limit=0", "&limit=x", "&focus.point.lat=91&focus.point.lon=0", "&lat=1", "&color=red"} {
+		status, body := s.get(t, "/v1/validate?q="+q(addr)+extra)
+		if status != 200 || body["exists"] != true || body["id"] != want["id"] {
+			t.Errorf("validate with %s: %d %v, want %v", extra, status, body, want)
+		}
+	}
+	if status, _ := s.get(t, "/v1/search?q=main&color=red"); status != 200 {
+		t.Errorf("search with a parameter it does not take: %d", status)
+	}
+}
