@@ -245,3 +245,18 @@ func TestValidateIgnoresWhatItDoesNotTake(t *testing.T) {
 		t.Errorf("search with a parameter it does not take: %d", status)
 	}
 }
+
+// The street the query names comes before streets that only share its
+// house number, and validate suggests its nearest number.
+func TestNamedStreetFirst(t *testing.T) {
+	s := start(t, fixture(t))
+	const addr = "241-05 Braddock Avenue" // 241-05 is on Hillside Ave, not on Braddock Avenue
+	_, body := s.get(t, "/v1/search?q="+q(addr))
+	if res := body["results"].([]any); res[0].(map[string]any)["id"] != "fx-05" {
+		t.Errorf("search: %v, want 241-02 Braddock Avenue first", res[0])
+	}
+	_, body = s.get(t, "/v1/validate?q="+q(addr))
+	if sg, _ := body["suggestion"].(map[string]any); body["exists"] != false || sg == nil || sg["id"] != "fx-05" {
+		t.Errorf("validate: %v, want 241-02 Braddock Avenue suggested", body)
+	}
+}

@@ -79,6 +79,7 @@ type Index struct {
 	// derived on load, not saved
 	locZipID []uint32 // the ZIP of locality i in zips
 	locCode  []string // the USPS code of locality i's state, "" where it is not one
+	typeWord []bool   // vocabulary word i is a street type or direction (Avenue of Jamaica Avenue Eastbound Roadbed too)
 
 	pool sync.Pool // *scratch
 }
@@ -89,6 +90,11 @@ func (ix *Index) derive() {
 	for i, z := range ix.locZip {
 		id, _ := ix.zips.find(Fold(ix.strs.at(int(z))))
 		ix.locZipID[i] = uint32(id)
+	}
+	ix.typeWord = make([]bool, ix.vocab.len())
+	for i := range ix.typeWord {
+		w := ix.vocab.at(i)
+		ix.typeWord[i] = suffixes[w] || directions[w]
 	}
 	ix.locCode = make([]string, len(ix.locState))
 	for i, s := range ix.locState {

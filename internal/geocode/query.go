@@ -35,6 +35,12 @@ const (
 // validation threshold.
 const sContra = validConfidence
 
+// sNameMissed is what a street's confidence is multiplied by when the
+// query names a street word it does not have, as for a house number it
+// does not have: the street the query names, without the number, comes
+// before the streets that have the number and not the name.
+const sNameMissed = 0.8
+
 // Limits of a query.
 const (
 	maxQueryBytes  = 1000 // longer queries are cut (the API refuses over 500 characters)

@@ -34,20 +34,22 @@ func (ix *Index) score(qr *query, s uint32, focus *geo.Point) (group, bool) {
 // their roles, its locality's words (the state's last) and ZIP, and its
 // addresses [a0, a1).
 type streetView struct {
-	words    []uint32
-	roles    []uint8
-	lwords   []uint32
-	hasCity  bool
-	hasState bool
-	zipID    int
-	hasZip   bool
-	state    string // its state's USPS code, "" where unknown
-	a0, a1   uint32
+	words     []uint32
+	roles     []uint8
+	lwords    []uint32
+	hasCity   bool
+	hasState  bool
+	zipID     int
+	hasZip    bool
+	state     string // its state's USPS code, "" where unknown
+	typeWord  []bool // the index's (see Index.typeWord)
+	plainName bool   // its name has a word that is not a street type or direction: a type inside the name then weighs as a type (Avenue of Jamaica Avenue Eastbound Roadbed, not Manor of Manor Road)
+	a0, a1    uint32
 }
 
 func (ix *Index) streetView(s uint32) streetView {
 	loc := ix.stLoc[s]
-	return streetView{
+	st := streetView{
 		words:    ix.stWords.row(int(s)),
 		roles:    ix.stRoles[ix.stWords.off[s]:ix.stWords.off[s+1]],
 		lwords:   ix.locWords.row(int(loc)),
@@ -56,9 +58,14 @@ func (ix *Index) streetView(s uint32) streetView {
 		zipID:    int(ix.locZipID[loc]),
 		hasZip:   ix.locZip[loc] != 0,
 		state:    ix.locCode[loc],
+		typeWord: ix.typeWord,
 		a0:       ix.stAddr[s],
 		a1:       ix.stAddr[s+1],
 	}
+	for j, w := range st.words {
+		st.plainName = st.plainName || st.roles[j] == roleName && !ix.typeWord[w]
+	}
+	return st
 }
 
 // houseNumber finds the query's house number among the street's: the
@@ -231,8 +238,8 @@ func (st *streetView) bestWord(tk *qtok, best, bestDen, cityPart float32) (float
 			continue
 		}
 		rw := float32(wName)
-		if st.roles[j] != roleName {
-			rw = wType
+		if st.roles[j] != roleName || st.plainName && st.typeWord[w] {
+			rw = wType // Avenue of Jamaica Avenue Eastbound Roadbed
 		}
 		if sc*rw > best {
 			best, bestDen, bestWord = sc*rw, rw, j
@@ -318,9 +325,30 @@ func (ix *Index) leftOver(qr *query, st *streetView, t *wordTally, g *group) {
 			if !st.hasCity {
 				d = 0
 			}
+		} else if !tk.num && !tk.zip && !tk.unit && ix.nameWord(tk) {
+			g.nameMissed = true
 		}
 		t.den += d
 	}
+}
+
+// nameWord reports whether a query word names a street (Jamaica), by the
+// index's words it stands for or, being typed, begins: not a street type,
+// direction or state, whatever else it also is.
+func (ix *Index) nameWord(tk *qtok) bool {
+	if tk.preHi > tk.preLo {
+		return true
+	}
+	if ix.exactRole(tk, roleType|roleDir|roleState) {
+		return false
+	}
+	exact := tk.exact()
+	for _, w := range tk.words {
+		if (!exact || w.score == 1) && ix.role[w.id]&roleName != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // confidence settles a scored street: its confidence, how complete the
@@ -335,6 +363,9 @@ func (ix *Index) confidence(qr *query, st *streetView, t *wordTally, g *group, f
 	conf := 0.9*float64(t.got/t.den) + 0.1*cover
 	if g.contra != 0 {
 		conf *= sContra
+	}
+	if g.nameMissed {
+		conf *= sNameMissed
 	}
 	if qr.hasNum && !g.numMatched {
 		g.numMissed = true

@@ -88,6 +88,7 @@ type group struct {
 	lo, hi     uint32  // addresses holding the house number, or the nearest one
 	numMatched bool
 	numMissed  bool // the query names a house number the street lacks
+	nameMissed bool // the query names a street word the street lacks (Jamaica of 219-33 Jamaica Avenue on Murdock Avenue)
 	asTyped    bool // the house number is written as the query writes it (21323, not 213-23)
 	inOrder    bool // an autocomplete whose street words are the street name's first words, in order
 	got, den   float32

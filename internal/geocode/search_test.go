@@ -301,3 +301,60 @@ func TestQueensForeignStateOrZIP(t *testing.T) {
 		t.Errorf("the address as it is: %+v", v)
 	}
 }
+
+// The street the query names outranks streets that only share its house
+// number: a street word the street lacks costs as much as a house number
+// it lacks, so the named street's nearest number comes first and is the
+// suggestion.
+func TestNamedStreetBeforeSharedNumber(t *testing.T) {
+	ix := loadFixture(t)
+	for _, q := range []string{"241-05 Braddock Avenue", "241-05 Braddock Avenue 11004", "241-05 Braddock Ave, Glen Oaks, NY"} {
+		if ms := ix.Search(q, 2); len(ms) != 2 || ms[0].Address.ID != "fx-05" || ms[1].Address.Street != "Hillside Ave" {
+			t.Errorf("Search(%q) = %+v, want 241-02 Braddock Avenue (the nearest number), then 241-05 Hillside Ave", q, ms)
+		}
+		if v := ix.Validate(q); v.Exists || v.Suggestion == nil || v.Suggestion.Address.ID != "fx-05" {
+			t.Errorf("Validate(%q) = %+v, want no such address and 241-02 Braddock Avenue suggested", q, v)
+		}
+	}
+	// a street type inside a longer name weighs as a type: Jamaica Avenue
+	// Eastbound Roadbed is not more Jamaica Avenue than Jamaica Avenue
+	csv := "LON,LAT,NUMBER,STREET,CITY,REGION,POSTCODE,ID\n" +
+		"-73.7400,40.7200,212-01,Murdock Avenue,Queens Village,NY,11429,mu-1\n" +
+		"-73.7410,40.7210,212-01,110th Avenue,Queens Village,NY,11429,110-1\n" +
+		"-73.7420,40.7220,212-02,Jamaica Avenue,Queens Village,NY,11429,ja-1\n" +
+		"-73.7421,40.7221,212-10,Jamaica Avenue,Queens Village,NY,11429,ja-2\n" +
+		"-73.7314,40.7207,222-14,Jamaica Avenue Eastbound Roadbed,,NY,11428,rb-1\n" +
+		"-73.7500,40.7300,90-01,Manor Road,,NY,11427,mr-1\n"
+	ix, err := geocode.Load(writeTemp(t, "jamaica.csv", csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"212-01 Jamaica Ave", "212-01 Jamaica Avenue 11429"} {
+		if ms := ix.Search(q, 3); len(ms) == 0 || ms[0].Address.ID != "ja-1" {
+			t.Errorf("Search(%q) = %+v, want 212-02 Jamaica Avenue first", q, ms)
+		}
+		if v := ix.Validate(q); v.Exists || v.Suggestion == nil || v.Suggestion.Address.ID != "ja-1" {
+			t.Errorf("Validate(%q) = %+v, want 212-02 Jamaica Avenue suggested", q, v)
+		}
+	}
+	if v := ix.Validate("90-01 Manor Road"); !v.Exists || v.Match.Confidence != 1 {
+		t.Errorf("a street named by a type word alone: %+v, want it to exist at confidence 1", v)
+	}
+}
+
+// On the Queens Village file (skipped without it): Jamaica Avenue has
+// 219-31, 219-32 and 219-36, not 219-33, and the query names it.
+func TestQueensNamedStreet(t *testing.T) {
+	ix, err := geocode.Load(sharedData(t, "addresses/us-ny-queens-village-osm-addresses.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"219-33 Jamaica Avenue 11429", "219-33 Jamaica Avenue", "212-01 Jamaica Ave"} {
+		if ms := ix.Search(q, 1); len(ms) != 1 || ms[0].Address.Street != "Jamaica Avenue" {
+			t.Errorf("Search(%q) = %+v, want Jamaica Avenue first", q, ms)
+		}
+		if v := ix.Validate(q); v.Exists || v.Suggestion == nil || v.Suggestion.Address.Street != "Jamaica Avenue" {
+			t.Errorf("Validate(%q) = %+v, want a number of Jamaica Avenue suggested", q, v)
+		}
+	}
+}
