@@ -10,10 +10,11 @@ var (
 	Audiences  = []string{"active_drivers", "field_personnel", "emergency_contacts", "dispatchers"}
 )
 
-// AreaPoint is a position of an affected area.
+// AreaPoint is a position of an affected area: latitude and longitude
+// are required (a missing one is refused, never taken as 0).
 type AreaPoint struct {
-	Latitude  float64 `json:"latitude"`
-	Longitude float64 `json:"longitude"`
+	Latitude  *float64 `json:"latitude" required:"true" doc:"-90 to 90"`
+	Longitude *float64 `json:"longitude" required:"true" doc:"-180 to 180"`
 }
 
 // AffectedArea is where an alert applies.

@@ -248,12 +248,12 @@ func impactRadius(a *AffectedArea) float64 {
 	case "polygon":
 		var lat, lon float64
 		for _, p := range a.Polygon {
-			lat, lon = lat+p.Latitude, lon+p.Longitude
+			lat, lon = lat+*p.Latitude, lon+*p.Longitude
 		}
 		n := float64(len(a.Polygon))
 		r := 0.0
 		for _, p := range a.Polygon {
-			r = math.Max(r, geo.Distance(geo.Point{Lat: lat / n, Lon: lon / n}, geo.Point{Lat: p.Latitude, Lon: p.Longitude})/1000)
+			r = math.Max(r, geo.Distance(geo.Point{Lat: lat / n, Lon: lon / n}, geo.Point{Lat: *p.Latitude, Lon: *p.Longitude})/1000)
 		}
 		return round2(r)
 	}

@@ -17,8 +17,23 @@ type Location struct {
 	Latitude  float64  `json:"latitude"`
 	Longitude float64  `json:"longitude"`
 	Address   string   `json:"address,omitempty"`
-	Accuracy  *float64 `json:"accuracy,omitempty"`
+	Accuracy  *float64 `json:"accuracy,omitempty" doc:"metres, 0 or more, as reported"`
 	Landmark  string   `json:"landmark,omitempty"`
+}
+
+// ReportedLocation is the place a report gives: latitude and longitude
+// are required (a missing one is refused, never taken as 0).
+type ReportedLocation struct {
+	Latitude  *float64 `json:"latitude" required:"true" doc:"-90 to 90"`
+	Longitude *float64 `json:"longitude" required:"true" doc:"-180 to 180"`
+	Address   string   `json:"address,omitempty"`
+	Accuracy  *float64 `json:"accuracy,omitempty" doc:"metres, 0 or more"`
+	Landmark  string   `json:"landmark,omitempty"`
+}
+
+// location is l as the incident keeps it; l is validated.
+func (l *ReportedLocation) location() Location {
+	return Location{Latitude: *l.Latitude, Longitude: *l.Longitude, Address: l.Address, Accuracy: l.Accuracy, Landmark: l.Landmark}
 }
 
 // Responder is a first responder unit.
@@ -150,15 +165,15 @@ type Incident struct {
 
 // ReportBody reports an incident.
 type ReportBody struct {
-	EventType      string    `json:"event_type" required:"true" enum:"crash,breakdown,medical_emergency,security_incident"`
-	SeverityLevel  string    `json:"severity_level" required:"true" enum:"low,moderate,high,critical"`
-	Location       *Location `json:"location" required:"true"`
-	VehicleID      string    `json:"vehicle_id,omitempty"`
-	DriverID       string    `json:"driver_id,omitempty"`
-	TripID         string    `json:"trip_id,omitempty"`
-	FleetID        string    `json:"fleet_id,omitempty"`
-	Description    string    `json:"description,omitempty"`
-	AirbagDeployed bool      `json:"airbag_deployment,omitempty"`
+	EventType      string            `json:"event_type" required:"true" enum:"crash,breakdown,medical_emergency,security_incident"`
+	SeverityLevel  string            `json:"severity_level" required:"true" enum:"low,moderate,high,critical"`
+	Location       *ReportedLocation `json:"location" required:"true"`
+	VehicleID      string            `json:"vehicle_id,omitempty"`
+	DriverID       string            `json:"driver_id,omitempty"`
+	TripID         string            `json:"trip_id,omitempty"`
+	FleetID        string            `json:"fleet_id,omitempty"`
+	Description    string            `json:"description,omitempty"`
+	AirbagDeployed bool              `json:"airbag_deployment,omitempty"`
 }
 
 // StatusBody changes an incident's status.

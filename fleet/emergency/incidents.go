@@ -62,14 +62,12 @@ func (b *ReportBody) validate() map[string]string {
 	if !slices.Contains(Severities, b.SeverityLevel) {
 		bad["severity_level"] = "must be low, moderate, high or critical"
 	}
-	if b.Location == nil {
+	if l := b.Location; l == nil {
 		bad["location"] = "is required"
 	} else {
-		if math.IsNaN(b.Location.Latitude) || b.Location.Latitude < -90 || b.Location.Latitude > 90 {
-			bad["location.latitude"] = "must be between -90 and 90"
-		}
-		if math.IsNaN(b.Location.Longitude) || b.Location.Longitude < -180 || b.Location.Longitude > 180 {
-			bad["location.longitude"] = "must be between -180 and 180"
+		checkPoint(bad, "location", l.Latitude, l.Longitude)
+		if l.Accuracy != nil && !(*l.Accuracy >= 0) {
+			bad["location.accuracy"] = "must be a distance in metres, 0 or more"
 		}
 	}
 	if len(b.Description) > 2000 {
@@ -91,7 +89,7 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 	}
 	in := Incident{IncidentID: "inc_" + hex.EncodeToString(idb[:]), Status: "active", SeverityLevel: b.SeverityLevel, EventType: b.EventType,
 		VehicleID: b.VehicleID, DriverID: b.DriverID, TripID: b.TripID, FleetID: b.FleetID, Description: b.Description, CreatedAt: now, UpdatedAt: now,
-		Location: *b.Location, StatusUpdates: []StatusUpdate{{Timestamp: now, Status: "active", UpdatedBy: actor, Notes: "reported"}},
+		Location: b.Location.location(), StatusUpdates: []StatusUpdate{{Timestamp: now, Status: "active", UpdatedBy: actor, Notes: "reported"}},
 		InvolvedParties: []Party{}, CommunicationLog: []Communication{},
 		LiveTracking: Tracking{AuthorizedViewers: []string{}}}
 	if s.links != nil {

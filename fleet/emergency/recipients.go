@@ -286,16 +286,19 @@ func (a *AffectedArea) holds(shape region, c *contacts.Contact) bool {
 	return ok
 }
 
+// point is p as a geofence point; p is validated.
+func (p AreaPoint) point() fence.Point { return fence.Point{Lat: *p.Latitude, Lon: *p.Longitude} }
+
 // shape is a radius or polygon area as a geofence, nil for the areas that
 // need map data (route, city, state).
 func (a *AffectedArea) shape() *fence.Area {
 	switch a.Type {
 	case "radius":
-		return &fence.Area{Center: fence.Point{Lat: a.Center.Latitude, Lon: a.Center.Longitude}, Radius: *a.RadiusKm * 1000}
+		return &fence.Area{Center: a.Center.point(), Radius: *a.RadiusKm * 1000}
 	case "polygon":
 		area := &fence.Area{}
 		for _, p := range a.Polygon {
-			area.Polygon = append(area.Polygon, fence.Point{Lat: p.Latitude, Lon: p.Longitude})
+			area.Polygon = append(area.Polygon, p.point())
 		}
 		return area
 	}

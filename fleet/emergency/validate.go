@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/fleethub/fleethub/fleet/geofences/fence"
 )
 
 // validate checks every field of an alert and answers its expiration;
@@ -115,18 +113,23 @@ func (c *Channel) validate(p string, before []Channel, now, exp time.Time, bad m
 func (a *AffectedArea) validate(bad map[string]string) {
 	switch a.Type {
 	case "radius":
-		if a.Center == nil || !(fence.Point{Lat: a.Center.Latitude, Lon: a.Center.Longitude}).Valid() {
-			bad["affected_area.center"] = "is required: latitude -90..90, longitude -180..180"
+		if a.Center == nil {
+			bad["affected_area.center"] = "is required for type radius: latitude -90..90, longitude -180..180"
+		} else {
+			checkPoint(bad, "affected_area.center", a.Center.Latitude, a.Center.Longitude)
 		}
 		if a.RadiusKm == nil || !(*a.RadiusKm > 0 && *a.RadiusKm <= 20000) {
 			bad["affected_area.radius_km"] = "must be above 0 and at most 20000"
 		}
 	case "polygon":
-		ar := fence.Area{}
-		for _, p := range a.Polygon {
-			ar.Polygon = append(ar.Polygon, fence.Point{Lat: p.Latitude, Lon: p.Longitude})
+		valid := true
+		for i, p := range a.Polygon {
+			valid = checkPoint(bad, fmt.Sprintf("affected_area.polygon[%d]", i), p.Latitude, p.Longitude) && valid
 		}
-		if err := ar.Validate(); err != nil || len(a.Polygon) == 0 {
+		if !valid {
+			break
+		}
+		if err := a.shape().Validate(); err != nil || len(a.Polygon) == 0 {
 			bad["affected_area.polygon"] = "must be at least three valid vertices"
 		}
 	case "route":
@@ -147,6 +150,26 @@ func (a *AffectedArea) validate(bad map[string]string) {
 	if a.BufferKm != nil && !(*a.BufferKm >= 0 && *a.BufferKm <= 100) {
 		bad["affected_area.buffer_km"] = "must be 0 to 100"
 	}
+}
+
+// checkPoint adds to bad the faults of a latitude and longitude under the
+// prefix p: each is required and in range. It reports whether both are
+// good.
+func checkPoint(bad map[string]string, p string, lat, lon *float64) bool {
+	ok := true
+	switch {
+	case lat == nil:
+		bad[p+".latitude"], ok = "is required", false
+	case !(*lat >= -90 && *lat <= 90):
+		bad[p+".latitude"], ok = "must be between -90 and 90", false
+	}
+	switch {
+	case lon == nil:
+		bad[p+".longitude"], ok = "is required", false
+	case !(*lon >= -180 && *lon <= 180):
+		bad[p+".longitude"], ok = "must be between -180 and 180", false
+	}
+	return ok
 }
 
 // notifyContacts carries out the notify_emergency_contacts action: the

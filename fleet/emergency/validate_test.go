@@ -8,12 +8,15 @@ import (
 	"time"
 )
 
+// pt is a point of an affected area.
+func pt(lat, lon float64) AreaPoint { return AreaPoint{Latitude: &lat, Longitude: &lon} }
+
 func TestAlertBodyValidate(t *testing.T) {
 	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	radius := 5.0
 	valid := func() AlertBody {
 		return AlertBody{AlertType: "road_hazard", Severity: "high", Title: "Flood", Message: "Avoid the river road",
-			AffectedArea:     &AffectedArea{Type: "radius", Center: &AreaPoint{Latitude: 40, Longitude: -83}, RadiusKm: &radius},
+			AffectedArea:     &AffectedArea{Type: "radius", Center: new(pt(40, -83)), RadiusKm: &radius},
 			TargetAudience:   &Audience{Include: []string{"active_drivers"}},
 			DeliveryChannels: []Channel{{Channel: "in_app_alert"}}, Expiration: "2024-05-01T14:00:00Z"}
 	}
@@ -28,8 +31,19 @@ func TestAlertBodyValidate(t *testing.T) {
 		{"no area", func(b *AlertBody) { b.AffectedArea = nil }, []string{"affected_area"}},
 		{"radius out of range", func(b *AlertBody) { r := 20001.0; b.AffectedArea.RadiusKm = &r }, []string{"affected_area.radius_km"}},
 		{"polygon of two vertices", func(b *AlertBody) {
-			b.AffectedArea = &AffectedArea{Type: "polygon", Polygon: []AreaPoint{{Latitude: 1, Longitude: 1}, {Latitude: 2, Longitude: 2}}}
+			b.AffectedArea = &AffectedArea{Type: "polygon", Polygon: []AreaPoint{pt(1, 1), pt(2, 2)}}
 		}, []string{"affected_area.polygon"}},
+		{"center without longitude", func(b *AlertBody) { lat := 39.97; b.AffectedArea.Center = &AreaPoint{Latitude: &lat} },
+			[]string{"affected_area.center.longitude"}},
+		{"center without coordinates", func(b *AlertBody) { b.AffectedArea.Center = &AreaPoint{} },
+			[]string{"affected_area.center.latitude", "affected_area.center.longitude"}},
+		{"polygon vertices without a coordinate", func(b *AlertBody) {
+			one, two, three := 1.0, 2.0, 3.0
+			b.AffectedArea = &AffectedArea{Type: "polygon", Polygon: []AreaPoint{{Latitude: &one}, {Latitude: &two}, {Longitude: &three}}}
+		}, []string{"affected_area.polygon[0].longitude", "affected_area.polygon[1].longitude", "affected_area.polygon[2].latitude"}},
+		{"polygon vertex out of range", func(b *AlertBody) {
+			b.AffectedArea = &AffectedArea{Type: "polygon", Polygon: []AreaPoint{pt(1, 1), pt(91, 2), pt(2, 3)}}
+		}, []string{"affected_area.polygon[1].latitude"}},
 		{"state code", func(b *AlertBody) { b.AffectedArea = &AffectedArea{Type: "state", State: "oh"} }, []string{"affected_area.state"}},
 		{"unknown audience", func(b *AlertBody) { b.TargetAudience.Exclude = []string{"everyone"} }, []string{"target_audience.include_or_exclude[1]"}},
 		{"no channel", func(b *AlertBody) { b.DeliveryChannels = nil }, []string{"delivery_channels"}},

@@ -1,0 +1,85 @@
+package emergency_test
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/fleethub/fleethub/internal/store/testdb"
+)
+
+// refused checks that a request answered 400 with the code and exactly
+// the fields named in error.details.
+func refused(t *testing.T, name string, code int, out map[string]any, wantCode string, fields ...string) {
+	t.Helper()
+	e, _ := out["error"].(map[string]any)
+	details, _ := e["details"].(map[string]any)
+	if code != 400 || e["code"] != wantCode || !slices.Equal(slices.Sorted(maps.Keys(details)), fields) {
+		t.Errorf("%s: %d %v, want 400 %s naming %v", name, code, out, wantCode, fields)
+	}
+}
+
+// count is how many notifications the gateway received.
+func (g *gateway) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.got)
+}
+
+// TestMissingCoordinatesRefused: a report or an alert whose place lacks
+// its latitude or longitude is refused naming the missing one, is not
+// stored and notifies nobody; it is never taken as 0, 0.
+func TestMissingCoordinatesRefused(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550007001"}})
+	for _, c := range []struct {
+		name     string
+		location map[string]any
+		fields   []string
+	}{
+		{"an address only", map[string]any{"address": "I-70 mile 100"}, []string{"location.latitude", "location.longitude"}},
+		{"empty", map[string]any{}, []string{"location.latitude", "location.longitude"}},
+		{"no latitude", map[string]any{"longitude": -83.0}, []string{"location.latitude"}},
+		{"negative accuracy", map[string]any{"latitude": 39.9, "longitude": -83.0, "accuracy": -5}, []string{"location.accuracy"}},
+	} {
+		code, out := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "crash", "severity_level": "critical", "location": c.location, "driver_id": "drA"})
+		refused(t, "incident at "+c.name, code, out, "validation_failed", c.fields...)
+	}
+	if _, list := f.do("GET", "/v1/emergency/incidents", nil); len(list["incidents"].([]any)) != 0 {
+		t.Errorf("refused reports were stored: %v", list["incidents"])
+	}
+	if n := f.gw.count(); n != 0 {
+		t.Errorf("refused reports notified the gateway %d times", n)
+	}
+
+	for _, c := range []struct {
+		name   string
+		area   map[string]any
+		fields []string
+	}{
+		{"a centre without longitude", map[string]any{"type": "radius", "center": map[string]any{"latitude": 39.97}, "radius_km": 10},
+			[]string{"affected_area.center.longitude"}},
+		{"an empty centre", map[string]any{"type": "radius", "center": map[string]any{}, "radius_km": 10},
+			[]string{"affected_area.center.latitude", "affected_area.center.longitude"}},
+		{"vertices missing a coordinate", map[string]any{"type": "polygon", "polygon": []any{
+			map[string]any{"latitude": 1}, map[string]any{"latitude": 2}, map[string]any{"longitude": 3}}},
+			[]string{"affected_area.polygon[0].longitude", "affected_area.polygon[1].longitude", "affected_area.polygon[2].latitude"}},
+	} {
+		b := alertBody([]string{"dispatchers"}, nil, "sms")
+		b["affected_area"] = c.area
+		code, out := f.do("POST", "/v1/emergency/alerts", b)
+		refused(t, "alert over "+c.name, code, out, "validation_failed", c.fields...)
+	}
+	if _, list := f.do("GET", "/v1/emergency/alerts", nil); len(list["alerts"].([]any)) != 0 {
+		t.Errorf("refused alerts were stored: %v", list["alerts"])
+	}
+	if n := f.gw.count(); n != 0 {
+		t.Errorf("refused alerts notified the gateway %d times", n)
+	}
+
+	code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "crash", "severity_level": "critical",
+		"location": map[string]any{"latitude": 39.9, "longitude": 0, "accuracy": 0}})
+	if loc, _ := in["location"].(map[string]any); code != 201 || loc["latitude"] != 39.9 || loc["longitude"] != 0.0 || loc["accuracy"] != 0.0 {
+		t.Errorf("a longitude of 0 given and an accuracy of 0: %d %v", code, in)
+	}
+}
