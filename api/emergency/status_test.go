@@ -118,3 +118,26 @@ func TestRelatedIncidents(t *testing.T) {
 		t.Errorf("an area without incidents: related_incidents %v, want []", al["related_incidents"])
 	}
 }
+
+// TestVoiceCallOutcomeUnknown: voice calls the gateway accepted are
+// counted as initiated; whether they were answered or reached voicemail
+// is not known to the hub, so both are null, also when the alert is read.
+func TestVoiceCallOutcomeUnknown(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	f.contact(map[string]any{"name": "V1", "roles": []string{"dispatcher"}, "channels": map[string]any{"voice": "+15550008001"}})
+	f.contact(map[string]any{"name": "V2", "roles": []string{"dispatcher"}, "channels": map[string]any{"voice": "+15550008002"}})
+	code, al := f.do("POST", "/v1/emergency/alerts", alertBody([]string{"dispatchers"}, nil, "voice_call"))
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	_, read := f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil)
+	for name, a := range map[string]map[string]any{"created": al, "read": read} {
+		v := a["delivery_status"].(map[string]any)["delivery_breakdown"].(map[string]any)["voice_call"].(map[string]any)
+		if v["initiated"] != 2.0 || v["failed"] != 0.0 || v["answered"] != nil || v["voicemail"] != nil {
+			t.Errorf("%s: voice_call %v, want 2 initiated, 0 failed, answered and voicemail null", name, v)
+		}
+		if _, ok := v["answered"]; !ok {
+			t.Errorf("%s: voice_call %v has no answered field", name, v)
+		}
+	}
+}

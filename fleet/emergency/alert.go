@@ -84,12 +84,13 @@ type ChannelCounts struct {
 	Failed    int `json:"failed"`
 }
 
-// VoiceCounts of voice calls.
+// VoiceCounts of voice calls. The gateway answers whether it accepted a
+// call, not how the call ended: answered and voicemail are unknown.
 type VoiceCounts struct {
-	Initiated int `json:"initiated"`
-	Answered  int `json:"answered"`
-	Voicemail int `json:"voicemail"`
-	Failed    int `json:"failed"`
+	Initiated int  `json:"initiated" source:"measured" doc:"calls handed to the notification gateway, whatever its answer"`
+	Answered  *int `json:"answered" source:"unknown" doc:"null: the gateway reports only that it accepted a call, not whether anyone answered it"`
+	Voicemail *int `json:"voicemail" source:"unknown" doc:"null: the gateway reports only that it accepted a call, not whether it reached voicemail"`
+	Failed    int  `json:"failed" source:"measured" doc:"calls the gateway refused or that failed for good"`
 }
 
 // Breakdown per channel.

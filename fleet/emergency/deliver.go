@@ -229,9 +229,9 @@ func deliveryStatus(rs []Recipient) DeliveryStatus {
 			switch d.Status {
 			case "delivered":
 				ds.SuccessfulDeliveries++
-				if d.Channel == "voice_call" {
-					v.Answered++
-				} else if cc != nil {
+				// a voice call the gateway accepted is not known to
+				// have been answered: it counts as initiated only
+				if cc != nil {
 					cc.Delivered++
 				}
 			case "retrying":

@@ -113,7 +113,7 @@ func TestDeliveryCounts(t *testing.T) {
 			{Channel: "push_notification", Status: "failed", Reason: ErrNoGateway.Error()}}},
 	}
 	want := DeliveryStatus{TotalRecipients: 2, SuccessfulDeliveries: 3, FailedDeliveries: 2, PendingDeliveries: 1, DeliveryBreakdown: Breakdown{
-		SMS: ChannelCounts{Sent: 2, Delivered: 1}, Voice: VoiceCounts{Initiated: 2, Answered: 1, Failed: 1},
+		SMS: ChannelCounts{Sent: 2, Delivered: 1}, Voice: VoiceCounts{Initiated: 2, Failed: 1},
 		InApp: ChannelCounts{Sent: 1, Delivered: 1}, Push: ChannelCounts{Failed: 1}}}
 	if ds := deliveryStatus(rs); !reflect.DeepEqual(ds, want) {
 		t.Errorf("deliveryStatus = %+v; want %+v", ds, want)
