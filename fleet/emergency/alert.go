@@ -150,22 +150,23 @@ type AckStatus struct {
 }
 
 // The states of an automated action: requested (published to the
-// vehicles' devices and the consoles as an emergency_action event), sent
-// (notifications reached someone), failed.
+// devices of the vehicles in the area as emergency_action events), sent
+// (notifications reached someone), failed, skipped (no vehicle to ask).
 const (
 	ActionRequested = "requested"
 	ActionSent      = "sent"
 	ActionFailed    = "failed"
+	ActionSkipped   = "skipped"
 )
 
 // ActionRecord is an automated action and what became of it.
 type ActionRecord struct {
 	Action             string    `json:"action"`
-	Status             string    `json:"status" enum:"requested,sent,failed" doc:"requested: published as an emergency_action event for devices and consoles to act on (the hub does not learn whether they did); sent: notify_emergency_contacts reached at least one contact; failed: not published, or no contact reached"`
+	Status             string    `json:"status" enum:"requested,sent,failed,skipped" doc:"requested: published as emergency_action events, one per vehicle of the area naming it, for its device (and the consoles) to act on (the hub does not learn whether they did); sent: notify_emergency_contacts reached at least one contact; failed: no request could be published, or no contact reached; skipped: no vehicle in the area, nothing requested"`
 	ExecutedAt         time.Time `json:"executed_at"`
-	AffectedOperations *int      `json:"affected_operations,omitempty"`
-	AffectedVehicles   *int      `json:"affected_vehicles,omitempty"`
-	TrackingEnabledFor *int      `json:"tracking_enabled_for,omitempty"`
+	AffectedOperations *int      `json:"affected_operations,omitempty" source:"measured" doc:"suspend_outdoor_operations: the vehicles it was requested of (emergency_action events published)"`
+	AffectedVehicles   *int      `json:"affected_vehicles,omitempty" source:"measured" doc:"route_vehicles_to_shelter, show_safe_route: the vehicles it was requested of (emergency_action events published)"`
+	TrackingEnabledFor *int      `json:"tracking_enabled_for,omitempty" source:"measured" doc:"enable_emergency_tracking: the vehicles it was requested of (emergency_action events published); whether a device turned tracking on is not reported"`
 	ContactsNotified   *int      `json:"contacts_notified,omitempty" doc:"notify_emergency_contacts: the emergency contacts reached"`
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -85,7 +86,7 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 		return Alert{}, err
 	}
 	b.notifyContacts()
-	recips, people, inArea, err := a.recipients(ctx, sc, &b, reg)
+	recips, people, vehicles, err := a.recipients(ctx, sc, &b, reg)
 	if err != nil {
 		return Alert{}, err
 	}
@@ -119,7 +120,7 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	al.recount()
 	al.AlertMetrics = deliveryMetrics(al.CreatedAt, outs, len(delivered), len(recips))
 	al.AreaResolution = res
-	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: inArea, EstimatedImpactRadiusKm: radius}
+	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: len(vehicles), EstimatedImpactRadiusKm: radius}
 	al.AffectedAreaAnalysis.count(al.Recipients)
 	// escalation waits on acknowledgments: without required ones nothing
 	// is pending, and no level is ever sent
@@ -131,7 +132,7 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	if !b.AcknowledgmentRequired {
 		al.EscalationStatus.NextEscalationAt = nil
 	}
-	al.AutomatedActionsExecuted = append(al.AutomatedActionsExecuted, a.runActions(ctx, sc, &al, b.AutomatedActions, inArea, now)...)
+	al.AutomatedActionsExecuted = append(al.AutomatedActionsExecuted, a.runActions(ctx, sc, &al, b.AutomatedActions, vehicles, now)...)
 	al.NextStatusCheck = al.nextCheck()
 	if err := a.schedule(ctx, sc, &al, b.EscalationPolicy); err != nil {
 		return Alert{}, err
@@ -200,16 +201,17 @@ func startEscalation(p *EscalationPolicy, channels []Channel, now time.Time) Esc
 // alert's audience (AlertBody.notifyContacts), so they were sent the alert
 // through the gateway like every recipient: it is sent when at least one
 // of them was reached, failed otherwise. The other actions are requests
-// to the vehicles' devices and the consoles, published as emergency_action
-// events: requested once the event is on the bus, failed when it could not
-// be published; the hub does not learn whether a device carried them out.
-func (a *Alerts) runActions(ctx context.Context, sc store.Scope, al *Alert, actions []string, inArea int, now time.Time) []ActionRecord {
+// to the devices of the vehicles in the area, one emergency_action event
+// per vehicle naming it (consoles see them on their streams too); the
+// action's count is the requests published, and it is requested once at
+// least one is on the bus, failed when none could be published, skipped
+// when no vehicle is in the area. The hub does not learn whether a device
+// carried one out.
+func (a *Alerts) runActions(ctx context.Context, sc store.Scope, al *Alert, actions []string, vehicles []areaVehicle, now time.Time) []ActionRecord {
 	var recs []ActionRecord
 	for _, act := range actions {
-		n := inArea
 		rec := ActionRecord{Action: act, Status: ActionRequested, ExecutedAt: now}
-		switch act {
-		case "notify_emergency_contacts":
+		if act == "notify_emergency_contacts" {
 			reached := 0
 			for _, r := range al.Recipients {
 				if r.Delivered && slices.Contains(r.Audiences, "emergency_contacts") {
@@ -222,15 +224,28 @@ func (a *Alerts) runActions(ctx context.Context, sc store.Scope, al *Alert, acti
 			}
 			recs = append(recs, rec)
 			continue
+		}
+		n := 0
+		for _, v := range vehicles {
+			err := a.publishAction(ctx, sc, al, act, event.Source{VehicleID: v.vehicleID, DriverID: v.driverID, TripID: v.tripID})
+			a.published(err, al.AlertID, "emergency_action")
+			if err == nil {
+				n++
+			}
+		}
+		switch {
+		case len(vehicles) == 0:
+			rec.Status = ActionSkipped
+		case n == 0:
+			rec.Status = ActionFailed
+		}
+		switch act {
 		case "suspend_outdoor_operations":
 			rec.AffectedOperations = &n
 		case "route_vehicles_to_shelter", "show_safe_route":
 			rec.AffectedVehicles = &n
 		case "enable_emergency_tracking":
 			rec.TrackingEnabledFor = &n
-		}
-		if err := a.publishAction(ctx, sc, al, act); err != nil {
-			rec.Status = ActionFailed
 		}
 		recs = append(recs, rec)
 	}

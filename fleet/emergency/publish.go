@@ -22,7 +22,7 @@ func (a *Alerts) publishAlert(ctx context.Context, sc store.Scope, al *Alert, r 
 	if r.RecipientID != "" {
 		data["recipient_id"] = r.RecipientID
 	}
-	return a.publish(ctx, sc, al, typ, r.VehicleID, data)
+	return a.publish(ctx, sc, al, typ, event.Source{VehicleID: r.VehicleID}, data)
 }
 
 // published logs a publish that failed, but for want of a bus (the
@@ -34,21 +34,22 @@ func (a *Alerts) published(err error, alertID, typ string) {
 }
 
 // publishAction puts an emergency_action event on the bus: an automated
-// action or an escalation level's action.
-func (a *Alerts) publishAction(ctx context.Context, sc store.Scope, al *Alert, action string) error {
+// action requested of the vehicle src names (keyed by it), or an
+// escalation level's action for the consoles (src empty).
+func (a *Alerts) publishAction(ctx context.Context, sc store.Scope, al *Alert, action string, src event.Source) error {
 	if a.pub == nil {
 		return ErrNoGateway
 	}
-	return a.publish(ctx, sc, al, "emergency_action", "", map[string]any{"alert_id": al.AlertID, "action": action})
+	return a.publish(ctx, sc, al, "emergency_action", src, map[string]any{"alert_id": al.AlertID, "action": action})
 }
 
-func (a *Alerts) publish(ctx context.Context, sc store.Scope, al *Alert, typ, vehicle string, data map[string]any) error {
+func (a *Alerts) publish(ctx context.Context, sc store.Scope, al *Alert, typ string, src event.Source, data map[string]any) error {
 	sev := map[string]string{"low": "low", "moderate": "medium", "high": "high", "critical": "critical"}[al.Severity]
 	now := a.now().UTC()
 	var idb [8]byte
 	_, _ = rand.Read(idb[:])
 	ev := &event.Event{EventID: "evt_" + hex.EncodeToString(idb[:]), EventType: typ, Category: event.CategoryEmergency, Timestamp: now, Severity: sev,
-		Priority: "emergency", Source: event.Source{VehicleID: vehicle}, EventData: data,
+		Priority: "emergency", Source: src, EventData: data,
 		Metadata: event.Metadata{CorrelationID: al.AlertID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"}}
 	return a.pub.Publish(ctx, sc.Org, sc.Env, ev)
 }

@@ -90,18 +90,18 @@ func (s *audienceSet) addContact(c *contacts.Contact, audience, typ string) {
 // included one names them too (exclude wins), and each person is reached
 // once however many audiences name them. Specific vehicles and drivers
 // are added as named, carrying the audience specific_vehicles or
-// specific_drivers (a person already reached gains it). inArea counts the
-// trips in the area.
-func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, area region) (out []Recipient, people map[string]*contacts.Contact, inArea int, err error) {
+// specific_drivers (a person already reached gains it). vehicles are
+// the vehicles of the trips in the area, each once.
+func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, area region) (out []Recipient, people map[string]*contacts.Contact, vehicles []areaVehicle, err error) {
 	ta := b.TargetAudience
 	set := &audienceSet{byKey: map[string]*person{}, driver: map[string]*contacts.Contact{}}
 	dir, err := a.directory(ctx, sc, ta, set)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, err
 	}
-	driversInArea, inArea, err := a.tripDrivers(ctx, sc, ta, area, set)
+	driversInArea, vehicles, err := a.tripDrivers(ctx, sc, ta, area, set)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, err
 	}
 	for i := range dir["field_personnel"] {
 		c := &dir["field_personnel"][i]
@@ -120,7 +120,7 @@ func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, a
 	}
 	out, people = set.reached(ta)
 	out = set.addSpecific(ta, out, people)
-	return out, people, inArea, nil
+	return out, people, vehicles, nil
 }
 
 // wants says whether the audience includes or excludes aud: only then
@@ -156,19 +156,28 @@ func (a *Alerts) directory(ctx context.Context, sc store.Scope, ta *Audience, se
 	return dir, nil
 }
 
-// tripDrivers counts the active and paused trips in the area and answers
-// their drivers; when the audience wants active drivers, it adds each
-// trip's driver (or, without one, its vehicle) to the set.
-func (a *Alerts) tripDrivers(ctx context.Context, sc store.Scope, ta *Audience, area region, set *audienceSet) (drivers []string, inArea int, err error) {
+// areaVehicle is a vehicle of a trip in an alert's area, with that
+// trip's driver: the automated actions are requested of it.
+type areaVehicle struct {
+	vehicleID, driverID, tripID string
+}
+
+// tripDrivers answers the drivers and the vehicles (each once) of the
+// active and paused trips in the area; when the audience wants active
+// drivers, it adds each trip's driver (or, without one, its vehicle) to
+// the set.
+func (a *Alerts) tripDrivers(ctx context.Context, sc store.Scope, ta *Audience, area region, set *audienceSet) (drivers []string, vehicles []areaVehicle, err error) {
 	trips, err := a.trips.ListTrips(ctx, store.TripFilter{Scope: sc, Statuses: []string{store.TripActive, store.TripPaused}, Limit: 10_000, Sort: "start_time"})
 	if err != nil {
-		return nil, 0, fmt.Errorf("emergency: active trips: %w", err)
+		return nil, nil, fmt.Errorf("emergency: active trips: %w", err)
 	}
 	for _, t := range trips {
 		if area != nil && !inShape(area, t) {
 			continue
 		}
-		inArea++
+		if t.VehicleID != "" && !slices.ContainsFunc(vehicles, func(v areaVehicle) bool { return v.vehicleID == t.VehicleID }) {
+			vehicles = append(vehicles, areaVehicle{vehicleID: t.VehicleID, driverID: t.DriverID, tripID: t.ID})
+		}
 		if t.DriverID != "" {
 			drivers = append(drivers, t.DriverID)
 		}
@@ -189,7 +198,7 @@ func (a *Alerts) tripDrivers(ctx context.Context, sc store.Scope, ta *Audience, 
 			p.rec.ContactID, p.rec.Name = c.ContactID, c.Name
 		}
 	}
-	return drivers, inArea, nil
+	return drivers, vehicles, nil
 }
 
 // reached are the people the audience reaches, in the order they were

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/fleet/contacts"
+	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -177,7 +178,7 @@ func (a *Alerts) takeLevel(ctx context.Context, sc store.Scope, al *Alert, esc *
 	lvl := esc.EscalationLevels[d.Level-1]
 	if *rec == nil {
 		*rec = a.sendLevel(ctx, sc, al, d, lvl, now)
-		a.published(a.publishAction(ctx, sc, al, lvl.Action), al.AlertID, "emergency_action")
+		a.published(a.publishAction(ctx, sc, al, lvl.Action, event.Source{}), al.AlertID, "emergency_action")
 	}
 	st.CurrentLevel, st.EscalationTriggered = d.Level, true
 	st.Levels = append(st.Levels, **rec)
