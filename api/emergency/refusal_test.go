@@ -3,6 +3,7 @@ package emergency_test
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fleethub/fleethub/internal/store/testdb"
@@ -81,5 +82,38 @@ func TestMissingCoordinatesRefused(t *testing.T) {
 		"location": map[string]any{"latitude": 39.9, "longitude": 0, "accuracy": 0}})
 	if loc, _ := in["location"].(map[string]any); code != 201 || loc["latitude"] != 39.9 || loc["longitude"] != 0.0 || loc["accuracy"] != 0.0 {
 		t.Errorf("a longitude of 0 given and an accuracy of 0: %d %v", code, in)
+	}
+}
+
+// TestRefusalsNameTheField: error.details names the field at fault, by
+// its own path: the audience list and index, the status change's field
+// that is too long; nothing changes.
+func TestRefusalsNameTheField(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	b := alertBody([]string{"dispatchers"}, []string{"martians"}, "in_app_alert")
+	code, out := f.do("POST", "/v1/emergency/alerts", b)
+	refused(t, "an unknown excluded audience", code, out, "validation_failed", "target_audience.exclude[0]")
+
+	code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "breakdown", "severity_level": "low",
+		"location": map[string]any{"latitude": 40.0, "longitude": -83.0}})
+	if code != 201 {
+		t.Fatalf("incident: %d %v", code, in)
+	}
+	id := in["incident_id"].(string)
+	long := func(n int) string { return strings.Repeat("é", n) }
+	for _, c := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"status": "resolved", "resolution_type": long(101)}, "resolution_type"},
+		{map[string]any{"status": "resolved", "updated_by": long(201)}, "updated_by"},
+		{map[string]any{"status": "resolved", "notes": long(2001)}, "notes"},
+	} {
+		code, out := f.do("PUT", "/v1/emergency/incidents/"+id+"/status", c.body)
+		refused(t, "a long "+c.field, code, out, "validation_failed", c.field)
+	}
+	code, out = f.do("PUT", "/v1/emergency/incidents/"+id+"/status", map[string]any{"status": "resolved", "resolution_type": long(100), "updated_by": long(200), "notes": long(2000)})
+	if code != 200 || out["status"] != "resolved" || len(out["status_updates"].([]any)) != 2 {
+		t.Errorf("fields at their longest (in characters): %d %v, want 200 resolved after one change", code, out["status"])
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/internal/store"
@@ -70,7 +71,7 @@ func (b *ReportBody) validate() map[string]string {
 			bad["location.accuracy"] = "must be a distance in metres, 0 or more"
 		}
 	}
-	if len(b.Description) > 2000 {
+	if utf8.RuneCountInString(b.Description) > 2000 {
 		bad["description"] = "must be at most 2000 characters"
 	}
 	return bad
@@ -231,14 +232,22 @@ func (s *Incidents) Get(ctx context.Context, sc store.Scope, id string) (Inciden
 	return in, s.overlay(ctx, sc, &in)
 }
 
+// validate checks every field of a status change; bad is keyed by field.
 func (b *StatusBody) validate() map[string]string {
+	bad := map[string]string{}
 	if !slices.Contains(Statuses, b.Status) {
-		return map[string]string{"status": "must be active, resolved, cancelled or escalated"}
+		bad["status"] = "must be active, resolved, cancelled or escalated"
 	}
-	if len(b.Notes) > 2000 || len(b.UpdatedBy) > 200 || len(b.ResolutionType) > 100 {
-		return map[string]string{"notes": "notes at most 2000, updated_by 200, resolution_type 100 characters"}
+	for _, f := range []struct {
+		name string
+		v    string
+		max  int
+	}{{"resolution_type", b.ResolutionType, 100}, {"notes", b.Notes, 2000}, {"updated_by", b.UpdatedBy, 200}} {
+		if utf8.RuneCountInString(f.v) > f.max {
+			bad[f.name] = fmt.Sprintf("must be at most %d characters", f.max)
+		}
 	}
-	return nil
+	return bad
 }
 
 // SetStatus moves an incident to b.Status, by b.UpdatedBy or else actor,

@@ -32,9 +32,14 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 	if ta := b.TargetAudience; ta == nil {
 		bad["target_audience"] = "is required"
 	} else {
-		for i, x := range append(append([]string{}, ta.Include...), ta.Exclude...) {
-			if !slices.Contains(Audiences, x) {
-				bad[fmt.Sprintf("target_audience.include_or_exclude[%d]", i)] = "must be one of " + strings.Join(Audiences, ", ")
+		for _, l := range []struct {
+			name string
+			auds []string
+		}{{"target_audience.include", ta.Include}, {"target_audience.exclude", ta.Exclude}} {
+			for i, x := range l.auds {
+				if !slices.Contains(Audiences, x) {
+					bad[fmt.Sprintf("%s[%d]", l.name, i)] = "must be one of " + strings.Join(Audiences, ", ")
+				}
 			}
 		}
 	}

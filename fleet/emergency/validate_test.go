@@ -45,7 +45,11 @@ func TestAlertBodyValidate(t *testing.T) {
 			b.AffectedArea = &AffectedArea{Type: "polygon", Polygon: []AreaPoint{pt(1, 1), pt(91, 2), pt(2, 3)}}
 		}, []string{"affected_area.polygon[1].latitude"}},
 		{"state code", func(b *AlertBody) { b.AffectedArea = &AffectedArea{Type: "state", State: "oh"} }, []string{"affected_area.state"}},
-		{"unknown audience", func(b *AlertBody) { b.TargetAudience.Exclude = []string{"everyone"} }, []string{"target_audience.include_or_exclude[1]"}},
+		{"unknown audience", func(b *AlertBody) { b.TargetAudience.Exclude = []string{"everyone"} }, []string{"target_audience.exclude[0]"}},
+		{"unknown audiences in both lists", func(b *AlertBody) {
+			b.TargetAudience.Include = []string{"dispatchers", "martians"}
+			b.TargetAudience.Exclude = []string{"field_personnel", "everyone"}
+		}, []string{"target_audience.exclude[1]", "target_audience.include[1]"}},
 		{"no channel", func(b *AlertBody) { b.DeliveryChannels = nil }, []string{"delivery_channels"}},
 		{"bad channel", func(b *AlertBody) {
 			b.DeliveryChannels = []Channel{{Channel: "fax", MaxRepeats: 21, RepeatIntervalMinutes: 5}}
