@@ -117,3 +117,30 @@ func TestRefusalsNameTheField(t *testing.T) {
 		t.Errorf("fields at their longest (in characters): %d %v, want 200 resolved after one change", code, out["status"])
 	}
 }
+
+// TestAlertToNobodyRefused: a target audience that can name nobody (no
+// included audience left once the excluded ones are taken out, no
+// specific vehicle or driver) is refused naming target_audience and
+// sends nothing; one naming a specific driver only is an alert.
+func TestAlertToNobodyRefused(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550009001"}})
+	for name, ta := range map[string]map[string]any{
+		"empty":             {},
+		"all excluded":      {"include": []string{"dispatchers"}, "exclude": []string{"dispatchers"}},
+		"empty lists given": {"include": []string{}, "specific_vehicles": []string{}, "specific_drivers": []string{}},
+	} {
+		b := alertBody(nil, nil, "sms")
+		b["target_audience"] = ta
+		code, out := f.do("POST", "/v1/emergency/alerts", b)
+		refused(t, "audience "+name, code, out, "validation_failed", "target_audience")
+	}
+	if n := f.gw.count(); n != 0 {
+		t.Errorf("refused alerts notified the gateway %d times", n)
+	}
+	b := alertBody(nil, nil, "in_app_alert")
+	b["target_audience"] = map[string]any{"specific_drivers": []string{"drv_named"}}
+	if code, al := f.do("POST", "/v1/emergency/alerts", b); code != 201 || al["delivery_status"].(map[string]any)["total_recipients"] != 1.0 {
+		t.Errorf("an alert to one named driver: %d %v", code, al)
+	}
+}

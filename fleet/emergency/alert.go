@@ -69,7 +69,7 @@ type AlertBody struct {
 	Title                  string            `json:"title" required:"true"`
 	Message                string            `json:"message" required:"true"`
 	AffectedArea           *AffectedArea     `json:"affected_area" required:"true"`
-	TargetAudience         *Audience         `json:"target_audience" required:"true"`
+	TargetAudience         *Audience         `json:"target_audience" required:"true" doc:"who is reached: the included audiences minus the excluded ones, and the specific vehicles and drivers; it must name someone (an included audience not excluded, or a specific vehicle or driver)"`
 	DeliveryChannels       []Channel         `json:"delivery_channels" required:"true"`
 	Expiration             string            `json:"expiration" required:"true"`
 	AcknowledgmentRequired bool              `json:"acknowledgment_required,omitempty"`

@@ -42,6 +42,9 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 				}
 			}
 		}
+		if !b.selectsSomeone() {
+			bad["target_audience"] = "selects nobody: include an audience that is not excluded, or name specific_vehicles or specific_drivers"
+		}
 	}
 	exp, err := time.Parse(time.RFC3339Nano, b.Expiration)
 	if err != nil {
@@ -155,6 +158,23 @@ func (a *AffectedArea) validate(bad map[string]string) {
 	if a.BufferKm != nil && !(*a.BufferKm >= 0 && *a.BufferKm <= 100) {
 		bad["affected_area.buffer_km"] = "must be 0 to 100"
 	}
+}
+
+// selectsSomeone says whether the target audience can name anyone: an
+// included audience it does not exclude (emergency_contacts counting as
+// included with the notify_emergency_contacts action), or a specific
+// vehicle or driver. Otherwise the alert would reach nobody whatever the
+// directory and the trips hold.
+func (b *AlertBody) selectsSomeone() bool {
+	ta := b.TargetAudience
+	if len(ta.SpecificVehicles) > 0 || len(ta.SpecificDrivers) > 0 {
+		return true
+	}
+	included := slices.Clone(ta.Include)
+	if slices.Contains(b.AutomatedActions, "notify_emergency_contacts") {
+		included = append(included, "emergency_contacts")
+	}
+	return slices.ContainsFunc(included, func(x string) bool { return !slices.Contains(ta.Exclude, x) })
 }
 
 // checkPoint adds to bad the faults of a latitude and longitude under the

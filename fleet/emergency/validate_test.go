@@ -46,6 +46,18 @@ func TestAlertBodyValidate(t *testing.T) {
 		}, []string{"affected_area.polygon[1].latitude"}},
 		{"state code", func(b *AlertBody) { b.AffectedArea = &AffectedArea{Type: "state", State: "oh"} }, []string{"affected_area.state"}},
 		{"unknown audience", func(b *AlertBody) { b.TargetAudience.Exclude = []string{"everyone"} }, []string{"target_audience.exclude[0]"}},
+		{"empty audience", func(b *AlertBody) { b.TargetAudience = &Audience{} }, []string{"target_audience"}},
+		{"every included audience excluded", func(b *AlertBody) {
+			b.TargetAudience = &Audience{Include: []string{"dispatchers"}, Exclude: []string{"dispatchers", "field_personnel"}}
+		}, []string{"target_audience"}},
+		{"only specific drivers", func(b *AlertBody) { b.TargetAudience = &Audience{SpecificDrivers: []string{"drv_1"}} }, nil},
+		{"only specific vehicles", func(b *AlertBody) { b.TargetAudience = &Audience{SpecificVehicles: []string{"veh_1"}} }, nil},
+		{"emergency contacts by the action", func(b *AlertBody) {
+			b.TargetAudience, b.AutomatedActions = &Audience{}, []string{"notify_emergency_contacts"}
+		}, nil},
+		{"emergency contacts by the action, excluded", func(b *AlertBody) {
+			b.TargetAudience, b.AutomatedActions = &Audience{Exclude: []string{"emergency_contacts"}}, []string{"notify_emergency_contacts"}
+		}, []string{"target_audience"}},
 		{"unknown audiences in both lists", func(b *AlertBody) {
 			b.TargetAudience.Include = []string{"dispatchers", "martians"}
 			b.TargetAudience.Exclude = []string{"field_personnel", "everyone"}
