@@ -269,19 +269,31 @@ func TestAudiences(t *testing.T) {
 		if got, want := recipientIDs(al), sorted("drv_in", "drv_both", p.f1, p.f2, p.d1, p.d2, p.e1, p.e3, p.x); !slices.Equal(got, want) {
 			t.Errorf("recipients %v, want %v", got, want)
 		}
-		want := sorted("sms drv_in ", "push_notification drv_in ", "push_notification drv_both tok-dc",
+		// drv_in has no directory entry, so no address: nothing is sent
+		// to them through the gateway.
+		want := sorted("push_notification drv_both tok-dc",
 			"sms "+p.f1+" +15550000001", "sms "+p.f2+" +15550000002", "sms "+p.d1+" +15550000004", "sms "+p.d2+" +15550000005",
 			"sms "+p.e1+" +15550000006", "sms "+p.e3+" +15550000008", "sms "+p.x+" +15550000009")
 		if got := f.gw.sent(id); !slices.Equal(got, want) {
 			t.Errorf("gateway got\n%v\nwant\n%v", got, want)
 		}
 		aa := al["affected_area_analysis"].(map[string]any)
-		if aa["total_vehicles_in_area"] != 2.0 || aa["active_drivers_notified"] != 2.0 || aa["field_personnel_notified"] != 3.0 || aa["dispatchers_notified"] != 3.0 ||
+		if aa["total_vehicles_in_area"] != 2.0 || aa["active_drivers_notified"] != 1.0 || aa["field_personnel_notified"] != 3.0 || aa["dispatchers_notified"] != 3.0 ||
 			aa["emergency_contacts_notified"] != 3.0 || aa["specific_drivers_notified"] != 0.0 || aa["specific_vehicles_notified"] != 0.0 {
 			t.Errorf("affected_area_analysis %v", aa)
 		}
 		for _, r := range al["recipients"].([]any) {
 			r := r.(map[string]any)
+			if r["recipient_id"] == "drv_in" {
+				for _, d := range r["deliveries"].([]any) {
+					if d := d.(map[string]any); d["status"] != "skipped" || d["reason"] != "no_address" || d["to"] != nil {
+						t.Errorf("drv_in, without a directory entry: delivery %v, want skipped for no_address", d)
+					}
+				}
+				if r["delivered"] != false {
+					t.Errorf("drv_in counted as reached: %v", r)
+				}
+			}
 			if r["recipient_id"] == p.f1 {
 				ds := r["deliveries"].([]any)
 				if len(ds) != 2 || !slices.ContainsFunc(ds, func(d any) bool {
@@ -406,12 +418,14 @@ func TestSpecificDriverIsOnePerson(t *testing.T) {
 	if got, want := recipientIDs(al), sorted(dd, "drv_other"); !slices.Equal(got, want) {
 		t.Errorf("recipients %v, want %v", got, want)
 	}
-	if got := f.gw.sent(al["alert_id"].(string)); len(got) != 2 {
+	// drv_other has no directory entry: no address, nothing sent.
+	if got := f.gw.sent(al["alert_id"].(string)); !slices.Equal(got, []string{"sms " + dd + " +15550000020"}) {
 		t.Errorf("gateway got %v", got)
 	}
-	// Dana counts as a dispatcher and as a specific driver.
+	// Dana counts as a dispatcher and as a specific driver; drv_other,
+	// reached by no channel, nowhere.
 	aa := al["affected_area_analysis"].(map[string]any)
-	if aa["dispatchers_notified"] != 1.0 || aa["specific_drivers_notified"] != 2.0 || aa["active_drivers_notified"] != 0.0 {
+	if aa["dispatchers_notified"] != 1.0 || aa["specific_drivers_notified"] != 1.0 || aa["active_drivers_notified"] != 0.0 {
 		t.Errorf("affected_area_analysis %v", aa)
 	}
 }
@@ -429,6 +443,8 @@ func TestAreaAnalysisCounts(t *testing.T) {
 		p := seed(f)
 		// A dispatcher the channels cannot reach.
 		mail := f.contact(map[string]any{"name": "DM", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "dm@example.com"}})
+		f.contact(map[string]any{"name": "Far", "roles": []string{"driver"}, "channels": map[string]any{"sms": "+15550000030"},
+			"links": map[string]any{"driver_ids": []string{"drv_far"}}})
 		b := alertBody([]string{"active_drivers", "field_personnel", "dispatchers", "emergency_contacts"}, nil, "sms", "push_notification")
 		b["target_audience"].(map[string]any)["specific_drivers"] = []string{"drv_in", "drv_far"}
 		b["target_audience"].(map[string]any)["specific_vehicles"] = []string{"veh_z"}
@@ -451,11 +467,12 @@ func TestAreaAnalysisCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, got := f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil)
-		// active drivers drv_in and DC; field F1, F2, D2; dispatchers D1,
-		// D2, X (not DM); emergency contacts E1, E3, X; specific drv_in and
-		// drv_far; vehicle veh_z.
-		if got := counts(got["affected_area_analysis"].(map[string]any)); got != "2 3 3 3 2 1" {
-			t.Errorf("counts after the retries: %s, want 2 3 3 3 2 1", got)
+		// active drivers DC (drv_in has no directory entry, so no
+		// address); field F1, F2, D2; dispatchers D1, D2, X (not DM);
+		// emergency contacts E1, E3, X; specific drv_far (at their entry's
+		// number; not drv_in); no vehicle (veh_z has no address).
+		if got := counts(got["affected_area_analysis"].(map[string]any)); got != "1 3 3 3 1 0" {
+			t.Errorf("counts after the retries: %s, want 1 3 3 3 1 0", got)
 		}
 		for _, r := range got["recipients"].([]any) {
 			if r := r.(map[string]any); r["recipient_id"] == "drv_in" && fmt.Sprint(r["audiences"]) != "[active_drivers specific_drivers]" {

@@ -141,3 +141,43 @@ func TestVoiceCallOutcomeUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestNoAddressNothingSent: a driver without a directory entry has no
+// address, so the gateway channels skip them (no_address) at once and in
+// a delayed round, nothing is POSTed to the gateway for them and they are
+// not counted delivered or scheduled.
+func TestNoAddressNothingSent(t *testing.T) {
+	t0 := time.Now().UTC().Truncate(time.Second)
+	clk := &clock{t: t0}
+	gw := &gateway{}
+	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now}}, nil)
+	b := timedAlert(t0.Add(time.Hour), map[string]any{"channel": "sms"}, map[string]any{"channel": "email", "delay_minutes": 10})
+	b["target_audience"] = map[string]any{"specific_drivers": []string{"drv_unlisted"}}
+	code, al := f.do("POST", "/v1/emergency/alerts", b)
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	check := func(when string, al map[string]any) {
+		t.Helper()
+		for _, ch := range []string{"sms", "email"} {
+			if d := delivery(t, al, "drv_unlisted", ch); d["status"] != "skipped" || d["reason"] != "no_address" {
+				t.Errorf("%s: %s delivery %v, want skipped for no_address", when, ch, d)
+			}
+		}
+		ds := al["delivery_status"].(map[string]any)
+		if ds["successful_deliveries"] != 0.0 || ds["scheduled_deliveries"] != 0.0 || ds["delivery_breakdown"].(map[string]any)["sms"].(map[string]any)["sent"] != 0.0 {
+			t.Errorf("%s: delivery_status %v, want nothing sent, delivered or scheduled", when, ds)
+		}
+		if aa := al["affected_area_analysis"].(map[string]any); aa["specific_drivers_notified"] != 0.0 {
+			t.Errorf("%s: affected_area_analysis %v, want nobody reached", when, aa)
+		}
+	}
+	check("at creation", al)
+	clk.set(t0.Add(10 * time.Minute))
+	f.tick()
+	_, al = f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil)
+	check("after the delayed round", al)
+	if n := gw.count(); n != 0 {
+		t.Errorf("the gateway received %d notifications without an address", n)
+	}
+}

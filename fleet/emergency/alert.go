@@ -245,8 +245,9 @@ type Recipient struct {
 }
 
 // RecipientDelivery is one channel's outcome for one recipient: delivered,
-// failed, retrying, skipped (the contact has no address for the channel,
-// or it is their quiet hours), scheduled (the channel's first delivery
+// failed, retrying, skipped (the recipient has no address for the channel,
+// a driver or vehicle without a directory entry having none, or it is
+// their quiet hours), scheduled (the channel's first delivery
 // waits for its delay) or cancelled (a scheduled delivery the recipient's
 // acknowledgment, or the alert's cancellation or expiry, called off). A
 // repeat replaces the entry with its own outcome; one skipped leaves it.

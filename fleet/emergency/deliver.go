@@ -94,6 +94,9 @@ func (a *Alerts) deliver(ctx context.Context, sc store.Scope, al *Alert, channel
 				rd := RecipientDelivery{Channel: ch.Channel, Status: "scheduled", ScheduledAt: &at}
 				if c := people[r.RecipientID]; c != nil {
 					rd.To = address(c, ch.Channel)
+				} else if ch.Channel != "in_app_alert" {
+					// no directory entry, so no address, now or then
+					rd.Status, rd.Reason, rd.ScheduledAt = "skipped", "no_address", nil
 				}
 				r.Deliveries = append(r.Deliveries, rd)
 				continue
@@ -112,7 +115,8 @@ func (a *Alerts) deliver(ctx context.Context, sc store.Scope, al *Alert, channel
 // answers when all are done with each one's outcome (rds[k] of sends[k])
 // and the timings of those that reached the gateway or the bus. A channel
 // other than in-app is skipped for a contact without an address for it,
-// or during their quiet hours.
+// or during their quiet hours, and for a recipient without one (a driver
+// or vehicle with no directory entry): nothing is sent without an address.
 func (a *Alerts) sendAll(ctx context.Context, sc store.Scope, al *Alert, sends []send) (rds []RecipientDelivery, outs []outcome) {
 	var mu sync.Mutex // guards outs
 	rds = make([]RecipientDelivery, len(sends))
@@ -122,8 +126,12 @@ func (a *Alerts) sendAll(ctx context.Context, sc store.Scope, al *Alert, sends [
 	for k, s := range sends {
 		rd := &rds[k]
 		*rd = RecipientDelivery{Channel: s.ch.Channel, Repeat: s.round, ScheduledAt: s.due}
-		if s.c != nil && s.ch.Channel != "in_app_alert" {
-			rd.To = address(s.c, s.ch.Channel)
+		if s.skip == "" && s.ch.Channel != "in_app_alert" {
+			// the gateway is given an address or nothing: a recipient
+			// without a directory entry has none
+			if s.c != nil {
+				rd.To = address(s.c, s.ch.Channel)
+			}
 			switch {
 			case rd.To == "":
 				s.skip = "no_address"

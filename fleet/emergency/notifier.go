@@ -30,7 +30,8 @@ type Notification struct {
 	Severity   string `json:"severity"`
 	Priority   string `json:"priority,omitempty"`
 	// To is the address for the channel (an E.164 number, an e-mail
-	// address, a push token) when the recipient is in the directory.
+	// address, a push token) of the recipient's directory entry; nothing
+	// is sent to a recipient without one.
 	To            string `json:"to,omitempty"`
 	RecipientType string `json:"recipient_type,omitempty"`
 	ContactID     string `json:"contact_id,omitempty"`
