@@ -97,7 +97,10 @@ type HTTPNotifier struct {
 
 // Notify implements Notifier.
 func (h *HTTPNotifier) Notify(ctx context.Context, n Notification) error {
-	b, _ := json.Marshal(n)
+	b, err := json.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("emergency: notification: %w", err)
+	}
 	req, err := http.NewRequestWithContext(ctx, "POST", h.URL, bytes.NewReader(b))
 	if err != nil {
 		return err
@@ -111,7 +114,9 @@ func (h *HTTPNotifier) Notify(ctx context.Context, n Notification) error {
 		id := n.ID
 		if id == "" {
 			var r [10]byte
-			_, _ = rand.Read(r[:])
+			if _, err := rand.Read(r[:]); err != nil {
+				return fmt.Errorf("emergency: notification id: %w", err)
+			}
 			id = "ntf_" + hex.EncodeToString(r[:])
 		}
 		ts := time.Now().Unix()

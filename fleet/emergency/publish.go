@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
@@ -47,7 +48,9 @@ func (a *Alerts) publish(ctx context.Context, sc store.Scope, al *Alert, typ str
 	sev := map[string]string{"low": "low", "moderate": "medium", "high": "high", "critical": "critical"}[al.Severity]
 	now := a.now().UTC()
 	var idb [8]byte
-	_, _ = rand.Read(idb[:])
+	if _, err := rand.Read(idb[:]); err != nil {
+		return fmt.Errorf("emergency: event id: %w", err)
+	}
 	ev := &event.Event{EventID: "evt_" + hex.EncodeToString(idb[:]), EventType: typ, Category: event.CategoryEmergency, Timestamp: now, Severity: sev,
 		Priority: "emergency", Source: src, EventData: data,
 		Metadata: event.Metadata{CorrelationID: al.AlertID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"}}
