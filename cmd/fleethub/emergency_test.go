@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -98,6 +99,14 @@ func TestAlerts(t *testing.T) {
 	n.batch(k, in, track(t0, 40.0, -83.0, constant(30, 10)))
 	out := n.startTrip(k, "veh-out", t0) // 100 km away
 	n.batch(k, out, track(t0, 41.0, -83.0, constant(30, 10)))
+	// the two drivers' directory entries give the gateway their numbers
+	for i, d := range []string{"d-veh-in", "d-extra"} {
+		num := fmt.Sprintf("+1555000410%d", i)
+		if r := n.do("POST", "/v1/contacts", k, map[string]any{"name": d, "roles": []string{"driver"}, "channels": map[string]any{"sms": num, "voice": num},
+			"links": map[string]any{"driver_ids": []string{d}}}); r.Status != 201 {
+			t.Fatalf("contact %s: %d %s", d, r.Status, r.Body)
+		}
+	}
 	body := map[string]any{"alert_type": "severe_weather_warning", "severity": "high", "title": "Tornado warning", "message": "Seek shelter now",
 		"affected_area":     map[string]any{"type": "radius", "center": map[string]any{"latitude": 40.0, "longitude": -83.0}, "radius_km": 10},
 		"target_audience":   map[string]any{"include": []string{"active_drivers"}, "specific_drivers": []string{"d-extra"}},
