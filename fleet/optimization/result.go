@@ -153,7 +153,7 @@ type RouteView struct {
 // Unassigned is a destination no vehicle could take.
 type Unassigned struct {
 	DestinationID string `json:"destination_id"`
-	Reason        string `json:"reason" enum:"capacity,time_window,shift_end,route_limits,missing_capability,break_window" doc:"the constraint that kept it out: missing_capability when no vehicle provides every capability its special_handling needs; break_window when a vehicle's break leaves it no time"`
+	Reason        string `json:"reason" enum:"capacity,time_window,shift_end,route_limits,missing_capability,break_window" doc:"the constraint that kept it out: time_window when a window (its own or a served stop's) leaves no place for it; shift_end or route_limits when the shift's end or max_route_duration/max_route_distance does; missing_capability when no vehicle provides every capability its special_handling needs; break_window when a vehicle's break leaves it no time"`
 	// MissingCapabilities are what the vehicle closest to serving it
 	// lacks, with missing_capability.
 	MissingCapabilities []string `json:"missing_capabilities,omitempty" doc:"with missing_capability: the capabilities of special_handling that the vehicle closest to serving it lacks"`

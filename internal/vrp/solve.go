@@ -237,7 +237,10 @@ func splitmix(x uint64) uint64 {
 
 // reason names the constraint that keeps stop c out of s: the one that
 // refuses it on a route of its own when no vehicle could take it alone,
-// otherwise the one that refused most of its insertions into s.
+// otherwise the one that refused most of its insertions into s. check
+// calls an insertion that makes a later position late a window; here
+// that is the constraint that sets the later position's latest start
+// (limits): a window, a break, the shift's end or the route's limits.
 func (t *tables) reason(s *solution, c int32) Reason {
 	if ok, why := t.p.Servable(int(c)); !ok {
 		return why
@@ -251,8 +254,17 @@ func (t *tables) reason(s *solution, c int32) Reason {
 			count[ReasonCapacity]++
 			continue
 		}
+		var lim []Reason
+		tr := t.of(r.v)
 		for i := 0; i <= len(r.stops); i++ {
-			if _, why := t.check(r, c, i); why != "" {
+			_, why := t.check(r, c, i)
+			if why == ReasonTimeWindow && t.depart(r, i)+tr.minutes[t.arc(t.node(r, i), c)] <= t.late[c]+tol {
+				if lim == nil {
+					lim = t.limits(r)
+				}
+				why = lim[i+1]
+			}
+			if why != "" {
 				count[why]++
 			}
 		}
@@ -264,6 +276,45 @@ func (t *tables) reason(s *solution, c int32) Reason {
 		}
 	}
 	return best
+}
+
+// limits names, per position of r, the constraint that sets its latest
+// start (route.z): its own window, a later position's, a break's, or
+// the return, by the shift's end or by MaxMinutes, whichever comes
+// first. It follows the backward pass that sets z.
+func (t *tables) limits(r *route) []Reason {
+	m := len(r.stops)
+	ve := &t.p.Vehicles[r.v]
+	why := make([]Reason, m+2)
+	why[m+1] = ReasonShiftEnd
+	if ve.ShiftStart+ve.MaxMinutes < ve.ShiftEnd {
+		why[m+1] = ReasonRouteLimits
+	}
+	tr := t.of(r.v)
+	z, next := t.zEnd[r.v], t.end[r.v]
+	for i := m; i >= 0; i-- {
+		cur := t.node(r, i)
+		leave, w := z-tr.minutes[t.arc(cur, next)], why[i+1]
+		for k := len(r.brk) - 1; k >= 0; k-- {
+			if int(r.brk[k]) != i {
+				continue
+			}
+			b := &t.brks[r.v][k]
+			if b.End < leave {
+				leave, w = b.End, ReasonBreak
+			}
+			leave -= b.Minutes
+			if b.Start > leave+tol {
+				leave, w = math.Inf(-1), ReasonBreak
+			}
+		}
+		z = leave - t.service[cur]
+		if t.late[cur] < z {
+			z, w = t.late[cur], ReasonTimeWindow
+		}
+		why[i], next = w, cur
+	}
+	return why
 }
 
 // set is a key of stops whatever their order.

@@ -258,3 +258,49 @@ func TestSolveProfiles(t *testing.T) {
 		}
 	}
 }
+
+// TestSolveReasonsAmongStops checks the reason of stops left out beside
+// a route that does serve one: the limit that binds the route, not the
+// windows of stops that have none.
+func TestSolveReasonsAmongStops(t *testing.T) {
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		name  string
+		fleet func(*vrp.Vehicle)
+		want  vrp.Reason
+	}{
+		{name: "shift end", fleet: func(v *vrp.Vehicle) { v.ShiftEnd = 12 }, want: vrp.ReasonShiftEnd},
+		{name: "route time", fleet: func(v *vrp.Vehicle) { v.MaxMinutes = 12 }, want: vrp.ReasonRouteLimits},
+		{name: "served stops' windows", want: vrp.ReasonTimeWindow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := vrp.Vehicle{CapWeight: inf, CapVolume: inf, CapPackages: inf, ShiftEnd: 100, MaxMinutes: inf, MaxKm: inf}
+			if tc.fleet != nil {
+				tc.fleet(&v)
+			}
+			// Three stops 5 from the depot, 7.07 or 10 from each other.
+			stops := []vrp.Stop{{Lat: 0, Lon: 5, Late: inf}, {Lat: 5, Lon: 0, Late: inf}, {Lat: -5, Lon: 0, Late: inf}}
+			left := 2
+			if tc.want == vrp.ReasonTimeWindow {
+				// Two urgent stops due on arrival, 5 and 6 from the
+				// depot, are served; the third fits neither before them
+				// (their windows) nor after them (back at 18.8, after
+				// the shift's end): two refusals in three are windows.
+				stops[0].Priority, stops[0].Late = 3, 5
+				stops[1] = vrp.Stop{Lat: 0, Lon: 6, Late: 6, Priority: 3}
+				v.ShiftEnd = 18
+				left = 1
+			}
+			pr := &vrp.Problem{Stops: stops, Vehicles: []vrp.Vehicle{v}, Planar: true}
+			sol := pr.Solve(vrp.Options{TimeLimit: time.Second})
+			if len(sol.Unassigned) != left {
+				t.Fatalf("routes %v, unassigned %v", sol.Routes, sol.Unassigned)
+			}
+			for i, why := range sol.Unassigned {
+				if why != tc.want {
+					t.Errorf("stop %d: reason %q, want %q (routes %v)", i, why, tc.want, sol.Routes)
+				}
+			}
+		})
+	}
+}
