@@ -140,3 +140,64 @@ func TestBreakRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultBreakRuleDriving: four stops two hours from the depot and
+// from each other, a 12-hour shift: with driver_break_requirements the
+// plan serves them all and never drives more than 8 hours without a
+// 30-minute break, by the answer's own times (every leg from a
+// departure to the next arrival counts as driving, up to the next
+// break).
+func TestDefaultBreakRuleDriving(t *testing.T) {
+	url := serveWork(t, nil, 1_000_000)
+	body := line([]float64{0, 1, 2, 3, 4}, map[string]int{"a": 0})
+	m := body["matrix"].(map[string]any)
+	dur, dist := m["durations"].([][]float64), m["distances"].([][]float64)
+	for i := range dur {
+		for j := range dur[i] {
+			if i != j {
+				dur[i][j], dist[i][j] = 7200, 100
+			}
+		}
+	}
+	v := byID(body, "vehicles", "vehicle_id", "a")
+	v["shift_start"], v["shift_end"] = "06:00", "18:00"
+	for _, d := range body["destinations"].([]map[string]any) {
+		d["time_window"] = map[string]any{"service_duration": 1}
+	}
+	body["constraints"] = map[string]any{"driver_break_requirements": true}
+	data := plan(t, url, body)
+	if n := len(routeOf(data, "a")); n != 4 {
+		t.Fatalf("%d stops served, want 4: %v", n, data["unassigned_destinations"])
+	}
+	var driving, last float64
+	breaks := 0
+	for _, e := range data["optimized_routes"].([]any)[0].(map[string]any)["route_sequence"].([]any) {
+		s := e.(map[string]any)
+		arrive, depart := minutesOf(t, s["arrival_time"].(string)), minutesOf(t, s["departure_time"].(string))
+		switch s["activity_type"] {
+		case "depot_start":
+		case "break":
+			if depart-arrive < 30 {
+				t.Errorf("break %v–%v, shorter than 30 minutes", s["arrival_time"], s["departure_time"])
+			}
+			breaks++
+			driving = 0
+		default:
+			driving += arrive - last
+			if driving > 8*60 {
+				t.Errorf("%.0f minutes of driving without a break by %v at %v", driving, s["activity_type"], s["arrival_time"])
+			}
+		}
+		last = depart
+	}
+	if breaks != 1 {
+		t.Errorf("%d breaks, want 1", breaks)
+	}
+	// A route held to 8 hours by max_route_duration cannot drive more
+	// and takes no break: two stops, back at 14:02.
+	body["constraints"] = map[string]any{"driver_break_requirements": true, "max_route_duration": 480}
+	data = plan(t, url, body)
+	if n := len(routeOf(data, "a")); n != 2 || len(entries(data, "a", "break")) != 0 {
+		t.Errorf("within 8 hours: %d stops, breaks %v", n, entries(data, "a", "break"))
+	}
+}

@@ -176,9 +176,11 @@ func provides(v map[string]any) map[string]bool {
 func clockAfter(clock, seconds float64) float64 { return clock + seconds/60 }
 
 // breakWindows are vehicle v's breaks as [start, end, duration] minutes,
-// in order: its break_windows, or the default rule (30 minutes beginning
-// at most 8 hours into a shift longer than 8 hours) with
-// driver_break_requirements; nil without any.
+// in order: its break_windows, or the default rule with
+// driver_break_requirements (where the shift, or max_route_duration
+// when shorter, is longer than 8 hours, 30 minutes beginning at most 8
+// hours after the shift starts and ending at least 8 hours before the
+// latest return); nil without any.
 func breakWindows(t *testing.T, body, v map[string]any) [][]float64 {
 	if bw, ok := v["break_windows"].([]map[string]any); ok && len(bw) > 0 {
 		var out [][]float64
@@ -192,10 +194,13 @@ func breakWindows(t *testing.T, body, v map[string]any) [][]float64 {
 		return nil
 	}
 	s, e := minutesOf(t, fmt.Sprint(v["shift_start"])), minutesOf(t, fmt.Sprint(v["shift_end"]))
+	if d, ok := c["max_route_duration"]; ok {
+		e = math.Min(e, s+toFloat(d))
+	}
 	if e-s <= 8*60 {
 		return nil
 	}
-	return [][]float64{{s, s + 8*60 + 30, 30}}
+	return [][]float64{{math.Max(s, e-8*60-30), s + 8*60 + 30, 30}}
 }
 
 // The checker's own reading of the documented cost models: litres per

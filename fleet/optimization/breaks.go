@@ -17,10 +17,14 @@ type BreakWindow struct {
 
 // The default break rule of driver_break_requirements, the US hours of
 // service rule (49 CFR 395.3(a)(3)(ii)): 30 minutes off driving before 8
-// hours of driving, read with the time since the shift started standing
-// for driving time. A shift of at most hosDriving needs no break; one
-// longer than hosLongest would need a second one, which only
-// break_windows can give.
+// hours of driving, read with time on shift standing for driving time.
+// The time on duty is the shift, or max_route_duration when that is
+// shorter. Up to hosDriving of it needs no break. More takes hosBreak
+// minutes beginning at most hosDriving after the shift starts and ending
+// at least hosDriving before the latest return, so that neither the time
+// before the break nor the time after it can hold more than hosDriving
+// of driving; more than hosLongest leaves no such break and would need a
+// second one, which only break_windows can give.
 const (
 	hosDriving = 8 * 60.0
 	hosBreak   = 30.0
@@ -39,13 +43,19 @@ func breaks(bad map[string]string, f string, v Vehicle, c *Constraints, fv *vrp.
 	case len(v.BreakWindows) > 0:
 		windows(bad, f, v.BreakWindows, fv)
 	case c != nil && c.DriverBreakRequirements:
-		shift := fv.ShiftEnd - fv.ShiftStart
-		if shift > hosLongest {
+		// The route is back by the shift's end and within
+		// max_route_duration: its time on duty.
+		back := math.Min(fv.ShiftEnd, fv.ShiftStart+fv.MaxMinutes)
+		if back-fv.ShiftStart > hosLongest {
 			bad[f+".shift_end"] = fmt.Sprintf("the default break rule covers shifts up to %v minutes; give break_windows", hosLongest)
 			return
 		}
-		if shift > hosDriving {
-			fv.Breaks = []vrp.Break{{Start: fv.ShiftStart, End: fv.ShiftStart + hosDriving + hosBreak, Minutes: hosBreak}}
+		if back-fv.ShiftStart > hosDriving {
+			fv.Breaks = []vrp.Break{{
+				Start:   math.Max(fv.ShiftStart, back-hosDriving-hosBreak),
+				End:     fv.ShiftStart + hosDriving + hosBreak,
+				Minutes: hosBreak,
+			}}
 		}
 	}
 }

@@ -86,7 +86,7 @@ type Destination struct {
 type Constraints struct {
 	MaxRouteDuration        float64         `json:"max_route_duration,omitempty" doc:"minutes"`
 	MaxRouteDistance        float64         `json:"max_route_distance,omitempty" doc:"kilometers"`
-	DriverBreakRequirements bool            `json:"driver_break_requirements,omitempty" doc:"true: a vehicle without break_windows whose shift is longer than 8 h takes 30 minutes beginning at most 8 h into its shift (the US hours-of-service 30-minute rule); shifts over 16 h 30 min need break_windows"`
+	DriverBreakRequirements bool            `json:"driver_break_requirements,omitempty" doc:"true: a vehicle without break_windows whose shift (or max_route_duration, when shorter) is longer than 8 h takes 30 minutes beginning at most 8 h into its shift and ending at least 8 h before its latest return, so that it never drives 8 h without a break (the US hours-of-service 30-minute rule); over 16 h 30 min needs break_windows"`
 	VehicleCapacityStrict   *bool           `json:"vehicle_capacity_strict,omitempty" doc:"default true: capacities are hard limits; false: a route may carry up to 20 % over each capacity, every unit over priced as an hour of driving and reported in capacity_overload"`
 	TimeWindowViolations    string          `json:"time_window_violations,omitempty" enum:"none,allow" doc:"allow: a late arrival is counted, not refused"`
 	TrafficRestrictions     map[string]bool `json:"traffic_restrictions,omitempty" doc:"avoid_toll_roads, avoid_highways, avoid_ferries: true leaves those roads out of the road network's travel costs (with --osm); true is refused with the request's matrix or without a road network; any other key is refused"`
