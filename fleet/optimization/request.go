@@ -118,7 +118,7 @@ type Request struct {
 	Destinations      []Destination `json:"destinations" required:"true"`
 	Constraints       *Constraints  `json:"constraints,omitempty"`
 	OptimizationGoals []string      `json:"optimization_goals,omitempty" doc:"minimize_time, minimize_distance, minimize_fuel, minimize_cost (the first of these prices travel; default minimize_time), minimize_vehicles (fewest routes first), balance_workload (the longest route), maximize_service_quality (early service, high priority first), maximize_efficiency (every route's minutes from shift start to return: less waiting)"`
-	TimeWindows       *bool         `json:"time_windows,omitempty"`
+	TimeWindows       *bool         `json:"time_windows,omitempty" doc:"default true; false: the plan ignores the destinations' windows, which still count in time_window_compliance"`
 	RealTimeTraffic   *bool         `json:"real_time_traffic,omitempty" doc:"true: cars' travel on the road network is timed at the speeds the organization's own trips were driven on each road over the last 28 days, in the hours of the week the shifts span today (UTC), free-flow where none were observed (cost_source road_network_traffic when any were); needs the server's road network and no matrix. false or absent: free-flow"`
 	DriverPreferences bool          `json:"driver_preferences,omitempty" doc:"false or absent; true is refused (the service holds no driver preferences)"`
 	Matrix            *Matrix       `json:"matrix,omitempty"`

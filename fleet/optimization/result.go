@@ -28,7 +28,7 @@ type Performance struct {
 	FuelConsumptionEstimate float64 `json:"fuel_consumption_estimate" doc:"liters: each route's distance at its vehicle's consumption"`
 	CostEstimate            float64 `json:"cost_estimate" doc:"USD: each route's fuel at 1.05/L, distance at its vehicle's cost_per_km and time at its cost_per_hour"`
 	DeliveryEfficiency      float64 `json:"delivery_efficiency" doc:"share of destinations assigned"`
-	TimeWindowCompliance    float64 `json:"time_window_compliance" doc:"percent of stops within their window"`
+	TimeWindowCompliance    float64 `json:"time_window_compliance" doc:"percent of the served destinations whose service begins within their time_window (all day without one), the windows as sent even with time_windows false; 0 when none is served"`
 	// CapacityOverload is the load carried beyond capacities, with
 	// vehicle_capacity_strict false.
 	CapacityOverload *Load `json:"capacity_overload,omitempty" doc:"with vehicle_capacity_strict false: the load carried beyond the vehicles' capacities, summed over the routes"`
@@ -127,7 +127,7 @@ type AlternativePlan struct {
 	CostEstimate            float64 `json:"cost_estimate" doc:"USD"`
 	VehiclesUsed            int     `json:"vehicles_used"`
 	UnassignedDestinations  int     `json:"unassigned_destinations"`
-	TimeWindowCompliance    float64 `json:"time_window_compliance" doc:"percent of stops within their window"`
+	TimeWindowCompliance    float64 `json:"time_window_compliance" doc:"percent of the plan's served destinations whose service begins within their time_window, as performance_metrics.time_window_compliance"`
 	RoutesChanged           int     `json:"routes_changed" doc:"vehicles whose route differs from the chosen plan's"`
 	// Routes are the plan's every route, the unchanged ones too.
 	Routes []PlanRoute `json:"routes" doc:"every vehicle with destinations in this plan, in request order, with its destinations in visiting order (vehicles idle in the chosen plan included)"`
@@ -300,12 +300,49 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 		res.OptimizationInsights.Recommendations = append(res.OptimizationInsights.Recommendations, advice[why]...)
 	}
 	res.PerformanceMetrics = Performance{TotalDistance: r2(pl.Km), TotalTime: r2(pl.Minutes), FuelConsumptionEstimate: r2(pl.Fuel),
-		CostEstimate: r2(pl.Cost), DeliveryEfficiency: r2(pl.Efficiency), TimeWindowCompliance: r2(pl.Compliance), CapacityOverload: overload(pr, pl.Over)}
+		CostEstimate: r2(pl.Cost), DeliveryEfficiency: r2(pl.Efficiency), TimeWindowCompliance: r2(compliance(req, pr, pl)), CapacityOverload: overload(pr, pl.Over)}
 	res.ImprovementSummary = Improvement{DistanceSaved: r2(pl.Saved.Km), TimeSaved: r2(pl.Saved.Minutes), FuelSaved: r2(pl.Saved.Fuel),
 		CostSaved: r2(pl.Saved.Cost), ImprovementPercentage: r2(pl.Saved.Percent)}
 	res.OptimizationSummary = Summary{TotalVehicles: len(pr.Vehicles), TotalDestinations: len(pr.Stops), OptimizationTime: r2(took.Seconds()),
 		AlgorithmUsed: "sisr", ConfidenceScore: r2(sol.Agreement), CostSource: source, Repeatable: !sol.Cut}
 	return res
+}
+
+// compliance is the percent of pl's served destinations whose service
+// begins inside the time window the request gives them (0 when none is
+// served). The windows are the destinations' own, whether the plan was
+// held to them or not (time_windows false): a stop served before its
+// window opens or after it closes is outside it.
+func compliance(req *Request, pr *vrp.Problem, pl vrp.Plan) float64 {
+	if pl.Served == 0 {
+		return 0
+	}
+	in := 0
+	for _, rt := range pl.Routes {
+		for _, vis := range rt.Visits {
+			begin := vis.Depart - pr.Stops[vis.Stop].Service
+			if early, late := window(req.Destinations[vis.Stop].TimeWindow); begin >= early-1e-9 && begin <= late+1e-9 {
+				in++
+			}
+		}
+	}
+	return 100 * float64(in) / float64(pl.Served)
+}
+
+// window is a destination's time window as sent, in minutes: all day
+// without one.
+func window(tw *Window) (early, late float64) {
+	early, late = 0, math.Inf(1)
+	if tw == nil {
+		return early, late
+	}
+	if e, ok := clockTime(tw.Earliest, 0); ok {
+		early = e
+	}
+	if l, ok := clockTime(tw.Latest, math.Inf(1)); ok {
+		late = l
+	}
+	return early, late
 }
 
 // alternatives adds the runner-up plans to res: alternative_plans, and
@@ -328,7 +365,7 @@ func alternatives(res *Result, req *Request, pr *vrp.Problem, sol vrp.Solution, 
 		n := k + 1
 		apl := pr.Plan(vrp.Solution{Routes: a.Routes})
 		ap := AlternativePlan{Plan: n, TotalDistance: r2(apl.Km), TotalTime: r2(apl.Minutes), FuelConsumptionEstimate: r2(apl.Fuel),
-			CostEstimate: r2(apl.Cost), VehiclesUsed: used(a.Routes), UnassignedDestinations: a.Unassigned, TimeWindowCompliance: r2(apl.Compliance)}
+			CostEstimate: r2(apl.Cost), VehiclesUsed: used(a.Routes), UnassignedDestinations: a.Unassigned, TimeWindowCompliance: r2(compliance(req, pr, apl))}
 		byVehicle := map[int]vrp.Route{}
 		for _, rt := range apl.Routes {
 			byVehicle[rt.Vehicle] = rt
