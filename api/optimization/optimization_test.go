@@ -536,6 +536,10 @@ func TestBadRequests(t *testing.T) {
 			b["vehicles"] = vs
 		}, "vehicles"},
 		{"index without matrix", func(b map[string]any) { delete(b, "matrix") }, "vehicles[0].start_index"},
+		{"route duration 0", func(b map[string]any) { b["constraints"] = map[string]any{"max_route_duration": 0} }, "constraints.max_route_duration"},
+		{"route duration negative", func(b map[string]any) { b["constraints"] = map[string]any{"max_route_duration": -5} }, "constraints.max_route_duration"},
+		{"route distance 0", func(b map[string]any) { b["constraints"] = map[string]any{"max_route_distance": 0} }, "constraints.max_route_distance"},
+		{"route distance negative", func(b map[string]any) { b["constraints"] = map[string]any{"max_route_distance": -1} }, "constraints.max_route_distance"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := grid(12, 3, 5)

@@ -84,8 +84,8 @@ type Destination struct {
 
 // Constraints of the request.
 type Constraints struct {
-	MaxRouteDuration        float64         `json:"max_route_duration,omitempty" doc:"minutes"`
-	MaxRouteDistance        float64         `json:"max_route_distance,omitempty" doc:"kilometers"`
+	MaxRouteDuration        *float64        `json:"max_route_duration,omitempty" doc:"minutes from the shift start to the return, more than 0; absent: the shift alone bounds the route"`
+	MaxRouteDistance        *float64        `json:"max_route_distance,omitempty" doc:"kilometers, more than 0; absent: no limit"`
 	DriverBreakRequirements bool            `json:"driver_break_requirements,omitempty" doc:"true: a vehicle without break_windows whose shift (or max_route_duration, when shorter) is longer than 8 h takes 30 minutes beginning at most 8 h into its shift and ending at least 8 h before its latest return, so that it never drives 8 h without a break (the US hours-of-service 30-minute rule); over 16 h 30 min needs break_windows"`
 	VehicleCapacityStrict   *bool           `json:"vehicle_capacity_strict,omitempty" doc:"default true: capacities are hard limits; false: a route may carry up to 20 % over each capacity, every unit over priced as an hour of driving and reported in capacity_overload"`
 	TimeWindowViolations    string          `json:"time_window_violations,omitempty" enum:"none,allow" doc:"allow: a late arrival is counted, not refused"`
@@ -229,8 +229,11 @@ func build(r *Request) (*built, map[string]string) {
 		default:
 			bad["constraints.time_window_violations"] = "must be none or allow"
 		}
-		if c.MaxRouteDuration < 0 || c.MaxRouteDistance < 0 {
-			bad["constraints"] = "max_route_duration and max_route_distance must not be negative"
+		if d := c.MaxRouteDuration; d != nil && !(*d > 0) {
+			bad["constraints.max_route_duration"] = "must be greater than 0"
+		}
+		if d := c.MaxRouteDistance; d != nil && !(*d > 0) {
+			bad["constraints.max_route_distance"] = "must be greater than 0"
 		}
 		b.avoid = trafficRestrictions(bad, c.TrafficRestrictions)
 	}
@@ -391,11 +394,11 @@ func vehicle(bad map[string]string, f string, v Vehicle, c *Constraints, size in
 	if !ok1 || !ok2 || fv.ShiftEnd <= fv.ShiftStart {
 		bad[f+".shift_start"] = "shift_start and shift_end are HH:MM or HH:MM:SS with start before end"
 	}
-	if c != nil && c.MaxRouteDuration > 0 {
-		fv.MaxMinutes = c.MaxRouteDuration
+	if c != nil && c.MaxRouteDuration != nil && *c.MaxRouteDuration > 0 {
+		fv.MaxMinutes = *c.MaxRouteDuration
 	}
-	if c != nil && c.MaxRouteDistance > 0 {
-		fv.MaxKm = c.MaxRouteDistance
+	if c != nil && c.MaxRouteDistance != nil && *c.MaxRouteDistance > 0 {
+		fv.MaxKm = *c.MaxRouteDistance
 	}
 	fv.Has = vehicleCapabilities(bad, f, v)
 	fv.Costs = vehicleCosts(bad, f, v)
