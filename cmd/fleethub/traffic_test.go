@@ -16,8 +16,11 @@ import (
 // cost_source road_network_traffic, a longer route time than free flow
 // (which the same request without it keeps), and the insight naming the
 // speeds' source; another organization, whose fleet drove nothing, gets
-// free flow and an insight that says so. real_time_traffic beside the
-// request's matrix, or on a node without --osm, is refused by name.
+// free flow and an insight that says so. Absent, real_time_traffic is
+// true: the observed speeds where there are, the matrix or great-circle
+// travel where the request or the node gives no roads to time, with an
+// insight saying so. Sent true beside the request's matrix, or on a
+// node without --osm, it is refused by name.
 func TestRealTimeTraffic(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.OSM = tinyOSM(t)
@@ -55,6 +58,14 @@ func TestRealTimeTraffic(t *testing.T) {
 	}
 	if recs := fmt.Sprint(busy["optimization_insights"].(map[string]any)["recommendations"]); !strings.Contains(recs, "speeds observed on") {
 		t.Errorf("insights %s", recs)
+	}
+	// absent, real_time_traffic is true, as the interface's default
+	dflt := n.do("POST", "/api/v1/fleet/optimization/routes", k, unasked(body(true)))
+	if dflt.Status != 200 {
+		t.Fatalf("real_time_traffic absent: %d %s", dflt.Status, dflt.Body)
+	}
+	if d := dflt.json(t)["data"].(map[string]any); source(d) != "road_network_traffic" || minutes(d) != minutes(busy) {
+		t.Errorf("real_time_traffic absent: %v, %.2f min; want road_network_traffic, %.2f min", source(d), minutes(d), minutes(busy))
 	}
 	if m := n.do("GET", "/metrics", "", nil); !strings.Contains(string(m.Body), "fleethub_road_speed_cells 2") {
 		t.Errorf("/metrics lacks the two cells of speeds observed")
@@ -104,11 +115,25 @@ func TestRealTimeTraffic(t *testing.T) {
 	if r := n.do("POST", "/api/v1/fleet/optimization/routes", k, withMatrix); r.Status != 400 || !strings.Contains(string(r.Body), `"real_time_traffic"`) {
 		t.Errorf("real_time_traffic with a matrix: %d %s", r.Status, r.Body)
 	}
+	if r := n.do("POST", "/api/v1/fleet/optimization/routes", k, unasked(withMatrix)); r.Status != 200 ||
+		source(r.json(t)["data"].(map[string]any)) != "matrix" {
+		t.Errorf("real_time_traffic absent, with a matrix: %d %s", r.Status, r.Body)
+	}
 	plain := startNode(t, testConfig(t))
 	kp := plain.key("org-a", "test", []string{"all"}, 100000)
 	if r := plain.do("POST", "/api/v1/fleet/optimization/routes", kp, body(true)); r.Status != 400 || !strings.Contains(string(r.Body), "--osm") {
 		t.Errorf("real_time_traffic without --osm: %d %s", r.Status, r.Body)
 	}
+	if r := plain.do("POST", "/api/v1/fleet/optimization/routes", kp, unasked(body(true))); r.Status != 200 ||
+		source(r.json(t)["data"].(map[string]any)) != "great_circle" || !strings.Contains(string(r.Body), "without --osm") {
+		t.Errorf("real_time_traffic absent, without --osm: %d %s", r.Status, r.Body)
+	}
+}
+
+// unasked is body without real_time_traffic.
+func unasked(body map[string]any) map[string]any {
+	delete(body, "real_time_traffic")
+	return body
 }
 
 // TestRealTimeTrafficAcrossNodes: two nodes on one store and one Redis,

@@ -15,7 +15,8 @@ import (
 // only the three avoid keys, each true one in the avoid set, at most six
 // breaks, in order, that an idle vehicle can all take inside their
 // windows and its shift, cost models within range, real_time_traffic
-// taken as sent (the service refuses it where no roads can honour it),
+// taken as sent, true when absent (the service refuses only true as
+// sent where no roads can honour it),
 // driver_preferences never true, 0 to 5 runner-up plans, priority
 // weights not negative.
 // Seeds are in testdata/fuzz/FuzzBuild.
@@ -68,8 +69,8 @@ func FuzzBuild(f *testing.F) {
 		if r.DriverPreferences {
 			t.Fatal("driver_preferences true accepted")
 		}
-		if traffic := r.RealTimeTraffic != nil && *r.RealTimeTraffic; b.traffic != traffic {
-			t.Fatalf("real_time_traffic %v built as %v", traffic, b.traffic)
+		if traffic := r.RealTimeTraffic == nil || *r.RealTimeTraffic; b.traffic != traffic || b.asked != (r.RealTimeTraffic != nil && traffic) {
+			t.Fatalf("real_time_traffic %v built as %v (asked %v)", r.RealTimeTraffic, b.traffic, b.asked)
 		}
 		if b.alts < 0 || b.alts > MaxAlternatives {
 			t.Fatalf("%d alternatives accepted", b.alts)

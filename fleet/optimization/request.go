@@ -119,7 +119,7 @@ type Request struct {
 	Constraints       *Constraints  `json:"constraints,omitempty"`
 	OptimizationGoals []string      `json:"optimization_goals,omitempty" doc:"minimize_time, minimize_distance, minimize_fuel, minimize_cost (the first of these prices travel; default minimize_time), minimize_vehicles (fewest routes first), balance_workload (the longest route), maximize_service_quality (early service, high priority first), maximize_efficiency (every route's minutes from shift start to return: less waiting)"`
 	TimeWindows       *bool         `json:"time_windows,omitempty" doc:"default true; false: the plan ignores the destinations' windows, which still count in time_window_compliance"`
-	RealTimeTraffic   *bool         `json:"real_time_traffic,omitempty" doc:"true: cars' travel on the road network is timed at the speeds the organization's own trips were driven on each road over the last 28 days, in the hours of the week the shifts span today (UTC), free-flow where none were observed (cost_source road_network_traffic when any were); needs the server's road network and no matrix. false or absent: free-flow"`
+	RealTimeTraffic   *bool         `json:"real_time_traffic,omitempty" doc:"default true: cars' travel on the road network is timed at the speeds the organization's own trips were driven on each road over the last 28 days, in the hours of the week the shifts span today (UTC), free-flow where none were observed (cost_source road_network_traffic when any were). Absent, a request with a matrix or on a server without a road network is planned on those costs (cost_source says which; the insights say why); true as sent is refused there. false: free-flow"`
 	DriverPreferences bool          `json:"driver_preferences,omitempty" doc:"false or absent; true is refused (the service holds no driver preferences)"`
 	Matrix            *Matrix       `json:"matrix,omitempty"`
 	Options           *Options      `json:"options,omitempty"`
@@ -201,7 +201,8 @@ type built struct {
 	timeLimit time.Duration
 	seed      uint64
 	alts      int           // runner-up plans asked for
-	traffic   bool          // real_time_traffic: the fleet's observed speeds
+	traffic   bool          // real_time_traffic true or absent: the fleet's observed speeds where there are any
+	asked     bool          // real_time_traffic true as sent: refused where no speeds can be read
 	avoid     routing.Avoid // the kinds of road traffic_restrictions leave out
 }
 
@@ -238,7 +239,8 @@ func build(r *Request) (*built, map[string]string) {
 		b.avoid = trafficRestrictions(bad, c.TrafficRestrictions)
 	}
 	objective(bad, r, b.pr)
-	b.traffic = r.RealTimeTraffic != nil && *r.RealTimeTraffic
+	b.traffic = r.RealTimeTraffic == nil || *r.RealTimeTraffic
+	b.asked = r.RealTimeTraffic != nil && *r.RealTimeTraffic
 	seen := map[string]bool{}
 	for i, v := range r.Vehicles {
 		b.pr.Vehicles = append(b.pr.Vehicles, vehicle(bad, fmt.Sprintf("vehicles[%d]", i), v, c, size, seen))

@@ -126,7 +126,7 @@ func (s *Service) costs(ctx context.Context, sc store.Scope, r *Request, b *buil
 	switch {
 	case b.pr.Matrix != nil:
 		return SourceMatrix, 0, ""
-	case s.roads != nil && b.traffic:
+	case s.roads != nil && b.traffic && s.observing():
 		cars := false
 		for _, v := range r.Vehicles {
 			cars = cars || costing(v) == routing.Auto
@@ -144,9 +144,22 @@ func (s *Service) costs(ctx context.Context, sc store.Scope, r *Request, b *buil
 		missing = roadMatrix(s.roads, b.pr, r.Vehicles, b.avoid, sp.Speed)
 		return SourceRoadsTraffic, missing, fmt.Sprintf("real_time_traffic: cars' travel timed at the speeds observed on %d road segment(s) and direction(s) in the fleet's trips of the last 28 days, %s; free-flow elsewhere and for other vehicle types", sp.Edges, when)
 	case s.roads != nil:
-		return SourceRoads, roadMatrix(s.roads, b.pr, r.Vehicles, b.avoid, nil), ""
+		if b.traffic {
+			note = "real_time_traffic: this server keeps no observed speeds: free-flow travel times"
+		}
+		return SourceRoads, roadMatrix(s.roads, b.pr, r.Vehicles, b.avoid, nil), note
 	}
-	return SourceGreatCircle, 0, ""
+	if b.traffic {
+		note = "real_time_traffic: no road network on this server (it runs without --osm): great-circle travel times, no observed speeds"
+	}
+	return SourceGreatCircle, 0, note
+}
+
+// observing reports whether the server can time roads at the speeds
+// observed: a road network that takes them, and the speeds kept.
+func (s *Service) observing() bool {
+	_, can := s.roads.(ObservingRoads)
+	return s.roads != nil && can && s.cfg.Traffic != nil
 }
 
 // shiftHours are the hours of the week (roadspeed.HourOfWeek) that the
@@ -168,15 +181,15 @@ func (s *Service) shiftHours(pr *vrp.Problem) ([]int, string) {
 	return hours, fmt.Sprintf("%s %02d:00–%02d:00 UTC", now.Weekday(), first, last+1)
 }
 
-// trafficable refuses real_time_traffic where the travel costs cannot
-// honour it: the request's matrix is the caller's own, and without the
-// road network there are no roads to time.
+// trafficable refuses real_time_traffic sent true where the travel costs
+// cannot honour it: the request's matrix is the caller's own, and
+// without the road network there are no roads to time. Absent, it is
+// not refused: costs plans on what there is.
 func (s *Service) trafficable(bad map[string]string, b *built) {
-	_, can := s.roads.(ObservingRoads)
 	switch {
 	case b.pr.Matrix != nil:
 		bad["real_time_traffic"] = "the request's matrix sets the travel costs: send true only without a matrix"
-	case s.roads == nil || !can || s.cfg.Traffic == nil:
+	case !s.observing():
 		bad["real_time_traffic"] = "needs the road network (the server runs without --osm), whose matched trips give the speeds observed"
 	}
 }
@@ -246,7 +259,7 @@ func (s *Service) OptimizeAfter(ctx context.Context, sc store.Scope, r *Request,
 			return Result{}, &ValidationError{Fields: bad}
 		}
 	}
-	if b.traffic {
+	if b.asked {
 		s.trafficable(bad, b)
 		if len(bad) > 0 {
 			return Result{}, &ValidationError{Fields: bad}
