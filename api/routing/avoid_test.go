@@ -78,3 +78,49 @@ func TestMatrixAvoid(t *testing.T) {
 		t.Errorf("avoid as a string: %d %s", code, out)
 	}
 }
+
+// TestMatrixLocationErrors: a location's latitude or longitude missing
+// is 400 validation_failed "is required" on its path, out of range
+// "must be between"; a value of the wrong type (a string) is 400
+// invalid_request naming the same path (docs/api.md); every bad field
+// of a location is named, not only the first.
+func TestMatrixLocationErrors(t *testing.T) {
+	g, err := routing.Load("../../internal/routing/testdata/avoid.osm.pbf", routing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := startServer(t, apirouting.New(g, nil))
+	ok := map[string]any{"lat": 40, "lon": -83}
+	for _, tc := range []struct {
+		name   string
+		source map[string]any
+		code   string
+		want   map[string]string
+	}{
+		{"no lon", map[string]any{"lat": 40}, "validation_failed", map[string]string{"sources[0].lon": "is required"}},
+		{"no lat", map[string]any{"lon": -83}, "validation_failed", map[string]string{"sources[0].lat": "is required"}},
+		{"neither", map[string]any{}, "validation_failed", map[string]string{"sources[0].lat": "is required", "sources[0].lon": "is required"}},
+		{"both out of range", map[string]any{"lat": 91, "lon": 181}, "validation_failed",
+			map[string]string{"sources[0].lat": "must be between -90 and 90", "sources[0].lon": "must be between -180 and 180"}},
+		{"null lat", map[string]any{"lat": nil, "lon": -83}, "validation_failed", map[string]string{"sources[0].lat": "is required"}},
+		{"string lat", map[string]any{"lat": "40", "lon": -83}, "invalid_request", map[string]string{"sources[0].lat": "must be a number"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out := postMatrix(t, url, map[string]any{"sources": []any{tc.source}, "targets": []any{ok}, "costing": "auto"})
+			var res struct {
+				Error struct {
+					Code    string            `json:"code"`
+					Details map[string]string `json:"details"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(out, &res); err != nil || code != 400 || res.Error.Code != tc.code {
+				t.Fatalf("%d %s, want 400 %s", code, out, tc.code)
+			}
+			for f, why := range tc.want {
+				if res.Error.Details[f] != why {
+					t.Errorf("%s: %q, want %q (%s)", f, res.Error.Details[f], why, out)
+				}
+			}
+		})
+	}
+}

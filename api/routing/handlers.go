@@ -149,17 +149,27 @@ func points(field string, in []LatLon, max int, bad map[string]string) [][2]floa
 	}
 	out := make([][2]float64, 0, len(in))
 	for i, p := range in {
-		if p.Lat == nil || math.IsNaN(*p.Lat) || *p.Lat < -90 || *p.Lat > 90 {
-			bad[field+"["+strconv.Itoa(i)+"].lat"] = "must be between -90 and 90"
-			continue
+		f := field + "[" + strconv.Itoa(i) + "]."
+		okLat := coordinate(bad, f+"lat", p.Lat, 90)
+		if okLon := coordinate(bad, f+"lon", p.Lon, 180); okLat && okLon {
+			out = append(out, [2]float64{*p.Lat, *p.Lon})
 		}
-		if p.Lon == nil || math.IsNaN(*p.Lon) || *p.Lon < -180 || *p.Lon > 180 {
-			bad[field+"["+strconv.Itoa(i)+"].lon"] = "must be between -180 and 180"
-			continue
-		}
-		out = append(out, [2]float64{*p.Lat, *p.Lon})
 	}
 	return out
+}
+
+// coordinate checks a location's latitude or longitude x, within ±limit,
+// naming field in bad when it is missing or out of range.
+func coordinate(bad map[string]string, field string, x *float64, limit float64) bool {
+	switch {
+	case x == nil:
+		bad[field] = "is required"
+	case math.IsNaN(*x) || *x < -limit || *x > limit:
+		bad[field] = "must be between -" + strconv.FormatFloat(limit, 'f', -1, 64) + " and " + strconv.FormatFloat(limit, 'f', -1, 64)
+	default:
+		return true
+	}
+	return false
 }
 
 func (h *Handlers) matrix(c *api.Ctx) error {
