@@ -8,9 +8,15 @@
 package tiles
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/internal/tiles"
@@ -100,6 +106,9 @@ func (h *Handlers) tile(c *api.Ctx) error {
 	if ez != nil || ex != nil || ey != nil || z > 30 {
 		return &api.Error{Status: 400, Code: "invalid_request", Message: "z, x and y must be tile coordinates"}
 	}
+	if x >= 1<<z || y >= 1<<z {
+		return &api.Error{Status: 400, Code: "invalid_request", Message: "x and y must be below 2^z (" + strconv.FormatUint(1<<z, 10) + " at zoom " + strconv.FormatUint(z, 10) + ")"}
+	}
 	b, ok, err := h.a.Tile(uint8(z), uint32(x), uint32(y))
 	if err != nil {
 		return &api.Error{Status: 500, Code: "internal_error", Message: "Failed to fetch tile", Cause: err}
@@ -107,14 +116,81 @@ func (h *Handlers) tile(c *api.Ctx) error {
 	if !ok {
 		return &api.Error{Status: 404, Code: "not_found", Message: "no such tile"}
 	}
-	c.SetContentType("application/vnd.mapbox-vector-tile")
-	if enc := compressions[h.a.Header.TileCompression]; enc == "gzip" || enc == "brotli" || enc == "zstd" {
-		if enc == "brotli" {
-			enc = "br"
+	if enc := codings[h.a.Header.TileCompression]; enc != "" {
+		c.Response.Header.Set("Vary", "Accept-Encoding")
+		if accepts(c.Request.Header.Peek("Accept-Encoding"), enc) {
+			c.Response.Header.Set("Content-Encoding", enc)
+		} else if b, err = decode(b, enc); err != nil {
+			return &api.Error{Status: 500, Code: "internal_error", Message: "Failed to decompress tile", Cause: err}
 		}
-		c.Response.Header.Set("Content-Encoding", enc)
 	}
+	c.SetContentType("application/vnd.mapbox-vector-tile")
 	c.SetStatusCode(200)
 	c.SetBody(b)
 	return nil
+}
+
+// codings are the Content-Encoding names of the archive's compressed tile
+// compressions.
+var codings = map[uint8]string{2: "gzip", 3: "br", 4: "zstd"}
+
+// maxTile bounds a tile decompressed for a client.
+const maxTile = 64 << 20
+
+// accepts reports whether an Accept-Encoding header value takes content
+// coding enc (RFC 9110, 12.5.3): named, or covered by "*", with a
+// quality above 0. No header takes none: the tile goes out decompressed,
+// which every client reads.
+func accepts(header []byte, enc string) bool {
+	named, star := -1.0, -1.0
+	for _, item := range strings.Split(string(header), ",") {
+		coding, params, _ := strings.Cut(item, ";")
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if err != nil {
+					f = 0
+				}
+				q = f
+			}
+		}
+		switch coding = strings.TrimSpace(coding); {
+		case strings.EqualFold(coding, enc):
+			named = q
+		case coding == "*":
+			star = q
+		}
+	}
+	if named >= 0 {
+		return named > 0
+	}
+	return star > 0
+}
+
+// decode is tile b, stored with content coding enc, decompressed.
+func decode(b []byte, enc string) ([]byte, error) {
+	var out []byte
+	var err error
+	switch enc {
+	case "gzip":
+		var zr *gzip.Reader
+		if zr, err = gzip.NewReader(bytes.NewReader(b)); err == nil {
+			out, err = io.ReadAll(io.LimitReader(zr, maxTile+1))
+		}
+	case "br":
+		out, err = fasthttp.AppendUnbrotliBytes(nil, b)
+	case "zstd":
+		out, err = fasthttp.AppendUnzstdBytes(nil, b)
+	default:
+		return nil, fmt.Errorf("tiles: content coding %s", enc)
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("tiles: decompress %s tile: %w", enc, err)
+	case len(out) > maxTile:
+		return nil, fmt.Errorf("tiles: %s tile over %d bytes decompressed", enc, maxTile)
+	}
+	return out, nil
 }
