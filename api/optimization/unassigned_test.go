@@ -6,10 +6,10 @@ import (
 )
 
 // TestUnassignedReasons: one vehicle with 20 minutes, three destinations
-// without time windows, 5 or 6 km out either side of the depot, each 5 minutes long: a route that serves
-// one leaves the others out for the limit that ends the route, named
-// with the advice that fits it, whether or not time windows are asked
-// for.
+// without time windows, 5 or 6 km out either side of the depot, each 5
+// minutes long: a route that serves one leaves the others out for the
+// limit that ends the route, named with the advice that fits it, whether
+// or not time windows are asked for.
 func TestUnassignedReasons(t *testing.T) {
 	url := serveWork(t, nil, 1_000_000)
 	for _, tc := range []struct {
