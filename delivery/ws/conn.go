@@ -205,7 +205,7 @@ func (c *conn) readLoop() error {
 // client's position was lost) goes into the queue before the first
 // message of the new pump and after every queued message of the old one.
 func (c *conn) subscribe(info hub.StreamInfo, st start) bool {
-	sb := &sub{c: c, id: info.ID, epoch: st.epoch, done: make(chan struct{})}
+	sb := &sub{c: c, id: info.ID, epoch: st.epoch, done: make(chan struct{}), sent: st.next - 1, sentEpoch: st.epoch}
 	sb.ctx, sb.cancel = context.WithCancel(c.ctx)
 	c.mu.Lock()
 	if c.ctx.Err() != nil {
@@ -287,6 +287,20 @@ func (c *conn) subEpoch(id string) string {
 		return sb.epoch
 	}
 	return ""
+}
+
+// sentPos is the highest offset of the stream sent on this
+// connection and its history; ok is false when the stream is not
+// followed.
+func (c *conn) sentPos(id string) (offset int64, epoch string, ok bool) {
+	c.mu.Lock()
+	sb := c.subs[id]
+	c.mu.Unlock()
+	if sb == nil {
+		return 0, "", false
+	}
+	offset, epoch = sb.sentPos()
+	return offset, epoch, true
 }
 
 func (c *conn) subscribed(id string) bool {

@@ -177,7 +177,10 @@ func (c *conn) follow(id string, lastOffset *int64, epoch *string) {
 
 // ack records the highest offset the key acknowledged for a stream, in
 // epoch when given, else in the epoch of the stream's subscribed frame on
-// this connection, else in the stream's current epoch.
+// this connection, else in the stream's current epoch. An offset this
+// connection has not sent yet (of a followed stream), or past the
+// newest one of the stream's current history, is refused: stored, it
+// would make the next connection skip messages no one received.
 func (c *conn) ack(id string, offset int64, epoch *string) {
 	if _, err := c.s.lookup(c.org, c.env, id); err != nil {
 		var re *RequestError
@@ -187,12 +190,16 @@ func (c *conn) ack(id string, offset int64, epoch *string) {
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, acksTimeout)
 	defer cancel()
-	var err error
 	p := Position{Offset: offset}
 	if epoch != nil {
 		p.Epoch = *epoch
-	} else if p.Epoch = c.subEpoch(id); p.Epoch == "" {
-		p.Epoch, err = c.s.log.Epoch(ctx, id)
+	} else {
+		p.Epoch = c.subEpoch(id)
+	}
+	refused, err := c.ackBound(ctx, id, &p)
+	if err == nil && refused != "" {
+		c.notice(notice{Type: "error", Code: "offset_not_delivered", StreamID: id, Offset: offset, Message: refused})
+		return
 	}
 	if err == nil {
 		err = c.s.acks.Ack(ctx, c.keyID, id, p)
@@ -201,4 +208,37 @@ func (c *conn) ack(id string, offset int64, epoch *string) {
 		c.s.logger.Warn("websocket ack failed", "stream_id", id, "error", err)
 		c.notice(notice{Type: "error", Code: "internal_error", StreamID: id, Message: "the ack was not recorded"})
 	}
+}
+
+// ackBound checks p against what the stream delivered: up to the highest
+// offset sent on this connection when the stream is followed here in
+// p's history, else up to the newest offset of the stream's current
+// history when p is of it (an ack of another history is stored: the next
+// connection answers it with history_lost). p without an epoch gets the
+// stream's current one. refused says why an offset is refused.
+func (c *conn) ackBound(ctx context.Context, id string, p *Position) (refused string, err error) {
+	if sent, ep, ok := c.sentPos(id); ok && ep == p.Epoch {
+		if p.Offset > sent {
+			return fmt.Sprintf("offset %d was not delivered on this connection: the highest delivered is %d", p.Offset, sent), nil
+		}
+		return "", nil
+	}
+	cur, err := c.s.log.Epoch(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if p.Epoch == "" {
+		p.Epoch = cur
+	}
+	if p.Epoch != cur {
+		return "", nil
+	}
+	last, err := c.s.log.Last(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if p.Offset > last {
+		return fmt.Sprintf("offset %d is past the stream's newest offset %d", p.Offset, last), nil
+	}
+	return "", nil
 }

@@ -121,6 +121,44 @@ func TestAckThenReconnect(t *testing.T) {
 	}
 }
 
+// An ack of an offset the connection has not delivered is refused and
+// stores nothing: the next connection gets every message after the last
+// real ack, none skipped.
+func TestAckPastDeliveredRefused(t *testing.T) {
+	f := newFixture(t, ws.Config{}, hub.StreamInfo{ID: "s1", AtLeastOnce: true}, hub.StreamInfo{ID: "s2", AtLeastOnce: true})
+	c := f.mustDial("stream_id=s1")
+	expectControl(t, c, "subscribed", "")
+	f.appendN("s1", 2, 0)
+	readOffsets(t, c, "s1", 1, 2)
+	send(t, c, `{"type":"ack","stream_id":"s1","offset":1}`)
+	send(t, c, `{"type":"ack","stream_id":"s1","offset":50}`)
+	if got := expectControl(t, c, "error", "offset_not_delivered"); got.StreamID != "s1" || got.Offset != 50 {
+		t.Fatalf("refusal %+v, want s1 offset 50", got)
+	}
+	f.appendN("s1", 2, 0)
+	readOffsets(t, c, "s1", 3, 2)
+	// a stream not followed here: up to its newest offset
+	f.appendN("s2", 3, 0)
+	send(t, c, `{"type":"ack","stream_id":"s2","offset":4}`)
+	if got := expectControl(t, c, "error", "offset_not_delivered"); got.StreamID != "s2" || got.Offset != 4 {
+		t.Fatalf("refusal %+v, want s2 offset 4", got)
+	}
+	send(t, c, `{"type":"ack","stream_id":"s2","offset":3}`)
+	handled(t, c)
+	_ = c.Close()
+	eventually(t, "closed", func() bool { return f.srv.Connections() == 0 })
+
+	c2 := f.mustDial("stream_id=s1")
+	if got := expectControl(t, c2, "subscribed", ""); got.Offset != 2 {
+		t.Fatalf("reconnected at %d, want 2 (after the last ack accepted)", got.Offset)
+	}
+	readOffsets(t, c2, "s1", 2, 3)
+	c3 := f.mustDial("stream_id=s2")
+	if got := expectControl(t, c3, "subscribed", ""); got.Offset != 4 {
+		t.Fatalf("s2 reconnected at %d, want 4", got.Offset)
+	}
+}
+
 func TestOffsetsExpired(t *testing.T) {
 	f := newFixtureLog(t, ws.Config{}, newHistLog(100), hub.StreamInfo{ID: "s1"})
 	f.appendN("s1", 300, 0)

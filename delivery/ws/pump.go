@@ -2,6 +2,7 @@ package ws
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
@@ -19,6 +20,27 @@ type sub struct {
 	ctx    context.Context // cancelled by unsubscribe, resume or the connection's end
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the pump returned
+
+	sentMu    sync.Mutex // guards sent and sentEpoch
+	sent      int64      // the highest offset of sentEpoch sent on the connection (or before the subscribed frame's)
+	sentEpoch string
+}
+
+// wrote records that a frame of the stream carrying offsets up to last
+// of history epoch goes to the socket.
+func (sb *sub) wrote(last int64, epoch string) {
+	sb.sentMu.Lock()
+	if epoch != sb.sentEpoch || last > sb.sent {
+		sb.sent, sb.sentEpoch = last, epoch
+	}
+	sb.sentMu.Unlock()
+}
+
+// sentPos is the highest offset sent on the connection and its history.
+func (sb *sub) sentPos() (int64, string) {
+	sb.sentMu.Lock()
+	defer sb.sentMu.Unlock()
+	return sb.sent, sb.sentEpoch
 }
 
 // pump is the state of a sub's goroutine; only that goroutine touches it.
@@ -365,7 +387,7 @@ func (p *pump) frameHeld() {
 		e := p.held[0]
 		if !p.info.BatchEvents {
 			p.held = p.held[1:]
-			p.out = frame{sub: p.sb, msgs: 1, last: e.Offset, bin: bin}
+			p.out = frame{sub: p.sb, msgs: 1, last: e.Offset, epoch: p.epoch, bin: bin}
 			switch r := p.sb.ring; {
 			case compress:
 				f := r.get(e, p.epoch)
@@ -427,7 +449,7 @@ func (p *pump) addToBatch(e hub.Entry, ef *entryFrames, bin bool) {
 func (p *pump) flushBatch() {
 	bin := p.c.bin
 	bf := p.batchFirst.batchOf(p.batch, p.batchLast, bin)
-	p.out = frame{sub: p.sb, msgs: len(p.batch), last: p.batchLast, bin: bin, data: bf.data}
+	p.out = frame{sub: p.sb, msgs: len(p.batch), last: p.batchLast, epoch: p.epoch, bin: bin, data: bf.data}
 	if p.c.compress && p.info.Compression {
 		if z := bf.deflated(p.sb.ring.flate); z != nil { // else not compressed: see deflate
 			p.out.data, p.out.deflated = z, true

@@ -12,8 +12,9 @@ type frame struct {
 	ctl      int  // a websocket control frame (pong): its opcode
 	msgs     int  // messages carried, for the delivered counter
 	last     int64
-	bin      bool // binary (msgpack) rather than text
-	deflated bool // data is permessage-deflate compressed (RSV1 set)
+	epoch    string // the history last belongs to (data frames of a stream)
+	bin      bool   // binary (msgpack) rather than text
+	deflated bool   // data is permessage-deflate compressed (RSV1 set)
 	data     []byte
 	size     int
 }

@@ -319,6 +319,7 @@ func (c *conn) writeDirect() {
 			c.startWriter()
 			return
 		}
+		buf[i].sending()
 		b.add(&buf[i])
 	}
 	if !b.tryDirect(c.s.cfg.WriteTimeout) {
@@ -431,6 +432,7 @@ func (c *conn) writeFrames(frames []frame) (err error) {
 			c.account(frames[done:i], true)
 			done = i
 		}
+		f.sending()
 		b.add(f)
 	}
 	if err = b.flush(c.s.cfg.WriteTimeout, c.isClosing()); err != nil {
@@ -439,6 +441,15 @@ func (c *conn) writeFrames(frames []frame) (err error) {
 	c.account(frames[done:], true)
 	done = len(frames)
 	return nil
+}
+
+// sending records, before a data frame of a stream goes to the socket,
+// the offsets it carries as sent on the connection (an ack may not pass
+// them); the client cannot have read the frame before.
+func (f *frame) sending() {
+	if f.sub != nil && !f.sub.feed {
+		f.sub.wrote(f.last, f.epoch)
+	}
 }
 
 // gorilla tells the frames that go through gorilla: websocket control
