@@ -61,8 +61,9 @@
 //
 // # Batches
 //
-// With batch_events (batch_processing for telemetry) a request carries a
-// JSON array of up to BatchSize payloads, sent as soon as BatchSize are
+// With batch_events (batch_processing for telemetry) every request
+// carries a JSON array of up to BatchSize payloads (of one when one is
+// due: the shape never depends on the count), sent as soon as BatchSize are
 // waiting or MaxWait after the oldest joined the queue. Each message is
 // still its own delivery row; the request's webhook-id is derived from
 // the ids of the deliveries it carries ("msg_batch_…"), so the same

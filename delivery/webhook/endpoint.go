@@ -261,8 +261,8 @@ func (e *endpoint) unreserve(n int) {
 
 // batchSize is the most deliveries one request carries; lock held.
 func (e *endpoint) batchSize() int {
-	if e.info.BatchEvents && e.info.BatchSize > 1 {
-		return e.info.BatchSize
+	if e.info.BatchEvents {
+		return max(e.info.BatchSize, 1)
 	}
 	return 1
 }
@@ -407,7 +407,8 @@ func (e *endpoint) run(j job) {
 	e.mu.Unlock()
 	first := j.items[0].d
 	id, body := first.ID, first.Payload
-	if len(j.items) > 1 {
+	if info.BatchEvents {
+		// a batching stream always sends an array, even of one
 		id, body = batchBody(j.items)
 	}
 	var o outcome

@@ -389,6 +389,47 @@ func TestBatches(t *testing.T) {
 	}
 }
 
+// A batching stream sends an array whatever the count: a lone message,
+// and its retry, too, under a batch webhook-id.
+func TestBatchOfOneIsAnArray(t *testing.T) {
+	f := newFixture(t, openSQLite(t, t.TempDir()))
+	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 1 {
+			w.WriteHeader(http.StatusInternalServerError) // the lone one, first time
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	info := f.stream(rc.URL, func(s *hub.StreamInfo) { s.BatchEvents, s.BatchSize, s.MaxWait = true, 3, 50*time.Millisecond })
+	rc.secret = func() string { return f.secrt[info.ID] }
+	cfg := testConfig()
+	cfg.Concurrency = 1
+	d := f.start(cfg)
+	accept(t, d, info, entries(1, 4))
+	waitFor(t, "4 messages", func() bool { return countOf(t, f.st, info, store.DeliveryDelivered) == 4 })
+	hits := rc.all()
+	var sizes []int
+	for _, h := range hits {
+		if h.err != nil {
+			t.Errorf("signature: %v", h.err)
+		}
+		if !strings.HasPrefix(h.id, "msg_batch_") {
+			t.Errorf("webhook-id %q of %s, want a batch id", h.id, h.body)
+		}
+		var arr []wrapped
+		if err := json.Unmarshal(h.body, &arr); err != nil {
+			t.Fatalf("body %s is not an array: %v", h.body, err)
+		}
+		sizes = append(sizes, len(arr))
+	}
+	if !slices.Equal(sizes, []int{3, 1, 1}) {
+		t.Fatalf("batch sizes %v, want [3 1 1] (the lone message and its retry)", sizes)
+	}
+	if hits[1].id != hits[2].id {
+		t.Errorf("retry webhook-id %q, first attempt %q", hits[2].id, hits[1].id)
+	}
+}
+
 func TestPrivateAddressesRefused(t *testing.T) {
 	f := newFixture(t, openSQLite(t, t.TempDir()))
 	rc := newReceiver(t, nil)
