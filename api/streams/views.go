@@ -40,10 +40,10 @@ type Lag struct {
 type StatusView struct {
 	StreamView
 	ConnectedClients int64            `json:"connected_clients" source:"measured"`
-	Counters         map[string]int64 `json:"counters" doc:"matched, delivered, dropped, duplicates_suppressed, failed, pending, dead_lettered, throttled" source:"measured"`
+	Counters         map[string]int64 `json:"counters" doc:"what happened since the stream started: matched, delivered, dropped, duplicates_suppressed, throttled; webhook streams also failed_attempts (delivery attempts that did not succeed, one per message a failed request carried) and dead_lettered (deliveries moved to the dead-letter list). How many deliveries wait or are dead-lettered now is webhook.counts" source:"measured"`
 	Lag              Lag              `json:"lag"`
 	// Webhook is the endpoint state of a webhook stream: circuit,
-	// disabled (410), and deliveries per status across nodes.
+	// disabled (410), and deliveries per status now, across nodes.
 	Webhook *apiwebhooks.EndpointStatus `json:"webhook,omitempty"`
 }
 
@@ -103,9 +103,6 @@ func (h *Handlers) statusView(c *api.Ctx, st domain.Status) (StatusView, error) 
 	if h.hooks != nil && st.Entry.Info.Delivery == "webhook" {
 		if ws, err := h.hooks.Status(c.Context(), st.Entry.Rec.Org, st.Entry.Rec.Env, st.Entry.Rec.ID); err == nil {
 			v.Webhook = &ws
-			for _, k := range []string{"pending", "failed", "dead_lettered"} {
-				v.Counters[k] = ws.Counts[k]
-			}
 		}
 	}
 	return v, nil

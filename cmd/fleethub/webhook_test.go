@@ -179,3 +179,55 @@ func TestWebhookStreamEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// The status counts failed attempts, not deliveries in a state: a
+// delivery that failed once and then went through leaves one failed
+// attempt, while no delivery is failed any longer.
+func TestWebhookStatusCountsFailedAttempts(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		first := calls == 1
+		mu.Unlock()
+		if first {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer rc.Close()
+	cfg := testConfig(t)
+	cfg.AllowPrivateWebhooks = true
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"streams:manage", "streams:read"}, 100000)
+	r := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{
+		"stream_config": map[string]any{"delivery_method": "webhook"},
+		"webhook_url":   rc.URL,
+	})
+	if r.Status != 201 {
+		t.Fatalf("start: %d %s", r.Status, r.Body)
+	}
+	id := r.json(t)["stream_id"].(string)
+	n.publishEvent("org-a", "test", &event.Event{EventID: "ev-1", EventType: "harsh_braking", Category: "safety_events",
+		Timestamp: time.Now().UTC(), Severity: "high", Source: event.Source{VehicleID: "v1"}})
+	var st map[string]any
+	waitFor(t, "the delivery after its retry", func() bool {
+		st = n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil).json(t)
+		wh, _ := st["webhook"].(map[string]any)
+		return wh != nil && wh["counts"].(map[string]any)["delivered"] == float64(1)
+	})
+	c := st["counters"].(map[string]any)
+	if c["failed_attempts"] != float64(1) || c["delivered"] != float64(1) || c["dead_lettered"] != float64(0) {
+		t.Errorf("counters %v, want failed_attempts 1, delivered 1, dead_lettered 0", c)
+	}
+	for _, gone := range []string{"failed", "pending"} {
+		if _, ok := c[gone]; ok {
+			t.Errorf("counters carry %q (%v): a state, not a count; it is webhook.counts'", gone, c)
+		}
+	}
+	if wc := st["webhook"].(map[string]any)["counts"].(map[string]any); wc["failed"] != float64(0) || wc["pending"] != float64(0) {
+		t.Errorf("webhook.counts %v, want nothing failed or pending", wc)
+	}
+}

@@ -252,7 +252,6 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 	}
 	for _, part := range parts {
 		if part.parked {
-			d.count(part.info.ID, "pending", int64(part.n-part.leased))
 			part.ep.add(nil, true, now) // the store holds more for it
 		}
 	}
@@ -279,7 +278,6 @@ func (d *Dispatcher) persist(ctx context.Context, now time.Time, parts []accepte
 			}
 		}
 		hand := leasedTo(run, d.cfg.Node)
-		d.count(part.info.ID, "pending", int64(pending))
 		if part.ep != nil && (len(hand) > 0 || pending > len(hand)) {
 			if refused := part.ep.add(hand, pending > len(hand), now); len(refused) > 0 {
 				d.release(refused, now)
@@ -477,22 +475,21 @@ func (d *Dispatcher) record(x store.Delivery, o outcome, now time.Time) {
 		d.count(x.StreamID, "delivered", 1)
 	case dead:
 		r.Status = store.DeliveryDeadLettered
+		d.count(x.StreamID, "failed_attempts", 1)
 		d.count(x.StreamID, "dead_lettered", 1)
 	default: // retry, skipped
+		if r.Attempted {
+			d.count(x.StreamID, "failed_attempts", 1)
+		}
 		if now.Sub(x.QueuedAt) >= d.cfg.RetryFor {
 			r.Status = store.DeliveryDeadLettered
 			r.Error = "retries exhausted: " + r.Error
-			d.count(x.StreamID, "failed", 1)
 			d.count(x.StreamID, "dead_lettered", 1)
 			break
 		}
 		final = false
 		r.Status = store.DeliveryFailed
 		r.NextAttemptAt = now.Add(d.backoff(x.Attempts+1, o.retryAfter))
-		d.count(x.StreamID, "failed", 1)
-	}
-	if final {
-		d.count(x.StreamID, "pending", -1)
 	}
 	d.results <- result{r: r, stream: x.StreamID, final: final}
 }
@@ -528,7 +525,7 @@ func (d *Dispatcher) disable(info hub.StreamInfo, items []item, o outcome, now t
 	if err != nil {
 		d.log.Error("disabling a webhook endpoint failed", "stream_id", info.ID, "error", err)
 	}
-	d.count(info.ID, "pending", -int64(len(rs))-n)
+	d.count(info.ID, "failed_attempts", int64(len(rs)))
 	d.mu.Lock()
 	d.disabled[info.ID] = store.DeliveryStream{StreamID: info.ID, Org: info.Org, Env: info.Env, Disabled: true, DisabledAt: now, URL: info.WebhookURL, Reason: o.err}
 	d.mu.Unlock()

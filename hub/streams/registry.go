@@ -55,8 +55,11 @@ type Store interface {
 	ListStreams(ctx context.Context, since time.Time) ([]store.Stream, error)
 }
 
-// Counter names.
-var counterNames = []string{"matched", "delivered", "dropped", "duplicates_suppressed", "failed", "pending", "dead_lettered", "throttled"}
+// Counter names: each counts what happened since the stream's start (on
+// this node, or on every node with shared counters). How many webhook
+// deliveries wait or sit in the dead-letter list now is the store's
+// (the status's webhook.counts), not a counter's.
+var counterNames = []string{"matched", "delivered", "dropped", "duplicates_suppressed", "failed_attempts", "dead_lettered", "throttled"}
 
 // Entry is one stream as a node knows it.
 type Entry struct {
