@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -259,30 +260,89 @@ func TestTelemetryBufferSize(t *testing.T) {
 func TestStreamSettingsRefused(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	k := n.key("org-a", "test", []string{"all"}, 100000)
+	messages := map[string]string{}
 	for _, c := range []struct {
 		kind  string
 		body  map[string]any
 		field string
+		rng   bool // a range: one message for the field whatever else the body holds
 	}{
-		{"telemetry", map[string]any{"stream_config": map[string]any{"quality_settings": map[string]any{"include_raw_data": true}}}, "stream_config.quality_settings.include_raw_data"},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"quality_settings": map[string]any{"include_raw_data": true}}}, "stream_config.quality_settings.include_raw_data", false},
 		{"telemetry", map[string]any{"stream_config": map[string]any{"alert_integration": map[string]any{"predictive_warnings": true}},
-			"filters": map[string]any{"max_fuel_level": 20}}, "stream_config.alert_integration.predictive_warnings"},
-		{"telemetry", map[string]any{"stream_config": map[string]any{"alert_integration": map[string]any{"real_time_alerts": true}}}, "stream_config.alert_integration.real_time_alerts"},
-		{"telemetry", map[string]any{"stream_config": map[string]any{"alert_integration": map[string]any{"threshold_monitoring": true}}}, "stream_config.alert_integration.threshold_monitoring"},
-		{"telemetry", map[string]any{"stream_config": map[string]any{"buffer_size": 100_001}}, "stream_config.buffer_size"},
-		{"telemetry", map[string]any{"stream_config": map[string]any{"buffer_size": -1}}, "stream_config.buffer_size"},
-		{"telemetry", map[string]any{"stream_config": map[string]any{"buffer_size": 50}, "delivery_method": "webhook", "webhook_url": "https://hooks.example.com/t"}, "stream_config.buffer_size"},
-		{"telemetry", map[string]any{"stream_config": map[string]any{"quality_settings": map[string]any{"precision": "extreme"}}}, "stream_config.quality_settings.precision"},
-		{"events", map[string]any{"fleet_id": "   "}, "fleet_id"},
+			"filters": map[string]any{"max_fuel_level": 20}}, "stream_config.alert_integration.predictive_warnings", false},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"alert_integration": map[string]any{"real_time_alerts": true}}}, "stream_config.alert_integration.real_time_alerts", false},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"alert_integration": map[string]any{"threshold_monitoring": true}}}, "stream_config.alert_integration.threshold_monitoring", false},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"buffer_size": 100_001}}, "stream_config.buffer_size", true},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"buffer_size": -1}}, "stream_config.buffer_size", true},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"buffer_size": 50}, "delivery_method": "webhook", "webhook_url": "https://hooks.example.com/t"}, "stream_config.buffer_size", false},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"quality_settings": map[string]any{"precision": "extreme"}}}, "stream_config.quality_settings.precision", false},
+		{"events", map[string]any{"fleet_id": "   "}, "fleet_id", true},
+		{"events", map[string]any{"fleet_id": ""}, "fleet_id", true},
+		{"events", map[string]any{"fleet_id": strings.Repeat("f", 201)}, "fleet_id", true},
+		// ranges hold whether or not batching is on, 0 included
+		{"events", map[string]any{"stream_config": map[string]any{"batch_size": -5}}, "stream_config.batch_size", true},
+		{"events", map[string]any{"stream_config": map[string]any{"batch_size": 99999}}, "stream_config.batch_size", true},
+		{"events", map[string]any{"stream_config": map[string]any{"batch_events": true, "batch_size": 0}}, "stream_config.batch_size", true},
+		{"events", map[string]any{"stream_config": map[string]any{"batch_events": true, "batch_size": -5}}, "stream_config.batch_size", true},
+		{"events", map[string]any{"stream_config": map[string]any{"max_wait_time": -7}}, "stream_config.max_wait_time", true},
+		{"events", map[string]any{"stream_config": map[string]any{"batch_events": true, "max_wait_time": 0}}, "stream_config.max_wait_time", true},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"buffer_size": 0}}, "stream_config.buffer_size", true},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"batch_processing": map[string]any{"batch_size": 0}}}, "stream_config.batch_processing.batch_size", true},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"batch_processing": map[string]any{"enabled": true, "max_wait_time": 60_001}}}, "stream_config.batch_processing.max_wait_time", true},
+		// settings without an effect there
+		{"events", map[string]any{"stream_config": map[string]any{"delivery_method": "webhook", "compression": true}, "webhook_url": "https://hooks.example.com/e"}, "stream_config.compression", false},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"compression": true}, "delivery_method": "webhook", "webhook_url": "https://hooks.example.com/t"}, "stream_config.compression", false},
+		{"events", map[string]any{"stream_config": map[string]any{"delivery_method": "webhook", "reliability": "at_most_once"}, "webhook_url": "https://hooks.example.com/e"}, "stream_config.reliability", false},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"custom_interval": 60}}, "stream_config.custom_interval", false},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"frequency": "high", "custom_interval": 60}}, "stream_config.custom_interval", false},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"frequency": "custom", "custom_interval": 0}}, "stream_config.custom_interval", false},
+		{"telemetry", map[string]any{"stream_config": map[string]any{"frequency": "custom"}}, "stream_config.custom_interval", false},
 	} {
 		r := n.do("POST", "/api/v1/streaming/"+c.kind+"/start", k, c.body)
 		if r.Status != 400 || r.errCode(t) != "validation_failed" {
 			t.Errorf("%v: %d %s", c.body, r.Status, r.Body)
 			continue
 		}
-		if d := r.json(t)["error"].(map[string]any)["details"].(map[string]any); d[c.field] == nil {
+		d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+		if d[c.field] == nil {
 			t.Errorf("%v: details %v lack %s", c.body, d, c.field)
+			continue
 		}
+		// one rule, one message
+		msg := d[c.field].(string)
+		if prev, ok := messages[c.field]; ok && c.rng && prev != msg {
+			t.Errorf("%v: %s %q, elsewhere %q", c.body, c.field, msg, prev)
+		}
+		if c.rng {
+			messages[c.field] = msg
+		}
+		if strings.Contains(msg, "between 0") {
+			t.Errorf("%v: %s %q names 0 as allowed", c.body, c.field, msg)
+		}
+	}
+	if l := n.do("GET", "/api/v1/streaming/streams", k, nil).json(t)["streams"].([]any); len(l) != 0 {
+		t.Errorf("refused starts made %d streams", len(l))
+	}
+	// a custom interval with frequency custom, and compression on websocket, are taken
+	startKind(t, n, k, "telemetry", map[string]any{"stream_config": map[string]any{"frequency": "custom", "custom_interval": 30, "compression": true}})
+	ev := startKind(t, n, k, "events", map[string]any{"stream_config": map[string]any{"batch_events": true, "batch_size": 5}})
+	// configure checks the same rules, and keeps the stream as it was
+	for _, body := range []map[string]any{
+		{"stream_config": map[string]any{"batch_size": 0}},
+		{"stream_config": map[string]any{"max_wait_time": -7}},
+		{"fleet_id": ""},
+	} {
+		r := n.do("PUT", "/api/v1/streaming/events/configure/"+ev, k, body)
+		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+			t.Errorf("configure %v: %d %s", body, r.Status, r.Body)
+		}
+	}
+	st := n.do("GET", "/api/v1/streaming/events/status/"+ev, k, nil).json(t)
+	if sc := st["configuration"].(map[string]any)["stream_config"].(map[string]any); sc["batch_size"] != 5.0 || sc["max_wait_time"] != nil {
+		t.Errorf("configuration after refused configures %v", sc)
+	}
+	if _, ok := st["configuration"].(map[string]any)["fleet_id"]; ok {
+		t.Errorf("configuration after refused configures %v", st["configuration"])
 	}
 	id := startKind(t, n, k, "telemetry", map[string]any{"vehicles": []string{"veh-s"}})
 	r := n.do("PUT", "/api/v1/streaming/telemetry/configure/"+id, k, map[string]any{"stream_config": map[string]any{"alert_integration": map[string]any{"predictive_warnings": true}}})

@@ -142,8 +142,8 @@ func checkTelemetryStream(sc *TelemetryStreamConfig, info *hub.StreamInfo) *Fiel
 	switch sc.Frequency {
 	case "", "low", "medium", "high":
 	case "custom":
-		if !(sc.CustomInterval > 0 && sc.CustomInterval <= 86400) {
-			return &FieldError{"stream_config.custom_interval", "must be between 0 and 86400 seconds with frequency custom"}
+		if fe := checkCustomInterval(sc.CustomInterval); fe != nil {
+			return fe
 		}
 	default:
 		return &FieldError{"stream_config.frequency", "must be low, medium, high or custom"}
@@ -151,15 +151,15 @@ func checkTelemetryStream(sc *TelemetryStreamConfig, info *hub.StreamInfo) *Fiel
 	if sc.Encryption {
 		return errEncryption
 	}
-	if sc.BufferSize < 0 || sc.BufferSize > 1_000_000 {
+	if b := deref(sc.BufferSize); b < 0 || b > 1_000_000 {
 		return &FieldError{"stream_config.buffer_size", "must be between 0 and 1000000"}
 	}
-	info.LagNotice = int64(sc.BufferSize)
+	info.LagNotice = int64(deref(sc.BufferSize))
 	if q := sc.QualitySettings; q != nil && q.Precision != "" && q.Precision != "standard" && q.Precision != "high" {
 		return &FieldError{"stream_config.quality_settings.precision", "must be standard or high"}
 	}
 	if b := sc.BatchProcessing; b != nil && b.Enabled {
-		if fe := batching("stream_config.batch_processing.", b.BatchSize, b.MaxWaitTime, info); fe != nil {
+		if fe := batching("stream_config.batch_processing.", deref(b.BatchSize), deref(b.MaxWaitTime), info); fe != nil {
 			return fe
 		}
 	}
@@ -172,14 +172,30 @@ func checkTelemetryStream(sc *TelemetryStreamConfig, info *hub.StreamInfo) *Fiel
 var errEncryption = &FieldError{"stream_config.encryption", "is not supported: the hub does not encrypt payloads itself; " +
 	"websocket and webhook traffic is protected by TLS in front of the hub (wss://, https://). Omit it or send false"}
 
-// batching checks a batch size and a wait in milliseconds, the fields
-// named after prefix, and turns batching on in info.
+// The rules of a batch's size and wait, the same whichever check finds
+// a value out of them.
+var (
+	batchSizeRule = fmt.Sprintf("must be between 1 and %d", MaxBatchSize)
+	maxWaitRule   = fmt.Sprintf("must be between 1 and %d milliseconds", MaxWaitMS)
+)
+
+// checkCustomInterval checks custom_interval with frequency custom.
+func checkCustomInterval(v *float64) *FieldError {
+	if v == nil || !(*v > 0 && *v <= 86400) {
+		return &FieldError{"stream_config.custom_interval", "is required with frequency custom: seconds, more than 0 and at most 86400"}
+	}
+	return nil
+}
+
+// batching checks a batch size and a wait in milliseconds (0: not sent,
+// the default), the fields named after prefix, and turns batching on in
+// info.
 func batching(prefix string, size, waitMS int, info *hub.StreamInfo) *FieldError {
 	if size < 0 || size > MaxBatchSize {
-		return &FieldError{prefix + "batch_size", fmt.Sprintf("must be between 1 and %d", MaxBatchSize)}
+		return &FieldError{prefix + "batch_size", batchSizeRule}
 	}
 	if waitMS < 0 || waitMS > MaxWaitMS {
-		return &FieldError{prefix + "max_wait_time", fmt.Sprintf("must be between 0 and %d milliseconds", MaxWaitMS)}
+		return &FieldError{prefix + "max_wait_time", maxWaitRule}
 	}
 	info.BatchEvents, info.BatchSize, info.MaxWait = true, orInt(size, 50), time.Duration(orInt(waitMS, 1000))*time.Millisecond
 	return nil
@@ -188,15 +204,16 @@ func batching(prefix string, size, waitMS int, info *hub.StreamInfo) *FieldError
 // compileEvents checks an event stream's configuration, fills info as it
 // goes and returns the filter's spec.
 func compileEvents(e *EventsConfig, info *hub.StreamInfo) (expr.Spec, *FieldError) {
-	if len(e.FleetID) > 200 {
-		return expr.Spec{}, &FieldError{"fleet_id", "must be at most 200 characters"}
+	fleet := deref(e.FleetID)
+	if len(fleet) > 200 {
+		return expr.Spec{}, &FieldError{"fleet_id", fleetRule}
 	}
 	spec, fe := eventSpec(e.EventFilters)
 	if fe != nil {
 		return spec, fe
 	}
-	if e.FleetID != "" {
-		spec.FleetIDs = []string{e.FleetID}
+	if fleet != "" {
+		spec.FleetIDs = []string{fleet}
 	}
 	delivery := ""
 	if sc := e.StreamConfig; sc != nil {
@@ -261,12 +278,21 @@ func checkEventStream(sc *EventStreamConfig, info *hub.StreamInfo) *FieldError {
 	}
 	info.AtLeastOnce = sc.Reliability != "at_most_once"
 	if sc.BatchEvents {
-		if fe := batching("stream_config.", sc.BatchSize, sc.MaxWaitTime, info); fe != nil {
+		if fe := batching("stream_config.", deref(sc.BatchSize), deref(sc.MaxWaitTime), info); fe != nil {
 			return fe
 		}
 	}
 	info.Compression = sc.Compression
 	return nil
+}
+
+// deref is *p, or the zero value when p is nil (not sent).
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }
 
 func orInt(v, def int) int {

@@ -12,8 +12,8 @@ import (
 // BatchProcessing groups messages.
 type BatchProcessing struct {
 	Enabled     bool `json:"enabled"`
-	BatchSize   int  `json:"batch_size,omitempty"`
-	MaxWaitTime int  `json:"max_wait_time,omitempty" doc:"milliseconds"`
+	BatchSize   *int `json:"batch_size,omitempty" doc:"1 to 1000, default 50"`
+	MaxWaitTime *int `json:"max_wait_time,omitempty" doc:"milliseconds, 1 to 60000, default 1000"`
 }
 
 // QualitySettings of a telemetry stream.
@@ -33,11 +33,11 @@ type AlertIntegration struct {
 // TelemetryStreamConfig is stream_config of a telemetry stream.
 type TelemetryStreamConfig struct {
 	Frequency        string            `json:"frequency,omitempty" enum:"low,medium,high,custom" doc:"low: at most one message per vehicle and data type every 60 s; medium: every 10 s; high: every message; custom: every custom_interval seconds"`
-	CustomInterval   float64           `json:"custom_interval,omitempty" doc:"seconds, with frequency custom"`
-	Compression      bool              `json:"compression,omitempty"`
+	CustomInterval   *float64          `json:"custom_interval,omitempty" doc:"seconds, more than 0 and at most 86400; required with frequency custom, refused without it"`
+	Compression      bool              `json:"compression,omitempty" doc:"websocket messages permessage-deflate compressed when the client offers it; refused with webhook delivery"`
 	Encryption       bool              `json:"encryption,omitempty" doc:"true is refused: the hub does not encrypt payloads itself (use TLS in front of it)"`
 	IncludeMetadata  *bool             `json:"include_metadata,omitempty" doc:"false leaves sequence and quality_indicators out of the delivered messages (and metadata out of alert events); default true"`
-	BufferSize       int               `json:"buffer_size,omitempty" doc:"messages a websocket subscriber may fall behind the stream's newest before it gets a lag notice, 1 to 100000 (default 1000); not for webhook delivery. Batching is batch_processing's"`
+	BufferSize       *int              `json:"buffer_size,omitempty" doc:"messages a websocket subscriber may fall behind the stream's newest before it gets a lag notice, 1 to 100000 (default 1000); not for webhook delivery. Batching is batch_processing's"`
 	BatchProcessing  *BatchProcessing  `json:"batch_processing,omitempty"`
 	QualitySettings  *QualitySettings  `json:"quality_settings,omitempty"`
 	AlertIntegration *AlertIntegration `json:"alert_integration,omitempty"`
@@ -91,13 +91,13 @@ type EventFilters struct {
 // EventStreamConfig is stream_config of an event stream.
 type EventStreamConfig struct {
 	DeliveryMethod  string `json:"delivery_method,omitempty" enum:"websocket,webhook"`
-	Reliability     string `json:"reliability,omitempty" enum:"at_least_once,at_most_once"`
+	Reliability     string `json:"reliability,omitempty" enum:"at_least_once,at_most_once" doc:"where a websocket connection without last_offset starts: at_least_once (default) after the key's last ack, at_most_once at the live head; at_most_once is refused with webhook delivery (always retried)"`
 	BatchEvents     bool   `json:"batch_events,omitempty"`
-	BatchSize       int    `json:"batch_size,omitempty" doc:"with batch_events, default 50"`
-	MaxWaitTime     int    `json:"max_wait_time,omitempty" doc:"milliseconds, with batch_events, default 1000"`
+	BatchSize       *int   `json:"batch_size,omitempty" doc:"with batch_events, 1 to 1000, default 50"`
+	MaxWaitTime     *int   `json:"max_wait_time,omitempty" doc:"milliseconds, with batch_events, 1 to 60000, default 1000"`
 	IncludeMetadata *bool  `json:"include_metadata,omitempty"`
 	Encryption      bool   `json:"encryption,omitempty" doc:"true is refused: the hub does not encrypt payloads itself (use TLS in front of it)"`
-	Compression     bool   `json:"compression,omitempty"`
+	Compression     bool   `json:"compression,omitempty" doc:"websocket messages permessage-deflate compressed when the client offers it; refused with webhook delivery"`
 }
 
 // ProcessingRules of an event stream.
@@ -110,7 +110,7 @@ type ProcessingRules struct {
 
 // EventsConfig is the start body of an event stream.
 type EventsConfig struct {
-	FleetID            string             `json:"fleet_id,omitempty" doc:"only events of this fleet: source.fleet_id as the sender gave it, else the fleet of the event's vehicle (its profile, PUT /v1/vehicles/{vehicle_id}); events of no known fleet are left out. At most 200 characters"`
+	FleetID            *string            `json:"fleet_id,omitempty" doc:"only events of this fleet: source.fleet_id as the sender gave it, else the fleet of the event's vehicle (its profile, PUT /v1/vehicles/{vehicle_id}); events of no known fleet are left out. At most 200 characters, not blank"`
 	EventFilters       *EventFilters      `json:"event_filters,omitempty"`
 	StreamConfig       *EventStreamConfig `json:"stream_config,omitempty"`
 	ProcessingRules    *ProcessingRules   `json:"processing_rules,omitempty"`
@@ -206,7 +206,10 @@ func telemetryFrequency(c *Config) time.Duration {
 	case "medium":
 		return 10 * time.Second
 	case "custom":
-		return time.Duration(sc.CustomInterval * float64(time.Second))
+		if sc.CustomInterval == nil {
+			return 0
+		}
+		return time.Duration(*sc.CustomInterval * float64(time.Second))
 	}
 	return 0
 }

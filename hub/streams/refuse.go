@@ -30,9 +30,55 @@ func refused(kind string, c *Config) *FieldError {
 			return refusedTelemetry(c.Telemetry)
 		}
 	case hub.KindEvents:
-		if e := c.Events; e != nil && e.FleetID != "" && strings.TrimSpace(e.FleetID) == "" {
-			return &FieldError{"fleet_id", "must be a non-empty id of at most 200 characters"}
+		if c.Events != nil {
+			return refusedEvents(c.Events)
 		}
+	}
+	return nil
+}
+
+// fleetRule is the rule of fleet_id.
+const fleetRule = "must be a non-empty id of at most 200 characters"
+
+// errWebhookCompression refuses stream_config.compression on a webhook
+// stream: requests are sent as they are, without Content-Encoding.
+func errWebhookCompression() *FieldError {
+	return &FieldError{"stream_config.compression", "applies to websocket delivery only (permessage-deflate); " +
+		"webhook requests are sent uncompressed. Omit it or send false"}
+}
+
+func refusedEvents(e *EventsConfig) *FieldError {
+	if f := e.FleetID; f != nil && (strings.TrimSpace(*f) == "" || len(*f) > 200) {
+		return &FieldError{"fleet_id", fleetRule}
+	}
+	sc := e.StreamConfig
+	if sc == nil {
+		return nil
+	}
+	if fe := batchRanges("stream_config.", sc.BatchSize, sc.MaxWaitTime); fe != nil {
+		return fe
+	}
+	if sc.DeliveryMethod != "webhook" {
+		return nil
+	}
+	if sc.Compression {
+		return errWebhookCompression()
+	}
+	if sc.Reliability == "at_most_once" {
+		return &FieldError{"stream_config.reliability", "at_most_once applies to websocket delivery only: webhook deliveries are retried until " +
+			"acknowledged (at least once). Omit it or send at_least_once"}
+	}
+	return nil
+}
+
+// batchRanges checks a batch size and wait (in milliseconds) when sent,
+// whether or not batching is on; the fields are named after prefix.
+func batchRanges(prefix string, size, waitMS *int) *FieldError {
+	if size != nil && (*size < 1 || *size > MaxBatchSize) {
+		return &FieldError{prefix + "batch_size", batchSizeRule}
+	}
+	if waitMS != nil && (*waitMS < 1 || *waitMS > MaxWaitMS) {
+		return &FieldError{prefix + "max_wait_time", maxWaitRule}
 	}
 	return nil
 }
@@ -42,12 +88,23 @@ func refusedTelemetry(t *TelemetryConfig) *FieldError {
 	if sc == nil {
 		return nil
 	}
-	if sc.BufferSize < 0 || sc.BufferSize > MaxBufferSize {
+	if b := sc.BufferSize; b != nil && (*b < 1 || *b > MaxBufferSize) {
 		return &FieldError{"stream_config.buffer_size", fmt.Sprintf("must be between 1 and %d messages", MaxBufferSize)}
 	}
-	if sc.BufferSize > 0 && t.DeliveryMethod == "webhook" {
+	if sc.BufferSize != nil && t.DeliveryMethod == "webhook" {
 		return &FieldError{"stream_config.buffer_size", "applies to websocket subscribers only (the messages one may fall behind before a lag notice); " +
 			"a webhook stream's deliveries wait in a durable queue"}
+	}
+	if sc.CustomInterval != nil && sc.Frequency != "custom" {
+		return &FieldError{"stream_config.custom_interval", "applies to frequency custom only: send frequency custom with it"}
+	}
+	if b := sc.BatchProcessing; b != nil {
+		if fe := batchRanges("stream_config.batch_processing.", b.BatchSize, b.MaxWaitTime); fe != nil {
+			return fe
+		}
+	}
+	if sc.Compression && t.DeliveryMethod == "webhook" {
+		return errWebhookCompression()
 	}
 	if q := sc.QualitySettings; q != nil && q.IncludeRawData {
 		return &FieldError{"stream_config.quality_settings.include_raw_data", "true is not supported: telemetry messages carry decoded readings only, " +
