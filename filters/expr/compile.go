@@ -218,15 +218,21 @@ func (c *compiler) condition(fields map[string]field, kindName string, i int) (c
 		}
 		cd.c = k
 	case opGt, opGe, opLt, opLe:
+		if acc.f.typ == ftString && acc.f.enum != nil {
+			return cond{}, c.fail(path+".operator", "ordering operators (> >= < <=) do not apply to "+in.Field+", one of a set of values: use =, != or in")
+		}
 		k, ok := constOf(in.Value)
+		if acc.f.typ == ftString && (!ok || !k.isTime) {
+			return cond{}, c.fail(path+".operator", "ordering operators (> >= < <=) do not apply to "+in.Field+", a string, except to compare an RFC3339 time it holds with a time value: use =, !=, in or contains")
+		}
 		if !ok || k.k != kNumber && !k.isTime {
 			return cond{}, c.fail(vpath, "ordering operators need a number or an RFC3339 time")
 		}
 		switch {
 		case acc.f.typ == ftNumber && k.k != kNumber:
 			return cond{}, c.fail(vpath, "must be a number: "+in.Field+" is a number")
-		case (acc.f.typ == ftTime || acc.f.typ == ftString) && !k.isTime:
-			return cond{}, c.fail(vpath, "must be an RFC3339 time: "+in.Field+" is compared as a time")
+		case acc.f.typ == ftTime && !k.isTime:
+			return cond{}, c.fail(vpath, "must be an RFC3339 time: "+in.Field+" is a time")
 		}
 		cd.c = k
 	case opIn:
