@@ -184,7 +184,7 @@ func typeOf(topic string) string {
 }
 
 // query decodes the feed's parameters, and last (0 when not asked);
-// bad ones answer validation_failed naming them.
+// bad ones answer invalid_request naming them.
 func (h *Handlers) query(c *api.Ctx) (q feed.Query, last int, err error) {
 	org, env := c.Scope()
 	args := queryArgs(c)
@@ -215,7 +215,7 @@ const (
 )
 
 // parseParams decodes the feed's parameters, and last (0 when not
-// asked); bad ones answer validation_failed naming them.
+// asked); bad ones answer invalid_request naming them.
 func parseParams(org, env string, args map[string][]string, mode int) (q feed.Query, last int, err error) {
 	q = feed.Query{Org: org, Env: env, Limit: 100}
 	bad := map[string]string{}
@@ -284,7 +284,7 @@ func parseParams(org, env string, args map[string][]string, mode int) (q feed.Qu
 		last = n
 	}
 	if len(bad) > 0 {
-		return q, 0, api.Validation("validation_failed", bad)
+		return q, 0, api.Validation("invalid_request", bad)
 	}
 	m, err := compile(q.Topics, args)
 	if err != nil {
@@ -365,12 +365,12 @@ func compile(topics []string, args map[string][]string) (feed.Matcher, error) {
 	wantEvents, wantTelemetry := contains(topics, hub.TopicEvents), contains(topics, hub.TopicTelemetry)
 	for _, p := range eventParams {
 		if len(args[p]) > 0 && !wantEvents {
-			return nil, api.Validation("validation_failed", map[string]string{p: "filters events: ask for types=events"})
+			return nil, api.Validation("invalid_request", map[string]string{p: "filters events: ask for types=events"})
 		}
 	}
 	for _, p := range telemetryParams {
 		if len(args[p]) > 0 && !wantTelemetry {
-			return nil, api.Validation("validation_failed", map[string]string{p: "filters telemetry: ask for types=telemetry"})
+			return nil, api.Validation("invalid_request", map[string]string{p: "filters telemetry: ask for types=telemetry"})
 		}
 	}
 	if wantEvents {
@@ -424,7 +424,7 @@ func fieldError(err error, spec expr.Spec) error {
 			param = "trip_id"
 		}
 	}
-	return api.Validation("validation_failed", map[string]string{param: fe.Message})
+	return api.Validation("invalid_request", map[string]string{param: fe.Message})
 }
 
 // feedErr maps the feed's errors.
@@ -435,7 +435,7 @@ func feedErr(err error, param string) error {
 		return api.Errf("cursor_expired", "the cursor is older than the oldest retained message; continue from first_available").
 			WithDetails(map[string]string{"first_available": ee.FirstAvailable})
 	case errors.Is(err, feed.ErrBadCursor):
-		return api.Validation("validation_failed", map[string]string{param: "is not a cursor of this feed for these types"})
+		return api.Validation("invalid_request", map[string]string{param: "is not a cursor of this feed for these types"})
 	}
 	return api.Internal(err)
 }

@@ -77,7 +77,7 @@ func (h *Handlers) streamQuery(c *api.Ctx) (hub.StreamInfo, *int64, string, erro
 		bad["epoch"] = "must be at most 64 characters"
 	}
 	if len(bad) > 0 {
-		return hub.StreamInfo{}, nil, "", api.Validation("validation_failed", bad)
+		return hub.StreamInfo{}, nil, "", api.Validation("invalid_request", bad)
 	}
 	if err := api.CheckStream(c.Principal, string(id)); err != nil {
 		return hub.StreamInfo{}, nil, "", err
@@ -88,7 +88,7 @@ func (h *Handlers) streamQuery(c *api.Ctx) (hub.StreamInfo, *int64, string, erro
 		return info, nil, "", api.Errf("stream_not_found", "stream not found")
 	}
 	if info.Delivery == "webhook" {
-		return info, nil, "", api.Validation("validation_failed", map[string]string{"stream_id": "is a webhook stream: its messages go to its webhook_url"})
+		return info, nil, "", api.Validation("invalid_request", map[string]string{"stream_id": "is a webhook stream: its messages go to its webhook_url"})
 	}
 	return info, last, epoch, nil
 }

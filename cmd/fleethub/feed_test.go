@@ -194,8 +194,8 @@ func TestFeedPullReadsTheOrganizationsOwnOldestFirst(t *testing.T) {
 		"data_types=engine_diagnostics": "data_types", "event_type=": "event_type"} {
 		r := n.do("GET", "/api/v1/streaming/feed?"+q, k, nil)
 		det, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
-		if r.Status != 400 || r.errCode(t) != "validation_failed" || det[field] == nil {
-			t.Errorf("%s: %d %s, want validation_failed naming %s", q, r.Status, r.Body, field)
+		if r.Status != 400 || r.errCode(t) != "invalid_request" || det[field] == nil {
+			t.Errorf("%s: %d %s, want invalid_request naming %s", q, r.Status, r.Body, field)
 		}
 	}
 	if r := n.do("GET", "/api/v1/streaming/feed", n.key("org-a", "test", []string{"events:write"}, 1000), nil); r.Status != 403 {
@@ -410,7 +410,7 @@ func TestFeedPullLastReadsTheNewest(t *testing.T) {
 		r := n.do("GET", "/api/v1/streaming/feed?"+q, k, nil)
 		det, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
 		if r.Status != 400 || det["last"] == nil {
-			t.Errorf("%s: %d %s, want validation_failed naming last", q, r.Status, r.Body)
+			t.Errorf("%s: %d %s, want invalid_request naming last", q, r.Status, r.Body)
 		}
 	}
 }

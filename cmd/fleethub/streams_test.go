@@ -2,8 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
@@ -164,5 +169,56 @@ func TestCorrelatedEvents(t *testing.T) {
 	}
 	if r := n.do("GET", "/api/v1/streaming/events/correlations/"+id, k, nil); r.Status != 400 {
 		t.Errorf("without correlation_id: %d", r.Status)
+	}
+}
+
+// Every streaming endpoint answers an unknown or bad query parameter the
+// same way: 400 invalid_request, details naming it.
+func TestStreamingQueryParameters(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.AllowPrivateWebhooks = true
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"streams:manage", "streams:read"}, 100000)
+	ws := startKind(t, n, k, "events", map[string]any{"stream_config": map[string]any{"delivery_method": "websocket"}})
+	hook := startKind(t, n, k, "events", map[string]any{"stream_config": map[string]any{"delivery_method": "webhook"}, "webhook_url": "http://127.0.0.1:1/h"})
+	for path, param := range map[string]string{
+		"/api/v1/streaming/streams?bogus=1":                                         "bogus",
+		"/api/v1/streaming/events/status/" + ws + "?bogus=1":                        "bogus",
+		"/api/v1/streaming/events/correlations/" + ws + "?correlation_id=x&bogus=1": "bogus",
+		"/api/v1/streaming/events/deliveries/" + hook + "?bogus=1":                  "bogus",
+		"/api/v1/streaming/sse?stream_id=" + ws + "&bogus=1":                        "bogus",
+		"/api/v1/streaming/sse?stream_id=" + hook:                                   "stream_id",
+		"/api/v1/streaming/feed?foo=1":                                              "foo",
+		"/api/v1/streaming/feed?limit=0":                                            "limit",
+		"/api/v1/streaming/streams?limit=0":                                         "limit",
+	} {
+		r := n.do("GET", path, k, nil)
+		if r.Status != 400 || r.errCode(t) != "invalid_request" {
+			t.Errorf("%s: %d %s, want 400 invalid_request", path, r.Status, r.Body)
+			continue
+		}
+		if d, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any); d[param] == nil {
+			t.Errorf("%s: details %v do not name %s", path, d, param)
+		}
+	}
+	for _, q := range []string{"stream_id=" + ws + "&bogus=1", "stream_id=" + hook} {
+		u := strings.Replace(n.url, "http://", "ws://", 1) + "/api/v1/streaming/ws?" + q
+		_, res, err := websocket.DefaultDialer.Dial(u, http.Header{"X-Api-Key": {k}})
+		if err == nil || res == nil || res.StatusCode != 400 {
+			t.Errorf("ws %s: %v %v, want 400", q, err, res)
+			continue
+		}
+		var body map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if e, _ := body["error"].(map[string]any); e == nil || e["code"] != "invalid_request" {
+			t.Errorf("ws %s: %v", q, body)
+		}
+	}
+	// declared parameters still work
+	if r := n.do("GET", "/api/v1/streaming/streams?limit=5&kind=events", k, nil); r.Status != 200 {
+		t.Errorf("listing: %d %s", r.Status, r.Body)
 	}
 }

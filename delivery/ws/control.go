@@ -29,6 +29,16 @@ func parseControl(b []byte) (clientFrame, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return f, fmt.Errorf("not a valid control frame: %v", err)
 	}
+	if f.Type != "subscribe_feed" && f.Type != "unsubscribe_feed" {
+		// a key the type does not take is refused, not ignored (the feed's
+		// frames carry its parameters, which feedParams checks)
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		var strict clientFrame
+		if err := dec.Decode(&strict); err != nil {
+			return f, fmt.Errorf("not a valid control frame: %v", err)
+		}
+	}
 	needStream := true
 	switch f.Type {
 	case "subscribe_feed", "unsubscribe_feed":

@@ -222,10 +222,15 @@ func TestMalformedFrames(t *testing.T) {
 		`not json`, `[1,2]`, `"ping"`, `{"type":"nope"}`, `{}`, `{"type":"ack","stream_id":"s1"}`,
 		`{"type":"ack","offset":3}`, `{"type":"resume","stream_id":"s1"}`, `{"type":"subscribe"}`,
 		`{"type":"resume","stream_id":"s1","last_offset":-2}`, `{"type":"ack","stream_id":"s1","offset":1.5}`,
+		`{"type":"ping","bogus":1}`, `{"type":"unsubscribe","stream_id":"s2","bogus":true}`,
 	} {
 		send(t, c, bad)
-		if got := expectControl(t, c, "error", "invalid_frame"); got.Message == "" {
+		got := expectControl(t, c, "error", "invalid_frame")
+		if got.Message == "" {
 			t.Fatalf("%s: no message", bad)
+		}
+		if strings.Contains(bad, "bogus") && !strings.Contains(got.Message, "bogus") {
+			t.Fatalf("%s: message %q does not name the key", bad, got.Message)
 		}
 		send(t, c, `{"type":"ping"}`) // a good frame resets the count
 		expectControl(t, c, "pong", "")

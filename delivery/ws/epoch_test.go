@@ -2,6 +2,7 @@ package ws_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -257,6 +258,30 @@ func TestBadEpoch(t *testing.T) {
 		}
 	}
 	handled(t, c)
+}
+
+// An unknown query parameter is refused before the upgrade, named in
+// details.
+func TestUnknownQueryParameter(t *testing.T) {
+	f := newFixture(t, ws.Config{}, hub.StreamInfo{ID: "s1"})
+	_, resp, err := f.dial("stream_id=s1&bogus=1", false)
+	if err == nil {
+		t.Fatal("upgraded")
+	}
+	if resp == nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var body struct {
+		Error struct {
+			Code    string            `json:"code"`
+			Details map[string]string `json:"details"`
+		} `json:"error"`
+	}
+	if jerr := json.Unmarshal(b, &body); jerr != nil || resp.StatusCode != 400 || body.Error.Code != "invalid_request" || body.Error.Details["bogus"] == "" {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
 }
 
 // RedisAcks keeps positions with their epochs, and reads the bare offsets

@@ -20,6 +20,7 @@ type RequestError struct {
 	Status  int
 	Code    string // invalid_request, stream_not_found, service_unavailable, internal_error
 	Message string
+	Details map[string]string // the refused query parameters, by name
 	Cause   error
 }
 
@@ -102,6 +103,15 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string, f
 		return nil, err
 	}
 	args := rc.QueryArgs()
+	if !withFeed {
+		// with feed=true the others are the feed's, which openFeed checks
+		for k := range args.All() {
+			if name := string(k); !wsParams[name] {
+				return nil, &RequestError{Status: fasthttp.StatusBadRequest, Code: "invalid_request",
+					Message: fmt.Sprintf("unknown query parameter %q", name), Details: map[string]string{name: "unknown parameter"}}
+			}
+		}
+	}
 	req := &request{}
 	switch enc := string(args.Peek("encoding")); enc {
 	case "", "json":
@@ -180,6 +190,10 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string, f
 	return req, nil
 }
 
+// wsParams are the query parameters of a connection that does not
+// follow the feed.
+var wsParams = map[string]bool{"stream_id": true, "encoding": true, "last_offset": true, "epoch": true, "api_key": true, "token": true, "feed": true}
+
 func parseOffset(s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 0 {
@@ -250,7 +264,7 @@ func reply(rc *fasthttp.RequestCtx, err error) error {
 	if !errors.As(err, &re) {
 		re = &RequestError{Status: fasthttp.StatusInternalServerError, Code: "internal_error", Message: "internal error", Cause: err}
 	}
-	writeError(rc, re.Status, re.Code, re.Message)
+	writeErrorMap(rc, re.Status, re.Code, re.Message, re.Details)
 	return re
 }
 
@@ -261,10 +275,16 @@ func writeError(rc *fasthttp.RequestCtx, status int, code, message string) {
 // writeErrorDetails is writeError with first_available in the details
 // (cursor_expired) when given.
 func writeErrorDetails(rc *fasthttp.RequestCtx, status int, code, message, firstAvailable string) {
-	eo := errorObject{Code: code, Message: message}
+	var details map[string]string
 	if firstAvailable != "" {
-		eo.Details = map[string]string{"first_available": firstAvailable}
+		details = map[string]string{"first_available": firstAvailable}
 	}
+	writeErrorMap(rc, status, code, message, details)
+}
+
+// writeErrorMap writes the JSON error with details (none when nil).
+func writeErrorMap(rc *fasthttp.RequestCtx, status int, code, message string, details map[string]string) {
+	eo := errorObject{Code: code, Message: message, Details: details}
 	body, _ := json.Marshal(errorBody{
 		Error:     eo,
 		RequestID: string(rc.Response.Header.Peek("X-Request-Id")),

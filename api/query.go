@@ -1,0 +1,47 @@
+package api
+
+// UnknownQuery refuses the query parameters c's route does not take: its
+// query Params, api_key when it takes the key from the query (QueryKey),
+// token when it takes a browser token (TokenScope). The answer is 400
+// invalid_request with details naming each ("unknown parameter").
+func UnknownQuery(c *Ctx) error {
+	r := c.Route
+	var bad map[string]string
+	for k := range c.QueryArgs().All() {
+		name := string(k)
+		if takesQuery(r, name) {
+			continue
+		}
+		if bad == nil {
+			bad = map[string]string{}
+		}
+		bad[name] = "unknown parameter"
+	}
+	if bad == nil {
+		return nil
+	}
+	return Validation("invalid_request", bad)
+}
+
+func takesQuery(r *Route, name string) bool {
+	switch {
+	case name == "api_key" && r.QueryKey, name == "token" && r.TokenScope != "":
+		return true
+	}
+	for _, p := range r.Params {
+		if p.In == "query" && p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// StrictQuery runs h after UnknownQuery.
+func StrictQuery(h Handler) Handler {
+	return func(c *Ctx) error {
+		if err := UnknownQuery(c); err != nil {
+			return err
+		}
+		return h(c)
+	}
+}
