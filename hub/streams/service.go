@@ -170,7 +170,7 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 func bodyError(err error, body []byte, t reflect.Type) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		f := te.Field
+		f := jsonpath.Field(t, te.Field) // an embedded struct's fields by their JSON names
 		if f == "" {
 			f = "body"
 		} else if p, ok := jsonpath.Indexed(body, f, te.Value); ok {
