@@ -23,7 +23,8 @@ func TestRouteBodyLimit(t *testing.T) {
 	srv := api.New(api.Config{Addr: "127.0.0.1:0", MaxBodyBytes: server}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), nil, nil)
 	echo := func(c *api.Ctx) error { return c.JSON(200, map[string]int{"bytes": len(c.PostBody())}) }
 	srv.Handle(
-		&api.Route{Method: "POST", Path: "/big", Tag: "test", Auth: api.AuthNone, MaxBodyBytes: own, Handler: echo},
+		&api.Route{Method: "POST", Path: "/big", Tag: "test", Auth: api.AuthNone, MaxBodyBytes: own, Handler: echo,
+			Params: []api.Param{{Name: "x", In: "query", Type: "integer"}}},
 		&api.Route{Method: "PUT", Path: "/big", Tag: "test", Auth: api.AuthNone, Handler: echo},
 		&api.Route{Method: "POST", Path: "/small", Tag: "test", Auth: api.AuthNone, Handler: echo},
 	)

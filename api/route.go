@@ -70,6 +70,11 @@ type Route struct {
 	Raw         string // content type when not JSON
 	Handler     Handler
 	NoRateLimit bool
+	// OwnQuery marks a route whose handler checks its query parameters
+	// itself (a set wider than Params: the websocket's feed parameters);
+	// every other route refuses a parameter Params does not name
+	// (UnknownQuery).
+	OwnQuery bool
 	// EndpointLimit is a per-key limit of this route on top of the key's
 	// plan (the search endpoint: 1,000 per minute).
 	EndpointLimit *ratelimit.Limit

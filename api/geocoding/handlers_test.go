@@ -3,6 +3,7 @@ package geocoding_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -230,19 +231,22 @@ func TestValidateForeignStateOrZIP(t *testing.T) {
 }
 
 // Validate takes q only: a limit or a focus point, which it does not take,
-// is ignored as every route ignores a parameter it does not take.
-func TestValidateIgnoresWhatItDoesNotTake(t *testing.T) {
+// is refused naming it, as every route refuses a parameter it does not
+// take (a misspelt one is never read as absent).
+func TestValidateRefusesWhatItDoesNotTake(t *testing.T) {
 	s := start(t, fixture(t))
 	const addr = "240-16 Braddock Avenue, Glen Oaks, NY 11004"
-	_, want := s.get(t, "/v1/validate?q="+q(addr))
-	for _, extra := range []string{"&limit=2", "&limit=0", "&limit=x", "&focus.point.lat=91&focus.point.lon=0", "&lat=1", "&color=red"} {
+	for extra, name := range map[string]string{"&limit=2": "limit", "&limit=x": "limit", "&focus.point.lat=40": "focus.point.lat", "&lat=1": "lat", "&color=red": "color"} {
 		status, body := s.get(t, "/v1/validate?q="+q(addr)+extra)
-		if status != 200 || body["exists"] != true || body["id"] != want["id"] {
-			t.Errorf("validate with %s: %d %v, want %v", extra, status, body, want)
+		if msg, _ := body["error"].(string); status != 400 || body["success"] != false || !strings.Contains(msg, name+": unknown parameter") {
+			t.Errorf("validate with %s: %d %v, want 400 naming %s", extra, status, body, name)
 		}
 	}
-	if status, _ := s.get(t, "/v1/search?q=main&color=red"); status != 200 {
-		t.Errorf("search with a parameter it does not take: %d", status)
+	if status, body := s.get(t, "/v1/search?q=main&color=red"); status != 400 || !strings.Contains(fmt.Sprint(body["error"]), "color") {
+		t.Errorf("search with a parameter it does not take: %d %v", status, body)
+	}
+	if status, _ := s.get(t, "/v1/validate?q="+q(addr)); status != 200 {
+		t.Errorf("validate with q alone: %d", status)
 	}
 }
 

@@ -139,12 +139,8 @@ func (h *Handlers) Routes() []*api.Route {
 			{Name: "epoch", In: "query", Type: "string", Description: "the epoch of last_offset (from a subscribed frame); another epoch answers history_lost and delivery restarts at first_available"},
 			{Name: "api_key", In: "query", Type: "string", Description: "the key, for clients that can set neither a header nor a subprotocol; a browser offers the subprotocols fleethub.v1 and fhk.<key> instead, which keeps the key out of the URL"},
 			{Name: "token", In: "query", Type: "string", Description: "a browser token with the streams:read or feed:read scope in place of a key; the connection follows only the token's streams (streams:read) and the feed (feed:read), and closes with 4401 when the token expires or is revoked (docs/security.md#browser-tokens)"}},
-		Handler: h.websocket})
-	for _, r := range out {
-		if r.Path != "/api/v1/streaming/ws" { // the websocket checks its own query (its feed's parameters too)
-			r.Handler = api.StrictQuery(r.Handler)
-		}
-	}
+		OwnQuery: true, // its feed's parameters too (delivery/ws)
+		Handler:  h.websocket})
 	return out
 }
 

@@ -124,9 +124,6 @@ func (h *Handlers) Routes() []*api.Route {
 				Handler: func(c *api.Ctx) error { return h.replay(c, kind) }},
 		)
 	}
-	for _, r := range out {
-		r.Handler = api.StrictQuery(r.Handler)
-	}
 	return out
 }
 
