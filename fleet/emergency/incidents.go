@@ -197,14 +197,61 @@ func (s *Incidents) publish(ctx context.Context, sc store.Scope, in Incident, ty
 	now := s.now().UTC()
 	ev := &event.Event{EventID: "evt_" + in.IncidentID + "_" + strconv.Itoa(len(in.StatusUpdates)), EventType: typ, Category: event.CategoryEmergency, Timestamp: now,
 		Severity: sev, Priority: pri, Source: event.Source{VehicleID: in.VehicleID, DriverID: in.DriverID, TripID: in.TripID},
-		Location:          &event.Location{Latitude: in.Location.Latitude, Longitude: in.Location.Longitude, Address: in.Location.Address},
-		EventData:         map[string]any{"incident_id": in.IncidentID, "incident_type": in.EventType, "status": in.Status},
-		Metadata:          event.Metadata{CorrelationID: in.IncidentID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"},
-		EmergencyResponse: map[string]any{"response_initiated": in.EmergencyResponse.Dispatched, "authorities_contacted": len(in.EmergencyResponse.ServicesContacted) > 0}}
+		Location:  &event.Location{Latitude: in.Location.Latitude, Longitude: in.Location.Longitude, Address: in.Location.Address},
+		EventData: map[string]any{"incident_id": in.IncidentID, "incident_type": in.EventType, "status": in.Status},
+		Metadata:  event.Metadata{CorrelationID: in.IncidentID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"}}
+	ev.EmergencyResponse, ev.Escalation = incidentResponse(in), incidentEscalation(in)
 	err := s.pub.Publish(ctx, sc.Org, sc.Env, ev)
 	if err != nil && s.log != nil {
 		s.log.Warn("incident event not published", "incident_id", in.IncidentID, "error", err)
 	}
+}
+
+// incidentResponse is an incident event's emergency_response: no dispatch
+// is integrated, so nothing is initiated, no authority contacted and no
+// response time known; emergency_contacts_notified counts the driver's
+// emergency contacts the report's notifications reached (dispatchers are
+// not emergency contacts and are not counted).
+func incidentResponse(in Incident) map[string]any {
+	return map[string]any{"response_initiated": in.EmergencyResponse.Dispatched, "authorities_contacted": len(in.EmergencyResponse.ServicesContacted) > 0,
+		"emergency_contacts_notified": len(reachedContacts(in)), "estimated_response_time": nil}
+}
+
+// incidentEscalation is an incident event's escalation: level 1 once the
+// incident has been escalated, else 0; nothing escalates an incident by
+// itself, so next_escalation is null; escalation_contacts lists whom the
+// escalation notified, and an escalation notifies nobody.
+func incidentEscalation(in Incident) map[string]any {
+	level := 0
+	for _, u := range in.StatusUpdates {
+		if u.Status == "escalated" {
+			level = 1
+		}
+	}
+	return map[string]any{"level": level, "next_escalation": nil, "escalation_contacts": []string{}}
+}
+
+// reachedContacts are the ids of the emergency contacts the report's
+// notifications reached, as its emergency_contacts_notified timeline
+// entry names them (strings in memory, decoded as []any once stored).
+func reachedContacts(in Incident) []string {
+	out := []string{}
+	for _, e := range in.Timeline {
+		if e.Event != "emergency_contacts_notified" {
+			continue
+		}
+		switch ids := e.Data["emergency_contacts"].(type) {
+		case []string:
+			out = append(out, ids...)
+		case []any:
+			for _, id := range ids {
+				if s, ok := id.(string); ok {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
 }
 
 func (s *Incidents) load(ctx context.Context, sc store.Scope, id string) (Incident, int64, error) {

@@ -1,0 +1,92 @@
+package emergency_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/fleethub/fleethub/fleet/contacts"
+	"github.com/fleethub/fleethub/fleet/emergency"
+	"github.com/fleethub/fleethub/internal/store"
+	"github.com/fleethub/fleethub/internal/store/testdb"
+)
+
+// directory holds a driver's emergency contacts and the dispatchers.
+type directory struct {
+	ecs, dispatchers []contacts.Contact
+}
+
+func (d directory) WithRole(_ context.Context, _ store.Scope, role string) ([]contacts.Contact, error) {
+	if role == "dispatcher" {
+		return d.dispatchers, nil
+	}
+	return nil, nil
+}
+
+func (d directory) EmergencyContactsOf(_ context.Context, _ store.Scope, driverID string) ([]contacts.Contact, error) {
+	if driverID == "drv_1" {
+		return d.ecs, nil
+	}
+	return nil, nil
+}
+
+func (directory) ForDriver(context.Context, store.Scope, string) ([]contacts.Contact, error) {
+	return nil, nil
+}
+
+func (directory) Get(context.Context, store.Scope, string) (contacts.Contact, error) {
+	return contacts.Contact{}, contacts.ErrNotFound
+}
+
+// accepting is a gateway that takes every notification.
+type accepting struct{}
+
+func (accepting) Notify(context.Context, emergency.Notification) error { return nil }
+
+// TestIncidentEventsCarryResponseAndEscalation: an incident's events
+// carry emergency_response with the emergency contacts its report
+// reached (the dispatchers are not counted) and no dispatch, and
+// escalation at level 0, then 1 once escalated, with nothing scheduled
+// and nobody notified at escalation; a crash is an emergency_events
+// event, a breakdown a maintenance_events one.
+func TestIncidentEventsCarryResponseAndEscalation(t *testing.T) {
+	st := testdb.SQLite(t)
+	b := &bus{}
+	dir := directory{
+		ecs:         []contacts.Contact{{ContactID: "ctc_e1", Name: "E1", Channels: contacts.Channels{SMS: "+15550000001"}}, {ContactID: "ctc_e2", Name: "E2", Channels: contacts.Channels{Email: "e2@example.com"}}},
+		dispatchers: []contacts.Contact{{ContactID: "ctc_d1", Name: "D1", Channels: contacts.Channels{SMS: "+15550000002"}}},
+	}
+	svc := emergency.NewIncidents(st, st, dir, accepting{}, b, nil, slog.New(slog.DiscardHandler))
+	sc := store.Scope{Org: "org-a", Env: "test"}
+	lat, lon := 40.0, -83.0
+	in, err := svc.Report(t.Context(), sc, "key_1", emergency.ReportBody{EventType: "crash", SeverityLevel: "high", DriverID: "drv_1", VehicleID: "veh_1",
+		Location: &emergency.ReportedLocation{Latitude: &lat, Longitude: &lon}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SetStatus(t.Context(), sc, in.IncidentID, "key_1", emergency.StatusBody{Status: "escalated"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.evs) != 2 {
+		t.Fatalf("%d events published, want incident_reported and incident_escalated", len(b.evs))
+	}
+	for i, want := range []struct {
+		typ   string
+		level int
+	}{{"incident_reported", 0}, {"incident_escalated", 1}} {
+		ev := b.evs[i]
+		if ev.EventType != want.typ || ev.Category != "emergency_events" {
+			t.Errorf("event %d: %s in %s, want %s in emergency_events", i, ev.EventType, ev.Category, want.typ)
+		}
+		er := ev.EmergencyResponse
+		if er["response_initiated"] != false || er["authorities_contacted"] != false || er["emergency_contacts_notified"] != 2 ||
+			er["estimated_response_time"] != nil || len(er) != 4 {
+			t.Errorf("%s emergency_response %v, want 2 emergency contacts notified, nothing initiated or contacted, no response time", ev.EventType, er)
+		}
+		es := ev.Escalation
+		if es["level"] != want.level || es["next_escalation"] != nil || fmt.Sprint(es["escalation_contacts"]) != "[]" || len(es) != 3 {
+			t.Errorf("%s escalation %v, want level %d, next_escalation null, no contacts", ev.EventType, es, want.level)
+		}
+	}
+}
