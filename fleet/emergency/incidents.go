@@ -183,7 +183,8 @@ func (s *Incidents) save(ctx context.Context, sc store.Scope, in Incident, prev 
 	return s.st.UpdateIncident(ctx, rec, prev)
 }
 
-// publish puts an incident's lifecycle event on the bus; a failure is
+// publish puts an incident's lifecycle event on the bus, in
+// emergency_events, or maintenance_events for a breakdown; a failure is
 // logged, not returned: the incident is already stored.
 func (s *Incidents) publish(ctx context.Context, sc store.Scope, in Incident, typ string) {
 	if s.pub == nil {
@@ -201,6 +202,18 @@ func (s *Incidents) publish(ctx context.Context, sc store.Scope, in Incident, ty
 		EventData: map[string]any{"incident_id": in.IncidentID, "incident_type": in.EventType, "status": in.Status},
 		Metadata:  event.Metadata{CorrelationID: in.IncidentID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"}}
 	ev.EmergencyResponse, ev.Escalation = incidentResponse(in), incidentEscalation(in)
+	if in.EventType == "breakdown" {
+		// a breakdown is a maintenance matter: maintenance_events, with the
+		// incident's next actions as recommendations; the hub makes no
+		// predictions, so its predictive indicators are null
+		ev.Category = event.CategoryMaintenance
+		recs := slices.Concat(in.NextActions.Immediate, in.NextActions.Within30Minutes, in.NextActions.Within4Hours)
+		if recs == nil {
+			recs = []string{}
+		}
+		ev.Recommendations = recs
+		ev.PredictiveIndicators = map[string]any{"failure_probability": nil, "estimated_time_to_failure": nil}
+	}
 	err := s.pub.Publish(ctx, sc.Org, sc.Env, ev)
 	if err != nil && s.log != nil {
 		s.log.Warn("incident event not published", "incident_id", in.IncidentID, "error", err)

@@ -49,7 +49,8 @@ func (accepting) Notify(context.Context, emergency.Notification) error { return 
 // reached (the dispatchers are not counted) and no dispatch, and
 // escalation at level 0, then 1 once escalated, with nothing scheduled
 // and nobody notified at escalation; a crash is an emergency_events
-// event, a breakdown a maintenance_events one.
+// event, a breakdown a maintenance_events one with recommendations and
+// predictive_indicators.
 func TestIncidentEventsCarryResponseAndEscalation(t *testing.T) {
 	st := testdb.SQLite(t)
 	b := &bus{}
@@ -87,6 +88,38 @@ func TestIncidentEventsCarryResponseAndEscalation(t *testing.T) {
 		es := ev.Escalation
 		if es["level"] != want.level || es["next_escalation"] != nil || fmt.Sprint(es["escalation_contacts"]) != "[]" || len(es) != 3 {
 			t.Errorf("%s escalation %v, want level %d, next_escalation null, no contacts", ev.EventType, es, want.level)
+		}
+		if ev.Recommendations != nil || ev.PredictiveIndicators != nil {
+			t.Errorf("a crash's %s carries maintenance objects: %v %v", ev.EventType, ev.Recommendations, ev.PredictiveIndicators)
+		}
+	}
+
+	// a breakdown is a maintenance matter, with its next actions as
+	// recommendations and no prediction, whatever its status
+	bd, err := svc.Report(t.Context(), sc, "key_1", emergency.ReportBody{EventType: "breakdown", SeverityLevel: "moderate", VehicleID: "veh_2",
+		Location: &emergency.ReportedLocation{Latitude: &lat, Longitude: &lon}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SetStatus(t.Context(), sc, bd.IncidentID, "key_1", emergency.StatusBody{Status: "resolved", ResolutionType: "towed"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		typ, recs string
+	}{{"incident_reported", fmt.Sprint([]string{"contact the driver", "confirm the location", "notify the fleet supervisor", "arrange vehicle recovery if needed", "file the incident report"})},
+		{"incident_resolved", fmt.Sprint([]string{"review the incident report"})}} {
+		ev := b.evs[2+i]
+		if ev.EventType != want.typ || ev.Category != "maintenance_events" || ev.EventData["incident_type"] != "breakdown" {
+			t.Errorf("breakdown event %s in %s (%v), want %s in maintenance_events", ev.EventType, ev.Category, ev.EventData, want.typ)
+		}
+		if got := fmt.Sprint(ev.Recommendations); got != want.recs {
+			t.Errorf("%s recommendations %s, want the incident's next actions %s", ev.EventType, got, want.recs)
+		}
+		if pi := ev.PredictiveIndicators; len(pi) != 2 || pi["failure_probability"] != nil || pi["estimated_time_to_failure"] != nil {
+			t.Errorf("%s predictive_indicators %v, want failure_probability and estimated_time_to_failure null", ev.EventType, pi)
+		}
+		if ev.EmergencyResponse["emergency_contacts_notified"] != 0 || ev.Escalation["level"] != 0 {
+			t.Errorf("%s emergency_response %v escalation %v", ev.EventType, ev.EmergencyResponse, ev.Escalation)
 		}
 	}
 }

@@ -398,7 +398,7 @@
       if (!a.view) a.view = { title: ev.event_data.title, severity: ev.severity, status: 'active' };
       fetchAlert(a.id);
     }
-    if (ev.category === 'emergency_events' && /^incident_/.test(ev.event_type)) pollIncidents();
+    if ((ev.category === 'emergency_events' || ev.category === 'maintenance_events') && /^incident_/.test(ev.event_type)) pollIncidents();
     if (ev.category === 'trip_lifecycle') pollVehicles();
     queueRender();
   }
