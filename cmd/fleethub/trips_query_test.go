@@ -300,6 +300,16 @@ func TestTripEventsPublished(t *testing.T) {
 	if got[1].Event.Category != "safety_events" || got[0].Event.Category != "trip_lifecycle" {
 		t.Errorf("categories %s %s", got[0].Event.Category, got[1].Event.Category)
 	}
+	// a 0.57 g stop is moderate: low risk of collision and for the
+	// passengers, with the advice for harsh braking; the hub did nothing
+	hb := got[1].Event
+	if ra := hb.RiskAssessment; hb.Severity != "medium" || ra["collision_risk"] != "low" || ra["passenger_impact"] != "low" ||
+		fmt.Sprint(ra["recommended_actions"]) != "[review the event with the driver keep a longer following distance and anticipate stops]" {
+		t.Errorf("harsh_braking (%s) risk_assessment %v", hb.Severity, ra)
+	}
+	if aa := hb.AutomaticActions; aa["alert_sent"] != false || aa["incident_logged"] != false || aa["supervisor_notified"] != false {
+		t.Errorf("harsh_braking automatic_actions %v", aa)
+	}
 }
 
 func TestRouteAndSafetyScore(t *testing.T) {

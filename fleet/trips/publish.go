@@ -84,8 +84,41 @@ func safetyEvent(t store.Trip, e detect.Event, id string, seq int64, now time.Ti
 		// the hub acts on no detected event by itself: whoever consumes
 		// the stream decides (an alert, an incident) and says so
 		ev.AutomaticActions = map[string]any{"alert_sent": false, "incident_logged": false, "supervisor_notified": false}
+		ev.RiskAssessment = riskOf(e)
 	}
 	return ev
+}
+
+// riskBand is the risk of a detector severity band.
+var riskBand = map[string]string{detect.SeverityModerate: "low", detect.SeverityHigh: "medium", detect.SeverityCritical: "high"}
+
+// recommendedActions are the advice for each type of safety event.
+var recommendedActions = map[string][]string{
+	detect.TypeHarshBraking:      {"review the event with the driver", "keep a longer following distance and anticipate stops"},
+	detect.TypeHarshAcceleration: {"review the event with the driver", "accelerate gradually"},
+	detect.TypeHarshCornering:    {"review the event with the driver", "slow down before turns"},
+	detect.TypeSpeeding:          {"review the event with the driver", "keep to the speed limit"},
+}
+
+// riskOf is a safety event's risk_assessment (docs/analytics.md, Risk
+// assessment): collision_risk is the band of the detector's severity,
+// which grades the measured peak g of a harsh event and the excess speed
+// of speeding; passenger_impact is that band for harsh events, whose peak
+// g is what the occupants feel, and null for speeding, which puts no
+// measured force on them; recommended_actions follow the event's type.
+func riskOf(e detect.Event) map[string]any {
+	var risk, impact any // null for a severity without a band
+	if band, ok := riskBand[e.Severity]; ok {
+		risk = band
+		if e.Type != detect.TypeSpeeding {
+			impact = band
+		}
+	}
+	acts := recommendedActions[e.Type]
+	if acts == nil {
+		acts = []string{}
+	}
+	return map[string]any{"collision_risk": risk, "passenger_impact": impact, "recommended_actions": acts}
 }
 
 // published logs the first failed publish of an outage and the first

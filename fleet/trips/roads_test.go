@@ -2,6 +2,7 @@ package trips_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -173,6 +174,12 @@ func TestSpeedingOnTheMatchedRoad(t *testing.T) {
 		}
 		if speeding == nil || speeding.Location == nil || speeding.Location.SpeedLimit == nil || *speeding.Location.SpeedLimit != 40 || speeding.Location.RoadType != "residential" {
 			t.Errorf("published speeding event %+v, want its location on a residential road posted 40", speeding)
+		}
+		// 20 km/h over is high: a medium risk of collision, and no force
+		// measured on the passengers
+		if ra := speeding.RiskAssessment; speeding.Severity != "high" || ra["collision_risk"] != "medium" || ra["passenger_impact"] != nil ||
+			fmt.Sprint(ra["recommended_actions"]) != "[review the event with the driver keep to the speed limit]" {
+			t.Errorf("speeding (%s) risk_assessment %v, want collision_risk medium, passenger_impact null and the advice for speeding", speeding.Severity, ra)
 		}
 	}
 }
