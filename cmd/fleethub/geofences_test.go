@@ -72,6 +72,8 @@ func TestGeofencesAndEvents(t *testing.T) {
 			EventType string         `json:"event_type"`
 			EventData map[string]any `json:"event_data"`
 			Source    map[string]any `json:"source"`
+			// null: nothing measures them
+			PerformanceMetrics map[string]any `json:"performance_metrics"`
 		}
 		if err := jsonUnmarshal(d.Message, &m); err != nil {
 			t.Fatal(err)
@@ -79,6 +81,12 @@ func TestGeofencesAndEvents(t *testing.T) {
 		types = append(types, m.EventType)
 		if m.EventData["geofence_id"] != id || m.Source["trip_id"] != trip {
 			t.Errorf("event %+v", m)
+		}
+		for _, f := range []string{"on_time_departure", "service_efficiency", "customer_satisfaction"} {
+			if v, ok := m.PerformanceMetrics[f]; !ok || v != nil || len(m.PerformanceMetrics) != 3 {
+				t.Errorf("%s performance_metrics %v, want on_time_departure, service_efficiency and customer_satisfaction null", m.EventType, m.PerformanceMetrics)
+				break
+			}
 		}
 		if m.EventType == "geofence_exit" {
 			if d, _ := m.EventData["duration_inside"].(float64); d < 50 || d > 70 {
