@@ -282,11 +282,16 @@ func (s *Service) rules(v *vehicle, m *reading, now time.Time, out []*event.Even
 				"rule": "mil_on", "message": "check engine light", "mil_status": true,
 				"pending_codes": pendingCodes(codes), "telemetry_timestamp": m.timestamp.Format(time.RFC3339Nano), "telemetry_sequence": m.sequence,
 			}
+			// the indicators: the light turned on, and the trouble codes
+			// stored with it (null when the message does not say)
+			indicators := map[string]any{"mil_on": true, "dtc_count": nil}
 			if m.hasDTC {
 				data["dtc_count"] = int64(m.dtc)
+				indicators["dtc_count"] = int64(m.dtc)
 			}
 			ev := s.newEvent(v.id, event.CategoryMaintenance, TypeDiagnosticAlert, "high", "normal", m.timestamp, now, SourceSystemRules, data)
 			ev.Recommendations = []any{"Check engine light is on: read the diagnostic trouble codes", "Schedule a diagnostic inspection"}
+			ev.PredictiveIndicators = indicators
 			out = append(out, ev)
 		}
 		v.milOn = m.mil

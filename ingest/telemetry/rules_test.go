@@ -125,6 +125,14 @@ func TestCheckEngineLight(t *testing.T) {
 		if c.want != "" && (evs[0].EventData["message"] != "check engine light" || evs[0].Severity != "high") {
 			t.Errorf("mil event %+v", evs[0])
 		}
+		// a maintenance event: recommendations and predictive_indicators
+		if c.want == "" {
+			continue
+		}
+		if e := evs[0]; e.Recommendations == nil || len(e.PredictiveIndicators) != 2 || e.PredictiveIndicators["mil_on"] != true ||
+			fmt.Sprint(e.PredictiveIndicators["dtc_count"]) != "0" {
+			t.Errorf("mil event recommendations %v, predictive_indicators %v, want mil_on true and dtc_count 0", e.Recommendations, e.PredictiveIndicators)
+		}
 	}
 	// a vehicle first heard with the light on is reported
 	if types(f.send(t, diag("v2", 0, 0, true, 90))) != "diagnostic_alert" {
