@@ -100,6 +100,12 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	}
 	al := Alert{AlertID: "alr_" + hex.EncodeToString(idb[:]), AlertType: b.AlertType, Severity: b.Severity, Title: b.Title, Message: b.Message,
 		Status: "active", CreatedAt: now, ExpiresAt: exp, RelatedIncidents: related, Recipients: recips, AutomatedActionsExecuted: []ActionRecord{}}
+	// the escalation starts before the delivery, so the events the
+	// delivery publishes tell of it
+	al.EscalationStatus = startEscalation(b.EscalationPolicy, b.DeliveryChannels, now)
+	if !b.AcknowledgmentRequired {
+		al.EscalationStatus.NextEscalationAt = nil
+	}
 	outs, delivered := a.deliver(ctx, sc, &al, b.DeliveryChannels, people)
 	for i := range al.Recipients {
 		al.Recipients[i].Delivered = delivered[al.Recipients[i].RecipientID]
@@ -127,10 +133,6 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	al.AcknowledgmentStatus = AckStatus{Required: b.AcknowledgmentRequired}
 	if b.AcknowledgmentRequired {
 		al.AcknowledgmentStatus.Pending = len(recips)
-	}
-	al.EscalationStatus = startEscalation(b.EscalationPolicy, b.DeliveryChannels, now)
-	if !b.AcknowledgmentRequired {
-		al.EscalationStatus.NextEscalationAt = nil
 	}
 	al.AutomatedActionsExecuted = append(al.AutomatedActionsExecuted, a.runActions(ctx, sc, &al, b.AutomatedActions, vehicles, now)...)
 	al.NextStatusCheck = al.nextCheck()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/fleethub/fleethub/fleet/contacts"
 	"github.com/fleethub/fleethub/fleet/emergency"
@@ -12,16 +13,15 @@ import (
 	"github.com/fleethub/fleethub/internal/store/testdb"
 )
 
-// directory holds a driver's emergency contacts and the dispatchers.
+// directory holds a driver's emergency contacts and the contacts of
+// each role.
 type directory struct {
-	ecs, dispatchers []contacts.Contact
+	ecs   []contacts.Contact
+	roles map[string][]contacts.Contact
 }
 
 func (d directory) WithRole(_ context.Context, _ store.Scope, role string) ([]contacts.Contact, error) {
-	if role == "dispatcher" {
-		return d.dispatchers, nil
-	}
-	return nil, nil
+	return d.roles[role], nil
 }
 
 func (d directory) EmergencyContactsOf(_ context.Context, _ store.Scope, driverID string) ([]contacts.Contact, error) {
@@ -55,8 +55,8 @@ func TestIncidentEventsCarryResponseAndEscalation(t *testing.T) {
 	st := testdb.SQLite(t)
 	b := &bus{}
 	dir := directory{
-		ecs:         []contacts.Contact{{ContactID: "ctc_e1", Name: "E1", Channels: contacts.Channels{SMS: "+15550000001"}}, {ContactID: "ctc_e2", Name: "E2", Channels: contacts.Channels{Email: "e2@example.com"}}},
-		dispatchers: []contacts.Contact{{ContactID: "ctc_d1", Name: "D1", Channels: contacts.Channels{SMS: "+15550000002"}}},
+		ecs:   []contacts.Contact{{ContactID: "ctc_e1", Name: "E1", Channels: contacts.Channels{SMS: "+15550000001"}}, {ContactID: "ctc_e2", Name: "E2", Channels: contacts.Channels{Email: "e2@example.com"}}},
+		roles: map[string][]contacts.Contact{"dispatcher": {{ContactID: "ctc_d1", Name: "D1", Channels: contacts.Channels{SMS: "+15550000002"}}}},
 	}
 	svc := emergency.NewIncidents(st, st, dir, accepting{}, b, nil, slog.New(slog.DiscardHandler))
 	sc := store.Scope{Org: "org-a", Env: "test"}
@@ -120,6 +120,61 @@ func TestIncidentEventsCarryResponseAndEscalation(t *testing.T) {
 		}
 		if ev.EmergencyResponse["emergency_contacts_notified"] != 0 || ev.Escalation["level"] != 0 {
 			t.Errorf("%s emergency_response %v escalation %v", ev.EventType, ev.EmergencyResponse, ev.Escalation)
+		}
+	}
+}
+
+// TestAlertEventsCarryResponseAndEscalation: an alert's events carry
+// emergency_response (nothing dispatched, the emergency contacts reached
+// once counted: null on the emergency_alert published while the alert is
+// delivered) and escalation: level 0 with the first level's due time,
+// then, on the level's emergency_action, level 1 with the next level's
+// due time and the supervisor it reached; nothing scheduled once the
+// alert is cancelled.
+func TestAlertEventsCarryResponseAndEscalation(t *testing.T) {
+	st := testdb.SQLite(t)
+	addTrip(t, st, "trp_1", "veh_1", "drv_1", 40.0, -83.0)
+	t0 := time.Now().UTC().Truncate(time.Second)
+	clock := t0
+	b := &bus{}
+	dir := directory{roles: map[string][]contacts.Contact{"supervisor": {{ContactID: "ctc_s1", Name: "S1", Channels: contacts.Channels{SMS: "+15550000003"}}}}}
+	a := emergency.NewAlerts(emergency.AlertsConfig{Claims: emergency.Claims{Now: func() time.Time { return clock }}}, st, st, dir, accepting{}, b)
+	sc := store.Scope{Org: "org-a", Env: "test"}
+	body := actionBody(40.0, -83.0)
+	body.AcknowledgmentRequired = true
+	body.EscalationPolicy = &emergency.EscalationPolicy{Enabled: true, EscalationLevels: []emergency.EscalationLevel{
+		{DelayMinutes: 1, Action: "notify_supervisors"}, {DelayMinutes: 10, Action: "notify_dispatchers"}}}
+	al, err := a.Create(t.Context(), sc, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock = t0.Add(2 * time.Minute)
+	if _, err := a.Tick(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Cancel(t.Context(), sc, al.AlertID); err != nil {
+		t.Fatal(err)
+	}
+	stamp := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }
+	want := []struct {
+		typ, contacts, level, next, escalated string
+	}{
+		{"emergency_alert", "<nil>", "0", stamp(time.Minute), "[]"},
+		{"emergency_action", "0", "1", stamp(10 * time.Minute), "[ctc_s1]"},
+		{"emergency_alert_cancelled", "0", "1", "<nil>", "[ctc_s1]"},
+	}
+	if len(b.evs) != len(want) {
+		t.Fatalf("%d events published, want %d", len(b.evs), len(want))
+	}
+	for i, w := range want {
+		ev := b.evs[i]
+		er, es := ev.EmergencyResponse, ev.Escalation
+		if ev.EventType != w.typ || er["response_initiated"] != false || er["authorities_contacted"] != false || er["estimated_response_time"] != nil ||
+			fmt.Sprint(er["emergency_contacts_notified"]) != w.contacts || len(er) != 4 {
+			t.Errorf("%s emergency_response %v, want emergency_contacts_notified %s, nothing initiated, contacted or timed", ev.EventType, er, w.contacts)
+		}
+		if fmt.Sprint(es["level"]) != w.level || fmt.Sprint(es["next_escalation"]) != w.next || fmt.Sprint(es["escalation_contacts"]) != w.escalated {
+			t.Errorf("%s escalation %v, want level %s, next_escalation %s, escalation_contacts %s", ev.EventType, es, w.level, w.next, w.escalated)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
@@ -23,7 +24,7 @@ func (a *Alerts) publishAlert(ctx context.Context, sc store.Scope, al *Alert, r 
 	if r.RecipientID != "" {
 		data["recipient_id"] = r.RecipientID
 	}
-	return a.publish(ctx, sc, al, typ, event.Source{VehicleID: r.VehicleID}, data)
+	return a.publish(ctx, sc, al, typ, event.Source{VehicleID: r.VehicleID}, data, typ != "emergency_alert")
 }
 
 // published logs a publish that failed, but for want of a bus (the
@@ -41,10 +42,13 @@ func (a *Alerts) publishAction(ctx context.Context, sc store.Scope, al *Alert, a
 	if a.pub == nil {
 		return ErrNoGateway
 	}
-	return a.publish(ctx, sc, al, "emergency_action", src, map[string]any{"alert_id": al.AlertID, "action": action})
+	return a.publish(ctx, sc, al, "emergency_action", src, map[string]any{"alert_id": al.AlertID, "action": action}, true)
 }
 
-func (a *Alerts) publish(ctx context.Context, sc store.Scope, al *Alert, typ string, src event.Source, data map[string]any) error {
+// publish puts an alert's event on the bus; counted says whether the
+// alert's recipients have their deliveries counted (not while the alert
+// is being delivered, as an emergency_alert is published).
+func (a *Alerts) publish(ctx context.Context, sc store.Scope, al *Alert, typ string, src event.Source, data map[string]any, counted bool) error {
 	sev := map[string]string{"low": "low", "moderate": "medium", "high": "high", "critical": "critical"}[al.Severity]
 	now := a.now().UTC()
 	var idb [8]byte
@@ -54,5 +58,41 @@ func (a *Alerts) publish(ctx context.Context, sc store.Scope, al *Alert, typ str
 	ev := &event.Event{EventID: "evt_" + hex.EncodeToString(idb[:]), EventType: typ, Category: event.CategoryEmergency, Timestamp: now, Severity: sev,
 		Priority: "emergency", Source: src, EventData: data,
 		Metadata: event.Metadata{CorrelationID: al.AlertID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"}}
+	ev.EmergencyResponse, ev.Escalation = alertResponse(al, counted), alertEscalation(al)
 	return a.pub.Publish(ctx, sc.Org, sc.Env, ev)
+}
+
+// alertResponse is an alert event's emergency_response: the hub
+// dispatches nothing and contacts no authority, so no response is
+// initiated and none is timed; emergency_contacts_notified counts the
+// recipients of the emergency_contacts audience reached at least once
+// (as affected_area_analysis does), null while the alert is being
+// delivered and the count is not made yet.
+func alertResponse(al *Alert, counted bool) map[string]any {
+	var reached any
+	if counted {
+		reached = notified(al.Recipients, audEmergency)
+	}
+	return map[string]any{"response_initiated": false, "authorities_contacted": false, "emergency_contacts_notified": reached, "estimated_response_time": nil}
+}
+
+// alertEscalation is an alert event's escalation: the level reached (0
+// before the first), when the next level falls due (null when none is
+// scheduled) and the contacts the levels reached (at least one delivery
+// delivered).
+func alertEscalation(al *Alert) map[string]any {
+	st := &al.EscalationStatus
+	var next any
+	if st.NextEscalationAt != nil {
+		next = st.NextEscalationAt.UTC().Format(time.RFC3339)
+	}
+	contacts := []string{}
+	for _, l := range st.Levels {
+		for _, r := range l.Notified {
+			if !slices.Contains(contacts, r.ContactID) && slices.ContainsFunc(r.Deliveries, func(d RecipientDelivery) bool { return d.Status == "delivered" }) {
+				contacts = append(contacts, r.ContactID)
+			}
+		}
+	}
+	return map[string]any{"level": st.CurrentLevel, "next_escalation": next, "escalation_contacts": contacts}
 }

@@ -176,9 +176,9 @@ func (a *Alerts) takeLevel(ctx context.Context, sc store.Scope, al *Alert, esc *
 		return false
 	}
 	lvl := esc.EscalationLevels[d.Level-1]
-	if *rec == nil {
+	sent := *rec == nil
+	if sent {
 		*rec = a.sendLevel(ctx, sc, al, d, lvl, now)
-		a.published(a.publishAction(ctx, sc, al, lvl.Action, event.Source{}), al.AlertID, "emergency_action")
 	}
 	st.CurrentLevel, st.EscalationTriggered = d.Level, true
 	st.Levels = append(st.Levels, **rec)
@@ -186,6 +186,9 @@ func (a *Alerts) takeLevel(ctx context.Context, sc store.Scope, al *Alert, esc *
 	if d.Level < len(esc.EscalationLevels) {
 		t := al.CreatedAt.Add(time.Duration(esc.EscalationLevels[d.Level].DelayMinutes) * time.Minute)
 		st.NextEscalationAt = &t
+	}
+	if sent { // once the level is recorded, so its event tells of it
+		a.published(a.publishAction(ctx, sc, al, lvl.Action, event.Source{}), al.AlertID, "emergency_action")
 	}
 	return true
 }

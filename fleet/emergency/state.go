@@ -85,13 +85,13 @@ func (a *Alerts) escalate(ctx context.Context, sc store.Scope, al *Alert, esc *E
 		lvl := esc.EscalationLevels[st.CurrentLevel]
 		st.CurrentLevel++
 		st.EscalationTriggered = true
-		a.published(a.publishAction(ctx, sc, al, lvl.Action, event.Source{}), al.AlertID, "emergency_action")
 		if st.CurrentLevel < len(esc.EscalationLevels) {
 			t := al.CreatedAt.Add(time.Duration(esc.EscalationLevels[st.CurrentLevel].DelayMinutes) * time.Minute)
 			st.NextEscalationAt = &t
 		} else {
 			st.NextEscalationAt = nil
 		}
+		a.published(a.publishAction(ctx, sc, al, lvl.Action, event.Source{}), al.AlertID, "emergency_action")
 		raised = true
 	}
 	return raised
