@@ -40,7 +40,7 @@ func (keyAuth) Authenticate(_ context.Context, key string) (*api.Principal, erro
 func behindAPI(t *testing.T, f *fixture) string {
 	t.Helper()
 	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), keyAuth{}, nil)
-	srv.Handle(&api.Route{Method: "GET", Path: "/api/v1/streaming/ws", Tag: "streaming", Permission: "streams:read", QueryKey: true, Status: 101,
+	srv.Handle(&api.Route{Method: "GET", Path: "/api/v1/streaming/ws", Tag: "streaming", Permission: "streams:read", QueryKey: true, Status: 101, OwnQuery: true,
 		Handler: func(c *api.Ctx) error {
 			if err := f.srv.Serve(c.RequestCtx, c.Principal.Org, c.Principal.Env, c.Principal.KeyID); err != nil && c.Response.StatusCode() < 400 {
 				return err

@@ -64,7 +64,7 @@ func newFeedServer(t *testing.T, tokens tokenAuth) *feedServer {
 	fh := apifeed.New(apifeed.Config{Heartbeat: 100 * time.Millisecond}, feed.New(bus), st, l)
 	srv.Handle(fh.Routes()...)
 	srv.Handle(&api.Route{Method: "GET", Path: "/api/v1/streaming/ws", Tag: "streaming", Permission: "streams:read", QueryKey: true,
-		TokenScope: "streams:read feed:read", Status: 101,
+		TokenScope: "streams:read feed:read", Status: 101, OwnQuery: true,
 		Handler: func(c *api.Ctx) error {
 			p := c.Principal
 			var err error
