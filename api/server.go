@@ -262,7 +262,7 @@ func (s *Server) serve(rc *fasthttp.RequestCtx) {
 	s.router.Handler(rc)
 	el := time.Since(start)
 	st := rc.Response.StatusCode()
-	s.stats.Observe(el, st >= 500)
+	s.stats.Observe(el, st >= 500 && st != fasthttp.StatusNotImplemented) // a 501 is a feature this node was not started with, not a failure
 }
 
 const reqIDKey = "fleethub.request_id"
