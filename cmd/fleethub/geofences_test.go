@@ -106,3 +106,53 @@ func TestGeofencesAndEvents(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// A centre or vertex without a coordinate is refused naming it, never
+// stored at 0; a refused replace leaves the geofence as it was.
+func TestGeofenceMissingCoordinate(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	vertices := func(missing map[string]any) []map[string]any {
+		return []map[string]any{{"latitude": 41, "longitude": -83}, {"latitude": 41, "longitude": -82.99}, missing}
+	}
+	for _, c := range []struct {
+		body map[string]any
+		want map[string]string
+	}{
+		{map[string]any{"name": "C", "type": "circle", "center": map[string]any{"latitude": 40.0}, "radius_m": 5},
+			map[string]string{"center.longitude": "is required"}},
+		{map[string]any{"name": "C", "type": "circle", "center": map[string]any{}, "radius_m": 5},
+			map[string]string{"center.latitude": "is required", "center.longitude": "is required"}},
+		{map[string]any{"name": "C", "type": "circle", "center": map[string]any{"latitude": nil, "longitude": -83}, "radius_m": 5},
+			map[string]string{"center.latitude": "is required"}},
+		{map[string]any{"name": "C", "type": "circle", "center": map[string]any{"latitude": 95}, "radius_m": 5},
+			map[string]string{"center.latitude": "must be between -90 and 90", "center.longitude": "is required"}},
+		{map[string]any{"name": "P", "type": "polygon", "polygon": vertices(map[string]any{"latitude": 41.01})},
+			map[string]string{"polygon[2].longitude": "is required"}},
+	} {
+		r := n.do("POST", "/v1/geofences", k, c.body)
+		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+			t.Errorf("%v: %d %s", c.body, r.Status, r.Body)
+			continue
+		}
+		d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+		if fmt.Sprint(d) != fmt.Sprint(c.want) {
+			t.Errorf("%v: details %v, want %v", c.body, d, c.want)
+		}
+	}
+	if l := n.do("GET", "/v1/geofences", k, nil).json(t); l["count"].(float64) != 0 {
+		t.Errorf("refused geofences stored: %v", l)
+	}
+	r := n.do("POST", "/v1/geofences", k, map[string]any{"name": "Depot", "type": "circle", "center": map[string]any{"latitude": 40.009, "longitude": -83.0}, "radius_m": 300})
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	id := r.json(t)["geofence_id"].(string)
+	if r := n.do("PUT", "/v1/geofences/"+id, k, map[string]any{"name": "Moved", "type": "circle", "center": map[string]any{"latitude": 40.0}, "radius_m": 300}); r.Status != 400 || r.errCode(t) != "validation_failed" {
+		t.Errorf("put without longitude: %d %s", r.Status, r.Body)
+	}
+	g := n.do("GET", "/v1/geofences/"+id, k, nil).json(t)
+	if c := g["center"].(map[string]any); g["name"] != "Depot" || c["longitude"] != -83.0 || c["latitude"] != 40.009 {
+		t.Errorf("after a refused put: %v", g)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,14 +38,59 @@ type Point struct {
 	Longitude float64 `json:"longitude"`
 }
 
+// PointIn is a position as a request gives it (the center of a circle, a
+// vertex of a polygon). Both coordinates are required: a missing one is
+// refused, never taken as 0.
+type PointIn struct {
+	Latitude  *float64 `json:"latitude" required:"true" doc:"-90 to 90"`
+	Longitude *float64 `json:"longitude" required:"true" doc:"-180 to 180"`
+}
+
+// point is p as a Point; p has passed checkPoint.
+func (p PointIn) point() Point {
+	var q Point
+	if p.Latitude != nil {
+		q.Latitude = *p.Latitude
+	}
+	if p.Longitude != nil {
+		q.Longitude = *p.Longitude
+	}
+	return q
+}
+
+// checkPoint adds to bad each coordinate of p, named field.<name>, that
+// is missing or out of range.
+func checkPoint(bad map[string]string, field string, p PointIn) {
+	switch {
+	case p.Latitude == nil:
+		bad[field+".latitude"] = "is required"
+	case !(*p.Latitude >= -90 && *p.Latitude <= 90): // catches NaN
+		bad[field+".latitude"] = "must be between -90 and 90"
+	}
+	switch {
+	case p.Longitude == nil:
+		bad[field+".longitude"] = "is required"
+	case !(*p.Longitude >= -180 && *p.Longitude <= 180):
+		bad[field+".longitude"] = "must be between -180 and 180"
+	}
+}
+
 // Body creates or replaces a fence.
 type Body struct {
 	Name     string         `json:"name" required:"true"`
 	Type     string         `json:"type" required:"true" enum:"circle,polygon"`
-	Center   *Point         `json:"center,omitempty" doc:"circle"`
+	Center   *PointIn       `json:"center,omitempty" doc:"circle: latitude and longitude both required"`
 	RadiusM  *float64       `json:"radius_m,omitempty" doc:"circle, meters"`
-	Polygon  []Point        `json:"polygon,omitempty" doc:"polygon: at least three vertices, ring closed or not"`
+	Polygon  []PointIn      `json:"polygon,omitempty" doc:"polygon: at least three vertices, ring closed or not; latitude and longitude of each required"`
 	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// shape is the area of a geofence as stored: a body's center, radius
+// and polygon once checked.
+type shape struct {
+	Center  *Point   `json:"center,omitempty"`
+	RadiusM *float64 `json:"radius_m,omitempty"`
+	Polygon []Point  `json:"polygon,omitempty"`
 }
 
 // View is a geofence as answered.
@@ -73,7 +119,9 @@ func (b *Body) Area() (fence.Area, error) {
 		if b.Center == nil {
 			bad["center"] = "is required for a circle"
 		} else {
-			a.Center = fence.Point{Lat: b.Center.Latitude, Lon: b.Center.Longitude}
+			checkPoint(bad, "center", *b.Center)
+			c := b.Center.point()
+			a.Center = fence.Point{Lat: c.Latitude, Lon: c.Longitude}
 		}
 		if b.RadiusM == nil {
 			bad["radius_m"] = "is required for a circle"
@@ -84,8 +132,10 @@ func (b *Body) Area() (fence.Area, error) {
 			bad["polygon"] = "is only for type polygon"
 		}
 	case "polygon":
-		for _, p := range b.Polygon {
-			a.Polygon = append(a.Polygon, fence.Point{Lat: p.Latitude, Lon: p.Longitude})
+		for i, p := range b.Polygon {
+			checkPoint(bad, "polygon["+strconv.Itoa(i)+"]", p)
+			q := p.point()
+			a.Polygon = append(a.Polygon, fence.Point{Lat: q.Latitude, Lon: q.Longitude})
 		}
 		if len(b.Polygon) == 0 {
 			bad["polygon"] = "is required for a polygon"
@@ -114,11 +164,19 @@ func (b *Body) Area() (fence.Area, error) {
 }
 
 // encode checks a body and answers its shape and metadata as stored.
-func (b *Body) encode() (shape, md []byte, err error) {
+func (b *Body) encode() (area, md []byte, err error) {
 	if _, err := b.Area(); err != nil {
 		return nil, nil, err
 	}
-	if shape, err = json.Marshal(Body{Center: b.Center, RadiusM: b.RadiusM, Polygon: b.Polygon}); err != nil {
+	sh := shape{RadiusM: b.RadiusM}
+	if b.Center != nil {
+		c := b.Center.point()
+		sh.Center = &c
+	}
+	for _, p := range b.Polygon {
+		sh.Polygon = append(sh.Polygon, p.point())
+	}
+	if area, err = json.Marshal(sh); err != nil {
 		return nil, nil, fmt.Errorf("geofences: area: %w", err)
 	}
 	if md, err = json.Marshal(b.Metadata); err != nil {
@@ -130,7 +188,7 @@ func (b *Body) encode() (shape, md []byte, err error) {
 	if len(md) > maxMetadata {
 		return nil, nil, ErrMetadataTooLarge
 	}
-	return shape, md, nil
+	return area, md, nil
 }
 
 // Store keeps geofences.
@@ -155,7 +213,7 @@ func New(st Store) *Service { return &Service{st: st, now: time.Now} }
 // read is an error.
 func view(g store.Geofence) (View, error) {
 	v := View{GeofenceID: g.ID, Name: g.Name, Type: g.Type, Metadata: map[string]any{}, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt}
-	var b Body
+	var b shape
 	if err := json.Unmarshal(g.Area, &b); err != nil {
 		return View{}, fmt.Errorf("geofences: stored area of %s: %w", g.ID, err)
 	}
@@ -177,14 +235,14 @@ func notFound(err error) error {
 
 // Create stores a new fence.
 func (s *Service) Create(ctx context.Context, sc store.Scope, b Body) (View, error) {
-	shape, md, err := b.encode()
+	area, md, err := b.encode()
 	if err != nil {
 		return View{}, err
 	}
 	var idb [10]byte
 	_, _ = rand.Read(idb[:])
 	now := s.now().UTC().Truncate(time.Millisecond)
-	g := store.Geofence{ID: "gf_" + hex.EncodeToString(idb[:]), Org: sc.Org, Env: sc.Env, Name: b.Name, Type: b.Type, Area: shape, Metadata: md, CreatedAt: now, UpdatedAt: now}
+	g := store.Geofence{ID: "gf_" + hex.EncodeToString(idb[:]), Org: sc.Org, Env: sc.Env, Name: b.Name, Type: b.Type, Area: area, Metadata: md, CreatedAt: now, UpdatedAt: now}
 	if err := s.st.CreateGeofence(ctx, g); err != nil {
 		return View{}, err
 	}
@@ -229,11 +287,11 @@ func (s *Service) Replace(ctx context.Context, sc store.Scope, id string, decode
 	if err != nil {
 		return View{}, err
 	}
-	shape, md, err := b.encode()
+	area, md, err := b.encode()
 	if err != nil {
 		return View{}, err
 	}
-	cur.Name, cur.Type, cur.Area, cur.Metadata, cur.UpdatedAt = b.Name, b.Type, shape, md, s.now().UTC().Truncate(time.Millisecond)
+	cur.Name, cur.Type, cur.Area, cur.Metadata, cur.UpdatedAt = b.Name, b.Type, area, md, s.now().UTC().Truncate(time.Millisecond)
 	if err := s.st.UpdateGeofence(ctx, cur); err != nil {
 		return View{}, notFound(err)
 	}
