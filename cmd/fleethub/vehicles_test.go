@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -94,9 +95,15 @@ func TestVehicleProfiles(t *testing.T) {
 	if l := n.do("GET", "/v1/vehicles", reader, nil).json(t); len(l["vehicles"].([]any)) != 6 {
 		t.Errorf("every vehicle: %d, want 6", len(l["vehicles"].([]any)))
 	}
-	for _, q := range []string{"limit=0", "limit=201", "limit=x", "cursor=%25%25"} {
-		if r := n.do("GET", "/v1/vehicles?"+q, reader, nil); r.Status != 400 || r.errCode(t) != "invalid_request" {
+	// a cursor this listing did not issue, also one that decodes (zzzz,
+	// YWJj is "abc"), is refused, not read as a position
+	for _, q := range []string{"limit=0", "limit=201", "limit=x", "cursor=%25%25", "cursor=zzzz", "cursor=YWJj", "cursor=garbage"} {
+		r := n.do("GET", "/v1/vehicles?"+q, reader, nil)
+		if r.Status != 400 || r.errCode(t) != "invalid_request" {
 			t.Errorf("list ?%s: %d %s", q, r.Status, r.Body)
+		}
+		if q[:6] == "cursor" && !strings.Contains(string(r.Body), "cursor is not valid for this listing") {
+			t.Errorf("list ?%s: %s", q, r.Body)
 		}
 	}
 

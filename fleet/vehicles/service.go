@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -164,11 +165,11 @@ type Pagination struct {
 func (s *Service) List(ctx context.Context, sc store.Scope, q Query) (List, error) {
 	f := store.VehicleFilter{Scope: sc, FleetID: q.FleetID, Limit: q.Limit + 1}
 	if q.Cursor != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(q.Cursor)
-		if err != nil || len(raw) == 0 {
-			return List{}, ErrBadCursor
+		id, err := decodeCursor(q.Cursor)
+		if err != nil {
+			return List{}, err
 		}
-		f.AfterID = string(raw)
+		f.AfterID = id
 	}
 	rs, err := s.st.ListVehicles(ctx, f)
 	if err != nil {
@@ -177,7 +178,7 @@ func (s *Service) List(ctx context.Context, sc store.Scope, q Query) (List, erro
 	out := List{Vehicles: []Profile{}, Pagination: Pagination{Limit: q.Limit}}
 	for i, r := range rs {
 		if i == q.Limit {
-			c := base64.RawURLEncoding.EncodeToString([]byte(rs[i-1].ID))
+			c := encodeCursor(rs[i-1].ID)
 			out.Pagination.NextCursor = &c
 			break
 		}
@@ -188,6 +189,29 @@ func (s *Service) List(ctx context.Context, sc store.Scope, q Query) (List, erro
 		out.Vehicles = append(out.Vehicles, p)
 	}
 	return out, nil
+}
+
+// cursorPrefix marks a cursor of this listing, so that a string that
+// merely decodes is not read as a position.
+const cursorPrefix = "vehicle:"
+
+// encodeCursor answers the cursor of the page after the vehicle id.
+func encodeCursor(id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + id))
+}
+
+// decodeCursor answers the vehicle id a cursor of this listing continues
+// after; ErrBadCursor when s is not one.
+func decodeCursor(s string) (string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return "", ErrBadCursor
+	}
+	id, ok := strings.CutPrefix(string(raw), cursorPrefix)
+	if !ok || id == "" || len(id) > maxText {
+		return "", ErrBadCursor
+	}
+	return id, nil
 }
 
 func decode(r store.Vehicle) (Profile, error) {
