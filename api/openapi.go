@@ -110,7 +110,13 @@ func opParams(r *Route) []any {
 		if len(p.Enum) > 0 {
 			ps["enum"] = p.Enum
 		}
+		if p.Repeatable {
+			ps = Schema{"type": "array", "items": ps}
+		}
 		pp := map[string]any{"name": p.Name, "in": p.In, "required": p.Required || p.In == "path", "schema": ps}
+		if p.Repeatable {
+			pp["style"], pp["explode"] = "form", true
+		}
 		if p.Description != "" {
 			pp["description"] = p.Description
 		}

@@ -5,19 +5,32 @@ package api
 // token when it takes a browser token (TokenScope). The answer is 400
 // invalid_request with details naming each ("unknown parameter"): a
 // misspelt filter (severty=high) is refused, never read as no filter.
+// A parameter given more than once that the route takes once (every one
+// but its Repeatable Params) is refused the same way ("must be given
+// once"): status=active&status=cancelled is never read as one of them.
 // The server runs it before every handler but those of OwnQuery routes.
 func UnknownQuery(c *Ctx) error {
 	r := c.Route
 	var bad map[string]string
+	seen := map[string]bool{}
 	for k := range c.QueryArgs().All() {
 		name := string(k)
-		if takesQuery(r, name) {
+		takes, repeatable := takesQuery(r, name)
+		msg := ""
+		switch {
+		case !takes:
+			msg = "unknown parameter"
+		case seen[name] && !repeatable:
+			msg = "must be given once"
+		}
+		seen[name] = true
+		if msg == "" {
 			continue
 		}
 		if bad == nil {
 			bad = map[string]string{}
 		}
-		bad[name] = "unknown parameter"
+		bad[name] = msg
 	}
 	if bad == nil {
 		return nil
@@ -25,15 +38,17 @@ func UnknownQuery(c *Ctx) error {
 	return Validation("invalid_request", bad)
 }
 
-func takesQuery(r *Route, name string) bool {
+// takesQuery reports whether r takes the query parameter name, and
+// whether more than once.
+func takesQuery(r *Route, name string) (takes, repeatable bool) {
 	switch {
 	case name == "api_key" && r.QueryKey, name == "token" && r.TokenScope != "":
-		return true
+		return true, false
 	}
 	for _, p := range r.Params {
 		if p.In == "query" && p.Name == name {
-			return true
+			return true, p.Repeatable
 		}
 	}
-	return false
+	return false, false
 }

@@ -37,6 +37,10 @@ type Param struct {
 	Required    bool
 	Description string
 	Enum        []string
+	// Repeatable marks a query parameter the route takes more than once
+	// (category=a&category=b, any of them). Any other given twice is
+	// refused (UnknownQuery).
+	Repeatable bool
 }
 
 // Route is one endpoint: what it does, who may call it and what it takes

@@ -157,19 +157,19 @@ func (h *Handlers) Routes() []*api.Route {
 
 var feedParams = []api.Param{
 	{Name: "token", In: "query", Type: "string", Description: "a browser token with the feed:read scope in place of a key, for clients that cannot set Authorization (EventSource); see docs/security.md#browser-tokens"},
-	{Name: "types", In: "query", Type: "string", Enum: []string{"events", "telemetry"}, Description: "repeatable; default events"},
+	{Name: "types", In: "query", Repeatable: true, Type: "string", Enum: []string{"events", "telemetry"}, Description: "repeatable; default events"},
 	{Name: "after", In: "query", Type: "string", Description: "a cursor (opaque): entries after it; now: only new ones; absent: from the oldest retained"},
 	{Name: "limit", In: "query", Type: "integer", Description: "1-1000, default 100 (pull)"},
 	{Name: "last", In: "query", Type: "integer", Description: "1-1000 (pull): the newest last entries the filters take, oldest first, instead of entries after a cursor; next_cursor continues after them. Not with after, limit or wait, nor with an event stream"},
 	{Name: "wait", In: "query", Type: "integer", Description: "0-30 seconds to wait for a first entry (pull), default 0"},
-	{Name: "category", In: "query", Type: "string", Description: "events; repeatable (any of them)"},
-	{Name: "severity", In: "query", Type: "string", Description: "events; repeatable"},
-	{Name: "priority", In: "query", Type: "string", Description: "events; repeatable"},
-	{Name: "event_type", In: "query", Type: "string", Description: "events; repeatable"},
-	{Name: "vehicle_id", In: "query", Type: "string", Description: "events (source.vehicle_id) and telemetry; repeatable"},
-	{Name: "driver_id", In: "query", Type: "string", Description: "events; repeatable"},
-	{Name: "trip_id", In: "query", Type: "string", Description: "events (source.trip_id); repeatable"},
-	{Name: "data_types", In: "query", Type: "string", Description: "telemetry; repeatable"},
+	{Name: "category", In: "query", Repeatable: true, Type: "string", Description: "events; repeatable (any of them)"},
+	{Name: "severity", In: "query", Repeatable: true, Type: "string", Description: "events; repeatable"},
+	{Name: "priority", In: "query", Repeatable: true, Type: "string", Description: "events; repeatable"},
+	{Name: "event_type", In: "query", Repeatable: true, Type: "string", Description: "events; repeatable"},
+	{Name: "vehicle_id", In: "query", Repeatable: true, Type: "string", Description: "events (source.vehicle_id) and telemetry; repeatable"},
+	{Name: "driver_id", In: "query", Repeatable: true, Type: "string", Description: "events; repeatable"},
+	{Name: "trip_id", In: "query", Repeatable: true, Type: "string", Description: "events (source.trip_id); repeatable"},
+	{Name: "data_types", In: "query", Repeatable: true, Type: "string", Description: "telemetry; repeatable"},
 	{Name: "Last-Event-ID", In: "header", Type: "string", Description: "event stream: the cursor to resume after (a browser's EventSource sends it on reconnect); it wins over after"},
 }
 

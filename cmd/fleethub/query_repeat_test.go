@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+// A query parameter given twice where the route takes one value is
+// refused naming it, never read as its first value; a repeatable one (the
+// feed's filters) is taken, and documented as an array.
+func TestUnknownQueryRepeatedParameter(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	for _, c := range []struct{ path, param string }{
+		{"/v1/emergency/incidents?status=active&status=cancelled", "status"},
+		{"/v1/contacts?role=driver&role=field_personnel", "role"},
+		{"/v1/vehicles?limit=1&limit=500", "limit"},
+		{"/v1/trips?vehicle_id=a&vehicle_id=b", "vehicle_id"},
+	} {
+		r := n.do("GET", c.path, k, nil)
+		if r.Status != 400 || r.errCode(t) != "invalid_request" {
+			t.Errorf("%s: %d %s", c.path, r.Status, r.Body)
+			continue
+		}
+		d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+		if want := map[string]any{c.param: "must be given once"}; fmt.Sprint(d) != fmt.Sprint(want) {
+			t.Errorf("%s: details %v, want %v", c.path, d, want)
+		}
+	}
+	if r := n.do("GET", "/api/v1/streaming/feed?category=safety_events&category=geofence_events&severity=high&severity=low", k, nil); r.Status != 200 {
+		t.Errorf("feed with repeated filters: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("GET", "/api/v1/streaming/feed?limit=5&limit=6", k, nil); r.Status != 400 || r.errCode(t) != "invalid_request" {
+		t.Errorf("feed with limit twice: %d %s", r.Status, r.Body)
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name    string         `json:"name"`
+				Schema  map[string]any `json:"schema"`
+				Explode bool           `json:"explode"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(n.do("GET", "/v1/openapi.json", "", nil).Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]any{}
+	for _, p := range doc.Paths["/api/v1/streaming/feed"]["get"].Parameters {
+		types[p.Name] = p.Schema["type"]
+		if p.Name == "category" && !p.Explode {
+			t.Errorf("feed category not exploded: %+v", p)
+		}
+	}
+	if types["category"] != "array" || types["limit"] != "integer" {
+		t.Errorf("feed parameter types: %v", types)
+	}
+}
