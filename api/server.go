@@ -318,12 +318,21 @@ func (s *Server) authenticate(c *Ctx) error {
 	if key == "" {
 		return &Error{Status: 401, Code: "invalid_api_key", Message: "API key required"}
 	}
+	// a key or token that verifies but does not open the route is
+	// refused once the request is charged to the key, as any request of
+	// the key is: the 403 counts against its budget and carries its
+	// X-RateLimit-* headers
 	var p *Principal
+	var denied error
 	if LooksLikeToken(key) {
+		if s.tokens == nil {
+			return &Error{Status: 401, Code: "invalid_api_key", Message: "Invalid API key format"}
+		}
 		var err error
-		if p, err = s.authenticateToken(c, key); err != nil {
+		if p, err = s.tokens.AuthenticateToken(s.baseCtx, key); err != nil {
 			return err
 		}
+		denied = tokenOpens(r, p)
 	} else {
 		if _, err := apikey.Parse(key); err != nil {
 			return &Error{Status: 401, Code: "invalid_api_key", Message: "Invalid API key format"}
@@ -333,14 +342,41 @@ func (s *Server) authenticate(c *Ctx) error {
 			return err
 		}
 		if r.Permission != "" && !p.Has(r.Permission) {
-			return Errf("insufficient_permissions", "this API key lacks the %s permission", r.Permission).
+			denied = Errf("insufficient_permissions", "this API key lacks the %s permission", r.Permission).
 				WithDetails(map[string]string{"required_permission": r.Permission})
 		}
 	}
-	c.Principal = p
-	if r.NoRateLimit || s.limiter == nil {
-		return nil
+	if denied == nil {
+		c.Principal = p
 	}
+	if r.NoRateLimit || s.limiter == nil {
+		return denied
+	}
+	if err := s.charge(c, p); err != nil {
+		return err
+	}
+	if denied != nil {
+		return denied
+	}
+	if el := r.EndpointLimit; el != nil {
+		res, err := s.limiter.Allow(s.baseCtx, "ep:"+r.Method+r.Path+":"+p.KeyID, *el)
+		if err != nil {
+			return Internal(err)
+		}
+		if !res.Allowed {
+			e := Errf("rate_limit_exceeded", "this endpoint allows %d requests per minute per key", res.Limit)
+			e.RetryAfter = retrySeconds(res.RetryAfter)
+			return e
+		}
+	}
+	return nil
+}
+
+// charge counts a request against p's key: it writes the key's
+// X-RateLimit-* headers and answers 429 rate_limit_exceeded once the
+// key's budget is spent, api_key_revoked when the limiter knows the key
+// revoked.
+func (s *Server) charge(c *Ctx, p *Principal) error {
 	res, err := s.limiter.Allow(s.baseCtx, p.KeyID, ratelimit.Limit{Rate: p.Rate, Burst: p.Burst, Window: time.Minute})
 	if errors.Is(err, ratelimit.ErrRevoked) {
 		if l, ok := s.auth.(RevocationListener); ok {
@@ -356,17 +392,6 @@ func (s *Server) authenticate(c *Ctx) error {
 		e := Errf("rate_limit_exceeded", "rate limit of %d requests per minute exceeded", res.Limit)
 		e.RetryAfter = retrySeconds(res.RetryAfter)
 		return e
-	}
-	if el := r.EndpointLimit; el != nil {
-		res, err := s.limiter.Allow(s.baseCtx, "ep:"+r.Method+r.Path+":"+p.KeyID, *el)
-		if err != nil {
-			return Internal(err)
-		}
-		if !res.Allowed {
-			e := Errf("rate_limit_exceeded", "this endpoint allows %d requests per minute per key", res.Limit)
-			e.RetryAfter = retrySeconds(res.RetryAfter)
-			return e
-		}
 	}
 	return nil
 }
@@ -489,11 +514,43 @@ func (s *Server) bare(rc *fasthttp.RequestCtx) *Ctx {
 }
 
 func (s *Server) notFound(rc *fasthttp.RequestCtx) {
-	s.writeError(s.bare(rc), Errf("not_found", "no endpoint %s %s", rc.Method(), rc.Path()))
+	c := s.bare(rc)
+	s.writeError(c, s.unmatched(c, Errf("not_found", "no endpoint %s %s", rc.Method(), rc.Path())))
 }
 
 func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
-	s.writeError(s.bare(rc), Errf("method_not_allowed", "method %s is not allowed on %s", rc.Method(), rc.Path()))
+	c := s.bare(rc)
+	s.writeError(c, s.unmatched(c, Errf("method_not_allowed", "method %s is not allowed on %s", rc.Method(), rc.Path())))
+}
+
+// unmatched answers e, the refusal of a request no route matches, once
+// the request is charged to its key: an API key in X-API-Key or
+// Authorization that verifies is counted as any request of the key, so the
+// answer carries its X-RateLimit-* headers (429 rate_limit_exceeded once
+// its budget is spent). A key that does not verify counts as a failed
+// authentication from the address (429 too_many_failed_authentications
+// once the address has spent its budget) and the answer is e, as it is
+// without a key or with a browser token (no route, so no token scope,
+// opens the request): those answers carry no rate-limit headers.
+func (s *Server) unmatched(c *Ctx, e *Error) error {
+	key := extractKey(c.RequestCtx, false)
+	if key == "" || LooksLikeToken(key) || s.auth == nil || s.limiter == nil {
+		return e
+	}
+	if _, err := apikey.Parse(key); err != nil {
+		return e
+	}
+	p, err := s.auth.Authenticate(s.baseCtx, key)
+	if err != nil {
+		if t := s.throttleFailure(c, AsError(err)); AsError(t).Code == "too_many_failed_authentications" {
+			return t
+		}
+		return e
+	}
+	if err := s.charge(c, p); err != nil {
+		return err
+	}
+	return e
 }
 
 // transportError answers errors fasthttp finds before routing (body too

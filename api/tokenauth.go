@@ -28,33 +28,25 @@ const ConsoleReadScope = "console:read"
 // it before Serve.
 func (s *Server) SetTokens(t TokenAuthenticator) { s.tokens = t }
 
-// authenticateToken verifies a browser token and checks that it opens the
-// route: the route takes tokens and the token holds the route's scope.
-func (s *Server) authenticateToken(c *Ctx, token string) (*Principal, error) {
-	r := c.Route
-	if s.tokens == nil {
-		return nil, &Error{Status: 401, Code: "invalid_api_key", Message: "Invalid API key format"}
-	}
-	p, err := s.tokens.AuthenticateToken(s.baseCtx, token)
-	if err != nil {
-		return nil, err
-	}
+// tokenOpens checks that a verified browser token opens r: the route
+// takes tokens and the token holds the route's scope.
+func tokenOpens(r *Route, p *Principal) error {
 	if r.TokenScope == "" {
-		return nil, Errf("insufficient_permissions", "a browser token does not open this endpoint: send an API key").
+		return Errf("insufficient_permissions", "a browser token does not open this endpoint: send an API key").
 			WithDetails(map[string]string{"required_permission": r.Permission})
 	}
 	scopes := strings.Fields(r.TokenScope) // alternatives: any one opens the route
 	held := slices.IndexFunc(scopes, p.Token.HasScope)
 	if held < 0 {
-		return nil, Errf("insufficient_permissions", "this token lacks the %s scope", strings.Join(scopes, " or ")).
+		return Errf("insufficient_permissions", "this token lacks the %s scope", strings.Join(scopes, " or ")).
 			WithDetails(map[string]string{"required_scope": strings.Join(scopes, " or ")})
 	}
 	// console:read opens a read only where the minting key may make it
 	if scopes[held] == ConsoleReadScope && r.Permission != "" && (p.Token.KeyPermissions == nil || !p.Token.KeyHas(r.Permission)) {
-		return nil, Errf("insufficient_permissions", "the key that minted this token lacks the %s permission", r.Permission).
+		return Errf("insufficient_permissions", "the key that minted this token lacks the %s permission", r.Permission).
 			WithDetails(map[string]string{"required_permission": r.Permission})
 	}
-	return p, nil
+	return nil
 }
 
 // CheckStream refuses a browser token that does not open the registered
