@@ -40,7 +40,7 @@ type Store interface {
 
 // Endpoints reports a stream's endpoint state (the webhook dispatcher).
 type Endpoints interface {
-	EndpointState(streamID string) (circuit string, disabled bool)
+	EndpointState(streamID string) (circuit string)
 }
 
 // Handlers serves the delivery routes.
@@ -53,7 +53,7 @@ type Handlers struct {
 
 // New makes the handlers. streams resolves a caller's stream (another
 // organization's is missing); eps may be nil (the circuit then reads
-// closed and disabled comes from the store's counts).
+// closed).
 func New(st Store, streams hub.Streams, eps Endpoints) *Handlers {
 	return &Handlers{st: st, streams: streams, eps: eps, now: time.Now}
 }
@@ -63,7 +63,7 @@ type DeliveryView struct {
 	ID             string          `json:"id" doc:"the webhook-id sent with it; stable across retries and replays"`
 	StreamID       string          `json:"stream_id"`
 	Offset         int64           `json:"offset" doc:"the message's offset in the stream"`
-	Status         string          `json:"status" enum:"pending,failed,delivered,dead_lettered,disabled" doc:"failed: the last attempt failed and another is scheduled at next_attempt_at"`
+	Status         string          `json:"status" enum:"pending,failed,delivered,dead_lettered,disabled" doc:"failed: the last attempt failed and another is scheduled at next_attempt_at; disabled: left by an earlier version that disabled an endpoint on 410 Gone, made pending again within a second"`
 	Attempts       int             `json:"attempts"`
 	LastStatusCode *int            `json:"last_status_code" doc:"HTTP status of the last answer; null when there was none (timeout, connection error)"`
 	LastError      string          `json:"last_error,omitempty"`
@@ -77,7 +77,7 @@ type DeliveryView struct {
 // EndpointStatus is the delivery state of a stream's endpoint.
 type EndpointStatus struct {
 	Circuit  string           `json:"circuit" enum:"closed,open,half_open" doc:"on the answering node"`
-	Disabled bool             `json:"disabled" doc:"the receiver answered 410 Gone; a replay or a new webhook_url enables it"`
+	Disabled bool             `json:"disabled" doc:"always false: no answer disables an endpoint, every failed attempt is retried until the retry window ends"`
 	Counts   map[string]int64 `json:"counts" doc:"deliveries per status: pending, failed, delivered, dead_lettered, disabled (all nodes)"`
 }
 
@@ -146,7 +146,7 @@ func (h *Handlers) Status(ctx context.Context, org, env, streamID string) (Endpo
 	}
 	st := EndpointStatus{Circuit: "closed", Counts: counts}
 	if h.eps != nil {
-		st.Circuit, st.Disabled = h.eps.EndpointState(streamID)
+		st.Circuit = h.eps.EndpointState(streamID)
 	}
 	return st, nil
 }

@@ -40,7 +40,7 @@ func (s streams) Stream(org, env, id string) (hub.StreamInfo, bool) {
 
 type endpoints struct{}
 
-func (endpoints) EndpointState(string) (string, bool) { return "open", false }
+func (endpoints) EndpointState(string) string { return "open" }
 
 type fixture struct {
 	t   *testing.T

@@ -455,7 +455,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		return fmt.Errorf("--webhook-concurrency must be positive (0: the default, %d), not %d", webhook.DefaultConcurrency, cfg.WebhookConcurrency)
 	}
 	var err error
-	if a.hooks, err = webhook.New(webhook.Config{Node: a.node, AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency}, deliveries, a.reg, a.store, a.reg, log); err != nil {
+	if a.hooks, err = webhook.New(webhook.Config{Node: a.node, AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency, RetryFor: cfg.WebhookRetryFor}, deliveries, a.reg, a.store, a.reg, log); err != nil {
 		return err
 	}
 	var taken *dedup.Compact // the ids each deduplicating stream's log held at start (redislog keeps its own)

@@ -51,6 +51,10 @@ type config struct {
 	// SSEHeartbeat is the interval of an idle event stream's heartbeat
 	// (0: api/feed's 15 s; tests shorten it).
 	SSEHeartbeat time.Duration
+	// WebhookRetryFor is how long a failed webhook delivery is retried
+	// before it is dead-lettered (0: webhook.DefaultRetryFor, 24 h; tests
+	// shorten it).
+	WebhookRetryFor time.Duration
 
 	TLSCert   string
 	TLSKey    string

@@ -597,18 +597,21 @@ func streamRow(id, name string) string {
 	return `(([...document.querySelectorAll('#streams [data-stream="` + id + `"] dt')].find(d => d.textContent === ` + jsString(name) + `) || {}).nextElementSibling || {}).textContent`
 }
 
-// TestConsoleWebhookStreams: the streams panel for webhook streams. A
-// receiver that answers 500 opens its stream's circuit (5 consecutive
-// failures) and the deliveries behind it wait; the panel shows the
-// circuit, the pending and retrying counts. A receiver that answers 422
-// dead-letters at once; after it answers 200 again, "Replay dead letters"
-// sends them and it gets them. A 5xx turns into a dead letter only after
-// the 24-hour retry window, which the node's configuration does not
-// shorten, so the dead letters come from the 4xx receiver.
+// TestConsoleWebhookStreams: the streams panel for webhook streams, on a
+// node whose retry window is a millisecond: every failed attempt is the
+// last, so dead letters come at once. A receiver that answers 500 opens
+// its stream's circuit (5 consecutive failures) and the deliveries
+// behind it wait; the panel shows the circuit, the pending and
+// dead-lettered counts (a delivery sent beside the five that opened the
+// circuit may be given back unattempted, so pending). A receiver that answers 422 (fewer than 5
+// deliveries: its circuit stays closed) has its deliveries dead-lettered
+// too; after it answers 200 again, "Replay dead letters" sends them and
+// it gets them.
 func TestConsoleWebhookStreams(t *testing.T) {
 	ctx := browser(t)
 	cfg := testConfig(t)
 	cfg.AllowPrivateWebhooks = true
+	cfg.WebhookRetryFor = time.Millisecond
 	n := startNode(t, cfg)
 	k := n.key("org-a", "test", []string{"all"}, 100000)
 	failing := newReceiver(t, http.StatusInternalServerError)
@@ -647,12 +650,13 @@ func TestConsoleWebhookStreams(t *testing.T) {
 	// the panel refreshes every 3 s and shows what the node recorded by
 	// then: up to two refreshes are allowed for
 	const panel = 10 * time.Second
-	eventuallyWithin(t, ctx, panel, "the circuit open, the deliveries retrying", `(() => { const li = document.querySelector('#streams [data-stream="`+down+`"]');
+	eventuallyWithin(t, ctx, panel, "the circuit open, the deliveries dead-lettered", `(() => { const li = document.querySelector('#streams [data-stream="`+down+`"]');
   return !!li && li.textContent.indexOf('webhook') > 0 && !!li.querySelector('.badge.circuit-open') && `+streamRow(down, "circuit")+` === 'open'
-    && +`+streamRow(down, "retrying")+` + +`+streamRow(down, "pending")+` === 6 && `+streamRow(down, "dead letters")+` === '0' && !li.querySelector('[data-replay]'); })()`)
+    && +`+streamRow(down, "retrying")+` === 0 && +`+streamRow(down, "dead letters")+` >= 5 && +`+streamRow(down, "pending")+` + +`+streamRow(down, "dead letters")+` === 6
+    && !!li.querySelector('[data-replay="`+down+`"]'); })()`)
 	// more events while the circuit is open wait as pending
 	post("safety_events", "d7", "d8")
-	eventuallyWithin(t, ctx, panel, "pending behind the open circuit", `+`+streamRow(down, "pending")+` >= 2 && +`+streamRow(down, "retrying")+` + +`+streamRow(down, "pending")+` === 8`)
+	eventuallyWithin(t, ctx, panel, "pending behind the open circuit", `+`+streamRow(down, "pending")+` >= 2 && +`+streamRow(down, "retrying")+` === 0 && +`+streamRow(down, "pending")+` + +`+streamRow(down, "dead letters")+` === 8`)
 	eventuallyWithin(t, ctx, panel, "dead letters with a replay button", `(() => { const li = document.querySelector('#streams [data-stream="`+dead+`"]');
   return !!li && !!li.querySelector('.badge.circuit-closed') && `+streamRow(dead, "dead letters")+` === '3' && `+streamRow(dead, "pending")+` === '0' && !!li.querySelector('[data-replay="`+dead+`"]'); })()`)
 	chrome(t, ctx, "show the webhook streams", chromedp.Evaluate[chromedp.Void](`document.querySelector('#streams [data-stream="`+down+`"]').scrollIntoView()`))

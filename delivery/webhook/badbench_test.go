@@ -199,7 +199,7 @@ func uploadBench(b *testing.B, st backend, dead bool) {
 	waitfor.Until(b, time.Minute, "the healthy stream delivering", func() bool { return got.Load() > 0 })
 	if dead {
 		waitfor.Until(b, time.Minute, "the dead receiver's circuit open", func() bool {
-			c, _ := d.EndpointState(infos[len(infos)-1].ID)
+			c := d.EndpointState(infos[len(infos)-1].ID)
 			return c == webhook.CircuitOpen
 		})
 	}

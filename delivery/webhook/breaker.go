@@ -10,11 +10,10 @@ const (
 )
 
 // breaker is an endpoint's circuit breaker. Closed, it counts consecutive
-// failures (no answer, 429, 5xx); at threshold it opens: nothing is sent
-// for cooldown. Then it is half-open: one request goes as a probe while
-// the others wait; the probe's success closes the circuit, its failure
-// opens it again for another cooldown. Answers that dead-letter (other
-// 4xx) show a live receiver and count as successes. The owner's lock
+// failures (no answer, or any answer but a 2xx); at threshold it opens:
+// nothing is sent for cooldown. Then it is half-open: one request goes as
+// a probe while the others wait; the probe's success closes the circuit,
+// its failure opens it again for another cooldown. The owner's lock
 // guards it.
 type breaker struct {
 	threshold int

@@ -143,9 +143,8 @@ type kind int
 
 const (
 	delivered kind = iota
-	retry          // timeouts, connection errors, 408, 429, 5xx
-	dead           // 3xx, other 4xx, refused addresses: straight to dead letters
-	gone           // 410: disable the endpoint
+	retry          // every answer but a 2xx, timeouts, connection errors
+	dead           // nothing sent (refused address, not an http URL): straight to dead letters
 	aborted        // shutdown cut the request: give the delivery back unattempted
 	skipped        // not sent (no signing secret yet): retry, breaker untouched
 )
@@ -160,7 +159,7 @@ type outcome struct {
 }
 
 // breakerFailure reports whether the outcome counts against the
-// receiver's health: it did not answer, or answered 429 or 5xx.
+// receiver's health: it did not answer, or answered anything but a 2xx.
 func (o outcome) breakerFailure() bool { return o.kind == retry }
 
 // request is one signed POST.
@@ -207,17 +206,19 @@ func send(ctx context.Context, c *fasthttp.Client, r request, timeout time.Durat
 	case st >= 200 && st <= 299:
 		o.kind = delivered
 		return o
-	case st == fasthttp.StatusGone:
-		o.kind = gone
 	case st == fasthttp.StatusTooManyRequests || st == fasthttp.StatusRequestTimeout || st >= 500:
 		o.kind = retry
 		o.retryAfter = retryAfter(string(res.Header.Peek("Retry-After")), start)
 	case st >= 300 && st <= 399:
-		o.kind = dead
+		o.kind = retry
 		o.err = fmt.Sprintf("HTTP %d: redirects are not followed (Location: %.200s)", st, res.Header.Peek("Location"))
 		return o
 	default:
-		o.kind = dead
+		// any other answer (4xx, 410 included, or a code outside the
+		// classes) is retried as a 5xx is: a receiver that answers 401
+		// or 404 for a while (a deploy, a misconfiguration being fixed)
+		// loses nothing
+		o.kind = retry
 	}
 	o.err = "HTTP " + strconv.Itoa(st)
 	var snippet []byte

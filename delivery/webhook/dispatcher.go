@@ -35,9 +35,8 @@ type Dispatcher struct {
 	log     *slog.Logger
 	env     endpointEnv // what each endpoint is given
 
-	mu        sync.Mutex // guards endpoints and disabled
+	mu        sync.Mutex // guards endpoints
 	endpoints map[string]*endpoint
-	disabled  map[string]store.DeliveryStream
 
 	// accept is read-locked by Accept while it may hand deliveries to
 	// endpoints; shutdown write-locks it to close that door.
@@ -70,7 +69,7 @@ type Dispatcher struct {
 type result struct {
 	r      store.DeliveryResult
 	stream string
-	final  bool // it left the queue (delivered, dead-lettered, disabled)
+	final  bool // it left the queue (delivered, dead-lettered)
 }
 
 // New makes a dispatcher. q is the delivery queue (the store), streams
@@ -95,8 +94,8 @@ func New(cfg Config, q store.Deliveries, streams hub.Streams, secrets StreamStor
 	}
 	d := &Dispatcher{cfg: cfg, q: q, streams: streams, counter: counter, log: log,
 		secrets:   newSecretCache(secrets, cfg.SecretTTL, cfg.Now),
-		endpoints: map[string]*endpoint{}, disabled: map[string]store.DeliveryStream{},
-		closing: make(chan struct{}), stopping: make(chan struct{}), done: make(chan struct{}),
+		endpoints: map[string]*endpoint{},
+		closing:   make(chan struct{}), stopping: make(chan struct{}), done: make(chan struct{}),
 		results: make(chan result, 2*cfg.RecordBatch),
 		wake:    make(chan struct{}, 1), hungrySet: map[string]*endpoint{}}
 	d.sendCtx, d.sendCancel = context.WithCancel(context.Background())
@@ -173,8 +172,8 @@ type accepted struct {
 // partitions never overfill a queue); it returns once all are durable.
 // The rest wait in the store: queued when the endpoint is busy, parked
 // (store.Delivery Park) when it takes nothing (circuit open or
-// half-open, stalled, slow). Parked deliveries and a disabled endpoint's
-// are written after the commit the healthy streams wait for.
+// half-open, stalled, slow). Parked deliveries are written after the
+// commit the healthy streams wait for.
 func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, entries [][]hub.Entry) error {
 	now := d.cfg.Now()
 	until := now.Add(d.cfg.Lease)
@@ -199,15 +198,13 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 		}
 		var ep *endpoint
 		room := 0
-		disabled := false
 		if d.live && info.WebhookURL != "" {
 			ep = d.endpoint(info)
 			room = ep.reserve(now, len(entries[k]))
-			_, disabled = ep.state(now)
 		}
 		// what the endpoint has no room for is parked if it takes
 		// nothing (circuit open, or stalled)
-		park := ep != nil && !disabled && room < len(entries[k]) && ep.parks(now)
+		park := ep != nil && room < len(entries[k]) && ep.parks(now)
 		parts = append(parts, accepted{info: info, ep: ep, parked: park, leased: room, n: len(entries[k])})
 		for i, e := range entries[k] {
 			p := payload(quoted, e)
@@ -219,10 +216,6 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 				ds = append(ds, x)
 			case park:
 				x.Park = true
-				parkedDs = append(parkedDs, x)
-			case disabled:
-				// stored disabled (the endpoint answered 410), after the
-				// healthy streams' commit as parked ones are
 				parkedDs = append(parkedDs, x)
 			default:
 				ds = append(ds, x)
@@ -241,8 +234,7 @@ func (d *Dispatcher) AcceptMany(ctx context.Context, infos []hub.StreamInfo, ent
 	if err != nil {
 		return err
 	}
-	// parked deliveries (and a disabled endpoint's) are written once the
-	// others are handed over: on SQLite one write at the end of a spool
+	// parked deliveries are written once the others are handed over: on SQLite one write at the end of a spool
 	// file, on PostgreSQL one insert into parked_deliveries, after the
 	// commit that the healthy streams' receivers wait for, not in it
 	if len(parkedDs) > 0 {
@@ -424,9 +416,6 @@ func (d *Dispatcher) endpoint(info hub.StreamInfo) *endpoint {
 	e := d.endpoints[info.ID]
 	if e == nil {
 		e = newEndpoint(d.env, info)
-		if _, off := d.disabled[info.ID]; off {
-			e.disabled = true
-		}
 		d.endpoints[info.ID] = e
 		d.mu.Unlock()
 		return e
@@ -436,19 +425,16 @@ func (d *Dispatcher) endpoint(info hub.StreamInfo) *endpoint {
 	return e
 }
 
-// EndpointState reports a stream's circuit (closed, open, half_open) and
-// whether its endpoint is disabled (it answered 410 Gone), as this node
-// knows them.
-func (d *Dispatcher) EndpointState(streamID string) (circuit string, disabled bool) {
+// EndpointState reports a stream's circuit (closed, open, half_open) as
+// this node knows it.
+func (d *Dispatcher) EndpointState(streamID string) (circuit string) {
 	d.mu.Lock()
 	e := d.endpoints[streamID]
-	_, off := d.disabled[streamID]
 	d.mu.Unlock()
 	if e == nil {
-		return CircuitClosed, off
+		return CircuitClosed
 	}
-	c, dis := e.state(d.cfg.Now())
-	return c, dis || off
+	return e.state(d.cfg.Now())
 }
 
 // release gives deliveries back to the store unattempted, due at next.
@@ -504,30 +490,4 @@ func (d *Dispatcher) backoff(n int, after time.Duration) time.Duration {
 		wait = max(wait, min(after, d.cfg.MaxRetryAfter))
 	}
 	return wait
-}
-
-// disable handles a 410 Gone: the job's deliveries are recorded as
-// disabled, the endpoint is marked disabled in the store (every pending
-// and failed delivery of the stream with it) and in d; the endpoint
-// marks itself.
-func (d *Dispatcher) disable(info hub.StreamInfo, items []item, o outcome, now time.Time) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rs := make([]store.DeliveryResult, len(items))
-	for i, it := range items {
-		rs[i] = store.DeliveryResult{ID: it.d.ID, Seq: it.d.Seq, Status: store.DeliveryDisabled, Attempted: true, StatusCode: o.code, Error: o.err,
-			LatencyMS: o.latency.Milliseconds(), At: now}
-	}
-	if err := d.q.RecordDeliveries(ctx, d.cfg.Node, rs); err != nil {
-		d.log.Error("recording a 410 Gone failed", "stream_id", info.ID, "error", err)
-	}
-	n, err := d.q.DisableDeliveries(ctx, store.Scope{Org: info.Org, Env: info.Env}, info.ID, info.WebhookURL, o.err, now)
-	if err != nil {
-		d.log.Error("disabling a webhook endpoint failed", "stream_id", info.ID, "error", err)
-	}
-	d.count(info.ID, "failed_attempts", int64(len(rs)))
-	d.mu.Lock()
-	d.disabled[info.ID] = store.DeliveryStream{StreamID: info.ID, Org: info.Org, Env: info.Env, Disabled: true, DisabledAt: now, URL: info.WebhookURL, Reason: o.err}
-	d.mu.Unlock()
-	d.log.Warn("webhook endpoint disabled: it answered 410 Gone", "stream_id", info.ID, "url", info.WebhookURL, "moved", n)
 }

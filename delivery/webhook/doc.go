@@ -49,15 +49,17 @@
 //
 // # Retries
 //
-// A 2xx acknowledges. Timeouts, connection errors, 408, 429 and 5xx are
+// A 2xx acknowledges. Every other answer (3xx, redirects not being
+// followed; 4xx, 410 included; 5xx), timeouts and connection errors are
 // retried after a random wait between zero and the step of the schedule
 // (full jitter; DefaultSchedule: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h,
-// 2 h, 4 h, 8 h, then 8 h), never sooner than Retry-After, until
+// 2 h, 4 h, 8 h, then 8 h), never sooner than Retry-After (on a 408, 429 or 5xx), until
 // RetryFor (24 h) has passed since the delivery was queued; the attempt
-// that fails after that dead-letters it. 410 Gone disables the stream's
-// endpoint (its pending deliveries become disabled) until a replay or a
-// new webhook_url. A 3xx (redirects are not followed), any other 4xx and
-// a refused address dead-letter at once.
+// that fails after that dead-letters it. No answer disables an endpoint:
+// one the store holds disabled (earlier versions disabled an endpoint
+// that answered 410 Gone) is enabled by the next poll. Only what sends
+// nothing, a refused address or a URL that is not http(s), dead-letters
+// at once.
 //
 // # Batches
 //

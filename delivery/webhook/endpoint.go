@@ -28,9 +28,6 @@ type recorder interface {
 	release(ids []string, next time.Time)
 	// record queues a delivery's outcome to be written.
 	record(x store.Delivery, o outcome, now time.Time)
-	// disable records a 410 Gone: the job's deliveries and every other
-	// waiting delivery of the stream are disabled.
-	disable(info hub.StreamInfo, items []item, o outcome, now time.Time)
 	// hungry asks for a refill of e from the store.
 	hungry(e *endpoint)
 }
@@ -67,7 +64,6 @@ type endpoint struct {
 	reserved int            // room taken by Accepts still writing
 	workers  int
 	stopping bool
-	disabled bool
 	br       breaker
 	pacer    ratelimit.Pacer // the endpoint's rate limit
 	changed  chan struct{}   // closed and replaced when queue or circuit change
@@ -158,20 +154,18 @@ func (e *endpoint) refillRoomLocked(now time.Time) int {
 	return e.roomLocked(now)
 }
 
-// full reports whether e takes no deliveries from the store at now while
-// it is not disabled (a disabled endpoint's due deliveries are looked
-// for: they are disabled too).
+// full reports whether e takes no deliveries from the store at now.
 func (e *endpoint) full(now time.Time) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return !e.disabled && e.refillRoomLocked(now) == 0
+	return e.refillRoomLocked(now) == 0
 }
 
 // roomLocked is how many more deliveries the endpoint takes at now: none
-// while the circuit is open, the endpoint disabled or stalled, one batch
-// while half-open, else up to the queue limit; lock held.
+// while the circuit is open or the endpoint stalled, one batch while
+// half-open, else up to the queue limit; lock held.
 func (e *endpoint) roomLocked(now time.Time) int {
-	if e.stopping || e.disabled || e.stalledLocked(now) {
+	if e.stopping || e.stalledLocked(now) {
 		return 0
 	}
 	free := max(e.cfg.QueueLimit-len(e.held)-e.reserved, 0)
@@ -276,7 +270,7 @@ func (e *endpoint) add(ds []store.Delivery, more bool, now time.Time) (refused [
 	if more {
 		e.backlog = true
 	}
-	if e.stopping || e.disabled {
+	if e.stopping {
 		for _, d := range ds {
 			refused = append(refused, d.ID)
 		}
@@ -324,7 +318,7 @@ func (e *endpoint) work() {
 func (e *endpoint) take() (job, bool) {
 	e.mu.Lock()
 	for {
-		if e.stopping || len(e.queue) == 0 || e.disabled {
+		if e.stopping || len(e.queue) == 0 {
 			e.workers--
 			e.mu.Unlock()
 			return job{}, false
@@ -441,9 +435,6 @@ func (e *endpoint) finish(j job, o outcome, info hub.StreamInfo) {
 	for _, it := range j.items {
 		e.unhold(it.d.ID)
 	}
-	if o.kind == gone {
-		e.disabled = true
-	}
 	if o.kind != aborted {
 		e.progress = now
 		e.countFinished(len(j.items), now)
@@ -458,18 +449,9 @@ func (e *endpoint) finish(j job, o outcome, info hub.StreamInfo) {
 	for i, it := range j.items {
 		ids[i] = it.d.ID
 	}
-	switch o.kind {
-	case aborted:
+	if o.kind == aborted {
 		e.log.Debug("webhook request cut by shutdown; deliveries released", "stream_id", e.id, "count", len(ids))
 		e.rec.release(ids, now)
-		return
-	case gone:
-		e.rec.disable(info, j.items, o, now)
-		// disabled is set above; the deliveries still queued went to
-		// disabled in the store with the stream's others
-		e.mu.Lock()
-		e.dropQueueLocked()
-		e.mu.Unlock()
 		return
 	}
 	for _, it := range j.items {
@@ -519,45 +501,18 @@ func (e *endpoint) stop() []string {
 	return ids
 }
 
-// setDisabled marks the endpoint disabled or enabled; disabling drops
-// the queue (the store moved those deliveries to disabled).
-func (e *endpoint) setDisabled(v bool) {
+// state reports the circuit state.
+func (e *endpoint) state(now time.Time) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.disabled == v {
-		return
-	}
-	e.disabled = v
-	if v {
-		e.dropQueueLocked()
-	} else {
-		e.br.reset()
-		e.signal()
-	}
-}
-
-// dropQueueLocked forgets the queued deliveries and wakes the workers;
-// lock held.
-func (e *endpoint) dropQueueLocked() {
-	for _, it := range e.queue {
-		e.unhold(it.d.ID)
-	}
-	e.queue = nil
-	e.signal()
-}
-
-// state reports the circuit state and whether the endpoint is disabled.
-func (e *endpoint) state(now time.Time) (string, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.br.state(now), e.disabled
+	return e.br.state(now)
 }
 
 // idle reports whether the endpoint can be forgotten at now.
 func (e *endpoint) idle(now time.Time, after time.Duration) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.held) == 0 && e.workers == 0 && !e.br.open && !e.disabled && now.Sub(e.active) > after
+	return len(e.held) == 0 && e.workers == 0 && !e.br.open && now.Sub(e.active) > after
 }
 
 // batchBody returns the webhook-id and body of a batch: a JSON array of

@@ -11,7 +11,6 @@ import (
 
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/internal/store"
-	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // An endpoint works from its env alone: these tests give it a key source
@@ -30,19 +29,15 @@ type recorded struct {
 type chanRecorder struct {
 	records  chan recorded
 	released chan []string
-	disabled chan []item
 }
 
 func newChanRecorder() *chanRecorder {
-	return &chanRecorder{records: make(chan recorded, 16), released: make(chan []string, 16), disabled: make(chan []item, 16)}
+	return &chanRecorder{records: make(chan recorded, 16), released: make(chan []string, 16)}
 }
 
 func (r *chanRecorder) release(ids []string, _ time.Time)               { r.released <- ids }
 func (r *chanRecorder) record(x store.Delivery, o outcome, _ time.Time) { r.records <- recorded{x, o} }
-func (r *chanRecorder) disable(_ hub.StreamInfo, items []item, _ outcome, _ time.Time) {
-	r.disabled <- items
-}
-func (r *chanRecorder) hungry(*endpoint) {}
+func (r *chanRecorder) hungry(*endpoint)                                {}
 
 // testEndpoint makes an endpoint for a receiver that answers status; the
 // test's cleanup stops it and waits for its workers.
@@ -96,32 +91,22 @@ func TestEndpointSendsAndRecords(t *testing.T) {
 	}
 }
 
-func TestEndpointGoneDisablesItself(t *testing.T) {
-	e, rec, _ := testEndpoint(t, http.StatusGone)
+// TestEndpointKeepsGoingAfterA410: a 410 Gone is a failed attempt to
+// retry, as a 5xx is; the endpoint takes and sends what comes next.
+func TestEndpointKeepsGoingAfterA410(t *testing.T) {
+	e, rec, reqs := testEndpoint(t, http.StatusGone)
 	e.add([]store.Delivery{delivery("msg_1")}, false, time.Now())
-	items := <-rec.disabled
-	if len(items) != 1 || items[0].d.ID != "msg_1" {
-		t.Fatalf("disabled %v", items)
+	x := <-rec.records
+	if x.x.ID != "msg_1" || x.o.kind != retry || x.o.code != http.StatusGone {
+		t.Fatalf("recorded %s: kind %v, code %d; want a retry of the 410", x.x.ID, x.o.kind, x.o.code)
 	}
-	if _, disabled := e.state(time.Now()); !disabled {
-		t.Fatal("the endpoint is not disabled after a 410")
+	if refused := e.add([]store.Delivery{delivery("msg_2")}, false, time.Now()); len(refused) != 0 {
+		t.Fatalf("the endpoint refused %v after a 410", refused)
 	}
-	if refused := e.add([]store.Delivery{delivery("msg_2")}, false, time.Now()); len(refused) != 1 || refused[0] != "msg_2" {
-		t.Errorf("a disabled endpoint took a delivery: refused %v", refused)
+	if x := <-rec.records; x.x.ID != "msg_2" || x.o.kind != retry {
+		t.Errorf("recorded %s: kind %v; want msg_2 to be sent and retried", x.x.ID, x.o.kind)
 	}
-	select {
-	case x := <-rec.records:
-		t.Errorf("a 410 was recorded as an outcome: %+v", x)
-	default:
+	if n := len(reqs); n != 2 {
+		t.Errorf("the receiver got %d requests, want 2", n)
 	}
-}
-
-// TestEndpointGoneDropsItsQueue: after a 410 the deliveries waiting
-// behind the request are the store's (disabled there), so the endpoint
-// holds none of them: a later enable does not send them from memory.
-func TestEndpointGoneDropsItsQueue(t *testing.T) {
-	e, rec, _ := testEndpointWith(t, http.StatusGone, Config{AllowPrivate: true, Concurrency: 1})
-	e.add([]store.Delivery{delivery("msg_1"), delivery("msg_2"), delivery("msg_3")}, false, time.Now())
-	<-rec.disabled
-	waitfor.Until(t, 5*time.Second, "the queue dropped after a 410", func() bool { return len(e.heldIDs(nil)) == 0 })
 }

@@ -38,7 +38,7 @@ func openCircuitParks(t *testing.T, st backend) {
 
 	accept(t, d, dead, entries(1, 5))
 	waitFor(t, "the dead stream's circuit to open", func() bool {
-		c, _ := d.EndpointState(dead.ID)
+		c := d.EndpointState(dead.ID)
 		return c == webhook.CircuitOpen
 	})
 
@@ -222,7 +222,7 @@ func halfOpenUnparks(t *testing.T, st backend) {
 
 	accept(t, d, dead, entries(1, 5))
 	waitFor(t, "the circuit to open", func() bool {
-		c, _ := d.EndpointState(dead.ID)
+		c := d.EndpointState(dead.ID)
 		return c == webhook.CircuitOpen
 	})
 	for i := range 20 {
@@ -234,7 +234,7 @@ func halfOpenUnparks(t *testing.T, st backend) {
 	for i := range cooldowns {
 		clk.advance(cfg.BreakerCooldown)
 		waitFor(t, fmt.Sprintf("probe %d to fail", i+1), func() bool {
-			c, _ := d.EndpointState(dead.ID)
+			c := d.EndpointState(dead.ID)
 			return c == webhook.CircuitOpen
 		})
 	}

@@ -81,7 +81,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 
 // unparkBatch bounds the parked deliveries moved in one transaction, so
 // that the move never holds the store's writer for long; unparkRound
-// bounds what one poll moves of a disabled stream's.
+// bounds what one poll moves of a stream that no longer sends.
 const (
 	unparkBatch = 250
 	unparkRound = 10_000
@@ -92,7 +92,7 @@ const (
 // more than it has room for, so a dead receiver's backlog stays parked
 // while its circuit half-opens for one probe; one that takes nothing
 // (circuit open, queue full) keeps them parked, counted as pending. A
-// disabled endpoint's move to the queue as disabled. A stream with no
+// stream with no
 // endpoint on this node yet (after a restart) has a batch moved, and
 // the poll that follows finds it.
 func (d *Dispatcher) unpark(ctx context.Context, now time.Time) {
@@ -117,10 +117,6 @@ func (d *Dispatcher) unpark(ctx context.Context, now time.Time) {
 		case e.refillRoom(now) > 0:
 			if err := d.claimFor(ctx, e, now); err != nil && ctx.Err() == nil {
 				d.log.Warn("webhook claim failed", "stream_id", id, "error", err)
-			}
-		default:
-			if _, disabled := e.state(now); disabled {
-				d.unparkStream(ctx, id, unparkRound)
 			}
 		}
 	}
@@ -295,64 +291,39 @@ func (d *Dispatcher) recordLoop() {
 	}
 }
 
-// poll claims due deliveries for every endpoint with room, and follows
-// disabled endpoints: a stream disabled elsewhere is disabled here, a
-// disabled stream whose webhook_url changed is enabled again.
+// poll claims due deliveries for every endpoint with room. An endpoint
+// the store still has disabled (an earlier version disabled an
+// endpoint that answered 410 Gone) is enabled again: no answer disables
+// an endpoint, its deliveries are retried as any failed one is.
 func (d *Dispatcher) poll(ctx context.Context, now time.Time) error {
 	streams, err := d.q.DeliveryStreams(ctx, now, d.fullEndpoints(now))
 	if err != nil {
 		return err
 	}
-	disabled := map[string]store.DeliveryStream{}
 	for _, s := range streams {
-		sc := store.Scope{Org: s.Org, Env: s.Env}
-		info, ok := d.streams.Stream(s.Org, s.Env, s.StreamID)
 		if s.Disabled {
-			if ok && info.WebhookURL != "" && info.WebhookURL != s.URL {
-				if _, err := d.q.EnableDeliveries(ctx, sc, s.StreamID, now); err != nil {
-					return err
-				}
-				d.log.Info("webhook endpoint enabled: its webhook_url changed", "stream_id", s.StreamID)
-				continue
+			n, err := d.q.EnableDeliveries(ctx, store.Scope{Org: s.Org, Env: s.Env}, s.StreamID, now)
+			if err != nil {
+				return err
 			}
-			disabled[s.StreamID] = s
-			if s.Due { // enqueued while another node was disabling it
-				if _, err := d.q.DisableDeliveries(ctx, sc, s.StreamID, s.URL, s.Reason, s.DisabledAt); err != nil {
-					return err
-				}
-			}
-			continue
+			d.log.Info("webhook endpoint enabled: no answer disables an endpoint", "stream_id", s.StreamID, "requeued", n)
 		}
+		info, ok := d.streams.Stream(s.Org, s.Env, s.StreamID)
 		if !ok || info.Delivery != "webhook" || info.WebhookURL == "" {
 			if err := d.abandon(ctx, s, now); err != nil {
 				return err
 			}
 			continue
 		}
-		e := d.endpoint(info)
-		e.setDisabled(false)
-		if err := d.claimFor(ctx, e, now); err != nil {
+		if err := d.claimFor(ctx, d.endpoint(info), now); err != nil {
 			return err
 		}
-	}
-	d.mu.Lock()
-	d.disabled = disabled
-	eps := make([]*endpoint, 0, len(disabled))
-	for id := range disabled {
-		if e := d.endpoints[id]; e != nil {
-			eps = append(eps, e)
-		}
-	}
-	d.mu.Unlock()
-	for _, e := range eps {
-		e.setDisabled(true)
 	}
 	return nil
 }
 
 // fullEndpoints lists the streams whose endpoints take no deliveries
-// from the store now (a full queue, an open circuit) and are not
-// disabled here: the poll would only look for their due deliveries to
+// from the store now (a full queue, an open circuit): the poll would only look for their due deliveries to
 // leave them, and for a receiver that never answers that look walks
 // every delivery its queue holds.
 func (d *Dispatcher) fullEndpoints(now time.Time) []string {

@@ -59,8 +59,8 @@ func TestSignedDeliveries(t *testing.T) {
 		}
 	}
 	waitFor(t, "counters", func() bool { return f.cnt.get(info.ID, "delivered") == 20 })
-	if c, off := d.EndpointState(info.ID); c != webhook.CircuitClosed || off {
-		t.Errorf("EndpointState = %s, %v", c, off)
+	if c := d.EndpointState(info.ID); c != webhook.CircuitClosed {
+		t.Errorf("EndpointState = %s", c)
 	}
 }
 
@@ -169,67 +169,60 @@ func TestReceiverTimesOut(t *testing.T) {
 	}
 }
 
-func TestGoneDisablesTheEndpoint(t *testing.T) {
+// TestErrorAnswersForAWhileLoseNothing: a receiver that answers 401,
+// 404 and 410 for a while (a deploy) gets every message once it answers
+// 2xx again: each error answer is a failed attempt, retried.
+func TestErrorAnswersForAWhileLoseNothing(t *testing.T) {
 	f := newFixture(t, openSQLite(t, t.TempDir()))
-	var gone atomic.Bool
-	gone.Store(true)
+	var down atomic.Bool
+	down.Store(true)
+	codes := []int{http.StatusUnauthorized, http.StatusNotFound, http.StatusGone}
 	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		if gone.Load() {
-			w.WriteHeader(http.StatusGone)
+		if down.Load() {
+			w.WriteHeader(codes[n%len(codes)])
 			return
 		}
 		w.WriteHeader(http.StatusOK)
 	})
 	info := f.stream(rc.URL)
-	cfg := testConfig()
-	cfg.Concurrency = 1
-	d := f.start(cfg)
+	d := f.start(testConfig())
 	accept(t, d, info, entries(1, 5))
-	waitFor(t, "the stream disabled", func() bool { return countOf(t, f.st, info, store.DeliveryDisabled) == 5 })
-	if _, off := d.EndpointState(info.ID); !off {
-		t.Error("EndpointState does not show the endpoint disabled")
-	}
-	if n := len(rc.all()); n != 1 {
-		t.Errorf("%d requests after a 410, want 1", n)
-	}
-	gone410 := list(t, f.st, info, store.DeliveryDisabled)
-	if !slices.ContainsFunc(gone410, func(x store.Delivery) bool { return x.LastStatusCode == 410 && x.Attempts == 1 }) {
-		t.Errorf("no disabled delivery records the 410: %+v", gone410)
-	}
-	// later messages are kept, disabled, and not sent
-	accept(t, d, info, entries(6, 2))
-	if n := countOf(t, f.st, info, store.DeliveryDisabled); n != 7 {
-		t.Errorf("%d disabled after more messages, want 7", n)
-	}
-	if n := len(rc.all()); n != 1 {
-		t.Errorf("%d requests while disabled, want 1", n)
-	}
-	// a replay enables the endpoint again; the webhook-ids stay
-	gone.Store(false)
-	var ids []string
+	waitFor(t, "failed attempts retried", func() bool {
+		return len(rc.all()) >= 10 && f.cnt.get(info.ID, "failed_attempts") >= 10
+	})
 	for _, x := range list(t, f.st, info, "") {
-		ids = append(ids, x.ID)
-	}
-	n, err := f.st.RequeueDeliveries(context.Background(), store.Scope{Org: info.Org, Env: info.Env}, info.ID, store.DeliveryRequeue{IDs: ids, Now: time.Now()})
-	if err != nil || n != 7 {
-		t.Fatalf("requeue = %d, %v", n, err)
-	}
-	waitFor(t, "replayed deliveries", func() bool { return countOf(t, f.st, info, store.DeliveryDelivered) == 7 })
-	if _, off := d.EndpointState(info.ID); off {
-		t.Error("still disabled after the replay")
-	}
-	// a request sent while disabled would be one more
-	if n := len(rc.all()); n != 8 {
-		t.Errorf("%d requests, want 8: the 410 and the 7 replayed", n)
-	}
-	got := map[string]bool{}
-	for _, h := range rc.all()[1:] {
-		got[h.id] = true
-	}
-	for _, id := range ids {
-		if !got[id] {
-			t.Errorf("replayed %s not received under its id", id)
+		if x.Status == store.DeliveryDeadLettered || x.Status == store.DeliveryDisabled {
+			t.Fatalf("delivery %s is %s after error answers: %s", x.ID, x.Status, x.LastError)
 		}
+	}
+	down.Store(false)
+	waitFor(t, "every delivery once the receiver answers 2xx", func() bool { return countOf(t, f.st, info, store.DeliveryDelivered) == 5 })
+	for _, x := range list(t, f.st, info, "") {
+		if x.Attempts < 2 || x.LastStatusCode != 200 {
+			t.Errorf("delivery %s: %d attempts, last status %d", x.ID, x.Attempts, x.LastStatusCode)
+		}
+	}
+	if n := f.cnt.get(info.ID, "dead_lettered"); n != 0 {
+		t.Errorf("dead_lettered counter %d, want 0", n)
+	}
+}
+
+// TestAnEndpointDisabledBeforeIsEnabled: an endpoint the store holds
+// disabled (an earlier version disabled one that answered 410) is
+// enabled again; its deliveries are sent.
+func TestAnEndpointDisabledBeforeIsEnabled(t *testing.T) {
+	f := newFixture(t, openSQLite(t, t.TempDir()))
+	rc := newReceiver(t, nil)
+	info := f.stream(rc.URL)
+	cfg := testConfig()
+	d := f.start(cfg)
+	if _, err := f.st.DisableDeliveries(context.Background(), store.Scope{Org: info.Org, Env: info.Env}, info.ID, info.WebhookURL, "HTTP 410", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	accept(t, d, info, entries(1, 3))
+	waitFor(t, "the deliveries of an endpoint disabled before", func() bool { return countOf(t, f.st, info, store.DeliveryDelivered) == 3 })
+	if n := countOf(t, f.st, info, store.DeliveryDisabled); n != 0 {
+		t.Errorf("%d deliveries still disabled", n)
 	}
 }
 
@@ -243,7 +236,7 @@ func TestReceiverDownForAWhile(t *testing.T) {
 	d := f.start(testConfig())
 	accept(t, d, info, entries(1, 30))
 	waitFor(t, "the circuit to open", func() bool {
-		c, _ := d.EndpointState(info.ID)
+		c := d.EndpointState(info.ID)
 		return c == webhook.CircuitOpen
 	})
 	waitFor(t, "connection errors recorded", func() bool {
@@ -263,12 +256,15 @@ func TestReceiverDownForAWhile(t *testing.T) {
 	if len(seen) != 30 {
 		t.Errorf("%d distinct deliveries received, want 30", len(seen))
 	}
-	if c, _ := d.EndpointState(info.ID); c != webhook.CircuitClosed {
+	if c := d.EndpointState(info.ID); c != webhook.CircuitClosed {
 		t.Errorf("circuit %s after recovery, want closed", c)
 	}
 }
 
-func TestPermanentFailuresDeadLetter(t *testing.T) {
+// TestErrorAnswersRetryThenDeadLetter: 3xx (redirects are not
+// followed), 4xx and 410 answers are retried as a 5xx is, for the retry
+// window, then dead-lettered; no answer disables the endpoint.
+func TestErrorAnswersRetryThenDeadLetter(t *testing.T) {
 	f := newFixture(t, openSQLite(t, t.TempDir()))
 	target := newReceiver(t, nil)
 	bad := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
@@ -278,26 +274,59 @@ func TestPermanentFailuresDeadLetter(t *testing.T) {
 	redirect := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
 	})
-	s422, s307 := f.stream(bad.URL), f.stream(redirect.URL)
-	d := f.start(testConfig())
-	accept(t, d, s422, entries(1, 1))
-	accept(t, d, s307, entries(1, 1))
-	waitFor(t, "dead letters", func() bool {
-		return countOf(t, f.st, s422, store.DeliveryDeadLettered) == 1 && countOf(t, f.st, s307, store.DeliveryDeadLettered) == 1
+	badReq := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadRequest) })
+	gone := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusGone) })
+	s422, s307, s400, s410 := f.stream(bad.URL), f.stream(redirect.URL), f.stream(badReq.URL), f.stream(gone.URL)
+	cfg := testConfig()
+	cfg.RetryFor = time.Second // room for a first attempt late on a loaded machine, then retries
+	d := f.start(cfg)
+	all := []hub.StreamInfo{s422, s307, s400, s410}
+	for _, s := range all {
+		accept(t, d, s, entries(1, 1))
+	}
+	waitFor(t, "dead letters once retries run out", func() bool {
+		for _, s := range all {
+			if countOf(t, f.st, s, store.DeliveryDeadLettered) != 1 {
+				return false
+			}
+		}
+		return true
 	})
-	x := list(t, f.st, s422, "")[0]
-	if x.Attempts != 1 || x.LastStatusCode != 422 || !strings.Contains(x.LastError, "schema") {
+	for _, s := range all {
+		x := list(t, f.st, s, "")[0]
+		if x.Attempts < 2 || !strings.HasPrefix(x.LastError, "retries exhausted") {
+			t.Errorf("%d attempts, last error %q: want retries, then exhaustion", x.Attempts, x.LastError)
+		}
+		if got := f.cnt.get(s.ID, "failed_attempts"); got != int64(x.Attempts) {
+			t.Errorf("failed_attempts counter %d, want %d (one per attempt)", got, x.Attempts)
+		}
+		if got := f.cnt.get(s.ID, "dead_lettered"); got != 1 {
+			t.Errorf("dead_lettered counter %d", got)
+		}
+	}
+	if x := list(t, f.st, s422, "")[0]; x.LastStatusCode != 422 || !strings.Contains(x.LastError, "schema") {
 		t.Errorf("422 delivery %+v", x)
 	}
-	y := list(t, f.st, s307, "")[0]
-	if y.Attempts != 1 || y.LastStatusCode != 307 || !strings.Contains(y.LastError, "redirect") {
+	if y := list(t, f.st, s307, "")[0]; y.LastStatusCode != 307 || !strings.Contains(y.LastError, "redirect") {
 		t.Errorf("307 delivery %+v", y)
+	}
+	if z := list(t, f.st, s400, "")[0]; z.LastStatusCode != 400 {
+		t.Errorf("400 delivery %+v", z)
+	}
+	if g := list(t, f.st, s410, "")[0]; g.LastStatusCode != 410 {
+		t.Errorf("410 delivery %+v", g)
+	}
+	if n := len(gone.all()); n < 2 {
+		t.Errorf("the 410 receiver got %d requests, want the retries too", n)
+	}
+	// the 410 endpoint still takes and sends what comes next
+	accept(t, d, s410, entries(2, 1))
+	waitFor(t, "a later message sent to the 410 receiver", func() bool { return countOf(t, f.st, s410, store.DeliveryDeadLettered) == 2 })
+	if n := countOf(t, f.st, s410, store.DeliveryDisabled); n != 0 {
+		t.Errorf("%d deliveries disabled", n)
 	}
 	if n := len(target.all()); n != 0 {
 		t.Errorf("the redirect was followed: target got %d requests", n)
-	}
-	if got := f.cnt.get(s422.ID, "dead_lettered"); got != 1 {
-		t.Errorf("dead_lettered counter %d", got)
 	}
 }
 
