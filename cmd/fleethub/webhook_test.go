@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -229,5 +231,68 @@ func TestWebhookStatusCountsFailedAttempts(t *testing.T) {
 	}
 	if wc := st["webhook"].(map[string]any)["counts"].(map[string]any); wc["failed"] != float64(0) || wc["pending"] != float64(0) {
 		t.Errorf("webhook.counts %v, want nothing failed or pending", wc)
+	}
+}
+
+// A receiver that answers 400 or 410 Gone (as during a deploy) is
+// retried: the delivery is failed, not dead-lettered, the endpoint is not
+// disabled, and the retry that meets a 2xx delivers it.
+func TestWebhookErrorAnswersAreRetried(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.AllowPrivateWebhooks = true
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"streams:manage", "streams:read"}, 100000)
+	for _, code := range []int{http.StatusBadRequest, http.StatusGone} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			var calls atomic.Int64
+			rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if calls.Add(1) == 1 {
+					w.WriteHeader(code)
+					return
+				}
+				w.WriteHeader(http.StatusNoContent)
+			}))
+			defer rc.Close()
+			r := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{
+				"event_filters": map[string]any{"vehicle_ids": []string{"v" + strconv.Itoa(code)}},
+				"stream_config": map[string]any{"delivery_method": "webhook"},
+				"webhook_url":   rc.URL,
+			})
+			if r.Status != 201 {
+				t.Fatalf("start: %d %s", r.Status, r.Body)
+			}
+			id := r.json(t)["stream_id"].(string)
+			n.publishEvent("org-a", "test", &event.Event{EventID: "ev-" + strconv.Itoa(code), EventType: "harsh_braking", Category: "safety_events",
+				Timestamp: time.Now().UTC(), Severity: "high", Source: event.Source{VehicleID: "v" + strconv.Itoa(code)}})
+			var list map[string]any
+			waitFor(t, "the first answer recorded", func() bool {
+				list = n.do("GET", "/api/v1/streaming/events/deliveries/"+id, k, nil).json(t)
+				ds, _ := list["deliveries"].([]any)
+				return len(ds) == 1 && ds[0].(map[string]any)["attempts"].(float64) >= 1
+			})
+			d := list["deliveries"].([]any)[0].(map[string]any)
+			if d["status"] == "failed" {
+				if d["last_status_code"] != float64(code) || d["next_attempt_at"] == nil {
+					t.Errorf("after a %d: %v, want the code and a next attempt", code, d)
+				}
+			} else if d["status"] != "delivered" { // the retry may have come already
+				t.Errorf("after a %d the delivery is %v, want failed (to be retried)", code, d["status"])
+			}
+			if ep := list["endpoint"].(map[string]any); ep["disabled"] != false {
+				t.Errorf("endpoint %v after a %d, want it not disabled", ep, code)
+			}
+			waitFor(t, "the delivery after its retry", func() bool {
+				list = n.do("GET", "/api/v1/streaming/events/deliveries/"+id, k, nil).json(t)
+				ds, _ := list["deliveries"].([]any)
+				return len(ds) == 1 && ds[0].(map[string]any)["status"] == "delivered"
+			})
+			if d := list["deliveries"].([]any)[0].(map[string]any); d["attempts"] != float64(2) || d["last_status_code"] != float64(204) {
+				t.Errorf("delivered %v, want 2 attempts, the last a 204", d)
+			}
+			st := n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil).json(t)
+			if c := st["counters"].(map[string]any); c["failed_attempts"] != float64(1) || c["dead_lettered"] != float64(0) {
+				t.Errorf("counters %v, want failed_attempts 1, dead_lettered 0", c)
+			}
+		})
 	}
 }
