@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/breaker"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -85,8 +86,11 @@ func Errf(code, format string, args ...any) *Error {
 func (e *Error) WithDetails(d any) *Error { e.Details = d; return e }
 
 // Validation returns validation_failed (or another 400 code) with a map of
-// field path to message.
+// field path to message. validation_failed whose every problem is a value
+// outside the field's fixed set of values (enum.Refusal) is
+// invalid_request, as a value of the wrong type is (FieldsCode).
 func Validation(code string, fields map[string]string) *Error {
+	code = FieldsCode(code, fields, 0)
 	msg := "request validation failed"
 	if len(fields) == 1 {
 		for k, v := range fields {
@@ -94,6 +98,18 @@ func Validation(code string, fields map[string]string) *Error {
 		}
 	}
 	return Errf(code, "%s", msg).WithDetails(fields)
+}
+
+// FieldsCode is the code of a refusal of fields with code: validation_failed
+// becomes invalid_request when every problem of the request is an unknown
+// enum value (more counts the problems left out of fields, which may be of
+// another kind). A request with an unknown enum value and another problem
+// stays validation_failed, listing them all.
+func FieldsCode(code string, fields map[string]string, more int) string {
+	if code == "validation_failed" && more == 0 && enum.All(fields) {
+		return "invalid_request"
+	}
+	return code
 }
 
 // unavailableRetryAfter is the Retry-After of an answer made while an

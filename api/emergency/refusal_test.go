@@ -92,7 +92,7 @@ func TestRefusalsNameTheField(t *testing.T) {
 	f := start(t, testdb.SQLite)
 	b := alertBody([]string{"dispatchers"}, []string{"martians"}, "in_app_alert")
 	code, out := f.do("POST", "/v1/emergency/alerts", b)
-	refused(t, "an unknown excluded audience", code, out, "validation_failed", "target_audience.exclude[0]")
+	refused(t, "an unknown excluded audience", code, out, "invalid_request", "target_audience.exclude[0]")
 
 	code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "breakdown", "severity_level": "low",
 		"location": map[string]any{"latitude": 40.0, "longitude": -83.0}})
@@ -142,5 +142,39 @@ func TestAlertToNobodyRefused(t *testing.T) {
 	b["target_audience"] = map[string]any{"specific_drivers": []string{"drv_named"}}
 	if code, al := f.do("POST", "/v1/emergency/alerts", b); code != 201 || al["delivery_status"].(map[string]any)["total_recipients"] != 1.0 {
 		t.Errorf("an alert to one named driver: %d %v", code, al)
+	}
+}
+
+// TestUnknownEnumValueIsInvalidRequest: a body value outside a field's
+// fixed set (an incident's event_type, a status change's status) answers
+// invalid_request naming the field, the message listing the allowed
+// values; with another problem beside it the request is validation_failed
+// naming both. Nothing is stored or changed.
+func TestUnknownEnumValueIsInvalidRequest(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	report := func(eventType string, latitude float64) map[string]any {
+		return map[string]any{"event_type": eventType, "severity_level": "high",
+			"location": map[string]any{"latitude": latitude, "longitude": -83.0}}
+	}
+	code, out := f.do("POST", "/v1/emergency/incidents", report("fire", 40))
+	refused(t, "an unknown event_type", code, out, "invalid_request", "event_type")
+	if msg, _ := out["error"].(map[string]any)["message"].(string); msg != "event_type: must be one of crash, breakdown, medical_emergency, security_incident" {
+		t.Errorf("message %q does not list the event types", msg)
+	}
+	code, out = f.do("POST", "/v1/emergency/incidents", report("fire", 91))
+	refused(t, "an unknown event_type and a latitude out of range", code, out, "validation_failed", "event_type", "location.latitude")
+	if _, list := f.do("GET", "/v1/emergency/incidents", nil); len(list["incidents"].([]any)) != 0 {
+		t.Errorf("refused reports were stored: %v", list["incidents"])
+	}
+
+	code, in := f.do("POST", "/v1/emergency/incidents", report("crash", 40))
+	if code != 201 {
+		t.Fatalf("incident: %d %v", code, in)
+	}
+	id := in["incident_id"].(string)
+	code, out = f.do("PUT", "/v1/emergency/incidents/"+id+"/status", map[string]any{"status": "bogus"})
+	refused(t, "an unknown status", code, out, "invalid_request", "status")
+	if _, got := f.do("GET", "/v1/emergency/incidents/"+id, nil); got["status"] != "active" {
+		t.Errorf("a refused status change changed the incident: %v", got["status"])
 	}
 }

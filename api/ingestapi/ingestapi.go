@@ -159,7 +159,7 @@ func mapErr(err error) error {
 		if ve.More > 0 {
 			msg += " (" + strconv.Itoa(ve.More) + " more errors not listed)"
 		}
-		return api.Errf(ve.Code, "%s", msg).WithDetails(ve.Fields)
+		return api.Errf(api.FieldsCode(ve.Code, ve.Fields, ve.More), "%s", msg).WithDetails(ve.Fields)
 	case errors.Is(err, telemetry.ErrFleetsUnavailable):
 		e := api.Errf("service_unavailable", "the fleets of the events' vehicles could not be read; nothing was accepted, retry later")
 		e.Cause, e.RetryAfter = err, 1

@@ -413,7 +413,11 @@ func TestCapabilityRefusals(t *testing.T) {
 			if st != 400 {
 				t.Fatalf("status %d: %v", st, res)
 			}
-			if e := res["error"].(map[string]any); e["code"] != "validation_failed" || e["details"].(map[string]any)[tc.field] == nil {
+			want := "validation_failed"
+			if strings.HasPrefix(tc.name, "unknown ") { // a value outside the field's fixed set
+				want = "invalid_request"
+			}
+			if e := res["error"].(map[string]any); e["code"] != want || e["details"].(map[string]any)[tc.field] == nil {
 				t.Errorf("error %v lacks %s", e, tc.field)
 			}
 		})

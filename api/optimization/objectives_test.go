@@ -3,6 +3,7 @@ package optimization_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -323,7 +324,11 @@ func TestObjectiveRefusals(t *testing.T) {
 			if st != 400 {
 				t.Fatalf("status %d: %v", st, res)
 			}
-			if e := res["error"].(map[string]any); e["code"] != "validation_failed" || e["details"].(map[string]any)[tc.field] == nil {
+			want := "validation_failed"
+			if strings.HasPrefix(tc.name, "unknown ") { // a value outside the field's fixed set
+				want = "invalid_request"
+			}
+			if e := res["error"].(map[string]any); e["code"] != want || e["details"].(map[string]any)[tc.field] == nil {
 				t.Errorf("error %v lacks %s", e, tc.field)
 			}
 		})

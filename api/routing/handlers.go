@@ -17,6 +17,7 @@ import (
 	"strconv"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/routing"
 )
@@ -185,7 +186,7 @@ func (h *Handlers) matrix(c *api.Ctx) error {
 	dst := points("targets", b.Targets, MaxTargets, bad)
 	costing, ok := routing.ParseCosting(b.Costing)
 	if !ok {
-		bad["costing"] = "must be auto, truck, bicycle or pedestrian"
+		bad["costing"] = enum.Refusal("auto", "truck", "bicycle", "pedestrian")
 	}
 	truck := truckSize(b.Truck, costing, bad)
 	avoid := avoidSet(b.Avoid, bad)

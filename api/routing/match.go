@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/routing"
 )
@@ -115,7 +116,7 @@ func (h *Handlers) match(c *api.Ctx) error {
 	bad := map[string]string{}
 	costing, ok := matchCostings[b.Costing]
 	if !ok {
-		bad["costing"] = "must be auto, bicycle or pedestrian"
+		bad["costing"] = enum.Refusal("auto", "bicycle", "pedestrian")
 	}
 	pts, times := tracePoints(b.Points, bad)
 	if len(bad) > 0 {

@@ -47,18 +47,19 @@ func TestDeviceSettings(t *testing.T) {
 	for _, c := range []struct {
 		body  map[string]any
 		field string
+		code  string
 	}{
-		{map[string]any{"telemetry_settings": map[string]any{"collection_interval_seconds": 5}}, "telemetry_settings.collection_interval_seconds"},
-		{map[string]any{"telemetry_settings": map[string]any{"data_types": []string{"radar"}}}, "telemetry_settings.data_types[0]"},
-		{map[string]any{"telemetry_settings": map[string]any{"data_types": []string{}}}, "telemetry_settings.data_types"},
-		{map[string]any{"safety_features": map[string]any{"harsh_event_detection": map[string]any{"braking_threshold": 0.5}}}, "safety_features.harsh_event_detection.braking_threshold"},
-		{map[string]any{"power_management": map[string]any{"low_power_threshold": 80}}, "power_management.low_power_threshold"},
-		{map[string]any{"safety_features": map[string]any{"speeding_alerts": map[string]any{"alert_frequency": "hourly"}}}, "safety_features.speeding_alerts.alert_frequency"},
-		{map[string]any{"safety_features": map[string]any{"speeding_alerts": map[string]any{"alert_frequency": "daily_summary"}}}, "safety_features.speeding_alerts.alert_frequency"},
-		{map[string]any{"turbo_mode": true}, "turbo_mode"},
+		{map[string]any{"telemetry_settings": map[string]any{"collection_interval_seconds": 5}}, "telemetry_settings.collection_interval_seconds", "validation_failed"},
+		{map[string]any{"telemetry_settings": map[string]any{"data_types": []string{"radar"}}}, "telemetry_settings.data_types[0]", "invalid_request"},
+		{map[string]any{"telemetry_settings": map[string]any{"data_types": []string{}}}, "telemetry_settings.data_types", "validation_failed"},
+		{map[string]any{"safety_features": map[string]any{"harsh_event_detection": map[string]any{"braking_threshold": 0.5}}}, "safety_features.harsh_event_detection.braking_threshold", "validation_failed"},
+		{map[string]any{"power_management": map[string]any{"low_power_threshold": 80}}, "power_management.low_power_threshold", "validation_failed"},
+		{map[string]any{"safety_features": map[string]any{"speeding_alerts": map[string]any{"alert_frequency": "hourly"}}}, "safety_features.speeding_alerts.alert_frequency", "invalid_request"},
+		{map[string]any{"safety_features": map[string]any{"speeding_alerts": map[string]any{"alert_frequency": "daily_summary"}}}, "safety_features.speeding_alerts.alert_frequency", "validation_failed"},
+		{map[string]any{"turbo_mode": true}, "turbo_mode", "validation_failed"},
 	} {
 		r := n.do("PUT", "/v1/devices/dev-1/settings", k, c.body)
-		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+		if r.Status != 400 || r.errCode(t) != c.code {
 			t.Errorf("%v: %d %s", c.body, r.Status, r.Body)
 			continue
 		}

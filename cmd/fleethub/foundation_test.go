@@ -157,21 +157,22 @@ func TestCreateKeyValidation(t *testing.T) {
 	for _, c := range []struct {
 		body  any
 		field string
+		code  string
 	}{
-		{map[string]any{"permissions": []string{"trips:read"}}, "name"},
-		{map[string]any{"name": "x"}, "permissions"},
-		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "environment": "prod"}, "environment"},
-		{map[string]any{"name": "x", "permissions": []string{"nope"}}, "permissions[0]"},
-		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "plan": "gold"}, "plan"},
-		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "rate_limit_rpm": -5}, "rate_limit_rpm"},
-		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "rate_limit_rpm": 0}, "rate_limit_rpm"},
+		{map[string]any{"permissions": []string{"trips:read"}}, "name", "validation_failed"},
+		{map[string]any{"name": "x"}, "permissions", "validation_failed"},
+		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "environment": "prod"}, "environment", "invalid_request"},
+		{map[string]any{"name": "x", "permissions": []string{"nope"}}, "permissions[0]", "invalid_request"},
+		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "plan": "gold"}, "plan", "invalid_request"},
+		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "rate_limit_rpm": -5}, "rate_limit_rpm", "validation_failed"},
+		{map[string]any{"name": "x", "permissions": []string{"trips:read"}, "rate_limit_rpm": 0}, "rate_limit_rpm", "validation_failed"},
 		// the unknown ones by their first index, then the known set
-		{map[string]any{"name": "x", "permissions": []string{"a", "b", "trips:read", "a"}}, "permissions[0]"},
-		{map[string]any{"name": "x", "permissions": []string{"a", "b", "trips:read", "a"}}, "permissions[1]"},
-		{map[string]any{"name": "x", "permissions": []string{"a", "b", "trips:read", "a"}}, "permissions"},
+		{map[string]any{"name": "x", "permissions": []string{"a", "b", "trips:read", "a"}}, "permissions[0]", "invalid_request"},
+		{map[string]any{"name": "x", "permissions": []string{"a", "b", "trips:read", "a"}}, "permissions[1]", "invalid_request"},
+		{map[string]any{"name": "x", "permissions": []string{"a", "b", "trips:read", "a"}}, "permissions", "invalid_request"},
 	} {
 		r := n.do("POST", "/v1/api-keys", admin, c.body)
-		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+		if r.Status != 400 || r.errCode(t) != c.code {
 			t.Errorf("%v: %d %s", c.body, r.Status, r.Body)
 			continue
 		}

@@ -25,15 +25,16 @@ func TestGeofencesAndEvents(t *testing.T) {
 	for _, c := range []struct {
 		body  map[string]any
 		field string
+		code  string
 	}{
-		{map[string]any{"name": "x", "type": "circle", "center": map[string]any{"latitude": 40, "longitude": -83}}, "radius_m"},
-		{map[string]any{"name": "x", "type": "circle", "center": map[string]any{"latitude": 40, "longitude": -83}, "radius_m": -5}, "radius_m"},
-		{map[string]any{"name": "x", "type": "square"}, "type"},
-		{map[string]any{"name": "x", "type": "polygon", "polygon": []map[string]any{{"latitude": 1, "longitude": 1}}}, "polygon"},
-		{map[string]any{"type": "circle", "center": map[string]any{"latitude": 40, "longitude": -83}, "radius_m": 5}, "name"},
+		{map[string]any{"name": "x", "type": "circle", "center": map[string]any{"latitude": 40, "longitude": -83}}, "radius_m", "validation_failed"},
+		{map[string]any{"name": "x", "type": "circle", "center": map[string]any{"latitude": 40, "longitude": -83}, "radius_m": -5}, "radius_m", "validation_failed"},
+		{map[string]any{"name": "x", "type": "square"}, "type", "invalid_request"},
+		{map[string]any{"name": "x", "type": "polygon", "polygon": []map[string]any{{"latitude": 1, "longitude": 1}}}, "polygon", "validation_failed"},
+		{map[string]any{"type": "circle", "center": map[string]any{"latitude": 40, "longitude": -83}, "radius_m": 5}, "name", "validation_failed"},
 	} {
 		r := n.do("POST", "/v1/geofences", k, c.body)
-		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+		if r.Status != 400 || r.errCode(t) != c.code {
 			t.Errorf("%v: %d %s", c.body, r.Status, r.Body)
 			continue
 		}

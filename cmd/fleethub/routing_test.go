@@ -99,26 +99,28 @@ func TestRoutingMatrixTiny(t *testing.T) {
 		big[i] = map[string]any{"lat": 40.0, "lon": -83.0}
 	}
 	two := []map[string]any{{"lat": 40.0, "lon": -83.0}, {"lat": 40.0, "lon": -83.0}}
-	// each bad request answers 400 validation_failed, naming the field
+	// each bad request answers 400 naming the field: invalid_request for a
+	// costing outside the set, validation_failed for the rest
 	for _, tc := range []struct {
 		field string
 		body  map[string]any
+		code  string
 	}{
-		{"sources", map[string]any{"sources": big, "targets": body["targets"], "costing": "auto"}},
-		{"targets", map[string]any{"sources": body["sources"], "targets": big, "costing": "auto"}},
-		{"costing", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "hovercraft"}},
-		{"sources[0].lat", map[string]any{"sources": []map[string]any{{"lat": 95, "lon": 0}}, "targets": body["targets"], "costing": "auto"}},
-		{"targets[1].lon", map[string]any{"sources": body["sources"], "targets": []map[string]any{{"lat": 40, "lon": -83}, {"lat": 40, "lon": 181}}, "costing": "auto"}},
-		{"sources", map[string]any{"targets": body["targets"], "costing": "auto"}},
-		{"targets", map[string]any{"sources": two, "targets": []map[string]any{}, "costing": "auto"}},
-		{"truck", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "auto", "truck": map[string]any{"height": 3}}},
-		{"truck.height", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"height": 30}}},
-		{"truck.weight", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"weight": -1}}},
-		{"truck.length", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"length": 41}}},
-		{"truck.width", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"width": 0.5}}},
+		{"sources", map[string]any{"sources": big, "targets": body["targets"], "costing": "auto"}, "validation_failed"},
+		{"targets", map[string]any{"sources": body["sources"], "targets": big, "costing": "auto"}, "validation_failed"},
+		{"costing", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "hovercraft"}, "invalid_request"},
+		{"sources[0].lat", map[string]any{"sources": []map[string]any{{"lat": 95, "lon": 0}}, "targets": body["targets"], "costing": "auto"}, "validation_failed"},
+		{"targets[1].lon", map[string]any{"sources": body["sources"], "targets": []map[string]any{{"lat": 40, "lon": -83}, {"lat": 40, "lon": 181}}, "costing": "auto"}, "validation_failed"},
+		{"sources", map[string]any{"targets": body["targets"], "costing": "auto"}, "validation_failed"},
+		{"targets", map[string]any{"sources": two, "targets": []map[string]any{}, "costing": "auto"}, "validation_failed"},
+		{"truck", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "auto", "truck": map[string]any{"height": 3}}, "validation_failed"},
+		{"truck.height", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"height": 30}}, "validation_failed"},
+		{"truck.weight", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"weight": -1}}, "validation_failed"},
+		{"truck.length", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"length": 41}}, "validation_failed"},
+		{"truck.width", map[string]any{"sources": body["sources"], "targets": body["targets"], "costing": "truck", "truck": map[string]any{"width": 0.5}}, "validation_failed"},
 	} {
 		r := n.do("POST", "/v1/routing/sources_to_targets", k, tc.body)
-		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+		if r.Status != 400 || r.errCode(t) != tc.code {
 			t.Errorf("%s: %d %s", tc.field, r.Status, r.Body)
 			continue
 		}

@@ -50,16 +50,17 @@ func TestStreamLifecycle(t *testing.T) {
 	for _, c := range []struct {
 		body  map[string]any
 		field string
+		code  string
 	}{
-		{map[string]any{"event_filters": map[string]any{"categories": []string{"gossip"}}}, "event_filters.categories[0]"},
-		{map[string]any{"event_filters": map[string]any{"severity_levels": []string{"meh"}}}, "event_filters.severity_levels[0]"},
-		{map[string]any{"event_filters": map[string]any{"time_filters": map[string]any{"timezone": "Mars/Olympus"}}}, "event_filters.time_filters.timezone"},
-		{map[string]any{"event_filters": map[string]any{"custom_conditions": []map[string]any{{"field": "severity", "operator": "~", "value": 1}}}}, "event_filters.custom_conditions[0].operator"},
-		{map[string]any{"stream_config": map[string]any{"reliability": "sometimes"}}, "stream_config.reliability"},
-		{map[string]any{"bogus": 1}, "bogus"},
+		{map[string]any{"event_filters": map[string]any{"categories": []string{"gossip"}}}, "event_filters.categories[0]", "invalid_request"},
+		{map[string]any{"event_filters": map[string]any{"severity_levels": []string{"meh"}}}, "event_filters.severity_levels[0]", "invalid_request"},
+		{map[string]any{"event_filters": map[string]any{"time_filters": map[string]any{"timezone": "Mars/Olympus"}}}, "event_filters.time_filters.timezone", "validation_failed"},
+		{map[string]any{"event_filters": map[string]any{"custom_conditions": []map[string]any{{"field": "severity", "operator": "~", "value": 1}}}}, "event_filters.custom_conditions[0].operator", "invalid_request"},
+		{map[string]any{"stream_config": map[string]any{"reliability": "sometimes"}}, "stream_config.reliability", "invalid_request"},
+		{map[string]any{"bogus": 1}, "bogus", "validation_failed"},
 	} {
 		r := n.do("POST", "/api/v1/streaming/events/start", k, c.body)
-		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+		if r.Status != 400 || r.errCode(t) != c.code {
 			t.Errorf("%v: %d %s", c.body, r.Status, r.Body)
 			continue
 		}

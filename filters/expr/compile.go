@@ -73,7 +73,7 @@ func (c *compiler) compile() (*Program, string) {
 	for _, l := range lists {
 		for i, x := range l.list {
 			if l.enum != nil && !slices.Contains(l.enum, x) {
-				return nil, c.fail(index(l.path, i), "unknown "+l.label+" "+strconv.Quote(x)+oneOf(l.enum))
+				return nil, c.fail(index(l.path, i), refusal(l.enum, l.label, x))
 			}
 			if x == "" {
 				return nil, c.fail(index(l.path, i), "must not be empty")
@@ -203,7 +203,7 @@ func (c *compiler) condition(fields map[string]field, kindName string, i int) (c
 	}
 	o, ok := operators[in.Operator]
 	if !ok {
-		return cond{}, c.fail(path+".operator", "unknown operator "+strconv.Quote(in.Operator)+" (one of = == != > >= < <= in contains)")
+		return cond{}, c.fail(path+".operator", refusal([]string{"=", "==", "!=", ">", ">=", "<", "<=", "in", "contains"}, "operator", in.Operator))
 	}
 	cd := cond{acc: acc, op: o}
 	vpath := path + ".value"
@@ -289,7 +289,7 @@ func checkEqual(f field, k *constant) string {
 			return "must be a string"
 		}
 		if f.enum != nil && !slices.Contains(f.enum, k.s) {
-			return "unknown value " + strconv.Quote(k.s) + oneOf(f.enum)
+			return refusal(f.enum, "value", k.s)
 		}
 	case ftNumber:
 		if k.k != kNumber {
@@ -413,3 +413,10 @@ func sortedUnique(list []string) []string {
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 func oneOf(enum []string) string { return " (one of " + strings.Join(enum, ", ") + ")" }
+
+// refusal refuses x, a value outside the fixed set enum, in the words of
+// internal/enum ("must be one of a, b"; this package may not import it):
+// the API answers invalid_request for such refusals by those words.
+func refusal(enum []string, what, x string) string {
+	return "must be one of " + strings.Join(enum, ", ") + " (unknown " + what + " " + strconv.Quote(x) + ")"
+}

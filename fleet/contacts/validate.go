@@ -9,6 +9,8 @@ import (
 	"time"
 	_ "time/tzdata" // quiet hours' zones must not depend on the host's zoneinfo
 	"unicode"
+
+	"github.com/fleethub/fleethub/internal/enum"
 )
 
 // Limits of a contact.
@@ -65,7 +67,7 @@ func (b *Body) validateRoles(bad map[string]string) {
 	for i, r := range b.Roles {
 		switch {
 		case !slices.Contains(Roles, r):
-			bad[fmt.Sprintf("roles[%d]", i)] = "must be one of " + strings.Join(Roles, ", ")
+			bad[fmt.Sprintf("roles[%d]", i)] = enum.Refusal(Roles...)
 		case slices.Index(b.Roles, r) < i:
 			bad[fmt.Sprintf("roles[%d]", i)] = "is listed twice"
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/enum"
 )
 
 // TelemetrySettings group.
@@ -108,7 +110,7 @@ func (s *Settings) Validate() map[string]string {
 		}
 		for i, d := range t.DataTypes {
 			if !slices.Contains(dataTypes, d) {
-				bad[fmt.Sprintf("telemetry_settings.data_types[%d]", i)] = "must be one of " + strings.Join(dataTypes, ", ")
+				bad[fmt.Sprintf("telemetry_settings.data_types[%d]", i)] = enum.Refusal(dataTypes...)
 			}
 		}
 	}
@@ -118,7 +120,7 @@ func (s *Settings) Validate() map[string]string {
 	}
 	if c := s.Connectivity; c != nil {
 		if c.PreferredNetwork != nil && !slices.Contains([]string{"4g_lte", "5g", "3g", "wifi", "auto"}, *c.PreferredNetwork) {
-			bad["connectivity.preferred_network"] = "must be 4g_lte, 5g, 3g, wifi or auto"
+			bad["connectivity.preferred_network"] = enum.Refusal("4g_lte", "5g", "3g", "wifi", "auto")
 		}
 		rng(bad, "connectivity.data_usage_limit_mb", c.DataUsageLimitMB, 0, 1e7)
 		rng(bad, "connectivity.offline_storage_days", c.OfflineStorageDays, 0, 365)
@@ -136,7 +138,7 @@ func (s *Settings) Validate() map[string]string {
 			case *f == "daily_summary":
 				bad["safety_features.speeding_alerts.alert_frequency"] = "daily_summary is not supported: the hub sends no daily summaries; use immediate, once_per_minute or once_per_trip"
 			case !slices.Contains([]string{"immediate", "once_per_minute", "once_per_trip"}, *f):
-				bad["safety_features.speeding_alerts.alert_frequency"] = "must be immediate, once_per_minute or once_per_trip"
+				bad["safety_features.speeding_alerts.alert_frequency"] = enum.Refusal("immediate", "once_per_minute", "once_per_trip")
 			}
 		}
 	}

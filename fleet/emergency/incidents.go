@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -58,10 +59,10 @@ func NewIncidents(st IncidentStore, trips TripReader, dir Directory, notify Noti
 func (b *ReportBody) validate() map[string]string {
 	bad := map[string]string{}
 	if !slices.Contains(EventTypes, b.EventType) {
-		bad["event_type"] = "must be crash, breakdown, medical_emergency or security_incident"
+		bad["event_type"] = enum.Refusal(EventTypes...)
 	}
 	if !slices.Contains(Severities, b.SeverityLevel) {
-		bad["severity_level"] = "must be low, moderate, high or critical"
+		bad["severity_level"] = enum.Refusal(Severities...)
 	}
 	if l := b.Location; l == nil {
 		bad["location"] = "is required"
@@ -296,7 +297,7 @@ func (s *Incidents) Get(ctx context.Context, sc store.Scope, id string) (Inciden
 func (b *StatusBody) validate() map[string]string {
 	bad := map[string]string{}
 	if !slices.Contains(Statuses, b.Status) {
-		bad["status"] = "must be active, resolved, cancelled or escalated"
+		bad["status"] = enum.Refusal(Statuses...)
 	}
 	for _, f := range []struct {
 		name string

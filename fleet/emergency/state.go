@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -149,7 +149,7 @@ func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b A
 		return Alert{}, &ValidationError{Fields: map[string]string{"recipient_id": "is required"}}
 	}
 	if b.RecipientType != "" && !slices.Contains(AckTypes, b.RecipientType) {
-		return Alert{}, &ValidationError{Fields: map[string]string{"recipient_type": "must be one of " + strings.Join(AckTypes, ", ")}}
+		return Alert{}, &ValidationError{Fields: map[string]string{"recipient_type": enum.Refusal(AckTypes...)}}
 	}
 	al, esc, ver, _, err := a.load(ctx, sc, id)
 	if err != nil {

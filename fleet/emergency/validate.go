@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/enum"
 )
 
 // validate checks every field of an alert and answers its expiration;
@@ -13,10 +15,10 @@ import (
 func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 	bad := map[string]string{}
 	if !slices.Contains(AlertTypes, b.AlertType) {
-		bad["alert_type"] = "must be one of " + strings.Join(AlertTypes, ", ")
+		bad["alert_type"] = enum.Refusal(AlertTypes...)
 	}
 	if !slices.Contains(Severities, b.Severity) {
-		bad["severity"] = "must be low, moderate, high or critical"
+		bad["severity"] = enum.Refusal(Severities...)
 	}
 	if strings.TrimSpace(b.Title) == "" || len([]rune(b.Title)) > 100 {
 		bad["title"] = "is required, at most 100 characters"
@@ -38,7 +40,7 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 		}{{"target_audience.include", ta.Include}, {"target_audience.exclude", ta.Exclude}} {
 			for i, x := range l.auds {
 				if !slices.Contains(Audiences, x) {
-					bad[fmt.Sprintf("%s[%d]", l.name, i)] = "must be one of " + strings.Join(Audiences, ", ")
+					bad[fmt.Sprintf("%s[%d]", l.name, i)] = enum.Refusal(Audiences...)
 				}
 			}
 		}
@@ -60,7 +62,7 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 	}
 	for i, x := range b.AutomatedActions {
 		if !slices.Contains(Actions, x) {
-			bad[fmt.Sprintf("automated_actions[%d]", i)] = "must be one of " + strings.Join(Actions, ", ")
+			bad[fmt.Sprintf("automated_actions[%d]", i)] = enum.Refusal(Actions...)
 		}
 	}
 	if ep := b.EscalationPolicy; ep != nil {
@@ -70,7 +72,7 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 				bad[p+".delay_minutes"] = "is required: above 0"
 			}
 			if _, ok := levelRoles[l.Action]; !ok {
-				bad[p+".action"] = "must be one of " + strings.Join(slices.Sorted(maps.Keys(levelRoles)), ", ")
+				bad[p+".action"] = enum.Refusal(slices.Sorted(maps.Keys(levelRoles))...)
 			}
 		}
 	}
@@ -90,12 +92,12 @@ const (
 func (c *Channel) validate(p string, before []Channel, now, exp time.Time, bad map[string]string) {
 	switch {
 	case !slices.Contains(Channels, c.Channel):
-		bad[p+".channel"] = "must be one of " + strings.Join(Channels, ", ")
+		bad[p+".channel"] = enum.Refusal(Channels...)
 	case slices.ContainsFunc(before, func(o Channel) bool { return o.Channel == c.Channel }):
 		bad[p+".channel"] = "is listed twice: one item per channel"
 	}
 	if c.Priority != "" && !slices.Contains(ChannelPriorities, c.Priority) {
-		bad[p+".priority"] = "must be one of " + strings.Join(ChannelPriorities, ", ")
+		bad[p+".priority"] = enum.Refusal(ChannelPriorities...)
 	}
 	switch {
 	case c.DelayMinutes < 0 || c.DelayMinutes > maxDelayMinutes:
@@ -153,7 +155,7 @@ func (a *AffectedArea) validate(bad map[string]string) {
 			bad["affected_area.state"] = "must be a two-letter state code"
 		}
 	default:
-		bad["affected_area.type"] = "must be radius, polygon, route, city or state"
+		bad["affected_area.type"] = enum.Refusal("radius", "polygon", "route", "city", "state")
 	}
 	if a.BufferKm != nil && !(*a.BufferKm >= 0 && *a.BufferKm <= 100) {
 		bad["affected_area.buffer_km"] = "must be 0 to 100"

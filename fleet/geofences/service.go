@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/fleet/geofences/fence"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -144,7 +145,7 @@ func (b *Body) Area() (fence.Area, error) {
 			bad["center"] = "center and radius_m are only for type circle"
 		}
 	default:
-		bad["type"] = "must be circle or polygon"
+		bad["type"] = enum.Refusal("circle", "polygon")
 	}
 	if len(bad) == 0 {
 		if err := a.Validate(); err != nil {

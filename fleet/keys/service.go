@@ -22,12 +22,14 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -226,7 +228,7 @@ func (r *CreateRequest) Validate() map[string]string {
 		bad["organization_id"] = "is required"
 	}
 	if r.Env != apikey.EnvTest && r.Env != apikey.EnvLive {
-		bad["environment"] = "must be test or live"
+		bad["environment"] = enum.Refusal(apikey.EnvTest, apikey.EnvLive)
 	}
 	if strings.TrimSpace(r.Name) == "" {
 		bad["name"] = "is required"
@@ -247,14 +249,14 @@ func (r *CreateRequest) Validate() map[string]string {
 		}
 		seen[p] = true
 		if len(seen) > maxNamedUnknown {
-			bad["permissions"] = "more unknown permissions than shown; known: " + knownPermissions()
+			bad["permissions"] = enum.Refusal(knownPermissions()...) + " (more unknown permissions than shown)"
 			break
 		}
-		bad[fmt.Sprintf("permissions[%d]", i)] = "unknown permission " + p
-		bad["permissions"] = "known: " + knownPermissions()
+		bad[fmt.Sprintf("permissions[%d]", i)] = enum.Prefix + "the permissions listed under permissions, not " + strconv.Quote(p)
+		bad["permissions"] = enum.Refusal(knownPermissions()...)
 	}
 	if _, ok := plans[r.Plan]; !ok && r.Plan != "" && r.Plan != "custom" {
-		bad["plan"] = "must be starter, professional, enterprise or custom"
+		bad["plan"] = enum.Refusal("starter", "professional", "enterprise", "custom")
 	}
 	if r.Plan == "custom" && r.RPM <= 0 {
 		bad["rate_limit_rpm"] = "is required for the custom plan"
@@ -269,7 +271,7 @@ func (r *CreateRequest) Validate() map[string]string {
 }
 
 // knownPermissions is the known set as named in a 400's details.
-func knownPermissions() string { return strings.Join(Permissions, ", ") + ", all" }
+func knownPermissions() []string { return append(slices.Clip(Permissions), "all") }
 
 // maxNamedUnknown caps the unknown permissions named in a 400's details.
 const maxNamedUnknown = 10

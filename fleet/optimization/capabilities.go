@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"strings"
 
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/vrp"
 )
@@ -31,7 +32,7 @@ func capabilityBits(bad map[string]string, field string, words []string) uint64 
 	for i, w := range words {
 		k := index0(Capabilities, w)
 		if k < 0 {
-			bad[fmt.Sprintf("%s[%d]", field, i)] = fmt.Sprintf("unknown %q: one of %s", w, strings.Join(Capabilities, ", "))
+			bad[fmt.Sprintf("%s[%d]", field, i)] = enum.Refusal(Capabilities...)
 			continue
 		}
 		set |= 1 << k

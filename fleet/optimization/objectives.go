@@ -3,8 +3,8 @@ package optimization
 import (
 	"fmt"
 	"math"
-	"strings"
 
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/vrp"
 )
 
@@ -106,7 +106,7 @@ func objective(bad map[string]string, r *Request, pr *vrp.Problem) {
 		case "maximize_efficiency":
 			efficiency = true
 		default:
-			bad[field] = "must be one of " + strings.Join(Goals, ", ")
+			bad[field] = enum.Refusal(Goals...)
 		}
 	}
 	if weighted {

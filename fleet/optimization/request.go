@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/vrp"
 )
@@ -228,7 +229,7 @@ func build(r *Request) (*built, map[string]string) {
 		case "allow":
 			b.pr.AllowLate = true
 		default:
-			bad["constraints.time_window_violations"] = "must be none or allow"
+			bad["constraints.time_window_violations"] = enum.Refusal("none", "allow")
 		}
 		if d := c.MaxRouteDuration; d != nil && !(*d > 0) {
 			bad["constraints.max_route_duration"] = "must be greater than 0"
@@ -448,7 +449,7 @@ func destination(bad map[string]string, f string, d Destination, useWindows bool
 	}
 	p, ok := prio[d.Priority]
 	if !ok {
-		bad[f+".priority"] = "must be low, normal, high or urgent"
+		bad[f+".priority"] = enum.Refusal("low", "normal", "high", "urgent")
 	}
 	st.Priority = p
 	return st

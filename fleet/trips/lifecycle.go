@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -243,7 +244,7 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 	switch r.CompletionStatus {
 	case "", store.TripCompleted, store.TripCancelled, store.TripInterrupted:
 	default:
-		bad["completion_status"] = "must be completed, cancelled or interrupted"
+		bad["completion_status"] = enum.Refusal(store.TripCompleted, store.TripCancelled, store.TripInterrupted)
 	}
 	if r.FuelLevelPercent != nil && (*r.FuelLevelPercent < 0 || *r.FuelLevelPercent > 100 || math.IsNaN(*r.FuelLevelPercent)) {
 		bad["fuel_level_percent"] = "must be between 0 and 100"

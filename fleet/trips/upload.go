@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -147,7 +148,7 @@ func parsePoint(l *LocationIn, prefix string, bad map[string]string) (Point, boo
 		if c, known := Networks[l.NetworkType]; known {
 			p.Network = c
 		} else {
-			fail("network_type", "must be wifi, cellular or offline")
+			fail("network_type", enum.Refusal("wifi", "cellular", "offline"))
 		}
 	}
 	return p, ok

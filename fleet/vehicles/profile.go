@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/enum"
 )
 
 // FuelTypes are the fuel types a profile may name. An electric vehicle
@@ -100,15 +102,15 @@ func (b *Body) validate(bad map[string]string) {
 		bad["name"] = "must be at most 200 characters"
 	}
 	if b.VehicleType != "" && !slices.Contains(VehicleTypes, b.VehicleType) {
-		bad["vehicle_type"] = "must be one of " + strings.Join(VehicleTypes, ", ")
+		bad["vehicle_type"] = enum.Refusal(VehicleTypes...)
 	}
 	if b.OdometerUnit != "" && !slices.Contains(OdometerUnits, b.OdometerUnit) {
-		bad["odometer_unit"] = "must be km or mi"
+		bad["odometer_unit"] = enum.Refusal(OdometerUnits...)
 	}
 	electric := b.FuelType == "electric"
 	switch {
 	case b.FuelType != "" && !slices.Contains(FuelTypes, b.FuelType):
-		bad["fuel_type"] = "must be one of " + strings.Join(FuelTypes, ", ")
+		bad["fuel_type"] = enum.Refusal(FuelTypes...)
 	case b.FuelType == "" && (b.FuelConsumptionLPer100Km != nil || b.EnergyConsumptionKWhPer100Km != nil || b.TankCapacityLiters != nil || b.BatteryCapacityKWh != nil):
 		bad["fuel_type"] = "is required with a consumption, a tank or a battery capacity"
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleethub/fleethub/filters/expr"
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/enum"
 )
 
 // FieldError is invalid input at a body path.
@@ -47,7 +48,7 @@ func checkWebhook(delivery, u string) *FieldError {
 			return &FieldError{"webhook_url", "is required with delivery_method webhook"}
 		}
 	default:
-		return &FieldError{"delivery_method", "must be websocket or webhook"}
+		return &FieldError{"delivery_method", enum.Refusal("websocket", "webhook")}
 	}
 	if u != "" {
 		p, err := url.Parse(u)
@@ -146,7 +147,7 @@ func checkTelemetryStream(sc *TelemetryStreamConfig, info *hub.StreamInfo) *Fiel
 			return fe
 		}
 	default:
-		return &FieldError{"stream_config.frequency", "must be low, medium, high or custom"}
+		return &FieldError{"stream_config.frequency", enum.Refusal("low", "medium", "high", "custom")}
 	}
 	if sc.Encryption {
 		return errEncryption
@@ -156,7 +157,7 @@ func checkTelemetryStream(sc *TelemetryStreamConfig, info *hub.StreamInfo) *Fiel
 	}
 	info.LagNotice = int64(deref(sc.BufferSize))
 	if q := sc.QualitySettings; q != nil && q.Precision != "" && q.Precision != "standard" && q.Precision != "high" {
-		return &FieldError{"stream_config.quality_settings.precision", "must be standard or high"}
+		return &FieldError{"stream_config.quality_settings.precision", enum.Refusal("standard", "high")}
 	}
 	if b := sc.BatchProcessing; b != nil && b.Enabled {
 		if fe := batching("stream_config.batch_processing.", deref(b.BatchSize), deref(b.MaxWaitTime), info); fe != nil {
@@ -236,7 +237,7 @@ func compileEvents(e *EventsConfig, info *hub.StreamInfo) (expr.Spec, *FieldErro
 	if pr := e.ProcessingRules; pr != nil {
 		for i, en := range pr.Enrichment {
 			if !enrichments[en] {
-				return spec, &FieldError{fmt.Sprintf("processing_rules.enrichment[%d]", i), "must be location_names, driver_info or vehicle_details"}
+				return spec, &FieldError{fmt.Sprintf("processing_rules.enrichment[%d]", i), enum.Refusal("location_names", "driver_info", "vehicle_details")}
 			}
 		}
 	}
@@ -271,7 +272,7 @@ func checkEventStream(sc *EventStreamConfig, info *hub.StreamInfo) *FieldError {
 	switch sc.Reliability {
 	case "", "at_least_once", "at_most_once":
 	default:
-		return &FieldError{"stream_config.reliability", "must be at_least_once or at_most_once"}
+		return &FieldError{"stream_config.reliability", enum.Refusal("at_least_once", "at_most_once")}
 	}
 	if sc.Encryption {
 		return errEncryption

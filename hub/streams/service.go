@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/netguard"
 	"github.com/fleethub/fleethub/internal/store"
@@ -278,7 +279,7 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 	}
 	state, _ := p["state"].(string)
 	if _, ok := p["state"]; ok && state != hub.StateActive && state != hub.StatePaused {
-		return Configured{}, &FieldError{"state", "must be active or paused"}
+		return Configured{}, &FieldError{"state", enum.Refusal(hub.StateActive, hub.StatePaused)}
 	}
 	rotate, isBool := p["rotate_secret"].(bool)
 	if _, ok := p["rotate_secret"]; ok && !isBool {
