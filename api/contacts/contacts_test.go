@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -239,6 +241,25 @@ func testBadInput(t *testing.T, open testdb.Opener) {
 		r := f.do(method, c.path, writer, c.body)
 		if r.status != 400 || r.details()[c.field] == nil {
 			t.Errorf("%s: %d %v, want 400 naming %s", c.name, r.status, r.body, c.field)
+		}
+	}
+	// a role outside the set is invalid_request naming it and listing the
+	// roles; beside another problem, validation_failed naming both
+	for _, c := range []struct {
+		body   map[string]any
+		code   string
+		fields []string
+	}{
+		{map[string]any{"name": "A", "roles": []string{"dispatcher", "captain"}, "channels": map[string]any{"email": "a@example.com"}}, "invalid_request", []string{"roles[1]"}},
+		{map[string]any{"name": " ", "roles": []string{"captain"}, "channels": map[string]any{"email": "a@example.com"}}, "validation_failed", []string{"name", "roles[0]"}},
+	} {
+		r := f.do("POST", "/v1/contacts", writer, c.body)
+		e, _ := r.body["error"].(map[string]any)
+		if r.status != 400 || e["code"] != c.code || !slices.Equal(slices.Sorted(maps.Keys(r.details())), c.fields) {
+			t.Errorf("%v: %d %v, want 400 %s naming %v", c.body, r.status, r.body, c.code, c.fields)
+		}
+		if m, _ := r.details()["roles[1]"].(string); c.code == "invalid_request" && (!strings.HasPrefix(m, "must be one of ") || !strings.Contains(m, "dispatcher")) {
+			t.Errorf("%v: roles[1] %q does not list the roles", c.body, m)
 		}
 	}
 	for _, q := range []string{"role=captain", "limit=0", "limit=201", "cursor=xyz", "cursor=" + url.QueryEscape("MTIzOmNvbl94"[:6])} {

@@ -163,6 +163,11 @@ func telemetryMsg(vehicle string, seq int) string {
 
 const ct = "application/json"
 
+// eventOf is an event of category and severity at timestamp, valid otherwise.
+func eventOf(category, severity, timestamp string) string {
+	return fmt.Sprintf(`{"event_type":"harsh_braking","category":%q,"severity":%q,"timestamp":%q,"source":{"vehicle_id":"v"}}`, category, severity, timestamp)
+}
+
 func TestAccepted(t *testing.T) {
 	s := start(t, "telemetry:write", "events:write")
 	r := s.post(t, "/v1/telemetry", ct, `{"messages":[`+telemetryMsg("v1", 3)+`,`+telemetryMsg("v2", 4)+`]}`)
@@ -204,6 +209,12 @@ func TestBadRequests(t *testing.T) {
 		{"/v1/events", ct, `{"messages":[]}`, 400, "validation_failed", "messages"}, // a field of another endpoint: unknown here
 		{"/v1/events", ct, `{}`, 400, "validation_failed", "events"},
 		{"/v1/telemetry", ct, `{"messages":[],"mesages":[]}`, 400, "validation_failed", "mesages"},
+		// a value outside a field's fixed set is invalid_request; beside
+		// another problem, validation_failed naming both
+		{"/v1/telemetry", ct, `{"messages":[` + strings.Replace(telemetryMsg("v", 1), "fuel_system", "tire_pressure", 1) + `]}`, 400, "invalid_request", "messages[0].data_type"},
+		{"/v1/events", ct, `{"events":[` + eventOf("bogus", "high", now(-time.Second)) + `]}`, 400, "invalid_request", "events[0].category"},
+		{"/v1/events", ct, `{"events":[` + eventOf("safety_events", "extreme", now(-time.Second)) + `,` + eventOf("bogus", "high", now(-time.Second)) + `]}`, 400, "invalid_request", "events[0].severity"},
+		{"/v1/events", ct, `{"events":[` + eventOf("bogus", "high", "x") + `]}`, 400, "validation_failed", "events[0].timestamp"},
 	} {
 		r := s.post(t, c.path, c.ct, c.body)
 		if r.status != c.status || r.code() != c.code {
