@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,8 +81,12 @@ func TestBrowserTokensMintValidateAndScope(t *testing.T) {
 		{map[string]any{"scopes": []string{"feed:read"}, "audience": "x"}, "audience"},
 	} {
 		r := n.do("POST", "/v1/tokens", k, tc.body)
-		if r.Status != 400 || !strings.Contains(string(r.Body), `"`+tc.field+`"`) {
-			t.Errorf("mint %v: %d %s; want 400 naming %s", tc.body, r.Status, r.Body, tc.field)
+		want := "validation_failed"
+		if tc.body["scopes"] != nil && slices.Contains(tc.body["scopes"].([]string), "trips:read") { // a scope outside the set
+			want = "invalid_request"
+		}
+		if r.Status != 400 || r.errCode(t) != want || !strings.Contains(string(r.Body), `"`+tc.field+`"`) {
+			t.Errorf("mint %v: %d %s; want 400 %s naming %s", tc.body, r.Status, r.Body, want, tc.field)
 		}
 	}
 	if r := n.do("POST", "/v1/tokens", plain, map[string]any{"scopes": []string{"feed:read"}}); r.Status != 403 {

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -62,6 +63,9 @@ var scopePermission = map[string]string{
 
 // scopeList names the scopes for messages.
 const scopeList = "feed:read, streams:read, alerts:acknowledge, console:read or webhooks:replay"
+
+// scopes are the scopes a token may hold, in the order messages list them.
+var scopes = []string{ScopeFeedRead, ScopeStreamsRead, ScopeAlertsAck, ScopeConsoleRead, ScopeWebhooksReplay}
 
 // Limits.
 const (
@@ -170,7 +174,7 @@ func (r MintRequest) check(p *apikey.Principal) error {
 	for i, sc := range r.Scopes {
 		perm, ok := scopePermission[sc]
 		if !ok {
-			return &FieldError{fmt.Sprintf("scopes[%d]", i), "must be " + scopeList}
+			return &FieldError{fmt.Sprintf("scopes[%d]", i), enum.Refusal(scopes...)}
 		}
 		if slices.Index(r.Scopes, sc) != i {
 			return &FieldError{fmt.Sprintf("scopes[%d]", i), "is given twice"}
