@@ -149,7 +149,8 @@ func TestAlertToNobodyRefused(t *testing.T) {
 // fixed set (an incident's event_type, a status change's status) answers
 // invalid_request naming the field, the message listing the allowed
 // values; with another problem beside it the request is validation_failed
-// naming both. Nothing is stored or changed.
+// naming both, and a missing one is validation_failed (is required).
+// Nothing is stored or changed.
 func TestUnknownEnumValueIsInvalidRequest(t *testing.T) {
 	f := start(t, testdb.SQLite)
 	report := func(eventType string, latitude float64) map[string]any {
@@ -163,6 +164,11 @@ func TestUnknownEnumValueIsInvalidRequest(t *testing.T) {
 	}
 	code, out = f.do("POST", "/v1/emergency/incidents", report("fire", 91))
 	refused(t, "an unknown event_type and a latitude out of range", code, out, "validation_failed", "event_type", "location.latitude")
+	code, out = f.do("POST", "/v1/emergency/incidents", report("", 40))
+	refused(t, "no event_type", code, out, "validation_failed", "event_type")
+	if d, _ := out["error"].(map[string]any)["details"].(map[string]any); d["event_type"] != "is required" {
+		t.Errorf("no event_type: %v, want is required", d)
+	}
 	if _, list := f.do("GET", "/v1/emergency/incidents", nil); len(list["incidents"].([]any)) != 0 {
 		t.Errorf("refused reports were stored: %v", list["incidents"])
 	}

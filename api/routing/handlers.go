@@ -186,7 +186,7 @@ func (h *Handlers) matrix(c *api.Ctx) error {
 	dst := points("targets", b.Targets, MaxTargets, bad)
 	costing, ok := routing.ParseCosting(b.Costing)
 	if !ok {
-		bad["costing"] = enum.Refusal("auto", "truck", "bicycle", "pedestrian")
+		bad["costing"] = enum.Required(b.Costing, "auto", "truck", "bicycle", "pedestrian")
 	}
 	truck := truckSize(b.Truck, costing, bad)
 	avoid := avoidSet(b.Avoid, bad)

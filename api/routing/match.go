@@ -116,7 +116,7 @@ func (h *Handlers) match(c *api.Ctx) error {
 	bad := map[string]string{}
 	costing, ok := matchCostings[b.Costing]
 	if !ok {
-		bad["costing"] = enum.Refusal("auto", "bicycle", "pedestrian")
+		bad["costing"] = enum.Required(b.Costing, "auto", "bicycle", "pedestrian")
 	}
 	pts, times := tracePoints(b.Points, bad)
 	if len(bad) > 0 {

@@ -58,11 +58,11 @@ func NewIncidents(st IncidentStore, trips TripReader, dir Directory, notify Noti
 
 func (b *ReportBody) validate() map[string]string {
 	bad := map[string]string{}
-	if !slices.Contains(EventTypes, b.EventType) {
-		bad["event_type"] = enum.Refusal(EventTypes...)
+	if msg := enum.Required(b.EventType, EventTypes...); msg != "" {
+		bad["event_type"] = msg
 	}
-	if !slices.Contains(Severities, b.SeverityLevel) {
-		bad["severity_level"] = enum.Refusal(Severities...)
+	if msg := enum.Required(b.SeverityLevel, Severities...); msg != "" {
+		bad["severity_level"] = msg
 	}
 	if l := b.Location; l == nil {
 		bad["location"] = "is required"
@@ -296,8 +296,8 @@ func (s *Incidents) Get(ctx context.Context, sc store.Scope, id string) (Inciden
 // validate checks every field of a status change; bad is keyed by field.
 func (b *StatusBody) validate() map[string]string {
 	bad := map[string]string{}
-	if !slices.Contains(Statuses, b.Status) {
-		bad["status"] = enum.Refusal(Statuses...)
+	if msg := enum.Required(b.Status, Statuses...); msg != "" {
+		bad["status"] = msg
 	}
 	for _, f := range []struct {
 		name string

@@ -14,11 +14,11 @@ import (
 // bad is keyed by field path.
 func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 	bad := map[string]string{}
-	if !slices.Contains(AlertTypes, b.AlertType) {
-		bad["alert_type"] = enum.Refusal(AlertTypes...)
+	if msg := enum.Required(b.AlertType, AlertTypes...); msg != "" {
+		bad["alert_type"] = msg
 	}
-	if !slices.Contains(Severities, b.Severity) {
-		bad["severity"] = enum.Refusal(Severities...)
+	if msg := enum.Required(b.Severity, Severities...); msg != "" {
+		bad["severity"] = msg
 	}
 	if strings.TrimSpace(b.Title) == "" || len([]rune(b.Title)) > 100 {
 		bad["title"] = "is required, at most 100 characters"
@@ -90,9 +90,9 @@ const (
 // the channels listed ahead of it, exp the alert's expiration (checked
 // against the delay when it is valid).
 func (c *Channel) validate(p string, before []Channel, now, exp time.Time, bad map[string]string) {
-	switch {
-	case !slices.Contains(Channels, c.Channel):
-		bad[p+".channel"] = enum.Refusal(Channels...)
+	switch msg := enum.Required(c.Channel, Channels...); {
+	case msg != "":
+		bad[p+".channel"] = msg
 	case slices.ContainsFunc(before, func(o Channel) bool { return o.Channel == c.Channel }):
 		bad[p+".channel"] = "is listed twice: one item per channel"
 	}
@@ -155,7 +155,7 @@ func (a *AffectedArea) validate(bad map[string]string) {
 			bad["affected_area.state"] = "must be a two-letter state code"
 		}
 	default:
-		bad["affected_area.type"] = enum.Refusal("radius", "polygon", "route", "city", "state")
+		bad["affected_area.type"] = enum.Required(a.Type, "radius", "polygon", "route", "city", "state")
 	}
 	if a.BufferKm != nil && !(*a.BufferKm >= 0 && *a.BufferKm <= 100) {
 		bad["affected_area.buffer_km"] = "must be 0 to 100"

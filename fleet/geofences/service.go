@@ -145,7 +145,7 @@ func (b *Body) Area() (fence.Area, error) {
 			bad["center"] = "center and radius_m are only for type circle"
 		}
 	default:
-		bad["type"] = enum.Refusal("circle", "polygon")
+		bad["type"] = enum.Required(b.Type, "circle", "polygon")
 	}
 	if len(bad) == 0 {
 		if err := a.Validate(); err != nil {

@@ -8,7 +8,10 @@
 // the mark: it always starts with Prefix and lists the allowed values.
 package enum
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Prefix starts every refusal of a value outside a fixed set.
 const Prefix = "must be one of "
@@ -31,4 +34,17 @@ func All(fields map[string]string) bool {
 		}
 	}
 	return len(fields) > 0
+}
+
+// Required checks a required value against allowed: "" when it is one of
+// them, "is required" when it is empty (a missing field, not an unknown
+// value), the refusal otherwise.
+func Required(v string, allowed ...string) string {
+	switch {
+	case v == "":
+		return "is required"
+	case slices.Contains(allowed, v):
+		return ""
+	}
+	return Refusal(allowed...)
 }

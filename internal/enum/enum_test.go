@@ -25,3 +25,11 @@ func TestAll(t *testing.T) {
 		t.Errorf("Refusal = %q", got)
 	}
 }
+
+func TestRequired(t *testing.T) {
+	for v, want := range map[string]string{"": "is required", "a": "", "c": "must be one of a, b"} {
+		if got := enum.Required(v, "a", "b"); got != want {
+			t.Errorf("Required(%q) = %q, want %q", v, got, want)
+		}
+	}
+}
