@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 )
@@ -57,7 +58,7 @@ func startThrottled(t *testing.T, cfg api.Config, ks *countingKeys, clock *fakeC
 		&api.Route{Method: "GET", Path: "/thing", Tag: "test", Handler: h},
 		&api.Route{Method: "GET", Path: "/plain", Tag: "test", Auth: api.AuthKeyPlain, Handler: h},
 	)
-	return serve(t, srv), hits
+	return apitest.Serve(t, srv), hits
 }
 
 // clientFrom makes a client whose connections come from the local address

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 )
 
 // TestRouteBodyLimit: a route with its own MaxBodyBytes takes a body
@@ -28,7 +29,7 @@ func TestRouteBodyLimit(t *testing.T) {
 		&api.Route{Method: "PUT", Path: "/big", Tag: "test", Auth: api.AuthNone, Handler: echo},
 		&api.Route{Method: "POST", Path: "/small", Tag: "test", Auth: api.AuthNone, Handler: echo},
 	)
-	base := "http://" + serve(t, srv)
+	base := "http://" + apitest.Serve(t, srv)
 	send := func(method, path string, n int) (int, map[string]any) {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+path, bytes.NewReader([]byte(`"`+strings.Repeat("x", n-2)+`"`)))

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 )
 
 // A 501 (a feature this node was not started with) is an answer, not a
@@ -22,7 +23,7 @@ func TestErrorRateLeavesOutNotImplemented(t *testing.T) {
 			return api.Errf("internal_error", "boom")
 		}},
 	)
-	base := "http://" + serve(t, srv)
+	base := "http://" + apitest.Serve(t, srv)
 	get := func(path string, want int) {
 		t.Helper()
 		res, err := http.Get(base + path)

@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 )
@@ -64,7 +65,7 @@ func TestRateLimitRejectionsOnMetrics(t *testing.T) {
 		&api.Route{Method: "GET", Path: "/metrics", Tag: "test", Auth: api.AuthNone, Raw: "text/plain",
 			Handler: func(c *api.Ctx) error { metrics(c.RequestCtx); return nil }},
 	)
-	addr := serve(t, srv)
+	addr := apitest.Serve(t, srv)
 	base := "http://" + addr
 
 	get := func(key, path string) int {

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 )
 
 // TestPathParamsDecodedOnce: every path parameter reaches the handler
@@ -23,7 +24,7 @@ func TestPathParamsDecodedOnce(t *testing.T) {
 			ran.Add(1)
 			return c.JSON(200, map[string]string{"thing_id": c.PathParam("thing_id"), "part": c.PathParam("part")})
 		}})
-	addr := serve(t, srv)
+	addr := apitest.Serve(t, srv)
 	for _, c := range []struct{ path, thing, part string }{
 		{"/things/plain/parts/p1", "plain", "p1"},
 		{"/things/sp%20dev/parts/p1", "sp dev", "p1"},

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 )
@@ -42,7 +43,7 @@ func startServer(t *testing.T, ks keys) (addr string, hits *atomic.Int64) {
 			return c.JSON(201, map[string]string{"name": b.Name})
 		}},
 	)
-	return serve(t, srv), hits
+	return apitest.Serve(t, srv), hits
 }
 
 // rawRequest writes req by hand on a new connection and reads one response.

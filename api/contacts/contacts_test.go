@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 	"github.com/fleethub/fleethub/api/contacts"
 	domain "github.com/fleethub/fleethub/fleet/contacts"
 	"github.com/fleethub/fleethub/internal/apikey"
@@ -59,19 +60,8 @@ func start(t *testing.T, open testdb.Opener) *fixture {
 	}
 	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), a, nil)
 	srv.Handle(contacts.New(domain.New(st, ticker())).Routes()...)
-	addr, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
-	return &fixture{t: t, url: "http://" + addr.String()}
+	addr := apitest.Serve(t, srv)
+	return &fixture{t: t, url: "http://" + addr}
 }
 
 // ticker is a clock a second further on at every reading, so contacts

@@ -10,9 +10,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 	"github.com/fleethub/fleethub/api/geocoding"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/geocode"
@@ -41,21 +41,8 @@ func start(t testing.TB, ix *geocode.Index) *server {
 	log := slog.New(slog.DiscardHandler)
 	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, log, prometheus.NewRegistry(), auth{key}, nil)
 	srv.Handle(geocoding.New(ix).Routes()...)
-	addr, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		<-done
-	})
-	return &server{url: "http://" + addr.String(), key: key}
+	addr := apitest.Serve(t, srv)
+	return &server{url: "http://" + addr, key: key}
 }
 
 // get sends a raw query string (not re-encoded) and decodes the answer.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 	"github.com/fleethub/fleethub/api/ingestapi"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
@@ -100,21 +101,8 @@ func startWith(t *testing.T, wrap func(*telemetry.Service) ingestapi.Service, pe
 		h = wrap(svc)
 	}
 	srv.Handle(ingestapi.New(h).Routes()...)
-	addr, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		<-done
-	})
-	return &server{url: "http://" + addr.String(), key: key, bus: b}
+	addr := apitest.Serve(t, srv)
+	return &server{url: "http://" + addr, key: key, bus: b}
 }
 
 type reply struct {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 	"github.com/fleethub/fleethub/api/optimization"
 	domain "github.com/fleethub/fleethub/fleet/optimization"
 	"github.com/fleethub/fleethub/internal/apikey"
@@ -84,19 +85,8 @@ func serveWith(t *testing.T, roads domain.Roads, cfg domain.Config) string {
 	t.Cleanup(func() { st.Close() })
 	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), auth{}, nil)
 	srv.Handle(optimization.New(domain.New(cfg, st, nil, roads)).Routes()...)
-	addr, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
-	return "http://" + addr.String()
+	addr := apitest.Serve(t, srv)
+	return "http://" + addr
 }
 
 // post sends body and decodes the answer.

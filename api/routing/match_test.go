@@ -2,7 +2,6 @@ package routing_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,49 +15,25 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 	apirouting "github.com/fleethub/fleethub/api/routing"
-	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/fleethub/fleethub/internal/routing"
 )
 
-var testKey = func() string {
-	k, err := apikey.Generate("test")
-	if err != nil {
-		panic(err)
-	}
-	return k
-}()
+// key is the one key the test servers know.
+var key = apitest.NewKey("all")
 
-type keys struct{}
-
-func (keys) Authenticate(_ context.Context, key string) (*api.Principal, error) {
-	if key != testKey {
-		return nil, api.Errf("api_key_not_found", "unknown key")
-	}
-	return &api.Principal{Org: "org-a", Env: "test", KeyID: "k", Permissions: []string{"all"}, Rate: 1e6, Burst: 1e6}, nil
-}
+// testKey is its value.
+var testKey = key.Key
 
 // startServer serves h's routes over HTTP on a free port.
 func startServer(t testing.TB, h *apirouting.Handlers) string {
 	t.Helper()
-	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), keys{}, ratelimit.NewMemory(nil))
+	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), key, ratelimit.NewMemory(nil))
 	srv.Handle(h.Routes()...)
-	a, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		<-done
-	})
-	return "http://" + a.String()
+	a := apitest.Serve(t, srv)
+	return "http://" + a
 }
 
 func post(t testing.TB, url string, body any) (int, []byte) {

@@ -3,41 +3,28 @@ package tiles_test
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 	apitiles "github.com/fleethub/fleethub/api/tiles"
-	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/fleethub/fleethub/internal/tiles"
 	"github.com/fleethub/fleethub/internal/tiles/tilestest"
 )
 
-var testKey = func() string {
-	k, err := apikey.Generate("test")
-	if err != nil {
-		panic(err)
-	}
-	return k
-}()
+// key is the one key the test servers know.
+var key = apitest.NewKey("maps:read")
 
-type keys struct{}
-
-func (keys) Authenticate(_ context.Context, key string) (*api.Principal, error) {
-	if key != testKey {
-		return nil, api.Errf("api_key_not_found", "unknown key")
-	}
-	return &api.Principal{Org: "org-a", Env: "test", KeyID: "k", Permissions: []string{"maps:read"}, Rate: 1e6, Burst: 1e6}, nil
-}
+// testKey is its value.
+var testKey = key.Key
 
 // serve serves archive file's tile routes over HTTP on a free port.
 func serve(t *testing.T, file string) string {
@@ -51,23 +38,10 @@ func serve(t *testing.T, file string) string {
 			t.Errorf("close: %v", err)
 		}
 	})
-	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), keys{}, ratelimit.NewMemory(nil))
+	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), key, ratelimit.NewMemory(nil))
 	srv.Handle(apitiles.New(a).Routes()...)
-	addr, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		<-done
-	})
-	return "http://" + addr.String()
+	addr := apitest.Serve(t, srv)
+	return "http://" + addr
 }
 
 // client hands the body over as sent and sends Accept-Encoding only when

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/api/apitest"
 	"github.com/fleethub/fleethub/api/webhooks"
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/internal/apikey"
@@ -76,19 +77,8 @@ func start(t *testing.T) *fixture {
 	}
 	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), a, nil)
 	srv.Handle(webhooks.New(st, reg, endpoints{}).Routes()...)
-	addr, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve() }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	})
-	return &fixture{t: t, url: "http://" + addr.String(), st: st}
+	addr := apitest.Serve(t, srv)
+	return &fixture{t: t, url: "http://" + addr, st: st}
 }
 
 type reply struct {
