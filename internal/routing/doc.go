@@ -1,19 +1,22 @@
 // Package routing is the road-routing engine: it imports the roads of an
-// OpenStreetMap .osm.pbf extract, builds for each costing (auto, truck,
-// bicycle, pedestrian) an edge-based routing graph with its road rules
-// and a contraction hierarchy over it, and answers many-to-many queries
-// (the distance and time from every source to every target) between
-// locations snapped onto the nearest road segment. It holds no HTTP: the
-// handlers in api/routing decode a request, call Graph.Route and encode
-// the answer.
+// OpenStreetMap extract (.osm.pbf or OSM XML), builds for each costing
+// (auto, truck, bicycle, pedestrian) an edge-based routing graph with its
+// road rules and a contraction hierarchy over it, and answers many-to-many
+// queries (the distance and time from every source to every target)
+// between locations snapped onto the nearest road segment. It holds no
+// HTTP: the handlers in api/routing decode a request, call Graph.Route and
+// encode the answer.
 //
 // # Files
 //
 //   - pbf.go: the .osm.pbf reader (blobs, primitive blocks, plain and dense
 //     nodes with their tags, ways, relations).
-//   - osm.go: what the graph needs of an extract: coordinates, the tags of
-//     nodes that matter (signals, barriers, access), highways, and turn
-//     restrictions.
+//   - xml.go: the OSM XML reader (nodes, ways and relations with their
+//     tags, handed to the same callbacks as the PBF reader's).
+//   - osm.go: the format of an extract recognised by its content (gzip,
+//     bzip2, XML or PBF), and what the graph needs of it: coordinates, the
+//     tags of nodes that matter (signals, barriers, access), highways, and
+//     turn restrictions.
 //   - profile.go: the road rules of each costing: speeds, maxspeed, access,
 //     one-ways, the bicycle's contraflow and pushing, truck limits,
 //     barriers.

@@ -81,8 +81,10 @@ type Options struct {
 	version string
 }
 
-// Load builds the road network of a .osm.pbf extract, or loads it from
-// opts.CacheDir when it was built before, and prepares opts.Costings.
+// Load builds the road network of an OpenStreetMap extract (.osm.pbf, or
+// OSM XML plain, gzip- or bzip2-compressed, recognised by content), or
+// loads it from opts.CacheDir when it was built before (the saved files
+// are named for the file's bytes), and prepares opts.Costings.
 func Load(path string, opts Options) (*Graph, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -138,9 +140,10 @@ func Load(path string, opts Options) (*Graph, error) {
 	return g, nil
 }
 
-// Read builds the road network of a .osm.pbf stream. It returns an
-// error, never a partial graph, when the stream is malformed or holds no
-// roads. Costings are built when a query first asks for them.
+// Read builds the road network of an extract stream in any of Load's
+// formats. It returns an error, never a partial graph, when the stream
+// is malformed or holds no roads. Costings are built when a query first
+// asks for them.
 func Read(r io.Reader) (*Graph, error) {
 	x, err := importOSM(r)
 	if err != nil {

@@ -1,6 +1,12 @@
 package routing
 
 import (
+	"bufio"
+	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 )
@@ -31,10 +37,10 @@ type extract struct {
 	restrictions []restriction
 }
 
-// importOSM reads an .osm.pbf stream.
+// importOSM reads an extract in any format readExtract recognises.
 func importOSM(r io.Reader) (*extract, error) {
 	x := &extract{coords: map[int64][2]float64{}, nodeTags: map[int64]map[string]string{}}
-	err := readPBF(r, sink{
+	err := readExtract(r, sink{
 		node: func(id int64, lat, lon float64) { x.coords[id] = [2]float64{lat, lon} },
 		nodeTags: func(id int64, tags map[string]string) {
 			if tags["highway"] == "traffic_signals" || tags["barrier"] != "" || tags["access"] != "" ||
@@ -57,6 +63,45 @@ func importOSM(r io.Reader) (*extract, error) {
 		return nil, err
 	}
 	return x, nil
+}
+
+// readExtract reads an OpenStreetMap extract, its format recognised by
+// its content rather than its name: gzip (1f 8b) or bzip2 ("BZh")
+// compression is undone first, then the stream is OSM XML when its first
+// byte that is not white space (after a byte order mark) is '<', and
+// .osm.pbf otherwise. Its error names the format it read.
+func readExtract(r io.Reader, s sink) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	compression := ""
+	switch magic, _ := br.Peek(3); {
+	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("read as gzip: %w", err)
+		}
+		defer zr.Close()
+		br, compression = bufio.NewReaderSize(zr, 64<<10), "gzip"
+	case string(magic) == "BZh":
+		br, compression = bufio.NewReaderSize(bzip2.NewReader(br), 64<<10), "bzip2"
+	}
+	head, err := br.Peek(512)
+	if err != nil && !errors.Is(err, io.EOF) {
+		if compression != "" {
+			return fmt.Errorf("read as %s: %w", compression, err)
+		}
+		return err
+	}
+	read, format := readPBF, ".osm.pbf"
+	if head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\uFEFF")), " \t\r\n"); len(head) > 0 && head[0] == '<' {
+		read, format = readXML, "OSM XML"
+	}
+	if compression != "" {
+		format += " (" + compression + ")"
+	}
+	if err := read(br, s); err != nil {
+		return fmt.Errorf("read as %s: %w", format, err)
+	}
+	return nil
 }
 
 // restrictionOf reads a type=restriction relation with one from way, one
