@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"bytes"
 	"strings"
 )
 
@@ -46,4 +47,12 @@ func DecodeSaved(b []byte) (*Graph, error) {
 	}
 	tiny.costs[Auto][0].once.Do(func() { tiny.costs[Auto][0].cg = cg })
 	return tiny, nil
+}
+
+// XMLNodes are the coordinates of the nodes the XML reader hands on,
+// for FuzzReadXML.
+func XMLNodes(b []byte) ([][2]float64, error) {
+	var pts [][2]float64
+	err := readXML(bytes.NewReader(b), sink{node: func(_ int64, lat, lon float64) { pts = append(pts, [2]float64{lat, lon}) }})
+	return pts, err
 }

@@ -22,9 +22,9 @@ func TestRealExtracts(t *testing.T) {
 	if raceOn {
 		// see race_on_test.go; the costings' concurrent build is checked
 		// under the detector on the fixtures (TestSavedGraphIsLoaded)
-		t.Skip("runs in make test's pass without the race detector, on all three extracts")
+		t.Skip("runs in make test's pass without the race detector, on all four extracts")
 	}
-	names := []string{"us-oh-columbus.osm.pbf", "us-ny-queens-village.osm.pbf", "us-or-portland-central-roads.osm.pbf"}
+	names := []string{"us-oh-columbus.osm.pbf", "us-ny-queens-village.osm.pbf", "us-or-portland-central-roads.osm.pbf", "us-ca-west-oakland.osm.bz2"}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			path := SharedData(t, filepath.Join("osm", name))

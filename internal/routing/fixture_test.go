@@ -2,10 +2,14 @@ package routing
 
 import (
 	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
 	"compress/zlib"
 	"encoding/binary"
+	"encoding/xml"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,7 +18,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/tiny.osm.pbf, testdata/trucks.osm.pbf and the fuzz seeds")
+var update = flag.Bool("update", false, "rewrite testdata/tiny.osm.pbf, testdata/trucks.osm.pbf, the XML forms of tiny and the fuzz seeds")
 
 // The tiny network of testdata/tiny.osm.pbf (longitude -83.001 left,
 // -83.000 right):
@@ -105,6 +109,66 @@ func tinyPBF() []byte {
 	f = appendFileBlock(f, "OSMData", dataBlock(100, 0, 0, tinyNodes[:3], tinyNodes[3:5], nil), false)
 	f = appendFileBlock(f, "OSMData", dataBlock(1000, 40e9, -83e9, nil, tinyNodes[5:], tinyWays), true)
 	return f
+}
+
+// tinyXMLSkipped is what the XML form of the tiny network holds beside
+// it, all of which a reader must leave out: the bounds, a changeset, a
+// node and a primary road 4–2 that JOSM marks deleted, a primary road
+// 5–2 that is no longer visible, and a deleted restriction that would
+// forbid cars 1→2→3.
+const tinyXMLSkipped = ` <bounds minlat="40.0000000" minlon="-83.0010000" maxlat="40.0040000" maxlon="-83.0000000"/>
+ <changeset id="1" open="false"><tag k="comment" v="the tiny network"/></changeset>
+ <node id="6" action="delete" lat="40.0010000" lon="-83.0010000"><tag k="highway" v="traffic_signals"/></node>
+ <way id="18" action="delete"><nd ref="4"/><nd ref="2"/><tag k="highway" v="primary"/></way>
+ <way id="19" visible="false"><nd ref="5"/><nd ref="2"/><tag k="highway" v="primary"/></way>
+ <relation id="20" action="delete">
+  <member type="way" ref="10" role="from"/>
+  <member type="node" ref="2" role="via"/>
+  <member type="way" ref="11" role="to"/>
+  <tag k="type" v="restriction"/>
+  <tag k="restriction" v="no_straight_on"/>
+ </relation>
+`
+
+// tinyXML is the tiny network as OSM XML (testdata/tiny.osm, and
+// compressed tiny.osm.gz and tiny.osm.bz2), with tinyXMLSkipped.
+func tinyXML() []byte { return osmXML(tinyNodes, tinyWays, tinyXMLSkipped) }
+
+// osmXML writes nodes and ways as OSM XML, with extra (elements of
+// <osm>) before them.
+func osmXML(nodes []osmNode, ways []osmWay, extra string) []byte {
+	var b bytes.Buffer
+	b.WriteString("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<osm version=\"0.6\" generator=\"fleethub tests\">\n")
+	b.WriteString(extra)
+	for _, n := range nodes {
+		fmt.Fprintf(&b, " <node id=\"%d\" version=\"1\" lat=\"%.7f\" lon=\"%.7f\"/>\n", n.id, n.lat, n.lon)
+	}
+	for _, w := range ways {
+		fmt.Fprintf(&b, " <way id=\"%d\" version=\"1\">\n", w.id)
+		for _, r := range w.refs {
+			fmt.Fprintf(&b, "  <nd ref=\"%d\"/>\n", r)
+		}
+		for i := 0; i+1 < len(w.tags); i += 2 {
+			b.WriteString(`  <tag k="`)
+			xml.EscapeText(&b, []byte(w.tags[i])) //nolint:errcheck // a bytes.Buffer
+			b.WriteString(`" v="`)
+			xml.EscapeText(&b, []byte(w.tags[i+1])) //nolint:errcheck // a bytes.Buffer
+			b.WriteString("\"/>\n")
+		}
+		b.WriteString(" </way>\n")
+	}
+	b.WriteString("</osm>\n")
+	return b.Bytes()
+}
+
+// gzipped is b compressed with gzip, stored (level 0) so that the
+// fixture's bytes do not depend on the deflater.
+func gzipped(b []byte) []byte {
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.NoCompression)
+	zw.Write(b)
+	zw.Close()
+	return z.Bytes()
 }
 
 // pbw appends protobuf wire format.
@@ -251,6 +315,11 @@ func TestWriteFixture(t *testing.T) {
 		files[filepath.Join("testdata", "fuzz", "FuzzReadPBF", name)] = corpusFile(b)
 	}
 	files[filepath.Join("testdata", "fuzz", "FuzzReadPBF", "tagged")] = corpusFile(appendFileBlock(nil, "OSMData", taggedBlock(), true))
+	files[filepath.Join("testdata", "tiny.osm")] = tinyXML()
+	files[filepath.Join("testdata", "tiny.osm.gz")] = gzipped(tinyXML())
+	for name, b := range xmlFuzzSeeds() {
+		files[filepath.Join("testdata", "fuzz", "FuzzReadXML", name)] = corpusFile(b)
+	}
 	g, err := Read(bytes.NewReader(tinyPBF()))
 	if err != nil {
 		t.Fatal(err)
@@ -282,6 +351,15 @@ func TestWriteFixture(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s is not what the fixture writer writes (%v): go test ./internal/routing -run TestWriteFixture -update", path, err)
 		}
+	}
+	// Go writes no bzip2: the committed file is made by the bzip2 tool
+	bz := filepath.Join("testdata", "tiny.osm.bz2")
+	b, err := os.ReadFile(bz)
+	if err == nil {
+		b, err = io.ReadAll(bzip2.NewReader(bytes.NewReader(b)))
+	}
+	if err != nil || !bytes.Equal(b, tinyXML()) {
+		t.Errorf("%s does not hold testdata/tiny.osm (%v): bzip2 -9 -c testdata/tiny.osm > %s", bz, err, bz)
 	}
 }
 

@@ -12,22 +12,42 @@ import (
 // and never neither, and never panics; a graph it returns answers a query.
 // Seeds in testdata/fuzz/FuzzReadPBF (written by TestWriteFixture -update).
 func FuzzReadPBF(f *testing.F) {
+	f.Fuzz(checkRead)
+}
+
+// FuzzReadXML: on any bytes the XML reader hands on only nodes whose
+// coordinates are in range, or returns an error, and never panics; Read,
+// which recognises the format by content, behaves as in FuzzReadPBF.
+// Seeds in testdata/fuzz/FuzzReadXML (written by TestWriteFixture -update).
+func FuzzReadXML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := routing.Read(bytes.NewReader(data))
-		if (g == nil) == (err == nil) {
-			t.Fatalf("Read = %v, %v", g, err)
+		pts, err := routing.XMLNodes(data)
+		for _, p := range pts {
+			if err == nil && !(math.Abs(p[0]) <= 90 && math.Abs(p[1]) <= 180) {
+				t.Fatalf("node at %v", p)
+			}
 		}
-		if g == nil {
-			return
-		}
-		if g.Nodes() == 0 {
-			t.Fatalf("a graph without nodes")
-		}
-		pts := [][2]float64{{40.000, -83.000}, {40.002, -83.000}}
-		if m := g.Matrix(pts, pts, routing.Pedestrian); len(m) != 2 || len(m[1]) != 2 {
-			t.Fatalf("matrix %v", m)
-		}
+		checkRead(t, data)
 	})
+}
+
+// checkRead: Read returns a graph or an error, never both and never
+// neither; a graph it returns answers a query.
+func checkRead(t *testing.T, data []byte) {
+	g, err := routing.Read(bytes.NewReader(data))
+	if (g == nil) == (err == nil) {
+		t.Fatalf("Read = %v, %v", g, err)
+	}
+	if g == nil {
+		return
+	}
+	if g.Nodes() == 0 {
+		t.Fatalf("a graph without nodes")
+	}
+	pts := [][2]float64{{40.000, -83.000}, {40.002, -83.000}}
+	if m := g.Matrix(pts, pts, routing.Pedestrian); len(m) != 2 || len(m[1]) != 2 {
+		t.Fatalf("matrix %v", m)
+	}
 }
 
 // FuzzRules: any tags give each costing a speed that is zero or a finite
