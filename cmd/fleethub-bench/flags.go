@@ -174,7 +174,7 @@ func (m modeFlags) load() {
 		fs.IntVar(&f.trips, "trips", 256, pick(m.mode, map[string]string{"": "trips in parallel", "soak": "vehicles on trips (default 2000)"}))
 	}
 	if m.in("drive") {
-		fs.StringVar(&f.osm, "osm", "", "the .osm.pbf extract the server was started with (--osm): the vehicles drive its roads")
+		fs.StringVar(&f.osm, "osm", "", "the extract the server was started with (--osm; .osm.pbf or OSM XML, plain, gzip or bzip2): the vehicles drive its roads")
 		fs.IntVar(&f.vehicles, "vehicles", 1000, "vehicles, each on a trip of its own")
 		fs.DurationVar(&f.every, "every", time.Second, "each vehicle takes a point this often")
 		fs.DurationVar(&f.upload, "upload-every", 0, "each vehicle uploads the points it took this often (default --every)")

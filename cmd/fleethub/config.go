@@ -116,7 +116,7 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", false, "let webhooks reach loopback, private, link-local, CGNAT and metadata addresses (tests and local use only)")
 	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", webhook.DefaultConcurrency, "webhook requests in flight per endpoint (each stream's webhook_url; 0: the default)")
 	fs.StringVar(&c.Addresses, "addresses", "", "comma list of address files for geocoding: OpenAddresses CSV (LON,LAT,NUMBER,STREET,UNIT,CITY,DISTRICT,REGION,POSTCODE,ID,HASH) or GeoJSON, or {\"addresses\": [{address1, …}]} JSON; the index is saved under --data/geocode; without it geocoding answers 501")
-	fs.StringVar(&c.OSM, "osm", "", "OpenStreetMap .osm.pbf extract whose roads the distance matrix routes over (without it the matrix answers 501)")
+	fs.StringVar(&c.OSM, "osm", "", "OpenStreetMap extract whose roads the distance matrix routes over: .osm.pbf, or OSM XML plain, gzip- or bzip2-compressed (.osm, .osm.gz, .osm.bz2), the format recognised by content (without it the matrix answers 501)")
 	fs.StringVar(&c.OSMCostings, "osm-costings", "auto", "costings whose routing graphs are prepared at start, comma-separated (auto, truck, bicycle, pedestrian); the others are prepared when first asked for")
 	fs.StringVar(&c.Tiles, "tiles", "", "PMTiles v3 archive served as the building tiles (without it the tile endpoints answer 501)")
 	fs.StringVar(&c.NotifyURL, "notify-url", "", "notification gateway for emergency alerts: each SMS, e-mail, push and voice notification is POSTed there as JSON")

@@ -244,15 +244,39 @@ func TestRoutingMatrixTruckSize(t *testing.T) {
 	}
 }
 
+// TestRoutingMatrixXML serves the fixture's network from its OSM XML
+// form compressed with bzip2 (internal/routing/testdata/tiny.osm.bz2):
+// the matrix answers as on the .osm.pbf.
+func TestRoutingMatrixXML(t *testing.T) {
+	cfg := testConfig(t)
+	p, err := filepath.Abs("../../internal/routing/testdata/tiny.osm.bz2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OSM = p
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"routing:read"}, 100000)
+	body := map[string]any{"sources": []map[string]any{{"lat": 40.000, "lon": -83.000}}, "targets": []map[string]any{{"lat": 40.002, "lon": -83.000}}, "costing": "auto"}
+	r := n.do("POST", "/v1/routing/sources_to_targets", k, body)
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	// node 1 → node 3, as TestRoutingMatrixTiny
+	if c := r.json(t)["data"].(map[string]any)["sources_to_targets"].([]any)[0].([]any)[0].(map[string]any); c["distance"] != 0.222 || c["time"] != 32.0 {
+		t.Errorf("1→3: %v, want 0.222 km, 32.0 s", c)
+	}
+}
+
 // TestRoutingEmptyExtract: an extract without roads, or not an extract
-// at all, stops the server at start, with an error naming --osm and the
-// file.
+// at all, stops the server at start, with an error naming --osm, the
+// file and the format it was read as.
 func TestRoutingEmptyExtract(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		b    []byte
 		says string
-	}{{"empty", nil, "has no roads"}, {"not-a-pbf", []byte("no roads here"), "blob header"}} {
+	}{{"empty", nil, "has no roads"}, {"not-a-pbf", []byte("no roads here"), "read as .osm.pbf: routing: pbf: blob header"},
+		{"bad-xml", []byte(`<osm><node id="7" lat="91" lon="0"/></osm>`), "read as OSM XML: line 1: node 7: lat 91 out of range"}} {
 		p := filepath.Join(t.TempDir(), tc.name+".osm.pbf")
 		if err := os.WriteFile(p, tc.b, 0o644); err != nil {
 			t.Fatal(err)
