@@ -96,12 +96,23 @@ func attrCoord(e xml.StartElement, name string, limit float64) (float64, error) 
 	return c, nil
 }
 
-// memberTypes are a relation member's types as the sink numbers them;
-// any other is 3.
-var memberTypes = map[string]uint8{"node": 0, "way": 1, "relation": 2}
+// memberType numbers a relation member's type as the sink does: node 0,
+// way 1, relation 2, any other 3.
+func memberType(typ string) uint8 {
+	switch typ {
+	case "node":
+		return 0
+	case "way":
+		return 1
+	case "relation":
+		return 2
+	}
+	return 3
+}
 
 // readObject reads one element inside <osm> through its end, and hands
-// it to s when it is a node, a way or a relation that is not deleted.
+// it to s when it is a node, a way or a relation, neither deleted nor
+// invisible.
 func readObject(d *xml.Decoder, e xml.StartElement, s sink) error {
 	kind := e.Name.Local
 	at := line(d)
@@ -171,11 +182,7 @@ func readObject(d *xml.Decoder, e xml.StartElement, s sink) error {
 			}
 			typ, _ := attr(c, "type")
 			role, _ := attr(c, "role")
-			t, ok := memberTypes[typ]
-			if !ok {
-				t = 3
-			}
-			members = append(members, member{typ: t, id: ref, role: role})
+			members = append(members, member{typ: memberType(typ), id: ref, role: role})
 		}
 		if err := d.Skip(); err != nil {
 			return fail(err)
