@@ -72,8 +72,12 @@ func importOSM(r io.Reader) (*extract, error) {
 // .osm.pbf otherwise. Its error names the format it read.
 func readExtract(r io.Reader, s sink) error {
 	br := bufio.NewReaderSize(r, 64<<10)
+	magic, err := br.Peek(3)
+	if err != nil && !errors.Is(err, io.EOF) { // a shorter stream is no compressed one
+		return err
+	}
 	compression := ""
-	switch magic, _ := br.Peek(3); {
+	switch {
 	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
 		zr, err := gzip.NewReader(br)
 		if err != nil {
