@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -155,5 +156,53 @@ func TestGeofenceMissingCoordinate(t *testing.T) {
 	g := n.do("GET", "/v1/geofences/"+id, k, nil).json(t)
 	if c := g["center"].(map[string]any); g["name"] != "Depot" || c["longitude"] != -83.0 || c["latitude"] != 40.009 {
 		t.Errorf("after a refused put: %v", g)
+	}
+}
+
+// A change to the organization's geofences (one created, one renamed)
+// keeps each vehicle's side of those that remain: a vehicle inside the
+// depot before the change whose next point is outside it produces its
+// exit, with the entry it had.
+func TestGeofenceChangeKeepsVehiclesInside(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	depot := map[string]any{"name": "Depot", "type": "circle", "center": map[string]any{"latitude": 40.009, "longitude": -83.0}, "radius_m": 300}
+	r := n.do("POST", "/v1/geofences", k, depot)
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	id := r.json(t)["geofence_id"].(string)
+	s := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{"event_filters": map[string]any{"categories": []string{"geofence_events"}}})
+	c := n.dial(t, k, "stream_id="+s.json(t)["stream_id"].(string))
+	expectSubscribed(t, c)
+	t0 := time.Now().Add(-10 * time.Minute).UTC().Truncate(time.Second)
+	trip := n.startTrip(k, "veh-gf", t0)
+	pts := track(t0, 40, -83, constant(36, 100)) // ends 1 km north, inside the depot
+	n.batch(k, trip, pts)
+	if got := readEvents(t, c, 1); !strings.Contains(string(got[0].Message), `"geofence_entry"`) {
+		t.Fatalf("entering: %s", got[0].Message)
+	}
+	// the geofences change while the vehicle is inside
+	if r := n.do("POST", "/v1/geofences", k, map[string]any{"name": "Yard", "type": "circle", "center": map[string]any{"latitude": 41, "longitude": -83.0}, "radius_m": 300}); r.Status != 201 {
+		t.Fatalf("create yard: %d %s", r.Status, r.Body)
+	}
+	depot["name"] = "Depot 2"
+	if r := n.do("PUT", "/v1/geofences/"+id, k, depot); r.Status != 200 {
+		t.Fatalf("rename: %d %s", r.Status, r.Body)
+	}
+	time.Sleep(2200 * time.Millisecond) // the geofences are reloaded within 2 s
+	// the next point is 1 km further north, outside the depot
+	out := track(t0.Add(200*time.Second), 40.018, -83, constant(0, 1))
+	n.batch(k, trip, out)
+	got := readEventsWithin(t, c, 1, 10*time.Second)
+	var m struct {
+		EventType string         `json:"event_type"`
+		EventData map[string]any `json:"event_data"`
+	}
+	if err := json.Unmarshal(got[0].Message, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.EventType != "geofence_exit" || m.EventData["geofence_id"] != id || m.EventData["geofence_name"] != "Depot 2" || m.EventData["entry_time"] == nil {
+		t.Errorf("after the change: %s, want the depot's exit with its entry time", got[0].Message)
 	}
 }

@@ -5,9 +5,14 @@
 // geofence_entry and geofence_exit events on the events topic, where
 // streams match them like any other event.
 //
-// A vehicle's first point after a start or a geofence change reports no
-// transition (fleet/geofences/fence), so a restart does not announce every
-// vehicle standing in a depot again.
+// A vehicle's first point after a start reports no transition
+// (fleet/geofences/fence), so a restart does not announce every vehicle
+// standing in a depot again; nor does its first point after a geofence is
+// created, for that geofence. When the tenant's geofences change, the new
+// tracker carries over each vehicle's side of the geofences that remain
+// (fence.Tracker.Carry): a vehicle inside one that was renamed, resized or
+// moved, or beside another that was created or deleted, still produces
+// its exit.
 //
 // A Watcher is safe for concurrent use: the bus calls its handler from
 // one goroutine per partition of the locations topic, and the tenants'
@@ -153,6 +158,10 @@ func (w *Watcher) tracker(ctx context.Context, sc store.Scope) *tenant {
 	if err != nil {
 		w.log.Warn("geofence tracker not built", "org", sc.Org, "error", err)
 		return t
+	}
+	if t != nil {
+		// the vehicles keep their side of the geofences that stay
+		tr.Carry(t.tracker)
 	}
 	nt := &tenant{tracker: tr, names: names, sig: sig.String(), loaded: now}
 	w.mu.Lock()

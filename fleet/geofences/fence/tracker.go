@@ -56,7 +56,13 @@ type tracked struct {
 
 type vehicle struct {
 	inside []uint64 // bit i: in areas[i]
+	known  []uint64 // bit i: the vehicle's side of areas[i] is known
 	at     time.Time
+}
+
+func newVehicle(areas int) *vehicle {
+	n := (areas + 63) / 64
+	return &vehicle{inside: make([]uint64, n), known: make([]uint64, n)}
 }
 
 // NewTracker returns a tracker of the areas, which must be valid and have
@@ -98,19 +104,65 @@ func NewTracker(areas []Area) (*Tracker, error) {
 	return t, nil
 }
 
+// Carry takes over from prev, the tracker of the same tenant before its
+// areas changed, each vehicle's side of every area both trackers have
+// (by id) and the time of its last point: an area that is kept, or
+// changed in shape, goes on from where the vehicle was (its next point is
+// judged against the area as it is now, so a vehicle that an area no
+// longer holds leaves it), while an area that is new to the vehicle
+// reports no transition at its next point. Carry is called before t is
+// used.
+func (t *Tracker) Carry(prev *Tracker) {
+	if prev == nil {
+		return
+	}
+	index := make(map[string]int, len(t.areas))
+	for i, a := range t.areas {
+		index[a.ID] = i
+	}
+	// from[j] is the index in t of prev's area j, or -1
+	from := make([]int, len(prev.areas))
+	for j, a := range prev.areas {
+		from[j] = -1
+		if i, ok := index[a.ID]; ok {
+			from[j] = i
+		}
+	}
+	prev.mu.Lock()
+	defer prev.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, pv := range prev.vehicles {
+		v := newVehicle(len(t.areas))
+		v.at = pv.at
+		for j, i := range from {
+			if i < 0 || pv.known[j/64]&(1<<(j%64)) == 0 {
+				continue
+			}
+			v.known[i/64] |= 1 << (i % 64)
+			if pv.inside[j/64]&(1<<(j%64)) != 0 {
+				v.inside[i/64] |= 1 << (i % 64)
+			}
+		}
+		t.vehicles[id] = v
+	}
+}
+
 // Update records the vehicle's point at time at and returns the
 // transitions since its previous point: exits, then entries, each in the
-// order of the areas. The first point of a vehicle returns none; a point
-// older than the previous one, or out of range, is ignored.
+// order of the areas. The first point of a vehicle returns none, and so
+// does the first point it has for an area (one added by Carry's
+// tracker); a point older than the previous one, or out of range, is
+// ignored.
 func (t *Tracker) Update(vehicleID string, p Point, at time.Time) []Transition {
 	if !p.Valid() {
 		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	v, known := t.vehicles[vehicleID]
-	if !known {
-		v = &vehicle{inside: make([]uint64, (len(t.areas)+63)/64)}
+	v, ok := t.vehicles[vehicleID]
+	if !ok {
+		v = newVehicle(len(t.areas))
 		t.vehicles[vehicleID] = v
 	} else if at.Before(v.at) {
 		return nil
@@ -122,6 +174,8 @@ func (t *Tracker) Update(vehicleID string, p Point, at time.Time) []Transition {
 		a := &t.areas[i]
 		in := p.Lat >= a.minLat && p.Lat <= a.maxLat && a.contains(p)
 		word, bit := i/64, uint64(1)<<(i%64)
+		known := v.known[word]&bit != 0
+		v.known[word] |= bit
 		was := v.inside[word]&bit != 0
 		if in == was {
 			continue

@@ -144,3 +144,56 @@ func BenchmarkTrackerUpdate1000Areas(b *testing.B) {
 		tr.Update("veh_1", fence.Point{Lat: 40 + 5*math.Sin(th), Lon: -110 + 5*math.Cos(th)}, t0.Add(time.Duration(i)*time.Second))
 	}
 }
+
+// A tracker rebuilt for changed areas carries each vehicle's side of the
+// areas it keeps: a vehicle inside an area that was resized, or beside an
+// area that was added, still leaves it; the added area reports nothing at
+// the vehicle's first point for it.
+func TestTrackerCarry(t *testing.T) {
+	depot := fence.Area{ID: "depot", Polygon: pts(0, 0, 0, 2, 2, 2, 2, 0)}
+	gone := circle(20, 20, 1000)
+	gone.ID = "gone"
+	old, err := fence.NewTracker([]fence.Area{gone, depot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	old.Update("veh_1", fence.Point{Lat: 5, Lon: 5}, t0)
+	if got := format(old.Update("veh_1", fence.Point{Lat: 1, Lon: 1}, t0.Add(time.Second))); !slices.Equal(got, []string{"enter depot"}) {
+		t.Fatalf("entering: %v", got)
+	}
+	// the depot grows, a yard is added around the vehicle, gone is deleted
+	depot.Polygon = pts(0, 0, 0, 3, 3, 3, 3, 0)
+	yard := fence.Area{ID: "yard", Polygon: pts(0.5, 0.5, 0.5, 1.5, 1.5, 1.5, 1.5, 0.5)}
+	tr, err := fence.NewTracker([]fence.Area{depot, yard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Carry(old)
+	if got := tr.Update("veh_1", fence.Point{Lat: 1.1, Lon: 1.1}, t0); len(got) != 0 {
+		t.Errorf("a point older than the last one carried: %v", format(got))
+	}
+	if got := tr.Update("veh_1", fence.Point{Lat: 1.2, Lon: 1.2}, t0.Add(2*time.Second)); len(got) != 0 {
+		t.Errorf("inside the grown depot and the new yard: %v, want nothing", format(got))
+	}
+	if got := format(tr.Update("veh_1", fence.Point{Lat: 2.5, Lon: 2.5}, t0.Add(3*time.Second))); !slices.Equal(got, []string{"exit yard"}) {
+		t.Errorf("leaving the yard inside the grown depot: %v", got)
+	}
+	if got := format(tr.Update("veh_1", fence.Point{Lat: 10, Lon: 10}, t0.Add(4*time.Second))); !slices.Equal(got, []string{"exit depot"}) {
+		t.Errorf("leaving the depot: %v", got)
+	}
+	// a vehicle the old tracker never saw starts fresh
+	if got := tr.Update("veh_2", fence.Point{Lat: 1, Lon: 1}, t0); len(got) != 0 {
+		t.Errorf("first point of veh_2: %v", format(got))
+	}
+	// a shrunk area no longer holding the vehicle is left at its next point
+	small := fence.Area{ID: "depot", Polygon: pts(0, 0, 0, 0.5, 0.5, 0.5, 0.5, 0)}
+	tr2, err := fence.NewTracker([]fence.Area{small})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr2.Carry(tr)
+	if got := format(tr2.Update("veh_2", fence.Point{Lat: 1, Lon: 1}, t0.Add(time.Second))); !slices.Equal(got, []string{"exit depot"}) {
+		t.Errorf("the depot shrunk away from veh_2: %v", got)
+	}
+}
