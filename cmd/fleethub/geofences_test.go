@@ -206,3 +206,26 @@ func TestGeofenceChangeKeepsVehiclesInside(t *testing.T) {
 		t.Errorf("after the change: %s, want the depot's exit with its entry time", got[0].Message)
 	}
 }
+
+// A field of the other shape is named as it was sent (radius_m on a
+// polygon is radius_m), and a name's limit is 200 characters, not bytes.
+func TestGeofenceFieldsNamed(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	tri := []map[string]any{{"latitude": 41, "longitude": -83}, {"latitude": 41, "longitude": -82.99}, {"latitude": 41.01, "longitude": -82.99}}
+	r := n.do("POST", "/v1/geofences", k, map[string]any{"name": "P", "type": "polygon", "polygon": tri, "radius_m": 50})
+	if d, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any); r.Status != 400 || fmt.Sprint(d) != "map[radius_m:is only for type circle]" {
+		t.Errorf("polygon with radius_m: %d %s", r.Status, r.Body)
+	}
+	r = n.do("POST", "/v1/geofences", k, map[string]any{"name": "P", "type": "polygon", "polygon": tri, "center": map[string]any{"latitude": 41, "longitude": -83}})
+	if d, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any); r.Status != 400 || fmt.Sprint(d) != "map[center:is only for type circle]" {
+		t.Errorf("polygon with center: %d %s", r.Status, r.Body)
+	}
+	name := strings.Repeat("é", 200) // 400 bytes
+	if r := n.do("POST", "/v1/geofences", k, map[string]any{"name": name, "type": "polygon", "polygon": tri}); r.Status != 201 {
+		t.Errorf("a name of 200 characters: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("POST", "/v1/geofences", k, map[string]any{"name": name + "é", "type": "polygon", "polygon": tri}); r.Status != 400 {
+		t.Errorf("a name of 201 characters: %d %s", r.Status, r.Body)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/fleet/geofences/fence"
 	"github.com/fleethub/fleethub/internal/enum"
@@ -111,7 +112,7 @@ type View struct {
 // *ValidationError names the bad fields.
 func (b *Body) Area() (fence.Area, error) {
 	bad := map[string]string{}
-	if strings.TrimSpace(b.Name) == "" || len(b.Name) > 200 {
+	if strings.TrimSpace(b.Name) == "" || utf8.RuneCountInString(b.Name) > 200 {
 		bad["name"] = "is required, at most 200 characters"
 	}
 	var a fence.Area
@@ -141,8 +142,11 @@ func (b *Body) Area() (fence.Area, error) {
 		if len(b.Polygon) == 0 {
 			bad["polygon"] = "is required for a polygon"
 		}
-		if b.Center != nil || b.RadiusM != nil {
-			bad["center"] = "center and radius_m are only for type circle"
+		if b.Center != nil {
+			bad["center"] = "is only for type circle"
+		}
+		if b.RadiusM != nil {
+			bad["radius_m"] = "is only for type circle"
 		}
 	default:
 		bad["type"] = enum.Required(b.Type, "circle", "polygon")
