@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleethub/fleethub/fleet/emergency"
 	"github.com/fleethub/fleethub/internal/store/testdb"
 )
 
@@ -182,5 +183,76 @@ func TestUnknownEnumValueIsInvalidRequest(t *testing.T) {
 	refused(t, "an unknown status", code, out, "invalid_request", "status")
 	if _, got := f.do("GET", "/v1/emergency/incidents/"+id, nil); got["status"] != "active" {
 		t.Errorf("a refused status change changed the incident: %v", got["status"])
+	}
+}
+
+// TestAreaFieldsOfAnotherTypeRefused: an affected area field its type
+// does not take (a city or a buffer on a radius, a polygon on a state) is
+// refused naming it, never taken as honoured; an action listed twice is
+// refused, never carried out twice. Nothing is sent.
+func TestAreaFieldsOfAnotherTypeRefused(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550009101"}})
+	centre := map[string]any{"latitude": 40.0, "longitude": -83.0}
+	tri := []any{centre, map[string]any{"latitude": 40.1, "longitude": -83.0}, map[string]any{"latitude": 40.1, "longitude": -83.1}}
+	for _, c := range []struct {
+		name   string
+		area   map[string]any
+		fields []string
+	}{
+		{"a radius with a city and a buffer", map[string]any{"type": "radius", "center": centre, "radius_km": 5, "city": "Columbus", "buffer_km": 50},
+			[]string{"affected_area.buffer_km", "affected_area.city"}},
+		{"a radius with a polygon", map[string]any{"type": "radius", "center": centre, "radius_km": 5, "polygon": tri}, []string{"affected_area.polygon"}},
+		{"a polygon with a centre and radius", map[string]any{"type": "polygon", "polygon": tri, "center": centre, "radius_km": 5},
+			[]string{"affected_area.center", "affected_area.radius_km"}},
+		{"a state with a route", map[string]any{"type": "state", "state": "OH", "route_id": "opt_1"}, []string{"affected_area.route_id"}},
+		{"a city in a state that is no code", map[string]any{"type": "city", "city": "Columbus", "state": "Ohio"}, []string{"affected_area.state"}},
+	} {
+		b := alertBody([]string{"dispatchers"}, nil, "sms")
+		b["affected_area"] = c.area
+		code, out := f.do("POST", "/v1/emergency/alerts", b)
+		refused(t, "alert over "+c.name, code, out, "validation_failed", c.fields...)
+	}
+	b := alertBody([]string{"dispatchers"}, nil, "sms")
+	b["automated_actions"] = []string{"play_emergency_sound", "show_safe_route", "play_emergency_sound"}
+	code, out := f.do("POST", "/v1/emergency/alerts", b)
+	refused(t, "an action listed twice", code, out, "validation_failed", "automated_actions[2]")
+	if n := f.gw.count(); n != 0 {
+		t.Errorf("refused alerts notified the gateway %d times", n)
+	}
+	b = alertBody([]string{"dispatchers"}, nil, "sms")
+	b["affected_area"] = map[string]any{"type": "city", "city": "Columbus", "state": "OH", "buffer_km": 3}
+	if code, out := f.do("POST", "/v1/emergency/alerts", b); code != 201 {
+		t.Errorf("a city in a state with a buffer: %d %v", code, out)
+	}
+}
+
+// TestNotifyEmergencyContactsWithNobodyToNotify: the action reports
+// skipped when the audience holds no emergency contact (no driver in the
+// area has one), not failed: nothing was tried; failed is for contacts
+// none of whom was reached.
+func TestNotifyEmergencyContactsWithNobodyToNotify(t *testing.T) {
+	f := startWith(t, testdb.SQLite(t), refusingGateway{refuse: map[string]bool{"+15550009202": true}}, emergency.AlertsConfig{}, nil)
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550009201"}})
+	action := func(al map[string]any) map[string]any {
+		for _, a := range al["automated_actions_executed"].([]any) {
+			if a := a.(map[string]any); a["action"] == "notify_emergency_contacts" {
+				return a
+			}
+		}
+		return nil
+	}
+	b := alertBody([]string{"dispatchers"}, nil, "sms")
+	b["automated_actions"] = []string{"notify_emergency_contacts"}
+	code, al := f.do("POST", "/v1/emergency/alerts", b)
+	if a := action(al); code != 201 || a["status"] != "skipped" || a["contacts_notified"] != 0.0 {
+		t.Errorf("no driver in the area: %d %v, want skipped with 0 contacts notified", code, a)
+	}
+	f.trip("trp_1", "veh_1", "drv_1", 40.01, -83.0)
+	f.contact(map[string]any{"name": "Em", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+15550009202"},
+		"links": map[string]any{"emergency_contact_for": []string{"drv_1"}}})
+	code, al = f.do("POST", "/v1/emergency/alerts", b)
+	if a := action(al); code != 201 || a["status"] != "failed" || a["contacts_notified"] != 0.0 {
+		t.Errorf("the one emergency contact's gateway refuses: %d %v, want failed with 0 contacts notified", code, a)
 	}
 }

@@ -162,7 +162,7 @@ const (
 // ActionRecord is an automated action and what became of it.
 type ActionRecord struct {
 	Action             string    `json:"action"`
-	Status             string    `json:"status" enum:"requested,sent,failed,skipped" doc:"requested: published as emergency_action events, one per vehicle of the area naming it, for its device (and the consoles) to act on (the hub does not learn whether they did); sent: notify_emergency_contacts reached at least one contact; failed: no request could be published, or no contact reached; skipped: no vehicle in the area, nothing requested"`
+	Status             string    `json:"status" enum:"requested,sent,failed,skipped" doc:"requested: published as emergency_action events, one per vehicle of the area naming it, for its device (and the consoles) to act on (the hub does not learn whether they did); sent: notify_emergency_contacts reached at least one contact; failed: no request could be published, or none of the emergency contacts was reached; skipped: no vehicle in the area, nothing requested, or (notify_emergency_contacts) no emergency contact to notify"`
 	ExecutedAt         time.Time `json:"executed_at"`
 	AffectedOperations *int      `json:"affected_operations,omitempty" source:"measured" doc:"suspend_outdoor_operations: the vehicles it was requested of (emergency_action events published)"`
 	AffectedVehicles   *int      `json:"affected_vehicles,omitempty" source:"measured" doc:"route_vehicles_to_shelter, show_safe_route: the vehicles it was requested of (emergency_action events published)"`

@@ -202,7 +202,8 @@ func startEscalation(p *EscalationPolicy, channels []Channel, now time.Time) Esc
 // state. notify_emergency_contacts added the emergency contacts to the
 // alert's audience (AlertBody.notifyContacts), so they were sent the alert
 // through the gateway like every recipient: it is sent when at least one
-// of them was reached, failed otherwise. The other actions are requests
+// of them was reached, failed when none of them was, skipped when the
+// audience held none (nobody to notify). The other actions are requests
 // to the devices of the vehicles in the area, one emergency_action event
 // per vehicle naming it (consoles see them on their streams too); the
 // action's count is the requests published, and it is requested once at
@@ -214,14 +215,22 @@ func (a *Alerts) runActions(ctx context.Context, sc store.Scope, al *Alert, acti
 	for _, act := range actions {
 		rec := ActionRecord{Action: act, Status: ActionRequested, ExecutedAt: now}
 		if act == "notify_emergency_contacts" {
-			reached := 0
+			contacts, reached := 0, 0
 			for _, r := range al.Recipients {
-				if r.Delivered && slices.Contains(r.Audiences, "emergency_contacts") {
-					reached++
+				if slices.Contains(r.Audiences, "emergency_contacts") {
+					contacts++
+					if r.Delivered {
+						reached++
+					}
 				}
 			}
 			rec.Status, rec.ContactsNotified = ActionSent, &reached
-			if reached == 0 {
+			switch {
+			case contacts == 0:
+				// no driver in the area has an emergency contact
+				// (or the body excludes them): nobody to notify
+				rec.Status = ActionSkipped
+			case reached == 0:
 				rec.Status = ActionFailed
 			}
 			recs = append(recs, rec)

@@ -61,8 +61,11 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 		c.validate(fmt.Sprintf("delivery_channels[%d]", i), b.DeliveryChannels[:i], now, exp, bad)
 	}
 	for i, x := range b.AutomatedActions {
-		if !slices.Contains(Actions, x) {
+		switch {
+		case !slices.Contains(Actions, x):
 			bad[fmt.Sprintf("automated_actions[%d]", i)] = enum.Refusal(Actions...)
+		case slices.Contains(b.AutomatedActions[:i], x):
+			bad[fmt.Sprintf("automated_actions[%d]", i)] = "is listed twice: each action once"
 		}
 	}
 	if ep := b.EscalationPolicy; ep != nil {
@@ -150,17 +153,44 @@ func (a *AffectedArea) validate(bad map[string]string) {
 		if a.City == "" {
 			bad["affected_area.city"] = "is required for type city"
 		}
+		if a.State != "" && (len(a.State) != 2 || strings.ToUpper(a.State) != a.State) {
+			bad["affected_area.state"] = "must be a two-letter state code"
+		}
 	case "state":
 		if len(a.State) != 2 || strings.ToUpper(a.State) != a.State {
 			bad["affected_area.state"] = "must be a two-letter state code"
 		}
 	default:
-		bad["affected_area.type"] = enum.Required(a.Type, "radius", "polygon", "route", "city", "state")
+		bad["affected_area.type"] = enum.Required(a.Type, areaTypes...)
 	}
 	if a.BufferKm != nil && !(*a.BufferKm >= 0 && *a.BufferKm <= 100) {
 		bad["affected_area.buffer_km"] = "must be 0 to 100"
 	}
+	if !slices.Contains(areaTypes, a.Type) {
+		return
+	}
+	// a field of another type would be taken as honoured and is not
+	for _, f := range []struct {
+		name  string
+		sent  bool
+		types []string
+	}{
+		{"center", a.Center != nil, []string{"radius"}},
+		{"radius_km", a.RadiusKm != nil, []string{"radius"}},
+		{"polygon", a.Polygon != nil, []string{"polygon"}},
+		{"route_id", a.RouteID != "", []string{"route"}},
+		{"city", a.City != "", []string{"city"}},
+		{"state", a.State != "", []string{"state", "city"}},
+		{"buffer_km", a.BufferKm != nil, []string{"route", "city", "state"}},
+	} {
+		if f.sent && !slices.Contains(f.types, a.Type) {
+			bad["affected_area."+f.name] = "does not apply to type " + a.Type + ": only to type " + strings.Join(f.types, ", ")
+		}
+	}
 }
+
+// areaTypes are the types of an affected area.
+var areaTypes = []string{"radius", "polygon", "route", "city", "state"}
 
 // selectsSomeone says whether the target audience can name anyone: an
 // included audience it does not exclude (emergency_contacts counting as
