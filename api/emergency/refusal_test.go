@@ -256,3 +256,31 @@ func TestNotifyEmergencyContactsWithNobodyToNotify(t *testing.T) {
 		t.Errorf("the one emergency contact's gateway refuses: %d %v, want failed with 0 contacts notified", code, a)
 	}
 }
+
+// TestAirbagDeploymentAsReported: a crash's airbag_deployment is what
+// the report said, null when it said nothing (never false); the risk is
+// high with airbags deployed and unknown with nothing known. Sent with a
+// breakdown it is refused naming it: nothing would keep it.
+func TestAirbagDeploymentAsReported(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	report := func(eventType string, airbags any) (int, map[string]any) {
+		b := map[string]any{"event_type": eventType, "severity_level": "high", "location": map[string]any{"latitude": 40.0, "longitude": -83.0}}
+		if airbags != nil {
+			b["airbag_deployment"] = airbags
+		}
+		return f.do("POST", "/v1/emergency/incidents", b)
+	}
+	for _, c := range []struct {
+		airbags   any
+		want      any
+		riskLevel string
+	}{{nil, nil, "unknown"}, {true, true, "high"}, {false, false, "unknown"}} {
+		code, in := report("crash", c.airbags)
+		ca, _ := in["crash_analysis"].(map[string]any)
+		if v, ok := ca["airbag_deployment"]; code != 201 || !ok || v != c.want || ca["occupant_risk_level"] != c.riskLevel {
+			t.Errorf("a crash reported with airbag_deployment %v: %d %v, want %v and risk %s", c.airbags, code, ca, c.want, c.riskLevel)
+		}
+	}
+	code, out := report("breakdown", true)
+	refused(t, "a breakdown with airbags", code, out, "validation_failed", "airbag_deployment")
+}

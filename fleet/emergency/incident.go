@@ -96,7 +96,7 @@ type CrashAnalysis struct {
 	ImpactType              string   `json:"impact_type" enum:"unknown" source:"unknown" doc:"unknown: no crash sensor data reaches the hub"`
 	EstimatedSpeedAtImpact  *float64 `json:"estimated_speed_at_impact" source:"computed" doc:"km/h, the last reported speed of the incident's trip; null without a trip or a reported speed"`
 	DecelerationRate        *float64 `json:"deceleration_rate" source:"unknown" doc:"g; null: no accelerometer data reaches the hub"`
-	AirbagDeployment        bool     `json:"airbag_deployment" doc:"as the report gave it"`
+	AirbagDeployment        *bool    `json:"airbag_deployment" doc:"as the report gave it; null when the report did not say"`
 	VehicleDamageAssessment string   `json:"vehicle_damage_assessment" enum:"unknown" source:"unknown" doc:"unknown: the hub inspects nothing"`
 	OccupantRiskLevel       string   `json:"occupant_risk_level" enum:"low,moderate,high,unknown" source:"computed" doc:"high with airbags deployed or over 50 km/h, moderate over 20 km/h, else low; unknown without airbags and without a speed at impact"`
 }
@@ -173,7 +173,7 @@ type ReportBody struct {
 	TripID         string            `json:"trip_id,omitempty"`
 	FleetID        string            `json:"fleet_id,omitempty"`
 	Description    string            `json:"description,omitempty"`
-	AirbagDeployed bool              `json:"airbag_deployment,omitempty"`
+	AirbagDeployed *bool             `json:"airbag_deployment,omitempty" doc:"crash only: whether the airbags deployed, as the vehicle or the reporter knows it; left out, unknown"`
 }
 
 // StatusBody changes an incident's status.

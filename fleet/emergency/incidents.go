@@ -72,6 +72,9 @@ func (b *ReportBody) validate() map[string]string {
 			bad["location.accuracy"] = "must be a distance in metres, 0 or more"
 		}
 	}
+	if b.AirbagDeployed != nil && b.EventType != "crash" && slices.Contains(EventTypes, b.EventType) {
+		bad["airbag_deployment"] = "applies to a crash only"
+	}
 	if utf8.RuneCountInString(b.Description) > 2000 {
 		bad["description"] = "must be at most 2000 characters"
 	}
@@ -120,7 +123,7 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 }
 
 // crashAnalysis estimates a crash from the trip's last reported speed and
-// the airbags.
+// the airbags (unknown, null, when the report does not say).
 func (s *Incidents) crashAnalysis(ctx context.Context, sc store.Scope, b *ReportBody) *CrashAnalysis {
 	ca := &CrashAnalysis{ImpactType: "unknown", AirbagDeployment: b.AirbagDeployed, VehicleDamageAssessment: "unknown", OccupantRiskLevel: "unknown"}
 	if b.TripID != "" && s.trips != nil {
@@ -144,7 +147,7 @@ func (s *Incidents) crashAnalysis(ctx context.Context, sc store.Scope, b *Report
 		speed = *ca.EstimatedSpeedAtImpact
 	}
 	switch {
-	case b.AirbagDeployed || speed > 50:
+	case b.AirbagDeployed != nil && *b.AirbagDeployed || speed > 50:
 		ca.OccupantRiskLevel = "high"
 	case speed > 20:
 		ca.OccupantRiskLevel = "moderate"
