@@ -281,3 +281,42 @@ func TestGatewaySignature(t *testing.T) {
 		}
 	}
 }
+
+// TestIncidentListingAndStatusFollowTheQueue: the listing and the answer
+// to a status change show the communication log as the gateway queue
+// stands, as reading the incident does: delivered once a retry went
+// through, not the first attempt's retrying.
+func TestIncidentListingAndStatusFollowTheQueue(t *testing.T) {
+	gw := &flakyGateway{failures: 1, tries: map[string]int{}}
+	t0 := time.Now().UTC()
+	clk := &clock{t: t0}
+	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{}, &emergency.OutboxConfig{Claims: emergency.Claims{Now: clk.Now}, MinBackoff: time.Second})
+	f.contact(map[string]any{"name": "Mom", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+15550003101"},
+		"links": map[string]any{"emergency_contact_for": []string{"drv_1"}}})
+	code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "breakdown", "severity_level": "low",
+		"location": map[string]any{"latitude": 40.0, "longitude": -83.0}, "driver_id": "drv_1"})
+	if code != 201 {
+		t.Fatalf("incident: %d %v", code, in)
+	}
+	id := in["incident_id"].(string)
+	statuses := func(in map[string]any) []string {
+		var out []string
+		for _, e := range in["communication_log"].([]any) {
+			out = append(out, e.(map[string]any)["delivery_status"].(string))
+		}
+		return out
+	}
+	if s := statuses(in); fmt.Sprint(s) != "[retrying]" {
+		t.Fatalf("after a failed first attempt: %v", s)
+	}
+	clk.set(t0.Add(time.Second))
+	f.outbox.Tick(t.Context())
+	_, list := f.do("GET", "/v1/emergency/incidents?driver_id=drv_1", nil)
+	if items := list["incidents"].([]any); len(items) != 1 || fmt.Sprint(statuses(items[0].(map[string]any))) != "[delivered]" {
+		t.Errorf("listing after the retry: %v, want the one notification delivered", list["incidents"])
+	}
+	code, out := f.do("PUT", "/v1/emergency/incidents/"+id+"/status", map[string]any{"status": "resolved"})
+	if code != 200 || fmt.Sprint(statuses(out)) != "[delivered]" {
+		t.Errorf("status change after the retry: %d %v, want the one notification delivered", code, out["communication_log"])
+	}
+}

@@ -347,11 +347,13 @@ func (s *Incidents) SetStatus(ctx context.Context, sc store.Scope, id, actor str
 			return Incident{}, err
 		}
 		s.publish(ctx, sc, in, "incident_"+b.Status)
-		return in, nil
+		return in, s.overlay(ctx, sc, &in)
 	}
 }
 
-// List answers a page of the filter's incidents, newest first.
+// List answers a page of the filter's incidents, newest first, each as
+// Get answers it (its communication log brought up to the gateway
+// queue's state).
 func (s *Incidents) List(ctx context.Context, f store.IncidentFilter) (ListResponse, error) {
 	recs, total, err := s.st.ListIncidents(ctx, f)
 	if err != nil {
@@ -360,9 +362,13 @@ func (s *Incidents) List(ctx context.Context, f store.IncidentFilter) (ListRespo
 	out := ListResponse{Incidents: []Incident{}, Pagination: Pagination{TotalCount: total, Limit: f.Limit, Offset: f.Offset, HasMore: f.Offset+len(recs) < total}}
 	for _, r := range recs {
 		var in Incident
-		if json.Unmarshal(r.Doc, &in) == nil {
-			out.Incidents = append(out.Incidents, in)
+		if json.Unmarshal(r.Doc, &in) != nil {
+			continue
 		}
+		if err := s.overlay(ctx, f.Scope, &in); err != nil {
+			return ListResponse{}, err
+		}
+		out.Incidents = append(out.Incidents, in)
 	}
 	return out, nil
 }
