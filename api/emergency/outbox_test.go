@@ -320,3 +320,35 @@ func TestIncidentListingAndStatusFollowTheQueue(t *testing.T) {
 		t.Errorf("status change after the retry: %d %v, want the one notification delivered", code, out["communication_log"])
 	}
 }
+
+// TestCommunicationLogStatesWhatIsKnown: a notification's entry carries
+// duration_seconds and outcome as null, unknown (the gateway answers that
+// it accepted it, nothing more), never 0 and "", on the report, the read
+// and the listing.
+func TestCommunicationLogStatesWhatIsKnown(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	f.contact(map[string]any{"name": "Mom", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+15550003201", "voice": "+15550003201"},
+		"links": map[string]any{"emergency_contact_for": []string{"drv_1"}}})
+	f.contact(map[string]any{"name": "Vo", "roles": []string{"dispatcher"}, "channels": map[string]any{"voice": "+15550003202"}})
+	code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "crash", "severity_level": "high",
+		"location": map[string]any{"latitude": 40.0, "longitude": -83.0}, "driver_id": "drv_1"})
+	if code != 201 {
+		t.Fatalf("incident: %d %v", code, in)
+	}
+	_, got := f.do("GET", "/v1/emergency/incidents/"+in["incident_id"].(string), nil)
+	_, list := f.do("GET", "/v1/emergency/incidents", nil)
+	for name, v := range map[string]map[string]any{"report": in, "read": got, "listing": list["incidents"].([]any)[0].(map[string]any)} {
+		log := v["communication_log"].([]any)
+		if len(log) != 2 {
+			t.Errorf("%s: communication_log %v, want an sms and a call", name, log)
+		}
+		for _, e := range log {
+			e := e.(map[string]any)
+			d, hasD := e["duration_seconds"]
+			o, hasO := e["outcome"]
+			if !hasD || d != nil || !hasO || o != nil || e["delivery_status"] != "delivered" {
+				t.Errorf("%s: entry %v, want duration_seconds and outcome null", name, e)
+			}
+		}
+	}
+}

@@ -127,8 +127,8 @@ type Communication struct {
 	Recipient       string    `json:"recipient"`
 	Message         string    `json:"message"`
 	DeliveryStatus  string    `json:"delivery_status"`
-	DurationSeconds float64   `json:"duration_seconds"`
-	Outcome         string    `json:"outcome"`
+	DurationSeconds *float64  `json:"duration_seconds" source:"unknown" doc:"null: the gateway answers that it accepted a notification, not how long a call lasted"`
+	Outcome         *string   `json:"outcome" source:"unknown" doc:"null: the gateway answers that it accepted a notification, not whether the person answered or replied"`
 }
 
 // NextActions are the recommended next steps.

@@ -279,11 +279,22 @@ func (s *Incidents) load(ctx context.Context, sc store.Scope, id string) (Incide
 	if err != nil {
 		return Incident{}, 0, err
 	}
+	in, err := decodeIncident(rec.Doc)
+	return in, rec.Version, err
+}
+
+// decodeIncident reads a stored incident. Nothing reports a
+// notification's duration or outcome to the hub: those of an incident
+// stored as 0 and "" are unknown, null.
+func decodeIncident(doc []byte) (Incident, error) {
 	var in Incident
-	if err := json.Unmarshal(rec.Doc, &in); err != nil {
-		return in, 0, err
+	if err := json.Unmarshal(doc, &in); err != nil {
+		return in, err
 	}
-	return in, rec.Version, nil
+	for i := range in.CommunicationLog {
+		in.CommunicationLog[i].DurationSeconds, in.CommunicationLog[i].Outcome = nil, nil
+	}
+	return in, nil
 }
 
 // Get reads an incident; ErrIncidentNotFound when the scope has none of
@@ -361,8 +372,8 @@ func (s *Incidents) List(ctx context.Context, f store.IncidentFilter) (ListRespo
 	}
 	out := ListResponse{Incidents: []Incident{}, Pagination: Pagination{TotalCount: total, Limit: f.Limit, Offset: f.Offset, HasMore: f.Offset+len(recs) < total}}
 	for _, r := range recs {
-		var in Incident
-		if json.Unmarshal(r.Doc, &in) != nil {
+		in, err := decodeIncident(r.Doc)
+		if err != nil {
 			continue
 		}
 		if err := s.overlay(ctx, f.Scope, &in); err != nil {
