@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -150,4 +151,46 @@ func TestDeviceSettingsDriveDetection(t *testing.T) {
 func sa0(t *testing.T, n *node, k string) any {
 	t.Helper()
 	return n.do("GET", "/v1/devices/dev-1/settings", k, nil).json(t)["applied_at"]
+}
+
+// estimated_impact.alert_frequency_change follows every safety setting
+// against the detector's defaults: a threshold at its default changes
+// nothing, cornering and speeding count, and settings pulling both ways
+// are mixed.
+func TestDeviceAlertFrequencyChange(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	group := func(name string) func(kv ...any) map[string]any {
+		return func(kv ...any) map[string]any {
+			m := map[string]any{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[kv[i].(string)] = kv[i+1]
+			}
+			return map[string]any{"safety_features": map[string]any{name: m}}
+		}
+	}
+	harsh, speeding := group("harsh_event_detection"), group("speeding_alerts")
+	for i, c := range []struct {
+		body map[string]any
+		want string
+	}{
+		{harsh("acceleration_threshold", 0.35, "braking_threshold", -0.4, "cornering_threshold", 0.4), "unchanged"},
+		{harsh("cornering_threshold", 0.2), "increased"},
+		{harsh("cornering_threshold", 0.8), "decreased"},
+		{harsh("acceleration_threshold", 0.2, "braking_threshold", -0.8), "mixed"},
+		{harsh("enabled", false, "acceleration_threshold", 0.2), "decreased"},
+		{speeding("enabled", false), "decreased"},
+		{speeding("threshold_over_limit", 0), "increased"},
+		{speeding("threshold_over_limit", 5, "alert_frequency", "immediate"), "unchanged"},
+		{speeding("alert_frequency", "once_per_trip"), "decreased"},
+	} {
+		r := n.do("PUT", fmt.Sprintf("/v1/devices/dev-%d/settings", i), k, c.body)
+		if r.Status != 200 {
+			t.Errorf("%v: %d %s", c.body, r.Status, r.Body)
+			continue
+		}
+		if got := r.json(t)["estimated_impact"].(map[string]any)["alert_frequency_change"]; got != c.want {
+			t.Errorf("%v: alert_frequency_change %v, want %s", c.body, got, c.want)
+		}
+	}
 }

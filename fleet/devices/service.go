@@ -169,19 +169,64 @@ func assess(id string, s Settings, now time.Time, version int64) Applied {
 	if p := s.PowerManagement; p != nil && p.ChargingOptimization != nil && *p.ChargingOptimization {
 		a.ValidationResults.OptimizationsApplied = append(a.ValidationResults.OptimizationsApplied, "charging optimization protects the battery while charging")
 	}
-	a.EstimatedImpact = EstimatedImpact{DataUsageIncreasePercent: math.Round(usage*10) / 10, BatteryLifeImpact: battery, AlertFrequencyChange: "unchanged"}
-	if sf := s.SafetyFeatures; sf != nil && sf.HarshEventDetection != nil {
-		h := sf.HarshEventDetection
-		if h.Enabled != nil && !*h.Enabled {
-			a.EstimatedImpact.AlertFrequencyChange = "decreased"
-		} else if h.AccelerationThreshold != nil && *h.AccelerationThreshold < detect.DefaultAccelerationG ||
-			h.BrakingThreshold != nil && -*h.BrakingThreshold < detect.DefaultBrakingG {
-			a.EstimatedImpact.AlertFrequencyChange = "increased"
-		} else if h.AccelerationThreshold != nil || h.BrakingThreshold != nil {
-			a.EstimatedImpact.AlertFrequencyChange = "decreased"
+	a.EstimatedImpact = EstimatedImpact{DataUsageIncreasePercent: math.Round(usage*10) / 10, BatteryLifeImpact: battery, AlertFrequencyChange: alertChange(s.SafetyFeatures)}
+	return a
+}
+
+// defaultOverLimitMph is the detector's default speeding tolerance in
+// whole mph, as threshold_over_limit states it.
+var defaultOverLimitMph = math.Round(detect.DefaultOverLimitKmh / 1.609344)
+
+// alertChange says how the safety settings move the number of safety
+// events against the detector's defaults: each harsh event threshold
+// below its default raises it and above lowers it (a threshold at its
+// default changes nothing), a detection turned off lowers it, as do a
+// speeding tolerance above the default and a throttled alert_frequency;
+// mixed when some settings raise it and others lower it.
+func alertChange(sf *SafetyFeatures) string {
+	up, down := false, false
+	cmp := func(v *float64, def float64) {
+		switch {
+		case v == nil || *v == def:
+		case *v < def:
+			up = true
+		default:
+			down = true
 		}
 	}
-	return a
+	if sf != nil && sf.HarshEventDetection != nil {
+		h := sf.HarshEventDetection
+		if h.Enabled != nil && !*h.Enabled {
+			down = true
+		} else {
+			cmp(h.AccelerationThreshold, detect.DefaultAccelerationG)
+			if h.BrakingThreshold != nil {
+				b := math.Abs(*h.BrakingThreshold)
+				cmp(&b, detect.DefaultBrakingG)
+			}
+			cmp(h.CorneringThreshold, detect.DefaultCorneringG)
+		}
+	}
+	if sf != nil && sf.SpeedingAlerts != nil {
+		sp := sf.SpeedingAlerts
+		if sp.Enabled != nil && !*sp.Enabled {
+			down = true
+		} else {
+			cmp(sp.ThresholdOverLimit, defaultOverLimitMph)
+			if sp.AlertFrequency != nil && speedingEvery[*sp.AlertFrequency] != 0 {
+				down = true
+			}
+		}
+	}
+	switch {
+	case up && down:
+		return "mixed"
+	case up:
+		return "increased"
+	case down:
+		return "decreased"
+	}
+	return "unchanged"
 }
 
 // speedingEvery is the throttle of speeding events per alert_frequency
