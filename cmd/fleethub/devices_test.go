@@ -194,3 +194,14 @@ func TestDeviceAlertFrequencyChange(t *testing.T) {
 		}
 	}
 }
+
+// A range refusal states its bounds as numbers are written, never in
+// exponent form.
+func TestDeviceRangeMessage(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	r := n.do("PUT", "/v1/devices/dev-1/settings", k, map[string]any{"connectivity": map[string]any{"data_usage_limit_mb": 1e8}})
+	if d, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any); r.Status != 400 || d["connectivity.data_usage_limit_mb"] != "must be between 0 and 10000000" {
+		t.Errorf("a data usage limit over the range: %d %s", r.Status, r.Body)
+	}
+}

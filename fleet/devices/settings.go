@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,7 +31,7 @@ type PowerManagement struct {
 type Connectivity struct {
 	PreferredNetwork   *string  `json:"preferred_network,omitempty" enum:"4g_lte,5g,3g,wifi,auto"`
 	RoamingEnabled     *bool    `json:"roaming_enabled,omitempty"`
-	DataUsageLimitMB   *float64 `json:"data_usage_limit_mb,omitempty"`
+	DataUsageLimitMB   *float64 `json:"data_usage_limit_mb,omitempty" doc:"0-10000000"`
 	OfflineStorageDays *float64 `json:"offline_storage_days,omitempty" doc:"0-365"`
 }
 
@@ -94,7 +95,7 @@ var dataTypes = []string{"location", "obd_data", "accelerometer", "gyroscope", "
 
 func rng(bad map[string]string, field string, v *float64, lo, hi float64) {
 	if v != nil && (math.IsNaN(*v) || *v < lo || *v > hi) {
-		bad[field] = fmt.Sprintf("must be between %g and %g", lo, hi)
+		bad[field] = "must be between " + strconv.FormatFloat(lo, 'f', -1, 64) + " and " + strconv.FormatFloat(hi, 'f', -1, 64)
 	}
 }
 
