@@ -246,3 +246,32 @@ func TestAcknowledgmentRecordsWhoAcknowledged(t *testing.T) {
 		t.Errorf("acknowledged_by_type %v, want supervisor for %s and the recipient's own type for %s", by, d1, d2)
 	}
 }
+
+// TestAcknowledgingTwice: a recipient's second acknowledgment (a client
+// retrying) answers 200 with the alert as it stands: the first is kept
+// (its time, type and note), counted once.
+func TestAcknowledgingTwice(t *testing.T) {
+	f := startWith(t, testdb.SQLite(t), &gateway{}, emergency.AlertsConfig{}, nil)
+	d1 := f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550001103"}})
+	f.contact(map[string]any{"name": "Dan", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550001104"}})
+	code, al := f.do("POST", "/v1/emergency/alerts", escalating(time.Now().Add(time.Hour)))
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	ack := "/v1/emergency/alerts/" + al["alert_id"].(string) + "/acknowledge"
+	mine := func(out map[string]any) map[string]any {
+		for _, r := range out["recipients"].([]any) {
+			if r := r.(map[string]any); r["recipient_id"] == d1 {
+				return r
+			}
+		}
+		return nil
+	}
+	_, first := f.do("POST", ack, map[string]any{"recipient_id": d1, "note": "on it"})
+	code, again := f.do("POST", ack, map[string]any{"recipient_id": d1, "recipient_type": "supervisor", "note": "again"})
+	r, r0 := mine(again), mine(first)
+	if st := again["acknowledgment_status"].(map[string]any); code != 200 || st["received"] != 1.0 || st["pending"] != 1.0 ||
+		r["note"] != "on it" || r["acknowledged_at"] != r0["acknowledged_at"] || r["acknowledged_by_type"] != "dispatcher" {
+		t.Errorf("acknowledged twice: %d %v %v, want the first acknowledgment kept, counted once", code, st, r)
+	}
+}
