@@ -284,3 +284,37 @@ func TestAirbagDeploymentAsReported(t *testing.T) {
 	code, out := report("breakdown", true)
 	refused(t, "a breakdown with airbags", code, out, "validation_failed", "airbag_deployment")
 }
+
+// TestIncidentTripIsChecked: a report's trip_id names a trip of the
+// organization (another is refused naming trip_id, nothing stored, nobody
+// notified); the vehicle and driver left out are the trip's, so the
+// driver's emergency contacts are reached, and ones the trip does not
+// have are refused by name.
+func TestIncidentTripIsChecked(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	f.trip("trp_1", "veh_1", "drv_1", 40.0, -83.0)
+	ec := f.contact(map[string]any{"name": "Mom", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+15550009301"},
+		"links": map[string]any{"emergency_contact_for": []string{"drv_1"}}})
+	report := func(extra map[string]any) (int, map[string]any) {
+		b := map[string]any{"event_type": "crash", "severity_level": "high", "location": map[string]any{"latitude": 40.0, "longitude": -83.0}}
+		maps.Copy(b, extra)
+		return f.do("POST", "/v1/emergency/incidents", b)
+	}
+	code, out := report(map[string]any{"trip_id": "trp_nope"})
+	refused(t, "an unknown trip", code, out, "validation_failed", "trip_id")
+	code, out = report(map[string]any{"trip_id": "trp_1", "driver_id": "drv_2", "vehicle_id": "veh_2"})
+	refused(t, "another vehicle and driver than the trip's", code, out, "validation_failed", "driver_id", "vehicle_id")
+	if _, list := f.do("GET", "/v1/emergency/incidents", nil); len(list["incidents"].([]any)) != 0 || f.gw.count() != 0 {
+		t.Errorf("refused reports were stored or notified: %v, %d notifications", list["incidents"], f.gw.count())
+	}
+	code, in := report(map[string]any{"trip_id": "trp_1"})
+	if code != 201 || in["vehicle_id"] != "veh_1" || in["driver_id"] != "drv_1" {
+		t.Fatalf("a report naming its trip only: %d %v", code, in)
+	}
+	if sent := f.gw.sent(in["incident_id"].(string)); !slices.Contains(sent, "sms "+ec+" +15550009301") {
+		t.Errorf("the trip's driver's emergency contact was not notified: %v", sent)
+	}
+	if code, in := report(map[string]any{"trip_id": "trp_1", "vehicle_id": "veh_1", "driver_id": "drv_1"}); code != 201 {
+		t.Errorf("a report naming its trip's vehicle and driver: %d %v", code, in)
+	}
+}

@@ -84,7 +84,12 @@ func (b *ReportBody) validate() map[string]string {
 // Report records an incident reported by actor (the API key's id), and
 // publishes incident_reported.
 func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b ReportBody) (Incident, error) {
-	if bad := b.validate(); len(bad) > 0 {
+	bad := b.validate()
+	trip, err := s.reportedTrip(ctx, sc, &b, bad)
+	if err != nil {
+		return Incident{}, err
+	}
+	if len(bad) > 0 {
 		return Incident{}, &ValidationError{Fields: bad}
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
@@ -110,7 +115,7 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 		in.InvolvedParties = append(in.InvolvedParties, Party{Type: "driver", DeviceID: b.VehicleID, DriverID: b.DriverID, Status: "unknown"})
 	}
 	if b.EventType == "crash" {
-		in.CrashAnalysis = s.crashAnalysis(ctx, sc, &b)
+		in.CrashAnalysis = s.crashAnalysis(trip, &b)
 		in.InsuranceClaim = &Claim{Status: "not_filed", NextSteps: []string{"document the scene", "collect witness details", "file the claim with the fleet's insurer"}}
 	}
 	s.notifyPeople(ctx, sc, &in, now)
@@ -122,24 +127,53 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 	return in, nil
 }
 
+// reportedTrip reads the trip a report names: one the scope does not
+// have is refused naming trip_id, a vehicle_id or driver_id the trip does
+// not have is refused naming it, and those left out are the trip's. nil
+// without a trip_id (or a trip reader).
+func (s *Incidents) reportedTrip(ctx context.Context, sc store.Scope, b *ReportBody, bad map[string]string) (*store.Trip, error) {
+	if b.TripID == "" || s.trips == nil {
+		return nil, nil
+	}
+	t, err := s.trips.GetTrip(ctx, sc, b.TripID)
+	if errors.Is(err, store.ErrNotFound) {
+		bad["trip_id"] = "is not a trip of this organization"
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		name      string
+		v         *string
+		ofTheTrip string
+	}{{"vehicle_id", &b.VehicleID, t.VehicleID}, {"driver_id", &b.DriverID, t.DriverID}} {
+		switch {
+		case *f.v == "":
+			*f.v = f.ofTheTrip
+		case f.ofTheTrip != "" && *f.v != f.ofTheTrip:
+			bad[f.name] = fmt.Sprintf("is not the %s of trip %s (%s)", f.name, t.ID, f.ofTheTrip)
+		}
+	}
+	return &t, nil
+}
+
 // crashAnalysis estimates a crash from the trip's last reported speed and
 // the airbags (unknown, null, when the report does not say).
-func (s *Incidents) crashAnalysis(ctx context.Context, sc store.Scope, b *ReportBody) *CrashAnalysis {
+func (s *Incidents) crashAnalysis(t *store.Trip, b *ReportBody) *CrashAnalysis {
 	ca := &CrashAnalysis{ImpactType: "unknown", AirbagDeployment: b.AirbagDeployed, VehicleDamageAssessment: "unknown", OccupantRiskLevel: "unknown"}
-	if b.TripID != "" && s.trips != nil {
-		if t, err := s.trips.GetTrip(ctx, sc, b.TripID); err == nil {
-			var st struct {
-				Last *struct {
-					Speed *float64 `json:"speed"`
-				} `json:"last"`
-			}
-			if err := json.Unmarshal(t.State, &st); err != nil && s.log != nil {
-				s.log.Warn("incident: the trip's state is unreadable; no speed at impact", "trip_id", b.TripID, "error", err)
-			}
-			if st.Last != nil && st.Last.Speed != nil {
-				v := math.Round(*st.Last.Speed*10) / 10
-				ca.EstimatedSpeedAtImpact = &v
-			}
+	if t != nil {
+		var st struct {
+			Last *struct {
+				Speed *float64 `json:"speed"`
+			} `json:"last"`
+		}
+		if err := json.Unmarshal(t.State, &st); err != nil && s.log != nil {
+			s.log.Warn("incident: the trip's state is unreadable; no speed at impact", "trip_id", b.TripID, "error", err)
+		}
+		if st.Last != nil && st.Last.Speed != nil {
+			v := math.Round(*st.Last.Speed*10) / 10
+			ca.EstimatedSpeedAtImpact = &v
 		}
 	}
 	speed := -1.0 // unknown
