@@ -10,8 +10,10 @@ import (
 // profile is what the route and safety analyses read off a trip's
 // points in one pass.
 type profile struct {
-	speeds    []float64 // km/h at each point: reported, else derived from the step before it (0 at the first)
+	speeds    []float64 // km/h at each point: reported, else derived from the step before it (0 at the first, NaN after a pause)
 	cum       []float64 // km driven from the first point to each
+	across    []bool    // the step to each point spans a pause: it was not driven
+	paused    []float64 // minutes of pause between the first point and each
 	highwayKm float64   // driven on motorways and trunks, or at 80 km/h or more off the roads
 	cityKm    float64   // driven on roads limited to 60 km/h, or under 50 km/h off the roads
 	moving    []float64 // the speeds over 5 km/h
@@ -21,10 +23,21 @@ type profile struct {
 
 // profileOf is the speed profile of pts; bands, when not nil, are the
 // road band of each point (bandNone where it was not matched), which
-// then splits the distance rather than the speed.
-func profileOf(pts []Point, bands []band) profile {
-	p := profile{speeds: make([]float64, len(pts)), cum: make([]float64, len(pts))}
-	for i := 1; i < len(pts); i++ {
+// then splits the distance rather than the speed. pauses are the trip's
+// closed pauses (unix ms from, to): a step across one was not driven and
+// adds no distance, as in the trip's analytics (docs/analytics.md).
+func profileOf(pts []Point, bands []band, pauses [][2]int64) profile {
+	n := len(pts)
+	p := profile{speeds: make([]float64, n), cum: make([]float64, n), across: make([]bool, n), paused: make([]float64, n)}
+	for i := 1; i < n; i++ {
+		p.paused[i] = p.paused[i-1] + pausedMinutes(pauses, pts[i-1].TS, pts[i].TS)
+		if spansPause(pauses, pts[i-1].TS, pts[i].TS) {
+			p.across[i], p.speeds[i], p.cum[i] = true, pts[i].Speed, p.cum[i-1]
+			if v := pts[i].Speed; v > 5 {
+				p.moving = append(p.moving, v)
+			}
+			continue
+		}
 		d := geo.Distance(pts[i-1].pos(), pts[i].pos()) / 1000
 		dt := float64(pts[i].TS-pts[i-1].TS) / 3.6e6
 		v := pts[i].Speed
@@ -54,6 +67,29 @@ func profileOf(pts []Point, bands []band) profile {
 	return p
 }
 
+// spansPause tells whether the step from a to b (unix ms) overlaps one
+// of pauses.
+func spansPause(pauses [][2]int64, a, b int64) bool {
+	for _, pz := range pauses {
+		if pz[0] < b && pz[1] > a {
+			return true
+		}
+	}
+	return false
+}
+
+// pausedMinutes is the time of pauses inside the step from a to b (unix
+// ms), in minutes.
+func pausedMinutes(pauses [][2]int64, a, b int64) float64 {
+	var ms int64
+	for _, pz := range pauses {
+		if lo, hi := max(pz[0], a), min(pz[1], b); hi > lo {
+			ms += hi - lo
+		}
+	}
+	return float64(ms) / 60000
+}
+
 // totalKm is the distance driven between the first and the last point.
 func (p *profile) totalKm() float64 {
 	if len(p.cum) == 0 {
@@ -78,12 +114,16 @@ func cruisingSpeed(speeds []float64) float64 {
 }
 
 // turnIndexes finds points where the bearing changes by more than 45°
-// over about 100 m, at least 200 m apart.
-func turnIndexes(pts []Point) []int {
+// over about 100 m, at least 200 m apart; a step across a pause (across,
+// of the profile) is not driven, so it makes no turn.
+func turnIndexes(pts []Point, across []bool) []int {
 	var out []int
 	lastTurn := -1e9
 	dist := 0.0
 	for i := 2; i < len(pts); i++ {
+		if across[i] || across[i-1] {
+			continue
+		}
 		step := geo.Distance(pts[i-1].pos(), pts[i].pos())
 		dist += step
 		a := geo.Bearing(pts[i-2].pos(), pts[i-1].pos())

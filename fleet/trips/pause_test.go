@@ -159,3 +159,51 @@ func TestResumeMetadataKeepsItsNumbers(t *testing.T) {
 		t.Errorf("metadata on the stream %s, want %s", got, want)
 	}
 }
+
+// northward is a batch of n points at 1 Hz from (lat, lon) at v km/h
+// heading north, the first at at.
+func northward(tripID string, at time.Time, lat, lon, v float64, n int) *trips.BatchRequest {
+	b := &trips.BatchRequest{TripID: tripID}
+	for i := range n {
+		la, lo, sp, acc, hd := lat, lon, v, 4.0, 0.0
+		b.Locations = append(b.Locations, trips.LocationIn{Latitude: &la, Longitude: &lo, SpeedKmh: &sp, AccuracyMeters: &acc, Heading: &hd,
+			Timestamp: at.Add(time.Duration(i) * time.Second).Format(time.RFC3339Nano)})
+		lat += v / 3.6 / 111195.0
+	}
+	return b
+}
+
+// TestRouteArrivalsAfterAPause: a waypoint after a 10-minute pause is
+// expected 10 minutes later than the driving alone would bring it: the
+// pause is no delay.
+func TestRouteArrivalsAfterAPause(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 3, 2, 7, 55, 0, 0, time.UTC)}
+	svc := newServiceAt(t, clk)
+	ctx := context.Background()
+	start := clk.now().Add(-5 * time.Minute)
+	tr, err := svc.Start(ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: "veh-1", StartTime: &start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.UploadBatch(ctx, "org-a", "test", northward(tr.TripID, start, 40, -83, 36, 300)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Pause(ctx, "org-a", "test", tr.TripID, trips.PauseRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(10 * time.Minute)
+	if _, err := svc.Resume(ctx, "org-a", "test", tr.TripID, trips.ResumeRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.UploadBatch(ctx, "org-a", "test", northward(tr.TripID, clk.now().Add(time.Second), 40.027, -83, 36, 60)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := svc.Route(ctx, "org-a", "test", tr.TripID, trips.RouteQuery{IncludeWaypoints: true, Precision: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := r.Waypoints[len(r.Waypoints)-1]
+	if end.DelayMinutes > 0.1 {
+		t.Errorf("end waypoint: delay %v min, expected %v, arrived %v", end.DelayMinutes, end.EstimatedArrival, end.ActualArrival)
+	}
+}

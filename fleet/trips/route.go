@@ -113,16 +113,16 @@ func (s *Service) Route(ctx context.Context, org, env, id string, q RouteQuery) 
 	if matched != nil {
 		ms = matched.Matches
 	}
-	prof := profileOf(pts, bandsOf(ms))
+	prof := profileOf(pts, bandsOf(ms), st.Pauses)
 	straight := geo.Distance(pts[0].pos(), pts[len(pts)-1].pos()) / 1000
 	cruise := cruisingSpeed(prof.speeds)
-	turns := turnIndexes(pts)
+	turns := turnIndexes(pts, prof.across)
 	r.RouteAnalytics = routeAnalytics(a, prof, straight, cruise, len(turns))
 	if q.IncludeWaypoints {
-		r.Waypoints = waypoints(t, pts, turns, prof.cum, cruise)
+		r.Waypoints = waypoints(t, pts, turns, prof, cruise)
 	}
 	if q.IncludeTrafficData {
-		r.TrafficAnalysis = traffic(pts, prof.speeds, prof.cum, cruise)
+		r.TrafficAnalysis = traffic(pts, prof, cruise)
 	}
 	if q.IncludeAlternatives {
 		r.AlternativeRoutes = new([]AlternativeRoute) // points at nil: encoded null
@@ -218,14 +218,16 @@ func routeAnalytics(a Analytics, prof profile, straight, cruise float64, turns i
 }
 
 // waypoints are the start, the turns up to the hundredth waypoint and the
-// end, each with its arrival at the cruising speed and the actual one.
-func waypoints(t store.Trip, pts []Point, turns []int, cum []float64, cruise float64) []Waypoint {
+// end, each with its arrival at the cruising speed, after the pauses on
+// the way, and the actual one.
+func waypoints(t store.Trip, pts []Point, turns []int, prof profile, cruise float64) []Waypoint {
 	var wps []Waypoint
 	first := pts[0]
+	cum := prof.cum
 	add := func(kind string, i int) {
 		p := pts[i]
 		at := p.Time()
-		est := first.Time()
+		est := first.Time().Add(time.Duration(prof.paused[i] * float64(time.Minute)))
 		if cruise > 0 {
 			est = est.Add(time.Duration(cum[i] / cruise * float64(time.Hour)))
 		}

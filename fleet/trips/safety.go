@@ -192,7 +192,7 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 		return SafetyAnalysis{}, err
 	}
 	now := s.now().UTC()
-	prof := profileOf(pts, bandsOf(s.matchPoints(pts)))
+	prof := profileOf(pts, bandsOf(s.matchPoints(pts)), st.Pauses)
 	risks, points := riskFactors(events, a.DistanceKm)
 	bd := breakdown(points, a.DistanceKm, consistency(prof.moving))
 	out := SafetyAnalysis{TripID: id, OverallSafetyScore: a.SafetyScore, ScoreGrade: grade(a.SafetyScore), AnalysisTimestamp: now,
@@ -232,7 +232,7 @@ func tripContext(start time.Time, pts []Point, prof profile, a Analytics) TripCo
 		tod = "evening"
 	}
 	density := "low"
-	if ta := traffic(pts, prof.speeds, prof.cum, cruisingSpeed(prof.speeds)); ta.AverageCongestionLevel > 0.3 {
+	if ta := traffic(pts, prof, cruisingSpeed(prof.speeds)); ta.AverageCongestionLevel > 0.3 {
 		density = "high"
 	} else if ta.AverageCongestionLevel > 0.1 {
 		density = "moderate"

@@ -34,8 +34,10 @@ type TrafficAnalysis struct {
 	IncidentReports        []any              `json:"incident_reports" source:"unknown" doc:"null: no traffic incident feed is connected"`
 }
 
-// traffic finds the stretches driven under half the cruising speed.
-func traffic(pts []Point, speeds, cum []float64, cruise float64) *TrafficAnalysis {
+// traffic finds the stretches driven under half the cruising speed; a
+// pause ends a stretch.
+func traffic(pts []Point, prof profile, cruise float64) *TrafficAnalysis {
+	speeds, cum := prof.speeds, prof.cum
 	ta := &TrafficAnalysis{CongestedSegments: []CongestedSegment{}}
 	if cruise <= 0 {
 		return ta
@@ -65,6 +67,10 @@ func traffic(pts []Point, speeds, cum []float64, cruise float64) *TrafficAnalysi
 	}
 	for i := 1; i < len(pts); i++ {
 		v := speeds[i]
+		if prof.across[i] {
+			flush(i - 1)
+			continue
+		}
 		if v > 5 && v < cruise*0.5 {
 			if inSeg < 0 {
 				inSeg = i - 1

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// TestRouteAcrossAPause: a trip paused at one place and resumed 8.5 km
+// east drove no distance between them, in its route data as in its
+// analytics: the end waypoint lies at the trip's distance from the
+// start, the step across the pause is no highway driving and makes no
+// turn.
+func TestRouteAcrossAPause(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	t0 := time.Now().Add(-6 * time.Minute).UTC().Truncate(time.Second)
+	id := n.startTrip(k, "veh-ferry", t0)
+	// 5 minutes north at 36 km/h: 3 km
+	if r := n.batch(k, id, track(t0, 40, -83, constant(36, 300))); r.Status != 200 {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("POST", "/v1/trips/"+id+"/pause", k, map[string]any{"reason": "ferry"}); r.Status != 200 {
+		t.Fatalf("pause: %d %s", r.Status, r.Body)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if r := n.do("POST", "/v1/trips/"+id+"/resume", k, map[string]any{"location": map[string]any{"latitude": 40.027, "longitude": -82.9}}); r.Status != 200 {
+		t.Fatalf("resume: %d %s", r.Status, r.Body)
+	}
+	// a minute more north from the far side, at 90 km/h: 1.5 km
+	if r := n.batch(k, id, track(time.Now().Add(time.Second).UTC().Truncate(time.Second).Add(time.Second), 40.027, -82.9, constant(90, 60))); r.Status != 200 {
+		t.Fatalf("batch after the pause: %d %s", r.Status, r.Body)
+	}
+	rt := n.do("GET", "/v1/trips/"+id+"/route?include_traffic_data=true", k, nil).json(t)
+	ra := rt["route_analytics"].(map[string]any)
+	total := ra["total_distance_km"].(float64)
+	if math.Abs(total-4.475) > 0.05 {
+		t.Fatalf("total_distance_km %v, want about 4.475 (nothing across the pause)", total)
+	}
+	wps := rt["waypoints"].([]any)
+	end := wps[len(wps)-1].(map[string]any)
+	if d := end["distance_from_start_km"].(float64); math.Abs(d-total) > 0.05 {
+		t.Errorf("the end waypoint at %v km from the start, the trip drove %v km", d, total)
+	}
+	// 1.475 of the 4.475 km driven were at highway speed; the 8.5 km
+	// across the pause were not driven at all
+	if h := ra["highway_percentage"].(float64); math.Abs(h-33) > 1 {
+		t.Errorf("highway_percentage %v, want about 33", h)
+	}
+	for _, w := range wps {
+		if w.(map[string]any)["waypoint_type"] == "turn" {
+			t.Errorf("a turn at the pause: %v", w)
+		}
+	}
+}
