@@ -66,7 +66,7 @@ type RiskFactor struct {
 	FactorType        string      `json:"factor_type"`
 	Severity          string      `json:"severity" enum:"moderate,high,critical" source:"computed"`
 	Frequency         int         `json:"frequency" source:"computed"`
-	ScoreImpact       float64     `json:"score_impact" source:"computed"`
+	ScoreImpact       float64     `json:"score_impact" source:"computed" doc:"100 less the breakdown score of the behaviour; 0 for idle, which costs the eco score and not the safety score"`
 	Description       string      `json:"description"`
 	Timestamps        []time.Time `json:"timestamps"`
 	Locations         []Location  `json:"locations"`
@@ -131,7 +131,7 @@ type ImprovementPotential struct {
 	MaximumPossibleScore       float64  `json:"maximum_possible_score" source:"constant" doc:"100, the top of the scale"`
 	CurrentScore               float64  `json:"current_score" source:"computed"`
 	ImprovementPointsAvailable float64  `json:"improvement_points_available" source:"computed"`
-	PrimaryFocusAreas          []string `json:"primary_focus_areas" source:"computed" doc:"the two risk factors that cost most"`
+	PrimaryFocusAreas          []string `json:"primary_focus_areas" source:"computed" doc:"the two risk factors that cost the score most (idle, which costs it nothing, never)"`
 	EstimatedTimeline          *string  `json:"estimated_timeline" source:"unknown" doc:"null: the hub has no model of how fast drivers improve"`
 }
 
@@ -271,7 +271,9 @@ func riskFactors(events []storedEvent, km float64) ([]RiskFactor, map[string]flo
 		if e.Type == detect.TypeSpeeding {
 			rf.MaxSpeedOverLimit = math.Max(rf.MaxSpeedOverLimit, round(e.Metrics.ExcessSpeedKmh, 1))
 		}
-		points[e.Type] += severityPoints[e.Severity]
+		if e.Type != detect.TypeIdle { // idling costs the eco score, not the safety score
+			points[e.Type] += severityPoints[e.Severity]
+		}
 	}
 	types := make([]string, 0, len(byType))
 	for k := range byType {
@@ -283,6 +285,9 @@ func riskFactors(events []storedEvent, km float64) ([]RiskFactor, map[string]flo
 		rf := byType[k]
 		rf.ScoreImpact = round(100-componentScore(points[k], km), 1)
 		rf.Description = fmt.Sprintf("%s: %d in %.1f km", riskDescriptions[k], rf.Frequency, km)
+		if k == detect.TypeIdle {
+			rf.Description += " (it costs the eco score, not the safety score)"
+		}
 		rf.DurationSeconds = round(rf.DurationSeconds, 1)
 		out = append(out, *rf)
 	}
@@ -361,19 +366,23 @@ var riskAdvice = map[string][]string{
 }
 
 // recommendations appends advice for each risk to out, and returns the
-// two risks to focus on first (never nil).
+// two risks that cost the score most to focus on first (never nil;
+// none that cost nothing).
 func recommendations(out []Recommendation, risks []RiskFactor) ([]Recommendation, []string) {
 	focus := []string{}
 	for _, rf := range risks {
 		pr := "medium"
-		if rf.Severity == detect.SeverityCritical || rf.ScoreImpact > 15 {
+		switch {
+		case rf.ScoreImpact == 0:
+			pr = "low"
+		case rf.Severity == detect.SeverityCritical || rf.ScoreImpact > 15:
 			pr = "high"
-		} else if rf.ScoreImpact < 3 {
+		case rf.ScoreImpact < 3:
 			pr = "low"
 		}
 		out = append(out, Recommendation{Category: rf.FactorType, Priority: pr, Title: "Reduce " + riskDescriptions[rf.FactorType],
 			Description: rf.Description, SpecificActions: riskAdvice[rf.FactorType], PotentialImprovement: rf.ScoreImpact})
-		if len(focus) < 2 {
+		if len(focus) < 2 && rf.ScoreImpact > 0 {
 			focus = append(focus, rf.FactorType)
 		}
 	}
