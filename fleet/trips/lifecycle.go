@@ -301,7 +301,16 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 		}
 		st.Profile = prof
 		t.Status = status
+		// the trip ends now, and never before it started or before its
+		// newest point (both may lie ahead of this clock by the allowed
+		// skew, cfg.MaxFuture)
 		t.EndTime = now
+		if t.StartTime.After(t.EndTime) {
+			t.EndTime = t.StartTime
+		}
+		if st.Last != nil && st.Last.Time().After(t.EndTime) {
+			t.EndTime = st.Last.Time()
+		}
 		if r.EndLocation != nil {
 			t.EndLocation = placePtr(r.EndLocation.location())
 		} else if st.Last != nil {
