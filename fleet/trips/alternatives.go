@@ -29,7 +29,7 @@ type AlternativeRoute struct {
 	DistanceKm               float64   `json:"distance_km" source:"computed"`
 	EstimatedDurationMinutes float64   `json:"estimated_duration_minutes" source:"computed" doc:"driving time, without stops"`
 	EfficiencyScore          float64   `json:"efficiency_score" source:"computed" doc:"this route's distance over the distance driven (1: the trip drove no farther)"`
-	FuelSavingsLiters        float64   `json:"fuel_savings_liters" source:"computed" doc:"the fuel of the distance the trip drove beyond this route's, at the trip's own consumption (its fuel over its distance, else 8 L/100 km); negative when this route is longer"`
+	FuelSavingsLiters        float64   `json:"fuel_savings_liters" source:"computed" doc:"the fuel of the distance the trip drove beyond this route's, at the trip's own consumption (its fuel over its distance, else its vehicle model's, 8 L/100 km by default; 0 for an electric vehicle); negative when this route is longer"`
 	TimeSavingsMinutes       float64   `json:"time_savings_minutes" source:"computed" doc:"the trip's moving time (its duration less its idle time) less this route's duration; negative when the trip was quicker"`
 	TradeOffs                TradeOffs `json:"trade_offs"`
 }
@@ -49,7 +49,7 @@ const minAlternativeKm = 0.1
 // its last: at free-flow speeds, and at the speeds sc's fleet was
 // observed driving in the trip's hours when the service counts them and
 // any apply. None for a round trip or a place off the roads.
-func (s *Service) alternatives(ctx context.Context, sc store.Scope, pts []Point, a Analytics) []AlternativeRoute {
+func (s *Service) alternatives(ctx context.Context, sc store.Scope, pts []Point, a Analytics, rates fuelRates) []AlternativeRoute {
 	out := []AlternativeRoute{}
 	first, last := pts[0], pts[len(pts)-1]
 	if geo.Distance(first.pos(), last.pos()) < minAlternativeKm*1000 {
@@ -57,10 +57,7 @@ func (s *Service) alternatives(ctx context.Context, sc store.Scope, pts []Point,
 	}
 	req := routing.Request{Sources: [][2]float64{{first.Lat, first.Lon}}, Targets: [][2]float64{{last.Lat, last.Lon}}, Costing: routing.Auto}
 	moving := math.Max(0, a.DurationMinutes-a.IdleTimeMinutes)
-	perKm := 0.08
-	if f := a.FuelEfficiency.FuelConsumedLiters; f > 0 && a.DistanceKm > 0 {
-		perKm = f / a.DistanceKm
-	}
+	perKm := rates.perKm
 	add := func(id, name, speeds string, observed int, c routing.Cost) {
 		if !c.OK {
 			return

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/store"
@@ -41,7 +42,7 @@ type RouteAnalytics struct {
 	ActualDurationMinutes    float64  `json:"actual_duration_minutes" source:"computed"`
 	EfficiencyScore          float64  `json:"efficiency_score" source:"computed" doc:"0-100: straight-line distance over driven distance, less idling"`
 	DeviationPercentage      float64  `json:"deviation_percentage" source:"computed" doc:"driven distance over straight-line distance, minus 100"`
-	FuelEfficiencyRating     string   `json:"fuel_efficiency_rating" enum:"excellent,good,fair,poor" source:"computed" doc:"from the estimated fuel_efficiency_kmpl"`
+	FuelEfficiencyRating     string   `json:"fuel_efficiency_rating" enum:"excellent,good,fair,poor,unknown" source:"computed" doc:"from the trip's fuel_efficiency_kmpl: excellent 14 or more, good 11, fair 8, else poor; unknown when it burnt no fuel to rate (an electric vehicle, or no distance)"`
 	RouteComplexity          string   `json:"route_complexity" enum:"low,medium,high" source:"computed"`
 	ElevationGainMeters      *float64 `json:"elevation_gain_meters" source:"computed" doc:"from the points' altitude_meters; null when no two consecutive points had one"`
 	HighwayPercentage        float64  `json:"highway_percentage" source:"computed" doc:"share of distance on motorways and trunks (with --osm, the roads the points were matched to); off the roads, or without --osm, at 80 km/h or more"`
@@ -121,17 +122,18 @@ func (s *Service) Route(ctx context.Context, org, env, id string, q RouteQuery) 
 	if q.IncludeWaypoints {
 		r.Waypoints = waypoints(t, pts, turns, prof, cruise)
 	}
+	rates := s.fuelRates(&st, a)
 	if q.IncludeTrafficData {
-		r.TrafficAnalysis = traffic(pts, prof, cruise)
+		r.TrafficAnalysis = traffic(pts, prof, cruise, rates.idlePerHour)
 	}
 	if q.IncludeAlternatives {
 		r.AlternativeRoutes = new([]AlternativeRoute) // points at nil: encoded null
 		if s.router != nil {
-			alts := s.alternatives(ctx, sc, pts, a)
+			alts := s.alternatives(ctx, sc, pts, a, rates)
 			r.AlternativeRoutes = &alts
 		}
 	}
-	r.OptimizationSuggestions = suggestions(r.OptimizationSuggestions, a, r.RouteAnalytics.DeviationPercentage, straight, cruise)
+	r.OptimizationSuggestions = suggestions(r.OptimizationSuggestions, a, rates, r.RouteAnalytics.DeviationPercentage, straight, cruise)
 	return r, nil
 }
 
@@ -197,6 +199,8 @@ func routeAnalytics(a Analytics, prof profile, straight, cruise float64, turns i
 	}
 	ra.EfficiencyScore = round(100*(0.6*directness+0.4*(1-idleShare)), 1)
 	switch k := a.FuelEfficiency.FuelEfficiencyKmpl; {
+	case !(k > 0):
+		ra.FuelEfficiencyRating = "unknown"
 	case k >= 14:
 		ra.FuelEfficiencyRating = "excellent"
 	case k >= 11:
@@ -252,21 +256,54 @@ func waypoints(t store.Trip, pts []Point, turns []int, prof profile, cruise floa
 	return wps
 }
 
+// fuelRates are what a trip burns: liters per km driven and per hour
+// idling.
+type fuelRates struct {
+	perKm, idlePerHour float64
+}
+
+// fuelRates are the rates of the trip of st with analytics a: per km its
+// own fuel over its distance when it burnt any, else its vehicle model's
+// consumption; per hour idling its vehicle model's (a profile's
+// consumption scales the default 0.8 L/h). An electric vehicle burns
+// none.
+func (s *Service) fuelRates(st *state, a Analytics) fuelRates {
+	v, _ := s.vehicle(st.Profile)
+	if v.Electric {
+		return fuelRates{}
+	}
+	r := fuelRates{perKm: positiveOr(v.LitersPer100Km, analytics.DefaultLitersPer100Km) / 100,
+		idlePerHour: positiveOr(v.IdleLitersPerHour, analytics.DefaultIdleLitersPerHour)}
+	if f := a.FuelEfficiency.FuelConsumedLiters; f > 0 && a.DistanceKm > 0 {
+		r.perKm = f / a.DistanceKm
+	}
+	return r
+}
+
+func positiveOr(v, def float64) float64 {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
 // suggestions appends to out what would make the trip cheaper: less
-// idling, a more direct route, keeping to the limit.
-func suggestions(out []Suggestion, a Analytics, deviationPct, straight, cruise float64) []Suggestion {
-	if a.IdleTimeMinutes > 5 {
+// idling (for a vehicle that burns fuel idling), a more direct route,
+// keeping to the limit; fuel at the trip's rates.
+func suggestions(out []Suggestion, a Analytics, rates fuelRates, deviationPct, straight, cruise float64) []Suggestion {
+	if a.IdleTimeMinutes > 5 && rates.idlePerHour > 0 {
+		l := a.IdleTimeMinutes / 60 * rates.idlePerHour
 		out = append(out, Suggestion{SuggestionID: "sg_idle", Type: "reduce_idling", Title: "Reduce idling",
 			Description:              fmt.Sprintf("The vehicle idled %.0f minutes; switching the engine off on stops longer than a minute saves fuel.", a.IdleTimeMinutes),
-			PotentialSavings:         map[string]float64{"time_minutes": 0, "fuel_liters": round(a.IdleTimeMinutes/60*0.8, 2), "cost_usd": round(a.IdleTimeMinutes/60*0.8*fuelUSDPerLiter, 2)},
+			PotentialSavings:         map[string]float64{"time_minutes": 0, "fuel_liters": round(l, 2), "cost_usd": round(l*fuelUSDPerLiter, 2)},
 			ImplementationComplexity: "low"})
 	}
 	if deviationPct > 40 {
-		extra := a.DistanceKm - straight*1.3
+		extra := math.Max(0, a.DistanceKm-straight*1.3)
 		out = append(out, Suggestion{SuggestionID: "sg_route", Type: "route_planning", Title: "Plan a more direct route",
 			Description: "The route was much longer than the direct distance between its ends.",
-			PotentialSavings: map[string]float64{"time_minutes": round(math.Max(0, extra)/math.Max(cruise, 30)*60, 1), "fuel_liters": round(math.Max(0, extra)*0.08, 2),
-				"cost_usd": round(math.Max(0, extra)*0.08*fuelUSDPerLiter, 2)}, ImplementationComplexity: "medium"})
+			PotentialSavings: map[string]float64{"time_minutes": round(extra/math.Max(cruise, 30)*60, 1), "fuel_liters": round(extra*rates.perKm, 2),
+				"cost_usd": round(extra*rates.perKm*fuelUSDPerLiter, 2)}, ImplementationComplexity: "medium"})
 	}
 	if a.HarshEvents.Speeding > 0 {
 		out = append(out, Suggestion{SuggestionID: "sg_speed", Type: "speed_management", Title: "Keep to the limit",

@@ -232,7 +232,7 @@ func tripContext(start time.Time, pts []Point, prof profile, a Analytics) TripCo
 		tod = "evening"
 	}
 	density := "low"
-	if ta := traffic(pts, prof, cruisingSpeed(prof.speeds)); ta.AverageCongestionLevel > 0.3 {
+	if ta := traffic(pts, prof, cruisingSpeed(prof.speeds), 0); ta.AverageCongestionLevel > 0.3 {
 		density = "high"
 	} else if ta.AverageCongestionLevel > 0.1 {
 		density = "moderate"

@@ -28,15 +28,15 @@ type PeakHours struct {
 type TrafficAnalysis struct {
 	AverageCongestionLevel float64            `json:"average_congestion_level" source:"computed" doc:"0-1: the share of distance driven in congested segments"`
 	TrafficDelayMinutes    float64            `json:"traffic_delay_minutes" source:"computed"`
-	FuelCostImpactUSD      float64            `json:"fuel_cost_impact_usd" source:"computed" doc:"the delay idling at 0.8 L/h and 1.05 USD/L"`
+	FuelCostImpactUSD      float64            `json:"fuel_cost_impact_usd" source:"computed" doc:"the delay idling at the vehicle model's rate (0.8 L/h by default, scaled with a profile's consumption, 0 for an electric vehicle) and 1.05 USD/L"`
 	CongestedSegments      []CongestedSegment `json:"congested_segments"`
 	PeakHoursImpact        PeakHours          `json:"peak_hours_impact"`
 	IncidentReports        []any              `json:"incident_reports" source:"unknown" doc:"null: no traffic incident feed is connected"`
 }
 
 // traffic finds the stretches driven under half the cruising speed; a
-// pause ends a stretch.
-func traffic(pts []Point, prof profile, cruise float64) *TrafficAnalysis {
+// pause ends a stretch. The delay burns idlePerHour liters an hour.
+func traffic(pts []Point, prof profile, cruise, idlePerHour float64) *TrafficAnalysis {
 	speeds, cum := prof.speeds, prof.cum
 	ta := &TrafficAnalysis{CongestedSegments: []CongestedSegment{}}
 	if cruise <= 0 {
@@ -86,8 +86,7 @@ func traffic(pts []Point, prof profile, cruise float64) *TrafficAnalysis {
 		ta.AverageCongestionLevel = round(congestedKm/cum[len(cum)-1], 2)
 	}
 	ta.TrafficDelayMinutes = round(ta.TrafficDelayMinutes, 2)
-	// idling in traffic burns about 0.8 L/h
-	ta.FuelCostImpactUSD = round(ta.TrafficDelayMinutes/60*0.8*fuelUSDPerLiter, 2)
+	ta.FuelCostImpactUSD = round(ta.TrafficDelayMinutes/60*idlePerHour*fuelUSDPerLiter, 2)
 	h := pts[0].Time().Hour()
 	ph := PeakHours{CongestionFactor: round(1+ta.AverageCongestionLevel, 2)}
 	switch {
