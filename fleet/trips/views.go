@@ -193,7 +193,7 @@ type SingleAnalytics struct {
 // Rejection says why a point was skipped.
 type Rejection struct {
 	Index  int    `json:"index"`
-	Reason string `json:"reason" enum:"duplicate_timestamp,before_trip_start,future_timestamp,too_late"`
+	Reason string `json:"reason" enum:"duplicate_timestamp,before_trip_start,future_timestamp,too_late,during_pause"`
 }
 
 // BatchResult is the answer of a batch upload.
@@ -222,7 +222,7 @@ type SingleResult struct {
 	LocationID        string          `json:"location_id"`
 	ProcessedAt       time.Time       `json:"processed_at"`
 	Accepted          bool            `json:"accepted"`
-	RejectionReason   string          `json:"rejection_reason,omitempty"`
+	RejectionReason   string          `json:"rejection_reason,omitempty" enum:"duplicate_timestamp,before_trip_start,future_timestamp,too_late,during_pause" doc:"why the point was skipped, when accepted is false"`
 	EventsDetected    []DetectedEvent `json:"events_detected"`
 	TripAnalytics     SingleAnalytics `json:"trip_analytics"`
 	QualityAssessment Quality         `json:"quality_assessment"`
