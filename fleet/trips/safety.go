@@ -389,21 +389,15 @@ func recommendations(out []Recommendation, risks []RiskFactor) ([]Recommendation
 	return out, focus
 }
 
-// compare places score among others: their mean, the share below it
-// and the comparison; nils and no_data without others.
-func compare(score float64, others []float64) (avg, pct *float64, cmp string) {
-	if len(others) == 0 {
+// compare places score among n others of mean avg, below of them
+// scoring lower: their mean, the share below it and the comparison; nils
+// and no_data without others.
+func compare(score float64, n, below int, avg float64) (*float64, *float64, string) {
+	if n == 0 {
 		return nil, nil, "no_data"
 	}
-	sum, below := 0.0, 0
-	for _, o := range others {
-		sum += o
-		if o < score {
-			below++
-		}
-	}
-	a, p := round(sum/float64(len(others)), 1), round(100*float64(below)/float64(len(others)), 1)
-	cmp = "equal"
+	a, p := round(avg, 1), round(100*float64(below)/float64(n), 1)
+	cmp := "equal"
 	switch {
 	case score > a+0.5:
 		cmp = "above"
@@ -413,37 +407,35 @@ func compare(score float64, others []float64) (avg, pct *float64, cmp string) {
 	return &a, &p, cmp
 }
 
+// benchmarks place score, trip t's, among the other completed trips
+// with points that started in the 30 days before now: the driver's and
+// the organization's, every one of them counted by the store.
 func (s *Service) benchmarks(ctx context.Context, sc store.Scope, t store.Trip, score float64, now time.Time) (Benchmarks, error) {
-	scores := func(f store.TripFilter) ([]float64, error) {
-		f.Scope, f.Statuses, f.StartAfter, f.Limit, f.Sort = sc, []string{store.TripCompleted}, now.Add(-30*24*time.Hour), 1000, "start_time"
-		trips, err := s.store.ListTrips(ctx, f)
+	place := func(f store.TripFilter) (avg, pct *float64, cmp string, err error) {
+		f.Scope, f.Statuses, f.StartAfter, f.ExcludeID, f.WithPoints = sc, []string{store.TripCompleted}, now.Add(-30*24*time.Hour), t.ID, true
+		all, err := s.store.SummarizeTrips(ctx, f)
+		if err != nil || all.Count == 0 {
+			return nil, nil, "no_data", err
+		}
+		f.SafetyBelow = &score
+		below, err := s.store.SummarizeTrips(ctx, f)
 		if err != nil {
-			return nil, err
+			return nil, nil, "", err
 		}
-		var out []float64
-		for _, x := range trips {
-			if x.ID != t.ID && x.Totals.LocationsCount > 0 {
-				out = append(out, x.Totals.SafetyScore)
-			}
-		}
-		return out, nil
+		avg, pct, cmp = compare(score, all.Count, below.Count, all.AvgSafetyScore)
+		return avg, pct, cmp, nil
 	}
 	b := Benchmarks{VsDriverAverage: DriverComparison{DriverID: t.DriverID, Comparison: "no_data"},
 		VsFleetAverage:      FleetComparison{OrganizationID: t.Org},
 		VsIndustryBenchmark: IndustryComparison{IndustrySegment: "unknown", Comparison: "no_data"}}
+	var err error
 	if t.DriverID != "" {
-		ds, err := scores(store.TripFilter{DriverID: t.DriverID})
-		if err != nil {
+		d := &b.VsDriverAverage
+		if d.Driver30dAverage, d.Percentile, d.Comparison, err = place(store.TripFilter{DriverID: t.DriverID}); err != nil {
 			return b, err
 		}
-		d := &b.VsDriverAverage
-		d.Driver30dAverage, d.Percentile, d.Comparison = compare(score, ds)
-	}
-	fs, err := scores(store.TripFilter{})
-	if err != nil {
-		return b, err
 	}
 	f := &b.VsFleetAverage
-	f.Fleet30dAverage, f.Percentile, f.Comparison = compare(score, fs)
-	return b, nil
+	f.Fleet30dAverage, f.Percentile, f.Comparison, err = place(store.TripFilter{})
+	return b, err
 }

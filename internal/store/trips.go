@@ -85,6 +85,12 @@ type TripFilter struct {
 	Statuses    []string
 	StartAfter  time.Time
 	StartBefore time.Time
+	// ExcludeID leaves that trip out; WithPoints keeps only trips with
+	// at least one location; SafetyBelow, when set, only trips whose
+	// safety score is under it.
+	ExcludeID   string
+	WithPoints  bool
+	SafetyBelow *float64
 	// Sort is one of start_time, end_time, distance, duration,
 	// safety_score; Desc orders descending.
 	Sort  string

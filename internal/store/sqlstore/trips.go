@@ -277,6 +277,15 @@ func (s *Store) tripWhere(f store.TripFilter) (string, []any) {
 	if !f.StartBefore.IsZero() {
 		w, args = append(w, "start_time < ?"), append(args, f.StartBefore.UnixMilli())
 	}
+	if f.ExcludeID != "" {
+		w, args = append(w, "id <> ?"), append(args, f.ExcludeID)
+	}
+	if f.WithPoints {
+		w = append(w, "locations_count > 0")
+	}
+	if f.SafetyBelow != nil {
+		w, args = append(w, "safety_score < ?"), append(args, *f.SafetyBelow)
+	}
 	return strings.Join(w, " AND "), args
 }
 

@@ -154,7 +154,7 @@ func tripListing(t *testing.T, open Opener) {
 			if status != store.TripActive && status != store.TripPaused {
 				tr.EndTime = tr.StartTime.Add(time.Duration(dur) * time.Minute)
 			}
-			tr.Totals = store.TripTotals{DistanceKm: dist, DurationMinutes: dur, SafetyScore: safety, EcoScore: eco}
+			tr.Totals = store.TripTotals{DistanceKm: dist, DurationMinutes: dur, SafetyScore: safety, EcoScore: eco, LocationsCount: int(dur * 60)}
 			return tr
 		}
 		ts := []store.Trip{
@@ -190,6 +190,7 @@ func tripListing(t *testing.T, open Opener) {
 		s := open(t)
 		byID := filtered(t, s)
 		at := func(h float64) time.Time { return base.Add(time.Duration(h * float64(time.Hour))) }
+		ninety := 90.0
 		for _, c := range []struct {
 			f    store.TripFilter
 			want []string
@@ -210,6 +211,11 @@ func tripListing(t *testing.T, open Opener) {
 			{store.TripFilter{VehicleID: "veh_3", DriverID: "drv_2"}, []string{"t5"}},
 			{store.TripFilter{VehicleID: "veh_1", Statuses: []string{store.TripActive}}, []string{"t3"}},
 			{store.TripFilter{DriverID: "drv_1", StartAfter: at(0), Sort: "distance", Desc: true}, []string{"t3", "t4"}},
+			{store.TripFilter{ExcludeID: "t2"}, []string{"t1", "t3", "t4", "t5", "t6"}},
+			{store.TripFilter{WithPoints: true}, []string{"t1", "t2", "t3", "t5", "t6"}},
+			// Strictly below: the trip scoring 90 is out.
+			{store.TripFilter{SafetyBelow: &ninety}, []string{"t2", "t5"}},
+			{store.TripFilter{Statuses: []string{store.TripCompleted}, WithPoints: true, ExcludeID: "t1", SafetyBelow: &ninety}, []string{"t2"}},
 		} {
 			c.f.Scope = live
 			got := listTrips(t, s, c.f)
@@ -375,6 +381,7 @@ func tripListing(t *testing.T, open Opener) {
 		t.Parallel()
 		s := open(t)
 		byID := filtered(t, s)
+		ninetyFive := 95.0
 		for _, c := range []struct {
 			f    store.TripFilter
 			want []string
@@ -387,6 +394,7 @@ func tripListing(t *testing.T, open Opener) {
 				After: &store.Keyset{Value: 15, ID: "t9"}}, []string{"t1", "t2"}},
 			{store.TripFilter{StartAfter: base.Add(90 * time.Minute), Before: &store.Keyset{Value: 0, ID: "t0"}}, []string{"t3", "t4", "t5", "t6"}},
 			{store.TripFilter{VehicleID: "veh_9"}, nil},
+			{store.TripFilter{WithPoints: true, ExcludeID: "t6", SafetyBelow: &ninetyFive}, []string{"t1", "t2", "t5"}},
 		} {
 			c.f.Scope = live
 			got, err := s.SummarizeTrips(t.Context(), c.f)
