@@ -33,8 +33,8 @@ type TripContext struct {
 	RoadTypes         RoadTypes `json:"road_types"`
 	WeatherConditions string    `json:"weather_conditions" enum:"unknown" source:"unknown" doc:"unknown: no weather source is connected"`
 	TrafficDensity    string    `json:"traffic_density" enum:"low,moderate,high" source:"computed" doc:"from the share of distance driven in congestion (traffic_analysis of the route)"`
-	TimeOfDay         string    `json:"time_of_day" enum:"morning,afternoon,evening,night"`
-	DayOfWeek         string    `json:"day_of_week"`
+	TimeOfDay         string    `json:"time_of_day" enum:"morning,afternoon,evening,night" doc:"of the trip's start_time in UTC (the fleet's time zone is not known): morning 05-12, afternoon 12-17, evening 17-21, else night"`
+	DayOfWeek         string    `json:"day_of_week" doc:"of the trip's start_time in UTC"`
 }
 
 // ScoreWeights of the breakdown (sum to 1).
