@@ -182,7 +182,7 @@ func closePause(st *state, end time.Time) {
 type ResumeRequest struct {
 	Location *PlaceIn       `json:"location,omitempty" doc:"defaults to the pause location when absent"`
 	Reason   string         `json:"reason,omitempty"`
-	Metadata map[string]any `json:"metadata,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty" doc:"custom data about the resume, carried by the trip_resumed event; under 64 KB"`
 }
 
 // Resume moves a paused trip back to active.
@@ -192,8 +192,19 @@ func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeReque
 	if len(r.Reason) > 500 {
 		bad["reason"] = "must be at most 500 characters"
 	}
+	var mdSize int
+	if len(r.Metadata) > 0 {
+		b, err := json.Marshal(r.Metadata)
+		if err != nil {
+			bad["metadata"] = "is not encodable"
+		}
+		mdSize = len(b)
+	}
 	if len(bad) > 0 {
 		return ResumeResult{}, &ValidationError{Code: "validation_failed", Fields: bad}
+	}
+	if mdSize > MaxMetadataBytes { // the limit of a trip's metadata, as at the start and on update
+		return ResumeResult{}, ErrMetadataTooLarge
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	var fromPause *float64 // null unless both places are known
