@@ -37,6 +37,7 @@ import (
 	"github.com/fleethub/fleethub/filters/dedup"
 	"github.com/fleethub/fleethub/fleet/contacts"
 	"github.com/fleethub/fleethub/fleet/devices"
+	"github.com/fleethub/fleethub/fleet/digest"
 	"github.com/fleethub/fleethub/fleet/emergency"
 	"github.com/fleethub/fleethub/fleet/geofences"
 	"github.com/fleethub/fleethub/fleet/geofences/crossings"
@@ -125,6 +126,9 @@ type app struct {
 	alerts    *emergency.Alerts
 	optimizer *optimization.Service // its work rate is measured at start (Calibrate)
 	outbox    *emergency.Outbox
+	// digest sends the daily speeding summaries of devices on
+	// alert_frequency daily_summary, once per cluster
+	digest *digest.Summaries
 }
 
 // openStore opens the configured backend.
@@ -218,8 +222,9 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if eng.roads != nil {
 		router = eng.roads
 	}
+	a.digest = digest.New(digest.Config{Node: a.node, Log: log}, a.store, publish.NewWithFleets(a.bus, a.vehicles))
 	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher, Speeds: speeds, Router: router,
-		Trackers: cfg.ActiveTrips, MatchTrips: cfg.ActiveTrips}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
+		Trackers: cfg.ActiveTrips, MatchTrips: cfg.ActiveTrips, Summaries: a.digest}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
 		return nil, err
 	}
 	a.metrics.MustRegister(a.trips.Collectors()...)
@@ -554,6 +559,7 @@ func (a *app) start(ctx context.Context) error {
 		a.goRun(func() error { a.speeds.Run(ctx); return nil })
 	}
 	a.goRun(func() error { return a.alerts.Run(ctx) })
+	a.goRun(func() error { return a.digest.Run(ctx) })
 	if a.cfg.SolverWorkRate == 0 {
 		a.goRun(func() error {
 			measured, perSecond := a.optimizer.Calibrate()

@@ -231,7 +231,7 @@ func alertChange(sf *SafetyFeatures) string {
 
 // speedingEvery is the throttle of speeding events per alert_frequency
 // (detect.Thresholds.SpeedingEvery): every episode, at most one a minute,
-// or the trip's first only.
+// or the trip's first only; daily_summary is SpeedingSummary instead.
 var speedingEvery = map[string]time.Duration{"immediate": 0, "once_per_minute": time.Minute, "once_per_trip": -1}
 
 // DetectThresholds turns a device's safety settings into detection
@@ -270,6 +270,7 @@ func (s *Service) DetectThresholds(ctx context.Context, sc store.Scope, deviceID
 			}
 			if sp.AlertFrequency != nil {
 				t.SpeedingEvery = speedingEvery[*sp.AlertFrequency]
+				t.SpeedingSummary = *sp.AlertFrequency == "daily_summary"
 			}
 			if sp.ThresholdOverLimit != nil {
 				t.OverLimitKmh = *sp.ThresholdOverLimit * 1.609344

@@ -47,7 +47,7 @@ type HarshEventDetection struct {
 type SpeedingAlerts struct {
 	Enabled            *bool    `json:"enabled,omitempty"`
 	ThresholdOverLimit *float64 `json:"threshold_over_limit,omitempty" doc:"mph over the limit, 0-50"`
-	AlertFrequency     *string  `json:"alert_frequency,omitempty" enum:"immediate,once_per_minute,once_per_trip" doc:"throttles the trip's speeding events: every episode, at most one a minute, or the first only; daily_summary is refused (no summaries are sent)"`
+	AlertFrequency     *string  `json:"alert_frequency,omitempty" enum:"immediate,once_per_minute,once_per_trip,daily_summary" doc:"throttles the trip's speeding events: every episode, at most one a minute, or the first only; daily_summary raises none and sends one speeding_daily_summary event per device and UTC day with speeding, after the day ends"`
 }
 
 // SafetyFeatures group.
@@ -90,6 +90,8 @@ type Applied struct {
 	EffectiveImmediately bool              `json:"effective_immediately" source:"constant" doc:"always true: trips in progress on the device take the detection settings within a second"`
 	NextSyncScheduled    *time.Time        `json:"next_sync_scheduled" source:"unknown" doc:"null: the hub pushes nothing to devices and schedules no sync; a device reads its settings (GET) when it chooses"`
 }
+
+var alertFrequencies = []string{"immediate", "once_per_minute", "once_per_trip", "daily_summary"}
 
 var dataTypes = []string{"location", "obd_data", "accelerometer", "gyroscope", "camera", "audio"}
 
@@ -134,12 +136,8 @@ func (s *Settings) Validate() map[string]string {
 		}
 		if sp := sf.SpeedingAlerts; sp != nil {
 			rng(bad, "safety_features.speeding_alerts.threshold_over_limit", sp.ThresholdOverLimit, 0, 50)
-			switch f := sp.AlertFrequency; {
-			case f == nil:
-			case *f == "daily_summary":
-				bad["safety_features.speeding_alerts.alert_frequency"] = "daily_summary is not supported: the hub sends no daily summaries; use immediate, once_per_minute or once_per_trip"
-			case !slices.Contains([]string{"immediate", "once_per_minute", "once_per_trip"}, *f):
-				bad["safety_features.speeding_alerts.alert_frequency"] = enum.Refusal("immediate", "once_per_minute", "once_per_trip")
+			if f := sp.AlertFrequency; f != nil && !slices.Contains(alertFrequencies, *f) {
+				bad["safety_features.speeding_alerts.alert_frequency"] = enum.Refusal(alertFrequencies...)
 			}
 		}
 	}

@@ -292,6 +292,9 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 		seqBase = st.Seq
 		thr = tr.thr
 		closing := tr.det.Flush(nil)
+		if err := s.summarize(ctx, tr.det, *t, st.DeviceID); err != nil {
+			return nil, err
+		}
 		s.placeOnRoads(closing)
 		for _, e := range closing {
 			st.Running.AddEvent(e)

@@ -65,7 +65,8 @@ func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
 		sh.tracks.Remove(j.trip)
 		sh.forgotten = sh.forgotten[:0] // the one removed, closed here
 	}
-	if len(evs) == 0 && !j.end && !j.replay {
+	held := rt.det.Summarized(nil)
+	if len(evs) == 0 && len(held) == 0 && !j.end && !j.replay {
 		if rt.dirty && s.carryRoads(j.trip, rt.stats) {
 			rt.dirty, rt.savedAt = false, time.Now()
 		}
@@ -73,7 +74,7 @@ func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
 			return
 		}
 	}
-	if err := s.storeRoadEvents(ctx, j, rt.stats, evs); err != nil {
+	if err := s.storeRoadEvents(ctx, j, rt.stats, evs, held); err != nil {
 		s.log.Warn("storing the events judged on the roads failed", "trip_id", j.trip, "events", len(evs), "error", err)
 		return
 	}
@@ -104,10 +105,11 @@ func (s *Service) closeForgotten(ctx context.Context, sh *roadShard) {
 		sh.forgotten = sh.forgotten[1:]
 		evs := s.decided(f.rt, f.rt.trace.Flush(), nil)
 		evs = f.rt.det.Flush(evs)
-		if len(evs) == 0 && !f.rt.dirty {
+		held := f.rt.det.Summarized(nil)
+		if len(evs) == 0 && len(held) == 0 && !f.rt.dirty {
 			continue
 		}
-		if err := s.storeRoadEvents(ctx, roadJob{sc: f.rt.sc, trip: f.trip}, f.rt.stats, evs); err != nil {
+		if err := s.storeRoadEvents(ctx, roadJob{sc: f.rt.sc, trip: f.trip}, f.rt.stats, evs, held); err != nil {
 			s.log.Warn("storing the events judged on the roads failed", "trip_id", f.trip, "events", len(evs), "error", err)
 		}
 	}
@@ -140,9 +142,10 @@ func (s *Service) decided(rt *roadTrack, ms []mapmatch.Match, evs []detect.Event
 
 // storeRoadEvents writes the speeding events judged on the roads and the
 // trip's road counts, under the trip's tracker like an upload, and
-// publishes the events new to the store. A replayed trip's events
-// already stored are not counted again.
-func (s *Service) storeRoadEvents(ctx context.Context, j roadJob, stats RoadStats, evs []detect.Event) error {
+// publishes the events new to the store; the episodes held for the
+// device's daily summary are recorded first (record). A replayed trip's
+// events already stored are not counted again.
+func (s *Service) storeRoadEvents(ctx context.Context, j roadJob, stats RoadStats, evs, held []detect.Event) error {
 	tr := s.tracker(j.trip)
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -156,6 +159,9 @@ func (s *Service) storeRoadEvents(ctx context.Context, j roadJob, stats RoadStat
 			if t, st, err = s.get(ctx, j.sc, j.trip); err != nil {
 				return err
 			}
+		}
+		if err := s.record(ctx, t, st.DeviceID, held); err != nil {
+			return err
 		}
 		known := map[string]bool{}
 		if j.replay {

@@ -136,6 +136,10 @@ type Config struct {
 	// then and its speeding episode closed, and its next points start
 	// a new trace.
 	MatchTrips int
+	// Summaries records the speeding episodes of devices whose speeding
+	// alerts are a daily summary (digest.Summaries); nil: they are
+	// dropped.
+	Summaries Summaries
 }
 
 // Service is the trip domain service.

@@ -86,6 +86,7 @@ func (s *Service) load(ctx context.Context, tr *tracker, sc store.Scope, id, dev
 		}
 		sink = tr.det.Feed(detectPoint(p), sink[:0])
 	}
+	tr.det.Summarized(nil) // recorded when their points were uploaded
 	tr.loaded = true
 	return nil
 }

@@ -355,6 +355,9 @@ func (s *Service) apply(ctx context.Context, tr *tracker, sc store.Scope, device
 	if device != "" {
 		st.DeviceID = device
 	}
+	if err := s.summarize(ctx, det, t, st.DeviceID); err != nil {
+		return res, err
+	}
 	recs, err := s.eventRecords(ctx, sc, t.ID, events, late, &res)
 	if err != nil {
 		return res, err

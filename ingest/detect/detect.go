@@ -114,6 +114,11 @@ type Thresholds struct {
 	// (once_per_minute: a minute), and a negative value only the trip's
 	// first (once_per_trip).
 	SpeedingEvery time.Duration
+	// SpeedingSummary: the device's speeding goes into a daily summary
+	// (alert_frequency daily_summary). Every episode is judged as with
+	// SpeedingEvery 0, but none is appended to Feed's or Flush's events:
+	// the Detector holds them for Summarized.
+	SpeedingSummary bool
 
 	IdleDisabled bool
 	IdleSpeedKmh float64 // at or below this speed the vehicle idles
@@ -228,6 +233,10 @@ func durationOr(v, def time.Duration) time.Duration {
 
 // severityOf grades a harsh event by its peak magnitude in g, a speeding
 // event by its excess in km/h and an idle event by its duration in seconds.
+// SpeedingSeverity is the severity of a speeding episode over the limit
+// by excessKmh, as its event would have.
+func SpeedingSeverity(excessKmh float64) string { return severityOf(TypeSpeeding, excessKmh) }
+
 func severityOf(typ string, magnitude float64) string {
 	var high, critical float64
 	switch typ {

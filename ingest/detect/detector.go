@@ -25,7 +25,20 @@ type Detector struct {
 	// lastSpeeding is the start of the last speeding event reported, zero
 	// before the first (Thresholds.SpeedingEvery)
 	lastSpeeding time.Time
-	idle         idleEpisode
+	// summarized are the speeding episodes held for Summarized
+	// (Thresholds.SpeedingSummary)
+	summarized []Event
+	idle       idleEpisode
+}
+
+// Summarized appends to out the speeding episodes that closed since the
+// last call while Thresholds.SpeedingSummary was set, oldest first, and
+// forgets them. They are not among the events Feed and Flush return; a
+// caller that sets SpeedingSummary takes them after each Feed or Flush.
+func (d *Detector) Summarized(out []Event) []Event {
+	out = append(out, d.summarized...)
+	d.summarized = d.summarized[:0]
+	return out
 }
 
 // sample is an admitted point with its speed and heading estimates.

@@ -68,11 +68,12 @@ func (e *harshEpisode) close(d *Detector, typ string, out []Event) []Event {
 }
 
 // throttled reports whether a speeding episode starting at start goes
-// unreported under Thresholds.SpeedingEvery.
+// unreported under Thresholds.SpeedingEvery (never with SpeedingSummary:
+// every episode goes into the summary).
 func (d *Detector) throttled(start time.Time) bool {
 	every := d.t.SpeedingEvery
 	switch {
-	case every == 0 || d.lastSpeeding.IsZero():
+	case d.t.SpeedingSummary || every == 0 || d.lastSpeeding.IsZero():
 		return false
 	case every < 0:
 		return true
@@ -108,7 +109,7 @@ func (e *speedingEpisode) close(d *Detector, out []Event) []Event {
 	if excess > 0 {
 		conf = 1 - (e.maxSD/kmh)/excess
 	}
-	return append(out, Event{
+	ev := Event{
 		Type: TypeSpeeding, Start: e.start, End: e.last, Lat: e.lat, Lon: e.lon, RoadType: e.roadType, RoadLimitKmh: e.road,
 		Severity:   severityOf(TypeSpeeding, excess),
 		Confidence: confidence(conf),
@@ -118,7 +119,12 @@ func (e *speedingEpisode) close(d *Detector, out []Event) []Event {
 			ExcessSpeedKmh:  excess,
 			DurationSeconds: dur.Seconds(),
 		},
-	})
+	}
+	if d.t.SpeedingSummary {
+		d.summarized = append(d.summarized, ev)
+		return out
+	}
+	return append(out, ev)
 }
 
 // idleEpisode is a run of samples at or below the idle speed.

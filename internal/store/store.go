@@ -88,6 +88,7 @@ type Backend interface {
 	Notifications
 	Vehicles
 	Tokens
+	SpeedingSummaries
 	Ping(ctx context.Context) error
 	Stats() Stats
 	Close() error

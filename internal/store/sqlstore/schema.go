@@ -308,6 +308,38 @@ var migrations = []string{
 	// which through trips_scope_start walked every trip of the
 	// organization for a vehicle new to it.
 	`CREATE INDEX trips_vehicle_start ON trips(org, env, vehicle_id, start_time, id);`,
+	// Daily speeding summaries (speeding.go): the episodes of devices
+	// whose speeding alerts are a daily summary, and one claim per
+	// device and day that sends its summary once.
+	`CREATE TABLE speeding_episodes (
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		id {key} NOT NULL,
+		device_id TEXT NOT NULL,
+		vehicle_id TEXT NOT NULL,
+		driver_id TEXT NOT NULL,
+		trip_id TEXT NOT NULL,
+		start_at {int64} NOT NULL,
+		duration_seconds {float} NOT NULL,
+		max_speed_kmh {float} NOT NULL,
+		limit_kmh {float} NOT NULL,
+		day TEXT NOT NULL,
+		summary_day TEXT NOT NULL,
+		sent_at {int64} NOT NULL DEFAULT 0,
+		PRIMARY KEY (org, env, id)
+	);
+	CREATE INDEX speeding_episodes_pending ON speeding_episodes(sent_at, summary_day);
+	CREATE INDEX speeding_episodes_summary ON speeding_episodes(org, env, device_id, summary_day, start_at);
+	CREATE TABLE speeding_summaries (
+		org TEXT NOT NULL,
+		env TEXT NOT NULL,
+		device_id TEXT NOT NULL,
+		day TEXT NOT NULL,
+		owner TEXT NOT NULL,
+		lease_until {int64} NOT NULL,
+		sent_at {int64} NOT NULL DEFAULT 0,
+		PRIMARY KEY (org, env, device_id, day)
+	);`,
 }
 
 // Migrate applies the pending migrations of db, a database of dialect d,

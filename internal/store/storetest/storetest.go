@@ -53,6 +53,7 @@ var suite = []struct {
 	{"Notifications", notifications},
 	{"Vehicles", vehicles},
 	{"Tokens", tokens},
+	{"SpeedingSummaries", speedingSummaries},
 }
 
 // Run runs the whole contract against backends made by open.
