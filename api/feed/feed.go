@@ -297,7 +297,8 @@ func parseParams(org, env string, args map[string][]string, mode int) (q feed.Qu
 // WebsocketQuery is a websocket feed subscription's query
 // (delivery/ws's FeedSource.Query): the pull's parameters but limit and
 // wait, each with its values (last as its decimal). A refused parameter
-// is an error naming each ("types: must be events or telemetry").
+// is an error naming each ("types: must be events or telemetry"), whose
+// RefusedParams gives them by name.
 func WebsocketQuery(org, env string, params map[string][]string) (feed.Query, int, error) {
 	q, last, err := parseParams(org, env, params, readWebsocket)
 	var ae *api.Error
@@ -308,12 +309,23 @@ func WebsocketQuery(org, env string, params map[string][]string) (feed.Query, in
 				msgs = append(msgs, k+": "+v)
 			}
 			slices.Sort(msgs)
-			return q, 0, errors.New(strings.Join(msgs, "; "))
+			return q, 0, &paramsError{msg: strings.Join(msgs, "; "), fields: fields}
 		}
 		return q, 0, errors.New(ae.Message)
 	}
 	return q, last, err
 }
+
+// paramsError is a refusal of feed parameters, by name.
+type paramsError struct {
+	msg    string
+	fields map[string]string
+}
+
+func (e *paramsError) Error() string { return e.msg }
+
+// RefusedParams are the refused parameters and their messages.
+func (e *paramsError) RefusedParams() map[string]string { return e.fields }
 
 // EncodeEntry is an entry as the pull, the event stream and the websocket
 // send it: {"cursor","type","message"} (delivery/ws's FeedSource.Encode).

@@ -51,7 +51,16 @@ type feedStart struct {
 // insufficient_permissions or internal_error.
 type feedError struct {
 	code, message, firstAvailable string
+	details                       map[string]string // the refused parameters, by name
 	cause                         error
+}
+
+// ParamsRefusal is an error of FeedSource.Query that names the refused
+// parameters, each with its message; a refusal before the upgrade
+// carries them in its details.
+type ParamsRefusal interface {
+	error
+	RefusedParams() map[string]string
 }
 
 func (e *feedError) Error() string { return "ws: feed: " + e.code + ": " + e.message }
@@ -83,7 +92,12 @@ func (s *Server) openFeed(ctx context.Context, org, env string, allowed bool, pa
 	}
 	q, last, err := fs.Query(org, env, params)
 	if err != nil {
-		return nil, &feedError{code: "invalid_request", message: err.Error(), cause: err}
+		fe := &feedError{code: "invalid_request", message: err.Error(), cause: err}
+		var pr ParamsRefusal
+		if errors.As(err, &pr) {
+			fe.details = pr.RefusedParams()
+		}
+		return nil, fe
 	}
 	q.Limit, q.Wait = feedRead, 0
 	st := &feedStart{q: q}
@@ -112,7 +126,8 @@ func feedFailure(err error) error {
 		return &feedError{code: "cursor_expired", firstAvailable: ee.FirstAvailable, cause: err,
 			message: "the cursor is older than the oldest retained message; continue from first_available"}
 	case errors.Is(err, feed.ErrBadCursor):
-		return &feedError{code: "invalid_request", message: "after: is not a cursor of this feed for these types", cause: err}
+		return &feedError{code: "invalid_request", message: "after: is not a cursor of this feed for these types", cause: err,
+			details: map[string]string{"after": "is not a cursor of this feed for these types"}}
 	}
 	return &feedError{code: "internal_error", message: "the feed could not be read", cause: err}
 }
@@ -334,15 +349,16 @@ func feedQuery(rc *fasthttp.RequestCtx) map[string][]string {
 	return out
 }
 
-// parseFeedFlag reads the feed query argument: absent, or true.
-func parseFeedFlag(rc *fasthttp.RequestCtx) (bool, error) {
+// parseFeedFlag reads the feed query argument: absent, or true; any
+// other value is refused with the message returned.
+func parseFeedFlag(rc *fasthttp.RequestCtx) (on bool, refusal string) {
 	args := rc.QueryArgs()
 	if !args.Has("feed") {
-		return false, nil
+		return false, ""
 	}
 	v, err := strconv.ParseBool(string(args.Peek("feed")))
 	if err != nil || !v {
-		return false, badRequest("feed must be true (follow the organization's feed)")
+		return false, "must be true (follow the organization's feed)"
 	}
-	return true, nil
+	return true, ""
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,19 +100,28 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string, f
 	if err := checkProtocols(rc); err != nil {
 		return nil, err
 	}
-	withFeed, err := parseFeedFlag(rc)
-	if err != nil {
-		return nil, err
-	}
 	args := rc.QueryArgs()
-	if !withFeed {
-		// with feed=true the others are the feed's, which openFeed checks
-		for k := range args.All() {
-			if name := string(k); !wsParams[name] {
-				return nil, &RequestError{Status: fasthttp.StatusBadRequest, Code: "invalid_request",
-					Message: fmt.Sprintf("unknown query parameter %q", name), Details: map[string]string{name: "unknown parameter"}}
-			}
+	bad := map[string]string{}
+	refuse := func(name, msg string) {
+		if _, ok := bad[name]; !ok {
+			bad[name] = msg
 		}
+	}
+	withFeed, msg := parseFeedFlag(rc)
+	if msg != "" {
+		refuse("feed", msg)
+	}
+	seen := map[string]bool{}
+	for k := range args.All() {
+		name := string(k)
+		switch {
+		case !withFeed && !wsParams[name]:
+			// with feed=true the others are the feed's, which openFeed checks
+			refuse(name, "unknown parameter")
+		case seen[name] && wsOnce[name]:
+			refuse(name, "must be given once")
+		}
+		seen[name] = true
 	}
 	req := &request{}
 	switch enc := string(args.Peek("encoding")); enc {
@@ -118,45 +129,48 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string, f
 	case "msgpack":
 		req.bin = true
 	default:
-		return nil, badRequest("encoding must be json or msgpack, not %q", enc)
+		refuse("encoding", "must be json or msgpack")
 	}
 	var lastOffset *int64
 	if args.Has("last_offset") {
-		n, err := parseOffset(string(args.Peek("last_offset")))
-		if err != nil {
-			return nil, badRequest("last_offset must be an integer >= 0")
+		if n, err := parseOffset(string(args.Peek("last_offset"))); err != nil {
+			refuse("last_offset", "must be an integer >= 0")
+		} else {
+			lastOffset = &n
 		}
-		lastOffset = &n
 	}
 	var epoch string
 	if args.Has("epoch") {
 		epoch = string(args.Peek("epoch"))
-		if !validEpoch(epoch) {
-			return nil, badRequest(epochRule)
-		}
-		if lastOffset == nil {
-			return nil, badRequest("epoch is the history of last_offset: give both or neither")
+		switch {
+		case !validEpoch(epoch):
+			refuse("epoch", strings.TrimPrefix(epochRule, "epoch "))
+		case !args.Has("last_offset"):
+			refuse("epoch", "is the history of last_offset: give both or neither")
 		}
 	}
 	var ids []string
-	seen := map[string]bool{}
+	ided := map[string]bool{}
 	for _, v := range args.PeekMulti("stream_id") {
 		for id := range strings.SplitSeq(string(v), ",") {
-			if id = strings.TrimSpace(id); id != "" && !seen[id] {
-				seen[id] = true
+			if id = strings.TrimSpace(id); id != "" && !ided[id] {
+				ided[id] = true
 				ids = append(ids, id)
 			}
 		}
 	}
-	if len(ids) == 0 && !withFeed {
-		return nil, badRequest("stream_id is required (or feed=true)")
+	switch {
+	case len(ids) == 0 && !withFeed:
+		refuse("stream_id", "is required (or feed=true)")
+	case len(ids) == 0 && args.Has("last_offset"):
+		refuse("last_offset", "is a stream's position: give stream_id (the feed resumes with after)")
+	case len(ids) > s.cfg.MaxSubscriptions:
+		refuse("stream_id", fmt.Sprintf("at most %d streams per connection", s.cfg.MaxSubscriptions))
 	}
-	if len(ids) == 0 && lastOffset != nil {
-		return nil, badRequest("last_offset and epoch are a stream's position: give stream_id (the feed resumes with after)")
+	if len(bad) > 0 {
+		return nil, paramsRefused(bad)
 	}
-	if len(ids) > s.cfg.MaxSubscriptions {
-		return nil, badRequest("at most %d streams per connection", s.cfg.MaxSubscriptions)
-	}
+	var err error
 	for _, id := range ids {
 		info, err := s.lookup(org, env, id)
 		if err != nil {
@@ -194,6 +208,22 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string, f
 // follow the feed.
 var wsParams = map[string]bool{"stream_id": true, "encoding": true, "last_offset": true, "epoch": true, "api_key": true, "token": true, "feed": true}
 
+// wsOnce are the connection's own parameters that take one value (all
+// but stream_id, which is repeatable): given twice, which one was meant
+// is not known, so neither is read.
+var wsOnce = map[string]bool{"encoding": true, "last_offset": true, "epoch": true, "api_key": true, "token": true, "feed": true}
+
+// paramsRefused is the refusal of query parameters by name: 400
+// invalid_request, details naming each, the message naming them all.
+func paramsRefused(bad map[string]string) *RequestError {
+	msgs := make([]string, 0, len(bad))
+	for k, v := range bad {
+		msgs = append(msgs, k+": "+v)
+	}
+	slices.Sort(msgs)
+	return &RequestError{Status: fasthttp.StatusBadRequest, Code: "invalid_request", Message: strings.Join(msgs, "; "), Details: bad}
+}
+
 func parseOffset(s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 0 {
@@ -209,7 +239,9 @@ func (s *Server) lookup(org, env, id string) (hub.StreamInfo, error) {
 		return info, &RequestError{Status: fasthttp.StatusNotFound, Code: "stream_not_found", Message: fmt.Sprintf("stream %q not found", id)}
 	}
 	if info.Delivery == "webhook" {
-		return info, badRequest("stream %q delivers by webhook", id)
+		e := badRequest("stream_id: %q is a webhook stream: its messages go to its webhook_url", id)
+		e.Details = map[string]string{"stream_id": "is a webhook stream: its messages go to its webhook_url"}
+		return info, e
 	}
 	return info, nil
 }
@@ -258,8 +290,12 @@ func reply(rc *fasthttp.RequestCtx, err error) error {
 	var re *RequestError
 	var fe *feedError
 	if errors.As(err, &fe) {
-		writeErrorDetails(rc, fe.status(), fe.code, fe.message, fe.firstAvailable)
-		return &RequestError{Status: fe.status(), Code: fe.code, Message: fe.message, Cause: err}
+		details := maps.Clone(fe.details)
+		if fe.firstAvailable != "" {
+			details = map[string]string{"first_available": fe.firstAvailable}
+		}
+		writeErrorMap(rc, fe.status(), fe.code, fe.message, details)
+		return &RequestError{Status: fe.status(), Code: fe.code, Message: fe.message, Details: fe.details, Cause: err}
 	}
 	if !errors.As(err, &re) {
 		re = &RequestError{Status: fasthttp.StatusInternalServerError, Code: "internal_error", Message: "internal error", Cause: err}
@@ -269,17 +305,7 @@ func reply(rc *fasthttp.RequestCtx, err error) error {
 }
 
 func writeError(rc *fasthttp.RequestCtx, status int, code, message string) {
-	writeErrorDetails(rc, status, code, message, "")
-}
-
-// writeErrorDetails is writeError with first_available in the details
-// (cursor_expired) when given.
-func writeErrorDetails(rc *fasthttp.RequestCtx, status int, code, message, firstAvailable string) {
-	var details map[string]string
-	if firstAvailable != "" {
-		details = map[string]string{"first_available": firstAvailable}
-	}
-	writeErrorMap(rc, status, code, message, details)
+	writeErrorMap(rc, status, code, message, nil)
 }
 
 // writeErrorMap writes the JSON error with details (none when nil).
