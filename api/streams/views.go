@@ -32,8 +32,8 @@ type StreamView struct {
 // Lag describes how far behind a stream is.
 type Lag struct {
 	LastOffset    int64      `json:"last_offset" source:"measured"`
-	LastMessageAt *time.Time `json:"last_message_at" source:"measured"`
-	PipelineLagMS int64      `json:"pipeline_lag_ms" doc:"ingest to match time of the last matched message" source:"measured"`
+	LastMessageAt *time.Time `json:"last_message_at" doc:"when the answering node last matched a message for the stream; null when it has matched none since it started" source:"measured"`
+	PipelineLagMS *int64     `json:"pipeline_lag_ms" doc:"ingest to match time of the last message the answering node matched; null, like last_message_at, when it has matched none" source:"measured"`
 }
 
 // StatusView is the status answer.
@@ -95,10 +95,10 @@ func (h *Handlers) statusView(c *api.Ctx, st domain.Status) (StatusView, error) 
 		return StatusView{}, err
 	}
 	v := StatusView{StreamView: sv, ConnectedClients: st.Connected, Counters: st.Counters,
-		Lag: Lag{LastOffset: st.LastOffset, PipelineLagMS: st.PipelineLagMS}}
+		Lag: Lag{LastOffset: st.LastOffset}}
 	if !st.LastMatchAt.IsZero() {
-		t := st.LastMatchAt
-		v.Lag.LastMessageAt = &t
+		t, ms := st.LastMatchAt, st.PipelineLagMS
+		v.Lag.LastMessageAt, v.Lag.PipelineLagMS = &t, &ms
 	}
 	if h.hooks != nil && st.Entry.Info.Delivery == "webhook" {
 		if ws, err := h.hooks.Status(c.Context(), st.Entry.Rec.Org, st.Entry.Rec.Env, st.Entry.Rec.ID); err == nil {
