@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/fleethub/fleethub/hub"
 )
@@ -19,6 +22,22 @@ type clientFrame struct {
 	Epoch      *string `json:"epoch"` // the history of last_offset (resume, subscribe) or offset (ack)
 }
 
+// frameKeys are the keys each client frame type takes (subscribe_feed's
+// are the feed's parameters, which feedParams checks): a key the type
+// does not take is refused, never ignored (an offset in a subscribe would
+// otherwise leave the client believing it resumed there).
+var frameKeys = map[string][]string{
+	"ping":             {"type"},
+	"ack":              {"type", "stream_id", "offset", "epoch"},
+	"resume":           {"type", "stream_id", "last_offset", "epoch"},
+	"subscribe":        {"type", "stream_id", "last_offset", "epoch"},
+	"unsubscribe":      {"type", "stream_id"},
+	"unsubscribe_feed": {"type"},
+}
+
+// frameKinds are the JSON kinds of the frame's fields, for a type error.
+var frameKinds = map[string]string{"type": "a string", "stream_id": "a string", "offset": "an integer", "last_offset": "an integer", "epoch": "a string"}
+
 // parseControl parses and validates a client control frame: a JSON object
 // with a known type and the fields that type needs.
 func parseControl(b []byte) (clientFrame, error) {
@@ -26,17 +45,27 @@ func parseControl(b []byte) (clientFrame, error) {
 	if b = bytes.TrimSpace(b); len(b) == 0 || b[0] != '{' {
 		return f, errors.New("a control frame is a JSON object")
 	}
-	if err := json.Unmarshal(b, &f); err != nil {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
 		return f, fmt.Errorf("not a valid control frame: %v", err)
 	}
-	if f.Type != "subscribe_feed" && f.Type != "unsubscribe_feed" {
-		// a key the type does not take is refused, not ignored (the feed's
-		// frames carry its parameters, which feedParams checks)
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		var strict clientFrame
-		if err := dec.Decode(&strict); err != nil {
-			return f, fmt.Errorf("not a valid control frame: %v", err)
+	if err := json.Unmarshal(b, &f); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && frameKinds[te.Field] != "" {
+			return f, fmt.Errorf("%s must be %s", te.Field, frameKinds[te.Field])
+		}
+		return f, fmt.Errorf("not a valid control frame: %v", err)
+	}
+	if keys, ok := frameKeys[f.Type]; ok {
+		var extra []string
+		for k := range raw {
+			if !slices.Contains(keys, k) {
+				extra = append(extra, strconv.Quote(k))
+			}
+		}
+		if len(extra) > 0 {
+			slices.Sort(extra)
+			return f, fmt.Errorf("%s takes %s only, not %s", f.Type, strings.Join(keys, ", "), strings.Join(extra, ", "))
 		}
 	}
 	needStream := true

@@ -287,3 +287,37 @@ func TestPlainHTTPAndLimits(t *testing.T) {
 	send(t, c, `{"type":"resume","stream_id":"s2","last_offset":0}`) // a move is not a new subscription
 	expectControl(t, c, "subscribed", "")
 }
+
+// A key its frame type does not take is refused naming it, never
+// ignored: a subscribe with an offset does not quietly start elsewhere,
+// an ack's last_offset stores nothing. A field of the wrong type is
+// named with the type it must be.
+func TestFrameKeysOfTheirType(t *testing.T) {
+	f := newFixture(t, ws.Config{}, hub.StreamInfo{ID: "s1"}, hub.StreamInfo{ID: "s2"})
+	c := f.mustDial("stream_id=s1")
+	expectControl(t, c, "subscribed", "")
+	for _, tc := range []struct{ frame, names string }{
+		{`{"type":"ping","stream_id":"s1"}`, `"stream_id"`},
+		{`{"type":"ping","offset":3}`, `"offset"`},
+		{`{"type":"ack","stream_id":"s1","offset":0,"last_offset":7}`, `"last_offset"`},
+		{`{"type":"resume","stream_id":"s1","last_offset":0,"offset":9}`, `"offset"`},
+		{`{"type":"subscribe","stream_id":"s2","offset":4}`, `"offset"`},
+		{`{"type":"unsubscribe","stream_id":"s1","epoch":"e1"}`, `"epoch"`},
+		{`{"type":"unsubscribe_feed","after":"now"}`, `"after"`},
+		{`{"type":"ack","stream_id":"s1","offset":"1"}`, "offset must be an integer"},
+		{`{"type":"resume","stream_id":5,"last_offset":0}`, "stream_id must be a string"},
+		{`{"type":"ack","stream_id":"s1","offset":1.5}`, "offset must be an integer"},
+	} {
+		send(t, c, tc.frame)
+		got := expectControl(t, c, "error", "invalid_frame")
+		if !strings.Contains(got.Message, tc.names) || strings.Contains(got.Message, "Go struct") {
+			t.Errorf("%s: message %q, want it to name %s", tc.frame, got.Message, tc.names)
+		}
+	}
+	// nothing was acted on: s1 is still followed from its start, s2 not
+	f.appendN("s1", 1, 0)
+	f.appendN("s2", 1, 0)
+	readOffsets(t, c, "s1", 1, 1)
+	send(t, c, `{"type":"ping"}`)
+	expectControl(t, c, "pong", "")
+}
