@@ -40,7 +40,7 @@ type Lag struct {
 type StatusView struct {
 	StreamView
 	ConnectedClients int64            `json:"connected_clients" source:"measured"`
-	Counters         map[string]int64 `json:"counters" doc:"what happened since the stream started: matched, delivered, dropped, duplicates_suppressed, throttled; webhook streams also failed_attempts (delivery attempts that did not succeed, one per message a failed request carried) and dead_lettered (deliveries moved to the dead-letter list). How many deliveries wait or are dead-lettered now is webhook.counts" source:"measured"`
+	Counters         map[string]int64 `json:"counters" doc:"what happened since the stream started: matched, delivered, duplicates_suppressed, throttled; webhook streams also failed_attempts (delivery attempts that did not succeed, one per message a failed request carried) and dead_lettered (deliveries moved to the dead-letter list). How many deliveries wait or are dead-lettered now is webhook.counts. No message a stream matched is dropped, so there is no dropped count" source:"measured"`
 	Lag              Lag              `json:"lag"`
 	// Webhook is the endpoint state of a webhook stream: circuit,
 	// disabled (410), and deliveries per status now, across nodes.

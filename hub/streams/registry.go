@@ -58,8 +58,11 @@ type Store interface {
 // Counter names: each counts what happened since the stream's start (on
 // this node, or on every node with shared counters). How many webhook
 // deliveries wait or sit in the dead-letter list now is the store's
-// (the status's webhook.counts), not a counter's.
-var counterNames = []string{"matched", "delivered", "dropped", "duplicates_suppressed", "failed_attempts", "dead_lettered", "throttled"}
+// (the status's webhook.counts), not a counter's. There is no count of
+// dropped messages: nothing a stream matched is dropped (its log keeps
+// it until retention; a client that falls behind retention is told so,
+// offsets_expired), so such a count could only ever read 0.
+var counterNames = []string{"matched", "delivered", "duplicates_suppressed", "failed_attempts", "dead_lettered", "throttled"}
 
 // Entry is one stream as a node knows it.
 type Entry struct {

@@ -1005,7 +1005,7 @@
         document.createTextNode(' ' + s.type + (st.delivery_method === 'webhook' ? ' webhook' : '') + note));
       var c = st.counters || {}, lag = st.lag || {}, p = S.positions[s.id] || {};
       var rows = [['clients', st.connected_clients == null ? '—' : st.connected_clients], ['matched', c.matched || 0],
-        ['delivered', c.delivered || 0], ['dropped', c.dropped || 0], ['last offset', lag.last_offset || 0],
+        ['delivered', c.delivered || 0], ['last offset', lag.last_offset || 0],
         ['read up to', p.offset || 0], ['pipeline lag', lag.pipeline_lag_ms == null ? '—' : lag.pipeline_lag_ms + ' ms']];
       if (st.webhook) {
         // pending: waiting to be sent (queued, parked behind an open

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -45,5 +46,29 @@ func TestStreamLagNullUntilAMessageMatched(t *testing.T) {
 	}
 	if _, ok := l["last_message_at"].(string); !ok {
 		t.Errorf("after a match: last_message_at %v, want a time", l["last_message_at"])
+	}
+}
+
+// A stream's counters are the counts the service keeps, each moved by
+// what happens: no dropped count that nothing ever moves.
+func TestStreamCountersAreTheCountedOnes(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"streams:manage", "streams:read"}, 100000)
+	for _, kind := range []string{"events", "telemetry"} {
+		r := n.do("POST", "/api/v1/streaming/"+kind+"/start", k, map[string]any{})
+		if r.Status != 201 {
+			t.Fatalf("start: %d %s", r.Status, r.Body)
+		}
+		id := r.json(t)["stream_id"].(string)
+		r = n.do("GET", "/api/v1/streaming/"+kind+"/status/"+id, k, nil)
+		var got []string
+		for name := range r.json(t)["counters"].(map[string]any) {
+			got = append(got, name)
+		}
+		slices.Sort(got)
+		want := []string{"dead_lettered", "delivered", "duplicates_suppressed", "failed_attempts", "matched", "throttled"}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s counters %v, want %v", kind, got, want)
+		}
 	}
 }
