@@ -83,11 +83,11 @@ type EndpointStatus struct {
 
 // ListResponse is the answer of the delivery listing.
 type ListResponse struct {
-	Success    bool           `json:"success"`
-	StreamID   string         `json:"stream_id"`
-	Deliveries []DeliveryView `json:"deliveries" doc:"newest first"`
-	NextCursor *string        `json:"next_cursor" doc:"pass as cursor for the next page; null on the last"`
-	Endpoint   EndpointStatus `json:"endpoint"`
+	Success    bool            `json:"success"`
+	StreamID   string          `json:"stream_id"`
+	Deliveries []DeliveryView  `json:"deliveries" doc:"newest first"`
+	NextCursor *string         `json:"next_cursor" doc:"pass as cursor for the next page; null on the last"`
+	Endpoint   *EndpointStatus `json:"endpoint" doc:"null for a stream that does not deliver by webhook (now): it has no endpoint, and its listing shows what it sent by webhook before"`
 }
 
 // ReplayBody selects deliveries to send again: ids, or a time range of
@@ -220,11 +220,14 @@ func (h *Handlers) list(c *api.Ctx, kind string) error {
 	if err != nil {
 		return api.Internal(err)
 	}
-	st, err := h.Status(c.Context(), info.Org, info.Env, info.ID)
-	if err != nil {
-		return api.Internal(err)
+	res := ListResponse{Success: true, StreamID: info.ID, Deliveries: make([]DeliveryView, len(ds))}
+	if info.Delivery == "webhook" {
+		st, err := h.Status(c.Context(), info.Org, info.Env, info.ID)
+		if err != nil {
+			return api.Internal(err)
+		}
+		res.Endpoint = &st
 	}
-	res := ListResponse{Success: true, StreamID: info.ID, Deliveries: make([]DeliveryView, len(ds)), Endpoint: st}
 	for i, d := range ds {
 		res.Deliveries[i] = view(d)
 	}
@@ -273,6 +276,11 @@ func (h *Handlers) replay(c *api.Ctx, kind string) error {
 	info, err := h.stream(c, kind)
 	if err != nil {
 		return err
+	}
+	if info.Delivery != "webhook" {
+		// a delivery of a stream without a webhook is dead-lettered as
+		// soon as it is due: requeued, it would go nowhere
+		return api.Validation("invalid_request", map[string]string{"stream_id": "does not deliver by webhook: there is no webhook_url to send its deliveries to again"})
 	}
 	r := store.DeliveryRequeue{IDs: b.DeliveryIDs, Now: h.now()}
 	if byTime {

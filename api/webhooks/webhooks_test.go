@@ -72,8 +72,9 @@ func start(t *testing.T) *fixture {
 		foreign: {KeyID: "k3", Org: "org-b", Env: "test", Permissions: []string{"all"}, Rate: 1e6, Burst: 1e6},
 	}
 	reg := streams{
-		"estr_1": {ID: "estr_1", Org: "org-a", Env: "test", Kind: hub.KindEvents, Delivery: "webhook"},
-		"tstr_1": {ID: "tstr_1", Org: "org-a", Env: "test", Kind: hub.KindTelemetry, Delivery: "webhook"},
+		"estr_1":  {ID: "estr_1", Org: "org-a", Env: "test", Kind: hub.KindEvents, Delivery: "webhook"},
+		"tstr_1":  {ID: "tstr_1", Org: "org-a", Env: "test", Kind: hub.KindTelemetry, Delivery: "webhook"},
+		"estr_ws": {ID: "estr_ws", Org: "org-a", Env: "test", Kind: hub.KindEvents, Delivery: "websocket"},
 	}
 	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), a, nil)
 	srv.Handle(webhooks.New(st, reg, endpoints{}).Routes()...)
@@ -248,5 +249,35 @@ func TestReplay(t *testing.T) {
 	}
 	if r := f.do("POST", path, foreign, map[string]any{"delivery_ids": []string{"msg_00"}}); r.status != 404 || r.code() != "stream_not_found" {
 		t.Errorf("foreign replay: %d %v", r.status, r.body)
+	}
+}
+
+// A stream that does not deliver by webhook has no endpoint: its listing
+// shows the deliveries it made by webhook before with endpoint null (no
+// circuit claimed), and a replay, which could send nothing, is refused
+// naming stream_id and changes nothing.
+func TestDeliveriesOfAStreamWithoutWebhook(t *testing.T) {
+	f := start(t)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if _, err := f.st.EnqueueDeliveries(context.Background(), []store.Delivery{{ID: "msg_ws", Org: "org-a", Env: "test", StreamID: "estr_ws", Offset: 1,
+		Payload: []byte(`{"stream_id":"estr_ws","offset":1,"message":{}}`), NextAttemptAt: at, QueuedAt: at, CreatedAt: at}}); err != nil {
+		t.Fatal(err)
+	}
+	r := f.do("GET", "/api/v1/streaming/events/deliveries/estr_ws", reader, nil)
+	if r.status != 200 || len(r.body["deliveries"].([]any)) != 1 {
+		t.Fatalf("list: %d %v", r.status, r.body)
+	}
+	if ep, ok := r.body["endpoint"]; !ok || ep != nil {
+		t.Errorf("endpoint %v (present %v), want null", ep, ok)
+	}
+	for _, body := range []any{map[string]any{"delivery_ids": []string{"msg_ws"}}, map[string]any{"from": "2026-01-01T00:00:00Z", "to": "2026-01-03T00:00:00Z"}} {
+		r = f.do("POST", "/api/v1/streaming/events/deliveries/estr_ws/replay", manager, body)
+		if r.status != 400 || r.code() != "invalid_request" || r.body["error"].(map[string]any)["details"].(map[string]any)["stream_id"] == nil {
+			t.Errorf("replay %v: %d %v", body, r.status, r.body)
+		}
+	}
+	// a webhook stream's listing keeps its endpoint
+	if r := f.do("GET", "/api/v1/streaming/events/deliveries/estr_1", reader, nil); r.body["endpoint"] == nil {
+		t.Errorf("webhook stream: endpoint %v", r.body["endpoint"])
 	}
 }
