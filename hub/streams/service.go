@@ -124,6 +124,9 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 	if err != nil {
 		return Started{}, err
 	}
+	if fe := conditionValues(kind, body); fe != nil {
+		return Started{}, fe
+	}
 	if fe := refused(kind, &cfg); fe != nil {
 		return Started{}, fe
 	}
@@ -363,7 +366,39 @@ func merged(kind, id string, stored *Config, patch map[string]any) (*Config, err
 	if err != nil {
 		return nil, err
 	}
+	if fe := conditionValues(kind, raw); fe != nil {
+		return nil, fe
+	}
 	return &next, nil
+}
+
+// conditionValues refuses a custom condition sent without value: decoded,
+// it would read as value null (the field is absent), a filter nobody
+// asked for. body is a start body of kind, already decoded strictly.
+func conditionValues(kind string, body []byte) *FieldError {
+	type conds struct {
+		CustomConditions []map[string]json.RawMessage `json:"custom_conditions"`
+	}
+	var b struct {
+		Filters      *conds `json:"filters"`       // telemetry
+		EventFilters *conds `json:"event_filters"` // events
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return nil // the strict decoding has answered
+	}
+	c, path := b.Filters, "filters.custom_conditions"
+	if kind == hub.KindEvents {
+		c, path = b.EventFilters, "event_filters.custom_conditions"
+	}
+	if c == nil {
+		return nil
+	}
+	for i, cd := range c.CustomConditions {
+		if _, ok := cd["value"]; !ok {
+			return &FieldError{fmt.Sprintf("%s[%d].value", path, i), "is required (null matches a message without the field)"}
+		}
+	}
+	return nil
 }
 
 // secrets keeps rec's signing secrets: a webhook stream without one, or
