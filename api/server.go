@@ -311,7 +311,10 @@ func (s *Server) run(rc *fasthttp.RequestCtx, r *Route) {
 
 func (s *Server) authenticate(c *Ctx) error {
 	r := c.Route
-	key := extractKey(c.RequestCtx, r.QueryKey)
+	key, conflict := extractKey(c.RequestCtx, r.QueryKey)
+	if conflict != "" {
+		return &Error{Status: 401, Code: "invalid_api_key", Message: "the request presents two different API keys (" + conflict + "); send one"}
+	}
 	if key == "" && r.TokenScope != "" {
 		key = string(c.QueryArgs().Peek("token"))
 	}
@@ -459,26 +462,40 @@ func retrySeconds(d time.Duration) int {
 	return s
 }
 
-func extractKey(rc *fasthttp.RequestCtx, query bool) string {
-	if k := rc.Request.Header.Peek("X-API-Key"); len(k) > 0 {
-		return string(k)
+// extractKey returns the API key the request presents: X-API-Key,
+// Authorization: Bearer, and with query (a browser's websocket) the
+// "fhk." subprotocol and the api_key parameter. A request presenting two
+// different keys is ambiguous: conflict names the two places, and no key
+// is returned. The same key in several places is that key.
+func extractKey(rc *fasthttp.RequestCtx, query bool) (key, conflict string) {
+	var from string
+	offer := func(k []byte, where string) {
+		switch {
+		case len(k) == 0 || conflict != "":
+		case key == "":
+			key, from = string(k), where
+		case key != string(k):
+			conflict = from + " and " + where
+		}
 	}
+	offer(rc.Request.Header.Peek("X-API-Key"), "X-API-Key")
 	if a := rc.Request.Header.Peek("Authorization"); len(a) > 7 && (string(a[:7]) == "Bearer " || string(a[:7]) == "bearer ") {
-		return string(a[7:])
+		offer(a[7:], "Authorization")
 	}
 	if query {
 		// a browser's websocket: the key offered as the subprotocol
 		// "fhk.<key>" (delivery/ws selects only "fleethub.v1", never this one)
 		for p := range bytes.SplitSeq(rc.Request.Header.Peek("Sec-WebSocket-Protocol"), []byte(",")) {
 			if p = bytes.TrimSpace(p); len(p) > 4 && string(p[:4]) == "fhk." {
-				return string(p[4:])
+				offer(p[4:], "Sec-WebSocket-Protocol")
 			}
 		}
-		if k := rc.QueryArgs().Peek("api_key"); len(k) > 0 {
-			return string(k)
-		}
+		offer(rc.QueryArgs().Peek("api_key"), "api_key")
 	}
-	return ""
+	if conflict != "" {
+		return "", conflict
+	}
+	return key, ""
 }
 
 // writeError writes err as the response. It counts every 429 in
@@ -533,7 +550,7 @@ func (s *Server) methodNotAllowed(rc *fasthttp.RequestCtx) {
 // without a key or with a browser token (no route, so no token scope,
 // opens the request): those answers carry no rate-limit headers.
 func (s *Server) unmatched(c *Ctx, e *Error) error {
-	key := extractKey(c.RequestCtx, false)
+	key, _ := extractKey(c.RequestCtx, false)
 	if key == "" || LooksLikeToken(key) || s.auth == nil || s.limiter == nil {
 		return e
 	}
