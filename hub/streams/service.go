@@ -228,8 +228,13 @@ func (s *Service) update(ctx context.Context, org, env, kind, id string, f func(
 			return nil, ErrNotFound
 		}
 		prev := rec.Version
+		orig := rec
 		if err := f(&rec); err != nil {
 			return nil, err
+		}
+		if sameStream(orig, rec) {
+			// nothing changed: no new version, updated_at stays
+			return s.reg.install(orig), nil
 		}
 		rec.Version = prev + 1
 		rec.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
@@ -243,6 +248,12 @@ func (s *Service) update(ctx context.Context, org, env, kind, id string, f func(
 		s.reg.changed(ctx)
 		return s.reg.install(rec), nil
 	}
+}
+
+// sameStream reports whether b, a's record after a change, changes
+// nothing a user can see.
+func sameStream(a, b store.Stream) bool {
+	return a.State == b.State && bytes.Equal(a.Config, b.Config) && a.Secret == b.Secret && a.StoppedAt.Equal(b.StoppedAt)
 }
 
 // Stop stops a stream; stopping a stopped stream is a conflict. An
