@@ -162,6 +162,9 @@ func (h *Handlers) start(c *api.Ctx, kind string) error {
 		return err
 	}
 	v.WebhookSecret = res.Secret
+	if k := res.Encryption; k != nil {
+		v.Encryption = &EncryptionView{Algorithm: domain.EncryptionAlgorithm, KeyID: k.KeyID, Key: k.Key}
+	}
 	return c.JSON(201, v)
 }
 

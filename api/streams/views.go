@@ -26,7 +26,18 @@ type StreamView struct {
 	WebhookURL     string     `json:"webhook_url,omitempty"`
 	// WebhookSecret is shown once: at start and when rotated.
 	WebhookSecret string `json:"webhook_secret,omitempty"`
-	Configuration any    `json:"configuration" doc:"the stream's settings and filters, normalized"`
+	// Encryption is an encrypted stream's algorithm and key id; the key
+	// is shown once, at start.
+	Encryption    *EncryptionView `json:"encryption,omitempty" doc:"streams started with stream_config.encryption true: each delivered message is {\"encrypted\": {key_id, nonce, ciphertext}} (docs/streaming.md#encryption); the key only in the start answer"`
+	Configuration any             `json:"configuration" doc:"the stream's settings and filters, normalized"`
+}
+
+// EncryptionView is an encrypted stream's key: its id always, the key
+// itself in the start answer only.
+type EncryptionView struct {
+	Algorithm string `json:"algorithm" enum:"XChaCha20-Poly1305"`
+	KeyID     string `json:"key_id" doc:"ek_ and 16 hex digits; every encrypted message names it"`
+	Key       string `json:"key,omitempty" doc:"the 32-byte key, base64 (standard); shown once, in the start answer, and never again"`
 }
 
 // Lag describes how far behind a stream is.
@@ -85,6 +96,9 @@ func (h *Handlers) view(c *api.Ctx, e *domain.Entry) (StreamView, error) {
 	v.Configuration = m
 	if e.Info.Delivery == "websocket" {
 		v.WebsocketURL = wsURL(c, e.Rec.ID)
+	}
+	if e.Sealer != nil {
+		v.Encryption = &EncryptionView{Algorithm: domain.EncryptionAlgorithm, KeyID: e.Sealer.KeyID()}
 	}
 	return v, nil
 }

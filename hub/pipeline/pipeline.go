@@ -81,6 +81,15 @@
 // and the claim index is not used. An id's TTL counts from its claim,
 // not its hand-off (earlier by at most OrderWait for a held event).
 //
+// # Encryption
+//
+// A stream with stream_config.encryption (an Entry with a Sealer) gets
+// each of its messages sealed just before the append (sealed), after
+// every rule and shape of the stream made it: its log holds ciphertext,
+// and every consumer of the log delivers it as it is. Sealing happens
+// once per stream and message appended; a retried hand-off seals anew.
+// Plain streams share one encoding of a message as before.
+//
 // Backpressure: bus → pipeline blocks (the next batch of a partition waits
 // for the previous one); pipeline → log never blocks on a client.
 package pipeline
@@ -264,7 +273,7 @@ type appended struct {
 func (p *Pipeline) appendStream(ctx context.Context, e *streams.Entry, data [][]byte, ids []string) (appended, error) {
 	id := e.Rec.ID
 	if ua, ok := p.log.(uniqueAppender); ok && ids != nil && dedups(e) {
-		offs, err := ua.AppendUnique(ctx, id, data, ids, p.cfg.DedupTTL)
+		offs, err := ua.AppendUnique(ctx, id, sealed(e, data), ids, p.cfg.DedupTTL)
 		if err != nil {
 			return appended{}, err
 		}
@@ -289,8 +298,21 @@ func (p *Pipeline) appendStream(ctx context.Context, e *streams.Entry, data [][]
 	if len(data) == 0 {
 		return appended{}, nil
 	}
-	last, err := p.log.Append(ctx, id, data)
+	last, err := p.log.Append(ctx, id, sealed(e, data))
 	return appended{first: last - int64(len(data)) + 1, last: last}, err
+}
+
+// sealed is what a stream's log holds of data: the messages as they
+// are, or encrypted (stream_config.encryption). Every message a stream
+// takes reaches its log through here, after every change the stream
+// makes to it, so each consumer of the log (websocket, webhook, Server-
+// Sent Events, replays) delivers it as it is, and the log at rest holds
+// the ciphertext.
+func sealed(e *streams.Entry, data [][]byte) [][]byte {
+	if e.Sealer == nil || len(data) == 0 {
+		return data
+	}
+	return e.Sealer.SealAll(data)
 }
 
 // entries reads what a hand-off appended, and the entries it found
@@ -602,6 +624,7 @@ func (p *Pipeline) appendAll(ctx context.Context, b *batch) ([]appended, error) 
 		data := make([][][]byte, len(b.order))
 		for i, id := range b.order {
 			data[i], _ = p.filterTaken(ctx, b.entries[id], b.data[id], b.ids[id])
+			data[i] = sealed(b.entries[id], data[i])
 		}
 		lasts, err := ma.AppendMany(ctx, b.order, data)
 		if err != nil {

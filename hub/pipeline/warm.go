@@ -373,7 +373,13 @@ func (wm *warmer) fill(ctx context.Context, c *warmCursor, read *int) error {
 				break
 			}
 			*read++
-			if id := loggedEventID(e.Data); id != "" {
+			data := e.Data
+			if sl := c.s.e.Sealer; sl != nil {
+				if data, err = sl.Open(e.Data); err != nil {
+					continue
+				}
+			}
+			if id := loggedEventID(data); id != "" {
 				c.buf = append(c.buf, warmItem{id: id, t: e.Time})
 			}
 		}

@@ -149,9 +149,6 @@ func checkTelemetryStream(sc *TelemetryStreamConfig, info *hub.StreamInfo) *Fiel
 	default:
 		return &FieldError{"stream_config.frequency", enum.Refusal("low", "medium", "high", "custom")}
 	}
-	if sc.Encryption {
-		return errEncryption
-	}
 	if b := deref(sc.BufferSize); b < 0 || b > 1_000_000 {
 		return &FieldError{"stream_config.buffer_size", "must be between 0 and 1000000"}
 	}
@@ -167,11 +164,6 @@ func checkTelemetryStream(sc *TelemetryStreamConfig, info *hub.StreamInfo) *Fiel
 	info.Compression = sc.Compression
 	return nil
 }
-
-// errEncryption refuses stream_config.encryption: true rather than
-// accepting a promise the hub does not keep.
-var errEncryption = &FieldError{"stream_config.encryption", "is not supported: the hub does not encrypt payloads itself; " +
-	"websocket and webhook traffic is protected by TLS in front of the hub (wss://, https://). Omit it or send false"}
 
 // The rules of a batch's size and wait, the same whichever check finds
 // a value out of them.
@@ -273,9 +265,6 @@ func checkEventStream(sc *EventStreamConfig, info *hub.StreamInfo) *FieldError {
 	case "", "at_least_once", "at_most_once":
 	default:
 		return &FieldError{"stream_config.reliability", enum.Refusal("at_least_once", "at_most_once")}
-	}
-	if sc.Encryption {
-		return errEncryption
 	}
 	info.AtLeastOnce = sc.Reliability != "at_most_once"
 	if sc.BatchEvents {

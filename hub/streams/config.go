@@ -35,7 +35,7 @@ type TelemetryStreamConfig struct {
 	Frequency        string            `json:"frequency,omitempty" enum:"low,medium,high,custom" doc:"low: at most one message per vehicle and data type every 60 s; medium: every 10 s; high: every message; custom: every custom_interval seconds"`
 	CustomInterval   *float64          `json:"custom_interval,omitempty" doc:"seconds, more than 0 and at most 86400; required with frequency custom, refused without it"`
 	Compression      bool              `json:"compression,omitempty" doc:"websocket messages permessage-deflate compressed when the client offers it; refused with webhook delivery"`
-	Encryption       bool              `json:"encryption,omitempty" doc:"true is refused: the hub does not encrypt payloads itself (use TLS in front of it)"`
+	Encryption       bool              `json:"encryption,omitempty" doc:"true: the hub encrypts each message end to end with XChaCha20-Poly1305 under a key made at start and shown once in the start answer (encryption.key); each message delivered and logged is {\"encrypted\": {key_id, nonce, ciphertext}}, the stream_id as additional data (docs/streaming.md#encryption). Fixed at start: configure cannot change it"`
 	IncludeMetadata  *bool             `json:"include_metadata,omitempty" doc:"false leaves sequence and quality_indicators out of the delivered messages (and metadata out of alert events); default true"`
 	BufferSize       *int              `json:"buffer_size,omitempty" doc:"messages a websocket subscriber may fall behind the stream's newest before it gets a lag notice, 1 to 100000 (default 1000); not for webhook delivery. Batching is batch_processing's"`
 	BatchProcessing  *BatchProcessing  `json:"batch_processing,omitempty"`
@@ -96,7 +96,7 @@ type EventStreamConfig struct {
 	BatchSize       *int   `json:"batch_size,omitempty" doc:"with batch_events, 1 to 1000, default 50"`
 	MaxWaitTime     *int   `json:"max_wait_time,omitempty" doc:"milliseconds, with batch_events, 1 to 60000, default 1000"`
 	IncludeMetadata *bool  `json:"include_metadata,omitempty"`
-	Encryption      bool   `json:"encryption,omitempty" doc:"true is refused: the hub does not encrypt payloads itself (use TLS in front of it)"`
+	Encryption      bool   `json:"encryption,omitempty" doc:"true: the hub encrypts each message end to end with XChaCha20-Poly1305 under a key made at start and shown once in the start answer (encryption.key); each message delivered and logged is {\"encrypted\": {key_id, nonce, ciphertext}}, the stream_id as additional data (docs/streaming.md#encryption). Fixed at start: configure cannot change it"`
 	Compression     bool   `json:"compression,omitempty" doc:"websocket messages permessage-deflate compressed when the client offers it; refused with webhook delivery"`
 }
 

@@ -17,7 +17,9 @@
 // An Entry also carries what the pipeline applies per stream beyond the
 // filter: a telemetry stream's Shape (shape.go: include_metadata,
 // precision, calculated metrics, alert events), nil for a stream that
-// takes messages as they come. Settings the hub does not carry out are
+// takes messages as they come, and an encrypted stream's Sealer
+// (encrypt.go: its key lives in the record's secrets, so every node
+// loading the record seals with it). Settings the hub does not carry out are
 // refused when a stream is started or configured (refuse.go), never when
 // a stored stream loads, so a stream saved before a refusal keeps running.
 //
@@ -73,6 +75,9 @@ type Entry struct {
 	// Shape is what a telemetry stream changes in the messages it takes
 	// and the alerts it adds; nil when it takes them as they come.
 	Shape *Shape
+	// Sealer encrypts the stream's messages (stream_config.encryption);
+	// nil for a stream that delivers them as they are.
+	Sealer *Sealer
 
 	counters  map[string]*atomic.Int64
 	connected atomic.Int64
@@ -172,6 +177,19 @@ func newEntry(rec store.Stream) (*Entry, error) {
 	}
 	if err := json.Unmarshal(rec.Config, &e.Cfg); err != nil {
 		return nil, fmt.Errorf("streams: config of %s: %w", rec.ID, err)
+	}
+	if e.Cfg.Encrypted() {
+		key, err := storedKey(rec.Secret)
+		if err != nil {
+			return nil, fmt.Errorf("streams: secrets of %s: %w", rec.ID, err)
+		}
+		if key == nil {
+			// stored with the flag before it was carried out: its
+			// messages never were encrypted, and it does not say so
+			e.Cfg.dropEncryption()
+		} else if e.Sealer, err = NewSealer(rec.ID, *key); err != nil {
+			return nil, err
+		}
 	}
 	prog, info, err := Compile(rec.Kind, &e.Cfg)
 	if err != nil {

@@ -87,8 +87,9 @@ func (s *Service) checkTarget(info hub.StreamInfo) error {
 
 // Started is the result of Start.
 type Started struct {
-	Entry  *Entry
-	Secret string // webhook signing secret, shown once
+	Entry      *Entry
+	Secret     string         // webhook signing secret, shown once
+	Encryption *EncryptionKey // payload key of an encrypted stream, shown once
 }
 
 func newSecret() (string, error) {
@@ -105,6 +106,9 @@ type SecretSet struct {
 	Current       string    `json:"current"`
 	Previous      string    `json:"previous,omitempty"`
 	PreviousUntil time.Time `json:"previous_until,omitempty"`
+	// Encryption is the payload key of a stream started with
+	// stream_config.encryption, kept with the signing secrets.
+	Encryption *EncryptionKey `json:"encryption,omitempty"`
 }
 
 // Start validates body (the JSON start body) and stores an active stream.
@@ -151,11 +155,22 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 	rec := store.Stream{ID: prefix + hex.EncodeToString(idb[:]), Org: org, Env: env, Kind: kind, State: hub.StateActive, Config: raw,
 		Version: 1, CreatedAt: now, UpdatedAt: now}
 	var out Started
+	var set SecretSet
 	if info.Delivery == "webhook" {
 		if out.Secret, err = newSecret(); err != nil {
 			return Started{}, err
 		}
-		b, err := json.Marshal(SecretSet{Current: out.Secret})
+		set.Current = out.Secret
+	}
+	if cfg.Encrypted() {
+		k, err := newEncryptionKey()
+		if err != nil {
+			return Started{}, err
+		}
+		set.Encryption, out.Encryption = &k, &k
+	}
+	if set.Current != "" || set.Encryption != nil {
+		b, err := json.Marshal(set)
 		if err != nil {
 			return Started{}, fmt.Errorf("streams: signing secret: %w", err)
 		}
@@ -310,9 +325,19 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 		if err := json.Unmarshal(rec.Config, &stored); err != nil {
 			return fmt.Errorf("streams: config of %s: %w", id, err)
 		}
+		key, err := storedKey(rec.Secret)
+		if err != nil {
+			return fmt.Errorf("streams: secrets of %s: %w", id, err)
+		}
+		if key == nil {
+			stored.dropEncryption() // stored with the flag before it was carried out: never encrypted
+		}
 		next, err := merged(kind, id, &stored, p)
 		if err != nil {
 			return err
+		}
+		if next.Encrypted() != (key != nil) {
+			return errEncryptionFixed(key != nil)
 		}
 		if fe := refused(kind, next); fe != nil {
 			return fe
@@ -342,6 +367,13 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 	}
 	out.Entry = e
 	return out, nil
+}
+
+// errEncryptionFixed refuses a configure that would turn a stream's
+// encryption on or off: its key is made and shown once at start.
+func errEncryptionFixed(on bool) *FieldError {
+	return &FieldError{"stream_config.encryption", fmt.Sprintf("cannot be changed after the stream started (it is %t): "+
+		"the key is made and shown once at start. Leave it out or send %t; start a new stream to change it", on, on)}
 }
 
 // merged is stored's configuration of kind with patch merged into it
@@ -491,9 +523,12 @@ type LogReader interface {
 const MaxCorrelationScan = 100_000
 
 // Correlated returns the retained messages of an event stream that share
-// a correlation id, in offset order (at most limit).
+// a correlation id, in offset order (at most limit). An encrypted
+// stream's messages are opened to be searched and returned as stored,
+// encrypted.
 func (s *Service) Correlated(ctx context.Context, org, env, id, correlationID string, limit int) ([]hub.Entry, error) {
-	if _, err := s.Get(ctx, org, env, hub.KindEvents, id); err != nil {
+	st, err := s.Get(ctx, org, env, hub.KindEvents, id)
+	if err != nil {
 		return nil, err
 	}
 	lr, ok := s.log.(LogReader)
@@ -517,7 +552,14 @@ func (s *Service) Correlated(ctx context.Context, org, env, id, correlationID st
 			break
 		}
 		for _, e := range ents {
-			if bytes.Contains(e.Data, needle) {
+			plain := e.Data
+			if st.Sealer != nil {
+				// searched in the plain message, answered as stored
+				if plain, err = st.Sealer.Open(e.Data); err != nil {
+					continue
+				}
+			}
+			if bytes.Contains(plain, needle) {
 				out = append(out, e)
 				if len(out) == limit {
 					break

@@ -14,7 +14,7 @@ type Stream struct {
 	Kind      string // telemetry or events
 	State     string // active, paused, stopped
 	Config    []byte
-	Secret    string // webhook signing secret(s), JSON; "" for websocket streams
+	Secret    string // webhook signing secret(s) and the payload key of an encrypted stream, JSON; "" when it has neither
 	Version   int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
