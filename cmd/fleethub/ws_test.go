@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -179,7 +180,10 @@ func TestWebsocketEndToEnd(t *testing.T) {
 }
 
 // TestTwoNodesKafkaRedis: a stream created on node A is served on node
-// B, and a client on B receives what was ingested at A, in order, once.
+// B, and a client on B receives what was ingested at A, in order, once;
+// an encrypted stream started on A delivers the same messages on B,
+// sealed with the key A's start answer showed, whichever node matched
+// them.
 func TestTwoNodesKafkaRedis(t *testing.T) {
 	redisURL := requireService(t, "FLEETHUB_TEST_REDIS_URL")
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DefaultNumPartitions(8))
@@ -201,6 +205,11 @@ func TestTwoNodesKafkaRedis(t *testing.T) {
 	id := startEventStream(t, a, k, vehicle)
 	c := b.dial(t, k, "stream_id="+id)
 	expectSubscribed(t, c)
+	// an encrypted stream started on A seals on whichever node matches
+	encID, encKey := startEncrypted(t, a, k, "events", map[string]any{"event_filters": map[string]any{"vehicle_ids": []string{vehicle}},
+		"stream_config": map[string]any{"encryption": true}})
+	ce := b.dial(t, k, "stream_id="+encID)
+	expectSubscribed(t, ce)
 	const total = 300
 	for i := 0; i < total; i += 50 {
 		a.ingestEvents(t, k, vehicle, i, 50)
@@ -211,6 +220,11 @@ func TestTwoNodesKafkaRedis(t *testing.T) {
 	for i, d := range got {
 		if d.Offset != int64(i+1) || seqOf(t, d) != i {
 			t.Fatalf("message %d: offset %d seq %d", i, d.Offset, seqOf(t, d))
+		}
+	}
+	for i, d := range readEventsWithin(t, ce, total, 45*time.Second) {
+		if p := openRaw(t, encKey, encID, d.Message); d.Offset != int64(i+1) || !bytes.Equal(p, got[i].Message) {
+			t.Fatalf("encrypted message %d: offset %d, decrypts to %s, want %s", i, d.Offset, p, got[i].Message)
 		}
 	}
 	// nothing more arrives: no duplicates
