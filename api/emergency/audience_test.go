@@ -102,6 +102,13 @@ var places emergency.Places
 // a queue when ocfg is not nil.
 func startWith(t *testing.T, st store.Backend, gw http.Handler, cfg emergency.AlertsConfig, ocfg *emergency.OutboxConfig) *fixture {
 	t.Helper()
+	return startWithBus(t, st, gw, cfg, ocfg, nil)
+}
+
+// startWithBus is startWith whose alerts publish their events on pub (nil:
+// no bus, as startWith).
+func startWithBus(t *testing.T, st store.Backend, gw http.Handler, cfg emergency.AlertsConfig, ocfg *emergency.OutboxConfig, pub emergency.Publisher) *fixture {
+	t.Helper()
 	noGateway := gw == nil // as a server without --notify-url
 	if noGateway {
 		gw = http.NotFoundHandler()
@@ -129,7 +136,7 @@ func startWith(t *testing.T, st store.Backend, gw http.Handler, cfg emergency.Al
 	if cfg.Places == nil {
 		cfg.Places = places
 	}
-	alerts := emergency.NewAlerts(cfg, st, st, dir, notifier, nil)
+	alerts := emergency.NewAlerts(cfg, st, st, dir, notifier, pub)
 	srv.Handle(apiemergency.NewAlerts(alerts).Routes()...)
 	srv.Handle(apiemergency.NewGateway(st, gws.URL).Routes()...)
 	addr, err := srv.Listen()

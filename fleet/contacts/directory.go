@@ -205,6 +205,11 @@ func (d *Directory) ForDriver(ctx context.Context, sc store.Scope, driverID stri
 	return d.all(ctx, store.ContactFilter{Scope: sc, Link: "driver:" + driverID})
 }
 
+// ForVehicle answers the contacts linked to a vehicle id.
+func (d *Directory) ForVehicle(ctx context.Context, sc store.Scope, vehicleID string) ([]Contact, error) {
+	return d.all(ctx, store.ContactFilter{Scope: sc, Link: "vehicle:" + vehicleID})
+}
+
 func (d *Directory) all(ctx context.Context, f store.ContactFilter) ([]Contact, error) {
 	rs, err := d.st.ListContacts(ctx, f)
 	if err != nil {

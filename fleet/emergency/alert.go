@@ -34,8 +34,8 @@ type AffectedArea struct {
 type Audience struct {
 	Include          []string `json:"include,omitempty"`
 	Exclude          []string `json:"exclude,omitempty"`
-	SpecificVehicles []string `json:"specific_vehicles,omitempty"`
-	SpecificDrivers  []string `json:"specific_drivers,omitempty"`
+	SpecificVehicles []string `json:"specific_vehicles,omitempty" doc:"vehicle ids; each reaches the contacts whose links.vehicle_ids name it, the driver of its active or paused trip when they have a directory entry, and the vehicle itself (in-app)"`
+	SpecificDrivers  []string `json:"specific_drivers,omitempty" doc:"driver ids; each is reached at their directory entry, or in-app only without one"`
 }
 
 // Channel is one way of delivering, with its timing: the first delivery
@@ -212,7 +212,7 @@ type AreaAnalysis struct {
 	DispatchersNotified       int     `json:"dispatchers_notified" source:"measured"`
 	EmergencyContactsNotified int     `json:"emergency_contacts_notified" source:"measured"`
 	SpecificDriversNotified   int     `json:"specific_drivers_notified" source:"measured" doc:"drivers named in target_audience.specific_drivers reached"`
-	SpecificVehiclesNotified  int     `json:"specific_vehicles_notified" source:"measured" doc:"vehicles named in target_audience.specific_vehicles reached"`
+	SpecificVehiclesNotified  int     `json:"specific_vehicles_notified" source:"measured" doc:"recipients named through target_audience.specific_vehicles (the vehicles, the contacts linked to them, the drivers of their trips) reached"`
 	EstimatedImpactRadiusKm   float64 `json:"estimated_impact_radius_km" source:"computed" doc:"a radius area's radius; a drawn area's farthest point from its mean, plus the buffer"`
 }
 

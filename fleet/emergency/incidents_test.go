@@ -35,6 +35,10 @@ func (directory) ForDriver(context.Context, store.Scope, string) ([]contacts.Con
 	return nil, nil
 }
 
+func (directory) ForVehicle(context.Context, store.Scope, string) ([]contacts.Contact, error) {
+	return nil, nil
+}
+
 func (directory) Get(context.Context, store.Scope, string) (contacts.Contact, error) {
 	return contacts.Contact{}, contacts.ErrNotFound
 }

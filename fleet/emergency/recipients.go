@@ -28,6 +28,8 @@ type Directory interface {
 	EmergencyContactsOf(ctx context.Context, sc store.Scope, driverID string) ([]contacts.Contact, error)
 	// ForDriver answers the entries linking a driver id.
 	ForDriver(ctx context.Context, sc store.Scope, driverID string) ([]contacts.Contact, error)
+	// ForVehicle answers the entries linking a vehicle id.
+	ForVehicle(ctx context.Context, sc store.Scope, vehicleID string) ([]contacts.Contact, error)
 	// Get answers one entry; contacts.ErrNotFound when there is none.
 	Get(ctx context.Context, sc store.Scope, id string) (contacts.Contact, error)
 }
@@ -44,37 +46,74 @@ const (
 )
 
 // person is one candidate recipient with every audience that names them.
+// named is the recipient as the target audience's specific vehicles or
+// drivers first named them, nil when they did not.
 type person struct {
 	rec       Recipient
+	named     *Recipient
 	contact   *contacts.Contact
 	audiences []string
 }
 
 // audienceSet gathers the people of an alert's audiences, one entry per
-// person: a driver with a directory entry (a contact with the driver role
-// linking their driver id) is that contact.
+// person, keyed by who they are: "contact:<id>" for a directory entry (a
+// driver with one, a contact with the driver role linking their driver
+// id, is that contact), "driver:<id>" for a driver without one,
+// "vehicle:<id>" for a vehicle.
 type audienceSet struct {
 	byKey  map[string]*person
 	order  []string
 	driver map[string]*contacts.Contact // driver id → their directory entry
+	onTrip map[string]string            // vehicle id → the driver of its active or paused trip
+}
+
+// specificAudience says whether aud names people one by one: the target
+// audience's specific drivers or vehicles.
+func specificAudience(aud string) bool {
+	return aud == audSpecificDrivers || aud == audSpecificVehicles
 }
 
 func (s *audienceSet) add(key string, p person, audience string) *person {
-	if q := s.byKey[key]; q != nil {
-		if !slices.Contains(q.audiences, audience) {
-			q.audiences = append(q.audiences, audience)
-		}
-		return q
+	q := s.byKey[key]
+	if q == nil {
+		q = &p
+		s.byKey[key] = q
+		s.order = append(s.order, key)
 	}
-	p.audiences = []string{audience}
-	s.byKey[key] = &p
-	s.order = append(s.order, key)
-	return &p
+	if !slices.Contains(q.audiences, audience) {
+		q.audiences = append(q.audiences, audience)
+	}
+	if specificAudience(audience) && q.named == nil {
+		named := p.rec
+		q.named = &named
+	}
+	return q
 }
 
 // addContact adds a directory entry to an audience.
 func (s *audienceSet) addContact(c *contacts.Contact, audience, typ string) {
 	s.add("contact:"+c.ContactID, person{contact: c, rec: Recipient{RecipientID: c.ContactID, RecipientType: typ, ContactID: c.ContactID, Name: c.Name}}, audience)
+}
+
+// addDriver adds a driver to an audience: at their directory entry when
+// they have one (one person with that entry), else without an address.
+// vehicle is the vehicle they drive, when known.
+func (s *audienceSet) addDriver(driverID, vehicle, audience string) {
+	key, rec := "driver:"+driverID, Recipient{RecipientID: driverID, RecipientType: "driver", VehicleID: vehicle}
+	c := s.driver[driverID]
+	if c != nil {
+		key, rec.ContactID, rec.Name = "contact:"+c.ContactID, c.ContactID, c.Name
+	}
+	s.add(key, person{contact: c, rec: rec}, audience)
+}
+
+// contactType is the recipient type of a directory entry reached as
+// itself: driver for a driver, else its first role.
+func contactType(c *contacts.Contact) string {
+	if c.HasRole("driver") || len(c.Roles) == 0 {
+		return "driver"
+	}
+	return c.Roles[0]
 }
 
 // recipients finds who an alert reaches. Audiences:
@@ -90,11 +129,14 @@ func (s *audienceSet) addContact(c *contacts.Contact, audience, typ string) {
 // included one names them too (exclude wins), and each person is reached
 // once however many audiences name them. Specific vehicles and drivers
 // are added as named, carrying the audience specific_vehicles or
-// specific_drivers (a person already reached gains it). vehicles are
-// the vehicles of the trips in the area, each once.
+// specific_drivers (a person already reached gains it), even when an
+// excluded audience names them: a vehicle reaches the contacts linking
+// it, the driver of its active or paused trip when they have a directory
+// entry, and itself (in-app). vehicles are the vehicles of the trips in
+// the area, each once.
 func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, area region) (out []Recipient, people map[string]*contacts.Contact, vehicles []areaVehicle, err error) {
 	ta := b.TargetAudience
-	set := &audienceSet{byKey: map[string]*person{}, driver: map[string]*contacts.Contact{}}
+	set := &audienceSet{byKey: map[string]*person{}, driver: map[string]*contacts.Contact{}, onTrip: map[string]string{}}
 	dir, err := a.directory(ctx, sc, ta, set)
 	if err != nil {
 		return nil, nil, nil, err
@@ -118,8 +160,10 @@ func (a *Alerts) recipients(ctx context.Context, sc store.Scope, b *AlertBody, a
 			set.addContact(c, audEmergency, "emergency_contact")
 		}
 	}
+	if err := a.specific(ctx, sc, ta, set); err != nil {
+		return nil, nil, nil, err
+	}
 	out, people = set.reached(ta)
-	out = set.addSpecific(ta, out, people)
 	return out, people, vehicles, nil
 }
 
@@ -172,6 +216,9 @@ func (a *Alerts) tripDrivers(ctx context.Context, sc store.Scope, ta *Audience, 
 		return nil, nil, fmt.Errorf("emergency: active trips: %w", err)
 	}
 	for _, t := range trips {
+		if t.VehicleID != "" && t.DriverID != "" {
+			set.onTrip[t.VehicleID] = t.DriverID
+		}
 		if area != nil && !inShape(area, t) {
 			continue
 		}
@@ -181,88 +228,73 @@ func (a *Alerts) tripDrivers(ctx context.Context, sc store.Scope, ta *Audience, 
 		if t.DriverID != "" {
 			drivers = append(drivers, t.DriverID)
 		}
-		if !wants(ta, audDrivers) {
-			continue
-		}
-		id := t.DriverID
-		if id == "" {
-			id = "vehicle:" + t.VehicleID
-		}
-		key := "driver:" + id
-		var c *contacts.Contact
-		if c = set.driver[t.DriverID]; c != nil && t.DriverID != "" {
-			key = "contact:" + c.ContactID
-		}
-		p := set.add(key, person{contact: c, rec: Recipient{RecipientID: id, RecipientType: "driver", VehicleID: t.VehicleID}}, audDrivers)
-		if c != nil {
-			p.rec.ContactID, p.rec.Name = c.ContactID, c.Name
+		switch {
+		case !wants(ta, audDrivers):
+		case t.DriverID != "":
+			set.addDriver(t.DriverID, t.VehicleID, audDrivers)
+		default:
+			// a trip without a driver: its vehicle stands for them
+			id := "vehicle:" + t.VehicleID
+			set.add(id, person{rec: Recipient{RecipientID: id, RecipientType: "driver", VehicleID: t.VehicleID}}, audDrivers)
 		}
 	}
 	return drivers, vehicles, nil
 }
 
 // reached are the people the audience reaches, in the order they were
-// added: named by an included audience and by no excluded one. people
-// maps those with a directory entry to it, by recipient id.
+// added: named by an included audience and by no excluded one, or named
+// in the specific vehicles or drivers (then as named there, with only
+// those audiences when an excluded audience names them too). people maps
+// those with a directory entry to it, by recipient id.
 func (s *audienceSet) reached(ta *Audience) (out []Recipient, people map[string]*contacts.Contact) {
 	people = map[string]*contacts.Contact{}
 	for _, key := range s.order {
 		p := s.byKey[key]
-		if slices.ContainsFunc(p.audiences, func(x string) bool { return slices.Contains(ta.Exclude, x) }) ||
-			!slices.ContainsFunc(p.audiences, func(x string) bool { return slices.Contains(ta.Include, x) }) {
+		rec := p.rec
+		rec.Audiences = p.audiences
+		switch excluded := slices.ContainsFunc(p.audiences, func(x string) bool { return slices.Contains(ta.Exclude, x) }); {
+		case excluded && p.named != nil:
+			rec = *p.named
+			rec.Audiences = slices.DeleteFunc(slices.Clone(p.audiences), func(x string) bool { return !specificAudience(x) })
+		case excluded:
+			continue
+		case p.named == nil && !slices.ContainsFunc(p.audiences, func(x string) bool { return slices.Contains(ta.Include, x) }):
 			continue
 		}
-		p.rec.Audiences = p.audiences
-		out = append(out, p.rec)
+		out = append(out, rec)
 		if p.contact != nil {
-			people[p.rec.RecipientID] = p.contact
+			people[rec.RecipientID] = p.contact
 		}
 	}
 	return out, people
 }
 
-// addSpecific adds the audience's specific vehicles and drivers to out,
-// each as named: a recipient already reached gains the audience
-// specific_vehicles or specific_drivers, anyone else is added with it
-// (a driver with a directory entry also to people).
-func (s *audienceSet) addSpecific(ta *Audience, out []Recipient, people map[string]*contacts.Contact) []Recipient {
-	// name adds aud to the recipients named id (or reached as the
-	// contact cid), answering whether there was one.
-	name := func(id, cid, aud string) bool {
-		found := false
-		for i := range out {
-			r := &out[i]
-			if r.RecipientID == id || cid != "" && r.ContactID == cid {
-				if !slices.Contains(r.Audiences, aud) {
-					r.Audiences = append(r.Audiences, aud)
-				}
-				found = true
+// specific adds the audience's specific vehicles and drivers to the set.
+// A vehicle reaches every directory entry linking it (links.vehicle_ids),
+// the driver of its active or paused trip when they have a directory
+// entry, and itself, for its in-app alert; a driver is reached at their
+// directory entry, or without an address when they have none.
+func (a *Alerts) specific(ctx context.Context, sc store.Scope, ta *Audience, set *audienceSet) error {
+	for _, v := range ta.SpecificVehicles {
+		if d := set.onTrip[v]; d != "" && set.driver[d] != nil {
+			set.addDriver(d, v, audSpecificVehicles)
+		}
+		if a.dir != nil {
+			linked, err := a.dir.ForVehicle(ctx, sc, v)
+			if err != nil {
+				return fmt.Errorf("emergency: directory, vehicle %s: %w", v, err)
+			}
+			for i := range linked {
+				set.addContact(&linked[i], audSpecificVehicles, contactType(&linked[i]))
 			}
 		}
-		return found
-	}
-	for _, v := range ta.SpecificVehicles {
-		if id := "vehicle:" + v; !name(id, "", audSpecificVehicles) {
-			out = append(out, Recipient{RecipientID: id, RecipientType: "vehicle", VehicleID: v, Audiences: []string{audSpecificVehicles}})
-		}
+		id := "vehicle:" + v
+		set.add(id, person{rec: Recipient{RecipientID: id, RecipientType: "vehicle", VehicleID: v}}, audSpecificVehicles)
 	}
 	for _, d := range ta.SpecificDrivers {
-		c := s.driver[d]
-		cid := ""
-		if c != nil {
-			cid = c.ContactID
-		}
-		if name(d, cid, audSpecificDrivers) {
-			continue
-		}
-		r := Recipient{RecipientID: d, RecipientType: "driver", Audiences: []string{audSpecificDrivers}}
-		if c != nil {
-			r.ContactID, r.Name = c.ContactID, c.Name
-			people[d] = c
-		}
-		out = append(out, r)
+		set.addDriver(d, "", audSpecificDrivers)
 	}
-	return out
+	return nil
 }
 
 // covers says whether an emergency contact's link (a driver id, or the
