@@ -338,3 +338,61 @@ func TestObjectiveRefusals(t *testing.T) {
 	body["constraints"] = map[string]any{"vehicle_capacity_strict": true, "cost_priority": 0}
 	plan(t, url, body)
 }
+
+// TestFactorsAreTheObjective: each route's optimization_factors are the
+// terms the plan was made under, each with its real price in the
+// objective (driving minutes per unit of the term), null where the term
+// is not priced (served before every priced term, or a hard constraint);
+// windows the plan ignores (time_windows false) are no factor, and
+// windows that allow late arrivals are not said to be a hard constraint.
+func TestFactorsAreTheObjective(t *testing.T) {
+	url := serve(t, nil)
+	factors := func(edit func(map[string]any)) map[string][2]any {
+		t.Helper()
+		req := grid(3, 1, 10)
+		edit(req)
+		st, res := post(t, url, req)
+		if st != 200 {
+			t.Fatalf("%d %v", st, res)
+		}
+		out := map[string][2]any{}
+		for _, f := range res["data"].(map[string]any)["optimized_routes"].([]any)[0].(map[string]any)["route_optimization_details"].(map[string]any)["optimization_factors"].([]any) {
+			m := f.(map[string]any)
+			out[m["factor"].(string)] = [2]any{m["weight"], m["impact"]}
+		}
+		return out
+	}
+	fs := factors(func(map[string]any) {})
+	want := map[string]any{"coverage": nil, "driving_time": 1.0, "time_windows": nil, "capacity": nil}
+	if len(fs) != len(want) {
+		t.Errorf("factors %v, want %v", fs, want)
+	}
+	for f, w := range want {
+		if got, ok := fs[f]; !ok || got[0] != w {
+			t.Errorf("%s: %v, want weight %v", f, got, w)
+		}
+	}
+	fs = factors(func(r map[string]any) {
+		r["optimization_goals"] = []string{"minimize_vehicles", "minimize_distance", "balance_workload", "maximize_service_quality", "maximize_efficiency"}
+		r["constraints"] = map[string]any{"vehicle_capacity_strict": false}
+	})
+	want = map[string]any{"coverage": nil, "vehicles": nil, "distance": 1.0, "workload_balance": 10.0, "service_quality": 1.0, "efficiency": 1.0, "time_windows": nil, "capacity": 60.0}
+	for f, w := range want {
+		if got, ok := fs[f]; !ok || got[0] != w {
+			t.Errorf("%s: %v, want weight %v", f, got, w)
+		}
+	}
+	fs = factors(func(r map[string]any) {
+		r["constraints"] = map[string]any{"cost_priority": 3, "delivery_time_priority": 1}
+	})
+	if fs["cost"][0] != 0.75 || fs["driving_time"][0] != 0.25 {
+		t.Errorf("priority weights: %v", fs)
+	}
+	if fs = factors(func(r map[string]any) { r["time_windows"] = false }); fs["time_windows"] != [2]any{} {
+		t.Errorf("windows ignored, yet a factor: %v", fs["time_windows"])
+	}
+	fs = factors(func(r map[string]any) { r["constraints"] = map[string]any{"time_window_violations": "allow"} })
+	if tw := fs["time_windows"]; tw[0] != nil || tw[1] == "hard constraint" || tw[1] == nil {
+		t.Errorf("late arrivals allowed: %v", tw)
+	}
+}

@@ -79,9 +79,9 @@ type StopView struct {
 
 // Factor of the plan.
 type Factor struct {
-	Factor string  `json:"factor"`
-	Weight float64 `json:"weight"`
-	Impact string  `json:"impact"`
+	Factor string   `json:"factor"`
+	Weight *float64 `json:"weight" doc:"the term's price in the objective, in driving minutes (one minute of driving at 40 km/h by the default vehicle under the travel price) per unit of the term: the travel goal 1, workload_balance 10 per minute, service_quality and efficiency 1 per minute, capacity 60 per unit over; with constraints' *_priority weights each travel term's share of the travel price. null for what is not priced: coverage and vehicles (decided before every priced term) and hard constraints"`
+	Impact string   `json:"impact"`
 }
 
 // Details of a route's optimization.
@@ -187,12 +187,20 @@ type Result struct {
 
 func r2(v float64) float64 { return math.Round(v*100) / 100 }
 
-// factors are what a plan of pr optimised, in order, with the weight
-// each has in the objective.
-func factors(pr *vrp.Problem) []Factor {
-	fs := []Factor{{"coverage", 1, "destinations served first, higher priority first"}}
+// factors are the terms a plan of pr, built from req, was made under, in
+// order, each with its price in the objective: driving minutes per unit
+// of the term (travel, the reference, 1), nil for what is not priced
+// (coverage and the number of vehicles come before every priced term;
+// hard constraints refuse). Windows the plan ignores are no factor.
+func factors(req *Request, pr *vrp.Problem) []Factor {
+	unit := pr.MinutePrice()
+	price := func(x float64) *float64 {
+		v := r2(x / unit)
+		return &v
+	}
+	fs := []Factor{{"coverage", nil, "destinations served first, higher priority first"}}
 	if pr.MinimizeVehicles {
-		fs = append(fs, Factor{"vehicles", 0.8, "fewest routes"})
+		fs = append(fs, Factor{"vehicles", nil, "fewest routes, after coverage and before every priced term"})
 	}
 	if pr.Goal == vrp.GoalWeighted {
 		w := pr.Weights
@@ -202,27 +210,35 @@ func factors(pr *vrp.Problem) []Factor {
 			x    float64
 		}{{"driving_time", w.Time}, {"fuel", w.Fuel}, {"cost", w.Cost}} {
 			if f.x > 0 {
-				fs = append(fs, Factor{f.name, r2(0.6 * f.x / sum), "objective, by constraints' priority weights"})
+				share := r2(f.x / sum)
+				fs = append(fs, Factor{f.name, &share, "objective: its share of the travel price, by constraints' priority weights"})
 			}
 		}
 	} else {
 		goal := map[vrp.Goal]string{vrp.GoalDistance: "distance", vrp.GoalTime: "driving_time", vrp.GoalCost: "cost", vrp.GoalFuel: "fuel"}[pr.Goal]
-		fs = append(fs, Factor{goal, 0.6, "objective"})
+		one := 1.0
+		fs = append(fs, Factor{goal, &one, "objective: the travel price"})
 	}
 	if pr.Balance > 0 {
-		fs = append(fs, Factor{"workload_balance", 0.5, "the longest route's minutes, each worth 10 minutes of driving"})
+		fs = append(fs, Factor{"workload_balance", price(pr.Balance), "the longest route's minutes, each worth 10 minutes of driving"})
 	}
 	if pr.Quality > 0 {
-		fs = append(fs, Factor{"service_quality", 0.4, "minutes from window opening to service, weighted 1, 2, 4, 8 by priority"})
+		fs = append(fs, Factor{"service_quality", price(pr.Quality), "minutes from window opening to service, weighted 1, 2, 4, 8 by priority"})
 	}
 	if pr.Efficiency > 0 {
-		fs = append(fs, Factor{"efficiency", 0.4, "every route's minutes from shift start to return (driving, waiting, service, breaks), each worth a minute of driving"})
+		fs = append(fs, Factor{"efficiency", price(pr.Efficiency), "every route's minutes from shift start to return (driving, waiting, service, breaks), each worth a minute of driving"})
 	}
-	fs = append(fs, Factor{"time_windows", 0.3, "hard constraint"})
+	switch {
+	case req.TimeWindows != nil && !*req.TimeWindows:
+	case pr.AllowLate:
+		fs = append(fs, Factor{"time_windows", nil, "no service before a window opens; a late arrival is allowed and counted in time_window_compliance, not priced"})
+	default:
+		fs = append(fs, Factor{"time_windows", nil, "hard constraint"})
+	}
 	if pr.Overload > 0 {
-		return append(fs, Factor{"capacity", 0.1, "up to 20 % over, each unit over worth an hour of driving"})
+		return append(fs, Factor{"capacity", price(pr.OverloadPrice), "up to 20 % over, each unit over worth an hour of driving"})
 	}
-	return append(fs, Factor{"capacity", 0.1, "hard constraint"})
+	return append(fs, Factor{"capacity", nil, "hard constraint"})
 }
 
 // advice is what would let an unassigned destination in.
@@ -245,7 +261,7 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 	for _, rt := range pl.Routes {
 		v := req.Vehicles[rt.Vehicle]
 		rv := RouteView{VehicleID: v.VehicleID, DriverID: v.DriverID, RouteSequence: []StopView{},
-			RouteOptimizationDetails: Details{OptimizationFactors: factors(pr)}}
+			RouteOptimizationDetails: Details{OptimizationFactors: factors(req, pr)}}
 		if rt.Vehicle < len(sol.RouteAgreement) {
 			rv.RouteOptimizationDetails.ConfidenceLevel = r2(sol.RouteAgreement[rt.Vehicle])
 		}

@@ -287,7 +287,7 @@ func (s *Service) OptimizeAfter(ctx context.Context, sc store.Scope, r *Request,
 	if b.avoid != 0 {
 		for i := range res.OptimizedRoutes {
 			d := &res.OptimizedRoutes[i].RouteOptimizationDetails
-			d.OptimizationFactors = append(d.OptimizationFactors, Factor{"traffic_restrictions", 0.2, "road network without " + b.avoid.String()})
+			d.OptimizationFactors = append(d.OptimizationFactors, Factor{"traffic_restrictions", nil, "road network without " + b.avoid.String()})
 		}
 	}
 	var idb [10]byte
