@@ -179,7 +179,7 @@ type ErrorBody struct {
 type ErrorObject struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
-	Details any    `json:"details,omitempty" schema:"oneOf:string,object"`
+	Details any    `json:"details" schema:"oneOf:string,object" doc:"what the error concerns: for a refused request a map of field path (or query parameter) to its problem; an empty object when the error has nothing to add"`
 }
 
 // PlainError is the plain error form of history, geocoding and tiles.

@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -514,7 +515,12 @@ func (s *Server) writeError(c *Ctx, err error) {
 		c.Response.Header.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	c.Response.ResetBody()
-	var body any = ErrorBody{Error: ErrorObject{Code: e.Code, Message: e.Message, Details: e.Details}, RequestID: c.RequestID}
+	details := e.Details
+	if details == nil || reflect.ValueOf(details).Kind() == reflect.Map && reflect.ValueOf(details).IsNil() {
+		// the general form always has its three fields: nothing to add is {}
+		details = struct{}{}
+	}
+	var body any = ErrorBody{Error: ErrorObject{Code: e.Code, Message: e.Message, Details: details}, RequestID: c.RequestID}
 	if c.Route != nil && c.Route.Auth == AuthKeyPlain {
 		body = PlainError{Success: false, Error: e.Message}
 	}
