@@ -2,8 +2,8 @@ package routing
 
 import (
 	"strconv"
-	"strings"
 
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/routing"
 )
 
@@ -14,7 +14,7 @@ func avoidSet(names []string, bad map[string]string) routing.Avoid {
 	for i, n := range names {
 		k, ok := routing.ParseAvoid(n)
 		if !ok {
-			bad["avoid["+strconv.Itoa(i)+"]"] = "must be " + strings.Join(routing.AvoidNames(), ", ")
+			bad["avoid["+strconv.Itoa(i)+"]"] = enum.Refusal(routing.AvoidNames()...)
 			continue
 		}
 		a |= k

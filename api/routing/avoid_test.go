@@ -70,7 +70,7 @@ func TestMatrixAvoid(t *testing.T) {
 			Details map[string]string `json:"details"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(out, &e); code != 400 || err != nil || e.Error.Details["avoid[1]"] == "" || len(e.Error.Details) != 1 {
+	if err := json.Unmarshal(out, &e); code != 400 || err != nil || e.Error.Code != "invalid_request" || e.Error.Details["avoid[1]"] != "must be one of tolls, highways, ferries" || len(e.Error.Details) != 1 {
 		t.Errorf("unknown avoid kind: %d %s", code, out)
 	}
 	code, out = postMatrix(t, url, map[string]any{"sources": []any{a}, "targets": []any{b}, "costing": "auto", "avoid": "tolls"})
