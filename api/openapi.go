@@ -301,7 +301,13 @@ func (g *schemaGen) fields(t reflect.Type, props Schema, required *[]string) {
 			fs = g.ref(f.Type)
 		}
 		if en := f.Tag.Get("enum"); en != "" {
-			fs = Schema{"allOf": []any{fs}, "enum": toAny(strings.Split(en, ","))}
+			if ft := f.Type; ft.Kind() == reflect.Slice || ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Slice {
+				// a list of values of a fixed set: the set is the items'
+				items := g.ref(elemType(ft))
+				fs = Schema{"type": []any{"array", "null"}, "items": Schema{"allOf": []any{items}, "enum": toAny(strings.Split(en, ","))}}
+			} else {
+				fs = Schema{"allOf": []any{fs}, "enum": toAny(strings.Split(en, ","))}
+			}
 		}
 		if _, isRef := fs["$ref"]; isRef && (f.Tag.Get("doc") != "" || f.Tag.Get("source") != "") {
 			fs = Schema{"allOf": []any{fs}}
@@ -317,6 +323,14 @@ func (g *schemaGen) fields(t reflect.Type, props Schema, required *[]string) {
 			*required = append(*required, name)
 		}
 	})
+}
+
+// elemType is the element type of a slice or of a pointer to one.
+func elemType(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Elem()
 }
 
 func toAny(ss []string) []any {

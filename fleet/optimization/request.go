@@ -48,7 +48,7 @@ type Vehicle struct {
 	ShiftEnd      string        `json:"shift_end,omitempty" doc:"HH:MM or HH:MM:SS, default 18:00"`
 	BreakWindows  []BreakWindow `json:"break_windows,omitempty" doc:"at most 6, in order of start: the driver's breaks, each placed by the solver inside its window, in order, where the vehicle is"`
 	VehicleType   string        `json:"vehicle_type,omitempty" doc:"auto, truck, bicycle or pedestrian picks the road costing (others travel as auto); the type also gives the cost model: van 12, car or auto 8, truck 30, electric, bicycle and pedestrian 0 L/100 km (others 12); see docs/optimization.md"`
-	Restrictions  []string      `json:"restrictions,omitempty" doc:"capabilities the vehicle provides: refrigerated, hazmat, liftgate, pallet, oversized (a truck provides pallet and oversized unlisted; a bicycle or pedestrian cannot provide pallet, oversized, liftgate or hazmat)"`
+	Restrictions  []string      `json:"restrictions,omitempty" enum:"refrigerated,hazmat,liftgate,pallet,oversized" doc:"capabilities the vehicle provides: refrigerated, hazmat, liftgate, pallet, oversized (a truck provides pallet and oversized unlisted; a bicycle or pedestrian cannot provide pallet, oversized, liftgate or hazmat)"`
 	// The cost model beyond the interface: each replaces its vehicle
 	// type's figure.
 	FuelConsumption *float64 `json:"fuel_consumption_l_per_100km,omitempty" doc:"litres per 100 km, 0 to 1000; default the vehicle type's"`
@@ -61,7 +61,7 @@ type Requirements struct {
 	Weight          float64  `json:"weight,omitempty"`
 	Volume          float64  `json:"volume,omitempty"`
 	Packages        float64  `json:"packages,omitempty"`
-	SpecialHandling []string `json:"special_handling,omitempty" doc:"capabilities the serving vehicle must provide (its restrictions): refrigerated, hazmat, liftgate, pallet, oversized"`
+	SpecialHandling []string `json:"special_handling,omitempty" enum:"refrigerated,hazmat,liftgate,pallet,oversized" doc:"capabilities the serving vehicle must provide (its restrictions): refrigerated, hazmat, liftgate, pallet, oversized"`
 }
 
 // Window is a time window.
@@ -118,7 +118,7 @@ type Request struct {
 	Vehicles          []Vehicle     `json:"vehicles" required:"true"`
 	Destinations      []Destination `json:"destinations" required:"true"`
 	Constraints       *Constraints  `json:"constraints,omitempty"`
-	OptimizationGoals []string      `json:"optimization_goals,omitempty" doc:"minimize_time, minimize_distance, minimize_fuel, minimize_cost (the first of these prices travel; default minimize_time), minimize_vehicles (fewest routes first), balance_workload (the longest route), maximize_service_quality (early service, high priority first), maximize_efficiency (every route's minutes from shift start to return: less waiting)"`
+	OptimizationGoals []string      `json:"optimization_goals,omitempty" enum:"minimize_time,minimize_distance,minimize_fuel,minimize_cost,minimize_vehicles,balance_workload,maximize_service_quality,maximize_efficiency" doc:"minimize_time, minimize_distance, minimize_fuel, minimize_cost (the first of these prices travel; default minimize_time), minimize_vehicles (fewest routes first), balance_workload (the longest route), maximize_service_quality (early service, high priority first), maximize_efficiency (every route's minutes from shift start to return: less waiting)"`
 	TimeWindows       *bool         `json:"time_windows,omitempty" doc:"default true; false: the plan ignores the destinations' windows, which still count in time_window_compliance"`
 	RealTimeTraffic   *bool         `json:"real_time_traffic,omitempty" doc:"default true: cars' travel on the road network is timed at the speeds the organization's own trips were driven on each road over the last 28 days, in the hours of the week the shifts span today (UTC), free-flow where none were observed (cost_source road_network_traffic when any were). Absent, a request with a matrix or on a server without a road network is planned on those costs (cost_source says which; the insights say why); true as sent is refused there. false: free-flow"`
 	DriverPreferences bool          `json:"driver_preferences,omitempty" doc:"false or absent; true is refused (the service holds no driver preferences)"`
