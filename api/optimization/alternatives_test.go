@@ -1,8 +1,11 @@
 package optimization_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -144,4 +147,40 @@ func TestAlternativeRoutes(t *testing.T) {
 
 func metricOf(rv map[string]any, name string) float64 {
 	return toFloat(rv["route_summary"].(map[string]any)[name])
+}
+
+// TestApplyPlanWithoutRunnersUp: a plan number sent to an optimization
+// made without runner-up plans is refused saying it has none (not "1 to
+// 0"), and nothing is applied.
+func TestApplyPlanWithoutRunnersUp(t *testing.T) {
+	url := serve(t, nil)
+	st, res := post(t, url, grid(2, 1, 10))
+	if st != 200 {
+		t.Fatalf("%d %v", st, res)
+	}
+	id := res["data"].(map[string]any)["optimization_id"].(string)
+	req, _ := http.NewRequest("PUT", url+"/api/v1/fleet/optimization/"+id+"/apply", strings.NewReader(`{"plan": 1}`))
+	req.Header.Set("X-API-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var e struct {
+		Error struct {
+			Code    string            `json:"code"`
+			Details map[string]string `json:"details"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&e); err != nil || r.StatusCode != 400 || e.Error.Code != "validation_failed" ||
+		!strings.Contains(e.Error.Details["plan"], "no runner-up plans") {
+		t.Fatalf("%d %+v", r.StatusCode, e)
+	}
+	req, _ = http.NewRequest("PUT", url+"/api/v1/fleet/optimization/"+id+"/apply", nil)
+	req.Header.Set("X-API-Key", key)
+	if r, err = http.DefaultClient.Do(req); err != nil || r.StatusCode != 200 {
+		t.Fatalf("the chosen plan after the refusal: %v %v", r.StatusCode, err)
+	}
+	r.Body.Close()
 }

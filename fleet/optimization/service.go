@@ -341,7 +341,11 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, id string, a ApplyR
 		return Result{}, &StateError{Status: r.Status}
 	}
 	if a.Plan != nil && (*a.Plan < 0 || *a.Plan > len(r.AlternativePlans)) {
-		return Result{}, &ValidationError{Fields: map[string]string{"plan": fmt.Sprintf("must be 0 (the chosen plan) or a runner-up plan of this optimization, 1 to %d", len(r.AlternativePlans))}}
+		msg := fmt.Sprintf("must be 0 (the chosen plan) or a runner-up plan of this optimization, 1 to %d", len(r.AlternativePlans))
+		if len(r.AlternativePlans) == 0 {
+			msg = "must be 0 (the chosen plan): this optimization has no runner-up plans (options.alternatives asks for them)"
+		}
+		return Result{}, &ValidationError{Fields: map[string]string{"plan": msg}}
 	}
 	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
 	r.Status, r.AppliedAt = "applied", &now
