@@ -27,6 +27,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"time"
@@ -188,7 +189,11 @@ func (s *Summaries) send(ctx context.Context, k store.SpeedingSummaryKey, now ti
 	}
 	published := len(eps) > 0
 	if published {
-		if err := s.pub.Publish(ctx, k.Org, k.Env, Event(k, eps, now)); err != nil {
+		ev, err := Event(k, eps, now)
+		if err != nil {
+			return false, err
+		}
+		if err := s.pub.Publish(ctx, k.Org, k.Env, ev); err != nil {
 			return false, err // the claim lapses, or this node takes it again at the next look
 		}
 	}
@@ -217,8 +222,8 @@ var severity = map[string]string{detect.SeverityModerate: "medium", detect.Sever
 var riskBand = map[string]string{detect.SeverityModerate: "low", detect.SeverityHigh: "medium", detect.SeverityCritical: "high"}
 
 // Event is the summary of k's episodes eps (at least one, earliest
-// first), made at now.
-func Event(k store.SpeedingSummaryKey, eps []store.SpeedingEpisode, now time.Time) *event.Event {
+// first), made at now. A key whose day is not a date is an error.
+func Event(k store.SpeedingSummaryKey, eps []store.SpeedingEpisode, now time.Time) (*event.Event, error) {
 	total, maxSpeed, maxOver := 0.0, 0.0, math.Inf(-1)
 	late := 0
 	trips := []string{}
@@ -240,7 +245,10 @@ func Event(k store.SpeedingSummaryKey, eps []store.SpeedingEpisode, now time.Tim
 		}
 	}
 	last := eps[len(eps)-1]
-	day, _ := time.Parse(time.DateOnly, k.Day)
+	day, err := time.Parse(time.DateOnly, k.Day)
+	if err != nil {
+		return nil, fmt.Errorf("digest: summary of %s: day: %w", k.DeviceID, err)
+	}
 	band := detect.SpeedingSeverity(maxOver)
 	return &event.Event{EventID: SummaryID(k), EventType: EventType, Category: event.CategorySafety, Timestamp: day.Add(24 * time.Hour),
 		Severity: severity[band], Priority: "normal",
@@ -256,7 +264,7 @@ func Event(k store.SpeedingSummaryKey, eps []store.SpeedingEpisode, now time.Tim
 		AutomaticActions: map[string]any{"alert_sent": false, "incident_logged": false, "supervisor_notified": false},
 		RiskAssessment: map[string]any{"collision_risk": riskBand[band], "passenger_impact": nil,
 			"recommended_actions": []string{"review the speeding with the driver", "keep to the speed limit"}},
-	}
+	}, nil
 }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
