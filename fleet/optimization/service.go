@@ -347,6 +347,10 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, id string, a ApplyR
 		}
 		return Result{}, &ValidationError{Fields: map[string]string{"plan": msg}}
 	}
+	before, err := json.Marshal(r)
+	if err != nil {
+		return Result{}, fmt.Errorf("optimization: encode %s: %w", id, err)
+	}
 	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
 	r.Status, r.AppliedAt = "applied", &now
 	if a.Plan != nil && *a.Plan > 0 {
@@ -367,7 +371,14 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, id string, a ApplyR
 		return r, nil
 	}
 	if err := s.pub.Publish(ctx, sc.Org, sc.Env, assignments(&r, now)...); err != nil {
-		return Result{}, fmt.Errorf("optimization: publish the assignments of %s: %w", id, err)
+		// none of the events went out: the optimization is completed
+		// again, so that the apply can be retried
+		err = fmt.Errorf("optimization: publish the assignments of %s: %w", id, err)
+		if rerr := s.st.UpdateOptimization(context.WithoutCancel(ctx), store.Optimization{ID: r.OptimizationID, Org: sc.Org, Env: sc.Env, Status: "completed", Doc: before,
+			Version: ver + 2, CreatedAt: r.CreatedAt, UpdatedAt: now}, ver+1); rerr != nil {
+			return Result{}, errors.Join(err, fmt.Errorf("optimization: %s stays applied without its assignments: %w", id, rerr))
+		}
+		return Result{}, err
 	}
 	return r, nil
 }
