@@ -145,7 +145,8 @@ func IsJSON(ct []byte) bool {
 // null as "leave v alone", that is as {}. A field v does not declare is
 // refused: validation_failed naming each such field by its path (one
 // policy for every endpoint; a misspelled or unsupported field is never
-// taken as honoured).
+// taken as honoured), and so is an identifier sent blank, an empty
+// string or only white space (jsonpath.IsID names the identifiers).
 func DecodeJSON(body []byte, v any) error {
 	if wantsObject(v) {
 		if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
@@ -162,9 +163,20 @@ func DecodeJSON(body []byte, v any) error {
 		return Errf("invalid_request", "malformed JSON: trailing data after the body")
 	}
 	if t := reflect.TypeOf(v); t != nil {
-		if bad := jsonpath.Unknown(body, t); bad != nil {
+		if bad := jsonpath.Check(body, t); bad != nil {
 			return Validation("validation_failed", bad)
 		}
+	}
+	return nil
+}
+
+// CheckIDs refuses the identifiers of body, decoded into a value of v's
+// type, that are sent blank (an empty string or only white space):
+// validation_failed naming each by its path (jsonpath.Blank). DecodeJSON
+// does this itself; a route that decodes its body another way calls it.
+func CheckIDs(body []byte, v any) error {
+	if bad := jsonpath.Blank(body, reflect.TypeOf(v)); bad != nil {
+		return Validation("validation_failed", bad)
 	}
 	return nil
 }
@@ -271,7 +283,8 @@ func pathParamNames(path string) []string {
 // place: the router matches the raw path, so that an encoded "/" (%2F)
 // stays inside its segment, and hands over the raw segments. A parameter
 // whose escapes do not decode, or that decodes to bytes that are not
-// UTF-8 text (invalid UTF-8, control characters), is 400 invalid_request
+// UTF-8 text (invalid UTF-8, control characters), or that is only white
+// space (an id is never blank: docs/api.md), is 400 invalid_request
 // naming the parameter.
 func decodePathParams(rc *fasthttp.RequestCtx, r *Route) error {
 	var bad map[string]string
@@ -296,6 +309,13 @@ func decodePathParams(rc *fasthttp.RequestCtx, r *Route) error {
 				bad = map[string]string{}
 			}
 			bad[name] = "must be UTF-8 text without control characters"
+			continue
+		}
+		if jsonpath.IsBlank(v) {
+			if bad == nil {
+				bad = map[string]string{}
+			}
+			bad[name] = jsonpath.BlankRefusal
 			continue
 		}
 		if v != raw {

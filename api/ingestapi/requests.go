@@ -55,7 +55,7 @@ type EventLocation struct {
 	Latitude                  float64  `json:"latitude" required:"true" doc:"-90 to 90"`
 	Longitude                 float64  `json:"longitude" required:"true" doc:"-180 to 180"`
 	Address                   string   `json:"address,omitempty"`
-	Geofence                  string   `json:"geofence,omitempty"`
+	Geofence                  string   `json:"geofence,omitempty" id:"true"`
 	Accuracy                  *float64 `json:"accuracy,omitempty" doc:"≥ 0"`
 	SpeedLimit                *float64 `json:"speed_limit,omitempty" doc:"≥ 0"`
 	RoadType                  string   `json:"road_type,omitempty"`

@@ -152,6 +152,9 @@ func (h *Handlers) start(c *api.Ctx, kind string) error {
 	if err := api.DecodeJSON(c.PostBody(), &probe); err != nil {
 		return err
 	}
+	if err := api.CheckIDs(c.PostBody(), c.Route.Request); err != nil {
+		return err
+	}
 	org, env := c.Scope()
 	res, err := h.svc.Start(c.Context(), org, env, kind, c.PostBody())
 	if err != nil {
@@ -210,6 +213,9 @@ func (h *Handlers) configure(c *api.Ctx, kind string) error {
 	}
 	var probe map[string]json.RawMessage
 	if err := api.DecodeJSON(c.PostBody(), &probe); err != nil {
+		return err
+	}
+	if err := api.CheckIDs(c.PostBody(), c.Route.Request); err != nil {
 		return err
 	}
 	org, env := c.Scope()

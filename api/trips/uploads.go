@@ -6,6 +6,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/trips"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	gojson "github.com/goccy/go-json"
 )
@@ -22,7 +23,8 @@ func decodeFast(c *api.Ctx, v any) error {
 // is not a JSON object goes to api.DecodeJSON, which refuses it as every
 // other route does: goccy/go-json, like encoding/json, takes null as {}.
 // A field the request does not declare fails the fast decode, and
-// api.DecodeJSON then names each one.
+// api.DecodeJSON then names each one; an identifier sent blank is
+// refused as api.DecodeJSON refuses it.
 func decodeUpload(contentType, body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return api.Errf("invalid_request", "request body is required")
@@ -37,6 +39,9 @@ func decodeUpload(contentType, body []byte, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil || dec.More() {
 		return api.DecodeJSON(body, v) // the precise message, naming every unknown field
+	}
+	if jsonpath.MayBeBlank(v) {
+		return api.CheckIDs(body, v) // an id sent blank, as api.DecodeJSON refuses it
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ type Location struct {
 type Links struct {
 	DriverIDs           []string `json:"driver_ids" required:"false"`
 	VehicleIDs          []string `json:"vehicle_ids" required:"false"`
-	EmergencyContactFor []string `json:"emergency_contact_for" required:"false"`
+	EmergencyContactFor []string `json:"emergency_contact_for" required:"false" id:"true"`
 }
 
 // QuietHours is a daily window, in the contact's time zone, when only

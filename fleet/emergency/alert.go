@@ -34,8 +34,8 @@ type AffectedArea struct {
 type Audience struct {
 	Include          []string `json:"include,omitempty"`
 	Exclude          []string `json:"exclude,omitempty"`
-	SpecificVehicles []string `json:"specific_vehicles,omitempty" doc:"vehicle ids; each reaches the contacts whose links.vehicle_ids name it, the driver of its active or paused trip when they have a directory entry, and the vehicle itself (in-app)"`
-	SpecificDrivers  []string `json:"specific_drivers,omitempty" doc:"driver ids; each is reached at their directory entry, or in-app only without one"`
+	SpecificVehicles []string `json:"specific_vehicles,omitempty" id:"true" doc:"vehicle ids; each reaches the contacts whose links.vehicle_ids name it, the driver of its active or paused trip when they have a directory entry, and the vehicle itself (in-app)"`
+	SpecificDrivers  []string `json:"specific_drivers,omitempty" id:"true" doc:"driver ids; each is reached at their directory entry, or in-app only without one"`
 }
 
 // Channel is one way of delivering, with its timing: the first delivery

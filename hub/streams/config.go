@@ -59,7 +59,7 @@ type TelemetryFilters struct {
 
 // TelemetryConfig is the start body of a telemetry stream.
 type TelemetryConfig struct {
-	Vehicles           []string               `json:"vehicles,omitempty"`
+	Vehicles           []string               `json:"vehicles,omitempty" id:"true"`
 	DataTypes          []string               `json:"data_types,omitempty"`
 	StreamConfig       *TelemetryStreamConfig `json:"stream_config,omitempty"`
 	Filters            *TelemetryFilters      `json:"filters,omitempty"`
@@ -83,7 +83,7 @@ type EventFilters struct {
 	PriorityLevels   []string         `json:"priority_levels,omitempty"`
 	VehicleIDs       []string         `json:"vehicle_ids,omitempty"`
 	DriverIDs        []string         `json:"driver_ids,omitempty"`
-	Geofences        []string         `json:"geofences,omitempty"`
+	Geofences        []string         `json:"geofences,omitempty" id:"true"`
 	TimeFilters      *TimeFilters     `json:"time_filters,omitempty"`
 	CustomConditions []expr.Condition `json:"custom_conditions,omitempty"`
 }
@@ -110,7 +110,7 @@ type ProcessingRules struct {
 
 // EventsConfig is the start body of an event stream.
 type EventsConfig struct {
-	FleetID            *string            `json:"fleet_id,omitempty" doc:"only events of this fleet: source.fleet_id as the sender gave it, else the fleet of the event's vehicle (its profile, PUT /v1/vehicles/{vehicle_id}); events of no known fleet are left out. At most 200 characters, not blank"`
+	FleetID            *string            `json:"fleet_id,omitempty" id:"own" doc:"only events of this fleet: source.fleet_id as the sender gave it, else the fleet of the event's vehicle (its profile, PUT /v1/vehicles/{vehicle_id}); events of no known fleet are left out. At most 200 characters, not blank"`
 	EventFilters       *EventFilters      `json:"event_filters,omitempty"`
 	StreamConfig       *EventStreamConfig `json:"stream_config,omitempty"`
 	ProcessingRules    *ProcessingRules   `json:"processing_rules,omitempty"`

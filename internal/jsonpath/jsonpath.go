@@ -13,7 +13,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 var (
@@ -31,33 +33,87 @@ const MaxNamed = 20
 // folded). A value whose type decodes itself (json.Unmarshaler) or is free
 // form (any, map[string]any) is not looked into.
 func Unknown(body []byte, t reflect.Type) map[string]string {
+	return check(body, t, false)
+}
+
+// Check is Unknown and Blank in one pass over body: each field the type
+// t does not declare ("unknown field") and each identifier sent blank
+// (BlankRefusal), by path, up to MaxNamed; nil when there is none.
+func Check(body []byte, t reflect.Type) map[string]string {
+	return check(body, t, true)
+}
+
+// Blank names, by path (event_filters.vehicle_ids[2]), each identifier
+// of body (a field IsID names, or an entry of such an array) sent as a
+// string that is empty or only white space, up to MaxNamed; nil when
+// there is none. An identifier left out is not named.
+func Blank(body []byte, t reflect.Type) map[string]string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	w := walker{blank: map[string]string{}}
+	w.walk(v, t, "", false)
+	if len(w.blank) == 0 {
+		return nil
+	}
+	return w.blank
+}
+
+func check(body []byte, t reflect.Type, blank bool) map[string]string {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
 	if dec.Decode(&v) != nil {
 		return nil // the typed decode reports a malformed body
 	}
-	bad := map[string]string{}
-	walkFields(v, t, "", bad, nil)
-	if len(bad) == 0 {
+	w := walker{unknown: map[string]string{}}
+	if blank {
+		w.blank = w.unknown
+	}
+	w.walk(v, t, "", false)
+	if len(w.unknown) == 0 {
 		return nil
 	}
-	return bad
+	return w.unknown
 }
 
-// walkFields walks v, decoded JSON, against t: bad gets each field t
-// does not declare, and times, when not nil, each time.Time whose value
-// is not an RFC 3339 date-time; both by full path.
-func walkFields(v any, t reflect.Type, path string, bad, times map[string]string) {
-	if times != nil && v != nil {
+// walker walks decoded JSON against a Go type; each of its maps, when
+// not nil, gets its problems by full path: unknown each field the type
+// does not declare, times each time.Time whose value is not an RFC 3339
+// date-time, blank each identifier sent blank. Maps may be shared.
+type walker struct {
+	unknown, times, blank map[string]string
+}
+
+func (w *walker) note(m map[string]string, path, msg string) {
+	if m != nil && len(m) < MaxNamed {
+		m[path] = msg
+	}
+}
+
+// walk walks v against t; id says v is an identifier or an array of
+// them.
+func (w *walker) walk(v any, t reflect.Type, path string, id bool) {
+	if id && w.blank != nil {
+		if s, ok := v.(string); ok {
+			if IsBlank(s) {
+				w.note(w.blank, path, BlankRefusal)
+			}
+			return
+		}
+	}
+	if w.times != nil && v != nil {
 		tt := t
 		for tt.Kind() == reflect.Pointer {
 			tt = tt.Elem()
 		}
 		if tt == timeType {
 			s, ok := v.(string)
-			if _, err := time.Parse(time.RFC3339, s); (!ok || err != nil) && len(times) < MaxNamed {
-				times[path] = "must be an ISO 8601 date-time with a time zone (RFC 3339)"
+			if _, err := time.Parse(time.RFC3339, s); !ok || err != nil {
+				w.note(w.times, path, "must be an ISO 8601 date-time with a time zone (RFC 3339)")
 			}
 			return
 		}
@@ -84,14 +140,12 @@ func walkFields(v any, t reflect.Type, path string, bad, times map[string]string
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			ft, ok := fields[strings.ToLower(k)]
+			f, ok := fields[strings.ToLower(k)]
 			if !ok {
-				if len(bad) < MaxNamed {
-					bad[join(path, k)] = "unknown field"
-				}
+				w.note(w.unknown, join(path, k), "unknown field")
 				continue
 			}
-			walkFields(obj[k], ft, join(path, k), bad, times)
+			w.walk(obj[k], f.t, join(path, k), f.id)
 		}
 	case reflect.Slice, reflect.Array:
 		arr, ok := v.([]any)
@@ -99,17 +153,60 @@ func walkFields(v any, t reflect.Type, path string, bad, times map[string]string
 			return
 		}
 		for i, e := range arr {
-			walkFields(e, t.Elem(), path+"["+strconv.Itoa(i)+"]", bad, times)
+			w.walk(e, t.Elem(), path+"["+strconv.Itoa(i)+"]", id)
 		}
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
 		if !ok || t.Key().Kind() != reflect.String {
 			return
 		}
-		for k, e := range obj {
-			walkFields(e, t.Elem(), join(path, k), bad, times)
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			w.walk(obj[k], t.Elem(), join(path, k), false)
 		}
 	}
+}
+
+// BlankRefusal is the message for an identifier sent blank.
+const BlankRefusal = "must not be empty or only white space"
+
+// IsBlank reports whether s, a string or its bytes, is empty or only
+// white space (as unicode.IsSpace, what strings.TrimSpace removes). It
+// answers at the first byte for an identifier that starts with an ASCII
+// letter or digit, so the ingest readers call it on every id.
+func IsBlank[S ~string | ~[]byte](s S) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return len(bytes.TrimSpace([]byte(s[i:]))) == 0
+		}
+		if c != ' ' && (c < '\t' || c > '\r') {
+			return false
+		}
+	}
+	return true
+}
+
+// IsID reports whether the struct field f, of JSON name name, names
+// something (a vehicle, driver, trip, device, fleet, stream, geofence,
+// delivery, …): a name that is "id" or ends in "_id" or "_ids", or a
+// field tagged id:"true" (vehicles, geofences, specific_drivers). The
+// value of an identifier, or of each entry of an array of them, must not
+// be blank when it is sent (Blank, Check). A tag id:"false" says a field
+// of such a name is not one; id:"own", that the field's validator refuses
+// it blank itself, in the one message of the field's rule.
+func IsID(name string, f reflect.StructField) bool {
+	switch f.Tag.Get("id") {
+	case "true":
+		return true
+	case "false", "own":
+		return false
+	}
+	return name == "id" || strings.HasSuffix(name, "_id") || strings.HasSuffix(name, "_ids")
 }
 
 func join(path, k string) string {
@@ -119,11 +216,18 @@ func join(path, k string) string {
 	return path + "." + k
 }
 
+// field is a struct field as a body's walk needs it: its type and
+// whether it is an identifier (IsID).
+type field struct {
+	t  reflect.Type
+	id bool
+}
+
 // jsonFields maps the folded JSON names of a struct's fields, embedded
 // structs' promoted, to their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	EachField(t, func(name, _ string, f reflect.StructField) { out[strings.ToLower(name)] = f.Type })
+func jsonFields(t reflect.Type) map[string]field {
+	out := map[string]field{}
+	EachField(t, func(name, _ string, f reflect.StructField) { out[strings.ToLower(name)] = field{f.Type, IsID(name, f)} })
 	return out
 }
 
@@ -181,8 +285,7 @@ func Field(t reflect.Type, field string) string {
 			t = e
 			continue
 		}
-		next := jsonFields(t)[strings.ToLower(seg)]
-		t = next
+		t = jsonFields(t)[strings.ToLower(seg)].t
 		out = append(out, seg)
 	}
 	return strings.Join(out, ".")
@@ -279,9 +382,9 @@ func BadTimes(body []byte, t reflect.Type) map[string]string {
 	if dec.Decode(&v) != nil {
 		return nil
 	}
-	bad := map[string]string{}
-	walkFields(v, t, "", map[string]string{}, bad)
-	return bad
+	w := walker{times: map[string]string{}}
+	w.walk(v, t, "", false)
+	return w.times
 }
 
 // Kind is the JSON type a value of Go type goType (as reflect names it)
@@ -302,4 +405,142 @@ func Kind(goType string) string {
 	default:
 		return "a number"
 	}
+}
+
+// MayBeBlank reports whether v, a value decoded from JSON, holds an
+// identifier (IsID) that is empty or only white space: a fast check, over
+// the decoded value, for the routes that decode without DecodeJSON's walk
+// of the body. False means no identifier was sent blank; true, that one
+// may have been (an empty string is also what an identifier left out
+// decodes to): Blank on the body then says which. Parts of v whose type
+// holds no identifier (a batch's points) are not looked into.
+func MayBeBlank(v any) bool {
+	return mayBeBlank(reflect.ValueOf(v), false)
+}
+
+func mayBeBlank(v reflect.Value, id bool) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return false
+		}
+		return mayBeBlank(v.Elem(), id)
+	case reflect.String:
+		return id && IsBlank(v.String())
+	case reflect.Slice, reflect.Array:
+		if !id && !holdsIDs(v.Type().Elem()) {
+			return false
+		}
+		for i := range v.Len() {
+			if mayBeBlank(v.Index(i), id) {
+				return true
+			}
+		}
+	case reflect.Map:
+		if !holdsIDs(v.Type().Elem()) {
+			return false
+		}
+		for it := v.MapRange(); it.Next(); {
+			if mayBeBlank(it.Value(), false) {
+				return true
+			}
+		}
+	case reflect.Struct:
+		if !holdsIDs(v.Type()) {
+			return false
+		}
+		for _, f := range structIDs(v.Type()) {
+			if mayBeBlank(v.FieldByIndex(f.index), f.id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// structField is a field of a struct that holds identifiers: its index
+// (through embedded structs) and whether it is one.
+type structField struct {
+	index []int
+	id    bool
+}
+
+var (
+	idMu     sync.Mutex
+	idFields sync.Map // reflect.Type → []structField, of struct types
+	idTypes  sync.Map // reflect.Type → bool: holdsIDs
+)
+
+// structIDs lists the fields of struct type t that are identifiers or
+// hold some.
+func structIDs(t reflect.Type) []structField {
+	if fs, ok := idFields.Load(t); ok {
+		return fs.([]structField)
+	}
+	idMu.Lock()
+	defer idMu.Unlock()
+	learnIDs(t, map[reflect.Type]bool{})
+	fs, _ := idFields.Load(t)
+	return fs.([]structField)
+}
+
+// holdsIDs reports whether a value of type t may hold an identifier.
+func holdsIDs(t reflect.Type) bool {
+	if b, ok := idTypes.Load(t); ok {
+		return b.(bool)
+	}
+	idMu.Lock()
+	defer idMu.Unlock()
+	return learnIDs(t, map[reflect.Type]bool{})
+}
+
+// learnIDs works out holdsIDs of t, and structIDs of the struct types
+// on the way, under idMu; visiting holds the types being worked out
+// (a type that holds itself is answered by its other fields).
+func learnIDs(t reflect.Type, visiting map[reflect.Type]bool) bool {
+	if b, ok := idTypes.Load(t); ok {
+		return b.(bool)
+	}
+	if visiting[t] {
+		return false
+	}
+	visiting[t] = true
+	b := false
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		b = learnIDs(t.Elem(), visiting)
+	case reflect.Struct:
+		var out []structField
+		var walk func(t reflect.Type, index []int)
+		walk = func(t reflect.Type, index []int) {
+			for i := range t.NumField() {
+				f := t.Field(i)
+				tag := f.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, _, _ := strings.Cut(tag, ",")
+				idx := append(append([]int(nil), index...), i)
+				if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+					walk(f.Type, idx)
+					continue
+				}
+				if !f.IsExported() {
+					continue
+				}
+				if name == "" {
+					name = f.Name
+				}
+				if id := IsID(name, f); learnIDs(f.Type, visiting) || id {
+					out = append(out, structField{idx, id})
+				}
+			}
+		}
+		walk(t, nil)
+		idFields.Store(t, out)
+		b = len(out) > 0
+	}
+	delete(visiting, t)
+	idTypes.Store(t, b)
+	return b
 }
