@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // Named limits of validation.
@@ -190,9 +192,15 @@ func id(v any, present bool) (string, string) {
 	if !present || v == nil {
 		return "", "is required"
 	}
+	return idText(v)
+}
+
+// idText checks an identifier that is sent: a string of at most
+// MaxIDLen characters, not empty nor only white space (docs/api.md).
+func idText(v any) (string, string) {
 	s, msg := text(v, MaxIDLen)
-	if msg == "" && s == "" {
-		return "", "must not be empty"
+	if msg == "" && jsonpath.IsBlank(s) {
+		return "", jsonpath.BlankRefusal
 	}
 	return s, msg
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // bodyReader reads the JSON body of POST /v1/telemetry straight into bus
@@ -107,7 +108,7 @@ func (r *bodyReader) message() (m hub.Message, rd reading, ok bool) {
 			r.enc.Timestamp(rd.timestamp)
 		case "vehicle_id":
 			f = fVehicleID
-			if id, ok = r.str(); !ok || len(id) == 0 || !textOK(id, MaxIDLen) {
+			if id, ok = r.str(); !ok || jsonpath.IsBlank(id) || !textOK(id, MaxIDLen) {
 				return m, rd, false
 			}
 			rd.vehicleID = string(id)

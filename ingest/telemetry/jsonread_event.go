@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // eventReader reads the JSON body of POST /v1/events straight into
@@ -180,7 +181,7 @@ func (r *bodyReader) members(member func(k []byte) (bit int, ok bool)) (seen int
 	return seen, true
 }
 
-// source reads the source object as source() checks it: known ids,
+// each a string of at most MaxIDLen characters and not blank, one of vehicle_id,
 // each a string of at most MaxIDLen characters, one of vehicle_id,
 // driver_id or trip_id not empty.
 func (r *eventReader) source(src *event.Source) bool {
@@ -199,7 +200,7 @@ func (r *eventReader) source(src *event.Source) bool {
 		default:
 			return 0, false
 		}
-		v, ok := r.text(MaxIDLen)
+		v, ok := r.id()
 		*dst = v
 		return bit, ok
 	})
@@ -221,7 +222,7 @@ func (r *eventReader) location(e *event.Event) bool {
 			l.Address, ok = r.text(MaxAddressLen)
 			return 4, ok
 		case "geofence":
-			l.Geofence, ok = r.text(MaxIDLen)
+			l.Geofence, ok = r.id()
 			return 8, ok
 		case "road_type":
 			l.RoadType, ok = r.text(MaxTextLen)
@@ -251,7 +252,7 @@ func (r *eventReader) metadata(md *event.Metadata) bool {
 	_, ok := r.members(func(k []byte) (bit int, ok bool) {
 		switch string(k) {
 		case "correlation_id":
-			md.CorrelationID, ok = r.text(MaxIDLen)
+			md.CorrelationID, ok = r.id()
 			return 1, ok
 		case "sequence_number":
 			md.SequenceNumber, ok = r.count()
@@ -272,6 +273,16 @@ func (r *eventReader) metadata(md *event.Metadata) bool {
 func (r *bodyReader) text(max int) (string, bool) {
 	v, ok := r.str()
 	if !ok || !textOK(v, max) {
+		return "", false
+	}
+	return string(v), true
+}
+
+// id reads an identifier as idText checks it: a plain string of at most
+// MaxIDLen characters, not blank.
+func (r *bodyReader) id() (string, bool) {
+	v, ok := r.str()
+	if !ok || jsonpath.IsBlank(v) || !textOK(v, MaxIDLen) {
 		return "", false
 	}
 	return string(v), true

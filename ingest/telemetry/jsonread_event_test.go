@@ -69,7 +69,17 @@ func TestEventReaderMatchesGeneralPath(t *testing.T) {
 		{"edge coordinates", eventsBody(ev("v", `"location":{"latitude":-90,"longitude":180,"accuracy":0}`)), true},
 		{"negative accuracy", eventsBody(ev("v", `"location":{"latitude":1,"longitude":2,"accuracy":-1}`)), false},
 		{"repeated location member", eventsBody(ev("v", `"location":{"latitude":1,"longitude":2,"latitude":3}`)), false},
-		{"an empty vehicle id beside a driver", eventsBody(`{"event_type":"x","category":"driver_events","timestamp":"2026-11-23T09:59:00Z","severity":"low","source":{"vehicle_id":"","driver_id":"d"}}`), true},
+		{"an empty vehicle id beside a driver", eventsBody(`{"event_type":"x","category":"driver_events","timestamp":"2026-11-23T09:59:00Z","severity":"low","source":{"vehicle_id":"","driver_id":"d"}}`), false},
+		{"a blank vehicle id", eventsBody(ev("  ")), false},
+		{"a blank driver id", eventsBody(`{"event_type":"x","category":"driver_events","timestamp":"2026-11-23T09:59:00Z","severity":"low","source":{"vehicle_id":"v","driver_id":"\t "}}`), false},
+		{"a blank trip id", eventsBody(`{"event_type":"x","category":"driver_events","timestamp":"2026-11-23T09:59:00Z","severity":"low","source":{"vehicle_id":"v","trip_id":" "}}`), false},
+		{"a blank fleet id", eventsBody(`{"event_type":"x","category":"driver_events","timestamp":"2026-11-23T09:59:00Z","severity":"low","source":{"vehicle_id":"v","fleet_id":" "}}`), false},
+		{"an empty fleet id", eventsBody(`{"event_type":"x","category":"driver_events","timestamp":"2026-11-23T09:59:00Z","severity":"low","source":{"vehicle_id":"v","fleet_id":""}}`), false},
+		{"a no-break space id", eventsBody(ev("\u00a0")), false},
+		{"a no-break space id as UTF-8", eventsBody(ev(" 　")), false},
+		{"an id with spaces inside", eventsBody(ev(" v 1 ")), true},
+		{"a blank geofence", eventsBody(ev("v", `"location":{"latitude":1,"longitude":2,"geofence":" "}`)), false},
+		{"a blank correlation id", eventsBody(ev("v", `"metadata":{"correlation_id":""}`)), false},
 		{"only a fleet", eventsBody(`{"event_type":"x","category":"driver_events","timestamp":"2026-11-23T09:59:00Z","severity":"low","source":{"fleet_id":"f"}}`), false},
 		{"repeated source id", eventsBody(`{"event_type":"x","category":"driver_events","timestamp":"2026-11-23T09:59:00Z","severity":"low","source":{"vehicle_id":"a","vehicle_id":"b"}}`), false},
 		{"id of 200 characters", eventsBody(ev(strings.Repeat("é", 200))), true},
@@ -109,6 +119,7 @@ func FuzzReadEvents(f *testing.F) {
 	f.Add([]byte(ev("v", `"event_id":"e1"`, `"event_data":{"a":[1,{"b":null}],"c":"d"}`, `"metadata":{"sequence_number":3}`)))
 	f.Add([]byte(ev("v", `"location":{"latitude":40.1,"longitude":-83.2,"speed_limit":50}`, `"recommendations":["x"]`)))
 	f.Add([]byte(`[` + ev("v", `"event_id":"same"`) + `,` + ev("w", `"event_id":"same"`) + `]`))
+	f.Add([]byte(ev(" ", `"metadata":{"correlation_id":"\t"}`, `"location":{"latitude":1,"longitude":2,"geofence":""}`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		evs := data
 		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] != '[' {

@@ -162,6 +162,11 @@ func TestReaderMatchesGeneralPath(t *testing.T) {
 		{"1969", body(`{"timestamp":"1969-12-31T23:59:59Z","vehicle_id":"v","data_type":"fuel_system",` + fuel + `}`), false},
 		{"unicode", body(`{` + at + `,"vehicle_id":"véhicule-ü","data_type":"vehicle_dynamics","data":{"steering":{"wheel_alignment":"ок"}},"quality_indicators":{"sensor_health":"très bien"}}`), true},
 		{"escape", body(`{` + at + `,"vehicle_id":"v\u0041","data_type":"fuel_system",` + fuel + `}`), false},
+		{"empty vehicle id", body(`{` + at + `,"vehicle_id":"","data_type":"fuel_system",` + fuel + `}`), false},
+		{"blank vehicle id", body(`{` + at + `,"vehicle_id":"  ","data_type":"fuel_system",` + fuel + `}`), false},
+		{"blank vehicle id of other white space", body(`{` + at + `,"vehicle_id":"\t\u00a0","data_type":"fuel_system",` + fuel + `}`), false},
+		{"no-break spaces as UTF-8", body(`{` + at + `,"vehicle_id":"  ","data_type":"fuel_system",` + fuel + `}`), false},
+		{"vehicle id with spaces around", body(`{` + at + `,"vehicle_id":" v ","data_type":"fuel_system",` + fuel + `}`), true},
 		{"repeated key", body(`{` + at + `,"vehicle_id":"a","vehicle_id":"b","data_type":"fuel_system",` + fuel + `}`), false},
 		{"repeated field", body(`{` + at + `,"vehicle_id":"v","data_type":"fuel_system","data":{"fuel_level":{"liters":1,"liters":2}}}`), false},
 		{"repeated group", body(`{` + at + `,"vehicle_id":"v","data_type":"gps_enhanced","data":{"g":{"a":1},"g":{"b":2}}}`), false},
@@ -266,6 +271,7 @@ func FuzzReadTelemetry(f *testing.F) {
 	f.Add([]byte(`[` + diag("v", -2e9, 1, false, 90) + `,` + diag("v", -1e9, 3, true, 120, "P0300") + `]`))
 	f.Add([]byte(`{"data":{"n":{"a":-0,"b":1e2}},"vehicle_id":"v","timestamp":"2026-11-23T11:00:00.5+02:00","data_type":"environmental","quality_indicators":{}}`))
 	f.Add([]byte(`[{"timestamp":"2026-11-23T09:00:00Z","vehicle_id":"v","data_type":"fuel_system","data":{"fuel_level":{"liters":1,"liters":2}}}]`))
+	f.Add([]byte(`[{"timestamp":"2026-11-23T09:00:00Z","vehicle_id":" ","data_type":"fuel_system","data":{"fuel_level":{"liters":1}}}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		msgs := data
 		if len(bytes.TrimSpace(data)) > 0 && bytes.TrimSpace(data)[0] != '[' {

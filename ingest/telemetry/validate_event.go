@@ -142,7 +142,7 @@ func source(v any, a at, errs *fieldErrors) (event.Source, string) {
 			errs.add(a.path("source."+key(k)), "unknown field; allowed: driver_id, fleet_id, trip_id or vehicle_id")
 			continue
 		}
-		s, msg := text(e, MaxIDLen)
+		s, msg := idText(e)
 		if msg != "" {
 			errs.add(a.path("source."+k), msg)
 			continue
@@ -185,7 +185,7 @@ func location(v any, a at, errs *fieldErrors) (*event.Location, string) {
 		case "address":
 			l.Address, msg = text(e, MaxAddressLen)
 		case "geofence":
-			l.Geofence, msg = text(e, MaxIDLen)
+			l.Geofence, msg = idText(e)
 		case "road_type":
 			l.RoadType, msg = text(e, MaxTextLen)
 		case "accuracy", "speed_limit", "emergency_services_distance":
@@ -229,7 +229,7 @@ func metadata(v any, a at, errs *fieldErrors) (event.Metadata, string) {
 		var msg string
 		switch k {
 		case "correlation_id":
-			md.CorrelationID, msg = text(e, MaxIDLen)
+			md.CorrelationID, msg = idText(e)
 		case "sequence_number":
 			md.SequenceNumber, msg = sequenceNumber(e)
 		case "source_system":
