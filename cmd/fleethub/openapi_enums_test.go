@@ -3,19 +3,25 @@ package main
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestListEnumsAreWhatTheServiceTakes: the lists whose values come from a
 // fixed set (a matrix's avoid, the optimizer's goals, capabilities and
-// special handling) carry that set as their items' enum in the OpenAPI
-// document, and the service takes every value of it and refuses one
-// outside it, naming the item.
+// special handling, a stream's data types, event filters and enrichment,
+// an alert's audiences and automated actions, a contact's roles, a
+// device's data types, a key's permissions, a token's scopes) carry that
+// set as their items' enum in the OpenAPI document, and the service takes
+// every value of it and refuses one outside it, naming the item and
+// listing exactly the document's set.
 func TestListEnumsAreWhatTheServiceTakes(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.OSM = tinyOSM(t)
 	n := startNode(t, cfg)
 	k := n.key("org-a", "test", []string{"all"}, 1000000)
+	manager, _ := n.keyWith("org-a", "test", "enterprise", 1000000, "all")
 	var doc map[string]any
 	if err := json.Unmarshal(n.do("GET", "/v1/openapi.json", "", nil).Body, &doc); err != nil {
 		t.Fatal(err)
@@ -23,14 +29,17 @@ func TestListEnumsAreWhatTheServiceTakes(t *testing.T) {
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
 	enum := func(schema, field string) []string {
 		t.Helper()
-		p, _ := schemas[schema].(map[string]any)["properties"].(map[string]any)[field].(map[string]any)
+		s, _ := schemas[schema].(map[string]any)
+		props, _ := s["properties"].(map[string]any)
+		p, _ := props[field].(map[string]any)
 		items, _ := p["items"].(map[string]any)
+		list, _ := items["enum"].([]any)
 		var out []string
-		for _, v := range items["enum"].([]any) {
+		for _, v := range list {
 			out = append(out, v.(string))
 		}
 		if len(out) == 0 {
-			t.Fatalf("%s.%s: no enum on its items: %v", schema, field, p)
+			t.Errorf("%s.%s: no enum on its items: %v", schema, field, p)
 		}
 		return out
 	}
@@ -45,24 +54,87 @@ func TestListEnumsAreWhatTheServiceTakes(t *testing.T) {
 				"delivery_requirements": map[string]any{"special_handling": []string{need}}}},
 			"options": map[string]any{"time_limit_seconds": 0.2}}
 	}
+	events := func(filters, rules map[string]any) map[string]any {
+		b := map[string]any{"event_filters": filters}
+		if rules != nil {
+			b["processing_rules"] = rules
+		}
+		return b
+	}
+	exp := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	alert := func(include, exclude, actions []string) map[string]any {
+		return map[string]any{"alert_type": "road_hazard", "severity": "high", "title": "Flooding", "message": "Avoid the river road",
+			"affected_area":   map[string]any{"type": "radius", "center": map[string]any{"latitude": 40.0, "longitude": -83.0}, "radius_km": 5},
+			"target_audience": map[string]any{"include": include, "exclude": exclude}, "automated_actions": actions,
+			"delivery_channels": []any{map[string]any{"channel": "in_app_alert"}}, "expiration": exp}
+	}
 	const opt = "/api/v1/fleet/optimization/routes"
 	cases := []struct {
-		schema, field, path, refused string
-		body                         func(string) map[string]any
+		schema, field, method, path string
+		ok                          int
+		// refused is the path of the value outside the set; listed the
+		// detail listing the set (refused when empty)
+		refused, listed string
+		body            func(string) map[string]any
 	}{
-		{"routing.MatrixBody", "avoid", "/v1/routing/sources_to_targets", "avoid[0]", matrix},
-		{"optimization.Request", "optimization_goals", opt, "optimization_goals[0]", func(v string) map[string]any { return plan(v, "pallet", "pallet") }},
-		{"optimization.Requirements", "special_handling", opt, "destinations[0].delivery_requirements.special_handling[0]", func(v string) map[string]any { return plan("minimize_time", v, v) }},
-		{"optimization.Vehicle", "restrictions", opt, "vehicles[0].restrictions[0]", func(v string) map[string]any { return plan("minimize_time", "pallet", v) }},
+		{"routing.MatrixBody", "avoid", "POST", "/v1/routing/sources_to_targets", 200, "avoid[0]", "", matrix},
+		{"optimization.Request", "optimization_goals", "POST", opt, 200, "optimization_goals[0]", "", func(v string) map[string]any { return plan(v, "pallet", "pallet") }},
+		{"optimization.Requirements", "special_handling", "POST", opt, 200, "destinations[0].delivery_requirements.special_handling[0]", "", func(v string) map[string]any { return plan("minimize_time", v, v) }},
+		{"optimization.Vehicle", "restrictions", "POST", opt, 200, "vehicles[0].restrictions[0]", "", func(v string) map[string]any { return plan("minimize_time", "pallet", v) }},
+		{"streams.TelemetryConfig", "data_types", "POST", "/api/v1/streaming/telemetry/start", 201, "data_types[0]", "", func(v string) map[string]any {
+			return map[string]any{"data_types": []string{v}}
+		}},
+		{"streams.EventFilters", "categories", "POST", "/api/v1/streaming/events/start", 201, "event_filters.categories[0]", "", func(v string) map[string]any {
+			return events(map[string]any{"categories": []string{v}}, nil)
+		}},
+		{"streams.EventFilters", "severity_levels", "POST", "/api/v1/streaming/events/start", 201, "event_filters.severity_levels[0]", "", func(v string) map[string]any {
+			return events(map[string]any{"severity_levels": []string{v}}, nil)
+		}},
+		{"streams.EventFilters", "priority_levels", "POST", "/api/v1/streaming/events/start", 201, "event_filters.priority_levels[0]", "", func(v string) map[string]any {
+			return events(map[string]any{"priority_levels": []string{v}}, nil)
+		}},
+		{"streams.ProcessingRules", "enrichment", "POST", "/api/v1/streaming/events/start", 201, "processing_rules.enrichment[0]", "", func(v string) map[string]any {
+			return events(nil, map[string]any{"enrichment": []string{v}})
+		}},
+		{"emergency.Audience", "include", "POST", "/v1/emergency/alerts", 201, "target_audience.include[1]", "", func(v string) map[string]any {
+			return alert([]string{"active_drivers", v}, nil, nil)
+		}},
+		{"emergency.Audience", "exclude", "POST", "/v1/emergency/alerts", 201, "target_audience.exclude[0]", "", func(v string) map[string]any {
+			return alert([]string{"active_drivers", "dispatchers"}, []string{v}, nil)
+		}},
+		{"emergency.AlertBody", "automated_actions", "POST", "/v1/emergency/alerts", 201, "automated_actions[0]", "", func(v string) map[string]any {
+			return alert([]string{"active_drivers"}, nil, []string{v})
+		}},
+		{"contacts.Body", "roles", "POST", "/v1/contacts", 201, "roles[0]", "", func(v string) map[string]any {
+			body := map[string]any{"name": "Contact " + v, "roles": []string{v}, "channels": map[string]any{"sms": "+15555550100", "email": "ann@example.com"}}
+			if v == "emergency_contact" {
+				// whose emergency contact: required with this role
+				body["links"] = map[string]any{"emergency_contact_for": []string{"d-1"}}
+			}
+			return body
+		}},
+		{"devices.TelemetrySettings", "data_types", "PUT", "/v1/devices/dev-1/settings", 200, "telemetry_settings.data_types[0]", "", func(v string) map[string]any {
+			return map[string]any{"telemetry_settings": map[string]any{"data_types": []string{v}}}
+		}},
+		{"keys.CreateBody", "permissions", "POST", "/v1/api-keys", 201, "permissions[0]", "permissions", func(v string) map[string]any {
+			return map[string]any{"name": "enum", "permissions": []string{v}}
+		}},
+		{"tokens.MintBody", "scopes", "POST", "/v1/tokens", 201, "scopes[0]", "", func(v string) map[string]any {
+			return map[string]any{"scopes": []string{v}}
+		}},
 	}
 	for _, c := range cases {
+		key := k
+		if c.path == "/v1/api-keys" {
+			key = manager
+		}
 		values := enum(c.schema, c.field)
 		for _, v := range values {
-			if r := n.do("POST", c.path, k, c.body(v)); r.Status != 200 {
+			if r := n.do(c.method, c.path, key, c.body(v)); r.Status != c.ok {
 				t.Errorf("%s %q, in the document's enum: %d %s", c.field, v, r.Status, r.Body)
 			}
 		}
-		r := n.do("POST", c.path, k, c.body("not_a_value"))
+		r := n.do(c.method, c.path, key, c.body("not_a_value"))
 		var e struct {
 			Error struct {
 				Code    string            `json:"code"`
@@ -74,12 +146,28 @@ func TestListEnumsAreWhatTheServiceTakes(t *testing.T) {
 			t.Errorf("%s outside the enum: %d %s", c.field, r.Status, r.Body)
 			continue
 		}
+		listed := c.listed
+		if listed == "" {
+			listed = c.refused
+		}
+		msg := e.Error.Details[listed]
 		for _, v := range values {
-			if !containsWord(e.Error.Details[c.refused], v) {
-				t.Errorf("%s: the refusal %q does not list %q of the document", c.field, e.Error.Details[c.refused], v)
+			if !containsWord(msg, v) {
+				t.Errorf("%s: the refusal %q does not list %q of the document", c.field, msg, v)
 			}
 		}
+		if got := refusedSet(msg); !slices.Equal(got, values) {
+			t.Errorf("%s: the refusal lists %q, the document %q", c.field, got, values)
+		}
 	}
+}
+
+// refusedSet is the values a refusal lists after "must be one of", up to
+// the words in parentheses that may follow them.
+func refusedSet(msg string) []string {
+	_, list, _ := strings.Cut(msg, "must be one of ")
+	list, _, _ = strings.Cut(list, " (")
+	return strings.Split(list, ", ")
 }
 
 func containsWord(s, w string) bool {

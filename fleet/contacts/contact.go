@@ -61,7 +61,7 @@ type QuietHours struct {
 // Body creates or replaces a contact.
 type Body struct {
 	Name       string      `json:"name" required:"true"`
-	Roles      []string    `json:"roles" required:"true" doc:"one or more of driver, field_personnel, dispatcher, supervisor, emergency_management, emergency_contact"`
+	Roles      []string    `json:"roles" required:"true" enum:"driver,field_personnel,dispatcher,supervisor,emergency_management,emergency_contact" doc:"one or more of driver, field_personnel, dispatcher, supervisor, emergency_management, emergency_contact"`
 	Channels   Channels    `json:"channels" required:"true"`
 	HomeArea   *HomeArea   `json:"home_area,omitempty"`
 	Location   *Location   `json:"location,omitempty"`

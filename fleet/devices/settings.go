@@ -14,7 +14,7 @@ import (
 // TelemetrySettings group.
 type TelemetrySettings struct {
 	CollectionIntervalSeconds *float64 `json:"collection_interval_seconds,omitempty" doc:"10-3600"`
-	DataTypes                 []string `json:"data_types,omitempty" doc:"location, obd_data, accelerometer, gyroscope, camera, audio: at least one; replaces the current list whole, each type stored once in first-seen order"`
+	DataTypes                 []string `json:"data_types,omitempty" enum:"location,obd_data,accelerometer,gyroscope,camera,audio" doc:"location, obd_data, accelerometer, gyroscope, camera, audio: at least one; replaces the current list whole, each type stored once in first-seen order"`
 	HighFrequencyEvents       *bool    `json:"high_frequency_events,omitempty"`
 	BatchUploadSize           *float64 `json:"batch_upload_size,omitempty" doc:"1-500"`
 }

@@ -32,8 +32,8 @@ type AffectedArea struct {
 
 // Audience says who receives an alert.
 type Audience struct {
-	Include          []string `json:"include,omitempty"`
-	Exclude          []string `json:"exclude,omitempty"`
+	Include          []string `json:"include,omitempty" enum:"active_drivers,field_personnel,emergency_contacts,dispatchers"`
+	Exclude          []string `json:"exclude,omitempty" enum:"active_drivers,field_personnel,emergency_contacts,dispatchers"`
 	SpecificVehicles []string `json:"specific_vehicles,omitempty" id:"true" doc:"vehicle ids; each reaches the contacts whose links.vehicle_ids name it, the driver of its active or paused trip when they have a directory entry, and the vehicle itself (in-app)"`
 	SpecificDrivers  []string `json:"specific_drivers,omitempty" id:"true" doc:"driver ids; each is reached at their directory entry, or in-app only without one"`
 }
@@ -74,7 +74,7 @@ type AlertBody struct {
 	Expiration             string            `json:"expiration" required:"true"`
 	AcknowledgmentRequired bool              `json:"acknowledgment_required,omitempty"`
 	EscalationPolicy       *EscalationPolicy `json:"escalation_policy,omitempty"`
-	AutomatedActions       []string          `json:"automated_actions,omitempty"`
+	AutomatedActions       []string          `json:"automated_actions,omitempty" enum:"suspend_outdoor_operations,route_vehicles_to_shelter,enable_emergency_tracking,play_emergency_sound,show_safe_route,notify_emergency_contacts"`
 }
 
 // ChannelCounts per channel.

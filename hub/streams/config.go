@@ -60,7 +60,7 @@ type TelemetryFilters struct {
 // TelemetryConfig is the start body of a telemetry stream.
 type TelemetryConfig struct {
 	Vehicles           []string               `json:"vehicles,omitempty" id:"true"`
-	DataTypes          []string               `json:"data_types,omitempty"`
+	DataTypes          []string               `json:"data_types,omitempty" enum:"engine_diagnostics,fuel_system,vehicle_dynamics,electrical_system,environmental,maintenance_indicators,gps_enhanced,driver_behavior"`
 	StreamConfig       *TelemetryStreamConfig `json:"stream_config,omitempty"`
 	Filters            *TelemetryFilters      `json:"filters,omitempty"`
 	DeliveryMethod     string                 `json:"delivery_method,omitempty" enum:"websocket,webhook"`
@@ -78,9 +78,9 @@ type TimeFilters struct {
 
 // EventFilters of an event stream.
 type EventFilters struct {
-	Categories       []string         `json:"categories,omitempty"`
-	SeverityLevels   []string         `json:"severity_levels,omitempty"`
-	PriorityLevels   []string         `json:"priority_levels,omitempty"`
+	Categories       []string         `json:"categories,omitempty" enum:"trip_lifecycle,safety_events,maintenance_events,operational_events,driver_events,vehicle_events,geofence_events,emergency_events,system_events"`
+	SeverityLevels   []string         `json:"severity_levels,omitempty" enum:"low,medium,high,critical"`
+	PriorityLevels   []string         `json:"priority_levels,omitempty" enum:"normal,urgent,emergency"`
 	VehicleIDs       []string         `json:"vehicle_ids,omitempty"`
 	DriverIDs        []string         `json:"driver_ids,omitempty"`
 	Geofences        []string         `json:"geofences,omitempty" id:"true"`
@@ -105,7 +105,7 @@ type ProcessingRules struct {
 	Deduplication      bool     `json:"deduplication,omitempty"`
 	EventOrdering      bool     `json:"event_ordering,omitempty"`
 	CorrelationEnabled bool     `json:"correlation_enabled,omitempty"`
-	Enrichment         []string `json:"enrichment,omitempty"`
+	Enrichment         []string `json:"enrichment,omitempty" enum:"location_names,driver_info,vehicle_details"`
 }
 
 // EventsConfig is the start body of an event stream.
