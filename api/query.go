@@ -1,5 +1,7 @@
 package api
 
+import "github.com/fleethub/fleethub/internal/jsonpath"
+
 // UnknownQuery refuses the query parameters c's route does not take: its
 // query Params, api_key when it takes the key from the query (QueryKey),
 // token when it takes a browser token (TokenScope). The answer is 400
@@ -8,20 +10,28 @@ package api
 // A parameter given more than once that the route takes once (every one
 // but its Repeatable Params) is refused the same way ("must be given
 // once"): status=active&status=cancelled is never read as one of them.
+// An identifier (a parameter named id or ending in _id or _ids, as in a
+// body) given empty or only white space (vehicle_id=, driver_id=%20) is
+// refused too ("must not be empty or only white space"): it is never read
+// as no filter, nor as a filter on a blank id. A required one is left to
+// its handler, which refuses it as missing. Other parameters keep their
+// own reading of an empty value (cursor= is the first page).
 // The server runs it before every handler but those of OwnQuery routes.
 func UnknownQuery(c *Ctx) error {
 	r := c.Route
 	var bad map[string]string
 	seen := map[string]bool{}
-	for k := range c.QueryArgs().All() {
+	for k, v := range c.QueryArgs().All() {
 		name := string(k)
-		takes, repeatable := takesQuery(r, name)
+		takes, repeatable, blankOK := takesQuery(r, name)
 		msg := ""
 		switch {
 		case !takes:
 			msg = "unknown parameter"
 		case seen[name] && !repeatable:
 			msg = "must be given once"
+		case !blankOK && jsonpath.IsBlank(v):
+			msg = "must not be empty or only white space"
 		}
 		seen[name] = true
 		if msg == "" {
@@ -38,17 +48,17 @@ func UnknownQuery(c *Ctx) error {
 	return Validation("invalid_request", bad)
 }
 
-// takesQuery reports whether r takes the query parameter name, and
-// whether more than once.
-func takesQuery(r *Route, name string) (takes, repeatable bool) {
+// takesQuery reports whether r takes the query parameter name, whether
+// more than once, and whether a blank value is left to the handler.
+func takesQuery(r *Route, name string) (takes, repeatable, blankOK bool) {
 	switch {
 	case name == "api_key" && r.QueryKey, name == "token" && r.TokenScope != "":
-		return true, false
+		return true, false, true
 	}
 	for _, p := range r.Params {
 		if p.In == "query" && p.Name == name {
-			return true, p.Repeatable
+			return true, p.Repeatable, p.Required || !jsonpath.IDName(name)
 		}
 	}
-	return false, false
+	return false, false, false
 }

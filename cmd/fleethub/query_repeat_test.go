@@ -57,3 +57,32 @@ func TestUnknownQueryRepeatedParameter(t *testing.T) {
 		t.Errorf("feed parameter types: %v", types)
 	}
 }
+
+// An identifier query parameter given empty or blank is refused naming
+// it, never read as no filter or as a filter on a blank id; the list is
+// unchanged for a real id, and an empty cursor is still the first page.
+func TestBlankIdentifierQueryRefused(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	for _, c := range []struct{ path, param string }{
+		{"/v1/trips?vehicle_id=", "vehicle_id"},
+		{"/v1/trips?driver_id=%20%20", "driver_id"},
+		{"/v1/emergency/incidents?driver_id=%09", "driver_id"},
+		{"/v1/vehicles?fleet_id=", "fleet_id"},
+	} {
+		r := n.do("GET", c.path, k, nil)
+		if r.Status != 400 || r.errCode(t) != "invalid_request" {
+			t.Errorf("%s: %d %s", c.path, r.Status, r.Body)
+			continue
+		}
+		d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+		if want := map[string]any{c.param: "must not be empty or only white space"}; fmt.Sprint(d) != fmt.Sprint(want) {
+			t.Errorf("%s: details %v, want %v", c.path, d, want)
+		}
+	}
+	for _, path := range []string{"/v1/trips?vehicle_id=veh-1", "/v1/trips?cursor=", "/v1/vehicles?limit=5"} {
+		if r := n.do("GET", path, k, nil); r.Status != 200 {
+			t.Errorf("%s: %d %s", path, r.Status, r.Body)
+		}
+	}
+}

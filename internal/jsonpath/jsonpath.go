@@ -206,6 +206,12 @@ func IsID(name string, f reflect.StructField) bool {
 	case "false", "own":
 		return false
 	}
+	return IDName(name)
+}
+
+// IDName reports whether a JSON field or query parameter of that name
+// names something: "id", or a name ending in "_id" or "_ids".
+func IDName(name string) bool {
 	return name == "id" || strings.HasSuffix(name, "_id") || strings.HasSuffix(name, "_ids")
 }
 
