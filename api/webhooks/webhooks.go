@@ -34,7 +34,7 @@ const (
 // Store is what the handlers need of the delivery store.
 type Store interface {
 	ListDeliveries(ctx context.Context, sc store.Scope, streamID string, q store.DeliveryQuery) ([]store.Delivery, int64, error)
-	RequeueDeliveries(ctx context.Context, sc store.Scope, streamID string, r store.DeliveryRequeue) (int64, error)
+	RequeueDeliveries(ctx context.Context, sc store.Scope, streamID string, r store.DeliveryRequeue) (store.DeliveryRequeued, error)
 	CountDeliveries(ctx context.Context, sc store.Scope, streamID string) (map[string]int64, error)
 }
 
@@ -100,9 +100,11 @@ type ReplayBody struct {
 
 // ReplayResponse is the answer of a replay.
 type ReplayResponse struct {
-	Success  bool   `json:"success"`
-	StreamID string `json:"stream_id"`
-	Requeued int64  `json:"requeued" doc:"deliveries made pending again (ones being sent at this moment are left alone)"`
+	Success  bool     `json:"success"`
+	StreamID string   `json:"stream_id"`
+	Requeued int64    `json:"requeued" doc:"deliveries made pending again (ones being sent at this moment are left alone)"`
+	NotFound []string `json:"not_found,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given that are no delivery of this stream in its delivery log (unknown, another stream's, or no longer kept), each once, in the order sent; nothing was done for them"`
+	InFlight []string `json:"in_flight,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given of deliveries being sent at that moment, left alone (each once, in the order sent)"`
 }
 
 // Routes returns the delivery routes for telemetry and event streams.
@@ -286,9 +288,9 @@ func (h *Handlers) replay(c *api.Ctx, kind string) error {
 	if byTime {
 		r.From, r.To = *b.From, *b.To
 	}
-	n, err := h.st.RequeueDeliveries(c.Context(), store.Scope{Org: info.Org, Env: info.Env}, info.ID, r)
+	got, err := h.st.RequeueDeliveries(c.Context(), store.Scope{Org: info.Org, Env: info.Env}, info.ID, r)
 	if err != nil {
 		return api.Internal(err)
 	}
-	return c.JSON(200, ReplayResponse{Success: true, StreamID: info.ID, Requeued: n})
+	return c.JSON(200, ReplayResponse{Success: true, StreamID: info.ID, Requeued: got.Requeued, NotFound: got.NotFound, InFlight: got.InFlight})
 }

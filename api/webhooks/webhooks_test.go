@@ -252,6 +252,46 @@ func TestReplay(t *testing.T) {
 	}
 }
 
+// A replay by ids tells the ids that are no delivery of the stream (a typo,
+// another stream's) from those being sent at that moment, both left alone;
+// a replay by time range has neither list.
+func TestReplayTellsUnknownFromInFlight(t *testing.T) {
+	f := start(t)
+	f.seed(4)
+	ctx := context.Background()
+	other := store.Delivery{ID: "msg_t0", Org: "org-a", Env: "test", StreamID: "tstr_1", Offset: 1, Payload: []byte(`{}`),
+		NextAttemptAt: time.Now(), QueuedAt: time.Now(), CreatedAt: time.Now()}
+	if _, err := f.st.EnqueueDeliveries(ctx, []store.Delivery{other}); err != nil {
+		t.Fatal(err)
+	}
+	// msg_02 is being sent: leased far past now
+	far := time.Now().Add(time.Hour)
+	if got, err := f.st.ClaimDeliveries(ctx, store.DeliveryClaim{Owner: "n", StreamIDs: []string{"estr_1"}, Now: far, Until: far, Limit: 1}); err != nil || len(got) != 1 || got[0].ID != "msg_02" {
+		t.Fatalf("claim: %v %v", got, err)
+	}
+	path := "/api/v1/streaming/events/deliveries/estr_1/replay"
+	r := f.do("POST", path, manager, map[string]any{"delivery_ids": []string{"msg_typo", "msg_02", "msg_00", "msg_t0", "msg_typo"}})
+	if r.status != 200 || r.body["requeued"] != float64(1) ||
+		fmt.Sprint(r.body["not_found"]) != "[msg_typo msg_t0]" || fmt.Sprint(r.body["in_flight"]) != "[msg_02]" {
+		t.Fatalf("replay by ids: %d %v; want 1 requeued, not_found [msg_typo msg_t0], in_flight [msg_02]", r.status, r.body)
+	}
+	if d, _, _ := f.st.ListDeliveries(ctx, store.Scope{Org: "org-a", Env: "test"}, "tstr_1", store.DeliveryQuery{Limit: 1}); len(d) != 1 || d[0].Attempts != 0 || !d[0].QueuedAt.Equal(other.QueuedAt.Truncate(time.Millisecond)) {
+		t.Errorf("another stream's delivery changed: %+v", d)
+	}
+	r = f.do("POST", path, manager, map[string]any{"delivery_ids": []string{"msg_01"}})
+	nf, nfOK := r.body["not_found"].([]any)
+	inf, infOK := r.body["in_flight"].([]any)
+	if r.status != 200 || r.body["requeued"] != float64(1) || !nfOK || len(nf) != 0 || !infOK || len(inf) != 0 {
+		t.Errorf("replay of one delivery: %d %v; want not_found and in_flight empty arrays", r.status, r.body)
+	}
+	r = f.do("POST", path, manager, map[string]any{"from": "2026-01-01T00:00:00Z", "to": "2026-01-03T00:00:00Z"})
+	_, hasNF := r.body["not_found"]
+	_, hasIF := r.body["in_flight"]
+	if r.status != 200 || r.body["requeued"] != float64(3) || hasNF || hasIF {
+		t.Errorf("replay by range: %d %v; want 3 requeued (the one in flight left alone), no id lists", r.status, r.body)
+	}
+}
+
 // A stream that does not deliver by webhook has no endpoint: its listing
 // shows the deliveries it made by webhook before with endpoint null (no
 // circuit claimed), and a replay, which could send nothing, is refused

@@ -94,6 +94,16 @@ type DeliveryRequeue struct {
 	Now      time.Time
 }
 
+// DeliveryRequeued is what a requeue did. NotFound and InFlight are set
+// (non-nil) for a requeue by ids only: each id given once, in the order
+// given, that is no delivery of the stream in the scope (NotFound), or
+// one leased at Now and left alone (InFlight).
+type DeliveryRequeued struct {
+	Requeued int64
+	NotFound []string
+	InFlight []string
+}
+
 // DeliveryStream is a stream with deliveries due, or a disabled one.
 type DeliveryStream struct {
 	StreamID   string
@@ -156,8 +166,9 @@ type Deliveries interface {
 	ListDeliveries(ctx context.Context, sc Scope, streamID string, q DeliveryQuery) (ds []Delivery, next int64, err error)
 	// RequeueDeliveries makes the selected deliveries pending and due at
 	// r.Now with attempts reset (ids unchanged), skipping rows leased at
-	// r.Now; it enables a disabled endpoint. It returns how many.
-	RequeueDeliveries(ctx context.Context, sc Scope, streamID string, r DeliveryRequeue) (int64, error)
+	// r.Now; it enables a disabled endpoint. It returns how many, and for
+	// a requeue by ids, the ids it did not find and the leased ones.
+	RequeueDeliveries(ctx context.Context, sc Scope, streamID string, r DeliveryRequeue) (DeliveryRequeued, error)
 	// CountDeliveries counts a stream's deliveries per status, parked
 	// ones as pending.
 	CountDeliveries(ctx context.Context, sc Scope, streamID string) (map[string]int64, error)

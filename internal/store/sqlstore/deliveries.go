@@ -202,41 +202,92 @@ const enableEndpoint = `UPDATE delivery_endpoints SET disabled_at = 0, url = '',
 
 // RequeueDeliveries makes the selected deliveries pending and due at
 // r.Now with attempts reset, skipping rows leased at r.Now, and enables
-// a disabled endpoint; it returns how many.
-func (s *Store) RequeueDeliveries(ctx context.Context, sc store.Scope, streamID string, r store.DeliveryRequeue) (int64, error) {
+// a disabled endpoint; it returns how many. By ids, it also tells the
+// ids it did not find from the leased ones: the update returns the ids it
+// requeued, and only when some were not is a second look at those made
+// (one that exists was leased when the update met it).
+func (s *Store) RequeueDeliveries(ctx context.Context, sc store.Scope, streamID string, r store.DeliveryRequeue) (store.DeliveryRequeued, error) {
 	now := MS(r.Now)
 	const set = `status = 'pending', attempts = 0, next_attempt_at = ?, queued_at = ?, delivered_at = 0, lease_owner = '', lease_until = 0`
 	const where = `org = ? AND env = ? AND stream_id = ? AND lease_until < ?`
+	const scoped = `org = ? AND env = ? AND stream_id = ?`
 	head, tail := []any{sc.Org, sc.Env, streamID, now}, []any{now, now}
-	var total int64
+	var out store.DeliveryRequeued
 	err := s.inTx(ctx, "requeue deliveries", func(tx Querier) error {
+		out = store.DeliveryRequeued{}
 		if len(r.IDs) > 0 {
-			err := s.d.chunks(r.IDs, func(part []string) error {
+			ids := uniq(r.IDs)
+			done := make(map[string]bool, len(ids))
+			err := s.d.chunks(ids, func(part []string) error {
 				in, args := s.d.In("id", part)
-				n, err := tx.Exec(ctx, s.byID(where+` AND `+in, set), slices.Concat(head, args, tail)...)
-				total += n
+				rows, err := tx.Query(ctx, s.byID(where+` AND `+in, set)+` RETURNING id`, slices.Concat(head, args, tail)...)
+				_, err = collect(nil, rows, err, func(r Row) (struct{}, error) {
+					var id string
+					err := r.Scan(&id)
+					done[id] = true
+					return struct{}{}, err
+				})
 				return err
 			})
 			if err != nil {
 				return err
+			}
+			out.Requeued = int64(len(done))
+			rest := slices.DeleteFunc(ids, func(id string) bool { return done[id] })
+			found := make(map[string]bool, len(rest))
+			err = s.d.chunks(rest, func(part []string) error {
+				in, args := s.d.In("id", part)
+				rows, err := tx.Query(ctx, `SELECT id FROM deliveries WHERE `+scoped+` AND `+in, slices.Concat([]any{sc.Org, sc.Env, streamID}, args)...)
+				_, err = collect(nil, rows, err, func(r Row) (struct{}, error) {
+					var id string
+					err := r.Scan(&id)
+					found[id] = true
+					return struct{}{}, err
+				})
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			out.NotFound, out.InFlight = []string{}, []string{}
+			for _, id := range rest {
+				if found[id] {
+					out.InFlight = append(out.InFlight, id)
+				} else {
+					out.NotFound = append(out.NotFound, id)
+				}
 			}
 		} else {
 			n, err := tx.Exec(ctx, s.byID(where+` AND created_at >= ? AND created_at < ?`, set), slices.Concat(head, []any{MS(r.From), MS(r.To)}, tail)...)
 			if err != nil {
 				return err
 			}
-			total = n
+			out.Requeued = n
 		}
-		if total == 0 {
+		if out.Requeued == 0 {
 			return nil
 		}
 		_, err := tx.Exec(ctx, enableEndpoint, streamID, sc.Org, sc.Env)
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return store.DeliveryRequeued{}, err
 	}
-	return total, nil
+	return out, nil
+}
+
+// uniq returns vals without repeats, each at its first place, in a new
+// slice.
+func uniq(vals []string) []string {
+	seen := make(map[string]bool, len(vals))
+	out := make([]string, 0, len(vals))
+	for _, v := range vals {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // UnparkDeliveries moves nothing: both backends park deliveries their own

@@ -494,25 +494,40 @@ func deliveries(t *testing.T, open Opener) {
 		if err := s.RecordDeliveries(t.Context(), "n1", rs); err != nil {
 			t.Fatal(err)
 		}
+		other := newDelivery(dscope, "s2", 1) // another stream's
+		enqueue(t, s, other)
 		later := now.Add(30 * time.Second) // ds[5] is still leased to n1
-		n, err := s.RequeueDeliveries(t.Context(), dscope, "s1", store.DeliveryRequeue{IDs: []string{ds[0].ID, ds[5].ID, "msg_unknown"}, Now: later})
-		if err != nil || n != 1 {
-			t.Fatalf("requeue by ids = %d, %v; want 1 (the leased one is skipped)", n, err)
+		got, err := s.RequeueDeliveries(t.Context(), dscope, "s1", store.DeliveryRequeue{
+			IDs: []string{"msg_unknown", ds[5].ID, ds[0].ID, other.ID, "msg_unknown", ds[0].ID}, Now: later})
+		if err != nil || got.Requeued != 1 {
+			t.Fatalf("requeue by ids = %+v, %v; want 1 (the leased one is skipped)", got, err)
+		}
+		if !slices.Equal(got.NotFound, []string{"msg_unknown", other.ID}) || !slices.Equal(got.InFlight, []string{ds[5].ID}) {
+			t.Errorf("requeue by ids: not found %q, in flight %q; want [msg_unknown %s] (each once, in order), [%s]", got.NotFound, got.InFlight, other.ID, ds[5].ID)
+		}
+		if d := byID(t, s, dscope, "s2", other.ID); d.QueuedAt.Equal(storedTime(later)) {
+			t.Errorf("another stream's delivery was requeued: %+v", d)
+		}
+		// all found and requeued: empty lists, not nil
+		got, err = s.RequeueDeliveries(t.Context(), dscope, "s1", store.DeliveryRequeue{IDs: []string{ds[4].ID}, Now: later})
+		if err != nil || got.Requeued != 1 || got.NotFound == nil || len(got.NotFound) != 0 || got.InFlight == nil || len(got.InFlight) != 0 {
+			t.Fatalf("requeue of one dead letter = %+v, %v; want 1 and empty lists", got, err)
 		}
 		d := byID(t, s, dscope, "s1", ds[0].ID)
 		if d.Status != store.DeliveryPending || d.Attempts != 0 || !d.NextAttemptAt.Equal(storedTime(later)) || !d.QueuedAt.Equal(storedTime(later)) || d.LastStatusCode != 500 {
 			t.Errorf("requeued row %+v", d)
 		}
 		// time range [created of ds[1], created of ds[3]) holds ds[1], ds[2]
-		n, err = s.RequeueDeliveries(t.Context(), dscope, "s1", store.DeliveryRequeue{From: ds[1].CreatedAt, To: ds[3].CreatedAt, Now: later})
-		if err != nil || n != 2 {
-			t.Fatalf("requeue by range = %d, %v; want 2", n, err)
+		got, err = s.RequeueDeliveries(t.Context(), dscope, "s1", store.DeliveryRequeue{From: ds[1].CreatedAt, To: ds[3].CreatedAt, Now: later})
+		if err != nil || got.Requeued != 2 || got.NotFound != nil || got.InFlight != nil {
+			t.Fatalf("requeue by range = %+v, %v; want 2 and no id lists", got, err)
 		}
-		if n, err := s.RequeueDeliveries(t.Context(), store.Scope{Org: "intruder", Env: "live"}, "s1", store.DeliveryRequeue{IDs: []string{ds[3].ID}, Now: later}); err != nil || n != 0 {
-			t.Errorf("another scope requeued %d, %v", n, err)
+		if got, err := s.RequeueDeliveries(t.Context(), store.Scope{Org: "intruder", Env: "live"}, "s1", store.DeliveryRequeue{IDs: []string{ds[3].ID, ds[5].ID}, Now: later}); err != nil ||
+			got.Requeued != 0 || !slices.Equal(got.NotFound, []string{ds[3].ID, ds[5].ID}) || len(got.InFlight) != 0 {
+			t.Errorf("another scope: %+v, %v; want nothing requeued, both ids not found", got, err)
 		}
-		if c := counts(t, s, dscope, "s1"); c[store.DeliveryPending] != 4 || c[store.DeliveryDeadLettered] != 2 {
-			t.Errorf("counts after requeue %v, want 4 pending (one leased), 2 dead", c)
+		if c := counts(t, s, dscope, "s1"); c[store.DeliveryPending] != 5 || c[store.DeliveryDeadLettered] != 1 {
+			t.Errorf("counts after requeue %v, want 5 pending (one leased), 1 dead", c)
 		}
 	})
 
@@ -579,8 +594,8 @@ func deliveries(t *testing.T, open Opener) {
 		if _, err := s.DisableDeliveries(t.Context(), dscope, "s2", "https://x.example", "HTTP 410 Gone", later); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := s.RequeueDeliveries(t.Context(), dscope, "s2", store.DeliveryRequeue{IDs: []string{c.ID}, Now: later}); err != nil || n != 1 {
-			t.Fatalf("requeue of a disabled delivery = %d, %v", n, err)
+		if got, err := s.RequeueDeliveries(t.Context(), dscope, "s2", store.DeliveryRequeue{IDs: []string{c.ID}, Now: later}); err != nil || got.Requeued != 1 {
+			t.Fatalf("requeue of a disabled delivery = %+v, %v", got, err)
 		}
 		if streams, err = s.DeliveryStreams(t.Context(), later, nil); err != nil {
 			t.Fatal(err)
