@@ -190,3 +190,86 @@ func splitList(s string) []string {
 	}
 	return out
 }
+
+// TestFieldEnumsAreWhatTheServiceTakes: single-string request fields whose
+// values come from a fixed set (an alert's alert_type and severity, a
+// stream's custom condition operator) carry that set as their enum in
+// the OpenAPI document, and the service takes every value of it and
+// refuses one outside it with invalid_request naming the field, listing
+// exactly the document's set.
+func TestFieldEnumsAreWhatTheServiceTakes(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 1000000)
+	var doc map[string]any
+	if err := json.Unmarshal(n.do("GET", "/v1/openapi.json", "", nil).Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	enum := func(schema, field string) []string {
+		t.Helper()
+		s, _ := schemas[schema].(map[string]any)
+		props, _ := s["properties"].(map[string]any)
+		p, _ := props[field].(map[string]any)
+		list, _ := p["enum"].([]any)
+		var out []string
+		for _, v := range list {
+			out = append(out, v.(string))
+		}
+		if len(out) == 0 {
+			t.Errorf("%s.%s: no enum: %v", schema, field, p)
+		}
+		return out
+	}
+	exp := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	alert := func(alertType, severity string) map[string]any {
+		return map[string]any{"alert_type": alertType, "severity": severity, "title": "Flooding", "message": "Avoid the river road",
+			"affected_area":     map[string]any{"type": "radius", "center": map[string]any{"latitude": 40.0, "longitude": -83.0}, "radius_km": 5},
+			"target_audience":   map[string]any{"include": []string{"active_drivers"}},
+			"delivery_channels": []any{map[string]any{"channel": "in_app_alert"}}, "expiration": exp}
+	}
+	condition := func(op string) map[string]any {
+		// a field and value each operator applies to
+		c := map[string]any{"field": "event_data.deceleration_g", "operator": op, "value": 0.5}
+		switch op {
+		case "in":
+			c["value"] = []any{0.5, 0.6}
+		case "contains":
+			c["field"], c["value"] = "event_type", "brak"
+		}
+		return map[string]any{"event_filters": map[string]any{"custom_conditions": []any{c}}}
+	}
+	cases := []struct {
+		schema, field, path string
+		ok                  int
+		refused             string // the path the value outside the set is refused at
+		body                func(string) map[string]any
+	}{
+		{"emergency.AlertBody", "alert_type", "/v1/emergency/alerts", 201, "alert_type", func(v string) map[string]any { return alert(v, "high") }},
+		{"emergency.AlertBody", "severity", "/v1/emergency/alerts", 201, "severity", func(v string) map[string]any { return alert("road_hazard", v) }},
+		{"expr.Condition", "operator", "/api/v1/streaming/events/start", 201, "event_filters.custom_conditions[0].operator", condition},
+	}
+	for _, c := range cases {
+		values := enum(c.schema, c.field)
+		for _, v := range values {
+			if r := n.do("POST", c.path, k, c.body(v)); r.Status != c.ok {
+				t.Errorf("%s %q, in the document's enum: %d %s", c.field, v, r.Status, r.Body)
+			}
+		}
+		r := n.do("POST", c.path, k, c.body("not_a_value"))
+		var e struct {
+			Error struct {
+				Code    string            `json:"code"`
+				Details map[string]string `json:"details"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(r.Body, &e)
+		msg := e.Error.Details[c.refused]
+		if r.Status != 400 || e.Error.Code != "invalid_request" || msg == "" {
+			t.Errorf("%s outside the enum: %d %s", c.field, r.Status, r.Body)
+			continue
+		}
+		if got := refusedSet(msg); !slices.Equal(got, values) {
+			t.Errorf("%s: the refusal lists %q, the document %q", c.field, got, values)
+		}
+	}
+}

@@ -71,7 +71,7 @@ type Spec struct {
 // accepted too).
 type Condition struct {
 	Field    string `json:"field"`
-	Operator string `json:"operator"`
+	Operator string `json:"operator" enum:"=,==,!=,>,>=,<,<=,in,contains"`
 	Value    any    `json:"value"`
 }
 

@@ -64,8 +64,8 @@ type EscalationPolicy struct {
 
 // AlertBody creates an alert.
 type AlertBody struct {
-	AlertType              string            `json:"alert_type" required:"true"`
-	Severity               string            `json:"severity" required:"true"`
+	AlertType              string            `json:"alert_type" required:"true" enum:"severe_weather_warning,road_hazard,security_threat,fleet_emergency,system_maintenance,traffic_disruption"`
+	Severity               string            `json:"severity" required:"true" enum:"low,moderate,high,critical"`
 	Title                  string            `json:"title" required:"true"`
 	Message                string            `json:"message" required:"true"`
 	AffectedArea           *AffectedArea     `json:"affected_area" required:"true"`
