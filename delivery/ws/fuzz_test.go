@@ -61,6 +61,12 @@ func FuzzParseControl(f *testing.F) {
 			if cf.StreamID == "" || (cf.LastOffset != nil && *cf.LastOffset < 0) {
 				t.Fatalf("accepted %q as %+v", b, cf)
 			}
+		case "subscribe_feed":
+			// the feed's parameters are checked by feedParams and the feed
+		case "unsubscribe_feed":
+			if cf.StreamID != "" || cf.Offset != nil || cf.LastOffset != nil || cf.Epoch != nil {
+				t.Fatalf("accepted %q as %+v", b, cf)
+			}
 		default:
 			t.Fatalf("accepted type %q", cf.Type)
 		}
