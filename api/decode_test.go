@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -81,6 +82,9 @@ func FuzzDecodeJSON(f *testing.F) {
 		var b body
 		err := api.DecodeJSON(in, &b)
 		if err == nil {
+			if !json.Valid(in) {
+				t.Fatalf("accepted %q, which is not one JSON value", in)
+			}
 			return
 		}
 		var e *api.Error

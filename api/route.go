@@ -159,7 +159,7 @@ func DecodeJSON(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err, body, reflect.TypeOf(v))
 	}
-	if dec.More() {
+	if TrailingData(body, dec.InputOffset()) {
 		return Errf("invalid_request", "malformed JSON: trailing data after the body")
 	}
 	if t := reflect.TypeOf(v); t != nil {
@@ -168,6 +168,17 @@ func DecodeJSON(body []byte, v any) error {
 		}
 	}
 	return nil
+}
+
+// TrailingData reports whether body holds anything but JSON white space
+// past offset, where a decoder that read one value from it stopped
+// (Decoder.InputOffset): a body is one JSON value. Decoder.More does not
+// tell, as it answers false before a stray ] or }.
+func TrailingData(body []byte, offset int64) bool {
+	if offset < 0 || offset > int64(len(body)) {
+		return true
+	}
+	return len(bytes.TrimLeft(body[offset:], " \t\r\n")) > 0
 }
 
 // CheckIDs refuses the identifiers of body, decoded into a value of v's

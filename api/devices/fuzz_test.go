@@ -2,6 +2,7 @@ package devices
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -33,6 +34,9 @@ func FuzzDecodeDeviceSettings(f *testing.F) {
 		}
 		if tr := bytes.TrimLeft(body, " \t\r\n"); len(tr) == 0 || tr[0] != '{' {
 			t.Fatalf("accepted a body that is not an object: %q", body)
+		}
+		if !json.Valid(body) {
+			t.Fatalf("accepted %q, which is not one JSON value", body)
 		}
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("decoded %+v, then %+v", a, b)

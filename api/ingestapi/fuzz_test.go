@@ -2,6 +2,7 @@ package ingestapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -39,6 +40,9 @@ func same(t *testing.T, body []byte, errA, errB error, a, b any) {
 	}
 	if tr := bytes.TrimLeft(body, " \t\r\n"); len(tr) == 0 || tr[0] != '{' {
 		t.Fatalf("%T: accepted a body that is not an object: %q", a, body)
+	}
+	if !json.Valid(body) {
+		t.Fatalf("%T: accepted %q, which is not one JSON value", a, body)
 	}
 	if !reflect.DeepEqual(a, b) {
 		t.Fatalf("%T: decoded %+v, then %+v", a, a, b)

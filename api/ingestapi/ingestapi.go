@@ -124,7 +124,7 @@ func decodeBody[T any](raw []byte, v *T) error {
 	dec := gojson.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil || dec.More() {
+	if err := dec.Decode(v); err != nil || api.TrailingData(raw, dec.InputOffset()) {
 		var zero T
 		*v = zero
 		return api.DecodeJSON(raw, v)

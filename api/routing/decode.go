@@ -26,7 +26,7 @@ func bindFast(c *api.Ctx, v any) error {
 	}
 	dec := gojson.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil || dec.More() {
+	if err := dec.Decode(v); err != nil || api.TrailingData(body, dec.InputOffset()) {
 		return api.DecodeJSON(body, v)
 	}
 	return nil

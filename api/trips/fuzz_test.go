@@ -1,6 +1,7 @@
 package trips
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -41,6 +42,9 @@ func decodeTwice(t *testing.T, body []byte, zero func() any) {
 	}
 	if !isObject(body) {
 		t.Fatalf("%T: accepted a body that is not an object: %q", a, body)
+	}
+	if !json.Valid(body) {
+		t.Fatalf("%T: accepted %q, which is not one JSON value", a, body)
 	}
 	if !reflect.DeepEqual(a, b) {
 		t.Fatalf("%T: decoded %+v, then %+v", a, a, b)

@@ -37,7 +37,7 @@ func decodeUpload(contentType, body []byte, v any) error {
 	}
 	dec := gojson.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil || dec.More() {
+	if err := dec.Decode(v); err != nil || api.TrailingData(body, dec.InputOffset()) {
 		return api.DecodeJSON(body, v) // the precise message, naming every unknown field
 	}
 	if jsonpath.MayBeBlank(v) {
