@@ -101,6 +101,9 @@ func parseControl(b []byte) (clientFrame, error) {
 	if needStream && f.StreamID == "" {
 		return f, fmt.Errorf("%s needs stream_id", f.Type)
 	}
+	if needStream && strings.TrimSpace(f.StreamID) == "" {
+		return f, errors.New("stream_id must not be empty or only white space")
+	}
 	return f, nil
 }
 

@@ -29,6 +29,7 @@ func FuzzParseControl(f *testing.F) {
 		`{"type":"resume","stream_id":"s1","last_offset":3,"epoch":""}`,
 		`{"type":"resume","stream_id":"s1","last_offset":3,"epoch":"\u00e9"}`,
 		`{"type":"resume","stream_id":"s1","last_offset":3,"epoch":null}`,
+		`{"type":"ack","stream_id":" ","offset":1}`, `{"type":"subscribe","stream_id":"\t\u00a0"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -46,6 +47,9 @@ func FuzzParseControl(f *testing.F) {
 					t.Fatalf("accepted epoch %q of %q", *cf.Epoch, b)
 				}
 			}
+		}
+		if cf.StreamID != "" && strings.TrimSpace(cf.StreamID) == "" {
+			t.Fatalf("accepted a blank stream_id in %q", b)
 		}
 		switch cf.Type {
 		case "ping":
@@ -188,5 +192,23 @@ func TestMsgpackForms(t *testing.T) {
 		if err := msgpack.Unmarshal(s, &str); err != nil || len(str) != n {
 			t.Fatalf("str %d: %d %v", n, len(str), err)
 		}
+	}
+}
+
+// A control frame naming a blank stream is invalid_frame naming
+// stream_id, as a blank id is everywhere in the API.
+func TestControlBlankStreamID(t *testing.T) {
+	for _, b := range []string{
+		`{"type":"ack","stream_id":" ","offset":1}`,
+		`{"type":"resume","stream_id":"\t","last_offset":0}`,
+		`{"type":"subscribe","stream_id":"\u00a0"}`,
+		`{"type":"unsubscribe","stream_id":"  "}`,
+	} {
+		if _, err := parseControl([]byte(b)); err == nil || !strings.Contains(err.Error(), "stream_id") {
+			t.Errorf("%s: %v, want a refusal naming stream_id", b, err)
+		}
+	}
+	if _, err := parseControl([]byte(`{"type":"ack","stream_id":" s1 ","offset":1}`)); err != nil {
+		t.Errorf("an id with spaces around it is an id: %v", err)
 	}
 }
