@@ -30,6 +30,7 @@ import (
 	"github.com/fleethub/fleethub/hub/publish"
 	"github.com/fleethub/fleethub/internal/store"
 	"github.com/fleethub/fleethub/internal/store/testdb"
+	"github.com/fleethub/fleethub/internal/waitfor"
 )
 
 // clock is the test's time, moved by hand.
@@ -89,17 +90,12 @@ func (f *feed) of(typ string) []*event.Event {
 // waitFor waits until the feed holds n events of typ, and answers them.
 func (f *feed) waitFor(t *testing.T, typ string, n int) []*event.Event {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := f.of(typ)
-		if len(got) >= n || time.Now().After(deadline) {
-			if len(got) != n {
-				t.Fatalf("%d %s events on the bus, want %d", len(got), typ, n)
-			}
-			return got
-		}
-		time.Sleep(10 * time.Millisecond)
+	var got []*event.Event
+	waitfor.Poll(10*time.Second, func() bool { got = f.of(typ); return len(got) >= n })
+	if len(got) != n {
+		t.Fatalf("%d %s events on the bus, want %d", len(got), typ, n)
 	}
+	return got
 }
 
 // settle lets the bus hand over what was published.
