@@ -55,6 +55,7 @@ type Store interface {
 	GetStream(ctx context.Context, sc store.Scope, id string) (store.Stream, error)
 	UpdateStream(ctx context.Context, s store.Stream, prev int64) error
 	ListStreams(ctx context.Context, since time.Time) ([]store.Stream, error)
+	StreamVersions(ctx context.Context, since time.Time) ([]store.StreamVersion, error)
 }
 
 // Counter names: each counts what happened since the stream's start (on
@@ -310,12 +311,14 @@ func (r *Registry) refresh(ctx context.Context) error {
 	r.mu.RLock()
 	since := r.since
 	r.mu.RUnlock()
-	if !since.IsZero() {
-		since = since.Add(-r.cfg.Reread) // records committed late; versions make the re-read idempotent
-	}
 	recs, err := r.store.ListStreams(ctx, since)
 	if err != nil {
 		return err
+	}
+	if !since.IsZero() {
+		if recs, err = r.lateCommits(ctx, since, recs); err != nil {
+			return err
+		}
 	}
 	now := r.now()
 	r.mu.Lock()
@@ -338,6 +341,47 @@ func (r *Registry) refresh(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// lateCommits adds to recs the streams updated within Reread before
+// since whose version is newer than the registry's: a record's update
+// time is taken before its write commits, so on several nodes a record
+// can commit after a later one was read, with an older time than it. Only
+// their versions are read for the whole window, and the settings of
+// those that changed, so that streams updated a moment ago are not read
+// and decoded again every poll.
+func (r *Registry) lateCommits(ctx context.Context, since time.Time, recs []store.Stream) ([]store.Stream, error) {
+	vers, err := r.store.StreamVersions(ctx, since.Add(-r.cfg.Reread))
+	if err != nil {
+		return recs, err
+	}
+	read := make(map[string]int64, len(recs))
+	for _, rec := range recs {
+		read[rec.ID] = rec.Version
+	}
+	var stale []store.StreamVersion
+	r.mu.RLock()
+	for _, v := range vers {
+		if n, ok := read[v.ID]; ok && n >= v.Version {
+			continue
+		}
+		if e := r.streams[v.ID]; e != nil && e.Rec.Version >= v.Version {
+			continue
+		}
+		stale = append(stale, v)
+	}
+	r.mu.RUnlock()
+	for _, v := range stale {
+		rec, err := r.store.GetStream(ctx, store.Scope{Org: v.Org, Env: v.Env}, v.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return recs, err
+		}
+		recs = append(recs, rec)
+	}
+	return recs, nil
 }
 
 // Run refreshes from the store until ctx ends.

@@ -31,4 +31,14 @@ type Streams interface {
 	// ListStreams returns streams of every scope updated at or after since,
 	// oldest update first.
 	ListStreams(ctx context.Context, since time.Time) ([]Stream, error)
+	// StreamVersions returns the identity and version of the streams of
+	// every scope updated at or after since, without their settings.
+	StreamVersions(ctx context.Context, since time.Time) ([]StreamVersion, error)
+}
+
+// StreamVersion is a stream's identity and version: what a copy of it
+// needs to tell whether it is current.
+type StreamVersion struct {
+	ID, Org, Env string
+	Version      int64
 }

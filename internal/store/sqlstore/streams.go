@@ -51,3 +51,15 @@ func (s *Store) ListStreams(ctx context.Context, since time.Time) ([]store.Strea
 	out, err := collect(nil, rows, err, scanStream)
 	return out, s.wrap("list streams", err)
 }
+
+// StreamVersions lists the id, scope and version of the streams of every
+// scope updated at or after since.
+func (s *Store) StreamVersions(ctx context.Context, since time.Time) ([]store.StreamVersion, error) {
+	rows, err := s.r.Query(ctx, `SELECT id, org, env, version FROM streams WHERE updated_at >= ?`, MS(since))
+	out, err := collect(nil, rows, err, func(row Row) (store.StreamVersion, error) {
+		var v store.StreamVersion
+		err := row.Scan(&v.ID, &v.Org, &v.Env, &v.Version)
+		return v, err
+	})
+	return out, s.wrap("list stream versions", err)
+}
