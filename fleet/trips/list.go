@@ -50,12 +50,12 @@ type FiltersApplied struct {
 
 // SummaryStats aggregates every trip matching the filters.
 type SummaryStats struct {
-	TotalDistanceKm    float64 `json:"total_distance_km" source:"computed"`
-	TotalDurationHours float64 `json:"total_duration_hours" source:"computed"`
-	AvgSafetyScore     float64 `json:"avg_safety_score" source:"computed"`
-	AvgEcoScore        float64 `json:"avg_eco_score" source:"computed"`
-	ActiveTrips        int     `json:"active_trips" source:"computed"`
-	CompletedTrips     int     `json:"completed_trips" source:"computed"`
+	TotalDistanceKm    float64  `json:"total_distance_km" source:"computed"`
+	TotalDurationHours float64  `json:"total_duration_hours" source:"computed"`
+	AvgSafetyScore     *float64 `json:"avg_safety_score" source:"computed" doc:"the mean safety_score of the matching trips with at least one location (a trip without any has no score yet); null when none has"`
+	AvgEcoScore        *float64 `json:"avg_eco_score" source:"computed" doc:"the mean eco_score of the matching trips with at least one location; null when none has"`
+	ActiveTrips        int      `json:"active_trips" source:"computed"`
+	CompletedTrips     int      `json:"completed_trips" source:"computed"`
 }
 
 // ListResult is the answer of GET /v1/trips.
@@ -198,7 +198,11 @@ func (s *Service) List(ctx context.Context, org, env string, q ListQuery) (ListR
 	}
 	res.Pagination.TotalCount = sum.Count
 	res.SummaryStats = SummaryStats{TotalDistanceKm: round(sum.TotalDistanceKm, 3), TotalDurationHours: round(sum.TotalDurationMin/60, 3),
-		AvgSafetyScore: round(sum.AvgSafetyScore, 1), AvgEcoScore: round(sum.AvgEcoScore, 1), ActiveTrips: sum.Active, CompletedTrips: sum.Completed}
+		ActiveTrips: sum.Active, CompletedTrips: sum.Completed}
+	if sum.Scored > 0 {
+		safety, eco := round(sum.AvgSafetyScore, 1), round(sum.AvgEcoScore, 1)
+		res.SummaryStats.AvgSafetyScore, res.SummaryStats.AvgEcoScore = &safety, &eco
+	}
 	return res, nil
 }
 

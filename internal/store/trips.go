@@ -109,10 +109,14 @@ type Keyset struct {
 }
 
 // TripSummary aggregates trips matching a filter (ignoring paging).
+// Scored counts the trips with at least one location, the only ones
+// with a score: AvgSafetyScore and AvgEcoScore average theirs, and are 0
+// when Scored is.
 type TripSummary struct {
 	Count            int
 	TotalDistanceKm  float64
 	TotalDurationMin float64
+	Scored           int
 	AvgSafetyScore   float64
 	AvgEcoScore      float64
 	Active           int

@@ -337,15 +337,18 @@ func (s *Store) ListTrips(ctx context.Context, f store.TripFilter) ([]store.Trip
 }
 
 // SummarizeTrips aggregates the trips matching f, ignoring its sort and
-// paging. Active counts active and paused trips.
+// paging. Active counts active and paused trips; the scores are averaged
+// over the trips with locations (a trip without any has no score).
 func (s *Store) SummarizeTrips(ctx context.Context, f store.TripFilter) (store.TripSummary, error) {
 	where, args := s.tripWhere(f)
 	var sum store.TripSummary
 	err := s.r.QueryRow(ctx, `SELECT COUNT(*), COALESCE(SUM(distance_km), 0), COALESCE(SUM(duration_minutes), 0),
-		COALESCE(AVG(safety_score), 0), COALESCE(AVG(eco_score), 0),
+		COUNT(CASE WHEN locations_count > 0 THEN 1 END),
+		COALESCE(AVG(CASE WHEN locations_count > 0 THEN safety_score END), 0),
+		COALESCE(AVG(CASE WHEN locations_count > 0 THEN eco_score END), 0),
 		COUNT(CASE WHEN status IN ('active', 'paused') THEN 1 END), COUNT(CASE WHEN status = 'completed' THEN 1 END)
 		FROM trips WHERE `+where, args...).
-		Scan(&sum.Count, &sum.TotalDistanceKm, &sum.TotalDurationMin, &sum.AvgSafetyScore, &sum.AvgEcoScore, &sum.Active, &sum.Completed)
+		Scan(&sum.Count, &sum.TotalDistanceKm, &sum.TotalDurationMin, &sum.Scored, &sum.AvgSafetyScore, &sum.AvgEcoScore, &sum.Active, &sum.Completed)
 	if err != nil {
 		return store.TripSummary{}, s.wrap("summarize trips", err)
 	}

@@ -115,8 +115,11 @@ func summaryOf(ts []store.Trip) store.TripSummary {
 		s.Count++
 		s.TotalDistanceKm += t.Totals.DistanceKm
 		s.TotalDurationMin += t.Totals.DurationMinutes
-		s.AvgSafetyScore += t.Totals.SafetyScore
-		s.AvgEcoScore += t.Totals.EcoScore
+		if t.Totals.LocationsCount > 0 {
+			s.Scored++
+			s.AvgSafetyScore += t.Totals.SafetyScore
+			s.AvgEcoScore += t.Totals.EcoScore
+		}
 		switch t.Status {
 		case store.TripActive, store.TripPaused:
 			s.Active++
@@ -124,9 +127,9 @@ func summaryOf(ts []store.Trip) store.TripSummary {
 			s.Completed++
 		}
 	}
-	if s.Count > 0 {
-		s.AvgSafetyScore /= float64(s.Count)
-		s.AvgEcoScore /= float64(s.Count)
+	if s.Scored > 0 {
+		s.AvgSafetyScore /= float64(s.Scored)
+		s.AvgEcoScore /= float64(s.Scored)
 	}
 	return s
 }
@@ -134,7 +137,7 @@ func summaryOf(ts []store.Trip) store.TripSummary {
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }
 
 func sameSummary(a, b store.TripSummary) bool {
-	return a.Count == b.Count && a.Active == b.Active && a.Completed == b.Completed &&
+	return a.Count == b.Count && a.Scored == b.Scored && a.Active == b.Active && a.Completed == b.Completed &&
 		near(a.TotalDistanceKm, b.TotalDistanceKm) && near(a.TotalDurationMin, b.TotalDurationMin) &&
 		near(a.AvgSafetyScore, b.AvgSafetyScore) && near(a.AvgEcoScore, b.AvgEcoScore)
 }
