@@ -45,3 +45,49 @@ func TestSummaryScoresOverScoredTrips(t *testing.T) {
 		t.Errorf("active_trips %v, want 1", s["active_trips"])
 	}
 }
+
+// TestTripWithoutADriver: a trip started without a driver_id renders
+// driver_id null wherever the trip is shown (start, read, list, stop,
+// the safety analysis' driver benchmark) and user_id null in the
+// organization history, never an empty string.
+func TestTripWithoutADriver(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	t0 := time.Now().Add(-20 * time.Minute).UTC().Truncate(time.Second)
+	r := n.do("POST", "/v1/trips", k, map[string]any{"vehicle_id": "veh-nd", "start_time": t0.Format(time.RFC3339)})
+	if r.Status != 201 {
+		t.Fatalf("start: %d %s", r.Status, r.Body)
+	}
+	id := r.json(t)["trip_id"].(string)
+	isNull := func(what string, m map[string]any, field string) {
+		t.Helper()
+		if v, ok := m[field]; !ok || v != nil {
+			t.Errorf("%s: %s = %#v (present %v), want null", what, field, v, ok)
+		}
+	}
+	isNull("start", r.json(t), "driver_id")
+	isNull("read", n.do("GET", "/v1/trips/"+id, k, nil).json(t), "driver_id")
+	l := n.do("GET", "/v1/trips", k, nil)
+	n.conforms("GET", "/v1/trips", l)
+	isNull("list", l.json(t)["trips"].([]any)[0].(map[string]any), "driver_id")
+	// 11 minutes of driving: enough for the safety analysis
+	if r := n.batch(k, id, track(t0.Add(time.Second), 40, -83, constant(40, 660))); r.Status != 200 {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
+	}
+	s := n.do("POST", "/v1/trips/"+id+"/stop", k, nil)
+	if s.Status != 200 {
+		t.Fatalf("stop: %d %s", s.Status, s.Body)
+	}
+	n.conforms("POST", "/v1/trips/{trip_id}/stop", s)
+	isNull("stop", s.json(t), "driver_id")
+	h := n.do("GET", "/v1/organizations/org-a/trips/history", k, nil).json(t)["data"].(map[string]any)["trips"].([]any)
+	if len(h) != 1 {
+		t.Fatalf("history: %v", h)
+	}
+	isNull("history", h[0].(map[string]any), "user_id")
+	sa := n.do("GET", "/v1/analytics/safety-score/"+id, k, nil)
+	if sa.Status != 200 {
+		t.Fatalf("safety score: %d %s", sa.Status, sa.Body)
+	}
+	isNull("safety score", sa.json(t)["benchmarks"].(map[string]any)["vs_driver_average"].(map[string]any), "driver_id")
+}

@@ -349,7 +349,7 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 	}
 	s.lifecycleEvent(ctx, t, &st, typ, now, locPtr(t.EndLocation), map[string]any{"completion_status": status, "distance_km": a.DistanceKm,
 		"duration_minutes": a.DurationMinutes, "safety_score": a.SafetyScore, "eco_score": a.EcoScore})
-	return StopResult{TripID: t.ID, OrganizationID: t.Org, VehicleID: t.VehicleID, DriverID: t.DriverID, Status: t.Status,
+	return StopResult{TripID: t.ID, OrganizationID: t.Org, VehicleID: t.VehicleID, DriverID: optional(t.DriverID), Status: t.Status,
 		StartTime: t.StartTime, EndTime: t.EndTime, StartLocation: locPtr(t.StartLocation), EndLocation: locPtr(t.EndLocation),
 		Analytics: a, OdometerKm: r.OdometerReading, FuelLevel: r.FuelLevelPercent, UpdatedAt: t.UpdatedAt,
 		StartOdometerReading: st.StartOdometer, StartFuelLevelPercent: st.StartFuelLevel}, nil

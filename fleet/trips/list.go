@@ -207,7 +207,7 @@ func (s *Service) List(ctx context.Context, org, env string, q ListQuery) (ListR
 }
 
 func (s *Service) listItem(t store.Trip, withAnalytics bool) ListItem {
-	it := ListItem{TripID: t.ID, OrganizationID: t.Org, VehicleID: t.VehicleID, DriverID: t.DriverID, Status: t.Status, StartTime: t.StartTime,
+	it := ListItem{TripID: t.ID, OrganizationID: t.Org, VehicleID: t.VehicleID, DriverID: optional(t.DriverID), Status: t.Status, StartTime: t.StartTime,
 		EndTime: timePtr(t.EndTime), StartLocation: locPtr(t.StartLocation), EndLocation: locPtr(t.EndLocation), Metadata: s.metadataMap(t.ID, t.Metadata),
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	if withAnalytics {
@@ -223,7 +223,7 @@ type HistoryTrip struct {
 	ID              string     `json:"id"`
 	OrgID           string     `json:"org_id"`
 	VehicleID       string     `json:"vehicle_id"`
-	UserID          string     `json:"user_id"`
+	UserID          *string    `json:"user_id" doc:"the trip's driver_id; null when the trip was started without a driver"`
 	Status          string     `json:"status"`
 	Purpose         string     `json:"purpose"`
 	StartTime       time.Time  `json:"start_time"`
@@ -262,7 +262,7 @@ func (s *Service) History(ctx context.Context, org, env, orgParam, filter string
 			status = "recording"
 		}
 		purpose, _ := s.metadataMap(t.ID, t.Metadata)["purpose"].(string)
-		out.Trips = append(out.Trips, HistoryTrip{ID: t.ID, OrgID: t.Org, VehicleID: t.VehicleID, UserID: t.DriverID, Status: status, Purpose: purpose,
+		out.Trips = append(out.Trips, HistoryTrip{ID: t.ID, OrgID: t.Org, VehicleID: t.VehicleID, UserID: optional(t.DriverID), Status: status, Purpose: purpose,
 			StartTime: t.StartTime, EndTime: timePtr(t.EndTime), CreatedAt: t.CreatedAt, DurationSeconds: int64(t.Totals.DurationMinutes*60 + 0.5),
 			DistanceMeters: round(t.Totals.DistanceKm*1000, 1)})
 	}

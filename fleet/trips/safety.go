@@ -85,7 +85,7 @@ type PositiveIndicator struct {
 // DriverComparison places the trip among the driver's completed trips of
 // the last 30 days.
 type DriverComparison struct {
-	DriverID         string   `json:"driver_id,omitempty"`
+	DriverID         *string  `json:"driver_id" doc:"null when the trip was started without a driver"`
 	Driver30dAverage *float64 `json:"driver_30d_average" source:"computed" doc:"null without other completed trips of the driver in the last 30 days"`
 	Comparison       string   `json:"comparison" enum:"above,below,equal,no_data" source:"computed"`
 	Percentile       *float64 `json:"percentile" source:"computed" doc:"share of those trips scoring lower; null with no_data"`
@@ -425,7 +425,7 @@ func (s *Service) benchmarks(ctx context.Context, sc store.Scope, t store.Trip, 
 		avg, pct, cmp = compare(score, all.Count, below.Count, all.AvgSafetyScore)
 		return avg, pct, cmp, nil
 	}
-	b := Benchmarks{VsDriverAverage: DriverComparison{DriverID: t.DriverID, Comparison: "no_data"},
+	b := Benchmarks{VsDriverAverage: DriverComparison{DriverID: optional(t.DriverID), Comparison: "no_data"},
 		VsFleetAverage:      FleetComparison{OrganizationID: t.Org},
 		VsIndustryBenchmark: IndustryComparison{IndustrySegment: "unknown", Comparison: "no_data"}}
 	var err error

@@ -358,7 +358,7 @@ func (s *Service) metadataMap(tripID string, b []byte) map[string]any {
 
 // View renders the full trip resource.
 func (s *Service) view(t store.Trip, st *state) Trip {
-	v := Trip{TripID: t.ID, OrganizationID: t.Org, VehicleID: t.VehicleID, DriverID: t.DriverID, Status: t.Status,
+	v := Trip{TripID: t.ID, OrganizationID: t.Org, VehicleID: t.VehicleID, DriverID: optional(t.DriverID), Status: t.Status,
 		StartTime: t.StartTime, EndTime: timePtr(t.EndTime), StartLocation: locPtr(t.StartLocation), EndLocation: locPtr(t.EndLocation),
 		Metadata: s.metadataMap(t.ID, t.Metadata), Analytics: s.analyticsOf(st), PauseCount: st.PauseCount,
 		TotalPauseDuration: round(float64(st.TotalPauseMS)/1000, 1), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}

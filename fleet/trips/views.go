@@ -2,6 +2,15 @@ package trips
 
 import "time"
 
+// optional is s, or nil when s is empty: an identifier the trip was
+// started without is rendered null, never "".
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 // Location is a place in requests and responses.
 type Location struct {
 	Latitude  float64 `json:"latitude"`
@@ -62,7 +71,7 @@ type Trip struct {
 	TripID             string         `json:"trip_id"`
 	OrganizationID     string         `json:"organization_id"`
 	VehicleID          string         `json:"vehicle_id"`
-	DriverID           string         `json:"driver_id"`
+	DriverID           *string        `json:"driver_id" doc:"null when the trip was started without a driver"`
 	Status             string         `json:"status" enum:"active,paused,completed,cancelled,interrupted"`
 	StartTime          time.Time      `json:"start_time"`
 	EndTime            *time.Time     `json:"end_time"`
@@ -89,7 +98,7 @@ type ListItem struct {
 	TripID         string         `json:"trip_id"`
 	OrganizationID string         `json:"organization_id"`
 	VehicleID      string         `json:"vehicle_id"`
-	DriverID       string         `json:"driver_id"`
+	DriverID       *string        `json:"driver_id" doc:"null when the trip was started without a driver"`
 	Status         string         `json:"status" enum:"active,paused,completed,cancelled,interrupted"`
 	StartTime      time.Time      `json:"start_time"`
 	EndTime        *time.Time     `json:"end_time"`
@@ -106,7 +115,7 @@ type StopResult struct {
 	TripID         string    `json:"trip_id"`
 	OrganizationID string    `json:"organization_id"`
 	VehicleID      string    `json:"vehicle_id"`
-	DriverID       string    `json:"driver_id"`
+	DriverID       *string   `json:"driver_id" doc:"null when the trip was started without a driver"`
 	Status         string    `json:"status" enum:"completed,cancelled,interrupted"`
 	StartTime      time.Time `json:"start_time"`
 	EndTime        time.Time `json:"end_time"`
