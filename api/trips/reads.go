@@ -20,7 +20,7 @@ func (h *Handlers) history(c *api.Ctx) error {
 		status = "completed"
 	}
 	if _, ok := domain.HistoryStatuses[status]; !ok {
-		return &api.Error{Status: 400, Code: "invalid_request", Message: "status must be completed, cancelled, recording or paused"}
+		return &api.Error{Status: 400, Code: "invalid_request", Message: "status must be completed, cancelled, interrupted, recording or paused"}
 	}
 	org, env := c.Scope()
 	data, err := h.svc.History(c.Context(), org, env, c.PathParam("org_id"), status)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,4 +91,38 @@ func TestTripWithoutADriver(t *testing.T) {
 		t.Fatalf("safety score: %d %s", sa.Status, sa.Body)
 	}
 	isNull("safety score", sa.json(t)["benchmarks"].(map[string]any)["vs_driver_average"].(map[string]any), "driver_id")
+}
+
+// TestHistoryOfInterruptedTrips: an interrupted trip is reachable in the
+// organization history through status=interrupted (and only there: it
+// is neither completed nor cancelled), and the refusal of an unknown
+// status lists every value the history takes.
+func TestHistoryOfInterruptedTrips(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	ids := map[string]string{}
+	for i, status := range []string{"completed", "cancelled", "interrupted"} {
+		id := n.startTrip(k, "veh-"+status, time.Now().Add(-time.Duration(i+1)*time.Hour))
+		if r := n.do("POST", "/v1/trips/"+id+"/stop", k, map[string]any{"completion_status": status}); r.Status != 200 {
+			t.Fatalf("stop %s: %d %s", status, r.Status, r.Body)
+		}
+		ids[status] = id
+	}
+	for status, id := range ids {
+		r := n.do("GET", "/v1/organizations/org-a/trips/history?status="+status, k, nil)
+		if r.Status != 200 {
+			t.Errorf("history of %s trips: %d %s", status, r.Status, r.Body)
+			continue
+		}
+		n.conforms("GET", "/v1/organizations/{org_id}/trips/history", r)
+		d := r.json(t)["data"].(map[string]any)
+		tr := d["trips"].([]any)
+		if d["filter"] != status || len(tr) != 1 || tr[0].(map[string]any)["id"] != id || tr[0].(map[string]any)["status"] != status {
+			t.Errorf("history of %s trips: %s, want only %s", status, r.Body, id)
+		}
+	}
+	bad := n.do("GET", "/v1/organizations/org-a/trips/history?status=nope", k, nil)
+	if bad.Status != 400 || !strings.Contains(string(bad.Body), "interrupted") {
+		t.Errorf("unknown status: %d %s, want 400 listing interrupted among the values", bad.Status, bad.Body)
+	}
 }

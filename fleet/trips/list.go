@@ -224,7 +224,7 @@ type HistoryTrip struct {
 	OrgID           string     `json:"org_id"`
 	VehicleID       string     `json:"vehicle_id"`
 	UserID          *string    `json:"user_id" doc:"the trip's driver_id; null when the trip was started without a driver"`
-	Status          string     `json:"status"`
+	Status          string     `json:"status" enum:"completed,cancelled,interrupted,recording,paused" doc:"recording: an active trip"`
 	Purpose         string     `json:"purpose"`
 	StartTime       time.Time  `json:"start_time"`
 	EndTime         *time.Time `json:"end_time"`
@@ -240,8 +240,12 @@ type HistoryData struct {
 	Filter string        `json:"filter"`
 }
 
-// HistoryStatuses maps the history filter to stored statuses.
-var HistoryStatuses = map[string]string{"completed": store.TripCompleted, "cancelled": store.TripCancelled, "recording": store.TripActive, "paused": store.TripPaused}
+// HistoryStatuses maps the history filter to stored statuses: the
+// interface's completed, cancelled, recording (active trips) and paused,
+// and interrupted, without which an interrupted trip could not be found
+// in the history at all.
+var HistoryStatuses = map[string]string{"completed": store.TripCompleted, "cancelled": store.TripCancelled, "interrupted": store.TripInterrupted,
+	"recording": store.TripActive, "paused": store.TripPaused}
 
 // MaxHistory is the most trips the history returns.
 const MaxHistory = 100
