@@ -50,7 +50,8 @@ func TestSummaryScoresOverScoredTrips(t *testing.T) {
 // TestTripWithoutADriver: a trip started without a driver_id renders
 // driver_id null wherever the trip is shown (start, read, list, stop,
 // the safety analysis' driver benchmark) and user_id null in the
-// organization history, never an empty string.
+// organization history, never an empty string; the history's purpose of
+// a trip without one is null too.
 func TestTripWithoutADriver(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	k := n.key("org-a", "test", []string{"all"}, 100000)
@@ -86,6 +87,7 @@ func TestTripWithoutADriver(t *testing.T) {
 		t.Fatalf("history: %v", h)
 	}
 	isNull("history", h[0].(map[string]any), "user_id")
+	isNull("history", h[0].(map[string]any), "purpose") // started without metadata
 	sa := n.do("GET", "/v1/analytics/safety-score/"+id, k, nil)
 	if sa.Status != 200 {
 		t.Fatalf("safety score: %d %s", sa.Status, sa.Body)

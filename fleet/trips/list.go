@@ -225,7 +225,7 @@ type HistoryTrip struct {
 	VehicleID       string     `json:"vehicle_id"`
 	UserID          *string    `json:"user_id" doc:"the trip's driver_id; null when the trip was started without a driver"`
 	Status          string     `json:"status" enum:"completed,cancelled,interrupted,recording,paused" doc:"recording: an active trip"`
-	Purpose         string     `json:"purpose"`
+	Purpose         *string    `json:"purpose" doc:"the trip's metadata.purpose; null when it has none"`
 	StartTime       time.Time  `json:"start_time"`
 	EndTime         *time.Time `json:"end_time"`
 	CreatedAt       time.Time  `json:"created_at"`
@@ -266,7 +266,7 @@ func (s *Service) History(ctx context.Context, org, env, orgParam, filter string
 			status = "recording"
 		}
 		purpose, _ := s.metadataMap(t.ID, t.Metadata)["purpose"].(string)
-		out.Trips = append(out.Trips, HistoryTrip{ID: t.ID, OrgID: t.Org, VehicleID: t.VehicleID, UserID: optional(t.DriverID), Status: status, Purpose: purpose,
+		out.Trips = append(out.Trips, HistoryTrip{ID: t.ID, OrgID: t.Org, VehicleID: t.VehicleID, UserID: optional(t.DriverID), Status: status, Purpose: optional(purpose),
 			StartTime: t.StartTime, EndTime: timePtr(t.EndTime), CreatedAt: t.CreatedAt, DurationSeconds: int64(t.Totals.DurationMinutes*60 + 0.5),
 			DistanceMeters: round(t.Totals.DistanceKm*1000, 1)})
 	}
