@@ -110,6 +110,9 @@ func opParams(r *Route) []any {
 		if len(p.Enum) > 0 {
 			ps["enum"] = p.Enum
 		}
+		if p.Format == "date-time" {
+			ps["anyOf"] = []Schema{{"format": "date-time"}, {"format": "date"}}
+		}
 		if p.Repeatable {
 			ps = Schema{"type": "array", "items": ps}
 		}

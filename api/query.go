@@ -10,13 +10,17 @@ import "github.com/fleethub/fleethub/internal/jsonpath"
 // A parameter given more than once that the route takes once (every one
 // but its Repeatable Params) is refused the same way ("must be given
 // once"): status=active&status=cancelled is never read as one of them.
-// An identifier (a parameter named id or ending in _id or _ids, as in a
-// body) given empty or only white space (vehicle_id=, driver_id=%20) is
-// refused too ("must not be empty or only white space"): it is never read
-// as no filter, nor as a filter on a blank id. A required one is left to
+// A parameter given empty or only white space is refused too ("must not
+// be empty or only white space") when it is an identifier (named id or
+// ending in _id or _ids, as in a body: vehicle_id=, driver_id=%20) or
+// takes a value of a fixed kind (a number, a boolean, one of a fixed set,
+// a date: limit=, status=, include_analytics=, start_date=): it is never
+// read as absent, nor as a filter on a blank id. A required one is left to
 // its handler, which refuses it as missing. Other parameters keep their
 // own reading of an empty value (cursor= is the first page).
-// The server runs it before every handler but those of OwnQuery routes.
+// The server runs it before every handler; an OwnQuery route, which
+// checks its own set of parameters, gets only the blank-value check of
+// the Params it declares.
 func UnknownQuery(c *Ctx) error {
 	r := c.Route
 	var bad map[string]string
@@ -27,11 +31,13 @@ func UnknownQuery(c *Ctx) error {
 		msg := ""
 		switch {
 		case !takes:
-			msg = "unknown parameter"
-		case seen[name] && !repeatable:
+			if !r.OwnQuery {
+				msg = "unknown parameter"
+			}
+		case seen[name] && !repeatable && !r.OwnQuery:
 			msg = "must be given once"
 		case !blankOK && jsonpath.IsBlank(v):
-			msg = "must not be empty or only white space"
+			msg = jsonpath.BlankRefusal
 		}
 		seen[name] = true
 		if msg == "" {
@@ -57,8 +63,18 @@ func takesQuery(r *Route, name string) (takes, repeatable, blankOK bool) {
 	}
 	for _, p := range r.Params {
 		if p.In == "query" && p.Name == name {
-			return true, p.Repeatable, p.Required || !jsonpath.IDName(name)
+			return true, p.Repeatable, p.Required || !(jsonpath.IDName(name) || p.valued())
 		}
 	}
 	return false, false, false
+}
+
+// valued reports whether p takes a value of a fixed kind, one an empty
+// value cannot be: a number, a boolean, one of a fixed set, a date.
+func (p Param) valued() bool {
+	switch p.Type {
+	case "integer", "number", "boolean":
+		return true
+	}
+	return len(p.Enum) > 0 || p.Format != ""
 }

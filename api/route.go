@@ -37,6 +37,9 @@ type Param struct {
 	Required    bool
 	Description string
 	Enum        []string
+	// Format refines a string Type: "date-time" is an ISO 8601 date-time
+	// or a date alone (2024-05-01).
+	Format string
 	// Repeatable marks a query parameter the route takes more than once
 	// (category=a&category=b, any of them). Any other given twice is
 	// refused (UnknownQuery).

@@ -299,11 +299,9 @@ func (s *Server) run(rc *fasthttp.RequestCtx, r *Route) {
 		s.writeError(c, err)
 		return
 	}
-	if !r.OwnQuery {
-		if err := UnknownQuery(c); err != nil {
-			s.writeError(c, err)
-			return
-		}
+	if err := UnknownQuery(c); err != nil {
+		s.writeError(c, err)
+		return
 	}
 	if err := r.Handler(c); err != nil {
 		s.writeError(c, err)

@@ -48,7 +48,7 @@ func (h *Handlers) Routes() []*api.Route {
 	id := []api.Param{{Name: "incident_id", In: "path", Type: "string", Required: true}}
 	q := []api.Param{{Name: "status", In: "query", Type: "string", Enum: domain.Statuses}, {Name: "severity", In: "query", Type: "string", Enum: domain.Severities},
 		{Name: "event_type", In: "query", Type: "string", Enum: domain.EventTypes}, {Name: "fleet_id", In: "query", Type: "string"}, {Name: "driver_id", In: "query", Type: "string"},
-		{Name: "date_from", In: "query", Type: "string"}, {Name: "date_to", In: "query", Type: "string"},
+		{Name: "date_from", In: "query", Type: "string", Format: "date-time", Description: "ISO 8601 date-time or date"}, {Name: "date_to", In: "query", Type: "string", Format: "date-time", Description: "ISO 8601 date-time or date"},
 		{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"}, {Name: "offset", In: "query", Type: "integer"}}
 	return []*api.Route{
 		{Method: "GET", Path: "/v1/emergency/incidents", Tag: "emergency", Summary: "List incidents, newest first", Permission: "emergency:read", TokenScope: api.ConsoleReadScope,

@@ -86,3 +86,46 @@ func TestBlankIdentifierQueryRefused(t *testing.T) {
 		}
 	}
 }
+
+// A query parameter of a fixed kind (one of a fixed set, a number, a
+// boolean, a date) given empty or blank is refused naming it, on the
+// general and the plain-form endpoints alike, never read as absent; an
+// empty cursor is still the first page.
+func TestEmptyQueryValueRefused(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	for _, c := range []struct{ path, param string }{
+		{"/v1/emergency/incidents?status=", "status"},
+		{"/v1/emergency/incidents?limit=", "limit"},
+		{"/v1/emergency/incidents?offset=%20", "offset"},
+		{"/v1/emergency/incidents?date_from=", "date_from"},
+		{"/v1/emergency/alerts?status=", "status"},
+		{"/v1/trips?sort=", "sort"},
+		{"/v1/trips?limit=", "limit"},
+		{"/v1/trips?include_analytics=", "include_analytics"},
+		{"/v1/trips?start_date=", "start_date"},
+		{"/v1/trips/trip_x/route?geometry_precision=", "geometry_precision"},
+		{"/api/v1/streaming/ws?stream_id=s1&encoding=", "encoding"},
+	} {
+		r := n.do("GET", c.path, k, nil)
+		if r.Status != 400 || r.errCode(t) != "invalid_request" {
+			t.Errorf("%s: %d %s", c.path, r.Status, r.Body)
+			continue
+		}
+		d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+		if want := map[string]any{c.param: "must not be empty or only white space"}; fmt.Sprint(d) != fmt.Sprint(want) {
+			t.Errorf("%s: details %v, want %v", c.path, d, want)
+		}
+	}
+	for _, path := range []string{"/v1/organizations/org-a/trips/history?status=", "/v1/search?q=main&limit="} {
+		r := n.do("GET", path, k, nil)
+		if r.Status != 400 || r.json(t)["success"] != false || r.json(t)["error"] == nil {
+			t.Errorf("%s: %d %s", path, r.Status, r.Body)
+		}
+	}
+	for _, path := range []string{"/v1/trips?cursor=", "/v1/emergency/alerts?cursor=", "/v1/emergency/incidents?status=active&limit=5"} {
+		if r := n.do("GET", path, k, nil); r.Status != 200 {
+			t.Errorf("%s: %d %s", path, r.Status, r.Body)
+		}
+	}
+}
