@@ -113,6 +113,10 @@ type Server struct {
 	router   *router.Router
 	http     *fasthttp.Server
 	routes   []*Route
+	// plainPaths are the paths of the AuthKeyPlain routes, split into
+	// segments: a request no route takes answers in the plain form
+	// beneath them (plainForm). Set by Handle.
+	plainPaths [][]string
 	// bodyLimits are the routes' own body limits above the server's, by
 	// path; replaced whole by Handle
 	bodyLimits atomic.Pointer[map[string][]routeLimit]
@@ -210,6 +214,9 @@ func (s *Server) Handle(routes ...*Route) {
 		r.metrics = s.metrics.route(r)
 		r.pathParams = pathParamNames(r.Path)
 		s.routes = append(s.routes, r)
+		if r.Auth == AuthKeyPlain {
+			s.plainPaths = append(s.plainPaths, strings.Split(strings.Trim(r.Path, "/"), "/"))
+		}
 		if r.MaxBodyBytes > s.cfg.MaxBodyBytes {
 			if strings.Contains(r.Path, "{") {
 				panic("api: MaxBodyBytes on a path with parameters: " + r.Path)
@@ -519,13 +526,50 @@ func (s *Server) writeError(c *Ctx, err error) {
 		details = struct{}{}
 	}
 	var body any = ErrorBody{Error: ErrorObject{Code: e.Code, Message: e.Message, Details: details}, RequestID: c.RequestID}
-	if c.Route != nil && c.Route.Auth == AuthKeyPlain {
+	if s.plainForm(c) {
 		body = PlainError{Success: false, Error: e.Message}
 	}
 	if jerr := c.JSON(e.Status, body); jerr != nil {
 		// details that do not encode: the answer goes without a body
 		s.log.Error("error answer not encoded", "request_id", c.RequestID, "path", string(c.Path()), "error", jerr)
 	}
+}
+
+// plainForm reports whether c's error answers in the plain form
+// {success:false, error}: those of an AuthKeyPlain route, and those of a
+// request no route takes (404, 405, a malformed or too large request)
+// whose path is a plain route's path or lies beneath it, segment by
+// segment, a parameter segment ({org_id}, {y}.mvt) matching any one:
+// POST /v1/search, GET /v1/search/x and GET /v1/api/tiles/buildings/1/2/3.png
+// answer as GET /v1/search and the tiles do.
+func (s *Server) plainForm(c *Ctx) bool {
+	if c.Route != nil {
+		return c.Route.Auth == AuthKeyPlain
+	}
+	if len(s.plainPaths) == 0 {
+		return false
+	}
+	segs := strings.Split(strings.Trim(string(c.Path()), "/"), "/")
+	for _, p := range s.plainPaths {
+		if beneath(segs, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// beneath reports whether the path segments segs begin with the route
+// path segments p, a parameter segment of p matching any non-empty one.
+func beneath(segs, p []string) bool {
+	if len(segs) < len(p) {
+		return false
+	}
+	for i, ps := range p {
+		if ps != segs[i] && (!strings.Contains(ps, "{") || segs[i] == "") {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) bare(rc *fasthttp.RequestCtx) *Ctx {
