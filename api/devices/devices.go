@@ -8,7 +8,9 @@
 package devices
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/devices"
@@ -27,7 +29,7 @@ func New(svc *domain.Service) *Handlers { return &Handlers{svc: svc} }
 func (h *Handlers) Routes() []*api.Route {
 	p := []api.Param{{Name: "device_id", In: "path", Type: "string", Required: true}}
 	return []*api.Route{
-		{Method: "PUT", Path: "/v1/devices/{device_id}/settings", Tag: "devices", Summary: "Apply device settings (merged into the current ones)", Permission: "devices:manage",
+		{Method: "PUT", Path: "/v1/devices/{device_id}/settings", Tag: "devices", Summary: "Apply device settings (merged into the current ones as a JSON merge patch: null clears a setting or a group)", Permission: "devices:manage",
 			Params: p, Request: domain.Settings{}, Response: domain.Applied{}, Handler: h.put},
 		{Method: "GET", Path: "/v1/devices/{device_id}/settings", Tag: "devices", Summary: "The applied settings record, current version", Permission: "devices:manage",
 			Params: p, Response: domain.Applied{}, Handler: h.get},
@@ -43,9 +45,30 @@ func deviceID(c *api.Ctx) (string, error) {
 }
 
 // decode reads the settings strictly: an unknown setting or a value of
-// the wrong type is named.
-func decode(c *api.Ctx) (domain.Settings, error) {
-	return decodeSettings(c.Request.Header.ContentType(), c.PostBody())
+// the wrong type is named. cleared are the settings and groups sent as
+// null, by dotted path: a null clears what it names (JSON merge patch).
+func decode(c *api.Ctx) (body domain.Settings, cleared []string, err error) {
+	if body, err = decodeSettings(c.Request.Header.ContentType(), c.PostBody()); err != nil {
+		return body, nil, err
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(c.PostBody(), &raw); err != nil {
+		return body, nil, api.Internal(fmt.Errorf("devices: settings decoded once but not twice: %w", err))
+	}
+	return body, nullPaths("", raw, nil), nil
+}
+
+// nullPaths appends the dotted paths of m's null values, below prefix.
+func nullPaths(prefix string, m map[string]any, out []string) []string {
+	for k, v := range m {
+		switch v := v.(type) {
+		case nil:
+			out = append(out, prefix+k)
+		case map[string]any:
+			out = nullPaths(prefix+k+".", v, out)
+		}
+	}
+	return out
 }
 
 // decodeSettings is decode over the Content-Type and body, by the API's
@@ -65,12 +88,12 @@ func (h *Handlers) put(c *api.Ctx) error {
 	if err != nil {
 		return err
 	}
-	body, err := decode(c)
+	body, cleared, err := decode(c)
 	if err != nil {
 		return err
 	}
 	org, env := c.Scope()
-	a, err := h.svc.Apply(c.Context(), store.Scope{Org: org, Env: env}, id, body)
+	a, err := h.svc.Apply(c.Context(), store.Scope{Org: org, Env: env}, id, body, cleared...)
 	var ve *domain.ValidationError
 	if errors.As(err, &ve) {
 		return api.Validation("validation_failed", ve.Fields)

@@ -211,3 +211,41 @@ func TestDeviceRangeMessage(t *testing.T) {
 		t.Errorf("a data usage limit over the range: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestDeviceSettingNullClears: a setting or a group sent as null is
+// removed from the device's settings (the default again), as a JSON merge
+// patch reads it, in a new version; the other settings stay, the detector
+// takes the default again, and a null of what is not set changes nothing.
+func TestDeviceSettingNullClears(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	put := func(body string) map[string]any {
+		t.Helper()
+		r := n.do("PUT", "/v1/devices/dev-n/settings", k, body)
+		if r.Status != 200 {
+			t.Fatalf("put %s: %d %s", body, r.Status, r.Body)
+		}
+		return r.json(t)
+	}
+	put(`{"power_management":{"sleep_mode_enabled":true,"sleep_delay_minutes":5},"connectivity":{"roaming_enabled":false},` +
+		`"safety_features":{"speeding_alerts":{"threshold_over_limit":20}}}`)
+	a := put(`{"power_management":{"sleep_mode_enabled":null},"safety_features":{"speeding_alerts":{"threshold_over_limit":null}}}`)
+	sa := a["settings_applied"].(map[string]any)
+	if a["settings_version"] != "v2" || fmt.Sprint(sa["power_management"]) != "map[sleep_delay_minutes:5]" || sa["safety_features"] != nil ||
+		fmt.Sprint(sa["connectivity"]) != "map[roaming_enabled:false]" {
+		t.Errorf("nulls: %v %v", a["settings_version"], sa)
+	}
+	if len(a["validation_results"].(map[string]any)["optimizations_applied"].([]any)) != 0 || a["estimated_impact"].(map[string]any)["alert_frequency_change"] != "unchanged" {
+		t.Errorf("assessed with the cleared settings: %v %v", a["validation_results"], a["estimated_impact"])
+	}
+	a = put(`{"connectivity":null}`)
+	if sa := a["settings_applied"].(map[string]any); a["settings_version"] != "v3" || sa["connectivity"] != nil || sa["power_management"] == nil {
+		t.Errorf("a group null: %v %v", a["settings_version"], sa)
+	}
+	if a := put(`{"connectivity":null,"telemetry_settings":{"batch_upload_size":null},"safety_features":{}}`); a["settings_version"] != "v3" {
+		t.Errorf("nulls of what is not set made version %v", a["settings_version"])
+	}
+	if g := n.do("GET", "/v1/devices/dev-n/settings", k, nil).json(t); fmt.Sprint(g["settings_applied"]) != "map[power_management:map[sleep_delay_minutes:5]]" {
+		t.Errorf("read back: %v", g["settings_applied"])
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
@@ -70,8 +71,41 @@ func (s *Service) Get(ctx context.Context, sc store.Scope, deviceID string) ([]b
 	return cur.Record, nil
 }
 
+// clearPaths removes the dotted paths (power_management.sleep_mode_enabled,
+// or a whole group) from settings, then the groups left empty: a group
+// sent empty or emptied holds no setting, and is not kept.
+func clearPaths(settings map[string]any, paths []string) {
+	for _, p := range paths {
+		del(settings, strings.Split(p, "."))
+	}
+	prune(settings)
+}
+
+// del removes path from m.
+func del(m map[string]any, path []string) {
+	if len(path) == 1 {
+		delete(m, path[0])
+	} else if sub, ok := m[path[0]].(map[string]any); ok {
+		del(sub, path[1:])
+	}
+}
+
+// prune removes the empty objects of m, at any depth, and reports whether
+// m is left empty.
+func prune(m map[string]any) bool {
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok && prune(sub) {
+			delete(m, k)
+		}
+	}
+	return len(m) == 0
+}
+
 // Apply merges body into the device's settings and stores a new version.
-func (s *Service) Apply(ctx context.Context, sc store.Scope, deviceID string, body Settings) (Applied, error) {
+// Each of cleared, a setting or a group by its dotted path (a field the
+// request sent as null), is removed from the settings first: the device
+// is back to the default there, as if it had never been set.
+func (s *Service) Apply(ctx context.Context, sc store.Scope, deviceID string, body Settings, cleared ...string) (Applied, error) {
 	if bad := body.Validate(); len(bad) > 0 {
 		return Applied{}, &ValidationError{Fields: bad}
 	}
@@ -98,7 +132,9 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, deviceID string, bo
 		if err := json.Unmarshal(pb, &patch); err != nil {
 			return Applied{}, err
 		}
-		mb, err := json.Marshal(merge(base, patch))
+		merged := merge(base, patch)
+		clearPaths(merged, cleared)
+		mb, err := json.Marshal(merged)
 		if err != nil {
 			return Applied{}, err
 		}
@@ -109,12 +145,12 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, deviceID string, bo
 				return rec, nil
 			}
 		}
-		var merged Settings
-		if err := json.Unmarshal(mb, &merged); err != nil {
+		var applied Settings
+		if err := json.Unmarshal(mb, &applied); err != nil {
 			return Applied{}, err
 		}
 		now := s.now().UTC().Truncate(time.Millisecond)
-		rec := assess(deviceID, merged, now, prev+1)
+		rec := assess(deviceID, applied, now, prev+1)
 		rb, err := json.Marshal(rec)
 		if err != nil {
 			return Applied{}, err

@@ -57,7 +57,8 @@ type SafetyFeatures struct {
 }
 
 // Settings is the PUT body; every group is optional and merged into the
-// device's current settings.
+// device's current settings. A field sent as null decodes as one left
+// out; api/devices finds the nulls in the body and Apply clears them.
 type Settings struct {
 	TelemetrySettings *TelemetrySettings `json:"telemetry_settings,omitempty"`
 	PowerManagement   *PowerManagement   `json:"power_management,omitempty"`
