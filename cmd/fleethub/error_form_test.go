@@ -11,7 +11,7 @@ import (
 // error has nothing to add) and request_id, the X-Request-Id the answer
 // carries: an unknown path, a method a path does not take, a missing key,
 // a missing permission, a missing record, a refused transition, a body of
-// another type, malformed JSON.
+// another type, malformed JSON, a websocket upgrade to a missing stream.
 func TestErrorsCarryTheGeneralForm(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	k := n.key("org-a", "test", []string{"all"}, 100000)
@@ -30,6 +30,7 @@ func TestErrorsCarryTheGeneralForm(t *testing.T) {
 		{"GET", "/v1/trips/trip_missing", k, nil, nil, 404},
 		{"POST", "/v1/trips", k, "{}", []string{"Content-Type", "text/plain"}, 415},
 		{"POST", "/v1/trips", k, "{", nil, 400},
+		{"GET", "/api/v1/streaming/ws?stream_id=str_missing", k, nil, nil, 404},
 	} {
 		r := n.do(c.method, c.path, c.key, c.body, c.hdr...)
 		var e struct {

@@ -17,7 +17,7 @@ import (
 
 // RequestError is a request Serve refused before the upgrade. Serve has
 // written the response: Status and the general error body
-// {"error":{"code","message"},"request_id"}.
+// {"error":{"code","message","details"},"request_id"}.
 type RequestError struct {
 	Status  int
 	Code    string // invalid_request, stream_not_found, service_unavailable, internal_error
@@ -308,8 +308,12 @@ func writeError(rc *fasthttp.RequestCtx, status int, code, message string) {
 	writeErrorMap(rc, status, code, message, nil)
 }
 
-// writeErrorMap writes the JSON error with details (none when nil).
+// writeErrorMap writes the JSON error with details ({} when nil: the
+// general form always has its three fields, as api's errors do).
 func writeErrorMap(rc *fasthttp.RequestCtx, status int, code, message string, details map[string]string) {
+	if details == nil {
+		details = map[string]string{}
+	}
 	eo := errorObject{Code: code, Message: message, Details: details}
 	body, _ := json.Marshal(errorBody{
 		Error:     eo,
@@ -329,7 +333,7 @@ type errorBody struct {
 type errorObject struct {
 	Code    string            `json:"code"`
 	Message string            `json:"message"`
-	Details map[string]string `json:"details,omitempty"`
+	Details map[string]string `json:"details"`
 }
 
 // handshakeError is the upgraders' error reply (not a websocket
