@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"os"
 	"testing"
 	"time"
 
@@ -24,11 +25,24 @@ func newCutProxy(t *testing.T, target string) *faultproxy.Proxy {
 	return p
 }
 
-func TestBreakerFailsFastWhileTheDatabaseIsGone(t *testing.T) {
+// tcpSchema is a fresh schema's URL whose host a proxy can stand in front
+// of. A server reached otherwise (a Unix socket) skips the test, except
+// under CI=true, where the database is a service these tests need.
+func tcpSchema(t *testing.T) *url.URL {
+	t.Helper()
 	u, err := url.Parse(freshSchema(t))
-	if err != nil || u.Host == "" {
-		t.Skipf("FLEETHUB_TEST_DATABASE_URL is not a URL with a host: %v", err)
+	if err == nil && u.Host != "" {
+		return u
 	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true and FLEETHUB_TEST_DATABASE_URL is not a URL with a host (a proxy stands in front of it here): %v", err)
+	}
+	t.Skipf("FLEETHUB_TEST_DATABASE_URL is not a URL with a host: %v", err)
+	return nil
+}
+
+func TestBreakerFailsFastWhileTheDatabaseIsGone(t *testing.T) {
+	u := tcpSchema(t)
 	p := newCutProxy(t, u.Host)
 	u.Host = p.Addr()
 	ctx := context.Background()
@@ -76,10 +90,7 @@ func TestBreakerFailsFastWhileTheDatabaseIsGone(t *testing.T) {
 // A database that stops answering without closing its connections (a
 // stopped process) fails calls after CallTimeout and opens the breaker.
 func TestCallTimeoutOpensTheBreakerOnAHungDatabase(t *testing.T) {
-	u, err := url.Parse(freshSchema(t))
-	if err != nil || u.Host == "" {
-		t.Skipf("FLEETHUB_TEST_DATABASE_URL is not a URL with a host: %v", err)
-	}
+	u := tcpSchema(t)
 	p := newCutProxy(t, u.Host)
 	u.Host = p.Addr()
 	ctx := context.Background()
