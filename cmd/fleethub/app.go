@@ -243,7 +243,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if a.intake, err = telemetry.New(intake, a.bus, log); err != nil {
 		return nil, err
 	}
-	a.fences = crossings.New(crossings.Config{Fleets: a.vehicles}, a.bus, a.store, log)
+	a.fences = crossings.New(crossings.Config{Fleets: a.vehicles, Refresh: cfg.GeofenceRefresh}, a.bus, a.store, log)
 	a.routes(devs, deliveries, eng)
 	return a, nil
 }

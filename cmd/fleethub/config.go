@@ -55,6 +55,10 @@ type config struct {
 	// before it is dead-lettered (0: webhook.DefaultRetryFor, 24 h; tests
 	// shorten it).
 	WebhookRetryFor time.Duration
+	// GeofenceRefresh is how long the geofence watcher uses a tenant's
+	// geofences before it reads them again (0: crossings' 2 s; tests
+	// shorten it).
+	GeofenceRefresh time.Duration
 
 	TLSCert   string
 	TLSKey    string

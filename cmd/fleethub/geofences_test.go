@@ -164,7 +164,9 @@ func TestGeofenceMissingCoordinate(t *testing.T) {
 // depot before the change whose next point is outside it produces its
 // exit, with the entry it had.
 func TestGeofenceChangeKeepsVehiclesInside(t *testing.T) {
-	n := startNode(t, testConfig(t))
+	cfg := testConfig(t)
+	cfg.GeofenceRefresh = time.Nanosecond // each batch reads the geofences as they are
+	n := startNode(t, cfg)
 	k := n.key("org-a", "test", []string{"all"}, 100000)
 	depot := map[string]any{"name": "Depot", "type": "circle", "center": map[string]any{"latitude": 40.009, "longitude": -83.0}, "radius_m": 300}
 	r := n.do("POST", "/v1/geofences", k, depot)
@@ -190,7 +192,6 @@ func TestGeofenceChangeKeepsVehiclesInside(t *testing.T) {
 	if r := n.do("PUT", "/v1/geofences/"+id, k, depot); r.Status != 200 {
 		t.Fatalf("rename: %d %s", r.Status, r.Body)
 	}
-	time.Sleep(2200 * time.Millisecond) // the geofences are reloaded within 2 s
 	// the next point is 1 km further north, outside the depot
 	out := track(t0.Add(200*time.Second), 40.018, -83, constant(0, 1))
 	n.batch(k, trip, out)
