@@ -224,7 +224,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	}
 	a.digest = digest.New(digest.Config{Node: a.node, Log: log}, a.store, publish.NewWithFleets(a.bus, a.vehicles))
 	if a.trips, err = trips.New(trips.Config{DefaultSpeedLimitKmh: cfg.SpeedLimitKmh, Profiles: a.vehicles, Roads: eng.matcher, Speeds: speeds, Router: router,
-		Trackers: cfg.ActiveTrips, MatchTrips: cfg.ActiveTrips, Summaries: a.digest}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
+		Trackers: cfg.ActiveTrips, MatchTrips: cfg.ActiveTrips, Summaries: a.digest, Now: cfg.Now}, a.store, publish.NewWithFleets(a.bus, a.vehicles), devs, log); err != nil {
 		return nil, err
 	}
 	a.metrics.MustRegister(a.trips.Collectors()...)
@@ -460,7 +460,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 		return fmt.Errorf("--webhook-concurrency must be positive (0: the default, %d), not %d", webhook.DefaultConcurrency, cfg.WebhookConcurrency)
 	}
 	var err error
-	if a.hooks, err = webhook.New(webhook.Config{Node: a.node, AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency, RetryFor: cfg.WebhookRetryFor}, deliveries, a.reg, a.store, a.reg, log); err != nil {
+	if a.hooks, err = webhook.New(webhook.Config{Node: a.node, AllowPrivate: cfg.AllowPrivateWebhooks, Concurrency: cfg.WebhookConcurrency, RetryFor: cfg.WebhookRetryFor, Now: cfg.Now}, deliveries, a.reg, a.store, a.reg, log); err != nil {
 		return err
 	}
 	var taken *dedup.Compact // the ids each deduplicating stream's log held at start (redislog keeps its own)

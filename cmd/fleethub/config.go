@@ -59,6 +59,10 @@ type config struct {
 	// geofences before it reads them again (0: crossings' 2 s; tests
 	// shorten it).
 	GeofenceRefresh time.Duration
+	// Now is the clock of the trip service (it times pauses) and of the
+	// webhook dispatcher (it caches secrets, retries and leases by it);
+	// nil: time.Now. Tests move it ahead instead of waiting.
+	Now func() time.Time
 
 	TLSCert   string
 	TLSKey    string

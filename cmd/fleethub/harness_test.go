@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +33,15 @@ func testConfig(t *testing.T) *config {
 	// the optimizer's rate fixed: no measuring run at every test server's start
 	return &config{Addr: "127.0.0.1:0", Data: t.TempDir(), MaxBodyBytes: 1 << 20, ShutdownGrace: 5 * time.Second, SolverWorkRate: vrp.WorkPerSecond}
 }
+
+// clock is the wall clock plus an offset the test moves forward, as
+// config.Now: what the trip service and the webhook dispatcher time by it
+// (a pause, a cached secret) sees the time pass at once.
+type clock struct{ ahead atomic.Int64 }
+
+func (c *clock) now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+
+func (c *clock) advance(d time.Duration) { c.ahead.Add(int64(d)) }
 
 func testLogger(t *testing.T) *slog.Logger {
 	if os.Getenv("FLEETHUB_TEST_LOG") != "" {

@@ -12,7 +12,10 @@ import (
 // start, the step across the pause is no highway driving and makes no
 // turn.
 func TestRouteAcrossAPause(t *testing.T) {
-	n := startNode(t, testConfig(t))
+	clk := &clock{}
+	cfg := testConfig(t)
+	cfg.Now = clk.now
+	n := startNode(t, cfg)
 	k := n.key("org-a", "test", []string{"all"}, 100000)
 	t0 := time.Now().Add(-6 * time.Minute).UTC().Truncate(time.Second)
 	id := n.startTrip(k, "veh-ferry", t0)
@@ -23,7 +26,7 @@ func TestRouteAcrossAPause(t *testing.T) {
 	if r := n.do("POST", "/v1/trips/"+id+"/pause", k, map[string]any{"reason": "ferry"}); r.Status != 200 {
 		t.Fatalf("pause: %d %s", r.Status, r.Body)
 	}
-	time.Sleep(20 * time.Millisecond)
+	clk.advance(20 * time.Millisecond) // the pause lasts 20 ms on the trip service's clock
 	if r := n.do("POST", "/v1/trips/"+id+"/resume", k, map[string]any{"location": map[string]any{"latitude": 40.027, "longitude": -82.9}}); r.Status != 200 {
 		t.Fatalf("resume: %d %s", r.Status, r.Body)
 	}

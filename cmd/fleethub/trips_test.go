@@ -52,7 +52,10 @@ func num(m map[string]any, path string) float64 {
 }
 
 func TestTripLifecycle(t *testing.T) {
-	n := startNode(t, testConfig(t))
+	clk := &clock{}
+	cfg := testConfig(t)
+	cfg.Now = clk.now
+	n := startNode(t, cfg)
 	k := n.key("org-a", "test", []string{"trips:read", "trips:write", "locations:write"}, 100000)
 	t0 := time.Now().Add(-30 * time.Minute).UTC().Truncate(time.Second)
 	id := n.startTrip(k, "veh-1", t0)
@@ -80,7 +83,7 @@ func TestTripLifecycle(t *testing.T) {
 	if r := n.batch(k, id, track(t0.Add(20*time.Minute), 40.1, -83, constant(36, 5))); r.Status != 409 {
 		t.Fatalf("upload to paused trip: %d %s", r.Status, r.Body)
 	}
-	time.Sleep(1100 * time.Millisecond) // real time: the pause lasts a second on the trip service's wall clock, which app.go wires
+	clk.advance(1100 * time.Millisecond) // the pause lasts 1.1 s on the trip service's clock
 	r = n.do("POST", "/v1/trips/"+id+"/resume", k, map[string]any{"location": map[string]any{"latitude": 40.0540, "longitude": -83.0}, "reason": "fueled"})
 	if r.Status != 200 {
 		t.Fatalf("resume: %d %s", r.Status, r.Body)

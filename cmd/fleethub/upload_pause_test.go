@@ -10,7 +10,10 @@ import (
 // inside the closed pause is skipped as during_pause, and the answer
 // conforms to the OpenAPI document, which lists that reason.
 func TestPointsInsideAPauseAreRejected(t *testing.T) {
-	n := startNode(t, testConfig(t))
+	clk := &clock{}
+	cfg := testConfig(t)
+	cfg.Now = clk.now
+	n := startNode(t, cfg)
 	k := n.key("org-a", "test", []string{"all"}, 100000)
 	t0 := time.Now().Add(-2 * time.Minute).UTC().Truncate(time.Second)
 	id := n.startTrip(k, "veh-pause", t0)
@@ -25,7 +28,7 @@ func TestPointsInsideAPauseAreRejected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	clk.advance(300 * time.Millisecond) // the pause lasts 300 ms on the trip service's clock
 	if r := n.do("POST", "/v1/trips/"+id+"/resume", k, map[string]any{}); r.Status != 200 {
 		t.Fatalf("resume: %d %s", r.Status, r.Body)
 	}

@@ -67,8 +67,10 @@ func TestWebhookStreamEndToEnd(t *testing.T) {
 		return append([]signedHit(nil), hits...)
 	}
 
+	clk := &clock{}
 	cfg := testConfig(t)
 	cfg.AllowPrivateWebhooks = true
+	cfg.Now = clk.now
 	n := startNode(t, cfg)
 	k := n.key("org-a", "test", []string{"streams:manage", "streams:read"}, 100000)
 	other := n.key("org-b", "test", []string{"streams:manage", "streams:read"}, 100000)
@@ -145,7 +147,7 @@ func TestWebhookStreamEndToEnd(t *testing.T) {
 	if r.Status != 200 || fresh == "" || fresh == secret {
 		t.Fatalf("rotate: %d %s", r.Status, r.Body)
 	}
-	time.Sleep(webhook.DefaultSecretTTL + 100*time.Millisecond) // real time: the signer caches secrets on the wall clock app.go wires
+	clk.advance(webhook.DefaultSecretTTL + 100*time.Millisecond) // past the signer's cache of the secret, on the dispatcher's clock
 	n.publishEvent("org-a", "test", &event.Event{EventID: "ev-rotated", EventType: "harsh_braking", Category: "safety_events",
 		Timestamp: time.Now().UTC(), Severity: "high", Source: event.Source{VehicleID: "v1"}})
 	waitFor(t, "a delivery after rotation", func() bool { return len(received()) >= 6 })
