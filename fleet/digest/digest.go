@@ -68,6 +68,10 @@ type Config struct {
 	Lease time.Duration
 	// Batch is how many summaries one look lists at a time.
 	Batch int
+	// Ticks, when set, tells Run when to look again after its first
+	// look, instead of every Poll (a test says when). Run takes a tick
+	// only between looks.
+	Ticks <-chan time.Time
 	Now   func() time.Time
 	Log   *slog.Logger
 }
@@ -117,8 +121,12 @@ func (s *Summaries) Record(ctx context.Context, eps []store.SpeedingEpisode) err
 // Run sends the summaries due, looking every Poll, until ctx ends; it
 // answers nil then.
 func (s *Summaries) Run(ctx context.Context) error {
-	t := time.NewTicker(s.cfg.Poll)
-	defer t.Stop()
+	ticks := s.cfg.Ticks
+	if ticks == nil {
+		t := time.NewTicker(s.cfg.Poll)
+		defer t.Stop()
+		ticks = t.C
+	}
 	for {
 		if _, err := s.Tick(ctx); err != nil && ctx.Err() == nil {
 			// the summaries stay unsent: the next look tries again
@@ -127,7 +135,7 @@ func (s *Summaries) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-ticks:
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,8 +45,9 @@ func (c *clock) set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
 
 // feed is every event the bus carries, read from its start.
 type feed struct {
-	mu  sync.Mutex
-	evs []*event.Event
+	mu      sync.Mutex
+	evs     []*event.Event
+	markers atomic.Int64
 }
 
 func watch(t *testing.T, bus hub.Bus) *feed {
@@ -98,23 +100,51 @@ func (f *feed) waitFor(t *testing.T, typ string, n int) []*event.Event {
 	return got
 }
 
-// settle lets the bus hand over what was published.
-func settle() { time.Sleep(200 * time.Millisecond) }
+// sync waits until the feed has read everything published on bus (of
+// one partition, so read in order) before it: a marker published now
+// comes back.
+func (f *feed) sync(t *testing.T, bus hub.Bus) {
+	t.Helper()
+	id := fmt.Sprintf("evt_marker_%d", f.markers.Add(1))
+	if err := publish.New(bus).Publish(t.Context(), "org-a", "test", &event.Event{EventID: id, EventType: "test_marker",
+		Category: event.CategorySafety, Timestamp: time.Now().UTC(), Source: event.Source{VehicleID: "veh-marker"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitfor.Until(t, 10*time.Second, "the feed to read the marker "+id, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return slices.ContainsFunc(f.evs, func(e *event.Event) bool { return e.EventID == id })
+	})
+}
+
+// oneBus is an embedded bus of one partition, so that the feed reads
+// every event in the order published (feed.sync).
+func oneBus(t *testing.T) hub.Bus {
+	t.Helper()
+	bus, err := embedbus.Open(embedbus.Config{Partitions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bus.Close(context.Background()) })
+	return bus
+}
 
 // node is the trips, devices and summaries of one server on st and bus,
 // its routes served over HTTP.
 type node struct {
-	t   *testing.T
-	url string
-	key apitest.Key
-	dg  *digest.Summaries
+	t     *testing.T
+	url   string
+	key   apitest.Key
+	dg    *digest.Summaries
+	ticks chan time.Time // the looks of dg.Run after its first
 }
 
 func newNode(t *testing.T, st store.Backend, bus hub.Bus, clk *clock, name string) *node {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	pub := publish.New(bus)
-	dg := digest.New(digest.Config{Node: name, Now: clk.now, Poll: 20 * time.Millisecond, Log: log}, st, pub)
+	ticks := make(chan time.Time)
+	dg := digest.New(digest.Config{Node: name, Now: clk.now, Ticks: ticks, Log: log}, st, pub)
 	devs := devices.New(st)
 	svc, err := trips.New(trips.Config{Now: clk.now, DefaultSpeedLimitKmh: 100, Summaries: dg}, st, pub, devs, log)
 	if err != nil {
@@ -124,7 +154,21 @@ func newNode(t *testing.T, st store.Backend, bus hub.Bus, clk *clock, name strin
 	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, log, prometheus.NewRegistry(), k, nil)
 	srv.Handle(apitrips.New(svc, nil).Routes()...)
 	srv.Handle(apidevices.New(devs).Routes()...)
-	return &node{t: t, url: "http://" + apitest.Serve(t, srv), key: k, dg: dg}
+	return &node{t: t, url: "http://" + apitest.Serve(t, srv), key: k, dg: dg, ticks: ticks}
+}
+
+// look has the node's Run look once at its clock's time, and returns
+// when that look is done: Run takes a tick only between looks, so once
+// it took a second one, the look the first started is over.
+func (n *node) look() {
+	n.t.Helper()
+	for range 2 {
+		select {
+		case n.ticks <- time.Time{}:
+		case <-time.After(10 * time.Second):
+			n.t.Fatal("the summaries' loop took no tick in 10 s")
+		}
+	}
 }
 
 func (n *node) do(method, path string, body any) map[string]any {
@@ -221,11 +265,7 @@ func TestDailySummaryReplacesSpeedingEvents(t *testing.T) {
 	day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	clk := &clock{t: day.Add(22 * time.Hour)}
 	st := testdb.SQLite(t)
-	bus, err := embedbus.Open(embedbus.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bus.Close(context.Background()) })
+	bus := oneBus(t)
 	f := watch(t, bus)
 	n := newNode(t, st, bus, clk, "node-a")
 	ctx, cancel := context.WithCancel(t.Context())
@@ -264,12 +304,14 @@ func TestDailySummaryReplacesSpeedingEvents(t *testing.T) {
 	// before midnight and within the grace after it: nothing
 	for _, at := range []time.Time{day.Add(23*time.Hour + 59*time.Minute), day.Add(24*time.Hour + 4*time.Minute)} {
 		clk.set(at)
-		settle()
+		n.look()
+		f.sync(t, bus)
 		if got := f.of(digest.EventType); len(got) != 0 {
 			t.Fatalf("at %s: %d summaries", at, len(got))
 		}
 	}
 	clk.set(day.Add(24*time.Hour + 6*time.Minute))
+	n.look()
 	sum := f.waitFor(t, digest.EventType, 1)[0]
 	total, maxSpeed, maxOver := 0.0, 0.0, 0.0
 	for _, e := range want {
@@ -292,7 +334,8 @@ func TestDailySummaryReplacesSpeedingEvents(t *testing.T) {
 	}
 	// more looks send nothing more
 	clk.set(day.Add(24*time.Hour + 30*time.Minute))
-	settle()
+	n.look()
+	f.sync(t, bus)
 	if got := f.of(digest.EventType); len(got) != 1 {
 		t.Fatalf("%d summaries after more looks, want 1", len(got))
 	}
@@ -301,13 +344,15 @@ func TestDailySummaryReplacesSpeedingEvents(t *testing.T) {
 	late := day.Add(23 * time.Hour)
 	n.drive("veh-late", "dev-daily", late)
 	clk.set(day.Add(24*time.Hour + 31*time.Minute)) // the loop finds them
-	settle()
+	n.look()
 	clk.set(day.Add(48*time.Hour + 4*time.Minute))
-	settle()
+	n.look()
+	f.sync(t, bus)
 	if got := f.of(digest.EventType); len(got) != 1 {
 		t.Fatalf("the late episodes were summarized again for their own day: %d summaries", len(got))
 	}
 	clk.set(day.Add(48*time.Hour + 6*time.Minute))
+	n.look()
 	next := f.waitFor(t, digest.EventType, 2)[1]
 	if nd := next.EventData; nd["date"] != "2026-03-03" || num(nd["episodes"]) != 2 || num(nd["late_episodes"]) != 2 ||
 		nd["first_episode_at"].(string) >= "2026-03-03" || next.Source.VehicleID != "veh-late" {
@@ -325,11 +370,7 @@ func TestLapsedClaimIsTakenAgain(t *testing.T) {
 	day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	clk := &clock{t: day.Add(22 * time.Hour)}
 	st := testdb.SQLite(t)
-	bus, err := embedbus.Open(embedbus.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bus.Close(context.Background()) })
+	bus := oneBus(t)
 	f := watch(t, bus)
 	n := newNode(t, st, bus, clk, "node-b")
 	n.alertFrequency("dev-1", "daily_summary")
@@ -355,7 +396,7 @@ func TestLapsedClaimIsTakenAgain(t *testing.T) {
 	if got[0].EventID != digest.SummaryID(k) || num(got[0].EventData["episodes"]) != 2 {
 		t.Errorf("summary %+v", got[0])
 	}
-	settle()
+	f.sync(t, bus)
 	if len(f.of(digest.EventType)) != 1 {
 		t.Errorf("%d summaries", len(f.of(digest.EventType)))
 	}
