@@ -18,6 +18,15 @@
 // it on, sent after that day ends; that summary counts it in
 // late_episodes, and its times show its own day.
 //
+// Retention: the episodes a summary took and the claims of sent
+// summaries are deleted once their day is Retention old (Run prunes every
+// PruneEvery); a claim that a late episode still waits for stays until
+// the episode moved on. An episode of a day already past Retention when
+// it is recorded goes straight into today's summary, as a late one: its
+// day's claim may be gone, and a second summary of that day is never
+// sent. An episode recorded again after its row was pruned (a retried
+// upload of points older than Retention) is taken as a new one.
+//
 // A Summaries is safe for concurrent use; it holds no state but its
 // configuration.
 package digest
@@ -46,6 +55,12 @@ const (
 	DefaultGrace = 5 * time.Minute
 	DefaultLease = 2 * time.Minute
 	DefaultBatch = 500
+	// DefaultRetention outlasts the 365 days a device may hold its points
+	// (offline_storage_days), so an episode recorded again by a late
+	// upload is still known.
+	DefaultRetention  = 400 * 24 * time.Hour
+	DefaultPruneEvery = time.Hour
+	pruneBatch        = 1000
 )
 
 // Publisher puts events on the bus (a *publish.Publisher): all of a call
@@ -68,6 +83,10 @@ type Config struct {
 	Lease time.Duration
 	// Batch is how many summaries one look lists at a time.
 	Batch int
+	// Retention is how long the rows of a day's summary are kept after
+	// that day; Run deletes older ones every PruneEvery.
+	Retention  time.Duration
+	PruneEvery time.Duration
 	// Ticks, when set, tells Run when to look again after its first
 	// look, instead of every Poll (a test says when). Run takes a tick
 	// only between looks.
@@ -97,6 +116,12 @@ func New(cfg Config, st store.SpeedingSummaries, pub Publisher) *Summaries {
 	if cfg.Batch <= 0 {
 		cfg.Batch = DefaultBatch
 	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.PruneEvery <= 0 {
+		cfg.PruneEvery = DefaultPruneEvery
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -111,15 +136,43 @@ func Day(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
 // Record stores speeding episodes for their days' summaries (each one's
 // Day is set from its start); an episode recorded before is left alone.
+// An episode of a day past Retention goes into today's summary.
 func (s *Summaries) Record(ctx context.Context, eps []store.SpeedingEpisode) error {
+	now := s.cfg.Now()
+	horizon, today := s.horizon(now), Day(now)
 	for i := range eps {
 		eps[i].Day = Day(eps[i].Start)
+		eps[i].SummaryDay = ""
+		if eps[i].Day < horizon {
+			eps[i].SummaryDay = today
+		}
 	}
 	return s.st.RecordSpeedingEpisodes(ctx, eps)
 }
 
-// Run sends the summaries due, looking every Poll, until ctx ends; it
-// answers nil then.
+// horizon is the first day whose rows are kept at now.
+func (s *Summaries) horizon(now time.Time) string { return Day(now.Add(-s.cfg.Retention)) }
+
+// Prune deletes the rows of the summaries sent for days past Retention
+// (by the configured clock) and answers how many it deleted.
+func (s *Summaries) Prune(ctx context.Context) (int64, error) {
+	before := s.horizon(s.cfg.Now())
+	var total int64
+	for {
+		n, err := s.st.PruneSpeedingSummaries(ctx, before, pruneBatch)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("digest: prune the summaries of the days before %s: %w", before, err)
+		}
+		if n < pruneBatch {
+			return total, nil
+		}
+	}
+}
+
+// Run sends the summaries due, looking every Poll, and prunes the rows
+// past Retention at its first look and every PruneEvery after, until ctx
+// ends; it answers nil then.
 func (s *Summaries) Run(ctx context.Context) error {
 	ticks := s.cfg.Ticks
 	if ticks == nil {
@@ -127,10 +180,18 @@ func (s *Summaries) Run(ctx context.Context) error {
 		defer t.Stop()
 		ticks = t.C
 	}
+	var pruned time.Time
 	for {
 		if _, err := s.Tick(ctx); err != nil && ctx.Err() == nil {
 			// the summaries stay unsent: the next look tries again
 			s.cfg.Log.Warn("digest: daily speeding summaries", "error", err)
+		}
+		if now := s.cfg.Now(); pruned.IsZero() || now.Sub(pruned) >= s.cfg.PruneEvery {
+			pruned = now
+			if _, err := s.Prune(ctx); err != nil && ctx.Err() == nil {
+				// the rows stay: the next prune tries again
+				s.cfg.Log.Warn("digest: daily speeding summaries", "error", err)
+			}
 		}
 		select {
 		case <-ctx.Done():

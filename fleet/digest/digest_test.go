@@ -476,3 +476,74 @@ func twoNodes(t *testing.T, open testdb.Opener) (store.Backend, store.Backend) {
 	st := open(t)
 	return st, st
 }
+
+// TestSummariesPastRetentionArePruned: once a day is Retention old, the
+// rows of its sent summary go (its claim and the episodes it took) while
+// those of a day within Retention stay; an episode of a day past
+// Retention recorded again goes into today's summary, as a late one,
+// never into a second summary of its day.
+func TestSummariesPastRetentionArePruned(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, open testdb.Opener) {
+		st := open(t)
+		bus := oneBus(t)
+		f := watch(t, bus)
+		clk := &clock{t: time.Date(2026, 3, 21, 0, 10, 0, 0, time.UTC)}
+		ticks := make(chan time.Time)
+		dg := digest.New(digest.Config{Node: "node-a", Now: clk.now, Ticks: ticks}, st, publish.New(bus))
+		n := &node{t: t, dg: dg, ticks: ticks}
+		ctx, cancel := context.WithCancel(t.Context())
+		stopped := make(chan error, 1)
+		go func() { stopped <- dg.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-stopped; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+		episode := func(id, day string) store.SpeedingEpisode {
+			start, err := time.Parse(time.DateOnly, day)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return store.SpeedingEpisode{Org: "org-a", Env: "test", ID: id, DeviceID: "dev-1", VehicleID: "veh-1", TripID: "trip-" + id,
+				Start: start.Add(10 * time.Hour), DurationSeconds: 30, MaxSpeedKmh: 118, LimitKmh: 100}
+		}
+		key := func(day string) store.SpeedingSummaryKey {
+			return store.SpeedingSummaryKey{Org: "org-a", Env: "test", DeviceID: "dev-1", Day: day}
+		}
+		if err := dg.Record(t.Context(), []store.SpeedingEpisode{episode("evt_old", "2026-03-02"), episode("evt_new", "2026-03-20")}); err != nil {
+			t.Fatal(err)
+		}
+		n.look()
+		f.waitFor(t, digest.EventType, 2)
+
+		// 2026-03-02 is past the retention, 2026-03-20 within it
+		now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC).Add(digest.DefaultRetention)
+		clk.set(now)
+		n.look()
+		if ok, sent, err := st.ClaimSpeedingSummary(t.Context(), key("2026-03-02"), "node-test", now, now.Add(time.Minute)); err != nil || !ok || sent {
+			t.Errorf("the claim of a day past the retention: claimed %v, sent %v, %v; want it gone", ok, sent, err)
+		}
+		if ok, sent, err := st.ClaimSpeedingSummary(t.Context(), key("2026-03-20"), "node-test", now, now.Add(time.Minute)); err != nil || ok || !sent {
+			t.Errorf("the claim of a day within the retention: claimed %v, sent %v, %v; want it kept as sent", ok, sent, err)
+		}
+		// both episodes recorded again: the kept one is known, the pruned one is new
+		if err := dg.Record(t.Context(), []store.SpeedingEpisode{episode("evt_old", "2026-03-02"), episode("evt_new", "2026-03-20")}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := st.SpeedingSummaryEpisodes(t.Context(), key("2026-03-20")); err != nil || len(got) != 0 {
+			t.Errorf("a kept episode recorded again: %+v %v", got, err)
+		}
+		today := digest.Day(now)
+		got, err := st.SpeedingSummaryEpisodes(t.Context(), key(today))
+		if err != nil || len(got) != 1 || got[0].ID != "evt_old" || got[0].Day != "2026-03-02" {
+			t.Fatalf("a pruned episode recorded again: %+v %v; want it in today's summary", got, err)
+		}
+		clk.set(now.Add(24 * time.Hour))
+		n.look()
+		sums := f.waitFor(t, digest.EventType, 3)
+		if d := sums[2].EventData; d["date"] != today || num(d["late_episodes"]) != 1 || sums[2].EventID == digest.SummaryID(key("2026-03-02")) {
+			t.Errorf("the summary after the episode of a pruned day: %s %v", sums[2].EventID, d)
+		}
+	})
+}

@@ -40,9 +40,9 @@ type SpeedingSummaryKey struct {
 // one node for a lease, sent, and marked sent; a claim not marked sent
 // when its lease ends may be taken again.
 type SpeedingSummaries interface {
-	// RecordSpeedingEpisodes stores episodes, each with its SummaryDay
-	// set to its Day; an episode already stored (same Org, Env and ID)
-	// is left alone.
+	// RecordSpeedingEpisodes stores episodes, each for the summary of
+	// its SummaryDay, or of its Day when SummaryDay is empty; an episode
+	// already stored (same Org, Env and ID) is left alone.
 	RecordSpeedingEpisodes(ctx context.Context, eps []SpeedingEpisode) error
 	// PendingSpeedingSummaries answers at most limit summaries with
 	// episodes no summary took, of days before before (YYYY-MM-DD),
@@ -64,4 +64,11 @@ type SpeedingSummaries interface {
 	// took, when k was sent, to the summary of day to; it answers how
 	// many moved.
 	MoveLateSpeedingEpisodes(ctx context.Context, k SpeedingSummaryKey, to string) (int, error)
+	// PruneSpeedingSummaries deletes at most limit episodes that a
+	// summary of a day before before (YYYY-MM-DD) took, and at most limit
+	// claims of sent summaries of days before before for which no episode
+	// waits (a late episode keeps its day's claim until it moved on); it
+	// answers how many rows it deleted. Episodes no summary took and
+	// claims not sent are kept.
+	PruneSpeedingSummaries(ctx context.Context, before string, limit int) (int64, error)
 }

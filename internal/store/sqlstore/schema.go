@@ -340,6 +340,11 @@ var migrations = []string{
 		sent_at {int64} NOT NULL DEFAULT 0,
 		PRIMARY KEY (org, env, device_id, day)
 	);`,
+	// Retention of the daily speeding summaries (speeding.go,
+	// PruneSpeedingSummaries): the rows of the days past it are found by
+	// day, not by a walk of every row.
+	`CREATE INDEX speeding_episodes_day ON speeding_episodes(summary_day);
+	CREATE INDEX speeding_summaries_day ON speeding_summaries(day);`,
 }
 
 // Migrate applies the pending migrations of db, a database of dialect d,

@@ -16,10 +16,14 @@ func (s *Store) RecordSpeedingEpisodes(ctx context.Context, eps []store.Speeding
 	}
 	return s.inTx(ctx, "record speeding episodes", func(tx Querier) error {
 		for _, e := range eps {
+			summaryDay := e.SummaryDay
+			if summaryDay == "" {
+				summaryDay = e.Day
+			}
 			if _, err := tx.Exec(ctx, `INSERT INTO speeding_episodes(org, env, id, device_id, vehicle_id, driver_id, trip_id, start_at,
 				duration_seconds, max_speed_kmh, limit_kmh, day, summary_day) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (org, env, id) DO NOTHING`, e.Org, e.Env, e.ID, e.DeviceID, e.VehicleID, e.DriverID, e.TripID, MS(e.Start),
-				e.DurationSeconds, e.MaxSpeedKmh, e.LimitKmh, e.Day, e.Day); err != nil {
+				e.DurationSeconds, e.MaxSpeedKmh, e.LimitKmh, e.Day, summaryDay); err != nil {
 				return err
 			}
 		}
@@ -100,4 +104,31 @@ func (s *Store) MoveLateSpeedingEpisodes(ctx context.Context, k store.SpeedingSu
 		AND EXISTS (SELECT 1 FROM speeding_summaries m WHERE m.org = ? AND m.env = ? AND m.device_id = ? AND m.day = ? AND m.sent_at > 0)`,
 		to, k.Org, k.Env, k.DeviceID, k.Day, k.Org, k.Env, k.DeviceID, k.Day)
 	return int(n), s.wrap("move late speeding episodes", err)
+}
+
+// PruneSpeedingSummaries deletes the sent episodes of summaries of days
+// before before, then the sent claims of those days no episode waits for,
+// at most limit of each, in one transaction.
+func (s *Store) PruneSpeedingSummaries(ctx context.Context, before string, limit int) (int64, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	var deleted int64
+	err := s.inTx(ctx, "prune speeding summaries", func(tx Querier) error {
+		n, err := tx.Exec(ctx, `DELETE FROM speeding_episodes WHERE (org, env, id) IN (SELECT org, env, id FROM speeding_episodes
+			WHERE summary_day < ? AND sent_at > 0 LIMIT ?)`, before, limit)
+		if err != nil {
+			return err
+		}
+		deleted += n
+		n, err = tx.Exec(ctx, `DELETE FROM speeding_summaries WHERE (org, env, device_id, day) IN (SELECT m.org, m.env, m.device_id, m.day
+			FROM speeding_summaries m WHERE m.day < ? AND m.sent_at > 0 AND NOT EXISTS (SELECT 1 FROM speeding_episodes e
+			WHERE e.org = m.org AND e.env = m.env AND e.device_id = m.device_id AND e.summary_day = m.day AND e.sent_at = 0) LIMIT ?)`, before, limit)
+		deleted += n
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return deleted, nil
 }

@@ -95,6 +95,99 @@ func speedingSummaries(t *testing.T, open Opener) {
 			t.Fatalf("another organization's: %+v %v", got, err)
 		}
 	})
+	t.Run("Prune", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := t.Context()
+		key := func(device, day string) store.SpeedingSummaryKey {
+			return store.SpeedingSummaryKey{Org: "o1", Env: "test", DeviceID: device, Day: day}
+		}
+		at := time.Date(2026, 3, 6, 1, 0, 0, 0, time.UTC)
+		send := func(k store.SpeedingSummaryKey, ids ...string) {
+			t.Helper()
+			if ok, _, err := s.ClaimSpeedingSummary(ctx, k, "n1", at, at.Add(time.Minute)); err != nil || !ok {
+				t.Fatalf("claim %+v: %v %v", k, ok, err)
+			}
+			if err := s.FinishSpeedingSummary(ctx, k, "n1", ids, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old1, old2, fresh := ep("e1", "dev-1", "2026-03-01", t0), ep("e2", "dev-2", "2026-03-01", t0), ep("e4", "dev-1", "2026-03-05", t0)
+		pending := ep("e5", "dev-3", "2026-03-02", t0)
+		if err := s.RecordSpeedingEpisodes(ctx, []store.SpeedingEpisode{old1, old2, fresh, pending}); err != nil {
+			t.Fatal(err)
+		}
+		send(key("dev-1", "2026-03-01"), "e1")
+		send(key("dev-2", "2026-03-01"), "e2")
+		send(key("dev-1", "2026-03-05"), "e4")
+		// a late episode of dev-2's sent day waits for the loop to move it
+		if err := s.RecordSpeedingEpisodes(ctx, []store.SpeedingEpisode{ep("e3", "dev-2", "2026-03-01", t0.Add(time.Minute))}); err != nil {
+			t.Fatal(err)
+		}
+		var total int64
+		for {
+			n, err := s.PruneSpeedingSummaries(ctx, "2026-03-04", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				break
+			}
+			total += n
+		}
+		// e1, e2 and dev-1's claim of 2026-03-01
+		if total != 3 {
+			t.Errorf("pruned %d rows, want 3", total)
+		}
+		// dev-1's claim of 2026-03-01 is gone: the day claims as new
+		if ok, sent, err := s.ClaimSpeedingSummary(ctx, key("dev-1", "2026-03-01"), "n2", at, at.Add(time.Minute)); err != nil || !ok || sent {
+			t.Errorf("a pruned claim: %v %v %v, want it claimed anew", ok, sent, err)
+		}
+		// dev-2's, which a late episode waits for, and the day within are kept
+		for _, k := range []store.SpeedingSummaryKey{key("dev-2", "2026-03-01"), key("dev-1", "2026-03-05")} {
+			if ok, sent, err := s.ClaimSpeedingSummary(ctx, k, "n2", at, at.Add(time.Minute)); err != nil || ok || !sent {
+				t.Errorf("%+v: %v %v %v, want it kept as sent", k, ok, sent, err)
+			}
+		}
+		// a pruned episode recorded again is stored again; a kept one is left alone
+		if err := s.RecordSpeedingEpisodes(ctx, []store.SpeedingEpisode{old1, fresh}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.SpeedingSummaryEpisodes(ctx, key("dev-1", "2026-03-01")); err != nil || len(got) != 1 || got[0].ID != "e1" {
+			t.Errorf("a pruned episode recorded again: %+v %v", got, err)
+		}
+		if got, err := s.SpeedingSummaryEpisodes(ctx, key("dev-1", "2026-03-05")); err != nil || len(got) != 0 {
+			t.Errorf("a kept episode recorded again: %+v %v", got, err)
+		}
+		// the episodes no summary took are kept, the late one still moves
+		if got, err := s.SpeedingSummaryEpisodes(ctx, key("dev-3", "2026-03-02")); err != nil || len(got) != 1 || got[0].ID != "e5" {
+			t.Errorf("an episode not sent: %+v %v", got, err)
+		}
+		if n, err := s.MoveLateSpeedingEpisodes(ctx, key("dev-2", "2026-03-01"), "2026-03-06"); err != nil || n != 1 {
+			t.Errorf("the late episode: moved %d, %v", n, err)
+		}
+		// with it moved on, its day's claim goes
+		if n, err := s.PruneSpeedingSummaries(ctx, "2026-03-04", 10); err != nil || n != 1 {
+			t.Errorf("after the late episode moved: pruned %d, %v; want its day's claim", n, err)
+		}
+	})
+	t.Run("RecordIntoAnotherDay", func(t *testing.T) {
+		t.Parallel()
+		s := open(t)
+		ctx := t.Context()
+		e := ep("e1", "dev-1", "2026-03-02", t0)
+		e.SummaryDay = "2026-03-09"
+		if err := s.RecordSpeedingEpisodes(ctx, []store.SpeedingEpisode{e}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.SpeedingSummaryEpisodes(ctx, k1); err != nil || len(got) != 0 {
+			t.Errorf("its own day's summary: %+v %v", got, err)
+		}
+		k := store.SpeedingSummaryKey{Org: "o1", Env: "test", DeviceID: "dev-1", Day: "2026-03-09"}
+		if got, err := s.SpeedingSummaryEpisodes(ctx, k); err != nil || len(got) != 1 || got[0].Day != "2026-03-02" || got[0].SummaryDay != "2026-03-09" {
+			t.Errorf("the summary of its SummaryDay: %+v %v", got, err)
+		}
+	})
 	t.Run("ConcurrentClaims", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
