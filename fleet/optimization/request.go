@@ -79,7 +79,7 @@ type Destination struct {
 	DeliveryRequirements *Requirements `json:"delivery_requirements,omitempty"`
 	TimeWindow           *Window       `json:"time_window,omitempty"`
 	Priority             string        `json:"priority,omitempty" enum:"low,normal,high,urgent" doc:"when not every destination fits, higher priorities are kept first"`
-	CustomerID           string        `json:"customer_id,omitempty"`
+	CustomerID           string        `json:"customer_id,omitempty" doc:"the customer's id, given back on the destination's route_sequence entry"`
 	DeliveryNotes        string        `json:"delivery_notes,omitempty"`
 }
 

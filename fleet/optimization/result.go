@@ -74,6 +74,7 @@ type StopView struct {
 	ActivityType    string  `json:"activity_type" enum:"depot_start,delivery,break,depot_end"`
 	ServiceDuration float64 `json:"service_duration" doc:"minutes at the stop; a break's length"`
 	Packages        float64 `json:"packages"`
+	CustomerID      string  `json:"customer_id,omitempty" doc:"the destination's customer_id as sent; absent on break and depot entries and where none was sent"`
 	DeliveryNotes   string  `json:"delivery_notes,omitempty"`
 }
 
@@ -284,7 +285,7 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 			st := &pr.Stops[vis.Stop]
 			d := req.Destinations[vis.Stop]
 			seq(StopView{DestinationID: d.DestinationID, Location: d.Location, LocationIndex: d.LocationIndex, ArrivalTime: clock(vis.Arrive, secs),
-				DepartureTime: clock(vis.Depart, secs), ActivityType: "delivery", ServiceDuration: st.Service, Packages: st.Packages, DeliveryNotes: d.DeliveryNotes})
+				DepartureTime: clock(vis.Depart, secs), ActivityType: "delivery", ServiceDuration: st.Service, Packages: st.Packages, CustomerID: d.CustomerID, DeliveryNotes: d.DeliveryNotes})
 		}
 		pause(len(rt.Visits))
 		back := pr.Vehicles[rt.Vehicle].ShiftStart + rt.Minutes
