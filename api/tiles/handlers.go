@@ -53,6 +53,22 @@ type MetadataResponse struct {
 var tileTypes = map[uint8]string{0: "unknown", 1: "mvt", 2: "png", 3: "jpeg", 4: "webp", 5: "avif"}
 var compressions = map[uint8]string{0: "unknown", 1: "none", 2: "gzip", 3: "brotli", 4: "zstd"}
 
+// mediaTypes are the Content-Type of a tile by the archive's tile type;
+// an unknown type is application/octet-stream.
+var mediaTypes = map[uint8]string{1: "application/vnd.mapbox-vector-tile", 2: "image/png", 3: "image/jpeg", 4: "image/webp", 5: "image/avif"}
+
+// mediaType is the Content-Type of a's tiles (a vector tile without an
+// archive).
+func mediaType(a *tiles.Archive) string {
+	if a == nil {
+		return mediaTypes[1]
+	}
+	if t, ok := mediaTypes[a.Header.TileType]; ok {
+		return t
+	}
+	return "application/octet-stream"
+}
+
 // Handlers serves one archive; a nil archive answers 501.
 type Handlers struct {
 	a    *tiles.Archive
@@ -73,8 +89,8 @@ func (h *Handlers) Routes() []*api.Route {
 	return []*api.Route{
 		{Method: "GET", Path: "/v1/api/tiles/buildings/metadata", Tag: "tiles", Summary: "Header and metadata of the building tile archive", Permission: "maps:read", TokenScope: api.ConsoleReadScope,
 			Auth: api.AuthKeyPlain, Response: MetadataResponse{}, Errors: []int{501}, Handler: h.metadata},
-		{Method: "GET", Path: "/v1/api/tiles/buildings/{z}/{x}/{y}.mvt", Tag: "tiles", Summary: "One tile of the building archive", Permission: "maps:read", TokenScope: api.ConsoleReadScope,
-			Auth: api.AuthKeyPlain, Raw: "application/vnd.mapbox-vector-tile", Errors: []int{400, 404, 501},
+		{Method: "GET", Path: "/v1/api/tiles/buildings/{z}/{x}/{y}.mvt", Tag: "tiles", Summary: "One tile of the building archive, with the media type of the archive's tile type (application/vnd.mapbox-vector-tile for MVT; image/png, image/jpeg, image/webp or image/avif for a raster archive)", Permission: "maps:read", TokenScope: api.ConsoleReadScope,
+			Auth: api.AuthKeyPlain, Raw: mediaType(h.a), Errors: []int{400, 404, 501},
 			Params:  []api.Param{{Name: "z", In: "path", Type: "integer"}, {Name: "x", In: "path", Type: "integer"}, {Name: "y", In: "path", Type: "integer"}},
 			Handler: h.tile},
 	}
@@ -124,7 +140,7 @@ func (h *Handlers) tile(c *api.Ctx) error {
 			return &api.Error{Status: 500, Code: "internal_error", Message: "Failed to decompress tile", Cause: err}
 		}
 	}
-	c.SetContentType("application/vnd.mapbox-vector-tile")
+	c.SetContentType(mediaType(h.a))
 	c.SetStatusCode(200)
 	c.SetBody(b)
 	return nil

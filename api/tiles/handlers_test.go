@@ -147,3 +147,22 @@ func TestTileCoordinates(t *testing.T) {
 		}
 	}
 }
+
+// TestTileContentType: a tile goes out with the media type of the
+// archive's tile type, so a raster archive's PNG is image/png, never
+// labelled a vector tile; an archive of unknown tile type sends
+// application/octet-stream.
+func TestTileContentType(t *testing.T) {
+	for _, tc := range []struct {
+		tileType uint8
+		want     string
+	}{
+		{1, "application/vnd.mapbox-vector-tile"}, {2, "image/png"}, {3, "image/jpeg"}, {4, "image/webp"}, {5, "image/avif"}, {0, "application/octet-stream"},
+	} {
+		url := serve(t, tilestest.Archive{Tiles: []tilestest.Tile{{Z: 0, X: 0, Y: 0, Data: []byte("tile")}}, Metadata: []byte(`{}`), TileType: tc.tileType, TileCompression: 1}.File(t))
+		res, b := get(t, url, "/v1/api/tiles/buildings/0/0/0.mvt", "")
+		if res.StatusCode != 200 || string(b) != "tile" || res.Header.Get("Content-Type") != tc.want {
+			t.Errorf("tile type %d: %d %q Content-Type %q, want %q", tc.tileType, res.StatusCode, b, res.Header.Get("Content-Type"), tc.want)
+		}
+	}
+}
