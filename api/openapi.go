@@ -148,8 +148,9 @@ func opResponses(g *schemaGen, r *Route, eref Schema) map[string]any {
 }
 
 // errorCodes are the error statuses r can answer with: its own, then
-// those of authentication, the request body, path lookups, query
-// parameters and the server.
+// those of authentication, the request body, path parameters, query
+// parameters (those it takes, and any other unless it is OwnQuery) and
+// the server.
 func errorCodes(r *Route) []int {
 	codes := append([]int{}, r.Errors...)
 	if r.Auth != AuthNone {
@@ -162,13 +163,16 @@ func errorCodes(r *Route) []int {
 		codes = append(codes, 400, 413, 415)
 	}
 	if strings.Contains(r.Path, "{") {
-		codes = append(codes, 404)
+		codes = append(codes, 404, 400) // 400: a path parameter that does not decode
 	}
 	for _, p := range r.Params {
 		if p.In == "query" {
 			codes = append(codes, 400)
 			break
 		}
+	}
+	if !r.OwnQuery { // UnknownQuery refuses a query parameter the route does not take
+		codes = append(codes, 400)
 	}
 	return append(codes, 500)
 }
