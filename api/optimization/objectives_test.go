@@ -313,6 +313,11 @@ func TestObjectiveRefusals(t *testing.T) {
 			b["constraints"] = map[string]any{"fuel_efficiency_priority": 1}
 			b["optimization_goals"] = []string{"minimize_vehicles", "minimize_distance"}
 		}, "optimization_goals[1]"},
+		{"fuel, then time", func(b map[string]any) { b["optimization_goals"] = []string{"minimize_fuel", "minimize_time"} }, "optimization_goals[1]"},
+		{"time, then fuel", func(b map[string]any) { b["optimization_goals"] = []string{"minimize_time", "minimize_fuel"} }, "optimization_goals[1]"},
+		{"cost, then distance", func(b map[string]any) {
+			b["optimization_goals"] = []string{"minimize_cost", "minimize_vehicles", "minimize_distance"}
+		}, "optimization_goals[2]"},
 		{"fuel", func(b map[string]any) { byID(b, "vehicles", "vehicle_id", "a")["fuel_consumption_l_per_100km"] = -3 }, "vehicles[0].fuel_consumption_l_per_100km"},
 		{"cost per hour", func(b map[string]any) { byID(b, "vehicles", "vehicle_id", "a")["cost_per_hour"] = 5000 }, "vehicles[0].cost_per_hour"},
 		{"cost per km", func(b map[string]any) { byID(b, "vehicles", "vehicle_id", "a")["cost_per_km"] = -0.1 }, "vehicles[0].cost_per_km"},
@@ -337,6 +342,15 @@ func TestObjectiveRefusals(t *testing.T) {
 	body["real_time_traffic"], body["driver_preferences"] = false, false
 	body["constraints"] = map[string]any{"vehicle_capacity_strict": true, "cost_priority": 0}
 	plan(t, url, body)
+	// A later travel goal that is the first one's own tie breaker is
+	// honoured: the interface's default goals are minimize_time, then
+	// minimize_distance.
+	for _, goals := range [][]string{{"minimize_time", "minimize_distance"}, {"minimize_distance", "minimize_time"},
+		{"minimize_fuel", "minimize_distance"}, {"minimize_time", "minimize_time"}} {
+		body := line([]float64{0, 1, 2}, map[string]int{"a": 0})
+		body["optimization_goals"] = goals
+		plan(t, url, body)
+	}
 }
 
 // TestFactorsAreTheObjective: each route's optimization_factors are the

@@ -16,6 +16,11 @@ var Goals = []string{"minimize_time", "minimize_distance", "minimize_fuel", "min
 var travelGoals = map[string]vrp.Goal{"minimize_time": vrp.GoalTime, "minimize_distance": vrp.GoalDistance, "minimize_fuel": vrp.GoalFuel,
 	"minimize_cost": vrp.GoalCost}
 
+// tieGoals are the travel goal that breaks each travel goal's ties
+// (vrp's tie breaker: kilometres, or driving minutes under distance): the
+// one later travel goal a plan priced by the first can honour.
+var tieGoals = map[vrp.Goal]string{vrp.GoalTime: "minimize_distance", vrp.GoalDistance: "minimize_time", vrp.GoalFuel: "minimize_distance"}
+
 // The objective's terms beyond travel, each priced in minutes of driving
 // at 40 km/h in the default vehicle under the travel objective
 // (vrp.Problem.MinutePrice), and the overload a route may carry.
@@ -67,9 +72,29 @@ func vehicleCosts(bad map[string]string, f string, v Vehicle) *vrp.Costs {
 	return &c
 }
 
+// laterGoal says why travel goal g, listed after the first travel goal
+// (which prices travel as first), cannot be honoured.
+func laterGoal(goals []string, first vrp.Goal, g string) string {
+	name := ""
+	for _, x := range goals {
+		if travelGoals[x] == first {
+			name = x
+			break
+		}
+	}
+	msg := name + " prices travel (the first travel goal listed)"
+	if tie := tieGoals[first]; tie != "" {
+		msg += " and breaks its ties by " + tie + " only"
+	} else {
+		msg += " and leaves no ties for another travel goal to break"
+	}
+	return msg + ": list " + g + " first to price travel by it"
+}
+
 // objective reads the goals, the priority weights, capacity strictness
 // and the fields that cannot be honoured into pr: the first travel goal
-// or, when a weight is given, the weights price travel; minimize_vehicles
+// or, when a weight is given, the weights price travel (a later travel
+// goal only as the first one's tie breaker); minimize_vehicles
 // puts routes first; balance_workload, maximize_service_quality,
 // maximize_efficiency and vehicle_capacity_strict false add their terms.
 func objective(bad map[string]string, r *Request, pr *vrp.Problem) {
@@ -93,6 +118,8 @@ func objective(bad map[string]string, r *Request, pr *vrp.Problem) {
 				bad[field] = "the *_priority weights of constraints price travel; give either them or " + g
 			} else if !decided {
 				pr.Goal, decided = goal, true
+			} else if goal != pr.Goal && g != tieGoals[pr.Goal] {
+				bad[field] = laterGoal(r.OptimizationGoals, pr.Goal, g)
 			}
 			continue
 		}
