@@ -22,7 +22,7 @@ type MatchPoint struct {
 	Timestamp string   `json:"timestamp" required:"true" doc:"ISO 8601; not before the previous fix's"`
 	AccuracyM *float64 `json:"accuracy_m" doc:"meters, horizontal, greater than 0 and at most 1000; the fix's candidate roads lie within 4 times it (at least 50 m, at most 200 m). Left out: 10 m"`
 	SpeedKmh  *float64 `json:"speed_kmh" doc:"the speed over the ground the device measured, km/h, 0 to 500; the smoother reads it as the speed along the road (a value far from what the fixes around it show is left out). Left out: not known"`
-	Heading   *float64 `json:"heading" doc:"the course over the ground the device measured, degrees clockwise from north, 0 to 360; read at 3 m/s (10.8 km/h) or more of speed_kmh: a road whose direction there disagrees is less likely. Left out: not known"`
+	Heading   *float64 `json:"heading" doc:"the course over the ground the device measured, degrees clockwise from north, 0 to 360; only with speed_kmh (refused without it), and read at 3 m/s (10.8 km/h) or more of it: a road whose direction there disagrees is less likely. Left out: not known"`
 }
 
 // MatchBody is POST /api/v1/fleet/routing/match.
@@ -173,9 +173,14 @@ func tracePoints(in []MatchPoint, bad map[string]string) ([]mapmatch.Point, []fl
 			}
 		}
 		if p.Heading != nil {
-			if !(*p.Heading >= 0 && *p.Heading <= 360) {
+			switch {
+			case !(*p.Heading >= 0 && *p.Heading <= 360):
 				bad[f+"heading"] = "must be between 0 and 360"
-			} else {
+			case p.SpeedKmh == nil:
+				// the matcher reads a course only at a measured speed
+				// of 3 m/s or more: without one it would go unread
+				bad[f+"heading"] = "needs speed_kmh: the course is read only at a measured speed of 10.8 km/h or more"
+			default:
 				pts[i].Heading, pts[i].HasHeading = *p.Heading, true
 			}
 		}

@@ -231,6 +231,7 @@ func TestMatchRefusals(t *testing.T) {
 		{"accuracy", point{"costing": "auto", "points": func() []point { p := ok(); p[0]["accuracy_m"] = 0; return p }()}, "points[0].accuracy_m"},
 		{"speed", point{"costing": "auto", "points": func() []point { p := ok(); p[1]["speed_kmh"] = -3; return p }()}, "points[1].speed_kmh"},
 		{"heading", point{"costing": "auto", "points": func() []point { p := ok(); p[2]["heading"] = 361; return p }()}, "points[2].heading"},
+		{"heading without speed", point{"costing": "auto", "points": func() []point { p := ok(); p[0]["heading"] = 90; return p }()}, "points[0].heading"},
 		{"unknown field", point{"costing": "auto", "points": ok(), "radiuses": []int{5}}, "radiuses"},
 	}
 	for _, c := range cases {
