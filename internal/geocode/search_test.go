@@ -1,6 +1,8 @@
 package geocode_test
 
 import (
+	"encoding/csv"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -356,5 +358,51 @@ func TestQueensNamedStreet(t *testing.T) {
 		if v := ix.Validate(q); v.Exists || v.Suggestion == nil || v.Suggestion.Address.Street != "Jamaica Avenue" {
 			t.Errorf("Validate(%q) = %+v, want a number of Jamaica Avenue suggested", q, v)
 		}
+	}
+}
+
+// TestAddressesValidateAsThemselves: the standardized text of every
+// address of the shared OpenAddresses sample that has a house number
+// validates as existing with nothing corrected; a unit written bare after
+// the street (74 Springfield Street B) is the address's unit, never read
+// as a town the rows name otherwise (city "b" corrected to Agawam).
+func TestAddressesValidateAsThemselves(t *testing.T) {
+	file := sharedData(t, "addresses/us-rrad-openaddresses-sample.csv")
+	ix, err := geocode.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, bad := 0, 0
+	for _, r := range rows[1:] { // LON,LAT,NUMBER,STREET,UNIT,CITY,DISTRICT,REGION,POSTCODE,ID,HASH
+		if r[2] == "" {
+			continue
+		}
+		text := ""
+		for _, m := range ix.Search(r[2]+" "+r[3]+" "+r[8], 30) {
+			if m.Address.ID == r[9] {
+				text = m.Address.Text
+			}
+		}
+		if text == "" {
+			t.Fatalf("%s (%s %s) not found", r[9], r[2], r[3])
+		}
+		checked++
+		if v := ix.Validate(text); !v.Exists || v.Match.Address.ID != r[9] || len(v.Corrections) != 0 {
+			if bad++; bad <= 5 {
+				t.Errorf("%q: exists %v as %s, corrections %+v; want %s, none", text, v.Exists, v.Match.Address.ID, v.Corrections, r[9])
+			}
+		}
+	}
+	if bad > 0 || checked < 3000 {
+		t.Errorf("%d of %d addresses do not validate as themselves", bad, checked)
 	}
 }

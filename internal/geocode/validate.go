@@ -83,11 +83,13 @@ func (ix *Index) Validate(q string) Validation {
 		}
 		tk := &qr.toks[k]
 		switch {
+		case tk.unit, inUnit(unitWords, tk.text):
+			// the address's own unit (a bare D or 12 as well), never
+			// read as a town the rows name otherwise
 		case g.townish.has(k):
 			if v.Match.Address.City != "" {
 				v.Corrections = append(v.Corrections, Correction{Field: "city", From: tk.text, To: v.Match.Address.City})
 			}
-		case tk.unit, inUnit(unitWords, tk.text):
 		default:
 			contradicted = true
 		}
