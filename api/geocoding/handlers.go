@@ -112,7 +112,7 @@ func (h *Handlers) Routes() []*api.Route {
 const maxQuery = 500
 
 // text reads q, the one parameter every route takes; a parameter a route
-// does not take is ignored, as by any route.
+// does not take never reaches it (api.UnknownQuery refuses it by name).
 func (h *Handlers) text(c *api.Ctx) (string, error) {
 	if h.ix == nil {
 		return "", &api.Error{Status: 501, Code: "not_implemented", Message: "no address data loaded (start with --addresses)"}
