@@ -104,7 +104,7 @@ func (ix *Index) Validate(q string) Validation {
 		}
 	}
 	num := ix.strs.at(int(ix.adNumText[best.addr]))
-	numberOK := g.numMatched && ix.numberExact(&qr, best.addr) || !qr.hasNum && num == ""
+	numberOK := g.numMatched && ix.numberExact(&qr, best.addr) || num == "" && qr.numberless(v.Match.Address.Postcode)
 	if g.numMatched && numberOK {
 		for k := range qr.toks {
 			key := ix.nums.at(int(ix.adNum[best.addr]))
@@ -137,6 +137,19 @@ func (ix *Index) Validate(q string) Validation {
 	v.Suggestion = &m
 	v.Corrections = append(v.Corrections, ix.placeCorrections(&qr, g, &m.Address)...)
 	return v
+}
+
+// numberless reports whether the query names no house number: no word
+// of it may be one but a ZIP that is postcode (the ZIP that ends the text
+// of an address without a number).
+func (qr *query) numberless(postcode string) bool {
+	zip := Fold(postcode)
+	for k := range qr.toks {
+		if tk := &qr.toks[k]; tk.num && !(tk.zip && zip != "" && tk.text == zip) {
+			return false
+		}
+	}
+	return true
 }
 
 // firstNumber is the query's first word that may be a house number, nil
