@@ -361,7 +361,8 @@ func (s *Server) authenticate(c *Ctx) error {
 	if r.NoRateLimit || s.limiter == nil {
 		return denied
 	}
-	if err := s.charge(c, p); err != nil {
+	plan, err := s.charge(c, p)
+	if err != nil {
 		return err
 	}
 	if denied != nil {
@@ -372,6 +373,11 @@ func (s *Server) authenticate(c *Ctx) error {
 		if err != nil {
 			return Internal(err)
 		}
+		// the headers count the budget that runs out first: the
+		// endpoint's when it has fewer requests left than the key's
+		if !res.Allowed || res.Remaining < plan.Remaining {
+			SetRateHeaders(c.RequestCtx, res)
+		}
 		if !res.Allowed {
 			e := Errf("rate_limit_exceeded", "this endpoint allows %d requests per minute per key", res.Limit)
 			e.RetryAfter = retrySeconds(res.RetryAfter)
@@ -381,28 +387,28 @@ func (s *Server) authenticate(c *Ctx) error {
 	return nil
 }
 
-// charge counts a request against p's key: it writes the key's
-// X-RateLimit-* headers and answers 429 rate_limit_exceeded once the
-// key's budget is spent, api_key_revoked when the limiter knows the key
-// revoked.
-func (s *Server) charge(c *Ctx, p *Principal) error {
+// charge counts a request against p's key and returns the count: it
+// writes the key's X-RateLimit-* headers and answers 429
+// rate_limit_exceeded once the key's budget is spent, api_key_revoked
+// when the limiter knows the key revoked.
+func (s *Server) charge(c *Ctx, p *Principal) (ratelimit.Result, error) {
 	res, err := s.limiter.Allow(s.baseCtx, p.KeyID, ratelimit.Limit{Rate: p.Rate, Burst: p.Burst, Window: time.Minute})
 	if errors.Is(err, ratelimit.ErrRevoked) {
 		if l, ok := s.auth.(RevocationListener); ok {
 			l.Revoked(p.KeyID)
 		}
-		return Errf("api_key_revoked", "this API key has been revoked")
+		return res, Errf("api_key_revoked", "this API key has been revoked")
 	}
 	if err != nil {
-		return Internal(err)
+		return res, Internal(err)
 	}
 	SetRateHeaders(c.RequestCtx, res)
 	if !res.Allowed {
 		e := Errf("rate_limit_exceeded", "rate limit of %d requests per minute exceeded", res.Limit)
 		e.RetryAfter = retrySeconds(res.RetryAfter)
-		return e
+		return res, e
 	}
-	return nil
+	return res, nil
 }
 
 // throttleFailure counts a failed authentication (any 401) against the
@@ -612,7 +618,7 @@ func (s *Server) unmatched(c *Ctx, e *Error) error {
 		}
 		return e
 	}
-	if err := s.charge(c, p); err != nil {
+	if _, err := s.charge(c, p); err != nil {
 		return err
 	}
 	return e
