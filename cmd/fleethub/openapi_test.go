@@ -11,7 +11,8 @@ import (
 
 // TestOpenAPIDescribesEveryRoute fails when a routed endpoint is missing
 // from /v1/openapi.json or answers with a status or shape the document
-// does not describe.
+// does not describe, with or without its key and with a query parameter
+// it does not take.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	key := n.key("org-a", "test", []string{"all"}, 100000)
@@ -54,6 +55,10 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 			// every keyed route also documents its auth failure
 			if k != "" {
 				checkResponse(t, doc, op.(map[string]any), method, p, n.do(strings.ToUpper(method), url, "", body))
+			}
+			// and every route its answer to a query parameter it does not take
+			if res := n.do(strings.ToUpper(method), url+"?zz_unknown=1", k, body); !strings.Contains(url, "/ws") || res.Status >= 300 {
+				checkResponse(t, doc, op.(map[string]any), method, p, res)
 			}
 		}
 	}
