@@ -104,7 +104,8 @@ type ReplayResponse struct {
 	StreamID string   `json:"stream_id"`
 	Requeued int64    `json:"requeued" doc:"deliveries made pending again (ones being sent at this moment are left alone)"`
 	NotFound []string `json:"not_found,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given that are no delivery of this stream in its delivery log (unknown, another stream's, or no longer kept), each once, in the order sent; nothing was done for them"`
-	InFlight []string `json:"in_flight,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given of deliveries being sent at that moment, left alone (each once, in the order sent)"`
+	InFlight []string `json:"in_flight,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given of deliveries a node held for sending at that moment (in its endpoint's queue or being sent), left alone (each once, in the order sent)"`
+	Queued   []string `json:"queued,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given of deliveries not sent yet, parked until the endpoint can take them (counted as pending in the stream's status, not in the listing until then); left as they are, they go out once under the same webhook-id (each once, in the order sent)"`
 }
 
 // Routes returns the delivery routes for telemetry and event streams.
@@ -292,5 +293,5 @@ func (h *Handlers) replay(c *api.Ctx, kind string) error {
 	if err != nil {
 		return api.Internal(err)
 	}
-	return c.JSON(200, ReplayResponse{Success: true, StreamID: info.ID, Requeued: got.Requeued, NotFound: got.NotFound, InFlight: got.InFlight})
+	return c.JSON(200, ReplayResponse{Success: true, StreamID: info.ID, Requeued: got.Requeued, NotFound: got.NotFound, InFlight: got.InFlight, Queued: got.Queued})
 }

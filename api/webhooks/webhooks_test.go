@@ -281,13 +281,15 @@ func TestReplayTellsUnknownFromInFlight(t *testing.T) {
 	r = f.do("POST", path, manager, map[string]any{"delivery_ids": []string{"msg_01"}})
 	nf, nfOK := r.body["not_found"].([]any)
 	inf, infOK := r.body["in_flight"].([]any)
-	if r.status != 200 || r.body["requeued"] != float64(1) || !nfOK || len(nf) != 0 || !infOK || len(inf) != 0 {
-		t.Errorf("replay of one delivery: %d %v; want not_found and in_flight empty arrays", r.status, r.body)
+	q, qOK := r.body["queued"].([]any)
+	if r.status != 200 || r.body["requeued"] != float64(1) || !nfOK || len(nf) != 0 || !infOK || len(inf) != 0 || !qOK || len(q) != 0 {
+		t.Errorf("replay of one delivery: %d %v; want not_found, in_flight and queued empty arrays", r.status, r.body)
 	}
 	r = f.do("POST", path, manager, map[string]any{"from": "2026-01-01T00:00:00Z", "to": "2026-01-03T00:00:00Z"})
 	_, hasNF := r.body["not_found"]
 	_, hasIF := r.body["in_flight"]
-	if r.status != 200 || r.body["requeued"] != float64(3) || hasNF || hasIF {
+	_, hasQ := r.body["queued"]
+	if r.status != 200 || r.body["requeued"] != float64(3) || hasNF || hasIF || hasQ {
 		t.Errorf("replay by range: %d %v; want 3 requeued (the one in flight left alone), no id lists", r.status, r.body)
 	}
 }
@@ -319,5 +321,43 @@ func TestDeliveriesOfAStreamWithoutWebhook(t *testing.T) {
 	// a webhook stream's listing keeps its endpoint
 	if r := f.do("GET", "/api/v1/streaming/events/deliveries/estr_1", reader, nil); r.body["endpoint"] == nil {
 		t.Errorf("webhook stream: endpoint %v", r.body["endpoint"])
+	}
+}
+
+// A replay by ids naming deliveries that wait, parked, for their endpoint
+// to take them (not sent yet, not in the listing until then) answers them
+// as queued: the service holds them and sends them as they are, so they
+// are neither requeued nor not_found.
+func TestReplayTellsParkedDeliveriesQueued(t *testing.T) {
+	f := start(t)
+	f.seed(2)
+	ctx := context.Background()
+	at := time.Now()
+	var parked []store.Delivery
+	for i := range 3 {
+		parked = append(parked, store.Delivery{ID: fmt.Sprintf("msg_p%d", i), Org: "org-a", Env: "test", StreamID: "estr_1", Offset: int64(10 + i),
+			Payload: fmt.Appendf(nil, `{"stream_id":"estr_1","offset":%d,"message":{}}`, 10+i), NextAttemptAt: at, QueuedAt: at, CreatedAt: at, Park: true})
+	}
+	if _, err := f.st.EnqueueDeliveries(ctx, parked); err != nil {
+		t.Fatal(err)
+	}
+	path := "/api/v1/streaming/events/deliveries/estr_1/replay"
+	r := f.do("POST", path, manager, map[string]any{"delivery_ids": []string{"msg_p2", "msg_00", "msg_typo", "msg_p0"}})
+	if r.status != 200 || r.body["requeued"] != float64(1) || fmt.Sprint(r.body["not_found"]) != "[msg_typo]" ||
+		fmt.Sprint(r.body["queued"]) != "[msg_p2 msg_p0]" || fmt.Sprint(r.body["in_flight"]) != "[]" {
+		t.Fatalf("replay by ids: %d %v; want 1 requeued, not_found [msg_typo], queued [msg_p2 msg_p0], in_flight []", r.status, r.body)
+	}
+	// they are still waiting, each once, and go into the log as they were
+	if n, err := f.st.UnparkDeliveries(ctx, "estr_1", 10); err != nil || n != 3 {
+		t.Fatalf("unpark: %d, %v; want the 3 parked deliveries", n, err)
+	}
+	c, err := f.st.CountDeliveries(ctx, store.Scope{Org: "org-a", Env: "test"}, "estr_1")
+	if err != nil || c[store.DeliveryPending] != 4 {
+		t.Errorf("counts after unparking %v, %v; want 4 pending (3 parked, 1 requeued)", c, err)
+	}
+	// another organization's replay of the same ids finds nothing
+	r = f.do("POST", path, foreign, map[string]any{"delivery_ids": []string{"msg_p1"}})
+	if r.status != 404 || r.code() != "stream_not_found" {
+		t.Errorf("foreign replay: %d %v", r.status, r.body)
 	}
 }

@@ -429,3 +429,52 @@ func (s *Spool) Close() error {
 	}
 	return err
 }
+
+// View is a read-only look at a key's queue as it was when View was
+// taken: the records appended since are not in it, and the ones consumed
+// since still are. It reads through a file handle of its own (a removed
+// file stays readable through it), so appends and consumes go on while
+// it is read. Close it.
+type View struct {
+	f          *os.File
+	path       string
+	start, end int64
+}
+
+// View takes a view of key's queue; nil (and no error) when key has no
+// records.
+func (s *Spool) View(key string) (*View, error) {
+	q, err := s.get(key, false)
+	if q == nil || err != nil {
+		return nil, err
+	}
+	defer q.mu.Unlock()
+	f, err := os.Open(q.path)
+	if err != nil {
+		return nil, fmt.Errorf("spool: view: %w", err)
+	}
+	return &View{f: f, path: q.path, start: q.start, end: q.end}, nil
+}
+
+// Each calls fn with each record of the view, oldest first, until fn
+// returns false. The record is fn's to keep.
+func (v *View) Each(fn func(rec []byte) bool) error {
+	br := bufio.NewReaderSize(io.NewSectionReader(v.f, v.start, v.end-v.start), 64<<10)
+	off := v.start
+	for {
+		rec, err := ReadFrame(br)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("spool: %s at %d: %w", v.path, off, err)
+		}
+		if !fn(rec) {
+			return nil
+		}
+		off += int64(frameHead + len(rec))
+	}
+}
+
+// Close closes the view's file handle.
+func (v *View) Close() error { return v.f.Close() }

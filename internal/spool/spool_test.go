@@ -230,3 +230,42 @@ func FuzzReadFrame(f *testing.F) {
 		}
 	})
 }
+
+// A view reads the queue as it was when taken: appends after it are not
+// seen, consumes after it (the file's removal included) take nothing from
+// it, and a key without records has no view.
+func TestViewReadsTheQueueAsTaken(t *testing.T) {
+	s := open(t, t.TempDir())
+	if v, err := s.View("k"); v != nil || err != nil {
+		t.Fatalf("view of an empty key: %v, %v; want none", v, err)
+	}
+	if err := s.Append("k", recs(0, 3)...); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.View("k")
+	if err != nil || v == nil {
+		t.Fatalf("view: %v, %v", v, err)
+	}
+	defer v.Close()
+	if err := s.Append("k", recs(3, 2)...); err != nil {
+		t.Fatal(err)
+	}
+	_, m, err := s.Peek("k", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Consume("k", m); err != nil { // all consumed: the file goes
+		t.Fatal(err)
+	}
+	var got [][]byte
+	if err := v.Each(func(rec []byte) bool { got = append(got, rec); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(got, recs(0, 3), bytes.Equal) {
+		t.Errorf("view read %q, want the 3 records there when it was taken", got)
+	}
+	n := 0
+	if err := v.Each(func([]byte) bool { n++; return n < 2 }); err != nil || n != 2 {
+		t.Errorf("a stopped walk read %d records, %v; want 2", n, err)
+	}
+}

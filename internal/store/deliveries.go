@@ -94,14 +94,16 @@ type DeliveryRequeue struct {
 	Now      time.Time
 }
 
-// DeliveryRequeued is what a requeue did. NotFound and InFlight are set
-// (non-nil) for a requeue by ids only: each id given once, in the order
-// given, that is no delivery of the stream in the scope (NotFound), or
-// one leased at Now and left alone (InFlight).
+// DeliveryRequeued is what a requeue did. NotFound, InFlight and Queued
+// are set (non-nil) for a requeue by ids only: each id given once, in the
+// order given, that is no delivery of the stream in the scope (NotFound),
+// one leased at Now and left alone (InFlight), or one parked, not yet in
+// the log and never attempted, left to go out as it is (Queued).
 type DeliveryRequeued struct {
 	Requeued int64
 	NotFound []string
 	InFlight []string
+	Queued   []string
 }
 
 // DeliveryStream is a stream with deliveries due, or a disabled one.
@@ -167,7 +169,8 @@ type Deliveries interface {
 	// RequeueDeliveries makes the selected deliveries pending and due at
 	// r.Now with attempts reset (ids unchanged), skipping rows leased at
 	// r.Now; it enables a disabled endpoint. It returns how many, and for
-	// a requeue by ids, the ids it did not find and the leased ones.
+	// a requeue by ids, the ids it did not find, the leased ones and the
+	// parked ones.
 	RequeueDeliveries(ctx context.Context, sc Scope, streamID string, r DeliveryRequeue) (DeliveryRequeued, error)
 	// CountDeliveries counts a stream's deliveries per status, parked
 	// ones as pending.

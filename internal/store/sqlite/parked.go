@@ -149,3 +149,77 @@ func (s *Store) UnparkDeliveries(ctx context.Context, streamID string, limit int
 	}
 	return int64(len(ds)), nil
 }
+
+// RequeueDeliveries requeues as the shared store does and, by ids, finds
+// among the stream's parked deliveries the ids the log does not hold:
+// they are queued, not sent yet, and go out as they are. The spool is
+// looked at as it was before the log: a delivery moved from one to the
+// other meanwhile is in the view or in the log, never in neither. The
+// view is read only when some ids are still unknown, until all are
+// found; it holds no lock while it is read.
+func (s *Store) RequeueDeliveries(ctx context.Context, sc store.Scope, streamID string, r store.DeliveryRequeue) (store.DeliveryRequeued, error) {
+	if len(r.IDs) == 0 {
+		return s.shared.RequeueDeliveries(ctx, sc, streamID, r)
+	}
+	v, err := s.parked.sp.View(streamID)
+	if err != nil {
+		return store.DeliveryRequeued{}, fmt.Errorf("sqlite: requeue deliveries: %w", err)
+	}
+	if v != nil {
+		defer v.Close()
+	}
+	out, err := s.shared.RequeueDeliveries(ctx, sc, streamID, r)
+	if err != nil || v == nil || len(out.NotFound) == 0 {
+		return out, err
+	}
+	want := make(map[string]bool, len(out.NotFound))
+	for _, id := range out.NotFound {
+		want[id] = false
+	}
+	left := len(want)
+	var bad error
+	err = v.Each(func(rec []byte) bool {
+		id, org, env, ok := parkedIdentity(rec)
+		if !ok {
+			bad = fmt.Errorf("%w in the spool of %s", errParked, streamID)
+			return false
+		}
+		if found, asked := want[id]; asked && !found && org == sc.Org && env == sc.Env {
+			want[id] = true
+			left--
+		}
+		return left > 0
+	})
+	if err = errors.Join(err, bad); err != nil {
+		return store.DeliveryRequeued{}, fmt.Errorf("sqlite: requeue deliveries: %w", err)
+	}
+	notFound := out.NotFound[:0]
+	for _, id := range out.NotFound {
+		if want[id] {
+			out.Queued = append(out.Queued, id)
+		} else {
+			notFound = append(notFound, id)
+		}
+	}
+	out.NotFound = notFound
+	return out, nil
+}
+
+// parkedIdentity reads the id, org and env of an encoded parked delivery
+// (encodeParked) without decoding the rest.
+func parkedIdentity(b []byte) (id, org, env string, ok bool) {
+	if len(b) == 0 || b[0] != parkedVersion {
+		return "", "", "", false
+	}
+	b = b[1:]
+	var strs [3]string
+	for i := range strs {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return "", "", "", false
+		}
+		strs[i] = string(b[k : k+int(n)])
+		b = b[k+int(n):]
+	}
+	return strs[0], strs[1], strs[2], true
+}

@@ -202,10 +202,15 @@ const enableEndpoint = `UPDATE delivery_endpoints SET disabled_at = 0, url = '',
 
 // RequeueDeliveries makes the selected deliveries pending and due at
 // r.Now with attempts reset, skipping rows leased at r.Now, and enables
-// a disabled endpoint; it returns how many. By ids, it also tells the
-// ids it did not find from the leased ones: the update returns the ids it
-// requeued, and only when some were not is a second look at those made
-// (one that exists was leased when the update met it).
+// a disabled endpoint; it returns how many. By ids, it also tells apart
+// the ids it did not requeue: the update returns the ids it requeued, and
+// only when some were not is a second look at those made, at the log and
+// the parked deliveries in one statement (one snapshot: a delivery moved
+// from one to the other meanwhile is seen in one of them). A row of the
+// log it finds leased was in flight; one it finds not leased came into
+// the log after the update (unparked), or its send ended meanwhile, and
+// is requeued then. A parked one is queued (a backend that parks
+// elsewhere adds its own).
 func (s *Store) RequeueDeliveries(ctx context.Context, sc store.Scope, streamID string, r store.DeliveryRequeue) (store.DeliveryRequeued, error) {
 	now := MS(r.Now)
 	const set = `status = 'pending', attempts = 0, next_attempt_at = ?, queued_at = ?, delivered_at = 0, lease_owner = '', lease_until = 0`
@@ -218,43 +223,68 @@ func (s *Store) RequeueDeliveries(ctx context.Context, sc store.Scope, streamID 
 		if len(r.IDs) > 0 {
 			ids := uniq(r.IDs)
 			done := make(map[string]bool, len(ids))
-			err := s.d.chunks(ids, func(part []string) error {
+			requeue := func(ids []string) error {
+				return s.d.chunks(ids, func(part []string) error {
+					in, args := s.d.In("id", part)
+					rows, err := tx.Query(ctx, s.byID(where+` AND `+in, set)+` RETURNING id`, slices.Concat(head, args, tail)...)
+					_, err = collect(nil, rows, err, func(r Row) (struct{}, error) {
+						var id string
+						err := r.Scan(&id)
+						done[id] = true
+						return struct{}{}, err
+					})
+					return err
+				})
+			}
+			if err := requeue(ids); err != nil {
+				return err
+			}
+			rest := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return done[id] })
+			// at: 1 leased in the log, 0 not leased in the log, -1 parked
+			at := make(map[string]int, len(rest))
+			err := s.d.chunks(rest, func(part []string) error {
 				in, args := s.d.In("id", part)
-				rows, err := tx.Query(ctx, s.byID(where+` AND `+in, set)+` RETURNING id`, slices.Concat(head, args, tail)...)
+				scope := []any{sc.Org, sc.Env, streamID}
+				rows, err := tx.Query(ctx, `SELECT id, CASE WHEN lease_until >= ? THEN 1 ELSE 0 END FROM deliveries WHERE `+scoped+` AND `+in+`
+					UNION ALL SELECT id, -1 FROM parked_deliveries WHERE `+scoped+` AND `+in,
+					slices.Concat([]any{now}, scope, args, scope, args)...)
 				_, err = collect(nil, rows, err, func(r Row) (struct{}, error) {
 					var id string
-					err := r.Scan(&id)
-					done[id] = true
+					var w int
+					err := r.Scan(&id, &w)
+					// the log's row counts over a parked copy of it, which
+					// the move into the log drops
+					if old, ok := at[id]; !ok || old < w {
+						at[id] = w
+					}
 					return struct{}{}, err
 				})
 				return err
 			})
 			if err != nil {
+				return err
+			}
+			var again []string
+			for _, id := range rest {
+				if w, ok := at[id]; ok && w == 0 {
+					again = append(again, id)
+				}
+			}
+			if err := requeue(again); err != nil {
 				return err
 			}
 			out.Requeued = int64(len(done))
-			rest := slices.DeleteFunc(ids, func(id string) bool { return done[id] })
-			found := make(map[string]bool, len(rest))
-			err = s.d.chunks(rest, func(part []string) error {
-				in, args := s.d.In("id", part)
-				rows, err := tx.Query(ctx, `SELECT id FROM deliveries WHERE `+scoped+` AND `+in, slices.Concat([]any{sc.Org, sc.Env, streamID}, args)...)
-				_, err = collect(nil, rows, err, func(r Row) (struct{}, error) {
-					var id string
-					err := r.Scan(&id)
-					found[id] = true
-					return struct{}{}, err
-				})
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			out.NotFound, out.InFlight = []string{}, []string{}
+			out.NotFound, out.InFlight, out.Queued = []string{}, []string{}, []string{}
 			for _, id := range rest {
-				if found[id] {
-					out.InFlight = append(out.InFlight, id)
-				} else {
+				w, ok := at[id]
+				switch {
+				case done[id]:
+				case !ok:
 					out.NotFound = append(out.NotFound, id)
+				case w < 0:
+					out.Queued = append(out.Queued, id)
+				default: // leased at the first look, or again by the second update
+					out.InFlight = append(out.InFlight, id)
 				}
 			}
 		} else {

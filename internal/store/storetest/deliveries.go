@@ -510,7 +510,7 @@ func deliveries(t *testing.T, open Opener) {
 		}
 		// all found and requeued: empty lists, not nil
 		got, err = s.RequeueDeliveries(t.Context(), dscope, "s1", store.DeliveryRequeue{IDs: []string{ds[4].ID}, Now: later})
-		if err != nil || got.Requeued != 1 || got.NotFound == nil || len(got.NotFound) != 0 || got.InFlight == nil || len(got.InFlight) != 0 {
+		if err != nil || got.Requeued != 1 || got.NotFound == nil || len(got.NotFound) != 0 || got.InFlight == nil || len(got.InFlight) != 0 || got.Queued == nil || len(got.Queued) != 0 {
 			t.Fatalf("requeue of one dead letter = %+v, %v; want 1 and empty lists", got, err)
 		}
 		d := byID(t, s, dscope, "s1", ds[0].ID)
@@ -519,7 +519,7 @@ func deliveries(t *testing.T, open Opener) {
 		}
 		// time range [created of ds[1], created of ds[3]) holds ds[1], ds[2]
 		got, err = s.RequeueDeliveries(t.Context(), dscope, "s1", store.DeliveryRequeue{From: ds[1].CreatedAt, To: ds[3].CreatedAt, Now: later})
-		if err != nil || got.Requeued != 2 || got.NotFound != nil || got.InFlight != nil {
+		if err != nil || got.Requeued != 2 || got.NotFound != nil || got.InFlight != nil || got.Queued != nil {
 			t.Fatalf("requeue by range = %+v, %v; want 2 and no id lists", got, err)
 		}
 		if got, err := s.RequeueDeliveries(t.Context(), store.Scope{Org: "intruder", Env: "live"}, "s1", store.DeliveryRequeue{IDs: []string{ds[3].ID, ds[5].ID}, Now: later}); err != nil ||
@@ -528,6 +528,48 @@ func deliveries(t *testing.T, open Opener) {
 		}
 		if c := counts(t, s, dscope, "s1"); c[store.DeliveryPending] != 5 || c[store.DeliveryDeadLettered] != 1 {
 			t.Errorf("counts after requeue %v, want 5 pending (one leased), 1 dead", c)
+		}
+	})
+
+	t.Run("RequeueFindsParked", func(t *testing.T) {
+		t.Parallel()
+		s := deliveriesOf(t, open)
+		logged := newDelivery(dscope, "s1", 1)
+		enqueue(t, s, logged)
+		parked := []store.Delivery{newDelivery(dscope, "s1", 2), newDelivery(dscope, "s1", 3), newDelivery(dscope, "s2", 4)}
+		for i := range parked {
+			parked[i].Park = true
+		}
+		enqueue(t, s, parked...)
+		later := base.Add(time.Minute)
+		got, err := s.RequeueDeliveries(t.Context(), dscope, "s1", store.DeliveryRequeue{
+			IDs: []string{parked[1].ID, "msg_unknown", logged.ID, parked[2].ID, parked[0].ID}, Now: later})
+		if err != nil || got.Requeued != 1 {
+			t.Fatalf("requeue by ids = %+v, %v; want the logged one requeued", got, err)
+		}
+		if !slices.Equal(got.Queued, []string{parked[1].ID, parked[0].ID}) || !slices.Equal(got.NotFound, []string{"msg_unknown", parked[2].ID}) || len(got.InFlight) != 0 {
+			t.Errorf("requeue by ids: queued %q, not found %q, in flight %q; want s1's parked ones queued, the unknown and s2's not found",
+				got.Queued, got.NotFound, got.InFlight)
+		}
+		if got, err := s.RequeueDeliveries(t.Context(), store.Scope{Org: "intruder", Env: "live"}, "s1", store.DeliveryRequeue{IDs: []string{parked[0].ID}, Now: later}); err != nil ||
+			!slices.Equal(got.NotFound, []string{parked[0].ID}) || len(got.Queued) != 0 {
+			t.Errorf("another scope: %+v, %v; want the parked id not found", got, err)
+		}
+		// left as they were: moved into the log once, never attempted
+		for {
+			n, err := s.UnparkDeliveries(t.Context(), "s1", 10)
+			if err != nil {
+				t.Fatalf("UnparkDeliveries: %v", err)
+			}
+			if n == 0 {
+				break
+			}
+		}
+		if n := counts(t, s, dscope, "s1"); n[store.DeliveryPending] != 3 {
+			t.Errorf("s1 counts %v, want 3 pending", n)
+		}
+		if d := byID(t, s, dscope, "s1", parked[1].ID); d.Attempts != 0 || !d.QueuedAt.Equal(storedTime(parked[1].QueuedAt)) {
+			t.Errorf("unparked %+v, want it as it was parked", d)
 		}
 	})
 
