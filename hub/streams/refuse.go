@@ -52,6 +52,9 @@ func refusedEvents(e *EventsConfig) *FieldError {
 		return &FieldError{"fleet_id", fleetRule}
 	}
 	sc := e.StreamConfig
+	if e.WebhookURL != "" && (sc == nil || sc.DeliveryMethod == "") {
+		return errWebhookURLAlone("stream_config.delivery_method")
+	}
 	if sc == nil {
 		return nil
 	}
@@ -83,7 +86,17 @@ func batchRanges(prefix string, size, waitMS *int) *FieldError {
 	return nil
 }
 
+// errWebhookURLAlone refuses a webhook_url sent without webhook delivery
+// (delivery names the field that turns it on): the stream would keep it
+// and deliver by websocket, sending nothing there.
+func errWebhookURLAlone(delivery string) *FieldError {
+	return &FieldError{"webhook_url", "is only used with delivery_method webhook: send " + delivery + " webhook with it, or leave webhook_url out"}
+}
+
 func refusedTelemetry(t *TelemetryConfig) *FieldError {
+	if t.WebhookURL != "" && t.DeliveryMethod == "" {
+		return errWebhookURLAlone("delivery_method")
+	}
 	sc := t.StreamConfig
 	if sc == nil {
 		return nil
