@@ -476,7 +476,7 @@ func (a *app) openStreaming(ctx context.Context, deliveries store.Deliveries, na
 	if namer != nil {
 		n = namer
 	}
-	a.pipe = pipeline.New(pipeline.Config{OrderWait: cfg.OrderWait}, a.bus, a.reg, a.streamLog, window, pipeline.NewStoreEnricher(a.store, n), a.hooks, log)
+	a.pipe = pipeline.New(pipeline.Config{OrderWait: cfg.OrderWait}, a.bus, a.reg, a.streamLog, window, pipeline.NewStoreEnricher(a.store, n, log), a.hooks, log)
 	if taken != nil {
 		a.pipe.KeepStreamIDs(taken)
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
@@ -22,26 +23,34 @@ type Namer interface {
 // StoreEnricher answers driver_info and vehicle_details from the trips of
 // the store, cached for a few seconds per vehicle and driver, and
 // location_names from the nearest indexed address within 250 m (when the
-// server loaded address data).
+// server loaded address data). A trip's own events (trip_lifecycle) read
+// the store afresh: each tells of a change of the trip it describes, and
+// the cached answer would describe the trip as it was before (or the
+// vehicle's trip before it). When the store cannot be read the item is
+// left out (and logged), never answered as an unknown driver or vehicle.
 type StoreEnricher struct {
 	trips TripLister
 	names Namer
+	log   *slog.Logger
 	cache *expirable.LRU[string, map[string]any]
 }
 
 // NewStoreEnricher makes an enricher; names may be nil.
-func NewStoreEnricher(trips TripLister, names Namer) *StoreEnricher {
-	return &StoreEnricher{trips: trips, names: names, cache: expirable.NewLRU[string, map[string]any](50_000, nil, 5*time.Second)}
+func NewStoreEnricher(trips TripLister, names Namer, log *slog.Logger) *StoreEnricher {
+	return &StoreEnricher{trips: trips, names: names, log: log, cache: expirable.NewLRU[string, map[string]any](50_000, nil, 5*time.Second)}
 }
 
 // Enrich implements Enricher.
 func (s *StoreEnricher) Enrich(ctx context.Context, org, env string, ev *event.Event, what []string) map[string]any {
 	out := map[string]any{}
+	fresh := ev.Category == event.CategoryTripLifecycle
 	for _, w := range what {
 		switch w {
 		case "vehicle_details":
 			if v := ev.Source.VehicleID; v != "" {
-				out["vehicle_details"] = s.lookup(ctx, org, env, "vehicle", v)
+				if info, ok := s.lookup(ctx, org, env, "vehicle", v, fresh); ok {
+					out["vehicle_details"] = info
+				}
 			}
 		case "location_names":
 			if s.names != nil && ev.Location != nil {
@@ -51,17 +60,24 @@ func (s *StoreEnricher) Enrich(ctx context.Context, org, env string, ev *event.E
 			}
 		case "driver_info":
 			if d := ev.Source.DriverID; d != "" {
-				out["driver_info"] = s.lookup(ctx, org, env, "driver", d)
+				if info, ok := s.lookup(ctx, org, env, "driver", d, fresh); ok {
+					out["driver_info"] = info
+				}
 			}
 		}
 	}
 	return out
 }
 
-func (s *StoreEnricher) lookup(ctx context.Context, org, env, kind, id string) map[string]any {
+// lookup answers what the store knows of a vehicle's or driver's last
+// trip, from the cache unless fresh; false when the store could not be
+// read.
+func (s *StoreEnricher) lookup(ctx context.Context, org, env, kind, id string, fresh bool) (map[string]any, bool) {
 	key := org + "|" + env + "|" + kind + "|" + id
-	if v, ok := s.cache.Get(key); ok {
-		return v
+	if !fresh {
+		if v, ok := s.cache.Get(key); ok {
+			return v, true
+		}
 	}
 	f := store.TripFilter{Scope: store.Scope{Org: org, Env: env}, Sort: "start_time", Desc: true, Limit: 1}
 	if kind == "vehicle" {
@@ -69,8 +85,13 @@ func (s *StoreEnricher) lookup(ctx context.Context, org, env, kind, id string) m
 	} else {
 		f.DriverID = id
 	}
+	trips, err := s.trips.ListTrips(ctx, f)
+	if err != nil {
+		s.log.Warn("enrichment: the last trip could not be read; the event goes without it", "kind", kind, "id", id, "err", err)
+		return nil, false
+	}
 	info := map[string]any{kind + "_id": id, "known": false}
-	if trips, err := s.trips.ListTrips(ctx, f); err == nil && len(trips) > 0 {
+	if len(trips) > 0 {
 		t := trips[0]
 		info["known"] = true
 		info["last_trip_id"] = t.ID
@@ -84,5 +105,5 @@ func (s *StoreEnricher) lookup(ctx context.Context, org, env, kind, id string) m
 		info["last_trip_safety_score"] = t.Totals.SafetyScore
 	}
 	s.cache.Add(key, info)
-	return info
+	return info, true
 }

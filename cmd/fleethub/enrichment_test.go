@@ -1,0 +1,57 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestEnrichmentTellsTheTripAsItIsNow: driver_info and vehicle_details of
+// a trip's own events describe the trip as the event leaves it: the
+// trip_completed event says the last trip is completed, not the status it
+// had a moment before.
+func TestEnrichmentTellsTheTripAsItIsNow(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	r := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{
+		"event_filters":    map[string]any{"vehicle_ids": []string{"veh-en"}, "categories": []string{"trip_lifecycle"}},
+		"processing_rules": map[string]any{"enrichment": []string{"driver_info", "vehicle_details"}}})
+	if r.Status != 201 {
+		t.Fatalf("start: %d %s", r.Status, r.Body)
+	}
+	c := n.dial(t, k, "stream_id="+r.json(t)["stream_id"].(string))
+	expectSubscribed(t, c)
+	var trips []string
+	for range 2 {
+		r = n.do("POST", "/v1/trips", k, map[string]any{"vehicle_id": "veh-en", "driver_id": "drv-en"})
+		if r.Status != 201 {
+			t.Fatalf("start trip: %d %s", r.Status, r.Body)
+		}
+		id := r.json(t)["trip_id"].(string)
+		trips = append(trips, id)
+		if r = n.do("POST", "/v1/trips/"+id+"/stop", k, map[string]any{}); r.Status != 200 {
+			t.Fatalf("stop trip: %d %s", r.Status, r.Body)
+		}
+	}
+	want := []struct{ typ, trip, status string }{
+		{"trip_started", trips[0], "active"}, {"trip_completed", trips[0], "completed"},
+		{"trip_started", trips[1], "active"}, {"trip_completed", trips[1], "completed"},
+	}
+	for i, d := range readEvents(t, c, len(want)) {
+		var m struct {
+			EventType  string                    `json:"event_type"`
+			Enrichment map[string]map[string]any `json:"enrichment"`
+		}
+		if err := json.Unmarshal(d.Message, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.EventType != want[i].typ {
+			t.Fatalf("message %d is %s, want %s", i, m.EventType, want[i].typ)
+		}
+		for _, what := range []string{"driver_info", "vehicle_details"} {
+			info := m.Enrichment[what]
+			if info["last_trip_id"] != want[i].trip || info["last_trip_status"] != want[i].status {
+				t.Errorf("%s of %s: %v; want last trip %s %s", what, m.EventType, info, want[i].trip, want[i].status)
+			}
+		}
+	}
+}
