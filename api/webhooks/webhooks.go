@@ -64,10 +64,10 @@ type DeliveryView struct {
 	StreamID       string          `json:"stream_id"`
 	Offset         int64           `json:"offset" doc:"the message's offset in the stream"`
 	Status         string          `json:"status" enum:"pending,failed,delivered,dead_lettered,disabled" doc:"failed: the last attempt failed and another is scheduled at next_attempt_at; disabled: left by an earlier version that disabled an endpoint on 410 Gone, made pending again within a second"`
-	Attempts       int             `json:"attempts"`
-	LastStatusCode *int            `json:"last_status_code" doc:"HTTP status of the last answer; null when there was none (timeout, connection error)"`
+	Attempts       int             `json:"attempts" doc:"attempts since the delivery was queued or last replayed (a replay sets it to 0)"`
+	LastStatusCode *int            `json:"last_status_code" doc:"HTTP status of the last answer; null when there was none (no attempt yet, a timeout, a connection error). A replay keeps it, and last_error, until the next attempt"`
 	LastError      string          `json:"last_error,omitempty"`
-	LastLatencyMS  *int64          `json:"last_latency_ms" doc:"duration of the last attempt"`
+	LastLatencyMS  *int64          `json:"last_latency_ms" doc:"duration of the last attempt since the delivery was queued or last replayed; null while attempts is 0"`
 	NextAttemptAt  *time.Time      `json:"next_attempt_at" doc:"pending and failed deliveries only"`
 	CreatedAt      time.Time       `json:"created_at"`
 	DeliveredAt    *time.Time      `json:"delivered_at"`
