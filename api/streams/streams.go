@@ -91,9 +91,21 @@ func mapErr(err error) error {
 	case errors.As(err, &fe):
 		return api.Validation("validation_failed", map[string]string{fe.Field: fe.Message})
 	case errors.As(err, &te):
-		return api.Errf("invalid_state_transition", "%s", te.Error()).WithDetails(map[string]string{"status": te.From})
+		return api.Errf("invalid_state_transition", "%s", transitionMessage(te)).WithDetails(map[string]string{"status": te.From})
 	}
 	return err
+}
+
+// transitionMessage says why a state change was refused, in the words of
+// the API (the stream's status, what was asked).
+func transitionMessage(te *domain.TransitionError) string {
+	switch {
+	case te.From == te.To:
+		return "the stream is " + te.From + " already"
+	case te.To == "configured":
+		return "the stream is " + te.From + ": a " + te.From + " stream cannot be configured"
+	}
+	return "the stream is " + te.From + ": it cannot become " + te.To
 }
 
 // Routes returns the streaming routes.

@@ -117,8 +117,24 @@ func TestStreamLifecycle(t *testing.T) {
 	if r.Status != 200 || r.json(t)["status"] != "stopped" {
 		t.Fatalf("stop: %d %s", r.Status, r.Body)
 	}
-	if r := n.do("POST", "/api/v1/streaming/events/stop", k, map[string]any{"stream_id": id}); r.Status != 409 {
-		t.Errorf("stop twice: %d", r.Status)
+	// refused changes of a stopped stream say so in the user's words
+	for _, c := range []struct {
+		method, path string
+		body         map[string]any
+		msg          string
+	}{
+		{"POST", "/api/v1/streaming/events/stop", map[string]any{"stream_id": id}, "the stream is stopped already"},
+		{"PUT", "/api/v1/streaming/events/configure/" + id, map[string]any{"state": "active"}, "the stream is stopped: a stopped stream cannot be configured"},
+	} {
+		r := n.do(c.method, c.path, k, c.body)
+		if r.Status != 409 || r.errCode(t) != "invalid_state_transition" {
+			t.Errorf("%s %s on a stopped stream: %d %s", c.method, c.path, r.Status, r.Body)
+			continue
+		}
+		e := r.json(t)["error"].(map[string]any)
+		if e["message"] != c.msg || e["details"].(map[string]any)["status"] != "stopped" {
+			t.Errorf("%s %s on a stopped stream: %v; want message %q, details.status stopped", c.method, c.path, e, c.msg)
+		}
 	}
 	if r := n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil); r.Status != 200 || r.json(t)["stopped_at"] == nil {
 		t.Errorf("stopped status readable: %d", r.Status)
