@@ -297,10 +297,9 @@ func TestStreamSettingsRefused(t *testing.T) {
 		{"telemetry", map[string]any{"stream_config": map[string]any{"frequency": "high", "custom_interval": 60}}, "stream_config.custom_interval", false},
 		{"telemetry", map[string]any{"stream_config": map[string]any{"frequency": "custom", "custom_interval": 0}}, "stream_config.custom_interval", false},
 		{"telemetry", map[string]any{"stream_config": map[string]any{"frequency": "custom"}}, "stream_config.custom_interval", false},
-		// a webhook_url without webhook delivery would be kept and never used
-		{"telemetry", map[string]any{"webhook_url": "https://hooks.example.com/t"}, "webhook_url", false},
-		{"events", map[string]any{"webhook_url": "https://hooks.example.com/e"}, "webhook_url", false},
-		{"events", map[string]any{"stream_config": map[string]any{"batch_events": true}, "webhook_url": "https://hooks.example.com/e"}, "webhook_url", false},
+		// a webhook_url beside websocket delivery would be kept and never used
+		{"telemetry", map[string]any{"delivery_method": "websocket", "webhook_url": "https://hooks.example.com/t"}, "webhook_url", false},
+		{"events", map[string]any{"stream_config": map[string]any{"delivery_method": "websocket"}, "webhook_url": "https://hooks.example.com/e"}, "webhook_url", false},
 	} {
 		r := n.do("POST", "/api/v1/streaming/"+c.kind+"/start", k, c.body)
 		want := "validation_failed"

@@ -298,3 +298,50 @@ func TestWebhookErrorAnswersAreRetried(t *testing.T) {
 		})
 	}
 }
+
+// TestWebhookURLAloneDeliversByWebhook: the interface addresses a webhook
+// through webhook_url; a stream started with it and no delivery_method
+// (telemetry or events) delivers there, signed, and says so at start.
+func TestWebhookURLAloneDeliversByWebhook(t *testing.T) {
+	var mu sync.Mutex
+	paths := map[string]int{}
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		paths[r.URL.Path]++
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer rc.Close()
+	hits := func(path string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return paths[path]
+	}
+	cfg := testConfig(t)
+	cfg.AllowPrivateWebhooks = true
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"streams:manage", "streams:read", "telemetry:write"}, 100000)
+	for _, c := range []struct{ kind, path string }{{"events", "/hooks/events"}, {"telemetry", "/hooks/telemetry"}} {
+		r := n.do("POST", "/api/v1/streaming/"+c.kind+"/start", k, map[string]any{"webhook_url": rc.URL + c.path})
+		if r.Status != 201 {
+			t.Fatalf("start %s: %d %s", c.kind, r.Status, r.Body)
+		}
+		s := r.json(t)
+		if s["delivery_method"] != "webhook" || !strings.HasPrefix(fmt.Sprint(s["webhook_secret"]), "whsec_") {
+			t.Fatalf("start %s answered %s, want webhook delivery with its secret", c.kind, r.Body)
+		}
+	}
+	n.publishEvent("org-a", "test", &event.Event{EventID: "ev-1", EventType: "harsh_braking", Category: "safety_events",
+		Timestamp: time.Now().UTC(), Severity: "high", Source: event.Source{VehicleID: "v1"}})
+	waitFor(t, "the event at its webhook", func() bool { return hits("/hooks/events") >= 1 })
+	r := n.do("POST", "/v1/telemetry", k, map[string]any{"messages": []any{map[string]any{
+		"vehicle_id": "v1", "timestamp": time.Now().UTC().Format(time.RFC3339Nano), "data_type": "engine_diagnostics",
+		"data": map[string]any{"engine": map[string]any{"rpm": 2100}}}}})
+	if r.Status != 202 {
+		t.Fatalf("telemetry: %d %s", r.Status, r.Body)
+	}
+	waitFor(t, "the telemetry at its webhook", func() bool { return hits("/hooks/telemetry") >= 1 })
+}

@@ -52,9 +52,6 @@ func refusedEvents(e *EventsConfig) *FieldError {
 		return &FieldError{"fleet_id", fleetRule}
 	}
 	sc := e.StreamConfig
-	if e.WebhookURL != "" && (sc == nil || sc.DeliveryMethod == "") {
-		return errWebhookURLAlone("stream_config.delivery_method")
-	}
 	if sc == nil {
 		return nil
 	}
@@ -86,17 +83,25 @@ func batchRanges(prefix string, size, waitMS *int) *FieldError {
 	return nil
 }
 
-// errWebhookURLAlone refuses a webhook_url sent without webhook delivery
-// (delivery names the field that turns it on): the stream would keep it
-// and deliver by websocket, sending nothing there.
-func errWebhookURLAlone(delivery string) *FieldError {
-	return &FieldError{"webhook_url", "is only used with delivery_method webhook: send " + delivery + " webhook with it, or leave webhook_url out"}
+// webhookByURL reads a webhook_url sent without a delivery method as
+// webhook delivery: the interface addresses a webhook through
+// webhook_url. An explicit delivery_method websocket beside it is still
+// refused (checkWebhook).
+func (c *Config) webhookByURL() {
+	if t := c.Telemetry; t != nil && t.WebhookURL != "" && t.DeliveryMethod == "" {
+		t.DeliveryMethod = "webhook"
+	}
+	if e := c.Events; e != nil && e.WebhookURL != "" {
+		if e.StreamConfig == nil {
+			e.StreamConfig = &EventStreamConfig{}
+		}
+		if e.StreamConfig.DeliveryMethod == "" {
+			e.StreamConfig.DeliveryMethod = "webhook"
+		}
+	}
 }
 
 func refusedTelemetry(t *TelemetryConfig) *FieldError {
-	if t.WebhookURL != "" && t.DeliveryMethod == "" {
-		return errWebhookURLAlone("delivery_method")
-	}
 	sc := t.StreamConfig
 	if sc == nil {
 		return nil

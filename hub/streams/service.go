@@ -131,6 +131,7 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 	if fe := conditionValues(kind, body); fe != nil {
 		return Started{}, fe
 	}
+	cfg.webhookByURL()
 	if fe := refused(kind, &cfg); fe != nil {
 		return Started{}, fe
 	}
@@ -338,6 +339,9 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 		}
 		if next.Encrypted() != (key != nil) {
 			return errEncryptionFixed(key != nil)
+		}
+		if u, _ := p["webhook_url"].(string); u != "" {
+			next.webhookByURL() // a URL the patch sends, not one a stream kept from before
 		}
 		if fe := refused(kind, next); fe != nil {
 			return fe
