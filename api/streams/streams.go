@@ -120,13 +120,13 @@ func (h *Handlers) Routes() []*api.Route {
 		idParam := []api.Param{{Name: "stream_id", In: "path", Type: "string", Required: true}}
 		out = append(out,
 			&api.Route{Method: "POST", Path: base + "/start", Tag: "streaming", Summary: "Start a " + kind + " stream", Permission: "streams:manage",
-				Request: k.start, Response: StreamView{}, Status: 201, Handler: func(c *api.Ctx) error { return h.start(c, kind) }},
+				Request: k.start, Response: StreamAnswer{}, Status: 201, Handler: func(c *api.Ctx) error { return h.start(c, kind) }},
 			&api.Route{Method: "POST", Path: base + "/stop", Tag: "streaming", Summary: "Stop a " + kind + " stream and close its connections", Permission: "streams:manage",
-				Request: StopBody{}, Response: StatusView{}, Errors: []int{404, 409}, Handler: func(c *api.Ctx) error { return h.stop(c, kind) }},
+				Request: StopBody{}, Response: StatusAnswer{}, Errors: []int{404, 409}, Handler: func(c *api.Ctx) error { return h.stop(c, kind) }},
 			&api.Route{Method: "GET", Path: base + "/status/{stream_id}", Tag: "streaming", Summary: "Status, counters and lag of a " + kind + " stream", Permission: "streams:read", TokenScope: api.ConsoleReadScope,
-				Params: idParam, Response: StatusView{}, Handler: func(c *api.Ctx) error { return h.status(c, kind) }},
+				Params: idParam, Response: StatusAnswer{}, Handler: func(c *api.Ctx) error { return h.status(c, kind) }},
 			&api.Route{Method: "PUT", Path: base + "/configure/{stream_id}", Tag: "streaming", Summary: "Change filters and settings, pause or resume a " + kind + " stream without reconnecting clients",
-				Permission: "streams:manage", Params: idParam, Request: k.configure, Response: StatusView{}, Errors: []int{409},
+				Permission: "streams:manage", Params: idParam, Request: k.configure, Response: StatusAnswer{}, Errors: []int{409},
 				Handler: func(c *api.Ctx) error { return h.configure(c, kind) }},
 		)
 	}
@@ -180,7 +180,7 @@ func (h *Handlers) start(c *api.Ctx, kind string) error {
 	if k := res.Encryption; k != nil {
 		v.Encryption = &EncryptionView{Algorithm: domain.EncryptionAlgorithm, KeyID: k.KeyID, Key: k.Key}
 	}
-	return c.JSON(201, v)
+	return c.JSON(201, StreamAnswer{Success: true, StreamView: v})
 }
 
 func (h *Handlers) stop(c *api.Ctx, kind string) error {
@@ -203,7 +203,7 @@ func (h *Handlers) stop(c *api.Ctx, kind string) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(200, v)
+	return c.JSON(200, StatusAnswer{Success: true, StatusView: v})
 }
 
 func (h *Handlers) status(c *api.Ctx, kind string) error {
@@ -216,7 +216,7 @@ func (h *Handlers) status(c *api.Ctx, kind string) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(200, v)
+	return c.JSON(200, StatusAnswer{Success: true, StatusView: v})
 }
 
 func (h *Handlers) configure(c *api.Ctx, kind string) error {
@@ -245,7 +245,7 @@ func (h *Handlers) configure(c *api.Ctx, kind string) error {
 		return err
 	}
 	v.WebhookSecret = res.Secret
-	return c.JSON(200, v)
+	return c.JSON(200, StatusAnswer{Success: true, StatusView: v})
 }
 
 func (h *Handlers) websocket(c *api.Ctx) error {

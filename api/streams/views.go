@@ -13,7 +13,6 @@ import (
 
 // StreamView is a stream as the API shows it.
 type StreamView struct {
-	Success        bool       `json:"success"`
 	StreamID       string     `json:"stream_id"`
 	StreamType     string     `json:"stream_type" enum:"telemetry,events"`
 	Status         string     `json:"status" enum:"active,paused,stopped"`
@@ -47,7 +46,14 @@ type Lag struct {
 	PipelineLagMS *int64     `json:"pipeline_lag_ms" doc:"ingest to match time of the last message the answering node matched; null, like last_message_at, when it has matched none" source:"measured"`
 }
 
-// StatusView is the status answer.
+// StreamAnswer is the start answer: the stream in the envelope.
+type StreamAnswer struct {
+	Success bool `json:"success"`
+	StreamView
+}
+
+// StatusView is a stream with its counters and lag, as the status
+// answer and each item of the listing show it.
 type StatusView struct {
 	StreamView
 	ConnectedClients int64            `json:"connected_clients" source:"measured"`
@@ -56,6 +62,13 @@ type StatusView struct {
 	// Webhook is the endpoint state of a webhook stream: circuit,
 	// disabled (410), and deliveries per status now, across nodes.
 	Webhook *apiwebhooks.EndpointStatus `json:"webhook,omitempty"`
+}
+
+// StatusAnswer is the status, stop and configure answer: the status
+// view in the envelope.
+type StatusAnswer struct {
+	Success bool `json:"success"`
+	StatusView
 }
 
 func wsURL(c *api.Ctx, id string) string {
@@ -67,7 +80,7 @@ func wsURL(c *api.Ctx, id string) string {
 }
 
 func (h *Handlers) view(c *api.Ctx, e *domain.Entry) (StreamView, error) {
-	v := StreamView{Success: true, StreamID: e.Rec.ID, StreamType: e.Rec.Kind, Status: e.Rec.State, CreatedAt: e.Rec.CreatedAt, UpdatedAt: e.Rec.UpdatedAt,
+	v := StreamView{StreamID: e.Rec.ID, StreamType: e.Rec.Kind, Status: e.Rec.State, CreatedAt: e.Rec.CreatedAt, UpdatedAt: e.Rec.UpdatedAt,
 		DeliveryMethod: e.Info.Delivery}
 	if !e.Rec.StoppedAt.IsZero() {
 		t := e.Rec.StoppedAt

@@ -92,7 +92,14 @@ func TestStreamListing(t *testing.T) {
 		first["counters"] == nil || first["lag"] == nil || first["connected_clients"] != 0.0 || first["websocket_url"] == nil {
 		t.Errorf("item %v", first)
 	}
+	// success belongs to the answer, not to each stream it lists
+	if _, ok := first["success"]; ok || r.json(t)["success"] != true {
+		t.Errorf("listing: success %v on the answer, item %v; want it on the answer only", r.json(t)["success"], first)
+	}
 	status := n.do("GET", "/api/v1/streaming/telemetry/status/"+telemetry[0], k, nil).json(t)
+	if status["success"] != true {
+		t.Errorf("status answer %v, want success true", status)
+	}
 	for _, f := range []string{"stream_id", "stream_type", "status", "created_at", "configuration", "counters", "lag", "connected_clients"} {
 		if fmt.Sprint(status[f]) != fmt.Sprint(first[f]) {
 			t.Errorf("%s: listing %v, status %v", f, first[f], status[f])
