@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/keys"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -114,7 +115,7 @@ func strayFields(body []byte) map[string]string {
 		case slices.Contains(serverSet, f):
 			bad[f] = "is set by the server and cannot be sent"
 		default:
-			bad[f] = "unknown field; allowed: " + strings.Join(settable, ", ")
+			bad[f] = jsonpath.UnknownRefusal + "; allowed: " + strings.Join(settable, ", ")
 		}
 		if len(bad) == 10 {
 			break

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // TestEveryBodyRefusesUnknownFields sends every request body the OpenAPI
@@ -67,6 +69,12 @@ func TestEveryBodyRefusesUnknownFields(t *testing.T) {
 			}
 			if e.Error.Code != "validation_failed" || !hasKeyEnding(e.Error.Details, field) {
 				t.Errorf("%s %s with an unknown field: %s, want validation_failed naming %s", method, p, res.Body, field)
+			}
+			// one wording on every endpoint (an endpoint may add what it allows)
+			for k, msg := range e.Error.Details {
+				if s, _ := msg.(string); strings.HasSuffix(k, field) && s != jsonpath.UnknownRefusal && !strings.HasPrefix(s, jsonpath.UnknownRefusal+"; allowed: ") {
+					t.Errorf("%s %s refuses an unknown field with %q, want %q", method, p, s, jsonpath.UnknownRefusal)
+				}
 			}
 		}
 	}

@@ -207,9 +207,9 @@ func bodyError(err error, body []byte, t reflect.Type) error {
 	}
 	if strings.HasPrefix(err.Error(), "json: unknown field ") {
 		if f, _, ok := first(jsonpath.Unknown(body, t)); ok {
-			return &FieldError{f, "is not a known field"}
+			return &FieldError{f, jsonpath.UnknownRefusal}
 		}
-		return &FieldError{strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), "is not a known field"}
+		return &FieldError{strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), jsonpath.UnknownRefusal}
 	}
 	if f, msg, ok := first(jsonpath.BadTimes(body, t)); ok {
 		return &FieldError{f, msg}

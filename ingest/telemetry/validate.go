@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // telemetryFields are the top-level fields of a telemetry message.
@@ -22,7 +23,7 @@ func (s *Service) validateTelemetry(m map[string]any, a at, now time.Time, errs 
 	}
 	for k := range m {
 		if !telemetryFields[k] {
-			errs.add(a.path(key(k)), "unknown field")
+			errs.add(a.path(key(k)), jsonpath.UnknownRefusal)
 		}
 	}
 	var msg string
@@ -103,7 +104,7 @@ func checkGroup(g map[string]any, fields group, gname string, a at, errs *fieldE
 	for f, v := range g {
 		k, known := fields[f]
 		if !known {
-			errs.add(a.path("data."+gname+"."+key(f)), "unknown field of group "+gname+"; allowed: "+list(sortedKeys(fields)))
+			errs.add(a.path("data."+gname+"."+key(f)), jsonpath.UnknownRefusal+" of group "+gname+"; allowed: "+list(sortedKeys(fields)))
 			continue
 		}
 		n, msg := checkKind(k, v)
@@ -218,7 +219,7 @@ func validateQuality(v any, a at, errs *fieldErrors) *event.QualityIndicators {
 			}
 			q.SensorHealth = s
 		default:
-			errs.add(a.path("quality_indicators."+key(k)), "unknown field; allowed: data_completeness, sensor_health or signal_strength")
+			errs.add(a.path("quality_indicators."+key(k)), jsonpath.UnknownRefusal+"; allowed: data_completeness, sensor_health or signal_strength")
 		}
 	}
 	return q

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // SourceSystemExternal is the source_system of events sent without one.
@@ -99,7 +100,7 @@ func (s *Service) eventField(e *event.Event, k string, v any, a at, now time.Tim
 			msg = "must be an array or an object"
 		}
 	default:
-		msg = "unknown field"
+		msg = jsonpath.UnknownRefusal
 	}
 	return msg
 }
@@ -139,7 +140,7 @@ func source(v any, a at, errs *fieldErrors) (event.Source, string) {
 		case "fleet_id":
 			dst = &src.FleetID
 		default:
-			errs.add(a.path("source."+key(k)), "unknown field; allowed: driver_id, fleet_id, trip_id or vehicle_id")
+			errs.add(a.path("source."+key(k)), jsonpath.UnknownRefusal+"; allowed: driver_id, fleet_id, trip_id or vehicle_id")
 			continue
 		}
 		s, msg := idText(e)
@@ -203,7 +204,7 @@ func location(v any, a at, errs *fieldErrors) (*event.Location, string) {
 				l.EmergencyServicesDistance = &f
 			}
 		default:
-			msg = "unknown field"
+			msg = jsonpath.UnknownRefusal
 		}
 		if msg != "" {
 			errs.add(a.path("location."+key(k)), msg)
@@ -239,7 +240,7 @@ func metadata(v any, a at, errs *fieldErrors) (event.Metadata, string) {
 		case "late":
 			msg = msgServerOwned
 		default:
-			msg = "unknown field; allowed: correlation_id, processing_time, sequence_number or source_system"
+			msg = jsonpath.UnknownRefusal + "; allowed: correlation_id, processing_time, sequence_number or source_system"
 		}
 		if msg != "" {
 			errs.add(a.path("metadata."+key(k)), msg)

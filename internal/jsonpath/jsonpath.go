@@ -37,7 +37,7 @@ func Unknown(body []byte, t reflect.Type) map[string]string {
 }
 
 // Check is Unknown and Blank in one pass over body: each field the type
-// t does not declare ("unknown field") and each identifier sent blank
+// t does not declare (UnknownRefusal) and each identifier sent blank
 // (BlankRefusal), by path, up to MaxNamed; nil when there is none.
 func Check(body []byte, t reflect.Type) map[string]string {
 	return check(body, t, true)
@@ -142,7 +142,7 @@ func (w *walker) walk(v any, t reflect.Type, path string, id bool) {
 		for _, k := range keys {
 			f, ok := fields[strings.ToLower(k)]
 			if !ok {
-				w.note(w.unknown, join(path, k), "unknown field")
+				w.note(w.unknown, join(path, k), UnknownRefusal)
 				continue
 			}
 			w.walk(obj[k], f.t, join(path, k), f.id)
@@ -170,6 +170,11 @@ func (w *walker) walk(v any, t reflect.Type, path string, id bool) {
 		}
 	}
 }
+
+// UnknownRefusal is the message for a body field its endpoint does not
+// declare, on every endpoint; one that lists the fields it allows adds
+// "; allowed: " and the list.
+const UnknownRefusal = "unknown field"
 
 // BlankRefusal is the message for an identifier sent blank.
 const BlankRefusal = "must not be empty or only white space"
