@@ -36,6 +36,7 @@ type Store interface {
 	ListDeliveries(ctx context.Context, sc store.Scope, streamID string, q store.DeliveryQuery) ([]store.Delivery, int64, error)
 	RequeueDeliveries(ctx context.Context, sc store.Scope, streamID string, r store.DeliveryRequeue) (store.DeliveryRequeued, error)
 	CountDeliveries(ctx context.Context, sc store.Scope, streamID string) (map[string]int64, error)
+	CountParkedDeliveries(ctx context.Context, sc store.Scope, streamID string) (int64, error)
 }
 
 // Endpoints reports a stream's endpoint state (the webhook dispatcher).
@@ -88,6 +89,9 @@ type ListResponse struct {
 	Deliveries []DeliveryView  `json:"deliveries" doc:"newest first"`
 	NextCursor *string         `json:"next_cursor" doc:"pass as cursor for the next page; null on the last"`
 	Endpoint   *EndpointStatus `json:"endpoint" doc:"null for a stream that does not deliver by webhook (now): it has no endpoint, and its listing shows what it sent by webhook before"`
+	// ParkedNotListed is counted apart from the listing's page: the
+	// parked deliveries are not in the delivery log the listing reads.
+	ParkedNotListed int64 `json:"parked_not_listed" doc:"deliveries parked until the endpoint can take them (never attempted, not yet in the delivery log): counted as pending in endpoint.counts and the stream's status, but in no page of this listing, whatever the status asked, until the endpoint takes them; 0 when none. The pending deliveries of every page plus this make endpoint.counts.pending, as of the moment each was read"`
 }
 
 // ReplayBody selects deliveries to send again: ids, or a time range of
@@ -105,7 +109,7 @@ type ReplayResponse struct {
 	Requeued int64    `json:"requeued" doc:"deliveries made pending again (ones being sent at this moment are left alone)"`
 	NotFound []string `json:"not_found,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given that are no delivery of this stream in its delivery log (unknown, another stream's, or no longer kept), each once, in the order sent; nothing was done for them"`
 	InFlight []string `json:"in_flight,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given of deliveries a node held for sending at that moment (in its endpoint's queue or being sent), left alone (each once, in the order sent)"`
-	Queued   []string `json:"queued,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given of deliveries not sent yet, parked until the endpoint can take them (counted as pending in the stream's status, not in the listing until then); left as they are, they go out once under the same webhook-id (each once, in the order sent)"`
+	Queued   []string `json:"queued,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given of deliveries not sent yet, parked until the endpoint can take them (counted as pending in the stream's status and in the listing's parked_not_listed, not listed until then); left as they are, they go out once under the same webhook-id (each once, in the order sent)"`
 }
 
 // Routes returns the delivery routes for telemetry and event streams.
@@ -224,6 +228,9 @@ func (h *Handlers) list(c *api.Ctx, kind string) error {
 		return api.Internal(err)
 	}
 	res := ListResponse{Success: true, StreamID: info.ID, Deliveries: make([]DeliveryView, len(ds))}
+	if res.ParkedNotListed, err = h.st.CountParkedDeliveries(c.Context(), sc, info.ID); err != nil {
+		return api.Internal(err)
+	}
 	if info.Delivery == "webhook" {
 		st, err := h.Status(c.Context(), info.Org, info.Env, info.ID)
 		if err != nil {

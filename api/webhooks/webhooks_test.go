@@ -361,3 +361,41 @@ func TestReplayTellsParkedDeliveriesQueued(t *testing.T) {
 		t.Errorf("foreign replay: %d %v", r.status, r.body)
 	}
 }
+
+// The listing is the delivery log; deliveries parked for their endpoint
+// are not in it yet, and the answer says how many it leaves out, so that
+// what it lists as pending and parked_not_listed add up to the pending
+// count the endpoint (and the stream's status) shows, and a stream with
+// nothing parked says 0.
+func TestListingTellsParkedDeliveriesNotListed(t *testing.T) {
+	f := start(t)
+	f.seed(4) // 2 dead-lettered, 2 pending
+	path := "/api/v1/streaming/events/deliveries/estr_1?status=pending"
+	if r := f.do("GET", path, reader, nil); r.status != 200 || r.body["parked_not_listed"] != float64(0) {
+		t.Fatalf("nothing parked: %d %v; want parked_not_listed 0", r.status, r.body)
+	}
+	at := time.Now()
+	var parked []store.Delivery
+	for i := range 3 {
+		parked = append(parked, store.Delivery{ID: fmt.Sprintf("msg_p%d", i), Org: "org-a", Env: "test", StreamID: "estr_1", Offset: int64(10 + i),
+			Payload: fmt.Appendf(nil, `{"stream_id":"estr_1","offset":%d,"message":{}}`, 10+i), NextAttemptAt: at, QueuedAt: at, CreatedAt: at, Park: true})
+	}
+	if _, err := f.st.EnqueueDeliveries(context.Background(), parked); err != nil {
+		t.Fatal(err)
+	}
+	r := f.do("GET", path, reader, nil)
+	listed := len(r.body["deliveries"].([]any))
+	pending := r.body["endpoint"].(map[string]any)["counts"].(map[string]any)["pending"]
+	if r.status != 200 || r.body["parked_not_listed"] != float64(3) || listed != 2 || pending != float64(listed+3) {
+		t.Fatalf("listing with 3 parked: %d, %d listed, parked_not_listed %v, counts.pending %v; want 2 listed, 3 not listed, 5 pending",
+			r.status, listed, r.body["parked_not_listed"], pending)
+	}
+	// once the endpoint takes them they are listed, and no longer told apart
+	if n, err := f.st.UnparkDeliveries(context.Background(), "estr_1", 10); err != nil || n != 3 {
+		t.Fatalf("unpark: %d, %v", n, err)
+	}
+	r = f.do("GET", path, reader, nil)
+	if listed := len(r.body["deliveries"].([]any)); listed != 5 || r.body["parked_not_listed"] != float64(0) {
+		t.Errorf("after unparking: %d listed, parked_not_listed %v; want 5 and 0", listed, r.body["parked_not_listed"])
+	}
+}

@@ -175,6 +175,10 @@ type Deliveries interface {
 	// CountDeliveries counts a stream's deliveries per status, parked
 	// ones as pending.
 	CountDeliveries(ctx context.Context, sc Scope, streamID string) (map[string]int64, error)
+	// CountParkedDeliveries counts a stream's parked deliveries: among
+	// CountDeliveries' pending, the ones ListDeliveries does not list
+	// yet (0 on a backend that does not park).
+	CountParkedDeliveries(ctx context.Context, sc Scope, streamID string) (int64, error)
 	// DisableDeliveries marks a stream's endpoint disabled (recording
 	// url and reason) and moves its pending and failed deliveries to
 	// disabled, returning how many moved.

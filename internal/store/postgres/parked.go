@@ -103,6 +103,17 @@ func (s *Store) UnparkDeliveries(ctx context.Context, streamID string, limit int
 	return n, nil
 }
 
+// CountParkedDeliveries counts a stream's parked deliveries of the scope.
+func (s *Store) CountParkedDeliveries(ctx context.Context, sc store.Scope, streamID string) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM parked_deliveries WHERE stream_id = $1 AND org = $2 AND env = $3`,
+		streamID, sc.Org, sc.Env).Scan(&n)
+	if err != nil {
+		return 0, wrap("count parked deliveries", err)
+	}
+	return n, nil
+}
+
 // parkedRow names the parked count's row in CountDeliveries.
 const parkedRow = "parked"
 

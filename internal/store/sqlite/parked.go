@@ -121,6 +121,33 @@ func (s *Store) ParkedStreams(context.Context) ([]string, error) {
 	return s.parked.sp.Keys(), nil
 }
 
+// CountParkedDeliveries counts a stream's parked deliveries, under the
+// lock CountDeliveries counts under. The spool is keyed by stream id
+// alone: its oldest record tells the stream's scope.
+func (s *Store) CountParkedDeliveries(_ context.Context, sc store.Scope, streamID string) (int64, error) {
+	s.parked.mu.Lock()
+	defer s.parked.mu.Unlock()
+	n := s.parked.sp.Len(streamID)
+	if n == 0 {
+		return 0, nil
+	}
+	recs, _, err := s.parked.sp.Peek(streamID, 1)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: count parked deliveries: %w", err)
+	}
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	_, org, env, ok := parkedIdentity(recs[0])
+	if !ok {
+		return 0, fmt.Errorf("sqlite: count parked deliveries: %w in the spool of %s", errParked, streamID)
+	}
+	if org != sc.Org || env != sc.Env {
+		return 0, nil
+	}
+	return int64(n), nil
+}
+
 // UnparkDeliveries moves a stream's oldest parked deliveries into the
 // queue: they are enqueued (known ids skipped, a disabled stream's stored
 // disabled), then consumed from the spool. A crash in between moves them

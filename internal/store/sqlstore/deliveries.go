@@ -322,11 +322,16 @@ func uniq(vals []string) []string {
 
 // UnparkDeliveries moves nothing: both backends park deliveries their own
 // way (SQLite in a spool, PostgreSQL in parked_deliveries) and override
-// it, with ParkedStreams and CountDeliveries.
+// it, with ParkedStreams, CountDeliveries and CountParkedDeliveries.
 func (s *Store) UnparkDeliveries(context.Context, string, int) (int64, error) { return 0, nil }
 
 // ParkedStreams is empty: nothing is parked.
 func (s *Store) ParkedStreams(context.Context) ([]string, error) { return nil, nil }
+
+// CountParkedDeliveries is 0: nothing is parked.
+func (s *Store) CountParkedDeliveries(context.Context, store.Scope, string) (int64, error) {
+	return 0, nil
+}
 
 // CountDeliveries counts a stream's deliveries per status, every status
 // present.
