@@ -2,9 +2,12 @@
 // it decodes the query, asks the address index of internal/geocode and
 // encodes the answer. Without an index (no --addresses) every route
 // answers 501. A query that cannot be read (over 500 characters, invalid
-// UTF-8, control characters such as NUL, a limit or focus point out of
-// range) answers 400 in the plain error form; a query of punctuation
-// only finds nothing.
+// UTF-8, control characters such as NUL, a limit, focus point, lat or
+// lon out of range) answers 400 in the plain error form; a query of
+// punctuation only finds nothing. The autocomplete's lat and lon are
+// the interface's: read and checked, each alone or both, and without
+// effect on the suggestions (a focus point is focus.point.lat and
+// focus.point.lon).
 //
 // Handlers hold nothing but the address index, set by New and only read
 // afterwards; a loaded Index is read-only and safe for concurrent
@@ -96,7 +99,8 @@ func (h *Handlers) Routes() []*api.Route {
 	return []*api.Route{
 		{Method: "GET", Path: "/v1/autocomplete", Tag: "geocoding", Summary: "US address autocomplete", Permission: "geocoding:read", Auth: api.AuthKeyPlain,
 			Params: append([]api.Param{q, {Name: "limit", In: "query", Type: "integer", Description: "1-20, default 5"},
-				{Name: "lat", In: "query", Type: "number", Description: "with lon: a focus point, as focus.point.lat"}, {Name: "lon", In: "query", Type: "number", Description: "with lat"}}, focus...),
+				{Name: "lat", In: "query", Type: "number", Description: "-90 to 90; accepted, has no effect on the suggestions (a focus point is focus.point.lat and focus.point.lon)"},
+				{Name: "lon", In: "query", Type: "number", Description: "-180 to 180; accepted, has no effect on the suggestions"}}, focus...),
 			Response: AutocompleteResponse{}, Errors: []int{501}, Handler: h.autocomplete},
 		{Method: "GET", Path: "/v1/search", Tag: "geocoding", Summary: "US address full-text search (fuzzy)", Permission: "geocoding:read", Auth: api.AuthKeyPlain,
 			Params: append([]api.Param{q, {Name: "limit", In: "query", Type: "integer", Description: "1-100, default 10"},
@@ -149,26 +153,42 @@ func (h *Handlers) query(c *api.Ctx, def, max int) (geocode.Query, error) {
 		}
 		out.Limit = n
 	}
-	for _, names := range [][2]string{{"focus.point.lat", "focus.point.lon"}, {"lat", "lon"}} {
-		la, lo := c.QueryArgs().Peek(names[0]), c.QueryArgs().Peek(names[1])
-		if len(la) == 0 && len(lo) == 0 {
-			continue
-		}
-		lat, e1 := strconv.ParseFloat(string(la), 64)
-		lon, e2 := strconv.ParseFloat(string(lo), 64)
-		if e1 != nil || e2 != nil || math.IsNaN(lat) || math.IsNaN(lon) || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
-			return geocode.Query{}, plain(400, names[0]+" and "+names[1]+" must be a latitude from -90 to 90 and a longitude from -180 to 180")
-		}
-		if out.Focus == nil {
-			out.Focus = &geo.Point{Lat: lat, Lon: lon}
-		}
+	la, lo := c.QueryArgs().Peek("focus.point.lat"), c.QueryArgs().Peek("focus.point.lon")
+	if len(la) == 0 && len(lo) == 0 {
+		return out, nil
 	}
+	lat, e1 := strconv.ParseFloat(string(la), 64)
+	lon, e2 := strconv.ParseFloat(string(lo), 64)
+	if e1 != nil || e2 != nil || math.IsNaN(lat) || math.IsNaN(lon) || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
+		return geocode.Query{}, plain(400, "focus.point.lat and focus.point.lon must be a latitude from -90 to 90 and a longitude from -180 to 180")
+	}
+	out.Focus = &geo.Point{Lat: lat, Lon: lon}
 	return out, nil
+}
+
+// coordinate checks query parameter name, when sent, as a number from
+// -bound to bound: the autocomplete's lat and lon, which it reads only
+// to refuse what is not a coordinate.
+func coordinate(c *api.Ctx, name string, bound float64) error {
+	v := c.QueryArgs().Peek(name)
+	if len(v) == 0 {
+		return nil
+	}
+	if f, err := strconv.ParseFloat(string(v), 64); err != nil || math.IsNaN(f) || f < -bound || f > bound {
+		return plain(400, name+" must be a number from "+strconv.FormatFloat(-bound, 'f', -1, 64)+" to "+strconv.FormatFloat(bound, 'f', -1, 64))
+	}
+	return nil
 }
 
 func (h *Handlers) autocomplete(c *api.Ctx) error {
 	q, err := h.query(c, 5, 20)
 	if err != nil {
+		return err
+	}
+	if err := coordinate(c, "lat", 90); err != nil {
+		return err
+	}
+	if err := coordinate(c, "lon", 180); err != nil {
 		return err
 	}
 	q.Prefix = true

@@ -251,3 +251,43 @@ func TestNamedStreetFirst(t *testing.T) {
 		t.Errorf("validate: %v, want 241-02 Braddock Avenue suggested", body)
 	}
 }
+
+// The autocomplete takes lat and lon, as the interface has them, and they
+// change nothing: the same q answers the same suggestions, in the same
+// order, with or without them, wherever they point (beside either of two
+// streets that tie, at the other end of the country, at the poles), and
+// each may come alone.
+func TestAutocompleteLatLonHaveNoEffect(t *testing.T) {
+	s := start(t, fixture(t))
+	places := []string{
+		"&lat=40.12610&lon=-82.92950", "&lat=40.12580&lon=-82.93120", // beside N State St, beside W Main St
+		"&lat=40.74020&lon=-73.71620", "&lat=-90&lon=180", "&lat=0&lon=0",
+		"&lat=40.12580", "&lon=-82.93120", "&lat=40.1&lon=-82.9&limit=20",
+	}
+	for _, text := range []string{"Westerville", "Westervi", "90-05 21", "Braddock", "Glen Oaks", "24 N State"} {
+		for _, place := range places {
+			limit := ""
+			if strings.Contains(place, "limit") {
+				limit = "&limit=20"
+			}
+			status, without := s.get(t, "/v1/autocomplete?q="+q(text)+limit)
+			if sug, _ := without["suggestions"].([]any); status != 200 || len(sug) < 2 {
+				t.Fatalf("%q: %d %v, want at least two suggestions", text, status, without)
+			}
+			status, with := s.get(t, "/v1/autocomplete?q="+q(text)+place)
+			if status != 200 || fmt.Sprint(with["suggestions"]) != fmt.Sprint(without["suggestions"]) {
+				t.Errorf("%q with %s: %d %v\nwithout: %v", text, place, status, with["suggestions"], without["suggestions"])
+			}
+		}
+	}
+	// still read: a value that is not a coordinate is refused, naming it
+	for _, c := range []struct{ query, name string }{
+		{"&lat=NaN&lon=1", "lat"}, {"&lat=91&lon=0", "lat"}, {"&lat=-90.5", "lat"}, {"&lat=north", "lat"},
+		{"&lat=1&lon=181", "lon"}, {"&lon=-180.01", "lon"}, {"&lon=Inf", "lon"}, {"&lon=1,2", "lon"},
+	} {
+		status, body := s.get(t, "/v1/autocomplete?q=main"+c.query)
+		if msg, _ := body["error"].(string); status != 400 || body["success"] != false || !strings.HasPrefix(msg, c.name+" ") {
+			t.Errorf("autocomplete with %s: %d %v, want 400 naming %s", c.query, status, body, c.name)
+		}
+	}
+}
