@@ -140,6 +140,13 @@ func opResponses(g *schemaGen, r *Route, eref Schema) map[string]any {
 		success["content"] = map[string]any{"application/json": map[string]any{"schema": g.ref(reflect.TypeOf(r.Response))}}
 	}
 	resp[fmt.Sprint(r.Status)] = success
+	for _, c := range r.Also {
+		also := map[string]any{"description": httpText(c)}
+		if content, ok := success["content"]; ok && c != 304 {
+			also["content"] = content
+		}
+		resp[fmt.Sprint(c)] = also
+	}
 	errContent := map[string]any{"application/json": map[string]any{"schema": eref}}
 	for _, c := range errorCodes(r) {
 		resp[fmt.Sprint(c)] = map[string]any{"description": httpText(c), "content": errContent}
@@ -203,14 +210,22 @@ func httpText(c int) string {
 		return "missing, malformed, unknown or revoked API key"
 	case 403:
 		return "permission missing"
+	case 206:
+		return "partial content: the byte range asked for, with Content-Range"
+	case 304:
+		return "not modified"
 	case 404:
 		return "not found"
 	case 409:
 		return "conflict with the current state"
 	case 413:
 		return "body too large"
+	case 412:
+		return "precondition failed"
 	case 415:
 		return "Content-Type is not application/json"
+	case 416:
+		return "range not satisfiable, with Content-Range bytes */size"
 	case 429:
 		return "rate limit exceeded"
 	case 501:

@@ -70,8 +70,11 @@ type Route struct {
 	Request  any
 	Response any
 	Status   int
-	// Responses lists extra documented statuses (error statuses are
-	// added from Errors).
+	// Also lists the other statuses the route answers without an error:
+	// 206 with part of the success content, 304 with none.
+	Also []int
+	// Errors lists the route's own error statuses (those of
+	// authentication, parameters and the server are added to them).
 	Errors []int
 	// Raw marks a route whose success body is not JSON (tiles, metrics).
 	Raw         string // content type when not JSON

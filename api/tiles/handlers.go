@@ -1,10 +1,12 @@
 // Package tiles serves a PMTiles v3 archive over HTTP: its header and
-// metadata, and its tiles by z/x/y. The reader is internal/tiles.
+// metadata, its tiles by z/x/y, and the archive itself, read-only and by
+// byte range, for clients that read PMTiles themselves (the metadata's
+// url). The reader is internal/tiles.
 //
-// Handlers hold the archive and its file name, set by New and only read
-// afterwards; an open Archive is safe for concurrent Tile calls and its
-// Header and Metadata are only read, so the handlers serve any number of
-// requests at once.
+// Handlers hold the archive, its file name and its ETag, set by New and
+// only read afterwards; an open Archive is safe for concurrent Tile and
+// ReadAt calls and its Header and Metadata are only read, so the handlers
+// serve any number of requests at once.
 package tiles
 
 import (
@@ -44,7 +46,7 @@ type HeaderView struct {
 type MetadataResponse struct {
 	Success  bool        `json:"success"`
 	File     string      `json:"file"`
-	URL      string      `json:"url"`
+	URL      string      `json:"url" doc:"the absolute address of the archive itself (GET, read by HTTP range requests as PMTiles clients do), as the client reached the service; tiles one by one are at /v1/api/tiles/buildings/{z}/{x}/{y}.mvt"`
 	Header   *HeaderView `json:"header,omitempty"`
 	Metadata string      `json:"metadata" doc:"JSON text: vector_layers, name, description, attribution"`
 	Error    string      `json:"error,omitempty"`
@@ -73,6 +75,7 @@ func mediaType(a *tiles.Archive) string {
 type Handlers struct {
 	a    *tiles.Archive
 	name string
+	etag string
 }
 
 // New makes the handlers.
@@ -80,6 +83,7 @@ func New(a *tiles.Archive) *Handlers {
 	h := &Handlers{a: a}
 	if a != nil {
 		h.name = a.Path[strings.LastIndex(a.Path, "/")+1:]
+		h.etag = etag(a.Size(), a.ModTime())
 	}
 	return h
 }
@@ -93,6 +97,7 @@ func (h *Handlers) Routes() []*api.Route {
 			Auth: api.AuthKeyPlain, Raw: mediaType(h.a), Errors: []int{400, 404, 501},
 			Params:  []api.Param{{Name: "z", In: "path", Type: "integer"}, {Name: "x", In: "path", Type: "integer"}, {Name: "y", In: "path", Type: "integer"}},
 			Handler: h.tile},
+		h.archiveRoute(),
 	}
 }
 
@@ -101,7 +106,7 @@ func (h *Handlers) metadata(c *api.Ctx) error {
 		return &api.Error{Status: 501, Code: "not_implemented", Message: "no tile archive loaded (start with --tiles)"}
 	}
 	hd := h.a.Header
-	out := MetadataResponse{Success: true, File: h.name, URL: "/v1/api/tiles/buildings/{z}/{x}/{y}.mvt", Metadata: string(h.a.Metadata),
+	out := MetadataResponse{Success: true, File: h.name, URL: archiveURL(c), Metadata: string(h.a.Metadata),
 		Header: &HeaderView{SpecVersion: hd.SpecVersion, MinZoom: int(hd.MinZoom), MaxZoom: int(hd.MaxZoom), MinLon: hd.MinLon, MinLat: hd.MinLat,
 			MaxLon: hd.MaxLon, MaxLat: hd.MaxLat, CenterZoom: int(hd.CenterZoom), CenterLon: hd.CenterLon, CenterLat: hd.CenterLat,
 			TileType: tileTypes[hd.TileType], Compression: compressions[hd.TileCompression], TileDataSize: hd.TileDataLength, MetadataSize: hd.MetadataLength}}

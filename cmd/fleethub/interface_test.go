@@ -57,6 +57,7 @@ var interfaceEndpoints = [][2]string{
 	{"GET", "/v1/validate"},
 	{"GET", "/v1/api/tiles/buildings/metadata"},
 	{"GET", "/v1/api/tiles/buildings/{z}/{x}/{y}.mvt"},
+	{"GET", "/v1/api/tiles/buildings/archive.pmtiles"},
 }
 
 // TestEveryInterfaceEndpointIsRouted fails when an endpoint of the

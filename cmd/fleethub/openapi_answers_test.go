@@ -84,6 +84,21 @@ func TestOpenAPIDescribesRealAnswers(t *testing.T) {
 	c.call("GET", "/v1/search?q=braddock&limit=0", k, nil, 400)
 	c.call("GET", "/v1/api/tiles/buildings/metadata", k, nil, 200)
 	c.call("GET", "/v1/api/tiles/buildings/metadata", "", nil, 401)
+	// the archive itself, whole, by one range, past its end: statuses
+	// and bodies the document lists
+	const archive = "/v1/api/tiles/buildings/archive.pmtiles"
+	archiveOp := c.doc["paths"].(map[string]any)[archive].(map[string]any)["get"].(map[string]any)
+	for _, a := range []struct {
+		rng  string
+		want int
+	}{{"", 200}, {"bytes=0-126", 206}, {"bytes=99999999-", 416}} {
+		r := n.do("GET", archive, k, nil, "Range", a.rng)
+		if r.Status != a.want {
+			t.Fatalf("GET %s Range %q: %d, want %d", archive, a.rng, r.Status, a.want)
+		}
+		checkResponse(t, c.doc, archiveOp, "GET", archive, r)
+	}
+	c.call("GET", archive, "", nil, 401)
 
 	// vehicle profiles
 	c.call("PUT", "/v1/vehicles/veh-1", k, map[string]any{"fleet_id": "f1", "name": "Van 1", "vehicle_type": "van", "fuel_type": "diesel",

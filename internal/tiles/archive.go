@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 )
 
 // Limits of what an archive may ask the reader to allocate.
@@ -22,6 +23,7 @@ const (
 type Archive struct {
 	f        *os.File
 	size     uint64 // of the file, fixed at Open
+	modTime  time.Time
 	Path     string
 	Header   Header
 	Metadata []byte // JSON
@@ -49,7 +51,7 @@ func open(f *os.File, path string) (*Archive, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tiles: %w", err)
 	}
-	a := &Archive{f: f, size: uint64(st.Size()), Path: path, leaves: map[uint64][]entry{}}
+	a := &Archive{f: f, size: uint64(st.Size()), modTime: st.ModTime(), Path: path, leaves: map[uint64][]entry{}}
 	hb := make([]byte, headerLen)
 	if _, err := io.ReadFull(f, hb); err != nil {
 		return nil, ErrNotPMTiles
@@ -72,6 +74,19 @@ func open(f *os.File, path string) (*Archive, error) {
 
 // Close closes the file.
 func (a *Archive) Close() error { return a.f.Close() }
+
+// Size is the archive's length in bytes, as the file had it at Open.
+func (a *Archive) Size() int64 { return int64(a.size) }
+
+// ModTime is the file's modification time at Open.
+func (a *Archive) ModTime() time.Time { return a.modTime }
+
+// ReadAt reads the archive's own bytes, as a PMTiles client reads them
+// by range: len(p) bytes at off, within Size (io.EOF past it), whatever
+// the file grew to since Open. It is safe for concurrent use.
+func (a *Archive) ReadAt(p []byte, off int64) (int, error) {
+	return io.NewSectionReader(a.f, 0, int64(a.size)).ReadAt(p, off)
+}
 
 // read reads n bytes at off, which must lie within the file: a corrupt
 // offset or length is an error before anything is allocated for it. what

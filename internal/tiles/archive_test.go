@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -310,4 +311,39 @@ func ExampleArchive_Tile() {
 	// Output:
 	// world true <nil>
 	// false <nil>
+}
+
+// TestReadAt: the archive's raw bytes are the file's as it was at Open,
+// even after something is appended to it.
+func TestReadAt(t *testing.T) {
+	path := tilestest.Archive{Tiles: []tilestest.Tile{{Z: 0, X: 0, Y: 0, Data: []byte("tile")}}, Metadata: []byte(`{}`), TileType: 1, TileCompression: 1}.File(t)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := tiles.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("appended")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if a.Size() != int64(len(raw)) {
+		t.Errorf("Size %d, want %d", a.Size(), len(raw))
+	}
+	got, err := io.ReadAll(io.NewSectionReader(a, 0, 1<<20))
+	if err != nil || !bytes.Equal(got, raw) {
+		t.Errorf("ReadAt: %d bytes %v, want the %d bytes of the file at Open", len(got), err, len(raw))
+	}
+	if n, err := a.ReadAt(make([]byte, 4), int64(len(raw))); n != 0 || err != io.EOF {
+		t.Errorf("ReadAt at Size: %d %v, want 0 and io.EOF", n, err)
+	}
 }

@@ -14,12 +14,13 @@
 // panic (FuzzOpen).
 //
 // Concurrency: an open Archive is safe for concurrent use by any number of
-// goroutines calling Tile. Reads go through ReadAt on the file, which has
-// no shared offset, and the cache of parsed leaf directories (at most
+// goroutines calling Tile and ReadAt (the archive's raw bytes, for a
+// client that reads the archive itself by range). Reads go through ReadAt
+// on the file, which has no shared offset, and the cache of parsed leaf directories (at most
 // 4,096 leaves, emptied whole when full) is guarded by a mutex. Header,
 // Metadata and Path are set by Open and only read afterwards; callers must
-// not modify them. Close is called once, after the last Tile; a Tile after
-// Close returns an error.
+// not modify them. Close is called once, after the last Tile or ReadAt;
+// either after Close returns an error.
 //
 // Measured with BenchmarkTile (21,845 tiles, z0–z7) on a busy 2-vCPU VM:
 // a lookup takes about 1.1 µs and one allocation (the tile's bytes),
