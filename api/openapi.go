@@ -50,7 +50,8 @@ func IsSource(v string) bool {
 // schemas are reflected from the Go types handlers encode, so the document
 // and the responses cannot drift apart: struct fields follow their json
 // tags; tags required:"true", enum:"a,b", doc:"..." and source:"..."
-// (SourceKey) refine them.
+// (SourceKey) refine them. A pointer field is nullable: its schema, and
+// its enum, admit null.
 func (s *Server) OpenAPI() map[string]any {
 	g := &schemaGen{defs: map[string]Schema{}, names: map[reflect.Type]string{}}
 	paths := map[string]map[string]any{}
@@ -328,7 +329,13 @@ func (g *schemaGen) fields(t reflect.Type, props Schema, required *[]string) {
 				items := g.ref(elemType(ft))
 				fs = Schema{"type": []any{"array", "null"}, "items": Schema{"allOf": []any{items}, "enum": toAny(strings.Split(en, ","))}}
 			} else {
-				fs = Schema{"allOf": []any{fs}, "enum": toAny(strings.Split(en, ","))}
+				values := toAny(strings.Split(en, ","))
+				if f.Type.Kind() == reflect.Pointer {
+					// a pointer field is nullable (its schema says so):
+					// the set admits null too, or the enum would refuse it
+					values = append(values, nil)
+				}
+				fs = Schema{"allOf": []any{fs}, "enum": values}
 			}
 		}
 		if _, isRef := fs["$ref"]; isRef && (f.Tag.Get("doc") != "" || f.Tag.Get("source") != "") {

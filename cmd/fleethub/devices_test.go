@@ -1,9 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleethub/fleethub/api/conformance"
 )
 
 func TestDeviceSettings(t *testing.T) {
@@ -247,5 +252,69 @@ func TestDeviceSettingNullClears(t *testing.T) {
 	}
 	if g := n.do("GET", "/v1/devices/dev-n/settings", k, nil).json(t); fmt.Sprint(g["settings_applied"]) != "map[power_management:map[sleep_delay_minutes:5]]" {
 		t.Errorf("read back: %v", g["settings_applied"])
+	}
+}
+
+// TestDeviceSettingNullsAreInTheDocument: every setting and every group
+// of PUT /v1/devices/{device_id}/settings sent as null is taken (cleared),
+// and the OpenAPI document's request schema admits that body too, the
+// settings with a fixed set of values (preferred_network,
+// alert_frequency) included.
+func TestDeviceSettingNullsAreInTheDocument(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	var doc map[string]any
+	if err := json.Unmarshal(n.do("GET", "/v1/openapi.json", "", nil).Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	op, _ := doc["paths"].(map[string]any)["/v1/devices/{device_id}/settings"].(map[string]any)["put"].(map[string]any)
+	body := op["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	// object is the properties of the object s describes, through $ref,
+	// allOf and the non-null alternative of oneOf; nil when s is no object
+	var object func(s map[string]any) map[string]any
+	object = func(s map[string]any) map[string]any {
+		if ref, ok := s["$ref"].(string); ok {
+			return object(schemas[strings.TrimPrefix(ref, "#/components/schemas/")].(map[string]any))
+		}
+		if p, ok := s["properties"].(map[string]any); ok {
+			return p
+		}
+		for _, key := range []string{"allOf", "oneOf"} {
+			alts, _ := s[key].([]any)
+			for _, a := range alts {
+				if p := object(a.(map[string]any)); p != nil {
+					return p
+				}
+			}
+		}
+		return nil
+	}
+	// nulls are the bodies sending null at each path below path
+	var nulls func(path []string, s map[string]any) [][]string
+	nulls = func(path []string, s map[string]any) [][]string {
+		var out [][]string
+		for name, ps := range object(s) {
+			p := append(slices.Clone(path), name)
+			out = append(out, p)
+			out = append(out, nulls(p, ps.(map[string]any))...)
+		}
+		return out
+	}
+	paths := nulls(nil, body)
+	if len(paths) < 20 {
+		t.Fatalf("only %d settings and groups in the document: %v", len(paths), paths)
+	}
+	for _, p := range paths {
+		var v any
+		for i := len(p) - 1; i >= 0; i-- {
+			v = map[string]any{p[i]: v}
+		}
+		if err := conformance.Validate(doc, body, v); err != nil {
+			t.Errorf("%s: null is taken by the service, refused by the document: %v", strings.Join(p, "."), err)
+		}
+		if r := n.do("PUT", "/v1/devices/dev-n/settings", k, v); r.Status != 200 {
+			t.Errorf("%s null: %d %s", strings.Join(p, "."), r.Status, r.Body)
+		}
 	}
 }
