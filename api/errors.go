@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/breaker"
@@ -86,6 +87,14 @@ func Errf(code, format string, args ...any) *Error {
 
 // WithDetails sets details and returns e.
 func (e *Error) WithDetails(d any) *Error { e.Details = d; return e }
+
+// DateRange returns invalid_date_range for a range whose start, the
+// parameter fromName, is not before its end, toName: the details name both
+// with their values in UTC.
+func DateRange(fromName string, from time.Time, toName string, to time.Time) *Error {
+	return Errf("invalid_date_range", "%s must be before %s", fromName, toName).
+		WithDetails(map[string]string{fromName: from.UTC().Format(time.RFC3339Nano), toName: to.UTC().Format(time.RFC3339Nano)})
+}
 
 // Validation returns validation_failed (or another 400 code) with a map of
 // field path to message. validation_failed whose every problem is a value

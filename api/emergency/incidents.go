@@ -174,8 +174,8 @@ func listFilter(c *api.Ctx) (store.IncidentFilter, error) {
 	if len(bad) > 0 {
 		return f, api.Validation("invalid_request", bad)
 	}
-	if !f.From.IsZero() && !f.To.IsZero() && f.From.After(f.To) {
-		return f, api.Errf("invalid_date_range", "date_from must not be after date_to")
+	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
+		return f, api.DateRange("date_from", f.From, "date_to", f.To)
 	}
 	f.Scope = scope(c)
 	return f, nil

@@ -86,8 +86,7 @@ func (h *Handlers) list(c *api.Ctx) error {
 		return api.Validation("invalid_request", bad)
 	}
 	if q.StartDate != nil && q.EndDate != nil && !q.StartDate.Before(*q.EndDate) {
-		return api.Errf("invalid_date_range", "start_date must be before end_date").
-			WithDetails(map[string]string{"start_date": q.StartDate.Format(time.RFC3339), "end_date": q.EndDate.Format(time.RFC3339)})
+		return api.DateRange("start_date", *q.StartDate, "end_date", *q.EndDate)
 	}
 	org, env := c.Scope()
 	res, err := h.svc.List(c.Context(), org, env, q)

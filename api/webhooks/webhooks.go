@@ -275,12 +275,12 @@ func (h *Handlers) replay(c *api.Ctx, kind string) error {
 	}
 	if byTime {
 		if !b.From.Before(*b.To) {
-			return api.Errf("invalid_date_range", "from must be before to").
-				WithDetails(map[string]string{"from": b.From.Format(time.RFC3339), "to": b.To.Format(time.RFC3339)})
+			return api.DateRange("from", *b.From, "to", *b.To)
 		}
 		if b.To.Sub(*b.From) > MaxReplaySpan {
-			return api.Errf("invalid_date_range", "a replay spans at most 31 days").
-				WithDetails(map[string]string{"from": b.From.Format(time.RFC3339), "to": b.To.Format(time.RFC3339)})
+			e := api.DateRange("from", *b.From, "to", *b.To)
+			e.Message = "a replay spans at most 31 days"
+			return e
 		}
 	}
 	info, err := h.stream(c, kind)

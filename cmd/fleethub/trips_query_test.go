@@ -2,16 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
+	"strings"
 	"sync"
+	"testing"
+	"time"
 
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
-
-	"math"
-	"strings"
-	"testing"
-	"time"
 )
 
 func TestMetadataUpdate(t *testing.T) {
@@ -377,5 +377,43 @@ func TestRouteAndSafetyScore(t *testing.T) {
 	}
 	if r := n.do("GET", "/v1/trips/"+n.startTrip(k, "veh-empty", t0)+"/route", k, nil); r.Status != 404 {
 		t.Errorf("route of a trip without points: %d", r.Status)
+	}
+}
+
+// TestDateRangesRefusedAlike: the trip list and the incident listing take
+// a range whose start is before its end, and refuse one whose start is at
+// or after its end with 400 invalid_date_range whose details name both
+// parameters with their values.
+func TestDateRangesRefusedAlike(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	cases := []struct{ path, from, to string }{
+		{"/v1/trips", "start_date", "end_date"},
+		{"/v1/emergency/incidents", "date_from", "date_to"},
+	}
+	for _, c := range cases {
+		q := func(from, to string) string { return c.path + "?" + c.from + "=" + from + "&" + c.to + "=" + to }
+		if r := n.do("GET", q("2026-01-01", "2026-01-02"), k, nil); r.Status != 200 {
+			t.Errorf("%s: %d %s", q("2026-01-01", "2026-01-02"), r.Status, r.Body)
+		}
+		for _, v := range [][2]string{{"2026-01-02", "2026-01-01"}, {"2026-01-01", "2026-01-01"}, {"2026-01-01T10:00:00Z", "2026-01-01T10:00:00Z"}} {
+			r := n.do("GET", q(v[0], v[1]), k, nil)
+			var e struct {
+				Error struct {
+					Code    string            `json:"code"`
+					Details map[string]string `json:"details"`
+				} `json:"error"`
+			}
+			_ = json.Unmarshal(r.Body, &e)
+			want := map[string]string{c.from: v[0], c.to: v[1]}
+			for name, day := range want {
+				if len(day) == len("2026-01-01") {
+					want[name] = day + "T00:00:00Z"
+				}
+			}
+			if r.Status != 400 || e.Error.Code != "invalid_date_range" || fmt.Sprint(e.Error.Details) != fmt.Sprint(want) {
+				t.Errorf("%s: %d %s, want invalid_date_range with details %v", q(v[0], v[1]), r.Status, r.Body, want)
+			}
+		}
 	}
 }
