@@ -111,6 +111,9 @@ func opParams(r *Route) []any {
 		if len(p.Enum) > 0 {
 			ps["enum"] = p.Enum
 		}
+		if p.MaxLength > 0 {
+			ps["minLength"], ps["maxLength"] = 1, p.MaxLength
+		}
 		if p.Format == "date-time" {
 			ps["anyOf"] = []Schema{{"format": "date-time"}, {"format": "date"}}
 		}

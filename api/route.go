@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"reflect"
 	"sort"
@@ -44,6 +45,9 @@ type Param struct {
 	// (category=a&category=b, any of them). Any other given twice is
 	// refused (UnknownQuery).
 	Repeatable bool
+	// MaxLength bounds a path parameter, in characters: a longer one is
+	// refused with the path's other problems (decodePathParams).
+	MaxLength int
 }
 
 // Route is one endpoint: what it does, who may call it and what it takes
@@ -300,9 +304,9 @@ func pathParamNames(path string) []string {
 // place: the router matches the raw path, so that an encoded "/" (%2F)
 // stays inside its segment, and hands over the raw segments. A parameter
 // whose escapes do not decode, or that decodes to bytes that are not
-// UTF-8 text (invalid UTF-8, control characters), or that is only white
-// space (an id is never blank: docs/api.md), is 400 invalid_request
-// naming the parameter.
+// UTF-8 text (invalid UTF-8, control characters), that is only white
+// space (an id is never blank: docs/api.md) or that is longer than its
+// Param's MaxLength, is 400 invalid_request naming the parameter.
 func decodePathParams(rc *fasthttp.RequestCtx, r *Route) error {
 	var bad map[string]string
 	for _, name := range r.pathParams {
@@ -335,6 +339,13 @@ func decodePathParams(rc *fasthttp.RequestCtx, r *Route) error {
 			bad[name] = jsonpath.BlankRefusal
 			continue
 		}
+		if max := r.maxLength(name); max > 0 && utf8.RuneCountInString(v) > max {
+			if bad == nil {
+				bad = map[string]string{}
+			}
+			bad[name] = fmt.Sprintf("must be 1 to %d characters", max)
+			continue
+		}
 		if v != raw {
 			rc.SetUserValue(name, v)
 		}
@@ -348,6 +359,16 @@ func decodePathParams(rc *fasthttp.RequestCtx, r *Route) error {
 		return Errf("invalid_request", "path parameter %s: %s", strings.Join(names, ", "), bad[names[0]]).WithDetails(bad)
 	}
 	return nil
+}
+
+// maxLength is the MaxLength of r's path parameter name, 0 for none.
+func (r *Route) maxLength(name string) int {
+	for _, p := range r.Params {
+		if p.In == "path" && p.Name == name {
+			return p.MaxLength
+		}
+	}
+	return 0
 }
 
 // text reports whether s is valid UTF-8 without control characters.

@@ -27,21 +27,13 @@ func New(svc *domain.Service) *Handlers { return &Handlers{svc: svc} }
 
 // Routes returns the device routes.
 func (h *Handlers) Routes() []*api.Route {
-	p := []api.Param{{Name: "device_id", In: "path", Type: "string", Required: true}}
+	p := []api.Param{{Name: "device_id", In: "path", Type: "string", Required: true, MaxLength: 200}}
 	return []*api.Route{
 		{Method: "PUT", Path: "/v1/devices/{device_id}/settings", Tag: "devices", Summary: "Apply device settings (merged into the current ones as a JSON merge patch: null clears a setting or a group)", Permission: "devices:manage",
 			Params: p, Request: domain.Settings{}, Response: domain.Applied{}, Handler: h.put},
 		{Method: "GET", Path: "/v1/devices/{device_id}/settings", Tag: "devices", Summary: "The applied settings record, current version", Permission: "devices:manage",
 			Params: p, Response: domain.Applied{}, Handler: h.get},
 	}
-}
-
-func deviceID(c *api.Ctx) (string, error) {
-	id := c.PathParam("device_id")
-	if id == "" || len(id) > 200 {
-		return "", api.Validation("validation_failed", map[string]string{"device_id": "must be 1 to 200 characters"})
-	}
-	return id, nil
 }
 
 // decode reads the settings strictly: an unknown setting or a value of
@@ -84,10 +76,9 @@ func decodeSettings(contentType, raw []byte) (domain.Settings, error) {
 }
 
 func (h *Handlers) put(c *api.Ctx) error {
-	id, err := deviceID(c)
-	if err != nil {
-		return err
-	}
+	// device_id is 1 to 200 characters: the server refuses any other
+	// before the handler runs (Param.MaxLength)
+	id := c.PathParam("device_id")
 	body, cleared, err := decode(c)
 	if err != nil {
 		return err
@@ -105,10 +96,7 @@ func (h *Handlers) put(c *api.Ctx) error {
 }
 
 func (h *Handlers) get(c *api.Ctx) error {
-	id, err := deviceID(c)
-	if err != nil {
-		return err
-	}
+	id := c.PathParam("device_id")
 	org, env := c.Scope()
 	rec, err := h.svc.Get(c.Context(), store.Scope{Org: org, Env: env}, id)
 	if errors.Is(err, domain.ErrNotFound) {

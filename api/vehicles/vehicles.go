@@ -32,7 +32,7 @@ func New(svc *domain.Service) *Handlers { return &Handlers{svc: svc} }
 
 // Routes returns the vehicle routes.
 func (h *Handlers) Routes() []*api.Route {
-	id := []api.Param{{Name: "vehicle_id", In: "path", Type: "string", Required: true, Description: "the vehicle id trips and events carry, 1 to 200 characters"}}
+	id := []api.Param{{Name: "vehicle_id", In: "path", Type: "string", Required: true, MaxLength: 200, Description: "the vehicle id trips and events carry, 1 to 200 characters"}}
 	q := []api.Param{{Name: "fleet_id", In: "query", Type: "string", Description: "the vehicles of this fleet"},
 		{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},
 		{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page"}}

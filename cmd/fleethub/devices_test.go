@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -316,5 +317,47 @@ func TestDeviceSettingNullsAreInTheDocument(t *testing.T) {
 		if r := n.do("PUT", "/v1/devices/dev-n/settings", k, v); r.Status != 200 {
 			t.Errorf("%s null: %d %s", strings.Join(p, "."), r.Status, r.Body)
 		}
+	}
+}
+
+// TestLongPathIDsRefusedAsPathParameters: a device or vehicle id in the
+// path longer than its documented 200 characters is 400 invalid_request
+// naming the parameter, as every other path parameter problem is, on
+// every route that takes it; 200 characters, multibyte ones included,
+// are taken.
+func TestLongPathIDsRefusedAsPathParameters(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	long := strings.Repeat("d", 201)
+	cases := []struct{ method, path, param string }{
+		{"PUT", "/v1/devices/" + long + "/settings", "device_id"},
+		{"GET", "/v1/devices/" + long + "/settings", "device_id"},
+		{"PUT", "/v1/vehicles/" + long, "vehicle_id"},
+		{"GET", "/v1/vehicles/" + long, "vehicle_id"},
+		{"DELETE", "/v1/vehicles/" + long, "vehicle_id"},
+	}
+	for _, c := range cases {
+		var body any
+		if c.method == "PUT" {
+			body = map[string]any{}
+		}
+		r := n.do(c.method, c.path, k, body)
+		var e struct {
+			Error struct {
+				Code    string            `json:"code"`
+				Details map[string]string `json:"details"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(r.Body, &e)
+		if r.Status != 400 || e.Error.Code != "invalid_request" || e.Error.Details[c.param] != "must be 1 to 200 characters" {
+			t.Errorf("%s %s: %d %s, want 400 invalid_request naming %s", c.method, c.path[:30], r.Status, r.Body, c.param)
+		}
+	}
+	ok := strings.Repeat("é", 200)
+	if r := n.do("PUT", "/v1/devices/"+url.PathEscape(ok)+"/settings", k, map[string]any{}); r.Status != 200 {
+		t.Errorf("a device id of 200 characters: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("PUT", "/v1/vehicles/"+url.PathEscape(ok), k, map[string]any{}); r.Status != 200 {
+		t.Errorf("a vehicle id of 200 characters: %d %s", r.Status, r.Body)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/enum"
 )
@@ -88,7 +89,7 @@ func sortedKeys(m map[string]string) []string {
 
 // checkID names a vehicle id that cannot be one.
 func checkID(bad map[string]string, id string) {
-	if id == "" || len(id) > maxText {
+	if id == "" || utf8.RuneCountInString(id) > maxText {
 		bad["vehicle_id"] = "must be 1 to 200 characters"
 	}
 }

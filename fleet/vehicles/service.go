@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/store"
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -208,7 +209,7 @@ func decodeCursor(s string) (string, error) {
 		return "", ErrBadCursor
 	}
 	id, ok := strings.CutPrefix(string(raw), cursorPrefix)
-	if !ok || id == "" || len(id) > maxText {
+	if !ok || id == "" || utf8.RuneCountInString(id) > maxText {
 		return "", ErrBadCursor
 	}
 	return id, nil
