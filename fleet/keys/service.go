@@ -239,21 +239,21 @@ func (r *CreateRequest) Validate() map[string]string {
 		bad["permissions"] = "at least one permission is required"
 	}
 	// Each distinct unknown permission is named once, at its first index,
-	// and at most maxNamedUnknown of them: a list of 100,000 repeated
-	// entries gets one line of details, not 100,000. details.permissions
-	// then lists the known set.
+	// with the known set, and at most maxNamedUnknown of them: a list of
+	// 100,000 repeated entries gets one line of details, not 100,000.
 	seen := map[string]bool{}
+	last := ""
 	for i, p := range r.Permissions {
 		if p == "all" || slices.Contains(Permissions, p) || seen[p] {
 			continue
 		}
 		seen[p] = true
 		if len(seen) > maxNamedUnknown {
-			bad["permissions"] = enum.Refusal(knownPermissions()...) + " (more unknown permissions than shown)"
+			bad[last] = strings.TrimSuffix(bad[last], ")") + "; more unknown permissions follow, not named)"
 			break
 		}
-		bad[fmt.Sprintf("permissions[%d]", i)] = enum.Prefix + "the permissions listed under permissions, not " + strconv.Quote(p)
-		bad["permissions"] = enum.Refusal(knownPermissions()...)
+		last = fmt.Sprintf("permissions[%d]", i)
+		bad[last] = enum.Refusal(knownPermissions()...) + " (not " + strconv.Quote(p) + ")"
 	}
 	if _, ok := plans[r.Plan]; !ok && r.Plan != "" && r.Plan != "custom" {
 		bad["plan"] = enum.Refusal("starter", "professional", "enterprise", "custom")
