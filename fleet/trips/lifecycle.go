@@ -139,8 +139,9 @@ func (s *Service) Pause(ctx context.Context, org, env, id string, r PauseRequest
 	if len(bad) > 0 {
 		return PauseResult{}, &ValidationError{Code: "validation_failed", Fields: bad}
 	}
-	now := s.now().UTC().Truncate(time.Millisecond)
-	t, st, err := s.update(ctx, scope(org, env), id, func(t *store.Trip, st *state) error {
+	var now time.Time
+	t, st, err := s.update(ctx, scope(org, env), id, func(t *store.Trip, st *state, at time.Time) error {
+		now = at
 		if t.Status != store.TripActive {
 			return &TransitionError{TripID: t.ID, From: t.Status, Action: "pause"}
 		}
@@ -206,10 +207,11 @@ func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeReque
 	if mdSize > MaxMetadataBytes { // the limit of a trip's metadata, as at the start and on update
 		return ResumeResult{}, ErrMetadataTooLarge
 	}
-	now := s.now().UTC().Truncate(time.Millisecond)
+	var now time.Time
 	var fromPause *float64 // null unless both places are known
 	var resumeLoc *Location
-	t, st, err := s.update(ctx, scope(org, env), id, func(t *store.Trip, st *state) error {
+	t, st, err := s.update(ctx, scope(org, env), id, func(t *store.Trip, st *state, at time.Time) error {
+		now = at
 		if t.Status != store.TripPaused {
 			return &TransitionError{TripID: t.ID, From: t.Status, Action: "resume"}
 		}
@@ -270,13 +272,14 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 	if status == "" {
 		status = store.TripCompleted
 	}
-	now := s.now().UTC().Truncate(time.Millisecond)
+	var now time.Time
 	sc := scope(org, env)
 	var flushed []detect.Event
 	var flushedIDs []string
 	var seqBase int64
 	var thr detect.Thresholds
-	t, st, err := s.updateWith(ctx, sc, id, func(t *store.Trip, st *state, tr *tracker) ([]store.TripEvent, error) {
+	t, st, err := s.updateWith(ctx, sc, id, func(t *store.Trip, st *state, tr *tracker, at time.Time) ([]store.TripEvent, error) {
+		now = at
 		flushed, flushedIDs = nil, nil
 		if t.Status != store.TripActive && t.Status != store.TripPaused {
 			return nil, &TransitionError{TripID: t.ID, From: t.Status, Action: "stop"}

@@ -109,11 +109,10 @@ func (s *Service) UpdateMetadata(ctx context.Context, org, env, id, actor string
 	if checkMetadata(bad, r.Metadata); len(bad) > 0 {
 		return MetadataResult{}, &ValidationError{Code: "validation_failed", Fields: bad}
 	}
-	now := s.now().UTC().Truncate(time.Millisecond)
 	var hist []HistoryEntry
 	var md map[string]any
 	var unchanged time.Time // the trip's last update, when this one changes nothing
-	t, _, err := s.update(ctx, scope(org, env), id, func(t *store.Trip, st *state) error {
+	t, _, err := s.update(ctx, scope(org, env), id, func(t *store.Trip, st *state, now time.Time) error {
 		old := s.metadataMap(t.ID, t.Metadata)
 		next := map[string]any{}
 		if !r.ReplaceMetadata {

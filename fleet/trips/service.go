@@ -373,12 +373,16 @@ func (s *Service) view(t store.Trip, st *state) Trip {
 
 // update applies f to a fresh copy of the trip under the tracker lock and
 // writes it (with the events f returns); it retries when another writer
-// got there first.
-func (s *Service) update(ctx context.Context, sc store.Scope, id string, f func(t *store.Trip, st *state) error) (store.Trip, state, error) {
-	return s.updateWith(ctx, sc, id, func(t *store.Trip, st *state, _ *tracker) ([]store.TripEvent, error) { return nil, f(t, st) })
+// got there first. at is the time of the change, read once per attempt
+// under the lock: f stamps what it changes with it and it becomes the
+// trip's updated_at, so every time the change shows is the same.
+func (s *Service) update(ctx context.Context, sc store.Scope, id string, f func(t *store.Trip, st *state, at time.Time) error) (store.Trip, state, error) {
+	return s.updateWith(ctx, sc, id, func(t *store.Trip, st *state, _ *tracker, at time.Time) ([]store.TripEvent, error) {
+		return nil, f(t, st, at)
+	})
 }
 
-func (s *Service) updateWith(ctx context.Context, sc store.Scope, id string, f func(t *store.Trip, st *state, tr *tracker) ([]store.TripEvent, error)) (store.Trip, state, error) {
+func (s *Service) updateWith(ctx context.Context, sc store.Scope, id string, f func(t *store.Trip, st *state, tr *tracker, at time.Time) ([]store.TripEvent, error)) (store.Trip, state, error) {
 	tr := s.tracker(id)
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -391,12 +395,13 @@ func (s *Service) updateWith(ctx context.Context, sc store.Scope, id string, f f
 			tr.invalidate()
 		}
 		prev := t.Version
-		events, err := f(&t, &st, tr)
+		at := s.now().UTC().Truncate(time.Millisecond)
+		events, err := f(&t, &st, tr, at)
 		if err != nil {
 			return t, st, err
 		}
 		t.Version = prev + 1
-		t.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+		t.UpdatedAt = at
 		t.Totals = totalsOf(s.analyticsOf(&st))
 		tr.withRoads(&st)
 		if t.State, err = encodeState(&st); err != nil {
