@@ -2,6 +2,7 @@ package trips
 
 import (
 	"bytes"
+	"fmt"
 	"time"
 
 	"github.com/fleethub/fleethub/api"
@@ -77,7 +78,13 @@ func (h *Handlers) single(c *api.Ctx) error {
 	}
 	if r.TripID != "" && h.limiter != nil {
 		res, err := h.limiter.Allow(c.Context(), "single:"+c.Principal.Org+":"+r.TripID, ratelimit.Limit{Rate: h.singleRate, Burst: h.singleRate, Window: time.Second})
-		if err == nil && !res.Allowed {
+		if err != nil {
+			// as the per-key limit: the shared limiter already answers
+			// from memory while Redis is away, so an error here is
+			// unexpected; the upload is refused, never let past the limit
+			return api.Internal(fmt.Errorf("trips: single upload limit of trip %s: %w", r.TripID, err))
+		}
+		if !res.Allowed {
 			e := api.Errf("rate_limit_exceeded", "at most %d single uploads per second per trip", h.singleRate)
 			e.RetryAfter = 1
 			return e
