@@ -98,6 +98,10 @@ type Route struct {
 	// The path must have no parameters: the limit is chosen from the
 	// request line, before the body is read.
 	MaxBodyBytes int
+	// NoHead marks a GET route that takes no HEAD (405, Allow naming GET): a
+	// websocket upgrade or an event stream, which a HEAD cannot open.
+	// Every other GET route answers HEAD as GET, without the body.
+	NoHead bool
 
 	metrics    *routeMetrics // set by Handle
 	pathParams []string      // the names of Path's parameters, set by Handle

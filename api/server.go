@@ -228,7 +228,13 @@ func (s *Server) Handle(routes ...*Route) {
 			limits[r.Path] = append(slices.Clone(limits[r.Path]), routeLimit{r.Method, r.MaxBodyBytes})
 			s.bodyLimits.Store(&limits)
 		}
-		s.router.Handle(r.Method, r.Path, func(rc *fasthttp.RequestCtx) { s.run(rc, r) })
+		run := func(rc *fasthttp.RequestCtx) { s.run(rc, r) }
+		s.router.Handle(r.Method, r.Path, run)
+		if r.Method == fasthttp.MethodGet && !r.NoHead {
+			// HEAD is GET without the body (RFC 9110 9.3.2): the same
+			// handler, whose body fasthttp leaves unsent
+			s.router.Handle(fasthttp.MethodHead, r.Path, run)
+		}
 	}
 }
 
@@ -268,6 +274,10 @@ func (s *Server) serve(rc *fasthttp.RequestCtx) {
 	rc.SetUserValue(reqIDKey, reqID)
 	rc.Response.Header.Set("X-Request-Id", reqID)
 	s.router.Handler(rc)
+	if rc.IsHead() && rc.Response.StatusCode() == fasthttp.StatusPermanentRedirect {
+		// the router keeps 301 for GET; a HEAD is redirected as its GET
+		rc.Response.SetStatusCode(fasthttp.StatusMovedPermanently)
+	}
 	el := time.Since(start)
 	st := rc.Response.StatusCode()
 	s.stats.Observe(el, st >= 500 && st != fasthttp.StatusNotImplemented) // a 501 is a feature this node was not started with, not a failure

@@ -47,6 +47,14 @@ func (s *eventStream) event(id, name string, data any) error {
 	return err
 }
 
+// eventStreamHead sets the status and headers of an event stream.
+func eventStreamHead(c *api.Ctx) {
+	c.SetStatusCode(200)
+	c.SetContentType("text/event-stream; charset=utf-8")
+	c.Response.Header.Set("Cache-Control", "no-cache")
+	c.Response.Header.Set("X-Accel-Buffering", "no")
+}
+
 // start answers 200 with an event stream written by run after the
 // handler returns; run's ctx ends on Shutdown or the server's end.
 func (h *Handlers) start(c *api.Ctx, run func(ctx context.Context, s *eventStream) error) error {
@@ -59,10 +67,7 @@ func (h *Handlers) start(c *api.Ctx, run func(ctx context.Context, s *eventStrea
 	if p := c.Principal; p != nil && p.Token != nil {
 		life = p.Token.Life
 	}
-	c.SetStatusCode(200)
-	c.SetContentType("text/event-stream; charset=utf-8")
-	c.Response.Header.Set("Cache-Control", "no-cache")
-	c.Response.Header.Set("X-Accel-Buffering", "no")
+	eventStreamHead(c)
 	c.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer h.wg.Done()
 		ctx, cancel := context.WithCancel(base)
@@ -147,6 +152,11 @@ func (h *Handlers) streamFeed(c *api.Ctx, q feed.Query) error {
 	if err != nil {
 		return feedErr(err, param)
 	}
+	if c.IsHead() {
+		// the stream's headers, as GET's, and no stream: a HEAD ends here
+		eventStreamHead(c)
+		return nil
+	}
 	if !h.begin() {
 		return api.Errf("service_unavailable", "the server is shutting down")
 	}
@@ -155,10 +165,7 @@ func (h *Handlers) streamFeed(c *api.Ctx, q feed.Query) error {
 		life = p.Token.Life
 	}
 	cl := h.newClient(c.Context(), life, q, tailKey(q, queryArgs(c)), pos.Cursor(q.Topics), c.Request.Header.IsHTTP11())
-	c.SetStatusCode(200)
-	c.SetContentType("text/event-stream; charset=utf-8")
-	c.Response.Header.Set("Cache-Control", "no-cache")
-	c.Response.Header.Set("X-Accel-Buffering", "no")
+	eventStreamHead(c)
 	if cl.out.chunked {
 		c.Response.Header.SetContentLength(-1) // Transfer-Encoding: chunked
 	} else {

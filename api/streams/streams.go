@@ -143,7 +143,7 @@ func (h *Handlers) Routes() []*api.Route {
 			{Name: "limit", In: "query", Type: "integer", Description: "1-1000, default 100"}},
 		Response: CorrelationView{}, Handler: h.correlations})
 	out = append(out, &api.Route{Method: "GET", Path: "/api/v1/streaming/ws", Tag: "streaming", Summary: "Websocket delivery of one or more streams and of the organization's feed (see docs/websocket.md)",
-		Permission: "streams:read", QueryKey: true, TokenScope: "streams:read feed:read", Status: 101, Errors: []int{400, 404, 410, 501},
+		Permission: "streams:read", QueryKey: true, TokenScope: "streams:read feed:read", Status: 101, Errors: []int{400, 404, 410, 501}, NoHead: true,
 		Params: []api.Param{{Name: "stream_id", In: "query", Repeatable: true, Type: "string", Description: "repeatable or comma-separated; required unless feed=true"},
 			{Name: "feed", In: "query", Type: "boolean", Description: "true: follow the organization's feed too, with the feed's parameters (types, after, last and the filters of GET /api/v1/streaming/feed, not limit or wait) in the same query; each entry comes as {\"feed\": {cursor, type, message}} with the cursor the pull and the event stream give it (docs/websocket.md#the-organizations-feed)"},
 			{Name: "encoding", In: "query", Type: "string", Enum: []string{"json", "msgpack"}},
