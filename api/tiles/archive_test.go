@@ -189,16 +189,20 @@ func TestArchiveByRange(t *testing.T) {
 		t.Errorf("without a key: %d %s, want 401 in the plain form", res.StatusCode, b)
 	}
 
-	// HEAD is not routed
+	// HEAD answers as GET does, without the body: a client learns the
+	// archive's size and that it takes ranges
 	req, err := http.NewRequest("HEAD", meta.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("X-API-Key", testKey)
-	if res, err := client.Do(req); err != nil || res.StatusCode != 405 {
-		t.Errorf("HEAD: %v %v, want 405", res, err)
+	if res, err := client.Do(req); err != nil {
+		t.Errorf("HEAD: %v", err)
 	} else {
 		res.Body.Close()
+		if res.StatusCode != 200 || res.Header.Get("Accept-Ranges") != "bytes" || res.Header.Get("Content-Length") != strconv.FormatInt(int64(size), 10) {
+			t.Errorf("HEAD: %d %v, want 200 with the archive's length (%d) and Accept-Ranges", res.StatusCode, res.Header, size)
+		}
 	}
 
 	// the address follows the scheme the client used
