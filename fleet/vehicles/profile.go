@@ -96,10 +96,10 @@ func checkID(bad map[string]string, id string) {
 
 // validate names every bad field of b.
 func (b *Body) validate(bad map[string]string) {
-	if len(b.FleetID) > maxText {
+	if utf8.RuneCountInString(b.FleetID) > maxText {
 		bad["fleet_id"] = "must be at most 200 characters"
 	}
-	if len(b.Name) > maxText {
+	if utf8.RuneCountInString(b.Name) > maxText {
 		bad["name"] = "must be at most 200 characters"
 	}
 	if b.VehicleType != "" && !slices.Contains(VehicleTypes, b.VehicleType) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +44,8 @@ func TestValidation(t *testing.T) {
 	svc := newService(t, testdb.SQLite(t), clk)
 	sc := store.Scope{Org: "o", Env: "test"}
 	long := string(make([]byte, 201))
+	// a character of two bytes: a limit in characters takes 200 of them
+	wide, wider := strings.Repeat("é", 200), strings.Repeat("é", 201)
 	for _, c := range []struct {
 		name  string
 		id    string
@@ -55,6 +58,12 @@ func TestValidation(t *testing.T) {
 		{"id too long", long, vehicles.Body{}, "vehicle_id"},
 		{"fleet too long", "v", vehicles.Body{FleetID: long}, "fleet_id"},
 		{"name too long", "v", vehicles.Body{Name: long}, "name"},
+		{"fleet of 200 non-ASCII characters", "v", vehicles.Body{FleetID: wide}, ""},
+		{"fleet of 201 non-ASCII characters", "v", vehicles.Body{FleetID: wider}, "fleet_id"},
+		{"name of 200 non-ASCII characters", "v", vehicles.Body{Name: wide}, ""},
+		{"name of 201 non-ASCII characters", "v", vehicles.Body{Name: wider}, "name"},
+		{"id of 200 non-ASCII characters", wide, vehicles.Body{}, ""},
+		{"id of 201 non-ASCII characters", wider, vehicles.Body{}, "vehicle_id"},
 		{"unknown vehicle type", "v", vehicles.Body{VehicleType: "tractor"}, "vehicle_type"},
 		{"unknown fuel type", "v", vehicles.Body{FuelType: "kerosene"}, "fuel_type"},
 		{"consumption without fuel type", "v", vehicles.Body{FuelConsumptionLPer100Km: ptr(8)}, "fuel_type"},
