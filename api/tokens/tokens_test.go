@@ -142,3 +142,20 @@ func TestConsoleReadFollowsTheKeysPermissions(t *testing.T) {
 		t.Errorf("revoked: %d %s", a.status, a.code)
 	}
 }
+
+// An empty stream_ids is refused by name: it would otherwise be taken as
+// absent, a token for every stream of the organization; left out or
+// null, the token reads every stream.
+func TestEmptyStreamIDsRefused(t *testing.T) {
+	base := serve(t)
+	a := call(t, "POST", base+"/v1/tokens", key, map[string]any{"scopes": []string{"streams:read"}, "stream_ids": []string{}})
+	e, _ := a.body["error"].(map[string]any)
+	if d, _ := e["details"].(map[string]any); a.status != 400 || a.code != "validation_failed" || d["stream_ids"] == nil {
+		t.Errorf("stream_ids []: %d %v, want 400 validation_failed naming stream_ids", a.status, a.body)
+	}
+	for _, body := range []map[string]any{{"scopes": []string{"streams:read"}}, {"scopes": []string{"streams:read"}, "stream_ids": nil}} {
+		if a := call(t, "POST", base+"/v1/tokens", key, body); a.status != 201 || a.body["stream_ids"] != nil {
+			t.Errorf("%v: %d %v, want 201 without stream_ids", body, a.status, a.body)
+		}
+	}
+}

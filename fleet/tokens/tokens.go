@@ -140,8 +140,11 @@ func New(cfg Config, secret []byte, st Store, log *slog.Logger) (*Service, error
 
 // MintRequest is what a token is asked for.
 type MintRequest struct {
-	TTL       time.Duration // 0: DefaultTTL
-	Scopes    []string
+	TTL    time.Duration // 0: DefaultTTL
+	Scopes []string
+	// StreamIDs narrows streams:read to these streams; nil: every stream
+	// of the organization. Empty but not nil is refused: taken as nil it
+	// would widen the token to every stream.
 	StreamIDs []string
 }
 
@@ -182,6 +185,9 @@ func (r MintRequest) check(p *apikey.Principal) error {
 		if perm != "" && !p.Has(perm) {
 			return &PermissionError{sc, perm}
 		}
+	}
+	if r.StreamIDs != nil && len(r.StreamIDs) == 0 {
+		return &FieldError{"stream_ids", "must name at least one stream; leave it out for every stream of the organization"}
 	}
 	if len(r.StreamIDs) > 0 && !slices.Contains(r.Scopes, ScopeStreamsRead) {
 		return &FieldError{"stream_ids", "needs the streams:read scope"}
