@@ -220,6 +220,9 @@ func testBadInput(t *testing.T, open testdb.Opener) {
 		{"contact of another organization", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+14155550102"},
 			"links": map[string]any{"emergency_contact_for": []string{driver, otherOrg}}}, "links.emergency_contact_for[1]"},
 		{"duplicate", "/v1/contacts", dispatcher("dee  SPATCH", "+14155550101"), "name"},
+		// only an emergency contact's drivers are notified of: on another role the list would do nothing
+		{"emergency_contact_for on a dispatcher", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+14155550102"},
+			"links": map[string]any{"emergency_contact_for": []string{"drv_1"}}}, "links.emergency_contact_for"},
 		{"type", "/v1/contacts", map[string]any{"name": 5}, "name"},
 		{"location latitude", "/v1/contacts/" + driver + "/location", map[string]any{"latitude": -90.5, "longitude": 0}, "latitude"},
 		{"location missing", "/v1/contacts/" + driver + "/location", map[string]any{"latitude": 10}, "longitude"},

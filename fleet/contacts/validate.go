@@ -141,6 +141,9 @@ func (lk *Links) validate(bad map[string]string, emergencyContact bool) {
 	if emergencyContact && len(lk.EmergencyContactFor) == 0 {
 		bad["links.emergency_contact_for"] = "an emergency contact names the drivers whose contact they are"
 	}
+	if !emergencyContact && len(lk.EmergencyContactFor) > 0 {
+		bad["links.emergency_contact_for"] = "is only for a contact with the emergency_contact role"
+	}
 }
 
 // validate adds the quiet hours' faults to bad and fills their defaults:
