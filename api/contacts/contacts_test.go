@@ -223,6 +223,10 @@ func testBadInput(t *testing.T, open testdb.Opener) {
 		// only an emergency contact's drivers are notified of: on another role the list would do nothing
 		{"emergency_contact_for on a dispatcher", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+14155550102"},
 			"links": map[string]any{"emergency_contact_for": []string{"drv_1"}}}, "links.emergency_contact_for"},
+		// the server stamps reported_at; a client's is never taken
+		{"reported_at given", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"field_personnel"}, "channels": map[string]any{"email": "a@example.com"},
+			"location": map[string]any{"latitude": 1, "longitude": 2, "reported_at": "2020-01-01T00:00:00Z"}}, "location.reported_at"},
+		{"reported_at reported", "/v1/contacts/" + driver + "/location", map[string]any{"latitude": 10, "longitude": 2, "reported_at": "2020-01-01T00:00:00Z"}, "reported_at"},
 		{"type", "/v1/contacts", map[string]any{"name": 5}, "name"},
 		{"location latitude", "/v1/contacts/" + driver + "/location", map[string]any{"latitude": -90.5, "longitude": 0}, "latitude"},
 		{"location missing", "/v1/contacts/" + driver + "/location", map[string]any{"latitude": 10}, "longitude"},

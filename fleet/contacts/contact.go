@@ -36,7 +36,7 @@ type Location struct {
 	Latitude   *float64   `json:"latitude" required:"true"`
 	Longitude  *float64   `json:"longitude" required:"true"`
 	AccuracyM  *float64   `json:"accuracy_m,omitempty"`
-	ReportedAt *time.Time `json:"reported_at,omitempty" doc:"set by the server when the location is reported"`
+	ReportedAt *time.Time `json:"reported_at,omitempty" doc:"set by the server when the location is reported; refused in a request"`
 }
 
 // Links tie a contact to the drivers and vehicles they belong to; an

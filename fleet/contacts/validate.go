@@ -167,9 +167,13 @@ func (q *QuietHours) validate(bad map[string]string) {
 	}
 }
 
-// validate adds the location's faults to bad under the prefix p.
+// validate adds the location's faults to bad under the prefix p; the
+// server stamps reported_at, so a request's is refused.
 func (l *Location) validate(bad map[string]string, p string) {
 	checkPoint(bad, p, l.Latitude, l.Longitude, true)
+	if l.ReportedAt != nil {
+		bad[p+".reported_at"] = "is set by the server when the location is reported; leave it out"
+	}
 	if l.AccuracyM != nil && !(*l.AccuracyM >= 0 && *l.AccuracyM <= 100_000) {
 		bad[p+".accuracy_m"] = "must be 0 to 100000"
 	}
