@@ -32,17 +32,27 @@ func InRing(ring []Point, p Point) bool {
 	return in
 }
 
-// Collinear reports whether the ring encloses no area: its signed planar
-// area (shoelace, in unwrapped longitudes) is zero, as when all its
-// vertices lie on one line.
+// Collinear reports whether every vertex of the ring lies on one line
+// (in unwrapped longitudes), so that it encloses no area. A ring whose
+// signed area is merely zero, as a bow tie of two equal lobes, is not
+// collinear: each lobe holds points (InRing).
 func Collinear(ring []Point) bool {
-	w := wraps(ring)
-	s := 0.0
-	for i := range ring {
-		j := (i + 1) % len(ring)
-		s += unwrap(ring[i].Lon, w)*ring[j].Lat - unwrap(ring[j].Lon, w)*ring[i].Lat
+	if len(ring) == 0 {
+		return true
 	}
-	return s == 0
+	w := wraps(ring)
+	x0, y0 := unwrap(ring[0].Lon, w), ring[0].Lat
+	var dx, dy float64 // the line's direction: from the first vertex to the first other one
+	for _, p := range ring[1:] {
+		x, y := unwrap(p.Lon, w)-x0, p.Lat-y0
+		switch {
+		case dx == 0 && dy == 0:
+			dx, dy = x, y
+		case dx*y-dy*x != 0:
+			return false
+		}
+	}
+	return true
 }
 
 // wraps reports whether the ring crosses the antimeridian: an edge spans

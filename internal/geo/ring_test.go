@@ -61,6 +61,10 @@ func TestCollinear(t *testing.T) {
 		{"on a diagonal", []geo.Point{{Lat: 0, Lon: 0}, {Lat: 1, Lon: 1}, {Lat: 2, Lon: 2}}, true},
 		{"triangle across the antimeridian", []geo.Point{{Lat: 0, Lon: 179}, {Lat: 0, Lon: -179}, {Lat: 1, Lon: 179}}, false},
 		{"on the equator across the antimeridian", []geo.Point{{Lat: 0, Lon: 179}, {Lat: 0, Lon: -179}, {Lat: 0, Lon: -178}}, true},
+		{"on a line, out of order", []geo.Point{{Lat: 0, Lon: 0}, {Lat: 2, Lon: 2}, {Lat: 1, Lon: 1}, {Lat: 3, Lon: 3}}, true},
+		{"repeated first vertex", []geo.Point{{Lat: 0, Lon: 0}, {Lat: 0, Lon: 0}, {Lat: 1, Lon: 1}, {Lat: 2, Lon: 2}}, true},
+		// two lobes of equal area: a signed area of 0, yet each lobe holds points
+		{"bow tie", []geo.Point{{Lat: 0, Lon: 0}, {Lat: 1, Lon: 1}, {Lat: 0, Lon: 1}, {Lat: 1, Lon: 0}}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := geo.Collinear(tt.ring); got != tt.want {

@@ -21,6 +21,23 @@ func circle(lat, lon, r float64) fence.Area {
 	return fence.Area{Center: fence.Point{Lat: lat, Lon: lon}, Radius: r}
 }
 
+// A bow tie, two lobes of equal area crossing at one point, is a
+// polygon: each lobe holds points, and only the lobes do.
+func TestBowTieHoldsItsLobes(t *testing.T) {
+	a := fence.Area{Polygon: pts(0, 0, 1, 1, 0, 1, 1, 0)}
+	if err := a.Validate(); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	for _, c := range []struct {
+		lat, lon float64
+		in       bool
+	}{{0.5, 0.1, true}, {0.5, 0.9, true}, {0.1, 0.5, false}, {0.9, 0.5, false}, {2, 2, false}} {
+		if got := a.Contains(c.lat, c.lon); got != c.in {
+			t.Errorf("Contains(%g, %g) = %v, want %v", c.lat, c.lon, got, c.in)
+		}
+	}
+}
+
 func TestValidate(t *testing.T) {
 	square := pts(0, 0, 0, 1, 1, 1, 1, 0)
 	tests := []struct {
@@ -49,6 +66,7 @@ func TestValidate(t *testing.T) {
 		{"closed two vertices", fence.Area{Polygon: pts(0, 0, 1, 1, 0, 0)}, "polygon"},
 		{"repeated vertices", fence.Area{Polygon: pts(0, 0, 1, 1, 1, 1, 0, 0, 1, 1)}, "polygon"},
 		{"collinear", fence.Area{Polygon: pts(0, 0, 1, 1, 2, 2)}, "polygon"},
+		{"bow tie", fence.Area{Polygon: pts(0, 0, 1, 1, 0, 1, 1, 0)}, ""},
 		{"vertex latitude", fence.Area{Polygon: pts(0, 0, 0, 1, -91, 1)}, "polygon[2].latitude"},
 		{"vertex longitude", fence.Area{Polygon: pts(0, 0, 0, 181, 1, 1)}, "polygon[1].longitude"},
 		{"vertex NaN", fence.Area{Polygon: pts(math.NaN(), 0, 0, 1, 1, 1)}, "polygon[0].latitude"},
