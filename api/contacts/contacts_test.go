@@ -215,6 +215,9 @@ func testBadInput(t *testing.T, open testdb.Opener) {
 			"home_area": map[string]any{"latitude": 1, "longitude": 180.5}}, "home_area.longitude"},
 		{"quiet hours", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "a@example.com"},
 			"quiet_hours": map[string]any{"start": "25:00", "end": "06:00", "timezone": "Mars/Olympus"}}, "quiet_hours.timezone"},
+		// a window of no length would be kept and never hold anyone quiet
+		{"empty quiet hours", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "a@example.com"},
+			"quiet_hours": map[string]any{"start": "22:00", "end": "22:00"}}, "quiet_hours.end"},
 		{"language", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "a@example.com"}, "language": "english!"}, "language"},
 		{"emergency contact without driver", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+14155550102"}}, "links.emergency_contact_for"},
 		{"contact of another organization", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+14155550102"},

@@ -149,11 +149,16 @@ func (lk *Links) validate(bad map[string]string, emergencyContact bool) {
 // validate adds the quiet hours' faults to bad and fills their defaults:
 // the zone UTC, critical alerts let through.
 func (q *QuietHours) validate(bad map[string]string) {
-	if _, err := minuteOfDay(q.Start); err != nil {
+	start, errS := minuteOfDay(q.Start)
+	if errS != nil {
 		bad["quiet_hours.start"] = "must be a time of day HH:MM"
 	}
-	if _, err := minuteOfDay(q.End); err != nil {
+	end, errE := minuteOfDay(q.End)
+	switch {
+	case errE != nil:
 		bad["quiet_hours.end"] = "must be a time of day HH:MM"
+	case errS == nil && start == end:
+		bad["quiet_hours.end"] = "must differ from start: a window of no length holds no one quiet"
 	}
 	if q.Timezone == "" {
 		q.Timezone = "UTC"
