@@ -83,7 +83,7 @@ type Body struct {
 	Type     string         `json:"type" required:"true" enum:"circle,polygon"`
 	Center   *PointIn       `json:"center,omitempty" doc:"circle: latitude and longitude both required"`
 	RadiusM  *float64       `json:"radius_m,omitempty" doc:"circle, meters"`
-	Polygon  []PointIn      `json:"polygon,omitempty" doc:"polygon: at least three vertices, ring closed or not; latitude and longitude of each required"`
+	Polygon  []PointIn      `json:"polygon,omitempty" doc:"polygon: 3 to 10,000 vertices, not all on one line, ring closed or not; latitude and longitude of each required"`
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
