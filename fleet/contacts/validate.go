@@ -9,6 +9,7 @@ import (
 	"time"
 	_ "time/tzdata" // quiet hours' zones must not depend on the host's zoneinfo
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/enum"
 )
@@ -16,7 +17,7 @@ import (
 // Limits of a contact.
 const (
 	maxName  = 200
-	maxID    = 128
+	maxID    = 200 // characters, as trips and vehicle profiles take a driver or vehicle id
 	maxLinks = 100
 	maxToken = 4096
 )
@@ -133,7 +134,7 @@ func (lk *Links) validate(bad map[string]string, emergencyContact bool) {
 			bad[l.name] = fmt.Sprintf("at most %d ids", maxLinks)
 		}
 		for i, id := range *l.ids {
-			if id == "" || len(id) > maxID || hasControl(id) {
+			if id == "" || utf8.RuneCountInString(id) > maxID || hasControl(id) {
 				bad[fmt.Sprintf("%s[%d]", l.name, i)] = fmt.Sprintf("must be an id of 1 to %d printable characters", maxID)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -33,6 +34,11 @@ func TestBodyValidate(t *testing.T) {
 		{"quiet hours", func(b *Body) { b.QuietHours = &QuietHours{Start: "7pm", End: "24:00"} }, []string{"quiet_hours.end", "quiet_hours.start"}},
 		{"local zone", func(b *Body) { b.QuietHours = &QuietHours{Start: "22:00", End: "06:00", Timezone: "Local"} }, []string{"quiet_hours.timezone"}},
 		{"empty link", func(b *Body) { b.Links = &Links{VehicleIDs: []string{""}} }, []string{"links.vehicle_ids[0]"}},
+		// ids as trips and vehicle profiles take them: up to 200 characters
+		{"200-character ids", func(b *Body) {
+			b.Links = &Links{DriverIDs: []string{strings.Repeat("d", 200)}, VehicleIDs: []string{strings.Repeat("é", 200)}}
+		}, nil},
+		{"201-character id", func(b *Body) { b.Links = &Links{VehicleIDs: []string{strings.Repeat("é", 201)}} }, []string{"links.vehicle_ids[0]"}},
 		{"language", func(b *Body) { b.Language = "e" }, []string{"language"}},
 	} {
 		b := valid()
