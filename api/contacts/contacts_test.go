@@ -366,3 +366,26 @@ func testList(t *testing.T, open testdb.Opener) {
 		}
 	}
 }
+
+// A driver may be linked by every id trips take, up to 200 characters,
+// as many as a contact holds: the contact is stored on both stores and
+// still refused as a duplicate when repeated.
+func TestLongDriverLinks(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, open testdb.Opener) {
+		f := start(t, open)
+		var ids []string
+		for i := range 100 {
+			// varied, so that no store can keep them small by compression
+			id := []rune(fmt.Sprintf("%03d", i))
+			for j := range 197 {
+				id = append(id, rune(0x4e00+(i*7919+j*104729)%20000))
+			}
+			ids = append(ids, string(id))
+		}
+		body := map[string]any{"name": "Dee", "roles": []string{"driver"}, "links": map[string]any{"driver_ids": ids}}
+		f.create(body)
+		if r := f.do("POST", "/v1/contacts", writer, body); r.status != 400 || r.details()["name"] == nil {
+			t.Errorf("the same contact again: %d %v, want 400 naming name", r.status, r.body)
+		}
+	})
+}

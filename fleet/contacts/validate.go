@@ -1,6 +1,8 @@
 package contacts
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/mail"
 	"regexp"
@@ -218,6 +220,13 @@ func hasControl(s string) bool {
 	return strings.ContainsFunc(s, unicode.IsControl)
 }
 
+// maxRawKey is the longest duplicate key stored as it is; a longer one is
+// stored as its SHA-256. A unique index of PostgreSQL holds at most about
+// 2.7 kB an entry, and 100 driver ids of 200 characters make far more.
+// Shorter keys stay as they are, so that contacts stored before keep
+// matching their duplicates.
+const maxRawKey = 1024
+
 // key is the duplicate key of a contact: its name (case and spaces aside)
 // with its numbers, e-mail and driver ids (two drivers of one name are two
 // people).
@@ -226,6 +235,10 @@ func (b *Body) key() string {
 	k := name + "\x1f" + b.Channels.SMS + "\x1f" + b.Channels.Voice + "\x1f" + strings.ToLower(b.Channels.Email)
 	if b.Links != nil && len(b.Links.DriverIDs) > 0 {
 		k += "\x1f" + strings.Join(slices.Sorted(slices.Values(b.Links.DriverIDs)), "\x1e")
+	}
+	if len(k) > maxRawKey {
+		sum := sha256.Sum256([]byte(k))
+		return "sha256:" + hex.EncodeToString(sum[:])
 	}
 	return k
 }
