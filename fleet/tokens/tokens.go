@@ -31,6 +31,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/enum"
@@ -196,7 +197,7 @@ func (r MintRequest) check(p *apikey.Principal) error {
 		return &FieldError{"stream_ids", fmt.Sprintf("may name at most %d streams", MaxStreamIDs)}
 	}
 	for i, id := range r.StreamIDs {
-		if id == "" || len(id) > 200 {
+		if id == "" || utf8.RuneCountInString(id) > 200 {
 			return &FieldError{fmt.Sprintf("stream_ids[%d]", i), "must be a stream id (1-200 characters)"}
 		}
 	}

@@ -150,6 +150,14 @@ func TestMintRefusesByField(t *testing.T) {
 			t.Errorf("%+v: %v, want a refusal of %s", tc.r, err, tc.field)
 		}
 	}
+	// a stream id is 1 to 200 characters, not bytes
+	if _, err := s.Mint(context.Background(), key, tokens.MintRequest{Scopes: []string{"streams:read"}, StreamIDs: []string{strings.Repeat("é", 200)}}); err != nil {
+		t.Errorf("a stream id of 200 characters: %v", err)
+	}
+	var fe *tokens.FieldError
+	if _, err := s.Mint(context.Background(), key, tokens.MintRequest{Scopes: []string{"streams:read"}, StreamIDs: []string{strings.Repeat("é", 201)}}); !errors.As(err, &fe) || fe.Field != "stream_ids[0]" {
+		t.Errorf("a stream id of 201 characters: %v, want a refusal of stream_ids[0]", err)
+	}
 	var pe *tokens.PermissionError
 	if _, err := s.Mint(context.Background(), key, tokens.MintRequest{Scopes: []string{"alerts:acknowledge"}}); !errors.As(err, &pe) {
 		t.Errorf("a scope beyond the key: %v", err)
