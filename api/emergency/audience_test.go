@@ -697,3 +697,39 @@ func TestAlertWithoutGatewayStatesNothingSent(t *testing.T) {
 		}
 	}
 }
+
+// TestHomeAreaRadius: a contact known only by a home area with radius_km
+// is in an alert's area when any of that home area is: based 13 km from
+// the centre of a 10 km alert, a 5 km home area is reached and a 1 km one
+// is not; nor is one without a radius. Over a drawn polygon alike.
+func TestHomeAreaRadius(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	at := func(radius any) map[string]any {
+		h := map[string]any{"latitude": 40.0, "longitude": -83.0 + 13/85.39} // 13 km east (85.39 km a degree of longitude at 40°)
+		if radius != nil {
+			h["radius_km"] = radius
+		}
+		return h
+	}
+	wide := f.contact(map[string]any{"name": "W", "roles": []string{"field_personnel"}, "channels": map[string]any{"sms": "+15550000021"}, "home_area": at(5)})
+	f.contact(map[string]any{"name": "N", "roles": []string{"field_personnel"}, "channels": map[string]any{"sms": "+15550000022"}, "home_area": at(1)})
+	f.contact(map[string]any{"name": "P", "roles": []string{"field_personnel"}, "channels": map[string]any{"sms": "+15550000023"}, "home_area": at(nil)})
+	b := alertBody([]string{"field_personnel"}, nil, "sms")
+	code, al := f.do("POST", "/v1/emergency/alerts", b)
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	if got, want := f.gw.sent(al["alert_id"].(string)), []string{"sms " + wide + " +15550000021"}; !slices.Equal(got, want) {
+		t.Errorf("radius area: reached %v, want %v", got, want)
+	}
+	// a square of ±0.11° about the same centre: its east edge 9.4 km east
+	sq := []map[string]any{{"latitude": 39.89, "longitude": -83.11}, {"latitude": 39.89, "longitude": -82.89}, {"latitude": 40.11, "longitude": -82.89}, {"latitude": 40.11, "longitude": -83.11}}
+	b["affected_area"] = map[string]any{"type": "polygon", "polygon": sq}
+	code, al = f.do("POST", "/v1/emergency/alerts", b)
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	if got, want := f.gw.sent(al["alert_id"].(string)), []string{"sms " + wide + " +15550000021"}; !slices.Equal(got, want) {
+		t.Errorf("polygon area: reached %v, want %v", got, want)
+	}
+}

@@ -48,6 +48,8 @@ type AreaResolution struct {
 // region is a resolved area.
 type region interface {
 	Contains(lat, lon float64) bool
+	// Within says whether a point is within m metres of the region.
+	Within(lat, lon, m float64) bool
 }
 
 // resolve draws an alert's area. A nil region is the whole organization.
@@ -197,36 +199,21 @@ type corridor struct {
 
 // Contains says whether a point is within the corridor, on a local flat
 // projection (legs are short next to the Earth).
-func (c *corridor) Contains(lat, lon float64) bool {
+func (c *corridor) Contains(lat, lon float64) bool { return c.Within(lat, lon, 0) }
+
+// Within says whether a point is within m metres of the corridor.
+func (c *corridor) Within(lat, lon, m float64) bool {
 	p := geo.Point{Lat: lat, Lon: lon}
+	m += c.m
 	for _, line := range c.pts {
 		for i := range line {
-			if geo.Distance(p, line[i]) <= c.m {
+			if geo.Distance(p, line[i]) <= m {
 				return true
 			}
-			if i > 0 && legDistance(p, line[i-1], line[i]) <= c.m {
+			if i > 0 && geo.SegmentDistance(p, line[i-1], line[i]) <= m {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// legDistance is the distance in metres from p to the segment a-b.
-func legDistance(p, a, b geo.Point) float64 {
-	const r = 6371008.8
-	k := math.Cos(p.Lat * math.Pi / 180)
-	x := func(q geo.Point) (float64, float64) {
-		return (q.Lon - p.Lon) * math.Pi / 180 * r * k, (q.Lat - p.Lat) * math.Pi / 180 * r
-	}
-	ax, ay := x(a)
-	bx, by := x(b)
-	dx, dy := bx-ax, by-ay
-	l := dx*dx + dy*dy
-	t := 0.0
-	if l > 0 {
-		t = math.Max(0, math.Min(1, -(ax*dx+ay*dy)/l))
-	}
-	cx, cy := ax+t*dx, ay+t*dy
-	return math.Hypot(cx, cy)
 }

@@ -26,7 +26,7 @@ func TestCorridor(t *testing.T) {
 			t.Errorf("%v, %v: %v", tc.lat, tc.lon, got)
 		}
 	}
-	if d := legDistance(geo.Point{Lat: 40.01, Lon: -83.1}, geo.Point{Lat: 40, Lon: -83.2}, geo.Point{Lat: 40, Lon: -83.0}); math.Abs(d-1112) > 5 {
+	if d := geo.SegmentDistance(geo.Point{Lat: 40.01, Lon: -83.1}, geo.Point{Lat: 40, Lon: -83.2}, geo.Point{Lat: 40, Lon: -83.0}); math.Abs(d-1112) > 5 {
 		t.Errorf("0.01° north of the leg is %.0f m, want about 1112", d)
 	}
 }

@@ -312,11 +312,14 @@ func (s *audienceSet) covers(link string, drivers []string) bool {
 }
 
 // holds says whether a contact is in the area: by last known location,
-// else home area. A city or state area matches the home area's city or
-// state; a route area holds everyone with a known position.
+// else home area (its point, or any of it within its radius_km). A city
+// or state area matches the home area's city or state; a route area
+// holds everyone with a known position.
 func (a *AffectedArea) holds(shape region, c *contacts.Contact) bool {
 	lat, lon, ok := c.Position()
 	switch {
+	case shape != nil && ok && c.Location == nil && c.HomeArea.RadiusKm != nil:
+		return shape.Within(lat, lon, *c.HomeArea.RadiusKm*1000)
 	case shape != nil:
 		return ok && shape.Contains(lat, lon)
 	case a.Type == "city" && c.HomeArea != nil && c.HomeArea.City != "":

@@ -92,3 +92,21 @@ func CrossTrack(a Point, bearing float64, p Point) float64 {
 	θ13 := BearingRad(lat1, lat3, (p.Lon-a.Lon)*Degree, math.Cos(lat1), math.Cos(lat3))
 	return math.Abs(math.Asin(math.Sin(d13)*math.Sin(θ13-bearing*Degree))) * EarthRadius
 }
+
+// SegmentDistance is the distance in meters from p to the segment a-b,
+// on a flat projection about p (for segments short next to the Earth).
+func SegmentDistance(p, a, b Point) float64 {
+	k := math.Cos(p.Lat * Degree)
+	xy := func(q Point) (float64, float64) {
+		return (q.Lon - p.Lon) * Degree * EarthRadius * k, (q.Lat - p.Lat) * Degree * EarthRadius
+	}
+	ax, ay := xy(a)
+	bx, by := xy(b)
+	dx, dy := bx-ax, by-ay
+	l := dx*dx + dy*dy
+	t := 0.0
+	if l > 0 {
+		t = math.Max(0, math.Min(1, -(ax*dx+ay*dy)/l))
+	}
+	return math.Hypot(ax+t*dx, ay+t*dy)
+}

@@ -108,6 +108,28 @@ func distinct(ring []Point) int {
 	return n
 }
 
+// Within reports whether the point (lat, lon) lies in the area or within
+// m meters of its edge.
+func (a *Area) Within(lat, lon, m float64) bool {
+	if a.Contains(lat, lon) {
+		return true
+	}
+	p := Point{Lat: lat, Lon: lon}
+	if !p.Valid() || m <= 0 {
+		return false
+	}
+	if len(a.Polygon) == 0 {
+		return a.Radius > 0 && geo.Distance(a.Center, p) <= a.Radius+m
+	}
+	r := a.ring()
+	for i := range r {
+		if geo.SegmentDistance(p, r[i], r[(i+1)%len(r)]) <= m {
+			return true
+		}
+	}
+	return false
+}
+
 // Contains reports whether the area contains the point (lat, lon).
 func (a *Area) Contains(lat, lon float64) bool {
 	p := Point{Lat: lat, Lon: lon}
