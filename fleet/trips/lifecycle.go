@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/fleethub/fleethub/fleet/vehicles"
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/enum"
@@ -17,8 +18,8 @@ import (
 
 // StartRequest starts a trip.
 type StartRequest struct {
-	VehicleID     string         `json:"vehicle_id" required:"true"`
-	DriverID      string         `json:"driver_id,omitempty"`
+	VehicleID     string         `json:"vehicle_id" required:"true" doc:"1 to 200 characters, no control character (a vehicle profile's id)"`
+	DriverID      string         `json:"driver_id,omitempty" doc:"1 to 200 characters, no control character"`
 	StartLocation *PlaceIn       `json:"start_location,omitempty"`
 	StartTime     *time.Time     `json:"start_time,omitempty" doc:"default now"`
 	Metadata      map[string]any `json:"metadata,omitempty"`
@@ -29,11 +30,11 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 	bad := map[string]string{}
 	if r.VehicleID == "" {
 		bad["vehicle_id"] = "is required"
-	} else if len(r.VehicleID) > 200 {
-		bad["vehicle_id"] = "must be at most 200 characters"
+	} else if !vehicles.ValidID(r.VehicleID) {
+		bad["vehicle_id"] = vehicles.IDRefusal // the id a profile takes (PUT /v1/vehicles/{vehicle_id})
 	}
-	if len(r.DriverID) > 200 {
-		bad["driver_id"] = "must be at most 200 characters"
+	if r.DriverID != "" && !vehicles.ValidID(r.DriverID) {
+		bad["driver_id"] = vehicles.IDRefusal
 	}
 	checkPlace(bad, "start_location", r.StartLocation)
 	now := s.now().UTC().Truncate(time.Millisecond)

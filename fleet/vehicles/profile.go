@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/enum"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // FuelTypes are the fuel types a profile may name. An electric vehicle
@@ -87,10 +88,30 @@ func sortedKeys(m map[string]string) []string {
 	return out
 }
 
+// IDRefusal is the message for an id that breaks the id rule (ValidID).
+const IDRefusal = "must be 1 to 200 characters, none of them a control character, and not only white space"
+
+// ValidID reports whether id can be a vehicle's id: 1 to 200 characters
+// (counted as characters, not bytes) of UTF-8 text without control
+// characters, and not only white space. It is the rule of the
+// {vehicle_id} path parameter, so that every vehicle a trip or a
+// driver id names could have a profile; trips take driver ids by it too.
+func ValidID(id string) bool {
+	if id == "" || utf8.RuneCountInString(id) > maxText || !utf8.ValidString(id) || jsonpath.IsBlank(id) {
+		return false
+	}
+	for _, c := range id {
+		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) {
+			return false
+		}
+	}
+	return true
+}
+
 // checkID names a vehicle id that cannot be one.
 func checkID(bad map[string]string, id string) {
-	if id == "" || utf8.RuneCountInString(id) > maxText {
-		bad["vehicle_id"] = "must be 1 to 200 characters"
+	if !ValidID(id) {
+		bad["vehicle_id"] = IDRefusal
 	}
 }
 

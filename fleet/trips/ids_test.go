@@ -1,0 +1,55 @@
+package trips_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/fleethub/fleethub/fleet/trips"
+	"github.com/fleethub/fleethub/fleet/vehicles"
+	"github.com/fleethub/fleethub/internal/store"
+)
+
+// TestTripIDsFollowTheVehicleIDRule: a trip's vehicle_id and driver_id
+// take the rule of a vehicle profile's id: up to 200 characters counted
+// as characters (200 two-byte ones are taken), none a control character.
+// A vehicle a trip is started for can always be given a profile.
+func TestTripIDsFollowTheVehicleIDRule(t *testing.T) {
+	g := newGarage(t)
+	sc := store.Scope{Org: "org-a", Env: "test"}
+	for _, c := range []struct {
+		name, vehicle, driver string
+		refused               string // the field refused; "" when taken
+	}{
+		{"200 two-byte characters", strings.Repeat("é", 200), strings.Repeat("ü", 200), ""},
+		{"201 characters", strings.Repeat("v", 201), "", "vehicle_id"},
+		{"a newline in vehicle_id", "a\nb", "", "vehicle_id"},
+		{"a tab in vehicle_id", "a\tb", "", "vehicle_id"},
+		{"a C1 control in vehicle_id", "a\u0085b", "", "vehicle_id"},
+		{"a newline in driver_id", "veh-d", "d\nx", "driver_id"},
+		{"201 characters in driver_id", "veh-e", strings.Repeat("d", 201), "driver_id"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := g.svc.Start(g.ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: c.vehicle, DriverID: c.driver})
+			if c.refused == "" {
+				if err != nil {
+					t.Fatalf("start: %v", err)
+				}
+				if _, err := g.vehs.Put(g.ctx, sc, c.vehicle, vehicles.Body{}); err != nil {
+					t.Fatalf("the trip's vehicle cannot have a profile: %v", err)
+				}
+				return
+			}
+			if got := refusedFields(t, err); len(got) != 1 || got[0] != c.refused {
+				t.Fatalf("refused %v, want [%s]", got, c.refused)
+			}
+			var ve *trips.ValidationError
+			if errors.As(err, &ve); ve.Fields[c.refused] != vehicles.IDRefusal {
+				t.Errorf("%s: %q, want %q", c.refused, ve.Fields[c.refused], vehicles.IDRefusal)
+			}
+			if _, err := g.svc.Start(g.ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: c.vehicle}); c.refused == "vehicle_id" && err == nil {
+				t.Errorf("a trip started for %q, a vehicle that cannot have a profile", c.vehicle)
+			}
+		})
+	}
+}
