@@ -389,3 +389,24 @@ func TestLongDriverLinks(t *testing.T) {
 		}
 	})
 }
+
+// TestDuplicateRefusalSaysWhatIsCompared: a duplicate is the same name,
+// sms, voice, email and driver ids, and its refusal says so; the same
+// person linked to other drivers is another contact.
+func TestDuplicateRefusalSaysWhatIsCompared(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, open testdb.Opener) {
+		f := start(t, open)
+		body := func(driver string) map[string]any {
+			b := dispatcher("Ann Lee", "+14155550100")
+			b["links"] = map[string]any{"driver_ids": []string{driver}}
+			return b
+		}
+		f.create(body("drv-1"))
+		r := f.do("POST", "/v1/contacts", writer, body("drv-1"))
+		msg, _ := r.details()["name"].(string)
+		if r.status != 400 || !strings.Contains(msg, "links.driver_ids") {
+			t.Errorf("the same contact again: %d %v, want 400 naming name with a message that names links.driver_ids", r.status, r.body)
+		}
+		f.create(body("drv-2")) // the same name and channels for another driver: taken
+	})
+}

@@ -294,7 +294,7 @@ func storeErr(err error) error {
 	case errors.Is(err, store.ErrNotFound):
 		return ErrNotFound
 	case errors.Is(err, store.ErrConflict):
-		return &ValidationError{Fields: map[string]string{"name": "a contact with this name, sms, voice and email already exists"}}
+		return &ValidationError{Fields: map[string]string{"name": "a contact with this name, sms, voice, email and links.driver_ids already exists"}}
 	}
 	return err
 }
