@@ -59,7 +59,7 @@ func mapErr(err error) error {
 	case errors.Is(err, domain.ErrNotFound):
 		return api.Errf("geofence_not_found", "geofence not found")
 	case errors.Is(err, domain.ErrMetadataTooLarge):
-		return api.Errf("payload_too_large", "metadata must be under 64 KB")
+		return api.Errf("payload_too_large", "metadata must be at most 64 KB (65,536 bytes as JSON)")
 	case errors.As(err, &ve):
 		return api.Validation("validation_failed", ve.Fields)
 	}

@@ -230,3 +230,37 @@ func TestGeofenceFieldsNamed(t *testing.T) {
 		t.Errorf("a name of 201 characters: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestGeofenceMetadataLimit: a geofence's metadata may be 64 KB (65,536
+// bytes as JSON), the trip metadata's limit; one byte more is 413
+// payload_too_large, its message saying the limit, and nothing is stored.
+func TestGeofenceMetadataLimit(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	body := func(jsonBytes int) map[string]any {
+		// {"notes":"x…"} is 12 bytes around the string
+		return map[string]any{"name": "Depot", "type": "circle", "center": map[string]any{"latitude": 40.0, "longitude": -83.0}, "radius_m": 300,
+			"metadata": map[string]any{"notes": strings.Repeat("x", jsonBytes-12)}}
+	}
+	r := n.do("POST", "/v1/geofences", k, body(65536))
+	if r.Status != 201 {
+		t.Fatalf("metadata of 65,536 bytes: %d %.300s", r.Status, r.Body)
+	}
+	id := r.json(t)["geofence_id"].(string)
+	for _, req := range []struct{ method, path string }{{"POST", "/v1/geofences"}, {"PUT", "/v1/geofences/" + id}} {
+		r := n.do(req.method, req.path, k, body(65537))
+		if r.Status != 413 || r.errCode(t) != "payload_too_large" {
+			t.Fatalf("%s metadata of 65,537 bytes: %d %.300s", req.method, r.Status, r.Body)
+		}
+		if msg := r.json(t)["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "at most 64 KB") {
+			t.Errorf("%s: message %q, want it to say the limit: at most 64 KB", req.method, msg)
+		}
+	}
+	if l := n.do("GET", "/v1/geofences", k, nil).json(t); l["count"].(float64) != 1 {
+		t.Errorf("a refused geofence stored: count %v", l["count"])
+	}
+	g := n.do("GET", "/v1/geofences/"+id, k, nil).json(t)
+	if notes, _ := g["metadata"].(map[string]any)["notes"].(string); len(notes) != 65536-12 {
+		t.Errorf("after a refused put the notes are %d bytes, want %d", len(notes), 65536-12)
+	}
+}

@@ -20,10 +20,11 @@ import (
 // Errors of the service; api/geofences maps them to codes.
 var (
 	ErrNotFound         = errors.New("geofences: geofence not found")
-	ErrMetadataTooLarge = errors.New("geofences: metadata must be under 64 KB")
+	ErrMetadataTooLarge = errors.New("geofences: metadata over 64 KB")
 )
 
-// maxMetadata is the largest metadata of a geofence, as JSON.
+// maxMetadata is the largest metadata of a geofence, as JSON: 64 KB,
+// 65,536 bytes, the trip metadata's limit (trips.MaxMetadataBytes).
 const maxMetadata = 64 << 10
 
 // ValidationError is a bad geofence; Fields maps a field path to a
@@ -84,7 +85,7 @@ type Body struct {
 	Center   *PointIn       `json:"center,omitempty" doc:"circle: latitude and longitude both required"`
 	RadiusM  *float64       `json:"radius_m,omitempty" doc:"circle, meters"`
 	Polygon  []PointIn      `json:"polygon,omitempty" doc:"polygon: 3 to 10,000 vertices, not all on one line, ring closed or not; latitude and longitude of each required"`
-	Metadata map[string]any `json:"metadata,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty" doc:"at most 64 KB (65,536 bytes as JSON)"`
 }
 
 // shape is the area of a geofence as stored: a body's center, radius

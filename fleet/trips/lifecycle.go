@@ -184,7 +184,7 @@ func closePause(st *state, end time.Time) {
 type ResumeRequest struct {
 	Location *PlaceIn       `json:"location,omitempty" doc:"defaults to the pause location when absent"`
 	Reason   string         `json:"reason,omitempty"`
-	Metadata map[string]any `json:"metadata,omitempty" doc:"custom data about the resume, carried by the trip_resumed event; under 64 KB"`
+	Metadata map[string]any `json:"metadata,omitempty" doc:"custom data about the resume, carried by the trip_resumed event; at most 64 KB"`
 }
 
 // Resume moves a paused trip back to active.
