@@ -159,3 +159,14 @@ func TestEmptyStreamIDsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A stream id that names no stream of the key's organization is 400
+// validation_failed naming it by its index.
+func TestUnknownStreamIDRefused(t *testing.T) {
+	base := serve(t)
+	a := call(t, "POST", base+"/v1/tokens", key, map[string]any{"scopes": []string{"streams:read"}, "stream_ids": []string{"str_nowhere"}})
+	e, _ := a.body["error"].(map[string]any)
+	if d, _ := e["details"].(map[string]any); a.status != 400 || a.code != "validation_failed" || d["stream_ids[0]"] == nil {
+		t.Errorf("stream_ids [str_nowhere]: %d %v, want 400 validation_failed naming stream_ids[0]", a.status, a.body)
+	}
+}

@@ -91,6 +91,9 @@ type Store interface {
 	RevokeToken(ctx context.Context, s store.Scope, id string, at time.Time) (store.BrowserToken, error)
 	RevokedTokens(ctx context.Context, now time.Time) ([]string, error)
 	PruneTokens(ctx context.Context, before time.Time) (int64, error)
+	// GetStream answers a stream of the scope or store.ErrNotFound: a
+	// token's stream_ids name streams of its key's scope.
+	GetStream(ctx context.Context, sc store.Scope, id string) (store.Stream, error)
 }
 
 // Config of the service.
@@ -204,6 +207,24 @@ func (r MintRequest) check(p *apikey.Principal) error {
 	return nil
 }
 
+// checkStreams refuses the first of ids that names no stream of p's
+// organization and environment. A stream of another organization is
+// refused in the same words as one that never existed, so that the
+// refusal tells nothing of other organizations.
+func (s *Service) checkStreams(ctx context.Context, p *apikey.Principal, ids []string) error {
+	sc := store.Scope{Org: p.Org, Env: p.Env}
+	for i, id := range ids {
+		_, err := s.store.GetStream(ctx, sc, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return &FieldError{fmt.Sprintf("stream_ids[%d]", i), "names no stream of this organization and environment"}
+		}
+		if err != nil {
+			return fmt.Errorf("tokens: stream %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
 // claims are the token's payload.
 type claims struct {
 	Iss       string   `json:"iss"`
@@ -235,6 +256,9 @@ func (s *Service) Mint(ctx context.Context, p *apikey.Principal, r MintRequest) 
 		return Minted{}, &PermissionError{Scope: "a new token", Permission: "an API key"}
 	}
 	if err := r.check(p); err != nil {
+		return Minted{}, err
+	}
+	if err := s.checkStreams(ctx, p, r.StreamIDs); err != nil {
 		return Minted{}, err
 	}
 	if r.TTL == 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -77,10 +78,21 @@ func newService(t *testing.T, st store.Backend, clk *clock) *tokens.Service {
 	return s
 }
 
+// addStream stores a stream of id in the scope of org and env.
+func addStream(t *testing.T, st store.Backend, org, env, id string) {
+	t.Helper()
+	now := time.Unix(1_800_000_000, 0).UTC()
+	if err := st.CreateStream(t.Context(), store.Stream{ID: id, Org: org, Env: env, Kind: "events", State: "active", Config: []byte("{}"),
+		Version: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 var key = &apikey.Principal{KeyID: "key_1", Org: "org-a", Env: "test", Permissions: []string{"streams:read"}, Rate: 100, Burst: 200}
 
 func TestVerifyExpiryAlgorithmAndRevocation(t *testing.T) {
 	st := testdb.SQLite(t)
+	addStream(t, st, "org-a", "test", "str_a")
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	s := newService(t, st, clk)
 	ctx := context.Background()
@@ -133,7 +145,9 @@ func TestVerifyExpiryAlgorithmAndRevocation(t *testing.T) {
 }
 
 func TestMintRefusesByField(t *testing.T) {
-	s := newService(t, testdb.SQLite(t), &clock{now: time.Unix(1_800_000_000, 0)})
+	st := testdb.SQLite(t)
+	addStream(t, st, "org-a", "test", strings.Repeat("é", 200))
+	s := newService(t, st, &clock{now: time.Unix(1_800_000_000, 0)})
 	for _, tc := range []struct {
 		r     tokens.MintRequest
 		field string
@@ -229,4 +243,36 @@ func TestLifeEndsAtExpiryAndRevocation(t *testing.T) {
 	if !errors.Is(context.Cause(g.Life), tokens.ErrRevoked) {
 		t.Fatalf("revoked elsewhere: cause %v", context.Cause(g.Life))
 	}
+}
+
+// TestMintRefusesStreamsNotOfTheScope: stream_ids name streams of the
+// minting key's organization and environment. One that does not exist,
+// and one of another organization or environment, is refused by its
+// index in the same words, so that the refusal says nothing of other
+// organizations' streams; no token is minted.
+func TestMintRefusesStreamsNotOfTheScope(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, open testdb.Opener) {
+		st := open(t)
+		addStream(t, st, "org-a", "test", "str_mine")
+		addStream(t, st, "org-b", "test", "str_theirs")
+		addStream(t, st, "org-a", "live", "str_live")
+		s := newService(t, st, &clock{now: time.Unix(1_800_000_000, 0)})
+		ctx := context.Background()
+		var msgs []string
+		for _, other := range []string{"str_none", "str_theirs", "str_live"} {
+			_, err := s.Mint(ctx, key, tokens.MintRequest{Scopes: []string{"streams:read"}, StreamIDs: []string{"str_mine", other}})
+			var fe *tokens.FieldError
+			if !errors.As(err, &fe) || fe.Field != "stream_ids[1]" {
+				t.Fatalf("stream_ids [str_mine %s]: %v, want a refusal of stream_ids[1]", other, err)
+			}
+			msgs = append(msgs, fe.Msg)
+		}
+		if msgs[0] != msgs[1] || msgs[0] != msgs[2] {
+			t.Errorf("refusals differ, telling other scopes' streams apart: %q", msgs)
+		}
+		m, err := s.Mint(ctx, key, tokens.MintRequest{Scopes: []string{"streams:read"}, StreamIDs: []string{"str_mine"}})
+		if err != nil || !slices.Equal(m.Grant.StreamIDs, []string{"str_mine"}) {
+			t.Fatalf("a stream of the key's scope: %+v, %v", m.Grant, err)
+		}
+	})
 }
