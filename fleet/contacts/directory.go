@@ -58,7 +58,9 @@ func (d *Directory) Create(ctx context.Context, sc store.Scope, b Body) (Contact
 	}
 	now := d.now().UTC().Truncate(time.Millisecond)
 	var idb [10]byte
-	_, _ = rand.Read(idb[:])
+	if _, err := rand.Read(idb[:]); err != nil {
+		return Contact{}, fmt.Errorf("contacts: id: %w", err)
+	}
 	c := fromBody("con_"+hex.EncodeToString(idb[:]), &b, now, now)
 	rec, err := record(sc, &c, &b)
 	if err != nil {

@@ -246,7 +246,9 @@ func (s *Service) Create(ctx context.Context, sc store.Scope, b Body) (View, err
 		return View{}, err
 	}
 	var idb [10]byte
-	_, _ = rand.Read(idb[:])
+	if _, err := rand.Read(idb[:]); err != nil {
+		return View{}, fmt.Errorf("geofences: id: %w", err)
+	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	g := store.Geofence{ID: "gf_" + hex.EncodeToString(idb[:]), Org: sc.Org, Env: sc.Env, Name: b.Name, Type: b.Type, Area: area, Metadata: md, CreatedAt: now, UpdatedAt: now}
 	if err := s.st.CreateGeofence(ctx, g); err != nil {
