@@ -87,6 +87,7 @@ type Bus struct {
 	wg     sync.WaitGroup // the commit loop
 	subs   sync.WaitGroup // running Subscribe calls; added to under mu while not closed
 	state  writeState     // the last writes' outcomes, for Health
+	keys   sync.Map       // topic → []string, the log keys of its partitions (see partKey)
 }
 
 var _ hub.Bus = (*Bus)(nil)
@@ -161,7 +162,24 @@ func Open(cfg Config) (*Bus, error) {
 	return b, nil
 }
 
-func partKey(topic string, part int) string { return topic + "/" + strconv.Itoa(part) }
+// partKey is the log key of a topic partition, topic + "/" + part. The
+// keys of a topic's partitions are made once and kept: a publish asked
+// for its key each time, a concatenation per message. Topics are few (a
+// bus serves a fixed set), so the cache stays small.
+func (b *Bus) partKey(topic string, part int) string {
+	if part < 0 || part >= b.cfg.Partitions {
+		return topic + "/" + strconv.Itoa(part) // a key no record has
+	}
+	if ks, ok := b.keys.Load(topic); ok {
+		return ks.([]string)[part]
+	}
+	ks := make([]string, b.cfg.Partitions)
+	for i := range ks {
+		ks[i] = topic + "/" + strconv.Itoa(i)
+	}
+	got, _ := b.keys.LoadOrStore(topic, ks)
+	return got.([]string)[part]
+}
 
 // partitionOf is a key's partition: its 32-bit FNV-1a hash modulo the
 // partition count (written out: hash/fnv's hasher is allocated per call).
@@ -213,8 +231,16 @@ func (b *Bus) records(msgs []hub.Message) []seglog.Record {
 		size  int
 		buf   []byte
 	}
-	var parts []part // the call's partitions, in the order met
-	at := make([]int, len(msgs))
+	// the call's partitions, in the order met, and each message's index
+	// among them; on the stack for the common small call
+	var partsArr [4]part
+	var atArr [8]int
+	parts, at := partsArr[:0], atArr[:0]
+	if len(msgs) > len(atArr) {
+		at = make([]int, len(msgs))
+	} else {
+		at = at[:len(msgs)]
+	}
 	for i, m := range msgs {
 		p, k := b.partitionOf(m.Key), -1
 		for j := range parts {
@@ -225,7 +251,7 @@ func (b *Bus) records(msgs []hub.Message) []seglog.Record {
 		}
 		if k < 0 {
 			k = len(parts)
-			parts = append(parts, part{topic: m.Topic, part: p, key: partKey(m.Topic, p)})
+			parts = append(parts, part{topic: m.Topic, part: p, key: b.partKey(m.Topic, p)})
 		}
 		at[i] = k
 		parts[k].size += binary.MaxVarintLen32 + len(m.Key) + len(m.Value)
@@ -264,7 +290,7 @@ func (b *Bus) Range(ctx context.Context, topic string, part int, from int64, max
 	if part < 0 || part >= b.cfg.Partitions {
 		return nil, fmt.Errorf("embedbus: partition %d out of range", part)
 	}
-	es, err := b.log.Read(ctx, partKey(topic, part), from, max)
+	es, err := b.log.Read(ctx, b.partKey(topic, part), from, max)
 	if err != nil {
 		return nil, fmt.Errorf("bus: %w", err)
 	}
@@ -282,7 +308,7 @@ func (b *Bus) Bounds(ctx context.Context, topic string, part int) (first, end in
 	if part < 0 || part >= b.cfg.Partitions {
 		return 0, 0, fmt.Errorf("embedbus: partition %d out of range", part)
 	}
-	first, last := b.log.Bounds(partKey(topic, part))
+	first, last := b.log.Bounds(b.partKey(topic, part))
 	return first, last + 1, nil
 }
 
@@ -295,7 +321,7 @@ func (b *Bus) ReadAt(ctx context.Context, topic string, part int, from int64, ma
 // from (durable: consumers see it), or ctx's error.
 func (b *Bus) Wait(ctx context.Context, topic string, part int, from int64) error {
 	select {
-	case <-b.log.Wait(partKey(topic, part), from):
+	case <-b.log.Wait(b.partKey(topic, part), from):
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -347,7 +373,7 @@ func (b *Bus) Subscribe(ctx context.Context, sub hub.Subscription, h hub.Handler
 		g.members++
 		for i, c := range g.committed {
 			// offsets that started again (a wiped log) restart the group
-			if _, last := b.log.Bounds(partKey(sub.Topic, i)); c > last+1 || g.pos[i] > last+1 {
+			if _, last := b.log.Bounds(b.partKey(sub.Topic, i)); c > last+1 || g.pos[i] > last+1 {
 				b.cfg.Logger.Warn("bus: committed offset past the log's end; the group restarts from the oldest retained message",
 					"topic", sub.Topic, "group", sub.Group, "partition", i, "committed", c, "last", last)
 				g.committed[i], g.pos[i] = 0, 0
@@ -363,7 +389,7 @@ func (b *Bus) Subscribe(ctx context.Context, sub hub.Subscription, h hub.Handler
 	var wg sync.WaitGroup
 	errs := make(chan error, b.cfg.Partitions)
 	for i := range b.cfg.Partitions {
-		first, last := b.log.Bounds(partKey(sub.Topic, i))
+		first, last := b.log.Bounds(b.partKey(sub.Topic, i))
 		next := last + 1
 		if sub.Start == hub.StartEarliest {
 			next = first
@@ -387,7 +413,7 @@ func (b *Bus) Subscribe(ctx context.Context, sub hub.Subscription, h hub.Handler
 }
 
 func (b *Bus) consume(ctx context.Context, sub hub.Subscription, pi int, next int64, g *group, h hub.Handler) error {
-	key := partKey(sub.Topic, pi)
+	key := b.partKey(sub.Topic, pi)
 	for {
 		if g != nil {
 			g.mu.Lock()

@@ -28,7 +28,7 @@ func (l *Log) Sync(ctx context.Context) error {
 	if l.cfg.Dir == "" || !l.cfg.DeferSync {
 		return nil
 	}
-	err := l.submit(ctx, &request{sync: true, done: make(chan error, 1)}, "sync")
+	_, err := l.submit(ctx, &request{sync: true, done: make(chan error, 1)}, "sync")
 	if errors.Is(err, ErrClosed) {
 		return nil
 	}

@@ -110,9 +110,11 @@ type Log struct {
 	memBytes int64
 	dirty    bool                // key offsets changed since the last keys file
 	dropped  map[string]dropMark // keys Drop made unreadable whose records a segment may hold (with Dir, kept in droppedFile)
+	touched  []*keyState         // publish's keys of the round, kept for the next round's use
 
 	qmu   sync.Mutex // guards queue, spare, writing and closed
 	qcond *sync.Cond // the writer goroutine waits on it
+	reqs  sync.Pool  // *request of Append, back once answered (a request and its channel per call otherwise)
 	queue []*request
 	spare []*request // the last round's slice, for the next queue
 	// writing says a round is being written, by the writer goroutine or
@@ -142,6 +144,7 @@ type keyState struct {
 	tailSize int64
 	spans    []span // on disk, oldest first
 	notify   chan struct{}
+	touched  bool // in Log.touched: publish met it in the round (mu)
 }
 
 // span is a key's records in one segment.
@@ -217,39 +220,49 @@ func (l *Log) Append(ctx context.Context, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return l.submit(ctx, &request{recs: recs, done: make(chan error, 1)}, "append")
+	r, _ := l.reqs.Get().(*request)
+	if r == nil {
+		r = &request{done: make(chan error, 1)}
+	}
+	r.recs = recs
+	held, err := l.submit(ctx, r, "append")
+	if !held {
+		r.recs = nil
+		l.reqs.Put(r)
+	}
+	return err
 }
 
 // submit queues r for the writer and waits for its answer; ErrClosed on
 // a closed log. The request is not abandoned when ctx ends: a caller
 // that stops waiting only loses the answer, the records may still be
-// written.
+// written: held says so (the writer may still answer r).
 //
 // When no round is being written, the caller writes the queue itself
 // (its own request and whatever queued with it) and returns: an append
 // with nobody beside it costs no hand-over to the writer goroutine and
 // back. Requests that come while a round is written wait for the writer
 // goroutine, which takes the next round once that one is done.
-func (l *Log) submit(ctx context.Context, r *request, what string) error {
+func (l *Log) submit(ctx context.Context, r *request, what string) (held bool, err error) {
 	l.qmu.Lock()
 	if l.closed {
 		l.qmu.Unlock()
-		return ErrClosed
+		return false, ErrClosed
 	}
 	l.queue = append(l.queue, r)
 	if !l.writing {
 		round := l.takeRound()
 		l.qmu.Unlock()
 		l.writeRound(round)
-		return <-r.done
+		return false, <-r.done
 	}
 	l.qcond.Signal()
 	l.qmu.Unlock()
 	select {
 	case err := <-r.done:
-		return err
+		return false, err
 	case <-ctx.Done():
-		return fmt.Errorf("seglog: %s: %w", what, ctx.Err())
+		return true, fmt.Errorf("seglog: %s: %w", what, ctx.Err())
 	}
 }
 
@@ -502,7 +515,7 @@ func (l *Log) write(round []*request) error {
 func (l *Log) publish(round []*request, seg *segment, positions []int64, now time.Time) []*segment {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	touched := map[*keyState]struct{}{}
+	touched := l.touched[:0]
 	n := 0
 	for _, r := range round {
 		for i := range r.recs {
@@ -520,10 +533,14 @@ func (l *Log) publish(round []*request, seg *segment, positions []int64, now tim
 				}
 			}
 			n++
-			touched[ks] = struct{}{}
+			if !ks.touched {
+				ks.touched = true
+				touched = append(touched, ks)
+			}
 		}
 	}
-	for ks := range touched {
+	for _, ks := range touched {
+		ks.touched = false
 		if ks.tailSize > l.cfg.KeyMemBytes {
 			l.evict(ks, ks.tailSize-l.cfg.KeyMemBytes*3/4)
 		}
@@ -533,6 +550,8 @@ func (l *Log) publish(round []*request, seg *segment, positions []int64, now tim
 		close(ks.notify)
 		ks.notify = make(chan struct{})
 	}
+	clear(touched)
+	l.touched = touched[:0]
 	if l.memBytes > l.cfg.MemBytes {
 		l.evictAll()
 	}

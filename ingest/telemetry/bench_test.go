@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/embedbus"
 	"github.com/fleethub/fleethub/ingest/telemetry"
 	gojson "github.com/goccy/go-json"
 )
@@ -145,4 +146,43 @@ func decodeList[T any](b *testing.B, body []byte, items func(*T) []any) []map[st
 		list[i], _ = m.(map[string]any)
 	}
 	return list
+}
+
+// BenchmarkPublishOne publishes one event and one telemetry message per
+// request, as POST /v1/events and POST /v1/telemetry do with a body of
+// one, from the JSON bytes to the records durable in an embedded bus on
+// disk: what a single-event publish allocates on the way in.
+func BenchmarkPublishOne(b *testing.B) {
+	bodies := map[string][]byte{"events": eventsRequest(1), "telemetry": telemetryRequest1()}
+	for _, path := range []string{"events", "telemetry"} {
+		b.Run(path, func(b *testing.B) {
+			bus, err := embedbus.Open(embedbus.Config{Dir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer bus.Close(context.Background())
+			svc, err := telemetry.New(telemetry.Config{Now: func() time.Time { return t0 }}, bus, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			body := bodies[path]
+			ingest := svc.IngestEventsJSON
+			if path == "telemetry" {
+				ingest = svc.IngestTelemetryJSON
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, taken, err := ingest(context.Background(), "o", "test", body); !taken || err != nil {
+					b.Fatalf("not taken: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// telemetryRequest1 is a telemetry request body of one message.
+func telemetryRequest1() []byte {
+	return []byte(`{"messages":[{"timestamp":"` + t0.Add(-time.Second).Format(time.RFC3339Nano) +
+		`","vehicle_id":"veh-001","data_type":"engine_diagnostics","sequence":1,"data":` +
+		strings.Join(strings.Fields(samples["engine_diagnostics"]), "") + `}]}`)
 }

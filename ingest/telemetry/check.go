@@ -215,6 +215,11 @@ func timestamp(v any, present bool, limit time.Time, ahead time.Duration) (time.
 	if !ok {
 		return time.Time{}, "must be an ISO 8601 date-time string such as 2026-11-23T10:00:00Z"
 	}
+	return timestampText(s, limit, ahead)
+}
+
+// timestampText is timestamp for a value sent as a string.
+func timestampText(s string, limit time.Time, ahead time.Duration) (time.Time, string) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil || t.Year() < 1970 {
 		return time.Time{}, "must be an ISO 8601 date-time such as 2026-11-23T10:00:00Z"

@@ -36,7 +36,7 @@ type bodyReader struct {
 	now   time.Time // ingestion time
 	limit time.Time // latest timestamp accepted
 
-	names [][]byte // keys of the map being read, for repeats
+	names [][]byte // keys of the map being read, for repeats (room for 16 made once per request)
 }
 
 // read reads the whole body: the messages and what the rules need of

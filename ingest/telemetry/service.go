@@ -182,7 +182,7 @@ func (s *Service) IngestTelemetryJSON(ctx context.Context, org, env string, body
 	now := s.cfg.Now().UTC()
 	r := bodyReader{b: body, s: s, org: org, env: env, now: now, limit: now.Add(s.cfg.MaxFuture),
 		// envelopes take about the size of the JSON
-		enc: event.NewTelemetryEncoder(len(body) + len(body)/4)}
+		enc: event.NewTelemetryEncoder(len(body) + len(body)/4), names: make([][]byte, 0, 16)}
 	pub, rs, ok := r.read()
 	if !ok {
 		return Result{}, false, nil
@@ -259,7 +259,7 @@ func (s *Service) IngestEvents(ctx context.Context, org, env string, evs []map[s
 // calls IngestEvents, which words the errors.
 func (s *Service) IngestEventsJSON(ctx context.Context, org, env string, body []byte) (res Result, taken bool, err error) {
 	now := s.cfg.Now().UTC()
-	r := eventReader{bodyReader: bodyReader{b: body, s: s, now: now}}
+	r := eventReader{bodyReader: bodyReader{b: body, s: s, now: now, names: make([][]byte, 0, 16)}}
 	out, ok := r.read()
 	if !ok {
 		return Result{}, false, nil
@@ -322,6 +322,9 @@ func (s *Service) acceptEvents(ctx context.Context, org, env string, out []event
 // id of an earlier event of the request, and lists the repeated ids, each
 // once, in the order of their first repeat. Assigned ids never repeat.
 func duplicates(evs []event.Event) (n int, ids []string) {
+	if len(evs) < 2 {
+		return 0, nil // nothing to repeat
+	}
 	var seen map[string]int // event_id → copies so far
 	for i := range evs {
 		id := evs[i].EventID

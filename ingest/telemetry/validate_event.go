@@ -105,6 +105,46 @@ func (s *Service) eventField(e *event.Event, k string, v any, a at, now time.Tim
 	return msg
 }
 
+// eventText is eventField for a member sent as a string that is one of
+// event_id, event_type, category, timestamp, severity and priority: it
+// sets the member from s and reports whether it passed eventField's
+// check. An enum member takes the allowed value itself, so only the ids
+// and the timestamp copy s.
+func (s *Service) eventText(e *event.Event, k string, b []byte, now time.Time) bool {
+	switch k {
+	case "event_id":
+		e.EventID = string(b)
+		return textOK(b, MaxTextLen) && eventID(e.EventID)
+	case "event_type":
+		e.EventType = string(b)
+		return textOK(b, MaxTextLen) && snake(e.EventType)
+	case "category":
+		e.Category = known(b, event.Categories)
+		return e.Category != ""
+	case "timestamp":
+		var msg string
+		e.Timestamp, msg = timestampText(string(b), now.Add(s.cfg.MaxFuture), s.cfg.MaxFuture)
+		return msg == ""
+	case "severity":
+		e.Severity = known(b, event.Severities)
+		return e.Severity != ""
+	case "priority":
+		e.Priority = known(b, event.Priorities)
+		return e.Priority != ""
+	}
+	return false
+}
+
+// known returns the element of allowed that b spells, "" when none.
+func known(b []byte, allowed []string) string {
+	for _, a := range allowed {
+		if string(b) == a {
+			return a
+		}
+	}
+	return ""
+}
+
 // eventID reports whether s is a usable event id.
 func eventID(s string) bool {
 	if s == "" || len(s) > MaxTextLen {
