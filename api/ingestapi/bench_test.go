@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
+	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/api/ingestapi"
+	"github.com/valyala/fasthttp"
 )
 
 // BenchmarkDecode compares the decoders for a 1,000-message telemetry
@@ -32,6 +35,31 @@ func BenchmarkDecode(b *testing.B) {
 			dec := json.NewDecoder(bytes.NewReader(body))
 			dec.UseNumber()
 			if err := dec.Decode(&v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkAccepted writes the 202 answer of a one-event and of a
+// one-message request, as the handlers do after the publish.
+func BenchmarkAccepted(b *testing.B) {
+	at := time.Date(2026, 11, 23, 10, 0, 0, 123456789, time.UTC)
+	c := &api.Ctx{RequestCtx: &fasthttp.RequestCtx{}}
+	b.Run("events", func(b *testing.B) {
+		ids := []string{"evt_0123456789abcdef01234567"}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := ingestapi.AcceptEvents(c, ids, at); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("telemetry", func(b *testing.B) {
+		seqs := []int64{42}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := ingestapi.AcceptTelemetry(c, seqs, at); err != nil {
 				b.Fatal(err)
 			}
 		}
