@@ -101,6 +101,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -359,20 +360,32 @@ func (p *Pipeline) deliver(ctx context.Context, e *streams.Entry, data [][]byte,
 // batch collects what one bus batch appends per stream, and what to
 // settle once the hand-off succeeded or failed.
 type batch struct {
-	msgs    []hub.Message
-	order   []string
-	entries map[string]*streams.Entry
-	data    map[string][][]byte
-	ids     map[string][]string // event ids of data, per stream
-	held    []*heldItem         // released from reorder buffers into data
-	claims  []*claim            // claims carrying one reference for this batch
-	undo    []undo              // frequency and correlation changes, in order
+	msgs   []hub.Message
+	held   []*heldItem // released from reorder buffers into the streams' data
+	claims []*claim    // claims carrying one reference for this batch
+	undo   []undo      // frequency and correlation changes, in order
 	*scratch
+}
+
+// streamAppend is what a batch appends to one stream.
+type streamAppend struct {
+	e    *streams.Entry
+	data [][]byte
+	ids  []string // event ids of data
 }
 
 // scratch is the working memory of a batch that nothing keeps once
 // Handle returns, reused by later batches.
 type scratch struct {
+	// the streams the batch appends to, in the order first met: their
+	// ids, their data, and where each stream is in both (the memory kept
+	// from batch to batch: three maps and two slices per stream a batch
+	// were most of a small batch's allocations, BenchmarkHandleOne)
+	order    []string
+	at       map[string]int
+	streams  []streamAppend
+	appendTo [][][]byte // appendAll's data, in order
+	matchIDs []string   // the registry's matches of a message (match)
 	ms       []matchedMsg
 	matched  []*streams.Entry // the streams of ms, one message after the other
 	keys     []byte           // the dedup keys of ms, one after the other
@@ -392,6 +405,18 @@ type scratch struct {
 
 // reset drops what s points to, keeping its memory.
 func (s *scratch) reset() {
+	clear(s.order)
+	clear(s.at)
+	for i := range s.streams {
+		sd := &s.streams[i]
+		clear(sd.data)
+		clear(sd.ids)
+		*sd = streamAppend{data: sd.data[:0], ids: sd.ids[:0]}
+	}
+	clear(s.appendTo)
+	clear(s.matchIDs)
+	s.matchIDs = s.matchIDs[:0]
+	s.order, s.streams, s.appendTo = s.order[:0], s.streams[:0], s.appendTo[:0]
 	clear(s.ms)
 	clear(s.matched)
 	clear(s.takes)
@@ -430,12 +455,24 @@ func (b *batch) add(e *streams.Entry, d []byte, eventID string) {
 		return // could not be encoded: logged by encode
 	}
 	id := e.Rec.ID
-	if _, ok := b.data[id]; !ok {
+	i, ok := b.at[id]
+	if !ok {
+		if b.at == nil {
+			b.at = map[string]int{}
+		}
+		i = len(b.order)
+		b.at[id] = i
 		b.order = append(b.order, id)
-		b.entries[id] = e
+		if len(b.streams) < cap(b.streams) {
+			b.streams = b.streams[:i+1] // keeps the memory of the slices in it
+		} else {
+			b.streams = append(b.streams, streamAppend{})
+		}
+		b.streams[i].e = e
 	}
-	b.data[id] = append(b.data[id], d)
-	b.ids[id] = append(b.ids[id], eventID)
+	sd := &b.streams[i]
+	sd.data = append(sd.data, d)
+	sd.ids = append(sd.ids, eventID)
 }
 
 // encode marshals v, a stream's copy of a message; one that cannot be
@@ -479,7 +516,7 @@ func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
 		s.reset()
 		p.scratch.Put(s)
 	}()
-	b := batch{msgs: msgs, entries: map[string]*streams.Entry{}, data: map[string][][]byte{}, ids: map[string][]string{}, claims: s.claimBuf, scratch: s}
+	b := batch{msgs: msgs, claims: s.claimBuf, scratch: s}
 	err := p.match(ctx, msgs, &b)
 	if err == nil {
 		err = p.handOff(ctx, &b)
@@ -497,7 +534,7 @@ func (p *Pipeline) Handle(ctx context.Context, msgs []hub.Message) error {
 // to each message in turn. It fails, with what came before it processed,
 // at the first event whose copy another node has in flight.
 func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) error {
-	var ids []string
+	ids := b.matchIDs[:0]
 	now := p.now()
 	var sk skipper
 	for _, m := range msgs {
@@ -534,6 +571,7 @@ func (p *Pipeline) match(ctx context.Context, msgs []hub.Message, b *batch) erro
 		}
 		b.ms = append(b.ms, mm)
 	}
+	b.matchIDs = ids
 	p.claimAll(ctx, b)
 	ms := b.ms
 	for i := range ms {
@@ -621,10 +659,12 @@ type manyAppender interface {
 func (p *Pipeline) appendAll(ctx context.Context, b *batch) ([]appended, error) {
 	out := make([]appended, len(b.order))
 	if ma, ok := p.log.(manyAppender); ok && len(b.order) > 1 {
-		data := make([][][]byte, len(b.order))
-		for i, id := range b.order {
-			data[i], _ = p.filterTaken(ctx, b.entries[id], b.data[id], b.ids[id])
-			data[i] = sealed(b.entries[id], data[i])
+		data := slices.Grow(b.appendTo[:0], len(b.order))[:len(b.order)]
+		b.appendTo = data
+		for i := range b.order {
+			sd := &b.streams[i]
+			data[i], _ = p.filterTaken(ctx, sd.e, sd.data, sd.ids)
+			data[i] = sealed(sd.e, data[i])
 		}
 		lasts, err := ma.AppendMany(ctx, b.order, data)
 		if err != nil {
@@ -637,8 +677,9 @@ func (p *Pipeline) appendAll(ctx context.Context, b *batch) ([]appended, error) 
 		}
 		return out, nil
 	}
-	for i, id := range b.order {
-		a, err := p.appendStream(ctx, b.entries[id], b.data[id], b.ids[id])
+	for i := range b.order {
+		sd := &b.streams[i]
+		a, err := p.appendStream(ctx, sd.e, sd.data, sd.ids)
 		if err != nil {
 			return nil, err
 		}
@@ -661,7 +702,7 @@ func (p *Pipeline) handOff(ctx context.Context, b *batch) error {
 		return err
 	}
 	for i, id := range b.order {
-		e := b.entries[id]
+		e := b.streams[i].e
 		if p.sink == nil || e.Info.Delivery != "webhook" {
 			continue
 		}
