@@ -142,9 +142,9 @@ type keyState struct {
 	first    int64 // oldest retained offset
 	tail     []hub.Entry
 	tailSize int64
-	spans    []span // on disk, oldest first
-	notify   chan struct{}
-	touched  bool // in Log.touched: publish met it in the round (mu)
+	spans    []span        // on disk, oldest first
+	notify   chan struct{} // closed by the next publish of the key; nil until Wait asks for it
+	touched  bool          // in Log.touched: publish met it in the round (mu)
 }
 
 // span is a key's records in one segment.
@@ -270,7 +270,7 @@ func (l *Log) submit(ctx context.Context, r *request, what string) (held bool, e
 func (l *Log) state(key string) *keyState {
 	ks := l.keys[key]
 	if ks == nil {
-		ks = &keyState{assigned: 1, next: 1, first: 1, notify: make(chan struct{})}
+		ks = &keyState{assigned: 1, next: 1, first: 1}
 		l.keys[key] = ks
 	}
 	return ks
@@ -296,6 +296,9 @@ func (l *Log) Wait(key string, from int64) <-chan struct{} {
 	ks := l.state(key)
 	if from < ks.next {
 		return closedChan
+	}
+	if ks.notify == nil {
+		ks.notify = make(chan struct{})
 	}
 	return ks.notify
 }
@@ -547,8 +550,10 @@ func (l *Log) publish(round []*request, seg *segment, positions []int64, now tim
 		if seg == nil {
 			l.expire(ks, now)
 		}
-		close(ks.notify)
-		ks.notify = make(chan struct{})
+		if ks.notify != nil {
+			close(ks.notify)
+			ks.notify = nil // made again when a reader waits: most publishes have none
+		}
 	}
 	clear(touched)
 	l.touched = touched[:0]
