@@ -1,7 +1,7 @@
 package telemetry
 
 import (
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
@@ -235,13 +235,14 @@ func readingOf(t *event.Telemetry) reading {
 // messages of one request, per vehicle in timestamp order; messages older
 // than the vehicle's newest one are late and skipped. Lock must be held.
 func (s *Service) diagnostics(tx *txn, org, env string, msgs []reading, now time.Time, out []*event.Event) []*event.Event {
-	var idx []int
+	var small [8]int // most requests carry a few diagnostics: no allocation for them
+	idx := small[:0]
 	for i := range msgs {
 		if msgs[i].diag {
 			idx = append(idx, i)
 		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return msgs[idx[a]].timestamp.Before(msgs[idx[b]].timestamp) })
+	slices.SortStableFunc(idx, func(a, b int) int { return msgs[a].timestamp.Compare(msgs[b].timestamp) })
 	for _, i := range idx {
 		m := &msgs[i]
 		v := s.touch(tx, org, env, m.vehicleID, true)
