@@ -222,7 +222,7 @@ func (b *Bus) Publish(ctx context.Context, msgs ...hub.Message) error {
 // in memory in order and lets them go in order, so the array is held by
 // those records only, about as long as each would hold its own (one
 // array for the whole call would be held by whichever partition keeps
-// its records longest). A partition's key is made once per call.
+// its records longest).
 func (b *Bus) records(msgs []hub.Message) []seglog.Record {
 	type part struct {
 		topic string

@@ -13,8 +13,9 @@ import (
 // largest single cost of a small events request. Each member's value is
 // read into the same Go value a decoder with UseNumber makes (strings,
 // json.Number, bool, nil, map[string]any, []any) and checked by
-// eventField, the general path's own check, so a body the reader takes
-// is published exactly as the general path would publish it.
+// eventField, the general path's own check (eventText, its checks of a
+// string, for the six top-level string members), so a body the reader
+// takes is published exactly as the general path would publish it.
 //
 // Like bodyReader it declines (ok false) everything but valid, plainly
 // written bodies: any validation error, no events or more than MaxBatch,
