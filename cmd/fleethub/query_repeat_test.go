@@ -18,15 +18,7 @@ func TestUnknownQueryRepeatedParameter(t *testing.T) {
 		{"/v1/vehicles?limit=1&limit=500", "limit"},
 		{"/v1/trips?vehicle_id=a&vehicle_id=b", "vehicle_id"},
 	} {
-		r := n.do("GET", c.path, k, nil)
-		if r.Status != 400 || r.errCode(t) != "invalid_request" {
-			t.Errorf("%s: %d %s", c.path, r.Status, r.Body)
-			continue
-		}
-		d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
-		if want := map[string]any{c.param: "must be given once"}; fmt.Sprint(d) != fmt.Sprint(want) {
-			t.Errorf("%s: details %v, want %v", c.path, d, want)
-		}
+		queryRefused(t, n, k, c.path, c.param, "must be given once")
 	}
 	if r := n.do("GET", "/api/v1/streaming/feed?category=safety_events&category=geofence_events&severity=high&severity=low", k, nil); r.Status != 200 {
 		t.Errorf("feed with repeated filters: %d %s", r.Status, r.Body)
@@ -70,15 +62,7 @@ func TestBlankIdentifierQueryRefused(t *testing.T) {
 		{"/v1/emergency/incidents?driver_id=%09", "driver_id"},
 		{"/v1/vehicles?fleet_id=", "fleet_id"},
 	} {
-		r := n.do("GET", c.path, k, nil)
-		if r.Status != 400 || r.errCode(t) != "invalid_request" {
-			t.Errorf("%s: %d %s", c.path, r.Status, r.Body)
-			continue
-		}
-		d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
-		if want := map[string]any{c.param: "must not be empty or only white space"}; fmt.Sprint(d) != fmt.Sprint(want) {
-			t.Errorf("%s: details %v, want %v", c.path, d, want)
-		}
+		queryRefused(t, n, k, c.path, c.param, blankRefusal)
 	}
 	for _, path := range []string{"/v1/trips?vehicle_id=veh-1", "/v1/trips?cursor=", "/v1/vehicles?limit=5"} {
 		if r := n.do("GET", path, k, nil); r.Status != 200 {
@@ -107,15 +91,7 @@ func TestEmptyQueryValueRefused(t *testing.T) {
 		{"/v1/trips/trip_x/route?geometry_precision=", "geometry_precision"},
 		{"/api/v1/streaming/ws?stream_id=s1&encoding=", "encoding"},
 	} {
-		r := n.do("GET", c.path, k, nil)
-		if r.Status != 400 || r.errCode(t) != "invalid_request" {
-			t.Errorf("%s: %d %s", c.path, r.Status, r.Body)
-			continue
-		}
-		d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
-		if want := map[string]any{c.param: "must not be empty or only white space"}; fmt.Sprint(d) != fmt.Sprint(want) {
-			t.Errorf("%s: details %v, want %v", c.path, d, want)
-		}
+		queryRefused(t, n, k, c.path, c.param, blankRefusal)
 	}
 	for _, path := range []string{"/v1/organizations/org-a/trips/history?status=", "/v1/search?q=main&limit="} {
 		r := n.do("GET", path, k, nil)
@@ -127,5 +103,20 @@ func TestEmptyQueryValueRefused(t *testing.T) {
 		if r := n.do("GET", path, k, nil); r.Status != 200 {
 			t.Errorf("%s: %d %s", path, r.Status, r.Body)
 		}
+	}
+}
+
+// queryRefused asserts that GET path is 400 invalid_request whose details
+// name param alone, with msg.
+func queryRefused(t *testing.T, n *node, k, path, param, msg string) {
+	t.Helper()
+	r := n.do("GET", path, k, nil)
+	if r.Status != 400 || r.errCode(t) != "invalid_request" {
+		t.Errorf("%s: %d %s", path, r.Status, r.Body)
+		return
+	}
+	d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+	if want := map[string]any{param: msg}; fmt.Sprint(d) != fmt.Sprint(want) {
+		t.Errorf("%s: details %v, want %v", path, d, want)
 	}
 }
