@@ -195,6 +195,8 @@ func TestDeviceAlertFrequencyChange(t *testing.T) {
 		{speeding("threshold_over_limit", 0), "increased"},
 		{speeding("threshold_over_limit", 5, "alert_frequency", "immediate"), "unchanged"},
 		{speeding("alert_frequency", "once_per_trip"), "decreased"},
+		{speeding("alert_frequency", "daily_summary"), "decreased"},
+		{speeding("alert_frequency", "once_per_minute", "threshold_over_limit", 2), "mixed"},
 	} {
 		r := n.do("PUT", fmt.Sprintf("/v1/devices/dev-%d/settings", i), k, c.body)
 		if r.Status != 200 {

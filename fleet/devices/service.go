@@ -217,7 +217,8 @@ var defaultOverLimitMph = math.Round(detect.DefaultOverLimitKmh / 1.609344)
 // events against the detector's defaults: each harsh event threshold
 // below its default raises it and above lowers it (a threshold at its
 // default changes nothing), a detection turned off lowers it, as do a
-// speeding tolerance above the default and a throttled alert_frequency;
+// speeding tolerance above the default and a throttled alert_frequency
+// (once_per_minute, once_per_trip, daily_summary);
 // mixed when some settings raise it and others lower it.
 func alertChange(sf *SafetyFeatures) string {
 	up, down := false, false
@@ -249,7 +250,9 @@ func alertChange(sf *SafetyFeatures) string {
 			down = true
 		} else {
 			cmp(sp.ThresholdOverLimit, defaultOverLimitMph)
-			if sp.AlertFrequency != nil && speedingEvery[*sp.AlertFrequency] != 0 {
+			if sp.AlertFrequency != nil && *sp.AlertFrequency != "immediate" {
+				// every value but immediate throttles the speeding
+				// events, daily_summary down to none
 				down = true
 			}
 		}

@@ -77,7 +77,7 @@ type ValidationResults struct {
 type EstimatedImpact struct {
 	DataUsageIncreasePercent float64 `json:"data_usage_increase_percent" source:"computed" doc:"against the 60 s default interval, camera +200, audio +50: a rule of thumb from the settings, not a measurement"`
 	BatteryLifeImpact        string  `json:"battery_life_impact" enum:"low,moderate,high" source:"computed" doc:"from the collection interval, one step lower with sleep mode"`
-	AlertFrequencyChange     string  `json:"alert_frequency_change" enum:"increased,decreased,unchanged,mixed" source:"computed" doc:"the safety settings against the detector's defaults (harsh event thresholds 0.35, -0.40 and 0.40 g, speeding 5 mph over the limit, every episode): increased when some make events more frequent (a lower threshold or tolerance) and none less, decreased when some make them less frequent (a higher threshold or tolerance, a detection off, a throttled alert_frequency) and none more, mixed when both, unchanged when none differs"`
+	AlertFrequencyChange     string  `json:"alert_frequency_change" enum:"increased,decreased,unchanged,mixed" source:"computed" doc:"the safety settings against the detector's defaults (harsh event thresholds 0.35, -0.40 and 0.40 g, speeding 5 mph over the limit, every episode): increased when some make events more frequent (a lower threshold or tolerance) and none less, decreased when some make them less frequent (a higher threshold or tolerance, a detection off, a throttled alert_frequency: once_per_minute, once_per_trip or daily_summary) and none more, mixed when both, unchanged when none differs"`
 }
 
 // Applied is the applied-settings record.
