@@ -378,6 +378,42 @@ func TestQuietHours(t *testing.T) {
 	}
 }
 
+// TestIncidentQuietHours: a reported incident sends nothing to a person
+// in their quiet hours, nor logs or names them as notified, unless it is
+// critical and they keep the override, as for alerts.
+func TestIncidentQuietHours(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	now := time.Now().UTC()
+	quiet := map[string]any{"start": now.Add(-time.Hour).Format("15:04"), "end": now.Add(time.Hour).Format("15:04"), "timezone": "UTC"}
+	q := f.contact(map[string]any{"name": "Q", "roles": []string{"emergency_contact"}, "channels": map[string]any{"sms": "+15550000010"},
+		"links": map[string]any{"emergency_contact_for": []string{"drv_q"}}, "quiet_hours": quiet})
+	quiet["critical_override"] = false
+	never := f.contact(map[string]any{"name": "N", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550000011"}, "quiet_hours": quiet})
+	report := func(severity string) map[string]any {
+		t.Helper()
+		code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "breakdown", "severity_level": severity,
+			"location": map[string]any{"latitude": 40.0, "longitude": -83.0}, "driver_id": "drv_q"})
+		if code != 201 {
+			t.Fatalf("incident: %d %v", code, in)
+		}
+		return in
+	}
+	in := report("high")
+	if got := f.gw.sent(in["incident_id"].(string)); len(got) != 0 {
+		t.Errorf("a high incident in quiet hours reached %v", got)
+	}
+	if log := in["communication_log"].([]any); len(log) != 0 {
+		t.Errorf("communication_log %v, want nothing: nothing was sent", log)
+	}
+	if tl := in["timeline"].([]any); len(tl) != 1 {
+		t.Errorf("timeline %v, want the report alone: nobody was notified", tl)
+	}
+	in = report("critical")
+	if got, want := f.gw.sent(in["incident_id"].(string)), []string{"sms " + q + " +15550000010"}; !slices.Equal(got, want) {
+		t.Errorf("a critical incident in quiet hours reached %v, want %v (not %s)", got, want, never)
+	}
+}
+
 func TestIncidentNotifiesPeople(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, open testdb.Opener) {
 		f := start(t, open)

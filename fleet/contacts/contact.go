@@ -49,13 +49,14 @@ type Links struct {
 }
 
 // QuietHours is a daily window, in the contact's time zone, when only
-// in-app alerts reach them, except critical alerts while CriticalOverride
-// holds (the default).
+// in-app alerts reach them (no incident notification either), except
+// critical alerts and incidents while CriticalOverride holds (the
+// default).
 type QuietHours struct {
 	Start            string `json:"start" required:"true" doc:"HH:MM"`
 	End              string `json:"end" required:"true" doc:"HH:MM"`
 	Timezone         string `json:"timezone,omitempty" doc:"IANA zone, default UTC"`
-	CriticalOverride *bool  `json:"critical_override,omitempty" doc:"critical alerts reach the contact anyway; default true"`
+	CriticalOverride *bool  `json:"critical_override,omitempty" doc:"critical alerts and incidents reach the contact anyway; default true"`
 }
 
 // Body creates or replaces a contact.

@@ -14,7 +14,8 @@ import (
 // notifyPeople tells the involved driver's emergency contacts and the
 // organization's dispatchers about a new incident, through the gateway,
 // on every channel each has an address for (sms, email, push), at most
-// maxDeliveries at a time. Each notification is logged in the incident's
+// maxDeliveries at a time; a person in their quiet hours is sent nothing
+// unless the incident is critical and they keep the override. Each notification is logged in the incident's
 // communication_log, and a timeline entry emergency_contacts_notified
 // names who was reached. The driver's own directory entry fills the
 // involved party's contact_info. A directory that cannot be read is
@@ -72,12 +73,19 @@ func (s *Incidents) notifyPeople(ctx context.Context, sc store.Scope, in *Incide
 	if in.DriverID != "" {
 		msg += " involving driver " + in.DriverID
 	}
+	// a person in their quiet hours is sent nothing, as for alerts: only
+	// a critical incident reaches them, unless they turned the override
+	// off
 	var jobs []job
 	for i := range ecs {
-		jobs = append(jobs, personJobs(&ecs[i], "emergency_contact")...)
+		if !ecs[i].Quiet(now, in.SeverityLevel) {
+			jobs = append(jobs, personJobs(&ecs[i], "emergency_contact")...)
+		}
 	}
 	for i := range dispatchers {
-		jobs = append(jobs, personJobs(&dispatchers[i], "dispatcher")...)
+		if !dispatchers[i].Quiet(now, in.SeverityLevel) {
+			jobs = append(jobs, personJobs(&dispatchers[i], "dispatcher")...)
+		}
 	}
 	log := make([]Communication, len(jobs))
 	sem := make(chan struct{}, maxDeliveries)
