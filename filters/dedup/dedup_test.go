@@ -207,20 +207,37 @@ func testSize(t *testing.T, w memWindow) {
 }
 
 func TestLocalTTL(t *testing.T) {
-	w := dedup.NewLocal(10, 300*time.Millisecond)
+	now := time.Unix(1_700_000_000, 0)
+	w := dedup.NewLocal(10, 300*time.Millisecond, dedup.WithClock(func() time.Time { return now }))
 	seen(t, w, "a")
-	time.Sleep(100 * time.Millisecond) // real time: expirable.LRU reads time.Now itself (doc.go)
+	now = now.Add(100 * time.Millisecond)
 	if !seen(t, w, "a") {
 		t.Fatal("a forgotten before its TTL")
 	}
 	// A repeat does not extend the TTL: 300 ms after the first sighting a
 	// is gone (had the repeat extended it, a would stay until 400 ms).
-	time.Sleep(250 * time.Millisecond) // real time, as above
+	now = now.Add(199 * time.Millisecond)
+	if !seen(t, w, "a") {
+		t.Fatal("a forgotten a millisecond before its TTL")
+	}
+	now = now.Add(time.Millisecond)
 	if seen(t, w, "a") {
 		t.Error("a is still a dup after its TTL")
 	}
 	if !seen(t, w, "a") {
 		t.Error("a is not a dup right after it was seen again")
+	}
+	// Done records at the clock's time as well
+	ctx := t.Context()
+	if st, err := w.Claim(ctx, "b"); err != nil || st != dedup.Unseen {
+		t.Fatalf("Claim(b) = %v, %v", st, err)
+	}
+	if err := w.Done(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(300 * time.Millisecond)
+	if st, _ := w.Claim(ctx, "b"); st != dedup.Unseen {
+		t.Errorf("Claim(b) a TTL after Done = %v, want Unseen", st)
 	}
 }
 

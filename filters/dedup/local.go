@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // Defaults of NewLocal and NewRedis.
@@ -63,26 +63,48 @@ var (
 // Local is an in-memory window of one node. It is safe for concurrent use.
 type Local struct {
 	lease time.Duration
+	ttl   time.Duration
 	size  int
-	now   func() time.Time // claims' clock; the LRU reads time.Now itself
+	now   func() time.Time // the clock of records and claims
 
-	mu     sync.Mutex // makes Peek+Add atomic; guards claims
-	lru    *expirable.LRU[string, struct{}]
-	claims map[string]time.Time // id → end of its lease; mu must be held
+	mu     sync.Mutex                        // guards lru and claims
+	lru    *simplelru.LRU[string, time.Time] // id → when it was recorded
+	claims map[string]time.Time              // id → end of its lease; mu must be held
+}
+
+// LocalOption configures NewLocal.
+type LocalOption func(*Local)
+
+// WithClock sets the clock a Local reads for its records' TTL and its
+// claims' lease (default time.Now); tests move it ahead instead of
+// waiting.
+func WithClock(now func() time.Time) LocalOption {
+	return func(l *Local) {
+		if now != nil {
+			l.now = now
+		}
+	}
 }
 
 // NewLocal returns a window remembering up to size ids for ttl each; zero
 // or negative values mean DefaultSize and DefaultTTL. Claims last
 // DefaultLease.
-func NewLocal(size int, ttl time.Duration) *Local {
+func NewLocal(size int, ttl time.Duration, opts ...LocalOption) *Local {
 	if size <= 0 {
 		size = DefaultSize
 	}
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	return &Local{lease: DefaultLease, size: size, now: time.Now,
-		lru: expirable.NewLRU[string, struct{}](size, nil, ttl), claims: map[string]time.Time{}}
+	lru, err := simplelru.NewLRU[string, time.Time](size, nil)
+	if err != nil {
+		panic(err) // only for a size below 1, excluded above
+	}
+	l := &Local{lease: DefaultLease, ttl: ttl, size: size, now: time.Now, lru: lru, claims: map[string]time.Time{}}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
 }
 
 // Seen records id and reports whether it was already recorded and not
@@ -93,11 +115,12 @@ func (l *Local) Seen(_ context.Context, id string) (bool, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.state(id, l.now()) != Unseen {
+	now := l.now()
+	if l.state(id, now) != Unseen {
 		return true, nil
 	}
 	// Clone: the id may point into a larger or reused buffer.
-	l.lru.Add(strings.Clone(id), struct{}{})
+	l.lru.Add(strings.Clone(id), now)
 	return false, nil
 }
 
@@ -147,9 +170,9 @@ func (l *Local) claim(id string, now time.Time) State {
 
 // state reports what id is now; mu must be held.
 func (l *Local) state(id string, now time.Time) State {
-	// Peek, unlike Contains, ignores an expired entry the cleanup
-	// goroutine has not removed yet; Add then renews it.
-	if _, ok := l.lru.Peek(id); ok {
+	// an expired record stays until evicted for size or recorded again
+	// (Add then renews it); Peek does not move it
+	if at, ok := l.lru.Peek(id); ok && now.Sub(at) < l.ttl {
 		return Duplicate
 	}
 	if end, ok := l.claims[id]; ok && now.Before(end) {
@@ -167,9 +190,10 @@ func (l *Local) Done(_ context.Context, ids ...string) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	now := l.now()
 	for _, id := range ids {
 		delete(l.claims, id)
-		l.lru.Add(strings.Clone(id), struct{}{})
+		l.lru.Add(strings.Clone(id), now)
 	}
 	return nil
 }
