@@ -196,11 +196,13 @@ func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []store.D
 func (s *Store) CountDeliveries(ctx context.Context, sc store.Scope, streamID string) (map[string]int64, error) {
 	// counted under the spool's lock: a move from the spool to the
 	// queue (its enqueue and its consume) holds it, so no delivery is
-	// counted in both places or in neither. The spool is keyed by stream
-	// id alone; the callers found the stream in sc.
+	// counted in both places or in neither
 	s.parked.mu.Lock()
 	defer s.parked.mu.Unlock()
-	parked := int64(s.parked.sp.Len(streamID))
+	parked, err := s.parkedLen(sc, streamID)
+	if err != nil {
+		return nil, err
+	}
 	out, err := s.shared.CountDeliveries(ctx, sc, streamID)
 	if err != nil {
 		return nil, err

@@ -121,12 +121,18 @@ func (s *Store) ParkedStreams(context.Context) ([]string, error) {
 	return s.parked.sp.Keys(), nil
 }
 
-// CountParkedDeliveries counts a stream's parked deliveries, under the
-// lock CountDeliveries counts under. The spool is keyed by stream id
-// alone: its oldest record tells the stream's scope.
+// CountParkedDeliveries counts a stream's parked deliveries of the
+// scope, under the lock CountDeliveries counts under.
 func (s *Store) CountParkedDeliveries(_ context.Context, sc store.Scope, streamID string) (int64, error) {
 	s.parked.mu.Lock()
 	defer s.parked.mu.Unlock()
+	return s.parkedLen(sc, streamID)
+}
+
+// parkedLen counts a stream's parked deliveries of the scope; parked.mu
+// must be held. The spool is keyed by stream id alone: its oldest record
+// tells the stream's scope (every delivery of a stream has its scope).
+func (s *Store) parkedLen(sc store.Scope, streamID string) (int64, error) {
 	n := s.parked.sp.Len(streamID)
 	if n == 0 {
 		return 0, nil

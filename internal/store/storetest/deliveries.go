@@ -600,6 +600,12 @@ func deliveries(t *testing.T, open Opener) {
 		if n := parkedOf(store.Scope{Org: "intruder", Env: "live"}, "s1"); n != 0 {
 			t.Errorf("another scope counts %d parked deliveries of s1, want 0", n)
 		}
+		if n := counts(t, s, store.Scope{Org: "intruder", Env: "live"}, "s1"); n[store.DeliveryPending] != 0 {
+			t.Errorf("another scope counts %v of s1's deliveries, want none pending", n)
+		}
+		if n := counts(t, s, store.Scope{Org: dscope.Org, Env: "test"}, "s2"); n[store.DeliveryPending] != 0 {
+			t.Errorf("another environment counts %v of s2's parked deliveries, want none pending", n)
+		}
 		if n := parkedOf(dscope, "s9"); n != 0 {
 			t.Errorf("a stream with no deliveries counts %d parked, want 0", n)
 		}
