@@ -249,3 +249,27 @@ func TestBrowserTokensRevokedAndExpired(t *testing.T) {
 		break
 	}
 }
+
+// TestMintRefusesStoppedStreams: a token's stream_ids name streams that
+// still deliver; a stopped one is refused by its index, as an unknown one
+// is, and no token is minted.
+func TestMintRefusesStoppedStreams(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-tok-stop", "test", []string{"all"}, 100000)
+	live := startEventStream(t, n, k, "veh-live")
+	stopped := startEventStream(t, n, k, "veh-stopped")
+	if r := n.do("POST", "/api/v1/streaming/events/stop", k, map[string]any{"stream_id": stopped}); r.Status != 200 {
+		t.Fatalf("stop: %d %s", r.Status, r.Body)
+	}
+	r := n.do("POST", "/v1/tokens", k, map[string]any{"scopes": []string{"streams:read"}, "stream_ids": []string{live, stopped}})
+	if r.Status != 400 || r.errCode(t) != "validation_failed" || !strings.Contains(string(r.Body), `"stream_ids[1]"`) || !strings.Contains(string(r.Body), "stopped") {
+		t.Fatalf("mint for a stopped stream: %d %s; want 400 validation_failed naming stream_ids[1] as stopped", r.Status, r.Body)
+	}
+	if r := n.do("POST", "/v1/tokens", k, map[string]any{"scopes": []string{"streams:read"}, "stream_ids": []string{"str_none"}}); r.Status != 400 || !strings.Contains(string(r.Body), `"stream_ids[0]"`) {
+		t.Errorf("mint for an unknown stream: %d %s; want 400 naming stream_ids[0]", r.Status, r.Body)
+	}
+	m := n.mintToken(t, k, map[string]any{"scopes": []string{"streams:read"}, "stream_ids": []string{live}})
+	if ids := m["stream_ids"].([]any); len(ids) != 1 || ids[0] != live {
+		t.Errorf("minted for the live stream: %v", m)
+	}
+}

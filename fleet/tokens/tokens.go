@@ -33,6 +33,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/store"
@@ -208,18 +209,22 @@ func (r MintRequest) check(p *apikey.Principal) error {
 }
 
 // checkStreams refuses the first of ids that names no stream of p's
-// organization and environment. A stream of another organization is
+// organization and environment, or a stopped one (it delivers nothing
+// more and cannot be started again). A stream of another organization is
 // refused in the same words as one that never existed, so that the
 // refusal tells nothing of other organizations.
 func (s *Service) checkStreams(ctx context.Context, p *apikey.Principal, ids []string) error {
 	sc := store.Scope{Org: p.Org, Env: p.Env}
 	for i, id := range ids {
-		_, err := s.store.GetStream(ctx, sc, id)
+		st, err := s.store.GetStream(ctx, sc, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return &FieldError{fmt.Sprintf("stream_ids[%d]", i), "names no stream of this organization and environment"}
 		}
 		if err != nil {
 			return fmt.Errorf("tokens: stream %s: %w", id, err)
+		}
+		if st.State == hub.StateStopped {
+			return &FieldError{fmt.Sprintf("stream_ids[%d]", i), "names a stopped stream: it delivers nothing more"}
 		}
 	}
 	return nil
