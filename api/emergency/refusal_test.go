@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleethub/fleethub/fleet/emergency"
 	"github.com/fleethub/fleethub/internal/store/testdb"
@@ -316,5 +317,40 @@ func TestIncidentTripIsChecked(t *testing.T) {
 	}
 	if code, in := report(map[string]any{"trip_id": "trp_1", "vehicle_id": "veh_1", "driver_id": "drv_1"}); code != 201 {
 		t.Errorf("a report naming its trip's vehicle and driver: %d %v", code, in)
+	}
+}
+
+// TestEscalationLevelsRefused: an escalation level whose delay could not
+// be kept (beyond a day, whose due time would overflow into the past and
+// escalate at once; at or after the expiration; not after the level
+// before it, which would be sent first and leave the other unsent) is
+// refused naming it, and no alert is stored or sent.
+func TestEscalationLevelsRefused(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550007001"}})
+	level := func(delay int, action string) map[string]any { return map[string]any{"delay_minutes": delay, "action": action} }
+	for _, c := range []struct {
+		name   string
+		levels []map[string]any
+		fields []string
+	}{
+		{"a delay that overflows", []map[string]any{level(200000000, "notify_supervisors")}, []string{"escalation_policy.escalation_levels[0].delay_minutes"}},
+		{"a delay past the expiration", []map[string]any{level(15, "notify_supervisors"), level(60, "notify_dispatchers")},
+			[]string{"escalation_policy.escalation_levels[1].delay_minutes"}},
+		{"levels out of order", []map[string]any{level(30, "notify_supervisors"), level(15, "notify_emergency_management")},
+			[]string{"escalation_policy.escalation_levels[1].delay_minutes"}},
+	} {
+		b := alertBody([]string{"dispatchers"}, nil, "sms")
+		b["expiration"] = time.Now().Add(time.Hour - time.Minute).UTC().Format(time.RFC3339)
+		b["acknowledgment_required"] = true
+		b["escalation_policy"] = map[string]any{"enabled": true, "escalation_levels": c.levels}
+		code, out := f.do("POST", "/v1/emergency/alerts", b)
+		refused(t, "alert with "+c.name, code, out, "validation_failed", c.fields...)
+	}
+	if _, list := f.do("GET", "/v1/emergency/alerts", nil); len(list["alerts"].([]any)) != 0 {
+		t.Errorf("refused alerts were stored: %v", list["alerts"])
+	}
+	if n := f.gw.count(); n != 0 {
+		t.Errorf("refused alerts notified the gateway %d times", n)
 	}
 }

@@ -52,7 +52,7 @@ type Channel struct {
 
 // EscalationLevel is one step of escalation.
 type EscalationLevel struct {
-	DelayMinutes int    `json:"delay_minutes" doc:"minutes after the alert's creation, above 0"`
+	DelayMinutes int    `json:"delay_minutes" doc:"1-1440 minutes after the alert's creation, after the level before it and before the expiration"`
 	Action       string `json:"action" enum:"notify_supervisors,notify_emergency_management,notify_dispatchers"`
 }
 

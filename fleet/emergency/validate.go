@@ -71,8 +71,17 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 	if ep := b.EscalationPolicy; ep != nil {
 		for i, l := range ep.EscalationLevels {
 			p := fmt.Sprintf("escalation_policy.escalation_levels[%d]", i)
-			if l.DelayMinutes <= 0 {
+			switch {
+			case l.DelayMinutes <= 0:
 				bad[p+".delay_minutes"] = "is required: above 0"
+			case l.DelayMinutes > maxDelayMinutes:
+				bad[p+".delay_minutes"] = fmt.Sprintf("must be 1 to %d minutes after the alert's creation", maxDelayMinutes)
+			case i > 0 && l.DelayMinutes <= ep.EscalationLevels[i-1].DelayMinutes:
+				// levels are reached in order: one due before the level
+				// ahead of it would be sent first and the other never
+				bad[p+".delay_minutes"] = "must be after the level before it: levels are reached in order"
+			case exp.After(now) && !now.Add(time.Duration(l.DelayMinutes)*time.Minute).Before(exp):
+				bad[p+".delay_minutes"] = "must fall before the expiration"
 			}
 			if _, ok := levelRoles[l.Action]; !ok {
 				bad[p+".action"] = enum.Refusal(slices.Sorted(maps.Keys(levelRoles))...)
