@@ -328,7 +328,9 @@ func TestIncidentTripIsChecked(t *testing.T) {
 func TestEscalationLevelsRefused(t *testing.T) {
 	f := start(t, testdb.SQLite)
 	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550007001"}})
-	level := func(delay int, action string) map[string]any { return map[string]any{"delay_minutes": delay, "action": action} }
+	level := func(delay int, action string) map[string]any {
+		return map[string]any{"delay_minutes": delay, "action": action}
+	}
 	for _, c := range []struct {
 		name   string
 		levels []map[string]any
