@@ -40,7 +40,7 @@ type MatrixBody struct {
 	Targets []LatLon   `json:"targets" required:"true"`
 	Costing string     `json:"costing" required:"true" enum:"auto,truck,bicycle,pedestrian"`
 	Truck   *TruckSize `json:"truck" doc:"for the truck costing, the vehicle's size; roads posted lower, narrower, shorter or lighter are closed to it. Fields left out take the default truck's: 4.11 m high, 2.6 m wide, 21.9 m long, 36.3 t"`
-	Avoid   []string   `json:"avoid" enum:"tolls,highways,ferries" doc:"kinds of road every route leaves out: tolls (toll=yes), highways (motorways and trunks with their links), ferries; locations snap to the roads that remain"`
+	Avoid   []string   `json:"avoid" required:"false" enum:"tolls,highways,ferries" doc:"kinds of road every route leaves out: tolls (toll=yes), highways (motorways and trunks with their links), ferries; locations snap to the roads that remain"`
 }
 
 // TruckSize is a truck's dimensions.

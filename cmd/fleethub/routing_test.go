@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -286,6 +288,58 @@ func TestRoutingEmptyExtract(t *testing.T) {
 		a, err := newApp(context.Background(), cfg, testLogger(t))
 		if err == nil || a != nil || !strings.HasPrefix(err.Error(), "--osm: ") || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%s: newApp = %v, %v; want an error naming --osm and %s: %s", tc.name, a, err, p, tc.says)
+		}
+	}
+}
+
+// TestRoutingSchemaRequiresWhatTheServiceRequires: each top-level field
+// of a routing request that /v1/openapi.json lists as required is
+// refused by name when left out, and every other may be left out.
+func TestRoutingSchemaRequiresWhatTheServiceRequires(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.OSM = tinyOSM(t)
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"routing:read"}, 100000)
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]any `json:"properties"`
+				Required   []string       `json:"required"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(n.do("GET", "/v1/openapi.json", "", nil).Body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	full := map[string]map[string]any{
+		"routing.MatrixBody": {"sources": []map[string]any{{"lat": 40.000, "lon": -83.000}}, "targets": []map[string]any{{"lat": 40.002, "lon": -83.000}},
+			"costing": "auto", "avoid": []string{"tolls"}},
+		"routing.MatchBody": {"costing": "auto", "points": []map[string]any{{"latitude": 40.000, "longitude": -83.000, "timestamp": "2026-11-23T10:00:00Z"}}},
+	}
+	paths := map[string]string{"routing.MatrixBody": "/v1/routing/sources_to_targets", "routing.MatchBody": "/api/v1/fleet/routing/match"}
+	for name, body := range full {
+		s, ok := doc.Components.Schemas[name]
+		if !ok {
+			t.Fatalf("no schema %s", name)
+		}
+		for field := range s.Properties {
+			if field == "truck" { // truck costing only: left out here already
+				continue
+			}
+			less := map[string]any{}
+			for f, v := range body {
+				if f != field {
+					less[f] = v
+				}
+			}
+			r := n.do("POST", paths[name], k, less)
+			if slices.Contains(s.Required, field) {
+				if r.Status != 400 || !errorNames(t, r, field) {
+					t.Errorf("%s without %s, which the document requires: %d %s", name, field, r.Status, r.Body)
+				}
+			} else if r.Status != 200 {
+				t.Errorf("%s without %s, which the document leaves optional: %d %s", name, field, r.Status, r.Body)
+			}
 		}
 	}
 }
