@@ -3,8 +3,8 @@
 // encodes the answer. Without an index (no --addresses) every route
 // answers 501. A query that cannot be read (over 500 characters, invalid
 // UTF-8, control characters such as NUL, a limit, focus point, lat or
-// lon out of range) answers 400 in the plain error form; a query of
-// punctuation only finds nothing. The autocomplete's lat and lon are
+// lon out of range, a country that is no country code) answers 400 in
+// the plain error form; a query of punctuation only finds nothing. The autocomplete's lat and lon are
 // the interface's: read and checked, each alone or both, and without
 // effect on the suggestions (a focus point is focus.point.lat and
 // focus.point.lon).
@@ -26,6 +26,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/internal/geocode"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 )
 
@@ -104,7 +105,7 @@ func (h *Handlers) Routes() []*api.Route {
 			Response: AutocompleteResponse{}, Errors: []int{501}, Handler: h.autocomplete},
 		{Method: "GET", Path: "/v1/search", Tag: "geocoding", Summary: "US address full-text search (fuzzy)", Permission: "geocoding:read", Auth: api.AuthKeyPlain,
 			Params: append([]api.Param{q, {Name: "limit", In: "query", Type: "integer", Description: "1-100, default 10"},
-				{Name: "country", In: "query", Type: "string", Description: "only US is indexed"}}, focus...),
+				{Name: "country", In: "query", Type: "string", Description: "an ISO 3166-1 alpha-2 or alpha-3 code (US, USA); only US is indexed, so any other country finds nothing; anything but two or three letters is refused"}}, focus...),
 			Response: SearchResponse{}, Errors: []int{501}, Handler: h.search,
 			EndpointLimit: searchLimit},
 		{Method: "GET", Path: "/v1/validate", Tag: "geocoding", Summary: "Does an address exist (its street, within one typo, holds its house number)", Permission: "geocoding:read", Auth: api.AuthKeyPlain,
@@ -204,14 +205,38 @@ func (h *Handlers) search(c *api.Ctx) error {
 	if err != nil {
 		return err
 	}
+	country, err := countryCode(c)
+	if err != nil {
+		return err
+	}
 	out := SearchResponse{Success: true, Results: []Result{}}
-	if country := strings.ToUpper(string(c.QueryArgs().Peek("country"))); country == "" || country == "US" || country == "USA" {
+	if country == "" || country == "US" || country == "USA" {
 		for _, m := range h.ix.Find(q) {
 			out.Results = append(out.Results, result(m.Address, m.Confidence))
 		}
 	}
 	out.Count = len(out.Results)
 	return c.JSON(200, out)
+}
+
+// countryCode reads the search's country, upper case: "" when absent,
+// else an ISO 3166-1 alpha-2 or alpha-3 code (two or three letters).
+// An empty value is refused as every value of a fixed kind is
+// (api.UnknownQuery), anything else by name rather than read as a
+// country without addresses.
+func countryCode(c *api.Ctx) (string, error) {
+	if !c.QueryArgs().Has("country") {
+		return "", nil
+	}
+	raw := c.QueryArgs().Peek("country")
+	if jsonpath.IsBlank(raw) {
+		return "", plain(400, "country: "+jsonpath.BlankRefusal)
+	}
+	v := strings.ToUpper(string(raw))
+	if len(v) < 2 || len(v) > 3 || strings.IndexFunc(v, func(r rune) bool { return r < 'A' || r > 'Z' }) >= 0 {
+		return "", plain(400, "country must be an ISO 3166-1 country code such as US or USA (only US is indexed)")
+	}
+	return v, nil
 }
 
 func result(a geocode.Address, conf float64) Result {

@@ -291,3 +291,35 @@ func TestAutocompleteLatLonHaveNoEffect(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchCountry: country filters the results to one country, US
+// (or USA) holding every address and any other country none; a value
+// that is no ISO 3166-1 country code is refused by name, never read as
+// a country without addresses.
+func TestSearchCountry(t *testing.T) {
+	s := start(t, fixture(t))
+	for _, c := range []struct {
+		country string
+		status  int
+		found   bool
+	}{
+		{"US", 200, true}, {"us", 200, true}, {"USA", 200, true}, {"usa", 200, true},
+		{"FR", 200, false}, {"CAN", 200, false},
+		{"banana", 400, false}, {"United States", 400, false}, {"U", 400, false}, {"U.S.", 400, false}, {"1", 400, false}, {"", 400, false},
+	} {
+		status, body := s.get(t, "/v1/search?q="+q("24016 Braddock Ave")+"&country="+q(c.country))
+		if status != c.status {
+			t.Errorf("country %q: %d %v, want %d", c.country, status, body, c.status)
+			continue
+		}
+		if status == 400 {
+			if msg, _ := body["error"].(string); !strings.HasPrefix(msg, "country") {
+				t.Errorf("country %q: %v, want an error naming country", c.country, body)
+			}
+			continue
+		}
+		if n := body["count"].(float64); (n > 0) != c.found {
+			t.Errorf("country %q: %v results, want found %v", c.country, n, c.found)
+		}
+	}
+}
