@@ -356,3 +356,38 @@ func TestEscalationLevelsRefused(t *testing.T) {
 		t.Errorf("refused alerts notified the gateway %d times", n)
 	}
 }
+
+// TestIncidentAndAlertIDsRefused: a vehicle, driver or fleet id no trip
+// or vehicle profile could carry (over 200 characters, or with a control
+// character) is refused naming it, in a report and in an alert's
+// target audience; nothing is stored or sent. 200 characters are taken.
+func TestIncidentAndAlertIDsRefused(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550007001"}})
+	long, max := strings.Repeat("d", 201), strings.Repeat("d", 200)
+	report := func(ids map[string]any) (int, map[string]any) {
+		b := map[string]any{"event_type": "breakdown", "severity_level": "low", "location": map[string]any{"latitude": 40.0, "longitude": -83.0}}
+		for k, v := range ids {
+			b[k] = v
+		}
+		return f.do("POST", "/v1/emergency/incidents", b)
+	}
+	code, out := report(map[string]any{"vehicle_id": "veh\u0007", "driver_id": long, "fleet_id": long})
+	refused(t, "report", code, out, "validation_failed", "driver_id", "fleet_id", "vehicle_id")
+	b := alertBody(nil, nil, "sms")
+	b["target_audience"] = map[string]any{"specific_vehicles": []string{"veh\n1"}, "specific_drivers": []string{max, long}}
+	code, out = f.do("POST", "/v1/emergency/alerts", b)
+	refused(t, "alert", code, out, "validation_failed", "target_audience.specific_drivers[1]", "target_audience.specific_vehicles[0]")
+	if _, list := f.do("GET", "/v1/emergency/incidents", nil); len(list["incidents"].([]any)) != 0 {
+		t.Errorf("refused reports were stored: %v", list["incidents"])
+	}
+	if _, list := f.do("GET", "/v1/emergency/alerts", nil); len(list["alerts"].([]any)) != 0 {
+		t.Errorf("refused alerts were stored: %v", list["alerts"])
+	}
+	if n := f.gw.count(); n != 0 {
+		t.Errorf("refused requests notified the gateway %d times", n)
+	}
+	if code, out := report(map[string]any{"vehicle_id": max, "driver_id": max, "fleet_id": max}); code != 201 {
+		t.Errorf("ids of 200 characters: %d %v", code, out)
+	}
+}

@@ -168,10 +168,10 @@ type ReportBody struct {
 	EventType      string            `json:"event_type" required:"true" enum:"crash,breakdown,medical_emergency,security_incident"`
 	SeverityLevel  string            `json:"severity_level" required:"true" enum:"low,moderate,high,critical"`
 	Location       *ReportedLocation `json:"location" required:"true"`
-	VehicleID      string            `json:"vehicle_id,omitempty"`
-	DriverID       string            `json:"driver_id,omitempty"`
+	VehicleID      string            `json:"vehicle_id,omitempty" doc:"1 to 200 characters, no control character"`
+	DriverID       string            `json:"driver_id,omitempty" doc:"1 to 200 characters, no control character"`
 	TripID         string            `json:"trip_id,omitempty"`
-	FleetID        string            `json:"fleet_id,omitempty"`
+	FleetID        string            `json:"fleet_id,omitempty" doc:"1 to 200 characters, no control character"`
 	Description    string            `json:"description,omitempty"`
 	AirbagDeployed *bool             `json:"airbag_deployment,omitempty" doc:"crash only: whether the airbags deployed, as the vehicle or the reporter knows it; left out, unknown"`
 }

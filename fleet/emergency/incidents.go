@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fleethub/fleethub/fleet/vehicles"
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/store"
@@ -70,6 +71,13 @@ func (b *ReportBody) validate() map[string]string {
 		checkPoint(bad, "location", l.Latitude, l.Longitude)
 		if l.Accuracy != nil && !(*l.Accuracy >= 0) {
 			bad["location.accuracy"] = "must be a distance in metres, 0 or more"
+		}
+	}
+	// ids as trips and vehicle profiles take them: one no trip or
+	// profile could carry would match nothing
+	for _, f := range []struct{ name, v string }{{"vehicle_id", b.VehicleID}, {"driver_id", b.DriverID}, {"fleet_id", b.FleetID}} {
+		if f.v != "" && !vehicles.ValidID(f.v) {
+			bad[f.name] = vehicles.IDRefusal
 		}
 	}
 	if b.AirbagDeployed != nil && b.EventType != "crash" && slices.Contains(EventTypes, b.EventType) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleethub/fleethub/fleet/vehicles"
 	"github.com/fleethub/fleethub/internal/enum"
 )
 
@@ -41,6 +42,16 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 			for i, x := range l.auds {
 				if !slices.Contains(Audiences, x) {
 					bad[fmt.Sprintf("%s[%d]", l.name, i)] = enum.Refusal(Audiences...)
+				}
+			}
+		}
+		for _, l := range []struct {
+			name string
+			ids  []string
+		}{{"target_audience.specific_vehicles", ta.SpecificVehicles}, {"target_audience.specific_drivers", ta.SpecificDrivers}} {
+			for i, id := range l.ids {
+				if !vehicles.ValidID(id) {
+					bad[fmt.Sprintf("%s[%d]", l.name, i)] = vehicles.IDRefusal
 				}
 			}
 		}
