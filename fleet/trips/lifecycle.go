@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/fleet/vehicles"
 	"github.com/fleethub/fleethub/ingest/analytics"
@@ -126,7 +127,7 @@ func (s *Service) Get(ctx context.Context, org, env, id string) (Trip, error) {
 
 // PauseRequest pauses a trip.
 type PauseRequest struct {
-	Reason   string   `json:"reason,omitempty"`
+	Reason   string   `json:"reason,omitempty" doc:"at most 500 characters"`
 	Location *PlaceIn `json:"location,omitempty" doc:"defaults to the last uploaded point when absent"`
 }
 
@@ -134,7 +135,7 @@ type PauseRequest struct {
 func (s *Service) Pause(ctx context.Context, org, env, id string, r PauseRequest) (PauseResult, error) {
 	bad := map[string]string{}
 	checkPlace(bad, "location", r.Location)
-	if len(r.Reason) > 500 {
+	if utf8.RuneCountInString(r.Reason) > 500 {
 		bad["reason"] = "must be at most 500 characters"
 	}
 	if len(bad) > 0 {
@@ -183,7 +184,7 @@ func closePause(st *state, end time.Time) {
 // ResumeRequest resumes a paused trip.
 type ResumeRequest struct {
 	Location *PlaceIn       `json:"location,omitempty" doc:"defaults to the pause location when absent"`
-	Reason   string         `json:"reason,omitempty"`
+	Reason   string         `json:"reason,omitempty" doc:"at most 500 characters"`
 	Metadata map[string]any `json:"metadata,omitempty" doc:"custom data about the resume, carried by the trip_resumed event; at most 64 KB"`
 }
 
@@ -191,7 +192,7 @@ type ResumeRequest struct {
 func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeRequest) (ResumeResult, error) {
 	bad := map[string]string{}
 	checkPlace(bad, "location", r.Location)
-	if len(r.Reason) > 500 {
+	if utf8.RuneCountInString(r.Reason) > 500 {
 		bad["reason"] = "must be at most 500 characters"
 	}
 	var mdSize int
@@ -394,7 +395,7 @@ func checkPlace(bad map[string]string, field string, l *PlaceIn) {
 	case math.IsNaN(*l.Longitude) || *l.Longitude < -180 || *l.Longitude > 180:
 		bad[field+".longitude"] = "must be between -180 and 180"
 	}
-	if len(l.Address) > 500 {
+	if utf8.RuneCountInString(l.Address) > 500 {
 		bad[field+".address"] = "must be at most 500 characters"
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
@@ -64,7 +65,7 @@ func checkDevice(bad map[string]string, d *DeviceInfo) {
 	}
 	for f, v := range map[string]string{"device_info.device_id": d.DeviceID, "device_info.device_model": d.DeviceModel,
 		"device_info.os_version": d.OSVersion, "device_info.app_version": d.AppVersion} {
-		if len(v) > 100 {
+		if utf8.RuneCountInString(v) > 100 {
 			bad[f] = "must be at most 100 characters"
 		}
 	}
@@ -72,10 +73,10 @@ func checkDevice(bad map[string]string, d *DeviceInfo) {
 
 // DeviceInfo describes the uploading device.
 type DeviceInfo struct {
-	DeviceID        string   `json:"device_id,omitempty"`
-	DeviceModel     string   `json:"device_model,omitempty"`
-	OSVersion       string   `json:"os_version,omitempty"`
-	AppVersion      string   `json:"app_version,omitempty"`
+	DeviceID        string   `json:"device_id,omitempty" doc:"at most 100 characters"`
+	DeviceModel     string   `json:"device_model,omitempty" doc:"at most 100 characters"`
+	OSVersion       string   `json:"os_version,omitempty" doc:"at most 100 characters"`
+	AppVersion      string   `json:"app_version,omitempty" doc:"at most 100 characters"`
 	SignalStrength  *float64 `json:"signal_strength,omitempty"`
 	SatellitesCount *float64 `json:"satellites_count,omitempty"`
 }
