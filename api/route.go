@@ -376,14 +376,4 @@ func (r *Route) maxLength(name string) int {
 }
 
 // text reports whether s is valid UTF-8 without control characters.
-func text(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, c := range s {
-		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) {
-			return false
-		}
-	}
-	return true
-}
+func text(s string) bool { return utf8.ValidString(s) && !jsonpath.HasControl(s) }

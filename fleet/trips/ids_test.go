@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleethub/fleethub/fleet/trips"
 	"github.com/fleethub/fleethub/fleet/vehicles"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -51,5 +52,51 @@ func TestTripIDsFollowTheVehicleIDRule(t *testing.T) {
 				t.Errorf("a trip started for %q, a vehicle that cannot have a profile", c.vehicle)
 			}
 		})
+	}
+}
+
+// TestUploadIDsWithoutControlCharacters: an upload's trip_id or
+// device_info.device_id holding a control character is refused naming
+// it, as a trip's vehicle_id is, and nothing is stored.
+func TestUploadIDsWithoutControlCharacters(t *testing.T) {
+	g := newGarage(t)
+	tr, err := g.svc.Start(g.ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: "veh-ctl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat, lon := 40.0, -83.0
+	ts := g.clk.now().Format("2006-01-02T15:04:05Z")
+	pt := trips.LocationIn{Latitude: &lat, Longitude: &lon, Timestamp: ts}
+	for _, c := range []struct {
+		name, trip, device, refused string
+	}{
+		{"a newline in trip_id", tr.TripID + "\n", "", "trip_id"},
+		{"a NUL in trip_id", tr.TripID + "\x00", "", "trip_id"},
+		{"a tab in device_id", tr.TripID, "dev\t1", "device_info.device_id"},
+		{"a C1 control in device_id", tr.TripID, "dev\u00851", "device_info.device_id"},
+		{"DEL in device_id", tr.TripID, "dev\x7f", "device_info.device_id"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dev := &trips.DeviceInfo{DeviceID: c.device}
+			_, err := g.svc.UploadBatch(g.ctx, "org-a", "test", &trips.BatchRequest{TripID: c.trip, Locations: []trips.LocationIn{pt}, DeviceInfo: dev})
+			if got := refusedFields(t, err); len(got) != 1 || got[0] != c.refused {
+				t.Fatalf("batch refused %v, want [%s]", got, c.refused)
+			}
+			_, err = g.svc.UploadSingle(g.ctx, "org-a", "test", &trips.SingleRequest{TripID: c.trip, LocationIn: pt, DeviceInfo: dev})
+			if got := refusedFields(t, err); len(got) != 1 || got[0] != c.refused {
+				t.Fatalf("single refused %v, want [%s]", got, c.refused)
+			}
+			var ve *trips.ValidationError
+			if errors.As(err, &ve); ve.Code != "invalid_location" || ve.Fields[c.refused] != jsonpath.ControlRefusal {
+				t.Errorf("single: %s %v", ve.Code, ve.Fields)
+			}
+		})
+	}
+	got, err := g.svc.Get(g.ctx, "org-a", "test", tr.TripID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Analytics.LocationsCount != 0 {
+		t.Errorf("%d points stored by refused uploads", got.Analytics.LocationsCount)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/enum"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -69,11 +70,25 @@ func checkDevice(bad map[string]string, d *DeviceInfo) {
 			bad[f] = "must be at most 100 characters"
 		}
 	}
+	if jsonpath.HasControl(d.DeviceID) {
+		bad["device_info.device_id"] = jsonpath.ControlRefusal
+	}
+}
+
+// checkTripID checks the trip_id of an upload: required, and an id
+// without a control character.
+func checkTripID(bad map[string]string, id string) {
+	switch {
+	case id == "":
+		bad["trip_id"] = "is required"
+	case jsonpath.HasControl(id):
+		bad["trip_id"] = jsonpath.ControlRefusal
+	}
 }
 
 // DeviceInfo describes the uploading device.
 type DeviceInfo struct {
-	DeviceID        string   `json:"device_id,omitempty" doc:"at most 100 characters"`
+	DeviceID        string   `json:"device_id,omitempty" doc:"at most 100 characters, no control character"`
 	DeviceModel     string   `json:"device_model,omitempty" doc:"at most 100 characters"`
 	OSVersion       string   `json:"os_version,omitempty" doc:"at most 100 characters"`
 	AppVersion      string   `json:"app_version,omitempty" doc:"at most 100 characters"`
@@ -83,14 +98,14 @@ type DeviceInfo struct {
 
 // BatchRequest is POST /v1/locations/batch.
 type BatchRequest struct {
-	TripID     string       `json:"trip_id" required:"true"`
+	TripID     string       `json:"trip_id" required:"true" doc:"an active trip; no control character"`
 	Locations  []LocationIn `json:"locations" required:"true"`
 	DeviceInfo *DeviceInfo  `json:"device_info,omitempty"`
 }
 
 // SingleRequest is POST /v1/locations/single.
 type SingleRequest struct {
-	TripID string `json:"trip_id" required:"true"`
+	TripID string `json:"trip_id" required:"true" doc:"an active trip; no control character"`
 	LocationIn
 	DeviceInfo *DeviceInfo `json:"device_info,omitempty"`
 }
@@ -182,9 +197,7 @@ type ingestResult struct {
 func (s *Service) UploadBatch(ctx context.Context, org, env string, r *BatchRequest) (BatchResult, error) {
 	start := time.Now()
 	bad := map[string]string{}
-	if r.TripID == "" {
-		bad["trip_id"] = "is required"
-	}
+	checkTripID(bad, r.TripID)
 	if len(r.Locations) == 0 {
 		bad["locations"] = "is required: 1 to 1000 points"
 	}
@@ -242,9 +255,7 @@ func (s *Service) UploadBatch(ctx context.Context, org, env string, r *BatchRequ
 func (s *Service) UploadSingle(ctx context.Context, org, env string, r *SingleRequest) (SingleResult, error) {
 	start := time.Now()
 	bad := map[string]string{}
-	if r.TripID == "" {
-		bad["trip_id"] = "is required"
-	}
+	checkTripID(bad, r.TripID)
 	p, _ := parsePoint(&r.LocationIn, "", bad)
 	checkDevice(bad, r.DeviceInfo)
 	if r.DeviceInfo != nil {

@@ -97,15 +97,7 @@ const IDRefusal = "must be 1 to 200 characters, none of them a control character
 // {vehicle_id} path parameter, so that every vehicle a trip or a
 // driver id names could have a profile; trips take driver ids by it too.
 func ValidID(id string) bool {
-	if id == "" || utf8.RuneCountInString(id) > maxText || !utf8.ValidString(id) || jsonpath.IsBlank(id) {
-		return false
-	}
-	for _, c := range id {
-		if c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) {
-			return false
-		}
-	}
-	return true
+	return id != "" && utf8.RuneCountInString(id) <= maxText && utf8.ValidString(id) && !jsonpath.IsBlank(id) && !jsonpath.HasControl(id)
 }
 
 // checkID names a vehicle id that cannot be one.

@@ -71,3 +71,15 @@ func TestMayBeBlank(t *testing.T) {
 		}
 	}
 }
+
+func TestHasControl(t *testing.T) {
+	for s, want := range map[string]bool{"veh-1": false, "é ü 車": false, "a\nb": true, "a\tb": true, "\x00": true, "a\x7fb": true,
+		"a\u0085b": true, "a\u009fb": true, "a\u00a0b": false, "\xc2": false} {
+		if got := jsonpath.HasControl(s); got != want {
+			t.Errorf("HasControl(%q) = %v, want %v", s, got, want)
+		}
+		if got := jsonpath.HasControl([]byte(s)); got != want {
+			t.Errorf("HasControl([]byte(%q)) = %v, want %v", s, got, want)
+		}
+	}
+}

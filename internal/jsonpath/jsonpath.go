@@ -196,6 +196,27 @@ func IsBlank[S ~string | ~[]byte](s S) bool {
 	return true
 }
 
+// ControlRefusal is the message for an identifier holding a control
+// character.
+const ControlRefusal = "must not contain a control character"
+
+// HasControl reports whether s, a string or its bytes, holds a control
+// character: C0 (U+0000 to U+001F, a newline or a tab among them), DEL
+// (U+007F) or C1 (U+0080 to U+009F). An identifier never holds one: it
+// would break the logs, headers and CSV lines it is written to.
+func HasControl[S ~string | ~[]byte](s S) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c < 0x20 || c == 0x7f:
+			return true
+		case c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] < 0xa0:
+			return true // U+0080 to U+009F in UTF-8
+		}
+	}
+	return false
+}
+
 // IsID reports whether the struct field f, of JSON name name, names
 // something (a vehicle, driver, trip, device, fleet, stream, geofence,
 // delivery, …): a name that is "id" or ends in "_id" or "_ids", or a
