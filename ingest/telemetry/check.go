@@ -196,13 +196,19 @@ func id(v any, present bool) (string, string) {
 }
 
 // idText checks an identifier that is sent: a string of at most
-// MaxIDLen characters, not empty nor only white space (docs/api.md).
+// MaxIDLen characters, not empty nor only white space, without a
+// control character (docs/api.md).
 func idText(v any) (string, string) {
 	s, msg := text(v, MaxIDLen)
-	if msg == "" && jsonpath.IsBlank(s) {
+	switch {
+	case msg != "":
+		return "", msg
+	case jsonpath.IsBlank(s):
 		return "", jsonpath.BlankRefusal
+	case jsonpath.HasControl(s):
+		return "", jsonpath.ControlRefusal
 	}
-	return s, msg
+	return s, ""
 }
 
 // timestamp checks a required ISO 8601 date-time (RFC 3339, with an

@@ -108,7 +108,7 @@ func (r *bodyReader) message() (m hub.Message, rd reading, ok bool) {
 			r.enc.Timestamp(rd.timestamp)
 		case "vehicle_id":
 			f = fVehicleID
-			if id, ok = r.str(); !ok || jsonpath.IsBlank(id) || !textOK(id, MaxIDLen) {
+			if id, ok = r.str(); !ok || jsonpath.IsBlank(id) || !textOK(id, MaxIDLen) || jsonpath.HasControl(id) {
 				return m, rd, false
 			}
 			rd.vehicleID = string(id)

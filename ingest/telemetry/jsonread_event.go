@@ -286,10 +286,10 @@ func (r *bodyReader) text(max int) (string, bool) {
 }
 
 // id reads an identifier as idText checks it: a plain string of at most
-// MaxIDLen characters, not blank.
+// MaxIDLen characters, not blank, without a control character.
 func (r *bodyReader) id() (string, bool) {
 	v, ok := r.str()
-	if !ok || jsonpath.IsBlank(v) || !textOK(v, MaxIDLen) {
+	if !ok || jsonpath.IsBlank(v) || !textOK(v, MaxIDLen) || jsonpath.HasControl(v) {
 		return "", false
 	}
 	return string(v), true
