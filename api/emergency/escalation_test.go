@@ -3,6 +3,7 @@ package emergency_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -273,5 +274,25 @@ func TestAcknowledgingTwice(t *testing.T) {
 	if st := again["acknowledgment_status"].(map[string]any); code != 200 || st["received"] != 1.0 || st["pending"] != 1.0 ||
 		r["note"] != "on it" || r["acknowledged_at"] != r0["acknowledged_at"] || r["acknowledged_by_type"] != "dispatcher" {
 		t.Errorf("acknowledged twice: %d %v %v, want the first acknowledgment kept, counted once", code, st, r)
+	}
+}
+
+// TestAcknowledgmentNoteLimit: a note over 2000 characters is refused
+// naming it and acknowledges nothing; 2000 are taken.
+func TestAcknowledgmentNoteLimit(t *testing.T) {
+	f := startWith(t, testdb.SQLite(t), &gateway{}, emergency.AlertsConfig{}, nil)
+	d1 := f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550001103"}})
+	code, al := f.do("POST", "/v1/emergency/alerts", escalating(time.Now().Add(time.Hour)))
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	ack := "/v1/emergency/alerts/" + al["alert_id"].(string) + "/acknowledge"
+	code, out := f.do("POST", ack, map[string]any{"recipient_id": d1, "note": strings.Repeat("é", 2001)})
+	refused(t, "a note of 2001 characters", code, out, "validation_failed", "note")
+	if _, got := f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil); got["acknowledgment_status"].(map[string]any)["received"] != 0.0 {
+		t.Errorf("a refused acknowledgment was counted: %v", got["acknowledgment_status"])
+	}
+	if code, out := f.do("POST", ack, map[string]any{"recipient_id": d1, "note": strings.Repeat("é", 2000)}); code != 200 {
+		t.Errorf("a note of 2000 characters: %d %v", code, out)
 	}
 }

@@ -294,5 +294,5 @@ type Alert struct {
 type AckBody struct {
 	RecipientID   string `json:"recipient_id" required:"true"`
 	RecipientType string `json:"recipient_type,omitempty" enum:"driver,vehicle,field_personnel,dispatcher,supervisor,emergency_management,emergency_contact" doc:"who acknowledges: the recipient, or someone on their behalf; recorded as acknowledged_by_type"`
-	Note          string `json:"note,omitempty"`
+	Note          string `json:"note,omitempty" doc:"at most 2000 characters"`
 }

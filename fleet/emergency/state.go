@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/internal/enum"
@@ -151,6 +153,9 @@ func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b A
 	if b.RecipientType != "" && !slices.Contains(AckTypes, b.RecipientType) {
 		return Alert{}, &ValidationError{Fields: map[string]string{"recipient_type": enum.Refusal(AckTypes...)}}
 	}
+	if utf8.RuneCountInString(b.Note) > maxNote {
+		return Alert{}, &ValidationError{Fields: map[string]string{"note": fmt.Sprintf("must be at most %d characters", maxNote)}}
+	}
 	al, esc, ver, _, err := a.load(ctx, sc, id)
 	if err != nil {
 		return Alert{}, err
@@ -182,6 +187,10 @@ func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b A
 	}
 	return *al, nil
 }
+
+// maxNote is the longest note of an acknowledgment, in characters, as
+// an incident's status change takes its notes.
+const maxNote = 2000
 
 // AckTypes are the recipient types an acknowledgment may name.
 var AckTypes = []string{"driver", "vehicle", "field_personnel", "dispatcher", "supervisor", "emergency_management", "emergency_contact"}
