@@ -37,8 +37,9 @@ func TestOpenAPINamesCostFields(t *testing.T) {
 		"Vehicle":      {"fuel_consumption_l_per_100km", "cost_per_hour", "cost_per_km", "break_windows"},
 		"Constraints":  {"vehicle_capacity_strict", "fuel_efficiency_priority", "delivery_time_priority", "cost_priority"},
 		"Request":      {"real_time_traffic", "driver_preferences", "optimization_goals"},
-		"RouteSummary": {"estimated_cost", "capacity_overload"},
+		"RouteSummary": {"estimated_cost", "capacity_overload", "total_distance", "total_time"},
 		"Performance":  {"capacity_overload", "cost_estimate"},
+		"Improvement":  {"distance_saved", "time_saved", "fuel_saved", "cost_saved", "improvement_percentage"},
 	}
 	for name, fields := range want {
 		var props map[string]json.RawMessage

@@ -43,18 +43,18 @@ type Load struct {
 
 // Improvement against the first feasible plan (before local search).
 type Improvement struct {
-	DistanceSaved         float64 `json:"distance_saved"`
-	TimeSaved             float64 `json:"time_saved"`
-	FuelSaved             float64 `json:"fuel_saved"`
-	CostSaved             float64 `json:"cost_saved"`
-	ImprovementPercentage float64 `json:"improvement_percentage"`
+	DistanceSaved         float64 `json:"distance_saved" doc:"kilometers the search saved against the first plan (built by insertion before the search); 0 where it saved none"`
+	TimeSaved             float64 `json:"time_saved" doc:"minutes of route time (shift start to return) saved against the first plan; 0 where none"`
+	FuelSaved             float64 `json:"fuel_saved" doc:"liters saved against the first plan, by each vehicle's consumption; 0 where none"`
+	CostSaved             float64 `json:"cost_saved" doc:"USD saved against the first plan, by each vehicle's cost model; 0 where none"`
+	ImprovementPercentage float64 `json:"improvement_percentage" doc:"distance_saved as a percent of the first plan's distance"`
 }
 
 // RouteSummary of one vehicle.
 type RouteSummary struct {
-	TotalDistance   float64 `json:"total_distance"`
-	TotalTime       float64 `json:"total_time"`
-	TotalStops      int     `json:"total_stops"`
+	TotalDistance   float64 `json:"total_distance" doc:"kilometers"`
+	TotalTime       float64 `json:"total_time" doc:"minutes from the shift start to the return: driving, waits, service and breaks"`
+	TotalStops      int     `json:"total_stops" doc:"the deliveries"`
 	EstimatedFuel   float64 `json:"estimated_fuel" doc:"liters: the distance at the vehicle's consumption"`
 	RouteEfficiency float64 `json:"route_efficiency" doc:"service time over route time"`
 	EstimatedCost   float64 `json:"estimated_cost" doc:"USD by the vehicle's cost model: fuel at 1.05/L, distance at cost_per_km, route time at cost_per_hour"`
