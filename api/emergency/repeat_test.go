@@ -503,3 +503,32 @@ func TestRepeatsAndDelaysAfterRestart(t *testing.T) {
 		}
 	})
 }
+
+// TestReachCountsLaterDeliveries: an alert whose only channel waits for
+// its delay has reached nobody at creation; once the delayed round
+// reached its recipient, reading it says so in
+// alert_metrics.notification_reach_percentage as in the affected area
+// analysis.
+func TestReachCountsLaterDeliveries(t *testing.T) {
+	t0 := time.Now().UTC().Truncate(time.Second)
+	clk := &clock{t: t0}
+	gw := &gateway{}
+	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now}}, nil)
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550005001"}})
+	code, al := f.do("POST", "/v1/emergency/alerts", timedAlert(t0.Add(time.Hour), map[string]any{"channel": "sms", "delay_minutes": 10}))
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	reach := func(al map[string]any) (any, any) {
+		return al["alert_metrics"].(map[string]any)["notification_reach_percentage"], al["affected_area_analysis"].(map[string]any)["dispatchers_notified"]
+	}
+	if r, n := reach(al); r != 0.0 || n != 0.0 {
+		t.Errorf("at creation reach %v, dispatchers notified %v; want 0, 0", r, n)
+	}
+	clk.set(t0.Add(10 * time.Minute))
+	f.tick()
+	_, al = f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil)
+	if r, n := reach(al); r != 100.0 || n != 1.0 {
+		t.Errorf("after the delayed round reach %v, dispatchers notified %v; want 100, 1", r, n)
+	}
+}

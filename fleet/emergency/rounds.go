@@ -114,11 +114,23 @@ func deliverySteps(sc store.Scope, al *Alert) []store.AlertDue {
 }
 
 // recount counts the recipients' deliveries as they stand again, keeping
-// the channels' schedule.
+// the channels' schedule, and the share of recipients reached by now
+// (alert_metrics.notification_reach_percentage): a later round or a
+// retry that reached someone counts as the first deliveries do.
 func (al *Alert) recount() {
 	cs := al.DeliveryStatus.ChannelSchedule
 	al.DeliveryStatus = deliveryStatus(al.Recipients)
 	al.DeliveryStatus.ChannelSchedule = cs
+	reached := 0
+	for _, r := range al.Recipients {
+		if r.Delivered {
+			reached++
+		}
+	}
+	al.AlertMetrics.NotificationReachPercentage = 0
+	if len(al.Recipients) > 0 {
+		al.AlertMetrics.NotificationReachPercentage = round2(100 * float64(reached) / float64(len(al.Recipients)))
+	}
 }
 
 // stopDeliveries calls off every round still to come, the channels
