@@ -35,8 +35,8 @@ const (
 type Store interface {
 	ListDeliveries(ctx context.Context, sc store.Scope, streamID string, q store.DeliveryQuery) ([]store.Delivery, int64, error)
 	RequeueDeliveries(ctx context.Context, sc store.Scope, streamID string, r store.DeliveryRequeue) (store.DeliveryRequeued, error)
+	ListParkedDeliveries(ctx context.Context, sc store.Scope, streamID string, before int64, limit int) ([]store.Delivery, int64, error)
 	CountDeliveries(ctx context.Context, sc store.Scope, streamID string) (map[string]int64, error)
-	CountParkedDeliveries(ctx context.Context, sc store.Scope, streamID string) (int64, error)
 }
 
 // Endpoints reports a stream's endpoint state (the webhook dispatcher).
@@ -65,11 +65,12 @@ type DeliveryView struct {
 	StreamID       string          `json:"stream_id"`
 	Offset         int64           `json:"offset" doc:"the message's offset in the stream"`
 	Status         string          `json:"status" enum:"pending,failed,delivered,dead_lettered,disabled" doc:"failed: the last attempt failed and another is scheduled at next_attempt_at; disabled: left by an earlier version that disabled an endpoint on 410 Gone, made pending again within a second"`
+	Parked         bool            `json:"parked" doc:"true for a pending delivery parked until its endpoint can take anything (circuit open, or a receiver that takes nothing or far less than comes): never attempted, next_attempt_at null; it goes out, in order and under this id, once the endpoint can take it"`
 	Attempts       int             `json:"attempts" doc:"attempts since the delivery was queued or last replayed (a replay sets it to 0)"`
 	LastStatusCode *int            `json:"last_status_code" doc:"HTTP status of the last answer; null when there was none (no attempt yet, a timeout, a connection error). A replay keeps it, and last_error, until the next attempt"`
 	LastError      string          `json:"last_error,omitempty"`
 	LastLatencyMS  *int64          `json:"last_latency_ms" doc:"duration of the last attempt since the delivery was queued or last replayed; null while attempts is 0"`
-	NextAttemptAt  *time.Time      `json:"next_attempt_at" doc:"pending and failed deliveries only"`
+	NextAttemptAt  *time.Time      `json:"next_attempt_at" doc:"pending and failed deliveries only; null for a parked one (it waits for its endpoint, not for a time)"`
 	CreatedAt      time.Time       `json:"created_at"`
 	DeliveredAt    *time.Time      `json:"delivered_at"`
 	Payload        json.RawMessage `json:"payload" doc:"the body sent: {stream_id, offset, message}"`
@@ -86,12 +87,9 @@ type EndpointStatus struct {
 type ListResponse struct {
 	Success    bool            `json:"success"`
 	StreamID   string          `json:"stream_id"`
-	Deliveries []DeliveryView  `json:"deliveries" doc:"newest first"`
+	Deliveries []DeliveryView  `json:"deliveries" doc:"newest first: the parked deliveries (pending, parked true) first, as they enter the delivery log after every delivery already in it, then the log's. Every delivery endpoint.counts counts is in some page of the listing of its status"`
 	NextCursor *string         `json:"next_cursor" doc:"pass as cursor for the next page; null on the last"`
 	Endpoint   *EndpointStatus `json:"endpoint" doc:"null for a stream that does not deliver by webhook (now): it has no endpoint, and its listing shows what it sent by webhook before"`
-	// ParkedNotListed is counted apart from the listing's page: the
-	// parked deliveries are not in the delivery log the listing reads.
-	ParkedNotListed int64 `json:"parked_not_listed" doc:"deliveries parked until the endpoint can take them (never attempted, not yet in the delivery log): counted as pending in endpoint.counts and the stream's status, but in no page of this listing, whatever the status asked, until the endpoint takes them; 0 when none. The pending deliveries of every page plus this make endpoint.counts.pending, as of the moment each was read"`
 }
 
 // ReplayBody selects deliveries to send again: ids, or a time range of
@@ -109,7 +107,7 @@ type ReplayResponse struct {
 	Requeued int64    `json:"requeued" doc:"deliveries made pending again (ones being sent at this moment are left alone)"`
 	NotFound []string `json:"not_found,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given that are no delivery of this stream in its delivery log (unknown, another stream's, or no longer kept), each once, in the order sent; nothing was done for them"`
 	InFlight []string `json:"in_flight,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given of deliveries a node held for sending at that moment (in its endpoint's queue or being sent), left alone (each once, in the order sent)"`
-	Queued   []string `json:"queued,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given of deliveries not sent yet, parked until the endpoint can take them (counted as pending in the stream's status and in the listing's parked_not_listed, not listed until then); left as they are, they go out once under the same webhook-id (each once, in the order sent)"`
+	Queued   []string `json:"queued,omitzero" required:"false" doc:"with delivery_ids only, then always (empty when none): the ids given of deliveries not sent yet, parked until the endpoint can take them (listed as pending with parked true, and counted as pending); left as they are, they go out once under the same webhook-id (each once, in the order sent)"`
 }
 
 // Routes returns the delivery routes for telemetry and event streams.
@@ -159,7 +157,7 @@ func (h *Handlers) Status(ctx context.Context, org, env, streamID string) (Endpo
 }
 
 func view(d store.Delivery) DeliveryView {
-	v := DeliveryView{ID: d.ID, StreamID: d.StreamID, Offset: d.Offset, Status: d.Status, Attempts: d.Attempts, LastError: d.LastError,
+	v := DeliveryView{ID: d.ID, StreamID: d.StreamID, Offset: d.Offset, Status: d.Status, Parked: d.Park, Attempts: d.Attempts, LastError: d.LastError,
 		CreatedAt: d.CreatedAt, Payload: json.RawMessage(d.Payload)}
 	if d.LastStatusCode != 0 {
 		code := d.LastStatusCode
@@ -169,7 +167,7 @@ func view(d store.Delivery) DeliveryView {
 		lat := d.LastLatencyMS
 		v.LastLatencyMS = &lat
 	}
-	if (d.Status == store.DeliveryPending || d.Status == store.DeliveryFailed) && !d.NextAttemptAt.IsZero() {
+	if (d.Status == store.DeliveryPending || d.Status == store.DeliveryFailed) && !d.NextAttemptAt.IsZero() && !d.Park {
 		t := d.NextAttemptAt
 		v.NextAttemptAt = &t
 	}
@@ -183,16 +181,22 @@ func view(d store.Delivery) DeliveryView {
 	return v
 }
 
-// cursor encodes a listing position; it is opaque to clients.
-func encodeCursor(seq int64) string { return "d" + strconv.FormatInt(seq, 36) }
+// A cursor is opaque to clients: "p" and a position among the parked
+// deliveries (store.ListParkedDeliveries), or "d" and a Seq of the
+// delivery log; base 36.
+const (
+	parkedCursor = "p"
+	logCursor    = "d"
+)
 
-func decodeCursor(s string) (int64, bool) {
-	rest, ok := strings.CutPrefix(s, "d")
-	if !ok {
-		return 0, false
+func encodeCursor(kind string, n int64) string { return kind + strconv.FormatInt(n, 36) }
+
+func decodeCursor(s string) (kind string, n int64, ok bool) {
+	if len(s) < 2 || (s[:1] != parkedCursor && s[:1] != logCursor) {
+		return "", 0, false
 	}
-	n, err := strconv.ParseInt(rest, 36, 64)
-	return n, err == nil && n > 0
+	n, err := strconv.ParseInt(s[1:], 36, 64)
+	return s[:1], n, err == nil && n > 0
 }
 
 func (h *Handlers) list(c *api.Ctx, kind string) error {
@@ -209,10 +213,18 @@ func (h *Handlers) list(c *api.Ctx, kind string) error {
 		}
 		q.Limit = n
 	}
+	// parked deliveries are pending: listed, first, when pending ones are
+	withParked := q.Status == "" || q.Status == store.DeliveryPending
+	inParked, parkedBefore := withParked, int64(0)
 	if v := string(a.Peek("cursor")); v != "" {
-		var ok bool
-		if q.Before, ok = decodeCursor(v); !ok {
+		ck, n, ok := decodeCursor(v)
+		if !ok || (ck == parkedCursor && !withParked) {
 			bad["cursor"] = "is not a cursor of this listing"
+		}
+		if ck == parkedCursor {
+			parkedBefore = n
+		} else {
+			inParked, q.Before = false, n
 		}
 	}
 	if len(bad) > 0 {
@@ -223,14 +235,41 @@ func (h *Handlers) list(c *api.Ctx, kind string) error {
 		return err
 	}
 	sc := store.Scope{Org: info.Org, Env: info.Env}
-	ds, next, err := h.st.ListDeliveries(c.Context(), sc, info.ID, q)
-	if err != nil {
-		return api.Internal(err)
+	var ds []store.Delivery
+	var next string
+	if inParked {
+		var pnext int64
+		if ds, pnext, err = h.st.ListParkedDeliveries(c.Context(), sc, info.ID, parkedBefore, q.Limit); err != nil {
+			return api.Internal(err)
+		}
+		if pnext > 0 {
+			next = encodeCursor(parkedCursor, pnext)
+		}
+	}
+	switch room := q.Limit - len(ds); {
+	case next != "":
+	case room > 0:
+		q.Limit = room
+		logged, lnext, err := h.st.ListDeliveries(c.Context(), sc, info.ID, q)
+		if err != nil {
+			return api.Internal(err)
+		}
+		ds = append(ds, logged...)
+		if lnext > 0 {
+			next = encodeCursor(logCursor, lnext)
+		}
+	default:
+		// the parked ones filled the page: the log follows, if it has any
+		q.Limit = 1
+		logged, _, err := h.st.ListDeliveries(c.Context(), sc, info.ID, q)
+		if err != nil {
+			return api.Internal(err)
+		}
+		if len(logged) > 0 {
+			next = encodeCursor(logCursor, logged[0].Seq+1)
+		}
 	}
 	res := ListResponse{Success: true, StreamID: info.ID, Deliveries: make([]DeliveryView, len(ds))}
-	if res.ParkedNotListed, err = h.st.CountParkedDeliveries(c.Context(), sc, info.ID); err != nil {
-		return api.Internal(err)
-	}
 	if info.Delivery == "webhook" {
 		st, err := h.Status(c.Context(), info.Org, info.Env, info.ID)
 		if err != nil {
@@ -241,9 +280,8 @@ func (h *Handlers) list(c *api.Ctx, kind string) error {
 	for i, d := range ds {
 		res.Deliveries[i] = view(d)
 	}
-	if next > 0 {
-		s := encodeCursor(next)
-		res.NextCursor = &s
+	if next != "" {
+		res.NextCursor = &next
 	}
 	return c.JSON(200, res)
 }

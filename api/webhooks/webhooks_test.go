@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
 
@@ -362,18 +363,14 @@ func TestReplayTellsParkedDeliveriesQueued(t *testing.T) {
 	}
 }
 
-// The listing is the delivery log; deliveries parked for their endpoint
-// are not in it yet, and the answer says how many it leaves out, so that
-// what it lists as pending and parked_not_listed add up to the pending
-// count the endpoint (and the stream's status) shows, and a stream with
-// nothing parked says 0.
-func TestListingTellsParkedDeliveriesNotListed(t *testing.T) {
+// Deliveries parked for their endpoint are pending deliveries like the
+// others: listed (first, parked true, never attempted, no next attempt
+// time) as they are counted, on every page size, so that the pending
+// deliveries of all pages make the pending count the endpoint (and the
+// stream's status) shows; other statuses do not list them.
+func TestListingListsParkedDeliveries(t *testing.T) {
 	f := start(t)
 	f.seed(4) // 2 dead-lettered, 2 pending
-	path := "/api/v1/streaming/events/deliveries/estr_1?status=pending"
-	if r := f.do("GET", path, reader, nil); r.status != 200 || r.body["parked_not_listed"] != float64(0) {
-		t.Fatalf("nothing parked: %d %v; want parked_not_listed 0", r.status, r.body)
-	}
 	at := time.Now()
 	var parked []store.Delivery
 	for i := range 3 {
@@ -383,19 +380,62 @@ func TestListingTellsParkedDeliveriesNotListed(t *testing.T) {
 	if _, err := f.st.EnqueueDeliveries(context.Background(), parked); err != nil {
 		t.Fatal(err)
 	}
-	r := f.do("GET", path, reader, nil)
-	listed := len(r.body["deliveries"].([]any))
-	pending := r.body["endpoint"].(map[string]any)["counts"].(map[string]any)["pending"]
-	if r.status != 200 || r.body["parked_not_listed"] != float64(3) || listed != 2 || pending != float64(listed+3) {
-		t.Fatalf("listing with 3 parked: %d, %d listed, parked_not_listed %v, counts.pending %v; want 2 listed, 3 not listed, 5 pending",
-			r.status, listed, r.body["parked_not_listed"], pending)
+	pages := func(query string) (ids []string, items []map[string]any, pending float64) {
+		t.Helper()
+		path := "/api/v1/streaming/events/deliveries/estr_1?" + query
+		for range 20 {
+			r := f.do("GET", path, reader, nil)
+			if r.status != 200 {
+				t.Fatalf("GET %s: %d %v", path, r.status, r.body)
+			}
+			if _, ok := r.body["parked_not_listed"]; ok {
+				t.Fatalf("GET %s: parked_not_listed answered: %v", path, r.body)
+			}
+			pending = r.body["endpoint"].(map[string]any)["counts"].(map[string]any)["pending"].(float64)
+			for _, d := range r.body["deliveries"].([]any) {
+				items = append(items, d.(map[string]any))
+				ids = append(ids, d.(map[string]any)["id"].(string))
+			}
+			next, _ := r.body["next_cursor"].(string)
+			if next == "" {
+				return ids, items, pending
+			}
+			path = "/api/v1/streaming/events/deliveries/estr_1?" + query + "&cursor=" + next
+		}
+		t.Fatal("paging does not end")
+		return
 	}
-	// once the endpoint takes them they are listed, and no longer told apart
+	want := []string{"msg_p2", "msg_p1", "msg_p0", "msg_03", "msg_02", "msg_01", "msg_00"}
+	for _, limit := range []string{"1", "2", "3", "4", "50"} {
+		if ids, _, _ := pages("limit=" + limit); !slices.Equal(ids, want) {
+			t.Errorf("limit %s: pages list %v, want %v", limit, ids, want)
+		}
+	}
+	ids, items, pending := pages("status=pending&limit=2")
+	if !slices.Equal(ids, []string{"msg_p2", "msg_p1", "msg_p0", "msg_03", "msg_02"}) || pending != float64(len(ids)) {
+		t.Fatalf("pending pages list %v, counts.pending %v; want the 3 parked then the 2 queued, as many as counted", ids, pending)
+	}
+	p, q := items[0], items[3]
+	if p["status"] != "pending" || p["parked"] != true || p["attempts"] != float64(0) || p["next_attempt_at"] != nil || p["offset"] != float64(12) {
+		t.Errorf("a parked delivery is listed as %v", p)
+	}
+	if q["parked"] != false || q["next_attempt_at"] == nil {
+		t.Errorf("a queued delivery is listed as %v", q)
+	}
+	if ids, _, _ := pages("status=dead_lettered"); !slices.Equal(ids, []string{"msg_01", "msg_00"}) {
+		t.Errorf("dead letters list %v", ids)
+	}
+	// a cursor among the parked is not one of another status's listing
+	r := f.do("GET", "/api/v1/streaming/events/deliveries/estr_1?limit=1", reader, nil)
+	if r := f.do("GET", "/api/v1/streaming/events/deliveries/estr_1?status=failed&cursor="+r.body["next_cursor"].(string), reader, nil); r.status != 400 || r.code() != "invalid_request" {
+		t.Errorf("a parked cursor with status=failed: %d %v", r.status, r.body)
+	}
+	// once the endpoint takes them they are in the log, no longer parked
 	if n, err := f.st.UnparkDeliveries(context.Background(), "estr_1", 10); err != nil || n != 3 {
 		t.Fatalf("unpark: %d, %v", n, err)
 	}
-	r = f.do("GET", path, reader, nil)
-	if listed := len(r.body["deliveries"].([]any)); listed != 5 || r.body["parked_not_listed"] != float64(0) {
-		t.Errorf("after unparking: %d listed, parked_not_listed %v; want 5 and 0", listed, r.body["parked_not_listed"])
+	ids, items, pending = pages("status=pending")
+	if !slices.Equal(ids, []string{"msg_p2", "msg_p1", "msg_p0", "msg_03", "msg_02"}) || pending != 5 || items[0]["parked"] != false || items[0]["next_attempt_at"] == nil {
+		t.Errorf("after unparking: %v, counts.pending %v, first %v", ids, pending, items[0])
 	}
 }

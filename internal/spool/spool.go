@@ -459,6 +459,14 @@ func (s *Spool) View(key string) (*View, error) {
 // Each calls fn with each record of the view, oldest first, until fn
 // returns false. The record is fn's to keep.
 func (v *View) Each(fn func(rec []byte) bool) error {
+	return v.EachAt(func(_ int64, rec []byte) bool { return fn(rec) })
+}
+
+// EachAt is Each with each record's position in the key's file: larger
+// for a later record, and unchanged while the record stays in the queue
+// (a queue consumed to its end starts a new file, whose positions start
+// again).
+func (v *View) EachAt(fn func(at int64, rec []byte) bool) error {
 	br := bufio.NewReaderSize(io.NewSectionReader(v.f, v.start, v.end-v.start), 64<<10)
 	off := v.start
 	for {
@@ -469,7 +477,7 @@ func (v *View) Each(fn func(rec []byte) bool) error {
 		if err != nil {
 			return fmt.Errorf("spool: %s at %d: %w", v.path, off, err)
 		}
-		if !fn(rec) {
+		if !fn(off, rec) {
 			return nil
 		}
 		off += int64(frameHead + len(rec))

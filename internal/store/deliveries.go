@@ -48,7 +48,8 @@ type Delivery struct {
 	LeaseOwner     string    // node holding it, "" when none
 	LeaseUntil     time.Time // zero when not leased
 	Seq            int64     // insertion order, set by the store; the listing cursor
-	// Park asks EnqueueDeliveries to park it: see UnparkDeliveries.
+	// Park asks EnqueueDeliveries to park it (see UnparkDeliveries);
+	// ListParkedDeliveries sets it on what it lists.
 	Park bool
 }
 
@@ -172,13 +173,16 @@ type Deliveries interface {
 	// a requeue by ids, the ids it did not find, the leased ones and the
 	// parked ones.
 	RequeueDeliveries(ctx context.Context, sc Scope, streamID string, r DeliveryRequeue) (DeliveryRequeued, error)
+	// ListParkedDeliveries pages a stream's parked deliveries of the
+	// scope, newest first, with Park set and status pending: the ones
+	// ListDeliveries does not list yet, newer than all it lists (they
+	// enter the log after them). before is a position of the backend's
+	// (0 for the first page); next is the position of the following
+	// page, 0 at the end. None on a backend that does not park.
+	ListParkedDeliveries(ctx context.Context, sc Scope, streamID string, before int64, limit int) (ds []Delivery, next int64, err error)
 	// CountDeliveries counts a stream's deliveries per status, parked
 	// ones as pending.
 	CountDeliveries(ctx context.Context, sc Scope, streamID string) (map[string]int64, error)
-	// CountParkedDeliveries counts a stream's parked deliveries: among
-	// CountDeliveries' pending, the ones ListDeliveries does not list
-	// yet (0 on a backend that does not park).
-	CountParkedDeliveries(ctx context.Context, sc Scope, streamID string) (int64, error)
 	// DisableDeliveries marks a stream's endpoint disabled (recording
 	// url and reason) and moves its pending and failed deliveries to
 	// disabled, returning how many moved.

@@ -103,15 +103,39 @@ func (s *Store) UnparkDeliveries(ctx context.Context, streamID string, limit int
 	return n, nil
 }
 
-// CountParkedDeliveries counts a stream's parked deliveries of the scope.
-func (s *Store) CountParkedDeliveries(ctx context.Context, sc store.Scope, streamID string) (int64, error) {
-	var n int64
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM parked_deliveries WHERE stream_id = $1 AND org = $2 AND env = $3`,
-		streamID, sc.Org, sc.Env).Scan(&n)
-	if err != nil {
-		return 0, wrap("count parked deliveries", err)
+// ListParkedDeliveries pages a stream's parked deliveries of the scope,
+// newest first; a position is a row's seq in parked_deliveries (its
+// index on stream and seq serves the page).
+func (s *Store) ListParkedDeliveries(ctx context.Context, sc store.Scope, streamID string, before int64, limit int) ([]store.Delivery, int64, error) {
+	if limit <= 0 {
+		return nil, 0, nil
 	}
-	return n, nil
+	rows, err := s.pool.Query(ctx, `SELECT seq, id, org, env, stream_id, msg_offset, payload, next_attempt_at, queued_at, created_at
+		FROM parked_deliveries WHERE stream_id = $1 AND org = $2 AND env = $3 AND ($4 = 0 OR seq < $4)
+		ORDER BY seq DESC LIMIT $5`, streamID, sc.Org, sc.Env, before, limit+1)
+	if err != nil {
+		return nil, 0, wrap("list parked deliveries", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Delivery, error) {
+		var d store.Delivery
+		var next, queued, created int64
+		err := r.Scan(&d.Seq, &d.ID, &d.Org, &d.Env, &d.StreamID, &d.Offset, &d.Payload, &next, &queued, &created)
+		d.NextAttemptAt, d.QueuedAt, d.CreatedAt = sqlstore.FromMS(next), sqlstore.FromMS(queued), sqlstore.FromMS(created)
+		d.Status, d.Park = store.DeliveryPending, true
+		return d, err
+	})
+	if err != nil {
+		return nil, 0, wrap("list parked deliveries", err)
+	}
+	var next int64
+	if len(out) > limit {
+		out = out[:limit]
+		next = out[limit-1].Seq
+	}
+	for i := range out {
+		out[i].Seq = 0 // a parked row's seq is no place in the delivery log
+	}
+	return out, next, nil
 }
 
 // parkedRow names the parked count's row in CountDeliveries.

@@ -121,12 +121,73 @@ func (s *Store) ParkedStreams(context.Context) ([]string, error) {
 	return s.parked.sp.Keys(), nil
 }
 
-// CountParkedDeliveries counts a stream's parked deliveries of the
-// scope, under the lock CountDeliveries counts under.
-func (s *Store) CountParkedDeliveries(_ context.Context, sc store.Scope, streamID string) (int64, error) {
-	s.parked.mu.Lock()
-	defer s.parked.mu.Unlock()
-	return s.parkedLen(sc, streamID)
+// ListParkedDeliveries pages a stream's parked deliveries of the scope,
+// newest first. A position is a record's place in the stream's spool
+// file (spool.View EachAt) plus one; the file is read from its oldest
+// record up to before, keeping the newest limit+1 in scope, without the
+// spool's lock.
+func (s *Store) ListParkedDeliveries(_ context.Context, sc store.Scope, streamID string, before int64, limit int) ([]store.Delivery, int64, error) {
+	if limit <= 0 {
+		return nil, 0, nil
+	}
+	v, err := s.parked.sp.View(streamID)
+	if err != nil || v == nil {
+		return nil, 0, wrapParked("list parked deliveries", err)
+	}
+	defer v.Close()
+	type rec struct {
+		at int64
+		b  []byte
+	}
+	ring := make([]rec, limit+1) // the newest limit+1 read, ring[n%len] the latest
+	n := 0
+	var bad error
+	err = v.EachAt(func(at int64, b []byte) bool {
+		if before > 0 && at+1 >= before {
+			return false
+		}
+		if n == 0 {
+			// every delivery of a stream has its scope: the oldest tells it
+			_, org, env, ok := parkedIdentity(b)
+			if !ok {
+				bad = fmt.Errorf("%w in the spool of %s", errParked, streamID)
+				return false
+			}
+			if org != sc.Org || env != sc.Env {
+				return false
+			}
+		}
+		ring[n%len(ring)] = rec{at + 1, b}
+		n++
+		return true
+	})
+	if err = errors.Join(err, bad); err != nil {
+		return nil, 0, wrapParked("list parked deliveries", err)
+	}
+	count := min(n, limit)
+	out := make([]store.Delivery, count)
+	for i := range count {
+		r := ring[(n-1-i)%len(ring)]
+		d, err := decodeParked(r.b)
+		if err != nil {
+			return nil, 0, wrapParked("list parked deliveries of "+streamID, err)
+		}
+		d.Status, d.Park = store.DeliveryPending, true
+		out[i] = d
+	}
+	var next int64
+	if n > limit {
+		next = ring[(n-limit)%len(ring)].at
+	}
+	return out, next, nil
+}
+
+// wrapParked wraps a spool error with what was being done; nil stays nil.
+func wrapParked(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, err)
 }
 
 // parkedLen counts a stream's parked deliveries of the scope; parked.mu

@@ -322,15 +322,15 @@ func uniq(vals []string) []string {
 
 // UnparkDeliveries moves nothing: both backends park deliveries their own
 // way (SQLite in a spool, PostgreSQL in parked_deliveries) and override
-// it, with ParkedStreams, CountDeliveries and CountParkedDeliveries.
+// it, with ParkedStreams, ListParkedDeliveries and CountDeliveries.
 func (s *Store) UnparkDeliveries(context.Context, string, int) (int64, error) { return 0, nil }
 
 // ParkedStreams is empty: nothing is parked.
 func (s *Store) ParkedStreams(context.Context) ([]string, error) { return nil, nil }
 
-// CountParkedDeliveries is 0: nothing is parked.
-func (s *Store) CountParkedDeliveries(context.Context, store.Scope, string) (int64, error) {
-	return 0, nil
+// ListParkedDeliveries lists none: nothing is parked.
+func (s *Store) ListParkedDeliveries(context.Context, store.Scope, string, int64, int) ([]store.Delivery, int64, error) {
+	return nil, 0, nil
 }
 
 // CountDeliveries counts a stream's deliveries per status, every status

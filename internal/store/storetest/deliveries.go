@@ -573,32 +573,59 @@ func deliveries(t *testing.T, open Opener) {
 		}
 	})
 
-	t.Run("ParkedCountedApartFromTheListing", func(t *testing.T) {
+	t.Run("ParkedListedNewestFirst", func(t *testing.T) {
 		t.Parallel()
 		s := deliveriesOf(t, open)
 		enqueue(t, s, newDelivery(dscope, "s1", 1))
-		parked := []store.Delivery{newDelivery(dscope, "s1", 2), newDelivery(dscope, "s1", 3), newDelivery(dscope, "s2", 4)}
+		parked := []store.Delivery{newDelivery(dscope, "s1", 2), newDelivery(dscope, "s1", 3), newDelivery(dscope, "s1", 4), newDelivery(dscope, "s2", 5)}
 		for i := range parked {
 			parked[i].Park = true
 		}
 		enqueue(t, s, parked...)
-		parkedOf := func(sc store.Scope, stream string) int64 {
+		parkedPages := func(sc store.Scope, stream string, limit int) []store.Delivery {
 			t.Helper()
-			n, err := s.CountParkedDeliveries(t.Context(), sc, stream)
-			if err != nil {
-				t.Fatalf("CountParkedDeliveries: %v", err)
+			var all []store.Delivery
+			var before int64
+			for page := 0; ; page++ {
+				ds, next, err := s.ListParkedDeliveries(t.Context(), sc, stream, before, limit)
+				if err != nil {
+					t.Fatalf("ListParkedDeliveries: %v", err)
+				}
+				if len(ds) > limit || (next != 0 && len(ds) != limit) {
+					t.Fatalf("page %d: %d deliveries, next %d, limit %d", page, len(ds), next, limit)
+				}
+				all = append(all, ds...)
+				if next == 0 {
+					return all
+				}
+				if page > 10 {
+					t.Fatal("paging does not end")
+				}
+				before = next
 			}
-			return n
 		}
-		// what the listing shows as pending and what it does not list yet
-		// make the pending count, on a backend that parks (2 parked) as on
-		// one that does not (0)
-		n, listed := parkedOf(dscope, "s1"), int64(len(listAll(t, s, dscope, "s1", store.DeliveryPending)))
-		if (n != 2 && n != 0) || listed+n != 3 || counts(t, s, dscope, "s1")[store.DeliveryPending] != 3 {
-			t.Fatalf("s1: %d listed pending, %d parked; want 3 pending in all, 2 or 0 of them parked", listed, n)
+		// what the log lists as pending and what is parked make the
+		// pending count, on a backend that parks (3 parked, newest first)
+		// as on one that does not (none)
+		got, listed := parkedPages(dscope, "s1", 2), int64(len(listAll(t, s, dscope, "s1", store.DeliveryPending)))
+		if int64(len(got))+listed != 4 || counts(t, s, dscope, "s1")[store.DeliveryPending] != 4 {
+			t.Fatalf("s1: %d listed pending, %d parked; want 4 pending in all", listed, len(got))
 		}
-		if n := parkedOf(store.Scope{Org: "intruder", Env: "live"}, "s1"); n != 0 {
-			t.Errorf("another scope counts %d parked deliveries of s1, want 0", n)
+		if len(got) > 0 {
+			if ids := deliveryIDs(got); !slices.Equal(ids, []string{parked[2].ID, parked[1].ID, parked[0].ID}) {
+				t.Fatalf("parked pages = %v, want s1's three newest first", ids)
+			}
+			d := got[0]
+			if !d.Park || d.Status != store.DeliveryPending || d.Attempts != 0 || d.Offset != 4 || d.Org != dscope.Org || d.StreamID != "s1" ||
+				string(d.Payload) != string(parked[2].Payload) || !d.CreatedAt.Equal(storedTime(parked[2].CreatedAt)) {
+				t.Errorf("parked delivery listed as %+v, want it as parked, pending", d)
+			}
+			if one := parkedPages(dscope, "s1", 10); len(one) != 3 {
+				t.Errorf("one page of 10 lists %d parked deliveries, want 3", len(one))
+			}
+		}
+		if got := parkedPages(store.Scope{Org: "intruder", Env: "live"}, "s1", 10); len(got) != 0 {
+			t.Errorf("another scope lists %v of s1's parked deliveries", deliveryIDs(got))
 		}
 		if n := counts(t, s, store.Scope{Org: "intruder", Env: "live"}, "s1"); n[store.DeliveryPending] != 0 {
 			t.Errorf("another scope counts %v of s1's deliveries, want none pending", n)
@@ -606,8 +633,8 @@ func deliveries(t *testing.T, open Opener) {
 		if n := counts(t, s, store.Scope{Org: dscope.Org, Env: "test"}, "s2"); n[store.DeliveryPending] != 0 {
 			t.Errorf("another environment counts %v of s2's parked deliveries, want none pending", n)
 		}
-		if n := parkedOf(dscope, "s9"); n != 0 {
-			t.Errorf("a stream with no deliveries counts %d parked, want 0", n)
+		if got := parkedPages(dscope, "s9", 10); len(got) != 0 {
+			t.Errorf("a stream with no deliveries lists %d parked", len(got))
 		}
 		for {
 			moved, err := s.UnparkDeliveries(t.Context(), "s1", 10)
@@ -618,8 +645,8 @@ func deliveries(t *testing.T, open Opener) {
 				break
 			}
 		}
-		if n := parkedOf(dscope, "s1"); n != 0 || len(listAll(t, s, dscope, "s1", store.DeliveryPending)) != 3 {
-			t.Errorf("after unparking: %d parked, want 0 and all 3 listed", n)
+		if got := parkedPages(dscope, "s1", 10); len(got) != 0 || len(listAll(t, s, dscope, "s1", store.DeliveryPending)) != 4 {
+			t.Errorf("after unparking: %d parked, want 0 and all 4 in the log", len(got))
 		}
 	})
 
