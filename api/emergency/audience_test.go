@@ -734,6 +734,29 @@ func TestAlertWithoutGatewayStatesNothingSent(t *testing.T) {
 	}
 }
 
+// TestIncidentWithoutGatewayLogsNothing: without a notification gateway
+// a reported incident sends nothing, so its communication_log is empty
+// and its timeline names nobody as notified; the driver's directory entry
+// still fills the involved party's contact_info.
+func TestIncidentWithoutGatewayLogsNothing(t *testing.T) {
+	f := startWith(t, testdb.SQLite(t), nil, emergency.AlertsConfig{}, nil)
+	seed(f)
+	code, in := f.do("POST", "/v1/emergency/incidents", map[string]any{"event_type": "crash", "severity_level": "high",
+		"location": map[string]any{"latitude": 40.0, "longitude": -83.0}, "vehicle_id": "veh_both", "driver_id": "drv_both"})
+	if code != 201 {
+		t.Fatalf("incident: %d %v", code, in)
+	}
+	if log := in["communication_log"].([]any); len(log) != 0 {
+		t.Errorf("communication_log %v, want nothing: no gateway, nothing sent", log)
+	}
+	if tl := in["timeline"].([]any); len(tl) != 1 {
+		t.Errorf("timeline %v, want the report alone", tl)
+	}
+	if ci := in["involved_parties"].([]any)[0].(map[string]any)["contact_info"].(map[string]any); ci["name"] != "DC" || ci["emergency_contact"] != "E3" {
+		t.Errorf("contact_info %v, want the driver's directory entry", ci)
+	}
+}
+
 // TestHomeAreaRadius: a contact known only by a home area with radius_km
 // is in an alert's area when any of that home area is: based 13 km from
 // the centre of a 10 km alert, a 5 km home area is reached and a 1 km one

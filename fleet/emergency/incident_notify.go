@@ -17,8 +17,9 @@ import (
 // maxDeliveries at a time; a person in their quiet hours is sent nothing
 // unless the incident is critical and they keep the override. Each notification is logged in the incident's
 // communication_log, and a timeline entry emergency_contacts_notified
-// names who was reached. The driver's own directory entry fills the
-// involved party's contact_info. A directory that cannot be read is
+// names who was reached; without a gateway nothing is sent nor logged.
+// The driver's own directory entry fills the involved party's
+// contact_info. A directory that cannot be read is
 // logged and the incident is reported anyway.
 func (s *Incidents) notifyPeople(ctx context.Context, sc store.Scope, in *Incident, now time.Time) {
 	if s.dir == nil {
@@ -66,7 +67,9 @@ func (s *Incidents) notifyPeople(ctx context.Context, sc store.Scope, in *Incide
 			dispatchers = append(dispatchers, c)
 		}
 	}
-	if len(ecs)+len(dispatchers) == 0 {
+	if len(ecs)+len(dispatchers) == 0 || s.notify == nil {
+		// nobody to notify, or no gateway to notify them through:
+		// nothing is sent, so nothing is logged
 		return
 	}
 	msg := fmt.Sprintf("Incident %s (%s, %s) at %.5f, %.5f", in.IncidentID, in.EventType, in.SeverityLevel, in.Location.Latitude, in.Location.Longitude)
