@@ -188,6 +188,14 @@ func TestSingleUpload(t *testing.T) {
 	if q["accuracy_rating"] != "excellent" || q["signal_quality"] != "excellent" {
 		t.Errorf("quality %v", q)
 	}
+	if id, _ := s["location_id"].(string); id == "" {
+		t.Errorf("a stored point without location_id: %s", r.Body)
+	}
+	// the same point again is not stored: no id names it
+	again := n.do("POST", "/v1/locations/single", k, p).json(t)
+	if again["accepted"] != false || again["rejection_reason"] != "duplicate_timestamp" || again["location_id"] != nil {
+		t.Errorf("a repeated point: accepted %v (%v), location_id %v", again["accepted"], again["rejection_reason"], again["location_id"])
+	}
 	p["accuracy_meters"] = -3.0
 	r = n.do("POST", "/v1/locations/single", k, p)
 	if r.Status != 400 || r.errCode(t) != "invalid_location" {

@@ -283,8 +283,12 @@ func (s *Service) UploadSingle(ctx context.Context, org, env string, r *SingleRe
 	if err != nil {
 		return SingleResult{}, err
 	}
-	out := SingleResult{TripID: r.TripID, LocationID: fmt.Sprintf("loc_%s_%d", r.TripID, p.TS), ProcessedAt: time.Now().UTC(),
-		Accepted: len(res.accepted) == 1, EventsDetected: make([]DetectedEvent, 0, len(res.newEvents))}
+	out := SingleResult{TripID: r.TripID, ProcessedAt: time.Now().UTC(), Accepted: len(res.accepted) == 1,
+		EventsDetected: make([]DetectedEvent, 0, len(res.newEvents))}
+	if out.Accepted {
+		id := fmt.Sprintf("loc_%s_%d", r.TripID, p.TS)
+		out.LocationID = &id
+	}
 	if len(res.rejections) > 0 {
 		out.RejectionReason = res.rejections[0].Reason
 	}
