@@ -77,12 +77,12 @@ func TestUploadIDsWithoutControlCharacters(t *testing.T) {
 		{"DEL in device_id", tr.TripID, "dev\x7f", "device_info.device_id"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dev := &trips.DeviceInfo{DeviceID: c.device}
-			_, err := g.svc.UploadBatch(g.ctx, "org-a", "test", &trips.BatchRequest{TripID: c.trip, Locations: []trips.LocationIn{pt}, DeviceInfo: dev})
+			_, err := g.svc.UploadBatch(g.ctx, "org-a", "test", &trips.BatchRequest{TripID: c.trip, Locations: []trips.LocationIn{pt},
+				DeviceInfo: &trips.BatchDeviceInfo{DeviceID: c.device}})
 			if got := refusedFields(t, err); len(got) != 1 || got[0] != c.refused {
 				t.Fatalf("batch refused %v, want [%s]", got, c.refused)
 			}
-			_, err = g.svc.UploadSingle(g.ctx, "org-a", "test", &trips.SingleRequest{TripID: c.trip, LocationIn: pt, DeviceInfo: dev})
+			_, err = g.svc.UploadSingle(g.ctx, "org-a", "test", &trips.SingleRequest{TripID: c.trip, LocationIn: pt, DeviceInfo: &trips.DeviceInfo{DeviceID: c.device}})
 			if got := refusedFields(t, err); len(got) != 1 || got[0] != c.refused {
 				t.Fatalf("single refused %v, want [%s]", got, c.refused)
 			}

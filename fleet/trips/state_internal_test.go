@@ -37,7 +37,7 @@ func drivenState(tb testing.TB) state {
 	}
 	lat := 40.0
 	for b := 0; b < 60; b++ {
-		req := &BatchRequest{TripID: tr.TripID, Locations: make([]LocationIn, 5), DeviceInfo: &DeviceInfo{DeviceID: "d1", DeviceModel: "Pixel <8>", OSVersion: "14", AppVersion: "2.1&beta"}}
+		req := &BatchRequest{TripID: tr.TripID, Locations: make([]LocationIn, 5), DeviceInfo: &BatchDeviceInfo{DeviceID: "d1", DeviceModel: "Pixel <8>", OSVersion: "14", AppVersion: "2.1&beta"}}
 		for i := range req.Locations {
 			k := b*5 + i
 			kmh := 40 + 30*math.Sin(float64(k)/20)

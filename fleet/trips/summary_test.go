@@ -61,7 +61,7 @@ func TestDailySummaryEpisodesOnBothPaths(t *testing.T) {
 		// 70 km/h for 60 s, then 30 km/h for 20 s, 3 m east of the street
 		lat, at := 40.0+100/111195.0, start.Add(time.Second)
 		for i := 0; i < 80; i += 10 {
-			b := &trips.BatchRequest{TripID: tr.TripID, DeviceInfo: &trips.DeviceInfo{DeviceID: "dev-1"}}
+			b := &trips.BatchRequest{TripID: tr.TripID, DeviceInfo: &trips.BatchDeviceInfo{DeviceID: "dev-1"}}
 			for k := i; k < i+10; k++ {
 				v := 70.0
 				if k >= 60 {

@@ -45,11 +45,11 @@ func TestTextLimitsCountCharacters(t *testing.T) {
 	point := []trips.LocationIn{{Latitude: &lat, Longitude: &lon, Timestamp: ts}}
 	model100 := strings.Repeat("ü", 100)
 	if _, err := g.svc.UploadBatch(g.ctx, "org-a", "test", &trips.BatchRequest{TripID: tr.TripID, Locations: point,
-		DeviceInfo: &trips.DeviceInfo{DeviceModel: model100 + "ü"}}); !slices.Equal(refusedFields(t, err), []string{"device_info.device_model"}) {
+		DeviceInfo: &trips.BatchDeviceInfo{DeviceModel: model100 + "ü"}}); !slices.Equal(refusedFields(t, err), []string{"device_info.device_model"}) {
 		t.Errorf("a device model of 101 characters refused naming %v", refusedFields(t, err))
 	}
 	if _, err := g.svc.UploadBatch(g.ctx, "org-a", "test", &trips.BatchRequest{TripID: tr.TripID, Locations: point,
-		DeviceInfo: &trips.DeviceInfo{DeviceID: model100, DeviceModel: model100, OSVersion: model100, AppVersion: model100}}); err != nil {
+		DeviceInfo: &trips.BatchDeviceInfo{DeviceID: model100, DeviceModel: model100, OSVersion: model100, AppVersion: model100}}); err != nil {
 		t.Fatalf("device fields of 100 two-byte characters: %v", err)
 	}
 	if _, err := g.svc.Stop(g.ctx, "org-a", "test", tr.TripID, trips.StopRequest{EndLocation: place(at500)}); err != nil {

@@ -108,7 +108,7 @@ func (r *road) settings(sp devices.SpeedingAlerts) {
 // events detected.
 func (r *road) drive() []string {
 	r.t.Helper()
-	b := &trips.BatchRequest{TripID: r.trip, DeviceInfo: &trips.DeviceInfo{DeviceID: "dev-1"}}
+	b := &trips.BatchRequest{TripID: r.trip, DeviceInfo: &trips.BatchDeviceInfo{DeviceID: "dev-1"}}
 	for i := range r.pace + 20 {
 		v := 105.0
 		switch {

@@ -86,21 +86,40 @@ func checkTripID(bad map[string]string, id string) {
 	}
 }
 
-// DeviceInfo describes the uploading device.
+// DeviceInfo describes the device of a single upload.
 type DeviceInfo struct {
 	DeviceID        string   `json:"device_id,omitempty" doc:"at most 100 characters, no control character"`
 	DeviceModel     string   `json:"device_model,omitempty" doc:"at most 100 characters"`
 	OSVersion       string   `json:"os_version,omitempty" doc:"at most 100 characters"`
 	AppVersion      string   `json:"app_version,omitempty" doc:"at most 100 characters"`
-	SignalStrength  *float64 `json:"signal_strength,omitempty"`
-	SatellitesCount *float64 `json:"satellites_count,omitempty"`
+	SignalStrength  *float64 `json:"signal_strength,omitempty" doc:"dBm from -200 to 0, or a percentage from 0 (exclusive) to 100"`
+	SatellitesCount *float64 `json:"satellites_count,omitempty" doc:"a whole number from 0 to 200"`
+}
+
+// BatchDeviceInfo describes the device of a batch upload: the fields the
+// interface gives it. A batch has no quality assessment, which the
+// signal strength and satellites of a single upload feed, so it takes
+// neither.
+type BatchDeviceInfo struct {
+	DeviceID    string `json:"device_id,omitempty" doc:"at most 100 characters, no control character"`
+	DeviceModel string `json:"device_model,omitempty" doc:"at most 100 characters"`
+	OSVersion   string `json:"os_version,omitempty" doc:"at most 100 characters"`
+	AppVersion  string `json:"app_version,omitempty" doc:"at most 100 characters"`
+}
+
+// info is d as a DeviceInfo; nil when d is.
+func (d *BatchDeviceInfo) info() *DeviceInfo {
+	if d == nil {
+		return nil
+	}
+	return &DeviceInfo{DeviceID: d.DeviceID, DeviceModel: d.DeviceModel, OSVersion: d.OSVersion, AppVersion: d.AppVersion}
 }
 
 // BatchRequest is POST /v1/locations/batch.
 type BatchRequest struct {
-	TripID     string       `json:"trip_id" required:"true" doc:"an active trip; no control character"`
-	Locations  []LocationIn `json:"locations" required:"true"`
-	DeviceInfo *DeviceInfo  `json:"device_info,omitempty"`
+	TripID     string           `json:"trip_id" required:"true" doc:"an active trip; no control character"`
+	Locations  []LocationIn     `json:"locations" required:"true"`
+	DeviceInfo *BatchDeviceInfo `json:"device_info,omitempty"`
 }
 
 // SingleRequest is POST /v1/locations/single.
@@ -208,15 +227,16 @@ func (s *Service) UploadBatch(ctx context.Context, org, env string, r *BatchRequ
 	for i := range r.Locations {
 		pts[i], _ = parsePoint(&r.Locations[i], "locations["+strconv.Itoa(i)+"].", bad)
 	}
-	checkDevice(bad, r.DeviceInfo)
+	dev := r.DeviceInfo.info()
+	checkDevice(bad, dev)
 	if len(bad) > 0 {
 		return BatchResult{}, &ValidationError{Code: "validation_failed", Fields: bad}
 	}
 	device := ""
-	if r.DeviceInfo != nil {
-		device = r.DeviceInfo.DeviceID
+	if dev != nil {
+		device = dev.DeviceID
 	}
-	res, err := s.ingestWith(ctx, scope(org, env), r.TripID, device, pts, r.DeviceInfo.keep(nil))
+	res, err := s.ingestWith(ctx, scope(org, env), r.TripID, device, pts, dev.keep(nil))
 	if err != nil {
 		return BatchResult{}, err
 	}
@@ -262,8 +282,8 @@ func (s *Service) UploadSingle(ctx context.Context, org, env string, r *SingleRe
 		if v := r.DeviceInfo.SignalStrength; v != nil && (math.IsNaN(*v) || *v < -200 || *v > 100) {
 			bad["device_info.signal_strength"] = "must be a dBm value between -200 and 0 or a percentage 0-100"
 		}
-		if v := r.DeviceInfo.SatellitesCount; v != nil && (math.IsNaN(*v) || *v < 0 || *v > 200) {
-			bad["device_info.satellites_count"] = "must be between 0 and 200"
+		if v := r.DeviceInfo.SatellitesCount; v != nil && (math.IsNaN(*v) || *v < 0 || *v > 200 || *v != math.Trunc(*v)) {
+			bad["device_info.satellites_count"] = "must be a whole number from 0 to 200"
 		}
 	}
 	if len(bad) > 0 {
