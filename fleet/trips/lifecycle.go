@@ -22,7 +22,7 @@ type StartRequest struct {
 	VehicleID     string         `json:"vehicle_id" required:"true" doc:"1 to 200 characters, no control character (a vehicle profile's id)"`
 	DriverID      string         `json:"driver_id,omitempty" doc:"1 to 200 characters, no control character"`
 	StartLocation *PlaceIn       `json:"start_location,omitempty"`
-	StartTime     *time.Time     `json:"start_time,omitempty" doc:"default now"`
+	StartTime     *time.Time     `json:"start_time,omitempty" doc:"default now; after 1970-01-01T00:00:00Z and at most 5 minutes ahead of the server's clock"`
 	Metadata      map[string]any `json:"metadata,omitempty"`
 }
 
@@ -42,8 +42,13 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 	start := now
 	if r.StartTime != nil {
 		start = r.StartTime.UTC().Truncate(time.Millisecond)
-		if start.After(now.Add(s.cfg.MaxFuture)) {
+		switch {
+		case start.After(now.Add(s.cfg.MaxFuture)):
 			bad["start_time"] = "must not be in the future"
+		case !start.After(time.Unix(0, 0)):
+			// the store keeps times as milliseconds since the epoch, 0
+			// for none; uploaded points are refused before 1970 too
+			bad["start_time"] = "must be after 1970-01-01T00:00:00Z"
 		}
 	}
 	checkMetadata(bad, r.Metadata)

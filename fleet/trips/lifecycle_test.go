@@ -179,3 +179,26 @@ func TestStartMetadataOverTheLimit(t *testing.T) {
 		t.Fatalf("start after the refusal: %v", err)
 	}
 }
+
+// TestStartTimeAfterTheEpoch: a start_time at or before
+// 1970-01-01T00:00:00Z is refused naming it, as points before 1970 are,
+// and no trip is started; one a millisecond later is kept as given.
+func TestStartTimeAfterTheEpoch(t *testing.T) {
+	g := newGarage(t)
+	for _, ts := range []string{"0001-01-01T00:00:00Z", "1960-01-01T00:00:00Z", "1970-01-01T00:00:00Z"} {
+		start, _ := time.Parse(time.RFC3339, ts)
+		_, err := g.svc.Start(g.ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: "veh-old", StartTime: &start})
+		if got := refusedFields(t, err); !slices.Equal(got, []string{"start_time"}) {
+			t.Errorf("start_time %s refused naming %v", ts, got)
+		}
+	}
+	start := time.UnixMilli(1).UTC()
+	tr, err := g.svc.Start(g.ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: "veh-old", StartTime: &start})
+	if err != nil {
+		t.Fatalf("start_time %v: %v", start, err)
+	}
+	got, err := g.svc.Get(g.ctx, "org-a", "test", tr.TripID)
+	if err != nil || !got.StartTime.Equal(start) {
+		t.Errorf("start_time read back %v (%v), want %v", got.StartTime, err, start)
+	}
+}
