@@ -1,6 +1,7 @@
 package emergency_test
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -110,13 +111,28 @@ func TestRefusalsNameTheField(t *testing.T) {
 		{map[string]any{"status": "resolved", "resolution_type": long(101)}, "resolution_type"},
 		{map[string]any{"status": "resolved", "updated_by": long(201)}, "updated_by"},
 		{map[string]any{"status": "resolved", "notes": long(2001)}, "notes"},
+		{map[string]any{"status": "resolved", "updated_by": " \t"}, "updated_by"},
+		{map[string]any{"status": "resolved", "resolution_type": "  "}, "resolution_type"},
+		{map[string]any{"status": "escalated", "resolution_type": "false_positive"}, "resolution_type"},
 	} {
 		code, out := f.do("PUT", "/v1/emergency/incidents/"+id+"/status", c.body)
-		refused(t, "a long "+c.field, code, out, "validation_failed", c.field)
+		refused(t, fmt.Sprintf("%v", c.body), code, out, "validation_failed", c.field)
+	}
+	if _, got := f.do("GET", "/v1/emergency/incidents/"+id, nil); got["status"] != "active" || len(got["status_updates"].([]any)) != 1 {
+		t.Errorf("refused changes changed the incident: %v %v", got["status"], got["status_updates"])
+	}
+	// a move with no resolution records none, not an empty one
+	code, esc := f.do("PUT", "/v1/emergency/incidents/"+id+"/status", map[string]any{"status": "escalated", "updated_by": "ops"})
+	if code != 200 {
+		t.Fatalf("escalate: %d %v", code, esc)
+	}
+	tl := esc["timeline"].([]any)
+	if data := tl[len(tl)-1].(map[string]any)["data"].(map[string]any); fmt.Sprint(data) != "map[updated_by:ops]" {
+		t.Errorf("escalation's timeline data %v, want updated_by alone", data)
 	}
 	code, out = f.do("PUT", "/v1/emergency/incidents/"+id+"/status", map[string]any{"status": "resolved", "resolution_type": long(100), "updated_by": long(200), "notes": long(2000)})
-	if code != 200 || out["status"] != "resolved" || len(out["status_updates"].([]any)) != 2 {
-		t.Errorf("fields at their longest (in characters): %d %v, want 200 resolved after one change", code, out["status"])
+	if code != 200 || out["status"] != "resolved" || len(out["status_updates"].([]any)) != 3 {
+		t.Errorf("fields at their longest (in characters): %d %v, want 200 resolved after two changes", code, out["status"])
 	}
 }
 

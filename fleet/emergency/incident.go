@@ -179,9 +179,9 @@ type ReportBody struct {
 // StatusBody changes an incident's status.
 type StatusBody struct {
 	Status         string `json:"status" required:"true" enum:"active,resolved,cancelled,escalated"`
-	ResolutionType string `json:"resolution_type,omitempty" doc:"e.g. false_positive, emergency_services_resolved, self_resolved, towed"`
-	Notes          string `json:"notes,omitempty"`
-	UpdatedBy      string `json:"updated_by,omitempty"`
+	ResolutionType string `json:"resolution_type,omitempty" doc:"with status resolved or cancelled only, at most 100 characters: e.g. false_positive, emergency_services_resolved, self_resolved, towed"`
+	Notes          string `json:"notes,omitempty" doc:"at most 2000 characters"`
+	UpdatedBy      string `json:"updated_by,omitempty" doc:"at most 200 characters, not only white space; default the key's id"`
 }
 
 // ListResponse is the incident listing.

@@ -17,6 +17,7 @@ import (
 	"github.com/fleethub/fleethub/fleet/vehicles"
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/internal/enum"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -360,9 +361,18 @@ func (b *StatusBody) validate() map[string]string {
 		v    string
 		max  int
 	}{{"resolution_type", b.ResolutionType, 100}, {"notes", b.Notes, 2000}, {"updated_by", b.UpdatedBy, 200}} {
-		if utf8.RuneCountInString(f.v) > f.max {
+		switch {
+		case utf8.RuneCountInString(f.v) > f.max:
 			bad[f.name] = fmt.Sprintf("must be at most %d characters", f.max)
+		case f.name != "notes" && f.v != "" && jsonpath.IsBlank(f.v):
+			// a blank author or resolution would be recorded as one
+			bad[f.name] = jsonpath.BlankRefusal
 		}
+	}
+	if b.ResolutionType != "" && bad["resolution_type"] == "" && (b.Status == "active" || b.Status == "escalated") {
+		// a resolution is how an incident ended: kept on a move that
+		// does not end it, it would tell of an ending that did not happen
+		bad["resolution_type"] = "applies to status resolved or cancelled only"
 	}
 	return bad
 }
@@ -389,8 +399,11 @@ func (s *Incidents) SetStatus(ctx context.Context, sc store.Scope, id, actor str
 		now := s.now().UTC().Truncate(time.Millisecond)
 		in.Status, in.UpdatedAt = b.Status, now
 		in.StatusUpdates = append(in.StatusUpdates, StatusUpdate{Timestamp: now, Status: b.Status, UpdatedBy: by, Notes: b.Notes, ResolutionType: b.ResolutionType})
-		in.Timeline = append(in.Timeline, TimelineEntry{Timestamp: now, Event: "status_" + b.Status, Description: "Status changed to " + b.Status,
-			Data: map[string]any{"updated_by": by, "resolution_type": b.ResolutionType}})
+		data := map[string]any{"updated_by": by}
+		if b.ResolutionType != "" {
+			data["resolution_type"] = b.ResolutionType
+		}
+		in.Timeline = append(in.Timeline, TimelineEntry{Timestamp: now, Event: "status_" + b.Status, Description: "Status changed to " + b.Status, Data: data})
 		in.NextActions = nextActions(in)
 		err = s.save(ctx, sc, in, ver)
 		if errors.Is(err, store.ErrConflict) && attempt < 3 {
