@@ -407,3 +407,29 @@ func TestIncidentAndAlertIDsRefused(t *testing.T) {
 		t.Errorf("ids of 200 characters: %d %v", code, out)
 	}
 }
+
+// TestInvolvedPartyOfAVehicleAlone: a report naming a vehicle and no
+// driver lists the vehicle as the involved party, not a driver nobody
+// named; one naming a driver lists the driver.
+func TestInvolvedPartyOfAVehicleAlone(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	for _, c := range []struct {
+		ids  map[string]any
+		want string
+	}{
+		{map[string]any{"vehicle_id": "veh_1"}, "map[contact_info:map[] device_id:veh_1 status:unknown type:vehicle]"},
+		{map[string]any{"vehicle_id": "veh_1", "driver_id": "drv_1"}, "map[contact_info:map[] device_id:veh_1 driver_id:drv_1 status:unknown type:driver]"},
+	} {
+		b := map[string]any{"event_type": "breakdown", "severity_level": "low", "location": map[string]any{"latitude": 40.0, "longitude": -83.0}}
+		for k, v := range c.ids {
+			b[k] = v
+		}
+		code, in := f.do("POST", "/v1/emergency/incidents", b)
+		if code != 201 {
+			t.Fatalf("incident: %d %v", code, in)
+		}
+		if got := fmt.Sprint(in["involved_parties"].([]any)[0]); got != c.want {
+			t.Errorf("%v: involved party %s, want %s", c.ids, got, c.want)
+		}
+	}
+}

@@ -83,8 +83,8 @@ type Contact struct {
 
 // Party is someone or something involved.
 type Party struct {
-	Type        string  `json:"type"`
-	DeviceID    string  `json:"device_id,omitempty"`
+	Type        string  `json:"type" enum:"driver,vehicle" doc:"driver when the report names a driver (or its trip has one), else vehicle"`
+	DeviceID    string  `json:"device_id,omitempty" doc:"the vehicle_id of the report"`
 	DriverID    string  `json:"driver_id,omitempty"`
 	ContactInfo Contact `json:"contact_info"`
 	Status      string  `json:"status" enum:"unknown" source:"unknown" doc:"unknown: nothing reports the state of the people involved to the hub"`

@@ -121,7 +121,13 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 	// timeline lists only what happened
 	in.EmergencyResponse = Response{Dispatched: false, ServicesContacted: []string{}, Status: "not_integrated", FirstResponders: []Responder{}}
 	if b.VehicleID != "" || b.DriverID != "" {
-		in.InvolvedParties = append(in.InvolvedParties, Party{Type: "driver", DeviceID: b.VehicleID, DriverID: b.DriverID, Status: "unknown"})
+		// a vehicle reported without a driver is the party itself: no
+		// driver is known to be involved
+		typ := "driver"
+		if b.DriverID == "" {
+			typ = "vehicle"
+		}
+		in.InvolvedParties = append(in.InvolvedParties, Party{Type: typ, DeviceID: b.VehicleID, DriverID: b.DriverID, Status: "unknown"})
 	}
 	if b.EventType == "crash" {
 		in.CrashAnalysis = s.crashAnalysis(trip, &b)
