@@ -68,6 +68,10 @@ func TestAreasFromData(t *testing.T) {
 			if res["method"] != c.method || (c.method == "approximated") != (res["approximated"] == true) {
 				t.Errorf("%s: area_resolution %v", c.name, res)
 			}
+			// an approximated area's extent is not known: no radius
+			if r := al["affected_area_analysis"].(map[string]any)["estimated_impact_radius_km"]; (c.method == "approximated") != (r == nil) {
+				t.Errorf("%s: estimated_impact_radius_km %v", c.name, r)
+			}
 			want := c.want
 			if c.method == "approximated" {
 				// Approximated: every active driver, and the answer says so.

@@ -206,14 +206,14 @@ type LevelRecipient struct {
 // names that were reached at least once. A person named by several
 // counts in each.
 type AreaAnalysis struct {
-	TotalVehiclesInArea       int     `json:"total_vehicles_in_area" source:"computed" doc:"vehicles of active trips whose last position is in the area"`
-	ActiveDriversNotified     int     `json:"active_drivers_notified" source:"measured" doc:"drivers of the active trips in the area reached"`
-	FieldPersonnelNotified    int     `json:"field_personnel_notified" source:"measured"`
-	DispatchersNotified       int     `json:"dispatchers_notified" source:"measured"`
-	EmergencyContactsNotified int     `json:"emergency_contacts_notified" source:"measured"`
-	SpecificDriversNotified   int     `json:"specific_drivers_notified" source:"measured" doc:"drivers named in target_audience.specific_drivers reached"`
-	SpecificVehiclesNotified  int     `json:"specific_vehicles_notified" source:"measured" doc:"recipients named through target_audience.specific_vehicles (the vehicles, the contacts linked to them, the drivers of their trips) reached"`
-	EstimatedImpactRadiusKm   float64 `json:"estimated_impact_radius_km" source:"computed" doc:"a radius area's radius; a drawn area's farthest point from its mean, plus the buffer"`
+	TotalVehiclesInArea       int      `json:"total_vehicles_in_area" source:"computed" doc:"vehicles of active trips whose last position is in the area"`
+	ActiveDriversNotified     int      `json:"active_drivers_notified" source:"measured" doc:"drivers of the active trips in the area reached"`
+	FieldPersonnelNotified    int      `json:"field_personnel_notified" source:"measured"`
+	DispatchersNotified       int      `json:"dispatchers_notified" source:"measured"`
+	EmergencyContactsNotified int      `json:"emergency_contacts_notified" source:"measured"`
+	SpecificDriversNotified   int      `json:"specific_drivers_notified" source:"measured" doc:"drivers named in target_audience.specific_drivers reached"`
+	SpecificVehiclesNotified  int      `json:"specific_vehicles_notified" source:"measured" doc:"recipients named through target_audience.specific_vehicles (the vehicles, the contacts linked to them, the drivers of their trips) reached"`
+	EstimatedImpactRadiusKm   *float64 `json:"estimated_impact_radius_km" source:"computed" doc:"a radius area's radius; a drawn area's farthest point from its mean, plus the buffer; null for an approximated area (area_resolution), whose extent is not known"`
 }
 
 // Metrics of an alert.

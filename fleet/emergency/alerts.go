@@ -126,7 +126,11 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	al.recount()
 	al.AlertMetrics = deliveryMetrics(al.CreatedAt, outs, len(delivered), len(recips))
 	al.AreaResolution = res
-	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: len(vehicles), EstimatedImpactRadiusKm: radius}
+	al.AffectedAreaAnalysis = AreaAnalysis{TotalVehiclesInArea: len(vehicles)}
+	if !res.Approximated {
+		// an approximated area has no known extent: no radius is made up
+		al.AffectedAreaAnalysis.EstimatedImpactRadiusKm = &radius
+	}
 	al.AffectedAreaAnalysis.count(al.Recipients)
 	// escalation waits on acknowledgments: without required ones nothing
 	// is pending, and no level is ever sent

@@ -67,6 +67,10 @@ func (a *Alerts) fromRecord(ctx context.Context, sc store.Scope, rec store.Alert
 		changed = true
 	}
 	al.NextStatusCheck = al.nextCheck()
+	if al.AreaResolution.Approximated {
+		// stored with a radius of 0 before an unknown extent was null
+		al.AffectedAreaAnalysis.EstimatedImpactRadiusKm = nil
+	}
 	if m := &al.AlertMetrics; m.TimedDeliveries == 0 {
 		// stored before the timings were counted: 0 was nothing delivered
 		m.CreationToFirstDeliveryMS, m.AverageDeliveryTimeMS = nil, nil
