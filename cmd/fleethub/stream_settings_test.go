@@ -390,3 +390,32 @@ func TestFleetScopedGeofenceEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomIntervalRefusals: a custom_interval sent out of its range is
+// refused for its value, not as missing; one left out with frequency
+// custom is refused as missing; either at start and at configure.
+func TestCustomIntervalRefusals(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-interval", "test", []string{"all"}, 100000)
+	refusal := func(r resp) string {
+		t.Helper()
+		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+			t.Fatalf("%d %s; want 400 validation_failed", r.Status, r.Body)
+		}
+		msg, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any)["stream_config.custom_interval"].(string)
+		return msg
+	}
+	for _, v := range []any{0, -1, 86400.5, 1e9} {
+		body := map[string]any{"stream_config": map[string]any{"frequency": "custom", "custom_interval": v}}
+		if msg := refusal(n.do("POST", "/api/v1/streaming/telemetry/start", k, body)); strings.Contains(msg, "required") || !strings.Contains(msg, "86400") {
+			t.Errorf("custom_interval %v: %q; want its range, not a missing field", v, msg)
+		}
+	}
+	if msg := refusal(n.do("POST", "/api/v1/streaming/telemetry/start", k, map[string]any{"stream_config": map[string]any{"frequency": "custom"}})); !strings.Contains(msg, "required") {
+		t.Errorf("custom_interval left out: %q; want it named as required", msg)
+	}
+	id := startKind(t, n, k, "telemetry", map[string]any{"stream_config": map[string]any{"frequency": "custom", "custom_interval": 30}})
+	if msg := refusal(n.do("PUT", "/api/v1/streaming/telemetry/configure/"+id, k, map[string]any{"stream_config": map[string]any{"custom_interval": 90000}})); strings.Contains(msg, "required") {
+		t.Errorf("configure custom_interval 90000: %q; want its range, not a missing field", msg)
+	}
+}

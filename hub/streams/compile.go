@@ -174,8 +174,11 @@ var (
 
 // checkCustomInterval checks custom_interval with frequency custom.
 func checkCustomInterval(v *float64) *FieldError {
-	if v == nil || !(*v > 0 && *v <= 86400) {
+	switch {
+	case v == nil:
 		return &FieldError{"stream_config.custom_interval", "is required with frequency custom: seconds, more than 0 and at most 86400"}
+	case !(*v > 0 && *v <= 86400):
+		return &FieldError{"stream_config.custom_interval", "must be seconds, more than 0 and at most 86400"}
 	}
 	return nil
 }
