@@ -279,16 +279,23 @@ func (h *Handlers) websocket(c *api.Ctx) error {
 
 func (h *Handlers) correlations(c *api.Ctx) error {
 	corr := string(c.QueryArgs().Peek("correlation_id"))
-	if corr == "" || len(corr) > 200 {
-		return api.Validation("invalid_request", map[string]string{"correlation_id": "is required (at most 200 characters)"})
+	bad := map[string]string{}
+	switch {
+	case corr == "":
+		bad["correlation_id"] = "is required (at most 200 characters)"
+	case len(corr) > 200:
+		bad["correlation_id"] = "must be at most 200 characters"
 	}
 	limit := 100
 	if v := c.QueryArgs().Peek("limit"); len(v) > 0 {
 		n, err := strconv.Atoi(string(v))
 		if err != nil || n < 1 || n > 1000 {
-			return api.Validation("invalid_request", map[string]string{"limit": "must be an integer from 1 to 1000"})
+			bad["limit"] = "must be an integer from 1 to 1000"
 		}
 		limit = n
+	}
+	if len(bad) > 0 {
+		return api.Validation("invalid_request", bad)
 	}
 	org, env := c.Scope()
 	id := c.PathParam("stream_id")

@@ -187,6 +187,16 @@ func TestCorrelatedEvents(t *testing.T) {
 	if r := n.do("GET", "/api/v1/streaming/events/correlations/"+id, k, nil); r.Status != 400 {
 		t.Errorf("without correlation_id: %d", r.Status)
 	}
+	// a correlation_id too long is refused for its length, beside a bad
+	// limit: both named at once
+	r = n.do("GET", "/api/v1/streaming/events/correlations/"+id+"?limit=0&correlation_id="+strings.Repeat("c", 201), k, nil)
+	if r.Status != 400 || r.errCode(t) != "invalid_request" {
+		t.Fatalf("long correlation_id and limit 0: %d %s", r.Status, r.Body)
+	}
+	d := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+	if msg, _ := d["correlation_id"].(string); strings.Contains(msg, "required") || !strings.Contains(msg, "200") || d["limit"] == nil {
+		t.Errorf("long correlation_id and limit 0: details %v; want correlation_id refused for its length and limit named", d)
+	}
 }
 
 // Every streaming endpoint answers an unknown or bad query parameter the
