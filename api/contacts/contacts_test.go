@@ -206,6 +206,8 @@ func testBadInput(t *testing.T, open testdb.Opener) {
 		{"voice", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"voice": "+0123"}}, "channels.voice"},
 		{"email", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "a@b"}}, "channels.email"},
 		{"no channel", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}}, "channels"},
+		// white space is no token: notifications would be pushed to it
+		{"blank push token", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"dispatcher"}, "channels": map[string]any{"push_token": "   "}}, "channels.push_token"},
 		{"role", "/v1/contacts", map[string]any{"name": "A", "roles": []string{"captain"}, "channels": map[string]any{"email": "a@example.com"}}, "roles[0]"},
 		{"no role", "/v1/contacts", map[string]any{"name": "A", "roles": []string{}, "channels": map[string]any{"email": "a@example.com"}}, "roles"},
 		{"no name", "/v1/contacts", map[string]any{"name": " ", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "a@example.com"}}, "name"},

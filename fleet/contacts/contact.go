@@ -12,7 +12,7 @@ type Channels struct {
 	SMS       string `json:"sms,omitempty" doc:"E.164 number, e.g. +14155550100"`
 	Voice     string `json:"voice,omitempty" doc:"E.164 number"`
 	Email     string `json:"email,omitempty"`
-	PushToken string `json:"push_token,omitempty"`
+	PushToken string `json:"push_token,omitempty" doc:"opaque token, at most 4096 printable characters, not only white space"`
 }
 
 // Point is a position.

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/enum"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // Limits of a contact.
@@ -93,8 +94,12 @@ func (ch *Channels) validate(bad map[string]string, driver bool) {
 	if ch.Email != "" && !validEmail(ch.Email) {
 		bad["channels.email"] = "must be an e-mail address such as name@example.com"
 	}
-	if len(ch.PushToken) > maxToken || hasControl(ch.PushToken) {
+	switch {
+	case len(ch.PushToken) > maxToken || hasControl(ch.PushToken):
 		bad["channels.push_token"] = fmt.Sprintf("must be at most %d printable characters", maxToken)
+	case ch.PushToken != "" && jsonpath.IsBlank(ch.PushToken):
+		// white space is no token: nothing could be pushed to it
+		bad["channels.push_token"] = jsonpath.BlankRefusal
 	}
 	if ch.SMS == "" && ch.Voice == "" && ch.Email == "" && ch.PushToken == "" && !driver {
 		bad["channels"] = "at least one of sms, voice, email or push_token is required"
