@@ -296,3 +296,29 @@ func TestAcknowledgmentNoteLimit(t *testing.T) {
 		t.Errorf("a note of 2000 characters: %d %v", code, out)
 	}
 }
+
+// TestNoEscalationWithoutRecipients: an alert that reached nobody has no
+// acknowledgment pending, so no level of its escalation is ever sent:
+// next_escalation_at is null and next_status_check is the expiration,
+// and no level is sent when its time comes.
+func TestNoEscalationWithoutRecipients(t *testing.T) {
+	t0 := time.Now().UTC().Truncate(time.Second)
+	clk := &clock{t: t0}
+	f := startWith(t, testdb.SQLite(t), &gateway{}, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now}}, nil)
+	f.contact(map[string]any{"name": "Sue", "roles": []string{"supervisor"}, "channels": map[string]any{"sms": "+15550001201"}})
+	code, al := f.do("POST", "/v1/emergency/alerts", escalating(t0.Add(time.Hour))) // no dispatcher in the directory
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	if n := al["delivery_status"].(map[string]any)["total_recipients"]; n != 0.0 {
+		t.Fatalf("recipients %v, want none", n)
+	}
+	if es := al["escalation_status"].(map[string]any); es["next_escalation_at"] != nil || al["next_status_check"] != al["expires_at"] {
+		t.Errorf("escalation_status %v, next_status_check %v; want no escalation to come, the expiration next", es, al["next_status_check"])
+	}
+	clk.set(t0.Add(5 * time.Minute))
+	f.tick()
+	if _, al = f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil); al["escalation_status"].(map[string]any)["current_level"] != 0.0 || f.gw.count() != 0 {
+		t.Errorf("escalated with nobody to acknowledge: %v, %d notifications", al["escalation_status"], f.gw.count())
+	}
+}

@@ -138,6 +138,10 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	if b.AcknowledgmentRequired {
 		al.AcknowledgmentStatus.Pending = len(recips)
 	}
+	if al.AcknowledgmentStatus.Pending == 0 {
+		// nobody to acknowledge (no recipient): no level will be sent
+		al.EscalationStatus.NextEscalationAt = nil
+	}
 	al.AutomatedActionsExecuted = append(al.AutomatedActionsExecuted, a.runActions(ctx, sc, &al, b.AutomatedActions, vehicles, now)...)
 	al.NextStatusCheck = al.nextCheck()
 	if err := a.schedule(ctx, sc, &al, b.EscalationPolicy); err != nil {
