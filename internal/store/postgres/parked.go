@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"math"
 
 	"github.com/jackc/pgx/v5"
 
@@ -110,8 +111,11 @@ func (s *Store) ListParkedDeliveries(ctx context.Context, sc store.Scope, stream
 	if limit <= 0 {
 		return nil, 0, nil
 	}
+	if before <= 0 {
+		before = math.MaxInt64 // the first page: a bound the index can seek to
+	}
 	rows, err := s.pool.Query(ctx, `SELECT seq, id, org, env, stream_id, msg_offset, payload, next_attempt_at, queued_at, created_at
-		FROM parked_deliveries WHERE stream_id = $1 AND org = $2 AND env = $3 AND ($4 = 0 OR seq < $4)
+		FROM parked_deliveries WHERE stream_id = $1 AND seq < $4 AND org = $2 AND env = $3
 		ORDER BY seq DESC LIMIT $5`, streamID, sc.Org, sc.Env, before, limit+1)
 	if err != nil {
 		return nil, 0, wrap("list parked deliveries", err)
