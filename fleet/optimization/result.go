@@ -137,7 +137,7 @@ type AlternativePlan struct {
 // PlanRoute is one vehicle's destinations in a runner-up plan.
 type PlanRoute struct {
 	VehicleID      string   `json:"vehicle_id"`
-	DriverID       string   `json:"driver_id"`
+	DriverID       *string  `json:"driver_id" doc:"the vehicle's driver_id as sent; null when the vehicle has none"`
 	DestinationIDs []string `json:"destination_ids"`
 	DistanceKm     float64  `json:"distance_km"`
 }
@@ -145,7 +145,7 @@ type PlanRoute struct {
 // RouteView is one vehicle's route.
 type RouteView struct {
 	VehicleID                string       `json:"vehicle_id"`
-	DriverID                 string       `json:"driver_id"`
+	DriverID                 *string      `json:"driver_id" doc:"the vehicle's driver_id as sent; null when the vehicle has none"`
 	RouteSummary             RouteSummary `json:"route_summary"`
 	RouteSequence            []StopView   `json:"route_sequence"`
 	RouteOptimizationDetails Details      `json:"route_optimization_details"`
@@ -261,7 +261,7 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 		OptimizationInsights: Insights{Bottlenecks: []string{}, Recommendations: []string{}}}
 	for _, rt := range pl.Routes {
 		v := req.Vehicles[rt.Vehicle]
-		rv := RouteView{VehicleID: v.VehicleID, DriverID: v.DriverID, RouteSequence: []StopView{},
+		rv := RouteView{VehicleID: v.VehicleID, DriverID: driver(v), RouteSequence: []StopView{},
 			RouteOptimizationDetails: Details{OptimizationFactors: factors(req, pr)}}
 		if rt.Vehicle < len(sol.RouteAgreement) {
 			rv.RouteOptimizationDetails.ConfidenceLevel = r2(sol.RouteAgreement[rt.Vehicle])
@@ -323,6 +323,16 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 	res.OptimizationSummary = Summary{TotalVehicles: len(pr.Vehicles), TotalDestinations: len(pr.Stops), OptimizationTime: r2(took.Seconds()),
 		AlgorithmUsed: "sisr", ConfidenceScore: r2(sol.Agreement), CostSource: source, Repeatable: !sol.Cut}
 	return res
+}
+
+// driver is a vehicle's driver_id as the answer gives it: nil when the
+// vehicle has none.
+func driver(v Vehicle) *string {
+	if v.DriverID == "" {
+		return nil
+	}
+	id := v.DriverID
+	return &id
 }
 
 // compliance is the percent of pl's served destinations whose service
@@ -395,7 +405,7 @@ func alternatives(res *Result, req *Request, pr *vrp.Problem, sol vrp.Solution, 
 			if len(r) == 0 {
 				continue
 			}
-			route := PlanRoute{VehicleID: req.Vehicles[v].VehicleID, DriverID: req.Vehicles[v].DriverID, DistanceKm: r2(byVehicle[v].Km)}
+			route := PlanRoute{VehicleID: req.Vehicles[v].VehicleID, DriverID: driver(req.Vehicles[v]), DistanceKm: r2(byVehicle[v].Km)}
 			for _, si := range r {
 				route.DestinationIDs = append(route.DestinationIDs, req.Destinations[si].DestinationID)
 			}

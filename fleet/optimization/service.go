@@ -327,7 +327,33 @@ func (s *Service) load(ctx context.Context, sc store.Scope, id string) (Result, 
 	if err := json.Unmarshal(o.Doc, &r); err != nil {
 		return Result{}, 0, fmt.Errorf("optimization: decode %s: %w", id, err)
 	}
+	// optimizations stored before driver_id was null without a driver
+	// hold "" for none
+	for i := range r.OptimizedRoutes {
+		r.OptimizedRoutes[i].DriverID = nonEmpty(r.OptimizedRoutes[i].DriverID)
+	}
+	for i := range r.AlternativePlans {
+		for j := range r.AlternativePlans[i].Routes {
+			r.AlternativePlans[i].Routes[j].DriverID = nonEmpty(r.AlternativePlans[i].Routes[j].DriverID)
+		}
+	}
 	return r, o.Version, nil
+}
+
+// nonEmpty is id, nil when it is "".
+func nonEmpty(id *string) *string {
+	if id == nil || *id == "" {
+		return nil
+	}
+	return id
+}
+
+// deref is *id, "" when id is nil.
+func deref(id *string) string {
+	if id == nil {
+		return ""
+	}
+	return *id
 }
 
 // Apply marks a completed optimization applied and publishes one
@@ -399,7 +425,7 @@ func assignments(r *Result, now time.Time) []*event.Event {
 	var routes []assigned
 	if r.AppliedPlan != nil {
 		for _, rt := range r.AlternativePlans[*r.AppliedPlan-1].Routes {
-			routes = append(routes, assigned{rt.VehicleID, rt.DriverID, rt.DestinationIDs, rt.DistanceKm})
+			routes = append(routes, assigned{rt.VehicleID, deref(rt.DriverID), rt.DestinationIDs, rt.DistanceKm})
 		}
 	} else {
 		for _, rt := range r.OptimizedRoutes {
@@ -409,7 +435,7 @@ func assignments(r *Result, now time.Time) []*event.Event {
 					stops = append(stops, st.DestinationID)
 				}
 			}
-			routes = append(routes, assigned{rt.VehicleID, rt.DriverID, stops, rt.RouteSummary.TotalDistance})
+			routes = append(routes, assigned{rt.VehicleID, deref(rt.DriverID), stops, rt.RouteSummary.TotalDistance})
 		}
 	}
 	evs := make([]*event.Event, 0, len(routes))
