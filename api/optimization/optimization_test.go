@@ -501,12 +501,6 @@ func TestBadRequests(t *testing.T) {
 			b["destinations"].([]map[string]any)[0]["time_window"] = map[string]any{"earliest": "10:00:00", "latest": "09:59:59"}
 		}, "destinations[0].time_window"},
 		{"bad clock", func(b map[string]any) { b["vehicles"].([]map[string]any)[0]["shift_end"] = "12:00:60" }, "vehicles[0].shift_start"},
-		{"nobody can serve", func(b map[string]any) {
-			b["destinations"].([]map[string]any)[0]["delivery_requirements"] = map[string]any{"weight": 50}
-		}, "destinations[0]"},
-		{"unreachable window", func(b map[string]any) {
-			b["destinations"].([]map[string]any)[11]["time_window"] = map[string]any{"earliest": "08:00", "latest": "08:05"}
-		}, "destinations[11]"},
 		{"time limit 0", func(b map[string]any) { b["options"] = map[string]any{"time_limit_seconds": 0} }, "options.time_limit_seconds"},
 		{"time limit 61", func(b map[string]any) { b["options"] = map[string]any{"time_limit_seconds": 61} }, "options.time_limit_seconds"},
 		{"negative seed", func(b map[string]any) { b["options"] = map[string]any{"seed": -1} }, "options.seed"},

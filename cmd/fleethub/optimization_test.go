@@ -53,11 +53,17 @@ func TestFleetOptimization(t *testing.T) {
 	if un := d["unassigned_destinations"].([]any); len(un) != 0 {
 		t.Errorf("unassigned %v", un)
 	}
-	// One that fits no truck is refused, naming it.
+	// One that fits no truck is left unassigned, naming why and what
+	// would help; the others are planned.
 	body["destinations"] = append(dests, map[string]any{"destination_id": "huge", "location": depot, "delivery_requirements": map[string]any{"weight": 5000}})
-	if r := n.do("POST", "/api/v1/fleet/optimization/routes", k, body); r.Status != 400 || r.errCode(t) != "validation_failed" {
+	body["options"] = map[string]any{"time_limit_seconds": 0.2}
+	if r := n.do("POST", "/api/v1/fleet/optimization/routes", k, body); r.Status != 200 {
 		t.Errorf("a destination no vehicle can serve: %d %s", r.Status, r.Body)
+	} else if un := r.json(t)["data"].(map[string]any)["unassigned_destinations"].([]any); len(un) != 1 ||
+		un[0].(map[string]any)["destination_id"] != "huge" || un[0].(map[string]any)["reason"] != "capacity" {
+		t.Errorf("a destination no vehicle can serve: unassigned %v", un)
 	}
+	delete(body, "options")
 	id := d["optimization_id"].(string)
 	if g := n.do("GET", "/api/v1/fleet/optimization/"+id, k, nil).json(t); g["data"].(map[string]any)["status"] != "completed" {
 		t.Errorf("get %v", g)

@@ -454,14 +454,3 @@ func destination(bad map[string]string, f string, d Destination, useWindows bool
 	st.Priority = p
 	return st
 }
-
-// servable refuses destinations that no vehicle can serve even alone,
-// once the problem's travel costs are settled; those no vehicle has the
-// capabilities for are left unassigned instead, naming what is missing.
-func servable(bad map[string]string, pr *vrp.Problem) {
-	for i := range pr.Stops {
-		if ok, why := pr.Servable(i); !ok && why != vrp.ReasonCapability {
-			bad[fmt.Sprintf("destinations[%d]", i)] = "no vehicle can serve it, even on a route of its own: " + string(why)
-		}
-	}
-}

@@ -151,14 +151,15 @@ type RouteView struct {
 	RouteOptimizationDetails Details      `json:"route_optimization_details"`
 }
 
-// Unassigned is a destination no vehicle could take.
+// Unassigned is a destination no vehicle could take: crowded out of the
+// plan, or one no vehicle can serve even on a route of its own.
 type Unassigned struct {
 	DestinationID string `json:"destination_id"`
 	Reason        string `json:"reason" enum:"capacity,time_window,shift_end,route_limits,missing_capability,break_window" doc:"the constraint that kept it out: time_window when a window (its own or a served stop's) leaves no place for it; shift_end or route_limits when the shift's end or max_route_duration/max_route_distance does; missing_capability when no vehicle provides every capability its special_handling needs; break_window when a vehicle's break leaves it no time"`
 	// MissingCapabilities are what the vehicle closest to serving it
 	// lacks, with missing_capability.
 	MissingCapabilities []string `json:"missing_capabilities,omitempty" doc:"with missing_capability: the capabilities of special_handling that the vehicle closest to serving it lacks"`
-	Recommendations     []string `json:"recommendations"`
+	Recommendations     []string `json:"recommendations" doc:"what would let it in, each true of the request: split the delivery only when it is over every vehicle's capacity in some dimension; add a vehicle only when some vehicle could serve it on a route of its own"`
 }
 
 // Insights of the plan.
@@ -242,14 +243,89 @@ func factors(req *Request, pr *vrp.Problem) []Factor {
 	return append(fs, Factor{"capacity", nil, "hard constraint"})
 }
 
-// advice is what would let an unassigned destination in.
-var advice = map[vrp.Reason][]string{
-	vrp.ReasonCapacity:    {"add a vehicle or a second run", "split the delivery"},
-	vrp.ReasonTimeWindow:  {"widen the time window", "start a shift earlier"},
-	vrp.ReasonShiftEnd:    {"extend a shift", "add a vehicle"},
-	vrp.ReasonRouteLimits: {"raise max_route_duration or max_route_distance"},
-	vrp.ReasonCapability:  {"add a vehicle whose restrictions provide the missing capabilities"},
-	vrp.ReasonBreak:       {"move or widen the break window", "extend a shift"},
+// advice is what would let unassigned destination i in, left out for
+// why: what would change that constraint for it, each true of the
+// request. A destination some vehicle could serve on a route of its own
+// was crowded out by the others, so another vehicle takes it; one that
+// none could serve alone needs the constraint itself changed.
+func advice(pr *vrp.Problem, i int, why vrp.Reason) []string {
+	servable, _ := pr.Servable(i)
+	var out []string
+	switch why {
+	case vrp.ReasonCapacity:
+		out = capacityAdvice(pr, i, servable)
+	case vrp.ReasonTimeWindow:
+		out = []string{"widen the time window"}
+		if !servable {
+			// even a vehicle driving straight to it from its shift's
+			// start arrives after the window closes
+			out = append(out, "start a shift earlier")
+		}
+	case vrp.ReasonShiftEnd:
+		out = []string{"extend a shift"}
+	case vrp.ReasonRouteLimits:
+		out = []string{limitsAdvice(pr, i, servable)}
+	case vrp.ReasonBreak:
+		out = []string{"move or widen the break window"}
+	}
+	if servable && why != vrp.ReasonCapacity {
+		out = append(out, "add a vehicle")
+	}
+	return out
+}
+
+// capacityAdvice is the advice for destination i left out for capacity:
+// splitting it only when its demand is over the largest capacity of the
+// vehicles that could carry it in some dimension (then no vehicle of the
+// fleet takes it whole); otherwise another vehicle or run when some
+// vehicle could carry it on a route of its own, or a vehicle with room
+// for all of it at once when none could.
+func capacityAdvice(pr *vrp.Problem, i int, servable bool) []string {
+	st := &pr.Stops[i]
+	var most [3]float64
+	for v := range pr.Vehicles {
+		if ve := &pr.Vehicles[v]; ve.Serves(st) {
+			most = [3]float64{max(most[0], ve.CapWeight), max(most[1], ve.CapVolume), max(most[2], ve.CapPackages)}
+		}
+	}
+	var over []string
+	for d, need := range [3]float64{st.Weight, st.Volume, st.Packages} {
+		if need > most[d] {
+			over = append(over, []string{"weight", "volume", "packages"}[d])
+		}
+	}
+	switch {
+	case len(over) > 0:
+		return []string{"split the delivery: its " + strings.Join(over, " and ") + " is over every vehicle's capacity",
+			"add a vehicle with the capacity for its " + strings.Join(over, " and ")}
+	case servable:
+		return []string{"add a vehicle or a second run"}
+	}
+	return []string{"add a vehicle with the capacity for its weight, volume and packages together"}
+}
+
+// limitsAdvice names the route limits to raise for destination i: those
+// a route of its own is over when no vehicle can serve it alone
+// (servable false), otherwise those the request sets.
+func limitsAdvice(pr *vrp.Problem, i int, servable bool) string {
+	minutes, km := false, false
+	for v := range pr.Vehicles {
+		ve := &pr.Vehicles[v]
+		if servable {
+			minutes, km = minutes || !math.IsInf(ve.MaxMinutes, 1), km || !math.IsInf(ve.MaxKm, 1)
+			continue
+		}
+		if s := pr.Eval(v, []int{i}); s.Why == vrp.ReasonRouteLimits {
+			minutes, km = minutes || s.Minutes > ve.MaxMinutes, km || s.Km > ve.MaxKm
+		}
+	}
+	switch {
+	case minutes && !km:
+		return "raise max_route_duration"
+	case km && !minutes:
+		return "raise max_route_distance"
+	}
+	return "raise max_route_duration or max_route_distance"
 }
 
 // assemble encodes a solution of the problem built from req; took is the
@@ -305,16 +381,22 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 			reasons = append(reasons, m.Reason)
 		}
 		counts[m.Reason]++
-		un := Unassigned{DestinationID: req.Destinations[m.Stop].DestinationID, Reason: string(m.Reason), Recommendations: advice[m.Reason]}
+		un := Unassigned{DestinationID: req.Destinations[m.Stop].DestinationID, Reason: string(m.Reason)}
 		if m.Reason == vrp.ReasonCapability {
 			un.MissingCapabilities = missing(pr, m.Stop)
 			un.Recommendations = []string{"add a vehicle whose restrictions list " + strings.Join(un.MissingCapabilities, ", ")}
+		} else {
+			un.Recommendations = advice(pr, m.Stop, m.Reason)
 		}
 		res.UnassignedDestinations = append(res.UnassignedDestinations, un)
+		for _, rec := range un.Recommendations {
+			if !slices.Contains(res.OptimizationInsights.Recommendations, rec) {
+				res.OptimizationInsights.Recommendations = append(res.OptimizationInsights.Recommendations, rec)
+			}
+		}
 	}
 	for _, why := range reasons {
 		res.OptimizationInsights.Bottlenecks = append(res.OptimizationInsights.Bottlenecks, fmt.Sprintf("%d destination(s) unassigned: %s", counts[why], why))
-		res.OptimizationInsights.Recommendations = append(res.OptimizationInsights.Recommendations, advice[why]...)
 	}
 	res.PerformanceMetrics = Performance{TotalDistance: r2(pl.Km), TotalTime: r2(pl.Minutes), FuelConsumptionEstimate: r2(pl.Fuel),
 		CostEstimate: r2(pl.Cost), DeliveryEfficiency: r2(pl.Efficiency), TimeWindowCompliance: r2(compliance(req, pr, pl)), CapacityOverload: overload(pr, pl.Over)}

@@ -266,10 +266,6 @@ func (s *Service) OptimizeAfter(ctx context.Context, sc store.Scope, r *Request,
 		}
 	}
 	source, missing, note := s.costs(ctx, sc, r, b)
-	servable(bad, b.pr)
-	if len(bad) > 0 {
-		return Result{}, &ValidationError{Fields: bad}
-	}
 	sol := b.pr.Solve(s.searchOptions(b, s.cfg.Now().Sub(start)))
 	took := s.cfg.Now().Sub(start)
 	res := assemble(r, b.pr, sol, took, source)
