@@ -532,3 +532,40 @@ func TestReachCountsLaterDeliveries(t *testing.T) {
 		t.Errorf("after the delayed round reach %v, dispatchers notified %v; want 100, 1", r, n)
 	}
 }
+
+// TestNotifyEmergencyContactsFollowsTheirDeliveries: an alert whose only
+// channel waits for its delay has notified no emergency contact yet, so
+// its notify_emergency_contacts action is pending, not failed; once the
+// delayed round reached them it is sent with the contacts reached.
+func TestNotifyEmergencyContactsFollowsTheirDeliveries(t *testing.T) {
+	t0 := time.Now().UTC().Truncate(time.Second)
+	clk := &clock{t: t0}
+	gw := &gateway{}
+	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now}}, nil)
+	seed(f)
+	b := timedAlert(t0.Add(time.Hour), map[string]any{"channel": "sms", "delay_minutes": 10})
+	b["target_audience"] = map[string]any{"include": []string{"active_drivers"}}
+	b["automated_actions"] = []string{"notify_emergency_contacts"}
+	code, al := f.do("POST", "/v1/emergency/alerts", b)
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	action := func(al map[string]any) map[string]any {
+		for _, a := range al["automated_actions_executed"].([]any) {
+			if a := a.(map[string]any); a["action"] == "notify_emergency_contacts" {
+				return a
+			}
+		}
+		t.Fatalf("no notify_emergency_contacts in %v", al["automated_actions_executed"])
+		return nil
+	}
+	if a := action(al); a["status"] != "pending" || a["contacts_notified"] != 0.0 {
+		t.Errorf("at creation %v, want pending with nobody notified yet", a)
+	}
+	clk.set(t0.Add(10 * time.Minute))
+	f.tick()
+	_, al = f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil)
+	if a := action(al); a["status"] != "sent" || a["contacts_notified"].(float64) < 2 {
+		t.Errorf("after the delayed round %v, want sent to the emergency contacts reached", a)
+	}
+}

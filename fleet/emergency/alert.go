@@ -151,10 +151,12 @@ type AckStatus struct {
 
 // The states of an automated action: requested (published to the
 // devices of the vehicles in the area as emergency_action events), sent
-// (notifications reached someone), failed, skipped (no vehicle to ask).
+// (notifications reached someone), pending (notifications still to
+// come), failed, skipped (no vehicle to ask, nobody to notify).
 const (
 	ActionRequested = "requested"
 	ActionSent      = "sent"
+	ActionPending   = "pending"
 	ActionFailed    = "failed"
 	ActionSkipped   = "skipped"
 )
@@ -162,12 +164,12 @@ const (
 // ActionRecord is an automated action and what became of it.
 type ActionRecord struct {
 	Action             string    `json:"action"`
-	Status             string    `json:"status" enum:"requested,sent,failed,skipped" doc:"requested: published as emergency_action events, one per vehicle of the area naming it, for its device (and the consoles) to act on (the hub does not learn whether they did); sent: notify_emergency_contacts reached at least one contact; failed: no request could be published, or none of the emergency contacts was reached; skipped: no vehicle in the area, nothing requested, or (notify_emergency_contacts) no emergency contact to notify"`
+	Status             string    `json:"status" enum:"requested,sent,pending,failed,skipped" doc:"requested: published as emergency_action events, one per vehicle of the area naming it, for its device (and the consoles) to act on (the hub does not learn whether they did); sent: notify_emergency_contacts reached at least one contact (by the alert's creation or a later delivery round or gateway retry); pending: none reached yet, a delivery to them waits for its channel's delay or a gateway retry; failed: no request could be published, or every notification tried to the emergency contacts failed; skipped: no vehicle in the area, nothing requested, or (notify_emergency_contacts) no emergency contact to notify or none tried (quiet hours, no address, a delay the cancellation or expiry called off)"`
 	ExecutedAt         time.Time `json:"executed_at"`
 	AffectedOperations *int      `json:"affected_operations,omitempty" source:"measured" doc:"suspend_outdoor_operations: the vehicles it was requested of (emergency_action events published)"`
 	AffectedVehicles   *int      `json:"affected_vehicles,omitempty" source:"measured" doc:"route_vehicles_to_shelter, show_safe_route: the vehicles it was requested of (emergency_action events published)"`
 	TrackingEnabledFor *int      `json:"tracking_enabled_for,omitempty" source:"measured" doc:"enable_emergency_tracking: the vehicles it was requested of (emergency_action events published); whether a device turned tracking on is not reported"`
-	ContactsNotified   *int      `json:"contacts_notified,omitempty" doc:"notify_emergency_contacts: the emergency contacts reached"`
+	ContactsNotified   *int      `json:"contacts_notified,omitempty" doc:"notify_emergency_contacts: the emergency contacts reached by now"`
 }
 
 // Escalation state.

@@ -223,24 +223,9 @@ func (a *Alerts) runActions(ctx context.Context, sc store.Scope, al *Alert, acti
 	for _, act := range actions {
 		rec := ActionRecord{Action: act, Status: ActionRequested, ExecutedAt: now}
 		if act == "notify_emergency_contacts" {
-			contacts, reached := 0, 0
-			for _, r := range al.Recipients {
-				if slices.Contains(r.Audiences, "emergency_contacts") {
-					contacts++
-					if r.Delivered {
-						reached++
-					}
-				}
-			}
-			rec.Status, rec.ContactsNotified = ActionSent, &reached
-			switch {
-			case contacts == 0:
-				// no driver in the area has an emergency contact
-				// (or the body excludes them): nobody to notify
-				rec.Status = ActionSkipped
-			case reached == 0:
-				rec.Status = ActionFailed
-			}
+			var reached int
+			rec.Status, reached = al.contactsNotified()
+			rec.ContactsNotified = &reached
 			recs = append(recs, rec)
 			continue
 		}
@@ -269,6 +254,61 @@ func (a *Alerts) runActions(ctx context.Context, sc store.Scope, al *Alert, acti
 		recs = append(recs, rec)
 	}
 	return recs
+}
+
+// contactsNotified is the state of the notify_emergency_contacts action
+// as the emergency contacts' deliveries stand, and how many of them were
+// reached: sent once one was; pending while none was and some delivery
+// to them waits for its channel's delay or a gateway retry; failed when
+// some was tried and every one failed; skipped when there is nobody to
+// notify (no driver in the area has an emergency contact, or the body
+// excludes them) or nothing was tried (quiet hours, no address, a delay
+// the cancellation or expiry called off).
+func (al *Alert) contactsNotified() (status string, reached int) {
+	contacts, pending, tried := 0, false, false
+	for _, r := range al.Recipients {
+		if !slices.Contains(r.Audiences, audEmergency) {
+			continue
+		}
+		contacts++
+		if r.Delivered {
+			reached++
+			continue
+		}
+		for _, d := range r.Deliveries {
+			switch {
+			case d.Level != 0:
+			case d.Status == "scheduled" || d.Status == "retrying":
+				pending = true
+			case d.Status == "failed":
+				tried = true
+			}
+		}
+	}
+	switch {
+	case contacts == 0:
+		return ActionSkipped, 0
+	case reached > 0:
+		return ActionSent, reached
+	case pending:
+		return ActionPending, 0
+	case tried:
+		return ActionFailed, 0
+	}
+	return ActionSkipped, 0
+}
+
+// recountActions brings the notify_emergency_contacts action up to its
+// contacts' deliveries (a delayed round or a gateway retry that reached
+// one of them makes it sent).
+func (al *Alert) recountActions() {
+	for i := range al.AutomatedActionsExecuted {
+		if a := &al.AutomatedActionsExecuted[i]; a.Action == "notify_emergency_contacts" {
+			var reached int
+			a.Status, reached = al.contactsNotified()
+			a.ContactsNotified = &reached
+		}
+	}
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }

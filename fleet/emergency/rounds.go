@@ -114,9 +114,10 @@ func deliverySteps(sc store.Scope, al *Alert) []store.AlertDue {
 }
 
 // recount counts the recipients' deliveries as they stand again, keeping
-// the channels' schedule, and the share of recipients reached by now
-// (alert_metrics.notification_reach_percentage): a later round or a
-// retry that reached someone counts as the first deliveries do.
+// the channels' schedule, the share of recipients reached by now
+// (alert_metrics.notification_reach_percentage) and the
+// notify_emergency_contacts action: a later round or a retry that
+// reached someone counts as the first deliveries do.
 func (al *Alert) recount() {
 	cs := al.DeliveryStatus.ChannelSchedule
 	al.DeliveryStatus = deliveryStatus(al.Recipients)
@@ -131,6 +132,7 @@ func (al *Alert) recount() {
 	if len(al.Recipients) > 0 {
 		al.AlertMetrics.NotificationReachPercentage = round2(100 * float64(reached) / float64(len(al.Recipients)))
 	}
+	al.recountActions()
 }
 
 // stopDeliveries calls off every round still to come, the channels
