@@ -180,7 +180,9 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 		return SafetyAnalysis{}, err
 	}
 	a := s.analyticsOf(&st)
-	if a.LocationsCount < MinSafetyPoints || a.DurationMinutes < MinSafetyDuration.Minutes() {
+	// the duration as measured, not as rounded for the answer: a trip of
+	// 9 minutes 59.8 seconds is under 10 minutes
+	if a.LocationsCount < MinSafetyPoints || s.figuresOf(&st).sum.DurationMinutes < MinSafetyDuration.Minutes() {
 		return SafetyAnalysis{}, ErrInsufficientData
 	}
 	pts, err := s.points(ctx, sc, id)
