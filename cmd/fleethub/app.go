@@ -515,7 +515,7 @@ func (a *app) routes(devs *devices.Service, deliveries store.Deliveries, eng eng
 		notifier = a.outbox
 	}
 	a.server.Handle(apiemergency.NewGateway(a.store, a.cfg.NotifyURL).Routes()...)
-	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, publish.NewWithFleets(a.bus, a.vehicles), a.links, a.log)).Routes()...)
+	a.server.Handle(apiemergency.New(emergency.NewIncidents(a.store, a.store, directory, notifier, publish.NewWithFleets(a.bus, a.vehicles), a.links, a.log).WithFleets(a.vehicles)).Routes()...)
 	acfg := emergency.AlertsConfig{Claims: emergency.Claims{Node: a.node, Log: a.log}}
 	if eng.addrs != nil {
 		acfg.Places = eng.addrs

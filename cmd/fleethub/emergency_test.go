@@ -167,3 +167,35 @@ func TestAlerts(t *testing.T) {
 		}
 	}
 }
+
+// TestIncidentFleetFromTheVehicle: an incident reported without fleet_id
+// takes the fleet of its vehicle's profile, as the vehicle's events do,
+// so the listing's fleet_id finds it; one naming its fleet keeps it.
+func TestIncidentFleetFromTheVehicle(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	if r := n.do("PUT", "/v1/vehicles/truck-7", k, map[string]any{"fleet_id": "north"}); r.Status != 200 && r.Status != 201 {
+		t.Fatalf("profile: %d %s", r.Status, r.Body)
+	}
+	report := func(body map[string]any) map[string]any {
+		t.Helper()
+		body["event_type"], body["severity_level"] = "breakdown", "low"
+		body["location"] = map[string]any{"latitude": 40.0, "longitude": -83.0}
+		r := n.do("POST", "/v1/emergency/incidents", k, body)
+		if r.Status != 201 {
+			t.Fatalf("report: %d %s", r.Status, r.Body)
+		}
+		return r.json(t)
+	}
+	if in := report(map[string]any{"vehicle_id": "truck-7"}); in["fleet_id"] != "north" {
+		t.Errorf("fleet_id %v, want north, the vehicle's", in["fleet_id"])
+	}
+	if in := report(map[string]any{"vehicle_id": "truck-7", "fleet_id": "south"}); in["fleet_id"] != "south" {
+		t.Errorf("fleet_id %v, want south, as reported", in["fleet_id"])
+	}
+	report(map[string]any{"vehicle_id": "van-1"}) // no profile: no fleet
+	l := n.do("GET", "/v1/emergency/incidents?fleet_id=north", k, nil).json(t)
+	if p := l["pagination"].(map[string]any); p["total_count"] != 1.0 {
+		t.Errorf("incidents of fleet north: %v, want the one of truck-7", p)
+	}
+}

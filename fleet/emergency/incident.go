@@ -171,7 +171,7 @@ type ReportBody struct {
 	VehicleID      string            `json:"vehicle_id,omitempty" doc:"1 to 200 characters, no control character"`
 	DriverID       string            `json:"driver_id,omitempty" doc:"1 to 200 characters, no control character"`
 	TripID         string            `json:"trip_id,omitempty"`
-	FleetID        string            `json:"fleet_id,omitempty" doc:"1 to 200 characters, no control character"`
+	FleetID        string            `json:"fleet_id,omitempty" doc:"1 to 200 characters, no control character; left out, the fleet of the vehicle's profile"`
 	Description    string            `json:"description,omitempty"`
 	AirbagDeployed *bool             `json:"airbag_deployment,omitempty" doc:"crash only: whether the airbags deployed, as the vehicle or the reporter knows it; left out, unknown"`
 }

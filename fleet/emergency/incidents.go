@@ -35,6 +35,12 @@ type TripReader interface {
 	GetTrip(ctx context.Context, s store.Scope, id string) (store.Trip, error)
 }
 
+// FleetReader answers the fleet a vehicle belongs to by its profile
+// ("" without one): vehicles.Service.Fleet.
+type FleetReader interface {
+	Fleet(ctx context.Context, org, env, vehicleID string) (string, error)
+}
+
 // Publisher puts events of a scope on the bus (hub/publish).
 type Publisher interface {
 	Publish(ctx context.Context, org, env string, evs ...*event.Event) error
@@ -47,7 +53,8 @@ type Incidents struct {
 	dir    Directory
 	notify Notifier
 	pub    Publisher
-	links  *Links // nil: incidents have no share link
+	links  *Links      // nil: incidents have no share link
+	fleets FleetReader // nil: an incident's fleet is the report's alone
 	log    *slog.Logger
 	now    func() time.Time
 }
@@ -56,6 +63,13 @@ type Incidents struct {
 // be nil.
 func NewIncidents(st IncidentStore, trips TripReader, dir Directory, notify Notifier, pub Publisher, links *Links, log *slog.Logger) *Incidents {
 	return &Incidents{st: st, trips: trips, dir: dir, notify: notify, pub: pub, links: links, log: log, now: time.Now}
+}
+
+// WithFleets makes the service fill a report's fleet_id, when left out,
+// with the fleet of its vehicle's profile, as events are stamped.
+func (s *Incidents) WithFleets(f FleetReader) *Incidents {
+	s.fleets = f
+	return s
 }
 
 func (b *ReportBody) validate() map[string]string {
@@ -100,6 +114,13 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 	}
 	if len(bad) > 0 {
 		return Incident{}, &ValidationError{Fields: bad}
+	}
+	if b.FleetID == "" && b.VehicleID != "" && s.fleets != nil {
+		// the fleet the vehicle's profile names, as its events carry it,
+		// so that the listing's fleet_id finds the incident
+		if b.FleetID, err = s.fleets.Fleet(ctx, sc.Org, sc.Env, b.VehicleID); err != nil {
+			return Incident{}, fmt.Errorf("emergency: the fleet of vehicle %s: %w", b.VehicleID, err)
+		}
 	}
 	now := s.now().UTC().Truncate(time.Millisecond)
 	var idb [10]byte
@@ -250,7 +271,7 @@ func (s *Incidents) publish(ctx context.Context, sc store.Scope, in Incident, ty
 	}
 	now := s.now().UTC()
 	ev := &event.Event{EventID: "evt_" + in.IncidentID + "_" + strconv.Itoa(len(in.StatusUpdates)), EventType: typ, Category: event.CategoryEmergency, Timestamp: now,
-		Severity: sev, Priority: pri, Source: event.Source{VehicleID: in.VehicleID, DriverID: in.DriverID, TripID: in.TripID},
+		Severity: sev, Priority: pri, Source: event.Source{VehicleID: in.VehicleID, DriverID: in.DriverID, TripID: in.TripID, FleetID: in.FleetID},
 		Location:  &event.Location{Latitude: in.Location.Latitude, Longitude: in.Location.Longitude, Address: in.Location.Address},
 		EventData: map[string]any{"incident_id": in.IncidentID, "incident_type": in.EventType, "status": in.Status},
 		Metadata:  event.Metadata{CorrelationID: in.IncidentID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"}}

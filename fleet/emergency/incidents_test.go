@@ -182,3 +182,32 @@ func TestAlertEventsCarryResponseAndEscalation(t *testing.T) {
 		}
 	}
 }
+
+// fleets answers the fleet of each vehicle it names.
+type fleets map[string]string
+
+func (f fleets) Fleet(_ context.Context, _, _, vehicleID string) (string, error) { return f[vehicleID], nil }
+
+// TestIncidentEventsCarryTheFleet: an incident's events carry its
+// fleet_id, the report's or else its vehicle's, so the streams of that
+// fleet receive them.
+func TestIncidentEventsCarryTheFleet(t *testing.T) {
+	st := testdb.SQLite(t)
+	b := &bus{}
+	svc := emergency.NewIncidents(st, st, nil, nil, b, nil, slog.New(slog.DiscardHandler)).WithFleets(fleets{"veh_n": "north"})
+	sc := store.Scope{Org: "org-a", Env: "test"}
+	lat, lon := 40.0, -83.0
+	for _, c := range []struct {
+		vehicle, fleet, want string
+	}{{"veh_n", "", "north"}, {"veh_x", "south", "south"}, {"veh_x", "", ""}} {
+		in, err := svc.Report(t.Context(), sc, "key_1", emergency.ReportBody{EventType: "crash", SeverityLevel: "high", VehicleID: c.vehicle, FleetID: c.fleet,
+			Location: &emergency.ReportedLocation{Latitude: &lat, Longitude: &lon}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := b.evs[len(b.evs)-1]
+		if in.FleetID != c.want || ev.Source.FleetID != c.want {
+			t.Errorf("%s reported with fleet %q: incident fleet %q, event fleet %q; want %q", c.vehicle, c.fleet, in.FleetID, ev.Source.FleetID, c.want)
+		}
+	}
+}
