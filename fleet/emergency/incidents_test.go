@@ -186,7 +186,9 @@ func TestAlertEventsCarryResponseAndEscalation(t *testing.T) {
 // fleets answers the fleet of each vehicle it names.
 type fleets map[string]string
 
-func (f fleets) Fleet(_ context.Context, _, _, vehicleID string) (string, error) { return f[vehicleID], nil }
+func (f fleets) Fleet(_ context.Context, _, _, vehicleID string) (string, error) {
+	return f[vehicleID], nil
+}
 
 // TestIncidentEventsCarryTheFleet: an incident's events carry its
 // fleet_id, the report's or else its vehicle's, so the streams of that
