@@ -75,7 +75,7 @@ type Suggestion struct {
 // Route is the route data of a trip.
 type Route struct {
 	TripID                  string              `json:"trip_id"`
-	RouteStatus             string              `json:"route_status" enum:"active,completed,analyzing"`
+	RouteStatus             string              `json:"route_status" enum:"active,completed,analyzing" doc:"active while the trip is active or paused, completed once it is stopped; analyzing is not answered: the route is built at each request"`
 	RouteGeometry           Geometry            `json:"route_geometry"`
 	RouteAnalytics          RouteAnalytics      `json:"route_analytics"`
 	Waypoints               []Waypoint          `json:"waypoints,omitempty"`
