@@ -24,14 +24,14 @@ const MaxBatch = 1000
 
 // LocationIn is a location point as uploaded.
 type LocationIn struct {
-	Latitude       *float64 `json:"latitude" required:"true"`
-	Longitude      *float64 `json:"longitude" required:"true"`
-	Timestamp      string   `json:"timestamp" required:"true" doc:"ISO 8601"`
-	SpeedKmh       *float64 `json:"speed_kmh,omitempty"`
-	Heading        *float64 `json:"heading,omitempty"`
-	AccuracyMeters *float64 `json:"accuracy_meters,omitempty"`
-	AltitudeMeters *float64 `json:"altitude_meters,omitempty"`
-	BatteryLevel   *float64 `json:"battery_level,omitempty"`
+	Latitude       *float64 `json:"latitude" required:"true" doc:"-90 to 90"`
+	Longitude      *float64 `json:"longitude" required:"true" doc:"-180 to 180"`
+	Timestamp      string   `json:"timestamp" required:"true" doc:"ISO 8601 date-time with offset (RFC 3339), years 1970 to 9999"`
+	SpeedKmh       *float64 `json:"speed_kmh,omitempty" doc:"0 to 500"`
+	Heading        *float64 `json:"heading,omitempty" doc:"0 to 360, 0 is North"`
+	AccuracyMeters *float64 `json:"accuracy_meters,omitempty" doc:"positive"`
+	AltitudeMeters *float64 `json:"altitude_meters,omitempty" doc:"-20000 to 20000"`
+	BatteryLevel   *float64 `json:"battery_level,omitempty" doc:"0 to 100"`
 	NetworkType    string   `json:"network_type,omitempty" enum:",wifi,cellular,offline"`
 }
 
