@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -57,8 +58,13 @@ func (h *Handlers) streamQuery(c *api.Ctx) (hub.StreamInfo, *int64, string, erro
 		}
 	}
 	id := c.QueryArgs().Peek("stream_id")
-	if len(id) == 0 || len(id) > 200 {
+	switch {
+	case len(id) == 0:
 		bad["stream_id"] = "is required"
+	case len(id) > 200:
+		bad["stream_id"] = "must be at most 200 characters"
+	case bytes.IndexByte(id, ',') >= 0:
+		bad["stream_id"] = "must name one stream: an event stream follows one (the websocket follows several)"
 	}
 	var last *int64
 	param, raw := "last_offset", string(c.QueryArgs().Peek("last_offset"))

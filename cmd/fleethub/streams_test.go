@@ -249,3 +249,25 @@ func TestStreamingQueryParameters(t *testing.T) {
 		t.Errorf("listing: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestStreamEventStreamIDRefusals: the registered stream's event stream
+// follows one stream; a list of ids, or an id too long, is refused for
+// what it is (400 invalid_request naming stream_id), not answered as a
+// missing stream or a missing parameter.
+func TestStreamEventStreamIDRefusals(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-sse-ids", "test", []string{"streams:manage", "streams:read"}, 100000)
+	a := startKind(t, n, k, "events", map[string]any{"stream_config": map[string]any{"delivery_method": "websocket"}})
+	b := startKind(t, n, k, "events", map[string]any{"stream_config": map[string]any{"delivery_method": "websocket"}})
+	for id, want := range map[string]string{a + "," + b: "one stream", strings.Repeat("s", 201): "200", "": "required"} {
+		r := n.do("GET", "/api/v1/streaming/sse?stream_id="+id, k, nil)
+		if r.Status != 400 || r.errCode(t) != "invalid_request" {
+			t.Errorf("stream_id %.20q: %d %s; want 400 invalid_request", id, r.Status, r.Body)
+			continue
+		}
+		msg, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any)["stream_id"].(string)
+		if !strings.Contains(msg, want) {
+			t.Errorf("stream_id %.20q: details.stream_id %q; want it to say %q", id, msg, want)
+		}
+	}
+}
