@@ -129,14 +129,17 @@ func (h *Handlers) list(c *api.Ctx) error {
 	if q.Role != "" && !slices.Contains(domain.Roles, q.Role) {
 		bad["role"] = "must be one of " + strings.Join(domain.Roles, ", ")
 	}
-	n := 0
-	for _, v := range []string{q.DriverID, q.VehicleID, q.EmergencyContactFor} {
-		if v != "" {
-			n++
+	var given []string
+	for _, f := range []struct{ name, v string }{{"driver_id", q.DriverID}, {"vehicle_id", q.VehicleID}, {"emergency_contact_for", q.EmergencyContactFor}} {
+		if f.v != "" {
+			given = append(given, f.name)
 		}
 	}
-	if n > 1 {
-		bad["driver_id"] = "give at most one of driver_id, vehicle_id and emergency_contact_for"
+	if len(given) > 1 {
+		// each one given is named: none of them alone is at fault
+		for _, name := range given {
+			bad[name] = "give at most one of driver_id, vehicle_id and emergency_contact_for"
+		}
 	}
 	if v := a.Peek("limit"); len(v) > 0 {
 		l, err := strconv.Atoi(string(v))

@@ -358,8 +358,14 @@ func testList(t *testing.T, open testdb.Opener) {
 	if got := ids("vehicle_id=veh_2&limit=1&cursor=" + url.QueryEscape(next)); fmt.Sprint(got) != fmt.Sprint([]string{other}) {
 		t.Errorf("second page of veh_2: %v, want [%s]", got, other)
 	}
-	if r := f.do("GET", "/v1/contacts?driver_id=drv_1&vehicle_id=veh_1", reader, nil); r.status != 400 || r.details()["driver_id"] == nil {
-		t.Errorf("driver_id with vehicle_id: %d %v", r.status, r.body)
+	// each of the filters given together is named, and only those
+	for q, want := range map[string][]string{
+		"driver_id=drv_1&vehicle_id=veh_1":             {"driver_id", "vehicle_id"},
+		"vehicle_id=veh_1&emergency_contact_for=drv_1": {"emergency_contact_for", "vehicle_id"},
+	} {
+		if r := f.do("GET", "/v1/contacts?"+q, reader, nil); r.status != 400 || !slices.Equal(slices.Sorted(maps.Keys(r.details())), want) {
+			t.Errorf("%s: %d %v, want 400 naming %v", q, r.status, r.body, want)
+		}
 	}
 	for _, q := range []string{"", "?driver_id=drv_1", "?vehicle_id=veh_1"} {
 		r := f.do("GET", "/v1/contacts"+q, foreign, nil)
