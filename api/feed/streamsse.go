@@ -23,7 +23,7 @@ func (h *Handlers) sseRoute() *api.Route {
 	return &api.Route{Method: "GET", Path: "/api/v1/streaming/sse", Tag: "streaming", Permission: "streams:read", TokenScope: "streams:read",
 		Summary: "A registered stream's messages as Server-Sent Events: id is the offset, data the websocket's {stream_id, offset, message}; resume with Last-Event-ID; opened with a browser token it ends with event: error token_expired or token_revoked when the token does (see docs/streaming.md#server-sent-events-of-a-registered-stream)",
 		Raw:     "text/event-stream", Errors: []int{404, 501}, NoHead: true,
-		Params: []api.Param{{Name: "stream_id", In: "query", Type: "string", Required: true},
+		Params: []api.Param{{Name: "stream_id", In: "query", Type: "string", Required: true, Description: "one stream (a comma-separated list, which the websocket takes, is refused)"},
 			{Name: "last_offset", In: "query", Type: "integer", Description: "resume after this offset (Last-Event-ID wins); absent: only new messages"},
 			{Name: "epoch", In: "query", Type: "string", Description: "the epoch of the offset (from the subscribed event); another epoch answers history_lost and delivery restarts at first_available"},
 			{Name: "Last-Event-ID", In: "header", Type: "string", Description: "the offset to resume after (a browser's EventSource sends it on reconnect)"},
