@@ -289,6 +289,9 @@ func TestAcknowledgmentNoteLimit(t *testing.T) {
 	ack := "/v1/emergency/alerts/" + al["alert_id"].(string) + "/acknowledge"
 	code, out := f.do("POST", ack, map[string]any{"recipient_id": d1, "note": strings.Repeat("é", 2001)})
 	refused(t, "a note of 2001 characters", code, out, "validation_failed", "note")
+	// beside an unknown recipient_type, both are named
+	code, out = f.do("POST", ack, map[string]any{"recipient_id": d1, "recipient_type": "alien", "note": strings.Repeat("é", 2001)})
+	refused(t, "a long note and an unknown type", code, out, "validation_failed", "note", "recipient_type")
 	if _, got := f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil); got["acknowledgment_status"].(map[string]any)["received"] != 0.0 {
 		t.Errorf("a refused acknowledgment was counted: %v", got["acknowledgment_status"])
 	}

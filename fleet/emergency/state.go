@@ -151,14 +151,19 @@ func (a *Alerts) Cancel(ctx context.Context, sc store.Scope, id string) (Alert, 
 // off. An alert that is not active is a *TransitionError;
 // one changed by another request meanwhile is ErrChanged.
 func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b AckBody) (Alert, error) {
+	// every field at fault is named at once
+	bad := map[string]string{}
 	if b.RecipientID == "" {
-		return Alert{}, &ValidationError{Fields: map[string]string{"recipient_id": "is required"}}
+		bad["recipient_id"] = "is required"
 	}
 	if b.RecipientType != "" && !slices.Contains(AckTypes, b.RecipientType) {
-		return Alert{}, &ValidationError{Fields: map[string]string{"recipient_type": enum.Refusal(AckTypes...)}}
+		bad["recipient_type"] = enum.Refusal(AckTypes...)
 	}
 	if utf8.RuneCountInString(b.Note) > maxNote {
-		return Alert{}, &ValidationError{Fields: map[string]string{"note": fmt.Sprintf("must be at most %d characters", maxNote)}}
+		bad["note"] = fmt.Sprintf("must be at most %d characters", maxNote)
+	}
+	if len(bad) > 0 {
+		return Alert{}, &ValidationError{Fields: bad}
 	}
 	al, esc, ver, _, err := a.load(ctx, sc, id)
 	if err != nil {
