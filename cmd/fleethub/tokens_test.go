@@ -78,6 +78,7 @@ func TestBrowserTokensMintValidateAndScope(t *testing.T) {
 		{map[string]any{"scopes": []string{"trips:read"}}, "scopes[0]"},
 		{map[string]any{"scopes": []string{"feed:read", "feed:read"}}, "scopes[1]"},
 		{map[string]any{"scopes": []string{"feed:read"}, "stream_ids": []string{a}}, "stream_ids"},
+		{map[string]any{"scopes": []string{"streams:read"}, "stream_ids": []string{a, b, a}}, "stream_ids[2]"},
 		{map[string]any{"scopes": []string{"feed:read"}, "audience": "x"}, "audience"},
 	} {
 		r := n.do("POST", "/v1/tokens", k, tc.body)

@@ -204,6 +204,9 @@ func (r MintRequest) check(p *apikey.Principal) error {
 		if id == "" || utf8.RuneCountInString(id) > 200 {
 			return &FieldError{fmt.Sprintf("stream_ids[%d]", i), "must be a stream id (1-200 characters)"}
 		}
+		if slices.Index(r.StreamIDs, id) != i {
+			return &FieldError{fmt.Sprintf("stream_ids[%d]", i), "is given twice"}
+		}
 	}
 	return nil
 }
