@@ -65,7 +65,7 @@ type Tracepoint struct {
 	Index      int      `json:"index"`
 	Matched    bool     `json:"matched" doc:"false: no road the costing may use lies within the fix's radius, or the fix is not a location; such fixes end a matching and are not placed"`
 	Matching   *int     `json:"matching" doc:"index of the matching the fix belongs to; null when unmatched"`
-	Latitude   *float64 `json:"latitude" source:"computed" doc:"the fix's place on its road; null when unmatched"`
+	Latitude   *float64 `json:"latitude" source:"computed" doc:"the fix's place on its road (a fix a little behind the previous one, the way it was travelled, has not moved: the previous fix's place); the matchings' distance_m and geometry run through these places; null when unmatched"`
 	Longitude  *float64 `json:"longitude" source:"computed" doc:"null when unmatched"`
 	DistanceM  *float64 `json:"distance_m" source:"computed" doc:"meters from the fix to its place on the road; null when unmatched"`
 	WayID      *int64   `json:"way_id" doc:"the road's way; null when unmatched"`

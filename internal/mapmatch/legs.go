@@ -33,7 +33,9 @@ type Run struct {
 }
 
 // Result is a whole trace matched: every fix's match, in order, and the
-// runs of matched fixes with their routes.
+// runs of matched fixes with their routes. A fix the route holds at the
+// previous fix's place (not moved) is matched there, so that the routes'
+// lengths and geometry are those of the places matched.
 type Result struct {
 	Matches []Match
 	Runs    []Run
@@ -74,7 +76,10 @@ func (m *Matcher) result(pts []Point, ms []Match) Result {
 		}
 		if run != nil {
 			prev := res.Matches[i-1]
-			pieces, meters, ok := m.path(p, pts[i-1], pts[i], prev, mt)
+			pieces, meters, held, ok := m.path(p, pts[i-1], pts[i], prev, mt)
+			if held { // not moved: where the route leaves it, as the next leg starts there
+				res.Matches[i] = m.heldAt(mt, prev, pts[i])
+			}
 			if ok {
 				b.add(m, pieces, meters, float64(i-1), min(prev.Confidence, mt.Confidence))
 				run.Last, run.Meters = i, run.Meters+meters
@@ -98,21 +103,47 @@ type piece struct {
 
 // path is the route from match a to match b (of the fixes pa and pb),
 // as the matcher's transitions find it, its pieces in order and its
-// length; false when b is not reached within the search's bound.
-func (m *Matcher) path(p *paths, pa, pb Point, a, b Match) ([]piece, float64, bool) {
+// length; false when b is not reached within the search's bound. a's
+// direction of travel holds only where a was reached from a point before
+// it, as in the transitions. held says the route holds b at a's place (a
+// little behind it on their edge, the way it was travelled: not moved),
+// where b is reported elsewhere: b is then to be placed at a's place,
+// where the route of no length leaves it.
+func (m *Matcher) path(p *paths, pa, pb Point, a, b Match) (pcs []piece, meters float64, held, ok bool) {
 	n := m.net
 	xa, ya := n.plane(pa.Lat, pa.Lon)
 	xb, yb := n.plane(pb.Lat, pb.Lon)
-	ca := candidate{edge: int32(a.Edge), off: a.off, bwd: a.bwd, moving: true}
+	ca := candidate{edge: int32(a.Edge), off: a.off, bwd: a.bwd, moving: a.moving}
 	cb := candidate{edge: int32(b.Edge), off: b.off}
-	return m.pieces(p, xa, ya, xb, yb, sigmaOf(pb), &ca, &cb)
+	pcs, meters, how, ok := m.route(p, xa, ya, xb, yb, sigmaOf(pb), &ca, &cb)
+	return pcs, meters, ok && how == viaHeld && b.off != a.off, ok
+}
+
+// heldAt is match b of fix pb held where match a is, on the same edge:
+// at its place and in its direction of travel (the vehicle has neither
+// moved nor turned), so on its road's side.
+func (m *Matcher) heldAt(b, a Match, pb Point) Match {
+	n := m.net
+	x, y := n.along(int32(a.Edge), a.off)
+	xb, yb := n.plane(pb.Lat, pb.Lon)
+	h := a
+	h.Index, h.Confidence, h.Meters, h.moving = b.Index, b.Confidence, math.Hypot(x-xb, y-yb), b.moving
+	return h
 }
 
 // pieces is the route from candidate a to candidate b (of the fixes at
 // (xa, ya) and (xb, yb), b's sigma sigmaB), as the matcher's transitions
 // find it, its pieces in order and its length; false when b is not
-// reached within the search's bound.
+// reached within the search's bound. A b held at a's place (viaHeld) is
+// an empty piece there, of no length.
 func (m *Matcher) pieces(p *paths, xa, ya, xb, yb, sigmaB float64, ca, cb *candidate) ([]piece, float64, bool) {
+	pcs, d, _, ok := m.route(p, xa, ya, xb, yb, sigmaB, ca, cb)
+	return pcs, d, ok
+}
+
+// route is pieces with how the route enters b's edge (viaSameEdge,
+// viaHeld, viaTail or viaHead).
+func (m *Matcher) route(p *paths, xa, ya, xb, yb, sigmaB float64, ca, cb *candidate) ([]piece, float64, int, bool) {
 	n := m.net
 	bound := min(2*math.Hypot(xb-xa, yb-ya)+300, m.cfg.MaxRouteM)
 	p.aim(n, []candidate{*cb})
@@ -120,13 +151,13 @@ func (m *Matcher) pieces(p *paths, xa, ya, xb, yb, sigmaB float64, ca, cb *candi
 	r := p.to(n, ca, cb, heldSlack*sigmaB)
 	d, how := r.d, r.how
 	if math.IsInf(d, 1) {
-		return nil, 0, false
+		return nil, 0, how, false
 	}
 	if how == viaHeld {
-		return []piece{{cb.edge, ca.off, ca.off}}, 0, true
+		return []piece{{cb.edge, ca.off, ca.off}}, 0, how, true
 	}
 	if how == viaSameEdge {
-		return []piece{{cb.edge, ca.off, cb.off}}, d, true
+		return []piece{{cb.edge, ca.off, cb.off}}, d, how, true
 	}
 	var rev []piece
 	j := n.tail[cb.edge]
@@ -154,7 +185,7 @@ func (m *Matcher) pieces(p *paths, xa, ya, xb, yb, sigmaB float64, ca, cb *candi
 			out = append(out, rev[k])
 		}
 	}
-	return out, d, true
+	return out, d, how, true
 }
 
 // startPiece is the stretch of a's edge from a to junction j, where the

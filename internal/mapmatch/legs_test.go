@@ -179,3 +179,120 @@ func TestMatchGeometryBends(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchLengthAgreesWithPlaces: three fixes 2.1 m apart along a road,
+// either way along it, on a two-way road and against a one-way, with and
+// without times: the run's length, its segments' lengths and its
+// geometry's length are the distance between the places reported, and
+// the geometry runs from the first place to the last. A first fix's
+// direction is not known: a second fix a little behind it along the
+// edge's points is driven that way, not held where the first stood while
+// reported where it is.
+func TestMatchLengthAgreesWithPlaces(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		oneWay bool    // open along the edge's points only, which run south
+		dir    float64 // +1 north, -1 south
+		times  bool
+	}{
+		{"two-way, north", false, 1, true},
+		{"two-way, south", false, -1, true},
+		{"two-way, north, no times", false, 1, false},
+		{"two-way, south, no times", false, -1, false},
+		{"against a one-way", true, 1, true},
+		{"against a one-way, no times", true, 1, false},
+		{"along a one-way", true, -1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &handNet{}
+			e := h.road(1, 0, 1, 30, [2]float64{0, 1000}, [2]float64{0, 0})
+			e.bwd = !tc.oneWay
+			h.road(2, 1, 2, 30, [2]float64{0, 0}, [2]float64{-300, 0})
+			h.road(3, 0, 3, 30, [2]float64{0, 1000}, [2]float64{300, 1000})
+			var pts []Point
+			for i := range 3 {
+				lat, lon := toLatLon(1.5, 500+tc.dir*2.1*float64(i))
+				p := Point{Lat: lat, Lon: lon, Accuracy: 5}
+				if tc.times {
+					p.Time = 1_700_000_000 + float64(i)
+				}
+				pts = append(pts, p)
+			}
+			res := New(h, routing.Auto, Config{}).Match(pts)
+			if len(res.Runs) != 1 || res.Runs[0].First != 0 || res.Runs[0].Last != 2 {
+				t.Fatalf("runs %+v", res.Runs)
+			}
+			moved := 0.0
+			for i, m := range res.Matches {
+				if !m.Matched || m.WayID != 1 {
+					t.Fatalf("fix %d matched %v to way %d", i, m.Matched, m.WayID)
+				}
+				if i > 0 {
+					x0, y0 := h.xy(res.Matches[i-1])
+					x1, y1 := h.xy(m)
+					moved += math.Hypot(x1-x0, y1-y0)
+				}
+			}
+			r := res.Runs[0]
+			segs, geom := 0.0, 0.0
+			var gx, gy []float64
+			for _, s := range r.Segments {
+				segs += s.Meters
+				for k := range s.Lat {
+					x, y := h.xy(Match{Lat: s.Lat[k], Lon: s.Lon[k]})
+					if n := len(gx); n > 0 {
+						geom += math.Hypot(x-gx[n-1], y-gy[n-1])
+					}
+					gx, gy = append(gx, x), append(gy, y)
+				}
+			}
+			if math.Abs(r.Meters-moved) > 0.05 || math.Abs(segs-moved) > 0.05 || math.Abs(geom-moved) > 0.05 {
+				t.Errorf("run %.2f m, segments %.2f m, geometry %.2f m; the places reported are %.2f m apart", r.Meters, segs, geom, moved)
+			}
+			if moved > 0 {
+				x0, y0 := h.xy(res.Matches[0])
+				x2, y2 := h.xy(res.Matches[2])
+				if n := len(gx) - 1; n < 1 || math.Hypot(gx[0]-x0, gy[0]-y0) > 0.05 || math.Hypot(gx[n]-x2, gy[n]-y2) > 0.05 {
+					t.Errorf("geometry %v %v runs apart from the places (%.2f, %.2f) to (%.2f, %.2f)", gx, gy, x0, y0, x2, y2)
+				}
+			}
+			t.Logf("places %.2f m apart, run %.2f m", moved, r.Meters)
+		})
+	}
+}
+
+// TestMatchHeldFixStaysHeld: where the route from one decided fix to
+// the next holds the later one at the earlier one's place (a little
+// behind it on their road, the way it was driven: not moved), the later
+// one is reported at that place, where the route of no length leaves it,
+// not at a place of its own that the route and its geometry never reach;
+// the next fix's route starts there.
+func TestMatchHeldFixStaysHeld(t *testing.T) {
+	h := &handNet{}
+	h.road(1, 0, 1, 30, [2]float64{0, 0}, [2]float64{0, 1000})
+	m := New(h, routing.Auto, Config{})
+	var pts []Point
+	var ms []Match
+	for i, y := range []float64{500, 497, 510} {
+		lat, lon := toLatLon(0, y)
+		pts = append(pts, Point{Lat: lat, Lon: lon, Accuracy: 5})
+		c := candidate{edge: 0, off: y, moving: true}
+		c.x, c.y = m.net.along(0, y)
+		ms = append(ms, m.match(i, &c, 1))
+	}
+	res := m.result(pts, ms)
+	if len(res.Runs) != 1 || len(res.Runs[0].Segments) != 1 {
+		t.Fatalf("runs %+v", res.Runs)
+	}
+	_, y1 := h.xy(res.Matches[1])
+	if math.Abs(y1-500) > 0.01 || math.Abs(res.Matches[1].Meters-3) > 0.01 || res.Matches[1].WayID != 1 {
+		t.Errorf("the held fix placed at y %.2f, %.2f m from its fix, on way %d; want y 500, 3 m", y1, res.Matches[1].Meters, res.Matches[1].WayID)
+	}
+	r := res.Runs[0]
+	s := r.Segments[0]
+	_, g0 := h.xy(Match{Lat: s.Lat[0], Lon: s.Lon[0]})
+	_, g1 := h.xy(Match{Lat: s.Lat[len(s.Lat)-1], Lon: s.Lon[len(s.Lon)-1]})
+	if math.Abs(r.Meters-10) > 0.01 || math.Abs(s.Meters-10) > 0.01 || math.Abs(g0-500) > 0.01 || math.Abs(g1-510) > 0.01 {
+		t.Errorf("run %.2f m, segment %.2f m from y %.2f to %.2f; the places are 500, 500 and 510", r.Meters, s.Meters, g0, g1)
+	}
+}

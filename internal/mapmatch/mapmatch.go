@@ -175,6 +175,9 @@ type Match struct {
 	Confidence float64
 	off        float64 // the place's meters from the edge's start
 	bwd        bool    // travelled against the edge's points
+	// moving: reached from the point before it, so bwd is the direction
+	// it was travelled (not the first point of a trace or after a cut)
+	moving bool
 }
 
 // step is one point of the window with its candidates.
@@ -610,7 +613,7 @@ func (m *Matcher) match(idx int, c *candidate, conf float64) Match {
 	road := m.net.roads.EdgeRoad(int(c.edge), c.bwd)
 	lat, lon := m.net.latLon(c.x, c.y)
 	return Match{Index: idx, Matched: true, Edge: int(c.edge), Backward: c.bwd, WayID: road.WayID, Class: road.Class,
-		LimitKmh: road.LimitKmh, Posted: road.Posted, Lat: lat, Lon: lon, Meters: c.dist, Confidence: conf, off: c.off, bwd: c.bwd}
+		LimitKmh: road.LimitKmh, Posted: road.Posted, Lat: lat, Lon: lon, Meters: c.dist, Confidence: conf, off: c.off, bwd: c.bwd, moving: c.moving}
 }
 
 // Tentative is the road of every point still waiting in the window as
