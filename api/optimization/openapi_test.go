@@ -59,3 +59,39 @@ func TestOpenAPINamesCostFields(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAPIDriverIDNullable: the OpenAPI document says a route's
+// driver_id, in optimized_routes and in the runner-up plans, may be
+// null, as it is for a vehicle without a driver.
+func TestOpenAPIDriverIDNullable(t *testing.T) {
+	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), auth{}, nil)
+	srv.Handle(optimization.New(domain.New(domain.Config{}, nil, nil, nil)).Routes()...)
+	raw, err := json.Marshal(srv.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"RouteView", "PlanRoute"} {
+		found := false
+		for k, s := range doc.Components.Schemas {
+			if k == name || strings.HasSuffix(k, "."+name) {
+				found = true
+				if p := string(s.Properties["driver_id"]); !strings.Contains(p, `"null"`) {
+					t.Errorf("%s.driver_id: %s", name, p)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no schema %s", name)
+		}
+	}
+}
