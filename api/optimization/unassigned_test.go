@@ -150,3 +150,28 @@ func TestCapacityAdvice(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityAdviceWithNeeds: a delivery over the capacity of every
+// vehicle that provides its special_handling, while a larger vehicle
+// without it has room, is advised to be split over those vehicles'
+// capacity, not every vehicle's.
+func TestCapacityAdviceWithNeeds(t *testing.T) {
+	url := serveWork(t, nil, 300_000)
+	body := line([]float64{0, 1, 2}, map[string]int{"a": 0, "b": 0})
+	a := byID(body, "vehicles", "vehicle_id", "a")
+	a["capacity"], a["restrictions"] = map[string]any{"weight": 5}, []string{"refrigerated"}
+	byID(body, "vehicles", "vehicle_id", "b")["capacity"] = map[string]any{"weight": 50}
+	byID(body, "destinations", "destination_id", "d2")["delivery_requirements"] = map[string]any{"weight": 8, "special_handling": []string{"refrigerated"}}
+	data := plan(t, url, body)
+	un := data["unassigned_destinations"].([]any)
+	if len(un) != 1 {
+		t.Fatalf("unassigned %v", un)
+	}
+	m := un[0].(map[string]any)
+	recs, _ := m["recommendations"].([]any)
+	if m["destination_id"] != "d2" || m["reason"] != "capacity" ||
+		!slices.Contains(recs, any("split the delivery: its weight is over the capacity of every vehicle that provides its special_handling")) ||
+		!slices.Contains(recs, any("add a vehicle that provides its special_handling with the capacity for its weight")) {
+		t.Errorf("%v", m)
+	}
+}

@@ -282,22 +282,32 @@ func advice(pr *vrp.Problem, i int, why vrp.Reason) []string {
 // for all of it at once when none could.
 func capacityAdvice(pr *vrp.Problem, i int, servable bool) []string {
 	st := &pr.Stops[i]
-	var most [3]float64
+	var most, mostAll [3]float64 // the largest capacities: of the vehicles that provide its needs, of all
 	for v := range pr.Vehicles {
-		if ve := &pr.Vehicles[v]; ve.Serves(st) {
-			most = [3]float64{max(most[0], ve.CapWeight), max(most[1], ve.CapVolume), max(most[2], ve.CapPackages)}
+		ve := &pr.Vehicles[v]
+		caps := [3]float64{ve.CapWeight, ve.CapVolume, ve.CapPackages}
+		for d := range caps {
+			mostAll[d] = max(mostAll[d], caps[d])
+			if ve.Serves(st) {
+				most[d] = max(most[d], caps[d])
+			}
 		}
 	}
 	var over []string
+	overAll := true
 	for d, need := range [3]float64{st.Weight, st.Volume, st.Packages} {
 		if need > most[d] {
 			over = append(over, []string{"weight", "volume", "packages"}[d])
+			overAll = overAll && need > mostAll[d]
 		}
 	}
 	switch {
 	case len(over) > 0:
-		return []string{"split the delivery: its " + strings.Join(over, " and ") + " is over every vehicle's capacity",
-			"add a vehicle with the capacity for its " + strings.Join(over, " and ")}
+		whose, add := "every vehicle's capacity", "add a vehicle with the capacity for its "
+		if !overAll {
+			whose, add = "the capacity of every vehicle that provides its special_handling", "add a vehicle that provides its special_handling with the capacity for its "
+		}
+		return []string{"split the delivery: its " + strings.Join(over, " and ") + " is over " + whose, add + strings.Join(over, " and ")}
 	case servable:
 		return []string{"add a vehicle or a second run"}
 	}
