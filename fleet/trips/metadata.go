@@ -11,7 +11,9 @@ import (
 	"github.com/fleethub/fleethub/internal/store"
 )
 
-// MaxMetadataBytes is the largest metadata object accepted.
+// MaxMetadataBytes is the largest metadata object accepted: the size
+// as JSON of its keys but the service-managed ones (clientBytes), as a
+// geofence's metadata is measured.
 const MaxMetadataBytes = 64 << 10
 
 // ErrMetadataTooLarge is returned for metadata over MaxMetadataBytes.
@@ -19,6 +21,24 @@ var ErrMetadataTooLarge = errors.New("trips: metadata over 64 KB")
 
 // service-managed metadata keys.
 var managedKeys = map[string]bool{"created_by": true, "created_at": true, "updated_by": true, "updated_at": true}
+
+// clientBytes is the size as JSON of m's keys but the managed ones: the
+// metadata a client gives, which MaxMetadataBytes bounds. The keys the
+// service adds (created_by, created_at, updated_by, updated_at) do not
+// count against it.
+func clientBytes(m map[string]any) (int, error) {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if !managedKeys[k] {
+			out[k] = v
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return 0, fmt.Errorf("not encodable: %w", err)
+	}
+	return len(b), nil
+}
 
 // metadataJSON builds a new stored metadata object from user keys.
 func metadataJSON(m map[string]any, actor string, now time.Time, _ []byte) ([]byte, error) {
@@ -28,14 +48,16 @@ func metadataJSON(m map[string]any, actor string, now time.Time, _ []byte) ([]by
 			out[k] = v
 		}
 	}
+	if n, err := clientBytes(out); err != nil {
+		return nil, err
+	} else if n > MaxMetadataBytes {
+		return nil, ErrMetadataTooLarge
+	}
 	ts := now.UTC().Format(time.RFC3339Nano)
 	out["created_by"], out["created_at"], out["updated_by"], out["updated_at"] = actor, ts, actor, ts
 	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("not encodable: %w", err)
-	}
-	if len(b) > MaxMetadataBytes {
-		return nil, ErrMetadataTooLarge
 	}
 	return b, nil
 }
@@ -178,12 +200,16 @@ func (s *Service) UpdateMetadata(ctx context.Context, org, env, id, actor string
 			next["created_at"], next["created_by"] = ts, actor
 		}
 		next["updated_at"], next["updated_by"] = ts, actor
-		b, err := json.Marshal(next)
+		n, err := clientBytes(next)
 		if err != nil {
 			return &ValidationError{Code: "validation_failed", Fields: map[string]string{"metadata": "is not encodable"}}
 		}
-		if len(b) > MaxMetadataBytes {
+		if n > MaxMetadataBytes {
 			return ErrMetadataTooLarge
+		}
+		b, err := json.Marshal(next)
+		if err != nil {
+			return &ValidationError{Code: "validation_failed", Fields: map[string]string{"metadata": "is not encodable"}}
 		}
 		if len(t.MetadataHistory) > 0 {
 			if err := json.Unmarshal(t.MetadataHistory, &hist); err != nil {
