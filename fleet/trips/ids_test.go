@@ -2,6 +2,7 @@ package trips_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,5 +99,39 @@ func TestUploadIDsWithoutControlCharacters(t *testing.T) {
 	}
 	if got.Analytics.LocationsCount != 0 {
 		t.Errorf("%d points stored by refused uploads", got.Analytics.LocationsCount)
+	}
+}
+
+// TestUploadDeviceIDTakesADevicesID: an upload's device_info.device_id
+// picks the settings of PUT /v1/devices/{device_id}/settings, whose id
+// may be 200 characters: an upload takes the same 200 (two-byte ones
+// too) and refuses 201 naming the field, on both uploads.
+func TestUploadDeviceIDTakesADevicesID(t *testing.T) {
+	g := newGarage(t)
+	tr, err := g.svc.Start(g.ctx, "org-a", "test", "tester", trips.StartRequest{VehicleID: "veh-devid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat, lon := 40.0, -83.0
+	ts := g.clk.now().Format("2006-01-02T15:04:05Z")
+	pt := trips.LocationIn{Latitude: &lat, Longitude: &lon, Timestamp: ts}
+	long := strings.Repeat("é", 200)
+	if _, err := g.svc.UploadBatch(g.ctx, "org-a", "test", &trips.BatchRequest{TripID: tr.TripID, Locations: []trips.LocationIn{pt},
+		DeviceInfo: &trips.BatchDeviceInfo{DeviceID: long}}); err != nil {
+		t.Fatalf("a batch from a device of a 200-character id: %v", err)
+	}
+	if _, err := g.svc.UploadSingle(g.ctx, "org-a", "test", &trips.SingleRequest{TripID: tr.TripID, LocationIn: pt,
+		DeviceInfo: &trips.DeviceInfo{DeviceID: long}}); err != nil {
+		t.Fatalf("a single upload from a device of a 200-character id: %v", err)
+	}
+	_, err = g.svc.UploadBatch(g.ctx, "org-a", "test", &trips.BatchRequest{TripID: tr.TripID, Locations: []trips.LocationIn{pt},
+		DeviceInfo: &trips.BatchDeviceInfo{DeviceID: long + "é"}})
+	if got := refusedFields(t, err); !slices.Equal(got, []string{"device_info.device_id"}) {
+		t.Errorf("a batch device_id of 201 characters refused naming %v", got)
+	}
+	_, err = g.svc.UploadSingle(g.ctx, "org-a", "test", &trips.SingleRequest{TripID: tr.TripID, LocationIn: pt,
+		DeviceInfo: &trips.DeviceInfo{DeviceID: long + "é"}})
+	if got := refusedFields(t, err); !slices.Equal(got, []string{"device_info.device_id"}) {
+		t.Errorf("a single device_id of 201 characters refused naming %v", got)
 	}
 }

@@ -64,16 +64,24 @@ func checkDevice(bad map[string]string, d *DeviceInfo) {
 	if d == nil {
 		return
 	}
-	for f, v := range map[string]string{"device_info.device_id": d.DeviceID, "device_info.device_model": d.DeviceModel,
-		"device_info.os_version": d.OSVersion, "device_info.app_version": d.AppVersion} {
+	for f, v := range map[string]string{"device_info.device_model": d.DeviceModel, "device_info.os_version": d.OSVersion,
+		"device_info.app_version": d.AppVersion} {
 		if utf8.RuneCountInString(v) > 100 {
 			bad[f] = "must be at most 100 characters"
 		}
 	}
-	if jsonpath.HasControl(d.DeviceID) {
+	// the id of PUT /v1/devices/{device_id}/settings, whose settings it picks
+	switch {
+	case utf8.RuneCountInString(d.DeviceID) > maxDeviceID:
+		bad["device_info.device_id"] = "must be at most 200 characters"
+	case jsonpath.HasControl(d.DeviceID):
 		bad["device_info.device_id"] = jsonpath.ControlRefusal
 	}
 }
+
+// maxDeviceID is the longest device_id an upload names, in characters:
+// that of a device's settings ({device_id} of /v1/devices).
+const maxDeviceID = 200
 
 // checkTripID checks the trip_id of an upload: required, and an id
 // without a control character.
@@ -88,7 +96,7 @@ func checkTripID(bad map[string]string, id string) {
 
 // DeviceInfo describes the device of a single upload.
 type DeviceInfo struct {
-	DeviceID        string   `json:"device_id,omitempty" doc:"at most 100 characters, no control character"`
+	DeviceID        string   `json:"device_id,omitempty" doc:"at most 200 characters (a device's id in /v1/devices/{device_id}/settings), no control character"`
 	DeviceModel     string   `json:"device_model,omitempty" doc:"at most 100 characters"`
 	OSVersion       string   `json:"os_version,omitempty" doc:"at most 100 characters"`
 	AppVersion      string   `json:"app_version,omitempty" doc:"at most 100 characters"`
@@ -101,7 +109,7 @@ type DeviceInfo struct {
 // signal strength and satellites of a single upload feed, so it takes
 // neither.
 type BatchDeviceInfo struct {
-	DeviceID    string `json:"device_id,omitempty" doc:"at most 100 characters, no control character"`
+	DeviceID    string `json:"device_id,omitempty" doc:"at most 200 characters (a device's id in /v1/devices/{device_id}/settings), no control character"`
 	DeviceModel string `json:"device_model,omitempty" doc:"at most 100 characters"`
 	OSVersion   string `json:"os_version,omitempty" doc:"at most 100 characters"`
 	AppVersion  string `json:"app_version,omitempty" doc:"at most 100 characters"`
