@@ -111,6 +111,16 @@ func Validation(code string, fields map[string]string) *Error {
 	return Errf(code, "%s", msg).WithDetails(fields)
 }
 
+// CursorRefusal is the details message of a cursor a listing did not make
+// (or made for other parameters): every keyset listing refuses it alike.
+const CursorRefusal = "is not a cursor of this listing"
+
+// BadCursor refuses the cursor query parameter of a listing: 400
+// invalid_request with details.cursor saying what is wrong with it.
+func BadCursor() *Error {
+	return Validation("invalid_request", map[string]string{"cursor": CursorRefusal})
+}
+
 // FieldsCode is the code of a refusal of fields with code: validation_failed
 // becomes invalid_request when every problem of the request is an unknown
 // enum value (more counts the problems left out of fields, which may be of

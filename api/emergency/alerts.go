@@ -34,7 +34,7 @@ func alertErr(err error, changed string) error {
 	case errors.As(err, &ve):
 		return api.Validation("validation_failed", ve.Fields)
 	case errors.Is(err, domain.ErrBadCursor):
-		return api.Errf("invalid_request", "cursor is not valid for this listing").WithDetails(map[string]string{"cursor": "invalid"})
+		return api.BadCursor()
 	}
 	return err
 }

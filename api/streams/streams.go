@@ -87,7 +87,7 @@ func mapErr(err error) error {
 	case errors.Is(err, domain.ErrNotFound):
 		return api.Errf("stream_not_found", "stream not found")
 	case errors.Is(err, domain.ErrBadCursor):
-		return api.Errf("invalid_request", "cursor is not valid for this listing").WithDetails(map[string]string{"cursor": "invalid"})
+		return api.BadCursor()
 	case errors.As(err, &fe):
 		return api.Validation("validation_failed", map[string]string{fe.Field: fe.Message})
 	case errors.As(err, &te):

@@ -55,7 +55,7 @@ func mapErr(err error) error {
 	case errors.Is(err, domain.ErrMetadataTooLarge):
 		return api.Errf("payload_too_large", "metadata must be at most 64 KB (65,536 bytes as JSON)")
 	case errors.Is(err, domain.ErrBadCursor):
-		return api.Errf("invalid_request", "cursor is not valid for this listing").WithDetails(map[string]string{"cursor": "invalid"})
+		return api.BadCursor()
 	}
 	return err
 }

@@ -55,7 +55,7 @@ func mapErr(err error) error {
 	case errors.Is(err, domain.ErrNotFound):
 		return api.Errf("vehicle_not_found", "vehicle not found")
 	case errors.Is(err, domain.ErrBadCursor):
-		return api.Errf("invalid_request", "cursor is not valid for this listing").WithDetails(map[string]string{"cursor": "invalid"})
+		return api.BadCursor()
 	case errors.As(err, &ve):
 		return api.Validation("validation_failed", ve.Fields)
 	}

@@ -219,7 +219,7 @@ func (h *Handlers) list(c *api.Ctx, kind string) error {
 	if v := string(a.Peek("cursor")); v != "" {
 		ck, n, ok := decodeCursor(v)
 		if !ok || (ck == parkedCursor && !withParked) {
-			bad["cursor"] = "is not a cursor of this listing"
+			bad["cursor"] = api.CursorRefusal
 		}
 		if ck == parkedCursor {
 			parkedBefore = n

@@ -245,3 +245,30 @@ func nextMilli(t *testing.T, at time.Time) {
 	t.Helper()
 	waitfor.Until(t, time.Second, "the next millisecond", func() bool { return time.Now().UnixMilli() > at.UnixMilli() })
 }
+
+// TestBadCursorRefusedAlike: every keyset listing refuses a cursor it did
+// not make with the same answer, naming the cursor and saying why.
+func TestBadCursorRefusedAlike(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	for _, path := range []string{
+		"/api/v1/streaming/streams",
+		"/v1/trips",
+		"/v1/vehicles",
+		"/v1/contacts",
+		"/v1/emergency/alerts",
+		"/api/v1/streaming/events/deliveries/str_missing",
+	} {
+		for _, c := range []string{"garbage", "YWJj"} {
+			r := n.do("GET", path+"?cursor="+c, k, nil)
+			if r.Status != 400 || r.errCode(t) != "invalid_request" {
+				t.Errorf("%s?cursor=%s: %d %s", path, c, r.Status, r.Body)
+				continue
+			}
+			e := r.json(t)["error"].(map[string]any)
+			if e["message"] != "cursor: is not a cursor of this listing" || fmt.Sprint(e["details"]) != "map[cursor:is not a cursor of this listing]" {
+				t.Errorf("%s?cursor=%s: %s", path, c, r.Body)
+			}
+		}
+	}
+}

@@ -102,7 +102,7 @@ func TestVehicleProfiles(t *testing.T) {
 		if r.Status != 400 || r.errCode(t) != "invalid_request" {
 			t.Errorf("list ?%s: %d %s", q, r.Status, r.Body)
 		}
-		if q[:6] == "cursor" && !strings.Contains(string(r.Body), "cursor is not valid for this listing") {
+		if q[:6] == "cursor" && !strings.Contains(string(r.Body), `"cursor":"is not a cursor of this listing"`) {
 			t.Errorf("list ?%s: %s", q, r.Body)
 		}
 	}
