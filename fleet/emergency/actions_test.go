@@ -124,3 +124,23 @@ func TestActionsRequestedOfEachVehicle(t *testing.T) {
 		t.Errorf("an area without vehicles: %+v, events %v; want skipped, 0 vehicles, no event", r, b.actions())
 	}
 }
+
+// TestInAppAlertWithoutBusNamesTheBus: without an event bus an
+// in_app_alert delivery fails saying the bus is missing, not the
+// notification gateway, which in_app_alert does not use.
+func TestInAppAlertWithoutBusNamesTheBus(t *testing.T) {
+	st := testdb.SQLite(t)
+	addTrip(t, st, "trp_1", "veh_1", "drv_1", 40.0, -83.0)
+	al, err := emergency.NewAlerts(emergency.AlertsConfig{}, st, st, nil, nil, nil).Create(t.Context(), store.Scope{Org: "org-a", Env: "test"},
+		actionBody(40.0, -83.0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(al.Recipients) != 1 || len(al.Recipients[0].Deliveries) != 1 {
+		t.Fatalf("recipients %+v, want drv_1 with one delivery", al.Recipients)
+	}
+	d := al.Recipients[0].Deliveries[0]
+	if d.Channel != "in_app_alert" || d.Status != "failed" || d.Reason != emergency.ErrNoBus.Error() {
+		t.Errorf("in_app_alert without a bus: %+v, want failed with %q", d, emergency.ErrNoBus)
+	}
+}

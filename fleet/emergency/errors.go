@@ -15,6 +15,9 @@ var (
 	// ErrNoGateway is a channel that needs a gateway none is configured
 	// for.
 	ErrNoGateway = errors.New("emergency: no notification gateway configured (--notify-url)")
+	// ErrNoBus is an event (an in_app_alert delivery, an automated or an
+	// escalation action) that needs the event bus none is configured for.
+	ErrNoBus = errors.New("emergency: no event bus configured")
 	// ErrRetrying is a queued notification whose attempt failed and that
 	// will be tried again.
 	ErrRetrying = errors.New("emergency: gateway attempt failed, retrying")

@@ -18,7 +18,7 @@ import (
 // vehicle.
 func (a *Alerts) publishAlert(ctx context.Context, sc store.Scope, al *Alert, r Recipient, typ string) error {
 	if a.pub == nil {
-		return ErrNoGateway
+		return ErrNoBus
 	}
 	data := map[string]any{"alert_id": al.AlertID, "alert_type": al.AlertType, "title": al.Title, "message": al.Message}
 	if r.RecipientID != "" {
@@ -30,7 +30,7 @@ func (a *Alerts) publishAlert(ctx context.Context, sc store.Scope, al *Alert, r 
 // published logs a publish that failed, but for want of a bus (the
 // event is then not sent on purpose).
 func (a *Alerts) published(err error, alertID, typ string) {
-	if err != nil && !errors.Is(err, ErrNoGateway) {
+	if err != nil && !errors.Is(err, ErrNoBus) {
 		a.cfg.Log.Warn("emergency: alert event not published", "alert_id", alertID, "type", typ, "err", err)
 	}
 }
@@ -40,7 +40,7 @@ func (a *Alerts) published(err error, alertID, typ string) {
 // escalation level's action for the consoles (src empty).
 func (a *Alerts) publishAction(ctx context.Context, sc store.Scope, al *Alert, action string, src event.Source) error {
 	if a.pub == nil {
-		return ErrNoGateway
+		return ErrNoBus
 	}
 	return a.publish(ctx, sc, al, "emergency_action", src, map[string]any{"alert_id": al.AlertID, "action": action}, true)
 }
