@@ -199,3 +199,34 @@ func TestIncidentFleetFromTheVehicle(t *testing.T) {
 		t.Errorf("incidents of fleet north: %v, want the one of truck-7", p)
 	}
 }
+
+// TestIncidentLocationTextLimits: an incident's location.address takes 500
+// characters as a trip's or an event's does and its landmark 200, as a
+// name; one past is refused naming the field, and nothing is reported.
+func TestIncidentLocationTextLimits(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	report := func(address, landmark string) resp {
+		return n.do("POST", "/v1/emergency/incidents", k, map[string]any{"event_type": "breakdown", "severity_level": "low",
+			"location": map[string]any{"latitude": 40, "longitude": -83, "address": address, "landmark": landmark}})
+	}
+	if r := report(strings.Repeat("é", 500), strings.Repeat("é", 200)); r.Status != 201 {
+		t.Fatalf("address of 500 and landmark of 200 characters: %d %s", r.Status, r.Body)
+	}
+	for _, c := range []struct{ address, landmark, field, msg string }{
+		{strings.Repeat("a", 501), "", "location.address", "must be at most 500 characters"},
+		{"", strings.Repeat("a", 201), "location.landmark", "must be at most 200 characters"},
+	} {
+		r := report(c.address, c.landmark)
+		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+			t.Errorf("%s one past: %d %s", c.field, r.Status, r.Body)
+			continue
+		}
+		if d := r.json(t)["error"].(map[string]any)["details"].(map[string]any); d[c.field] != c.msg || len(d) != 1 {
+			t.Errorf("%s one past: details %v", c.field, d)
+		}
+	}
+	if l := n.do("GET", "/v1/emergency/incidents", k, nil).json(t); l["pagination"].(map[string]any)["total_count"] != 1.0 {
+		t.Errorf("refused reports were kept: %v", l["pagination"])
+	}
+}

@@ -26,9 +26,9 @@ type Location struct {
 type ReportedLocation struct {
 	Latitude  *float64 `json:"latitude" required:"true" doc:"-90 to 90"`
 	Longitude *float64 `json:"longitude" required:"true" doc:"-180 to 180"`
-	Address   string   `json:"address,omitempty"`
+	Address   string   `json:"address,omitempty" doc:"at most 500 characters"`
 	Accuracy  *float64 `json:"accuracy,omitempty" doc:"metres, 0 or more"`
-	Landmark  string   `json:"landmark,omitempty"`
+	Landmark  string   `json:"landmark,omitempty" doc:"at most 200 characters"`
 }
 
 // location is l as the incident keeps it; l is validated.

@@ -87,6 +87,13 @@ func (b *ReportBody) validate() map[string]string {
 		if l.Accuracy != nil && !(*l.Accuracy >= 0) {
 			bad["location.accuracy"] = "must be a distance in metres, 0 or more"
 		}
+		// an address as trips and events take it, a landmark as a name
+		if utf8.RuneCountInString(l.Address) > 500 {
+			bad["location.address"] = "must be at most 500 characters"
+		}
+		if utf8.RuneCountInString(l.Landmark) > 200 {
+			bad["location.landmark"] = "must be at most 200 characters"
+		}
 	}
 	// ids as trips and vehicle profiles take them: one no trip or
 	// profile could carry would match nothing
