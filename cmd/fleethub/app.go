@@ -171,6 +171,9 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 			built.closeAll()
 		}
 	}()
+	if err := cfg.checkSettings(); err != nil { // before anything opens
+		return nil, err
+	}
 	tlsConf, err := serverTLS(cfg, log) // before anything opens: a startup error
 	if err != nil {
 		return nil, err

@@ -4,10 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/delivery/webhook"
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/fleet/trips"
@@ -83,6 +85,11 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		// a word among the flags ends their parsing: the flags after it
+		// would be silently dropped
+		return fmt.Errorf("unexpected argument %q: %s takes flags only (-h lists them)", fs.Arg(0), fs.Name())
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error
@@ -97,6 +104,26 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		}
 	})
 	return err
+}
+
+// checkSettings refuses a setting out of its range, naming its flag: a
+// negative size, duration or rate, a speed limit that is not a speed.
+func (c *config) checkSettings() error {
+	switch {
+	case c.MaxBodyBytes < 0:
+		return fmt.Errorf("--max-body-bytes must be positive (0: the default, %d), not %d", api.DefaultMaxBodyBytes, c.MaxBodyBytes)
+	case c.LogRetention < 0:
+		return fmt.Errorf("--log-retention must be positive (0: the default, %s), not %s", seglog.DefaultRetention, c.LogRetention)
+	case c.LogMaxBytes < 0:
+		return fmt.Errorf("--log-max-bytes must be positive (0: the default, %d), not %d", int64(seglog.DefaultMaxBytes), c.LogMaxBytes)
+	case c.ShutdownGrace < 0:
+		return fmt.Errorf("--shutdown-grace must not be negative, not %s", c.ShutdownGrace)
+	case c.SolverWorkRate < 0:
+		return fmt.Errorf("--solver-work-rate must be positive (0: measured at start), not %d", c.SolverWorkRate)
+	case !(c.SpeedLimitKmh >= 0) || math.IsInf(c.SpeedLimitKmh, 0):
+		return fmt.Errorf("--speed-limit-kmh must be a speed in km/h above 0 (0: the default, 100), not %v", c.SpeedLimitKmh)
+	}
+	return nil
 }
 
 func storeFlags(fs *flag.FlagSet, c *config) {
@@ -116,10 +143,10 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	storeFlags(fs, c)
 	fs.StringVar(&c.KafkaBrokers, "kafka-brokers", "", "comma list of Kafka brokers; switches the bus to Kafka")
 	fs.StringVar(&c.RedisURL, "redis-url", "", "redis://... shares rate limits, dedup and the stream registry across nodes")
-	fs.IntVar(&c.MaxBodyBytes, "max-body-bytes", 8<<20, "largest accepted request body (the route optimizer takes up to 64 MiB, or this when larger)")
+	fs.IntVar(&c.MaxBodyBytes, "max-body-bytes", 8<<20, "largest accepted request body (the route optimizer takes up to 64 MiB, or this when larger; 0: the default)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
-	fs.Float64Var(&c.SpeedLimitKmh, "speed-limit-kmh", 100, "organization default speed limit for speeding detection when no device setting applies")
+	fs.Float64Var(&c.SpeedLimitKmh, "speed-limit-kmh", 100, "organization default speed limit for speeding detection when no device setting applies (0: the default)")
 	fs.IntVar(&c.ActiveTrips, "active-trips", trips.DefaultActiveTrips, "trips whose analysis (and, with --osm, road matching) state stays in memory between uploads; a trip beyond it is read back from the store at its next upload and its road trace starts again (0: the default)")
 	fs.BoolVar(&c.AllowPrivateWebhooks, "allow-private-webhooks", false, "let webhooks reach loopback, private, link-local, CGNAT and metadata addresses (tests and local use only)")
 	fs.IntVar(&c.WebhookConcurrency, "webhook-concurrency", webhook.DefaultConcurrency, "webhook requests in flight per endpoint (each stream's webhook_url; 0: the default)")
@@ -129,8 +156,8 @@ func serveFlags(w io.Writer) (*flag.FlagSet, *config) {
 	fs.StringVar(&c.Tiles, "tiles", "", "PMTiles v3 archive served as the building tiles (without it the tile endpoints answer 501)")
 	fs.StringVar(&c.NotifyURL, "notify-url", "", "notification gateway for emergency alerts: each SMS, e-mail, push and voice notification is POSTed there as JSON")
 	fs.StringVar(&c.DebugAddr, "debug-addr", "", "if set, serve Go pprof profiles on this address (e.g. 127.0.0.1:6060)")
-	fs.DurationVar(&c.LogRetention, "log-retention", seglog.DefaultRetention, "how long the embedded bus and stream logs under --data keep messages")
-	fs.Int64Var(&c.LogMaxBytes, "log-max-bytes", seglog.DefaultMaxBytes, "disk bytes each of the embedded bus and stream logs keeps at most (oldest segments deleted first)")
+	fs.DurationVar(&c.LogRetention, "log-retention", seglog.DefaultRetention, "how long the embedded bus and stream logs under --data keep messages (0: the default)")
+	fs.Int64Var(&c.LogMaxBytes, "log-max-bytes", seglog.DefaultMaxBytes, "disk bytes each of the embedded bus and stream logs keeps at most (oldest segments deleted first; 0: the default)")
 	fs.Int64Var(&c.SolverWorkRate, "solver-work-rate", 0, "work units a route optimization search gets per second of its time limit; 0 measures this machine at start and gives 87 % of one core's rate (docs/optimization.md). A fixed value makes a seed give the same plan on any machine")
 	fs.DurationVar(&c.OrderWait, "order-wait", 2*time.Second, "how long event_ordering waits for a missing sequence number before it skips the gap")
 	fs.DurationVar(&c.WSWriteLinger, "ws-write-linger", ws.DefaultWriteLinger, "a websocket getting messages faster than one this often holds each until this long after its last write and writes them together (0: every message at once)")

@@ -535,6 +535,50 @@ func TestEnvFlags(t *testing.T) {
 	}
 }
 
+// TestServeRefusesBadSettings: a setting out of its range, from a flag or
+// from its environment variable, stops serve before it listens, exiting
+// non-zero with a message naming the flag; so does a stray word among the
+// flags, which would end their parsing and drop the flags after it.
+func TestServeRefusesBadSettings(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  [2]string
+		want string
+	}{
+		{args: []string{"--max-body-bytes", "-1"}, want: "--max-body-bytes must be positive"},
+		{env: [2]string{"FLEETHUB_MAX_BODY_BYTES", "-1"}, want: "--max-body-bytes must be positive"},
+		{args: []string{"--log-retention", "-1h"}, want: "--log-retention must be positive"},
+		{env: [2]string{"FLEETHUB_LOG_MAX_BYTES", "-5"}, want: "--log-max-bytes must be positive"},
+		{args: []string{"--shutdown-grace", "-1s"}, want: "--shutdown-grace must not be negative"},
+		{args: []string{"--solver-work-rate", "-3"}, want: "--solver-work-rate must be positive"},
+		{args: []string{"--speed-limit-kmh", "-10"}, want: "--speed-limit-kmh must be a speed"},
+		{args: []string{"--speed-limit-kmh", "NaN"}, want: "--speed-limit-kmh must be a speed"},
+		{args: []string{"stray", "--addr", "127.0.0.1:1"}, want: `unexpected argument "stray"`},
+	} {
+		t.Run(fmt.Sprint(c.args, c.env), func(t *testing.T) {
+			if c.env[0] != "" {
+				t.Setenv(c.env[0], c.env[1])
+			}
+			var out, errb strings.Builder
+			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, c.args...)
+			if code := run(t.Context(), args, &out, &errb); code == 0 || !strings.Contains(errb.String(), c.want) || strings.Contains(out.String(), "listening") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want a refusal saying %q", code, out.String(), errb.String(), c.want)
+			}
+		})
+	}
+	var out, errb strings.Builder
+	if code := run(t.Context(), []string{"keys", "create", "--data", t.TempDir(), "--org", "acme", "extra", "--env", "test", "--name", "n", "--permissions", "all"}, &out, &errb); code == 0 || out.Len() > 0 || !strings.Contains(errb.String(), `unexpected argument "extra"`) {
+		t.Errorf("keys create with a stray word: exit %d, %q %q", code, out.String(), errb.String())
+	}
+	t.Run("FLEETHUB_RPM", func(t *testing.T) {
+		t.Setenv("FLEETHUB_RPM", "lots")
+		var out, errb strings.Builder
+		if code := run(t.Context(), []string{"keys", "create", "--data", t.TempDir(), "--org", "acme", "--env", "test", "--name", "n", "--permissions", "all"}, &out, &errb); code == 0 || out.Len() > 0 || !strings.Contains(errb.String(), "FLEETHUB_RPM") {
+			t.Errorf("keys create with FLEETHUB_RPM=lots: exit %d, %q %q", code, out.String(), errb.String())
+		}
+	})
+}
+
 var _ = json.Marshal
 var _ = fmt.Sprint
 

@@ -28,6 +28,7 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if err == flag.ErrHelp {
 			return 0
 		}
+		fmt.Fprintln(stderr, "fleethub keys create:", err)
 		return 2
 	}
 	var plist []string
