@@ -145,10 +145,17 @@ func openStoreWith(ctx context.Context, c *config, bs *breakers) (store.Backend,
 			pc.Breaker = bs.config("postgresql")
 		}
 		s, err := postgres.Open(ctx, pc)
-		return s, "postgresql", err
+		if err != nil {
+			// no typed nil in the interface: nothing is left to close
+			return nil, "postgresql", fmt.Errorf("--database-url: %w", err)
+		}
+		return s, "postgresql", nil
 	}
 	s, err := sqlite.Open(ctx, sqlite.Config{Dir: c.Data})
-	return s, "sqlite", err
+	if err != nil {
+		return nil, "sqlite", fmt.Errorf("--data %s: %w", c.Data, err)
+	}
+	return s, "sqlite", nil
 }
 
 // uploadHealth is the location upload path's state (trips.Service.Health),

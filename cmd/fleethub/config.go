@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -106,10 +107,14 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return err
 }
 
-// checkSettings refuses a setting out of its range, naming its flag: a
-// negative size, duration or rate, a speed limit that is not a speed.
+// checkSettings refuses a setting out of its range, naming its flag: an
+// empty --data, a negative size, duration or rate, a speed limit that is
+// not a speed.
 func (c *config) checkSettings() error {
 	switch {
+	case strings.TrimSpace(c.Data) == "":
+		// the store, the bus and the stream logs would part ways
+		return errors.New("--data must name a directory (default ./data)")
 	case c.MaxBodyBytes < 0:
 		return fmt.Errorf("--max-body-bytes must be positive (0: the default, %d), not %d", api.DefaultMaxBodyBytes, c.MaxBodyBytes)
 	case c.LogRetention < 0:

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -537,9 +539,15 @@ func TestEnvFlags(t *testing.T) {
 
 // TestServeRefusesBadSettings: a setting out of its range, from a flag or
 // from its environment variable, stops serve before it listens, exiting
-// non-zero with a message naming the flag; so does a stray word among the
-// flags, which would end their parsing and drop the flags after it.
+// non-zero with a message naming the flag; so do a stray word among the
+// flags, which would end their parsing and drop the flags after it, a
+// --data that cannot hold the store and a --database-url that does not
+// open.
 func TestServeRefusesBadSettings(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		env  [2]string
@@ -554,6 +562,10 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{args: []string{"--speed-limit-kmh", "-10"}, want: "--speed-limit-kmh must be a speed"},
 		{args: []string{"--speed-limit-kmh", "NaN"}, want: "--speed-limit-kmh must be a speed"},
 		{args: []string{"stray", "--addr", "127.0.0.1:1"}, want: `unexpected argument "stray"`},
+		{args: []string{"--data", ""}, want: "--data must name a directory"},
+		{args: []string{"--data", file}, want: "--data " + file + ": "},
+		{args: []string{"--database-url", "notaurl"}, want: "--database-url: "},
+		{env: [2]string{"FLEETHUB_DATABASE_URL", "postgres://nobody@127.0.0.1:1/x?sslmode=disable&connect_timeout=1"}, want: "--database-url: "},
 	} {
 		t.Run(fmt.Sprint(c.args, c.env), func(t *testing.T) {
 			if c.env[0] != "" {

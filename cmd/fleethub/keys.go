@@ -44,6 +44,10 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		return 2
 	}
+	if err := c.checkSettings(); err != nil {
+		fmt.Fprintln(stderr, "fleethub keys create:", err)
+		return 2
+	}
 	st, _, err := openStore(ctx, c)
 	if err != nil {
 		fmt.Fprintln(stderr, "fleethub keys create:", err)
