@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -29,49 +30,13 @@ import (
 // it. Nothing is stored by a refused upload.
 func TestDeviceInfoOfEachUpload(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	log := slog.New(slog.DiscardHandler)
-	svc, err := domain.New(domain.Config{}, st, nil, nil, log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc, call := startTrips(t)
 	start := time.Now().Add(-time.Minute)
 	tr, err := svc.Start(ctx, "org-a", "test", "tester", domain.StartRequest{VehicleID: "veh-dev", StartTime: &start})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := apitest.NewKey("all")
-	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, log, prometheus.NewRegistry(), key, ratelimit.NewMemory(nil))
-	srv.Handle(apitrips.New(svc, ratelimit.NewMemory(nil)).Routes()...)
-	base := "http://" + apitest.Serve(t, srv)
-	post := func(path, body string) (int, string, map[string]any) {
-		t.Helper()
-		req, err := http.NewRequest("POST", base+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-API-Key", key.Key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var e struct {
-			Error struct {
-				Code    string         `json:"code"`
-				Details map[string]any `json:"details"`
-			} `json:"error"`
-		}
-		if err := json.NewDecoder(res.Body).Decode(&e); err != nil {
-			t.Fatal(err)
-		}
-		return res.StatusCode, e.Error.Code, e.Error.Details
-	}
+	post := func(path, body string) (int, string, map[string]any) { return call("POST", path, body) }
 	ts := time.Now().Add(-30 * time.Second).UTC().Format(time.RFC3339)
 	point := fmt.Sprintf(`"latitude":40,"longitude":-83,"timestamp":%q`, ts)
 	for _, c := range []struct {
@@ -99,5 +64,56 @@ func TestDeviceInfoOfEachUpload(t *testing.T) {
 	}
 	if status, code, _ := post("/v1/locations/single", fmt.Sprintf(`{"trip_id":%q,%s,"device_info":{"device_id":"d1","satellites_count":9,"signal_strength":-70}}`, tr.TripID, point)); status != 200 {
 		t.Errorf("a single upload with 9 satellites: %d %s", status, code)
+	}
+}
+
+// startTrips serves the trip routes over a trip service on a real SQLite
+// store; call sends a request with a key holding every permission and
+// answers its status, error code and error details.
+func startTrips(t *testing.T) (*domain.Service, func(method, path, body string) (int, string, map[string]any)) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), sqlite.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	log := slog.New(slog.DiscardHandler)
+	svc, err := domain.New(domain.Config{}, st, nil, nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := apitest.NewKey("all")
+	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, log, prometheus.NewRegistry(), key, ratelimit.NewMemory(nil))
+	srv.Handle(apitrips.New(svc, ratelimit.NewMemory(nil)).Routes()...)
+	base := "http://" + apitest.Serve(t, srv)
+	return svc, func(method, path, body string) (int, string, map[string]any) {
+		t.Helper()
+		var rd io.Reader
+		if body != "" {
+			rd = strings.NewReader(body)
+		}
+		req, err := http.NewRequest(method, base+path, rd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.Header.Set("X-API-Key", key.Key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var e struct {
+			Error struct {
+				Code    string         `json:"code"`
+				Details map[string]any `json:"details"`
+			} `json:"error"`
+		}
+		if err := json.NewDecoder(res.Body).Decode(&e); err != nil {
+			t.Fatal(err)
+		}
+		return res.StatusCode, e.Error.Code, e.Error.Details
 	}
 }

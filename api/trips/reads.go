@@ -62,13 +62,7 @@ func (h *Handlers) list(c *api.Ctx) error {
 		}
 		q.Order = v
 	}
-	if v := string(a.Peek("include_analytics")); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			bad["include_analytics"] = "must be true or false"
-		}
-		q.IncludeAnalytics = b
-	}
+	q.IncludeAnalytics = boolParam(c, "include_analytics", true, bad)
 	for _, d := range []struct {
 		name string
 		dst  **time.Time
@@ -104,17 +98,20 @@ func parseDate(v string) (time.Time, error) {
 	return t.UTC(), err
 }
 
-// boolParam reads an optional boolean query parameter.
+// boolParam reads an optional boolean query parameter: true or false,
+// as the OpenAPI document's boolean is written in a query (1, t or TRUE
+// are refused, never guessed at).
 func boolParam(c *api.Ctx, name string, def bool, bad map[string]string) bool {
-	v := string(c.QueryArgs().Peek(name))
-	if v == "" {
+	switch v := string(c.QueryArgs().Peek(name)); v {
+	case "":
 		return def
+	case "true":
+		return true
+	case "false":
+		return false
 	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		bad[name] = "must be true or false"
-	}
-	return b
+	bad[name] = "must be true or false"
+	return def
 }
 
 func (h *Handlers) route(c *api.Ctx) error {
