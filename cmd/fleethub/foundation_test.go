@@ -520,6 +520,23 @@ func TestKeysCreateCommand(t *testing.T) {
 	}
 }
 
+// TestKeyNameCountsCharacters: a key's name takes 200 characters, counted
+// as characters (Unicode code points) as every text limit is, not bytes.
+func TestKeyNameCountsCharacters(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	admin, _ := n.keyWith("org-a", "test", "enterprise", 0, "all")
+	body := func(name string) map[string]any {
+		return map[string]any{"name": name, "environment": "test", "permissions": []string{"trips:read"}}
+	}
+	if r := n.do("POST", "/v1/api-keys", admin, body(strings.Repeat("é", 200))); r.Status != 201 || r.json(t)["name"] != strings.Repeat("é", 200) {
+		t.Errorf("a name of 200 two-byte characters: %d %s", r.Status, r.Body)
+	}
+	r := n.do("POST", "/v1/api-keys", admin, body(strings.Repeat("é", 201)))
+	if r.Status != 400 || r.errCode(t) != "validation_failed" || !strings.Contains(string(r.Body), `"name":"must be at most 200 characters"`) {
+		t.Errorf("a name of 201 characters: %d %s", r.Status, r.Body)
+	}
+}
+
 func TestEnvFlags(t *testing.T) {
 	t.Setenv("FLEETHUB_ADDR", "127.0.0.1:9999")
 	t.Setenv("FLEETHUB_MAX_BODY_BYTES", "1234")

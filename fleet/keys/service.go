@@ -27,6 +27,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/enum"
@@ -232,7 +233,7 @@ func (r *CreateRequest) Validate() map[string]string {
 	}
 	if strings.TrimSpace(r.Name) == "" {
 		bad["name"] = "is required"
-	} else if len(r.Name) > 200 {
+	} else if utf8.RuneCountInString(r.Name) > 200 {
 		bad["name"] = "must be at most 200 characters"
 	}
 	if len(r.Permissions) == 0 {
