@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,6 +95,7 @@ func (s *Server) OpenAPI() map[string]any {
 		"paths":   paths,
 		"components": map[string]any{
 			"schemas": g.defs,
+			"headers": responseHeaders,
 			"securitySchemes": map[string]any{
 				"ApiKeyHeader": map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key"},
 				"BearerAuth":   map[string]any{"type": "http", "scheme": "bearer"},
@@ -132,8 +134,44 @@ func opParams(r *Route) []any {
 	return params
 }
 
+// responseHeaders are the headers the responses name (components.headers).
+var responseHeaders = map[string]any{
+	"X-Request-Id": map[string]any{"description": "the request's id, also the error body's request_id; on every response", "required": true,
+		"schema": Schema{"type": "string"}},
+	"X-RateLimit-Limit": map[string]any{"description": "the key's rate, requests per minute; on every response of a request charged to a key",
+		"schema": Schema{"type": "integer"}},
+	"X-RateLimit-Remaining": map[string]any{"description": "whole requests the key has left now (its burst when the bucket is full)",
+		"schema": Schema{"type": "integer"}},
+	"X-RateLimit-Reset": map[string]any{"description": "epoch seconds when the key's bucket is full again",
+		"schema": Schema{"type": "integer"}},
+	"X-RateLimit-Window": map[string]any{"description": "the window of X-RateLimit-Limit in seconds: 60",
+		"schema": Schema{"type": "integer"}},
+	"Retry-After": map[string]any{"description": "seconds to wait before trying again",
+		"schema": Schema{"type": "integer"}},
+}
+
+// opHeaders are the headers of r's responses with status code: the
+// request id on every one; the rate-limit headers on those of a request
+// charged to the key (every answer of an authenticated route but a 401,
+// whose key did not verify; a 413 has them when the handler refused the
+// body, not when the server did before reading the key); Retry-After on
+// a 429 and on an authenticated route's 503.
+func opHeaders(r *Route, code int) map[string]any {
+	ref := func(name string) map[string]any { return map[string]any{"$ref": "#/components/headers/" + name} }
+	h := map[string]any{"X-Request-Id": ref("X-Request-Id")}
+	if r.Auth != AuthNone && code != 401 {
+		for _, n := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Window"} {
+			h[n] = ref(n)
+		}
+	}
+	if code == 429 || code == 503 && r.Auth != AuthNone { // a part down under a request; /readyz's 503 is a state
+		h["Retry-After"] = ref("Retry-After")
+	}
+	return h
+}
+
 // opResponses are the responses of r's operation: its success, and each
-// error it can answer with, as eref.
+// error it can answer with, as eref, each with its headers.
 func opResponses(g *schemaGen, r *Route, eref Schema) map[string]any {
 	resp := map[string]any{}
 	success := map[string]any{"description": "success"}
@@ -154,6 +192,10 @@ func opResponses(g *schemaGen, r *Route, eref Schema) map[string]any {
 	errContent := map[string]any{"application/json": map[string]any{"schema": eref}}
 	for _, c := range errorCodes(r) {
 		resp[fmt.Sprint(c)] = map[string]any{"description": httpText(c), "content": errContent}
+	}
+	for c, v := range resp {
+		code, _ := strconv.Atoi(c)
+		v.(map[string]any)["headers"] = opHeaders(r, code)
 	}
 	return resp
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"log/slog"
 	"testing"
 
@@ -32,6 +33,60 @@ func TestOpenAPIListsUnknownQuery400(t *testing.T) {
 		responses := paths[c.path]["get"].(map[string]any)["responses"].(map[string]any)
 		if _, listed := responses["400"]; listed != (c.status == 400) {
 			t.Errorf("%s: 400 listed %v, answered %d", c.path, listed, res.StatusCode)
+		}
+	}
+}
+
+// TestOpenAPINamesResponseHeaders: every response of the OpenAPI document
+// names the headers the server sends with it, and a served answer has
+// them: X-Request-Id everywhere, the rate-limit headers wherever a key was
+// charged (not on a 401), Retry-After on a 429.
+func TestOpenAPINamesResponseHeaders(t *testing.T) {
+	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), nil, nil)
+	ok := func(c *api.Ctx) error { return c.JSON(200, map[string]bool{"success": true}) }
+	srv.Handle(&api.Route{Method: "GET", Path: "/open", Tag: "test", Auth: api.AuthNone, Handler: ok},
+		&api.Route{Method: "GET", Path: "/keyed", Tag: "test", Permission: "trips:read", Handler: ok})
+	doc := srv.OpenAPI()
+	if _, ok := doc["components"].(map[string]any)["headers"].(map[string]any)["Retry-After"]; !ok {
+		t.Fatalf("components.headers lacks Retry-After: %v", doc["components"])
+	}
+	paths := doc["paths"].(map[string]map[string]any)
+	headers := func(path, code string) map[string]any {
+		t.Helper()
+		r, ok := paths[path]["get"].(map[string]any)["responses"].(map[string]any)[code].(map[string]any)
+		if !ok {
+			t.Fatalf("%s has no %s response", path, code)
+		}
+		h, _ := r["headers"].(map[string]any)
+		return h
+	}
+	for _, c := range []struct {
+		path, code string
+		want, not  []string
+	}{
+		{"/open", "200", []string{"X-Request-Id"}, []string{"X-RateLimit-Limit", "Retry-After"}},
+		{"/keyed", "200", []string{"X-Request-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-RateLimit-Window"}, []string{"Retry-After"}},
+		{"/keyed", "403", []string{"X-Request-Id", "X-RateLimit-Limit"}, nil},
+		{"/keyed", "401", []string{"X-Request-Id"}, []string{"X-RateLimit-Limit"}},
+		{"/keyed", "429", []string{"X-Request-Id", "X-RateLimit-Limit", "Retry-After"}, nil},
+	} {
+		h := headers(c.path, c.code)
+		for _, n := range c.want {
+			if _, ok := h[n]; !ok {
+				t.Errorf("%s %s: %s not named (%v)", c.path, c.code, n, h)
+			}
+		}
+		for _, n := range c.not {
+			if _, ok := h[n]; ok {
+				t.Errorf("%s %s: %s named, and not sent", c.path, c.code, n)
+			}
+		}
+	}
+	addr := apitest.Serve(t, srv)
+	for _, c := range []struct{ path, status string }{{"/open", "200"}, {"/keyed", "401"}} {
+		res, body := rawRequest(t, addr, "GET "+c.path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		if fmt.Sprint(res.StatusCode) != c.status || res.Header.Get("X-Request-Id") == "" || res.Header.Get("X-RateLimit-Limit") != "" {
+			t.Errorf("%s: %d %v %s", c.path, res.StatusCode, res.Header, body)
 		}
 	}
 }

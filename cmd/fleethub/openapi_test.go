@@ -93,6 +93,17 @@ func checkResponse(t *testing.T, doc, op map[string]any, method, path string, re
 		t.Errorf("%s %s answered %d, which the document does not list: %.300s", method, path, res.Status, res.Body)
 		return
 	}
+	// the headers the document names are sent: the key is charged on
+	// every answer here but a 401 and a 429 for the failed
+	// authentications of the calls without a key, which has Retry-After
+	for name := range spec["headers"].(map[string]any) {
+		if res.Status == 429 && strings.HasPrefix(name, "X-RateLimit-") {
+			continue
+		}
+		if res.Header.Get(name) == "" {
+			t.Errorf("%s %s %d: header %s named by the document, not sent", method, path, res.Status, name)
+		}
+	}
 	content, _ := spec["content"].(map[string]any)
 	js, ok := content["application/json"].(map[string]any)
 	if !ok {
