@@ -230,3 +230,24 @@ func TestIncidentLocationTextLimits(t *testing.T) {
 		t.Errorf("refused reports were kept: %v", l["pagination"])
 	}
 }
+
+// TestContactCityCountsCharacters: a contact's home_area.city takes 200
+// characters, counted as characters as every text limit is, not bytes;
+// one with a control character is refused saying so.
+func TestContactCityCountsCharacters(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	body := func(city string) map[string]any {
+		return map[string]any{"name": "Ann", "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "ann@example.com"},
+			"home_area": map[string]any{"city": city, "state": "OH"}}
+	}
+	if r := n.do("POST", "/v1/contacts", k, body(strings.Repeat("é", 200))); r.Status != 201 {
+		t.Errorf("a city of 200 two-byte characters: %d %s", r.Status, r.Body)
+	}
+	for city, msg := range map[string]string{strings.Repeat("é", 201): "must be at most 200 characters", "Colum\tbus": "must not contain a control character"} {
+		r := n.do("POST", "/v1/contacts", k, body(city))
+		if r.Status != 400 || !strings.Contains(string(r.Body), `"home_area.city":"`+msg+`"`) {
+			t.Errorf("city %.20q: %d %s", city, r.Status, r.Body)
+		}
+	}
+}

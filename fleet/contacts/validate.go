@@ -119,8 +119,11 @@ func (h *HomeArea) validate(bad map[string]string) {
 	if h.State != "" && (len(h.State) != 2 || strings.ToUpper(h.State) != h.State) {
 		bad["home_area.state"] = "must be a two-letter state code"
 	}
-	if len(h.City) > maxName || hasControl(h.City) {
+	switch {
+	case utf8.RuneCountInString(h.City) > maxName:
 		bad["home_area.city"] = fmt.Sprintf("must be at most %d characters", maxName)
+	case hasControl(h.City):
+		bad["home_area.city"] = "must not contain a control character"
 	}
 	if h.Latitude == nil && h.City == "" && h.State == "" {
 		bad["home_area"] = "needs a point (latitude, longitude), a city or a state"
