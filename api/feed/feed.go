@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/filters/expr"
@@ -233,7 +234,7 @@ func parseParams(org, env string, args map[string][]string, mode int) (q feed.Qu
 			continue
 		}
 		for _, v := range vs {
-			if strings.TrimSpace(v) == "" || len(v) > 200 {
+			if strings.TrimSpace(v) == "" || utf8.RuneCountInString(v) > 200 {
 				bad[k] = "must be a non-empty value of at most 200 characters"
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/api"
 	apiwebhooks "github.com/fleethub/fleethub/api/webhooks"
@@ -283,7 +284,7 @@ func (h *Handlers) correlations(c *api.Ctx) error {
 	switch {
 	case corr == "":
 		bad["correlation_id"] = "is required (at most 200 characters)"
-	case len(corr) > 200:
+	case utf8.RuneCountInString(corr) > 200:
 		bad["correlation_id"] = "must be at most 200 characters"
 	}
 	limit := 100

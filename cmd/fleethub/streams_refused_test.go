@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -36,5 +37,37 @@ func TestStreamEncryptionStartAnswers(t *testing.T) {
 		if strings.Contains(string(r.Body), k) {
 			t.Errorf("the listing shows a key: %s", r.Body)
 		}
+	}
+}
+
+// TestStreamIDsCountCharacters: an id of 200 characters that trips and
+// events take (two bytes each here) is taken too by a stream's filters,
+// by the feed's filters and by the correlation listing; one of 201 is
+// refused naming the field.
+func TestStreamIDsCountCharacters(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	long, past := strings.Repeat("é", 200), strings.Repeat("é", 201)
+	start := func(id string) resp {
+		return n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{"event_filters": map[string]any{"vehicle_ids": []string{id}},
+			"stream_config": map[string]any{"delivery_method": "websocket"}})
+	}
+	if r := start(long); r.Status != 201 {
+		t.Errorf("a stream filtering on a 200-character vehicle id: %d %s", r.Status, r.Body)
+	}
+	if r := start(past); r.Status != 400 || !strings.Contains(string(r.Body), `"event_filters.vehicle_ids[0]"`) {
+		t.Errorf("a 201-character vehicle id: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("GET", "/api/v1/streaming/feed?vehicle_id="+url.QueryEscape(long), k, nil); r.Status != 200 {
+		t.Errorf("the feed filtered on a 200-character vehicle id: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("GET", "/api/v1/streaming/feed?vehicle_id="+url.QueryEscape(past), k, nil); r.Status != 400 || !strings.Contains(string(r.Body), `"vehicle_id"`) {
+		t.Errorf("the feed filtered on a 201-character vehicle id: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("GET", "/api/v1/streaming/events/correlations/str_missing?correlation_id="+url.QueryEscape(long), k, nil); r.Status == 400 {
+		t.Errorf("a 200-character correlation id: %d %s", r.Status, r.Body)
+	}
+	if r := n.do("GET", "/api/v1/streaming/events/correlations/str_missing?correlation_id="+url.QueryEscape(past), k, nil); r.Status != 400 || !strings.Contains(string(r.Body), `"correlation_id"`) {
+		t.Errorf("a 201-character correlation id: %d %s", r.Status, r.Body)
 	}
 }

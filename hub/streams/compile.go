@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/filters/expr"
 	"github.com/fleethub/fleethub/hub"
@@ -30,7 +31,7 @@ func checkList(field string, l []string) *FieldError {
 		return &FieldError{field, fmt.Sprintf("at most %d items", MaxListLen)}
 	}
 	for i, v := range l {
-		if strings.TrimSpace(v) == "" || len(v) > 200 {
+		if strings.TrimSpace(v) == "" || utf8.RuneCountInString(v) > 200 {
 			return &FieldError{fmt.Sprintf("%s[%d]", field, i), "must be a non-empty string of at most 200 characters"}
 		}
 	}
