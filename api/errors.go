@@ -96,6 +96,40 @@ func DateRange(fromName string, from time.Time, toName string, to time.Time) *Er
 		WithDetails(map[string]string{fromName: from.UTC().Format(time.RFC3339Nano), toName: to.UTC().Format(time.RFC3339Nano)})
 }
 
+// DateRefusal is the details message of a date query parameter that is
+// neither an ISO 8601 date-time with a time zone nor a date alone.
+const DateRefusal = "must be an ISO 8601 date or date-time"
+
+// ParseDate reads a date query parameter (the parameters of Format
+// "date-time"): an RFC 3339 date-time, or a date alone for its midnight
+// UTC. The time is in UTC.
+func ParseDate(v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t.UTC(), nil
+	}
+	t, err := time.Parse("2006-01-02", v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("not a date or date-time: %w", err)
+	}
+	return t.UTC(), nil
+}
+
+// DateQuery reads the optional date query parameter name (ParseDate).
+// A value that does not parse is added to bad, named, with DateRefusal;
+// ok is false then and when the parameter is absent.
+func DateQuery(c *Ctx, name string, bad map[string]string) (t time.Time, ok bool) {
+	v := string(c.QueryArgs().Peek(name))
+	if v == "" {
+		return time.Time{}, false
+	}
+	t, err := ParseDate(v)
+	if err != nil {
+		bad[name] = DateRefusal
+		return time.Time{}, false
+	}
+	return t, true
+}
+
 // Validation returns validation_failed (or another 400 code) with a map of
 // field path to message. validation_failed whose every problem is a value
 // outside the field's fixed set of values (enum.Refusal) is

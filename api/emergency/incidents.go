@@ -146,14 +146,7 @@ func listFilter(c *api.Ctx) (store.IncidentFilter, error) {
 		name string
 		dst  *time.Time
 	}{{"date_from", &f.From}, {"date_to", &f.To}} {
-		if v := string(a.Peek(d.name)); v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				if t, err = time.Parse("2006-01-02", v); err != nil {
-					bad[d.name] = "must be an ISO 8601 date or date-time"
-					continue
-				}
-			}
+		if t, ok := api.DateQuery(c, d.name, bad); ok {
 			*d.dst = t
 		}
 	}

@@ -67,12 +67,7 @@ func (h *Handlers) list(c *api.Ctx) error {
 		name string
 		dst  **time.Time
 	}{{"start_date", &q.StartDate}, {"end_date", &q.EndDate}} {
-		if v := string(a.Peek(d.name)); v != "" {
-			t, err := parseDate(v)
-			if err != nil {
-				bad[d.name] = "must be an ISO 8601 date or date-time"
-				continue
-			}
+		if t, ok := api.DateQuery(c, d.name, bad); ok {
 			*d.dst = &t
 		}
 	}
@@ -88,14 +83,6 @@ func (h *Handlers) list(c *api.Ctx) error {
 		return mapErr(err)
 	}
 	return c.JSON(200, res)
-}
-
-func parseDate(v string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return t.UTC(), nil
-	}
-	t, err := time.Parse("2006-01-02", v)
-	return t.UTC(), err
 }
 
 // boolParam reads an optional boolean query parameter: true or false,
