@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -108,8 +109,8 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 }
 
 // checkSettings refuses a setting out of its range, naming its flag: an
-// empty --data, a negative size, duration or rate, a speed limit that is
-// not a speed.
+// empty --data, a negative size, duration or rate, a --notify-url that
+// is not an http(s) URL, a speed limit that is not a speed.
 func (c *config) checkSettings() error {
 	switch {
 	case strings.TrimSpace(c.Data) == "":
@@ -125,10 +126,19 @@ func (c *config) checkSettings() error {
 		return fmt.Errorf("--shutdown-grace must not be negative, not %s", c.ShutdownGrace)
 	case c.SolverWorkRate < 0:
 		return fmt.Errorf("--solver-work-rate must be positive (0: measured at start), not %d", c.SolverWorkRate)
+	case c.NotifyURL != "" && !httpURL(c.NotifyURL):
+		// the URL is not quoted: it may hold the gateway's credentials
+		return errors.New("--notify-url must be an http:// or https:// URL with a host")
 	case !(c.SpeedLimitKmh >= 0) || math.IsInf(c.SpeedLimitKmh, 0):
 		return fmt.Errorf("--speed-limit-kmh must be a speed in km/h above 0 (0: the default, 100), not %v", c.SpeedLimitKmh)
 	}
 	return nil
+}
+
+// httpURL reports whether s is an absolute http or https URL with a host.
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 func storeFlags(fs *flag.FlagSet, c *config) {

@@ -558,8 +558,9 @@ func TestEnvFlags(t *testing.T) {
 // from its environment variable, stops serve before it listens, exiting
 // non-zero with a message naming the flag; so do a stray word among the
 // flags, which would end their parsing and drop the flags after it, a
-// --data that cannot hold the store and a --database-url that does not
-// open.
+// --data that cannot hold the store, a --database-url that does not open,
+// a --notify-url no notification could be sent to and a --debug-addr that
+// cannot be listened on.
 func TestServeRefusesBadSettings(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
@@ -582,6 +583,9 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{args: []string{"--data", ""}, want: "--data must name a directory"},
 		{args: []string{"--data", file}, want: "--data " + file + ": "},
 		{args: []string{"--database-url", "notaurl"}, want: "--database-url: "},
+		{args: []string{"--notify-url", "gateway.example.com/hook"}, want: "--notify-url must be an http:// or https:// URL"},
+		{env: [2]string{"FLEETHUB_NOTIFY_URL", "ftp://gateway.example.com"}, want: "--notify-url must be an http:// or https:// URL"},
+		{args: []string{"--debug-addr", "no-port"}, want: "--debug-addr: "},
 		{env: [2]string{"FLEETHUB_DATABASE_URL", "postgres://nobody@127.0.0.1:1/x?sslmode=disable&connect_timeout=1"}, want: "--database-url: "},
 	} {
 		t.Run(fmt.Sprint(c.args, c.env), func(t *testing.T) {

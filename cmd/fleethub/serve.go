@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/pprof"
 	"strings"
@@ -46,13 +48,24 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "fleethub serve:", err)
 		return 1
 	}
+	var debug net.Listener
+	if cfg.DebugAddr != "" {
+		// bound before the node serves: an address it cannot take is a
+		// startup error, not a profile server missing later
+		if debug, err = net.Listen("tcp", cfg.DebugAddr); err != nil {
+			a.closeAll()
+			fmt.Fprintln(stderr, "fleethub serve: --debug-addr:", err)
+			return 1
+		}
+		defer debug.Close()
+	}
 	if err := a.start(ctx); err != nil {
 		a.closeAll()
 		fmt.Fprintln(stderr, "fleethub serve:", err)
 		return 1
 	}
-	if cfg.DebugAddr != "" {
-		go servePprof(cfg.DebugAddr, log)
+	if debug != nil {
+		go servePprof(debug, log)
 	}
 	where := cfg.Data
 	if cfg.DatabaseURL != "" {
@@ -92,14 +105,14 @@ func shellQuote(s string) string {
 }
 
 // servePprof serves the Go profiler on its own address, never on the API.
-func servePprof(addr string, log *slog.Logger) {
+func servePprof(ln net.Listener, log *slog.Logger) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	if err := srv.ListenAndServe(); err != nil {
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, net.ErrClosed) {
 		log.Warn("pprof server stopped", "error", err)
 	}
 }
