@@ -22,7 +22,7 @@ import (
 
 // CreateBody is the body of POST /v1/api-keys.
 type CreateBody struct {
-	Name         string   `json:"name" required:"true" doc:"1 to 200 characters"`
+	Name         string   `json:"name" required:"true" doc:"1 to 200 characters, none of them a control character"`
 	Environment  string   `json:"environment,omitempty" enum:"test,live" doc:"defaults to the calling key's environment"`
 	RateLimitRPM *int     `json:"rate_limit_rpm,omitempty" doc:"requests per minute, 1 to 60000000, in place of the plan's rate; absent: the plan's rate, else the environment's default (test 1000, live the starter plan's)"`
 	Permissions  []string `json:"permissions" required:"true" enum:"trips:read,trips:write,locations:write,analytics:read,fleet:read,fleet:write,devices:manage,routing:read,geocoding:read,maps:read,emergency:read,emergency:write,telemetry:write,events:write,streams:read,streams:manage,keys:manage,tokens:create,all"`

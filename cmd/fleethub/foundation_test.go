@@ -603,6 +603,17 @@ func TestServeRefusesBadSettings(t *testing.T) {
 	if code := run(t.Context(), []string{"keys", "create", "--data", t.TempDir(), "--org", "acme", "extra", "--env", "test", "--name", "n", "--permissions", "all"}, &out, &errb); code == 0 || out.Len() > 0 || !strings.Contains(errb.String(), `unexpected argument "extra"`) {
 		t.Errorf("keys create with a stray word: exit %d, %q %q", code, out.String(), errb.String())
 	}
+	// the organization is an id as every other, the name a label
+	for _, c := range []struct{ org, name, want string }{
+		{strings.Repeat("o", 201), "n", "--org must be 1 to 200 characters"},
+		{"a\tb", "n", "--org must be 1 to 200 characters"},
+		{"acme", "n\x01", "--name must not contain a control character"},
+	} {
+		var out, errb strings.Builder
+		if code := run(t.Context(), []string{"keys", "create", "--data", t.TempDir(), "--org", c.org, "--env", "test", "--name", c.name, "--permissions", "all"}, &out, &errb); code == 0 || out.Len() > 0 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("keys create --org %.20q --name %q: exit %d, %q %q", c.org, c.name, code, out.String(), errb.String())
+		}
+	}
 	t.Run("FLEETHUB_RPM", func(t *testing.T) {
 		t.Setenv("FLEETHUB_RPM", "lots")
 		var out, errb strings.Builder

@@ -31,6 +31,7 @@ import (
 
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/enum"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -225,8 +226,12 @@ type Created struct {
 // Validate checks a create request; fields maps field name to message.
 func (r *CreateRequest) Validate() map[string]string {
 	bad := map[string]string{}
-	if strings.TrimSpace(r.Org) == "" {
+	switch {
+	case strings.TrimSpace(r.Org) == "":
 		bad["organization_id"] = "is required"
+	case utf8.RuneCountInString(r.Org) > 200 || jsonpath.HasControl(r.Org):
+		// an id as every other: it scopes every record of the keys
+		bad["organization_id"] = "must be 1 to 200 characters, none of them a control character"
 	}
 	if r.Env != apikey.EnvTest && r.Env != apikey.EnvLive {
 		bad["environment"] = enum.Refusal(apikey.EnvTest, apikey.EnvLive)
@@ -235,6 +240,8 @@ func (r *CreateRequest) Validate() map[string]string {
 		bad["name"] = "is required"
 	} else if utf8.RuneCountInString(r.Name) > 200 {
 		bad["name"] = "must be at most 200 characters"
+	} else if jsonpath.HasControl(r.Name) {
+		bad["name"] = jsonpath.ControlRefusal
 	}
 	if len(r.Permissions) == 0 {
 		bad["permissions"] = "at least one permission is required"
