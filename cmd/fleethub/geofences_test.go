@@ -264,3 +264,29 @@ func TestGeofenceMetadataLimit(t *testing.T) {
 		t.Errorf("after a refused put the notes are %d bytes, want %d", len(notes), 65536-12)
 	}
 }
+
+// TestNamesRefuseControlCharacters: a geofence's, a vehicle profile's, a
+// contact's and a key's name is a label shown as it is: one holding a
+// control character is refused naming it, as on every name.
+func TestNamesRefuseControlCharacters(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k, _ := n.keyWith("org-a", "test", "enterprise", 0, "all")
+	bad := "Depot\n2"
+	for _, c := range []struct {
+		method, path string
+		body         map[string]any
+	}{
+		{"POST", "/v1/geofences", map[string]any{"name": bad, "type": "circle", "center": map[string]any{"latitude": 40, "longitude": -83}, "radius_m": 300}},
+		{"PUT", "/v1/vehicles/veh-1", map[string]any{"name": bad}},
+		{"POST", "/v1/api-keys", map[string]any{"name": bad, "permissions": []string{"trips:read"}}},
+		{"POST", "/v1/contacts", map[string]any{"name": bad, "roles": []string{"dispatcher"}, "channels": map[string]any{"email": "ann@example.com"}}},
+	} {
+		r := n.do(c.method, c.path, k, c.body)
+		if r.Status != 400 || r.errCode(t) != "validation_failed" || r.json(t)["error"].(map[string]any)["details"].(map[string]any)["name"] == nil {
+			t.Errorf("%s %s with a newline in the name: %d %s", c.method, c.path, r.Status, r.Body)
+		}
+	}
+	if l := n.do("GET", "/v1/geofences", k, nil).json(t); fmt.Sprint(l["geofences"]) != "[]" {
+		t.Errorf("a refused geofence was kept: %v", l)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleethub/fleethub/fleet/geofences/fence"
 	"github.com/fleethub/fleethub/internal/enum"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -80,7 +81,7 @@ func checkPoint(bad map[string]string, field string, p PointIn) {
 
 // Body creates or replaces a fence.
 type Body struct {
-	Name     string         `json:"name" required:"true"`
+	Name     string         `json:"name" required:"true" doc:"1 to 200 characters, none of them a control character"`
 	Type     string         `json:"type" required:"true" enum:"circle,polygon"`
 	Center   *PointIn       `json:"center,omitempty" doc:"circle: latitude and longitude both required"`
 	RadiusM  *float64       `json:"radius_m,omitempty" doc:"circle, meters"`
@@ -113,8 +114,11 @@ type View struct {
 // *ValidationError names the bad fields.
 func (b *Body) Area() (fence.Area, error) {
 	bad := map[string]string{}
-	if strings.TrimSpace(b.Name) == "" || utf8.RuneCountInString(b.Name) > 200 {
+	switch {
+	case strings.TrimSpace(b.Name) == "" || utf8.RuneCountInString(b.Name) > 200:
 		bad["name"] = "is required, at most 200 characters"
+	case jsonpath.HasControl(b.Name):
+		bad["name"] = jsonpath.ControlRefusal
 	}
 	var a fence.Area
 	switch b.Type {

@@ -41,7 +41,7 @@ const (
 // Body creates or replaces a profile; a field left out is cleared.
 type Body struct {
 	FleetID                      string   `json:"fleet_id,omitempty" doc:"the fleet the vehicle belongs to, at most 200 characters; none when absent"`
-	Name                         string   `json:"name,omitempty" doc:"at most 200 characters"`
+	Name                         string   `json:"name,omitempty" doc:"at most 200 characters, none of them a control character"`
 	VehicleType                  string   `json:"vehicle_type,omitempty" enum:"car,van,truck,bus,motorcycle,other"`
 	FuelType                     string   `json:"fuel_type,omitempty" enum:"gasoline,diesel,hybrid,lpg,electric" doc:"required with any of the consumption and tank figures"`
 	FuelConsumptionLPer100Km     *float64 `json:"fuel_consumption_l_per_100km,omitempty" doc:"liters per 100 km at steady speeds up to 90 km/h, 1 to 100; not for electric"`
@@ -112,8 +112,11 @@ func (b *Body) validate(bad map[string]string) {
 	if utf8.RuneCountInString(b.FleetID) > maxText {
 		bad["fleet_id"] = "must be at most 200 characters"
 	}
-	if utf8.RuneCountInString(b.Name) > maxText {
+	switch {
+	case utf8.RuneCountInString(b.Name) > maxText:
 		bad["name"] = "must be at most 200 characters"
+	case jsonpath.HasControl(b.Name):
+		bad["name"] = jsonpath.ControlRefusal
 	}
 	if b.VehicleType != "" && !slices.Contains(VehicleTypes, b.VehicleType) {
 		bad["vehicle_type"] = enum.Refusal(VehicleTypes...)
