@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -56,7 +57,7 @@ func (d *Directory) Create(ctx context.Context, sc store.Scope, b Body) (Contact
 	if err := d.check(ctx, sc, &b, ""); err != nil {
 		return Contact{}, err
 	}
-	now := d.now().UTC().Truncate(time.Millisecond)
+	now := apitime.Of(d.now())
 	var idb [10]byte
 	if _, err := rand.Read(idb[:]); err != nil {
 		return Contact{}, fmt.Errorf("contacts: id: %w", err)
@@ -94,7 +95,7 @@ func (d *Directory) Replace(ctx context.Context, sc store.Scope, id string, b Bo
 	if b.Location == nil {
 		b.Location = old.Location
 	}
-	c := fromBody(id, &b, old.CreatedAt, d.now().UTC().Truncate(time.Millisecond))
+	c := fromBody(id, &b, old.CreatedAt, apitime.Of(d.now()))
 	rec, err := record(sc, &c, &b)
 	if err != nil {
 		return Contact{}, err
@@ -120,7 +121,7 @@ func (d *Directory) SetLocation(ctx context.Context, sc store.Scope, id string, 
 	if err != nil {
 		return Contact{}, err
 	}
-	now := d.now().UTC().Truncate(time.Millisecond)
+	now := apitime.Of(d.now())
 	l.ReportedAt = &now
 	c.Location, c.UpdatedAt = &l, now
 	b := c.body()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -149,7 +150,7 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, deviceID string, bo
 		if err := json.Unmarshal(mb, &applied); err != nil {
 			return Applied{}, err
 		}
-		now := s.now().UTC().Truncate(time.Millisecond)
+		now := apitime.Of(s.now())
 		rec := assess(deviceID, applied, now, prev+1)
 		rb, err := json.Marshal(rec)
 		if err != nil {

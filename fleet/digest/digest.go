@@ -43,6 +43,7 @@ import (
 
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -328,7 +329,7 @@ func Event(k store.SpeedingSummaryKey, eps []store.SpeedingEpisode, now time.Tim
 			"trips":            trips,
 			"first_episode_at": eps[0].Start.UTC().Format(time.RFC3339Nano), "last_episode_at": last.Start.UTC().Format(time.RFC3339Nano),
 		},
-		Metadata: event.Metadata{CorrelationID: k.DeviceID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.digest"},
+		Metadata: event.Metadata{CorrelationID: k.DeviceID, ProcessingTime: apitime.Format(now), SourceSystem: "fleethub.digest"},
 		// the hub acts on no summary by itself, as on no detected event
 		AutomaticActions: map[string]any{"alert_sent": false, "incident_logged": false, "supervisor_notified": false},
 		RiskAssessment: map[string]any{"collision_risk": riskBand[band], "passenger_impact": nil,

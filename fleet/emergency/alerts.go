@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -64,7 +65,7 @@ func NewAlerts(cfg AlertsConfig, st AlertStore, trips TripLister, dir Directory,
 // them on every channel, runs its automated actions and stores it; the
 // answer carries the outcome of all of them.
 func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert, error) {
-	now := a.now().UTC().Truncate(time.Millisecond)
+	now := apitime.Of(a.now())
 	exp, bad := b.validate(now)
 	if a.sched == nil {
 		// without a schedule nothing would send the later rounds

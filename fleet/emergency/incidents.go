@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleethub/fleethub/fleet/vehicles"
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/store"
@@ -129,7 +130,7 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 			return Incident{}, fmt.Errorf("emergency: the fleet of vehicle %s: %w", b.VehicleID, err)
 		}
 	}
-	now := s.now().UTC().Truncate(time.Millisecond)
+	now := apitime.Of(s.now())
 	var idb [10]byte
 	if _, err := rand.Read(idb[:]); err != nil {
 		return Incident{}, fmt.Errorf("emergency: incident id: %w", err)
@@ -276,12 +277,12 @@ func (s *Incidents) publish(ctx context.Context, sc store.Scope, in Incident, ty
 	if in.SeverityLevel == "critical" || in.EventType == "medical_emergency" {
 		pri = "emergency"
 	}
-	now := s.now().UTC()
+	now := apitime.Of(s.now())
 	ev := &event.Event{EventID: "evt_" + in.IncidentID + "_" + strconv.Itoa(len(in.StatusUpdates)), EventType: typ, Category: event.CategoryEmergency, Timestamp: now,
 		Severity: sev, Priority: pri, Source: event.Source{VehicleID: in.VehicleID, DriverID: in.DriverID, TripID: in.TripID, FleetID: in.FleetID},
 		Location:  &event.Location{Latitude: in.Location.Latitude, Longitude: in.Location.Longitude, Address: in.Location.Address},
 		EventData: map[string]any{"incident_id": in.IncidentID, "incident_type": in.EventType, "status": in.Status},
-		Metadata:  event.Metadata{CorrelationID: in.IncidentID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"}}
+		Metadata:  event.Metadata{CorrelationID: in.IncidentID, ProcessingTime: apitime.Format(now), SourceSystem: "fleethub.emergency"}}
 	ev.EmergencyResponse, ev.Escalation = incidentResponse(in), incidentEscalation(in)
 	if in.EventType == "breakdown" {
 		// a breakdown is a maintenance matter: maintenance_events, with the
@@ -430,7 +431,7 @@ func (s *Incidents) SetStatus(ctx context.Context, sc store.Scope, id, actor str
 		if !slices.Contains(moves[in.Status], b.Status) {
 			return Incident{}, &TransitionError{From: in.Status, To: b.Status}
 		}
-		now := s.now().UTC().Truncate(time.Millisecond)
+		now := apitime.Of(s.now())
 		in.Status, in.UpdatedAt = b.Status, now
 		in.StatusUpdates = append(in.StatusUpdates, StatusUpdate{Timestamp: now, Status: b.Status, UpdatedBy: by, Notes: b.Notes, ResolutionType: b.ResolutionType})
 		data := map[string]any{"updated_by": by}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -50,14 +51,14 @@ func (a *Alerts) publishAction(ctx context.Context, sc store.Scope, al *Alert, a
 // is being delivered, as an emergency_alert is published).
 func (a *Alerts) publish(ctx context.Context, sc store.Scope, al *Alert, typ string, src event.Source, data map[string]any, counted bool) error {
 	sev := map[string]string{"low": "low", "moderate": "medium", "high": "high", "critical": "critical"}[al.Severity]
-	now := a.now().UTC()
+	now := apitime.Of(a.now())
 	var idb [8]byte
 	if _, err := rand.Read(idb[:]); err != nil {
 		return fmt.Errorf("emergency: event id: %w", err)
 	}
 	ev := &event.Event{EventID: "evt_" + hex.EncodeToString(idb[:]), EventType: typ, Category: event.CategoryEmergency, Timestamp: now, Severity: sev,
 		Priority: "emergency", Source: src, EventData: data,
-		Metadata: event.Metadata{CorrelationID: al.AlertID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.emergency"}}
+		Metadata: event.Metadata{CorrelationID: al.AlertID, ProcessingTime: apitime.Format(now), SourceSystem: "fleethub.emergency"}}
 	ev.EmergencyResponse, ev.Escalation = alertResponse(al, counted), alertEscalation(al)
 	return a.pub.Publish(ctx, sc.Org, sc.Env, ev)
 }

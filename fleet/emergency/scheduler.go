@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleethub/fleethub/fleet/contacts"
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -133,7 +134,7 @@ func (a *Alerts) take(ctx context.Context, d store.AlertDue) error {
 			return err
 		}
 		al := &s.Alert
-		now := a.now().UTC().Truncate(time.Millisecond)
+		now := apitime.Of(a.now())
 		changed := false
 		switch d.Kind {
 		case store.AlertDueExpiry:

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -30,7 +31,7 @@ func (a *Alerts) save(ctx context.Context, sc store.Scope, al *Alert, prev int64
 		return err
 	}
 	rec := store.Alert{ID: al.AlertID, Org: sc.Org, Env: sc.Env, Status: al.Status, Doc: doc, Version: prev + 1, CreatedAt: al.CreatedAt,
-		UpdatedAt: a.now().UTC(), ExpiresAt: al.ExpiresAt}
+		UpdatedAt: apitime.Of(a.now()), ExpiresAt: al.ExpiresAt}
 	if prev == 0 {
 		return a.st.CreateAlert(ctx, rec)
 	}
@@ -177,7 +178,7 @@ func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b A
 		return Alert{}, &ValidationError{Fields: map[string]string{"recipient_id": "is not a recipient of this alert"}}
 	}
 	if r := &al.Recipients[i]; r.AcknowledgedAt == nil {
-		now := a.now().UTC().Truncate(time.Millisecond)
+		now := apitime.Of(a.now())
 		r.AcknowledgedAt, r.Note, r.AcknowledgedByType = &now, b.Note, cmp.Or(b.RecipientType, r.RecipientType)
 		al.acknowledged(now)
 		// their delayed deliveries and repeats are called off; once

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/fleet/geofences/fence"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/store"
@@ -253,7 +254,7 @@ func (s *Service) Create(ctx context.Context, sc store.Scope, b Body) (View, err
 	if _, err := rand.Read(idb[:]); err != nil {
 		return View{}, fmt.Errorf("geofences: id: %w", err)
 	}
-	now := s.now().UTC().Truncate(time.Millisecond)
+	now := apitime.Of(s.now())
 	g := store.Geofence{ID: "gf_" + hex.EncodeToString(idb[:]), Org: sc.Org, Env: sc.Env, Name: b.Name, Type: b.Type, Area: area, Metadata: md, CreatedAt: now, UpdatedAt: now}
 	if err := s.st.CreateGeofence(ctx, g); err != nil {
 		return View{}, err
@@ -303,7 +304,7 @@ func (s *Service) Replace(ctx context.Context, sc store.Scope, id string, decode
 	if err != nil {
 		return View{}, err
 	}
-	cur.Name, cur.Type, cur.Area, cur.Metadata, cur.UpdatedAt = b.Name, b.Type, area, md, s.now().UTC().Truncate(time.Millisecond)
+	cur.Name, cur.Type, cur.Area, cur.Metadata, cur.UpdatedAt = b.Name, b.Type, area, md, apitime.Of(s.now())
 	if err := s.st.UpdateGeofence(ctx, cur); err != nil {
 		return View{}, notFound(err)
 	}

@@ -30,6 +30,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/store"
@@ -405,7 +406,7 @@ func (s *Service) Create(ctx context.Context, r CreateRequest) (Created, error) 
 	perms := NormalizePermissions(r.Permissions)
 	rec := store.APIKey{
 		ID: "key_" + hex.EncodeToString(idb[:]), Name: r.Name, Org: r.Org, Env: r.Env, Permissions: perms,
-		Plan: r.Plan, RPM: r.RPM, Hash: s.hasher.Sum(key).Hex(), Hint: key[len(key)-4:], CreatedAt: s.now().UTC().Truncate(time.Millisecond),
+		Plan: r.Plan, RPM: r.RPM, Hash: s.hasher.Sum(key).Hex(), Hint: key[len(key)-4:], CreatedAt: apitime.Of(s.now()),
 	}
 	if err := s.store.CreateKey(ctx, rec); err != nil {
 		return Created{}, fmt.Errorf("keys: create: %w", err)

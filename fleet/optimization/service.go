@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/roadspeed"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/store"
@@ -292,7 +293,7 @@ func (s *Service) OptimizeAfter(ctx context.Context, sc store.Scope, r *Request,
 	}
 	res.OptimizationID = "opt_" + hex.EncodeToString(idb[:])
 	res.Status = "completed"
-	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
+	now := apitime.Of(s.cfg.Now())
 	res.CreatedAt = now
 	doc, err := json.Marshal(res)
 	if err != nil {
@@ -373,7 +374,7 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, id string, a ApplyR
 	if err != nil {
 		return Result{}, fmt.Errorf("optimization: encode %s: %w", id, err)
 	}
-	now := s.cfg.Now().UTC().Truncate(time.Millisecond)
+	now := apitime.Of(s.cfg.Now())
 	r.Status, r.AppliedAt = "applied", &now
 	if a.Plan != nil && *a.Plan > 0 {
 		r.AppliedPlan = a.Plan
@@ -443,7 +444,7 @@ func assignments(r *Result, now time.Time) []*event.Event {
 		evs = append(evs, &event.Event{EventID: "evt_" + r.OptimizationID + "_" + rt.vehicle, EventType: "route_assigned", Category: event.CategoryOperational,
 			Timestamp: now, Severity: "low", Priority: "normal", Source: event.Source{VehicleID: rt.vehicle, DriverID: rt.driver},
 			EventData: data,
-			Metadata:  event.Metadata{CorrelationID: r.OptimizationID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.optimization"}})
+			Metadata:  event.Metadata{CorrelationID: r.OptimizationID, ProcessingTime: apitime.Format(now), SourceSystem: "fleethub.optimization"}})
 	}
 	return evs
 }

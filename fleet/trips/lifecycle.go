@@ -12,6 +12,7 @@ import (
 	"github.com/fleethub/fleethub/fleet/vehicles"
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/store"
@@ -38,10 +39,10 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 		bad["driver_id"] = vehicles.IDRefusal
 	}
 	checkPlace(bad, "start_location", r.StartLocation)
-	now := s.now().UTC().Truncate(time.Millisecond)
+	now := apitime.Of(s.now())
 	start := now
 	if r.StartTime != nil {
-		start = r.StartTime.UTC().Truncate(time.Millisecond)
+		start = apitime.Of(*r.StartTime)
 		switch {
 		case start.After(now.Add(s.cfg.MaxFuture)):
 			bad["start_time"] = "must not be in the future"

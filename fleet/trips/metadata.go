@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -53,7 +54,7 @@ func metadataJSON(m map[string]any, actor string, now time.Time, _ []byte) ([]by
 	} else if n > MaxMetadataBytes {
 		return nil, ErrMetadataTooLarge
 	}
-	ts := now.UTC().Format(time.RFC3339Nano)
+	ts := apitime.Format(now)
 	out["created_by"], out["created_at"], out["updated_by"], out["updated_at"] = actor, ts, actor, ts
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -195,7 +196,7 @@ func (s *Service) UpdateMetadata(ctx context.Context, org, env, id, actor string
 			}
 			return errUnchanged
 		}
-		ts := now.Format(time.RFC3339Nano)
+		ts := apitime.Format(now)
 		if _, ok := next["created_at"]; !ok {
 			next["created_at"], next["created_by"] = ts, actor
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -40,7 +41,7 @@ func (s *Service) publishUpload(ctx context.Context, t store.Trip, pts []Point, 
 	if s.pub == nil {
 		return
 	}
-	now := s.now().UTC()
+	now := apitime.Of(s.now())
 	eps := make([]event.Point, len(pts))
 	for i, p := range pts {
 		ep := &eps[i]
@@ -75,7 +76,7 @@ func safetyEvent(t store.Trip, e detect.Event, id string, seq int64, now time.Ti
 	ev := &event.Event{EventID: id, EventType: e.Type, Category: cat, Timestamp: e.Start.UTC(), Severity: sev, Priority: pri,
 		Source:   event.Source{VehicleID: t.VehicleID, DriverID: t.DriverID, TripID: t.ID},
 		Location: &event.Location{Latitude: e.Lat, Longitude: e.Lon}, EventData: data,
-		Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: seq, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: "fleethub.trips"}}
+		Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: seq, ProcessingTime: apitime.Format(now), SourceSystem: "fleethub.trips"}}
 	if e.RoadLimitKmh > 0 { // the road the episode started on
 		limit := round(e.RoadLimitKmh, 1)
 		ev.Location.SpeedLimit, ev.Location.RoadType = &limit, e.RoadType
@@ -141,7 +142,7 @@ func (s *Service) lifecycleEvent(ctx context.Context, t store.Trip, st *state, t
 	}
 	ev := &event.Event{EventID: newID("evt_"), EventType: typ, Category: event.CategoryTripLifecycle, Timestamp: at, Severity: "low", Priority: "normal",
 		Source: event.Source{VehicleID: t.VehicleID, DriverID: t.DriverID, TripID: t.ID}, EventData: data,
-		Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: st.Seq, ProcessingTime: s.now().UTC().Format(time.RFC3339Nano), SourceSystem: "fleethub.trips"}}
+		Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: st.Seq, ProcessingTime: apitime.Format(s.now()), SourceSystem: "fleethub.trips"}}
 	if loc != nil {
 		ev.Location = &event.Location{Latitude: loc.Latitude, Longitude: loc.Longitude, Address: loc.Address}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/store"
@@ -195,7 +196,7 @@ func (s *Service) storeRoadEvents(ctx context.Context, j roadJob, stats RoadStat
 		st.Seq += int64(len(added))
 		prevVersion := t.Version
 		t.Version = prevVersion + 1
-		t.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+		t.UpdatedAt = apitime.Of(s.now())
 		t.Totals = totalsOf(s.analyticsOf(&st))
 		var err error
 		if t.State, err = encodeState(&st); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/analytics"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/store"
@@ -57,7 +58,7 @@ type Waypoint struct {
 	WaypointType        string    `json:"waypoint_type" enum:"start,turn,stop,end"`
 	Address             *string   `json:"address" doc:"the start's and the end's as the trip's start and end locations gave them; null elsewhere: points are not reverse geocoded"`
 	DistanceFromStartKm float64   `json:"distance_from_start_km" source:"computed"`
-	EstimatedArrival    time.Time `json:"estimated_arrival_time" source:"computed" doc:"at the trip's cruising speed from the start"`
+	EstimatedArrival    time.Time `json:"estimated_arrival_time" source:"computed" doc:"at the trip's cruising speed from the start; UTC, to the millisecond"`
 	ActualArrival       time.Time `json:"actual_arrival_time"`
 	DelayMinutes        float64   `json:"delay_minutes" source:"computed"`
 }
@@ -236,7 +237,7 @@ func waypoints(t store.Trip, pts []Point, turns []int, prof profile, cruise floa
 			est = est.Add(time.Duration(cum[i] / cruise * float64(time.Hour)))
 		}
 		wps = append(wps, Waypoint{WaypointID: fmt.Sprintf("wp_%d", len(wps)+1), Latitude: p.Lat, Longitude: p.Lon,
-			WaypointType: kind, DistanceFromStartKm: round(cum[i], 3), EstimatedArrival: est, ActualArrival: at,
+			WaypointType: kind, DistanceFromStartKm: round(cum[i], 3), EstimatedArrival: apitime.Of(est), ActualArrival: at,
 			DelayMinutes: round(math.Max(0, at.Sub(est).Minutes()), 2)})
 	}
 	add("start", 0)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -140,7 +141,7 @@ type SafetyAnalysis struct {
 	TripID               string               `json:"trip_id"`
 	OverallSafetyScore   float64              `json:"overall_safety_score" source:"computed"`
 	ScoreGrade           string               `json:"score_grade" enum:"A,B,C,D,F" source:"computed"`
-	AnalysisTimestamp    time.Time            `json:"analysis_timestamp"`
+	AnalysisTimestamp    time.Time            `json:"analysis_timestamp" doc:"when the analysis was made; UTC, to the millisecond"`
 	TripContext          TripContext          `json:"trip_context"`
 	ScoreBreakdown       *ScoreBreakdown      `json:"score_breakdown,omitempty"`
 	RiskFactors          []RiskFactor         `json:"risk_factors"`
@@ -193,7 +194,7 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 	if err != nil {
 		return SafetyAnalysis{}, err
 	}
-	now := s.now().UTC()
+	now := apitime.Of(s.now())
 	prof := profileOf(pts, bandsOf(s.matchPoints(pts)), st.Pauses)
 	risks, points := riskFactors(events, a.DistanceKm)
 	bd := breakdown(points, a.DistanceKm, consistency(prof.moving))

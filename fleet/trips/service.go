@@ -18,6 +18,7 @@ import (
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/store"
 	gojson "github.com/goccy/go-json"
@@ -395,7 +396,7 @@ func (s *Service) updateWith(ctx context.Context, sc store.Scope, id string, f f
 			tr.invalidate()
 		}
 		prev := t.Version
-		at := s.now().UTC().Truncate(time.Millisecond)
+		at := apitime.Of(s.now())
 		events, err := f(&t, &st, tr, at)
 		if err != nil {
 			return t, st, err

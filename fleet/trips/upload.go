@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/store"
@@ -311,7 +312,7 @@ func (s *Service) UploadSingle(ctx context.Context, org, env string, r *SingleRe
 	if err != nil {
 		return SingleResult{}, err
 	}
-	out := SingleResult{TripID: r.TripID, ProcessedAt: time.Now().UTC(), Accepted: len(res.accepted) == 1,
+	out := SingleResult{TripID: r.TripID, ProcessedAt: apitime.Of(s.now()), Accepted: len(res.accepted) == 1,
 		EventsDetected: make([]DetectedEvent, 0, len(res.newEvents))}
 	if out.Accepted {
 		id := fmt.Sprintf("loc_%s_%d", r.TripID, p.TS)
@@ -410,7 +411,7 @@ func (s *Service) apply(ctx context.Context, tr *tracker, sc store.Scope, device
 	block := store.PointBlock{TripID: t.ID, Seq: st.Blocks, FirstTS: acc[0].TS, LastTS: acc[len(acc)-1].TS, Count: len(acc), Data: EncodeBlock(acc)}
 	prev := t.Version
 	t.Version = prev + 1
-	t.UpdatedAt = now.UTC().Truncate(time.Millisecond)
+	t.UpdatedAt = apitime.Of(now)
 	a := s.analyticsOf(&st)
 	t.Totals = totalsOf(a)
 	seqBase := st.Seq

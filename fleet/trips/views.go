@@ -229,7 +229,7 @@ type Quality struct {
 type SingleResult struct {
 	TripID            string          `json:"trip_id"`
 	LocationID        *string         `json:"location_id" doc:"the stored point's id; null when the point was not stored (accepted false)"`
-	ProcessedAt       time.Time       `json:"processed_at"`
+	ProcessedAt       time.Time       `json:"processed_at" doc:"when the service processed the point; UTC, to the millisecond"`
 	Accepted          bool            `json:"accepted"`
 	RejectionReason   string          `json:"rejection_reason,omitempty" enum:"duplicate_timestamp,before_trip_start,future_timestamp,too_late,during_pause" doc:"why the point was skipped, when accepted is false"`
 	EventsDetected    []DetectedEvent `json:"events_detected"`

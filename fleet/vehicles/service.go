@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/store"
 	lru "github.com/hashicorp/golang-lru/v2"
 )
@@ -86,7 +87,7 @@ func New(cfg Config, st Store) (*Service, error) {
 	return &Service{cfg: cfg, st: st, fleets: c}, nil
 }
 
-func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
+func (s *Service) now() time.Time { return apitime.Of(s.cfg.Now()) }
 
 // Put creates or replaces the profile of vehicle id; a replaced profile
 // keeps its creation time. A *ValidationError names every bad field.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -117,7 +118,7 @@ func (s *Service) endIdle(ctx context.Context, e *Entry) error {
 			return fmt.Errorf("streams: config of %s: %w", rec.ID, err)
 		}
 		rec.Config, rec.State = raw, hub.StateStopped
-		rec.StoppedAt = s.now().UTC().Truncate(time.Millisecond)
+		rec.StoppedAt = apitime.Of(s.now())
 		return nil
 	})
 	if err != nil {

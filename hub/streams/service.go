@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/netguard"
@@ -152,7 +153,7 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 	if kind == hub.KindEvents {
 		prefix = "estr_"
 	}
-	now := s.now().UTC().Truncate(time.Millisecond)
+	now := apitime.Of(s.now())
 	rec := store.Stream{ID: prefix + hex.EncodeToString(idb[:]), Org: org, Env: env, Kind: kind, State: hub.StateActive, Config: raw,
 		Version: 1, CreatedAt: now, UpdatedAt: now}
 	var out Started
@@ -253,7 +254,7 @@ func (s *Service) update(ctx context.Context, org, env, kind, id string, f func(
 			return s.reg.install(orig), nil
 		}
 		rec.Version = prev + 1
-		rec.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+		rec.UpdatedAt = apitime.Of(s.now())
 		err = s.store.UpdateStream(ctx, rec, prev)
 		if errors.Is(err, store.ErrConflict) && attempt < 3 {
 			continue
@@ -280,7 +281,7 @@ func (s *Service) Stop(ctx context.Context, org, env, kind, id string) (*Entry, 
 			return &TransitionError{From: rec.State, To: hub.StateStopped}
 		}
 		rec.State = hub.StateStopped
-		rec.StoppedAt = s.now().UTC().Truncate(time.Millisecond)
+		rec.StoppedAt = apitime.Of(s.now())
 		return nil
 	})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/apitime"
 )
 
 // Event types raised by the hub itself.
@@ -147,7 +148,7 @@ func (s *Service) seen(v *vehicle, now time.Time) *event.Event {
 	var ev *event.Event
 	if v.offline {
 		ev = s.newEvent(v.id, event.CategorySystem, TypeDeviceOnline, "low", "normal", now, now, SourceSystemWatchdog, map[string]any{
-			"last_seen":       v.offlineSince.Format(time.RFC3339Nano),
+			"last_seen":       apitime.Format(v.offlineSince),
 			"offline_seconds": now.Sub(v.offlineSince).Seconds(),
 		})
 		v.offline = false
@@ -346,6 +347,6 @@ func (s *Service) newEvent(vehicleID, category, typ, severity, priority string, 
 		EventID: newEventID(), EventType: typ, Category: category, Timestamp: at, Severity: severity, Priority: priority,
 		Source:    event.Source{VehicleID: vehicleID},
 		EventData: data,
-		Metadata:  event.Metadata{CorrelationID: vehicleID, ProcessingTime: now.Format(time.RFC3339Nano), SourceSystem: system},
+		Metadata:  event.Metadata{CorrelationID: vehicleID, ProcessingTime: apitime.Format(now), SourceSystem: system},
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
@@ -271,7 +272,7 @@ func (s *Service) IngestEventsJSON(ctx context.Context, org, env string, body []
 // acceptEvents publishes valid events (out, in request order), with the
 // device_online events their vehicles raise, in one Publish call.
 func (s *Service) acceptEvents(ctx context.Context, org, env string, out []event.Event, now time.Time) (Result, error) {
-	processed := now.Format(time.RFC3339Nano)
+	processed := apitime.Format(now)
 	dups, dupIDs := duplicates(out)
 
 	var tx txn

@@ -37,6 +37,7 @@ import (
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/hub/publish"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -235,7 +236,7 @@ func (w *Watcher) event(env *event.Envelope, p *event.Point, tr fence.Transition
 	ev := &event.Event{EventID: "evt_" + hex.EncodeToString(h[:10]), EventType: typ, Category: event.CategoryGeofence, Timestamp: tr.At.UTC(),
 		Severity: "low", Priority: "normal", Source: event.Source{VehicleID: p.VehicleID, DriverID: p.DriverID, TripID: p.TripID},
 		Location:  &event.Location{Latitude: tr.Point.Lat, Longitude: tr.Point.Lon, Geofence: tr.AreaID},
-		EventData: data, Metadata: event.Metadata{CorrelationID: p.TripID, ProcessingTime: w.now().UTC().Format(time.RFC3339Nano), SourceSystem: "fleethub.geofencing"},
+		EventData: data, Metadata: event.Metadata{CorrelationID: p.TripID, ProcessingTime: apitime.Format(w.now()), SourceSystem: "fleethub.geofencing"},
 		// nothing measures departures against a schedule, a visit's
 		// efficiency or a customer's satisfaction: null
 		PerformanceMetrics: map[string]any{"on_time_departure": nil, "service_efficiency": nil, "customer_satisfaction": nil}}

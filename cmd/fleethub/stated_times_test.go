@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/hub/event"
+)
+
+// statedTime is a time the service states itself: UTC, RFC 3339, to the
+// millisecond at most.
+var statedTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?Z$`)
+
+// TestStatedTimesToTheMillisecond: the times the service states itself,
+// in answers and in the event messages it publishes, are UTC to the
+// millisecond, as created_at and updated_at are: a single upload's
+// processed_at, the route's estimated_arrival_time, the safety analysis'
+// analysis_timestamp and an event's metadata.processing_time.
+func TestStatedTimesToTheMillisecond(t *testing.T) {
+	clk := &clock{}
+	clk.advance(123456789 * time.Nanosecond)
+	cfg := testConfig(t)
+	cfg.Now = clk.now
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	check := func(what string, v any) {
+		t.Helper()
+		if s, ok := v.(string); !ok || !statedTime.MatchString(s) {
+			t.Errorf("%s: %v, want an RFC 3339 UTC time to the millisecond", what, v)
+		}
+	}
+
+	t0 := time.Now().Add(-40 * time.Minute).UTC().Truncate(time.Second)
+	id := n.startTrip(k, "veh-times", t0)
+	speeds := append(append(constant(50, 400), 30, 10, 0), constant(0, 20)...)
+	for v := 2.0; v < 50; v += 2 {
+		speeds = append(speeds, v)
+	}
+	speeds = append(speeds, constant(50, 900-len(speeds))...)
+	if r := n.batch(k, id, track(t0, 40, -83, speeds)); r.Status != 200 {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
+	}
+	one := n.do("POST", "/v1/locations/single", k, map[string]any{"trip_id": id, "latitude": 40.2, "longitude": -83.0,
+		"timestamp": t0.Add(901 * time.Second).Format(time.RFC3339Nano), "speed_kmh": 50.0})
+	if one.Status != 200 {
+		t.Fatalf("single upload: %d %s", one.Status, one.Body)
+	}
+	check("processed_at", one.json(t)["processed_at"])
+
+	r := n.do("GET", "/v1/trips/"+id+"/route", k, nil)
+	if r.Status != 200 {
+		t.Fatalf("route: %d %s", r.Status, r.Body)
+	}
+	wps := r.json(t)["waypoints"].([]any)
+	if len(wps) < 2 {
+		t.Fatalf("waypoints %v", wps)
+	}
+	for _, w := range wps {
+		check("waypoint estimated_arrival_time", w.(map[string]any)["estimated_arrival_time"])
+	}
+	s := n.do("GET", "/v1/analytics/safety-score/"+id, k, nil)
+	if s.Status != 200 {
+		t.Fatalf("safety: %d %s", s.Status, s.Body)
+	}
+	check("analysis_timestamp", s.json(t)["analysis_timestamp"])
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var got []*event.Envelope
+	go n.app.bus.Subscribe(ctx, hub.Subscription{Topic: hub.TopicEvents, Start: hub.StartEarliest}, func(_ context.Context, msgs []hub.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range msgs {
+			if env, err := event.Unmarshal(m.Value); err == nil && env.Event.Source.TripID == id {
+				got = append(got, env)
+			}
+		}
+		return nil
+	})
+	waitFor(t, "the trip's events on the bus", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) >= 2
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, e := range got {
+		check(e.Event.EventType+" metadata.processing_time", e.Event.Metadata.ProcessingTime)
+	}
+}
