@@ -275,7 +275,7 @@ func httpText(c int) string {
 	case 429:
 		return "rate limit exceeded"
 	case 501:
-		return "not implemented"
+		return "not implemented: the server was started without what this endpoint needs (such as its data files); answered to a valid request, one that cannot be read answers 400 first"
 	case 503:
 		return "unavailable"
 	default:

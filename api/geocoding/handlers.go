@@ -1,10 +1,10 @@
 // Package geocoding serves /v1/search, /v1/autocomplete and /v1/validate:
 // it decodes the query, asks the address index of internal/geocode and
 // encodes the answer. Without an index (no --addresses) every route
-// answers 501. A query that cannot be read (over 500 characters, invalid
+// answers 501 to a request it would otherwise serve. A query that cannot be read (over 500 characters, invalid
 // UTF-8, control characters such as NUL, a limit, focus point, lat or
 // lon out of range, a country that is no country code) answers 400 in
-// the plain error form; a query of punctuation only finds nothing. The autocomplete's lat and lon are
+// the plain error form, with or without an index; a query of punctuation only finds nothing. The autocomplete's lat and lon are
 // the interface's: read and checked, each alone or both, and without
 // effect on the suggestions (a focus point is focus.point.lat and
 // focus.point.lon).
@@ -119,9 +119,6 @@ const maxQuery = 500
 // text reads q, the one parameter every route takes; a parameter a route
 // does not take never reaches it (api.UnknownQuery refuses it by name).
 func (h *Handlers) text(c *api.Ctx) (string, error) {
-	if h.ix == nil {
-		return "", &api.Error{Status: 501, Code: "not_implemented", Message: "no address data loaded (start with --addresses)"}
-	}
 	raw := c.QueryArgs().Peek("q")
 	if !utf8.Valid(raw) {
 		return "", plain(400, "query parameter q must be valid UTF-8")
@@ -137,6 +134,16 @@ func (h *Handlers) text(c *api.Ctx) (string, error) {
 		return "", plain(400, "query parameter q must not contain control characters")
 	}
 	return q, nil
+}
+
+// loaded answers 501 when no address index is loaded: called once the
+// request has been read and checked, so that a request that cannot be
+// read answers 400 whether or not the server holds addresses.
+func (h *Handlers) loaded() error {
+	if h.ix == nil {
+		return &api.Error{Status: 501, Code: "not_implemented", Message: "no address data loaded (start with --addresses)"}
+	}
+	return nil
 }
 
 // query reads q, limit (from 1 to max, def when absent) and the focus
@@ -192,6 +199,9 @@ func (h *Handlers) autocomplete(c *api.Ctx) error {
 	if err := coordinate(c, "lon", 180); err != nil {
 		return err
 	}
+	if err := h.loaded(); err != nil {
+		return err
+	}
 	q.Prefix = true
 	out := AutocompleteResponse{Success: true, Suggestions: []Suggestion{}}
 	for _, m := range h.ix.Find(q) {
@@ -207,6 +217,9 @@ func (h *Handlers) search(c *api.Ctx) error {
 	}
 	country, err := countryCode(c)
 	if err != nil {
+		return err
+	}
+	if err := h.loaded(); err != nil {
 		return err
 	}
 	out := SearchResponse{Success: true, Results: []Result{}}
@@ -246,6 +259,9 @@ func result(a geocode.Address, conf float64) Result {
 func (h *Handlers) validate(c *api.Ctx) error {
 	q, err := h.text(c)
 	if err != nil {
+		return err
+	}
+	if err := h.loaded(); err != nil {
 		return err
 	}
 	out := ValidateResponse{Success: true}

@@ -110,7 +110,9 @@ func located(snaps []routing.Snap) []Located {
 	return out
 }
 
-// Handlers serves the matrix and the matching; a nil graph answers 501.
+// Handlers serves the matrix and the matching; without a graph a
+// request is checked as with one (400 for what cannot be read) and a
+// valid one answers 501.
 type Handlers struct {
 	g  *routing.Graph
 	mm *matchers
@@ -139,6 +141,11 @@ func (h *Handlers) Routes() []*api.Route {
 		Permission: "routing:read", Request: MatrixBody{}, Response: MatrixResponse{}, Errors: []int{501}, Handler: h.matrix},
 		{Method: "POST", Path: "/api/v1/fleet/routing/match", Tag: "routing", Summary: "Match a GPS trace (1 to 10,000 fixes) onto the roads: the route through the matched fixes road by road, with each road's way, class, speed limit, distance, duration and confidence; fixes off the roads are reported unmatched",
 			Permission: "routing:read", Request: MatchBody{}, Response: MatchResponse{}, Errors: []int{501}, Handler: h.match}}
+}
+
+// errNoGraph answers a valid request when no road graph is loaded.
+func errNoGraph() error {
+	return api.Errf("not_implemented", "no road graph loaded (start with --osm)")
 }
 
 func points(field string, in []LatLon, max int, bad map[string]string) [][2]float64 {
@@ -174,9 +181,6 @@ func coordinate(bad map[string]string, field string, x *float64, limit float64) 
 }
 
 func (h *Handlers) matrix(c *api.Ctx) error {
-	if h.g == nil {
-		return api.Errf("not_implemented", "no road graph loaded (start with --osm)")
-	}
 	var b MatrixBody
 	if err := c.Bind(&b, false); err != nil {
 		return err
@@ -192,6 +196,9 @@ func (h *Handlers) matrix(c *api.Ctx) error {
 	avoid := avoidSet(b.Avoid, bad)
 	if len(bad) > 0 {
 		return api.Validation("validation_failed", bad)
+	}
+	if h.g == nil {
+		return errNoGraph()
 	}
 	res := h.g.Route(routing.Request{Sources: src, Targets: dst, Costing: costing, Truck: truck, Avoid: avoid})
 	c.SetStatusCode(200)

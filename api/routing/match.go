@@ -106,9 +106,6 @@ func (ms *matchers) get(c routing.Costing) *mapmatch.Matcher {
 }
 
 func (h *Handlers) match(c *api.Ctx) error {
-	if h.mm.roads == nil {
-		return api.Errf("not_implemented", "no road graph loaded (start with --osm)")
-	}
 	var b MatchBody
 	if err := bindFast(c, &b); err != nil {
 		return err
@@ -121,6 +118,9 @@ func (h *Handlers) match(c *api.Ctx) error {
 	pts, times := tracePoints(b.Points, bad)
 	if len(bad) > 0 {
 		return api.Validation("validation_failed", bad)
+	}
+	if h.mm.roads == nil {
+		return errNoGraph()
 	}
 	res := h.mm.get(costing).Match(pts)
 	return writeFast(c, MatchResponse{Success: true, Data: matchData(res, times)})

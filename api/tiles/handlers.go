@@ -117,9 +117,6 @@ func (h *Handlers) metadata(c *api.Ctx) error {
 }
 
 func (h *Handlers) tile(c *api.Ctx) error {
-	if h.a == nil {
-		return &api.Error{Status: 501, Code: "not_implemented", Message: "no tile archive loaded (start with --tiles)"}
-	}
 	z, ez := strconv.ParseUint(c.PathParam("z"), 10, 8)
 	x, ex := strconv.ParseUint(c.PathParam("x"), 10, 32)
 	yv := strings.TrimSuffix(c.PathParam("y"), ".mvt")
@@ -129,6 +126,9 @@ func (h *Handlers) tile(c *api.Ctx) error {
 	}
 	if x >= 1<<z || y >= 1<<z {
 		return &api.Error{Status: 400, Code: "invalid_request", Message: "x and y must be below 2^z (" + strconv.FormatUint(1<<z, 10) + " at zoom " + strconv.FormatUint(z, 10) + ")"}
+	}
+	if h.a == nil {
+		return &api.Error{Status: 501, Code: "not_implemented", Message: "no tile archive loaded (start with --tiles)"}
 	}
 	b, ok, err := h.a.Tile(uint8(z), uint32(x), uint32(y))
 	if err != nil {

@@ -465,12 +465,57 @@ func TestRestartKeepsRecords(t *testing.T) {
 	}
 }
 
+// TestPendingEndpointsAnswer501: without --osm, --addresses and --tiles a
+// valid request to the routing, geocoding and tile endpoints answers 501;
+// a request that cannot be read answers the 400 it would with the data
+// loaded, in its area's error form.
 func TestPendingEndpointsAnswer501(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	k := n.key("org-a", "test", []string{"all"}, 0)
-	r := n.do("POST", "/v1/routing/sources_to_targets", k, map[string]any{})
-	if r.Status != 501 || r.errCode(t) != "not_implemented" {
-		t.Fatalf("%d %s", r.Status, r.Body)
+	here := []map[string]any{{"lat": 43.77, "lon": 11.25}}
+	t0 := "2026-11-23T10:00:00Z"
+	valid := []struct {
+		method, path string
+		body         any
+	}{
+		{"POST", "/v1/routing/sources_to_targets", map[string]any{"sources": here, "targets": here, "costing": "auto"}},
+		{"POST", "/api/v1/fleet/routing/match", map[string]any{"costing": "auto", "points": []map[string]any{{"latitude": 43.77, "longitude": 11.25, "timestamp": t0}}}},
+		{"GET", "/v1/search?q=main", nil},
+		{"GET", "/v1/autocomplete?q=main&limit=20", nil},
+		{"GET", "/v1/validate?q=1+main+st", nil},
+		{"GET", "/v1/api/tiles/buildings/metadata", nil},
+		{"GET", "/v1/api/tiles/buildings/0/0/0.mvt", nil},
+	}
+	for _, c := range valid {
+		if r := n.do(c.method, c.path, k, c.body); r.Status != 501 || !strings.Contains(string(r.Body), "(start with --") {
+			t.Errorf("%s %s: %d %s, want 501", c.method, c.path, r.Status, r.Body)
+		}
+	}
+	// routing answers in the validation form, naming the field
+	bad := []struct {
+		path  string
+		body  any
+		field string
+	}{
+		{"/v1/routing/sources_to_targets", map[string]any{}, "sources"},
+		{"/v1/routing/sources_to_targets", map[string]any{"sources": here, "targets": here, "costing": "plane"}, "costing"},
+		{"/v1/routing/sources_to_targets", map[string]any{"sources": here, "targets": here, "costing": "auto", "radius": 5}, "radius"},
+		{"/api/v1/fleet/routing/match", map[string]any{"costing": "auto", "points": []map[string]any{}}, "points"},
+		{"/api/v1/fleet/routing/match", map[string]any{"costing": "auto", "points": []map[string]any{{"latitude": 91, "longitude": 11.25, "timestamp": t0}}}, "points[0].latitude"},
+	}
+	for _, c := range bad {
+		r := n.do("POST", c.path, k, c.body)
+		if r.Status != 400 || !strings.Contains(string(r.Body), `"`+c.field+`"`) {
+			t.Errorf("%s %v: %d %s, want 400 naming %s", c.path, c.body, r.Status, r.Body, c.field)
+		}
+	}
+	// geocoding and tiles answer in the plain form
+	for _, p := range []string{"/v1/search", "/v1/search?q=main&limit=0", "/v1/search?q=main&country=U1", "/v1/autocomplete?q=main&limit=50",
+		"/v1/autocomplete?q=main&lat=91", "/v1/autocomplete", "/v1/validate?q=" + strings.Repeat("a", 501), "/v1/search?q=main&focus.point.lat=100&focus.point.lon=0",
+		"/v1/api/tiles/buildings/1/2/0.mvt", "/v1/api/tiles/buildings/z/0/0.mvt"} {
+		if r := n.do("GET", p, k, nil); r.Status != 400 || r.json(t)["success"] != false {
+			t.Errorf("%s: %d %s, want 400", p, r.Status, r.Body)
+		}
 	}
 	weak := n.key("org-a", "test", []string{"trips:read"}, 0)
 	if r := n.do("POST", "/v1/routing/sources_to_targets", weak, map[string]any{}); r.Status != 403 {
