@@ -112,7 +112,7 @@ var listParams = []api.Param{
 	{Name: "start_date", In: "query", Type: "string", Format: "date-time", Description: "trips starting after this ISO 8601 time"},
 	{Name: "end_date", In: "query", Type: "string", Format: "date-time", Description: "trips starting before this ISO 8601 time"},
 	{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},
-	{Name: "cursor", In: "query", Type: "string"},
+	{Name: "cursor", In: "query", Type: "string", Description: "next_cursor or prev_cursor of a page of this listing, with the same filters, sort and order (another limit is fine); a cursor given with other filters is refused naming cursor"},
 	{Name: "sort", In: "query", Type: "string", Enum: []string{"start_time", "end_time", "distance", "duration", "safety_score"}},
 	{Name: "order", In: "query", Type: "string", Enum: []string{"asc", "desc"}},
 	{Name: "include_analytics", In: "query", Type: "boolean"},

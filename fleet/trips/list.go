@@ -2,12 +2,13 @@ package trips
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/fleethub/fleethub/internal/pagecursor"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -69,30 +70,47 @@ type ListResult struct {
 // ErrBadCursor is a cursor that this listing did not issue.
 var ErrBadCursor = errors.New("trips: invalid cursor")
 
+// cursor is a position in the listing: a trip's sort value and id, read
+// forwards (the next page) or Back (the previous one), the position itself
+// included when In (the page next to an empty one). It is sealed with the
+// hash of the listing's filters, so that it continues only the listing it
+// came from.
 type cursor struct {
 	V    float64 `json:"v"`
 	ID   string  `json:"i"`
 	Back bool    `json:"b,omitempty"`
-	Sort string  `json:"s"`
-	Desc bool    `json:"d"`
+	In   bool    `json:"n,omitempty"`
 }
 
-func (c cursor) encode() (*string, error) {
+func (c cursor) encode(filters string) (*string, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("trips: list cursor: %w", err)
 	}
-	s := base64.RawURLEncoding.EncodeToString(b)
+	s := pagecursor.Seal(string(b), filters)
 	return &s, nil
 }
 
-func decodeCursor(s string) (cursor, error) {
+func decodeCursor(s, filters string) (cursor, error) {
 	var c cursor
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || json.Unmarshal(b, &c) != nil || c.ID == "" {
+	pos, ok := pagecursor.Open(s, filters)
+	if !ok || json.Unmarshal([]byte(pos), &c) != nil || c.ID == "" {
 		return c, ErrBadCursor
 	}
 	return c, nil
+}
+
+// filtersHash is the hash of a listing's filters its cursors carry:
+// everything that selects or orders the trips (not limit, nor
+// include_analytics, which only shape a page).
+func filtersHash(org string, q ListQuery, desc bool) string {
+	date := func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	return pagecursor.Hash("trips", org, q.OrganizationID, q.VehicleID, q.DriverID, q.Status, date(q.StartDate), date(q.EndDate), q.Sort, strconv.FormatBool(desc))
 }
 
 func sortValue(t store.Trip, key string) float64 {
@@ -146,12 +164,15 @@ func (s *Service) List(ctx context.Context, org, env string, q ListQuery) (ListR
 		return res, nil
 	}
 	back := false
+	hash := filtersHash(org, q, f.Desc)
+	var at cursor
 	if q.Cursor != "" {
-		c, err := decodeCursor(q.Cursor)
-		if err != nil || c.Sort != q.Sort || c.Desc != f.Desc {
+		c, err := decodeCursor(q.Cursor, hash)
+		if err != nil {
 			return res, ErrBadCursor
 		}
-		ks := &store.Keyset{Value: c.V, ID: c.ID}
+		at = c
+		ks := &store.Keyset{Value: c.V, ID: c.ID, Inclusive: c.In}
 		if c.Back {
 			f.Before, back = ks, true
 		} else {
@@ -179,16 +200,28 @@ func (s *Service) List(ctx context.Context, org, env string, q ListQuery) (ListR
 		hasPrev := (q.Cursor != "" && !back) || (back && more)
 		var err error
 		if hasNext {
-			if res.Pagination.NextCursor, err = (cursor{V: sortValue(last, q.Sort), ID: last.ID, Sort: q.Sort, Desc: f.Desc}).encode(); err != nil {
+			if res.Pagination.NextCursor, err = (cursor{V: sortValue(last, q.Sort), ID: last.ID}).encode(hash); err != nil {
 				return res, err
 			}
 		}
 		if hasPrev {
-			if res.Pagination.PrevCursor, err = (cursor{V: sortValue(first, q.Sort), ID: first.ID, Back: true, Sort: q.Sort, Desc: f.Desc}).encode(); err != nil {
+			if res.Pagination.PrevCursor, err = (cursor{V: sortValue(first, q.Sort), ID: first.ID, Back: true}).encode(hash); err != nil {
 				return res, err
 			}
 		}
 		res.Pagination.HasMore = hasNext
+	} else if q.Cursor != "" {
+		// an empty page after a cursor (the trips past it have gone):
+		// the way back (or on) is the cursor's own position, taken in
+		if back {
+			res.Pagination.NextCursor, err = (cursor{V: at.V, ID: at.ID, In: true}).encode(hash)
+		} else {
+			res.Pagination.PrevCursor, err = (cursor{V: at.V, ID: at.ID, Back: true, In: true}).encode(hash)
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Pagination.HasMore = back
 	}
 	sf := f
 	sf.After, sf.Before = nil, nil

@@ -97,7 +97,8 @@ type TripFilter struct {
 	Desc  bool
 	Limit int
 	// After continues strictly after (Before: strictly before) the
-	// given keyset position, in the listing's order.
+	// given keyset position, in the listing's order; at or after (at or
+	// before) it when the Keyset is Inclusive.
 	After  *Keyset
 	Before *Keyset
 }
@@ -106,6 +107,8 @@ type TripFilter struct {
 type Keyset struct {
 	Value float64
 	ID    string
+	// Inclusive takes the position itself too.
+	Inclusive bool
 }
 
 // TripSummary aggregates trips matching a filter (ignoring paging).

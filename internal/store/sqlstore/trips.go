@@ -290,7 +290,8 @@ func (s *Store) tripWhere(f store.TripFilter) (string, []any) {
 }
 
 // ListTrips lists the trips of f by keyset: ordered by the sort column then
-// id, strictly after f.After or strictly before f.Before in that order.
+// id, strictly after f.After or strictly before f.Before in that order
+// (or at it, when the Keyset is Inclusive).
 // Before pages are read backwards and returned in listing order.
 func (s *Store) ListTrips(ctx context.Context, f store.TripFilter) ([]store.Trip, error) {
 	where, args := s.tripWhere(f)
@@ -304,6 +305,9 @@ func (s *Store) ListTrips(ctx context.Context, f store.TripFilter) ([]store.Trip
 		op := ">"
 		if scanDesc {
 			op = "<"
+		}
+		if ks.Inclusive {
+			op += "="
 		}
 		v := any(ks.Value)
 		if isTime {

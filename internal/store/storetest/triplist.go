@@ -307,6 +307,18 @@ func tripListing(t *testing.T, open Opener) {
 				if got := tripIDs(listTrips(t, s, f)); !slices.Equal(got, want) {
 					t.Errorf("%s: 4 before the last = %q, want %q", what, got, want)
 				}
+				// An Inclusive position takes itself: the page ending (or
+				// starting) at an item.
+				f.Before = &store.Keyset{Value: sortValue(key, pages[1][limit-1]), ID: pages[1][limit-1].ID, Inclusive: true}
+				f.Limit = limit
+				if got := tripIDs(listTrips(t, s, f)); !slices.Equal(got, tripIDs(pages[1])) {
+					t.Errorf("%s: up to the last of page 1 = %q, want %q", what, got, tripIDs(pages[1]))
+				}
+				f.Before, f.After = nil, &store.Keyset{Value: sortValue(key, pages[1][0]), ID: pages[1][0].ID, Inclusive: true}
+				if got := tripIDs(listTrips(t, s, f)); !slices.Equal(got, tripIDs(pages[1])) {
+					t.Errorf("%s: from the first of page 1 = %q, want %q", what, got, tripIDs(pages[1]))
+				}
+				f.After = nil
 			}
 		}
 	})
