@@ -82,7 +82,9 @@ func envName(flagName string) string {
 }
 
 // parseFlags parses args; flags not given on the command line take their
-// environment variable, then the default.
+// environment variable, then the default. An environment variable set to
+// the empty string counts as unset, for every flag alike; one whose value
+// does not parse is refused naming it and saying what the flag takes.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -99,13 +101,40 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		if set[f.Name] || err != nil {
 			return
 		}
-		if v, ok := os.LookupEnv(envName(f.Name)); ok {
+		if v := os.Getenv(envName(f.Name)); v != "" {
 			if e := f.Value.Set(v); e != nil {
-				err = fmt.Errorf("%s=%q: %w", envName(f.Name), v, e)
+				if e.Error() == "parse error" { // the flag package's word for any value that does not parse
+					err = fmt.Errorf("%s=%q: %s", envName(f.Name), v, expects(f))
+				} else {
+					err = fmt.Errorf("%s=%q: %s: %w", envName(f.Name), v, expects(f), e)
+				}
 			}
 		}
 	})
 	return err
+}
+
+// expects says what a flag's value must be, by the kind of its default:
+// the reason a value that does not parse is refused.
+func expects(f *flag.Flag) string {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return "not a valid value for --" + f.Name
+	}
+	switch g.Get().(type) {
+	case bool:
+		return "must be true or false"
+	case int, int64, uint, uint64:
+		if strings.HasSuffix(f.Name, "-bytes") {
+			return "must be a whole number of bytes"
+		}
+		return "must be a whole number"
+	case float64:
+		return "must be a number"
+	case time.Duration:
+		return "must be a duration such as 500ms, 30s or 2h45m"
+	}
+	return "not a valid value for --" + f.Name
 }
 
 // checkSettings refuses a setting out of its range, naming its flag: an

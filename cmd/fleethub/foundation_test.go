@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -594,8 +595,38 @@ func TestEnvFlags(t *testing.T) {
 	}
 	t.Setenv("FLEETHUB_MAX_BODY_BYTES", "lots")
 	fs, _ = serveFlags(&strings.Builder{})
-	if err := parseFlags(fs, nil); err == nil {
-		t.Fatal("bad env value accepted")
+	if err := parseFlags(fs, nil); err == nil || err.Error() != `FLEETHUB_MAX_BODY_BYTES="lots": must be a whole number of bytes` {
+		t.Fatalf("bad env value: %v, want it named with what it must be", err)
+	}
+	for env, want := range map[string]string{
+		"FLEETHUB_SHUTDOWN_GRACE":         "must be a duration",
+		"FLEETHUB_SPEED_LIMIT_KMH":        "must be a number",
+		"FLEETHUB_ALLOW_PRIVATE_WEBHOOKS": "must be true or false",
+		"FLEETHUB_ACTIVE_TRIPS":           "must be a whole number",
+	} {
+		t.Setenv("FLEETHUB_MAX_BODY_BYTES", "")
+		t.Setenv(env, "lots")
+		fs, _ = serveFlags(&strings.Builder{})
+		if err := parseFlags(fs, nil); err == nil || !strings.HasPrefix(err.Error(), env+`="lots": `+want) {
+			t.Errorf("%s=lots: %v, want %q", env, err, want)
+		}
+		t.Setenv(env, "")
+	}
+}
+
+// TestEmptyEnvIsUnset: an environment variable set to the empty string
+// is read as unset, for every flag: serve starts with the defaults.
+func TestEmptyEnvIsUnset(t *testing.T) {
+	fs, cfg := serveFlags(&strings.Builder{})
+	fs.VisitAll(func(f *flag.Flag) { t.Setenv(envName(f.Name), "") })
+	if err := parseFlags(fs, nil); err != nil {
+		t.Fatalf("empty environment: %v", err)
+	}
+	if cfg.Addr != "127.0.0.1:8080" || cfg.LogLevel != "info" || cfg.LogFormat != "text" || cfg.Data != "./data" || cfg.MaxBodyBytes != 8<<20 || cfg.OSMCostings != "auto" {
+		t.Errorf("empty environment is not the defaults: %+v", cfg)
+	}
+	if _, err := newLogger(&strings.Builder{}, cfg.LogLevel, cfg.LogFormat); err != nil {
+		t.Errorf("empty FLEETHUB_LOG_LEVEL: %v", err)
 	}
 }
 
