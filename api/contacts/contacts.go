@@ -47,7 +47,7 @@ func (h *Handlers) Routes() []*api.Route {
 		{Name: "vehicle_id", In: "query", Type: "string", Description: "contacts linked to this vehicle"},
 		{Name: "emergency_contact_for", In: "query", Type: "string", Description: "the emergency contacts of this driver"},
 		{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},
-		{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page"}}
+		{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page, with the same filters; a cursor given with other filters is refused naming cursor"}}
 	return []*api.Route{
 		{Method: "POST", Path: "/v1/contacts", Tag: "contacts", Summary: "Add a person to the directory", Permission: "fleet:write",
 			Request: domain.Body{}, Response: domain.Contact{}, Status: 201, Handler: h.create},

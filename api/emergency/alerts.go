@@ -48,7 +48,7 @@ func (a *Alerts) Routes() []*api.Route {
 		{Method: "GET", Path: "/v1/emergency/alerts", Tag: "emergency", Summary: "List the alerts, newest first (keyset cursors)", Permission: "emergency:read", TokenScope: api.ConsoleReadScope,
 			Params: []api.Param{{Name: "status", In: "query", Type: "string", Enum: domain.AlertStatuses, Description: "active: not cancelled and not yet expired"},
 				{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},
-				{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page"}},
+				{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page, with the same filters; a cursor given with other filters is refused naming cursor"}},
 			Response: domain.AlertList{}, Handler: a.list},
 		{Method: "GET", Path: "/v1/emergency/alerts/{alert_id}", Tag: "emergency", Summary: "An alert with live delivery and acknowledgment status", Permission: "emergency:read", TokenScope: api.ConsoleReadScope,
 			Params: id, Response: domain.Alert{}, Handler: a.get},

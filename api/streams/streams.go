@@ -136,7 +136,7 @@ func (h *Handlers) Routes() []*api.Route {
 		Params: []api.Param{{Name: "kind", In: "query", Type: "string", Enum: []string{hub.KindTelemetry, hub.KindEvents}},
 			{Name: "status", In: "query", Type: "string", Enum: []string{hub.StateActive, hub.StatePaused, hub.StateStopped}},
 			{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},
-			{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page"}},
+			{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page, with the same filters; a cursor given with other filters is refused naming cursor"}},
 		Response: ListView{}, Handler: h.list})
 	out = append(out, &api.Route{Method: "GET", Path: "/api/v1/streaming/events/correlations/{stream_id}", Tag: "streaming",
 		Summary: "Retained messages of an event stream sharing a correlation id (correlation_enabled tags them)", Permission: "streams:read",

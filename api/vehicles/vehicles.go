@@ -35,7 +35,7 @@ func (h *Handlers) Routes() []*api.Route {
 	id := []api.Param{{Name: "vehicle_id", In: "path", Type: "string", Required: true, MaxLength: 200, Description: "the vehicle id trips and events carry, 1 to 200 characters"}}
 	q := []api.Param{{Name: "fleet_id", In: "query", Type: "string", Description: "the vehicles of this fleet"},
 		{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},
-		{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page"}}
+		{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page, with the same filters; a cursor given with other filters is refused naming cursor"}}
 	return []*api.Route{
 		{Method: "PUT", Path: "/v1/vehicles/{vehicle_id}", Tag: "vehicles", Summary: "Create or replace a vehicle's profile (fleet, fuel model)", Permission: "fleet:write",
 			Params: id, Request: domain.Body{}, Response: domain.Profile{}, Handler: h.put},

@@ -82,3 +82,55 @@ func TestTripCursorKeepsItsFilters(t *testing.T) {
 		t.Errorf("back from the empty page: %v, want the first page %v", got, []string{ids[5], ids[4]})
 	}
 }
+
+// TestListingCursorsKeepTheirFilters: the stream, alert, contact and
+// vehicle listings tie a cursor to the filters it was made with, as the
+// trip list does: the next page of one listing given with another filter
+// is refused naming cursor, and with the same filters it continues.
+func TestListingCursorsKeepTheirFilters(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	for i := range 2 {
+		body := map[string]any{"fleet_id": "f1", "event_filters": map[string]any{"categories": []string{"safety_events"}},
+			"stream_config": map[string]any{"delivery_method": "websocket", "reliability": "at_least_once"}}
+		if r := n.do("POST", "/api/v1/streaming/events/start", k, body); r.Status != 201 {
+			t.Fatalf("stream %d: %d %s", i, r.Status, r.Body)
+		}
+		r := n.do("POST", "/v1/emergency/alerts", k, map[string]any{"alert_type": "severe_weather_warning", "severity": "high", "title": fmt.Sprint("Alert ", i), "message": "Take care",
+			"affected_area":     map[string]any{"type": "radius", "center": map[string]any{"latitude": 40.0, "longitude": -83.0}, "radius_km": 10},
+			"target_audience":   map[string]any{"include": []string{"active_drivers"}, "specific_drivers": []string{"d-1"}},
+			"delivery_channels": []map[string]any{{"channel": "in_app_alert"}},
+			"expiration":        time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "acknowledgment_required": true})
+		if r.Status != 201 {
+			t.Fatalf("alert %d: %d %s", i, r.Status, r.Body)
+		}
+		if r := n.do("POST", "/v1/contacts", k, map[string]any{"name": fmt.Sprint("Dispatcher ", i), "roles": []string{"dispatcher"},
+			"channels": map[string]any{"sms": fmt.Sprintf("+155500041%02d", i)}}); r.Status != 201 {
+			t.Fatalf("contact %d: %d %s", i, r.Status, r.Body)
+		}
+		if r := n.do("PUT", fmt.Sprintf("/v1/vehicles/veh-%d", i), k, map[string]any{"fleet_id": "f-1"}); r.Status != 200 {
+			t.Fatalf("vehicle %d: %d %s", i, r.Status, r.Body)
+		}
+		nextMilli(t, time.Now()) // distinct creation times
+	}
+	for _, c := range []struct{ path, list, other string }{
+		{"/api/v1/streaming/streams?limit=1", "streams", "kind=telemetry"},
+		{"/api/v1/streaming/streams?limit=1", "streams", "status=stopped"},
+		{"/v1/emergency/alerts?limit=1", "alerts", "status=cancelled"},
+		{"/v1/contacts?limit=1", "contacts", "role=driver"},
+		{"/v1/contacts?limit=1", "contacts", "vehicle_id=veh-0"},
+		{"/v1/vehicles?limit=1", "vehicles", "fleet_id=f-2"},
+	} {
+		first := n.page(k, c.path)
+		next, _ := first["pagination"].(map[string]any)["next_cursor"].(string)
+		if next == "" {
+			t.Errorf("%s: no next_cursor: %v", c.path, first["pagination"])
+			continue
+		}
+		cur := "&cursor=" + url.QueryEscape(next)
+		n.refusesCursor(k, c.path+"&"+c.other+cur)
+		if items, _ := n.page(k, c.path+cur)[c.list].([]any); len(items) != 1 {
+			t.Errorf("%s: the next page under the same filters has %d items", c.path, len(items))
+		}
+	}
+}

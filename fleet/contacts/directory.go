@@ -3,7 +3,6 @@ package contacts
 import (
 	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/internal/apitime"
+	"github.com/fleethub/fleethub/internal/pagecursor"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -156,6 +156,7 @@ type Query struct {
 // link at most: the first of driver, vehicle and emergency_contact_for.
 func (d *Directory) List(ctx context.Context, sc store.Scope, q Query) (List, error) {
 	f := store.ContactFilter{Scope: sc, Role: q.Role, Limit: q.Limit + 1}
+	hash := pagecursor.Hash("contacts", sc.Org, sc.Env, q.Role, q.DriverID, q.VehicleID, q.EmergencyContactFor)
 	switch {
 	case q.DriverID != "":
 		f.Link = "driver:" + q.DriverID
@@ -165,7 +166,7 @@ func (d *Directory) List(ctx context.Context, sc store.Scope, q Query) (List, er
 		f.Link = "for:" + q.EmergencyContactFor
 	}
 	if q.Cursor != "" {
-		t, id, err := decodeCursor(q.Cursor)
+		t, id, err := decodeCursor(q.Cursor, hash)
 		if err != nil {
 			return List{}, err
 		}
@@ -179,7 +180,7 @@ func (d *Directory) List(ctx context.Context, sc store.Scope, q Query) (List, er
 	for i, r := range rs {
 		if i == q.Limit {
 			last := rs[i-1]
-			s := encodeCursor(last.CreatedAt, last.ID)
+			s := encodeCursor(last.CreatedAt, last.ID, hash)
 			out.Pagination.NextCursor = &s
 			break
 		}
@@ -302,16 +303,20 @@ func storeErr(err error) error {
 	return err
 }
 
-func encodeCursor(t time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.UnixMilli(), 10) + ":" + id))
+// encodeCursor answers the cursor of the page after the contact created
+// at t with id, under the listing's filters (pagecursor.Hash).
+func encodeCursor(t time.Time, id, filters string) string {
+	return pagecursor.Seal(strconv.FormatInt(t.UnixMilli(), 10)+":"+id, filters)
 }
 
-func decodeCursor(s string) (time.Time, string, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+// decodeCursor answers the position of a cursor of the listing with these
+// filters; ErrBadCursor when s is not one (or was made with others).
+func decodeCursor(s, filters string) (time.Time, string, error) {
+	pos, ok := pagecursor.Open(s, filters)
+	if !ok {
 		return time.Time{}, "", ErrBadCursor
 	}
-	ms, id, ok := strings.Cut(string(raw), ":")
+	ms, id, ok := strings.Cut(pos, ":")
 	n, err := strconv.ParseInt(ms, 10, 64)
 	if !ok || err != nil || !strings.HasPrefix(id, "con_") {
 		return time.Time{}, "", ErrBadCursor

@@ -2,12 +2,12 @@ package emergency
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/fleethub/fleethub/internal/pagecursor"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -43,8 +43,9 @@ type AlertListPages struct {
 // gateway queue).
 func (a *Alerts) List(ctx context.Context, sc store.Scope, q AlertQuery) (AlertList, error) {
 	f := store.AlertFilter{Scope: sc, Status: q.Status, Now: a.now().UTC(), Limit: q.Limit + 1}
+	hash := pagecursor.Hash("alerts", sc.Org, sc.Env, q.Status)
 	if q.Cursor != "" {
-		t, id, err := decodeAlertCursor(q.Cursor)
+		t, id, err := decodeAlertCursor(q.Cursor, hash)
 		if err != nil {
 			return AlertList{}, err
 		}
@@ -58,7 +59,7 @@ func (a *Alerts) List(ctx context.Context, sc store.Scope, q AlertQuery) (AlertL
 	for i, rec := range recs {
 		if i == q.Limit {
 			last := recs[i-1]
-			c := encodeAlertCursor(last.CreatedAt, last.ID)
+			c := encodeAlertCursor(last.CreatedAt, last.ID, hash)
 			out.Pagination.NextCursor, out.Pagination.HasMore = &c, true
 			break
 		}
@@ -79,16 +80,20 @@ func (a *Alerts) List(ctx context.Context, sc store.Scope, q AlertQuery) (AlertL
 	return out, nil
 }
 
-func encodeAlertCursor(t time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.UnixMilli(), 10) + ":" + id))
+// encodeAlertCursor answers the cursor of the page after the alert created
+// at t with id, under the listing's filters (pagecursor.Hash).
+func encodeAlertCursor(t time.Time, id, filters string) string {
+	return pagecursor.Seal(strconv.FormatInt(t.UnixMilli(), 10)+":"+id, filters)
 }
 
-func decodeAlertCursor(s string) (time.Time, string, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+// decodeAlertCursor answers the position of a cursor of the listing with
+// these filters; ErrBadCursor when s is not one (or was made with others).
+func decodeAlertCursor(s, filters string) (time.Time, string, error) {
+	pos, ok := pagecursor.Open(s, filters)
+	if !ok {
 		return time.Time{}, "", ErrBadCursor
 	}
-	ms, id, ok := strings.Cut(string(raw), ":")
+	ms, id, ok := strings.Cut(pos, ":")
 	n, err := strconv.ParseInt(ms, 10, 64)
 	if !ok || err != nil || !strings.HasPrefix(id, "alr_") {
 		return time.Time{}, "", ErrBadCursor

@@ -2,7 +2,6 @@ package vehicles
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/apitime"
+	"github.com/fleethub/fleethub/internal/pagecursor"
 	"github.com/fleethub/fleethub/internal/store"
 	lru "github.com/hashicorp/golang-lru/v2"
 )
@@ -166,8 +166,9 @@ type Pagination struct {
 // order), those of one fleet when q.FleetID is set.
 func (s *Service) List(ctx context.Context, sc store.Scope, q Query) (List, error) {
 	f := store.VehicleFilter{Scope: sc, FleetID: q.FleetID, Limit: q.Limit + 1}
+	hash := pagecursor.Hash("vehicles", sc.Org, sc.Env, q.FleetID)
 	if q.Cursor != "" {
-		id, err := decodeCursor(q.Cursor)
+		id, err := decodeCursor(q.Cursor, hash)
 		if err != nil {
 			return List{}, err
 		}
@@ -180,7 +181,7 @@ func (s *Service) List(ctx context.Context, sc store.Scope, q Query) (List, erro
 	out := List{Vehicles: []Profile{}, Pagination: Pagination{Limit: q.Limit}}
 	for i, r := range rs {
 		if i == q.Limit {
-			c := encodeCursor(rs[i-1].ID)
+			c := encodeCursor(rs[i-1].ID, hash)
 			out.Pagination.NextCursor = &c
 			break
 		}
@@ -197,19 +198,21 @@ func (s *Service) List(ctx context.Context, sc store.Scope, q Query) (List, erro
 // merely decodes is not read as a position.
 const cursorPrefix = "vehicle:"
 
-// encodeCursor answers the cursor of the page after the vehicle id.
-func encodeCursor(id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + id))
+// encodeCursor answers the cursor of the page after the vehicle id, under
+// the listing's filters (pagecursor.Hash).
+func encodeCursor(id, filters string) string {
+	return pagecursor.Seal(cursorPrefix+id, filters)
 }
 
-// decodeCursor answers the vehicle id a cursor of this listing continues
-// after; ErrBadCursor when s is not one.
-func decodeCursor(s string) (string, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+// decodeCursor answers the vehicle id a cursor of the listing with these
+// filters continues after; ErrBadCursor when s is not one (or was made
+// with other filters).
+func decodeCursor(s, filters string) (string, error) {
+	pos, ok := pagecursor.Open(s, filters)
+	if !ok {
 		return "", ErrBadCursor
 	}
-	id, ok := strings.CutPrefix(string(raw), cursorPrefix)
+	id, ok := strings.CutPrefix(pos, cursorPrefix)
 	if !ok || id == "" || utf8.RuneCountInString(id) > maxText {
 		return "", ErrBadCursor
 	}

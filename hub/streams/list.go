@@ -3,7 +3,6 @@ package streams
 import (
 	"cmp"
 	"context"
-	"encoding/base64"
 	"errors"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/pagecursor"
 )
 
 // ErrBadCursor is a cursor that is not one of the stream listing.
@@ -65,8 +65,9 @@ type ListPage struct {
 func (s *Service) List(ctx context.Context, org, env string, q ListQuery) (ListPage, error) {
 	var afterT time.Time
 	var afterID string
+	hash := pagecursor.Hash("streams", org, env, q.Kind, q.Status)
 	if q.Cursor != "" {
-		t, id, err := decodeCursor(q.Cursor)
+		t, id, err := decodeCursor(q.Cursor, hash)
 		if err != nil {
 			return ListPage{}, err
 		}
@@ -90,7 +91,7 @@ func (s *Service) List(ctx context.Context, org, env string, q ListQuery) (ListP
 		}
 		if len(out.Streams) == q.Limit {
 			last := out.Streams[len(out.Streams)-1].Entry.Rec
-			out.NextCursor = encodeCursor(last.CreatedAt, last.ID)
+			out.NextCursor = encodeCursor(last.CreatedAt, last.ID, hash)
 			break
 		}
 		st, err := s.status(ctx, e)
@@ -102,16 +103,20 @@ func (s *Service) List(ctx context.Context, org, env string, q ListQuery) (ListP
 	return out, nil
 }
 
-func encodeCursor(t time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.UnixMilli(), 10) + ":" + id))
+// encodeCursor answers the cursor of the page after the stream created at
+// t with id, under the listing's filters (pagecursor.Hash).
+func encodeCursor(t time.Time, id, filters string) string {
+	return pagecursor.Seal(strconv.FormatInt(t.UnixMilli(), 10)+":"+id, filters)
 }
 
-func decodeCursor(s string) (time.Time, string, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+// decodeCursor answers the position of a cursor of the listing with these
+// filters; ErrBadCursor when s is not one (or was made with others).
+func decodeCursor(s, filters string) (time.Time, string, error) {
+	pos, ok := pagecursor.Open(s, filters)
+	if !ok {
 		return time.Time{}, "", ErrBadCursor
 	}
-	ms, id, ok := strings.Cut(string(raw), ":")
+	ms, id, ok := strings.Cut(pos, ":")
 	n, err := strconv.ParseInt(ms, 10, 64)
 	if !ok || err != nil || id == "" {
 		return time.Time{}, "", ErrBadCursor
