@@ -20,6 +20,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/pagecursor"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -122,7 +123,7 @@ func (h *Handlers) Routes() []*api.Route {
 				Params: []api.Param{id,
 					{Name: "status", In: "query", Type: "string", Enum: store.DeliveryStatuses, Description: "pending lists the parked deliveries (parked true) first"},
 					{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},
-					{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page, with the same status"}},
+					{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page, with the same status; a cursor given with another status is refused naming cursor"}},
 				Handler: func(c *api.Ctx) error { return h.list(c, kind) }},
 			&api.Route{Method: "POST", Path: base + "/replay", Tag: "streaming", Summary: "Send webhook deliveries of a " + kind + " stream again, by ids or time range (same webhook-ids)",
 				Permission: "streams:manage", TokenScope: "webhooks:replay", Params: []api.Param{id}, Request: ReplayBody{}, Response: ReplayResponse{}, Errors: []int{400, 404},
@@ -183,16 +184,20 @@ func view(d store.Delivery) DeliveryView {
 
 // A cursor is opaque to clients: "p" and a position among the parked
 // deliveries (store.ListParkedDeliveries), or "d" and a Seq of the
-// delivery log; base 36.
+// delivery log; base 36, sealed with the hash of the listing's stream and
+// status (pagecursor), so that it continues only the listing it came from.
 const (
 	parkedCursor = "p"
 	logCursor    = "d"
 )
 
-func encodeCursor(kind string, n int64) string { return kind + strconv.FormatInt(n, 36) }
+func encodeCursor(kind string, n int64, filters string) string {
+	return pagecursor.Seal(kind+strconv.FormatInt(n, 36), filters)
+}
 
-func decodeCursor(s string) (kind string, n int64, ok bool) {
-	if len(s) < 2 || (s[:1] != parkedCursor && s[:1] != logCursor) {
+func decodeCursor(s, filters string) (kind string, n int64, ok bool) {
+	s, ok = pagecursor.Open(s, filters)
+	if !ok || len(s) < 2 || (s[:1] != parkedCursor && s[:1] != logCursor) {
 		return "", 0, false
 	}
 	n, err := strconv.ParseInt(s[1:], 36, 64)
@@ -216,8 +221,9 @@ func (h *Handlers) list(c *api.Ctx, kind string) error {
 	// parked deliveries are pending: listed, first, when pending ones are
 	withParked := q.Status == "" || q.Status == store.DeliveryPending
 	inParked, parkedBefore := withParked, int64(0)
+	hash := pagecursor.Hash("deliveries", kind, c.PathParam("stream_id"), q.Status)
 	if v := string(a.Peek("cursor")); v != "" {
-		ck, n, ok := decodeCursor(v)
+		ck, n, ok := decodeCursor(v, hash)
 		if !ok || (ck == parkedCursor && !withParked) {
 			bad["cursor"] = api.CursorRefusal
 		}
@@ -243,7 +249,7 @@ func (h *Handlers) list(c *api.Ctx, kind string) error {
 			return api.Internal(err)
 		}
 		if pnext > 0 {
-			next = encodeCursor(parkedCursor, pnext)
+			next = encodeCursor(parkedCursor, pnext, hash)
 		}
 	}
 	switch room := q.Limit - len(ds); {
@@ -256,7 +262,7 @@ func (h *Handlers) list(c *api.Ctx, kind string) error {
 		}
 		ds = append(ds, logged...)
 		if lnext > 0 {
-			next = encodeCursor(logCursor, lnext)
+			next = encodeCursor(logCursor, lnext, hash)
 		}
 	default:
 		// the parked ones filled the page: the log follows, if it has any
@@ -266,7 +272,7 @@ func (h *Handlers) list(c *api.Ctx, kind string) error {
 			return api.Internal(err)
 		}
 		if len(logged) > 0 {
-			next = encodeCursor(logCursor, logged[0].Seq+1)
+			next = encodeCursor(logCursor, logged[0].Seq+1, hash)
 		}
 	}
 	res := ListResponse{Success: true, StreamID: info.ID, Deliveries: make([]DeliveryView, len(ds))}

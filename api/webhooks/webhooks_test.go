@@ -181,6 +181,15 @@ func TestListDeliveries(t *testing.T) {
 	if fmt.Sprint(ids) != "[msg_04 msg_03 msg_02 msg_01 msg_00]" {
 		t.Errorf("paged ids %v", ids)
 	}
+	// a cursor of the log continues only the listing of its status
+	first2 := f.do("GET", "/api/v1/streaming/events/deliveries/estr_1?limit=2", reader, nil).body["next_cursor"].(string)
+	for _, q := range []string{"status=dead_lettered", "status=delivered"} {
+		r := f.do("GET", "/api/v1/streaming/events/deliveries/estr_1?limit=2&"+q+"&cursor="+url.QueryEscape(first2), reader, nil)
+		e, _ := r.body["error"].(map[string]any)
+		if d, _ := e["details"].(map[string]any); r.status != 400 || r.code() != "invalid_request" || d["cursor"] == nil {
+			t.Errorf("a cursor of the whole log with %s: %d %v", q, r.status, r.body)
+		}
+	}
 	r = f.do("GET", "/api/v1/streaming/events/deliveries/estr_1?status=dead_lettered", reader, nil)
 	dl := r.body["deliveries"].([]any)
 	if len(dl) != 2 {
