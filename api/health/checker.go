@@ -3,6 +3,8 @@ package health
 import (
 	"context"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/apitime"
 )
 
 type tripsEntry struct {
@@ -13,7 +15,7 @@ type tripsEntry struct {
 // compute builds a fresh report without active trips.
 func (c *Checker) compute(ctx context.Context) Report {
 	now := c.now()
-	r := Report{Timestamp: now.UTC(), Version: c.cfg.Version, UptimeSeconds: int64(now.Sub(c.started).Seconds()), Service: Service,
+	r := Report{Timestamp: apitime.Of(now), Version: c.cfg.Version, UptimeSeconds: int64(now.Sub(c.started).Seconds()), Service: Service,
 		Dependencies: map[string]string{}}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	start := time.Now()

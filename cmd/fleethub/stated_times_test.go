@@ -19,7 +19,8 @@ var statedTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?
 // in answers and in the event messages it publishes, are UTC to the
 // millisecond, as created_at and updated_at are: a single upload's
 // processed_at, the route's estimated_arrival_time, the safety analysis'
-// analysis_timestamp and an event's metadata.processing_time.
+// analysis_timestamp, the health report's timestamp and an event's
+// metadata.processing_time.
 func TestStatedTimesToTheMillisecond(t *testing.T) {
 	clk := &clock{}
 	clk.advance(123456789 * time.Nanosecond)
@@ -67,6 +68,11 @@ func TestStatedTimesToTheMillisecond(t *testing.T) {
 		t.Fatalf("safety: %d %s", s.Status, s.Body)
 	}
 	check("analysis_timestamp", s.json(t)["analysis_timestamp"])
+	h := n.do("GET", "/v1/trips/health", k, nil)
+	if h.Status != 200 && h.Status != 503 {
+		t.Fatalf("health: %d %s", h.Status, h.Body)
+	}
+	check("health timestamp", h.json(t)["timestamp"])
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
