@@ -19,6 +19,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/ingest/telemetry"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/jsonw"
 	gojson "github.com/goccy/go-json"
 )
@@ -192,7 +193,7 @@ func (h *Handlers) telemetry(c *api.Ctx) error {
 	if err != nil {
 		return mapErr(err)
 	}
-	return accepted(c, TelemetryAccepted{Accepted: res.Accepted, Sequence: res.Sequences, GeneratedEventIDs: res.Generated, IngestedAt: res.IngestedAt})
+	return accepted(c, TelemetryAccepted{Accepted: res.Accepted, Sequence: res.Sequences, GeneratedEventIDs: res.Generated, IngestedAt: apitime.Of(res.IngestedAt)})
 }
 
 func (h *Handlers) events(c *api.Ctx) error {
@@ -216,7 +217,7 @@ func (h *Handlers) events(c *api.Ctx) error {
 		return mapErr(err)
 	}
 	return accepted(c, EventsAccepted{Accepted: res.Accepted, EventIDs: res.EventIDs, Duplicates: res.Duplicates,
-		DuplicateEventIDs: res.DuplicateEventIDs, IngestedAt: res.IngestedAt})
+		DuplicateEventIDs: res.DuplicateEventIDs, IngestedAt: apitime.Of(res.IngestedAt)})
 }
 
 // jsonAppender is an answer that writes its own JSON, byte for byte what

@@ -19,7 +19,8 @@ var statedTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?
 // in answers and in the event messages it publishes, are UTC to the
 // millisecond, as created_at and updated_at are: a single upload's
 // processed_at, the route's estimated_arrival_time, the safety analysis'
-// analysis_timestamp, the health report's timestamp and an event's
+// analysis_timestamp, the health report's timestamp, an ingest answer's
+// ingested_at and an event's
 // metadata.processing_time.
 func TestStatedTimesToTheMillisecond(t *testing.T) {
 	clk := &clock{}
@@ -73,6 +74,12 @@ func TestStatedTimesToTheMillisecond(t *testing.T) {
 		t.Fatalf("health: %d %s", h.Status, h.Body)
 	}
 	check("health timestamp", h.json(t)["timestamp"])
+	tm := n.do("POST", "/v1/telemetry", k, map[string]any{"messages": []any{map[string]any{"timestamp": time.Now().UTC().Format(time.RFC3339),
+		"vehicle_id": "veh-times", "data_type": "environmental", "data": map[string]any{"cabin": map[string]any{"temp": 21}}}}})
+	if tm.Status != 202 {
+		t.Fatalf("telemetry: %d %s", tm.Status, tm.Body)
+	}
+	check("telemetry ingested_at", tm.json(t)["ingested_at"])
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
