@@ -284,13 +284,9 @@ func (a *app) openEngines() (engines, error) {
 		a.closers = append(a.closers, e.archive.Close)
 	}
 	if a.cfg.OSM != "" {
-		var costings []routing.Costing // none named: auto
-		for _, name := range strings.FieldsFunc(a.cfg.OSMCostings, func(r rune) bool { return r == ',' }) {
-			c, ok := routing.ParseCosting(strings.TrimSpace(name))
-			if !ok {
-				return e, fmt.Errorf("--osm-costings: %q is not auto, truck, bicycle or pedestrian", name)
-			}
-			costings = append(costings, c)
+		var costings []routing.Costing
+		if costings, err = osmCostings(a.cfg.OSMCostings); err != nil { // refused at start too (checkSettings)
+			return e, err
 		}
 		start := time.Now()
 		if e.roads, err = routing.Load(a.cfg.OSM, routing.Options{CacheDir: filepath.Join(a.cfg.Data, "roads"), Costings: costings}); err != nil {

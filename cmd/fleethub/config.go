@@ -16,6 +16,7 @@ import (
 	"github.com/fleethub/fleethub/delivery/ws"
 	"github.com/fleethub/fleethub/fleet/trips"
 	"github.com/fleethub/fleethub/hub/seglog"
+	"github.com/fleethub/fleethub/internal/routing"
 )
 
 // config is every serve setting; each flag also reads FLEETHUB_<NAME>.
@@ -139,7 +140,8 @@ func expects(f *flag.Flag) string {
 
 // checkSettings refuses a setting out of its range, naming its flag: an
 // empty --data, a negative size, duration or rate, a --notify-url that
-// is not an http(s) URL, a speed limit that is not a speed.
+// is not an http(s) URL, a speed limit that is not a speed, a costing
+// --osm-costings does not know (whether or not --osm is given).
 func (c *config) checkSettings() error {
 	switch {
 	case strings.TrimSpace(c.Data) == "":
@@ -161,7 +163,24 @@ func (c *config) checkSettings() error {
 	case !(c.SpeedLimitKmh >= 0) || math.IsInf(c.SpeedLimitKmh, 0):
 		return fmt.Errorf("--speed-limit-kmh must be a speed in km/h above 0 (0: the default, 100), not %v", c.SpeedLimitKmh)
 	}
+	if _, err := osmCostings(c.OSMCostings); err != nil { // with --osm or not: a typo is not kept for the day --osm is added
+		return err
+	}
 	return nil
+}
+
+// osmCostings reads --osm-costings, a comma list of costings (none
+// named: auto).
+func osmCostings(list string) ([]routing.Costing, error) {
+	var out []routing.Costing
+	for _, name := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' }) {
+		c, ok := routing.ParseCosting(strings.TrimSpace(name))
+		if !ok {
+			return nil, fmt.Errorf("--osm-costings: %q is not auto, truck, bicycle or pedestrian", name)
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // httpURL reports whether s is an absolute http or https URL with a host.

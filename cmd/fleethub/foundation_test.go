@@ -655,6 +655,8 @@ func TestServeRefusesBadSettings(t *testing.T) {
 		{args: []string{"--solver-work-rate", "-3"}, want: "--solver-work-rate must be positive"},
 		{args: []string{"--speed-limit-kmh", "-10"}, want: "--speed-limit-kmh must be a speed"},
 		{args: []string{"--speed-limit-kmh", "NaN"}, want: "--speed-limit-kmh must be a speed"},
+		{args: []string{"--osm-costings", "plane"}, want: `--osm-costings: "plane" is not auto, truck, bicycle or pedestrian`},
+		{env: [2]string{"FLEETHUB_OSM_COSTINGS", "auto,plane"}, want: "--osm-costings: "},
 		{args: []string{"stray", "--addr", "127.0.0.1:1"}, want: `unexpected argument "stray"`},
 		{args: []string{"--data", ""}, want: "--data must name a directory"},
 		{args: []string{"--data", file}, want: "--data " + file + ": "},
