@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -81,7 +83,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stdout, "plain HTTP on http://%s\n", pa)
 	}
 	if cfg.DatabaseURL == "" {
-		fmt.Fprintf(stdout, "create an API key:  go run ./cmd/fleethub keys create --data %s --org my-org --env test --name dev --permissions all\n", shellQuote(cfg.Data))
+		exe, err := os.Executable()
+		if err != nil {
+			exe = os.Args[0]
+		}
+		fmt.Fprintf(stdout, "create an API key:  %s keys create --data %s --org my-org --env test --name dev --permissions all\n", selfCommand(os.Args[0], exe), shellQuote(cfg.Data))
 	}
 	select {
 	case <-ctx.Done():
@@ -95,6 +101,19 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	log.Info("stopped")
 	return 0
+}
+
+// selfCommand is the command that runs this program again from the shell
+// it was started in: `go run ./cmd/fleethub` when exe is the binary `go
+// run` built (in a go-build temporary directory, gone once it exits),
+// else arg0, the name it was invoked by (a path, or a name on $PATH).
+func selfCommand(arg0, exe string) string {
+	for _, d := range strings.Split(filepath.ToSlash(filepath.Dir(exe)), "/") {
+		if strings.HasPrefix(d, "go-build") {
+			return "go run ./cmd/fleethub"
+		}
+	}
+	return shellQuote(arg0)
 }
 
 func shellQuote(s string) string {
