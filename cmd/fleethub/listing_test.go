@@ -272,3 +272,36 @@ func TestBadCursorRefusedAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestVehicleAndContactListingsSayHasMore: the vehicle and contact
+// listings page as the others do, with has_more true exactly on a page
+// that has a next_cursor (pageIDs checks each page).
+func TestVehicleAndContactListingsSayHasMore(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	var vehicles, contacts []string
+	for i := range 3 {
+		id := fmt.Sprintf("veh-%d", i)
+		if r := n.do("PUT", "/v1/vehicles/"+id, k, map[string]any{"fleet_id": "f-1"}); r.Status != 200 {
+			t.Fatalf("vehicle %d: %d %s", i, r.Status, r.Body)
+		}
+		vehicles = append(vehicles, id)
+		r := n.do("POST", "/v1/contacts", k, map[string]any{"name": fmt.Sprint("Dispatcher ", i), "roles": []string{"dispatcher"},
+			"channels": map[string]any{"sms": fmt.Sprintf("+155500042%02d", i)}})
+		if r.Status != 201 {
+			t.Fatalf("contact %d: %d %s", i, r.Status, r.Body)
+		}
+		contacts = append(contacts, r.json(t)["contact_id"].(string))
+	}
+	for _, l := range []struct {
+		path, list, id string
+		want           []string
+	}{
+		{"/v1/vehicles?limit=2", "vehicles", "vehicle_id", vehicles},
+		{"/v1/contacts?limit=2", "contacts", "contact_id", contacts},
+	} {
+		if got, pages := allPages(t, n, k, l.path, l.list, l.id); !slices.Equal(got, l.want) || pages != 2 {
+			t.Errorf("%s: %v in %d pages, want %v in 2", l.path, got, pages, l.want)
+		}
+	}
+}

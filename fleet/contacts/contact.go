@@ -95,7 +95,8 @@ type List struct {
 // Pagination continues a listing: NextCursor is null on the last page.
 type Pagination struct {
 	Limit      int     `json:"limit"`
-	NextCursor *string `json:"next_cursor"`
+	HasMore    bool    `json:"has_more" doc:"true exactly when next_cursor is not null"`
+	NextCursor *string `json:"next_cursor" doc:"pass as cursor for the next page; null on the last"`
 }
 
 // Deleted answers a delete.

@@ -181,7 +181,7 @@ func (d *Directory) List(ctx context.Context, sc store.Scope, q Query) (List, er
 		if i == q.Limit {
 			last := rs[i-1]
 			s := encodeCursor(last.CreatedAt, last.ID, hash)
-			out.Pagination.NextCursor = &s
+			out.Pagination.NextCursor, out.Pagination.HasMore = &s, true
 			break
 		}
 		c, err := decode(r)

@@ -159,7 +159,8 @@ type List struct {
 // Pagination continues a listing: NextCursor is null on the last page.
 type Pagination struct {
 	Limit      int     `json:"limit"`
-	NextCursor *string `json:"next_cursor"`
+	HasMore    bool    `json:"has_more" doc:"true exactly when next_cursor is not null"`
+	NextCursor *string `json:"next_cursor" doc:"pass as cursor for the next page; null on the last"`
 }
 
 // List answers a page of the scope's profiles in vehicle id order (byte
@@ -182,7 +183,7 @@ func (s *Service) List(ctx context.Context, sc store.Scope, q Query) (List, erro
 	for i, r := range rs {
 		if i == q.Limit {
 			c := encodeCursor(rs[i-1].ID, hash)
-			out.Pagination.NextCursor = &c
+			out.Pagination.NextCursor, out.Pagination.HasMore = &c, true
 			break
 		}
 		p, err := decode(r)
