@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -174,6 +173,10 @@ func opHeaders(r *Route, code int) map[string]any {
 // error it can answer with, as eref, each with its headers.
 func opResponses(g *schemaGen, r *Route, eref Schema) map[string]any {
 	resp := map[string]any{}
+	put := func(code int, v map[string]any) {
+		v["headers"] = opHeaders(r, code)
+		resp[fmt.Sprint(code)] = v
+	}
 	success := map[string]any{"description": "success"}
 	switch {
 	case r.Raw != "":
@@ -181,21 +184,17 @@ func opResponses(g *schemaGen, r *Route, eref Schema) map[string]any {
 	case r.Response != nil:
 		success["content"] = map[string]any{"application/json": map[string]any{"schema": g.ref(reflect.TypeOf(r.Response))}}
 	}
-	resp[fmt.Sprint(r.Status)] = success
+	put(r.Status, success)
 	for _, c := range r.Also {
 		also := map[string]any{"description": httpText(c)}
 		if content, ok := success["content"]; ok && c != 304 {
 			also["content"] = content
 		}
-		resp[fmt.Sprint(c)] = also
+		put(c, also)
 	}
 	errContent := map[string]any{"application/json": map[string]any{"schema": eref}}
 	for _, c := range errorCodes(r) {
-		resp[fmt.Sprint(c)] = map[string]any{"description": httpText(c), "content": errContent}
-	}
-	for c, v := range resp {
-		code, _ := strconv.Atoi(c)
-		v.(map[string]any)["headers"] = opHeaders(r, code)
+		put(c, map[string]any{"description": httpText(c), "content": errContent})
 	}
 	return resp
 }
