@@ -86,9 +86,24 @@ func envName(flagName string) string {
 // environment variable, then the default. An environment variable set to
 // the empty string counts as unset, for every flag alike; one whose value
 // does not parse is refused naming it and saying what the flag takes.
+//
+// A flag that does not parse (or is not defined) is returned as the
+// error alone, for the caller to print once with a pointer to -h; the
+// flag package would print it and the whole flag list as well. -h and
+// --help print the list and return flag.ErrHelp.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	switch {
+	case err == flag.ErrHelp:
+		usage() // flag.NewFlagSet sets one
 		return err
+	case err != nil:
+		return fmt.Errorf("%w (-h lists the flags)", err)
 	}
 	if fs.NArg() > 0 {
 		// a word among the flags ends their parsing: the flags after it
@@ -97,7 +112,6 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var err error
 	fs.VisitAll(func(f *flag.Flag) {
 		if set[f.Name] || err != nil {
 			return

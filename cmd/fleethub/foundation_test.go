@@ -724,3 +724,30 @@ func TestSearchEndpointLimit(t *testing.T) {
 	}
 	t.Fatal("search never limited past 1,000 per minute")
 }
+
+// TestBadFlagSaidOnce: a flag value that does not parse, or a flag that
+// is not defined, is refused in one line naming it and pointing to -h,
+// not printed twice around the whole flag list; -h still lists them.
+func TestBadFlagSaidOnce(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--max-body-bytes", "abc"}, `"abc" for flag -max-body-bytes`},
+		{[]string{"serve", "--no-such-flag"}, "not defined: -no-such-flag"},
+		{[]string{"keys", "create", "--rpm", "many"}, `"many" for flag -rpm`},
+	} {
+		var out, errb strings.Builder
+		if code := run(t.Context(), c.args, &out, &errb); code != 2 {
+			t.Errorf("%v: exit %d, want 2", c.args, code)
+		}
+		msg := errb.String()
+		if strings.Count(msg, "\n") != 1 || !strings.Contains(msg, c.want) || !strings.Contains(msg, "(-h lists the flags)") {
+			t.Errorf("%v: stderr %q; want one line saying %q and pointing to -h", c.args, msg, c.want)
+		}
+	}
+	var out, errb strings.Builder
+	if code := run(t.Context(), []string{"serve", "-h"}, &out, &errb); code != 0 || !strings.Contains(errb.String(), "-max-body-bytes") {
+		t.Errorf("serve -h: exit %d, stderr %q; want the flag list", code, errb.String())
+	}
+}
