@@ -17,22 +17,7 @@ import (
 // request's cost models, capacity rule, refused flags and priority
 // weights, and the answer's cost and overload, each with its meaning.
 func TestOpenAPINamesCostFields(t *testing.T) {
-	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), auth{}, nil)
-	srv.Handle(optimization.New(domain.New(domain.Config{}, nil, nil, nil)).Routes()...)
-	raw, err := json.Marshal(srv.OpenAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Components struct {
-			Schemas map[string]struct {
-				Properties map[string]json.RawMessage `json:"properties"`
-			} `json:"schemas"`
-		} `json:"components"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := openAPISchemas(t)
 	want := map[string][]string{
 		"Vehicle":      {"fuel_consumption_l_per_100km", "cost_per_hour", "cost_per_km", "break_windows"},
 		"Constraints":  {"vehicle_capacity_strict", "fuel_efficiency_priority", "delivery_time_priority", "cost_priority"},
@@ -64,22 +49,7 @@ func TestOpenAPINamesCostFields(t *testing.T) {
 // driver_id, in optimized_routes and in the runner-up plans, may be
 // null, as it is for a vehicle without a driver.
 func TestOpenAPIDriverIDNullable(t *testing.T) {
-	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), auth{}, nil)
-	srv.Handle(optimization.New(domain.New(domain.Config{}, nil, nil, nil)).Routes()...)
-	raw, err := json.Marshal(srv.OpenAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Components struct {
-			Schemas map[string]struct {
-				Properties map[string]json.RawMessage `json:"properties"`
-			} `json:"schemas"`
-		} `json:"components"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := openAPISchemas(t)
 	for _, name := range []string{"RouteView", "PlanRoute"} {
 		found := false
 		for k, s := range doc.Components.Schemas {
@@ -94,4 +64,26 @@ func TestOpenAPIDriverIDNullable(t *testing.T) {
 			t.Errorf("no schema %s", name)
 		}
 	}
+}
+
+// openAPISchemas is the OpenAPI document of the optimization routes,
+// read as far as its schemas' properties.
+func openAPISchemas(t *testing.T) (doc struct {
+	Components struct {
+		Schemas map[string]struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"schemas"`
+	} `json:"components"`
+}) {
+	t.Helper()
+	srv := api.New(api.Config{Addr: "127.0.0.1:0"}, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), auth{}, nil)
+	srv.Handle(optimization.New(domain.New(domain.Config{}, nil, nil, nil)).Routes()...)
+	raw, err := json.Marshal(srv.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
