@@ -327,7 +327,7 @@ func Event(k store.SpeedingSummaryKey, eps []store.SpeedingEpisode, now time.Tim
 			"date": k.Day, "device_id": k.DeviceID, "episodes": len(eps), "late_episodes": late,
 			"total_duration_seconds": round1(total), "max_speed_kmh": round1(maxSpeed), "max_over_limit_kmh": round1(maxOver),
 			"trips":            trips,
-			"first_episode_at": eps[0].Start.UTC().Format(time.RFC3339Nano), "last_episode_at": last.Start.UTC().Format(time.RFC3339Nano),
+			"first_episode_at": apitime.Format(eps[0].Start), "last_episode_at": apitime.Format(last.Start),
 		},
 		Metadata: event.Metadata{CorrelationID: k.DeviceID, ProcessingTime: apitime.Format(now), SourceSystem: "fleethub.digest"},
 		// the hub acts on no summary by itself, as on no detected event

@@ -547,3 +547,36 @@ func TestSummariesPastRetentionArePruned(t *testing.T) {
 		}
 	})
 }
+
+// TestSummaryTimesToTheMillisecond: a summary states its episodes' starts
+// as every time the service states, in UTC to the millisecond, whatever
+// the precision and zone of the times it is given.
+func TestSummaryTimesToTheMillisecond(t *testing.T) {
+	zone := time.FixedZone("", -5*3600)
+	k := store.SpeedingSummaryKey{Org: "org-a", Env: "test", DeviceID: "dev-1", Day: "2026-03-02"}
+	ep := func(start time.Time) store.SpeedingEpisode {
+		return store.SpeedingEpisode{Org: k.Org, Env: k.Env, ID: "e" + start.String(), DeviceID: k.DeviceID, VehicleID: "veh-1", TripID: "trip-1",
+			Start: start, DurationSeconds: 12, MaxSpeedKmh: 120, LimitKmh: 100, Day: k.Day, SummaryDay: k.Day}
+	}
+	first := time.Date(2026, 3, 2, 3, 4, 5, 123456789, zone)
+	last := time.Date(2026, 3, 2, 9, 0, 0, 999999, zone)
+	ev, err := digest.Event(k, []store.SpeedingEpisode{ep(first), ep(last)}, time.Date(2026, 3, 3, 0, 6, 0, 987654321, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"first_episode_at": "2026-03-02T08:04:05.123Z", "last_episode_at": "2026-03-02T14:00:00Z"} {
+		if got := ev.EventData[name]; got != want {
+			t.Errorf("%s: %v, want %s", name, got, want)
+		}
+	}
+	if ev.Metadata.ProcessingTime != "2026-03-03T00:06:00.987Z" {
+		t.Errorf("processing_time %s, want 2026-03-03T00:06:00.987Z", ev.Metadata.ProcessingTime)
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"timestamp":"2026-03-03T00:00:00Z"`)) {
+		t.Errorf("the summary's timestamp is not its day's end in UTC: %s", b)
+	}
+}
