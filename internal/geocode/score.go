@@ -166,7 +166,9 @@ func (ix *Index) matchWords(qr *query, st *streetView, numTok int, numScore floa
 		}
 	}
 	cityPart := st.cityPart(qr)
-	var said [16]bool // street words the query said
+	var said [16]bool                       // street words the query said
+	var town [16]struct{ got, den float32 } // the words matched in the locality
+	firstStreetTok := -1                    // the first query word that said a street word
 	joined := numTok == 0 && qr.joinedID >= 0
 	for k := range qr.toks {
 		tk := &qr.toks[k]
@@ -185,7 +187,13 @@ func (ix *Index) matchWords(qr *query, st *streetView, numTok int, numScore floa
 		t.got += best
 		t.den += bestDen
 		t.matched = t.matched.with(k)
+		if bestWord < 0 && k < len(town) {
+			town[k].got, town[k].den = best, bestDen
+		}
 		if bestWord >= 0 {
+			if firstStreetTok < 0 {
+				firstStreetTok = k
+			}
 			t.lastStreetTok = k
 			t.inOrder = t.inOrder && bestWord == t.nextWord
 			t.nextWord = bestWord + 1
@@ -199,6 +207,22 @@ func (ix *Index) matchWords(qr *query, st *streetView, numTok int, numScore floa
 				t.nameGot += 0.5
 			}
 		}
+	}
+	// A word between the house number and the first word of the street
+	// is part of the street the query names, not its town: Hollis of
+	// "203-06 Hollis Ave" on Murdock Avenue in the town of Hollis is a
+	// street word the street lacks (leftOver weighs it as one), so the
+	// street named, at its nearest number, comes before that address.
+	// Town words after the street's first word stay the town's (Manchester
+	// of "82 Queen Court, Manchester, CT", CT also read as Court).
+	for k := numTok + 1; k < firstStreetTok && k < len(town); k++ {
+		if town[k].den == 0 || !t.matched.has(k) || k == 1 && joined || qr.toks[k].zip || !ix.nameWord(&qr.toks[k]) {
+			continue
+		}
+		t.got -= town[k].got
+		t.den -= town[k].den
+		t.matched = t.matched.without(k)
+		g.unmatched = g.unmatched.with(k)
 	}
 	return t
 }

@@ -405,3 +405,37 @@ func TestAddressesValidateAsThemselves(t *testing.T) {
 		t.Errorf("%d of %d addresses do not validate as themselves", bad, checked)
 	}
 }
+
+// A word between the house number and the street's words is a street
+// word, not a town: "203-06 Hollis Ave" names Hollis Avenue, so Hollis
+// Avenue's nearest number comes before 203-06 Murdock Avenue in the town
+// of Hollis, which has the number but is not the street named, and that
+// address is never reported with the confidence of a full match.
+func TestTownWordInsideStreetIsAStreetWord(t *testing.T) {
+	csv := "LON,LAT,NUMBER,STREET,CITY,REGION,POSTCODE,ID\n" +
+		"-73.7514,40.7004,203-06,Murdock Avenue,Hollis,NY,11412,mu-1\n" +
+		"-73.7460,40.7088,203-07,Hollis Avenue,Hollis,NY,11412,ho-1\n" +
+		"-73.7450,40.7090,211-04,Hollis Avenue,Queens Village,NY,11429,ho-2\n"
+	ix, err := geocode.Load(writeTemp(t, "hollis.csv", csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"203-06 Hollis Ave", "203-06 Hollis Avenue", "203-06 Hollis Avenue, Hollis, NY 11412"} {
+		ms := ix.Search(q, 3)
+		if len(ms) == 0 || ms[0].Address.ID != "ho-1" {
+			t.Errorf("Search(%q) = %+v, want 203-07 Hollis Avenue first", q, ms)
+		}
+		for _, m := range ms {
+			if m.Address.ID == "mu-1" && m.Confidence > 0.7 {
+				t.Errorf("Search(%q): 203-06 Murdock Avenue at confidence %v, above the validation threshold", q, m.Confidence)
+			}
+		}
+		if v := ix.Validate(q); v.Exists || v.Suggestion == nil || v.Suggestion.Address.ID != "ho-1" {
+			t.Errorf("Validate(%q) = %+v, want 203-07 Hollis Avenue suggested", q, v)
+		}
+	}
+	// the town after the street stays a town
+	if ms := ix.Search("203-06 Murdock Avenue, Hollis, NY", 1); len(ms) != 1 || ms[0].Address.ID != "mu-1" || ms[0].Confidence < 0.9 {
+		t.Errorf("the town after the street: %+v, want 203-06 Murdock Avenue at 0.9 or more", ms)
+	}
+}
