@@ -128,3 +128,90 @@ func TestHistoryOfInterruptedTrips(t *testing.T) {
 		t.Errorf("unknown status: %d %s, want 400 listing interrupted among the values", bad.Status, bad.Body)
 	}
 }
+
+// TestTripWithoutPointsHasNoScore: a trip with no accepted location has
+// driven nothing to score: its safety_score and eco_score are null
+// wherever the trip is shown (start, read, listing, stop, an upload whose
+// every point was refused), never 100, and sorting by safety_score puts
+// it below every scored trip.
+func TestTripWithoutPointsHasNoScore(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	t0 := time.Now().Add(-20 * time.Minute).UTC().Truncate(time.Second)
+	noScore := func(what string, a map[string]any, fields ...string) {
+		t.Helper()
+		for _, f := range fields {
+			if v, ok := a[f]; !ok || v != nil {
+				t.Errorf("%s: %s = %v (present %v), want null", what, f, v, ok)
+			}
+		}
+	}
+	r := n.do("POST", "/v1/trips", k, map[string]any{"vehicle_id": "veh-empty", "start_time": t0.Format(time.RFC3339)})
+	if r.Status != 201 {
+		t.Fatalf("start: %d %s", r.Status, r.Body)
+	}
+	n.conforms("POST", "/v1/trips", r)
+	empty := r.json(t)["trip_id"].(string)
+	noScore("start", r.json(t)["analytics"].(map[string]any), "safety_score", "eco_score")
+	noScore("read", n.do("GET", "/v1/trips/"+empty, k, nil).json(t)["analytics"].(map[string]any), "safety_score", "eco_score")
+
+	// every point before the trip's start: refused, still nothing to score
+	b := n.batch(k, empty, track(t0.Add(-time.Minute), 40, -83, constant(50, 5)))
+	if b.Status != 200 || b.json(t)["processed_count"] != 0.0 {
+		t.Fatalf("batch of refused points: %d %s", b.Status, b.Body)
+	}
+	n.conforms("POST", "/v1/locations/batch", b)
+	noScore("batch", b.json(t)["trip_analytics"].(map[string]any), "current_safety_score")
+	s := n.do("POST", "/v1/locations/single", k, map[string]any{"trip_id": empty, "latitude": 40.0, "longitude": -83.0,
+		"timestamp": t0.Add(-time.Second).Format(time.RFC3339)})
+	if s.Status != 200 || s.json(t)["accepted"] != false {
+		t.Fatalf("single refused point: %d %s", s.Status, s.Body)
+	}
+	n.conforms("POST", "/v1/locations/single", s)
+	noScore("single", s.json(t)["trip_analytics"].(map[string]any), "current_safety_score")
+
+	driven := n.startTrip(k, "veh-driven", t0)
+	if r := n.batch(k, driven, track(t0.Add(time.Second), 40, -83, append(constant(50, 30), constant(150, 30)...))); r.Status != 200 {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
+	}
+	for _, order := range []string{"desc", "asc"} {
+		l := n.do("GET", "/v1/trips?sort=safety_score&order="+order, k, nil)
+		if l.Status != 200 {
+			t.Fatalf("list: %d %s", l.Status, l.Body)
+		}
+		n.conforms("GET", "/v1/trips", l)
+		items := l.json(t)["trips"].([]any)
+		want := []string{driven, empty}
+		if order == "asc" {
+			want = []string{empty, driven}
+		}
+		var got []string
+		for _, it := range items {
+			m := it.(map[string]any)
+			got = append(got, m["trip_id"].(string))
+			a := m["analytics"].(map[string]any)
+			if m["trip_id"] == empty {
+				noScore("list", a, "safety_score", "eco_score")
+			} else if _, ok := a["safety_score"].(float64); !ok {
+				t.Errorf("list: the driven trip's safety_score is %v", a["safety_score"])
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("sorted by safety_score %s: %v, want %v (the trip without a score below every score)", order, got, want)
+		}
+	}
+	// a page boundary between the two: the cursor continues to the unscored trip
+	p1 := n.do("GET", "/v1/trips?sort=safety_score&limit=1", k, nil).json(t)
+	next, _ := p1["pagination"].(map[string]any)["next_cursor"].(string)
+	p2 := n.do("GET", "/v1/trips?sort=safety_score&limit=1&cursor="+next, k, nil).json(t)
+	if ts := p2["trips"].([]any); len(ts) != 1 || ts[0].(map[string]any)["trip_id"] != empty {
+		t.Errorf("second page by safety_score: %v, want the trip without a score", p2["trips"])
+	}
+
+	st := n.do("POST", "/v1/trips/"+empty+"/stop", k, nil)
+	if st.Status != 200 {
+		t.Fatalf("stop: %d %s", st.Status, st.Body)
+	}
+	n.conforms("POST", "/v1/trips/{trip_id}/stop", st)
+	noScore("stop", st.json(t)["analytics"].(map[string]any), "safety_score", "eco_score")
+}

@@ -122,6 +122,9 @@ func sortValue(t store.Trip, key string) float64 {
 	case "duration":
 		return t.Totals.DurationMinutes
 	case "safety_score":
+		if t.Totals.LocationsCount == 0 {
+			return store.NoScore
+		}
 		return t.Totals.SafetyScore
 	default:
 		return float64(t.StartTime.UnixMilli())
@@ -246,7 +249,8 @@ func (s *Service) listItem(t store.Trip, withAnalytics bool) ListItem {
 	if withAnalytics {
 		x := t.Totals
 		it.Analytics = &ListAnalytics{DistanceKm: x.DistanceKm, DurationMinutes: x.DurationMinutes, AvgSpeedKmh: x.AvgSpeedKmh,
-			MaxSpeedKmh: x.MaxSpeedKmh, SafetyScore: x.SafetyScore, EcoScore: x.EcoScore, EventsCount: x.EventsCount}
+			MaxSpeedKmh: x.MaxSpeedKmh, SafetyScore: scoreOf(x.LocationsCount, x.SafetyScore), EcoScore: scoreOf(x.LocationsCount, x.EcoScore),
+			EventsCount: x.EventsCount}
 	}
 	return it
 }

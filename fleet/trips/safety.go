@@ -198,7 +198,8 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 	prof := profileOf(pts, bandsOf(s.matchPoints(pts)), st.Pauses)
 	risks, points := riskFactors(events, a.DistanceKm)
 	bd := breakdown(points, a.DistanceKm, consistency(prof.moving))
-	out := SafetyAnalysis{TripID: id, OverallSafetyScore: a.SafetyScore, ScoreGrade: grade(a.SafetyScore), AnalysisTimestamp: now,
+	score := a.stored.safety // the trip has its MinSafetyPoints: it is scored
+	out := SafetyAnalysis{TripID: id, OverallSafetyScore: score, ScoreGrade: grade(score), AnalysisTimestamp: now,
 		TripContext: tripContext(t.StartTime, pts, prof, a), RiskFactors: risks,
 		PositiveIndicators: positives(risks, a.DurationMinutes*60, bd.ConsistencyScore), Recommendations: []Recommendation{}}
 	if withBreakdown {
@@ -206,10 +207,10 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 	}
 	var focus []string
 	out.Recommendations, focus = recommendations(out.Recommendations, risks)
-	out.ImprovementPotential = ImprovementPotential{MaximumPossibleScore: 100, CurrentScore: a.SafetyScore,
-		ImprovementPointsAvailable: round(100-a.SafetyScore, 1), PrimaryFocusAreas: focus}
+	out.ImprovementPotential = ImprovementPotential{MaximumPossibleScore: 100, CurrentScore: score,
+		ImprovementPointsAvailable: round(100-score, 1), PrimaryFocusAreas: focus}
 	if withBenchmarks {
-		b, err := s.benchmarks(ctx, sc, t, a.SafetyScore, now)
+		b, err := s.benchmarks(ctx, sc, t, score, now)
 		if err != nil {
 			return SafetyAnalysis{}, err
 		}

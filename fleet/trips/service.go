@@ -319,7 +319,8 @@ func (s *Service) analyticsOf(st *state) Analytics {
 		DurationMinutes: round(sum.DurationMinutes, 2),
 		MaxSpeedKmh:     round(sum.MaxSpeedKmh, 1), AvgSpeedKmh: round(sum.AvgSpeedKmh, 1), IdleTimeMinutes: round(sum.IdleTimeMinutes, 2),
 		LocationsCount: sum.LocationsCount, EventsCount: sum.EventsCount,
-		SafetyScore: round(sum.SafetyScore, 1), EcoScore: round(sum.EcoScore, 1),
+		SafetyScore: scoreOf(sum.LocationsCount, sum.SafetyScore), EcoScore: scoreOf(sum.LocationsCount, sum.EcoScore),
+		stored: storedScores{safety: round(sum.SafetyScore, 1), eco: round(sum.EcoScore, 1)},
 		HarshEvents: HarshEvents{HarshAcceleration: sum.HarshAcceleration, HarshBraking: sum.HarshBraking,
 			HarshCornering: sum.HarshCornering, Speeding: sum.Speeding},
 		FuelEfficiency: FuelEfficiency{FuelConsumedLiters: round(sum.FuelConsumedLiters, 3), FuelEfficiencyKmpl: round(sum.FuelEfficiencyKmpl, 2),
@@ -339,9 +340,24 @@ func (s *Service) analyticsOf(st *state) Analytics {
 	return a
 }
 
+// scoreOf is a score rounded for the answer, or nil for a trip without
+// any location (n): it has driven nothing, and the 100 its empty summary
+// holds would state a perfect drive that was never measured.
+func scoreOf(n int, v float64) *float64 {
+	if n == 0 {
+		return nil
+	}
+	r := round(v, 1)
+	return &r
+}
+
+// totalsOf are the stored columns of a. The score columns hold the
+// summary's scores, shown ones or not: the store averages and filters
+// them over trips with locations only (store.TripSummary,
+// TripFilter.WithPoints) and sorts the others below every score.
 func totalsOf(a Analytics) store.TripTotals {
 	return store.TripTotals{DistanceKm: a.DistanceKm, DurationMinutes: a.DurationMinutes, AvgSpeedKmh: a.AvgSpeedKmh,
-		MaxSpeedKmh: a.MaxSpeedKmh, SafetyScore: a.SafetyScore, EcoScore: a.EcoScore, EventsCount: a.EventsCount, LocationsCount: a.LocationsCount}
+		MaxSpeedKmh: a.MaxSpeedKmh, SafetyScore: a.stored.safety, EcoScore: a.stored.eco, EventsCount: a.EventsCount, LocationsCount: a.LocationsCount}
 }
 
 // metadataMap decodes a trip's stored metadata; what cannot be read is

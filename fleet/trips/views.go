@@ -49,21 +49,27 @@ type Analytics struct {
 	IdleTimeMinutes    float64        `json:"idle_time_minutes" source:"computed"`
 	LocationsCount     int            `json:"locations_count" source:"computed"`
 	EventsCount        int            `json:"events_count" source:"computed"`
-	SafetyScore        float64        `json:"safety_score" source:"computed"`
-	EcoScore           float64        `json:"eco_score" source:"computed"`
+	SafetyScore        *float64       `json:"safety_score" source:"computed" doc:"0-100 (docs/analytics.md); null while the trip has no accepted location: it has driven nothing to score"`
+	EcoScore           *float64       `json:"eco_score" source:"computed" doc:"0-100 (docs/analytics.md); null while the trip has no accepted location"`
 	HarshEvents        HarshEvents    `json:"harsh_events"`
 	FuelEfficiency     FuelEfficiency `json:"fuel_efficiency"`
+
+	stored storedScores // the scores of the trip's store row (totalsOf)
 }
+
+// storedScores are a trip's safety and eco scores as its summary holds
+// them, 100 for a trip without locations, which the answers show as null.
+type storedScores struct{ safety, eco float64 }
 
 // ListAnalytics is the subset of analytics in list items.
 type ListAnalytics struct {
-	DistanceKm      float64 `json:"distance_km" source:"computed"`
-	DurationMinutes float64 `json:"duration_minutes" source:"computed"`
-	AvgSpeedKmh     float64 `json:"avg_speed_kmh" source:"computed"`
-	MaxSpeedKmh     float64 `json:"max_speed_kmh" source:"computed"`
-	SafetyScore     float64 `json:"safety_score" source:"computed"`
-	EcoScore        float64 `json:"eco_score" source:"computed"`
-	EventsCount     int     `json:"events_count" source:"computed"`
+	DistanceKm      float64  `json:"distance_km" source:"computed"`
+	DurationMinutes float64  `json:"duration_minutes" source:"computed"`
+	AvgSpeedKmh     float64  `json:"avg_speed_kmh" source:"computed"`
+	MaxSpeedKmh     float64  `json:"max_speed_kmh" source:"computed"`
+	SafetyScore     *float64 `json:"safety_score" source:"computed" doc:"null while the trip has no accepted location"`
+	EcoScore        *float64 `json:"eco_score" source:"computed" doc:"null while the trip has no accepted location"`
+	EventsCount     int      `json:"events_count" source:"computed"`
 }
 
 // Trip is the full trip resource.
@@ -182,7 +188,7 @@ type LastLocation struct {
 type BatchAnalytics struct {
 	CurrentDistanceKm      float64       `json:"current_distance_km" source:"computed"`
 	CurrentDurationMinutes float64       `json:"current_duration_minutes" source:"computed"`
-	CurrentSafetyScore     float64       `json:"current_safety_score" source:"computed"`
+	CurrentSafetyScore     *float64      `json:"current_safety_score" source:"computed" doc:"null while the trip has no accepted location"`
 	LocationsCount         int           `json:"locations_count" source:"computed"`
 	LastLocation           *LastLocation `json:"last_location"`
 	AvgSpeedKmh            float64       `json:"avg_speed_kmh" source:"computed"`
@@ -190,13 +196,13 @@ type BatchAnalytics struct {
 
 // SingleAnalytics is the snapshot in single responses.
 type SingleAnalytics struct {
-	DistanceKm         float64 `json:"distance_km" source:"computed"`
-	DurationMinutes    float64 `json:"duration_minutes" source:"computed"`
-	AvgSpeedKmh        float64 `json:"avg_speed_kmh" source:"computed"`
-	CurrentSafetyScore float64 `json:"current_safety_score" source:"computed"`
-	LocationsCount     int     `json:"locations_count" source:"computed"`
-	MaxSpeedKmh        float64 `json:"max_speed_kmh" source:"computed"`
-	IdleTimeMinutes    float64 `json:"idle_time_minutes" source:"computed"`
+	DistanceKm         float64  `json:"distance_km" source:"computed"`
+	DurationMinutes    float64  `json:"duration_minutes" source:"computed"`
+	AvgSpeedKmh        float64  `json:"avg_speed_kmh" source:"computed"`
+	CurrentSafetyScore *float64 `json:"current_safety_score" source:"computed" doc:"null while the trip has no accepted location"`
+	LocationsCount     int      `json:"locations_count" source:"computed"`
+	MaxSpeedKmh        float64  `json:"max_speed_kmh" source:"computed"`
+	IdleTimeMinutes    float64  `json:"idle_time_minutes" source:"computed"`
 }
 
 // Rejection says why a point was skipped.

@@ -92,7 +92,9 @@ type TripFilter struct {
 	WithPoints  bool
 	SafetyBelow *float64
 	// Sort is one of start_time, end_time, distance, duration,
-	// safety_score; Desc orders descending.
+	// safety_score; Desc orders descending. By safety_score a trip
+	// without locations, which has no score, sorts as NoScore: below
+	// every score.
 	Sort  string
 	Desc  bool
 	Limit int
@@ -102,6 +104,10 @@ type TripFilter struct {
 	After  *Keyset
 	Before *Keyset
 }
+
+// NoScore is the safety_score sort value of a trip without locations,
+// below every score (which lie in (0, 100]).
+const NoScore = -1.0
 
 // Keyset is a position in a sorted listing.
 type Keyset struct {

@@ -250,7 +250,9 @@ func sortColumn(key string) (col string, isTime bool) {
 	case "duration":
 		return "duration_minutes", false
 	case "safety_score":
-		return "safety_score", false
+		// a trip without locations has no score: it sorts as
+		// store.NoScore, below every score
+		return "(CASE WHEN locations_count > 0 THEN safety_score ELSE " + strconv.FormatFloat(store.NoScore, 'f', -1, 64) + " END)", false
 	default:
 		return "start_time", true
 	}

@@ -36,13 +36,17 @@ func fleet(sc store.Scope, prefix string, n int) []store.Trip {
 		tr.Totals.DurationMinutes = float64((i*7)%5) * 10.5
 		tr.Totals.SafetyScore = 100 - float64(i%4)*2.5
 		tr.Totals.EcoScore = 90 + float64(i%3)
+		if i%5 != 4 { // every fifth trip has no location, so no score
+			tr.Totals.LocationsCount = 10 + i
+		}
 		out[i] = tr
 	}
 	return out
 }
 
 // sortValue is t's value of the sort key, as a Keyset holds it: times in
-// unix milliseconds, 0 when unset.
+// unix milliseconds, 0 when unset; the safety score of a trip without
+// locations store.NoScore.
 func sortValue(key string, t store.Trip) float64 {
 	msOf := func(at time.Time) float64 {
 		if at.IsZero() {
@@ -58,6 +62,9 @@ func sortValue(key string, t store.Trip) float64 {
 	case "duration":
 		return t.Totals.DurationMinutes
 	case "safety_score":
+		if t.Totals.LocationsCount == 0 {
+			return store.NoScore
+		}
 		return t.Totals.SafetyScore
 	default:
 		return msOf(t.StartTime)
