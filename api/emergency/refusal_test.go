@@ -433,3 +433,49 @@ func TestInvolvedPartyOfAVehicleAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestAreaPlaceNamesRefused: a city or a state an alert's area cannot be
+// drawn from is refused naming it, stored nowhere and sent to nobody. An
+// area is approximated over the whole organization only when the data
+// lacks a real place; a blank city, a city past 200 characters or with a
+// control character, and a state that is no USPS code (digits, ZZ) are
+// mistakes of the request, not places the data lacks.
+func TestAreaPlaceNamesRefused(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550009201"}})
+	for _, c := range []struct {
+		name  string
+		area  map[string]any
+		field string
+	}{
+		{"an empty city", map[string]any{"type": "city", "city": ""}, "affected_area.city"},
+		{"a blank city", map[string]any{"type": "city", "city": "   "}, "affected_area.city"},
+		{"a city past 200 characters", map[string]any{"type": "city", "city": strings.Repeat("a", 201)}, "affected_area.city"},
+		{"a city with a control character", map[string]any{"type": "city", "city": "Colum\nbus"}, "affected_area.city"},
+		{"a city in a state of digits", map[string]any{"type": "city", "city": "Columbus", "state": "12"}, "affected_area.state"},
+		{"a state of digits", map[string]any{"type": "state", "state": "12"}, "affected_area.state"},
+		{"a state that is no state", map[string]any{"type": "state", "state": "ZZ"}, "affected_area.state"},
+	} {
+		b := alertBody([]string{"dispatchers"}, nil, "sms")
+		b["affected_area"] = c.area
+		code, out := f.do("POST", "/v1/emergency/alerts", b)
+		refused(t, "alert over "+c.name, code, out, "validation_failed", c.field)
+	}
+	if _, list := f.do("GET", "/v1/emergency/alerts", nil); len(list["alerts"].([]any)) != 0 {
+		t.Errorf("refused alerts were stored: %v", list["alerts"])
+	}
+	if n := f.gw.count(); n != 0 {
+		t.Errorf("refused alerts notified the gateway %d times", n)
+	}
+	for _, area := range []map[string]any{
+		{"type": "state", "state": "DC"},
+		{"type": "state", "state": "PR"},
+		{"type": "city", "city": strings.Repeat("a", 200), "state": "OH"},
+	} {
+		b := alertBody([]string{"dispatchers"}, nil, "sms")
+		b["affected_area"] = area
+		if code, out := f.do("POST", "/v1/emergency/alerts", b); code != 201 {
+			t.Errorf("%v: %d %v", area, code, out)
+		}
+	}
+}

@@ -24,8 +24,8 @@ type AffectedArea struct {
 	RadiusKm *float64    `json:"radius_km,omitempty"`
 	Polygon  []AreaPoint `json:"polygon,omitempty"`
 	RouteID  string      `json:"route_id,omitempty"`
-	City     string      `json:"city,omitempty"`
-	State    string      `json:"state,omitempty"`
+	City     string      `json:"city,omitempty" doc:"type city: 1 to 200 characters, not only white space, without a control character"`
+	State    string      `json:"state,omitempty" doc:"type state, or a city's state: a USPS code in capitals (OH, DC, PR)"`
 	// BufferKm widens a city, state or route area; default 2.
 	BufferKm *float64 `json:"buffer_km,omitempty" doc:"km around a city's or state's addresses or a route's stops and legs; default 2"`
 }

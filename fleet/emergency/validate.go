@@ -6,9 +6,13 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/fleet/vehicles"
 	"github.com/fleethub/fleethub/internal/enum"
+	"github.com/fleethub/fleethub/internal/geocode"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // validate checks every field of an alert and answers its expiration;
@@ -170,15 +174,24 @@ func (a *AffectedArea) validate(bad map[string]string) {
 			bad["affected_area.route_id"] = "is required for type route"
 		}
 	case "city":
-		if a.City == "" {
+		// a city that names no place would be approximated over the
+		// whole organization: refused, as a mistake of the request
+		switch {
+		case a.City == "":
 			bad["affected_area.city"] = "is required for type city"
+		case jsonpath.IsBlank(a.City):
+			bad["affected_area.city"] = jsonpath.BlankRefusal
+		case utf8.RuneCountInString(a.City) > maxPlaceName:
+			bad["affected_area.city"] = fmt.Sprintf("must be at most %d characters", maxPlaceName)
+		case strings.ContainsFunc(a.City, unicode.IsControl):
+			bad["affected_area.city"] = "must not contain a control character"
 		}
-		if a.State != "" && (len(a.State) != 2 || strings.ToUpper(a.State) != a.State) {
-			bad["affected_area.state"] = "must be a two-letter state code"
+		if a.State != "" && !geocode.IsStateCode(a.State) {
+			bad["affected_area.state"] = stateRefusal
 		}
 	case "state":
-		if len(a.State) != 2 || strings.ToUpper(a.State) != a.State {
-			bad["affected_area.state"] = "must be a two-letter state code"
+		if !geocode.IsStateCode(a.State) {
+			bad["affected_area.state"] = stateRefusal
 		}
 	default:
 		bad["affected_area.type"] = enum.Required(a.Type, areaTypes...)
@@ -208,6 +221,14 @@ func (a *AffectedArea) validate(bad map[string]string) {
 		}
 	}
 }
+
+// maxPlaceName is the longest city an area names, as a contact's home
+// area city.
+const maxPlaceName = 200
+
+// stateRefusal refuses a state that is no USPS code: the address data
+// (internal/geocode) holds United States addresses only.
+const stateRefusal = "must be a two-letter USPS state code, as OH or DC"
 
 // areaTypes are the types of an affected area.
 var areaTypes = []string{"radius", "polygon", "route", "city", "state"}

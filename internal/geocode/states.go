@@ -38,6 +38,17 @@ func init() {
 	}
 }
 
+// IsStateCode reports whether code is the USPS code of a state, D.C. or
+// a territory, in capitals as it is written (OH, DC, PR): the state of an
+// address this index can hold.
+func IsStateCode(code string) bool {
+	if len(code) != 2 || strings.ToUpper(code) != code {
+		return false
+	}
+	_, ok := usStates[strings.ToLower(code)]
+	return ok
+}
+
 // stateCode is the USPS code of a state written as its code or its name
 // (NY, new york), "" for none.
 func stateCode(s string) string {
