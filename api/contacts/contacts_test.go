@@ -418,3 +418,28 @@ func TestDuplicateRefusalSaysWhatIsCompared(t *testing.T) {
 		f.create(body("drv-2")) // the same name and channels for another driver: taken
 	})
 }
+
+// TestHomeAreaPlaceNames: a home area's city of white space only and a
+// state that is no USPS code are refused naming them: such a home area
+// places the person nowhere, yet would count as one. Nothing is stored.
+func TestHomeAreaPlaceNames(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	for _, c := range []struct {
+		home  map[string]any
+		field string
+	}{
+		{map[string]any{"city": "   "}, "home_area.city"},
+		{map[string]any{"city": "Columbus", "state": "12"}, "home_area.state"},
+		{map[string]any{"state": "ZZ"}, "home_area.state"},
+	} {
+		body := map[string]any{"name": "Field Person", "roles": []string{"field_personnel"}, "channels": map[string]any{"sms": "+14155550140"}, "home_area": c.home}
+		if r := f.do("POST", "/v1/contacts", writer, body); r.status != 400 || r.body["error"].(map[string]any)["code"] != "validation_failed" || r.details()[c.field] == nil {
+			t.Errorf("home area %v: %d %v, want 400 validation_failed naming %s", c.home, r.status, r.body, c.field)
+		}
+	}
+	if r := f.do("GET", "/v1/contacts", reader, nil); len(r.body["contacts"].([]any)) != 0 {
+		t.Errorf("refused contacts were stored: %v", r.body["contacts"])
+	}
+	f.create(map[string]any{"name": "Field Person", "roles": []string{"field_personnel"}, "channels": map[string]any{"sms": "+14155550140"},
+		"home_area": map[string]any{"city": "Washington", "state": "DC"}})
+}

@@ -27,8 +27,8 @@ type HomeArea struct {
 	Latitude  *float64 `json:"latitude,omitempty"`
 	Longitude *float64 `json:"longitude,omitempty"`
 	RadiusKm  *float64 `json:"radius_km,omitempty"`
-	City      string   `json:"city,omitempty"`
-	State     string   `json:"state,omitempty" doc:"two-letter code"`
+	City      string   `json:"city,omitempty" doc:"at most 200 characters, not only white space, without a control character"`
+	State     string   `json:"state,omitempty" doc:"a USPS code in capitals (OH, DC, PR)"`
 }
 
 // Location is a contact's last known position.

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/enum"
+	"github.com/fleethub/fleethub/internal/geocode"
 	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
@@ -116,10 +117,14 @@ func (h *HomeArea) validate(bad map[string]string) {
 	if h.RadiusKm != nil && !(*h.RadiusKm > 0 && *h.RadiusKm <= 1000) {
 		bad["home_area.radius_km"] = "must be above 0 and at most 1000"
 	}
-	if h.State != "" && (len(h.State) != 2 || strings.ToUpper(h.State) != h.State) {
-		bad["home_area.state"] = "must be a two-letter state code"
+	if h.State != "" && !geocode.IsStateCode(h.State) {
+		bad["home_area.state"] = "must be a two-letter USPS state code, as OH or DC"
 	}
 	switch {
+	case h.City != "" && jsonpath.IsBlank(h.City):
+		// white space places the person nowhere, yet would count as a
+		// home area
+		bad["home_area.city"] = jsonpath.BlankRefusal
 	case utf8.RuneCountInString(h.City) > maxName:
 		bad["home_area.city"] = fmt.Sprintf("must be at most %d characters", maxName)
 	case hasControl(h.City):
