@@ -630,3 +630,47 @@ func TestLargestRequest(t *testing.T) {
 	}
 	t.Logf("%d bytes: %d served, %d left out", len(b), served, len(left))
 }
+
+// TestGreatCircleSpeedsByType: without a road network, a bicycle and a
+// pedestrian travel the great-circle model at their own speeds (15 and
+// 5 km/h), not at a car's 40 km/h; a car keeps 40 km/h.
+func TestGreatCircleSpeedsByType(t *testing.T) {
+	depot := map[string]any{"latitude": 39.96, "longitude": -83.0}
+	var dests []map[string]any
+	for i := 0; i < 3; i++ {
+		dests = append(dests, map[string]any{"destination_id": fmt.Sprintf("d%d", i),
+			"location":              map[string]any{"latitude": 39.96 + 0.02, "longitude": -83.0 + 0.001*float64(i)},
+			"delivery_requirements": map[string]any{"weight": 1},
+			"time_window":           map[string]any{"earliest": "08:00", "latest": "20:00", "service_duration": 0}})
+	}
+	// each vehicle carries one destination, so that all three travel
+	speed := map[string]float64{"v0": 15, "v1": 40, "v2": 5}
+	var vs []map[string]any
+	for i, typ := range []string{"bicycle", "car", "pedestrian"} {
+		vs = append(vs, map[string]any{"vehicle_id": fmt.Sprintf("v%d", i), "vehicle_type": typ, "start_location": depot,
+			"capacity": map[string]any{"weight": 1}, "shift_start": "08:00", "shift_end": "20:00"})
+	}
+	body := map[string]any{"fleet_id": "f", "vehicles": vs, "destinations": dests,
+		"options": map[string]any{"time_limit_seconds": 1}}
+	st, res := post(t, serveWork(t, nil, 1_000_000), body)
+	if st != 200 {
+		t.Fatalf("%d %v", st, res)
+	}
+	data := res["data"].(map[string]any)
+	if src := data["optimization_summary"].(map[string]any)["cost_source"]; src != "great_circle" {
+		t.Errorf("cost source %v", src)
+	}
+	routes := data["optimized_routes"].([]any)
+	if len(routes) != 3 {
+		t.Fatalf("%d routes, want 3", len(routes))
+	}
+	for _, r := range routes {
+		rv := r.(map[string]any)
+		id := rv["vehicle_id"].(string)
+		sum := rv["route_summary"].(map[string]any)
+		km, min := sum["total_distance"].(float64), sum["total_time"].(float64)
+		if want := km / speed[id] * 60; math.Abs(min-want) > 0.02*want+0.01 {
+			t.Errorf("%s: %v km in %v min, want %.2f min at %v km/h", id, km, min, want, speed[id])
+		}
+	}
+}

@@ -124,7 +124,7 @@ func roadMatrix(roads Roads, pr *vrp.Problem, vs []Vehicle, avoid routing.Avoid,
 					missing++
 				}
 				km := vrp.Km(pts[i][0], pts[i][1], pts[j][0], pts[j][1])
-				m.Km[i*n+j], m.Minutes[i*n+j] = km, vrp.Minutes(km)
+				m.Km[i*n+j], m.Minutes[i*n+j] = km, km/greatCircleKmh(c)*60
 			}
 		}
 		if pr.Matrix == nil {
@@ -134,4 +134,50 @@ func roadMatrix(roads Roads, pr *vrp.Problem, vs []Vehicle, avoid routing.Avoid,
 		}
 	}
 	return missing
+}
+
+// greatCircleKmh is a costing's speed on the great-circle model (the
+// distance lengthened by vrp.Detour): cars and trucks vrp.SpeedKmh,
+// bicycles 15 km/h and pedestrians 5 km/h, the default speeds of OSRM's
+// bicycle and foot profiles.
+func greatCircleKmh(c routing.Costing) float64 {
+	switch c {
+	case routing.Bicycle:
+		return 15
+	case routing.Pedestrian:
+		return 5
+	}
+	return vrp.SpeedKmh
+}
+
+// greatCircle prices travel without a road network, by the great-circle
+// model at each costing's speed (greatCircleKmh). It is the Roads of a
+// fleet whose vehicles do not all travel at vrp.SpeedKmh.
+type greatCircle struct{}
+
+var _ Roads = greatCircle{}
+
+func (greatCircle) Matrix(sources, targets [][2]float64, c routing.Costing) [][]routing.Cost {
+	kmh := greatCircleKmh(c)
+	out := make([][]routing.Cost, len(sources))
+	for i, a := range sources {
+		row := make([]routing.Cost, len(targets))
+		for j, b := range targets {
+			km := vrp.Km(a[0], a[1], b[0], b[1])
+			row[j] = routing.Cost{Meters: km * 1000, Seconds: km / kmh * 3600, OK: true}
+		}
+		out[i] = row
+	}
+	return out
+}
+
+// mixedSpeeds reports whether some vehicle travels at another speed than
+// vrp.SpeedKmh on the great-circle model.
+func mixedSpeeds(vs []Vehicle) bool {
+	for _, v := range vs {
+		if greatCircleKmh(costing(v)) != vrp.SpeedKmh {
+			return true
+		}
+	}
+	return false
 }

@@ -153,6 +153,11 @@ func (s *Service) costs(ctx context.Context, sc store.Scope, r *Request, b *buil
 	if b.traffic {
 		note = "real_time_traffic: no road network on this server (it runs without --osm): great-circle travel times, no observed speeds"
 	}
+	if mixedSpeeds(r.Vehicles) {
+		// bicycles and pedestrians travel at their own speeds: a matrix
+		// per costing, as on the road network
+		roadMatrix(greatCircle{}, b.pr, r.Vehicles, 0, nil)
+	}
 	return SourceGreatCircle, 0, note
 }
 
