@@ -6,7 +6,8 @@ import (
 )
 
 // TestTripEnumValuesRefused: a trip body value outside its field's set
-// (a stop's completion_status, a batch point's network_type) is 400
+// (a stop's completion_status, the empty string included, a batch
+// point's network_type) is 400
 // invalid_request naming the field and listing the allowed values; beside
 // another problem it is validation_failed naming both; the trip is left
 // as it was. The single upload answers invalid_location, as for all its
@@ -25,6 +26,10 @@ func TestTripEnumValuesRefused(t *testing.T) {
 		msg        string
 	}{
 		{"completion_status", "/v1/trips/" + id + "/stop", map[string]any{"completion_status": "done"}, "invalid_request",
+			[]string{"completion_status"}, "completion_status: must be one of completed, cancelled, interrupted"},
+		// an empty string is a value outside the set, not an absent field
+		// taking the default: the trip is not stopped as completed
+		{"an empty completion_status", "/v1/trips/" + id + "/stop", map[string]any{"completion_status": ""}, "invalid_request",
 			[]string{"completion_status"}, "completion_status: must be one of completed, cancelled, interrupted"},
 		{"completion_status and a fuel level out of range", "/v1/trips/" + id + "/stop", map[string]any{"completion_status": "done", "fuel_level_percent": 150},
 			"validation_failed", []string{"completion_status", "fuel_level_percent"}, ""},

@@ -255,17 +255,22 @@ type StopRequest struct {
 	EndLocation      *PlaceIn `json:"end_location,omitempty" doc:"defaults to the last uploaded point when absent"`
 	OdometerReading  *int64   `json:"odometer_reading,omitempty"`
 	FuelLevelPercent *float64 `json:"fuel_level_percent,omitempty"`
-	CompletionStatus string   `json:"completion_status,omitempty" enum:"completed,cancelled,interrupted" doc:"default completed"`
+	CompletionStatus *string  `json:"completion_status,omitempty" enum:"completed,cancelled,interrupted" doc:"default completed (absent or null); an empty string is no value of the set and is refused"`
 }
 
 // Stop ends a trip, finalizing its analytics.
 func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) (StopResult, error) {
 	bad := map[string]string{}
 	checkPlace(bad, "end_location", r.EndLocation)
-	switch r.CompletionStatus {
-	case "", store.TripCompleted, store.TripCancelled, store.TripInterrupted:
-	default:
-		bad["completion_status"] = enum.Refusal(store.TripCompleted, store.TripCancelled, store.TripInterrupted)
+	status := store.TripCompleted
+	if r.CompletionStatus != nil {
+		// an empty string is a value outside the set, not the default:
+		// only an absent (or null) completion_status takes completed
+		switch status = *r.CompletionStatus; status {
+		case store.TripCompleted, store.TripCancelled, store.TripInterrupted:
+		default:
+			bad["completion_status"] = enum.Refusal(store.TripCompleted, store.TripCancelled, store.TripInterrupted)
+		}
 	}
 	if r.FuelLevelPercent != nil && (*r.FuelLevelPercent < 0 || *r.FuelLevelPercent > 100 || math.IsNaN(*r.FuelLevelPercent)) {
 		bad["fuel_level_percent"] = "must be between 0 and 100"
@@ -275,10 +280,6 @@ func (s *Service) Stop(ctx context.Context, org, env, id string, r StopRequest) 
 	}
 	if len(bad) > 0 {
 		return StopResult{}, &ValidationError{Code: "validation_failed", Fields: bad}
-	}
-	status := r.CompletionStatus
-	if status == "" {
-		status = store.TripCompleted
 	}
 	var now time.Time
 	sc := scope(org, env)
