@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/fleethub/fleethub/fleet/keys"
@@ -38,7 +39,16 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 	}
 	req := keys.CreateRequest{Org: org, Env: env, Name: name, Permissions: plist, Plan: plan, RPM: rpm}
-	if bad := req.Validate(); bad != nil {
+	bad := req.Validate()
+	if rpm == 0 && flagSet(fs, "rpm") {
+		// --rpm 0 is a rate, not "no --rpm": refused as the API refuses
+		// rate_limit_rpm 0, never read as the plan's rate
+		if bad == nil {
+			bad = map[string]string{}
+		}
+		bad["rate_limit_rpm"] = keys.RPMRange
+	}
+	if bad != nil {
 		for f, m := range bad {
 			fmt.Fprintf(stderr, "fleethub keys create: %s %s\n", flagOf(f), m)
 		}
@@ -69,6 +79,14 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	r := created.Record
 	fmt.Fprintf(stdout, "id=%s org=%s env=%s name=%s permissions=%s\n", r.ID, r.Org, r.Env, r.Name, strings.Join(r.Permissions, ","))
 	return 0
+}
+
+// flagSet reports whether flag name was given (on the command line or
+// by its environment variable), whatever its value.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := os.Getenv(envName(name)) != ""
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func flagOf(field string) string {
