@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // streamRead is how many entries of a registered stream one read takes.
@@ -59,7 +60,7 @@ func (h *Handlers) streamQuery(c *api.Ctx) (hub.StreamInfo, *int64, string, erro
 	}
 	id := c.QueryArgs().Peek("stream_id")
 	switch {
-	case len(id) == 0:
+	case jsonpath.IsBlank(id): // only white space names no stream: missing, as ""
 		bad["stream_id"] = "is required"
 	case len(id) > 200:
 		bad["stream_id"] = "must be at most 200 characters"

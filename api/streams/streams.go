@@ -22,6 +22,7 @@ import (
 	apiwebhooks "github.com/fleethub/fleethub/api/webhooks"
 	"github.com/fleethub/fleethub/hub"
 	domain "github.com/fleethub/fleethub/hub/streams"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/valyala/fasthttp"
 )
 
@@ -282,7 +283,7 @@ func (h *Handlers) correlations(c *api.Ctx) error {
 	corr := string(c.QueryArgs().Peek("correlation_id"))
 	bad := map[string]string{}
 	switch {
-	case corr == "":
+	case jsonpath.IsBlank(corr): // only white space names no correlation: missing, as ""
 		bad["correlation_id"] = "is required (at most 200 characters)"
 	case utf8.RuneCountInString(corr) > 200:
 		bad["correlation_id"] = "must be at most 200 characters"

@@ -187,6 +187,18 @@ func TestCorrelatedEvents(t *testing.T) {
 	if r := n.do("GET", "/api/v1/streaming/events/correlations/"+id, k, nil); r.Status != 400 {
 		t.Errorf("without correlation_id: %d", r.Status)
 	}
+	// only white space names no correlation: refused as missing, never
+	// answered as a search for a blank id that finds nothing
+	for _, q := range []string{"correlation_id=", "correlation_id=%20", "correlation_id=%09%20"} {
+		r := n.do("GET", "/api/v1/streaming/events/correlations/"+id+"?"+q, k, nil)
+		if r.Status != 400 || r.errCode(t) != "invalid_request" {
+			t.Errorf("%s: %d %s, want 400 invalid_request", q, r.Status, r.Body)
+			continue
+		}
+		if msg, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any)["correlation_id"].(string); !strings.Contains(msg, "required") {
+			t.Errorf("%s: details.correlation_id %q, want is required", q, msg)
+		}
+	}
 	// a correlation_id too long is refused for its length, beside a bad
 	// limit: both named at once
 	r = n.do("GET", "/api/v1/streaming/events/correlations/"+id+"?limit=0&correlation_id="+strings.Repeat("c", 201), k, nil)
@@ -259,7 +271,7 @@ func TestStreamEventStreamIDRefusals(t *testing.T) {
 	k := n.key("org-sse-ids", "test", []string{"streams:manage", "streams:read"}, 100000)
 	a := startKind(t, n, k, "events", map[string]any{"stream_config": map[string]any{"delivery_method": "websocket"}})
 	b := startKind(t, n, k, "events", map[string]any{"stream_config": map[string]any{"delivery_method": "websocket"}})
-	for id, want := range map[string]string{a + "," + b: "one stream", strings.Repeat("s", 201): "200", "": "required"} {
+	for id, want := range map[string]string{a + "," + b: "one stream", strings.Repeat("s", 201): "200", "": "required", "%20%09": "required"} {
 		r := n.do("GET", "/api/v1/streaming/sse?stream_id="+id, k, nil)
 		if r.Status != 400 || r.errCode(t) != "invalid_request" {
 			t.Errorf("stream_id %.20q: %d %s; want 400 invalid_request", id, r.Status, r.Body)
