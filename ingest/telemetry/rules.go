@@ -147,7 +147,7 @@ func (s *Service) rollback(tx *txn) {
 func (s *Service) seen(v *vehicle, now time.Time) *event.Event {
 	var ev *event.Event
 	if v.offline {
-		ev = s.newEvent(v.id, event.CategorySystem, TypeDeviceOnline, "low", "normal", now, now, SourceSystemWatchdog, map[string]any{
+		ev = s.newEvent(v.id, event.CategorySystem, TypeDeviceOnline, "low", "normal", apitime.Of(now), now, SourceSystemWatchdog, map[string]any{
 			"last_seen":       apitime.Format(v.offlineSince),
 			"offline_seconds": now.Sub(v.offlineSince).Seconds(),
 		})

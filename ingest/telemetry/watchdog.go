@@ -49,7 +49,7 @@ func (s *Service) Check(ctx context.Context) error {
 		}
 		v = s.touch(&tx, v.org, v.env, v.id, false)
 		v.offline, v.offlineSince = true, v.lastSeen
-		out = append(out, raised{v.org, v.env, s.newEvent(v.id, event.CategorySystem, TypeDeviceOffline, "medium", "normal", now, now, SourceSystemWatchdog, map[string]any{
+		out = append(out, raised{v.org, v.env, s.newEvent(v.id, event.CategorySystem, TypeDeviceOffline, "medium", "normal", apitime.Of(now), now, SourceSystemWatchdog, map[string]any{
 			"last_seen":             apitime.Format(v.lastSeen),
 			"silent_seconds":        now.Sub(v.lastSeen).Seconds(),
 			"silence_after_seconds": s.cfg.SilenceAfter.Seconds(),

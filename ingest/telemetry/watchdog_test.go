@@ -180,3 +180,32 @@ func TestRun(t *testing.T) {
 		t.Fatalf("raised %v", got)
 	}
 }
+
+// The watchdog's events are the hub's own statements: their timestamp
+// is the time of the check (or of the message that ended the silence),
+// UTC to the millisecond as every time the service states, not carrying
+// the clock's nanoseconds.
+func TestWatchdogEventTimesToTheMillisecond(t *testing.T) {
+	f := newFixture(t, telemetry.Config{SilenceAfter: time.Minute})
+	f.send(t, message("v1", "gps_enhanced", samples["gps_enhanced"]))
+	f.clk.set(t0.Add(90*time.Second + 123456789*time.Nanosecond))
+	if err := f.svc.Check(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ms := all(t, f.bus.take())
+	if len(ms) != 1 {
+		t.Fatalf("%d messages", len(ms))
+	}
+	off := ms[0].env.Event
+	if want := t0.Add(90*time.Second + 123*time.Millisecond); !off.Timestamp.Equal(want) || off.Timestamp.Format(time.RFC3339Nano) != want.Format(time.RFC3339Nano) {
+		t.Errorf("device_offline timestamp %s, want %s", off.Timestamp.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
+	}
+	f.clk.set(t0.Add(3*time.Minute + 987654321*time.Nanosecond))
+	evs := f.send(t, message("v1", "gps_enhanced", samples["gps_enhanced"]))
+	if types(evs) != "device_online" {
+		t.Fatalf("back online: %q", types(evs))
+	}
+	if want := t0.Add(3*time.Minute + 987*time.Millisecond); !evs[0].Timestamp.Equal(want) || evs[0].Timestamp.Format(time.RFC3339Nano) != want.Format(time.RFC3339Nano) {
+		t.Errorf("device_online timestamp %s, want %s", evs[0].Timestamp.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
+	}
+}
