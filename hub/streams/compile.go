@@ -112,6 +112,9 @@ func compileTelemetry(t *TelemetryConfig, info *hub.StreamInfo) (expr.Spec, *Fie
 		return expr.Spec{}, fe
 	}
 	spec := expr.Spec{Kind: expr.KindTelemetry, VehicleIDs: t.Vehicles, DataTypes: t.DataTypes}
+	// a telemetry stream has no reliability setting: it is at least once,
+	// the default of event streams, so a key's acks are where it resumes
+	info.AtLeastOnce = true
 	if f := t.Filters; f != nil {
 		spec.MinEngineTemp, spec.MaxFuelLevel, spec.Conditions = f.MinEngineTemp, f.MaxFuelLevel, f.CustomConditions
 		if a := f.AlertThresholds; a != nil {
