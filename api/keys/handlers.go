@@ -8,6 +8,7 @@
 package keys
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/keys"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -23,10 +25,10 @@ import (
 // CreateBody is the body of POST /v1/api-keys.
 type CreateBody struct {
 	Name         string   `json:"name" required:"true" doc:"1 to 200 characters, none of them a control character"`
-	Environment  string   `json:"environment,omitempty" enum:"test,live" doc:"defaults to the calling key's environment"`
+	Environment  string   `json:"environment,omitempty" enum:"test,live" doc:"left out or null: the calling key's environment; the empty string is refused"`
 	RateLimitRPM *int     `json:"rate_limit_rpm,omitempty" doc:"requests per minute, 1 to 60000000, in place of the plan's rate; absent: the plan's rate, else the environment's default (test 1000, live the starter plan's)"`
 	Permissions  []string `json:"permissions" required:"true" enum:"trips:read,trips:write,locations:write,analytics:read,fleet:read,fleet:write,devices:manage,routing:read,geocoding:read,maps:read,emergency:read,emergency:write,telemetry:write,events:write,streams:read,streams:manage,keys:manage,tokens:create,all"`
-	Plan         string   `json:"plan,omitempty" enum:"starter,professional,enterprise,custom"`
+	Plan         string   `json:"plan,omitempty" enum:"starter,professional,enterprise,custom" doc:"left out or null: none (the environment's default rate, or custom with rate_limit_rpm); the empty string is refused"`
 }
 
 // KeyView is a key as listed: never the secret.
@@ -127,6 +129,20 @@ func strayFields(body []byte) map[string]string {
 	return bad
 }
 
+// emptyStrings reports which of the named top-level fields body sends as
+// the empty string (not left out, not null).
+func emptyStrings(body []byte, names ...string) map[string]bool {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, n := range names {
+		out[n] = string(bytes.TrimSpace(fields[n])) == `""`
+	}
+	return out
+}
+
 func (s *Handlers) handleCreate(c *api.Ctx) error {
 	var b CreateBody
 	if err := c.Bind(&b, false); err != nil {
@@ -136,15 +152,23 @@ func (s *Handlers) handleCreate(c *api.Ctx) error {
 		return api.Validation("validation_failed", bad)
 	}
 	p := c.Principal
+	sentEmpty := emptyStrings(c.PostBody(), "environment", "plan")
 	env := b.Environment
-	if env == "" {
-		env = p.Env
+	if env == "" && !sentEmpty["environment"] {
+		env = p.Env // left out or null: the caller's
 	}
 	r := domain.CreateRequest{Org: p.Org, Env: env, Name: b.Name, Permissions: b.Permissions, Plan: b.Plan}
 	if b.RateLimitRPM != nil {
 		r.RPM = *b.RateLimitRPM
 	}
 	bad := r.Validate()
+	if sentEmpty["plan"] {
+		// "" is no plan of the set, not "no plan": refused as any other
+		if bad == nil {
+			bad = map[string]string{}
+		}
+		bad["plan"] = enum.Refusal(domain.PlanNames...)
+	}
 	if b.RateLimitRPM != nil && *b.RateLimitRPM == 0 {
 		// 0 sent is a rate, not "absent": refused as out of range
 		if bad == nil {

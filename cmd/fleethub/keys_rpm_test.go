@@ -45,3 +45,37 @@ func TestKeysCreateRefusesZeroRPMFromEnv(t *testing.T) {
 		t.Fatalf("FLEETHUB_RPM=0: exit %d, stdout %q, stderr %q; want a refusal naming --rpm", code, out.String(), errb.String())
 	}
 }
+
+// TestKeyCreateRefusesEmptyEnvironmentAndPlan: "environment": "" and
+// "plan": "" are values outside their sets, refused (400 invalid_request
+// naming the field and listing the values) and nothing is created, never
+// read as left out (the caller's environment, no plan); left out or null
+// they take the defaults.
+func TestKeyCreateRefusesEmptyEnvironmentAndPlan(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	admin, _ := n.keyWith("org-a", "test", "enterprise", 0, "all")
+	count := func() int {
+		r := n.do("GET", "/v1/api-keys", admin, nil)
+		return len(r.json(t)["api_keys"].([]any))
+	}
+	before := count()
+	for field, want := range map[string]string{"environment": "must be one of test, live", "plan": "must be one of starter, professional, enterprise, custom"} {
+		r := n.do("POST", "/v1/api-keys", admin, map[string]any{"name": "e", "permissions": []string{"trips:read"}, field: ""})
+		if r.Status != 400 || r.errCode(t) != "invalid_request" || !strings.Contains(string(r.Body), `"`+field+`":"`+want) {
+			t.Errorf("%s \"\": %d %s, want 400 invalid_request naming it", field, r.Status, r.Body)
+		}
+		r = n.do("POST", "/v1/api-keys", admin, map[string]any{"permissions": []string{"trips:read"}, field: ""})
+		if r.Status != 400 || r.errCode(t) != "validation_failed" || !strings.Contains(string(r.Body), `"`+field+`":"`+want) || !strings.Contains(string(r.Body), `"name":"is required"`) {
+			t.Errorf("%s \"\" beside a missing name: %d %s, want validation_failed naming both", field, r.Status, r.Body)
+		}
+	}
+	if c := count(); c != before {
+		t.Fatalf("refused requests created keys: %d listed, %d before", c, before)
+	}
+	for _, field := range []string{"environment", "plan"} {
+		r := n.do("POST", "/v1/api-keys", admin, map[string]any{"name": "e", "permissions": []string{"trips:read"}, field: nil})
+		if r.Status != 201 || r.json(t)["environment"] != "test" {
+			t.Errorf("%s null: %d %s, want the default", field, r.Status, r.Body)
+		}
+	}
+}

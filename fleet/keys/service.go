@@ -265,7 +265,7 @@ func (r *CreateRequest) Validate() map[string]string {
 		bad[last] = enum.Refusal(knownPermissions()...) + " (not " + strconv.Quote(p) + ")"
 	}
 	if _, ok := plans[r.Plan]; !ok && r.Plan != "" && r.Plan != "custom" {
-		bad["plan"] = enum.Refusal("starter", "professional", "enterprise", "custom")
+		bad["plan"] = enum.Refusal(PlanNames...)
 	}
 	if r.Plan == "custom" && r.RPM <= 0 {
 		bad["rate_limit_rpm"] = "is required for the custom plan"
@@ -278,6 +278,9 @@ func (r *CreateRequest) Validate() map[string]string {
 	}
 	return bad
 }
+
+// PlanNames are the plans a key may be given, in rank order, custom last.
+var PlanNames = []string{"starter", "professional", "enterprise", "custom"}
 
 // knownPermissions is the known set as named in a 400's details.
 func knownPermissions() []string { return append(slices.Clip(Permissions), "all") }
