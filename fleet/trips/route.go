@@ -41,8 +41,8 @@ type RouteAnalytics struct {
 	TotalDistanceKm          float64  `json:"total_distance_km" source:"computed"`
 	EstimatedDurationMinutes float64  `json:"estimated_duration_minutes" source:"computed" doc:"distance at the trip's typical cruising speed"`
 	ActualDurationMinutes    float64  `json:"actual_duration_minutes" source:"computed"`
-	EfficiencyScore          float64  `json:"efficiency_score" source:"computed" doc:"0-100: straight-line distance over driven distance, less idling"`
-	DeviationPercentage      float64  `json:"deviation_percentage" source:"computed" doc:"driven distance over straight-line distance, minus 100"`
+	EfficiencyScore          float64  `json:"efficiency_score" source:"computed" doc:"0-100: straight-line distance between the track's ends over the track's length (the uploaded points, also when distance_km is the odometer's), less idling"`
+	DeviationPercentage      float64  `json:"deviation_percentage" source:"computed" doc:"the track's length (the uploaded points, also when distance_km is the odometer's) over the straight-line distance between its ends, minus 100"`
 	FuelEfficiencyRating     string   `json:"fuel_efficiency_rating" enum:"excellent,good,fair,poor,unknown" source:"computed" doc:"from the trip's fuel_efficiency_kmpl: excellent 14 or more, good 11, fair 8, else poor; unknown when it burnt no fuel to rate (an electric vehicle, or no distance)"`
 	RouteComplexity          string   `json:"route_complexity" enum:"low,medium,high" source:"computed"`
 	ElevationGainMeters      *float64 `json:"elevation_gain_meters" source:"computed" doc:"from the points' altitude_meters; null when no two consecutive points had one"`
@@ -187,16 +187,21 @@ func routeAnalytics(a Analytics, prof profile, straight, cruise float64, turns i
 		ra.HighwayPercentage = round(100*prof.highwayKm/total, 1)
 		ra.CityDrivingPercentage = round(100*prof.cityKm/total, 1)
 	}
-	if straight > 0.05 && a.DistanceKm > 0 {
-		ra.DeviationPercentage = round(math.Max(0, 100*(a.DistanceKm/straight-1)), 1)
+	// the shape of the route is the track's against the straight line
+	// between its ends, both by GPS: an odometer's distance also counts
+	// what was driven before the first point and after the last, and is
+	// in whole units, and would show a detour the track does not make
+	track := a.GPSDistanceKm
+	if straight > 0.05 && track > 0 {
+		ra.DeviationPercentage = round(math.Max(0, 100*(track/straight-1)), 1)
 	}
 	idleShare := 0.0
 	if a.DurationMinutes > 0 {
 		idleShare = math.Min(1, a.IdleTimeMinutes/a.DurationMinutes)
 	}
 	directness := 1.0
-	if a.DistanceKm > 0.05 {
-		directness = math.Min(1, straight/a.DistanceKm)
+	if track > 0.05 {
+		directness = math.Min(1, straight/track)
 	}
 	ra.EfficiencyScore = round(100*(0.6*directness+0.4*(1-idleShare)), 1)
 	switch k := a.FuelEfficiency.FuelEfficiencyKmpl; {
@@ -300,7 +305,7 @@ func suggestions(out []Suggestion, a Analytics, rates fuelRates, deviationPct, s
 			ImplementationComplexity: "low"})
 	}
 	if deviationPct > 40 {
-		extra := math.Max(0, a.DistanceKm-straight*1.3)
+		extra := math.Max(0, a.GPSDistanceKm-straight*1.3) // the track's detour, as deviationPct measures it
 		out = append(out, Suggestion{SuggestionID: "sg_route", Type: "route_planning", Title: "Plan a more direct route",
 			Description: "The route was much longer than the direct distance between its ends.",
 			PotentialSavings: map[string]float64{"time_minutes": round(extra/math.Max(cruise, 30)*60, 1), "fuel_liters": round(extra*rates.perKm, 2),
