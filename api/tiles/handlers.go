@@ -119,8 +119,9 @@ func (h *Handlers) metadata(c *api.Ctx) error {
 func (h *Handlers) tile(c *api.Ctx) error {
 	z, ez := strconv.ParseUint(c.PathParam("z"), 10, 8)
 	x, ex := strconv.ParseUint(c.PathParam("x"), 10, 32)
-	yv := strings.TrimSuffix(c.PathParam("y"), ".mvt")
-	y, ey := strconv.ParseUint(yv, 10, 32)
+	// the router has taken the route's ".mvt" off y: another one left
+	// (0/0/0.mvt.mvt) is part of y, no number
+	y, ey := strconv.ParseUint(c.PathParam("y"), 10, 32)
 	if ez != nil || ex != nil || ey != nil || z > 30 {
 		return &api.Error{Status: 400, Code: "invalid_request", Message: "z, x and y must be tile coordinates"}
 	}
