@@ -363,3 +363,33 @@ func TestLongPathIDsRefusedAsPathParameters(t *testing.T) {
 		t.Errorf("a vehicle id of 200 characters: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestDeviceBatteryImpact: battery_life_impact is high under a 30 s
+// collection interval, moderate under 60 s, low from 60 s, and sleep mode
+// takes it one step lower, from moderate to low as from high to moderate.
+func TestDeviceBatteryImpact(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	for i, c := range []struct {
+		interval float64
+		sleep    bool
+		want     string
+	}{
+		{10, false, "high"},
+		{10, true, "moderate"},
+		{30, false, "moderate"},
+		{30, true, "low"},
+		{60, false, "low"},
+		{60, true, "low"},
+	} {
+		body := map[string]any{"telemetry_settings": map[string]any{"collection_interval_seconds": c.interval},
+			"power_management": map[string]any{"sleep_mode_enabled": c.sleep}}
+		r := n.do("PUT", fmt.Sprintf("/v1/devices/bat-%d/settings", i), k, body)
+		if r.Status != 200 {
+			t.Fatalf("%v: %d %s", body, r.Status, r.Body)
+		}
+		if got := r.json(t)["estimated_impact"].(map[string]any)["battery_life_impact"]; got != c.want {
+			t.Errorf("interval %v s, sleep mode %v: battery_life_impact %v, want %s", c.interval, c.sleep, got, c.want)
+		}
+	}
+}

@@ -199,8 +199,12 @@ func assess(id string, s Settings, now time.Time, version int64) Applied {
 	}
 	if p := s.PowerManagement; p != nil && p.SleepModeEnabled != nil && *p.SleepModeEnabled {
 		a.ValidationResults.OptimizationsApplied = append(a.ValidationResults.OptimizationsApplied, "sleep mode reduces battery use while parked")
-		if battery == "high" {
+		// one step lower: high to moderate, moderate to low
+		switch battery {
+		case "high":
 			battery = "moderate"
+		case "moderate":
+			battery = "low"
 		}
 	}
 	if p := s.PowerManagement; p != nil && p.ChargingOptimization != nil && *p.ChargingOptimization {
