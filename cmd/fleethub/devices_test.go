@@ -393,3 +393,23 @@ func TestDeviceBatteryImpact(t *testing.T) {
 		}
 	}
 }
+
+// TestDeviceBatchUploadSizeIsWhole: batch_upload_size counts points, so a
+// fraction is refused naming it and changes nothing; a whole number in
+// range is taken.
+func TestDeviceBatchUploadSizeIsWhole(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	if r := n.do("PUT", "/v1/devices/b-1/settings", k, map[string]any{"telemetry_settings": map[string]any{"batch_upload_size": 100}}); r.Status != 200 {
+		t.Fatalf("a whole batch size: %d %s", r.Status, r.Body)
+	}
+	r := n.do("PUT", "/v1/devices/b-1/settings", k, map[string]any{"telemetry_settings": map[string]any{"batch_upload_size": 1.5}})
+	e, _ := r.json(t)["error"].(map[string]any)
+	if d, _ := e["details"].(map[string]any); r.Status != 400 || e["code"] != "validation_failed" || d["telemetry_settings.batch_upload_size"] == nil {
+		t.Errorf("a fractional batch size: %d %s, want 400 validation_failed naming telemetry_settings.batch_upload_size", r.Status, r.Body)
+	}
+	g := n.do("GET", "/v1/devices/b-1/settings", k, nil).json(t)
+	if g["settings_version"] != "v1" || g["settings_applied"].(map[string]any)["telemetry_settings"].(map[string]any)["batch_upload_size"] != 100.0 {
+		t.Errorf("after the refusal: %v", g)
+	}
+}

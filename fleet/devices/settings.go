@@ -16,7 +16,7 @@ type TelemetrySettings struct {
 	CollectionIntervalSeconds *float64 `json:"collection_interval_seconds,omitempty" doc:"10-3600"`
 	DataTypes                 []string `json:"data_types,omitempty" enum:"location,obd_data,accelerometer,gyroscope,camera,audio" doc:"location, obd_data, accelerometer, gyroscope, camera, audio: at least one; replaces the current list whole, each type stored once in first-seen order"`
 	HighFrequencyEvents       *bool    `json:"high_frequency_events,omitempty"`
-	BatchUploadSize           *float64 `json:"batch_upload_size,omitempty" doc:"1-500"`
+	BatchUploadSize           *float64 `json:"batch_upload_size,omitempty" schema:"oneOf:integer,null" doc:"points per upload, a whole number 1-500"`
 }
 
 // PowerManagement group.
@@ -108,6 +108,11 @@ func (s *Settings) Validate() map[string]string {
 	if t := s.TelemetrySettings; t != nil {
 		rng(bad, "telemetry_settings.collection_interval_seconds", t.CollectionIntervalSeconds, 10, 3600)
 		rng(bad, "telemetry_settings.batch_upload_size", t.BatchUploadSize, 1, 500)
+		if v := t.BatchUploadSize; v != nil && bad["telemetry_settings.batch_upload_size"] == "" && *v != math.Trunc(*v) {
+			// a count of points: a fraction would be stored and
+			// stated as applied, and no device can batch half a point
+			bad["telemetry_settings.batch_upload_size"] = "must be a whole number of points, 1 to 500"
+		}
 		if t.DataTypes != nil && len(t.DataTypes) == 0 {
 			// sent as []: the list is replaced whole and never emptied
 			bad["telemetry_settings.data_types"] = "must name at least one of " + strings.Join(dataTypes, ", ") + "; leave the field out to keep the current list"
