@@ -352,3 +352,36 @@ func TestCommunicationLogStatesWhatIsKnown(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstDeliveryCountsARetry: a notification the gateway queue
+// delivers on a retry is a delivery that went through, so reading the
+// alert gives creation_to_first_delivery_ms from the creation to that
+// retry instead of null beside a reach of 100 %; the average stays over
+// the deliveries timed at creation and in the channels' rounds.
+func TestFirstDeliveryCountsARetry(t *testing.T) {
+	t0 := time.Now().UTC().Truncate(time.Second)
+	clk := &clock{t: t0}
+	gw := &flakyGateway{failures: 1, tries: map[string]int{}}
+	ocfg := &emergency.OutboxConfig{Claims: emergency.Claims{Now: clk.Now, Node: "a", Lease: time.Minute}, MinBackoff: 2 * time.Second, MaxBackoff: time.Minute}
+	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now}}, ocfg)
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550002101"}})
+	code, al := f.do("POST", "/v1/emergency/alerts", alertBody([]string{"dispatchers"}, nil, "sms"))
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	if m := al["alert_metrics"].(map[string]any); m["creation_to_first_delivery_ms"] != nil || m["notification_reach_percentage"] != 0.0 {
+		t.Errorf("nothing went through yet: %v", m)
+	}
+	clk.set(t0.Add(2 * time.Second))
+	if n, err := f.outbox.Tick(t.Context()); n != 1 || err != nil {
+		t.Fatalf("retried %d: %v", n, err)
+	}
+	_, got := f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil)
+	m := got["alert_metrics"].(map[string]any)
+	if m["notification_reach_percentage"] != 100.0 || m["creation_to_first_delivery_ms"] != 2000.0 {
+		t.Errorf("after the retry went through 2 s after the creation: %v, want creation_to_first_delivery_ms 2000 and a reach of 100", m)
+	}
+	if m["average_delivery_time_ms"] != nil || m["timed_deliveries"] != 0.0 {
+		t.Errorf("a retry is not timed: %v", m)
+	}
+}

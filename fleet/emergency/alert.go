@@ -220,7 +220,7 @@ type AreaAnalysis struct {
 
 // Metrics of an alert.
 type Metrics struct {
-	CreationToFirstDeliveryMS   *float64 `json:"creation_to_first_delivery_ms" source:"measured" doc:"from the alert's creation to the end of its first delivery that went through (accepted by the gateway, or the in-app alert published); null until one did"`
+	CreationToFirstDeliveryMS   *float64 `json:"creation_to_first_delivery_ms" source:"measured" doc:"from the alert's creation to the end of its first delivery that went through (accepted by the gateway, on a retry of the gateway queue too, or the in-app alert published); null until one did"`
 	AverageDeliveryTimeMS       *float64 `json:"average_delivery_time_ms" source:"measured" doc:"the average time a delivery that went through took, over timed_deliveries; null until one did"`
 	TimedDeliveries             int      `json:"timed_deliveries" source:"measured" doc:"the deliveries that went through, at creation and in the channels' later rounds, that average_delivery_time_ms is over"`
 	NotificationReachPercentage float64  `json:"notification_reach_percentage" source:"computed" doc:"recipients reached at least once by now (the channels' later rounds and the gateway queue's retries included) over recipients, percent"`
