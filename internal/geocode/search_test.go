@@ -200,6 +200,22 @@ func TestValidateCorrections(t *testing.T) {
 			t.Errorf("%q: %+v", c.q, v)
 		}
 	}
+	// a typo in the town is read differently to match, as one in the
+	// street: reported, the word as the index has it
+	for _, c := range []struct{ q, from, to string }{
+		{"240-16 Braddock Avenue, Glen Oak, NY 11004", "oak", "oaks"},
+		{"240-16 Braddock Avenue, Glenn Oaks, NY", "glenn", "glen"},
+		{"12 N State St, Westervile, OH 43081", "westervile", "westerville"},
+	} {
+		v := ix.Validate(c.q)
+		want := geocode.Correction{Field: "city", From: c.from, To: c.to}
+		if !v.Exists || len(v.Corrections) != 1 || v.Corrections[0] != want {
+			t.Errorf("%q: %+v, want it to exist with the correction %+v", c.q, v, want)
+		}
+	}
+	if v := ix.Validate("240-16 Braddock Avenue, Glen Oaks, NY 11004"); !v.Exists || len(v.Corrections) != 0 {
+		t.Errorf("the town as the rows name it: %+v, want no correction", v)
+	}
 	if v := ix.Validate("240-16 Braddock Road Glen Oaks NY"); v.Exists {
 		t.Errorf("another street type: %+v", v)
 	}

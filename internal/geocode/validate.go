@@ -75,6 +75,7 @@ func (ix *Index) Validate(q string) Validation {
 		}
 		streetOK = streetOK && found
 	}
+	v.Corrections = append(v.Corrections, ix.cityTypos(&qr, s, words)...)
 	contradicted := false
 	unitWords := Tokens(v.Match.Address.Unit)
 	for k := range qr.toks {
@@ -137,6 +138,50 @@ func (ix *Index) Validate(q string) Validation {
 	v.Suggestion = &m
 	v.Corrections = append(v.Corrections, ix.placeCorrections(&qr, g, &m.Address)...)
 	return v
+}
+
+// cityTypos are the corrections of the words of street s's town that
+// the query says with a typo (Westervile for Westerville), as a street
+// word's typo is reported: a query word that matches none of the town's
+// words exactly, none of the street's (words) within an edit, and is
+// within an edit of one of the town's words.
+func (ix *Index) cityTypos(qr *query, s uint32, words []uint32) []Correction {
+	loc := ix.stLoc[s]
+	city := ix.locWords.row(int(loc))
+	if ix.locState[loc] != 0 && len(city) > 0 {
+		city = city[:len(city)-1] // the state, last
+	}
+	var out []Correction
+	for _, w := range city {
+		said := false
+		for k := range qr.toks {
+			if sc, d := qr.toks[k].wordScore(w); sc > 0 && d == 0 {
+				said = true
+				break
+			}
+		}
+		if said {
+			continue
+		}
+		for k := range qr.toks {
+			tk := &qr.toks[k]
+			if sc, d := tk.wordScore(w); sc > 0 && d > 0 && !exactIn(tk, city) && !exactAnywhere(tk, words) {
+				out = append(out, Correction{Field: "city", From: tk.text, To: ix.vocab.at(int(w))})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// exactIn reports whether the query word is exactly one of words.
+func exactIn(tk *qtok, words []uint32) bool {
+	for _, w := range words {
+		if sc, d := tk.wordScore(w); sc > 0 && d == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // numberless reports whether the query names no house number: no word
