@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -69,5 +70,52 @@ func TestStreamIDsCountCharacters(t *testing.T) {
 	}
 	if r := n.do("GET", "/api/v1/streaming/events/correlations/str_missing?correlation_id="+url.QueryEscape(past), k, nil); r.Status != 400 || !strings.Contains(string(r.Body), `"correlation_id"`) {
 		t.Errorf("a 201-character correlation id: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestStreamEmptyStringsRefused: a webhook_url or a time_filters.timezone
+// sent as "" is refused naming it, as one of white space is, at start and
+// at configure, and nothing is started or changed: "" is never read as
+// left out (a websocket stream, UTC). null still removes at configure.
+func TestStreamEmptyStringsRefused(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	refused := func(r resp, field, what string) {
+		t.Helper()
+		if r.Status != 400 || r.errCode(t) != "validation_failed" {
+			t.Errorf("%s: %d %s, want 400 validation_failed", what, r.Status, r.Body)
+			return
+		}
+		if d, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any); d[field] == nil {
+			t.Errorf("%s: details %v do not name %s", what, d, field)
+		}
+	}
+	for _, c := range []struct {
+		kind  string
+		body  map[string]any
+		field string
+	}{
+		{"events", map[string]any{"webhook_url": ""}, "webhook_url"},
+		{"telemetry", map[string]any{"webhook_url": ""}, "webhook_url"},
+		{"events", map[string]any{"event_filters": map[string]any{"time_filters": map[string]any{"business_hours_only": true, "timezone": ""}}}, "event_filters.time_filters.timezone"},
+	} {
+		refused(n.do("POST", "/api/v1/streaming/"+c.kind+"/start", k, c.body), c.field, c.kind+" start")
+	}
+	if got := len(n.do("GET", "/api/v1/streaming/streams", k, nil).json(t)["streams"].([]any)); got != 0 {
+		t.Fatalf("%d streams started by refused bodies", got)
+	}
+	id := startKind(t, n, k, "events", map[string]any{"event_filters": map[string]any{"time_filters": map[string]any{"business_hours_only": true, "timezone": "Europe/Berlin"}}})
+	before := n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil).json(t)["configuration"]
+	refused(n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{"webhook_url": ""}), "webhook_url", "configure webhook_url")
+	refused(n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{"event_filters": map[string]any{"time_filters": map[string]any{"timezone": ""}}}),
+		"event_filters.time_filters.timezone", "configure timezone")
+	st := n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil).json(t)
+	if fmt.Sprint(st["configuration"]) != fmt.Sprint(before) || st["delivery_method"] != "websocket" {
+		t.Errorf("refused configures changed the stream: %v, was %v", st["configuration"], before)
+	}
+	// null removes the timezone (UTC again)
+	r := n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{"event_filters": map[string]any{"time_filters": map[string]any{"timezone": nil}}})
+	if r.Status != 200 || strings.Contains(string(r.Body), "Europe/Berlin") {
+		t.Errorf("configure timezone null: %d %s", r.Status, r.Body)
 	}
 }

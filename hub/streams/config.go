@@ -64,7 +64,7 @@ type TelemetryConfig struct {
 	StreamConfig       *TelemetryStreamConfig `json:"stream_config,omitempty"`
 	Filters            *TelemetryFilters      `json:"filters,omitempty"`
 	DeliveryMethod     string                 `json:"delivery_method,omitempty" enum:"websocket,webhook"`
-	WebhookURL         string                 `json:"webhook_url,omitempty" doc:"the receiver of webhook delivery: required with delivery_method webhook; sent without a delivery_method it turns webhook delivery on; refused beside delivery_method websocket"`
+	WebhookURL         string                 `json:"webhook_url,omitempty" doc:"the receiver of webhook delivery: required with delivery_method webhook; sent without a delivery_method it turns webhook delivery on; refused beside delivery_method websocket, and sent as \"\" (null removes it at configure)"`
 	Ephemeral          bool                   `json:"ephemeral,omitempty" doc:"the stream ends by itself (status stopped, stop_reason idle) once no client (websocket or Server-Sent Events) has been connected for idle_timeout_seconds, and its log is deleted with it. Refused with webhook delivery"`
 	IdleTimeoutSeconds int                    `json:"idle_timeout_seconds,omitempty" doc:"with ephemeral: seconds without a connected client before the stream ends, 30 to 86400 (default 300)"`
 }
@@ -73,7 +73,7 @@ type TelemetryConfig struct {
 type TimeFilters struct {
 	BusinessHoursOnly bool   `json:"business_hours_only,omitempty"`
 	ExcludeWeekends   bool   `json:"exclude_weekends,omitempty"`
-	Timezone          string `json:"timezone,omitempty"`
+	Timezone          string `json:"timezone,omitempty" doc:"IANA time zone name of business_hours_only and exclude_weekends; left out: UTC (\"\" is refused)"`
 }
 
 // EventFilters of an event stream.
@@ -114,7 +114,7 @@ type EventsConfig struct {
 	EventFilters       *EventFilters      `json:"event_filters,omitempty"`
 	StreamConfig       *EventStreamConfig `json:"stream_config,omitempty"`
 	ProcessingRules    *ProcessingRules   `json:"processing_rules,omitempty"`
-	WebhookURL         string             `json:"webhook_url,omitempty" doc:"the receiver of webhook delivery: required with stream_config.delivery_method webhook; sent without a delivery_method it turns webhook delivery on; refused beside delivery_method websocket"`
+	WebhookURL         string             `json:"webhook_url,omitempty" doc:"the receiver of webhook delivery: required with stream_config.delivery_method webhook; sent without a delivery_method it turns webhook delivery on; refused beside delivery_method websocket, and sent as \"\" (null removes it at configure)"`
 	Ephemeral          bool               `json:"ephemeral,omitempty" doc:"the stream ends by itself (status stopped, stop_reason idle) once no client (websocket or Server-Sent Events) has been connected for idle_timeout_seconds, and its log is deleted with it. Refused with webhook delivery"`
 	IdleTimeoutSeconds int                `json:"idle_timeout_seconds,omitempty" doc:"with ephemeral: seconds without a connected client before the stream ends, 30 to 86400 (default 300)"`
 }

@@ -132,6 +132,9 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 	if fe := conditionValues(kind, body); fe != nil {
 		return Started{}, fe
 	}
+	if fe := emptyStrings(kind, body); fe != nil {
+		return Started{}, fe
+	}
 	cfg.webhookByURL()
 	if fe := refused(kind, &cfg); fe != nil {
 		return Started{}, fe
@@ -316,6 +319,9 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 	if _, ok := p["rotate_secret"]; ok && !isBool {
 		return Configured{}, &FieldError{"rotate_secret", "must be a boolean"}
 	}
+	if fe := emptyStrings(kind, patch); fe != nil {
+		return Configured{}, fe
+	}
 	delete(p, "state")
 	delete(p, "rotate_secret")
 	var out Configured
@@ -445,6 +451,31 @@ func conditionValues(kind string, body []byte) *FieldError {
 		if _, ok := cd["value"]; !ok {
 			return &FieldError{fmt.Sprintf("%s[%d].value", path, i), "is required (null matches a message without the field)"}
 		}
+	}
+	return nil
+}
+
+// emptyStrings refuses a webhook_url or a time_filters.timezone sent as
+// "": decoded, either would read as left out (a websocket stream, UTC),
+// a setting nobody asked for, where one of white space is refused. body
+// is a start body or a configure patch; null still removes at configure.
+func emptyStrings(kind string, body []byte) *FieldError {
+	var b struct {
+		WebhookURL   *string `json:"webhook_url"`
+		EventFilters *struct {
+			TimeFilters *struct {
+				Timezone *string `json:"timezone"`
+			} `json:"time_filters"`
+		} `json:"event_filters"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return nil // the strict decoding answers a body of the wrong shape
+	}
+	if b.WebhookURL != nil && *b.WebhookURL == "" {
+		return &FieldError{"webhook_url", "must be an http or https URL (leave it out, or null at configure, for websocket delivery)"}
+	}
+	if f := b.EventFilters; kind == hub.KindEvents && f != nil && f.TimeFilters != nil && f.TimeFilters.Timezone != nil && *f.TimeFilters.Timezone == "" {
+		return &FieldError{"event_filters.time_filters.timezone", `must be an IANA time zone name such as "Europe/Berlin" (leave it out for UTC)`}
 	}
 	return nil
 }
