@@ -196,8 +196,10 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 	}
 	now := apitime.Of(s.now())
 	prof := profileOf(pts, bandsOf(s.matchPoints(pts)), st.Pauses)
-	risks, points := riskFactors(events, a.DistanceKm)
-	bd := breakdown(points, a.DistanceKm, consistency(prof.moving))
+	// the scores are counted on the track, as the trip's safety score
+	// is, even when the trip's distance is its odometer's
+	risks, points := riskFactors(events, a.GPSDistanceKm)
+	bd := breakdown(points, a.GPSDistanceKm, consistency(prof.moving))
 	score := a.stored.safety // the trip has its MinSafetyPoints: it is scored
 	out := SafetyAnalysis{TripID: id, OverallSafetyScore: score, ScoreGrade: grade(score), AnalysisTimestamp: now,
 		TripContext: tripContext(t.StartTime, pts, prof, a), RiskFactors: risks,
