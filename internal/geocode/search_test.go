@@ -455,3 +455,33 @@ func TestTownWordInsideStreetIsAStreetWord(t *testing.T) {
 		t.Errorf("the town after the street: %+v, want 203-06 Murdock Avenue at 0.9 or more", ms)
 	}
 }
+
+// A direction is part of a street's name where the town has the street
+// without it: "768 Main Street, Manchester" names Main Street, which has
+// no 768, not North Main Street, so it does not exist as written. Where
+// the town has no street without the direction, leaving it out is
+// accepted (12 State St for 12 N State St).
+func TestDirectionTellsStreetsApart(t *testing.T) {
+	csv := "LON,LAT,NUMBER,STREET,CITY,REGION,POSTCODE,ID\n" +
+		"-72.5458,41.7955,768,North Main Street,Manchester,CT,06040,nm-768\n" +
+		"-72.5200,41.7700,824,Main Street,Manchester,CT,06040,m-824\n" +
+		"-72.5210,41.7710,143,Main Street,Manchester,CT,06042,m-143\n" +
+		"-82.9295,40.1261,12,N State St,Westerville,OH,43081,ns-12\n"
+	ix, err := geocode.Load(writeTemp(t, "manchester.csv", csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"768 Main Street, Manchester, CT 06040", "768 Main St, Manchester, CT", "768 Main Street"} {
+		if v := ix.Validate(q); v.Exists {
+			t.Errorf("Validate(%q) = %+v, want no such address: Main Street has no 768", q, v)
+		}
+	}
+	for _, q := range []string{"768 North Main Street, Manchester, CT 06040", "768 N Main St, Manchester, CT"} {
+		if v := ix.Validate(q); !v.Exists || v.Match.Address.ID != "nm-768" {
+			t.Errorf("Validate(%q) = %+v, want 768 North Main Street", q, v)
+		}
+	}
+	if v := ix.Validate("12 State St, Westerville, OH"); !v.Exists || v.Match.Address.ID != "ns-12" {
+		t.Errorf("no State St without the direction: %+v, want 12 N State St", v)
+	}
+}

@@ -1,6 +1,9 @@
 package geocode
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // validConfidence is the confidence above which an address can exist.
 const validConfidence = 0.7
@@ -75,6 +78,11 @@ func (ix *Index) Validate(q string) Validation {
 		}
 		streetOK = streetOK && found
 	}
+	if streetOK && ix.namedWithoutDirection(&qr, s, words, roles) {
+		// the query names the town's street without the direction
+		// (Main Street beside North Main Street), not this one
+		streetOK = false
+	}
 	v.Corrections = append(v.Corrections, ix.cityTypos(&qr, s, words)...)
 	contradicted := false
 	unitWords := Tokens(v.Match.Address.Unit)
@@ -138,6 +146,62 @@ func (ix *Index) Validate(q string) Validation {
 	v.Suggestion = &m
 	v.Corrections = append(v.Corrections, ix.placeCorrections(&qr, g, &m.Address)...)
 	return v
+}
+
+// namedWithoutDirection reports whether street s (words, roles) has a
+// direction the query does not say, within one typo, and its town (the
+// same city and state) has a street of the same words without those
+// directions: Main Street beside North Main Street, which the query
+// then names rather than s.
+func (ix *Index) namedWithoutDirection(qr *query, s uint32, words []uint32, roles []uint8) bool {
+	var rest []uint32 // s's words but the directions the query does not say
+	unsaid := false
+	for j, w := range words {
+		if roles[j] == roleDir && !saidWithin1(qr, w) {
+			unsaid = true
+			continue
+		}
+		rest = append(rest, w)
+	}
+	if !unsaid || len(rest) == 0 {
+		return false
+	}
+	town := ix.locWords.row(int(ix.stLoc[s]))
+	for _, s2 := range ix.wordStreets.row(int(rest[0])) {
+		if s2 == s || !slices.Equal(ix.locWords.row(int(ix.stLoc[s2])), town) {
+			continue
+		}
+		if w2 := ix.stWords.row(int(s2)); len(w2) == len(rest) && sameWords(w2, rest) {
+			return true
+		}
+	}
+	return false
+}
+
+// saidWithin1 reports whether a query word matches vocabulary word w
+// within one edit.
+func saidWithin1(qr *query, w uint32) bool {
+	for k := range qr.toks {
+		if sc, d := qr.toks[k].wordScore(w); sc > 0 && d <= 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// sameWords reports whether a and b hold the same words, in any order.
+func sameWords(a, b []uint32) bool {
+	for _, w := range a {
+		if !slices.Contains(b, w) {
+			return false
+		}
+	}
+	for _, w := range b {
+		if !slices.Contains(a, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // cityTypos are the corrections of the words of street s's town that
