@@ -27,7 +27,7 @@ type CreateBody struct {
 	Name         string   `json:"name" required:"true" doc:"1 to 200 characters, none of them a control character"`
 	Environment  string   `json:"environment,omitempty" enum:"test,live" doc:"left out or null: the calling key's environment; the empty string is refused"`
 	RateLimitRPM *int     `json:"rate_limit_rpm,omitempty" doc:"requests per minute, 1 to 60000000, in place of the plan's rate; absent: the plan's rate, else the environment's default (test 1000, live the starter plan's)"`
-	Permissions  []string `json:"permissions" required:"true" enum:"trips:read,trips:write,locations:write,analytics:read,fleet:read,fleet:write,devices:manage,routing:read,geocoding:read,maps:read,emergency:read,emergency:write,telemetry:write,events:write,streams:read,streams:manage,keys:manage,tokens:create,all"`
+	Permissions  []string `json:"permissions" required:"true" doc:"each at most once: one given twice is refused with 400 validation_failed naming permissions[i]; a list with all beside others is stored as all" enum:"trips:read,trips:write,locations:write,analytics:read,fleet:read,fleet:write,devices:manage,routing:read,geocoding:read,maps:read,emergency:read,emergency:write,telemetry:write,events:write,streams:read,streams:manage,keys:manage,tokens:create,all"`
 	Plan         string   `json:"plan,omitempty" enum:"starter,professional,enterprise,custom" doc:"left out or null: none (the environment's default rate, or custom with rate_limit_rpm); the empty string is refused"`
 }
 

@@ -560,6 +560,13 @@ func TestKeysCreateCommand(t *testing.T) {
 	if code := run(context.Background(), []string{"keys", "create", "--data", dir, "--org", "acme", "--env", "prod", "--name", "x", "--permissions", "all"}, &out, &bad); code == 0 || !strings.Contains(bad.String(), "--env") {
 		t.Fatalf("bad env accepted: %d %s", code, bad.String())
 	}
+	// a permission given twice is refused naming the flag, as the API
+	// refuses it, and no key is made
+	bad.Reset()
+	if code := run(context.Background(), []string{"keys", "create", "--data", dir, "--org", "acme", "--env", "live", "--name", "twice", "--permissions", "trips:read,maps:read,trips:read"}, &out, &bad); code != 2 ||
+		strings.TrimSpace(bad.String()) != "fleethub keys create: --permissions (permissions[2]) is given twice" {
+		t.Fatalf("a repeated permission: exit %d: %q", code, bad.String())
+	}
 	var ver strings.Builder
 	if run(context.Background(), []string{"version"}, &ver, &bad) != 0 || !strings.HasPrefix(ver.String(), "fleethub ") {
 		t.Fatalf("version: %q", ver.String())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -87,6 +88,7 @@ func TestKeyEscalationRefused(t *testing.T) {
 		{"unknown permission", manager, "POST", "/v1/api-keys", perms("bogus:perm"), 400, "invalid_request", "permissions[0]", "bogus:perm"},
 		{"unknown beside held", manager, "POST", "/v1/api-keys", perms("keys:manage", "bogus:perm"), 400, "invalid_request", "permissions[1]", "bogus:perm"},
 		{"100,000 unknown", manager, "POST", "/v1/api-keys", perms(repeated...), 400, "invalid_request", "permissions[0]", "bogus:perm"},
+		{"repeated permission", manager, "POST", "/v1/api-keys", perms("keys:manage", "keys:manage"), 400, "validation_failed", "permissions[1]", "given twice"},
 		{"organization_id", manager, "POST", "/v1/api-keys", with(perms("keys:manage"), "organization_id", "org-b"), 400, "validation_failed", "organization_id", "organization_id"},
 		{"id", manager, "POST", "/v1/api-keys", with(perms("keys:manage"), "id", "key_mine"), 400, "validation_failed", "id", "id"},
 		{"created_at", manager, "POST", "/v1/api-keys", with(perms("keys:manage"), "created_at", "2020-01-01T00:00:00Z"), 400, "validation_failed", "created_at", "created_at"},
@@ -133,12 +135,22 @@ func TestKeyGrantWithinOwn(t *testing.T) {
 	testAdmin, _ := n.keyWith("org-a", "test", "", 0, "all")
 	_, readerID := n.keyWith("org-a", "live", "starter", 0, "trips:read")
 
-	// 100,000 repeats of a held permission are stored once
+	// 100,000 repeats of a held permission are refused, the repeat named
+	// once, and nothing is stored
 	repeated := make([]string, 100_000)
 	for i := range repeated {
 		repeated[i] = "trips:read"
 	}
+	before := keyState(t, n, rootLive)
 	r := n.do("POST", "/v1/api-keys", manager, map[string]any{"name": "ci", "permissions": append(repeated, "keys:manage", "trips:read"), "plan": "professional", "rate_limit_rpm": 500})
+	if r.Status != 400 || r.errCode(t) != "validation_failed" ||
+		fmt.Sprint(r.json(t)["error"].(map[string]any)["details"]) != "map[permissions[1]:is given twice]" {
+		t.Fatalf("100,000 repeats: %d %.300s", r.Status, r.Body)
+	}
+	if after := keyState(t, n, rootLive); !slices.Equal(after, before) {
+		t.Errorf("a refused create changed the keys:\n%v\n%v", before, after)
+	}
+	r = n.do("POST", "/v1/api-keys", manager, map[string]any{"name": "ci", "permissions": []string{"trips:read", "keys:manage"}, "plan": "professional", "rate_limit_rpm": 500})
 	if r.Status != 201 {
 		t.Fatalf("create: %d %.300s", r.Status, r.Body)
 	}

@@ -2,6 +2,7 @@ package keys_test
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -140,5 +141,32 @@ func TestValidateNamesUnknownOnce(t *testing.T) {
 	r.Permissions = many
 	if bad := r.Validate(); len(bad) != 10 || !strings.HasSuffix(bad["permissions[9]"], `(not "x:yyyyyyyyyy"; more unknown permissions follow, not named)`) {
 		t.Fatalf("%d details: %v", len(bad), bad)
+	}
+}
+
+// TestValidateRefusesRepeatedPermissions: a known permission listed again
+// is refused at its second index, each once however often it repeats,
+// as a token refuses a scope or stream id given twice; an unknown one
+// repeated is named once as unknown, at its first index.
+func TestValidateRefusesRepeatedPermissions(t *testing.T) {
+	for _, c := range []struct {
+		perms []string
+		want  map[string]string
+	}{
+		{[]string{"trips:read", "maps:read", "trips:read"}, map[string]string{"permissions[2]": keys.PermissionRepeated}},
+		{slices.Repeat([]string{"trips:read", "maps:read"}, 50_000),
+			map[string]string{"permissions[2]": keys.PermissionRepeated, "permissions[3]": keys.PermissionRepeated}},
+		{[]string{"all", "all"}, map[string]string{"permissions[1]": keys.PermissionRepeated}},
+		{[]string{"trips:read", "all"}, nil},
+		{[]string{"trips:read", "maps:read"}, nil},
+	} {
+		r := keys.CreateRequest{Org: "o", Env: "live", Name: "n", Permissions: c.perms}
+		if got := r.Validate(); !maps.Equal(got, c.want) {
+			t.Errorf("%d permissions %.40v: %v, want %v", len(c.perms), c.perms, got, c.want)
+		}
+	}
+	r := keys.CreateRequest{Org: "o", Env: "live", Name: "n", Permissions: []string{"bogus:perm", "trips:read", "bogus:perm"}}
+	if bad := r.Validate(); len(bad) != 1 || !strings.Contains(bad["permissions[0]"], "bogus:perm") {
+		t.Errorf("a repeated unknown permission: %v, want it named once, at its first index", bad)
 	}
 }

@@ -251,9 +251,20 @@ func (r *CreateRequest) Validate() map[string]string {
 	// with the known set, and at most maxNamedUnknown of them: a list of
 	// 100,000 repeated entries gets one line of details, not 100,000.
 	seen := map[string]bool{}
+	given := map[string]int{} // times each known permission was met
 	last := ""
 	for i, p := range r.Permissions {
-		if p == "all" || slices.Contains(Permissions, p) || seen[p] {
+		if p == "all" || slices.Contains(Permissions, p) {
+			// a known permission given again is refused, as a token's
+			// scope given twice: the list would not be stored as sent.
+			// Each is named once, at its second index, so the known
+			// set bounds these lines too.
+			if given[p]++; given[p] == 2 {
+				bad[fmt.Sprintf("permissions[%d]", i)] = PermissionRepeated
+			}
+			continue
+		}
+		if seen[p] {
 			continue
 		}
 		seen[p] = true
@@ -282,6 +293,9 @@ func (r *CreateRequest) Validate() map[string]string {
 // PlanNames are the plans a key may be given, in rank order, custom last.
 var PlanNames = []string{"starter", "professional", "enterprise", "custom"}
 
+// PermissionRepeated refuses a permission listed a second time.
+const PermissionRepeated = "is given twice"
+
 // knownPermissions is the known set as named in a 400's details.
 func knownPermissions() []string { return append(slices.Clip(Permissions), "all") }
 
@@ -290,7 +304,8 @@ const maxNamedUnknown = 10
 
 // NormalizePermissions returns perms without repeats, in first-seen order;
 // a list holding "all" becomes just "all". The result never has more
-// entries than the known set plus one.
+// entries than the known set plus one. (Validate refuses repeats; this
+// keeps the stored list bounded whatever a caller skipped.)
 func NormalizePermissions(perms []string) []string {
 	if slices.Contains(perms, "all") {
 		return []string{"all"}
