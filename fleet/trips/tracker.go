@@ -80,10 +80,15 @@ func (s *Service) load(ctx context.Context, tr *tracker, sc store.Scope, id, dev
 	// memory held tens of kilobytes of empty map
 	tr.seen = make(map[int64]struct{}, recent)
 	var sink []detect.Event
+	prev := int64(0)
 	for _, p := range pts {
 		if p.TS >= bound {
 			tr.seen[p.TS] = struct{}{}
 		}
+		if pausedBetween(st.Pauses, prev, p.TS) {
+			sink = tr.det.Break(sink[:0])
+		}
+		prev = p.TS
 		sink = tr.det.Feed(detectPoint(p), sink[:0])
 	}
 	tr.det.Summarized(nil) // recorded when their points were uploaded

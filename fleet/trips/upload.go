@@ -484,7 +484,12 @@ func (s *Service) admit(tr *tracker, now time.Time, in []Point, res *ingestResul
 // the running analytics of st, and returns the events they complete.
 func advance(det *detect.Detector, st *state, acc []Point) []detect.Event {
 	var events []detect.Event
+	prev := st.LastTS
 	for _, p := range acc {
+		if pausedBetween(st.Pauses, prev, p.TS) {
+			events = det.Break(events)
+		}
+		prev = p.TS
 		dp := detectPoint(p)
 		st.Running.Add(dp)
 		events = det.Feed(dp, events)
@@ -515,9 +520,14 @@ func (s *Service) replay(ctx context.Context, tr *tracker, sc store.Scope, st *s
 	pauses := st.Pauses
 	pi := 0
 	for _, p := range all {
+		crossed := false
 		for pi < len(pauses) && pauses[pi][1] <= p.TS {
 			st.Running.Pause(time.UnixMilli(pauses[pi][0]), time.UnixMilli(pauses[pi][1]))
 			pi++
+			crossed = true
+		}
+		if crossed { // no episode runs across a pause
+			events = det.Break(events)
 		}
 		st.Running.Add(detectPoint(p))
 		events = det.Feed(detectPoint(p), events)
@@ -578,6 +588,21 @@ func (s *Service) remember(tr *tracker, acc []Point, lastTS int64) {
 			}
 		}
 	}
+}
+
+// pausedBetween reports whether a closed pause of pauses began between
+// the point at prev (0: none) and the one at ts: the detector's episodes
+// end there, as the trip's time and distance do.
+func pausedBetween(pauses [][2]int64, prev, ts int64) bool {
+	if prev == 0 {
+		return false
+	}
+	for _, p := range pauses {
+		if p[0] >= prev && p[0] < ts {
+			return true
+		}
+	}
+	return false
 }
 
 func inPause(pauses [][2]int64, ts int64) bool {

@@ -131,6 +131,14 @@ func (d *Detector) Feed(p Point, out []Event) []Event {
 // Flush closes the episodes still open at the end of the trip, appends the
 // events among them that qualify, and resets the Detector for a new trip.
 func (d *Detector) Flush(out []Event) []Event {
+	return d.Break(out)
+}
+
+// Break closes the episodes open, appends the events among them that
+// qualify, and starts a new chain, as a gap longer than MaxEpisodeGap
+// does: nothing is measured across it (a pause of the trip, which is not
+// driving, standing or idling time).
+func (d *Detector) Break(out []Event) []Event {
 	out = d.closeAll(out)
 	d.resetChain()
 	d.jumps = 0
