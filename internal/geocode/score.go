@@ -391,7 +391,7 @@ func (ix *Index) confidence(qr *query, st *streetView, t *wordTally, g *group, f
 	if g.nameMissed {
 		conf *= sNameMissed
 	}
-	if qr.hasNum && !g.numMatched {
+	if qr.hasNum && !g.numMatched && numberWordLeft(qr, st, g) {
 		g.numMissed = true
 		conf *= 0.8
 		g.lo, g.hi = st.a0, st.a0+1 // the nearest number, found if the street is shown (answer)
@@ -411,6 +411,24 @@ func (ix *Index) confidence(qr *query, st *streetView, t *wordTally, g *group, f
 	if focus != nil {
 		g.dist = geo.Distance(*focus, geo.Point{Lat: float64(ix.adLat[g.lo]) / coordScale, Lon: float64(ix.adLon[g.lo]) / coordScale})
 	}
+}
+
+// numberWordLeft reports whether the query has a word that says a house
+// number (as qr.hasNum counts them) other than a ZIP read as one on this
+// street: its own ZIP, or a ZIP that contradicts it (g.contra). "Braddock
+// Avenue 11004" names no house number the street lacks.
+func numberWordLeft(qr *query, st *streetView, g *group) bool {
+	for k := range qr.toks {
+		tk := &qr.toks[k]
+		if !tk.num || k > 0 && len(tk.words) > 0 {
+			continue
+		}
+		if tk.zip && (g.contra.has(k) || st.hasZip && tk.zipID >= 0 && tk.zipID == st.zipID) {
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // numRange is the range of ids equal to id in sorted ids.

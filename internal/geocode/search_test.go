@@ -485,3 +485,29 @@ func TestDirectionTellsStreetsApart(t *testing.T) {
 		t.Errorf("no State St without the direction: %+v, want 12 N State St", v)
 	}
 }
+
+// A ZIP that ends a query without a house number is the street's ZIP, not
+// a house number the street lacks: "Braddock Avenue 11004" scores as
+// "Braddock Avenue, Glen Oaks" does, and validation never reports the ZIP
+// as a number to correct (from 11004 to 240-10).
+func TestZIPIsNoMissingNumber(t *testing.T) {
+	ix := loadFixture(t)
+	for _, q := range []string{"Braddock Avenue 11004", "Braddock Avenue, Glen Oaks, NY 11004", "Braddock Ave 11005"} {
+		ms := ix.Search(q, 1)
+		if len(ms) != 1 || ms[0].Address.Street != "Braddock Avenue" {
+			t.Fatalf("Search(%q) = %+v, want Braddock Avenue", q, ms)
+		}
+		if q != "Braddock Ave 11005" && ms[0].Confidence < 0.9 {
+			t.Errorf("Search(%q): confidence %v, want 0.9 or more: the ZIP is the street's", q, ms[0].Confidence)
+		}
+		v := ix.Validate(q)
+		for _, c := range v.Corrections {
+			if c.Field == "number" {
+				t.Errorf("Validate(%q) = %+v: the ZIP corrected as a house number", q, v)
+			}
+		}
+	}
+	if a, b := ix.Search("Braddock Avenue 11004", 1), ix.Search("Braddock Avenue", 1); a[0].Confidence < b[0].Confidence {
+		t.Errorf("the street's own ZIP lowers the confidence: %v with it, %v without", a[0].Confidence, b[0].Confidence)
+	}
+}

@@ -133,7 +133,7 @@ func (ix *Index) Validate(q string) Validation {
 		return v
 	}
 	switch {
-	case streetOK && qr.hasNum && !g.numMatched:
+	case streetOK && g.numMissed:
 		if tk := qr.firstNumber(); tk != nil {
 			v.Corrections = append(v.Corrections, Correction{Field: "number", From: tk.text, To: num})
 		}
