@@ -181,3 +181,29 @@ func TestNoAddressNothingSent(t *testing.T) {
 		t.Errorf("the gateway received %d notifications without an address", n)
 	}
 }
+
+// TestAlertExpiryToTheMillisecond: an expiration given with microseconds
+// and in another zone is stated, in expires_at and next_status_check, in
+// UTC to the millisecond as every time the service states, and the alert
+// expires at that time.
+func TestAlertExpiryToTheMillisecond(t *testing.T) {
+	t0 := time.Now().UTC().Truncate(time.Second)
+	clk := &clock{t: t0}
+	f := startWith(t, testdb.SQLite(t), &gateway{}, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now}}, nil)
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550006101"}})
+	b := alertBody([]string{"dispatchers"}, nil, "sms")
+	exp := t0.Add(time.Hour + 987654*time.Microsecond)
+	b["expiration"] = exp.In(time.FixedZone("", 3600)).Format(time.RFC3339Nano)
+	code, al := f.do("POST", "/v1/emergency/alerts", b)
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	want := t0.Add(time.Hour + 987*time.Millisecond).Format(time.RFC3339Nano)
+	if al["expires_at"] != want || al["next_status_check"] != want {
+		t.Errorf("expires_at %v, next_status_check %v, want %s both", al["expires_at"], al["next_status_check"], want)
+	}
+	clk.set(t0.Add(time.Hour + 987*time.Millisecond))
+	if _, got := f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil); got["status"] != "expired" {
+		t.Errorf("at its stated expiry the alert is %v", got["status"])
+	}
+}

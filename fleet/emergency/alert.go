@@ -71,7 +71,7 @@ type AlertBody struct {
 	AffectedArea           *AffectedArea     `json:"affected_area" required:"true"`
 	TargetAudience         *Audience         `json:"target_audience" required:"true" doc:"who is reached: the included audiences minus the excluded ones, and the specific vehicles and drivers; it must name someone (an included audience not excluded, or a specific vehicle or driver)"`
 	DeliveryChannels       []Channel         `json:"delivery_channels" required:"true"`
-	Expiration             string            `json:"expiration" required:"true"`
+	Expiration             string            `json:"expiration" required:"true" doc:"RFC 3339 date-time in the future; kept to the millisecond (a finer fraction is cut)"`
 	AcknowledgmentRequired bool              `json:"acknowledgment_required,omitempty"`
 	EscalationPolicy       *EscalationPolicy `json:"escalation_policy,omitempty"`
 	AutomatedActions       []string          `json:"automated_actions,omitempty" enum:"suspend_outdoor_operations,route_vehicles_to_shelter,enable_emergency_tracking,play_emergency_sound,show_safe_route,notify_emergency_contacts"`
@@ -287,7 +287,7 @@ type Alert struct {
 	AreaResolution           AreaResolution `json:"area_resolution"`
 	AlertMetrics             Metrics        `json:"alert_metrics"`
 	RelatedIncidents         []string       `json:"related_incidents" source:"computed" doc:"the incidents active or escalated at the alert's creation whose location lies in the affected area or whose vehicle or driver target_audience names (specific_vehicles, specific_drivers); fixed at creation; null when the service keeps no incidents"`
-	ExpiresAt                time.Time      `json:"expires_at"`
+	ExpiresAt                time.Time      `json:"expires_at" doc:"the expiration in UTC to the millisecond"`
 	NextStatusCheck          *time.Time     `json:"next_status_check" source:"computed" doc:"when the alert's next scheduled step falls due: the earliest of its next escalation level, its channels' next delivery rounds and its expiration; null once it is cancelled or expired"`
 	Recipients               []Recipient    `json:"recipients"`
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/fleet/vehicles"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/geocode"
 	"github.com/fleethub/fleethub/internal/jsonpath"
@@ -64,6 +65,9 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 		}
 	}
 	exp, err := time.Parse(time.RFC3339Nano, b.Expiration)
+	// the expiry is stated and kept in UTC to the millisecond, as every
+	// time the service states: the alert expires when expires_at says
+	exp = apitime.Of(exp)
 	if err != nil {
 		bad["expiration"] = "must be an ISO 8601 date-time"
 	} else if !exp.After(now) {
@@ -103,7 +107,7 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 			}
 		}
 	}
-	return exp.UTC(), bad
+	return exp, bad
 }
 
 // Bounds of a channel's timing.
