@@ -213,6 +213,18 @@ func TestValidateCorrections(t *testing.T) {
 			t.Errorf("%q: %+v, want it to exist with the correction %+v", c.q, v, want)
 		}
 	}
+	// so is a typo in the street's type or direction, as in its name
+	for _, c := range []struct{ q, from, to string }{
+		{"240-16 Braddock Avenuw, Glen Oaks, NY 11004", "avenuw", "avenue"}, // (Avenu is a USPS form of Avenue)
+		{"12 Nrth State St, Westerville, OH 43081", "nrth", "north"},
+		{"12 N State Stret, Westerville, OH 43081", "stret", "street"},
+	} {
+		v := ix.Validate(c.q)
+		want := geocode.Correction{Field: "street", From: c.from, To: c.to}
+		if !v.Exists || len(v.Corrections) != 1 || v.Corrections[0] != want {
+			t.Errorf("%q: %+v, want it to exist with the correction %+v", c.q, v, want)
+		}
+	}
 	if v := ix.Validate("240-16 Braddock Avenue, Glen Oaks, NY 11004"); !v.Exists || len(v.Corrections) != 0 {
 		t.Errorf("the town as the rows name it: %+v, want no correction", v)
 	}

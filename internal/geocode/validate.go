@@ -78,6 +78,23 @@ func (ix *Index) Validate(q string) Validation {
 		}
 		streetOK = streetOK && found
 	}
+	// a typo in the street's type or direction is reported as one in its
+	// name is, though the street exists without them
+	for j, w := range words {
+		if roles[j] == roleName || saidExactly(&qr, w) {
+			continue
+		}
+		for k := range qr.toks {
+			tk := &qr.toks[k]
+			if tk.exact() || saysName(tk, words, roles) {
+				continue // a word of its own, or the name's (reported above)
+			}
+			if sc, d := tk.wordScore(w); sc > 0 && d == 1 {
+				v.Corrections = append(v.Corrections, Correction{Field: "street", From: tk.text, To: ix.vocab.at(int(w))})
+				break
+			}
+		}
+	}
 	if streetOK && ix.namedWithoutDirection(&qr, s, words, roles) {
 		// the query names the town's street without the direction
 		// (Main Street beside North Main Street), not this one
@@ -172,6 +189,28 @@ func (ix *Index) namedWithoutDirection(qr *query, s uint32, words []uint32, role
 			continue
 		}
 		if w2 := ix.stWords.row(int(s2)); len(w2) == len(rest) && sameWords(w2, rest) {
+			return true
+		}
+	}
+	return false
+}
+
+// saysName reports whether the query word matches one of the street's
+// name words (words, roles) within one edit.
+func saysName(tk *qtok, words []uint32, roles []uint8) bool {
+	for j, w := range words {
+		if sc, d := tk.wordScore(w); roles[j] == roleName && sc > 0 && d <= 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// saidExactly reports whether a query word is vocabulary word w, as
+// written or in a form of it (St for Street).
+func saidExactly(qr *query, w uint32) bool {
+	for k := range qr.toks {
+		if sc, d := qr.toks[k].wordScore(w); sc > 0 && d == 0 {
 			return true
 		}
 	}
