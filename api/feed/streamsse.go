@@ -26,10 +26,26 @@ func (h *Handlers) sseRoute() *api.Route {
 		Raw:     "text/event-stream", Errors: []int{404, 501}, NoHead: true,
 		Params: []api.Param{{Name: "stream_id", In: "query", Type: "string", Required: true, Description: "one stream (a comma-separated list, which the websocket takes, is refused)"},
 			{Name: "last_offset", In: "query", Type: "integer", Description: "resume after this offset (Last-Event-ID wins); absent: only new messages"},
-			{Name: "epoch", In: "query", Type: "string", Description: "the epoch of the offset (from the subscribed event); another epoch answers history_lost and delivery restarts at first_available"},
+			{Name: "epoch", In: "query", Type: "string", Description: "the epoch of the offset (from the subscribed event), 1-64 characters of A-Z a-z 0-9 _ -, only with last_offset or Last-Event-ID; another epoch answers history_lost and delivery restarts at first_available"},
 			{Name: "Last-Event-ID", In: "header", Type: "string", Description: "the offset to resume after (a browser's EventSource sends it on reconnect)"},
 			{Name: "token", In: "query", Type: "string", Description: "a browser token with the streams:read scope (for this stream) in place of a key; see docs/security.md#browser-tokens"}},
 		Handler: h.serveStream}
+}
+
+// validEpoch reports whether s is an epoch as the websocket takes it
+// (delivery/ws): 1 to 64 characters of A-Z a-z 0-9 _ -.
+func validEpoch(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // streamStart is where a registered stream's event stream begins.
@@ -80,8 +96,14 @@ func (h *Handlers) streamQuery(c *api.Ctx) (hub.StreamInfo, *int64, string, erro
 		last = &n
 	}
 	epoch := string(c.QueryArgs().Peek("epoch"))
-	if len(epoch) > 64 {
-		bad["epoch"] = "must be at most 64 characters"
+	switch {
+	case !c.QueryArgs().Has("epoch"):
+	case !validEpoch(epoch):
+		bad["epoch"] = "must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -"
+	case raw == "":
+		// as the websocket: an epoch is the history of an offset, and
+		// alone it would void a live start (history_lost, a replay)
+		bad["epoch"] = "is the history of last_offset (or Last-Event-ID): give both or neither"
 	}
 	if len(bad) > 0 {
 		return hub.StreamInfo{}, nil, "", api.Validation("invalid_request", bad)

@@ -283,3 +283,25 @@ func TestStreamEventStreamIDRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamEventStreamEpochRefusals: a registered stream's event stream
+// takes epoch by the websocket's rule: 1-64 characters of A-Z a-z 0-9 _ -,
+// and only as the history of last_offset (or Last-Event-ID). An epoch that
+// breaks it is refused naming it (400 invalid_request), not answered with
+// history_lost and a replay from the oldest retained offset.
+func TestStreamEventStreamEpochRefusals(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-sse-epoch", "test", []string{"streams:manage", "streams:read"}, 100000)
+	id := startKind(t, n, k, "events", map[string]any{"stream_config": map[string]any{"delivery_method": "websocket"}})
+	for _, q := range []string{"epoch=9f2c41d07a1be3c5", "epoch=a%2Fb&last_offset=1", "epoch=&last_offset=1", "epoch=%20&last_offset=1",
+		"epoch=" + strings.Repeat("e", 65) + "&last_offset=1"} {
+		r := n.do("GET", "/api/v1/streaming/sse?stream_id="+id+"&"+q, k, nil)
+		if r.Status != 400 || r.errCode(t) != "invalid_request" {
+			t.Errorf("%s: %d %.300s; want 400 invalid_request", q, r.Status, r.Body)
+			continue
+		}
+		if d, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any); d["epoch"] == nil {
+			t.Errorf("%s: details %v do not name epoch", q, d)
+		}
+	}
+}
