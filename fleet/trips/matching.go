@@ -34,9 +34,10 @@ type roadJob struct {
 	pts    []Point
 	at     time.Time // when the points were durably stored
 	thr    detect.Thresholds
-	none   bool // over the queue's bound: judged without a road
-	replay bool // a late point came: pts is the whole trip, matched again from its start
-	end    bool // the trip stopped: decide the rest and close its speeding episode
+	none   bool       // over the queue's bound: judged without a road
+	replay bool       // a late point came: pts is the whole trip, matched again from its start
+	end    bool       // the trip stopped: decide the rest and close its speeding episode
+	pauses [][2]int64 // the trip's closed pauses (a copy): no speeding episode runs across one
 }
 
 // roadShard is one worker's queue and the road state of its trips.
@@ -68,7 +69,9 @@ type roadTrack struct {
 	pending []pendingPoint // the points in the trace's window, oldest first
 	det     *detect.Detector
 	thr     detect.Thresholds
-	lastTS  int64 // the newest point handed to the trace
+	lastTS  int64      // the newest point handed to the trace
+	fedTS   int64      // the newest point fed to det
+	pauses  [][2]int64 // the trip's closed pauses, as of its latest upload
 	stats   RoadStats
 	dirty   bool // stats changed since savedAt
 	savedAt time.Time

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/detect"
@@ -41,6 +42,9 @@ func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
 		rt.thr = j.thr
 		rt.det.SetThresholds(roadThresholds(j.thr))
 	}
+	if j.pauses != nil {
+		rt.pauses = j.pauses
+	}
 	var evs []detect.Event
 	for _, p := range j.pts {
 		switch {
@@ -50,7 +54,7 @@ func (s *Service) judgeRoads(ctx context.Context, sh *roadShard, j roadJob) {
 		case j.none:
 			evs = s.decided(rt, rt.trace.Flush(), evs) // the trace is cut here
 			rt.trace = s.roads.m.Trace()
-			evs = rt.det.Feed(detectPoint(p), evs)
+			evs = rt.feed(detectPoint(p), p.TS, evs)
 			rt.stats.Unjudged++
 			rt.lastTS, rt.dirty = p.TS, true
 			s.roads.met.lag.Observe(time.Since(j.at).Seconds())
@@ -135,10 +139,21 @@ func (s *Service) decided(rt *roadTrack, ms []mapmatch.Match, evs []detect.Event
 		}
 		rt.dirty = true
 		s.observeSpeed(rt, pp.p, m)
-		evs = rt.det.Feed(withRoad(pp.p, r), evs)
+		evs = rt.feed(withRoad(pp.p, r), pp.p.TS, evs)
 		s.roads.met.lag.Observe(time.Since(pp.at).Seconds())
 	}
 	return evs
+}
+
+// feed gives the speeding detector the point p taken at ts, after
+// closing its episode when the trip was paused since the point fed
+// before, as the upload's detector does.
+func (rt *roadTrack) feed(p detect.Point, ts int64, evs []detect.Event) []detect.Event {
+	if pausedBetween(rt.pauses, rt.fedTS, ts) {
+		evs = rt.det.Break(evs)
+	}
+	rt.fedTS = ts
+	return rt.det.Feed(p, evs)
 }
 
 // storeRoadEvents writes the speeding events judged on the roads and the
@@ -226,7 +241,7 @@ func (s *Service) handOver(tr *tracker, sc store.Scope, acc, all []Point) {
 	if s.roads == nil {
 		return
 	}
-	j := roadJob{sc: sc, trip: tr.trip.ID, pts: acc, at: time.Now(), thr: tr.thr}
+	j := roadJob{sc: sc, trip: tr.trip.ID, pts: acc, at: time.Now(), thr: tr.thr, pauses: slices.Clone(tr.st.Pauses)}
 	if all != nil {
 		j.pts, j.replay = all, true
 	}
