@@ -82,7 +82,8 @@ func signingKey(ctx context.Context, s Secrets) ([]byte, error) {
 var _ Notifier = (*HTTPNotifier)(nil)
 
 // HTTPNotifier posts each notification as JSON to a gateway URL; a 2xx
-// answer means delivered. With Secrets set, every request is signed as
+// answer means delivered, and a redirect is not followed (a failed
+// attempt). With Secrets set, every request is signed as
 // Standard Webhooks sign theirs: webhook-id (the notification's id),
 // webhook-timestamp (Unix seconds) and webhook-signature ("v1," + base64
 // HMAC-SHA256 of "id.timestamp.body" under the signing key).
@@ -124,7 +125,7 @@ func (h *HTTPNotifier) Notify(ctx context.Context, n Notification) error {
 		req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 		req.Header.Set("webhook-signature", Sign(key, id, ts, b))
 	}
-	res, err := h.Client.Do(req)
+	res, err := noRedirects(h.Client).Do(req)
 	if err != nil {
 		return err
 	}
@@ -133,6 +134,21 @@ func (h *HTTPNotifier) Notify(ctx context.Context, n Notification) error {
 		return fmt.Errorf("emergency: gateway answered %d", res.StatusCode)
 	}
 	return nil
+}
+
+// noRedirects is c (the default client when nil) that does not follow
+// redirects: only a 2xx answer of the gateway itself is a delivery. A
+// followed 302 or 303 turns the POST into a GET without the notification,
+// whose 2xx would state delivered what nobody accepted, and a followed 307
+// posts the signed notification to an address nobody configured; a 3xx
+// answer is a failed attempt instead.
+func noRedirects(c *http.Client) *http.Client {
+	var nc http.Client
+	if c != nil {
+		nc = *c
+	}
+	nc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &nc
 }
 
 func (h *HTTPNotifier) signingKey(ctx context.Context) ([]byte, error) {
