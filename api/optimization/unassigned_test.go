@@ -175,3 +175,60 @@ func TestCapacityAdviceWithNeeds(t *testing.T) {
 		t.Errorf("%v", m)
 	}
 }
+
+// TestUnservableReasonNamesEachCause: a destination that no vehicle can
+// serve even on a route of its own is refused for what most vehicles
+// refuse it with, not for whichever vehicle came last, and its
+// reason_detail names every distinct cause with its vehicles; one some
+// vehicle could serve alone says it was crowded out.
+func TestUnservableReasonNamesEachCause(t *testing.T) {
+	url := serveWork(t, nil, 300_000)
+	for _, tc := range []struct {
+		name   string
+		edit   func(body map[string]any)
+		reason string
+		detail string
+	}{
+		{"two causes, the last vehicle's the rarer", func(body map[string]any) {
+			byID(body, "vehicles", "vehicle_id", "c")["shift_end"] = "08:01"
+		}, "capacity", "no vehicle can serve it on a route of its own: vehicles a, b cannot carry its weight; " +
+			"vehicle c cannot serve it and be back before the shift ends"},
+		{"capabilities and capacity", func(body map[string]any) {
+			byID(body, "destinations", "destination_id", "d3")["delivery_requirements"] = map[string]any{"weight": 8, "special_handling": []string{"refrigerated"}}
+			byID(body, "vehicles", "vehicle_id", "c")["restrictions"] = []string{"refrigerated"}
+			byID(body, "vehicles", "vehicle_id", "c")["capacity"] = map[string]any{"weight": 5}
+			byID(body, "vehicles", "vehicle_id", "a")["capacity"] = map[string]any{"weight": 50}
+		}, "capacity", "no vehicle can serve it on a route of its own: vehicles a, b lack refrigerated; vehicle c cannot carry its weight"},
+		{"every vehicle alike", func(body map[string]any) {
+			byID(body, "vehicles", "vehicle_id", "c")["capacity"] = map[string]any{"weight": 5}
+		}, "capacity", "no vehicle can serve it on a route of its own: vehicles a, b, c cannot carry its weight"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := line([]float64{0, 1, 2, 3}, map[string]int{"a": 0, "b": 0, "c": 0})
+			for _, id := range []string{"a", "b"} {
+				byID(body, "vehicles", "vehicle_id", id)["capacity"] = map[string]any{"weight": 5}
+			}
+			byID(body, "vehicles", "vehicle_id", "c")["capacity"] = map[string]any{"weight": 50}
+			byID(body, "destinations", "destination_id", "d3")["delivery_requirements"] = map[string]any{"weight": 8}
+			tc.edit(body)
+			data := plan(t, url, body)
+			un := data["unassigned_destinations"].([]any)
+			if len(un) != 1 {
+				t.Fatalf("unassigned %v", un)
+			}
+			m := un[0].(map[string]any)
+			if m["destination_id"] != "d3" || m["reason"] != tc.reason || m["reason_detail"] != tc.detail {
+				t.Errorf("%v\nwant d3 for %s: %q", m, tc.reason, tc.detail)
+			}
+		})
+	}
+	// crowded out: one vehicle of 20 minutes, three destinations
+	body := line([]float64{0, 5, -5, 6}, map[string]int{"a": 0})
+	byID(body, "vehicles", "vehicle_id", "a")["shift_end"] = "08:20"
+	for _, u := range plan(t, url, body)["unassigned_destinations"].([]any) {
+		m := u.(map[string]any)
+		if d, _ := m["reason_detail"].(string); !strings.HasPrefix(d, "crowded out by the other destinations: vehicle a could serve it on a route of its own") {
+			t.Errorf("%v: want it said crowded out", m)
+		}
+	}
+}

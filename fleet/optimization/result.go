@@ -159,7 +159,10 @@ type Unassigned struct {
 	// MissingCapabilities are what the vehicle closest to serving it
 	// lacks, with missing_capability.
 	MissingCapabilities []string `json:"missing_capabilities,omitempty" doc:"with missing_capability: the capabilities of special_handling that the vehicle closest to serving it lacks"`
-	Recommendations     []string `json:"recommendations" doc:"what would let it in, each true of the request: split the delivery only when it is over every vehicle's capacity in some dimension; add a vehicle only when some vehicle could serve it on a route of its own"`
+	// ReasonDetail says the reason in words, for every vehicle when
+	// none can serve it alone.
+	ReasonDetail    string   `json:"reason_detail" doc:"the reason in words. When no vehicle can serve it even on a route of its own: each distinct cause with the vehicles it refuses, 'no vehicle can serve it on a route of its own: vehicles a, b lack refrigerated; vehicle c cannot carry its weight' (reason is then the constraint most vehicles refuse it with, the earliest vehicle's on a tie, missing_capability only when no vehicle provides its special_handling); otherwise that it was crowded out by the other destinations, naming a vehicle that could serve it alone"`
+	Recommendations []string `json:"recommendations" doc:"what would let it in, each true of the request: split the delivery only when it is over every vehicle's capacity in some dimension; add a vehicle only when some vehicle could serve it on a route of its own"`
 }
 
 // Insights of the plan.
@@ -391,7 +394,7 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 			reasons = append(reasons, m.Reason)
 		}
 		counts[m.Reason]++
-		un := Unassigned{DestinationID: req.Destinations[m.Stop].DestinationID, Reason: string(m.Reason)}
+		un := Unassigned{DestinationID: req.Destinations[m.Stop].DestinationID, Reason: string(m.Reason), ReasonDetail: reasonDetail(req, pr, m.Stop, m.Reason)}
 		if m.Reason == vrp.ReasonCapability {
 			un.MissingCapabilities = missing(pr, m.Stop)
 			un.Recommendations = []string{"add a vehicle whose restrictions list " + strings.Join(un.MissingCapabilities, ", ")}

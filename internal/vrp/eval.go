@@ -1,6 +1,9 @@
 package vrp
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Schedule is the evaluation of one vehicle's route.
 type Schedule struct {
@@ -186,19 +189,55 @@ func (p *Problem) timeline(v *Vehicle, route []int, at []int) Schedule {
 }
 
 // Servable reports whether some vehicle can serve stop i on a route of
-// its own and, when none can, the constraint that refused it.
-// A vehicle without the stop's capabilities names the reason only when
-// no vehicle has them.
+// its own and, when none can, the constraint that refuses it: the one
+// most vehicles refuse it with (Commonest of Refusals), so the reason
+// is every vehicle's when they all refuse it alike.
 func (p *Problem) Servable(i int) (bool, Reason) {
-	why := ReasonCapacity
+	why := make([]Reason, len(p.Vehicles))
 	for v := range p.Vehicles {
 		s := p.eval(&p.Vehicles[v], []int{i})
 		if s.OK {
 			return true, ""
 		}
-		if s.Why != ReasonCapability || v == 0 || why == ReasonCapability {
-			why = s.Why
+		why[v] = s.Why
+	}
+	return false, Commonest(why)
+}
+
+// Refusals is the constraint each vehicle refuses stop i with on a
+// route of its own, by vehicle; "" for a vehicle that can serve it.
+func (p *Problem) Refusals(i int) []Reason {
+	why := make([]Reason, len(p.Vehicles))
+	for v := range p.Vehicles {
+		if s := p.eval(&p.Vehicles[v], []int{i}); !s.OK {
+			why[v] = s.Why
 		}
 	}
-	return false, why
+	return why
+}
+
+// Commonest is the reason most of why give, the earliest of them on a
+// tie, ignoring "" (a vehicle that serves the stop). A vehicle without
+// the stop's capabilities counts only when no vehicle has them: the
+// stop is then refused for missing_capability, and otherwise for what
+// keeps the vehicles that have them from it. With no reason at all it
+// is capacity.
+func Commonest(why []Reason) Reason {
+	count := map[Reason]int{}
+	for _, w := range why {
+		count[w]++
+	}
+	best := Reason("")
+	for _, w := range why { // in order: the earliest wins a tie
+		if w != "" && w != ReasonCapability && (best == "" || count[w] > count[best]) {
+			best = w
+		}
+	}
+	switch {
+	case best != "":
+		return best
+	case slices.Contains(why, ReasonCapability):
+		return ReasonCapability
+	}
+	return ReasonCapacity
 }

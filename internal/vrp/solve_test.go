@@ -304,3 +304,51 @@ func TestSolveReasonsAmongStops(t *testing.T) {
 		})
 	}
 }
+
+// TestServableReasonOfTheFleet: a stop no vehicle can serve on a route of
+// its own is refused for what most vehicles refuse it with (the earliest
+// on a tie), not for whichever vehicle came last; missing_capability only
+// when no vehicle provides the stop's needs. Refusals tells each
+// vehicle's.
+func TestServableReasonOfTheFleet(t *testing.T) {
+	inf := math.Inf(1)
+	const cold = 1
+	veh := func(edit func(*vrp.Vehicle)) vrp.Vehicle {
+		v := vrp.Vehicle{CapWeight: 10, CapVolume: inf, CapPackages: inf, ShiftStart: 0, ShiftEnd: 100, MaxMinutes: inf, MaxKm: inf, Has: cold}
+		edit(&v)
+		return v
+	}
+	small := func(v *vrp.Vehicle) { v.CapWeight = 1 }
+	short := func(v *vrp.Vehicle) { v.MaxKm = 9 }
+	warm := func(v *vrp.Vehicle) { v.Has = 0 }
+	for _, tc := range []struct {
+		name  string
+		fleet []func(*vrp.Vehicle)
+		want  vrp.Reason
+		each  []vrp.Reason
+	}{
+		{"all alike", []func(*vrp.Vehicle){small, small}, vrp.ReasonCapacity, []vrp.Reason{vrp.ReasonCapacity, vrp.ReasonCapacity}},
+		{"most, last differs", []func(*vrp.Vehicle){small, small, short}, vrp.ReasonCapacity,
+			[]vrp.Reason{vrp.ReasonCapacity, vrp.ReasonCapacity, vrp.ReasonRouteLimits}},
+		{"tie: the earliest", []func(*vrp.Vehicle){short, small}, vrp.ReasonRouteLimits, []vrp.Reason{vrp.ReasonRouteLimits, vrp.ReasonCapacity}},
+		{"lacking the capability counts only when all lack it", []func(*vrp.Vehicle){warm, warm, small}, vrp.ReasonCapacity,
+			[]vrp.Reason{vrp.ReasonCapability, vrp.ReasonCapability, vrp.ReasonCapacity}},
+		{"none has the capability", []func(*vrp.Vehicle){warm, warm}, vrp.ReasonCapability, []vrp.Reason{vrp.ReasonCapability, vrp.ReasonCapability}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pr := &vrp.Problem{Stops: []vrp.Stop{{Lat: 3, Lon: 4, Weight: 5, Late: inf, Needs: cold}}, Planar: true}
+			for _, f := range tc.fleet {
+				pr.Vehicles = append(pr.Vehicles, veh(f))
+			}
+			if ok, why := pr.Servable(0); ok || why != tc.want {
+				t.Errorf("Servable: %v %q, want %q", ok, why, tc.want)
+			}
+			if got := pr.Refusals(0); !reflect.DeepEqual(got, tc.each) {
+				t.Errorf("Refusals: %q, want %q", got, tc.each)
+			}
+			if got := pr.Solve(vrp.Options{TimeLimit: time.Second}).Unassigned[0]; got != tc.want {
+				t.Errorf("the solver's reason %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
