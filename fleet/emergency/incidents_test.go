@@ -138,7 +138,9 @@ func TestIncidentEventsCarryResponseAndEscalation(t *testing.T) {
 func TestAlertEventsCarryResponseAndEscalation(t *testing.T) {
 	st := testdb.SQLite(t)
 	addTrip(t, st, "trp_1", "veh_1", "drv_1", 40.0, -83.0)
-	t0 := time.Now().UTC().Truncate(time.Second)
+	// a creation time with milliseconds: next_escalation keeps them, as
+	// escalation_status.next_escalation_at does
+	t0 := time.Now().UTC().Truncate(time.Second).Add(123 * time.Millisecond)
 	clock := t0
 	b := &bus{}
 	dir := directory{roles: map[string][]contacts.Contact{"supervisor": {{ContactID: "ctc_s1", Name: "S1", Channels: contacts.Channels{SMS: "+15550000003"}}}}}
@@ -159,7 +161,7 @@ func TestAlertEventsCarryResponseAndEscalation(t *testing.T) {
 	if _, err := a.Cancel(t.Context(), sc, al.AlertID); err != nil {
 		t.Fatal(err)
 	}
-	stamp := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }
+	stamp := func(d time.Duration) string { return t0.Add(d).Format("2006-01-02T15:04:05.000Z") }
 	want := []struct {
 		typ, contacts, level, next, escalated string
 	}{

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/internal/apitime"
@@ -85,7 +84,7 @@ func alertEscalation(al *Alert) map[string]any {
 	st := &al.EscalationStatus
 	var next any
 	if st.NextEscalationAt != nil {
-		next = st.NextEscalationAt.UTC().Format(time.RFC3339)
+		next = apitime.Format(*st.NextEscalationAt)
 	}
 	contacts := []string{}
 	for _, l := range st.Levels {
