@@ -39,7 +39,7 @@ type Geometry struct {
 // RouteAnalytics summarizes the driven route.
 type RouteAnalytics struct {
 	TotalDistanceKm          float64  `json:"total_distance_km" source:"computed"`
-	EstimatedDurationMinutes float64  `json:"estimated_duration_minutes" source:"computed" doc:"distance at the trip's typical cruising speed"`
+	EstimatedDurationMinutes float64  `json:"estimated_duration_minutes" source:"computed" doc:"the track's length (gps_distance_km, as the waypoints' distances) at the trip's typical cruising speed"`
 	ActualDurationMinutes    float64  `json:"actual_duration_minutes" source:"computed"`
 	EfficiencyScore          float64  `json:"efficiency_score" source:"computed" doc:"0-100: straight-line distance between the track's ends over the track's length (the uploaded points, also when distance_km is the odometer's), less idling"`
 	DeviationPercentage      float64  `json:"deviation_percentage" source:"computed" doc:"the track's length (the uploaded points, also when distance_km is the odometer's) over the straight-line distance between its ends, minus 100"`
@@ -176,22 +176,23 @@ func geometry(coords [][2]float64, total int, q RouteQuery) Geometry {
 // its ends and cruise the trip's cruising speed.
 func routeAnalytics(a Analytics, prof profile, straight, cruise float64, turns int) RouteAnalytics {
 	ra := RouteAnalytics{TotalDistanceKm: round(a.DistanceKm, 3), ActualDurationMinutes: a.DurationMinutes}
+	// the route's time and shape are the track's, as its waypoints are,
+	// against the straight line between its ends, both by GPS: an
+	// odometer's distance also counts what was driven before the first
+	// point and after the last, and is in whole units, and would show a
+	// detour, a time or turns per km the track does not have
+	track := a.GPSDistanceKm
 	if prof.altitudes {
 		g := round(prof.gainM, 1)
 		ra.ElevationGainMeters = &g
 	}
 	if cruise > 0 {
-		ra.EstimatedDurationMinutes = round(a.DistanceKm/cruise*60, 2)
+		ra.EstimatedDurationMinutes = round(track/cruise*60, 2)
 	}
 	if total := prof.totalKm(); total > 0 {
 		ra.HighwayPercentage = round(100*prof.highwayKm/total, 1)
 		ra.CityDrivingPercentage = round(100*prof.cityKm/total, 1)
 	}
-	// the shape of the route is the track's against the straight line
-	// between its ends, both by GPS: an odometer's distance also counts
-	// what was driven before the first point and after the last, and is
-	// in whole units, and would show a detour the track does not make
-	track := a.GPSDistanceKm
 	if straight > 0.05 && track > 0 {
 		ra.DeviationPercentage = round(math.Max(0, 100*(track/straight-1)), 1)
 	}
@@ -216,7 +217,7 @@ func routeAnalytics(a Analytics, prof profile, straight, cruise float64, turns i
 	default:
 		ra.FuelEfficiencyRating = "poor"
 	}
-	switch perKm := float64(turns) / math.Max(a.DistanceKm, 1); {
+	switch perKm := float64(turns) / math.Max(track, 1); {
 	case perKm > 2:
 		ra.RouteComplexity = "high"
 	case perKm > 0.5:
