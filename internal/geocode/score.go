@@ -391,7 +391,7 @@ func (ix *Index) confidence(qr *query, st *streetView, t *wordTally, g *group, f
 	if g.nameMissed {
 		conf *= sNameMissed
 	}
-	if qr.hasNum && !g.numMatched && numberWordLeft(qr, st, g) {
+	if qr.hasNum && !g.numMatched && numberWordLeft(qr, t, g) {
 		g.numMissed = true
 		conf *= 0.8
 		g.lo, g.hi = st.a0, st.a0+1 // the nearest number, found if the street is shown (answer)
@@ -414,16 +414,21 @@ func (ix *Index) confidence(qr *query, st *streetView, t *wordTally, g *group, f
 }
 
 // numberWordLeft reports whether the query has a word that says a house
-// number (as qr.hasNum counts them) other than a ZIP read as one on this
-// street: its own ZIP, or a ZIP that contradicts it (g.contra). "Braddock
-// Avenue 11004" names no house number the street lacks.
-func numberWordLeft(qr *query, st *streetView, g *group) bool {
+// number (as qr.hasNum counts them) other than one this street (t) read
+// as something else: its ZIP, a ZIP that contradicts it (g.contra), a word
+// of its name (109 of 109th Avenue; in a search or a validation, not
+// while an address is typed). "Braddock Avenue 11004" and "109 Ave" name
+// no house number the street lacks.
+func numberWordLeft(qr *query, t *wordTally, g *group) bool {
 	for k := range qr.toks {
 		tk := &qr.toks[k]
-		if !tk.num || k > 0 && len(tk.words) > 0 {
+		if !tk.num || k > 0 && len(tk.words) > 0 || tk.zip && (t.matched.has(k) || g.contra.has(k)) {
 			continue
 		}
-		if tk.zip && (g.contra.has(k) || st.hasZip && tk.zipID >= 0 && tk.zipID == st.zipID) {
+		if t.matched.has(k) && !qr.prefix {
+			// while an address is typed a leading number is still most
+			// likely its house number (58 of "58 Nor"): the autocomplete
+			// ranks the streets that have it first
 			continue
 		}
 		return true

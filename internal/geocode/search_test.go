@@ -523,3 +523,32 @@ func TestZIPIsNoMissingNumber(t *testing.T) {
 		t.Errorf("the street's own ZIP lowers the confidence: %v with it, %v without", a[0].Confidence, b[0].Confidence)
 	}
 }
+
+// A number that names the street (109 of "109 Ave", 109th Avenue) is no
+// house number the street lacks: "109 Ave" scores as "109th Ave", and
+// validation never reports it as a number to correct.
+func TestOrdinalStreetNumberIsNoMissingNumber(t *testing.T) {
+	csv := "LON,LAT,NUMBER,STREET,CITY,REGION,POSTCODE,ID\n" +
+		"-73.7597,40.7070,104-49,109th Avenue,Hollis,NY,11412,a-1\n" +
+		"-73.7548,40.7078,203-06,109th Avenue,Hollis,NY,11412,a-2\n" +
+		"-73.7500,40.7100,109-01,Murdock Avenue,Hollis,NY,11412,m-1\n"
+	ix, err := geocode.Load(writeTemp(t, "ordinal.csv", csv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := ix.Search("109 Ave", 1), ix.Search("109th Ave", 1)
+	if len(a) != 1 || len(b) != 1 || a[0].Address.Street != "109th Avenue" || a[0].Confidence < b[0].Confidence*0.95 {
+		t.Errorf("109 Ave: %+v, want 109th Avenue at about the confidence of 109th Ave (%+v)", a, b)
+	}
+	for _, q := range []string{"109 Avenue, Hollis", "109 Ave"} {
+		v := ix.Validate(q)
+		for _, c := range v.Corrections {
+			if c.Field == "number" {
+				t.Errorf("Validate(%q) = %+v: the street's number corrected as a house number", q, v)
+			}
+		}
+	}
+	if v := ix.Validate("203-06 109 Ave"); !v.Exists || v.Match.Address.ID != "a-2" {
+		t.Errorf("with a house number: %+v, want 203-06 109th Avenue", v)
+	}
+}
