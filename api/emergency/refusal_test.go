@@ -479,3 +479,33 @@ func TestAreaPlaceNamesRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEscalationPolicyNeedsEnabled: an escalation policy without enabled
+// (left out or null) is refused naming escalation_policy.enabled: taken
+// as off, the levels sent would be accepted and never run. Nothing is
+// stored or sent; with enabled the same levels escalate.
+func TestEscalationPolicyNeedsEnabled(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550009301"}})
+	levels := []map[string]any{{"delay_minutes": 5, "action": "notify_supervisors"}}
+	for _, p := range []map[string]any{{"escalation_levels": levels}, {"enabled": nil, "escalation_levels": levels}, {}} {
+		b := alertBody([]string{"dispatchers"}, nil, "sms")
+		b["acknowledgment_required"] = true
+		b["escalation_policy"] = p
+		code, out := f.do("POST", "/v1/emergency/alerts", b)
+		refused(t, fmt.Sprintf("escalation policy %v", p), code, out, "validation_failed", "escalation_policy.enabled")
+	}
+	if _, list := f.do("GET", "/v1/emergency/alerts", nil); len(list["alerts"].([]any)) != 0 {
+		t.Errorf("refused alerts were stored: %v", list["alerts"])
+	}
+	if n := f.gw.count(); n != 0 {
+		t.Errorf("refused alerts notified the gateway %d times", n)
+	}
+	b := alertBody([]string{"dispatchers"}, nil, "sms")
+	b["acknowledgment_required"] = true
+	b["escalation_policy"] = map[string]any{"enabled": true, "escalation_levels": levels}
+	code, out := f.do("POST", "/v1/emergency/alerts", b)
+	if es, _ := out["escalation_status"].(map[string]any); code != 201 || es["enabled"] != true || es["next_escalation_at"] == nil {
+		t.Errorf("enabled with a level: %d %v", code, out["escalation_status"])
+	}
+}

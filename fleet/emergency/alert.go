@@ -58,9 +58,14 @@ type EscalationLevel struct {
 
 // EscalationPolicy of an alert.
 type EscalationPolicy struct {
-	Enabled          bool              `json:"enabled"`
+	// Enabled is required: a policy whose escalation_levels were sent
+	// without it would be taken as off, its levels never run.
+	Enabled          *bool             `json:"enabled" required:"true" schema:"oneOf:boolean" doc:"required: true escalates through escalation_levels, false turns escalation off"`
 	EscalationLevels []EscalationLevel `json:"escalation_levels,omitempty"`
 }
+
+// on says whether the policy escalates.
+func (p *EscalationPolicy) on() bool { return p != nil && p.Enabled != nil && *p.Enabled }
 
 // AlertBody creates an alert.
 type AlertBody struct {

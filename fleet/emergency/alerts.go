@@ -189,7 +189,7 @@ func notified(recips []Recipient, audience string) int {
 // startEscalation is the escalation state of a new alert: its first level
 // falls due after that level's delay.
 func startEscalation(p *EscalationPolicy, channels []Channel, now time.Time) Escalation {
-	e := Escalation{Enabled: p != nil && p.Enabled}
+	e := Escalation{Enabled: p.on()}
 	if e.Enabled {
 		for _, c := range channels {
 			if c.Channel != "in_app_alert" && !slices.Contains(e.Channels, c.Channel) {

@@ -148,7 +148,7 @@ func TestAlertEventsCarryResponseAndEscalation(t *testing.T) {
 	sc := store.Scope{Org: "org-a", Env: "test"}
 	body := actionBody(40.0, -83.0)
 	body.AcknowledgmentRequired = true
-	body.EscalationPolicy = &emergency.EscalationPolicy{Enabled: true, EscalationLevels: []emergency.EscalationLevel{
+	body.EscalationPolicy = &emergency.EscalationPolicy{Enabled: new(true), EscalationLevels: []emergency.EscalationLevel{
 		{DelayMinutes: 1, Action: "notify_supervisors"}, {DelayMinutes: 10, Action: "notify_dispatchers"}}}
 	al, err := a.Create(t.Context(), sc, body)
 	if err != nil {

@@ -43,7 +43,7 @@ func (a *Alerts) schedule(ctx context.Context, sc store.Scope, al *Alert, esc *E
 	}
 	steps := []store.AlertDue{{AlertID: al.AlertID, Org: sc.Org, Env: sc.Env, Kind: store.AlertDueExpiry, DueAt: al.ExpiresAt}}
 	steps = append(steps, deliverySteps(sc, al)...)
-	if esc != nil && esc.Enabled {
+	if esc.on() {
 		for i, l := range esc.EscalationLevels {
 			steps = append(steps, store.AlertDue{AlertID: al.AlertID, Org: sc.Org, Env: sc.Env, Kind: store.AlertDueEscalation, Level: i + 1,
 				DueAt: al.CreatedAt.Add(time.Duration(l.DelayMinutes) * time.Minute)})
@@ -172,7 +172,7 @@ func (al *Alert) expire() {
 // level is sent at most once per take. It says whether the alert changed.
 func (a *Alerts) takeLevel(ctx context.Context, sc store.Scope, al *Alert, esc *EscalationPolicy, d store.AlertDue, now time.Time, rec **LevelRecord) bool {
 	st := &al.EscalationStatus
-	if al.Status != "active" || esc == nil || !esc.Enabled || al.AcknowledgmentStatus.Pending <= 0 ||
+	if al.Status != "active" || !esc.on() || al.AcknowledgmentStatus.Pending <= 0 ||
 		d.Level > len(esc.EscalationLevels) || st.CurrentLevel >= d.Level {
 		return false
 	}

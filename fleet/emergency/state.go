@@ -83,7 +83,7 @@ func (a *Alerts) fromRecord(ctx context.Context, sc store.Scope, rec store.Alert
 // every level whose time has come, publishing each level's action, and
 // says whether it raised any.
 func (a *Alerts) escalate(ctx context.Context, sc store.Scope, al *Alert, esc *EscalationPolicy, now time.Time) bool {
-	if al.Status != "active" || esc == nil || !esc.Enabled || al.AcknowledgmentStatus.Pending <= 0 {
+	if al.Status != "active" || !esc.on() || al.AcknowledgmentStatus.Pending <= 0 {
 		return false
 	}
 	st := &al.EscalationStatus

@@ -88,6 +88,10 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 		}
 	}
 	if ep := b.EscalationPolicy; ep != nil {
+		if ep.Enabled == nil {
+			// left out, the levels sent would never run
+			bad["escalation_policy.enabled"] = "is required: true to escalate through escalation_levels, false for no escalation"
+		}
 		for i, l := range ep.EscalationLevels {
 			p := fmt.Sprintf("escalation_policy.escalation_levels[%d]", i)
 			switch {
