@@ -83,9 +83,12 @@ type ConfigureEventsBody struct {
 func mapErr(err error) error {
 	var fe *domain.FieldError
 	var te *domain.TransitionError
+	var tye *domain.TypeError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &tye): // a wrong JSON type: invalid_request, as on every route
+		return api.Validation("invalid_request", map[string]string{tye.Field: tye.Message})
 	case errors.Is(err, domain.ErrNotFound):
 		return api.Errf("stream_not_found", "stream not found")
 	case errors.Is(err, domain.ErrBadCursor):

@@ -119,3 +119,35 @@ func TestStreamEmptyStringsRefused(t *testing.T) {
 		t.Errorf("configure timezone null: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestStreamBodyTypesAreInvalidRequest: a value of the wrong JSON type in
+// a stream's start or configure body is 400 invalid_request naming it by
+// its full path, as on every route (docs/api.md); an unknown field stays
+// validation_failed.
+func TestStreamBodyTypesAreInvalidRequest(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	id := startKind(t, n, k, "events", map[string]any{})
+	for _, c := range []struct {
+		method, path string
+		body         map[string]any
+		field, code  string
+	}{
+		{"POST", "/api/v1/streaming/events/start", map[string]any{"fleet_id": 5}, "fleet_id", "invalid_request"},
+		{"POST", "/api/v1/streaming/events/start", map[string]any{"event_filters": map[string]any{"categories": []any{"safety_events", 5}}}, "event_filters.categories[1]", "invalid_request"},
+		{"POST", "/api/v1/streaming/events/start", map[string]any{"event_filters": map[string]any{"time_filters": map[string]any{"business_hours_only": "yes"}}}, "event_filters.time_filters.business_hours_only", "invalid_request"},
+		{"POST", "/api/v1/streaming/telemetry/start", map[string]any{"stream_config": map[string]any{"encryption": "true"}}, "stream_config.encryption", "invalid_request"},
+		{"PUT", "/api/v1/streaming/events/configure/" + id, map[string]any{"stream_config": map[string]any{"batch_size": "5"}}, "stream_config.batch_size", "invalid_request"},
+		{"PUT", "/api/v1/streaming/events/configure/" + id, map[string]any{"rotate_secret": "yes"}, "rotate_secret", "invalid_request"},
+		{"POST", "/api/v1/streaming/events/start", map[string]any{"zz": 1}, "zz", "validation_failed"},
+	} {
+		r := n.do(c.method, c.path, k, c.body)
+		if r.Status != 400 || r.errCode(t) != c.code {
+			t.Errorf("%s %v: %d %s, want 400 %s", c.path, c.body, r.Status, r.Body, c.code)
+			continue
+		}
+		if d, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any); d[c.field] == nil {
+			t.Errorf("%s %v: details %v do not name %s", c.path, c.body, d, c.field)
+		}
+	}
+}

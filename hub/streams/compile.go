@@ -17,6 +17,14 @@ type FieldError struct{ Field, Message string }
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 
+// TypeError is the FieldError of a value of the wrong JSON type (a string
+// where a boolean goes): the API answers it invalid_request, as a wrong
+// type is on every route, where other field errors are validation_failed.
+// errors.As finds its FieldError too.
+type TypeError struct{ *FieldError }
+
+func (e *TypeError) Unwrap() error { return e.FieldError }
+
 // Limits of stream configurations.
 const (
 	MaxListLen   = 10_000

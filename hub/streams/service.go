@@ -200,7 +200,7 @@ func bodyError(err error, body []byte, t reflect.Type) error {
 		} else if p, ok := jsonpath.Indexed(body, f, te.Value); ok {
 			f = p
 		}
-		return &FieldError{f, "must be " + jsonpath.Kind(te.Type.String())}
+		return &TypeError{&FieldError{f, "must be " + jsonpath.Kind(te.Type.String())}}
 	}
 	first := func(m map[string]string) (string, string, bool) {
 		keys := slices.Sorted(maps.Keys(m))
@@ -317,7 +317,7 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 	}
 	rotate, isBool := p["rotate_secret"].(bool)
 	if _, ok := p["rotate_secret"]; ok && !isBool {
-		return Configured{}, &FieldError{"rotate_secret", "must be a boolean"}
+		return Configured{}, &TypeError{&FieldError{"rotate_secret", "must be a boolean"}}
 	}
 	if fe := emptyStrings(kind, patch); fe != nil {
 		return Configured{}, fe
