@@ -44,6 +44,8 @@ func TestWebsocketQueryRefusalsNameTheParameter(t *testing.T) {
 		{"stream_id=" + id + "&epoch=abc", map[string]string{"epoch": "is the history of last_offset: give both or neither"}},
 		{"stream_id=" + id + "&feed=yes", map[string]string{"feed": "must be true (follow the organization's feed)"}},
 		{"encoding=json", map[string]string{"stream_id": "is required (or feed=true)"}},
+		{"stream_id=" + id + ",%20", map[string]string{"stream_id": "must not be empty or only white space (each id of the list)"}},
+		{"stream_id=" + id + ",," + id, map[string]string{"stream_id": "must not be empty or only white space (each id of the list)"}},
 		{"stream_id=" + id + "&encoding=xml&last_offset=x&bogus=1", map[string]string{"encoding": "must be json or msgpack", "last_offset": "must be an integer >= 0", "bogus": "unknown parameter"}},
 		{"stream_id=" + hook, map[string]string{"stream_id": "is a webhook stream: its messages go to its webhook_url"}},
 		{"feed=true&types=bogus", map[string]string{"types": "must be events or telemetry (repeatable)"}},

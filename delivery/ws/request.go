@@ -13,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // RequestError is a request Serve refused before the upgrade. Serve has
@@ -153,7 +154,12 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string, f
 	ided := map[string]bool{}
 	for _, v := range args.PeekMulti("stream_id") {
 		for id := range strings.SplitSeq(string(v), ",") {
-			if id = strings.TrimSpace(id); id != "" && !ided[id] {
+			switch id = strings.TrimSpace(id); {
+			case id == "":
+				// an entry of the list names no stream: refused, as a blank
+				// id is everywhere, never skipped
+				refuse("stream_id", jsonpath.BlankRefusal+" (each id of the list)")
+			case !ided[id]:
 				ided[id] = true
 				ids = append(ids, id)
 			}
