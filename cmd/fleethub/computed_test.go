@@ -29,6 +29,10 @@ type corpus struct {
 	tally    *conformance.Tally
 	patterns []pathPattern
 	answers  int
+	// times are the times of the answers that are not UTC to the
+	// millisecond, "METHOD path: field = value" (the corpus sends its
+	// own times in whole seconds and UTC, so these are the service's)
+	times []string
 }
 
 type pathPattern struct {
@@ -92,7 +96,36 @@ func (c *corpus) call(method, path, key string, body any, want int) map[string]a
 		c.tally.Observe(js["schema"].(map[string]any), v)
 		c.answers++
 	}
+	c.times = append(c.times, offTimes(method+" "+tmpl+": ", v)...)
 	return v
+}
+
+// anyTime is a string that reads as an RFC 3339 date-time.
+var anyTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$`)
+
+// offTimes are the date-times of v, at any depth, that are not UTC to
+// the millisecond (statedTime), each as "prefix path = value".
+func offTimes(prefix string, v any) []string {
+	var out []string
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				walk(strings.TrimPrefix(path+"."+k, "."), e)
+			}
+		case []any:
+			for i, e := range x {
+				walk(path+"["+strconv.Itoa(i)+"]", e)
+			}
+		case string:
+			if anyTime.MatchString(x) && !statedTime.MatchString(x) {
+				out = append(out, prefix+path+" = "+x)
+			}
+		}
+	}
+	walk("", v)
+	return out
 }
 
 // fix is one generated GPS point.

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -104,5 +107,36 @@ func TestStatedTimesToTheMillisecond(t *testing.T) {
 	defer mu.Unlock()
 	for _, e := range got {
 		check(e.Event.EventType+" metadata.processing_time", e.Event.Metadata.ProcessingTime)
+	}
+}
+
+// TestEveryAnswerStatesTimesToTheMillisecond: across the corpus of
+// TestNoComputedFieldIsConstant (trips, uploads, routes and safety
+// analyses, incidents, alerts, devices, streams, health, search,
+// matrices and matching), which sends its own times in whole seconds
+// and UTC, every date-time of every answer is UTC to the millisecond:
+// one with more digits or another zone was made by the service without
+// internal/apitime.
+func TestEveryAnswerStatesTimesToTheMillisecond(t *testing.T) {
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) }))
+	defer gw.Close()
+	cfg := testConfig(t)
+	cfg.NotifyURL = gw.URL
+	cfg.Addresses = addressFixture(t)
+	cfg.OSM = tinyOSM(t)
+	n := startNode(t, cfg)
+	c := newCorpus(t, n)
+	k := n.key("org-a", "test", []string{"all"}, 1000000)
+	trips := corpusTrips(c, k)
+	corpusEmergency(c, k, trips)
+	corpusFinishTrips(c, k, trips)
+	corpusDevices(c, k)
+	corpusRest(c, k)
+	if c.answers < 50 {
+		t.Fatalf("only %d answers: the corpus no longer reaches what it should", c.answers)
+	}
+	slices.Sort(c.times)
+	for _, s := range slices.Compact(c.times) {
+		t.Errorf("not UTC to the millisecond: %s", s)
 	}
 }
