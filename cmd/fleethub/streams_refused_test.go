@@ -151,3 +151,36 @@ func TestStreamBodyTypesAreInvalidRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigureDropsWhatNoLongerApplies: a configure that turns frequency
+// away from custom, or ephemeral off, drops the stored custom_interval or
+// idle_timeout_seconds with it (unless it names them), instead of
+// refusing a setting the client did not send.
+func TestConfigureDropsWhatNoLongerApplies(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	tel := startKind(t, n, k, "telemetry", map[string]any{"stream_config": map[string]any{"frequency": "custom", "custom_interval": 5}})
+	r := n.do("PUT", "/api/v1/streaming/telemetry/configure/"+tel, k, map[string]any{"stream_config": map[string]any{"frequency": "high"}})
+	if r.Status != 200 {
+		t.Fatalf("frequency high after custom: %d %s", r.Status, r.Body)
+	}
+	if sc, _ := r.json(t)["configuration"].(map[string]any)["stream_config"].(map[string]any); sc["frequency"] != "high" || sc["custom_interval"] != nil {
+		t.Errorf("frequency high after custom: stream_config %v, want frequency high without custom_interval", sc)
+	}
+	// naming it keeps it judged: custom_interval beside another frequency
+	// is still refused
+	r = n.do("PUT", "/api/v1/streaming/telemetry/configure/"+tel, k, map[string]any{"stream_config": map[string]any{"frequency": "low", "custom_interval": 5}})
+	if r.Status != 400 || !strings.Contains(string(r.Body), "stream_config.custom_interval") {
+		t.Errorf("frequency low with custom_interval: %d %s", r.Status, r.Body)
+	}
+	ev := startKind(t, n, k, "events", map[string]any{"ephemeral": true, "idle_timeout_seconds": 600})
+	for _, off := range []any{false, nil} {
+		r = n.do("PUT", "/api/v1/streaming/events/configure/"+ev, k, map[string]any{"ephemeral": off})
+		if r.Status != 200 {
+			t.Fatalf("ephemeral %v: %d %s", off, r.Status, r.Body)
+		}
+		if c := r.json(t)["configuration"].(map[string]any); c["idle_timeout_seconds"] != nil || c["ephemeral"] == true {
+			t.Errorf("ephemeral %v: configuration %v, want neither ephemeral nor idle_timeout_seconds", off, c)
+		}
+	}
+}

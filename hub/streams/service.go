@@ -324,6 +324,7 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 	}
 	delete(p, "state")
 	delete(p, "rotate_secret")
+	dropDependents(kind, p)
 	var out Configured
 	e, err := s.update(ctx, org, env, kind, id, func(rec *store.Stream) error {
 		if rec.State == hub.StateStopped {
@@ -453,6 +454,29 @@ func conditionValues(kind string, body []byte) *FieldError {
 		}
 	}
 	return nil
+}
+
+// dropDependents removes from a configure patch p the stored setting that
+// only applies beside a value the patch turns away from, unless p names
+// it: custom_interval when stream_config.frequency becomes another than
+// custom, idle_timeout_seconds when ephemeral becomes false or null. The
+// merge would keep the stored one, and the refusal would blame a setting
+// the client did not send ("applies to frequency custom only").
+func dropDependents(kind string, p map[string]any) {
+	if v, ok := p["ephemeral"]; ok && v != true {
+		if _, named := p["idle_timeout_seconds"]; !named {
+			p["idle_timeout_seconds"] = nil
+		}
+	}
+	if kind != hub.KindTelemetry {
+		return
+	}
+	sc, _ := p["stream_config"].(map[string]any)
+	if f, ok := sc["frequency"]; ok && f != "custom" {
+		if _, named := sc["custom_interval"]; !named {
+			sc["custom_interval"] = nil
+		}
+	}
 }
 
 // emptyStrings refuses a webhook_url or a time_filters.timezone sent as
