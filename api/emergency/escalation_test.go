@@ -325,3 +325,69 @@ func TestNoEscalationWithoutRecipients(t *testing.T) {
 		t.Errorf("escalated with nobody to acknowledge: %v, %d notifications", al["escalation_status"], f.gw.count())
 	}
 }
+
+// TestAcknowledgmentsAtOnce: recipients acknowledging one alert at the
+// same moment (a fleet's drivers answering it) are each recorded, none
+// turned away with a conflict: an acknowledgment that meets another one's
+// write reads the alert again and records itself on top.
+func TestAcknowledgmentsAtOnce(t *testing.T) {
+	f := startWith(t, testdb.SQLite(t), &gateway{}, emergency.AlertsConfig{}, nil)
+	const n = 12
+	vehicles := make([]string, n)
+	for i := range vehicles {
+		vehicles[i] = fmt.Sprintf("veh-%02d", i)
+	}
+	b := alertBody(nil, nil, "in_app_alert")
+	b["target_audience"] = map[string]any{"specific_vehicles": vehicles}
+	b["acknowledgment_required"] = true
+	code, al := f.do("POST", "/v1/emergency/alerts", b)
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	path := "/v1/emergency/alerts/" + al["alert_id"].(string)
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i, v := range vehicles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _ = f.do("POST", path+"/acknowledge", map[string]any{"recipient_id": "vehicle:" + v})
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != 200 {
+			t.Errorf("acknowledgment of %s: %d, want 200", vehicles[i], c)
+		}
+	}
+	_, got := f.do("GET", path, nil)
+	if st := got["acknowledgment_status"].(map[string]any); st["received"] != float64(n) || st["pending"] != 0.0 {
+		t.Errorf("after %d acknowledgments at once: %v", n, st)
+	}
+	// a cancellation meeting acknowledgments is not turned away either
+	code, al = f.do("POST", "/v1/emergency/alerts", b)
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	path = "/v1/emergency/alerts/" + al["alert_id"].(string)
+	var cancel int
+	for i, v := range vehicles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == n/2 {
+				cancel, _ = f.do("DELETE", path, nil)
+				return
+			}
+			// before the cancellation 200, after it 409: the alert is no longer active
+			if c, out := f.do("POST", path+"/acknowledge", map[string]any{"recipient_id": "vehicle:" + v}); c != 200 &&
+				!(c == 409 && strings.Contains(fmt.Sprint(out), "cannot be acknowledged")) {
+				t.Errorf("acknowledgment of %s beside the cancellation: %d %v", v, c, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if cancel != 200 {
+		t.Errorf("cancellation beside acknowledgments: %d, want 200", cancel)
+	}
+}

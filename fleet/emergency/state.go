@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -124,9 +125,40 @@ func (a *Alerts) Get(ctx context.Context, sc store.Scope, id string) (Alert, err
 
 // Cancel cancels an active alert, calling off its delivery rounds still
 // to come, and publishes emergency_alert_cancelled. An alert that is not active is a
-// *TransitionError; one changed by another request meanwhile is
-// ErrChanged.
+// *TransitionError; one written by another request or a scheduled step
+// meanwhile is read again and cancelled on top (ErrChanged only when that
+// keeps happening).
 func (a *Alerts) Cancel(ctx context.Context, sc store.Scope, id string) (Alert, error) {
+	return rewritten(ctx, func() (Alert, error) { return a.cancel(ctx, sc, id) })
+}
+
+// maxRewrites bounds how often a cancellation or an acknowledgment reads
+// the alert again when another request or a scheduled step wrote it
+// between its read and its write: none of those undoes the others (the
+// acknowledgments of a fleet's drivers answering one alert at once each
+// change a recipient of their own), so each is applied again on top.
+const maxRewrites = 64
+
+// rewritten runs op, a read, change and conditional write of an alert,
+// again while its write meets another one (store.ErrConflict), after a
+// short random pause that spreads the writers that met; ErrChanged when
+// it met one every time.
+func rewritten(ctx context.Context, op func() (Alert, error)) (Alert, error) {
+	for attempt := 1; ; attempt++ {
+		al, err := op()
+		if !errors.Is(err, store.ErrConflict) {
+			return al, err
+		}
+		if attempt >= maxRewrites || ctx.Err() != nil {
+			return Alert{}, ErrChanged
+		}
+		time.Sleep(time.Duration(rand.IntN(500*min(attempt, 20))) * time.Microsecond)
+	}
+}
+
+// cancel is one attempt of Cancel; store.ErrConflict when the alert was
+// written meanwhile.
+func (a *Alerts) cancel(ctx context.Context, sc store.Scope, id string) (Alert, error) {
 	al, esc, ver, _, err := a.load(ctx, sc, id)
 	if err != nil {
 		return Alert{}, err
@@ -138,9 +170,6 @@ func (a *Alerts) Cancel(ctx context.Context, sc store.Scope, id string) (Alert, 
 	al.EscalationStatus.NextEscalationAt = nil
 	al.stopDeliveries(ChannelCancelled, "alert_cancelled")
 	if err := a.save(ctx, sc, al, ver, esc); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return Alert{}, ErrChanged
-		}
 		return Alert{}, err
 	}
 	a.published(a.publishAlert(ctx, sc, al, Recipient{}, "emergency_alert_cancelled"), al.AlertID, "emergency_alert_cancelled")
@@ -149,8 +178,10 @@ func (a *Alerts) Cancel(ctx context.Context, sc store.Scope, id string) (Alert, 
 
 // Acknowledge records a recipient's acknowledgment of an active alert
 // (again is a no-op): their delayed deliveries and repeats are called
-// off. An alert that is not active is a *TransitionError;
-// one changed by another request meanwhile is ErrChanged.
+// off. An alert that is not active is a *TransitionError; one written by
+// another request or a scheduled step meanwhile is read again and the
+// acknowledgment recorded on top (ErrChanged only when that keeps
+// happening).
 func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b AckBody) (Alert, error) {
 	// every field at fault is named at once
 	bad := map[string]string{}
@@ -166,6 +197,12 @@ func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b A
 	if len(bad) > 0 {
 		return Alert{}, &ValidationError{Fields: bad}
 	}
+	return rewritten(ctx, func() (Alert, error) { return a.acknowledge(ctx, sc, id, b) })
+}
+
+// acknowledge is one attempt of Acknowledge; store.ErrConflict when the
+// alert was written meanwhile.
+func (a *Alerts) acknowledge(ctx context.Context, sc store.Scope, id string, b AckBody) (Alert, error) {
 	al, esc, ver, _, err := a.load(ctx, sc, id)
 	if err != nil {
 		return Alert{}, err
@@ -190,9 +227,6 @@ func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b A
 		al.recount()
 	}
 	if err := a.save(ctx, sc, al, ver, esc); err != nil {
-		if errors.Is(err, store.ErrConflict) {
-			return Alert{}, ErrChanged
-		}
 		return Alert{}, err
 	}
 	return *al, nil
