@@ -188,20 +188,24 @@ func TestUnservableReasonNamesEachCause(t *testing.T) {
 		edit   func(body map[string]any)
 		reason string
 		detail string
+		advice []string // among the recommendations
 	}{
 		{"two causes, the last vehicle's the rarer", func(body map[string]any) {
 			byID(body, "vehicles", "vehicle_id", "c")["shift_end"] = "08:01"
 		}, "capacity", "no vehicle can serve it on a route of its own: vehicles a, b cannot carry its weight; " +
-			"vehicle c cannot serve it and be back before the shift ends"},
+			"vehicle c cannot serve it and be back before the shift ends",
+			[]string{"add a vehicle with the capacity for its weight, volume and packages together", "extend a shift"}},
 		{"capabilities and capacity", func(body map[string]any) {
 			byID(body, "destinations", "destination_id", "d3")["delivery_requirements"] = map[string]any{"weight": 8, "special_handling": []string{"refrigerated"}}
 			byID(body, "vehicles", "vehicle_id", "c")["restrictions"] = []string{"refrigerated"}
 			byID(body, "vehicles", "vehicle_id", "c")["capacity"] = map[string]any{"weight": 5}
 			byID(body, "vehicles", "vehicle_id", "a")["capacity"] = map[string]any{"weight": 50}
-		}, "capacity", "no vehicle can serve it on a route of its own: vehicles a, b lack refrigerated; vehicle c cannot carry its weight"},
+		}, "capacity", "no vehicle can serve it on a route of its own: vehicles a, b lack refrigerated; vehicle c cannot carry its weight",
+			[]string{"split the delivery: its weight is over the capacity of every vehicle that provides its special_handling"}},
 		{"every vehicle alike", func(body map[string]any) {
 			byID(body, "vehicles", "vehicle_id", "c")["capacity"] = map[string]any{"weight": 5}
-		}, "capacity", "no vehicle can serve it on a route of its own: vehicles a, b, c cannot carry its weight"},
+		}, "capacity", "no vehicle can serve it on a route of its own: vehicles a, b, c cannot carry its weight",
+			[]string{"split the delivery: its weight is over every vehicle's capacity"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := line([]float64{0, 1, 2, 3}, map[string]int{"a": 0, "b": 0, "c": 0})
@@ -219,6 +223,15 @@ func TestUnservableReasonNamesEachCause(t *testing.T) {
 			m := un[0].(map[string]any)
 			if m["destination_id"] != "d3" || m["reason"] != tc.reason || m["reason_detail"] != tc.detail {
 				t.Errorf("%v\nwant d3 for %s: %q", m, tc.reason, tc.detail)
+			}
+			recs, _ := m["recommendations"].([]any)
+			for _, a := range tc.advice {
+				if !slices.Contains(recs, any(a)) {
+					t.Errorf("recommendations %v lack %q", recs, a)
+				}
+			}
+			if slices.Contains(recs, any("add a vehicle")) {
+				t.Errorf("recommendations %v: another vehicle like the fleet's would not serve it either", recs)
 			}
 		})
 	}

@@ -162,7 +162,7 @@ type Unassigned struct {
 	// ReasonDetail says the reason in words, for every vehicle when
 	// none can serve it alone.
 	ReasonDetail    string   `json:"reason_detail" doc:"the reason in words. When no vehicle can serve it even on a route of its own: each distinct cause with the vehicles it refuses, 'no vehicle can serve it on a route of its own: vehicles a, b lack refrigerated; vehicle c cannot carry its weight' (reason is then the constraint most vehicles refuse it with, the earliest vehicle's on a tie, missing_capability only when no vehicle provides its special_handling); otherwise that it was crowded out by the other destinations, naming a vehicle that could serve it alone"`
-	Recommendations []string `json:"recommendations" doc:"what would let it in, each true of the request: split the delivery only when it is over every vehicle's capacity in some dimension; add a vehicle only when some vehicle could serve it on a route of its own"`
+	Recommendations []string `json:"recommendations" doc:"what would let it in, each true of the request: split the delivery only when it is over every vehicle's capacity in some dimension; add a vehicle only when some vehicle could serve it on a route of its own; when none could, the advice of every constraint the vehicles refuse it with, the reason's first"`
 }
 
 // Insights of the plan.
@@ -250,9 +250,29 @@ func factors(req *Request, pr *vrp.Problem) []Factor {
 // why: what would change that constraint for it, each true of the
 // request. A destination some vehicle could serve on a route of its own
 // was crowded out by the others, so another vehicle takes it; one that
-// none could serve alone needs the constraint itself changed.
+// none could serve alone needs the constraint itself changed, and the
+// other constraints that keep other vehicles from it (a vehicle lacking
+// its special_handling aside) are advised on too, after why's.
 func advice(pr *vrp.Problem, i int, why vrp.Reason) []string {
 	servable, _ := pr.Servable(i)
+	out := causeAdvice(pr, i, why, servable)
+	if !servable {
+		for _, r := range pr.Refusals(i) {
+			if r == why || r == vrp.ReasonCapability {
+				continue
+			}
+			for _, a := range causeAdvice(pr, i, r, false) {
+				if !slices.Contains(out, a) {
+					out = append(out, a)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// causeAdvice is the advice of advice for one constraint, why.
+func causeAdvice(pr *vrp.Problem, i int, why vrp.Reason, servable bool) []string {
 	var out []string
 	switch why {
 	case vrp.ReasonCapacity:
