@@ -173,6 +173,17 @@ func TestConfigureDropsWhatNoLongerApplies(t *testing.T) {
 	if r.Status != 400 || !strings.Contains(string(r.Body), "stream_config.custom_interval") {
 		t.Errorf("frequency low with custom_interval: %d %s", r.Status, r.Body)
 	}
+	// a webhook stream turned to websocket delivery drops its webhook_url
+	for kind, patch := range map[string]map[string]any{
+		"events":    {"stream_config": map[string]any{"delivery_method": "websocket"}},
+		"telemetry": {"delivery_method": "websocket"},
+	} {
+		id := startKind(t, n, k, kind, map[string]any{"webhook_url": "https://example.com/h"})
+		r = n.do("PUT", "/api/v1/streaming/"+kind+"/configure/"+id, k, patch)
+		if r.Status != 200 || r.json(t)["delivery_method"] != "websocket" || r.json(t)["webhook_url"] != nil {
+			t.Errorf("%s stream to websocket: %d %s", kind, r.Status, r.Body)
+		}
+	}
 	ev := startKind(t, n, k, "events", map[string]any{"ephemeral": true, "idle_timeout_seconds": 600})
 	for _, off := range []any{false, nil} {
 		r = n.do("PUT", "/api/v1/streaming/events/configure/"+ev, k, map[string]any{"ephemeral": off})

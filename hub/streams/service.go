@@ -459,7 +459,8 @@ func conditionValues(kind string, body []byte) *FieldError {
 // dropDependents removes from a configure patch p the stored setting that
 // only applies beside a value the patch turns away from, unless p names
 // it: custom_interval when stream_config.frequency becomes another than
-// custom, idle_timeout_seconds when ephemeral becomes false or null. The
+// custom, idle_timeout_seconds when ephemeral becomes false or null,
+// webhook_url when the delivery method becomes websocket. The
 // merge would keep the stored one, and the refusal would blame a setting
 // the client did not send ("applies to frequency custom only").
 func dropDependents(kind string, p map[string]any) {
@@ -468,10 +469,19 @@ func dropDependents(kind string, p map[string]any) {
 			p["idle_timeout_seconds"] = nil
 		}
 	}
+	sc, _ := p["stream_config"].(map[string]any)
+	delivery := sc["delivery_method"]
+	if kind == hub.KindTelemetry {
+		delivery = p["delivery_method"]
+	}
+	if delivery == "websocket" {
+		if _, named := p["webhook_url"]; !named {
+			p["webhook_url"] = nil
+		}
+	}
 	if kind != hub.KindTelemetry {
 		return
 	}
-	sc, _ := p["stream_config"].(map[string]any)
 	if f, ok := sc["frequency"]; ok && f != "custom" {
 		if _, named := sc["custom_interval"]; !named {
 			sc["custom_interval"] = nil
