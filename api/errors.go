@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/breaker"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/store"
@@ -104,7 +105,7 @@ const DateRefusal = "must be an ISO 8601 date or date-time"
 // "date-time"): an RFC 3339 date-time, or a date alone for its midnight
 // UTC. The time is in UTC.
 func ParseDate(v string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+	if t, err := apitime.Parse(v); err == nil {
 		return t.UTC(), nil
 	}
 	t, err := time.Parse("2006-01-02", v)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/mapmatch"
 	"github.com/fleethub/fleethub/internal/routing"
@@ -184,7 +185,7 @@ func tracePoints(in []MatchPoint, bad map[string]string) ([]mapmatch.Point, []fl
 				pts[i].Heading, pts[i].HasHeading = *p.Heading, true
 			}
 		}
-		ts, err := time.Parse(time.RFC3339Nano, p.Timestamp)
+		ts, err := apitime.Parse(p.Timestamp)
 		switch {
 		case p.Timestamp == "":
 			bad[f+"timestamp"] = "is required"

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/apitime"
 )
 
 // kind is the JSON type of a value in a message.
@@ -119,7 +121,7 @@ func parseTime(s string) (time.Time, bool) {
 	if len(s) < len("2006-01-02T15:04:05Z") || s[4] != '-' || s[10] != 'T' && s[10] != 't' {
 		return time.Time{}, false // cheap rejection: failing Parse allocates its error
 	}
-	t, err := time.Parse(time.RFC3339, s)
+	t, err := apitime.Parse(s)
 	return t, err == nil
 }
 

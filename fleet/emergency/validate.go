@@ -64,7 +64,7 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 			bad["target_audience"] = "selects nobody: include an audience that is not excluded, or name specific_vehicles or specific_drivers"
 		}
 	}
-	exp, err := time.Parse(time.RFC3339Nano, b.Expiration)
+	exp, err := apitime.Parse(b.Expiration)
 	// the expiry is stated and kept in UTC to the millisecond, as every
 	// time the service states: the alert expires when expires_at says
 	exp = apitime.Of(exp)

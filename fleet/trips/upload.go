@@ -201,7 +201,7 @@ func parsePoint(l *LocationIn, prefix string, bad map[string]string) (Point, boo
 // parseTime accepts RFC 3339 with or without fractional seconds and a
 // timezone offset.
 func parseTime(s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := apitime.Parse(s)
 	if err != nil {
 		return t, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
@@ -226,7 +227,7 @@ func timestamp(v any, present bool, limit time.Time, ahead time.Duration) (time.
 
 // timestampText is timestamp for a value sent as a string.
 func timestampText(s string, limit time.Time, ahead time.Duration) (time.Time, string) {
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := apitime.Parse(s)
 	if err != nil || t.Year() < 1970 {
 		return time.Time{}, "must be an ISO 8601 date-time such as 2026-11-23T10:00:00Z"
 	}

@@ -1,6 +1,10 @@
 package telemetry
 
-import "time"
+import (
+	"time"
+
+	"github.com/fleethub/fleethub/internal/apitime"
+)
 
 // timestamp reads an RFC 3339 date-time as time.Parse(time.RFC3339Nano)
 // does, from 1970 on and not after the limit.
@@ -9,7 +13,7 @@ func (r *bodyReader) timestamp(s []byte) (time.Time, bool) {
 	if !ok {
 		// what time.Parse takes beyond its RFC 3339 fast path (and what
 		// it refuses) is left to it
-		p, err := time.Parse(time.RFC3339Nano, string(s))
+		p, err := apitime.Parse(string(s))
 		if err != nil {
 			return time.Time{}, false
 		}

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/fleethub/fleethub/internal/apitime"
 )
 
 var (
@@ -37,8 +39,9 @@ func Unknown(body []byte, t reflect.Type) map[string]string {
 }
 
 // Check is Unknown and Blank in one pass over body: each field the type
-// t does not declare (UnknownRefusal) and each identifier sent blank
-// (BlankRefusal), by path, up to MaxNamed; nil when there is none.
+// t does not declare (UnknownRefusal), each identifier sent blank
+// (BlankRefusal) and each time.Time sent as something RFC 3339 does not
+// allow (BadTimes), by path, up to MaxNamed; nil when there is none.
 func Check(body []byte, t reflect.Type) map[string]string {
 	return check(body, t, true)
 }
@@ -69,9 +72,12 @@ func check(body []byte, t reflect.Type, blank bool) map[string]string {
 	if dec.Decode(&v) != nil {
 		return nil // the typed decode reports a malformed body
 	}
+	// with blank (Check), the walk also names each time.Time sent as
+	// what time.Parse takes beyond RFC 3339 (an offset of +24:00, a
+	// comma before the fraction), which it decodes from
 	w := walker{unknown: map[string]string{}}
 	if blank {
-		w.blank = w.unknown
+		w.blank, w.times = w.unknown, w.unknown
 	}
 	w.walk(v, t, "", false)
 	if len(w.unknown) == 0 {
@@ -112,7 +118,7 @@ func (w *walker) walk(v any, t reflect.Type, path string, id bool) {
 		}
 		if tt == timeType {
 			s, ok := v.(string)
-			if _, err := time.Parse(time.RFC3339, s); !ok || err != nil {
+			if _, err := apitime.Parse(s); !ok || err != nil {
 				w.note(w.times, path, "must be an ISO 8601 date-time with a time zone (RFC 3339)")
 			}
 			return
