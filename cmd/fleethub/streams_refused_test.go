@@ -195,3 +195,29 @@ func TestConfigureDropsWhatNoLongerApplies(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookStreamKeepsWebhookDelivery: a configure that removes a
+// webhook stream's delivery method ("stream_config": null, or
+// "delivery_method": null) leaves it a webhook stream, as a start body
+// with a webhook_url and no delivery method is one, instead of turning it
+// into a websocket stream that keeps showing its webhook_url.
+func TestWebhookStreamKeepsWebhookDelivery(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	for kind, patch := range map[string]map[string]any{
+		"events":    {"stream_config": nil},
+		"telemetry": {"delivery_method": nil},
+	} {
+		body := map[string]any{"webhook_url": "https://example.com/h", "stream_config": map[string]any{"include_metadata": false}}
+		id := startKind(t, n, k, kind, body)
+		r := n.do("PUT", "/api/v1/streaming/"+kind+"/configure/"+id, k, patch)
+		if r.Status != 200 {
+			t.Fatalf("%s %v: %d %s", kind, patch, r.Status, r.Body)
+		}
+		v := r.json(t)
+		if v["delivery_method"] != "webhook" || v["webhook_url"] != "https://example.com/h" || v["websocket_url"] != nil || v["webhook"] == nil {
+			t.Errorf("%s %v: delivery_method %v, webhook_url %v, websocket_url %v, webhook %v; want a webhook stream still",
+				kind, patch, v["delivery_method"], v["webhook_url"], v["websocket_url"], v["webhook"])
+		}
+	}
+}

@@ -348,8 +348,12 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 		if next.Encrypted() != (key != nil) {
 			return errEncryptionFixed(key != nil)
 		}
-		if u, _ := p["webhook_url"].(string); u != "" {
-			next.webhookByURL() // a URL the patch sends, not one a stream kept from before
+		if u, _ := p["webhook_url"].(string); u != "" || stored.deliversByWebhook() {
+			// a URL the patch sends, or a webhook stream's own whose delivery
+			// method the patch removed ("stream_config": null): still
+			// webhook delivery, not a websocket stream keeping a webhook_url.
+			// Not a URL a websocket stream kept from before.
+			next.webhookByURL()
 		}
 		if fe := refused(kind, next); fe != nil {
 			return fe
@@ -639,6 +643,18 @@ func (s *Service) Correlated(ctx context.Context, org, env, id, correlationID st
 		from = ents[len(ents)-1].Offset + 1
 	}
 	return out, nil
+}
+
+// deliversByWebhook reports whether the configuration names webhook
+// delivery (a stored webhook stream's always does: start names it).
+func (c Config) deliversByWebhook() bool {
+	switch {
+	case c.Telemetry != nil:
+		return c.Telemetry.DeliveryMethod == "webhook"
+	case c.Events != nil:
+		return c.Events.StreamConfig != nil && c.Events.StreamConfig.DeliveryMethod == "webhook"
+	}
+	return false
 }
 
 // webhookURL is the configuration's webhook_url, "" if none.
