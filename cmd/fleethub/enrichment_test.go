@@ -8,7 +8,8 @@ import (
 // TestEnrichmentTellsTheTripAsItIsNow: driver_info and vehicle_details of
 // a trip's own events describe the trip as the event leaves it: the
 // trip_completed event says the last trip is completed, not the status it
-// had a moment before.
+// had a moment before; a trip without points has no safety score (null,
+// as the trip itself shows it).
 func TestEnrichmentTellsTheTripAsItIsNow(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	k := n.key("org-a", "test", []string{"all"}, 100000)
@@ -51,6 +52,10 @@ func TestEnrichmentTellsTheTripAsItIsNow(t *testing.T) {
 			info := m.Enrichment[what]
 			if info["last_trip_id"] != want[i].trip || info["last_trip_status"] != want[i].status {
 				t.Errorf("%s of %s: %v; want last trip %s %s", what, m.EventType, info, want[i].trip, want[i].status)
+			}
+			// the trips have no point: no score was measured
+			if sc, ok := info["last_trip_safety_score"]; !ok || sc != nil {
+				t.Errorf("%s of %s: last_trip_safety_score %v (present %v), want null for a trip without points", what, m.EventType, sc, ok)
 			}
 		}
 	}

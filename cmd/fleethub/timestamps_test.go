@@ -53,7 +53,7 @@ func TestTimestampsHeldToRFC3339(t *testing.T) {
 		t.Errorf("refused starts left %d trips, want the one started", len(l))
 	}
 	// the offset written right goes through
-	good := base.Add(-5*time.Hour - 30*time.Minute).Format("2006-01-02T15:04:05") + "-05:30"
+	good := base.Add(-5*time.Hour-30*time.Minute).Format("2006-01-02T15:04:05") + "-05:30"
 	if r := n.do("POST", "/v1/locations/batch", k, map[string]any{"trip_id": trip, "locations": []any{map[string]any{"latitude": 40.0, "longitude": -83.0, "timestamp": good}}}); r.Status != 200 {
 		t.Errorf("upload with %s: %d %s", good, r.Status, r.Body)
 	}

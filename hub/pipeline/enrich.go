@@ -102,7 +102,11 @@ func (s *StoreEnricher) lookup(ctx context.Context, org, env, kind, id string, f
 		} else {
 			info["vehicle_id"] = t.VehicleID
 		}
-		info["last_trip_safety_score"] = t.Totals.SafetyScore
+		if t.Totals.LocationsCount > 0 {
+			info["last_trip_safety_score"] = t.Totals.SafetyScore
+		} else {
+			info["last_trip_safety_score"] = nil // nothing driven, nothing scored
+		}
 	}
 	s.cache.Add(key, info)
 	return info, true
