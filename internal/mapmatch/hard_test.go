@@ -168,3 +168,41 @@ func TestWaitBeforeCrossStreet(t *testing.T) {
 		t.Errorf("runs %+v, want one of %.0f m", res.Runs, want)
 	}
 }
+
+// TestNoRouteFasterThanAVehicle: a car drives east along a road at 25
+// m/s, a fix a second; one fix strays 125 m north, beside a service road
+// that loops north of the road. Reaching the loop and coming back is a
+// route of 145 m each way within a second, which no vehicle drives: the
+// stray fix is read as a GPS jump (the trace is cut around it), not as a
+// detour up the loop and back, so the routes add up to no more than the
+// distance driven and every other fix is on the road.
+func TestNoRouteFasterThanAVehicle(t *testing.T) {
+	h := &handNet{}
+	h.road(1, 0, 1, 72, [2]float64{0, 0}, [2]float64{500, 0})
+	h.road(1, 1, 2, 72, [2]float64{500, 0}, [2]float64{1000, 0})
+	h.road(2, 1, 3, 20, [2]float64{500, 0}, [2]float64{500, 120}, [2]float64{700, 120}, [2]float64{700, 0})
+	h.road(1, 3, 2, 72, [2]float64{700, 0}, [2]float64{1000, 0})
+	var pts []Point
+	stray := -1
+	for i := range 30 {
+		x, y := 100+25*float64(i), wobble(i, 3)
+		if x == 525 {
+			y, stray = 125, i
+		}
+		lat, lon := toLatLon(x, y)
+		pts = append(pts, Point{Lat: lat, Lon: lon, Accuracy: 5, Time: 1000 + float64(i)})
+	}
+	res := New(h, routing.Auto, Config{}).Match(pts)
+	var meters float64
+	for _, r := range res.Runs {
+		meters += r.Meters
+	}
+	if driven := 25.0 * 29; meters > driven+10 {
+		t.Errorf("routes of %.0f m in all for %.0f m driven: %+v", meters, driven, res.Runs)
+	}
+	for i, m := range res.Matches {
+		if i != stray && (!m.Matched || m.WayID != 1) {
+			t.Errorf("fix %d matched to way %d (%v), want the road", i, m.WayID, m.Matched)
+		}
+	}
+}

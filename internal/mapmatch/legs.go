@@ -115,7 +115,8 @@ func (m *Matcher) path(p *paths, pa, pb Point, a, b Match) (pcs []piece, meters 
 	xb, yb := n.plane(pb.Lat, pb.Lon)
 	ca := candidate{edge: int32(a.Edge), off: a.off, bwd: a.bwd, moving: a.moving}
 	cb := candidate{edge: int32(b.Edge), off: b.off}
-	pcs, meters, how, ok := m.route(p, xa, ya, xb, yb, sigmaOf(pb), &ca, &cb)
+	bound := m.bound(math.Hypot(xb-xa, yb-ya), pa.Time, pb.Time, sigmaOf(pa), sigmaOf(pb))
+	pcs, meters, how, ok := m.route(p, xa, ya, xb, yb, sigmaOf(pb), bound, &ca, &cb)
 	return pcs, meters, ok && how == viaHeld && b.off != a.off, ok
 }
 
@@ -137,20 +138,19 @@ func (m *Matcher) heldAt(b, a Match, pb Point) Match {
 // reached within the search's bound. A b held at a's place (viaHeld) is
 // an empty piece there, of no length.
 func (m *Matcher) pieces(p *paths, xa, ya, xb, yb, sigmaB float64, ca, cb *candidate) ([]piece, float64, bool) {
-	pcs, d, _, ok := m.route(p, xa, ya, xb, yb, sigmaB, ca, cb)
+	pcs, d, _, ok := m.route(p, xa, ya, xb, yb, sigmaB, m.bound(math.Hypot(xb-xa, yb-ya), 0, 0, 0, 0), ca, cb)
 	return pcs, d, ok
 }
 
 // route is pieces with how the route enters b's edge (viaSameEdge,
-// viaHeld, viaTail or viaHead).
-func (m *Matcher) route(p *paths, xa, ya, xb, yb, sigmaB float64, ca, cb *candidate) ([]piece, float64, int, bool) {
+// viaHeld, viaTail or viaHead), within bound meters (Matcher.bound).
+func (m *Matcher) route(p *paths, xa, ya, xb, yb, sigmaB, bound float64, ca, cb *candidate) ([]piece, float64, int, bool) {
 	n := m.net
-	bound := min(2*math.Hypot(xb-xa, yb-ya)+300, m.cfg.MaxRouteM)
 	p.aim(n, []candidate{*cb})
 	p.from(n, ca, bound)
 	r := p.to(n, ca, cb, heldSlack*sigmaB)
 	d, how := r.d, r.how
-	if math.IsInf(d, 1) {
+	if math.IsInf(d, 1) || d > bound {
 		return nil, 0, how, false
 	}
 	if how == viaHeld {

@@ -75,7 +75,11 @@ type Config struct {
 	Beta      float64 // meters, the transition's scale: 20
 	Candidate int     // roads considered per point: 10
 	MaxRouteM float64 // the route search's bound: 5,000 m
-	UTurn     float64 // the log-likelihood a transition loses for turning round on the road: 12
+	// MaxSpeed bounds the route between two fixes whose times are known
+	// and differ: at most MaxSpeed m/s over their interval, plus what
+	// their noise and snapping may add (see transition): 55 (198 km/h)
+	MaxSpeed float64
+	UTurn    float64 // the log-likelihood a transition loses for turning round on the road: 12
 }
 
 // Matcher matches traces onto one costing's roads.
@@ -105,6 +109,9 @@ func New(r Roads, c routing.Costing, cfg Config) *Matcher {
 	if cfg.MaxRouteM <= 0 {
 		cfg.MaxRouteM = 5000
 	}
+	if cfg.MaxSpeed <= 0 {
+		cfg.MaxSpeed = 55
+	}
 	m := &Matcher{net: newNetwork(r, c), cfg: cfg, convergeAfter: 1}
 	m.pool.New = func() any { return newPaths(m.net.junction) }
 	return m
@@ -129,6 +136,10 @@ const servicePenalty = 3
 // difference has sqrt(2) sigmas) rather than as having turned round:
 // it is held at the previous point's place.
 const heldSlack = 3
+
+// timeSlack is how many sigmas of each fix the route between two fixes
+// may exceed what Config.MaxSpeed allows over their interval.
+const timeSlack = 3
 
 // Point is a GPS fix: where, how accurate (meters, 0 not known) and
 // when (seconds from any fixed epoch, e.g. Unix time; 0 not known). With
@@ -243,7 +254,7 @@ func (t *Trace) Add(p Point) []Match {
 	held := false
 	if len(t.window) > 0 {
 		var ok bool
-		if held, ok = t.transition(cands, x, y, sigma); !ok {
+		if held, ok = t.transition(cands, x, y, sigma, p.Time); !ok {
 			out = t.Flush() // nothing of the previous point reaches this one
 		}
 	}
@@ -411,11 +422,11 @@ func (t *Trace) converged() bool {
 // transition adds to the new candidates' emission scores the best path
 // from the previous step's; false when none is reachable. held says the
 // best of them is held at the previous point's place.
-func (t *Trace) transition(cands []candidate, x, y, sigma float64) (stood, ok bool) {
+func (t *Trace) transition(cands []candidate, x, y, sigma, at float64) (stood, ok bool) {
 	n := t.m.net
 	prev := &t.window[len(t.window)-1]
 	straight := math.Hypot(x-prev.x, y-prev.y)
-	bound := min(2*straight+300, t.m.cfg.MaxRouteM)
+	bound := t.m.bound(straight, prev.t, at, prev.sigma, sigma)
 	var bestBuf, routeBuf [16]float64 // on the stack for the usual 10 candidates
 	var backBuf [16]int32
 	var bwdBuf, heldBuf [16]bool
@@ -443,7 +454,7 @@ func (t *Trace) transition(cands []candidate, x, y, sigma float64) (stood, ok bo
 		p.from(n, a, bound)
 		for j := range cands {
 			r := p.to(n, a, &cands[j], heldSlack*sigma)
-			if math.IsInf(r.d, 1) {
+			if math.IsInf(r.d, 1) || r.d > bound {
 				continue
 			}
 			s := a.score - (math.Abs(r.d-straight)+r.turns)/t.m.cfg.Beta
@@ -478,6 +489,21 @@ func (t *Trace) transition(cands []candidate, x, y, sigma float64) (stood, ok bo
 		cands[j].score -= top
 	}
 	return held[topJ], true
+}
+
+// bound is how long the route between two fixes straight meters apart
+// may be: twice the straight line and 300 m (at most MaxRouteM), and,
+// where both fixes' times are known (ta, tb; 0 not known) and differ, no
+// longer than a vehicle drives at MaxSpeed in the time between them,
+// with timeSlack of each fix's sigma (sa, sb: the candidates' places may
+// lie that far from where the vehicle was) and 50 m (a junction's
+// snapping, a road's bends) to spare.
+func (m *Matcher) bound(straight, ta, tb, sa, sb float64) float64 {
+	b := min(2*straight+300, m.cfg.MaxRouteM)
+	if dt := tb - ta; ta != 0 && tb != 0 && dt > 0 {
+		b = min(b, m.cfg.MaxSpeed*dt+timeSlack*(sa+sb)+50)
+	}
+	return b
 }
 
 // Flush decides every point still in the window (the trace ends, or is
