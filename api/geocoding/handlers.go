@@ -4,7 +4,9 @@
 // answers 501 to a request it would otherwise serve. A query that cannot be read (over 500 characters, invalid
 // UTF-8, control characters such as NUL, a limit, focus point, lat or
 // lon out of range, a country that is no country code) answers 400 in
-// the plain error form, with or without an index; a query of punctuation only finds nothing. The autocomplete's lat and lon are
+// the plain error form, with or without an index; a query of punctuation only finds nothing.
+// Numbers are plain decimal: limit digits without a sign or leading zero,
+// a coordinate an optional minus, digits and an optional fraction. The autocomplete's lat and lon are
 // the interface's: read and checked, each alone or both, and without
 // effect on the suggestions (a focus point is focus.point.lat and
 // focus.point.lon).
@@ -15,7 +17,7 @@
 package geocoding
 
 import (
-	"math"
+	"bytes"
 	"strconv"
 	"strings"
 	"time"
@@ -92,19 +94,19 @@ func plain(status int, msg string) *api.Error {
 
 // Routes returns the geocoding routes (plain error form).
 func (h *Handlers) Routes() []*api.Route {
-	q := api.Param{Name: "q", In: "query", Type: "string", Required: true, Description: "at most 500 characters"}
+	q := api.Param{Name: "q", In: "query", Type: "string", Required: true, Description: "at most 500 characters, no control characters anywhere (a leading or trailing newline or tab is refused, not trimmed)"}
 	focus := []api.Param{
-		{Name: "focus.point.lat", In: "query", Type: "number", Description: "with focus.point.lon: ties go to the nearer address"},
-		{Name: "focus.point.lon", In: "query", Type: "number", Description: "with focus.point.lat"},
+		{Name: "focus.point.lat", In: "query", Type: "number", Description: "with focus.point.lon: ties go to the nearer address; a plain decimal number (-40.5), no plus sign, exponent or hexadecimal"},
+		{Name: "focus.point.lon", In: "query", Type: "number", Description: "with focus.point.lat; a plain decimal number"},
 	}
 	return []*api.Route{
 		{Method: "GET", Path: "/v1/autocomplete", Tag: "geocoding", Summary: "US address autocomplete", Permission: "geocoding:read", Auth: api.AuthKeyPlain,
-			Params: append([]api.Param{q, {Name: "limit", In: "query", Type: "integer", Description: "1-20, default 5"},
-				{Name: "lat", In: "query", Type: "number", Description: "-90 to 90; accepted, has no effect on the suggestions (a focus point is focus.point.lat and focus.point.lon)"},
-				{Name: "lon", In: "query", Type: "number", Description: "-180 to 180; accepted, has no effect on the suggestions"}}, focus...),
+			Params: append([]api.Param{q, {Name: "limit", In: "query", Type: "integer", Description: "1-20, default 5; decimal digits only, no sign or leading zero"},
+				{Name: "lat", In: "query", Type: "number", Description: "-90 to 90, a plain decimal number; accepted, has no effect on the suggestions (a focus point is focus.point.lat and focus.point.lon)"},
+				{Name: "lon", In: "query", Type: "number", Description: "-180 to 180, a plain decimal number; accepted, has no effect on the suggestions"}}, focus...),
 			Response: AutocompleteResponse{}, Errors: []int{501}, Handler: h.autocomplete},
 		{Method: "GET", Path: "/v1/search", Tag: "geocoding", Summary: "US address full-text search (fuzzy)", Permission: "geocoding:read", Auth: api.AuthKeyPlain,
-			Params: append([]api.Param{q, {Name: "limit", In: "query", Type: "integer", Description: "1-100, default 10"},
+			Params: append([]api.Param{q, {Name: "limit", In: "query", Type: "integer", Description: "1-100, default 10; decimal digits only, no sign or leading zero"},
 				{Name: "country", In: "query", Type: "string", Description: "an ISO 3166-1 alpha-2 or alpha-3 code (US, USA); only US is indexed, so any other country finds nothing; anything but two or three letters is refused"}}, focus...),
 			Response: SearchResponse{}, Errors: []int{501}, Handler: h.search,
 			EndpointLimit: searchLimit},
@@ -123,15 +125,17 @@ func (h *Handlers) text(c *api.Ctx) (string, error) {
 	if !utf8.Valid(raw) {
 		return "", plain(400, "query parameter q must be valid UTF-8")
 	}
+	// control characters are refused wherever they sit, before the trim,
+	// which would otherwise drop a newline or tab at either end unseen
+	if strings.IndexFunc(string(raw), unicode.IsControl) >= 0 {
+		return "", plain(400, "query parameter q must not contain control characters")
+	}
 	q := strings.TrimSpace(string(raw))
 	if q == "" {
 		return "", plain(400, "query parameter q is required")
 	}
 	if utf8.RuneCountInString(q) > maxQuery {
 		return "", plain(400, "query parameter q must be at most 500 characters")
-	}
-	if strings.IndexFunc(q, unicode.IsControl) >= 0 {
-		return "", plain(400, "query parameter q must not contain control characters")
 	}
 	return q, nil
 }
@@ -155,8 +159,8 @@ func (h *Handlers) query(c *api.Ctx, def, max int) (geocode.Query, error) {
 	}
 	out := geocode.Query{Text: q, Limit: def}
 	if v := c.QueryArgs().Peek("limit"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 1 || n > max {
+		n, ok := decimalInt(v)
+		if !ok || n < 1 || n > max {
 			return geocode.Query{}, plain(400, "limit must be an integer from 1 to "+strconv.Itoa(max))
 		}
 		out.Limit = n
@@ -165,9 +169,9 @@ func (h *Handlers) query(c *api.Ctx, def, max int) (geocode.Query, error) {
 	if len(la) == 0 && len(lo) == 0 {
 		return out, nil
 	}
-	lat, e1 := strconv.ParseFloat(string(la), 64)
-	lon, e2 := strconv.ParseFloat(string(lo), 64)
-	if e1 != nil || e2 != nil || math.IsNaN(lat) || math.IsNaN(lon) || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
+	lat, ok1 := decimal(la)
+	lon, ok2 := decimal(lo)
+	if !ok1 || !ok2 || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
 		return geocode.Query{}, plain(400, "focus.point.lat and focus.point.lon must be a latitude from -90 to 90 and a longitude from -180 to 180")
 	}
 	out.Focus = &geo.Point{Lat: lat, Lon: lon}
@@ -182,10 +186,47 @@ func coordinate(c *api.Ctx, name string, bound float64) error {
 	if len(v) == 0 {
 		return nil
 	}
-	if f, err := strconv.ParseFloat(string(v), 64); err != nil || math.IsNaN(f) || f < -bound || f > bound {
+	if f, ok := decimal(v); !ok || f < -bound || f > bound {
 		return plain(400, name+" must be a number from "+strconv.FormatFloat(-bound, 'f', -1, 64)+" to "+strconv.FormatFloat(bound, 'f', -1, 64))
 	}
 	return nil
+}
+
+// decimalInt reads v as a plain decimal integer: digits only, no sign,
+// no leading zero but for 0 itself. strconv.Atoi would take +5 and 05.
+func decimalInt(v []byte) (int, bool) {
+	if len(v) == 0 || len(v) > 1 && v[0] == '0' || !allDigits(v) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(v))
+	return n, err == nil
+}
+
+// decimal reads v as a plain decimal number: an optional minus, digits,
+// and an optional point followed by digits; no plus sign, exponent,
+// hexadecimal float, underscore, Inf or NaN, all of which
+// strconv.ParseFloat would take. No query parameter of the API takes an
+// exponent.
+func decimal(v []byte) (float64, bool) {
+	s := v
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	whole, frac, point := bytes.Cut(s, []byte("."))
+	if len(whole) == 0 || !allDigits(whole) || point && (len(frac) == 0 || !allDigits(frac)) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	return f, err == nil
+}
+
+func allDigits(v []byte) bool {
+	for _, b := range v {
+		if b < '0' || b > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *Handlers) autocomplete(c *api.Ctx) error {

@@ -323,3 +323,63 @@ func TestSearchCountry(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryNumbersArePlainDecimal: limit is plain decimal digits, without
+// a sign or a leading zero, and a coordinate (focus.point.lat and
+// focus.point.lon, the autocomplete's lat and lon) a plain decimal
+// number, an optional minus, digits and an optional fraction: never a
+// hexadecimal float, an exponent or a lone point, whatever strconv would
+// read. q refuses a control character wherever it sits, at its start or
+// end too, rather than trimming it as white space.
+func TestQueryNumbersArePlainDecimal(t *testing.T) {
+	s := start(t, fixture(t))
+	for _, c := range []struct {
+		query  string
+		status int
+		name   string // the parameter a 400 names first
+	}{
+		{"/v1/search?q=main&limit=5", 200, ""},
+		{"/v1/search?q=main&limit=100", 200, ""},
+		{"/v1/search?q=main&limit=%2B5", 400, "limit"},
+		{"/v1/search?q=main&limit=05", 400, "limit"},
+		{"/v1/search?q=main&limit=00", 400, "limit"},
+		{"/v1/autocomplete?q=main&limit=-0", 400, "limit"},
+		{"/v1/autocomplete?q=main&limit=0x5", 400, "limit"},
+		{"/v1/autocomplete?q=main&limit=5.0", 400, "limit"},
+		{"/v1/autocomplete?q=main&limit=%C2%B35", 400, "limit"}, // superscript
+		{"/v1/search?q=main&limit=99999999999999999999999", 400, "limit"},
+		{"/v1/search?q=main&focus.point.lat=40.1&focus.point.lon=-82.9", 200, ""},
+		{"/v1/search?q=main&focus.point.lat=-0&focus.point.lon=0.000", 200, ""},
+		{"/v1/search?q=main&focus.point.lat=0x1p4&focus.point.lon=0", 400, "focus.point.lat"},
+		{"/v1/search?q=main&focus.point.lat=0&focus.point.lon=0x1p4", 400, "focus.point.lat"},
+		{"/v1/search?q=main&focus.point.lat=1e1&focus.point.lon=0", 400, "focus.point.lat"},
+		{"/v1/search?q=main&focus.point.lat=%2B40&focus.point.lon=0", 400, "focus.point.lat"},
+		{"/v1/search?q=main&focus.point.lat=40.&focus.point.lon=0", 400, "focus.point.lat"},
+		{"/v1/search?q=main&focus.point.lat=.5&focus.point.lon=0", 400, "focus.point.lat"},
+		{"/v1/autocomplete?q=main&lat=40.5&lon=-82", 200, ""},
+		{"/v1/autocomplete?q=main&lat=0x1p4", 400, "lat"},
+		{"/v1/autocomplete?q=main&lon=0x1.8p1", 400, "lon"},
+		{"/v1/autocomplete?q=main&lat=1E1", 400, "lat"},
+		{"/v1/autocomplete?q=main&lon=%2B1", 400, "lon"},
+		{"/v1/autocomplete?q=main&lon=1_0", 400, "lon"},
+		{"/v1/autocomplete?q=main&lat=--1", 400, "lat"},
+		{"/v1/search?q=%20main%20", 200, ""},
+		{"/v1/search?q=%0Amain", 400, "query parameter q"},
+		{"/v1/search?q=main%0A", 400, "query parameter q"},
+		{"/v1/autocomplete?q=main%0D%0A", 400, "query parameter q"},
+		{"/v1/validate?q=%09main", 400, "query parameter q"},
+		{"/v1/validate?q=main%C2%85", 400, "query parameter q"}, // NEL, a C1 control
+		{"/v1/search?q=%0A", 400, "query parameter q"},
+	} {
+		status, body := s.get(t, c.query)
+		msg, _ := body["error"].(string)
+		if status != c.status || body["success"] != (status == 200) || status == 400 && !strings.HasPrefix(msg, c.name+" ") {
+			t.Errorf("%s: %d %v, want %d naming %q", c.query, status, body, c.status, c.name)
+		}
+		if strings.Contains(c.query, "q=main%") || strings.Contains(c.query, "q=%0A") || strings.Contains(c.query, "q=%09") {
+			if !strings.Contains(msg, "control characters") {
+				t.Errorf("%s: %q, want the control-character refusal", c.query, msg)
+			}
+		}
+	}
+}
