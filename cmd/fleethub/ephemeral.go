@@ -27,7 +27,7 @@ const (
 // reaper of idle ephemeral streams runs on the one holding a lease in
 // Redis.
 func (a *app) streamOptions() []streams.Option {
-	opts := []streams.Option{streams.AllowPrivateWebhooks(a.cfg.AllowPrivateWebhooks)}
+	opts := []streams.Option{streams.AllowPrivateWebhooks(a.cfg.AllowPrivateWebhooks), streams.LocationNames(a.cfg.Addresses != "")}
 	if a.redis != nil {
 		opts = append(opts, streams.WithLease(streams.NewRedisLease(a.redis, "streams-reaper", a.node, reapLease)))
 	}

@@ -179,3 +179,31 @@ func locationName(t *testing.T, cfg *config, lat, lon float64) any {
 	}
 	return m.Enrichment["location_name"]
 }
+
+// TestLocationNamesRefusedWithoutAddresses: on a server without
+// --addresses the location_names enrichment would add nothing, so a
+// stream start or configure asking for it is 400 naming it and makes or
+// changes nothing; the other enrichments are taken.
+func TestLocationNamesRefusedWithoutAddresses(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	r := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{
+		"processing_rules": map[string]any{"enrichment": []string{"driver_info", "location_names"}}})
+	if r.Status != 400 || !strings.Contains(string(r.Body), "processing_rules.enrichment[1]") || !strings.Contains(string(r.Body), "--addresses") {
+		t.Fatalf("start with location_names: %d %s, want 400 naming processing_rules.enrichment[1]", r.Status, r.Body)
+	}
+	if l := n.do("GET", "/api/v1/streaming/streams", k, nil).json(t)["streams"].([]any); len(l) != 0 {
+		t.Errorf("the refused start made %d streams", len(l))
+	}
+	r = n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{
+		"processing_rules": map[string]any{"enrichment": []string{"driver_info"}}})
+	if r.Status != 201 {
+		t.Fatalf("start with driver_info: %d %s", r.Status, r.Body)
+	}
+	id := r.json(t)["stream_id"].(string)
+	r = n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{
+		"processing_rules": map[string]any{"enrichment": []string{"location_names"}}})
+	if r.Status != 400 || !strings.Contains(string(r.Body), "processing_rules.enrichment[0]") {
+		t.Errorf("configure with location_names: %d %s, want 400 naming processing_rules.enrichment[0]", r.Status, r.Body)
+	}
+}

@@ -105,7 +105,7 @@ type ProcessingRules struct {
 	Deduplication      bool     `json:"deduplication,omitempty"`
 	EventOrdering      bool     `json:"event_ordering,omitempty"`
 	CorrelationEnabled bool     `json:"correlation_enabled,omitempty"`
-	Enrichment         []string `json:"enrichment,omitempty" enum:"location_names,driver_info,vehicle_details"`
+	Enrichment         []string `json:"enrichment,omitempty" enum:"location_names,driver_info,vehicle_details" doc:"location_names is refused on a server without address data (serve --addresses): it would add nothing"`
 }
 
 // EventsConfig is the start body of an event stream.

@@ -46,6 +46,7 @@ type Service struct {
 	log          LastOffsets
 	now          func() time.Time
 	allowPrivate bool
+	noNames      bool // no address data: location_names enrichment refused
 	lease        Lease
 	reap         reaper
 }
@@ -57,6 +58,27 @@ type Option func(*Service)
 // private, link-local or otherwise refused address literal
 // (--allow-private-webhooks); without it such a URL is a FieldError.
 func AllowPrivateWebhooks(allow bool) Option { return func(s *Service) { s.allowPrivate = allow } }
+
+// LocationNames says whether the server has the address data the
+// location_names enrichment reads (--addresses); without it (false) a
+// stream that asks for it is refused by name, as the enrichment would add
+// nothing. The default is true.
+func LocationNames(available bool) Option { return func(s *Service) { s.noNames = !available } }
+
+// namesRefused is the FieldError of cfg's location_names enrichment when
+// the server has no address data; nil otherwise.
+func (s *Service) namesRefused(cfg *Config) *FieldError {
+	if !s.noNames || cfg.Events == nil || cfg.Events.ProcessingRules == nil {
+		return nil
+	}
+	for i, en := range cfg.Events.ProcessingRules.Enrichment {
+		if en == "location_names" {
+			return &FieldError{fmt.Sprintf("processing_rules.enrichment[%d]", i),
+				"location_names needs the server's address data (serve --addresses), which this server has not loaded: it would add nothing"}
+		}
+	}
+	return nil
+}
 
 // NewService makes the service. Options (rather than a Config) keep the
 // existing callers unchanged.
@@ -142,6 +164,9 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 	_, info, err := Compile(kind, &cfg)
 	if err != nil {
 		return Started{}, err
+	}
+	if fe := s.namesRefused(&cfg); fe != nil {
+		return Started{}, fe
 	}
 	if err := s.checkTarget(info); err != nil {
 		return Started{}, err
@@ -341,6 +366,7 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 		if key == nil {
 			stored.dropEncryption() // stored with the flag before it was carried out: never encrypted
 		}
+		hadNames := s.namesRefused(&stored) != nil
 		next, err := merged(kind, id, &stored, p)
 		if err != nil {
 			return err
@@ -361,6 +387,11 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 		_, info, err := Compile(kind, next)
 		if err != nil {
 			return err
+		}
+		// as a webhook URL kept from before, a location_names the stream
+		// had (started where the addresses were loaded) is not judged again
+		if fe := s.namesRefused(next); fe != nil && !hadNames {
+			return fe
 		}
 		// A URL kept from before (a stream started with the flag) is not
 		// judged again: changing other settings must not fail on it.
