@@ -509,3 +509,44 @@ func TestEscalationPolicyNeedsEnabled(t *testing.T) {
 		t.Errorf("enabled with a level: %d %v", code, out["escalation_status"])
 	}
 }
+
+// TestSpecificAudienceListsCapped: target_audience.specific_vehicles and
+// specific_drivers hold at most 1,000 ids each; a longer list is refused
+// naming the list, before any id of it is looked up, and nothing is
+// stored or sent. 1,000 is accepted.
+func TestSpecificAudienceListsCapped(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	ids := func(prefix string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("%s-%d", prefix, i)
+		}
+		return out
+	}
+	for _, field := range []string{"specific_vehicles", "specific_drivers"} {
+		b := alertBody(nil, nil, "in_app_alert")
+		b["target_audience"] = map[string]any{field: ids("x", 1001)}
+		began := time.Now()
+		code, out := f.do("POST", "/v1/emergency/alerts", b)
+		refused(t, "1,001 "+field, code, out, "validation_failed", "target_audience."+field)
+		e, _ := out["error"].(map[string]any)
+		details, _ := e["details"].(map[string]any)
+		if d := details["target_audience."+field]; d != "at most 1000 ids" {
+			t.Errorf("1,001 %s: %q, want at most 1000 ids", field, d)
+		}
+		if el := time.Since(began); el > 2*time.Second {
+			t.Errorf("1,001 %s: refused after %v", field, el)
+		}
+	}
+	if _, list := f.do("GET", "/v1/emergency/alerts", nil); len(list["alerts"].([]any)) != 0 {
+		t.Errorf("refused alerts were stored: %v", list["alerts"])
+	}
+	if n := f.gw.count(); n != 0 {
+		t.Errorf("refused alerts notified the gateway %d times", n)
+	}
+	b := alertBody(nil, nil, "in_app_alert")
+	b["target_audience"] = map[string]any{"specific_drivers": ids("d", 1000)}
+	if code, out := f.do("POST", "/v1/emergency/alerts", b); code != 201 {
+		t.Errorf("1,000 specific drivers: %d %v", code, out["error"])
+	}
+}

@@ -34,8 +34,8 @@ type AffectedArea struct {
 type Audience struct {
 	Include          []string `json:"include,omitempty" enum:"active_drivers,field_personnel,emergency_contacts,dispatchers"`
 	Exclude          []string `json:"exclude,omitempty" enum:"active_drivers,field_personnel,emergency_contacts,dispatchers"`
-	SpecificVehicles []string `json:"specific_vehicles,omitempty" id:"true" doc:"vehicle ids (1 to 200 characters, no control character); each reaches the contacts whose links.vehicle_ids name it, the driver of its active or paused trip when they have a directory entry, and the vehicle itself (in-app)"`
-	SpecificDrivers  []string `json:"specific_drivers,omitempty" id:"true" doc:"driver ids (1 to 200 characters, no control character); each is reached at their directory entry, or in-app only without one"`
+	SpecificVehicles []string `json:"specific_vehicles,omitempty" id:"true" doc:"at most 1000 vehicle ids (1 to 200 characters, no control character); each reaches the contacts whose links.vehicle_ids name it, the driver of its active or paused trip when they have a directory entry, and the vehicle itself (in-app)"`
+	SpecificDrivers  []string `json:"specific_drivers,omitempty" id:"true" doc:"at most 1000 driver ids (1 to 200 characters, no control character); each is reached at their directory entry, or in-app only without one"`
 }
 
 // Channel is one way of delivering, with its timing: the first delivery

@@ -54,6 +54,12 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 			name string
 			ids  []string
 		}{{"target_audience.specific_vehicles", ta.SpecificVehicles}, {"target_audience.specific_drivers", ta.SpecificDrivers}} {
+			if len(l.ids) > maxSpecific {
+				// refused whole, before any id is read: every id named is
+				// looked up in the directory and the trips
+				bad[l.name] = fmt.Sprintf("at most %d ids", maxSpecific)
+				continue
+			}
 			for i, id := range l.ids {
 				if !vehicles.ValidID(id) {
 					bad[fmt.Sprintf("%s[%d]", l.name, i)] = vehicles.IDRefusal
@@ -113,6 +119,10 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 	}
 	return exp, bad
 }
+
+// maxSpecific bounds target_audience.specific_vehicles and
+// specific_drivers, each: 5,000 ids took 3.2 s to resolve.
+const maxSpecific = 1000
 
 // Bounds of a channel's timing.
 const (

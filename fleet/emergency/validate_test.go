@@ -52,6 +52,12 @@ func TestAlertBodyValidate(t *testing.T) {
 		}, []string{"target_audience"}},
 		{"only specific drivers", func(b *AlertBody) { b.TargetAudience = &Audience{SpecificDrivers: []string{"drv_1"}} }, nil},
 		{"only specific vehicles", func(b *AlertBody) { b.TargetAudience = &Audience{SpecificVehicles: []string{"veh_1"}} }, nil},
+		{"1,000 specific vehicles and drivers", func(b *AlertBody) {
+			b.TargetAudience = &Audience{SpecificVehicles: slices.Repeat([]string{"veh_1"}, 1000), SpecificDrivers: slices.Repeat([]string{"drv_1"}, 1000)}
+		}, nil},
+		{"1,001 specific vehicles and drivers", func(b *AlertBody) {
+			b.TargetAudience = &Audience{SpecificVehicles: slices.Repeat([]string{"veh_1"}, 1001), SpecificDrivers: slices.Repeat([]string{""}, 1001)}
+		}, []string{"target_audience.specific_drivers", "target_audience.specific_vehicles"}},
 		{"emergency contacts by the action", func(b *AlertBody) {
 			b.TargetAudience, b.AutomatedActions = &Audience{}, []string{"notify_emergency_contacts"}
 		}, nil},
