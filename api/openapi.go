@@ -206,7 +206,9 @@ func opResponses(g *schemaGen, r *Route, eref Schema) map[string]any {
 func errorCodes(r *Route) []int {
 	codes := append([]int{}, r.Errors...)
 	if r.Auth != AuthNone {
-		codes = append(codes, 401, 429)
+		// 503: a shared part the key's check or its limit needs is down
+		// (its breaker open), or the server is shutting down
+		codes = append(codes, 401, 429, 503)
 		if r.Permission != "" {
 			codes = append(codes, 403)
 		}
