@@ -187,21 +187,53 @@ func TestEscalationOnceAcrossNodes(t *testing.T) {
 	})
 }
 
-// TestNoEscalationWithoutRequiredAcknowledgment: escalation waits on
-// acknowledgments; an alert that requires none has none pending and sends
+// TestEscalationNeedsRequiredAcknowledgment: escalation waits on
+// acknowledgments, so an enabled policy on an alert that requires none
+// (acknowledgment_required false or left out) would never escalate: it is
+// refused naming escalation_policy.enabled, saying escalation needs
+// acknowledgment_required true, and nothing is stored or sent. A policy
+// turned off is accepted on such an alert, has nothing pending and sends
 // no level, however long nobody answers.
-func TestNoEscalationWithoutRequiredAcknowledgment(t *testing.T) {
+func TestEscalationNeedsRequiredAcknowledgment(t *testing.T) {
 	t0 := time.Now().UTC().Truncate(time.Second)
 	clk := &clock{t: t0}
 	gw := &gateway{}
 	f := startWith(t, testdb.SQLite(t), gw, emergency.AlertsConfig{Claims: emergency.Claims{Now: clk.Now}}, nil)
 	f.contact(map[string]any{"name": "Sue", "roles": []string{"supervisor"}, "channels": map[string]any{"sms": "+15550001001"}})
 	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550001003"}})
+	for _, c := range []struct {
+		name string
+		edit func(b map[string]any)
+	}{
+		{"acknowledgment_required false", func(b map[string]any) { b["acknowledgment_required"] = false }},
+		{"acknowledgment_required left out", func(b map[string]any) { delete(b, "acknowledgment_required") }},
+		{"no levels, acknowledgment_required false", func(b map[string]any) {
+			b["acknowledgment_required"] = false
+			b["escalation_policy"] = map[string]any{"enabled": true}
+		}},
+	} {
+		b := escalating(t0.Add(time.Hour))
+		c.edit(b)
+		code, out := f.do("POST", "/v1/emergency/alerts", b)
+		refused(t, c.name, code, out, "validation_failed", "escalation_policy.enabled")
+		e, _ := out["error"].(map[string]any)
+		details, _ := e["details"].(map[string]any)
+		if msg, _ := details["escalation_policy.enabled"].(string); !strings.Contains(msg, "acknowledgment_required true") {
+			t.Errorf("%s: %q, want it to say escalation needs acknowledgment_required true", c.name, msg)
+		}
+	}
+	if _, list := f.do("GET", "/v1/emergency/alerts", nil); len(list["alerts"].([]any)) != 0 {
+		t.Errorf("refused alerts were stored: %v", list["alerts"])
+	}
+	if n := gw.count(); n != 0 {
+		t.Errorf("refused alerts notified the gateway %d times", n)
+	}
 	b := escalating(t0.Add(time.Hour))
 	b["acknowledgment_required"] = false
+	b["escalation_policy"].(map[string]any)["enabled"] = false
 	code, al := f.do("POST", "/v1/emergency/alerts", b)
 	if code != 201 {
-		t.Fatalf("alert: %d %v", code, al)
+		t.Fatalf("alert with escalation off: %d %v", code, al)
 	}
 	id := al["alert_id"].(string)
 	if ack := al["acknowledgment_status"].(map[string]any); ack["pending"].(float64) != 0 || al["escalation_status"].(map[string]any)["next_escalation_at"] != nil {

@@ -60,7 +60,7 @@ type EscalationLevel struct {
 type EscalationPolicy struct {
 	// Enabled is required: a policy whose escalation_levels were sent
 	// without it would be taken as off, its levels never run.
-	Enabled          *bool             `json:"enabled" required:"true" schema:"oneOf:boolean" doc:"required: true escalates through escalation_levels, false turns escalation off"`
+	Enabled          *bool             `json:"enabled" required:"true" schema:"oneOf:boolean" doc:"required: true escalates through escalation_levels while acknowledgments are pending, and needs acknowledgment_required true (refused otherwise); false turns escalation off"`
 	EscalationLevels []EscalationLevel `json:"escalation_levels,omitempty"`
 }
 

@@ -97,6 +97,10 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 		if ep.Enabled == nil {
 			// left out, the levels sent would never run
 			bad["escalation_policy.enabled"] = "is required: true to escalate through escalation_levels, false for no escalation"
+		} else if *ep.Enabled && !b.AcknowledgmentRequired {
+			// escalation waits on acknowledgments pending: on an alert
+			// that requires none it would be accepted and never run
+			bad["escalation_policy.enabled"] = "escalation needs acknowledgment_required true: it escalates while acknowledgments are pending, and an alert that requires none has none (set enabled false for no escalation)"
 		}
 		for i, l := range ep.EscalationLevels {
 			p := fmt.Sprintf("escalation_policy.escalation_levels[%d]", i)

@@ -98,31 +98,43 @@ func TestAlertBodyValidate(t *testing.T) {
 		{"expired", func(b *AlertBody) { b.Expiration = "2024-05-01T11:00:00Z" }, []string{"expiration"}},
 		{"unknown action", func(b *AlertBody) { b.AutomatedActions = []string{"show_safe_route", "launch"} }, []string{"automated_actions[1]"}},
 		{"escalation level without delay", func(b *AlertBody) {
+			b.AcknowledgmentRequired = true
 			b.EscalationPolicy = &EscalationPolicy{Enabled: new(true), EscalationLevels: []EscalationLevel{{Action: "notify_supervisors"}}}
 		}, []string{"escalation_policy.escalation_levels[0].delay_minutes"}},
 		{"escalation levels in bounds", func(b *AlertBody) {
 			b.Expiration = "2024-05-03T12:00:00Z"
+			b.AcknowledgmentRequired = true
 			b.EscalationPolicy = &EscalationPolicy{Enabled: new(true), EscalationLevels: []EscalationLevel{{DelayMinutes: 1, Action: "notify_supervisors"},
 				{DelayMinutes: 1440, Action: "notify_emergency_management"}}}
 		}, nil},
 		{"escalation level past a day", func(b *AlertBody) {
 			// minutes that would overflow the due time
 			b.Expiration = "2024-05-03T12:00:00Z"
+			b.AcknowledgmentRequired = true
 			b.EscalationPolicy = &EscalationPolicy{Enabled: new(true), EscalationLevels: []EscalationLevel{{DelayMinutes: 1441, Action: "notify_supervisors"},
 				{DelayMinutes: 200000000, Action: "notify_emergency_management"}}}
 		}, []string{"escalation_policy.escalation_levels[0].delay_minutes", "escalation_policy.escalation_levels[1].delay_minutes"}},
 		{"escalation levels out of order", func(b *AlertBody) {
+			b.AcknowledgmentRequired = true
 			b.EscalationPolicy = &EscalationPolicy{Enabled: new(true), EscalationLevels: []EscalationLevel{{DelayMinutes: 30, Action: "notify_supervisors"},
 				{DelayMinutes: 15, Action: "notify_emergency_management"}, {DelayMinutes: 15, Action: "notify_dispatchers"}}}
 		}, []string{"escalation_policy.escalation_levels[1].delay_minutes", "escalation_policy.escalation_levels[2].delay_minutes"}},
 		{"escalation level at the expiration", func(b *AlertBody) {
+			b.AcknowledgmentRequired = true
 			b.EscalationPolicy = &EscalationPolicy{Enabled: new(true), EscalationLevels: []EscalationLevel{{DelayMinutes: 119, Action: "notify_supervisors"},
 				{DelayMinutes: 120, Action: "notify_emergency_management"}}}
 		}, []string{"escalation_policy.escalation_levels[1].delay_minutes"}},
 		{"escalation level with an unknown action", func(b *AlertBody) {
+			b.AcknowledgmentRequired = true
 			b.EscalationPolicy = &EscalationPolicy{Enabled: new(true), EscalationLevels: []EscalationLevel{{DelayMinutes: 5, Action: "notify_dispatchers"},
 				{DelayMinutes: 10, Action: "panic"}, {DelayMinutes: 15}}}
 		}, []string{"escalation_policy.escalation_levels[1].action", "escalation_policy.escalation_levels[2].action"}},
+		{"escalation without acknowledgment_required", func(b *AlertBody) {
+			b.EscalationPolicy = &EscalationPolicy{Enabled: new(true), EscalationLevels: []EscalationLevel{{DelayMinutes: 5, Action: "notify_supervisors"}}}
+		}, []string{"escalation_policy.enabled"}},
+		{"escalation off without acknowledgment_required", func(b *AlertBody) {
+			b.EscalationPolicy = &EscalationPolicy{Enabled: new(false), EscalationLevels: []EscalationLevel{{DelayMinutes: 5, Action: "notify_supervisors"}}}
+		}, nil},
 		{"channel priority", func(b *AlertBody) {
 			b.DeliveryChannels = []Channel{{Channel: "sms", Priority: "whenever"}, {Channel: "email", Priority: "immediate"}}
 		}, []string{"delivery_channels[0].priority"}},
