@@ -34,6 +34,8 @@ func incidentErr(err error) error {
 	switch {
 	case errors.Is(err, domain.ErrIncidentNotFound):
 		return api.Errf("incident_not_found", "incident not found")
+	case errors.Is(err, domain.ErrIncidentChanged):
+		return api.Errf("invalid_state_transition", "the incident kept changing under this request; read it and send the change again")
 	case errors.As(err, &te):
 		return api.Errf("invalid_state_transition", "an incident that is %s cannot become %s", te.From, te.To).
 			WithDetails(map[string]string{"status": te.From})

@@ -251,3 +251,52 @@ func TestContactCityCountsCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestIncidentStatusRace: sixty requests at once move one active
+// incident to escalated: one does, and each of the others, which meet it
+// in the store, reads the incident again and answers 409
+// invalid_state_transition (escalated cannot become escalated), never a
+// 500; the incident has one escalation in its history.
+func TestIncidentStatusRace(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	r := n.do("POST", "/v1/emergency/incidents", k, map[string]any{"event_type": "breakdown", "severity_level": "low",
+		"location": map[string]any{"latitude": 40.0, "longitude": -83.0}, "vehicle_id": "veh-race"})
+	if r.Status != 201 {
+		t.Fatalf("report: %d %s", r.Status, r.Body)
+	}
+	id := r.json(t)["incident_id"].(string)
+	codes := make(chan resp, 60)
+	var wg sync.WaitGroup
+	for range 60 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes <- n.do("PUT", "/v1/emergency/incidents/"+id+"/status", k, map[string]any{"status": "escalated", "updated_by": "ops"})
+		}()
+	}
+	wg.Wait()
+	close(codes)
+	ok := 0
+	for r := range codes {
+		switch {
+		case r.Status == 200:
+			ok++
+		case r.Status != 409 || r.errCode(t) != "invalid_state_transition":
+			t.Errorf("a racing status change answered %d %s, want 200 once and 409 invalid_state_transition", r.Status, r.Body)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("%d status changes succeeded, want 1", ok)
+	}
+	in := n.do("GET", "/v1/emergency/incidents/"+id, k, nil).json(t)
+	esc := 0
+	for _, u := range in["status_updates"].([]any) {
+		if u.(map[string]any)["status"] == "escalated" {
+			esc++
+		}
+	}
+	if esc != 1 {
+		t.Errorf("%d escalations recorded, want 1: %v", esc, in["status_updates"])
+	}
+}

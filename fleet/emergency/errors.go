@@ -12,6 +12,9 @@ var (
 	// ErrChanged is an alert changed by another request between its read
 	// and its write.
 	ErrChanged = errors.New("emergency: the alert changed meanwhile")
+	// ErrIncidentChanged is an incident that other requests kept changing
+	// between its read and its write, every time it was read again.
+	ErrIncidentChanged = errors.New("emergency: the incident changed meanwhile")
 	// ErrNoGateway is a channel that needs a gateway none is configured
 	// for.
 	ErrNoGateway = errors.New("emergency: no notification gateway configured (--notify-url)")

@@ -441,7 +441,14 @@ func (s *Incidents) SetStatus(ctx context.Context, sc store.Scope, id, actor str
 		in.Timeline = append(in.Timeline, TimelineEntry{Timestamp: now, Event: "status_" + b.Status, Description: "Status changed to " + b.Status, Data: data})
 		in.NextActions = nextActions(in)
 		err = s.save(ctx, sc, in, ver)
-		if errors.Is(err, store.ErrConflict) && attempt < 3 {
+		if errors.Is(err, store.ErrConflict) {
+			// another change came first: read it and move on top of it,
+			// after a short random pause that spreads the writers that
+			// met, as an alert's changes do (rewritten)
+			if attempt+1 >= maxRewrites || ctx.Err() != nil {
+				return Incident{}, ErrIncidentChanged
+			}
+			rewritePause(attempt + 1)
 			continue
 		}
 		if err != nil {

@@ -152,8 +152,15 @@ func rewritten(ctx context.Context, op func() (Alert, error)) (Alert, error) {
 		if attempt >= maxRewrites || ctx.Err() != nil {
 			return Alert{}, ErrChanged
 		}
-		time.Sleep(time.Duration(rand.IntN(500*min(attempt, 20))) * time.Microsecond)
+		rewritePause(attempt)
 	}
+}
+
+// rewritePause is the short random pause before the attempt-th rewrite of
+// a record another request wrote meanwhile: up to 0.5 ms per attempt (at
+// most 10 ms), which spreads the writers that met.
+func rewritePause(attempt int) {
+	time.Sleep(time.Duration(rand.IntN(500*min(attempt, 20))) * time.Microsecond)
 }
 
 // cancel is one attempt of Cancel; store.ErrConflict when the alert was
