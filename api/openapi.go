@@ -104,6 +104,27 @@ func (s *Server) OpenAPI() map[string]any {
 	}
 }
 
+// plainNumberNote is what a query parameter's description adds about the
+// writing of its number (DecimalInt, Decimal), unless it says it already.
+func plainNumberNote(p Param) string {
+	if p.In != "query" || strings.Contains(p.Description, "decimal") {
+		return ""
+	}
+	note := ""
+	switch p.Type {
+	case "integer":
+		note = "plain decimal digits: no sign, leading zero, fraction or exponent"
+	case "number":
+		note = "a plain decimal number (-40.5): no plus sign, exponent or hexadecimal"
+	default:
+		return ""
+	}
+	if p.Description == "" {
+		return note
+	}
+	return "; " + note
+}
+
 // opParams are the parameters of r's operation.
 func opParams(r *Route) []any {
 	var params []any
@@ -125,8 +146,8 @@ func opParams(r *Route) []any {
 		if p.Repeatable {
 			pp["style"], pp["explode"] = "form", true
 		}
-		if p.Description != "" {
-			pp["description"] = p.Description
+		if d := p.Description + plainNumberNote(p); d != "" {
+			pp["description"] = d
 		}
 		params = append(params, pp)
 	}

@@ -1,6 +1,11 @@
 package api
 
-import "github.com/fleethub/fleethub/internal/jsonpath"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/fleethub/fleethub/internal/jsonpath"
+)
 
 // UnknownQuery refuses the query parameters c's route does not take: its
 // query Params, api_key when it takes the key from the query (QueryKey),
@@ -77,4 +82,42 @@ func (p Param) valued() bool {
 		return true
 	}
 	return len(p.Enum) > 0 || p.Format != ""
+}
+
+// DecimalInt reads a query value as a plain decimal integer: digits only,
+// no sign, no leading zero but for 0 itself, no white space. strconv.Atoi
+// would take +5 and 05, which no client means to send: every integer
+// query parameter of the API is read with it, and refused when it is not
+// (limit=%2B5, limit=05, limit=1e1, limit=0x5, limit=5.0).
+func DecimalInt[T ~string | ~[]byte](v T) (int, bool) {
+	if len(v) == 0 || len(v) > 1 && v[0] == '0' || !allDigits(v) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(v))
+	return n, err == nil
+}
+
+// Decimal reads a query value as a plain decimal number: an optional
+// minus, digits, and an optional point followed by digits; no plus sign,
+// exponent, hexadecimal float, underscore, white space, Inf or NaN, all
+// of which strconv.ParseFloat would take. No query parameter of the API
+// takes an exponent.
+func Decimal[T ~string | ~[]byte](v T) (float64, bool) {
+	s := string(v)
+	digits := strings.TrimPrefix(s, "-")
+	whole, frac, point := strings.Cut(digits, ".")
+	if whole == "" || !allDigits(whole) || point && (frac == "" || !allDigits(frac)) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
+
+func allDigits[T ~string | ~[]byte](v T) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

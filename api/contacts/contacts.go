@@ -10,7 +10,6 @@ package contacts
 import (
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/fleethub/fleethub/api"
@@ -142,8 +141,8 @@ func (h *Handlers) list(c *api.Ctx) error {
 		}
 	}
 	if v := a.Peek("limit"); len(v) > 0 {
-		l, err := strconv.Atoi(string(v))
-		if err != nil || l < 1 || l > 200 {
+		l, ok := api.DecimalInt(v)
+		if !ok || l < 1 || l > 200 {
 			bad["limit"] = "must be an integer from 1 to 200"
 		}
 		q.Limit = l

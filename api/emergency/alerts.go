@@ -3,7 +3,6 @@ package emergency
 import (
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/fleethub/fleethub/api"
@@ -107,8 +106,8 @@ func (a *Alerts) list(c *api.Ctx) error {
 		bad["status"] = "must be one of " + strings.Join(domain.AlertStatuses, ", ")
 	}
 	if v := args.Peek("limit"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 1 || n > 200 {
+		n, ok := api.DecimalInt(v)
+		if !ok || n < 1 || n > 200 {
 			bad["limit"] = "must be an integer from 1 to 200"
 		}
 		q.Limit = n

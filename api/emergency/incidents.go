@@ -11,7 +11,6 @@ package emergency
 import (
 	"errors"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/fleethub/fleethub/api"
@@ -153,15 +152,15 @@ func listFilter(c *api.Ctx) (store.IncidentFilter, error) {
 		}
 	}
 	if v := a.Peek("limit"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 1 || n > 200 {
+		n, ok := api.DecimalInt(v)
+		if !ok || n < 1 || n > 200 {
 			bad["limit"] = "must be an integer from 1 to 200"
 		}
 		f.Limit = n
 	}
 	if v := a.Peek("offset"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 0 {
+		n, ok := api.DecimalInt(v)
+		if !ok || n < 0 {
 			bad["offset"] = "must be an integer of 0 or more"
 		}
 		f.Offset = n

@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -263,15 +262,15 @@ func parseParams(org, env string, args map[string][]string, mode int) (q feed.Qu
 		q.Topics = []string{hub.TopicEvents}
 	}
 	if v := args["limit"]; len(v) == 1 {
-		n, err := strconv.Atoi(v[0])
-		if err != nil || n < 1 || n > feed.MaxLimit {
+		n, ok := api.DecimalInt(v[0])
+		if !ok || n < 1 || n > feed.MaxLimit {
 			bad["limit"] = "must be an integer from 1 to 1000"
 		}
 		q.Limit = n
 	}
 	if v := args["wait"]; len(v) == 1 {
-		n, err := strconv.Atoi(v[0])
-		if err != nil || n < 0 || n > int(feed.MaxWait/time.Second) {
+		n, ok := api.DecimalInt(v[0])
+		if !ok || n < 0 || n > int(feed.MaxWait/time.Second) {
 			bad["wait"] = "must be an integer from 0 to 30 (seconds)"
 		}
 		q.Wait = time.Duration(n) * time.Second
@@ -280,9 +279,9 @@ func parseParams(org, env string, args map[string][]string, mode int) (q feed.Qu
 		q.After = v[0]
 	}
 	if v := args["last"]; len(v) == 1 {
-		n, err := strconv.Atoi(v[0])
+		n, ok := api.DecimalInt(v[0])
 		switch {
-		case err != nil || n < 1 || n > feed.MaxLimit:
+		case !ok || n < 1 || n > feed.MaxLimit:
 			bad["last"] = "must be an integer from 1 to 1000"
 		case len(args["after"]) > 0 || len(args["limit"]) > 0 || len(args["wait"]) > 0:
 			bad["last"] = "reads the newest entries: not with after, limit or wait"

@@ -89,8 +89,9 @@ func (h *Handlers) streamQuery(c *api.Ctx) (hub.StreamInfo, *int64, string, erro
 		param, raw = "Last-Event-ID", v
 	}
 	if raw != "" {
-		n, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil || n < 0 {
+		i, ok := api.DecimalInt(raw)
+		n := int64(i)
+		if !ok {
 			bad[param] = "must be an offset (an integer >= 0)"
 		}
 		last = &n

@@ -17,7 +17,6 @@
 package geocoding
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 	"time"
@@ -159,7 +158,7 @@ func (h *Handlers) query(c *api.Ctx, def, max int) (geocode.Query, error) {
 	}
 	out := geocode.Query{Text: q, Limit: def}
 	if v := c.QueryArgs().Peek("limit"); len(v) > 0 {
-		n, ok := decimalInt(v)
+		n, ok := api.DecimalInt(v)
 		if !ok || n < 1 || n > max {
 			return geocode.Query{}, plain(400, "limit must be an integer from 1 to "+strconv.Itoa(max))
 		}
@@ -169,8 +168,8 @@ func (h *Handlers) query(c *api.Ctx, def, max int) (geocode.Query, error) {
 	if len(la) == 0 && len(lo) == 0 {
 		return out, nil
 	}
-	lat, ok1 := decimal(la)
-	lon, ok2 := decimal(lo)
+	lat, ok1 := api.Decimal(la)
+	lon, ok2 := api.Decimal(lo)
 	if !ok1 || !ok2 || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
 		return geocode.Query{}, plain(400, "focus.point.lat and focus.point.lon must be a latitude from -90 to 90 and a longitude from -180 to 180")
 	}
@@ -186,47 +185,10 @@ func coordinate(c *api.Ctx, name string, bound float64) error {
 	if len(v) == 0 {
 		return nil
 	}
-	if f, ok := decimal(v); !ok || f < -bound || f > bound {
+	if f, ok := api.Decimal(v); !ok || f < -bound || f > bound {
 		return plain(400, name+" must be a number from "+strconv.FormatFloat(-bound, 'f', -1, 64)+" to "+strconv.FormatFloat(bound, 'f', -1, 64))
 	}
 	return nil
-}
-
-// decimalInt reads v as a plain decimal integer: digits only, no sign,
-// no leading zero but for 0 itself. strconv.Atoi would take +5 and 05.
-func decimalInt(v []byte) (int, bool) {
-	if len(v) == 0 || len(v) > 1 && v[0] == '0' || !allDigits(v) {
-		return 0, false
-	}
-	n, err := strconv.Atoi(string(v))
-	return n, err == nil
-}
-
-// decimal reads v as a plain decimal number: an optional minus, digits,
-// and an optional point followed by digits; no plus sign, exponent,
-// hexadecimal float, underscore, Inf or NaN, all of which
-// strconv.ParseFloat would take. No query parameter of the API takes an
-// exponent.
-func decimal(v []byte) (float64, bool) {
-	s := v
-	if len(s) > 0 && s[0] == '-' {
-		s = s[1:]
-	}
-	whole, frac, point := bytes.Cut(s, []byte("."))
-	if len(whole) == 0 || !allDigits(whole) || point && (len(frac) == 0 || !allDigits(frac)) {
-		return 0, false
-	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	return f, err == nil
-}
-
-func allDigits(v []byte) bool {
-	for _, b := range v {
-		if b < '0' || b > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 func (h *Handlers) autocomplete(c *api.Ctx) error {

@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -293,8 +292,8 @@ func (h *Handlers) correlations(c *api.Ctx) error {
 	}
 	limit := 100
 	if v := c.QueryArgs().Peek("limit"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 1 || n > 1000 {
+		n, ok := api.DecimalInt(v)
+		if !ok || n < 1 || n > 1000 {
 			bad["limit"] = "must be an integer from 1 to 1000"
 		}
 		limit = n
@@ -331,8 +330,8 @@ func (h *Handlers) list(c *api.Ctx) error {
 		bad["status"] = "must be active, paused or stopped"
 	}
 	if v := a.Peek("limit"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 1 || n > 200 {
+		n, ok := api.DecimalInt(v)
+		if !ok || n < 1 || n > 200 {
 			bad["limit"] = "must be an integer from 1 to 200"
 		}
 		q.Limit = n

@@ -1,7 +1,6 @@
 package trips
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/fleethub/fleethub/api"
@@ -42,8 +41,8 @@ func (h *Handlers) list(c *api.Ctx) error {
 		bad["status"] = "must be active, paused, completed, cancelled or interrupted"
 	}
 	if v := a.Peek("limit"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 1 || n > 200 {
+		n, ok := api.DecimalInt(v)
+		if !ok || n < 1 || n > 200 {
 			bad["limit"] = "must be an integer from 1 to 200"
 		}
 		q.Limit = n
@@ -106,8 +105,8 @@ func (h *Handlers) route(c *api.Ctx) error {
 	q := domain.RouteQuery{IncludeWaypoints: boolParam(c, "include_waypoints", true, bad), IncludeTrafficData: boolParam(c, "include_traffic_data", false, bad),
 		IncludeAlternatives: boolParam(c, "include_alternatives", false, bad), SimplifyGeometry: boolParam(c, "simplify_geometry", true, bad), Precision: 6}
 	if v := c.QueryArgs().Peek("geometry_precision"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 1 || n > 8 {
+		n, ok := api.DecimalInt(v)
+		if !ok || n < 1 || n > 8 {
 			bad["geometry_precision"] = "must be an integer from 1 to 8"
 		}
 		q.Precision = n

@@ -9,7 +9,6 @@ package vehicles
 
 import (
 	"errors"
-	"strconv"
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/vehicles"
@@ -99,8 +98,8 @@ func (h *Handlers) list(c *api.Ctx) error {
 	a := c.QueryArgs()
 	q := domain.Query{FleetID: string(a.Peek("fleet_id")), Cursor: string(a.Peek("cursor")), Limit: 50}
 	if v := a.Peek("limit"); len(v) > 0 {
-		l, err := strconv.Atoi(string(v))
-		if err != nil || l < 1 || l > 200 {
+		l, ok := api.DecimalInt(v)
+		if !ok || l < 1 || l > 200 {
 			return api.Validation("invalid_request", map[string]string{"limit": "must be an integer from 1 to 200"})
 		}
 		q.Limit = l

@@ -212,8 +212,8 @@ func (h *Handlers) list(c *api.Ctx, kind string) error {
 		bad["status"] = "must be " + strings.Join(store.DeliveryStatuses, ", ")
 	}
 	if v := a.Peek("limit"); len(v) > 0 {
-		n, err := strconv.Atoi(string(v))
-		if err != nil || n < 1 || n > MaxLimit {
+		n, ok := api.DecimalInt(v)
+		if !ok || n < 1 || n > MaxLimit {
 			bad["limit"] = "must be an integer from 1 to 200"
 		}
 		q.Limit = n
