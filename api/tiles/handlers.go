@@ -159,6 +159,24 @@ var codings = map[uint8]string{2: "gzip", 3: "br", 4: "zstd"}
 // maxTile bounds a tile decompressed for a client.
 const maxTile = 64 << 20
 
+// qvalue reads a quality value as RFC 9110 (12.4.2) writes it: 0 or 1,
+// with at most three decimals, 1 only as 1.000 at most (0.5, 1, 1.0,
+// 0.001). Anything else, an exponent (1e0), a hexadecimal float, Inf,
+// NaN, a sign or a value over 1, is read as 0: the coding is not taken
+// and the tile goes out decompressed, which every client reads.
+func qvalue(v string) float64 {
+	whole, frac, _ := strings.Cut(v, ".")
+	if len(frac) > 3 || whole != "0" && whole != "1" || strings.Trim(frac, "0123456789") != "" ||
+		whole == "1" && strings.Trim(frac, "0") != "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(whole+"."+frac+"0", 64)
+	if err != nil {
+		return 0
+	}
+	return f
+}
+
 // accepts reports whether an Accept-Encoding header value takes content
 // coding enc (RFC 9110, 12.5.3): named, or covered by "*", with a
 // quality above 0. No header takes none: the tile goes out decompressed,
@@ -171,11 +189,7 @@ func accepts(header []byte, enc string) bool {
 		for _, p := range strings.Split(params, ";") {
 			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
 			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
-				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-				if err != nil {
-					f = 0
-				}
-				q = f
+				q = qvalue(strings.TrimRight(v, " \t"))
 			}
 		}
 		switch coding = strings.TrimSpace(coding); {

@@ -101,6 +101,10 @@ func TestTileEncoding(t *testing.T) {
 	}{
 		{"gzip", true}, {"gzip, deflate, br", true}, {"br;q=1.0, GZIP;q=0.5", true}, {"*", true},
 		{"identity", false}, {"", false}, {"gzip;q=0", false}, {"br, zstd", false}, {"*;q=0", false}, {"*, gzip;q=0", false},
+		// quality values as RFC 9110 writes them; anything else is 0
+		{"gzip;q=0.001", true}, {"gzip;q=1.000", true}, {"gzip;q=1.", true}, {"gzip ; q=0.5 , br", true}, {"gzip;Q=1", true},
+		{"gzip;q=1e0", false}, {"gzip;q=0x1p0", false}, {"gzip;q=Inf", false}, {"gzip;q=NaN", false}, {"gzip;q=+1", false},
+		{"gzip;q=2", false}, {"gzip;q=1.001", false}, {"gzip;q=0.0001", false}, {"gzip;q= 1", false}, {"*, gzip;q=1e0", false},
 	} {
 		res, b := get(t, url, "/v1/api/tiles/buildings/1/0/1.mvt", tc.accept)
 		want, enc := plain, ""
