@@ -19,6 +19,7 @@ import (
 func TestListEnumsAreWhatTheServiceTakes(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.OSM = tinyOSM(t)
+	cfg.Addresses = addressFixture(t) // location_names needs address data
 	n := startNode(t, cfg)
 	k := n.key("org-a", "test", []string{"all"}, 1000000)
 	manager, _ := n.keyWith("org-a", "test", "enterprise", 1000000, "all")
