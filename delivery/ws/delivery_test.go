@@ -182,6 +182,8 @@ func TestRefusedBeforeUpgrade(t *testing.T) {
 		{"stream_id=s1&encoding=xml", 400, "invalid_request"},
 		{"stream_id=s1&last_offset=-1", 400, "invalid_request"},
 		{"stream_id=s1&last_offset=x", 400, "invalid_request"},
+		{"stream_id=s1&last_offset=%2B5", 400, "invalid_request"},
+		{"stream_id=s1&last_offset=05", 400, "invalid_request"},
 		{"stream_id=hook", 400, "invalid_request"},
 	} {
 		t.Run(tc.query, func(t *testing.T) {

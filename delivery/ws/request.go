@@ -230,9 +230,15 @@ func paramsRefused(bad map[string]string) *RequestError {
 	return &RequestError{Status: fasthttp.StatusBadRequest, Code: "invalid_request", Message: strings.Join(msgs, "; "), Details: bad}
 }
 
+// parseOffset reads last_offset as every integer query parameter of the
+// API is read (api.DecimalInt): digits only, no sign, no leading zero but
+// for 0 itself (strconv.ParseInt alone takes +5 and 05).
 func parseOffset(s string) (int64, error) {
+	if s == "" || len(s) > 1 && s[0] == '0' || strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return 0, errors.New("ws: bad offset")
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
+	if err != nil {
 		return 0, errors.New("ws: bad offset")
 	}
 	return n, nil
