@@ -117,12 +117,14 @@ func (h *Handlers) metadata(c *api.Ctx) error {
 }
 
 func (h *Handlers) tile(c *api.Ctx) error {
-	z, ez := strconv.ParseUint(c.PathParam("z"), 10, 8)
-	x, ex := strconv.ParseUint(c.PathParam("x"), 10, 32)
-	// the router has taken the route's ".mvt" off y: another one left
-	// (0/0/0.mvt.mvt) is part of y, no number
-	y, ey := strconv.ParseUint(c.PathParam("y"), 10, 32)
-	if ez != nil || ex != nil || ey != nil || z > 30 {
+	// plain decimal digits, as every number of the API's queries
+	// (01/0/1 is not tile 1/0/1); the router has taken the route's ".mvt"
+	// off y: another one left (0/0/0.mvt.mvt) is part of y, no number
+	zi, okz := api.DecimalInt(c.PathParam("z"))
+	xi, okx := api.DecimalInt(c.PathParam("x"))
+	yi, oky := api.DecimalInt(c.PathParam("y"))
+	z, x, y := uint64(zi), uint64(xi), uint64(yi)
+	if !okz || !okx || !oky || z > 30 {
 		return &api.Error{Status: 400, Code: "invalid_request", Message: "z, x and y must be tile coordinates"}
 	}
 	if x >= 1<<z || y >= 1<<z {

@@ -127,7 +127,8 @@ func TestTileEncoding(t *testing.T) {
 // TestTileCoordinates: x or y of 2^z or more is no tile of zoom z: 400
 // invalid_request in the plain form, as coordinates that are not numbers
 // or a zoom over 30; a tile of valid coordinates the archive does not
-// hold is 404. A y with the suffix twice (1/0/1.mvt.mvt) is no number.
+// hold is 404. A y with the suffix twice (1/0/1.mvt.mvt) is no number,
+// nor a coordinate with a leading zero or a sign (01/0/1, 1/0/+1).
 func TestTileCoordinates(t *testing.T) {
 	url := serve(t, tilestest.Archive{Tiles: []tilestest.Tile{{Z: 1, X: 0, Y: 1, Data: []byte("t")}}, Metadata: []byte(`{}`), TileType: 1, TileCompression: 1}.File(t))
 	for _, tc := range []struct {
@@ -136,6 +137,7 @@ func TestTileCoordinates(t *testing.T) {
 	}{
 		{"1/5/5", 400}, {"1/2/0", 400}, {"1/0/2", 400}, {"0/1/0", 400}, {"31/0/0", 400}, {"a/b/c", 400},
 		{"1/0/1.mvt", 400}, {"1/0/1.mvt.mvt", 400}, // y "1.mvt" is no number: never tile 1/0/1
+		{"01/0/1", 400}, {"1/00/1", 400}, {"1/0/+1", 400}, // plain decimal digits only: never tile 1/0/1
 		{"1/1/1", 404}, {"2/3/3", 404}, {"1/0/1", 200},
 	} {
 		res, b := get(t, url, fmt.Sprintf("/v1/api/tiles/buildings/%s.mvt", tc.path), "")
