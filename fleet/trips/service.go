@@ -307,6 +307,9 @@ func round(v float64, places int) float64 {
 		return 0
 	}
 	p := math.Pow(10, float64(places))
+	if math.IsInf(v*p, 0) {
+		return v // far beyond 2^53: no fraction left to round
+	}
 	return math.Round(v*p) / p
 }
 
