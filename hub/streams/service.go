@@ -134,8 +134,10 @@ type SecretSet struct {
 	Encryption *EncryptionKey `json:"encryption,omitempty"`
 }
 
-// Start validates body (the JSON start body) and stores an active stream.
-func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte) (Started, error) {
+// parseStart decodes and checks a start body of kind: what Start stores
+// and the stream it compiles to, before the checks that need the server
+// (address data, the webhook target's address).
+func parseStart(kind string, body []byte) (Config, hub.StreamInfo, error) {
 	var cfg Config
 	var err error
 	switch kind {
@@ -146,22 +148,31 @@ func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte)
 		cfg.Events = &EventsConfig{}
 		err = decodeStrict(body, cfg.Events)
 	default:
-		return Started{}, fmt.Errorf("streams: unknown kind %q", kind)
+		return Config{}, hub.StreamInfo{}, fmt.Errorf("streams: unknown kind %q", kind)
 	}
 	if err != nil {
-		return Started{}, err
+		return Config{}, hub.StreamInfo{}, err
 	}
 	if fe := conditionValues(kind, body); fe != nil {
-		return Started{}, fe
+		return Config{}, hub.StreamInfo{}, fe
 	}
 	if fe := emptyStrings(kind, body); fe != nil {
-		return Started{}, fe
+		return Config{}, hub.StreamInfo{}, fe
 	}
 	cfg.webhookByURL()
 	if fe := refused(kind, &cfg); fe != nil {
-		return Started{}, fe
+		return Config{}, hub.StreamInfo{}, fe
 	}
 	_, info, err := Compile(kind, &cfg)
+	if err != nil {
+		return Config{}, hub.StreamInfo{}, err
+	}
+	return cfg, info, nil
+}
+
+// Start validates body (the JSON start body) and stores an active stream.
+func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte) (Started, error) {
+	cfg, info, err := parseStart(kind, body)
 	if err != nil {
 		return Started{}, err
 	}

@@ -83,3 +83,21 @@ func TestHasControl(t *testing.T) {
 		}
 	}
 }
+
+// TestOddMemberNamesQuoted: a member whose name is empty or holds a dot
+// (or anything but letters, digits, _ and -) is named quoted in brackets,
+// so that its path reads back one way and never as nothing.
+func TestOddMemberNamesQuoted(t *testing.T) {
+	type inner struct {
+		A int `json:"a"`
+	}
+	type body struct {
+		In inner `json:"in"`
+	}
+	got := jsonpath.Unknown([]byte(`{"":1,"a.b":2,"in":{"x y":3,"a":1},"in2":4}`), reflect.TypeFor[body]())
+	want := map[string]string{`[""]`: jsonpath.UnknownRefusal, `["a.b"]`: jsonpath.UnknownRefusal,
+		`in["x y"]`: jsonpath.UnknownRefusal, "in2": jsonpath.UnknownRefusal}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("unknown fields named %v, want %v", got, want)
+	}
+}

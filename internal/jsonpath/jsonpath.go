@@ -247,11 +247,31 @@ func IDName(name string) bool {
 	return name == "id" || strings.HasSuffix(name, "_id") || strings.HasSuffix(name, "_ids")
 }
 
+// join names member k of the value at path: path.k, or path["k"] (k
+// quoted) when k is empty or holds anything but ASCII
+// letters, digits, _ and -, so that a path always reads back one way
+// (a member named "a.b" is not member b of a).
 func join(path, k string) string {
+	if !plainName(k) {
+		return path + "[" + strconv.Quote(k) + "]"
+	}
 	if path == "" {
 		return k
 	}
 	return path + "." + k
+}
+
+func plainName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // field is a struct field as a body's walk needs it: its type and
