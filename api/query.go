@@ -20,7 +20,11 @@ import (
 // ending in _id or _ids, as in a body: vehicle_id=, driver_id=%20) or
 // takes a value of a fixed kind (a number, a boolean, one of a fixed set,
 // a date: limit=, status=, include_analytics=, start_date=): it is never
-// read as absent, nor as a filter on a blank id. A required one is left to
+// read as absent, nor as a filter on a blank id. An identifier that is not
+// UTF-8 text or holds a control character (vehicle_id=%FF, driver_id=a%0Ab)
+// is refused as the same value in a path is: no id is made of such bytes,
+// and a filter on one would be answered as an empty match of something
+// other than what was sent. A required one is left to
 // its handler, which refuses it as missing. Other parameters keep their
 // own reading of an empty value (cursor= is the first page).
 // The server runs it before every handler; an OwnQuery route, which
@@ -43,6 +47,8 @@ func UnknownQuery(c *Ctx) error {
 			msg = "must be given once"
 		case !blankOK && jsonpath.IsBlank(v):
 			msg = jsonpath.BlankRefusal
+		case jsonpath.IDName(name) && !text(string(v)):
+			msg = "must be UTF-8 text without control characters"
 		}
 		seen[name] = true
 		if msg == "" {

@@ -50,7 +50,8 @@ func TestUnknownQueryRepeatedParameter(t *testing.T) {
 	}
 }
 
-// An identifier query parameter given empty or blank is refused naming
+// An identifier query parameter given empty or blank, or holding bytes no
+// id is made of (invalid UTF-8, a control character), is refused naming
 // it, never read as no filter or as a filter on a blank id; the list is
 // unchanged for a real id, and an empty cursor is still the first page.
 func TestBlankIdentifierQueryRefused(t *testing.T) {
@@ -64,7 +65,15 @@ func TestBlankIdentifierQueryRefused(t *testing.T) {
 	} {
 		queryRefused(t, n, k, c.path, c.param, blankRefusal)
 	}
-	for _, path := range []string{"/v1/trips?vehicle_id=veh-1", "/v1/trips?cursor=", "/v1/vehicles?limit=5"} {
+	for _, c := range []struct{ path, param string }{
+		{"/v1/trips?vehicle_id=%FF", "vehicle_id"},
+		{"/v1/trips?driver_id=a%00b", "driver_id"},
+		{"/v1/emergency/incidents?fleet_id=a%0Ab", "fleet_id"},
+		{"/v1/contacts?vehicle_id=v%7F", "vehicle_id"},
+	} {
+		queryRefused(t, n, k, c.path, c.param, "must be UTF-8 text without control characters")
+	}
+	for _, path := range []string{"/v1/trips?vehicle_id=veh-1", "/v1/trips?vehicle_id=v%C3%A9h%201", "/v1/trips?cursor=", "/v1/vehicles?limit=5"} {
 		if r := n.do("GET", path, k, nil); r.Status != 200 {
 			t.Errorf("%s: %d %s", path, r.Status, r.Body)
 		}
