@@ -5,8 +5,10 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/enum"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/vrp"
 )
@@ -25,7 +27,7 @@ const (
 type Place struct {
 	Latitude  *float64 `json:"latitude" required:"true"`
 	Longitude *float64 `json:"longitude" required:"true"`
-	Address   string   `json:"address,omitempty"`
+	Address   string   `json:"address,omitempty" doc:"at most 500 characters"`
 }
 
 // Capacity of a vehicle; missing fields are unconstrained.
@@ -37,13 +39,13 @@ type Capacity struct {
 
 // Vehicle of the request.
 type Vehicle struct {
-	VehicleID     string        `json:"vehicle_id" required:"true"`
+	VehicleID     string        `json:"vehicle_id" required:"true" doc:"unique in the request; 1 to 200 characters, no control character"`
 	Capacity      *Capacity     `json:"capacity,omitempty"`
 	StartLocation *Place        `json:"start_location,omitempty" doc:"required unless start_index is given with a matrix"`
 	EndLocation   *Place        `json:"end_location,omitempty" doc:"default the start"`
 	StartIndex    *int          `json:"start_index,omitempty" doc:"row of matrix where the vehicle starts; required with a matrix"`
 	EndIndex      *int          `json:"end_index,omitempty" doc:"row of matrix where the vehicle ends; default start_index"`
-	DriverID      string        `json:"driver_id,omitempty"`
+	DriverID      string        `json:"driver_id,omitempty" doc:"1 to 200 characters, no control character"`
 	ShiftStart    string        `json:"shift_start,omitempty" doc:"HH:MM or HH:MM:SS, default 08:00"`
 	ShiftEnd      string        `json:"shift_end,omitempty" doc:"HH:MM or HH:MM:SS, default 18:00"`
 	BreakWindows  []BreakWindow `json:"break_windows,omitempty" doc:"at most 6, in order of start: the driver's breaks, each placed by the solver inside its window, in order, where the vehicle is"`
@@ -73,13 +75,13 @@ type Window struct {
 
 // Destination of the request.
 type Destination struct {
-	DestinationID        string        `json:"destination_id" required:"true"`
+	DestinationID        string        `json:"destination_id" required:"true" doc:"unique in the request; 1 to 200 characters, no control character"`
 	Location             *Place        `json:"location,omitempty" doc:"required unless location_index is given with a matrix"`
 	LocationIndex        *int          `json:"location_index,omitempty" doc:"row of matrix of the destination; required with a matrix"`
 	DeliveryRequirements *Requirements `json:"delivery_requirements,omitempty"`
 	TimeWindow           *Window       `json:"time_window,omitempty"`
 	Priority             string        `json:"priority,omitempty" enum:"low,normal,high,urgent" doc:"when not every destination fits, higher priorities are kept first"`
-	CustomerID           string        `json:"customer_id,omitempty" doc:"the customer's id, given back on the destination's route_sequence entry"`
+	CustomerID           string        `json:"customer_id,omitempty" doc:"the customer's id, given back on the destination's route_sequence entry; 1 to 200 characters, no control character"`
 	DeliveryNotes        string        `json:"delivery_notes,omitempty"`
 }
 
@@ -114,7 +116,7 @@ type Options struct {
 
 // Request is POST /api/v1/fleet/optimization/routes.
 type Request struct {
-	FleetID           string        `json:"fleet_id" required:"true"`
+	FleetID           string        `json:"fleet_id" required:"true" doc:"1 to 200 characters, no control character"`
 	Vehicles          []Vehicle     `json:"vehicles" required:"true"`
 	Destinations      []Destination `json:"destinations" required:"true"`
 	Constraints       *Constraints  `json:"constraints,omitempty"`
@@ -184,7 +186,34 @@ func place(bad map[string]string, field string, p *Place) (float64, float64) {
 	if *p.Latitude < -90 || *p.Latitude > 90 || *p.Longitude < -180 || *p.Longitude > 180 || math.IsNaN(*p.Latitude) || math.IsNaN(*p.Longitude) {
 		bad[field] = "latitude -90..90, longitude -180..180"
 	}
+	if utf8.RuneCountInString(p.Address) > maxAddress {
+		bad[field+".address"] = fmt.Sprintf("must be at most %d characters", maxAddress)
+	}
 	return *p.Latitude, *p.Longitude
+}
+
+// The longest id and address the request takes, in characters: those of
+// every other request of the API (a trip's vehicle and driver, an event's
+// source, a trip's places), as the plan's ids and addresses are carried
+// into its routes and the events its apply publishes.
+const (
+	maxID      = 200
+	maxAddress = 500
+)
+
+// checkID names an id of the request (field) that holds a control
+// character or is longer than maxID characters, unless field is already
+// named.
+func checkID(bad map[string]string, field, id string) {
+	if _, named := bad[field]; named {
+		return
+	}
+	switch {
+	case jsonpath.HasControl(id):
+		bad[field] = jsonpath.ControlRefusal
+	case utf8.RuneCountInString(id) > maxID:
+		bad[field] = fmt.Sprintf("must be at most %d characters", maxID)
+	}
 }
 
 func capOf(v *float64) float64 {
@@ -214,6 +243,7 @@ func build(r *Request) (*built, map[string]string) {
 	if strings.TrimSpace(r.FleetID) == "" {
 		bad["fleet_id"] = "is required"
 	}
+	checkID(bad, "fleet_id", r.FleetID)
 	if len(r.Vehicles) == 0 || len(r.Vehicles) > MaxVehicles {
 		bad["vehicles"] = fmt.Sprintf("1 to %d vehicles are required", MaxVehicles)
 	}
@@ -366,6 +396,8 @@ func vehicle(bad map[string]string, f string, v Vehicle, c *Constraints, size in
 	if v.VehicleID == "" || seen["v"+v.VehicleID] {
 		bad[f+".vehicle_id"] = "is required and unique"
 	}
+	checkID(bad, f+".vehicle_id", v.VehicleID)
+	checkID(bad, f+".driver_id", v.DriverID)
 	seen["v"+v.VehicleID] = true
 	fv := vrp.Vehicle{CapWeight: math.Inf(1), CapVolume: math.Inf(1), CapPackages: math.Inf(1), MaxMinutes: math.Inf(1), MaxKm: math.Inf(1)}
 	switch {
@@ -416,6 +448,8 @@ func destination(bad map[string]string, f string, d Destination, useWindows bool
 	if d.DestinationID == "" || seen["d"+d.DestinationID] {
 		bad[f+".destination_id"] = "is required and unique"
 	}
+	checkID(bad, f+".destination_id", d.DestinationID)
+	checkID(bad, f+".customer_id", d.CustomerID)
 	seen["d"+d.DestinationID] = true
 	st := vrp.Stop{Early: 0, Late: math.Inf(1), Service: 5}
 	switch {
