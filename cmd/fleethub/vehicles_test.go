@@ -9,7 +9,8 @@ import (
 
 // TestVehicleProfiles: a profile round-trips over HTTP, lists by fleet a
 // page at a time, is 404 vehicle_not_found once deleted or from another
-// organization or environment, and a bad value is 400 naming its field.
+// organization or environment, and a bad value (a fleet_id holding a
+// control character among them, as every id) is 400 naming its field.
 func TestVehicleProfiles(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	k := n.key("org-a", "test", []string{"fleet:read", "fleet:write"}, 100000)
@@ -115,6 +116,7 @@ func TestVehicleProfiles(t *testing.T) {
 		"energy_consumption_kwh_per_100km": {"fuel_type": "diesel", "energy_consumption_kwh_per_100km": 20},
 		"odometer_unit":                    {"odometer_unit": "furlong"},
 		"vehicle_type":                     {"vehicle_type": "spaceship"},
+		"fleet_id":                         {"fleet_id": "north\n2"},
 	} {
 		r := n.do("PUT", "/v1/vehicles/veh-7", k, bad)
 		want := "validation_failed"
@@ -133,7 +135,7 @@ func TestVehicleProfiles(t *testing.T) {
 	if r := n.do("PUT", "/v1/vehicles/veh-7", k, map[string]any{"fuel_consumption_l_per_100km": "eight"}); r.Status != 400 {
 		t.Errorf("a string for a number: %d %s", r.Status, r.Body)
 	}
-	if g := n.do("GET", "/v1/vehicles/veh-7", k, nil).json(t); g["fuel_consumption_l_per_100km"] != 31.5 {
+	if g := n.do("GET", "/v1/vehicles/veh-7", k, nil).json(t); g["fuel_consumption_l_per_100km"] != 31.5 || g["fleet_id"] != "north" {
 		t.Errorf("refused puts changed the profile: %v", g)
 	}
 

@@ -40,7 +40,7 @@ const (
 
 // Body creates or replaces a profile; a field left out is cleared.
 type Body struct {
-	FleetID                      string   `json:"fleet_id,omitempty" doc:"the fleet the vehicle belongs to, at most 200 characters; none when absent"`
+	FleetID                      string   `json:"fleet_id,omitempty" doc:"the fleet the vehicle belongs to, at most 200 characters, no control character; none when absent"`
 	Name                         string   `json:"name,omitempty" doc:"at most 200 characters, none of them a control character"`
 	VehicleType                  string   `json:"vehicle_type,omitempty" enum:"car,van,truck,bus,motorcycle,other"`
 	FuelType                     string   `json:"fuel_type,omitempty" enum:"gasoline,diesel,hybrid,lpg,electric" doc:"required with any of the consumption and tank figures"`
@@ -109,8 +109,11 @@ func checkID(bad map[string]string, id string) {
 
 // validate names every bad field of b.
 func (b *Body) validate(bad map[string]string) {
-	if utf8.RuneCountInString(b.FleetID) > maxText {
+	switch {
+	case utf8.RuneCountInString(b.FleetID) > maxText:
 		bad["fleet_id"] = "must be at most 200 characters"
+	case jsonpath.HasControl(b.FleetID):
+		bad["fleet_id"] = jsonpath.ControlRefusal
 	}
 	switch {
 	case utf8.RuneCountInString(b.Name) > maxText:
