@@ -5,14 +5,15 @@ import (
 	"testing"
 )
 
-// TestIDsFollowTheIDRule: the plan's ids (fleet_id, a vehicle's
+// TestIDsAndTextsBounded: the plan's ids (fleet_id, a vehicle's
 // vehicle_id and driver_id, a destination's destination_id and
 // customer_id) follow the rule of every id of the API, at most 200
-// characters and no control character, and a place's address takes at
-// most 500 characters as a trip's does: past either, 400
-// validation_failed naming each field, and no plan is made. An id of 200
-// characters, counted as characters and not bytes, is taken.
-func TestIDsFollowTheIDRule(t *testing.T) {
+// characters and no control character, a place's address takes at most
+// 500 characters as a trip's does, and delivery_notes at most 2000 as an
+// incident's notes: past any, 400
+// validation_failed naming each field, and no plan is made. Values at
+// the bounds, counted as characters and not bytes, are taken.
+func TestIDsAndTextsBounded(t *testing.T) {
 	url := serve(t, nil)
 	long := strings.Repeat("é", 201)
 	for _, c := range []struct {
@@ -46,7 +47,13 @@ func TestIDsFollowTheIDRule(t *testing.T) {
 		t.Errorf("a 501-character address: %d %v", st, res)
 	}
 	body = grid(4, 2, 10)
+	destinations(body)[1]["delivery_notes"] = strings.Repeat("n", 2001)
+	if st, res := post(t, url, body); st != 400 || res["error"].(map[string]any)["details"].(map[string]any)["destinations[1].delivery_notes"] == nil {
+		t.Errorf("2001 characters of delivery_notes: %d %v", st, res)
+	}
+	body = grid(4, 2, 10)
 	ok := strings.Repeat("é", 200)
+	destinations(body)[1]["delivery_notes"] = strings.Repeat("é", 2000)
 	body["fleet_id"] = ok
 	vehicles(body)[0]["vehicle_id"] = ok
 	destinations(body)[0]["destination_id"] = ok

@@ -82,7 +82,7 @@ type Destination struct {
 	TimeWindow           *Window       `json:"time_window,omitempty"`
 	Priority             string        `json:"priority,omitempty" enum:"low,normal,high,urgent" doc:"when not every destination fits, higher priorities are kept first"`
 	CustomerID           string        `json:"customer_id,omitempty" doc:"the customer's id, given back on the destination's route_sequence entry; 1 to 200 characters, no control character"`
-	DeliveryNotes        string        `json:"delivery_notes,omitempty"`
+	DeliveryNotes        string        `json:"delivery_notes,omitempty" doc:"at most 2000 characters"`
 }
 
 // Constraints of the request.
@@ -192,13 +192,15 @@ func place(bad map[string]string, field string, p *Place) (float64, float64) {
 	return *p.Latitude, *p.Longitude
 }
 
-// The longest id and address the request takes, in characters: those of
-// every other request of the API (a trip's vehicle and driver, an event's
-// source, a trip's places), as the plan's ids and addresses are carried
-// into its routes and the events its apply publishes.
+// The longest id, address and notes the request takes, in characters:
+// those of every other request of the API (a trip's vehicle and driver, an
+// event's source, a trip's places, an incident's notes), as the plan's
+// ids, addresses and notes are carried into its routes and the events its
+// apply publishes.
 const (
 	maxID      = 200
 	maxAddress = 500
+	maxNotes   = 2000 // as an incident's description or notes
 )
 
 // checkID names an id of the request (field) that holds a control
@@ -450,6 +452,9 @@ func destination(bad map[string]string, f string, d Destination, useWindows bool
 	}
 	checkID(bad, f+".destination_id", d.DestinationID)
 	checkID(bad, f+".customer_id", d.CustomerID)
+	if utf8.RuneCountInString(d.DeliveryNotes) > maxNotes {
+		bad[f+".delivery_notes"] = fmt.Sprintf("must be at most %d characters", maxNotes)
+	}
 	seen["d"+d.DestinationID] = true
 	st := vrp.Stop{Early: 0, Late: math.Inf(1), Service: 5}
 	switch {
