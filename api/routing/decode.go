@@ -21,6 +21,12 @@ func bindFast(c *api.Ctx, v any) error {
 	if !api.IsJSON(c.Request.Header.ContentType()) {
 		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
 	}
+	return decodeFast(body, v)
+}
+
+// decodeFast decodes body into v as api.DecodeJSON does, the same value
+// and the same refusals, through goccy/go-json where it can.
+func decodeFast(body []byte, v any) error {
 	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return api.DecodeJSON(body, v)
 	}
