@@ -75,3 +75,40 @@ func placed() map[string]any {
 		"destinations": []map[string]any{{"destination_id": "x1", "location": map[string]any{"latitude": 40.01, "longitude": -83.01}}},
 	}
 }
+
+// TestPlaceCoordinatesNamed: a place's missing or out-of-range
+// coordinate is named by its own path (vehicles[0].start_location.latitude,
+// destinations[1].location.longitude), as every other request of the API
+// names a place's coordinates, with the same words; a destination without
+// a place is named as required.
+func TestPlaceCoordinatesNamed(t *testing.T) {
+	url := serve(t, nil)
+	body := placed()
+	vehicles(body)[0]["start_location"] = map[string]any{"latitude": 91.0, "longitude": -83.0}
+	vehicles(body)[0]["end_location"] = map[string]any{"latitude": 40.0}
+	body["destinations"] = []map[string]any{
+		{"destination_id": "x1", "location": map[string]any{"latitude": 40.01, "longitude": -181.0}},
+		{"destination_id": "x2", "location": map[string]any{"longitude": -83.0}},
+		{"destination_id": "x3"},
+	}
+	st, res := post(t, url, body)
+	if st != 400 {
+		t.Fatalf("%d %v", st, res)
+	}
+	want := map[string]any{
+		"vehicles[0].start_location.latitude": "must be between -90 and 90",
+		"vehicles[0].end_location.longitude":  "is required",
+		"destinations[0].location.longitude":  "must be between -180 and 180",
+		"destinations[1].location.latitude":   "is required",
+		"destinations[2].location":            "is required",
+	}
+	got := res["error"].(map[string]any)["details"].(map[string]any)
+	if len(got) != len(want) {
+		t.Errorf("details %v, want %v", got, want)
+	}
+	for f, m := range want {
+		if got[f] != m {
+			t.Errorf("%s: %v, want %q", f, got[f], m)
+		}
+	}
+}

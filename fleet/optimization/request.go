@@ -178,18 +178,35 @@ func usesSeconds(r *Request) bool {
 	return false
 }
 
+// place validates the place named field: its latitude and longitude are
+// named each by its own path (vehicles[0].start_location.latitude), as
+// every other request of the API names a place's coordinates.
 func place(bad map[string]string, field string, p *Place) (float64, float64) {
-	if p == nil || p.Latitude == nil || p.Longitude == nil {
-		bad[field] = "latitude and longitude are required"
+	if p == nil {
+		bad[field] = "is required"
 		return 0, 0
 	}
-	if *p.Latitude < -90 || *p.Latitude > 90 || *p.Longitude < -180 || *p.Longitude > 180 || math.IsNaN(*p.Latitude) || math.IsNaN(*p.Longitude) {
-		bad[field] = "latitude -90..90, longitude -180..180"
+	var lat, lon float64
+	switch {
+	case p.Latitude == nil:
+		bad[field+".latitude"] = "is required"
+	case math.IsNaN(*p.Latitude) || *p.Latitude < -90 || *p.Latitude > 90:
+		bad[field+".latitude"] = "must be between -90 and 90"
+	default:
+		lat = *p.Latitude
+	}
+	switch {
+	case p.Longitude == nil:
+		bad[field+".longitude"] = "is required"
+	case math.IsNaN(*p.Longitude) || *p.Longitude < -180 || *p.Longitude > 180:
+		bad[field+".longitude"] = "must be between -180 and 180"
+	default:
+		lon = *p.Longitude
 	}
 	if utf8.RuneCountInString(p.Address) > maxAddress {
 		bad[field+".address"] = fmt.Sprintf("must be at most %d characters", maxAddress)
 	}
-	return *p.Latitude, *p.Longitude
+	return lat, lon
 }
 
 // The longest id, address and notes the request takes, in characters:
