@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +225,44 @@ func TestDecodeJSONBadTimeNamed(t *testing.T) {
 		if d, _ := e.Details.(map[string]string); len(d) != 1 || d[want] == "" || !strings.Contains(e.Message, want) {
 			t.Errorf("%s: %s %v, want %s named alone", in, e.Message, e.Details, want)
 		}
+	}
+}
+
+// TestDecodeJSONRefusesRepeatedMembers: a member whose name an earlier
+// member of its object has, in a declared object or a free-form one, or
+// under a name that differs only in case, is refused by its path, beside
+// the body's other refusals; never read as the last.
+func TestDecodeJSONRefusesRepeatedMembers(t *testing.T) {
+	type point struct {
+		VehicleID string `json:"vehicle_id"`
+	}
+	type req struct {
+		Name     string         `json:"name"`
+		Vehicles []point        `json:"vehicles"`
+		Metadata map[string]any `json:"metadata"`
+	}
+	for in, want := range map[string]map[string]string{
+		`{"name":"a","name":"b"}`: {"name": "is repeated: a member name appears once in its object"},
+		`{"vehicles":[{"vehicle_id":"a"},{"vehicle_id":"b"},{"vehicle_id":"c","vehicle_id":"d"}]}`: {"vehicles[2].vehicle_id": "is repeated: a member name appears once in its object"},
+		`{"metadata":{"note":"a","x":{"k":1,"k":2},"note":"b"}}`: {"metadata.note": "is repeated: a member name appears once in its object",
+			"metadata.x.k": "is repeated: a member name appears once in its object"},
+		`{"name":"a","NAME":"b"}`:        {"name": "is repeated: a member name appears once in its object"},
+		`{"name":"a","zz":1,"zz":2}`:     {"zz": "unknown field"},
+		`{"name":"a","name":"a","zz":1}`: {"name": "is repeated: a member name appears once in its object", "zz": "unknown field"},
+	} {
+		var r req
+		err := api.DecodeJSON([]byte(in), &r)
+		var e *api.Error
+		if !errors.As(err, &e) || e.Status != 400 || e.Code != "validation_failed" {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if d, _ := e.Details.(map[string]string); !reflect.DeepEqual(d, want) {
+			t.Errorf("%s: details %v, want %v", in, e.Details, want)
+		}
+	}
+	var r req
+	if err := api.DecodeJSON([]byte(`{"metadata":{"Note":1,"note":2},"vehicles":[{"vehicle_id":"a"},{"vehicle_id":"a"}]}`), &r); err != nil {
+		t.Errorf("free-form names that differ in case, or one id in two objects: %v", err)
 	}
 }

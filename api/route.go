@@ -160,7 +160,9 @@ func IsJSON(ct []byte) bool {
 // refused: validation_failed naming each such field by its path (one
 // policy for every endpoint; a misspelled or unsupported field is never
 // taken as honoured), and so is an identifier sent blank, an empty
-// string or only white space (jsonpath.IsID names the identifiers).
+// string or only white space (jsonpath.IsID names the identifiers), and
+// a member whose name an earlier member of its object has, in free-form
+// objects too (jsonpath.Repeated): a decoder would read only the last.
 func DecodeJSON(body []byte, v any) error {
 	if wantsObject(v) {
 		if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
@@ -176,12 +178,28 @@ func DecodeJSON(body []byte, v any) error {
 	if TrailingData(body, dec.InputOffset()) {
 		return Errf("invalid_request", "malformed JSON: trailing data after the body")
 	}
+	var bad map[string]string
 	if t := reflect.TypeOf(v); t != nil {
-		if bad := jsonpath.Check(body, t); bad != nil {
-			return Validation("validation_failed", bad)
-		}
+		bad = jsonpath.Check(body, t)
+	}
+	if bad = addFields(bad, jsonpath.Repeated(body)); bad != nil {
+		return Validation("validation_failed", bad)
 	}
 	return nil
+}
+
+// addFields adds the refusals of more to bad, as long as it names fewer
+// than jsonpath.MaxNamed, and returns it (nil when both are empty).
+func addFields(bad, more map[string]string) map[string]string {
+	for k, m := range more {
+		if bad == nil {
+			bad = make(map[string]string, len(more))
+		}
+		if _, ok := bad[k]; !ok && len(bad) < jsonpath.MaxNamed {
+			bad[k] = m
+		}
+	}
+	return bad
 }
 
 // TrailingData reports whether body holds anything but JSON white space

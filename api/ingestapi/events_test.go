@@ -131,3 +131,32 @@ func TestEventsBadInput(t *testing.T) {
 		t.Fatalf("published sequence_number %+v %v", env, err)
 	}
 }
+
+// A member repeated in its object, in an event, its free-form event_data
+// or a telemetry message's data, refuses the request by path: the fast
+// reader declines it and the general path names it; nothing is published.
+func TestIngestRefusesRepeatedMembers(t *testing.T) {
+	s := start(t, "events:write", "telemetry:write")
+	const refusal = "is repeated: a member name appears once in its object"
+	good := eventJSON("")
+	tm := `{"timestamp":%q,"vehicle_id":"v","data_type":"environmental","data":{"cabin":{"temp":21%s}}}`
+	for _, c := range []struct{ path, body, field string }{
+		{"/v1/events", `{"events":[` + good + `,` + good + `,` + eventJSON(`,"event_data":{"a":1,"b":{"c":1,"c":2}}`) + `]}`, "events[2].event_data.b.c"},
+		{"/v1/events", `{"events":[` + good + `,` + eventJSON(`,"event_data":{"a":1,"a":"two"}`) + `]}`, "events[1].event_data.a"},
+		{"/v1/events", `{"events":[` + eventJSON(`,"severity":"high"`) + `]}`, "events[0].severity"},
+		{"/v1/events", `{"events":[` + good + `],"events":[` + good + `]}`, "events"},
+		{"/v1/telemetry", `{"messages":[` + fmt.Sprintf(tm, now(-time.Second), ``) + `,` + fmt.Sprintf(tm, now(-time.Second), `,"temp":22`) + `]}`, "messages[1].data.cabin.temp"},
+	} {
+		r := s.post(t, c.path, ct, c.body)
+		if r.status != 400 || r.code() != "validation_failed" {
+			t.Errorf("%s: %d %.300s", c.body, r.status, r.raw)
+			continue
+		}
+		if d := r.details(); len(d) != 1 || d[c.field] != refusal {
+			t.Errorf("%s: details %v, want %s", c.body, d, c.field)
+		}
+	}
+	if n := s.bus.count(); n != 0 {
+		t.Fatalf("refused requests published %d messages", n)
+	}
+}

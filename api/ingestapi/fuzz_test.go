@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // FuzzDecodeIngestBody feeds arbitrary bodies to the decoder of
 // POST /v1/telemetry (general path) and POST /v1/events: it never panics,
-// refuses every body that is not a JSON object with a 400, and a body
-// accepted once decodes to the same lists again.
+// refuses every body that is not a JSON object with a 400, or that
+// repeats a member in one of its objects, and a body accepted once
+// decodes to the same lists again.
 func FuzzDecodeIngestBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var ta, tb telemetryBody
@@ -43,6 +45,9 @@ func same(t *testing.T, body []byte, errA, errB error, a, b any) {
 	}
 	if !json.Valid(body) {
 		t.Fatalf("%T: accepted %q, which is not one JSON value", a, body)
+	}
+	if r := jsonpath.Repeated(body); r != nil {
+		t.Fatalf("%T: accepted %q, which repeats %v", a, body, r)
 	}
 	if !reflect.DeepEqual(a, b) {
 		t.Fatalf("%T: decoded %+v, then %+v", a, a, b)

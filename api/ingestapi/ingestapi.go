@@ -20,6 +20,7 @@ import (
 	"github.com/fleethub/fleethub/api"
 	"github.com/fleethub/fleethub/ingest/telemetry"
 	"github.com/fleethub/fleethub/internal/apitime"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/jsonw"
 	gojson "github.com/goccy/go-json"
 )
@@ -114,7 +115,8 @@ func body(c *api.Ctx) ([]byte, error) {
 // 5.2 ms and 3.8 MB for encoding/json (BenchmarkDecode, best of 6 on a
 // shared 2-core EPYC), as the trip uploads do; on error encoding/json
 // decodes it again for the precise message (naming every field the body
-// does not declare). A body that is not a JSON object goes to
+// does not declare and every member repeated in its object, which
+// goccy/go-json would read as the last). A body that is not a JSON object goes to
 // api.DecodeJSON, which refuses it as every other route does: goccy/go-json
 // takes null as {}. The telemetry fast path declines such bodies, so they
 // end here too.
@@ -125,7 +127,7 @@ func decodeBody[T any](raw []byte, v *T) error {
 	dec := gojson.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil || api.TrailingData(raw, dec.InputOffset()) {
+	if err := dec.Decode(v); err != nil || api.TrailingData(raw, dec.InputOffset()) || jsonpath.HasRepeated(raw, true) {
 		var zero T
 		*v = zero
 		return api.DecodeJSON(raw, v)

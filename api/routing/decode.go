@@ -3,16 +3,19 @@ package routing
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 
 	"github.com/fleethub/fleethub/api"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	gojson "github.com/goccy/go-json"
 )
 
 // bindFast decodes a large body (a trace of up to 10,000 fixes) with
 // goccy/go-json, several times faster than encoding/json on such bodies;
-// a body it refuses, or one that is not a JSON object, goes to
+// a body it refuses, one that is not a JSON object, or one with a
+// repeated member (which goccy/go-json reads as the last) goes to
 // api.DecodeJSON for the precise answer every route gives (naming each
-// unknown field, refusing null).
+// unknown field and repeated member, refusing null).
 func bindFast(c *api.Ctx, v any) error {
 	body := c.PostBody()
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -32,7 +35,8 @@ func decodeFast(body []byte, v any) error {
 	}
 	dec := gojson.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil || api.TrailingData(body, dec.InputOffset()) {
+	if err := dec.Decode(v); err != nil || api.TrailingData(body, dec.InputOffset()) || jsonpath.HasRepeated(body, true) {
+		reflect.ValueOf(v).Elem().SetZero()
 		return api.DecodeJSON(body, v)
 	}
 	return nil

@@ -90,3 +90,30 @@ func BenchmarkDecodeBatch(b *testing.B) {
 		})
 	}
 }
+
+// TestUploadRefusesRepeatedMembers: goccy/go-json reads a repeated member
+// as the last; the uploads refuse it by path as every route does.
+func TestUploadRefusesRepeatedMembers(t *testing.T) {
+	const pt = `{"latitude":40,"longitude":-82,"timestamp":"2026-11-23T10:00:00Z"}`
+	for body, want := range map[string]string{
+		`{"trip_id":"trip_0123456789abcdef","locations":[` + pt + `,` + pt + `,{"latitude":40,"longitude":-82,"latitude":41,"timestamp":"2026-11-23T10:00:00Z"}]}`: "locations[2].latitude",
+		`{"trip_id":"trip_0123456789abcdef","locations":[` + pt + `,{"latitude":40,"longitude":-82,"Latitude":41,"timestamp":"2026-11-23T10:00:00Z"}]}`:            "locations[1].latitude",
+		`{"trip_id":"trip_0123456789abcdef","trip_id":"trip_0123456789abcdee","locations":[` + pt + `]}`:                                                           "trip_id",
+		`{"trip_id":"trip_0123456789abcdef","device_info":{"device_id":"a","device_id":"b"},"locations":[` + pt + `]}`:                                             "device_info.device_id",
+	} {
+		var r domain.BatchRequest
+		err := decodeUpload([]byte("application/json"), []byte(body), &r)
+		var e *api.Error
+		if !errors.As(err, &e) || e.Status != 400 || e.Code != "validation_failed" {
+			t.Errorf("%s: %v", body, err)
+			continue
+		}
+		if d, _ := e.Details.(map[string]string); len(d) != 1 || d[want] == "" {
+			t.Errorf("%s: details %v, want %s", body, e.Details, want)
+		}
+	}
+	var r domain.BatchRequest
+	if err := decodeUpload([]byte("application/json"), []byte(`{"trip_id":"trip_0123456789abcdef","locations":[`+pt+`,`+pt+`]}`), &r); err != nil || len(r.Locations) != 2 {
+		t.Errorf("a batch without repeats: %v, %d points", err, len(r.Locations))
+	}
+}

@@ -3,6 +3,7 @@ package trips
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/fleethub/fleethub/api"
@@ -24,8 +25,9 @@ func decodeFast(c *api.Ctx, v any) error {
 // is not a JSON object goes to api.DecodeJSON, which refuses it as every
 // other route does: goccy/go-json, like encoding/json, takes null as {}.
 // A field the request does not declare fails the fast decode, and
-// api.DecodeJSON then names each one; an identifier sent blank is
-// refused as api.DecodeJSON refuses it.
+// api.DecodeJSON then names each one, as it names a repeated member
+// (jsonpath.HasRepeated sends such a body there); an identifier sent
+// blank is refused as api.DecodeJSON refuses it.
 func decodeUpload(contentType, body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return api.Errf("invalid_request", "request body is required")
@@ -38,8 +40,11 @@ func decodeUpload(contentType, body []byte, v any) error {
 	}
 	dec := gojson.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil || api.TrailingData(body, dec.InputOffset()) {
-		return api.DecodeJSON(body, v) // the precise message, naming every unknown field
+	if err := dec.Decode(v); err != nil || api.TrailingData(body, dec.InputOffset()) || jsonpath.HasRepeated(body, true) {
+		// the precise message, naming every unknown field and every
+		// repeated member (goccy/go-json keeps the last of two)
+		reflect.ValueOf(v).Elem().SetZero()
+		return api.DecodeJSON(body, v)
 	}
 	if jsonpath.MayBeBlank(v) {
 		return api.CheckIDs(body, v) // an id sent blank, as api.DecodeJSON refuses it

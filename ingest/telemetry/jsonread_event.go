@@ -19,7 +19,8 @@ import (
 //
 // Like bodyReader it declines (ok false) everything but valid, plainly
 // written bodies: any validation error, no events or more than MaxBatch,
-// a repeated member, an unknown member, a null member, strings with
+// a repeated member (in free-form objects such as event_data too: the
+// API refuses it by name), an unknown member, a null member, strings with
 // escapes or invalid UTF-8, top-level keys other than events, values
 // nested deeper than the free-form limit. TestEventReaderMatchesGeneralPath
 // and FuzzReadEvents hold it to the general path.
@@ -331,7 +332,10 @@ func (r *bodyReader) value(depth int) (any, bool) {
 			if !ok {
 				return nil, false
 			}
-			m[string(k)] = v // a repeated key: the last one, as decoders do
+			if _, dup := m[string(k)]; dup {
+				return nil, false // a repeated key: the API refuses it by name
+			}
+			m[string(k)] = v
 			if more, ok = r.next('}'); !ok {
 				return nil, false
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/ingest/telemetry"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // ingestPath is one request body's two ways in: the reader (fast) and
@@ -88,6 +89,8 @@ func differOn(t *testing.T, p ingestPath, fast, slow *fixture, body []byte) (tak
 	switch {
 	case !ok:
 		return true, 0, "taken, but the body does not decode as JSON"
+	case jsonpath.Repeated(body) != nil:
+		return true, 0, fmt.Sprintf("taken, but the API refuses its repeated members %v", jsonpath.Repeated(body))
 	case serr != nil || ferr != nil:
 		return true, 0, fmt.Sprintf("taken with err %v; general path: %v", ferr, serr)
 	case fres.Accepted != sres.Accepted || !reflect.DeepEqual(fres.Sequences, sres.Sequences) || !fres.IngestedAt.Equal(sres.IngestedAt) ||

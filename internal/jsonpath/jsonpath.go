@@ -40,8 +40,11 @@ func Unknown(body []byte, t reflect.Type) map[string]string {
 
 // Check is Unknown and Blank in one pass over body: each field the type
 // t does not declare (UnknownRefusal), each identifier sent blank
-// (BlankRefusal) and each time.Time sent as something RFC 3339 does not
-// allow (BadTimes), by path, up to MaxNamed; nil when there is none.
+// (BlankRefusal), each time.Time sent as something RFC 3339 does not
+// allow (BadTimes) and each field sent twice under names that differ
+// only in case (RepeatedRefusal: the type takes both as the one field),
+// by path, up to MaxNamed; nil when there is none. A name repeated as
+// it is, which decoding loses, is Repeated's to find.
 func Check(body []byte, t reflect.Type) map[string]string {
 	return check(body, t, true)
 }
@@ -77,7 +80,7 @@ func check(body []byte, t reflect.Type, blank bool) map[string]string {
 	// comma before the fraction), which it decodes from
 	w := walker{unknown: map[string]string{}}
 	if blank {
-		w.blank, w.times = w.unknown, w.unknown
+		w.blank, w.times, w.repeat = w.unknown, w.unknown, w.unknown
 	}
 	w.walk(v, t, "", false)
 	if len(w.unknown) == 0 {
@@ -89,9 +92,10 @@ func check(body []byte, t reflect.Type, blank bool) map[string]string {
 // walker walks decoded JSON against a Go type; each of its maps, when
 // not nil, gets its problems by full path: unknown each field the type
 // does not declare, times each time.Time whose value is not an RFC 3339
-// date-time, blank each identifier sent blank. Maps may be shared.
+// date-time, blank each identifier sent blank, repeat each field sent a
+// second time under a name in another case. Maps may be shared.
 type walker struct {
-	unknown, times, blank map[string]string
+	unknown, times, blank, repeat map[string]string
 }
 
 func (w *walker) note(m map[string]string, path, msg string) {
@@ -145,11 +149,23 @@ func (w *walker) walk(v any, t reflect.Type, path string, id bool) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		var folded map[string]bool // the fields met, when several keys may fold to one
+		if w.repeat != nil && len(keys) > 1 {
+			folded = make(map[string]bool, len(keys))
+		}
 		for _, k := range keys {
-			f, ok := fields[strings.ToLower(k)]
+			lk := strings.ToLower(k)
+			f, ok := fields[lk]
 			if !ok {
 				w.note(w.unknown, join(path, k), UnknownRefusal)
 				continue
+			}
+			if folded != nil {
+				if folded[lk] {
+					w.note(w.repeat, join(path, k), RepeatedRefusal)
+					continue
+				}
+				folded[lk] = true
 			}
 			w.walk(obj[k], f.t, join(path, k), f.id)
 		}

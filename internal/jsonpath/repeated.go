@@ -1,0 +1,309 @@
+package jsonpath
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// RepeatedRefusal is the message for a member of an object that repeats
+// the name of an earlier member of the same object: a decoder would keep
+// one of them, so the body is refused instead of read as either.
+const RepeatedRefusal = "is repeated: a member name appears once in its object"
+
+// Repeated names, by path (vehicles[2].vehicle_id, metadata.note), each
+// member of body whose name an earlier member of the same object already
+// has, at any depth and in free-form objects too, up to MaxNamed; nil
+// when there is none. Names are compared as decoded ("\u0061" is "a").
+// body is one JSON value a decoder has taken; anything else ends the
+// scan where it stops making sense.
+func Repeated(body []byte) map[string]string {
+	s := repeatScan{b: body, named: map[string]string{}}
+	var keys [32]keySpan
+	s.keys = keys[:0]
+	s.value(0)
+	if len(s.named) == 0 {
+		return nil
+	}
+	return s.named
+}
+
+// HasRepeated reports whether some object of body has two members of the
+// same name, or, with fold, of names equal but for case (as
+// bytes.EqualFold): the check of the routes that decode with a faster
+// decoder, which keeps the last of two such members. Their types match
+// names case-insensitively, as encoding/json does, so a name repeated in
+// another case may be the same field; true sends the body to
+// api.DecodeJSON, which tells by the type. It allocates once per body
+// (the names of the objects being read), and nothing per object of up
+// to 32 members whose names have no escapes.
+func HasRepeated(body []byte, fold bool) bool {
+	s := repeatScan{b: body, fold: fold}
+	var keys [32]keySpan
+	s.keys = keys[:0]
+	s.value(0)
+	return s.hit
+}
+
+// keySpan is a member name as it stands in the body, between its quotes:
+// esc when it holds an escape, wide when it holds a byte past ASCII.
+type keySpan struct {
+	start, end int
+	esc, wide  bool
+}
+
+// repeatScan walks a JSON value for repeated member names. keys holds
+// the names of the objects being read, each object's above its parent's;
+// path (when named is not nil) the members and indexes on the way down,
+// for naming a repeat.
+type repeatScan struct {
+	b     []byte
+	i     int
+	fold  bool
+	hit   bool
+	named map[string]string
+	keys  []keySpan
+	path  []pathSeg
+}
+
+type pathSeg struct {
+	key   keySpan // the member, when index < 0
+	index int
+}
+
+// maxScanDepth bounds the nesting the scan follows: deeper than any
+// decoder the routes use accepts.
+const maxScanDepth = 10000
+
+// done reports whether the scan has what it looks for.
+func (s *repeatScan) done() bool {
+	return s.hit && (s.named == nil || len(s.named) >= MaxNamed)
+}
+
+func (s *repeatScan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// value passes over one value; false ends the scan.
+func (s *repeatScan) value(depth int) bool {
+	if depth > maxScanDepth {
+		return false
+	}
+	s.ws()
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch s.b[s.i] {
+	case '{':
+		return s.object(depth)
+	case '[':
+		s.i++
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ']' {
+			s.i++
+			return true
+		}
+		for n := 0; ; n++ {
+			if s.named != nil {
+				s.path = append(s.path, pathSeg{index: n})
+			}
+			ok := s.value(depth + 1)
+			if s.named != nil {
+				s.path = s.path[:len(s.path)-1]
+			}
+			if !ok || s.done() {
+				return false
+			}
+			s.ws()
+			if s.i >= len(s.b) {
+				return false
+			}
+			s.i++
+			switch s.b[s.i-1] {
+			case ',':
+			case ']':
+				return true
+			default:
+				return false
+			}
+		}
+	case '"':
+		_, ok := s.str()
+		return ok
+	}
+	// a number, true, false or null
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ',', ']', '}', ' ', '\t', '\n', '\r':
+			return true
+		}
+		s.i++
+	}
+	return true
+}
+
+// object passes over an object, comparing each member's name with the
+// earlier ones'; past 32 members the names go into a map.
+func (s *repeatScan) object(depth int) bool {
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return true
+	}
+	first := len(s.keys)
+	defer func() { s.keys = s.keys[:first] }()
+	var seen map[string]bool
+	for {
+		s.ws()
+		k, ok := s.str()
+		if !ok {
+			return false
+		}
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return false
+		}
+		s.i++
+		switch {
+		case seen != nil:
+			n := s.mapKey(k)
+			if seen[n] {
+				s.repeat(k)
+			}
+			seen[n] = true
+		case len(s.keys)-first == 32:
+			seen = make(map[string]bool, 64)
+			for _, o := range s.keys[first:] {
+				seen[s.mapKey(o)] = true
+			}
+			n := s.mapKey(k)
+			if seen[n] {
+				s.repeat(k)
+			}
+			seen[n] = true
+		default:
+			for _, o := range s.keys[first:] {
+				if s.same(o, k) {
+					s.repeat(k)
+					break
+				}
+			}
+			s.keys = append(s.keys, k)
+		}
+		if s.done() {
+			return false
+		}
+		if s.named != nil {
+			s.path = append(s.path, pathSeg{key: k, index: -1})
+		}
+		ok = s.value(depth + 1)
+		if s.named != nil {
+			s.path = s.path[:len(s.path)-1]
+		}
+		if !ok || s.done() {
+			return false
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return false
+		}
+		s.i++
+		switch s.b[s.i-1] {
+		case ',':
+		case '}':
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str passes over a string and returns where it lies.
+func (s *repeatScan) str() (keySpan, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return keySpan{}, false
+	}
+	k := keySpan{start: s.i + 1}
+	for i := k.start; i < len(s.b); i++ {
+		switch c := s.b[i]; {
+		case c == '"':
+			k.end, s.i = i, i+1
+			return k, true
+		case c == '\\':
+			k.esc = true
+			i++
+		case c >= 0x80:
+			k.wide = true
+		}
+	}
+	return keySpan{}, false
+}
+
+// same reports whether two names are one.
+func (s *repeatScan) same(a, b keySpan) bool {
+	x, y := s.b[a.start:a.end], s.b[b.start:b.end]
+	if a.esc || b.esc {
+		x, y = []byte(s.decode(a)), []byte(s.decode(b))
+	}
+	if !s.fold {
+		return bytes.Equal(x, y)
+	}
+	if len(x) != len(y) && !a.wide && !b.wide && !a.esc && !b.esc {
+		return false // ASCII names of other lengths
+	}
+	return bytes.EqualFold(x, y)
+}
+
+// mapKey is a name as the map of a large object holds it.
+func (s *repeatScan) mapKey(k keySpan) string {
+	n := s.decode(k)
+	if s.fold {
+		n = strings.ToLower(n)
+	}
+	return n
+}
+
+// decode is the name k as a decoder reads it.
+func (s *repeatScan) decode(k keySpan) string {
+	if !k.esc {
+		return string(s.b[k.start:k.end])
+	}
+	var n string
+	if json.Unmarshal(s.b[k.start-1:k.end+1], &n) != nil {
+		return string(s.b[k.start:k.end])
+	}
+	return n
+}
+
+// repeat notes the member k, a repeat, at the current path.
+func (s *repeatScan) repeat(k keySpan) {
+	s.hit = true
+	if s.named == nil || len(s.named) >= MaxNamed {
+		return
+	}
+	var p strings.Builder
+	for _, seg := range s.path {
+		if seg.index >= 0 {
+			p.WriteString("[" + strconv.Itoa(seg.index) + "]")
+			continue
+		}
+		if p.Len() > 0 {
+			p.WriteByte('.')
+		}
+		p.WriteString(s.decode(seg.key))
+	}
+	if p.Len() > 0 {
+		p.WriteByte('.')
+	}
+	p.WriteString(s.decode(k))
+	s.named[p.String()] = RepeatedRefusal
+}

@@ -1,0 +1,110 @@
+package jsonpath_test
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/fleethub/fleethub/internal/jsonpath"
+)
+
+func TestRepeated(t *testing.T) {
+	many := func(n int, repeat string) string {
+		var b strings.Builder
+		b.WriteString(`{"m":{`)
+		for i := range n {
+			fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+		}
+		return b.String() + `"` + repeat + `":1}}`
+	}
+	for _, c := range []struct {
+		body string
+		want map[string]string
+	}{
+		{`{"a":1,"b":{"c":[1,{"d":2}]}}`, nil},
+		{`{"a":1,"a":2}`, map[string]string{"a": jsonpath.RepeatedRefusal}},
+		{`{"vehicles":[{"vehicle_id":"a"},{"vehicle_id":"b"},{"vehicle_id":"c","x":[],"vehicle_id":"d"}]}`,
+			map[string]string{"vehicles[2].vehicle_id": jsonpath.RepeatedRefusal}},
+		{`{"metadata":{"n":1,"n":{"x":1}},"event_data":{"deep":[[{"k":1,"k":1}]]}}`,
+			map[string]string{"metadata.n": jsonpath.RepeatedRefusal, "event_data.deep[0][0].k": jsonpath.RepeatedRefusal}},
+		{`{"a":1,"\u0061":2}`, map[string]string{"a": jsonpath.RepeatedRefusal}},
+		{`{"a\"b":1,"a\u0022b":2, "s":"\"a\":1,\"a\":2"}`, map[string]string{`a"b`: jsonpath.RepeatedRefusal}},
+		{`{"a":1,"A":2,"é":1,"É":2}`, nil}, // names differ; the type decides (Check)
+		{`[{"a":1},{"a":1}]`, nil},
+		{many(40, "k0"), map[string]string{"m.k0": jsonpath.RepeatedRefusal}},
+		{many(40, "k40"), nil},
+		{many(40, "k\u0033"), map[string]string{"m.k3": jsonpath.RepeatedRefusal}},
+		{` { "a" : [ 1 , true , null , "x" , -1.5e3 ] , "a" : { } } `, map[string]string{"a": jsonpath.RepeatedRefusal}},
+	} {
+		if got := jsonpath.Repeated([]byte(c.body)); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Repeated(%s) = %v, want %v", c.body, got, c.want)
+		}
+		if got := jsonpath.HasRepeated([]byte(c.body), false); got != (c.want != nil) {
+			t.Errorf("HasRepeated(%s) = %v", c.body, got)
+		}
+	}
+	var b strings.Builder
+	b.WriteString(`{`)
+	for i := range 30 {
+		fmt.Fprintf(&b, `"x%d":1,"x%d":2,`, i, i)
+	}
+	b.WriteString(`"y":0}`)
+	if got := jsonpath.Repeated([]byte(b.String())); len(got) != jsonpath.MaxNamed {
+		t.Errorf("named %d repeats, want at most %d", len(got), jsonpath.MaxNamed)
+	}
+	for _, bad := range []string{``, `{`, `{"a":1,"a"`, `{"a":[1,`, `"x`, `{"a" 1}`} {
+		jsonpath.Repeated([]byte(bad)) // ends without a panic
+		jsonpath.HasRepeated([]byte(bad), true)
+	}
+}
+
+func TestHasRepeatedFold(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"latitude":1,"Latitude":2}`:        true,
+		`{"a":{"Tag":1,"tag":2}}`:            true,
+		`{"la\u0054itude":1,"latitude":2}`:   true,
+		`{"é":1,"É":2}`:                      true,
+		`{"latitude":1,"longitude":2}`:       false,
+		`{"a":1,"ab":2,"AbC":3,"abcd":[{}]}`: false,
+	} {
+		if got := jsonpath.HasRepeated([]byte(body), true); got != want {
+			t.Errorf("HasRepeated(%s, fold) = %v, want %v", body, got, want)
+		}
+	}
+}
+
+// TestCheckNamesCaseRepeats: two names of one field that differ in case
+// are both read into it, so Check names the second.
+func TestCheckNamesCaseRepeats(t *testing.T) {
+	typ := reflect.TypeFor[body]()
+	got := jsonpath.Check([]byte(`{"trip_id":"t","TRIP_ID":"u","points":[{"device_id":"d"},{"device_id":"d","Device_ID":"e"}],"metadata":{"a":1,"A":2}}`), typ)
+	want := map[string]string{"trip_id": jsonpath.RepeatedRefusal, "points[1].device_id": jsonpath.RepeatedRefusal}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Check = %v, want %v", got, want)
+	}
+}
+
+// The fast decoders call HasRepeated on every body: one allocation for
+// the body (the names of the objects being read), none per object of up
+// to 32 members.
+func TestHasRepeatedAllocates(t *testing.T) {
+	body := []byte(strings.Repeat(`{"latitude":40.1,"longitude":-83.2,"timestamp":"2026-11-23T10:00:00Z","speed_kmh":42.5,"network_type":"cellular","nested":{"a":[1,2,{"b":"c"}]}},`, 1000))
+	body = append(append([]byte(`{"trip_id":"t","locations":[`), body[:len(body)-1]...), `]}`...)
+	if n := testing.AllocsPerRun(20, func() { jsonpath.HasRepeated(body, true) }); n > 1 {
+		t.Errorf("HasRepeated allocates %.0f times", n)
+	}
+	if jsonpath.HasRepeated(body, true) {
+		t.Error("a body without repeats")
+	}
+}
+
+func BenchmarkHasRepeated(b *testing.B) {
+	body := []byte(strings.Repeat(`{"latitude":40.1,"longitude":-83.2,"timestamp":"2026-11-23T10:00:00Z","speed_kmh":42.5,"heading":87,"accuracy_meters":4.2,"altitude_meters":221.5,"battery_level":88,"network_type":"cellular"},`, 1000))
+	body = append(append([]byte(`{"trip_id":"t","locations":[`), body[:len(body)-1]...), `]}`...)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		jsonpath.HasRepeated(body, true)
+	}
+}
