@@ -266,3 +266,40 @@ func TestDecodeJSONRefusesRepeatedMembers(t *testing.T) {
 		t.Errorf("free-form names that differ in case, or one id in two objects: %v", err)
 	}
 }
+
+// TestDecodeJSONNamesTypeErrorsWithOtherProblems: a value of the wrong
+// type does not hide the body's other problems: one answer names them
+// all, validation_failed as every answer with problems of several kinds.
+func TestDecodeJSONNamesTypeErrorsWithOtherProblems(t *testing.T) {
+	type req struct {
+		N      int            `json:"n"`
+		At     time.Time      `json:"at"`
+		TripID string         `json:"trip_id"`
+		Meta   map[string]any `json:"metadata"`
+	}
+	for in, want := range map[string]map[string]string{
+		`{"n":"x","zz":1}`:                   {"n": "must be an integer", "zz": "unknown field"},
+		`{"zz":1,"n":"x","yy":{"a":1}}`:      {"n": "must be an integer", "zz": "unknown field", "yy": "unknown field"},
+		`{"n":"x","trip_id":" "}`:            {"n": "must be an integer", "trip_id": "must not be empty or only white space"},
+		`{"n":"x","metadata":{"a":1,"a":2}}`: {"n": "must be an integer", "metadata.a": "is repeated: a member name appears once in its object"},
+		`{"at":"yesterday","zz":1}`:          {"at": "must be an ISO 8601 date-time with a time zone (RFC 3339)", "zz": "unknown field"},
+	} {
+		var r req
+		err := api.DecodeJSON([]byte(in), &r)
+		var e *api.Error
+		if !errors.As(err, &e) || e.Status != 400 || e.Code != "validation_failed" {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if d, _ := e.Details.(map[string]string); !reflect.DeepEqual(d, want) {
+			t.Errorf("%s: details %v, want %v", in, e.Details, want)
+		}
+	}
+	// alone, a wrong type keeps its code and message
+	var r req
+	err := api.DecodeJSON([]byte(`{"n":"x"}`), &r)
+	var e *api.Error
+	if !errors.As(err, &e) || e.Code != "invalid_request" || e.Message != "field n must be an integer, got string" {
+		t.Errorf("a wrong type alone: %v", err)
+	}
+}

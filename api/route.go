@@ -170,22 +170,44 @@ func DecodeJSON(body []byte, v any) error {
 				WithDetails(map[string]string{"body": "must be an object"})
 		}
 	}
+	t := reflect.TypeOf(v)
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err, body, reflect.TypeOf(v))
+		e, typed := decodeError(err, body, t)
+		if typed == nil {
+			return e // the body is not JSON: nothing more can be told
+		}
+		// a value of the wrong type: the body is JSON, so its other
+		// problems are named with it, in one answer
+		more := bodyRefusals(body, t)
+		for k := range typed {
+			delete(more, k)
+		}
+		if len(more) == 0 {
+			return e
+		}
+		return Validation("validation_failed", addFields(typed, more))
 	}
 	if TrailingData(body, dec.InputOffset()) {
 		return Errf("invalid_request", "malformed JSON: trailing data after the body")
 	}
-	var bad map[string]string
-	if t := reflect.TypeOf(v); t != nil {
-		bad = jsonpath.Check(body, t)
-	}
-	if bad = addFields(bad, jsonpath.Repeated(body)); bad != nil {
+	if bad := bodyRefusals(body, t); bad != nil {
 		return Validation("validation_failed", bad)
 	}
 	return nil
+}
+
+// bodyRefusals names the problems of body, one JSON value, beyond its
+// values' types: the fields type t does not declare, the identifiers
+// sent blank, the malformed times (jsonpath.Check) and the repeated
+// members (jsonpath.Repeated); nil when there is none.
+func bodyRefusals(body []byte, t reflect.Type) map[string]string {
+	var bad map[string]string
+	if t != nil {
+		bad = jsonpath.Check(body, t)
+	}
+	return addFields(bad, jsonpath.Repeated(body))
 }
 
 // addFields adds the refusals of more to bad, as long as it names fewer
@@ -242,7 +264,11 @@ func wantsObject(v any) bool {
 	return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
 }
 
-func decodeError(err error, body []byte, target reflect.Type) *Error {
+// decodeError is the answer to err, the error of decoding body into a
+// value of type target; typed holds its details when the body is one
+// JSON value whose only fault so far is a value of the wrong type or a
+// time that does not parse (nil when the body is not JSON).
+func decodeError(err error, body []byte, target reflect.Type) (e *Error, typed map[string]string) {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
@@ -256,10 +282,10 @@ func decodeError(err error, body []byte, target reflect.Type) *Error {
 		} else if p, ok := jsonpath.Indexed(body, field, te.Value); ok {
 			field = p
 		}
-		return Errf("invalid_request", "field %s must be %s, got %s", field, jsonpath.Kind(te.Type.String()), te.Value).
-			WithDetails(map[string]string{field: "must be " + jsonpath.Kind(te.Type.String())})
+		typed = map[string]string{field: "must be " + jsonpath.Kind(te.Type.String())}
+		return Errf("invalid_request", "field %s must be %s, got %s", field, jsonpath.Kind(te.Type.String()), te.Value).WithDetails(typed), typed
 	case asErr(err, &se):
-		return Errf("invalid_request", "malformed JSON at offset %d: %v", se.Offset, se)
+		return Errf("invalid_request", "malformed JSON at offset %d: %v", se.Offset, se), nil
 	case target != nil:
 		// a time that does not parse (time.Time's own decoding names no
 		// field): found by walking the body against the target
@@ -269,11 +295,11 @@ func decodeError(err error, body []byte, target reflect.Type) *Error {
 				fields = append(fields, f)
 			}
 			sort.Strings(fields)
-			return Errf("invalid_request", "field %s must be an ISO 8601 date-time with a time zone (RFC 3339)", strings.Join(fields, ", ")).WithDetails(bad)
+			return Errf("invalid_request", "field %s must be an ISO 8601 date-time with a time zone (RFC 3339)", strings.Join(fields, ", ")).WithDetails(bad), bad
 		}
-		return Errf("invalid_request", "malformed JSON: %v", err)
+		return Errf("invalid_request", "malformed JSON: %v", err), nil
 	default:
-		return Errf("invalid_request", "malformed JSON: %v", err)
+		return Errf("invalid_request", "malformed JSON: %v", err), nil
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -100,6 +101,31 @@ func mapErr(err error) error {
 	return err
 }
 
+// bodyErr is mapErr for the error of a start or configure body. The
+// service names a value of the wrong type or an unknown field one at a
+// time; the body's other problems the route's type tells (the other
+// unknown fields, a wrong type beside them: jsonpath.Check) are named
+// with it, in one answer, as api.DecodeJSON names them on every route.
+func bodyErr(c *api.Ctx, err error) error {
+	var fe *domain.FieldError
+	var tye *domain.TypeError
+	if !errors.As(err, &fe) || !errors.As(err, &tye) && fe.Message != jsonpath.UnknownRefusal {
+		return mapErr(err)
+	}
+	more := jsonpath.Check(c.PostBody(), reflect.TypeOf(c.Route.Request))
+	delete(more, fe.Field)
+	if len(more) == 0 {
+		return mapErr(err)
+	}
+	fields := map[string]string{fe.Field: fe.Message}
+	for k, m := range more {
+		if len(fields) < jsonpath.MaxNamed {
+			fields[k] = m
+		}
+	}
+	return api.Validation("validation_failed", fields)
+}
+
 // transitionMessage says why a state change was refused, in the words of
 // the API (the stream's status, what was asked).
 func transitionMessage(te *domain.TransitionError) string {
@@ -174,7 +200,7 @@ func (h *Handlers) start(c *api.Ctx, kind string) error {
 	org, env := c.Scope()
 	res, err := h.svc.Start(c.Context(), org, env, kind, c.PostBody())
 	if err != nil {
-		return mapErr(err)
+		return bodyErr(c, err)
 	}
 	v, err := h.view(c, res.Entry)
 	if err != nil {
@@ -238,7 +264,7 @@ func (h *Handlers) configure(c *api.Ctx, kind string) error {
 	id := c.PathParam("stream_id")
 	res, err := h.svc.Configure(c.Context(), org, env, kind, id, c.PostBody(), h.overlap)
 	if err != nil {
-		return mapErr(err)
+		return bodyErr(c, err)
 	}
 	st, err := h.svc.Status(c.Context(), org, env, kind, id)
 	if err != nil {

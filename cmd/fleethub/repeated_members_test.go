@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -71,5 +72,45 @@ func TestEveryBodyRefusesRepeatedMembers(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Fatalf("only %d bodies in the document", checked)
+	}
+}
+
+// TestTypeErrorNamedWithUnknownFields: a body with a value of the wrong
+// type and an unknown field answers one 400 validation_failed naming
+// both, on a route that binds its body, on the location uploads and map
+// matching (a faster decoder first), on the ingest endpoints and on a
+// stream's start and configure (decoded by the stream service).
+func TestTypeErrorNamedWithUnknownFields(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	key := n.key("org-a", "test", []string{"all"}, 1_000_000)
+	s := n.do("POST", "/api/v1/streaming/events/start", key, map[string]any{"stream_config": map[string]any{"delivery_method": "websocket"}}).json(t)
+	stream := str(t, s, "stream_id")
+	for _, c := range []struct {
+		path, body string
+		want       map[string]string
+	}{
+		{"/v1/trips", `{"vehicle_id":"v1","metadata":5,"zz":1}`, map[string]string{"metadata": "must be an object", "zz": jsonpath.UnknownRefusal}},
+		{"/v1/locations/batch", `{"trip_id":"t1","locations":[{"latitude":"40","longitude":-83,"timestamp":"2026-11-23T10:00:00Z","zz":1}]}`,
+			map[string]string{"locations[0].latitude": "must be a number", "locations[0].zz": jsonpath.UnknownRefusal}},
+		{"/v1/events", `{"events":5,"zz":1}`, map[string]string{"events": "must be an array", "zz": jsonpath.UnknownRefusal}},
+		{"/api/v1/streaming/events/start", `{"stream_config":{"delivery_method":"websocket","batch_events":"yes"},"zz":1,"yy":2}`,
+			map[string]string{"stream_config.batch_events": "must be a boolean", "zz": jsonpath.UnknownRefusal, "yy": jsonpath.UnknownRefusal}},
+		{"/api/v1/streaming/events/configure/" + stream, `{"stream_config":{"batch_events":"yes"},"zz":1}`,
+			map[string]string{"stream_config.batch_events": "must be a boolean", "zz": jsonpath.UnknownRefusal}},
+	} {
+		method := "POST"
+		if strings.Contains(c.path, "/configure/") {
+			method = "PUT"
+		}
+		res := n.do(method, c.path, key, c.body)
+		var e struct {
+			Error struct {
+				Code    string            `json:"code"`
+				Details map[string]string `json:"details"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(res.Body, &e); res.Status != 400 || err != nil || e.Error.Code != "validation_failed" || !reflect.DeepEqual(e.Error.Details, c.want) {
+			t.Errorf("%s %s: %d %s, want validation_failed naming %v", c.path, c.body, res.Status, res.Body, c.want)
+		}
 	}
 }
