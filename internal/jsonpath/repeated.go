@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // RepeatedRefusal is the message for a member of an object that repeats
@@ -35,22 +36,37 @@ func Repeated(body []byte) map[string]string {
 // decoder, which keeps the last of two such members. Their types match
 // names case-insensitively, as encoding/json does, so a name repeated in
 // another case may be the same field; true sends the body to
-// api.DecodeJSON, which tells by the type. It allocates once per body
-// (the names of the objects being read), and nothing per object of up
-// to 32 members whose names have no escapes.
+// api.DecodeJSON, which tells by the type. It allocates nothing for
+// objects of up to 32 members whose names have no escapes (the list of
+// names is reused from body to body).
 func HasRepeated(body []byte, fold bool) bool {
-	s := repeatScan{b: body, fold: fold}
-	var keys [32]keySpan
-	s.keys = keys[:0]
+	keys := keyLists.Get().(*[]keySpan)
+	s := repeatScan{b: body, fold: fold, keys: (*keys)[:0]}
 	s.value(0)
+	if cap(s.keys) <= 1024 {
+		*keys = s.keys[:0]
+		keyLists.Put(keys)
+	}
 	return s.hit
 }
 
+// keyLists keeps the name lists of HasRepeated's scans between bodies.
+var keyLists = sync.Pool{New: func() any { l := make([]keySpan, 0, 64); return &l }}
+
 // keySpan is a member name as it stands in the body, between its quotes:
-// esc when it holds an escape, wide when it holds a byte past ASCII.
+// esc when it holds an escape, wide when it holds a byte past ASCII, h a
+// hash of its bytes (ASCII letters folded to lower case when the scan
+// folds) that two names equal as they stand share.
 type keySpan struct {
 	start, end int
+	h          uint32
 	esc, wide  bool
+}
+
+// maySame reports whether a and b may be one name: their hashes agree,
+// or the names need decoding or Unicode folding to tell.
+func (s *repeatScan) maySame(a, b keySpan) bool {
+	return a.h == b.h || a.esc || b.esc || s.fold && (a.wide || b.wide)
 }
 
 // repeatScan walks a JSON value for repeated member names. keys holds
@@ -136,7 +152,7 @@ func (s *repeatScan) value(depth int) bool {
 			}
 		}
 	case '"':
-		_, ok := s.str()
+		_, ok := s.str(false)
 		return ok
 	}
 	// a number, true, false or null
@@ -162,9 +178,11 @@ func (s *repeatScan) object(depth int) bool {
 	first := len(s.keys)
 	defer func() { s.keys = s.keys[:first] }()
 	var seen map[string]bool
+	var hashes uint64 // a bit for each name's hash, mod 64
+	odd := false      // an earlier name needs decoding or Unicode folding
 	for {
 		s.ws()
-		k, ok := s.str()
+		k, ok := s.str(true)
 		if !ok {
 			return false
 		}
@@ -191,12 +209,20 @@ func (s *repeatScan) object(depth int) bool {
 			}
 			seen[n] = true
 		default:
-			for _, o := range s.keys[first:] {
-				if s.same(o, k) {
-					s.repeat(k)
-					break
+			// a name whose hash no earlier name of the object shares (bit
+			// of hashes) and that needs no decoding or Unicode folding is
+			// no repeat: the common case, told without comparing names
+			bit := uint64(1) << (k.h & 63)
+			if hashes&bit != 0 || k.esc || s.fold && k.wide || odd {
+				for _, o := range s.keys[first:] {
+					if s.maySame(o, k) && s.same(o, k) {
+						s.repeat(k)
+						break
+					}
 				}
 			}
+			hashes |= bit
+			odd = odd || k.esc || s.fold && k.wide
 			s.keys = append(s.keys, k)
 		}
 		if s.done() {
@@ -227,25 +253,45 @@ func (s *repeatScan) object(depth int) bool {
 	}
 }
 
-// str passes over a string and returns where it lies.
-func (s *repeatScan) str() (keySpan, bool) {
+// str passes over a string and returns where it lies; wide is set only
+// for a name (key), whose bytes are few.
+func (s *repeatScan) str(key bool) (keySpan, bool) {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return keySpan{}, false
 	}
 	k := keySpan{start: s.i + 1}
-	for i := k.start; i < len(s.b); i++ {
-		switch c := s.b[i]; {
-		case c == '"':
-			k.end, s.i = i, i+1
-			return k, true
-		case c == '\\':
-			k.esc = true
-			i++
-		case c >= 0x80:
-			k.wide = true
-		}
+	j := bytes.IndexByte(s.b[k.start:], '"')
+	if j < 0 {
+		return keySpan{}, false
 	}
-	return keySpan{}, false
+	if bytes.IndexByte(s.b[k.start:k.start+j], '\\') >= 0 {
+		// an escape: the closing quote is the first one not escaped
+		k.esc = true
+		for i := k.start; i < len(s.b); i++ {
+			switch s.b[i] {
+			case '"':
+				k.end, s.i = i, i+1
+				return k, true
+			case '\\':
+				i++
+			}
+		}
+		return keySpan{}, false
+	}
+	k.end, s.i = k.start+j, k.start+j+1
+	if key {
+		h := uint32(2166136261)
+		for _, c := range s.b[k.start:k.end] {
+			if c >= 0x80 {
+				k.wide = true
+			} else if s.fold && c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			h = (h ^ uint32(c)) * 16777619
+		}
+		k.h = h
+	}
+	return k, true
 }
 
 // same reports whether two names are one.
@@ -259,6 +305,9 @@ func (s *repeatScan) same(a, b keySpan) bool {
 	}
 	if len(x) != len(y) && !a.wide && !b.wide && !a.esc && !b.esc {
 		return false // ASCII names of other lengths
+	}
+	if len(x) > 0 && len(y) > 0 && x[0]|0x20 != y[0]|0x20 && x[0] < 0x80 && y[0] < 0x80 {
+		return false // ASCII first letters that differ but for case
 	}
 	return bytes.EqualFold(x, y)
 }

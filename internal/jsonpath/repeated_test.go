@@ -85,13 +85,12 @@ func TestCheckNamesCaseRepeats(t *testing.T) {
 	}
 }
 
-// The fast decoders call HasRepeated on every body: one allocation for
-// the body (the names of the objects being read), none per object of up
-// to 32 members.
+// The fast decoders call HasRepeated on every body: it allocates nothing
+// for objects of up to 32 members.
 func TestHasRepeatedAllocates(t *testing.T) {
 	body := []byte(strings.Repeat(`{"latitude":40.1,"longitude":-83.2,"timestamp":"2026-11-23T10:00:00Z","speed_kmh":42.5,"network_type":"cellular","nested":{"a":[1,2,{"b":"c"}]}},`, 1000))
 	body = append(append([]byte(`{"trip_id":"t","locations":[`), body[:len(body)-1]...), `]}`...)
-	if n := testing.AllocsPerRun(20, func() { jsonpath.HasRepeated(body, true) }); n > 1 {
+	if n := testing.AllocsPerRun(20, func() { jsonpath.HasRepeated(body, true) }); n != 0 {
 		t.Errorf("HasRepeated allocates %.0f times", n)
 	}
 	if jsonpath.HasRepeated(body, true) {
