@@ -13,7 +13,8 @@ import (
 // one of them, so the body is refused instead of read as either.
 const RepeatedRefusal = "is repeated: a member name appears once in its object"
 
-// Repeated names, by path (vehicles[2].vehicle_id, metadata.note), each
+// Repeated names, by path (vehicles[2].vehicle_id, metadata.note; an
+// odd name quoted in brackets, as every path names it: join), each
 // member of body whose name an earlier member of the same object already
 // has, at any depth and in free-form objects too, up to MaxNamed; nil
 // when there is none. Names are compared as decoded ("\u0061" is "a").
@@ -339,20 +340,14 @@ func (s *repeatScan) repeat(k keySpan) {
 	if s.named == nil || len(s.named) >= MaxNamed {
 		return
 	}
-	var p strings.Builder
+	path := ""
 	for _, seg := range s.path {
 		if seg.index >= 0 {
-			p.WriteString("[" + strconv.Itoa(seg.index) + "]")
+			path += "[" + strconv.Itoa(seg.index) + "]"
 			continue
 		}
-		if p.Len() > 0 {
-			p.WriteByte('.')
-		}
-		p.WriteString(s.decode(seg.key))
+		path = join(path, s.decode(seg.key))
 	}
-	if p.Len() > 0 {
-		p.WriteByte('.')
-	}
-	p.WriteString(s.decode(k))
-	s.named[p.String()] = RepeatedRefusal
+	path = join(path, s.decode(k))
+	s.named[path] = RepeatedRefusal
 }

@@ -29,7 +29,8 @@ func TestRepeated(t *testing.T) {
 		{`{"metadata":{"n":1,"n":{"x":1}},"event_data":{"deep":[[{"k":1,"k":1}]]}}`,
 			map[string]string{"metadata.n": jsonpath.RepeatedRefusal, "event_data.deep[0][0].k": jsonpath.RepeatedRefusal}},
 		{`{"a":1,"\u0061":2}`, map[string]string{"a": jsonpath.RepeatedRefusal}},
-		{`{"a\"b":1,"a\u0022b":2, "s":"\"a\":1,\"a\":2"}`, map[string]string{`a"b`: jsonpath.RepeatedRefusal}},
+		{`{"a\"b":1,"a\u0022b":2, "s":"\"a\":1,\"a\":2"}`, map[string]string{`["a\"b"]`: jsonpath.RepeatedRefusal}},
+		{`{"m":{"":1,"":2,"a.b":[{"x":1,"x":2}]}}`, map[string]string{`m[""]`: jsonpath.RepeatedRefusal, `m["a.b"][0].x`: jsonpath.RepeatedRefusal}},
 		{`{"a":1,"A":2,"é":1,"É":2}`, nil}, // names differ; the type decides (Check)
 		{`[{"a":1},{"a":1}]`, nil},
 		{many(40, "k0"), map[string]string{"m.k0": jsonpath.RepeatedRefusal}},
