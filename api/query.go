@@ -57,7 +57,7 @@ func UnknownQuery(c *Ctx) error {
 		if bad == nil {
 			bad = map[string]string{}
 		}
-		bad[name] = msg
+		bad[jsonpath.Member(name)] = msg
 	}
 	if bad == nil {
 		return nil

@@ -36,6 +36,7 @@ import (
 	"github.com/fleethub/fleethub/hub"
 	"github.com/fleethub/fleethub/hub/event"
 	"github.com/fleethub/fleethub/hub/feed"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/valyala/fasthttp"
 )
 
@@ -226,7 +227,7 @@ func parseParams(org, env string, args map[string][]string, mode int) (q feed.Qu
 	for k, vs := range args {
 		switch {
 		case !known[k]:
-			bad[k] = "unknown parameter"
+			bad[jsonpath.Member(k)] = "unknown parameter"
 			continue
 		case mode == readWebsocket && (k == "limit" || k == "wait"):
 			bad[k] = "is for a pull: a websocket subscription sends entries as they come"

@@ -20,6 +20,10 @@ func TestUnknownQueryRepeatedParameter(t *testing.T) {
 	} {
 		queryRefused(t, n, k, c.path, c.param, "must be given once")
 	}
+	// a parameter without a name is named quoted, never as nothing
+	for _, path := range []string{"/v1/trips?=1", "/v1/vehicles?limit=5&=x", "/api/v1/streaming/feed?=1"} {
+		queryRefused(t, n, k, path, `[""]`, "unknown parameter")
+	}
 	if r := n.do("GET", "/api/v1/streaming/feed?category=safety_events&category=geofence_events&severity=high&severity=low", k, nil); r.Status != 200 {
 		t.Errorf("feed with repeated filters: %d %s", r.Status, r.Body)
 	}

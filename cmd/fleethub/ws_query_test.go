@@ -48,6 +48,8 @@ func TestWebsocketQueryRefusalsNameTheParameter(t *testing.T) {
 		{"stream_id=" + id + ",," + id, map[string]string{"stream_id": "must not be empty or only white space (each id of the list)"}},
 		{"stream_id=" + id + "&encoding=xml&last_offset=x&bogus=1", map[string]string{"encoding": "must be json or msgpack", "last_offset": "must be an integer >= 0", "bogus": "unknown parameter"}},
 		{"stream_id=" + hook, map[string]string{"stream_id": "is a webhook stream: its messages go to its webhook_url"}},
+		{"stream_id=" + id + "&=1", map[string]string{`[""]`: "unknown parameter"}},
+		{"feed=true&=1", map[string]string{`[""]`: "unknown parameter"}},
 		{"feed=true&types=bogus", map[string]string{"types": "must be events or telemetry (repeatable)"}},
 		{"feed=true&after=now&after=now", map[string]string{"after": "must be given once"}},
 		{"feed=true&after=AAAA", map[string]string{"after": "is not a cursor of this feed for these types"}},

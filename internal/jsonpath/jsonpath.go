@@ -277,6 +277,11 @@ func join(path, k string) string {
 	return path + "." + k
 }
 
+// Member is how a refusal names a member k of a body's top level, or a
+// query parameter named k: k itself, or ["k"] quoted when it is empty or
+// holds anything but ASCII letters, digits, _ and - (see join).
+func Member(k string) string { return join("", k) }
+
 func plainName(k string) bool {
 	if k == "" {
 		return false
