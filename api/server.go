@@ -320,6 +320,12 @@ func (s *Server) run(rc *fasthttp.RequestCtx, r *Route) {
 		s.writeError(c, err)
 		return
 	}
+	if body := rc.PostBody(); len(body) > 0 && IsJSON(rc.Request.Header.ContentType()) {
+		if err := bodyText(body); err != nil {
+			s.writeError(c, err)
+			return
+		}
+	}
 	if err := r.Handler(c); err != nil {
 		s.writeError(c, err)
 	}
