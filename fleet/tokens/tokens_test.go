@@ -79,7 +79,7 @@ func newService(t *testing.T, st store.Backend, clk *clock) *tokens.Service {
 }
 
 // addStream stores a stream of id in the scope of org and env.
-func addStream(t *testing.T, st store.Backend, org, env, id string) {
+func addStream(t testing.TB, st store.Backend, org, env, id string) {
 	t.Helper()
 	now := time.Unix(1_800_000_000, 0).UTC()
 	if err := st.CreateStream(t.Context(), store.Stream{ID: id, Org: org, Env: env, Kind: "events", State: "active", Config: []byte("{}"),

@@ -48,7 +48,7 @@ func SQLite(t *testing.T) store.Backend {
 }
 
 // SQLiteIn opens the embedded store in dir, so a test can open it again.
-func SQLiteIn(t *testing.T, dir string) store.Backend {
+func SQLiteIn(t testing.TB, dir string) store.Backend {
 	t.Helper()
 	s, err := sqlite.Open(t.Context(), sqlite.Config{Dir: dir})
 	if err != nil {
