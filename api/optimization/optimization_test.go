@@ -499,8 +499,18 @@ func TestBadRequests(t *testing.T) {
 		{"no index", func(b map[string]any) { delete(b["vehicles"].([]map[string]any)[0], "start_index") }, "vehicles[0].start_index"},
 		{"window backwards", func(b map[string]any) {
 			b["destinations"].([]map[string]any)[0]["time_window"] = map[string]any{"earliest": "10:00:00", "latest": "09:59:59"}
-		}, "destinations[0].time_window"},
-		{"bad clock", func(b map[string]any) { b["vehicles"].([]map[string]any)[0]["shift_end"] = "12:00:60" }, "vehicles[0].shift_start"},
+		}, "destinations[0].time_window.latest"},
+		{"bad clock", func(b map[string]any) { b["vehicles"].([]map[string]any)[0]["shift_end"] = "12:00:60" }, "vehicles[0].shift_end"},
+		{"bad start clock", func(b map[string]any) { b["vehicles"].([]map[string]any)[1]["shift_start"] = "   " }, "vehicles[1].shift_start"},
+		{"shift backwards", func(b map[string]any) {
+			b["vehicles"].([]map[string]any)[0]["shift_start"], b["vehicles"].([]map[string]any)[0]["shift_end"] = "10:00", "09:00"
+		}, "vehicles[0].shift_end"},
+		{"bad window clock", func(b map[string]any) {
+			b["destinations"].([]map[string]any)[2]["time_window"] = map[string]any{"earliest": "9h", "latest": "10:00"}
+		}, "destinations[2].time_window.earliest"},
+		{"service 1441", func(b map[string]any) {
+			b["destinations"].([]map[string]any)[0]["time_window"] = map[string]any{"service_duration": 1441}
+		}, "destinations[0].time_window.service_duration"},
 		{"time limit 0", func(b map[string]any) { b["options"] = map[string]any{"time_limit_seconds": 0} }, "options.time_limit_seconds"},
 		{"time limit 61", func(b map[string]any) { b["options"] = map[string]any{"time_limit_seconds": 61} }, "options.time_limit_seconds"},
 		{"negative seed", func(b map[string]any) { b["options"] = map[string]any{"seed": -1} }, "options.seed"},

@@ -71,8 +71,17 @@ func windows(bad map[string]string, f string, ws []BreakWindow, fv *vrp.Vehicle)
 		field := fmt.Sprintf("%s.break_windows[%d]", f, k)
 		s, ok1 := clockTime(w.Start, math.NaN())
 		e, ok2 := clockTime(w.End, math.NaN())
-		if !ok1 || !ok2 || !(e > s) {
-			bad[field] = "start and end are HH:MM or HH:MM:SS with start before end"
+		switch {
+		case !ok1 || !ok2:
+			if !ok1 {
+				bad[field+".start"] = clockRefusal
+			}
+			if !ok2 {
+				bad[field+".end"] = clockRefusal
+			}
+			return
+		case !(e > s):
+			bad[field+".end"] = "must be after start"
 			return
 		}
 		if w.Duration == nil || !(*w.Duration > 0 && *w.Duration <= e-s) {

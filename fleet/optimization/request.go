@@ -128,6 +128,9 @@ type Request struct {
 	Options           *Options      `json:"options,omitempty"`
 }
 
+// clockRefusal is the message for a time of day that does not parse.
+const clockRefusal = "must be HH:MM or HH:MM:SS"
+
 // clockTime parses HH:MM or HH:MM:SS into minutes from midnight; "" is def.
 func clockTime(s string, def float64) (float64, bool) {
 	if s == "" {
@@ -445,8 +448,16 @@ func vehicle(bad map[string]string, f string, v Vehicle, c *Constraints, size in
 	var ok1, ok2 bool
 	fv.ShiftStart, ok1 = clockTime(v.ShiftStart, 8*60)
 	fv.ShiftEnd, ok2 = clockTime(v.ShiftEnd, 18*60)
-	if !ok1 || !ok2 || fv.ShiftEnd <= fv.ShiftStart {
-		bad[f+".shift_start"] = "shift_start and shift_end are HH:MM or HH:MM:SS with start before end"
+	switch {
+	case !ok1 || !ok2:
+		if !ok1 {
+			bad[f+".shift_start"] = clockRefusal
+		}
+		if !ok2 {
+			bad[f+".shift_end"] = clockRefusal
+		}
+	case fv.ShiftEnd <= fv.ShiftStart:
+		bad[f+".shift_end"] = "must be after shift_start"
 	}
 	if c != nil && c.MaxRouteDuration != nil && *c.MaxRouteDuration > 0 {
 		fv.MaxMinutes = *c.MaxRouteDuration
@@ -493,8 +504,19 @@ func destination(bad map[string]string, f string, d Destination, useWindows bool
 	if tw := d.TimeWindow; tw != nil {
 		e, ok1 := clockTime(tw.Earliest, 0)
 		l, ok2 := clockTime(tw.Latest, math.Inf(1))
-		if !ok1 || !ok2 || l < e || (tw.ServiceDuration != nil && !(*tw.ServiceDuration >= 0 && *tw.ServiceDuration <= 24*60)) {
-			bad[f+".time_window"] = "earliest and latest are HH:MM or HH:MM:SS, earliest not after latest, service_duration 0 to 1440 minutes"
+		switch {
+		case !ok1 || !ok2:
+			if !ok1 {
+				bad[f+".time_window.earliest"] = clockRefusal
+			}
+			if !ok2 {
+				bad[f+".time_window.latest"] = clockRefusal
+			}
+		case l < e:
+			bad[f+".time_window.latest"] = "must not be before earliest"
+		}
+		if tw.ServiceDuration != nil && !(*tw.ServiceDuration >= 0 && *tw.ServiceDuration <= 24*60) {
+			bad[f+".time_window.service_duration"] = "must be 0 to 1440 minutes"
 		}
 		if useWindows {
 			st.Early, st.Late = e, l
