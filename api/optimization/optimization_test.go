@@ -508,6 +508,12 @@ func TestBadRequests(t *testing.T) {
 		{"bad window clock", func(b map[string]any) {
 			b["destinations"].([]map[string]any)[2]["time_window"] = map[string]any{"earliest": "9h", "latest": "10:00"}
 		}, "destinations[2].time_window.earliest"},
+		{"negative capacity", func(b map[string]any) {
+			b["vehicles"].([]map[string]any)[2]["capacity"] = map[string]any{"weight": 5, "volume": -1}
+		}, "vehicles[2].capacity.volume"},
+		{"negative demand", func(b map[string]any) {
+			b["destinations"].([]map[string]any)[3]["delivery_requirements"] = map[string]any{"packages": -2}
+		}, "destinations[3].delivery_requirements.packages"},
 		{"service 1441", func(b map[string]any) {
 			b["destinations"].([]map[string]any)[0]["time_window"] = map[string]any{"service_duration": 1441}
 		}, "destinations[0].time_window.service_duration"},

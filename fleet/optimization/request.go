@@ -128,6 +128,19 @@ type Request struct {
 	Options           *Options      `json:"options,omitempty"`
 }
 
+// notNegative names each of the weight, volume and packages of the object
+// named field that is negative.
+func notNegative(bad map[string]string, field string, weight, volume, packages float64) {
+	for _, d := range []struct {
+		name string
+		v    float64
+	}{{"weight", weight}, {"volume", volume}, {"packages", packages}} {
+		if d.v < 0 {
+			bad[field+"."+d.name] = "must not be negative"
+		}
+	}
+}
+
 // clockRefusal is the message for a time of day that does not parse.
 const clockRefusal = "must be HH:MM or HH:MM:SS"
 
@@ -441,9 +454,7 @@ func vehicle(bad map[string]string, f string, v Vehicle, c *Constraints, size in
 	}
 	if v.Capacity != nil {
 		fv.CapWeight, fv.CapVolume, fv.CapPackages = capOf(v.Capacity.Weight), capOf(v.Capacity.Volume), capOf(v.Capacity.Packages)
-		if fv.CapWeight < 0 || fv.CapVolume < 0 || fv.CapPackages < 0 {
-			bad[f+".capacity"] = "must not be negative"
-		}
+		notNegative(bad, f+".capacity", fv.CapWeight, fv.CapVolume, fv.CapPackages)
 	}
 	var ok1, ok2 bool
 	fv.ShiftStart, ok1 = clockTime(v.ShiftStart, 8*60)
@@ -495,9 +506,7 @@ func destination(bad map[string]string, f string, d Destination, useWindows bool
 		st.Lat, st.Lon = place(bad, f+".location", d.Location)
 	}
 	if q := d.DeliveryRequirements; q != nil {
-		if q.Weight < 0 || q.Volume < 0 || q.Packages < 0 {
-			bad[f+".delivery_requirements"] = "must not be negative"
-		}
+		notNegative(bad, f+".delivery_requirements", q.Weight, q.Volume, q.Packages)
 		st.Weight, st.Volume, st.Packages = q.Weight, q.Volume, q.Packages
 		st.Needs = capabilityBits(bad, f+".delivery_requirements.special_handling", q.SpecialHandling)
 	}
