@@ -59,7 +59,8 @@ func mapErr(err error) error {
 	case errors.Is(err, domain.ErrNotFound):
 		return api.Errf("geofence_not_found", "geofence not found")
 	case errors.Is(err, domain.ErrMetadataTooLarge):
-		return api.Errf("payload_too_large", "metadata must be at most 64 KB (65,536 bytes as JSON)")
+		return api.Errf("payload_too_large", "metadata must be at most 64 KB (65,536 bytes as JSON)").
+			WithDetails(map[string]string{"metadata": "must be at most 64 KB (65,536 bytes as JSON)"})
 	case errors.As(err, &ve):
 		return api.Validation("validation_failed", ve.Fields)
 	}

@@ -53,7 +53,8 @@ func mapErr(err error) error {
 	case errors.As(err, &ve):
 		return api.Validation(ve.Code, ve.Fields)
 	case errors.Is(err, domain.ErrMetadataTooLarge):
-		return api.Errf("payload_too_large", "metadata must be at most 64 KB (65,536 bytes as JSON)")
+		return api.Errf("payload_too_large", "metadata must be at most 64 KB (65,536 bytes as JSON)").
+			WithDetails(map[string]string{"metadata": "must be at most 64 KB (65,536 bytes as JSON)"})
 	case errors.Is(err, domain.ErrBadCursor):
 		return api.BadCursor()
 	}
@@ -183,7 +184,8 @@ func (h *Handlers) stop(c *api.Ctx) error {
 
 func (h *Handlers) metadata(c *api.Ctx) error {
 	if len(c.PostBody()) > domain.MaxMetadataBytes+4096 {
-		return api.Errf("payload_too_large", "metadata must be at most 64 KB (65,536 bytes as JSON)")
+		return api.Errf("payload_too_large", "metadata must be at most 64 KB (65,536 bytes as JSON)").
+			WithDetails(map[string]string{"metadata": "must be at most 64 KB (65,536 bytes as JSON)"})
 	}
 	var r domain.MetadataRequest
 	if err := c.Bind(&r, false); err != nil {

@@ -233,7 +233,8 @@ func TestGeofenceFieldsNamed(t *testing.T) {
 
 // TestGeofenceMetadataLimit: a geofence's metadata may be 64 KB (65,536
 // bytes as JSON), the trip metadata's limit; one byte more is 413
-// payload_too_large, its message saying the limit, and nothing is stored.
+// payload_too_large, its message saying the limit and its details naming
+// metadata, and nothing is stored.
 func TestGeofenceMetadataLimit(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	k := n.key("org-a", "test", []string{"all"}, 100000)
@@ -254,6 +255,9 @@ func TestGeofenceMetadataLimit(t *testing.T) {
 		}
 		if msg := r.json(t)["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "at most 64 KB") {
 			t.Errorf("%s: message %q, want it to say the limit: at most 64 KB", req.method, msg)
+		}
+		if d := r.json(t)["error"].(map[string]any)["details"].(map[string]any); d["metadata"] == nil {
+			t.Errorf("%s: details %v do not name metadata", req.method, d)
 		}
 	}
 	if l := n.do("GET", "/v1/geofences", k, nil).json(t); l["count"].(float64) != 1 {

@@ -18,7 +18,7 @@ func TestResumeMetadataOverTheLimit(t *testing.T) {
 		t.Fatalf("pause: %d %s", r.Status, r.Body)
 	}
 	r := n.do("POST", "/v1/trips/"+id+"/resume", k, map[string]any{"metadata": map[string]any{"note": strings.Repeat("x", 66<<10)}})
-	if r.Status != 413 || r.errCode(t) != "payload_too_large" {
+	if r.Status != 413 || r.errCode(t) != "payload_too_large" || !strings.Contains(string(r.Body), `"details":{"metadata":`) {
 		t.Fatalf("resume with 66 KB of metadata: %d %.300s", r.Status, r.Body)
 	}
 	var doc map[string]any

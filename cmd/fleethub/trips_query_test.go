@@ -53,12 +53,16 @@ func TestMetadataUpdate(t *testing.T) {
 		t.Errorf("replace: %v", md)
 	}
 	big := map[string]any{"metadata": map[string]any{"blob": strings.Repeat("x", 70000)}}
-	if r := n.do("PUT", "/v1/trips/"+id+"/metadata", k, big); r.Status != 413 || r.errCode(t) != "payload_too_large" {
+	if r := n.do("PUT", "/v1/trips/"+id+"/metadata", k, big); r.Status != 413 || r.errCode(t) != "payload_too_large" || !strings.Contains(string(r.Body), `"details":{"metadata":`) {
 		t.Fatalf("70 KB metadata: %d %.200s", r.Status, r.Body)
+	}
+	big = map[string]any{"metadata": map[string]any{"blob": strings.Repeat("x", 65530)}}
+	if r := n.do("PUT", "/v1/trips/"+id+"/metadata", k, big); r.Status != 413 || !strings.Contains(string(r.Body), `"details":{"metadata":`) {
+		t.Fatalf("64 KB of metadata and more: %d %.200s", r.Status, r.Body)
 	}
 	// the same at the start, and no trip is started
 	big = map[string]any{"vehicle_id": "veh-big", "metadata": map[string]any{"notes": strings.Repeat("x", 66000)}}
-	if r := n.do("POST", "/v1/trips", k, big); r.Status != 413 || r.errCode(t) != "payload_too_large" || strings.Contains(string(r.Body), "trips:") {
+	if r := n.do("POST", "/v1/trips", k, big); r.Status != 413 || r.errCode(t) != "payload_too_large" || strings.Contains(string(r.Body), "trips:") || !strings.Contains(string(r.Body), `"details":{"metadata":`) {
 		t.Fatalf("start with 66 KB metadata: %d %.200s", r.Status, r.Body)
 	}
 	if r := n.do("POST", "/v1/trips", k, map[string]any{"vehicle_id": "veh-big"}); r.Status != 201 {
