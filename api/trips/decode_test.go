@@ -36,7 +36,7 @@ func TestDecodersAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(a.Locations) != 50 || len(b.Locations) != 50 || *a.Locations[49].Latitude != *b.Locations[49].Latitude ||
-		a.Locations[7].Timestamp != b.Locations[7].Timestamp || a.Locations[3].NetworkType != b.Locations[3].NetworkType {
+		a.Locations[7].Timestamp != b.Locations[7].Timestamp || *a.Locations[3].NetworkType != *b.Locations[3].NetworkType {
 		t.Fatal("decoders disagree")
 	}
 }

@@ -1,13 +1,14 @@
 package main
 
 import (
+	"maps"
 	"testing"
 	"time"
 )
 
 // TestTripEnumValuesRefused: a trip body value outside its field's set
 // (a stop's completion_status, the empty string included, a batch
-// point's network_type) is 400
+// point's network_type, the empty string included) is 400
 // invalid_request naming the field and listing the allowed values; beside
 // another problem it is validation_failed naming both; the trip is left
 // as it was. The single upload answers invalid_location, as for all its
@@ -18,6 +19,8 @@ func TestTripEnumValuesRefused(t *testing.T) {
 	id := n.startTrip(k, "veh-enum", time.Now().Add(-time.Minute))
 	pt := track(time.Now().Add(-30*time.Second), 40, -83, []float64{30})[0]
 	pt["network_type"] = "carrier_pigeon"
+	blankNet := maps.Clone(pt)
+	blankNet["network_type"] = ""
 	for _, c := range []struct {
 		name, path string
 		body       map[string]any
@@ -37,6 +40,12 @@ func TestTripEnumValuesRefused(t *testing.T) {
 			[]string{"locations[0].network_type"}, "locations[0].network_type: must be one of wifi, cellular, offline"},
 		{"a single point's network_type", "/v1/locations/single", map[string]any{"trip_id": id, "latitude": 40.0, "longitude": -83.0,
 			"timestamp": pt["timestamp"], "network_type": "carrier_pigeon"}, "invalid_location", []string{"network_type"}, ""},
+		// an empty network_type is no network of the set, in a batch as in
+		// a single upload: refused, never stored as "unknown"
+		{"a batch point's empty network_type", "/v1/locations/batch", map[string]any{"trip_id": id, "locations": []any{blankNet}}, "invalid_request",
+			[]string{"locations[0].network_type"}, "locations[0].network_type: must be one of wifi, cellular, offline"},
+		{"a single point's empty network_type", "/v1/locations/single", map[string]any{"trip_id": id, "latitude": 40.0, "longitude": -83.0,
+			"timestamp": pt["timestamp"], "network_type": ""}, "invalid_location", []string{"network_type"}, "network_type: must be one of wifi, cellular, offline"},
 	} {
 		r := n.do("POST", c.path, k, c.body)
 		if r.Status != 400 || r.errCode(t) != c.code {

@@ -33,7 +33,7 @@ type LocationIn struct {
 	AccuracyMeters *float64 `json:"accuracy_meters,omitempty" doc:"positive"`
 	AltitudeMeters *float64 `json:"altitude_meters,omitempty" doc:"-20000 to 20000"`
 	BatteryLevel   *float64 `json:"battery_level,omitempty" doc:"0 to 100"`
-	NetworkType    string   `json:"network_type,omitempty" enum:",wifi,cellular,offline"`
+	NetworkType    *string  `json:"network_type,omitempty" enum:"wifi,cellular,offline" doc:"leave it out when unknown; an empty string is no value of the set and is refused"`
 }
 
 // DeviceRecord is what a trip keeps of the device that uploads its
@@ -188,8 +188,8 @@ func parsePoint(l *LocationIn, prefix string, bad map[string]string) (Point, boo
 	if l.BatteryLevel != nil && (*l.BatteryLevel < 0 || *l.BatteryLevel > 100 || math.IsNaN(*l.BatteryLevel)) {
 		fail("battery_level", "must be between 0 and 100")
 	}
-	if l.NetworkType != "" {
-		if c, known := Networks[l.NetworkType]; known {
+	if l.NetworkType != nil { // "" is no network: refused as any value outside the set
+		if c, known := Networks[*l.NetworkType]; known {
 			p.Network = c
 		} else {
 			fail("network_type", enum.Refusal("wifi", "cellular", "offline"))
