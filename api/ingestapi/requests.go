@@ -38,7 +38,7 @@ type EventMessage struct {
 	Priority  string         `json:"priority,omitempty" enum:"normal,urgent,emergency" doc:"default normal"`
 	Source    event.Source   `json:"source" required:"true" doc:"at least one of vehicle_id, driver_id, trip_id (strings of at most 200 characters, no control character); the partition key is the first present of these. fleet_id (an extension, at most 200 characters): the fleet of the event; when absent the hub stamps the fleet of vehicle_id from the vehicle profiles, and event streams with fleet_id take only events of their fleet"`
 	Location  *EventLocation `json:"location,omitempty"`
-	EventData map[string]any `json:"event_data,omitempty"`
+	EventData map[string]any `json:"event_data,omitempty" doc:"free-form: at most 16 levels deep, finite numbers, no key repeated in its object nor the empty string"`
 	Metadata  *EventMetadata `json:"metadata,omitempty"`
 
 	RiskAssessment       map[string]any `json:"risk_assessment,omitempty"`

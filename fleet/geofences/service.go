@@ -87,7 +87,7 @@ type Body struct {
 	Center   *PointIn       `json:"center,omitempty" doc:"circle: latitude and longitude both required"`
 	RadiusM  *float64       `json:"radius_m,omitempty" doc:"circle, meters"`
 	Polygon  []PointIn      `json:"polygon,omitempty" doc:"polygon: 3 to 10,000 vertices, not all on one line, ring closed or not; latitude and longitude of each required"`
-	Metadata map[string]any `json:"metadata,omitempty" doc:"at most 64 KB (65,536 bytes as JSON)"`
+	Metadata map[string]any `json:"metadata,omitempty" doc:"at most 64 KB (65,536 bytes as JSON); no key is the empty string, at any depth"`
 }
 
 // shape is the area of a geofence as stored: a body's center, radius

@@ -24,7 +24,7 @@ type StartRequest struct {
 	DriverID      string         `json:"driver_id,omitempty" doc:"1 to 200 characters, no control character"`
 	StartLocation *PlaceIn       `json:"start_location,omitempty"`
 	StartTime     *time.Time     `json:"start_time,omitempty" doc:"default now; after 1970-01-01T00:00:00Z and at most 5 minutes ahead of the server's clock"`
-	Metadata      map[string]any `json:"metadata,omitempty"`
+	Metadata      map[string]any `json:"metadata,omitempty" doc:"free-form, at most 64 KB; no key is the empty string, at any depth"`
 }
 
 // Start creates an active trip.
@@ -191,7 +191,7 @@ func closePause(st *state, end time.Time) {
 type ResumeRequest struct {
 	Location *PlaceIn       `json:"location,omitempty" doc:"defaults to the pause location when absent"`
 	Reason   string         `json:"reason,omitempty" doc:"at most 500 characters"`
-	Metadata map[string]any `json:"metadata,omitempty" doc:"custom data about the resume, carried by the trip_resumed event; at most 64 KB"`
+	Metadata map[string]any `json:"metadata,omitempty" doc:"custom data about the resume, carried by the trip_resumed event; at most 64 KB; no key is the empty string, at any depth"`
 }
 
 // Resume moves a paused trip back to active.

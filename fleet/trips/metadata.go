@@ -96,7 +96,7 @@ func checkMetadata(bad map[string]string, m map[string]any) {
 
 // MetadataRequest is PUT /v1/trips/{trip_id}/metadata.
 type MetadataRequest struct {
-	Metadata        map[string]any `json:"metadata" required:"true"`
+	Metadata        map[string]any `json:"metadata" required:"true" doc:"at most 64 KB; no key is the empty string, at any depth"`
 	ReplaceMetadata bool           `json:"replace_metadata,omitempty"`
 }
 

@@ -321,6 +321,9 @@ func freeForm(v any, depth int) (any, string, string) {
 		return f, "", ""
 	case map[string]any:
 		for k, e := range x {
+			if k == "" {
+				return nil, `[""]`, jsonpath.EmptyKeyRefusal
+			}
 			n, sub, msg := freeForm(e, depth+1)
 			if msg != "" {
 				return nil, joinPath(key(k), sub), msg

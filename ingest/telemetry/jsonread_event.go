@@ -332,8 +332,8 @@ func (r *bodyReader) value(depth int) (any, bool) {
 			if !ok {
 				return nil, false
 			}
-			if _, dup := m[string(k)]; dup {
-				return nil, false // a repeated key: the API refuses it by name
+			if _, dup := m[string(k)]; dup || len(k) == 0 {
+				return nil, false // a repeated or an empty key: refused by name
 			}
 			m[string(k)] = v
 			if more, ok = r.next('}'); !ok {

@@ -47,6 +47,8 @@ func TestEventReaderMatchesGeneralPath(t *testing.T) {
 		{"unicode", eventsBody(ev("véhicule", `"location":{"latitude":1,"longitude":2,"address":"Straße ü"}`)), true},
 		{"repeated key inside event_data", eventsBody(ev("v", `"event_data":{"a":1,"a":2}`)), false},
 		{"repeated key deep in a free-form member", eventsBody(ev("v", `"recommendations":["x",{"k":{"a":1,"b":2,"a":1}}]`)), false},
+		{"empty key inside event_data", eventsBody(ev("v", `"event_data":{"":1}`)), false},
+		{"empty key deep in a free-form member", eventsBody(ev("v", `"risk_assessment":{"a":[{"":true}]}`)), false},
 		{"one key in two objects", eventsBody(ev("v", `"event_data":{"a":{"k":1},"b":{"k":1}}`)), true},
 		{"values 16 levels down", eventsBody(ev("v", `"event_data":`+deep(15))), true},
 		{"values 17 levels down", eventsBody(ev("v", `"event_data":`+deep(16))), false},

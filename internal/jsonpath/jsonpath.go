@@ -41,8 +41,10 @@ func Unknown(body []byte, t reflect.Type) map[string]string {
 // Check is Unknown and Blank in one pass over body: each field the type
 // t does not declare (UnknownRefusal), each identifier sent blank
 // (BlankRefusal), each time.Time sent as something RFC 3339 does not
-// allow (BadTimes) and each field sent twice under names that differ
-// only in case (RepeatedRefusal: the type takes both as the one field),
+// allow (BadTimes), each field sent twice under names that differ
+// only in case (RepeatedRefusal: the type takes both as the one field)
+// and each empty key of a free-form object, a map, at any depth
+// (EmptyKeyRefusal),
 // by path, up to MaxNamed; nil when there is none. A name repeated as
 // it is, which decoding loses, is Repeated's to find.
 func Check(body []byte, t reflect.Type) map[string]string {
@@ -80,7 +82,7 @@ func check(body []byte, t reflect.Type, blank bool) map[string]string {
 	// comma before the fraction), which it decodes from
 	w := walker{unknown: map[string]string{}}
 	if blank {
-		w.blank, w.times, w.repeat = w.unknown, w.unknown, w.unknown
+		w.blank, w.times, w.repeat, w.empty = w.unknown, w.unknown, w.unknown, w.unknown
 	}
 	w.walk(v, t, "", false)
 	if len(w.unknown) == 0 {
@@ -93,9 +95,10 @@ func check(body []byte, t reflect.Type, blank bool) map[string]string {
 // not nil, gets its problems by full path: unknown each field the type
 // does not declare, times each time.Time whose value is not an RFC 3339
 // date-time, blank each identifier sent blank, repeat each field sent a
-// second time under a name in another case. Maps may be shared.
+// second time under a name in another case, empty each key of a
+// free-form object (a map) that is the empty string. Maps may be shared.
 type walker struct {
-	unknown, times, blank, repeat map[string]string
+	unknown, times, blank, repeat, empty map[string]string
 }
 
 func (w *walker) note(m map[string]string, path, msg string) {
@@ -188,10 +191,45 @@ func (w *walker) walk(v any, t reflect.Type, path string, id bool) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			w.walk(obj[k], t.Elem(), join(path, k), false)
+			switch {
+			case k == "" && w.empty != nil:
+				w.note(w.empty, join(path, k), EmptyKeyRefusal)
+			case t.Elem().Kind() == reflect.Interface && w.empty != nil:
+				w.emptyKeys(obj[k], join(path, k))
+			default:
+				w.walk(obj[k], t.Elem(), join(path, k), false)
+			}
 		}
 	}
 }
+
+// emptyKeys notes each empty key of the free-form value v, at any depth.
+func (w *walker) emptyKeys(v any, path string) {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if k == "" {
+				w.note(w.empty, join(path, k), EmptyKeyRefusal)
+				continue
+			}
+			w.emptyKeys(x[k], join(path, k))
+		}
+	case []any:
+		for i, e := range x {
+			w.emptyKeys(e, path+"["+strconv.Itoa(i)+"]")
+		}
+	}
+}
+
+// EmptyKeyRefusal is the message for a key of a free-form object
+// (metadata, event_data) that is the empty string: a key names its
+// value, and an empty one names nothing a reader could ask for.
+const EmptyKeyRefusal = "is an empty key: each key of a free-form object needs a name"
 
 // UnknownRefusal is the message for a body field its endpoint does not
 // declare, on every endpoint; one that lists the fields it allows adds

@@ -108,3 +108,23 @@ func BenchmarkHasRepeated(b *testing.B) {
 		jsonpath.HasRepeated(body, true)
 	}
 }
+
+// TestCheckNamesEmptyKeys: a free-form object's key that is the empty
+// string is named, at any depth, as an odd name is ([""]).
+func TestCheckNamesEmptyKeys(t *testing.T) {
+	type req struct {
+		Name   string            `json:"name"`
+		Meta   map[string]any    `json:"metadata"`
+		Groups map[string]*inner `json:"groups"`
+		Any    any               `json:"any"`
+	}
+	got := jsonpath.Check([]byte(`{"name":"n","metadata":{"":1,"x":{"":2,"y":[{"":3},{"z":4}]},"ok":{"a":{}}},"groups":{"":{"model":"m"}},"any":{"":1}}`), reflect.TypeFor[req]())
+	want := map[string]string{`metadata[""]`: jsonpath.EmptyKeyRefusal, `metadata.x[""]`: jsonpath.EmptyKeyRefusal,
+		`metadata.x.y[0][""]`: jsonpath.EmptyKeyRefusal, `groups[""]`: jsonpath.EmptyKeyRefusal}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Check = %v, want %v", got, want)
+	}
+	if got := jsonpath.Unknown([]byte(`{"metadata":{"":1}}`), reflect.TypeFor[req]()); got != nil {
+		t.Errorf("Unknown names an empty key: %v", got)
+	}
+}
