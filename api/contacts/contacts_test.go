@@ -421,7 +421,8 @@ func TestDuplicateRefusalSaysWhatIsCompared(t *testing.T) {
 
 // TestHomeAreaPlaceNames: a home area's city of white space only and a
 // state that is no USPS code are refused naming them: such a home area
-// places the person nowhere, yet would count as one. Nothing is stored.
+// places the person nowhere, yet would count as one; a latitude without
+// its longitude, or the reverse, names the one missing. Nothing is stored.
 func TestHomeAreaPlaceNames(t *testing.T) {
 	f := start(t, testdb.SQLite)
 	for _, c := range []struct {
@@ -431,6 +432,8 @@ func TestHomeAreaPlaceNames(t *testing.T) {
 		{map[string]any{"city": "   "}, "home_area.city"},
 		{map[string]any{"city": "Columbus", "state": "12"}, "home_area.state"},
 		{map[string]any{"state": "ZZ"}, "home_area.state"},
+		{map[string]any{"latitude": 40.0}, "home_area.longitude"},
+		{map[string]any{"longitude": -83.0, "city": "Columbus"}, "home_area.latitude"},
 	} {
 		body := map[string]any{"name": "Field Person", "roles": []string{"field_personnel"}, "channels": map[string]any{"sms": "+14155550140"}, "home_area": c.home}
 		if r := f.do("POST", "/v1/contacts", writer, body); r.status != 400 || r.body["error"].(map[string]any)["code"] != "validation_failed" || r.details()[c.field] == nil {

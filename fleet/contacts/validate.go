@@ -110,8 +110,13 @@ func (ch *Channels) validate(bad map[string]string, driver bool) {
 // validate adds the home area's faults to bad: it needs a point, a city
 // or a state.
 func (h *HomeArea) validate(bad map[string]string) {
-	if (h.Latitude == nil) != (h.Longitude == nil) {
-		bad["home_area"] = "latitude and longitude go together"
+	// the two go together: the one missing is named, as a place's
+	// missing coordinate is on every request
+	switch {
+	case h.Latitude != nil && h.Longitude == nil:
+		bad["home_area.longitude"] = "is required with latitude"
+	case h.Latitude == nil && h.Longitude != nil:
+		bad["home_area.latitude"] = "is required with longitude"
 	}
 	checkPoint(bad, "home_area", h.Latitude, h.Longitude, false)
 	if h.RadiusKm != nil && !(*h.RadiusKm > 0 && *h.RadiusKm <= 1000) {

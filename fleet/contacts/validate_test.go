@@ -27,7 +27,7 @@ func TestBodyValidate(t *testing.T) {
 		{"display name", func(b *Body) { b.Channels.Email = "Ana <ana@example.com>" }, []string{"channels.email"}},
 		{"dotless domain", func(b *Body) { b.Channels.Email = "ana@localhost" }, []string{"channels.email"}},
 		{"role twice", func(b *Body) { b.Roles = []string{"dispatcher", "dispatcher"} }, []string{"roles[1]"}},
-		{"half a home point", func(b *Body) { b.HomeArea = &HomeArea{Latitude: f(1)} }, []string{"home_area"}},
+		{"half a home point", func(b *Body) { b.HomeArea = &HomeArea{Latitude: f(1)} }, []string{"home_area.longitude"}},
 		{"home state", func(b *Body) { b.HomeArea = &HomeArea{City: "Columbus", State: "Ohio"} }, []string{"home_area.state"}},
 		{"home radius", func(b *Body) { b.HomeArea = &HomeArea{Latitude: f(1), Longitude: f(2), RadiusKm: f(0)} }, []string{"home_area.radius_km"}},
 		{"location", func(b *Body) { b.Location = &Location{Latitude: f(0), Longitude: f(-180.01)} }, []string{"location.longitude"}},
