@@ -218,8 +218,12 @@ func (h *Handlers) stop(c *api.Ctx, kind string) error {
 	if err := c.Bind(&b, false); err != nil {
 		return err
 	}
-	if b.StreamID == "" {
+	switch {
+	case b.StreamID == "":
 		return api.Validation("validation_failed", map[string]string{"stream_id": "is required"})
+	case jsonpath.HasControl(b.StreamID):
+		// no stream id holds one, as in the status and configure paths
+		return api.Validation("validation_failed", map[string]string{"stream_id": jsonpath.ControlRefusal})
 	}
 	org, env := c.Scope()
 	if _, err := h.svc.Stop(c.Context(), org, env, kind, b.StreamID); err != nil {

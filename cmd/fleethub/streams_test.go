@@ -113,6 +113,14 @@ func TestStreamLifecycle(t *testing.T) {
 	if r := n.do("POST", "/api/v1/streaming/events/stop", other, map[string]any{"stream_id": id}); r.Status != 404 {
 		t.Errorf("foreign stop: %d", r.Status)
 	}
+	// a stream id holding a control character is refused naming it, as in
+	// the status and configure paths, not looked up
+	for _, path := range []string{"/api/v1/streaming/events/stop", "/api/v1/streaming/telemetry/stop"} {
+		r := n.do("POST", path, k, map[string]any{"stream_id": id + "\n"})
+		if d, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any); r.Status != 400 || r.errCode(t) != "validation_failed" || d["stream_id"] != "must not contain a control character" {
+			t.Errorf("%s with a control character in stream_id: %d %s", path, r.Status, r.Body)
+		}
+	}
 	r = n.do("POST", "/api/v1/streaming/events/stop", k, map[string]any{"stream_id": id})
 	if r.Status != 200 || r.json(t)["status"] != "stopped" {
 		t.Fatalf("stop: %d %s", r.Status, r.Body)
