@@ -22,7 +22,7 @@ import (
 type MintBody struct {
 	ExpiresInSeconds *int     `json:"expires_in_seconds,omitempty" doc:"1-86400, default 3600"`
 	Scopes           []string `json:"scopes" required:"true" enum:"feed:read,streams:read,alerts:acknowledge,console:read,webhooks:replay" doc:"feed:read (the feed: pull, event stream, websocket), streams:read (registered streams: websocket, event stream), alerts:acknowledge, webhooks:replay, console:read (the console's reads, each within the minting key's permissions)"`
-	StreamIDs        []string `json:"stream_ids,omitempty" doc:"with streams:read: only these registered streams of the key's organization and environment (1 to 100; an empty list, an id naming no such stream, a stopped stream or an id given twice is refused with 400 validation_failed naming stream_ids[i]); absent: every stream of the organization"`
+	StreamIDs        []string `json:"stream_ids,omitempty" doc:"with streams:read: only these registered streams of the key's organization and environment (1 to 100; an empty list, an id naming no such stream, a stopped stream, a webhook stream (its messages go to its webhook_url, which no token's client reads) or an id given twice is refused with 400 validation_failed naming stream_ids[i]); absent: every stream of the organization"`
 }
 
 // TokenView is a minted token: the token itself is shown once.

@@ -197,7 +197,7 @@ func newApp(ctx context.Context, cfg *config, log *slog.Logger) (a *app, err err
 	if err != nil {
 		return nil, err
 	}
-	if a.links, a.tokens, err = signers(ctx, a.store, log); err != nil {
+	if a.links, a.tokens, err = signers(ctx, a.store, a.streamDelivery, log); err != nil {
 		return nil, err
 	}
 	others := map[string]health.Dependency{"location_service": uploadHealth{a}}
@@ -402,6 +402,21 @@ func (a *app) openServer(hasher *apikey.Hasher, storeName string, others map[str
 	a.breakers.health.Store(a.health)
 	reg.MustRegister(a.breakers.collectors()...)
 	reg.MustRegister(newStoreCollector(a.store))
+}
+
+// streamDelivery is how the stream id of the scope delivers (websocket
+// or webhook), as the stream registry has it: what a browser token's
+// streams are checked against. The registry is made after the tokens'
+// service and before any request is served.
+func (a *app) streamDelivery(ctx context.Context, sc store.Scope, id string) (string, error) {
+	if a.reg == nil {
+		return "", errors.New("stream registry not open")
+	}
+	e, err := a.reg.Get(ctx, sc.Org, sc.Env, id)
+	if err != nil {
+		return "", err
+	}
+	return e.Info.Delivery, nil
 }
 
 // openStreaming makes the stream registry and log, the webhook

@@ -20,8 +20,9 @@ type secretStore interface {
 
 // signers are the share links' signer and the browser tokens' service,
 // each under a secret generated once and kept in the store, so every
-// node on one PostgreSQL shares them.
-func signers(ctx context.Context, st secretStore, log *slog.Logger) (*emergency.Links, *tokens.Service, error) {
+// node on one PostgreSQL shares them; delivery tells the tokens' service
+// how a stream delivers.
+func signers(ctx context.Context, st secretStore, delivery func(ctx context.Context, sc store.Scope, id string) (string, error), log *slog.Logger) (*emergency.Links, *tokens.Service, error) {
 	links, err := shareLinks(ctx, st)
 	if err != nil {
 		return nil, nil, err
@@ -34,7 +35,7 @@ func signers(ctx context.Context, st secretStore, log *slog.Logger) (*emergency.
 	if err != nil {
 		return nil, nil, fmt.Errorf("browser token secret: %w", err)
 	}
-	svc, err := tokens.New(tokens.Config{}, secret, st, log)
+	svc, err := tokens.New(tokens.Config{StreamDelivery: delivery}, secret, st, log)
 	if err != nil {
 		return nil, nil, err
 	}

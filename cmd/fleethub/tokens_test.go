@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/fleet/keys"
+	"github.com/fleethub/fleethub/fleet/tokens"
 	"github.com/fleethub/fleethub/internal/waitfor"
 	"github.com/gorilla/websocket"
 )
@@ -272,5 +273,34 @@ func TestMintRefusesStoppedStreams(t *testing.T) {
 	m := n.mintToken(t, k, map[string]any{"scopes": []string{"streams:read"}, "stream_ids": []string{live}})
 	if ids := m["stream_ids"].([]any); len(ids) != 1 || ids[0] != live {
 		t.Errorf("minted for the live stream: %v", m)
+	}
+}
+
+// TestMintRefusesWebhookStreams: a token's stream_ids name streams a
+// token's client can read; a webhook stream, whose messages go to its
+// webhook_url and which the websocket and the event stream refuse, is 400
+// validation_failed naming its place, and no token is minted.
+func TestMintRefusesWebhookStreams(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.AllowPrivateWebhooks = true
+	n := startNode(t, cfg)
+	k := n.key("org-tok-hook", "test", []string{"all"}, 100000)
+	live := startEventStream(t, n, k, "veh-live")
+	recv := newReceiver(t, http.StatusOK)
+	r := n.do("POST", "/api/v1/streaming/telemetry/start", k, map[string]any{"data_types": []string{"gps_enhanced"},
+		"delivery_method": "webhook", "webhook_url": recv.URL})
+	if r.Status != 201 {
+		t.Fatalf("start: %d %s", r.Status, r.Body)
+	}
+	hook := r.json(t)["stream_id"].(string)
+	r = n.do("POST", "/v1/tokens", k, map[string]any{"scopes": []string{"streams:read"}, "stream_ids": []string{live, hook}})
+	if r.Status != 400 || r.errCode(t) != "validation_failed" {
+		t.Fatalf("mint for a webhook stream: %d %s; want 400 validation_failed", r.Status, r.Body)
+	}
+	if d, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any); d["stream_ids[1]"] != tokens.WebhookStreamRefusal || len(d) != 1 {
+		t.Fatalf("mint for a webhook stream: details %v, want stream_ids[1] named", d)
+	}
+	if m := n.mintToken(t, k, map[string]any{"scopes": []string{"streams:read"}, "stream_ids": []string{live}}); m["token"] == nil {
+		t.Errorf("mint for the websocket stream: %v", m)
 	}
 }

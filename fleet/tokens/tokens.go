@@ -104,6 +104,10 @@ type Config struct {
 	// AfterFunc runs f once d has passed on the clock of Now (nil:
 	// time.AfterFunc); stop cancels it. A token's Life ends by it.
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+	// StreamDelivery says how the stream id of the scope delivers its
+	// messages (hub.StreamInfo.Delivery: websocket or webhook); the stream
+	// registry answers it. nil: a token's streams are not asked about it.
+	StreamDelivery func(ctx context.Context, sc store.Scope, id string) (string, error)
 }
 
 // Service mints, verifies and revokes tokens.
@@ -211,9 +215,15 @@ func (r MintRequest) check(p *apikey.Principal) error {
 	return nil
 }
 
+// WebhookStreamRefusal is the message for a token's stream that delivers
+// by webhook: no client of a token can read it.
+const WebhookStreamRefusal = "names a webhook stream: its messages go to its webhook_url, not to websocket or event-stream clients"
+
 // checkStreams refuses the first of ids that names no stream of p's
-// organization and environment, or a stopped one (it delivers nothing
-// more and cannot be started again). A stream of another organization is
+// organization and environment, a stopped one (it delivers nothing
+// more and cannot be started again) or a webhook stream (its messages go
+// to its webhook_url; the websocket and the event stream, all that
+// streams:read opens, refuse it). A stream of another organization is
 // refused in the same words as one that never existed, so that the
 // refusal tells nothing of other organizations.
 func (s *Service) checkStreams(ctx context.Context, p *apikey.Principal, ids []string) error {
@@ -228,6 +238,16 @@ func (s *Service) checkStreams(ctx context.Context, p *apikey.Principal, ids []s
 		}
 		if st.State == hub.StateStopped {
 			return &FieldError{fmt.Sprintf("stream_ids[%d]", i), "names a stopped stream: it delivers nothing more"}
+		}
+		if s.cfg.StreamDelivery == nil {
+			continue
+		}
+		d, err := s.cfg.StreamDelivery(ctx, sc, id)
+		if err != nil {
+			return fmt.Errorf("tokens: delivery of stream %s: %w", id, err)
+		}
+		if d == "webhook" {
+			return &FieldError{fmt.Sprintf("stream_ids[%d]", i), WebhookStreamRefusal}
 		}
 	}
 	return nil
