@@ -47,7 +47,8 @@ func UnknownQuery(c *Ctx) error {
 			msg = "must be given once"
 		case !blankOK && jsonpath.IsBlank(v):
 			msg = jsonpath.BlankRefusal
-		case jsonpath.IDName(name) && !text(string(v)):
+		case jsonpath.IDName(name) && !jsonpath.IsBlank(v) && !text(string(v)):
+			// a blank one (" \t") is left to the rule of blank values
 			msg = "must be UTF-8 text without control characters"
 		}
 		seen[name] = true
