@@ -58,7 +58,7 @@ func UnknownQuery(c *Ctx) error {
 		if bad == nil {
 			bad = map[string]string{}
 		}
-		bad[jsonpath.Member(name)] = msg
+		bad[jsonpath.Param(name)] = msg
 	}
 	if bad == nil {
 		return nil

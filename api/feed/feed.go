@@ -227,7 +227,7 @@ func parseParams(org, env string, args map[string][]string, mode int) (q feed.Qu
 	for k, vs := range args {
 		switch {
 		case !known[k]:
-			bad[jsonpath.Member(k)] = "unknown parameter"
+			bad[jsonpath.Param(k)] = "unknown parameter"
 			continue
 		case mode == readWebsocket && (k == "limit" || k == "wait"):
 			bad[k] = "is for a pull: a websocket subscription sends entries as they come"

@@ -71,7 +71,7 @@ func (h *Handlers) streamQuery(c *api.Ctx) (hub.StreamInfo, *int64, string, erro
 			}
 		case "token": // a browser token, read by the server's authentication
 		default:
-			bad[jsonpath.Member(k)] = "unknown parameter"
+			bad[jsonpath.Param(k)] = "unknown parameter"
 		}
 	}
 	id := c.QueryArgs().Peek("stream_id")

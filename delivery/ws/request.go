@@ -118,7 +118,7 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string, f
 		switch {
 		case !withFeed && !wsParams[name]:
 			// with feed=true the others are the feed's, which openFeed checks
-			refuse(jsonpath.Member(name), "unknown parameter")
+			refuse(jsonpath.Param(name), "unknown parameter")
 		case seen[name] && wsOnce[name]:
 			refuse(name, "must be given once")
 		}

@@ -315,10 +315,16 @@ func join(path, k string) string {
 	return path + "." + k
 }
 
-// Member is how a refusal names a member k of a body's top level, or a
-// query parameter named k: k itself, or ["k"] quoted when it is empty or
-// holds anything but ASCII letters, digits, _ and - (see join).
-func Member(k string) string { return join("", k) }
+// Param is how a refusal names the query parameter k: k itself, or [""]
+// when it is empty (?=1), never an empty name. Dots and brackets are part
+// of a parameter's name (focus.point.lat), so only the empty one is
+// quoted, as a body's empty member is (see join).
+func Param(k string) string {
+	if k == "" {
+		return `[""]`
+	}
+	return k
+}
 
 func plainName(k string) bool {
 	if k == "" {
