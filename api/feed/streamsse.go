@@ -32,22 +32,6 @@ func (h *Handlers) sseRoute() *api.Route {
 		Handler: h.serveStream}
 }
 
-// validEpoch reports whether s is an epoch as the websocket takes it
-// (delivery/ws): 1 to 64 characters of A-Z a-z 0-9 _ -.
-func validEpoch(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // streamStart is where a registered stream's event stream begins.
 type streamStart struct {
 	id    string
@@ -99,8 +83,8 @@ func (h *Handlers) streamQuery(c *api.Ctx) (hub.StreamInfo, *int64, string, erro
 	epoch := string(c.QueryArgs().Peek("epoch"))
 	switch {
 	case !c.QueryArgs().Has("epoch"):
-	case !validEpoch(epoch):
-		bad["epoch"] = "must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -"
+	case !hub.ValidEpoch(epoch):
+		bad["epoch"] = hub.EpochRefusal
 	case raw == "":
 		// as the websocket: an epoch is the history of an offset, and
 		// alone it would void a live start (history_lost, a replay)
@@ -146,38 +130,16 @@ func (h *Handlers) serveStream(c *api.Ctx) error {
 	})
 }
 
-// streamPosition is where delivery starts, by the websocket's rules:
-// after the given offset of the stream's current epoch, else (another
-// epoch) at the oldest retained offset with history_lost, else live.
+// streamPosition is where delivery starts, by the websocket's rules
+// (hub.Resume): after the given offset of the stream's current epoch,
+// else (another epoch) at the oldest retained offset with history_lost,
+// else live.
 func (h *Handlers) streamPosition(ctx context.Context, id string, last *int64, epoch string) (streamStart, error) {
-	cur, err := h.log.Epoch(ctx, id)
+	p, err := hub.Resume(ctx, h.log, id, last, epoch)
 	if err != nil {
-		return streamStart{}, fmt.Errorf("feed: epoch of %s: %w", id, err)
+		return streamStart{}, fmt.Errorf("feed: %w", err)
 	}
-	newest, err := h.log.Last(ctx, id)
-	if err != nil {
-		return streamStart{}, fmt.Errorf("feed: last offset of %s: %w", id, err)
-	}
-	after := newest
-	if last != nil {
-		after = *last
-	}
-	if epoch != "" && epoch != cur {
-		first, err := h.firstAvailable(ctx, id, newest)
-		return streamStart{id: id, next: first, epoch: cur, lost: true}, err
-	}
-	return streamStart{id: id, next: min(after, newest) + 1, epoch: cur}, nil
-}
-
-func (h *Handlers) firstAvailable(ctx context.Context, id string, newest int64) (int64, error) {
-	es, err := h.log.Read(ctx, id, 1, 1)
-	if err != nil {
-		return 0, fmt.Errorf("feed: read %s: %w", id, err)
-	}
-	if len(es) > 0 {
-		return es[0].Offset, nil
-	}
-	return newest + 1, nil
+	return streamStart{id: id, next: p.Next, epoch: p.Epoch, lost: p.Lost}, nil
 }
 
 // notice is a control event of a registered stream's event stream, in
@@ -194,7 +156,7 @@ type notice struct {
 
 func historyLost(id, epoch string, first int64) notice {
 	return notice{Type: "error", Code: "history_lost", StreamID: id, Epoch: epoch, FirstAvailable: first,
-		Message: "the stream's history was lost (its epoch changed): offsets of another epoch are void; delivery starts again at first_available"}
+		Message: hub.HistoryLostMessage}
 }
 
 // follow writes a registered stream's entries from st on: a subscribed
@@ -270,11 +232,7 @@ func (h *Handlers) checkEpoch(ctx context.Context, s *eventStream, st *streamSta
 	if err != nil || cur == st.epoch {
 		return false, err
 	}
-	newest, err := h.log.Last(ctx, st.id)
-	if err != nil {
-		return false, err
-	}
-	first, err := h.firstAvailable(ctx, st.id, newest)
+	first, err := hub.FirstAvailable(ctx, h.log, st.id)
 	if err != nil {
 		return false, err
 	}

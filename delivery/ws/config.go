@@ -106,9 +106,6 @@ const (
 	closeWait = time.Second
 	// acksTimeout bounds one call to the Acks store.
 	acksTimeout = 5 * time.Second
-	// maxEpochLen bounds an epoch sent by a client (a token of
-	// [A-Za-z0-9_-]); the logs' epochs are 16 hex digits.
-	maxEpochLen = 64
 	// cacheSlots is the number of entries of a stream whose encoded
 	// frames are kept while several subscriptions follow it (power of
 	// two): a 128 KiB table plus the frames, per shared stream. It covers

@@ -95,8 +95,8 @@ func parseControl(b []byte) (clientFrame, error) {
 	if f.LastOffset != nil && *f.LastOffset < 0 {
 		return f, errors.New("last_offset must be >= 0")
 	}
-	if f.Epoch != nil && f.Type != "ping" && f.Type != "unsubscribe" && !validEpoch(*f.Epoch) {
-		return f, errors.New(epochRule)
+	if f.Epoch != nil && f.Type != "ping" && f.Type != "unsubscribe" && !hub.ValidEpoch(*f.Epoch) {
+		return f, errors.New("epoch " + hub.EpochRefusal)
 	}
 	if needStream && f.StreamID == "" {
 		return f, fmt.Errorf("%s needs stream_id", f.Type)

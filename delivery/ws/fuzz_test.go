@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleethub/fleethub/hub"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -39,7 +40,7 @@ func FuzzParseControl(f *testing.F) {
 			return
 		}
 		if cf.Epoch != nil && (cf.Type == "ack" || cf.Type == "resume" || cf.Type == "subscribe") {
-			if !validEpoch(*cf.Epoch) || cf.Type != "ack" && cf.LastOffset == nil {
+			if !hub.ValidEpoch(*cf.Epoch) || cf.Type != "ack" && cf.LastOffset == nil {
 				t.Fatalf("accepted epoch %q of %q", *cf.Epoch, b)
 			}
 			for _, r := range *cf.Epoch {

@@ -514,12 +514,7 @@ func (p *pump) checkLag() bool {
 // lost moves the pump to the oldest retained offset of history epoch,
 // which replaced the one it followed, and tells the client.
 func (p *pump) lost(ctx context.Context, epoch string) error {
-	s := p.c.s
-	last, err := s.log.Last(ctx, p.sb.id)
-	if err != nil {
-		return err
-	}
-	first, err := s.firstAvailable(ctx, p.sb.id, last)
+	first, err := hub.FirstAvailable(ctx, p.c.s.log, p.sb.id)
 	if err != nil {
 		return err
 	}

@@ -144,8 +144,8 @@ func (s *Server) parseRequest(rc *fasthttp.RequestCtx, org, env, keyID string, f
 	if args.Has("epoch") {
 		epoch = string(args.Peek("epoch"))
 		switch {
-		case !validEpoch(epoch):
-			refuse("epoch", strings.TrimPrefix(epochRule, "epoch "))
+		case !hub.ValidEpoch(epoch):
+			refuse("epoch", hub.EpochRefusal)
 		case !args.Has("last_offset"):
 			refuse("epoch", "is the history of last_offset: give both or neither")
 		}
@@ -264,37 +264,23 @@ func (s *Server) lookup(org, env, id string) (hub.StreamInfo, error) {
 // position of another epoch than the stream's (epoch, or the ack's) is
 // lost: the start is then the oldest retained offset. A position past the
 // log's head is moved back to the head: the client gets duplicates rather
-// than a silent gap.
-//
-// The epoch is read first: a history lost after that is noticed by the
-// pump, whose first read of the log asks again.
+// than a silent gap (hub.Resume, as every reader of the stream logs).
 func (s *Server) position(ctx context.Context, keyID string, info hub.StreamInfo, lastOffset *int64, epoch string) (start, error) {
-	cur, err := s.log.Epoch(ctx, info.ID)
-	if err != nil {
-		return start{}, err
-	}
-	last, err := s.log.Last(ctx, info.ID)
-	if err != nil {
-		return start{}, err
-	}
-	after := last
-	switch {
-	case lastOffset != nil:
-		after = *lastOffset
-	case info.AtLeastOnce:
+	after := lastOffset
+	if after == nil && info.AtLeastOnce {
 		acked, ok, err := s.acks.Acked(ctx, keyID, info.ID)
 		if err != nil {
 			return start{}, err
 		}
 		if ok {
-			after, epoch = acked.Offset, acked.Epoch
+			after, epoch = &acked.Offset, acked.Epoch
 		}
 	}
-	if epoch != "" && epoch != cur {
-		first, err := s.firstAvailable(ctx, info.ID, last)
-		return start{next: first, epoch: cur, lost: true}, err
+	p, err := hub.Resume(ctx, s.log, info.ID, after, epoch)
+	if err != nil {
+		return start{}, err
 	}
-	return start{next: min(after, last) + 1, epoch: cur}, nil
+	return start{next: p.Next, epoch: p.Epoch, lost: p.Lost}, nil
 }
 
 // reply writes a refused request's JSON error and returns the error.
