@@ -81,7 +81,7 @@ func TestFleetOptimization(t *testing.T) {
 		"destinations": []map[string]any{{"destination_id": "x", "location": map[string]any{"latitude": 99, "longitude": 0}, "priority": "asap"}}}
 	r = n.do("POST", "/api/v1/fleet/optimization/routes", k, bad)
 	det := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
-	for _, f := range []string{"vehicles[0].shift_start", "destinations[0].location", "destinations[0].priority"} {
+	for _, f := range []string{"vehicles[0].shift_start", "destinations[0].location.latitude", "destinations[0].priority"} {
 		if det[f] == nil {
 			t.Errorf("details lack %s: %v", f, det)
 		}
