@@ -1,7 +1,10 @@
 package jsonpath_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -126,5 +129,82 @@ func TestCheckNamesEmptyKeys(t *testing.T) {
 	}
 	if got := jsonpath.Unknown([]byte(`{"metadata":{"":1}}`), reflect.TypeFor[req]()); got != nil {
 		t.Errorf("Unknown names an empty key: %v", got)
+	}
+}
+
+// FuzzRepeated holds the scanner to a reference written apart from it,
+// over encoding/json's tokens: a body a decoder takes has a repeated
+// member exactly when Repeated names one and HasRepeated says so, and
+// HasRepeated with fold says so for it too.
+func FuzzRepeated(f *testing.F) {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":[{"c":1},{"c":1,"c":2}]}}`, `{"a":1,"\u0061":2}`, `[{"x":1},{"x":1}]`,
+		`{"A":1,"a":2}`, `{"":1,"":2}`, `{"a\"b":1,"s":"\"a\":1,\"a\":2"}`, `1`, `"x"`, `{}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !json.Valid(body) {
+			jsonpath.Repeated(body) // no panic on what no decoder takes
+			jsonpath.HasRepeated(body, true)
+			return
+		}
+		want := repeatsByTokens(t, body)
+		named := jsonpath.Repeated(body)
+		if (named != nil) != want || jsonpath.HasRepeated(body, false) != want {
+			t.Fatalf("%q: Repeated %v, HasRepeated %v, want a repeat %v", body, named, jsonpath.HasRepeated(body, false), want)
+		}
+		if want && !jsonpath.HasRepeated(body, true) {
+			t.Fatalf("%q: a repeat not seen when folding", body)
+		}
+	})
+}
+
+// repeatsByTokens reports whether some object of body, valid JSON, has
+// two members of one name, reading encoding/json's tokens.
+func repeatsByTokens(t *testing.T, body []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	type frame struct {
+		names map[string]bool // nil for an array
+		key   bool            // in an object, the next string is a member name
+	}
+	var stack []*frame
+	found := false
+	value := func() { // a value ended: in an object, a name comes next
+		if len(stack) > 0 && stack[len(stack)-1].names != nil {
+			stack[len(stack)-1].key = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return found
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, &frame{names: map[string]bool{}, key: true})
+			case '[':
+				stack = append(stack, &frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				value()
+			}
+		case string:
+			if top := len(stack) - 1; top >= 0 && stack[top].names != nil && stack[top].key {
+				if stack[top].names[v] {
+					found = true
+				}
+				stack[top].names[v] = true
+				stack[top].key = false
+				continue
+			}
+			value()
+		default:
+			value()
+		}
 	}
 }
