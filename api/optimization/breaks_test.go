@@ -118,6 +118,8 @@ func TestBreakRefusals(t *testing.T) {
 		{"backwards", win(map[string]any{"start": "11:00", "end": "10:00", "duration": 30}), "vehicles[0].break_windows[0].end"},
 		{"bad clock", win(map[string]any{"start": "25:00", "end": "10:00", "duration": 30}), "vehicles[0].break_windows[0].start"},
 		{"bad end clock", win(map[string]any{"start": "10:00", "end": "10:60", "duration": 30}), "vehicles[0].break_windows[0].end"},
+		{"no start", win(map[string]any{"end": "11:00", "duration": 30}), "vehicles[0].break_windows[0].start"},
+		{"empty end", win(map[string]any{"start": "10:00", "end": "", "duration": 30}), "vehicles[0].break_windows[0].end"},
 		{"too long", win(map[string]any{"start": "10:00", "end": "10:20", "duration": 30}), "vehicles[0].break_windows[0].duration"},
 		{"no duration", win(map[string]any{"start": "10:00", "end": "10:20"}), "vehicles[0].break_windows[0].duration"},
 		{"zero duration", win(map[string]any{"start": "10:00", "end": "10:20", "duration": 0}), "vehicles[0].break_windows[0].duration"},

@@ -72,12 +72,17 @@ func windows(bad map[string]string, f string, ws []BreakWindow, fv *vrp.Vehicle)
 		s, ok1 := clockTime(w.Start, math.NaN())
 		e, ok2 := clockTime(w.End, math.NaN())
 		switch {
-		case !ok1 || !ok2:
-			if !ok1 {
-				bad[field+".start"] = clockRefusal
-			}
-			if !ok2 {
-				bad[field+".end"] = clockRefusal
+		case w.Start == "" || w.End == "" || !ok1 || !ok2:
+			for _, c := range []struct {
+				name, v string
+				ok      bool
+			}{{".start", w.Start, ok1}, {".end", w.End, ok2}} {
+				switch {
+				case c.v == "":
+					bad[field+c.name] = "is required"
+				case !c.ok:
+					bad[field+c.name] = clockRefusal
+				}
 			}
 			return
 		case !(e > s):
