@@ -89,7 +89,7 @@ func (s *Handlers) Routes() []*api.Route {
 	return []*api.Route{
 		{Method: "POST", Path: "/v1/api-keys", Tag: "keys", Summary: "Create an API key (returned once); the calling key must be on the enterprise plan", Permission: "keys:manage",
 			Request: CreateBody{}, Response: CreatedView{}, Status: 201, Handler: s.handleCreate},
-		{Method: "GET", Path: "/v1/api-keys", Tag: "keys", Summary: "List the organization's keys of this environment", Permission: "keys:manage",
+		{Method: "GET", Path: "/v1/api-keys", Tag: "keys", Summary: "List the organization's keys of this environment (a live key: the test keys too)", Permission: "keys:manage",
 			Response: ListView{}, Handler: s.handleList},
 		{Method: "DELETE", Path: "/v1/api-keys/{key_id}", Tag: "keys", Summary: "Revoke a key", Permission: "keys:manage",
 			Params: []api.Param{{Name: "key_id", In: "path", Type: "string", Required: true}}, Response: KeyView{}, Handler: s.handleRevoke},
@@ -195,9 +195,13 @@ func (s *Handlers) handleCreate(c *api.Ctx) error {
 
 func (s *Handlers) handleList(c *api.Ctx) error {
 	org, env := c.Scope()
-	ks, err := s.svc.List(c.Context(), store.Scope{Org: org, Env: env})
-	if err != nil {
-		return err
+	var ks []store.APIKey
+	for _, e := range domain.ManagedEnvs(env) {
+		l, err := s.svc.List(c.Context(), store.Scope{Org: org, Env: e})
+		if err != nil {
+			return err
+		}
+		ks = append(ks, l...)
 	}
 	out := ListView{APIKeys: make([]KeyView, 0, len(ks)), Count: len(ks)}
 	for _, k := range ks {
@@ -208,8 +212,15 @@ func (s *Handlers) handleList(c *api.Ctx) error {
 
 func (s *Handlers) handleRevoke(c *api.Ctx) error {
 	org, env := c.Scope()
-	sc := store.Scope{Org: org, Env: env}
-	target, err := s.svc.Get(c.Context(), sc, c.PathParam("key_id"))
+	var sc store.Scope
+	var target store.APIKey
+	err := store.ErrNotFound
+	for _, e := range domain.ManagedEnvs(env) {
+		sc = store.Scope{Org: org, Env: e}
+		if target, err = s.svc.Get(c.Context(), sc, c.PathParam("key_id")); !errors.Is(err, store.ErrNotFound) {
+			break
+		}
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return api.Errf("key_not_found", "API key %s not found", c.PathParam("key_id"))
 	}

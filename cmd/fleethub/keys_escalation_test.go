@@ -166,9 +166,21 @@ func TestKeyGrantWithinOwn(t *testing.T) {
 			t.Errorf("stored %q", k)
 		}
 	}
-	// a lower plan and a live key making a test key are fine
-	if r := n.do("POST", "/v1/api-keys", manager, map[string]any{"name": "t", "permissions": []string{"trips:read"}, "plan": "starter", "environment": "test"}); r.Status != 201 || r.json(t)["environment"] != "test" {
-		t.Errorf("lower plan, test env: %d %.300s", r.Status, r.Body)
+	// a lower plan and a live key making a test key are fine; the live
+	// key lists the test key it made and may revoke it
+	r = n.do("POST", "/v1/api-keys", manager, map[string]any{"name": "t", "permissions": []string{"trips:read"}, "plan": "starter", "environment": "test"})
+	if r.Status != 201 || r.json(t)["environment"] != "test" {
+		t.Fatalf("lower plan, test env: %d %.300s", r.Status, r.Body)
+	}
+	madeTest, madeSecret := r.json(t)["id"].(string), r.json(t)["key"].(string)
+	if l := n.do("GET", "/v1/api-keys", manager, nil); !strings.Contains(string(l.Body), madeTest) {
+		t.Errorf("the live key does not list the test key it made: %.300s", l.Body)
+	}
+	if r := n.do("DELETE", "/v1/api-keys/"+madeTest, manager, nil); r.Status != 200 || r.json(t)["status"] != "revoked" || r.json(t)["environment"] != "test" {
+		t.Errorf("the live key revoking the test key it made: %d %.300s", r.Status, r.Body)
+	}
+	if r := n.do("GET", "/v1/trips", madeSecret, nil); r.Status != 401 {
+		t.Errorf("the revoked test key still answers: %d", r.Status)
 	}
 	// a key holding what the target holds may revoke it
 	if r := n.do("DELETE", "/v1/api-keys/"+readerID, manager, nil); r.Status != 200 || r.json(t)["status"] != "revoked" {

@@ -437,6 +437,16 @@ func (s *Service) List(ctx context.Context, sc store.Scope) ([]store.APIKey, err
 	return s.store.ListKeys(ctx, sc)
 }
 
+// ManagedEnvs are the environments whose keys a key of env lists and
+// revokes: its own, and for a live key the test keys too, which it may
+// create; a test key never sees a live key.
+func ManagedEnvs(env string) []string {
+	if env == apikey.EnvLive {
+		return []string{apikey.EnvLive, apikey.EnvTest}
+	}
+	return []string{env}
+}
+
 // Get returns the key id of the scope, or store.ErrNotFound.
 func (s *Service) Get(ctx context.Context, sc store.Scope, id string) (store.APIKey, error) {
 	ks, err := s.store.ListKeys(ctx, sc)
