@@ -113,3 +113,21 @@ func TestFirstPlanServesEveryStop(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteMinimisationGivesUpOnLongRoutes: RC202's capacities allow 2
+// routes and no plan of fewer than 3 is known. Route minimisation with
+// the first search's share (half of 170 million units) finds the 3 and
+// gives up the removal below them once it stalls, leaving most of its
+// share to the annealings instead of spending all of it on that removal.
+func TestRouteMinimisationGivesUpOnLongRoutes(t *testing.T) {
+	in := readSolomon(t, sharedData(t, "vrp/solomon/RC202.txt"))
+	const share = 85_000_000
+	routes, spent, floor := vrp.MinimizeRoutesWork(in.Problem(), 0, share)
+	t.Logf("RC202: %d routes, %d of %d units spent, gave up at %d routes", routes, spent, share, floor)
+	if routes != 3 || floor != 3 {
+		t.Fatalf("route minimisation ended at %d routes and gave up at %d, want 3 and 3", routes, floor)
+	}
+	if spent > share/2 {
+		t.Fatalf("route minimisation spent %d of its %d units", spent, share)
+	}
+}
