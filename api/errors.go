@@ -23,6 +23,9 @@ type Error struct {
 	Cause   error
 	// RetryAfter, when set, is sent as Retry-After (seconds).
 	RetryAfter int
+	// emptyEnums: Details names only optional fields of a fixed set sent
+	// as "" (DecodeJSON), which Ctx.BindValues hands to the route.
+	emptyEnums bool
 }
 
 func (e *Error) Error() string {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
 	"sort"
@@ -12,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/apikey"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/valyala/fasthttp"
@@ -144,6 +147,35 @@ func (c *Ctx) Bind(v any, optional bool) error {
 	return DecodeJSON(body, v)
 }
 
+// BindValues is Bind for a route that names its body's values' problems
+// beside those of decoding: the optional fields of a fixed set sent as ""
+// (jsonpath.EmptyEnum), when they are the body's only problem at
+// decoding, are returned by path rather than refused, for the route to
+// name with the refusals of its own checks in one answer (Refused). The
+// route refuses the request whenever any is returned: decoded, such a
+// field reads as left out.
+func (c *Ctx) BindValues(v any, optional bool) (map[string]string, error) {
+	if err := c.Bind(v, optional); err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.emptyEnums {
+			if d, ok := e.Details.(map[string]string); ok {
+				return d, nil
+			}
+		}
+		return nil, err
+	}
+	return nil, nil
+}
+
+// Refused is the refusal of a body whose optional fields of a fixed set
+// were sent as "" (empty, from BindValues) beside the problems more of
+// the route's own checks: one answer naming them all, invalid_request
+// when every one is a value outside its set, else validation_failed
+// (FieldsCode).
+func Refused(empty, more map[string]string) error {
+	return Validation("validation_failed", addFields(maps.Clone(empty), more))
+}
+
 // IsJSON reports whether a Content-Type names JSON.
 func IsJSON(ct []byte) bool {
 	if i := bytes.IndexByte(ct, ';'); i >= 0 {
@@ -163,6 +195,8 @@ func IsJSON(ct []byte) bool {
 // string or only white space (jsonpath.IsID names the identifiers), and
 // a member whose name an earlier member of its object has, in free-form
 // objects too (jsonpath.Repeated): a decoder would read only the last.
+// An optional field of a fixed set of values sent as "" is refused as a
+// value outside its set (jsonpath.EmptyEnum), never read as left out.
 func DecodeJSON(body []byte, v any) error {
 	if wantsObject(v) {
 		if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
@@ -193,7 +227,10 @@ func DecodeJSON(body []byte, v any) error {
 		return Errf("invalid_request", "malformed JSON: trailing data after the body")
 	}
 	if bad := bodyRefusals(body, t); bad != nil {
-		return Validation("validation_failed", bad)
+		e := Validation("validation_failed", bad)
+		// only values outside their sets: BindValues hands them to the route
+		e.emptyEnums = enum.All(bad)
+		return e
 	}
 	return nil
 }
@@ -236,8 +273,10 @@ func TrailingData(body []byte, offset int64) bool {
 }
 
 // CheckIDs refuses the identifiers of body, decoded into a value of v's
-// type, that are sent blank (an empty string or only white space):
-// validation_failed naming each by its path (jsonpath.Blank). DecodeJSON
+// type, that are sent blank (an empty string or only white space), and
+// its optional fields of a fixed set sent as "": each named by its path
+// (jsonpath.Blank), validation_failed, or invalid_request when every one
+// is such a field (FieldsCode). DecodeJSON
 // does this itself; a route that decodes its body another way calls it.
 func CheckIDs(body []byte, v any) error {
 	if bad := jsonpath.Blank(body, reflect.TypeOf(v)); bad != nil {

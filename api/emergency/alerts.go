@@ -60,8 +60,12 @@ func (a *Alerts) Routes() []*api.Route {
 
 func (a *Alerts) create(c *api.Ctx) error {
 	var b domain.AlertBody
-	if err := c.Bind(&b, false); err != nil {
+	empty, err := c.BindValues(&b, false)
+	if err != nil {
 		return err
+	}
+	if empty != nil {
+		return api.Refused(empty, a.svc.Check(b))
 	}
 	al, err := a.svc.Create(c.Context(), scope(c), b)
 	if err != nil {
@@ -88,8 +92,12 @@ func (a *Alerts) cancel(c *api.Ctx) error {
 
 func (a *Alerts) ack(c *api.Ctx) error {
 	var b domain.AckBody
-	if err := c.Bind(&b, false); err != nil {
+	empty, err := c.BindValues(&b, false)
+	if err != nil {
 		return err
+	}
+	if empty != nil {
+		return api.Refused(empty, b.Check())
 	}
 	al, err := a.svc.Acknowledge(c.Context(), scope(c), c.PathParam("alert_id"), b)
 	if err != nil {

@@ -8,7 +8,6 @@
 package keys
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/keys"
-	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/store"
 )
@@ -129,32 +127,20 @@ func strayFields(body []byte) map[string]string {
 	return bad
 }
 
-// emptyStrings reports which of the named top-level fields body sends as
-// the empty string (not left out, not null).
-func emptyStrings(body []byte, names ...string) map[string]bool {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(body, &fields) != nil {
-		return nil
-	}
-	out := map[string]bool{}
-	for _, n := range names {
-		out[n] = string(bytes.TrimSpace(fields[n])) == `""`
-	}
-	return out
-}
-
 func (s *Handlers) handleCreate(c *api.Ctx) error {
 	var b CreateBody
-	if err := c.Bind(&b, false); err != nil {
+	// "environment": "" and "plan": "" are values outside their sets,
+	// named beside the request's other problems
+	empty, err := c.BindValues(&b, false)
+	if err != nil {
 		return err
 	}
 	if bad := strayFields(c.PostBody()); bad != nil {
-		return api.Validation("validation_failed", bad)
+		return api.Refused(empty, bad)
 	}
 	p := c.Principal
-	sentEmpty := emptyStrings(c.PostBody(), "environment", "plan")
 	env := b.Environment
-	if env == "" && !sentEmpty["environment"] {
+	if env == "" {
 		env = p.Env // left out or null: the caller's
 	}
 	r := domain.CreateRequest{Org: p.Org, Env: env, Name: b.Name, Permissions: b.Permissions, Plan: b.Plan}
@@ -162,19 +148,15 @@ func (s *Handlers) handleCreate(c *api.Ctx) error {
 		r.RPM = *b.RateLimitRPM
 	}
 	bad := r.Validate()
-	if sentEmpty["plan"] {
-		// "" is no plan of the set, not "no plan": refused as any other
-		if bad == nil {
-			bad = map[string]string{}
-		}
-		bad["plan"] = enum.Refusal(domain.PlanNames...)
-	}
 	if b.RateLimitRPM != nil && *b.RateLimitRPM == 0 {
 		// 0 sent is a rate, not "absent": refused as out of range
 		if bad == nil {
 			bad = map[string]string{}
 		}
 		bad["rate_limit_rpm"] = domain.RPMRange
+	}
+	if empty != nil {
+		return api.Refused(empty, bad)
 	}
 	if bad != nil {
 		return api.Validation("validation_failed", bad)

@@ -73,8 +73,12 @@ func answer(c *api.Ctx, r domain.Result, err error) error {
 
 func (h *Handlers) optimize(c *api.Ctx) error {
 	var r domain.Request
-	if err := c.Bind(&r, false); err != nil {
+	empty, err := c.BindValues(&r, false)
+	if err != nil {
 		return err
+	}
+	if empty != nil {
+		return api.Refused(empty, r.Check())
 	}
 	// The time limit counts from the request's arrival (read, before the
 	// body is decoded).

@@ -68,8 +68,12 @@ func scope(c *api.Ctx) store.Scope {
 
 func (h *Handlers) put(c *api.Ctx) error {
 	var b domain.Body
-	if err := c.Bind(&b, false); err != nil {
+	empty, err := c.BindValues(&b, false)
+	if err != nil {
 		return err
+	}
+	if empty != nil {
+		return api.Refused(empty, b.Check(c.PathParam("vehicle_id")))
 	}
 	p, err := h.svc.Put(c.Context(), scope(c), c.PathParam("vehicle_id"), b)
 	if err != nil {

@@ -183,14 +183,9 @@ func (a *Alerts) cancel(ctx context.Context, sc store.Scope, id string) (Alert, 
 	return *al, nil
 }
 
-// Acknowledge records a recipient's acknowledgment of an active alert
-// (again is a no-op): their delayed deliveries and repeats are called
-// off. An alert that is not active is a *TransitionError; one written by
-// another request or a scheduled step meanwhile is read again and the
-// acknowledgment recorded on top (ErrChanged only when that keeps
-// happening).
-func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b AckBody) (Alert, error) {
-	// every field at fault is named at once
+// Check names every field of b at fault, at once (Acknowledge's checks,
+// which change nothing); empty when there is none.
+func (b *AckBody) Check() map[string]string {
 	bad := map[string]string{}
 	if b.RecipientID == "" {
 		bad["recipient_id"] = "is required"
@@ -201,7 +196,17 @@ func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b A
 	if utf8.RuneCountInString(b.Note) > maxNote {
 		bad["note"] = fmt.Sprintf("must be at most %d characters", maxNote)
 	}
-	if len(bad) > 0 {
+	return bad
+}
+
+// Acknowledge records a recipient's acknowledgment of an active alert
+// (again is a no-op): their delayed deliveries and repeats are called
+// off. An alert that is not active is a *TransitionError; one written by
+// another request or a scheduled step meanwhile is read again and the
+// acknowledgment recorded on top (ErrChanged only when that keeps
+// happening).
+func (a *Alerts) Acknowledge(ctx context.Context, sc store.Scope, id string, b AckBody) (Alert, error) {
+	if bad := b.Check(); len(bad) > 0 {
 		return Alert{}, &ValidationError{Fields: bad}
 	}
 	return rewritten(ctx, func() (Alert, error) { return a.acknowledge(ctx, sc, id, b) })

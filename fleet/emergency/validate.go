@@ -16,6 +16,13 @@ import (
 	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
+// Check names every field of alert body b at fault, by path (Create's
+// checks of the body, which change nothing); empty when there is none.
+func (a *Alerts) Check(b AlertBody) map[string]string {
+	_, bad := b.validate(apitime.Of(a.now()))
+	return bad
+}
+
 // validate checks every field of an alert and answers its expiration;
 // bad is keyed by field path.
 func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {

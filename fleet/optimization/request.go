@@ -272,6 +272,14 @@ type built struct {
 }
 
 // build validates a request into a problem; bad names each refused field.
+// Check names every field of r at fault, by path (the checks of the
+// request itself, which need no road network and change nothing); empty
+// when there is none.
+func (r *Request) Check() map[string]string {
+	_, bad := build(r)
+	return bad
+}
+
 func build(r *Request) (*built, map[string]string) {
 	bad := map[string]string{}
 	b := &built{pr: &vrp.Problem{}, timeLimit: time.Duration(DefaultTimeLimit * float64(time.Second))}

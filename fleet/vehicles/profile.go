@@ -107,6 +107,15 @@ func checkID(bad map[string]string, id string) {
 	}
 }
 
+// Check names every bad field of b, the profile of vehicle id (Put's
+// checks, which change nothing); empty when there is none.
+func (b *Body) Check(id string) map[string]string {
+	bad := map[string]string{}
+	checkID(bad, id)
+	b.validate(bad)
+	return bad
+}
+
 // validate names every bad field of b.
 func (b *Body) validate(bad map[string]string) {
 	switch {

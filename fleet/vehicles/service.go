@@ -92,10 +92,7 @@ func (s *Service) now() time.Time { return apitime.Of(s.cfg.Now()) }
 // Put creates or replaces the profile of vehicle id; a replaced profile
 // keeps its creation time. A *ValidationError names every bad field.
 func (s *Service) Put(ctx context.Context, sc store.Scope, id string, b Body) (Profile, error) {
-	bad := map[string]string{}
-	checkID(bad, id)
-	b.validate(bad)
-	if len(bad) > 0 {
+	if bad := b.Check(id); len(bad) > 0 {
 		return Profile{}, &ValidationError{Fields: bad}
 	}
 	now := s.now()

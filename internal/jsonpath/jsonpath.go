@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fleethub/fleethub/internal/apitime"
+	"github.com/fleethub/fleethub/internal/enum"
 )
 
 var (
@@ -43,8 +45,9 @@ func Unknown(body []byte, t reflect.Type) map[string]string {
 // (BlankRefusal), each time.Time sent as something RFC 3339 does not
 // allow (BadTimes), each field sent twice under names that differ
 // only in case (RepeatedRefusal: the type takes both as the one field)
-// and each empty key of a free-form object, a map, at any depth
-// (EmptyKeyRefusal),
+// each empty key of a free-form object, a map, at any depth
+// (EmptyKeyRefusal) and each optional field of a fixed set of values sent
+// as "" (EmptyEnum),
 // by path, up to MaxNamed; nil when there is none. A name repeated as
 // it is, which decoding loses, is Repeated's to find.
 func Check(body []byte, t reflect.Type) map[string]string {
@@ -53,7 +56,8 @@ func Check(body []byte, t reflect.Type) map[string]string {
 
 // Blank names, by path (event_filters.vehicle_ids[2]), each identifier
 // of body (a field IsID names, or an entry of such an array) sent as a
-// string that is empty or only white space, up to MaxNamed; nil when
+// string that is empty or only white space, and each optional field of a
+// fixed set of values sent as "" (EmptyEnum), up to MaxNamed; nil when
 // there is none. An identifier left out is not named.
 func Blank(body []byte, t reflect.Type) map[string]string {
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -63,6 +67,7 @@ func Blank(body []byte, t reflect.Type) map[string]string {
 		return nil
 	}
 	w := walker{blank: map[string]string{}}
+	w.enums = w.blank
 	w.walk(v, t, "", false)
 	if len(w.blank) == 0 {
 		return nil
@@ -82,7 +87,7 @@ func check(body []byte, t reflect.Type, blank bool) map[string]string {
 	// comma before the fraction), which it decodes from
 	w := walker{unknown: map[string]string{}}
 	if blank {
-		w.blank, w.times, w.repeat, w.empty = w.unknown, w.unknown, w.unknown, w.unknown
+		w.blank, w.times, w.repeat, w.empty, w.enums = w.unknown, w.unknown, w.unknown, w.unknown, w.unknown
 	}
 	w.walk(v, t, "", false)
 	if len(w.unknown) == 0 {
@@ -96,9 +101,10 @@ func check(body []byte, t reflect.Type, blank bool) map[string]string {
 // does not declare, times each time.Time whose value is not an RFC 3339
 // date-time, blank each identifier sent blank, repeat each field sent a
 // second time under a name in another case, empty each key of a
-// free-form object (a map) that is the empty string. Maps may be shared.
+// free-form object (a map) that is the empty string, enums each optional
+// field of a fixed set sent as "" (EmptyEnum). Maps may be shared.
 type walker struct {
-	unknown, times, blank, repeat, empty map[string]string
+	unknown, times, blank, repeat, empty, enums map[string]string
 }
 
 func (w *walker) note(m map[string]string, path, msg string) {
@@ -169,6 +175,10 @@ func (w *walker) walk(v any, t reflect.Type, path string, id bool) {
 					continue
 				}
 				folded[lk] = true
+			}
+			if f.enum != nil && w.enums != nil && obj[k] == "" {
+				w.note(w.enums, join(path, k), enum.Refusal(f.enum...))
+				continue
 			}
 			w.walk(obj[k], f.t, join(path, k), f.id)
 		}
@@ -339,19 +349,46 @@ func plainName(k string) bool {
 	return true
 }
 
-// field is a struct field as a body's walk needs it: its type and
-// whether it is an identifier (IsID).
+// field is a struct field as a body's walk needs it: its type, whether
+// it is an identifier (IsID) and, for an optional string of a fixed set
+// (EmptyEnum), the values it takes.
 type field struct {
-	t  reflect.Type
-	id bool
+	t    reflect.Type
+	id   bool
+	enum []string
 }
 
 // jsonFields maps the folded JSON names of a struct's fields, embedded
 // structs' promoted, to their types.
 func jsonFields(t reflect.Type) map[string]field {
 	out := map[string]field{}
-	EachField(t, func(name, _ string, f reflect.StructField) { out[strings.ToLower(name)] = field{f.Type, IsID(name, f)} })
+	EachField(t, func(name, opts string, f reflect.StructField) {
+		out[strings.ToLower(name)] = field{f.Type, IsID(name, f), EmptyEnum(opts, f)}
+	})
 	return out
+}
+
+// EmptyEnum is the set of values of the struct field f, of json tag
+// options opts, when "" sent to it must be refused as a value outside
+// that set: an optional field (omitempty, not required:"true") of Go type
+// string with an enum tag that does not list "". Decoded, such a field
+// cannot tell "" from left out, and a client that sends "" has lost its
+// value: reading it as absent (the default) would hide that. A required
+// field sent "" is its validator's "is required"; a *string field tells
+// "" from absent and its validator refuses it. nil for any other field.
+func EmptyEnum(opts string, f reflect.StructField) []string {
+	tag, ok := f.Tag.Lookup("enum")
+	if !ok || tag == "" || f.Type.Kind() != reflect.String || f.Tag.Get("required") == "true" {
+		return nil
+	}
+	if !slices.Contains(strings.Split(opts, ","), "omitempty") {
+		return nil
+	}
+	vals := strings.Split(tag, ",")
+	if slices.Contains(vals, "") {
+		return nil
+	}
+	return vals
 }
 
 // EachField calls fn with each field of struct type t as
