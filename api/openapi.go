@@ -291,7 +291,7 @@ func httpText(c int) string {
 	case 412:
 		return "precondition failed"
 	case 415:
-		return "Content-Type is not application/json"
+		return "Content-Type is not application/json (or a +json type), or names a charset other than utf-8"
 	case 416:
 		return "range not satisfiable, with Content-Range bytes */size"
 	case 429:

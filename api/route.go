@@ -141,8 +141,8 @@ func (c *Ctx) Bind(v any, optional bool) error {
 		}
 		return Errf("invalid_request", "request body is required")
 	}
-	if !IsJSON(c.Request.Header.ContentType()) {
-		return Errf("unsupported_media_type", "Content-Type must be application/json")
+	if err := CheckJSON(c.Request.Header.ContentType()); err != nil {
+		return err
 	}
 	return DecodeJSON(body, v)
 }
@@ -176,13 +176,56 @@ func Refused(empty, more map[string]string) error {
 	return Validation("validation_failed", addFields(maps.Clone(empty), more))
 }
 
-// IsJSON reports whether a Content-Type names JSON.
+// IsJSON reports whether a Content-Type names JSON in UTF-8, the only
+// encoding a body is read in: application/json or an application/…+json
+// type, without a charset or with charset utf-8 (CheckJSON).
 func IsJSON(ct []byte) bool {
-	if i := bytes.IndexByte(ct, ';'); i >= 0 {
-		ct = ct[:i]
+	ok, _ := jsonType(ct)
+	return ok
+}
+
+// CheckJSON refuses a Content-Type that is not JSON in UTF-8: 415
+// unsupported_media_type, naming the charset when the type is JSON but
+// the charset another one (charset=latin1 would have the body read as
+// UTF-8, its other bytes refused or, worse, taken as other characters).
+func CheckJSON(ct []byte) error {
+	ok, charset := jsonType(ct)
+	switch {
+	case ok:
+		return nil
+	case charset != nil:
+		return Errf("unsupported_media_type", "Content-Type charset %q is not supported: bodies are JSON in UTF-8 (charset=utf-8, or none)", *charset).
+			WithDetails(map[string]string{"Content-Type": "charset must be utf-8"})
 	}
-	ct = bytes.TrimSpace(ct)
-	return bytes.EqualFold(ct, []byte("application/json")) || (bytes.HasPrefix(ct, []byte("application/")) && bytes.HasSuffix(ct, []byte("+json")))
+	return Errf("unsupported_media_type", "Content-Type must be application/json")
+}
+
+// jsonType reports whether ct is a JSON type in UTF-8; charset is the
+// charset parameter that is not utf-8 (case aside, quoted or not) of a
+// JSON type, nil when there is none.
+func jsonType(ct []byte) (ok bool, charset *string) {
+	typ, params, _ := bytes.Cut(ct, []byte{';'})
+	typ = bytes.TrimSpace(typ)
+	if !bytes.EqualFold(typ, []byte("application/json")) && !(bytes.HasPrefix(typ, []byte("application/")) && bytes.HasSuffix(typ, []byte("+json"))) {
+		return false, nil
+	}
+	for len(params) > 0 {
+		var p []byte
+		p, params, _ = bytes.Cut(params, []byte{';'})
+		name, value, _ := bytes.Cut(p, []byte{'='})
+		if !bytes.EqualFold(bytes.TrimSpace(name), []byte("charset")) {
+			continue
+		}
+		value = bytes.TrimSpace(value)
+		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
+			value = value[1 : len(value)-1]
+		}
+		if !bytes.EqualFold(value, []byte("utf-8")) {
+			s := string(value)
+			return false, &s
+		}
+	}
+	return true, nil
 }
 
 // DecodeJSON decodes one JSON value from body into v, turning syntax and

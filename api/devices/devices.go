@@ -69,8 +69,8 @@ func nullPaths(prefix string, m map[string]any, out []string) []string {
 // and a body that is not a JSON object as on every other route.
 func decodeSettings(contentType, raw []byte) (domain.Settings, error) {
 	var body domain.Settings
-	if !api.IsJSON(contentType) {
-		return body, api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	if err := api.CheckJSON(contentType); err != nil {
+		return body, err
 	}
 	return body, api.DecodeJSON(raw, &body)
 }

@@ -104,8 +104,8 @@ func body(c *api.Ctx) ([]byte, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, api.Errf("invalid_request", "request body is required")
 	}
-	if !api.IsJSON(c.Request.Header.ContentType()) {
-		return nil, api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	if err := api.CheckJSON(c.Request.Header.ContentType()); err != nil {
+		return nil, err
 	}
 	return raw, nil
 }

@@ -21,8 +21,8 @@ func bindFast(c *api.Ctx, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return api.Errf("invalid_request", "request body is required")
 	}
-	if !api.IsJSON(c.Request.Header.ContentType()) {
-		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	if err := api.CheckJSON(c.Request.Header.ContentType()); err != nil {
+		return err
 	}
 	return decodeFast(body, v)
 }

@@ -187,8 +187,8 @@ func (h *Handlers) Routes() []*api.Route {
 }
 
 func (h *Handlers) start(c *api.Ctx, kind string) error {
-	if !api.IsJSON(c.Request.Header.ContentType()) {
-		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	if err := api.CheckJSON(c.Request.Header.ContentType()); err != nil {
+		return err
 	}
 	var probe map[string]json.RawMessage
 	if err := api.DecodeJSON(c.PostBody(), &probe); err != nil {
@@ -254,8 +254,8 @@ func (h *Handlers) status(c *api.Ctx, kind string) error {
 }
 
 func (h *Handlers) configure(c *api.Ctx, kind string) error {
-	if !api.IsJSON(c.Request.Header.ContentType()) {
-		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	if err := api.CheckJSON(c.Request.Header.ContentType()); err != nil {
+		return err
 	}
 	var probe map[string]json.RawMessage
 	if err := api.DecodeJSON(c.PostBody(), &probe); err != nil {

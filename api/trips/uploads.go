@@ -32,8 +32,8 @@ func decodeUpload(contentType, body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return api.Errf("invalid_request", "request body is required")
 	}
-	if !api.IsJSON(contentType) {
-		return api.Errf("unsupported_media_type", "Content-Type must be application/json")
+	if err := api.CheckJSON(contentType); err != nil {
+		return err
 	}
 	if !isObject(body) {
 		return api.DecodeJSON(body, v)
