@@ -103,6 +103,13 @@ func TestEmptyEnumValuesRefused(t *testing.T) {
 			"invalid_request", map[string]string{"delivery_channels[0].priority": "must be one of immediate, high, normal, low"}},
 		{"an acknowledgment's recipient_type", "POST", "/v1/emergency/alerts/" + alertID + "/acknowledge", map[string]any{"recipient_id": "drv-1", "recipient_type": ""},
 			"invalid_request", map[string]string{"recipient_type": "must be one of driver, vehicle, field_personnel, dispatcher, supervisor, emergency_management, emergency_contact"}},
+		// text with a default (a language, a time zone) sent as "": refused
+		// as it would read as left out
+		{"a contact's language", "POST", "/v1/contacts", map[string]any{"name": "Ann", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550004100"}, "language": ""},
+			"validation_failed", map[string]string{"language": "must not be empty: leave it out for the default"}},
+		{"a contact's quiet_hours.timezone", "POST", "/v1/contacts", map[string]any{"name": "Ann", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550004100"},
+			"quiet_hours": map[string]any{"start": "22:00", "end": "06:00", "timezone": ""}},
+			"validation_failed", map[string]string{"quiet_hours.timezone": "must not be empty: leave it out for the default"}},
 		// beside a problem the route's own checks find: one answer names both
 		{"vehicle_type beside a long fleet_id", "PUT", "/v1/vehicles/veh-e", map[string]any{"vehicle_type": "", "fleet_id": strings.Repeat("f", 201)}, "validation_failed",
 			map[string]string{"vehicle_type": vehicleTypes, "fleet_id": "must be at most 200 characters"}},
@@ -134,6 +141,9 @@ func TestEmptyEnumValuesRefused(t *testing.T) {
 	}
 	if l := n.do("GET", "/api/v1/streaming/streams", k, nil).json(t)["streams"].([]any); len(l) != 2 {
 		t.Errorf("refused starts: %d streams, want the 2 started", len(l))
+	}
+	if l := n.do("GET", "/v1/contacts", k, nil).json(t)["contacts"].([]any); len(l) != 0 {
+		t.Errorf("refused contacts: %d stored", len(l))
 	}
 	if l := n.do("GET", "/v1/emergency/alerts", k, nil).json(t)["alerts"].([]any); len(l) != 1 {
 		t.Errorf("refused alerts: %d alerts, want the one sent", len(l))

@@ -55,7 +55,7 @@ type Links struct {
 type QuietHours struct {
 	Start            string `json:"start" required:"true" doc:"HH:MM"`
 	End              string `json:"end" required:"true" doc:"HH:MM"`
-	Timezone         string `json:"timezone,omitempty" doc:"IANA zone, default UTC"`
+	Timezone         string `json:"timezone,omitempty" empty:"refused" doc:"IANA zone, default UTC (\"\" is refused)"`
 	CriticalOverride *bool  `json:"critical_override,omitempty" doc:"critical alerts and incidents reach the contact anyway; default true"`
 }
 
@@ -68,7 +68,7 @@ type Body struct {
 	Location   *Location   `json:"location,omitempty"`
 	Links      *Links      `json:"links,omitempty"`
 	QuietHours *QuietHours `json:"quiet_hours,omitempty"`
-	Language   string      `json:"language,omitempty" doc:"BCP 47 tag, e.g. en or es-MX; default en"`
+	Language   string      `json:"language,omitempty" empty:"refused" doc:"BCP 47 tag, e.g. en or es-MX; default en (\"\" is refused)"`
 }
 
 // Contact is the contact resource.

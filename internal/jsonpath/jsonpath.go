@@ -177,7 +177,11 @@ func (w *walker) walk(v any, t reflect.Type, path string, id bool) {
 				folded[lk] = true
 			}
 			if f.enum != nil && w.enums != nil && obj[k] == "" {
-				w.note(w.enums, join(path, k), enum.Refusal(f.enum...))
+				msg := EmptyValueRefusal
+				if len(f.enum) > 0 {
+					msg = enum.Refusal(f.enum...)
+				}
+				w.note(w.enums, join(path, k), msg)
 				continue
 			}
 			w.walk(obj[k], f.t, join(path, k), f.id)
@@ -376,12 +380,19 @@ func jsonFields(t reflect.Type) map[string]field {
 // value: reading it as absent (the default) would hide that. A required
 // field sent "" is its validator's "is required"; a *string field tells
 // "" from absent and its validator refuses it. nil for any other field.
+//
+// An optional string field tagged empty:"refused" (a language, a time
+// zone: text with a default when left out) is refused the same way with
+// EmptyValueRefusal: the answer is an empty, non-nil set.
 func EmptyEnum(opts string, f reflect.StructField) []string {
-	tag, ok := f.Tag.Lookup("enum")
-	if !ok || tag == "" || f.Type.Kind() != reflect.String || f.Tag.Get("required") == "true" {
+	if f.Type.Kind() != reflect.String || f.Tag.Get("required") == "true" || !slices.Contains(strings.Split(opts, ","), "omitempty") {
 		return nil
 	}
-	if !slices.Contains(strings.Split(opts, ","), "omitempty") {
+	tag, ok := f.Tag.Lookup("enum")
+	if !ok || tag == "" {
+		if f.Tag.Get("empty") == "refused" {
+			return []string{}
+		}
 		return nil
 	}
 	vals := strings.Split(tag, ",")
@@ -390,6 +401,10 @@ func EmptyEnum(opts string, f reflect.StructField) []string {
 	}
 	return vals
 }
+
+// EmptyValueRefusal is the message for an optional text field with a
+// default sent as "" (EmptyEnum): it would read as left out.
+const EmptyValueRefusal = "must not be empty: leave it out for the default"
 
 // EachField calls fn with each field of struct type t as
 // encoding/json names it (its json tag's name, else its Go name, and the
