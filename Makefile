@@ -27,8 +27,8 @@ build:
 ## matching's simulated drives, geocoding's held-out addresses), and the
 ## solver's randomized tests and pinned plans run a quarter of their seeds
 ## under it: the engines' packages run whole in the second pass. The second pass runs
-## as two groups side by side: the crash harnesses, which mostly wait for
-## their child to restart, then the engines' packages, beside the rest.
+## as three groups side by side: the crash harnesses, which mostly wait for
+## their child to restart, the engines' packages, and the rest.
 ## The race pass runs at least four packages at a time (RACE_PARALLEL: the
 ## processors, or 4 where there are fewer), beside go vet: many of its
 ## tests wait on real time (receivers that answer slowly, brokers that
@@ -36,11 +36,11 @@ build:
 ## the pass.
 ## Test binaries are linked without DWARF (-ldflags=-w): stack traces and
 ## race reports read the symbol table, and each link takes a quarter less.
-test test-vet test-race test-crash test-server: export GOFLAGS := $(filter-out -ldflags=-w,$(GOFLAGS)) -ldflags=-w
+test test-vet test-race test-crash test-engines test-server: export GOFLAGS := $(filter-out -ldflags=-w,$(GOFLAGS)) -ldflags=-w
 test:
 	$(MAKE) --no-print-directory -j2 test-vet test-race
 	$(GO) test -count=1 -run '^$$' ./internal/routing/ ./cmd/fleethub/ ./cmd/fleethub-bench/
-	$(MAKE) --no-print-directory -j2 test-crash test-server
+	$(MAKE) --no-print-directory -j3 test-crash test-engines test-server
 
 # the first pass of make test: go vet beside the race pass, whose tests
 # leave the cores idle while they wait on real time
@@ -51,10 +51,13 @@ RACE_PARALLEL ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); 
 test-race:
 	$(GO) test -race -count=1 -p $(RACE_PARALLEL) -timeout 12m $(PKGS)
 
-# the second pass of make test, in two groups (see test)
-.PHONY: test-crash test-server
+# the second pass of make test, in three groups (see test): the crash
+# harnesses, which mostly wait for their child to restart, beside the
+# engines' packages (built and run in that wait) and the server's tests
+.PHONY: test-crash test-engines test-server
 test-crash:
 	$(GO) test -count=1 -timeout 10m -parallel 3 -run '^(TestCrash[A-Za-z]*|TestModelCrash)$$' ./cmd/fleethub/
+test-engines:
 	$(GO) test -count=1 -timeout 8m ./internal/vrp/ ./api/optimization/ ./internal/mapmatch/ ./internal/geocode/
 test-server:
 	$(GO) test -count=1 -timeout 8m -run '^TestRealExtracts$$' ./internal/routing/
