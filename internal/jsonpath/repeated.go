@@ -129,27 +129,9 @@ func (s *repeatScan) value(depth int) bool {
 			return true
 		}
 		for n := 0; ; n++ {
-			if s.named != nil {
-				s.path = append(s.path, pathSeg{index: n})
-			}
-			ok := s.value(depth + 1)
-			if s.named != nil {
-				s.path = s.path[:len(s.path)-1]
-			}
-			if !ok || s.done() {
-				return false
-			}
-			s.ws()
-			if s.i >= len(s.b) {
-				return false
-			}
-			s.i++
-			switch s.b[s.i-1] {
-			case ',':
-			case ']':
-				return true
-			default:
-				return false
+			more, ok := s.member(pathSeg{index: n}, depth, ']')
+			if !more {
+				return ok
 			}
 		}
 	case '"':
@@ -229,29 +211,38 @@ func (s *repeatScan) object(depth int) bool {
 		if s.done() {
 			return false
 		}
-		if s.named != nil {
-			s.path = append(s.path, pathSeg{key: k, index: -1})
-		}
-		ok = s.value(depth + 1)
-		if s.named != nil {
-			s.path = s.path[:len(s.path)-1]
-		}
-		if !ok || s.done() {
-			return false
-		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return false
-		}
-		s.i++
-		switch s.b[s.i-1] {
-		case ',':
-		case '}':
-			return true
-		default:
-			return false
+		if more, ok := s.member(pathSeg{key: k, index: -1}, depth, '}'); !more {
+			return ok
 		}
 	}
+}
+
+// member passes over the value of an array element or object member at
+// seg, then the comma after it or the closing byte: more says another
+// element follows, ok (when not more) that the container ended well.
+func (s *repeatScan) member(seg pathSeg, depth int, closing byte) (more, ok bool) {
+	if s.named != nil {
+		s.path = append(s.path, seg)
+	}
+	ok = s.value(depth + 1)
+	if s.named != nil {
+		s.path = s.path[:len(s.path)-1]
+	}
+	if !ok || s.done() {
+		return false, false
+	}
+	s.ws()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	s.i++
+	switch s.b[s.i-1] {
+	case ',':
+		return true, true
+	case closing:
+		return false, true
+	}
+	return false, false
 }
 
 // str passes over a string and returns where it lies; wide is set only
