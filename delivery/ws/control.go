@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/fleethub/fleethub/hub"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 )
 
 // clientFrame is a control frame from the client.
@@ -48,6 +50,10 @@ func parseControl(b []byte) (clientFrame, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return f, fmt.Errorf("not a valid control frame: %v", err)
+	}
+	if rep := jsonpath.Repeated(b); rep != nil {
+		names := slices.Sorted(maps.Keys(rep))
+		return f, fmt.Errorf("%s %s", strings.Join(names, ", "), jsonpath.RepeatedRefusal)
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
 		var te *json.UnmarshalTypeError

@@ -293,7 +293,8 @@ func TestPlainHTTPAndLimits(t *testing.T) {
 // A key its frame type does not take is refused naming it, never
 // ignored: a subscribe with an offset does not quietly start elsewhere,
 // an ack's last_offset stores nothing. A field of the wrong type is
-// named with the type it must be.
+// named with the type it must be. A key given twice is refused naming
+// it, as in every request body.
 func TestFrameKeysOfTheirType(t *testing.T) {
 	f := newFixture(t, ws.Config{}, hub.StreamInfo{ID: "s1"}, hub.StreamInfo{ID: "s2"})
 	c := f.mustDial("stream_id=s1")
@@ -309,12 +310,20 @@ func TestFrameKeysOfTheirType(t *testing.T) {
 		{`{"type":"ack","stream_id":"s1","offset":"1"}`, "offset must be an integer"},
 		{`{"type":"resume","stream_id":5,"last_offset":0}`, "stream_id must be a string"},
 		{`{"type":"ack","stream_id":"s1","offset":1.5}`, "offset must be an integer"},
+		// a repeated key is refused, not read as its last value: this
+		// resume would otherwise move s1, this subscribe follow s2
+		{`{"type":"resume","stream_id":"s1","last_offset":0,"last_offset":5}`, "last_offset is repeated"},
+		{`{"type":"subscribe","stream_id":"s1","stream_id":"s2"}`, "stream_id is repeated"},
+		{`{"type":"ping","type":"subscribe_feed"}`, "type is repeated"},
+		{`{"type":"subscribe_feed","vehicle_id":"v1","vehicle_id":"v2"}`, "vehicle_id is repeated"},
 	} {
 		send(t, c, tc.frame)
 		got := expectControl(t, c, "error", "invalid_frame")
 		if !strings.Contains(got.Message, tc.names) || strings.Contains(got.Message, "Go struct") {
 			t.Errorf("%s: message %q, want it to name %s", tc.frame, got.Message, tc.names)
 		}
+		send(t, c, `{"type":"ping"}`) // more than ten refusals in a row would close
+		expectControl(t, c, "pong", "")
 	}
 	// nothing was acted on: s1 is still followed from its start, s2 not
 	f.appendN("s1", 1, 0)
