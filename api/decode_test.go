@@ -273,6 +273,9 @@ func TestDecodeJSONRefusesRepeatedMembers(t *testing.T) {
 func TestDecodeJSONNamesTypeErrorsWithOtherProblems(t *testing.T) {
 	type req struct {
 		N      int            `json:"n"`
+		Count  uint8          `json:"count"`
+		Kind   kindName       `json:"kind"`
+		Sizes  []float64      `json:"sizes"`
 		At     time.Time      `json:"at"`
 		TripID string         `json:"trip_id"`
 		Meta   map[string]any `json:"metadata"`
@@ -283,6 +286,13 @@ func TestDecodeJSONNamesTypeErrorsWithOtherProblems(t *testing.T) {
 		`{"n":"x","trip_id":" "}`:            {"n": "must be an integer", "trip_id": "must not be empty or only white space"},
 		`{"n":"x","metadata":{"a":1,"a":2}}`: {"n": "must be an integer", "metadata.a": "is repeated: a member name appears once in its object"},
 		`{"at":"yesterday","zz":1}`:          {"at": "must be an ISO 8601 date-time with a time zone (RFC 3339)", "zz": "unknown field"},
+		// every value of a wrong type is named, not only the first one
+		// the decoder met: a date-time that does not parse, which stops
+		// the decoder, hides none after it
+		`{"at":"yesterday","n":"x"}`:            {"at": "must be an ISO 8601 date-time with a time zone (RFC 3339)", "n": "must be an integer"},
+		`{"n":1.5,"count":300,"kind":true}`:     {"n": "must be an integer", "count": "must be an integer", "kind": "must be a string"},
+		`{"sizes":[1,"2",3,{}],"n":"x"}`:        {"n": "must be an integer", "sizes[1]": "must be a number", "sizes[3]": "must be a number"},
+		`{"metadata":[],"at":5,"trip_id":" "}`: {"metadata": "must be an object", "at": "must be an ISO 8601 date-time with a time zone (RFC 3339)", "trip_id": "must not be empty or only white space"},
 	} {
 		var r req
 		err := api.DecodeJSON([]byte(in), &r)
@@ -302,4 +312,12 @@ func TestDecodeJSONNamesTypeErrorsWithOtherProblems(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != "invalid_request" || e.Message != "field n must be an integer, got string" {
 		t.Errorf("a wrong type alone: %v", err)
 	}
+	// a named string type is a string to the client
+	err = api.DecodeJSON([]byte(`{"kind":5}`), &r)
+	if !errors.As(err, &e) || e.Code != "invalid_request" || e.Message != "field kind must be a string, got number" {
+		t.Errorf("a number for a named string type: %v", err)
+	}
 }
+
+// kindName is a named string type, as the requests' enumerations are.
+type kindName string

@@ -256,8 +256,9 @@ func DecodeJSON(body []byte, v any) error {
 			return e // the body is not JSON: nothing more can be told
 		}
 		// a value of the wrong type: the body is JSON, so its other
-		// problems are named with it, in one answer
-		more := bodyRefusals(body, t)
+		// problems, the other values of a wrong type included, are
+		// named with it, in one answer
+		more := addFields(bodyRefusals(body, t), jsonpath.WrongTypes(body, t))
 		for k := range typed {
 			delete(more, k)
 		}
@@ -364,8 +365,8 @@ func decodeError(err error, body []byte, target reflect.Type) (e *Error, typed m
 		} else if p, ok := jsonpath.Indexed(body, field, te.Value); ok {
 			field = p
 		}
-		typed = map[string]string{field: "must be " + jsonpath.Kind(te.Type.String())}
-		return Errf("invalid_request", "field %s must be %s, got %s", field, jsonpath.Kind(te.Type.String()), te.Value).WithDetails(typed), typed
+		typed = map[string]string{field: "must be " + jsonpath.KindOf(te.Type)}
+		return Errf("invalid_request", "field %s must be %s, got %s", field, jsonpath.KindOf(te.Type), te.Value).WithDetails(typed), typed
 	case asErr(err, &se):
 		return Errf("invalid_request", "malformed JSON at offset %d: %v", se.Offset, se), nil
 	case target != nil:

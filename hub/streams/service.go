@@ -236,7 +236,7 @@ func bodyError(err error, body []byte, t reflect.Type) error {
 		} else if p, ok := jsonpath.Indexed(body, f, te.Value); ok {
 			f = p
 		}
-		return &TypeError{&FieldError{f, "must be " + jsonpath.Kind(te.Type.String())}}
+		return &TypeError{&FieldError{f, "must be " + jsonpath.KindOf(te.Type)}}
 	}
 	first := func(m map[string]string) (string, string, bool) {
 		keys := slices.Sorted(maps.Keys(m))

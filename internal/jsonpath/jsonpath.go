@@ -104,7 +104,7 @@ func check(body []byte, t reflect.Type, blank bool) map[string]string {
 // free-form object (a map) that is the empty string, enums each optional
 // field of a fixed set sent as "" (EmptyEnum). Maps may be shared.
 type walker struct {
-	unknown, times, blank, repeat, empty, enums map[string]string
+	unknown, times, blank, repeat, empty, enums, types map[string]string
 }
 
 func (w *walker) note(m map[string]string, path, msg string) {
@@ -144,6 +144,10 @@ func (w *walker) walk(v any, t reflect.Type, path string, id bool) {
 		t = t.Elem()
 	}
 	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return
+	}
+	if w.types != nil && v != nil && !decodesAs(v, t) {
+		w.note(w.types, path, "must be "+KindOf(t))
 		return
 	}
 	switch t.Kind() {
@@ -548,6 +552,136 @@ func jsonKindOf(v any) string {
 	return "null"
 }
 
+// WrongTypes names, by path, each value of body that encoding/json
+// would not decode into its field of t (a string for a number, 1.5 or
+// 1e3 for an integer, a number past the field's range, an object for an
+// array), with the JSON type it must be, and each time.Time sent as
+// anything but an RFC 3339 date-time, up to MaxNamed; nil when there is
+// none. Decoding stops at the first such value, so a decoder's error
+// names one: this names them all.
+func WrongTypes(body []byte, t reflect.Type) map[string]string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	w := walker{types: map[string]string{}}
+	w.times = w.types
+	w.walk(v, t, "", false)
+	if len(w.types) == 0 {
+		return nil
+	}
+	return w.types
+}
+
+// decodesAs reports whether encoding/json decodes v, a JSON value other
+// than null decoded with UseNumber, into a value of type t (no pointer,
+// no json.Unmarshaler).
+func decodesAs(v any, t reflect.Type) bool {
+	if t == numberType {
+		switch x := v.(type) {
+		case json.Number:
+			return true
+		case string: // a quoted number decodes into a json.Number
+			return isNumber(x) && json.Valid([]byte(x)) && !strings.ContainsAny(x, " \t\r\n")
+		}
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Struct:
+		_, ok := v.(map[string]any)
+		return ok
+	case reflect.Map:
+		_, ok := v.(map[string]any)
+		return ok
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 { // base64 text
+			_, ok := v.(string)
+			return ok
+		}
+		_, ok := v.([]any)
+		return ok
+	case reflect.Array:
+		_, ok := v.([]any)
+		return ok
+	case reflect.String:
+		_, ok := v.(string)
+		return ok
+	case reflect.Bool:
+		_, ok := v.(bool)
+		return ok
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		return err == nil && !reflect.Zero(t).OverflowInt(i)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		u, err := strconv.ParseUint(string(n), 10, 64)
+		return err == nil && !reflect.Zero(t).OverflowUint(u)
+	case reflect.Float32, reflect.Float64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		_, err := strconv.ParseFloat(string(n), t.Bits())
+		return err == nil
+	}
+	return true
+}
+
+// isNumber reports whether s, valid JSON, is a JSON number.
+func isNumber(s string) bool {
+	return s != "" && (s[0] == '-' || s[0] >= '0' && s[0] <= '9')
+}
+
+var numberType = reflect.TypeFor[json.Number]()
+
+// KindOf is the JSON type a value of Go type t must be: "an array",
+// "an object", "a string", "a boolean", "an integer" or "a number" (a
+// json.Number's too), by what t holds rather than its name: a named
+// string type is "a string".
+func KindOf(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == numberType:
+		return "a number"
+	case t == timeType:
+		return "an ISO 8601 date-time with a time zone (RFC 3339)"
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a string"
+		}
+		return "an array"
+	case reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a JSON value"
+}
+
 // BadTimes names each time.Time field of t whose value in body is not an
 // RFC 3339 date-time (what time.Time decodes), with its full path.
 func BadTimes(body []byte, t reflect.Type) map[string]string {
@@ -560,26 +694,6 @@ func BadTimes(body []byte, t reflect.Type) map[string]string {
 	w := walker{times: map[string]string{}}
 	w.walk(v, t, "", false)
 	return w.times
-}
-
-// Kind is the JSON type a value of Go type goType (as reflect names it)
-// must be: "an array", "an object", "a string", "a boolean", "an
-// integer" or "a number".
-func Kind(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "[]"):
-		return "an array"
-	case strings.HasPrefix(goType, "map"), strings.HasPrefix(goType, "struct"), strings.Contains(goType, "."):
-		return "an object"
-	case goType == "string":
-		return "a string"
-	case goType == "bool":
-		return "a boolean"
-	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
-		return "an integer"
-	default:
-		return "a number"
-	}
 }
 
 // MayBeBlank reports whether v, a value decoded from JSON, holds an
