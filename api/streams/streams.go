@@ -104,7 +104,8 @@ func mapErr(err error) error {
 // bodyErr is mapErr for the error of a start or configure body. The
 // service names a value of the wrong type or an unknown field one at a
 // time; the body's other problems the route's type tells (the other
-// unknown fields, a wrong type beside them: jsonpath.Check) are named
+// unknown fields, a wrong type beside them: jsonpath.Check; the other
+// values of a wrong type: jsonpath.WrongTypes) are named
 // with it, in one answer, as api.DecodeJSON names them on every route.
 func bodyErr(c *api.Ctx, err error) error {
 	var fe *domain.FieldError
@@ -112,7 +113,16 @@ func bodyErr(c *api.Ctx, err error) error {
 	if !errors.As(err, &fe) || !errors.As(err, &tye) && fe.Message != jsonpath.UnknownRefusal {
 		return mapErr(err)
 	}
-	more := jsonpath.Check(c.PostBody(), reflect.TypeOf(c.Route.Request))
+	t := reflect.TypeOf(c.Route.Request)
+	more := jsonpath.Check(c.PostBody(), t)
+	if tye != nil { // the other values of a wrong type, past the one decoding stopped at
+		for k, m := range jsonpath.WrongTypes(c.PostBody(), t) {
+			if more == nil {
+				more = map[string]string{}
+			}
+			more[k] = m
+		}
+	}
 	delete(more, fe.Field)
 	if len(more) == 0 {
 		return mapErr(err)

@@ -79,7 +79,8 @@ func TestEveryBodyRefusesRepeatedMembers(t *testing.T) {
 // type and an unknown field answers one 400 validation_failed naming
 // both, on a route that binds its body, on the location uploads and map
 // matching (a faster decoder first), on the ingest endpoints and on a
-// stream's start and configure (decoded by the stream service).
+// stream's start and configure (decoded by the stream service); two
+// values of a wrong type are named both.
 func TestTypeErrorNamedWithUnknownFields(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	key := n.key("org-a", "test", []string{"all"}, 1_000_000)
@@ -97,6 +98,12 @@ func TestTypeErrorNamedWithUnknownFields(t *testing.T) {
 			map[string]string{"stream_config.batch_events": "must be a boolean", "zz": jsonpath.UnknownRefusal, "yy": jsonpath.UnknownRefusal}},
 		{"/api/v1/streaming/events/configure/" + stream, `{"stream_config":{"batch_events":"yes"},"zz":1}`,
 			map[string]string{"stream_config.batch_events": "must be a boolean", "zz": jsonpath.UnknownRefusal}},
+		// two values of a wrong type: both named, not only the first
+		{"/v1/trips", `{"vehicle_id":5,"metadata":5}`, map[string]string{"vehicle_id": "must be a string", "metadata": "must be an object"}},
+		{"/v1/locations/batch", `{"trip_id":"t1","locations":[{"latitude":"40","longitude":-83,"timestamp":"2026-11-23T10:00:00Z"},{"latitude":40,"longitude":-83,"timestamp":7}]}`,
+			map[string]string{"locations[0].latitude": "must be a number", "locations[1].timestamp": "must be a string"}},
+		{"/api/v1/streaming/events/start", `{"stream_config":{"delivery_method":"websocket","batch_events":"yes","batch_size":"9"}}`,
+			map[string]string{"stream_config.batch_events": "must be a boolean", "stream_config.batch_size": "must be an integer"}},
 	} {
 		method := "POST"
 		if strings.Contains(c.path, "/configure/") {
