@@ -289,9 +289,9 @@ func TestDecodeJSONNamesTypeErrorsWithOtherProblems(t *testing.T) {
 		// every value of a wrong type is named, not only the first one
 		// the decoder met: a date-time that does not parse, which stops
 		// the decoder, hides none after it
-		`{"at":"yesterday","n":"x"}`:            {"at": "must be an ISO 8601 date-time with a time zone (RFC 3339)", "n": "must be an integer"},
-		`{"n":1.5,"count":300,"kind":true}`:     {"n": "must be an integer", "count": "must be an integer", "kind": "must be a string"},
-		`{"sizes":[1,"2",3,{}],"n":"x"}`:        {"n": "must be an integer", "sizes[1]": "must be a number", "sizes[3]": "must be a number"},
+		`{"at":"yesterday","n":"x"}`:           {"at": "must be an ISO 8601 date-time with a time zone (RFC 3339)", "n": "must be an integer"},
+		`{"n":1.5,"count":300,"kind":true}`:    {"n": "must be an integer", "count": "must be an integer", "kind": "must be a string"},
+		`{"sizes":[1,"2",3,{}],"n":"x"}`:       {"n": "must be an integer", "sizes[1]": "must be a number", "sizes[3]": "must be a number"},
 		`{"metadata":[],"at":5,"trip_id":" "}`: {"metadata": "must be an object", "at": "must be an ISO 8601 date-time with a time zone (RFC 3339)", "trip_id": "must not be empty or only white space"},
 	} {
 		var r req
