@@ -28,7 +28,7 @@ func TestSimulationTable(t *testing.T) {
 		for _, dt := range dts {
 			fmt.Fprintf(&b, "| | %.0f s |", dt)
 			for _, sigma := range noises {
-				sc := simulate(m, rand.New(rand.NewPCG(uint64(dt), uint64(sigma))), 20, dt, sigma)
+				sc := simulate(m, nil, rand.New(rand.NewPCG(uint64(dt), uint64(sigma))), 20, dt, sigma)
 				fmt.Fprintf(&b, " %.1f / %.1f |", 100*sc.share(), 100*sc.medianLengthErr())
 			}
 			b.WriteString("\n")
@@ -97,7 +97,7 @@ func BenchmarkSimulationSeeds(bb *testing.B) {
 func simulationSeeds(t testing.TB) {
 	var b strings.Builder
 	for _, name := range extracts {
-		seedsReport(&b, New(extractGraph(t, name), routing.Auto, Config{Beta: *simBeta}), name)
+		seedsReport(&b, New(extractGraph(t, name), routing.Auto, Config{Beta: *simBeta}), extractNames(t, name), name)
 	}
 	t.Log("\n" + b.String())
 }
@@ -116,14 +116,16 @@ var simBeta = flag.Float64("sim.beta", 0, "BenchmarkSimulationSeeds: Config.Beta
 var seedsSettings = []struct{ dt, sigma float64 }{{1, 5}, {5, 10}, {30, 20}}
 
 // seedsReport writes m's figures on extract name over the seeds.
-func seedsReport(b *strings.Builder, m *Matcher, name string) {
+func seedsReport(b *strings.Builder, m *Matcher, names map[int64]routing.WayName, name string) {
 	for _, set := range seedsSettings {
 		fmt.Fprintf(b, "%s, %.0f s, %.0f m: right way %% / median length error %% by seed:", name, set.dt, set.sigma)
-		sum, same := 0.0, 0.0
+		sum, same, street := 0.0, 0.0, 0.0
 		var all simScore
 		for _, seed := range []uint64{1, 2, 3, 7} {
-			sc := simulateSensors(m, rand.New(rand.NewPCG(seed, 29)), 30, set.dt, set.sigma, *simSpeed, *simCourse)
+			sc := simulateSensors(m, names, rand.New(rand.NewPCG(seed, 29)), 30, set.dt, set.sigma, *simSpeed, *simCourse)
 			sum += sc.share()
+			street += float64(sc.street) / float64(sc.fixes)
+			all.streetOff = append(all.streetOff, sc.streetOff...)
 			same += float64(sc.sameLimit) / float64(sc.fixes)
 			fmt.Fprintf(b, " %.1f / %.2f;", 100*sc.share(), 100*sc.medianLengthErr())
 			for k, n := range sc.decided {
@@ -135,7 +137,8 @@ func seedsReport(b *strings.Builder, m *Matcher, name string) {
 			all.flushed += sc.flushed
 			all.broken += sc.broken
 		}
-		fmt.Fprintf(b, " mean %.2f; on a road of the true one's class and limit %.2f\n", 100*sum/4, 100*same/4)
+		fmt.Fprintf(b, " mean %.2f; on a road of the true one's class and limit %.2f; on the right street %.2f (another way of it: %d fixes, %s)\n",
+			100*sum/4, 100*same/4, 100*street/4, len(all.streetOff), offQuantiles(all.streetOff))
 		fmt.Fprintf(b, "  decided after fixes: p50 %d, p90 %d, p99 %d, max %d; by lag 0..5+:", all.lagQuantile(0.5), all.lagQuantile(0.9), all.lagQuantile(0.99), len(all.decided)-1)
 		for _, sh := range all.lagShares(5) {
 			fmt.Fprintf(b, " %.1f", 100*sh)
