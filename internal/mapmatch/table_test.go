@@ -127,7 +127,7 @@ func seedsReport(b *strings.Builder, m *Matcher, names map[int64]routing.WayName
 			street += float64(sc.street) / float64(sc.fixes)
 			all.streetOff = append(all.streetOff, sc.streetOff...)
 			same += float64(sc.sameLimit) / float64(sc.fixes)
-			fmt.Fprintf(b, " %.1f / %.2f;", 100*sc.share(), 100*sc.medianLengthErr())
+			fmt.Fprintf(b, " %.1f / %.2f (street %.1f);", 100*sc.share(), 100*sc.medianLengthErr(), 100*sc.streetShare())
 			for k, n := range sc.decided {
 				for len(all.decided) <= k {
 					all.decided = append(all.decided, 0)
