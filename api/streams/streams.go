@@ -13,7 +13,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -84,6 +86,7 @@ func mapErr(err error) error {
 	var fe *domain.FieldError
 	var te *domain.TransitionError
 	var tye *domain.TypeError
+	var many domain.FieldErrors
 	switch {
 	case err == nil:
 		return nil
@@ -93,12 +96,31 @@ func mapErr(err error) error {
 		return api.Errf("stream_not_found", "stream not found")
 	case errors.Is(err, domain.ErrBadCursor):
 		return api.BadCursor()
+	case errors.As(err, &many): // every problem of the body, in one answer
+		fields := make(map[string]string, len(many))
+		for _, fe := range many {
+			fields[fe.Field] = fe.Message
+		}
+		return api.Validation("validation_failed", fields)
 	case errors.As(err, &fe):
 		return api.Validation("validation_failed", map[string]string{fe.Field: fe.Message})
 	case errors.As(err, &te):
 		return api.Errf("invalid_state_transition", "%s", transitionMessage(te)).WithDetails(map[string]string{"status": te.From})
 	}
 	return err
+}
+
+// blanks are the identifiers of the request's body sent blank and its
+// optional fields of a fixed set sent as "" (jsonpath.Blank), which the
+// route's type tells: the service names them beside its own refusals, in
+// one answer, and changes nothing.
+func blanks(c *api.Ctx) []*domain.FieldError {
+	bad := jsonpath.Blank(c.PostBody(), reflect.TypeOf(c.Route.Request))
+	out := make([]*domain.FieldError, 0, len(bad))
+	for _, f := range slices.Sorted(maps.Keys(bad)) {
+		out = append(out, &domain.FieldError{Field: f, Message: bad[f]})
+	}
+	return out
 }
 
 // bodyErr is mapErr for the error of a start or configure body. The
@@ -204,11 +226,8 @@ func (h *Handlers) start(c *api.Ctx, kind string) error {
 	if err := api.DecodeJSON(c.PostBody(), &probe); err != nil {
 		return err
 	}
-	if err := api.CheckIDs(c.PostBody(), c.Route.Request); err != nil {
-		return err
-	}
 	org, env := c.Scope()
-	res, err := h.svc.Start(c.Context(), org, env, kind, c.PostBody())
+	res, err := h.svc.Start(c.Context(), org, env, kind, c.PostBody(), blanks(c)...)
 	if err != nil {
 		return bodyErr(c, err)
 	}
@@ -271,12 +290,9 @@ func (h *Handlers) configure(c *api.Ctx, kind string) error {
 	if err := api.DecodeJSON(c.PostBody(), &probe); err != nil {
 		return err
 	}
-	if err := api.CheckIDs(c.PostBody(), c.Route.Request); err != nil {
-		return err
-	}
 	org, env := c.Scope()
 	id := c.PathParam("stream_id")
-	res, err := h.svc.Configure(c.Context(), org, env, kind, id, c.PostBody(), h.overlap)
+	res, err := h.svc.Configure(c.Context(), org, env, kind, id, c.PostBody(), h.overlap, blanks(c)...)
 	if err != nil {
 		return bodyErr(c, err)
 	}

@@ -221,3 +221,65 @@ func TestWebhookStreamKeepsWebhookDelivery(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamBodyNamesEveryProblem: a start or configure body with
+// several problems is refused naming each, in one 400, as every other
+// route's body is, and starts or changes nothing; a single problem keeps
+// its code (an unknown enum value alone is invalid_request).
+func TestStreamBodyNamesEveryProblem(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	details := func(r resp) (string, map[string]any) {
+		e, _ := r.json(t)["error"].(map[string]any)
+		d, _ := e["details"].(map[string]any)
+		code, _ := e["code"].(string)
+		return code, d
+	}
+	for _, c := range []struct {
+		kind string
+		body map[string]any
+		want []string
+	}{
+		{"events", map[string]any{"event_filters": map[string]any{"vehicle_ids": []string{"v1", " ", "v3", ""}},
+			"stream_config": map[string]any{"delivery_method": "websocket", "reliability": "sometimes", "batch_events": true, "batch_size": 5000, "max_wait_time": 0},
+			"processing_rules": map[string]any{"enrichment": []string{"driver_info", "horoscope"}}, "idle_timeout_seconds": 60},
+			[]string{"event_filters.vehicle_ids[1]", "event_filters.vehicle_ids[3]", "stream_config.reliability", "stream_config.batch_size",
+				"stream_config.max_wait_time", "processing_rules.enrichment[1]", "idle_timeout_seconds"}},
+		{"telemetry", map[string]any{"data_types": []string{"gps_enhanced"}, "delivery_method": "websocket",
+			"stream_config": map[string]any{"frequency": "hourly", "buffer_size": -1, "quality_settings": map[string]any{"include_raw_data": true},
+				"alert_integration": map[string]any{"predictive_warnings": true}}},
+			[]string{"stream_config.frequency", "stream_config.buffer_size", "stream_config.quality_settings.include_raw_data",
+				"stream_config.alert_integration.predictive_warnings"}},
+	} {
+		r := n.do("POST", "/api/v1/streaming/"+c.kind+"/start", k, c.body)
+		code, d := details(r)
+		if r.Status != 400 || code != "validation_failed" || len(d) != len(c.want) {
+			t.Errorf("%s start: %d %s, want validation_failed naming %v", c.kind, r.Status, r.Body, c.want)
+			continue
+		}
+		for _, f := range c.want {
+			if m, _ := d[f].(string); m == "" {
+				t.Errorf("%s start: %s not named in %s", c.kind, f, r.Body)
+			}
+		}
+	}
+	// an unknown enum value alone keeps its code
+	r := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{"stream_config": map[string]any{"delivery_method": "websocket", "reliability": "sometimes"}})
+	if code, d := details(r); r.Status != 400 || code != "invalid_request" || len(d) != 1 {
+		t.Errorf("an unknown reliability alone: %d %s", r.Status, r.Body)
+	}
+	// configure: both problems named, the stream unchanged
+	s := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{"stream_config": map[string]any{"delivery_method": "websocket"}}).json(t)
+	id, _ := s["stream_id"].(string)
+	r = n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{"stream_config": map[string]any{"batch_events": true, "batch_size": 0, "max_wait_time": 70000},
+		"idle_timeout_seconds": 60})
+	if code, d := details(r); r.Status != 400 || code != "validation_failed" || len(d) != 3 {
+		t.Errorf("configure with three problems: %d %s", r.Status, r.Body)
+	}
+	if got := n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil); strings.Contains(string(got.Body), `"batch_events":true`) {
+		t.Errorf("a refused configure changed the stream: %s", got.Body)
+	}
+	if n := len(n.do("GET", "/api/v1/streaming/streams", k, nil).json(t)["streams"].([]any)); n != 1 {
+		t.Errorf("%d streams after refused starts, want the one started", n)
+	}
+}

@@ -66,8 +66,9 @@ func FuzzStartBody(f *testing.F) {
 		if cfg.deliversByWebhook() {
 			next.webhookByURL()
 		}
-		if fe := refused(kind, next); fe != nil {
-			t.Fatalf("an empty configure of %s refused: %v", raw, fe)
+		var p problems
+		if refused(&p, kind, next); p.err() != nil {
+			t.Fatalf("an empty configure of %s refused: %v", raw, p.err())
 		}
 		_, conf, err := Compile(kind, next)
 		if err != nil {

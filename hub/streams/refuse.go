@@ -14,27 +14,24 @@ import (
 // would come too late.
 const MaxBufferSize = 100_000
 
-// refused checks what a start or configure body may not ask for
+// refused notes in p what a start or configure body may not ask for
 // although a stream stored with it loads: settings the hub does not
 // carry out (refused by name rather than accepted without effect) and
 // combinations that cannot work. A stored stream is not judged again
 // when it loads (Compile), so one saved before a refusal keeps running
 // with the setting ignored.
-func refused(kind string, c *Config) *FieldError {
-	if fe := refusedEphemeral(c); fe != nil {
-		return fe
-	}
+func refused(p *problems, kind string, c *Config) {
+	refusedEphemeral(p, c)
 	switch kind {
 	case hub.KindTelemetry:
 		if c.Telemetry != nil {
-			return refusedTelemetry(c.Telemetry)
+			refusedTelemetry(p, c.Telemetry)
 		}
 	case hub.KindEvents:
 		if c.Events != nil {
-			return refusedEvents(c.Events)
+			refusedEvents(p, c.Events)
 		}
 	}
-	return nil
 }
 
 // fleetRule is the rule of fleet_id.
@@ -47,40 +44,36 @@ func errWebhookCompression() *FieldError {
 		"webhook requests are sent uncompressed. Omit it or send false"}
 }
 
-func refusedEvents(e *EventsConfig) *FieldError {
+func refusedEvents(p *problems, e *EventsConfig) {
 	if f := e.FleetID; f != nil && (strings.TrimSpace(*f) == "" || len(*f) > 200) {
-		return &FieldError{"fleet_id", fleetRule}
+		p.add(&FieldError{"fleet_id", fleetRule})
 	}
 	sc := e.StreamConfig
 	if sc == nil {
-		return nil
+		return
 	}
-	if fe := batchRanges("stream_config.", sc.BatchSize, sc.MaxWaitTime); fe != nil {
-		return fe
-	}
+	batchRanges(p, "stream_config.", sc.BatchSize, sc.MaxWaitTime)
 	if sc.DeliveryMethod != "webhook" {
-		return nil
+		return
 	}
 	if sc.Compression {
-		return errWebhookCompression()
+		p.add(errWebhookCompression())
 	}
 	if sc.Reliability == "at_most_once" {
-		return &FieldError{"stream_config.reliability", "at_most_once applies to websocket delivery only: webhook deliveries are retried until " +
-			"acknowledged (at least once). Omit it or send at_least_once"}
+		p.add(&FieldError{"stream_config.reliability", "at_most_once applies to websocket delivery only: webhook deliveries are retried until " +
+			"acknowledged (at least once). Omit it or send at_least_once"})
 	}
-	return nil
 }
 
 // batchRanges checks a batch size and wait (in milliseconds) when sent,
 // whether or not batching is on; the fields are named after prefix.
-func batchRanges(prefix string, size, waitMS *int) *FieldError {
+func batchRanges(p *problems, prefix string, size, waitMS *int) {
 	if size != nil && (*size < 1 || *size > MaxBatchSize) {
-		return &FieldError{prefix + "batch_size", batchSizeRule}
+		p.add(&FieldError{prefix + "batch_size", batchSizeRule})
 	}
 	if waitMS != nil && (*waitMS < 1 || *waitMS > MaxWaitMS) {
-		return &FieldError{prefix + "max_wait_time", maxWaitRule}
+		p.add(&FieldError{prefix + "max_wait_time", maxWaitRule})
 	}
-	return nil
 }
 
 // webhookByURL reads a webhook_url sent without a delivery method as
@@ -101,53 +94,50 @@ func (c *Config) webhookByURL() {
 	}
 }
 
-func refusedTelemetry(t *TelemetryConfig) *FieldError {
+func refusedTelemetry(p *problems, t *TelemetryConfig) {
 	sc := t.StreamConfig
 	if sc == nil {
-		return nil
+		return
 	}
 	if b := sc.BufferSize; b != nil && (*b < 1 || *b > MaxBufferSize) {
-		return &FieldError{"stream_config.buffer_size", fmt.Sprintf("must be between 1 and %d messages", MaxBufferSize)}
+		p.add(&FieldError{"stream_config.buffer_size", fmt.Sprintf("must be between 1 and %d messages", MaxBufferSize)})
 	}
 	if sc.BufferSize != nil && t.DeliveryMethod == "webhook" {
-		return &FieldError{"stream_config.buffer_size", "applies to websocket subscribers only (the messages one may fall behind before a lag notice); " +
-			"a webhook stream's deliveries wait in a durable queue"}
+		p.add(&FieldError{"stream_config.buffer_size", "applies to websocket subscribers only (the messages one may fall behind before a lag notice); " +
+			"a webhook stream's deliveries wait in a durable queue"})
 	}
 	if sc.CustomInterval != nil && sc.Frequency != "custom" {
-		return &FieldError{"stream_config.custom_interval", "applies to frequency custom only: send frequency custom with it"}
+		p.add(&FieldError{"stream_config.custom_interval", "applies to frequency custom only: send frequency custom with it"})
 	}
 	if b := sc.BatchProcessing; b != nil {
-		if fe := batchRanges("stream_config.batch_processing.", b.BatchSize, b.MaxWaitTime); fe != nil {
-			return fe
-		}
+		batchRanges(p, "stream_config.batch_processing.", b.BatchSize, b.MaxWaitTime)
 	}
 	if sc.Compression && t.DeliveryMethod == "webhook" {
-		return errWebhookCompression()
+		p.add(errWebhookCompression())
 	}
 	if q := sc.QualitySettings; q != nil && q.IncludeRawData {
-		return &FieldError{"stream_config.quality_settings.include_raw_data", "true is not supported: telemetry messages carry decoded readings only, " +
-			"there is no raw sensor data to include. Omit it or send false"}
+		p.add(&FieldError{"stream_config.quality_settings.include_raw_data", "true is not supported: telemetry messages carry decoded readings only, " +
+			"there is no raw sensor data to include. Omit it or send false"})
 	}
 	a := sc.AlertIntegration
 	if a == nil {
-		return nil
+		return
 	}
 	if a.PredictiveWarnings {
-		return &FieldError{"stream_config.alert_integration.predictive_warnings", "true is not implemented: the hub makes no predictions. Omit it or send false"}
+		p.add(&FieldError{"stream_config.alert_integration.predictive_warnings", "true is not implemented: the hub makes no predictions. Omit it or send false"})
 	}
 	if f := t.Filters; (a.RealTimeAlerts || a.ThresholdMonitoring) && len(thresholds(f)) == 0 {
 		field := "stream_config.alert_integration.real_time_alerts"
 		if a.ThresholdMonitoring {
 			field = "stream_config.alert_integration.threshold_monitoring"
 		}
-		return &FieldError{field, "needs a threshold to watch: filters.alert_thresholds, filters.min_engine_temp or filters.max_fuel_level"}
+		p.add(&FieldError{field, "needs a threshold to watch: filters.alert_thresholds, filters.min_engine_temp or filters.max_fuel_level"})
 	}
-	return nil
 }
 
 // refusedEphemeral checks ephemeral and idle_timeout_seconds: a webhook
 // stream has no clients to be idle of.
-func refusedEphemeral(c *Config) *FieldError {
+func refusedEphemeral(p *problems, c *Config) {
 	var on, webhook bool
 	var secs int
 	switch {
@@ -157,16 +147,15 @@ func refusedEphemeral(c *Config) *FieldError {
 		on, secs = c.Events.Ephemeral, c.Events.IdleTimeoutSeconds
 		webhook = c.Events.StreamConfig != nil && c.Events.StreamConfig.DeliveryMethod == "webhook"
 	default:
-		return nil
+		return
 	}
 	if on && webhook {
-		return &FieldError{"ephemeral", "applies to websocket delivery only: an ephemeral stream ends when no client is connected, and webhook delivery has none"}
+		p.add(&FieldError{"ephemeral", "applies to websocket delivery only: an ephemeral stream ends when no client is connected, and webhook delivery has none"})
 	}
 	if secs != 0 && !on {
-		return &FieldError{"idle_timeout_seconds", "applies to ephemeral streams only: send ephemeral true with it"}
+		p.add(&FieldError{"idle_timeout_seconds", "applies to ephemeral streams only: send ephemeral true with it"})
 	}
 	if min, max := int(MinIdleTimeout/time.Second), int(MaxIdleTimeout/time.Second); secs != 0 && (secs < min || secs > max) {
-		return &FieldError{"idle_timeout_seconds", fmt.Sprintf("must be between %d and %d seconds (default %d)", min, max, int(DefaultIdleTimeout/time.Second))}
+		p.add(&FieldError{"idle_timeout_seconds", fmt.Sprintf("must be between %d and %d seconds (default %d)", min, max, int(DefaultIdleTimeout/time.Second))})
 	}
-	return nil
 }

@@ -136,10 +136,16 @@ type SecretSet struct {
 
 // parseStart decodes and checks a start body of kind: what Start stores
 // and the stream it compiles to, before the checks that need the server
-// (address data, the webhook target's address).
+// (address data, the webhook target's address). A body that decodes but
+// is refused returns its configuration with every problem found
+// (FieldErrors when there are several); one that does not decode, the
+// decoder's error alone (decoded is false).
 func parseStart(kind string, body []byte) (Config, hub.StreamInfo, error) {
-	var cfg Config
-	var err error
+	cfg, info, _, err := parseStartBody(kind, body)
+	return cfg, info, err
+}
+
+func parseStartBody(kind string, body []byte) (cfg Config, info hub.StreamInfo, decoded bool, err error) {
 	switch kind {
 	case hub.KindTelemetry:
 		cfg.Telemetry = &TelemetryConfig{}
@@ -148,36 +154,42 @@ func parseStart(kind string, body []byte) (Config, hub.StreamInfo, error) {
 		cfg.Events = &EventsConfig{}
 		err = decodeStrict(body, cfg.Events)
 	default:
-		return Config{}, hub.StreamInfo{}, fmt.Errorf("streams: unknown kind %q", kind)
+		return Config{}, hub.StreamInfo{}, false, fmt.Errorf("streams: unknown kind %q", kind)
 	}
 	if err != nil {
-		return Config{}, hub.StreamInfo{}, err
+		return Config{}, hub.StreamInfo{}, false, err
 	}
-	if fe := conditionValues(kind, body); fe != nil {
-		return Config{}, hub.StreamInfo{}, fe
-	}
-	if fe := emptyStrings(kind, body); fe != nil {
-		return Config{}, hub.StreamInfo{}, fe
-	}
+	var p problems
+	p.add(conditionValues(kind, body))
+	p.add(emptyStrings(kind, body))
 	cfg.webhookByURL()
-	if fe := refused(kind, &cfg); fe != nil {
-		return Config{}, hub.StreamInfo{}, fe
+	refused(&p, kind, &cfg)
+	_, info, err = Compile(kind, &cfg)
+	if err = p.addErr(err); err != nil {
+		return Config{}, hub.StreamInfo{}, true, err
 	}
-	_, info, err := Compile(kind, &cfg)
-	if err != nil {
-		return Config{}, hub.StreamInfo{}, err
-	}
-	return cfg, info, nil
+	return cfg, info, true, p.err()
 }
 
 // Start validates body (the JSON start body) and stores an active stream.
-func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte) (Started, error) {
-	cfg, info, err := parseStart(kind, body)
-	if err != nil {
+// prior are problems the caller found in body before (identifiers sent
+// blank): with any, nothing is stored, and the refusal names them beside
+// the service's own.
+func (s *Service) Start(ctx context.Context, org, env, kind string, body []byte, prior ...*FieldError) (Started, error) {
+	cfg, info, decoded, err := parseStartBody(kind, body)
+	if !decoded {
 		return Started{}, err
 	}
-	if fe := s.namesRefused(&cfg); fe != nil {
-		return Started{}, fe
+	var p problems
+	for _, fe := range prior {
+		p.add(fe)
+	}
+	if err := p.addErr(err); err != nil {
+		return Started{}, err
+	}
+	p.add(s.namesRefused(&cfg))
+	if err := p.err(); err != nil {
+		return Started{}, err
 	}
 	if err := s.checkTarget(info); err != nil {
 		return Started{}, err
@@ -341,23 +353,28 @@ type Configured struct {
 }
 
 // Configure merges patch (a JSON object with any start fields, "state"
-// active|paused, and "rotate_secret") into a running stream.
-func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patch []byte, overlap time.Duration) (Configured, error) {
+// active|paused, and "rotate_secret") into a running stream. prior are
+// problems the caller found in patch before (identifiers sent blank):
+// with any, nothing changes, and the refusal names them beside the
+// service's own.
+func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patch []byte, overlap time.Duration, prior ...*FieldError) (Configured, error) {
 	var p map[string]any
 	if err := json.Unmarshal(patch, &p); err != nil || p == nil {
 		return Configured{}, &FieldError{"body", "must be a JSON object"}
-	}
-	state, _ := p["state"].(string)
-	if _, ok := p["state"]; ok && state != hub.StateActive && state != hub.StatePaused {
-		return Configured{}, &FieldError{"state", enum.Refusal(hub.StateActive, hub.StatePaused)}
 	}
 	rotate, isBool := p["rotate_secret"].(bool)
 	if _, ok := p["rotate_secret"]; ok && !isBool {
 		return Configured{}, &TypeError{&FieldError{"rotate_secret", "must be a boolean"}}
 	}
-	if fe := emptyStrings(kind, patch); fe != nil {
-		return Configured{}, fe
+	var pre problems
+	for _, fe := range prior {
+		pre.add(fe)
 	}
+	state, _ := p["state"].(string)
+	if _, ok := p["state"]; ok && state != hub.StateActive && state != hub.StatePaused {
+		pre.add(&FieldError{"state", enum.Refusal(hub.StateActive, hub.StatePaused)})
+	}
+	pre.add(emptyStrings(kind, patch))
 	delete(p, "state")
 	delete(p, "rotate_secret")
 	dropDependents(kind, p)
@@ -378,12 +395,19 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 			stored.dropEncryption() // stored with the flag before it was carried out: never encrypted
 		}
 		hadNames := s.namesRefused(&stored) != nil
+		pr := problems{list: slices.Clone(pre.list)}
 		next, err := merged(kind, id, &stored, p)
 		if err != nil {
-			return err
+			if len(pr.list) == 0 {
+				return err // a wrong type stays a TypeError
+			}
+			if err := pr.addErr(err); err != nil {
+				return err
+			}
+			return pr.err() // what the merged body's decoding refused: nothing more to check
 		}
 		if next.Encrypted() != (key != nil) {
-			return errEncryptionFixed(key != nil)
+			pr.add(errEncryptionFixed(key != nil))
 		}
 		if u, _ := p["webhook_url"].(string); u != "" || stored.deliversByWebhook() {
 			// a URL the patch sends, or a webhook stream's own whose delivery
@@ -392,17 +416,18 @@ func (s *Service) Configure(ctx context.Context, org, env, kind, id string, patc
 			// Not a URL a websocket stream kept from before.
 			next.webhookByURL()
 		}
-		if fe := refused(kind, next); fe != nil {
-			return fe
-		}
+		refused(&pr, kind, next)
 		_, info, err := Compile(kind, next)
-		if err != nil {
+		if err := pr.addErr(err); err != nil {
 			return err
 		}
 		// as a webhook URL kept from before, a location_names the stream
 		// had (started where the addresses were loaded) is not judged again
 		if fe := s.namesRefused(next); fe != nil && !hadNames {
-			return fe
+			pr.add(fe)
+		}
+		if err := pr.err(); err != nil {
+			return err
 		}
 		// A URL kept from before (a stream started with the flag) is not
 		// judged again: changing other settings must not fail on it.
