@@ -80,6 +80,30 @@ func TestStopStream(t *testing.T) {
 	}
 }
 
+// Streams whose subscribers all wait with nothing to deliver notice a
+// stop without any append, every one of them, and again after the first
+// check came and went.
+func TestStopNoticedOnEveryWaitingStream(t *testing.T) {
+	f := newFixture(t, ws.Config{}, hub.StreamInfo{ID: "s1"}, hub.StreamInfo{ID: "s2"}, hub.StreamInfo{ID: "s3"})
+	conns := map[string]*client{}
+	for _, id := range []string{"s1", "s2", "s3"} {
+		conns[id] = f.mustDial("stream_id=" + id)
+		expectControl(t, conns[id], "subscribed", "")
+	}
+	f.appendN("s3", 1, 0)
+	readOffsets(t, conns["s3"], "s3", 1, 1)
+	f.streams.setState("s1", hub.StateStopped)
+	f.streams.setState("s2", hub.StateStopped)
+	for _, id := range []string{"s1", "s2"} {
+		if got := expectControl(t, conns[id], "error", "stream_stopped"); got.StreamID != id {
+			t.Fatalf("stopped %+v, want %s", got, id)
+		}
+	}
+	expectSilence(t, conns["s3"], 1500*time.Millisecond) // a check passed: s3 is active
+	f.streams.setState("s3", hub.StateStopped)
+	expectControl(t, conns["s3"], "error", "stream_stopped")
+}
+
 func TestPause(t *testing.T) {
 	f := newFixture(t, ws.Config{}, hub.StreamInfo{ID: "s1"})
 	c := f.mustDial("stream_id=s1")

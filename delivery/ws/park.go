@@ -3,7 +3,6 @@ package ws
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/fleethub/fleethub/hub"
 )
@@ -15,7 +14,8 @@ import (
 // again, on its own goroutine for as long as the pump need not block
 // (pump.resumeInline): a pump that reads the new entries, queues their
 // frames and parks again costs no goroutine start. The waiter also looks
-// at the stream once a second and wakes the pumps when it was paused,
+// at the stream once a second (when the Server's stateClock ticks, the
+// same moment for every lot) and wakes the pumps when it was paused,
 // stopped or removed, or its history changed (Epoch), which they then
 // handle as before.
 //
@@ -34,7 +34,6 @@ type lot struct {
 
 	kick   chan struct{} // capacity 1: a pump parked that waits for an earlier offset, or the lot emptied
 	woken  []*pump       // the waiter's
-	tick   *time.Ticker  // the waiter's
 	waitFn func()        // l.waitLoop, made once: go allocates nothing for it
 }
 
@@ -100,15 +99,9 @@ func (l *lot) unpark(p *pump) bool {
 
 // waitLoop is the lot's waiter: it runs while pumps are parked.
 func (l *lot) waitLoop() {
-	if l.tick == nil {
-		l.tick = time.NewTicker(stateCheckEvery)
-	} else {
-		l.tick.Reset(stateCheckEvery)
-	}
 	for {
 		l.mu.Lock()
 		if len(l.pumps) == 0 {
-			l.tick.Stop()
 			l.waiting = false
 			l.mu.Unlock()
 			return
@@ -126,7 +119,7 @@ func (l *lot) waitLoop() {
 		select {
 		case <-l.s.log.Wait(l.id, next):
 			wake = true
-		case <-l.tick.C:
+		case <-l.s.stateClock.tick():
 			// pumps of two histories: one parked after the stream's
 			// history changed but before it looked, the other after it
 			// moved to the new one; each then finds out for itself

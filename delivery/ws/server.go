@@ -55,6 +55,8 @@ type Server struct {
 	// linger holds busy connections' writes until their lingers end
 	// (conn.pushed)
 	linger lingerer
+	// stateClock wakes the lots' waiters for their state checks
+	stateClock stateClock
 }
 
 // New returns a Server; zero Config fields take their defaults. A nil
