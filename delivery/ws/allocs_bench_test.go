@@ -280,6 +280,27 @@ func BenchmarkPublish_1000Streams(b *testing.B) {
 	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/publish")
 	b.ReportMetric(float64(log.calls.Load()-reads)/float64(b.N), "log-calls/publish")
 	b.ReportMetric(float64(f.streams.lookups.Load()-lookups)/float64(b.N), "lookups/publish")
+	// then every subscriber waits with nothing to deliver: what the
+	// 1,000 waiting streams cost by themselves, per second
+	b.StopTimer()
+	cpu, switches := cpuTime(b), threadSwitches(b)
+	time.Sleep(idleFor)
+	b.ReportMetric(float64(cpuTime(b)-cpu)/float64(time.Microsecond)/idleFor.Seconds(), "idle-cpu-µs/s")
+	b.ReportMetric(float64(threadSwitches(b)-switches)/idleFor.Seconds(), "idle-switches/s")
+}
+
+// idleFor is how long BenchmarkPublish_1000Streams measures its waiting
+// subscribers.
+const idleFor = 3 * time.Second
+
+// threadSwitches is how many times the process's threads gave up their
+// processor so far (voluntary and involuntary context switches).
+func threadSwitches(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Nvcsw + ru.Nivcsw
 }
 
 // cpuTime is the CPU time the process used so far (user and system, all
