@@ -127,7 +127,7 @@ func BenchmarkAppendSync(b *testing.B) {
 			defer l.Close()
 			data := bytes.Repeat([]byte("x"), 400)
 			b.SetParallelism((c.callers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-			start := processCPU()
+			start, switched := processCPU(), threadSwitches()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if err := l.Append(context.Background(), []Record{{Key: "k", Data: data}}); err != nil {
@@ -137,9 +137,23 @@ func BenchmarkAppendSync(b *testing.B) {
 				}
 			})
 			b.ReportMetric(float64(processCPU()-start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/append")
+			b.ReportMetric(float64(threadSwitches()-switched)/float64(b.N), "switches/append")
+			if st := l.Stats(); st.Syncs > 0 {
+				b.ReportMetric(float64(st.Records)/float64(st.Syncs), "appends/sync")
+			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
 		})
 	}
+}
+
+// threadSwitches is how many times the process's threads gave up their
+// processor (getrusage: voluntary and involuntary context switches).
+func threadSwitches() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Nvcsw + ru.Nivcsw
 }
 
 func processCPU() time.Duration {
