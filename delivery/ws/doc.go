@@ -39,7 +39,9 @@
 // its goroutine ends; the lot's one waiter goroutine per stream waits for
 // the log's next offset (hub.Log.Wait) and starts the parked pumps again,
 // and looks at the stream once a second for them (paused, stopped or
-// gone, another epoch), waking them to act as before. A parked pump keeps
+// gone, another epoch), waking them to act as before. The waiters look
+// at the same moment, when the Server's one state clock ticks
+// (stateclock.go): no timer per stream. A parked pump keeps
 // its place in conn.wg; its subscription's cancellation (context
 // AfterFunc, set once per subscription) takes it out of the lot and ends
 // it. The pump's state stays in its pump struct between goroutines, and
