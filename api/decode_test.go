@@ -250,16 +250,7 @@ func TestDecodeJSONRefusesRepeatedMembers(t *testing.T) {
 		`{"name":"a","zz":1,"zz":2}`:     {"zz": "unknown field"},
 		`{"name":"a","name":"a","zz":1}`: {"name": "is repeated: a member name appears once in its object", "zz": "unknown field"},
 	} {
-		var r req
-		err := api.DecodeJSON([]byte(in), &r)
-		var e *api.Error
-		if !errors.As(err, &e) || e.Status != 400 || e.Code != "validation_failed" {
-			t.Errorf("%s: %v", in, err)
-			continue
-		}
-		if d, _ := e.Details.(map[string]string); !reflect.DeepEqual(d, want) {
-			t.Errorf("%s: details %v, want %v", in, e.Details, want)
-		}
+		wantDetails[req](t, in, want)
 	}
 	var r req
 	if err := api.DecodeJSON([]byte(`{"metadata":{"Note":1,"note":2},"vehicles":[{"vehicle_id":"a"},{"vehicle_id":"a"}]}`), &r); err != nil {
@@ -294,16 +285,7 @@ func TestDecodeJSONNamesTypeErrorsWithOtherProblems(t *testing.T) {
 		`{"sizes":[1,"2",3,{}],"n":"x"}`:       {"n": "must be an integer", "sizes[1]": "must be a number", "sizes[3]": "must be a number"},
 		`{"metadata":[],"at":5,"trip_id":" "}`: {"metadata": "must be an object", "at": "must be an ISO 8601 date-time with a time zone (RFC 3339)", "trip_id": "must not be empty or only white space"},
 	} {
-		var r req
-		err := api.DecodeJSON([]byte(in), &r)
-		var e *api.Error
-		if !errors.As(err, &e) || e.Status != 400 || e.Code != "validation_failed" {
-			t.Errorf("%s: %v", in, err)
-			continue
-		}
-		if d, _ := e.Details.(map[string]string); !reflect.DeepEqual(d, want) {
-			t.Errorf("%s: details %v, want %v", in, e.Details, want)
-		}
+		wantDetails[req](t, in, want)
 	}
 	// alone, a wrong type keeps its code and message
 	var r req
@@ -321,3 +303,19 @@ func TestDecodeJSONNamesTypeErrorsWithOtherProblems(t *testing.T) {
 
 // kindName is a named string type, as the requests' enumerations are.
 type kindName string
+
+// wantDetails decodes in into a T and wants one 400 validation_failed
+// whose details are want.
+func wantDetails[T any](t *testing.T, in string, want map[string]string) {
+	t.Helper()
+	var r T
+	err := api.DecodeJSON([]byte(in), &r)
+	var e *api.Error
+	if !errors.As(err, &e) || e.Status != 400 || e.Code != "validation_failed" {
+		t.Errorf("%s: %v", in, err)
+		return
+	}
+	if d, _ := e.Details.(map[string]string); !reflect.DeepEqual(d, want) {
+		t.Errorf("%s: details %v, want %v", in, e.Details, want)
+	}
+}
