@@ -416,7 +416,8 @@ func corpusEmergency(c *corpus, k string, trips []*corpusTrip) {
 }
 
 // corpusDevices applies settings of different intervals, data types,
-// power and detection settings to four devices and reads one back.
+// power and detection settings to five devices (the last its detection
+// settings alone) and reads one back.
 func corpusDevices(c *corpus, k string) {
 	for i, s := range []map[string]any{
 		{"telemetry_settings": map[string]any{"collection_interval_seconds": 10, "data_types": []string{"location", "camera"}, "high_frequency_events": true},
@@ -428,6 +429,7 @@ func corpusDevices(c *corpus, k string) {
 			"safety_features":  map[string]any{"harsh_event_detection": map[string]any{"enabled": false}}},
 		{"connectivity": map[string]any{"preferred_network": "4g_lte", "roaming_enabled": false},
 			"safety_features": map[string]any{"harsh_event_detection": map[string]any{"acceleration_threshold": 0.6}}},
+		{"safety_features": map[string]any{"speeding_alerts": map[string]any{"threshold_over_limit": 10, "alert_frequency": "once_per_trip"}}},
 	} {
 		c.call("PUT", "/v1/devices/cdev-"+strconv.Itoa(i)+"/settings", k, s, 200)
 	}

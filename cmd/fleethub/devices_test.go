@@ -27,7 +27,7 @@ func TestDeviceSettings(t *testing.T) {
 		t.Fatalf("put: %d %s", r.Status, r.Body)
 	}
 	a := r.json(t)
-	if a["settings_version"] != "v1" || a["effective_immediately"] != true || a["estimated_impact"].(map[string]any)["alert_frequency_change"] != "increased" {
+	if a["settings_version"] != "v1" || a["effective_immediately"] != false || a["estimated_impact"].(map[string]any)["alert_frequency_change"] != "increased" {
 		t.Errorf("applied %s", r.Body)
 	}
 	// merge: a second PUT of one group keeps the others
@@ -411,5 +411,45 @@ func TestDeviceBatchUploadSizeIsWhole(t *testing.T) {
 	g := n.do("GET", "/v1/devices/b-1/settings", k, nil).json(t)
 	if g["settings_version"] != "v1" || g["settings_applied"].(map[string]any)["telemetry_settings"].(map[string]any)["batch_upload_size"] != 100.0 {
 		t.Errorf("after the refusal: %v", g)
+	}
+}
+
+// TestDeviceEffectiveImmediatelyOnlyForWhatTheHubApplies:
+// effective_immediately is true for a version that changes the safety
+// settings alone, which the hub applies to trips in progress itself, and
+// false for one that sets or clears a telemetry, power or connectivity
+// setting: only the device applies those, when it next reads its
+// settings, and the hub pushes nothing to it.
+func TestDeviceEffectiveImmediatelyOnlyForWhatTheHubApplies(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	speeding := func(mph float64) map[string]any {
+		return map[string]any{"safety_features": map[string]any{"speeding_alerts": map[string]any{"threshold_over_limit": mph}}}
+	}
+	for _, c := range []struct {
+		device string
+		body   map[string]any
+		want   bool
+	}{
+		{"eff-1", speeding(8), true},
+		{"eff-1", map[string]any{"power_management": map[string]any{"sleep_delay_minutes": 10}}, false},
+		{"eff-1", speeding(12), true},
+		{"eff-1", map[string]any{"power_management": nil}, false},
+		{"eff-1", map[string]any{"safety_features": map[string]any{"speeding_alerts": nil}}, true},
+		{"eff-2", map[string]any{"telemetry_settings": map[string]any{"collection_interval_seconds": 30}}, false},
+		{"eff-2", map[string]any{"connectivity": map[string]any{"roaming_enabled": true}, "safety_features": map[string]any{"harsh_event_detection": map[string]any{"enabled": false}}}, false},
+		{"eff-2", map[string]any{"telemetry_settings": map[string]any{"collection_interval_seconds": 30}, "safety_features": map[string]any{"harsh_event_detection": map[string]any{"enabled": true}}}, true},
+	} {
+		r := n.do("PUT", "/v1/devices/"+c.device+"/settings", k, c.body)
+		if r.Status != 200 {
+			t.Fatalf("%s %v: %d %s", c.device, c.body, r.Status, r.Body)
+		}
+		a := r.json(t)
+		if a["effective_immediately"] != c.want {
+			t.Errorf("%s %v (%v): effective_immediately %v, want %v", c.device, c.body, a["settings_version"], a["effective_immediately"], c.want)
+		}
+		if g := n.do("GET", "/v1/devices/"+c.device+"/settings", k, nil).json(t); g["effective_immediately"] != c.want {
+			t.Errorf("%s read back after %v: effective_immediately %v, want %v", c.device, c.body, g["effective_immediately"], c.want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"time"
 
@@ -152,6 +153,11 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, deviceID string, bo
 		}
 		now := apitime.Of(s.now())
 		rec := assess(deviceID, applied, now, prev+1)
+		device, err := deviceSideChanged(cur.Settings, mb)
+		if err != nil {
+			return Applied{}, fmt.Errorf("devices: compare settings of %s: %w", deviceID, err)
+		}
+		rec.EffectiveImmediately = !device
 		rb, err := json.Marshal(rec)
 		if err != nil {
 			return Applied{}, err
@@ -167,8 +173,46 @@ func (s *Service) Apply(ctx context.Context, sc store.Scope, deviceID string, bo
 	}
 }
 
+// deviceGroups are the settings only the device itself applies: the hub
+// uses none of them and pushes nothing, so a change of them takes effect
+// when the device reads its settings.
+var deviceGroups = []string{"telemetry_settings", "power_management", "connectivity"}
+
+// deviceSideChanged reports whether a group of deviceGroups differs
+// between the stored settings before (nil for none) and after, as JSON;
+// a change of safety_features alone is applied by the hub itself, to
+// the trips in progress on the device.
+func deviceSideChanged(before, after []byte) (bool, error) {
+	var b, a map[string]json.RawMessage
+	if len(before) > 0 {
+		if err := json.Unmarshal(before, &b); err != nil {
+			return false, err
+		}
+	}
+	if err := json.Unmarshal(after, &a); err != nil {
+		return false, err
+	}
+	for _, g := range deviceGroups {
+		var bv, av any
+		if raw, ok := b[g]; ok {
+			if err := json.Unmarshal(raw, &bv); err != nil {
+				return false, err
+			}
+		}
+		if raw, ok := a[g]; ok {
+			if err := json.Unmarshal(raw, &av); err != nil {
+				return false, err
+			}
+		}
+		if !reflect.DeepEqual(bv, av) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 func assess(id string, s Settings, now time.Time, version int64) Applied {
-	a := Applied{DeviceID: id, SettingsApplied: s, SettingsVersion: fmt.Sprintf("v%d", version), AppliedAt: now, EffectiveImmediately: true,
+	a := Applied{DeviceID: id, SettingsApplied: s, SettingsVersion: fmt.Sprintf("v%d", version), AppliedAt: now,
 		ValidationResults: ValidationResults{ValidSettings: true, Warnings: []string{}, OptimizationsApplied: []string{}}}
 	interval := 60.0
 	usage := 0.0

@@ -88,7 +88,7 @@ type Applied struct {
 	EstimatedImpact      EstimatedImpact   `json:"estimated_impact"`
 	SettingsVersion      string            `json:"settings_version"`
 	AppliedAt            time.Time         `json:"applied_at"`
-	EffectiveImmediately bool              `json:"effective_immediately" source:"constant" doc:"always true: trips in progress on the device take the detection settings within a second"`
+	EffectiveImmediately bool              `json:"effective_immediately" source:"computed" doc:"true when this version changes safety_features alone, which the hub applies itself: trips in progress on the device take them within a second; false when it changes (sets or clears) a telemetry_settings, power_management or connectivity setting, which only the device applies, when it next reads its settings (GET): the hub pushes nothing"`
 	NextSyncScheduled    *time.Time        `json:"next_sync_scheduled" source:"unknown" doc:"null: the hub pushes nothing to devices and schedules no sync; a device reads its settings (GET) when it chooses"`
 }
 
