@@ -37,9 +37,15 @@ func (c *Checker) compute(ctx context.Context) Report {
 	status = worst(status, band(float64(r.Database.ActiveConnections), 20, 50))
 	if c.deps.Requests != nil {
 		w := c.deps.Requests.Last()
-		r.Performance = PerformanceView{RequestsPerMinute: w.RequestsPerMin, AvgResponseTimeMS: round(float64(w.AvgLatency.Microseconds()) / 1000), ErrorRatePercent: round(w.ErrorRatePct)}
-		status = worst(status, band(r.Performance.AvgResponseTimeMS, 200, 1000))
-		status = worst(status, band(r.Performance.ErrorRatePercent, 1, 5))
+		r.Performance = PerformanceView{RequestsPerMinute: w.RequestsPerMin}
+		if w.Requests > 0 {
+			// an average and a rate of no request are no figures: left
+			// null, and nothing to judge the status by
+			avg, rate := round(float64(w.AvgLatency.Microseconds())/1000), round(w.ErrorRatePct)
+			r.Performance.AvgResponseTimeMS, r.Performance.ErrorRatePercent = &avg, &rate
+			status = worst(status, band(avg, 200, 1000))
+			status = worst(status, band(rate, 1, 5))
+		}
 	}
 	for name, d := range c.deps.Others {
 		st := d.Health(ctx)
@@ -69,8 +75,12 @@ func (c *Checker) activeTrips(ctx context.Context, sc Scope, now time.Time) Trip
 	if err != nil {
 		return e.view // the last count, or nulls
 	}
-	avg = round(avg)
-	v := TripsView{TotalCount: &total, OrganizationCount: &orgs, AvgDurationMinutes: &avg}
+	v := TripsView{TotalCount: &total, OrganizationCount: &orgs}
+	if total > 0 {
+		// no open trip has no average duration: null, not 0
+		avg = round(avg)
+		v.AvgDurationMinutes = &avg
+	}
 	c.mu.Lock()
 	if _, ok := c.trips[sc]; !ok && len(c.trips) >= maxTripScopes {
 		for k, e := range c.trips {

@@ -29,14 +29,14 @@ type DatabaseView struct {
 type TripsView struct {
 	TotalCount         *int     `json:"total_count" source:"measured" doc:"null when the trips could not be counted"`
 	OrganizationCount  *int     `json:"organization_count" source:"measured" doc:"null when the trips could not be counted"`
-	AvgDurationMinutes *float64 `json:"avg_duration_minutes" source:"measured" doc:"null when the trips could not be counted"`
+	AvgDurationMinutes *float64 `json:"avg_duration_minutes" source:"measured" doc:"the mean time since the open trips started; null when there is none to average (total_count 0) or the trips could not be counted"`
 }
 
 // PerformanceView is the last minute of requests.
 type PerformanceView struct {
-	RequestsPerMinute int64   `json:"requests_per_minute" source:"measured"`
-	AvgResponseTimeMS float64 `json:"avg_response_time_ms" source:"measured"`
-	ErrorRatePercent  float64 `json:"error_rate_percent" source:"measured"`
+	RequestsPerMinute int64    `json:"requests_per_minute" source:"measured"`
+	AvgResponseTimeMS *float64 `json:"avg_response_time_ms" source:"measured" doc:"the mean latency of the last minute's requests; null when none was answered in the last minute"`
+	ErrorRatePercent  *float64 `json:"error_rate_percent" source:"measured" doc:"the share of the last minute's requests answered 5xx (501 aside); null when none was answered in the last minute"`
 }
 
 func rank(s string) int {

@@ -44,8 +44,10 @@ func TestHealthActiveTripsScoped(t *testing.T) {
 			if at["total_count"] != c.total || at["organization_count"] != c.orgs {
 				t.Errorf("active_trips = %v; want total_count %v, organization_count %v", at, c.total, c.orgs)
 			}
-			if c.total > 0 && at["avg_duration_minutes"].(float64) < 9 {
-				t.Errorf("avg_duration_minutes = %v; want about 10", at["avg_duration_minutes"])
+			if avg, ok := at["avg_duration_minutes"]; c.total > 0 && (!ok || avg == nil || avg.(float64) < 9) {
+				t.Errorf("avg_duration_minutes = %v; want about 10", avg)
+			} else if c.total == 0 && (!ok || avg != nil) {
+				t.Errorf("avg_duration_minutes of no open trip = %v; want null", at["avg_duration_minutes"])
 			}
 		})
 	}
