@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/fleethub/fleethub/ingest/analytics"
 	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/store"
@@ -124,7 +125,7 @@ type Recommendation struct {
 	Title                string   `json:"title"`
 	Description          string   `json:"description"`
 	SpecificActions      []string `json:"specific_actions"`
-	PotentialImprovement float64  `json:"potential_improvement" source:"computed" doc:"the points the risk cost"`
+	PotentialImprovement float64  `json:"potential_improvement" source:"computed" doc:"the points of overall_safety_score the category's events cost: the score the trip would have without them, its other events as they are, less its score (0 for idle, which costs the eco score only); not score_impact, which is 100 less the behaviour's own breakdown score"`
 }
 
 // ImprovementPotential sums up what can be gained.
@@ -219,7 +220,7 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 		out.ScoreBreakdown = &bd
 	}
 	var focus []string
-	out.Recommendations, focus = recommendations(out.Recommendations, risks)
+	out.Recommendations, focus = recommendations(out.Recommendations, risks, scoreGains(events, a.GPSDistanceKm))
 	out.ImprovementPotential = ImprovementPotential{MaximumPossibleScore: 100, CurrentScore: score,
 		ImprovementPointsAvailable: round(100-score, 1), PrimaryFocusAreas: focus}
 	if withBenchmarks {
@@ -385,7 +386,10 @@ var riskAdvice = map[string][]string{
 // recommendations appends advice for each risk to out, and returns the
 // two risks that cost the score most to focus on first (never nil;
 // none that cost nothing).
-func recommendations(out []Recommendation, risks []RiskFactor) ([]Recommendation, []string) {
+//
+// gains holds, per event type, the points the trip's safety score would
+// gain without that type's events (scoreGains).
+func recommendations(out []Recommendation, risks []RiskFactor, gains map[string]float64) ([]Recommendation, []string) {
 	focus := []string{}
 	for _, rf := range risks {
 		pr := "medium"
@@ -398,12 +402,31 @@ func recommendations(out []Recommendation, risks []RiskFactor) ([]Recommendation
 			pr = "low"
 		}
 		out = append(out, Recommendation{Category: rf.FactorType, Priority: pr, Title: "Reduce " + riskDescriptions[rf.FactorType],
-			Description: rf.Description, SpecificActions: riskAdvice[rf.FactorType], PotentialImprovement: rf.ScoreImpact})
+			Description: rf.Description, SpecificActions: riskAdvice[rf.FactorType], PotentialImprovement: gains[rf.FactorType]})
 		if len(focus) < 2 && rf.ScoreImpact > 0 {
 			focus = append(focus, rf.FactorType)
 		}
 	}
 	return out, focus
+}
+
+// scoreGains is, per event type, how many points of the trip's safety
+// score its events cost: the score the trip would have had without them
+// (the same events' points over the same track of km, ingest/analytics)
+// less the score it has, rounded as the score is; 0 for idling, which
+// costs the eco score only.
+func scoreGains(events []storedEvent, km float64) map[string]float64 {
+	total, by := 0.0, map[string]float64{}
+	for _, e := range events {
+		p := analytics.SafetyPoints(e.Event)
+		total += p
+		by[e.Type] += p
+	}
+	gains := make(map[string]float64, len(by))
+	for typ, p := range by {
+		gains[typ] = math.Max(0, round(analytics.SafetyScore(total-p, km)-analytics.SafetyScore(total, km), 1))
+	}
+	return gains
 }
 
 // compare places score among n others of mean avg, below of them

@@ -204,30 +204,55 @@ func segmentKmh(a, b *fix, d, dt float64) float64 {
 // AddEvent counts an event of the trip's Detector.
 func (r *Running) AddEvent(e detect.Event) {
 	r.events++
-	dur := e.Metrics.DurationSeconds
-	if !(dur > 0) || math.IsInf(dur, 1) {
-		dur = 0
-	}
+	dur := eventSeconds(e)
 	w := severityWeight(e.Severity)
+	r.safetyPoints += SafetyPoints(e)
 	switch e.Type {
 	case detect.TypeHarshAcceleration:
 		r.harshAccel++
-		r.safetyPoints += w
 		r.ecoPoints += w
 	case detect.TypeHarshBraking:
 		r.harshBrake++
-		r.safetyPoints += w
 		r.ecoPoints += w
 	case detect.TypeHarshCornering:
 		r.harshCorner++
-		r.safetyPoints += w
 	case detect.TypeSpeeding:
 		r.speeding++
 		r.speedingS += dur
-		r.safetyPoints += w * (1 + math.Min(dur, speedingCap)/speedingUnit)
 	case detect.TypeIdle:
 		r.idleS += dur
 	}
+}
+
+// eventSeconds is e's duration, 0 when it is not a finite positive
+// number.
+func eventSeconds(e detect.Event) float64 {
+	dur := e.Metrics.DurationSeconds
+	if !(dur > 0) || math.IsInf(dur, 1) {
+		return 0
+	}
+	return dur
+}
+
+// SafetyPoints is what e takes off its trip's safety score
+// (docs/analytics.md): its severity's weight for a harsh event, the
+// weight growing with the duration for speeding, 0 for idling, which
+// costs the eco score only.
+func SafetyPoints(e detect.Event) float64 {
+	w := severityWeight(e.Severity)
+	switch e.Type {
+	case detect.TypeHarshAcceleration, detect.TypeHarshBraking, detect.TypeHarshCornering:
+		return w
+	case detect.TypeSpeeding:
+		return w * (1 + math.Min(eventSeconds(e), speedingCap)/speedingUnit)
+	}
+	return 0
+}
+
+// SafetyScore is the safety score of a trip of km (the track's length)
+// whose events add up to points of SafetyPoints.
+func SafetyScore(points, km float64) float64 {
+	return 100 * math.Exp(-points/math.Max(km, scoreFloorKm))
 }
 
 // Pause records that the trip was paused from from to to. The pause is left

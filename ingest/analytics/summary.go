@@ -105,7 +105,7 @@ func (r *Running) Summary(v Vehicle) Summary {
 	}
 
 	scoreKm := math.Max(s.DistanceKm, scoreFloorKm)
-	s.SafetyScore = 100 * math.Exp(-r.safetyPoints/scoreKm)
+	s.SafetyScore = SafetyScore(r.safetyPoints, s.DistanceKm)
 	idleShare, speedShare := 0.0, 0.0
 	if durS > 0 {
 		idleShare = math.Min(r.idleS/durS, 1)
