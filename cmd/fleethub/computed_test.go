@@ -377,6 +377,17 @@ func corpusEmergency(c *corpus, k string, trips []*corpusTrip) {
 	} {
 		incidents = append(incidents, c.call("POST", "/v1/emergency/incidents", k, b, 201)["incident_id"].(string))
 	}
+	// crashes on trips whose last point is seconds old, far from the
+	// alerts' areas: the corpus trips drove yesterday, and only a fresh
+	// point's speed is a speed at impact
+	for i, v := range []float64{35, 90} {
+		vehicle, lat := "veh-crash-"+strconv.Itoa(i), 44.0+float64(i)
+		t0 := time.Now().UTC().Add(-time.Minute)
+		tr := c.call("POST", "/v1/trips", k, map[string]any{"vehicle_id": vehicle, "start_time": t0.Format(time.RFC3339Nano)}, 201)
+		c.call("POST", "/v1/locations/batch", k, map[string]any{"trip_id": tr["trip_id"], "locations": track(t0.Add(time.Second), lat, -83, constant(v, 20))}, 200)
+		c.call("POST", "/v1/emergency/incidents", k, map[string]any{"event_type": "crash", "severity_level": "high", "trip_id": tr["trip_id"],
+			"location": map[string]any{"latitude": lat, "longitude": -83.0}}, 201)
+	}
 	c.call("PUT", "/v1/emergency/incidents/"+incidents[0]+"/status", k, map[string]any{"status": "resolved", "resolution_type": "towed", "notes": "cleared"}, 200)
 	for _, id := range incidents {
 		c.call("GET", "/v1/emergency/incidents/"+id, k, nil, 200)

@@ -18,7 +18,9 @@ func TestIncidents(t *testing.T) {
 	readOnly := n.key("org-a", "test", []string{"emergency:read"}, 100000)
 	t0 := time.Now().Add(-5 * time.Minute).UTC()
 	trip := n.startTrip(k, "veh-x", t0)
-	n.batch(k, trip, track(t0, 40, -83, constant(72, 30)))
+	// the last point 11 s before the report, within the minute that makes
+	// its speed the speed at impact
+	n.batch(k, trip, track(time.Now().Add(-40*time.Second).UTC(), 40, -83, constant(72, 30)))
 	r := n.do("POST", "/v1/emergency/incidents", k, map[string]any{"event_type": "crash", "severity_level": "critical",
 		"location": map[string]any{"latitude": 40.01, "longitude": -83.0, "address": "I-70"}, "vehicle_id": "veh-x", "driver_id": "d-veh-x", "trip_id": trip, "fleet_id": "f1"})
 	if r.Status != 201 {

@@ -94,7 +94,7 @@ type Party struct {
 // and the report, and unknown for what needs sensors or an inspection.
 type CrashAnalysis struct {
 	ImpactType              string   `json:"impact_type" enum:"unknown" source:"unknown" doc:"unknown: no crash sensor data reaches the hub"`
-	EstimatedSpeedAtImpact  *float64 `json:"estimated_speed_at_impact" source:"computed" doc:"km/h, the last reported speed of the incident's trip; null without a trip or a reported speed"`
+	EstimatedSpeedAtImpact  *float64 `json:"estimated_speed_at_impact" source:"computed" doc:"km/h, the speed of the incident's trip's last point when that point lies within a minute of the report; null without a trip, a reported speed or such a point (an older speed says nothing of the crash)"`
 	DecelerationRate        *float64 `json:"deceleration_rate" source:"unknown" doc:"g; null: no accelerometer data reaches the hub"`
 	AirbagDeployment        *bool    `json:"airbag_deployment" doc:"as the report gave it; null when the report did not say"`
 	VehicleDamageAssessment string   `json:"vehicle_damage_assessment" enum:"unknown" source:"unknown" doc:"unknown: the hub inspects nothing"`

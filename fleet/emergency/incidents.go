@@ -159,7 +159,7 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 		in.InvolvedParties = append(in.InvolvedParties, Party{Type: typ, DeviceID: b.VehicleID, DriverID: b.DriverID, Status: "unknown"})
 	}
 	if b.EventType == "crash" {
-		in.CrashAnalysis = s.crashAnalysis(trip, &b)
+		in.CrashAnalysis = s.crashAnalysis(trip, &b, now)
 		in.InsuranceClaim = &Claim{Status: "not_filed", NextSteps: []string{"document the scene", "collect witness details", "file the claim with the fleet's insurer"}}
 	}
 	s.notifyPeople(ctx, sc, &in, now)
@@ -202,21 +202,28 @@ func (s *Incidents) reportedTrip(ctx context.Context, sc store.Scope, b *ReportB
 	return &t, nil
 }
 
-// crashAnalysis estimates a crash from the trip's last reported speed and
-// the airbags (unknown, null, when the report does not say).
-func (s *Incidents) crashAnalysis(t *store.Trip, b *ReportBody) *CrashAnalysis {
+// ImpactSpeedWindow is how near the report the trip's last point must
+// lie for its speed to stand for the speed at impact: a speed reported
+// longer before (or after) says nothing of the moment of the crash.
+const ImpactSpeedWindow = time.Minute
+
+// crashAnalysis estimates a crash from the trip's last reported speed,
+// when that point lies within ImpactSpeedWindow of the report at now,
+// and the airbags (unknown, null, when the report does not say).
+func (s *Incidents) crashAnalysis(t *store.Trip, b *ReportBody, now time.Time) *CrashAnalysis {
 	ca := &CrashAnalysis{ImpactType: "unknown", AirbagDeployment: b.AirbagDeployed, VehicleDamageAssessment: "unknown", OccupantRiskLevel: "unknown"}
 	if t != nil {
 		var st struct {
 			Last *struct {
+				TS    int64    `json:"ts"`
 				Speed *float64 `json:"speed"`
 			} `json:"last"`
 		}
 		if err := json.Unmarshal(t.State, &st); err != nil && s.log != nil {
 			s.log.Warn("incident: the trip's state is unreadable; no speed at impact", "trip_id", b.TripID, "error", err)
 		}
-		if st.Last != nil && st.Last.Speed != nil {
-			v := math.Round(*st.Last.Speed*10) / 10
+		if l := st.Last; l != nil && l.Speed != nil && now.Sub(time.UnixMilli(l.TS)).Abs() <= ImpactSpeedWindow {
+			v := math.Round(*l.Speed*10) / 10
 			ca.EstimatedSpeedAtImpact = &v
 		}
 	}
