@@ -150,7 +150,7 @@ type AckStatus struct {
 	Required                   bool     `json:"required"`
 	Received                   int      `json:"received" source:"measured"`
 	Pending                    int      `json:"pending" source:"measured"`
-	AcknowledgmentRate         float64  `json:"acknowledgment_rate" source:"computed" doc:"acknowledgments over recipients, 0-1"`
+	AcknowledgmentRate         *float64 `json:"acknowledgment_rate" source:"computed" doc:"acknowledgments over recipients, 0-1; null for an alert without recipients, where there is no rate"`
 	AverageResponseTimeSeconds *float64 `json:"average_response_time_seconds" source:"computed" doc:"from creation to each acknowledgment; null before the first"`
 }
 
@@ -228,8 +228,8 @@ type Metrics struct {
 	CreationToFirstDeliveryMS   *float64 `json:"creation_to_first_delivery_ms" source:"measured" doc:"from the alert's creation to the end of its first delivery that went through (accepted by the gateway, on a retry of the gateway queue too, or the in-app alert published); null until one did"`
 	AverageDeliveryTimeMS       *float64 `json:"average_delivery_time_ms" source:"measured" doc:"the average time a delivery that went through took, over timed_deliveries; null until one did"`
 	TimedDeliveries             int      `json:"timed_deliveries" source:"measured" doc:"the deliveries that went through, at creation and in the channels' later rounds, that average_delivery_time_ms is over"`
-	NotificationReachPercentage float64  `json:"notification_reach_percentage" source:"computed" doc:"recipients reached at least once by now (the channels' later rounds and the gateway queue's retries included) over recipients, percent"`
-	EngagementRate              float64  `json:"engagement_rate" source:"computed" doc:"the acknowledgment rate"`
+	NotificationReachPercentage *float64 `json:"notification_reach_percentage" source:"computed" doc:"recipients reached at least once by now (the channels' later rounds and the gateway queue's retries included) over recipients, percent; null for an alert without recipients, where there is no share"`
+	EngagementRate              *float64 `json:"engagement_rate" source:"computed" doc:"the acknowledgment rate; null for an alert without recipients"`
 }
 
 // Recipient is who an alert went to.

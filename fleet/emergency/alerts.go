@@ -135,7 +135,8 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	al.AffectedAreaAnalysis.count(al.Recipients)
 	// escalation waits on acknowledgments: without required ones nothing
 	// is pending, and no level is ever sent
-	al.AcknowledgmentStatus = AckStatus{Required: b.AcknowledgmentRequired}
+	al.AcknowledgmentStatus = AckStatus{Required: b.AcknowledgmentRequired, AcknowledgmentRate: share(1, 0, len(al.Recipients))}
+	al.AlertMetrics.EngagementRate = share(1, 0, len(al.Recipients))
 	if b.AcknowledgmentRequired {
 		al.AcknowledgmentStatus.Pending = len(recips)
 	}
@@ -159,10 +160,18 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 func deliveryMetrics(created time.Time, outs []outcome, reached, recipients int) Metrics {
 	var m Metrics
 	m.timed(created, created, outs)
-	if recipients > 0 {
-		m.NotificationReachPercentage = round2(100 * float64(reached) / float64(recipients))
-	}
+	m.NotificationReachPercentage = share(100, reached, recipients)
 	return m
+}
+
+// share is n over of, times scale, rounded to hundredths; nil when of is
+// 0: a share of nobody is no figure, not 0.
+func share(scale float64, n, of int) *float64 {
+	if of == 0 {
+		return nil
+	}
+	v := round2(scale * float64(n) / float64(of))
+	return &v
 }
 
 // count sets the per-audience counts of recipients reached at least once.

@@ -128,10 +128,7 @@ func (al *Alert) recount() {
 			reached++
 		}
 	}
-	al.AlertMetrics.NotificationReachPercentage = 0
-	if len(al.Recipients) > 0 {
-		al.AlertMetrics.NotificationReachPercentage = round2(100 * float64(reached) / float64(len(al.Recipients)))
-	}
+	al.AlertMetrics.NotificationReachPercentage = share(100, reached, len(al.Recipients))
 	al.recountActions()
 }
 

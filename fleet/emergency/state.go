@@ -263,10 +263,8 @@ func (al *Alert) acknowledged(now time.Time) {
 	st.AverageResponseTimeSeconds = &avg
 	st.Received++
 	st.Pending = max(0, st.Pending-1)
-	if len(al.Recipients) > 0 {
-		st.AcknowledgmentRate = round2(float64(st.Received) / float64(len(al.Recipients)))
-		al.AlertMetrics.EngagementRate = st.AcknowledgmentRate
-	}
+	st.AcknowledgmentRate = share(1, st.Received, len(al.Recipients))
+	al.AlertMetrics.EngagementRate = share(1, st.Received, len(al.Recipients))
 	if st.Pending == 0 {
 		al.EscalationStatus.NextEscalationAt = nil
 	}
