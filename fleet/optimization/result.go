@@ -23,12 +23,12 @@ type Summary struct {
 
 // Performance of the plan.
 type Performance struct {
-	TotalDistance           float64 `json:"total_distance" doc:"kilometers"`
-	TotalTime               float64 `json:"total_time" doc:"minutes"`
-	FuelConsumptionEstimate float64 `json:"fuel_consumption_estimate" doc:"liters: each route's distance at its vehicle's consumption"`
-	CostEstimate            float64 `json:"cost_estimate" doc:"USD: each route's fuel at 1.05/L, distance at its vehicle's cost_per_km and time at its cost_per_hour"`
-	DeliveryEfficiency      float64 `json:"delivery_efficiency" doc:"share of destinations assigned"`
-	TimeWindowCompliance    float64 `json:"time_window_compliance" doc:"percent of the served destinations whose service begins within their time_window (all day without one), the windows as sent even with time_windows false; 0 when none is served"`
+	TotalDistance           float64  `json:"total_distance" doc:"kilometers"`
+	TotalTime               float64  `json:"total_time" doc:"minutes"`
+	FuelConsumptionEstimate float64  `json:"fuel_consumption_estimate" doc:"liters: each route's distance at its vehicle's consumption"`
+	CostEstimate            float64  `json:"cost_estimate" doc:"USD: each route's fuel at 1.05/L, distance at its vehicle's cost_per_km and time at its cost_per_hour"`
+	DeliveryEfficiency      float64  `json:"delivery_efficiency" doc:"share of destinations assigned"`
+	TimeWindowCompliance    *float64 `json:"time_window_compliance" doc:"percent of the served destinations whose service begins within their time_window (all day without one), the windows as sent even with time_windows false; null when none is served: there is no share of none"`
 	// CapacityOverload is the load carried beyond capacities, with
 	// vehicle_capacity_strict false.
 	CapacityOverload *Load `json:"capacity_overload,omitempty" doc:"with vehicle_capacity_strict false: the load carried beyond the vehicles' capacities, summed over the routes"`
@@ -43,11 +43,11 @@ type Load struct {
 
 // Improvement against the first feasible plan (before local search).
 type Improvement struct {
-	DistanceSaved         float64 `json:"distance_saved" doc:"kilometers the search saved against the first plan (built by insertion before the search); 0 where it saved none"`
-	TimeSaved             float64 `json:"time_saved" doc:"minutes of route time (shift start to return) saved against the first plan; 0 where none"`
-	FuelSaved             float64 `json:"fuel_saved" doc:"liters saved against the first plan, by each vehicle's consumption; 0 where none"`
-	CostSaved             float64 `json:"cost_saved" doc:"USD saved against the first plan, by each vehicle's cost model; 0 where none"`
-	ImprovementPercentage float64 `json:"improvement_percentage" doc:"distance_saved as a percent of the first plan's distance"`
+	DistanceSaved         float64  `json:"distance_saved" doc:"kilometers the search saved against the first plan (built by insertion before the search); 0 where it saved none"`
+	TimeSaved             float64  `json:"time_saved" doc:"minutes of route time (shift start to return) saved against the first plan; 0 where none"`
+	FuelSaved             float64  `json:"fuel_saved" doc:"liters saved against the first plan, by each vehicle's consumption; 0 where none"`
+	CostSaved             float64  `json:"cost_saved" doc:"USD saved against the first plan, by each vehicle's cost model; 0 where none"`
+	ImprovementPercentage *float64 `json:"improvement_percentage" doc:"distance_saved as a percent of the first plan's distance; null when the first plan drove none (it served nothing, or every leg costs 0 km): there is no percent of 0 km"`
 }
 
 // RouteSummary of one vehicle.
@@ -121,15 +121,15 @@ type TradeOff struct {
 
 // AlternativePlan is a runner-up plan as a whole.
 type AlternativePlan struct {
-	Plan                    int     `json:"plan" doc:"from 1, cheapest first by what the search minimises"`
-	TotalDistance           float64 `json:"total_distance" doc:"kilometers"`
-	TotalTime               float64 `json:"total_time" doc:"minutes"`
-	FuelConsumptionEstimate float64 `json:"fuel_consumption_estimate" doc:"liters"`
-	CostEstimate            float64 `json:"cost_estimate" doc:"USD"`
-	VehiclesUsed            int     `json:"vehicles_used"`
-	UnassignedDestinations  int     `json:"unassigned_destinations"`
-	TimeWindowCompliance    float64 `json:"time_window_compliance" doc:"percent of the plan's served destinations whose service begins within their time_window, as performance_metrics.time_window_compliance"`
-	RoutesChanged           int     `json:"routes_changed" doc:"vehicles whose route differs from the chosen plan's"`
+	Plan                    int      `json:"plan" doc:"from 1, cheapest first by what the search minimises"`
+	TotalDistance           float64  `json:"total_distance" doc:"kilometers"`
+	TotalTime               float64  `json:"total_time" doc:"minutes"`
+	FuelConsumptionEstimate float64  `json:"fuel_consumption_estimate" doc:"liters"`
+	CostEstimate            float64  `json:"cost_estimate" doc:"USD"`
+	VehiclesUsed            int      `json:"vehicles_used"`
+	UnassignedDestinations  int      `json:"unassigned_destinations"`
+	TimeWindowCompliance    *float64 `json:"time_window_compliance" doc:"percent of the plan's served destinations whose service begins within their time_window, as performance_metrics.time_window_compliance; null when the plan serves none"`
+	RoutesChanged           int      `json:"routes_changed" doc:"vehicles whose route differs from the chosen plan's"`
 	// Routes are the plan's every route, the unchanged ones too.
 	Routes []PlanRoute `json:"routes" doc:"every vehicle with destinations in this plan, in request order, with its destinations in visiting order (vehicles idle in the chosen plan included)"`
 }
@@ -432,9 +432,13 @@ func assemble(req *Request, pr *vrp.Problem, sol vrp.Solution, took time.Duratio
 		res.OptimizationInsights.Bottlenecks = append(res.OptimizationInsights.Bottlenecks, fmt.Sprintf("%d destination(s) unassigned: %s", counts[why], why))
 	}
 	res.PerformanceMetrics = Performance{TotalDistance: r2(pl.Km), TotalTime: r2(pl.Minutes), FuelConsumptionEstimate: r2(pl.Fuel),
-		CostEstimate: r2(pl.Cost), DeliveryEfficiency: r2(pl.Efficiency), TimeWindowCompliance: r2(compliance(req, pr, pl)), CapacityOverload: overload(pr, pl.Over)}
+		CostEstimate: r2(pl.Cost), DeliveryEfficiency: r2(pl.Efficiency), TimeWindowCompliance: compliance(req, pr, pl), CapacityOverload: overload(pr, pl.Over)}
 	res.ImprovementSummary = Improvement{DistanceSaved: r2(pl.Saved.Km), TimeSaved: r2(pl.Saved.Minutes), FuelSaved: r2(pl.Saved.Fuel),
-		CostSaved: r2(pl.Saved.Cost), ImprovementPercentage: r2(pl.Saved.Percent)}
+		CostSaved: r2(pl.Saved.Cost)}
+	if sol.InitialKm > 0 {
+		pct := r2(pl.Saved.Percent)
+		res.ImprovementSummary.ImprovementPercentage = &pct
+	}
 	res.OptimizationSummary = Summary{TotalVehicles: len(pr.Vehicles), TotalDestinations: len(pr.Stops), OptimizationTime: r2(took.Seconds()),
 		AlgorithmUsed: "sisr", ConfidenceScore: r2(sol.Agreement), CostSource: source, Repeatable: !sol.Cut}
 	return res
@@ -451,13 +455,13 @@ func driver(v Vehicle) *string {
 }
 
 // compliance is the percent of pl's served destinations whose service
-// begins inside the time window the request gives them (0 when none is
+// begins inside the time window the request gives them (nil when none is
 // served). The windows are the destinations' own, whether the plan was
 // held to them or not (time_windows false): a stop served before its
 // window opens or after it closes is outside it.
-func compliance(req *Request, pr *vrp.Problem, pl vrp.Plan) float64 {
+func compliance(req *Request, pr *vrp.Problem, pl vrp.Plan) *float64 {
 	if pl.Served == 0 {
-		return 0
+		return nil
 	}
 	in := 0
 	for _, rt := range pl.Routes {
@@ -468,7 +472,8 @@ func compliance(req *Request, pr *vrp.Problem, pl vrp.Plan) float64 {
 			}
 		}
 	}
-	return 100 * float64(in) / float64(pl.Served)
+	pct := r2(100 * float64(in) / float64(pl.Served))
+	return &pct
 }
 
 // window is a destination's time window as sent, in minutes: all day
@@ -507,7 +512,7 @@ func alternatives(res *Result, req *Request, pr *vrp.Problem, sol vrp.Solution, 
 		n := k + 1
 		apl := pr.Plan(vrp.Solution{Routes: a.Routes})
 		ap := AlternativePlan{Plan: n, TotalDistance: r2(apl.Km), TotalTime: r2(apl.Minutes), FuelConsumptionEstimate: r2(apl.Fuel),
-			CostEstimate: r2(apl.Cost), VehiclesUsed: used(a.Routes), UnassignedDestinations: a.Unassigned, TimeWindowCompliance: r2(compliance(req, pr, apl))}
+			CostEstimate: r2(apl.Cost), VehiclesUsed: used(a.Routes), UnassignedDestinations: a.Unassigned, TimeWindowCompliance: compliance(req, pr, apl)}
 		byVehicle := map[int]vrp.Route{}
 		for _, rt := range apl.Routes {
 			byVehicle[rt.Vehicle] = rt
