@@ -49,11 +49,21 @@ var typeCosts = map[string]vrp.Costs{
 	"pedestrian": {PerHour: vrp.DriverPerHour},
 }
 
+// VehicleTypes are the vehicle_type values the optimizer has a cost
+// model and a road costing for (typeCosts, costing); a vehicle without
+// one has the default model. Any other value is refused, never priced
+// and routed as if left out: "Truck" or "lorry" would go as a van by car.
+var VehicleTypes = []string{"van", "car", "auto", "truck", "electric", "bicycle", "pedestrian"}
+
 // vehicleCosts is vehicle f's cost model: its type's, each figure the
-// vehicle sets replacing the type's; bad names a figure out of range.
+// vehicle sets replacing the type's; bad names a figure out of range
+// and a type outside VehicleTypes.
 func vehicleCosts(bad map[string]string, f string, v Vehicle) *vrp.Costs {
 	c, ok := typeCosts[v.VehicleType]
 	if !ok {
+		if v.VehicleType != "" {
+			bad[f+".vehicle_type"] = enum.Refusal(VehicleTypes...)
+		}
 		c = vrp.DefaultCosts()
 	}
 	set := func(field string, x *float64, dst *float64, scale float64) {

@@ -49,7 +49,7 @@ type Vehicle struct {
 	ShiftStart    string        `json:"shift_start,omitempty" doc:"HH:MM or HH:MM:SS, default 08:00"`
 	ShiftEnd      string        `json:"shift_end,omitempty" doc:"HH:MM or HH:MM:SS, default 18:00"`
 	BreakWindows  []BreakWindow `json:"break_windows,omitempty" doc:"at most 6, in order of start: the driver's breaks, each placed by the solver inside its window, in order, where the vehicle is"`
-	VehicleType   string        `json:"vehicle_type,omitempty" doc:"auto, truck, bicycle or pedestrian picks the road costing (others travel as auto); the type also gives the cost model: van 12, car or auto 8, truck 30, electric, bicycle and pedestrian 0 L/100 km (others 12); see docs/optimization.md"`
+	VehicleType   string        `json:"vehicle_type,omitempty" enum:"van,car,auto,truck,electric,bicycle,pedestrian" doc:"truck, bicycle or pedestrian picks that road costing (the others travel as auto); the type also gives the cost model: van 12, car or auto 8, truck 30, electric, bicycle and pedestrian 0 L/100 km; left out, the default model (12 L/100 km) by car; any other value is refused; see docs/optimization.md"`
 	Restrictions  []string      `json:"restrictions,omitempty" enum:"refrigerated,hazmat,liftgate,pallet,oversized" doc:"capabilities the vehicle provides: refrigerated, hazmat, liftgate, pallet, oversized (a truck provides pallet and oversized unlisted; a bicycle or pedestrian cannot provide pallet, oversized, liftgate or hazmat)"`
 	// The cost model beyond the interface: each replaces its vehicle
 	// type's figure.
