@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/analytics"
+	"github.com/fleethub/fleethub/ingest/detect"
 	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/geo"
 	"github.com/fleethub/fleethub/internal/mapmatch"
@@ -69,7 +70,7 @@ type Suggestion struct {
 	Type                     string             `json:"type"`
 	Title                    string             `json:"title"`
 	Description              string             `json:"description"`
-	PotentialSavings         map[string]float64 `json:"potential_savings" source:"computed" doc:"time_minutes, fuel_liters, cost_usd"`
+	PotentialSavings         map[string]float64 `json:"potential_savings" source:"computed" doc:"time_minutes, fuel_liters, cost_usd; time_minutes is negative for a suggestion that costs time (keeping to the limit: the speeding stretches driven at their limits)"`
 	ImplementationComplexity string             `json:"implementation_complexity" enum:"low,medium,high"`
 }
 
@@ -134,7 +135,15 @@ func (s *Service) Route(ctx context.Context, org, env, id string, q RouteQuery) 
 			r.AlternativeRoutes = &alts
 		}
 	}
-	r.OptimizationSuggestions = suggestions(r.OptimizationSuggestions, a, rates, r.RouteAnalytics.DeviationPercentage, straight, cruise)
+	var limit limitSavings
+	if a.HarshEvents.Speeding > 0 {
+		events, err := s.storedEvents(ctx, sc, id)
+		if err != nil {
+			return Route{}, err
+		}
+		limit = atTheLimit(pts, events, rates)
+	}
+	r.OptimizationSuggestions = suggestions(r.OptimizationSuggestions, a, rates, r.RouteAnalytics.DeviationPercentage, straight, cruise, limit)
 	return r, nil
 }
 
@@ -264,9 +273,13 @@ func waypoints(t store.Trip, pts []Point, turns []int, prof profile, cruise floa
 }
 
 // fuelRates are what a trip burns: liters per km driven and per hour
-// idling.
+// idling; and its vehicle model's base consumption (liters per km at
+// steady speeds up to 90 km/h) and the share of it spent on air drag at
+// 90 km/h, which grows with the square of the speed above
+// (docs/analytics.md, Fuel).
 type fuelRates struct {
 	perKm, idlePerHour float64
+	basePerKm, aero    float64
 }
 
 // fuelRates are the rates of the trip of st with analytics a: per km its
@@ -280,7 +293,8 @@ func (s *Service) fuelRates(st *state, a Analytics) fuelRates {
 		return fuelRates{}
 	}
 	r := fuelRates{perKm: positiveOr(v.LitersPer100Km, analytics.DefaultLitersPer100Km) / 100,
-		idlePerHour: positiveOr(v.IdleLitersPerHour, analytics.DefaultIdleLitersPerHour)}
+		idlePerHour: positiveOr(v.IdleLitersPerHour, analytics.DefaultIdleLitersPerHour),
+		basePerKm:   positiveOr(v.LitersPer100Km, analytics.DefaultLitersPer100Km) / 100, aero: positiveOr(v.AeroShare, analytics.DefaultAeroShare)}
 	if f := a.FuelEfficiency.FuelConsumedLiters; f > 0 && a.DistanceKm > 0 {
 		r.perKm = f / a.DistanceKm
 	}
@@ -294,10 +308,69 @@ func positiveOr(v, def float64) float64 {
 	return def
 }
 
+// limitSavings is what driving the trip's speeding stretches at their
+// limits would have changed: the fuel saved (liters) and the time it
+// takes longer (minutes).
+type limitSavings struct {
+	liters, minutes float64
+}
+
+// atTheLimit prices the speeding events of a trip of points pts at the
+// limits they were judged by: each step between two points within an
+// event, driven at v over the limit L, by the fuel model (the drag term
+// above 90 km/h, base × aero × d × (max(v,90)² − max(L,90)²) / 90²: a
+// speeding below 90 km/h costs the model no fuel) and by its time at L
+// instead of v. v is the steps' reported speeds as the trip's analytics
+// take them (the mean of the two ends, the one reported, else distance
+// over time).
+func atTheLimit(pts []Point, events []storedEvent, rates fuelRates) limitSavings {
+	var out limitSavings
+	for _, e := range events {
+		lim := e.Metrics.SpeedLimitKmh
+		if e.Type != detect.TypeSpeeding || !(lim > 0) {
+			continue
+		}
+		from, to := e.Start.UnixMilli(), e.End.UnixMilli()
+		for i := 1; i < len(pts); i++ {
+			a, b := pts[i-1], pts[i]
+			if a.TS < from || b.TS > to || b.TS <= a.TS {
+				continue
+			}
+			d := geo.Distance(a.pos(), b.pos()) / 1000
+			v := b.Speed
+			switch {
+			case !math.IsNaN(a.Speed) && !math.IsNaN(b.Speed):
+				v = (a.Speed + b.Speed) / 2
+			case math.IsNaN(b.Speed) && !math.IsNaN(a.Speed):
+				v = a.Speed
+			case math.IsNaN(v):
+				v = d / (float64(b.TS-a.TS) / 3.6e6)
+			}
+			if !(v > lim) || d <= 0 {
+				continue
+			}
+			hi, at := math.Max(v, 90), math.Max(lim, 90)
+			out.liters += rates.basePerKm * rates.aero * d * (hi*hi - at*at) / (90 * 90)
+			out.minutes += (d/lim - d/v) * 60
+		}
+	}
+	return out
+}
+
+// lost is minutes of time a suggestion costs as a saving: negative, and
+// 0 (not -0) when it rounds to none.
+func lost(minutes float64) float64 {
+	if m := round(minutes, 1); m > 0 {
+		return -m
+	}
+	return 0
+}
+
 // suggestions appends to out what would make the trip cheaper: less
 // idling (for a vehicle that burns fuel idling), a more direct route,
-// keeping to the limit; fuel at the trip's rates.
-func suggestions(out []Suggestion, a Analytics, rates fuelRates, deviationPct, straight, cruise float64) []Suggestion {
+// keeping to the limit (limit: what that saves and costs); fuel at the
+// trip's rates.
+func suggestions(out []Suggestion, a Analytics, rates fuelRates, deviationPct, straight, cruise float64, limit limitSavings) []Suggestion {
 	if a.IdleTimeMinutes > 5 && rates.idlePerHour > 0 {
 		l := a.IdleTimeMinutes / 60 * rates.idlePerHour
 		out = append(out, Suggestion{SuggestionID: "sg_idle", Type: "reduce_idling", Title: "Reduce idling",
@@ -314,8 +387,8 @@ func suggestions(out []Suggestion, a Analytics, rates fuelRates, deviationPct, s
 	}
 	if a.HarshEvents.Speeding > 0 {
 		out = append(out, Suggestion{SuggestionID: "sg_speed", Type: "speed_management", Title: "Keep to the limit",
-			Description: "Speeding raises fuel use and risk; cruise control on highways helps.", PotentialSavings: map[string]float64{"time_minutes": 0,
-				"fuel_liters": round(a.FuelEfficiency.FuelConsumedLiters*0.05, 2), "cost_usd": round(a.FuelEfficiency.FuelConsumedLiters*0.05*fuelUSDPerLiter, 2)},
+			Description: "Speeding raises fuel use and risk; cruise control on highways helps.", PotentialSavings: map[string]float64{
+				"time_minutes": lost(limit.minutes), "fuel_liters": round(limit.liters, 2), "cost_usd": round(limit.liters*fuelUSDPerLiter, 2)},
 			ImplementationComplexity: "low"})
 	}
 	return out
