@@ -241,7 +241,7 @@ func TestStreamBodyNamesEveryProblem(t *testing.T) {
 		want []string
 	}{
 		{"events", map[string]any{"event_filters": map[string]any{"vehicle_ids": []string{"v1", " ", "v3", ""}},
-			"stream_config": map[string]any{"delivery_method": "websocket", "reliability": "sometimes", "batch_events": true, "batch_size": 5000, "max_wait_time": 0},
+			"stream_config":    map[string]any{"delivery_method": "websocket", "reliability": "sometimes", "batch_events": true, "batch_size": 5000, "max_wait_time": 0},
 			"processing_rules": map[string]any{"enrichment": []string{"driver_info", "horoscope"}}, "idle_timeout_seconds": 60},
 			[]string{"event_filters.vehicle_ids[1]", "event_filters.vehicle_ids[3]", "stream_config.reliability", "stream_config.batch_size",
 				"stream_config.max_wait_time", "processing_rules.enrichment[1]", "idle_timeout_seconds"}},

@@ -39,8 +39,8 @@ const timeRefusal = "must be an ISO 8601 date-time with a time zone (RFC 3339)"
 func TestWrongTypesNamesEach(t *testing.T) {
 	for in, want := range map[string]map[string]string{
 		`{"name":"a","count":1,"tags":["x"],"sub":[{"x":1}],"meta":{"a":1},"any":[1],"num":"1.5","raw":{"z":1}}`: nil,
-		`{"name":1,"count":128,"n":-1,"ratio":1e39}`: {"name": "must be a string", "count": "must be an integer", "n": "must be an integer", "ratio": "must be a number"},
-		`{"label":{},"ok":"true","tags":"x"}`:        {"label": "must be a string", "ok": "must be a boolean", "tags": "must be an array"},
+		`{"name":1,"count":128,"n":-1,"ratio":1e39}`:                                                             {"name": "must be a string", "count": "must be an integer", "n": "must be an integer", "ratio": "must be a number"},
+		`{"label":{},"ok":"true","tags":"x"}`:                                                                    {"label": "must be a string", "ok": "must be a boolean", "tags": "must be an array"},
 		`{"sub":[{"x":"1"},{"when":"soon"},{}],"meta":{"a":"1","b":2.5}}`: {"sub[0].x": "must be a number", "sub[1].when": timeRefusal,
 			"meta.a": "must be an integer", "meta.b": "must be an integer"},
 		`{"at":"2026-01-02T03:04:05","num":"x","name":null,"count":null}`: {"at": timeRefusal, "num": "must be a number"},
