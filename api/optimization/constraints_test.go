@@ -207,7 +207,7 @@ func breakWindows(t *testing.T, body, v map[string]any) [][]float64 {
 // 100 km, USD per km besides fuel, USD per hour, by vehicle_type (12, 0
 // and 25 for a type not listed); fuel costs 1.05 USD a litre.
 var (
-	typeFuel  = map[string]float64{"van": 12, "car": 8, "auto": 8, "truck": 30, "electric": 0, "bicycle": 0, "pedestrian": 0}
+	typeFuel  = map[string]float64{"van": 12, "car": 8, "auto": 8, "truck": 30, "electric": 0, "bicycle": 0, "pedestrian": 0, "bus": 35, "motorcycle": 5, "other": 12}
 	typePerKm = map[string]float64{"electric": 0.05}
 )
 

@@ -109,6 +109,30 @@ func TestMinimizeFuel(t *testing.T) {
 	}
 }
 
+// TestProfileTypesPriced: every vehicle_type a vehicle profile takes is
+// taken by the optimizer with its own cost model: a bus 35, a motorcycle
+// 5 L/100 km, other the default 12, where each drives the same 10 km;
+// a motorcycle cannot provide a pallet.
+func TestProfileTypesPriced(t *testing.T) {
+	url := serve(t, nil)
+	for typ, litres := range map[string]float64{"bus": 3.5, "motorcycle": 0.5, "other": 1.2, "car": 0.8, "van": 1.2, "truck": 3} {
+		body := line([]float64{0, 5}, map[string]int{"a": 0})
+		byID(body, "vehicles", "vehicle_id", "a")["vehicle_type"] = typ
+		if got := metric(plan(t, url, body), "fuel_consumption_estimate"); got != litres {
+			t.Errorf("a %s driving 10 km: %v L, want %v", typ, got, litres)
+		}
+	}
+	body := line([]float64{0, 5}, map[string]int{"a": 0})
+	byID(body, "vehicles", "vehicle_id", "a")["vehicle_type"] = "motorcycle"
+	byID(body, "vehicles", "vehicle_id", "a")["restrictions"] = []string{"pallet"}
+	st, res := post(t, url, body)
+	e, _ := res["error"].(map[string]any)
+	d, _ := e["details"].(map[string]any)
+	if st != 400 || d["vehicles[0].restrictions"] == nil {
+		t.Errorf("a motorcycle with a pallet: %d %v, want 400 naming vehicles[0].restrictions", st, res)
+	}
+}
+
 // TestMinimizeCost: the near van costs 200 USD an hour, the far one 10;
 // minimize_cost sends the far one and the plan costs less than the plan
 // by distance, each route priced by its own vehicle's model.
@@ -427,12 +451,12 @@ func TestVehicleTypeOutsideItsSetRefused(t *testing.T) {
 		body["options"] = map[string]any{"time_limit_seconds": 0.2, "seed": 1}
 		return body
 	}
-	for _, typ := range []string{"Truck", "lorry", "motorcycle"} {
+	for _, typ := range []string{"Truck", "lorry", "scooter"} {
 		st, res := post(t, url, typed(typ))
 		e, _ := res["error"].(map[string]any)
 		d, _ := e["details"].(map[string]any)
 		msg, _ := d["vehicles[0].vehicle_type"].(string)
-		if st != 400 || e["code"] != "invalid_request" || !strings.Contains(msg, "van, car, auto, truck, electric, bicycle, pedestrian") {
+		if st != 400 || e["code"] != "invalid_request" || !strings.Contains(msg, "van, car, auto, truck, electric, bicycle, pedestrian, bus, motorcycle, other") {
 			t.Errorf("vehicle_type %q: %d %v, want 400 invalid_request naming vehicles[0].vehicle_type with the types", typ, st, res)
 		}
 	}

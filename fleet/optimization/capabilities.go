@@ -22,7 +22,8 @@ var Capabilities = []string{"refrigerated", "hazmat", "liftgate", "pallet", "ove
 // what their restrictions list.
 var (
 	typeProvides = map[string][]string{"truck": {"pallet", "oversized"}}
-	typeCannot   = map[string][]string{"bicycle": {"pallet", "oversized", "liftgate", "hazmat"}, "pedestrian": {"pallet", "oversized", "liftgate", "hazmat"}}
+	typeCannot   = map[string][]string{"bicycle": {"pallet", "oversized", "liftgate", "hazmat"}, "pedestrian": {"pallet", "oversized", "liftgate", "hazmat"},
+		"motorcycle": {"pallet", "oversized", "liftgate"}}
 )
 
 // capabilityBits reads a list of capability words into bits; bad names

@@ -47,13 +47,19 @@ var typeCosts = map[string]vrp.Costs{
 	"electric":   {PerKm: 0.05, PerHour: vrp.DriverPerHour},
 	"bicycle":    {PerHour: vrp.DriverPerHour},
 	"pedestrian": {PerHour: vrp.DriverPerHour},
+	"bus":        {FuelPerKm: 0.35, PerHour: vrp.DriverPerHour},
+	"motorcycle": {FuelPerKm: 0.05, PerHour: vrp.DriverPerHour},
+	"other":      vrp.DefaultCosts(),
 }
 
 // VehicleTypes are the vehicle_type values the optimizer has a cost
-// model and a road costing for (typeCosts, costing); a vehicle without
-// one has the default model. Any other value is refused, never priced
-// and routed as if left out: "Truck" or "lorry" would go as a van by car.
-var VehicleTypes = []string{"van", "car", "auto", "truck", "electric", "bicycle", "pedestrian"}
+// model and a road costing for (typeCosts, costing), the types of a
+// vehicle profile (PUT /v1/vehicles: car, van, truck, bus, motorcycle,
+// other) among them, so that a profile's type is taken as it is; other
+// is the default model, as a vehicle without a type. Any other value is
+// refused, never priced and routed as if left out: "Truck" or "lorry"
+// would go as a van by car.
+var VehicleTypes = []string{"van", "car", "auto", "truck", "electric", "bicycle", "pedestrian", "bus", "motorcycle", "other"}
 
 // vehicleCosts is vehicle f's cost model: its type's, each figure the
 // vehicle sets replacing the type's; bad names a figure out of range
