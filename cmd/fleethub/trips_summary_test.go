@@ -134,7 +134,8 @@ func TestHistoryOfInterruptedTrips(t *testing.T) {
 // driven nothing to score: its safety_score and eco_score are null
 // wherever the trip is shown (start, read, listing, stop, an upload whose
 // every point was refused), never 100, and sorting by safety_score puts
-// it below every scored trip.
+// it below every scored trip. Its avg_speed_kmh and max_speed_kmh are
+// null alike: nothing was measured, not a vehicle standing still.
 func TestTripWithoutPointsHasNoScore(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	k := n.key("org-a", "test", []string{"all"}, 100000)
@@ -153,8 +154,8 @@ func TestTripWithoutPointsHasNoScore(t *testing.T) {
 	}
 	n.conforms("POST", "/v1/trips", r)
 	empty := r.json(t)["trip_id"].(string)
-	noScore("start", r.json(t)["analytics"].(map[string]any), "safety_score", "eco_score")
-	noScore("read", n.do("GET", "/v1/trips/"+empty, k, nil).json(t)["analytics"].(map[string]any), "safety_score", "eco_score")
+	noScore("start", r.json(t)["analytics"].(map[string]any), "safety_score", "eco_score", "avg_speed_kmh", "max_speed_kmh")
+	noScore("read", n.do("GET", "/v1/trips/"+empty, k, nil).json(t)["analytics"].(map[string]any), "safety_score", "eco_score", "avg_speed_kmh", "max_speed_kmh")
 
 	// every point before the trip's start: refused, still nothing to score
 	b := n.batch(k, empty, track(t0.Add(-time.Minute), 40, -83, constant(50, 5)))
@@ -162,14 +163,14 @@ func TestTripWithoutPointsHasNoScore(t *testing.T) {
 		t.Fatalf("batch of refused points: %d %s", b.Status, b.Body)
 	}
 	n.conforms("POST", "/v1/locations/batch", b)
-	noScore("batch", b.json(t)["trip_analytics"].(map[string]any), "current_safety_score")
+	noScore("batch", b.json(t)["trip_analytics"].(map[string]any), "current_safety_score", "avg_speed_kmh")
 	s := n.do("POST", "/v1/locations/single", k, map[string]any{"trip_id": empty, "latitude": 40.0, "longitude": -83.0,
 		"timestamp": t0.Add(-time.Second).Format(time.RFC3339)})
 	if s.Status != 200 || s.json(t)["accepted"] != false {
 		t.Fatalf("single refused point: %d %s", s.Status, s.Body)
 	}
 	n.conforms("POST", "/v1/locations/single", s)
-	noScore("single", s.json(t)["trip_analytics"].(map[string]any), "current_safety_score")
+	noScore("single", s.json(t)["trip_analytics"].(map[string]any), "current_safety_score", "avg_speed_kmh", "max_speed_kmh")
 
 	driven := n.startTrip(k, "veh-driven", t0)
 	if r := n.batch(k, driven, track(t0.Add(time.Second), 40, -83, append(constant(50, 30), constant(150, 30)...))); r.Status != 200 {
@@ -192,7 +193,7 @@ func TestTripWithoutPointsHasNoScore(t *testing.T) {
 			got = append(got, m["trip_id"].(string))
 			a := m["analytics"].(map[string]any)
 			if m["trip_id"] == empty {
-				noScore("list", a, "safety_score", "eco_score")
+				noScore("list", a, "safety_score", "eco_score", "avg_speed_kmh", "max_speed_kmh")
 			} else if _, ok := a["safety_score"].(float64); !ok {
 				t.Errorf("list: the driven trip's safety_score is %v", a["safety_score"])
 			}
@@ -214,7 +215,7 @@ func TestTripWithoutPointsHasNoScore(t *testing.T) {
 		t.Fatalf("stop: %d %s", st.Status, st.Body)
 	}
 	n.conforms("POST", "/v1/trips/{trip_id}/stop", st)
-	noScore("stop", st.json(t)["analytics"].(map[string]any), "safety_score", "eco_score")
+	noScore("stop", st.json(t)["analytics"].(map[string]any), "safety_score", "eco_score", "avg_speed_kmh", "max_speed_kmh")
 	// the trip_completed event says the same: the feed's long poll waits
 	// for it (wait, in seconds)
 	p := n.pull(t, k, "types=events&event_type=trip_completed&trip_id="+empty+"&wait=10")

@@ -170,7 +170,7 @@ func TestOdometerDistance(t *testing.T) {
 			want = c.odoKm
 		}
 		near(t, c.name+": distance_km", a.DistanceKm, want, 1e-3)
-		near(t, c.name+": avg_speed_kmh", a.AvgSpeedKmh, want/(a.DurationMinutes/60), 0.1)
+		near(t, c.name+": avg_speed_kmh", *a.AvgSpeedKmh, want/(a.DurationMinutes/60), 0.1)
 		if c.vehicle == "mi" {
 			near(t, c.name+": fuel_consumed_liters", a.FuelEfficiency.FuelConsumedLiters, 0.1*want, 0.002)
 		}

@@ -248,8 +248,8 @@ func (s *Service) listItem(t store.Trip, withAnalytics bool) ListItem {
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	if withAnalytics {
 		x := t.Totals
-		it.Analytics = &ListAnalytics{DistanceKm: x.DistanceKm, DurationMinutes: x.DurationMinutes, AvgSpeedKmh: x.AvgSpeedKmh,
-			MaxSpeedKmh: x.MaxSpeedKmh, SafetyScore: scoreOf(x.LocationsCount, x.SafetyScore), EcoScore: scoreOf(x.LocationsCount, x.EcoScore),
+		it.Analytics = &ListAnalytics{DistanceKm: x.DistanceKm, DurationMinutes: x.DurationMinutes, AvgSpeedKmh: scoreOf(x.LocationsCount, x.AvgSpeedKmh),
+			MaxSpeedKmh: scoreOf(x.LocationsCount, x.MaxSpeedKmh), SafetyScore: scoreOf(x.LocationsCount, x.SafetyScore), EcoScore: scoreOf(x.LocationsCount, x.EcoScore),
 			EventsCount: x.EventsCount}
 	}
 	return it

@@ -320,7 +320,8 @@ func (s *Service) analyticsOf(st *state) Analytics {
 	a := Analytics{
 		DistanceKm: round(sum.DistanceKm, 3), GPSDistanceKm: round(f.gpsKm, 3), DistanceSource: f.distanceSource,
 		DurationMinutes: round(sum.DurationMinutes, 2),
-		MaxSpeedKmh:     round(sum.MaxSpeedKmh, 1), AvgSpeedKmh: round(sum.AvgSpeedKmh, 1), IdleTimeMinutes: round(sum.IdleTimeMinutes, 2),
+		MaxSpeedKmh:     scoreOf(sum.LocationsCount, sum.MaxSpeedKmh), AvgSpeedKmh: scoreOf(sum.LocationsCount, sum.AvgSpeedKmh),
+		IdleTimeMinutes: round(sum.IdleTimeMinutes, 2),
 		LocationsCount: sum.LocationsCount, EventsCount: sum.EventsCount,
 		SafetyScore: scoreOf(sum.LocationsCount, sum.SafetyScore), EcoScore: scoreOf(sum.LocationsCount, sum.EcoScore),
 		stored: storedScores{safety: round(sum.SafetyScore, 1), eco: round(sum.EcoScore, 1)},
@@ -343,9 +344,19 @@ func (s *Service) analyticsOf(st *state) Analytics {
 	return a
 }
 
-// scoreOf is a score rounded for the answer, or nil for a trip without
-// any location (n): it has driven nothing, and the 100 its empty summary
-// holds would state a perfect drive that was never measured.
+// orZero is *p, 0 for nil: a trip without locations keeps 0 in the
+// store's columns, which the answers show as null.
+func orZero(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// scoreOf is a score or a speed rounded for the answer, or nil for a
+// trip without any location (n): it has driven nothing, and the 100 its
+// empty summary holds would state a perfect drive that was never
+// measured, as its 0 km/h would state a vehicle seen standing.
 func scoreOf(n int, v float64) *float64 {
 	if n == 0 {
 		return nil
@@ -359,8 +370,8 @@ func scoreOf(n int, v float64) *float64 {
 // them over trips with locations only (store.TripSummary,
 // TripFilter.WithPoints) and sorts the others below every score.
 func totalsOf(a Analytics) store.TripTotals {
-	return store.TripTotals{DistanceKm: a.DistanceKm, DurationMinutes: a.DurationMinutes, AvgSpeedKmh: a.AvgSpeedKmh,
-		MaxSpeedKmh: a.MaxSpeedKmh, SafetyScore: a.stored.safety, EcoScore: a.stored.eco, EventsCount: a.EventsCount, LocationsCount: a.LocationsCount}
+	return store.TripTotals{DistanceKm: a.DistanceKm, DurationMinutes: a.DurationMinutes, AvgSpeedKmh: orZero(a.AvgSpeedKmh),
+		MaxSpeedKmh: orZero(a.MaxSpeedKmh), SafetyScore: a.stored.safety, EcoScore: a.stored.eco, EventsCount: a.EventsCount, LocationsCount: a.LocationsCount}
 }
 
 // metadataMap decodes a trip's stored metadata; what cannot be read is

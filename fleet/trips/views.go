@@ -44,8 +44,8 @@ type Analytics struct {
 	OdometerDistanceKm *float64       `json:"odometer_distance_km,omitempty" source:"computed" doc:"the stop's odometer_reading less the start's, in km, when both are known, used or not"`
 	DistanceSource     string         `json:"distance_source" enum:"odometer,gps" doc:"odometer when the odometer's difference agrees with the track (docs/trips.md), else gps"`
 	DurationMinutes    float64        `json:"duration_minutes" source:"computed"`
-	MaxSpeedKmh        float64        `json:"max_speed_kmh" source:"computed"`
-	AvgSpeedKmh        float64        `json:"avg_speed_kmh" source:"computed"`
+	MaxSpeedKmh        *float64       `json:"max_speed_kmh" source:"computed" doc:"null while the trip has no accepted location: nothing was measured"`
+	AvgSpeedKmh        *float64       `json:"avg_speed_kmh" source:"computed" doc:"distance over duration; null while the trip has no accepted location"`
 	IdleTimeMinutes    float64        `json:"idle_time_minutes" source:"computed"`
 	LocationsCount     int            `json:"locations_count" source:"computed"`
 	EventsCount        int            `json:"events_count" source:"computed"`
@@ -65,8 +65,8 @@ type storedScores struct{ safety, eco float64 }
 type ListAnalytics struct {
 	DistanceKm      float64  `json:"distance_km" source:"computed"`
 	DurationMinutes float64  `json:"duration_minutes" source:"computed"`
-	AvgSpeedKmh     float64  `json:"avg_speed_kmh" source:"computed"`
-	MaxSpeedKmh     float64  `json:"max_speed_kmh" source:"computed"`
+	AvgSpeedKmh     *float64 `json:"avg_speed_kmh" source:"computed" doc:"null while the trip has no accepted location"`
+	MaxSpeedKmh     *float64 `json:"max_speed_kmh" source:"computed" doc:"null while the trip has no accepted location"`
 	SafetyScore     *float64 `json:"safety_score" source:"computed" doc:"null while the trip has no accepted location"`
 	EcoScore        *float64 `json:"eco_score" source:"computed" doc:"null while the trip has no accepted location"`
 	EventsCount     int      `json:"events_count" source:"computed"`
@@ -191,17 +191,17 @@ type BatchAnalytics struct {
 	CurrentSafetyScore     *float64      `json:"current_safety_score" source:"computed" doc:"null while the trip has no accepted location"`
 	LocationsCount         int           `json:"locations_count" source:"computed"`
 	LastLocation           *LastLocation `json:"last_location"`
-	AvgSpeedKmh            float64       `json:"avg_speed_kmh" source:"computed"`
+	AvgSpeedKmh            *float64      `json:"avg_speed_kmh" source:"computed" doc:"null while the trip has no accepted location"`
 }
 
 // SingleAnalytics is the snapshot in single responses.
 type SingleAnalytics struct {
 	DistanceKm         float64  `json:"distance_km" source:"computed"`
 	DurationMinutes    float64  `json:"duration_minutes" source:"computed"`
-	AvgSpeedKmh        float64  `json:"avg_speed_kmh" source:"computed"`
+	AvgSpeedKmh        *float64 `json:"avg_speed_kmh" source:"computed" doc:"null while the trip has no accepted location"`
 	CurrentSafetyScore *float64 `json:"current_safety_score" source:"computed" doc:"null while the trip has no accepted location"`
 	LocationsCount     int      `json:"locations_count" source:"computed"`
-	MaxSpeedKmh        float64  `json:"max_speed_kmh" source:"computed"`
+	MaxSpeedKmh        *float64 `json:"max_speed_kmh" source:"computed" doc:"null while the trip has no accepted location"`
 	IdleTimeMinutes    float64  `json:"idle_time_minutes" source:"computed"`
 }
 
