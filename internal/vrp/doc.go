@@ -65,6 +65,30 @@
 //     a stop each, each going to its cheapest place in the other, priced
 //     by the arcs and rebuilt only when they save, until no move saves
 //     or it has spent 2 % of the search's work beyond it;
+//   - after the searches, a crossover of whole plans (crossover.go; HGS,
+//     Vidal et al. 2012): a population of the searches' distinct
+//     cheapest plans (each search's best plans at its kicks and its best
+//     one, up to 4 each, at most 8) breeds children, two plans drawn at
+//     random each time: the ordered crossover (OX) of their giant tours
+//     (the routes one after the other in a random order; a stretch of
+//     one kept in place, the other positions filled in the other's
+//     order), split into at most as many routes as the parents have by a
+//     shortest path over the tour (Prins's split with a bounded fleet, a
+//     stop left out at twice its price from the depot where no run of
+//     the tour can serve it), the stops left out inserted again and, if
+//     some still find no place, up to 50 ruins around them; a child that
+//     serves every stop is polished (the local search above), its routes
+//     go into the pool of the set partitioning, and it replaces the
+//     dearest plan of the population when cheaper and not in it. Two
+//     streams breed at once, each for a tenth of a search's work, taken
+//     from the searches' annealings (route minimisation keeps its
+//     share), so a Solve's work is the same; it runs only for a fleet of
+//     one class of vehicle without breaks, on plans priced by their arcs,
+//     when a tenth of the work is at least 5 million units, and for the
+//     searches whose plan after route minimisation has fewer than
+//     longRoute stops a route on average (as many streams breed as
+//     searches gave work to it): on long routes (Solomon's RC2) its
+//     children did not pay for the annealing's work they took;
 //   - after the searches, a set partitioning over the routes they found
 //     (recombine, pool.go): each search keeps in a pool every route of
 //     its annealings' best plans and every route built by a candidate

@@ -24,3 +24,42 @@ func MinimizeRoutesWork(p *Problem, seed uint64, share int64) (routes int, spent
 	m := w.minimizeRoutes(s, budget{work: w.work + share, iters: math.MaxInt, until: time.Now().Add(time.Hour), fromWork: w.work, from: time.Now()})
 	return m.used, w.work - from, w.fleetFloor
 }
+
+// SolveWithoutBreeding is p.Solve(o) with the crossover of whole plans
+// left out, its share of the work still taken from the annealings.
+func SolveWithoutBreeding(p *Problem, o Options) Solution {
+	o.noBreed = true
+	return p.Solve(o)
+}
+
+// Child runs two searches of work units each on p (route count
+// minimised) with seed, then crosses their best plans until a child
+// leaves out no more stops than they do (up to 20 times): the child's
+// routes (per vehicle) and stops left out, and the parents' route
+// counts; nil routes when no child could be repaired.
+func Child(p *Problem, seed uint64, work int64) (routes [][]int, absent int, parents [2]int) {
+	p.MinimizeVehicles = true
+	t := newTables(p)
+	var best [2]*solution
+	for i := range best {
+		w := newWorker(t, i, splitmix(seed+uint64(i)), time.Now().Add(time.Hour))
+		_, best[i] = w.search(budget{work: work, iters: math.MaxInt, until: time.Now().Add(time.Hour)})
+		parents[i] = best[i].used
+	}
+	w := newWorker(t, 2, splitmix(seed+crossSeed), time.Now().Add(time.Hour))
+	w.gen = 1 << 40
+	var c *solution
+	for try := 0; try < 20 && c == nil; try++ {
+		c = w.cross(best[0], best[1])
+	}
+	if c == nil {
+		return nil, 0, parents
+	}
+	routes = make([][]int, len(c.routes))
+	for v, r := range c.routes {
+		for _, x := range r.stops {
+			routes[v] = append(routes[v], int(x))
+		}
+	}
+	return routes, len(c.absent), parents
+}

@@ -82,6 +82,11 @@ type worker struct {
 	ruined     []int32
 	pool       *pool    // the routes of its best plans, when kept
 	runners    *runners // its cheapest plans, when Options.Alternatives asks for them
+	elites     *elites  // its distinct cheapest plans, for the crossover, when kept
+	// crossWork is the work the annealings leave to the crossover, and
+	// crossFrom the time they end at then.
+	crossWork int64
+	crossFrom time.Time
 }
 
 func newWorker(t *tables, i int, seed uint64, deadline time.Time) *worker {
@@ -659,6 +664,7 @@ func (w *worker) anneal(s *solution, limit budget, open bool) *solution {
 					w.record(best)
 				}
 			} else {
+				w.elite(best)
 				cur = w.kick(best, open)
 			}
 			lastBest = w.work
@@ -871,13 +877,24 @@ func (w *worker) smallRoute(s *solution) int32 {
 func (w *worker) search(limit budget) (first, best *solution) {
 	s := w.construct()
 	first = s
-	if w.t.p.MinimizeVehicles {
+	open := !w.t.p.MinimizeVehicles
+	if !open {
 		s = w.minimizeRoutes(s, w.share(limit, float64(w.fleetShare)/100))
-		best = w.finish(w.restarts(s, limit, false), limit)
-	} else {
-		best = w.finish(w.restarts(s, limit, true), limit)
 	}
+	// The crossover's share comes out of the annealings', after route
+	// minimisation has had its own; plans of long routes keep it (see
+	// crossShort).
+	if w.crossWork > 0 && !(s.used > 0 && (w.t.n-len(s.absent))/s.used >= longRoute) {
+		limit.work -= w.crossWork
+		if w.crossFrom.Before(limit.until) {
+			limit.until = w.crossFrom
+		}
+	} else {
+		w.crossWork = 0
+	}
+	best = w.finish(w.restarts(s, limit, open), limit)
 	w.record(best)
+	w.elite(best)
 	return first, best
 }
 

@@ -29,6 +29,9 @@ type Options struct {
 	// inOrder keeps the matrices' own order of locations (no renumbering
 	// for locality), so that the tests can compare plans with and without.
 	inOrder bool
+	// noBreed leaves out the crossover but not its share of the work, so
+	// that the tests can compare plans with and without it.
+	noBreed bool
 }
 
 // WorkPerSecond is how much search work a worker is given per second of
@@ -77,8 +80,10 @@ type Solution struct {
 
 // Solve plans the routes: cheapest insertion, then (with
 // MinimizeVehicles) route minimisation, then ruin and recreate under
-// simulated annealing, in Options.Workers searches at once. It returns
-// within about TimeLimit.
+// simulated annealing, in Options.Workers searches at once; then a
+// crossover of their best plans (crossover.go) and a set partitioning
+// over the routes they all found (pool.go). It returns within about
+// TimeLimit.
 func (p *Problem) Solve(o Options) Solution {
 	if o.TimeLimit <= 0 {
 		o.TimeLimit = 2 * time.Second
@@ -105,11 +110,19 @@ func (p *Problem) Solve(o Options) Solution {
 	if o.Work > 0 {
 		limit.work = o.Work
 	}
+	// The crossover's share of the work and of the time, taken from the
+	// searches.
+	work := limit.work
+	cross := crossBudget(t, work)
+	crossLimit := budget{work: cross, iters: math.MaxInt, until: until}
+	crossFrom := crossUntil(start, until, cross, work)
 	type result struct {
 		first, best *solution
 		cut         bool
 		pool        *pool
 		runners     *runners
+		elites      *elites
+		bred        bool // it left work to the crossover
 	}
 	res := make([]result, o.Workers)
 	var wg sync.WaitGroup
@@ -121,11 +134,15 @@ func (p *Problem) Solve(o Options) Solution {
 			if !t.extras {
 				w.pool = newPool(t.n, len(p.Vehicles))
 			}
+			if cross > 0 {
+				w.elites = &elites{}
+				w.crossWork, w.crossFrom = cross, crossFrom
+			}
 			if o.Alternatives > 0 {
 				w.runners = &runners{max: o.Alternatives + 1}
 			}
 			first, best := w.search(limit)
-			res[i] = result{first, best, w.cut, w.pool, w.runners}
+			res[i] = result{first, best, w.cut, w.pool, w.runners, w.elites, w.crossWork > 0}
 		}()
 	}
 	wg.Wait()
@@ -137,6 +154,25 @@ func (p *Problem) Solve(o Options) Solution {
 	}
 	best := res[win].best
 	cut := false
+	var bred []*pool
+	streams := 0
+	for _, r := range res {
+		if r.bred {
+			streams++
+		}
+	}
+	if streams > 0 && !o.noBreed {
+		// As many streams breed as searches left work to it.
+		var all []*elites
+		for _, r := range res {
+			all = append(all, r.elites)
+		}
+		b, pools, bredCut := t.breedAll(all, streams, o.Seed, deadline, crossLimit)
+		if b != nil && better(b, best) {
+			best = b
+		}
+		bred, cut = pools, bredCut
+	}
 	if res[win].pool != nil {
 		// The set partitioning over every search's routes, and the
 		// final local search again on a plan it changed.
@@ -144,11 +180,12 @@ func (p *Problem) Solve(o Options) Solution {
 		for i := range res {
 			pools[i] = res[i].pool
 		}
+		pools = append(pools, bred...)
 		w := newWorker(t, len(res), splitmix(o.Seed+uint64(len(res))), deadline)
-		if r := w.recombine(best, merge(pools), int64(recombineShare*float64(limit.work))); better(r, best) {
-			best = w.finish(r, budget{work: w.work + limit.work, fromWork: w.work, until: deadline})
+		if r := w.recombine(best, merge(pools), int64(recombineShare*float64(work))); better(r, best) {
+			best = w.finish(r, budget{work: w.work + work, fromWork: w.work, until: deadline})
 		}
-		cut = w.cut
+		cut = cut || w.cut
 	}
 	sol := Solution{Routes: make([][]int, len(p.Vehicles)), Unassigned: map[int]Reason{}}
 	for v, r := range best.routes {

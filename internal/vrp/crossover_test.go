@@ -1,0 +1,64 @@
+package vrp_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/fleethub/fleethub/internal/vrp"
+)
+
+// TestCrossoverChildIsFeasible: a child of two searches' best plans (an
+// ordered crossover of their giant tours, split into routes, the stops
+// left out inserted again) serves every customer on time and within
+// capacity, on no more routes than the parents.
+func TestCrossoverChildIsFeasible(t *testing.T) {
+	for _, name := range []string{"R107", "RC105", "R205"} {
+		in := readSolomon(t, sharedData(t, "vrp/solomon/"+name+".txt"))
+		for seed := uint64(0); seed < uint64(vrp.Seeds(3)); seed++ {
+			routes, absent, parents := vrp.Child(in.Problem(), seed, 10_000_000)
+			if routes == nil {
+				t.Fatalf("%s seed %d: no child could be repaired", name, seed)
+			}
+			used, dist, err := checkSolomon(in, routes, absent)
+			if err != nil {
+				t.Fatalf("%s seed %d: %v", name, seed, err)
+			}
+			if absent > 0 || used > min(parents[0], parents[1]) {
+				t.Fatalf("%s seed %d: the child has %d routes and leaves %d out; its parents %d and %d routes", name, seed, used, absent, parents[0], parents[1])
+			}
+			t.Logf("%s seed %d: child %d routes, %.2f", name, seed, used, dist)
+		}
+	}
+}
+
+// TestCrossoverIsUsed: with the work of a search large enough for the
+// crossover of whole plans, Solve's plans are shorter than those of the
+// same Solve whose crossover is left out (its work still taken from the
+// annealings), over a few seeds, on as few routes; every plan passes the
+// checker.
+func TestCrossoverIsUsed(t *testing.T) {
+	in := readSolomon(t, sharedData(t, "vrp/solomon/R107.txt"))
+	pr := in.Problem()
+	pr.MinimizeVehicles = true
+	with, without := 0.0, 0.0
+	for seed := uint64(0); seed < uint64(vrp.Seeds(3)); seed++ {
+		o := vrp.Options{TimeLimit: time.Hour, Work: 60_000_000, Seed: seed}
+		a, b := pr.Solve(o), vrp.SolveWithoutBreeding(pr, o)
+		ua, da, err := checkSolomon(in, a.Routes, len(a.Unassigned))
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		ub, db, err := checkSolomon(in, b.Routes, len(b.Unassigned))
+		if err != nil {
+			t.Fatalf("seed %d without the crossover: %v", seed, err)
+		}
+		if ua > ub {
+			t.Fatalf("seed %d: %d routes with the crossover, %d without", seed, ua, ub)
+		}
+		t.Logf("seed %d: %d routes, %.2f with the crossover; %d, %.2f without", seed, ua, da, ub, db)
+		with, without = with+da, without+db
+	}
+	if with >= without {
+		t.Fatalf("the crossover's plans are %.2f in all, %.2f without it", with, without)
+	}
+}
