@@ -322,7 +322,7 @@ func (s *Service) analyticsOf(st *state) Analytics {
 		DurationMinutes: round(sum.DurationMinutes, 2),
 		MaxSpeedKmh:     scoreOf(sum.LocationsCount, sum.MaxSpeedKmh), AvgSpeedKmh: scoreOf(sum.LocationsCount, sum.AvgSpeedKmh),
 		IdleTimeMinutes: round(sum.IdleTimeMinutes, 2),
-		LocationsCount: sum.LocationsCount, EventsCount: sum.EventsCount,
+		LocationsCount:  sum.LocationsCount, EventsCount: sum.EventsCount,
 		SafetyScore: scoreOf(sum.LocationsCount, sum.SafetyScore), EcoScore: scoreOf(sum.LocationsCount, sum.EcoScore),
 		stored: storedScores{safety: round(sum.SafetyScore, 1), eco: round(sum.EcoScore, 1)},
 		HarshEvents: HarshEvents{HarshAcceleration: sum.HarshAcceleration, HarshBraking: sum.HarshBraking,
