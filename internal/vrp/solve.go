@@ -114,7 +114,10 @@ func (p *Problem) Solve(o Options) Solution {
 	// searches.
 	work := limit.work
 	cross := crossBudget(t, work)
-	crossLimit := budget{work: cross, iters: math.MaxInt, until: until}
+	// As the searches' (ItersPerStop), its iterations are bounded by the
+	// problem's size, so that a small problem's breeding ends long before
+	// its time limit.
+	crossLimit := budget{work: cross, iters: ItersPerStop * len(p.Stops), until: until}
 	crossFrom := crossUntil(start, until, cross, work)
 	type result struct {
 		first, best *solution
