@@ -2,7 +2,6 @@ package trips_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/fleethub/fleethub/fleet/trips"
 )
@@ -31,21 +30,7 @@ func TestKeepToTheLimitSavesWhatTheSpeedingCost(t *testing.T) {
 	for range 600 {
 		speeds = append(speeds, 80)
 	}
-	g.clk.advance(time.Duration(len(speeds)+1) * time.Second)
-	lat, acc := 40.0, 4.0
-	var pts []trips.LocationIn
-	for i, v := range speeds {
-		la, lo, sp := lat, -83.0, v
-		pts = append(pts, trips.LocationIn{Latitude: &la, Longitude: &lo, SpeedKmh: &sp, AccuracyMeters: &acc,
-			Timestamp: start.Add(time.Duration(i) * time.Second).Format(time.RFC3339Nano)})
-		lat += v / 3.6 / 111195
-	}
-	for i := 0; i < len(pts); i += trips.MaxBatch {
-		b := &trips.BatchRequest{TripID: tr.TripID, Locations: pts[i:min(i+trips.MaxBatch, len(pts))]}
-		if _, err := g.svc.UploadBatch(g.ctx, "org-a", "test", b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	g.driveNorth(t, tr.TripID, start, speeds)
 	res, err := g.svc.Stop(g.ctx, "org-a", "test", tr.TripID, trips.StopRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -38,21 +38,7 @@ func TestSafetyBreakdownOnTheTrack(t *testing.T) {
 			km += v / 3600
 		}
 	}
-	g.clk.advance(time.Duration(len(speeds)+1) * time.Second)
-	lat, acc := 40.0, 4.0
-	var pts []trips.LocationIn
-	for i, v := range speeds {
-		la, lo, sp := lat, -83.0, v
-		pts = append(pts, trips.LocationIn{Latitude: &la, Longitude: &lo, SpeedKmh: &sp, AccuracyMeters: &acc,
-			Timestamp: start.Add(time.Duration(i) * time.Second).Format(time.RFC3339Nano)})
-		lat += v / 3.6 / 111195
-	}
-	for i := 0; i < len(pts); i += trips.MaxBatch {
-		b := &trips.BatchRequest{TripID: tr.TripID, Locations: pts[i:min(i+trips.MaxBatch, len(pts))]}
-		if _, err := g.svc.UploadBatch(g.ctx, "org-a", "test", b); err != nil {
-			t.Fatal(err)
-		}
-	}
+	g.driveNorth(t, tr.TripID, start, speeds)
 	res, err := g.svc.Stop(g.ctx, "org-a", "test", tr.TripID, trips.StopRequest{OdometerReading: odo(10_045)})
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +57,28 @@ func TestSafetyBreakdownOnTheTrack(t *testing.T) {
 	for _, rf := range an.RiskFactors {
 		if rf.FactorType == "harsh_braking" {
 			near(t, "harsh_braking score_impact", rf.ScoreImpact, 18.1, 0.2)
+		}
+	}
+}
+
+// driveNorth uploads a drive due north from 40°N 83°W of a point a
+// second from start, at speeds (km/h), each point at 4 m accuracy, in
+// batches of trips.MaxBatch, the clock advanced past its last point.
+func (g *garage) driveNorth(t *testing.T, tripID string, start time.Time, speeds []float64) {
+	t.Helper()
+	g.clk.advance(time.Duration(len(speeds)+1) * time.Second)
+	lat, acc := 40.0, 4.0
+	var pts []trips.LocationIn
+	for i, v := range speeds {
+		la, lo, sp := lat, -83.0, v
+		pts = append(pts, trips.LocationIn{Latitude: &la, Longitude: &lo, SpeedKmh: &sp, AccuracyMeters: &acc,
+			Timestamp: start.Add(time.Duration(i) * time.Second).Format(time.RFC3339Nano)})
+		lat += v / 3.6 / 111195
+	}
+	for i := 0; i < len(pts); i += trips.MaxBatch {
+		b := &trips.BatchRequest{TripID: tripID, Locations: pts[i:min(i+trips.MaxBatch, len(pts))]}
+		if _, err := g.svc.UploadBatch(g.ctx, "org-a", "test", b); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
