@@ -43,6 +43,11 @@ func TestAreasFromData(t *testing.T) {
 		if err := st.CreateOptimization(t.Context(), store.Optimization{ID: "opt_1", Org: "org-a", Env: "test", Status: "completed", Doc: doc, Version: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
 			t.Fatal(err)
 		}
+		// an optimization still running has no routes yet: its ground is
+		// not known
+		if err := st.CreateOptimization(t.Context(), store.Optimization{ID: "opt_q", Org: "org-a", Env: "test", Status: "running", Doc: []byte(`{"optimization_id":"opt_q"}`), Version: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
 		for _, c := range []struct {
 			name   string
 			f      *fixture
@@ -58,7 +63,7 @@ func TestAreasFromData(t *testing.T) {
 			{"no address data", bare, map[string]any{"type": "city", "city": "Westerville"}, "approximated", nil},
 			{"route", f, map[string]any{"type": "route", "route_id": "opt_1"}, "route", []string{"drv_on_route"}},
 			{"route of a vehicle", f, map[string]any{"type": "route", "route_id": "opt_1:veh_9", "buffer_km": 0.5}, "route", []string{"drv_on_route"}},
-			{"unknown route", f, map[string]any{"type": "route", "route_id": "opt_none"}, "approximated", nil},
+			{"route of an optimization still running", f, map[string]any{"type": "route", "route_id": "opt_q"}, "approximated", nil},
 		} {
 			code, al := c.f.do("POST", "/v1/emergency/alerts", areaBody(c.area))
 			if code != 201 {
@@ -80,6 +85,19 @@ func TestAreasFromData(t *testing.T) {
 			if got := recipientIDs(al); !slices.Equal(got, want) {
 				t.Errorf("%s: recipients %v, want %v", c.name, got, want)
 			}
+		}
+		// a route_id that names no optimization, or a vehicle its plan has
+		// no route for, is refused naming it: approximated, the alert would
+		// reach every active driver of the organization
+		_, before := f.do("GET", "/v1/emergency/alerts?limit=200", nil)
+		for _, id := range []string{"opt_none", "opt_1:veh_none", ":veh_9"} {
+			code, out := f.do("POST", "/v1/emergency/alerts", areaBody(map[string]any{"type": "route", "route_id": id}))
+			if code != 400 || out["error"].(map[string]any)["details"].(map[string]any)["affected_area.route_id"] == nil {
+				t.Errorf("route_id %q: %d %v, want 400 naming affected_area.route_id", id, code, out)
+			}
+		}
+		if _, after := f.do("GET", "/v1/emergency/alerts?limit=200", nil); len(after["alerts"].([]any)) != len(before["alerts"].([]any)) {
+			t.Errorf("refused route alerts were stored: %d alerts, %d before", len(after["alerts"].([]any)), len(before["alerts"].([]any)))
 		}
 		if code, out := f.do("POST", "/v1/emergency/alerts", areaBody(map[string]any{"type": "city", "city": "Westerville", "buffer_km": -1})); code != 400 ||
 			out["error"].(map[string]any)["details"].(map[string]any)["affected_area.buffer_km"] == nil {

@@ -23,7 +23,7 @@ type AffectedArea struct {
 	Center   *AreaPoint  `json:"center,omitempty"`
 	RadiusKm *float64    `json:"radius_km,omitempty"`
 	Polygon  []AreaPoint `json:"polygon,omitempty"`
-	RouteID  string      `json:"route_id,omitempty"`
+	RouteID  string      `json:"route_id,omitempty" doc:"type route: a stored optimization's optimization_id, or <optimization_id>:<vehicle_id> for one of its routes; one that names no optimization of the organization, or a vehicle without a route in its plan, is refused naming affected_area.route_id"`
 	City     string      `json:"city,omitempty" doc:"type city: 1 to 200 characters, not only white space, without a control character"`
 	State    string      `json:"state,omitempty" doc:"type state, or a city's state: a USPS code in capitals (OH, DC, PR)"`
 	// BufferKm widens a city, state or route area; default 2.

@@ -77,8 +77,19 @@ func (a *Alerts) resolve(ctx context.Context, sc store.Scope, ar *AffectedArea) 
 			return nil, AreaResolution{Method: "approximated", Approximated: true, Reason: "no stored optimizations"}, 0, nil
 		}
 		pts, err := routePoints(ctx, rr, sc, ar.RouteID)
-		if errors.Is(err, store.ErrNotFound) || err == nil && len(pts) == 0 {
-			return nil, AreaResolution{Method: "approximated", Approximated: true, Reason: "no stored optimization route " + ar.RouteID}, 0, nil
+		var nr *noRouteError
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			// a route_id that names nothing is a mistake of the request,
+			// as a city that names no place: approximated, the alert
+			// would reach the whole organization
+			return nil, AreaResolution{}, 0, &ValidationError{Fields: map[string]string{"affected_area.route_id": "is not an optimization of this organization: " + routeIDForm}}
+		case errors.As(err, &nr):
+			return nil, AreaResolution{}, 0, &ValidationError{Fields: map[string]string{"affected_area.route_id": nr.Error()}}
+		case err == nil && len(pts) == 0:
+			// the optimization has no routes yet (queued, running) or
+			// none at all (failed): its ground is not known
+			return nil, AreaResolution{Method: "approximated", Approximated: true, Reason: "optimization " + ar.RouteID + " has no routes"}, 0, nil
 		}
 		if err != nil {
 			return nil, AreaResolution{}, 0, err
@@ -144,10 +155,12 @@ func routePoints(ctx context.Context, rr RouteReader, sc store.Scope, id string)
 		return nil, err
 	}
 	var out [][]geo.Point
+	found := false
 	for _, r := range doc.Routes {
 		if vehicle != "" && r.VehicleID != vehicle {
 			continue
 		}
+		found = true
 		var line []geo.Point
 		for _, s := range r.Stops {
 			if s.Location != nil {
@@ -158,7 +171,21 @@ func routePoints(ctx context.Context, rr RouteReader, sc store.Scope, id string)
 			out = append(out, line)
 		}
 	}
+	if vehicle != "" && !found && len(doc.Routes) > 0 {
+		return nil, &noRouteError{optID: optID, vehicle: vehicle}
+	}
 	return out, nil
+}
+
+// routeIDForm says what a route area's route_id names.
+const routeIDForm = "route_id is the optimization_id of a stored optimization, or <optimization_id>:<vehicle_id> for one of its routes"
+
+// noRouteError is a route_id naming a vehicle the optimization's plan
+// gives no route.
+type noRouteError struct{ optID, vehicle string }
+
+func (e *noRouteError) Error() string {
+	return "optimization " + e.optID + " has no route of vehicle " + e.vehicle
 }
 
 // boxAround is the box around pts widened by buffer km on every side.
