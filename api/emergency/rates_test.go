@@ -33,6 +33,14 @@ func TestNoRateOverNobody(t *testing.T) {
 			}
 		}
 	}
+	// its recipients are a list with nobody in it, as every list the
+	// service answers, not null
+	_, listed := f.do("GET", "/v1/emergency/alerts", nil)
+	for what, a := range map[string]map[string]any{"created": al, "read": read, "listed": listed["alerts"].([]any)[0].(map[string]any)} {
+		if r, ok := a["recipients"].([]any); !ok || len(r) != 0 {
+			t.Errorf("an alert without recipients, %s: recipients %#v, want []", what, a["recipients"])
+		}
+	}
 	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550007101"}})
 	code, al = f.do("POST", "/v1/emergency/alerts", b)
 	if got := rates(al); code != 201 || got[0] != 100.0 || got[1] != 0.0 || got[2] != 0.0 {

@@ -91,6 +91,9 @@ func (a *Alerts) Create(ctx context.Context, sc store.Scope, b AlertBody) (Alert
 	if err != nil {
 		return Alert{}, err
 	}
+	if recips == nil {
+		recips = []Recipient{} // nobody: a list with nobody in it
+	}
 	related, err := a.related(ctx, sc, &b, reg)
 	if err != nil {
 		return Alert{}, err

@@ -60,6 +60,10 @@ func (a *Alerts) fromRecord(ctx context.Context, sc store.Scope, rec store.Alert
 		return nil, nil, 0, false, err
 	}
 	al = &s.Alert
+	if al.Recipients == nil {
+		// stored as null when it reached nobody: a list with nobody in it
+		al.Recipients = []Recipient{}
+	}
 	now := a.now().UTC()
 	if al.Status == "active" && !now.Before(al.ExpiresAt) {
 		al.expire()
