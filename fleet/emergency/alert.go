@@ -44,7 +44,7 @@ type Audience struct {
 // have not acknowledged. Any channel takes them.
 type Channel struct {
 	Channel               string `json:"channel" enum:"sms,email,push_notification,voice_call,in_app_alert"`
-	Priority              string `json:"priority,omitempty" enum:"immediate,high,normal,low"`
+	Priority              string `json:"priority,omitempty" enum:"immediate,high,normal,low" doc:"handed to the notification gateway with each notification; for in_app_alert, in the emergency_alert event's event_data"`
 	RepeatIntervalMinutes int    `json:"repeat_interval_minutes,omitempty" doc:"1-1440: minutes between the repeats sent to the recipients who have not acknowledged; requires max_repeats"`
 	MaxRepeats            int    `json:"max_repeats,omitempty" doc:"1-20: repeats after the first delivery at most (those that would fall after the expiration are not sent); requires repeat_interval_minutes"`
 	DelayMinutes          int    `json:"delay_minutes,omitempty" doc:"0-1440: minutes after the alert's creation before the channel's first delivery (0: at once); must fall before the expiration"`

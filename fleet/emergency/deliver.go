@@ -177,7 +177,16 @@ func (a *Alerts) deliverOne(ctx context.Context, sc store.Scope, al *Alert, s se
 	r := al.Recipients[s.i]
 	switch {
 	case s.ch.Channel == "in_app_alert":
-		return a.publishAlert(ctx, sc, al, r, "emergency_alert")
+		// the channel's priority and the repeat reach the app as the
+		// gateway's notifications carry them
+		extra := map[string]any{}
+		if s.ch.Priority != "" {
+			extra["priority"] = s.ch.Priority
+		}
+		if s.round > 0 {
+			extra["repeat"] = s.round
+		}
+		return a.publishAlert(ctx, sc, al, r, "emergency_alert", extra)
 	case a.notify == nil:
 		return ErrNoGateway
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/fleethub/fleethub/hub/event"
@@ -15,12 +16,14 @@ import (
 
 // publishAlert puts an alert event (emergency_alert to a recipient,
 // emergency_alert_cancelled to all) on the bus, keyed by the recipient's
-// vehicle.
-func (a *Alerts) publishAlert(ctx context.Context, sc store.Scope, al *Alert, r Recipient, typ string) error {
+// vehicle; extra joins its event_data (an in-app delivery's priority and
+// repeat).
+func (a *Alerts) publishAlert(ctx context.Context, sc store.Scope, al *Alert, r Recipient, typ string, extra map[string]any) error {
 	if a.pub == nil {
 		return ErrNoBus
 	}
 	data := map[string]any{"alert_id": al.AlertID, "alert_type": al.AlertType, "title": al.Title, "message": al.Message}
+	maps.Copy(data, extra)
 	if r.RecipientID != "" {
 		data["recipient_id"] = r.RecipientID
 	}

@@ -183,7 +183,7 @@ func (a *Alerts) cancel(ctx context.Context, sc store.Scope, id string) (Alert, 
 	if err := a.save(ctx, sc, al, ver, esc); err != nil {
 		return Alert{}, err
 	}
-	a.published(a.publishAlert(ctx, sc, al, Recipient{}, "emergency_alert_cancelled"), al.AlertID, "emergency_alert_cancelled")
+	a.published(a.publishAlert(ctx, sc, al, Recipient{}, "emergency_alert_cancelled", nil), al.AlertID, "emergency_alert_cancelled")
 	return *al, nil
 }
 
