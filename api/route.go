@@ -399,6 +399,23 @@ func (c *Ctx) JSON(status int, v any) error {
 	return nil
 }
 
+// Secure reports whether the client reached the service over TLS: this
+// server's, or a proxy's that says so (X-Forwarded-Proto: https).
+func (c *Ctx) Secure() bool {
+	return c.IsTLS() || string(c.Request.Header.Peek("X-Forwarded-Proto")) == "https"
+}
+
+// AbsoluteURL is path as an absolute http or https address on the host
+// the client reached, for an address the answer hands out (a tile
+// archive, a share link).
+func (c *Ctx) AbsoluteURL(path string) string {
+	scheme := "http"
+	if c.Secure() {
+		scheme = "https"
+	}
+	return scheme + "://" + string(c.Host()) + path
+}
+
 // Scope returns the caller's organization and environment.
 func (c *Ctx) Scope() (org, env string) { return c.Principal.Org, c.Principal.Env }
 

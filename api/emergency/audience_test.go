@@ -555,9 +555,11 @@ func TestIncidentStatesOnlyWhatHappened(t *testing.T) {
 	})
 }
 
-// TestIncidentShareLink: an incident's share_location_url is served
-// without a key and shows the incident and its trip's last position; an
-// altered link shows nothing.
+// TestIncidentShareLink: an incident's share_location_url is an absolute
+// address on the host the client reached (https behind a proxy that says
+// so), the same in every answer that shows the incident, served without
+// a key; it shows the incident and its trip's last position; an altered
+// link shows nothing.
 func TestIncidentShareLink(t *testing.T) {
 	f := startWith(t, testdb.SQLite(t), &gateway{}, emergency.AlertsConfig{}, nil)
 	f.trip("trp_share", "veh_share", "drv_share", 40.05, -83.07)
@@ -568,11 +570,36 @@ func TestIncidentShareLink(t *testing.T) {
 	}
 	lt := in["live_tracking"].(map[string]any)
 	url, _ := lt["share_location_url"].(string)
-	if !strings.HasPrefix(url, emergency.SharePath) || lt["expires_at"] == nil {
-		t.Fatalf("live_tracking %v", lt)
+	if !strings.HasPrefix(url, f.url+emergency.SharePath) || lt["expires_at"] == nil {
+		t.Fatalf("live_tracking %v, want an absolute link on %s", lt, f.url)
 	}
-	get := func(path string) (int, map[string]any) {
-		res, err := http.Get(f.url + path) // no key
+	id := in["incident_id"].(string)
+	link := func(in map[string]any) any { return in["live_tracking"].(map[string]any)["share_location_url"] }
+	_, read := f.do("GET", "/v1/emergency/incidents/"+id, nil)
+	_, listed := f.do("GET", "/v1/emergency/incidents", nil)
+	_, moved := f.do("PUT", "/v1/emergency/incidents/"+id+"/status", map[string]any{"status": "escalated"})
+	for what, got := range map[string]any{"read": link(read), "listed": link(listed["incidents"].([]any)[0].(map[string]any)), "status change": link(moved)} {
+		if got != url {
+			t.Errorf("%s: share_location_url %v, want %s", what, got, url)
+		}
+	}
+	req, _ := http.NewRequest("GET", f.url+"/v1/emergency/incidents/"+id, nil)
+	req.Header.Set("X-API-Key", key)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var proxied map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&proxied); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if got := link(proxied); got != "https://"+strings.TrimPrefix(url, "http://") {
+		t.Errorf("behind a TLS proxy: share_location_url %v, want https", got)
+	}
+	get := func(url string) (int, map[string]any) {
+		res, err := http.Get(url) // no key
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -585,7 +612,7 @@ func TestIncidentShareLink(t *testing.T) {
 	}
 	code, v := get(url)
 	pos, _ := v["vehicle_position"].(map[string]any)
-	if code != 200 || v["incident_id"] != in["incident_id"] || v["status"] != "active" || pos == nil || pos["latitude"] != 40.05 || pos["longitude"] != -83.07 {
+	if code != 200 || v["incident_id"] != in["incident_id"] || v["status"] != "escalated" || pos == nil || pos["latitude"] != 40.05 || pos["longitude"] != -83.07 {
 		t.Fatalf("share link: %d %v", code, v)
 	}
 	if _, ok := v["communication_log"]; ok {

@@ -11,6 +11,7 @@ package emergency
 import (
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fleethub/fleethub/api"
@@ -79,6 +80,17 @@ func (h *Handlers) shared(c *api.Ctx) error {
 	return c.JSON(200, v)
 }
 
+// shareURL makes an incident's share link an absolute address on the
+// host the client reached (https behind TLS or a proxy that says so), as
+// a tile archive's url and a stream's websocket_url are: the incident
+// keeps the link's path, which any host of the service serves.
+func shareURL(c *api.Ctx, in *domain.Incident) {
+	if u := in.LiveTracking.ShareLocationURL; u != nil && strings.HasPrefix(*u, "/") {
+		abs := c.AbsoluteURL(*u)
+		in.LiveTracking.ShareLocationURL = &abs
+	}
+}
+
 func scope(c *api.Ctx) store.Scope {
 	org, env := c.Scope()
 	return store.Scope{Org: org, Env: env}
@@ -93,6 +105,7 @@ func (h *Handlers) report(c *api.Ctx) error {
 	if err != nil {
 		return incidentErr(err)
 	}
+	shareURL(c, &in)
 	return c.JSON(201, in)
 }
 
@@ -101,6 +114,7 @@ func (h *Handlers) get(c *api.Ctx) error {
 	if err != nil {
 		return incidentErr(err)
 	}
+	shareURL(c, &in)
 	return c.JSON(200, in)
 }
 
@@ -113,6 +127,7 @@ func (h *Handlers) status(c *api.Ctx) error {
 	if err != nil {
 		return incidentErr(err)
 	}
+	shareURL(c, &in)
 	return c.JSON(200, in)
 }
 
@@ -124,6 +139,9 @@ func (h *Handlers) list(c *api.Ctx) error {
 	out, err := h.svc.List(c.Context(), f)
 	if err != nil {
 		return err
+	}
+	for i := range out.Incidents {
+		shareURL(c, &out.Incidents[i])
 	}
 	return c.JSON(200, out)
 }

@@ -73,7 +73,7 @@ type StatusAnswer struct {
 
 func wsURL(c *api.Ctx, id string) string {
 	scheme := "ws"
-	if c.IsTLS() || string(c.Request.Header.Peek("X-Forwarded-Proto")) == "https" {
+	if c.Secure() {
 		scheme = "wss"
 	}
 	return scheme + "://" + string(c.Host()) + "/api/v1/streaming/ws?stream_id=" + url.QueryEscape(id)

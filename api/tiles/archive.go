@@ -43,7 +43,7 @@ func (h *Handlers) archiveRoute() *api.Route {
 // says so (X-Forwarded-Proto), as the streams' websocket_url is built.
 func archiveURL(c *api.Ctx) string {
 	scheme := "http"
-	if c.IsTLS() || string(c.Request.Header.Peek("X-Forwarded-Proto")) == "https" {
+	if c.Secure() {
 		scheme = "https"
 	}
 	return (&url.URL{Scheme: scheme, Host: string(c.Host()), Path: archivePath}).String()

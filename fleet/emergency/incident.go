@@ -115,7 +115,7 @@ type Claim struct {
 // key until it expires, that shows the incident and its vehicle's last
 // position (Incidents.Shared).
 type Tracking struct {
-	ShareLocationURL  *string    `json:"share_location_url" doc:"path of the share link on this server (GET, no key), signed and expiring; null when the server shares no links"`
+	ShareLocationURL  *string    `json:"share_location_url" doc:"the share link: an absolute http or https address on the host the request reached (GET, no key), signed and expiring; null when the server shares no links"`
 	ExpiresAt         *time.Time `json:"expires_at" doc:"when the share link stops working"`
 	AuthorizedViewers []string   `json:"authorized_viewers" source:"constant" doc:"always empty: whoever holds the link may read it"`
 }
