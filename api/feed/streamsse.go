@@ -178,8 +178,14 @@ func (h *Handlers) follow(ctx context.Context, s *eventStream, org, env string, 
 	var cache hub.StreamCache
 	for {
 		info, ok := cache.Stream(h.streams, org, env, st.id)
-		if !ok || info.State == hub.StateStopped {
-			if err := s.event("", "error", notice{Type: "error", Code: "stream_stopped", StreamID: st.id, Message: "the stream was stopped"}); err != nil {
+		if !ok || info.State == hub.StateStopped || info.Delivery == "webhook" {
+			n := notice{Type: "error", Code: "stream_stopped", StreamID: st.id, Message: "the stream was stopped"}
+			if ok && info.State != hub.StateStopped {
+				// configured to deliver by webhook: this response no
+				// longer receives its messages, as a new one could not
+				n = notice{Type: "error", Code: "webhook_delivery", StreamID: st.id, Message: "the stream was configured to deliver by webhook: its messages go to its webhook_url"}
+			}
+			if err := s.event("", "error", n); err != nil {
 				return err
 			}
 			return s.flush()

@@ -249,9 +249,20 @@ func (c *conn) unsubscribe(id string) bool {
 	return true
 }
 
-// dropStopped ends the subscription sb of a stream that was stopped (its
-// pump calls it); the last subscription to go closes the connection.
-func (c *conn) dropStopped(sb *sub) {
+// stoppedNotice and webhookNotice tell why a subscription ended: its
+// stream was stopped, or configured to deliver by webhook.
+func stoppedNotice(id string) notice {
+	return notice{Type: "error", Code: "stream_stopped", StreamID: id, Message: "the stream was stopped"}
+}
+
+func webhookNotice(id string) notice {
+	return notice{Type: "error", Code: "webhook_delivery", StreamID: id, Message: "the stream was configured to deliver by webhook: its messages go to its webhook_url"}
+}
+
+// dropStopped ends the subscription sb of a stream that was stopped, or
+// that now delivers by webhook (its pump calls it, with the notice that
+// says which); the last subscription to go closes the connection.
+func (c *conn) dropStopped(sb *sub, n notice) {
 	c.mu.Lock()
 	mine := c.subs[sb.id] == sb
 	if mine {
@@ -265,7 +276,7 @@ func (c *conn) dropStopped(sb *sub) {
 	if !mine {
 		return
 	}
-	c.notice(notice{Type: "error", Code: "stream_stopped", StreamID: sb.id, Message: "the stream was stopped"})
+	c.notice(n)
 	c.s.counter.Connected(sb.id, -1)
 	if left == 0 {
 		c.close(ErrStreamStopped)

@@ -114,8 +114,9 @@
 // read and at least once a second (a parked pump through its stream's
 // lot): paused holds delivery at the current position, stopped drops the
 // subscription with a stream_stopped error and, if none is left, closes
-// the connection with 4001. A stream that disappeared from hub.Streams
-// counts as stopped.
+// the connection with 4001; a stream configured to deliver by webhook is
+// dropped the same way, with a webhook_delivery error. A stream that
+// disappeared from hub.Streams counts as stopped.
 //
 // # Epochs: a lost history is reported, never skipped
 //
@@ -154,7 +155,7 @@
 //	1001  going away                       Shutdown; the queue is written first
 //	1008  policy violation                 more than 10 malformed frames in a row; nothing read within ReadTimeout
 //	1009  message too big                  a client frame over MaxMessageSize
-//	4001  stream stopped                   every followed stream was stopped
+//	4001  stream stopped                   every followed stream was stopped (or turned to webhook delivery)
 //	4008  slow consumer                    beyond MaxLag for LagGrace; a write past WriteTimeout; control frames overflow
 //	4401  token expired / token revoked    the browser token the connection opened with ended (ServeLimited)
 //

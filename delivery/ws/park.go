@@ -133,11 +133,11 @@ func (l *lot) waitLoop() {
 }
 
 // changed reports whether the stream was paused, stopped or removed, or
-// its history is no longer epoch: the pumps have something to do (the
+// turned to webhook delivery, or its history is no longer epoch: the pumps have something to do (the
 // same states a pump's refresh acts on).
 func (l *lot) changed(org, env, epoch string) bool {
 	info, ok := l.s.streams.Stream(org, env, l.id)
-	if !ok || info.State == hub.StatePaused || info.State == hub.StateStopped {
+	if !ok || info.State == hub.StatePaused || info.State == hub.StateStopped || info.Delivery == "webhook" {
 		return true
 	}
 	e, err := l.s.log.Epoch(context.Background(), l.id)

@@ -462,11 +462,17 @@ func (p *pump) flushBatch() {
 }
 
 // refresh looks the stream up again; false when it was stopped (or is
-// gone), after dropping the subscription.
+// gone) or now delivers by webhook, after dropping the subscription.
 func (p *pump) refresh() bool {
 	info, ok := p.cache.Stream(p.c.s.streams, p.c.org, p.c.env, p.sb.id)
-	if !ok || info.State == hub.StateStopped {
-		p.c.dropStopped(p.sb)
+	switch {
+	case !ok || info.State == hub.StateStopped:
+		p.c.dropStopped(p.sb, stoppedNotice(p.sb.id))
+		return false
+	case info.Delivery == "webhook":
+		// configured to deliver by webhook: a websocket no longer
+		// receives its messages, as a new one could not subscribe
+		p.c.dropStopped(p.sb, webhookNotice(p.sb.id))
 		return false
 	}
 	p.info = info

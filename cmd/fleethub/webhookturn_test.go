@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// TestTurnToWebhookEndsWebsocketDelivery: a websocket stream configured
+// to deliver by webhook sends its messages to the webhook_url alone. The
+// websocket and Server-Sent Events clients connected before the change
+// are told (webhook_delivery) and their subscription ends, as a new
+// client is refused: a message is never delivered both ways.
+func TestTurnToWebhookEndsWebsocketDelivery(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.AllowPrivateWebhooks = true
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	var hooked atomic.Int64
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hooked.Add(1)
+	}))
+	t.Cleanup(recv.Close)
+
+	id := startEventStream(t, n, k, "veh-turn")
+	c := n.dial(t, k, "stream_id="+id)
+	expectSubscribed(t, c)
+	sse := openSSE(t, n, "/api/v1/streaming/sse?stream_id="+id, k)
+	n.ingestEvents(t, k, "veh-turn", 0, 1)
+	if got := readEvents(t, c, 1); got[0].Offset != 1 {
+		t.Fatalf("before the change: offset %d", got[0].Offset)
+	}
+
+	r := n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{"webhook_url": recv.URL + "/hook"})
+	if r.Status != 200 || r.json(t)["delivery_method"] != "webhook" {
+		t.Fatalf("configure: %d %s", r.Status, r.Body)
+	}
+	// the websocket is told, then closed (its only stream)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var told bool
+	for {
+		_, data, err := c.ReadMessage()
+		if err != nil {
+			var ce *websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != 4001 || !told {
+				t.Fatalf("after the change: %v (told %v); want a webhook_delivery error, then close 4001", err, told)
+			}
+			break
+		}
+		var f struct{ Type, Code string }
+		json.Unmarshal(data, &f)
+		if f.Type == "" {
+			t.Fatalf("websocket delivered %s after the stream turned to webhook delivery", data)
+		}
+		told = told || f.Code == "webhook_delivery"
+	}
+	// the event stream too
+	deadline := time.After(10 * time.Second)
+	for done := false; !done; {
+		select {
+		case ev, ok := <-sse.events:
+			if !ok {
+				t.Fatal("event stream ended without webhook_delivery")
+			}
+			if ev.Name == "error" {
+				if !strings.Contains(ev.Data, `"webhook_delivery"`) {
+					t.Fatalf("event stream: %s", ev.Data)
+				}
+				done = true
+			}
+		case <-deadline:
+			t.Fatal("event stream not told of the webhook delivery")
+		}
+	}
+	// what comes next goes to the webhook
+	n.ingestEvents(t, k, "veh-turn", 1, 1)
+	for end := time.Now().Add(10 * time.Second); hooked.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the webhook received nothing")
+		}
+	}
+	st := n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil).json(t)
+	if st["connected_clients"] != float64(0) {
+		t.Fatalf("connected_clients %v after the change", st["connected_clients"])
+	}
+}
