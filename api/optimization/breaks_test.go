@@ -204,3 +204,41 @@ func TestDefaultBreakRuleDriving(t *testing.T) {
 		t.Errorf("within 8 hours: %d stops, breaks %v", n, entries(data, "a", "break"))
 	}
 }
+
+// TestBreakRefusalsNameEveryProblem: one answer names every problem of
+// every break window, and a window's own problems beside a shift that
+// cannot be read, so that a client fixes its request in one go.
+func TestBreakRefusalsNameEveryProblem(t *testing.T) {
+	url := serve(t, nil)
+	for _, tc := range []struct {
+		name   string
+		edit   func(v map[string]any)
+		fields []string
+	}{
+		{"backwards with a negative duration", func(v map[string]any) {
+			v["break_windows"] = []map[string]any{{"start": "11:00", "end": "10:00", "duration": -1}}
+		}, []string{"vehicles[0].break_windows[0].end", "vehicles[0].break_windows[0].duration"}},
+		{"two bad windows", func(v map[string]any) {
+			v["break_windows"] = []map[string]any{{"start": "25:00", "end": "10:00", "duration": 30}, {"start": "12:00", "end": "12:20", "duration": 0}}
+		}, []string{"vehicles[0].break_windows[0].start", "vehicles[0].break_windows[1].duration"}},
+		{"a bad window beside a bad shift", func(v map[string]any) {
+			v["shift_start"] = "08:61"
+			v["break_windows"] = []map[string]any{{"start": "10:00", "duration": 30}}
+		}, []string{"vehicles[0].shift_start", "vehicles[0].break_windows[0].end"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := line([]float64{0, 1, 2}, map[string]int{"a": 0})
+			tc.edit(byID(body, "vehicles", "vehicle_id", "a"))
+			st, res := post(t, url, body)
+			if st != 400 {
+				t.Fatalf("status %d: %v", st, res)
+			}
+			e := res["error"].(map[string]any)
+			for _, f := range tc.fields {
+				if e["code"] != "validation_failed" || e["details"].(map[string]any)[f] == nil {
+					t.Errorf("error %v lacks %s", e, f)
+				}
+			}
+		})
+	}
+}

@@ -63,46 +63,67 @@ func breaks(bad map[string]string, f string, v Vehicle, c *Constraints, fv *vrp.
 // windows reads break windows ws of vehicle f, taken in their order:
 // each starts no earlier than the one before, and taken as early as its
 // window and the breaks before it allow, each ends by its window's end
-// and by the shift's, so that an idle vehicle can take them all.
+// and by the shift's, so that an idle vehicle can take them all. Each
+// window's own fields are checked first and every problem among them is
+// named in one answer; the order and the fit, which need them all, only
+// then.
 func windows(bad map[string]string, f string, ws []BreakWindow, fv *vrp.Vehicle) {
-	bs := make([]vrp.Break, 0, len(ws))
+	bs, ok := windowFields(bad, f, ws)
+	if !ok {
+		return
+	}
 	ready := fv.ShiftStart
-	for k, w := range ws {
+	for k, b := range bs {
 		field := fmt.Sprintf("%s.break_windows[%d]", f, k)
-		s, ok1 := clockTime(w.Start, math.NaN())
-		e, ok2 := clockTime(w.End, math.NaN())
-		switch {
-		case w.Start == "" || w.End == "" || !ok1 || !ok2:
-			for _, c := range []struct {
-				name, v string
-				ok      bool
-			}{{".start", w.Start, ok1}, {".end", w.End, ok2}} {
-				switch {
-				case c.v == "":
-					bad[field+c.name] = "is required"
-				case !c.ok:
-					bad[field+c.name] = clockRefusal
-				}
-			}
-			return
-		case !(e > s):
-			bad[field+".end"] = "must be after start"
-			return
-		}
-		if w.Duration == nil || !(*w.Duration > 0 && *w.Duration <= e-s) {
-			bad[field+".duration"] = "minutes, more than 0 and at most end minus start"
-			return
-		}
-		if k > 0 && s < bs[k-1].Start {
+		if k > 0 && b.Start < bs[k-1].Start {
 			bad[field] = "breaks are taken in order: a window starts no earlier than the one before it"
 			return
 		}
-		ready = math.Max(ready, s) + *w.Duration
-		if ready > math.Min(e, fv.ShiftEnd) {
+		ready = math.Max(ready, b.Start) + b.Minutes
+		if ready > math.Min(b.End, fv.ShiftEnd) {
 			bad[field] = "the break does not fit inside its window and the shift after the breaks before it"
 			return
 		}
-		bs = append(bs, vrp.Break{Start: s, End: e, Minutes: *w.Duration})
 	}
 	fv.Breaks = bs
+}
+
+// windowFields checks each break window's start, end and duration on
+// their own, naming every problem of every window in bad; ok is false
+// when there was one.
+func windowFields(bad map[string]string, f string, ws []BreakWindow) (bs []vrp.Break, ok bool) {
+	bs, ok = make([]vrp.Break, 0, len(ws)), true
+	for k, w := range ws {
+		field := fmt.Sprintf("%s.break_windows[%d]", f, k)
+		n := len(bad)
+		s, ok1 := clockTime(w.Start, math.NaN())
+		e, ok2 := clockTime(w.End, math.NaN())
+		for _, c := range []struct {
+			name, v string
+			ok      bool
+		}{{".start", w.Start, ok1}, {".end", w.End, ok2}} {
+			switch {
+			case c.v == "":
+				bad[field+c.name] = "is required"
+			case !c.ok:
+				bad[field+c.name] = clockRefusal
+			}
+		}
+		times := w.Start != "" && w.End != "" && ok1 && ok2
+		if times && !(e > s) {
+			bad[field+".end"] = "must be after start"
+			times = false
+		}
+		// the duration's bound is end minus start: checked against it
+		// when both are good, else for being more than 0
+		if w.Duration == nil || !(*w.Duration > 0) || times && *w.Duration > e-s {
+			bad[field+".duration"] = "minutes, more than 0 and at most end minus start"
+		}
+		if len(bad) > n {
+			ok = false
+			continue
+		}
+		bs = append(bs, vrp.Break{Start: s, End: e, Minutes: *w.Duration})
+	}
+	return bs, ok
 }

@@ -486,8 +486,15 @@ func vehicle(bad map[string]string, f string, v Vehicle, c *Constraints, size in
 	}
 	fv.Has = vehicleCapabilities(bad, f, v)
 	fv.Costs = vehicleCosts(bad, f, v)
-	if ok1 && ok2 && fv.ShiftEnd > fv.ShiftStart {
+	switch {
+	case ok1 && ok2 && fv.ShiftEnd > fv.ShiftStart:
 		breaks(bad, f, v, c, &fv)
+	case len(v.BreakWindows) > MaxBreaks:
+		bad[f+".break_windows"] = fmt.Sprintf("at most %d break windows per vehicle", MaxBreaks)
+	default:
+		// the windows' own fields are named beside the shift's problem;
+		// how they fit the shift waits for a shift
+		windowFields(bad, f, v.BreakWindows)
 	}
 	return fv
 }
