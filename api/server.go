@@ -22,6 +22,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,6 +40,7 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/fleethub/fleethub/internal/apikey"
 	"github.com/fleethub/fleethub/internal/breaker"
+	"github.com/fleethub/fleethub/internal/jsonpath"
 	"github.com/fleethub/fleethub/internal/ratelimit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
@@ -326,9 +328,33 @@ func (s *Server) run(rc *fasthttp.RequestCtx, r *Route) {
 			return
 		}
 	}
+	if r.Request == nil && r.Method == fasthttp.MethodDelete {
+		if err := noBody(rc.PostBody()); err != nil {
+			s.writeError(c, err)
+			return
+		}
+	}
 	if err := r.Handler(c); err != nil {
 		s.writeError(c, err)
 	}
+}
+
+// noBody refuses a body sent to a DELETE route that declares none (all of
+// them): what it holds would be ignored, never honoured, so each field
+// is named as every endpoint names a field it does not declare; no body,
+// white space or {} is none. Nothing is read or changed.
+func noBody(body []byte) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if bad := jsonpath.Unknown(body, reflect.TypeFor[struct{}]()); bad != nil {
+		return Validation("validation_failed", bad)
+	}
+	var v map[string]json.RawMessage
+	if json.Unmarshal(body, &v) == nil && len(v) == 0 {
+		return nil
+	}
+	return Errf("invalid_request", "this endpoint takes no request body").WithDetails(map[string]string{"body": "must be empty: this endpoint takes no body"})
 }
 
 func (s *Server) authenticate(c *Ctx) error {
