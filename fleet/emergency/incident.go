@@ -12,13 +12,14 @@ var (
 // moves lists the allowed status transitions of an incident.
 var moves = map[string][]string{"active": {"escalated", "resolved", "cancelled"}, "escalated": {"resolved", "cancelled"}}
 
-// Location of an incident.
+// Location of an incident: every field of the interface is there, null
+// when the report did not give it.
 type Location struct {
 	Latitude  float64  `json:"latitude"`
 	Longitude float64  `json:"longitude"`
-	Address   string   `json:"address,omitempty"`
-	Accuracy  *float64 `json:"accuracy,omitempty" doc:"metres, 0 or more, as reported"`
-	Landmark  string   `json:"landmark,omitempty"`
+	Address   *string  `json:"address" doc:"as reported; null when the report gave none"`
+	Accuracy  *float64 `json:"accuracy" doc:"metres, 0 or more, as reported; null when the report gave none"`
+	Landmark  *string  `json:"landmark" doc:"as reported; null when the report gave none"`
 }
 
 // ReportedLocation is the place a report gives: latitude and longitude
@@ -33,7 +34,14 @@ type ReportedLocation struct {
 
 // location is l as the incident keeps it; l is validated.
 func (l *ReportedLocation) location() Location {
-	return Location{Latitude: *l.Latitude, Longitude: *l.Longitude, Address: l.Address, Accuracy: l.Accuracy, Landmark: l.Landmark}
+	loc := Location{Latitude: *l.Latitude, Longitude: *l.Longitude, Accuracy: l.Accuracy}
+	if l.Address != "" {
+		loc.Address = &l.Address
+	}
+	if l.Landmark != "" {
+		loc.Landmark = &l.Landmark
+	}
+	return loc
 }
 
 // Responder is a first responder unit.

@@ -287,7 +287,7 @@ func (s *Incidents) publish(ctx context.Context, sc store.Scope, in Incident, ty
 	now := apitime.Of(s.now())
 	ev := &event.Event{EventID: "evt_" + in.IncidentID + "_" + strconv.Itoa(len(in.StatusUpdates)), EventType: typ, Category: event.CategoryEmergency, Timestamp: now,
 		Severity: sev, Priority: pri, Source: event.Source{VehicleID: in.VehicleID, DriverID: in.DriverID, TripID: in.TripID, FleetID: in.FleetID},
-		Location:  &event.Location{Latitude: in.Location.Latitude, Longitude: in.Location.Longitude, Address: in.Location.Address},
+		Location:  &event.Location{Latitude: in.Location.Latitude, Longitude: in.Location.Longitude, Address: deref(in.Location.Address)},
 		EventData: map[string]any{"incident_id": in.IncidentID, "incident_type": in.EventType, "status": in.Status},
 		Metadata:  event.Metadata{CorrelationID: in.IncidentID, ProcessingTime: apitime.Format(now), SourceSystem: "fleethub.emergency"}}
 	ev.EmergencyResponse, ev.Escalation = incidentResponse(in), incidentEscalation(in)
@@ -307,6 +307,14 @@ func (s *Incidents) publish(ctx context.Context, sc store.Scope, in Incident, ty
 	if err != nil && s.log != nil {
 		s.log.Warn("incident event not published", "incident_id", in.IncidentID, "error", err)
 	}
+}
+
+// deref is *s, or "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // incidentResponse is an incident event's emergency_response: no dispatch
