@@ -91,3 +91,52 @@ func TestTurnToWebhookEndsWebsocketDelivery(t *testing.T) {
 		t.Fatalf("connected_clients %v after the change", st["connected_clients"])
 	}
 }
+
+// TestTurnToWebsocketKeepsTheLastAnswer: the deliveries a webhook stream
+// still owed when it was configured to websocket delivery are
+// dead-lettered without an attempt; each keeps the status code and the
+// latency of its last attempt, which no attempt replaced.
+func TestTurnToWebsocketKeepsTheLastAnswer(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.AllowPrivateWebhooks = true
+	n := startNode(t, cfg)
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(recv.Close)
+	r := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{
+		"event_filters": map[string]any{"vehicle_ids": []string{"veh-back"}}, "webhook_url": recv.URL})
+	if r.Status != 201 {
+		t.Fatalf("start: %d %s", r.Status, r.Body)
+	}
+	id := r.json(t)["stream_id"].(string)
+	n.ingestEvents(t, k, "veh-back", 0, 1)
+	delivery := func() map[string]any {
+		ds, _ := n.do("GET", "/api/v1/streaming/events/deliveries/"+id, k, nil).json(t)["deliveries"].([]any)
+		if len(ds) != 1 {
+			return nil
+		}
+		return ds[0].(map[string]any)
+	}
+	var failed map[string]any
+	waitFor(t, "a failed attempt", func() bool {
+		failed = delivery()
+		return failed != nil && failed["status"] == "failed"
+	})
+	if r := n.do("PUT", "/api/v1/streaming/events/configure/"+id, k, map[string]any{"stream_config": map[string]any{"delivery_method": "websocket"}}); r.Status != 200 {
+		t.Fatalf("configure: %d %s", r.Status, r.Body)
+	}
+	if d := delivery(); d["status"] == "failed" {
+		failed = d // a retry may have ended since: the last attempt is the one before the change
+	}
+	var dead map[string]any
+	waitFor(t, "the delivery dead-lettered", func() bool {
+		dead = delivery()
+		return dead != nil && dead["status"] == "dead_lettered"
+	})
+	if dead["attempts"] != failed["attempts"] || dead["last_status_code"] != float64(500) || dead["last_latency_ms"] != failed["last_latency_ms"] ||
+		!strings.Contains(dead["last_error"].(string), "no longer delivers by webhook") {
+		t.Errorf("dead-lettered %v after %v: want the attempts, last_status_code and last_latency_ms of the last attempt, and why", dead, failed)
+	}
+}

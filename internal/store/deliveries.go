@@ -72,7 +72,7 @@ type DeliveryResult struct {
 	// checks.
 	Seq           int64
 	Status        string // the new status
-	Attempted     bool   // adds one to Attempts
+	Attempted     bool   // adds one to Attempts; without it StatusCode and LatencyMS are not recorded (the last attempt's stay)
 	NextAttemptAt time.Time
 	StatusCode    int
 	Error         string

@@ -114,7 +114,8 @@ func (s *Store) EnqueueDeliveries(ctx context.Context, ds []store.Delivery) ([]s
 	return out, nil
 }
 
-// RecordDeliveries writes outcomes in one statement.
+// RecordDeliveries writes outcomes in one statement. A result without an
+// attempt keeps the status code and latency of the last attempt.
 func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []store.DeliveryResult) error {
 	if len(rs) == 0 {
 		return nil
@@ -147,7 +148,8 @@ func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []store.D
 			SELECT id FROM deliveries WHERE id = ANY($2::text[]) AND `+sqlstore.Claimable+` ORDER BY id FOR UPDATE
 		)
 		UPDATE deliveries d SET status = u.status, attempts = d.attempts + u.inc, next_attempt_at = u.next,
-			last_status_code = u.code, last_error = u.err, last_latency_ms = u.lat, delivered_at = u.at, lease_owner = '', lease_until = 0
+			last_status_code = CASE WHEN u.inc > 0 THEN u.code ELSE d.last_status_code END, last_error = u.err,
+			last_latency_ms = CASE WHEN u.inc > 0 THEN u.lat ELSE d.last_latency_ms END, delivered_at = u.at, lease_owner = '', lease_until = 0
 		FROM u, l
 		WHERE d.id = u.id AND l.id = d.id AND d.lease_owner = $1 AND d.`+sqlstore.Claimable,
 		owner, ids, statuses, incs, next, codes, errs, lat, at)

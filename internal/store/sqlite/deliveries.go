@@ -23,13 +23,19 @@ const (
 	sqlEndpointDisabled = `SELECT disabled_at FROM delivery_endpoints WHERE stream_id = ?`
 	sqlEnqueueDelivery  = `INSERT INTO deliveries(id, org, env, stream_id, msg_offset, payload, status, next_attempt_at, queued_at, created_at, lease_owner, lease_until)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING`
-	sqlRecordDelivery = `UPDATE deliveries SET status = ?, attempts = attempts + ?, next_attempt_at = ?, last_status_code = ?,
-		last_error = ?, last_latency_ms = ?, delivered_at = ?, lease_owner = '', lease_until = 0
+	// A result without an attempt (DeliveryResult.Attempted false: a
+	// delivery dead-lettered because its stream no longer delivers by
+	// webhook, one not sent for want of a secret) keeps the status code
+	// and latency of the last attempt: it had no answer and took no time.
+	sqlRecordDelivery = `UPDATE deliveries SET status = ?, attempts = attempts + ?, next_attempt_at = ?,
+		last_status_code = CASE WHEN ? THEN ? ELSE last_status_code END,
+		last_error = ?, last_latency_ms = CASE WHEN ? THEN ? ELSE last_latency_ms END, delivered_at = ?, lease_owner = '', lease_until = 0
 		WHERE id = ? AND lease_owner = ? AND ` + sqlstore.Claimable
 	// sqlRecordDeliveryBySeq finds the row by its rowid (DeliveryResult
 	// Seq) rather than through the id index, and still checks the id
-	sqlRecordDeliveryBySeq = `UPDATE deliveries SET status = ?, attempts = attempts + ?, next_attempt_at = ?, last_status_code = ?,
-		last_error = ?, last_latency_ms = ?, delivered_at = ?, lease_owner = '', lease_until = 0
+	sqlRecordDeliveryBySeq = `UPDATE deliveries SET status = ?, attempts = attempts + ?, next_attempt_at = ?,
+		last_status_code = CASE WHEN ? THEN ? ELSE last_status_code END,
+		last_error = ?, last_latency_ms = CASE WHEN ? THEN ? ELSE last_latency_ms END, delivered_at = ?, lease_owner = '', lease_until = 0
 		WHERE seq = ? AND id = ? AND lease_owner = ? AND ` + sqlstore.Claimable
 )
 
@@ -177,9 +183,9 @@ func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []store.D
 			delivered = sqlstore.MS(r.At)
 		}
 		if r.Seq > 0 {
-			_, err = bySeq.ExecContext(rowCtx, r.Status, inc, sqlstore.MS(r.NextAttemptAt), r.StatusCode, r.Error, r.LatencyMS, delivered, r.Seq, r.ID, owner)
+			_, err = bySeq.ExecContext(rowCtx, r.Status, inc, sqlstore.MS(r.NextAttemptAt), inc, r.StatusCode, r.Error, inc, r.LatencyMS, delivered, r.Seq, r.ID, owner)
 		} else {
-			_, err = byID.ExecContext(rowCtx, r.Status, inc, sqlstore.MS(r.NextAttemptAt), r.StatusCode, r.Error, r.LatencyMS, delivered, r.ID, owner)
+			_, err = byID.ExecContext(rowCtx, r.Status, inc, sqlstore.MS(r.NextAttemptAt), inc, r.StatusCode, r.Error, inc, r.LatencyMS, delivered, r.ID, owner)
 		}
 		if err != nil {
 			return fmt.Errorf("sqlite: record deliveries: %w", err)

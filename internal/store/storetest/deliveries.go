@@ -301,6 +301,41 @@ func deliveries(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("RecordWithoutAttempt", func(t *testing.T) {
+		// an outcome without an attempt (the stream no longer delivers by
+		// webhook) keeps the last attempt's status code and latency, by id
+		// and by Seq: it had no answer and took no time
+		t.Parallel()
+		s := deliveriesOf(t, open)
+		e, f := newDelivery(dscope, "s9", 1), newDelivery(dscope, "s9", 2)
+		enqueue(t, s, e, f)
+		now := base.Add(time.Second)
+		claim(t, s, "n1", now, 10, "s9")
+		next := now.Add(30 * time.Second)
+		failed := func(id string) store.DeliveryResult {
+			return store.DeliveryResult{ID: id, Status: store.DeliveryFailed, Attempted: true, NextAttemptAt: next, StatusCode: 503, Error: "HTTP 503", LatencyMS: 40}
+		}
+		if err := s.RecordDeliveries(t.Context(), "n1", []store.DeliveryResult{failed(e.ID), failed(f.ID)}); err != nil {
+			t.Fatal(err)
+		}
+		got := claim(t, s, "n2", next, 10, "s9")
+		seqs := map[string]int64{}
+		for _, d := range got {
+			seqs[d.ID] = d.Seq
+		}
+		if err := s.RecordDeliveries(t.Context(), "n2", []store.DeliveryResult{
+			{ID: e.ID, Status: store.DeliveryDeadLettered, Error: "gone", At: next},
+			{ID: f.ID, Seq: seqs[f.ID], Status: store.DeliveryDeadLettered, Error: "gone", At: next},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{e.ID, f.ID} {
+			if d := byID(t, s, dscope, "s9", id); d.Status != store.DeliveryDeadLettered || d.Attempts != 1 || d.LastStatusCode != 503 || d.LastLatencyMS != 40 || d.LastError != "gone" {
+				t.Errorf("dead-lettered without an attempt: %+v, want the last attempt's code and latency kept", d)
+			}
+		}
+	})
+
 	t.Run("RecordBySeq", func(t *testing.T) {
 		t.Parallel()
 		s := deliveriesOf(t, open)
