@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 	"time"
@@ -53,6 +54,45 @@ func TestRouteAcrossAPause(t *testing.T) {
 	for _, w := range wps {
 		if w.(map[string]any)["waypoint_type"] == "turn" {
 			t.Errorf("a turn at the pause: %v", w)
+		}
+	}
+}
+
+// TestPauseEventsStateOnlyAGivenReason: trip_paused and trip_resumed
+// carry the reason the client gave, and none when it gave none (never an
+// empty reason it did not state).
+func TestPauseEventsStateOnlyAGivenReason(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	r := n.do("POST", "/api/v1/streaming/events/start", k, map[string]any{"event_filters": map[string]any{"categories": []string{"trip_lifecycle"}}})
+	if r.Status != 201 {
+		t.Fatalf("start: %d %s", r.Status, r.Body)
+	}
+	c := n.dial(t, k, "stream_id="+r.json(t)["stream_id"].(string))
+	expectSubscribed(t, c)
+	id := n.startTrip(k, "veh-why", time.Now().UTC())
+	for _, step := range []struct {
+		path string
+		body map[string]any
+	}{{"pause", map[string]any{}}, {"resume", map[string]any{}}, {"pause", map[string]any{"reason": "fuel"}}, {"resume", map[string]any{"reason": "fueled"}}} {
+		if r := n.do("POST", "/v1/trips/"+id+"/"+step.path, k, step.body); r.Status != 200 {
+			t.Fatalf("%s: %d %s", step.path, r.Status, r.Body)
+		}
+	}
+	want := []struct {
+		typ, reason string
+	}{{"trip_started", ""}, {"trip_paused", ""}, {"trip_resumed", ""}, {"trip_paused", "fuel"}, {"trip_resumed", "fueled"}}
+	for i, d := range readEvents(t, c, len(want)) {
+		var m struct {
+			EventType string         `json:"event_type"`
+			EventData map[string]any `json:"event_data"`
+		}
+		if err := json.Unmarshal(d.Message, &m); err != nil {
+			t.Fatal(err)
+		}
+		reason, has := m.EventData["reason"]
+		if m.EventType != want[i].typ || (want[i].reason == "") == has || has && reason != want[i].reason {
+			t.Errorf("event %d: %s with event_data %v; want %s with reason %q (none when empty)", i, m.EventType, m.EventData, want[i].typ, want[i].reason)
 		}
 	}
 }

@@ -166,7 +166,7 @@ func (s *Service) Pause(ctx context.Context, org, env, id string, r PauseRequest
 	if err != nil {
 		return PauseResult{}, err
 	}
-	s.lifecycleEvent(ctx, t, &st, "trip_paused", now, st.PauseLoc, map[string]any{"reason": r.Reason, "pause_count": st.PauseCount})
+	s.lifecycleEvent(ctx, t, &st, "trip_paused", now, st.PauseLoc, withReason(map[string]any{"pause_count": st.PauseCount}, r.Reason))
 	return PauseResult{Success: true, TripID: t.ID, Status: t.Status, PausedAt: now, PauseCount: st.PauseCount, Reason: r.Reason,
 		Location: st.PauseLoc, Message: "Trip paused; tracking and analytics are suspended until it is resumed"}, nil
 }
@@ -240,7 +240,7 @@ func (s *Service) Resume(ctx context.Context, org, env, id string, r ResumeReque
 	if err != nil {
 		return ResumeResult{}, err
 	}
-	data := map[string]any{"reason": r.Reason, "pause_count": st.PauseCount, "total_pause_duration": float64(st.TotalPauseMS) / 1000}
+	data := withReason(map[string]any{"pause_count": st.PauseCount, "total_pause_duration": float64(st.TotalPauseMS) / 1000}, r.Reason)
 	if len(r.Metadata) > 0 {
 		data["metadata"] = plainNumbers(r.Metadata)
 	}
@@ -405,4 +405,14 @@ func checkPlace(bad map[string]string, field string, l *PlaceIn) {
 	if utf8.RuneCountInString(l.Address) > 500 {
 		bad[field+".address"] = "must be at most 500 characters"
 	}
+}
+
+// withReason adds the reason a client gave for a pause or a resume to
+// its event's data; a request without one gives none, rather than an
+// empty reason the client never stated.
+func withReason(data map[string]any, reason string) map[string]any {
+	if reason != "" {
+		data["reason"] = reason
+	}
+	return data
 }
