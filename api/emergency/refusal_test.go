@@ -417,8 +417,8 @@ func TestInvolvedPartyOfAVehicleAlone(t *testing.T) {
 		ids  map[string]any
 		want string
 	}{
-		{map[string]any{"vehicle_id": "veh_1"}, "map[contact_info:map[] device_id:veh_1 status:unknown type:vehicle]"},
-		{map[string]any{"vehicle_id": "veh_1", "driver_id": "drv_1"}, "map[contact_info:map[] device_id:veh_1 driver_id:drv_1 status:unknown type:driver]"},
+		{map[string]any{"vehicle_id": "veh_1"}, "map[contact_info:map[emergency_contact:<nil> name:<nil> phone:<nil>] device_id:veh_1 driver_id:<nil> status:unknown type:vehicle]"},
+		{map[string]any{"vehicle_id": "veh_1", "driver_id": "drv_1"}, "map[contact_info:map[emergency_contact:<nil> name:<nil> phone:<nil>] device_id:veh_1 driver_id:drv_1 status:unknown type:driver]"},
 	} {
 		b := map[string]any{"event_type": "breakdown", "severity_level": "low", "location": map[string]any{"latitude": 40.0, "longitude": -83.0}}
 		for k, v := range c.ids {

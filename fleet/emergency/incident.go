@@ -78,22 +78,23 @@ type StatusUpdate struct {
 	Timestamp      time.Time `json:"timestamp"`
 	Status         string    `json:"status"`
 	UpdatedBy      string    `json:"updated_by"`
-	Notes          string    `json:"notes,omitempty"`
+	Notes          *string   `json:"notes" doc:"as the change gave them; null without"`
 	ResolutionType string    `json:"resolution_type,omitempty"`
 }
 
 // Contact of a party.
+// Every field is there, null when the directory does not know it.
 type Contact struct {
-	Name             string `json:"name,omitempty"`
-	Phone            string `json:"phone,omitempty"`
-	EmergencyContact string `json:"emergency_contact,omitempty"`
+	Name             *string `json:"name" doc:"the driver's directory entry's name; null without one"`
+	Phone            *string `json:"phone" doc:"the directory entry's sms or voice number; null without one"`
+	EmergencyContact *string `json:"emergency_contact" doc:"the name of the driver's first emergency contact in the directory; null without one"`
 }
 
 // Party is someone or something involved.
 type Party struct {
 	Type        string  `json:"type" enum:"driver,vehicle" doc:"driver when the report names a driver (or its trip has one), else vehicle"`
-	DeviceID    string  `json:"device_id,omitempty" doc:"the vehicle_id of the report"`
-	DriverID    string  `json:"driver_id,omitempty"`
+	DeviceID    *string `json:"device_id" doc:"the vehicle_id of the report; null without one"`
+	DriverID    *string `json:"driver_id" doc:"the driver_id of the report (or of its trip); null without one"`
 	ContactInfo Contact `json:"contact_info"`
 	Status      string  `json:"status" enum:"unknown" source:"unknown" doc:"unknown: nothing reports the state of the people involved to the hub"`
 }
@@ -164,8 +165,8 @@ type Incident struct {
 	Timeline          []TimelineEntry `json:"timeline"`
 	StatusUpdates     []StatusUpdate  `json:"status_updates"`
 	InvolvedParties   []Party         `json:"involved_parties"`
-	CrashAnalysis     *CrashAnalysis  `json:"crash_analysis,omitempty"`
-	InsuranceClaim    *Claim          `json:"insurance_claim,omitempty"`
+	CrashAnalysis     *CrashAnalysis  `json:"crash_analysis" doc:"a crash's; null for another event_type"`
+	InsuranceClaim    *Claim          `json:"insurance_claim" doc:"a crash's; null for another event_type"`
 	LiveTracking      Tracking        `json:"live_tracking"`
 	CommunicationLog  []Communication `json:"communication_log"`
 	NextActions       NextActions     `json:"next_actions"`

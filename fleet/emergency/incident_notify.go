@@ -36,8 +36,8 @@ func (s *Incidents) notifyPeople(ctx context.Context, sc store.Scope, in *Incide
 		}
 		for _, c := range own {
 			links = append(links, c.ContactID)
-			if len(in.InvolvedParties) > 0 && in.InvolvedParties[0].ContactInfo.Name == "" {
-				in.InvolvedParties[0].ContactInfo = Contact{Name: c.Name, Phone: firstOf(c.Channels.SMS, c.Channels.Voice)}
+			if len(in.InvolvedParties) > 0 && in.InvolvedParties[0].ContactInfo.Name == nil {
+				in.InvolvedParties[0].ContactInfo = Contact{Name: opt(c.Name), Phone: opt(firstOf(c.Channels.SMS, c.Channels.Voice))}
 			}
 		}
 		for _, l := range links {
@@ -54,7 +54,7 @@ func (s *Incidents) notifyPeople(ctx context.Context, sc store.Scope, in *Incide
 			}
 		}
 		if len(ecs) > 0 && len(in.InvolvedParties) > 0 {
-			in.InvolvedParties[0].ContactInfo.EmergencyContact = ecs[0].Name
+			in.InvolvedParties[0].ContactInfo.EmergencyContact = opt(ecs[0].Name)
 		}
 	}
 	ds, err := s.dir.WithRole(ctx, sc, "dispatcher")

@@ -137,7 +137,7 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 	}
 	in := Incident{IncidentID: "inc_" + hex.EncodeToString(idb[:]), Status: "active", SeverityLevel: b.SeverityLevel, EventType: b.EventType,
 		VehicleID: b.VehicleID, DriverID: b.DriverID, TripID: b.TripID, FleetID: b.FleetID, Description: b.Description, CreatedAt: now, UpdatedAt: now,
-		Location: b.Location.location(), StatusUpdates: []StatusUpdate{{Timestamp: now, Status: "active", UpdatedBy: actor, Notes: "reported"}},
+		Location: b.Location.location(), StatusUpdates: []StatusUpdate{{Timestamp: now, Status: "active", UpdatedBy: actor, Notes: opt("reported")}},
 		InvolvedParties: []Party{}, CommunicationLog: []Communication{},
 		LiveTracking: Tracking{AuthorizedViewers: []string{}}}
 	if s.links != nil {
@@ -156,7 +156,7 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 		if b.DriverID == "" {
 			typ = "vehicle"
 		}
-		in.InvolvedParties = append(in.InvolvedParties, Party{Type: typ, DeviceID: b.VehicleID, DriverID: b.DriverID, Status: "unknown"})
+		in.InvolvedParties = append(in.InvolvedParties, Party{Type: typ, DeviceID: opt(b.VehicleID), DriverID: opt(b.DriverID), Status: "unknown"})
 	}
 	if b.EventType == "crash" {
 		in.CrashAnalysis = s.crashAnalysis(trip, &b, now)
@@ -309,6 +309,14 @@ func (s *Incidents) publish(ctx context.Context, sc store.Scope, in Incident, ty
 	}
 }
 
+// opt is s, or nil for "": a field the report or the change left out.
+func opt(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 // deref is *s, or "" for nil.
 func deref(s *string) string {
 	if s == nil {
@@ -448,7 +456,7 @@ func (s *Incidents) SetStatus(ctx context.Context, sc store.Scope, id, actor str
 		}
 		now := apitime.Of(s.now())
 		in.Status, in.UpdatedAt = b.Status, now
-		in.StatusUpdates = append(in.StatusUpdates, StatusUpdate{Timestamp: now, Status: b.Status, UpdatedBy: by, Notes: b.Notes, ResolutionType: b.ResolutionType})
+		in.StatusUpdates = append(in.StatusUpdates, StatusUpdate{Timestamp: now, Status: b.Status, UpdatedBy: by, Notes: opt(b.Notes), ResolutionType: b.ResolutionType})
 		data := map[string]any{"updated_by": by}
 		if b.ResolutionType != "" {
 			data["resolution_type"] = b.ResolutionType
