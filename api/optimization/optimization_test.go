@@ -514,6 +514,12 @@ func TestBadRequests(t *testing.T) {
 		{"negative demand", func(b map[string]any) {
 			b["destinations"].([]map[string]any)[3]["delivery_requirements"] = map[string]any{"packages": -2}
 		}, "destinations[3].delivery_requirements.packages"},
+		{"fractional capacity packages", func(b map[string]any) {
+			b["vehicles"].([]map[string]any)[1]["capacity"] = map[string]any{"packages": 2.5}
+		}, "vehicles[1].capacity.packages"},
+		{"fractional packages", func(b map[string]any) {
+			b["destinations"].([]map[string]any)[3]["delivery_requirements"] = map[string]any{"weight": 1.5, "packages": 1.5}
+		}, "destinations[3].delivery_requirements.packages"},
 		{"service 1441", func(b map[string]any) {
 			b["destinations"].([]map[string]any)[0]["time_window"] = map[string]any{"service_duration": 1441}
 		}, "destinations[0].time_window.service_duration"},

@@ -34,7 +34,7 @@ type Place struct {
 type Capacity struct {
 	Weight   *float64 `json:"weight,omitempty"`
 	Volume   *float64 `json:"volume,omitempty"`
-	Packages *float64 `json:"packages,omitempty"`
+	Packages *float64 `json:"packages,omitempty" doc:"a whole number of packages, 0 or more"`
 }
 
 // Vehicle of the request.
@@ -62,7 +62,7 @@ type Vehicle struct {
 type Requirements struct {
 	Weight          float64  `json:"weight,omitempty"`
 	Volume          float64  `json:"volume,omitempty"`
-	Packages        float64  `json:"packages,omitempty"`
+	Packages        float64  `json:"packages,omitempty" doc:"a whole number of packages, 0 or more"`
 	SpecialHandling []string `json:"special_handling,omitempty" enum:"refrigerated,hazmat,liftgate,pallet,oversized" doc:"capabilities the serving vehicle must provide (its restrictions): refrigerated, hazmat, liftgate, pallet, oversized"`
 }
 
@@ -129,7 +129,9 @@ type Request struct {
 }
 
 // notNegative names each of the weight, volume and packages of the object
-// named field that is negative.
+// named field that is negative, and packages that are not a whole number:
+// a package is carried whole, so 1.5 packages are no load a route can
+// state.
 func notNegative(bad map[string]string, field string, weight, volume, packages float64) {
 	for _, d := range []struct {
 		name string
@@ -138,6 +140,9 @@ func notNegative(bad map[string]string, field string, weight, volume, packages f
 		if d.v < 0 {
 			bad[field+"."+d.name] = "must not be negative"
 		}
+	}
+	if packages >= 0 && packages != math.Trunc(packages) {
+		bad[field+".packages"] = "must be a whole number of packages"
 	}
 }
 
