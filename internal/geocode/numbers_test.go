@@ -111,3 +111,39 @@ func TestNumberRanges(t *testing.T) {
 		t.Errorf("Validate(101-102 Main St): %+v, want no such address and 100 suggested", v)
 	}
 }
+
+// sharedStreetCSV has one street name in three towns, the one with the
+// most addresses the farthest from 220-13.
+const sharedStreetCSV = "LON,LAT,NUMBER,STREET,CITY,REGION,POSTCODE,ID\n" +
+	"-73.7313,40.7275,236-01,Braddock Avenue,Bellerose,NY,11426,b-236-01\n" +
+	"-73.7312,40.7276,236-03,Braddock Avenue,Bellerose,NY,11426,b-236-03\n" +
+	"-73.7311,40.7277,236-05,Braddock Avenue,Bellerose,NY,11426,b-236-05\n" +
+	"-73.7432,40.7302,220-12,Braddock Avenue,Queens Village,NY,11427,b-220-12\n" +
+	"-73.7420,40.7300,221-01,Braddock Avenue,Queens Village,NY,11427,b-221-01\n" +
+	"-73.7367,40.7283,222-44,Braddock Avenue,Queens Village,NY,11428,b-222-44\n" +
+	"-73.7365,40.7282,222-50,Braddock Avenue,Queens Village,NY,11428,b-222-50\n"
+
+// TestNearestNumberAmongStreetsWithoutIt: when no street of the name has
+// the house number, the street whose nearest number is nearest the
+// query's comes first (220-12 for 220-13), whatever the streets' sizes;
+// validation suggests it.
+func TestNearestNumberAmongStreetsWithoutIt(t *testing.T) {
+	ix, err := geocode.Load(writeTemp(t, "shared.csv", sharedStreetCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ q, id string }{
+		{"220-13 Braddock Ave", "b-220-12"},
+		{"22013 Braddock Avenue", "b-220-12"},
+		{"222-47 Braddock Ave", "b-222-44"},
+		{"236-09 Braddock Ave", "b-236-05"},
+	} {
+		ms := ix.Search(c.q, 3)
+		if len(ms) == 0 || ms[0].Address.ID != c.id {
+			t.Errorf("Search(%q) top %+v, want %s", c.q, first(ms), c.id)
+		}
+	}
+	if v := ix.Validate("220-13 Braddock Ave"); v.Exists || v.Suggestion == nil || v.Suggestion.Address.ID != "b-220-12" {
+		t.Errorf("Validate(220-13 Braddock Ave): %+v, want no such address and 220-12 suggested", v)
+	}
+}

@@ -8,18 +8,10 @@ import (
 	"github.com/fleethub/fleethub/internal/geo"
 )
 
-// answer settles the address of a street whose house numbers do not
-// hold the query's: the nearest number.
-func (ix *Index) answer(qr *query, g *group) {
-	if g.numMissed {
-		g.lo = ix.nearestNumber(ix.stAddr[g.street], ix.stAddr[g.street+1], qr)
-		g.hi = g.lo + 1
-	}
-}
-
 // nearestNumber is the address of [a0, a1) whose house number is closest
-// to the query's (to a range's numbers, for a range).
-func (ix *Index) nearestNumber(a0, a1 uint32, qr *query) uint32 {
+// to the query's (to a range's numbers, for a range), and how far its
+// number is from the query's.
+func (ix *Index) nearestNumber(a0, a1 uint32, qr *query) (uint32, int64) {
 	lo, hi := int64(-1), int64(-1)
 	for _, tk := range qr.toks {
 		if tk.num {
@@ -45,7 +37,7 @@ func (ix *Index) nearestNumber(a0, a1 uint32, qr *query) uint32 {
 			best, bestD = a, d
 		}
 	}
-	return best
+	return best, bestD
 }
 
 // nearestTo is the address of [a0, a1) closest to p.
@@ -85,7 +77,6 @@ func (ix *Index) results(qr *query, gs []group, limit int) []Match {
 	}
 	answers := make([][]scoredAddr, len(gs))
 	for i := range gs {
-		ix.answer(qr, &gs[i])
 		answers[i] = ix.byUnit(qr, &gs[i])
 		if !add(answers[i][0].addr, answers[i][0].conf) {
 			return out

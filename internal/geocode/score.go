@@ -394,7 +394,10 @@ func (ix *Index) confidence(qr *query, st *streetView, t *wordTally, g *group, f
 	if qr.hasNum && !g.numMatched && numberWordLeft(qr, t, g) {
 		g.numMissed = true
 		conf *= 0.8
-		g.lo, g.hi = st.a0, st.a0+1 // the nearest number, found if the street is shown (answer)
+		// the nearest number is found when the street may rank among
+		// those kept (rank, nearest): how near it is ranks the streets
+		// that lack the number (before)
+		g.lo, g.hi = st.a0, st.a0+1
 	} else if !g.numMatched {
 		g.lo, g.hi = st.a0, st.a0+1
 		if focus != nil {

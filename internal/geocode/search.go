@@ -87,10 +87,11 @@ type group struct {
 	dist       float64 // meters to the focus, or 0
 	lo, hi     uint32  // addresses holding the house number, or the nearest one
 	numMatched bool
-	numMissed  bool // the query names a house number the street lacks
-	nameMissed bool // the query names a street word the street lacks (Jamaica of 219-33 Jamaica Avenue on Murdock Avenue)
-	asTyped    bool // the house number is written as the query writes it (21323, not 213-23)
-	inOrder    bool // an autocomplete whose street words are the street name's first words, in order
+	numMissed  bool  // the query names a house number the street lacks
+	numGap     int64 // numMissed: how far the street's nearest house number is from the query's
+	nameMissed bool  // the query names a street word the street lacks (Jamaica of 219-33 Jamaica Avenue on Murdock Avenue)
+	asTyped    bool  // the house number is written as the query writes it (21323, not 213-23)
+	inOrder    bool  // an autocomplete whose street words are the street name's first words, in order
 	got, den   float32
 	unmatched  wordSet // query words this street leaves unmatched
 	townish    wordSet // the unmatched words that may name its town
@@ -125,7 +126,17 @@ func (ix *Index) rank(qr *query, sc *scratch, focus *geo.Point, keep int) []grou
 	gs := make([]group, 0, keep+1)
 	for _, s := range cand {
 		g, ok := ix.score(qr, s, focus)
-		if !ok || len(gs) == keep && ix.before(&gs[keep-1], &g) {
+		if !ok || focus == nil && len(gs) == keep && ix.before(&gs[keep-1], &g) {
+			// a street that lacks the number is taken as if its
+			// nearest were the number itself (numGap 0), the best it
+			// could be: one that ranks after the last kept even so is
+			// never kept, and its numbers are not searched
+			continue
+		}
+		if g.numMissed {
+			ix.nearest(qr, &g, focus)
+		}
+		if len(gs) == keep && ix.before(&gs[keep-1], &g) {
 			continue
 		}
 		i := sort.Search(len(gs), func(i int) bool { return ix.before(&g, &gs[i]) })
@@ -137,16 +148,29 @@ func (ix *Index) rank(qr *query, sc *scratch, focus *geo.Point, keep int) []grou
 	return gs
 }
 
+// nearest settles a street that lacks the query's house number: its
+// address with the nearest number, how far that number is, and that
+// address's distance to the focus.
+func (ix *Index) nearest(qr *query, g *group, focus *geo.Point) {
+	g.lo, g.numGap = ix.nearestNumber(ix.stAddr[g.street], ix.stAddr[g.street+1], qr)
+	g.hi = g.lo + 1
+	if focus != nil {
+		g.dist = geo.Distance(*focus, geo.Point{Lat: float64(ix.adLat[g.lo]) / coordScale, Lon: float64(ix.adLon[g.lo]) / coordScale})
+	}
+}
+
 // before orders streets: confidence, then completeness (the house number
 // found, the share of the name said), then distance to the focus point,
-// then the house number written as the query writes it (21323 before
+// then, among streets that lack the house number, the one whose nearest
+// number is nearest the query's (220-12 before 236-01 for 220-13 of a
+// street name three towns share), then the house number written as the query writes it (21323 before
 // 213-23), then, in an autocomplete, the street whose name the query's
 // words begin in order (1001 Northwe is more likely Northwest 104th Street
 // than 6th Street Northwest), then the more address points with the house
 // number, then the longer street; never by name.
 func (ix *Index) before(a, b *group) bool {
 	return cmp.Or(-cmp.Compare(a.conf, b.conf), -cmp.Compare(a.complete, b.complete), cmp.Compare(a.dist, b.dist),
-		-cmp.Compare(b2i(a.asTyped), b2i(b.asTyped)), -cmp.Compare(b2i(a.inOrder), b2i(b.inOrder)),
+		cmp.Compare(a.numGap, b.numGap), -cmp.Compare(b2i(a.asTyped), b2i(b.asTyped)), -cmp.Compare(b2i(a.inOrder), b2i(b.inOrder)),
 		-cmp.Compare(a.hi-a.lo, b.hi-b.lo), -cmp.Compare(ix.streetSize(int(a.street)), ix.streetSize(int(b.street))),
 		cmp.Compare(a.street, b.street)) < 0
 }

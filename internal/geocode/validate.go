@@ -55,7 +55,6 @@ func (ix *Index) Validate(q string) Validation {
 		return v
 	}
 	g := &gs[0]
-	ix.answer(&qr, g)
 	best := ix.byUnit(&qr, g)[0]
 	v.Match = Match{Address: ix.address(int(best.addr)), Confidence: best.conf}
 
