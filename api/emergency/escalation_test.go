@@ -202,20 +202,25 @@ func TestEscalationNeedsRequiredAcknowledgment(t *testing.T) {
 	f.contact(map[string]any{"name": "Sue", "roles": []string{"supervisor"}, "channels": map[string]any{"sms": "+15550001001"}})
 	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550001003"}})
 	for _, c := range []struct {
-		name string
-		edit func(b map[string]any)
+		name  string
+		edit  func(b map[string]any)
+		other string // a field refused beside escalation_policy.enabled
 	}{
-		{"acknowledgment_required false", func(b map[string]any) { b["acknowledgment_required"] = false }},
-		{"acknowledgment_required left out", func(b map[string]any) { delete(b, "acknowledgment_required") }},
+		{"acknowledgment_required false", func(b map[string]any) { b["acknowledgment_required"] = false }, ""},
+		{"acknowledgment_required left out", func(b map[string]any) { delete(b, "acknowledgment_required") }, ""},
 		{"no levels, acknowledgment_required false", func(b map[string]any) {
 			b["acknowledgment_required"] = false
 			b["escalation_policy"] = map[string]any{"enabled": true}
-		}},
+		}, "escalation_policy.escalation_levels"},
 	} {
 		b := escalating(t0.Add(time.Hour))
 		c.edit(b)
 		code, out := f.do("POST", "/v1/emergency/alerts", b)
-		refused(t, c.name, code, out, "validation_failed", "escalation_policy.enabled")
+		if c.other != "" {
+			refused(t, c.name, code, out, "validation_failed", "escalation_policy.enabled", c.other)
+		} else {
+			refused(t, c.name, code, out, "validation_failed", "escalation_policy.enabled")
+		}
 		e, _ := out["error"].(map[string]any)
 		details, _ := e["details"].(map[string]any)
 		if msg, _ := details["escalation_policy.enabled"].(string); !strings.Contains(msg, "acknowledgment_required true") {

@@ -482,8 +482,10 @@ func TestAreaPlaceNamesRefused(t *testing.T) {
 
 // TestEscalationPolicyNeedsEnabled: an escalation policy without enabled
 // (left out or null) is refused naming escalation_policy.enabled: taken
-// as off, the levels sent would be accepted and never run. Nothing is
-// stored or sent; with enabled the same levels escalate.
+// as off, the levels sent would be accepted and never run; one enabled
+// without a level is refused naming escalation_policy.escalation_levels:
+// it would be stated enabled and never escalate. Nothing is stored or
+// sent; with enabled the same levels escalate.
 func TestEscalationPolicyNeedsEnabled(t *testing.T) {
 	f := start(t, testdb.SQLite)
 	f.contact(map[string]any{"name": "Dee", "roles": []string{"dispatcher"}, "channels": map[string]any{"sms": "+15550009301"}})
@@ -500,6 +502,17 @@ func TestEscalationPolicyNeedsEnabled(t *testing.T) {
 	}
 	if n := f.gw.count(); n != 0 {
 		t.Errorf("refused alerts notified the gateway %d times", n)
+	}
+	// enabled without a level would be stated enabled and never escalate
+	for _, p := range []map[string]any{{"enabled": true}, {"enabled": true, "escalation_levels": []any{}}} {
+		b := alertBody([]string{"dispatchers"}, nil, "sms")
+		b["acknowledgment_required"] = true
+		b["escalation_policy"] = p
+		code, out := f.do("POST", "/v1/emergency/alerts", b)
+		refused(t, fmt.Sprintf("escalation policy %v", p), code, out, "validation_failed", "escalation_policy.escalation_levels")
+	}
+	if _, list := f.do("GET", "/v1/emergency/alerts", nil); len(list["alerts"].([]any)) != 0 {
+		t.Errorf("refused alerts were stored: %v", list["alerts"])
 	}
 	b := alertBody([]string{"dispatchers"}, nil, "sms")
 	b["acknowledgment_required"] = true

@@ -109,6 +109,10 @@ func (b *AlertBody) validate(now time.Time) (time.Time, map[string]string) {
 			// that requires none it would be accepted and never run
 			bad["escalation_policy.enabled"] = "escalation needs acknowledgment_required true: it escalates while acknowledgments are pending, and an alert that requires none has none (set enabled false for no escalation)"
 		}
+		if ep.on() && len(ep.EscalationLevels) == 0 {
+			// enabled and stated as such, it would never escalate
+			bad["escalation_policy.escalation_levels"] = "at least one level is required with enabled true: a policy without levels never escalates (set enabled false for no escalation)"
+		}
 		for i, l := range ep.EscalationLevels {
 			p := fmt.Sprintf("escalation_policy.escalation_levels[%d]", i)
 			switch {
