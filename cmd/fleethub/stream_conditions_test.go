@@ -49,3 +49,40 @@ func TestCustomConditionWithoutValueRefused(t *testing.T) {
 		t.Errorf("refused configure changed the conditions: %v", cs)
 	}
 }
+
+// TestCustomConditionInNothingRefused: an in condition over an empty list
+// matches no message, so a stream started (or configured) with one would
+// receive nothing: it is refused naming its value, at start and at
+// configure, for both kinds; a list with a value is taken.
+func TestCustomConditionInNothingRefused(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"streams:manage", "streams:read"}, 100000)
+	for _, c := range []struct {
+		kind, filters, first string
+	}{{"events", "event_filters", "severity"}, {"telemetry", "filters", "data_type"}} {
+		body := func(v []any) map[string]any {
+			first := map[string]any{"field": c.first, "operator": "!=", "value": nil}
+			return map[string]any{c.filters: map[string]any{"custom_conditions": []any{first, map[string]any{"field": "vehicle_id", "operator": "in", "value": v}}}}
+		}
+		if c.kind == "events" {
+			body = func(v []any) map[string]any {
+				first := map[string]any{"field": c.first, "operator": "!=", "value": nil}
+				return map[string]any{c.filters: map[string]any{"custom_conditions": []any{first, map[string]any{"field": "source.vehicle_id", "operator": "in", "value": v}}}}
+			}
+		}
+		path := c.filters + ".custom_conditions[1].value"
+		r := n.do("POST", "/api/v1/streaming/"+c.kind+"/start", k, body([]any{}))
+		if r.Status != 400 || r.errCode(t) != "validation_failed" || r.json(t)["error"].(map[string]any)["details"].(map[string]any)[path] == nil {
+			t.Errorf("%s start with in []: %d %s", c.kind, r.Status, r.Body)
+		}
+		r = n.do("POST", "/api/v1/streaming/"+c.kind+"/start", k, body([]any{"veh-1"}))
+		if r.Status != 201 {
+			t.Fatalf("%s start with in [veh-1]: %d %s", c.kind, r.Status, r.Body)
+		}
+		id := r.json(t)["stream_id"].(string)
+		r = n.do("PUT", "/api/v1/streaming/"+c.kind+"/configure/"+id, k, body([]any{}))
+		if r.Status != 400 || r.json(t)["error"].(map[string]any)["details"].(map[string]any)[path] == nil {
+			t.Errorf("%s configure with in []: %d %s", c.kind, r.Status, r.Body)
+		}
+	}
+}

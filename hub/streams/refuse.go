@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleethub/fleethub/filters/expr"
 	"github.com/fleethub/fleethub/hub"
 )
 
@@ -26,10 +27,28 @@ func refused(p *problems, kind string, c *Config) {
 	case hub.KindTelemetry:
 		if c.Telemetry != nil {
 			refusedTelemetry(p, c.Telemetry)
+			if f := c.Telemetry.Filters; f != nil {
+				emptyIn(p, "filters.custom_conditions", f.CustomConditions)
+			}
 		}
 	case hub.KindEvents:
 		if c.Events != nil {
 			refusedEvents(p, c.Events)
+			if f := c.Events.EventFilters; f != nil {
+				emptyIn(p, "event_filters.custom_conditions", f.CustomConditions)
+			}
+		}
+	}
+}
+
+// emptyIn refuses an in condition over no value: it matches no message,
+// so the stream would receive nothing (an empty list filter of the
+// stream's own, vehicles or event_filters.categories, filters nothing
+// instead; a custom condition's list is the values a field may hold).
+func emptyIn(p *problems, path string, cs []expr.Condition) {
+	for i, c := range cs {
+		if v, ok := c.Value.([]any); ok && c.Operator == "in" && len(v) == 0 {
+			p.add(&FieldError{fmt.Sprintf("%s[%d].value", path, i), "in needs at least one value: over none the condition matches no message, and the stream would receive nothing"})
 		}
 	}
 }
