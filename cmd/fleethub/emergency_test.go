@@ -228,8 +228,19 @@ func TestIncidentLocationTextLimits(t *testing.T) {
 			t.Errorf("%s one past: details %v", c.field, d)
 		}
 	}
+	// the description takes 2,000 characters, as a status change's notes
+	desc := func(d string) resp {
+		return n.do("POST", "/v1/emergency/incidents", k, map[string]any{"event_type": "breakdown", "severity_level": "low",
+			"location": map[string]any{"latitude": 40, "longitude": -83}, "description": d})
+	}
+	if r := desc(strings.Repeat("é", 2001)); r.Status != 400 || r.json(t)["error"].(map[string]any)["details"].(map[string]any)["description"] != "must be at most 2000 characters" {
+		t.Errorf("description one past: %d %s", r.Status, r.Body)
+	}
 	if l := n.do("GET", "/v1/emergency/incidents", k, nil).json(t); l["pagination"].(map[string]any)["total_count"] != 1.0 {
 		t.Errorf("refused reports were kept: %v", l["pagination"])
+	}
+	if r := desc(strings.Repeat("é", 2000)); r.Status != 201 {
+		t.Errorf("description of 2000 characters: %d %s", r.Status, r.Body)
 	}
 }
 
