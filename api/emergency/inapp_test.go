@@ -70,3 +70,34 @@ func TestInAppAlertCarriesItsPriority(t *testing.T) {
 		t.Errorf("in-app delivery without a priority: event_data %v, want no priority", got)
 	}
 }
+
+// TestReroutingProgressUnknown: route_vehicles_to_shelter carries the
+// interface's rerouting_progress, null: no device reports how far its
+// rerouting went. Other actions do not carry it.
+func TestReroutingProgressUnknown(t *testing.T) {
+	f := startWithBus(t, testdb.SQLite(t), &gateway{}, emergency.AlertsConfig{}, nil, &dataBus{})
+	f.trip("trp_s", "veh_s", "drv_s", 40.0, -83.0)
+	b := alertBody([]string{"active_drivers"}, nil, "in_app_alert")
+	b["automated_actions"] = []string{"route_vehicles_to_shelter", "show_safe_route"}
+	code, al := f.do("POST", "/v1/emergency/alerts", b)
+	if code != 201 {
+		t.Fatalf("alert: %d %v", code, al)
+	}
+	_, read := f.do("GET", "/v1/emergency/alerts/"+al["alert_id"].(string), nil)
+	for what, a := range map[string]map[string]any{"created": al, "read": read} {
+		for _, x := range a["automated_actions_executed"].([]any) {
+			x := x.(map[string]any)
+			v, ok := x["rerouting_progress"]
+			switch x["action"] {
+			case "route_vehicles_to_shelter":
+				if !ok || v != nil || x["status"] != "requested" || x["affected_vehicles"] != 1.0 {
+					t.Errorf("%s: %v, want requested of 1 vehicle with rerouting_progress null", what, x)
+				}
+			default:
+				if ok {
+					t.Errorf("%s: %v carries rerouting_progress", what, x)
+				}
+			}
+		}
+	}
+}

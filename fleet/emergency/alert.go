@@ -1,6 +1,9 @@
 package emergency
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Alert values.
 var (
@@ -175,6 +178,19 @@ type ActionRecord struct {
 	AffectedVehicles   *int      `json:"affected_vehicles,omitempty" source:"measured" doc:"route_vehicles_to_shelter, show_safe_route: the vehicles it was requested of (emergency_action events published)"`
 	TrackingEnabledFor *int      `json:"tracking_enabled_for,omitempty" source:"measured" doc:"enable_emergency_tracking: the vehicles it was requested of (emergency_action events published); whether a device turned tracking on is not reported"`
 	ContactsNotified   *int      `json:"contacts_notified,omitempty" doc:"notify_emergency_contacts: the emergency contacts reached by now"`
+	ReroutingProgress  *string   `json:"rerouting_progress,omitempty" source:"unknown" doc:"route_vehicles_to_shelter: null, always: no device reports to the hub how far its rerouting went"`
+}
+
+// MarshalJSON writes the record, with route_vehicles_to_shelter's
+// rerouting_progress null: the interface names it, and no device reports
+// it to the hub.
+func (r ActionRecord) MarshalJSON() ([]byte, error) {
+	type plain ActionRecord
+	b, err := json.Marshal(plain(r))
+	if err != nil || r.Action != "route_vehicles_to_shelter" || r.ReroutingProgress != nil {
+		return b, err
+	}
+	return append(b[:len(b)-1], `,"rerouting_progress":null}`...), nil
 }
 
 // Escalation state.
