@@ -230,3 +230,47 @@ func TestTripWithoutPointsHasNoScore(t *testing.T) {
 	}
 	noScore("trip_completed", ev.EventData, "safety_score", "eco_score")
 }
+
+// TestAverageSpeedNeedsTime: a trip whose accepted points span no time (a
+// single point) has no average speed: avg_speed_kmh is null in the
+// upload's snapshot, the trip, its listing and its stop, not 0; a second
+// point later gives it one.
+func TestAverageSpeedNeedsTime(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	t0 := time.Now().Add(-10 * time.Minute).UTC().Truncate(time.Second)
+	id := n.startTrip(k, "veh-one-point", t0)
+	s := n.do("POST", "/v1/locations/single", k, map[string]any{"trip_id": id, "latitude": 40.0, "longitude": -83.0,
+		"timestamp": t0.Add(time.Second).Format(time.RFC3339), "speed_kmh": 30})
+	if s.Status != 200 || s.json(t)["accepted"] != true {
+		t.Fatalf("single: %d %s", s.Status, s.Body)
+	}
+	if v := s.json(t)["trip_analytics"].(map[string]any)["avg_speed_kmh"]; v != nil {
+		t.Errorf("single point: avg_speed_kmh %v, want null", v)
+	}
+	if v := n.do("GET", "/v1/trips/"+id, k, nil).json(t)["analytics"].(map[string]any)["avg_speed_kmh"]; v != nil {
+		t.Errorf("read after one point: avg_speed_kmh %v, want null", v)
+	}
+	for _, it := range n.do("GET", "/v1/trips?vehicle_id=veh-one-point", k, nil).json(t)["trips"].([]any) {
+		if v := it.(map[string]any)["analytics"].(map[string]any)["avg_speed_kmh"]; v != nil {
+			t.Errorf("listing after one point: avg_speed_kmh %v, want null", v)
+		}
+	}
+	b := n.do("POST", "/v1/locations/batch", k, map[string]any{"trip_id": id, "locations": []any{map[string]any{"latitude": 40.001, "longitude": -83.0,
+		"timestamp": t0.Add(11 * time.Second).Format(time.RFC3339), "speed_kmh": 40}}})
+	if b.Status != 200 {
+		t.Fatalf("batch: %d %s", b.Status, b.Body)
+	}
+	if v, ok := b.json(t)["trip_analytics"].(map[string]any)["avg_speed_kmh"].(float64); !ok || v <= 0 {
+		t.Errorf("two points 10 s apart: avg_speed_kmh %v, want a speed", b.json(t)["trip_analytics"].(map[string]any)["avg_speed_kmh"])
+	}
+	one := n.startTrip(k, "veh-stopped-at-one", t0)
+	if r := n.do("POST", "/v1/locations/single", k, map[string]any{"trip_id": one, "latitude": 40.0, "longitude": -83.0,
+		"timestamp": t0.Add(time.Second).Format(time.RFC3339)}); r.Status != 200 {
+		t.Fatalf("single: %d %s", r.Status, r.Body)
+	}
+	st := n.do("POST", "/v1/trips/"+one+"/stop", k, nil)
+	if v := st.json(t)["analytics"].(map[string]any)["avg_speed_kmh"]; st.Status != 200 || v != nil {
+		t.Errorf("stopped after one point: %d, avg_speed_kmh %v, want null", st.Status, v)
+	}
+}

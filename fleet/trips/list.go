@@ -248,7 +248,7 @@ func (s *Service) listItem(t store.Trip, withAnalytics bool) ListItem {
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 	if withAnalytics {
 		x := t.Totals
-		it.Analytics = &ListAnalytics{DistanceKm: x.DistanceKm, DurationMinutes: x.DurationMinutes, AvgSpeedKmh: scoreOf(x.LocationsCount, x.AvgSpeedKmh),
+		it.Analytics = &ListAnalytics{DistanceKm: x.DistanceKm, DurationMinutes: x.DurationMinutes, AvgSpeedKmh: avgSpeedOf(x.LocationsCount, x.DurationMinutes, x.AvgSpeedKmh),
 			MaxSpeedKmh: scoreOf(x.LocationsCount, x.MaxSpeedKmh), SafetyScore: scoreOf(x.LocationsCount, x.SafetyScore), EcoScore: scoreOf(x.LocationsCount, x.EcoScore),
 			EventsCount: x.EventsCount}
 	}

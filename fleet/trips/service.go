@@ -320,7 +320,7 @@ func (s *Service) analyticsOf(st *state) Analytics {
 	a := Analytics{
 		DistanceKm: round(sum.DistanceKm, 3), GPSDistanceKm: round(f.gpsKm, 3), DistanceSource: f.distanceSource,
 		DurationMinutes: round(sum.DurationMinutes, 2),
-		MaxSpeedKmh:     scoreOf(sum.LocationsCount, sum.MaxSpeedKmh), AvgSpeedKmh: scoreOf(sum.LocationsCount, sum.AvgSpeedKmh),
+		MaxSpeedKmh:     scoreOf(sum.LocationsCount, sum.MaxSpeedKmh), AvgSpeedKmh: avgSpeedOf(sum.LocationsCount, sum.DurationMinutes, sum.AvgSpeedKmh),
 		IdleTimeMinutes: round(sum.IdleTimeMinutes, 2),
 		LocationsCount:  sum.LocationsCount, EventsCount: sum.EventsCount,
 		SafetyScore: scoreOf(sum.LocationsCount, sum.SafetyScore), EcoScore: scoreOf(sum.LocationsCount, sum.EcoScore),
@@ -357,6 +357,16 @@ func orZero(p *float64) float64 {
 // trip without any location (n): it has driven nothing, and the 100 its
 // empty summary holds would state a perfect drive that was never
 // measured, as its 0 km/h would state a vehicle seen standing.
+// avgSpeedOf is the average speed v of a trip with n accepted locations
+// spanning durMin minutes: null while they span no time (none, or a
+// single point), where distance over duration is no speed at all.
+func avgSpeedOf(n int, durMin, v float64) *float64 {
+	if !(durMin > 0) {
+		return nil
+	}
+	return scoreOf(n, v)
+}
+
 func scoreOf(n int, v float64) *float64 {
 	if n == 0 {
 		return nil

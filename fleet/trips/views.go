@@ -45,7 +45,7 @@ type Analytics struct {
 	DistanceSource     string         `json:"distance_source" enum:"odometer,gps" doc:"odometer when the odometer's difference agrees with the track (docs/trips.md), else gps"`
 	DurationMinutes    float64        `json:"duration_minutes" source:"computed"`
 	MaxSpeedKmh        *float64       `json:"max_speed_kmh" source:"computed" doc:"null while the trip has no accepted location: nothing was measured"`
-	AvgSpeedKmh        *float64       `json:"avg_speed_kmh" source:"computed" doc:"distance over duration; null while the trip has no accepted location"`
+	AvgSpeedKmh        *float64       `json:"avg_speed_kmh" source:"computed" doc:"distance over duration; null while the trip's accepted locations span no time (none, or a single point)"`
 	IdleTimeMinutes    float64        `json:"idle_time_minutes" source:"computed"`
 	LocationsCount     int            `json:"locations_count" source:"computed"`
 	EventsCount        int            `json:"events_count" source:"computed"`
@@ -65,7 +65,7 @@ type storedScores struct{ safety, eco float64 }
 type ListAnalytics struct {
 	DistanceKm      float64  `json:"distance_km" source:"computed"`
 	DurationMinutes float64  `json:"duration_minutes" source:"computed"`
-	AvgSpeedKmh     *float64 `json:"avg_speed_kmh" source:"computed" doc:"null while the trip has no accepted location"`
+	AvgSpeedKmh     *float64 `json:"avg_speed_kmh" source:"computed" doc:"distance over duration; null while the trip's accepted locations span no time (none, or a single point)"`
 	MaxSpeedKmh     *float64 `json:"max_speed_kmh" source:"computed" doc:"null while the trip has no accepted location"`
 	SafetyScore     *float64 `json:"safety_score" source:"computed" doc:"null while the trip has no accepted location"`
 	EcoScore        *float64 `json:"eco_score" source:"computed" doc:"null while the trip has no accepted location"`
@@ -191,14 +191,14 @@ type BatchAnalytics struct {
 	CurrentSafetyScore     *float64      `json:"current_safety_score" source:"computed" doc:"null while the trip has no accepted location"`
 	LocationsCount         int           `json:"locations_count" source:"computed"`
 	LastLocation           *LastLocation `json:"last_location"`
-	AvgSpeedKmh            *float64      `json:"avg_speed_kmh" source:"computed" doc:"null while the trip has no accepted location"`
+	AvgSpeedKmh            *float64      `json:"avg_speed_kmh" source:"computed" doc:"distance over duration; null while the trip's accepted locations span no time (none, or a single point)"`
 }
 
 // SingleAnalytics is the snapshot in single responses.
 type SingleAnalytics struct {
 	DistanceKm         float64  `json:"distance_km" source:"computed"`
 	DurationMinutes    float64  `json:"duration_minutes" source:"computed"`
-	AvgSpeedKmh        *float64 `json:"avg_speed_kmh" source:"computed" doc:"null while the trip has no accepted location"`
+	AvgSpeedKmh        *float64 `json:"avg_speed_kmh" source:"computed" doc:"distance over duration; null while the trip's accepted locations span no time (none, or a single point)"`
 	CurrentSafetyScore *float64 `json:"current_safety_score" source:"computed" doc:"null while the trip has no accepted location"`
 	LocationsCount     int      `json:"locations_count" source:"computed"`
 	MaxSpeedKmh        *float64 `json:"max_speed_kmh" source:"computed" doc:"null while the trip has no accepted location"`
