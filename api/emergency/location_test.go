@@ -1,7 +1,9 @@
 package emergency_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/fleethub/fleethub/internal/store/testdb"
@@ -83,5 +85,49 @@ func TestIncidentStatesEveryField(t *testing.T) {
 		t.Errorf("last status update %v", u)
 	} else if v, ok := u["notes"]; !ok || v != nil {
 		t.Errorf("a status change without notes: status update %v, want notes null", u)
+	}
+}
+
+// TestIncidentOfAVehicleOnATrip: a report naming a vehicle and no trip
+// happens on the vehicle's open trip: the incident names that trip and
+// its driver, and its share link shows the vehicle's last position, as
+// when the report names the trip; a report naming another driver than
+// the trip's is not tied to it, and a vehicle without an open trip has
+// none.
+func TestIncidentOfAVehicleOnATrip(t *testing.T) {
+	f := start(t, testdb.SQLite)
+	f.trip("trp_on", "veh_on", "drv_on", 40.05, -83.07)
+	report := func(b map[string]any) map[string]any {
+		t.Helper()
+		b["event_type"], b["severity_level"] = "breakdown", "low"
+		b["location"] = map[string]any{"latitude": 40.0, "longitude": -83.0}
+		code, in := f.do("POST", "/v1/emergency/incidents", b)
+		if code != 201 {
+			t.Fatalf("report %v: %d %v", b, code, in)
+		}
+		return in
+	}
+	in := report(map[string]any{"vehicle_id": "veh_on"})
+	if in["trip_id"] != "trp_on" || in["driver_id"] != "drv_on" {
+		t.Errorf("a vehicle on a trip: trip_id %v, driver_id %v, want trp_on and drv_on", in["trip_id"], in["driver_id"])
+	}
+	url := in["live_tracking"].(map[string]any)["share_location_url"].(string)
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shared map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&shared); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if pos, _ := shared["vehicle_position"].(map[string]any); pos == nil || pos["latitude"] != 40.05 || pos["longitude"] != -83.07 {
+		t.Errorf("share link of a vehicle on a trip: %v, want its last position", shared)
+	}
+	if in := report(map[string]any{"vehicle_id": "veh_on", "driver_id": "drv_other"}); in["trip_id"] != nil || in["driver_id"] != "drv_other" {
+		t.Errorf("another driver than the trip's: trip_id %v, driver_id %v, want no trip and drv_other", in["trip_id"], in["driver_id"])
+	}
+	if in := report(map[string]any{"vehicle_id": "veh_parked"}); in["trip_id"] != nil || in["driver_id"] != nil {
+		t.Errorf("a vehicle without a trip: trip_id %v, driver_id %v", in["trip_id"], in["driver_id"])
 	}
 }

@@ -176,6 +176,13 @@ func (s *Incidents) Report(ctx context.Context, sc store.Scope, actor string, b 
 // not have is refused naming it, and those left out are the trip's. nil
 // without a trip_id (or a trip reader).
 func (s *Incidents) reportedTrip(ctx context.Context, sc store.Scope, b *ReportBody, bad map[string]string) (*store.Trip, error) {
+	if b.TripID == "" && b.VehicleID != "" && vehicles.ValidID(b.VehicleID) {
+		id, err := s.openTrip(ctx, sc, b)
+		if err != nil {
+			return nil, err
+		}
+		b.TripID = id
+	}
 	if b.TripID == "" || s.trips == nil {
 		return nil, nil
 	}
@@ -200,6 +207,33 @@ func (s *Incidents) reportedTrip(ctx context.Context, sc store.Scope, b *ReportB
 		}
 	}
 	return &t, nil
+}
+
+// openTrips lists trips: the store's, to find a vehicle's open trip.
+type openTrips interface {
+	ListTrips(ctx context.Context, f store.TripFilter) ([]store.Trip, error)
+}
+
+// openTrip is the id of the trip a report of a vehicle without a trip_id
+// happens on: the vehicle's active or paused trip (a vehicle has at most
+// one), unless the report names another driver than the trip's; "" when
+// there is none. The incident then has that trip's speed at impact, its
+// driver and the live position its share link shows, as when the report
+// names it.
+func (s *Incidents) openTrip(ctx context.Context, sc store.Scope, b *ReportBody) (string, error) {
+	l, ok := s.trips.(openTrips)
+	if !ok {
+		return "", nil
+	}
+	ts, err := l.ListTrips(ctx, store.TripFilter{Scope: sc, VehicleID: b.VehicleID, Statuses: []string{store.TripActive, store.TripPaused},
+		Sort: "start_time", Desc: true, Limit: 1})
+	if err != nil || len(ts) == 0 {
+		return "", err
+	}
+	if t := ts[0]; b.DriverID == "" || t.DriverID == "" || t.DriverID == b.DriverID {
+		return t.ID, nil
+	}
+	return "", nil
 }
 
 // ImpactSpeedWindow is how near the report the trip's last point must
