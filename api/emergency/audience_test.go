@@ -707,7 +707,7 @@ func TestIncidentTimelineNamesOnlyThoseReached(t *testing.T) {
 		if got, want := fmt.Sprint(sorted(anyStrings(data["dispatchers"])...)), fmt.Sprint(sorted(p.d1, p.d2)); got != want {
 			t.Errorf("dispatchers reached %s, want %s", got, want)
 		}
-		if e["description"] != "1 emergency contacts and 2 dispatchers notified" {
+		if e["description"] != "1 emergency contact and 2 dispatchers notified" {
 			t.Errorf("description %q", e["description"])
 		}
 	})

@@ -132,7 +132,7 @@ func (s *Incidents) notifyPeople(ctx context.Context, sc store.Scope, in *Incide
 		return
 	}
 	in.Timeline = append(in.Timeline, TimelineEntry{Timestamp: now, Event: "emergency_contacts_notified",
-		Description: fmt.Sprintf("%d emergency contacts and %d dispatchers notified", len(ec), len(dp)),
+		Description: counted(len(ec), "emergency contact") + " and " + counted(len(dp), "dispatcher") + " notified",
 		Data:        map[string]any{"emergency_contacts": ec, "dispatchers": dp}})
 }
 
@@ -209,4 +209,13 @@ func (s *Incidents) overlay(ctx context.Context, sc store.Scope, in *Incident) e
 		}
 	}
 	return nil
+}
+
+// counted is n and the noun, in the plural unless n is 1: "1 dispatcher",
+// "2 dispatchers", "0 dispatchers".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
