@@ -3,10 +3,10 @@ package emergency
 import (
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/emergency"
+	"github.com/fleethub/fleethub/internal/enum"
 )
 
 // Alerts serves emergency alerts.
@@ -111,7 +111,7 @@ func (a *Alerts) list(c *api.Ctx) error {
 	q := domain.AlertQuery{Status: string(args.Peek("status")), Cursor: string(args.Peek("cursor")), Limit: 50}
 	bad := map[string]string{}
 	if q.Status != "" && !slices.Contains(domain.AlertStatuses, q.Status) {
-		bad["status"] = "must be one of " + strings.Join(domain.AlertStatuses, ", ")
+		bad["status"] = enum.Refusal(domain.AlertStatuses...)
 	}
 	if v := args.Peek("limit"); len(v) > 0 {
 		n, ok := api.DecimalInt(v)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/emergency"
+	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
@@ -153,13 +154,13 @@ func listFilter(c *api.Ctx) (store.IncidentFilter, error) {
 		FleetID: string(a.Peek("fleet_id")), DriverID: string(a.Peek("driver_id")), Limit: 50}
 	bad := map[string]string{}
 	if f.Status != "" && !slices.Contains(domain.Statuses, f.Status) {
-		bad["status"] = "must be active, resolved, cancelled or escalated"
+		bad["status"] = enum.Refusal(domain.Statuses...)
 	}
 	if f.Severity != "" && !slices.Contains(domain.Severities, f.Severity) {
-		bad["severity"] = "must be low, moderate, high or critical"
+		bad["severity"] = enum.Refusal(domain.Severities...)
 	}
 	if f.EventType != "" && !slices.Contains(domain.EventTypes, f.EventType) {
-		bad["event_type"] = "must be crash, breakdown, medical_emergency or security_incident"
+		bad["event_type"] = enum.Refusal(domain.EventTypes...)
 	}
 	for _, d := range []struct {
 		name string

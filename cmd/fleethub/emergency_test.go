@@ -68,8 +68,21 @@ func TestIncidents(t *testing.T) {
 	if l := n.do("GET", "/v1/emergency/incidents?event_type=crash&status=resolved", k, nil).json(t); l["pagination"].(map[string]any)["total_count"] != 1.0 {
 		t.Errorf("filtered list %v", l["pagination"])
 	}
-	if r := n.do("GET", "/v1/emergency/incidents?severity=apocalyptic", k, nil); r.Status != 400 {
-		t.Errorf("bad filter: %d", r.Status)
+	// an unknown value of a filter is refused as every fixed set's is:
+	// invalid_request, each parameter named with the values it takes
+	r = n.do("GET", "/v1/emergency/incidents?severity=apocalyptic&status=open&event_type=fire", k, nil)
+	if r.Status != 400 || r.errCode(t) != "invalid_request" {
+		t.Errorf("bad filters: %d %s", r.Status, r.Body)
+	}
+	details, _ := r.json(t)["error"].(map[string]any)["details"].(map[string]any)
+	for field, want := range map[string]string{
+		"severity":   "must be one of low, moderate, high, critical",
+		"status":     "must be one of active, resolved, cancelled, escalated",
+		"event_type": "must be one of crash, breakdown, medical_emergency, security_incident",
+	} {
+		if details[field] != want {
+			t.Errorf("details.%s %v, want %q", field, details[field], want)
+		}
 	}
 	if l := n.do("GET", "/v1/emergency/incidents", other, nil).json(t); l["pagination"].(map[string]any)["total_count"] != 0.0 {
 		t.Errorf("another org lists %v", l["pagination"])
