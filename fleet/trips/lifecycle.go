@@ -381,7 +381,7 @@ func (p *PlaceIn) location() *Location {
 	if p == nil {
 		return nil
 	}
-	return &Location{Latitude: num(p.Latitude), Longitude: num(p.Longitude), Address: p.Address}
+	return &Location{Latitude: num(p.Latitude), Longitude: num(p.Longitude), Address: optional(p.Address)}
 }
 
 // checkPlace adds to bad each field of l, named field.<name>, that is

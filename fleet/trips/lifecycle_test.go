@@ -116,7 +116,7 @@ func TestPlaceWithoutACoordinateIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := s.EndLocation; e == nil || e.Latitude != 40.03 || e.Longitude != -83.01 || e.Address != "Depot" {
+	if e := s.EndLocation; e == nil || e.Latitude != 40.03 || e.Longitude != -83.01 || e.Address == nil || *e.Address != "Depot" {
 		t.Errorf("end_location %+v, want 40.03, -83.01, Depot", e)
 	}
 }

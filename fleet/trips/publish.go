@@ -144,7 +144,7 @@ func (s *Service) lifecycleEvent(ctx context.Context, t store.Trip, st *state, t
 		Source: event.Source{VehicleID: t.VehicleID, DriverID: t.DriverID, TripID: t.ID}, EventData: data,
 		Metadata: event.Metadata{CorrelationID: t.ID, SequenceNumber: st.Seq, ProcessingTime: apitime.Format(s.now()), SourceSystem: "fleethub.trips"}}
 	if loc != nil {
-		ev.Location = &event.Location{Latitude: loc.Latitude, Longitude: loc.Longitude, Address: loc.Address}
+		ev.Location = &event.Location{Latitude: loc.Latitude, Longitude: loc.Longitude, Address: loc.addressOf()}
 	}
 	s.published(s.pub.Publish(ctx, t.Org, t.Env, ev), "trip_id", t.ID, "event", typ)
 }

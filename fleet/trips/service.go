@@ -285,14 +285,14 @@ func locPtr(p *store.Place) *Location {
 	if p == nil {
 		return nil
 	}
-	return &Location{Latitude: p.Latitude, Longitude: p.Longitude, Address: p.Address}
+	return &Location{Latitude: p.Latitude, Longitude: p.Longitude, Address: optional(p.Address)}
 }
 
 func placePtr(l *Location) *store.Place {
 	if l == nil {
 		return nil
 	}
-	return &store.Place{Latitude: l.Latitude, Longitude: l.Longitude, Address: l.Address}
+	return &store.Place{Latitude: l.Latitude, Longitude: l.Longitude, Address: l.addressOf()}
 }
 
 func timePtr(t time.Time) *time.Time {

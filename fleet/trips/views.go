@@ -15,7 +15,15 @@ func optional(s string) *string {
 type Location struct {
 	Latitude  float64 `json:"latitude"`
 	Longitude float64 `json:"longitude"`
-	Address   string  `json:"address,omitempty"`
+	Address   *string `json:"address" doc:"as the request or the trip's start gave it; null when none was given: places are not reverse geocoded"`
+}
+
+// addressOf is l's address, "" when it has none.
+func (l *Location) addressOf() string {
+	if l.Address == nil {
+		return ""
+	}
+	return *l.Address
 }
 
 // HarshEvents counts harsh events by type.
