@@ -128,7 +128,7 @@ func TestFuelFollowsTheVehicleProfile(t *testing.T) {
 		}
 	}
 	a := g.drive("ev", 5, trips.StopRequest{}).Analytics
-	if f := a.FuelEfficiency; f.FuelConsumedLiters != 0 || f.FuelEfficiencyKmpl != 0 || f.EnergyConsumedKWh == nil || f.FuelModel != trips.ModelProfile || f.FuelType != "electric" {
+	if f := a.FuelEfficiency; f.FuelConsumedLiters != 0 || f.FuelEfficiencyKmpl != nil || f.EnergyConsumedKWh == nil || f.FuelModel != trips.ModelProfile || f.FuelType != "electric" {
 		t.Fatalf("electric: %+v", f)
 	} else {
 		near(t, "energy_consumed_kwh", *f.EnergyConsumedKWh, 0.2*a.DistanceKm, 0.002)
@@ -190,7 +190,10 @@ func TestFuelFromLevels(t *testing.T) {
 	if f.FuelSource != trips.FuelFromLevels || f.FuelConsumedLiters != 3 {
 		t.Fatalf("a 5 %% drop of a 60 L tank: %+v, want 3 L from the fuel level", f)
 	}
-	near(t, "fuel_efficiency_kmpl", f.FuelEfficiencyKmpl, s.Analytics.DistanceKm/3, 0.01)
+	if f.FuelEfficiencyKmpl == nil {
+		t.Fatal("fuel_efficiency_kmpl null after 3 L burnt")
+	}
+	near(t, "fuel_efficiency_kmpl", *f.FuelEfficiencyKmpl, s.Analytics.DistanceKm/3, 0.01)
 	if s.StartFuelLevelPercent == nil || *s.StartFuelLevelPercent != 80 {
 		t.Errorf("start fuel level: %v, want the previous stop's 80", s.StartFuelLevelPercent)
 	}

@@ -215,13 +215,13 @@ func routeAnalytics(a Analytics, prof profile, straight, cruise float64, turns i
 	}
 	ra.EfficiencyScore = round(100*(0.6*directness+0.4*(1-idleShare)), 1)
 	switch k := a.FuelEfficiency.FuelEfficiencyKmpl; {
-	case !(k > 0):
+	case k == nil || !(*k > 0):
 		ra.FuelEfficiencyRating = "unknown"
-	case k >= 14:
+	case *k >= 14:
 		ra.FuelEfficiencyRating = "excellent"
-	case k >= 11:
+	case *k >= 11:
 		ra.FuelEfficiencyRating = "good"
-	case k >= 8:
+	case *k >= 8:
 		ra.FuelEfficiencyRating = "fair"
 	default:
 		ra.FuelEfficiencyRating = "poor"

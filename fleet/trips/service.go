@@ -327,7 +327,7 @@ func (s *Service) analyticsOf(st *state) Analytics {
 		stored: storedScores{safety: round(sum.SafetyScore, 1), eco: round(sum.EcoScore, 1)},
 		HarshEvents: HarshEvents{HarshAcceleration: sum.HarshAcceleration, HarshBraking: sum.HarshBraking,
 			HarshCornering: sum.HarshCornering, Speeding: sum.Speeding},
-		FuelEfficiency: FuelEfficiency{FuelConsumedLiters: round(sum.FuelConsumedLiters, 3), FuelEfficiencyKmpl: round(sum.FuelEfficiencyKmpl, 2),
+		FuelEfficiency: FuelEfficiency{FuelConsumedLiters: round(sum.FuelConsumedLiters, 3), FuelEfficiencyKmpl: kmplOf(sum.FuelConsumedLiters, sum.FuelEfficiencyKmpl),
 			FuelModel: f.model, FuelSource: f.fuelSource},
 	}
 	if f.odometerKm != nil {
@@ -365,6 +365,16 @@ func avgSpeedOf(n int, durMin, v float64) *float64 {
 		return nil
 	}
 	return scoreOf(n, v)
+}
+
+// kmplOf is the fuel efficiency k of a trip that burnt liters of fuel,
+// rounded for the answer; nil while it burnt none.
+func kmplOf(liters, k float64) *float64 {
+	if !(liters > 0) {
+		return nil
+	}
+	r := round(k, 2)
+	return &r
 }
 
 func scoreOf(n int, v float64) *float64 {

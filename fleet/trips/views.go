@@ -38,7 +38,7 @@ type HarshEvents struct {
 // figures rest on, so that none passes for a measurement.
 type FuelEfficiency struct {
 	FuelConsumedLiters float64  `json:"fuel_consumed_liters" source:"computed" doc:"from the fuel level's drop (fuel_source fuel_level) or estimated by fuel_model; 0 for an electric vehicle"`
-	FuelEfficiencyKmpl float64  `json:"fuel_efficiency_kmpl" source:"computed" doc:"distance_km / fuel_consumed_liters; 0 without fuel"`
+	FuelEfficiencyKmpl *float64 `json:"fuel_efficiency_kmpl" source:"computed" doc:"distance_km / fuel_consumed_liters; null while the trip has burnt no fuel (no distance or idling yet, or an electric vehicle): kilometers per no liter are no efficiency"`
 	FuelModel          string   `json:"fuel_model" enum:"vehicle_profile,default" doc:"vehicle_profile: the consumption (or the electric fuel type) of the vehicle's profile; default: 8 L/100 km for every vehicle"`
 	FuelSource         string   `json:"fuel_source" enum:"fuel_level,model" doc:"fuel_level: the drop between the start's and the stop's fuel_level_percent times the profile's tank_capacity_liters (an electric vehicle's: battery_capacity_kwh, into energy_consumed_kwh); model: estimated by fuel_model"`
 	FuelType           string   `json:"fuel_type,omitempty" enum:"gasoline,diesel,hybrid,lpg,electric" doc:"the vehicle profile's"`
