@@ -60,3 +60,49 @@ func TestFuelEfficiencyNullWithoutFuel(t *testing.T) {
 		t.Errorf("a trip of 20 km: %v, want liters and a positive efficiency", f)
 	}
 }
+
+// TestMaxSpeedNullWhenNoSpeedMeasured: a trip whose one point reported
+// no speed_kmh measured no speed: max_speed_kmh is null in the upload's
+// snapshot, the trip, the stop's answer and the listing, never 0 km/h;
+// a point reporting 0 km/h states 0 in each.
+func TestMaxSpeedNullWhenNoSpeedMeasured(t *testing.T) {
+	call := serveJSON(t)
+	for _, c := range []struct {
+		vehicle, speed string
+		want           any
+	}{{"veh-none", "", nil}, {"veh-still", `,"speed_kmh":0`, 0.0}} {
+		status, tr := call("POST", "/v1/trips", `{"vehicle_id":"`+c.vehicle+`","start_time":"2026-01-01T10:00:00Z"}`)
+		if status != 201 {
+			t.Fatalf("start: %d %v", status, tr)
+		}
+		id := tr["trip_id"].(string)
+		status, m := call("POST", "/v1/locations/single", `{"trip_id":"`+id+`","latitude":40,"longitude":-83,"timestamp":"2026-01-01T10:01:00Z"`+c.speed+`}`)
+		if status != 200 {
+			t.Fatalf("upload: %d %v", status, m)
+		}
+		check := func(where string, a any) {
+			t.Helper()
+			am, _ := a.(map[string]any)
+			if got, ok := am["max_speed_kmh"]; !ok || got != c.want {
+				t.Errorf("%s, %s: max_speed_kmh %v (present %v), want %v", c.vehicle, where, got, ok, c.want)
+			}
+		}
+		check("upload", m["trip_analytics"])
+		if status, m = call("GET", "/v1/trips/"+id, ""); status != 200 {
+			t.Fatalf("get: %d %v", status, m)
+		}
+		check("get", m["analytics"])
+		if status, m = call("POST", "/v1/trips/"+id+"/stop", `{}`); status != 200 {
+			t.Fatalf("stop: %d %v", status, m)
+		}
+		check("stop", m["analytics"])
+		if status, m = call("GET", "/v1/trips?vehicle_id="+c.vehicle, ""); status != 200 {
+			t.Fatalf("list: %d %v", status, m)
+		}
+		items, _ := m["trips"].([]any)
+		if len(items) != 1 {
+			t.Fatalf("list: %v, want the trip", m["trips"])
+		}
+		check("list", items[0].(map[string]any)["analytics"])
+	}
+}

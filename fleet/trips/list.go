@@ -249,7 +249,7 @@ func (s *Service) listItem(t store.Trip, withAnalytics bool) ListItem {
 	if withAnalytics {
 		x := t.Totals
 		it.Analytics = &ListAnalytics{DistanceKm: x.DistanceKm, DurationMinutes: x.DurationMinutes, AvgSpeedKmh: avgSpeedOf(x.LocationsCount, x.DurationMinutes, x.AvgSpeedKmh),
-			MaxSpeedKmh: scoreOf(x.LocationsCount, x.MaxSpeedKmh), SafetyScore: scoreOf(x.LocationsCount, x.SafetyScore), EcoScore: scoreOf(x.LocationsCount, x.EcoScore),
+			MaxSpeedKmh: listedMaxSpeed(x.LocationsCount, x.MaxSpeedKmh), SafetyScore: scoreOf(x.LocationsCount, x.SafetyScore), EcoScore: scoreOf(x.LocationsCount, x.EcoScore),
 			EventsCount: x.EventsCount}
 	}
 	return it

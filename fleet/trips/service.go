@@ -320,7 +320,7 @@ func (s *Service) analyticsOf(st *state) Analytics {
 	a := Analytics{
 		DistanceKm: round(sum.DistanceKm, 3), GPSDistanceKm: round(f.gpsKm, 3), DistanceSource: f.distanceSource,
 		DurationMinutes: round(sum.DurationMinutes, 2),
-		MaxSpeedKmh:     scoreOf(sum.LocationsCount, sum.MaxSpeedKmh), AvgSpeedKmh: avgSpeedOf(sum.LocationsCount, sum.DurationMinutes, sum.AvgSpeedKmh),
+		MaxSpeedKmh:     maxSpeedOf(sum.SpeedMeasured, sum.MaxSpeedKmh), AvgSpeedKmh: avgSpeedOf(sum.LocationsCount, sum.DurationMinutes, sum.AvgSpeedKmh),
 		IdleTimeMinutes: round(sum.IdleTimeMinutes, 2),
 		LocationsCount:  sum.LocationsCount, EventsCount: sum.EventsCount,
 		SafetyScore: scoreOf(sum.LocationsCount, sum.SafetyScore), EcoScore: scoreOf(sum.LocationsCount, sum.EcoScore),
@@ -342,6 +342,26 @@ func (s *Service) analyticsOf(st *state) Analytics {
 		}
 	}
 	return a
+}
+
+// noMaxSpeed is the max_speed_kmh column of a trip that measured no
+// speed; the listing shows it as null. Rows written before it hold 0.
+const noMaxSpeed = -1
+
+func maxSpeedColumn(v *float64) float64 {
+	if v == nil {
+		return noMaxSpeed
+	}
+	return *v
+}
+
+// listedMaxSpeed is the listing's max_speed_kmh of a trip whose column
+// holds v, with n locations.
+func listedMaxSpeed(n int, v float64) *float64 {
+	if v < 0 {
+		return nil
+	}
+	return scoreOf(n, v)
 }
 
 // orZero is *p, 0 for nil: a trip without locations keeps 0 in the
@@ -367,6 +387,18 @@ func avgSpeedOf(n int, durMin, v float64) *float64 {
 	return scoreOf(n, v)
 }
 
+// maxSpeedOf is the maximum speed v of a trip, rounded for the answer;
+// nil unless measured: no point reported a speed and none were far
+// enough apart to give one (a single point without speed_kmh), where
+// 0 km/h would state a vehicle seen standing.
+func maxSpeedOf(measured bool, v float64) *float64 {
+	if !measured {
+		return nil
+	}
+	r := round(v, 1)
+	return &r
+}
+
 // kmplOf is the fuel efficiency k of a trip that burnt liters of fuel,
 // rounded for the answer; nil while it burnt none.
 func kmplOf(liters, k float64) *float64 {
@@ -385,13 +417,14 @@ func scoreOf(n int, v float64) *float64 {
 	return &r
 }
 
-// totalsOf are the stored columns of a. The score columns hold the
+// totalsOf are the stored columns of a. The max_speed_kmh column holds
+// noMaxSpeed while no speed was measured. The score columns hold the
 // summary's scores, shown ones or not: the store averages and filters
 // them over trips with locations only (store.TripSummary,
 // TripFilter.WithPoints) and sorts the others below every score.
 func totalsOf(a Analytics) store.TripTotals {
 	return store.TripTotals{DistanceKm: a.DistanceKm, DurationMinutes: a.DurationMinutes, AvgSpeedKmh: orZero(a.AvgSpeedKmh),
-		MaxSpeedKmh: orZero(a.MaxSpeedKmh), SafetyScore: a.stored.safety, EcoScore: a.stored.eco, EventsCount: a.EventsCount, LocationsCount: a.LocationsCount}
+		MaxSpeedKmh: maxSpeedColumn(a.MaxSpeedKmh), SafetyScore: a.stored.safety, EcoScore: a.stored.eco, EventsCount: a.EventsCount, LocationsCount: a.LocationsCount}
 }
 
 // metadataMap decodes a trip's stored metadata; what cannot be read is

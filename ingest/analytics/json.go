@@ -33,10 +33,13 @@ type state struct {
 	DistanceM         float64 `json:"distance_m"`
 	HighSpeedExtraM   float64 `json:"high_speed_extra_m"`
 	MaxSpeedKmh       float64 `json:"max_speed_kmh"`
-	IdleSeconds       float64 `json:"idle_seconds"`
-	SpeedingSeconds   float64 `json:"speeding_seconds"`
-	SafetyPoints      float64 `json:"safety_points"`
-	EcoPoints         float64 `json:"eco_points"`
+	// SpeedSeen is Running.speedSeen; absent from the states written
+	// before it, where a maximum above 0 was measured.
+	SpeedSeen       *bool   `json:"speed_seen,omitempty"`
+	IdleSeconds     float64 `json:"idle_seconds"`
+	SpeedingSeconds float64 `json:"speeding_seconds"`
+	SafetyPoints    float64 `json:"safety_points"`
+	EcoPoints       float64 `json:"eco_points"`
 
 	First     time.Time    `json:"first"`
 	Last      time.Time    `json:"last"`
@@ -93,6 +96,7 @@ func (r Running) state() state {
 		DistanceM:         r.distanceM,
 		HighSpeedExtraM:   r.highSpeedExtraM,
 		MaxSpeedKmh:       r.maxSpeedKmh,
+		SpeedSeen:         &r.speedSeen,
 		IdleSeconds:       r.idleS,
 		SpeedingSeconds:   r.speedingS,
 		SafetyPoints:      r.safetyPoints,
@@ -134,6 +138,7 @@ func (r *Running) UnmarshalJSON(b []byte) error {
 		distanceM:       s.DistanceM,
 		highSpeedExtraM: s.HighSpeedExtraM,
 		maxSpeedKmh:     s.MaxSpeedKmh,
+		speedSeen:       s.MaxSpeedKmh > 0,
 		idleS:           s.IdleSeconds,
 		speedingS:       s.SpeedingSeconds,
 		safetyPoints:    s.SafetyPoints,
@@ -145,6 +150,9 @@ func (r *Running) UnmarshalJSON(b []byte) error {
 		speedAnchor:     s.SpeedAnchor.fix(),
 		jumps:           s.Jumps,
 		broken:          s.Broken,
+	}
+	if s.SpeedSeen != nil {
+		r.speedSeen = *s.SpeedSeen
 	}
 	if p := s.LastPoint; p != nil {
 		r.lastPoint = detect.Point{Time: p.Time, Lat: p.Lat, Lon: p.Lon, Speed: p.Speed, HasSpeed: p.HasSpeed,

@@ -35,6 +35,7 @@ type Running struct {
 	distanceM       float64
 	highSpeedExtraM float64 // Σ d·max(0, (v/90)²−1), for the fuel model
 	maxSpeedKmh     float64
+	speedSeen       bool // a point reported a speed, or two gave one: maxSpeedKmh was measured
 	idleS           float64
 	speedingS       float64
 	safetyPoints    float64 // severity-weighted events, see docs
@@ -99,6 +100,7 @@ func (r *Running) Add(p detect.Point) {
 	if p.HasSpeed && p.Speed >= 0 && p.Speed <= maxReportedKmh {
 		f.speed, f.hasSpeed = p.Speed, true
 		r.maxSpeedKmh = math.Max(r.maxSpeedKmh, p.Speed)
+		r.speedSeen = true
 	}
 
 	if !r.anchor.ok || r.broken {
@@ -176,6 +178,7 @@ func (r *Running) deriveSpeed(f *fix) {
 		if d > r.speedAnchor.acc+f.acc {
 			if v := d / dt.Seconds() * 3.6; v <= maxPlausibleKmh {
 				r.maxSpeedKmh = math.Max(r.maxSpeedKmh, v)
+				r.speedSeen = true
 			}
 		}
 	}

@@ -53,6 +53,9 @@ type Summary struct {
 	DistanceKm      float64
 	DurationMinutes float64 // first to last point, pauses excluded
 	MaxSpeedKmh     float64
+	// SpeedMeasured: some point reported a speed, or points far enough
+	// apart gave one; false, MaxSpeedKmh's 0 measured nothing.
+	SpeedMeasured   bool
 	AvgSpeedKmh     float64 // DistanceKm over DurationMinutes
 	IdleTimeMinutes float64
 
@@ -84,6 +87,7 @@ func (r *Running) Summary(v Vehicle) Summary {
 	s := Summary{
 		DistanceKm:        (r.distanceM + r.pendingM()) / 1000,
 		MaxSpeedKmh:       r.maxSpeedKmh,
+		SpeedMeasured:     r.speedSeen,
 		IdleTimeMinutes:   r.idleS / 60,
 		LocationsCount:    r.locations,
 		EventsCount:       r.events,

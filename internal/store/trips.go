@@ -27,7 +27,7 @@ type TripTotals struct {
 	DistanceKm      float64
 	DurationMinutes float64
 	AvgSpeedKmh     float64
-	MaxSpeedKmh     float64
+	MaxSpeedKmh     float64 // negative while the trip measured no speed (see fleet/trips)
 	SafetyScore     float64
 	EcoScore        float64
 	EventsCount     int
