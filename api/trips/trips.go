@@ -38,9 +38,12 @@ func New(svc *domain.Service, limiter Limiter) *Handlers {
 func mapErr(err error) error {
 	var te *domain.TransitionError
 	var ve *domain.ValidationError
+	var se *domain.ShortDataError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &se):
+		return api.Errf("trip_not_found", "%s", se.Message).WithDetails(se.Fields)
 	case errors.Is(err, domain.ErrInsufficientData):
 		return api.Errf("trip_not_found", "trip not found or without enough location data")
 	case errors.Is(err, domain.ErrNotFound):

@@ -102,7 +102,8 @@ func (s *Service) Route(ctx context.Context, org, env, id string, q RouteQuery) 
 		return Route{}, err
 	}
 	if len(pts) < 2 {
-		return Route{}, ErrInsufficientData
+		return Route{}, &ShortDataError{Message: fmt.Sprintf("the route needs at least 2 location points; the trip has %d", len(pts)),
+			Fields: map[string]string{"locations_count": fmt.Sprintf("is %d; at least 2 are needed", len(pts))}}
 	}
 	a := s.analyticsOf(&st)
 	r := Route{TripID: id, RouteStatus: "completed", OptimizationSuggestions: []Suggestion{}}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/fleethub/fleethub/ingest/analytics"
@@ -174,6 +175,13 @@ func grade(s float64) string {
 	return "F"
 }
 
+// minutesText is a duration in minutes to two decimals, rounded down, so
+// that a trip short of a minimum never reads as reaching it (9.999 is
+// 9.99, not 10).
+func minutesText(m float64) string {
+	return strconv.FormatFloat(math.Floor(m*100)/100, 'f', -1, 64)
+}
+
 // SafetyScore analyses a trip's driving.
 func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBreakdown, withBenchmarks bool) (SafetyAnalysis, error) {
 	sc := scope(org, env)
@@ -184,8 +192,17 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 	a := s.analyticsOf(&st)
 	// the duration as measured, not as rounded for the answer: a trip of
 	// 9 minutes 59.8 seconds is under 10 minutes
-	if a.LocationsCount < MinSafetyPoints || s.figuresOf(&st).sum.DurationMinutes < MinSafetyDuration.Minutes() {
-		return SafetyAnalysis{}, ErrInsufficientData
+	if mins := s.figuresOf(&st).sum.DurationMinutes; a.LocationsCount < MinSafetyPoints || mins < MinSafetyDuration.Minutes() {
+		e := &ShortDataError{Fields: map[string]string{},
+			Message: fmt.Sprintf("the safety analysis needs at least %d location points over at least %g minutes; the trip has %d over %s minutes",
+				MinSafetyPoints, MinSafetyDuration.Minutes(), a.LocationsCount, minutesText(mins))}
+		if a.LocationsCount < MinSafetyPoints {
+			e.Fields["locations_count"] = fmt.Sprintf("is %d; at least %d are needed", a.LocationsCount, MinSafetyPoints)
+		}
+		if mins < MinSafetyDuration.Minutes() {
+			e.Fields["duration_minutes"] = fmt.Sprintf("is %s; at least %g are needed", minutesText(mins), MinSafetyDuration.Minutes())
+		}
+		return SafetyAnalysis{}, e
 	}
 	pts, err := s.points(ctx, sc, id)
 	if err != nil {

@@ -34,6 +34,20 @@ var (
 // ErrInsufficientData is a trip without enough points for the analysis.
 var ErrInsufficientData = fmt.Errorf("%w: not enough location data", ErrNotFound)
 
+// ShortDataError is a trip of the scope that has too few points, or
+// too short a span, for an analysis: ErrInsufficientData with what it
+// lacks, so that the answer says why, not only that no data was found.
+type ShortDataError struct {
+	// Message says what the analysis needs and what the trip has.
+	Message string
+	// Fields names each figure that falls short (locations_count,
+	// duration_minutes) with the trip's value and the minimum.
+	Fields map[string]string
+}
+
+func (e *ShortDataError) Error() string { return "trips: " + e.Message }
+func (e *ShortDataError) Unwrap() error { return ErrInsufficientData }
+
 // TransitionError is a move the trip's state does not allow.
 type TransitionError struct {
 	TripID, From, Action string
