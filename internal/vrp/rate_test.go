@@ -2,6 +2,7 @@ package vrp_test
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -32,4 +33,20 @@ func TestMeasureRate(t *testing.T) {
 	if len(sol.Unassigned) > 0 {
 		t.Fatalf("%d customers of the measuring instance left out", len(sol.Unassigned))
 	}
+}
+
+// BenchmarkMeasureRate runs MeasureRate, the server's calibration, and
+// reports the work units a core did per second of its processor time
+// (the median of its runs, then the median over b.N): a change that
+// makes a unit of work cheaper raises it, and the server gives every
+// request that much more search for its time limit.
+//
+//	go test -run '^$' -bench MeasureRate -benchtime 20x ./internal/vrp/
+func BenchmarkMeasureRate(b *testing.B) {
+	var rates []float64
+	for b.Loop() {
+		rates = append(rates, vrp.MeasureRate(vrp.RateWork))
+	}
+	slices.Sort(rates)
+	b.ReportMetric(rates[len(rates)/2], "units/cpu-s")
 }
