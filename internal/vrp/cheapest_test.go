@@ -99,7 +99,7 @@ func TestCheapestInAgreesWithCheck(t *testing.T) {
 					continue
 				}
 				chosen++
-				nr := tb.insert(r, c, i1, gen)
+				nr := tb.insert(r, c, i1, gen, nil)
 				fresh := tb.newRoute(int32(v), append([]int32(nil), nr.stops...))
 				for k := range fresh.a {
 					if nr.a[k] != fresh.a[k] || nr.z[k] != fresh.z[k] {

@@ -57,7 +57,7 @@ func (w *worker) relocate(s *solution, c int32, pos []int32, index func(int32)) 
 	// Without c, q is reached from p; the rest of the route keeps its
 	// latest starts. A route with a break is rebuilt to know.
 	if r.brk != nil {
-		rw = tb.without(r, func(i int) bool { return i == k }, 0)
+		rw = tb.without(r, func(i int) bool { return i == k }, 0, nil)
 		w.work += int64(len(r.stops))
 		if !tb.feasible(rw) {
 			return false
@@ -86,7 +86,7 @@ func (w *worker) relocate(s *solution, c int32, pos []int32, index func(int32)) 
 		r2, j := s.routes[v2], int(pos[nb])
 		if v2 == v {
 			if rw == nil {
-				rw = tb.without(r, func(i int) bool { return i == k }, 0)
+				rw = tb.without(r, func(i int) bool { return i == k }, 0, nil)
 				w.work += int64(len(r.stops))
 			}
 			r2 = rw
@@ -108,16 +108,16 @@ func (w *worker) relocate(s *solution, c int32, pos []int32, index func(int32)) 
 		return false
 	}
 	if bestV == v {
-		w.set(s, v, tb.insert(rw, c, bestPos, 0))
+		w.set(s, v, tb.insert(rw, c, bestPos, 0, nil))
 	} else {
 		if rw == nil {
-			rw = tb.without(r, func(i int) bool { return i == k }, 0)
+			rw = tb.without(r, func(i int) bool { return i == k }, 0, nil)
 		}
 		if len(rw.stops) == 0 {
 			s.used--
 		}
 		w.set(s, v, rw)
-		w.set(s, bestV, tb.insert(s.routes[bestV], c, bestPos, 0))
+		w.set(s, bestV, tb.insert(s.routes[bestV], c, bestPos, 0, nil))
 		s.where[c] = bestV
 		index(bestV)
 	}

@@ -46,11 +46,21 @@ func (t *tables) node(r *route, i int) int32 {
 // vehicle with breaks takes them where the route returns soonest
 // (placeBreaks); when they fit nowhere, some position's earliest start
 // exceeds its latest (build refuses the route).
-func (t *tables) newRoute(v int32, stops []int32) *route {
+func (t *tables) newRoute(v int32, stops []int32) *route { return t.rebuild(nil, v, stops) }
+
+// rebuild is newRoute in r, a route no plan holds any more, reusing its
+// buffers where they are large enough; a new route when r is nil.
+func (t *tables) rebuild(r *route, v int32, stops []int32) *route {
 	m := len(stops)
-	buf := make([]float64, 3*(m+6))
-	r := &route{v: v, stops: stops, a: buf[: m+2 : m+6], z: buf[m+6 : 2*m+8 : 2*m+12], leg: buf[2*m+12 : 3*m+13]}
+	if r == nil {
+		r = new(route)
+	}
 	a, z, leg := r.a, r.z, r.leg
+	if cap(a) < m+2 || cap(z) < m+2 || cap(leg) < m+1 {
+		a, z, leg = positions(m, routeSpare)
+	}
+	a, z, leg = a[:m+2], z[:m+2], leg[:m+1]
+	*r = route{v: v, stops: stops, a: a, z: z, leg: leg}
 	a[0] = t.p.Vehicles[v].ShiftStart
 	tr := t.of(v)
 	prev := t.start[v]
@@ -92,6 +102,19 @@ func (t *tables) newRoute(v int32, stops []int32) *route {
 		r.extra = t.extraOf(r)
 	}
 	return r
+}
+
+// routeSpare is how many stops a route built by newRoute can take in
+// place (insert) before its positions move to a larger buffer.
+const routeSpare = 4
+
+// positions is a route of m stops' earliest starts, latest starts and
+// legs (lengths m+2, m+2 and m+1), in one buffer with room for spare
+// more stops in each.
+func positions(m, spare int) (a, z, leg []float64) {
+	n := m + 2 + spare
+	buf := make([]float64, 3*n)
+	return buf[: m+2 : n], buf[n : n+m+2 : 2*n], buf[2*n : 2*n+m+1 : 3*n]
 }
 
 // fmax and fmin are math.Max and math.Min for numbers that are never
@@ -181,12 +204,14 @@ func (t *tables) timeCheck(r *route, c int32, i int, leave, toC, fromC float64, 
 }
 
 // insert is r with stop c at position i+1 (after position i): r itself
-// when gen built it, a new route of generation gen otherwise.
-func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
+// when gen built it, a new route of generation gen otherwise, built in
+// one of free's routes when it has any (free may be nil).
+func (t *tables) insert(r *route, c int32, i int, gen uint64, free *[]*route) *route {
 	if r.gen != gen || gen == 0 || r.brk != nil || t.extras {
-		stops := make([]int32, 0, len(r.stops)+4)
+		old := reuse(free)
+		stops := spareStops(old, len(r.stops)+routeSpare)
 		stops = append(append(append(stops, r.stops[:i]...), c), r.stops[i:]...)
-		nr := t.newRoute(r.v, stops)
+		nr := t.rebuild(old, r.v, stops)
 		nr.gen = gen
 		return nr
 	}
@@ -199,6 +224,19 @@ func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
 	d := &t.demand[c]
 	r.load[0], r.load[1], r.load[2] = r.load[0]+d[0], r.load[1]+d[1], r.load[2]+d[2]
 	r.needs |= t.needs[c]
+	if len(r.a) == cap(r.a) || len(r.z) == cap(r.z) || len(r.leg) == cap(r.leg) {
+		// One buffer for the three, with room for as many stops again
+		// as it holds (at least routeSpare), rather than three appends
+		// that each allocate.
+		a, z, leg := positions(len(r.stops), max(routeSpare, len(r.stops)))
+		copy(a, r.a)
+		copy(z, r.z)
+		copy(leg, r.leg)
+		r.a, r.z, r.leg = a, z, leg
+	}
+	if len(r.stops) == cap(r.stops) {
+		r.stops = append(make([]int32, 0, 2*len(r.stops)+routeSpare), r.stops...)
+	}
 	r.stops = append(r.stops, 0)
 	copy(r.stops[i+1:], r.stops[i:])
 	r.stops[i] = c
@@ -251,18 +289,43 @@ func (t *tables) insert(r *route, c int32, i int, gen uint64) *route {
 	return r
 }
 
-// without is r without the stops for which drop is true.
-func (t *tables) without(r *route, drop func(k int) bool, gen uint64) *route {
-	stops := make([]int32, 0, len(r.stops)+4)
+// without is r without the stops for which drop is true, built in one
+// of free's routes when it has any (free may be nil).
+func (t *tables) without(r *route, drop func(k int) bool, gen uint64, free *[]*route) *route {
+	old := reuse(free)
+	stops := spareStops(old, len(r.stops)+routeSpare)
 	for k, s := range r.stops {
 		if !drop(k) {
 			stops = append(stops, s)
 		}
 	}
 	if len(stops) == 0 {
+		if old != nil {
+			*free = append(*free, old)
+		}
 		return t.empty[r.v]
 	}
-	nr := t.newRoute(r.v, stops)
+	nr := t.rebuild(old, r.v, stops)
 	nr.gen = gen
 	return nr
+}
+
+// reuse takes a route from free, nil when it has none (or free is nil).
+func reuse(free *[]*route) *route {
+	if free == nil || len(*free) == 0 {
+		return nil
+	}
+	l := *free
+	r := l[len(l)-1]
+	*free = l[:len(l)-1]
+	return r
+}
+
+// spareStops is an empty list of stops with room for n: old's, a route
+// no plan holds any more, when it has that room.
+func spareStops(old *route, n int) []int32 {
+	if old != nil && cap(old.stops) >= n {
+		return old.stops[:0]
+	}
+	return make([]int32, 0, n)
 }

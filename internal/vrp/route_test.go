@@ -108,7 +108,7 @@ func TestCheckAgreesWithEval(t *testing.T) {
 				if bestPos < 0 {
 					continue
 				}
-				r = tb.insert(r, c, bestPos, gen)
+				r = tb.insert(r, c, bestPos, gen, nil)
 				fresh := tb.newRoute(int32(v), append([]int32(nil), r.stops...))
 				if !same(r, fresh) {
 					t.Fatalf("in place %+v\nfresh %+v", r, fresh)
@@ -196,7 +196,7 @@ func TestBreakRoutesAgreeWithEval(t *testing.T) {
 						if !ev.OK {
 							t.Fatalf("round %d vehicle %d: insert %d at %d: check accepts, eval %s", round, v, c, i, ev.Why)
 						}
-						r = tb.insert(r, c, i, 1)
+						r = tb.insert(r, c, i, 1, nil)
 						break
 					}
 				}

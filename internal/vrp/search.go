@@ -43,7 +43,30 @@ type solution struct {
 func (w *worker) fork(s *solution) *solution {
 	w.gen++
 	w.work += int64(len(s.where)/4 + len(s.routes))
+	if c := w.spare; c != nil {
+		w.spare = nil
+		c.routes = append(c.routes[:0], s.routes...)
+		c.absent = append(c.absent[:0], s.absent...)
+		c.where = append(c.where[:0], s.where...)
+		c.cost, c.used, c.longest = s.cost, s.used, s.longest
+		return c
+	}
 	return s.clone()
+}
+
+// drop hands back cand, the candidate of the worker's last fork, when no
+// plan keeps it: fork fills its lists again, and the routes it built
+// (its generation's, without breaks) are built again in place (free), so
+// that an iteration whose candidate is refused allocates next to
+// nothing for the next one. It changes no plan: what is reused is
+// referenced by nothing else.
+func (w *worker) drop(cand *solution) {
+	for _, r := range cand.routes {
+		if r.gen == w.gen && r.gen != 0 && r.brk == nil && len(w.free) < len(cand.routes) {
+			w.free = append(w.free, r)
+		}
+	}
+	w.spare = cand
 }
 
 func (s *solution) clone() *solution {
@@ -83,6 +106,10 @@ type worker struct {
 	pool       *pool    // the routes of its best plans, when kept
 	runners    *runners // its cheapest plans, when Options.Alternatives asks for them
 	elites     *elites  // its distinct cheapest plans, for the crossover, when kept
+	// spare is a dropped candidate and free the routes it built, which
+	// the next candidates reuse (drop).
+	spare *solution
+	free  []*route
 	// crossWork is the work the annealings leave to the crossover, and
 	// crossFrom the time they end at then.
 	crossWork int64
@@ -287,7 +314,7 @@ func (w *worker) removeString(s *solution, v, c int32, lsMax float64) {
 			s.where[x] = -1
 		}
 	}
-	nr := w.t.without(r, drop, w.gen)
+	nr := w.t.without(r, drop, w.gen, &w.free)
 	if len(nr.stops) == 0 {
 		s.used--
 	}
@@ -374,7 +401,7 @@ func (w *worker) recreate(s *solution, stops []int32, open bool) {
 		if len(r.stops) == 0 {
 			s.used++
 		}
-		nr := tb.insert(r, c, bestPos, w.gen)
+		nr := tb.insert(r, c, bestPos, w.gen, &w.free)
 		w.set(s, bestV, nr)
 		s.where[c] = bestV
 		if tb.p.Balance > 0 {
@@ -673,18 +700,22 @@ func (w *worker) anneal(s *solution, limit budget, open bool) *solution {
 		w.recreate(cand, w.ruin(cand), open)
 		w.total(cand)
 		w.runner(cand)
+		kept := false
 		if cand.cost < cur.cost-temp*math.Log(1-w.rng.Float64()) {
-			cur = cand
+			cur, kept = cand, true
 		}
 		if w.pool != nil && cand.cost < best.cost+recordNear*(best.cost-float64(best.used)*tb.vehicleCost) {
 			w.recordNew(cand)
 		}
 		if cand.cost < best.cost-tol {
-			best, lastBest = cand, w.work
+			best, lastBest, kept = cand, w.work, true
 			if p := w.polish(cand); p.cost < cand.cost-tol {
 				cur, best = p, p
 			}
 			w.record(best)
+		}
+		if !kept {
+			w.drop(cand)
 		}
 	}
 	return best
@@ -818,6 +849,8 @@ func (w *worker) minimizeRoutes(s *solution, limit budget) *solution {
 			}
 			if len(cand.absent) < len(cur.absent) || sum(cand.absent) < sum(cur.absent) {
 				cur = cand
+			} else {
+				w.drop(cand)
 			}
 			if len(cur.absent) == 0 {
 				best = cur
