@@ -1,7 +1,6 @@
 package vrp
 
 import (
-	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -100,8 +99,9 @@ type worker struct {
 	fleetFloor int
 	hot        float64 // times tStart: the worker's starting temperature
 	removed    []int32
-	in1, in2   []place3  // SWAP*'s cheapest gaps (swapStar)
-	key        []float64 // per stop: the recreation order's key
+	in1, in2   []place3   // SWAP*'s cheapest gaps (swapStar)
+	keys       []orderKey // the recreation order's keys (order)
+	todo       []int32    // the stops recreate places
 	ruined     []int32
 	pool       *pool    // the routes of its best plans, when kept
 	runners    *runners // its cheapest plans, when Options.Alternatives asks for them
@@ -325,39 +325,66 @@ func (w *worker) removeString(s *solution, v, c int32, lsMax float64) {
 // demand, far from the depot first or near first (weights 4, 4, 2, 1).
 func (w *worker) order(stops []int32) {
 	tb := w.t
-	if w.key == nil {
-		w.key = make([]float64, tb.n)
-	}
-	key := w.key
+	ps := tb.p.Stops
+	ks := w.keys[:0]
 	k := w.rng.IntN(11)
 	for _, c := range stops {
+		var key float64
 		switch {
 		case k < 4:
-			key[c] = w.rng.Float64()
+			key = w.rng.Float64()
 		case k < 8:
 			d := tb.demand[c]
-			key[c] = -(d[0] + d[1] + d[2])
+			key = -(d[0] + d[1] + d[2])
 		case k < 10:
-			key[c] = -tb.fromDepot[c]
+			key = -tb.fromDepot[c]
 		default:
-			key[c] = tb.fromDepot[c]
+			key = tb.fromDepot[c]
 		}
+		ks = append(ks, orderKey{prio: ps[c].Priority, key: key, c: c})
 	}
 	// A total order (ties go to the lower stop), so that any sort gives
-	// the same sequence.
-	ps := w.t.p.Stops
-	slices.SortFunc(stops, func(a, b int32) int {
-		if pa, pb := ps[a].Priority, ps[b].Priority; pa != pb {
-			return cmp.Compare(pb, pa)
-		}
-		if key[a] != key[b] {
-			if key[a] < key[b] {
-				return -1
+	// the same sequence: a ruin's few stops by insertion, in line.
+	if len(ks) <= 16 {
+		for i := 1; i < len(ks); i++ {
+			for j := i; j > 0 && ks[j].before(ks[j-1]); j-- {
+				ks[j], ks[j-1] = ks[j-1], ks[j]
 			}
-			return 1
 		}
-		return cmp.Compare(a, b)
-	})
+	} else {
+		slices.SortFunc(ks, func(a, b orderKey) int {
+			switch {
+			case a.before(b):
+				return -1
+			case b.before(a):
+				return 1
+			}
+			return 0
+		})
+	}
+	for i := range ks {
+		stops[i] = ks[i].c
+	}
+	w.keys = ks
+}
+
+// orderKey is a stop's place in the recreation's order.
+type orderKey struct {
+	prio int
+	key  float64
+	c    int32
+}
+
+// before reports whether x comes before y: higher priority first, then
+// the lower key, then the lower stop.
+func (x orderKey) before(y orderKey) bool {
+	if x.prio != y.prio {
+		return x.prio > y.prio
+	}
+	if x.key != y.key {
+		return x.key < y.key
+	}
+	return x.c < y.c
 }
 
 // recreate inserts stops and the solution's absent ones, each at its
@@ -366,7 +393,8 @@ func (w *worker) order(stops []int32) {
 // absent afterwards.
 func (w *worker) recreate(s *solution, stops []int32, open bool) {
 	tb := w.t
-	todo := append(append([]int32(nil), stops...), s.absent...)
+	todo := append(append(w.todo[:0], stops...), s.absent...)
+	w.todo = todo
 	s.absent = s.absent[:0]
 	w.order(todo)
 	if w.near == nil {
@@ -490,9 +518,8 @@ func (w *worker) cheapestIn(r *route, pb *probe, extra, best float64) (int, floa
 		return w.cheapestInLinear(r, tr, pb, extra, best)
 	}
 	size := tb.size
-	lateC, earlyC, serviceC, late := pb.late, pb.early, pb.service, pb.lateTol
-	maxKm := tb.maxKm[r.v] + tol
-	stops, a, z := r.stops, r.a, r.z
+	late := pb.lateTol
+	stops, a := r.stops, r.a
 	m := len(stops)
 	i := tb.firstPlaceAt(r, pb.need)
 	p := tb.start[r.v]
@@ -506,10 +533,6 @@ func (w *worker) cheapestIn(r *route, pb *probe, extra, best float64) (int, floa
 	leg, loc := r.leg, tb.loc
 	lp := int(loc[p])
 	bestPos := -1
-	// The arcs from p to c are read in c's row when their matrix is
-	// symmetric, and the kilometres checked only under a limit (an
-	// infinite one refuses nothing).
-	kmBound := !math.IsInf(maxKm, 1)
 	// The work and the positions left before the next blink are counted
 	// here and handed back to w at the end.
 	work, unblinked := w.work, w.unblinked
@@ -529,43 +552,56 @@ func (w *worker) cheapestIn(r *route, pb *probe, extra, best float64) (int, floa
 			w.unblinked = 0
 			w.blinks()
 			unblinked = w.unblinked
-			p, lp = q, lq
+			lp = lq
 			continue
 		}
-		d := into[lp] + out[lq] - leg[i]
-		if !(d+extra < best) {
-			p, lp = q, lq
-			continue
+		// The timing and kilometres only of a position that would be
+		// the cheapest so far, out of line, so that the loop over the
+		// others keeps its values in registers.
+		if d := into[lp] + out[lq] - leg[i]; d+extra < best && tb.fitsAt(r, tr, pb, i, lp, lq) {
+			bestPos, best = i, d+extra
 		}
-		kpc, kcp, kcq := lp*size+pb.lc, pb.rowC+lp, pb.rowC+lq
-		var minutesPC float64
-		if tr.minutesSym {
-			minutesPC = tr.minutes[kcp]
-		} else {
-			minutesPC = tr.minutes[kpc]
-		}
-		arrive := a[i] + tb.service[p] + minutesPC
-		if arrive > lateC+tol || fmax(arrive, earlyC)+serviceC+tr.minutes[kcq] > z[i+1]+tol {
-			p, lp = q, lq
-			continue
-		}
-		if kmBound {
-			var kmPC float64
-			if tr.kmSym {
-				kmPC = tr.km[kcp]
-			} else {
-				kmPC = tr.km[kpc]
-			}
-			if r.km+kmPC+tr.km[kcq]-tr.km[lp*size+lq] > maxKm {
-				p, lp = q, lq
-				continue
-			}
-		}
-		bestPos, best = i, d+extra
-		p, lp = q, lq
+		lp = lq
 	}
 	w.work, w.unblinked = work, unblinked
 	return bestPos, best
+}
+
+// fitsAt is cheapestIn's check of stop c (its probe pb) between
+// positions i and i+1 of r, at locations lp and lq: c's window, the next
+// position's latest start and, under a limit, the route's kilometres.
+// The arcs from p to c are read in c's row when their matrix is
+// symmetric; the kilometres are checked only under a limit (an infinite
+// one refuses nothing).
+func (t *tables) fitsAt(r *route, tr *travel, pb *probe, i, lp, lq int) bool {
+	p := t.start[r.v]
+	if i > 0 {
+		p = r.stops[i-1]
+	}
+	size := t.size
+	kpc, kcp, kcq := lp*size+pb.lc, pb.rowC+lp, pb.rowC+lq
+	var minutesPC float64
+	if tr.minutesSym {
+		minutesPC = tr.minutes[kcp]
+	} else {
+		minutesPC = tr.minutes[kpc]
+	}
+	arrive := r.a[i] + t.service[p] + minutesPC
+	if arrive > pb.late+tol || fmax(arrive, pb.early)+pb.service+tr.minutes[kcq] > r.z[i+1]+tol {
+		return false
+	}
+	if maxKm := t.maxKm[r.v] + tol; !math.IsInf(maxKm, 1) {
+		var kmPC float64
+		if tr.kmSym {
+			kmPC = tr.km[kcp]
+		} else {
+			kmPC = tr.km[kpc]
+		}
+		if r.km+kmPC+tr.km[kcq]-tr.km[lp*size+lq] > maxKm {
+			return false
+		}
+	}
+	return true
 }
 
 // cheapestInLinear is cheapestIn for a travel whose prices are computed
