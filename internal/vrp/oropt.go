@@ -70,6 +70,8 @@ func (w *worker) moveString(s *solution, v, v2 int32, k, l, i int, index func(in
 	}
 	n1, n2 := w.build(v, s1), w.build(v2, s2)
 	if n1 == nil || n2 == nil {
+		w.discard(n1, false)
+		w.discard(n2, false)
 		return false
 	}
 	before, after := r.cost+r2.cost, n1.cost+n2.cost
@@ -80,6 +82,8 @@ func (w *worker) moveString(s *solution, v, v2 int32, k, l, i int, index func(in
 		after += n1.extra + n2.extra - r.extra - r2.extra
 	}
 	if after >= before-tol {
+		w.discard(n1, false)
+		w.discard(n2, false)
 		return false
 	}
 	if len(n1.stops) == 0 {

@@ -86,7 +86,7 @@ func (w *worker) relocate(s *solution, c int32, pos []int32, index func(int32)) 
 		r2, j := s.routes[v2], int(pos[nb])
 		if v2 == v {
 			if rw == nil {
-				rw = tb.without(r, func(i int) bool { return i == k }, 0, nil)
+				rw = tb.without(r, func(i int) bool { return i == k }, 0, &w.free)
 				w.work += int64(len(r.stops))
 			}
 			r2 = rw
@@ -105,10 +105,12 @@ func (w *worker) relocate(s *solution, c int32, pos []int32, index func(int32)) 
 		}
 	}
 	if bestV < 0 {
+		w.discard(rw, true)
 		return false
 	}
 	if bestV == v {
-		w.set(s, v, tb.insert(rw, c, bestPos, 0, nil))
+		w.set(s, v, tb.insert(rw, c, bestPos, 0, &w.free))
+		w.discard(rw, true)
 	} else {
 		if rw == nil {
 			rw = tb.without(r, func(i int) bool { return i == k }, 0, nil)
@@ -168,6 +170,8 @@ func (w *worker) twoOptStar(s *solution, c int32, pos []int32, index func(int32)
 		n1, n2 := w.build(v1, s1), w.build(v2, s2)
 		w.work += int64(len(s1) + len(s2))
 		if n1 == nil || n2 == nil {
+			w.discard(n1, false)
+			w.discard(n2, false)
 			continue
 		}
 		// The tails change ends when the vehicles end apart, and prices
@@ -180,6 +184,8 @@ func (w *worker) twoOptStar(s *solution, c int32, pos []int32, index func(int32)
 			after += n1.extra + n2.extra - r1.extra - r2.extra
 		}
 		if after >= r1.cost+r2.cost-tol {
+			w.discard(n1, false)
+			w.discard(n2, false)
 			continue
 		}
 		if len(n2.stops) == 0 {
@@ -201,19 +207,28 @@ func (w *worker) build(v int32, stops []int32) *route {
 	if len(stops) == 0 {
 		return tb.empty[v]
 	}
-	r := tb.newRoute(v, stops)
-	if r.needs&^tb.has[v] != 0 {
-		return nil
-	}
-	for d := 0; d < 3; d++ {
-		if r.load[d] > tb.room[v][d]+tol {
-			return nil
-		}
-	}
-	if r.km > tb.maxKm[v]+tol || !tb.feasible(r) {
+	r := tb.rebuild(reuse(&w.free), v, stops)
+	if !tb.buildable(r) {
+		// Refused: its buffers go to the next route built.
+		w.discard(r, false)
 		return nil
 	}
 	return r
+}
+
+// buildable reports whether r's vehicle has its stops' capabilities and
+// room for their load, and r keeps its distance limit and every window.
+func (t *tables) buildable(r *route) bool {
+	v := r.v
+	if r.needs&^t.has[v] != 0 {
+		return false
+	}
+	for d := 0; d < 3; d++ {
+		if r.load[d] > t.room[v][d]+tol {
+			return false
+		}
+	}
+	return !(r.km > t.maxKm[v]+tol || !t.feasible(r))
 }
 
 // feasible reports whether every position of r can start on time.

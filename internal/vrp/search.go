@@ -68,6 +68,18 @@ func (w *worker) drop(cand *solution) {
 	w.spare = cand
 }
 
+// discard hands r, a route the worker built and no plan holds, to free
+// (a route of stops, without breaks). Its list of stops goes with it
+// only when insert or without made it (own): build keeps its caller's.
+func (w *worker) discard(r *route, own bool) {
+	if r != nil && len(r.stops) > 0 && r.brk == nil && len(w.free) < len(w.t.empty) {
+		if !own {
+			r.stops = nil
+		}
+		w.free = append(w.free, r)
+	}
+}
+
 func (s *solution) clone() *solution {
 	return &solution{routes: append([]*route(nil), s.routes...), absent: append([]int32(nil), s.absent...),
 		where: append([]int32(nil), s.where...), cost: s.cost, used: s.used, longest: s.longest}

@@ -138,6 +138,8 @@ func (w *worker) swapStar(s *solution, v1, v2 int32, index func(int32)) bool {
 		w.work += int64(len(s1) + len(s2))
 		n1, n2 := w.build(v1, s1), w.build(v2, s2)
 		if n1 == nil || n2 == nil {
+			w.discard(n1, false)
+			w.discard(n2, false)
 			continue
 		}
 		after, before := n1.cost+n2.cost, r1.cost+r2.cost
@@ -145,6 +147,8 @@ func (w *worker) swapStar(s *solution, v1, v2 int32, index func(int32)) bool {
 			after += n1.extra + n2.extra - r1.extra - r2.extra
 		}
 		if after >= before-tol {
+			w.discard(n1, false)
+			w.discard(n2, false)
 			continue
 		}
 		w.set(s, v1, n1)
