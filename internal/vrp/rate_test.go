@@ -37,9 +37,10 @@ func TestMeasureRate(t *testing.T) {
 
 // BenchmarkMeasureRate runs MeasureRate, the server's calibration, and
 // reports the work units a core did per second of its processor time
-// (the median of its runs, then the median over b.N): a change that
-// makes a unit of work cheaper raises it, and the server gives every
-// request that much more search for its time limit.
+// (the median of its runs, then the median over b.N, and the highest of
+// those: on a busy machine the least disturbed): a change that makes a
+// unit of work cheaper raises it, and the server gives every request
+// that much more search for its time limit.
 //
 //	go test -run '^$' -bench MeasureRate -benchtime 20x ./internal/vrp/
 func BenchmarkMeasureRate(b *testing.B) {
@@ -49,4 +50,5 @@ func BenchmarkMeasureRate(b *testing.B) {
 	}
 	slices.Sort(rates)
 	b.ReportMetric(rates[len(rates)/2], "units/cpu-s")
+	b.ReportMetric(rates[len(rates)-1], "best-units/cpu-s")
 }
