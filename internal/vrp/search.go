@@ -548,32 +548,45 @@ func (w *worker) cheapestIn(r *route, pb *probe, extra, best float64) (int, floa
 	// The work and the positions left before the next blink are counted
 	// here and handed back to w at the end.
 	work, unblinked := w.work, w.unblinked
-	for ; i <= m; i++ {
-		if a[i] > late {
+	for i <= m {
+		// The positions before the next blink, in a loop of their own:
+		// each counts one unit, and none is skipped.
+		e := min(m+1, i+unblinked)
+		j := i
+		for ; j < e; j++ {
+			if a[j] > late {
+				break
+			}
+			q := end
+			if j < m {
+				q = stops[j]
+			}
+			lq := int(loc[q])
+			// The timing and kilometres only of a position that would
+			// be the cheapest so far, out of line, so that the loop
+			// over the others keeps its values in registers.
+			if d := into[lp] + out[lq] - leg[j]; d+extra < best && tb.fitsAt(r, tr, pb, j, lp, lq) {
+				bestPos, best = j, d+extra
+			}
+			lp = lq
+		}
+		work += int64(j - i)
+		unblinked -= j - i
+		i = j
+		if i < e || i > m || a[i] > late {
 			break
 		}
+		// Position i is skipped: it counts, and the next run is drawn.
+		work++
+		w.unblinked = 0
+		w.blinks()
+		unblinked = w.unblinked
 		q := end
 		if i < m {
 			q = stops[i]
 		}
-		lq := int(loc[q])
-		work++
-		if unblinked > 0 {
-			unblinked--
-		} else {
-			w.unblinked = 0
-			w.blinks()
-			unblinked = w.unblinked
-			lp = lq
-			continue
-		}
-		// The timing and kilometres only of a position that would be
-		// the cheapest so far, out of line, so that the loop over the
-		// others keeps its values in registers.
-		if d := into[lp] + out[lq] - leg[i]; d+extra < best && tb.fitsAt(r, tr, pb, i, lp, lq) {
-			bestPos, best = i, d+extra
-		}
-		lp = lq
+		lp = int(loc[q])
+		i++
 	}
 	w.work, w.unblinked = work, unblinked
 	return bestPos, best
