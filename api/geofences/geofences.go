@@ -18,8 +18,17 @@ import (
 
 // ListView lists geofences.
 type ListView struct {
-	Geofences []domain.View `json:"geofences"`
-	Count     int           `json:"count"`
+	Geofences  []domain.View `json:"geofences"`
+	Count      int           `json:"count" doc:"geofences on this page"`
+	Pagination Pagination    `json:"pagination"`
+}
+
+// Pagination continues the listing, as the vehicle and contact
+// listings do: NextCursor is null on the last page.
+type Pagination struct {
+	Limit      int     `json:"limit"`
+	HasMore    bool    `json:"has_more" doc:"true exactly when next_cursor is not null"`
+	NextCursor *string `json:"next_cursor" doc:"pass as cursor for the next page; null on the last"`
 }
 
 // Deleted answers a delete.
@@ -42,7 +51,10 @@ func (h *Handlers) Routes() []*api.Route {
 	return []*api.Route{
 		{Method: "POST", Path: "/v1/geofences", Tag: "geofences", Summary: "Create a circle or polygon geofence", Permission: "fleet:write",
 			Request: domain.Body{}, Response: domain.View{}, Status: 201, Handler: h.create},
-		{Method: "GET", Path: "/v1/geofences", Tag: "geofences", Summary: "List geofences", Permission: "fleet:read", Response: ListView{}, Handler: h.list},
+		{Method: "GET", Path: "/v1/geofences", Tag: "geofences", Summary: "List geofences, oldest first (keyset cursors)", Permission: "fleet:read",
+			Params: []api.Param{{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"},
+				{Name: "cursor", In: "query", Type: "string", Description: "next_cursor of the previous page"}},
+			Response: ListView{}, Handler: h.list},
 		{Method: "GET", Path: "/v1/geofences/{geofence_id}", Tag: "geofences", Summary: "Get a geofence", Permission: "fleet:read", Params: id,
 			Response: domain.View{}, Handler: h.get},
 		{Method: "PUT", Path: "/v1/geofences/{geofence_id}", Tag: "geofences", Summary: "Replace a geofence", Permission: "fleet:write", Params: id,
@@ -58,6 +70,8 @@ func mapErr(err error) error {
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
 		return api.Errf("geofence_not_found", "geofence not found")
+	case errors.Is(err, domain.ErrBadCursor):
+		return api.BadCursor()
 	case errors.Is(err, domain.ErrMetadataTooLarge):
 		return api.Errf("payload_too_large", "metadata must be at most 64 KB (65,536 bytes as JSON)").
 			WithDetails(map[string]string{"metadata": "must be at most 64 KB (65,536 bytes as JSON)"})
@@ -91,11 +105,21 @@ func (h *Handlers) create(c *api.Ctx) error {
 }
 
 func (h *Handlers) list(c *api.Ctx) error {
-	vs, err := h.svc.List(c.Context(), scope(c))
-	if err != nil {
-		return err
+	a := c.QueryArgs()
+	limit := 50
+	if v := a.Peek("limit"); len(v) > 0 {
+		l, ok := api.DecimalInt(v)
+		if !ok || l < 1 || l > 200 {
+			return api.Validation("invalid_request", map[string]string{"limit": "must be an integer from 1 to 200"})
+		}
+		limit = l
 	}
-	return c.JSON(200, ListView{Geofences: vs, Count: len(vs)})
+	p, err := h.svc.ListPage(c.Context(), scope(c), string(a.Peek("cursor")), limit)
+	if err != nil {
+		return mapErr(err)
+	}
+	return c.JSON(200, ListView{Geofences: p.Geofences, Count: len(p.Geofences),
+		Pagination: Pagination{Limit: limit, HasMore: p.Next != nil, NextCursor: p.Next}})
 }
 
 func (h *Handlers) get(c *api.Ctx) error {

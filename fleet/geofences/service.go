@@ -16,12 +16,16 @@ import (
 	"github.com/fleethub/fleethub/internal/apitime"
 	"github.com/fleethub/fleethub/internal/enum"
 	"github.com/fleethub/fleethub/internal/jsonpath"
+	"github.com/fleethub/fleethub/internal/pagecursor"
 	"github.com/fleethub/fleethub/internal/store"
 )
 
 // Errors of the service; api/geofences maps them to codes.
 var (
-	ErrNotFound         = errors.New("geofences: geofence not found")
+	ErrNotFound = errors.New("geofences: geofence not found")
+	// ErrBadCursor is a cursor the listing did not make, or made under
+	// another scope.
+	ErrBadCursor        = errors.New("geofences: invalid cursor")
 	ErrMetadataTooLarge = errors.New("geofences: metadata over 64 KB")
 )
 
@@ -262,19 +266,57 @@ func (s *Service) Create(ctx context.Context, sc store.Scope, b Body) (View, err
 	return view(g)
 }
 
-// List answers the scope's geofences, oldest first.
-func (s *Service) List(ctx context.Context, sc store.Scope) ([]View, error) {
+// Page is a page of the scope's geofences, oldest first; Next continues
+// after it, nil on the last page.
+type Page struct {
+	Geofences []View
+	Next      *string
+}
+
+// cursorPrefix marks a cursor of this listing, so that a string that
+// merely decodes is not read as a position.
+const cursorPrefix = "geofence:"
+
+// ListPage answers at most limit geofences of the scope in creation
+// order (created_at, then id), after the position of cursor ("" for the
+// first page); ErrBadCursor for a cursor the listing did not make. A
+// position is a creation time and an id, so that a page continues
+// where it was even when the geofence it ended with was deleted.
+func (s *Service) ListPage(ctx context.Context, sc store.Scope, cursor string, limit int) (Page, error) {
+	hash := pagecursor.Hash("geofences", sc.Org, sc.Env)
+	var afterMS int64
+	var afterID string
+	if cursor != "" {
+		pos, ok := pagecursor.Open(cursor, hash)
+		rest, ok2 := strings.CutPrefix(pos, cursorPrefix)
+		ms, id, ok3 := strings.Cut(rest, ":")
+		n, err := strconv.ParseInt(ms, 10, 64)
+		if !ok || !ok2 || !ok3 || err != nil || id == "" {
+			return Page{}, ErrBadCursor
+		}
+		afterMS, afterID = n, id
+	}
 	gs, err := s.st.ListGeofences(ctx, sc)
 	if err != nil {
-		return nil, err
+		return Page{}, err
 	}
-	out := []View{}
+	out := Page{Geofences: []View{}}
 	for _, g := range gs {
+		ms := g.CreatedAt.UnixMilli()
+		if cursor != "" && (ms < afterMS || ms == afterMS && g.ID <= afterID) {
+			continue
+		}
+		if len(out.Geofences) == limit {
+			last := out.Geofences[limit-1]
+			c := pagecursor.Seal(cursorPrefix+strconv.FormatInt(last.CreatedAt.UnixMilli(), 10)+":"+last.GeofenceID, hash)
+			out.Next = &c
+			break
+		}
 		v, err := view(g)
 		if err != nil {
-			return nil, err
+			return Page{}, err
 		}
-		out = append(out, v)
+		out.Geofences = append(out.Geofences, v)
 	}
 	return out, nil
 }
