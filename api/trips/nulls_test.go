@@ -106,3 +106,31 @@ func TestMaxSpeedNullWhenNoSpeedMeasured(t *testing.T) {
 		check("list", items[0].(map[string]any)["analytics"])
 	}
 }
+
+// TestAlreadyActiveNamesTheTrip: starting a trip for a vehicle whose
+// trip is open answers 409 trip_already_active naming that trip and its
+// status (active, then paused) in details, and starts nothing.
+func TestAlreadyActiveNamesTheTrip(t *testing.T) {
+	call := serveJSON(t)
+	status, tr := call("POST", "/v1/trips", `{"vehicle_id":"veh-1"}`)
+	if status != 201 {
+		t.Fatalf("start: %d %v", status, tr)
+	}
+	id := tr["trip_id"].(string)
+	for _, want := range []string{"active", "paused"} {
+		if want == "paused" {
+			if status, m := call("POST", "/v1/trips/"+id+"/pause", `{}`); status != 200 {
+				t.Fatalf("pause: %d %v", status, m)
+			}
+		}
+		status, m := call("POST", "/v1/trips", `{"vehicle_id":"veh-1"}`)
+		e, _ := m["error"].(map[string]any)
+		d, _ := e["details"].(map[string]any)
+		if status != 409 || e["code"] != "trip_already_active" || d["trip_id"] != id || d["status"] != want || d["vehicle_id"] != "veh-1" {
+			t.Errorf("second start beside a %s trip: %d %v, want 409 naming %s", want, status, m, id)
+		}
+	}
+	if status, m := call("GET", "/v1/trips?vehicle_id=veh-1", ""); status != 200 || len(m["trips"].([]any)) != 1 {
+		t.Errorf("trips of the vehicle: %d %v, want the one", status, m)
+	}
+}

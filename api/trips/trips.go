@@ -39,9 +39,13 @@ func mapErr(err error) error {
 	var te *domain.TransitionError
 	var ve *domain.ValidationError
 	var se *domain.ShortDataError
+	var ae *domain.AlreadyActiveError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &ae):
+		return api.Errf("trip_already_active", "this vehicle already has an open trip, %s (%s): stop it before starting another", ae.TripID, ae.Status).
+			WithDetails(map[string]string{"vehicle_id": ae.VehicleID, "trip_id": ae.TripID, "status": ae.Status})
 	case errors.As(err, &se):
 		return api.Errf("trip_not_found", "%s", se.Message).WithDetails(se.Fields)
 	case errors.Is(err, domain.ErrInsufficientData):

@@ -81,12 +81,25 @@ func (s *Service) Start(ctx context.Context, org, env, actor string, r StartRequ
 	}
 	if err := s.store.CreateTrip(ctx, t); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return Trip{}, ErrAlreadyActive
+			return Trip{}, s.alreadyActive(ctx, sc, r.VehicleID)
 		}
 		return Trip{}, err
 	}
 	s.lifecycleEvent(ctx, t, &st, "trip_started", now, r.StartLocation.location(), map[string]any{"start_time": start})
 	return s.view(t, &st), nil
+}
+
+// alreadyActive is the refusal of a start for a vehicle with an open
+// trip: the AlreadyActiveError naming that trip, or ErrAlreadyActive
+// alone when it cannot be read (it was stopped meanwhile, or the store
+// failed).
+func (s *Service) alreadyActive(ctx context.Context, sc store.Scope, vehicleID string) error {
+	open, err := s.store.ListTrips(ctx, store.TripFilter{Scope: sc, VehicleID: vehicleID,
+		Statuses: []string{store.TripActive, store.TripPaused}, Limit: 1})
+	if err != nil || len(open) == 0 {
+		return ErrAlreadyActive
+	}
+	return &AlreadyActiveError{VehicleID: vehicleID, TripID: open[0].ID, Status: open[0].Status}
 }
 
 // carried is what a trip takes from the vehicle's previous trip.

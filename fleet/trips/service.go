@@ -34,6 +34,17 @@ var (
 // ErrInsufficientData is a trip without enough points for the analysis.
 var ErrInsufficientData = fmt.Errorf("%w: not enough location data", ErrNotFound)
 
+// AlreadyActiveError is ErrAlreadyActive naming the vehicle's open
+// trip, so that the client can resume or stop it.
+type AlreadyActiveError struct {
+	VehicleID, TripID, Status string
+}
+
+func (e *AlreadyActiveError) Error() string {
+	return fmt.Sprintf("trips: vehicle %s already has the %s trip %s", e.VehicleID, e.Status, e.TripID)
+}
+func (e *AlreadyActiveError) Unwrap() error { return ErrAlreadyActive }
+
 // ShortDataError is a trip of the scope that has too few points, or
 // too short a span, for an analysis: ErrInsufficientData with what it
 // lacks, so that the answer says why, not only that no data was found.
