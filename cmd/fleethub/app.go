@@ -583,8 +583,9 @@ func (a *app) start(ctx context.Context) error {
 	a.goRun(func() error { return a.digest.Run(ctx) })
 	if a.cfg.SolverWorkRate == 0 {
 		a.goRun(func() error {
-			measured, perSecond := a.optimizer.Calibrate()
-			a.log.Info("route optimizer calibrated", "work_per_core_second", int64(measured), "work_per_limit_second", perSecond)
+			a.optimizer.RunCalibration(ctx, func(measured float64, perSecond int64) {
+				a.log.Info("route optimizer calibrated", "work_per_core_second", int64(measured), "work_per_limit_second", perSecond)
+			})
 			return nil
 		})
 	}

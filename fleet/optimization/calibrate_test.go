@@ -1,6 +1,7 @@
 package optimization
 
 import (
+	"context"
 	"runtime"
 	"testing"
 	"time"
@@ -37,5 +38,57 @@ func TestCalibrateSetsTheWorkBudget(t *testing.T) {
 	fixed.Calibrate()
 	if got := fixed.searchOptions(b, 0).Work; got != 12345 {
 		t.Fatalf("configured work %d, want 12345", got)
+	}
+}
+
+// Calibrate runs again over a server's first minutes and keeps the
+// highest rate measured: a measurement in a busy moment (the server's own
+// start, another process) never lowers the work a second of a limit buys.
+func TestCalibrationKeepsTheHighestRate(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the rate is measured on Linux only")
+	}
+	s := New(Config{CalibrateAt: []time.Duration{0, 0, 0}}, nil, nil, nil)
+	var got []float64
+	var rates []int64
+	s.RunCalibration(context.Background(), func(measured float64, perSecond int64) {
+		got = append(got, measured)
+		rates = append(rates, perSecond)
+	})
+	if len(got) != 3 {
+		t.Fatalf("%d measurements, want 3", len(got))
+	}
+	best := 0.0
+	for i, m := range got {
+		best = max(best, m)
+		if want := int64(best * RateShare); rates[i] != want {
+			t.Fatalf("after measuring %.0f (highest so far %.0f) the rate is %d a second, want %d", m, best, rates[i], want)
+		}
+	}
+	b := &built{timeLimit: time.Second}
+	if work := s.searchOptions(b, 0).Work; work != rates[2] {
+		t.Fatalf("a 1 s limit buys %d units, want the highest rate's %d", work, rates[2])
+	}
+
+	// a measurement falls due while a search runs: it waits for the
+	// search to end rather than take a core from it
+	s.searching.Add(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	measured := make(chan float64, 3)
+	go func() {
+		defer close(done)
+		s.RunCalibration(ctx, func(m float64, _ int64) { measured <- m })
+	}()
+	select {
+	case m := <-measured:
+		t.Fatalf("measured %.0f while a search ran", m)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	s.searching.Add(-1)
+	<-done
+	cancel()
+	if len(measured) != 3 {
+		t.Fatalf("%d measurements once the search ended, want 3", len(measured))
 	}
 }

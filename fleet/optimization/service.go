@@ -42,6 +42,9 @@ type Config struct {
 	// time limit, in place of the default (vrp.WorkPerSecond) until
 	// Calibrate measures this machine.
 	WorkPerSecond int64
+	// CalibrateAt is when RunCalibration measures the machine, from its
+	// start; default CalibrateAt().
+	CalibrateAt []time.Duration
 	// Traffic is the speeds the fleets were observed driving on the
 	// roads (real_time_traffic); nil refuses real_time_traffic.
 	Traffic Traffic
@@ -56,6 +59,11 @@ type Service struct {
 	// rate is each search's work per second of the time limit:
 	// vrp.WorkPerSecond until Calibrate has measured this machine
 	rate atomic.Int64
+	// measured is the highest rate Calibrate has measured (the least
+	// disturbed), in units per core-second; searching counts the
+	// searches running, which a later calibration waits out
+	measured  atomic.Int64
+	searching atomic.Int32
 }
 
 // RateShare is the share of a core's measured work rate (Calibrate) a
@@ -69,12 +77,63 @@ const RateShare = 0.87
 // returns the measured rate, 0 where it cannot be measured (the default,
 // vrp.WorkPerSecond, then stays). Requests before it returns use the
 // default.
+//
+// Calibrate may run again: a measurement lower than an earlier one (a
+// busy moment, when other work shared the core's caches or the VM's host
+// its time) leaves the rate as it was, so that the rate is the highest
+// measured, that of the machine when quiet. A search that then meets a
+// busy moment ends on its time limit, as it would anyway.
 func (s *Service) Calibrate() (measured float64, perSecond int64) {
 	measured = vrp.MeasureRate(vrp.RateWork)
-	if measured > 0 {
-		s.rate.Store(int64(measured * RateShare))
+	if m := int64(measured); m > 0 {
+		for {
+			old := s.measured.Load()
+			if m <= old {
+				break
+			}
+			if s.measured.CompareAndSwap(old, m) {
+				s.rate.Store(int64(measured * RateShare))
+				break
+			}
+		}
 	}
 	return measured, s.rate.Load()
+}
+
+// CalibrateAt is when RunCalibration measures the machine by default,
+// from its start: at once, for the first requests, then a few times over
+// the first minutes, since a server's start is itself a busy moment.
+func CalibrateAt() []time.Duration {
+	return []time.Duration{0, 10 * time.Second, time.Minute, 5 * time.Minute}
+}
+
+// RunCalibration calls Calibrate at the times of Config.CalibrateAt until
+// ctx ends, reporting each measurement; one that falls due while a search
+// runs waits for a second with none (a measurement then would take a
+// core from the search, and be disturbed by it).
+func (s *Service) RunCalibration(ctx context.Context, report func(measured float64, perSecond int64)) {
+	at := s.cfg.CalibrateAt
+	if at == nil {
+		at = CalibrateAt()
+	}
+	start := time.Now()
+	for _, at := range at {
+		t := time.NewTimer(time.Until(start.Add(at)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		for s.searching.Load() > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
+		report(s.Calibrate())
+	}
 }
 
 // Publisher puts events of a scope on the bus (hub/publish).
@@ -228,6 +287,13 @@ func (s *Service) avoidable(bad map[string]string, r *Request, b *built) {
 // (1/minSearch), when the road matrices took the rest or more.
 const minSearch = 20
 
+// solve runs the search of b, counted as running while it does.
+func (s *Service) solve(b *built, spent time.Duration) vrp.Solution {
+	s.searching.Add(1)
+	defer s.searching.Add(-1)
+	return b.pr.Solve(s.searchOptions(b, spent))
+}
+
 // searchOptions bounds the search of b once spent (validation, road
 // matrices) has gone: its deadline is what is left of the time limit, at
 // least a minSearch-th of it, so that the answer comes within the limit
@@ -272,7 +338,7 @@ func (s *Service) OptimizeAfter(ctx context.Context, sc store.Scope, r *Request,
 		}
 	}
 	source, missing, note := s.costs(ctx, sc, r, b)
-	sol := b.pr.Solve(s.searchOptions(b, s.cfg.Now().Sub(start)))
+	sol := s.solve(b, s.cfg.Now().Sub(start))
 	took := s.cfg.Now().Sub(start)
 	res := assemble(r, b.pr, sol, took, source)
 	if missing > 0 {
