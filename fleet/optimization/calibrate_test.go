@@ -92,3 +92,58 @@ func TestCalibrationKeepsTheHighestRate(t *testing.T) {
 		t.Fatalf("%d measurements once the search ended, want 3", len(measured))
 	}
 }
+
+// A measurement after the first waits while the server is busy (here a
+// goroutine that keeps a core), since it would take half a second of a
+// core from that work and come out low; it runs once a second passes
+// quietly.
+func TestCalibrationWaitsForAQuietServer(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the rate is measured on Linux only")
+	}
+	s := New(Config{CalibrateAt: []time.Duration{0, 0}}, nil, nil, nil)
+	stop := make(chan struct{})
+	spun := make(chan struct{})
+	go func() {
+		defer close(spun)
+		x := uint64(1)
+		for {
+			select {
+			case <-stop:
+				_ = x
+				return
+			default:
+			}
+			for range 10000 {
+				x = x*6364136223846793005 + 1442695040888963407
+			}
+		}
+	}()
+	measured := make(chan float64, 2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.RunCalibration(context.Background(), func(m float64, _ int64) { measured <- m })
+	}()
+	deadline := time.After(10 * time.Second)
+	select {
+	case <-measured: // the first, at once, busy or not
+	case <-deadline:
+		t.Fatal("no first measurement")
+	}
+	select {
+	case m := <-measured:
+		t.Fatalf("measured %.0f again while the process kept a core busy", m)
+	case <-time.After(2500 * time.Millisecond):
+	}
+	close(stop)
+	<-spun
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no second measurement once the process was quiet")
+	}
+	if len(measured) != 1 {
+		t.Fatalf("%d measurements after the quiet second, want 1", len(measured))
+	}
+}

@@ -107,17 +107,25 @@ func CalibrateAt() []time.Duration {
 	return []time.Duration{0, 10 * time.Second, time.Minute, 5 * time.Minute}
 }
 
+// QuietShare is the share of one core below which the server counts as
+// quiet: a measurement after the first waits for a second in which the
+// whole process used less than this and no search ran.
+const QuietShare = 0.10
+
 // RunCalibration calls Calibrate at the times of Config.CalibrateAt until
-// ctx ends, reporting each measurement; one that falls due while a search
-// runs waits for a second with none (a measurement then would take a
-// core from the search, and be disturbed by it).
+// ctx ends, reporting each measurement. None runs while a search does,
+// and every measurement after the first also waits for a quiet second: one with no search running and the process
+// using less than QuietShare of a core. A measurement while a search runs
+// would take a core from it, and one while the server is busy (a load
+// test, a burst of uploads) would take half a second of a core from that
+// traffic and come out low, when only the highest measured counts.
 func (s *Service) RunCalibration(ctx context.Context, report func(measured float64, perSecond int64)) {
 	at := s.cfg.CalibrateAt
 	if at == nil {
 		at = CalibrateAt()
 	}
 	start := time.Now()
-	for _, at := range at {
+	for i, at := range at {
 		t := time.NewTimer(time.Until(start.Add(at)))
 		select {
 		case <-ctx.Done():
@@ -125,14 +133,41 @@ func (s *Service) RunCalibration(ctx context.Context, report func(measured float
 			return
 		case <-t.C:
 		}
-		for s.searching.Load() > 0 {
+		for i == 0 && s.searching.Load() > 0 {
 			select {
 			case <-ctx.Done():
 				return
 			case <-time.After(time.Second):
 			}
 		}
+		if i > 0 && !s.waitQuiet(ctx) {
+			return
+		}
 		report(s.Calibrate())
+	}
+}
+
+// waitQuiet returns once a second has passed with no search running and
+// the process using less than QuietShare of a core (where the process's
+// CPU time cannot be read, a second with no search), false when ctx ends
+// first.
+func (s *Service) waitQuiet(ctx context.Context) bool {
+	for {
+		c0, ok := processCPU()
+		busy := s.searching.Load() > 0
+		t0 := time.Now()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Second):
+		}
+		if busy || s.searching.Load() > 0 {
+			continue
+		}
+		if c1, _ := processCPU(); ok && (c1-c0).Seconds() >= QuietShare*time.Since(t0).Seconds() {
+			continue
+		}
+		return true
 	}
 }
 
