@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,9 +22,12 @@ func TestTurnToWebhookEndsWebsocketDelivery(t *testing.T) {
 	cfg.AllowPrivateWebhooks = true
 	n := startNode(t, cfg)
 	k := n.key("org-a", "test", []string{"all"}, 100000)
-	var hooked atomic.Int64
+	hooked := make(chan struct{}, 1)
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hooked.Add(1)
+		select {
+		case hooked <- struct{}{}:
+		default:
+		}
 	}))
 	t.Cleanup(recv.Close)
 
@@ -81,10 +83,10 @@ func TestTurnToWebhookEndsWebsocketDelivery(t *testing.T) {
 	}
 	// what comes next goes to the webhook
 	n.ingestEvents(t, k, "veh-turn", 1, 1)
-	for end := time.Now().Add(10 * time.Second); hooked.Load() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatal("the webhook received nothing")
-		}
+	select {
+	case <-hooked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the webhook received nothing")
 	}
 	st := n.do("GET", "/api/v1/streaming/events/status/"+id, k, nil).json(t)
 	if st["connected_clients"] != float64(0) {

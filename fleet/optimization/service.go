@@ -28,6 +28,8 @@ import (
 	"github.com/fleethub/fleethub/internal/routing"
 	"github.com/fleethub/fleethub/internal/store"
 	"github.com/fleethub/fleethub/internal/vrp"
+
+	"github.com/fleethub/fleethub/internal/cputime"
 )
 
 // Config tunes a Service; zero fields take defaults.
@@ -153,7 +155,7 @@ func (s *Service) RunCalibration(ctx context.Context, report func(measured float
 // first.
 func (s *Service) waitQuiet(ctx context.Context) bool {
 	for {
-		c0, ok := processCPU()
+		c0, ok := cputime.Process()
 		busy := s.searching.Load() > 0
 		t0 := time.Now()
 		select {
@@ -164,7 +166,7 @@ func (s *Service) waitQuiet(ctx context.Context) bool {
 		if busy || s.searching.Load() > 0 {
 			continue
 		}
-		if c1, _ := processCPU(); ok && (c1-c0).Seconds() >= QuietShare*time.Since(t0).Seconds() {
+		if c1, _ := cputime.Process(); ok && (c1-c0).Seconds() >= QuietShare*time.Since(t0).Seconds() {
 			continue
 		}
 		return true

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"slices"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/cputime"
 )
 
 // RateWork is the work of one measuring run of MeasureRate: 40 to 120
@@ -45,13 +47,13 @@ func MeasureRate(work int64) float64 {
 func measureOnce(t *tables, work int64, seed uint64) float64 {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	c0, ok := threadCPU()
+	c0, ok := cputime.Thread()
 	if !ok {
 		return 0
 	}
 	w := newWorker(t, 0, splitmix(seed), time.Now().Add(time.Hour))
 	w.search(budget{work: work, iters: math.MaxInt32, until: time.Now().Add(time.Hour)})
-	c1, _ := threadCPU()
+	c1, _ := cputime.Thread()
 	if c1 <= c0 {
 		return 0
 	}

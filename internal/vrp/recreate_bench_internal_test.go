@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/fleethub/fleethub/internal/cputime"
 )
 
 // BenchmarkRuinRecreate times the annealing's iteration, the search's
@@ -58,7 +60,7 @@ func BenchmarkRuinRecreate(b *testing.B) {
 			// busy machine the elapsed time counts other work too.
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			c0, cpu := threadCPU()
+			c0, cpu := cputime.Thread()
 			b.ResetTimer()
 			for b.Loop() {
 				cand := w.fork(best)
@@ -67,7 +69,7 @@ func BenchmarkRuinRecreate(b *testing.B) {
 				w.drop(cand)
 			}
 			spent := b.Elapsed()
-			if c1, _ := threadCPU(); cpu {
+			if c1, _ := cputime.Thread(); cpu {
 				spent = c1 - c0
 			}
 			b.ReportMetric(float64(spent.Nanoseconds())/float64(w.work-from), "ns/unit")
