@@ -66,6 +66,9 @@ type Service struct {
 	// searches running, which a later calibration waits out
 	measured  atomic.Int64
 	searching atomic.Int32
+	// quiet is the share of a core under which the process counts as
+	// quiet (QuietShare)
+	quiet float64
 }
 
 // RateShare is the share of a core's measured work rate (Calibrate) a
@@ -166,7 +169,7 @@ func (s *Service) waitQuiet(ctx context.Context) bool {
 		if busy || s.searching.Load() > 0 {
 			continue
 		}
-		if c1, _ := cputime.Process(); ok && (c1-c0).Seconds() >= QuietShare*time.Since(t0).Seconds() {
+		if c1, _ := cputime.Process(); ok && (c1-c0).Seconds() >= s.quiet*time.Since(t0).Seconds() {
 			continue
 		}
 		return true
@@ -187,7 +190,7 @@ func New(cfg Config, st store.Optimizations, pub Publisher, roads Roads) *Servic
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Service{cfg: cfg, st: st, pub: pub, roads: roads}
+	s := &Service{cfg: cfg, st: st, pub: pub, roads: roads, quiet: QuietShare}
 	s.rate.Store(vrp.WorkPerSecond)
 	if cfg.WorkPerSecond > 0 {
 		s.rate.Store(cfg.WorkPerSecond)
