@@ -134,6 +134,19 @@ func DateQuery(c *Ctx, name string, bad map[string]string) (t time.Time, ok bool
 	return t, true
 }
 
+// DateQueryEnd reads the optional date query parameter name that ends a
+// range (the trip list's end_date, the incident listing's date_to) as
+// DateQuery does, except that a date alone stands for the whole of that
+// day: its last millisecond, 23:59:59.999 UTC. The ranges take both ends
+// in, so end_date=2026-01-01 lists what started on the 1st too.
+func DateQueryEnd(c *Ctx, name string, bad map[string]string) (t time.Time, ok bool) {
+	t, ok = DateQuery(c, name, bad)
+	if ok && len(c.QueryArgs().Peek(name)) == len("2006-01-02") {
+		t = t.AddDate(0, 0, 1).Add(-time.Millisecond)
+	}
+	return t, ok
+}
+
 // Validation returns validation_failed (or another 400 code) with a map of
 // field path to message. validation_failed whose every problem is a value
 // outside the field's fixed set of values (enum.Refusal) is

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/emergency"
@@ -51,7 +50,7 @@ func (h *Handlers) Routes() []*api.Route {
 	id := []api.Param{{Name: "incident_id", In: "path", Type: "string", Required: true}}
 	q := []api.Param{{Name: "status", In: "query", Type: "string", Enum: domain.Statuses}, {Name: "severity", In: "query", Type: "string", Enum: domain.Severities},
 		{Name: "event_type", In: "query", Type: "string", Enum: domain.EventTypes}, {Name: "fleet_id", In: "query", Type: "string"}, {Name: "driver_id", In: "query", Type: "string"},
-		{Name: "date_from", In: "query", Type: "string", Format: "date-time", Description: "ISO 8601 date-time or date"}, {Name: "date_to", In: "query", Type: "string", Format: "date-time", Description: "ISO 8601 date-time or date"},
+		{Name: "date_from", In: "query", Type: "string", Format: "date-time", Description: "incidents created at or after this ISO 8601 date-time, or a date alone (its midnight UTC)"}, {Name: "date_to", In: "query", Type: "string", Format: "date-time", Description: "incidents created at or before this ISO 8601 date-time, or a date alone (the whole of that day UTC)"},
 		{Name: "limit", In: "query", Type: "integer", Description: "1-200, default 50"}, {Name: "offset", In: "query", Type: "integer"}}
 	return []*api.Route{
 		{Method: "GET", Path: "/v1/emergency/incidents", Tag: "emergency", Summary: "List incidents, newest first", Permission: "emergency:read", TokenScope: api.ConsoleReadScope,
@@ -162,13 +161,11 @@ func listFilter(c *api.Ctx) (store.IncidentFilter, error) {
 	if f.EventType != "" && !slices.Contains(domain.EventTypes, f.EventType) {
 		bad["event_type"] = enum.Refusal(domain.EventTypes...)
 	}
-	for _, d := range []struct {
-		name string
-		dst  *time.Time
-	}{{"date_from", &f.From}, {"date_to", &f.To}} {
-		if t, ok := api.DateQuery(c, d.name, bad); ok {
-			*d.dst = t
-		}
+	if t, ok := api.DateQuery(c, "date_from", bad); ok {
+		f.From = t
+	}
+	if t, ok := api.DateQueryEnd(c, "date_to", bad); ok {
+		f.To = t
 	}
 	if v := a.Peek("limit"); len(v) > 0 {
 		n, ok := api.DecimalInt(v)

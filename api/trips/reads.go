@@ -1,8 +1,6 @@
 package trips
 
 import (
-	"time"
-
 	"github.com/fleethub/fleethub/api"
 	domain "github.com/fleethub/fleethub/fleet/trips"
 )
@@ -62,13 +60,11 @@ func (h *Handlers) list(c *api.Ctx) error {
 		q.Order = v
 	}
 	q.IncludeAnalytics = boolParam(c, "include_analytics", true, bad)
-	for _, d := range []struct {
-		name string
-		dst  **time.Time
-	}{{"start_date", &q.StartDate}, {"end_date", &q.EndDate}} {
-		if t, ok := api.DateQuery(c, d.name, bad); ok {
-			*d.dst = &t
-		}
+	if t, ok := api.DateQuery(c, "start_date", bad); ok {
+		q.StartDate = &t
+	}
+	if t, ok := api.DateQueryEnd(c, "end_date", bad); ok {
+		q.EndDate = &t
 	}
 	if len(bad) > 0 {
 		return api.Validation("invalid_request", bad)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -385,9 +386,10 @@ func TestRouteAndSafetyScore(t *testing.T) {
 }
 
 // TestDateRangesRefusedAlike: the trip list and the incident listing take
-// a range whose start is before its end, and refuse one whose start is at
-// or after its end with 400 invalid_date_range whose details name both
-// parameters with their values.
+// a range whose start is before its end (a date alone as the end is the
+// whole of that day, so a day to itself is a range), and refuse one whose
+// start is at or after its end with 400 invalid_date_range whose details
+// name both parameters with their values.
 func TestDateRangesRefusedAlike(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	k := n.key("org-a", "test", []string{"all"}, 100000)
@@ -397,10 +399,12 @@ func TestDateRangesRefusedAlike(t *testing.T) {
 	}
 	for _, c := range cases {
 		q := func(from, to string) string { return c.path + "?" + c.from + "=" + from + "&" + c.to + "=" + to }
-		if r := n.do("GET", q("2026-01-01", "2026-01-02"), k, nil); r.Status != 200 {
-			t.Errorf("%s: %d %s", q("2026-01-01", "2026-01-02"), r.Status, r.Body)
+		for _, v := range [][2]string{{"2026-01-01", "2026-01-02"}, {"2026-01-01", "2026-01-01"}} {
+			if r := n.do("GET", q(v[0], v[1]), k, nil); r.Status != 200 {
+				t.Errorf("%s: %d %s", q(v[0], v[1]), r.Status, r.Body)
+			}
 		}
-		for _, v := range [][2]string{{"2026-01-02", "2026-01-01"}, {"2026-01-01", "2026-01-01"}, {"2026-01-01T10:00:00Z", "2026-01-01T10:00:00Z"}} {
+		for _, v := range [][2]string{{"2026-01-02", "2026-01-01"}, {"2026-01-01T10:00:00Z", "2026-01-01T10:00:00Z"}} {
 			r := n.do("GET", q(v[0], v[1]), k, nil)
 			var e struct {
 				Error struct {
@@ -410,14 +414,85 @@ func TestDateRangesRefusedAlike(t *testing.T) {
 			}
 			_ = json.Unmarshal(r.Body, &e)
 			want := map[string]string{c.from: v[0], c.to: v[1]}
-			for name, day := range want {
-				if len(day) == len("2026-01-01") {
-					want[name] = day + "T00:00:00Z"
-				}
+			if len(v[0]) == len("2026-01-01") {
+				// a date alone starts a range at its midnight and ends
+				// one at its last millisecond
+				want[c.from] = v[0] + "T00:00:00Z"
+				want[c.to] = v[1] + "T23:59:59.999Z"
 			}
 			if r.Status != 400 || e.Error.Code != "invalid_date_range" || fmt.Sprint(e.Error.Details) != fmt.Sprint(want) {
 				t.Errorf("%s: %d %s, want invalid_date_range with details %v", q(v[0], v[1]), r.Status, r.Body, want)
 			}
 		}
+	}
+}
+
+// TestDateRangesTakeBothEnds: the trip list and the incident listing take
+// in what falls on either end of their ranges, and a date alone as the end
+// stands for the whole of that day: end_date=D lists a trip that started
+// on D, and a day from itself to itself lists that day's.
+func TestDateRangesTakeBothEnds(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	k := n.key("org-a", "test", []string{"all"}, 100000)
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	day, yesterday := today.Format("2006-01-02"), today.AddDate(0, 0, -1).Format("2006-01-02")
+	midnight := n.startTrip(k, "veh-midnight", today)                // the first millisecond of today
+	late := n.startTrip(k, "veh-late", today.Add(-time.Millisecond)) // the last of yesterday
+	trips := func(query string) []string {
+		t.Helper()
+		r := n.do("GET", "/v1/trips?"+query, k, nil)
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", query, r.Status, r.Body)
+		}
+		var ids []string
+		for _, tr := range r.json(t)["trips"].([]any) {
+			ids = append(ids, tr.(map[string]any)["trip_id"].(string))
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	both := []string{midnight, late}
+	slices.Sort(both)
+	ms := func(at time.Time) string { return at.Format("2006-01-02T15:04:05.000Z") }
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"start_date=" + day + "&end_date=" + day, []string{midnight}},
+		{"start_date=" + yesterday + "&end_date=" + yesterday, []string{late}},
+		{"end_date=" + yesterday, []string{late}},
+		{"start_date=" + day, []string{midnight}},
+		{"start_date=" + ms(today.Add(-time.Millisecond)) + "&end_date=" + ms(today), both},
+		{"start_date=" + ms(today) + "&end_date=" + ms(today.Add(time.Millisecond)), []string{midnight}},
+		{"end_date=" + ms(today.Add(-time.Millisecond)), []string{late}},
+	} {
+		if got := trips(c.query); !slices.Equal(got, c.want) {
+			t.Errorf("trips?%s: %v, want %v (midnight %s, late %s)", c.query, got, c.want, midnight, late)
+		}
+	}
+
+	r := n.do("POST", "/v1/emergency/incidents", k, map[string]any{"event_type": "breakdown", "severity_level": "moderate", "vehicle_id": "veh-1",
+		"location": map[string]any{"latitude": 40.0, "longitude": -83.0}, "description": "flat tyre"})
+	if r.Status != 201 {
+		t.Fatalf("incident: %d %s", r.Status, r.Body)
+	}
+	created := time.Now().UTC().Format("2006-01-02")
+	count := func(query string) float64 {
+		t.Helper()
+		r := n.do("GET", "/v1/emergency/incidents?"+query, k, nil)
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", query, r.Status, r.Body)
+		}
+		return r.json(t)["pagination"].(map[string]any)["total_count"].(float64)
+	}
+	if got := count("date_from=" + created + "&date_to=" + created); got != 1 {
+		t.Errorf("incidents from %s to %s: %v, want today's 1", created, created, got)
+	}
+	before := today.AddDate(0, 0, -1)
+	if created != day { // the day turned between the two
+		before = today
+	}
+	if got := count("date_to=" + before.Format("2006-01-02")); got != 0 {
+		t.Errorf("incidents to %s: %v, want 0", before.Format("2006-01-02"), got)
 	}
 }

@@ -144,11 +144,13 @@ func (s *Service) List(ctx context.Context, org, env string, q ListQuery) (ListR
 	if q.Status != "" {
 		f.Statuses = []string{q.Status}
 	}
+	// both ends are in the range, as the incident listing's are; the
+	// store's bounds are strict, and its times in milliseconds
 	if q.StartDate != nil {
-		f.StartAfter = *q.StartDate
+		f.StartAfter = q.StartDate.Add(-time.Millisecond)
 	}
 	if q.EndDate != nil {
-		f.StartBefore = *q.EndDate
+		f.StartBefore = q.EndDate.Add(time.Millisecond)
 	}
 	res := ListResult{Trips: []ListItem{}, Pagination: Pagination{Limit: q.Limit},
 		FiltersApplied: FiltersApplied{OrganizationID: org, StartDate: q.StartDate, EndDate: q.EndDate, Sort: q.Sort, Order: q.Order, IncludeAnalytics: q.IncludeAnalytics}}
