@@ -80,7 +80,7 @@ type RiskFactor struct {
 // PositiveIndicator is something the driver did well.
 type PositiveIndicator struct {
 	IndicatorType string  `json:"indicator_type" enum:"smooth_braking,speed_compliance,steady_speed"`
-	Percentage    float64 `json:"percentage" source:"computed" doc:"smooth_braking and speed_compliance: the share of the trip's driving time outside harsh braking or speeding episodes (shown from 95; speed_compliance never for a device whose speeding alert_frequency is not immediate: not every episode of it is an event); steady_speed: the consistency score (shown from 80)"`
+	Percentage    float64 `json:"percentage" source:"computed" doc:"smooth_braking and speed_compliance: the share of the trip's driving time outside harsh braking or speeding episodes (shown from 95; speed_compliance never for a device whose speeding alert_frequency is not immediate or whose speeding detection is off, smooth_braking never for one whose harsh event detection is off: not every episode of it is an event); steady_speed: the consistency score (shown from 80)"`
 	ScoreBonus    float64 `json:"score_bonus" source:"constant" doc:"always 0: the safety score has no bonuses, it only loses points to events"`
 	Description   string  `json:"description"`
 }
@@ -223,16 +223,23 @@ func (s *Service) SafetyScore(ctx context.Context, org, env, id string, withBrea
 		TripContext: tripContext(t.StartTime, pts, prof, a), RiskFactors: risks,
 		PositiveIndicators: positives(risks, a.DurationMinutes*60, bd.ConsistencyScore), Recommendations: []Recommendation{}}
 	// a device whose speeding episodes are not all raised as events
-	// (throttled, or summarized by day) may have sped without the trip's
-	// events showing it: no share of its time without speeding can be
-	// told from them
+	// (throttled, summarized by day, or not detected at all) may have
+	// sped without the trip's events showing it: no share of its time
+	// without speeding can be told from them; nor one without harsh
+	// braking of a device whose harsh event detection is off
 	thr, err := s.thresholds(ctx, sc, st.DeviceID)
 	if err != nil {
 		return SafetyAnalysis{}, err
 	}
-	if thr.SpeedingSummary || thr.SpeedingEvery != 0 {
-		out.PositiveIndicators = slices.DeleteFunc(out.PositiveIndicators, func(p PositiveIndicator) bool { return p.IndicatorType == "speed_compliance" })
-	}
+	out.PositiveIndicators = slices.DeleteFunc(out.PositiveIndicators, func(p PositiveIndicator) bool {
+		switch p.IndicatorType {
+		case "speed_compliance":
+			return thr.SpeedingDisabled || thr.SpeedingSummary || thr.SpeedingEvery != 0
+		case "smooth_braking":
+			return thr.HarshDisabled
+		}
+		return false
+	})
 	if withBreakdown {
 		out.ScoreBreakdown = &bd
 	}
