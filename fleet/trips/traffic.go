@@ -40,6 +40,9 @@ func traffic(pts []Point, prof profile, cruise, idlePerHour float64) *TrafficAna
 	speeds, cum := prof.speeds, prof.cum
 	ta := &TrafficAnalysis{CongestedSegments: []CongestedSegment{}}
 	if cruise <= 0 {
+		// nothing moved at a speed to compare with: no congestion, and
+		// the hours the trip started in are what they are
+		ta.PeakHoursImpact = peakHours(pts, ta)
 		return ta
 	}
 	inSeg := -1
@@ -87,19 +90,25 @@ func traffic(pts []Point, prof profile, cruise, idlePerHour float64) *TrafficAna
 	}
 	ta.TrafficDelayMinutes = round(ta.TrafficDelayMinutes, 2)
 	ta.FuelCostImpactUSD = round(ta.TrafficDelayMinutes/60*idlePerHour*fuelUSDPerLiter, 2)
-	h := pts[0].Time().Hour()
-	ph := PeakHours{CongestionFactor: round(1+ta.AverageCongestionLevel, 2)}
-	switch {
+	ta.PeakHoursImpact = peakHours(pts, ta)
+	return ta
+}
+
+// peakHours places the trip's first point in the peak hours (07-10 and
+// 16-19 UTC) and carries ta's congestion over to them.
+func peakHours(pts []Point, ta *TrafficAnalysis) PeakHours {
+	ph := PeakHours{CongestionFactor: round(1+ta.AverageCongestionLevel, 2), PeakPeriod: "off_peak"}
+	if len(pts) == 0 {
+		return ph
+	}
+	switch h := pts[0].Time().Hour(); {
 	case h >= 7 && h < 10:
 		ph.IsPeakHours, ph.PeakPeriod = true, "morning"
 	case h >= 16 && h < 19:
 		ph.IsPeakHours, ph.PeakPeriod = true, "evening"
-	default:
-		ph.PeakPeriod = "off_peak"
 	}
 	if ph.IsPeakHours {
 		ph.AdditionalDelayMinutes = ta.TrafficDelayMinutes
 	}
-	ta.PeakHoursImpact = ph
-	return ta
+	return ph
 }
