@@ -96,7 +96,7 @@ type ListResponse struct {
 // ReplayBody selects deliveries to send again: ids, or a time range of
 // creation.
 type ReplayBody struct {
-	DeliveryIDs []string   `json:"delivery_ids,omitempty" doc:"up to 1,000 ids"`
+	DeliveryIDs []string   `json:"delivery_ids,omitempty" doc:"1 to 1,000 ids; an empty list is refused (leave it out to replay by from and to)"`
 	From        *time.Time `json:"from,omitempty" doc:"RFC 3339; with to: deliveries created in [from, to), at most 31 days"`
 	To          *time.Time `json:"to,omitempty"`
 }
@@ -299,6 +299,10 @@ func (h *Handlers) replay(c *api.Ctx, kind string) error {
 	}
 	byIDs, byTime := len(b.DeliveryIDs) > 0, b.From != nil || b.To != nil
 	switch {
+	case b.DeliveryIDs != nil && !byIDs && byTime:
+		// sent as [] beside a range: a list that selects nothing is no
+		// selection, and the range alone is what would be replayed
+		return api.Validation("validation_failed", map[string]string{"delivery_ids": "must name at least one delivery; leave it out to replay by from and to"})
 	case byIDs && byTime:
 		return api.Validation("validation_failed", map[string]string{"delivery_ids": "give delivery_ids or from and to, not both"})
 	case !byIDs && !byTime:

@@ -252,10 +252,17 @@ func TestReplay(t *testing.T) {
 		{map[string]any{"from": to, "to": from}, "invalid_date_range"},
 		{map[string]any{"from": from, "to": from.Add(40 * 24 * time.Hour)}, "invalid_date_range"},
 		{map[string]any{"delivery_ids": "msg_00"}, "invalid_request"},
+		// an empty list beside a range selects nothing: refused, not
+		// read as left out
+		{map[string]any{"delivery_ids": []string{}, "from": from, "to": to}, "validation_failed"},
 	} {
 		if r := f.do("POST", path, manager, c.body); r.status != 400 || r.code() != c.code {
 			t.Errorf("%v: %d %v, want %s", c.body, r.status, r.body, c.code)
 		}
+	}
+	r = f.do("POST", path, manager, map[string]any{"delivery_ids": []string{}, "from": from, "to": to})
+	if e, _ := r.body["error"].(map[string]any); e == nil || e["details"].(map[string]any)["delivery_ids"] == nil {
+		t.Errorf("an empty delivery_ids beside a range: %d %v, want delivery_ids named", r.status, r.body)
 	}
 	if r := f.do("POST", path, foreign, map[string]any{"delivery_ids": []string{"msg_00"}}); r.status != 404 || r.code() != "stream_not_found" {
 		t.Errorf("foreign replay: %d %v", r.status, r.body)
