@@ -59,7 +59,7 @@ type ScoreBreakdown struct {
 	SpeedComplianceScore   float64      `json:"speed_compliance_score" source:"computed"`
 	FollowingDistanceScore *float64     `json:"following_distance_score" source:"unknown" doc:"null: following distance needs forward sensors the hub receives nothing from (weight 0)"`
 	DistractionScore       *float64     `json:"distraction_score" source:"unknown" doc:"null: distraction needs in-cab sensors the hub receives nothing from (weight 0)"`
-	ConsistencyScore       float64      `json:"consistency_score" source:"computed"`
+	ConsistencyScore       *float64     `json:"consistency_score" source:"computed" doc:"100 less the coefficient of variation of the moving speeds (over 5 km/h), in percent; null when fewer than two were measured: a trip that never moved had no speed to keep steady"`
 	ScoreWeights           ScoreWeights `json:"score_weights"`
 }
 
@@ -338,10 +338,11 @@ func riskFactors(events []storedEvent, km float64) ([]RiskFactor, map[string]flo
 }
 
 // consistency scores 0-100 how steady the moving speeds were: 100 less
-// their coefficient of variation, in percent.
-func consistency(moving []float64) float64 {
+// their coefficient of variation, in percent; nil for fewer than two
+// (no speed was kept, steady or not).
+func consistency(moving []float64) *float64 {
 	if len(moving) <= 1 {
-		return 100
+		return nil
 	}
 	mean, sq := 0.0, 0.0
 	for _, v := range moving {
@@ -352,12 +353,13 @@ func consistency(moving []float64) float64 {
 		sq += (v - mean) * (v - mean)
 	}
 	cv := math.Sqrt(sq/float64(len(moving))) / math.Max(mean, 1)
-	return round(100*(1-math.Min(cv, 1)), 1)
+	c := round(100*(1-math.Min(cv, 1)), 1)
+	return &c
 }
 
 // breakdown scores each behaviour from the severity points of its events
 // over km.
-func breakdown(points map[string]float64, km, consistency float64) ScoreBreakdown {
+func breakdown(points map[string]float64, km float64, consistency *float64) ScoreBreakdown {
 	return ScoreBreakdown{
 		AccelerationScore: componentScore(points[detect.TypeHarshAcceleration], km), BrakingScore: componentScore(points[detect.TypeHarshBraking], km),
 		CorneringScore: componentScore(points[detect.TypeHarshCornering], km), SpeedComplianceScore: componentScore(points[detect.TypeSpeeding], km),
@@ -368,7 +370,7 @@ func breakdown(points map[string]float64, km, consistency float64) ScoreBreakdow
 
 // positives are what the driver did well over a trip of durS seconds:
 // hardly any harsh braking or speeding, a steady speed.
-func positives(risks []RiskFactor, durS, consistency float64) []PositiveIndicator {
+func positives(risks []RiskFactor, durS float64, consistency *float64) []PositiveIndicator {
 	// outside is the share of the trip, in percent, outside typ's episodes
 	outside := func(typ string) float64 {
 		i := slices.IndexFunc(risks, func(rf RiskFactor) bool { return rf.FactorType == typ })
@@ -392,8 +394,8 @@ func positives(risks []RiskFactor, durS, consistency float64) []PositiveIndicato
 			out = append(out, PositiveIndicator{IndicatorType: p.indicator, Percentage: pct, Description: fmt.Sprintf("%.1f %% of the driving time without %s", pct, p.what)})
 		}
 	}
-	if consistency >= 80 {
-		out = append(out, PositiveIndicator{IndicatorType: "steady_speed", Percentage: consistency, Description: "Steady speed while moving"})
+	if consistency != nil && *consistency >= 80 {
+		out = append(out, PositiveIndicator{IndicatorType: "steady_speed", Percentage: *consistency, Description: "Steady speed while moving"})
 	}
 	return out
 }
