@@ -35,7 +35,7 @@ type TripContext struct {
 	DurationMinutes   float64   `json:"duration_minutes" source:"computed"`
 	RoadTypes         RoadTypes `json:"road_types"`
 	WeatherConditions string    `json:"weather_conditions" enum:"unknown" source:"unknown" doc:"unknown: no weather source is connected"`
-	TrafficDensity    string    `json:"traffic_density" enum:"low,moderate,high" source:"computed" doc:"from the share of distance driven in congestion (traffic_analysis of the route)"`
+	TrafficDensity    string    `json:"traffic_density" enum:"low,moderate,high,unknown" source:"computed" doc:"from the share of distance driven in congestion (traffic_analysis of the route): low, moderate over 10 %, high over 30 %; unknown for a trip that never moved over 5 km/h, whose own speeds say nothing of the traffic"`
 	TimeOfDay         string    `json:"time_of_day" enum:"morning,afternoon,evening,night" doc:"of the trip's start_time in UTC (the fleet's time zone is not known): morning 05-12, afternoon 12-17, evening 17-21, else night"`
 	DayOfWeek         string    `json:"day_of_week" doc:"of the trip's start_time in UTC"`
 }
@@ -274,9 +274,15 @@ func tripContext(start time.Time, pts []Point, prof profile, a Analytics) TripCo
 		tod = "evening"
 	}
 	density := "low"
-	if ta := traffic(pts, prof, cruisingSpeed(prof.speeds), 0); ta.AverageCongestionLevel > 0.3 {
+	cruise := cruisingSpeed(prof.speeds)
+	switch ta := traffic(pts, prof, cruise, 0); {
+	case cruise <= 0:
+		// nothing moved at a speed to find congestion against: the
+		// trip's own speeds say nothing of the traffic
+		density = "unknown"
+	case ta.AverageCongestionLevel > 0.3:
 		density = "high"
-	} else if ta.AverageCongestionLevel > 0.1 {
+	case ta.AverageCongestionLevel > 0.1:
 		density = "moderate"
 	}
 	return TripContext{DistanceKm: a.DistanceKm, DurationMinutes: a.DurationMinutes, RoadTypes: rt, WeatherConditions: "unknown",

@@ -10,8 +10,10 @@ import (
 // TestParkedTripHasNoSteadySpeed: a trip whose 60 points over 12 minutes
 // never moved (a vehicle parked with its trip open) had no speed to keep
 // steady: its safety analysis gives no consistency_score (null, not 100)
-// and claims no steady_speed ("Steady speed while moving"). The same
-// trip driven at one speed scores 100 and shows the indicator.
+// and claims no steady_speed ("Steady speed while moving"); nor do its
+// own speeds say anything of the traffic: traffic_density is unknown,
+// not low. The same trip driven at one speed scores 100, shows the
+// indicator and finds the traffic low.
 func TestParkedTripHasNoSteadySpeed(t *testing.T) {
 	g := newGarage(t)
 	for _, c := range []struct {
@@ -42,6 +44,9 @@ func TestParkedTripHasNoSteadySpeed(t *testing.T) {
 		steady := false
 		for _, p := range an.PositiveIndicators {
 			steady = steady || p.IndicatorType == "steady_speed"
+		}
+		if d := an.TripContext.TrafficDensity; (c.speed == 0) != (d == "unknown") {
+			t.Errorf("%s: traffic_density %s", c.name, d)
 		}
 		cs := an.ScoreBreakdown.ConsistencyScore
 		switch {
