@@ -62,3 +62,54 @@ func TestCrossoverIsUsed(t *testing.T) {
 		t.Fatalf("the crossover's plans are %.2f in all, %.2f without it", with, without)
 	}
 }
+
+// TestLongRoutesBreed: plans of few long routes (Solomon's R203: 3
+// routes of about 33 stops) breed too. At the work a 2 s request gets on
+// the project's machine (80 million units a search), Solve's plans are
+// shorter over a few seeds than those of the same Solve whose crossover
+// is left out (its work still taken from the annealings), on as few
+// routes; the test fails when long routes keep their work from the
+// crossover (the plans are then the same).
+func TestLongRoutesBreed(t *testing.T) {
+	in := readSolomon(t, sharedData(t, "vrp/solomon/R203.txt"))
+	pr := in.Problem()
+	pr.MinimizeVehicles = true
+	with, without := 0.0, 0.0
+	// Seed 1 first: the race detector's runs take one seed, and on seeds
+	// 0 and 2 the crossover's children are no shorter than the
+	// searches' plans.
+	for _, seed := range []uint64{1, 0, 2}[:vrp.Seeds(3)] {
+		o := vrp.Options{TimeLimit: time.Hour, Work: 80_000_000, Seed: seed}
+		a, b := pr.Solve(o), vrp.SolveWithoutBreeding(pr, o)
+		ua, da, err := checkSolomon(in, a.Routes, len(a.Unassigned))
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		ub, db, err := checkSolomon(in, b.Routes, len(b.Unassigned))
+		if err != nil {
+			t.Fatalf("seed %d without the crossover: %v", seed, err)
+		}
+		if ua > ub {
+			t.Fatalf("seed %d: %d routes with the crossover, %d without", seed, ua, ub)
+		}
+		t.Logf("seed %d: %d routes, %.2f with the crossover; %d, %.2f without", seed, ua, da, ub, db)
+		with, without = with+da, without+db
+	}
+	if with >= without {
+		t.Fatalf("the crossover's plans are %.2f in all, %.2f without it", with, without)
+	}
+}
+
+// TestLongRoutesAnnealTwice: at the work a 2 s request gets on the
+// project's machine (80 million units a search), the first search, which
+// spends up to half its work on route minimisation, still anneals plans
+// of long routes twice (minRestart) beside the crossover's share; with
+// the earlier 27 million units an annealing it annealed once.
+func TestLongRoutesAnnealTwice(t *testing.T) {
+	for _, name := range []string{"RC202", "R205"} {
+		in := readSolomon(t, sharedData(t, "vrp/solomon/"+name+".txt"))
+		if n := vrp.Annealings(in.Problem(), 0, 80_000_000); n != 2 {
+			t.Fatalf("%s: the first search annealed %d times, want 2", name, n)
+		}
+	}
+}

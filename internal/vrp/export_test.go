@@ -63,3 +63,17 @@ func Child(p *Problem, seed uint64, work int64) (routes [][]int, absent int, par
 	}
 	return routes, len(c.absent), parents
 }
+
+// Annealings runs the first search (the style that spends up to half its
+// work on route minimisation) on p, route count minimised, with seed and
+// work units, giving the crossover its share as Solve does: how many
+// annealings it ran.
+func Annealings(p *Problem, seed uint64, work int64) int {
+	p.MinimizeVehicles = true
+	t := newTables(p)
+	w := newWorker(t, 0, splitmix(seed), time.Now().Add(time.Hour))
+	w.crossWork = crossBudget(t, work)
+	w.crossFrom = time.Now().Add(time.Hour)
+	w.search(budget{work: work, iters: ItersPerStop * len(p.Stops), until: time.Now().Add(time.Hour)})
+	return w.annealings
+}

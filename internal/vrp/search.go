@@ -126,6 +126,8 @@ type worker struct {
 	// crossFrom the time they end at then.
 	crossWork int64
 	crossFrom time.Time
+	// annealings counts the annealings restarts ran (for the tests).
+	annealings int
 }
 
 func newWorker(t *tables, i int, seed uint64, deadline time.Time) *worker {
@@ -976,15 +978,12 @@ func (w *worker) search(limit budget) (first, best *solution) {
 		s = w.minimizeRoutes(s, w.share(limit, float64(w.fleetShare)/100))
 	}
 	// The crossover's share comes out of the annealings', after route
-	// minimisation has had its own; plans of long routes keep it (see
-	// crossShort).
-	if w.crossWork > 0 && !(s.used > 0 && (w.t.n-len(s.absent))/s.used >= longRoute) {
+	// minimisation has had its own.
+	if w.crossWork > 0 {
 		limit.work -= w.crossWork
 		if w.crossFrom.Before(limit.until) {
 			limit.until = w.crossFrom
 		}
-	} else {
-		w.crossWork = 0
 	}
 	best = w.finish(w.restarts(s, limit, open), limit)
 	w.record(best)
@@ -1019,6 +1018,7 @@ func (w *worker) restarts(s *solution, limit budget, open bool) *solution {
 			from = w.shake(best, open, min(restartStops, 6*(w.t.n-len(best.absent))/10))
 			w.hot = hot / 2
 		}
+		w.annealings++
 		b := w.anneal(from, w.share(limit, 1/float64(k-i)), open)
 		if best == nil || better(b, best) {
 			best = b
@@ -1029,12 +1029,20 @@ func (w *worker) restarts(s *solution, limit budget, open bool) *solution {
 
 // restarts' parameters: routes of longRoute stops or more on average
 // are annealed restartsLong times, each annealing at least minRestart
-// units (about the shortest annealing that is kicked), each after the
-// first from the best plan with restartStops of its stops reinserted.
+// units, each after the first from the best plan with restartStops of
+// its stops reinserted. An annealing of minRestart units is still kicked
+// at its stalls (minStall). minRestart was 27 million units, which left
+// the first search one annealing at the work a 2 s request gets on a
+// machine that calibrates about 50 million units a core-second (80 to
+// 90 million a search): its route minimisation on long routes spends up
+// to half its work, and the crossover a tenth, so that 32 to 45 million
+// units are left. At 15 million both searches anneal twice there; at
+// 170 million units a search, the annealings were longer than 27 million
+// units already and are the same.
 const (
 	longRoute    = 20
 	restartsLong = 2
-	minRestart   = 27_000_000
+	minRestart   = 15_000_000
 	restartStops = 30
 )
 
