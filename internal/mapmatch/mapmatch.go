@@ -90,10 +90,6 @@ type Matcher struct {
 	// the points after the oldest one the window holds before the
 	// meeting of its paths may decide it (see converged): 1
 	convergeAfter int
-	// noRoadSpeed: the smoother reads no expected speed from the roads'
-	// limits where a fix carries no measured speed (see speedOr); for
-	// the tests that compare the two
-	noRoadSpeed bool
 }
 
 // New is a Matcher onto the roads costing c may travel.

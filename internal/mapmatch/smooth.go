@@ -28,10 +28,7 @@ import "math"
 // it where standing there is likelier (see waitBefore). The point is reported at the smoothed place, never
 // behind the previous point's nor past the next one's place, on
 // whichever road of the path lies there. Points without times are not
-// smoothed. A fix's measured speed is read as a measurement of the
-// speed along the path; where a fix carries none, the speed its road's
-// limit leads to expect is read instead, behind the same gate (see
-// speedOr).
+// smoothed.
 
 // smoothAccel is the motion model's acceleration noise: the spectral
 // density of the white-noise acceleration, m²/s³.
@@ -50,7 +47,7 @@ const smoothHistory = 6
 // (meters from the last decided point's place on the path).
 type histPoint struct {
 	t, z, r float64
-	speed   float64 // measured, or expected on its road (see speedOr), m/s
+	speed   float64 // measured, m/s (NaN not known)
 	x, y    float64 // the fix
 }
 
@@ -205,30 +202,6 @@ const (
 // point of the right roads.
 const speedGap = 10.0
 
-// roadSpeedShare is the share of its road's speed limit (in the
-// direction travelled, posted or the class default) at which the
-// smoother expects a vehicle to drive where its fix carries no measured
-// speed: read as a measurement of the speed along the path, of the same
-// standard deviation (speedSigma) and behind the same gate (speedGate,
-// speedGap) as a measured one. A vehicle that stands, slows for a turn
-// or crawls in traffic is more than speedGate under it, and the fixes
-// alone then say so: the gate leaves it out there. Cruising, it ties
-// the places of fixes a few seconds apart to each other more tightly
-// than the motion model alone, as a measured speed does (on the
-// simulated drives of docs/routing.md, whose drivers cruise at 80 to
-// 100 % of the limit: of 0.8, 0.85, 0.9 and 0.95 tried, 0.85 did best).
-const roadSpeedShare = 0.85
-
-// speedOr is measured, the speed a fix's device measured (m/s, NaN
-// not known), or where it is not known the speed a vehicle is expected
-// to drive at on candidate c's road (see roadSpeedShare).
-func (m *Matcher) speedOr(c *candidate, measured float64) float64 {
-	if !math.IsNaN(measured) || m.noRoadSpeed {
-		return measured
-	}
-	return roadSpeedShare * m.net.roads.EdgeRoad(int(c.edge), c.bwd).LimitKmh / 3.6
-}
-
 // trustedSpeeds smooths the fixes alone into u and v, then leaves out
 // of sp (in place) every measured speed further than speedGate from the
 // smoothed speed at its fix, and those of fixes with no neighbour
@@ -380,17 +353,16 @@ func (t *Trace) smooth(c *candidate, linked bool) {
 		}
 	}
 	z0 := n.measure(c, st.x, st.y, ins[0], outs[0])
-	s0 := t.m.speedOr(c, st.speed)
-	ts, z, r, sp = append(ts, st.t), append(z, z0), append(r, st.sigma*st.sigma), append(sp, s0)
+	ts, z, r, sp = append(ts, st.t), append(z, z0), append(r, st.sigma*st.sigma), append(sp, st.speed)
 	xs, ys = append(xs, st.x), append(ys, st.y)
 	var us [32]float64 // the candidates' places along the path
 	for s := 1; s < m; s++ {
 		w := &t.window[s]
 		us[s] = us[s-1] + cs[s].routeD
-		ts, z, r, sp = append(ts, w.t), append(z, us[s]+n.measure(cs[s], w.x, w.y, ins[s], outs[s])), append(r, w.sigma*w.sigma), append(sp, t.m.speedOr(cs[s], w.speed))
+		ts, z, r, sp = append(ts, w.t), append(z, us[s]+n.measure(cs[s], w.x, w.y, ins[s], outs[s])), append(r, w.sigma*w.sigma), append(sp, w.speed)
 		xs, ys = append(xs, w.x), append(ys, w.y)
 	}
-	t.hist = append(t.hist, histPoint{st.t, z0, st.sigma * st.sigma, s0, st.x, st.y})
+	t.hist = append(t.hist, histPoint{st.t, z0, st.sigma * st.sigma, st.speed, st.x, st.y})
 	for _, v := range sp {
 		speeds = speeds || !math.IsNaN(v)
 	}
